@@ -1,0 +1,3 @@
+module github.com/commitreveal/rps
+
+go 1.26
