@@ -1,0 +1,103 @@
+package tournament
+
+import (
+	"fmt"
+
+	"github.com/commitreveal/rps/engine"
+)
+
+// Config is a game's configuration: Gear's five fields plus our extensions.
+type Config struct {
+	BetSize           int64             `json:"betSize"`
+	PlayersCountLimit int               `json:"playersCountLimit"`
+	EntryTimeoutMs    int64             `json:"entryTimeoutMs"`
+	MoveTimeoutMs     int64             `json:"moveTimeoutMs"`
+	RevealTimeoutMs   int64             `json:"revealTimeoutMs"`
+	Ruleset           string            `json:"ruleset"`
+	Resolution        engine.Resolution `json:"resolution"`
+	// StartWhenFull starts round 1 as soon as the game is full instead of waiting out the entry
+	// window.
+	StartWhenFull bool `json:"startWhenFull"`
+	// MaxExtensions > 0 stops a game whose moves or reveal stage expired empty that many times in a
+	// row (0 = unlimited, as in Gear).
+	MaxExtensions int `json:"maxExtensions"`
+	// MaxRounds > 0 stops a game when that many rounds ended without a winner (0 = unlimited).
+	MaxRounds int `json:"maxRounds"`
+}
+
+// Limits of a config.
+const (
+	MinPlayers = 2
+	MaxPlayers = 100_000
+	// MaxTimeoutMs is seven days.
+	MaxTimeoutMs = 7 * 24 * 60 * 60 * 1000
+	// DefaultMinTimeoutMs is Gear's minimum timeout; a server may lower it for tests.
+	DefaultMinTimeoutMs = 5000
+	// DefaultTimeoutMs is the timeout of a stage whose timeout a config omits.
+	DefaultTimeoutMs = 60_000
+	// maxSafeInteger is 2^53-1, the largest integer every JSON client reads exactly.
+	maxSafeInteger = 1<<53 - 1
+)
+
+// DefaultConfig is the config whose fields an omitted field takes.
+func DefaultConfig() Config {
+	return Config{
+		BetSize:           0,
+		PlayersCountLimit: MinPlayers,
+		EntryTimeoutMs:    DefaultTimeoutMs,
+		MoveTimeoutMs:     DefaultTimeoutMs,
+		RevealTimeoutMs:   DefaultTimeoutMs,
+		Ruleset:           engine.DefaultRulesetID,
+		Resolution:        engine.Classic,
+		StartWhenFull:     true,
+	}
+}
+
+// timeout is the length of a stage's window.
+func (c Config) timeout(s Stage) int64 {
+	switch s {
+	case StageRegistration:
+		return c.EntryTimeoutMs
+	case StageMoves:
+		return c.MoveTimeoutMs
+	case StageReveal:
+		return c.RevealTimeoutMs
+	}
+	return 0
+}
+
+// validateConfig checks a config against the limits, the server's minimum timeout and the known
+// rulesets, and returns the ruleset it names.
+func validateConfig(c Config, rules *engine.Registry, minTimeoutMs int64) (*engine.Ruleset, error) {
+	if c.PlayersCountLimit < MinPlayers || c.PlayersCountLimit > MaxPlayers {
+		return nil, invalid("playersCountLimit", fmt.Sprintf("must be between %d and %d", MinPlayers, MaxPlayers))
+	}
+	if c.BetSize < 0 {
+		return nil, invalid("betSize", "must not be negative")
+	}
+	if c.BetSize > maxSafeInteger/int64(c.PlayersCountLimit) {
+		return nil, invalid("betSize", "betSize x playersCountLimit must not exceed 2^53-1")
+	}
+	for _, t := range []struct {
+		field string
+		ms    int64
+	}{{"entryTimeoutMs", c.EntryTimeoutMs}, {"moveTimeoutMs", c.MoveTimeoutMs}, {"revealTimeoutMs", c.RevealTimeoutMs}} {
+		if t.ms < minTimeoutMs || t.ms > MaxTimeoutMs {
+			return nil, invalid(t.field, fmt.Sprintf("must be between %d and %d ms", minTimeoutMs, MaxTimeoutMs))
+		}
+	}
+	rs, ok := rules.Get(c.Ruleset)
+	if !ok {
+		return nil, invalid("ruleset", fmt.Sprintf("unknown ruleset %q", c.Ruleset))
+	}
+	if _, err := engine.ParseResolution(string(c.Resolution)); err != nil {
+		return nil, invalid("resolution", fmt.Sprintf("unknown resolution %q", c.Resolution))
+	}
+	if c.MaxExtensions < 0 {
+		return nil, invalid("maxExtensions", "must not be negative")
+	}
+	if c.MaxRounds < 0 {
+		return nil, invalid("maxRounds", "must not be negative")
+	}
+	return rs, nil
+}

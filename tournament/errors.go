@@ -1,0 +1,69 @@
+package tournament
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is the stable machine-readable code of a refusal; the HTTP layer maps each to a status.
+type Code string
+
+// Refusal codes, in the order the core checks them.
+const (
+	CodeNotFound           Code = "not_found"
+	CodeWrongStage         Code = "wrong_stage"
+	CodeForbidden          Code = "forbidden"
+	CodeNotInGame          Code = "not_in_game"
+	CodeAlreadyRegistered  Code = "already_registered"
+	CodeLobbyFull          Code = "lobby_full"
+	CodeInsufficientFunds  Code = "insufficient_funds"
+	CodeAlreadyCommitted   Code = "already_committed"
+	CodeCommitmentMismatch Code = "commitment_mismatch"
+	CodeInvalidMove        Code = "invalid_move"
+	CodeAlreadyRevealed    Code = "already_revealed"
+	CodeValidationFailed   Code = "validation_failed"
+)
+
+// Error is a refusal: the operation was not performed (though expiries that were due before it
+// were applied and are kept). Every other error is a failure of the store.
+type Error struct {
+	Code Code
+	// Field names the offending input for CodeValidationFailed.
+	Field   string
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s: %s: %s", e.Code, e.Field, e.Message)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// ErrNotFound is returned by a Tx for a row that does not exist.
+var ErrNotFound = errors.New("not found")
+
+// IsRefusal reports whether err is a refusal and returns it.
+func IsRefusal(err error) (*Error, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e, true
+	}
+	return nil, false
+}
+
+// CodeOf returns the refusal code of err, or "" if err is not a refusal.
+func CodeOf(err error) Code {
+	if e, ok := IsRefusal(err); ok {
+		return e.Code
+	}
+	return ""
+}
+
+func refuse(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func invalid(field, message string) *Error {
+	return &Error{Code: CodeValidationFailed, Field: field, Message: message}
+}

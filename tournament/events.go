@@ -1,0 +1,288 @@
+package tournament
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"time"
+
+	"github.com/gowebpki/jcs"
+	"golang.org/x/crypto/blake2b"
+)
+
+// EventType names an event.
+type EventType string
+
+// Event types. Their data are the structs below; none carries a list that grows with the lobby,
+// and none carries a sealed value before its stage closes.
+const (
+	EventLobbyCreated      EventType = "lobby_created"
+	EventGameOpened        EventType = "game_opened"
+	EventPlayerRegistered  EventType = "player_registered"
+	EventPlayerLeft        EventType = "player_left"
+	EventRoundStarted      EventType = "round_started"
+	EventMoveCommitted     EventType = "move_committed"
+	EventMovesClosed       EventType = "moves_closed"
+	EventMoveRevealed      EventType = "move_revealed"
+	EventRoundResolved     EventType = "round_resolved"
+	EventStageExtended     EventType = "stage_extended"
+	EventGameFinished      EventType = "game_finished"
+	EventGameStopped       EventType = "game_stopped"
+	EventNextConfigChanged EventType = "next_config_changed"
+	EventLobbyClosed       EventType = "lobby_closed"
+	EventClockShifted      EventType = "clock_shifted"
+)
+
+// Event is something that happened, before the log gives it a sequence number and a hash.
+type Event struct {
+	Type    EventType
+	LobbyID LobbyID
+	// GameID is empty for lobby-level events.
+	GameID GameID
+	At     int64
+	// Data is one of the *Data structs below.
+	Data any
+}
+
+// LobbyCreatedData is the data of lobby_created.
+type LobbyCreatedData struct {
+	Name   string `json:"name"`
+	Config Config `json:"config"`
+}
+
+// GameOpenedData is the data of game_opened: a new game accepts registrations.
+type GameOpenedData struct {
+	Number      int    `json:"number"`
+	Config      Config `json:"config"`
+	RulesetHash string `json:"rulesetHash"`
+}
+
+// PlayerRegisteredData is the data of player_registered.
+type PlayerRegisteredData struct {
+	Player   AccountID `json:"player"`
+	Order    int       `json:"order"`
+	Players  int       `json:"players"`
+	Pot      int64     `json:"pot"`
+	Deadline int64     `json:"deadline"`
+}
+
+// PlayerLeftData is the data of player_left.
+type PlayerLeftData struct {
+	Player  AccountID `json:"player"`
+	Players int       `json:"players"`
+	Pot     int64     `json:"pot"`
+}
+
+// RoundStartedData is the data of round_started: a moves stage opens.
+type RoundStartedData struct {
+	Round    int   `json:"round"`
+	Players  int   `json:"players"`
+	Deadline int64 `json:"deadline"`
+}
+
+// MoveCommittedData is the data of move_committed. It names who committed, never what.
+type MoveCommittedData struct {
+	Player    AccountID `json:"player"`
+	Round     int       `json:"round"`
+	Committed int       `json:"committed"`
+}
+
+// MovesClosedData is the data of moves_closed: the round's commitments become public; Digest lets
+// anyone check the transcript's commitments against the log.
+type MovesClosedData struct {
+	Round      int    `json:"round"`
+	Committed  int    `json:"committed"`
+	Eliminated int    `json:"eliminated"`
+	Digest     string `json:"digest"`
+	Deadline   int64  `json:"deadline"`
+}
+
+// MoveRevealedData is the data of move_revealed. It names who revealed, never what.
+type MoveRevealedData struct {
+	Player   AccountID `json:"player"`
+	Round    int       `json:"round"`
+	Revealed int       `json:"revealed"`
+}
+
+// RoundResolvedData is the data of round_resolved: the round's reveals become public.
+type RoundResolvedData struct {
+	Round      int     `json:"round"`
+	Resolution string  `json:"resolution"`
+	Revealed   int     `json:"revealed"`
+	Present    int     `json:"present"`
+	Counts     []int64 `json:"counts"`
+	Scores     []int64 `json:"scores,omitempty"`
+	Survivors  int     `json:"survivors"`
+	Remaining  int     `json:"remaining"`
+	Digest     string  `json:"digest"`
+}
+
+// StageExtendedData is the data of stage_extended, written for a stage's first extension only.
+type StageExtendedData struct {
+	Stage    Stage `json:"stage"`
+	Round    int   `json:"round"`
+	Deadline int64 `json:"deadline"`
+}
+
+// GameFinishedData is the data of game_finished.
+type GameFinishedData struct {
+	Winner AccountID `json:"winner"`
+	Amount int64     `json:"amount"`
+	Round  int       `json:"round"`
+}
+
+// GameStoppedData is the data of game_stopped: the escrow split among Players, Share each and one
+// unit more to the first Remainder in registration order.
+type GameStoppedData struct {
+	Reason    string `json:"reason"`
+	Stage     Stage  `json:"stage"`
+	Round     int    `json:"round"`
+	Amount    int64  `json:"amount"`
+	Players   int    `json:"players"`
+	Share     int64  `json:"share"`
+	Remainder int    `json:"remainder"`
+}
+
+// NextConfigChangedData is the data of next_config_changed.
+type NextConfigChangedData struct {
+	Config Config `json:"config"`
+}
+
+// LobbyClosedData is the data of lobby_closed.
+type LobbyClosedData struct{}
+
+// ClockShiftedData is the data of clock_shifted: every open deadline moved by GapMs after an
+// outage.
+type ClockShiftedData struct {
+	GapMs int64 `json:"gapMs"`
+}
+
+// Stop reasons the core gives itself.
+const (
+	ReasonMaxExtensions = "max_extensions"
+	ReasonMaxRounds     = "max_rounds"
+)
+
+// LoggedEvent is an event in a lobby's log.
+type LoggedEvent struct {
+	Seq     int64
+	Type    EventType
+	LobbyID LobbyID
+	GameID  GameID
+	At      int64
+	// Data is the canonical JSON of the event's data.
+	Data     json.RawMessage
+	PrevHash [32]byte
+	Hash     [32]byte
+}
+
+// canonicalEvent is the object whose RFC 8785 form is hashed into the chain.
+type canonicalEvent struct {
+	Seq     int64           `json:"seq"`
+	Type    EventType       `json:"type"`
+	LobbyID LobbyID         `json:"lobbyId"`
+	GameID  *GameID         `json:"gameId"`
+	At      string          `json:"at"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// Canonical returns the RFC 8785 canonical JSON of a value.
+func Canonical(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	out, err := jcs.Transform(buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("canonicalize: %w", err)
+	}
+	return out, nil
+}
+
+// FormatTime renders a Unix-millisecond instant as the log does: RFC 3339, UTC, milliseconds.
+func FormatTime(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// Seal gives an event its place in the log: the sequence number after prev's, and
+// hash = blake2b-256(prevHash || canonical). For seq 1, prev is the zero LoggedEvent.
+func Seal(prev LoggedEvent, e Event) (LoggedEvent, error) {
+	data, err := Canonical(e.Data)
+	if err != nil {
+		return LoggedEvent{}, fmt.Errorf("event %s data: %w", e.Type, err)
+	}
+	le := LoggedEvent{
+		Seq: prev.Seq + 1, Type: e.Type, LobbyID: e.LobbyID, GameID: e.GameID, At: e.At,
+		Data: data, PrevHash: prev.Hash,
+	}
+	if prev.Seq == 0 {
+		le.PrevHash = [32]byte{}
+	}
+	le.Hash, err = ChainHash(le)
+	if err != nil {
+		return LoggedEvent{}, err
+	}
+	return le, nil
+}
+
+// ChainHash recomputes a logged event's hash from its PrevHash and content; a verifier compares
+// it with the stored Hash and with the next event's PrevHash.
+func ChainHash(e LoggedEvent) ([32]byte, error) {
+	ce := canonicalEvent{Seq: e.Seq, Type: e.Type, LobbyID: e.LobbyID, At: FormatTime(e.At), Data: e.Data}
+	if e.GameID != "" {
+		gid := e.GameID
+		ce.GameID = &gid
+	}
+	canonical, err := Canonical(ce)
+	if err != nil {
+		return [32]byte{}, fmt.Errorf("event %d: %w", e.Seq, err)
+	}
+	h, _ := blake2b.New256(nil)
+	h.Write(e.PrevHash[:])
+	h.Write(canonical)
+	var out [32]byte
+	h.Sum(out[:0])
+	return out, nil
+}
+
+// Digester computes a stage's digest: blake2b-256 of the canonical JSON array of
+// {"player": id, "value": v}, fed one element at a time (in bytewise order of id) so that a stage
+// of any size is hashed in constant memory.
+type Digester struct {
+	h     hash.Hash
+	count int
+}
+
+// NewDigester starts an empty digest.
+func NewDigester() *Digester {
+	h, _ := blake2b.New256(nil)
+	h.Write([]byte{'['})
+	return &Digester{h: h}
+}
+
+// Add appends one player's sealed value.
+func (d *Digester) Add(player AccountID, value string) error {
+	elem, err := Canonical(struct {
+		Player AccountID `json:"player"`
+		Value  string    `json:"value"`
+	}{player, value})
+	if err != nil {
+		return fmt.Errorf("digest element: %w", err)
+	}
+	if d.count > 0 {
+		d.h.Write([]byte{','})
+	}
+	d.h.Write(elem)
+	d.count++
+	return nil
+}
+
+// Sum closes the array and returns the digest in lower-case hex with the number of elements.
+func (d *Digester) Sum() (string, int) {
+	d.h.Write([]byte{']'})
+	return hex.EncodeToString(d.h.Sum(nil)), d.count
+}

@@ -1,0 +1,243 @@
+// Package tournament is the lobby and game state machine: Gear's rock-paper-scissors program as a
+// pure, deterministic core. It performs no I/O and never reads the clock: every operation receives
+// the instant it happens at and a Tx through which it reads and changes persistent state.
+//
+// The core never loads a whole lobby. It works on the game's header (stage, round, deadline,
+// counters) and the acting player's rows, and states lobby-wide changes as effects over sets
+// (Tx.Eliminate, Tx.SplitEscrow) that a store runs as one statement each.
+package tournament
+
+import (
+	"github.com/commitreveal/rps/engine"
+)
+
+// AccountID identifies an account (a player or an admin).
+type AccountID string
+
+// LobbyID identifies a lobby.
+type LobbyID string
+
+// GameID identifies a game.
+type GameID string
+
+// Role is what an account may do.
+type Role string
+
+// Roles. Admins run lobbies and may not play; players play.
+const (
+	RolePlayer Role = "player"
+	RoleAdmin  Role = "admin"
+)
+
+// Actor is the authenticated caller of an operation.
+type Actor struct {
+	ID   AccountID
+	Role Role
+}
+
+// Account is the part of an account the core needs.
+type Account struct {
+	ID      AccountID
+	Name    string
+	Role    Role
+	Balance int64
+}
+
+// Stage is where a game is. Registration, moves and reveal are open; finished and stopped are
+// final.
+type Stage string
+
+// Stages of a game.
+const (
+	StageRegistration Stage = "registration"
+	StageMoves        Stage = "moves"
+	StageReveal       Stage = "reveal"
+	StageFinished     Stage = "finished"
+	StageStopped      Stage = "stopped"
+)
+
+// Open reports whether the game can still change (it has not finished or stopped).
+func (s Stage) Open() bool {
+	return s == StageRegistration || s == StageMoves || s == StageReveal
+}
+
+// Lobby runs one game after another with its config.
+type Lobby struct {
+	ID   LobbyID
+	Name string
+	// Closed lobbies start no new game after the current one ends.
+	Closed bool
+	// Config is the config of the next game to be opened (and of the current one, unless an admin
+	// changed it since).
+	Config Config
+	// NextConfig, when set, replaces Config when the current game ends.
+	NextConfig *Config
+	// GameID is the lobby's latest game: the current one, or the last one if the lobby is closed.
+	GameID GameID
+	// Games counts the games ever opened in the lobby; a game's Number is its position.
+	Games     int
+	CreatedAt int64
+}
+
+// Game is a game's header: everything an action needs, of constant size whatever the lobby's size.
+type Game struct {
+	ID      GameID
+	LobbyID LobbyID
+	Number  int
+	Config  Config
+	// RulesetHash is the hex content hash of the ruleset the game is played under, so that editing
+	// a ruleset file never changes a game in progress.
+	RulesetHash string
+	Stage       Stage
+	// Round is 0 during registration and counts from 1 afterwards.
+	Round int
+	// StageStartedAt and Deadline are Unix milliseconds; both are 0 for an empty registration, which
+	// has no window until its first player registers.
+	StageStartedAt int64
+	Deadline       int64
+	// Extensions counts the consecutive extensions of the current stage.
+	Extensions int
+	// Joined counts registrations ever made, so registration order survives players leaving.
+	Joined int
+	// Players counts registered players (eliminated ones included, those who left not).
+	Players int
+	// Active counts players still in the game.
+	Active int
+	// Committed and Revealed count the current round's commitments and reveals.
+	Committed int
+	Revealed  int
+	// Escrow holds the bets; it is zero once the game has finished or stopped.
+	Escrow     int64
+	Winner     AccountID
+	Payout     int64
+	StopReason string
+	CreatedAt  int64
+	EndedAt    int64
+}
+
+// Player is a player's registration in a game.
+type Player struct {
+	GameID    GameID
+	AccountID AccountID
+	// Order is the registration order within the game (1, 2, ...); a split's remainder goes one
+	// unit each in this order.
+	Order        int
+	RegisteredAt int64
+	Active       bool
+	// EliminatedRound is the round the player went out in (0 while active).
+	EliminatedRound int
+}
+
+// RoundMove is a player's commitment and reveal in one round.
+type RoundMove struct {
+	GameID      GameID
+	Round       int
+	AccountID   AccountID
+	Commitment  engine.Commitment
+	CommittedAt int64
+	Revealed    bool
+	Reveal      string
+	Move        engine.Move
+	RevealedAt  int64
+}
+
+// KeepKind says which of a round's active players an elimination keeps.
+type KeepKind string
+
+// The players an elimination keeps.
+const (
+	// KeepCommitted keeps the players who committed in the round.
+	KeepCommitted KeepKind = "committed"
+	// KeepRevealed keeps the players who revealed in the round.
+	KeepRevealed KeepKind = "revealed"
+	// KeepMoves keeps the players whose revealed move is in Keep.Moves.
+	KeepMoves KeepKind = "moves"
+)
+
+// Keep describes the set of active players an elimination keeps; every other active player of
+// the game is out.
+type Keep struct {
+	Kind  KeepKind
+	Moves engine.MoveSet
+}
+
+// Sealed names the sealed values of a stage.
+type Sealed string
+
+// Sealed values: a round's commitments (hex) and its reveal strings.
+const (
+	SealedCommitments Sealed = "commitments"
+	SealedReveals     Sealed = "reveals"
+)
+
+// LedgerKind names the kind of a ledger account.
+type LedgerKind string
+
+// Ledger account kinds.
+const (
+	LedgerTreasury LedgerKind = "treasury"
+	LedgerPlayer   LedgerKind = "player"
+	LedgerEscrow   LedgerKind = "escrow"
+)
+
+// LedgerAccount is one side of a posting: the treasury, a player's balance or a game's escrow.
+type LedgerAccount struct {
+	Kind LedgerKind
+	// ID is the account id for a player, the game id for an escrow, empty for the treasury.
+	ID string
+}
+
+// Treasury is the ledger account that funds credits and receives debits.
+var Treasury = LedgerAccount{Kind: LedgerTreasury}
+
+// PlayerAccount is the ledger account of a player's balance.
+func PlayerAccount(id AccountID) LedgerAccount {
+	return LedgerAccount{Kind: LedgerPlayer, ID: string(id)}
+}
+
+// EscrowAccount is the ledger account of a game's escrow.
+func EscrowAccount(id GameID) LedgerAccount { return LedgerAccount{Kind: LedgerEscrow, ID: string(id)} }
+
+// PostingKind says why money moved.
+type PostingKind string
+
+// Posting kinds.
+const (
+	PostingCredit PostingKind = "credit" // treasury -> player (deposit)
+	PostingDebit  PostingKind = "debit"  // player -> treasury (withdrawal)
+	PostingBet    PostingKind = "bet"    // player -> escrow (register)
+	PostingRefund PostingKind = "refund" // escrow -> player (leave)
+	PostingPayout PostingKind = "payout" // escrow -> player (win)
+	PostingSplit  PostingKind = "split"  // escrow -> players (stop)
+)
+
+// Posting moves Amount from one ledger account to another: a pair of ledger entries.
+type Posting struct {
+	From   LedgerAccount
+	To     LedgerAccount
+	Amount int64
+	Kind   PostingKind
+	GameID GameID
+	At     int64
+}
+
+// LedgerReport sums the whole ledger and checks its invariants.
+type LedgerReport struct {
+	Treasury       int64
+	PlayerBalances int64
+	Escrows        int64
+	EntriesSum     int64
+	// EntriesSumToZero: every posting is a pair of opposite entries.
+	EntriesSumToZero bool
+	// BalancesMatchEntries: each player balance and each game escrow equals the sum of its entries.
+	BalancesMatchEntries bool
+	// NoNegativeBalance: no player balance is below zero.
+	NoNegativeBalance bool
+	// ClosedEscrowsZero: every finished or stopped game's escrow is zero.
+	ClosedEscrowsZero bool
+}
+
+// OK reports whether every invariant holds.
+func (r LedgerReport) OK() bool {
+	return r.EntriesSumToZero && r.BalancesMatchEntries && r.NoNegativeBalance && r.ClosedEscrowsZero
+}
