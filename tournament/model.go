@@ -241,3 +241,16 @@ type LedgerReport struct {
 func (r LedgerReport) OK() bool {
 	return r.EntriesSumToZero && r.BalancesMatchEntries && r.NoNegativeBalance && r.ClosedEscrowsZero
 }
+
+// CommitmentsPublic reports whether a round's commitments may be shown to everyone: once the
+// round's moves stage has closed (by every player committing, an expiry, or the game ending).
+// Until then each player sees only their own.
+func CommitmentsPublic(g Game, round int) bool {
+	return round < g.Round || (round == g.Round && g.Stage != StageMoves) || !g.Stage.Open()
+}
+
+// RevealsPublic reports whether a round's reveals may be shown to everyone: once the round has
+// been resolved or the game has ended.
+func RevealsPublic(g Game, round int) bool {
+	return round < g.Round || !g.Stage.Open()
+}
