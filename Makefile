@@ -1,12 +1,22 @@
 # make test is the one test command; .ci/run calls it and nothing else.
 GO ?= go
 
-.PHONY: test test-go vet run bench
+.PHONY: test test-go lint-openapi vet generate run bench postgres
 
-test: vet test-go
+test: postgres lint-openapi vet test-go
+
+# PostgreSQL binaries for the Go tests and the private cluster (apt-get as root when missing).
+postgres:
+	bash scripts/ensure-postgres.sh
+
+lint-openapi:
+	bash scripts/lint-openapi.sh
 
 vet:
 	$(GO) vet ./...
 
 test-go:
 	$(GO) test -count=1 ./...
+
+generate:
+	$(GO) generate ./...
