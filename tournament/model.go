@@ -37,10 +37,11 @@ type Actor struct {
 
 // Account is the part of an account the core needs.
 type Account struct {
-	ID      AccountID
-	Name    string
-	Role    Role
-	Balance int64
+	ID        AccountID
+	Name      string
+	Role      Role
+	Balance   int64
+	CreatedAt int64
 }
 
 // Stage is where a game is. Registration, moves and reveal are open; finished and stopped are

@@ -1,0 +1,55 @@
+package tournament
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Credit moves amount from the treasury to a player's balance (a deposit; admins only) and
+// returns the account after it.
+func (s *Service) Credit(ctx context.Context, tx Tx, now int64, actor Actor, id AccountID, amount int64) (Account, error) {
+	return s.moveMoney(ctx, tx, now, actor, id, amount, PostingCredit)
+}
+
+// Debit moves amount from a player's balance to the treasury (a withdrawal; admins only) and
+// returns the account after it; it refuses an amount beyond the balance.
+func (s *Service) Debit(ctx context.Context, tx Tx, now int64, actor Actor, id AccountID, amount int64) (Account, error) {
+	return s.moveMoney(ctx, tx, now, actor, id, amount, PostingDebit)
+}
+
+func (s *Service) moveMoney(ctx context.Context, tx Tx, now int64, actor Actor, id AccountID, amount int64, kind PostingKind) (Account, error) {
+	if actor.Role != RoleAdmin {
+		return Account{}, refuse(CodeForbidden, "only an admin can move money to or from the treasury")
+	}
+	if amount <= 0 || amount > maxSafeInteger {
+		return Account{}, invalid("amount", fmt.Sprintf("must be between 1 and %d", int64(maxSafeInteger)))
+	}
+	acct, err := tx.Account(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return Account{}, refuse(CodeNotFound, "account %s not found", id)
+	} else if err != nil {
+		return Account{}, fmt.Errorf("read account: %w", err)
+	}
+	if acct.Role != RolePlayer {
+		return Account{}, refuse(CodeForbidden, "only player accounts hold money")
+	}
+	p := Posting{From: Treasury, To: PlayerAccount(id), Amount: amount, Kind: kind, At: now}
+	switch kind {
+	case PostingCredit:
+		if acct.Balance > maxSafeInteger-amount {
+			return Account{}, invalid("amount", fmt.Sprintf("the balance would exceed %d", int64(maxSafeInteger)))
+		}
+		acct.Balance += amount
+	case PostingDebit:
+		if acct.Balance < amount {
+			return Account{}, refuse(CodeInsufficientFunds, "the balance is %d, less than %d", acct.Balance, amount)
+		}
+		p.From, p.To = p.To, p.From
+		acct.Balance -= amount
+	}
+	if err := tx.Transfer(ctx, p); err != nil {
+		return Account{}, fmt.Errorf("transfer %s: %w", kind, err)
+	}
+	return acct, nil
+}
