@@ -1,0 +1,12 @@
+DROP TABLE IF EXISTS heartbeat;
+DROP TABLE IF EXISTS idempotency_keys;
+DROP TABLE IF EXISTS events;
+DROP TABLE IF EXISTS ledger_entries;
+DROP SEQUENCE IF EXISTS ledger_posting_seq;
+DROP TABLE IF EXISTS round_moves;
+DROP TABLE IF EXISTS game_players;
+ALTER TABLE IF EXISTS lobbies DROP CONSTRAINT IF EXISTS lobbies_game_id_fkey;
+DROP TABLE IF EXISTS games;
+DROP TABLE IF EXISTS lobbies;
+DROP TABLE IF EXISTS rulesets;
+DROP TABLE IF EXISTS accounts;

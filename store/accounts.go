@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/commitreveal/rps/tournament"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// MaxAccountNameLength bounds an account's name, in characters.
+const MaxAccountNameLength = 100
+
+const accountColumns = `id::text, name, role, balance`
+
+func scanAccount(r pgx.Row) (tournament.Account, error) {
+	var a tournament.Account
+	err := r.Scan(&a.ID, &a.Name, &a.Role, &a.Balance)
+	return a, err
+}
+
+// newToken returns a fresh bearer token (256 random bits, base64url) and the hash stored for it.
+func newToken() (token string, hash []byte) {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	token = base64.RawURLEncoding.EncodeToString(b[:])
+	return token, tokenHash(token)
+}
+
+// tokenHash is what the database keeps of a token: a leaked table does not let anyone in.
+func tokenHash(token string) []byte {
+	h := sha256.Sum256([]byte(token))
+	return h[:]
+}
+
+// CreateAccount creates an account with a zero balance and returns it with its bearer token,
+// which is not stored and cannot be shown again. A name that is blank or too long is refused
+// with validation_failed.
+func (s *Store) CreateAccount(ctx context.Context, name string, role tournament.Role) (tournament.Account, string, error) {
+	if strings.TrimSpace(name) == "" || !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxAccountNameLength {
+		return tournament.Account{}, "", &tournament.Error{Code: tournament.CodeValidationFailed, Field: "name",
+			Message: fmt.Sprintf("must be 1 to %d characters of valid UTF-8", MaxAccountNameLength)}
+	}
+	token, hash := newToken()
+	a := tournament.Account{ID: tournament.AccountID(uuid.NewString()), Name: name, Role: role}
+	if err := s.insertAccount(ctx, a, hash); err != nil {
+		return tournament.Account{}, "", err
+	}
+	return a, token, nil
+}
+
+// insertAccount stores a new account with a zero balance (tokenHash may be nil: no token).
+func (s *Store) insertAccount(ctx context.Context, a tournament.Account, tokenHash []byte) error {
+	return s.run(ctx, func(t *pgTx) error {
+		now, err := t.now(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = exec(ctx, t.tx, `INSERT INTO accounts (id, name, role, token_hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
+			a.ID, a.Name, a.Role, tokenHash, now)
+		if err != nil {
+			return fmt.Errorf("insert account: %w", err)
+		}
+		return nil
+	})
+}
+
+// AccountByToken returns the account a bearer token belongs to, or tournament.ErrNotFound.
+func (s *Store) AccountByToken(ctx context.Context, token string) (tournament.Account, error) {
+	return scanAccount(queryRow(ctx, s.pool, `SELECT `+accountColumns+` FROM accounts WHERE token_hash = $1`,
+		tokenHash(token)))
+}
+
+// RotateToken gives an account a fresh token, which replaces (and revokes) the old one.
+func (s *Store) RotateToken(ctx context.Context, id tournament.AccountID) (string, error) {
+	if !validID(string(id)) {
+		return "", tournament.ErrNotFound
+	}
+	token, hash := newToken()
+	if err := execOne(ctx, s.pool, `UPDATE accounts SET token_hash = $2 WHERE id = $1`, id, hash); err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// Account returns an account with its balance.
+func (s *Store) Account(ctx context.Context, id tournament.AccountID) (tournament.Account, error) {
+	if !validID(string(id)) {
+		return tournament.Account{}, tournament.ErrNotFound
+	}
+	return scanAccount(queryRow(ctx, s.pool, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id))
+}

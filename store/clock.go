@@ -1,0 +1,214 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/commitreveal/rps/tournament"
+	"github.com/jackc/pgx/v5"
+)
+
+// Clock worker timing.
+const (
+	// HeartbeatInterval is how often a running clock worker records that its replica is alive.
+	HeartbeatInterval = time.Second
+	// idleWait bounds a sleep with no deadline in sight: a lost notification (a dropped
+	// connection) then costs at most this long.
+	idleWait = time.Minute
+	// failureWait is the pause after a failed pass, so a persistent failure is not a hot loop.
+	failureWait = time.Second
+)
+
+// RunClock applies deadlines as they pass, until ctx is cancelled. It sleeps until the earliest
+// open deadline or until a transaction sets a new one (a notification on a connection of its
+// own), takes each due lobby with FOR UPDATE SKIP LOCKED and expires it in its own transaction,
+// so any number of workers on one database share the work and never apply a deadline twice. It
+// also writes the heartbeat every HeartbeatInterval. It returns nil when ctx is cancelled and an
+// error only if it cannot listen at all.
+func (s *Store) RunClock(ctx context.Context) error {
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
+	if err != nil {
+		return fmt.Errorf("clock: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+clockChannel); err != nil {
+		return fmt.Errorf("clock: listen: %w", err)
+	}
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { s.heartbeat(ctx) })
+
+	for ctx.Err() == nil {
+		wait, err := s.clockPass(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			s.log.Error("clock pass failed", "err", err)
+			wait = failureWait
+		}
+		if err := waitForNotification(ctx, conn, wait); err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			return fmt.Errorf("clock: wait: %w", err)
+		}
+	}
+	return nil
+}
+
+// waitForNotification waits up to d for a notification; a timeout is not an error.
+func waitForNotification(ctx context.Context, conn *pgx.Conn, d time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	_, err := conn.WaitForNotification(wctx)
+	if err != nil && errors.Is(wctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		return nil
+	}
+	return err
+}
+
+// clockPass expires every due lobby, then returns how long to sleep until the next deadline.
+func (s *Store) clockPass(ctx context.Context) (time.Duration, error) {
+	for {
+		took, err := s.expireNext(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if !took {
+			break
+		}
+	}
+	var next *int64
+	var now int64
+	// The index probe matches the partial index games_open_deadline.
+	err := queryRow(ctx, s.pool, `SELECT min(deadline), `+clockSQL+`
+		FROM games WHERE stage IN ('registration', 'moves', 'reveal') AND deadline > 0`).Scan(&next, &now)
+	if err != nil {
+		return 0, fmt.Errorf("next deadline: %w", err)
+	}
+	if s.nowFn != nil {
+		now = s.nowFn()
+	}
+	if next == nil {
+		return idleWait, nil
+	}
+	// A stage expires when the time is strictly past its deadline: one millisecond after it.
+	return min(time.Duration(*next-now+1)*time.Millisecond, idleWait), nil
+}
+
+// expireNext takes the lobby whose open deadline passed first, skipping lobbies another
+// transaction holds, and applies its expiries. It reports whether it found one.
+func (s *Store) expireNext(ctx context.Context) (bool, error) {
+	var took bool
+	err := s.run(ctx, func(t *pgTx) error {
+		took = false // a retried transaction starts over
+		due, err := t.now(ctx)
+		if err != nil {
+			return err
+		}
+		var id tournament.LobbyID
+		err = queryRow(ctx, t.tx, `SELECT l.id::text
+			FROM games g JOIN lobbies l ON l.id = g.lobby_id AND l.game_id = g.id
+			WHERE g.stage IN ('registration', 'moves', 'reveal') AND g.deadline > 0 AND g.deadline < $1
+			ORDER BY g.deadline LIMIT 1
+			FOR UPDATE OF l SKIP LOCKED`, due).Scan(&id)
+		if errors.Is(err, tournament.ErrNotFound) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("take due lobby: %w", err)
+		}
+		took = true
+		// The instant is read again under the lock, for the reason RunLobby gives.
+		now, err := t.now(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := s.service.Expire(ctx, t, now, id); err != nil {
+			return fmt.Errorf("expire lobby %s: %w", id, err)
+		}
+		return nil
+	})
+	return took, err
+}
+
+// heartbeat records every HeartbeatInterval that this replica is alive, until ctx is cancelled.
+func (s *Store) heartbeat(ctx context.Context) {
+	tick := time.NewTicker(HeartbeatInterval)
+	defer tick.Stop()
+	for {
+		if err := s.beat(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("heartbeat failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *Store) beat(ctx context.Context) error {
+	return s.run(ctx, func(t *pgTx) error {
+		now, err := t.now(ctx)
+		if err != nil {
+			return err
+		}
+		return t.beat(ctx, s.replica, now)
+	})
+}
+
+// beat records now as the last sign of life; the beat never moves back.
+func (t *pgTx) beat(ctx context.Context, replica string, now int64) error {
+	_, err := exec(ctx, t.tx, `INSERT INTO heartbeat (id, replica, beat_at) VALUES (true, $1, $2)
+		ON CONFLICT (id) DO UPDATE SET replica = excluded.replica,
+			beat_at = greatest(heartbeat.beat_at, excluded.beat_at)`, replica, now)
+	if err != nil {
+		return fmt.Errorf("heartbeat: %w", err)
+	}
+	return nil
+}
+
+// Recover is called at start-up, before RunClock. If the last heartbeat is older than threshold,
+// no replica ran in the meantime, and every open deadline moves later by the gap (with one
+// clock_shifted event per lobby), so that nobody is eliminated for the service's downtime. It
+// records a beat in the same transaction, so replicas starting together shift only once. It
+// returns the gap it shifted by (0 if none).
+func (s *Store) Recover(ctx context.Context, threshold time.Duration) (int64, error) {
+	var gap int64
+	err := s.run(ctx, func(t *pgTx) error {
+		gap = 0
+		var last int64
+		err := queryRow(ctx, t.tx, `SELECT beat_at FROM heartbeat FOR UPDATE`).Scan(&last)
+		if err != nil && !errors.Is(err, tournament.ErrNotFound) {
+			return fmt.Errorf("read heartbeat: %w", err)
+		}
+		// Read under the heartbeat's lock, so a replica that waited for another's recovery sees
+		// that replica's beat as recent.
+		now, nowErr := t.now(ctx)
+		if nowErr != nil {
+			return nowErr
+		}
+		switch {
+		case errors.Is(err, tournament.ErrNotFound):
+			// A new database: nothing ran before, nothing to shift.
+		case now-last > threshold.Milliseconds():
+			gap = now - last
+			if err := s.service.ShiftClock(ctx, t, now, gap); err != nil {
+				return fmt.Errorf("shift clock by %d ms: %w", gap, err)
+			}
+		}
+		return t.beat(ctx, s.replica, now)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if gap > 0 {
+		s.log.Info("clock shifted after an outage", "gap_ms", gap)
+	}
+	return gap, nil
+}

@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/commitreveal/rps/tournament"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Domain errors for driver failures. Each wraps the driver's error, so errors.As still finds the
+// *pgconn.PgError with its constraint name.
+var (
+	// ErrConflict is a unique violation: the row exists already.
+	ErrConflict = errors.New("conflict")
+	// ErrConstraint is a check, foreign key or not-null violation: the write would break an
+	// invariant the schema guards.
+	ErrConstraint = errors.New("constraint violated")
+	// ErrRetry is a serialization failure or a deadlock: the transaction lost a race and may
+	// succeed if run again (Run does so a bounded number of times).
+	ErrRetry = errors.New("transaction conflict")
+)
+
+// mapErr is the one place that turns driver errors into domain errors: no rows is
+// tournament.ErrNotFound, and SQLSTATEs map to the errors above. Other errors pass unchanged.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return tournament.ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return err
+	}
+	switch pgErr.Code {
+	case "23505": // unique_violation
+		return fmt.Errorf("%w: %s: %w", ErrConflict, pgErr.ConstraintName, err)
+	case "23514", "23503", "23502": // check, foreign key, not null
+		return fmt.Errorf("%w: %s: %w", ErrConstraint, pgErr.ConstraintName, err)
+	case "40001", "40P01": // serialization_failure, deadlock_detected
+		return fmt.Errorf("%w: %w", ErrRetry, err)
+	}
+	return err
+}
+
+// row maps the error of a single-row query.
+type row struct{ pgx.Row }
+
+func (r row) Scan(dest ...any) error { return mapErr(r.Row.Scan(dest...)) }
+
+func queryRow(ctx context.Context, q querier, sql string, args ...any) row {
+	return row{q.QueryRow(ctx, sql, args...)}
+}
+
+func exec(ctx context.Context, q querier, sql string, args ...any) (pgconn.CommandTag, error) {
+	tag, err := q.Exec(ctx, sql, args...)
+	return tag, mapErr(err)
+}
+
+// execOne runs a statement that must change exactly one row; none is tournament.ErrNotFound.
+func execOne(ctx context.Context, q querier, sql string, args ...any) error {
+	tag, err := exec(ctx, q, sql, args...)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return tournament.ErrNotFound
+	}
+	return nil
+}
+
+// collect runs a query and scans every row with fn.
+func collect[T any](ctx context.Context, q querier, fn pgx.RowToFunc[T], sql string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	out, err := pgx.CollectRows(rows, fn)
+	return out, mapErr(err)
+}
+
+// validID reports whether s can be an id in the database. Ids from outside (a URL path) are
+// checked before they reach a query, because Postgres would fail the transaction on a malformed
+// uuid instead of just finding no row. Only the canonical 36-character form is accepted.
+func validID(s string) bool {
+	return len(s) == 36 && uuid.Validate(s) == nil
+}
+
+// nullID is an optional id as a query argument: NULL when empty.
+func nullID[T ~string](id T) any {
+	if id == "" {
+		return nil
+	}
+	return string(id)
+}

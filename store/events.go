@@ -1,0 +1,69 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/commitreveal/rps/tournament"
+	"github.com/jackc/pgx/v5"
+)
+
+// EventsChannel is the channel notified, on commit, with the lobby id of every lobby whose log
+// grew, so that every replica can wake the readers following it.
+const EventsChannel = "rps_events"
+
+// Append seals the event after its lobby's chain head, inserts it, advances the head on the lobby
+// row and notifies EventsChannel, in one statement. The head comes from the lock the caller took
+// (LockLobby, InsertLobby, ShiftDeadlines); a lobby not yet locked is locked here.
+func (t *pgTx) Append(ctx context.Context, e tournament.Event) error {
+	prev, ok := t.heads[e.LobbyID]
+	if !ok {
+		var hash []byte
+		err := queryRow(ctx, t.tx, `SELECT last_seq, last_hash FROM lobbies WHERE id = $1 FOR UPDATE`,
+			e.LobbyID).Scan(&prev.Seq, &hash)
+		if err != nil {
+			return fmt.Errorf("lock lobby %s: %w", e.LobbyID, err)
+		}
+		copy(prev.Hash[:], hash)
+	}
+	le, err := tournament.Seal(prev, e)
+	if err != nil {
+		return err
+	}
+	_, err = exec(ctx, t.tx, `WITH event AS (
+			INSERT INTO events (lobby_id, seq, type, game_id, at, data, prev_hash, hash)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)),
+		head AS (UPDATE lobbies SET last_seq = $2, last_hash = $8 WHERE id = $1)
+		SELECT pg_notify($9, $1::uuid::text)`,
+		le.LobbyID, le.Seq, le.Type, nullID(le.GameID), le.At, string(le.Data), le.PrevHash[:], le.Hash[:],
+		EventsChannel)
+	if err != nil {
+		return err
+	}
+	t.heads[e.LobbyID] = le
+	return nil
+}
+
+// Events returns up to limit events of a lobby's log with a sequence number greater than after,
+// in order.
+func (s *Store) Events(ctx context.Context, lobby tournament.LobbyID, after int64, limit int) ([]tournament.LoggedEvent, error) {
+	if !validID(string(lobby)) {
+		return nil, nil
+	}
+	return collect(ctx, s.pool, scanEvent, `SELECT seq, type, lobby_id::text, coalesce(game_id::text, ''),
+			at, data::text, prev_hash, hash
+		FROM events WHERE lobby_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, lobby, after, limit)
+}
+
+func scanEvent(r pgx.CollectableRow) (tournament.LoggedEvent, error) {
+	var e tournament.LoggedEvent
+	var data string
+	var prev, hash []byte
+	if err := r.Scan(&e.Seq, &e.Type, &e.LobbyID, &e.GameID, &e.At, &data, &prev, &hash); err != nil {
+		return e, err
+	}
+	e.Data = []byte(data)
+	copy(e.PrevHash[:], prev)
+	copy(e.Hash[:], hash)
+	return e, nil
+}

@@ -1,0 +1,184 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/commitreveal/rps/tournament"
+	"github.com/jackc/pgx/v5"
+)
+
+// ledgerSide is a ledger account as the columns of ledger_entries: its kind and, for a player or
+// an escrow, the account or game it belongs to (NULL otherwise).
+func ledgerSide(a tournament.LedgerAccount) (kind string, player, escrow any) {
+	switch a.Kind {
+	case tournament.LedgerPlayer:
+		return string(a.Kind), a.ID, nil
+	case tournament.LedgerEscrow:
+		return string(a.Kind), nil, a.ID
+	}
+	return string(a.Kind), nil, nil
+}
+
+// Transfer writes a posting as its two entries and applies it to the player balances involved,
+// in one statement.
+func (t *pgTx) Transfer(ctx context.Context, p tournament.Posting) error {
+	if p.Amount <= 0 {
+		return fmt.Errorf("transfer %s: amount %d is not positive", p.Kind, p.Amount)
+	}
+	fromKind, fromPlayer, fromEscrow := ledgerSide(p.From)
+	toKind, toPlayer, toEscrow := ledgerSide(p.To)
+	_, err := exec(ctx, t.tx, `WITH posting AS (SELECT nextval('ledger_posting_seq') AS id),
+		sides (kind, player, escrow, amount) AS (VALUES
+			($1::text, $2::uuid, $3::uuid, -$7::bigint),
+			($4::text, $5::uuid, $6::uuid, $7::bigint)),
+		entries AS (
+			INSERT INTO ledger_entries (posting_id, account_kind, player_id, escrow_id, amount, kind, game_id, at)
+			SELECT posting.id, sides.kind, sides.player, sides.escrow, sides.amount, $8, $9, $10
+			FROM posting, sides)
+		UPDATE accounts a SET balance = a.balance + sides.amount FROM sides WHERE a.id = sides.player`,
+		fromKind, fromPlayer, fromEscrow, toKind, toPlayer, toEscrow, p.Amount, p.Kind, nullID(p.GameID), p.At)
+	return err
+}
+
+// SplitEscrow pays every active player its share (plus one unit for the first remainder in
+// registration order) as one posting each, and credits their balances, in one statement.
+func (t *pgTx) SplitEscrow(ctx context.Context, game tournament.GameID, share int64, remainder int, at int64) error {
+	// shares holds a volatile nextval, so Postgres evaluates it once, not per reference.
+	_, err := exec(ctx, t.tx, `WITH shares AS (
+			SELECT account_id, nextval('ledger_posting_seq') AS posting,
+				$2::bigint + CASE WHEN row_number() OVER (ORDER BY ord) <= $3 THEN 1 ELSE 0 END AS amount
+			FROM game_players WHERE game_id = $1 AND active),
+		paid AS (SELECT * FROM shares WHERE amount > 0),
+		entries AS (
+			INSERT INTO ledger_entries (posting_id, account_kind, player_id, escrow_id, amount, kind, game_id, at)
+			SELECT paid.posting, side.kind, side.player, side.escrow, side.amount, 'split', $1, $4
+			FROM paid, LATERAL (VALUES
+				('escrow', NULL::uuid, $1::uuid, -paid.amount),
+				('player', paid.account_id, NULL::uuid, paid.amount)) AS side (kind, player, escrow, amount))
+		UPDATE accounts a SET balance = a.balance + paid.amount FROM paid WHERE a.id = paid.account_id`,
+		game, share, remainder, at)
+	return err
+}
+
+// maxAmount is 2^53-1, the largest amount every JSON client reads exactly.
+const maxAmount = 1<<53 - 1
+
+// Credit moves amount from the treasury to a player's balance (a deposit) and returns the
+// account after it. It refuses an unknown account (not_found), an admin (forbidden) and an
+// amount that is not positive or would take the balance past 2^53-1 (validation_failed).
+func (s *Store) Credit(ctx context.Context, id tournament.AccountID, amount int64) (tournament.Account, error) {
+	return s.moveMoney(ctx, id, amount, tournament.PostingCredit)
+}
+
+// Debit moves amount from a player's balance to the treasury (a withdrawal) and returns the
+// account after it. It refuses like Credit, and with insufficient_funds an amount beyond the
+// balance.
+func (s *Store) Debit(ctx context.Context, id tournament.AccountID, amount int64) (tournament.Account, error) {
+	return s.moveMoney(ctx, id, amount, tournament.PostingDebit)
+}
+
+func (s *Store) moveMoney(ctx context.Context, id tournament.AccountID, amount int64, kind tournament.PostingKind) (tournament.Account, error) {
+	if amount <= 0 || amount > maxAmount {
+		return tournament.Account{}, &tournament.Error{Code: tournament.CodeValidationFailed, Field: "amount",
+			Message: fmt.Sprintf("must be between 1 and %d", int64(maxAmount))}
+	}
+	var acct tournament.Account
+	err := s.Run(ctx, func(tx tournament.Tx, now int64) error {
+		var err error
+		acct, err = tx.Account(ctx, id)
+		if errors.Is(err, tournament.ErrNotFound) {
+			return &tournament.Error{Code: tournament.CodeNotFound, Message: fmt.Sprintf("account %s not found", id)}
+		} else if err != nil {
+			return fmt.Errorf("read account: %w", err)
+		}
+		if acct.Role != tournament.RolePlayer {
+			return &tournament.Error{Code: tournament.CodeForbidden, Message: "only player accounts hold money"}
+		}
+		p := tournament.Posting{From: tournament.Treasury, To: tournament.PlayerAccount(id), Amount: amount, Kind: kind, At: now}
+		switch kind {
+		case tournament.PostingCredit:
+			if acct.Balance > maxAmount-amount {
+				return &tournament.Error{Code: tournament.CodeValidationFailed, Field: "amount",
+					Message: fmt.Sprintf("the balance would exceed %d", int64(maxAmount))}
+			}
+			acct.Balance += amount
+		case tournament.PostingDebit:
+			if acct.Balance < amount {
+				return &tournament.Error{Code: tournament.CodeInsufficientFunds,
+					Message: fmt.Sprintf("the balance is %d, less than %d", acct.Balance, amount)}
+			}
+			p.From, p.To = p.To, p.From
+			acct.Balance -= amount
+		}
+		if err := tx.Transfer(ctx, p); err != nil {
+			return fmt.Errorf("transfer %s: %w", kind, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return tournament.Account{}, err
+	}
+	return acct, nil
+}
+
+// LedgerEntry is one entry of a player's balance: positive amounts came in, negative went out.
+type LedgerEntry struct {
+	// ID orders the entries; pages continue after the last ID seen.
+	ID        int64
+	PostingID int64
+	Kind      tournament.PostingKind
+	Amount    int64
+	// GameID is the game of a bet, refund, payout or split; empty for a credit or debit.
+	GameID tournament.GameID
+	At     int64
+}
+
+// LedgerEntries returns up to limit entries of a player's balance with an ID greater than after,
+// oldest first.
+func (s *Store) LedgerEntries(ctx context.Context, id tournament.AccountID, after int64, limit int) ([]LedgerEntry, error) {
+	if !validID(string(id)) {
+		return nil, nil
+	}
+	return collect(ctx, s.pool, pgx.RowToStructByPos[LedgerEntry], `SELECT id, posting_id, kind, amount,
+			coalesce(game_id::text, ''), at
+		FROM ledger_entries WHERE player_id = $1 AND id > $2 ORDER BY id LIMIT $3`, id, after, limit)
+}
+
+// LedgerReport sums the whole ledger and checks its invariants in one statement (one snapshot):
+// every posting is two opposite entries and all entries sum to zero; each player balance and each
+// game escrow equals the sum of its entries; no player balance is negative; every finished or
+// stopped game's escrow is zero. It reads every entry, so it is for audits and tests, not for
+// every request.
+func (s *Store) LedgerReport(ctx context.Context) (tournament.LedgerReport, error) {
+	var r tournament.LedgerReport
+	var pairsBalanced bool
+	err := queryRow(ctx, s.pool, `WITH
+		totals AS (SELECT coalesce(sum(amount), 0)::bigint AS total,
+				coalesce(sum(amount) FILTER (WHERE account_kind = 'treasury'), 0)::bigint AS treasury
+			FROM ledger_entries),
+		pairs AS (SELECT NOT EXISTS (SELECT 1 FROM ledger_entries GROUP BY posting_id
+				HAVING count(*) <> 2 OR sum(amount) <> 0) AS ok),
+		player_sums AS (SELECT player_id, sum(amount) AS total FROM ledger_entries
+			WHERE account_kind = 'player' GROUP BY player_id),
+		balances AS (SELECT coalesce(sum(a.balance), 0)::bigint AS total,
+				coalesce(bool_and(a.balance = coalesce(ps.total, 0)), true) AS match,
+				coalesce(bool_and(a.role <> 'player' OR a.balance >= 0), true) AS nonnegative
+			FROM accounts a LEFT JOIN player_sums ps ON ps.player_id = a.id),
+		escrow_sums AS (SELECT escrow_id, sum(amount) AS total FROM ledger_entries
+			WHERE account_kind = 'escrow' GROUP BY escrow_id),
+		escrows AS (SELECT coalesce(sum(g.escrow), 0)::bigint AS total,
+				coalesce(bool_and(g.escrow = coalesce(es.total, 0)), true) AS match,
+				coalesce(bool_and(g.stage IN ('registration', 'moves', 'reveal') OR g.escrow = 0), true) AS closed_zero
+			FROM games g LEFT JOIN escrow_sums es ON es.escrow_id = g.id)
+		SELECT totals.treasury, balances.total, escrows.total, totals.total, pairs.ok,
+			balances.match AND escrows.match, balances.nonnegative, escrows.closed_zero
+		FROM totals, pairs, balances, escrows`).Scan(&r.Treasury, &r.PlayerBalances, &r.Escrows,
+		&r.EntriesSum, &pairsBalanced, &r.BalancesMatchEntries, &r.NoNegativeBalance, &r.ClosedEscrowsZero)
+	if err != nil {
+		return r, fmt.Errorf("ledger report: %w", err)
+	}
+	r.EntriesSumToZero = r.EntriesSum == 0 && pairsBalanced
+	return r, nil
+}

@@ -1,0 +1,169 @@
+// Package store keeps the tournament in PostgreSQL: it implements tournament.Tx over pgx, runs
+// each operation in one transaction at one instant of the database's clock, keeps the
+// double-entry ledger and the hash-chained event log, and runs the clock worker that applies
+// deadlines. It is the only package that speaks SQL.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/commitreveal/rps/tournament"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Service runs the game's rules; the clock worker calls it.
+	Service *tournament.Service
+	// Now overrides the clock (Unix milliseconds) for tests. By default every transaction reads
+	// the database's clock once, so all replicas share one time.
+	Now func() int64
+	// Logger receives the clock worker's reports; nil discards them.
+	Logger *slog.Logger
+}
+
+// Store is the tournament's persistence on a pgx pool. It is safe for concurrent use.
+type Store struct {
+	pool    *pgxpool.Pool
+	service *tournament.Service
+	nowFn   func() int64
+	log     *slog.Logger
+	// replica names this process in the heartbeat row.
+	replica string
+	// rulesets caches rulesets by content hash; they are immutable.
+	rulesets sync.Map
+}
+
+// New returns a Store over pool.
+func New(pool *pgxpool.Pool, opts Options) *Store {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Store{pool: pool, service: opts.Service, nowFn: opts.Now, log: log, replica: fmt.Sprintf("%016x", rand.Uint64())}
+}
+
+// Service returns the Service the store was built with.
+func (s *Store) Service() *tournament.Service { return s.service }
+
+// maxAttempts bounds the tries of a transaction that lost a serialization race or a deadlock.
+const maxAttempts = 5
+
+// WithTx runs fn in one transaction: it commits when fn returns nil and rolls back otherwise.
+// The rollback runs even when ctx was cancelled, so the connection goes back to the pool clean.
+func (s *Store) WithTx(ctx context.Context, fn func(pgx.Tx) error) (err error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", mapErr(err))
+	}
+	defer func() {
+		if err != nil {
+			// A cancelled ctx must not stop the rollback, or the connection would be closed
+			// with the transaction open.
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", mapErr(err))
+	}
+	return nil
+}
+
+// Run runs fn in one transaction at one instant now (Unix milliseconds) with the store's
+// tournament.Tx. The transaction commits when fn returns nil or a refusal (expiries applied
+// before a refused action are kept), and Run returns fn's refusal; it rolls back on any other
+// error. A transaction that lost a serialization race or a deadlock is retried a few times, so fn
+// may run more than once and must not have other side effects.
+//
+// Run reads the clock before fn locks anything; an operation on an existing lobby uses RunLobby.
+func (s *Store) Run(ctx context.Context, fn func(tx tournament.Tx, now int64) error) error {
+	return s.run(ctx, func(t *pgTx) error {
+		now, err := t.now(ctx)
+		if err != nil {
+			return err
+		}
+		return fn(t, now)
+	})
+}
+
+// RunLobby is Run for an operation on an existing lobby: it locks the lobby before it reads the
+// clock, so that an operation that waited for the lock does not act at an instant before its
+// predecessor's, and a lobby's log never goes back in time. An unknown lobby is left to fn's
+// LockLobby to report.
+func (s *Store) RunLobby(ctx context.Context, lobby tournament.LobbyID, fn func(tx tournament.Tx, now int64) error) error {
+	return s.run(ctx, func(t *pgTx) error {
+		if validID(string(lobby)) {
+			if _, err := exec(ctx, t.tx, `SELECT FROM lobbies WHERE id = $1 FOR UPDATE`, lobby); err != nil {
+				return fmt.Errorf("lock lobby: %w", err)
+			}
+		}
+		now, err := t.now(ctx)
+		if err != nil {
+			return err
+		}
+		return fn(t, now)
+	})
+}
+
+// run runs fn in one transaction with the commit, refusal and retry rules of Run.
+func (s *Store) run(ctx context.Context, fn func(t *pgTx) error) error {
+	for attempt := 1; ; attempt++ {
+		var refusal error
+		err := s.WithTx(ctx, func(tx pgx.Tx) error {
+			err := fn(s.newTx(tx))
+			if _, ok := tournament.IsRefusal(err); ok {
+				refusal = err
+				return nil
+			}
+			return err
+		})
+		if err == nil {
+			return refusal
+		}
+		if !errors.Is(err, ErrRetry) || attempt == maxAttempts {
+			return err
+		}
+		// Jitter keeps the losers of a race from colliding again in step.
+		delay := time.Duration(attempt) * time.Duration(1+rand.IntN(5)) * time.Millisecond
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
+// now returns the instant of a transaction: the injected clock, or the database's.
+func (t *pgTx) now(ctx context.Context) (int64, error) {
+	if t.s.nowFn != nil {
+		return t.s.nowFn(), nil
+	}
+	var now int64
+	// clock_timestamp, not now(): now() is the transaction's start, which a lock wait makes stale.
+	err := queryRow(ctx, t.tx, `SELECT `+clockSQL).Scan(&now)
+	if err != nil {
+		return 0, fmt.Errorf("read clock: %w", err)
+	}
+	return now, nil
+}
+
+// clockSQL is the database's clock in Unix milliseconds.
+const clockSQL = `floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
+
+// querier is what both a pool and a transaction can run.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}

@@ -1,0 +1,373 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/commitreveal/rps/engine"
+	"github.com/commitreveal/rps/tournament"
+	"github.com/jackc/pgx/v5"
+)
+
+// pgTx is tournament.Tx over one Postgres transaction. Apart from the set effects, every method
+// is one statement on the lobby, the game header or the acting player's own rows, so an action
+// costs the same in a lobby of 2 or 100,000.
+type pgTx struct {
+	s  *Store
+	tx pgx.Tx
+	// heads are the chain heads of the lobbies this transaction has locked, so that Append needs
+	// no read.
+	heads map[tournament.LobbyID]tournament.LoggedEvent
+	// deadlines are the games' deadlines as last read or written, to tell the clock workers only
+	// when one changes.
+	deadlines map[tournament.GameID]int64
+}
+
+func (s *Store) newTx(tx pgx.Tx) *pgTx {
+	return &pgTx{
+		s: s, tx: tx,
+		heads:     make(map[tournament.LobbyID]tournament.LoggedEvent),
+		deadlines: make(map[tournament.GameID]int64),
+	}
+}
+
+var _ tournament.Tx = (*pgTx)(nil)
+
+const lobbyColumns = `id::text, name, closed, config, next_config, coalesce(game_id::text, ''), games, created_at`
+
+func scanLobby(r pgx.Row, extra ...any) (tournament.Lobby, error) {
+	var l tournament.Lobby
+	dest := append([]any{&l.ID, &l.Name, &l.Closed, &l.Config, &l.NextConfig, &l.GameID, &l.Games, &l.CreatedAt}, extra...)
+	return l, r.Scan(dest...)
+}
+
+const gameColumns = `id::text, lobby_id::text, number, config, ruleset_hash, stage, round,
+	stage_started_at, deadline, extensions, joined, players, active, committed, revealed, escrow,
+	coalesce(winner::text, ''), payout, stop_reason, created_at, ended_at`
+
+func scanGame(r pgx.Row) (tournament.Game, error) {
+	var g tournament.Game
+	err := r.Scan(&g.ID, &g.LobbyID, &g.Number, &g.Config, &g.RulesetHash, &g.Stage, &g.Round,
+		&g.StageStartedAt, &g.Deadline, &g.Extensions, &g.Joined, &g.Players, &g.Active, &g.Committed,
+		&g.Revealed, &g.Escrow, &g.Winner, &g.Payout, &g.StopReason, &g.CreatedAt, &g.EndedAt)
+	return g, err
+}
+
+// LockLobby locks the lobby row, then reads its game in a second statement: under READ
+// COMMITTED a statement that waited for the lock sees the lobby's newest version, and only a new
+// statement is sure to see the game row its holder committed with it.
+func (t *pgTx) LockLobby(ctx context.Context, id tournament.LobbyID) (tournament.Lobby, tournament.Game, error) {
+	if !validID(string(id)) {
+		return tournament.Lobby{}, tournament.Game{}, tournament.ErrNotFound
+	}
+	var head tournament.LoggedEvent
+	var hash []byte
+	l, err := scanLobby(queryRow(ctx, t.tx,
+		`SELECT `+lobbyColumns+`, last_seq, last_hash FROM lobbies WHERE id = $1 FOR UPDATE`, id),
+		&head.Seq, &hash)
+	if err != nil {
+		return tournament.Lobby{}, tournament.Game{}, err
+	}
+	copy(head.Hash[:], hash)
+	t.heads[l.ID] = head
+	if l.GameID == "" {
+		return l, tournament.Game{}, nil
+	}
+	g, err := scanGame(queryRow(ctx, t.tx, `SELECT `+gameColumns+` FROM games WHERE id = $1`, l.GameID))
+	if err != nil {
+		return tournament.Lobby{}, tournament.Game{}, fmt.Errorf("read game %s: %w", l.GameID, err)
+	}
+	t.deadlines[g.ID] = g.Deadline
+	return l, g, nil
+}
+
+func (t *pgTx) InsertLobby(ctx context.Context, l tournament.Lobby) error {
+	_, err := exec(ctx, t.tx, `INSERT INTO lobbies (id, name, closed, config, next_config, game_id, games, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		l.ID, l.Name, l.Closed, l.Config, l.NextConfig, nullID(l.GameID), l.Games, l.CreatedAt)
+	if err != nil {
+		return err
+	}
+	// A new lobby is as good as locked: nobody else sees it before the commit.
+	t.heads[l.ID] = tournament.LoggedEvent{}
+	return nil
+}
+
+func (t *pgTx) UpdateLobby(ctx context.Context, l tournament.Lobby) error {
+	return execOne(ctx, t.tx, `UPDATE lobbies
+		SET name = $2, closed = $3, config = $4, next_config = $5, game_id = $6, games = $7
+		WHERE id = $1`,
+		l.ID, l.Name, l.Closed, l.Config, l.NextConfig, nullID(l.GameID), l.Games)
+}
+
+func (t *pgTx) InsertGame(ctx context.Context, g tournament.Game) error {
+	_, err := exec(ctx, t.tx, `INSERT INTO games (id, lobby_id, number, config, ruleset_hash, stage,
+			round, stage_started_at, deadline, extensions, joined, players, active, committed,
+			revealed, escrow, winner, payout, stop_reason, created_at, ended_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+		g.ID, g.LobbyID, g.Number, g.Config, g.RulesetHash, g.Stage, g.Round, g.StageStartedAt,
+		g.Deadline, g.Extensions, g.Joined, g.Players, g.Active, g.Committed, g.Revealed, g.Escrow,
+		nullID(g.Winner), g.Payout, g.StopReason, g.CreatedAt, g.EndedAt)
+	if err != nil {
+		return err
+	}
+	return t.deadlineWritten(ctx, g)
+}
+
+func (t *pgTx) UpdateGame(ctx context.Context, g tournament.Game) error {
+	err := execOne(ctx, t.tx, `UPDATE games
+		SET stage = $2, round = $3, stage_started_at = $4, deadline = $5, extensions = $6,
+			joined = $7, players = $8, active = $9, committed = $10, revealed = $11, escrow = $12,
+			winner = $13, payout = $14, stop_reason = $15, ended_at = $16
+		WHERE id = $1`,
+		g.ID, g.Stage, g.Round, g.StageStartedAt, g.Deadline, g.Extensions, g.Joined, g.Players,
+		g.Active, g.Committed, g.Revealed, g.Escrow, nullID(g.Winner), g.Payout, g.StopReason, g.EndedAt)
+	if err != nil {
+		return err
+	}
+	return t.deadlineWritten(ctx, g)
+}
+
+// clockChannel is notified, on commit, whenever a transaction sets a deadline, so that clock
+// workers sleeping until a later one wake and look again.
+const clockChannel = "rps_clock"
+
+func (t *pgTx) deadlineWritten(ctx context.Context, g tournament.Game) error {
+	if old, seen := t.deadlines[g.ID]; (seen && old == g.Deadline) || (!seen && g.Deadline == 0) {
+		return nil
+	}
+	t.deadlines[g.ID] = g.Deadline
+	if g.Deadline == 0 {
+		return nil
+	}
+	_, err := exec(ctx, t.tx, `SELECT pg_notify($1, '')`, clockChannel)
+	return err
+}
+
+func (t *pgTx) Account(ctx context.Context, id tournament.AccountID) (tournament.Account, error) {
+	if !validID(string(id)) {
+		return tournament.Account{}, tournament.ErrNotFound
+	}
+	// Locked, so that a bet in another lobby cannot spend the balance between this read and the
+	// transfer that follows it.
+	return scanAccount(queryRow(ctx, t.tx,
+		`SELECT `+accountColumns+` FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, id))
+}
+
+// SaveRuleset always writes (a no-op on conflict): caching "saved" would be wrong if the
+// transaction that saved it rolled back.
+func (t *pgTx) SaveRuleset(ctx context.Context, rs *engine.Ruleset) error {
+	_, err := exec(ctx, t.tx, `INSERT INTO rulesets (hash, id, canonical) VALUES ($1, $2, $3)
+		ON CONFLICT (hash) DO NOTHING`, rs.HashHex(), rs.ID(), rs.Canonical())
+	return err
+}
+
+func (t *pgTx) Ruleset(ctx context.Context, hash string) (*engine.Ruleset, error) {
+	return t.s.ruleset(ctx, t.tx, hash)
+}
+
+// ruleset loads a ruleset by content hash, once per process: the hash names immutable content.
+func (s *Store) ruleset(ctx context.Context, q querier, hash string) (*engine.Ruleset, error) {
+	if rs, ok := s.rulesets.Load(hash); ok {
+		return rs.(*engine.Ruleset), nil
+	}
+	var id string
+	var canonical []byte
+	err := queryRow(ctx, q, `SELECT id, canonical FROM rulesets WHERE hash = $1`, hash).Scan(&id, &canonical)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := engine.LoadRuleset(id, canonical)
+	if err != nil {
+		return nil, fmt.Errorf("load ruleset %s: %w", hash, err)
+	}
+	if rs.HashHex() != hash {
+		return nil, fmt.Errorf("ruleset %s: stored content hashes to %s", hash, rs.HashHex())
+	}
+	s.rulesets.Store(hash, rs)
+	return rs, nil
+}
+
+const playerColumns = `game_id::text, account_id::text, ord, registered_at, active, eliminated_round`
+
+func scanPlayer(r pgx.Row) (tournament.Player, error) {
+	var p tournament.Player
+	err := r.Scan(&p.GameID, &p.AccountID, &p.Order, &p.RegisteredAt, &p.Active, &p.EliminatedRound)
+	return p, err
+}
+
+func (t *pgTx) Player(ctx context.Context, game tournament.GameID, account tournament.AccountID) (tournament.Player, error) {
+	if !validID(string(account)) {
+		return tournament.Player{}, tournament.ErrNotFound
+	}
+	return scanPlayer(queryRow(ctx, t.tx,
+		`SELECT `+playerColumns+` FROM game_players WHERE game_id = $1 AND account_id = $2`, game, account))
+}
+
+func (t *pgTx) InsertPlayer(ctx context.Context, p tournament.Player) error {
+	_, err := exec(ctx, t.tx, `INSERT INTO game_players (game_id, account_id, ord, registered_at, active, eliminated_round)
+		VALUES ($1, $2, $3, $4, $5, $6)`,
+		p.GameID, p.AccountID, p.Order, p.RegisteredAt, p.Active, p.EliminatedRound)
+	return err
+}
+
+func (t *pgTx) DeletePlayer(ctx context.Context, game tournament.GameID, account tournament.AccountID) error {
+	return execOne(ctx, t.tx, `DELETE FROM game_players WHERE game_id = $1 AND account_id = $2`, game, account)
+}
+
+// moveColumns read an unrevealed move's NULLs as the zero values of tournament.RoundMove.
+const moveColumns = `game_id::text, round, account_id::text, commitment, committed_at, revealed,
+	coalesce(reveal, ''), coalesce(move, 0), coalesce(revealed_at, 0)`
+
+func scanMove(r pgx.Row) (tournament.RoundMove, error) {
+	var m tournament.RoundMove
+	var commitment, reveal []byte
+	if err := r.Scan(&m.GameID, &m.Round, &m.AccountID, &commitment, &m.CommittedAt, &m.Revealed,
+		&reveal, &m.Move, &m.RevealedAt); err != nil {
+		return m, err
+	}
+	copy(m.Commitment[:], commitment)
+	m.Reveal = string(reveal)
+	return m, nil
+}
+
+func (t *pgTx) RoundMove(ctx context.Context, game tournament.GameID, round int, account tournament.AccountID) (tournament.RoundMove, error) {
+	if !validID(string(account)) {
+		return tournament.RoundMove{}, tournament.ErrNotFound
+	}
+	return scanMove(queryRow(ctx, t.tx,
+		`SELECT `+moveColumns+` FROM round_moves WHERE game_id = $1 AND round = $2 AND account_id = $3`,
+		game, round, account))
+}
+
+func (t *pgTx) InsertMove(ctx context.Context, m tournament.RoundMove) error {
+	_, err := exec(ctx, t.tx, `INSERT INTO round_moves (game_id, round, account_id, commitment, committed_at)
+		VALUES ($1, $2, $3, $4, $5)`,
+		m.GameID, m.Round, m.AccountID, m.Commitment[:], m.CommittedAt)
+	return err
+}
+
+func (t *pgTx) UpdateMove(ctx context.Context, m tournament.RoundMove) error {
+	var reveal, move, at any // NULL unless revealed
+	if m.Revealed {
+		reveal, move, at = []byte(m.Reveal), int16(m.Move), m.RevealedAt
+	}
+	return execOne(ctx, t.tx, `UPDATE round_moves SET revealed = $4, reveal = $5, move = $6, revealed_at = $7
+		WHERE game_id = $1 AND round = $2 AND account_id = $3`,
+		m.GameID, m.Round, m.AccountID, m.Revealed, reveal, move, at)
+}
+
+// eliminateSQL puts out every active player of a game who has no round_moves row in the round
+// matching the condition appended to it.
+const eliminateSQL = `UPDATE game_players p SET active = false, eliminated_round = $2
+	WHERE p.game_id = $1 AND p.active AND NOT EXISTS (
+		SELECT 1 FROM round_moves m
+		WHERE m.game_id = p.game_id AND m.round = $2 AND m.account_id = p.account_id`
+
+func (t *pgTx) Eliminate(ctx context.Context, game tournament.GameID, round int, keep tournament.Keep) error {
+	var err error
+	switch keep.Kind {
+	case tournament.KeepCommitted:
+		_, err = exec(ctx, t.tx, eliminateSQL+`)`, game, round)
+	case tournament.KeepRevealed:
+		_, err = exec(ctx, t.tx, eliminateSQL+` AND m.revealed)`, game, round)
+	case tournament.KeepMoves:
+		_, err = exec(ctx, t.tx, eliminateSQL+` AND m.revealed AND (1 << m.move) & $3 <> 0)`,
+			game, round, int32(keep.Moves))
+	default:
+		return fmt.Errorf("eliminate: unknown keep kind %q", keep.Kind)
+	}
+	return err
+}
+
+func (t *pgTx) FirstActive(ctx context.Context, game tournament.GameID) (tournament.AccountID, error) {
+	var id tournament.AccountID
+	err := queryRow(ctx, t.tx, `SELECT account_id::text FROM game_players
+		WHERE game_id = $1 AND active ORDER BY ord LIMIT 1`, game).Scan(&id)
+	return id, err
+}
+
+func (t *pgTx) RevealCounts(ctx context.Context, game tournament.GameID, round int) (engine.Counts, error) {
+	var counts engine.Counts
+	rows, err := t.tx.Query(ctx, `SELECT move, count(*) FROM round_moves
+		WHERE game_id = $1 AND round = $2 AND revealed GROUP BY move`, game, round)
+	if err != nil {
+		return counts, mapErr(err)
+	}
+	var move int16
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&move, &n}, func() error {
+		if move < 0 || int(move) >= len(counts) {
+			return fmt.Errorf("round %d: move %d out of range", round, move)
+		}
+		counts[move] = n
+		return nil
+	})
+	return counts, mapErr(err)
+}
+
+// SealedValues streams the values in primary-key order: a uuid sorts as its 16 bytes, which is
+// the bytewise order of its lower-case hex text, so no sort is needed. fn must not use the
+// transaction, whose connection is busy with the stream.
+func (t *pgTx) SealedValues(ctx context.Context, game tournament.GameID, round int, kind tournament.Sealed, fn func(tournament.AccountID, string) error) error {
+	var sql string
+	switch kind {
+	case tournament.SealedCommitments:
+		sql = `SELECT account_id::text, encode(commitment, 'hex') FROM round_moves
+			WHERE game_id = $1 AND round = $2 ORDER BY account_id`
+	case tournament.SealedReveals:
+		sql = `SELECT account_id::text, reveal FROM round_moves
+			WHERE game_id = $1 AND round = $2 AND revealed ORDER BY account_id`
+	default:
+		return fmt.Errorf("sealed values: unknown kind %q", kind)
+	}
+	rows, err := t.tx.Query(ctx, sql, game, round)
+	if err != nil {
+		return mapErr(err)
+	}
+	var player tournament.AccountID
+	var value []byte
+	_, err = pgx.ForEachRow(rows, []any{&player, &value}, func() error {
+		return fn(player, string(value))
+	})
+	return mapErr(err)
+}
+
+// ShiftDeadlines locks the lobbies with an open deadline first, in id order, so that it takes
+// locks in the order every other writer does (lobby, then game) and the chain heads for Append.
+func (t *pgTx) ShiftDeadlines(ctx context.Context, gap int64) ([]tournament.LobbyID, error) {
+	rows, err := t.tx.Query(ctx, `SELECT l.id::text, l.last_seq, l.last_hash
+		FROM lobbies l JOIN games g ON l.id = g.lobby_id AND l.game_id = g.id
+		WHERE g.stage IN ('registration', 'moves', 'reveal') AND g.deadline > 0
+		ORDER BY l.id FOR UPDATE OF l`)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	var id tournament.LobbyID
+	var head tournament.LoggedEvent
+	var hash []byte
+	_, err = pgx.ForEachRow(rows, []any{&id, &head.Seq, &hash}, func() error {
+		copy(head.Hash[:], hash)
+		t.heads[id] = head
+		return nil
+	})
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	lobbies, err := collect(ctx, t.tx, pgx.RowTo[tournament.LobbyID], `WITH shifted AS (
+			UPDATE games SET stage_started_at = stage_started_at + $1, deadline = deadline + $1
+			WHERE stage IN ('registration', 'moves', 'reveal') AND deadline > 0
+			RETURNING lobby_id)
+		SELECT DISTINCT lobby_id::text FROM shifted ORDER BY 1`, gap)
+	if err != nil {
+		return nil, err
+	}
+	if len(lobbies) > 0 {
+		if _, err := exec(ctx, t.tx, `SELECT pg_notify($1, '')`, clockChannel); err != nil {
+			return nil, err
+		}
+	}
+	// Any game read earlier in this transaction now has another deadline.
+	clear(t.deadlines)
+	return lobbies, nil
+}
