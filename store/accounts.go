@@ -17,11 +17,11 @@ import (
 // MaxAccountNameLength bounds an account's name, in characters.
 const MaxAccountNameLength = 100
 
-const accountColumns = `id::text, name, role, balance`
+const accountColumns = `id::text, name, role, balance, created_at`
 
 func scanAccount(r pgx.Row) (tournament.Account, error) {
 	var a tournament.Account
-	err := r.Scan(&a.ID, &a.Name, &a.Role, &a.Balance)
+	err := r.Scan(&a.ID, &a.Name, &a.Role, &a.Balance, &a.CreatedAt)
 	return a, err
 }
 
@@ -49,26 +49,31 @@ func (s *Store) CreateAccount(ctx context.Context, name string, role tournament.
 	}
 	token, hash := newToken()
 	a := tournament.Account{ID: tournament.AccountID(uuid.NewString()), Name: name, Role: role}
-	if err := s.insertAccount(ctx, a, hash); err != nil {
+	err := s.run(ctx, func(t *pgTx) error {
+		var err error
+		a, err = t.insertAccount(ctx, a, hash)
+		return err
+	})
+	if err != nil {
 		return tournament.Account{}, "", err
 	}
 	return a, token, nil
 }
 
-// insertAccount stores a new account with a zero balance (tokenHash may be nil: no token).
-func (s *Store) insertAccount(ctx context.Context, a tournament.Account, tokenHash []byte) error {
-	return s.run(ctx, func(t *pgTx) error {
-		now, err := t.now(ctx)
-		if err != nil {
-			return err
-		}
-		_, err = exec(ctx, t.tx, `INSERT INTO accounts (id, name, role, token_hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
-			a.ID, a.Name, a.Role, tokenHash, now)
-		if err != nil {
-			return fmt.Errorf("insert account: %w", err)
-		}
-		return nil
-	})
+// insertAccount stores a new account with a zero balance (tokenHash may be nil: no token) and
+// returns it with its creation time.
+func (t *pgTx) insertAccount(ctx context.Context, a tournament.Account, tokenHash []byte) (tournament.Account, error) {
+	now, err := t.now(ctx)
+	if err != nil {
+		return a, err
+	}
+	_, err = exec(ctx, t.tx, `INSERT INTO accounts (id, name, role, token_hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		a.ID, a.Name, a.Role, tokenHash, now)
+	if err != nil {
+		return a, fmt.Errorf("insert account: %w", err)
+	}
+	a.CreatedAt = now
+	return a, nil
 }
 
 // AccountByToken returns the account a bearer token belongs to, or tournament.ErrNotFound.

@@ -24,16 +24,14 @@ func (b backend) Do(ctx context.Context, fn func(tx tournament.Tx) error) error 
 }
 
 func (b backend) CreateAccount(ctx context.Context, id tournament.AccountID, name string, role tournament.Role, balance int64) error {
-	if err := b.s.insertAccount(ctx, tournament.Account{ID: id, Name: name, Role: role}, nil); err != nil {
-		return err
-	}
-	if balance == 0 {
-		return nil
-	}
-	// Straight through the Tx, like the model: Credit refuses admins, the suite may fund them.
-	return b.s.Run(ctx, func(tx tournament.Tx, now int64) error {
-		return tx.Transfer(ctx, tournament.Posting{
-			From: tournament.Treasury, To: tournament.PlayerAccount(id), Amount: balance, Kind: tournament.PostingCredit, At: now,
+	return b.s.run(ctx, func(t *pgTx) error {
+		a, err := t.insertAccount(ctx, tournament.Account{ID: id, Name: name, Role: role}, nil)
+		if err != nil || balance == 0 {
+			return err
+		}
+		// Straight through the Tx, like the model: Credit refuses admins, the suite may fund them.
+		return t.Transfer(ctx, tournament.Posting{
+			From: tournament.Treasury, To: tournament.PlayerAccount(id), Amount: balance, Kind: tournament.PostingCredit, At: a.CreatedAt,
 		})
 	})
 }

@@ -105,6 +105,7 @@ func (s *Store) clockPass(ctx context.Context) (time.Duration, error) {
 // transaction holds, and applies its expiries. It reports whether it found one.
 func (s *Store) expireNext(ctx context.Context) (bool, error) {
 	var took bool
+	var lag time.Duration
 	err := s.run(ctx, func(t *pgTx) error {
 		took = false // a retried transaction starts over
 		due, err := t.now(ctx)
@@ -112,11 +113,12 @@ func (s *Store) expireNext(ctx context.Context) (bool, error) {
 			return err
 		}
 		var id tournament.LobbyID
-		err = queryRow(ctx, t.tx, `SELECT l.id::text
+		var deadline int64
+		err = queryRow(ctx, t.tx, `SELECT l.id::text, g.deadline
 			FROM games g JOIN lobbies l ON l.id = g.lobby_id AND l.game_id = g.id
 			WHERE g.stage IN ('registration', 'moves', 'reveal') AND g.deadline > 0 AND g.deadline < $1
 			ORDER BY g.deadline LIMIT 1
-			FOR UPDATE OF l SKIP LOCKED`, due).Scan(&id)
+			FOR UPDATE OF l SKIP LOCKED`, due).Scan(&id, &deadline)
 		if errors.Is(err, tournament.ErrNotFound) {
 			return nil
 		} else if err != nil {
@@ -131,18 +133,29 @@ func (s *Store) expireNext(ctx context.Context) (bool, error) {
 		if _, err := s.service.Expire(ctx, t, now, id); err != nil {
 			return fmt.Errorf("expire lobby %s: %w", id, err)
 		}
+		lag = time.Duration(now-deadline) * time.Millisecond
 		return nil
 	})
+	if took && err == nil && s.onExpiry != nil {
+		s.onExpiry(lag)
+	}
 	return took, err
 }
 
-// heartbeat records every HeartbeatInterval that this replica is alive, until ctx is cancelled.
+// heartbeat records every HeartbeatInterval that this replica is alive, until ctx is cancelled,
+// and purges expired idempotency keys once a minute.
 func (s *Store) heartbeat(ctx context.Context) {
 	tick := time.NewTicker(HeartbeatInterval)
 	defer tick.Stop()
-	for {
+	for beats := 0; ; beats++ {
 		if err := s.beat(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("heartbeat failed", "err", err)
+		}
+		// Expired idempotency keys go once a minute; any replica may do it.
+		if beats%60 == 0 {
+			if err := s.purgeIdempotencyKeys(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error("purge idempotency keys failed", "err", err)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -197,6 +210,11 @@ func (s *Store) Recover(ctx context.Context, threshold time.Duration) (int64, er
 		case errors.Is(err, tournament.ErrNotFound):
 			// A new database: nothing ran before, nothing to shift.
 		case now-last > threshold.Milliseconds():
+			// Deadlines that had passed while a replica was still alive are applied as of
+			// then, as its clock worker would have; only the later ones move.
+			if err := t.expireAllDue(ctx, last); err != nil {
+				return err
+			}
 			gap = now - last
 			if err := s.service.ShiftClock(ctx, t, now, gap); err != nil {
 				return fmt.Errorf("shift clock by %d ms: %w", gap, err)
@@ -211,4 +229,22 @@ func (s *Store) Recover(ctx context.Context, threshold time.Duration) (int64, er
 		s.log.Info("clock shifted after an outage", "gap_ms", gap)
 	}
 	return gap, nil
+}
+
+// expireAllDue applies, at instant at, the expiries of every lobby whose deadline had passed by
+// then. It runs inside Recover's transaction, before any replica's clock worker starts.
+func (t *pgTx) expireAllDue(ctx context.Context, at int64) error {
+	lobbies, err := collect(ctx, t.tx, pgx.RowTo[tournament.LobbyID], `SELECT l.id::text
+		FROM games g JOIN lobbies l ON l.id = g.lobby_id AND l.game_id = g.id
+		WHERE g.stage IN ('registration', 'moves', 'reveal') AND g.deadline > 0 AND g.deadline < $1
+		ORDER BY g.deadline`, at)
+	if err != nil {
+		return fmt.Errorf("due lobbies: %w", err)
+	}
+	for _, id := range lobbies {
+		if _, err := t.s.service.Expire(ctx, t, at, id); err != nil {
+			return fmt.Errorf("expire lobby %s: %w", id, err)
+		}
+	}
+	return nil
 }

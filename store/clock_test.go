@@ -50,7 +50,11 @@ func player(t *testing.T, s *Store, name string, funds int64) tournament.Actor {
 		t.Fatal(err)
 	}
 	if funds > 0 {
-		if _, err := s.Credit(ctx, a.ID, funds); err != nil {
+		err := s.Run(ctx, func(tx tournament.Tx, now int64) error {
+			_, err := s.Service().Credit(ctx, tx, now, tournament.Actor{Role: tournament.RoleAdmin}, a.ID, funds)
+			return err
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/commitreveal/rps/tournament"
@@ -60,67 +59,6 @@ func (t *pgTx) SplitEscrow(ctx context.Context, game tournament.GameID, share in
 		UPDATE accounts a SET balance = a.balance + paid.amount FROM paid WHERE a.id = paid.account_id`,
 		game, share, remainder, at)
 	return err
-}
-
-// maxAmount is 2^53-1, the largest amount every JSON client reads exactly.
-const maxAmount = 1<<53 - 1
-
-// Credit moves amount from the treasury to a player's balance (a deposit) and returns the
-// account after it. It refuses an unknown account (not_found), an admin (forbidden) and an
-// amount that is not positive or would take the balance past 2^53-1 (validation_failed).
-func (s *Store) Credit(ctx context.Context, id tournament.AccountID, amount int64) (tournament.Account, error) {
-	return s.moveMoney(ctx, id, amount, tournament.PostingCredit)
-}
-
-// Debit moves amount from a player's balance to the treasury (a withdrawal) and returns the
-// account after it. It refuses like Credit, and with insufficient_funds an amount beyond the
-// balance.
-func (s *Store) Debit(ctx context.Context, id tournament.AccountID, amount int64) (tournament.Account, error) {
-	return s.moveMoney(ctx, id, amount, tournament.PostingDebit)
-}
-
-func (s *Store) moveMoney(ctx context.Context, id tournament.AccountID, amount int64, kind tournament.PostingKind) (tournament.Account, error) {
-	if amount <= 0 || amount > maxAmount {
-		return tournament.Account{}, &tournament.Error{Code: tournament.CodeValidationFailed, Field: "amount",
-			Message: fmt.Sprintf("must be between 1 and %d", int64(maxAmount))}
-	}
-	var acct tournament.Account
-	err := s.Run(ctx, func(tx tournament.Tx, now int64) error {
-		var err error
-		acct, err = tx.Account(ctx, id)
-		if errors.Is(err, tournament.ErrNotFound) {
-			return &tournament.Error{Code: tournament.CodeNotFound, Message: fmt.Sprintf("account %s not found", id)}
-		} else if err != nil {
-			return fmt.Errorf("read account: %w", err)
-		}
-		if acct.Role != tournament.RolePlayer {
-			return &tournament.Error{Code: tournament.CodeForbidden, Message: "only player accounts hold money"}
-		}
-		p := tournament.Posting{From: tournament.Treasury, To: tournament.PlayerAccount(id), Amount: amount, Kind: kind, At: now}
-		switch kind {
-		case tournament.PostingCredit:
-			if acct.Balance > maxAmount-amount {
-				return &tournament.Error{Code: tournament.CodeValidationFailed, Field: "amount",
-					Message: fmt.Sprintf("the balance would exceed %d", int64(maxAmount))}
-			}
-			acct.Balance += amount
-		case tournament.PostingDebit:
-			if acct.Balance < amount {
-				return &tournament.Error{Code: tournament.CodeInsufficientFunds,
-					Message: fmt.Sprintf("the balance is %d, less than %d", acct.Balance, amount)}
-			}
-			p.From, p.To = p.To, p.From
-			acct.Balance -= amount
-		}
-		if err := tx.Transfer(ctx, p); err != nil {
-			return fmt.Errorf("transfer %s: %w", kind, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return tournament.Account{}, err
-	}
-	return acct, nil
 }
 
 // LedgerEntry is one entry of a player's balance: positive amounts came in, negative went out.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/commitreveal/rps/tournament"
@@ -13,10 +14,12 @@ import (
 // return sealed values (commitments, reveals) as stored: hiding them until their stage closes is
 // the caller's job.
 
-// LobbyView is a lobby with its latest game's header.
+// LobbyView is a lobby with its latest game's header, as of Now (the database's clock, Unix
+// milliseconds).
 type LobbyView struct {
 	Lobby tournament.Lobby
 	Game  tournament.Game
+	Now   int64
 }
 
 // Lobby returns a lobby with its latest game, or tournament.ErrNotFound.
@@ -28,11 +31,129 @@ func (s *Store) Lobby(ctx context.Context, id tournament.LobbyID) (LobbyView, er
 	if err != nil {
 		return LobbyView{}, err
 	}
-	g, err := s.Game(ctx, l.GameID)
+	v := LobbyView{Lobby: l}
+	v.Game, err = scanGame(queryRow(ctx, s.pool, `SELECT `+gameColumns+`, `+clockSQL+` FROM games WHERE id = $1`, l.GameID), &v.Now)
 	if err != nil {
 		return LobbyView{}, fmt.Errorf("read game %s: %w", l.GameID, err)
 	}
-	return LobbyView{Lobby: l, Game: g}, nil
+	if s.nowFn != nil {
+		v.Now = s.nowFn()
+	}
+	return v, nil
+}
+
+// ErrBadCursor is a page cursor this store did not hand out.
+var ErrBadCursor = errors.New("unknown page cursor")
+
+// ListLobbies returns up to limit lobbies, oldest first, after the lobby whose id is the cursor
+// after (empty: from the first), with their latest games, all as of one instant.
+func (s *Store) ListLobbies(ctx context.Context, after string, limit int) ([]LobbyView, error) {
+	if after != "" && !validID(after) {
+		return nil, ErrBadCursor
+	}
+	var views []LobbyView
+	err := s.WithTx(ctx, func(tx pgx.Tx) error {
+		var now int64
+		if err := queryRow(ctx, tx, `SELECT `+clockSQL).Scan(&now); err != nil {
+			return fmt.Errorf("read clock: %w", err)
+		}
+		if s.nowFn != nil {
+			now = s.nowFn()
+		}
+		if after != "" {
+			var known bool
+			if err := queryRow(ctx, tx, `SELECT EXISTS (SELECT 1 FROM lobbies WHERE id = $1)`, after).Scan(&known); err != nil {
+				return fmt.Errorf("read cursor: %w", err)
+			}
+			if !known {
+				return ErrBadCursor
+			}
+		}
+		lobbies, err := collect(ctx, tx, func(r pgx.CollectableRow) (tournament.Lobby, error) { return scanLobby(r) },
+			`SELECT `+lobbyColumns+` FROM lobbies
+			WHERE $1 = '' OR (created_at, id) > (SELECT created_at, id FROM lobbies WHERE id = nullif($1, '')::uuid)
+			ORDER BY created_at, id LIMIT $2`, after, limit)
+		if err != nil {
+			return fmt.Errorf("list lobbies: %w", err)
+		}
+		ids := make([]string, len(lobbies))
+		for i, l := range lobbies {
+			ids[i] = string(l.GameID)
+		}
+		games, err := collect(ctx, tx, func(r pgx.CollectableRow) (tournament.Game, error) { return scanGame(r) },
+			`SELECT `+gameColumns+` FROM games WHERE id = ANY($1::uuid[])`, ids)
+		if err != nil {
+			return fmt.Errorf("list games: %w", err)
+		}
+		byID := make(map[tournament.GameID]tournament.Game, len(games))
+		for _, g := range games {
+			byID[g.ID] = g
+		}
+		for _, l := range lobbies {
+			views = append(views, LobbyView{Lobby: l, Game: byID[l.GameID], Now: now})
+		}
+		return nil
+	})
+	return views, err
+}
+
+// Caller returns a player's registration in a game and, once a round has begun, the player's
+// move in the game's current round; each is nil when there is none.
+func (s *Store) Caller(ctx context.Context, g tournament.Game, account tournament.AccountID) (*tournament.Player, *tournament.RoundMove, error) {
+	if !validID(string(account)) {
+		return nil, nil, nil
+	}
+	p, err := scanPlayer(queryRow(ctx, s.pool, `SELECT `+playerColumns+` FROM game_players WHERE game_id = $1 AND account_id = $2`, g.ID, account))
+	if errors.Is(err, tournament.ErrNotFound) {
+		return nil, nil, nil
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("read player: %w", err)
+	}
+	if g.Round == 0 {
+		return &p, nil, nil
+	}
+	m, err := scanMove(queryRow(ctx, s.pool, `SELECT `+moveColumns+` FROM round_moves WHERE game_id = $1 AND round = $2 AND account_id = $3`,
+		g.ID, g.Round, account))
+	if errors.Is(err, tournament.ErrNotFound) {
+		return &p, nil, nil
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("read move: %w", err)
+	}
+	return &p, &m, nil
+}
+
+// GamePlayer is a player of a game with the account's name.
+type GamePlayer struct {
+	tournament.Player
+	Name string
+}
+
+// GamePlayers is Players with each account's name.
+func (s *Store) GamePlayers(ctx context.Context, game tournament.GameID, after, limit int) ([]GamePlayer, error) {
+	if !validID(string(game)) {
+		return nil, nil
+	}
+	return collect(ctx, s.pool, func(r pgx.CollectableRow) (GamePlayer, error) {
+		var p GamePlayer
+		err := r.Scan(&p.GameID, &p.AccountID, &p.Order, &p.RegisteredAt, &p.Active, &p.EliminatedRound, &p.Name)
+		return p, err
+	}, `SELECT gp.game_id::text, gp.account_id::text, gp.ord, gp.registered_at, gp.active, gp.eliminated_round, a.name
+		FROM game_players gp JOIN accounts a ON a.id = gp.account_id
+		WHERE gp.game_id = $1 AND gp.ord > $2 ORDER BY gp.ord LIMIT $3`, game, after, limit)
+}
+
+// RoundResult returns the data of the event that resolved a round of a game, or nil if the round
+// has not been resolved (yet, or ever: a game can end before its round resolves).
+func (s *Store) RoundResult(ctx context.Context, g tournament.Game, round int) (*tournament.RoundResolvedData, error) {
+	var result tournament.RoundResolvedData
+	err := queryRow(ctx, s.pool, `SELECT data FROM events
+		WHERE game_id = $1 AND type = 'round_resolved' AND (data ->> 'round')::int = $2`, g.ID, round).Scan(&result)
+	if errors.Is(err, tournament.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("read round result: %w", err)
+	}
+	return &result, nil
 }
 
 // Game returns a game's header, or tournament.ErrNotFound.

@@ -28,6 +28,9 @@ type Options struct {
 	Now func() int64
 	// Logger receives the clock worker's reports; nil discards them.
 	Logger *slog.Logger
+	// OnExpiry, if set, is told of every lobby the clock worker expired and how long after its
+	// deadline (for metrics).
+	OnExpiry func(lag time.Duration)
 }
 
 // Store is the tournament's persistence on a pgx pool. It is safe for concurrent use.
@@ -40,6 +43,11 @@ type Store struct {
 	replica string
 	// rulesets caches rulesets by content hash; they are immutable.
 	rulesets sync.Map
+	onExpiry func(lag time.Duration)
+	// notify wakes the local followers of lobbies; its listener runs until Close.
+	notify     notifier
+	listenCtx  context.Context
+	stopListen context.CancelFunc
 }
 
 // New returns a Store over pool.
@@ -48,8 +56,15 @@ func New(pool *pgxpool.Pool, opts Options) *Store {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Store{pool: pool, service: opts.Service, nowFn: opts.Now, log: log, replica: fmt.Sprintf("%016x", rand.Uint64())}
+	listenCtx, stopListen := context.WithCancel(context.Background())
+	return &Store{
+		pool: pool, service: opts.Service, nowFn: opts.Now, log: log, replica: fmt.Sprintf("%016x", rand.Uint64()),
+		onExpiry: opts.OnExpiry, listenCtx: listenCtx, stopListen: stopListen,
+	}
 }
+
+// Close stops the store's event listener (the pool is the caller's to close).
+func (s *Store) Close() { s.stopListen() }
 
 // Service returns the Service the store was built with.
 func (s *Store) Service() *tournament.Service { return s.service }
@@ -103,17 +118,22 @@ func (s *Store) Run(ctx context.Context, fn func(tx tournament.Tx, now int64) er
 // LockLobby to report.
 func (s *Store) RunLobby(ctx context.Context, lobby tournament.LobbyID, fn func(tx tournament.Tx, now int64) error) error {
 	return s.run(ctx, func(t *pgTx) error {
-		if validID(string(lobby)) {
-			if _, err := exec(ctx, t.tx, `SELECT FROM lobbies WHERE id = $1 FOR UPDATE`, lobby); err != nil {
-				return fmt.Errorf("lock lobby: %w", err)
-			}
-		}
-		now, err := t.now(ctx)
+		now, err := t.lockedNow(ctx, lobby)
 		if err != nil {
 			return err
 		}
 		return fn(t, now)
 	})
+}
+
+// lockedNow locks the lobby (if it exists) and then reads the transaction's instant.
+func (t *pgTx) lockedNow(ctx context.Context, lobby tournament.LobbyID) (int64, error) {
+	if validID(string(lobby)) {
+		if _, err := exec(ctx, t.tx, `SELECT FROM lobbies WHERE id = $1 FOR UPDATE`, lobby); err != nil {
+			return 0, fmt.Errorf("lock lobby: %w", err)
+		}
+	}
+	return t.now(ctx)
 }
 
 // run runs fn in one transaction with the commit, refusal and retry rules of Run.

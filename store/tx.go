@@ -45,12 +45,12 @@ const gameColumns = `id::text, lobby_id::text, number, config, ruleset_hash, sta
 	stage_started_at, deadline, extensions, joined, players, active, committed, revealed, escrow,
 	coalesce(winner::text, ''), payout, stop_reason, created_at, ended_at`
 
-func scanGame(r pgx.Row) (tournament.Game, error) {
+func scanGame(r pgx.Row, extra ...any) (tournament.Game, error) {
 	var g tournament.Game
-	err := r.Scan(&g.ID, &g.LobbyID, &g.Number, &g.Config, &g.RulesetHash, &g.Stage, &g.Round,
+	dest := append([]any{&g.ID, &g.LobbyID, &g.Number, &g.Config, &g.RulesetHash, &g.Stage, &g.Round,
 		&g.StageStartedAt, &g.Deadline, &g.Extensions, &g.Joined, &g.Players, &g.Active, &g.Committed,
-		&g.Revealed, &g.Escrow, &g.Winner, &g.Payout, &g.StopReason, &g.CreatedAt, &g.EndedAt)
-	return g, err
+		&g.Revealed, &g.Escrow, &g.Winner, &g.Payout, &g.StopReason, &g.CreatedAt, &g.EndedAt}, extra...)
+	return g, r.Scan(dest...)
 }
 
 // LockLobby locks the lobby row, then reads its game in a second statement: under READ

@@ -248,6 +248,21 @@ func (c *Cluster) CreateDatabase(ctx context.Context, name, template string) err
 	return nil
 }
 
+// EnsureDatabase creates database name unless it exists.
+func (c *Cluster) EnsureDatabase(ctx context.Context, name string) error {
+	var exists bool
+	err := c.withConn(ctx, func(conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists)
+	})
+	if err != nil {
+		return fmt.Errorf("look up database %s: %w", name, err)
+	}
+	if exists {
+		return nil
+	}
+	return c.CreateDatabase(ctx, name, "")
+}
+
 // DropDatabase drops database name if it exists, disconnecting its sessions.
 func (c *Cluster) DropDatabase(ctx context.Context, name string) error {
 	err := c.withConn(ctx, func(conn *pgx.Conn) error {

@@ -1,0 +1,167 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/commitreveal/rps/tournament"
+)
+
+// tokenCacheTTL bounds how long a token is trusted without asking the database. A token rotated
+// on another replica stays valid here for at most this long.
+const tokenCacheTTL = 30 * time.Second
+
+// tokenCache remembers which account a token belongs to, so an authenticated request needs no
+// database round trip of its own. Tokens are kept only by their hash.
+type tokenCache struct {
+	mu      sync.Mutex
+	entries map[[32]byte]cachedAccount
+}
+
+type cachedAccount struct {
+	account tournament.Account
+	expires time.Time
+}
+
+func (c *tokenCache) get(key [32]byte, now time.Time) (tournament.Account, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok || now.After(e.expires) {
+		return tournament.Account{}, false
+	}
+	return e.account, true
+}
+
+func (c *tokenCache) put(key [32]byte, a tournament.Account, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) > 100_000 {
+		// Entries expire quickly; starting over is cheaper than tracking age for eviction.
+		c.entries = map[[32]byte]cachedAccount{}
+	}
+	c.entries[key] = cachedAccount{account: a, expires: now.Add(tokenCacheTTL)}
+}
+
+// forgetAccount drops every cached token of an account (after its token was rotated).
+func (c *tokenCache) forgetAccount(id tournament.AccountID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, e := range c.entries {
+		if e.account.ID == id {
+			delete(c.entries, k)
+		}
+	}
+}
+
+type callerKey struct{}
+
+// caller is the authenticated account of a request, if any.
+func caller(ctx context.Context) (tournament.Account, bool) {
+	a, ok := ctx.Value(callerKey{}).(tournament.Account)
+	return a, ok
+}
+
+// bearerToken extracts the token of an Authorization header; ok is false when the header is
+// absent, and err set when it is present but malformed.
+func bearerToken(r *http.Request) (token string, ok bool, err error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", false, nil
+	}
+	scheme, token, found := strings.Cut(h, " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return "", true, errors.New("the Authorization header must be 'Bearer <token>'")
+	}
+	return strings.TrimSpace(token), true, nil
+}
+
+// authenticate resolves the bearer token, if one is sent, to its account and puts it in the
+// request's context. A token that is sent must be valid, even where none is required; whether an
+// operation needs one is decided by its handler (requirePlayer, requireAdmin...). The per-token
+// and per-IP rate limits are applied here too.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now()
+		token, sent, err := bearerToken(r)
+		if err != nil {
+			writeProblem(w, r, newProblem(http.StatusUnauthorized, ProblemCodeUnauthorized, err.Error()))
+			return
+		}
+		if !sent {
+			if ok, retry := s.ipLimits.allow(clientIP(r), now); !ok {
+				writeProblem(w, r, rateLimited(retry))
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		key := hashToken(token)
+		account, cached := s.tokens.get(key, now)
+		if !cached {
+			account, err = s.store.AccountByToken(r.Context(), token)
+			if errors.Is(err, tournament.ErrNotFound) {
+				writeProblem(w, r, newProblem(http.StatusUnauthorized, ProblemCodeUnauthorized, "unknown or revoked token"))
+				return
+			} else if err != nil {
+				writeProblem(w, r, err)
+				return
+			}
+			s.tokens.put(key, account, now)
+		}
+		if ok, retry := s.tokenLimits.allow(string(account.ID), now); !ok {
+			writeProblem(w, r, rateLimited(retry))
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, account)))
+	})
+}
+
+// hashToken keys the token cache, so that the cache never holds a token itself.
+func hashToken(token string) [32]byte { return sha256.Sum256([]byte(token)) }
+
+func rateLimited(retryAfter int) *problemError {
+	p := newProblem(http.StatusTooManyRequests, ProblemCodeRateLimited, "too many requests; retry later")
+	p.retryAfter = retryAfter
+	return p
+}
+
+// clientIP is the address the connection comes from. Forwarded headers are not trusted: behind a
+// proxy, configure the proxy to limit instead.
+func clientIP(r *http.Request) string {
+	host := r.RemoteAddr
+	if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		host = host[:i]
+	}
+	return strings.Trim(host, "[]")
+}
+
+// requireAccount returns the caller, or 401.
+func requireAccount(ctx context.Context) (tournament.Account, error) {
+	a, ok := caller(ctx)
+	if !ok {
+		return tournament.Account{}, errUnauthorized
+	}
+	return a, nil
+}
+
+// requireAdmin returns the calling admin: 401 for anonymous callers, 403 for players.
+func requireAdmin(ctx context.Context) (tournament.Account, error) {
+	a, err := requireAccount(ctx)
+	if err != nil {
+		return a, err
+	}
+	if a.Role != tournament.RoleAdmin {
+		return a, errAdminOnly
+	}
+	return a, nil
+}
+
+func actorOf(a tournament.Account) tournament.Actor {
+	return tournament.Actor{ID: a.ID, Role: a.Role}
+}

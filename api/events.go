@@ -1,0 +1,218 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/commitreveal/rps/tournament"
+)
+
+// Event pages.
+const (
+	defaultEventPage = 100
+	maxEventPage     = 1000
+	// heartbeatEvery keeps idle streams (and the proxies in between) from timing out.
+	heartbeatEvery = 15 * time.Second
+)
+
+func (h *handlers) ListEvents(ctx context.Context, req ListEventsRequestObject) (ListEventsResponseObject, error) {
+	lobby := tournament.LobbyID(req.LobbyId.String())
+	if _, err := h.s.store.Lobby(ctx, lobby); err != nil {
+		return nil, readErr(err, "lobby")
+	}
+	var after int64
+	if req.Params.After != nil {
+		after = *req.Params.After
+	}
+	limit := defaultEventPage
+	if req.Params.Limit != nil {
+		limit = min(int(*req.Params.Limit), maxEventPage)
+	}
+	var wait time.Duration
+	if req.Params.Wait != nil {
+		wait = time.Duration(*req.Params.Wait) * time.Second
+	}
+	events, err := h.s.eventsAfter(ctx, lobby, after, limit, wait)
+	if err != nil {
+		return nil, err
+	}
+	page := EventPage{Events: make([]Event, 0, len(events)), Next: after}
+	for _, e := range events {
+		page.Events = append(page.Events, eventView(e))
+		page.Next = e.Seq
+	}
+	return ListEvents200JSONResponse(page), nil
+}
+
+// eventsAfter reads the events after a sequence number, waiting up to wait for the first one
+// when there is none yet (a long poll).
+func (s *Server) eventsAfter(ctx context.Context, lobby tournament.LobbyID, after int64, limit int, wait time.Duration) ([]tournament.LoggedEvent, error) {
+	events, err := s.store.Events(ctx, lobby, after, limit)
+	if err != nil || len(events) > 0 || wait <= 0 {
+		return events, err
+	}
+	woken, cancel := s.store.Subscribe(lobby)
+	defer cancel()
+	timeout := time.NewTimer(wait)
+	defer timeout.Stop()
+	for {
+		// Read again after subscribing: an event appended in between would otherwise be missed.
+		events, err := s.store.Events(ctx, lobby, after, limit)
+		if err != nil || len(events) > 0 {
+			return events, err
+		}
+		select {
+		case <-woken:
+		case <-timeout.C:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.shutdown:
+			return nil, nil
+		}
+	}
+}
+
+// StreamEvents is served by streamEvents, mounted by hand in routes; this method only satisfies
+// the generated interface.
+func (h *handlers) StreamEvents(ctx context.Context, _ StreamEventsRequestObject) (StreamEventsResponseObject, error) {
+	return nil, fmt.Errorf("the event stream is served by its own handler")
+}
+
+// streamEvents serves a lobby's log live as server-sent events: each event as `id: seq`,
+// `event: type` and `data: <Event JSON>`, flushed as it is written; a comment line as heartbeat;
+// resumption after Last-Event-ID (or the `after` query parameter). The request was validated
+// against the spec before it gets here.
+func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	lobby := tournament.LobbyID(chi.URLParam(r, "lobbyId"))
+	if _, err := s.store.Lobby(ctx, lobby); err != nil {
+		writeProblem(w, r, readErr(err, "lobby"))
+		return
+	}
+	after, err := streamStart(r)
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
+	client := requestInfoOf(ctx).ip
+	if who, ok := caller(ctx); ok {
+		client = string(who.ID)
+	}
+	if !s.streams.acquire(client) {
+		writeProblem(w, r, rateLimited(int(heartbeatEvery.Seconds())))
+		return
+	}
+	defer s.streams.release(client)
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		writeProblem(w, r, fmt.Errorf("response writer cannot flush"))
+		return
+	}
+
+	woken, cancel := s.store.Subscribe(lobby)
+	defer cancel()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	_, _ = fmt.Fprint(w, ": stream of lobby ", lobby, "\n\n")
+	flusher.Flush()
+
+	heartbeat := time.NewTicker(heartbeatEvery)
+	defer heartbeat.Stop()
+	for {
+		events, err := s.store.Events(ctx, lobby, after, maxEventPage)
+		if err != nil {
+			// The status is already sent; ending the stream lets the client resume.
+			s.log.WarnContext(ctx, "event stream read failed", "lobby", lobby, "err", err)
+			return
+		}
+		for _, e := range events {
+			data, err := json.Marshal(eventView(e))
+			if err != nil {
+				s.log.ErrorContext(ctx, "event stream encode failed", "lobby", lobby, "seq", e.Seq, "err", err)
+				return
+			}
+			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, data); err != nil {
+				return
+			}
+			after = e.Seq
+		}
+		if len(events) > 0 {
+			flusher.Flush()
+		}
+		if len(events) == maxEventPage {
+			continue
+		}
+		select {
+		case <-woken:
+		case <-heartbeat.C:
+			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
+				return
+			}
+			flusher.Flush()
+		case <-ctx.Done():
+			return
+		case <-s.shutdown:
+			return
+		}
+	}
+}
+
+// streamStart is where a stream resumes: after Last-Event-ID, else after the `after` parameter.
+func streamStart(r *http.Request) (int64, error) {
+	for _, source := range []struct{ name, value string }{
+		{"Last-Event-ID", r.Header.Get("Last-Event-ID")},
+		{"after", r.URL.Query().Get("after")},
+	} {
+		if source.value == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(source.value, 10, 64)
+		if err != nil || n < 0 {
+			return 0, validationProblem(source.name, "must be a non-negative event sequence number")
+		}
+		return n, nil
+	}
+	return 0, nil
+}
+
+// streamLimits bounds the open event streams per client (account or address).
+type streamLimits struct {
+	max  int
+	mu   sync.Mutex
+	open map[string]int
+}
+
+func newStreamLimits(max int) *streamLimits {
+	if max <= 0 {
+		max = 8
+	}
+	return &streamLimits{max: max, open: map[string]int{}}
+}
+
+func (l *streamLimits) acquire(client string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open[client] >= l.max {
+		return false
+	}
+	l.open[client]++
+	return true
+}
+
+func (l *streamLimits) release(client string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open[client]--; l.open[client] <= 0 {
+		delete(l.open, client)
+	}
+}

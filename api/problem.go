@@ -1,0 +1,137 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/commitreveal/rps/tournament"
+)
+
+// problemError is an error that becomes an RFC 9457 problem response. Handlers return it (or a
+// tournament refusal, which writeProblem maps) and the one helper below shapes the response.
+type problemError struct {
+	status int
+	code   ProblemCode
+	detail string
+	field  string
+	// retryAfter, in seconds, is sent with 429.
+	retryAfter int
+}
+
+func (e *problemError) Error() string { return string(e.code) + ": " + e.detail }
+
+func newProblem(status int, code ProblemCode, detail string) *problemError {
+	return &problemError{status: status, code: code, detail: detail}
+}
+
+func validationProblem(field, detail string) *problemError {
+	return &problemError{status: http.StatusBadRequest, code: ProblemCodeValidationFailed, detail: detail, field: field}
+}
+
+var (
+	errUnauthorized = newProblem(http.StatusUnauthorized, ProblemCodeUnauthorized, "a valid bearer token is required")
+	errAdminOnly    = newProblem(http.StatusForbidden, ProblemCodeForbidden, "only an admin may do this")
+	errPlayerOnly   = newProblem(http.StatusForbidden, ProblemCodeForbidden, "only a player may do this")
+)
+
+// refusalStatus maps each refusal code of the core to its HTTP status.
+var refusalStatus = map[tournament.Code]int{
+	tournament.CodeNotFound:           http.StatusNotFound,
+	tournament.CodeWrongStage:         http.StatusConflict,
+	tournament.CodeForbidden:          http.StatusForbidden,
+	tournament.CodeNotInGame:          http.StatusConflict,
+	tournament.CodeAlreadyRegistered:  http.StatusConflict,
+	tournament.CodeLobbyFull:          http.StatusConflict,
+	tournament.CodeInsufficientFunds:  http.StatusConflict,
+	tournament.CodeAlreadyCommitted:   http.StatusConflict,
+	tournament.CodeCommitmentMismatch: http.StatusUnprocessableEntity,
+	tournament.CodeInvalidMove:        http.StatusUnprocessableEntity,
+	tournament.CodeAlreadyRevealed:    http.StatusConflict,
+	tournament.CodeValidationFailed:   http.StatusBadRequest,
+}
+
+var problemTitles = map[ProblemCode]string{
+	ProblemCodeValidationFailed:    "Validation failed",
+	ProblemCodeUnauthorized:        "Unauthorized",
+	ProblemCodeForbidden:           "Forbidden",
+	ProblemCodeNotFound:            "Not found",
+	ProblemCodeWrongStage:          "Wrong stage",
+	ProblemCodeNotInGame:           "Not in game",
+	ProblemCodeAlreadyRegistered:   "Already registered",
+	ProblemCodeLobbyFull:           "Lobby full",
+	ProblemCodeInsufficientFunds:   "Insufficient funds",
+	ProblemCodeAlreadyCommitted:    "Already committed",
+	ProblemCodeAlreadyRevealed:     "Already revealed",
+	ProblemCodeCommitmentMismatch:  "Commitment mismatch",
+	ProblemCodeInvalidMove:         "Invalid move",
+	ProblemCodeIdempotencyConflict: "Idempotency conflict",
+	ProblemCodePayloadTooLarge:     "Payload too large",
+	ProblemCodeMethodNotAllowed:    "Method not allowed",
+	ProblemCodeRateLimited:         "Rate limited",
+	ProblemCodeInternal:            "Internal error",
+}
+
+// asProblem turns any error into the problem it is: a problemError as it is, a refusal of the
+// core by its code, anything else a 500 whose details stay in the log.
+func asProblem(err error) *problemError {
+	var p *problemError
+	if errors.As(err, &p) {
+		return p
+	}
+	if r, ok := tournament.IsRefusal(err); ok {
+		status, known := refusalStatus[r.Code]
+		if known {
+			return &problemError{status: status, code: ProblemCode(r.Code), detail: r.Message, field: r.Field}
+		}
+	}
+	return &problemError{status: http.StatusInternalServerError, code: ProblemCodeInternal, detail: "internal error; quote the request id when reporting it"}
+}
+
+// problemBody renders a problem as the JSON the response carries.
+func problemBody(ctx context.Context, p *problemError) []byte {
+	body := Problem{
+		Type:   "urn:rps:problem:" + string(p.code),
+		Title:  problemTitles[p.code],
+		Status: int32(p.status),
+		Code:   p.code,
+	}
+	if p.detail != "" {
+		body.Detail = &p.detail
+	}
+	if p.field != "" {
+		body.Field = &p.field
+	}
+	if info := requestInfoOf(ctx); info.id != "" {
+		body.Instance = &info.path
+		body.RequestId = &info.id
+	}
+	out, err := json.Marshal(body)
+	if err != nil {
+		// A Problem always marshals; keep a valid body regardless.
+		return []byte(`{"type":"urn:rps:problem:internal","title":"Internal error","status":500,"code":"internal"}`)
+	}
+	return out
+}
+
+// writeProblem is the one place that shapes an error response, for every layer: handlers, the
+// request validator, the strict server, authentication, limits and panics.
+func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
+	p := asProblem(err)
+	if p.status >= 500 {
+		slog.ErrorContext(r.Context(), "request failed", "err", err, "method", r.Method, "path", r.URL.Path, "requestId", requestID(r.Context()))
+	}
+	writeRawProblem(w, p.status, p.retryAfter, problemBody(r.Context(), p))
+}
+
+func writeRawProblem(w http.ResponseWriter, status, retryAfter int, body []byte) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	if retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,233 @@
+// Package api serves the HTTP API of openapi.yaml: generated routing and types (api.gen.go),
+// request validation against the embedded spec, handlers that translate HTTP into one store or
+// tournament operation and back, authentication, rate limits, idempotency, problem responses,
+// metrics and the live event stream. It is the only package that speaks HTTP.
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/go-chi/chi/v5"
+	middleware "github.com/oapi-codegen/nethttp-middleware"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/commitreveal/rps/engine"
+	"github.com/commitreveal/rps/store"
+)
+
+// Config configures a Server.
+type Config struct {
+	Store *store.Store
+	// Rules are the rulesets served by /v1/rulesets (engine.Builtin() if nil).
+	Rules *engine.Registry
+	// Logger receives request logs (slog.Default() if nil).
+	Logger *slog.Logger
+	// Metrics are exported at /metrics (new ones if nil).
+	Metrics *Metrics
+	// TokenLimit and IPLimit rate-limit authenticated callers by account and anonymous callers by
+	// address; AccountLimit limits account creation by address. Zero rates disable a limit.
+	TokenLimit, IPLimit, AccountLimit RateLimit
+	// MaxStreamsPerClient bounds the open event streams of one account or address (default 8).
+	MaxStreamsPerClient int
+}
+
+// Server is the HTTP API. Handler serves it; Shutdown ends its event streams.
+type Server struct {
+	store        *store.Store
+	rules        *engine.Registry
+	log          *slog.Logger
+	metrics      *Metrics
+	tokens       tokenCache
+	tokenLimits  *limiters
+	ipLimits     *limiters
+	signupLimits *limiters
+	streams      *streamLimits
+	// shutdown is closed to end every open event stream.
+	shutdown     chan struct{}
+	shutdownOnce sync.Once
+	handler      http.Handler
+}
+
+// The generated interface is implemented by handlers; this fails to compile when they drift.
+var _ StrictServerInterface = (*handlers)(nil)
+
+// NewServer builds the API with its routes.
+func NewServer(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("api: a store is required")
+	}
+	s := &Server{
+		store:        cfg.Store,
+		rules:        cfg.Rules,
+		log:          cfg.Logger,
+		metrics:      cfg.Metrics,
+		tokenLimits:  newLimiters(cfg.TokenLimit),
+		ipLimits:     newLimiters(cfg.IPLimit),
+		signupLimits: newLimiters(cfg.AccountLimit),
+		streams:      newStreamLimits(cfg.MaxStreamsPerClient),
+		shutdown:     make(chan struct{}),
+	}
+	if s.rules == nil {
+		s.rules = engine.Builtin()
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.metrics == nil {
+		s.metrics = NewMetrics(nil)
+	}
+	spec, err := GetSwagger()
+	if err != nil {
+		return nil, fmt.Errorf("load embedded spec: %w", err)
+	}
+	// The spec's servers entry is relative; validate paths without matching hosts.
+	spec.Servers = nil
+	s.handler = s.routes(spec)
+	return s, nil
+}
+
+// Handler returns the API's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Shutdown ends every open event stream so that an http.Server's Shutdown does not wait for them.
+func (s *Server) Shutdown() {
+	s.shutdownOnce.Do(func() { close(s.shutdown) })
+}
+
+// routes wires every route: the operations generated from the spec, and the two served by hand
+// (the event stream, which the strict server cannot flush, and the Prometheus exposition).
+func (s *Server) routes(spec *openapi3.T) http.Handler {
+	r := chi.NewRouter()
+	r.Use(withRequestID, s.observe, limitBody)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, r, newProblem(http.StatusNotFound, ProblemCodeNotFound, "no such route"))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, r, newProblem(http.StatusMethodNotAllowed, ProblemCodeMethodNotAllowed, r.Method+" is not allowed here"))
+	})
+
+	validate := middleware.OapiRequestValidatorWithOptions(spec, &middleware.Options{
+		Options: openapi3filter.Options{
+			// Authentication is checked by s.authenticate before validation.
+			AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
+		},
+		ErrorHandlerWithOpts: validationFailed,
+		DoNotValidateServers: true,
+	})
+	h := &handlers{s: s}
+	strict := NewStrictHandlerWithOptions(h, nil, StrictHTTPServerOptions{
+		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
+			if isBodyTooLarge(err) {
+				writeProblem(w, r, errBodyTooLarge)
+				return
+			}
+			writeProblem(w, r, validationProblem("body", err.Error()))
+		},
+		ResponseErrorHandlerFunc: writeProblem,
+	})
+	r.Group(func(r chi.Router) {
+		r.Use(s.authenticate, validate)
+		HandlerWithOptions(strict, ChiServerOptions{
+			BaseRouter: r,
+			ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
+				writeProblem(w, r, parameterProblem(err))
+			},
+		})
+		r.Get("/v1/lobbies/{lobbyId}/events/stream", s.streamEvents)
+	})
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
+	return r
+}
+
+var errBodyTooLarge = newProblem(http.StatusRequestEntityTooLarge, ProblemCodePayloadTooLarge, fmt.Sprintf("request bodies are limited to %d bytes", MaxBodyBytes))
+
+// validationFailed shapes the request validator's errors as problems naming the offending field.
+func validationFailed(_ context.Context, err error, w http.ResponseWriter, r *http.Request, opts middleware.ErrorHandlerOpts) {
+	if isBodyTooLarge(err) {
+		writeProblem(w, r, errBodyTooLarge)
+		return
+	}
+	switch {
+	case errors.Is(err, routers.ErrMethodNotAllowed):
+		writeProblem(w, r, newProblem(http.StatusMethodNotAllowed, ProblemCodeMethodNotAllowed, r.Method+" is not allowed here"))
+		return
+	case opts.MatchedRoute == nil:
+		writeProblem(w, r, newProblem(http.StatusNotFound, ProblemCodeNotFound, "no such route"))
+		return
+	}
+	writeProblem(w, r, requestProblem(err))
+}
+
+// requestProblem finds the first offending field in a validation error.
+func requestProblem(err error) *problemError {
+	var multi openapi3.MultiError
+	if errors.As(err, &multi) && len(multi) > 0 {
+		err = multi[0]
+	}
+	var reqErr *openapi3filter.RequestError
+	if !errors.As(err, &reqErr) {
+		return validationProblem("", firstLine(err.Error()))
+	}
+	field := "body"
+	if reqErr.Parameter != nil {
+		field = reqErr.Parameter.Name
+	}
+	var schemaErr *openapi3.SchemaError
+	if errors.As(reqErr.Err, &schemaErr) {
+		if path := schemaErr.JSONPointer(); len(path) > 0 {
+			if reqErr.Parameter == nil {
+				field = strings.Join(path, ".")
+			}
+		} else if reqErr.Parameter == nil {
+			field = missingProperty(schemaErr)
+		}
+		return validationProblem(field, firstLine(schemaErr.Reason))
+	}
+	detail := reqErr.Reason
+	if detail == "" && reqErr.Err != nil {
+		detail = reqErr.Err.Error()
+	}
+	return validationProblem(field, firstLine(detail))
+}
+
+// missingProperty names the property a "required" or "additionalProperties" failure is about,
+// which kin-openapi reports in the reason rather than the pointer.
+func missingProperty(e *openapi3.SchemaError) string {
+	if _, after, ok := strings.Cut(e.Reason, "property \""); ok {
+		if name, _, ok := strings.Cut(after, "\""); ok {
+			return name
+		}
+	}
+	return "body"
+}
+
+// parameterProblem shapes the generated router's parameter binding errors.
+func parameterProblem(err error) *problemError {
+	var invalid *InvalidParamFormatError
+	if errors.As(err, &invalid) {
+		return validationProblem(invalid.ParamName, firstLine(invalid.Error()))
+	}
+	var required *RequiredParamError
+	if errors.As(err, &required) {
+		return validationProblem(required.ParamName, firstLine(required.Error()))
+	}
+	var header *InvalidParamFormatError
+	if errors.As(err, &header) {
+		return validationProblem(header.ParamName, firstLine(header.Error()))
+	}
+	return validationProblem("", firstLine(err.Error()))
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -1,0 +1,239 @@
+package api
+
+import (
+	"encoding/hex"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/commitreveal/rps/engine"
+	"github.com/commitreveal/rps/store"
+	"github.com/commitreveal/rps/tournament"
+)
+
+// This file maps domain values to the generated API types, in one place. Sealing is applied
+// here: a sealed value reaches a response only through the caller's own status (you).
+
+// callerState is what a caller knows of their own part in the current game.
+type callerState struct {
+	player *tournament.Player
+	move   *tournament.RoundMove
+}
+
+func parseUUID(s string) uuid.UUID {
+	id, _ := uuid.Parse(s)
+	return id
+}
+
+func millisToTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+func optionalTime(ms int64) *time.Time {
+	if ms == 0 {
+		return nil
+	}
+	t := millisToTime(ms)
+	return &t
+}
+
+func configView(c tournament.Config) GameConfig {
+	return GameConfig{
+		BetSize: c.BetSize, PlayersCountLimit: int32(c.PlayersCountLimit),
+		EntryTimeoutMs: c.EntryTimeoutMs, MoveTimeoutMs: c.MoveTimeoutMs, RevealTimeoutMs: c.RevealTimeoutMs,
+		Ruleset: c.Ruleset, Resolution: Resolution(c.Resolution), StartWhenFull: c.StartWhenFull,
+		MaxExtensions: int32(c.MaxExtensions), MaxRounds: int32(c.MaxRounds),
+	}
+}
+
+// configInput fills the omitted fields of a requested config with their defaults.
+func configInput(in GameConfigInput) tournament.Config {
+	c := tournament.DefaultConfig()
+	c.BetSize = in.BetSize
+	c.PlayersCountLimit = int(in.PlayersCountLimit)
+	if in.EntryTimeoutMs != nil {
+		c.EntryTimeoutMs = *in.EntryTimeoutMs
+	}
+	if in.MoveTimeoutMs != nil {
+		c.MoveTimeoutMs = *in.MoveTimeoutMs
+	}
+	if in.RevealTimeoutMs != nil {
+		c.RevealTimeoutMs = *in.RevealTimeoutMs
+	}
+	if in.Ruleset != nil {
+		c.Ruleset = *in.Ruleset
+	}
+	if in.Resolution != nil {
+		c.Resolution = engine.Resolution(*in.Resolution)
+	}
+	if in.StartWhenFull != nil {
+		c.StartWhenFull = *in.StartWhenFull
+	}
+	if in.MaxExtensions != nil {
+		c.MaxExtensions = int(*in.MaxExtensions)
+	}
+	if in.MaxRounds != nil {
+		c.MaxRounds = int(*in.MaxRounds)
+	}
+	return c
+}
+
+func lobbyView(l tournament.Lobby, g tournament.Game, you *callerState, now int64) Lobby {
+	out := Lobby{
+		Id: parseUUID(string(l.ID)), Name: l.Name, Closed: l.Closed, Config: configView(l.Config),
+		CreatedAt: millisToTime(l.CreatedAt), ServerTime: now,
+	}
+	if l.NextConfig != nil {
+		next := configView(*l.NextConfig)
+		out.NextConfig = &next
+	}
+	if g.ID != "" && g.Stage.Open() {
+		state := gameState(g, you)
+		out.Game = &state
+	}
+	return out
+}
+
+func gameState(g tournament.Game, you *callerState) GameState {
+	s := GameState{
+		Id: parseUUID(string(g.ID)), Number: int32(g.Number), Stage: Stage(g.Stage), Round: int32(g.Round),
+		StageStartedAt: optionalTime(g.StageStartedAt), Deadline: optionalTime(g.Deadline),
+		Extensions: int32(g.Extensions), Players: int32(g.Players), Remaining: int32(g.Active),
+		Committed: int32(g.Committed), Revealed: int32(g.Revealed), Pot: g.Escrow, RulesetHash: g.RulesetHash,
+	}
+	if g.Deadline != 0 {
+		d := g.Deadline
+		s.DeadlineMs = &d
+	}
+	if you != nil {
+		s.You = callerView(g, you)
+	}
+	return s
+}
+
+// callerView is the caller's own status, the one place a sealed value is shown: to its owner.
+func callerView(g tournament.Game, you *callerState) *CallerStatus {
+	c := &CallerStatus{}
+	if you.player == nil {
+		return c
+	}
+	c.Registered = true
+	c.InGame = you.player.Active
+	if m := you.move; m != nil && m.Round == g.Round {
+		c.Committed = true
+		hex := m.Commitment.String()
+		c.Commitment = &hex
+		if m.Revealed {
+			c.Revealed = true
+			move := int32(m.Move)
+			c.Move = &move
+		}
+	}
+	return c
+}
+
+func accountView(a tournament.Account) Account {
+	return Account{Id: parseUUID(string(a.ID)), Name: a.Name, Role: Role(a.Role), Balance: a.Balance, CreatedAt: millisToTime(a.CreatedAt)}
+}
+
+func eventView(e tournament.LoggedEvent) Event {
+	out := Event{
+		Seq: e.Seq, Type: string(e.Type), LobbyId: parseUUID(string(e.LobbyID)), At: tournament.FormatTime(e.At),
+		Data: EventData(e.Data), PrevHash: hexOf(e.PrevHash), Hash: hexOf(e.Hash),
+	}
+	if e.GameID != "" {
+		id := parseUUID(string(e.GameID))
+		out.GameId = &id
+	}
+	return out
+}
+
+func ledgerReportView(r tournament.LedgerReport) LedgerReport {
+	return LedgerReport{
+		Treasury: r.Treasury, PlayerBalances: r.PlayerBalances, Escrows: r.Escrows, EntriesSum: r.EntriesSum,
+		Invariants: LedgerInvariants{
+			EntriesSumToZero: r.EntriesSumToZero, BalancesMatchEntries: r.BalancesMatchEntries,
+			NoNegativeBalance: r.NoNegativeBalance, ClosedEscrowsZero: r.ClosedEscrowsZero,
+		},
+		Ok: r.OK(),
+	}
+}
+
+func gameSummaryView(g tournament.Game) GameSummary {
+	out := GameSummary{
+		Id: parseUUID(string(g.ID)), LobbyId: parseUUID(string(g.LobbyID)), Number: int32(g.Number),
+		Config: configView(g.Config), RulesetHash: g.RulesetHash, Stage: Stage(g.Stage), Round: int32(g.Round),
+		Players: int32(g.Players), Pot: g.Escrow, Payout: g.Payout, StartedAt: millisToTime(g.CreatedAt),
+		EndedAt: optionalTime(g.EndedAt),
+	}
+	if g.Winner != "" {
+		w := parseUUID(string(g.Winner))
+		out.Winner = &w
+	}
+	if g.StopReason != "" {
+		r := g.StopReason
+		out.StopReason = &r
+	}
+	return out
+}
+
+func gamePlayerView(g tournament.Game, p store.GamePlayer) GamePlayer {
+	out := GamePlayer{
+		AccountId: parseUUID(string(p.AccountID)), Name: p.Name, Order: int32(p.Order),
+		RegisteredAt: millisToTime(p.RegisteredAt), Status: Active,
+	}
+	switch {
+	case g.Winner == p.AccountID:
+		out.Status = Winner
+	case !p.Active:
+		out.Status = Eliminated
+		r := int32(p.EliminatedRound)
+		out.EliminatedInRound = &r
+	}
+	return out
+}
+
+// roundMoveView shows a move with its sealed parts only once they are public.
+func roundMoveView(g tournament.Game, m tournament.RoundMove) RoundMove {
+	out := RoundMove{AccountId: parseUUID(string(m.AccountID)), Committed: true, Revealed: m.Revealed}
+	if tournament.CommitmentsPublic(g, m.Round) {
+		hex := m.Commitment.String()
+		out.Commitment = &hex
+	}
+	if m.Revealed && tournament.RevealsPublic(g, m.Round) {
+		reveal, move := m.Reveal, int32(m.Move)
+		out.Reveal, out.Move = &reveal, &move
+	}
+	return out
+}
+
+func rulesetView(rs *engine.Ruleset) Ruleset {
+	out := Ruleset{Id: rs.ID(), Name: rs.Name(), Hash: rs.HashHex()}
+	for _, w := range rs.Weapons() {
+		beats := []int32{}
+		for _, m := range w.Beats.Moves() {
+			beats = append(beats, int32(m))
+		}
+		out.Weapons = append(out.Weapons, Weapon{
+			Move: int32(w.Move), Digit: w.Move.String(), Name: w.Name, Layout: w.Layout, Rotations: w.Rotations, Beats: beats,
+		})
+	}
+	out.Placements = placementsView(rs.Placements())
+	return out
+}
+
+func placementsView(ps []engine.Placement) []Placement {
+	out := make([]Placement, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, Placement{Move: int32(p.Move), Rotation: int32(p.Rotation), Tiles: int32(p.Tiles)})
+	}
+	return out
+}
+
+func movesOf(s engine.MoveSet) []int32 {
+	out := []int32{}
+	for _, m := range s.Moves() {
+		out = append(out, int32(m))
+	}
+	return out
+}
+
+func hexOf(b [32]byte) string { return hex.EncodeToString(b[:]) }

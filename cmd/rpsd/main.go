@@ -1,0 +1,271 @@
+// Command rpsd is the tournament server: it serves the HTTP API and runs the stage clock.
+//
+//	rpsd [serve]       migrate, then serve the API and run the clock (the default)
+//	rpsd migrate       apply the database migrations and exit
+//	rpsd admin token   print a fresh token for the bootstrap admin, revoking the old one
+//	rpsd healthcheck   exit 0 when the server at RPSD_ADDR is ready (for container health checks)
+//
+// Without DATABASE_URL it runs a private PostgreSQL cluster from the machine's binaries under
+// RPSD_DATA_DIR. Run `rpsd --help` for every setting.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/engine"
+	"github.com/commitreveal/rps/internal/pgcluster"
+	"github.com/commitreveal/rps/migrations"
+	"github.com/commitreveal/rps/store"
+	"github.com/commitreveal/rps/tournament"
+)
+
+// settings are read from the environment; --help lists them.
+type settings struct {
+	databaseURL  string
+	addr         string
+	adminToken   string
+	minTimeoutMs int64
+	dataDir      string
+	outage       time.Duration
+}
+
+var settingDocs = []struct{ name, def, doc string }{
+	{"DATABASE_URL", "", "PostgreSQL URL; without it rpsd runs a private cluster under RPSD_DATA_DIR"},
+	{"RPSD_ADDR", ":8080", "address the HTTP API listens on"},
+	{"RPSD_ADMIN_TOKEN", "", "token of the bootstrap admin, created or updated at start-up; without it a token is generated and printed once"},
+	{"RPSD_MIN_TIMEOUT_MS", strconv.Itoa(tournament.DefaultMinTimeoutMs), "shortest stage timeout a game config may set (tests lower it)"},
+	{"RPSD_DATA_DIR", "./.rpsd", "folder of the private PostgreSQL cluster"},
+	{"RPSD_OUTAGE_THRESHOLD_MS", "5000", "a gap without any replica's heartbeat longer than this shifts every open deadline by the gap at start-up"},
+}
+
+func usage() {
+	out := flag.CommandLine.Output()
+	fmt.Fprintf(out, "usage: rpsd [serve | migrate | admin token | healthcheck]\n\nsettings (environment variables):\n")
+	for _, s := range settingDocs {
+		def := s.def
+		if def == "" {
+			def = "unset"
+		}
+		fmt.Fprintf(out, "  %-26s %s (default: %s)\n", s.name, s.doc, def)
+	}
+}
+
+func main() {
+	flag.Usage = usage
+	flag.Parse()
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	slog.SetDefault(log)
+	if err := run(flag.Args(), log); err != nil {
+		log.Error("rpsd failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+func loadSettings() (settings, error) {
+	env := func(name string) string {
+		if v, ok := os.LookupEnv(name); ok {
+			return v
+		}
+		for _, s := range settingDocs {
+			if s.name == name {
+				return s.def
+			}
+		}
+		return ""
+	}
+	s := settings{databaseURL: env("DATABASE_URL"), addr: env("RPSD_ADDR"), adminToken: env("RPSD_ADMIN_TOKEN"), dataDir: env("RPSD_DATA_DIR")}
+	var err error
+	if s.minTimeoutMs, err = strconv.ParseInt(env("RPSD_MIN_TIMEOUT_MS"), 10, 64); err != nil || s.minTimeoutMs <= 0 {
+		return s, fmt.Errorf("RPSD_MIN_TIMEOUT_MS must be a positive number of milliseconds")
+	}
+	outage, err := strconv.ParseInt(env("RPSD_OUTAGE_THRESHOLD_MS"), 10, 64)
+	if err != nil || outage <= 0 {
+		return s, fmt.Errorf("RPSD_OUTAGE_THRESHOLD_MS must be a positive number of milliseconds")
+	}
+	s.outage = time.Duration(outage) * time.Millisecond
+	return s, nil
+}
+
+func run(args []string, log *slog.Logger) error {
+	cfg, err := loadSettings()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	command := "serve"
+	if len(args) > 0 {
+		command = args[0]
+	}
+	switch {
+	case command == "serve" && len(args) <= 1:
+	case command == "migrate" && len(args) == 1:
+	case command == "admin" && len(args) == 2 && args[1] == "token":
+	case command == "healthcheck" && len(args) == 1:
+		return healthcheck(ctx, cfg.addr)
+	default:
+		usage()
+		return fmt.Errorf("unknown command %q", args)
+	}
+
+	databaseURL, cluster, err := database(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	if cluster != nil {
+		defer func() {
+			if err := cluster.Stop(); err != nil {
+				log.Error("stop private cluster", "err", err)
+			}
+		}()
+	}
+	if err := migrations.Up(ctx, databaseURL); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if command == "migrate" {
+		log.Info("migrations applied")
+		return nil
+	}
+
+	pool, err := pgxpool.New(ctx, databaseURL)
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer pool.Close()
+	metrics := api.NewMetrics(pool)
+	service := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: cfg.minTimeoutMs, NewID: uuid.NewString})
+	st := store.New(pool, store.Options{Service: service, Logger: log, OnExpiry: metrics.ObserveExpiry})
+	defer st.Close()
+
+	if command == "admin" {
+		token, err := st.RotateAdminToken(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Println(token)
+		return nil
+	}
+	return serve(ctx, cfg, st, metrics, log)
+}
+
+// database returns the URL to use: DATABASE_URL, or the private cluster's, started on demand.
+func database(ctx context.Context, cfg settings, log *slog.Logger) (string, *pgcluster.Cluster, error) {
+	if cfg.databaseURL != "" {
+		return cfg.databaseURL, nil, nil
+	}
+	dir, err := filepath.Abs(cfg.dataDir)
+	if err != nil {
+		return "", nil, fmt.Errorf("data dir: %w", err)
+	}
+	cluster, err := pgcluster.Start(ctx, pgcluster.Options{Dir: dir, Logger: log})
+	if err != nil {
+		return "", nil, fmt.Errorf("private cluster in %s: %w", dir, err)
+	}
+	if err := cluster.EnsureDatabase(ctx, "rps"); err != nil {
+		_ = cluster.Stop()
+		return "", nil, err
+	}
+	log.Info("private cluster", "dir", dir, "port", cluster.Port(), "reused", !cluster.Started())
+	return cluster.URL("rps"), cluster, nil
+}
+
+func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metrics, log *slog.Logger) error {
+	if _, err := st.Recover(ctx, cfg.outage); err != nil {
+		return fmt.Errorf("recover after outage: %w", err)
+	}
+	token, created, err := st.EnsureAdmin(ctx, cfg.adminToken)
+	if err != nil {
+		return fmt.Errorf("bootstrap admin: %w", err)
+	}
+	if created && cfg.adminToken == "" {
+		// Printed once, on standard output, so that it stays out of the logs.
+		fmt.Printf("admin token: %s\n", token)
+	}
+
+	server, err := api.NewServer(api.Config{
+		Store: st, Logger: log, Metrics: metrics,
+		TokenLimit: api.RateLimit{Rate: 50, Burst: 100}, IPLimit: api.RateLimit{Rate: 20, Burst: 40},
+		AccountLimit: api.RateLimit{Rate: 0.5, Burst: 10},
+	})
+	if err != nil {
+		return err
+	}
+	listener, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	httpServer := &http.Server{Handler: server.Handler(), ReadHeaderTimeout: 10 * time.Second}
+
+	clockDone := make(chan error, 1)
+	// The clock outlives the signal until in-flight requests are done.
+	clockCtx, stopClock := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopClock()
+	go func() { clockDone <- st.RunClock(clockCtx) }()
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- httpServer.Serve(listener) }()
+	log.Info("serving", "addr", listener.Addr().String())
+
+	select {
+	case <-ctx.Done():
+	case err := <-serveDone:
+		return fmt.Errorf("serve: %w", err)
+	case err := <-clockDone:
+		_ = httpServer.Close()
+		return fmt.Errorf("clock: %w", err)
+	}
+	log.Info("shutting down")
+	server.Shutdown()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := httpServer.Shutdown(shutdownCtx); err != nil {
+		log.Error("http shutdown", "err", err)
+	}
+	stopClock()
+	if err := <-clockDone; err != nil && !errors.Is(err, context.Canceled) {
+		log.Error("clock", "err", err)
+	}
+	return nil
+}
+
+// healthcheck asks the server listening on addr whether it is ready.
+func healthcheck(ctx context.Context, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("RPSD_ADDR: %w", err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/readyz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("readyz: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("readyz: %s", resp.Status)
+	}
+	return nil
+}

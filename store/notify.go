@@ -1,0 +1,101 @@
+package store
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/commitreveal/rps/tournament"
+)
+
+// notifier fans the EventsChannel notifications of one LISTEN connection out to every local
+// follower of a lobby (long polls and event streams), so that followers cost no connection each.
+type notifier struct {
+	mu        sync.Mutex
+	followers map[tournament.LobbyID]map[chan struct{}]struct{}
+	started   bool
+}
+
+// Subscribe returns a channel that receives a value whenever the lobby's log may have grown, and
+// a function to call when done. Wake-ups are coalesced: a follower reads the log after each one.
+// After a lost database connection every follower is woken, since notifications may have been
+// missed.
+func (s *Store) Subscribe(lobby tournament.LobbyID) (<-chan struct{}, func()) {
+	n := &s.notify
+	ch := make(chan struct{}, 1)
+	n.mu.Lock()
+	if n.followers == nil {
+		n.followers = map[tournament.LobbyID]map[chan struct{}]struct{}{}
+	}
+	if n.followers[lobby] == nil {
+		n.followers[lobby] = map[chan struct{}]struct{}{}
+	}
+	n.followers[lobby][ch] = struct{}{}
+	if !n.started {
+		n.started = true
+		go s.listen(s.listenCtx)
+	}
+	n.mu.Unlock()
+	return ch, func() {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		delete(n.followers[lobby], ch)
+		if len(n.followers[lobby]) == 0 {
+			delete(n.followers, lobby)
+		}
+	}
+}
+
+func (n *notifier) wake(lobby tournament.LobbyID, all bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for id, chans := range n.followers {
+		if !all && id != lobby {
+			continue
+		}
+		for ch := range chans {
+			select {
+			case ch <- struct{}{}:
+			default: // already woken, not yet read
+			}
+		}
+	}
+}
+
+// listen holds the LISTEN connection until ctx ends, reconnecting after a failure.
+func (s *Store) listen(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := s.listenOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("event listener lost its connection; reconnecting", "err", err)
+		s.notify.wake("", true)
+		select {
+		case <-ctx.Done():
+		case <-time.After(failureWait):
+		}
+	}
+}
+
+func (s *Store) listenOnce(ctx context.Context) error {
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+EventsChannel); err != nil {
+		return err
+	}
+	// Followers that subscribed before this connection listened may have missed a notification.
+	s.notify.wake("", true)
+	for {
+		note, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		s.notify.wake(tournament.LobbyID(note.Payload), false)
+	}
+}
