@@ -20,3 +20,7 @@ test-go:
 
 generate:
 	$(GO) generate ./...
+
+# Serve the API on :8080 with a private PostgreSQL cluster under ./.rpsd (see README).
+run:
+	$(GO) run ./cmd/rpsd
