@@ -189,13 +189,7 @@ func (s *Service) Leave(ctx context.Context, tx Tx, now int64, actor Actor, lobb
 func (s *Service) Commit(ctx context.Context, tx Tx, now int64, actor Actor, lobby LobbyID, c engine.Commitment) error {
 	return s.run(ctx, tx, now, lobby, func(o *op) error {
 		g := &o.game
-		if g.Stage != StageMoves {
-			return refuse(CodeWrongStage, "moves are not open: the game is in the %s stage", g.Stage)
-		}
-		if actor.Role == RoleAdmin {
-			return refuse(CodeForbidden, "admins cannot play")
-		}
-		if err := o.requireActive(actor.ID); err != nil {
+		if err := o.requirePlaying(StageMoves, actor); err != nil {
 			return err
 		}
 		if _, err := tx.RoundMove(ctx, g.ID, g.Round, actor.ID); err == nil {
@@ -225,13 +219,7 @@ func (s *Service) Commit(ctx context.Context, tx Tx, now int64, actor Actor, lob
 func (s *Service) Reveal(ctx context.Context, tx Tx, now int64, actor Actor, lobby LobbyID, reveal string) error {
 	return s.run(ctx, tx, now, lobby, func(o *op) error {
 		g := &o.game
-		if g.Stage != StageReveal {
-			return refuse(CodeWrongStage, "reveals are not open: the game is in the %s stage", g.Stage)
-		}
-		if actor.Role == RoleAdmin {
-			return refuse(CodeForbidden, "admins cannot play")
-		}
-		if err := o.requireActive(actor.ID); err != nil {
+		if err := o.requirePlaying(StageReveal, actor); err != nil {
 			return err
 		}
 		m, err := tx.RoundMove(ctx, g.ID, g.Round, actor.ID)

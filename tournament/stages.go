@@ -127,9 +127,16 @@ func (o *op) player(id AccountID) (Player, error) {
 	return p, err
 }
 
-// requireActive refuses a player who is not (or no longer) in the game.
-func (o *op) requireActive(id AccountID) error {
-	p, err := o.player(id)
+// requirePlaying refuses, in order, an action outside its stage, an admin, and a player who is
+// not (or no longer) in the game.
+func (o *op) requirePlaying(stage Stage, actor Actor) error {
+	if o.game.Stage != stage {
+		return refuse(CodeWrongStage, "%s is not open: the game is in the %s stage", stage, o.game.Stage)
+	}
+	if actor.Role == RoleAdmin {
+		return refuse(CodeForbidden, "admins cannot play")
+	}
+	p, err := o.player(actor.ID)
 	if errors.Is(err, ErrNotFound) {
 		return refuse(CodeNotInGame, "not registered in this game")
 	} else if err != nil {
