@@ -60,7 +60,7 @@ func (t *pgTx) bootstrapAdmin(ctx context.Context) (tournament.AccountID, error)
 }
 
 // Ready reports whether the database answers and its schema is at the version this build
-// expects.
+// expects. Its error is fit to show anyone: connection details go to the log only.
 func (s *Store) Ready(ctx context.Context) error {
 	want, err := migrations.Latest()
 	if err != nil {
@@ -69,7 +69,8 @@ func (s *Store) Ready(ctx context.Context) error {
 	var version int64
 	var dirty bool
 	if err := queryRow(ctx, s.pool, `SELECT version, dirty FROM schema_migrations`).Scan(&version, &dirty); err != nil {
-		return fmt.Errorf("database not ready: %w", err)
+		s.log.Warn("readiness check failed", "err", err)
+		return errors.New("database unreachable")
 	}
 	if dirty || version != int64(want) {
 		return fmt.Errorf("database schema at version %d (dirty %v), this build needs %d", version, dirty, want)

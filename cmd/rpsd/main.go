@@ -130,11 +130,29 @@ func run(args []string, log *slog.Logger) error {
 		return err
 	}
 	if cluster != nil {
-		defer func() {
-			if err := cluster.Stop(); err != nil {
-				log.Error("stop private cluster", "err", err)
+		// The private cluster belongs to the serving rpsd of its folder: a serving process stops
+		// it on the way out, also one it found left running by a killed predecessor; a one-off
+		// command stops only a cluster it started itself, never one a running server uses.
+		owner := cluster.Started()
+		if command == "serve" {
+			release, err := serveLock(cfg.dataDir)
+			if err != nil {
+				if !owner {
+					return err
+				}
+				_ = cluster.Stop()
+				return err
 			}
-		}()
+			defer release()
+			owner = true
+		}
+		if owner {
+			defer func() {
+				if err := cluster.Stop(); err != nil {
+					log.Error("stop private cluster", "err", err)
+				}
+			}()
+		}
 	}
 	if err := migrations.Up(ctx, databaseURL); err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -268,4 +286,19 @@ func healthcheck(ctx context.Context, addr string) error {
 		return fmt.Errorf("readyz: %s", resp.Status)
 	}
 	return nil
+}
+
+// serveLock makes sure a single rpsd serves from a data folder: it holds an advisory lock on a
+// file there until release (the kernel drops it if the process dies, even by SIGKILL).
+func serveLock(dataDir string) (release func(), err error) {
+	path := filepath.Join(dataDir, "rpsd.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("another rpsd is already serving from %s (lock %s: %w)", dataDir, path, err)
+	}
+	return func() { f.Close() }, nil
 }
