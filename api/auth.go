@@ -81,45 +81,61 @@ func bearerToken(r *http.Request) (token string, ok bool, err error) {
 	return strings.TrimSpace(token), true, nil
 }
 
+type rejectedKey struct{}
+
 // authenticate resolves the bearer token, if one is sent, to its account and puts it in the
-// request's context. A token that is sent must be valid, even where none is required; whether an
-// operation needs one is decided by its handler (requirePlayer, requireAdmin...). The per-token
-// and per-IP rate limits are applied here too.
+// request's context. An unknown, revoked or malformed token is not refused here: anonymous
+// operations ignore the Authorization header, and the operations that use a caller refuse it
+// (requireAccount, optionalCaller). Authenticated callers are rate-limited by account, everyone
+// else by address.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := time.Now()
+		ctx := r.Context()
 		token, sent, err := bearerToken(r)
-		if err != nil {
-			writeProblem(w, r, newProblem(http.StatusUnauthorized, ProblemCodeUnauthorized, err.Error()))
-			return
-		}
-		if !sent {
-			if ok, retry := s.ipLimits.allow(clientIP(r), now); !ok {
-				writeProblem(w, r, rateLimited(retry))
+		var account tournament.Account
+		known := false
+		switch {
+		case err != nil:
+			ctx = context.WithValue(ctx, rejectedKey{}, err.Error())
+		case sent:
+			account, known, err = s.accountOf(ctx, token, now)
+			if err != nil {
+				s.writeProblem(w, r, err)
 				return
 			}
-			next.ServeHTTP(w, r)
-			return
+			if !known {
+				ctx = context.WithValue(ctx, rejectedKey{}, "unknown or revoked token")
+			}
 		}
-		key := hashToken(token)
-		account, cached := s.tokens.get(key, now)
-		if !cached {
-			account, err = s.store.AccountByToken(r.Context(), token)
-			if errors.Is(err, tournament.ErrNotFound) {
-				writeProblem(w, r, newProblem(http.StatusUnauthorized, ProblemCodeUnauthorized, "unknown or revoked token"))
-				return
-			} else if err != nil {
-				writeProblem(w, r, err)
+		if known {
+			if ok, retry := s.tokenLimits.allow(string(account.ID), now); !ok {
+				s.writeProblem(w, r, rateLimited(retry))
 				return
 			}
-			s.tokens.put(key, account, now)
-		}
-		if ok, retry := s.tokenLimits.allow(string(account.ID), now); !ok {
-			writeProblem(w, r, rateLimited(retry))
+			ctx = context.WithValue(ctx, callerKey{}, account)
+		} else if ok, retry := s.ipLimits.allow(requestInfoOf(ctx).ip, now); !ok {
+			s.writeProblem(w, r, rateLimited(retry))
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, account)))
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// accountOf finds a token's account, from the cache when it can.
+func (s *Server) accountOf(ctx context.Context, token string, now time.Time) (tournament.Account, bool, error) {
+	key := hashToken(token)
+	if account, ok := s.tokens.get(key, now); ok {
+		return account, true, nil
+	}
+	account, err := s.store.AccountByToken(ctx, token)
+	if errors.Is(err, tournament.ErrNotFound) {
+		return account, false, nil
+	} else if err != nil {
+		return account, false, err
+	}
+	s.tokens.put(key, account, now)
+	return account, true, nil
 }
 
 // hashToken keys the token cache, so that the cache never holds a token itself.
@@ -143,11 +159,20 @@ func clientIP(r *http.Request) string {
 
 // requireAccount returns the caller, or 401.
 func requireAccount(ctx context.Context) (tournament.Account, error) {
-	a, ok := caller(ctx)
-	if !ok {
-		return tournament.Account{}, errUnauthorized
+	a, ok, err := optionalCaller(ctx)
+	if err == nil && !ok {
+		err = errUnauthorized
 	}
-	return a, nil
+	return a, err
+}
+
+// optionalCaller returns the caller if a token was sent, and 401 if the token sent is not valid.
+func optionalCaller(ctx context.Context) (tournament.Account, bool, error) {
+	if reason, rejected := ctx.Value(rejectedKey{}).(string); rejected {
+		return tournament.Account{}, false, newProblem(http.StatusUnauthorized, ProblemCodeUnauthorized, reason)
+	}
+	a, ok := caller(ctx)
+	return a, ok, nil
 }
 
 // requireAdmin returns the calling admin: 401 for anonymous callers, 403 for players.

@@ -94,12 +94,12 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	lobby := tournament.LobbyID(chi.URLParam(r, "lobbyId"))
 	if _, err := s.store.Lobby(ctx, lobby); err != nil {
-		writeProblem(w, r, readErr(err, "lobby"))
+		s.writeProblem(w, r, readErr(err, "lobby"))
 		return
 	}
 	after, err := streamStart(r)
 	if err != nil {
-		writeProblem(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	client := requestInfoOf(ctx).ip
@@ -107,13 +107,13 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 		client = string(who.ID)
 	}
 	if !s.streams.acquire(client) {
-		writeProblem(w, r, rateLimited(int(heartbeatEvery.Seconds())))
+		s.writeProblem(w, r, rateLimited(int(heartbeatEvery.Seconds())))
 		return
 	}
 	defer s.streams.release(client)
 	flusher, ok := w.(http.Flusher)
 	if !ok {
-		writeProblem(w, r, fmt.Errorf("response writer cannot flush"))
+		s.writeProblem(w, r, fmt.Errorf("response writer cannot flush"))
 		return
 	}
 

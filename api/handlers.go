@@ -26,7 +26,7 @@ type handlers struct {
 
 // Page sizes of paged lists.
 const (
-	defaultPageSize = 50
+	defaultPageSize = 100
 	maxPageSize     = 500
 )
 
@@ -250,6 +250,10 @@ func (h *handlers) CreateLobby(ctx context.Context, req CreateLobbyRequestObject
 }
 
 func (h *handlers) ListLobbies(ctx context.Context, req ListLobbiesRequestObject) (ListLobbiesResponseObject, error) {
+	who, _, err := optionalCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
 	limit := pageSize(req.Params.Limit)
 	after := ""
 	if req.Params.After != nil {
@@ -262,7 +266,6 @@ func (h *handlers) ListLobbies(ctx context.Context, req ListLobbiesRequestObject
 		return nil, err
 	}
 	page := LobbyPage{Lobbies: []Lobby{}}
-	who, _ := caller(ctx)
 	for i, v := range views {
 		if i == limit {
 			next := string(views[limit-1].Lobby.ID)
@@ -279,11 +282,14 @@ func (h *handlers) ListLobbies(ctx context.Context, req ListLobbiesRequestObject
 }
 
 func (h *handlers) GetLobby(ctx context.Context, req GetLobbyRequestObject) (GetLobbyResponseObject, error) {
+	who, _, err := optionalCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
 	v, err := h.s.store.Lobby(ctx, tournament.LobbyID(req.LobbyId.String()))
 	if err != nil {
 		return nil, readErr(err, "lobby")
 	}
-	who, _ := caller(ctx)
 	you, err := h.callerState(ctx, v.Game, who)
 	if err != nil {
 		return nil, err
@@ -421,15 +427,12 @@ func (h *handlers) GetRound(ctx context.Context, req GetRoundRequestObject) (Get
 	if round > g.Round {
 		return nil, notFound(fmt.Sprintf("round %d of this game", round))
 	}
-	after := tournament.AccountID("")
-	if req.Params.After != nil {
-		if !validUUID(*req.Params.After) {
-			return nil, validationProblem("after", "not a cursor this server returned")
-		}
-		after = tournament.AccountID(*req.Params.After)
+	after, err := int64Cursor(req.Params.After)
+	if err != nil {
+		return nil, err
 	}
 	limit := pageSize(req.Params.Limit)
-	moves, err := h.s.store.Moves(ctx, id, round, after, limit+1)
+	players, err := h.s.store.RoundPlayers(ctx, id, round, int(after), limit+1)
 	if err != nil {
 		return nil, err
 	}
@@ -445,19 +448,18 @@ func (h *handlers) GetRound(ctx context.Context, req GetRoundRequestObject) (Get
 		return nil, err
 	}
 	if result != nil {
-		present, survivors := int32(result.Present), int32(result.Survivors)
+		present, survivors := int32(result.Present), int32(result.Remaining)
 		out.Present, out.Survivors = &present, &survivors
 		for _, c := range result.Counts {
 			out.Counts = append(out.Counts, int32(c))
 		}
 	}
-	for i, m := range moves {
+	for i, p := range players {
 		if i == limit {
-			next := string(moves[limit-1].AccountID)
-			out.Next = &next
+			out.Next = int64CursorOf(int64(players[limit-1].Order))
 			break
 		}
-		out.Moves = append(out.Moves, roundMoveView(g, m))
+		out.Moves = append(out.Moves, roundMoveView(g, round, p))
 	}
 	return GetRound200JSONResponse(out), nil
 }

@@ -86,9 +86,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				slog.ErrorContext(r.Context(), "panic", "panic", fmt.Sprint(v), "requestId", requestID(r.Context()))
+				s.log.ErrorContext(r.Context(), "panic", "panic", fmt.Sprint(v), "requestId", requestID(r.Context()))
 				if rec.status == 0 {
-					writeProblem(rec, r, fmt.Errorf("panic: %v", v))
+					s.writeProblem(rec, r, fmt.Errorf("panic: %v", v))
 				}
 			}
 			route := "unmatched"
@@ -110,10 +110,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 }
 
 // limitBody refuses bodies over MaxBodyBytes with 413 before any handler reads them.
-func limitBody(next http.Handler) http.Handler {
+func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > MaxBodyBytes {
-			writeProblem(w, r, newProblem(http.StatusRequestEntityTooLarge, ProblemCodePayloadTooLarge, fmt.Sprintf("request bodies are limited to %d bytes", MaxBodyBytes)))
+			s.writeProblem(w, r, newProblem(http.StatusRequestEntityTooLarge, ProblemCodePayloadTooLarge, fmt.Sprintf("request bodies are limited to %d bytes", MaxBodyBytes)))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)

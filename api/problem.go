@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strconv"
 
@@ -119,10 +118,10 @@ func problemBody(ctx context.Context, p *problemError) []byte {
 
 // writeProblem is the one place that shapes an error response, for every layer: handlers, the
 // request validator, the strict server, authentication, limits and panics.
-func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
+func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	p := asProblem(err)
 	if p.status >= 500 {
-		slog.ErrorContext(r.Context(), "request failed", "err", err, "method", r.Method, "path", r.URL.Path, "requestId", requestID(r.Context()))
+		s.log.ErrorContext(r.Context(), "request failed", "err", err, "method", r.Method, "path", r.URL.Path, "requestId", requestID(r.Context()))
 	}
 	writeRawProblem(w, p.status, p.retryAfter, problemBody(r.Context(), p))
 }

@@ -107,12 +107,12 @@ func (s *Server) Shutdown() {
 // (the event stream, which the strict server cannot flush, and the Prometheus exposition).
 func (s *Server) routes(spec *openapi3.T) http.Handler {
 	r := chi.NewRouter()
-	r.Use(withRequestID, s.observe, limitBody)
+	r.Use(withRequestID, s.observe, s.limitBody)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, r, newProblem(http.StatusNotFound, ProblemCodeNotFound, "no such route"))
+		s.writeProblem(w, r, newProblem(http.StatusNotFound, ProblemCodeNotFound, "no such route"))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, r, newProblem(http.StatusMethodNotAllowed, ProblemCodeMethodNotAllowed, r.Method+" is not allowed here"))
+		s.writeProblem(w, r, newProblem(http.StatusMethodNotAllowed, ProblemCodeMethodNotAllowed, r.Method+" is not allowed here"))
 	})
 
 	validate := middleware.OapiRequestValidatorWithOptions(spec, &middleware.Options{
@@ -120,26 +120,26 @@ func (s *Server) routes(spec *openapi3.T) http.Handler {
 			// Authentication is checked by s.authenticate before validation.
 			AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
 		},
-		ErrorHandlerWithOpts: validationFailed,
+		ErrorHandlerWithOpts: s.validationFailed,
 		DoNotValidateServers: true,
 	})
 	h := &handlers{s: s}
 	strict := NewStrictHandlerWithOptions(h, nil, StrictHTTPServerOptions{
 		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
 			if isBodyTooLarge(err) {
-				writeProblem(w, r, errBodyTooLarge)
+				s.writeProblem(w, r, errBodyTooLarge)
 				return
 			}
-			writeProblem(w, r, validationProblem("body", err.Error()))
+			s.writeProblem(w, r, validationProblem("body", err.Error()))
 		},
-		ResponseErrorHandlerFunc: writeProblem,
+		ResponseErrorHandlerFunc: s.writeProblem,
 	})
 	r.Group(func(r chi.Router) {
 		r.Use(s.authenticate, validate)
 		HandlerWithOptions(strict, ChiServerOptions{
 			BaseRouter: r,
 			ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
-				writeProblem(w, r, parameterProblem(err))
+				s.writeProblem(w, r, parameterProblem(err))
 			},
 		})
 		r.Get("/v1/lobbies/{lobbyId}/events/stream", s.streamEvents)
@@ -151,20 +151,20 @@ func (s *Server) routes(spec *openapi3.T) http.Handler {
 var errBodyTooLarge = newProblem(http.StatusRequestEntityTooLarge, ProblemCodePayloadTooLarge, fmt.Sprintf("request bodies are limited to %d bytes", MaxBodyBytes))
 
 // validationFailed shapes the request validator's errors as problems naming the offending field.
-func validationFailed(_ context.Context, err error, w http.ResponseWriter, r *http.Request, opts middleware.ErrorHandlerOpts) {
+func (s *Server) validationFailed(_ context.Context, err error, w http.ResponseWriter, r *http.Request, opts middleware.ErrorHandlerOpts) {
 	if isBodyTooLarge(err) {
-		writeProblem(w, r, errBodyTooLarge)
+		s.writeProblem(w, r, errBodyTooLarge)
 		return
 	}
 	switch {
 	case errors.Is(err, routers.ErrMethodNotAllowed):
-		writeProblem(w, r, newProblem(http.StatusMethodNotAllowed, ProblemCodeMethodNotAllowed, r.Method+" is not allowed here"))
+		s.writeProblem(w, r, newProblem(http.StatusMethodNotAllowed, ProblemCodeMethodNotAllowed, r.Method+" is not allowed here"))
 		return
 	case opts.MatchedRoute == nil:
-		writeProblem(w, r, newProblem(http.StatusNotFound, ProblemCodeNotFound, "no such route"))
+		s.writeProblem(w, r, newProblem(http.StatusNotFound, ProblemCodeNotFound, "no such route"))
 		return
 	}
-	writeProblem(w, r, requestProblem(err))
+	s.writeProblem(w, r, requestProblem(err))
 }
 
 // requestProblem finds the first offending field in a validation error.

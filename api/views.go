@@ -85,7 +85,8 @@ func lobbyView(l tournament.Lobby, g tournament.Game, you *callerState, now int6
 		next := configView(*l.NextConfig)
 		out.NextConfig = &next
 	}
-	if g.ID != "" && g.Stage.Open() {
+	// A closed lobby whose last game has ended shows that game.
+	if g.ID != "" {
 		state := gameState(g, you)
 		out.Game = &state
 	}
@@ -191,14 +192,19 @@ func gamePlayerView(g tournament.Game, p store.GamePlayer) GamePlayer {
 	return out
 }
 
-// roundMoveView shows a move with its sealed parts only once they are public.
-func roundMoveView(g tournament.Game, m tournament.RoundMove) RoundMove {
-	out := RoundMove{AccountId: parseUUID(string(m.AccountID)), Committed: true, Revealed: m.Revealed}
-	if tournament.CommitmentsPublic(g, m.Round) {
+// roundMoveView shows a player's part in a round, with its sealed parts only once they are public.
+func roundMoveView(g tournament.Game, round int, p store.RoundPlayer) RoundMove {
+	out := RoundMove{AccountId: parseUUID(string(p.AccountID))}
+	m := p.Move
+	if m == nil {
+		return out
+	}
+	out.Committed, out.Revealed = true, m.Revealed
+	if tournament.CommitmentsPublic(g, round) {
 		hex := m.Commitment.String()
 		out.Commitment = &hex
 	}
-	if m.Revealed && tournament.RevealsPublic(g, m.Round) {
+	if m.Revealed && tournament.RevealsPublic(g, round) {
 		reveal, move := m.Reveal, int32(m.Move)
 		out.Reveal, out.Move = &reveal, &move
 	}

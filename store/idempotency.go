@@ -29,17 +29,20 @@ type Outcome struct {
 	Body   []byte
 	// Refused is the refusal the outcome reports, if any; it is not stored.
 	Refused error
+	// Transient outcomes (a request the game found invalid) are not stored under the key, so the
+	// client can retry with a corrected request; the transaction still commits.
+	Transient bool
 }
 
 // ErrIdempotencyConflict is the use of a key with a different request than the one it was first
 // used with.
 var ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
 
-// RunIdempotent runs fn like RunLobby and, when key is not nil,
-// stores fn's outcome under the key in the same transaction. A retry with the same key and
-// request gets the stored outcome back (replayed is true) and fn does not run; a concurrent
-// duplicate waits for the first to commit and is then replayed. A key used with another request
-// is ErrIdempotencyConflict. When fn fails, nothing is stored, so the request can be retried.
+// RunIdempotent runs fn like RunLobby and, when key is not nil, stores fn's outcome (unless it
+// is Transient) under the key in the same transaction. A retry with the same key and request
+// gets the stored outcome back (replayed is true) and fn does not run; a concurrent duplicate
+// waits for the first to commit and is then replayed. A key used with another request is
+// ErrIdempotencyConflict. When fn fails, nothing is stored, so the request can be retried.
 func (s *Store) RunIdempotent(ctx context.Context, lobby tournament.LobbyID, key *IdempotencyKey,
 	fn func(tx tournament.Tx, now int64) (Outcome, error)) (out Outcome, replayed bool, err error) {
 	err = s.run(ctx, func(t *pgTx) error {
@@ -61,6 +64,11 @@ func (s *Store) RunIdempotent(ctx context.Context, lobby tournament.LobbyID, key
 		out, err = fn(t, now)
 		if err != nil || key == nil {
 			return err
+		}
+		if out.Transient {
+			return execOne(ctx, t.tx, `DELETE FROM idempotency_keys
+				WHERE account_id = $1 AND method = $2 AND route = $3 AND key = $4`,
+				key.AccountID, key.Method, key.Route, key.Key)
 		}
 		return execOne(ctx, t.tx, `UPDATE idempotency_keys SET status = $5, response = $6
 			WHERE account_id = $1 AND method = $2 AND route = $3 AND key = $4`,

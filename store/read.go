@@ -190,3 +190,41 @@ func (s *Store) Moves(ctx context.Context, game tournament.GameID, round int, af
 		WHERE game_id = $1 AND round = $2 AND account_id > $3 ORDER BY account_id LIMIT $4`,
 		game, round, after, limit)
 }
+
+// RoundPlayer is a player of a round with its move, if it committed one.
+type RoundPlayer struct {
+	AccountID tournament.AccountID
+	Order     int
+	// Move is nil for a player who did not commit in the round.
+	Move *tournament.RoundMove
+}
+
+// RoundPlayers returns up to limit of the players who were in a round when it started, with a
+// registration order greater than after, in registration order, each with its move.
+func (s *Store) RoundPlayers(ctx context.Context, game tournament.GameID, round, after, limit int) ([]RoundPlayer, error) {
+	if !validID(string(game)) {
+		return nil, nil
+	}
+	// A player was in round r if it is still in, or went out in round r or later.
+	return collect(ctx, s.pool, func(r pgx.CollectableRow) (RoundPlayer, error) {
+		var p RoundPlayer
+		var committed bool
+		var m tournament.RoundMove
+		var commitment, reveal []byte
+		err := r.Scan(&p.AccountID, &p.Order, &committed, &commitment, &m.CommittedAt, &m.Revealed, &reveal, &m.Move, &m.RevealedAt)
+		if err != nil || !committed {
+			return p, err
+		}
+		m.GameID, m.Round, m.AccountID = game, round, p.AccountID
+		copy(m.Commitment[:], commitment)
+		m.Reveal = string(reveal)
+		p.Move = &m
+		return p, nil
+	}, `SELECT gp.account_id::text, gp.ord, rm.account_id IS NOT NULL, rm.commitment,
+			coalesce(rm.committed_at, 0), coalesce(rm.revealed, false), coalesce(rm.reveal, ''),
+			coalesce(rm.move, 0), coalesce(rm.revealed_at, 0)
+		FROM game_players gp
+		LEFT JOIN round_moves rm ON rm.game_id = gp.game_id AND rm.round = $2 AND rm.account_id = gp.account_id
+		WHERE gp.game_id = $1 AND (gp.active OR gp.eliminated_round >= $2) AND gp.ord > $3
+		ORDER BY gp.ord LIMIT $4`, game, round, after, limit)
+}

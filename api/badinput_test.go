@@ -1,0 +1,408 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// badCase is one bad request and the problem it must get.
+type badCase struct {
+	// op is the operation as "METHOD /path/template" of openapi.yaml.
+	op   string
+	name string
+	// path overrides the op's template filled with the fixtures' ids.
+	path string
+	// token names the caller: "admin", "p", "q", "r" (players), "wrong" (an unknown token) or "".
+	token  string
+	body   any
+	hdr    []string
+	status int
+	code   string
+	// field, when set, is the problem's expected field.
+	field string
+}
+
+// chunked sends a body without a Content-Length.
+type chunked struct{ io.Reader }
+
+// bodyCases are the usual bad bodies of an operation that takes a JSON object: good is a valid
+// body, wrongType one with a field of the wrong type.
+func bodyCases(op, token string, good map[string]any, wrongType string) []badCase {
+	extra := map[string]any{"surprise": 1}
+	for k, v := range good {
+		extra[k] = v
+	}
+	big := `{"pad":"` + strings.Repeat("a", MaxBodyBytes) + `"}`
+	return []badCase{
+		{op: op, name: "malformed JSON", token: token, body: `{"x":`, status: 400, code: "validation_failed"},
+		{op: op, name: "not an object", token: token, body: `[1,2]`, status: 400, code: "validation_failed"},
+		{op: op, name: "wrong type", token: token, body: wrongType, status: 400, code: "validation_failed"},
+		{op: op, name: "missing fields", token: token, body: `{}`, status: 400, code: "validation_failed"},
+		{op: op, name: "extra field", token: token, body: extra, status: 400, code: "validation_failed", field: "surprise"},
+		{op: op, name: "no body", token: token, body: nil, status: 400, code: "validation_failed"},
+		{op: op, name: "oversized", token: token, body: big, status: 413, code: "payload_too_large"},
+		{op: op, name: "oversized chunked", token: token, body: chunked{strings.NewReader(big)}, status: 413, code: "payload_too_large"},
+	}
+}
+
+// authCases: no token and an unknown token are 401; a malformed Authorization header too.
+func authCases(op string, body any) []badCase {
+	return []badCase{
+		{op: op, name: "no token", body: body, status: 401, code: "unauthorized"},
+		{op: op, name: "wrong token", token: "wrong", body: body, status: 401, code: "unauthorized"},
+		{op: op, name: "basic auth", body: body, hdr: []string{"Authorization", "Basic YWRtaW46YWRtaW4="}, status: 401, code: "unauthorized"},
+		{op: op, name: "empty bearer", body: body, hdr: []string{"Authorization", "Bearer "}, status: 401, code: "unauthorized"},
+	}
+}
+
+// adminCases: a player calling an admin operation is 403, besides the auth cases.
+func adminCases(op string, body any) []badCase {
+	return append(authCases(op, body), badCase{op: op, name: "player", token: "p", body: body, status: 403, code: "forbidden"})
+}
+
+// idCases: a malformed id is 400 naming the parameter, an unknown one 404.
+func idCases(op, param, token string, body any) []badCase {
+	tmpl := op[strings.Index(op, " ")+1:]
+	return []badCase{
+		{op: op, name: "malformed " + param, path: strings.Replace(tmpl, "{"+param+"}", "not-a-uuid", 1), token: token, body: body, status: 400, code: "validation_failed", field: param},
+		{op: op, name: "unknown " + param, path: strings.Replace(tmpl, "{"+param+"}", randomID(), 1), token: token, body: body, status: 404, code: "not_found"},
+	}
+}
+
+// TestBadInput sends bad requests to every operation of openapi.yaml and checks each gets its
+// documented status and code as a problem, changes nothing, and is never a 500.
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	p, q, r := e.newPlayer("p", 1000), e.newPlayer("q", 1000), e.newPlayer("r", 0)
+	// Lobby L is in its reveal stage: p committed to a reveal whose digit names no move.
+	l := e.createLobby(map[string]any{"betSize": 10, "playersCountLimit": 2})
+	lobby, game := l.Id.String(), l.Game.Id.String()
+	const invalidDigit, qReveal = "9p-no-such-weapon", "0q-rock"
+	e.register(lobby, p).want(t, http.StatusCreated)
+	e.register(lobby, q).want(t, http.StatusCreated)
+	e.commit(lobby, p, invalidDigit).want(t, http.StatusOK)
+	e.commit(lobby, q, qReveal).want(t, http.StatusOK)
+	if g := e.lobby(lobby, "").Game; g.Stage != "reveal" {
+		t.Fatalf("fixture lobby in %s", g.Stage)
+	}
+	// Lobby L2 is in registration, empty; r has no money.
+	lobby2 := e.createLobby(map[string]any{"betSize": 10, "playersCountLimit": 4}).Id.String()
+
+	tokens := map[string]string{"admin": e.Admin, "p": p.Token, "q": q.Token, "r": r.Token,
+		"wrong": "Zm9vYmFyYmF6cXV1eGZvb2JhcmJhenF1dXhmb29iYXI"}
+	fill := strings.NewReplacer("{accountId}", p.ID, "{lobbyId}", lobby, "{gameId}", game, "{rulesetId}", "rpsls", "{round}", "1")
+	L2 := "/v1/lobbies/" + lobby2
+
+	goodConfig := map[string]any{"betSize": 1, "playersCountLimit": 2}
+	var cases []badCase
+	add := func(cs ...badCase) { cases = append(cases, cs...) }
+
+	// ---- operations
+	add(badCase{op: "GET /healthz", name: "POST", path: "/healthz", hdr: []string{"X-Method", "POST"}, status: 405, code: "method_not_allowed"})
+	add(badCase{op: "GET /readyz", name: "DELETE", path: "/readyz", hdr: []string{"X-Method", "DELETE"}, status: 405, code: "method_not_allowed"})
+	add(badCase{op: "GET /metrics", name: "POST", path: "/metrics", hdr: []string{"X-Method", "POST"}, status: 405, code: "method_not_allowed"})
+	add(badCase{op: "GET /openapi.yaml", name: "PUT", path: "/openapi.yaml", hdr: []string{"X-Method", "PUT"}, status: 405, code: "method_not_allowed"})
+
+	// ---- accounts
+	add(bodyCases("POST /v1/accounts", "", map[string]any{"name": "x"}, `{"name":5}`)...)
+	add(
+		badCase{op: "POST /v1/accounts", name: "empty name", body: map[string]any{"name": ""}, status: 400, code: "validation_failed", field: "name"},
+		badCase{op: "POST /v1/accounts", name: "blank name", body: map[string]any{"name": "   "}, status: 400, code: "validation_failed", field: "name"},
+		badCase{op: "POST /v1/accounts", name: "long name", body: map[string]any{"name": strings.Repeat("n", 65)}, status: 400, code: "validation_failed", field: "name"},
+		badCase{op: "POST /v1/accounts", name: "null name", body: `{"name":null}`, status: 400, code: "validation_failed"},
+		badCase{op: "POST /v1/accounts", name: "text/plain", body: `{"name":"x"}`, hdr: []string{"Content-Type", "text/plain"}, status: 400, code: "validation_failed"},
+	)
+	add(authCases("GET /v1/me", nil)...)
+	add(authCases("POST /v1/me/token", nil)...)
+	add(badCase{op: "POST /v1/me/token", name: "long Idempotency-Key", token: "p", hdr: []string{"Idempotency-Key", strings.Repeat("k", 256)}, status: 400, code: "validation_failed", field: "Idempotency-Key"})
+	add(authCases("GET /v1/me/ledger", nil)...)
+	for _, qs := range []string{"limit=0", "limit=501", "limit=x", "after=-1", "after=abc", "after="} {
+		add(badCase{op: "GET /v1/me/ledger", name: qs, path: "/v1/me/ledger?" + qs, token: "p", status: 400, code: "validation_failed"})
+	}
+
+	// ---- admin
+	for _, op := range []string{"POST /v1/admin/accounts/{accountId}/credits", "POST /v1/admin/accounts/{accountId}/debits"} {
+		good := map[string]any{"amount": 5}
+		add(adminCases(op, good)...)
+		add(bodyCases(op, "admin", good, `{"amount":"5"}`)...)
+		add(idCases(op, "accountId", "admin", good)...)
+		for name, body := range map[string]string{
+			"zero amount": `{"amount":0}`, "negative amount": `{"amount":-5}`, "fractional amount": `{"amount":1.5}`,
+			"huge amount": `{"amount":9007199254740992}`, "long memo": `{"amount":1,"memo":"` + strings.Repeat("m", 201) + `"}`,
+		} {
+			add(badCase{op: op, name: name, token: "admin", body: body, status: 400, code: "validation_failed"})
+		}
+		add(badCase{op: op, name: "an admin's account", path: strings.Replace(op[5:], "{accountId}", "ADMIN", 1), token: "admin", body: good, status: 403, code: "forbidden"})
+	}
+	add(badCase{op: "POST /v1/admin/accounts/{accountId}/debits", name: "more than the balance", token: "admin", body: map[string]any{"amount": 5000}, status: 409, code: "insufficient_funds"})
+	add(badCase{op: "POST /v1/admin/accounts/{accountId}/credits", name: "balance beyond 2^53-1", token: "admin", body: map[string]any{"amount": int64(1<<53 - 1)}, status: 400, code: "validation_failed", field: "amount"})
+	add(adminCases("GET /v1/admin/ledger", nil)...)
+
+	// ---- rulesets
+	add(badCase{op: "GET /v1/rulesets", name: "DELETE", path: "/v1/rulesets", hdr: []string{"X-Method", "DELETE"}, status: 405, code: "method_not_allowed"})
+	add(
+		badCase{op: "GET /v1/rulesets/{rulesetId}", name: "unknown ruleset", path: "/v1/rulesets/nope", status: 404, code: "not_found"},
+		badCase{op: "GET /v1/rulesets/{rulesetId}", name: "malformed ruleset id", path: "/v1/rulesets/Not%20Valid!", status: 400, code: "validation_failed", field: "rulesetId"},
+	)
+	add(bodyCases("POST /v1/rulesets/{rulesetId}/grid", "", map[string]any{"grid": 3}, `{"grid":"3"}`)...)
+	add(
+		badCase{op: "POST /v1/rulesets/{rulesetId}/grid", name: "negative grid", body: `{"grid":-1}`, status: 400, code: "validation_failed", field: "grid"},
+		badCase{op: "POST /v1/rulesets/{rulesetId}/grid", name: "grid beyond 25 bits", body: `{"grid":33554432}`, status: 400, code: "validation_failed", field: "grid"},
+		badCase{op: "POST /v1/rulesets/{rulesetId}/grid", name: "unknown ruleset", path: "/v1/rulesets/nope/grid", body: `{"grid":3}`, status: 404, code: "not_found"},
+		badCase{op: "POST /v1/rulesets/{rulesetId}/grid", name: "malformed ruleset id", path: "/v1/rulesets/BAD!/grid", body: `{"grid":3}`, status: 400, code: "validation_failed", field: "rulesetId"},
+	)
+
+	// ---- lobbies
+	createOp := "POST /v1/lobbies"
+	goodLobby := map[string]any{"name": "x", "config": goodConfig}
+	add(adminCases(createOp, goodLobby)...)
+	add(bodyCases(createOp, "admin", goodLobby, `{"name":"x","config":"big"}`)...)
+	for name, c := range map[string]struct {
+		body  string
+		field string
+	}{
+		"missing config":        {`{"name":"x"}`, "config"},
+		"missing name":          {`{"config":{"betSize":1,"playersCountLimit":2}}`, "name"},
+		"empty name":            {`{"name":"","config":{"betSize":1,"playersCountLimit":2}}`, "name"},
+		"config extra field":    {`{"name":"x","config":{"betSize":1,"playersCountLimit":2,"bonus":true}}`, ""},
+		"config missing bet":    {`{"name":"x","config":{"playersCountLimit":2}}`, ""},
+		"limit 1":               {`{"name":"x","config":{"betSize":1,"playersCountLimit":1}}`, ""},
+		"limit beyond 100000":   {`{"name":"x","config":{"betSize":1,"playersCountLimit":100001}}`, ""},
+		"negative bet":          {`{"name":"x","config":{"betSize":-1,"playersCountLimit":2}}`, ""},
+		"bet x limit > 2^53":    {`{"name":"x","config":{"betSize":4503599627370495,"playersCountLimit":3}}`, "config.betSize"},
+		"timeout below minimum": {`{"name":"x","config":{"betSize":1,"playersCountLimit":2,"moveTimeoutMs":50}}`, "config.moveTimeoutMs"},
+		"timeout beyond 7 days": {`{"name":"x","config":{"betSize":1,"playersCountLimit":2,"revealTimeoutMs":604800001}}`, ""},
+		"unknown ruleset":       {`{"name":"x","config":{"betSize":1,"playersCountLimit":2,"ruleset":"nope"}}`, "config.ruleset"},
+		"unknown resolution":    {`{"name":"x","config":{"betSize":1,"playersCountLimit":2,"resolution":"chaos"}}`, ""},
+		"string bet":            {`{"name":"x","config":{"betSize":"1","playersCountLimit":2}}`, ""},
+		"negative maxRounds":    {`{"name":"x","config":{"betSize":1,"playersCountLimit":2,"maxRounds":-1}}`, ""},
+	} {
+		add(badCase{op: createOp, name: name, token: "admin", body: c.body, status: 400, code: "validation_failed", field: c.field})
+	}
+	for _, qs := range []string{"limit=0", "limit=501", "after=not-a-cursor", "after=" + randomID() + "x"} {
+		add(badCase{op: "GET /v1/lobbies", name: qs, path: "/v1/lobbies?" + qs, status: 400, code: "validation_failed"})
+	}
+	add(badCase{op: "GET /v1/lobbies", name: "wrong token", token: "wrong", status: 401, code: "unauthorized"})
+	add(badCase{op: "GET /v1/lobbies", name: "DELETE", path: "/v1/lobbies", hdr: []string{"X-Method", "DELETE"}, status: 405, code: "method_not_allowed"})
+	add(idCases("GET /v1/lobbies/{lobbyId}", "lobbyId", "", nil)...)
+	add(badCase{op: "GET /v1/lobbies/{lobbyId}", name: "wrong token", token: "wrong", status: 401, code: "unauthorized"})
+
+	nextOp := "PUT /v1/lobbies/{lobbyId}/next-config"
+	add(adminCases(nextOp, goodConfig)...)
+	add(bodyCases(nextOp, "admin", goodConfig, `{"betSize":true,"playersCountLimit":2}`)...)
+	add(idCases(nextOp, "lobbyId", "admin", goodConfig)...)
+	add(badCase{op: nextOp, name: "timeout below minimum", token: "admin", body: `{"betSize":1,"playersCountLimit":2,"entryTimeoutMs":99}`, status: 400, code: "validation_failed", field: "entryTimeoutMs"})
+
+	add(adminCases("POST /v1/lobbies/{lobbyId}/close", nil)...)
+	add(idCases("POST /v1/lobbies/{lobbyId}/close", "lobbyId", "admin", nil)...)
+
+	stopOp := "POST /v1/lobbies/{lobbyId}/stop"
+	goodStop := map[string]any{"reason": "test"}
+	add(adminCases(stopOp, goodStop)...)
+	add(bodyCases(stopOp, "admin", goodStop, `{"reason":7}`)...)
+	add(idCases(stopOp, "lobbyId", "admin", goodStop)...)
+	add(
+		badCase{op: stopOp, name: "empty reason", token: "admin", body: `{"reason":""}`, status: 400, code: "validation_failed", field: "reason"},
+		badCase{op: stopOp, name: "long reason", token: "admin", body: map[string]any{"reason": strings.Repeat("r", 501)}, status: 400, code: "validation_failed", field: "reason"},
+	)
+
+	// ---- play
+	regOp := "POST /v1/lobbies/{lobbyId}/players"
+	add(authCases(regOp, nil)...)
+	add(idCases(regOp, "lobbyId", "r", nil)...)
+	add(
+		badCase{op: regOp, name: "admin", path: L2 + "/players", token: "admin", status: 403, code: "forbidden"},
+		badCase{op: regOp, name: "game started", token: "r", status: 409, code: "wrong_stage"},
+		badCase{op: regOp, name: "no money", path: L2 + "/players", token: "r", status: 409, code: "insufficient_funds"},
+		badCase{op: regOp, name: "oversized", path: L2 + "/players", token: "p", body: strings.Repeat(" ", MaxBodyBytes+1), status: 413, code: "payload_too_large"},
+	)
+	leaveOp := "DELETE /v1/lobbies/{lobbyId}/players/me"
+	add(authCases(leaveOp, nil)...)
+	add(idCases(leaveOp, "lobbyId", "p", nil)...)
+	add(
+		badCase{op: leaveOp, name: "after registration", token: "p", status: 409, code: "wrong_stage"},
+		badCase{op: leaveOp, name: "not registered", path: L2 + "/players/me", token: "r", status: 409, code: "not_in_game"},
+		badCase{op: leaveOp, name: "admin", path: L2 + "/players/me", token: "admin", status: 403, code: "forbidden"},
+	)
+	commitOp := "POST /v1/lobbies/{lobbyId}/commitments"
+	goodCommit := map[string]any{"commitment": commitmentOf("1late")}
+	add(authCases(commitOp, goodCommit)...)
+	add(bodyCases(commitOp, "p", goodCommit, `{"commitment":12}`)...)
+	add(idCases(commitOp, "lobbyId", "p", goodCommit)...)
+	for name, c := range map[string]string{
+		"non-hex":       strings.Repeat("zz", 32),
+		"63 hex digits": strings.Repeat("a", 63),
+		"65 hex digits": strings.Repeat("a", 65),
+		"66 hex digits": strings.Repeat("ab", 33),
+		"empty":         "",
+		"0x prefix":     "0x" + strings.Repeat("a", 62),
+	} {
+		add(badCase{op: commitOp, name: name, token: "p", body: map[string]any{"commitment": c}, status: 400, code: "validation_failed", field: "commitment"})
+	}
+	add(
+		badCase{op: commitOp, name: "reveal stage", token: "p", body: goodCommit, status: 409, code: "wrong_stage"},
+		badCase{op: commitOp, name: "registration", path: L2 + "/commitments", token: "p", body: goodCommit, status: 409, code: "wrong_stage"},
+	)
+	revealOp := "POST /v1/lobbies/{lobbyId}/reveals"
+	goodReveal := map[string]any{"reveal": qReveal}
+	add(authCases(revealOp, goodReveal)...)
+	add(bodyCases(revealOp, "q", goodReveal, `{"reveal":0}`)...)
+	add(idCases(revealOp, "lobbyId", "q", goodReveal)...)
+	add(
+		badCase{op: revealOp, name: "empty reveal", token: "q", body: `{"reveal":""}`, status: 400, code: "validation_failed", field: "reveal"},
+		badCase{op: revealOp, name: "1025 bytes", token: "q", body: map[string]any{"reveal": "0" + strings.Repeat("x", 1024)}, status: 400, code: "validation_failed", field: "reveal"},
+		badCase{op: revealOp, name: "1024 characters, 2047 bytes", token: "q", body: map[string]any{"reveal": "0" + strings.Repeat("é", 1023)}, status: 400, code: "validation_failed", field: "reveal"},
+		badCase{op: revealOp, name: "unknown digit", token: "p", body: map[string]any{"reveal": invalidDigit}, status: 422, code: "invalid_move"},
+		badCase{op: revealOp, name: "mismatch", token: "p", body: map[string]any{"reveal": "0p-something-else"}, status: 422, code: "commitment_mismatch"},
+		badCase{op: revealOp, name: "not a player of the game", token: "r", body: goodReveal, status: 409, code: "not_in_game"},
+		badCase{op: revealOp, name: "admin", token: "admin", body: goodReveal, status: 403, code: "forbidden"},
+		badCase{op: revealOp, name: "registration", path: L2 + "/reveals", token: "q", body: goodReveal, status: 409, code: "wrong_stage"},
+	)
+
+	// ---- events
+	eventsOp := "GET /v1/lobbies/{lobbyId}/events"
+	add(idCases(eventsOp, "lobbyId", "", nil)...)
+	for _, qs := range []string{"after=-1", "after=x", "limit=0", "limit=1001", "wait=31", "wait=-1", "wait=x"} {
+		add(badCase{op: eventsOp, name: qs, path: "/v1/lobbies/" + lobby + "/events?" + qs, status: 400, code: "validation_failed"})
+	}
+	streamOp := "GET /v1/lobbies/{lobbyId}/events/stream"
+	add(idCases(streamOp, "lobbyId", "", nil)...)
+	add(
+		badCase{op: streamOp, name: "Last-Event-ID not a number", hdr: []string{"Last-Event-ID", "abc"}, status: 400, code: "validation_failed", field: "Last-Event-ID"},
+		badCase{op: streamOp, name: "negative Last-Event-ID", hdr: []string{"Last-Event-ID", "-3"}, status: 400, code: "validation_failed", field: "Last-Event-ID"},
+		badCase{op: streamOp, name: "after=-1", path: "/v1/lobbies/" + lobby + "/events/stream?after=-1", status: 400, code: "validation_failed", field: "after"},
+	)
+
+	// ---- transcript
+	add(idCases("GET /v1/games/{gameId}", "gameId", "", nil)...)
+	add(idCases("GET /v1/games/{gameId}/players", "gameId", "", nil)...)
+	for _, qs := range []string{"after=x", "after=-1", "limit=0", "limit=501"} {
+		add(badCase{op: "GET /v1/games/{gameId}/players", name: qs, path: "/v1/games/" + game + "/players?" + qs, status: 400, code: "validation_failed"})
+	}
+	roundOp := "GET /v1/games/{gameId}/rounds/{round}"
+	add(idCases(roundOp, "gameId", "", nil)...)
+	add(
+		badCase{op: roundOp, name: "round 0", path: "/v1/games/" + game + "/rounds/0", status: 400, code: "validation_failed", field: "round"},
+		badCase{op: roundOp, name: "round x", path: "/v1/games/" + game + "/rounds/x", status: 400, code: "validation_failed", field: "round"},
+		badCase{op: roundOp, name: "round not reached", path: "/v1/games/" + game + "/rounds/2", status: 404, code: "not_found"},
+		badCase{op: roundOp, name: "after not a cursor", path: "/v1/games/" + game + "/rounds/1?after=x", status: 400, code: "validation_failed", field: "after"},
+	)
+
+	// ---- routes that do not exist
+	add(badCase{op: "", name: "unknown route", path: "/v1/nothing-here", status: 404, code: "not_found"})
+	add(badCase{op: "", name: "unknown nested route", path: "/v1/lobbies/" + lobby + "/nothing", status: 404, code: "not_found"})
+
+	// Every operation of the spec has cases.
+	spec, err := GetSwagger()
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string]bool{}
+	for _, c := range cases {
+		covered[c.op] = true
+	}
+	var missing []string
+	for path, item := range spec.Paths.Map() {
+		for method := range item.Operations() {
+			if op := method + " " + path; !covered[op] {
+				missing = append(missing, op)
+			}
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("operations without bad-input cases: %v", missing)
+	}
+
+	// The state a bad request must leave as it was.
+	snapshot := func() string {
+		t.Helper()
+		var b strings.Builder
+		rep := e.ledger()
+		fmt.Fprintf(&b, "ledger %s\n", jsonOf(rep))
+		for _, id := range []string{lobby, lobby2} {
+			l := e.lobby(id, "")
+			l.ServerTime = 0
+			fmt.Fprintf(&b, "lobby %s\nevents %d\n", jsonOf(l), e.events(id, 0).Next)
+		}
+		var page LobbyPage
+		e.do("GET", "/v1/lobbies", "", nil).want(t, http.StatusOK).decode(t, &page)
+		fmt.Fprintf(&b, "lobbies %d\n", len(page.Lobbies))
+		for _, tok := range []string{p.Token, q.Token, r.Token, e.Admin} {
+			var a Account
+			e.do("GET", "/v1/me", tok, nil).want(t, http.StatusOK).decode(t, &a)
+			fmt.Fprintf(&b, "account %s\n", jsonOf(a))
+		}
+		var rnd RoundTranscript
+		e.do("GET", "/v1/games/"+game+"/rounds/1", "", nil).want(t, http.StatusOK).decode(t, &rnd)
+		fmt.Fprintf(&b, "round %s\n", jsonOf(rnd))
+		return b.String()
+	}
+
+	var adminID string
+	{
+		var a Account
+		e.do("GET", "/v1/me", e.Admin, nil).want(t, http.StatusOK).decode(t, &a)
+		adminID = a.Id.String()
+	}
+	before := snapshot()
+	state := before
+	for _, c := range cases {
+		name := c.op + " " + c.name
+		if c.op == "" {
+			name = c.name
+		}
+		t.Run(name, func(t *testing.T) {
+			method, path, _ := strings.Cut(c.op, " ")
+			if c.path != "" {
+				path = c.path
+			}
+			if c.op == "" {
+				method = "GET"
+			}
+			path = strings.ReplaceAll(fill.Replace(path), "ADMIN", adminID)
+			var hdr []string
+			for i := 0; i+1 < len(c.hdr); i += 2 {
+				if c.hdr[i] == "X-Method" {
+					method = c.hdr[i+1]
+					continue
+				}
+				hdr = append(hdr, c.hdr[i], c.hdr[i+1])
+			}
+			res, err := e.request(t.Context(), method, path, tokens[c.token], c.body, hdr...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResponse(t, res, false)
+			if res.Status != c.status {
+				t.Fatalf("%s %s: status %d, want %d (%s); body %s", method, path, res.Status, c.status, c.code, res.Body)
+			}
+			var prob Problem
+			if err := json.Unmarshal(res.Body, &prob); err != nil {
+				t.Fatalf("body %s: %v", res.Body, err)
+			}
+			if string(prob.Code) != c.code {
+				t.Fatalf("code %q, want %q; body %s", prob.Code, c.code, res.Body)
+			}
+			if c.field != "" && (prob.Field == nil || *prob.Field != c.field) {
+				t.Errorf("field %v, want %q; body %s", jsonOf(prob.Field), c.field, res.Body)
+			}
+			if method != "GET" {
+				if now := snapshot(); now != state {
+					t.Errorf("the request changed the state:\nbefore:\n%s\nafter:\n%s", state, now)
+					state = now
+				}
+			}
+		})
+	}
+	if after := snapshot(); after != before {
+		t.Errorf("bad requests changed the state:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	t.Logf("%d bad-input cases", len(cases))
+}

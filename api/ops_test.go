@@ -1,0 +1,302 @@
+package api
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/commitreveal/rps"
+)
+
+func TestHealthMetricsAndSpec(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	for _, path := range []string{"/healthz", "/readyz"} {
+		var h Health
+		e.do("GET", path, "", nil).want(t, http.StatusOK).decode(t, &h)
+		if h.Status != "ok" {
+			t.Errorf("%s: %+v", path, h)
+		}
+	}
+	lobby := e.createLobby(map[string]any{"betSize": 1, "playersCountLimit": 2}).Id.String()
+	e.lobby(lobby, "")
+	e.do("GET", "/v1/lobbies/"+randomID(), "", nil).want(t, http.StatusNotFound)
+	e.do("GET", "/v1/games/"+randomID()+"/rounds/1", "", nil).want(t, http.StatusNotFound)
+
+	res := e.do("GET", "/metrics", "", nil).want(t, http.StatusOK)
+	text := string(res.Body)
+	for _, want := range []string{
+		`rps_http_requests_total{method="GET",route="/v1/lobbies/{lobbyId}",status="200"} 1`,
+		`rps_http_requests_total{method="GET",route="/v1/lobbies/{lobbyId}",status="404"} 1`,
+		`rps_http_requests_total{method="GET",route="/v1/games/{gameId}/rounds/{round}",status="404"} 1`,
+		`rps_http_requests_total{method="POST",route="/v1/lobbies",status="201"} 1`,
+		`rps_http_requests_total{method="GET",route="/healthz",status="200"} 1`,
+		`rps_http_request_duration_seconds_bucket{method="GET",route="/v1/lobbies/{lobbyId}",le=`,
+		`rps_actions_total{action="create_lobby",result="ok"} 1`,
+		`rps_db_pool_connections`,
+		`rps_clock_expiries_total`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	// Routes by pattern, never by raw path: no id in any label.
+	uuidRE := regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	if m := uuidRE.FindString(text); m != "" {
+		t.Errorf("/metrics has a raw id in a label: %s", m)
+	}
+
+	spec := e.do("GET", "/openapi.yaml", "", nil).want(t, http.StatusOK)
+	file, err := os.ReadFile("../openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(spec.Body, file) || !bytes.Equal(spec.Body, rps.OpenAPI) {
+		t.Errorf("GET /openapi.yaml does not serve the repository's openapi.yaml (%d bytes, file %d)", len(spec.Body), len(file))
+	}
+	if ct := spec.Header.Get("Content-Type"); !strings.Contains(ct, "yaml") {
+		t.Errorf("GET /openapi.yaml Content-Type %q", ct)
+	}
+}
+
+// TestGeneratedCodeIsCurrent regenerates api.gen.go from openapi.yaml into a temporary file and
+// compares it with the committed one.
+func TestGeneratedCodeIsCurrent(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs the generator")
+	}
+	cfg, err := os.ReadFile("oapi-codegen.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "api.gen.go")
+	// The config's output wins over -o, so the temporary config names the temporary output.
+	re := regexp.MustCompile(`(?m)^output:.*$`)
+	if !re.Match(cfg) {
+		t.Fatalf("oapi-codegen.yaml has no output line:\n%s", cfg)
+	}
+	tmpCfg := filepath.Join(dir, "oapi-codegen.yaml")
+	if err := os.WriteFile(tmpCfg, re.ReplaceAll(cfg, []byte("output: "+out)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile("api.gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "tool", "oapi-codegen", "-config", tmpCfg, "-o", out, "../openapi.yaml")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("oapi-codegen: %v\n%s", err, msg)
+	}
+	after, err := os.ReadFile("api.gen.go")
+	if err != nil || !bytes.Equal(before, after) {
+		t.Fatalf("the generator wrote to the committed api.gen.go")
+	}
+	fresh, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(fresh, before) {
+		i := 0
+		for i < len(fresh) && i < len(before) && fresh[i] == before[i] {
+			i++
+		}
+		line := bytes.Count(before[:i], []byte("\n")) + 1
+		t.Errorf("api.gen.go is stale against openapi.yaml (first difference at line %d); run `go generate ./api`", line)
+	}
+}
+
+// TestInternalErrorsLeakNothing: with the database gone, requests fail as problem+json 500s with
+// a request id and no internals (no SQL, no driver messages).
+func TestInternalErrorsLeakNothing(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	p := e.newPlayer("p", 100)
+	lobby := e.createLobby(map[string]any{"betSize": 1, "playersCountLimit": 2}).Id.String()
+	// Cache both tokens, so that authentication needs no database.
+	e.balance(p.Token)
+	e.ledger()
+	e.Pool.Close()
+	e.allow5xx = true
+	for _, c := range []struct {
+		method, path, token string
+		body                any
+	}{
+		{"GET", "/v1/me", p.Token, nil},
+		{"GET", "/v1/lobbies/" + lobby, "", nil},
+		{"GET", "/v1/lobbies", "", nil},
+		{"GET", "/v1/lobbies/" + lobby + "/events", "", nil},
+		{"POST", "/v1/lobbies/" + lobby + "/players", p.Token, nil},
+		{"POST", "/v1/accounts", "", map[string]any{"name": "x"}},
+		{"GET", "/v1/admin/ledger", e.Admin, nil},
+		{"GET", "/v1/lobbies/" + lobby + "/events/stream", "", nil},
+	} {
+		r := e.do(c.method, c.path, c.token, c.body)
+		p := r.wantProblem(t, http.StatusInternalServerError, "internal")
+		if p.RequestId == nil || *p.RequestId == "" {
+			t.Errorf("%s: no request id: %s", r.req, r.Body)
+		}
+		lower := strings.ToLower(string(r.Body))
+		for _, leak := range []string{"select", "insert", "pool", "closed", "pgx", "sql", "connect", "lobbies", "accounts", "tx"} {
+			if strings.Contains(strings.ReplaceAll(lower, `"instance":"`+strings.ToLower(c.path)+`"`, ""), leak) {
+				t.Errorf("%s: the 500 leaks %q: %s", r.req, leak, r.Body)
+			}
+		}
+	}
+	var h Health
+	e.do("GET", "/readyz", "", nil).want(t, http.StatusServiceUnavailable).decode(t, &h)
+	if h.Status != "unavailable" {
+		t.Errorf("readyz with the database gone: %+v", h)
+	}
+	e.do("GET", "/healthz", "", nil).want(t, http.StatusOK)
+}
+
+// TestPanicRecovered: a panic in a handler is a logged 500 problem with a request id, no panic
+// value in the body, and the server keeps serving.
+func TestPanicRecovered(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	h := withRequestID(e.Server.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		panic("secret internals: SELECT * FROM accounts")
+	})))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/boom", nil))
+	r := resp{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes(), req: "GET /v1/boom"}
+	checkResponse(t, r, true)
+	r.wantProblem(t, http.StatusInternalServerError, "internal")
+	if bytes.Contains(r.Body, []byte("secret")) || bytes.Contains(r.Body, []byte("SELECT")) {
+		t.Errorf("the panic value leaked: %s", r.Body)
+	}
+	if !strings.Contains(string(e.do("GET", "/metrics", "", nil).Body), `route="unmatched",status="500"`) {
+		t.Errorf("the recovered panic is not counted as a 500")
+	}
+	e.do("GET", "/healthz", "", nil).want(t, http.StatusOK)
+}
+
+func TestRateLimits(t *testing.T) {
+	t.Parallel()
+	const burst = 3
+	e := setup(t, withConfig(func(c *Config) {
+		c.TokenLimit = RateLimit{Rate: 0.001, Burst: burst}
+		c.IPLimit = RateLimit{Rate: 0.001, Burst: burst}
+		c.AccountLimit = RateLimit{Rate: 0.001, Burst: 2}
+	}))
+	// Account creation: limited per address (2), and counted against the anonymous budget (3).
+	var created AccountCreated
+	e.do("POST", "/v1/accounts", "", map[string]any{"name": "a"}).want(t, http.StatusCreated).decode(t, &created)
+	e.do("POST", "/v1/accounts", "", map[string]any{"name": "b"}).want(t, http.StatusCreated)
+	checkLimited(t, e.do("POST", "/v1/accounts", "", map[string]any{"name": "c"}))
+	// The anonymous budget of this address: 3 requests in all, 3 spent.
+	checkLimited(t, e.do("GET", "/v1/rulesets", "", nil))
+
+	// Per token: burst requests pass, the next is 429; another token has its own bucket.
+	token := created.Token
+	for i := range burst {
+		e.do("GET", "/v1/me", token, nil).want(t, http.StatusOK)
+		_ = i
+	}
+	checkLimited(t, e.do("GET", "/v1/me", token, nil))
+	e.do("GET", "/v1/me", e.Admin, nil).want(t, http.StatusOK)
+}
+
+func checkLimited(t *testing.T, r resp) {
+	t.Helper()
+	r.wantProblem(t, http.StatusTooManyRequests, "rate_limited")
+	n, err := strconv.Atoi(r.Header.Get("Retry-After"))
+	if err != nil || n < 1 {
+		t.Errorf("%s: Retry-After %q, want a number of seconds >= 1", r.req, r.Header.Get("Retry-After"))
+	}
+}
+
+// TestAnonymousOperationsIgnoreAuthorization: the spec says "Anonymous operations (`security:
+// []`) ignore any `Authorization` header"; only the optional-auth lobby reads refuse an unknown
+// token. A stale token must not break the health check, the rulesets, the event log or sign-up.
+func TestAnonymousOperationsIgnoreAuthorization(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	lobby := e.createLobby(map[string]any{"betSize": 1, "playersCountLimit": 2})
+	game := lobby.Game.Id.String()
+	stale := "c3RhbGUtdG9rZW4tdGhhdC1uby1sb25nZXItZXhpc3Rz"
+	for _, c := range []struct {
+		method, path string
+		body         any
+		status       int
+	}{
+		{"GET", "/healthz", nil, 200},
+		{"GET", "/readyz", nil, 200},
+		{"GET", "/openapi.yaml", nil, 200},
+		{"GET", "/v1/rulesets", nil, 200},
+		{"GET", "/v1/rulesets/rpsls", nil, 200},
+		{"POST", "/v1/rulesets/rpsls/grid", map[string]any{"grid": 3}, 200},
+		{"GET", "/v1/lobbies/" + lobby.Id.String() + "/events", nil, 200},
+		{"GET", "/v1/games/" + game, nil, 200},
+		{"GET", "/v1/games/" + game + "/players", nil, 200},
+		{"POST", "/v1/accounts", map[string]any{"name": "x"}, 201},
+	} {
+		r := e.do(c.method, c.path, stale, c.body)
+		if r.Status != c.status {
+			t.Errorf("%s %s (security: [] in openapi.yaml) with an unknown bearer token: %d %s; want %d, the header ignored",
+				c.method, c.path, r.Status, r.Body, c.status)
+		}
+	}
+}
+
+// TestClosedLobbyShowsLastGame: the spec's Lobby.game is "the lobby's latest game: the current
+// one, or for a closed lobby whose last game has ended, that game (finished or stopped). Null
+// only when the lobby has no game."
+func TestClosedLobbyShowsLastGame(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	p := e.newPlayer("p", 10)
+	l := e.createLobby(map[string]any{"betSize": 1, "playersCountLimit": 2})
+	lobby := l.Id.String()
+	e.register(lobby, p).want(t, http.StatusCreated)
+	var closed Lobby
+	e.do("POST", "/v1/lobbies/"+lobby+"/close", e.Admin, nil).want(t, http.StatusOK).decode(t, &closed)
+	if !closed.Closed || closed.Game == nil || closed.Game.Stage != "registration" {
+		t.Fatalf("closing keeps the current game with a player in it: %s", jsonOf(closed))
+	}
+	e.do("POST", "/v1/lobbies/"+lobby+"/stop", e.Admin, map[string]any{"reason": "done"}).want(t, http.StatusOK)
+	if e.balance(p.Token) != 10 {
+		t.Errorf("the stop in registration did not refund the bet")
+	}
+	got := e.lobby(lobby, "")
+	if got.Game == nil || got.Game.Id != l.Game.Id || got.Game.Stage != "stopped" {
+		t.Errorf("closed lobby whose last game was stopped: game %s; want that game (%s), stage stopped", jsonOf(got.Game), l.Game.Id)
+	}
+	// No game left to stop.
+	e.do("POST", "/v1/lobbies/"+lobby+"/stop", e.Admin, map[string]any{"reason": "again"}).wantProblem(t, http.StatusConflict, "wrong_stage")
+}
+
+// TestRotateToken: the new token works and the old one is refused at once (the token cache
+// forgets it), for players and admins.
+func TestRotateToken(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	p := e.newPlayer("p", 0)
+	for _, who := range []struct {
+		name  string
+		token string
+	}{{"player", p.Token}, {"admin", e.Admin}} {
+		e.balance(who.token) // cached now
+		var tr TokenResponse
+		e.do("POST", "/v1/me/token", who.token, nil).want(t, http.StatusOK).decode(t, &tr)
+		if tr.Token == "" || tr.Token == who.token {
+			t.Fatalf("%s: rotated token %q", who.name, tr.Token)
+		}
+		e.do("GET", "/v1/me", who.token, nil).wantProblem(t, http.StatusUnauthorized, "unauthorized")
+		e.do("GET", "/v1/me", tr.Token, nil).want(t, http.StatusOK)
+		if who.name == "admin" {
+			e.Admin = tr.Token
+			e.ledger()
+		}
+	}
+}

@@ -1,0 +1,201 @@
+package api
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSealing: while a stage is open, no caller but the owner finds any trace of a commitment or
+// a reveal in any response body (every read endpoint, the responses to the other players' own
+// actions, the event log and the live stream); the owner sees its own in game.you; once the stage
+// closes the values appear in the transcript.
+func TestSealing(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	a, b, c := e.newPlayer("alice", 100), e.newPlayer("bob", 100), e.newPlayer("carol", 100)
+	l := e.createLobby(map[string]any{"betSize": 10, "playersCountLimit": 3, "moveTimeoutMs": 60_000, "revealTimeoutMs": 60_000})
+	lobby, game := l.Id.String(), l.Game.Id.String()
+	for _, p := range []player{a, b, c} {
+		e.register(lobby, p).want(t, http.StatusCreated)
+	}
+	// Streams opened before anything is sealed, as three kinds of observers.
+	streams := map[string]*sseStream{
+		"anonymous": e.openStream(lobby, "", ""),
+		"admin":     e.openStream(lobby, e.Admin, ""),
+		"carol":     e.openStream(lobby, c.Token, ""),
+	}
+	for who, s := range streams {
+		if s.Status != http.StatusOK {
+			t.Fatalf("%s stream: %d %s", who, s.Status, s.Raw())
+		}
+	}
+
+	// Passwords long and distinctive, so that finding them anywhere means a leak.
+	revA, revB, revC := "0alice-sealed-password-7f3a9c", "2bob-sealed-password-51e0d2", "3carol-sealed-password-c4b18e"
+	sealedValues := func(reveals ...string) []string {
+		var out []string
+		for _, r := range reveals {
+			c := commitmentOf(r)
+			out = append(out, c, strings.ToUpper(c), r, r[1:])
+		}
+		return out
+	}
+	// bodies collects every response an observer gets; scan fails if one holds a sealed value.
+	type observed struct {
+		what string
+		body []byte
+	}
+	var bodies []observed
+	see := func(what string, r resp) resp {
+		t.Helper()
+		bodies = append(bodies, observed{what, r.Body})
+		return r
+	}
+	// readAll reads every endpoint as the caller of token (who names it).
+	readAll := func(who, token string) {
+		t.Helper()
+		for _, path := range []string{
+			"/v1/lobbies/" + lobby,
+			"/v1/lobbies",
+			"/v1/lobbies/" + lobby + "/events?limit=1000",
+			"/v1/games/" + game,
+			"/v1/games/" + game + "/players",
+			"/v1/games/" + game + "/rounds/1",
+		} {
+			see(who+" GET "+path, e.do("GET", path, token, nil).want(t, http.StatusOK))
+		}
+		if token != "" {
+			see(who+" GET /v1/me", e.do("GET", "/v1/me", token, nil).want(t, http.StatusOK))
+			see(who+" GET /v1/me/ledger", e.do("GET", "/v1/me/ledger", token, nil).want(t, http.StatusOK))
+		}
+		if token == e.Admin {
+			see("admin GET /v1/admin/ledger", e.do("GET", "/v1/admin/ledger", token, nil).want(t, http.StatusOK))
+		}
+		// A fresh stream read to the end of the log, too.
+		last := e.events(lobby, 0)
+		s := e.openStream(lobby, token, "")
+		s.until(t, last.Next, 5*time.Second)
+		s.Close()
+		bodies = append(bodies, observed{who + " fresh stream", s.Raw()})
+	}
+	scan := func(stage string, sealed []string) {
+		t.Helper()
+		for _, o := range bodies {
+			for _, v := range sealed {
+				if bytes.Contains(o.body, []byte(v)) {
+					t.Errorf("%s: %s leaks the sealed value %q: %s", stage, o.what, v, o.body)
+				}
+			}
+		}
+		bodies = nil
+	}
+	seesOwn := func(p player, rev string, revealed bool) {
+		t.Helper()
+		you := e.lobby(lobby, p.Token).Game.You
+		if you == nil || !you.Committed || you.Commitment == nil || *you.Commitment != commitmentOf(rev) {
+			t.Errorf("%s does not see its own commitment in game.you: %s", p.Name, jsonOf(you))
+		}
+		if revealed && (you == nil || !you.Revealed || you.Move == nil || *you.Move != int32(rev[0]-'0')) {
+			t.Errorf("%s does not see its own move in game.you: %s", p.Name, jsonOf(you))
+		}
+	}
+
+	// ---- moves open: alice and bob have committed, carol not yet.
+	see("alice's commit response", e.commit(lobby, a, revA).want(t, http.StatusOK))
+	bodies = nil // alice's own response may show her own commitment; bob's must not show hers.
+	see("bob's commit response", e.commit(lobby, b, revB).want(t, http.StatusOK))
+	for _, r := range bodies {
+		if bytes.Contains(r.body, []byte(commitmentOf(revA))) {
+			t.Errorf("bob's commit response leaks alice's commitment: %s", r.body)
+		}
+	}
+	bodies = nil
+	seesOwn(a, revA, false)
+	seesOwn(b, revB, false)
+	var rnd RoundTranscript
+	e.do("GET", "/v1/games/"+game+"/rounds/1", "", nil).want(t, http.StatusOK).decode(t, &rnd)
+	committed := 0
+	for _, m := range rnd.Moves {
+		if m.Committed {
+			committed++
+		}
+	}
+	if rnd.Stage != "moves" || len(rnd.Moves) != 3 || committed != 2 {
+		t.Fatalf("round 1 during moves: the round's players and who committed are public: %s", jsonOf(rnd))
+	}
+	readAll("anonymous", "")
+	readAll("admin", e.Admin)
+	readAll("carol", c.Token)
+	scan("moves open, as others", sealedValues(revA, revB))
+	readAll("alice", a.Token)
+	scan("moves open, as alice", sealedValues(revB))
+	readAll("bob", b.Token)
+	scan("moves open, as bob", sealedValues(revA))
+
+	// ---- carol commits: moves close, commitments become public; reveals open.
+	see("carol's commit response", e.commit(lobby, c, revC).want(t, http.StatusOK))
+	e.do("GET", "/v1/games/"+game+"/rounds/1", "", nil).want(t, http.StatusOK).decode(t, &rnd)
+	if rnd.Stage != "reveal" {
+		t.Fatalf("round 1 after every commit: %s", jsonOf(rnd))
+	}
+	for _, m := range rnd.Moves {
+		if m.Commitment == nil || m.Reveal != nil || m.Move != nil {
+			t.Errorf("reveal stage: commitments public, reveals sealed; got %s", jsonOf(m))
+		}
+	}
+	scan("carol's commit", []string{revA, revB, revA[1:], revB[1:]})
+
+	// alice reveals; bob and carol have not.
+	see("alice's reveal response", e.reveal(lobby, a, revA).want(t, http.StatusOK))
+	bodies = nil
+	seesOwn(a, revA, true)
+	failed := see("bob's failed reveal response", e.reveal(lobby, b, "1bob-wrong"))
+	failed.wantProblem(t, http.StatusUnprocessableEntity, "commitment_mismatch")
+	readAll("anonymous", "")
+	readAll("admin", e.Admin)
+	readAll("bob", b.Token)
+	readAll("carol", c.Token)
+	revealOnly := []string{revA, revA[1:]}
+	scan("reveal open, as others", revealOnly)
+	// alice's move itself (rock) must not show either: no "move":0 for her anywhere but her own view.
+	for _, token := range []string{"", e.Admin, b.Token} {
+		var l Lobby
+		e.do("GET", "/v1/lobbies/"+lobby, token, nil).want(t, http.StatusOK).decode(t, &l)
+		if token == b.Token && (l.Game.You == nil || l.Game.You.Move != nil) {
+			t.Errorf("bob's view shows a move before he revealed: %s", jsonOf(l.Game.You))
+		}
+		if token != b.Token && l.Game.You != nil {
+			t.Errorf("game.you for a non-player caller: %s", jsonOf(l.Game.You))
+		}
+	}
+
+	// The live streams saw everything so far: no sealed value in them either.
+	last := e.events(lobby, 0).Next
+	for who, s := range streams {
+		s.until(t, last, 5*time.Second)
+		bodies = append(bodies, observed{who + " live stream", s.Raw()})
+	}
+	scan("live streams during reveal", revealOnly)
+	for who, s := range streams {
+		bodies = append(bodies, observed{who + " live stream", s.Raw()})
+	}
+	scan("live streams during moves and reveal", []string{revB, revC, revB[1:], revC[1:]})
+
+	// ---- everyone reveals: the round resolves and the reveals become public.
+	e.reveal(lobby, b, revB).want(t, http.StatusOK)
+	e.reveal(lobby, c, revC).want(t, http.StatusOK)
+	e.do("GET", "/v1/games/"+game+"/rounds/1", "", nil).want(t, http.StatusOK).decode(t, &rnd)
+	if rnd.Stage != "closed" || len(rnd.Moves) != 3 {
+		t.Fatalf("round 1 after every reveal: %s", jsonOf(rnd))
+	}
+	want := map[string]string{a.ID: revA, b.ID: revB, c.ID: revC}
+	for _, m := range rnd.Moves {
+		rev := want[m.AccountId.String()]
+		if m.Commitment == nil || *m.Commitment != commitmentOf(rev) || m.Reveal == nil || *m.Reveal != rev {
+			t.Errorf("closed round: %s, want reveal %q", jsonOf(m), rev)
+		}
+	}
+}
