@@ -381,4 +381,3 @@ func TestEmptyMovesStageExtends(t *testing.T) {
 		t.Fatalf("game_finished: %s", fin.Data)
 	}
 }
-
