@@ -310,12 +310,13 @@ func (h *handlers) callerState(ctx context.Context, g tournament.Game, who tourn
 }
 
 // lobbyMutation runs a core operation on a lobby and answers with the lobby after it.
-func (h *handlers) lobbyMutation(ctx context.Context, action string, lobby LobbyId, key *string, body any, status int, admin bool,
+// The caller checks of lobby mutations: admin operations are refused to players before any lock
+// is taken; play operations leave the refusal of admins to the core.
+type callerCheck func(ctx context.Context) (tournament.Account, error)
+
+func (h *handlers) lobbyMutation(ctx context.Context, action string, lobby LobbyId, key *string, body any, status int, check callerCheck,
 	op func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.LobbyID) error) (rawResponse, error) {
-	who, err := requireAccount(ctx)
-	if admin && err == nil {
-		who, err = requireAdmin(ctx)
-	}
+	who, err := check(ctx)
 	if err != nil {
 		return rawResponse{}, err
 	}
@@ -333,18 +334,18 @@ func (h *handlers) lobbyMutation(ctx context.Context, action string, lobby Lobby
 
 func (h *handlers) SetNextConfig(ctx context.Context, req SetNextConfigRequestObject) (SetNextConfigResponseObject, error) {
 	cfg := configInput(*req.Body)
-	return h.lobbyMutation(ctx, "set_next_config", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, true,
+	return h.lobbyMutation(ctx, "set_next_config", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAdmin,
 		func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.LobbyID) error {
 			return h.s.store.Service().ChangeNextConfig(ctx, tx, now, actor, id, cfg)
 		})
 }
 
 func (h *handlers) CloseLobby(ctx context.Context, req CloseLobbyRequestObject) (CloseLobbyResponseObject, error) {
-	return h.lobbyMutation(ctx, "close_lobby", req.LobbyId, req.Params.IdempotencyKey, nil, http.StatusOK, true, h.s.store.Service().CloseLobby)
+	return h.lobbyMutation(ctx, "close_lobby", req.LobbyId, req.Params.IdempotencyKey, nil, http.StatusOK, requireAdmin, h.s.store.Service().CloseLobby)
 }
 
 func (h *handlers) StopGame(ctx context.Context, req StopGameRequestObject) (StopGameResponseObject, error) {
-	return h.lobbyMutation(ctx, "stop", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, true,
+	return h.lobbyMutation(ctx, "stop", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAdmin,
 		func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.LobbyID) error {
 			return h.s.store.Service().Stop(ctx, tx, now, actor, id, req.Body.Reason)
 		})
@@ -353,11 +354,11 @@ func (h *handlers) StopGame(ctx context.Context, req StopGameRequestObject) (Sto
 // ---- play
 
 func (h *handlers) RegisterPlayer(ctx context.Context, req RegisterPlayerRequestObject) (RegisterPlayerResponseObject, error) {
-	return h.lobbyMutation(ctx, "register", req.LobbyId, req.Params.IdempotencyKey, nil, http.StatusCreated, false, h.s.store.Service().Register)
+	return h.lobbyMutation(ctx, "register", req.LobbyId, req.Params.IdempotencyKey, nil, http.StatusCreated, requireAccount, h.s.store.Service().Register)
 }
 
 func (h *handlers) LeaveLobby(ctx context.Context, req LeaveLobbyRequestObject) (LeaveLobbyResponseObject, error) {
-	return h.lobbyMutation(ctx, "leave", req.LobbyId, req.Params.IdempotencyKey, nil, http.StatusOK, false, h.s.store.Service().Leave)
+	return h.lobbyMutation(ctx, "leave", req.LobbyId, req.Params.IdempotencyKey, nil, http.StatusOK, requireAccount, h.s.store.Service().Leave)
 }
 
 func (h *handlers) CommitMove(ctx context.Context, req CommitMoveRequestObject) (CommitMoveResponseObject, error) {
@@ -365,7 +366,7 @@ func (h *handlers) CommitMove(ctx context.Context, req CommitMoveRequestObject) 
 	if err != nil {
 		return nil, validationProblem("commitment", err.Error())
 	}
-	return h.lobbyMutation(ctx, "commit", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, false,
+	return h.lobbyMutation(ctx, "commit", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAccount,
 		func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.LobbyID) error {
 			return h.s.store.Service().Commit(ctx, tx, now, actor, id, c)
 		})
@@ -375,7 +376,7 @@ func (h *handlers) RevealMove(ctx context.Context, req RevealMoveRequestObject) 
 	if len(req.Body.Reveal) > engine.MaxRevealBytes {
 		return nil, validationProblem("reveal", fmt.Sprintf("must be at most %d bytes", engine.MaxRevealBytes))
 	}
-	return h.lobbyMutation(ctx, "reveal", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, false,
+	return h.lobbyMutation(ctx, "reveal", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAccount,
 		func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.LobbyID) error {
 			return h.s.store.Service().Reveal(ctx, tx, now, actor, id, req.Body.Reveal)
 		})
