@@ -24,3 +24,8 @@ generate:
 # Serve the API on :8080 with a private PostgreSQL cluster under ./.rpsd (see README).
 run:
 	$(GO) run ./cmd/rpsd
+
+# Benchmark against a private PostgreSQL and rpsd built from this tree; writes bench/RESULTS.md
+# (under 10 minutes). It reports the goals and never fails on a missed one.
+bench: postgres
+	$(GO) run ./bench

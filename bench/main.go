@@ -1,0 +1,667 @@
+// Command bench measures rpsd against its own PostgreSQL and writes bench/RESULTS.md.
+//
+//	go run ./bench [--out bench/RESULTS.md] [--clients 8] [--big 0] [--budget 10m]
+//
+// It starts a private PostgreSQL cluster (internal/pgcluster) and an rpsd built from this tree,
+// then measures, in one run: (1) pgbench TPC-B-like, -N and -S with the same client count, the
+// baseline of "one transaction per request" on this machine; (2) mixed register/commit/reveal
+// load over many lobbies, played through the HTTP API by the bots of cmd/rpsbot, as a ratio to
+// pgbench's TPC-B tps; (3) one big lobby with weighted resolution, its phases and its per-action
+// latency against a 10-player lobby's; (4) the stage-change lag under load; (5) the engine's Go
+// benchmarks. It reports and never fails on a missed goal. Every process it starts is stopped by
+// PID at the end, on failure too.
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/commitreveal/rps/cmd/rpsbot/bot"
+	"github.com/commitreveal/rps/internal/pgcluster"
+)
+
+type options struct {
+	out          string
+	clients      int
+	pgbenchTime  time.Duration
+	loadTime     time.Duration
+	lobbies      int
+	players      int
+	timeoutMs    int64
+	big          int
+	budget       time.Duration
+	baselineTime time.Duration
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.out, "out", "bench/RESULTS.md", "report file")
+	flag.IntVar(&o.clients, "clients", 8, "pgbench clients = the bots' actions in flight")
+	flag.DurationVar(&o.pgbenchTime, "pgbench-time", 20*time.Second, "duration of each pgbench run")
+	flag.DurationVar(&o.loadTime, "load-time", 45*time.Second, "duration of the mixed load")
+	flag.IntVar(&o.lobbies, "lobbies", 40, "lobbies of the mixed load")
+	flag.IntVar(&o.players, "players", 10, "players per lobby of the mixed load")
+	flag.Int64Var(&o.timeoutMs, "timeout-ms", 2000, "stage timeouts of the mixed load: long enough for every bot to act, so stages end by deadline only when a bot skips (RPSD_MIN_TIMEOUT_MS is 100)")
+	flag.IntVar(&o.big, "big", 0, "players of the big lobby (0: 100,000 if it fits the budget, else the largest that does)")
+	flag.DurationVar(&o.budget, "budget", 9*time.Minute+30*time.Second, "the whole run's time budget (within make bench's 10 minutes, compilation included)")
+	flag.DurationVar(&o.baselineTime, "baseline-time", 15*time.Second, "duration of the 10-player latency baseline")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// report collects the figures written to RESULTS.md.
+type report struct {
+	started                   time.Time
+	machine                   []string
+	fsync                     string
+	pgbench                   []pgbenchResult
+	mixed                     bot.Report
+	mixedErr                  error
+	ratio                     float64
+	baseline                  bot.Report
+	big                       bigResult
+	statements                []string
+	clockLag                  string
+	engine                    []string
+	notes                     []string
+	clients, lobbies, players int
+}
+
+type pgbenchResult struct {
+	mode      string
+	tps       float64
+	latencyMs float64
+}
+
+type bigResult struct {
+	size                          int
+	sizing                        string
+	register, total               time.Duration
+	rounds                        []bot.RoundResult
+	outcome                       string
+	stats                         bot.Report
+	err                           error
+	registerRatio, commitRatio    float64
+	revealRatio, actionRatio, p99 float64
+}
+
+func run(ctx context.Context, o options) (err error) {
+	start := time.Now()
+	deadline := start.Add(o.budget)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	rep := &report{started: start, clients: o.clients, lobbies: o.lobbies, players: o.players}
+	rep.machine = machine(ctx)
+
+	work, err := os.MkdirTemp("", "rps-bench-")
+	if err != nil {
+		return fmt.Errorf("work dir: %w", err)
+	}
+	defer os.RemoveAll(work)
+	// The postgres OS user must enter the cluster's directory (as root it runs as that user).
+	if err := os.Chmod(work, 0o755); err != nil {
+		return fmt.Errorf("work dir: %w", err)
+	}
+	step := func(name string) { fmt.Printf("[%5.1fs] %s\n", time.Since(start).Seconds(), name) }
+
+	step("starting PostgreSQL")
+	cluster, err := pgcluster.Start(ctx, pgcluster.Options{Dir: filepath.Join(work, "pg"), Settings: map[string]string{
+		"max_connections":          "200",
+		"shared_buffers":           "256MB",
+		"shared_preload_libraries": "pg_stat_statements",
+	}})
+	if err != nil {
+		return fmt.Errorf("start postgres: %w", err)
+	}
+	defer func() {
+		if serr := cluster.Stop(); serr != nil {
+			err = errors.Join(err, serr)
+		}
+	}()
+	for _, db := range []string{"rps", "pgbench"} {
+		if err := cluster.EnsureDatabase(ctx, db); err != nil {
+			return err
+		}
+	}
+	bin, err := pgcluster.FindBinaries()
+	if err != nil {
+		return err
+	}
+	rep.fsync = fsyncRate(ctx, bin, work)
+
+	// (1) pgbench.
+	step("pgbench: init scale 10")
+	pgURL := cluster.URL("pgbench")
+	if out, err := exec.CommandContext(ctx, filepath.Join(bin, "pgbench"), "-i", "-s", "10", "-q", pgURL).CombinedOutput(); err != nil {
+		return fmt.Errorf("pgbench -i: %w: %s", err, out)
+	}
+	for _, mode := range []struct{ name, flag string }{{"TPC-B-like", ""}, {"simple update (-N)", "-N"}, {"select only (-S)", "-S"}} {
+		step("pgbench " + mode.name)
+		r, err := pgbench(ctx, filepath.Join(bin, "pgbench"), pgURL, o.clients, o.pgbenchTime, mode.flag)
+		if err != nil {
+			return err
+		}
+		r.mode = mode.name
+		rep.pgbench = append(rep.pgbench, r)
+	}
+
+	// rpsd, on the same cluster. Its pool keeps pgxpool's default size: a pool_max_conns parameter
+	// in DATABASE_URL would also reach the migrations' connection, which PostgreSQL refuses.
+	step("building and starting rpsd")
+	rpsd := filepath.Join(work, "rpsd")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", rpsd, "./cmd/rpsd").CombinedOutput(); err != nil {
+		return fmt.Errorf("build rpsd: %w: %s", err, out)
+	}
+	if err := withConn(ctx, cluster.URL("rps"), func(c *pgx.Conn) error {
+		_, err := c.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+		return err
+	}); err != nil {
+		return fmt.Errorf("pg_stat_statements: %w", err)
+	}
+	admin := randomHex(16)
+	server, err := startServer(ctx, rpsd, work, cluster.URL("rps"), admin)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, server.stop()) }()
+	dbURL := cluster.URL("rps")
+
+	// (2) and (4): mixed load over many lobbies.
+	step(fmt.Sprintf("mixed load: %d lobbies x %d players for %s", o.lobbies, o.players, o.loadTime))
+	accounts, err := createAccounts(ctx, dbURL, "mixed", o.lobbies*o.players, 1_000_000_000)
+	if err != nil {
+		return err
+	}
+	if err := resetStatements(ctx, dbURL); err != nil {
+		return err
+	}
+	rep.mixed, rep.mixedErr = bot.Load(ctx, bot.LoadConfig{
+		Server: server.url, AdminToken: admin, Lobbies: o.lobbies, Players: o.players, Duration: o.loadTime,
+		Concurrency: o.clients, Strategy: "random", Seed: 1, Skip: 0.02, Grace: 3 * time.Second, Progress: 10 * time.Second,
+		Game:     bot.GameSettings{Bet: 10, TimeoutMs: o.timeoutMs, Resolution: "weighted", MaxRounds: 20},
+		Accounts: accounts, Out: os.Stdout,
+	})
+	rep.clockLag = clockLag(server.url)
+	if tpcb := rep.pgbench[0].tps; tpcb > 0 {
+		rep.ratio = rep.mixed.Actions.PerSec / tpcb
+	}
+	rep.statements, err = topStatements(ctx, dbURL)
+	if err != nil {
+		rep.notes = append(rep.notes, "pg_stat_statements: "+err.Error())
+	}
+
+	// (3) the 10-player baseline, then the big lobby, sized to what is left of the budget.
+	step("10-player latency baseline")
+	small, err := createAccounts(ctx, dbURL, "small", 10, 1_000_000)
+	if err != nil {
+		return err
+	}
+	rep.baseline, err = playGames(ctx, server.url, admin, small, o.clients, o.baselineTime)
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	engineReserve := 60 * time.Second
+	left := time.Until(deadline) - engineReserve - 30*time.Second
+	rep.big.size, rep.big.sizing = bigSize(o.big, rep.mixed.Actions.PerSec, left)
+	step(fmt.Sprintf("big lobby: %d players (%s)", rep.big.size, rep.big.sizing))
+	bigAccounts, err := createAccounts(ctx, dbURL, "big", rep.big.size, 1_000_000)
+	if err != nil {
+		return err
+	}
+	bigCtx, cancelBig := context.WithTimeout(ctx, max(left, time.Minute))
+	rep.big = playBig(bigCtx, server.url, admin, bigAccounts, o.clients, rep.big)
+	cancelBig()
+	rep.big.ratios(rep.baseline)
+
+	// (5) the engine's benchmarks.
+	step("engine benchmarks")
+	rep.engine = engineBenchmarks(ctx)
+
+	step("writing " + o.out)
+	if err := os.WriteFile(o.out, []byte(rep.markdown()), 0o644); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	step("done")
+	return nil
+}
+
+// machine describes the host: CPUs, memory, date and commit.
+func machine(ctx context.Context) []string {
+	mem := "unknown"
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		if m := regexp.MustCompile(`MemTotal:\s+(\d+) kB`).FindSubmatch(b); m != nil {
+			kb, _ := strconv.ParseFloat(string(m[1]), 64)
+			mem = fmt.Sprintf("%.1f GiB", kb/1024/1024)
+		}
+	}
+	commit := "unknown"
+	if out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output(); err == nil {
+		commit = strings.TrimSpace(string(out))
+	}
+	if out, err := exec.CommandContext(ctx, "git", "status", "--porcelain").Output(); err == nil && len(out) > 0 {
+		commit += " (with uncommitted changes)"
+	}
+	cpu := "unknown"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		if m := regexp.MustCompile(`model name\s*:\s*(.+)`).FindSubmatch(b); m != nil {
+			cpu = string(m[1])
+		}
+	}
+	pg := "unknown"
+	if bin, err := pgcluster.FindBinaries(); err == nil {
+		if out, err := exec.CommandContext(ctx, filepath.Join(bin, "postgres"), "--version").Output(); err == nil {
+			pg = strings.TrimSpace(string(out))
+		}
+	}
+	return []string{
+		fmt.Sprintf("CPUs (nproc): %d (%s)", runtime.NumCPU(), cpu),
+		"memory: " + mem,
+		"date: " + time.Now().UTC().Format(time.RFC3339),
+		"commit: " + commit,
+		"PostgreSQL: " + pg + ", Go: " + runtime.Version(),
+	}
+}
+
+// fsyncRate runs pg_test_fsync briefly in the work directory and returns its fdatasync line.
+func fsyncRate(ctx context.Context, bin, dir string) string {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, filepath.Join(bin, "pg_test_fsync"), "-s", "1", "-f", filepath.Join(dir, "fsync.test")).Output()
+	if err != nil {
+		return "pg_test_fsync failed: " + err.Error()
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "fdatasync") && strings.Contains(line, "ops/sec") {
+			return strings.Join(strings.Fields(line), " ")
+		}
+	}
+	return "no fdatasync figure in pg_test_fsync's output"
+}
+
+var (
+	tpsRE     = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
+	latencyRE = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
+)
+
+func pgbench(ctx context.Context, pgbenchBin, url string, clients int, d time.Duration, mode string) (pgbenchResult, error) {
+	args := []string{"-c", strconv.Itoa(clients), "-j", strconv.Itoa(min(clients, runtime.NumCPU())), "-T", strconv.Itoa(int(d.Seconds()))}
+	if mode != "" {
+		args = append(args, mode)
+	}
+	out, err := exec.CommandContext(ctx, pgbenchBin, append(args, url)...).CombinedOutput()
+	if err != nil {
+		return pgbenchResult{}, fmt.Errorf("pgbench %s: %w: %s", mode, err, out)
+	}
+	var r pgbenchResult
+	if m := tpsRE.FindSubmatch(out); m != nil {
+		r.tps, _ = strconv.ParseFloat(string(m[1]), 64)
+	}
+	if m := latencyRE.FindSubmatch(out); m != nil {
+		r.latencyMs, _ = strconv.ParseFloat(string(m[1]), 64)
+	}
+	if r.tps == 0 {
+		return r, fmt.Errorf("pgbench %s: no tps in its output: %s", mode, out)
+	}
+	return r, nil
+}
+
+// server is a running rpsd.
+type server struct {
+	cmd  *exec.Cmd
+	url  string
+	done chan error
+}
+
+func startServer(ctx context.Context, bin, dir, dbURL, admin string) (*server, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	logf, err := os.Create(filepath.Join(dir, "rpsd.log"))
+	if err != nil {
+		return nil, err
+	}
+	// Not CommandContext: the server is stopped by stop(), gracefully, whatever ctx does.
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "RPSD_ADDR="+addr, "RPSD_ADMIN_TOKEN="+admin, "RPSD_MIN_TIMEOUT_MS=100")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start rpsd: %w", err)
+	}
+	s := &server{cmd: cmd, url: "http://" + addr, done: make(chan error, 1)}
+	go func() { s.done <- cmd.Wait(); _ = logf.Close() }()
+	for wait := time.Now().Add(60 * time.Second); ; {
+		resp, err := http.Get(s.url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+		select {
+		case err := <-s.done:
+			s.done <- err
+			tail, _ := os.ReadFile(filepath.Join(dir, "rpsd.log"))
+			return nil, fmt.Errorf("rpsd exited: %v: %s", err, lastLines(string(tail), 20))
+		case <-ctx.Done():
+			return nil, errors.Join(ctx.Err(), s.stop())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(wait) {
+			return nil, errors.Join(errors.New("rpsd not ready after 60s"), s.stop())
+		}
+	}
+}
+
+// stop sends SIGTERM to the server's PID and waits; SIGKILL after 15 seconds.
+func (s *server) stop() error {
+	select {
+	case err := <-s.done:
+		s.done <- err
+		return nil
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+		return nil
+	case <-time.After(15 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+		return errors.New("rpsd did not stop on SIGTERM within 15s and was killed")
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
+}
+
+func withConn(ctx context.Context, url string, f func(*pgx.Conn) error) error {
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	return f(c)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// createAccounts creates n funded player accounts directly in the database, as the issue allows
+// (the figures measure play, not sign-up, which the server limits to 0.5/s per address): each
+// with a known token (only its sha256 is stored, as the server does) and a credit posting from
+// the treasury, so that the ledger's invariants hold.
+func createAccounts(ctx context.Context, dbURL, prefix string, n int, fund int64) ([]bot.Account, error) {
+	secret := randomHex(16)
+	var accounts []bot.Account
+	err := withConn(ctx, dbURL, func(c *pgx.Conn) error {
+		now := time.Now().UnixMilli()
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback(ctx)
+		_, err = tx.Exec(ctx, `
+			WITH a AS (
+				INSERT INTO accounts (id, name, role, token_hash, balance, created_at)
+				SELECT gen_random_uuid(), $1 || '-' || i, 'player', sha256(convert_to($2 || i, 'UTF8')), $3, $4
+				FROM generate_series(1, $5) AS i
+				RETURNING id
+			), p AS MATERIALIZED (SELECT id, nextval('ledger_posting_seq') AS posting FROM a)
+			INSERT INTO ledger_entries (posting_id, account_kind, player_id, amount, kind, at)
+			SELECT posting, 'player', id, $3, 'credit', $4 FROM p
+			UNION ALL
+			SELECT posting, 'treasury', NULL, -$3::bigint, 'credit', $4 FROM p`,
+			prefix, secret, fund, now, n)
+		if err != nil {
+			return fmt.Errorf("insert accounts: %w", err)
+		}
+		rows, err := tx.Query(ctx, `SELECT id::text, name FROM accounts WHERE name LIKE $1 || '-%' ORDER BY created_at, name`, prefix)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var a bot.Account
+			if err := rows.Scan(&a.ID, &a.Name); err != nil {
+				return err
+			}
+			i := strings.TrimPrefix(a.Name, prefix+"-")
+			a.Token = secret + i
+			accounts = append(accounts, a)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return tx.Commit(ctx)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create %d %s accounts: %w", n, prefix, err)
+	}
+	return accounts, nil
+}
+
+func resetStatements(ctx context.Context, dbURL string) error {
+	return withConn(ctx, dbURL, func(c *pgx.Conn) error {
+		_, err := c.Exec(ctx, "SELECT pg_stat_statements_reset()")
+		return err
+	})
+}
+
+// topStatements lists the statements that took the most database time during the mixed load.
+func topStatements(ctx context.Context, dbURL string) ([]string, error) {
+	var out []string
+	err := withConn(ctx, dbURL, func(c *pgx.Conn) error {
+		rows, err := c.Query(ctx, `SELECT calls, round(total_exec_time::numeric, 0), round(mean_exec_time::numeric, 3),
+				regexp_replace(left(query, 140), '\s+', ' ', 'g')
+			FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+			ORDER BY total_exec_time DESC LIMIT 12`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var calls int64
+			var total, mean float64
+			var query string
+			if err := rows.Scan(&calls, &total, &mean, &query); err != nil {
+				return err
+			}
+			out = append(out, fmt.Sprintf("| %d | %.0f | %.3f | `%s` |", calls, total, mean, strings.ReplaceAll(query, "|", "\\|")))
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// playGames plays 10-player games one after another in a single lobby for d, to measure the
+// per-action latency of a small lobby.
+func playGames(ctx context.Context, url, admin string, accounts []bot.Account, conc int, d time.Duration) (bot.Report, error) {
+	client, err := bot.NewClient(url, bot.ClientOptions{Conns: conc})
+	if err != nil {
+		return bot.Report{}, err
+	}
+	pool := bot.NewPool(conc)
+	defer pool.Close()
+	lobby, err := client.CreateLobby(ctx, admin, "bench 10 players", bot.GameSettings{Bet: 10, TimeoutMs: 60_000, Resolution: "weighted", MaxRounds: 20}.Input(len(accounts)))
+	if err != nil {
+		return bot.Report{}, err
+	}
+	seats, err := bot.NewSeats(accounts, "random", 1, nil)
+	if err != nil {
+		return bot.Report{}, err
+	}
+	client.Stats().Reset()
+	quit, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	r := bot.NewRunner(bot.RunnerOptions{Client: client, Pool: pool, Lobby: lobby.Id.String(), Seats: seats,
+		Admin: admin, StopOnQuit: true, Grace: time.Second, Logf: logf})
+	err = r.Run(ctx, quit)
+	return client.Stats().Report(), err
+}
+
+func logf(format string, args ...any) { fmt.Printf("warning: "+format+"\n", args...) }
+
+// bigSize picks the big lobby's size: the flag's, or 100,000 if the play fits in the time left,
+// else the largest that does. A game of n players takes about 3.5n actions (n registrations,
+// then a commit and a reveal per player and round, with about a fifth of the players surviving
+// each weighted round). One lobby runs its actions one at a time under its row lock, which
+// measured at about 0.65 of the mixed load's rate over many lobbies; a further 20% is margin.
+func bigSize(flagSize int, mixedRate float64, left time.Duration) (int, string) {
+	if flagSize > 0 {
+		return flagSize, "set by --big"
+	}
+	const actionsPerPlayer = 3.5
+	rate := mixedRate * 0.65
+	fits := int(rate * left.Seconds() * 0.8 / actionsPerPlayer)
+	if fits >= 100_000 {
+		return 100_000, "the default; it fits the budget"
+	}
+	n := max(fits/1000*1000, 100)
+	return n, fmt.Sprintf("the largest that fits the %s left at an expected %.0f actions/s in one lobby (100,000 would take about %.0f s)",
+		left.Round(time.Second), rate, 100_000*actionsPerPlayer/max(rate, 1))
+}
+
+// playBig plays one weighted game of len(accounts) players and records its phases.
+func playBig(ctx context.Context, url, admin string, accounts []bot.Account, conc int, res bigResult) bigResult {
+	client, err := bot.NewClient(url, bot.ClientOptions{Conns: conc})
+	if err != nil {
+		res.err = err
+		return res
+	}
+	pool := bot.NewPool(conc)
+	defer pool.Close()
+	// Windows long enough for every player to act, so that stages end by action, not expiry.
+	lobby, err := client.CreateLobby(ctx, admin, "bench big lobby", bot.GameSettings{Bet: 1, TimeoutMs: 30 * 60_000, Resolution: "weighted", MaxRounds: 50}.Input(len(accounts)))
+	if err != nil {
+		res.err = err
+		return res
+	}
+	seats, err := bot.NewSeats(accounts, "random", 7, nil)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	client.Stats().Reset()
+	r := bot.NewRunner(bot.RunnerOptions{Client: client, Pool: pool, Lobby: lobby.Id.String(), Seats: seats, Games: 1,
+		Admin: admin, StopOnQuit: true, Logf: logf,
+		OnRound: func(rr bot.RoundResult) {
+			res.rounds = append(res.rounds, rr)
+			fmt.Printf("  round %d: %d revealed, %d left (commit %s, reveal %s)\n", rr.Round, rr.Revealed, rr.Remaining,
+				rr.Commit.Round(time.Millisecond), rr.Reveal.Round(time.Millisecond))
+		},
+		OnGame: func(g bot.GameResult) { res.register, res.total, res.outcome = g.Registration, g.Total, g.Outcome },
+	})
+	// The game gets the whole context; quitting at its end stops the game (bets split) if late.
+	quit, cancel := context.WithTimeout(ctx, time.Until(deadlineOf(ctx))-20*time.Second)
+	defer cancel()
+	res.err = r.Run(context.WithoutCancel(ctx), quit)
+	res.stats = client.Stats().Report()
+	return res
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(time.Hour)
+}
+
+func (b *bigResult) ratios(small bot.Report) {
+	ratio := func(op string) float64 {
+		s := small.Op(op).Latency.P50
+		if s == 0 {
+			return 0
+		}
+		return float64(b.stats.Op(op).Latency.P50) / float64(s)
+	}
+	b.registerRatio, b.commitRatio, b.revealRatio = ratio(bot.OpRegister), ratio(bot.OpCommit), ratio(bot.OpReveal)
+	if s := small.Actions.Latency.P50; s > 0 {
+		b.actionRatio = float64(b.stats.Actions.Latency.P50) / float64(s)
+	}
+}
+
+// engineBenchmarks runs the engine's Go benchmarks and returns their result lines.
+func engineBenchmarks(ctx context.Context) []string {
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", ".", "-benchtime", "300ms", "-benchmem", "./engine")
+	out, err := cmd.CombinedOutput()
+	var lines []string
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "Benchmark") || strings.HasPrefix(sc.Text(), "cpu:") {
+			lines = append(lines, sc.Text())
+		}
+	}
+	if err != nil {
+		lines = append(lines, "go test -bench failed: "+err.Error()+": "+lastLines(string(out), 5))
+	}
+	return lines
+}
+
+var bucketRE = regexp.MustCompile(`^rps_clock_lag_seconds_bucket\{le="([^"]+)"\} ([0-9.e+]+)$`)
+
+// clockLag reads the server's own histogram of clock-worker lag (deadline to the expiry's
+// transaction) from /metrics and returns the bucket bounds holding its p50 and p99.
+func clockLag(server string) string {
+	resp, err := http.Get(server + "/metrics")
+	if err != nil {
+		return "metrics unavailable: " + err.Error()
+	}
+	defer resp.Body.Close()
+	type bucket struct {
+		le    string
+		count float64
+	}
+	var buckets []bucket
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if m := bucketRE.FindStringSubmatch(sc.Text()); m != nil {
+			n, _ := strconv.ParseFloat(m[2], 64)
+			buckets = append(buckets, bucket{m[1], n})
+		}
+	}
+	if len(buckets) == 0 || buckets[len(buckets)-1].count == 0 {
+		return "no expiries in rps_clock_lag_seconds"
+	}
+	total := buckets[len(buckets)-1].count
+	at := func(q float64) string {
+		for _, b := range buckets {
+			if b.count >= q*total {
+				return "<= " + b.le + " s"
+			}
+		}
+		return "?"
+	}
+	return fmt.Sprintf("%.0f expiries; p50 %s, p99 %s", total, at(0.5), at(0.99))
+}
