@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"strings"
 
 	"github.com/golang-migrate/migrate/v4"
 	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // registers the pgx5:// driver
@@ -132,7 +133,9 @@ func closeMigrate(m *migrate.Migrate, err *error) {
 }
 
 // pgx5URL turns a postgres:// or postgresql:// URL into the pgx5:// form
-// that selects golang-migrate's pgx v5 driver.
+// that selects golang-migrate's pgx v5 driver. It drops pgxpool's pool_*
+// settings, which the migration's single connection would send to the
+// server as unknown run-time parameters.
 func pgx5URL(databaseURL string) (string, error) {
 	u, err := url.Parse(databaseURL)
 	if err != nil {
@@ -142,6 +145,13 @@ func pgx5URL(databaseURL string) (string, error) {
 	switch u.Scheme {
 	case "postgres", "postgresql", "pgx5":
 		u.Scheme = "pgx5"
+		q := u.Query()
+		for name := range q {
+			if strings.HasPrefix(name, "pool_") {
+				q.Del(name)
+			}
+		}
+		u.RawQuery = q.Encode()
 		return u.String(), nil
 	default:
 		return "", fmt.Errorf("migrate: database URL scheme %q is not postgres, postgresql or pgx5", u.Scheme)

@@ -40,9 +40,11 @@ var ErrIdempotencyConflict = errors.New("idempotency key reused with a different
 
 // RunIdempotent runs fn like RunLobby and, when key is not nil, stores fn's outcome (unless it
 // is Transient) under the key in the same transaction. A retry with the same key and request
-// gets the stored outcome back (replayed is true) and fn does not run; a concurrent duplicate
-// waits for the first to commit and is then replayed. A key used with another request is
-// ErrIdempotencyConflict. When fn fails, nothing is stored, so the request can be retried.
+// gets the stored outcome back (replayed is true) and fn does not run. A concurrent duplicate
+// either waits for the lobby lock the first one holds, or loses the race to store the key, rolls
+// back and runs again, finding the outcome stored: either way it is replayed. A key used with
+// another request is ErrIdempotencyConflict. When fn fails, nothing is stored, so the request can
+// be retried.
 func (s *Store) RunIdempotent(ctx context.Context, lobby tournament.LobbyID, key *IdempotencyKey,
 	fn func(tx tournament.Tx, now int64) (Outcome, error)) (out Outcome, replayed bool, err error) {
 	err = s.run(ctx, func(t *pgTx) error {
@@ -51,59 +53,47 @@ func (s *Store) RunIdempotent(ctx context.Context, lobby tournament.LobbyID, key
 		if err != nil {
 			return err
 		}
+		expired := now - IdempotencyTTL.Milliseconds()
 		if key != nil {
-			stored, found, err := t.claimKey(ctx, key, now)
-			if err != nil {
+			stored, found, err := t.storedOutcome(ctx, key, expired)
+			if err != nil || found {
+				out, replayed = stored, found
 				return err
-			}
-			if found {
-				out, replayed = stored, true
-				return nil
 			}
 		}
 		out, err = fn(t, now)
-		if err != nil || key == nil {
+		if err != nil || key == nil || out.Transient {
 			return err
 		}
-		if out.Transient {
-			return execOne(ctx, t.tx, `DELETE FROM idempotency_keys
-				WHERE account_id = $1 AND method = $2 AND route = $3 AND key = $4`,
-				key.AccountID, key.Method, key.Route, key.Key)
+		// Stored once, after the operation: replacing only an expired key, so a duplicate that
+		// stored it first makes this transaction roll back and run again, to be replayed.
+		tag, err := exec(ctx, t.tx, `INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, status, response, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+			ON CONFLICT (account_id, method, route, key) DO UPDATE
+			SET request_hash = excluded.request_hash, status = excluded.status, response = excluded.response, created_at = excluded.created_at
+			WHERE idempotency_keys.created_at < $9`,
+			key.AccountID, key.Method, key.Route, key.Key, key.RequestHash, out.Status, out.Body, now, expired)
+		if err != nil {
+			return fmt.Errorf("store idempotency key: %w", err)
 		}
-		return execOne(ctx, t.tx, `UPDATE idempotency_keys SET status = $5, response = $6
-			WHERE account_id = $1 AND method = $2 AND route = $3 AND key = $4`,
-			key.AccountID, key.Method, key.Route, key.Key, out.Status, out.Body)
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("%w: idempotency key stored by a concurrent duplicate", ErrRetry)
+		}
+		return nil
 	})
 	return out, replayed, err
 }
 
-// claimKey inserts the key, or finds the outcome stored under it. The insert of a key that a
-// transaction still in progress has inserted waits for that transaction: this is how a
-// concurrent duplicate waits for the first request.
-func (t *pgTx) claimKey(ctx context.Context, key *IdempotencyKey, now int64) (Outcome, bool, error) {
-	// An expired key is as good as new.
-	_, err := exec(ctx, t.tx, `DELETE FROM idempotency_keys
-		WHERE account_id = $1 AND method = $2 AND route = $3 AND key = $4 AND created_at < $5`,
-		key.AccountID, key.Method, key.Route, key.Key, now-IdempotencyTTL.Milliseconds())
-	if err != nil {
-		return Outcome{}, false, fmt.Errorf("expire idempotency key: %w", err)
-	}
-	// Status 102 marks the claim until the outcome replaces it before commit.
-	tag, err := exec(ctx, t.tx, `INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, status, response, created_at)
-		VALUES ($1, $2, $3, $4, $5, 102, '', $6) ON CONFLICT DO NOTHING`,
-		key.AccountID, key.Method, key.Route, key.Key, key.RequestHash, now)
-	if err != nil {
-		return Outcome{}, false, fmt.Errorf("claim idempotency key: %w", err)
-	}
-	if tag.RowsAffected() == 1 {
-		return Outcome{}, false, nil
-	}
+// storedOutcome finds the unexpired outcome stored under a key.
+func (t *pgTx) storedOutcome(ctx context.Context, key *IdempotencyKey, expired int64) (Outcome, bool, error) {
 	var out Outcome
 	var hash []byte
-	err = queryRow(ctx, t.tx, `SELECT request_hash, status, response FROM idempotency_keys
-		WHERE account_id = $1 AND method = $2 AND route = $3 AND key = $4`,
-		key.AccountID, key.Method, key.Route, key.Key).Scan(&hash, &out.Status, &out.Body)
-	if err != nil {
+	err := queryRow(ctx, t.tx, `SELECT request_hash, status, response FROM idempotency_keys
+		WHERE account_id = $1 AND method = $2 AND route = $3 AND key = $4 AND created_at >= $5`,
+		key.AccountID, key.Method, key.Route, key.Key, expired).Scan(&hash, &out.Status, &out.Body)
+	if errors.Is(err, tournament.ErrNotFound) {
+		return Outcome{}, false, nil
+	} else if err != nil {
 		return Outcome{}, false, fmt.Errorf("read idempotency key: %w", err)
 	}
 	if !bytes.Equal(hash, key.RequestHash) {

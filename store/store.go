@@ -126,14 +126,19 @@ func (s *Store) RunLobby(ctx context.Context, lobby tournament.LobbyID, fn func(
 	})
 }
 
-// lockedNow locks the lobby (if it exists) and then reads the transaction's instant.
+// lockedNow locks the lobby (if it exists), and then reads the transaction's instant; the lobby
+// and its game stay held for the operation's own LockLobby.
 func (t *pgTx) lockedNow(ctx context.Context, lobby tournament.LobbyID) (int64, error) {
-	if validID(string(lobby)) {
-		if _, err := exec(ctx, t.tx, `SELECT FROM lobbies WHERE id = $1 FOR UPDATE`, lobby); err != nil {
-			return 0, fmt.Errorf("lock lobby: %w", err)
-		}
+	_, _, now, err := t.lockLobby(ctx, lobby)
+	switch {
+	case errors.Is(err, tournament.ErrNotFound):
+		return t.now(ctx)
+	case err != nil:
+		return 0, fmt.Errorf("lock lobby: %w", err)
+	case t.s.nowFn != nil:
+		return t.s.nowFn(), nil
 	}
-	return t.now(ctx)
+	return now, nil
 }
 
 // run runs fn in one transaction with the commit, refusal and retry rules of Run.

@@ -21,6 +21,11 @@ type pgTx struct {
 	// deadlines are the games' deadlines as last read or written, to tell the clock workers only
 	// when one changes.
 	deadlines map[tournament.GameID]int64
+	// locked holds the lobbies this transaction has locked and games holds the games it has
+	// read or written, as they are now: a lobby locked again (to render a response after an
+	// operation) costs no statement.
+	locked map[tournament.LobbyID]tournament.Lobby
+	games  map[tournament.GameID]tournament.Game
 }
 
 func (s *Store) newTx(tx pgx.Tx) *pgTx {
@@ -28,6 +33,8 @@ func (s *Store) newTx(tx pgx.Tx) *pgTx {
 		s: s, tx: tx,
 		heads:     make(map[tournament.LobbyID]tournament.LoggedEvent),
 		deadlines: make(map[tournament.GameID]int64),
+		locked:    make(map[tournament.LobbyID]tournament.Lobby),
+		games:     make(map[tournament.GameID]tournament.Game),
 	}
 }
 
@@ -53,12 +60,25 @@ func scanGame(r pgx.Row, extra ...any) (tournament.Game, error) {
 	return g, r.Scan(dest...)
 }
 
-// LockLobby locks the lobby row, then reads its game in a second statement: under READ
-// COMMITTED a statement that waited for the lock sees the lobby's newest version, and only a new
-// statement is sure to see the game row its holder committed with it.
+// LockLobby locks the lobby row, then reads its game (unless this transaction holds both
+// already).
 func (t *pgTx) LockLobby(ctx context.Context, id tournament.LobbyID) (tournament.Lobby, tournament.Game, error) {
+	if l, ok := t.locked[id]; ok {
+		if g, ok := t.games[l.GameID]; ok {
+			return l.Clone(), g, nil
+		}
+	}
+	l, g, _, err := t.lockLobby(ctx, id)
+	return l, g, err
+}
+
+// lockLobby locks the lobby row, then reads its game and the clock in a second statement: under
+// READ COMMITTED a statement that waited for the lock sees the lobby's newest version, and only a
+// new statement is sure to see the game row its holder committed with it, and to read the clock
+// after the wait.
+func (t *pgTx) lockLobby(ctx context.Context, id tournament.LobbyID) (tournament.Lobby, tournament.Game, int64, error) {
 	if !validID(string(id)) {
-		return tournament.Lobby{}, tournament.Game{}, tournament.ErrNotFound
+		return tournament.Lobby{}, tournament.Game{}, 0, tournament.ErrNotFound
 	}
 	var head tournament.LoggedEvent
 	var hash []byte
@@ -66,19 +86,19 @@ func (t *pgTx) LockLobby(ctx context.Context, id tournament.LobbyID) (tournament
 		`SELECT `+lobbyColumns+`, last_seq, last_hash FROM lobbies WHERE id = $1 FOR UPDATE`, id),
 		&head.Seq, &hash)
 	if err != nil {
-		return tournament.Lobby{}, tournament.Game{}, err
+		return tournament.Lobby{}, tournament.Game{}, 0, err
 	}
 	copy(head.Hash[:], hash)
 	t.heads[l.ID] = head
-	if l.GameID == "" {
-		return l, tournament.Game{}, nil
-	}
-	g, err := scanGame(queryRow(ctx, t.tx, `SELECT `+gameColumns+` FROM games WHERE id = $1`, l.GameID))
+	var now int64
+	g, err := scanGame(queryRow(ctx, t.tx, `SELECT `+gameColumns+`, `+clockSQL+` FROM games WHERE id = $1`, l.GameID), &now)
 	if err != nil {
-		return tournament.Lobby{}, tournament.Game{}, fmt.Errorf("read game %s: %w", l.GameID, err)
+		return tournament.Lobby{}, tournament.Game{}, 0, fmt.Errorf("read game %s: %w", l.GameID, err)
 	}
 	t.deadlines[g.ID] = g.Deadline
-	return l, g, nil
+	t.locked[l.ID] = l.Clone()
+	t.games[g.ID] = g
+	return l, g, now, nil
 }
 
 func (t *pgTx) InsertLobby(ctx context.Context, l tournament.Lobby) error {
@@ -90,14 +110,20 @@ func (t *pgTx) InsertLobby(ctx context.Context, l tournament.Lobby) error {
 	}
 	// A new lobby is as good as locked: nobody else sees it before the commit.
 	t.heads[l.ID] = tournament.LoggedEvent{}
+	t.locked[l.ID] = l.Clone()
 	return nil
 }
 
 func (t *pgTx) UpdateLobby(ctx context.Context, l tournament.Lobby) error {
-	return execOne(ctx, t.tx, `UPDATE lobbies
+	err := execOne(ctx, t.tx, `UPDATE lobbies
 		SET name = $2, closed = $3, config = $4, next_config = $5, game_id = $6, games = $7
 		WHERE id = $1`,
 		l.ID, l.Name, l.Closed, l.Config, l.NextConfig, nullID(l.GameID), l.Games)
+	if err != nil {
+		return err
+	}
+	t.locked[l.ID] = l.Clone()
+	return nil
 }
 
 func (t *pgTx) InsertGame(ctx context.Context, g tournament.Game) error {
@@ -111,6 +137,7 @@ func (t *pgTx) InsertGame(ctx context.Context, g tournament.Game) error {
 	if err != nil {
 		return err
 	}
+	t.games[g.ID] = g
 	return t.deadlineWritten(ctx, g)
 }
 
@@ -125,6 +152,7 @@ func (t *pgTx) UpdateGame(ctx context.Context, g tournament.Game) error {
 	if err != nil {
 		return err
 	}
+	t.games[g.ID] = g
 	return t.deadlineWritten(ctx, g)
 }
 
@@ -354,6 +382,7 @@ func (t *pgTx) ShiftDeadlines(ctx context.Context, gap int64) ([]tournament.Lobb
 	if err != nil {
 		return nil, mapErr(err)
 	}
+	clear(t.games) // the games held are stale now; they are read again if needed
 	lobbies, err := collect(ctx, t.tx, pgx.RowTo[tournament.LobbyID], `WITH shifted AS (
 			UPDATE games SET stage_started_at = stage_started_at + $1, deadline = deadline + $1
 			WHERE stage IN ('registration', 'moves', 'reveal') AND deadline > 0

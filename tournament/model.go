@@ -80,6 +80,15 @@ type Lobby struct {
 	CreatedAt int64
 }
 
+// Clone returns a copy of the lobby that shares nothing with it.
+func (l Lobby) Clone() Lobby {
+	if l.NextConfig != nil {
+		c := *l.NextConfig
+		l.NextConfig = &c
+	}
+	return l
+}
+
 // Game is a game's header: everything an action needs, of constant size whatever the lobby's size.
 type Game struct {
 	ID      GameID

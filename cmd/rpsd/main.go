@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,6 +44,10 @@ type settings struct {
 	minTimeoutMs int64
 	dataDir      string
 	outage       time.Duration
+	maxConns     int32
+	accountRate  float64
+	ipRate       float64
+	signupRate   float64
 }
 
 var settingDocs = []struct{ name, def, doc string }{
@@ -52,6 +57,10 @@ var settingDocs = []struct{ name, def, doc string }{
 	{"RPSD_MIN_TIMEOUT_MS", strconv.Itoa(tournament.DefaultMinTimeoutMs), "shortest stage timeout a game config may set (tests lower it)"},
 	{"RPSD_DATA_DIR", "./.rpsd", "folder of the private PostgreSQL cluster"},
 	{"RPSD_OUTAGE_THRESHOLD_MS", "5000", "a gap without any replica's heartbeat longer than this shifts every open deadline by the gap at start-up"},
+	{"RPSD_DB_MAX_CONNS", "16", "database connections in the pool (a pool_max_conns in DATABASE_URL wins)"},
+	{"RPSD_ACCOUNT_RATE", "50", "requests per second an account may make on average, bursts of twice that (0: no limit)"},
+	{"RPSD_IP_RATE", "20", "requests per second an address may make without a valid token (0: no limit)"},
+	{"RPSD_SIGNUP_RATE", "0.5", "accounts per second an address may create, bursts of 10 (0: no limit)"},
 }
 
 func usage() {
@@ -99,6 +108,19 @@ func loadSettings() (settings, error) {
 		return s, fmt.Errorf("RPSD_OUTAGE_THRESHOLD_MS must be a positive number of milliseconds")
 	}
 	s.outage = time.Duration(outage) * time.Millisecond
+	maxConns, err := strconv.ParseInt(env("RPSD_DB_MAX_CONNS"), 10, 32)
+	if err != nil || maxConns < 2 {
+		return s, fmt.Errorf("RPSD_DB_MAX_CONNS must be a number of connections, at least 2")
+	}
+	s.maxConns = int32(maxConns)
+	for _, r := range []struct {
+		name string
+		dest *float64
+	}{{"RPSD_ACCOUNT_RATE", &s.accountRate}, {"RPSD_IP_RATE", &s.ipRate}, {"RPSD_SIGNUP_RATE", &s.signupRate}} {
+		if *r.dest, err = strconv.ParseFloat(env(r.name), 64); err != nil || *r.dest < 0 {
+			return s, fmt.Errorf("%s must be a number of requests per second, 0 for no limit", r.name)
+		}
+	}
 	return s, nil
 }
 
@@ -162,9 +184,9 @@ func run(args []string, log *slog.Logger) error {
 		return nil
 	}
 
-	pool, err := pgxpool.New(ctx, databaseURL)
+	pool, err := openPool(ctx, databaseURL, cfg.maxConns)
 	if err != nil {
-		return fmt.Errorf("open database: %w", err)
+		return err
 	}
 	defer pool.Close()
 	metrics := api.NewMetrics(pool)
@@ -219,8 +241,9 @@ func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metr
 
 	server, err := api.NewServer(api.Config{
 		Store: st, Logger: log, Metrics: metrics,
-		TokenLimit: api.RateLimit{Rate: 50, Burst: 100}, IPLimit: api.RateLimit{Rate: 20, Burst: 40},
-		AccountLimit: api.RateLimit{Rate: 0.5, Burst: 10},
+		TokenLimit:   api.RateLimit{Rate: cfg.accountRate, Burst: max(1, int(2*cfg.accountRate))},
+		IPLimit:      api.RateLimit{Rate: cfg.ipRate, Burst: max(1, int(2*cfg.ipRate))},
+		AccountLimit: api.RateLimit{Rate: cfg.signupRate, Burst: 10},
 	})
 	if err != nil {
 		return err
@@ -301,4 +324,21 @@ func serveLock(dataDir string) (release func(), err error) {
 		return nil, fmt.Errorf("another rpsd is already serving from %s (lock %s: %w)", dataDir, path, err)
 	}
 	return func() { f.Close() }, nil
+}
+
+// openPool opens the database pool with maxConns connections unless the URL sets its own.
+func openPool(ctx context.Context, databaseURL string, maxConns int32) (*pgxpool.Pool, error) {
+	poolConfig, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		// The parse error would echo the URL, password included.
+		return nil, errors.New("DATABASE_URL does not parse as a PostgreSQL URL")
+	}
+	if !strings.Contains(databaseURL, "pool_max_conns=") {
+		poolConfig.MaxConns = maxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, poolConfig)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return pool, nil
 }

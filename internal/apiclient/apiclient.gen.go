@@ -1942,7 +1942,8 @@ type ClientInterface interface {
 	// CloseLobby Close a lobby
 	//
 	// Admin only. No new game starts in the lobby after the current one ends; the current game
-	// plays on. Closing a closed lobby changes nothing and returns it.
+	// plays on, unless nobody has registered in it yet: then it is stopped at once, since nobody
+	// could ever play it. Closing a closed lobby changes nothing and returns it.
 	//
 	// Corresponds with POST /v1/lobbies/{lobbyId}/close (the `CloseLobby` operationId).
 	CloseLobby(ctx context.Context, lobbyId LobbyId, params *CloseLobbyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2535,7 +2536,8 @@ func (c *Client) GetLobby(ctx context.Context, lobbyId LobbyId, reqEditors ...Re
 // CloseLobby Close a lobby
 //
 // Admin only. No new game starts in the lobby after the current one ends; the current game
-// plays on. Closing a closed lobby changes nothing and returns it.
+// plays on, unless nobody has registered in it yet: then it is stopped at once, since nobody
+// could ever play it. Closing a closed lobby changes nothing and returns it.
 //
 // Corresponds with POST /v1/lobbies/{lobbyId}/close (the `CloseLobby` operationId).
 func (c *Client) CloseLobby(ctx context.Context, lobbyId LobbyId, params *CloseLobbyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4651,7 +4653,8 @@ type ClientWithResponsesInterface interface {
 	// CloseLobbyWithResponse Close a lobby
 	//
 	// Admin only. No new game starts in the lobby after the current one ends; the current game
-	// plays on. Closing a closed lobby changes nothing and returns it.
+	// plays on, unless nobody has registered in it yet: then it is stopped at once, since nobody
+	// could ever play it. Closing a closed lobby changes nothing and returns it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7528,7 +7531,8 @@ func (c *ClientWithResponses) GetLobbyWithResponse(ctx context.Context, lobbyId 
 // CloseLobbyWithResponse Close a lobby
 //
 // Admin only. No new game starts in the lobby after the current one ends; the current game
-// plays on. Closing a closed lobby changes nothing and returns it.
+// plays on, unless nobody has registered in it yet: then it is stopped at once, since nobody
+// could ever play it. Closing a closed lobby changes nothing and returns it.
 //
 // Returns a wrapper object for the known response body format(s).
 //

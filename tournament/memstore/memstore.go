@@ -103,7 +103,7 @@ func (s *Store) Lobby(ctx context.Context, id tournament.LobbyID) (tournament.Lo
 	if !ok {
 		return tournament.Lobby{}, tournament.ErrNotFound
 	}
-	return cloneLobby(*l), nil
+	return l.Clone(), nil
 }
 
 // Game returns a game's header.
@@ -190,12 +190,4 @@ func (s *Store) roundMoves(game tournament.GameID, round int) []tournament.Round
 	}
 	slices.SortFunc(out, func(a, b tournament.RoundMove) int { return cmp.Compare(a.AccountID, b.AccountID) })
 	return out
-}
-
-func cloneLobby(l tournament.Lobby) tournament.Lobby {
-	if l.NextConfig != nil {
-		c := *l.NextConfig
-		l.NextConfig = &c
-	}
-	return l
 }

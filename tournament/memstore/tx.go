@@ -33,14 +33,14 @@ func (tx *memTx) LockLobby(ctx context.Context, id tournament.LobbyID) (tourname
 	if !ok {
 		return tournament.Lobby{}, tournament.Game{}, fmt.Errorf("lobby %s: game %s missing", id, l.GameID)
 	}
-	return cloneLobby(*l), *g, nil
+	return l.Clone(), *g, nil
 }
 
 func (tx *memTx) InsertLobby(ctx context.Context, l tournament.Lobby) error {
 	if _, ok := tx.s.lobbies[l.ID]; ok {
 		return fmt.Errorf("lobby %s already exists", l.ID)
 	}
-	l = cloneLobby(l)
+	l = l.Clone()
 	tx.s.lobbies[l.ID] = &l
 	tx.undo = append(tx.undo, func() { delete(tx.s.lobbies, l.ID) })
 	return nil
@@ -52,7 +52,7 @@ func (tx *memTx) UpdateLobby(ctx context.Context, l tournament.Lobby) error {
 		return tournament.ErrNotFound
 	}
 	restore(tx, p)
-	*p = cloneLobby(l)
+	*p = l.Clone()
 	return nil
 }
 
