@@ -45,14 +45,26 @@ func (t *pgTx) Append(ctx context.Context, e tournament.Event) error {
 }
 
 // Events returns up to limit events of a lobby's log with a sequence number greater than after,
-// in order.
+// in order. The slice may be shared with concurrent callers and must not be modified.
+//
+// A new event wakes every follower of its lobby at once, and they all ask for the events after
+// the same seq: identical reads in flight are made once and shared (events never change), so
+// the database's work per event does not grow with the number of followers.
 func (s *Store) Events(ctx context.Context, lobby tournament.LobbyID, after int64, limit int) ([]tournament.LoggedEvent, error) {
 	if !validID(string(lobby)) {
 		return nil, nil
 	}
-	return collect(ctx, s.pool, scanEvent, `SELECT seq, type, lobby_id::text, coalesce(game_id::text, ''),
-			at, data::text, prev_hash, hash
-		FROM events WHERE lobby_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, lobby, after, limit)
+	key := fmt.Sprintf("%s/%d/%d", lobby, after, limit)
+	events, err, _ := s.eventReads.Do(key, func() (any, error) {
+		// Detached from the first caller's context, whose cancellation must not fail the others.
+		return collect(context.WithoutCancel(ctx), s.pool, scanEvent, `SELECT seq, type, lobby_id::text,
+				coalesce(game_id::text, ''), at, data::text, prev_hash, hash
+			FROM events WHERE lobby_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, lobby, after, limit)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return events.([]tournament.LoggedEvent), nil
 }
 
 func scanEvent(r pgx.CollectableRow) (tournament.LoggedEvent, error) {

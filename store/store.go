@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/singleflight"
 )
 
 // Options configure a Store.
@@ -44,6 +45,8 @@ type Store struct {
 	// rulesets caches rulesets by content hash; they are immutable.
 	rulesets sync.Map
 	onExpiry func(lag time.Duration)
+	// eventReads shares identical event reads in flight.
+	eventReads singleflight.Group
 	// notify wakes the local followers of lobbies; its listener runs until Close.
 	notify     notifier
 	listenCtx  context.Context

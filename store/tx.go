@@ -26,6 +26,21 @@ type pgTx struct {
 	// operation) costs no statement.
 	locked map[tournament.LobbyID]tournament.Lobby
 	games  map[tournament.GameID]tournament.Game
+	// players and moves hold the rows of the acting players this transaction has read or
+	// written, for the same reason.
+	players map[playerKey]tournament.Player
+	moves   map[moveKey]tournament.RoundMove
+}
+
+type playerKey struct {
+	game    tournament.GameID
+	account tournament.AccountID
+}
+
+type moveKey struct {
+	game    tournament.GameID
+	round   int
+	account tournament.AccountID
 }
 
 func (s *Store) newTx(tx pgx.Tx) *pgTx {
@@ -35,6 +50,8 @@ func (s *Store) newTx(tx pgx.Tx) *pgTx {
 		deadlines: make(map[tournament.GameID]int64),
 		locked:    make(map[tournament.LobbyID]tournament.Lobby),
 		games:     make(map[tournament.GameID]tournament.Game),
+		players:   make(map[playerKey]tournament.Player),
+		moves:     make(map[moveKey]tournament.RoundMove),
 	}
 }
 
@@ -228,18 +245,30 @@ func (t *pgTx) Player(ctx context.Context, game tournament.GameID, account tourn
 	if !validID(string(account)) {
 		return tournament.Player{}, tournament.ErrNotFound
 	}
-	return scanPlayer(queryRow(ctx, t.tx,
+	key := playerKey{game, account}
+	if p, ok := t.players[key]; ok {
+		return p, nil
+	}
+	p, err := scanPlayer(queryRow(ctx, t.tx,
 		`SELECT `+playerColumns+` FROM game_players WHERE game_id = $1 AND account_id = $2`, game, account))
+	if err == nil {
+		t.players[key] = p
+	}
+	return p, err
 }
 
 func (t *pgTx) InsertPlayer(ctx context.Context, p tournament.Player) error {
 	_, err := exec(ctx, t.tx, `INSERT INTO game_players (game_id, account_id, ord, registered_at, active, eliminated_round)
 		VALUES ($1, $2, $3, $4, $5, $6)`,
 		p.GameID, p.AccountID, p.Order, p.RegisteredAt, p.Active, p.EliminatedRound)
+	if err == nil {
+		t.players[playerKey{p.GameID, p.AccountID}] = p
+	}
 	return err
 }
 
 func (t *pgTx) DeletePlayer(ctx context.Context, game tournament.GameID, account tournament.AccountID) error {
+	delete(t.players, playerKey{game, account})
 	return execOne(ctx, t.tx, `DELETE FROM game_players WHERE game_id = $1 AND account_id = $2`, game, account)
 }
 
@@ -263,15 +292,26 @@ func (t *pgTx) RoundMove(ctx context.Context, game tournament.GameID, round int,
 	if !validID(string(account)) {
 		return tournament.RoundMove{}, tournament.ErrNotFound
 	}
-	return scanMove(queryRow(ctx, t.tx,
+	key := moveKey{game, round, account}
+	if m, ok := t.moves[key]; ok {
+		return m, nil
+	}
+	m, err := scanMove(queryRow(ctx, t.tx,
 		`SELECT `+moveColumns+` FROM round_moves WHERE game_id = $1 AND round = $2 AND account_id = $3`,
 		game, round, account))
+	if err == nil {
+		t.moves[key] = m
+	}
+	return m, err
 }
 
 func (t *pgTx) InsertMove(ctx context.Context, m tournament.RoundMove) error {
 	_, err := exec(ctx, t.tx, `INSERT INTO round_moves (game_id, round, account_id, commitment, committed_at)
 		VALUES ($1, $2, $3, $4, $5)`,
 		m.GameID, m.Round, m.AccountID, m.Commitment[:], m.CommittedAt)
+	if err == nil {
+		t.moves[moveKey{m.GameID, m.Round, m.AccountID}] = m
+	}
 	return err
 }
 
@@ -280,9 +320,13 @@ func (t *pgTx) UpdateMove(ctx context.Context, m tournament.RoundMove) error {
 	if m.Revealed {
 		reveal, move, at = []byte(m.Reveal), int16(m.Move), m.RevealedAt
 	}
-	return execOne(ctx, t.tx, `UPDATE round_moves SET revealed = $4, reveal = $5, move = $6, revealed_at = $7
+	err := execOne(ctx, t.tx, `UPDATE round_moves SET revealed = $4, reveal = $5, move = $6, revealed_at = $7
 		WHERE game_id = $1 AND round = $2 AND account_id = $3`,
 		m.GameID, m.Round, m.AccountID, m.Revealed, reveal, move, at)
+	if err == nil {
+		t.moves[moveKey{m.GameID, m.Round, m.AccountID}] = m
+	}
+	return err
 }
 
 // eliminateSQL puts out every active player of a game who has no round_moves row in the round
@@ -293,6 +337,7 @@ const eliminateSQL = `UPDATE game_players p SET active = false, eliminated_round
 		WHERE m.game_id = p.game_id AND m.round = $2 AND m.account_id = p.account_id`
 
 func (t *pgTx) Eliminate(ctx context.Context, game tournament.GameID, round int, keep tournament.Keep) error {
+	clear(t.players) // the set effect changes rows this transaction may hold
 	var err error
 	switch keep.Kind {
 	case tournament.KeepCommitted:
