@@ -20,6 +20,8 @@ const (
 	idleWait = time.Minute
 	// failureWait is the pause after a failed pass, so a persistent failure is not a hot loop.
 	failureWait = time.Second
+	// clockParallelism is how many due lobbies one worker expires at once.
+	clockParallelism = 4
 )
 
 // RunClock applies deadlines as they pass, until ctx is cancelled. It sleeps until the earliest
@@ -73,15 +75,29 @@ func waitForNotification(ctx context.Context, conn *pgx.Conn, d time.Duration) e
 }
 
 // clockPass expires every due lobby, then returns how long to sleep until the next deadline.
+// Several lobbies falling due together are expired in parallel: SKIP LOCKED hands each to one
+// transaction, so the last of a burst is not kept waiting behind all the others.
 func (s *Store) clockPass(ctx context.Context) (time.Duration, error) {
-	for {
-		took, err := s.expireNext(ctx)
-		if err != nil {
-			return 0, err
+	errs := make(chan error, clockParallelism)
+	for range clockParallelism {
+		go func() {
+			for {
+				took, err := s.expireNext(ctx)
+				if err != nil || !took {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var firstErr error
+	for range clockParallelism {
+		if err := <-errs; err != nil && firstErr == nil {
+			firstErr = err
 		}
-		if !took {
-			break
-		}
+	}
+	if firstErr != nil {
+		return 0, firstErr
 	}
 	var next *int64
 	var now int64
