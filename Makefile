@@ -1,9 +1,9 @@
 # make test is the one test command; .ci/run calls it and nothing else.
 GO ?= go
 
-.PHONY: test test-go lint-openapi vet generate run bench postgres
+.PHONY: test test-go test-android lint-openapi vet generate run bench postgres
 
-test: postgres lint-openapi vet test-go
+test: postgres lint-openapi vet test-go test-android
 
 # PostgreSQL binaries for the Go tests and the private cluster (apt-get as root when missing).
 postgres:
@@ -17,6 +17,11 @@ vet:
 
 test-go:
 	$(GO) test -count=1 ./...
+
+# The Kotlin client: generated from openapi.yaml, unit tests, the app compiled, end to end
+# against a real rpsd.
+test-android:
+	bash scripts/test-android.sh
 
 generate:
 	$(GO) generate ./...

@@ -1,0 +1,37 @@
+package rps.client
+
+import kotlinx.coroutines.flow.Flow
+
+/** What a game session needs from the server. The HTTP implementation is [HttpRpsApi]; tests use fakes. */
+interface PlayerApi {
+    suspend fun me(): AccountInfo
+    suspend fun getLobby(lobbyId: String): LobbyView
+    suspend fun register(lobbyId: String, idempotencyKey: String): LobbyView
+    suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String): LobbyView
+    suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String): LobbyView
+    suspend fun getGame(gameId: String): GameResult
+}
+
+/**
+ * A lobby's events with `seq > after`, in order, forever: implementations reconnect after drops
+ * and resume where they stopped. They do not verify the chain; the session does.
+ */
+interface EventFeed {
+    fun follow(lobbyId: String, after: Long): Flow<ChainEvent>
+}
+
+/** Reading lobbies and rulesets and managing the account (for the app's screens). */
+interface DirectoryApi {
+    suspend fun createAccount(name: String): NewAccount
+    suspend fun listLobbies(after: String? = null): LobbyList
+    suspend fun getRuleset(id: String): RulesetInfo
+}
+
+/** The local clock, injectable for tests. */
+fun interface Clock {
+    fun nowMs(): Long
+
+    companion object {
+        val SYSTEM = Clock { System.currentTimeMillis() }
+    }
+}

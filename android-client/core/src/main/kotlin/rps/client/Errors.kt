@@ -1,0 +1,71 @@
+package rps.client
+
+import java.io.IOException
+
+/** The server's stable problem codes, with a message a player can read. */
+enum class ErrorCode(val wire: String, val playerMessage: String) {
+    VALIDATION_FAILED("validation_failed", "The request was not accepted; please update the app."),
+    UNAUTHORIZED("unauthorized", "Your session is no longer valid. Please sign in again."),
+    FORBIDDEN("forbidden", "This account is not allowed to do that."),
+    NOT_FOUND("not_found", "That lobby or game no longer exists."),
+    WRONG_STAGE("wrong_stage", "Too late: the game has already moved on."),
+    NOT_IN_GAME("not_in_game", "You are not playing in this round."),
+    ALREADY_REGISTERED("already_registered", "You are already registered in this game."),
+    LOBBY_FULL("lobby_full", "This game is full. Wait for the next one."),
+    INSUFFICIENT_FUNDS("insufficient_funds", "Your balance is too low for this bet."),
+    ALREADY_COMMITTED("already_committed", "You have already chosen your weapon this round."),
+    ALREADY_REVEALED("already_revealed", "Your weapon is already revealed."),
+    COMMITMENT_MISMATCH("commitment_mismatch", "Your saved move does not match what you committed; it could not be revealed."),
+    INVALID_MOVE("invalid_move", "That weapon is not part of this game."),
+    IDEMPOTENCY_CONFLICT("idempotency_conflict", "A retried request did not match the original. Please try again."),
+    PAYLOAD_TOO_LARGE("payload_too_large", "The request was too large."),
+    METHOD_NOT_ALLOWED("method_not_allowed", "The request was not accepted; please update the app."),
+    RATE_LIMITED("rate_limited", "Too many requests. Please wait a moment."),
+    INTERNAL("internal", "The server had a problem. Please try again."),
+    UNKNOWN("unknown", "Something went wrong on the server.");
+
+    companion object {
+        fun fromWire(s: String?): ErrorCode = entries.firstOrNull { it.wire == s } ?: UNKNOWN
+    }
+}
+
+/** Everything the client can fail with, each with a message for the player. */
+sealed class RpsException(message: String, cause: Throwable? = null) : Exception(message, cause) {
+    abstract val playerMessage: String
+
+    /** Worth retrying with the same Idempotency-Key. */
+    open val retryable: Boolean get() = false
+
+    /** An RFC 9457 problem from the server. */
+    class Problem(
+        val code: ErrorCode,
+        val status: Int,
+        val detail: String?,
+        val field: String? = null,
+        val retryAfterSeconds: Int? = null,
+    ) : RpsException("${code.wire} ($status)${detail?.let { ": $it" } ?: ""}") {
+        override val playerMessage: String get() = code.playerMessage
+        override val retryable: Boolean get() = status >= 500 || code == ErrorCode.RATE_LIMITED
+    }
+
+    /** The server could not be reached or the connection dropped. */
+    class Network(cause: IOException) : RpsException("network: ${cause.message}", cause) {
+        override val playerMessage: String get() = "No connection to the server. Retrying..."
+        override val retryable: Boolean get() = true
+    }
+
+    /** The lobby's event log does not verify: someone changed history. */
+    class ChainBroken(val broken: ChainBrokenException) : RpsException("event chain broken: ${broken.message}", broken) {
+        override val playerMessage: String get() = "The lobby's history failed verification (event ${broken.seq}). Do not trust this server."
+    }
+
+    /** The saved password for a committed move is missing, so the move cannot be revealed. */
+    class VaultMissing(val round: Int) : RpsException("no vault entry for round $round") {
+        override val playerMessage: String get() = "Your saved move for round $round was lost, so it cannot be revealed."
+    }
+
+    /** The server answered something this client does not understand. */
+    class Unexpected(message: String, cause: Throwable? = null) : RpsException(message, cause) {
+        override val playerMessage: String get() = "Unexpected answer from the server."
+    }
+}

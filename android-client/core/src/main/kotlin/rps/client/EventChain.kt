@@ -1,0 +1,73 @@
+package rps.client
+
+import kotlinx.serialization.json.JsonNull
+import kotlinx.serialization.json.JsonObject
+import kotlinx.serialization.json.JsonPrimitive
+
+/** One entry of a lobby's hash-chained event log, as served. */
+data class ChainEvent(
+    val seq: Long,
+    val type: String,
+    val lobbyId: String,
+    val gameId: String?,
+    /** RFC 3339 UTC with milliseconds, the very string that was hashed. */
+    val at: String,
+    val data: JsonObject,
+    val prevHash: String,
+    val hash: String,
+) {
+    fun long(key: String): Long? = (data[key] as? JsonPrimitive)?.takeIf { !it.isString }?.content?.toLongOrNull()
+    fun int(key: String): Int? = long(key)?.toInt()
+    fun string(key: String): String? = (data[key] as? JsonPrimitive)?.takeIf { it.isString }?.content
+}
+
+/** The log does not verify: a hash, a link or the sequence is wrong. */
+class ChainBrokenException(val seq: Long, reason: String) : Exception("event $seq: $reason")
+
+object EventChain {
+    val ZERO_HASH: String = "0".repeat(64)
+
+    /** The object whose canonical form is hashed: `{seq, type, lobbyId, gameId, at, data}`. */
+    fun canonical(e: ChainEvent): String = CanonicalJson.encode(
+        JsonObject(
+            mapOf(
+                "seq" to JsonPrimitive(e.seq),
+                "type" to JsonPrimitive(e.type),
+                "lobbyId" to JsonPrimitive(e.lobbyId),
+                "gameId" to (e.gameId?.let { JsonPrimitive(it) } ?: JsonNull),
+                "at" to JsonPrimitive(e.at),
+                "data" to e.data,
+            ),
+        ),
+    )
+
+    /** `blake2b-256(prevHash || canonical)` in lower-case hex, with [prevHash] as given in hex. */
+    fun hash(prevHash: String, e: ChainEvent): String =
+        Crypto.hex(Crypto.blake2b256(Crypto.unhex(prevHash), canonical(e).toByteArray(Charsets.UTF_8)))
+}
+
+/**
+ * Checks events one at a time as they arrive: consecutive `seq`, `prevHash` equal to the previous
+ * event's hash (zeros before seq 1), and `hash` recomputed. Start it from a trusted checkpoint
+ * ([lastSeq], [lastHash]) or from the beginning of the log.
+ */
+class ChainVerifier(lastSeq: Long = 0, lastHash: String = EventChain.ZERO_HASH) {
+    var lastSeq: Long = lastSeq
+        private set
+    var lastHash: String = lastHash
+        private set
+
+    /** Verifies [e] and advances; throws [ChainBrokenException] and stays put when it does not verify. */
+    fun accept(e: ChainEvent) {
+        if (e.seq != lastSeq + 1) throw ChainBrokenException(e.seq, "expected seq ${lastSeq + 1}")
+        if (e.prevHash != lastHash) throw ChainBrokenException(e.seq, "prevHash does not link to event $lastSeq")
+        val h = try {
+            EventChain.hash(e.prevHash, e)
+        } catch (ex: IllegalArgumentException) {
+            throw ChainBrokenException(e.seq, "cannot canonicalize: ${ex.message}")
+        }
+        if (h != e.hash) throw ChainBrokenException(e.seq, "hash mismatch (computed $h, served ${e.hash})")
+        lastSeq = e.seq
+        lastHash = e.hash
+    }
+}

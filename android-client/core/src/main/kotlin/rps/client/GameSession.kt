@@ -1,0 +1,437 @@
+package rps.client
+
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.cancelChildren
+import kotlinx.coroutines.channels.Channel
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.flow.MutableStateFlow
+import kotlinx.coroutines.flow.StateFlow
+import kotlinx.coroutines.flow.asStateFlow
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.sync.Mutex
+import kotlinx.coroutines.sync.withLock
+import kotlinx.coroutines.withContext
+import kotlinx.serialization.json.JsonArray
+import kotlinx.serialization.json.JsonPrimitive
+import java.security.SecureRandom
+import java.util.UUID
+import kotlin.coroutines.coroutineContext
+
+/** A deadline in the server's clock and the same instant on this device's clock. */
+data class Deadline(val serverMs: Long, val localMs: Long) {
+    fun remainingMs(localNowMs: Long): Long = maxOf(0L, localMs - localNowMs)
+}
+
+/** How a round ended. Masks have bit m for move m. */
+data class RoundOutcome(
+    val round: Int,
+    val present: Int,
+    val survivors: Int,
+    val counts: List<Long>,
+    /** Players still in the game after the round. */
+    val remaining: Int,
+    val yourMove: Int?,
+) {
+    val youSurvived: Boolean? get() = yourMove?.let { survivors and (1 shl it) != 0 }
+}
+
+/** What the player sees. */
+sealed interface GameUiState {
+    data object Connecting : GameUiState
+    /** Not registered in the lobby's current game; [join] pays the bet. */
+    data class NotJoined(val lobby: LobbyView) : GameUiState
+    data class WaitingForPlayers(val players: Int, val limit: Int, val pot: Long, val deadline: Deadline?) : GameUiState
+    data class YourMove(
+        val round: Int, val deadline: Deadline?, val committed: Int, val remaining: Int, val pot: Long, val lastRound: RoundOutcome?,
+    ) : GameUiState
+    data class WaitingForOthers(
+        val round: Int, val deadline: Deadline?, val committed: Int, val remaining: Int, val pot: Long, val move: Int?,
+    ) : GameUiState
+    /** The reveal stage: ours is sent automatically ([sent] once the server has it). */
+    data class Revealing(
+        val round: Int, val deadline: Deadline?, val revealed: Int, val committed: Int, val pot: Long, val move: Int?, val sent: Boolean,
+    ) : GameUiState
+    data class RoundResult(val outcome: RoundOutcome) : GameUiState
+    data class Won(val amount: Long, val round: Int) : GameUiState
+    data class Lost(val round: Int, val lastRound: RoundOutcome?) : GameUiState
+    data class Stopped(val reason: String, val share: Long?) : GameUiState
+    /** [fatal]: the session has stopped (a broken chain, a revoked token); otherwise the next update replaces it. */
+    data class Error(val error: RpsException, val fatal: Boolean, val previous: GameUiState?) : GameUiState {
+        val message: String get() = error.playerMessage
+    }
+
+    val isFinal: Boolean get() = this is Won || this is Lost || this is Stopped || (this is Error && fatal)
+}
+
+data class RetryPolicy(val maxAttempts: Int = 8, val initialDelayMs: Long = 100, val maxDelayMs: Long = 2_000)
+
+/**
+ * One player's session in one lobby: joins the current game, follows the lobby's events (checking
+ * the hash chain of every event as it arrives), commits the chosen weapon (after writing it to the
+ * [vault]) and reveals it by itself as soon as the reveal stage opens. A new session over the same
+ * vault picks up where a killed one stopped.
+ */
+class GameSession(
+    val lobbyId: String,
+    private val api: PlayerApi,
+    private val feed: EventFeed,
+    private val vault: Vault,
+    private val scope: CoroutineScope,
+    private val clock: Clock = Clock.SYSTEM,
+    private val random: SecureRandom = SecureRandom(),
+    private val retry: RetryPolicy = RetryPolicy(),
+    private val io: CoroutineDispatcher = Dispatchers.IO,
+) {
+    private val _state = MutableStateFlow<GameUiState>(GameUiState.Connecting)
+    val state: StateFlow<GameUiState> = _state.asStateFlow()
+
+    private val lock = Mutex()
+    private val verifier = ChainVerifier()
+    private val refreshes = Channel<Unit>(Channel.CONFLATED)
+    private var job: Job? = null
+
+    private var me: AccountInfo? = null
+    private var snapshot: LobbyView? = null
+    /** server clock minus local clock, from the last snapshot. */
+    @Volatile var clockOffsetMs: Long = 0
+        private set
+    private var joinedGameId: String? = null
+    private var joinKey: String? = null
+    private var entry: VaultEntry? = null
+    private var lastOutcome: RoundOutcome? = null
+    private var final: GameUiState? = null
+    private var fatal: GameUiState.Error? = null
+    private val moves = HashMap<Int, Int>()
+    private var commitInFlight = false
+    private val revealsStarted = HashSet<String>()
+    private var finalLookup = false
+
+    /** The last event verified, for diagnostics. */
+    val verifiedSeq: Long get() = verifier.lastSeq
+
+    /** Starts the session: reads the account, the lobby and the vault, then follows the events. */
+    fun start(): Job {
+        job?.let { return it }
+        val j = scope.launch {
+            try {
+                me = retrying { api.me() }
+                entry = withContext(io) { vault.load(lobbyId) }
+                entry?.let { moves[it.round] = it.move }
+                refreshNow()
+                launch { for (x in refreshes) runCatchingRps { refreshNow() } }
+                feed.follow(lobbyId, verifier.lastSeq).collect { onEvent(it) }
+            } catch (e: CancellationException) {
+                throw e
+            } catch (e: RpsException) {
+                lock.withLock {
+                    fatal = GameUiState.Error(e, true, _state.value)
+                    publish()
+                }
+                coroutineContext.cancelChildren()
+            }
+        }
+        job = j
+        return j
+    }
+
+    fun stop() {
+        job?.cancel()
+    }
+
+    /** Registers in the lobby's current game, paying the bet. Failures show as a non-fatal [GameUiState.Error]. */
+    suspend fun join(): Boolean {
+        val key = lock.withLock { joinKey ?: UUID.randomUUID().toString().also { joinKey = it } }
+        return try {
+            apply(timed { retrying { api.register(lobbyId, key) } })
+            true
+        } catch (e: RpsException.Problem) {
+            lock.withLock { joinKey = null }
+            if (e.code == ErrorCode.ALREADY_REGISTERED) {
+                refreshNow(); true
+            } else {
+                showError(e); false
+            }
+        } catch (e: RpsException) {
+            showError(e); false
+        }
+    }
+
+    /**
+     * Commits [move]: a fresh random password is written to the vault first, then the commitment
+     * is sent (retried with the same Idempotency-Key).
+     */
+    suspend fun commit(move: Int): Boolean {
+        val e = lock.withLock {
+            val g = snapshot?.game
+            val you = g?.you
+            check(g != null && g.id == joinedGameId && g.stage == Stage.MOVES && you != null && you.inGame && !you.committed) {
+                "no move to make now"
+            }
+            check(!commitInFlight) { "a commitment is already being sent" }
+            commitInFlight = true
+            VaultEntry(lobbyId, g.id, g.round, move, Commitments.newPassword(random), UUID.randomUUID().toString(), UUID.randomUUID().toString())
+        }
+        try {
+            withContext(io) { vault.save(e) }
+        } catch (ex: Exception) {
+            lock.withLock { commitInFlight = false }
+            throw ex
+        }
+        lock.withLock {
+            entry = e
+            moves[e.round] = e.move
+        }
+        return sendCommit(e)
+    }
+
+    private suspend fun sendCommit(e: VaultEntry): Boolean {
+        lock.withLock { commitInFlight = true }
+        try {
+            apply(timed { retrying { api.commit(lobbyId, e.commitment, e.commitKey) } })
+            return true
+        } catch (p: RpsException.Problem) {
+            if (p.code == ErrorCode.ALREADY_COMMITTED || p.code == ErrorCode.WRONG_STAGE) runCatchingRps { refreshNow() }
+            if (p.code != ErrorCode.ALREADY_COMMITTED) showError(p)
+            return p.code == ErrorCode.ALREADY_COMMITTED
+        } catch (ex: RpsException) {
+            showError(ex)
+            return false
+        } finally {
+            lock.withLock { commitInFlight = false }
+        }
+    }
+
+    private suspend fun sendReveal(e: VaultEntry) {
+        try {
+            val l = timed { retrying { api.reveal(lobbyId, e.reveal, e.revealKey) } }
+            clearVault(e)
+            apply(l)
+        } catch (p: RpsException.Problem) {
+            when (p.code) {
+                ErrorCode.ALREADY_REVEALED -> {
+                    clearVault(e); runCatchingRps { refreshNow() }
+                }
+                ErrorCode.WRONG_STAGE -> runCatchingRps { refreshNow() }
+                else -> showError(p)
+            }
+        } catch (ex: RpsException) {
+            lock.withLock { revealsStarted.remove("${e.gameId}/${e.round}") }
+            showError(ex)
+            runCatchingRps { refreshNow() } // try again from a fresh state
+        }
+    }
+
+    private suspend fun clearVault(e: VaultEntry) {
+        withContext(io) { vault.clear(lobbyId) }
+        lock.withLock { if (entry == e) entry = null }
+    }
+
+    private suspend fun refreshNow() {
+        apply(timed { retrying { api.getLobby(lobbyId) } })
+    }
+
+    private suspend fun <T> timed(block: suspend () -> T): Pair<T, Long> {
+        val t0 = clock.nowMs()
+        val v = block()
+        return v to (t0 + clock.nowMs()) / 2
+    }
+
+    /** Applies a lobby snapshot read at local time [at] (the middle of its request). */
+    private suspend fun apply(read: Pair<LobbyView, Long>) {
+        val (l, at) = read
+        lock.withLock {
+            val prev = snapshot
+            if (prev != null && l.serverTime < prev.serverTime) return
+            snapshot = l
+            clockOffsetMs = l.serverTime - at
+            val g = l.game
+            if (g != null && g.you?.registered == true && joinedGameId == null) joinedGameId = g.id
+            if (g != null && g.id == joinedGameId) g.you?.move?.let { moves[g.round] = it }
+            publish()
+            sideEffects()
+        }
+    }
+
+    /** Starts whatever the snapshot calls for: resume a commit, reveal, forget stale entries. Holds [lock]. */
+    private fun sideEffects() {
+        val g = snapshot?.game ?: return
+        if (g.id != joinedGameId) return
+        val you = g.you ?: return
+        val e = entry
+        if (e != null && (e.gameId != g.id || e.round < g.round || (e.round == g.round && you.revealed))) {
+            entry = null
+            scope.launch(io) { if (vault.load(lobbyId) == e) vault.clear(lobbyId) }
+            return
+        }
+        when (g.stage) {
+            Stage.MOVES -> if (you.inGame && !you.committed && e != null && e.isFor(g.id, g.round) && !commitInFlight) {
+                commitInFlight = true
+                scope.launch { sendCommit(e) }
+            }
+            Stage.REVEAL -> if (you.committed && !you.revealed && revealsStarted.add("${g.id}/${g.round}")) {
+                if (e == null || !e.isFor(g.id, g.round) || (you.commitment != null && you.commitment != e.commitment)) {
+                    _state.value = GameUiState.Error(RpsException.VaultMissing(g.round), false, _state.value)
+                } else {
+                    scope.launch { sendReveal(e) }
+                }
+            }
+            else -> {}
+        }
+    }
+
+    private suspend fun onEvent(e: ChainEvent) {
+        var refresh = false
+        lock.withLock {
+            if (e.seq <= verifier.lastSeq) return
+            try {
+                verifier.accept(e)
+            } catch (b: ChainBrokenException) {
+                throw RpsException.ChainBroken(b)
+            }
+            val mine = joinedGameId != null && e.gameId == joinedGameId
+            val g = snapshot?.game
+            val current = g != null && e.gameId == g.id
+            when (e.type) {
+                "move_committed" -> if (current && e.int("round") == g!!.round) patch(g.copy(committed = e.int("committed") ?: g.committed))
+                "move_revealed" -> if (current && e.int("round") == g!!.round) patch(g.copy(revealed = e.int("revealed") ?: g.revealed))
+                "player_registered" -> if (current) {
+                    patch(g!!.copy(players = e.int("players") ?: g.players, pot = e.long("pot") ?: g.pot, deadlineMs = e.long("deadline") ?: g.deadlineMs))
+                    refresh = e.string("player") == me?.id
+                } else refresh = true
+                "player_left" -> if (current) patch(g!!.copy(players = e.int("players") ?: g.players, pot = e.long("pot") ?: g.pot)) else refresh = true
+                "round_resolved" -> {
+                    if (mine) {
+                        val round = e.int("round") ?: 0
+                        val counts = (e.data["counts"] as? JsonArray)?.map { (it as JsonPrimitive).content.toLong() } ?: emptyList()
+                        val o = RoundOutcome(round, e.int("present") ?: 0, e.int("survivors") ?: 0, counts, e.int("remaining") ?: 0, moves[round])
+                        lastOutcome = o
+                        if (fatal == null && final == null) _state.value = GameUiState.RoundResult(o)
+                    }
+                    refresh = true
+                }
+                "game_finished" -> {
+                    if (mine) {
+                        final = if (e.string("winner") == me?.id) GameUiState.Won(e.long("amount") ?: 0, e.int("round") ?: 0)
+                        else GameUiState.Lost(e.int("round") ?: 0, lastOutcome)
+                    }
+                    refresh = true
+                }
+                "game_stopped" -> {
+                    if (mine) final = GameUiState.Stopped(e.string("reason") ?: "stopped", e.long("share"))
+                    refresh = true
+                }
+                "game_opened", "round_started", "moves_closed", "stage_extended", "clock_shifted", "next_config_changed", "lobby_closed" -> refresh = true
+                else -> {} // unknown types are ignored (but were verified)
+            }
+            if (e.type != "round_resolved") publish()
+        }
+        if (refresh) refreshes.trySend(Unit)
+    }
+
+    private fun patch(g: GameView) {
+        snapshot = snapshot?.copy(game = g)
+    }
+
+    /** Holds [lock]. */
+    private fun publish() {
+        _state.value = derive() ?: return
+    }
+
+    private fun derive(): GameUiState? {
+        fatal?.let { return it }
+        final?.let { return it }
+        val l = snapshot ?: return GameUiState.Connecting
+        val joined = joinedGameId ?: return GameUiState.NotJoined(l)
+        val g = l.game
+        if (g == null || g.id != joined || !g.stage.isOpen) {
+            lookUpFinal(joined)
+            return null // keep what is shown until the result is known
+        }
+        val you = g.you ?: return GameUiState.NotJoined(l)
+        val outRound = lastOutcome?.takeIf { it.youSurvived == false }?.round ?: g.round
+        val deadline = g.deadlineMs?.let { Deadline(it, it - clockOffsetMs) }
+        return when (g.stage) {
+            Stage.REGISTRATION -> GameUiState.WaitingForPlayers(g.players, l.config.playersCountLimit, g.pot, deadline)
+            Stage.MOVES -> when {
+                !you.inGame -> GameUiState.Lost(outRound, lastOutcome)
+                you.committed -> GameUiState.WaitingForOthers(g.round, deadline, g.committed, g.remaining, g.pot, moves[g.round])
+                else -> GameUiState.YourMove(g.round, deadline, g.committed, g.remaining, g.pot, lastOutcome)
+            }
+            Stage.REVEAL -> when {
+                !you.inGame || !you.committed -> GameUiState.Lost(outRound, lastOutcome)
+                else -> {
+                    val s = GameUiState.Revealing(g.round, deadline, g.revealed, g.committed, g.pot, moves[g.round] ?: you.move, you.revealed)
+                    // Keep a "saved move lost" error visible rather than hiding it behind the reveal screen.
+                    val cur = _state.value
+                    if (cur is GameUiState.Error && cur.error is RpsException.VaultMissing && !you.revealed) cur else s
+                }
+            }
+            else -> null
+        }
+    }
+
+    /** The joined game ended without its final event being seen yet: ask for its summary. Holds [lock]. */
+    private fun lookUpFinal(gameId: String) {
+        if (finalLookup || final != null) return
+        finalLookup = true
+        scope.launch {
+            try {
+                val r = retrying { api.getGame(gameId) }
+                lock.withLock {
+                    if (final == null && !r.stage.isOpen) {
+                        final = when {
+                            r.stage == Stage.FINISHED && r.winner == me?.id -> GameUiState.Won(r.payout, r.round)
+                            r.stage == Stage.FINISHED -> GameUiState.Lost(r.round, lastOutcome)
+                            else -> GameUiState.Stopped(r.stopReason ?: "stopped", null)
+                        }
+                    }
+                    finalLookup = false
+                    publish()
+                }
+            } catch (e: RpsException) {
+                lock.withLock { finalLookup = false }
+                showError(e)
+            }
+        }
+    }
+
+    private suspend fun showError(e: RpsException) {
+        lock.withLock {
+            if (fatal != null || final != null) return
+            val fatalNow = e is RpsException.Problem && e.code == ErrorCode.UNAUTHORIZED
+            val err = GameUiState.Error(e, fatalNow, _state.value)
+            if (fatalNow) fatal = err
+            _state.value = err
+        }
+        if (e is RpsException.Problem && e.code == ErrorCode.UNAUTHORIZED) job?.cancel()
+    }
+
+    private suspend fun runCatchingRps(block: suspend () -> Unit) {
+        try {
+            block()
+        } catch (e: RpsException) {
+            showError(e)
+        }
+    }
+
+    /** Retries network errors, 5xx and 429 with backoff; the caller reuses its Idempotency-Key. */
+    private suspend fun <T> retrying(block: suspend () -> T): T {
+        var wait = retry.initialDelayMs
+        var attempt = 1
+        while (true) {
+            try {
+                return block()
+            } catch (e: RpsException) {
+                if (!e.retryable || attempt >= retry.maxAttempts) throw e
+                val ra = (e as? RpsException.Problem)?.retryAfterSeconds
+                delay(if (ra != null) ra * 1000L else wait)
+                wait = minOf(wait * 2, retry.maxDelayMs)
+                attempt++
+            }
+        }
+    }
+}

@@ -1,0 +1,126 @@
+package rps.client
+
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.runInterruptible
+import okhttp3.Interceptor
+import okhttp3.OkHttpClient
+import rps.client.generated.apis.AccountsApi
+import rps.client.generated.apis.AdminApi
+import rps.client.generated.apis.EventsApi
+import rps.client.generated.apis.GamesApi
+import rps.client.generated.apis.LobbiesApi
+import rps.client.generated.apis.PlayApi
+import rps.client.generated.apis.RulesetsApi
+import rps.client.generated.infrastructure.ClientException
+import rps.client.generated.infrastructure.ServerException
+import rps.client.generated.models.CommitRequest
+import rps.client.generated.models.CreateAccountRequest
+import rps.client.generated.models.CreateLobbyRequest
+import rps.client.generated.models.GameConfigInput
+import rps.client.generated.models.MoneyTransferRequest
+import rps.client.generated.models.Resolution
+import rps.client.generated.models.RevealRequest
+import java.io.IOException
+import java.util.UUID
+import java.util.concurrent.TimeUnit
+
+/**
+ * The server over HTTP, through the client generated from openapi.yaml. The bearer token is added
+ * by an interceptor of this instance's OkHttp client (the generated client's token is global, so
+ * several players in one process would share it).
+ */
+class HttpRpsApi(
+    val baseUrl: String,
+    token: String? = null,
+    baseClient: OkHttpClient = defaultHttpClient(),
+) : PlayerApi, DirectoryApi {
+    val http: OkHttpClient = baseClient.newBuilder().apply {
+        if (token != null) {
+            addInterceptor(Interceptor { chain ->
+                chain.proceed(chain.request().newBuilder().header("Authorization", "Bearer $token").build())
+            })
+        }
+    }.build()
+
+    private val base = baseUrl.trimEnd('/')
+    private val accounts = AccountsApi(base, http)
+    private val lobbies = LobbiesApi(base, http)
+    private val play = PlayApi(base, http)
+    private val games = GamesApi(base, http)
+    private val rulesets = RulesetsApi(base, http)
+    private val admin = AdminApi(base, http)
+    internal val events = EventsApi(base, http)
+
+    override suspend fun me() = call { Mappers.account(accounts.getMe()) }
+    override suspend fun getLobby(lobbyId: String) = call { Mappers.lobby(lobbies.getLobby(UUID.fromString(lobbyId))) }
+    override suspend fun register(lobbyId: String, idempotencyKey: String) =
+        call { Mappers.lobby(play.registerPlayer(UUID.fromString(lobbyId), idempotencyKey)) }
+    override suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String) =
+        call { Mappers.lobby(play.commitMove(UUID.fromString(lobbyId), CommitRequest(commitment), idempotencyKey)) }
+    override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String) =
+        call { Mappers.lobby(play.revealMove(UUID.fromString(lobbyId), RevealRequest(reveal), idempotencyKey)) }
+    override suspend fun getGame(gameId: String) = call { Mappers.gameResult(games.getGame(UUID.fromString(gameId))) }
+
+    override suspend fun createAccount(name: String) = call { Mappers.newAccount(accounts.createAccount(CreateAccountRequest(name))) }
+    override suspend fun listLobbies(after: String?) = call { Mappers.lobbies(lobbies.listLobbies(after, 100)) }
+    override suspend fun getRuleset(id: String) = call { Mappers.ruleset(rulesets.getRuleset(id)) }
+
+    suspend fun leave(lobbyId: String, idempotencyKey: String = UUID.randomUUID().toString()) =
+        call { Mappers.lobby(play.leaveLobby(UUID.fromString(lobbyId), idempotencyKey)) }
+
+    // Admin operations (used by tests and operator tools; the app never calls them).
+    suspend fun adminLedger() = call { Mappers.ledger(admin.getAdminLedger()) }
+    suspend fun adminCredit(accountId: String, amount: Long) =
+        call { Mappers.account(admin.creditAccount(UUID.fromString(accountId), MoneyTransferRequest(amount), UUID.randomUUID().toString())) }
+    suspend fun adminCreateLobby(
+        name: String, betSize: Long, players: Int, timeoutMs: Long, resolution: String = "classic", maxRounds: Int = 0,
+    ) = call {
+        val cfg = GameConfigInput(
+            betSize = betSize, playersCountLimit = players, entryTimeoutMs = timeoutMs, moveTimeoutMs = timeoutMs,
+            revealTimeoutMs = timeoutMs, resolution = Resolution.decode(resolution), maxRounds = maxRounds,
+        )
+        Mappers.lobby(lobbies.createLobby(CreateLobbyRequest(name, cfg), UUID.randomUUID().toString()))
+    }
+
+    /** Runs a blocking generated call off the caller's thread and types its failures. */
+    suspend fun <T> call(block: () -> T): T = runInterruptible(Dispatchers.IO) {
+        try {
+            block()
+        } catch (e: ClientException) {
+            throw Mappers.problem(e)
+        } catch (e: ServerException) {
+            throw Mappers.problem(e)
+        } catch (e: IOException) {
+            throw RpsException.Network(e)
+        } catch (e: IllegalStateException) {
+            throw RpsException.Unexpected(e.message ?: "bad response", e)
+        } catch (e: kotlinx.serialization.SerializationException) {
+            throw RpsException.Unexpected(e.message ?: "bad response", e)
+        }
+    }
+
+    companion object {
+        init {
+            configureSerializer()
+        }
+
+        /**
+         * Optional fields left unset must be omitted, not sent as `null`: the server validates every
+         * body against the contract, where an optional string (such as `memo`) is not nullable.
+         * Must run before the generated serializer is first used.
+         */
+        private fun configureSerializer() {
+            try {
+                rps.client.generated.infrastructure.Serializer.kotlinxSerializationJsonConfiguration = { explicitNulls = false }
+            } catch (_: IllegalStateException) {
+                // Already initialised (by another entry point): nothing to do.
+            }
+        }
+
+        fun defaultHttpClient(): OkHttpClient = OkHttpClient.Builder()
+            .connectTimeout(10, TimeUnit.SECONDS)
+            .readTimeout(60, TimeUnit.SECONDS)
+            .writeTimeout(20, TimeUnit.SECONDS)
+            .build()
+    }
+}

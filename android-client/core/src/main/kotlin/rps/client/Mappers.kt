@@ -1,0 +1,151 @@
+package rps.client
+
+import kotlinx.serialization.json.Json
+import kotlinx.serialization.json.JsonObject
+import kotlinx.serialization.json.JsonPrimitive
+import kotlinx.serialization.json.intOrNull
+import kotlinx.serialization.json.jsonObject
+import rps.client.generated.infrastructure.ClientError
+import rps.client.generated.infrastructure.ClientException
+import rps.client.generated.infrastructure.ServerError
+import rps.client.generated.infrastructure.ServerException
+import rps.client.generated.models.Problem
+import rps.client.generated.models.Account as AccountDto
+import rps.client.generated.models.AccountCreated as AccountCreatedDto
+import rps.client.generated.models.CallerStatus as CallerStatusDto
+import rps.client.generated.models.Event as EventDto
+import rps.client.generated.models.GameConfig as GameConfigDto
+import rps.client.generated.models.GameState as GameStateDto
+import rps.client.generated.models.GameSummary as GameSummaryDto
+import rps.client.generated.models.LedgerReport as LedgerReportDto
+import rps.client.generated.models.Lobby as LobbyDto
+import rps.client.generated.models.LobbyPage as LobbyPageDto
+import rps.client.generated.models.Ruleset as RulesetDto
+
+/** The one place where generated wire types become the client's domain types. */
+object Mappers {
+    private val lenient = Json { ignoreUnknownKeys = true }
+
+    fun config(c: GameConfigDto) = GameConfig(
+        betSize = c.betSize,
+        playersCountLimit = c.playersCountLimit,
+        entryTimeoutMs = c.entryTimeoutMs,
+        moveTimeoutMs = c.moveTimeoutMs,
+        revealTimeoutMs = c.revealTimeoutMs,
+        ruleset = c.ruleset,
+        resolution = c.resolution.value,
+        startWhenFull = c.startWhenFull,
+        maxExtensions = c.maxExtensions,
+        maxRounds = c.maxRounds,
+    )
+
+    fun you(y: CallerStatusDto) = YouStatus(y.registered, y.inGame, y.committed, y.revealed, y.commitment, y.move)
+
+    fun game(g: GameStateDto) = GameView(
+        id = g.id.toString(),
+        number = g.number,
+        stage = Stage.fromWire(g.stage.value),
+        round = g.round,
+        deadlineMs = g.deadlineMs,
+        players = g.players,
+        remaining = g.remaining,
+        committed = g.committed,
+        revealed = g.revealed,
+        pot = g.pot,
+        rulesetHash = g.rulesetHash,
+        you = g.you?.let(::you),
+    )
+
+    fun lobby(l: LobbyDto) = LobbyView(
+        id = l.id.toString(),
+        name = l.name,
+        closed = l.closed,
+        config = config(l.config),
+        nextConfig = l.nextConfig?.let(::config),
+        game = l.game?.let(::game),
+        serverTime = l.serverTime,
+    )
+
+    fun lobbies(p: LobbyPageDto) = LobbyList(p.lobbies.map(::lobby), p.next)
+
+    fun account(a: AccountDto) = AccountInfo(a.id.toString(), a.name, a.role.value, a.balance)
+
+    fun newAccount(a: AccountCreatedDto) = NewAccount(account(a.account), a.token)
+
+    fun ruleset(r: RulesetDto) = RulesetInfo(
+        id = r.id,
+        name = r.name,
+        hash = r.hash,
+        weapons = r.weapons.map { Weapon(it.move, it.name, it.layout, it.rotations, it.beats) },
+        placements = r.placements.map { Placement(it.move, it.rotation, it.tiles) },
+    )
+
+    fun gameResult(g: GameSummaryDto) = GameResult(
+        id = g.id.toString(),
+        stage = Stage.fromWire(g.stage.value),
+        round = g.round,
+        winner = g.winner?.toString(),
+        payout = g.payout,
+        stopReason = g.stopReason,
+    )
+
+    fun ledger(r: LedgerReportDto) = LedgerTotals(r.treasury, r.playerBalances, r.escrows, r.entriesSum, r.ok)
+
+    fun event(e: EventDto) = ChainEvent(
+        seq = e.seq,
+        type = e.type,
+        lobbyId = e.lobbyId.toString(),
+        gameId = e.gameId?.toString(),
+        at = e.at,
+        data = JsonObject(e.`data`),
+        prevHash = e.prevHash,
+        hash = e.hash,
+    )
+
+    /** Decodes one event as served in an SSE `data:` line. */
+    fun eventJson(json: String): ChainEvent =
+        event(rps.client.generated.infrastructure.Serializer.kotlinxSerializationJson.decodeFromString(EventDto.serializer(), json))
+
+    /** A generated client's error to a typed problem, reading the RFC 9457 body when there is one. */
+    fun problem(e: Exception): RpsException {
+        val (status, response) = when (e) {
+            is ClientException -> e.statusCode to e.response
+            is ServerException -> e.statusCode to e.response
+            else -> return RpsException.Unexpected(e.message ?: e.toString(), e)
+        }
+        val (body, headers) = when (response) {
+            is ClientError<*> -> response.body as? String to response.headers
+            is ServerError<*> -> response.body as? String to response.headers
+            else -> null to emptyMap()
+        }
+        val retryAfter = headers.entries.firstOrNull { it.key.equals("Retry-After", true) }?.value?.firstOrNull()?.toIntOrNull()
+        return problem(status, body, retryAfter)
+    }
+
+    fun problem(status: Int, body: String?, retryAfter: Int? = null): RpsException.Problem {
+        if (body != null) {
+            try {
+                val p = lenient.decodeFromString(Problem.serializer(), body)
+                return RpsException.Problem(ErrorCode.fromWire(p.code.value), p.status, p.detail, p.field, retryAfter)
+            } catch (_: Exception) {
+                // An unknown code (or a body that is not a problem) is still an error with a status.
+            }
+            try {
+                val o = lenient.parseToJsonElement(body).jsonObject
+                val code = (o["code"] as? JsonPrimitive)?.content
+                val detail = (o["detail"] as? JsonPrimitive)?.content
+                return RpsException.Problem(ErrorCode.fromWire(code), (o["status"] as? JsonPrimitive)?.intOrNull ?: status, detail, null, retryAfter)
+            } catch (_: Exception) {
+            }
+        }
+        val code = when (status) {
+            401 -> ErrorCode.UNAUTHORIZED
+            403 -> ErrorCode.FORBIDDEN
+            404 -> ErrorCode.NOT_FOUND
+            429 -> ErrorCode.RATE_LIMITED
+            in 500..599 -> ErrorCode.INTERNAL
+            else -> ErrorCode.UNKNOWN
+        }
+        return RpsException.Problem(code, status, body?.take(200), null, retryAfter)
+    }
+}

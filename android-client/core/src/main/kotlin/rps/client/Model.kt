@@ -1,0 +1,95 @@
+package rps.client
+
+/**
+ * The client's own domain types. Generated DTOs (package rps.client.generated.models) are mapped
+ * to these in Mappers.kt and nowhere else, so the UI and the session never see wire types.
+ */
+enum class Stage(val wire: String) {
+    REGISTRATION("registration"), MOVES("moves"), REVEAL("reveal"), FINISHED("finished"), STOPPED("stopped");
+
+    val isOpen: Boolean get() = this == REGISTRATION || this == MOVES || this == REVEAL
+
+    companion object {
+        fun fromWire(s: String): Stage = entries.firstOrNull { it.wire == s } ?: error("unknown stage $s")
+    }
+}
+
+data class GameConfig(
+    val betSize: Long,
+    val playersCountLimit: Int,
+    val entryTimeoutMs: Long,
+    val moveTimeoutMs: Long,
+    val revealTimeoutMs: Long,
+    val ruleset: String,
+    val resolution: String,
+    val startWhenFull: Boolean,
+    val maxExtensions: Int,
+    val maxRounds: Int,
+)
+
+/** The caller's own place in a game; sealed values are visible only to their owner. */
+data class YouStatus(
+    val registered: Boolean,
+    val inGame: Boolean,
+    val committed: Boolean,
+    val revealed: Boolean,
+    val commitment: String?,
+    val move: Int?,
+)
+
+data class GameView(
+    val id: String,
+    val number: Int,
+    val stage: Stage,
+    val round: Int,
+    /** The stage's deadline in the server's Unix milliseconds, or null when there is none. */
+    val deadlineMs: Long?,
+    val players: Int,
+    val remaining: Int,
+    val committed: Int,
+    val revealed: Int,
+    val pot: Long,
+    val rulesetHash: String,
+    val you: YouStatus?,
+)
+
+data class LobbyView(
+    val id: String,
+    val name: String,
+    val closed: Boolean,
+    val config: GameConfig,
+    val nextConfig: GameConfig?,
+    val game: GameView?,
+    /** The server's clock when the state was read, Unix milliseconds. */
+    val serverTime: Long,
+)
+
+data class LobbyList(val lobbies: List<LobbyView>, val next: String?)
+
+data class AccountInfo(val id: String, val name: String, val role: String, val balance: Long)
+
+data class NewAccount(val account: AccountInfo, val token: String)
+
+data class Weapon(val move: Int, val name: String, val layout: List<String>, val rotations: Boolean, val beats: List<Int>)
+
+data class RulesetInfo(val id: String, val name: String, val hash: String, val weapons: List<Weapon>, val placements: List<Placement>) {
+    val grid: WeaponGrid by lazy { WeaponGrid(placements) }
+    fun weaponName(move: Int): String = weapons.firstOrNull { it.move == move }?.name ?: "move $move"
+    /** beats[m] is the mask of moves that move m beats. */
+    fun beatsMasks(): IntArray {
+        val out = IntArray(weapons.maxOf { it.move } + 1)
+        for (w in weapons) for (b in w.beats) out[w.move] = out[w.move] or (1 shl b)
+        return out
+    }
+}
+
+data class GameResult(
+    val id: String,
+    val stage: Stage,
+    val round: Int,
+    val winner: String?,
+    val payout: Long,
+    val stopReason: String?,
+)
+
+data class LedgerTotals(val treasury: Long, val playerBalances: Long, val escrows: Long, val entriesSum: Long, val ok: Boolean)

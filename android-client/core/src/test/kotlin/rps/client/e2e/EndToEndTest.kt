@@ -1,0 +1,169 @@
+package rps.client.e2e
+
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.cancel
+import kotlinx.coroutines.flow.first
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
+import org.junit.jupiter.api.AfterAll
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Assumptions.assumeTrue
+import org.junit.jupiter.api.BeforeAll
+import org.junit.jupiter.api.Tag
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.TestInstance
+import org.junit.jupiter.api.io.TempDir
+import rps.client.AccountInfo
+import rps.client.AesGcmSealer
+import rps.client.ChainVerifier
+import rps.client.FileVault
+import rps.client.GameSession
+import rps.client.GameUiState
+import rps.client.HttpEventFeed
+import rps.client.HttpRpsApi
+import rps.client.JceKeyStoreKeys
+import rps.client.Stage
+import java.io.File
+import java.util.UUID
+
+/** The client against a real rpsd with a throwaway database. Run with `-Pe2e`. */
+@Tag("e2e")
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class EndToEndTest {
+    private lateinit var server: RpsdServer
+    private lateinit var admin: HttpRpsApi
+    private val scope = CoroutineScope(SupervisorJob() + Dispatchers.Default)
+
+    @TempDir
+    lateinit var dir: File
+
+    @BeforeAll
+    fun startServer() {
+        val why = RpsdServer.unavailableReason()
+        assumeTrue(why == null) { "end-to-end tests skipped: $why" }
+        server = RpsdServer.start()
+        admin = HttpRpsApi(server.baseUrl, RpsdServer.ADMIN_TOKEN)
+    }
+
+    @AfterAll
+    fun stopServer() {
+        scope.cancel()
+        if (::server.isInitialized) server.close()
+    }
+
+    private inner class Player(val name: String, val token: String, val account: AccountInfo) {
+        val vaultDir = File(dir, "vault-$name")
+        fun vault() = FileVault(vaultDir, AesGcmSealer(JceKeyStoreKeys(File(dir, "keys-$name.p12"), name.toCharArray())::key))
+        fun api() = HttpRpsApi(server.baseUrl, token)
+        fun session(lobbyId: String): GameSession {
+            val api = api()
+            return GameSession(lobbyId, api, HttpEventFeed(api), vault(), scope).also { it.start() }
+        }
+    }
+
+    private suspend fun player(name: String, credit: Long): Player {
+        val created = HttpRpsApi(server.baseUrl).createAccount(name)
+        admin.adminCredit(created.account.id, credit)
+        return Player(name, created.token, created.account)
+    }
+
+    private suspend fun GameSession.await(what: String, ms: Long = 20_000, pred: (GameUiState) -> Boolean): GameUiState =
+        try {
+            withTimeout(ms) { state.first { s -> (s is GameUiState.Error && s.fatal) || pred(s) } }
+        } catch (e: kotlinx.coroutines.TimeoutCancellationException) {
+            throw AssertionError("$name timed out waiting for $what; state ${state.value}\n${server.log.readText().takeLast(3000)}")
+        }.also { check(!(it is GameUiState.Error && it.fatal)) { "fatal error while waiting for $what: $it" } }
+
+    private val GameSession.name get() = lobbyId
+
+    private suspend fun GameSession.awaitMove(round: Int) = await("round $round") { it is GameUiState.YourMove && it.round == round }
+
+    @Test
+    fun `three players play until one wins and the balances match the ledger`() = runBlocking {
+        val players = listOf(player("ann", 1000), player("bob", 1000), player("cyd", 1000))
+        val lobby = admin.adminCreateLobby("e2e three", betSize = 100, players = 3, timeoutMs = 5000)
+        val sessions = players.map { it.session(lobby.id) }
+        for (s in sessions) {
+            s.await("lobby") { it is GameUiState.NotJoined }
+            assertTrue(s.join())
+        }
+        // Round 1: everyone plays Rock, so everyone replays. Round 2: Rock beats Scissors and Lizard.
+        for (s in sessions) s.awaitMove(1)
+        for (s in sessions) assertTrue(s.commit(0))
+        for (s in sessions) s.awaitMove(2)
+        val r1 = (sessions[0].state.value as GameUiState.YourMove).lastRound!!
+        assertEquals(1, r1.round); assertEquals(0b1, r1.present); assertEquals(true, r1.youSurvived)
+        listOf(0, 2, 3).zip(sessions).forEach { (m, s) -> assertTrue(s.commit(m)) }
+
+        val won = sessions[0].await("the win") { it is GameUiState.Won } as GameUiState.Won
+        assertEquals(300, won.amount)
+        for (s in sessions.drop(1)) s.await("the loss") { it is GameUiState.Lost }
+
+        val balances = players.map { it.api().me().balance }
+        assertEquals(listOf(1200L, 900L, 900L), balances)
+        val ledger = admin.adminLedger()
+        assertTrue(ledger.ok, "ledger invariants: $ledger")
+        assertEquals(0, ledger.entriesSum)
+        assertEquals(-ledger.treasury, ledger.playerBalances + ledger.escrows)
+
+        // The whole log verifies from the first event, as the sessions checked it live.
+        val events = HttpRpsApi(server.baseUrl).let { api ->
+            val v = ChainVerifier()
+            HttpEventFeed(api).follow(lobby.id, 0).first { v.accept(it); it.type == "game_opened" && it.data["number"].toString() == "2" }
+            v.lastSeq
+        }
+        assertTrue(events >= sessions[0].verifiedSeq)
+        sessions.forEach { it.stop() }
+    }
+
+    @Test
+    fun `a session killed after committing is replaced by one that reveals in time`() = runBlocking {
+        val ann = player("ann2", 500)
+        val bob = player("bob2", 500)
+        val lobby = admin.adminCreateLobby("e2e restart", betSize = 50, players = 2, timeoutMs = 5000)
+        val a1 = ann.session(lobby.id)
+        val b = bob.session(lobby.id)
+        a1.await("lobby") { it is GameUiState.NotJoined }; assertTrue(a1.join())
+        b.await("lobby") { it is GameUiState.NotJoined }; assertTrue(b.join())
+        a1.awaitMove(1); b.awaitMove(1)
+
+        assertTrue(a1.commit(1)) // Paper
+        a1.stop() // killed: the process is gone, only the vault's files remain
+        assertTrue(ann.vault().load(lobby.id) != null)
+
+        assertTrue(b.commit(0)) // Rock; everyone has committed, so the reveal stage opens now
+        val snapshot = ann.api().getLobby(lobby.id)
+        assertEquals(Stage.REVEAL, snapshot.game!!.stage)
+        assertEquals(false, snapshot.game!!.you!!.revealed)
+
+        val a2 = ann.session(lobby.id) // a new app process with the same vault
+        val won = a2.await("the win after restart") { it is GameUiState.Won } as GameUiState.Won
+        assertEquals(100, won.amount)
+        // The win may be seen on the event stream just before the reveal's own response clears the vault.
+        withTimeout(5_000) { while (ann.vault().load(lobby.id) != null) kotlinx.coroutines.delay(20) }
+        assertEquals(550, ann.api().me().balance)
+        assertEquals(450, bob.api().me().balance)
+        b.await("the loss") { it is GameUiState.Lost }
+        assertTrue(admin.adminLedger().ok)
+        a2.stop(); b.stop()
+    }
+
+    @Test
+    fun `refusals from the real server are typed`() = runBlocking {
+        val poor = player("poor", 1)
+        val lobby = admin.adminCreateLobby("e2e poor", betSize = 100, players = 2, timeoutMs = 5000)
+        val s = poor.session(lobby.id)
+        s.await("lobby") { it is GameUiState.NotJoined }
+        assertEquals(false, s.join())
+        val e = s.state.value as GameUiState.Error
+        assertEquals("Your balance is too low for this bet.", e.message)
+        s.stop()
+        val idem = UUID.randomUUID().toString()
+        val a = poor.api()
+        val r = runCatching { a.register(lobby.id, idem) }.exceptionOrNull()
+        assertTrue(r is rps.client.RpsException.Problem && r.code == rps.client.ErrorCode.INSUFFICIENT_FUNDS, "$r")
+    }
+}
