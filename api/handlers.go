@@ -79,11 +79,7 @@ func (h *handlers) CreateAccount(ctx context.Context, req CreateAccountRequestOb
 	if ok, retry := h.s.signupLimits.allow(requestInfoOf(ctx).ip, time.Now()); !ok {
 		return nil, rateLimited(retry)
 	}
-	name := strings.TrimSpace(req.Body.Name)
-	if name == "" {
-		return nil, validationProblem("name", "must not be empty")
-	}
-	acct, token, err := h.s.store.CreateAccount(ctx, name, tournament.RolePlayer)
+	acct, token, err := h.s.store.CreateAccount(ctx, strings.TrimSpace(req.Body.Name), tournament.RolePlayer)
 	if err != nil {
 		return nil, err
 	}
@@ -102,14 +98,25 @@ func (h *handlers) GetMe(ctx context.Context, _ GetMeRequestObject) (GetMeRespon
 	return GetMe200JSONResponse(accountView(acct)), nil
 }
 
-func (h *handlers) RotateToken(ctx context.Context, _ RotateTokenRequestObject) (RotateTokenResponseObject, error) {
+func (h *handlers) RotateToken(ctx context.Context, req RotateTokenRequestObject) (RotateTokenResponseObject, error) {
 	who, err := requireAccount(ctx)
 	if err != nil {
 		return nil, err
 	}
-	token, err := h.s.store.RotateToken(ctx, who.ID)
+	key, err := idempotencyKey(ctx, mutation{caller: who, key: req.Params.IdempotencyKey})
+	if err != nil {
+		return nil, err
+	}
+	// A duplicate cannot be shown the token (it is never stored): it learns that its twin has it.
+	already := newProblem(http.StatusConflict, ProblemCodeIdempotencyConflict,
+		"this request already rotated the token; the new token went to its first answer and is not shown again")
+	token, replay, replayed, err := h.s.store.RotateToken(ctx, who.ID, key,
+		store.Outcome{Status: already.status, Body: problemBody(ctx, already)})
 	if err != nil {
 		return nil, readErr(err, "account")
+	}
+	if replayed {
+		return rawResponse{status: replay.Status, body: replay.Body, replayed: true}, nil
 	}
 	h.s.tokens.forgetAccount(who.ID)
 	return RotateToken200JSONResponse{Token: token}, nil

@@ -34,7 +34,6 @@ func validationProblem(field, detail string) *problemError {
 var (
 	errUnauthorized = newProblem(http.StatusUnauthorized, ProblemCodeUnauthorized, "a valid bearer token is required")
 	errAdminOnly    = newProblem(http.StatusForbidden, ProblemCodeForbidden, "only an admin may do this")
-	errPlayerOnly   = newProblem(http.StatusForbidden, ProblemCodeForbidden, "only a player may do this")
 )
 
 // refusalStatus maps each refusal code of the core to its HTTP status.

@@ -220,9 +220,9 @@ func parameterProblem(err error) *problemError {
 	if errors.As(err, &required) {
 		return validationProblem(required.ParamName, firstLine(required.Error()))
 	}
-	var header *InvalidParamFormatError
-	if errors.As(err, &header) {
-		return validationProblem(header.ParamName, firstLine(header.Error()))
+	var repeated *TooManyValuesForParamError
+	if errors.As(err, &repeated) {
+		return validationProblem(repeated.ParamName, firstLine(repeated.Error()))
 	}
 	return validationProblem("", firstLine(err.Error()))
 }

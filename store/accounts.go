@@ -82,16 +82,25 @@ func (s *Store) AccountByToken(ctx context.Context, token string) (tournament.Ac
 		tokenHash(token)))
 }
 
-// RotateToken gives an account a fresh token, which replaces (and revokes) the old one.
-func (s *Store) RotateToken(ctx context.Context, id tournament.AccountID) (string, error) {
+// RotateToken gives an account a fresh token, which replaces (and revokes) the old one, and
+// returns it. With an idempotency key, a duplicate of the request does not rotate again: it gets
+// replay back (replayed is true), since the token itself is never stored.
+func (s *Store) RotateToken(ctx context.Context, id tournament.AccountID, key *IdempotencyKey, replay Outcome) (token string, out Outcome, replayed bool, err error) {
 	if !validID(string(id)) {
-		return "", tournament.ErrNotFound
+		return "", Outcome{}, false, tournament.ErrNotFound
 	}
-	token, hash := newToken()
-	if err := execOne(ctx, s.pool, `UPDATE accounts SET token_hash = $2 WHERE id = $1`, id, hash); err != nil {
-		return "", err
+	out, replayed, err = s.RunIdempotent(ctx, "", key, func(tx tournament.Tx, _ int64) (Outcome, error) {
+		var hash []byte
+		token, hash = newToken()
+		if err := execOne(ctx, tx.(*pgTx).tx, `UPDATE accounts SET token_hash = $2 WHERE id = $1`, id, hash); err != nil {
+			return Outcome{}, err
+		}
+		return Outcome{Status: 200, Stored: &replay}, nil
+	})
+	if err != nil || replayed {
+		return "", out, replayed, err
 	}
-	return token, nil
+	return token, out, false, nil
 }
 
 // Account returns an account with its balance.

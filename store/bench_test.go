@@ -79,7 +79,7 @@ func seedMovesStage(b *testing.B, s *Store, n int) (tournament.LobbyID, tourname
 		b.Fatal(err)
 	}
 	game := v.Game.ID
-	err = s.WithTx(ctx, func(tx pgx.Tx) error {
+	err = s.withTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `WITH accounts AS (
 				INSERT INTO accounts (id, name, role, created_at)
 				SELECT gen_random_uuid(), 'p' || i, 'player', 0 FROM generate_series(1, $2::int) AS i

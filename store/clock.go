@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -25,12 +26,32 @@ const (
 )
 
 // RunClock applies deadlines as they pass, until ctx is cancelled. It sleeps until the earliest
-// open deadline or until a transaction sets a new one (a notification on a connection of its
+// open deadline or until a transaction sets an earlier one (a notification on a connection of its
 // own), takes each due lobby with FOR UPDATE SKIP LOCKED and expires it in its own transaction,
 // so any number of workers on one database share the work and never apply a deadline twice. It
-// also writes the heartbeat every HeartbeatInterval. It returns nil when ctx is cancelled and an
-// error only if it cannot listen at all.
+// also writes the heartbeat every HeartbeatInterval. A lost connection is reopened (and a pass
+// run at once, since notifications may have been missed); it returns nil when ctx is cancelled.
 func (s *Store) RunClock(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { s.heartbeat(ctx) })
+	for ctx.Err() == nil {
+		err := s.clockLoop(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		s.log.Error("clock worker lost its connection; reconnecting", "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(failureWait):
+		}
+	}
+	return nil
+}
+
+// clockLoop listens on a connection of its own and runs clock passes until that connection fails
+// or ctx is cancelled.
+func (s *Store) clockLoop(ctx context.Context) error {
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
 	if err != nil {
 		return fmt.Errorf("clock: connect: %w", err)
@@ -39,45 +60,47 @@ func (s *Store) RunClock(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+clockChannel); err != nil {
 		return fmt.Errorf("clock: listen: %w", err)
 	}
-
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Go(func() { s.heartbeat(ctx) })
-
 	for ctx.Err() == nil {
-		wait, err := s.clockPass(ctx)
+		wait, next, err := s.clockPass(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
 			}
 			s.log.Error("clock pass failed", "err", err)
-			wait = failureWait
+			wait, next = failureWait, 0
 		}
-		if err := waitForNotification(ctx, conn, wait); err != nil {
-			if ctx.Err() != nil {
-				break
-			}
+		if err := sleepUntil(ctx, conn, time.Now().Add(wait), next); err != nil {
 			return fmt.Errorf("clock: wait: %w", err)
 		}
 	}
 	return nil
 }
 
-// waitForNotification waits up to d for a notification; a timeout is not an error.
-func waitForNotification(ctx context.Context, conn *pgx.Conn, d time.Duration) error {
-	wctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	_, err := conn.WaitForNotification(wctx)
-	if err != nil && errors.Is(wctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-		return nil
+// sleepUntil waits until the given time, or until a notification of a deadline earlier than
+// next (the one the worker sleeps for; 0 if none). A later deadline, the common case, does not
+// cut the sleep short. Timing out, or ctx ending, is not an error.
+func sleepUntil(ctx context.Context, conn *pgx.Conn, until time.Time, next int64) error {
+	for {
+		wctx, cancel := context.WithDeadline(ctx, until)
+		note, err := conn.WaitForNotification(wctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(wctx.Err(), context.DeadlineExceeded) {
+				return nil
+			}
+			return err
+		}
+		deadline, perr := strconv.ParseInt(note.Payload, 10, 64)
+		if perr != nil || next == 0 || deadline < next {
+			return nil
+		}
 	}
-	return err
 }
 
 // clockPass expires every due lobby, then returns how long to sleep until the next deadline.
 // Several lobbies falling due together are expired in parallel: SKIP LOCKED hands each to one
 // transaction, so the last of a burst is not kept waiting behind all the others.
-func (s *Store) clockPass(ctx context.Context) (time.Duration, error) {
+func (s *Store) clockPass(ctx context.Context) (time.Duration, int64, error) {
 	errs := make(chan error, clockParallelism)
 	for range clockParallelism {
 		go func() {
@@ -97,7 +120,7 @@ func (s *Store) clockPass(ctx context.Context) (time.Duration, error) {
 		}
 	}
 	if firstErr != nil {
-		return 0, firstErr
+		return 0, 0, firstErr
 	}
 	var next *int64
 	var now int64
@@ -105,16 +128,16 @@ func (s *Store) clockPass(ctx context.Context) (time.Duration, error) {
 	err := queryRow(ctx, s.pool, `SELECT min(deadline), `+clockSQL+`
 		FROM games WHERE stage IN ('registration', 'moves', 'reveal') AND deadline > 0`).Scan(&next, &now)
 	if err != nil {
-		return 0, fmt.Errorf("next deadline: %w", err)
+		return 0, 0, fmt.Errorf("next deadline: %w", err)
 	}
 	if s.nowFn != nil {
 		now = s.nowFn()
 	}
 	if next == nil {
-		return idleWait, nil
+		return idleWait, 0, nil
 	}
 	// A stage expires when the time is strictly past its deadline: one millisecond after it.
-	return min(time.Duration(*next-now+1)*time.Millisecond, idleWait), nil
+	return min(time.Duration(*next-now+1)*time.Millisecond, idleWait), *next, nil
 }
 
 // expireNext takes the lobby whose open deadline passed first, skipping lobbies another

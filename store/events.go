@@ -49,12 +49,14 @@ func (t *pgTx) Append(ctx context.Context, e tournament.Event) error {
 //
 // A new event wakes every follower of its lobby at once, and they all ask for the events after
 // the same seq: identical reads in flight are made once and shared (events never change), so
-// the database's work per event does not grow with the number of followers.
+// the database's work per event does not grow with the number of followers. A read is shared
+// only by callers that saw the same number of wake-ups, so a follower woken by a newer event
+// never gets the result of a read that began before that event was committed.
 func (s *Store) Events(ctx context.Context, lobby tournament.LobbyID, after int64, limit int) ([]tournament.LoggedEvent, error) {
 	if !validID(string(lobby)) {
 		return nil, nil
 	}
-	key := fmt.Sprintf("%s/%d/%d", lobby, after, limit)
+	key := fmt.Sprintf("%s/%d/%d/%d", lobby, after, limit, s.notify.generation(lobby))
 	events, err, _ := s.eventReads.Do(key, func() (any, error) {
 		// Detached from the first caller's context, whose cancellation must not fail the others.
 		return collect(context.WithoutCancel(ctx), s.pool, scanEvent, `SELECT seq, type, lobby_id::text,

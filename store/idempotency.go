@@ -32,6 +32,9 @@ type Outcome struct {
 	// Transient outcomes (a request the game found invalid) are not stored under the key, so the
 	// client can retry with a corrected request; the transaction still commits.
 	Transient bool
+	// Stored, when set, is stored (and replayed) instead of the outcome itself, for a response
+	// that must never be kept, such as a new token.
+	Stored *Outcome
 }
 
 // ErrIdempotencyConflict is the use of a key with a different request than the one it was first
@@ -65,6 +68,10 @@ func (s *Store) RunIdempotent(ctx context.Context, lobby tournament.LobbyID, key
 		if err != nil || key == nil || out.Transient {
 			return err
 		}
+		stored := out
+		if out.Stored != nil {
+			stored = *out.Stored
+		}
 		// Stored once, after the operation: replacing only an expired key, so a duplicate that
 		// stored it first makes this transaction roll back and run again, to be replayed.
 		tag, err := exec(ctx, t.tx, `INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, status, response, created_at)
@@ -72,7 +79,7 @@ func (s *Store) RunIdempotent(ctx context.Context, lobby tournament.LobbyID, key
 			ON CONFLICT (account_id, method, route, key) DO UPDATE
 			SET request_hash = excluded.request_hash, status = excluded.status, response = excluded.response, created_at = excluded.created_at
 			WHERE idempotency_keys.created_at < $9`,
-			key.AccountID, key.Method, key.Route, key.Key, key.RequestHash, out.Status, out.Body, now, expired)
+			key.AccountID, key.Method, key.Route, key.Key, key.RequestHash, stored.Status, stored.Body, now, expired)
 		if err != nil {
 			return fmt.Errorf("store idempotency key: %w", err)
 		}

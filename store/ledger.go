@@ -42,8 +42,9 @@ func (t *pgTx) Transfer(ctx context.Context, p tournament.Posting) error {
 }
 
 // SplitEscrow pays every active player its share (plus one unit for the first remainder in
-// registration order) as one posting each, and credits their balances, in one statement.
-func (t *pgTx) SplitEscrow(ctx context.Context, game tournament.GameID, share int64, remainder int, at int64) error {
+// registration order) as one posting each of the given kind, and credits their balances, in one
+// statement.
+func (t *pgTx) SplitEscrow(ctx context.Context, game tournament.GameID, share int64, remainder int, kind tournament.PostingKind, at int64) error {
 	// shares holds a volatile nextval, so Postgres evaluates it once, not per reference.
 	_, err := exec(ctx, t.tx, `WITH shares AS (
 			SELECT account_id, nextval('ledger_posting_seq') AS posting,
@@ -52,12 +53,12 @@ func (t *pgTx) SplitEscrow(ctx context.Context, game tournament.GameID, share in
 		paid AS (SELECT * FROM shares WHERE amount > 0),
 		entries AS (
 			INSERT INTO ledger_entries (posting_id, account_kind, player_id, escrow_id, amount, kind, game_id, at)
-			SELECT paid.posting, side.kind, side.player, side.escrow, side.amount, 'split', $1, $4
+			SELECT paid.posting, side.kind, side.player, side.escrow, side.amount, $5, $1, $4
 			FROM paid, LATERAL (VALUES
 				('escrow', NULL::uuid, $1::uuid, -paid.amount),
 				('player', paid.account_id, NULL::uuid, paid.amount)) AS side (kind, player, escrow, amount))
 		UPDATE accounts a SET balance = a.balance + paid.amount FROM paid WHERE a.id = paid.account_id`,
-		game, share, remainder, at)
+		game, share, remainder, at, kind)
 	return err
 }
 

@@ -16,6 +16,17 @@ type notifier struct {
 	mu        sync.Mutex
 	followers map[tournament.LobbyID]map[chan struct{}]struct{}
 	started   bool
+	// wakes counts the wake-ups of each lobby, and all those of every lobby at once: a read of
+	// the log keyed by the count is never shared with a read that began before a wake-up.
+	wakes    map[tournament.LobbyID]uint64
+	wakesAll uint64
+}
+
+// generation is the number of wake-ups a lobby has had so far.
+func (n *notifier) generation(lobby tournament.LobbyID) uint64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.wakesAll + n.wakes[lobby]
 }
 
 // Subscribe returns a channel that receives a value whenever the lobby's log may have grown, and
@@ -51,15 +62,25 @@ func (s *Store) Subscribe(lobby tournament.LobbyID) (<-chan struct{}, func()) {
 func (n *notifier) wake(lobby tournament.LobbyID, all bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for id, chans := range n.followers {
-		if !all && id != lobby {
-			continue
+	if !all {
+		if n.wakes == nil {
+			n.wakes = map[tournament.LobbyID]uint64{}
 		}
-		for ch := range chans {
-			select {
-			case ch <- struct{}{}:
-			default: // already woken, not yet read
-			}
+		n.wakes[lobby]++
+		signal(n.followers[lobby])
+		return
+	}
+	n.wakesAll++
+	for _, chans := range n.followers {
+		signal(chans)
+	}
+}
+
+func signal(chans map[chan struct{}]struct{}) {
+	for ch := range chans {
+		select {
+		case ch <- struct{}{}:
+		default: // already woken, not yet read
 		}
 	}
 }

@@ -52,7 +52,8 @@ func (s *Store) ListLobbies(ctx context.Context, after string, limit int) ([]Lob
 		return nil, ErrBadCursor
 	}
 	var views []LobbyView
-	err := s.WithTx(ctx, func(tx pgx.Tx) error {
+	// One snapshot for both statements, so each lobby shows the game it pointed to.
+	err := s.withTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var now int64
 		if err := queryRow(ctx, tx, `SELECT `+clockSQL).Scan(&now); err != nil {
 			return fmt.Errorf("read clock: %w", err)

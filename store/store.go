@@ -75,10 +75,10 @@ func (s *Store) Service() *tournament.Service { return s.service }
 // maxAttempts bounds the tries of a transaction that lost a serialization race or a deadlock.
 const maxAttempts = 5
 
-// WithTx runs fn in one transaction: it commits when fn returns nil and rolls back otherwise.
+// withTx runs fn in one transaction: it commits when fn returns nil and rolls back otherwise.
 // The rollback runs even when ctx was cancelled, so the connection goes back to the pool clean.
-func (s *Store) WithTx(ctx context.Context, fn func(pgx.Tx) error) (err error) {
-	tx, err := s.pool.Begin(ctx)
+func (s *Store) withTx(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) error) (err error) {
+	tx, err := s.pool.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("begin: %w", mapErr(err))
 	}
@@ -148,7 +148,7 @@ func (t *pgTx) lockedNow(ctx context.Context, lobby tournament.LobbyID) (int64, 
 func (s *Store) run(ctx context.Context, fn func(t *pgTx) error) error {
 	for attempt := 1; ; attempt++ {
 		var refusal error
-		err := s.WithTx(ctx, func(tx pgx.Tx) error {
+		err := s.withTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 			err := fn(s.newTx(tx))
 			if _, ok := tournament.IsRefusal(err); ok {
 				refusal = err

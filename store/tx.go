@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/tournament"
@@ -185,7 +186,8 @@ func (t *pgTx) deadlineWritten(ctx context.Context, g tournament.Game) error {
 	if g.Deadline == 0 {
 		return nil
 	}
-	_, err := exec(ctx, t.tx, `SELECT pg_notify($1, '')`, clockChannel)
+	// The payload is the deadline, so a worker sleeping until an earlier one need not wake.
+	_, err := exec(ctx, t.tx, `SELECT pg_notify($1, $2)`, clockChannel, strconv.FormatInt(g.Deadline, 10))
 	return err
 }
 

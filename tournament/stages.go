@@ -383,7 +383,12 @@ func (o *op) stop(t int64, reason string) error {
 	if g.Escrow > 0 {
 		data.Share = g.Escrow / int64(g.Active)
 		data.Remainder = int(g.Escrow % int64(g.Active))
-		if err := o.tx.SplitEscrow(o.ctx, g.ID, data.Share, data.Remainder, t); err != nil {
+		// Stopping a registration gives every bet back; later, the escrow is shared out.
+		kind := PostingSplit
+		if g.Stage == StageRegistration {
+			kind = PostingRefund
+		}
+		if err := o.tx.SplitEscrow(o.ctx, g.ID, data.Share, data.Remainder, kind, t); err != nil {
 			return fmt.Errorf("split escrow: %w", err)
 		}
 	}

@@ -62,8 +62,9 @@ type Tx interface {
 	// escrow balances live in the game header, which the caller updates.
 	Transfer(ctx context.Context, p Posting) error
 	// SplitEscrow pays share to every active player of the game, plus one unit more to each of the
-	// first remainder of them in registration order, as PostingSplit postings from its escrow.
-	SplitEscrow(ctx context.Context, game GameID, share int64, remainder int, at int64) error
+	// first remainder of them in registration order, as postings of the given kind (a split, or a
+	// refund of every bet) from its escrow.
+	SplitEscrow(ctx context.Context, game GameID, share int64, remainder int, kind PostingKind, at int64) error
 
 	// Append adds an event to its lobby's log, giving it the next sequence number and chaining its
 	// hash.

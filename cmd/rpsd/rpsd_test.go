@@ -265,7 +265,7 @@ func TestOutageShiftsDeadlines(t *testing.T) {
 	env := dbEnv(t, map[string]string{"RPSD_OUTAGE_THRESHOLD_MS": "300"})
 	s1 := startServer(t, "rpsd#1", env)
 	alice, bob := s1.newPlayer("alice", 1000), s1.newPlayer("bob", 1000)
-	lobby := s1.createLobby("outage", map[string]any{"betSize": 100, "playersCountLimit": 2, "moveTimeoutMs": 2000, "revealTimeoutMs": 60000})
+	lobby := s1.createLobby("outage", map[string]any{"betSize": 100, "playersCountLimit": 2, "moveTimeoutMs": 1000, "revealTimeoutMs": 60000})
 	s1.register(lobby, alice)
 	s1.register(lobby, bob)
 	s1.commit(lobby, alice, "1alice") // were the deadline applied, alice would win alone
@@ -278,7 +278,7 @@ func TestOutageShiftsDeadlines(t *testing.T) {
 	s1.kill()
 	killedAt := time.Now()
 	// Down until well past the deadline (and the 300 ms threshold).
-	time.Sleep(time.Until(time.UnixMilli(oldDeadline)) + 700*time.Millisecond)
+	time.Sleep(time.Until(time.UnixMilli(oldDeadline)) + 500*time.Millisecond)
 
 	down := time.Since(killedAt).Milliseconds() // before the new process starts: at most the gap
 	s2 := startServer(t, "rpsd#2", env)

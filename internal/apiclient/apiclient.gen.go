@@ -2129,9 +2129,10 @@ type ClientInterface interface {
 	// RotateToken Rotate the caller's token
 	//
 	// Player or admin. Issues a new token and revokes the one used for this request at once.
-	// Keep the old token until the new one has been received; note that a retry after a
-	// successful rotation carries the revoked token and is refused with 401, so an
-	// `Idempotency-Key` here only protects against concurrent duplicates.
+	// Keep the old token until the new one has been received. A retry after a successful
+	// rotation carries the revoked token and is refused with 401. A duplicate with the same
+	// `Idempotency-Key` sent while the first is in flight does not rotate again: since the token
+	// is never stored, it gets `409 idempotency_conflict` saying that its twin received it.
 	//
 	// Corresponds with POST /v1/me/token (the `RotateToken` operationId).
 	RotateToken(ctx context.Context, params *RotateTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2873,9 +2874,10 @@ func (c *Client) ListMyLedger(ctx context.Context, params *ListMyLedgerParams, r
 // RotateToken Rotate the caller's token
 //
 // Player or admin. Issues a new token and revokes the one used for this request at once.
-// Keep the old token until the new one has been received; note that a retry after a
-// successful rotation carries the revoked token and is refused with 401, so an
-// `Idempotency-Key` here only protects against concurrent duplicates.
+// Keep the old token until the new one has been received. A retry after a successful
+// rotation carries the revoked token and is refused with 401. A duplicate with the same
+// `Idempotency-Key` sent while the first is in flight does not rotate again: since the token
+// is never stored, it gets `409 idempotency_conflict` saying that its twin received it.
 //
 // Corresponds with POST /v1/me/token (the `RotateToken` operationId).
 func (c *Client) RotateToken(ctx context.Context, params *RotateTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4854,9 +4856,10 @@ type ClientWithResponsesInterface interface {
 	// RotateTokenWithResponse Rotate the caller's token
 	//
 	// Player or admin. Issues a new token and revokes the one used for this request at once.
-	// Keep the old token until the new one has been received; note that a retry after a
-	// successful rotation carries the revoked token and is refused with 401, so an
-	// `Idempotency-Key` here only protects against concurrent duplicates.
+	// Keep the old token until the new one has been received. A retry after a successful
+	// rotation carries the revoked token and is refused with 401. A duplicate with the same
+	// `Idempotency-Key` sent while the first is in flight does not rotate again: since the token
+	// is never stored, it gets `409 idempotency_conflict` saying that its twin received it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7822,9 +7825,10 @@ func (c *ClientWithResponses) ListMyLedgerWithResponse(ctx context.Context, para
 // RotateTokenWithResponse Rotate the caller's token
 //
 // Player or admin. Issues a new token and revokes the one used for this request at once.
-// Keep the old token until the new one has been received; note that a retry after a
-// successful rotation carries the revoked token and is refused with 401, so an
-// `Idempotency-Key` here only protects against concurrent duplicates.
+// Keep the old token until the new one has been received. A retry after a successful
+// rotation carries the revoked token and is refused with 401. A duplicate with the same
+// `Idempotency-Key` sent while the first is in flight does not rotate again: since the token
+// is never stored, it gets `409 idempotency_conflict` saying that its twin received it.
 //
 // Returns a wrapper object for the known response body format(s).
 //

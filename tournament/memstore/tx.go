@@ -251,7 +251,7 @@ func (tx *memTx) appendEntry(account tournament.LedgerAccount, amount int64) {
 	tx.undo = append(tx.undo, func() { tx.s.entries = tx.s.entries[:n] })
 }
 
-func (tx *memTx) SplitEscrow(ctx context.Context, game tournament.GameID, share int64, remainder int, at int64) error {
+func (tx *memTx) SplitEscrow(ctx context.Context, game tournament.GameID, share int64, remainder int, kind tournament.PostingKind, at int64) error {
 	paid := 0
 	for _, p := range tx.s.sortedPlayers(game) {
 		if !p.Active {
@@ -267,7 +267,7 @@ func (tx *memTx) SplitEscrow(ctx context.Context, game tournament.GameID, share 
 		}
 		err := tx.Transfer(ctx, tournament.Posting{
 			From: tournament.EscrowAccount(game), To: tournament.PlayerAccount(p.AccountID),
-			Amount: amount, Kind: tournament.PostingSplit, GameID: game, At: at,
+			Amount: amount, Kind: kind, GameID: game, At: at,
 		})
 		if err != nil {
 			return err
