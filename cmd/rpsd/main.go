@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -48,6 +49,7 @@ type settings struct {
 	accountRate  float64
 	ipRate       float64
 	signupRate   float64
+	debugAddr    string
 }
 
 var settingDocs = []struct{ name, def, doc string }{
@@ -61,6 +63,7 @@ var settingDocs = []struct{ name, def, doc string }{
 	{"RPSD_ACCOUNT_RATE", "50", "requests per second an account may make on average, bursts of twice that (0: no limit)"},
 	{"RPSD_IP_RATE", "20", "requests per second an address may make without a valid token (0: no limit)"},
 	{"RPSD_SIGNUP_RATE", "0.5", "accounts per second an address may create, bursts of 10 (0: no limit)"},
+	{"RPSD_DEBUG_ADDR", "", "address of a separate listener serving Go's profiler (/debug/pprof/); keep it private"},
 }
 
 func usage() {
@@ -98,7 +101,10 @@ func loadSettings() (settings, error) {
 		}
 		return ""
 	}
-	s := settings{databaseURL: env("DATABASE_URL"), addr: env("RPSD_ADDR"), adminToken: env("RPSD_ADMIN_TOKEN"), dataDir: env("RPSD_DATA_DIR")}
+	s := settings{
+		databaseURL: env("DATABASE_URL"), addr: env("RPSD_ADDR"), adminToken: env("RPSD_ADMIN_TOKEN"),
+		dataDir: env("RPSD_DATA_DIR"), debugAddr: env("RPSD_DEBUG_ADDR"),
+	}
 	var err error
 	if s.minTimeoutMs, err = strconv.ParseInt(env("RPSD_MIN_TIMEOUT_MS"), 10, 64); err != nil || s.minTimeoutMs <= 0 {
 		return s, fmt.Errorf("RPSD_MIN_TIMEOUT_MS must be a positive number of milliseconds")
@@ -247,6 +253,16 @@ func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metr
 	})
 	if err != nil {
 		return err
+	}
+	if cfg.debugAddr != "" {
+		// net/http/pprof registers on the default mux, which only this listener serves.
+		debug := &http.Server{Addr: cfg.debugAddr, Handler: http.DefaultServeMux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := debug.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("debug listener", "err", err)
+			}
+		}()
+		defer debug.Close()
 	}
 	listener, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
