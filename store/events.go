@@ -30,16 +30,13 @@ func (t *pgTx) Append(ctx context.Context, e tournament.Event) error {
 	if err != nil {
 		return err
 	}
-	_, err = exec(ctx, t.tx, `WITH event AS (
+	t.tx.later(`WITH event AS (
 			INSERT INTO events (lobby_id, seq, type, game_id, at, data, prev_hash, hash)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)),
 		head AS (UPDATE lobbies SET last_seq = $2, last_hash = $8 WHERE id = $1)
 		SELECT pg_notify($9, $1::uuid::text)`,
 		le.LobbyID, le.Seq, le.Type, nullID(le.GameID), le.At, string(le.Data), le.PrevHash[:], le.Hash[:],
 		EventsChannel)
-	if err != nil {
-		return err
-	}
 	t.heads[e.LobbyID] = le
 	return nil
 }

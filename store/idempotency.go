@@ -74,12 +74,14 @@ func (s *Store) RunIdempotent(ctx context.Context, lobby tournament.LobbyID, key
 		}
 		// Stored once, after the operation: replacing only an expired key, so a duplicate that
 		// stored it first makes this transaction roll back and run again, to be replayed.
-		tag, err := exec(ctx, t.tx, `INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, status, response, created_at)
+		t.tx.later(`INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, status, response, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 			ON CONFLICT (account_id, method, route, key) DO UPDATE
 			SET request_hash = excluded.request_hash, status = excluded.status, response = excluded.response, created_at = excluded.created_at
 			WHERE idempotency_keys.created_at < $9`,
 			key.AccountID, key.Method, key.Route, key.Key, key.RequestHash, stored.Status, stored.Body, now, expired)
+		// Sent with the operation's held-back writes, in one round trip.
+		tag, err := t.tx.flush(ctx)
 		if err != nil {
 			return fmt.Errorf("store idempotency key: %w", err)
 		}

@@ -28,7 +28,7 @@ func (t *pgTx) Transfer(ctx context.Context, p tournament.Posting) error {
 	}
 	fromKind, fromPlayer, fromEscrow := ledgerSide(p.From)
 	toKind, toPlayer, toEscrow := ledgerSide(p.To)
-	_, err := exec(ctx, t.tx, `WITH posting AS (SELECT nextval('ledger_posting_seq') AS id),
+	t.tx.later(`WITH posting AS (SELECT nextval('ledger_posting_seq') AS id),
 		sides (kind, player, escrow, amount) AS (VALUES
 			($1::text, $2::uuid, $3::uuid, -$7::bigint),
 			($4::text, $5::uuid, $6::uuid, $7::bigint)),
@@ -38,7 +38,7 @@ func (t *pgTx) Transfer(ctx context.Context, p tournament.Posting) error {
 			FROM posting, sides)
 		UPDATE accounts a SET balance = a.balance + sides.amount FROM sides WHERE a.id = sides.player`,
 		fromKind, fromPlayer, fromEscrow, toKind, toPlayer, toEscrow, p.Amount, p.Kind, nullID(p.GameID), p.At)
-	return err
+	return nil
 }
 
 // SplitEscrow pays every active player its share (plus one unit for the first remainder in
@@ -46,7 +46,7 @@ func (t *pgTx) Transfer(ctx context.Context, p tournament.Posting) error {
 // statement.
 func (t *pgTx) SplitEscrow(ctx context.Context, game tournament.GameID, share int64, remainder int, kind tournament.PostingKind, at int64) error {
 	// shares holds a volatile nextval, so Postgres evaluates it once, not per reference.
-	_, err := exec(ctx, t.tx, `WITH shares AS (
+	t.tx.later(`WITH shares AS (
 			SELECT account_id, nextval('ledger_posting_seq') AS posting,
 				$2::bigint + CASE WHEN row_number() OVER (ORDER BY ord) <= $3 THEN 1 ELSE 0 END AS amount
 			FROM game_players WHERE game_id = $1 AND active),
@@ -59,7 +59,7 @@ func (t *pgTx) SplitEscrow(ctx context.Context, game tournament.GameID, share in
 				('player', paid.account_id, NULL::uuid, paid.amount)) AS side (kind, player, escrow, amount))
 		UPDATE accounts a SET balance = a.balance + paid.amount FROM paid WHERE a.id = paid.account_id`,
 		game, share, remainder, at, kind)
-	return err
+	return nil
 }
 
 // LedgerEntry is one entry of a player's balance: positive amounts came in, negative went out.

@@ -149,11 +149,16 @@ func (s *Store) run(ctx context.Context, fn func(t *pgTx) error) error {
 	for attempt := 1; ; attempt++ {
 		var refusal error
 		err := s.withTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-			err := fn(s.newTx(tx))
+			t := s.newTx(tx)
+			err := fn(t)
 			if _, ok := tournament.IsRefusal(err); ok {
-				refusal = err
-				return nil
+				refusal, err = err, nil
 			}
+			if err != nil {
+				return err
+			}
+			// The writes held back go before the commit.
+			_, err = t.tx.flush(ctx)
 			return err
 		})
 		if err == nil {

@@ -15,7 +15,7 @@ import (
 // costs the same in a lobby of 2 or 100,000.
 type pgTx struct {
 	s  *Store
-	tx pgx.Tx
+	tx *txConn
 	// heads are the chain heads of the lobbies this transaction has locked, so that Append needs
 	// no read.
 	heads map[tournament.LobbyID]tournament.LoggedEvent
@@ -46,7 +46,7 @@ type moveKey struct {
 
 func (s *Store) newTx(tx pgx.Tx) *pgTx {
 	return &pgTx{
-		s: s, tx: tx,
+		s: s, tx: &txConn{tx: tx},
 		heads:     make(map[tournament.LobbyID]tournament.LoggedEvent),
 		deadlines: make(map[tournament.GameID]int64),
 		locked:    make(map[tournament.LobbyID]tournament.Lobby),
@@ -120,12 +120,9 @@ func (t *pgTx) lockLobby(ctx context.Context, id tournament.LobbyID) (tournament
 }
 
 func (t *pgTx) InsertLobby(ctx context.Context, l tournament.Lobby) error {
-	_, err := exec(ctx, t.tx, `INSERT INTO lobbies (id, name, closed, config, next_config, game_id, games, created_at)
+	t.tx.later(`INSERT INTO lobbies (id, name, closed, config, next_config, game_id, games, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		l.ID, l.Name, l.Closed, l.Config, l.NextConfig, nullID(l.GameID), l.Games, l.CreatedAt)
-	if err != nil {
-		return err
-	}
 	// A new lobby is as good as locked: nobody else sees it before the commit.
 	t.heads[l.ID] = tournament.LoggedEvent{}
 	t.locked[l.ID] = l.Clone()
@@ -133,43 +130,35 @@ func (t *pgTx) InsertLobby(ctx context.Context, l tournament.Lobby) error {
 }
 
 func (t *pgTx) UpdateLobby(ctx context.Context, l tournament.Lobby) error {
-	err := execOne(ctx, t.tx, `UPDATE lobbies
+	// The lobby is locked by this transaction, so the row is there.
+	t.tx.later(`UPDATE lobbies
 		SET name = $2, closed = $3, config = $4, next_config = $5, game_id = $6, games = $7
 		WHERE id = $1`,
 		l.ID, l.Name, l.Closed, l.Config, l.NextConfig, nullID(l.GameID), l.Games)
-	if err != nil {
-		return err
-	}
 	t.locked[l.ID] = l.Clone()
 	return nil
 }
 
 func (t *pgTx) InsertGame(ctx context.Context, g tournament.Game) error {
-	_, err := exec(ctx, t.tx, `INSERT INTO games (id, lobby_id, number, config, ruleset_hash, stage,
+	t.tx.later(`INSERT INTO games (id, lobby_id, number, config, ruleset_hash, stage,
 			round, stage_started_at, deadline, extensions, joined, players, active, committed,
 			revealed, escrow, winner, payout, stop_reason, created_at, ended_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
 		g.ID, g.LobbyID, g.Number, g.Config, g.RulesetHash, g.Stage, g.Round, g.StageStartedAt,
 		g.Deadline, g.Extensions, g.Joined, g.Players, g.Active, g.Committed, g.Revealed, g.Escrow,
 		nullID(g.Winner), g.Payout, g.StopReason, g.CreatedAt, g.EndedAt)
-	if err != nil {
-		return err
-	}
 	t.games[g.ID] = g
 	return t.deadlineWritten(ctx, g)
 }
 
 func (t *pgTx) UpdateGame(ctx context.Context, g tournament.Game) error {
-	err := execOne(ctx, t.tx, `UPDATE games
+	t.tx.later(`UPDATE games
 		SET stage = $2, round = $3, stage_started_at = $4, deadline = $5, extensions = $6,
 			joined = $7, players = $8, active = $9, committed = $10, revealed = $11, escrow = $12,
 			winner = $13, payout = $14, stop_reason = $15, ended_at = $16
 		WHERE id = $1`,
 		g.ID, g.Stage, g.Round, g.StageStartedAt, g.Deadline, g.Extensions, g.Joined, g.Players,
 		g.Active, g.Committed, g.Revealed, g.Escrow, nullID(g.Winner), g.Payout, g.StopReason, g.EndedAt)
-	if err != nil {
-		return err
-	}
 	t.games[g.ID] = g
 	return t.deadlineWritten(ctx, g)
 }
@@ -187,8 +176,8 @@ func (t *pgTx) deadlineWritten(ctx context.Context, g tournament.Game) error {
 		return nil
 	}
 	// The payload is the deadline, so a worker sleeping until an earlier one need not wake.
-	_, err := exec(ctx, t.tx, `SELECT pg_notify($1, $2)`, clockChannel, strconv.FormatInt(g.Deadline, 10))
-	return err
+	t.tx.later(`SELECT pg_notify($1, $2)`, clockChannel, strconv.FormatInt(g.Deadline, 10))
+	return nil
 }
 
 func (t *pgTx) Account(ctx context.Context, id tournament.AccountID) (tournament.Account, error) {
@@ -260,13 +249,11 @@ func (t *pgTx) Player(ctx context.Context, game tournament.GameID, account tourn
 }
 
 func (t *pgTx) InsertPlayer(ctx context.Context, p tournament.Player) error {
-	_, err := exec(ctx, t.tx, `INSERT INTO game_players (game_id, account_id, ord, registered_at, active, eliminated_round)
+	t.tx.later(`INSERT INTO game_players (game_id, account_id, ord, registered_at, active, eliminated_round)
 		VALUES ($1, $2, $3, $4, $5, $6)`,
 		p.GameID, p.AccountID, p.Order, p.RegisteredAt, p.Active, p.EliminatedRound)
-	if err == nil {
-		t.players[playerKey{p.GameID, p.AccountID}] = p
-	}
-	return err
+	t.players[playerKey{p.GameID, p.AccountID}] = p
+	return nil
 }
 
 func (t *pgTx) DeletePlayer(ctx context.Context, game tournament.GameID, account tournament.AccountID) error {
@@ -308,13 +295,11 @@ func (t *pgTx) RoundMove(ctx context.Context, game tournament.GameID, round int,
 }
 
 func (t *pgTx) InsertMove(ctx context.Context, m tournament.RoundMove) error {
-	_, err := exec(ctx, t.tx, `INSERT INTO round_moves (game_id, round, account_id, commitment, committed_at)
+	t.tx.later(`INSERT INTO round_moves (game_id, round, account_id, commitment, committed_at)
 		VALUES ($1, $2, $3, $4, $5)`,
 		m.GameID, m.Round, m.AccountID, m.Commitment[:], m.CommittedAt)
-	if err == nil {
-		t.moves[moveKey{m.GameID, m.Round, m.AccountID}] = m
-	}
-	return err
+	t.moves[moveKey{m.GameID, m.Round, m.AccountID}] = m
+	return nil
 }
 
 func (t *pgTx) UpdateMove(ctx context.Context, m tournament.RoundMove) error {
@@ -322,13 +307,11 @@ func (t *pgTx) UpdateMove(ctx context.Context, m tournament.RoundMove) error {
 	if m.Revealed {
 		reveal, move, at = []byte(m.Reveal), int16(m.Move), m.RevealedAt
 	}
-	err := execOne(ctx, t.tx, `UPDATE round_moves SET revealed = $4, reveal = $5, move = $6, revealed_at = $7
+	t.tx.later(`UPDATE round_moves SET revealed = $4, reveal = $5, move = $6, revealed_at = $7
 		WHERE game_id = $1 AND round = $2 AND account_id = $3`,
 		m.GameID, m.Round, m.AccountID, m.Revealed, reveal, move, at)
-	if err == nil {
-		t.moves[moveKey{m.GameID, m.Round, m.AccountID}] = m
-	}
-	return err
+	t.moves[moveKey{m.GameID, m.Round, m.AccountID}] = m
+	return nil
 }
 
 // eliminateSQL puts out every active player of a game who has no round_moves row in the round
@@ -340,19 +323,17 @@ const eliminateSQL = `UPDATE game_players p SET active = false, eliminated_round
 
 func (t *pgTx) Eliminate(ctx context.Context, game tournament.GameID, round int, keep tournament.Keep) error {
 	clear(t.players) // the set effect changes rows this transaction may hold
-	var err error
 	switch keep.Kind {
 	case tournament.KeepCommitted:
-		_, err = exec(ctx, t.tx, eliminateSQL+`)`, game, round)
+		t.tx.later(eliminateSQL+`)`, game, round)
 	case tournament.KeepRevealed:
-		_, err = exec(ctx, t.tx, eliminateSQL+` AND m.revealed)`, game, round)
+		t.tx.later(eliminateSQL+` AND m.revealed)`, game, round)
 	case tournament.KeepMoves:
-		_, err = exec(ctx, t.tx, eliminateSQL+` AND m.revealed AND (1 << m.move) & $3 <> 0)`,
-			game, round, int32(keep.Moves))
+		t.tx.later(eliminateSQL+` AND m.revealed AND (1 << m.move) & $3 <> 0)`, game, round, int32(keep.Moves))
 	default:
 		return fmt.Errorf("eliminate: unknown keep kind %q", keep.Kind)
 	}
-	return err
+	return nil
 }
 
 func (t *pgTx) FirstActive(ctx context.Context, game tournament.GameID) (tournament.AccountID, error) {
