@@ -170,8 +170,8 @@ func run(ctx context.Context, o options) (err error) {
 		rep.pgbench = append(rep.pgbench, r)
 	}
 
-	// rpsd, on the same cluster. Its pool keeps pgxpool's default size: a pool_max_conns parameter
-	// in DATABASE_URL would also reach the migrations' connection, which PostgreSQL refuses.
+	// rpsd, on the same cluster, with the pool size of its default and no rate limits: the bench
+	// measures how much play the service takes, not how it throttles one address.
 	step("building and starting rpsd")
 	rpsd := filepath.Join(work, "rpsd")
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", rpsd, "./cmd/rpsd").CombinedOutput(); err != nil {
@@ -350,7 +350,8 @@ func startServer(ctx context.Context, bin, dir, dbURL, admin string) (*server, e
 	}
 	// Not CommandContext: the server is stopped by stop(), gracefully, whatever ctx does.
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "RPSD_ADDR="+addr, "RPSD_ADMIN_TOKEN="+admin, "RPSD_MIN_TIMEOUT_MS=100")
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "RPSD_ADDR="+addr, "RPSD_ADMIN_TOKEN="+admin, "RPSD_MIN_TIMEOUT_MS=100",
+		"RPSD_DB_MAX_CONNS="+strconv.Itoa(rpsdPoolSize), "RPSD_ACCOUNT_RATE=0", "RPSD_IP_RATE=0", "RPSD_SIGNUP_RATE=0")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start rpsd: %w", err)
