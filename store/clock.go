@@ -23,6 +23,8 @@ const (
 	failureWait = time.Second
 	// clockParallelism is how many due lobbies one worker expires at once.
 	clockParallelism = 4
+	// heldLobbyWait is the pause before looking again at a due lobby another transaction holds.
+	heldLobbyWait = 5 * time.Millisecond
 )
 
 // RunClock applies deadlines as they pass, until ctx is cancelled. It sleeps until the earliest
@@ -101,6 +103,42 @@ func sleepUntil(ctx context.Context, conn *pgx.Conn, until time.Time, next int64
 // Several lobbies falling due together are expired in parallel: SKIP LOCKED hands each to one
 // transaction, so the last of a burst is not kept waiting behind all the others.
 func (s *Store) clockPass(ctx context.Context) (time.Duration, int64, error) {
+	// One lobby first: most passes find one due lobby or none, and need no more transactions.
+	took, err := s.expireNext(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	if took {
+		if err := s.expireAllParallel(ctx); err != nil {
+			return 0, 0, err
+		}
+	}
+	var next *int64
+	var now int64
+	// The index probe matches the partial index games_open_deadline.
+	err = queryRow(ctx, s.pool, `SELECT min(deadline), `+clockSQL+`
+		FROM games WHERE stage IN ('registration', 'moves', 'reveal') AND deadline > 0`).Scan(&next, &now)
+	if err != nil {
+		return 0, 0, fmt.Errorf("next deadline: %w", err)
+	}
+	if s.nowFn != nil {
+		now = s.nowFn()
+	}
+	if next == nil {
+		return idleWait, 0, nil
+	}
+	if *next < now {
+		// Due but held by a transaction of its lobby, which applies the expiry itself (every
+		// operation applies due expiries first): look again shortly rather than spin.
+		return heldLobbyWait, *next, nil
+	}
+	// A stage expires when the time is strictly past its deadline: one millisecond after it.
+	return min(time.Duration(*next-now+1)*time.Millisecond, idleWait), *next, nil
+}
+
+// expireAllParallel expires due lobbies with clockParallelism transactions at once until none is
+// left.
+func (s *Store) expireAllParallel(ctx context.Context) error {
 	errs := make(chan error, clockParallelism)
 	for range clockParallelism {
 		go func() {
@@ -119,25 +157,7 @@ func (s *Store) clockPass(ctx context.Context) (time.Duration, int64, error) {
 			firstErr = err
 		}
 	}
-	if firstErr != nil {
-		return 0, 0, firstErr
-	}
-	var next *int64
-	var now int64
-	// The index probe matches the partial index games_open_deadline.
-	err := queryRow(ctx, s.pool, `SELECT min(deadline), `+clockSQL+`
-		FROM games WHERE stage IN ('registration', 'moves', 'reveal') AND deadline > 0`).Scan(&next, &now)
-	if err != nil {
-		return 0, 0, fmt.Errorf("next deadline: %w", err)
-	}
-	if s.nowFn != nil {
-		now = s.nowFn()
-	}
-	if next == nil {
-		return idleWait, 0, nil
-	}
-	// A stage expires when the time is strictly past its deadline: one millisecond after it.
-	return min(time.Duration(*next-now+1)*time.Millisecond, idleWait), *next, nil
+	return firstErr
 }
 
 // expireNext takes the lobby whose open deadline passed first, skipping lobbies another
