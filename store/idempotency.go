@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -52,18 +51,12 @@ func (s *Store) RunIdempotent(ctx context.Context, lobby tournament.LobbyID, key
 	fn func(tx tournament.Tx, now int64) (Outcome, error)) (out Outcome, replayed bool, err error) {
 	err = s.run(ctx, func(t *pgTx) error {
 		out, replayed = Outcome{}, false // a retried transaction starts over
-		now, err := t.lockedNow(ctx, lobby)
-		if err != nil {
+		now, previous, found, err := t.begin(ctx, lobby, key)
+		if err != nil || found {
+			out, replayed = previous, found
 			return err
 		}
 		expired := now - IdempotencyTTL.Milliseconds()
-		if key != nil {
-			stored, found, err := t.storedOutcome(ctx, key, expired)
-			if err != nil || found {
-				out, replayed = stored, found
-				return err
-			}
-		}
 		out, err = fn(t, now)
 		if err != nil || key == nil || out.Transient {
 			return err
@@ -91,24 +84,6 @@ func (s *Store) RunIdempotent(ctx context.Context, lobby tournament.LobbyID, key
 		return nil
 	})
 	return out, replayed, err
-}
-
-// storedOutcome finds the unexpired outcome stored under a key.
-func (t *pgTx) storedOutcome(ctx context.Context, key *IdempotencyKey, expired int64) (Outcome, bool, error) {
-	var out Outcome
-	var hash []byte
-	err := queryRow(ctx, t.tx, `SELECT request_hash, status, response FROM idempotency_keys
-		WHERE account_id = $1 AND method = $2 AND route = $3 AND key = $4 AND created_at >= $5`,
-		key.AccountID, key.Method, key.Route, key.Key, expired).Scan(&hash, &out.Status, &out.Body)
-	if errors.Is(err, tournament.ErrNotFound) {
-		return Outcome{}, false, nil
-	} else if err != nil {
-		return Outcome{}, false, fmt.Errorf("read idempotency key: %w", err)
-	}
-	if !bytes.Equal(hash, key.RequestHash) {
-		return Outcome{}, false, ErrIdempotencyConflict
-	}
-	return out, true, nil
 }
 
 // purgeIdempotencyKeys deletes the keys older than IdempotencyTTL.

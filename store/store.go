@@ -5,6 +5,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -132,16 +133,51 @@ func (s *Store) RunLobby(ctx context.Context, lobby tournament.LobbyID, fn func(
 // lockedNow locks the lobby (if it exists), and then reads the transaction's instant; the lobby
 // and its game stay held for the operation's own LockLobby.
 func (t *pgTx) lockedNow(ctx context.Context, lobby tournament.LobbyID) (int64, error) {
-	_, _, now, err := t.lockLobby(ctx, lobby)
-	switch {
-	case errors.Is(err, tournament.ErrNotFound):
-		return t.now(ctx)
-	case err != nil:
-		return 0, fmt.Errorf("lock lobby: %w", err)
-	case t.s.nowFn != nil:
-		return t.s.nowFn(), nil
+	now, _, _, err := t.begin(ctx, lobby, nil)
+	return now, err
+}
+
+// begin starts an operation in one round trip: it locks the lobby (if it exists) and reads its
+// game, then reads the transaction's instant and, when key is not nil, the unexpired outcome
+// stored under the key. Read after the lock, the instant never goes back in a lobby's log, and a
+// duplicate that held the lock is seen.
+func (t *pgTx) begin(ctx context.Context, lobby tournament.LobbyID, key *IdempotencyKey) (now int64, stored Outcome, found bool, err error) {
+	var b pgx.Batch
+	var read *lockRead
+	if validID(string(lobby)) {
+		read = t.queueLock(&b, lobby)
 	}
-	return now, nil
+	var account, method, route, name any // NULL: no key, no match
+	if key != nil {
+		account, method, route, name = key.AccountID, key.Method, key.Route, key.Key
+	}
+	var hash []byte
+	var status *int
+	b.Queue(`SELECT `+clockSQL+`, k.request_hash, k.status, k.response
+		FROM (SELECT 1) AS one LEFT JOIN idempotency_keys k
+			ON k.account_id = $1 AND k.method = $2 AND k.route = $3 AND k.key = $4
+			AND k.created_at >= `+clockSQL+` - $5`,
+		account, method, route, name, IdempotencyTTL.Milliseconds()).
+		QueryRow(func(r pgx.Row) error { return row{r}.Scan(&now, &hash, &status, &stored.Body) })
+	if err := t.tx.send(ctx, &b); err != nil {
+		return 0, Outcome{}, false, fmt.Errorf("begin: %w", err)
+	}
+	if read != nil && read.foundLobby {
+		if _, _, err := t.held(read); err != nil {
+			return 0, Outcome{}, false, err
+		}
+	}
+	if t.s.nowFn != nil {
+		now = t.s.nowFn()
+	}
+	if status == nil {
+		return now, Outcome{}, false, nil
+	}
+	if !bytes.Equal(hash, key.RequestHash) {
+		return now, Outcome{}, false, ErrIdempotencyConflict
+	}
+	stored.Status = *status
+	return now, stored, true, nil
 }
 
 // run runs fn in one transaction with the commit, refusal and retry rules of Run.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -90,33 +91,69 @@ func (t *pgTx) LockLobby(ctx context.Context, id tournament.LobbyID) (tournament
 	return l, g, err
 }
 
-// lockLobby locks the lobby row, then reads its game and the clock in a second statement: under
-// READ COMMITTED a statement that waited for the lock sees the lobby's newest version, and only a
-// new statement is sure to see the game row its holder committed with it, and to read the clock
-// after the wait.
+// lockLobby locks the lobby row and reads its game and the clock, in one round trip.
 func (t *pgTx) lockLobby(ctx context.Context, id tournament.LobbyID) (tournament.Lobby, tournament.Game, int64, error) {
 	if !validID(string(id)) {
 		return tournament.Lobby{}, tournament.Game{}, 0, tournament.ErrNotFound
 	}
-	var head tournament.LoggedEvent
-	var hash []byte
-	l, err := scanLobby(queryRow(ctx, t.tx,
-		`SELECT `+lobbyColumns+`, last_seq, last_hash FROM lobbies WHERE id = $1 FOR UPDATE`, id),
-		&head.Seq, &hash)
-	if err != nil {
+	var b pgx.Batch
+	read := t.queueLock(&b, id)
+	var now int64
+	b.Queue(`SELECT ` + clockSQL).QueryRow(func(r pgx.Row) error { return row{r}.Scan(&now) })
+	if err := t.tx.send(ctx, &b); err != nil {
 		return tournament.Lobby{}, tournament.Game{}, 0, err
 	}
-	copy(head.Hash[:], hash)
-	t.heads[l.ID] = head
-	var now int64
-	g, err := scanGame(queryRow(ctx, t.tx, `SELECT `+gameColumns+`, `+clockSQL+` FROM games WHERE id = $1`, l.GameID), &now)
-	if err != nil {
-		return tournament.Lobby{}, tournament.Game{}, 0, fmt.Errorf("read game %s: %w", l.GameID, err)
+	l, g, err := t.held(read)
+	return l, g, now, err
+}
+
+// lockRead receives what queueLock's statements read.
+type lockRead struct {
+	lobby      tournament.Lobby
+	game       tournament.Game
+	head       tournament.LoggedEvent
+	foundLobby bool
+}
+
+// queueLock queues the statements that lock a lobby and read its game. Statements of a batch run
+// one after another, so the game is read, by a statement of its own, after the lock was granted:
+// under READ COMMITTED it sees the game row that the lock's previous holder committed.
+func (t *pgTx) queueLock(b *pgx.Batch, id tournament.LobbyID) *lockRead {
+	read := &lockRead{}
+	b.Queue(`SELECT `+lobbyColumns+`, last_seq, last_hash FROM lobbies WHERE id = $1 FOR UPDATE`, id).
+		QueryRow(func(r pgx.Row) error {
+			var hash []byte
+			l, err := scanLobby(row{r}, &read.head.Seq, &hash)
+			if errors.Is(err, tournament.ErrNotFound) {
+				return nil
+			}
+			copy(read.head.Hash[:], hash)
+			read.lobby, read.foundLobby = l, err == nil
+			return err
+		})
+	b.Queue(`SELECT `+gameColumns+` FROM games WHERE id = (SELECT game_id FROM lobbies WHERE id = $1)`, id).
+		QueryRow(func(r pgx.Row) error {
+			g, err := scanGame(row{r})
+			if errors.Is(err, tournament.ErrNotFound) {
+				return nil
+			}
+			read.game = g
+			return err
+		})
+	return read
+}
+
+// held records a lobby locked by queueLock's statements as held by this transaction.
+func (t *pgTx) held(read *lockRead) (tournament.Lobby, tournament.Game, error) {
+	if !read.foundLobby {
+		return tournament.Lobby{}, tournament.Game{}, tournament.ErrNotFound
 	}
+	l, g := read.lobby, read.game
+	t.heads[l.ID] = read.head
 	t.deadlines[g.ID] = g.Deadline
 	t.locked[l.ID] = l.Clone()
 	t.games[g.ID] = g
-	return l, g, now, nil
+	return l, g, nil
 }
 
 func (t *pgTx) InsertLobby(ctx context.Context, l tournament.Lobby) error {

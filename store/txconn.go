@@ -45,6 +45,14 @@ func (c *txConn) flush(ctx context.Context) (pgconn.CommandTag, error) {
 	return tag, mapErr(results.Close())
 }
 
+// send sends a batch of statements (after the writes held back) in one round trip.
+func (c *txConn) send(ctx context.Context, b *pgx.Batch) error {
+	if _, err := c.flush(ctx); err != nil {
+		return err
+	}
+	return mapErr(c.tx.SendBatch(ctx, b).Close())
+}
+
 func (c *txConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	if _, err := c.flush(ctx); err != nil {
 		return pgconn.CommandTag{}, err
