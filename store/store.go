@@ -122,19 +122,12 @@ func (s *Store) Run(ctx context.Context, fn func(tx tournament.Tx, now int64) er
 // LockLobby to report.
 func (s *Store) RunLobby(ctx context.Context, lobby tournament.LobbyID, fn func(tx tournament.Tx, now int64) error) error {
 	return s.run(ctx, func(t *pgTx) error {
-		now, err := t.lockedNow(ctx, lobby)
+		now, _, _, err := t.begin(ctx, lobby, nil)
 		if err != nil {
 			return err
 		}
 		return fn(t, now)
 	})
-}
-
-// lockedNow locks the lobby (if it exists), and then reads the transaction's instant; the lobby
-// and its game stay held for the operation's own LockLobby.
-func (t *pgTx) lockedNow(ctx context.Context, lobby tournament.LobbyID) (int64, error) {
-	now, _, _, err := t.begin(ctx, lobby, nil)
-	return now, err
 }
 
 // begin starts an operation in one round trip: it locks the lobby (if it exists) and reads its
