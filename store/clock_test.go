@@ -365,3 +365,47 @@ func TestConcurrentRegistrations(t *testing.T) {
 	}
 	tournamenttest.VerifyLobby(t, ctx, backend{s}, lobby)
 }
+
+// TestClockSurvivesLostConnection cuts the clock worker's listening connection, as a database
+// restart or a network failure would, and checks that the worker reconnects and still applies the
+// next deadline.
+func TestClockSurvivesLostConnection(t *testing.T) {
+	s := newStore(t, Options{Service: fastService()})
+	ctx := context.Background()
+	startClocks(t, s)
+	// Wait for the worker to listen, then cut its connection.
+	var cut int
+	for range 100 {
+		err := s.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE datname = current_database() AND query = $1`, "LISTEN "+clockChannel).Scan(&cut)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cut > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if cut == 0 {
+		t.Fatal("the clock worker never listened")
+	}
+	lobby := createLobby(t, s, admin(t, s), fastConfig(200))
+	for i := range 2 {
+		if err := register(s, player(t, s, fmt.Sprint("p", i), 100), lobby); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Nobody commits: the worker must extend the moves stage once, then stop the game.
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		v, err := s.Lobby(ctx, lobby)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Lobby.Games > 1 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("after its connection was cut, the clock worker applied no deadline within 10 s")
+}
