@@ -273,17 +273,21 @@ func (h *handlers) ListLobbies(ctx context.Context, req ListLobbiesRequestObject
 		return nil, err
 	}
 	page := LobbyPage{Lobbies: []Lobby{}}
+	if len(views) > limit {
+		next := string(views[limit-1].Lobby.ID)
+		page.Next = &next
+		views = views[:limit]
+	}
+	games := make([]tournament.Game, len(views))
 	for i, v := range views {
-		if i == limit {
-			next := string(views[limit-1].Lobby.ID)
-			page.Next = &next
-			break
-		}
-		you, err := h.callerState(ctx, v.Game, who)
-		if err != nil {
-			return nil, err
-		}
-		page.Lobbies = append(page.Lobbies, lobbyView(v.Lobby, v.Game, you, v.Now))
+		games[i] = v.Game
+	}
+	yours, err := h.callerStates(ctx, games, who)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range views {
+		page.Lobbies = append(page.Lobbies, lobbyView(v.Lobby, v.Game, yours[v.Game.ID], v.Now))
 	}
 	return ListLobbies200JSONResponse(page), nil
 }
@@ -297,23 +301,35 @@ func (h *handlers) GetLobby(ctx context.Context, req GetLobbyRequestObject) (Get
 	if err != nil {
 		return nil, readErr(err, "lobby")
 	}
-	you, err := h.callerState(ctx, v.Game, who)
+	yours, err := h.callerStates(ctx, []tournament.Game{v.Game}, who)
 	if err != nil {
 		return nil, err
 	}
-	return GetLobby200JSONResponse(lobbyView(v.Lobby, v.Game, you, v.Now)), nil
+	return GetLobby200JSONResponse(lobbyView(v.Lobby, v.Game, yours[v.Game.ID], v.Now)), nil
 }
 
-// callerState reads a player's own part in a game for a lobby read (nil for anyone else).
-func (h *handlers) callerState(ctx context.Context, g tournament.Game, who tournament.Account) (*callerState, error) {
-	if who.ID == "" || who.Role != tournament.RolePlayer || !g.Stage.Open() {
-		return nil, nil
+// callerStates reads, in one query, a player's own part in each open game, for lobby reads
+// (none for anyone else).
+func (h *handlers) callerStates(ctx context.Context, games []tournament.Game, who tournament.Account) (map[tournament.GameID]*callerState, error) {
+	out := map[tournament.GameID]*callerState{}
+	if who.ID == "" || who.Role != tournament.RolePlayer {
+		return out, nil
 	}
-	p, m, err := h.s.store.Caller(ctx, g, who.ID)
+	var open []tournament.Game
+	for _, g := range games {
+		if g.Stage.Open() {
+			open = append(open, g)
+		}
+	}
+	callers, err := h.s.store.Callers(ctx, who.ID, open)
 	if err != nil {
 		return nil, err
 	}
-	return &callerState{player: p, move: m}, nil
+	for _, g := range open {
+		c := callers[g.ID]
+		out[g.ID] = &callerState{player: c.Player, move: c.Move}
+	}
+	return out, nil
 }
 
 // lobbyMutation runs a core operation on a lobby and answers with the lobby after it.

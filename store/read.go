@@ -98,29 +98,53 @@ func (s *Store) ListLobbies(ctx context.Context, after string, limit int) ([]Lob
 	return views, err
 }
 
-// Caller returns a player's registration in a game and, once a round has begun, the player's
-// move in the game's current round; each is nil when there is none.
-func (s *Store) Caller(ctx context.Context, g tournament.Game, account tournament.AccountID) (*tournament.Player, *tournament.RoundMove, error) {
-	if !validID(string(account)) {
-		return nil, nil, nil
+// Caller is a player's part in a game: its registration and its move in the game's current
+// round, each nil when there is none.
+type Caller struct {
+	Player *tournament.Player
+	Move   *tournament.RoundMove
+}
+
+// Callers returns, in one query, a player's part in each of the games (as of the rounds their
+// headers give) in which it is registered.
+func (s *Store) Callers(ctx context.Context, account tournament.AccountID, games []tournament.Game) (map[tournament.GameID]Caller, error) {
+	out := make(map[tournament.GameID]Caller, len(games))
+	if !validID(string(account)) || len(games) == 0 {
+		return out, nil
 	}
-	p, err := scanPlayer(queryRow(ctx, s.pool, `SELECT `+playerColumns+` FROM game_players WHERE game_id = $1 AND account_id = $2`, g.ID, account))
-	if errors.Is(err, tournament.ErrNotFound) {
-		return nil, nil, nil
-	} else if err != nil {
-		return nil, nil, fmt.Errorf("read player: %w", err)
+	ids := make([]string, len(games))
+	rounds := make([]int32, len(games))
+	for i, g := range games {
+		ids[i], rounds[i] = string(g.ID), int32(g.Round)
 	}
-	if g.Round == 0 {
-		return &p, nil, nil
+	rows, err := collect(ctx, s.pool, func(r pgx.CollectableRow) (Caller, error) {
+		var p tournament.Player
+		var m tournament.RoundMove
+		var committed bool
+		var commitment, reveal []byte
+		err := r.Scan(&p.GameID, &p.AccountID, &p.Order, &p.RegisteredAt, &p.Active, &p.EliminatedRound,
+			&m.Round, &committed, &commitment, &m.CommittedAt, &m.Revealed, &reveal, &m.Move, &m.RevealedAt)
+		if err != nil || !committed {
+			return Caller{Player: &p}, err
+		}
+		m.GameID, m.AccountID = p.GameID, p.AccountID
+		copy(m.Commitment[:], commitment)
+		m.Reveal = string(reveal)
+		return Caller{Player: &p, Move: &m}, nil
+	}, `SELECT gp.game_id::text, gp.account_id::text, gp.ord, gp.registered_at, gp.active, gp.eliminated_round,
+			g.round, rm.account_id IS NOT NULL, rm.commitment, coalesce(rm.committed_at, 0),
+			coalesce(rm.revealed, false), coalesce(rm.reveal, ''), coalesce(rm.move, 0), coalesce(rm.revealed_at, 0)
+		FROM unnest($2::uuid[], $3::int[]) AS g (id, round)
+		JOIN game_players gp ON gp.game_id = g.id AND gp.account_id = $1
+		LEFT JOIN round_moves rm ON rm.game_id = g.id AND rm.round = g.round AND rm.account_id = $1`,
+		account, ids, rounds)
+	if err != nil {
+		return nil, fmt.Errorf("read callers: %w", err)
 	}
-	m, err := scanMove(queryRow(ctx, s.pool, `SELECT `+moveColumns+` FROM round_moves WHERE game_id = $1 AND round = $2 AND account_id = $3`,
-		g.ID, g.Round, account))
-	if errors.Is(err, tournament.ErrNotFound) {
-		return &p, nil, nil
-	} else if err != nil {
-		return nil, nil, fmt.Errorf("read move: %w", err)
+	for _, c := range rows {
+		out[c.Player.GameID] = c
 	}
-	return &p, &m, nil
+	return out, nil
 }
 
 // GamePlayer is a player of a game with the account's name.
