@@ -184,7 +184,7 @@ func (s *Store) expireNext(ctx context.Context) (bool, error) {
 			return fmt.Errorf("take due lobby: %w", err)
 		}
 		took = true
-		// The instant is read again under the lock, for the reason RunLobby gives.
+		// The instant is read again under the lock, for the reason begin gives.
 		now, err := t.now(ctx)
 		if err != nil {
 			return err

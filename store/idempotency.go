@@ -40,8 +40,11 @@ type Outcome struct {
 // used with.
 var ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
 
-// RunIdempotent runs fn like RunLobby and, when key is not nil, stores fn's outcome (unless it
-// is Transient) under the key in the same transaction. A retry with the same key and request
+// RunIdempotent runs fn in one transaction at one instant now (Unix milliseconds), after locking
+// the lobby (if lobby names one) so that its operations run one at a time and its log never goes
+// back in time. The transaction commits when fn succeeds, and is retried a few times after a
+// serialization failure or deadlock, so fn must have no other side effects. When key is not nil,
+// fn's outcome (unless it is Transient) is stored under the key in the same transaction. A retry with the same key and request
 // gets the stored outcome back (replayed is true) and fn does not run. A concurrent duplicate
 // either waits for the lobby lock the first one holds, or loses the race to store the key, rolls
 // back and runs again, finding the outcome stored: either way it is replayed. A key used with

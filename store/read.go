@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/commitreveal/rps/tournament"
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -27,14 +26,22 @@ func (s *Store) Lobby(ctx context.Context, id tournament.LobbyID) (LobbyView, er
 	if !validID(string(id)) {
 		return LobbyView{}, tournament.ErrNotFound
 	}
-	l, err := scanLobby(queryRow(ctx, s.pool, `SELECT `+lobbyColumns+` FROM lobbies WHERE id = $1`, id))
-	if err != nil {
+	// Clients poll this read: the lobby and its game come back in one round trip.
+	var v LobbyView
+	var b pgx.Batch
+	b.Queue(`SELECT `+lobbyColumns+` FROM lobbies WHERE id = $1`, id).QueryRow(func(r pgx.Row) error {
+		var err error
+		v.Lobby, err = scanLobby(row{r})
+		return err
+	})
+	b.Queue(`SELECT `+gameColumns+`, `+clockSQL+` FROM games WHERE id = (SELECT game_id FROM lobbies WHERE id = $1)`, id).
+		QueryRow(func(r pgx.Row) error {
+			var err error
+			v.Game, err = scanGame(row{r}, &v.Now)
+			return err
+		})
+	if err := mapErr(s.pool.SendBatch(ctx, &b).Close()); err != nil {
 		return LobbyView{}, err
-	}
-	v := LobbyView{Lobby: l}
-	v.Game, err = scanGame(queryRow(ctx, s.pool, `SELECT `+gameColumns+`, `+clockSQL+` FROM games WHERE id = $1`, l.GameID), &v.Now)
-	if err != nil {
-		return LobbyView{}, fmt.Errorf("read game %s: %w", l.GameID, err)
 	}
 	if s.nowFn != nil {
 		v.Now = s.nowFn()
@@ -187,33 +194,6 @@ func (s *Store) Game(ctx context.Context, id tournament.GameID) (tournament.Game
 		return tournament.Game{}, tournament.ErrNotFound
 	}
 	return scanGame(queryRow(ctx, s.pool, `SELECT `+gameColumns+` FROM games WHERE id = $1`, id))
-}
-
-// Players returns up to limit players of a game with a registration order greater than after,
-// in registration order.
-func (s *Store) Players(ctx context.Context, game tournament.GameID, after, limit int) ([]tournament.Player, error) {
-	if !validID(string(game)) {
-		return nil, nil
-	}
-	return collect(ctx, s.pool, func(r pgx.CollectableRow) (tournament.Player, error) { return scanPlayer(r) },
-		`SELECT `+playerColumns+` FROM game_players WHERE game_id = $1 AND ord > $2 ORDER BY ord LIMIT $3`,
-		game, after, limit)
-}
-
-// Moves returns up to limit moves of a game's round by players whose id sorts (bytewise) after
-// after (empty: from the start), in that order.
-func (s *Store) Moves(ctx context.Context, game tournament.GameID, round int, after tournament.AccountID, limit int) ([]tournament.RoundMove, error) {
-	if !validID(string(game)) || (after != "" && !validID(string(after))) {
-		return nil, nil
-	}
-	if after == "" {
-		after = tournament.AccountID(uuid.Nil.String())
-	}
-	// The nil uuid sorts first and is never an account's id.
-	return collect(ctx, s.pool, func(r pgx.CollectableRow) (tournament.RoundMove, error) { return scanMove(r) },
-		`SELECT `+moveColumns+` FROM round_moves
-		WHERE game_id = $1 AND round = $2 AND account_id > $3 ORDER BY account_id LIMIT $4`,
-		game, round, after, limit)
 }
 
 // RoundPlayer is a player of a round with its move, if it committed one.

@@ -99,37 +99,6 @@ func (s *Store) withTx(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) 
 	return nil
 }
 
-// Run runs fn in one transaction at one instant now (Unix milliseconds) with the store's
-// tournament.Tx. The transaction commits when fn returns nil or a refusal (expiries applied
-// before a refused action are kept), and Run returns fn's refusal; it rolls back on any other
-// error. A transaction that lost a serialization race or a deadlock is retried a few times, so fn
-// may run more than once and must not have other side effects.
-//
-// Run reads the clock before fn locks anything; an operation on an existing lobby uses RunLobby.
-func (s *Store) Run(ctx context.Context, fn func(tx tournament.Tx, now int64) error) error {
-	return s.run(ctx, func(t *pgTx) error {
-		now, err := t.now(ctx)
-		if err != nil {
-			return err
-		}
-		return fn(t, now)
-	})
-}
-
-// RunLobby is Run for an operation on an existing lobby: it locks the lobby before it reads the
-// clock, so that an operation that waited for the lock does not act at an instant before its
-// predecessor's, and a lobby's log never goes back in time. An unknown lobby is left to fn's
-// LockLobby to report.
-func (s *Store) RunLobby(ctx context.Context, lobby tournament.LobbyID, fn func(tx tournament.Tx, now int64) error) error {
-	return s.run(ctx, func(t *pgTx) error {
-		now, _, _, err := t.begin(ctx, lobby, nil)
-		if err != nil {
-			return err
-		}
-		return fn(t, now)
-	})
-}
-
 // begin starts an operation in one round trip: it locks the lobby (if it exists) and reads its
 // game, then reads the transaction's instant and, when key is not nil, the unexpired outcome
 // stored under the key. Read after the lock, the instant never goes back in a lobby's log, and a
@@ -173,7 +142,9 @@ func (t *pgTx) begin(ctx context.Context, lobby tournament.LobbyID, key *Idempot
 	return now, stored, true, nil
 }
 
-// run runs fn in one transaction with the commit, refusal and retry rules of Run.
+// run runs fn in one transaction: it commits when fn returns nil or a refusal (expiries applied
+// before a refused action are kept, and run returns the refusal), rolls back on any other error,
+// and retries a transaction that lost a serialization race or a deadlock a bounded number of times.
 func (s *Store) run(ctx context.Context, fn func(t *pgTx) error) error {
 	for attempt := 1; ; attempt++ {
 		var refusal error

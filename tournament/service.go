@@ -43,12 +43,6 @@ const (
 	MaxStopReasonLength = 500
 )
 
-// ValidateConfig checks a config as ChangeNextConfig and CreateLobby would.
-func (s *Service) ValidateConfig(c Config) error {
-	_, err := validateConfig(c, s.rules, s.minTimeoutMs)
-	return err
-}
-
 // CreateLobby creates a lobby (admins only) and opens its first game.
 func (s *Service) CreateLobby(ctx context.Context, tx Tx, now int64, actor Actor, name string, cfg Config) (LobbyID, error) {
 	if actor.Role != RoleAdmin {
