@@ -20,6 +20,7 @@ import (
 	middleware "github.com/oapi-codegen/nethttp-middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/commitreveal/rps/console"
 	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/store"
 )
@@ -145,6 +146,11 @@ func (s *Server) routes(spec *openapi3.T) http.Handler {
 		r.Get("/v1/lobbies/{lobbyId}/events/stream", s.streamEvents)
 	})
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
+	// The web console, a client of the API like any other (package console).
+	web := console.Handler()
+	for _, path := range console.Paths {
+		r.Method(http.MethodGet, path, web)
+	}
 	return r
 }
 

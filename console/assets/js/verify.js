@@ -1,0 +1,119 @@
+// Re-checks a lobby's log with nothing but its public events and transcripts: the hash chain
+// (blake2b-256 over RFC 8785 canonical JSON), every stage digest against the round transcript, and
+// every reveal against its commitment. Pure functions over data, so node's test runner checks them
+// against the same vectors as the Go and Kotlin code.
+import { blake2b } from '../vendor/noble-hashes/blake2.js';
+import canonicalize from '../vendor/canonicalize/canonicalize.js';
+
+const utf8 = new TextEncoder();
+export const ZERO_HASH = '0'.repeat(64);
+
+export function toHex(bytes) {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+function fromHex(hex) {
+  if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error(`not 64 lower-case hex characters: ${hex}`);
+  const out = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+const blake256 = (bytes) => toHex(blake2b(bytes, { dkLen: 32 }));
+
+// The commitment of a reveal string: blake2b-256 of its UTF-8.
+export function commitmentOf(reveal) {
+  return blake256(utf8.encode(reveal));
+}
+
+// The canonical text an event's hash covers.
+export function canonicalEvent(e) {
+  return canonicalize({ seq: e.seq, type: e.type, lobbyId: e.lobbyId, gameId: e.gameId, at: e.at, data: e.data });
+}
+
+// hash = blake2b-256(prevHash || canonical), in lower-case hex.
+export function eventHash(prevHash, e) {
+  const prev = fromHex(prevHash);
+  const body = utf8.encode(canonicalEvent(e));
+  const input = new Uint8Array(prev.length + body.length);
+  input.set(prev);
+  input.set(body, prev.length);
+  return blake256(input);
+}
+
+// The digest of a stage's sealed values: blake2b-256 of the canonical array of {player, value},
+// sorted bytewise by player id (ids are ASCII, so code-unit order is byte order).
+export function sealedDigest(values) {
+  const sorted = [...values].sort((a, b) => (a.player < b.player ? -1 : a.player > b.player ? 1 : 0));
+  return blake256(utf8.encode(canonicalize(sorted.map(({ player, value }) => ({ player, value })))));
+}
+
+class Failure extends Error {
+  constructor(seq, reason) {
+    super(reason);
+    this.seq = seq;
+  }
+}
+
+// Checks one moves_closed or round_resolved event against its round's public transcript.
+function checkStage(e, moves) {
+  const { round } = e.data;
+  if (e.type === 'moves_closed') {
+    const committed = moves.filter((m) => m.committed);
+    for (const m of committed) {
+      if (m.commitment == null) throw new Failure(e.seq, `round ${round}: the commitment of ${m.accountId} is not public`);
+    }
+    if (committed.length !== e.data.committed) {
+      throw new Failure(e.seq, `round ${round}: the transcript has ${committed.length} commitments, the event says ${e.data.committed}`);
+    }
+    const digest = sealedDigest(committed.map((m) => ({ player: m.accountId, value: m.commitment })));
+    if (digest !== e.data.digest) throw new Failure(e.seq, `round ${round}: the commitments in the transcript do not match the event's digest`);
+    return;
+  }
+  const revealed = moves.filter((m) => m.revealed);
+  for (const m of revealed) {
+    if (m.reveal == null) throw new Failure(e.seq, `round ${round}: the reveal of ${m.accountId} is not public`);
+    if (commitmentOf(m.reveal) !== m.commitment) {
+      throw new Failure(e.seq, `round ${round}: the reveal of ${m.accountId} does not match its commitment`);
+    }
+    if (m.move !== m.reveal.charCodeAt(0) - 48) throw new Failure(e.seq, `round ${round}: the move of ${m.accountId} is not its reveal's first digit`);
+  }
+  if (revealed.length !== e.data.revealed) {
+    throw new Failure(e.seq, `round ${round}: the transcript has ${revealed.length} reveals, the event says ${e.data.revealed}`);
+  }
+  const counts = e.data.counts.map(() => 0);
+  for (const m of revealed) counts[m.move] = (counts[m.move] ?? 0) + 1;
+  if (counts.join() !== e.data.counts.join()) throw new Failure(e.seq, `round ${round}: the moves in the transcript do not match the event's counts`);
+  const digest = sealedDigest(revealed.map((m) => ({ player: m.accountId, value: m.reveal })));
+  if (digest !== e.data.digest) throw new Failure(e.seq, `round ${round}: the reveals in the transcript do not match the event's digest`);
+}
+
+// verifyLog checks a whole log. events: an async iterable of events in order; roundMoves(gameId,
+// round): every move of a round's transcript. Returns {ok: true, through: N} or
+// {ok: false, seq, reason, through: the last good event}.
+export async function verifyLog(events, roundMoves) {
+  let prevHash = ZERO_HASH;
+  let through = 0;
+  try {
+    for await (const e of events) {
+      if (e.seq !== through + 1) throw new Failure(e.seq, `expected event ${through + 1} next, got ${e.seq}`);
+      if (e.prevHash !== prevHash) throw new Failure(e.seq, 'its prevHash is not the previous event\'s hash');
+      let hash;
+      try {
+        hash = eventHash(prevHash, e);
+      } catch (err) {
+        throw new Failure(e.seq, `it cannot be encoded canonically: ${err.message}`);
+      }
+      if (hash !== e.hash) throw new Failure(e.seq, 'its hash does not match its content');
+      if (e.type === 'moves_closed' || e.type === 'round_resolved') {
+        checkStage(e, await roundMoves(e.gameId, e.data.round));
+      }
+      prevHash = e.hash;
+      through = e.seq;
+    }
+  } catch (err) {
+    if (err instanceof Failure) return { ok: false, seq: err.seq, reason: err.message, through };
+    throw err;
+  }
+  return { ok: true, through };
+}

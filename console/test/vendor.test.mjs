@@ -1,0 +1,27 @@
+// The committed copies of the browser libraries must equal node_modules (pinned by
+// package-lock.json), as generated Go code must equal its generator's output.
+// Fix a failure with scripts/vendor-console.sh.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+
+const repo = new URL('../../', import.meta.url);
+const sources = {
+  'noble-hashes': 'node_modules/@noble/hashes/',
+  canonicalize: 'node_modules/canonicalize/lib/',
+};
+const licenses = { canonicalize: 'node_modules/canonicalize/LICENSE' };
+
+test('console/assets/vendor equals node_modules', () => {
+  for (const [dir, source] of Object.entries(sources)) {
+    const copied = readdirSync(new URL(`console/assets/vendor/${dir}/`, repo));
+    assert.ok(copied.length > 1, `${dir} is empty`);
+    for (const name of copied) {
+      const from = name === 'LICENSE' && licenses[dir] ? licenses[dir] : source + name;
+      assert.ok(
+        readFileSync(new URL(`console/assets/vendor/${dir}/${name}`, repo)).equals(readFileSync(new URL(from, repo))),
+        `console/assets/vendor/${dir}/${name} differs from ${from}: run scripts/vendor-console.sh`,
+      );
+    }
+  }
+});
