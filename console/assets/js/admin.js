@@ -1,0 +1,310 @@
+// The admin's page: sign in with the admin token, then run lobbies (create, next config, stop,
+// close), move money (credit, debit) and check the ledger. Every form sends an Idempotency-Key that
+// stays the same until the form's content changes or the server has answered, so a double click
+// or a retry is one action. Refusals show next to the field the problem names.
+import { adminToken, allPages, api, ApiError, newIdempotencyKey } from './api.js';
+import { clearProblems, el, formatAmount, replace, showProblem, stageBadge } from './dom.js';
+
+const root = document.getElementById('admin');
+
+// ---------------------------------------------------------------- forms
+
+// A form whose submissions carry one Idempotency-Key per intended action. send(key, submitter)
+// performs the request; done(result) shows its outcome; fieldFor names the field a refusal code
+// without a field is about.
+function actionForm({ id, title, fields, buttons, send, done, fieldFor = {} }) {
+  let key = newIdempotencyKey();
+  const note = el('p', { class: 'form-ok', role: 'status' });
+  const form = el('form', { id, class: 'card' },
+    el('h2', { text: title }),
+    el('p', { class: 'form-error', role: 'alert' }),
+    fields,
+    el('div', { class: 'buttons' }, buttons),
+    note);
+  form.addEventListener('input', () => { key = newIdempotencyKey(); });
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const submitter = event.submitter;
+    clearProblems(form);
+    note.textContent = '';
+    for (const b of form.querySelectorAll('button')) b.disabled = true;
+    try {
+      const result = await send(key, submitter?.value, form);
+      key = newIdempotencyKey();
+      note.textContent = done(result, submitter?.value);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      // A refusal that reached the game is stored with the key; a new attempt is a new action.
+      if (err.status > 400 && err.status < 500) key = newIdempotencyKey();
+      if (!err.field) err.field = fieldFor[err.code] ?? null;
+      showProblem(form, err);
+    } finally {
+      for (const b of form.querySelectorAll('button')) b.disabled = false;
+    }
+  });
+  return form;
+}
+
+function input(label, field, props = {}) {
+  return el('label', {}, el('span', { text: label }), el('input', { 'data-field': field, name: field, ...props }));
+}
+
+function select(label, field, options, value) {
+  return el('label', {}, el('span', { text: label }),
+    el('select', { 'data-field': field, name: field }, options.map(([v, text]) => el('option', { value: v, text, selected: v === value }))));
+}
+
+// The fields of a game config; prefix is the path the server names them by ('config.' when the
+// config is nested in the request body).
+function configFields(prefix, rulesetIds, c = {}) {
+  const n = (label, name, props) => input(label, prefix + name, { type: 'number', inputmode: 'numeric', value: c[name] ?? null, ...props });
+  return el('fieldset', { class: 'config' },
+    el('legend', { text: 'Game config' }),
+    n('Bet', 'betSize', { min: 0, required: true }),
+    n('Players limit', 'playersCountLimit', { min: 2, required: true }),
+    n('Entry timeout (ms)', 'entryTimeoutMs', { min: 1, placeholder: '60000' }),
+    n('Move timeout (ms)', 'moveTimeoutMs', { min: 1, placeholder: '60000' }),
+    n('Reveal timeout (ms)', 'revealTimeoutMs', { min: 1, placeholder: '60000' }),
+    select('Ruleset', prefix + 'ruleset', rulesetIds.map((r) => [r, r]), c.ruleset ?? 'rpsls'),
+    select('Resolution', prefix + 'resolution', [['classic', 'classic'], ['weighted', 'weighted']], c.resolution ?? 'classic'),
+    n('Max extensions (0 = unlimited)', 'maxExtensions', { min: 0, placeholder: '0' }),
+    n('Max rounds (0 = unlimited)', 'maxRounds', { min: 0, placeholder: '0' }),
+    el('label', { class: 'check' }, el('input', { type: 'checkbox', 'data-field': prefix + 'startWhenFull', name: prefix + 'startWhenFull', checked: c.startWhenFull ?? true }),
+      el('span', { text: 'Start as soon as the game is full' })),
+  );
+}
+
+// readConfig reads the config fields; empty numbers are left out so the server's defaults apply.
+function readConfig(form, prefix) {
+  const config = {};
+  for (const name of ['betSize', 'playersCountLimit', 'entryTimeoutMs', 'moveTimeoutMs', 'revealTimeoutMs', 'maxExtensions', 'maxRounds']) {
+    const v = form.elements[prefix + name].value.trim();
+    if (v !== '') config[name] = Number(v);
+  }
+  config.ruleset = form.elements[prefix + 'ruleset'].value;
+  config.resolution = form.elements[prefix + 'resolution'].value;
+  config.startWhenFull = form.elements[prefix + 'startWhenFull'].checked;
+  return config;
+}
+
+// ---------------------------------------------------------------- sections
+
+function ledgerSection() {
+  const body = el('div', {}, el('p', { class: 'muted', text: 'Loading…' }));
+  const load = async () => {
+    try {
+      const r = await api('/admin/ledger', { admin: true });
+      const checks = [
+        ['Entries sum to zero', r.invariants.entriesSumToZero],
+        ['Balances match entries', r.invariants.balancesMatchEntries],
+        ['No negative balance', r.invariants.noNegativeBalance],
+        ['Ended games hold no escrow', r.invariants.closedEscrowsZero],
+      ];
+      replace(body,
+        el('p', { class: `ledger-ok ${r.ok ? 'ok' : 'bad'}`, text: r.ok ? '✓ Every invariant holds' : '✗ An invariant is broken' }),
+        el('dl', { class: 'stats' }, [['Treasury', r.treasury], ['Player balances', r.playerBalances], ['Escrows', r.escrows], ['Entries sum', r.entriesSum]]
+          .map(([k, v]) => el('div', {}, el('dt', { text: k }), el('dd', { text: formatAmount(v) })))),
+        el('ul', { class: 'checks' }, checks.map(([k, ok]) => el('li', { class: ok ? 'ok' : 'bad', text: `${ok ? '✓' : '✗'} ${k}` }))));
+    } catch (err) {
+      replace(body, el('p', { class: 'error', text: `The ledger cannot be read: ${err.message}` }));
+    }
+  };
+  load();
+  return { node: el('section', { id: 'ledger', class: 'card' }, el('h2', {}, 'Ledger ', el('button', { type: 'button', class: 'small', onclick: load, text: 'Refresh' })), body), load };
+}
+
+function createLobbyForm(rulesetIds, onCreated) {
+  return actionForm({
+    id: 'create-lobby',
+    title: 'Create a lobby',
+    fields: [input('Name', 'name', { required: true, maxlength: 100 }), configFields('config.', rulesetIds, { betSize: 100, playersCountLimit: 2 })],
+    buttons: el('button', { type: 'submit', text: 'Create lobby' }),
+    send: (key, _, form) => api('/lobbies', {
+      method: 'POST', admin: true, idempotencyKey: key,
+      body: { name: form.elements.name.value, config: readConfig(form, 'config.') },
+    }),
+    done: (lobby) => {
+      onCreated(lobby);
+      return `Created “${lobby.name}”.`;
+    },
+  });
+}
+
+// The controls of one lobby: its state, next config, stop and close.
+function manageLobby(lobbies, rulesetIds, ledger) {
+  const box = el('section', { id: 'manage', class: 'card' });
+  const picker = el('select', { id: 'manage-lobby', 'aria-label': 'Lobby' }, lobbies.map((l) => el('option', { value: l.id, text: l.name })));
+  const detail = el('div');
+  const show = async () => {
+    const id = picker.value;
+    if (!id) {
+      replace(detail, el('p', { class: 'muted', text: 'No lobby yet.' }));
+      return;
+    }
+    let lobby;
+    try {
+      lobby = await api(`/lobbies/${id}`, { admin: true });
+    } catch (err) {
+      replace(detail, el('p', { class: 'error', text: err.message }));
+      return;
+    }
+    const state = el('div', { class: 'lobby-state' });
+    const renderState = (l) => {
+      const g = l.game;
+      replace(state,
+        el('p', {},
+          el('a', { href: `/lobbies/${l.id}`, class: 'lobby-name', text: l.name }), ' ',
+          l.closed ? el('span', { class: 'badge closed', text: 'Closed' }) : null,
+          g ? [' · game ', String(g.number), ' ', stageBadge(g.stage), ` · ${g.players} players · pot ${formatAmount(g.pot)}`] : ' · no game'),
+        el('p', { class: 'muted', text: l.nextConfig ? 'A next config is set (shown below).' : 'The next game keeps the current config (shown below).' }));
+    };
+    const after = (l) => {
+      renderState(l);
+      ledger.load();
+    };
+    renderState(lobby);
+    replace(detail,
+      state,
+      actionForm({
+        id: 'next-config', title: 'Next game’s config',
+        fields: configFields('', rulesetIds, lobby.nextConfig ?? lobby.config),
+        buttons: el('button', { type: 'submit', text: 'Set next config' }),
+        send: (key, _, form) => api(`/lobbies/${lobby.id}/next-config`, { method: 'PUT', admin: true, idempotencyKey: key, body: readConfig(form, '') }),
+        done: (l) => { after(l); return 'The next game will use this config.'; },
+      }),
+      actionForm({
+        id: 'stop-game', title: 'Stop the current game',
+        fields: [el('p', { class: 'muted', text: 'In registration every bet is refunded; later the pot is split among the players still in.' }),
+          input('Reason', 'reason', { required: true, maxlength: 500 })],
+        buttons: el('button', { type: 'submit', class: 'danger', text: 'Stop game' }),
+        send: (key, _, form) => api(`/lobbies/${lobby.id}/stop`, { method: 'POST', admin: true, idempotencyKey: key, body: { reason: form.elements.reason.value } }),
+        done: (l) => { after(l); return 'Stopped.'; },
+      }),
+      actionForm({
+        id: 'close-lobby', title: 'Close the lobby',
+        fields: el('p', { class: 'muted', text: 'No new game starts after the current one.' }),
+        buttons: el('button', { type: 'submit', class: 'danger', text: 'Close lobby', disabled: lobby.closed }),
+        send: (key) => api(`/lobbies/${lobby.id}/close`, { method: 'POST', admin: true, idempotencyKey: key }),
+        done: (l) => { after(l); return 'Closed.'; },
+      }),
+    );
+  };
+  picker.addEventListener('change', show);
+  replace(box, el('h2', { text: 'Manage a lobby' }), el('label', {}, el('span', { text: 'Lobby' }), picker), detail);
+  show();
+  return {
+    node: box,
+    add(lobby) {
+      picker.append(el('option', { value: lobby.id, text: lobby.name }));
+      picker.value = lobby.id;
+      show();
+    },
+  };
+}
+
+// findAccounts resolves what the admin typed to accounts. Today the API reads no account for an
+// admin, so only an account id is accepted and its name and balance are known after the first
+// transfer; a search endpoint (issue 15: GET /v1/admin/accounts?query=) plugs in here.
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+async function findAccounts(query) {
+  const q = query.trim();
+  if (!UUID.test(q)) throw new ApiError(400, { code: 'validation_failed', field: 'query', detail: 'enter an account id (search by name comes with the accounts endpoint)' });
+  return [{ id: q.toLowerCase(), name: null, balance: null }];
+}
+
+function moneySection(ledger) {
+  let account = null;
+  const found = el('p', { class: 'account', role: 'status' });
+  const showAccount = () => replace(found, account
+    ? [el('strong', { class: 'player-name', text: account.name ?? 'Account' }), ` ${account.id}`,
+      account.balance != null ? ` · balance ${formatAmount(account.balance)}` : ' · balance shown after a transfer']
+    : el('span', { class: 'muted', text: 'No account chosen.' }));
+  const finder = actionForm({
+    id: 'find-account', title: 'Accounts and money',
+    fields: input('Account id', 'query', { required: true, autocomplete: 'off', spellcheck: 'false' }),
+    buttons: el('button', { type: 'submit', text: 'Find' }),
+    send: (_, __, form) => findAccounts(form.elements.query.value),
+    done: (accounts) => {
+      account = accounts[0];
+      showAccount();
+      transfer.hidden = false;
+      return '';
+    },
+  });
+  const transfer = actionForm({
+    id: 'transfer', title: 'Credit or debit',
+    fields: [input('Amount', 'amount', { type: 'number', min: 1, required: true, inputmode: 'numeric' }), input('Memo (optional)', 'memo', { maxlength: 200 })],
+    buttons: [el('button', { type: 'submit', name: 'kind', value: 'credits', text: 'Credit' }), el('button', { type: 'submit', name: 'kind', value: 'debits', class: 'danger', text: 'Debit' })],
+    send: (key, kind, form) => {
+      const body = { amount: Number(form.elements.amount.value) };
+      if (form.elements.memo.value) body.memo = form.elements.memo.value;
+      return api(`/admin/accounts/${account.id}/${kind}`, { method: 'POST', admin: true, idempotencyKey: key, body });
+    },
+    fieldFor: { insufficient_funds: 'amount' },
+    done: (acct, kind) => {
+      account = acct;
+      showAccount();
+      ledger.load();
+      return `${kind === 'credits' ? 'Credited' : 'Debited'}: the balance is now ${formatAmount(acct.balance)}.`;
+    },
+  });
+  transfer.hidden = true;
+  showAccount();
+  finder.append(found);
+  return el('div', { id: 'money' }, finder, transfer);
+}
+
+// ---------------------------------------------------------------- sign in
+
+function signIn(message) {
+  const form = el('form', { id: 'sign-in', class: 'card' },
+    el('h2', { text: 'Sign in' }),
+    el('p', { class: 'muted', text: 'Paste the admin token rpsd printed (or `rpsd admin token`). It stays in this tab only.' }),
+    el('p', { class: 'form-error', role: 'alert', text: message ?? '' }),
+    input('Admin token', 'token', { type: 'password', required: true, autocomplete: 'off' }),
+    el('div', { class: 'buttons' }, el('button', { type: 'submit', text: 'Sign in' })));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearProblems(form);
+    adminToken.set(form.elements.token.value.trim());
+    try {
+      await api('/admin/ledger', { admin: true });
+      start();
+    } catch (err) {
+      adminToken.clear();
+      const why = err.status === 401 ? 'This token is not valid.' : err.status === 403 ? 'This token is a player’s, not an admin’s.' : err.message;
+      showProblem(form, new ApiError(err.status, { code: err.code, field: 'token', detail: why }));
+    }
+  });
+  replace(root, form);
+}
+
+async function start() {
+  if (!adminToken.get()) {
+    signIn();
+    return;
+  }
+  let lobbies;
+  let rulesetIds;
+  try {
+    [lobbies, rulesetIds] = await Promise.all([
+      allPages('/lobbies', 'lobbies'),
+      api('/rulesets').then((r) => r.rulesets.map((s) => s.id)),
+      api('/admin/ledger', { admin: true }),
+    ]);
+  } catch (err) {
+    adminToken.clear();
+    signIn(err.status === 401 || err.status === 403 ? 'Sign in again.' : err.message);
+    return;
+  }
+  const ledger = ledgerSection();
+  const manage = manageLobby(lobbies, rulesetIds, ledger);
+  replace(root,
+    el('p', { class: 'signed-in' }, 'Signed in as admin. ',
+      el('button', { type: 'button', class: 'small', onclick: () => { adminToken.clear(); signIn(); }, text: 'Sign out' })),
+    el('div', { class: 'grid' },
+      el('div', {}, ledger.node, moneySection(ledger)),
+      el('div', {}, createLobbyForm(rulesetIds, (l) => manage.add(l)), manage.node)));
+}
+
+start();

@@ -1,0 +1,81 @@
+// The console's only way to the server: the public /v1 API, as any third-party client speaks it.
+// An admin's token lives in sessionStorage (gone with the tab), is sent only as a bearer header,
+// and is never put in a URL, a cookie or a log.
+
+const TOKEN_KEY = 'rps.adminToken';
+
+export const adminToken = {
+  get: () => sessionStorage.getItem(TOKEN_KEY),
+  set: (token) => sessionStorage.setItem(TOKEN_KEY, token),
+  clear: () => sessionStorage.removeItem(TOKEN_KEY),
+};
+
+// A refusal from the server: the problem+json body's code, field and detail.
+export class ApiError extends Error {
+  constructor(status, problem) {
+    super(problem.detail || problem.title || `HTTP ${status}`);
+    this.status = status;
+    this.code = problem.code || 'internal';
+    this.field = problem.field || null;
+  }
+}
+
+// api calls /v1 + path. admin sends the admin's token; idempotencyKey makes a retry safe.
+export async function api(path, { method = 'GET', body, admin = false, idempotencyKey } = {}) {
+  const headers = { Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (admin) headers.Authorization = `Bearer ${adminToken.get() ?? ''}`;
+  if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;
+  let res;
+  try {
+    res = await fetch(`/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
+  } catch {
+    throw new ApiError(0, { code: 'network', detail: 'the server cannot be reached' });
+  }
+  const text = await res.text();
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  if (!res.ok) throw new ApiError(res.status, json ?? { detail: `HTTP ${res.status}` });
+  return json;
+}
+
+// allPages follows a cursor-paged list to its end and returns the items under key.
+export async function allPages(path, key) {
+  const items = [];
+  const sep = path.includes('?') ? '&' : '?';
+  let after = null;
+  do {
+    const page = await api(`${path}${sep}limit=500${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+    items.push(...page[key]);
+    after = page.next;
+  } while (after);
+  return items;
+}
+
+// events yields a lobby's whole log in order, a page at a time.
+export async function* events(lobbyId) {
+  let after = 0;
+  for (;;) {
+    const page = await api(`/lobbies/${lobbyId}/events?after=${after}&limit=1000`);
+    yield* page.events;
+    if (page.events.length === 0 || page.next === after) return;
+    after = page.next;
+  }
+}
+
+// A fresh key for one intended action. crypto.randomUUID needs a secure context, which
+// http://<host>:8080 is not; getRandomValues works everywhere.
+export function newIdempotencyKey() {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+// serverClock maps the server's time onto the local clock from one response's serverTime, so a
+// countdown is right even when the local clock is not.
+export function serverClock(serverTime) {
+  const offset = serverTime - Date.now();
+  return () => Date.now() + offset;
+}

@@ -1,0 +1,336 @@
+// A lobby's page: its current game live, from the lobby's event stream (EventSource resumes with
+// Last-Event-ID after a drop by itself), the lobby's past games with their transcripts, and a
+// button that re-verifies the whole log in the browser. Events only say that something happened;
+// what is shown is read from the public state and transcripts, so it is never built from guesses.
+import { allPages, api, events, serverClock } from './api.js';
+import { countdown, el, formatAmount, formatDuration, formatTime, replace, stageBadge } from './dom.js';
+import { verifyLog } from './verify.js';
+
+const EVENT_TYPES = ['lobby_created', 'game_opened', 'player_registered', 'player_left', 'round_started',
+  'move_committed', 'moves_closed', 'move_revealed', 'round_resolved', 'stage_extended', 'game_finished',
+  'game_stopped', 'next_config_changed', 'lobby_closed', 'clock_shifted'];
+const FEED_SIZE = 12;
+const PAST_PAGE = 10;
+
+const lobbyId = decodeURIComponent(location.pathname.split('/')[2] ?? '');
+const root = document.getElementById('lobby');
+
+const parts = {
+  head: el('section', { id: 'head' }),
+  now: el('section', { id: 'now', class: 'card', 'aria-live': 'polite' }),
+  last: el('section', { id: 'last', class: 'card', hidden: true }),
+  verify: el('section', { id: 'verify', class: 'card' }),
+  past: el('section', { id: 'past', class: 'card' }),
+  feed: el('section', { id: 'feed', class: 'card' }),
+};
+
+let clock = () => Date.now();
+let lobby = null;
+let current = null; // {summary, players, rounds, ruleset} of the lobby's latest game
+let lastEnded = null; // the same of the game that ended last, when it is not the latest
+const closedRounds = new Map(); // `${gameId}/${round}` -> transcript; closed rounds never change
+const rulesets = new Map();
+const feed = [];
+const pastGames = new Map(); // gameId -> {number, at, end: event or null}
+let pastShown = PAST_PAGE;
+const expanded = new Map(); // gameId -> transcript node of an opened past game
+let lastSeq = 0;
+
+// ---------------------------------------------------------------- reading
+
+async function roundTranscript(gameId, round) {
+  const key = `${gameId}/${round}`;
+  if (closedRounds.has(key)) return closedRounds.get(key);
+  const first = await api(`/games/${gameId}/rounds/${round}?limit=500`);
+  const moves = [...first.moves];
+  for (let after = first.next; after;) {
+    const page = await api(`/games/${gameId}/rounds/${round}?limit=500&after=${encodeURIComponent(after)}`);
+    moves.push(...page.moves);
+    after = page.next;
+  }
+  const transcript = { ...first, moves };
+  if (transcript.stage === 'closed') closedRounds.set(key, transcript);
+  return transcript;
+}
+
+async function rulesetFor(id) {
+  if (!rulesets.has(id)) rulesets.set(id, await api(`/rulesets/${encodeURIComponent(id)}`));
+  return rulesets.get(id);
+}
+
+// A game's public transcript: summary, players and every round reached.
+async function gameTranscript(gameId) {
+  const summary = await api(`/games/${gameId}`);
+  const [players, ruleset] = await Promise.all([
+    allPages(`/games/${gameId}/players`, 'players'),
+    rulesetFor(summary.config.ruleset),
+  ]);
+  const rounds = [];
+  for (let n = 1; n <= summary.round; n++) rounds.push(await roundTranscript(gameId, n));
+  return { summary, players, rounds, ruleset };
+}
+
+// ---------------------------------------------------------------- rendering
+
+function nameOf(players, id) {
+  return players.find((p) => p.accountId === id)?.name ?? id.slice(0, 8);
+}
+
+function weaponName(ruleset, move) {
+  return ruleset.weapons.find((w) => w.move === move)?.name ?? `move ${move}`;
+}
+
+function configLine(c) {
+  return `bet ${formatAmount(c.betSize)} · up to ${c.playersCountLimit} players · ${c.ruleset} (${c.resolution}) · ` +
+    `entry ${formatDuration(c.entryTimeoutMs)}, moves ${formatDuration(c.moveTimeoutMs)}, reveal ${formatDuration(c.revealTimeoutMs)}` +
+    `${c.startWhenFull ? ' · starts when full' : ''}${c.maxRounds ? ` · at most ${c.maxRounds} rounds` : ''}`;
+}
+
+function renderHead() {
+  replace(parts.head,
+    el('p', { class: 'crumbs' }, el('a', { href: '/', text: '← All lobbies' })),
+    el('h1', {}, el('span', { class: 'lobby-name', text: lobby.name }), lobby.closed ? el('span', { class: 'badge closed', text: 'Closed' }) : null),
+    el('p', { class: 'muted config', text: configLine(lobby.config) }),
+    lobby.nextConfig ? el('p', { class: 'muted config', text: `Next game: ${configLine(lobby.nextConfig)}` }) : null,
+  );
+}
+
+function statusText(p, round) {
+  switch (p.status) {
+    case 'winner': return 'winner';
+    case 'left': return 'left';
+    case 'eliminated': return `out in round ${p.eliminatedInRound}`;
+    default: return round > 0 ? 'in play' : 'registered';
+  }
+}
+
+// One round: who committed and revealed (always public), and the moves once the round is closed.
+function renderRound(t, players, ruleset, { open }) {
+  const inRound = t.moves;
+  const committed = inRound.filter((m) => m.committed);
+  const revealed = inRound.filter((m) => m.revealed);
+  const eliminated = players.filter((p) => p.eliminatedInRound === t.round);
+  const heading = t.stage === 'closed'
+    ? `Round ${t.round}: ${t.survivors == null ? 'closed' : `${t.survivors} of ${revealed.length} revealed survived`}`
+    : `Round ${t.round}: ${t.stage === 'moves' ? 'committing' : 'revealing'}`;
+  const counts = t.stage === 'closed' && t.counts.length
+    ? el('p', { class: 'muted', text: t.counts.map((n, m) => (n ? `${weaponName(ruleset, m)} ×${n}` : null)).filter(Boolean).join(' · ') })
+    : null;
+  return el('div', { class: `round${open ? ' open' : ''}`, 'data-round': t.round },
+    el('h3', { text: heading }),
+    el('p', { class: 'tally', text: `Committed ${committed.length} of ${inRound.length} · Revealed ${revealed.length} of ${committed.length}` }),
+    counts,
+    el('table', { class: 'moves' },
+      el('thead', {}, el('tr', {}, ['Player', 'Committed', 'Revealed', 'Move'].map((h) => el('th', { text: h })))),
+      el('tbody', {}, inRound.map((m) => el('tr', {},
+        el('td', { 'data-label': 'Player', class: 'player-name', text: nameOf(players, m.accountId) }),
+        el('td', { 'data-label': 'Committed', text: m.committed ? '✓' : '–' }),
+        el('td', { 'data-label': 'Revealed', text: m.revealed ? '✓' : '–' }),
+        el('td', { 'data-label': 'Move', text: m.move != null ? weaponName(ruleset, m.move) : m.committed ? 'sealed' : '—' }),
+      ))),
+    ),
+    eliminated.length ? el('p', { class: 'muted', text: `Out: ${eliminated.map((p) => p.name).join(', ')}` }) : null,
+  );
+}
+
+function renderOutcome(summary, players) {
+  if (summary.stage === 'finished') {
+    return el('p', { class: 'outcome winner' }, 'Winner: ', el('strong', { class: 'player-name', text: nameOf(players, summary.winner) }),
+      ` takes ${formatAmount(summary.payout)}`);
+  }
+  if (summary.stage === 'stopped') {
+    return el('p', { class: 'outcome stopped' }, 'Stopped: ', el('span', { text: summary.stopReason ?? '' }), ' (bets refunded or split)');
+  }
+  return null;
+}
+
+function renderPlayers(players, round) {
+  if (players.length === 0) return el('p', { class: 'muted', text: 'Nobody has registered yet.' });
+  return el('ul', { class: 'players' }, players.map((p) => el('li', { class: `player ${p.status}` },
+    el('span', { class: 'player-name', text: p.name }), ' ', el('span', { class: 'muted', text: statusText(p, round) }))));
+}
+
+function renderNow() {
+  const g = lobby.game;
+  if (!g || !current) {
+    replace(parts.now, el('p', { class: 'muted', text: 'This lobby has no game.' }));
+    return;
+  }
+  const { summary, players, rounds, ruleset } = current;
+  const stats = [
+    ['Stage', stageBadge(g.stage)],
+    ['Round', g.round > 0 ? String(g.round) : '—'],
+    ['Time left', el('span', { class: 'countdown', text: countdown(g, clock) })],
+    ['Players', `${g.players} / ${summary.config.playersCountLimit}`],
+    ['Still in', String(g.remaining)],
+    ['Pot', formatAmount(g.pot)],
+  ];
+  replace(parts.now,
+    el('h2', { text: `Game ${g.number}` }),
+    el('dl', { class: 'stats' }, stats.map(([k, v]) => el('div', {}, el('dt', { text: k }), el('dd', {}, v)))),
+    renderOutcome(summary, players),
+    el('h3', { text: 'Players' }),
+    renderPlayers(players, g.round),
+    [...rounds].reverse().map((t) => renderRound(t, players, ruleset, { open: t.stage !== 'closed' })),
+  );
+}
+
+// The game that ended last: a lobby opens its next game at once, so without this a spectator would
+// see the winner only in the list of past games.
+function renderLast() {
+  parts.last.hidden = !lastEnded;
+  if (!lastEnded) return;
+  const { summary, players, rounds, ruleset } = lastEnded;
+  replace(parts.last,
+    el('h2', { text: `Game ${summary.number}: result` }),
+    renderOutcome(summary, players),
+    renderPlayers(players, summary.round),
+    [...rounds].reverse().map((t) => renderRound(t, players, ruleset, { open: false })));
+}
+
+function renderPast() {
+  const ended = [...pastGames.entries()].filter(([id, p]) => p.end && id !== lobby?.game?.id).reverse();
+  const shown = ended.slice(0, pastShown);
+  replace(parts.past,
+    el('h2', { text: 'Past games' }),
+    ended.length === 0 ? el('p', { class: 'muted', text: 'No game has ended in this lobby yet.' }) : null,
+    el('ul', { class: 'past' }, shown.map(([id, p]) => {
+      const end = p.end.type === 'game_finished'
+        ? `won, ${formatAmount(p.end.data.amount)} paid out after ${p.end.data.round} round${p.end.data.round === 1 ? '' : 's'}`
+        : `stopped in ${p.end.data.stage}: ${p.end.data.reason}`;
+      const open = expanded.get(id);
+      return el('li', {},
+        el('button', { type: 'button', class: 'link', 'aria-expanded': open ? 'true' : 'false', onclick: () => togglePast(id) },
+          `Game ${p.number}`),
+        ' ', el('span', { class: 'muted', text: `${formatTime(p.end.at)} · ${end}` }),
+        open ?? null);
+    })),
+    ended.length > pastShown ? el('button', { type: 'button', onclick: () => { pastShown += PAST_PAGE; renderPast(); }, text: 'Show older games' }) : null,
+  );
+}
+
+async function togglePast(gameId) {
+  if (expanded.has(gameId)) {
+    expanded.delete(gameId);
+    renderPast();
+    return;
+  }
+  expanded.set(gameId, el('div', { class: 'transcript muted', text: 'Loading the transcript…' }));
+  renderPast();
+  try {
+    const t = await gameTranscript(gameId);
+    expanded.set(gameId, el('div', { class: 'transcript' },
+      renderOutcome(t.summary, t.players),
+      renderPlayers(t.players, t.summary.round),
+      t.rounds.map((r) => renderRound(r, t.players, t.ruleset, { open: false }))));
+  } catch (err) {
+    expanded.set(gameId, el('p', { class: 'error', text: `The transcript cannot be read: ${err.message}` }));
+  }
+  if (expanded.has(gameId)) renderPast();
+}
+
+function renderFeed(status) {
+  replace(parts.feed,
+    el('h2', {}, 'Event log ', el('span', { class: `live ${status}`, text: status === 'live' ? '● live' : status === 'reconnecting' ? '○ reconnecting…' : '○ connecting…' })),
+    el('ol', { class: 'feed', reversed: true }, [...feed].reverse().map((e) => el('li', {},
+      el('span', { class: 'seq', text: `#${e.seq}` }), ' ', el('code', { text: e.type }), ' ',
+      el('span', { class: 'muted', text: formatTime(e.at) })))),
+  );
+}
+
+function renderVerify() {
+  const result = el('p', { class: 'verify-result', role: 'status' });
+  const button = el('button', {
+    type: 'button', id: 'verify-button', text: 'Verify the whole log',
+    onclick: async () => {
+      button.disabled = true;
+      result.className = 'verify-result';
+      result.textContent = 'Verifying…';
+      try {
+        const r = await verifyLog(events(lobbyId), async (gameId, round) => (await roundTranscript(gameId, round)).moves);
+        result.classList.add(r.ok ? 'ok' : 'bad');
+        result.textContent = r.ok
+          ? `✓ Verified through event ${r.through}: every hash, stage digest and reveal checks out.`
+          : `✗ Event ${r.seq} fails: ${r.reason}.${r.through ? ` Events 1 to ${r.through} verified.` : ''}`;
+      } catch (err) {
+        result.classList.add('bad');
+        result.textContent = `The log cannot be read: ${err.message}`;
+      } finally {
+        button.disabled = false;
+      }
+    },
+  });
+  replace(parts.verify,
+    el('h2', { text: 'Verify' }),
+    el('p', { class: 'muted', text: 'Re-checks, in this browser, the hash chain of every event (blake2b-256 over RFC 8785 JSON), each stage digest against the public transcript and each reveal against its commitment.' }),
+    button, result);
+}
+
+// ---------------------------------------------------------------- live
+
+let refreshing = null;
+let again = false;
+
+// refresh reads the lobby's state again; calls during a read are folded into one more read.
+async function refresh() {
+  if (refreshing) {
+    again = true;
+    return;
+  }
+  refreshing = (async () => {
+    do {
+      again = false;
+      try {
+        lobby = await api(`/lobbies/${lobbyId}`);
+        clock = serverClock(lobby.serverTime);
+        current = lobby.game ? await gameTranscript(lobby.game.id) : null;
+        const ended = [...pastGames.entries()].filter(([id, p]) => p.end && id !== lobby.game?.id).pop();
+        if (ended && lastEnded?.summary.id !== ended[0]) lastEnded = await gameTranscript(ended[0]);
+        document.title = `${lobby.name} · rps`;
+        renderHead();
+        renderNow();
+        renderLast();
+        renderPast();
+      } catch (err) {
+        replace(parts.now, el('p', { class: 'error', role: 'alert', text: err.status === 404 ? 'There is no such lobby.' : `The lobby cannot be read: ${err.message}` }));
+      }
+    } while (again);
+  })();
+  await refreshing;
+  refreshing = null;
+}
+
+function onEvent(message) {
+  const e = JSON.parse(message.data);
+  lastSeq = e.seq;
+  feed.push(e);
+  if (feed.length > FEED_SIZE) feed.shift();
+  if (e.type === 'game_opened') pastGames.set(e.gameId, { number: e.data.number, end: null });
+  if ((e.type === 'game_finished' || e.type === 'game_stopped') && pastGames.has(e.gameId)) pastGames.get(e.gameId).end = e;
+  renderFeed('live');
+  refresh();
+}
+
+function follow() {
+  const stream = new EventSource(`/v1/lobbies/${encodeURIComponent(lobbyId)}/events/stream?after=${lastSeq}`);
+  for (const type of EVENT_TYPES) stream.addEventListener(type, onEvent);
+  stream.onopen = () => renderFeed('live');
+  stream.onerror = () => {
+    if (stream.readyState === EventSource.CLOSED) {
+      // Refused (rate limit, server gone): the browser will not retry by itself.
+      renderFeed('reconnecting');
+      setTimeout(follow, 3000);
+    } else {
+      renderFeed('reconnecting');
+    }
+  };
+}
+
+root.replaceChildren(parts.head, parts.now, parts.last, parts.verify, parts.past, parts.feed);
+renderVerify();
+renderFeed('connecting');
+setInterval(() => {
+  const cell = parts.now.querySelector('.countdown');
+  if (cell && lobby?.game) cell.textContent = countdown(lobby.game, clock);
+}, 250);
+refresh().then(follow);
