@@ -12,7 +12,9 @@ import (
 	"net/http"
 )
 
-//go:embed assets
+// all: because the vendored modules include files named with a leading underscore.
+//
+//go:embed all:assets
 var embedded embed.FS
 
 // Paths are the routes the console answers GET on, in chi's pattern syntax; the API mounts the

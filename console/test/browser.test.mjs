@@ -1,0 +1,305 @@
+// The console in a real browser (Debian's chromium through playwright-core) against a real rpsd
+// that scripts/test-console.sh starts: RPS_BASE_URL, RPS_ADMIN_TOKEN, RPS_SCREENSHOTS.
+// Players act through the API, as bots do; the browser only watches, verifies and administers.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { commitmentOf } from '../assets/js/verify.js';
+
+const base = process.env.RPS_BASE_URL;
+const adminToken = process.env.RPS_ADMIN_TOKEN;
+const shots = process.env.RPS_SCREENSHOTS ?? 'console/test/output';
+const HOSTILE = '<img src=x onerror=alert(1)>';
+const DESKTOP = { width: 1280, height: 860 };
+const PHONE = { width: 390, height: 844 };
+const WAIT = { timeout: 15000 };
+
+// ---------------------------------------------------------------- the API, as a bot speaks it
+
+async function call(method, path, { token, body, key } = {}) {
+  const headers = {};
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (key) headers['Idempotency-Key'] = key;
+  const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+async function newPlayer(name, credit = 1000) {
+  const { account, token } = await call('POST', '/v1/accounts', { body: { name } });
+  if (credit > 0) await call('POST', `/v1/admin/accounts/${account.id}/credits`, { token: adminToken, body: { amount: credit } });
+  return { id: account.id, name, token };
+}
+
+const createLobby = (name, config = {}) =>
+  call('POST', '/v1/lobbies', { token: adminToken, body: { name, config: { betSize: 100, playersCountLimit: 2, ...config } } });
+const register = (lobby, p) => call('POST', `/v1/lobbies/${lobby.id}/players`, { token: p.token });
+const commit = (lobby, p, reveal) => call('POST', `/v1/lobbies/${lobby.id}/commitments`, { token: p.token, body: { commitment: commitmentOf(reveal) } });
+const reveal = (lobby, p, text) => call('POST', `/v1/lobbies/${lobby.id}/reveals`, { token: p.token, body: { reveal: text } });
+const balance = async (p) => (await call('GET', '/v1/me', { token: p.token })).balance;
+
+// ---------------------------------------------------------------- the browser
+
+let browser;
+
+// Playwright gives each launch a fresh temporary profile (it refuses --user-data-dir here).
+before(async () => {
+  mkdirSync(shots, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: execFileSync('sh', ['-c', 'command -v chromium']).toString().trim(),
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+// open returns a page that records console errors, uncaught exceptions and dialogs; check(t)
+// fails the test on any, except the failed requests the test causes on purpose (Chromium logs
+// every 4xx response and every aborted request as a console error), matched by expectErrors.
+async function open(t, path, { viewport = DESKTOP, expectErrors = [] } = {}) {
+  const context = await browser.newContext({ viewport, baseURL: base });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', (m) => {
+    if (m.type() !== 'error') return;
+    if (expectErrors.some((re) => re.test(m.text()))) return;
+    problems.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`exception: ${e.message}`));
+  page.on('dialog', async (d) => {
+    problems.push(`dialog: ${d.message()}`);
+    await d.dismiss();
+  });
+  t.after(async () => {
+    await context.close();
+    assert.deepEqual(problems, [], 'the page logged errors or opened a dialog');
+  });
+  await page.goto(path);
+  return page;
+}
+
+const waitText = (page, selector, text) => page.locator(selector, { hasText: text }).first().waitFor(WAIT);
+const shot = (page, name) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+
+// ---------------------------------------------------------------- the tests
+
+let finishedLobby; // a lobby whose first game was played to its end, for the verifier
+
+test('a spectator follows a game live to its winner without reloading', async (t) => {
+  const lobby = await createLobby('Friday final');
+  const [alice, bob] = await Promise.all([newPlayer('alice'), newPlayer('bob')]);
+  const page = await open(t, '/');
+  await page.getByRole('link', { name: 'Friday final' }).click();
+  await page.waitForURL(`**/lobbies/${lobby.id}`);
+  await page.evaluate(() => { window.stillTheSamePage = true; });
+  await waitText(page, '.live', 'live');
+  await waitText(page, '#now', 'Nobody has registered yet');
+
+  await register(lobby, alice);
+  await waitText(page, '#now .player', 'alice');
+  await register(lobby, bob); // full: round 1 starts at once
+  await waitText(page, '#now .tally', 'Committed 0 of 2');
+  await commit(lobby, alice, '0alice-secret');
+  await waitText(page, '#now .tally', 'Committed 1 of 2');
+  await shot(page, 'lobby-live-desktop');
+  assert.equal(await page.locator('#now').getByText('alice-secret').count(), 0, 'no sealed value is shown');
+  await commit(lobby, bob, '2bob-secret');
+  await waitText(page, '#now h3', 'Round 1: revealing');
+  await reveal(lobby, alice, '0alice-secret');
+  await waitText(page, '#now .tally', 'Revealed 1 of 2');
+  await reveal(lobby, bob, '2bob-secret'); // Rock beats Scissors: alice takes both bets
+
+  await waitText(page, '#last .outcome.winner', 'alice');
+  await waitText(page, '#last .outcome.winner', 'takes 200');
+  await waitText(page, '#last .moves', 'Scissors');
+  await waitText(page, '#now h2', 'Game 2');
+  await waitText(page, '#past', 'Game 1');
+  assert.equal(await page.evaluate(() => window.stillTheSamePage), true, 'the page was not reloaded');
+  await shot(page, 'lobby-desktop');
+  finishedLobby = lobby;
+
+  await page.goto('/');
+  await waitText(page, 'table.lobbies', 'Friday final');
+  await shot(page, 'lobbies-desktop');
+
+  const phone = await open(t, `/lobbies/${lobby.id}`, { viewport: PHONE });
+  await waitText(phone, '#last .outcome.winner', 'alice');
+  await shot(phone, 'lobby-phone');
+  await phone.goto('/');
+  await waitText(phone, 'table.lobbies', 'Friday final');
+  await shot(phone, 'lobbies-phone');
+});
+
+test('the verifier passes a real log and names the first altered event', async (t) => {
+  assert.ok(finishedLobby, 'needs the lobby played by the previous test');
+  const lobby = finishedLobby;
+  const log = await call('GET', `/v1/lobbies/${lobby.id}/events?limit=1000`);
+  const last = log.events.at(-1).seq;
+
+  const page = await open(t, `/lobbies/${lobby.id}`);
+  await page.getByRole('button', { name: 'Verify the whole log' }).click();
+  await waitText(page, '.verify-result.ok', `Verified through event ${last}`);
+  await shot(page, 'verify-ok-desktop');
+
+  // The same log with one event's data altered (a player's registration claims a bigger pot).
+  const altered = log.events.find((e) => e.type === 'player_registered');
+  await page.route(`**/v1/lobbies/${lobby.id}/events?**`, async (route) => {
+    const response = await route.fetch();
+    const page = await response.json();
+    for (const e of page.events) if (e.seq === altered.seq) e.data.pot += 1;
+    await route.fulfill({ response, json: page });
+  });
+  await page.getByRole('button', { name: 'Verify the whole log' }).click();
+  await waitText(page, '.verify-result.bad', `Event ${altered.seq} fails: its hash does not match its content`);
+  await waitText(page, '.verify-result.bad', `Events 1 to ${altered.seq - 1} verified`);
+  await page.locator('#verify').scrollIntoViewIfNeeded();
+  await shot(page, 'verify-bad-desktop');
+
+  // A transcript whose reveal differs from what was committed fails at the round's resolution.
+  const resolved = log.events.find((e) => e.type === 'round_resolved');
+  const fresh = await open(t, `/lobbies/${lobby.id}`);
+  await fresh.route('**/v1/games/*/rounds/1**', async (route) => {
+    const response = await route.fetch();
+    const round = await response.json();
+    round.moves[0].reveal = `${round.moves[0].reveal}x`;
+    await route.fulfill({ response, json: round });
+  });
+  await fresh.getByRole('button', { name: 'Verify the whole log' }).click();
+  await waitText(fresh, '.verify-result.bad', `Event ${resolved.seq} fails: round 1: the reveal of`);
+});
+
+test('an admin runs a lobby and moves money, and sees refusals at their fields', async (t) => {
+  const page = await open(t, '/admin', {
+    expectErrors: [/status of (400|401|409) /, /ERR_CONNECTION_RESET/],
+  });
+  await page.getByLabel('Admin token').fill('not-a-token');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await waitText(page, '#sign-in .field-error', 'This token is not valid');
+  await page.getByLabel('Admin token').fill(adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await waitText(page, '#ledger .ledger-ok.ok', 'Every invariant holds');
+  assert.equal(await page.evaluate(() => document.cookie), '', 'no cookie holds the token');
+  assert.ok(!page.url().includes(adminToken), 'the token is not in the URL');
+
+  // Create a lobby: a timeout below the server's minimum is refused at its field, then fixed.
+  const create = page.locator('#create-lobby');
+  await create.getByLabel('Name').fill('Admin’s table');
+  await create.getByLabel('Move timeout (ms)').fill('100');
+  await create.getByRole('button', { name: 'Create lobby' }).click();
+  await waitText(page, '#create-lobby label:has([data-field="config.moveTimeoutMs"]) .field-error', 'validation_failed');
+  await shot(page, 'admin-refusal-desktop');
+  await create.getByLabel('Move timeout (ms)').fill('5000');
+  await create.getByRole('button', { name: 'Create lobby' }).click();
+  await waitText(page, '#create-lobby .form-ok', 'Created “Admin’s table”');
+  const lobbyId = await page.locator('#manage-lobby').inputValue();
+  const created = await call('GET', `/v1/lobbies/${lobbyId}`);
+  assert.equal(created.name, 'Admin’s table');
+  assert.equal(created.config.moveTimeoutMs, 5000);
+
+  // Next config.
+  const next = page.locator('#next-config');
+  await next.getByLabel('Bet').fill('250');
+  await next.getByRole('button', { name: 'Set next config' }).click();
+  await waitText(page, '#next-config .form-ok', 'The next game will use this config');
+  assert.equal((await call('GET', `/v1/lobbies/${lobbyId}`)).nextConfig.betSize, 250);
+
+  // Stop a game in which a player has paid the bet: the bet comes back.
+  const dora = await newPlayer('dora', 1000);
+  await register({ id: lobbyId }, dora);
+  assert.equal(await balance(dora), 900);
+  await page.locator('#stop-game').getByLabel('Reason').fill('table reset');
+  await page.getByRole('button', { name: 'Stop game' }).click();
+  await waitText(page, '#stop-game .form-ok', 'Stopped');
+  assert.equal(await balance(dora), 1000);
+  const stoppedLobby = await call('GET', `/v1/lobbies/${lobbyId}`);
+  assert.equal(stoppedLobby.game.number, 2);
+  assert.equal(stoppedLobby.config.betSize, 250, 'the next game took the next config');
+  await page.getByRole('button', { name: 'Close lobby' }).click();
+  await waitText(page, '#close-lobby .form-ok', 'Closed');
+  assert.equal((await call('GET', `/v1/lobbies/${lobbyId}`)).closed, true);
+
+  // Money: an account found by id, a credit whose first response is lost and which is sent
+  // again, a double-clicked debit, and a debit larger than the balance.
+  const carol = await newPlayer('carol', 0);
+  await page.locator('#find-account').getByLabel('Account id').fill(carol.id);
+  await page.getByRole('button', { name: 'Find' }).click();
+  const transfer = page.locator('#transfer');
+  await transfer.waitFor({ state: 'visible' });
+  await transfer.getByLabel('Amount').fill('500');
+  await transfer.getByLabel('Memo (optional)').fill('deposit');
+  let lost = false;
+  await page.route('**/v1/admin/accounts/*/credits', async (route) => {
+    if (lost) return route.continue();
+    lost = true;
+    await route.fetch(); // the server credits the account; the browser never hears of it
+    await route.abort('connectionreset');
+  });
+  await transfer.getByRole('button', { name: 'Credit' }).click();
+  await waitText(page, '#transfer .form-error', 'the server cannot be reached');
+  assert.equal(await balance(carol), 500);
+  await transfer.getByRole('button', { name: 'Credit' }).click();
+  await waitText(page, '#transfer .form-ok', 'Credited: the balance is now 500');
+  assert.equal(await balance(carol), 500, 'the retry replayed the credit instead of paying twice');
+
+  await transfer.getByLabel('Amount').fill('200');
+  await transfer.getByRole('button', { name: 'Debit' }).dblclick();
+  await waitText(page, '#transfer .form-ok', 'Debited: the balance is now 300');
+  assert.equal(await balance(carol), 300);
+
+  await transfer.getByLabel('Amount').fill('1000');
+  await transfer.getByRole('button', { name: 'Debit' }).click();
+  await waitText(page, '#transfer label:has([data-field="amount"]) .field-error', 'insufficient_funds');
+  assert.equal(await balance(carol), 300);
+  await waitText(page, '#ledger .ledger-ok.ok', 'Every invariant holds');
+  await shot(page, 'admin-desktop');
+
+  const phone = await open(t, '/admin', { viewport: PHONE });
+  await phone.evaluate((token) => sessionStorage.setItem('rps.adminToken', token), adminToken);
+  await phone.reload();
+  await waitText(phone, '#ledger .ledger-ok.ok', 'Every invariant holds');
+  await shot(phone, 'admin-phone');
+});
+
+test('hostile names render as text', async (t) => {
+  const lobby = await createLobby(HOSTILE, { playersCountLimit: 3 });
+  const mallory = await newPlayer(HOSTILE);
+  await register(lobby, mallory);
+
+  const list = await open(t, '/');
+  await waitText(list, 'table.lobbies .lobby-name', HOSTILE);
+  const lobbyPage = await open(t, `/lobbies/${lobby.id}`);
+  await waitText(lobbyPage, 'h1 .lobby-name', HOSTILE);
+  await waitText(lobbyPage, '#now .player', HOSTILE);
+  await lobbyPage.getByRole('button', { name: 'Verify the whole log' }).click();
+  await waitText(lobbyPage, '.verify-result.ok', 'Verified through event');
+  const admin = await open(t, '/admin');
+  await admin.evaluate((token) => sessionStorage.setItem('rps.adminToken', token), adminToken);
+  await admin.reload();
+  await admin.locator('#manage-lobby').selectOption(lobby.id);
+  await waitText(admin, '#manage .lobby-name', HOSTILE);
+  for (const page of [list, lobbyPage, admin]) {
+    assert.equal(await page.locator('img').count(), 0, 'no element was made from a name');
+  }
+  await shot(lobbyPage, 'hostile-names-desktop');
+});
+
+test('the console is served with a strict Content-Security-Policy and the API keeps its 404', async () => {
+  for (const path of ['/', '/admin', `/lobbies/${finishedLobby?.id ?? '00000000-0000-0000-0000-000000000000'}`, '/assets/js/lobby.js']) {
+    const res = await fetch(base + path);
+    assert.equal(res.status, 200, path);
+    const csp = res.headers.get('content-security-policy');
+    assert.match(csp, /script-src 'self'/, path);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/, path);
+  }
+  const missing = await fetch(`${base}/v1/nothing-here`);
+  assert.equal(missing.status, 404);
+  assert.equal((await missing.json()).code, 'not_found');
+});
