@@ -1,9 +1,9 @@
 # make test is the one test command; .ci/run calls it and nothing else.
 GO ?= go
 
-.PHONY: test test-go test-android lint-openapi vet generate run bench postgres
+.PHONY: test test-go test-android test-console lint-openapi vet generate run bench postgres
 
-test: postgres lint-openapi vet test-go test-android
+test: postgres lint-openapi vet test-go test-android test-console
 
 # PostgreSQL binaries for the Go tests and the private cluster (apt-get as root when missing).
 postgres:
@@ -22,6 +22,11 @@ test-go:
 # against a real rpsd.
 test-android:
 	bash scripts/test-android.sh
+
+# The web console: its hashing against the vectors, its vendored libraries against package-lock.json,
+# and the browser tests (Debian's chromium, installed when missing) against a real rpsd.
+test-console: postgres
+	bash scripts/test-console.sh
 
 generate:
 	$(GO) generate ./...

@@ -79,6 +79,8 @@ async function open(t, path, { viewport = DESKTOP, expectErrors = [] } = {}) {
     await d.dismiss();
   });
   t.after(async () => {
+    // Route handlers may be midway through a request when the test ends.
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
     await context.close();
     assert.deepEqual(problems, [], 'the page logged errors or opened a dialog');
   });
@@ -97,7 +99,7 @@ test('a spectator follows a game live to its winner without reloading', async (t
   const lobby = await createLobby('Friday final');
   const [alice, bob] = await Promise.all([newPlayer('alice'), newPlayer('bob')]);
   const page = await open(t, '/');
-  await page.getByRole('link', { name: 'Friday final' }).click();
+  await page.locator(`a[href="/lobbies/${lobby.id}"]`).click();
   await page.waitForURL(`**/lobbies/${lobby.id}`);
   await page.evaluate(() => { window.stillTheSamePage = true; });
   await waitText(page, '.live', 'live');
@@ -123,19 +125,15 @@ test('a spectator follows a game live to its winner without reloading', async (t
   await waitText(page, '#now h2', 'Game 2');
   await waitText(page, '#past', 'Game 1');
   assert.equal(await page.evaluate(() => window.stillTheSamePage), true, 'the page was not reloaded');
+  await waitText(page, '#feed', 'alice won 200');
   await shot(page, 'lobby-desktop');
+  await page.locator('#past').getByRole('button', { name: 'Game 1' }).click();
+  await waitText(page, '#past .transcript .moves', 'Scissors');
   finishedLobby = lobby;
-
-  await page.goto('/');
-  await waitText(page, 'table.lobbies', 'Friday final');
-  await shot(page, 'lobbies-desktop');
 
   const phone = await open(t, `/lobbies/${lobby.id}`, { viewport: PHONE });
   await waitText(phone, '#last .outcome.winner', 'alice');
   await shot(phone, 'lobby-phone');
-  await phone.goto('/');
-  await waitText(phone, 'table.lobbies', 'Friday final');
-  await shot(phone, 'lobbies-phone');
 });
 
 test('the verifier passes a real log and names the first altered event', async (t) => {
@@ -291,9 +289,38 @@ test('hostile names render as text', async (t) => {
   await shot(lobbyPage, 'hostile-names-desktop');
 });
 
+test('the front page lists joinable lobbies first, then games in play, then closed lobbies', async (t) => {
+  const league = await createLobby('Sunday league', { playersCountLimit: 4, betSize: 50 });
+  const duel = await createLobby('Quick duel', { betSize: 20 });
+  const [erin, frank, grace] = await Promise.all([newPlayer('erin'), newPlayer('frank'), newPlayer('grace')]);
+  await register(league, erin);
+  await register(league, grace);
+  await register(duel, erin);
+  await register(duel, frank); // full: in play
+  await commit(duel, frank, '1frank-secret');
+
+  for (const [viewport, name] of [[DESKTOP, 'lobbies-desktop'], [PHONE, 'lobbies-phone']]) {
+    const page = await open(t, '/', { viewport });
+    await page.locator(`table.lobbies a[href="/lobbies/${duel.id}"]`).waitFor(WAIT);
+    const rows = await page.locator('table.lobbies tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+      id: tr.querySelector('.countdown').dataset.lobby,
+      stage: tr.querySelector('.badge[class*=stage-]').textContent,
+      closed: tr.classList.contains('closed'),
+    })));
+    const firstInPlay = rows.findIndex((r) => r.stage === 'Moves' || r.stage === 'Reveal');
+    const firstClosed = rows.findIndex((r) => r.closed);
+    assert.ok(rows.slice(0, firstInPlay).every((r) => r.stage === 'Registration' && !r.closed), JSON.stringify(rows));
+    assert.ok(firstInPlay < firstClosed && rows.slice(firstClosed).every((r) => r.closed), JSON.stringify(rows));
+    assert.equal(rows[firstInPlay].id, duel.id);
+    await waitText(page, `table.lobbies .countdown[data-lobby="${league.id}"]`, 's');
+    await shot(page, name);
+  }
+});
+
 test('the console is served with a strict Content-Security-Policy and the API keeps its 404', async () => {
   for (const path of ['/', '/admin', `/lobbies/${finishedLobby?.id ?? '00000000-0000-0000-0000-000000000000'}`, '/assets/js/lobby.js']) {
     const res = await fetch(base + path);
+    await res.arrayBuffer();
     assert.equal(res.status, 200, path);
     const csp = res.headers.get('content-security-policy');
     assert.match(csp, /script-src 'self'/, path);

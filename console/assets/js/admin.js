@@ -190,7 +190,7 @@ function manageLobby(lobbies, rulesetIds, ledger) {
     );
   };
   picker.addEventListener('change', show);
-  replace(box, el('h2', { text: 'Manage a lobby' }), el('label', {}, el('span', { text: 'Lobby' }), picker), detail);
+  replace(box, el('h2', { text: 'Manage a lobby' }), el('label', { class: 'picker' }, el('span', { text: 'Lobby' }), picker), detail);
   show();
   return {
     node: box,

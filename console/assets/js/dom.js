@@ -45,6 +45,10 @@ export function formatDuration(ms) {
   return `${sec}s`;
 }
 
+export function formatClock(iso) {
+  return new Date(iso).toLocaleTimeString('en-GB', { timeZone: 'UTC' });
+}
+
 export function formatTime(iso) {
   return new Date(iso).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' }) + ' UTC';
 }

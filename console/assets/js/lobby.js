@@ -3,7 +3,7 @@
 // button that re-verifies the whole log in the browser. Events only say that something happened;
 // what is shown is read from the public state and transcripts, so it is never built from guesses.
 import { allPages, api, events, serverClock } from './api.js';
-import { countdown, el, formatAmount, formatDuration, formatTime, replace, stageBadge } from './dom.js';
+import { countdown, el, formatAmount, formatClock, formatDuration, formatTime, replace, stageBadge } from './dom.js';
 import { verifyLog } from './verify.js';
 
 const EVENT_TYPES = ['lobby_created', 'game_opened', 'player_registered', 'player_left', 'round_started',
@@ -229,12 +229,47 @@ async function togglePast(gameId) {
   if (expanded.has(gameId)) renderPast();
 }
 
-function renderFeed(status) {
+// What an event means, in words; names are known for the players of the games on the page.
+function describe(e) {
+  const d = e.data ?? {};
+  const who = (id) => {
+    for (const g of [current, lastEnded]) {
+      const p = g?.players.find((x) => x.accountId === id);
+      if (p) return p.name;
+    }
+    return id ? id.slice(0, 8) : '';
+  };
+  switch (e.type) {
+    case 'lobby_created': return 'lobby created';
+    case 'game_opened': return `game ${d.number} opened`;
+    case 'player_registered': return `${who(d.player)} registered (${d.players} in, pot ${formatAmount(d.pot)})`;
+    case 'player_left': return `${who(d.player)} left`;
+    case 'round_started': return `round ${d.round} started with ${d.players} players`;
+    case 'move_committed': return `${who(d.player)} committed (${d.committed})`;
+    case 'moves_closed': return `round ${d.round}: moves closed, ${d.committed} committed`;
+    case 'move_revealed': return `${who(d.player)} revealed (${d.revealed})`;
+    case 'round_resolved': return `round ${d.round} resolved: ${d.survivors} survived`;
+    case 'stage_extended': return `${d.stage} extended: nobody acted`;
+    case 'game_finished': return `${who(d.winner)} won ${formatAmount(d.amount)}`;
+    case 'game_stopped': return `game stopped: ${d.reason}`;
+    case 'next_config_changed': return 'next game\u2019s config changed';
+    case 'lobby_closed': return 'lobby closed';
+    case 'clock_shifted': return `deadlines moved by ${formatDuration(d.gapMs)} after an outage`;
+    default: return e.type;
+  }
+}
+
+let streamStatus = 'connecting';
+
+function renderFeed(status = streamStatus) {
+  streamStatus = status;
   replace(parts.feed,
     el('h2', {}, 'Event log ', el('span', { class: `live ${status}`, text: status === 'live' ? '● live' : status === 'reconnecting' ? '○ reconnecting…' : '○ connecting…' })),
-    el('ol', { class: 'feed', reversed: true }, [...feed].reverse().map((e) => el('li', {},
-      el('span', { class: 'seq', text: `#${e.seq}` }), ' ', el('code', { text: e.type }), ' ',
-      el('span', { class: 'muted', text: formatTime(e.at) })))),
+    el('ol', { class: 'feed' }, [...feed].reverse().map((e) => el('li', {},
+      el('span', { class: 'seq', text: `#${e.seq}` }), ' ',
+      el('span', { class: 'muted', text: formatClock(e.at) }), ' ',
+      el('span', { class: 'what', text: describe(e) }),
+      ' ', el('code', { class: 'type', text: e.type })))),
   );
 }
 
@@ -291,6 +326,7 @@ async function refresh() {
         renderNow();
         renderLast();
         renderPast();
+        renderFeed();
       } catch (err) {
         replace(parts.now, el('p', { class: 'error', role: 'alert', text: err.status === 404 ? 'There is no such lobby.' : `The lobby cannot be read: ${err.message}` }));
       }
