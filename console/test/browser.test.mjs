@@ -89,7 +89,8 @@ async function open(t, path, { viewport = DESKTOP, expectErrors = [] } = {}) {
 }
 
 const waitText = (page, selector, text) => page.locator(selector, { hasText: text }).first().waitFor(WAIT);
-const shot = (page, name) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+// shot captures the whole page; fullPage false captures what the window shows (for the README).
+const shot = (page, name, { fullPage = true } = {}) => page.screenshot({ path: join(shots, `${name}.png`), fullPage });
 
 // ---------------------------------------------------------------- the tests
 
@@ -127,6 +128,7 @@ test('a spectator follows a game live to its winner without reloading', async (t
   assert.equal(await page.evaluate(() => window.stillTheSamePage), true, 'the page was not reloaded');
   await waitText(page, '#feed', 'alice won 200');
   await shot(page, 'lobby-desktop');
+  await shot(page, 'lobby-window-desktop', { fullPage: false });
   await page.locator('#past').getByRole('button', { name: 'Game 1' }).click();
   await waitText(page, '#past .transcript .moves', 'Scissors');
   finishedLobby = lobby;
@@ -258,6 +260,8 @@ test('an admin runs a lobby and moves money, and sees refusals at their fields',
   assert.equal(await balance(carol), 300);
   await waitText(page, '#ledger .ledger-ok.ok', 'Every invariant holds');
   await shot(page, 'admin-desktop');
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await shot(page, 'admin-window-desktop', { fullPage: false });
 
   const phone = await open(t, '/admin', { viewport: PHONE });
   await phone.evaluate((token) => sessionStorage.setItem('rps.adminToken', token), adminToken);

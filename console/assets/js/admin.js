@@ -102,7 +102,7 @@ function ledgerSection() {
       ];
       replace(body,
         el('p', { class: `ledger-ok ${r.ok ? 'ok' : 'bad'}`, text: r.ok ? '✓ Every invariant holds' : '✗ An invariant is broken' }),
-        el('dl', { class: 'stats' }, [['Treasury', r.treasury], ['Player balances', r.playerBalances], ['Escrows', r.escrows], ['Entries sum', r.entriesSum]]
+        el('dl', { class: 'stats pairs' }, [['Treasury', r.treasury], ['Player balances', r.playerBalances], ['Escrows', r.escrows], ['Entries sum', r.entriesSum]]
           .map(([k, v]) => el('div', {}, el('dt', { text: k }), el('dd', { text: formatAmount(v) })))),
         el('ul', { class: 'checks' }, checks.map(([k, ok]) => el('li', { class: ok ? 'ok' : 'bad', text: `${ok ? '✓' : '✗'} ${k}` }))));
     } catch (err) {
