@@ -51,3 +51,45 @@ test('verifyLog refuses a gap and a broken link', async () => {
   relinked[1].prevHash = ZERO_HASH;
   assert.match((await verifyLog(each(relinked), noRounds)).reason, /prevHash/);
 });
+
+test('verifyLog checks stage digests and reveals against the round transcript', async () => {
+  const lobbyId = '5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11';
+  const gameId = '9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b';
+  const moves = [
+    { accountId: '2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20', reveal: '0pass12', move: 0 },
+    { accountId: '0c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e', reveal: '2pass12', move: 2 },
+  ].map((m) => ({ ...m, committed: true, revealed: true, commitment: commitmentOf(m.reveal) }));
+  const chain = (datas) => {
+    let prevHash = ZERO_HASH;
+    return datas.map(([type, data], i) => {
+      const e = { seq: i + 1, type, lobbyId, gameId, at: '2025-01-01T12:00:00.000Z', data, prevHash };
+      e.hash = eventHash(prevHash, e);
+      prevHash = e.hash;
+      return e;
+    });
+  };
+  const log = chain([
+    ['moves_closed', { round: 1, committed: 2, eliminated: 0, deadline: 0,
+      digest: sealedDigest(moves.map((m) => ({ player: m.accountId, value: m.commitment }))) }],
+    ['round_resolved', { round: 1, resolution: 'classic', revealed: 2, present: 5, counts: [1, 0, 1, 0, 0], survivors: 1, remaining: 1,
+      digest: sealedDigest(moves.map((m) => ({ player: m.accountId, value: m.reveal }))) }],
+  ]);
+  const transcript = (list) => async (g, round) => {
+    assert.deepEqual([g, round], [gameId, 1]);
+    return list;
+  };
+  assert.deepEqual(await verifyLog(each(log), transcript(moves)), { ok: true, through: 2 });
+
+  const otherCommitment = moves.map((m, i) => (i ? { ...m, commitment: commitmentOf('2other') } : m));
+  const r1 = await verifyLog(each(log), transcript(otherCommitment));
+  assert.deepEqual([r1.seq, r1.through], [1, 0]);
+  assert.match(r1.reason, /commitments in the transcript do not match/);
+
+  const forgedReveal = moves.map((m, i) => (i ? { ...m, reveal: '3pass12', move: 3 } : m));
+  const r2 = await verifyLog(each(log), transcript(forgedReveal));
+  assert.equal(r2.seq, 2);
+  assert.match(r2.reason, /does not match its commitment/);
+
+  const missing = moves.slice(0, 1);
+  assert.match((await verifyLog(each(log), transcript(missing))).reason, /1 commitments, the event says 2/);
+});
