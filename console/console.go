@@ -33,14 +33,13 @@ func Handler() http.Handler {
 		panic(err) // the embedded tree always has the folder
 	}
 	mux := http.NewServeMux()
-	page := func(name string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			http.ServeFileFS(w, r, assets, name)
-		}
-	}
-	mux.Handle("GET /{$}", page("index.html"))
-	mux.Handle("GET /admin", page("admin.html"))
-	mux.Handle("GET /lobbies/{lobbyId}", page("lobby.html"))
+	// One document for every page; its script picks the page's module from the path.
+	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFileFS(w, r, assets, "index.html")
+	})
+	mux.Handle("GET /{$}", page)
+	mux.Handle("GET /admin", page)
+	mux.Handle("GET /lobbies/{lobbyId}", page)
 	mux.Handle("GET /assets/", http.StripPrefix("/assets", http.FileServerFS(assets)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()

@@ -11,9 +11,10 @@ import (
 func TestHandlerServesPagesAndAssetsWithPolicy(t *testing.T) {
 	h := Handler()
 	for path, want := range map[string]string{
-		"/":      `src="/assets/js/lobbies.js"`,
-		"/admin": `src="/assets/js/admin.js"`,
-		"/lobbies/5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11": `src="/assets/js/lobby.js"`,
+		"/":      `src="/assets/js/main.js"`,
+		"/admin": `src="/assets/js/main.js"`,
+		"/lobbies/5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11": `src="/assets/js/main.js"`,
+		"/assets/js/api.js":                             "sessionStorage",
 		"/assets/js/verify.js":                          "verifyLog",
 		// go:embed skips names starting with "_" unless asked: blake2.js imports these.
 		"/assets/vendor/noble-hashes/_blake.js":       "BSIGMA",

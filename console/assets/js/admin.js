@@ -5,7 +5,9 @@
 import { adminToken, allPages, api, ApiError, newIdempotencyKey } from './api.js';
 import { clearProblems, el, formatAmount, replace, showProblem, stageBadge } from './dom.js';
 
-const root = document.getElementById('admin');
+const root = el('div', { id: 'admin' });
+document.title = 'Admin · rps';
+replace(document.getElementById('page'), el('h1', { text: 'Admin' }), root);
 
 // ---------------------------------------------------------------- forms
 

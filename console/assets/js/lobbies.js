@@ -4,7 +4,13 @@ import { allPages, serverClock } from './api.js';
 import { countdown, el, formatAmount, replace, stageBadge } from './dom.js';
 
 const REFRESH_MS = 2000;
-const root = document.getElementById('lobbies');
+const page = document.getElementById('page');
+const root = el('div', { id: 'lobbies', 'aria-live': 'polite' }, el('p', { class: 'muted', text: 'Loading…' }));
+document.title = 'Lobbies · rps';
+replace(page,
+  el('h1', { text: 'Lobbies' }),
+  el('p', { class: 'hint', text: 'Open lobbies first. The list refreshes every two seconds; countdowns use the server’s clock.' }),
+  root);
 let now = () => Date.now();
 let lobbies = [];
 

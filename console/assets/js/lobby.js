@@ -13,7 +13,7 @@ const FEED_SIZE = 12;
 const PAST_PAGE = 10;
 
 const lobbyId = decodeURIComponent(location.pathname.split('/')[2] ?? '');
-const root = document.getElementById('lobby');
+const root = document.getElementById('page');
 
 const parts = {
   head: el('section', { id: 'head' }),
