@@ -321,6 +321,11 @@ test('the front page lists joinable lobbies first, then games in play, then clos
   }
 });
 
+test('a lobby that does not exist says so and follows nothing', async (t) => {
+  const page = await open(t, '/lobbies/00000000-0000-4000-8000-000000000000', { expectErrors: [/status of 404 /] });
+  await waitText(page, 'h1', 'There is no such lobby');
+});
+
 test('the console is served with a strict Content-Security-Policy and the API keeps its 404', async () => {
   for (const path of ['/', '/admin', `/lobbies/${finishedLobby?.id ?? '00000000-0000-0000-0000-000000000000'}`, '/assets/js/lobby.js']) {
     const res = await fetch(base + path);

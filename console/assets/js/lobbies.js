@@ -14,7 +14,8 @@ replace(page,
 let now = () => Date.now();
 let lobbies = [];
 
-// Joinable games first, then games being played, then ended games and closed lobbies.
+// Joinable games first (those with players waiting before empty ones), then games being played,
+// then ended games and closed lobbies.
 function rank(lobby) {
   const stage = lobby.game?.stage;
   if (stage === 'registration' && !lobby.closed) return 0;
@@ -43,7 +44,10 @@ function render() {
     replace(root, el('p', { class: 'muted', text: 'No lobby yet. An admin opens one from the Admin page.' }));
     return;
   }
-  const sorted = lobbies.map((l, i) => [l, i]).sort(([a, i], [b, j]) => rank(a) - rank(b) || i - j).map(([l]) => l);
+  const waiting = (l) => (rank(l) === 0 ? l.game.players : 0);
+  const sorted = lobbies.map((l, i) => [l, i])
+    .sort(([a, i], [b, j]) => rank(a) - rank(b) || waiting(b) - waiting(a) || i - j)
+    .map(([l]) => l);
   replace(root, el('table', { class: 'lobbies' },
     el('thead', {}, el('tr', {}, ['Lobby', 'Bet', 'Players', 'Stage', 'Round', 'Time left', 'Pot'].map((h) => el('th', { text: h })))),
     el('tbody', {}, sorted.map(row)),

@@ -35,6 +35,7 @@ const pastGames = new Map(); // gameId -> {number, at, end: event or null}
 let pastShown = PAST_PAGE;
 const expanded = new Map(); // gameId -> transcript node of an opened past game
 let lastSeq = 0;
+let missing = false; // the lobby does not exist: nothing to follow
 
 // ---------------------------------------------------------------- reading
 
@@ -328,7 +329,12 @@ async function refresh() {
         renderPast();
         renderFeed();
       } catch (err) {
-        replace(parts.now, el('p', { class: 'error', role: 'alert', text: err.status === 404 ? 'There is no such lobby.' : `The lobby cannot be read: ${err.message}` }));
+        missing = err.status === 404 || err.status === 400;
+        if (missing) {
+          replace(root, el('h1', { text: 'There is no such lobby' }), el('p', {}, el('a', { href: '/', text: '← All lobbies' })));
+          return;
+        }
+        replace(parts.now, el('p', { class: 'error', role: 'alert', text: `The lobby cannot be read: ${err.message}` }));
       }
     } while (again);
   })();
@@ -369,4 +375,6 @@ setInterval(() => {
   const cell = parts.now.querySelector('.countdown');
   if (cell && lobby?.game) cell.textContent = countdown(lobby.game, clock);
 }, 250);
-refresh().then(follow);
+refresh().then(() => {
+  if (!missing) follow();
+});
