@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/internal/apitest"
 )
 
 // badCase is one bad request and the problem it must get.
@@ -37,7 +40,7 @@ func bodyCases(op, token string, good map[string]any, wrongType string) []badCas
 	for k, v := range good {
 		extra[k] = v
 	}
-	big := `{"pad":"` + strings.Repeat("a", MaxBodyBytes) + `"}`
+	big := `{"pad":"` + strings.Repeat("a", api.MaxBodyBytes) + `"}`
 	return []badCase{
 		{op: op, name: "malformed JSON", token: token, body: `{"x":`, status: 400, code: "validation_failed"},
 		{op: op, name: "not an object", token: token, body: `[1,2]`, status: 400, code: "validation_failed"},
@@ -70,7 +73,7 @@ func idCases(op, param, token string, body any) []badCase {
 	tmpl := op[strings.Index(op, " ")+1:]
 	return []badCase{
 		{op: op, name: "malformed " + param, path: strings.Replace(tmpl, "{"+param+"}", "not-a-uuid", 1), token: token, body: body, status: 400, code: "validation_failed", field: param},
-		{op: op, name: "unknown " + param, path: strings.Replace(tmpl, "{"+param+"}", randomID(), 1), token: token, body: body, status: 404, code: "not_found"},
+		{op: op, name: "unknown " + param, path: strings.Replace(tmpl, "{"+param+"}", apitest.RandomID(), 1), token: token, body: body, status: 404, code: "not_found"},
 	}
 }
 
@@ -78,21 +81,21 @@ func idCases(op, param, token string, body any) []badCase {
 // documented status and code as a problem, changes nothing, and is never a 500.
 func TestBadInput(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	p, q, r := e.newPlayer("p", 1000), e.newPlayer("q", 1000), e.newPlayer("r", 0)
+	e := apitest.Start(t)
+	p, q, r := e.NewPlayer("p", 1000), e.NewPlayer("q", 1000), e.NewPlayer("r", 0)
 	// Lobby L is in its reveal stage: p committed to a reveal whose digit names no move.
-	l := e.createLobby(map[string]any{"betSize": 10, "playersCountLimit": 2})
+	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 2})
 	lobby, game := l.Id.String(), l.Game.Id.String()
 	const invalidDigit, qReveal = "9p-no-such-weapon", "0q-rock"
-	e.register(lobby, p).want(t, http.StatusCreated)
-	e.register(lobby, q).want(t, http.StatusCreated)
-	e.commit(lobby, p, invalidDigit).want(t, http.StatusOK)
-	e.commit(lobby, q, qReveal).want(t, http.StatusOK)
-	if g := e.lobby(lobby, "").Game; g.Stage != "reveal" {
+	e.Register(lobby, p).Want(t, http.StatusCreated)
+	e.Register(lobby, q).Want(t, http.StatusCreated)
+	e.Commit(lobby, p, invalidDigit).Want(t, http.StatusOK)
+	e.Commit(lobby, q, qReveal).Want(t, http.StatusOK)
+	if g := e.Lobby(lobby, "").Game; g.Stage != "reveal" {
 		t.Fatalf("fixture lobby in %s", g.Stage)
 	}
 	// Lobby L2 is in registration, empty; r has no money.
-	lobby2 := e.createLobby(map[string]any{"betSize": 10, "playersCountLimit": 4}).Id.String()
+	lobby2 := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 4}).Id.String()
 
 	tokens := map[string]string{"admin": e.Admin, "p": p.Token, "q": q.Token, "r": r.Token,
 		"wrong": "Zm9vYmFyYmF6cXV1eGZvb2JhcmJhenF1dXhmb29iYXI"}
@@ -185,7 +188,7 @@ func TestBadInput(t *testing.T) {
 	} {
 		add(badCase{op: createOp, name: name, token: "admin", body: c.body, status: 400, code: "validation_failed", field: c.field})
 	}
-	for _, qs := range []string{"limit=0", "limit=501", "after=not-a-cursor", "after=" + randomID() + "x"} {
+	for _, qs := range []string{"limit=0", "limit=501", "after=not-a-cursor", "after=" + apitest.RandomID() + "x"} {
 		add(badCase{op: "GET /v1/lobbies", name: qs, path: "/v1/lobbies?" + qs, status: 400, code: "validation_failed"})
 	}
 	add(badCase{op: "GET /v1/lobbies", name: "wrong token", token: "wrong", status: 401, code: "unauthorized"})
@@ -220,7 +223,7 @@ func TestBadInput(t *testing.T) {
 		badCase{op: regOp, name: "admin", path: L2 + "/players", token: "admin", status: 403, code: "forbidden"},
 		badCase{op: regOp, name: "game started", token: "r", status: 409, code: "wrong_stage"},
 		badCase{op: regOp, name: "no money", path: L2 + "/players", token: "r", status: 409, code: "insufficient_funds"},
-		badCase{op: regOp, name: "oversized", path: L2 + "/players", token: "p", body: strings.Repeat(" ", MaxBodyBytes+1), status: 413, code: "payload_too_large"},
+		badCase{op: regOp, name: "oversized", path: L2 + "/players", token: "p", body: strings.Repeat(" ", api.MaxBodyBytes+1), status: 413, code: "payload_too_large"},
 	)
 	leaveOp := "DELETE /v1/lobbies/{lobbyId}/players/me"
 	add(authCases(leaveOp, nil)...)
@@ -231,7 +234,7 @@ func TestBadInput(t *testing.T) {
 		badCase{op: leaveOp, name: "admin", path: L2 + "/players/me", token: "admin", status: 403, code: "forbidden"},
 	)
 	commitOp := "POST /v1/lobbies/{lobbyId}/commitments"
-	goodCommit := map[string]any{"commitment": commitmentOf("1late")}
+	goodCommit := map[string]any{"commitment": apitest.CommitmentOf("1late")}
 	add(authCases(commitOp, goodCommit)...)
 	add(bodyCases(commitOp, "p", goodCommit, `{"commitment":12}`)...)
 	add(idCases(commitOp, "lobbyId", "p", goodCommit)...)
@@ -299,7 +302,7 @@ func TestBadInput(t *testing.T) {
 	add(badCase{op: "", name: "unknown nested route", path: "/v1/lobbies/" + lobby + "/nothing", status: 404, code: "not_found"})
 
 	// Every operation of the spec has cases.
-	spec, err := GetSwagger()
+	spec, err := api.GetSwagger()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,31 +327,31 @@ func TestBadInput(t *testing.T) {
 	snapshot := func() string {
 		t.Helper()
 		var b strings.Builder
-		rep := e.ledger()
-		fmt.Fprintf(&b, "ledger %s\n", jsonOf(rep))
+		rep := e.Ledger()
+		fmt.Fprintf(&b, "ledger %s\n", apitest.JSONOf(rep))
 		for _, id := range []string{lobby, lobby2} {
-			l := e.lobby(id, "")
+			l := e.Lobby(id, "")
 			l.ServerTime = 0
-			fmt.Fprintf(&b, "lobby %s\nevents %d\n", jsonOf(l), e.events(id, 0).Next)
+			fmt.Fprintf(&b, "lobby %s\nevents %d\n", apitest.JSONOf(l), e.Events(id, 0).Next)
 		}
-		var page LobbyPage
-		e.do("GET", "/v1/lobbies", "", nil).want(t, http.StatusOK).decode(t, &page)
+		var page api.LobbyPage
+		e.Do("GET", "/v1/lobbies", "", nil).Want(t, http.StatusOK).Decode(t, &page)
 		fmt.Fprintf(&b, "lobbies %d\n", len(page.Lobbies))
 		for _, tok := range []string{p.Token, q.Token, r.Token, e.Admin} {
-			var a Account
-			e.do("GET", "/v1/me", tok, nil).want(t, http.StatusOK).decode(t, &a)
-			fmt.Fprintf(&b, "account %s\n", jsonOf(a))
+			var a api.Account
+			e.Do("GET", "/v1/me", tok, nil).Want(t, http.StatusOK).Decode(t, &a)
+			fmt.Fprintf(&b, "account %s\n", apitest.JSONOf(a))
 		}
-		var rnd RoundTranscript
-		e.do("GET", "/v1/games/"+game+"/rounds/1", "", nil).want(t, http.StatusOK).decode(t, &rnd)
-		fmt.Fprintf(&b, "round %s\n", jsonOf(rnd))
+		var rnd api.RoundTranscript
+		e.Do("GET", "/v1/games/"+game+"/rounds/1", "", nil).Want(t, http.StatusOK).Decode(t, &rnd)
+		fmt.Fprintf(&b, "round %s\n", apitest.JSONOf(rnd))
 		return b.String()
 	}
 
 	var adminID string
 	{
-		var a Account
-		e.do("GET", "/v1/me", e.Admin, nil).want(t, http.StatusOK).decode(t, &a)
+		var a api.Account
+		e.Do("GET", "/v1/me", e.Admin, nil).Want(t, http.StatusOK).Decode(t, &a)
 		adminID = a.Id.String()
 	}
 	before := snapshot()
@@ -375,15 +378,15 @@ func TestBadInput(t *testing.T) {
 				}
 				hdr = append(hdr, c.hdr[i], c.hdr[i+1])
 			}
-			res, err := e.request(t.Context(), method, path, tokens[c.token], c.body, hdr...)
+			res, err := e.Request(t.Context(), method, path, tokens[c.token], c.body, hdr...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkResponse(t, res, false)
+			apitest.CheckResponse(t, res, false)
 			if res.Status != c.status {
 				t.Fatalf("%s %s: status %d, want %d (%s); body %s", method, path, res.Status, c.status, c.code, res.Body)
 			}
-			var prob Problem
+			var prob api.Problem
 			if err := json.Unmarshal(res.Body, &prob); err != nil {
 				t.Fatalf("body %s: %v", res.Body, err)
 			}
@@ -391,7 +394,7 @@ func TestBadInput(t *testing.T) {
 				t.Fatalf("code %q, want %q; body %s", prob.Code, c.code, res.Body)
 			}
 			if c.field != "" && (prob.Field == nil || *prob.Field != c.field) {
-				t.Errorf("field %v, want %q; body %s", jsonOf(prob.Field), c.field, res.Body)
+				t.Errorf("field %v, want %q; body %s", apitest.JSONOf(prob.Field), c.field, res.Body)
 			}
 			if method != "GET" {
 				if now := snapshot(); now != state {

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -6,13 +6,16 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+
+	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/internal/apitest"
 )
 
 // bets counts a player's bet entries.
-func (e *env) bets(token string) int {
-	e.t.Helper()
-	var page LedgerPage
-	e.do("GET", "/v1/me/ledger", token, nil).want(e.t, http.StatusOK).decode(e.t, &page)
+func bets(t *testing.T, e *apitest.Env, token string) int {
+	t.Helper()
+	var page api.LedgerPage
+	e.Do("GET", "/v1/me/ledger", token, nil).Want(t, http.StatusOK).Decode(t, &page)
 	n := 0
 	for _, en := range page.Entries {
 		if en.Kind == "bet" {
@@ -24,80 +27,80 @@ func (e *env) bets(token string) int {
 
 func TestIdempotentRetryChargesOnce(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	p := e.newPlayer("p", 100)
-	lobby := e.createLobby(map[string]any{"betSize": 30, "playersCountLimit": 4}).Id.String()
+	e := apitest.Start(t)
+	p := e.NewPlayer("p", 100)
+	lobby := e.CreateLobby(map[string]any{"betSize": 30, "playersCountLimit": 4}).Id.String()
 	path := "/v1/lobbies/" + lobby + "/players"
-	first := e.do("POST", path, p.Token, nil, "Idempotency-Key", "reg-1").want(t, http.StatusCreated)
+	first := e.Do("POST", path, p.Token, nil, "Idempotency-Key", "reg-1").Want(t, http.StatusCreated)
 	if first.Header.Get("Idempotent-Replayed") != "" {
 		t.Fatalf("a first request is not a replay: %v", first.Header)
 	}
-	retry := e.do("POST", path, p.Token, nil, "Idempotency-Key", "reg-1").want(t, http.StatusCreated)
+	retry := e.Do("POST", path, p.Token, nil, "Idempotency-Key", "reg-1").Want(t, http.StatusCreated)
 	if !bytes.Equal(first.Body, retry.Body) {
 		t.Fatalf("the retry's body differs:\n%s\n%s", first.Body, retry.Body)
 	}
 	if retry.Header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("the retry lacks Idempotent-Replayed: true: %v", retry.Header)
 	}
-	if got := e.balance(p.Token); got != 70 {
+	if got := e.Balance(p.Token); got != 70 {
 		t.Fatalf("balance %d after a register and its retry, want 70 (charged once)", got)
 	}
-	if n := e.bets(p.Token); n != 1 {
+	if n := bets(t, e, p.Token); n != 1 {
 		t.Fatalf("%d bet entries, want 1", n)
 	}
 	// Without the key, the same request is a new one: refused, already registered.
-	e.do("POST", path, p.Token, nil).wantProblem(t, http.StatusConflict, "already_registered")
+	e.Do("POST", path, p.Token, nil).WantProblem(t, http.StatusConflict, "already_registered")
 	// The key is the caller's: another player's identical key is another request.
-	q := e.newPlayer("q", 100)
-	e.do("POST", path, q.Token, nil, "Idempotency-Key", "reg-1").want(t, http.StatusCreated)
-	if e.balance(q.Token) != 70 {
+	q := e.NewPlayer("q", 100)
+	e.Do("POST", path, q.Token, nil, "Idempotency-Key", "reg-1").Want(t, http.StatusCreated)
+	if e.Balance(q.Token) != 70 {
 		t.Fatal("q was not charged for its own registration")
 	}
-	if rep := e.ledger(); !rep.Ok || rep.Escrows != 60 {
+	if rep := e.Ledger(); !rep.Ok || rep.Escrows != 60 {
 		t.Fatalf("ledger: %+v", rep)
 	}
 }
 
 func TestIdempotencyConflict(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	p, q := e.newPlayer("p", 100), e.newPlayer("q", 100)
-	lobby := e.createLobby(map[string]any{"betSize": 10, "playersCountLimit": 2}).Id.String()
-	e.register(lobby, p).want(t, http.StatusCreated)
-	e.register(lobby, q).want(t, http.StatusCreated)
+	e := apitest.Start(t)
+	p, q := e.NewPlayer("p", 100), e.NewPlayer("q", 100)
+	lobby := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 2}).Id.String()
+	e.Register(lobby, p).Want(t, http.StatusCreated)
+	e.Register(lobby, q).Want(t, http.StatusCreated)
 	path := "/v1/lobbies/" + lobby + "/commitments"
-	one := map[string]any{"commitment": commitmentOf("0first-password")}
-	two := map[string]any{"commitment": commitmentOf("1second-password")}
-	before := e.do("POST", path, p.Token, one, "Idempotency-Key", "commit-1").want(t, http.StatusOK)
-	e.do("POST", path, p.Token, two, "Idempotency-Key", "commit-1").wantProblem(t, http.StatusConflict, "idempotency_conflict")
+	one := map[string]any{"commitment": apitest.CommitmentOf("0first-password")}
+	two := map[string]any{"commitment": apitest.CommitmentOf("1second-password")}
+	before := e.Do("POST", path, p.Token, one, "Idempotency-Key", "commit-1").Want(t, http.StatusOK)
+	e.Do("POST", path, p.Token, two, "Idempotency-Key", "commit-1").WantProblem(t, http.StatusConflict, "idempotency_conflict")
 	// The first outcome is still what the key replays, and the commitment is the first one.
-	again := e.do("POST", path, p.Token, one, "Idempotency-Key", "commit-1").want(t, http.StatusOK)
+	again := e.Do("POST", path, p.Token, one, "Idempotency-Key", "commit-1").Want(t, http.StatusOK)
 	if !bytes.Equal(before.Body, again.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("replay after a conflict:\n%s\n%s", before.Body, again.Body)
 	}
-	if you := e.lobby(lobby, p.Token).Game.You; you == nil || you.Commitment == nil || *you.Commitment != one["commitment"] {
-		t.Fatalf("commitment after the conflict: %s", jsonOf(you))
+	if you := e.Lobby(lobby, p.Token).Game.You; you == nil || you.Commitment == nil || *you.Commitment != one["commitment"] {
+		t.Fatalf("commitment after the conflict: %s", apitest.JSONOf(you))
 	}
 	// The same key on another lobby is another request too (the path is part of it).
-	other := e.createLobby(map[string]any{"betSize": 10, "playersCountLimit": 2}).Id.String()
-	e.do("POST", "/v1/lobbies/"+other+"/commitments", p.Token, one, "Idempotency-Key", "commit-1").
-		wantProblem(t, http.StatusConflict, "idempotency_conflict")
+	other := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 2}).Id.String()
+	e.Do("POST", "/v1/lobbies/"+other+"/commitments", p.Token, one, "Idempotency-Key", "commit-1").
+		WantProblem(t, http.StatusConflict, "idempotency_conflict")
 }
 
 func TestIdempotencyConcurrentDuplicates(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	p := e.newPlayer("p", 100)
-	lobby := e.createLobby(map[string]any{"betSize": 25, "playersCountLimit": 4}).Id.String()
+	e := apitest.Start(t)
+	p := e.NewPlayer("p", 100)
+	lobby := e.CreateLobby(map[string]any{"betSize": 25, "playersCountLimit": 4}).Id.String()
 	const n = 8
 	var wg sync.WaitGroup
-	results := make([]resp, n)
+	results := make([]apitest.Response, n)
 	errs := make([]error, n)
 	start := make(chan struct{})
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			results[i], errs[i] = e.request(context.Background(), "POST", "/v1/lobbies/"+lobby+"/players", p.Token, nil, "Idempotency-Key", "concurrent")
+			results[i], errs[i] = e.Request(context.Background(), "POST", "/v1/lobbies/"+lobby+"/players", p.Token, nil, "Idempotency-Key", "concurrent")
 		})
 	}
 	close(start)
@@ -107,7 +110,7 @@ func TestIdempotencyConcurrentDuplicates(t *testing.T) {
 		if errs[i] != nil {
 			t.Fatalf("request %d: %v", i, errs[i])
 		}
-		checkResponse(t, r, false)
+		apitest.CheckResponse(t, r, false)
 		if r.Status != http.StatusCreated || !bytes.Equal(r.Body, results[0].Body) {
 			t.Fatalf("request %d: %d %s; want the same 201 as the first: %s", i, r.Status, r.Body, results[0].Body)
 		}
@@ -118,18 +121,18 @@ func TestIdempotencyConcurrentDuplicates(t *testing.T) {
 	if replayed != n-1 {
 		t.Errorf("%d of %d duplicates replayed, want %d", replayed, n, n-1)
 	}
-	if got, bets := e.balance(p.Token), e.bets(p.Token); got != 75 || bets != 1 {
+	if got, bets := e.Balance(p.Token), bets(t, e, p.Token); got != 75 || bets != 1 {
 		t.Fatalf("balance %d with %d bets after %d concurrent duplicates, want 75 and 1", got, bets, n)
 	}
-	if rep := e.ledger(); !rep.Ok || rep.Escrows != 25 {
+	if rep := e.Ledger(); !rep.Ok || rep.Escrows != 25 {
 		t.Fatalf("ledger: %+v", rep)
 	}
 
 	// Concurrent credits with one key by the admin: one deposit.
-	q := e.newPlayer("q", 0)
+	q := e.NewPlayer("q", 0)
 	for i := range n {
 		wg.Go(func() {
-			results[i], errs[i] = e.request(context.Background(), "POST", "/v1/admin/accounts/"+q.ID+"/credits", e.Admin, map[string]any{"amount": 5}, "Idempotency-Key", "deposit")
+			results[i], errs[i] = e.Request(context.Background(), "POST", "/v1/admin/accounts/"+q.ID+"/credits", e.Admin, map[string]any{"amount": 5}, "Idempotency-Key", "deposit")
 		})
 	}
 	wg.Wait()
@@ -138,33 +141,33 @@ func TestIdempotencyConcurrentDuplicates(t *testing.T) {
 			t.Fatalf("credit %d: %v %d %s", i, errs[i], r.Status, r.Body)
 		}
 	}
-	if got := e.balance(q.Token); got != 5 {
+	if got := e.Balance(q.Token); got != 5 {
 		t.Fatalf("balance %d after %d concurrent credits with one key, want 5", got, n)
 	}
 }
 
 func TestIdempotentRefusalIsReplayed(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	p, q, r := e.newPlayer("p", 100), e.newPlayer("q", 100), e.newPlayer("r", 100)
-	lobby := e.createLobby(map[string]any{"betSize": 10, "playersCountLimit": 2, "startWhenFull": false}).Id.String()
-	e.register(lobby, p).want(t, http.StatusCreated)
-	e.register(lobby, q).want(t, http.StatusCreated)
+	e := apitest.Start(t)
+	p, q, r := e.NewPlayer("p", 100), e.NewPlayer("q", 100), e.NewPlayer("r", 100)
+	lobby := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 2, "startWhenFull": false}).Id.String()
+	e.Register(lobby, p).Want(t, http.StatusCreated)
+	e.Register(lobby, q).Want(t, http.StatusCreated)
 	path := "/v1/lobbies/" + lobby + "/players"
-	full := e.do("POST", path, r.Token, nil, "Idempotency-Key", "join")
-	full.wantProblem(t, http.StatusConflict, "lobby_full")
+	full := e.Do("POST", path, r.Token, nil, "Idempotency-Key", "join")
+	full.WantProblem(t, http.StatusConflict, "lobby_full")
 	// Room opens up, but the key replays its stored refusal.
-	e.do("DELETE", "/v1/lobbies/"+lobby+"/players/me", q.Token, nil).want(t, http.StatusOK)
-	again := e.do("POST", path, r.Token, nil, "Idempotency-Key", "join")
-	again.wantProblem(t, http.StatusConflict, "lobby_full")
+	e.Do("DELETE", "/v1/lobbies/"+lobby+"/players/me", q.Token, nil).Want(t, http.StatusOK)
+	again := e.Do("POST", path, r.Token, nil, "Idempotency-Key", "join")
+	again.WantProblem(t, http.StatusConflict, "lobby_full")
 	if !bytes.Equal(full.Body, again.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("the refusal was not replayed as it was:\n%s\n%s (%v)", full.Body, again.Body, again.Header)
 	}
-	if e.balance(r.Token) != 100 {
+	if e.Balance(r.Token) != 100 {
 		t.Fatal("a replayed refusal charged the player")
 	}
 	// A new key is a new request.
-	e.do("POST", path, r.Token, nil, "Idempotency-Key", "join-2").want(t, http.StatusCreated)
+	e.Do("POST", path, r.Token, nil, "Idempotency-Key", "join-2").Want(t, http.StatusCreated)
 }
 
 // TestValidationFailureNotStored: validation failures are not stored under the key, so the
@@ -172,31 +175,30 @@ func TestIdempotentRefusalIsReplayed(t *testing.T) {
 // for the core's (a config outside the server's limits).
 func TestValidationFailureNotStored(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	p, q := e.newPlayer("p", 100), e.newPlayer("q", 100)
-	lobby := e.createLobby(map[string]any{"betSize": 10, "playersCountLimit": 2}).Id.String()
-	e.register(lobby, p).want(t, http.StatusCreated)
-	e.register(lobby, q).want(t, http.StatusCreated)
+	e := apitest.Start(t)
+	p, q := e.NewPlayer("p", 100), e.NewPlayer("q", 100)
+	lobby := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 2}).Id.String()
+	e.Register(lobby, p).Want(t, http.StatusCreated)
+	e.Register(lobby, q).Want(t, http.StatusCreated)
 	path := "/v1/lobbies/" + lobby + "/commitments"
-	e.do("POST", path, p.Token, map[string]any{"commitment": "not-hex"}, "Idempotency-Key", "k").wantProblem(t, http.StatusBadRequest, "validation_failed")
-	e.do("POST", path, p.Token, `{"commitment":`, "Idempotency-Key", "k").wantProblem(t, http.StatusBadRequest, "validation_failed")
-	ok := e.do("POST", path, p.Token, map[string]any{"commitment": commitmentOf("0pass12")}, "Idempotency-Key", "k").want(t, http.StatusOK)
+	e.Do("POST", path, p.Token, map[string]any{"commitment": "not-hex"}, "Idempotency-Key", "k").WantProblem(t, http.StatusBadRequest, "validation_failed")
+	e.Do("POST", path, p.Token, `{"commitment":`, "Idempotency-Key", "k").WantProblem(t, http.StatusBadRequest, "validation_failed")
+	ok := e.Do("POST", path, p.Token, map[string]any{"commitment": apitest.CommitmentOf("0pass12")}, "Idempotency-Key", "k").Want(t, http.StatusOK)
 	if ok.Header.Get("Idempotent-Replayed") != "" {
 		t.Fatal("the fixed request was replayed")
 	}
 	// An authentication failure is not stored either.
-	e.do("POST", path, "wrong-token", map[string]any{"commitment": commitmentOf("0pass12")}, "Idempotency-Key", "k2").wantProblem(t, http.StatusUnauthorized, "unauthorized")
-	e.do("POST", path, q.Token, map[string]any{"commitment": commitmentOf("2pass12")}, "Idempotency-Key", "k2").want(t, http.StatusOK)
+	e.Do("POST", path, "wrong-token", map[string]any{"commitment": apitest.CommitmentOf("0pass12")}, "Idempotency-Key", "k2").WantProblem(t, http.StatusUnauthorized, "unauthorized")
+	e.Do("POST", path, q.Token, map[string]any{"commitment": apitest.CommitmentOf("2pass12")}, "Idempotency-Key", "k2").Want(t, http.StatusOK)
 
 	t.Run("core validation", func(t *testing.T) {
 		// The config is valid for the spec, but below the server's minimum timeout (100 ms here):
 		// the core refuses it with 400 validation_failed, which must not be stored either.
-		e := *e
-		e.t = t
+		e := e.For(t)
 		bad := map[string]any{"name": "x", "config": map[string]any{"betSize": 1, "playersCountLimit": 2, "moveTimeoutMs": 50}}
-		e.do("POST", "/v1/lobbies", e.Admin, bad, "Idempotency-Key", "lobby-k").wantProblem(t, http.StatusBadRequest, "validation_failed")
+		e.Do("POST", "/v1/lobbies", e.Admin, bad, "Idempotency-Key", "lobby-k").WantProblem(t, http.StatusBadRequest, "validation_failed")
 		good := map[string]any{"name": "x", "config": map[string]any{"betSize": 1, "playersCountLimit": 2, "moveTimeoutMs": 500}}
-		r := e.do("POST", "/v1/lobbies", e.Admin, good, "Idempotency-Key", "lobby-k")
+		r := e.Do("POST", "/v1/lobbies", e.Admin, good, "Idempotency-Key", "lobby-k")
 		if r.Status != http.StatusCreated {
 			t.Errorf("BUG: a core validation failure (400 config.moveTimeoutMs) was stored under the Idempotency-Key: "+
 				"the fixed request with the same key got %d %s; want 201", r.Status, r.Body)

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -12,25 +12,28 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/internal/apitest"
+
 	"github.com/commitreveal/rps"
 )
 
 func TestHealthMetricsAndSpec(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
+	e := apitest.Start(t)
 	for _, path := range []string{"/healthz", "/readyz"} {
-		var h Health
-		e.do("GET", path, "", nil).want(t, http.StatusOK).decode(t, &h)
+		var h api.Health
+		e.Do("GET", path, "", nil).Want(t, http.StatusOK).Decode(t, &h)
 		if h.Status != "ok" {
 			t.Errorf("%s: %+v", path, h)
 		}
 	}
-	lobby := e.createLobby(map[string]any{"betSize": 1, "playersCountLimit": 2}).Id.String()
-	e.lobby(lobby, "")
-	e.do("GET", "/v1/lobbies/"+randomID(), "", nil).want(t, http.StatusNotFound)
-	e.do("GET", "/v1/games/"+randomID()+"/rounds/1", "", nil).want(t, http.StatusNotFound)
+	lobby := e.CreateLobby(map[string]any{"betSize": 1, "playersCountLimit": 2}).Id.String()
+	e.Lobby(lobby, "")
+	e.Do("GET", "/v1/lobbies/"+apitest.RandomID(), "", nil).Want(t, http.StatusNotFound)
+	e.Do("GET", "/v1/games/"+apitest.RandomID()+"/rounds/1", "", nil).Want(t, http.StatusNotFound)
 
-	res := e.do("GET", "/metrics", "", nil).want(t, http.StatusOK)
+	res := e.Do("GET", "/metrics", "", nil).Want(t, http.StatusOK)
 	text := string(res.Body)
 	for _, want := range []string{
 		`rps_http_requests_total{method="GET",route="/v1/lobbies/{lobbyId}",status="200"} 1`,
@@ -53,7 +56,7 @@ func TestHealthMetricsAndSpec(t *testing.T) {
 		t.Errorf("/metrics has a raw id in a label: %s", m)
 	}
 
-	spec := e.do("GET", "/openapi.yaml", "", nil).want(t, http.StatusOK)
+	spec := e.Do("GET", "/openapi.yaml", "", nil).Want(t, http.StatusOK)
 	file, err := os.ReadFile("../openapi.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -118,14 +121,14 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 // a request id and no internals (no SQL, no driver messages).
 func TestInternalErrorsLeakNothing(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	p := e.newPlayer("p", 100)
-	lobby := e.createLobby(map[string]any{"betSize": 1, "playersCountLimit": 2}).Id.String()
+	e := apitest.Start(t)
+	p := e.NewPlayer("p", 100)
+	lobby := e.CreateLobby(map[string]any{"betSize": 1, "playersCountLimit": 2}).Id.String()
 	// Cache both tokens, so that authentication needs no database.
-	e.balance(p.Token)
-	e.ledger()
+	e.Balance(p.Token)
+	e.Ledger()
 	e.Pool.Close()
-	e.allow5xx = true
+	e.Allow5xx = true
 	for _, c := range []struct {
 		method, path, token string
 		body                any
@@ -139,80 +142,80 @@ func TestInternalErrorsLeakNothing(t *testing.T) {
 		{"GET", "/v1/admin/ledger", e.Admin, nil},
 		{"GET", "/v1/lobbies/" + lobby + "/events/stream", "", nil},
 	} {
-		r := e.do(c.method, c.path, c.token, c.body)
-		p := r.wantProblem(t, http.StatusInternalServerError, "internal")
+		r := e.Do(c.method, c.path, c.token, c.body)
+		p := r.WantProblem(t, http.StatusInternalServerError, "internal")
 		if p.RequestId == nil || *p.RequestId == "" {
-			t.Errorf("%s: no request id: %s", r.req, r.Body)
+			t.Errorf("%s: no request id: %s", r.Req, r.Body)
 		}
 		lower := strings.ToLower(string(r.Body))
 		for _, leak := range []string{"select", "insert", "pool", "closed", "pgx", "sql", "connect", "lobbies", "accounts", "tx"} {
 			if strings.Contains(strings.ReplaceAll(lower, `"instance":"`+strings.ToLower(c.path)+`"`, ""), leak) {
-				t.Errorf("%s: the 500 leaks %q: %s", r.req, leak, r.Body)
+				t.Errorf("%s: the 500 leaks %q: %s", r.Req, leak, r.Body)
 			}
 		}
 	}
-	var h Health
-	e.do("GET", "/readyz", "", nil).want(t, http.StatusServiceUnavailable).decode(t, &h)
+	var h api.Health
+	e.Do("GET", "/readyz", "", nil).Want(t, http.StatusServiceUnavailable).Decode(t, &h)
 	if h.Status != "unavailable" {
 		t.Errorf("readyz with the database gone: %+v", h)
 	}
-	e.do("GET", "/healthz", "", nil).want(t, http.StatusOK)
+	e.Do("GET", "/healthz", "", nil).Want(t, http.StatusOK)
 }
 
 // TestPanicRecovered: a panic in a handler is a logged 500 problem with a request id, no panic
 // value in the body, and the server keeps serving.
 func TestPanicRecovered(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	h := withRequestID(e.Server.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	e := apitest.Start(t)
+	h := api.Observed(e.Server, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		panic("secret internals: SELECT * FROM accounts")
-	})))
+	}))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/boom", nil))
-	r := resp{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes(), req: "GET /v1/boom"}
-	checkResponse(t, r, true)
-	r.wantProblem(t, http.StatusInternalServerError, "internal")
+	r := apitest.Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes(), Req: "GET /v1/boom"}
+	apitest.CheckResponse(t, r, true)
+	r.WantProblem(t, http.StatusInternalServerError, "internal")
 	if bytes.Contains(r.Body, []byte("secret")) || bytes.Contains(r.Body, []byte("SELECT")) {
 		t.Errorf("the panic value leaked: %s", r.Body)
 	}
-	if !strings.Contains(string(e.do("GET", "/metrics", "", nil).Body), `route="unmatched",status="500"`) {
+	if !strings.Contains(string(e.Do("GET", "/metrics", "", nil).Body), `route="unmatched",status="500"`) {
 		t.Errorf("the recovered panic is not counted as a 500")
 	}
-	e.do("GET", "/healthz", "", nil).want(t, http.StatusOK)
+	e.Do("GET", "/healthz", "", nil).Want(t, http.StatusOK)
 }
 
 func TestRateLimits(t *testing.T) {
 	t.Parallel()
 	const burst = 3
-	e := setup(t, withConfig(func(c *Config) {
-		c.TokenLimit = RateLimit{Rate: 0.001, Burst: burst}
-		c.IPLimit = RateLimit{Rate: 0.001, Burst: burst}
-		c.AccountLimit = RateLimit{Rate: 0.001, Burst: 2}
+	e := apitest.Start(t, apitest.WithConfig(func(c *api.Config) {
+		c.TokenLimit = api.RateLimit{Rate: 0.001, Burst: burst}
+		c.IPLimit = api.RateLimit{Rate: 0.001, Burst: burst}
+		c.AccountLimit = api.RateLimit{Rate: 0.001, Burst: 2}
 	}))
 	// Account creation: limited per address (2), and counted against the anonymous budget (3).
-	var created AccountCreated
-	e.do("POST", "/v1/accounts", "", map[string]any{"name": "a"}).want(t, http.StatusCreated).decode(t, &created)
-	e.do("POST", "/v1/accounts", "", map[string]any{"name": "b"}).want(t, http.StatusCreated)
-	checkLimited(t, e.do("POST", "/v1/accounts", "", map[string]any{"name": "c"}))
+	var created api.AccountCreated
+	e.Do("POST", "/v1/accounts", "", map[string]any{"name": "a"}).Want(t, http.StatusCreated).Decode(t, &created)
+	e.Do("POST", "/v1/accounts", "", map[string]any{"name": "b"}).Want(t, http.StatusCreated)
+	checkLimited(t, e.Do("POST", "/v1/accounts", "", map[string]any{"name": "c"}))
 	// The anonymous budget of this address: 3 requests in all, 3 spent.
-	checkLimited(t, e.do("GET", "/v1/rulesets", "", nil))
+	checkLimited(t, e.Do("GET", "/v1/rulesets", "", nil))
 
 	// Per token: burst requests pass, the next is 429; another token has its own bucket.
 	token := created.Token
 	for i := range burst {
-		e.do("GET", "/v1/me", token, nil).want(t, http.StatusOK)
+		e.Do("GET", "/v1/me", token, nil).Want(t, http.StatusOK)
 		_ = i
 	}
-	checkLimited(t, e.do("GET", "/v1/me", token, nil))
-	e.do("GET", "/v1/me", e.Admin, nil).want(t, http.StatusOK)
+	checkLimited(t, e.Do("GET", "/v1/me", token, nil))
+	e.Do("GET", "/v1/me", e.Admin, nil).Want(t, http.StatusOK)
 }
 
-func checkLimited(t *testing.T, r resp) {
+func checkLimited(t *testing.T, r apitest.Response) {
 	t.Helper()
-	r.wantProblem(t, http.StatusTooManyRequests, "rate_limited")
+	r.WantProblem(t, http.StatusTooManyRequests, "rate_limited")
 	n, err := strconv.Atoi(r.Header.Get("Retry-After"))
 	if err != nil || n < 1 {
-		t.Errorf("%s: Retry-After %q, want a number of seconds >= 1", r.req, r.Header.Get("Retry-After"))
+		t.Errorf("%s: Retry-After %q, want a number of seconds >= 1", r.Req, r.Header.Get("Retry-After"))
 	}
 }
 
@@ -221,8 +224,8 @@ func checkLimited(t *testing.T, r resp) {
 // token. A stale token must not break the health check, the rulesets, the event log or sign-up.
 func TestAnonymousOperationsIgnoreAuthorization(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	lobby := e.createLobby(map[string]any{"betSize": 1, "playersCountLimit": 2})
+	e := apitest.Start(t)
+	lobby := e.CreateLobby(map[string]any{"betSize": 1, "playersCountLimit": 2})
 	game := lobby.Game.Id.String()
 	stale := "c3RhbGUtdG9rZW4tdGhhdC1uby1sb25nZXItZXhpc3Rz"
 	for _, c := range []struct {
@@ -241,7 +244,7 @@ func TestAnonymousOperationsIgnoreAuthorization(t *testing.T) {
 		{"GET", "/v1/games/" + game + "/players", nil, 200},
 		{"POST", "/v1/accounts", map[string]any{"name": "x"}, 201},
 	} {
-		r := e.do(c.method, c.path, stale, c.body)
+		r := e.Do(c.method, c.path, stale, c.body)
 		if r.Status != c.status {
 			t.Errorf("%s %s (security: [] in openapi.yaml) with an unknown bearer token: %d %s; want %d, the header ignored",
 				c.method, c.path, r.Status, r.Body, c.status)
@@ -254,49 +257,49 @@ func TestAnonymousOperationsIgnoreAuthorization(t *testing.T) {
 // only when the lobby has no game."
 func TestClosedLobbyShowsLastGame(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	p := e.newPlayer("p", 10)
-	l := e.createLobby(map[string]any{"betSize": 1, "playersCountLimit": 2})
+	e := apitest.Start(t)
+	p := e.NewPlayer("p", 10)
+	l := e.CreateLobby(map[string]any{"betSize": 1, "playersCountLimit": 2})
 	lobby := l.Id.String()
-	e.register(lobby, p).want(t, http.StatusCreated)
-	var closed Lobby
-	e.do("POST", "/v1/lobbies/"+lobby+"/close", e.Admin, nil).want(t, http.StatusOK).decode(t, &closed)
+	e.Register(lobby, p).Want(t, http.StatusCreated)
+	var closed api.Lobby
+	e.Do("POST", "/v1/lobbies/"+lobby+"/close", e.Admin, nil).Want(t, http.StatusOK).Decode(t, &closed)
 	if !closed.Closed || closed.Game == nil || closed.Game.Stage != "registration" {
-		t.Fatalf("closing keeps the current game with a player in it: %s", jsonOf(closed))
+		t.Fatalf("closing keeps the current game with a player in it: %s", apitest.JSONOf(closed))
 	}
-	e.do("POST", "/v1/lobbies/"+lobby+"/stop", e.Admin, map[string]any{"reason": "done"}).want(t, http.StatusOK)
-	if e.balance(p.Token) != 10 {
+	e.Do("POST", "/v1/lobbies/"+lobby+"/stop", e.Admin, map[string]any{"reason": "done"}).Want(t, http.StatusOK)
+	if e.Balance(p.Token) != 10 {
 		t.Errorf("the stop in registration did not refund the bet")
 	}
-	got := e.lobby(lobby, "")
+	got := e.Lobby(lobby, "")
 	if got.Game == nil || got.Game.Id != l.Game.Id || got.Game.Stage != "stopped" {
-		t.Errorf("closed lobby whose last game was stopped: game %s; want that game (%s), stage stopped", jsonOf(got.Game), l.Game.Id)
+		t.Errorf("closed lobby whose last game was stopped: game %s; want that game (%s), stage stopped", apitest.JSONOf(got.Game), l.Game.Id)
 	}
 	// No game left to stop.
-	e.do("POST", "/v1/lobbies/"+lobby+"/stop", e.Admin, map[string]any{"reason": "again"}).wantProblem(t, http.StatusConflict, "wrong_stage")
+	e.Do("POST", "/v1/lobbies/"+lobby+"/stop", e.Admin, map[string]any{"reason": "again"}).WantProblem(t, http.StatusConflict, "wrong_stage")
 }
 
 // TestRotateToken: the new token works and the old one is refused at once (the token cache
 // forgets it), for players and admins.
 func TestRotateToken(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	p := e.newPlayer("p", 0)
+	e := apitest.Start(t)
+	p := e.NewPlayer("p", 0)
 	for _, who := range []struct {
 		name  string
 		token string
 	}{{"player", p.Token}, {"admin", e.Admin}} {
-		e.balance(who.token) // cached now
-		var tr TokenResponse
-		e.do("POST", "/v1/me/token", who.token, nil).want(t, http.StatusOK).decode(t, &tr)
+		e.Balance(who.token) // cached now
+		var tr api.TokenResponse
+		e.Do("POST", "/v1/me/token", who.token, nil).Want(t, http.StatusOK).Decode(t, &tr)
 		if tr.Token == "" || tr.Token == who.token {
 			t.Fatalf("%s: rotated token %q", who.name, tr.Token)
 		}
-		e.do("GET", "/v1/me", who.token, nil).wantProblem(t, http.StatusUnauthorized, "unauthorized")
-		e.do("GET", "/v1/me", tr.Token, nil).want(t, http.StatusOK)
+		e.Do("GET", "/v1/me", who.token, nil).WantProblem(t, http.StatusUnauthorized, "unauthorized")
+		e.Do("GET", "/v1/me", tr.Token, nil).Want(t, http.StatusOK)
 		if who.name == "admin" {
 			e.Admin = tr.Token
-			e.ledger()
+			e.Ledger()
 		}
 	}
 }

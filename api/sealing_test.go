@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/internal/apitest"
 )
 
 // TestSealing: while a stage is open, no caller but the owner finds any trace of a commitment or
@@ -14,18 +17,18 @@ import (
 // closes the values appear in the transcript.
 func TestSealing(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	a, b, c := e.newPlayer("alice", 100), e.newPlayer("bob", 100), e.newPlayer("carol", 100)
-	l := e.createLobby(map[string]any{"betSize": 10, "playersCountLimit": 3, "moveTimeoutMs": 60_000, "revealTimeoutMs": 60_000})
+	e := apitest.Start(t)
+	a, b, c := e.NewPlayer("alice", 100), e.NewPlayer("bob", 100), e.NewPlayer("carol", 100)
+	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 3, "moveTimeoutMs": 60_000, "revealTimeoutMs": 60_000})
 	lobby, game := l.Id.String(), l.Game.Id.String()
-	for _, p := range []player{a, b, c} {
-		e.register(lobby, p).want(t, http.StatusCreated)
+	for _, p := range []apitest.Player{a, b, c} {
+		e.Register(lobby, p).Want(t, http.StatusCreated)
 	}
 	// Streams opened before anything is sealed, as three kinds of observers.
-	streams := map[string]*sseStream{
-		"anonymous": e.openStream(lobby, "", ""),
-		"admin":     e.openStream(lobby, e.Admin, ""),
-		"carol":     e.openStream(lobby, c.Token, ""),
+	streams := map[string]*apitest.Stream{
+		"anonymous": e.OpenStream(lobby, "", ""),
+		"admin":     e.OpenStream(lobby, e.Admin, ""),
+		"carol":     e.OpenStream(lobby, c.Token, ""),
 	}
 	for who, s := range streams {
 		if s.Status != http.StatusOK {
@@ -38,7 +41,7 @@ func TestSealing(t *testing.T) {
 	sealedValues := func(reveals ...string) []string {
 		var out []string
 		for _, r := range reveals {
-			c := commitmentOf(r)
+			c := apitest.CommitmentOf(r)
 			out = append(out, c, strings.ToUpper(c), r, r[1:])
 		}
 		return out
@@ -49,7 +52,7 @@ func TestSealing(t *testing.T) {
 		body []byte
 	}
 	var bodies []observed
-	see := func(what string, r resp) resp {
+	see := func(what string, r apitest.Response) apitest.Response {
 		t.Helper()
 		bodies = append(bodies, observed{what, r.Body})
 		return r
@@ -65,19 +68,19 @@ func TestSealing(t *testing.T) {
 			"/v1/games/" + game + "/players",
 			"/v1/games/" + game + "/rounds/1",
 		} {
-			see(who+" GET "+path, e.do("GET", path, token, nil).want(t, http.StatusOK))
+			see(who+" GET "+path, e.Do("GET", path, token, nil).Want(t, http.StatusOK))
 		}
 		if token != "" {
-			see(who+" GET /v1/me", e.do("GET", "/v1/me", token, nil).want(t, http.StatusOK))
-			see(who+" GET /v1/me/ledger", e.do("GET", "/v1/me/ledger", token, nil).want(t, http.StatusOK))
+			see(who+" GET /v1/me", e.Do("GET", "/v1/me", token, nil).Want(t, http.StatusOK))
+			see(who+" GET /v1/me/ledger", e.Do("GET", "/v1/me/ledger", token, nil).Want(t, http.StatusOK))
 		}
 		if token == e.Admin {
-			see("admin GET /v1/admin/ledger", e.do("GET", "/v1/admin/ledger", token, nil).want(t, http.StatusOK))
+			see("admin GET /v1/admin/ledger", e.Do("GET", "/v1/admin/ledger", token, nil).Want(t, http.StatusOK))
 		}
 		// A fresh stream read to the end of the log, too.
-		last := e.events(lobby, 0)
-		s := e.openStream(lobby, token, "")
-		s.until(t, last.Next, 5*time.Second)
+		last := e.Events(lobby, 0)
+		s := e.OpenStream(lobby, token, "")
+		s.Until(t, last.Next, 5*time.Second)
 		s.Close()
 		bodies = append(bodies, observed{who + " fresh stream", s.Raw()})
 	}
@@ -92,31 +95,31 @@ func TestSealing(t *testing.T) {
 		}
 		bodies = nil
 	}
-	seesOwn := func(p player, rev string, revealed bool) {
+	seesOwn := func(p apitest.Player, rev string, revealed bool) {
 		t.Helper()
-		you := e.lobby(lobby, p.Token).Game.You
-		if you == nil || !you.Committed || you.Commitment == nil || *you.Commitment != commitmentOf(rev) {
-			t.Errorf("%s does not see its own commitment in game.you: %s", p.Name, jsonOf(you))
+		you := e.Lobby(lobby, p.Token).Game.You
+		if you == nil || !you.Committed || you.Commitment == nil || *you.Commitment != apitest.CommitmentOf(rev) {
+			t.Errorf("%s does not see its own commitment in game.you: %s", p.Name, apitest.JSONOf(you))
 		}
 		if revealed && (you == nil || !you.Revealed || you.Move == nil || *you.Move != int32(rev[0]-'0')) {
-			t.Errorf("%s does not see its own move in game.you: %s", p.Name, jsonOf(you))
+			t.Errorf("%s does not see its own move in game.you: %s", p.Name, apitest.JSONOf(you))
 		}
 	}
 
 	// ---- moves open: alice and bob have committed, carol not yet.
-	see("alice's commit response", e.commit(lobby, a, revA).want(t, http.StatusOK))
+	see("alice's commit response", e.Commit(lobby, a, revA).Want(t, http.StatusOK))
 	bodies = nil // alice's own response may show her own commitment; bob's must not show hers.
-	see("bob's commit response", e.commit(lobby, b, revB).want(t, http.StatusOK))
+	see("bob's commit response", e.Commit(lobby, b, revB).Want(t, http.StatusOK))
 	for _, r := range bodies {
-		if bytes.Contains(r.body, []byte(commitmentOf(revA))) {
+		if bytes.Contains(r.body, []byte(apitest.CommitmentOf(revA))) {
 			t.Errorf("bob's commit response leaks alice's commitment: %s", r.body)
 		}
 	}
 	bodies = nil
 	seesOwn(a, revA, false)
 	seesOwn(b, revB, false)
-	var rnd RoundTranscript
-	e.do("GET", "/v1/games/"+game+"/rounds/1", "", nil).want(t, http.StatusOK).decode(t, &rnd)
+	var rnd api.RoundTranscript
+	e.Do("GET", "/v1/games/"+game+"/rounds/1", "", nil).Want(t, http.StatusOK).Decode(t, &rnd)
 	committed := 0
 	for _, m := range rnd.Moves {
 		if m.Committed {
@@ -124,7 +127,7 @@ func TestSealing(t *testing.T) {
 		}
 	}
 	if rnd.Stage != "moves" || len(rnd.Moves) != 3 || committed != 2 {
-		t.Fatalf("round 1 during moves: the round's players and who committed are public: %s", jsonOf(rnd))
+		t.Fatalf("round 1 during moves: the round's players and who committed are public: %s", apitest.JSONOf(rnd))
 	}
 	readAll("anonymous", "")
 	readAll("admin", e.Admin)
@@ -136,24 +139,24 @@ func TestSealing(t *testing.T) {
 	scan("moves open, as bob", sealedValues(revA))
 
 	// ---- carol commits: moves close, commitments become public; reveals open.
-	see("carol's commit response", e.commit(lobby, c, revC).want(t, http.StatusOK))
-	e.do("GET", "/v1/games/"+game+"/rounds/1", "", nil).want(t, http.StatusOK).decode(t, &rnd)
+	see("carol's commit response", e.Commit(lobby, c, revC).Want(t, http.StatusOK))
+	e.Do("GET", "/v1/games/"+game+"/rounds/1", "", nil).Want(t, http.StatusOK).Decode(t, &rnd)
 	if rnd.Stage != "reveal" {
-		t.Fatalf("round 1 after every commit: %s", jsonOf(rnd))
+		t.Fatalf("round 1 after every commit: %s", apitest.JSONOf(rnd))
 	}
 	for _, m := range rnd.Moves {
 		if m.Commitment == nil || m.Reveal != nil || m.Move != nil {
-			t.Errorf("reveal stage: commitments public, reveals sealed; got %s", jsonOf(m))
+			t.Errorf("reveal stage: commitments public, reveals sealed; got %s", apitest.JSONOf(m))
 		}
 	}
 	scan("carol's commit", []string{revA, revB, revA[1:], revB[1:]})
 
 	// alice reveals; bob and carol have not.
-	see("alice's reveal response", e.reveal(lobby, a, revA).want(t, http.StatusOK))
+	see("alice's reveal response", e.Reveal(lobby, a, revA).Want(t, http.StatusOK))
 	bodies = nil
 	seesOwn(a, revA, true)
-	failed := see("bob's failed reveal response", e.reveal(lobby, b, "1bob-wrong"))
-	failed.wantProblem(t, http.StatusUnprocessableEntity, "commitment_mismatch")
+	failed := see("bob's failed reveal response", e.Reveal(lobby, b, "1bob-wrong"))
+	failed.WantProblem(t, http.StatusUnprocessableEntity, "commitment_mismatch")
 	readAll("anonymous", "")
 	readAll("admin", e.Admin)
 	readAll("bob", b.Token)
@@ -162,20 +165,20 @@ func TestSealing(t *testing.T) {
 	scan("reveal open, as others", revealOnly)
 	// alice's move itself (rock) must not show either: no "move":0 for her anywhere but her own view.
 	for _, token := range []string{"", e.Admin, b.Token} {
-		var l Lobby
-		e.do("GET", "/v1/lobbies/"+lobby, token, nil).want(t, http.StatusOK).decode(t, &l)
+		var l api.Lobby
+		e.Do("GET", "/v1/lobbies/"+lobby, token, nil).Want(t, http.StatusOK).Decode(t, &l)
 		if token == b.Token && (l.Game.You == nil || l.Game.You.Move != nil) {
-			t.Errorf("bob's view shows a move before he revealed: %s", jsonOf(l.Game.You))
+			t.Errorf("bob's view shows a move before he revealed: %s", apitest.JSONOf(l.Game.You))
 		}
 		if token != b.Token && l.Game.You != nil {
-			t.Errorf("game.you for a non-player caller: %s", jsonOf(l.Game.You))
+			t.Errorf("game.you for a non-player caller: %s", apitest.JSONOf(l.Game.You))
 		}
 	}
 
 	// The live streams saw everything so far: no sealed value in them either.
-	last := e.events(lobby, 0).Next
+	last := e.Events(lobby, 0).Next
 	for who, s := range streams {
-		s.until(t, last, 5*time.Second)
+		s.Until(t, last, 5*time.Second)
 		bodies = append(bodies, observed{who + " live stream", s.Raw()})
 	}
 	scan("live streams during reveal", revealOnly)
@@ -185,17 +188,17 @@ func TestSealing(t *testing.T) {
 	scan("live streams during moves and reveal", []string{revB, revC, revB[1:], revC[1:]})
 
 	// ---- everyone reveals: the round resolves and the reveals become public.
-	e.reveal(lobby, b, revB).want(t, http.StatusOK)
-	e.reveal(lobby, c, revC).want(t, http.StatusOK)
-	e.do("GET", "/v1/games/"+game+"/rounds/1", "", nil).want(t, http.StatusOK).decode(t, &rnd)
+	e.Reveal(lobby, b, revB).Want(t, http.StatusOK)
+	e.Reveal(lobby, c, revC).Want(t, http.StatusOK)
+	e.Do("GET", "/v1/games/"+game+"/rounds/1", "", nil).Want(t, http.StatusOK).Decode(t, &rnd)
 	if rnd.Stage != "closed" || len(rnd.Moves) != 3 {
-		t.Fatalf("round 1 after every reveal: %s", jsonOf(rnd))
+		t.Fatalf("round 1 after every reveal: %s", apitest.JSONOf(rnd))
 	}
 	want := map[string]string{a.ID: revA, b.ID: revB, c.ID: revC}
 	for _, m := range rnd.Moves {
 		rev := want[m.AccountId.String()]
-		if m.Commitment == nil || *m.Commitment != commitmentOf(rev) || m.Reveal == nil || *m.Reveal != rev {
-			t.Errorf("closed round: %s, want reveal %q", jsonOf(m), rev)
+		if m.Commitment == nil || *m.Commitment != apitest.CommitmentOf(rev) || m.Reveal == nil || *m.Reveal != rev {
+			t.Errorf("closed round: %s, want reveal %q", apitest.JSONOf(m), rev)
 		}
 	}
 }

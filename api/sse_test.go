@@ -1,10 +1,13 @@
-package api
+package api_test
 
 import (
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/internal/apitest"
 )
 
 // TestStreamLatencyResumeAndChain: the first event after an action arrives within a second; a
@@ -12,17 +15,17 @@ import (
 // ignored; the streamed events form a hash chain a client can verify on its own.
 func TestStreamLatencyResumeAndChain(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	p, q := e.newPlayer("p", 100), e.newPlayer("q", 100)
-	l := e.createLobby(map[string]any{"betSize": 10, "playersCountLimit": 2})
+	e := apitest.Start(t)
+	p, q := e.NewPlayer("p", 100), e.NewPlayer("q", 100)
+	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 2})
 	lobby := l.Id.String()
 
-	s := e.openStream(lobby, "", "")
+	s := e.OpenStream(lobby, "", "")
 	if s.Status != http.StatusOK || s.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("stream: %d %v %s", s.Status, s.Header, s.Raw())
 	}
 	// The backlog: lobby_created, game_opened.
-	backlog := s.until(t, 2, 5*time.Second)
+	backlog := s.Until(t, 2, 5*time.Second)
 	if len(backlog) != 2 || backlog[0].Event != "lobby_created" || backlog[1].Event != "game_opened" {
 		t.Fatalf("backlog: %+v", backlog)
 	}
@@ -31,13 +34,13 @@ func TestStreamLatencyResumeAndChain(t *testing.T) {
 	}
 
 	// Latency of the live stream, measured over a few actions.
-	var streamed []sseEvent
+	var streamed []apitest.Message
 	streamed = append(streamed, backlog...)
 	measure := func(what string, act func()) {
 		t.Helper()
 		start := time.Now()
 		act()
-		ev := s.next(t, 3*time.Second)
+		ev := s.Next(t, 3*time.Second)
 		if lag := ev.Received.Sub(start); lag > time.Second {
 			t.Errorf("%s: the first event (%s) arrived %v after the action, want within 1s", what, ev.Event, lag)
 		} else {
@@ -45,52 +48,52 @@ func TestStreamLatencyResumeAndChain(t *testing.T) {
 		}
 		streamed = append(streamed, ev)
 	}
-	measure("register p", func() { e.register(lobby, p).want(t, http.StatusCreated) })
-	measure("register q", func() { e.register(lobby, q).want(t, http.StatusCreated) })
+	measure("register p", func() { e.Register(lobby, p).Want(t, http.StatusCreated) })
+	measure("register q", func() { e.Register(lobby, q).Want(t, http.StatusCreated) })
 	// q's registration started round 1: round_started follows player_registered.
-	streamed = append(streamed, s.next(t, 3*time.Second))
+	streamed = append(streamed, s.Next(t, 3*time.Second))
 	seq, _ := strconv.ParseInt(streamed[len(streamed)-1].ID, 10, 64)
 
 	// Drop the stream, act while nobody listens, resume from the last id received.
 	s.Close()
-	e.commit(lobby, p, "0p-rock").want(t, http.StatusOK)
-	e.commit(lobby, q, "2q-scissors").want(t, http.StatusOK)
-	resumed := e.openStream(lobby, "", "after=1", "Last-Event-ID", strconv.FormatInt(seq, 10))
+	e.Commit(lobby, p, "0p-rock").Want(t, http.StatusOK)
+	e.Commit(lobby, q, "2q-scissors").Want(t, http.StatusOK)
+	resumed := e.OpenStream(lobby, "", "after=1", "Last-Event-ID", strconv.FormatInt(seq, 10))
 	if resumed.Status != http.StatusOK {
 		t.Fatalf("resume: %d %s", resumed.Status, resumed.Raw())
 	}
-	last := e.events(lobby, 0).Next
-	streamed = append(streamed, resumed.until(t, last, 5*time.Second)...)
+	last := e.Events(lobby, 0).Next
+	streamed = append(streamed, resumed.Until(t, last, 5*time.Second)...)
 	// And live after the resumption.
 	measure2 := func(what string, act func()) {
 		t.Helper()
 		start := time.Now()
 		act()
-		ev := resumed.next(t, 3*time.Second)
+		ev := resumed.Next(t, 3*time.Second)
 		if lag := ev.Received.Sub(start); lag > time.Second {
 			t.Errorf("%s: the first event arrived %v after the action, want within 1s", what, lag)
 		}
 		streamed = append(streamed, ev)
 	}
-	measure2("reveal p", func() { e.reveal(lobby, p, "0p-rock").want(t, http.StatusOK) })
-	e.reveal(lobby, q, "2q-scissors").want(t, http.StatusOK)
-	last = e.events(lobby, 0).Next
-	streamed = append(streamed, resumed.until(t, last, 5*time.Second)...)
+	measure2("reveal p", func() { e.Reveal(lobby, p, "0p-rock").Want(t, http.StatusOK) })
+	e.Reveal(lobby, q, "2q-scissors").Want(t, http.StatusOK)
+	last = e.Events(lobby, 0).Next
+	streamed = append(streamed, resumed.Until(t, last, 5*time.Second)...)
 
 	// No gap, no duplicate: the streamed ids are 1..last, and the chain verifies.
-	evs := decodeSSE(t, streamed)
+	evs := apitest.DecodeSSE(t, streamed)
 	for i, ev := range evs {
 		if ev.Seq != int64(i+1) {
-			t.Fatalf("streamed seq %d at position %d: a gap or a duplicate (%s)", ev.Seq, i, eventTypes(evs))
+			t.Fatalf("streamed seq %d at position %d: a gap or a duplicate (%s)", ev.Seq, i, apitest.EventTypes(evs))
 		}
 	}
-	verifyChain(t, evs, 1, "")
+	apitest.VerifyChain(t, evs, 1, "")
 	// What the stream carried is exactly what the log serves.
-	if polled := e.allEvents(lobby); jsonOf(polled) != jsonOf(evs) {
-		t.Fatalf("stream and log differ:\n%s\n%s", jsonOf(evs), jsonOf(polled))
+	if polled := e.AllEvents(lobby); apitest.JSONOf(polled) != apitest.JSONOf(evs) {
+		t.Fatalf("stream and log differ:\n%s\n%s", apitest.JSONOf(evs), apitest.JSONOf(polled))
 	}
 	if evs[len(evs)-1].Type != "game_opened" || evs[len(evs)-2].Type != "game_finished" {
-		t.Fatalf("the stream ends with %s", eventTypes(evs[len(evs)-3:]))
+		t.Fatalf("the stream ends with %s", apitest.EventTypes(evs[len(evs)-3:]))
 	}
 }
 
@@ -98,10 +101,10 @@ func TestStreamLatencyResumeAndChain(t *testing.T) {
 // end of the log waits for new events.
 func TestStreamResumeSources(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	lobby := e.createLobby(map[string]any{"betSize": 0, "playersCountLimit": 3}).Id.String()
+	e := apitest.Start(t)
+	lobby := e.CreateLobby(map[string]any{"betSize": 0, "playersCountLimit": 3}).Id.String()
 	for i := range 3 {
-		e.do("PUT", "/v1/lobbies/"+lobby+"/next-config", e.Admin, map[string]any{"betSize": i, "playersCountLimit": 3}).want(t, http.StatusOK)
+		e.Do("PUT", "/v1/lobbies/"+lobby+"/next-config", e.Admin, map[string]any{"betSize": i, "playersCountLimit": 3}).Want(t, http.StatusOK)
 	}
 	// The log: lobby_created, game_opened, 3 x next_config_changed.
 	for _, c := range []struct {
@@ -117,51 +120,51 @@ func TestStreamResumeSources(t *testing.T) {
 		if c.lastID != "" {
 			hdr = []string{"Last-Event-ID", c.lastID}
 		}
-		s := e.openStream(lobby, "", c.query, hdr...)
-		got := decodeSSE(t, s.until(t, 5, 5*time.Second))
+		s := e.OpenStream(lobby, "", c.query, hdr...)
+		got := apitest.DecodeSSE(t, s.Until(t, 5, 5*time.Second))
 		if got[0].Seq != c.first || int64(len(got)) != 5-c.first+1 {
-			t.Errorf("query %q Last-Event-ID %q: streamed %s, want from %d", c.query, c.lastID, eventTypes(got), c.first)
+			t.Errorf("query %q Last-Event-ID %q: streamed %s, want from %d", c.query, c.lastID, apitest.EventTypes(got), c.first)
 		}
 		s.Close()
 	}
 	// At the end of the log, the stream waits and then delivers the next event.
-	s := e.openStream(lobby, "", "", "Last-Event-ID", "5")
+	s := e.OpenStream(lobby, "", "", "Last-Event-ID", "5")
 	select {
-	case ev := <-s.Events:
+	case ev := <-s.Messages:
 		t.Fatalf("an event past the end of the log: %+v", ev)
 	case <-time.After(100 * time.Millisecond):
 	}
-	e.do("POST", "/v1/lobbies/"+lobby+"/close", e.Admin, nil).want(t, http.StatusOK)
-	if ev := s.next(t, 2*time.Second); ev.ID != "6" || ev.Event != "lobby_closed" {
+	e.Do("POST", "/v1/lobbies/"+lobby+"/close", e.Admin, nil).Want(t, http.StatusOK)
+	if ev := s.Next(t, 2*time.Second); ev.ID != "6" || ev.Event != "lobby_closed" {
 		t.Fatalf("after close: %+v", ev)
 	}
-	verifyChain(t, e.allEvents(lobby), 1, "")
+	apitest.VerifyChain(t, e.AllEvents(lobby), 1, "")
 }
 
 // TestStreamLimitsAndShutdown: streams per client are bounded (429 with Retry-After) and end when
 // the server shuts down.
 func TestStreamLimitsAndShutdown(t *testing.T) {
 	t.Parallel()
-	e := setup(t, withConfig(func(c *Config) { c.MaxStreamsPerClient = 2 }))
-	lobby := e.createLobby(map[string]any{"betSize": 0, "playersCountLimit": 2}).Id.String()
-	p := e.newPlayer("p", 0)
-	a, b := e.openStream(lobby, p.Token, ""), e.openStream(lobby, p.Token, "")
+	e := apitest.Start(t, apitest.WithConfig(func(c *api.Config) { c.MaxStreamsPerClient = 2 }))
+	lobby := e.CreateLobby(map[string]any{"betSize": 0, "playersCountLimit": 2}).Id.String()
+	p := e.NewPlayer("p", 0)
+	a, b := e.OpenStream(lobby, p.Token, ""), e.OpenStream(lobby, p.Token, "")
 	if a.Status != 200 || b.Status != 200 {
 		t.Fatalf("streams: %d %d", a.Status, b.Status)
 	}
-	c := e.openStream(lobby, p.Token, "")
+	c := e.OpenStream(lobby, p.Token, "")
 	if c.Status != http.StatusTooManyRequests || c.Header.Get("Retry-After") == "" {
 		t.Fatalf("third stream: %d %v %s", c.Status, c.Header, c.Raw())
 	}
 	// Another client is not limited by p's streams.
-	if d := e.openStream(lobby, e.Admin, ""); d.Status != 200 {
+	if d := e.OpenStream(lobby, e.Admin, ""); d.Status != 200 {
 		t.Fatalf("admin stream: %d", d.Status)
 	}
 	// A closed stream frees its slot.
 	a.Close()
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		s := e.openStream(lobby, p.Token, "")
+		s := e.OpenStream(lobby, p.Token, "")
 		if s.Status == 200 {
 			break
 		}
@@ -174,7 +177,7 @@ func TestStreamLimitsAndShutdown(t *testing.T) {
 	// Shutdown ends the open streams.
 	e.Server.Shutdown()
 	select {
-	case <-b.done:
+	case <-b.Done():
 	case <-time.After(2 * time.Second):
 		t.Fatal("a stream outlived the server's Shutdown")
 	}

@@ -4,18 +4,101 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/internal/apitest"
+	"github.com/commitreveal/rps/internal/pgtest"
 )
+
+// The bots are tested against the real API (internal/apitest) over a real Postgres.
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// start serves the API for the bots: a 10 ms minimum stage timeout and a running clock worker,
+// so that games whose players stop moving end by themselves.
+func start(t *testing.T, opts ...apitest.Option) *apitest.Env {
+	t.Helper()
+	return apitest.Start(t, append([]apitest.Option{apitest.WithMinTimeout(10), apitest.WithClock()}, opts...)...)
+}
+
+// dropper applies every every-th request that carries an Idempotency-Key and then drops its
+// response (the connection closes unanswered), as a network failure after the server committed
+// would.
+type dropper struct {
+	next    http.Handler
+	every   int64
+	seen    atomic.Int64
+	dropped atomic.Int64
+}
+
+func (d *dropper) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Idempotency-Key") == "" || d.seen.Add(1)%d.every != 0 {
+		d.next.ServeHTTP(w, r)
+		return
+	}
+	d.next.ServeHTTP(httptest.NewRecorder(), r)
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		http.Error(w, "cannot drop the response: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	d.dropped.Add(1)
+	_ = conn.Close()
+}
+
+// ledgerOK asserts that the books balance.
+func ledgerOK(t *testing.T, e *apitest.Env) api.LedgerReport {
+	t.Helper()
+	rep := e.Ledger()
+	if !rep.Ok {
+		t.Errorf("ledger invariants broken: %+v", rep)
+	}
+	return rep
+}
+
+// lobbies lists every lobby, as the admin sees it.
+func lobbies(t *testing.T, e *apitest.Env) []api.Lobby {
+	t.Helper()
+	var all []api.Lobby
+	path := "/v1/lobbies?limit=100"
+	for {
+		var page api.LobbyPage
+		e.Do("GET", path, e.Admin, nil).Want(t, http.StatusOK).Decode(t, &page)
+		all = append(all, page.Lobbies...)
+		if page.Next == nil {
+			return all
+		}
+		path = "/v1/lobbies?limit=100&after=" + *page.Next
+	}
+}
+
+// onlyLobby is the one lobby of the server.
+func onlyLobby(t *testing.T, e *apitest.Env) (api.Lobby, bool) {
+	t.Helper()
+	ls := lobbies(t, e)
+	if len(ls) != 1 || ls[0].Game == nil {
+		return api.Lobby{}, false
+	}
+	return ls[0], true
+}
+
+// gameOpen reports whether a game can still change (it has not finished or stopped).
+func gameOpen(g *api.GameState) bool {
+	return g != nil && g.Stage != api.StageFinished && g.Stage != api.StageStopped
+}
 
 func TestPlayFinishesAGame(t *testing.T) {
 	for _, strat := range []string{"random", "smart", "script"} {
 		t.Run(strat, func(t *testing.T) {
-			f := newFakeServer(t)
+			e := start(t)
 			var out bytes.Buffer
 			err := Play(context.Background(), PlayConfig{
-				Server: f.srv.URL, AdminToken: f.admin, Bots: 4, Strategy: strat, Seed: 3,
+				Server: e.URL, AdminToken: e.Admin, Bots: 4, Strategy: strat, Seed: 3,
 				Script: "rock paper\nspock # comment", Fund: 500,
 				Game: GameSettings{Bet: 100, TimeoutMs: 2000, Resolution: "weighted", MaxRounds: 30}, Out: &out,
 			})
@@ -31,16 +114,16 @@ func TestPlayFinishesAGame(t *testing.T) {
 			if strat != "script" && !strings.Contains(text, "won 400") && !strings.Contains(text, "stopped") {
 				t.Errorf("no winner of the 400 pot:\n%s", text)
 			}
-			rep := f.ledgerOK(t)
+			rep := ledgerOK(t, e)
 			if rep.Escrows != 0 {
 				t.Errorf("escrow left after the game: %d", rep.Escrows)
 			}
-			l, g, err := f.onlyLobby()
-			if err != nil {
-				t.Fatal(err)
+			l, ok := onlyLobby(t, e)
+			if !ok {
+				t.Fatalf("want one lobby with a game: %+v", lobbies(t, e))
 			}
-			if !l.Closed || g.Stage.Open() {
-				t.Errorf("the bots' lobby should be closed with its game over: closed=%v stage=%s", l.Closed, g.Stage)
+			if !l.Closed || gameOpen(l.Game) {
+				t.Errorf("the bots' lobby should be closed with its game over: closed=%v stage=%s", l.Closed, l.Game.Stage)
 			}
 		})
 	}
@@ -49,63 +132,63 @@ func TestPlayFinishesAGame(t *testing.T) {
 // Every third mutating response is lost after the server applied the request; the bots retry
 // with the same Idempotency-Key and the game still ends with the books balanced.
 func TestPlaySurvivesLostResponses(t *testing.T) {
-	f := newFakeServer(t)
-	f.dropEvery = 3
+	d := &dropper{every: 3}
+	e := start(t, apitest.WithHandler(func(h http.Handler) http.Handler { d.next = h; return d }))
 	var out bytes.Buffer
 	err := Play(context.Background(), PlayConfig{
-		Server: f.srv.URL, AdminToken: f.admin, Bots: 3, Strategy: "random", Seed: 9,
+		Server: e.URL, AdminToken: e.Admin, Bots: 3, Strategy: "random", Seed: 9,
 		Game: GameSettings{Bet: 10, TimeoutMs: 2000, Resolution: "weighted", MaxRounds: 30}, Out: &out,
 	})
 	if err != nil {
 		t.Fatalf("Play: %v\n%s", err, out.String())
 	}
-	if f.dropped.Load() == 0 {
+	if d.dropped.Load() == 0 {
 		t.Fatal("no response was dropped")
 	}
 	if strings.Contains(out.String(), "warning") {
 		t.Errorf("retries should have hidden the lost responses:\n%s", out.String())
 	}
-	f.ledgerOK(t)
+	ledgerOK(t, e)
 }
 
 // Ctrl-C during registration: the bots leave and get their bets back.
 func TestPlayInterruptedInRegistrationRefunds(t *testing.T) {
-	f := newFakeServer(t)
+	e := start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	// A lobby for 10 that 3 bots cannot fill, with a long entry window.
 	lobbyCtx := context.Background()
-	c, err := NewClient(f.srv.URL, ClientOptions{})
+	c, err := NewClient(e.URL, ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := c.CreateLobby(lobbyCtx, f.admin, "big", GameSettings{Bet: 50, TimeoutMs: 60_000}.Input(10))
+	l, err := c.CreateLobby(lobbyCtx, e.Admin, "big", GameSettings{Bet: 50, TimeoutMs: 60_000}.Input(10))
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	var out bytes.Buffer
 	go func() {
-		done <- Play(ctx, PlayConfig{Server: f.srv.URL, AdminToken: f.admin, Lobby: l.Id.String(), Bots: 3, Strategy: "random", Out: &out})
+		done <- Play(ctx, PlayConfig{Server: e.URL, AdminToken: e.Admin, Lobby: l.Id.String(), Bots: 3, Strategy: "random", Out: &out})
 	}()
 	waitFor(t, func() bool {
-		_, g, err := f.onlyLobby()
-		return err == nil && g.Players == 3
+		l, ok := onlyLobby(t, e)
+		return ok && l.Game.Players == 3
 	})
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Play = %v, want context.Canceled\n%s", err, out.String())
 	}
-	rep := f.ledgerOK(t)
+	rep := ledgerOK(t, e)
 	if rep.Escrows != 0 || rep.PlayerBalances != 150 {
 		t.Errorf("after leaving: escrows %d, balances %d; want 0 and 150", rep.Escrows, rep.PlayerBalances)
 	}
 }
 
 func TestLoadRunsAndWindsDown(t *testing.T) {
-	f := newFakeServer(t)
+	e := start(t)
 	var out bytes.Buffer
 	rep, err := Load(context.Background(), LoadConfig{
-		Server: f.srv.URL, AdminToken: f.admin, Lobbies: 3, Players: 4, Duration: 700 * time.Millisecond,
+		Server: e.URL, AdminToken: e.Admin, Lobbies: 3, Players: 4, Duration: 700 * time.Millisecond,
 		Concurrency: 4, Game: GameSettings{Bet: 10, TimeoutMs: 40, Resolution: "weighted", MaxRounds: 10},
 		Strategy: "smart", Seed: 1, Skip: 0.25, Grace: 200 * time.Millisecond, Progress: 300 * time.Millisecond, Out: &out,
 	})
@@ -125,14 +208,12 @@ func TestLoadRunsAndWindsDown(t *testing.T) {
 	if !strings.Contains(out.String(), "t=") {
 		t.Errorf("no progress line:\n%s", out.String())
 	}
-	if f.ledgerOK(t).Escrows != 0 {
+	if ledgerOK(t, e).Escrows != 0 {
 		t.Error("money left in escrow after the load run")
 	}
-	for _, id := range f.lobbyIDs() {
-		l, _ := f.store.Lobby(context.Background(), id)
-		g, _ := f.store.Game(context.Background(), l.GameID)
-		if !l.Closed || (g.Stage.Open() && g.Players > 0) {
-			t.Errorf("lobby %s: closed=%v, game %s with %d players", id, l.Closed, g.Stage, g.Players)
+	for _, l := range lobbies(t, e) {
+		if !l.Closed || (gameOpen(l.Game) && l.Game.Players > 0) {
+			t.Errorf("lobby %s: closed=%v, game %+v", l.Id, l.Closed, l.Game)
 		}
 	}
 }

@@ -1,0 +1,673 @@
+// Package apitest runs the real HTTP API in process, for tests: Start serves an api.Server
+// (httptest) over a fresh, migrated PostgreSQL database of the test's own (internal/pgtest) and
+// returns an Env, the subject (URL, Client, Server, Store, Pool, Metrics) and the fixtures (the
+// admin token; helpers that create players with a balance and lobbies, send requests and check
+// that every error is a consistent problem, follow the event log, read event streams and verify
+// the hash chain). A test package using it calls pgtest.Main from its TestMain:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//
+//	e := apitest.Start(t, apitest.WithClock())
+//	alice := e.NewPlayer("alice", 1000)
+//	l := e.CreateLobby(map[string]any{"bet": 100, "minPlayers": 2})
+//	e.Register(l.Id.String(), alice).Want(t, http.StatusCreated)
+package apitest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gowebpki/jcs"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/crypto/blake2b"
+
+	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/engine"
+	"github.com/commitreveal/rps/internal/pgtest"
+	"github.com/commitreveal/rps/store"
+	"github.com/commitreveal/rps/tournament"
+)
+
+// options of Start.
+type options struct {
+	minTimeoutMs int64
+	clock        bool
+	config       func(*api.Config)
+	wrap         func(http.Handler) http.Handler
+}
+
+// An Option adjusts Start.
+type Option func(*options)
+
+// WithClock runs the store's clock worker, so deadlines pass by themselves.
+func WithClock() Option { return func(o *options) { o.clock = true } }
+
+// WithMinTimeout sets the tournament's minimum stage timeout (100 ms by default here).
+func WithMinTimeout(ms int64) Option { return func(o *options) { o.minTimeoutMs = ms } }
+
+// WithConfig adjusts the api.Config before the server is built.
+func WithConfig(f func(*api.Config)) Option { return func(o *options) { o.config = f } }
+
+// WithHandler serves wrap(the server's handler) instead of the handler itself, to disturb the
+// traffic (drop responses, for one) without touching the server.
+func WithHandler(wrap func(http.Handler) http.Handler) Option {
+	return func(o *options) { o.wrap = wrap }
+}
+
+// Env is the subject (a real server and its store, pool and metrics) and the fixtures of one test.
+type Env struct {
+	t       testing.TB
+	URL     string
+	Pool    *pgxpool.Pool
+	Store   *store.Store
+	Server  *api.Server
+	Metrics *api.Metrics
+	// Admin is the bootstrap admin's bearer token.
+	Admin string
+	// Client talks to URL.
+	Client *http.Client
+	// Allow5xx turns off the "never a 5xx" check of Do, for the tests that provoke one.
+	Allow5xx bool
+}
+
+// Start serves a real api.Server (httptest) over a fresh, migrated database of its own and
+// returns it with the bootstrap admin's token. Everything stops when the test ends.
+func Start(t testing.TB, opts ...Option) *Env {
+	t.Helper()
+	o := options{minTimeoutMs: 100}
+	for _, f := range opts {
+		f(&o)
+	}
+	pool := pgtest.New(t)
+	metrics := api.NewMetrics(pool)
+	svc := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: o.minTimeoutMs, NewID: uuid.NewString})
+	st := store.New(pool, store.Options{Service: svc, OnExpiry: metrics.ObserveExpiry})
+	t.Cleanup(st.Close)
+	admin, _, err := st.EnsureAdmin(t.Context(), "")
+	if err != nil {
+		t.Fatalf("ensure admin: %v", err)
+	}
+	cfg := api.Config{Store: st, Metrics: metrics, Logger: slog.New(slog.DiscardHandler)}
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	srv, err := api.NewServer(cfg)
+	if err != nil {
+		t.Fatalf("new server: %v", err)
+	}
+	handler := srv.Handler()
+	if o.wrap != nil {
+		handler = o.wrap(handler)
+	}
+	ts := httptest.NewServer(handler)
+	t.Cleanup(func() {
+		srv.Shutdown()
+		ts.Close()
+	})
+	if o.clock {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- st.RunClock(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("clock worker: %v", err)
+			}
+		})
+	}
+	return &Env{t: t, URL: ts.URL, Pool: pool, Store: st, Server: srv, Metrics: metrics, Admin: admin, Client: ts.Client()}
+}
+
+// For is e reporting to t, for a subtest.
+func (e *Env) For(t testing.TB) *Env {
+	c := *e
+	c.t = t
+	return &c
+}
+
+// Response is a response read whole.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	// Req names the request ("POST /v1/accounts"), for messages.
+	Req string
+}
+
+// Decode unmarshals the body into v, failing the test when it does not parse.
+func (r Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("%s: decode %T from %s: %v", r.Req, v, r.Body, err)
+	}
+}
+
+// Want fails the test unless the status is want.
+func (r Response) Want(t testing.TB, want int) Response {
+	t.Helper()
+	if r.Status != want {
+		t.Fatalf("%s: status %d, want %d; body %s", r.Req, r.Status, want, r.Body)
+	}
+	return r
+}
+
+// Problem decodes a problem body.
+func (r Response) Problem(t testing.TB) api.Problem {
+	t.Helper()
+	var p api.Problem
+	r.Decode(t, &p)
+	return p
+}
+
+// WantProblem fails unless the response is the problem of status and code.
+func (r Response) WantProblem(t testing.TB, status int, code string) api.Problem {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("%s: status %d, want %d (%s); body %s", r.Req, r.Status, status, code, r.Body)
+	}
+	p := r.Problem(t)
+	if string(p.Code) != code {
+		t.Fatalf("%s: code %q, want %q; body %s", r.Req, p.Code, code, r.Body)
+	}
+	return p
+}
+
+// Request sends a request without touching t (safe in goroutines). body is nil (no body), a
+// []byte or string sent as it is, or a value sent as JSON; headers are name, value pairs.
+func (e *Env) Request(ctx context.Context, method, path, token string, body any, headers ...string) (Response, error) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	case string:
+		rd = strings.NewReader(b)
+	case io.Reader:
+		rd = b // sent chunked, without a Content-Length
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			return Response{}, err
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, e.URL+path, rd)
+	if err != nil {
+		return Response{}, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := e.Client.Do(req)
+	if err != nil {
+		return Response{}, err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		return Response{}, err
+	}
+	return Response{Status: res.StatusCode, Header: res.Header, Body: raw, Req: method + " " + path}, nil
+}
+
+// Do sends a request (see Request) and checks what holds for every response: never a 5xx
+// (unless allowed), and every error is an RFC 9457 problem with a consistent code.
+func (e *Env) Do(method, path, token string, body any, headers ...string) Response {
+	e.t.Helper()
+	r, err := e.Request(e.t.Context(), method, path, token, body, headers...)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	CheckResponse(e.t, r, e.Allow5xx)
+	return r
+}
+
+// CheckResponse checks the shape every response must have.
+func CheckResponse(t testing.TB, r Response, allow5xx bool) {
+	t.Helper()
+	if r.Status >= 500 && !allow5xx {
+		t.Errorf("%s: server error %d: %s", r.Req, r.Status, r.Body)
+	}
+	if r.Status < 400 || (r.Status == http.StatusServiceUnavailable && strings.HasPrefix(r.Req, "GET /readyz")) {
+		// (readyz answers 503 with its Health document, as the spec says.)
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Errorf("%s: error %d with Content-Type %q, want application/problem+json; body %s", r.Req, r.Status, ct, r.Body)
+		return
+	}
+	var p api.Problem
+	if err := json.Unmarshal(r.Body, &p); err != nil {
+		t.Errorf("%s: problem body does not parse: %v: %s", r.Req, err, r.Body)
+		return
+	}
+	if p.Code == "" || p.Title == "" || p.Type != "urn:rps:problem:"+string(p.Code) || int(p.Status) != r.Status {
+		t.Errorf("%s: inconsistent problem for status %d: %s", r.Req, r.Status, r.Body)
+	}
+	// A replayed outcome is the stored body, with the first request's id.
+	replayed := r.Header.Get("Idempotent-Replayed") == "true"
+	if p.RequestId == nil || *p.RequestId == "" || (!replayed && *p.RequestId != r.Header.Get("X-Request-Id")) {
+		t.Errorf("%s: problem without the request id of X-Request-Id %q: %s", r.Req, r.Header.Get("X-Request-Id"), r.Body)
+	}
+}
+
+// Player is a player account and its token.
+type Player struct {
+	ID    string
+	Name  string
+	Token string
+}
+
+// NewPlayer creates a player account and, when funds > 0, has the admin credit it.
+func (e *Env) NewPlayer(name string, funds int64) Player {
+	e.t.Helper()
+	var created api.AccountCreated
+	e.Do("POST", "/v1/accounts", "", map[string]any{"name": name}).Want(e.t, http.StatusCreated).Decode(e.t, &created)
+	p := Player{ID: created.Account.Id.String(), Name: name, Token: created.Token}
+	if funds > 0 {
+		e.Do("POST", "/v1/admin/accounts/"+p.ID+"/credits", e.Admin, map[string]any{"amount": funds}).Want(e.t, http.StatusOK)
+	}
+	return p
+}
+
+// CreateLobby has the admin create a lobby with cfg (a GameConfigInput as a map).
+func (e *Env) CreateLobby(cfg map[string]any) api.Lobby {
+	e.t.Helper()
+	var l api.Lobby
+	e.Do("POST", "/v1/lobbies", e.Admin, map[string]any{"name": "lobby " + e.t.Name(), "config": cfg}).Want(e.t, http.StatusCreated).Decode(e.t, &l)
+	if l.Game == nil {
+		e.t.Fatalf("new lobby without a game: %+v", l)
+	}
+	return l
+}
+
+// Lobby reads a lobby as the caller of token ("" for anonymous).
+func (e *Env) Lobby(id, token string) api.Lobby {
+	e.t.Helper()
+	var l api.Lobby
+	e.Do("GET", "/v1/lobbies/"+id, token, nil).Want(e.t, http.StatusOK).Decode(e.t, &l)
+	return l
+}
+
+// Balance reads a player's balance through GET /v1/me.
+func (e *Env) Balance(token string) int64 {
+	e.t.Helper()
+	var a api.Account
+	e.Do("GET", "/v1/me", token, nil).Want(e.t, http.StatusOK).Decode(e.t, &a)
+	return a.Balance
+}
+
+// Ledger reads the admin's ledger report.
+func (e *Env) Ledger() api.LedgerReport {
+	e.t.Helper()
+	var r api.LedgerReport
+	e.Do("GET", "/v1/admin/ledger", e.Admin, nil).Want(e.t, http.StatusOK).Decode(e.t, &r)
+	return r
+}
+
+// Register registers p in a lobby.
+func (e *Env) Register(lobby string, p Player) Response {
+	e.t.Helper()
+	return e.Do("POST", "/v1/lobbies/"+lobby+"/players", p.Token, nil)
+}
+
+// Commit sends p's commitment to reveal.
+func (e *Env) Commit(lobby string, p Player, reveal string) Response {
+	e.t.Helper()
+	return e.Do("POST", "/v1/lobbies/"+lobby+"/commitments", p.Token, map[string]any{"commitment": CommitmentOf(reveal)})
+}
+
+// Reveal sends p's reveal.
+func (e *Env) Reveal(lobby string, p Player, reveal string) Response {
+	e.t.Helper()
+	return e.Do("POST", "/v1/lobbies/"+lobby+"/reveals", p.Token, map[string]any{"reveal": reveal})
+}
+
+// CommitmentOf is the commitment of a reveal string, in lower-case hex.
+func CommitmentOf(reveal string) string { return engine.Commit(reveal).String() }
+
+// Events reads one page of a lobby's events.
+func (e *Env) Events(lobby string, after int64) api.EventPage {
+	e.t.Helper()
+	var page api.EventPage
+	e.Do("GET", fmt.Sprintf("/v1/lobbies/%s/events?after=%d&limit=1000", lobby, after), "", nil).Want(e.t, http.StatusOK).Decode(e.t, &page)
+	return page
+}
+
+// AllEvents reads a lobby's whole log.
+func (e *Env) AllEvents(lobby string) []api.Event {
+	e.t.Helper()
+	var out []api.Event
+	var after int64
+	for {
+		page := e.Events(lobby, after)
+		if len(page.Events) == 0 {
+			return out
+		}
+		out = append(out, page.Events...)
+		after = page.Next
+	}
+}
+
+// WaitEvent long-polls the events endpoint after seq `after` until an event matching match
+// arrives, and returns it with every event read on the way (matching one included). No fixed
+// sleeps: each poll returns as soon as an event is appended.
+func (e *Env) WaitEvent(lobby string, after int64, within time.Duration, match func(api.Event) bool) (api.Event, []api.Event) {
+	e.t.Helper()
+	deadline := time.Now().Add(within)
+	var seen []api.Event
+	for time.Now().Before(deadline) {
+		var page api.EventPage
+		e.Do("GET", fmt.Sprintf("/v1/lobbies/%s/events?after=%d&wait=1", lobby, after), "", nil).Want(e.t, http.StatusOK).Decode(e.t, &page)
+		for _, ev := range page.Events {
+			seen = append(seen, ev)
+			if match(ev) {
+				return ev, seen
+			}
+		}
+		after = page.Next
+	}
+	e.t.Fatalf("no matching event in lobby %s within %v; saw %s", lobby, within, EventTypes(seen))
+	return api.Event{}, nil
+}
+
+// OfType matches events of a type.
+func OfType(typ string) func(api.Event) bool {
+	return func(ev api.Event) bool { return ev.Type == typ }
+}
+
+// EventTypes lists events as "seq:type ...", for messages.
+func EventTypes(evs []api.Event) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		fmt.Fprintf(&b, "%d:%s ", ev.Seq, ev.Type)
+	}
+	return b.String()
+}
+
+// EventData decodes an event's data into a map.
+func EventData(t testing.TB, ev api.Event) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(ev.Data, &m); err != nil {
+		t.Fatalf("event %d data %s: %v", ev.Seq, ev.Data, err)
+	}
+	return m
+}
+
+// VerifyChain recomputes the hash chain of a lobby's events from the served JSON alone, as a
+// third party would: hash = blake2b-256(prevHash || RFC 8785 canonical {seq, type, lobbyId,
+// gameId, at, data}), prevHash of seq 1 being 32 zero bytes. It also checks the chain against
+// tournament.ChainHash. The events must start at seq first and be consecutive.
+func VerifyChain(t testing.TB, evs []api.Event, first int64, prev string) {
+	t.Helper()
+	if prev == "" {
+		prev = strings.Repeat("0", 64)
+	}
+	for i, ev := range evs {
+		if ev.Seq != first+int64(i) {
+			t.Fatalf("event %d has seq %d, want %d (gap or duplicate)", i, ev.Seq, first+int64(i))
+		}
+		if ev.PrevHash != prev {
+			t.Fatalf("event %d: prevHash %s, want the previous hash %s", ev.Seq, ev.PrevHash, prev)
+		}
+		var gameID any
+		if ev.GameId != nil {
+			gameID = ev.GameId.String()
+		}
+		obj, err := json.Marshal(map[string]any{
+			"seq": ev.Seq, "type": ev.Type, "lobbyId": ev.LobbyId.String(), "gameId": gameID, "at": ev.At,
+			"data": json.RawMessage(ev.Data),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		canonical, err := jcs.Transform(obj)
+		if err != nil {
+			t.Fatalf("event %d: canonicalize: %v", ev.Seq, err)
+		}
+		prevBytes, err := hex.DecodeString(ev.PrevHash)
+		if err != nil || len(prevBytes) != 32 {
+			t.Fatalf("event %d: prevHash %q is not 32 bytes of hex", ev.Seq, ev.PrevHash)
+		}
+		sum := blake2b.Sum256(append(prevBytes, canonical...))
+		if got := hex.EncodeToString(sum[:]); got != ev.Hash {
+			t.Fatalf("event %d (%s): recomputed hash %s, served %s; canonical %s", ev.Seq, ev.Type, got, ev.Hash, canonical)
+		}
+		// The core's own function agrees.
+		at, err := time.Parse("2006-01-02T15:04:05.000Z07:00", ev.At)
+		if err != nil {
+			t.Fatalf("event %d: at %q: %v", ev.Seq, ev.At, err)
+		}
+		le := tournament.LoggedEvent{Seq: ev.Seq, Type: tournament.EventType(ev.Type), LobbyID: tournament.LobbyID(ev.LobbyId.String()), At: at.UnixMilli(), Data: json.RawMessage(ev.Data)}
+		if ev.GameId != nil {
+			le.GameID = tournament.GameID(ev.GameId.String())
+		}
+		copy(le.PrevHash[:], prevBytes)
+		h, err := tournament.ChainHash(le)
+		if err != nil || hex.EncodeToString(h[:]) != ev.Hash {
+			t.Fatalf("event %d: tournament.ChainHash %x (err %v), served %s", ev.Seq, h, err, ev.Hash)
+		}
+		prev = ev.Hash
+	}
+}
+
+// ---- Event streams
+
+// Message is one message of an event stream.
+type Message struct {
+	ID, Event, Data string
+	// Received is when the message's blank line arrived.
+	Received time.Time
+}
+
+// Stream reads an event stream in the background.
+type Stream struct {
+	Status   int
+	Header   http.Header
+	Messages chan Message
+	cancel   context.CancelFunc
+	done     chan struct{}
+
+	mu       sync.Mutex
+	raw      bytes.Buffer
+	comments int
+	err      error
+}
+
+// OpenStream opens GET /v1/lobbies/{lobby}/events/stream; query is added to the URL. It returns
+// once the response's headers have arrived. For a non-200 answer the body is in Raw.
+func (e *Env) OpenStream(lobby, token, query string, headers ...string) *Stream {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	u := e.URL + "/v1/lobbies/" + lobby + "/events/stream"
+	if query != "" {
+		u += "?" + query
+	}
+	req, err := http.NewRequestWithContext(ctx, "GET", u, nil)
+	if err != nil {
+		cancel()
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := e.Client.Do(req)
+	if err != nil {
+		cancel()
+		e.t.Fatalf("open stream: %v", err)
+	}
+	s := &Stream{Status: res.StatusCode, Header: res.Header, Messages: make(chan Message, 1024), cancel: cancel, done: make(chan struct{})}
+	e.t.Cleanup(s.Close)
+	if res.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		s.raw.Write(raw)
+		close(s.Messages)
+		close(s.done)
+		return s
+	}
+	go s.read(res.Body)
+	return s
+}
+
+func (s *Stream) read(body io.ReadCloser) {
+	defer close(s.done)
+	defer close(s.Messages)
+	defer body.Close()
+	r := bufio.NewReader(body)
+	var cur Message
+	var dataLines []string
+	for {
+		line, err := r.ReadString('\n')
+		s.mu.Lock()
+		s.raw.WriteString(line)
+		s.mu.Unlock()
+		if err != nil {
+			s.mu.Lock()
+			s.err = err
+			s.mu.Unlock()
+			return
+		}
+		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		switch {
+		case line == "":
+			if cur.ID != "" || len(dataLines) > 0 || cur.Event != "" {
+				cur.Data = strings.Join(dataLines, "\n")
+				cur.Received = time.Now()
+				s.Messages <- cur
+			}
+			cur, dataLines = Message{}, nil
+		case strings.HasPrefix(line, ":"):
+			// A comment (the greeting or a heartbeat): ignored, only counted.
+			s.mu.Lock()
+			s.comments++
+			s.mu.Unlock()
+		default:
+			field, value, _ := strings.Cut(line, ":")
+			value = strings.TrimPrefix(value, " ")
+			switch field {
+			case "id":
+				cur.ID = value
+			case "event":
+				cur.Event = value
+			case "data":
+				dataLines = append(dataLines, value)
+			}
+		}
+	}
+}
+
+// Close drops the connection and waits for the reader.
+func (s *Stream) Close() {
+	s.cancel()
+	<-s.done
+}
+
+// Done is closed when the stream has ended and its reader stopped.
+func (s *Stream) Done() <-chan struct{} { return s.done }
+
+// Raw is every byte received so far.
+func (s *Stream) Raw() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.raw.Bytes())
+}
+
+// Comments counts the comment lines received (the greeting and heartbeats).
+func (s *Stream) Comments() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.comments
+}
+
+// Next returns the next message, failing the test after within.
+func (s *Stream) Next(t testing.TB, within time.Duration) Message {
+	t.Helper()
+	select {
+	case ev, ok := <-s.Messages:
+		if !ok {
+			t.Fatalf("event stream ended: %v", s.err)
+		}
+		return ev
+	case <-time.After(within):
+		t.Fatalf("no event on the stream within %v", within)
+	}
+	return Message{}
+}
+
+// Until reads messages up to and including seq.
+func (s *Stream) Until(t testing.TB, seq int64, within time.Duration) []Message {
+	t.Helper()
+	var out []Message
+	deadline := time.Now().Add(within)
+	for {
+		ev := s.Next(t, time.Until(deadline))
+		out = append(out, ev)
+		if ev.ID == fmt.Sprint(seq) {
+			return out
+		}
+	}
+}
+
+// DecodeSSE parses the data of stream messages as Events, checking id and event against them.
+func DecodeSSE(t testing.TB, msgs []Message) []api.Event {
+	t.Helper()
+	out := make([]api.Event, 0, len(msgs))
+	for _, m := range msgs {
+		var ev api.Event
+		if err := json.Unmarshal([]byte(m.Data), &ev); err != nil {
+			t.Fatalf("stream data %q: %v", m.Data, err)
+		}
+		if m.ID != fmt.Sprint(ev.Seq) || m.Event != ev.Type {
+			t.Fatalf("stream message id %q event %q, but its data is seq %d type %s", m.ID, m.Event, ev.Seq, ev.Type)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// RandomID is a well-formed id nobody has.
+func RandomID() string { return uuid.NewString() }
+
+// Query builds a query string.
+func Query(kv ...string) string {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Set(kv[i], kv[i+1])
+	}
+	return v.Encode()
+}
+
+// JSONOf renders v as JSON for messages.
+func JSONOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%+v", v)
+	}
+	return string(b)
+}
