@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/commitreveal/rps"
 	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/store"
@@ -503,9 +501,4 @@ func int64Cursor(after *string) (int64, error) {
 func int64CursorOf(n int64) *string {
 	s := strconv.FormatInt(n, 10)
 	return &s
-}
-
-func validUUID(s string) bool {
-	_, err := uuid.Parse(s)
-	return err == nil
 }

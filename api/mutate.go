@@ -125,15 +125,7 @@ func (r rawResponse) VisitCommitMoveResponse(w http.ResponseWriter) error     { 
 func (r rawResponse) VisitRevealMoveResponse(w http.ResponseWriter) error     { return r.visit(w) }
 func (r rawResponse) VisitCreditAccountResponse(w http.ResponseWriter) error  { return r.visit(w) }
 func (r rawResponse) VisitDebitAccountResponse(w http.ResponseWriter) error   { return r.visit(w) }
-func (r rawResponse) VisitCreateAccountResponse(w http.ResponseWriter) error  { return r.visit(w) }
 func (r rawResponse) VisitRotateTokenResponse(w http.ResponseWriter) error    { return r.visit(w) }
-func (r rawResponse) VisitListEventsResponse(w http.ResponseWriter) error     { return r.visit(w) }
-func (r rawResponse) VisitGetReadinessResponse(w http.ResponseWriter) error   { return r.visit(w) }
-func (r rawResponse) VisitGetOpenApiSpecResponse(w http.ResponseWriter) error { return r.visit(w) }
-func (r rawResponse) VisitStreamEventsResponse(w http.ResponseWriter) error   { return r.visit(w) }
-func (r rawResponse) VisitGetMetricsResponse(w http.ResponseWriter) error     { return r.visit(w) }
-func (r rawResponse) VisitAnalyzeGridResponse(w http.ResponseWriter) error    { return r.visit(w) }
-func (r rawResponse) VisitGetRoundResponse(w http.ResponseWriter) error       { return r.visit(w) }
 
 // lobbyAfter renders a lobby as a mutation's response, read in the mutation's transaction so
 // that a replay returns exactly what the first request saw.

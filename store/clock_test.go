@@ -334,7 +334,7 @@ func TestConcurrentRegistrations(t *testing.T) {
 
 	in := 0
 	for i, err := range errs {
-		switch tournament.CodeOf(err) {
+		switch refusalCode(err) {
 		case "":
 			if err != nil {
 				t.Fatalf("register p%d: %v", i, err)

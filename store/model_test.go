@@ -55,7 +55,7 @@ func TestModel(t *testing.T) {
 					rt.Fatalf("%s on %s: %v", what, twins[i].name, err)
 				}
 			}
-			if tournament.CodeOf(errs[0]) != tournament.CodeOf(errs[1]) {
+			if refusalCode(errs[0]) != refusalCode(errs[1]) {
 				rt.Fatalf("%s: %s says %v, %s says %v", what, twins[0].name, errs[0], twins[1].name, errs[1])
 			}
 			return errs[0]

@@ -69,3 +69,11 @@ func (s *Store) RunLobby(ctx context.Context, lobby tournament.LobbyID, fn func(
 		return fn(t, now)
 	})
 }
+
+// refusalCode is the refusal code of err, or "" when err is not a refusal.
+func refusalCode(err error) tournament.Code {
+	if e, ok := tournament.IsRefusal(err); ok {
+		return e.Code
+	}
+	return ""
+}

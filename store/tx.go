@@ -79,32 +79,23 @@ func scanGame(r pgx.Row, extra ...any) (tournament.Game, error) {
 	return g, r.Scan(dest...)
 }
 
-// LockLobby locks the lobby row, then reads its game (unless this transaction holds both
-// already).
+// LockLobby locks the lobby row, then reads its game, in one round trip (unless this
+// transaction holds both already).
 func (t *pgTx) LockLobby(ctx context.Context, id tournament.LobbyID) (tournament.Lobby, tournament.Game, error) {
 	if l, ok := t.locked[id]; ok {
 		if g, ok := t.games[l.GameID]; ok {
 			return l.Clone(), g, nil
 		}
 	}
-	l, g, _, err := t.lockLobby(ctx, id)
-	return l, g, err
-}
-
-// lockLobby locks the lobby row and reads its game and the clock, in one round trip.
-func (t *pgTx) lockLobby(ctx context.Context, id tournament.LobbyID) (tournament.Lobby, tournament.Game, int64, error) {
 	if !validID(string(id)) {
-		return tournament.Lobby{}, tournament.Game{}, 0, tournament.ErrNotFound
+		return tournament.Lobby{}, tournament.Game{}, tournament.ErrNotFound
 	}
 	var b pgx.Batch
 	read := t.queueLock(&b, id)
-	var now int64
-	b.Queue(`SELECT ` + clockSQL).QueryRow(func(r pgx.Row) error { return row{r}.Scan(&now) })
 	if err := t.tx.send(ctx, &b); err != nil {
-		return tournament.Lobby{}, tournament.Game{}, 0, err
+		return tournament.Lobby{}, tournament.Game{}, err
 	}
-	l, g, err := t.held(read)
-	return l, g, now, err
+	return t.held(read)
 }
 
 // lockRead receives what queueLock's statements read.

@@ -52,14 +52,6 @@ func IsRefusal(err error) (*Error, bool) {
 	return nil, false
 }
 
-// CodeOf returns the refusal code of err, or "" if err is not a refusal.
-func CodeOf(err error) Code {
-	if e, ok := IsRefusal(err); ok {
-		return e.Code
-	}
-	return ""
-}
-
 func refuse(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }

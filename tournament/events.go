@@ -42,8 +42,14 @@ type Event struct {
 	// GameID is empty for lobby-level events.
 	GameID GameID
 	At     int64
-	// Data is one of the *Data structs below.
-	Data any
+	// Data is one of the *Data structs below; it names its type.
+	Data EventData
+}
+
+// EventData is the data of an event: each *Data struct below names its event type, so that a new
+// one cannot be emitted without a type.
+type EventData interface {
+	EventType() EventType
 }
 
 // LobbyCreatedData is the data of lobby_created.
@@ -286,3 +292,19 @@ func (d *Digester) Sum() (string, int) {
 	d.h.Write([]byte{']'})
 	return hex.EncodeToString(d.h.Sum(nil)), d.count
 }
+
+func (*LobbyCreatedData) EventType() EventType      { return EventLobbyCreated }
+func (*GameOpenedData) EventType() EventType        { return EventGameOpened }
+func (*PlayerRegisteredData) EventType() EventType  { return EventPlayerRegistered }
+func (*PlayerLeftData) EventType() EventType        { return EventPlayerLeft }
+func (*RoundStartedData) EventType() EventType      { return EventRoundStarted }
+func (*MoveCommittedData) EventType() EventType     { return EventMoveCommitted }
+func (*MovesClosedData) EventType() EventType       { return EventMovesClosed }
+func (*MoveRevealedData) EventType() EventType      { return EventMoveRevealed }
+func (*RoundResolvedData) EventType() EventType     { return EventRoundResolved }
+func (*StageExtendedData) EventType() EventType     { return EventStageExtended }
+func (*GameFinishedData) EventType() EventType      { return EventGameFinished }
+func (*GameStoppedData) EventType() EventType       { return EventGameStopped }
+func (*NextConfigChangedData) EventType() EventType { return EventNextConfigChanged }
+func (*LobbyClosedData) EventType() EventType       { return EventLobbyClosed }
+func (*ClockShiftedData) EventType() EventType      { return EventClockShifted }

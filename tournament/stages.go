@@ -64,48 +64,12 @@ func (o *op) flush() error {
 	return nil
 }
 
-func (o *op) emit(at int64, game GameID, data any) error {
-	e := Event{Type: eventType(data), LobbyID: o.lobby.ID, GameID: game, At: at, Data: data}
+func (o *op) emit(at int64, game GameID, data EventData) error {
+	e := Event{Type: data.EventType(), LobbyID: o.lobby.ID, GameID: game, At: at, Data: data}
 	if err := o.tx.Append(o.ctx, e); err != nil {
 		return fmt.Errorf("append %s event: %w", e.Type, err)
 	}
 	return nil
-}
-
-func eventType(data any) EventType {
-	switch data.(type) {
-	case *LobbyCreatedData:
-		return EventLobbyCreated
-	case *GameOpenedData:
-		return EventGameOpened
-	case *PlayerRegisteredData:
-		return EventPlayerRegistered
-	case *PlayerLeftData:
-		return EventPlayerLeft
-	case *RoundStartedData:
-		return EventRoundStarted
-	case *MoveCommittedData:
-		return EventMoveCommitted
-	case *MovesClosedData:
-		return EventMovesClosed
-	case *MoveRevealedData:
-		return EventMoveRevealed
-	case *RoundResolvedData:
-		return EventRoundResolved
-	case *StageExtendedData:
-		return EventStageExtended
-	case *GameFinishedData:
-		return EventGameFinished
-	case *GameStoppedData:
-		return EventGameStopped
-	case *NextConfigChangedData:
-		return EventNextConfigChanged
-	case *LobbyClosedData:
-		return EventLobbyClosed
-	case *ClockShiftedData:
-		return EventClockShifted
-	}
-	panic(fmt.Sprintf("tournament: no event type for %T", data))
 }
 
 func (o *op) transfer(from, to LedgerAccount, amount int64, kind PostingKind, at int64) error {
