@@ -163,11 +163,11 @@ func ledgerEntryView(e store.LedgerEntry) LedgerEntry {
 // ---- admin
 
 func (h *handlers) CreditAccount(ctx context.Context, req CreditAccountRequestObject) (CreditAccountResponseObject, error) {
-	return h.moveMoney(ctx, "credit", req.AccountId.String(), req.Params.IdempotencyKey, req.Body, h.s.store.Service().Credit)
+	return h.moveMoney(ctx, "credit", req.AccountId.String(), req.Params.IdempotencyKey, req.Body, h.s.service.Credit)
 }
 
 func (h *handlers) DebitAccount(ctx context.Context, req DebitAccountRequestObject) (DebitAccountResponseObject, error) {
-	return h.moveMoney(ctx, "debit", req.AccountId.String(), req.Params.IdempotencyKey, req.Body, h.s.store.Service().Debit)
+	return h.moveMoney(ctx, "debit", req.AccountId.String(), req.Params.IdempotencyKey, req.Body, h.s.service.Debit)
 }
 
 type moneyOp func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.AccountID, amount int64) (tournament.Account, error)
@@ -241,7 +241,7 @@ func (h *handlers) CreateLobby(ctx context.Context, req CreateLobbyRequestObject
 	return h.mutate(ctx, mutation{
 		action: "create_lobby", caller: who, key: req.Params.IdempotencyKey, body: req.Body, status: http.StatusCreated,
 		run: func(ctx context.Context, tx tournament.Tx, now int64) (any, error) {
-			id, err := h.s.store.Service().CreateLobby(ctx, tx, now, actorOf(who), req.Body.Name, cfg)
+			id, err := h.s.service.CreateLobby(ctx, tx, now, actorOf(who), req.Body.Name, cfg)
 			if e, ok := tournament.IsRefusal(err); ok && e.Field != "" && e.Field != "name" {
 				// The config's fields sit under "config" in this request.
 				e.Field = "config." + e.Field
@@ -357,29 +357,29 @@ func (h *handlers) SetNextConfig(ctx context.Context, req SetNextConfigRequestOb
 	cfg := configInput(*req.Body)
 	return h.lobbyMutation(ctx, "set_next_config", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAdmin,
 		func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.LobbyID) error {
-			return h.s.store.Service().ChangeNextConfig(ctx, tx, now, actor, id, cfg)
+			return h.s.service.ChangeNextConfig(ctx, tx, now, actor, id, cfg)
 		})
 }
 
 func (h *handlers) CloseLobby(ctx context.Context, req CloseLobbyRequestObject) (CloseLobbyResponseObject, error) {
-	return h.lobbyMutation(ctx, "close_lobby", req.LobbyId, req.Params.IdempotencyKey, nil, http.StatusOK, requireAdmin, h.s.store.Service().CloseLobby)
+	return h.lobbyMutation(ctx, "close_lobby", req.LobbyId, req.Params.IdempotencyKey, nil, http.StatusOK, requireAdmin, h.s.service.CloseLobby)
 }
 
 func (h *handlers) StopGame(ctx context.Context, req StopGameRequestObject) (StopGameResponseObject, error) {
 	return h.lobbyMutation(ctx, "stop", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAdmin,
 		func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.LobbyID) error {
-			return h.s.store.Service().Stop(ctx, tx, now, actor, id, req.Body.Reason)
+			return h.s.service.Stop(ctx, tx, now, actor, id, req.Body.Reason)
 		})
 }
 
 // ---- play
 
 func (h *handlers) RegisterPlayer(ctx context.Context, req RegisterPlayerRequestObject) (RegisterPlayerResponseObject, error) {
-	return h.lobbyMutation(ctx, "register", req.LobbyId, req.Params.IdempotencyKey, nil, http.StatusCreated, requireAccount, h.s.store.Service().Register)
+	return h.lobbyMutation(ctx, "register", req.LobbyId, req.Params.IdempotencyKey, nil, http.StatusCreated, requireAccount, h.s.service.Register)
 }
 
 func (h *handlers) LeaveLobby(ctx context.Context, req LeaveLobbyRequestObject) (LeaveLobbyResponseObject, error) {
-	return h.lobbyMutation(ctx, "leave", req.LobbyId, req.Params.IdempotencyKey, nil, http.StatusOK, requireAccount, h.s.store.Service().Leave)
+	return h.lobbyMutation(ctx, "leave", req.LobbyId, req.Params.IdempotencyKey, nil, http.StatusOK, requireAccount, h.s.service.Leave)
 }
 
 func (h *handlers) CommitMove(ctx context.Context, req CommitMoveRequestObject) (CommitMoveResponseObject, error) {
@@ -389,7 +389,7 @@ func (h *handlers) CommitMove(ctx context.Context, req CommitMoveRequestObject) 
 	}
 	return h.lobbyMutation(ctx, "commit", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAccount,
 		func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.LobbyID) error {
-			return h.s.store.Service().Commit(ctx, tx, now, actor, id, c)
+			return h.s.service.Commit(ctx, tx, now, actor, id, c)
 		})
 }
 
@@ -399,7 +399,7 @@ func (h *handlers) RevealMove(ctx context.Context, req RevealMoveRequestObject) 
 	}
 	return h.lobbyMutation(ctx, "reveal", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAccount,
 		func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.LobbyID) error {
-			return h.s.store.Service().Reveal(ctx, tx, now, actor, id, req.Body.Reveal)
+			return h.s.service.Reveal(ctx, tx, now, actor, id, req.Body.Reveal)
 		})
 }
 

@@ -40,12 +40,10 @@ func (h *handlers) mutate(ctx context.Context, m mutation) (rawResponse, error) 
 	}
 	out, replayed, err := h.s.store.RunIdempotent(ctx, m.lobby, key, func(tx tournament.Tx, now int64) (store.Outcome, error) {
 		result, err := m.run(ctx, tx, now)
-		if refusal, refused := tournament.IsRefusal(err); refused {
-			// A refusal by the game is an outcome too: stored and replayed like a success. An
-			// invalid request is not: the client may retry it corrected with the same key.
+		if _, refused := tournament.IsRefusal(err); refused {
+			// A refusal commits and is an outcome too (see tournament.Error).
 			p := asProblem(err)
-			return store.Outcome{Status: p.status, Body: problemBody(ctx, p), Refused: err,
-				Transient: refusal.Code == tournament.CodeValidationFailed}, nil
+			return store.Outcome{Status: p.status, Body: problemBody(ctx, p), Refused: err}, nil
 		} else if err != nil {
 			return store.Outcome{}, err
 		}

@@ -83,24 +83,25 @@ func (s *Store) AccountByToken(ctx context.Context, token string) (tournament.Ac
 }
 
 // RotateToken gives an account a fresh token, which replaces (and revokes) the old one, and
-// returns it. With an idempotency key, a duplicate of the request does not rotate again: it gets
-// replay back (replayed is true), since the token itself is never stored.
-func (s *Store) RotateToken(ctx context.Context, id tournament.AccountID, key *IdempotencyKey, replay Outcome) (token string, out Outcome, replayed bool, err error) {
+// returns it. The token itself is never stored: with an idempotency key, what is stored is
+// replay, and a duplicate of the request does not rotate again but gets the replay its first
+// request stored (replayed is true, token is "").
+func (s *Store) RotateToken(ctx context.Context, id tournament.AccountID, key *IdempotencyKey, replay Outcome) (token string, stored Outcome, replayed bool, err error) {
 	if !validID(string(id)) {
 		return "", Outcome{}, false, tournament.ErrNotFound
 	}
-	out, replayed, err = s.RunIdempotent(ctx, "", key, func(tx tournament.Tx, _ int64) (Outcome, error) {
+	stored, replayed, err = s.runKeyed(ctx, "", key, func(t *pgTx, _ int64) (Outcome, error) {
 		var hash []byte
 		token, hash = newToken()
-		if err := execOne(ctx, tx.(*pgTx).tx, `UPDATE accounts SET token_hash = $2 WHERE id = $1`, id, hash); err != nil {
+		if err := execOne(ctx, t.tx, `UPDATE accounts SET token_hash = $2 WHERE id = $1`, id, hash); err != nil {
 			return Outcome{}, err
 		}
-		return Outcome{Status: 200, Stored: &replay}, nil
+		return replay, nil
 	})
 	if err != nil || replayed {
-		return "", out, replayed, err
+		return "", stored, replayed, err
 	}
-	return token, out, false, nil
+	return token, Outcome{}, false, nil
 }
 
 // Account returns an account with its balance.

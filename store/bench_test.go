@@ -40,7 +40,7 @@ func BenchmarkCommitLobbySize(b *testing.B) {
 					b.StartTimer()
 				}
 				err := s.RunLobby(ctx, lobby, func(tx tournament.Tx, now int64) error {
-					return s.Service().Commit(ctx, tx, now, players[k], lobby, commitment)
+					return s.service.Commit(ctx, tx, now, players[k], lobby, commitment)
 				})
 				if err != nil {
 					b.Fatal(err)
@@ -68,7 +68,7 @@ func seedMovesStage(b *testing.B, s *Store, n int) (tournament.LobbyID, tourname
 	cfg.EntryTimeoutMs, cfg.MoveTimeoutMs, cfg.RevealTimeoutMs = tournament.MaxTimeoutMs, tournament.MaxTimeoutMs, tournament.MaxTimeoutMs
 	var lobby tournament.LobbyID
 	err = s.Run(ctx, func(tx tournament.Tx, now int64) (err error) {
-		lobby, err = s.Service().CreateLobby(ctx, tx, now, tournament.Actor{ID: adm.ID, Role: adm.Role}, "bench", cfg)
+		lobby, err = s.service.CreateLobby(ctx, tx, now, tournament.Actor{ID: adm.ID, Role: adm.Role}, "bench", cfg)
 		return err
 	})
 	if err != nil {

@@ -51,7 +51,7 @@ func player(t *testing.T, s *Store, name string, funds int64) tournament.Actor {
 	}
 	if funds > 0 {
 		err := s.Run(ctx, func(tx tournament.Tx, now int64) error {
-			_, err := s.Service().Credit(ctx, tx, now, tournament.Actor{Role: tournament.RoleAdmin}, a.ID, funds)
+			_, err := s.service.Credit(ctx, tx, now, tournament.Actor{Role: tournament.RoleAdmin}, a.ID, funds)
 			return err
 		})
 		if err != nil {
@@ -74,7 +74,7 @@ func createLobby(t *testing.T, s *Store, adm tournament.Actor, cfg tournament.Co
 	t.Helper()
 	var id tournament.LobbyID
 	err := s.Run(context.Background(), func(tx tournament.Tx, now int64) (err error) {
-		id, err = s.Service().CreateLobby(context.Background(), tx, now, adm, "lobby", cfg)
+		id, err = s.service.CreateLobby(context.Background(), tx, now, adm, "lobby", cfg)
 		return err
 	})
 	if err != nil {
@@ -85,7 +85,7 @@ func createLobby(t *testing.T, s *Store, adm tournament.Actor, cfg tournament.Co
 
 func register(s *Store, a tournament.Actor, lobby tournament.LobbyID) error {
 	ctx := context.Background()
-	return s.RunLobby(ctx, lobby, func(tx tournament.Tx, now int64) error { return s.Service().Register(ctx, tx, now, a, lobby) })
+	return s.RunLobby(ctx, lobby, func(tx tournament.Tx, now int64) error { return s.service.Register(ctx, tx, now, a, lobby) })
 }
 
 // startClocks runs a clock worker per store until the test ends.

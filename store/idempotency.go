@@ -1,12 +1,17 @@
 package store
 
+// Idempotency keys: begin reads the outcome stored under a key, RunIdempotent stores one, and
+// purgeIdempotencyKeys forgets the expired ones.
+
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/commitreveal/rps/tournament"
+	"github.com/jackc/pgx/v5"
 )
 
 // IdempotencyTTL is how long an outcome stays stored under its key.
@@ -22,18 +27,14 @@ type IdempotencyKey struct {
 	RequestHash []byte
 }
 
-// Outcome is a response as stored under an idempotency key: its status and body.
+// Outcome is what a key replays: a status and a body, both chosen and read by the caller (the
+// store does not interpret them).
 type Outcome struct {
 	Status int
 	Body   []byte
-	// Refused is the refusal the outcome reports, if any; it is not stored.
+	// Refused is the refusal the outcome reports, if any; it is not stored. An outcome whose
+	// refusal is not Replayable is not stored under the key (see tournament.Error).
 	Refused error
-	// Transient outcomes (a request the game found invalid) are not stored under the key, so the
-	// client can retry with a corrected request; the transaction still commits.
-	Transient bool
-	// Stored, when set, is stored (and replayed) instead of the outcome itself, for a response
-	// that must never be kept, such as a new token.
-	Stored *Outcome
 }
 
 // ErrIdempotencyConflict is the use of a key with a different request than the one it was first
@@ -44,7 +45,8 @@ var ErrIdempotencyConflict = errors.New("idempotency key reused with a different
 // the lobby (if lobby names one) so that its operations run one at a time and its log never goes
 // back in time. The transaction commits when fn succeeds, and is retried a few times after a
 // serialization failure or deadlock, so fn must have no other side effects. When key is not nil,
-// fn's outcome (unless it is Transient) is stored under the key in the same transaction. A retry with the same key and request
+// fn's outcome (unless its refusal is not Replayable) is stored under the key in the same
+// transaction. A retry with the same key and request
 // gets the stored outcome back (replayed is true) and fn does not run. A concurrent duplicate
 // either waits for the lobby lock the first one holds, or loses the race to store the key, rolls
 // back and runs again, finding the outcome stored: either way it is replayed. A key used with
@@ -52,6 +54,12 @@ var ErrIdempotencyConflict = errors.New("idempotency key reused with a different
 // be retried.
 func (s *Store) RunIdempotent(ctx context.Context, lobby tournament.LobbyID, key *IdempotencyKey,
 	fn func(tx tournament.Tx, now int64) (Outcome, error)) (out Outcome, replayed bool, err error) {
+	return s.runKeyed(ctx, lobby, key, func(t *pgTx, now int64) (Outcome, error) { return fn(t, now) })
+}
+
+// runKeyed is RunIdempotent for the store's own operations, which run SQL of their own on t.
+func (s *Store) runKeyed(ctx context.Context, lobby tournament.LobbyID, key *IdempotencyKey,
+	fn func(t *pgTx, now int64) (Outcome, error)) (out Outcome, replayed bool, err error) {
 	err = s.run(ctx, func(t *pgTx) error {
 		out, replayed = Outcome{}, false // a retried transaction starts over
 		now, previous, found, err := t.begin(ctx, lobby, key)
@@ -61,12 +69,8 @@ func (s *Store) RunIdempotent(ctx context.Context, lobby tournament.LobbyID, key
 		}
 		expired := now - IdempotencyTTL.Milliseconds()
 		out, err = fn(t, now)
-		if err != nil || key == nil || out.Transient {
+		if refusal, ok := tournament.IsRefusal(out.Refused); err != nil || key == nil || (ok && !refusal.Replayable()) {
 			return err
-		}
-		stored := out
-		if out.Stored != nil {
-			stored = *out.Stored
 		}
 		// Stored once, after the operation: replacing only an expired key, so a duplicate that
 		// stored it first makes this transaction roll back and run again, to be replayed.
@@ -75,7 +79,7 @@ func (s *Store) RunIdempotent(ctx context.Context, lobby tournament.LobbyID, key
 			ON CONFLICT (account_id, method, route, key) DO UPDATE
 			SET request_hash = excluded.request_hash, status = excluded.status, response = excluded.response, created_at = excluded.created_at
 			WHERE idempotency_keys.created_at < $9`,
-			key.AccountID, key.Method, key.Route, key.Key, key.RequestHash, stored.Status, stored.Body, now, expired)
+			key.AccountID, key.Method, key.Route, key.Key, key.RequestHash, out.Status, out.Body, now, expired)
 		// Sent with the operation's held-back writes, in one round trip.
 		tag, err := t.tx.flush(ctx)
 		if err != nil {
@@ -87,6 +91,49 @@ func (s *Store) RunIdempotent(ctx context.Context, lobby tournament.LobbyID, key
 		return nil
 	})
 	return out, replayed, err
+}
+
+// begin starts an operation in one round trip: it locks the lobby (if it exists) and reads its
+// game, then reads the transaction's instant and, when key is not nil, the unexpired outcome
+// stored under the key. Read after the lock, the instant never goes back in a lobby's log, and a
+// duplicate that held the lock is seen.
+func (t *pgTx) begin(ctx context.Context, lobby tournament.LobbyID, key *IdempotencyKey) (now int64, stored Outcome, found bool, err error) {
+	var b pgx.Batch
+	var read *lockRead
+	if validID(string(lobby)) {
+		read = t.queueLock(&b, lobby)
+	}
+	var account, method, route, name any // NULL: no key, no match
+	if key != nil {
+		account, method, route, name = key.AccountID, key.Method, key.Route, key.Key
+	}
+	var hash []byte
+	var status *int
+	b.Queue(`SELECT `+clockSQL+`, k.request_hash, k.status, k.response
+		FROM (SELECT 1) AS one LEFT JOIN idempotency_keys k
+			ON k.account_id = $1 AND k.method = $2 AND k.route = $3 AND k.key = $4
+			AND k.created_at >= `+clockSQL+` - $5`,
+		account, method, route, name, IdempotencyTTL.Milliseconds()).
+		QueryRow(func(r pgx.Row) error { return row{r}.Scan(&now, &hash, &status, &stored.Body) })
+	if err := t.tx.send(ctx, &b); err != nil {
+		return 0, Outcome{}, false, fmt.Errorf("begin: %w", err)
+	}
+	if read != nil && read.foundLobby {
+		if _, _, err := t.held(read); err != nil {
+			return 0, Outcome{}, false, err
+		}
+	}
+	if t.s.nowFn != nil {
+		now = t.s.nowFn()
+	}
+	if status == nil {
+		return now, Outcome{}, false, nil
+	}
+	if !bytes.Equal(hash, key.RequestHash) {
+		return now, Outcome{}, false, ErrIdempotencyConflict
+	}
+	stored.Status = *status
+	return now, stored, true, nil
 }
 
 // purgeIdempotencyKeys deletes the keys older than IdempotencyTTL.

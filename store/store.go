@@ -5,7 +5,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -70,9 +69,6 @@ func New(pool *pgxpool.Pool, opts Options) *Store {
 // Close stops the store's event listener (the pool is the caller's to close).
 func (s *Store) Close() { s.stopListen() }
 
-// Service returns the Service the store was built with.
-func (s *Store) Service() *tournament.Service { return s.service }
-
 // maxAttempts bounds the tries of a transaction that lost a serialization race or a deadlock.
 const maxAttempts = 5
 
@@ -99,51 +95,8 @@ func (s *Store) withTx(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) 
 	return nil
 }
 
-// begin starts an operation in one round trip: it locks the lobby (if it exists) and reads its
-// game, then reads the transaction's instant and, when key is not nil, the unexpired outcome
-// stored under the key. Read after the lock, the instant never goes back in a lobby's log, and a
-// duplicate that held the lock is seen.
-func (t *pgTx) begin(ctx context.Context, lobby tournament.LobbyID, key *IdempotencyKey) (now int64, stored Outcome, found bool, err error) {
-	var b pgx.Batch
-	var read *lockRead
-	if validID(string(lobby)) {
-		read = t.queueLock(&b, lobby)
-	}
-	var account, method, route, name any // NULL: no key, no match
-	if key != nil {
-		account, method, route, name = key.AccountID, key.Method, key.Route, key.Key
-	}
-	var hash []byte
-	var status *int
-	b.Queue(`SELECT `+clockSQL+`, k.request_hash, k.status, k.response
-		FROM (SELECT 1) AS one LEFT JOIN idempotency_keys k
-			ON k.account_id = $1 AND k.method = $2 AND k.route = $3 AND k.key = $4
-			AND k.created_at >= `+clockSQL+` - $5`,
-		account, method, route, name, IdempotencyTTL.Milliseconds()).
-		QueryRow(func(r pgx.Row) error { return row{r}.Scan(&now, &hash, &status, &stored.Body) })
-	if err := t.tx.send(ctx, &b); err != nil {
-		return 0, Outcome{}, false, fmt.Errorf("begin: %w", err)
-	}
-	if read != nil && read.foundLobby {
-		if _, _, err := t.held(read); err != nil {
-			return 0, Outcome{}, false, err
-		}
-	}
-	if t.s.nowFn != nil {
-		now = t.s.nowFn()
-	}
-	if status == nil {
-		return now, Outcome{}, false, nil
-	}
-	if !bytes.Equal(hash, key.RequestHash) {
-		return now, Outcome{}, false, ErrIdempotencyConflict
-	}
-	stored.Status = *status
-	return now, stored, true, nil
-}
-
-// run runs fn in one transaction: it commits when fn returns nil or a refusal (expiries applied
-// before a refused action are kept, and run returns the refusal), rolls back on any other error,
+// run runs fn in one transaction: it commits when fn returns nil or a refusal (a refusal commits,
+// see tournament.Error; run returns it), rolls back on any other error,
 // and retries a transaction that lost a serialization race or a deadlock a bounded number of times.
 func (s *Store) run(ctx context.Context, fn func(t *pgTx) error) error {
 	for attempt := 1; ; attempt++ {

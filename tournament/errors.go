@@ -24,8 +24,16 @@ const (
 	CodeValidationFailed   Code = "validation_failed"
 )
 
-// Error is a refusal: the operation was not performed (though expiries that were due before it
-// were applied and are kept). Every other error is a failure of the store.
+// Error is a refusal: the operation was not performed. Every other error is a failure of the store.
+//
+// A refusal commits. A refusal is the game's answer to a request, not a failure, so:
+//   - the transaction it was given in commits, keeping the expiries applied before the refused
+//     action (Service.run writes them back; the store commits on a refusal);
+//   - under an idempotency key it is stored and replayed like a success (store.RunIdempotent),
+//     unless it is not Replayable: a request the game found invalid may be retried, corrected,
+//     under the same key.
+//
+// This is the one statement of the rule; the places that apply it point here.
 type Error struct {
 	Code Code
 	// Field names the offending input for CodeValidationFailed.
@@ -39,6 +47,10 @@ func (e *Error) Error() string {
 	}
 	return fmt.Sprintf("%s: %s", e.Code, e.Message)
 }
+
+// Replayable reports whether the refusal is stored under the request's idempotency key and
+// replayed to a retry (see Error): every refusal but a failed validation.
+func (e *Error) Replayable() bool { return e.Code != CodeValidationFailed }
 
 // ErrNotFound is returned by a Tx for a row that does not exist.
 var ErrNotFound = errors.New("not found")

@@ -25,8 +25,7 @@ type op struct {
 }
 
 // run locks the lobby, applies the expiries due by now, runs the action and writes the headers
-// back. The headers are written back for a refusal too, so that expiries applied before a refused
-// action are kept.
+// back. The headers are written back for a refusal too: a refusal commits (see Error).
 func (s *Service) run(ctx context.Context, tx Tx, now int64, lobby LobbyID, action func(o *op) error) error {
 	l, g, err := tx.LockLobby(ctx, lobby)
 	if errors.Is(err, ErrNotFound) {

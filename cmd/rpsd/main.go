@@ -208,7 +208,7 @@ func run(args []string, log *slog.Logger) error {
 		fmt.Println(token)
 		return nil
 	}
-	return serve(ctx, cfg, st, metrics, log)
+	return serve(ctx, cfg, st, service, metrics, log)
 }
 
 // database returns the URL to use: DATABASE_URL, or the private cluster's, started on demand.
@@ -232,7 +232,7 @@ func database(ctx context.Context, cfg settings, log *slog.Logger) (string, *pgc
 	return cluster.URL("rps"), cluster, nil
 }
 
-func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metrics, log *slog.Logger) error {
+func serve(ctx context.Context, cfg settings, st *store.Store, service *tournament.Service, metrics *api.Metrics, log *slog.Logger) error {
 	if _, err := st.Recover(ctx, cfg.outage); err != nil {
 		return fmt.Errorf("recover after outage: %w", err)
 	}
@@ -246,7 +246,7 @@ func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metr
 	}
 
 	server, err := api.NewServer(api.Config{
-		Store: st, Logger: log, Metrics: metrics,
+		Store: st, Service: service, Logger: log, Metrics: metrics,
 		TokenLimit:   api.RateLimit{Rate: cfg.accountRate, Burst: max(1, int(2*cfg.accountRate))},
 		IPLimit:      api.RateLimit{Rate: cfg.ipRate, Burst: max(1, int(2*cfg.ipRate))},
 		AccountLimit: api.RateLimit{Rate: cfg.signupRate, Burst: 10},
