@@ -1,9 +1,9 @@
 # make test is the one test command; .ci/run calls it and nothing else.
 GO ?= go
 
-.PHONY: test test-go test-android test-console lint-openapi vet generate run bench postgres
+.PHONY: test test-go test-android test-console lint-openapi lint-go vet generate run bench postgres
 
-test: postgres lint-openapi vet test-go test-android test-console
+test: postgres lint-openapi vet lint-go test-go test-android test-console
 
 # PostgreSQL binaries for the Go tests and the private cluster (apt-get as root when missing).
 postgres:
@@ -14,6 +14,10 @@ lint-openapi:
 
 vet:
 	$(GO) vet ./...
+
+# golangci-lint, pinned in the script and installed into .tools/bin when missing (see .golangci.yaml).
+lint-go:
+	bash scripts/lint-go.sh
 
 test-go:
 	$(GO) test -count=1 ./...

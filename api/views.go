@@ -138,7 +138,7 @@ func accountView(a tournament.Account) Account {
 func eventView(e tournament.LoggedEvent) Event {
 	out := Event{
 		Seq: e.Seq, Type: string(e.Type), LobbyId: parseUUID(string(e.LobbyID)), At: tournament.FormatTime(e.At),
-		Data: EventData(e.Data), PrevHash: hexOf(e.PrevHash), Hash: hexOf(e.Hash),
+		Data: e.Data, PrevHash: hexOf(e.PrevHash), Hash: hexOf(e.Hash),
 	}
 	if e.GameID != "" {
 		id := parseUUID(string(e.GameID))

@@ -99,15 +99,15 @@ type pgbenchResult struct {
 }
 
 type bigResult struct {
-	size                          int
-	sizing                        string
-	register, total               time.Duration
-	rounds                        []bot.RoundResult
-	outcome                       string
-	stats                         bot.Report
-	err                           error
-	registerRatio, commitRatio    float64
-	revealRatio, actionRatio, p99 float64
+	size                       int
+	sizing                     string
+	register, total            time.Duration
+	rounds                     []bot.RoundResult
+	outcome                    string
+	stats                      bot.Report
+	err                        error
+	registerRatio, commitRatio float64
+	revealRatio, actionRatio   float64
 }
 
 func run(ctx context.Context, o options) (err error) {
@@ -370,7 +370,7 @@ func startServer(ctx context.Context, bin, dir, dbURL, admin string) (*server, e
 		case err := <-s.done:
 			s.done <- err
 			tail, _ := os.ReadFile(filepath.Join(dir, "rpsd.log"))
-			return nil, fmt.Errorf("rpsd exited: %v: %s", err, lastLines(string(tail), 20))
+			return nil, fmt.Errorf("rpsd exited: %w: %s", err, lastLines(string(tail), 20))
 		case <-ctx.Done():
 			return nil, errors.Join(ctx.Err(), s.stop())
 		case <-time.After(100 * time.Millisecond):
@@ -391,11 +391,11 @@ func (s *server) stop() error {
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-s.done:
+	case <-s.done: //nolint:errcheck // the exit status of a server told to stop is not news
 		return nil
 	case <-time.After(15 * time.Second):
 		_ = s.cmd.Process.Kill()
-		<-s.done
+		<-s.done //nolint:errcheck // killed: its exit status says nothing new
 		return errors.New("rpsd did not stop on SIGTERM within 15s and was killed")
 	}
 }
@@ -433,7 +433,7 @@ func createAccounts(ctx context.Context, dbURL, prefix string, n int, fund int64
 		if err != nil {
 			return err
 		}
-		defer tx.Rollback(ctx)
+		defer func() { _ = tx.Rollback(ctx) }() // a no-op after the commit
 		_, err = tx.Exec(ctx, `
 			WITH a AS (
 				INSERT INTO accounts (id, name, role, token_hash, balance, created_at)

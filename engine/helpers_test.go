@@ -65,13 +65,3 @@ func mustJSON(t testing.TB, v any) []byte {
 	}
 	return b
 }
-
-// moveByName maps weapon names to moves for table tests.
-func moveByName(t testing.TB, rs *Ruleset) map[string]Move {
-	t.Helper()
-	out := map[string]Move{}
-	for _, w := range rs.Weapons() {
-		out[w.Name] = w.Move
-	}
-	return out
-}

@@ -87,7 +87,7 @@ func vectorGrids(rs *Ruleset, rng *splitmix64) []Grid {
 func placementVectors(ps []Placement) []placementVector {
 	out := make([]placementVector, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, placementVector{p.Move, p.Rotation, p.Tiles})
+		out = append(out, placementVector(p))
 	}
 	return out
 }

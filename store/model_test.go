@@ -79,7 +79,7 @@ func TestModel(t *testing.T) {
 		adm := accounts[0]
 		var lobby tournament.LobbyID
 		cfg := modelConfig(rt, "config")
-		do("create lobby", func(tw twin, tx tournament.Tx) (err error) {
+		_ = do("create lobby", func(tw twin, tx tournament.Tx) (err error) { // both twins agree: checked by do
 			lobby, err = tw.svc.CreateLobby(ctx, tx, now, adm, "model", cfg)
 			return err
 		})
@@ -107,9 +107,9 @@ func TestModel(t *testing.T) {
 			}
 			switch {
 			case op < 5:
-				do("register", func(tw twin, tx tournament.Tx) error { return tw.svc.Register(ctx, tx, now, a, lobby) })
+				_ = do("register", func(tw twin, tx tournament.Tx) error { return tw.svc.Register(ctx, tx, now, a, lobby) })
 			case op < 6:
-				do("leave", func(tw twin, tx tournament.Tx) error { return tw.svc.Leave(ctx, tx, now, a, lobby) })
+				_ = do("leave", func(tw twin, tx tournament.Tx) error { return tw.svc.Leave(ctx, tx, now, a, lobby) })
 			case op < 10:
 				reveal := rapid.SampledFrom([]string{"0", "1", "2", "3", "4", "9"}).Draw(rt, "digit") + "pw"
 				err := do("commit", func(tw twin, tx tournament.Tx) error {
@@ -123,24 +123,24 @@ func TestModel(t *testing.T) {
 				if rapid.IntRange(0, 4).Draw(rt, "wrong") == 0 {
 					reveal = "1wrong"
 				}
-				do("reveal", func(tw twin, tx tournament.Tx) error { return tw.svc.Reveal(ctx, tx, now, a, lobby, reveal) })
+				_ = do("reveal", func(tw twin, tx tournament.Tx) error { return tw.svc.Reveal(ctx, tx, now, a, lobby, reveal) })
 			case op < 15:
-				do("stop", func(tw twin, tx tournament.Tx) error { return tw.svc.Stop(ctx, tx, now, adm, lobby, "model") })
+				_ = do("stop", func(tw twin, tx tournament.Tx) error { return tw.svc.Stop(ctx, tx, now, adm, lobby, "model") })
 			case op < 16:
 				cfg := modelConfig(rt, "next")
-				do("next config", func(tw twin, tx tournament.Tx) error {
+				_ = do("next config", func(tw twin, tx tournament.Tx) error {
 					return tw.svc.ChangeNextConfig(ctx, tx, now, adm, lobby, cfg)
 				})
 			case op < 19:
 				// A jump past a whole timeout first: rapid favours the first element.
 				now += rapid.SampledFrom([]int64{tournamenttest.Timeout + 1, 1, tournamenttest.Timeout / 2, 3 * tournamenttest.Timeout}).Draw(rt, "advance")
-				do("expire", func(tw twin, tx tournament.Tx) error {
+				_ = do("expire", func(tw twin, tx tournament.Tx) error {
 					_, err := tw.svc.Expire(ctx, tx, now, lobby)
 					return err
 				})
 			default:
 				gap := rapid.Int64Range(1, 2*tournamenttest.Timeout).Draw(rt, "gap")
-				do("shift", func(tw twin, tx tournament.Tx) error { return tw.svc.ShiftClock(ctx, tx, now, gap) })
+				_ = do("shift", func(tw twin, tx tournament.Tx) error { return tw.svc.ShiftClock(ctx, tx, now, gap) })
 			}
 			now += rapid.Int64Range(0, 100).Draw(rt, "tick")
 		}

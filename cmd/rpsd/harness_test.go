@@ -116,7 +116,7 @@ func freeAddr(t *testing.T) string {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close()
+	_ = l.Close() // only its free port was wanted
 	return addr
 }
 

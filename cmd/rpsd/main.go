@@ -336,7 +336,7 @@ func serveLock(dataDir string) (release func(), err error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("another rpsd is already serving from %s (lock %s: %w)", dataDir, path, err)
 	}
 	return func() { f.Close() }, nil

@@ -437,7 +437,7 @@ func VerifyChain(t testing.TB, evs []api.Event, first int64, prev string) {
 		}
 		obj, err := json.Marshal(map[string]any{
 			"seq": ev.Seq, "type": ev.Type, "lobbyId": ev.LobbyId.String(), "gameId": gameID, "at": ev.At,
-			"data": json.RawMessage(ev.Data),
+			"data": ev.Data,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -459,7 +459,7 @@ func VerifyChain(t testing.TB, evs []api.Event, first int64, prev string) {
 		if err != nil {
 			t.Fatalf("event %d: at %q: %v", ev.Seq, ev.At, err)
 		}
-		le := tournament.LoggedEvent{Seq: ev.Seq, Type: tournament.EventType(ev.Type), LobbyID: tournament.LobbyID(ev.LobbyId.String()), At: at.UnixMilli(), Data: json.RawMessage(ev.Data)}
+		le := tournament.LoggedEvent{Seq: ev.Seq, Type: tournament.EventType(ev.Type), LobbyID: tournament.LobbyID(ev.LobbyId.String()), At: at.UnixMilli(), Data: ev.Data}
 		if ev.GameId != nil {
 			le.GameID = tournament.GameID(ev.GameId.String())
 		}

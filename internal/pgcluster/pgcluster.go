@@ -552,11 +552,11 @@ func lockDir(path string) (func(), error) {
 		return nil, fmt.Errorf("open lock file: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("lock cluster dir: %w", err)
 	}
 	// Closing the file releases the lock.
-	return func() { f.Close() }, nil
+	return func() { _ = f.Close() }, nil
 }
 
 // exitPipes keeps the write ends of the StopAtExit pipes referenced for the
@@ -597,7 +597,7 @@ exit 0`
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		w.Close()
+		_ = w.Close()
 		return fmt.Errorf("start watchdog: %w", err)
 	}
 	// The watchdog outlives us by design; release it instead of waiting.
