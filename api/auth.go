@@ -2,13 +2,13 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/commitreveal/rps/store"
 	"github.com/commitreveal/rps/tournament"
 )
 
@@ -124,7 +124,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 
 // accountOf finds a token's account, from the cache when it can.
 func (s *Server) accountOf(ctx context.Context, token string, now time.Time) (tournament.Account, bool, error) {
-	key := hashToken(token)
+	key := store.TokenHash(token)
 	if account, ok := s.tokens.get(key, now); ok {
 		return account, true, nil
 	}
@@ -137,9 +137,6 @@ func (s *Server) accountOf(ctx context.Context, token string, now time.Time) (to
 	s.tokens.put(key, account, now)
 	return account, true, nil
 }
-
-// hashToken keys the token cache, so that the cache never holds a token itself.
-func hashToken(token string) [32]byte { return sha256.Sum256([]byte(token)) }
 
 func rateLimited(retryAfter int) *problemError {
 	p := newProblem(http.StatusTooManyRequests, ProblemCodeRateLimited, "too many requests; retry later")

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/commitreveal/rps"
@@ -77,7 +76,7 @@ func (h *handlers) CreateAccount(ctx context.Context, req CreateAccountRequestOb
 	if ok, retry := h.s.signupLimits.allow(requestInfoOf(ctx).ip, time.Now()); !ok {
 		return nil, rateLimited(retry)
 	}
-	acct, token, err := h.s.store.CreateAccount(ctx, strings.TrimSpace(req.Body.Name), tournament.RolePlayer)
+	acct, token, err := h.s.store.CreateAccount(ctx, req.Body.Name, tournament.RolePlayer)
 	if err != nil {
 		return nil, err
 	}
@@ -394,9 +393,6 @@ func (h *handlers) CommitMove(ctx context.Context, req CommitMoveRequestObject) 
 }
 
 func (h *handlers) RevealMove(ctx context.Context, req RevealMoveRequestObject) (RevealMoveResponseObject, error) {
-	if len(req.Body.Reveal) > engine.MaxRevealBytes {
-		return nil, validationProblem("reveal", fmt.Sprintf("must be at most %d bytes", engine.MaxRevealBytes))
-	}
 	return h.lobbyMutation(ctx, "reveal", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAccount,
 		func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.LobbyID) error {
 			return h.s.service.Reveal(ctx, tx, now, actor, id, req.Body.Reveal)

@@ -82,18 +82,27 @@ func (c Commitment) Matches(reveal string) bool {
 	return subtle.ConstantTimeCompare(c[:], h[:]) == 1
 }
 
+// CheckRevealSize is the one check of MaxRevealBytes: ErrRevealTooLong for a longer reveal.
+func CheckRevealSize(reveal string) error {
+	if len(reveal) > MaxRevealBytes {
+		return fmt.Errorf("%w: got %d bytes", ErrRevealTooLong, len(reveal))
+	}
+	return nil
+}
+
 // ParseReveal extracts the move from a reveal: its first byte must be an
 // ASCII digit naming a weapon of the ruleset (unicode.IsDigit would accept
 // other scripts' digits). The rest is the password and may be any bytes,
 // including none. Checks run in a fixed order (empty, too long, not a digit,
 // unknown move) so clients can rely on which error they get.
 func (r *Ruleset) ParseReveal(reveal string) (Move, error) {
-	switch {
-	case reveal == "":
+	if reveal == "" {
 		return 0, ErrRevealEmpty
-	case len(reveal) > MaxRevealBytes:
-		return 0, fmt.Errorf("%w: got %d bytes", ErrRevealTooLong, len(reveal))
-	case reveal[0] < '0' || reveal[0] > '9':
+	}
+	if err := CheckRevealSize(reveal); err != nil {
+		return 0, err
+	}
+	if reveal[0] < '0' || reveal[0] > '9' {
 		return 0, fmt.Errorf("%w: first byte is %q", ErrRevealNotDigit, reveal[:1])
 	}
 	m := Move(reveal[0] - '0')

@@ -6,16 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/commitreveal/rps/tournament"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
-
-// MaxAccountNameLength bounds an account's name, in characters.
-const MaxAccountNameLength = 100
 
 const accountColumns = `id::text, name, role, balance, created_at`
 
@@ -33,23 +28,27 @@ func newToken() (token string, hash []byte) {
 	return token, tokenHash(token)
 }
 
-// tokenHash is what the database keeps of a token: a leaked table does not let anyone in.
+// TokenHash is what is kept of a bearer token, by the database and by the API's token cache, so
+// that a leaked table or heap does not let anyone in.
+func TokenHash(token string) [32]byte { return sha256.Sum256([]byte(token)) }
+
+// tokenHash is TokenHash as a column value.
 func tokenHash(token string) []byte {
-	h := sha256.Sum256([]byte(token))
+	h := TokenHash(token)
 	return h[:]
 }
 
 // CreateAccount creates an account with a zero balance and returns it with its bearer token,
-// which is not stored and cannot be shown again. A name that is blank or too long is refused
-// with validation_failed.
+// which is not stored and cannot be shown again. The name follows tournament.Text (trimmed; a
+// blank or too long one is refused with validation_failed).
 func (s *Store) CreateAccount(ctx context.Context, name string, role tournament.Role) (tournament.Account, string, error) {
-	if strings.TrimSpace(name) == "" || !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxAccountNameLength {
-		return tournament.Account{}, "", &tournament.Error{Code: tournament.CodeValidationFailed, Field: "name",
-			Message: fmt.Sprintf("must be 1 to %d characters of valid UTF-8", MaxAccountNameLength)}
+	name, err := tournament.Text("name", name, tournament.MaxAccountNameLength)
+	if err != nil {
+		return tournament.Account{}, "", err
 	}
 	token, hash := newToken()
 	a := tournament.Account{ID: tournament.AccountID(uuid.NewString()), Name: name, Role: role}
-	err := s.run(ctx, func(t *pgTx) error {
+	err = s.run(ctx, func(t *pgTx) error {
 		var err error
 		a, err = t.insertAccount(ctx, a, hash)
 		return err

@@ -126,21 +126,17 @@ func (s *Store) Callers(ctx context.Context, account tournament.AccountID, games
 	}
 	rows, err := collect(ctx, s.pool, func(r pgx.CollectableRow) (Caller, error) {
 		var p tournament.Player
-		var m tournament.RoundMove
-		var committed bool
-		var commitment, reveal []byte
-		err := r.Scan(&p.GameID, &p.AccountID, &p.Order, &p.RegisteredAt, &p.Active, &p.EliminatedRound,
-			&m.Round, &committed, &commitment, &m.CommittedAt, &m.Revealed, &reveal, &m.Move, &m.RevealedAt)
+		var m moveRow
+		err := r.Scan(append([]any{&p.GameID, &p.AccountID, &p.Order, &p.RegisteredAt, &p.Active, &p.EliminatedRound,
+			&m.m.Round}, m.dest()...)...)
+		move, committed := m.move()
 		if err != nil || !committed {
 			return Caller{Player: &p}, err
 		}
-		m.GameID, m.AccountID = p.GameID, p.AccountID
-		copy(m.Commitment[:], commitment)
-		m.Reveal = string(reveal)
-		return Caller{Player: &p, Move: &m}, nil
+		move.GameID, move.AccountID = p.GameID, p.AccountID
+		return Caller{Player: &p, Move: &move}, nil
 	}, `SELECT gp.game_id::text, gp.account_id::text, gp.ord, gp.registered_at, gp.active, gp.eliminated_round,
-			g.round, rm.account_id IS NOT NULL, rm.commitment, coalesce(rm.committed_at, 0),
-			coalesce(rm.revealed, false), coalesce(rm.reveal, ''), coalesce(rm.move, 0), coalesce(rm.revealed_at, 0)
+			g.round, `+moveFields+`
 		FROM unnest($2::uuid[], $3::int[]) AS g (id, round)
 		JOIN game_players gp ON gp.game_id = g.id AND gp.account_id = $1
 		LEFT JOIN round_moves rm ON rm.game_id = g.id AND rm.round = g.round AND rm.account_id = $1`,
@@ -213,21 +209,16 @@ func (s *Store) RoundPlayers(ctx context.Context, game tournament.GameID, round,
 	// A player was in round r if it is still in, or went out in round r or later.
 	return collect(ctx, s.pool, func(r pgx.CollectableRow) (RoundPlayer, error) {
 		var p RoundPlayer
-		var committed bool
-		var m tournament.RoundMove
-		var commitment, reveal []byte
-		err := r.Scan(&p.AccountID, &p.Order, &committed, &commitment, &m.CommittedAt, &m.Revealed, &reveal, &m.Move, &m.RevealedAt)
+		var m moveRow
+		err := r.Scan(append([]any{&p.AccountID, &p.Order}, m.dest()...)...)
+		move, committed := m.move()
 		if err != nil || !committed {
 			return p, err
 		}
-		m.GameID, m.Round, m.AccountID = game, round, p.AccountID
-		copy(m.Commitment[:], commitment)
-		m.Reveal = string(reveal)
-		p.Move = &m
+		move.GameID, move.Round, move.AccountID = game, round, p.AccountID
+		p.Move = &move
 		return p, nil
-	}, `SELECT gp.account_id::text, gp.ord, rm.account_id IS NOT NULL, rm.commitment,
-			coalesce(rm.committed_at, 0), coalesce(rm.revealed, false), coalesce(rm.reveal, ''),
-			coalesce(rm.move, 0), coalesce(rm.revealed_at, 0)
+	}, `SELECT gp.account_id::text, gp.ord, `+moveFields+`
 		FROM game_players gp
 		LEFT JOIN round_moves rm ON rm.game_id = gp.game_id AND rm.round = $2 AND rm.account_id = gp.account_id
 		WHERE gp.game_id = $1 AND (gp.active OR gp.eliminated_round >= $2) AND gp.ord > $3

@@ -34,7 +34,7 @@ func (s *Store) Moves(ctx context.Context, game tournament.GameID, round int, af
 	}
 	// The nil uuid sorts first and is never an account's id.
 	return collect(ctx, s.pool, func(r pgx.CollectableRow) (tournament.RoundMove, error) { return scanMove(r) },
-		`SELECT `+moveColumns+` FROM round_moves
+		`SELECT `+moveColumns+` FROM round_moves rm
 		WHERE game_id = $1 AND round = $2 AND account_id > $3 ORDER BY account_id LIMIT $4`,
 		game, round, after, limit)
 }

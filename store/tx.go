@@ -289,19 +289,38 @@ func (t *pgTx) DeletePlayer(ctx context.Context, game tournament.GameID, account
 	return execOne(ctx, t.tx, `DELETE FROM game_players WHERE game_id = $1 AND account_id = $2`, game, account)
 }
 
-// moveColumns read an unrevealed move's NULLs as the zero values of tournament.RoundMove.
-const moveColumns = `game_id::text, round, account_id::text, commitment, committed_at, revealed,
-	coalesce(reveal, ''), coalesce(move, 0), coalesce(revealed_at, 0)`
+// moveFields are the columns of a round_moves row aliased rm that moveRow receives, after its
+// key. NULLs (an unrevealed move, or no row at all through a LEFT JOIN) read as zero values.
+const moveFields = `rm.account_id IS NOT NULL, rm.commitment, coalesce(rm.committed_at, 0),
+	coalesce(rm.revealed, false), coalesce(rm.reveal, ''), coalesce(rm.move, 0), coalesce(rm.revealed_at, 0)`
 
-func scanMove(r pgx.Row) (tournament.RoundMove, error) {
-	var m tournament.RoundMove
-	var commitment, reveal []byte
-	if err := r.Scan(&m.GameID, &m.Round, &m.AccountID, &commitment, &m.CommittedAt, &m.Revealed,
-		&reveal, &m.Move, &m.RevealedAt); err != nil {
-		return m, err
+// moveColumns read a whole round_moves row aliased rm, key first.
+const moveColumns = `rm.game_id::text, rm.round, rm.account_id::text, ` + moveFields
+
+// moveRow is the one scanner of round_moves rows: dest receives moveFields, and move returns the
+// move read (false when a LEFT JOIN found none).
+type moveRow struct {
+	m                  tournament.RoundMove
+	found              bool
+	commitment, reveal []byte
+}
+
+func (r *moveRow) dest() []any {
+	return []any{&r.found, &r.commitment, &r.m.CommittedAt, &r.m.Revealed, &r.reveal, &r.m.Move, &r.m.RevealedAt}
+}
+
+func (r *moveRow) move() (tournament.RoundMove, bool) {
+	copy(r.m.Commitment[:], r.commitment)
+	r.m.Reveal = string(r.reveal)
+	return r.m, r.found
+}
+
+func scanMove(row pgx.Row) (tournament.RoundMove, error) {
+	var r moveRow
+	if err := row.Scan(append([]any{&r.m.GameID, &r.m.Round, &r.m.AccountID}, r.dest()...)...); err != nil {
+		return r.m, err
 	}
-	copy(m.Commitment[:], commitment)
-	m.Reveal = string(reveal)
+	m, _ := r.move()
 	return m, nil
 }
 
@@ -314,7 +333,7 @@ func (t *pgTx) RoundMove(ctx context.Context, game tournament.GameID, round int,
 		return m, nil
 	}
 	m, err := scanMove(queryRow(ctx, t.tx,
-		`SELECT `+moveColumns+` FROM round_moves WHERE game_id = $1 AND round = $2 AND account_id = $3`,
+		`SELECT `+moveColumns+` FROM round_moves rm WHERE game_id = $1 AND round = $2 AND account_id = $3`,
 		game, round, account))
 	if err == nil {
 		t.moves[key] = m

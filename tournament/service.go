@@ -39,8 +39,9 @@ func NewService(o Options) *Service {
 
 // Limits of free-text inputs, in characters.
 const (
-	MaxLobbyNameLength  = 100
-	MaxStopReasonLength = 500
+	MaxAccountNameLength = 100
+	MaxLobbyNameLength   = 100
+	MaxStopReasonLength  = 500
 )
 
 // CreateLobby creates a lobby (admins only) and opens its first game.
@@ -48,7 +49,8 @@ func (s *Service) CreateLobby(ctx context.Context, tx Tx, now int64, actor Actor
 	if actor.Role != RoleAdmin {
 		return "", refuse(CodeForbidden, "only an admin can create a lobby")
 	}
-	if err := checkText("name", name, MaxLobbyNameLength); err != nil {
+	name, err := Text("name", name, MaxLobbyNameLength)
+	if err != nil {
 		return "", err
 	}
 	if _, err := validateConfig(cfg, s.rules, s.minTimeoutMs); err != nil {
@@ -211,6 +213,10 @@ func (s *Service) Commit(ctx context.Context, tx Tx, now int64, actor Actor, lob
 // (the player may try again until the deadline). When every committer has revealed, the round is
 // resolved at once.
 func (s *Service) Reveal(ctx context.Context, tx Tx, now int64, actor Actor, lobby LobbyID, reveal string) error {
+	// Checked first, so that an oversized reveal is never hashed.
+	if err := engine.CheckRevealSize(reveal); err != nil {
+		return invalid("reveal", err.Error())
+	}
 	return s.run(ctx, tx, now, lobby, func(o *op) error {
 		g := &o.game
 		if err := o.requirePlaying(StageReveal, actor); err != nil {
@@ -230,10 +236,7 @@ func (s *Service) Reveal(ctx context.Context, tx Tx, now int64, actor Actor, lob
 			return err
 		}
 		move, err := rs.ParseReveal(reveal)
-		switch {
-		case errors.Is(err, engine.ErrRevealTooLong):
-			return invalid("reveal", err.Error())
-		case err != nil:
+		if err != nil {
 			return refuse(CodeInvalidMove, "%v", err)
 		}
 		if m.Revealed {
@@ -281,7 +284,8 @@ func (s *Service) Stop(ctx context.Context, tx Tx, now int64, actor Actor, lobby
 		if actor.Role != RoleAdmin {
 			return refuse(CodeForbidden, "only an admin can stop a game")
 		}
-		if err := checkText("reason", reason, MaxStopReasonLength); err != nil {
+		reason, err := Text("reason", reason, MaxStopReasonLength)
+		if err != nil {
 			return err
 		}
 		return o.stop(now, reason)
@@ -317,15 +321,19 @@ func (s *Service) ShiftClock(ctx context.Context, tx Tx, now int64, gap int64) e
 	return nil
 }
 
-func checkText(field, s string, max int) error {
-	if strings.TrimSpace(s) == "" {
-		return invalid(field, "must not be empty")
+// Text is the one rule for free-text inputs (names, reasons): it returns s without surrounding
+// white space, or a validation_failed refusal on field when that is empty, not valid UTF-8 or
+// longer than max characters.
+func Text(field, s string, max int) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", invalid(field, "must not be empty")
 	}
 	if !utf8.ValidString(s) {
-		return invalid(field, "must be valid UTF-8")
+		return "", invalid(field, "must be valid UTF-8")
 	}
 	if n := utf8.RuneCountInString(s); n > max {
-		return invalid(field, fmt.Sprintf("must be at most %d characters, got %d", max, n))
+		return "", invalid(field, fmt.Sprintf("must be at most %d characters, got %d", max, n))
 	}
-	return nil
+	return s, nil
 }

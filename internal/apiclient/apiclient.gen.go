@@ -357,7 +357,7 @@ type CommitRequest struct {
 //
 // Example: {"name":"alice"}
 type CreateAccountRequest struct {
-	// Name A display name (1 to 64 characters; not necessarily unique).
+	// Name A display name (1 to 64 characters; not necessarily unique). Surrounding white space is trimmed; a blank name is refused.
 	//
 	// Example: alice
 	Name string `json:"name"`
@@ -378,7 +378,7 @@ type CreateLobbyRequest struct {
 	// Example: {"betSize":100,"moveTimeoutMs":30000,"playersCountLimit":4,"revealTimeoutMs":30000}
 	Config GameConfigInput `json:"config"`
 
-	// Name The lobby's display name.
+	// Name The lobby's display name. Surrounding white space is trimmed; a blank name is refused.
 	//
 	// Example: Friday night
 	Name string `json:"name"`
@@ -1333,7 +1333,7 @@ type Stage string
 //
 // Example: {"reason":"maintenance"}
 type StopGameRequest struct {
-	// Reason The reason, recorded in the game and its `game_stopped` event.
+	// Reason The reason, recorded in the game and its `game_stopped` event. Surrounding white space is trimmed; a blank reason is refused.
 	//
 	// Example: maintenance
 	Reason string `json:"reason"`
