@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/hex"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,7 +12,8 @@ import (
 	"github.com/commitreveal/rps/tournament"
 )
 
-// This file maps domain values to the generated API types, in one place. Sealing is applied
+// This file is the one place that shapes responses: it maps domain values to the generated API
+// types, and handlers only read, call and return what these functions build. Sealing is applied
 // here: a sealed value reaches a response only through the caller's own status (you).
 
 // callerState is what a caller knows of their own part in the current game.
@@ -243,3 +245,45 @@ func movesOf(s engine.MoveSet) []int32 {
 }
 
 func hexOf(b [32]byte) string { return hex.EncodeToString(b[:]) }
+
+func ledgerEntryView(e store.LedgerEntry) LedgerEntry {
+	out := LedgerEntry{
+		Id: fmt.Sprint(e.ID), At: millisToTime(e.At), Amount: e.Amount, Kind: LedgerEntryKind(e.Kind),
+		Counterparty: Escrow,
+	}
+	if e.Kind == tournament.PostingCredit || e.Kind == tournament.PostingDebit {
+		out.Counterparty = Treasury
+	}
+	if e.GameID != "" {
+		id := parseUUID(string(e.GameID))
+		out.GameId = &id
+	}
+	return out
+}
+
+// roundTranscriptView is a round's transcript: its stage, its result once resolved, and a page
+// of its players' moves (players holds up to limit+1, the extra one telling that a next page exists).
+func roundTranscriptView(g tournament.Game, round int, result *tournament.RoundResolvedData, players []store.RoundPlayer, limit int) RoundTranscript {
+	out := RoundTranscript{Round: int32(round), Stage: RoundStageClosed, Counts: []int32{}, Moves: []RoundMove{}}
+	switch {
+	case round == g.Round && g.Stage == tournament.StageMoves:
+		out.Stage = RoundStageMoves
+	case round == g.Round && g.Stage == tournament.StageReveal:
+		out.Stage = RoundStageReveal
+	}
+	if result != nil {
+		present, survivors := int32(result.Present), int32(result.Remaining)
+		out.Present, out.Survivors = &present, &survivors
+		for _, c := range result.Counts {
+			out.Counts = append(out.Counts, int32(c))
+		}
+	}
+	for i, p := range players {
+		if i == limit {
+			out.Next = int64CursorOf(int64(players[limit-1].Order))
+			break
+		}
+		out.Moves = append(out.Moves, roundMoveView(g, round, p))
+	}
+	return out
+}

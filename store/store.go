@@ -15,7 +15,6 @@ import (
 
 	"github.com/commitreveal/rps/tournament"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/singleflight"
 )
@@ -146,10 +145,3 @@ func (t *pgTx) now(ctx context.Context) (int64, error) {
 
 // clockSQL is the database's clock in Unix milliseconds.
 const clockSQL = `floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
-
-// querier is what both a pool and a transaction can run.
-type querier interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}

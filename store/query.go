@@ -11,6 +11,16 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
+// This file holds the query helpers every SQL call goes through, and mapErr, the one place that
+// turns driver errors into domain errors.
+
+// querier is what both a pool and a transaction can run.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
 // Domain errors for driver failures. Each wraps the driver's error, so errors.As still finds the
 // *pgconn.PgError with its constraint name.
 var (

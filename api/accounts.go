@@ -1,0 +1,84 @@
+package api
+
+// Accounts: sign-up, the caller's account, token rotation and ledger.
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/commitreveal/rps/store"
+	"github.com/commitreveal/rps/tournament"
+)
+
+func (h *handlers) CreateAccount(ctx context.Context, req CreateAccountRequestObject) (CreateAccountResponseObject, error) {
+	if ok, retry := h.s.signupLimits.allow(requestInfoOf(ctx).ip, time.Now()); !ok {
+		return nil, rateLimited(retry)
+	}
+	acct, token, err := h.s.store.CreateAccount(ctx, req.Body.Name, tournament.RolePlayer)
+	if err != nil {
+		return nil, err
+	}
+	return CreateAccount201JSONResponse{Account: accountView(acct), Token: token}, nil
+}
+
+func (h *handlers) GetMe(ctx context.Context, _ GetMeRequestObject) (GetMeResponseObject, error) {
+	who, err := requireAccount(ctx)
+	if err != nil {
+		return nil, err
+	}
+	acct, err := h.s.store.Account(ctx, who.ID)
+	if err != nil {
+		return nil, readErr(err, "account")
+	}
+	return GetMe200JSONResponse(accountView(acct)), nil
+}
+
+func (h *handlers) RotateToken(ctx context.Context, req RotateTokenRequestObject) (RotateTokenResponseObject, error) {
+	who, err := requireAccount(ctx)
+	if err != nil {
+		return nil, err
+	}
+	key, err := idempotencyKey(ctx, mutation{caller: who, key: req.Params.IdempotencyKey})
+	if err != nil {
+		return nil, err
+	}
+	// A duplicate cannot be shown the token (it is never stored): it learns that its twin has it.
+	already := newProblem(http.StatusConflict, ProblemCodeIdempotencyConflict,
+		"this request already rotated the token; the new token went to its first answer and is not shown again")
+	token, replay, replayed, err := h.s.store.RotateToken(ctx, who.ID, key,
+		store.Outcome{Status: already.status, Body: problemBody(ctx, already)})
+	if err != nil {
+		return nil, readErr(err, "account")
+	}
+	if replayed {
+		return rawResponse{status: replay.Status, body: replay.Body, replayed: true}, nil
+	}
+	h.s.tokens.forgetAccount(who.ID)
+	return RotateToken200JSONResponse{Token: token}, nil
+}
+
+func (h *handlers) ListMyLedger(ctx context.Context, req ListMyLedgerRequestObject) (ListMyLedgerResponseObject, error) {
+	who, err := requireAccount(ctx)
+	if err != nil {
+		return nil, err
+	}
+	after, err := int64Cursor(req.Params.After)
+	if err != nil {
+		return nil, err
+	}
+	limit := pageSize(req.Params.Limit)
+	entries, err := h.s.store.LedgerEntries(ctx, who.ID, after, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	page := LedgerPage{Entries: []LedgerEntry{}}
+	for i, e := range entries {
+		if i == limit {
+			page.Next = int64CursorOf(entries[limit-1].ID)
+			break
+		}
+		page.Entries = append(page.Entries, ledgerEntryView(e))
+	}
+	return ListMyLedger200JSONResponse(page), nil
+}

@@ -1,0 +1,48 @@
+package api
+
+// Administration: credits, debits and the ledger report.
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/commitreveal/rps/tournament"
+)
+
+func (h *handlers) CreditAccount(ctx context.Context, req CreditAccountRequestObject) (CreditAccountResponseObject, error) {
+	return h.moveMoney(ctx, "credit", req.AccountId.String(), req.Params.IdempotencyKey, req.Body, h.s.service.Credit)
+}
+
+func (h *handlers) DebitAccount(ctx context.Context, req DebitAccountRequestObject) (DebitAccountResponseObject, error) {
+	return h.moveMoney(ctx, "debit", req.AccountId.String(), req.Params.IdempotencyKey, req.Body, h.s.service.Debit)
+}
+
+type moneyOp func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.AccountID, amount int64) (tournament.Account, error)
+
+func (h *handlers) moveMoney(ctx context.Context, action, id string, key *string, body *MoneyTransferRequest, op moneyOp) (rawResponse, error) {
+	who, err := requireAdmin(ctx)
+	if err != nil {
+		return rawResponse{}, err
+	}
+	return h.mutate(ctx, mutation{
+		action: action, caller: who, key: key, body: body, status: http.StatusOK,
+		run: func(ctx context.Context, tx tournament.Tx, now int64) (any, error) {
+			acct, err := op(ctx, tx, now, actorOf(who), tournament.AccountID(id), body.Amount)
+			if err != nil {
+				return nil, err
+			}
+			return accountView(acct), nil
+		},
+	})
+}
+
+func (h *handlers) GetAdminLedger(ctx context.Context, _ GetAdminLedgerRequestObject) (GetAdminLedgerResponseObject, error) {
+	if _, err := requireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	report, err := h.s.store.LedgerReport(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return GetAdminLedger200JSONResponse(ledgerReportView(report)), nil
+}

@@ -1,0 +1,33 @@
+package api
+
+// Health, readiness, metrics and the spec: the service describing itself.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+
+	"github.com/commitreveal/rps"
+)
+
+func (h *handlers) GetHealth(ctx context.Context, _ GetHealthRequestObject) (GetHealthResponseObject, error) {
+	return GetHealth200JSONResponse{Status: Ok}, nil
+}
+
+func (h *handlers) GetReadiness(ctx context.Context, _ GetReadinessRequestObject) (GetReadinessResponseObject, error) {
+	if err := h.s.store.Ready(ctx); err != nil {
+		detail := err.Error()
+		return GetReadiness503JSONResponse{Status: Unavailable, Detail: &detail}, nil
+	}
+	return GetReadiness200JSONResponse{Status: Ok}, nil
+}
+
+// GetMetrics is served by the Prometheus handler mounted in routes; this method only satisfies
+// the generated interface.
+func (h *handlers) GetMetrics(ctx context.Context, _ GetMetricsRequestObject) (GetMetricsResponseObject, error) {
+	return nil, errors.New("metrics are served by the Prometheus handler")
+}
+
+func (h *handlers) GetOpenApiSpec(ctx context.Context, _ GetOpenApiSpecRequestObject) (GetOpenApiSpecResponseObject, error) {
+	return GetOpenApiSpec200ApplicationyamlResponse{Body: bytes.NewReader(rps.OpenAPI), ContentLength: int64(len(rps.OpenAPI))}, nil
+}
