@@ -186,9 +186,10 @@ func (r Response) WantProblem(t testing.TB, status int, code string) api.Problem
 	return p
 }
 
-// Request sends a request without touching t (safe in goroutines). body is nil (no body), a
-// []byte or string sent as it is, or a value sent as JSON; headers are name, value pairs.
-func (e *Env) Request(ctx context.Context, method, path, token string, body any, headers ...string) (Response, error) {
+// NewRequest builds a request to the server. body is nil (no body), a []byte or string sent as
+// it is, an io.Reader sent chunked, or a value sent as JSON; token ("" for none) goes in the
+// Authorization header; headers are name, value pairs, set last.
+func (e *Env) NewRequest(ctx context.Context, method, path, token string, body any, headers ...string) (*http.Request, error) {
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -201,13 +202,13 @@ func (e *Env) Request(ctx context.Context, method, path, token string, body any,
 	default:
 		raw, err := json.Marshal(b)
 		if err != nil {
-			return Response{}, err
+			return nil, err
 		}
 		rd = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, e.URL+path, rd)
 	if err != nil {
-		return Response{}, err
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -217,6 +218,16 @@ func (e *Env) Request(ctx context.Context, method, path, token string, body any,
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
+	}
+	return req, nil
+}
+
+// Request sends a request (see NewRequest) and reads its response whole, without touching t
+// (safe in goroutines).
+func (e *Env) Request(ctx context.Context, method, path, token string, body any, headers ...string) (Response, error) {
+	req, err := e.NewRequest(ctx, method, path, token, body, headers...)
+	if err != nil {
+		return Response{}, err
 	}
 	res, err := e.Client.Do(req)
 	if err != nil {
@@ -500,21 +511,14 @@ type Stream struct {
 func (e *Env) OpenStream(lobby, token, query string, headers ...string) *Stream {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	u := e.URL + "/v1/lobbies/" + lobby + "/events/stream"
+	path := "/v1/lobbies/" + lobby + "/events/stream"
 	if query != "" {
-		u += "?" + query
+		path += "?" + query
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", u, nil)
+	req, err := e.NewRequest(ctx, http.MethodGet, path, token, nil, append([]string{"Accept", "text/event-stream"}, headers...)...)
 	if err != nil {
 		cancel()
 		e.t.Fatal(err)
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
 	}
 	res, err := e.Client.Do(req)
 	if err != nil {
