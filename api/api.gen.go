@@ -86,28 +86,52 @@ func (e LedgerCounterparty) Valid() bool {
 
 // Defines values for LedgerEntryKind.
 const (
-	Bet    LedgerEntryKind = "bet"
-	Credit LedgerEntryKind = "credit"
-	Debit  LedgerEntryKind = "debit"
-	Payout LedgerEntryKind = "payout"
-	Refund LedgerEntryKind = "refund"
-	Split  LedgerEntryKind = "split"
+	LedgerEntryKindBet    LedgerEntryKind = "bet"
+	LedgerEntryKindCredit LedgerEntryKind = "credit"
+	LedgerEntryKindDebit  LedgerEntryKind = "debit"
+	LedgerEntryKindPayout LedgerEntryKind = "payout"
+	LedgerEntryKindRefund LedgerEntryKind = "refund"
+	LedgerEntryKindSplit  LedgerEntryKind = "split"
 )
 
 // Valid indicates whether the value is a known member of the LedgerEntryKind enum.
 func (e LedgerEntryKind) Valid() bool {
 	switch e {
-	case Bet:
+	case LedgerEntryKindBet:
 		return true
-	case Credit:
+	case LedgerEntryKindCredit:
 		return true
-	case Debit:
+	case LedgerEntryKindDebit:
 		return true
-	case Payout:
+	case LedgerEntryKindPayout:
 		return true
-	case Refund:
+	case LedgerEntryKindRefund:
 		return true
-	case Split:
+	case LedgerEntryKindSplit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostingKind.
+const (
+	PostingKindBet    PostingKind = "bet"
+	PostingKindPayout PostingKind = "payout"
+	PostingKindRefund PostingKind = "refund"
+	PostingKindSplit  PostingKind = "split"
+)
+
+// Valid indicates whether the value is a known member of the PostingKind enum.
+func (e PostingKind) Valid() bool {
+	switch e {
+	case PostingKindBet:
+		return true
+	case PostingKindPayout:
+		return true
+	case PostingKindRefund:
+		return true
+	case PostingKindSplit:
 		return true
 	default:
 		return false
@@ -414,7 +438,7 @@ type CreateLobbyRequest struct {
 // lower-case hex, or the reveal string) over the players who acted in that stage, sorted
 // bytewise by id; an empty stage hashes `[]`. Compare it with the round's transcript.
 //
-// Example: {"at":"2025-01-01T12:02:00.000Z","data":{"count":4,"digest":"1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e","round":1},"gameId":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","hash":"4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","prevHash":"0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c","seq":7,"type":"moves_closed"}
+// Example: {"at":"2025-01-01T12:02:00.000Z","data":{"committed":4,"deadline":1735732980000,"digest":"1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e","eliminated":0,"round":1},"gameId":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","hash":"4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","prevHash":"0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c","seq":7,"type":"moves_closed"}
 type Event struct {
 	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
 	// as the very string that was hashed (so it is a string here, not a parsed date-time).
@@ -423,7 +447,8 @@ type Event struct {
 	// Example: 2025-01-01T12:02:00.000Z
 	At string `json:"at"`
 
-	// Data An event's details, by type: a JSON object of strings, integers, booleans, null, arrays
+	// Data An event's details; their schema by type is in `TypedEvent` (one schema per type, such as
+	// `MovesClosedData` for `moves_closed`). A JSON object of strings, integers, booleans, null, arrays
 	// and objects (never fractions, so RFC 8785 canonicalisation is exact). Kept verbatim as
 	// hashed. Generators may map it to a raw JSON type (Go: `json.RawMessage`; Kotlin:
 	// `kotlinx.serialization.json.JsonObject`).
@@ -463,7 +488,8 @@ type Event struct {
 	Type string `json:"type"`
 }
 
-// EventData An event's details, by type: a JSON object of strings, integers, booleans, null, arrays
+// EventData An event's details; their schema by type is in `TypedEvent` (one schema per type, such as
+// `MovesClosedData` for `moves_closed`). A JSON object of strings, integers, booleans, null, arrays
 // and objects (never fractions, so RFC 8785 canonicalisation is exact). Kept verbatim as
 // hashed. Generators may map it to a raw JSON type (Go: `json.RawMessage`; Kotlin:
 // `kotlinx.serialization.json.JsonObject`).
@@ -475,6 +501,17 @@ type EventData = json.RawMessage
 type EventPage struct {
 	// Events Events with `seq > after`, ascending.
 	Events []Event `json:"events"`
+
+	// Head The server's signed statement that event `seq` of the lobby's log has hash `hash`, which
+	// commits to the whole log up to it (a signed tree head in Certificate Transparency's terms):
+	// in a page of events it names the page's last event, in a lobby view or an empty page the
+	// log's last event when read. Keep the heads
+	// you are given: two validly signed heads that do not lie on one chain are proof that the
+	// operator rewrote or forked the log. `signature` is the Ed25519 signature, by the key
+	// `keyId` of `GET /v1/keys`, of the UTF-8 bytes of `rps-signed-head-v1` followed by a line
+	// feed and the RFC 8785 canonical JSON of `{"at", "hash", "keyId", "lobbyId", "seq"}` (the
+	// other fields of this object, exactly as served).
+	Head SignedHead `json:"head"`
 
 	// Next The `after` of the next request: the `seq` of the last event returned, or the request's
 	// `after` when none was.
@@ -662,6 +699,46 @@ type GamePlayerPage struct {
 //
 // Example: active
 type GamePlayerStatus string
+
+// GamePosting One posting between the game's escrow and a player.
+type GamePosting struct {
+	// Amount The amount moved, into the escrow for a bet and out of it otherwise.
+	//
+	// Example: 100
+	Amount int64 `json:"amount"`
+
+	// At When it was booked.
+	//
+	// Example: 2025-01-01T12:00:30.000Z
+	At time.Time `json:"at"`
+
+	// Id The posting's id; postings are listed in this order.
+	//
+	// Example: 42
+	Id int64 `json:"id"`
+
+	// Kind Why money moved: `bet` (player to escrow), `refund` (escrow to player: a player left, or a
+	// game stopped in registration), `payout` (escrow to the winner), `split` (escrow to a player
+	// of a game stopped after registration).
+	//
+	//
+	// Example: bet
+	Kind PostingKind `json:"kind"`
+
+	// Player The player who paid (bet) or was paid.
+	//
+	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	Player openapi_types.UUID `json:"player"`
+}
+
+// GamePostingPage A page of a game's postings, oldest first.
+type GamePostingPage struct {
+	// Next The cursor of the next page (pass it as `after`), or null on the last page.
+	Next *string `json:"next"`
+
+	// Postings The postings of this page.
+	Postings []GamePosting `json:"postings"`
+}
 
 // GameState A lobby's current game as it is now: counts, deadline and pot are public; sealed values
 // appear only in `you`, for their owner.
@@ -1028,6 +1105,10 @@ type Lobby struct {
 	// ended, that game (`finished` or `stopped`). Null only when the lobby has no game.
 	Game *GameState `json:"game"`
 
+	// Head The lobby log's signed head when this state was read; present in `GET
+	// /v1/lobbies/{lobbyId}`, absent from lists and from the answers of changes.
+	Head *SignedHead `json:"head,omitempty"`
+
 	// Id The lobby's id.
 	//
 	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
@@ -1095,6 +1176,13 @@ type Placement struct {
 	// Example: 99
 	Tiles int32 `json:"tiles"`
 }
+
+// PostingKind Why money moved: `bet` (player to escrow), `refund` (escrow to player: a player left, or a
+// game stopped in registration), `payout` (escrow to the winner), `split` (escrow to a player
+// of a game stopped after registration).
+//
+// Example: bet
+type PostingKind string
 
 // Problem An RFC 9457 problem detail. `code` is the stable, machine-readable reason; `type` is
 // `urn:rps:problem:<code>`; `title` is a short human summary of the code.
@@ -1296,6 +1384,12 @@ type Ruleset struct {
 	Weapons []Weapon `json:"weapons"`
 }
 
+// RulesetDocument A ruleset in its canonical form (see `GET /v1/rulesets/by-hash/{rulesetHash}`): the same
+// format as the files in `engine/rulesets`, kept verbatim as hashed.
+//
+// Example: {"id":"rps","name":"Rock Paper Scissors","weapons":[{"beats":["Scissors"],"layout":["X"],"move":"0","name":"Rock","rotations":false}]}
+type RulesetDocument = json.RawMessage
+
 // RulesetList Every ruleset the server knows.
 type RulesetList struct {
 	// Rulesets The rulesets, by id.
@@ -1325,6 +1419,74 @@ type RulesetSummary struct {
 	//
 	// Example: 5
 	Weapons int32 `json:"weapons"`
+}
+
+// SignedHead The server's signed statement that event `seq` of the lobby's log has hash `hash`, which
+// commits to the whole log up to it (a signed tree head in Certificate Transparency's terms):
+// in a page of events it names the page's last event, in a lobby view or an empty page the
+// log's last event when read. Keep the heads
+// you are given: two validly signed heads that do not lie on one chain are proof that the
+// operator rewrote or forked the log. `signature` is the Ed25519 signature, by the key
+// `keyId` of `GET /v1/keys`, of the UTF-8 bytes of `rps-signed-head-v1` followed by a line
+// feed and the RFC 8785 canonical JSON of `{"at", "hash", "keyId", "lobbyId", "seq"}` (the
+// other fields of this object, exactly as served).
+type SignedHead struct {
+	// At When the head was signed (RFC 3339 UTC, milliseconds).
+	//
+	// Example: 2025-01-01T12:02:00.123Z
+	At string `json:"at"`
+
+	// Hash The hash of event `seq` (64 zeros for an empty log).
+	//
+	// Example: 4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d
+	Hash string `json:"hash"`
+
+	// KeyId The id of the signing key.
+	//
+	// Example: 3f2a1b0c9d8e7f60
+	KeyId string `json:"keyId"`
+
+	// LobbyId The lobby.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// Seq The event's `seq` (0 for an empty log).
+	//
+	// Example: 7
+	Seq int64 `json:"seq"`
+
+	// Signature The 64-byte Ed25519 signature in lower-case hex.
+	//
+	// Example: 0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c
+	Signature string `json:"signature"`
+}
+
+// SigningKey An Ed25519 public key of the server.
+type SigningKey struct {
+	// KeyId The key's id (the first 16 hex characters of blake2b-256 of the public key).
+	//
+	// Example: 3f2a1b0c9d8e7f60
+	KeyId string `json:"keyId"`
+
+	// PublicKey The 32-byte Ed25519 public key in lower-case hex.
+	//
+	// Example: 9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60
+	PublicKey string `json:"publicKey"`
+
+	// ValidFrom When the key began to sign.
+	//
+	// Example: 2025-01-01T12:00:00.000Z
+	ValidFrom time.Time `json:"validFrom"`
+
+	// ValidUntil When a newer key replaced it; null for the current key.
+	ValidUntil *time.Time `json:"validUntil"`
+}
+
+// SigningKeyList The server's public keys, newest first.
+type SigningKeyList struct {
+	// Keys The keys.
+	Keys []SigningKey `json:"keys"`
 }
 
 // Stage A game's stage. `registration`, `moves` and `reveal` are open; `finished` (a winner was
@@ -1420,6 +1582,9 @@ type LobbyId = openapi_types.UUID
 // Round defines model for Round.
 type Round = int32
 
+// RulesetHash defines model for RulesetHash.
+type RulesetHash = string
+
 // RulesetId defines model for RulesetId.
 type RulesetId = string
 
@@ -1506,6 +1671,15 @@ type DebitAccountParams struct {
 
 // ListGamePlayersParams defines parameters for ListGamePlayers.
 type ListGamePlayersParams struct {
+	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit The largest number of items to return.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ListGamePostingsParams defines parameters for ListGamePostings.
+type ListGamePostingsParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
 	After *After `form:"after,omitempty" json:"after,omitempty"`
 
@@ -1730,9 +1904,15 @@ type ServerInterface interface {
 	// ListGamePlayers A game's players
 	// (GET /v1/games/{gameId}/players)
 	ListGamePlayers(w http.ResponseWriter, r *http.Request, gameId GameId, params ListGamePlayersParams)
+	// ListGamePostings The money of a game
+	// (GET /v1/games/{gameId}/postings)
+	ListGamePostings(w http.ResponseWriter, r *http.Request, gameId GameId, params ListGamePostingsParams)
 	// GetRound A round's transcript
 	// (GET /v1/games/{gameId}/rounds/{round})
 	GetRound(w http.ResponseWriter, r *http.Request, gameId GameId, round Round, params GetRoundParams)
+	// ListSigningKeys The server's public signing keys
+	// (GET /v1/keys)
+	ListSigningKeys(w http.ResponseWriter, r *http.Request)
 	// ListLobbies List lobbies
 	// (GET /v1/lobbies)
 	ListLobbies(w http.ResponseWriter, r *http.Request, params ListLobbiesParams)
@@ -1781,6 +1961,9 @@ type ServerInterface interface {
 	// ListRulesets List rulesets
 	// (GET /v1/rulesets)
 	ListRulesets(w http.ResponseWriter, r *http.Request)
+	// GetRulesetByHash Get the exact ruleset a game was played under
+	// (GET /v1/rulesets/by-hash/{rulesetHash})
+	GetRulesetByHash(w http.ResponseWriter, r *http.Request, rulesetHash RulesetHash)
 	// GetRuleset Get a ruleset
 	// (GET /v1/rulesets/{rulesetId})
 	GetRuleset(w http.ResponseWriter, r *http.Request, rulesetId RulesetId)
@@ -1853,9 +2036,21 @@ func (_ Unimplemented) ListGamePlayers(w http.ResponseWriter, r *http.Request, g
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ListGamePostings The money of a game
+// (GET /v1/games/{gameId}/postings)
+func (_ Unimplemented) ListGamePostings(w http.ResponseWriter, r *http.Request, gameId GameId, params ListGamePostingsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // GetRound A round's transcript
 // (GET /v1/games/{gameId}/rounds/{round})
 func (_ Unimplemented) GetRound(w http.ResponseWriter, r *http.Request, gameId GameId, round Round, params GetRoundParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListSigningKeys The server's public signing keys
+// (GET /v1/keys)
+func (_ Unimplemented) ListSigningKeys(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1952,6 +2147,12 @@ func (_ Unimplemented) RotateToken(w http.ResponseWriter, r *http.Request, param
 // ListRulesets List rulesets
 // (GET /v1/rulesets)
 func (_ Unimplemented) ListRulesets(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetRulesetByHash Get the exact ruleset a game was played under
+// (GET /v1/rulesets/by-hash/{rulesetHash})
+func (_ Unimplemented) GetRulesetByHash(w http.ResponseWriter, r *http.Request, rulesetHash RulesetHash) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2241,6 +2442,61 @@ func (siw *ServerInterfaceWrapper) ListGamePlayers(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// ListGamePostings operation middleware
+func (siw *ServerInterfaceWrapper) ListGamePostings(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "gameId" -------------
+	var gameId GameId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "gameId", chi.URLParam(r, "gameId"), &gameId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "gameId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListGamePostingsParams
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", r.URL.Query(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListGamePostings(w, r, gameId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetRound operation middleware
 func (siw *ServerInterfaceWrapper) GetRound(w http.ResponseWriter, r *http.Request) {
 
@@ -2296,6 +2552,20 @@ func (siw *ServerInterfaceWrapper) GetRound(w http.ResponseWriter, r *http.Reque
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetRound(w, r, gameId, round, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListSigningKeys operation middleware
+func (siw *ServerInterfaceWrapper) ListSigningKeys(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListSigningKeys(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3014,6 +3284,32 @@ func (siw *ServerInterfaceWrapper) ListRulesets(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// GetRulesetByHash operation middleware
+func (siw *ServerInterfaceWrapper) GetRulesetByHash(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "rulesetHash" -------------
+	var rulesetHash RulesetHash
+
+	err = runtime.BindStyledParameterWithOptions("simple", "rulesetHash", chi.URLParam(r, "rulesetHash"), &rulesetHash, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "rulesetHash", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetRulesetByHash(w, r, rulesetHash)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetRuleset operation middleware
 func (siw *ServerInterfaceWrapper) GetRuleset(w http.ResponseWriter, r *http.Request) {
 
@@ -3192,6 +3488,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/openapi.yaml", wrapper.GetOpenApiSpec)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/keys", wrapper.ListSigningKeys)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/accounts", wrapper.CreateAccount)
 	})
 	r.Group(func(r chi.Router) {
@@ -3217,6 +3516,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/rulesets/{rulesetId}", wrapper.GetRuleset)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/rulesets/by-hash/{rulesetHash}", wrapper.GetRulesetByHash)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/rulesets/{rulesetId}/grid", wrapper.AnalyzeGrid)
@@ -3265,6 +3567,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/games/{gameId}/rounds/{round}", wrapper.GetRound)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/games/{gameId}/postings", wrapper.ListGamePostings)
 	})
 
 	return r
@@ -4062,6 +4367,96 @@ func (response ListGamePlayers500ApplicationProblemPlusJSONResponse) VisitListGa
 	return err
 }
 
+type ListGamePostingsRequestObject struct {
+	GameId GameId `json:"gameId"`
+	Params ListGamePostingsParams
+}
+
+type ListGamePostingsResponseObject interface {
+	VisitListGamePostingsResponse(w http.ResponseWriter) error
+}
+
+type ListGamePostings200JSONResponse GamePostingPage
+
+func (response ListGamePostings200JSONResponse) VisitListGamePostingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGamePostings400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListGamePostings400ApplicationProblemPlusJSONResponse) VisitListGamePostingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGamePostings404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListGamePostings404ApplicationProblemPlusJSONResponse) VisitListGamePostingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGamePostings429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListGamePostings429ApplicationProblemPlusJSONResponse) VisitListGamePostingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGamePostings500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response ListGamePostings500ApplicationProblemPlusJSONResponse) VisitListGamePostingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetRoundRequestObject struct {
 	GameId GameId `json:"gameId"`
 	Round  Round  `json:"round"`
@@ -4142,6 +4537,62 @@ type GetRound500ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetRound500ApplicationProblemPlusJSONResponse) VisitGetRoundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSigningKeysRequestObject struct {
+}
+
+type ListSigningKeysResponseObject interface {
+	VisitListSigningKeysResponse(w http.ResponseWriter) error
+}
+
+type ListSigningKeys200JSONResponse SigningKeyList
+
+func (response ListSigningKeys200JSONResponse) VisitListSigningKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSigningKeys429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSigningKeys429ApplicationProblemPlusJSONResponse) VisitListSigningKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSigningKeys500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response ListSigningKeys500ApplicationProblemPlusJSONResponse) VisitListSigningKeysResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -6066,6 +6517,95 @@ func (response ListRulesets500ApplicationProblemPlusJSONResponse) VisitListRules
 	return err
 }
 
+type GetRulesetByHashRequestObject struct {
+	RulesetHash RulesetHash `json:"rulesetHash"`
+}
+
+type GetRulesetByHashResponseObject interface {
+	VisitGetRulesetByHashResponse(w http.ResponseWriter) error
+}
+
+type GetRulesetByHash200JSONResponse RulesetDocument
+
+func (response GetRulesetByHash200JSONResponse) VisitGetRulesetByHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRulesetByHash400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetRulesetByHash400ApplicationProblemPlusJSONResponse) VisitGetRulesetByHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRulesetByHash404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetRulesetByHash404ApplicationProblemPlusJSONResponse) VisitGetRulesetByHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRulesetByHash429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetRulesetByHash429ApplicationProblemPlusJSONResponse) VisitGetRulesetByHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRulesetByHash500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response GetRulesetByHash500ApplicationProblemPlusJSONResponse) VisitGetRulesetByHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetRulesetRequestObject struct {
 	RulesetId RulesetId `json:"rulesetId"`
 }
@@ -6293,9 +6833,15 @@ type StrictServerInterface interface {
 	// ListGamePlayers A game's players
 	// (GET /v1/games/{gameId}/players)
 	ListGamePlayers(ctx context.Context, request ListGamePlayersRequestObject) (ListGamePlayersResponseObject, error)
+	// ListGamePostings The money of a game
+	// (GET /v1/games/{gameId}/postings)
+	ListGamePostings(ctx context.Context, request ListGamePostingsRequestObject) (ListGamePostingsResponseObject, error)
 	// GetRound A round's transcript
 	// (GET /v1/games/{gameId}/rounds/{round})
 	GetRound(ctx context.Context, request GetRoundRequestObject) (GetRoundResponseObject, error)
+	// ListSigningKeys The server's public signing keys
+	// (GET /v1/keys)
+	ListSigningKeys(ctx context.Context, request ListSigningKeysRequestObject) (ListSigningKeysResponseObject, error)
 	// ListLobbies List lobbies
 	// (GET /v1/lobbies)
 	ListLobbies(ctx context.Context, request ListLobbiesRequestObject) (ListLobbiesResponseObject, error)
@@ -6344,6 +6890,9 @@ type StrictServerInterface interface {
 	// ListRulesets List rulesets
 	// (GET /v1/rulesets)
 	ListRulesets(ctx context.Context, request ListRulesetsRequestObject) (ListRulesetsResponseObject, error)
+	// GetRulesetByHash Get the exact ruleset a game was played under
+	// (GET /v1/rulesets/by-hash/{rulesetHash})
+	GetRulesetByHash(ctx context.Context, request GetRulesetByHashRequestObject) (GetRulesetByHashResponseObject, error)
 	// GetRuleset Get a ruleset
 	// (GET /v1/rulesets/{rulesetId})
 	GetRuleset(ctx context.Context, request GetRulesetRequestObject) (GetRulesetResponseObject, error)
@@ -6663,6 +7212,33 @@ func (sh *strictHandler) ListGamePlayers(w http.ResponseWriter, r *http.Request,
 	}
 }
 
+// ListGamePostings operation middleware
+func (sh *strictHandler) ListGamePostings(w http.ResponseWriter, r *http.Request, gameId GameId, params ListGamePostingsParams) {
+	var request ListGamePostingsRequestObject
+
+	request.GameId = gameId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListGamePostings(ctx, request.(ListGamePostingsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListGamePostings")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListGamePostingsResponseObject); ok {
+		if err := validResponse.VisitListGamePostingsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // GetRound operation middleware
 func (sh *strictHandler) GetRound(w http.ResponseWriter, r *http.Request, gameId GameId, round Round, params GetRoundParams) {
 	var request GetRoundRequestObject
@@ -6684,6 +7260,30 @@ func (sh *strictHandler) GetRound(w http.ResponseWriter, r *http.Request, gameId
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetRoundResponseObject); ok {
 		if err := validResponse.VisitGetRoundResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListSigningKeys operation middleware
+func (sh *strictHandler) ListSigningKeys(w http.ResponseWriter, r *http.Request) {
+	var request ListSigningKeysRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListSigningKeys(ctx, request.(ListSigningKeysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListSigningKeys")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListSigningKeysResponseObject); ok {
+		if err := validResponse.VisitListSigningKeysResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -7147,6 +7747,32 @@ func (sh *strictHandler) ListRulesets(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// GetRulesetByHash operation middleware
+func (sh *strictHandler) GetRulesetByHash(w http.ResponseWriter, r *http.Request, rulesetHash RulesetHash) {
+	var request GetRulesetByHashRequestObject
+
+	request.RulesetHash = rulesetHash
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRulesetByHash(ctx, request.(GetRulesetByHashRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRulesetByHash")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetRulesetByHashResponseObject); ok {
+		if err := validResponse.VisitGetRulesetByHashResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // GetRuleset operation middleware
 func (sh *strictHandler) GetRuleset(w http.ResponseWriter, r *http.Request, rulesetId RulesetId) {
 	var request GetRulesetRequestObject
@@ -7211,320 +7837,354 @@ func (sh *strictHandler) AnalyzeGrid(w http.ResponseWriter, r *http.Request, rul
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H37k9u21ei/gtF3Zyy5lCxppX1opz+4rpO6sRNf7+ZL28h3CZGQhC4FMAS4WsX1/34H5wAkSFGP9SNx",
-	"0nwzX+MVX8B54bzPu1YkV6kUTGjVmrxrLRmNWQb/fMN0tnk61ywzf8VMRRlPNZeiNWldsUiKWBEtyZpy",
-	"TWZsLjNGMvMIF4teK2ixe7pKE9aaDIOWipZsRc1r5jJbUd2atLjQJ8NW0FpxwVf5qjUZBC29SRleYguW",
-	"td6/fx+0UprRFdN2TU+jSOZCv4i3l3S9ZITi5UeK8LiyhtZwdhGdsRHtnsxPB91RPKTdi6jPuud0PBvE",
-	"Z/MTNuy3ghY3b0qpXraClqAr8yQtPhm0MvZTzjMWtyY6y1njvvKcmztTqjXLzNv+34/97gXtzp92v3r7",
-	"7vx91/9z9JA/B8P3/6dVAEnpjItFy4BoB46+S+lPOSNRnimZTYheMhIKdq9DIufwV5qxOy5zRVK6YD3y",
-	"3YprwjWZywwuz3mmNF6bCgebn3KWbTzgwKd9QKzo/UsmFnrZmgzHp4Bf9/egafHP7wzp7djCG6bzTBAG",
-	"95A110sSKvZTSBYZo5qZdVJB9JIr0u4HsOqYzWme6IBwReaZXMGPStNMd3pHb8K+pDXpBxWKPR35FNtv",
-	"oFi3oZd8xXUzkSY0WzClichXM5YZZNj9aWkYKM/EroUm8NLGhQ76taUic9F7y1x9c30vrwWtr+mK7eKs",
-	"BV2xBra6YOfxWXQ6647paN4dsZO4ex4NZ90B7c/dtWa2WuDHvlSeehGzVSo1E9HmG7bZhskressUoSjx",
-	"iKJz1iNXkUxZbNDYtkIjICumlzIOSCZzzTqEipjcslST4YgsZZ6pHnlKDAQMQegl1VORMRotzWss1Elb",
-	"5VHElCIygw/Oc0UTovJoSagi4ah/QRI5m21u5nmShB1D+ErLjMXIMFwrcss2hIupAF4w79QZFYpGZjPm",
-	"JeYeNp+zSKvLYlPwdPGEeYVZ/UzGG5KxNKEbZXnLfGsqlKY6V+U95nGZa0KJgsPCfsC8P5IiyrOMCU3i",
-	"PE14RDWDc0TVhA8VsQEIfozry+pyYIGUxHw+Z/Ay+C63MOElBm8iKeYJj3TYI/9LEx5Ts/GpmFOe5BlT",
-	"pD3q9xE5imV3LCMsy2SmSHt8f98hNGNESG132iPfK0YomWdMLUlGRSxX5I4mOWIKkEKn4vvvX/y1Q1KW",
-	"EcNiImYxQXijMC1Z6GQ+iIazM9btxyPaHc3OWfeCng664+gsHrLz+cVsUJxMeDqXTORRadeQ6U5BPD4s",
-	"iF9SpUF2NYmAKwDvhlxdPSdRwlEcL5kgmcGtYJHmYmHPGBDQ9ohJqNIo3sydjN8Z+F0D1WSMrgxyVb4y",
-	"nGRksDl9DBI0MFdqnoiZiBiRdwzJIoT7QgKCkRS6gXdA1UFkttWFfXVf/LW1SxU5RrA/SKRzzVafVaKP",
-	"jxDoL41Y2CXRQWY0iPQxHcz70YB1z+PRrDuKxuPuBR2ddIfzQdxnZ7PTaDBoFumJ/dyXKtPfyFzsAEZm",
-	"Lln0BQRkNxcLVCAGFfgMGrcOzx+38aMU36D1Jk+YYjs13QwvA/6C8jDIUhUG8J9EhebAMP88C6sYhqvN",
-	"KMyKr+7bi4802v253714a/970337rh+cnuzAwA+0iYNeSrEgqUySCcoUvWQZM3JcSCs7UDpY5g/IUiZ4",
-	"PrqTM08Nq4EeuKJiY08cNRXmOJGCmaszRmiagiTukT5pe8qiEf1qzTJFqCZSRHsUXnNKHaUqVrn1pH9A",
-	"vLw38FapFIqBofMXGr/BzZm/ImnOEPgnTfHA5FI8STM5S9jqT/9WBo7vShSbJ2LzgbvitLsxhx0zeI2Z",
-	"pjxpTVqrXBnLjcyYXjMmyLjf74P8Pe2Pzvvm/8jK0MmcsyRuTcwq5nzRW8k7ds1XTOb6lbJ0whRQaqs/",
-	"+PtfT/7v8Or8n2ffjF6dfnvxuv9meD3+3/N/GKCBhtCajIzo0lwDMZbnMSlWaKGTZ2KSpWpitznZ3sx7",
-	"HxP/J2Pz1qT1P09Ki/YJXlVPXuMrENBV6gu3XhtOKsQVS6bg/F9RHS2RygxCMhpp0l7RxKCdxeTvV999",
-	"G5B1ZqjZ7EAFU7HiShlBIjPC7nVGCcBSBYSS8kHDwdSqEEZjknOjVixYp0dCuD8khvpQ3ZLzORMxF4up",
-	"gGs1lpECiPd90HpmdZ6Pop9SsfQJp1BNaZIxGm/IkioyIkZNM3b6B5HERUkScGwR+9EdtOAt7FMQwVPi",
-	"VMRS7bUmj1kiA91b+Dql0UAnJAR03yhNF8wIXiH1DRc35tEwmIrQAugmYwuuNMtYbO7y1PWAhFyofD7n",
-	"kdGqbua5iEGEuycjuVpxrc2DlffdMWpIFWT8DlX3W6mXhviipaGm2NLFVzKb8Thm4qMIY168xaMLGq+4",
-	"UCSiwrCLIYcPo4WTkha+8r6zgxTKpXwScVC8zoqBiCYJyx4pksmEkRXdgCyI7XHTppbs4T4DbSoIwIHI",
-	"lGUAzoBQMRX4I/rHzHlkHutYnLwQ5jylyXNjdnwUXrh904cAfuzLZbekikW0GwnFdz8JDtzbwokBZy7Y",
-	"fcoizarmWY+80EbkJXKxcMZuWGw6vDTqg3uRMkbcVKilXAs0QJx0NwidoeeSs5i0q1ZvWLOwQoexb6X+",
-	"yqmTH4wsIy3mVnMsmEhIVOdASHwY/4xKNH4rNXGf2IG6chWfBHfF68IJcXsp3CGwqQBEa2CVbpk5ZbZn",
-	"FvCabhJJ42spXxqj6qPgm+K7brSUN2Ci+XB2BDCTMWdAHwSsMfTgnI7HJ6dkttHsw86zgSfD7JaIlpK4",
-	"ZezAxfaKPwlOtl5bU3HAccLuI8ZiRU5H5Bv+F0DGtZSvqNhYTVR9FDIyqtmNhXAVDzrbWA1/6DT3D4L5",
-	"0NMhrqVEUyBza98J88rCPgm4/TcaSNfX4hzTXBEtb5kwPPDiNWnLrLxXpsw6vq2vRBnR88YDlkFg6XCw",
-	"gCNckBDu6oJPPURTph7W6RYO96Y92rufeBEg2Ob3guZ6KTP+M/s4wZf7L/IVCALKOJkxmpkdAnC4IoUp",
-	"+kHicFCSxffVD++giMryPglF+G9EuQh7C9Cni/vUSwrnWS5uhVwDUWTsTt6yGHjxe5FmMmJK0VnycWIR",
-	"VcqVUTdXXIFV4yNhltBbNpx1h+NT58ZDdbO0hNhPOU1QOyre9WEsOyxx86x4FfGWtQNFTXv4NIaA3Stg",
-	"w2qyM4gsslSzeELChk+HpM21MmbQEv0WuqI6TkX5DPqwrc5olA9g6AXlRs/RPLFBLBonXLAOqvcCuOLG",
-	"GN72S+geN8fTVKBtKCQx1x3GrPFiT9ZOszFQAMyPrW77Z54Kd4CDd8B837nvZzShImIV/9K7lv3VhZ0i",
-	"CNbFT3Vr0hr2h+Nuf9DtD64Hw0m/P+n3e/1+/1+toMXj4+O0LnKX8MicpkY1N+c9QNXQQZoZ7VtzdKYU",
-	"62nypKmUidjwlNuMEaGgAK4M+pQmueCatGdMg3Q1L5Brc1omecziTtU72O8/NGRYgU99gT9Y475AwJoq",
-	"Yu+vBbh3A7ZYTkw162q+YtvOOQT/Z4mp112+W19GZDZ9O+bK4BTcH2TB75gghivN/rkU1dU4Wth6PRLH",
-	"fonwxtyDTjjn9PyxBauFxdmXBAUl+Uh7W3xTzv7NIm2+aXnpGd7UwFJEsHWycajc4i//AAwImC1EimSD",
-	"SoPcZjlaMm9B7b8O68GaW5PWyU/D7tn6H4PsX1n/74vTf8wG357e/nQ++8fp3SDvr042f1/9c7AarX8+",
-	"fb7Nsd529qHNiazys/sp2Adrj1xpmTEIK3I4eAUztiUCGyRylcAesqEm57dPWm5/bt1NNPQMTo8re1Q2",
-	"baxwTZgVpwktZZcR/z3yHVKMu5Hg/hjDgK95SIEXyT/TwqkwRBjCYVOLVb7zVAejR8zOT0ej4enFifnv",
-	"6elgMIzZxfnZ6fh8TM/m/dPz6Czq02gejShlp/3ZyWBIR2w+vDibj0YUuMh5t1yQgYuvgb7wL7OI1kTk",
-	"SWLA51xo7qpzgrUmc5ootkVE/mIPgq+8GXkMjdN2Itcs60ZUMbJk952AmMW4dCeu7WOqSimfADDmM6jo",
-	"4V6342Rv352OmsIsFaDu3jb4bIs7Hd24cx12X9kULsN+ayZlwig4QhzC9nwJEhJ4kvjESdqgRxojSRgJ",
-	"1TnqY0gPB3HpCAM1ohKdW9jDGwF7u2M3F9Xzu46Z7fPcp9T9YCnvRNhwZYFjWNAgyAApYXN9HHhKhjiA",
-	"9wJAB9EOnLX9rZo483ZcUIRPh97SGiUd3OjFu2gcc7Nymrz2ONquZdtzX3KuJBSQ3vucYutBgib0zKl2",
-	"rufn7ZgvuCZ/IilVai2zuNMJCQW3y5LdG/08o5FmmSLtkyF6oAJjE7INi6fiLy+ffvN8OHO5LyfDrrmD",
-	"xHzBlFHzn+OmJ77ZFk5bffOxwXDaCp3EIlpORfixsAhdNkwixcImw0yF29mEUHOcZhpisBEVxpJa5Ewp",
-	"FpfJeSX06qkxn0CO7sgvaBadNar20NpItaBbWRXkQ4lXsLUzBq1OUCPdirq1RXnNqvPTquLcHoBHc+TR",
-	"1iVIFsHAn5DxZGOMnJ9y1umRqzwDMWCMxfWSa2MhgWahiM74asXiS0LJLKHiFl8Pcmyeq7pF4jRELxHp",
-	"dHQ4D8nHAGxvN+whUPgxkAd3NKYcASGKOV9g9o4zsUGRqgsTcxto2kxf8Z+ZzdWx4c9nBok2V2hUWDet",
-	"rzIeG4TwxVI3SRD3zn3qrpGrz+DOFyLN9X7byeX3+KTwCbFb2U8FyQObmfQwLAcOBk3ohvythgxnwQgT",
-	"OtsYnNFix5jm0TX2UgA+mW60pFywmCRy0bMJasBrigwCMgzISUB6vR5k68FLpgLkq5BkQVPVm4qpePz4",
-	"epMy9fgxaYdmfWFn4gK51sgKAxIacrmRKRP4J5JELfprfzTHOsR0AR83kKKMN5gDzI/74i/qJkqk8u4o",
-	"YsABse/ImJLJnQ0VQ0z6ht1j8mGxuDkXXC29H5SWaYp/C3avbxANN9ZPVIar3dfNqZHI6PZGLfncrK9H",
-	"ntmMQEgo4QthtCvIgDBstSGxBGlzK+S6R8KYahqSiGYZZ4qsqLpVNuNKBVPBY0whxQNNBdYoo85SwSwJ",
-	"c4e7kHCbOksWmVyrMn4Py55MRR2epLBvvDA60Pp6KYmRj0ZRlJqsl1Rf1oCPKal1eMN2rKlV2PG4BeeQ",
-	"A3Q8UpV9qMuGV9FEyQI8Nk1fMftOlWd3/A6Yl9FUCmU0B4ChJ8UMKKfCELNZ+iWpk4Lh6XVmgGGdCtWk",
-	"W7hPcSmQq+Dhyy2sE82SRCHgDSZsxMJ5LuHTMZkhUBIQBfZ9GMKVucbKAsNaf6NqSYBJe48fkxD8qH8m",
-	"vuaUZuwO7vrPf4wiIQWPaNIJA7KGzJfQXYfN6SWbiqK6AYIoj6x3liritCrQr35mmbR/GiigbBhgLnBY",
-	"fMi9lXx//VX3fCosTlFAkfCdYj8FQPE2wvkixhin+S/VATE0/z402vabr56R87PzcbkJyBsi7Vu2UVOh",
-	"ZGbJD6UzCGf482/Xr14SpiKacrEIiDU3FEEpB2xjzCwjYJVl7ReGro3BM5fZVMDCugm7Y4ktOAhISLWh",
-	"aFjVycnJBfn++pl9CfLRiicJt/nbacYiriCfgd3TSCcbQs2SDT5jYtDQ6RGDAxdNrZjOFtN/LZiiwggG",
-	"7eDrtPRGgN1UgJnpEAVzLOEr1C7PeCpq4KRZRuFUCN9N7cE8bU3INO/3TyLnbOMx/M0CMm3BMspb7vDK",
-	"+5C07yY1LRUy6aubgziOp3EjCDtl3rLVDUoJg5YX1bjdgCDip8KQ4porZjiHm7NYELZK9caCZYngDX98",
-	"a8SuXKUUDdlC6IE0eaQwwR+Oyi0fDm1wBg49Z6AhVtRJwAM3ClooyVqT1mDeZxfxeXQ2O6Xj+YidxMNo",
-	"MOvTi/k5O4tPo/FsRE/mQzaI+9HF7JyezU/ZOB5FJ7MhNc+CvxCyJgbvA1cCcnQVidl8a9IasUF8EvVn",
-	"p/NzOmTj+Cy6mA3oyXzMzuKLqD8b0tH8lJ3H/WgwO6Hj+Rm7iAfRycyYDBesb6xRl6l8dLazEy+tSas/",
-	"G0TD+ISN5mN6OjuLzuML1p8P6HB2Eo3iMTudn9Hz2UXUjwdsOD+ho9k4Oo3P2Pn8gppnW0FLsZ9ak7NC",
-	"z/EPmAZX6K6wANdkCaoOiydbTKz5iilNVymShmNYvcwYI/PMln6AKaoClMnxVFCUciDOrRgAIl1TFJ8s",
-	"Jm0lrbuUulsM6+OJSUlKM2PcFZGGTt2m20N4NVutSOx++25Y/uPa/WOy9Y8fe2/xnyfv/9XoGHOUvU/H",
-	"BlXzr+ZGj0J3VUQBtFA8zZgxgY1ZfVkIXbItcz+ofKoeQdnhgio3ipyy1xWx40A1cqkmuCsr/gTM9xBX",
-	"ZnKwgsGIVGX+vYC0cFWi5IPKGg4Gq0pJ0LSkZqWjfToCRaOqY1TX9wnEykMACyKoaQdu4alUYEsbgjCH",
-	"sDOuDKDbFavJFXoZU6m6qbN9odBBk+sUf9m5LtCxSFsx5DzkWWPjlrd3LosECjRBXJY72iU1K7Yieg/Z",
-	"qQZm9p7AK3YpKhmpdqenRyaWGXdatX+1MqnZd4H8vRWOd0jCnA0VgJ69SdmEUNR/rGZq1CynEjqNMSDW",
-	"i6vQHR6gsqQw7oMPKtJG88qdFOaMkA3KK1eYus8VHjGdHvmGpdqcIDOq+Qo0RDw5euRrJlhGtcwUJD6s",
-	"aGpOEvDZZnSNC0cEfy0nJPy3kqL3hq5fMaXogoWX5BupEy6MSXcL/7rvKZZxmvCfMR4MT/xdSfEd7CLs",
-	"NMSvPrNOU0Vy0LrvLmTX/ljbUEECr+mi0YmXGo2v4tmwhcJcuCq7LGZZr1VXGfC27Vc+r9VRo7LLiKur",
-	"oSrC2gIoV9NspY46LUvGbQEpgV+K3e+IurkSPmtDmRtdYtyhAkKdZ8JYR4WyDU89UlPhXgrFEEIKZlSW",
-	"GvbPHl7L7XO/BardWhM/l+65JmzajBzrZLSaljWG8eTimrTRlMbKDmv4d+rZNRWvI/i/ynKcyWkfS73p",
-	"/XNnxyvY3oreQwGc/atSxOOeanJhQmGSTHK7kSihSvGoCOlsv8TmHHmFZuDbMjrrV3mSoFDbztFxu2qi",
-	"mRnThNFo6VzlKdQDC6j5Yi4jR4oinma00nYlf2crTefBWTp1QG9VsRU+DqRNsxLM/ydrLmK5Nmy7UkEZ",
-	"+EB3S+XONtUkYRQ8Wsza1tkjRezSAqzRmm1c5doloZqspNLkjMR0o+oSz6Jke6suuFmUejVtuUZEjVaI",
-	"FSH9wEbelM1bRDPYSDB0Ed2nPGPKGrNlpR7YKQYylBgcKi1T67/BAiNV1lOYa2Qt8wTq91bmBCO5cDnb",
-	"bQqv+ZrRrA6Exsq8vbj2eOXgpmGdXJD1krvqMEz2hRcQJmKvFH7NhXARcXC7olcvTbix07d29fEbqbL5",
-	"bpoF7kL8tdHV0amQbe/TUVWDkGnieaBq5zexYMYszOpiRof6XlQKpYfNAftSwB3IEyvvfN8gAQ/A17LF",
-	"Z4JrIXeboMnjQjLhbWUmBlcI5pjkwqoT27XC2wZEVaZvNQwwl20SzQBckxJbTfifnYP66bhjTTkUXZt/",
-	"m7sQTEckPtQOaneSNFHalhivs8g2UkvAVgilDoG6tPSFyH5lAWN5Dw1fAgxLZULZBg1OWvZIaOFg4x1b",
-	"sAjBSesAd4lO/KmQeskyIm1aECoi2I/BWIH22CFtjfBR5NTWCQcFYdnq84CU0ILoAegNYQDhiBJwIQGk",
-	"krACPhekcSAMSb9T9O5g8QRLdaZi2Oshi18ih9llFSXNpY5VHqKkPcYlGznLlFPJ8gwChGuWdTDI41dB",
-	"k7Y9Xy8LuNpD4M+kbxfrfr8nW7C2XuU/k+H/G590B+ElHnEOYmCisnuudI8898qELYb+DbVvW7ZMVQ+s",
-	"SfqT/QpdTW7B3V+kSuYk32jcPxlfXJwOz07O+qOL8Ydoa7ZQ30rZeqepHfoaaVsd3VGPloWu9aGye78P",
-	"pEHrKlsMVFf9TArFolzzO2Y1K9CzuNHC5vsVMtCmymy8PvlzqXZUd/bR6tOu1eM929oRljc5fao8LrZU",
-	"pk+97G1laR/JvNqtLf3yRPM7V6r2s+6WVvXLw7+ifNnVFsrTLnWMFmdmYmQkhMvDr59fkyd3gyf2ktrR",
-	"vOUhWVWN2ppdZJOH8Wjl7dMqZ7vUpNdYW9DkIYMrj1TViAZrsiFxq+zkeHSxQ5mg/ELY9kGYjV6rggBH",
-	"HIC+zPVpLro4KcJdrgiuRSMjwHcWQewKfxSbL+PZn6c+pwEIu3soedVta6OTGsnOhY2JWYWrfGFz5rXH",
-	"aYezrXdnwBUAqqTAHVc0ZBH6bp+aAPe4YEiv1+tcEooHE1DkinJjT5GFZNCXBevIQGdyyd6F/9ZvL/Wg",
-	"TlF1gttZQGZxUt59oHzs5IHlY6qoUzmUwYjsbOtadhTGvPBLr/wNOswUH2wiz/2C5LC73bpq3TnJRVW+",
-	"7PC673Z5YwvWiscbPtZOqQK3L1XOLd4B7zYwixSlBxy6sB4T+XU9ePYwhMKFcFW89ShXvyeJt/z9NSSW",
-	"jYD2+sorhLAdrUaxGE62i0cuSVgiPZxYGeP/aCkhvCQhKpXhhKwRoOhZvCQhJGBOoLyCxDkYKFVfrDFx",
-	"MjbPBZR5ovklDB/+6ES2T3ytoIWfagUt806zbU/QuAe2MGYgYWDQSJMu8OMKNJxT1BasyfXEpU6WmXdG",
-	"PU6lBuMxzWcJjy6ryVZTQdOU0QyT/wzgNjIPA5cGyDMi18I1VdyqooC6oqFRGfB7B5KJ7F1GkRucnYzP",
-	"ToYXQ1SoWDU+wR+QCYRtD0AgFgQ/Clqp1La7GEpfA+HS3jXr7pfBukJns3k9Zw+M+9VjhiiSFkVU2f19",
-	"hYm9TdrAwAPURuZffIHdjsKXxkqzsppfkRWN2eFSo+GDDbaSBHcee+5zaPm6KEQ7rKImJH8C95Z1H3Uu",
-	"y5Rd98xUuEZrcBfaoxmHrKrUiGiue+RbI7frPQwF1HNZ+9yXMEbUTwUlcy6cbf6QdKnGc/ngAeEz5JbI",
-	"dRehIOl7we/9BFAVGDMqskmHLohszCxjrFXNlBqrbxlYh9U6tifwVHF7FPe587WKciXJnGYf6Rngh7pi",
-	"k7bLoS4TL9GdTkJjzJkb1ZN3mCryPux8kjSw7UJ6Kxb3LLUxraea0NP5SIV0pwry2qof9apH54Mqz1Kj",
-	"Lhu9C1ssBERDjtd6KfG0FrLmPBw9GKNwVOyBk3VgCrnGTqHQ/WHJkvgSU8aliFi59CWFQF/dBTX6gDCz",
-	"d3Ltgt+WPvSRsNhdNoqulWMF+MP5KtttTVY+Q9r9JhUNOv4LUhpgx1Puvgja7vQ+23IHs/o+KJ72CbSM",
-	"B6X5aWvs7NPsr7TNRqrrK8edqo+U873ZGiYvAZZWVWohwRA27PJvyQWLp2LDNLa08d/hVfFsJ0kcOiMH",
-	"H31GWl2MJsl389bkx/3Qq7RpeP82OFScjnarDyMhxWYlc2Xvw1Ie7KW5x+ZztlRj0xI8CBz+g6I/dQ3D",
-	"ngpV0Qwqx2/Q8hu7Oum0o7wbJWuVlRCgu6zAq3y1otlmT8oUGjFE4Y1HVmP+dvOi4CBpMhfG9Y4tR+oN",
-	"D6528M0rupG5s6q2bK3SnBp+RnPKlSw6iB3uZ6O0TN8wCh3Q0LixpvmRTtGPrs9t+XjcKUbhuHC7IzJz",
-	"ES4rHNZLnjAoq9vrqxt/tLzjn2Xoy0F19Yjk/gJKZXnF50nr/0JUZ8ttjV2MVuDkTymPiY2y23gpKKjr",
-	"pUxc3L1zSfrO175FZx+toT5Ev/9CdXpMNC50estpvgZnuC7wVH0otrJK/lS0AQsy10HhIAT2TROuD2Qf",
-	"HmMCHNaKZYZ+4UI75mXbP1sZDVCt6k0f5235NNrxmv6W1eODmjHsERsAoFpb0X9nbEFrePj4xn3+Ybe9",
-	"rk0V9C6HAmQG6JgQqzJPF3n1kE5RZomY27nu4KE0FVau2CtI7AdPGHf8NpENXqvEMavhwv0i7EPDnAfW",
-	"3KRWlzU/hYJtFYO6wlvXu0sNGtXjIlJgJX4Fiz6llWpEo/6c8fipoMlG8cZUZaoJJXFG14IsMh5D1aaI",
-	"bSeeSG63NqEihgw71Zr82A8Gb4OWea41OTF6so6WcOFtgHNFrnli/r443VaXvPc0p6HcMds7QMkVw951",
-	"UFttZAhaGIh2s2r0d9AkkWtVK1Ip1m5XW0Sy6qYEdAJDrD2o29euErWy0gUB1HjsmMUX9bPU4OnnGvGe",
-	"7B0aczIej0Yng8PpVhYzO2J+CFrluvbKErJtCv7chGlmG0qUBQXGUOeCpFABFrHO0YHC1+6LTdDyCadp",
-	"udpcQqCt6MaifmZEVcxiPLZzYXtT6Or2GkgHJrCIXHk77lu/RLFvmRG+SqVSfJYwYBYuFvVD/OL04xFV",
-	"kyhANyXyAp9pKnDaxfgf2vgopZlONp5YqAkBy/FbTL2b0Oc8SVhscWdInQzH3RnX0JlkQsy/wkyub+aZ",
-	"XN3MpNZy9XhM/kQimeBvGV8sdUja5s4+4QonFeKdXbgILw/gVcMROtpl2sXWeFVUnXweTDVh4W+MJnqH",
-	"MpQxlSca8wmWcB/mYdKYC0g6XrLotgb5IiNI3m6boK4/964j3ma82fbTMCYmwFiUCxbXKqJjqumMKsNQ",
-	"MHMSDsO9mR21aJG8tQV3uL+N2+AmIGEu6B3lcMCGBHLK11zhcWND6PK2FbS826rxcrh6oBwX19WEmJcs",
-	"XrAM3DUsM/S+aUYSJrsrHhd9s8FthMYeFCN0bVCHUZVnG2zXXjEn/C2528xPcLG6J/tbA4hxvc/Ntw90",
-	"uapMpEngsUJvahuR7TZDSSzzWcK6+KjdT72WEI3K1qQLPjN6wOkUVQBa7uehjTzAeTXojwxr3nJj67Rm",
-	"UF+xYiuJHpvtZLhVc3PyK76AmtCynaCDzh1na9K1Zvsdc7ygij7fi4xVy0u6zUno2ycu3WcCrKRgG+x/",
-	"9HF+m4bGrlWC3ncKN7DAMQ0tsJuCtZRt0yP/s6Rd+K2jjMUGnNDris24Vp1fprvFrmPI8a455iUMvw6K",
-	"toaVhVnS23ox0uIxcAVW/YbjzByk2kafjTWwzB3IlAg0I0cAZIEx3KnY9D7MIIGOA5Yz7PJrVLJbOpZb",
-	"aDxSPCqekBCXHZJ2IQntBCuWdQISwl5C0rZJhkbFtPeZqzOmw6nwLtarQ6x/IiAhelNC0ra3FF8xNyeM",
-	"3tlhehTrF7iYivor0KKqvKL0lZkbwEvT8AllvoEvrmV74e4hRDKD/85sNdjcWneFEWdeXRX6eOsOif9C",
-	"3NGM08Zi/R+WDE4nmzBqb3RnQEW423MAqsi38xKtuFOvjKZpsM6blO/nXi2PE5CGs+HzIBrc4ANjRdjq",
-	"9XzlumUyfO9RbYqx3cZzeJ36F8tkY6cCKIPfco3XfHlcgY/uqM/aJV7lq2vZ/NWnSeJgaW+GLWqJjkBb",
-	"nO9UA2iBlFIOiZ0yhXOGuQePa9gs5LdsQc3p9JddIyq+lXWscAXe8PWxO6/3MaiDIWimkKbVNeFut4Q5",
-	"lGjbpMvY1QVEJjFTGsO/DR0udpGxOwdsCdTD01x9VexBfS0+XZKvpzFu/p7+69mL01fXT/uvRP/BhwQr",
-	"cbkrERf3+4alMtuxMYwsWPyofLViMcnToJwuXwgna9WwukVZkhyYW8i7bhAsr8jAZmGFe22QG3hhm7Px",
-	"9wb2sjFWeVs01gfmstfNmk6hutpp8pPuuKk00t9R41AZlIx0W6C0+0WCIJlJeVuoo3ur13booQUk96wB",
-	"hVZVbOIwGxBbTMA1dUzmUkNiXAV5h/nKO/AsFrZWnuVWVceFlydfcbwdFKt1nB6ETlEp0jTPCCniCGCU",
-	"RNPo2bJXy69MrKRAEnX0gooXqhw4i9CpJ4LB8Y+6ds3rAWR6xCprAsKzWGtAK4nL569WBeWAwUahArMr",
-	"d+WzY1dP9JyrrZFSTR23sT+Xc2j9/lI+jhzTs7ClTn8k4v+RiM8fks/T0IIeVYJn26w0bGKlwbCRl04q",
-	"vDR8CDOd15hpzcyyvGSyD+emMim9IPXzi8YOB06wNPtyoC+FkDApACwgm5tYjt8swvHgoqudTjtGpwQf",
-	"lEx0zIw42w/zs02Ic+LnuLzIsq6pOSmyaChJNbODFiZ1oIKebOM1gKpqz09qnyNLqqYCAqWBbQUPCeVh",
-	"0ewe5ii6TvcdW6gB5U/rKvRw6A4eQvtC2+VZx+P98xfq2VOfLGPpYZMf9g1v2H53RTQcj29Hr81ZsNis",
-	"prCO0N/Ik4TkigVEsUoDG0yCTdMEpnJD1DphNGNxp0DZVFTK4gwDFplzFqnlh24ZSxUJcRHhkbj1JUmj",
-	"Eulay0BJkP0qVAZRjfkWGaNxQLjYrqZpqpdBMfVwNc6fVFg0My1SEzxs+oLEMnRllzuVuUO2vKG5I+x2",
-	"e9tuuv1wux1Uzl/JYn+YVe6AsMcqf2WMgOuMCjU3xvkHBXqFSxnU0rmdtSw8zxgwoftNnzLsgoNN0dPd",
-	"ihk4u0h5orSOjtd4qYzNc1aLDoiD40arFokb/f7Z4OJiOB6djfoXF4ODbXYavfZPBZEpQpgIqY3cSL32",
-	"+lVjvhZP3YZKpU3H0GvbtmssJAKtiSLKrIrGAGGRnGqMesFIJjXVxQwPzO2Aw3Yjc+1oeHw/bkoAQF0U",
-	"NHR8CQbJbbbPxRaqd0/lK75bS7/ZXzJ0dCpOub6tCsFERrcwR+Gn3Gj9GdF5JlRxoNiggAVHu9/rnXQu",
-	"C6DZBJREyluS8FtG6FQglWYAXJox1yHtmA6NRfLBwdSiw3kxfq7UnCcJJEQRisktM65XVN1iHkVTxsVU",
-	"1FIutvJcLh6YPTE4eDYBdXi4cttsJHI7mLuJLd989YxcjMZnxI4At82ve+ZMj1kxoUVpI4gDsqLRkgvW",
-	"NQcwTHfGJMdLgtObIMkkrE8VxzZt5n3Y3C00t3Od4OvdMLtlvqLClaMUjmwZs4aKeRi4vs6kWNy4nMBi",
-	"0Lqfbwz9Tc3hAyZrYHM4ysiW0Qg5S4r+M1wojR7N1pO7wRN7pDw5Rrl84pfzPHiY/kU5sP0Hsy3itrVj",
-	"ULu/94ayipgdOaz9mbn1fbAzDeYpoqXEN7tPEyoKIYj9ViLUGGvH3EMxsaUvW9TU1/SVsTrusGkhl+Jm",
-	"TnkCDStgeNB8jnmMtskisHEsoe1iSvWybKY3k/GGtFUeLaGdutVhexVT22oooMhACjJS5U85yzYBvk9m",
-	"ZMloDL36MrpieqvFQ6syzf9wHL6gwW1kfP/mBcnYnAGwbWeJCgIwA9kSICywFqT/CLLeHgFe0nlzrpZt",
-	"JE54HOAALl7rHZnIRTliK/xH1+pk3RdxaKFaG+ewj5uOTrEyi/vb9fVrWzQIQqYg5oypVApVc1b3myR4",
-	"01Gjk0bEgYgL6sxUE3ZOBJv3VvfdKBPKjTbPd0ByEXTlcjf99wfksJiurmGfCDqkgdnpDgger8kQSKo9",
-	"R9YzK8kabESN4ijLZAYIDAqXt4faSZOgIKN+H3Ppcr2UGf8ZfxsEUxHOZTbjccyE+eUkIKGQ+mYOTW/I",
-	"qD8KSOhtOyRP8AYuboycg79pAsl6/nRC8mQq7Li/OfRmfUJCLlQ+n/OIM6Fv5tiM1Xvam6tXeacbrGfe",
-	"yGO2SqVmItrAeMGER9qs8iIg4YrppYxvzOIgwxu3OCZtSnCKB8guHHdrm9PiIx0DhZRuEknjGy3lTUIz",
-	"s9PRwECjlGQ3K64gydauRQCcb2C+ORkNhwEJM6rZjW0iaX4z6zK8kgmahGTc71fTQbYQhYmMBY7Qe4PY",
-	"gTC6RUwrqGkCHkZaQWsbH67kAJABoZc6KrzH/HLcOhoK/3MFIDaY46ABiXnbiML8liqUIVWvjjejT3iA",
-	"hLcjDKsZMZUtbUmIN5W2kWUvxTLYUmWxv8k19I7PRYyzSnGOolELbcdh0v6aUWgSmBvFcAFTSBKuWNyZ",
-	"EI7mkpuxiAYLmTGq1VTYuYZAdNU7Ats7SZddwnA0IwvKbFcMLsIwiqUsZm5PRSyZ6pHQebzDSWGhERXJ",
-	"rNTzsfuYxuWQMpPdXQIrxVwkXNuWwlqmXfMSb0Tko/oSbSILJPhjzFFzVk95KsBdOOYrSCyvN2DQbPTD",
-	"nBYoMGH15Wz6Ws3nOxsgMKcsjrXeVizdHdsdbmrDt0N/mKGbceZ6uXiTqcmLYiQwDNy21obhm0dqKp5e",
-	"PXvxAsep9chTW0Ex6A9HdraknOPoSNR6bKq2HUELd1xCs2t0FYQwUc3YajnmVLipzVudD9z+a/N3hw8c",
-	"s2yh1XS8vZFNaoLtJh4CZeHMerMDcNyGJMuFKpx5TmcqEgfNDyu6Ab3aPO4nUONrjQAzb6pSXHFtm+AM",
-	"879qdEKAa8R5uFKaaTdqIhdxj1z5XdHAqrdlZ5ontuvAx7cQ/eyBxNJdU2cLP3DYOHTlS+kwum+A/nV1",
-	"+Ga7Op2uc+njzJ+AiTVmxdhMG0DqfeoB83Ur6SHlp3vap5Xg9wShaxtqq35tXwyqoUT5uIzD3b46Ryp2",
-	"aHATVHfB8SFevMOdv3bJ7soiEYgPW6bHFwdt2909ka79Zqp2NR+NmD1dUH29rmKfe8qdBZlFb7Mcz0V8",
-	"pRujOD9Ar7pSiZrYmdeha26O9XXYQxKztM3napdx04EFCgwGdve72dlteceySaGjBdCSsxxmFFRaYICO",
-	"opdGFcBX1zQUl9tR7N0GvmpqSvNkPwuQ66JZW5NR6iSJLeWCgGQR8PJUv0ducE5FbRMeQdrSk6mwhb1B",
-	"c0/ZHfPqVGvy4zDoB+b/+28Du/PJj7/54+iti86hT9Oq2K3J2E8Ocrk8BSpRi5WZak2GDR7FvDGb/o1j",
-	"VYcfNx7doCJm99h8HcIUbVkUXKXQxRo082o/g87lVGBDxybZM2NMlJZIFacVTO4oVzYiBoMl5rP+7OhC",
-	"4uCcKXnH9nfQPqqC2dLT/kTtyrF6dFS2VM0+SWRWzh2rfYbOyY766gt6RdWtW4qbul+V/A73EHdZkT8j",
-	"Ha06u4+nqdhHI+P90xeGJw8+Ug91bW8IzT28e81R3TS8g+h9hZffNRj2MEitZr3GJSQr8LUdWqpwfUjH",
-	"k0NgrBtNfku1Vkk//qYCJ4+C4rjaGfJ/s2t819OiiUqRce/IEAp0XAazjQoWSc14U82AWX6yHEtIQMxS",
-	"VeYXvpHRLXlNjdC8irhSCIGyQh+OrEPB5bdBy+4ObgfXh5Gab2FkKzfIM8dYYjsl/dj6xz9agfmft97R",
-	"4y3ICz06p8P7t1vHxvKDmtrUbZFftZfNrjw0u9iGTLSds92aU8u2ImzbeWUNFEBe8p9pFpOrFJHR1LG+",
-	"oI/mMrCStttFmoOhfIfXTp3m3QHgchs+vm1FQZK7sxxwCrM7ko/65A/w4MF2+n521xL7y7j1VMC3R6q8",
-	"5ErvAq/fosl6pm6FXDdUErqRNHsJDeHwAMDbJbo+kIegUSxiz3b39JR0u7UHd8KV/uwiMtkvJOssUhDb",
-	"+DPJqUv02JGMRTKLCddfvOCCLJdcocIVlqmmPXtT+CVKtr1Co9Tv7W29B2iA+2dvHS8+mlhoh5Og6MYK",
-	"+k6PhL75GgaFywBGIToHASRKpUxcEi8Vu10MelsbRTilPO7gYy5Bm7S3u+rBu6BTftUNUEvN2PIKVJqH",
-	"wuurHgL3wBb2rrRMDaF9WCDDdWUpRxerSnJ7Q5VTZnu4tVbUoFJAakVDZKO50xt6x7CPG/J1rb26CzqH",
-	"5q+bAtQw1rxHrvIMFFqIGy25ZkSlFIuNdcZXKxZfEkpmCRW39jMYbZvnW142f/mVwMTYjlF7QFwC9tpE",
-	"pdfylok3NgOiiVrnGVPLZEO4Urkx7hnNoPnALaurxPBba9L639n5apj+3/v+y2ys//nzxbfRyTfx2d/m",
-	"g6//Pbqipz+w8zd5/4Ucvk7G22ixL2nkdLaufD4gainXAiOImBWzlZD0kLUcTGmApTUB0eofjVGT0u1R",
-	"TKnbmkNvVfPg5FMq59tTSKk+0EaOq0rgtlfzt5z8Oo3hLER2LdzN0/NCh9Au3Q3qdF3Qay7s7cP1beOp",
-	"muxpJVuk5aolTVlAtExh+jrENyfmnxCxDP8Rkjb29urYoZs0YiooWsSN3a1TUf5Uhivrni+fGnbg4ztI",
-	"XV47BQY30auJkYbdruj9C3zjuNm/tQcPiPyA9Hu9i0uv5zzEeZH+ESnczkCGKO+ny2LeXchT4KlZH2nM",
-	"dCvZaVdDEbiFxRa4irQrKdIdzH+LM7r2OeuYyrbmxF9kg0IDSVyvlHKlgeXxt0297RWL8ozrzZWxFgqJ",
-	"kLHsad7Uei18atNw4N0T8hcUvJgxBpLQpYwROEKU1VHoTzkj7eH4lGRUxHJFZtxYMt+/edlVdM6IZve6",
-	"YyX3VEBLYKqLuCgU1aAbv7BKMc1LaZmhb9kzr0Dyu3QDyyZgDWHDGLPiErdLrdPWeyj5FHPZOGn9lsXE",
-	"EEQXFNSuU1C7qKB2QUElWuaZwYHQimQ5KgZruiGUqBXNsPOmYVyylnkSTwVkzZCvjFIA+3mkSGa+kcI3",
-	"lFOC00wuMroKzD+0jGSCFRPAPHOZwT86IDKKfnMqZSwOpsImdRGapkzEXQOVAGDSjZaUCxajckISucBU",
-	"FyogaSWigtyxjM83vamYimtDpXOeFEkZNvzmNoTptl9Lr1prk9rMhEzm0MvFZSl8I3XCBYkSbj5MMzYV",
-	"mC8Ew9AzuYIxT9ZutrmrXJE7N5ic0AXlAqZBkRmby8zoXRuypCJODOvlQsGa/+d/yBuZ2EXQXC+Z0Dyi",
-	"OCt9Ko6mYpcY5ygYrjXQsdM4IlulRsVUFEH9ol4UOyvhO6yUuPTpFohZWfIFTHV65Bqjhxkjei1JZnY1",
-	"MXt4TB4/Rtft48eT4guzDQlff3eFI27tClR4WfQMh8AZWKeBDXxbRGFUsYfvBa3avHZvqsllWUwICSfQ",
-	"FhsqItvc0HuexEQx5objGfrsAHagF5LRQZCpFd1g9MW8JaJJAkTwtBjbUdwJg8WsvJqQH9+GHcIXwhJB",
-	"HatF3jD5rnwe0FkUIFUJw5jxs9kGSgqNmBZqzbzpIVPhxodoKQMyy7VVzwuUAg9xRSCPzQArF5hiibO8",
-	"Rv0BqaSaOkp9usJEJIAvXzHzc/Fbxog9y9SOgi6o1Los+j3cMpbuHZYfomTgwk7LJ0pa797fr7771vEm",
-	"QMF8buUSuAwt8hVTmq5SXNibr56Rk5OTC/L99TObMYAgngqvEpOkGYu44lL0CFQR2vJNOAcjmkHbFtc+",
-	"QTVORitIz4mYKcAVqkLb/pA0c4RIqGaGTRhJFsksY5EGYQl9MBIZ3T4yWtXc6NwWB6+ddDXW5FJmGpBg",
-	"i5aBC4xkREMPytNtsmyPVA13BEzVeCddlCak7Yx4+8NUOEu+A6FQjBW5uxtNenMYoRS2owgqldfOsK80",
-	"y7/GDicuASEoihILARDOEnrLhrPucHzazvX8vF1P4+t0QtI+GWIuXQBOLoOTwB7VukgdsQlBMmVCFbkK",
-	"tnAI0g63MwR75DkqPhPvPVMRTl1ge9oKSducvx2IQFUzB6ci/Ngou2FEf5xiKQ9ttg4i9fFjFGRGLhYh",
-	"R57ZHUP4HBa3gbt9G1RCv12c++lg3+aChMAOPfBVbGRuqBeFqJYuKxaZN7DjiiAEywWe26pHoDUBhbSH",
-	"2hKw/bg7qj0/hTmei6yMoGAs1ATMG1yNALzTCD1kUNwAnmjQkZIvmCrY53mWyUyBbAdJAtn4tmkoyhbY",
-	"SIAd0rdrzdohVA6iIH5if/3TvxW4vtCRPRWhrQUIO/ZYdrn/W7VoWLIGx+R/XG3Hf6A4QJH/TMV/ut0u",
-	"/L+5POr3yX8aqwPaKLehfCjsEHv3wNxdLRmwV07MFa9uwP48Mj971QP257H5uSk7v5qZD4dO3Jig7950",
-	"Yd7kVyME1WKEoLEWISB+JULQWIgQNNUhBA1lCObxxiIEXOIAQNNQTNCeyZhb/oooNCCkmpyOyDf8L25/",
-	"w6F5uKngABbtlxvYBwAg1aIDi8s3TGeb7lNMaMDbx4j/sh7B3lrUNIWXREjiriuSMGMQwNNA+y/KjZcM",
-	"sMqNlSIWnprD7iOjuTeoZ8bOYSlIHhJ6r+t+wzZOjZmK9sDIheHYdwGY8y6SaVlx27YvDSyRBKCCM/Qv",
-	"gOUwHJGlzDMFmiWRuQZBAT6GQuUGTQaaVtt0AENH5uBQeRQxpYgdPTfPlRH5WDlnNJwLUqEpaNUABhpq",
-	"BeZVt2xTKDLmOAVpRCOMOqIHgM3nLDJqNaaEZQZpZY24wnYTmOkMtXsLphWm59uvWZYvbgCrAd4gc222",
-	"gYoJfscc4ZEsel3EOQoiY72ZxbhkdXBaTIUDER4SmJ9tbrOARKgWS7RyKuZzKNXTttbQDnkFdZ36ISUj",
-	"b4UUPKIJamPm/o6BIwC3kcd65H8L2UWM7MphBO+o3zd2Yc32Ka6D8YxmBwhrRdrj+3sMAwipLd5AnYID",
-	"BWdaAC64k0c+Nnrk6VSkS6MlQZvXGY2JYHots1tnGRhQ6TWPbB2vK3PNUkW69kTvWi2iNKZhkRxc3Xcs",
-	"U2iTD3r9HkwRM3oGTXlr0jrp9Xsn6LxbghfjCXZN/xla6zfmfYCCr8iw3/cGFKWZBAoHPT6742LhmSK9",
-	"FnwSGRqyAr9m2naph35L4C6Hzw/7fTvYTNusJ/+E+7eNMeDRdiiCa78AToqGZNlyxTThd6xX8evgPBHl",
-	"Aratl/yOCaYgJEMXCjrFF/ZR66159MnKIDlSOyH3OpNGurBcgd+GsPsibwD9dBMnSZShcJBA1lsDfAnE",
-	"k1CgY7LkSoOLQwU4Op6gMIBH9SZlltUUZLBaTWdJxQJMWKPMk4Sih6HwgKRSgiaqudI8MlZtiUKgvS0k",
-	"vrJbPohFs+EnaUJ5DX8PhBBpW2om/V6/N4LUlnqYYQvbdpFOfNY/gm/ej37vmVWx5Z2EYNmrt6GrZCc1",
-	"GBr8LmXi6esXJJZRDlzreTXWVJFZzhNsiQKR5n8+ffXyEFvBK1N+lbLoYbzlFrsLN43rdYs6Bg3+C0Ds",
-	"FK/ZD3twpDmv2T6wg3J1rOCynZgK2oewoR034SWwrfjC6iG8aNMRkHH/pKynmwroA4WyUC1zDQpMLNei",
-	"4yOrmYHeuMkbv44gNJ+HpulAdD1zNoz7J7/Ah791w0BIu2ngR1ACXpEVV8a8wjz8Knz3Eo4P251E4ymU",
-	"ZjepVI2k47BInoHHUJXeAOevtDoLtOT2O5VnDHu8wIgHP96Keh2aunzF7PSYWwakBkc/GMM98hK1cfB1",
-	"WA/Ni9c9YkBYaDbgTuae028q0OchZINu3HbaYeR2Y00ku5lOE7Xizp/iHWWXjr/IePPJCKbyDZfi8L4a",
-	"wrElYzVuGXyyNdiv41LiXZLMod3lL9gQ/vugNULObfpEseYnf6HFoCTzyODk8COv0Q68lvIlFDub54YX",
-	"h5+7lvIVFRv7OYU8fsQSX1jTDZwUexkNQbXFEh7bFSxWMl284qJgvSfvipqR90/sBI897AjOc8M5PfIK",
-	"HE0htqgKy3kr/kQI7RcNOt5s67Wst3efilsu4mKuRKdH3lju1T7Ky0abcN8OZom5Lpml6G2idnYsLG9x",
-	"JPgibr0PDt7scfc3bANdDj8Hazb2fjuKNfufmjUP8mQdQR/KlihV9j/yvd9iAR46gpe/KhoxwBOjw098",
-	"KzUEPfGBI9j+mWuU8JuUL9Vw+o9v39cFTgx5Kc4rbJvcdXyRg7XaR8gb7Fz+ceJmS7xYsVOIoX3iBufU",
-	"GG2xeBxt/4U0J7jtxD6xzoyGxidunhrEyHtTsV9qweeahNZfzYU/ZNavLLMQPX+IrN+XyALe8iSWMRfi",
-	"jK5pclBoodTYbdd64ukqXyHX43SUpnFM0LN4yaJbVZuSMoGeK9UJQ1Nh7JnAGsOVAUxHjF2CNuXbY4Kc",
-	"QAumojS0jx+q1GxIAxRwmsfnNKUrc2l2sLQFdAY39X5JrvxCaR+BRrTUhlbAYvKndewgfki3efIOZwO+",
-	"3+PWKWzz6zLLyusMR20YBobKyAyH5Tf6zr7GXMCHnXtf4+xCPMI+E9VB03pXiNRMdDgJAO/58MPjoVL9",
-	"y7A/y1wS+1NJU0BEu2iq6M14BG09rzbNcvHgSi1Dm4soyWNMBZAK74VhwFudFaYCWisEUAge2w7zNlsO",
-	"y8yb5NxLroBIX5dz2z+IVg8raBDrPeZGnJvx2akfdwzt3hsYoNoTwBKDRe5/LTN4jUePYgZIc1JP3sF/",
-	"j5K3Tb1I9lB0c3cRGLs0FdWmJVtNsNKUUZuhDKlTKOYnxG/1UuRU+T2W5Bz9rPUWPGWWFXT+gifKpKx6",
-	"vx7yw1Li30XXIyriqSgbLihCkzXduIYzPWOsjYiXv4LzQvDNhcTAuR5F0sCuIIF0Az0/D7O/sST8m5IK",
-	"9U45O85FBPh2kxzbMOS/TTY4hi2T2XbLB28qxg5JAAdiu5YP7PKEJy4kYsvLipGtjxQJNzIPCb5uZjMz",
-	"MU+405uKl27ihje04wNOypfFQIsHejK+ICovp5zsPfYsqn5Zr8GvZ20Y3Ow1OLjSpJxn4ujb/QKNNg66",
-	"+spIH6YzGxkCCbogP7AYyw4L0styhA/5zh4QdrAQ5EEqDMfZdFDbWEyRtmLMrxt/IdLcOgLt0zLXMDof",
-	"mwJA2rGbWA1/BlOhsdm6Koo8Kh3CbZFXsD+3PSiS7l0nKZxEMOr3SUOKp9cTG7vEt83pZguxyI5O8Ltj",
-	"ijgk56Fs+gv5EL0l/koBSTtDqPl8E2ztpo+5NjweadY0ri/eq/hHXAMDqYnliG3JVT2bn7yDO/f7R447",
-	"pYsIhj2uwyK/HkfcVudiQ71hmS8auPQX0IZxkqqRJl6HVKdmd3rkr2XVSsaK4TdYjDgVhejCLDVbdENn",
-	"Mtdk0O+TFVQBpxSSQi6JTQoloauFsdVnfn0LeDKNrKXWKnA1R/hWLW1q3A79+8Pk00vEzC+gH+x0REKd",
-	"xC/L878ZxfigEvE105Wzvz4N+EHs+QQMyeNijN9uz/bk/jDI3YM+L7eaeaBhbUxbc8QnTBl7E7KplzAG",
-	"0PdjcU02DOtS4Q9MQ3fVBcY4DojiEJ2EV0Ar8AQd+FgrxXWPPLPFMLXZmDb31Fi7S1faWqZGNeoG5vGP",
-	"ZL0PjET+aswaFA2C/9vDf1/qCW3Q80EH9BPPVbVbDqCf01kgDyo0LMYDWPa33eS/g4kQYiqK7smQRuAX",
-	"PnXs3IiipaXmSVLrIQoP+eVR8FDEwKyfCry+XfXU6ZHrdTkrHkqV4WJZBbGkaomxG09b4K6x82QqbEca",
-	"p30QxRg0WYVaQKel9MqHw47X29T3BWKln63/g7Cj8ztW2slWHX3BdpmmG7iMQhGK+X7IuLaVEBYlRquI",
-	"8wznFGmZmQcfP8bq+8ePibJTtqplmbY7A4Pjxlb/NFU32QITak6oKINCmAyoUuliAJPNIZnLbM44VvpY",
-	"mmgStrCEV9gb45cVtp/BZIPN/Er5HjuF/DNHUZfNZ3k51eOP3I/fmVmHEo8S23vGHRpG9uw7MbBe+djI",
-	"t5uvjU8VRtBPxBbGYz9qiETawIvrjhSCKym0QnDVIz+A4AnX1PxqH++DaBIS6xax8HnDtBOPRdORJfiD",
-	"EikWJJVJ4mQxjPVRtqkKpHkUH3DdCozkDFD7pLZWo51Kpfgssd4NIe3uOuZwFJqL3LnfYHd/Fuxeh7v8",
-	"wc8RnJ9RvuEXjvYf4+3Wi3z49h/o5/Y2w4IOe5ttHf1/WfDkDaN+0X8iFx4rW1Y9yMxPlM4YXR0XXQ2h",
-	"ag4e7OJzIWlfgVuje2XWgATUKfqSbUuAqdgWAaQNzS/Kn19Spbvwru6Lv9psUgrtGoVgEZTb2LoTo5nY",
-	"AV9YX23ne9kJnmsuFJF39kSDKZ+dwPojYWQojW4TubBMnsBcMggLzZMckr+gktmXEz3b9mbFlDLUx6Fb",
-	"QhiGU8HjiW09pNhPrjMIbN39rjcpcxdiqmnx+5Ih6Mz3jGBKuADC/vvVd9+6B+xXsMcFIBw8Vu1wYrae",
-	"6RmjRtOEphXwKnAlYTLbYFwINS2xtQyPE+iGCwCVQk2FTJlAyV02XfUKqhHhyq/64YrMJDYgbYej4QWp",
-	"FuvP2EaKeCq47rguX/gK5mZ9+E2TlrlWUEV1WWLaytIaPWgJ8f0Vww44WAu+oCnqnEXhd5PYvYIVfHGC",
-	"12wQHjnOPbfFhubHsumdIcRBQXpYyW8bSzm6ezdtGSJtTQbBFColp63JtFW9tRXYX17EcPWY6bLwECZw",
-	"TO28kmmLani+HPh+PRhO+v1Jv9/r9/v/gmfMsqatybspNMCD+7/KeEw3RPDFUk9b74NpK83Y3d+oWsLl",
-	"/kf+H3x26d42YoP4JOrPTufndMjG8Vl0MRvQk/mYncUXUX82pKP5KTuP+9FgdkLH8zN2EQ+ik9mYns0v",
-	"WD+ett4b3vR4sWxX11C8ui00L1HwhAYQIQoAbLISwvXQiAYjDo4ubcVTAenjv+1o/EomiVxXD0cQ76R9",
-	"dfW886Bz0qhwXYwggpsk3+stLaZoPgP/4rfsXpfh1E6PXNkeF0U8tXpSwgwXwz8TQsk8T5KpsDdyQdZL",
-	"Hi3dRH0bxyUPCOMGfgM+NRVzc+xGZTgx7JEXulJXDLnZibEkIKJiJbbvz3V50srlSSt7AsNUGXSywjFc",
-	"LV3zIoSh2TOu06jeja7XK6a/Le76HTgEaqj5YlwC101+AIxE/eED+J35AJA1i8FRNhEqciz2AEeyl7V8",
-	"0IkMTZicdT6T8cbIBdfT0vOp+gGmR9U4V5kgiZmUM6ZJ2+V42KSSsOPakG5VwFWKOMzXofuRCrAIpZxS",
-	"aDOibZVbZUp4W0hdT2XoBObGE+I1DmtjtzcSUeGmuMI0bt8zXe3ktdV5aVeFXeESAdfvD0smvsIH0Pnh",
-	"5bSCbTTniS2K8YN46FweeH7jLcHrcPPaTZX9FeNev0ACy5sCG80+0d9U7sp/a0jMIdHJkB0x8kPOTivV",
-	"nriu4wnT7EB87CWjd2x7gAWJc+yZWW0nihFn4Gdi5VjPSoeKtEHyqzB1mQl+SbYCYZ6iZmUpRLmnopQ1",
-	"jR5Js/j/jvD2SzbX2wyeMAp9wv7g6y+1ao/esY/haFtgcWSw+43X9LasstjT/tYGtouxPi4IvS+yvV5K",
-	"f4K/Nxz5QfHtooFnp0fC0XBImtpsuqp8Rbzwve1pqIrOAa4/9iPlvWRSpMm4tBnXcNaGq1d0Q3TmOjSW",
-	"0W6XAweCbTgk1T6fxYK8SRIorAgVlYkfNsEXI1bVuqqpcHNXyFMbPxr0hyPscWxu/f76q+65H2SXgtls",
-	"ozubHliG2qHtFk7FJFRjX+Rmxcg8+zuJT+NmvrT4tJtFvEsVM1f/ENYfbJYOjwGAbUoJ816/aJUPsmEe",
-	"HNBWWqbH5EAWXj037awTFP3jNyTOGWH3Kc82PfJC1NU826qAaTcJTMQsvpwKc1LYDKiyDzzkGaUJ14Su",
-	"pM3GcSVSW9lQ7fLkkJmRmp1LTKyyB1DQ8BL3SKZIuygWtE9j8CdjK8pFjPEfalcDjV+kYFMBwwrAVd1Y",
-	"PQlt4OCkyKSxOeWd+e17zPQs+ZiXZY9G/gt2r23XUKxosSZp2Z8WfBTWxm+wyAuVF1+PZYxYYQ8JWY2h",
-	"IETl70B+12fwfcnuRMNypC1ktqJJ4hWJFE6oLcfKHzL+d+Z6NOS6T4/fcjmiCd7cw9iq7BmOVrB5m06D",
-	"rfTC9PPlrU+w19xDuPXrtV+qL733WyyH3Iv9pl3u7cy4Yoc6Du0nArkW9UZnD6jkvS47CdEkwTOxKE1y",
-	"zYls1yHP27wr5+vVpugJ9BsuAoYtHFEFXIH6f0sx8PHUX4XPISYoZqfud14UTPBCKWhVAcU72MjXjsSR",
-	"bviQsYRhXDTm6oOCauciFDGBbxhDaS2T2L6mtO/Nq505PWPMnNwR43cshmYc0NLX6slu5sQ8T6bCDf8j",
-	"3lgau7DYW2o5Ohcl+Kg/MO/1Rjv44wumYruxMGRClVMB0M/AoX5pnvDFUpNYMtvyQuI4qwXlYmLriooW",
-	"yFMBfcKK6W6gt+LAit0THYiiG0yppxp78q55CaEdVUZvYBkwdPHTVCB/JhlQnSy8pxgY4HdphzKwOw6j",
-	"4AQz+nkihaH/tcxuf2Hp8LuJdSDRVkphtaWd3cLEOsyO7zNVjMj3EvZuhVyrwJyavKF7mTnr3rjPfM6u",
-	"K/gN87mdHVfsMnpfUIISNITISvg4XBU/beHqyTv7rxdH90LC+x+52bSKtMF7Ch7VAIblBna6bYAToTve",
-	"oIE0oRGDPFM5h1zCbFMMu0ZTe3w/JouMx0EphstPWuRiMdWOLkJ484Ol3BsHh8/cz8cubz9V/bdl1mER",
-	"clag7mGE+8TQyxFjDQKYxdBF11utUrfTI19Bom9KM51sYASzKIhx4qISSLxGJ58KiH8YNR0nYKK/3zEF",
-	"x/mS6FXDeXvlPD3NE2bzy1d0U9xEaIy54GgfmA9D3hyZcb2i6tYov8MxDJWdwDtIO5PrgEQyyVcCBkHN",
-	"uCZhJtc380yubmZSa7l6PCZ/mopIJvhjZhQULK0zd/fd4F68uQuX4e0BXB/5FxM21/jzsI9hHS1T+wjM",
-	"0+IwQgwVnBRu75GrJZ/jnF8ceU5CzE/H/x2EtniRY4E3bgb6CWLzscrd4xBuyuSa5GmTBHgqaLL5mX1t",
-	"KOJjRcBnyNDLePwrudPMpwE4iqudXZrt9SIUlvH4lxNFv+3pEJbwCLWiY4EU2CTJ4C1G20Gq3MaD1YXA",
-	"dCqGENmZY24Udjtc0VtzYIgQfzf6L1lqnU6ePElkRJOlVHpy3j/v255EeZa0Jq0nQNx2WTusPafbBaj1",
-	"GX0M/Q9FhNaOK62b4m6efqkdvg+2Nuh6xXuTm51gxPc98vo1Y/6cTXqDqEnH/wz00t3+xg8ohZ0iogJf",
-	"dnuKhlU9UN9wiwClhWQssQlZxdcKHG5/0DZhC9wkVM8FWb4YVmu1mEwmirS9+IPtiRCAK9vfo/Nbbn/U",
-	"pSTB1CCbZ+IGd+uy+8Qdo4n5q+1CPXUoQjyrAVHmyGNZ17ZsaJ4ND6q6bXyJszG9mkiZYXo81EpdXT33",
-	"vmkz5Le/Wjb2xBbHZQs/0nWdb4MiamXHyIvYJz5s8Lf9apzThFoATEwKyPbEM4stbxiX92ZvrtL7t+//",
-	"fwAAAP//",
+	"7H15k9s2lvhXQWl/VZYylFpnH+qaPzyOkzixE6/b2cxO5DUhEpIwTQE0AbVa8fR3/xXeA0iQoo5u24lz",
+	"bNVO3OIFPLz7fN+I5DKVggmtGuP3jQWjMcvgn6+YzjaPZ5pl5q+YqSjjqeZSNMaNKxZJESuiJVlTrsmU",
+	"zWTGSGYe4WLeaQQNdkuXacIa437QUNGCLal5zUxmS6ob4wYXetBvBI0lF3y5WjbGvaChNynDS2zOssbd",
+	"3V3QSGlGl0zbNT2OIrkS+lm8vaTXC0YoXn6kCI9La2j0pxfRGRvS9mB22msP4z5tX0Rd1j6no2kvPpsN",
+	"WL/bCBrcvCmletEIGoIuzZM0/2TQyNi7Fc9Y3BjrbMVq97VacXNnSrVmmXnb//3cbV/Q9uxx+6s378/v",
+	"2v6fw/v82evf/b9GDiSlMy7mDQOiHWf0Q0rfrRiJVpmS2ZjoBSOhYLc6JHIGf6UZu+FypUhK56xDflhy",
+	"TbgmM5nB5RnPlMZrE+Fg827Fso0HHPi0D4glvX3OxFwvGuP+6BTO1/3dq1v80xuDeju28IrpVSYIg3vI",
+	"musFCRV7F5J5xqhmZp1UEL3gijS7Aaw6ZjO6SnRAuCKzTC7hR6VppludozdhX9IYd4MSxp4OfYzt1mCs",
+	"29BzvuS6HkkTms2Z0kSsllOWmcOw+9PSENAqE7sWmsBLaxfa61aWisRFby1xdc31vbQWNL6mS7aLsuZ0",
+	"yWrI6oKdx2fR6bQ9osNZe8gGcfs86k/bPdqduWv1ZDXHj32uNPUsZstUaiaizXdssw2TF/SaKUKR4xFF",
+	"Z6xDriKZstgcY9MyjYAsmV7IOCCZXGnWIlTE5JqlmvSHZCFXmeqQx8RAwCCEXlA9ERmj0cK8xkKdNNUq",
+	"iphSRGbwwdlK0YSoVbQgVJFw2L0giZxON29nqyQJWwbxlZYZi5FguFbkmm0IFxMBtGDeqTMqFI3MZsxL",
+	"zD1sNmORVpf5puDp/AnzCrP6qYw3JGNpQjfK0pb51kQoTfVKFfeYx+VKE0oUCAv7AfP+SIpolWVMaBKv",
+	"0oRHVDOQI6rCfKiIDUDwY1xflpcDC6Qk5rMZg5fBd7mFCS9O8G0kxSzhkQ475H9owmNqNj4RM8qTVcYU",
+	"aQ67XTwcxbIblhGWZTJTpDm6vW0RmjEipLY77ZAfFSOUzDKmFiSjIpZLckOTFZ4UHAqdiB9/fPZli6Qs",
+	"I4bERMxigvBGZlqQ0GDWi/rTM9buxkPaHk7PWfuCnvbao+gs7rPz2cW0l0smlM4FEXlY2jZoupMRjw4z",
+	"4udUaeBddSzgCsC7IVdXT0mUcGTHCyZIZs5WsEhzMbcyBhi0FTEJVRrZm7mT8RsDv9eANRmjS3O4arU0",
+	"lGR4sJE+5hA0EFdqnoiZiBiRNwzRIoT7QgKMkeS6gSegqiAy22rDvtrPvmzsUkWOYez3Yulcs+Un5eij",
+	"Ixj6c8MWdnF04Bk1LH1Ee7Nu1GPt83g4bQ+j0ah9QYeDdn/Wi7vsbHoa9Xr1LD2xn/tceforuRI7gJGZ",
+	"S/b4AgK8m4s5KhC9Enx6tVuH54/b+FGKb9B4tUqYYvobqhbbS35MMrz8SBlmqg19LahakGYi1yxrR1Qx",
+	"smC3ZJrQa9aftvujU8RKRSIqpOARTQyvXbbKh38W96PetEsvZufsLD6NRtMhHcz6rBd3o4vpOT2bnbJR",
+	"PIwG075BE3YRn0dn01M6mhnZ34/qESPz9rIPRtvI8Ob96XDXaeJLd6F3ASAeB4W0zFIVBvCfRIVGopp/",
+	"noVlKMDVvVs5gOX+Rmj7l2774o3979v2m/fd4HSwY1M/0ToW81yKOUllkoyR6eoFy5gRdEJa5ors03LH",
+	"gCxkggqEUy1WqeFFoCgvqdhYkawmwshbKZi5OmWEpimIqg7pkqanTRvZqNYsU4RqIkW0xyIwYvwoXbrM",
+	"zgbdA/z3zsBbpVIoBpbgP2j8Cjdn/rJEYP5JU9QouBQnaSanCVv+7d/KwPF9ccTmidh84CZXB94abYCZ",
+	"c42ZpjxpjBvLlTKmLZkyvWZMkFG32wUBddodnnfN/5GlwZMZZ0ncGJtVzPi8s5Q37DVfMrnSL5TFE6YA",
+	"Uxvd3rdfDv67f3X+v2ffDV+cfn/xsvuq/3r0P+f/NEADFaoxHhrerrkGZCwUFpKv0EJnlYlxlqqx3eZ4",
+	"ezN3/kn8v4zNGuPGf50UJv8JXlUnL/EVCOgy9oVbrw3HJeSKJVOgIC2pjhaIZeZAMhpp0lzSxBw7i8m3",
+	"Vz98H5B1ZrDZ7EAFE7HkShlOKzPCbnVGCcBSBYSS4kFDwdTqWEallDOjd81Zq0NCuD8kBvtQH5WzGRMx",
+	"F/OJgGsVkpECkPcuaDyxSuEH4U+hefuIk+vuNMkYjTeGOZMhMXosyx6IEhcFSoBcJ/ajO3DBW9jHQILH",
+	"xOnQhV1gbUKzRAbGifCVbqOij0kIx/1WaTpnhvEKqd9y8dY8GgYTEVoAvc3YnCvNMhabuzx7JiAhF2o1",
+	"m/HIqJ1vZysRAwt3T0ZyueRamwdL77th1KAq8PgdtsD3Ui8M8kULg02xxYuvZDblcczEByHGLH+Lhxc0",
+	"XnIBItiQi0GHh+HCoMCFr7zv7ECFYikfhR3kr7NsIKJJwrJHimQyYWRJN8ALYitumtSiPdxnoE0FATgQ",
+	"mbIMwBkQKiYCf0QHopFH5rGWPZNnwshTmjw1dtkHnQu3b3oI4Ec+X3ZLKpmMuw8h/+5HOQP3tnBswLkS",
+	"7DZlkWZl+7VDnmnD8hI5nztvQJhvOrw06oN7kTJW7kSohVwLtNAcdzcHOkXXLmcxaZbdAmHFBA3diX0v",
+	"9VdO337wYRluMbOqdU5EQqI6B0ziYfQzLI7xe6mJ+8SOoytW8VHOLn9dOCZuL7m/CDYVAGsNrFUiM6fM",
+	"dswCXtJNImn8Wsrnxur8IPim+K63Wsq3YMP6cHYIMJUxZ4AfBMxVdHGdjkaDUzLdaPYwedbzeJjdEtFS",
+	"EreMHWexveKPciZbr62oOOBZYrcRY7Eip0PyHf8HHMZrKV9QsbGaqPqgw8ioZm8thMvnoLON1fD7TnN/",
+	"EMz7ng7xWko0BTK39p0wLy3so4Dbf6OBdHUtznPPFdHymglDA89ekqbMintlymxkwDqTlGE9rzxgmQMs",
+	"PDIWcIQLEsJdbQg6hGjKVONe7TwiUbdHe/eJFyKDbf4o6EovZMZ/YR/G+Fb+i3wFgoAyTqaMZmaHAByu",
+	"SG6KPogd9gq0+LH84R0YUVreR8EI/43IF2FvATq9cZ96QUGercS1kGtAiozdyGsWAy3+KNJMRkwpOk0+",
+	"jC2iSrk06uaSK7Bq/EOoOFWQTxh1s7CE2LsVTVA7yt/1MJLtF2fzJH8V8Za144jq9vBxDAG7VzgNq8lO",
+	"IfTKUs3iMQlrPh2SJtcKfVQcQeSrjhNRPINOfqszGuUDCHpOudFzNE9slI/GCResheq9AKp4awxv+yWM",
+	"HxjxNBFoGwpJzHV3YtZ4sZK1VW8M5ADzg8817jjhBDh4B8DLZuMbU5pQEbGSf+l9w/7q4nIRRDPjx7ox",
+	"bvS7/VG722t3e697/XG3O+52O91u91+NoMHj4wPZLrSZ8MhIU6OaG3kPUDV4kGZG+9YcnSn5euo8aSpl",
+	"IjY05TZjWCgogEtzfEqTleCaNKdMA3c1L5BrIy2TVczisocRN3wv13sJPtUF/mSN+/wA1lQRe38lA2A3",
+	"YPPlxFSztuZLtu2cQ/B/kqSDqk9868t4mHXfjrkyZwruDzLnN0wQQ5Vm/1yK8mocLmy9HpFjP0d4Ze5B",
+	"J5xzev7cgNXC4uxLghyT/EN7k39TTv/NIm2+aWnpCd5U5+EWbJ1s3FFu0ZcvAAMCZguRItmg0iC3SY4W",
+	"xJtj+29DerDmxrgxeNdvn63/2cv+lXW/nZ/+c9r7/vT63fn0n6c3vVV3Odh8u/zf3nK4/uX06TbFetvZ",
+	"d2yOZRWf3Y/BPlg75ErLjEHclYPgFczYlghs4MhlBLvPhuqc3z5quf25ddfh0BOQHldWVNZtLHdNmBWn",
+	"CS14l2H/HfIDYoy7keD+GMOIuHlIgRfJl2nhRBgkDEHYVIK57z3VwegR0/PT4bB/ejEw/z097fX6Mbs4",
+	"PzsdnY/o2ax7eh6dRV0azaIhpey0Ox30+nTIZv2Ls9lwSIGKnHfLBRm4+BrwC/8yi2iMxSpJDPicC81d",
+	"dU6wxnhGE8W2kMhf7EHwFTcjjaFxWgk4tQJiFuPywbi2j6kypnwEwJjPoKKHez0+dlQC6u5tg882v9Ph",
+	"jZPrsPvSpnAZ9ltTKRNGwRHiDmzPlyBjgyeJj5ykCXqkMZKE4VCtoz6G+HDwLB1ioEZUHOfW6eGNcHq7",
+	"YzcXZfldPZltee5j6n6wFHcibLiywDEkaA7IAClhM30ceAqCOHDuOYAOHjtQ1va3KuzM23GOET4eekur",
+	"5XRwoxfvonHMzcpp8tKjaLuWbc99QbmSUDj0zqdkW/diNKFnTjVXenbejPmca/I3klKl1jKLW62QUHC7",
+	"LNit0c8zGmmWKdIc9NEDFRibkG1YPBH/eP74u6f9qUsOGvTb5g4S8zlTRs1/ipse+2ZbOGl0zcd6/Ukj",
+	"dByLaDkR4YfCInTpQokUc5stNBFuZ2NCjTjNNMRgIyqMJTVfMaVYXGQvFtCr5g59BD66IwFjZ9jdx2rv",
+	"WGuxFnQrq4I8FHkFWztj0OoEFdQtqVtbmFevOj8uK87NHng0hx5uXQJnEQz8CRlPNsbIebdirQ65WmXA",
+	"BoyxuF5wbSwk0CwU0RlfLll8SSiZJlRc4+uBj81WqmqROA3Ry9Q6HR5O1PJPALa3G/YQKPwQyIM7GnOy",
+	"ABHFjM9dIgma2KBIVZmJuQ00baav+C/MJjPZ8OcTc4g2mWqYWzeNrzIemwPh84Wu4yDunfvUXcNXn8Cd",
+	"z0S60vttJ5cA5aPCRzzd0n5Kh9yzqVv3O+XAwaDuuCHBrSYFXDDChM425sxovmNM82gbeykAn0w7WlAu",
+	"WEwSOe/YDD6gNUV6AekHZBCQTqcD6YzwkokA/iokmdNUdSZiIr744vUmZeqLL0gzNOsLW2MXyLVGVhiQ",
+	"0KDLW5kygX8iSlSiv/ZHI9Yhpgvn8RZyuPEGI8D8uC/+ot5GiVTeHXkMOCD2HRlTMrmxoWKISb9lt5id",
+	"mS9uxgVXC+8HpWWa4t+C3eq3eAxvrZ+oCFe7rxupkcjo+q1a8JlZX4c8sSmTkFDC58JoV5ABYchqQ2IJ",
+	"3OZayHWHhDHVNCQRzTLOFFlSda1sSpoKJoLHmGOLAk0F1iijzlLBLAlzh7uQcJtbTOaZXKsifg/LHk9E",
+	"FZ4kt2+8MDrg+nohieGPRlGUmqwXVF9WgI85u1V4w3asqZXb8bgF55CD43ikSvtQlzWvoomSOXhsHYNi",
+	"9p1qld3wGyBeRlMplNEcAIYeFzOgnAiDzGbpl6SKCoam15kBhnUqlLOS4T7FpUCqgocvt06daJYkCgFv",
+	"TsJGLJznEj4dkykCJQFWYN+HIVy50lh6YUjrG6oWBIi088UXJAQ/6t/97L5mmrEbuOs//ylS/FphQNaQ",
+	"+RK667A5vWATkZd/QBDlkfXOUkWcVgX61S8sk/ZPAwXkDT1Mlg7zD7m3kh9ff9U+nwh7psigSPhesXcB",
+	"YLyNcD6LMcZp/kt1QAzO34VG23711RNyfnY+8vIUv7364XvSvGYbNRFKZhb9kDsDc4Y/v3n94jlhKqIp",
+	"F/OAWHNDEeRyQDbGzDIMVlnSfmbw2hg8M5lNBCysnbAbltiKjICEVBuMhlUNBoML8uPrJ/YlSEdLniTc",
+	"JrinGYu4gnwGdksjnWwINUs25xkTcwytDjFn4KKpJdPZnvSXOVGUCMEcO/g6Lb4RIDcVYOo+RMEcSfgK",
+	"tUvEnogKOGmWUZAK4fuJFcyTxphMVt3uIHLONh7D3ywgkwYso7jlBq/chaR5M65oqVBqUN4cxHE8jRtB",
+	"2CoSu61uUHAYtLyoxu0GBA9+IgwqrrlihnK4kcWCsGWqNxYsCwRv+PMbw3blMqVoyOZMD7jJI4UVECAq",
+	"t3w4tMYZ2PecgQZZC6sG3AhDoz4hYTfGvbPB6GzQv4AUwaCBbK4xbtQlzN4n2dasMvcHgKmNacfj3l3g",
+	"6mmOLslZQGJxY8h68SDqTk9n57TPRvFZdDHt0cFsxM7ii6g77dPh7JSdx92oNx3Q0eyMXcS9aDA15sUF",
+	"6xrL1aV9H5067lhRY9zoTntRPx6w4WxET6dn0Xl8wbqzHu1PB9EwHrHT2Rk9n15E3bjH+rMBHU5H0Wl8",
+	"xs5nF9Q82wgair1rjM9yncgXRjVu010hBK7JAtQiFo+3CF7zJVOaLlNEI0fcepExRmaZraMBs1UFyL/j",
+	"iaDIEYH1W5YBCL2myGpZTJpKWtcqdbcYNoHSlZKUZsYQzKMSrar9twdJK3ZdniX/5n2/+Mdr94/x1j9+",
+	"7rzBfw7u/lXrRHNUsE8fB7X0S3Ojh6G7yssAWsjKpsyYy8YEv8wZNNnmzw+qRatGW3a4q4qNLmpT8MMj",
+	"hK/hYRUmX1rxRyC++7g9k4PlIIb9KvPvOaSQq+JIHlQjcjCwVXCCuiXVKyjN0yEoJWV9pLy+j8BW7gNY",
+	"YEF1O3ALT6UCu9sghBHYzhAzgG6WLCxXNWfMqvKmzvaFTXt1blb8Zee6QB8jTcWQ8pBmjT1c3N66zJMt",
+	"0FxxGfFow1Qs3hLrPWTTGpjZewKvcigvC6XaSVoPTSwx7rSAv7Q8qd7PgfS9Fbp3h4T5HQryD3hm4QEK",
+	"uoETx8whY+PG8K2QNKVwYAPLGPVbW2oyEeELA48nAI4vwaYDhC1ZS60OeYwKmVWVjd7ndFSnwgbEupUV",
+	"+ucD1N4UBqLwQUWaaO85cWQEkazRprnCWgKuUI61OuQ7lmojpqZU8yUsHcVTh3zNBMuolpmCTIwlTY24",
+	"AidyRte4cMSir+WYhP9WUnRe0fULphSds/CSfCd1woWxMa/hX7cdxTJOE/4LBqjhiW+VFD/ALsJWTUAN",
+	"wpzDj6tHeYpTGZOCxm17Ltv2x8qGcjx7See1XsXUqKAlV4st7Taog3WRWcyyTqOql+Bt2698Wql8R+2b",
+	"EVfoQ1WExQ5QYKjZUh0lkgvu0ABUAjHHaHzo4Ss+Fyz+xtx5FzQEu90ROHRlmtYMNDe63L5DRaJ6lQlj",
+	"4OX2Ajz1yNCTfSnUcwhDe2uqKvhydv96fZ8p2WOwW7MwqeM2haOxDg1sbpF1l1o90Jr1KFe5Jk10CmCN",
+	"inVhtKp5QiX/KXjyisKi8SnaF0t6+9R5JBTscklvodbR/lUqR3JP1TljocRKJiu7kSihSvEoD05tv8Rm",
+	"T3klc+ClMxr1V6skQZa7nW3kdlWHOlOmCaPRwjn9Uyj9FlC9xlxukRR5ZNDozM1SJtJWwtG9842qgN6q",
+	"x8u9NYiiZiVYyUDWXMRybeh9qYIihIOOo9KdTapJwij45pj1EmSPFLFLC7DabLpxNXiXhGqylEqTMxLT",
+	"jaqySnsk21t1Ydq8aK1uyxUkqrWRLO/pBjaGqGwGJhr0hvWhs+s25RlT1iwvag7BijKQocScodIytZ4o",
+	"LJVSRWWIuUbWcpVAJeLSiD6yEi77vEnhNV8zmlWBUFtjuPesPVo5uGlYJxdkveCuzg3TluEFhInY63qw",
+	"5kK42D44kNE/mSZcdyZia1cfvpEyme/GWaAuPL8mujBaJbTtfDysqmEydTQPWO08QBbMmE9aXszwUIuT",
+	"Uk18vz71oGBwBzLeijvvajjgAfhasvhEcM35bh00eZxzJrytyCnhCsEck5Wwesh21fO2eVPm6Vu9Icxl",
+	"mw7UAyerxK4i/mdnoLc66lhTDvX15t/mLgTTESkcFXntJEkdpm2x8SqJbB9qAdgSolQhUOWWPhPZryxg",
+	"VPK+gViAYaFMKNuLw3HLDgktHGzkZgsWIbibHeAuMRwxEVIvWEakTXBCRQRbbxgb1Yod0tQIH0VObcVz",
+	"kCOWraMPSAEtiIOA3hAGEFgpABcSOFQSlsDnwk0OhCHptvI2LSweY9HRRPQ7HSTxS6Qwu6y8OLvQsQoh",
+	"SpojXLLhs0w5lWyVQahzzbIWhqv8em7StPL1MoerFQJ/J127WPf7LdmCtfWP/530/280aPfCSxRxDmJg",
+	"QLNbrnSHPPUKnu0J/Ruq+LaMoLIeWOH0g/0KXYVvwd2fpUrmON9w1B2MLi5O+2eDs+7wYvQQbc22HLBc",
+	"ttpUbIe+RppWR3fYo2Wuaz2Ud+/30NRoXUWzhPKqn0ihWLTS/IZZzQr0LG60sNl+hQy0qSKvsEv+Xqgd",
+	"5Z19sPq0a/V4z7Z2hIVaTp8qxMWWyvSxl72tLO1DmRe7taVfH2n+4ErVftLd0qp+ffiXlC+72lx52qWO",
+	"0VxmJoZHQuA//Prpa3Jy0zuxl9SONjT3yQ+r1dbsIuv8n0crbx9XOdulJr3EKok61xpceaTKRjRYkzUp",
+	"aEXTzqPLNorQ6jNhO0VhXn2lngM8eAD6ImupvnxkkAfjXDlfg0aGge8s59gVnMk3X0TmP02lUQ0QdrfL",
+	"8ur01kYnNZydCxuxswpX8cL6HHKP0g7nje/O5csBVErmO678yR7o+31qAtzjQjWdTqd1SSgKJsDIJeXG",
+	"niJzyaDDDFbEgc7k0tZzx6/fSexeTcGqCLezFM6eSXH3gUK4wT0L4VRecXMoFxPJ2Vbo7CjxeeYXkfkb",
+	"dCeTf7AOPfczksN+euuqdXKSizJ/2eGu3+35xm67Jcc3fKyZUgVuX6qcd7wFTm4gFikKRzg03D0mLu26",
+	"Ce0hCIUL4Sp/61ExAo8TbwUKKodYtDQCmOw/jl2lWiGyxXC8XQZzScLi0MOx5TH+jxYTwksSolIZjska",
+	"AYqexUsSQirpGApFSLwCA6XsizUmTsZmKwEFq2h+CUOHPzuWXcq9CRr4qUbQMO802/YYjXtg68QAElJp",
+	"82dtrm6KF0s2rcVQa2YZhdh11NnGS7qsL1CGIj+4hmmHwZb5NoM6ewMGiCliky2uCfgI1lyx+zjVa5nX",
+	"vtSbNVVkKrGS/6Oyql01uxbQULN76f5yPU6U9sqNtvn2sF+z9+39XnNxMJ5mkeE7jr1l0h3az2tP0C4k",
+	"SSmPAWWh+t3AzvzyKRSCunpf2Fe+1sDhHBzwTvLHfR7Pju2BBEQmMVMa4yefKx+2i92LaR/CiS3HOMiK",
+	"3ToO8GLDhWuPwcWsXbGbC8vY4l+5Hrs09CKL2XCLVGqgnHQ1TXh0WU5cnQiapoxmmEhtWPdGrsLApVTz",
+	"jMi1cB18tyrSINGx7ydX7k3MtHcZU9IlYfbRpGPlCCm/R6YktpABrpaL3KE5dm07NaL+B0x96NcYegma",
+	"QakH6kfpswoOHpd14/6+wiKJOnuk5wFqI1effbHyjiLC2qrdojOKIksas8Nlm/17u4wKFNypeLvPoe/N",
+	"xUGbYfloQvI3cLBbB3brsih/cM9MhGtaCXehRyzjkHWaGubEdYd8bzhWtR+sgNpY6yH0dRzD5CaCkhkX",
+	"zjt4n3TSWnF7kDX6BLml9LmLUNz5o+C3fjK9CoiWJLIJ3C7/Jbth2Wu+ZGVHSYXUt2TzYcOS7Ql9lxyv",
+	"+X1OspSPXEkyo9kH+ib5oREMpOnqUYokdgzokfDkpndiblQn7zGV7i5sfZQ02e2mJJYt7llqbdpjOeGx",
+	"9YEm8U4j6KU1gKoV5M4LXmjzxmA3lh+2qwmIhhxYo2iBvSBkJXwxvPeJgqjYAyergwu5xq7L0ElnwZL4",
+	"EstvpIhYsfQFhVSDqhN8+IBEF09y7YLflkX2gbDYXYKPzt1jGfj96Srb7c8qfYY0u3VGIoyXEaRwAR2P",
+	"ufti+LvTn0uN3R8U0f8IWsa90qC11e/3phBqm0hZ1VeOk6qPlPP+23pQr0CAlo16IcEVZ8jl35ILFk/E",
+	"hmlsD+a/w6uI3E7TOiQjex8sI60uRpPkh1lj/PN+6JVa3ty9CQ41+kDPmQ8jIcVmKVfK3odlkdiXeI+1",
+	"4yyI2gZQKAjc+Qf5MITKCXsqVEkzKInfoOE3yXbcaUerDOSsQWW+gAHoTttntVzSbLMnaRONGKLwxiMr",
+	"23+/mZkgSOrMhVG1+9WResO9q8F884pu5MpZVVu2VmFO9T+hOeXKvx3EDvcGU1qmrxiFbpJo3Fjn4JFe",
+	"mA/uddDwz3EnGwVx4XZHZOZi7JY5rBc8YVCivNcFN/pgfsc/yYSxg+rqEcVPOZSK8rNPU/b0majOltr2",
+	"OIvB02gdxTZjAxTU9UImznXcuiRdF+3bwrMP1lDvo99/pjo9VjzkOr2lNF+DM1QXeKo+FKNaJX8imnAK",
+	"cqWDPEQB5JsmXB/Ifz7GBDisFcsMPaK5dsyLFqq2ywRAtaw3fZi35eNox+Ab/92qxwc1Y9gjNlNBtbak",
+	"/07ZnFbO4cOboPrCbntdmzLoXRYX8AzQMSFabp7OC3wgoavIUzO3c91CoTQRlq/YK4jsByWME791aIPX",
+	"SpkU5YSF/SzsoXGVA2uuU6uLmshcwbaKQVXhrerdhQaN6nEeq7Qcv3SKPqYVakSt/pzx+LGgyUbx2mIJ",
+	"qgklcUbXgswzHkNVu4htV7NIbreJoiKGHF/VGP/cDXpvgoZ5rjEeGD1ZRwu48CbAGU2veWL+vjjdVpe8",
+	"99Qnwt0w24dFySXDPqDQp8LwELQw8NjNqtHfQZNErlWlvi5fu11tHsGpmhLQVRFP7V6dE3eV8BZFegig",
+	"WrFjFp/3F6DmnH6pIO9g7wCuwWg0HA56hxM+7cnsCFIiaJXrgC4LyDYp+HMTppltzlOUNBlDnQuSQvFq",
+	"xFpHB8heui/WQctHnLrlanMJgbakG3v0U8OqYhaj2F4J2+dHl7dXgzowzUqslLfjrvVL5PuWGeHLVCrF",
+	"pwkDYuFiXhXiF6cfflAVjgJ4Uxxe4BNNCU67CP+hTeRSmulk47GFChOwFL9F1LsRfcaThMX27Ayqk/6o",
+	"PeUaujyNiflXmMn121kml2+nUmu5/GJE/kYimeBvGZ8vdEia5s4u4QrH4uKdbbgILw/gVf0hOtpl2sY2",
+	"o+WjGnyak6o7hW8YTfQOZShjapVoDKEv4D7MBKcxF1D2sGDRdQXyeU6ivN42Qd2sg10i3ubc2lb+MHIr",
+	"wFiUCxZXOkbEVNMpVYagYMAxCMO9uWWVaJG8tpW/uL+N2+AmIOFK0BvKQcCGlYwVm8QjrxtBw7utnLED",
+	"Vw+0K8B11R3McxbPWQbuGpYZfN/UHxKW2yge5zMIwG1UpDuQtg3qMKpW2QZHX5TMCX9L7jbzE1ws78n+",
+	"VgNiXO9T8+0DHQNL070SeCzXm7D5gd0MJbFcTRPWxkftfqrVzC47qQ0+M3rA6RSVAFrs576NjsB51esO",
+	"+y53ZdyYQoXXki0lemzujs2jwvp3r643h84NZ2vStmb7DXO0oPKZCfOMlQvc2vVJVPdInNKg3Ai2waSu",
+	"D/Pb1DTJLiP0PilcQwLHNPzBbjPWUrYN5PzPkmbut44yFhtwQt9ANuVatX6d7j+7xJCjXSPmZUrfrViQ",
+	"t4gtLcyi3taLj8kP80jV5Ygh1tb6bKyBZe5AokSgGT4CIAuM4U7FpvMwgwQ6suTZXjYNrIQlu7ljsYVa",
+	"keJh8ZiEuOyQNHNOaKcBsqwVkBD2EpKmzYgzKqa9z1ydMh1OhHexWp9m/RMBCdGbEpKmvSX/irk5YfTG",
+	"DialWEHFxURUX4EWVekVha/M3ABemppPKPMNfHEl3xR3DyGSKfx3autRZ9a6y4048+oy08dbd3D8Z+KG",
+	"ZpzW9hn5acFAOtmUdXujkwEl5m7lAPSx2M7Is+xOvTCapjl1Xqd8P/WqCR2DNJQNnwfW4IbIGCvC9s9Y",
+	"LV3nYYbvParlOzbaeQqvU/9imaxtsgKNOLZc4xVfHlfgozvqs3aJV6vla1n/1cdJ4mBpb4YtaomOQNse",
+	"xKkG0CIupRxSGmUKcoa5B49rfi/k92xOjXT6x65xP9/L6qlwBd7w9bE7rzZUqYIhqMeQutXVnd1uDnMo",
+	"t7ROl7GrO5RlynahsZMDtgjz/umdvipWY7/+Gumtnsa4+Tb915Nnpy9eP+6+EN17CwlWnOWu9FPc7yuW",
+	"ymzHxjCyYM9HrZZLFpNVip0DgPZz5mStGla1KAuUA3MLadcN1eYlHljPrHCvNXwDL2xTNv5eQ142xiqv",
+	"8yElQFz2ulnTKfR3cJr8uD2qK872d1Q7oAs5I91mKM1uniAI+fW5Orq3fnaHHppDcs8akGmV2SYOBgO2",
+	"xQRcU8dkLtUkxpUO7zBdeQLPnsLWyrOVVdVx4YXky8XbQbZaPdOD0Mlr1epmwyFGHAGMAmlqPVv2avGV",
+	"seUUiKIOX1DxQpUD57o69UQwEP+oa1e8HoCmR6yywiA8i7UCtAK5fPpqlI4cTrCWqcAc4F357NghGT3n",
+	"ams8X930Auxf6Bxaf7yUjyNHns1tseVfifh/JeLz++Tz1IzzQJXgyTYp9etIqdevpaVBiZb69yGm8wox",
+	"rZlZlpdM9nBqKpLSc1Q/v6jtseIYS70vBzrjCAlTV8ACsrmJxSjjPBwPLrqKdNoxhip4UDLRMfM2bb/g",
+	"TzZt07Gf4/Iii7qm+qTIvOEu1cwOrRlXgQp6so3XwFGVeyJT+xxZUDURECgN7FgNSCgP88EhMJPWTQ1p",
+	"2UINKH9al6GHA8xQCO0LbReyzjXpPA4qfrvO3WAhiZw/UkTBzcR8wa0Tyk6oxmB+xmh8mc/a4ALaV0zE",
+	"yU3vxLyGM3Xy3sas78KA0CncB57ShCvrussdp1Sota1PxkEqoGPs8be5E6zmh320nKz7zQnaN+pn+90l",
+	"5nc8RjuKrM/zxYZguf2HHlWeJGSlWEAUKzUJwzTfNE04NFAUMYkSRjMWt3KknIhS4Z9hMXluoEXb4kPX",
+	"jKWKhLiI8Ejs9XllrZrs2ndB0dMuJAwM8m3VC9VVBCEjvr+i6s+1zdtZ58kX3mn6rNKyrNIud6qrh7wV",
+	"lqIOeSbsbbvx9uGeCVCqfyOfxP38Dg4Ie/wOL4yZ8zqjQs1Y9sBQtnBJkVo6x7qWuW8dORvdb9wVgSUc",
+	"g42+/EbMwJ1HCpnZuHtAZX/9VO68y2zvuEHceWpKt3vWu7joj4Znw+7FRe9gK7PauMRjQWSKECZCasM3",
+	"Um8YS9ldUYkYb0Ol1Aqp77XG3DVEGIFWhxFF3siuRgyYfitnoG9lUlOdT3zC7BVQJzbQKgEhP7od1aU4",
+	"oLYNNgi+BNMAbD7TxdZR757hmn+3kmC0vyjq6GSjYn1bNZCJjK5h6s67lbFrMqJXmVC5QLFhDwuOZrfT",
+	"GbQuc6DZFJtEymuS8GtG6EQglmYAXJox14XymC64eXrFweSpw5k/fjbYjCcJpHwRiuk7U66XVF1jpkhd",
+	"TslEVJJKtjJ5Lu6ZH9I7KJsAO7yzctusRXKvvcQRcbcpK4fVbH73vkjZOGd5kAIMbJ3ahs55Oud25O0B",
+	"YTP3HZgtRknpC2gj1ZVt2Zjah4fQXmZymrBlLYd79dUTcjEcnZEUb7KTJDpGPYpZPhpNaSPTArKk0YIL",
+	"1ja6jPnFZsReEhybCBlJ4SoT4yxVY/vKMXYVNe/DXqShuZ3rBF/vpsguVksqXO1SHvWQMatprxCbDa4z",
+	"KeZvXQKpy/pp+Mnp0I7byHHwbwQ24acAtVGuOUvydmlcKI3u74ZvGxyjp5/4tV8gpCHRo9v79svBf/ev",
+	"zv/37Lvhi9PvL152X/Vfj/7n/J9ea7Vh98KQgoZD/Mlsi7ht2cOsgtTfe00NTnwwV9vixBNz612wM2fq",
+	"MR5Lcd7sNk2oyOUJtpmJUPmuaAz3PYktvLVHU13TV8ZEvcEeu1yKtzPKE+ivBFP7ZjNMerU9gYEjxhK6",
+	"BKdUL4rmQVMZb0izmHiCOnKn5Jexyh7ohJCvjlj5bsWyTYDvkxmYndBaNqNLprf6gfgesmOSNnIc3D6M",
+	"H189IxmbMQC2bUNSOgBMV7cICAusZHR8AFpvrdTD8/rEPjv+gvA4wMmXvNLqOJHzYrZl+M+2VW/bz+LQ",
+	"QrUyG2kfNR2dj2cW983r1y9thSkwmRyZM6ZSKSo9o4BAt4RhndTWSe3BAYsLqsRUYXaOBZv3lvddyxOK",
+	"jdYPS0J0EXTpEn399wfkMJsur2EfCzqkzNpRSQgerycecKpa6e+xp3pzWyM7yjKZwQEGeXzEO9pxHaMg",
+	"w24XEy9XeiEz/gv+1gsmIpzJbMrjmAnzyyAgoZD67Qx6tJFhdxiQ0Nt2SE7wBi7eGj4Hf9MEMjv9scDk",
+	"ZCLsnN0ZtBI/ISEXajWb8Ygzod/OsHe497Q30Lb0TjfR1ryRx2yZSs1EtIG5vgmPtFnlRUDCJdMLGb81",
+	"i4NyANziiDQpwZFYwLtwzrztpY6PtAwUUrpJJI3fainfJjQzOx32DDQKTvZ2yRVkZNu1CIDzW8M9QzLs",
+	"943iRTV7a3sem9/MugytZIImIRl1u2U9Z+ugMOs1PyN0hOHpQM6FPZhGUNEEvBNpBI3t83D1KXAYEKer",
+	"HoX3mF+7XT2GPFhRAoiN/DloQBbn9kGhJleGMuR1Vs/N6BMeIOHtCMOy7lfa0haHeFXqcly0/i0ic2US",
+	"+0auYdTJSsQ4JBwHGBu10DbIJ82vGYWetiujGM5h2lbCFYtbY8LR8nQOV7T9yJRRrSbCDhQGpCvfEdhG",
+	"W7poaokzkVlQpEZjJBpGKC0kcWcxEbFkqkNCFx4Jx7mxS1Qks8JkwmaZGpdDirIHdwkMPnORcG074GuZ",
+	"ts1LvNnMj6pLtFlPUA2CAWrNWTU/Lgd3HsUpHWJxveYEzUYf5v9Bhgmrz/G5WiD83kaTjJRNqVK9/rZi",
+	"6e7YbofE51yTvxHz4FpmcehPEXYDQ13jn4JmOuRZPot/utHMWRuGbh6piXh89eTZM5xN2iGPbblNr9sf",
+	"2qHOcoYzm1HrsXn9dvY73HEJsxnQ6xLCeFJj9q4wAYdmNNIs2xpGlO+/Mvi+P7zf5HsLrTrx9krWqQl2",
+	"+EUImKUw2+SShOADD0m2Eir3izqdKc8yNT8s6Qb0avO4n21ftDs0bypjXH5tG+EM8b+o9eeAl8k5C1Oa",
+	"aTcZaSXiDrnyW+iBg8TWKGqe2BYVH97x+pNHnQvPV5Us/Chz7Yywz6Uhtg+j+jLkfOp1szzqtXXpn5k/",
+	"ehoLEvN51TbaWF7/RziOqpV0n1rlPb32vGakBSN03VJtibhtokI11LMfl5662+3pUMVO66+D6i443sch",
+	"erhN3C7eXVokAvF+y/To4qBtu7uB1mu/97ddzQcfzJ6m3b5eV7LPPeXOgswebz0fX4n4StcGxH6CxoaF",
+	"EjW241NDN4sDizGx4Sg6Ks3nKpdx04EFCkzkd/fbMaykKW9YNs51tAA6SBez94JSvxTQUfTCqAL46oqG",
+	"4hKB8r3bGGJFTakfk2sB8jrv7FdnlDpOYuv+bFNoGzv0VL9Hbs5bSW0THkLaOqWJsFXgQX0L9B1zWVVj",
+	"/HM/6Abm/7tvArvz8c+/e3H0xgU60adpVezGeORnkrnEr/woUYuVmWqM+zUexVVt6cUrR6rufFJjSEqj",
+	"r3MRs1ucFQIRn6bMq/NSGLoAmnm5+UXrciKw+2cd75kyJgpLpHympZPcUdtuWAzGncxn3Yp9I8KORZQ3",
+	"bP/Ah6PK3S0+7c/qL4nVowPchWr2UYLccuZI7RM0mHbYV13QC6qu3VKsSVXh/O7sIYS1JH9HPFq2doun",
+	"idiHI6P9w4L6g3uL1ENDRmqinPdvdXRU6xVPEN2VaPl9jWEPcz8r1mtcQLIEX9vOpwzX+7THOQTGqtHk",
+	"999rFPjjbypw/CjIxdXO7IlXu6ZNPs477uTlGQ4NoZrLpbvbAGueAY83VQyYxUdLyIVs1SxVRTLqKxld",
+	"k5fUMM2riCuFECjaOYDIOhSnfxM07O7gdnB9GK75BkaTc3N4Rowltq3Wz41//rMRmP9544keb0FeFNc5",
+	"He7ebImNxYM6IFVtkd+08dGulD672Jqkvp2jSOuz9LYibNspejUYQJ7zX2gWk6sUD6NuwEqOH/U1gwVu",
+	"N/OMEYP57lxbVZx3AsCliXx4j5McJXcnjKjAaRBHf/InePDgyAE/UW6BzYjcekrg28NVvpTRypnX9e64",
+	"urFlBeex/fEiKqTgEYVq8SVpKsa256udTDdts8yT914RwF3YwrCnoks2EciI3QS0GeSJwMAZMeeCFaPa",
+	"AkxlumHZlGq+LHx0W5ryseyojrk08utvSpyl4CnAc47gKmX4B43b9ly27Y//VlJ0XtH1C6aUFX/2dJ5z",
+	"pXchv99tzfoNr4Vc1xQFO6DtZQOIpfcgC7tE19L1EK7mi9iDjHvaw3r4hm3LlP7kAizZjzNVBpYj0OgT",
+	"SZFL9KeSjEUyiwnXn71YgXSulUJ1OCxyqjv2pvBzlDt7WXphfdnbOvfQz/cP8jyeudeRkFdssD+52xYa",
+	"QFI3yE4IFrEb889QsXehQ8O8aEPOQYEGFA3N/4YBzoydCDTyVZ5BhuXDck5WqfkNMmDdF3XGGNY3cEGe",
+	"GOKY8YhqRsDZktKMich8T7NsqVrjiQCPvDPvYIFg2QkgAnCpYEdyMOfgeoBefKyrgJ4w0HPbzuNIcSQv",
+	"mwgsuSieQz+MwaMO+Y4xHNdrlqomYiNXEAGY8xsmxkSvJYHQaLLxazZszC2WEL5IOCOgbTASLahZUwa5",
+	"CwBZqnERhkFQDX2U1pnE7mQzmV1bQyaR8w4JzSeoXmVFHtvTuD8a9S5IfgUYt7lyzTYTEV6zzbMYDjEX",
+	"wNdsYySmPVeMN+XhpzBLVRt30jY7ad/0QjKTGLqFGgaScGFEM7MTgc1LXn31hJyfnY88yf/t1Q/fwwvf",
+	"TxpUTxoBmQDi4r9gWfhPW6aCfyj2btK4C8FH5mai25nceXIWIHkpHgfY7EbFVUIX+8qmsLyG5lTQNPsY",
+	"DAYX5MfXT4JSRcP+1p1QbtnrD/61zTXfvB/etfEf/eIfr90/xlv/+LnzBv85uPtXLavdLT6c2PDJt3k6",
+	"hHYRynact9ifyEpHqMaQ9eJB1J2ezs5pn43is+hi2qOD2YidxRdRd9qnw9kpO4+7UW86oKPZGbuIe9Fg",
+	"OqJnswvWje8pMAAD6reBQ3pBk+Fz6Op3zcrN3xuDWZ/2pt3oIj5nZ7PT7sOaTH+a4iXF3u3oTmGO5ZFy",
+	"B9M9cCJn924fnDOB+u+fDtsQlN7iGYZPlrWLSkBk2ov68YANZyN6Oj2LzuML1p31aH86iIbxiJ3Ozuj5",
+	"9CLqxj3Wnw3ocDqKTuMzdj67oObZD31+B2r1+ud1uFVTkYKtW83B5NITGighEvqA2yVMuZh/xza1GccO",
+	"nDacc83y/DeUstsq+B7cv2auj1UxAqN3ao7EC/Cb908Tes3603Z/dJqn2+ULaN2fWvDh2j2adQ36Zdzx",
+	"NnsAeS7i0960dxGz2Swe0dPulJ4Ph3Q2vOizqB9Fw+FweBGNTi/OpoP+6UXv4qw7mNKoO+hF1C32PnwF",
+	"pPFXmVzu4ftm1dCQ2Wgl5uw/crksrOFHoeubNjKjlAi2NiYa25CMgW0eQ3JO3mLNL4e13O8hHf4rtODw",
+	"vThsH2Clhe8nhHpTtKRZFhiiAtju7so5c89Ocjg+iuDR6SH7E75Yu0W9oxjQtlEBN26HhH5ULgzySKhR",
+	"iPK4J5TSpExcEq8cuUld8/41VRORUh638DFXpEya253l4V0wLa4c3axknG8FO0sDNOD15cCne2ALha+0",
+	"TI2F9rD8LNeZFKtdzZdVCaNrOn1kto95Y0mNRBOQMV6TsFXf7RyD/tjLHA3iyogxl0sbmr/e5qAGkdwh",
+	"V6sM/PSQDrfgmhGVUmy4pTO+XLL4klDDcsW1/QwmEc5WW8kD/vJL+Vajbve+6Vaw1zosfS2vmXhlE7vr",
+	"sHWWMbVINoQrtTJ6O6MZlBFds6qnH35rjBv/Mz1f9tP/vu0+z0b6f3+5+D4afBeffTPrff3v4RU9/Ymd",
+	"v1p1n8n+y2S0fSz2JbUmMluXPh8QtZBrgYmRqNBv1VncZy0HM7VhaXVAtG7V2mSwIppLnQujArc84hAM",
+	"PmbMYauFH35mXyt1rkr5qJ1KGHnw2zRHtxDZtXDn0/UyImFkmOFb/iSwiiJaY1/VagHJnnEqeeGmWtCU",
+	"BUTLlMDUbSOcxuafaAn/MyRN7G+NDBpYggryNukjd+tEFD8VSlo1oO9jw47z+AGKW9e5ywU20amwkZrd",
+	"LuntM3zjqD5sv+cc8PAD0u10Li69uWug7SH+46FwBQwUk1c/Xp3r7lYP+TnVO/JqC3gKctrVVBNuYbEF",
+	"riLNUhFtC8t64oyufco6prtLfWkokkHuuktcsWOx0sDS+Ju6+W6KRauM682VUXFyjpCx7PGqrv14+NhW",
+	"F8C7x+QfyHixEAY4oauEISBClNVR6LsVI01jSmRUxHJJplyrgPz46nlb0Rkjmt3qluXcEwFjcajO0z2h",
+	"7QJmJ+XBNqxeUVpm6Dby4hLA+V2ExpIJqHBY8WlWXJztQuu0cQdtj8Sspqb9StNrFhODEG3w7LadZ7eN",
+	"nt02eHaJlqvMnIHQimQrVAzWdEMoUUua4fQJQ7hkLVdJPBFQDEC+MkoB7OeRIpn5RgrfUM57nGZyntFl",
+	"YP6hZSQTDEQB8Rg13vyjBSwj77muUsbiYCJsrQqhacpE3DZQCQAmbXASsti6cRI5RzchFZCLH1FBbljG",
+	"Z5vOREzEa4OlM57kueZW73YbwnDa19Lr57FJbcJ1JlfQz9S58b6TOuGCRAk3H6YZmwgsgzAEAz0VuO4Q",
+	"G3CyJXlcEVvowmJC55QLmIhMpmwmM6N3bciCijgxpLcSCtb8X/9FXsnELoKu9IIJzSOAs7l8NBa7eh+H",
+	"wXCtBo+dxhHZPiZUTESeq5z3TMLuwvgOyyUufbwFZFYWfeGkWh3yGpMiMwau4Mzsamz28AX54gvMSPni",
+	"i3H+hemGhC9/uEI/rF2BCi/zuVkQ3YSwTkCcMx0OCpMlO/he0KrNa/dm0F8W7WYgjx5GQ0HPnCY3+L5K",
+	"YqIYcwPiDX624HSgHzC6ow1RK7rBpDLzlogmCSDB43x0ZX4nDNe2/GpMfn4TtgifC4sE1VPNyyHJD8Xz",
+	"cJx5i4oyYpAm+vEzRmPDpqFlUTFBcyLcCE0tZUCmK23V8/xIgYa4IlCeY4C1Elg5hvOsh90eKVXQOUx9",
+	"vMT6CoAvXzLzc/4b+M5AlqkdLT/Ac3eZ9zy8ZiyF4v4r/gsjt2SrP1qInIEL0v+/0aDdI0rapAXwqFva",
+	"zGyQgS2dH9zgIl8ypekyxYX5zmybCI0gngjPs03SjEVccSk6BPrM2AY/IAcjmkHrUtdCUNVOB89Rz7GY",
+	"CcAV+gY1/UHhRoRI6OgFmzCcLJJZxiINzBJSBxIZXT8yWtXM6Nz2DF467mqsyYXMNByCjewAFRjOiIYe",
+	"tB+wNYAdUjbcETBl4520kZuQpjPi7Q8T4Sz5FmR4Ygqcu7vWpDfCCLmwbddQ6j7mDPvSwLjX2L3B5VUH",
+	"RQ8HxwBCz9XXXOnZebNandRqhaQ56GMUJ4DosDmTwIpqnWfE2zoHmTKh8hRs2w8Bqqm2C5865CkqPmPv",
+	"PRMRTly+7qQRkqaRvy2IC5YLoiYi/NDkYUOIT7wE8oIf2iIEPNQvvkBGZvhinknJM7tjyAqGxW3gbt8G",
+	"lTBzhmcwo9fCvskFCYEcOuCr2MiVwV5kolq6Yj8k3sCO7IXMUi5scLJD0NUH2dyVJeAILieqPT+FEc95",
+	"snmQExZqAuYNrvQZ3mmYHhIobgAlGkxl4HOmcvJ5mmUyU8DbgZNAkbEdnIG8BTYS4JSw7RYazRB6yyAj",
+	"PrG//u3fClxf6H2biNCWOIctK5ZdSfNWiw3sxAFi8j+uZP0/UPOsyH8m4j/tdhv+31wedrvkP7VFz03k",
+	"2xAdDFvE3t0zd5croe2VgbnilUPbn4fmZ68o2v48Mj/XFR2XC45B6MS1dcfuTRfmTX6RdVCusQ5qS6wD",
+	"4hdYB7X11UFdeXVQU11tHq+trcYl9gA0NTXSzamMuaWviGJ3F01Oh+Q7/g+3v37fPFxXRw2L9quo7QMA",
+	"kHIttT3LV0xnm/ZjzNPG20d4/kWZtb01b9UQXhIhibuuSMKMQQBPA+4/KzZeEMByZawUMffUHHYbGc29",
+	"Rj0zdg5LgfOQ0Htd+zu2cWrMRDR7hi/0R74LwMi7SKZFT6amfWlgkSQAFZyhfwEsh/6QLOQqU6BZErnS",
+	"wCjAx5Cr3KDJwOAmmxxg8MgIDrWKIqYUsePXZytlWD42BDEazgUp4RQ08wMDDbUCFxpxiowRp8CNaITJ",
+	"lOgBYLMZi4xajZUumTm0oouYwoaEWMAJLUnmTCvMcbBfsySf3wBWA7xBrrTZBiom+B0jwiOZd0OMV8iI",
+	"jPVmFuNiJeC0mAgHIhQSWHZqbrOARKjmS7R8KuYz6ECibQuVSC5Tmrl0By8Xy/DbUn6Dub9l4AjAraWx",
+	"DvmfnHcRw7tWxohoDrtdYxdWbJ/8OhjPaHYAs1akObq9xTCAkNqeG6hTIFBwriOcBXf8yD+NDnk8EenC",
+	"aEkw6mRKYyKYXsvs2lkGBlR6zSPbnsh178lSRdpWoretFlEY07BIDq7uG5YptMl7nW4HJmkbPYOmvDFu",
+	"DDrdzgCddwvwYpzg5LBfYLxcbTq77Una73a9Ib1pJgHDOSZ9cDH3TJFOAz6JBA3FTl8zbSe1Qc9hcJfD",
+	"5/vdrh3urV26qyfh/m1jDCjaDoWd7BfASVFTA1ismCb8hnVKfh2cqalcpmPjOb9hgikIydA5JJ0W9lXj",
+	"jXn0ZGkOOVI7Ifcyk4a7sJUCvw1ht3k6NPrpxo6TKIPhwIGstwboEpAnoYDHZMGVBheHCmwnMWQG8Kje",
+	"pMySmoLCPKvpYA/ZAJV5klD0MOQekFRK0EQ1V5pHxqotjhBwb+sQX9gtHzxFs+GTNKG8cn73hBBpWmwm",
+	"3U63M4RwejXMsHXadpGOfVY/gm/ef/zeM8t8yzsRwZJXZ0OXyU5sMDj4Q8rE45fPSGzTu32vxpoqMl3x",
+	"BJtmQorm/z5+8fwQWcErU36Vsuh+tOUWu+tsatfrFnXMMfgvALaTv2Y/7MGR5rxm+8AOytWxjMtmHOS4",
+	"D2FDO3LRq8tZ8rnVQ3jeyDEgo+6gaBMyEdApGHmhWqw0KDCxXIuWf1j1BPTKTZ/8bRih+TwMDgOk6xjZ",
+	"MOoOfoUPf+8GYpJm3dDLoAC8IkuujHmF5cVl+O5FHB+2O5HGUyjNblKpalHHnSJ5Ah5DVXgDnL/S6iww",
+	"lsqf1pUx7AIKYw79eCvqdWjq8iWzE1SvGaAaiH4whjvkOWrj4OuwHppnLzvEgDDXbMCdzD2n30Sgz0PI",
+	"Gt246bTDyO3Gmkh2M606bMWdP8Y7iuaD/5Dx5qMhTOkbLsXhrhzCsZ0wKtTS+2hrsF/HpcS7OJk7dpe/",
+	"YEP4d0FjiJRb94l8zSf/oPmwYPNIb3D4kZdoB76W8jn0cDLP9S8OP/dayhdUbOznFNL4EUt8Zk03cFLs",
+	"JTQE1RZJeGSXk1hBdPGSi5z0Tt7npfB3J3aK5R5yBOe5oZwOeQGOphCbGIdF63x/KqL2e6E42mzqtayO",
+	"OJuIay7ifLZiq0NeWerV/pEXwybgvh3EEnNdEEveslHt7Glf3OJQ8FncuAsO3uxRN2RYvfk0pFnbHfwo",
+	"0ux+bNI8SJPVA3ooWSJX2f/Ij37nOHjoCFr+Ku8vB08MDz/xvdQQ9MQHjiD7J67/2++Sv5TD6T+/uasy",
+	"nBjyUpxX2LZBb/ksB1tQHcFvcHrXh7GbLfZi2U7OhvaxG5zVarTF/HG0/efSSHA7jWxsnRk1/RzdTHGI",
+	"kXcmYj/Xgs/VMa0vzYW/eNZvzLPweP5iWX8slgW05XEsYy7EGV3T5CDTQq6x26712NPVaqm8Er+6kcQw",
+	"1WbBomtVmRQ6hlaS5Sm7E2HsmcAaw6UhxEeMHoZRXdujch1DCyaiMLSPHyxcb0gDFHCi5ac0pUuzWXeQ",
+	"tAV0Bjd1fk2q/ExxH4FGtNQGV8Bi8idW7kB+SLc5eY/z8e/2uHVy2/x1kWXlNbymNgwDg1Wlkb4x5oZv",
+	"4dDXmAt4P7n3Nc7vRxH2ibAOBre5Cv56pMNRD3jPw4XHfbn652F/Frkk9qcCpwCJduFU3nL+CNx6Wu4F",
+	"7OLBpVqGJhdRsooxFUAqvDdhM93aahg3EdAxLoBq59jOILPZctg9q47PPecKkPRl3ir/Ybh6WEGDWO8x",
+	"N+LsyE+O/bhjGAhWQwDlVmcWGezh/mmJwZuncBwx4Byc46nBCTo3fb8MfpTa5dlsdegOA/WUzMaE0WhB",
+	"pszG0dc4QBGj2XAJk7TMO2CAEqb+J9y/X650kAdZJ8L5o2y2DlptHfIDKDH5nEpix1Sihzbv1O03sKQ8",
+	"Nu/ep4PktOnA+CciTtzy/ajTgunPRp5Y3yGYp5ocTaGQiKhO3sN/j9KI6pqg7pE59W1NgTIcMbluqVvd",
+	"t9OUUVtDAMmNqIiNid9jNs969Js7yxlGQqq9f4s8SGg5Dk8UaZPVRsHkp4XEv/N2y1TEE1F0elSEJmu6",
+	"cQWwHRIOu0PiZZjhVFt8cy7TcfpsntazK4wn3cysT0PxrywW/65YQ7VF7w7NFQG+3Z3Xdir9s0lvR7BF",
+	"uulu/uDqs48T1zUtArx8g0XRbgWb4WC/HCNMy2XirkQGvAd4cJBMCNUFFF5r3qPQORrmZeyhTf8Ni2L2",
+	"kDT9wvpiti60SiDfsY1t6w/e0IzBDD6bqw49YuyCbezVlZDBErQhdXB00GnCdknsojT9k0bgKwX6u1KS",
+	"isr8zmcmsqrdA7wGMIfC69743R14CnZVs1JW4spNxu50bZUyqIJWiQg3chUSfN3UJvhjuUmrMxHP3Wjf",
+	"AxroAYPreT45954O8c+IFRfjlPfqZ/aofl3n82/ntDJns9dvxZUmxeBkh+TuF2hDezBiVCSMYFWM4ZdQ",
+	"5wEMFGt67VRyvShmhZMfrBZjJ5hjsy3M6rBVBbbtvnJ9PPO+fc9EurLxJPu0XGnFY2abMkL1ihthCn8G",
+	"E6FxFKHKawVL8/NsrXCwv0QqyGu3XJ91nNM57HZJTaWANzEOZyg2jSCw9bxkx5zE3akpOI37vmT6K4Wi",
+	"vCX+Rnktdlh5vegRbG3xM5ftHmpWzILPPjj1V3gc83ESSxHbnKssm0/e22Zcdx8spfNAuBXXYV6mRRYy",
+	"iX0Z/UgRKFsvyg4Cl0UJJht6ZAw38eYHOVuw1SFfFsWPGcunbGNN+0TkrAuTnW3tJp3KlSa9bpcsoZlE",
+	"SiG38JLY2gISupJKW8Tsl0lCQMzwWmpNV1e6im/V0mZY7zASH8afnts2aZ9eP9gZz8KWfL8qzf9urLeD",
+	"SsTXTJdkPxTTeu2W7kWeJ+DtOC5V5XsJXN3OAIfGLa4tMy6myJKyy8HBKbG63OoJhd4fRaQwIj5hShEh",
+	"oSjHmI3lcAjXZMOwvQH8gdVMrkhNiogFRHFIcoFXwKC8BOPAWHLLdYc8sTWV1Dp47KJtCQMREj2z5Qzb",
+	"Wt3APP6BpPfAhJbfjFiDfHzWnz2L5HOV0OZ4HiSgTzx/6m4+gOEyZ4Hcq1692uTQzlr8AealionIZ4tB",
+	"NppfP9uyU1XzgS+aJ0llwg485FfZwkMRA7N+IvD6dvFsq0Ner2X+Zuh4AReLYroFVQtMAfC0Be7Gno0n",
+	"wjY2c9oHUYxBo2ooKXdaSqd4OGx5k398hzUWjNsycogS5ZEmf9hS2RsdbFf7W6ZsmSLUhP+UcW0L6uyR",
+	"GK0iXmU4xVvLzDz4xRfYxOWLL4iyM+jL1f22yQ8DcWOLSOuKZG2dIjUSKsqgnjIDrFQ6H09unW8zmc0Y",
+	"x4JRixN1zBaW8AJbLP26zPYTmGywmd8obXAnk3/iMOqyXpYXM2//SiH8g5l1yPEosS3MnNAwvGefxMC2",
+	"F8cmULl5AraTvzOC3hHbXwWntUFCi40OuiZ7IbiS3GCCZYf8BIwnXFPzq328C6xJSCx/x/4ZG6Yde8x7",
+	"Vy3AH5RIMSepTBLHi2HotbK9uSBbMP+Aa3pjOGeA2ie1JX/NVCrFp4n1bghpd9cywlFoLlbO/Qa7+7tg",
+	"tzrc5Q9+iuD8hPwNv3C0/xhvt17kw7f/RD+1txkWdNjbbNux/MkifK8Y9XvHJHLukbIl1YPEfKJ0xujy",
+	"uBSAEIqv4cE2PheS5hW4NdpXZg2IQK3qRBGPA0zENgsgTeihVPz8nCrdhne1n31pixIodP0VgkWQImTL",
+	"F41mYkdxYJsOO/0e/yBrLhSRN1aivVuxbNMKrD/S/DKl0XUi55bIE5jaD2GhWbKCHGJoiOHziY7tnrbE",
+	"2U3glZ6IMAwngsdj28FOsXeuwRRs3f2uNylzF2Kqaf77giHozPcMY0q4AMT+9uqH790D9isTAeRsc5yo",
+	"jhbetBTb54nRZQ4ZGCxSjIGBYCe6+YsJMmHLhmIxG4qEPMbmPfBFuwXz5Payi5cctXYjeQBZwdvWDOG1",
+	"mZ4yarRk6NsEYAA3GOZz90Y5Q9YSu6vxOIFJSoAMUiiYrSJQ6hQDe7yeIggT5Re+ckWmEntwN8Nh/4KU",
+	"+9VM2UaKeCK4brlGl/gK5qb4+n0DFyutoJD4ssBSKwcquKwlJNAsmQdwMqcp6st575M6kXEFK/jshIbZ",
+	"IDxynGtxi4WYH4u+r4aIejnOYTMb21vRId97O0Rm3Asm0Cxg0hjbITP5rY3AGzsznhw1+QMewgypiZ1E",
+	"jINtxpOdAwPgGbOsSWP8fgI9YOH+rzIe0w0RfL7Qk8ZdMGmkGbv5BqbjjCeN7gf+H3x24d72oXNdJo07",
+	"Q5seLRYdW2v6N2wz/EvkRqEBRIgMAPuMhXA9NKzBsIOjuzugREP8+LOJ9a9gFFNZsINoIs2rq6ete8l4",
+	"o362MfoJLp7VXk8vgZa4jxR5Ar7R79mtLkLBrQ65sm2e8lhwWcrDdGZDP2NCyWyVJBNhb+QC54cRaUPR",
+	"duDTPULQgd+DVsHcSKiudqHQsEOe6VJrDShPSowVBNEgy7F9X7QrFVKuVEhZ7QEGhaGDGFSIcvW2F90M",
+	"zZ5xncZsqHUbXzH9fX7XH8CZUTmaz8ad8brOh4FRtL/8F38w/wWSZj4S3iZxRY7E7uEE9wp3DjrAoQ+h",
+	"8yxMZbwxfMG1dfb8wX5w7FE5RldkIGOq8pRp0nT5KTYhJmy5TtxbReCligjzdWgAqAJMT3RFRMYmAY+K",
+	"LfT2XeukKaSupmG0AnPjgHi9M5vY8JREVJgHDJiMkVDyqpebWW41H9xVZJ67c8Bt/dOCia/wAXTceEnj",
+	"YNfNeGLrQv0AJDrGe57Pe4vxurPBE/xtY3a/QvLNq/w06v25v6u8mz9rOM8douMhO+L7hxy1lquduMEb",
+	"CdPsQGzvOaM3bHuGE4lX2Da63FEbo+VAz8TysY7lDiVug+hXIuqi1OKSbAXxPEXN8lKI0E9EwWtqvalm",
+	"8X+O0PxzNtPbBJ4wCq0y/6Lrz7Vwnd6wD6FoW8F0ZKD+ldf3vShj2tMB3gbl88l2LoC+Lyq/Xkjv5dA0",
+	"7iGx+byHdatDwmG/T+o6TbvGNKo0FRPb+qq8eY4bEfFIeS8Z5yk+LuXHVXHaUPuSbojOXJPiIlLv8veA",
+	"sfX7pNzqOl+QN0wJmRWhojT0yiYnY7StXLw4EW70GHlsY1+9bn9YDGuG2c1+goAUzGZK3djUxiJNADpP",
+	"KpncQIIUjgaoV4zMs3+Q2Dpu5nOLrb+yx7NLFTNX/2LWDzZL+8cAwPZlhtmpn7XKB5k89w7GKy3TY/I3",
+	"c6+eG/jZCvIRKhsSrxhhtynPNh3yTFTVPNuth2k3DFPELL6ESf0ue6sYhQI5UlBGT5fSZhK5GsStTK5m",
+	"ITlkZrhm6xKTwqwACmpe4h7JFGnm1bj2aQz+ZGxJuYgx/kPtaqD3mRRsImBeD7iqa8uToRMqSIpMGptT",
+	"3pjffsQs1YKOeVFXbPi/YLfaNs7GahxrkhYt2sFHYW38Gos8V3nx9VgnjE1mIJmsNhSER/kH4N/VMbSf",
+	"szvRkBxpCpktaZJ4BS65E2rLsfIXj/+DuR4Nuu7T47dcjmiC17fxtyp7htOFbM6p02BL7aD9XH/rE+zU",
+	"t9Fv/HYdCKtL7/weSzn3nn7dLvc2J16yQ0339iOBXItqr897VCG/Lprp0SRBmZiXVbn+fLbxnudt3pWv",
+	"9mKTt8X7HRcwwxaOqGAuQf3PUsh8PPaX4XOICPLx4fudFzkRPFMKesFA4RH2srdT4aSbv2cs4ZVisa0z",
+	"AAXVjgbKYwLfMYbcWiaxfU1h35tXO3N6ypiR3BHjNyyGbjfQ1d7qyW7s0myVTISbf0u8yWx2YbG31GJ6",
+	"PHLwYbdn3utNN/In+EzEdm99yIQqBuOgn4FD7dUs4fOFJrFktqeMxImOc8rF2NZE5VMAJgJaZeYDTkFv",
+	"xZlNu4caEUU3WA5ANbalX/MCQjsqpF7BMmDu8Mepnv5EPKA8XH9PITPA79LOJWI3HKahCmb080QKg/9r",
+	"mV3/ytzhDxPrQKQtlfFqizu7mYl1mN2jW419wk/YuxZyrQIjNXlNA08j6165z3zKtkb4jX2NXNxuP6cu",
+	"LtDMIivg484q/2nrrE6mm/aCqsXJe/vLN1Qtjm7EWkxkm8lsmVdG2VNdQ39Mex44yo0rEnofgiklzt9a",
+	"utAKynO8iyqmUoUbzIAL3fRtLA9D1HIzpKitbV1TVVSfspiswBeBHYQWLGMBDt1FsYLO44TBgCYWc20k",
+	"T82GuZ2t53ZsnjGqIcyQJ+F7HgcwQD+wo+zVXWizmPFvEr6H+fOBnYgfgKfJPlPIM3jMvsHIGPRWY2FG",
+	"CC8Iyz+7kzDXmHCPBiTEz4QToxosl8VsRMi3NUJlKm9dby7NE6ZIM5NrRVIax3g3h2zxWC9agcsdRHmp",
+	"ZGb7Mins+SykEZGaqZRGjDRfffWEnJ+dj2AcMEQ7mIpoCkN/7PxHON8f/9bv9s9BUMM/LyD3GO5lcWtX",
+	"bzY8gH9sDPLcW8C9KhDvE3dLww99aWdi7bbWHJa5GMSfLNHyaysTYLx2zk9sN09Dkz4RH8fnHH97dnRT",
+	"Rbz/kcoprwkEBpEjR9aObIEIW95MsTShEYN8ejmDnOls42heoktxdDsi88xwiFzdLD7pM839KP9QZP/U",
+	"3Sbc8vZLzz8jYlO3+Xsj7onBlyMmmAUwdq2NIYZKN4VWh3wFBQ0pzXSyIXFG1yJHxrGLviLyKsL1RECc",
+	"lyk37B7jmrk4wlHyGD3A0drF6GwUIcDWl3ST30RAmkAxNLQ1zzi27iRTrpdUXRsJ1B+Zv9QY3gFSKCCR",
+	"TFZLATNfp1yTMJPrt7NMLt9OpdZy+cWI/G0iIpngj5kxxLD82dzddVoC3tyGy/D2AK4P/YsJm2n8ud9F",
+	"Ea9lah+B0bkcpgWjIZfC7R1yteAzjfFktaApIyEW4+D/9kJbYM6xCQduBlqHYxfT0t2jEG7K5Jqs0joO",
+	"8FjQZPML+9pgxIeygE+QiZzx+DcKG5hPA3AUVzsHstjrecg/4/Gvx4p+34PgLOIRalnHHDGwjpPBW4xV",
+	"h1i5fQ7W5gMXUT5v1I4XZjEmjzTDJb02AkOE+Lux88lC63R8cpLIiCYLqfT4vHvetdrhKksa48YJILdd",
+	"1g6vlrNhA7Rujd2JftY8E4VnNY5eY5ca+d8YF1bwXbC1QTcWqmiYmTNGfN8jbzQL5gnb5F6IDrf8z8DY",
+	"jO1v/OQ0e1REVODzbk/RsKoH6htuEaC0kIwlNvE0/1p+htsftI0yAwsbP9RSvBhWa7WYTCaKNL04q+1b",
+	"E0DIzt+ji89sf9SlXoKtYPPpAhdzLjoE3TCamL+aLqRdhSLE7WsOyog8lrVtWx2jc7WhPS6LizofcEnY",
+	"Dto4Bt+rW5cZlgFBPevV1VPvm7YSaPurRQ9/7LZa9AImbTfkIsij87BDaA3uvRs7BW+/GkeyohYAw1ED",
+	"sj3cOCg3f6zp+WrP05vM633b6wJ79+bu/wcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

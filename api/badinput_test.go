@@ -149,6 +149,13 @@ func TestBadInput(t *testing.T) {
 
 	// ---- rulesets
 	add(badCase{op: "GET /v1/rulesets", name: "DELETE", path: "/v1/rulesets", hdr: []string{"X-Method", "DELETE"}, status: 405, code: "method_not_allowed"})
+	add(badCase{op: "GET /v1/keys", name: "POST", path: "/v1/keys", hdr: []string{"X-Method", "POST"}, status: 405, code: "method_not_allowed"})
+	byHashOp := "GET /v1/rulesets/by-hash/{rulesetHash}"
+	add(
+		badCase{op: byHashOp, name: "short hash", path: "/v1/rulesets/by-hash/abc", status: 400, code: "validation_failed", field: "rulesetHash"},
+		badCase{op: byHashOp, name: "upper-case hash", path: "/v1/rulesets/by-hash/" + strings.Repeat("A", 64), status: 400, code: "validation_failed", field: "rulesetHash"},
+		badCase{op: byHashOp, name: "unknown hash", path: "/v1/rulesets/by-hash/" + strings.Repeat("a", 64), status: 404, code: "not_found"},
+	)
 	add(
 		badCase{op: "GET /v1/rulesets/{rulesetId}", name: "unknown ruleset", path: "/v1/rulesets/nope", status: 404, code: "not_found"},
 		badCase{op: "GET /v1/rulesets/{rulesetId}", name: "malformed ruleset id", path: "/v1/rulesets/Not%20Valid!", status: 400, code: "validation_failed", field: "rulesetId"},
@@ -288,6 +295,10 @@ func TestBadInput(t *testing.T) {
 	for _, qs := range []string{"after=x", "after=-1", "limit=0", "limit=501"} {
 		add(badCase{op: "GET /v1/games/{gameId}/players", name: qs, path: "/v1/games/" + game + "/players?" + qs, status: 400, code: "validation_failed"})
 	}
+	add(idCases("GET /v1/games/{gameId}/postings", "gameId", "", nil)...)
+	for _, qs := range []string{"after=x", "after=-1", "limit=0", "limit=501"} {
+		add(badCase{op: "GET /v1/games/{gameId}/postings", name: qs, path: "/v1/games/" + game + "/postings?" + qs, status: 400, code: "validation_failed"})
+	}
 	roundOp := "GET /v1/games/{gameId}/rounds/{round}"
 	add(idCases(roundOp, "gameId", "", nil)...)
 	add(
@@ -332,6 +343,7 @@ func TestBadInput(t *testing.T) {
 		for _, id := range []string{lobby, lobby2} {
 			l := e.Lobby(id, "")
 			l.ServerTime = 0
+			l.Head = nil // signed anew at every read
 			fmt.Fprintf(&b, "lobby %s\nevents %d\n", apitest.JSONOf(l), e.Events(id, 0).Next)
 		}
 		var page api.LobbyPage

@@ -48,6 +48,13 @@ func (h *handlers) ListEvents(ctx context.Context, req ListEventsRequestObject) 
 		page.Events = append(page.Events, eventView(e))
 		page.Next = e.Seq
 	}
+	var last *tournament.LoggedEvent
+	if len(events) > 0 {
+		last = &events[len(events)-1]
+	}
+	if page.Head, err = h.s.currentHead(ctx, lobby, last); err != nil {
+		return nil, err
+	}
 	return ListEvents200JSONResponse(page), nil
 }
 
@@ -147,6 +154,9 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 			after = e.Seq
 		}
 		if len(events) > 0 {
+			if !s.writeHead(w, r, lobby, &events[len(events)-1]) {
+				return
+			}
 			flusher.Flush()
 		}
 		if len(events) == maxEventPage {
@@ -165,6 +175,21 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// writeHead sends the stream's signed head after a batch of events; false ends the stream.
+func (s *Server) writeHead(w http.ResponseWriter, r *http.Request, lobby tournament.LobbyID, last *tournament.LoggedEvent) bool {
+	head, err := s.currentHead(r.Context(), lobby, last)
+	if err != nil {
+		s.log.ErrorContext(r.Context(), "event stream head failed", "lobby", lobby, "err", err)
+		return false
+	}
+	data, err := json.Marshal(head)
+	if err != nil {
+		return false
+	}
+	_, err = fmt.Fprintf(w, "event: head\ndata: %s\n\n", data)
+	return err == nil
 }
 
 // streamStart is where a stream resumes: after Last-Event-ID, else after the `after` parameter.

@@ -82,7 +82,13 @@ func (h *handlers) GetLobby(ctx context.Context, req GetLobbyRequestObject) (Get
 	if err != nil {
 		return nil, err
 	}
-	return GetLobby200JSONResponse(lobbyView(v.Lobby, v.Game, yours[v.Game.ID], v.Now)), nil
+	view := lobbyView(v.Lobby, v.Game, yours[v.Game.ID], v.Now)
+	head, err := h.s.currentHead(ctx, v.Lobby.ID, nil)
+	if err != nil {
+		return nil, err
+	}
+	view.Head = &head
+	return GetLobby200JSONResponse(view), nil
 }
 
 // callerStates reads, in one query, a player's own part in each open game, for lobby reads

@@ -56,6 +56,7 @@ type Server struct {
 	ipLimits     *limiters
 	signupLimits *limiters
 	streams      *streamLimits
+	signer       *signer
 	// shutdown is closed to end every open event stream.
 	shutdown     chan struct{}
 	shutdownOnce sync.Once
@@ -83,6 +84,7 @@ func NewServer(cfg Config) (*Server, error) {
 		ipLimits:     newLimiters(cfg.IPLimit),
 		signupLimits: newLimiters(cfg.AccountLimit),
 		streams:      newStreamLimits(cfg.MaxStreamsPerClient),
+		signer:       &signer{store: cfg.Store},
 		shutdown:     make(chan struct{}),
 	}
 	if s.rules == nil {

@@ -88,6 +88,11 @@ func TestStreamLatencyResumeAndChain(t *testing.T) {
 		}
 	}
 	apitest.VerifyChain(t, evs, 1, "")
+	// Each batch is followed by the log's signed head, which the chain just read must hold.
+	heads := resumed.Heads()
+	if len(heads) == 0 || heads[len(heads)-1].Seq != last || heads[len(heads)-1].Hash != evs[len(evs)-1].Hash {
+		t.Errorf("stream heads %+v, want the last one at seq %d with the chain's hash", heads, last)
+	}
 	// What the stream carried is exactly what the log serves.
 	if polled := e.AllEvents(lobby); apitest.JSONOf(polled) != apitest.JSONOf(evs) {
 		t.Fatalf("stream and log differ:\n%s\n%s", apitest.JSONOf(evs), apitest.JSONOf(polled))

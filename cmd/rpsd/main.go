@@ -3,6 +3,7 @@
 //	rpsd [serve]       migrate, then serve the API and run the clock (the default)
 //	rpsd migrate       apply the database migrations and exit
 //	rpsd admin token   print a fresh token for the bootstrap admin, revoking the old one
+//	rpsd key rotate    retire the key that signs chain heads and make a new one (old ones stay published)
 //	rpsd healthcheck   exit 0 when the server at RPSD_ADDR is ready (for container health checks)
 //
 // Without DATABASE_URL it runs a private PostgreSQL cluster from the machine's binaries under
@@ -68,7 +69,7 @@ var settingDocs = []struct{ name, def, doc string }{
 
 func usage() {
 	out := flag.CommandLine.Output()
-	fmt.Fprintf(out, "usage: rpsd [serve | migrate | admin token | healthcheck]\n\nsettings (environment variables):\n")
+	fmt.Fprintf(out, "usage: rpsd [serve | migrate | admin token | key rotate | healthcheck]\n\nsettings (environment variables):\n")
 	for _, s := range settingDocs {
 		def := s.def
 		if def == "" {
@@ -146,6 +147,7 @@ func run(args []string, log *slog.Logger) error {
 	case command == "serve" && len(args) <= 1:
 	case command == "migrate" && len(args) == 1:
 	case command == "admin" && len(args) == 2 && args[1] == "token":
+	case command == "key" && len(args) == 2 && args[1] == "rotate":
 	case command == "healthcheck" && len(args) == 1:
 		return healthcheck(ctx, cfg.addr)
 	default:
@@ -208,6 +210,15 @@ func run(args []string, log *slog.Logger) error {
 		fmt.Println(token)
 		return nil
 	}
+	if command == "key" {
+		k, err := st.RotateSigningKey(ctx)
+		if err != nil {
+			return err
+		}
+		// Only the public half is ever shown.
+		fmt.Printf("signing key %s (public %x)\n", k.ID, []byte(k.Public))
+		return nil
+	}
 	return serve(ctx, cfg, st, service, metrics, log)
 }
 
@@ -244,6 +255,11 @@ func serve(ctx context.Context, cfg settings, st *store.Store, service *tourname
 		// Printed once, on standard output, so that it stays out of the logs.
 		fmt.Printf("admin token: %s\n", token)
 	}
+	key, err := st.CurrentSigningKey(ctx)
+	if err != nil {
+		return err
+	}
+	log.Info("signing chain heads", "keyId", key.ID)
 
 	server, err := api.NewServer(api.Config{
 		Store: st, Service: service, Logger: log, Metrics: metrics,

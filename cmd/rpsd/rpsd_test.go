@@ -35,24 +35,25 @@ func dbEnv(t *testing.T, extra map[string]string) map[string]string {
 	return env
 }
 
-// walkthroughScript returns the ```sh blocks between the README's walk-through markers.
-func walkthroughScript(t *testing.T) string {
+// readmeScript returns the ```sh blocks between the README's <!-- name:start --> and
+// <!-- name:end --> markers.
+func readmeScript(t *testing.T, name string) string {
 	t.Helper()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(readme), "<!-- walkthrough:start -->")
+	_, rest, ok := strings.Cut(string(readme), "<!-- "+name+":start -->")
 	if !ok {
-		t.Fatal("README.md has no <!-- walkthrough:start --> marker")
+		t.Fatalf("README.md has no <!-- %s:start --> marker", name)
 	}
-	section, _, ok := strings.Cut(rest, "<!-- walkthrough:end -->")
+	section, _, ok := strings.Cut(rest, "<!-- "+name+":end -->")
 	if !ok {
-		t.Fatal("README.md has no <!-- walkthrough:end --> marker")
+		t.Fatalf("README.md has no <!-- %s:end --> marker", name)
 	}
 	blocks := regexp.MustCompile("(?ms)^```sh\n(.*?)^```").FindAllStringSubmatch(section, -1)
 	if len(blocks) == 0 {
-		t.Fatal("no ```sh block in the README walk-through")
+		t.Fatalf("no ```sh block in the README's %s", name)
 	}
 	var script strings.Builder
 	for _, b := range blocks {
@@ -70,7 +71,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 			t.Skipf("the README walk-through needs %s, which is not installed", tool)
 		}
 	}
-	script := walkthroughScript(t)
+	script := readmeScript(t, "walkthrough")
 	s := startServer(t, "rpsd", dbEnv(t, nil))
 
 	path := filepath.Join(t.TempDir(), "walkthrough.sh")
@@ -104,6 +105,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 			t.Errorf("output lacks %s", want)
 		}
 	}
+	runReadmeVerify(t, s)
 }
 
 // TestRestartMidGame kills rpsd in the middle of two games and starts it again on the same

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,6 +20,51 @@ import (
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
+
+// Defines values for ClockShiftedEventType.
+const (
+	ClockShifted ClockShiftedEventType = "clock_shifted"
+)
+
+// Valid indicates whether the value is a known member of the ClockShiftedEventType enum.
+func (e ClockShiftedEventType) Valid() bool {
+	switch e {
+	case ClockShifted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameFinishedEventType.
+const (
+	GameFinished GameFinishedEventType = "game_finished"
+)
+
+// Valid indicates whether the value is a known member of the GameFinishedEventType enum.
+func (e GameFinishedEventType) Valid() bool {
+	switch e {
+	case GameFinished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameOpenedEventType.
+const (
+	GameOpened GameOpenedEventType = "game_opened"
+)
+
+// Valid indicates whether the value is a known member of the GameOpenedEventType enum.
+func (e GameOpenedEventType) Valid() bool {
+	switch e {
+	case GameOpened:
+		return true
+	default:
+		return false
+	}
+}
 
 // Defines values for GamePlayerStatus.
 const (
@@ -38,6 +84,21 @@ func (e GamePlayerStatus) Valid() bool {
 	case Left:
 		return true
 	case Winner:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameStoppedEventType.
+const (
+	GameStopped GameStoppedEventType = "game_stopped"
+)
+
+// Valid indicates whether the value is a known member of the GameStoppedEventType enum.
+func (e GameStoppedEventType) Valid() bool {
+	switch e {
+	case GameStopped:
 		return true
 	default:
 		return false
@@ -82,28 +143,172 @@ func (e LedgerCounterparty) Valid() bool {
 
 // Defines values for LedgerEntryKind.
 const (
-	Bet    LedgerEntryKind = "bet"
-	Credit LedgerEntryKind = "credit"
-	Debit  LedgerEntryKind = "debit"
-	Payout LedgerEntryKind = "payout"
-	Refund LedgerEntryKind = "refund"
-	Split  LedgerEntryKind = "split"
+	LedgerEntryKindBet    LedgerEntryKind = "bet"
+	LedgerEntryKindCredit LedgerEntryKind = "credit"
+	LedgerEntryKindDebit  LedgerEntryKind = "debit"
+	LedgerEntryKindPayout LedgerEntryKind = "payout"
+	LedgerEntryKindRefund LedgerEntryKind = "refund"
+	LedgerEntryKindSplit  LedgerEntryKind = "split"
 )
 
 // Valid indicates whether the value is a known member of the LedgerEntryKind enum.
 func (e LedgerEntryKind) Valid() bool {
 	switch e {
-	case Bet:
+	case LedgerEntryKindBet:
 		return true
-	case Credit:
+	case LedgerEntryKindCredit:
 		return true
-	case Debit:
+	case LedgerEntryKindDebit:
 		return true
-	case Payout:
+	case LedgerEntryKindPayout:
 		return true
-	case Refund:
+	case LedgerEntryKindRefund:
 		return true
-	case Split:
+	case LedgerEntryKindSplit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LobbyClosedEventType.
+const (
+	LobbyClosed LobbyClosedEventType = "lobby_closed"
+)
+
+// Valid indicates whether the value is a known member of the LobbyClosedEventType enum.
+func (e LobbyClosedEventType) Valid() bool {
+	switch e {
+	case LobbyClosed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LobbyCreatedEventType.
+const (
+	LobbyCreated LobbyCreatedEventType = "lobby_created"
+)
+
+// Valid indicates whether the value is a known member of the LobbyCreatedEventType enum.
+func (e LobbyCreatedEventType) Valid() bool {
+	switch e {
+	case LobbyCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MoveCommittedEventType.
+const (
+	MoveCommitted MoveCommittedEventType = "move_committed"
+)
+
+// Valid indicates whether the value is a known member of the MoveCommittedEventType enum.
+func (e MoveCommittedEventType) Valid() bool {
+	switch e {
+	case MoveCommitted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MoveRevealedEventType.
+const (
+	MoveRevealed MoveRevealedEventType = "move_revealed"
+)
+
+// Valid indicates whether the value is a known member of the MoveRevealedEventType enum.
+func (e MoveRevealedEventType) Valid() bool {
+	switch e {
+	case MoveRevealed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MovesClosedEventType.
+const (
+	MovesClosed MovesClosedEventType = "moves_closed"
+)
+
+// Valid indicates whether the value is a known member of the MovesClosedEventType enum.
+func (e MovesClosedEventType) Valid() bool {
+	switch e {
+	case MovesClosed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NextConfigChangedEventType.
+const (
+	NextConfigChanged NextConfigChangedEventType = "next_config_changed"
+)
+
+// Valid indicates whether the value is a known member of the NextConfigChangedEventType enum.
+func (e NextConfigChangedEventType) Valid() bool {
+	switch e {
+	case NextConfigChanged:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PlayerLeftEventType.
+const (
+	PlayerLeft PlayerLeftEventType = "player_left"
+)
+
+// Valid indicates whether the value is a known member of the PlayerLeftEventType enum.
+func (e PlayerLeftEventType) Valid() bool {
+	switch e {
+	case PlayerLeft:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PlayerRegisteredEventType.
+const (
+	PlayerRegistered PlayerRegisteredEventType = "player_registered"
+)
+
+// Valid indicates whether the value is a known member of the PlayerRegisteredEventType enum.
+func (e PlayerRegisteredEventType) Valid() bool {
+	switch e {
+	case PlayerRegistered:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostingKind.
+const (
+	PostingKindBet    PostingKind = "bet"
+	PostingKindPayout PostingKind = "payout"
+	PostingKindRefund PostingKind = "refund"
+	PostingKindSplit  PostingKind = "split"
+)
+
+// Valid indicates whether the value is a known member of the PostingKind enum.
+func (e PostingKind) Valid() bool {
+	switch e {
+	case PostingKindBet:
+		return true
+	case PostingKindPayout:
+		return true
+	case PostingKindRefund:
+		return true
+	case PostingKindSplit:
 		return true
 	default:
 		return false
@@ -212,6 +417,21 @@ func (e Role) Valid() bool {
 	}
 }
 
+// Defines values for RoundResolvedEventType.
+const (
+	RoundResolved RoundResolvedEventType = "round_resolved"
+)
+
+// Valid indicates whether the value is a known member of the RoundResolvedEventType enum.
+func (e RoundResolvedEventType) Valid() bool {
+	switch e {
+	case RoundResolved:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RoundStage.
 const (
 	RoundStageClosed RoundStage = "closed"
@@ -227,6 +447,21 @@ func (e RoundStage) Valid() bool {
 	case RoundStageMoves:
 		return true
 	case RoundStageReveal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RoundStartedEventType.
+const (
+	RoundStarted RoundStartedEventType = "round_started"
+)
+
+// Valid indicates whether the value is a known member of the RoundStartedEventType enum.
+func (e RoundStartedEventType) Valid() bool {
+	switch e {
+	case RoundStarted:
 		return true
 	default:
 		return false
@@ -254,6 +489,21 @@ func (e Stage) Valid() bool {
 	case StageReveal:
 		return true
 	case StageStopped:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StageExtendedEventType.
+const (
+	StageExtended StageExtendedEventType = "stage_extended"
+)
+
+// Valid indicates whether the value is a known member of the StageExtendedEventType enum.
+func (e StageExtendedEventType) Valid() bool {
+	switch e {
+	case StageExtended:
 		return true
 	default:
 		return false
@@ -339,6 +589,24 @@ type CallerStatus struct {
 	Revealed bool `json:"revealed"`
 }
 
+// ClockShiftedData Every open deadline moved by the length of a server outage.
+type ClockShiftedData struct {
+	// GapMs The outage, in milliseconds.
+	GapMs int64 `json:"gapMs"`
+}
+
+// ClockShiftedEvent An event of type `clock_shifted`, typed.
+type ClockShiftedEvent struct {
+	// Data Every open deadline moved by the length of a server outage.
+	Data ClockShiftedData `json:"data"`
+
+	// Type The event type.
+	Type ClockShiftedEventType `json:"type"`
+}
+
+// ClockShiftedEventType The event type.
+type ClockShiftedEventType string
+
 // CommitRequest A commitment to a move.
 //
 // Example: {"commitment":"cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae"}
@@ -410,7 +678,7 @@ type CreateLobbyRequest struct {
 // lower-case hex, or the reveal string) over the players who acted in that stage, sorted
 // bytewise by id; an empty stage hashes `[]`. Compare it with the round's transcript.
 //
-// Example: {"at":"2025-01-01T12:02:00.000Z","data":{"count":4,"digest":"1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e","round":1},"gameId":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","hash":"4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","prevHash":"0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c","seq":7,"type":"moves_closed"}
+// Example: {"at":"2025-01-01T12:02:00.000Z","data":{"committed":4,"deadline":1735732980000,"digest":"1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e","eliminated":0,"round":1},"gameId":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","hash":"4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","prevHash":"0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c","seq":7,"type":"moves_closed"}
 type Event struct {
 	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
 	// as the very string that was hashed (so it is a string here, not a parsed date-time).
@@ -419,7 +687,8 @@ type Event struct {
 	// Example: 2025-01-01T12:02:00.000Z
 	At string `json:"at"`
 
-	// Data An event's details, by type: a JSON object of strings, integers, booleans, null, arrays
+	// Data An event's details; their schema by type is in `TypedEvent` (one schema per type, such as
+	// `MovesClosedData` for `moves_closed`). A JSON object of strings, integers, booleans, null, arrays
 	// and objects (never fractions, so RFC 8785 canonicalisation is exact). Kept verbatim as
 	// hashed. Generators may map it to a raw JSON type (Go: `json.RawMessage`; Kotlin:
 	// `kotlinx.serialization.json.JsonObject`).
@@ -459,7 +728,8 @@ type Event struct {
 	Type string `json:"type"`
 }
 
-// EventData An event's details, by type: a JSON object of strings, integers, booleans, null, arrays
+// EventData An event's details; their schema by type is in `TypedEvent` (one schema per type, such as
+// `MovesClosedData` for `moves_closed`). A JSON object of strings, integers, booleans, null, arrays
 // and objects (never fractions, so RFC 8785 canonicalisation is exact). Kept verbatim as
 // hashed. Generators may map it to a raw JSON type (Go: `json.RawMessage`; Kotlin:
 // `kotlinx.serialization.json.JsonObject`).
@@ -471,6 +741,17 @@ type EventData = json.RawMessage
 type EventPage struct {
 	// Events Events with `seq > after`, ascending.
 	Events []Event `json:"events"`
+
+	// Head The server's signed statement that event `seq` of the lobby's log has hash `hash`, which
+	// commits to the whole log up to it (a signed tree head in Certificate Transparency's terms):
+	// in a page of events it names the page's last event, in a lobby view or an empty page the
+	// log's last event when read. Keep the heads
+	// you are given: two validly signed heads that do not lie on one chain are proof that the
+	// operator rewrote or forked the log. `signature` is the Ed25519 signature, by the key
+	// `keyId` of `GET /v1/keys`, of the UTF-8 bytes of `rps-signed-head-v1` followed by a line
+	// feed and the RFC 8785 canonical JSON of `{"at", "hash", "keyId", "lobbyId", "seq"}` (the
+	// other fields of this object, exactly as served).
+	Head SignedHead `json:"head"`
 
 	// Next The `after` of the next request: the `seq` of the last event returned, or the request's
 	// `after` when none was.
@@ -609,6 +890,56 @@ type GameConfigInput struct {
 	StartWhenFull *bool `json:"startWhenFull,omitempty"`
 }
 
+// GameFinishedData The game has a winner, paid the whole escrow.
+type GameFinishedData struct {
+	// Amount The payout.
+	Amount int64 `json:"amount"`
+
+	// Round The last round.
+	Round int32 `json:"round"`
+
+	// Winner The winner.
+	Winner openapi_types.UUID `json:"winner"`
+}
+
+// GameFinishedEvent An event of type `game_finished`, typed.
+type GameFinishedEvent struct {
+	// Data The game has a winner, paid the whole escrow.
+	Data GameFinishedData `json:"data"`
+
+	// Type The event type.
+	Type GameFinishedEventType `json:"type"`
+}
+
+// GameFinishedEventType The event type.
+type GameFinishedEventType string
+
+// GameOpenedData A game opened for registration with its config and the content hash of its ruleset.
+type GameOpenedData struct {
+	// Config A game's config as the server holds it (every field present).
+	//
+	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":0,"maxRounds":0,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
+	Config GameConfig `json:"config"`
+
+	// Number The game's position in the lobby.
+	Number int32 `json:"number"`
+
+	// RulesetHash The content hash of the ruleset (`GET /v1/rulesets/by-hash/{rulesetHash}`).
+	RulesetHash string `json:"rulesetHash"`
+}
+
+// GameOpenedEvent An event of type `game_opened`, typed.
+type GameOpenedEvent struct {
+	// Data A game opened for registration with its config and the content hash of its ruleset.
+	Data GameOpenedData `json:"data"`
+
+	// Type The event type.
+	Type GameOpenedEventType `json:"type"`
+}
+
+// GameOpenedEventType The event type.
+type GameOpenedEventType string
+
 // GamePlayer A player's registration in a game.
 //
 // Example: {"accountId":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","eliminatedInRound":null,"name":"alice","order":1,"registeredAt":"2025-01-01T12:00:30.000Z","status":"active"}
@@ -658,6 +989,46 @@ type GamePlayerPage struct {
 //
 // Example: active
 type GamePlayerStatus string
+
+// GamePosting One posting between the game's escrow and a player.
+type GamePosting struct {
+	// Amount The amount moved, into the escrow for a bet and out of it otherwise.
+	//
+	// Example: 100
+	Amount int64 `json:"amount"`
+
+	// At When it was booked.
+	//
+	// Example: 2025-01-01T12:00:30.000Z
+	At time.Time `json:"at"`
+
+	// Id The posting's id; postings are listed in this order.
+	//
+	// Example: 42
+	Id int64 `json:"id"`
+
+	// Kind Why money moved: `bet` (player to escrow), `refund` (escrow to player: a player left, or a
+	// game stopped in registration), `payout` (escrow to the winner), `split` (escrow to a player
+	// of a game stopped after registration).
+	//
+	//
+	// Example: bet
+	Kind PostingKind `json:"kind"`
+
+	// Player The player who paid (bet) or was paid.
+	//
+	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	Player openapi_types.UUID `json:"player"`
+}
+
+// GamePostingPage A page of a game's postings, oldest first.
+type GamePostingPage struct {
+	// Next The cursor of the next page (pass it as `after`), or null on the last page.
+	Next *string `json:"next"`
+
+	// Postings The postings of this page.
+	Postings []GamePosting `json:"postings"`
+}
 
 // GameState A lobby's current game as it is now: counts, deadline and pot are public; sealed values
 // appear only in `you`, for their owner.
@@ -744,6 +1115,46 @@ type GameState struct {
 	// You The caller's own status; null for anonymous callers and admins.
 	You *CallerStatus `json:"you"`
 }
+
+// GameStoppedData The game was stopped and its escrow split: `share` each among `players`, one unit more to the first `remainder` in registration order.
+type GameStoppedData struct {
+	// Amount The escrow split.
+	Amount int64 `json:"amount"`
+
+	// Players Players who shared it.
+	Players int32 `json:"players"`
+
+	// Reason The admin's reason, or `max_extensions` / `max_rounds`.
+	Reason string `json:"reason"`
+
+	// Remainder Players who got one unit more.
+	Remainder int32 `json:"remainder"`
+
+	// Round The round.
+	Round int32 `json:"round"`
+
+	// Share Each player's share.
+	Share int64 `json:"share"`
+
+	// Stage A game's stage. `registration`, `moves` and `reveal` are open; `finished` (a winner was
+	// paid) and `stopped` (refunded or split) are final.
+	//
+	//
+	// Example: moves
+	Stage Stage `json:"stage"`
+}
+
+// GameStoppedEvent An event of type `game_stopped`, typed.
+type GameStoppedEvent struct {
+	// Data The game was stopped and its escrow split: `share` each among `players`, one unit more to the first `remainder` in registration order.
+	Data GameStoppedData `json:"data"`
+
+	// Type The event type.
+	Type GameStoppedEventType `json:"type"`
+}
+
+// GameStoppedEventType The event type.
+type GameStoppedEventType string
 
 // GameSummary A game's public summary.
 //
@@ -1024,6 +1435,10 @@ type Lobby struct {
 	// ended, that game (`finished` or `stopped`). Null only when the lobby has no game.
 	Game *GameState `json:"game"`
 
+	// Head The lobby log's signed head when this state was read; present in `GET
+	// /v1/lobbies/{lobbyId}`, absent from lists and from the answers of changes.
+	Head *SignedHead `json:"head,omitempty"`
+
 	// Id The lobby's id.
 	//
 	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
@@ -1043,6 +1458,44 @@ type Lobby struct {
 	// Example: 1735732890000
 	ServerTime int64 `json:"serverTime"`
 }
+
+// LobbyClosedData The lobby was closed: no game starts after the current one.
+type LobbyClosedData = map[string]interface{}
+
+// LobbyClosedEvent An event of type `lobby_closed`, typed.
+type LobbyClosedEvent struct {
+	// Data The lobby was closed: no game starts after the current one.
+	Data LobbyClosedData `json:"data"`
+
+	// Type The event type.
+	Type LobbyClosedEventType `json:"type"`
+}
+
+// LobbyClosedEventType The event type.
+type LobbyClosedEventType string
+
+// LobbyCreatedData The lobby was created with its name and first config.
+type LobbyCreatedData struct {
+	// Config A game's config as the server holds it (every field present).
+	//
+	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":0,"maxRounds":0,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
+	Config GameConfig `json:"config"`
+
+	// Name The lobby's name.
+	Name string `json:"name"`
+}
+
+// LobbyCreatedEvent An event of type `lobby_created`, typed.
+type LobbyCreatedEvent struct {
+	// Data The lobby was created with its name and first config.
+	Data LobbyCreatedData `json:"data"`
+
+	// Type The event type.
+	Type LobbyCreatedEventType `json:"type"`
+}
+
+// LobbyCreatedEventType The event type.
+type LobbyCreatedEventType string
 
 // LobbyPage A page of lobbies, oldest first.
 type LobbyPage struct {
@@ -1068,6 +1521,104 @@ type MoneyTransferRequest struct {
 	Memo *string `json:"memo,omitempty"`
 }
 
+// MoveCommittedData A player committed (who, never what).
+type MoveCommittedData struct {
+	// Committed Commitments in the round now.
+	Committed int32 `json:"committed"`
+
+	// Player The player.
+	Player openapi_types.UUID `json:"player"`
+
+	// Round The round.
+	Round int32 `json:"round"`
+}
+
+// MoveCommittedEvent An event of type `move_committed`, typed.
+type MoveCommittedEvent struct {
+	// Data A player committed (who, never what).
+	Data MoveCommittedData `json:"data"`
+
+	// Type The event type.
+	Type MoveCommittedEventType `json:"type"`
+}
+
+// MoveCommittedEventType The event type.
+type MoveCommittedEventType string
+
+// MoveRevealedData A player revealed (who, never what).
+type MoveRevealedData struct {
+	// Player The player.
+	Player openapi_types.UUID `json:"player"`
+
+	// Revealed Reveals in the round now.
+	Revealed int32 `json:"revealed"`
+
+	// Round The round.
+	Round int32 `json:"round"`
+}
+
+// MoveRevealedEvent An event of type `move_revealed`, typed.
+type MoveRevealedEvent struct {
+	// Data A player revealed (who, never what).
+	Data MoveRevealedData `json:"data"`
+
+	// Type The event type.
+	Type MoveRevealedEventType `json:"type"`
+}
+
+// MoveRevealedEventType The event type.
+type MoveRevealedEventType string
+
+// MovesClosedData The moves stage closed; its commitments are public, with their count and digest.
+type MovesClosedData struct {
+	// Committed Players who committed.
+	Committed int32 `json:"committed"`
+
+	// Deadline The reveal deadline (Unix ms); 0 when the game ended.
+	Deadline int64 `json:"deadline"`
+
+	// Digest Digest of the commitments.
+	Digest string `json:"digest"`
+
+	// Eliminated Players out for not committing.
+	Eliminated int32 `json:"eliminated"`
+
+	// Round The round.
+	Round int32 `json:"round"`
+}
+
+// MovesClosedEvent An event of type `moves_closed`, typed.
+type MovesClosedEvent struct {
+	// Data The moves stage closed; its commitments are public, with their count and digest.
+	Data MovesClosedData `json:"data"`
+
+	// Type The event type.
+	Type MovesClosedEventType `json:"type"`
+}
+
+// MovesClosedEventType The event type.
+type MovesClosedEventType string
+
+// NextConfigChangedData An admin set the next game's config.
+type NextConfigChangedData struct {
+	// Config A game's config as the server holds it (every field present).
+	//
+	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":0,"maxRounds":0,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
+	Config GameConfig `json:"config"`
+}
+
+// NextConfigChangedEvent An event of type `next_config_changed`, typed.
+type NextConfigChangedEvent struct {
+	// Data An admin set the next game's config.
+	Data NextConfigChangedData `json:"data"`
+
+	// Type The event type.
+	Type NextConfigChangedEventType `json:"type"`
+}
+
+// NextConfigChangedEventType The event type.
+type NextConfigChangedEventType string
+
 // Placement One position of one rotation of a weapon's layout on the 5x5 grid.
 //
 // Example: {"move":0,"rotation":0,"tiles":99}
@@ -1091,6 +1642,67 @@ type Placement struct {
 	// Example: 99
 	Tiles int32 `json:"tiles"`
 }
+
+// PlayerLeftData A player left during registration; the bet was refunded.
+type PlayerLeftData struct {
+	// Player The player.
+	Player openapi_types.UUID `json:"player"`
+
+	// Players Players registered now.
+	Players int32 `json:"players"`
+
+	// Pot The escrow now.
+	Pot int64 `json:"pot"`
+}
+
+// PlayerLeftEvent An event of type `player_left`, typed.
+type PlayerLeftEvent struct {
+	// Data A player left during registration; the bet was refunded.
+	Data PlayerLeftData `json:"data"`
+
+	// Type The event type.
+	Type PlayerLeftEventType `json:"type"`
+}
+
+// PlayerLeftEventType The event type.
+type PlayerLeftEventType string
+
+// PlayerRegisteredData A player registered and paid the bet.
+type PlayerRegisteredData struct {
+	// Deadline The registration deadline (Unix ms).
+	Deadline int64 `json:"deadline"`
+
+	// Order Registration order in the game.
+	Order int32 `json:"order"`
+
+	// Player The player.
+	Player openapi_types.UUID `json:"player"`
+
+	// Players Players registered now.
+	Players int32 `json:"players"`
+
+	// Pot The escrow now.
+	Pot int64 `json:"pot"`
+}
+
+// PlayerRegisteredEvent An event of type `player_registered`, typed.
+type PlayerRegisteredEvent struct {
+	// Data A player registered and paid the bet.
+	Data PlayerRegisteredData `json:"data"`
+
+	// Type The event type.
+	Type PlayerRegisteredEventType `json:"type"`
+}
+
+// PlayerRegisteredEventType The event type.
+type PlayerRegisteredEventType string
+
+// PostingKind Why money moved: `bet` (player to escrow), `refund` (escrow to player: a player left, or a
+// game stopped in registration), `payout` (escrow to the winner), `split` (escrow to a player
+// of a game stopped after registration).
+//
+// Example: bet
+type PostingKind string
 
 // Problem An RFC 9457 problem detail. `code` is the stable, machine-readable reason; `type` is
 // `urn:rps:problem:<code>`; `title` is a short human summary of the code.
@@ -1217,11 +1829,83 @@ type RoundMove struct {
 	Revealed bool `json:"revealed"`
 }
 
+// RoundResolvedData The round was resolved; its reveals are public, with their count and digest.
+type RoundResolvedData struct {
+	// Counts Revealed players per move, up to the highest move of the ruleset.
+	Counts []int64 `json:"counts"`
+
+	// Digest Digest of the reveals.
+	Digest string `json:"digest"`
+
+	// Present Mask of the weapons revealed (bit m = move m).
+	Present int32 `json:"present"`
+
+	// Remaining Players still in the game.
+	Remaining int32 `json:"remaining"`
+
+	// Resolution How a round is resolved. `classic` (Gear's rule, generalised): if one present weapon beats
+	// every other present weapon, only its players survive, otherwise everyone who revealed
+	// does. `weighted`: a weapon scores the players it beats minus the players that beat it; the
+	// top-scoring weapons' players survive (everyone if all tie).
+	//
+	//
+	// Example: classic
+	Resolution Resolution `json:"resolution"`
+
+	// Revealed Players who revealed.
+	Revealed int32 `json:"revealed"`
+
+	// Round The round.
+	Round int32 `json:"round"`
+
+	// Scores For `weighted`, each move's players beaten minus players beating it; absent for `classic`.
+	Scores *[]int64 `json:"scores,omitempty"`
+
+	// Survivors Mask of the surviving weapons.
+	Survivors int32 `json:"survivors"`
+}
+
+// RoundResolvedEvent An event of type `round_resolved`, typed.
+type RoundResolvedEvent struct {
+	// Data The round was resolved; its reveals are public, with their count and digest.
+	Data RoundResolvedData `json:"data"`
+
+	// Type The event type.
+	Type RoundResolvedEventType `json:"type"`
+}
+
+// RoundResolvedEventType The event type.
+type RoundResolvedEventType string
+
 // RoundStage Where a round is: `moves` (commitments sealed), `reveal` (commitments public, reveals
 // sealed), `closed` (over: resolved, won by default, or stopped; everything public).
 //
 // Example: closed
 type RoundStage string
+
+// RoundStartedData A moves stage opened.
+type RoundStartedData struct {
+	// Deadline The moves deadline (Unix ms).
+	Deadline int64 `json:"deadline"`
+
+	// Players Players in the round.
+	Players int32 `json:"players"`
+
+	// Round The round.
+	Round int32 `json:"round"`
+}
+
+// RoundStartedEvent An event of type `round_started`, typed.
+type RoundStartedEvent struct {
+	// Data A moves stage opened.
+	Data RoundStartedData `json:"data"`
+
+	// Type The event type.
+	Type RoundStartedEventType `json:"type"`
+}
+
+// RoundStartedEventType The event type.
+type RoundStartedEventType string
 
 // RoundTranscript A round's result and a page of its players' moves (the players in the round when it
 // started, in registration order).
@@ -1292,6 +1976,12 @@ type Ruleset struct {
 	Weapons []Weapon `json:"weapons"`
 }
 
+// RulesetDocument A ruleset in its canonical form (see `GET /v1/rulesets/by-hash/{rulesetHash}`): the same
+// format as the files in `engine/rulesets`, kept verbatim as hashed.
+//
+// Example: {"id":"rps","name":"Rock Paper Scissors","weapons":[{"beats":["Scissors"],"layout":["X"],"move":"0","name":"Rock","rotations":false}]}
+type RulesetDocument = json.RawMessage
+
 // RulesetList Every ruleset the server knows.
 type RulesetList struct {
 	// Rulesets The rulesets, by id.
@@ -1323,11 +2013,107 @@ type RulesetSummary struct {
 	Weapons int32 `json:"weapons"`
 }
 
+// SignedHead The server's signed statement that event `seq` of the lobby's log has hash `hash`, which
+// commits to the whole log up to it (a signed tree head in Certificate Transparency's terms):
+// in a page of events it names the page's last event, in a lobby view or an empty page the
+// log's last event when read. Keep the heads
+// you are given: two validly signed heads that do not lie on one chain are proof that the
+// operator rewrote or forked the log. `signature` is the Ed25519 signature, by the key
+// `keyId` of `GET /v1/keys`, of the UTF-8 bytes of `rps-signed-head-v1` followed by a line
+// feed and the RFC 8785 canonical JSON of `{"at", "hash", "keyId", "lobbyId", "seq"}` (the
+// other fields of this object, exactly as served).
+type SignedHead struct {
+	// At When the head was signed (RFC 3339 UTC, milliseconds).
+	//
+	// Example: 2025-01-01T12:02:00.123Z
+	At string `json:"at"`
+
+	// Hash The hash of event `seq` (64 zeros for an empty log).
+	//
+	// Example: 4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d
+	Hash string `json:"hash"`
+
+	// KeyId The id of the signing key.
+	//
+	// Example: 3f2a1b0c9d8e7f60
+	KeyId string `json:"keyId"`
+
+	// LobbyId The lobby.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// Seq The event's `seq` (0 for an empty log).
+	//
+	// Example: 7
+	Seq int64 `json:"seq"`
+
+	// Signature The 64-byte Ed25519 signature in lower-case hex.
+	//
+	// Example: 0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c
+	Signature string `json:"signature"`
+}
+
+// SigningKey An Ed25519 public key of the server.
+type SigningKey struct {
+	// KeyId The key's id (the first 16 hex characters of blake2b-256 of the public key).
+	//
+	// Example: 3f2a1b0c9d8e7f60
+	KeyId string `json:"keyId"`
+
+	// PublicKey The 32-byte Ed25519 public key in lower-case hex.
+	//
+	// Example: 9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60
+	PublicKey string `json:"publicKey"`
+
+	// ValidFrom When the key began to sign.
+	//
+	// Example: 2025-01-01T12:00:00.000Z
+	ValidFrom time.Time `json:"validFrom"`
+
+	// ValidUntil When a newer key replaced it; null for the current key.
+	ValidUntil *time.Time `json:"validUntil"`
+}
+
+// SigningKeyList The server's public keys, newest first.
+type SigningKeyList struct {
+	// Keys The keys.
+	Keys []SigningKey `json:"keys"`
+}
+
 // Stage A game's stage. `registration`, `moves` and `reveal` are open; `finished` (a winner was
 // paid) and `stopped` (refunded or split) are final.
 //
 // Example: moves
 type Stage string
+
+// StageExtendedData A stage expired with nobody acting and was extended (the first extension only).
+type StageExtendedData struct {
+	// Deadline The new deadline (Unix ms).
+	Deadline int64 `json:"deadline"`
+
+	// Round The round (0 in registration).
+	Round int32 `json:"round"`
+
+	// Stage A game's stage. `registration`, `moves` and `reveal` are open; `finished` (a winner was
+	// paid) and `stopped` (refunded or split) are final.
+	//
+	//
+	// Example: moves
+	Stage Stage `json:"stage"`
+}
+
+// StageExtendedEvent An event of type `stage_extended`, typed.
+type StageExtendedEvent struct {
+	// Data A stage expired with nobody acting and was extended (the first extension only).
+	Data StageExtendedData `json:"data"`
+
+	// Type The event type.
+	Type StageExtendedEventType `json:"type"`
+}
+
+// StageExtendedEventType The event type.
+type StageExtendedEventType string
 
 // StopGameRequest Why the admin stops the current game.
 //
@@ -1347,6 +2133,14 @@ type TokenResponse struct {
 	//
 	// Example: Vb8m2pQx0Lr5tYz9Nc3Kd7Hf1Gj4Sa6We8Ru0Io2Pl5
 	Token string `json:"token"`
+}
+
+// TypedEvent The typed view of an `Event`: its `type` selects the schema of its `data`. Every event the
+// server sends validates against it (as well as against `Event`); decode an `Event`'s JSON as
+// a `TypedEvent` to read its data with generated types. Types added later are not in the
+// mapping: ignore them.
+type TypedEvent struct {
+	union json.RawMessage
 }
 
 // Weapon One weapon of a ruleset.
@@ -1415,6 +2209,9 @@ type LobbyId = openapi_types.UUID
 
 // Round defines model for Round.
 type Round = int32
+
+// RulesetHash defines model for RulesetHash.
+type RulesetHash = string
 
 // RulesetId defines model for RulesetId.
 type RulesetId = string
@@ -1502,6 +2299,15 @@ type DebitAccountParams struct {
 
 // ListGamePlayersParams defines parameters for ListGamePlayers.
 type ListGamePlayersParams struct {
+	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit The largest number of items to return.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ListGamePostingsParams defines parameters for ListGamePostings.
+type ListGamePostingsParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
 	After *After `form:"after,omitempty" json:"after,omitempty"`
 
@@ -1693,6 +2499,575 @@ type StopGameJSONRequestBody = StopGameRequest
 
 // AnalyzeGridJSONRequestBody defines body for AnalyzeGrid for application/json ContentType.
 type AnalyzeGridJSONRequestBody = GridRequest
+
+// AsLobbyCreatedEvent returns the union data inside the TypedEvent as a LobbyCreatedEvent
+func (t TypedEvent) AsLobbyCreatedEvent() (LobbyCreatedEvent, error) {
+	var body LobbyCreatedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLobbyCreatedEvent overwrites any union data inside the TypedEvent as the provided LobbyCreatedEvent
+func (t *TypedEvent) FromLobbyCreatedEvent(v LobbyCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"lobby_created"}`))
+	t.union = b
+	return err
+}
+
+// MergeLobbyCreatedEvent performs a merge with any union data inside the TypedEvent, using the provided LobbyCreatedEvent
+func (t *TypedEvent) MergeLobbyCreatedEvent(v LobbyCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"lobby_created"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameOpenedEvent returns the union data inside the TypedEvent as a GameOpenedEvent
+func (t TypedEvent) AsGameOpenedEvent() (GameOpenedEvent, error) {
+	var body GameOpenedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameOpenedEvent overwrites any union data inside the TypedEvent as the provided GameOpenedEvent
+func (t *TypedEvent) FromGameOpenedEvent(v GameOpenedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"game_opened"}`))
+	t.union = b
+	return err
+}
+
+// MergeGameOpenedEvent performs a merge with any union data inside the TypedEvent, using the provided GameOpenedEvent
+func (t *TypedEvent) MergeGameOpenedEvent(v GameOpenedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"game_opened"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPlayerRegisteredEvent returns the union data inside the TypedEvent as a PlayerRegisteredEvent
+func (t TypedEvent) AsPlayerRegisteredEvent() (PlayerRegisteredEvent, error) {
+	var body PlayerRegisteredEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerRegisteredEvent overwrites any union data inside the TypedEvent as the provided PlayerRegisteredEvent
+func (t *TypedEvent) FromPlayerRegisteredEvent(v PlayerRegisteredEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"player_registered"}`))
+	t.union = b
+	return err
+}
+
+// MergePlayerRegisteredEvent performs a merge with any union data inside the TypedEvent, using the provided PlayerRegisteredEvent
+func (t *TypedEvent) MergePlayerRegisteredEvent(v PlayerRegisteredEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"player_registered"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPlayerLeftEvent returns the union data inside the TypedEvent as a PlayerLeftEvent
+func (t TypedEvent) AsPlayerLeftEvent() (PlayerLeftEvent, error) {
+	var body PlayerLeftEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerLeftEvent overwrites any union data inside the TypedEvent as the provided PlayerLeftEvent
+func (t *TypedEvent) FromPlayerLeftEvent(v PlayerLeftEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"player_left"}`))
+	t.union = b
+	return err
+}
+
+// MergePlayerLeftEvent performs a merge with any union data inside the TypedEvent, using the provided PlayerLeftEvent
+func (t *TypedEvent) MergePlayerLeftEvent(v PlayerLeftEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"player_left"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRoundStartedEvent returns the union data inside the TypedEvent as a RoundStartedEvent
+func (t TypedEvent) AsRoundStartedEvent() (RoundStartedEvent, error) {
+	var body RoundStartedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRoundStartedEvent overwrites any union data inside the TypedEvent as the provided RoundStartedEvent
+func (t *TypedEvent) FromRoundStartedEvent(v RoundStartedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"round_started"}`))
+	t.union = b
+	return err
+}
+
+// MergeRoundStartedEvent performs a merge with any union data inside the TypedEvent, using the provided RoundStartedEvent
+func (t *TypedEvent) MergeRoundStartedEvent(v RoundStartedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"round_started"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMoveCommittedEvent returns the union data inside the TypedEvent as a MoveCommittedEvent
+func (t TypedEvent) AsMoveCommittedEvent() (MoveCommittedEvent, error) {
+	var body MoveCommittedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMoveCommittedEvent overwrites any union data inside the TypedEvent as the provided MoveCommittedEvent
+func (t *TypedEvent) FromMoveCommittedEvent(v MoveCommittedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"move_committed"}`))
+	t.union = b
+	return err
+}
+
+// MergeMoveCommittedEvent performs a merge with any union data inside the TypedEvent, using the provided MoveCommittedEvent
+func (t *TypedEvent) MergeMoveCommittedEvent(v MoveCommittedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"move_committed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMovesClosedEvent returns the union data inside the TypedEvent as a MovesClosedEvent
+func (t TypedEvent) AsMovesClosedEvent() (MovesClosedEvent, error) {
+	var body MovesClosedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMovesClosedEvent overwrites any union data inside the TypedEvent as the provided MovesClosedEvent
+func (t *TypedEvent) FromMovesClosedEvent(v MovesClosedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"moves_closed"}`))
+	t.union = b
+	return err
+}
+
+// MergeMovesClosedEvent performs a merge with any union data inside the TypedEvent, using the provided MovesClosedEvent
+func (t *TypedEvent) MergeMovesClosedEvent(v MovesClosedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"moves_closed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMoveRevealedEvent returns the union data inside the TypedEvent as a MoveRevealedEvent
+func (t TypedEvent) AsMoveRevealedEvent() (MoveRevealedEvent, error) {
+	var body MoveRevealedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMoveRevealedEvent overwrites any union data inside the TypedEvent as the provided MoveRevealedEvent
+func (t *TypedEvent) FromMoveRevealedEvent(v MoveRevealedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"move_revealed"}`))
+	t.union = b
+	return err
+}
+
+// MergeMoveRevealedEvent performs a merge with any union data inside the TypedEvent, using the provided MoveRevealedEvent
+func (t *TypedEvent) MergeMoveRevealedEvent(v MoveRevealedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"move_revealed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRoundResolvedEvent returns the union data inside the TypedEvent as a RoundResolvedEvent
+func (t TypedEvent) AsRoundResolvedEvent() (RoundResolvedEvent, error) {
+	var body RoundResolvedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRoundResolvedEvent overwrites any union data inside the TypedEvent as the provided RoundResolvedEvent
+func (t *TypedEvent) FromRoundResolvedEvent(v RoundResolvedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"round_resolved"}`))
+	t.union = b
+	return err
+}
+
+// MergeRoundResolvedEvent performs a merge with any union data inside the TypedEvent, using the provided RoundResolvedEvent
+func (t *TypedEvent) MergeRoundResolvedEvent(v RoundResolvedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"round_resolved"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsStageExtendedEvent returns the union data inside the TypedEvent as a StageExtendedEvent
+func (t TypedEvent) AsStageExtendedEvent() (StageExtendedEvent, error) {
+	var body StageExtendedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStageExtendedEvent overwrites any union data inside the TypedEvent as the provided StageExtendedEvent
+func (t *TypedEvent) FromStageExtendedEvent(v StageExtendedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"stage_extended"}`))
+	t.union = b
+	return err
+}
+
+// MergeStageExtendedEvent performs a merge with any union data inside the TypedEvent, using the provided StageExtendedEvent
+func (t *TypedEvent) MergeStageExtendedEvent(v StageExtendedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"stage_extended"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameFinishedEvent returns the union data inside the TypedEvent as a GameFinishedEvent
+func (t TypedEvent) AsGameFinishedEvent() (GameFinishedEvent, error) {
+	var body GameFinishedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameFinishedEvent overwrites any union data inside the TypedEvent as the provided GameFinishedEvent
+func (t *TypedEvent) FromGameFinishedEvent(v GameFinishedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"game_finished"}`))
+	t.union = b
+	return err
+}
+
+// MergeGameFinishedEvent performs a merge with any union data inside the TypedEvent, using the provided GameFinishedEvent
+func (t *TypedEvent) MergeGameFinishedEvent(v GameFinishedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"game_finished"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameStoppedEvent returns the union data inside the TypedEvent as a GameStoppedEvent
+func (t TypedEvent) AsGameStoppedEvent() (GameStoppedEvent, error) {
+	var body GameStoppedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameStoppedEvent overwrites any union data inside the TypedEvent as the provided GameStoppedEvent
+func (t *TypedEvent) FromGameStoppedEvent(v GameStoppedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"game_stopped"}`))
+	t.union = b
+	return err
+}
+
+// MergeGameStoppedEvent performs a merge with any union data inside the TypedEvent, using the provided GameStoppedEvent
+func (t *TypedEvent) MergeGameStoppedEvent(v GameStoppedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"game_stopped"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNextConfigChangedEvent returns the union data inside the TypedEvent as a NextConfigChangedEvent
+func (t TypedEvent) AsNextConfigChangedEvent() (NextConfigChangedEvent, error) {
+	var body NextConfigChangedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNextConfigChangedEvent overwrites any union data inside the TypedEvent as the provided NextConfigChangedEvent
+func (t *TypedEvent) FromNextConfigChangedEvent(v NextConfigChangedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"next_config_changed"}`))
+	t.union = b
+	return err
+}
+
+// MergeNextConfigChangedEvent performs a merge with any union data inside the TypedEvent, using the provided NextConfigChangedEvent
+func (t *TypedEvent) MergeNextConfigChangedEvent(v NextConfigChangedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"next_config_changed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLobbyClosedEvent returns the union data inside the TypedEvent as a LobbyClosedEvent
+func (t TypedEvent) AsLobbyClosedEvent() (LobbyClosedEvent, error) {
+	var body LobbyClosedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLobbyClosedEvent overwrites any union data inside the TypedEvent as the provided LobbyClosedEvent
+func (t *TypedEvent) FromLobbyClosedEvent(v LobbyClosedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"lobby_closed"}`))
+	t.union = b
+	return err
+}
+
+// MergeLobbyClosedEvent performs a merge with any union data inside the TypedEvent, using the provided LobbyClosedEvent
+func (t *TypedEvent) MergeLobbyClosedEvent(v LobbyClosedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"lobby_closed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsClockShiftedEvent returns the union data inside the TypedEvent as a ClockShiftedEvent
+func (t TypedEvent) AsClockShiftedEvent() (ClockShiftedEvent, error) {
+	var body ClockShiftedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromClockShiftedEvent overwrites any union data inside the TypedEvent as the provided ClockShiftedEvent
+func (t *TypedEvent) FromClockShiftedEvent(v ClockShiftedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"clock_shifted"}`))
+	t.union = b
+	return err
+}
+
+// MergeClockShiftedEvent performs a merge with any union data inside the TypedEvent, using the provided ClockShiftedEvent
+func (t *TypedEvent) MergeClockShiftedEvent(v ClockShiftedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"clock_shifted"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t TypedEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t TypedEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "clock_shifted":
+		return t.AsClockShiftedEvent()
+	case "game_finished":
+		return t.AsGameFinishedEvent()
+	case "game_opened":
+		return t.AsGameOpenedEvent()
+	case "game_stopped":
+		return t.AsGameStoppedEvent()
+	case "lobby_closed":
+		return t.AsLobbyClosedEvent()
+	case "lobby_created":
+		return t.AsLobbyCreatedEvent()
+	case "move_committed":
+		return t.AsMoveCommittedEvent()
+	case "move_revealed":
+		return t.AsMoveRevealedEvent()
+	case "moves_closed":
+		return t.AsMovesClosedEvent()
+	case "next_config_changed":
+		return t.AsNextConfigChangedEvent()
+	case "player_left":
+		return t.AsPlayerLeftEvent()
+	case "player_registered":
+		return t.AsPlayerRegisteredEvent()
+	case "round_resolved":
+		return t.AsRoundResolvedEvent()
+	case "round_started":
+		return t.AsRoundStartedEvent()
+	case "stage_extended":
+		return t.AsStageExtendedEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t TypedEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *TypedEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -1887,6 +3262,15 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/games/{gameId}/players (the `ListGamePlayers` operationId).
 	ListGamePlayers(ctx context.Context, gameId GameId, params *ListGamePlayersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListGamePostings The money of a game
+	//
+	// Anonymous. Every ledger posting of the game's escrow, oldest first, paged by an opaque
+	// cursor: each bet that went in, and each refund, payout and split that went out, with the
+	// player and the amount. Once a game has ended, its bets minus everything paid out is zero.
+	//
+	// Corresponds with GET /v1/games/{gameId}/postings (the `ListGamePostings` operationId).
+	ListGamePostings(ctx context.Context, gameId GameId, params *ListGamePostingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetRound A round's transcript
 	//
 	// Anonymous. A round's result and, paged by an opaque cursor in registration order, its
@@ -1896,6 +3280,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/games/{gameId}/rounds/{round} (the `GetRound` operationId).
 	GetRound(ctx context.Context, gameId GameId, round Round, params *GetRoundParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSigningKeys The server's public signing keys
+	//
+	// Anonymous. Every Ed25519 public key the server has signed chain heads with, newest first,
+	// with its id and validity: a key signs from `validFrom` until `validUntil` (null for the
+	// current key). Keys are never removed, so a head signed with a rotated key stays checkable.
+	//
+	// Corresponds with GET /v1/keys (the `ListSigningKeys` operationId).
+	ListSigningKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListLobbies List lobbies
 	//
@@ -2000,6 +3393,15 @@ type ClientInterface interface {
 	// id: <seq>
 	// event: <type>
 	// data: <the Event as one line of JSON>
+	//
+	// ```
+	//
+	// After each batch of events the stream sends the log's signed head (see `SignedHead`),
+	// without an `id`:
+	//
+	// ```
+	// event: head
+	// data: <the SignedHead as one line of JSON>
 	//
 	// ```
 	//
@@ -2143,6 +3545,19 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/rulesets (the `ListRulesets` operationId).
 	ListRulesets(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRulesetByHash Get the exact ruleset a game was played under
+	//
+	// Anonymous. The canonical form of the ruleset whose content hash is `rulesetHash` (a game's
+	// `rulesetHash`), byte for byte, so that `blake2b-256(body)` is the hash. Every version a game
+	// was ever played under stays here, also after its file was edited. The canonical form is the
+	// ruleset file's object `{id, name, weapons}`, each weapon `{beats, layout, move, name,
+	// rotations}`, weapons in move order, `beats` in move order of the beaten weapons, `layout`
+	// trimmed to the bounding box of its tiles (rows padded to its width), as JSON with sorted keys
+	// and no whitespace (RFC 8785's string escaping, except that U+2028 and U+2029 are escaped).
+	//
+	// Corresponds with GET /v1/rulesets/by-hash/{rulesetHash} (the `GetRulesetByHash` operationId).
+	GetRulesetByHash(ctx context.Context, rulesetHash RulesetHash, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetRuleset Get a ruleset
 	//
@@ -2432,6 +3847,25 @@ func (c *Client) ListGamePlayers(ctx context.Context, gameId GameId, params *Lis
 	return c.Client.Do(req)
 }
 
+// ListGamePostings The money of a game
+//
+// Anonymous. Every ledger posting of the game's escrow, oldest first, paged by an opaque
+// cursor: each bet that went in, and each refund, payout and split that went out, with the
+// player and the amount. Once a game has ended, its bets minus everything paid out is zero.
+//
+// Corresponds with GET /v1/games/{gameId}/postings (the `ListGamePostings` operationId).
+func (c *Client) ListGamePostings(ctx context.Context, gameId GameId, params *ListGamePostingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListGamePostingsRequest(c.Server, gameId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetRound A round's transcript
 //
 // Anonymous. A round's result and, paged by an opaque cursor in registration order, its
@@ -2442,6 +3876,25 @@ func (c *Client) ListGamePlayers(ctx context.Context, gameId GameId, params *Lis
 // Corresponds with GET /v1/games/{gameId}/rounds/{round} (the `GetRound` operationId).
 func (c *Client) GetRound(ctx context.Context, gameId GameId, round Round, params *GetRoundParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetRoundRequest(c.Server, gameId, round, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSigningKeys The server's public signing keys
+//
+// Anonymous. Every Ed25519 public key the server has signed chain heads with, newest first,
+// with its id and validity: a key signs from `validFrom` until `validUntil` (null for the
+// current key). Keys are never removed, so a head signed with a rotated key stays checkable.
+//
+// Corresponds with GET /v1/keys (the `ListSigningKeys` operationId).
+func (c *Client) ListSigningKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSigningKeysRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2635,6 +4088,15 @@ func (c *Client) ListEvents(ctx context.Context, lobbyId LobbyId, params *ListEv
 // id: <seq>
 // event: <type>
 // data: <the Event as one line of JSON>
+//
+// ```
+//
+// After each batch of events the stream sends the log's signed head (see `SignedHead`),
+// without an `id`:
+//
+// ```
+// event: head
+// data: <the SignedHead as one line of JSON>
 //
 // ```
 //
@@ -2899,6 +4361,29 @@ func (c *Client) RotateToken(ctx context.Context, params *RotateTokenParams, req
 // Corresponds with GET /v1/rulesets (the `ListRulesets` operationId).
 func (c *Client) ListRulesets(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListRulesetsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRulesetByHash Get the exact ruleset a game was played under
+//
+// Anonymous. The canonical form of the ruleset whose content hash is `rulesetHash` (a game's
+// `rulesetHash`), byte for byte, so that `blake2b-256(body)` is the hash. Every version a game
+// was ever played under stays here, also after its file was edited. The canonical form is the
+// ruleset file's object `{id, name, weapons}`, each weapon `{beats, layout, move, name,
+// rotations}`, weapons in move order, `beats` in move order of the beaten weapons, `layout`
+// trimmed to the bounding box of its tiles (rows padded to its width), as JSON with sorted keys
+// and no whitespace (RFC 8785's string escaping, except that U+2028 and U+2029 are escaped).
+//
+// Corresponds with GET /v1/rulesets/by-hash/{rulesetHash} (the `GetRulesetByHash` operationId).
+func (c *Client) GetRulesetByHash(ctx context.Context, rulesetHash RulesetHash, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRulesetByHashRequest(c.Server, rulesetHash)
 	if err != nil {
 		return nil, err
 	}
@@ -3383,6 +4868,79 @@ func NewListGamePlayersRequest(server string, gameId GameId, params *ListGamePla
 	return req, nil
 }
 
+// NewListGamePostingsRequest constructs an http.Request for the ListGamePostings method
+func NewListGamePostingsRequest(server string, gameId GameId, params *ListGamePostingsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "gameId", gameId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/games/%s/postings", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetRoundRequest constructs an http.Request for the GetRound method
 func NewGetRoundRequest(server string, gameId GameId, round Round, params *GetRoundParams) (*http.Request, error) {
 	var err error
@@ -3453,6 +5011,33 @@ func NewGetRoundRequest(server string, gameId GameId, round Round, params *GetRo
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListSigningKeysRequest constructs an http.Request for the ListSigningKeys method
+func NewListSigningKeysRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -4336,6 +5921,40 @@ func NewListRulesetsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetRulesetByHashRequest constructs an http.Request for the GetRulesetByHash method
+func NewGetRulesetByHashRequest(server string, rulesetHash RulesetHash) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "rulesetHash", rulesetHash, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/rulesets/by-hash/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetRulesetRequest constructs an http.Request for the GetRuleset method
 func NewGetRulesetRequest(server string, rulesetId RulesetId) (*http.Request, error) {
 	var err error
@@ -4594,6 +6213,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/games/{gameId}/players (the `ListGamePlayers` operationId).
 	ListGamePlayersWithResponse(ctx context.Context, gameId GameId, params *ListGamePlayersParams, reqEditors ...RequestEditorFn) (*ListGamePlayersResponse, error)
 
+	// ListGamePostingsWithResponse The money of a game
+	//
+	// Anonymous. Every ledger posting of the game's escrow, oldest first, paged by an opaque
+	// cursor: each bet that went in, and each refund, payout and split that went out, with the
+	// player and the amount. Once a game has ended, its bets minus everything paid out is zero.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/games/{gameId}/postings (the `ListGamePostings` operationId).
+	ListGamePostingsWithResponse(ctx context.Context, gameId GameId, params *ListGamePostingsParams, reqEditors ...RequestEditorFn) (*ListGamePostingsResponse, error)
+
 	// GetRoundWithResponse A round's transcript
 	//
 	// Anonymous. A round's result and, paged by an opaque cursor in registration order, its
@@ -4605,6 +6235,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/games/{gameId}/rounds/{round} (the `GetRound` operationId).
 	GetRoundWithResponse(ctx context.Context, gameId GameId, round Round, params *GetRoundParams, reqEditors ...RequestEditorFn) (*GetRoundResponse, error)
+
+	// ListSigningKeysWithResponse The server's public signing keys
+	//
+	// Anonymous. Every Ed25519 public key the server has signed chain heads with, newest first,
+	// with its id and validity: a key signs from `validFrom` until `validUntil` (null for the
+	// current key). Keys are never removed, so a head signed with a rotated key stays checkable.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/keys (the `ListSigningKeys` operationId).
+	ListSigningKeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSigningKeysResponse, error)
 
 	// ListLobbiesWithResponse List lobbies
 	//
@@ -4717,6 +6358,15 @@ type ClientWithResponsesInterface interface {
 	// id: <seq>
 	// event: <type>
 	// data: <the Event as one line of JSON>
+	//
+	// ```
+	//
+	// After each batch of events the stream sends the log's signed head (see `SignedHead`),
+	// without an `id`:
+	//
+	// ```
+	// event: head
+	// data: <the SignedHead as one line of JSON>
 	//
 	// ```
 	//
@@ -4874,6 +6524,21 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/rulesets (the `ListRulesets` operationId).
 	ListRulesetsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListRulesetsResponse, error)
+
+	// GetRulesetByHashWithResponse Get the exact ruleset a game was played under
+	//
+	// Anonymous. The canonical form of the ruleset whose content hash is `rulesetHash` (a game's
+	// `rulesetHash`), byte for byte, so that `blake2b-256(body)` is the hash. Every version a game
+	// was ever played under stays here, also after its file was edited. The canonical form is the
+	// ruleset file's object `{id, name, weapons}`, each weapon `{beats, layout, move, name,
+	// rotations}`, weapons in move order, `beats` in move order of the beaten weapons, `layout`
+	// trimmed to the bounding box of its tiles (rows padded to its width), as JSON with sorted keys
+	// and no whitespace (RFC 8785's string escaping, except that U+2028 and U+2029 are escaped).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/rulesets/by-hash/{rulesetHash} (the `GetRulesetByHash` operationId).
+	GetRulesetByHashWithResponse(ctx context.Context, rulesetHash RulesetHash, reqEditors ...RequestEditorFn) (*GetRulesetByHashResponse, error)
 
 	// GetRulesetWithResponse Get a ruleset
 	//
@@ -5592,6 +7257,82 @@ func (r ListGamePlayersResponse) ContentType() string {
 	return ""
 }
 
+// ListGamePostingsResponse429Headers the declared response headers of an HTTP 429 response for ListGamePostings
+type ListGamePostingsResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ListGamePostingsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GamePostingPage
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListGamePostingsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListGamePostingsResponse) GetJSON200() *GamePostingPage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListGamePostingsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListGamePostingsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListGamePostingsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListGamePostingsResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListGamePostingsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListGamePostingsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListGamePostingsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListGamePostingsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetRoundResponse429Headers the declared response headers of an HTTP 429 response for GetRound
 type GetRoundResponse429Headers struct {
 	RetryAfter *int32
@@ -5662,6 +7403,68 @@ func (r GetRoundResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetRoundResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListSigningKeysResponse429Headers the declared response headers of an HTTP 429 response for ListSigningKeys
+type ListSigningKeysResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ListSigningKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SigningKeyList
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSigningKeysResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSigningKeysResponse) GetJSON200() *SigningKeyList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSigningKeysResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListSigningKeysResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSigningKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSigningKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSigningKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSigningKeysResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7073,6 +8876,82 @@ func (r ListRulesetsResponse) ContentType() string {
 	return ""
 }
 
+// GetRulesetByHashResponse429Headers the declared response headers of an HTTP 429 response for GetRulesetByHash
+type GetRulesetByHashResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type GetRulesetByHashResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RulesetDocument
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetRulesetByHashResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRulesetByHashResponse) GetJSON200() *RulesetDocument {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetRulesetByHashResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetRulesetByHashResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetRulesetByHashResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetRulesetByHashResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRulesetByHashResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRulesetByHashResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRulesetByHashResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRulesetByHashResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetRulesetResponse429Headers the declared response headers of an HTTP 429 response for GetRuleset
 type GetRulesetResponse429Headers struct {
 	RetryAfter *int32
@@ -7443,6 +9322,23 @@ func (c *ClientWithResponses) ListGamePlayersWithResponse(ctx context.Context, g
 	return ParseListGamePlayersResponse(rsp)
 }
 
+// ListGamePostingsWithResponse The money of a game
+//
+// Anonymous. Every ledger posting of the game's escrow, oldest first, paged by an opaque
+// cursor: each bet that went in, and each refund, payout and split that went out, with the
+// player and the amount. Once a game has ended, its bets minus everything paid out is zero.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/games/{gameId}/postings (the `ListGamePostings` operationId).
+func (c *ClientWithResponses) ListGamePostingsWithResponse(ctx context.Context, gameId GameId, params *ListGamePostingsParams, reqEditors ...RequestEditorFn) (*ListGamePostingsResponse, error) {
+	rsp, err := c.ListGamePostings(ctx, gameId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListGamePostingsResponse(rsp)
+}
+
 // GetRoundWithResponse A round's transcript
 //
 // Anonymous. A round's result and, paged by an opaque cursor in registration order, its
@@ -7459,6 +9355,23 @@ func (c *ClientWithResponses) GetRoundWithResponse(ctx context.Context, gameId G
 		return nil, err
 	}
 	return ParseGetRoundResponse(rsp)
+}
+
+// ListSigningKeysWithResponse The server's public signing keys
+//
+// Anonymous. Every Ed25519 public key the server has signed chain heads with, newest first,
+// with its id and validity: a key signs from `validFrom` until `validUntil` (null for the
+// current key). Keys are never removed, so a head signed with a rotated key stays checkable.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/keys (the `ListSigningKeys` operationId).
+func (c *ClientWithResponses) ListSigningKeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSigningKeysResponse, error) {
+	rsp, err := c.ListSigningKeys(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSigningKeysResponse(rsp)
 }
 
 // ListLobbiesWithResponse List lobbies
@@ -7620,6 +9533,15 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, lobbyI
 // id: <seq>
 // event: <type>
 // data: <the Event as one line of JSON>
+//
+// ```
+//
+// After each batch of events the stream sends the log's signed head (see `SignedHead`),
+// without an `id`:
+//
+// ```
+// event: head
+// data: <the SignedHead as one line of JSON>
 //
 // ```
 //
@@ -7854,6 +9776,27 @@ func (c *ClientWithResponses) ListRulesetsWithResponse(ctx context.Context, reqE
 		return nil, err
 	}
 	return ParseListRulesetsResponse(rsp)
+}
+
+// GetRulesetByHashWithResponse Get the exact ruleset a game was played under
+//
+// Anonymous. The canonical form of the ruleset whose content hash is `rulesetHash` (a game's
+// `rulesetHash`), byte for byte, so that `blake2b-256(body)` is the hash. Every version a game
+// was ever played under stays here, also after its file was edited. The canonical form is the
+// ruleset file's object `{id, name, weapons}`, each weapon `{beats, layout, move, name,
+// rotations}`, weapons in move order, `beats` in move order of the beaten weapons, `layout`
+// trimmed to the bounding box of its tiles (rows padded to its width), as JSON with sorted keys
+// and no whitespace (RFC 8785's string escaping, except that U+2028 and U+2029 are escaped).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/rulesets/by-hash/{rulesetHash} (the `GetRulesetByHash` operationId).
+func (c *ClientWithResponses) GetRulesetByHashWithResponse(ctx context.Context, rulesetHash RulesetHash, reqEditors ...RequestEditorFn) (*GetRulesetByHashResponse, error) {
+	rsp, err := c.GetRulesetByHash(ctx, rulesetHash, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRulesetByHashResponse(rsp)
 }
 
 // GetRulesetWithResponse Get a ruleset
@@ -8473,6 +10416,73 @@ func ParseListGamePlayersResponse(rsp *http.Response) (*ListGamePlayersResponse,
 	return response, nil
 }
 
+// ParseListGamePostingsResponse parses an HTTP response from a ListGamePostingsWithResponse call
+func ParseListGamePostingsResponse(rsp *http.Response) (*ListGamePostingsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListGamePostingsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GamePostingPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListGamePostingsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetRoundResponse parses an HTTP response from a GetRoundWithResponse call
 func ParseGetRoundResponse(rsp *http.Response) (*GetRoundResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -8527,6 +10537,59 @@ func ParseGetRoundResponse(rsp *http.Response) (*GetRoundResponse, error) {
 	switch {
 	case rsp.StatusCode == 429:
 		var headers GetRoundResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSigningKeysResponse parses an HTTP response from a ListSigningKeysWithResponse call
+func ParseListSigningKeysResponse(rsp *http.Response) (*ListSigningKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSigningKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SigningKeyList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListSigningKeysResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
@@ -9788,6 +11851,73 @@ func ParseListRulesetsResponse(rsp *http.Response) (*ListRulesetsResponse, error
 	switch {
 	case rsp.StatusCode == 429:
 		var headers ListRulesetsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetRulesetByHashResponse parses an HTTP response from a GetRulesetByHashWithResponse call
+func ParseGetRulesetByHashResponse(rsp *http.Response) (*GetRulesetByHashResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRulesetByHashResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RulesetDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetRulesetByHashResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -503,7 +504,9 @@ type Stream struct {
 	mu       sync.Mutex
 	raw      bytes.Buffer
 	comments int
-	err      error
+	// heads are the signed heads the stream sent after its batches, kept apart from Messages.
+	heads []api.SignedHead
+	err   error
 }
 
 // OpenStream opens GET /v1/lobbies/{lobby}/events/stream; query is added to the URL. It returns
@@ -560,7 +563,13 @@ func (s *Stream) read(body io.ReadCloser) {
 		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 		switch {
 		case line == "":
-			if cur.ID != "" || len(dataLines) > 0 || cur.Event != "" {
+			if cur.Event == "head" {
+				var h api.SignedHead
+				_ = json.Unmarshal([]byte(strings.Join(dataLines, "\n")), &h)
+				s.mu.Lock()
+				s.heads = append(s.heads, h)
+				s.mu.Unlock()
+			} else if cur.ID != "" || len(dataLines) > 0 || cur.Event != "" {
 				cur.Data = strings.Join(dataLines, "\n")
 				cur.Received = time.Now()
 				s.Messages <- cur
@@ -600,6 +609,13 @@ func (s *Stream) Raw() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return bytes.Clone(s.raw.Bytes())
+}
+
+// Heads are the signed heads received so far.
+func (s *Stream) Heads() []api.SignedHead {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.heads)
 }
 
 // Comments counts the comment lines received (the greeting and heartbeats).

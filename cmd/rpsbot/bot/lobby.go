@@ -539,54 +539,6 @@ func (r *Runner) reveal(s *Seat) task {
 		}}
 }
 
-// Event data, as far as the bots need it (see the Event schema in openapi.yaml).
-type (
-	gameOpenedData struct {
-		Number int                  `json:"number"`
-		Config apiclient.GameConfig `json:"config"`
-	}
-	playerData struct {
-		Player   string `json:"player"`
-		Deadline int64  `json:"deadline"`
-	}
-	roundStartedData struct {
-		Round    int   `json:"round"`
-		Players  int   `json:"players"`
-		Deadline int64 `json:"deadline"`
-	}
-	actedData struct {
-		Player string `json:"player"`
-		Round  int    `json:"round"`
-	}
-	movesClosedData struct {
-		Round     int   `json:"round"`
-		Committed int   `json:"committed"`
-		Deadline  int64 `json:"deadline"`
-	}
-	roundResolvedData struct {
-		Round     int     `json:"round"`
-		Revealed  int     `json:"revealed"`
-		Counts    []int64 `json:"counts"`
-		Survivors int     `json:"survivors"`
-		Remaining int     `json:"remaining"`
-	}
-	extendedData struct {
-		Deadline int64 `json:"deadline"`
-	}
-	finishedData struct {
-		Winner string `json:"winner"`
-		Amount int64  `json:"amount"`
-		Round  int    `json:"round"`
-	}
-	stoppedData struct {
-		Reason string `json:"reason"`
-		Round  int    `json:"round"`
-	}
-	shiftedData struct {
-		GapMs int64 `json:"gapMs"`
-	}
-)
-
 // apply updates the runner's view with one event. live events were received by a poll sent at
 // server time sent and answered at seen; a live event that carries a stage's expiry (its `at` is
 // exactly the deadline, as the server stamps expiries) yields one stage-change lag sample when
@@ -617,7 +569,7 @@ func (r *Runner) apply(e apiclient.Event, live bool, sent, seen int64) {
 	case "lobby_closed":
 		r.closed = true
 	case "game_opened":
-		var d gameOpenedData
+		var d apiclient.GameOpenedData
 		if !decode(&d) {
 			return
 		}
@@ -625,7 +577,7 @@ func (r *Runner) apply(e apiclient.Event, live bool, sent, seen int64) {
 		if e.GameId != nil {
 			r.gameID = e.GameId.String()
 		}
-		r.number = d.Number
+		r.number = int(d.Number)
 		setDeadline(0)
 		r.joinedThis, r.firstSend, r.gameStarted = false, time.Time{}, time.Time{}
 		r.rules, _ = engine.Builtin().Get(d.Config.Ruleset)
@@ -637,24 +589,24 @@ func (r *Runner) apply(e apiclient.Event, live bool, sent, seen int64) {
 			s.registered, s.out, s.satOut, s.round = false, false, r.rules == nil, 0
 		}
 	case "player_registered":
-		var d playerData
+		var d apiclient.PlayerRegisteredData
 		if decode(&d) {
 			setDeadline(d.Deadline)
-			if s := r.bySeat[d.Player]; s != nil {
+			if s := r.bySeat[d.Player.String()]; s != nil {
 				s.registered = true
 			}
 		}
 	case "player_left":
-		var d playerData
+		var d apiclient.PlayerLeftData
 		if decode(&d) {
-			if s := r.bySeat[d.Player]; s != nil {
+			if s := r.bySeat[d.Player.String()]; s != nil {
 				s.registered = false
 			}
 		}
 	case "round_started":
-		var d roundStartedData
+		var d apiclient.RoundStartedData
 		if decode(&d) {
-			r.stage, r.round, r.players = apiclient.StageMoves, d.Round, d.Players
+			r.stage, r.round, r.players = apiclient.StageMoves, int(d.Round), int(d.Players)
 			setDeadline(d.Deadline)
 			r.roundAt = now
 			if d.Round == 1 {
@@ -662,66 +614,66 @@ func (r *Runner) apply(e apiclient.Event, live bool, sent, seen int64) {
 			}
 		}
 	case "move_committed":
-		var d actedData
+		var d apiclient.MoveCommittedData
 		if decode(&d) {
-			if s := r.bySeat[d.Player]; s != nil && s.round == d.Round {
+			if s := r.bySeat[d.Player.String()]; s != nil && s.round == int(d.Round) {
 				s.committed = true
 			}
 		}
 	case "moves_closed":
-		var d movesClosedData
+		var d apiclient.MovesClosedData
 		if decode(&d) {
-			r.stage, r.players = apiclient.StageReveal, d.Committed
+			r.stage, r.players = apiclient.StageReveal, int(d.Committed)
 			setDeadline(d.Deadline)
 			r.closedAt, r.commitTime = now, now.Sub(r.roundAt)
 			for _, s := range r.o.Seats {
-				if s.registered && !s.out && !(s.round == d.Round && s.committed) {
+				if s.registered && !s.out && !(s.round == int(d.Round) && s.committed) {
 					s.out = true
 				}
 			}
 		}
 	case "move_revealed":
-		var d actedData
+		var d apiclient.MoveRevealedData
 		if decode(&d) {
-			if s := r.bySeat[d.Player]; s != nil && s.round == d.Round {
+			if s := r.bySeat[d.Player.String()]; s != nil && s.round == int(d.Round) {
 				s.revealed = true
 			}
 		}
 	case "round_resolved":
-		var d roundResolvedData
+		var d apiclient.RoundResolvedData
 		if decode(&d) {
 			r.roundResolved(d, now)
 		}
 	case "stage_extended":
-		var d extendedData
+		var d apiclient.StageExtendedData
 		if decode(&d) {
 			setDeadline(d.Deadline)
 		}
 	case "clock_shifted":
-		var d shiftedData
+		var d apiclient.ClockShiftedData
 		if decode(&d) && r.deadline > 0 {
 			setDeadline(r.deadline + d.GapMs)
 		}
 	case "game_finished":
-		var d finishedData
+		var d apiclient.GameFinishedData
 		if decode(&d) {
-			r.gameEnded(GameResult{Outcome: "finished", Winner: d.Winner, Amount: d.Amount, Rounds: d.Round}, now)
+			r.gameEnded(GameResult{Outcome: "finished", Winner: d.Winner.String(), Amount: d.Amount, Rounds: int(d.Round)}, now)
 		}
 	case "game_stopped":
-		var d stoppedData
+		var d apiclient.GameStoppedData
 		if decode(&d) {
-			r.gameEnded(GameResult{Outcome: "stopped", Reason: d.Reason, Rounds: d.Round}, now)
+			r.gameEnded(GameResult{Outcome: "stopped", Reason: d.Reason, Rounds: int(d.Round)}, now)
 		}
 	}
 }
 
-func (r *Runner) roundResolved(d roundResolvedData, now time.Time) {
+func (r *Runner) roundResolved(d apiclient.RoundResolvedData, now time.Time) {
 	survivors := engine.MoveSet(d.Survivors)
 	var counts engine.Counts
 	copy(counts[:], d.Counts)
 	mine := map[string]engine.Move{}
 	for _, s := range r.o.Seats {
-		played := s.round == d.Round && s.revealed
+		played := s.round == int(d.Round) && s.revealed
 		if s.registered && played {
 			mine[s.Name] = s.move
 		}
@@ -733,8 +685,8 @@ func (r *Runner) roundResolved(d roundResolvedData, now time.Time) {
 		}
 	}
 	if r.o.OnRound != nil && r.joinedThis {
-		r.o.OnRound(RoundResult{Lobby: r.o.Lobby, GameID: r.gameID, Game: r.number, Round: d.Round, Rules: r.rules,
-			Revealed: d.Revealed, Counts: d.Counts, Survivors: survivors, Remaining: d.Remaining, Mine: mine,
+		r.o.OnRound(RoundResult{Lobby: r.o.Lobby, GameID: r.gameID, Game: r.number, Round: int(d.Round), Rules: r.rules,
+			Revealed: int(d.Revealed), Counts: d.Counts, Survivors: survivors, Remaining: int(d.Remaining), Mine: mine,
 			Commit: r.commitTime, Reveal: now.Sub(r.closedAt)})
 	}
 }

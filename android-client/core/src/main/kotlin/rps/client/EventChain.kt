@@ -21,6 +21,20 @@ data class ChainEvent(
     fun string(key: String): String? = (data[key] as? JsonPrimitive)?.takeIf { it.isString }?.content
 }
 
+/**
+ * The server's signed statement that a lobby's log has [seq] events, the last with [hash]
+ * (`SignedHead` in openapi.yaml). Kept as a receipt: a validly signed head that is not on the log
+ * later proves that the operator rewrote it (`rpsverify --receipts` checks a file of them).
+ */
+data class SignedHead(
+    val lobbyId: String,
+    val seq: Long,
+    val hash: String,
+    val at: String,
+    val keyId: String,
+    val signature: String,
+)
+
 /** The log does not verify: a hash, a link or the sequence is wrong. */
 class ChainBrokenException(val seq: Long, reason: String) : Exception("event $seq: $reason")
 
@@ -51,11 +65,37 @@ object EventChain {
  * event's hash (zeros before seq 1), and `hash` recomputed. Start it from a trusted checkpoint
  * ([lastSeq], [lastHash]) or from the beginning of the log.
  */
-class ChainVerifier(lastSeq: Long = 0, lastHash: String = EventChain.ZERO_HASH) {
+class ChainVerifier(
+    lastSeq: Long = 0,
+    lastHash: String = EventChain.ZERO_HASH,
+    receipts: List<SignedHead> = emptyList(),
+) {
     var lastSeq: Long = lastSeq
         private set
     var lastHash: String = lastHash
         private set
+
+    private val kept = ArrayDeque(receipts)
+
+    /** The signed heads seen, newest last, kept with the checkpoint ([lastSeq], [lastHash]). */
+    val receipts: List<SignedHead> get() = kept.toList()
+
+    /**
+     * Keeps a signed head as a receipt (the newest [MAX_RECEIPTS]), and throws
+     * [ChainBrokenException] when it names the checkpoint's event with another hash.
+     */
+    fun acceptHead(h: SignedHead) {
+        if (h.seq == lastSeq && h.hash != lastHash) {
+            throw ChainBrokenException(h.seq, "signed head ${h.hash} conflicts with the log's $lastHash")
+        }
+        if (kept.any { it.seq == h.seq && it.hash == h.hash }) return
+        kept.addLast(h)
+        while (kept.size > MAX_RECEIPTS) kept.removeFirst()
+    }
+
+    companion object {
+        const val MAX_RECEIPTS = 16
+    }
 
     /** Verifies [e] and advances; throws [ChainBrokenException] and stays put when it does not verify. */
     fun accept(e: ChainEvent) {

@@ -23,10 +23,13 @@ import java.util.UUID
  * Follows a lobby's events live over SSE (okhttp-sse). When a stream drops it reconnects with
  * `Last-Event-ID`, so nothing is missed or repeated; after [sseFailuresBeforePolling] failed
  * connections in a row it long-polls `GET /v1/lobbies/{id}/events?after=&wait=` for
- * [pollsBeforeSseRetry] requests before it tries SSE again.
+ * [pollsBeforeSseRetry] requests before it tries SSE again. The signed heads that come with the
+ * events (after each SSE batch, with each page) go to [onHead]: give them to the lobby's
+ * [ChainVerifier] to keep them as receipts.
  */
 class HttpEventFeed(
     private val api: HttpRpsApi,
+    private val onHead: (SignedHead) -> Unit = {},
     private val pollWaitSeconds: Int = 25,
     private val sseFailuresBeforePolling: Int = 2,
     private val pollsBeforeSseRetry: Int = 20,
@@ -70,6 +73,7 @@ class HttpEventFeed(
                     try {
                         polls++
                         val page = api.call { api.events.listEvents(UUID.fromString(lobbyId), last, 1000, pollWaitSeconds) }
+                        onHead(Mappers.head(page.head))
                         for (dto in page.events) {
                             val e = Mappers.event(dto)
                             if (e.seq > last) {
@@ -98,6 +102,14 @@ class HttpEventFeed(
         sseConnections++
         val source = EventSources.createFactory(sseClient).newEventSource(request, object : EventSourceListener() {
             override fun onEvent(eventSource: EventSource, id: String?, type: String?, data: String) {
+                if (type == "head") {
+                    try {
+                        onHead(Mappers.headJson(data))
+                    } catch (ex: Exception) {
+                        close(StreamFailure("undecodable head: ${ex.message}", ex))
+                    }
+                    return
+                }
                 val e = try {
                     Mappers.eventJson(data)
                 } catch (ex: Exception) {

@@ -21,6 +21,7 @@ import rps.client.generated.models.LedgerReport as LedgerReportDto
 import rps.client.generated.models.Lobby as LobbyDto
 import rps.client.generated.models.LobbyPage as LobbyPageDto
 import rps.client.generated.models.Ruleset as RulesetDto
+import rps.client.generated.models.SignedHead as SignedHeadDto
 
 /** The one place where generated wire types become the client's domain types. */
 object Mappers {
@@ -101,6 +102,12 @@ object Mappers {
         prevHash = e.prevHash,
         hash = e.hash,
     )
+
+    fun head(h: SignedHeadDto) = SignedHead(h.lobbyId.toString(), h.seq, h.hash, h.at, h.keyId, h.signature)
+
+    /** Decodes the signed head of an SSE `event: head` message. */
+    fun headJson(json: String): SignedHead =
+        head(rps.client.generated.infrastructure.Serializer.kotlinxSerializationJson.decodeFromString(SignedHeadDto.serializer(), json))
 
     /** Decodes one event as served in an SSE `data:` line. */
     fun eventJson(json: String): ChainEvent =

@@ -96,6 +96,20 @@ class EventChainTest {
     }
 
     @Test
+    fun `signed heads are kept as receipts and one that contradicts the checkpoint breaks the chain`() {
+        val v = ChainVerifier()
+        v.accept(goChain[0]); v.accept(goChain[1])
+        val head = SignedHead(goChain[1].lobbyId, 2, goChain[1].hash, goChain[1].at, "0011223344556677", "ab".repeat(64))
+        v.acceptHead(head)
+        v.acceptHead(head)
+        assertEquals(listOf(head), v.receipts)
+        val resumed = ChainVerifier(v.lastSeq, v.lastHash, v.receipts)
+        assertEquals(listOf(head), resumed.receipts)
+        val ex = assertThrows(ChainBrokenException::class.java) { v.acceptHead(head.copy(hash = goChain[0].hash)) }
+        assertEquals(2, ex.seq)
+    }
+
+    @Test
     fun `the empty digest is blake2b of brackets`() {
         assertEquals(Crypto.hex(Crypto.blake2b256("[]".toByteArray())), Crypto.hex(Crypto.blake2b256(CanonicalJson.encodeToBytes(JsonArray(emptyList())))))
     }

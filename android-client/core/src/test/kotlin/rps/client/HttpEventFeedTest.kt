@@ -8,6 +8,7 @@ import kotlinx.coroutines.withTimeout
 import kotlinx.serialization.json.Json
 import kotlinx.serialization.json.JsonArray
 import kotlinx.serialization.json.JsonObject
+import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.jsonArray
 import kotlinx.serialization.json.jsonObject
 import org.junit.jupiter.api.AfterEach
@@ -47,6 +48,7 @@ class HttpEventFeedTest {
             // The first connection drops after two events; later ones send the rest and stay open briefly.
             val batch = events.filter { seqOf(it) > from }.let { if (connections == 1) it.take(2) else it }
             for (e in batch) out.write("id: ${seqOf(e)}\nevent: ${e["type"]}\ndata: $e\n\n")
+            batch.lastOrNull()?.let { out.write("event: head\ndata: ${headOf(it)}\n\n") }
             out.flush()
             if (connections > 1) Thread.sleep(300)
             ex.close()
@@ -56,7 +58,9 @@ class HttpEventFeedTest {
             val after = Regex("after=(\\d+)").find(ex.requestURI.query)!!.groupValues[1].toLong()
             val page = events.filter { seqOf(it) > after }.take(2)
             val next = page.lastOrNull()?.let(::seqOf) ?: after
-            val body = JsonObject(mapOf("events" to JsonArray(page), "next" to Json.parseToJsonElement("$next"))).toString().toByteArray()
+            val last = page.lastOrNull() ?: events.first { seqOf(it) == after }
+            val body = JsonObject(mapOf("events" to JsonArray(page), "next" to Json.parseToJsonElement("$next"), "head" to headOf(last)))
+                .toString().toByteArray()
             ex.responseHeaders.add("Content-Type", "application/json")
             ex.sendResponseHeaders(200, body.size.toLong())
             ex.responseBody.write(body); ex.close()
@@ -64,7 +68,18 @@ class HttpEventFeedTest {
         server.start()
     }
 
-    private fun feed() = HttpEventFeed(HttpRpsApi("http://127.0.0.1:${server.address.port}"), pollWaitSeconds = 1, backoffMs = 10)
+    private val heads = Collections.synchronizedList(mutableListOf<SignedHead>())
+
+    /** A head naming event [e] (its signature is not checked by the client). */
+    private fun headOf(e: JsonObject) = JsonObject(
+        mapOf(
+            "lobbyId" to e["lobbyId"]!!, "seq" to e["seq"]!!, "hash" to e["hash"]!!, "at" to e["at"]!!,
+            "keyId" to JsonPrimitive("0011223344556677"), "signature" to JsonPrimitive("ab".repeat(64)),
+        ),
+    )
+
+    private fun feed() =
+        HttpEventFeed(HttpRpsApi("http://127.0.0.1:${server.address.port}"), onHead = { heads += it }, pollWaitSeconds = 1, backoffMs = 10)
 
     @Test
     fun `a dropped stream resumes with Last-Event-ID, without gaps or repeats`() = runBlocking {
@@ -73,6 +88,10 @@ class HttpEventFeedTest {
         assertEquals(events.map(::seqOf), got.map { it.seq })
         val v = ChainVerifier()
         got.forEach(v::accept)
+        // The heads after each batch are kept with the checkpoint as receipts.
+        heads.forEach(v::acceptHead)
+        assertEquals(listOf(2L, events.size.toLong()), v.receipts.map { it.seq })
+        assertEquals(v.lastHash, v.receipts.last().hash)
         assertEquals("stream after=after=0 last=null", seen[0])
         assertEquals("stream after=after=2 last=2", seen[1])
     }
@@ -84,6 +103,7 @@ class HttpEventFeedTest {
         val got = withTimeout(10_000) { f.follow(lobby, 1).take(events.size - 1).toList() }
         assertEquals(events.drop(1).map(::seqOf), got.map { it.seq })
         assertTrue(f.polls >= 2)
+        assertTrue(heads.isNotEmpty(), "no head from the polls")
         assertTrue(seen.any { it.startsWith("poll ") && it.contains("after=1") && it.contains("wait=1") }, "$seen")
     }
 }

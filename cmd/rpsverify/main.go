@@ -1,0 +1,185 @@
+// Command rpsverify checks an rpsd server's lobbies from public data only, as anyone can: it
+// downloads each lobby's log and its games' transcripts, players and postings through the
+// anonymous endpoints, and re-derives with the engine the hash chain, every stage digest, every
+// reveal against its commitment, the eliminations at each deadline, each round's survivors, the
+// winners, payouts, refunds and splits to the unit, and that every ended game's escrow is zero.
+// It checks every signed head the server gives out and keeps the newest as receipts.
+//
+//	rpsverify --server URL [--lobby ID ...] [--json] [--state FILE] [--receipts FILE]
+//
+// Exit status: 0 when everything verifies, 1 when anything does not (the first failing item of
+// each lobby is named), 2 on usage or network errors.
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/commitreveal/rps/engine"
+	"github.com/commitreveal/rps/internal/apiclient"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailed  = 1
+	exitUsage   = 2
+	exitNetwork = 2
+	timeLayout  = "2006-01-02T15:04:05.000Z07:00"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type lobbyList []string
+
+func (l *lobbyList) String() string     { return strings.Join(*l, ",") }
+func (l *lobbyList) Set(s string) error { *l = append(*l, s); return nil }
+
+// Report is what --json prints.
+type Report struct {
+	Server  string        `json:"server"`
+	OK      bool          `json:"ok"`
+	Lobbies []LobbyResult `json:"lobbies"`
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("rpsverify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	server := fs.String("server", "", "base URL of the rpsd server (required), such as http://127.0.0.1:8080")
+	var lobbies lobbyList
+	fs.Var(&lobbies, "lobby", "a lobby to verify (repeatable; default: every lobby)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	statePath := fs.String("state", "", "checkpoint file: resume each lobby from it and save the new checkpoints and receipts to it")
+	receiptsPath := fs.String("receipts", "", "a state file whose receipts (signed heads) to check against the current logs")
+	quiet := fs.Bool("quiet", false, "no progress lines on standard error")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: rpsverify --server URL [--lobby ID ...] [--json] [--state FILE] [--receipts FILE]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *server == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	st, err := loadState(*statePath)
+	if err != nil {
+		fmt.Fprintln(stderr, "rpsverify:", err)
+		return exitUsage
+	}
+	var receipts map[string][]apiclient.SignedHead
+	if *receiptsPath != "" {
+		rs, err := loadState(*receiptsPath)
+		if err != nil {
+			fmt.Fprintln(stderr, "rpsverify:", err)
+			return exitUsage
+		}
+		receipts = rs.receiptsByLobby()
+		if len(lobbies) == 0 {
+			for id := range receipts {
+				lobbies = append(lobbies, id)
+			}
+		}
+	}
+	c, err := newClient(*server)
+	if err != nil {
+		fmt.Fprintln(stderr, "rpsverify:", err)
+		return exitNetwork
+	}
+	v := &verifier{c: c, keys: map[string]ed25519.PublicKey{}, rulesets: map[string]*engine.Ruleset{}}
+	if !*quiet {
+		v.progress = stderr
+	}
+	if len(lobbies) == 0 {
+		if lobbies, err = c.lobbies(ctx); err != nil {
+			fmt.Fprintln(stderr, "rpsverify:", err)
+			return exitNetwork
+		}
+	}
+	report := Report{Server: *server, OK: true}
+	for _, id := range lobbies {
+		res, cp, newest, err := v.verifyLobby(ctx, id, st.Lobbies[id], receipts[id])
+		if errors.Is(err, errNotFound) {
+			res.Failure = &Failure{Lobby: id, Item: "lobby", Expected: "a lobby", Found: "404"}
+		} else if err != nil {
+			fmt.Fprintln(stderr, "rpsverify:", err)
+			return exitNetwork
+		}
+		report.Lobbies = append(report.Lobbies, res)
+		report.OK = report.OK && res.OK
+		if res.OK {
+			st.Lobbies[id] = cp
+		}
+		if newest != nil {
+			st.addReceipt(*newest)
+		}
+		if !*asJSON {
+			printResult(stdout, res)
+		}
+	}
+	if *statePath != "" {
+		if err := st.save(*statePath); err != nil {
+			fmt.Fprintln(stderr, "rpsverify:", err)
+			return exitUsage
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(report)
+	}
+	if !report.OK {
+		return exitFailed
+	}
+	return exitOK
+}
+
+func printResult(w io.Writer, r LobbyResult) {
+	status := "ok"
+	if !r.OK {
+		status = "FAILED"
+	}
+	fmt.Fprintf(w, "lobby %s: %s: events %d..%d, %d games (%d finished, %d stopped, %d open)",
+		r.Lobby, status, r.From+1, r.To, r.Games, r.Finished, r.Stopped, r.Open)
+	if r.Receipts > 0 {
+		fmt.Fprintf(w, ", %d receipts", r.Receipts)
+	}
+	fmt.Fprintln(w)
+	if r.Failure != nil {
+		fmt.Fprintf(w, "  %s\n", r.Failure)
+	}
+	if f := r.Fork; f != nil {
+		fmt.Fprintf(w, "  FORK: the server signed two heads that cannot lie on one log\n")
+		receipt, _ := json.Marshal(f.Receipt)
+		current, _ := json.Marshal(f.Current)
+		fmt.Fprintf(w, "  receipt: %s\n  current: %s\n", receipt, current)
+		if f.CurrentHashAtSeq != "" {
+			fmt.Fprintf(w, "  the current log has hash %s at seq %d, the receipt %s\n", f.CurrentHashAtSeq, f.Receipt.Seq, f.Receipt.Hash)
+		} else {
+			fmt.Fprintf(w, "  the current log ends before seq %d\n", f.Receipt.Seq)
+		}
+	}
+}
+
+// parseTime reads an instant as the API serves it, to Unix milliseconds.
+func parseTime(s string) (int64, error) {
+	t, err := time.Parse(timeLayout, s)
+	if err != nil {
+		return 0, err
+	}
+	return t.UnixMilli(), nil
+}

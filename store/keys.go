@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/crypto/blake2b"
+
+	"github.com/commitreveal/rps/tournament"
+)
+
+// SigningKey is one of the server's Ed25519 keys that sign chain heads. Private is set only for
+// the current key, read to sign.
+type SigningKey struct {
+	ID        string
+	Public    ed25519.PublicKey
+	Private   ed25519.PrivateKey
+	CreatedAt int64
+	// RetiredAt is when a newer key replaced this one; 0 for the current key.
+	RetiredAt int64
+}
+
+// KeyID names a public key: the first 16 hex characters of its blake2b-256.
+func KeyID(pub ed25519.PublicKey) string {
+	sum := blake2b.Sum256(pub)
+	return hex.EncodeToString(sum[:8])
+}
+
+// CurrentSigningKey returns the key that signs now, generating the first one if there is none.
+// Two replicas starting at once cannot both create one: the partial unique index admits a single
+// current key, and the loser reads the winner's.
+func (s *Store) CurrentSigningKey(ctx context.Context) (SigningKey, error) {
+	k, err := s.currentKey(ctx)
+	if !errors.Is(err, tournament.ErrNotFound) {
+		return k, err
+	}
+	err = s.withTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		return insertKey(ctx, tx)
+	})
+	if err != nil && !errors.Is(err, ErrConflict) {
+		return SigningKey{}, fmt.Errorf("create signing key: %w", err)
+	}
+	return s.currentKey(ctx)
+}
+
+// RotateSigningKey retires the current key and makes a new one current, in one transaction; the
+// old public key stays published.
+func (s *Store) RotateSigningKey(ctx context.Context) (SigningKey, error) {
+	err := s.withTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		if _, err := exec(ctx, tx, `UPDATE signing_keys SET retired_at = `+clockSQL+` WHERE retired_at IS NULL`); err != nil {
+			return err
+		}
+		return insertKey(ctx, tx)
+	})
+	if err != nil {
+		return SigningKey{}, fmt.Errorf("rotate signing key: %w", err)
+	}
+	return s.currentKey(ctx)
+}
+
+func insertKey(ctx context.Context, tx pgx.Tx) error {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return fmt.Errorf("generate key: %w", err)
+	}
+	_, err = exec(ctx, tx, `INSERT INTO signing_keys (id, public_key, seed, created_at)
+		VALUES ($1, $2, $3, `+clockSQL+`)`, KeyID(pub), []byte(pub), priv.Seed())
+	return err
+}
+
+func (s *Store) currentKey(ctx context.Context) (SigningKey, error) {
+	var k SigningKey
+	var pub, seed []byte
+	err := queryRow(ctx, s.pool, `SELECT id, public_key, seed, created_at FROM signing_keys
+		WHERE retired_at IS NULL`).Scan(&k.ID, &pub, &seed, &k.CreatedAt)
+	if err != nil {
+		return SigningKey{}, err
+	}
+	k.Public, k.Private = ed25519.PublicKey(pub), ed25519.NewKeyFromSeed(seed)
+	return k, nil
+}
+
+// SigningKeys lists every public key, newest first, without private parts.
+func (s *Store) SigningKeys(ctx context.Context) ([]SigningKey, error) {
+	return collect(ctx, s.pool, func(r pgx.CollectableRow) (SigningKey, error) {
+		var k SigningKey
+		var pub []byte
+		err := r.Scan(&k.ID, &pub, &k.CreatedAt, &k.RetiredAt)
+		k.Public = pub
+		return k, err
+	}, `SELECT id, public_key, created_at, coalesce(retired_at, 0) FROM signing_keys ORDER BY created_at DESC, id`)
+}
+
+// Head returns the head of a lobby's log: its last seq and hash (0 and zero bytes when empty).
+func (s *Store) Head(ctx context.Context, lobby tournament.LobbyID) (int64, [32]byte, error) {
+	var seq int64
+	var hash []byte
+	var out [32]byte
+	if !validID(string(lobby)) {
+		return 0, out, tournament.ErrNotFound
+	}
+	err := queryRow(ctx, s.pool, `SELECT last_seq, last_hash FROM lobbies WHERE id = $1`, lobby).Scan(&seq, &hash)
+	copy(out[:], hash)
+	return seq, out, err
+}

@@ -1,0 +1,53 @@
+package tournament
+
+import (
+	"crypto/ed25519"
+	"encoding/hex"
+	"fmt"
+)
+
+// Head is a point of a lobby's log as the server signs it: event Seq has Hash, which commits to
+// every event before it. Two validly signed heads that do not lie on one chain prove the log was rewritten.
+type Head struct {
+	LobbyID LobbyID
+	Seq     int64
+	Hash    [32]byte
+	// At is when the head was signed, in Unix milliseconds.
+	At    int64
+	KeyID string
+}
+
+// headDomain separates head signatures from anything else the key could ever sign.
+const headDomain = "rps-signed-head-v1\n"
+
+// SignedMessage is what a head's signature covers: headDomain followed by the RFC 8785 canonical
+// JSON of {at, hash, keyId, lobbyId, seq}, with at as FormatTime renders it and hash in
+// lower-case hex.
+func (h Head) SignedMessage() ([]byte, error) {
+	body, err := Canonical(struct {
+		At      string  `json:"at"`
+		Hash    string  `json:"hash"`
+		KeyID   string  `json:"keyId"`
+		LobbyID LobbyID `json:"lobbyId"`
+		Seq     int64   `json:"seq"`
+	}{FormatTime(h.At), hex.EncodeToString(h.Hash[:]), h.KeyID, h.LobbyID, h.Seq})
+	if err != nil {
+		return nil, fmt.Errorf("head of lobby %s: %w", h.LobbyID, err)
+	}
+	return append([]byte(headDomain), body...), nil
+}
+
+// Sign signs the head with the private key whose id is h.KeyID.
+func (h Head) Sign(key ed25519.PrivateKey) ([]byte, error) {
+	msg, err := h.SignedMessage()
+	if err != nil {
+		return nil, err
+	}
+	return ed25519.Sign(key, msg), nil
+}
+
+// Verify reports whether sig is key's signature of the head.
+func (h Head) Verify(key ed25519.PublicKey, sig []byte) bool {
+	msg, err := h.SignedMessage()
+	return err == nil && len(key) == ed25519.PublicKeySize && ed25519.Verify(key, msg, sig)
+}
