@@ -50,7 +50,8 @@ func (st *state) save(path string) error {
 	if err != nil {
 		return fmt.Errorf("state: %w", err)
 	}
-	defer os.Remove(tmp.Name())
+	// After the rename there is nothing left to remove; before it, a failed write leaves no litter.
+	defer func() { _ = os.Remove(tmp.Name()) }()
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return fmt.Errorf("state: %w", err)
