@@ -1,7 +1,7 @@
 # make test is the one test command; .ci/run calls it and nothing else.
 GO ?= go
 
-.PHONY: test test-go test-android test-console lint-openapi lint-go vet generate run bench postgres
+.PHONY: test test-go test-android apk test-console lint-openapi lint-go vet generate run bench postgres
 
 test: postgres lint-openapi vet lint-go test-go test-android test-console
 
@@ -22,8 +22,8 @@ lint-go:
 test-go:
 	$(GO) test -count=1 ./...
 
-# The Kotlin client: generated from openapi.yaml, unit tests, the app compiled, end to end
-# against a real rpsd.
+# The Kotlin client: generated from openapi.yaml, unit tests, the app's screens driven and
+# photographed (Robolectric), end to end against a real rpsd, the APK built and checked.
 test-android:
 	bash scripts/test-android.sh
 
@@ -31,6 +31,10 @@ test-android:
 # and the browser tests (Debian's chromium, installed when missing) against a real rpsd.
 test-console: postgres
 	bash scripts/test-console.sh
+
+# The installable app: android-client/app/target/rps.apk, signed with a local debug key.
+apk:
+	bash scripts/build-apk.sh
 
 generate:
 	$(GO) generate ./...

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds and tests the Android client (android-client/): generates the API client from openapi.yaml,
-# runs the core library's unit tests, compiles the app module against android-all, and - when the
+# runs the core library's unit tests, compiles the app module against android-all, drives its
+# screens with Robolectric (screenshots in android-client/app/target/screenshots, compared with the
+# goldens), builds and checks the APK (scripts/build-apk.sh), and - when the
 # server can be built here (cmd/rpsd) or RPS_E2E_SERVER_CMD names one - the end-to-end tests
 # against a real rpsd with a throwaway database (Maven profile e2e).
 set -euo pipefail
@@ -17,4 +19,5 @@ else
   echo "test-android: no rpsd to test against (no cmd/rpsd with go, no RPS_E2E_SERVER_CMD): end-to-end tests skipped"
 fi
 
-exec mvn -B --no-transfer-progress -f android-client/pom.xml "${profiles[@]}" verify
+mvn -B --no-transfer-progress -f android-client/pom.xml "${profiles[@]}" verify
+bash scripts/build-apk.sh --no-maven
