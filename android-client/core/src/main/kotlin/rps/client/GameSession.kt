@@ -11,6 +11,7 @@ import kotlinx.coroutines.delay
 import kotlinx.coroutines.flow.MutableStateFlow
 import kotlinx.coroutines.flow.StateFlow
 import kotlinx.coroutines.flow.asStateFlow
+import kotlinx.coroutines.flow.collectLatest
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.sync.Mutex
 import kotlinx.coroutines.sync.withLock
@@ -44,16 +45,16 @@ sealed interface GameUiState {
     data object Connecting : GameUiState
     /** Not registered in the lobby's current game; [join] pays the bet. */
     data class NotJoined(val lobby: LobbyView) : GameUiState
-    data class WaitingForPlayers(val players: Int, val limit: Int, val pot: Long, val deadline: Deadline?) : GameUiState
+    data class WaitingForPlayers(val players: Int, val limit: Int, val pot: Long, override val deadline: Deadline?) : GameUiState
     data class YourMove(
-        val round: Int, val deadline: Deadline?, val committed: Int, val remaining: Int, val pot: Long, val lastRound: RoundOutcome?,
+        val round: Int, override val deadline: Deadline?, val committed: Int, val remaining: Int, val pot: Long, val lastRound: RoundOutcome?,
     ) : GameUiState
     data class WaitingForOthers(
-        val round: Int, val deadline: Deadline?, val committed: Int, val remaining: Int, val pot: Long, val move: Int?,
+        val round: Int, override val deadline: Deadline?, val committed: Int, val remaining: Int, val pot: Long, val move: Int?,
     ) : GameUiState
     /** The reveal stage: ours is sent automatically ([sent] once the server has it). */
     data class Revealing(
-        val round: Int, val deadline: Deadline?, val revealed: Int, val committed: Int, val pot: Long, val move: Int?, val sent: Boolean,
+        val round: Int, override val deadline: Deadline?, val revealed: Int, val committed: Int, val pot: Long, val move: Int?, val sent: Boolean,
     ) : GameUiState
     data class RoundResult(val outcome: RoundOutcome) : GameUiState
     data class Won(val amount: Long, val round: Int) : GameUiState
@@ -65,6 +66,9 @@ sealed interface GameUiState {
     }
 
     val isFinal: Boolean get() = this is Won || this is Lost || this is Stopped || (this is Error && fatal)
+
+    /** The deadline of the stage shown, if it has one. */
+    val deadline: Deadline? get() = null
 }
 
 data class RetryPolicy(val maxAttempts: Int = 8, val initialDelayMs: Long = 100, val maxDelayMs: Long = 2_000)
@@ -85,12 +89,13 @@ class GameSession(
     private val random: SecureRandom = SecureRandom(),
     private val retry: RetryPolicy = RetryPolicy(),
     private val io: CoroutineDispatcher = Dispatchers.IO,
+    private val checkpoints: ChainCheckpoints? = null,
 ) {
     private val _state = MutableStateFlow<GameUiState>(GameUiState.Connecting)
     val state: StateFlow<GameUiState> = _state.asStateFlow()
 
     private val lock = Mutex()
-    private val verifier = ChainVerifier()
+    private var verifier = ChainVerifier()
     private val refreshes = Channel<Unit>(Channel.CONFLATED)
     private var job: Job? = null
 
@@ -119,10 +124,12 @@ class GameSession(
         val j = scope.launch {
             try {
                 me = retrying { api.me() }
+                withContext(io) { checkpoints?.load(lobbyId) }?.let { verifier = ChainVerifier(it.seq, it.hash) }
                 entry = withContext(io) { vault.load(lobbyId) }
                 entry?.let { moves[it.round] = it.move }
                 refreshNow()
                 launch { for (x in refreshes) runCatchingRps { refreshNow() } }
+                launch { refreshWhenDeadlinesPass() }
                 feed.follow(lobbyId, verifier.lastSeq).collect { onEvent(it) }
             } catch (e: CancellationException) {
                 throw e
@@ -140,6 +147,21 @@ class GameSession(
 
     fun stop() {
         job?.cancel()
+    }
+
+    /**
+     * Not every change of a deadline writes an event (only the first extension of a stage does):
+     * once the deadline shown has passed, the lobby is read again, every [DEADLINE_GRACE_MS] until
+     * the state moves on.
+     */
+    private suspend fun refreshWhenDeadlinesPass() {
+        state.collectLatest { s ->
+            val d = s.deadline ?: return@collectLatest
+            while (true) {
+                delay(d.remainingMs(clock.nowMs()) + DEADLINE_GRACE_MS)
+                refreshes.trySend(Unit)
+            }
+        }
     }
 
     /** Registers in the lobby's current game, paying the bet. Failures show as a non-fatal [GameUiState.Error]. */
@@ -292,6 +314,7 @@ class GameSession(
             } catch (b: ChainBrokenException) {
                 throw RpsException.ChainBroken(b)
             }
+            checkpoints?.let { c -> withContext(io) { c.save(lobbyId, ChainCheckpoint(e.seq, e.hash)) } }
             val mine = joinedGameId != null && e.gameId == joinedGameId
             val g = snapshot?.game
             val current = g != null && e.gameId == g.id
@@ -416,6 +439,11 @@ class GameSession(
         } catch (e: RpsException) {
             showError(e)
         }
+    }
+
+    companion object {
+        /** How long after a deadline the lobby is read again when no event has come. */
+        const val DEADLINE_GRACE_MS = 1_000L
     }
 
     /** Retries network errors, 5xx and 429 with backoff; the caller reuses its Idempotency-Key. */

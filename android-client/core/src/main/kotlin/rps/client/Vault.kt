@@ -42,6 +42,8 @@ interface Vault {
     /** Returns only once the entry is on durable storage. */
     fun save(entry: VaultEntry)
     fun clear(lobbyId: String)
+    /** The lobbies with a saved move: after a restart their sessions resume (and reveal) at once. */
+    fun pendingLobbies(): List<String>
 }
 
 /** Encrypts and authenticates vault files. */
@@ -124,6 +126,10 @@ class FileVault(private val dir: File, private val sealer: Sealer) : Vault {
         if (f.delete()) syncDir(dir)
     }
 
+    @Synchronized
+    override fun pendingLobbies(): List<String> =
+        dir.list().orEmpty().filter { it.endsWith(".vault") && !it.startsWith(".") }.map { it.removeSuffix(".vault") }.sorted()
+
     companion object {
         fun writeDurably(target: File, write: (FileOutputStream) -> Unit) {
             val dir = target.absoluteFile.parentFile
@@ -157,4 +163,5 @@ class MemoryVault : Vault {
     @Synchronized override fun load(lobbyId: String) = entries[lobbyId]
     @Synchronized override fun save(entry: VaultEntry) { entries[entry.lobbyId] = entry }
     @Synchronized override fun clear(lobbyId: String) { entries.remove(lobbyId) }
+    @Synchronized override fun pendingLobbies() = entries.keys.sorted()
 }

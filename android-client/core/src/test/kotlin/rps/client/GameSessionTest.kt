@@ -31,9 +31,11 @@ class GameSessionTest {
         fun saw(k: KClass<out GameUiState>) = history.any { k.isInstance(it) }
     }
 
-    private fun TestScope.session(server: FakeServer, vault: Vault = vault(), scope: CoroutineScope = backgroundScope): Run {
+    private fun TestScope.session(
+        server: FakeServer, vault: Vault = vault(), scope: CoroutineScope = backgroundScope, checkpoints: ChainCheckpoints? = null,
+    ): Run {
         val io = UnconfinedTestDispatcher(testScheduler)
-        val s = GameSession(server.lobbyId, server, server, vault, scope, clock = { testScheduler.currentTime }, io = io)
+        val s = GameSession(server.lobbyId, server, server, vault, scope, clock = { testScheduler.currentTime }, io = io, checkpoints = checkpoints)
         val history = mutableListOf<GameUiState>()
         backgroundScope.launch(UnconfinedTestDispatcher(testScheduler)) { s.state.collect { history += it } }
         s.start()
@@ -280,5 +282,45 @@ class GameSessionTest {
         for (c in ErrorCode.entries) assertTrue(c.playerMessage.isNotBlank())
         // Every code of the contract is known to the client.
         for (c in rps.client.generated.models.ProblemCode.entries) assertEquals(c.value, ErrorCode.fromWire(c.value).wire)
+    }
+
+    @Test
+    fun `a deadline extended without an event is picked up once the old one has passed`() = runTest {
+        val srv = server()
+        val run = session(srv)
+        run.session.join(); runCurrent()
+        val first = run.last<GameUiState.WaitingForPlayers>().deadline!!
+        srv.deadlineMs = srv.deadlineMs!! + 7_000 // the server extends the stage and writes no event
+
+        advanceTimeBy(first.remainingMs(testScheduler.currentTime) + GameSession.DEADLINE_GRACE_MS + 1); runCurrent()
+        val next = run.last<GameUiState.WaitingForPlayers>().deadline!!
+        assertEquals(first.serverMs + 7_000, next.serverMs)
+        assertTrue(next.remainingMs(testScheduler.currentTime) > 0, "the countdown runs again")
+    }
+
+    @Test
+    fun `verification resumes from the stored checkpoint and a history rewritten before it breaks there`() = runTest {
+        val checkpoints = FileChainCheckpoints(File(dir, "chain"))
+        val srv = server()
+        val run = session(srv, checkpoints = checkpoints)
+        run.session.join(); srv.othersJoin(1); runCurrent()
+        val last = srv.events.last()
+        assertEquals(ChainCheckpoint(last.seq, last.hash), checkpoints.load(srv.lobbyId))
+        run.session.stop()
+
+        // The same log, resumed from the checkpoint: the next events link to it.
+        val resumed = session(srv, checkpoints = checkpoints)
+        srv.othersJoin(1); runCurrent()
+        assertEquals(srv.events.last().seq, resumed.session.verifiedSeq)
+        assertFalse(resumed.saw(GameUiState.Error::class))
+        resumed.session.stop()
+
+        // The server now serves another history up to the checkpoint: the next event does not link.
+        checkpoints.save(srv.lobbyId, ChainCheckpoint(srv.events.last().seq, "ab".repeat(32)))
+        val forged = session(srv, checkpoints = checkpoints)
+        srv.emit("next_config_changed", null, "config" to null); runCurrent()
+        val err = forged.last<GameUiState.Error>()
+        assertTrue(err.fatal)
+        assertTrue(err.error is RpsException.ChainBroken, "got ${err.error}")
     }
 }

@@ -39,9 +39,11 @@ class VaultTest {
         v.save(entry)
         v.save(entry.copy(round = 3))
         assertEquals(3, v.load(lobby)!!.round)
+        assertEquals(listOf(lobby), vault().pendingLobbies())
         v.clear(lobby)
         assertNull(v.load(lobby))
         assertNull(vault().load(lobby))
+        assertEquals(emptyList<String>(), vault().pendingLobbies())
     }
 
     @Test
