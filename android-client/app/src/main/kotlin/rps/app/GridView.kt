@@ -16,7 +16,13 @@ import rps.client.WeaponGrid
  */
 class GridView(context: Context) : View(context) {
     var weapons: WeaponGrid? = null
-        set(v) { field = v; grid = 0 }
+        set(v) {
+            field = v
+            grid = pendingGrid ?: 0
+            pendingGrid = null
+        }
+    /** A drawing to restore once [weapons] arrive (after a rotation). */
+    var pendingGrid: Int? = null
     var grid: Int = 0
         set(v) { field = v; analysis = weapons?.analyze(v); invalidate() }
     var analysis: GridAnalysis? = null
@@ -29,9 +35,10 @@ class GridView(context: Context) : View(context) {
     private val grey = Paint().apply { color = Color.rgb(200, 200, 200) }
     private val line = Paint().apply { color = Color.WHITE; strokeWidth = 4f }
 
+    /** Square, as wide as allowed but at most [MAX_DP] so the buttons below stay on screen. */
     override fun onMeasure(widthMeasureSpec: Int, heightMeasureSpec: Int) {
-        val w = MeasureSpec.getSize(widthMeasureSpec)
-        setMeasuredDimension(w, w)
+        val side = minOf(MeasureSpec.getSize(widthMeasureSpec), (MAX_DP * resources.displayMetrics.density).toInt())
+        setMeasuredDimension(side, side)
     }
 
     override fun onDraw(canvas: Canvas) {
@@ -61,5 +68,9 @@ class GridView(context: Context) : View(context) {
         grid = Grid.toggle(grid, r, c)
         analysis?.let { onChange?.invoke(it) }
         return true
+    }
+
+    companion object {
+        const val MAX_DP = 280
     }
 }

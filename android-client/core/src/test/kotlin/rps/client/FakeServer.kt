@@ -25,6 +25,7 @@ class FakeServer(
     var gameId = "9e8d7c6b-5a4f-4e3d-8c2b-000000000001"
     /** Added to the test clock: the server's clock runs this far ahead of the device's. */
     var skewMs = 5_000L
+    var lobbyName = "test"
 
     var stage = Stage.REGISTRATION
     var round = 0
@@ -82,7 +83,7 @@ class FakeServer(
     }
 
     fun lobby(): LobbyView = LobbyView(
-        id = lobbyId, name = "test", closed = false,
+        id = lobbyId, name = lobbyName, closed = false,
         config = GameConfig(bet, players, timeoutMs, timeoutMs, timeoutMs, "rpsls", "classic", true, 0, 0),
         nextConfig = null,
         game = GameView(gameId, 1, stage, round, deadlineMs, registered, remaining, committed, revealed, pot, "h", you),

@@ -1,0 +1,76 @@
+package rps.app
+
+import android.widget.Button
+import android.view.View
+import org.junit.Assert.assertEquals
+import org.junit.Before
+import org.junit.Test
+import org.junit.runner.RunWith
+import org.robolectric.Robolectric
+import org.robolectric.RobolectricTestRunner
+import org.robolectric.RuntimeEnvironment
+import org.robolectric.annotation.GraphicsMode
+import rps.client.Stage
+
+@RunWith(RobolectricTestRunner::class)
+@GraphicsMode(GraphicsMode.Mode.NATIVE)
+class LobbyListScreenTest {
+    private val app get() = RuntimeEnvironment.getApplication() as RpsApp
+
+    @Before
+    fun signedIn() {
+        Fakes.reset()
+        app.serverUrl = TestRpsApp.FAKE_URL
+        app.token = "t"
+    }
+
+    private fun rows(a: LobbyListActivity) = (0 until a.list.childCount).map { (a.list.getChildAt(it) as Button).text.toString() }
+
+    @Test
+    fun `open lobbies come first with bet, players, stage and countdown, closed ones are hidden`() {
+        val base = Fakes.server.lobby()
+        val game = base.game!!
+        Fakes.directory.lobbies = listOf(
+            base.copy(id = "l1", name = "High rollers", config = base.config.copy(betSize = 500, playersCountLimit = 6),
+                game = game.copy(stage = Stage.MOVES, round = 2, players = 6, deadlineMs = TestRpsApp.NOW + 8_000)),
+            base.copy(id = "l2", name = "Closed for good", closed = true),
+            base.copy(id = "l3", game = game.copy(players = 1, deadlineMs = TestRpsApp.NOW + 30_000)),
+            base.copy(id = "l4", name = "Quiet corner", game = null),
+        )
+        val a = Robolectric.buildActivity(LobbyListActivity::class.java).setup().get()
+        Screens.settle("the lobbies") { a.list.childCount > 0 }
+        assertEquals(
+            listOf(
+                "Friday night RPSLS\nBet 100 - 1/3 players\ntaking players - 30 s left",
+                "Quiet corner\nBet 100 - 0/3 players\nwaiting for a game",
+                "High rollers\nBet 500 - 6/6 players\nround 2: moves - 8 s left",
+            ),
+            rows(a),
+        )
+        assertEquals("Balance: 1000", a.balance.text.toString())
+        assertEquals(View.GONE, a.more.visibility)
+        Screens.matchesGolden(a, "lobby_list")
+    }
+
+    @Test
+    fun `lobbies past the first 100 are reached with More lobbies`() {
+        val base = Fakes.server.lobby()
+        Fakes.directory.lobbies = (1..130).map { base.copy(id = "l$it", name = "Lobby %03d".format(it)) }
+        val a = Robolectric.buildActivity(LobbyListActivity::class.java).setup().get()
+        Screens.settle("the first page") { a.list.childCount == 100 }
+        assertEquals(View.VISIBLE, a.more.visibility)
+        a.more.performClick()
+        Screens.settle("the second page") { a.list.childCount == 130 }
+        assertEquals("Lobby 130", rows(a).last().lineSequence().first())
+        assertEquals(View.GONE, a.more.visibility)
+    }
+
+    @Test
+    fun `an unreachable server is a message`() {
+        app.serverUrl = "http://127.0.0.1:1"
+        val a = Robolectric.buildActivity(LobbyListActivity::class.java).setup().get()
+        Screens.settle("the failure") { a.status.text.isNotEmpty() }
+        assertEquals("Could not reach the server. Check its address and your connection.", a.status.text.toString())
+        Screens.shoot(a, "lobby_list_unreachable")
+    }
+}

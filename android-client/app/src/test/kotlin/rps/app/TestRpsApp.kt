@@ -1,0 +1,103 @@
+package rps.app
+
+import kotlinx.serialization.json.Json
+import kotlinx.serialization.json.int
+import kotlinx.serialization.json.jsonArray
+import kotlinx.serialization.json.jsonObject
+import kotlinx.serialization.json.jsonPrimitive
+import rps.client.AccountInfo
+import rps.client.Clock
+import rps.client.DirectoryApi
+import rps.client.FakeServer
+import rps.client.LobbyList
+import rps.client.LobbyView
+import rps.client.NewAccount
+import rps.client.Placement
+import rps.client.RulesetInfo
+import rps.client.TestFiles
+import rps.client.Weapon
+import javax.crypto.spec.SecretKeySpec
+
+/**
+ * The app under Robolectric: addresses starting with [FAKE_URL] reach the [Fakes] of the running
+ * test (core's FakeServer for the lobby, [FakeDirectory] for the rest); any other address is a real
+ * server over HTTP. The Keystore key is a fixed test key; the clock stands still at [NOW].
+ */
+class TestRpsApp : RpsApp() {
+    override val clock: Clock get() = Clock { NOW }
+
+    override fun connect(serverUrl: String, token: String?): Backend =
+        if (serverUrl.startsWith(FAKE_URL)) Backend(Fakes.server, Fakes.directory, Fakes.server) else super.connect(serverUrl, token)
+
+    override fun secretKey() = SecretKeySpec(ByteArray(32) { it.toByte() }, "AES")
+
+    companion object {
+        const val FAKE_URL = "http://fake.test"
+        /** 2026-01-01T00:00:00Z. */
+        const val NOW = 1_767_225_600_000L
+    }
+}
+
+/** The fakes of the running test; [reset] before each. */
+object Fakes {
+    lateinit var server: FakeServer
+    lateinit var directory: FakeDirectory
+
+    fun reset() {
+        server = FakeServer(now = { TestRpsApp.NOW }).apply { skewMs = 0; lobbyName = "Friday night RPSLS" }
+        directory = FakeDirectory(server)
+    }
+}
+
+/** Accounts, pages of lobbies (at most 100 each, like the server) and the real rulesets. */
+class FakeDirectory(private val server: FakeServer) : DirectoryApi {
+    /** The lobbies listed; by default only the fake server's. */
+    var lobbies: List<LobbyView>? = null
+
+    override suspend fun createAccount(name: String) =
+        NewAccount(AccountInfo(server.meId, name, "player", 0), "secret-token-of-$name")
+
+    override suspend fun listLobbies(after: String?): LobbyList {
+        val all = lobbies ?: listOf(server.lobby())
+        val start = after?.toInt() ?: 0
+        val end = minOf(all.size, start + PAGE)
+        return LobbyList(all.subList(start, end), if (end < all.size) end.toString() else null)
+    }
+
+    override suspend fun getRuleset(id: String): RulesetInfo = Rulesets.byId.getValue(id)
+
+    companion object {
+        const val PAGE = 100
+    }
+}
+
+/** The rulesets as the Go engine defines them, from its test vectors. */
+object Rulesets {
+    val byId: Map<String, RulesetInfo> by lazy {
+        TestFiles.json(TestFiles.repoFile("engine/testdata/vectors.json")).jsonObject["rulesets"]!!.jsonArray.associate { r ->
+            val o = r.jsonObject
+            val canonical = Json.parseToJsonElement(o["canonical"]!!.jsonPrimitive.content).jsonObject
+            val weapons = canonical["weapons"]!!.jsonArray.map { it.jsonObject }
+            val moveOf = weapons.associate { it["name"]!!.jsonPrimitive.content to it["move"]!!.jsonPrimitive.content.toInt() }
+            val id = o["id"]!!.jsonPrimitive.content
+            id to RulesetInfo(
+                id = id,
+                name = canonical["name"]!!.jsonPrimitive.content,
+                hash = o["hash"]!!.jsonPrimitive.content,
+                weapons = weapons.map { w ->
+                    Weapon(
+                        move = w["move"]!!.jsonPrimitive.content.toInt(),
+                        name = w["name"]!!.jsonPrimitive.content,
+                        layout = w["layout"]!!.jsonArray.map { it.jsonPrimitive.content },
+                        rotations = w["rotations"]!!.jsonPrimitive.content.toBoolean(),
+                        beats = w["beats"]!!.jsonArray.map { moveOf.getValue(it.jsonPrimitive.content) },
+                    )
+                },
+                placements = o["placements"]!!.jsonArray.map { p ->
+                    val po = p.jsonObject
+                    Placement(po["move"]!!.jsonPrimitive.int, po["rotation"]!!.jsonPrimitive.int, po["tiles"]!!.jsonPrimitive.int)
+                },
+            )
+        }
+    }
+}
