@@ -21,10 +21,7 @@ class FileChainCheckpoints(private val dir: File) : ChainCheckpoints {
         dir.mkdirs()
     }
 
-    private fun fileOf(lobbyId: String): File {
-        require(lobbyId.matches(Regex("[A-Za-z0-9-]{1,64}"))) { "bad lobby id" }
-        return File(dir, "$lobbyId.chain")
-    }
+    private fun fileOf(lobbyId: String): File = FileVault.lobbyFile(dir, lobbyId, "chain")
 
     @Synchronized
     override fun load(lobbyId: String): ChainCheckpoint? {

@@ -101,10 +101,7 @@ class FileVault(private val dir: File, private val sealer: Sealer) : Vault {
         dir.mkdirs()
     }
 
-    private fun fileOf(lobbyId: String): File {
-        require(lobbyId.matches(Regex("[A-Za-z0-9-]{1,64}"))) { "bad lobby id" }
-        return File(dir, "$lobbyId.vault")
-    }
+    private fun fileOf(lobbyId: String): File = lobbyFile(dir, lobbyId, "vault")
 
     @Synchronized
     override fun load(lobbyId: String): VaultEntry? {
@@ -131,6 +128,12 @@ class FileVault(private val dir: File, private val sealer: Sealer) : Vault {
         dir.list().orEmpty().filter { it.endsWith(".vault") && !it.startsWith(".") }.map { it.removeSuffix(".vault") }.sorted()
 
     companion object {
+        /** The file of one lobby in [dir]; the id is checked so it can never name another path. */
+        fun lobbyFile(dir: File, lobbyId: String, extension: String): File {
+            require(lobbyId.matches(Regex("[A-Za-z0-9-]{1,64}"))) { "bad lobby id" }
+            return File(dir, "$lobbyId.$extension")
+        }
+
         fun writeDurably(target: File, write: (FileOutputStream) -> Unit) {
             val dir = target.absoluteFile.parentFile
             val tmp = File(dir, ".${target.name}.tmp")
