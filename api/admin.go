@@ -25,7 +25,7 @@ func (h *handlers) moveMoney(ctx context.Context, action, id string, key *string
 		return rawResponse{}, err
 	}
 	return h.mutate(ctx, mutation{
-		action: action, caller: who, key: key, body: body, status: http.StatusOK,
+		action: action, caller: who, target: tournament.AccountID(id), key: key, body: body, status: http.StatusOK,
 		run: func(ctx context.Context, tx tournament.Tx, now int64) (any, error) {
 			acct, err := op(ctx, tx, now, actorOf(who), tournament.AccountID(id), body.Amount)
 			if err != nil {

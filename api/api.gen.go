@@ -24,24 +24,69 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AccountStatus.
+const (
+	AccountStatusActive   AccountStatus = "active"
+	AccountStatusDisabled AccountStatus = "disabled"
+)
+
+// Valid indicates whether the value is a known member of the AccountStatus enum.
+func (e AccountStatus) Valid() bool {
+	switch e {
+	case AccountStatusActive:
+		return true
+	case AccountStatusDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameEnding.
+const (
+	GameEndingEliminated GameEnding = "eliminated"
+	GameEndingPlaying    GameEnding = "playing"
+	GameEndingRefunded   GameEnding = "refunded"
+	GameEndingShare      GameEnding = "share"
+	GameEndingWon        GameEnding = "won"
+)
+
+// Valid indicates whether the value is a known member of the GameEnding enum.
+func (e GameEnding) Valid() bool {
+	switch e {
+	case GameEndingEliminated:
+		return true
+	case GameEndingPlaying:
+		return true
+	case GameEndingRefunded:
+		return true
+	case GameEndingShare:
+		return true
+	case GameEndingWon:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GamePlayerStatus.
 const (
-	Active     GamePlayerStatus = "active"
-	Eliminated GamePlayerStatus = "eliminated"
-	Left       GamePlayerStatus = "left"
-	Winner     GamePlayerStatus = "winner"
+	GamePlayerStatusActive     GamePlayerStatus = "active"
+	GamePlayerStatusEliminated GamePlayerStatus = "eliminated"
+	GamePlayerStatusLeft       GamePlayerStatus = "left"
+	GamePlayerStatusWinner     GamePlayerStatus = "winner"
 )
 
 // Valid indicates whether the value is a known member of the GamePlayerStatus enum.
 func (e GamePlayerStatus) Valid() bool {
 	switch e {
-	case Active:
+	case GamePlayerStatusActive:
 		return true
-	case Eliminated:
+	case GamePlayerStatusEliminated:
 		return true
-	case Left:
+	case GamePlayerStatusLeft:
 		return true
-	case Winner:
+	case GamePlayerStatusWinner:
 		return true
 	default:
 		return false
@@ -60,6 +105,45 @@ func (e HealthStatus) Valid() bool {
 	case Ok:
 		return true
 	case Unavailable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LeaderboardBy.
+const (
+	LeaderboardByNet  LeaderboardBy = "net"
+	LeaderboardByWins LeaderboardBy = "wins"
+)
+
+// Valid indicates whether the value is a known member of the LeaderboardBy enum.
+func (e LeaderboardBy) Valid() bool {
+	switch e {
+	case LeaderboardByNet:
+		return true
+	case LeaderboardByWins:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LeaderboardPeriod.
+const (
+	LeaderboardPeriodAll  LeaderboardPeriod = "all"
+	LeaderboardPeriodN30d LeaderboardPeriod = "30d"
+	LeaderboardPeriodN7d  LeaderboardPeriod = "7d"
+)
+
+// Valid indicates whether the value is a known member of the LeaderboardPeriod enum.
+func (e LeaderboardPeriod) Valid() bool {
+	switch e {
+	case LeaderboardPeriodAll:
+		return true
+	case LeaderboardPeriodN30d:
+		return true
+	case LeaderboardPeriodN7d:
 		return true
 	default:
 		return false
@@ -140,6 +224,7 @@ func (e PostingKind) Valid() bool {
 
 // Defines values for ProblemCode.
 const (
+	ProblemCodeAccountDisabled     ProblemCode = "account_disabled"
 	ProblemCodeAlreadyCommitted    ProblemCode = "already_committed"
 	ProblemCodeAlreadyRegistered   ProblemCode = "already_registered"
 	ProblemCodeAlreadyRevealed     ProblemCode = "already_revealed"
@@ -151,6 +236,7 @@ const (
 	ProblemCodeInvalidMove         ProblemCode = "invalid_move"
 	ProblemCodeLobbyFull           ProblemCode = "lobby_full"
 	ProblemCodeMethodNotAllowed    ProblemCode = "method_not_allowed"
+	ProblemCodeNoMatch             ProblemCode = "no_match"
 	ProblemCodeNotFound            ProblemCode = "not_found"
 	ProblemCodeNotInGame           ProblemCode = "not_in_game"
 	ProblemCodePayloadTooLarge     ProblemCode = "payload_too_large"
@@ -163,6 +249,8 @@ const (
 // Valid indicates whether the value is a known member of the ProblemCode enum.
 func (e ProblemCode) Valid() bool {
 	switch e {
+	case ProblemCodeAccountDisabled:
+		return true
 	case ProblemCodeAlreadyCommitted:
 		return true
 	case ProblemCodeAlreadyRegistered:
@@ -184,6 +272,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeLobbyFull:
 		return true
 	case ProblemCodeMethodNotAllowed:
+		return true
+	case ProblemCodeNoMatch:
 		return true
 	case ProblemCodeNotFound:
 		return true
@@ -288,9 +378,48 @@ func (e Stage) Valid() bool {
 	}
 }
 
+// Defines values for GetLeaderboardParamsBy.
+const (
+	GetLeaderboardParamsByNet  GetLeaderboardParamsBy = "net"
+	GetLeaderboardParamsByWins GetLeaderboardParamsBy = "wins"
+)
+
+// Valid indicates whether the value is a known member of the GetLeaderboardParamsBy enum.
+func (e GetLeaderboardParamsBy) Valid() bool {
+	switch e {
+	case GetLeaderboardParamsByNet:
+		return true
+	case GetLeaderboardParamsByWins:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetLeaderboardParamsPeriod.
+const (
+	GetLeaderboardParamsPeriodAll  GetLeaderboardParamsPeriod = "all"
+	GetLeaderboardParamsPeriodN30d GetLeaderboardParamsPeriod = "30d"
+	GetLeaderboardParamsPeriodN7d  GetLeaderboardParamsPeriod = "7d"
+)
+
+// Valid indicates whether the value is a known member of the GetLeaderboardParamsPeriod enum.
+func (e GetLeaderboardParamsPeriod) Valid() bool {
+	switch e {
+	case GetLeaderboardParamsPeriodAll:
+		return true
+	case GetLeaderboardParamsPeriodN30d:
+		return true
+	case GetLeaderboardParamsPeriodN7d:
+		return true
+	default:
+		return false
+	}
+}
+
 // Account An account and its current balance.
 //
-// Example: {"balance":1000,"createdAt":"2025-01-01T12:00:00.000Z","id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice","role":"player"}
+// Example: {"balance":1000,"createdAt":"2025-01-01T12:00:00.000Z","disabledAt":null,"id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice","role":"player","status":"active"}
 type Account struct {
 	// Balance The spendable balance in the smallest unit (bets in escrow excluded).
 	//
@@ -301,6 +430,9 @@ type Account struct {
 	//
 	// Example: 2025-01-01T12:00:00.000Z
 	CreatedAt time.Time `json:"createdAt"`
+
+	// DisabledAt When an admin disabled the account (null while it is active).
+	DisabledAt *time.Time `json:"disabledAt,omitempty"`
 
 	// Id The account's id.
 	//
@@ -316,21 +448,165 @@ type Account struct {
 	//
 	// Example: player
 	Role Role `json:"role"`
+
+	// Status `active`, or `disabled` by an admin (its requests are refused; its money stays).
+	//
+	// Example: active
+	Status AccountStatus `json:"status"`
 }
 
 // AccountCreated A newly created account and its bearer token, shown only this once.
 //
-// Example: {"account":{"balance":0,"createdAt":"2025-01-01T12:00:00.000Z","id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice","role":"player"},"token":"3q2-7wX1rZr0Jg6Xb1N6kq8bX6v1u0m3yJmY1m4wz6E"}
+// Example: {"account":{"balance":0,"createdAt":"2025-01-01T12:00:00.000Z","disabledAt":null,"id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice","role":"player","status":"active"},"token":"3q2-7wX1rZr0Jg6Xb1N6kq8bX6v1u0m3yJmY1m4wz6E"}
 type AccountCreated struct {
 	// Account An account and its current balance.
 	//
-	// Example: {"balance":1000,"createdAt":"2025-01-01T12:00:00.000Z","id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice","role":"player"}
+	// Example: {"balance":1000,"createdAt":"2025-01-01T12:00:00.000Z","disabledAt":null,"id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice","role":"player","status":"active"}
 	Account Account `json:"account"`
 
 	// Token The account's bearer token. Store it; it is never shown again.
 	//
 	// Example: 3q2-7wX1rZr0Jg6Xb1N6kq8bX6v1u0m3yJmY1m4wz6E
 	Token string `json:"token"`
+}
+
+// AccountProfile An account as anyone may see it, with its results over settled games. `balance` is set
+// only when the caller is the account itself.
+type AccountProfile struct {
+	// Balance The balance, for the account itself only (null for anyone else).
+	Balance *int64 `json:"balance"`
+
+	// GamesPlayed Settled games played (refunded registrations excluded).
+	//
+	// Example: 12
+	GamesPlayed int32 `json:"gamesPlayed"`
+
+	// GamesWon Games won.
+	//
+	// Example: 4
+	GamesWon int32 `json:"gamesWon"`
+
+	// Id The account's id.
+	//
+	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	Id openapi_types.UUID `json:"id"`
+
+	// MemberSince When the account was created.
+	//
+	// Example: 2025-01-01T12:00:00.000Z
+	MemberSince time.Time `json:"memberSince"`
+
+	// Name The account's name.
+	//
+	// Example: alice
+	Name string `json:"name"`
+
+	// Net What the account got back from its settled games minus what it bet.
+	//
+	// Example: 250
+	Net int64 `json:"net"`
+
+	// Role `player` plays games; `admin` runs lobbies and the treasury and may not play.
+	//
+	// Example: player
+	Role Role `json:"role"`
+}
+
+// AccountRef An account by id and name.
+type AccountRef struct {
+	// Id The account's id.
+	//
+	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	Id openapi_types.UUID `json:"id"`
+
+	// Name The account's name.
+	//
+	// Example: alice
+	Name string `json:"name"`
+}
+
+// AccountStatus `active`, or `disabled` by an admin (its requests are refused; its money stays).
+//
+// Example: active
+type AccountStatus string
+
+// AdminAccount An account as an admin finds it.
+type AdminAccount struct {
+	// Account An account and its current balance.
+	//
+	// Example: {"balance":1000,"createdAt":"2025-01-01T12:00:00.000Z","disabledAt":null,"id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice","role":"player","status":"active"}
+	Account Account `json:"account"`
+
+	// GamesPlayed Settled games played.
+	//
+	// Example: 12
+	GamesPlayed int32 `json:"gamesPlayed"`
+
+	// GamesWon Games won.
+	//
+	// Example: 4
+	GamesWon int32 `json:"gamesWon"`
+
+	// Net Net amount won over settled games.
+	//
+	// Example: 250
+	Net int64 `json:"net"`
+
+	// RecentGames The account's latest games (at most 3), newest first.
+	RecentGames []GameRecord `json:"recentGames"`
+}
+
+// AdminAccountPage A page of accounts, by name then id.
+type AdminAccountPage struct {
+	// Accounts The accounts of this page.
+	Accounts []AdminAccount `json:"accounts"`
+
+	// Next The cursor of the next page (pass it as `after`), or null on the last page.
+	Next *string `json:"next"`
+}
+
+// AuditEntry One admin action.
+type AuditEntry struct {
+	// Action The operation: `credit`, `debit`, `create_lobby`, `set_next_config`, `close_lobby`,
+	// `stop`, `disable_account` or `enable_account`.
+	//
+	//
+	// Example: disable_account
+	Action string `json:"action"`
+
+	// Actor The admin who acted.
+	//
+	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	Actor openapi_types.UUID `json:"actor"`
+
+	// At When the action took effect.
+	//
+	// Example: 2025-01-01T12:00:00.000Z
+	At time.Time `json:"at"`
+
+	// Detail The request's body (`request`) and the response's status (`status`).
+	//
+	// Example: {"request":{"reason":"chargeback under review"},"status":200}
+	Detail map[string]interface{} `json:"detail"`
+
+	// Id The entry's id (opaque, unique).
+	//
+	// Example: 17
+	Id string `json:"id"`
+
+	// Target The account or lobby acted on ('' when none, such as a lobby being created).
+	//
+	// Example: 3c7d2e8f-9b10-4b8e-9a61-5c7d2e8f9b10
+	Target string `json:"target"`
+}
+
+// AuditPage A page of the audit log, newest first.
+type AuditPage struct {
+	// Entries The entries of this page.
+	Entries []AuditEntry `json:"entries"`
+
+	// Next The cursor of the next page (pass it as `after`), or null on the last page.
+	Next *string `json:"next"`
 }
 
 // CallerStatus The caller's own place in the game. Only the caller ever sees its own sealed `commitment`
@@ -410,6 +686,16 @@ type CreateLobbyRequest struct {
 	//
 	// Example: Friday night
 	Name string `json:"name"`
+}
+
+// DisableAccountRequest Why the account is disabled (kept in the audit log).
+//
+// Example: {"reason":"chargeback under review"}
+type DisableAccountRequest struct {
+	// Reason The reason, for the audit log.
+	//
+	// Example: chargeback under review
+	Reason string `json:"reason"`
 }
 
 // Event One entry of a lobby's append-only, hash-chained log. `seq` counts 1, 2, 3, ... per lobby
@@ -650,6 +936,14 @@ type GameConfigInput struct {
 	StartWhenFull *bool `json:"startWhenFull,omitempty"`
 }
 
+// GameEnding How a game ended for a player: `playing` (not ended), `won` (took the escrow),
+// `eliminated` (went out in round `eliminatedRound`), `refunded` (stopped during
+// registration, the bet came back), `share` (stopped with the player still in, who got a
+// share of the escrow).
+//
+// Example: won
+type GameEnding string
+
 // GamePlayer A player's registration in a game.
 //
 // Example: {"accountId":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","eliminatedInRound":null,"name":"alice","order":1,"registeredAt":"2025-01-01T12:00:30.000Z","status":"active"}
@@ -738,6 +1032,84 @@ type GamePostingPage struct {
 
 	// Postings The postings of this page.
 	Postings []GamePosting `json:"postings"`
+}
+
+// GameRecord One game of a player and how it went for them.
+//
+// Example: {"eliminatedRound":null,"endedAt":"2025-01-01T12:03:00.000Z","ending":"won","gameId":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","gameNumber":3,"lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","lobbyName":"Friday night","net":300,"registeredAt":"2025-01-01T12:00:00.000Z","stage":"finished","stake":100,"winner":{"id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice"}}
+type GameRecord struct {
+	// EliminatedRound The round the player went out in, for `eliminated`; null otherwise.
+	EliminatedRound *int32 `json:"eliminatedRound"`
+
+	// EndedAt When the game ended (null while it is open).
+	//
+	// Example: 2025-01-01T12:03:00.000Z
+	EndedAt *time.Time `json:"endedAt"`
+
+	// Ending How a game ended for a player: `playing` (not ended), `won` (took the escrow),
+	// `eliminated` (went out in round `eliminatedRound`), `refunded` (stopped during
+	// registration, the bet came back), `share` (stopped with the player still in, who got a
+	// share of the escrow).
+	//
+	//
+	// Example: won
+	Ending GameEnding `json:"ending"`
+
+	// GameId The game (its transcript is at `/v1/games/{gameId}`).
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId openapi_types.UUID `json:"gameId"`
+
+	// GameNumber The game's number in its lobby (1, 2, ...).
+	//
+	// Example: 3
+	GameNumber int32 `json:"gameNumber"`
+
+	// LobbyId The game's lobby.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// LobbyName The lobby's name.
+	//
+	// Example: Friday night
+	LobbyName string `json:"lobbyName"`
+
+	// Net What the player got back from the game minus the stake: for example the escrow minus
+	// the stake for a win, 0 for a refund, minus the stake while the game is open.
+	//
+	//
+	// Example: 300
+	Net int64 `json:"net"`
+
+	// RegisteredAt When the player registered.
+	//
+	// Example: 2025-01-01T12:00:00.000Z
+	RegisteredAt time.Time `json:"registeredAt"`
+
+	// Stage A game's stage. `registration`, `moves` and `reveal` are open; `finished` (a winner was
+	// paid) and `stopped` (refunded or split) are final.
+	//
+	//
+	// Example: moves
+	Stage Stage `json:"stage"`
+
+	// Stake The bet the player put in.
+	//
+	// Example: 100
+	Stake int64 `json:"stake"`
+
+	// Winner The winner of a finished game (null otherwise).
+	Winner *AccountRef `json:"winner"`
+}
+
+// GameRecordPage A page of a player's games, newest registration first.
+type GameRecordPage struct {
+	// Games The games of this page.
+	Games []GameRecord `json:"games"`
+
+	// Next The cursor of the next page (pass it as `after`), or null on the last page.
+	Next *string `json:"next"`
 }
 
 // GameState A lobby's current game as it is now: counts, deadline and pot are public; sealed values
@@ -961,6 +1333,35 @@ type Health struct {
 // Example: ok
 type HealthStatus string
 
+// Leaderboard A page of the standings, best first.
+type Leaderboard struct {
+	// By What ranks the accounts.
+	//
+	// Example: wins
+	By LeaderboardBy `json:"by"`
+
+	// Next The cursor of the next page (pass it as `after`), or null on the last page.
+	Next *string `json:"next"`
+
+	// Period The span of games counted.
+	//
+	// Example: all
+	Period LeaderboardPeriod `json:"period"`
+
+	// Standings The standings of this page.
+	Standings []Standing `json:"standings"`
+}
+
+// LeaderboardBy What ranks the accounts.
+//
+// Example: wins
+type LeaderboardBy string
+
+// LeaderboardPeriod The span of games counted.
+//
+// Example: all
+type LeaderboardPeriod string
+
 // LedgerCounterparty The other side of the entry's posting - the treasury or a game's escrow.
 //
 // Example: escrow
@@ -1129,13 +1530,28 @@ type Lobby struct {
 	ServerTime int64 `json:"serverTime"`
 }
 
-// LobbyPage A page of lobbies, oldest first.
+// LobbyPage A page of lobbies, joinable ones first, each group oldest first.
 type LobbyPage struct {
 	// Lobbies The lobbies of this page.
 	Lobbies []Lobby `json:"lobbies"`
 
 	// Next The cursor of the next page (pass it as `after`), or null on the last page.
 	Next *string `json:"next"`
+}
+
+// MatchmakingRequest What game to join.
+//
+// Example: {"betSize":100,"ruleset":"rpsls"}
+type MatchmakingRequest struct {
+	// BetSize The bet of the game to join.
+	//
+	// Example: 100
+	BetSize int64 `json:"betSize"`
+
+	// Ruleset The ruleset of the game to join (any when omitted).
+	//
+	// Example: rpsls
+	Ruleset *string `json:"ruleset,omitempty"`
 }
 
 // MoneyTransferRequest An amount to credit to or debit from a player's balance.
@@ -1190,9 +1606,9 @@ type PostingKind string
 // Example: {"code":"wrong_stage","detail":"the game is in stage moves, not registration","field":null,"instance":"/v1/lobbies/5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11/players","requestId":"01JD3Q2S8Y7K4M6N9P0R2T5V8X","status":409,"title":"Wrong stage","type":"urn:rps:problem:wrong_stage"}
 type Problem struct {
 	// Code The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
-	// `forbidden` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
+	// `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
 	// `lobby_full` / `insufficient_funds` / `already_committed` / `already_revealed` /
-	// `idempotency_conflict` 409, `method_not_allowed` 405 (a known path with another method),
+	// `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
 	// `payload_too_large` 413, `commitment_mismatch` /
 	// `invalid_move` 422, `rate_limited` 429, `internal` 500.
 	//
@@ -1239,9 +1655,9 @@ type Problem struct {
 }
 
 // ProblemCode The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
-// `forbidden` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
+// `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
 // `lobby_full` / `insufficient_funds` / `already_committed` / `already_revealed` /
-// `idempotency_conflict` 409, `method_not_allowed` 405 (a known path with another method),
+// `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
 // `payload_too_large` 413, `commitment_mismatch` /
 // `invalid_move` 422, `rate_limited` 429, `internal` 500.
 //
@@ -1495,6 +1911,39 @@ type SigningKeyList struct {
 // Example: moves
 type Stage string
 
+// Standing An account's place in the standings.
+type Standing struct {
+	// AccountId The account's id.
+	//
+	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	AccountId openapi_types.UUID `json:"accountId"`
+
+	// Games Settled games played in the period.
+	//
+	// Example: 12
+	Games int32 `json:"games"`
+
+	// Name The account's name.
+	//
+	// Example: alice
+	Name string `json:"name"`
+
+	// Net Net amount won in the period.
+	//
+	// Example: 250
+	Net int64 `json:"net"`
+
+	// Position The place in this ranking (1 is the best; ties are ordered by account id).
+	//
+	// Example: 1
+	Position int32 `json:"position"`
+
+	// Wins Games won in the period.
+	//
+	// Example: 4
+	Wins int32 `json:"wins"`
+}
+
 // StopGameRequest Why the admin stops the current game.
 //
 // Example: {"reason":"maintenance"}
@@ -1645,6 +2094,18 @@ type Unauthorized = Problem
 // Example: {"code":"wrong_stage","detail":"the game is in stage moves, not registration","field":null,"instance":"/v1/lobbies/5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11/players","requestId":"01JD3Q2S8Y7K4M6N9P0R2T5V8X","status":409,"title":"Wrong stage","type":"urn:rps:problem:wrong_stage"}
 type Unprocessable = Problem
 
+// SearchAccountsParams defines parameters for SearchAccounts.
+type SearchAccountsParams struct {
+	// Query An account id, or the start of a name.
+	Query *string `form:"query,omitempty" json:"query,omitempty"`
+
+	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit The largest number of items to return.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // CreditAccountParams defines parameters for CreditAccount.
 type CreditAccountParams struct {
 	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
@@ -1667,6 +2128,39 @@ type DebitAccountParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DisableAccountParams defines parameters for DisableAccount.
+type DisableAccountParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
+	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
+	// the same transaction as its effects; a retry with the same key and body replays the stored
+	// status and body without a second effect; a concurrent duplicate waits for the first and
+	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
+	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
+	// UUID) per intended action.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EnableAccountParams defines parameters for EnableAccount.
+type EnableAccountParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
+	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
+	// the same transaction as its effects; a retry with the same key and body replays the stored
+	// status and body without a second effect; a concurrent duplicate waits for the first and
+	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
+	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
+	// UUID) per intended action.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListAuditParams defines parameters for ListAudit.
+type ListAuditParams struct {
+	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit The largest number of items to return.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // ListGamePlayersParams defines parameters for ListGamePlayers.
@@ -1696,8 +2190,45 @@ type GetRoundParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// GetLeaderboardParams defines parameters for GetLeaderboard.
+type GetLeaderboardParams struct {
+	// By What ranks the accounts.
+	By *GetLeaderboardParamsBy `form:"by,omitempty" json:"by,omitempty"`
+
+	// Period The span of games counted.
+	Period *GetLeaderboardParamsPeriod `form:"period,omitempty" json:"period,omitempty"`
+
+	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit The largest number of items to return.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// GetLeaderboardParamsBy defines parameters for GetLeaderboard.
+type GetLeaderboardParamsBy string
+
+// GetLeaderboardParamsPeriod defines parameters for GetLeaderboard.
+type GetLeaderboardParamsPeriod string
+
 // ListLobbiesParams defines parameters for ListLobbies.
 type ListLobbiesParams struct {
+	// Stage Only lobbies whose current game is in this stage.
+	Stage *Stage `form:"stage,omitempty" json:"stage,omitempty"`
+
+	// Open `true`: only lobbies a player could join now (current game in registration and not
+	// full); `false`: only the others.
+	Open *bool `form:"open,omitempty" json:"open,omitempty"`
+
+	// MinBet Only games with a bet of at least this.
+	MinBet *int64 `form:"minBet,omitempty" json:"minBet,omitempty"`
+
+	// MaxBet Only games with a bet of at most this (not below `minBet`).
+	MaxBet *int64 `form:"maxBet,omitempty" json:"maxBet,omitempty"`
+
+	// Ruleset Only games played under this ruleset id.
+	Ruleset *string `form:"ruleset,omitempty" json:"ruleset,omitempty"`
+
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
 	After *After `form:"after,omitempty" json:"after,omitempty"`
 
@@ -1824,6 +2355,27 @@ type StopGameParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// QuickJoinParams defines parameters for QuickJoin.
+type QuickJoinParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
+	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
+	// the same transaction as its effects; a retry with the same key and body replays the stored
+	// status and body without a second effect; a concurrent duplicate waits for the first and
+	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
+	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
+	// UUID) per intended action.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListMyGamesParams defines parameters for ListMyGames.
+type ListMyGamesParams struct {
+	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit The largest number of items to return.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ListMyLedgerParams defines parameters for ListMyLedger.
 type ListMyLedgerParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
@@ -1854,6 +2406,9 @@ type CreditAccountJSONRequestBody = MoneyTransferRequest
 // DebitAccountJSONRequestBody defines body for DebitAccount for application/json ContentType.
 type DebitAccountJSONRequestBody = MoneyTransferRequest
 
+// DisableAccountJSONRequestBody defines body for DisableAccount for application/json ContentType.
+type DisableAccountJSONRequestBody = DisableAccountRequest
+
 // CreateLobbyJSONRequestBody defines body for CreateLobby for application/json ContentType.
 type CreateLobbyJSONRequestBody = CreateLobbyRequest
 
@@ -1868,6 +2423,9 @@ type RevealMoveJSONRequestBody = RevealRequest
 
 // StopGameJSONRequestBody defines body for StopGame for application/json ContentType.
 type StopGameJSONRequestBody = StopGameRequest
+
+// QuickJoinJSONRequestBody defines body for QuickJoin for application/json ContentType.
+type QuickJoinJSONRequestBody = MatchmakingRequest
 
 // AnalyzeGridJSONRequestBody defines body for AnalyzeGrid for application/json ContentType.
 type AnalyzeGridJSONRequestBody = GridRequest
@@ -1889,12 +2447,27 @@ type ServerInterface interface {
 	// CreateAccount Create a player account
 	// (POST /v1/accounts)
 	CreateAccount(w http.ResponseWriter, r *http.Request)
+	// GetAccountProfile An account's public profile
+	// (GET /v1/accounts/{accountId})
+	GetAccountProfile(w http.ResponseWriter, r *http.Request, accountId AccountId)
+	// SearchAccounts Find accounts
+	// (GET /v1/admin/accounts)
+	SearchAccounts(w http.ResponseWriter, r *http.Request, params SearchAccountsParams)
 	// CreditAccount Credit a player (deposit)
 	// (POST /v1/admin/accounts/{accountId}/credits)
 	CreditAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params CreditAccountParams)
 	// DebitAccount Debit a player (withdrawal)
 	// (POST /v1/admin/accounts/{accountId}/debits)
 	DebitAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params DebitAccountParams)
+	// DisableAccount Disable an account
+	// (POST /v1/admin/accounts/{accountId}/disable)
+	DisableAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params DisableAccountParams)
+	// EnableAccount Enable a disabled account again
+	// (POST /v1/admin/accounts/{accountId}/enable)
+	EnableAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params EnableAccountParams)
+	// ListAudit The admins' audit log
+	// (GET /v1/admin/audit)
+	ListAudit(w http.ResponseWriter, r *http.Request, params ListAuditParams)
 	// GetAdminLedger Ledger totals and invariants
 	// (GET /v1/admin/ledger)
 	GetAdminLedger(w http.ResponseWriter, r *http.Request)
@@ -1913,6 +2486,9 @@ type ServerInterface interface {
 	// ListSigningKeys The server's public signing keys
 	// (GET /v1/keys)
 	ListSigningKeys(w http.ResponseWriter, r *http.Request)
+	// GetLeaderboard The standings
+	// (GET /v1/leaderboard)
+	GetLeaderboard(w http.ResponseWriter, r *http.Request, params GetLeaderboardParams)
 	// ListLobbies List lobbies
 	// (GET /v1/lobbies)
 	ListLobbies(w http.ResponseWriter, r *http.Request, params ListLobbiesParams)
@@ -1949,9 +2525,15 @@ type ServerInterface interface {
 	// StopGame Stop the current game
 	// (POST /v1/lobbies/{lobbyId}/stop)
 	StopGame(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params StopGameParams)
+	// QuickJoin Join a game with a given bet
+	// (POST /v1/matchmaking)
+	QuickJoin(w http.ResponseWriter, r *http.Request, params QuickJoinParams)
 	// GetMe The caller's account
 	// (GET /v1/me)
 	GetMe(w http.ResponseWriter, r *http.Request)
+	// ListMyGames The caller's games
+	// (GET /v1/me/games)
+	ListMyGames(w http.ResponseWriter, r *http.Request, params ListMyGamesParams)
 	// ListMyLedger The caller's ledger entries
 	// (GET /v1/me/ledger)
 	ListMyLedger(w http.ResponseWriter, r *http.Request, params ListMyLedgerParams)
@@ -2006,6 +2588,18 @@ func (_ Unimplemented) CreateAccount(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// GetAccountProfile An account's public profile
+// (GET /v1/accounts/{accountId})
+func (_ Unimplemented) GetAccountProfile(w http.ResponseWriter, r *http.Request, accountId AccountId) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// SearchAccounts Find accounts
+// (GET /v1/admin/accounts)
+func (_ Unimplemented) SearchAccounts(w http.ResponseWriter, r *http.Request, params SearchAccountsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // CreditAccount Credit a player (deposit)
 // (POST /v1/admin/accounts/{accountId}/credits)
 func (_ Unimplemented) CreditAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params CreditAccountParams) {
@@ -2015,6 +2609,24 @@ func (_ Unimplemented) CreditAccount(w http.ResponseWriter, r *http.Request, acc
 // DebitAccount Debit a player (withdrawal)
 // (POST /v1/admin/accounts/{accountId}/debits)
 func (_ Unimplemented) DebitAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params DebitAccountParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// DisableAccount Disable an account
+// (POST /v1/admin/accounts/{accountId}/disable)
+func (_ Unimplemented) DisableAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params DisableAccountParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// EnableAccount Enable a disabled account again
+// (POST /v1/admin/accounts/{accountId}/enable)
+func (_ Unimplemented) EnableAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params EnableAccountParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListAudit The admins' audit log
+// (GET /v1/admin/audit)
+func (_ Unimplemented) ListAudit(w http.ResponseWriter, r *http.Request, params ListAuditParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2051,6 +2663,12 @@ func (_ Unimplemented) GetRound(w http.ResponseWriter, r *http.Request, gameId G
 // ListSigningKeys The server's public signing keys
 // (GET /v1/keys)
 func (_ Unimplemented) ListSigningKeys(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetLeaderboard The standings
+// (GET /v1/leaderboard)
+func (_ Unimplemented) GetLeaderboard(w http.ResponseWriter, r *http.Request, params GetLeaderboardParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2126,9 +2744,21 @@ func (_ Unimplemented) StopGame(w http.ResponseWriter, r *http.Request, lobbyId 
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// QuickJoin Join a game with a given bet
+// (POST /v1/matchmaking)
+func (_ Unimplemented) QuickJoin(w http.ResponseWriter, r *http.Request, params QuickJoinParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // GetMe The caller's account
 // (GET /v1/me)
 func (_ Unimplemented) GetMe(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListMyGames The caller's games
+// (GET /v1/me/games)
+func (_ Unimplemented) ListMyGames(w http.ResponseWriter, r *http.Request, params ListMyGamesParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2247,6 +2877,91 @@ func (siw *ServerInterfaceWrapper) CreateAccount(w http.ResponseWriter, r *http.
 	handler.ServeHTTP(w, r)
 }
 
+// GetAccountProfile operation middleware
+func (siw *ServerInterfaceWrapper) GetAccountProfile(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "accountId" -------------
+	var accountId AccountId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "accountId", chi.URLParam(r, "accountId"), &accountId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "accountId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetAccountProfile(w, r, accountId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SearchAccounts operation middleware
+func (siw *ServerInterfaceWrapper) SearchAccounts(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SearchAccountsParams
+
+	// ------------- Optional query parameter "query" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "query", r.URL.Query(), &params.Query, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "query"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "query", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", r.URL.Query(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SearchAccounts(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // CreditAccount operation middleware
 func (siw *ServerInterfaceWrapper) CreditAccount(w http.ResponseWriter, r *http.Request) {
 
@@ -2338,6 +3053,152 @@ func (siw *ServerInterfaceWrapper) DebitAccount(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.DebitAccount(w, r, accountId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DisableAccount operation middleware
+func (siw *ServerInterfaceWrapper) DisableAccount(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "accountId" -------------
+	var accountId AccountId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "accountId", chi.URLParam(r, "accountId"), &accountId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "accountId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DisableAccountParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DisableAccount(w, r, accountId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// EnableAccount operation middleware
+func (siw *ServerInterfaceWrapper) EnableAccount(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "accountId" -------------
+	var accountId AccountId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "accountId", chi.URLParam(r, "accountId"), &accountId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "accountId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params EnableAccountParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.EnableAccount(w, r, accountId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListAudit operation middleware
+func (siw *ServerInterfaceWrapper) ListAudit(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAuditParams
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", r.URL.Query(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAudit(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -2575,6 +3436,78 @@ func (siw *ServerInterfaceWrapper) ListSigningKeys(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// GetLeaderboard operation middleware
+func (siw *ServerInterfaceWrapper) GetLeaderboard(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetLeaderboardParams
+
+	// ------------- Optional query parameter "by" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "by", r.URL.Query(), &params.By, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "by"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "by", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "period" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "period", r.URL.Query(), &params.Period, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "period"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "period", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", r.URL.Query(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetLeaderboard(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListLobbies operation middleware
 func (siw *ServerInterfaceWrapper) ListLobbies(w http.ResponseWriter, r *http.Request) {
 
@@ -2583,6 +3516,71 @@ func (siw *ServerInterfaceWrapper) ListLobbies(w http.ResponseWriter, r *http.Re
 
 	// Parameter object where we will unmarshal all parameters from the context
 	var params ListLobbiesParams
+
+	// ------------- Optional query parameter "stage" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "stage", r.URL.Query(), &params.Stage, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "stage"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "stage", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "open" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "open", r.URL.Query(), &params.Open, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "open"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "open", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "minBet" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "minBet", r.URL.Query(), &params.MinBet, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "minBet"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "minBet", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "maxBet" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "maxBet", r.URL.Query(), &params.MaxBet, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "maxBet"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "maxBet", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "ruleset" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "ruleset", r.URL.Query(), &params.Ruleset, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "ruleset"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "ruleset", Err: err})
+		}
+		return
+	}
 
 	// ------------- Optional query parameter "after" -------------
 
@@ -3169,11 +4167,98 @@ func (siw *ServerInterfaceWrapper) StopGame(w http.ResponseWriter, r *http.Reque
 	handler.ServeHTTP(w, r)
 }
 
+// QuickJoin operation middleware
+func (siw *ServerInterfaceWrapper) QuickJoin(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params QuickJoinParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.QuickJoin(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetMe operation middleware
 func (siw *ServerInterfaceWrapper) GetMe(w http.ResponseWriter, r *http.Request) {
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetMe(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListMyGames operation middleware
+func (siw *ServerInterfaceWrapper) ListMyGames(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMyGamesParams
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", r.URL.Query(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListMyGames(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3494,6 +4579,15 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/v1/accounts", wrapper.CreateAccount)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/accounts/{accountId}", wrapper.GetAccountProfile)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/leaderboard", wrapper.GetLeaderboard)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/matchmaking", wrapper.QuickJoin)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/me", wrapper.GetMe)
 	})
 	r.Group(func(r chi.Router) {
@@ -3503,10 +4597,25 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/me/ledger", wrapper.ListMyLedger)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/me/games", wrapper.ListMyGames)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/credits", wrapper.CreditAccount)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/debits", wrapper.DebitAccount)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/admin/accounts", wrapper.SearchAccounts)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/disable", wrapper.DisableAccount)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/enable", wrapper.EnableAccount)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/admin/audit", wrapper.ListAudit)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/admin/ledger", wrapper.GetAdminLedger)
@@ -3779,6 +4888,232 @@ type CreateAccount500ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response CreateAccount500ApplicationProblemPlusJSONResponse) VisitCreateAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAccountProfileRequestObject struct {
+	AccountId AccountId `json:"accountId"`
+}
+
+type GetAccountProfileResponseObject interface {
+	VisitGetAccountProfileResponse(w http.ResponseWriter) error
+}
+
+type GetAccountProfile200JSONResponse AccountProfile
+
+func (response GetAccountProfile200JSONResponse) VisitGetAccountProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAccountProfile400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetAccountProfile400ApplicationProblemPlusJSONResponse) VisitGetAccountProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAccountProfile401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetAccountProfile401ApplicationProblemPlusJSONResponse) VisitGetAccountProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAccountProfile403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetAccountProfile403ApplicationProblemPlusJSONResponse) VisitGetAccountProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAccountProfile404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetAccountProfile404ApplicationProblemPlusJSONResponse) VisitGetAccountProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAccountProfile429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetAccountProfile429ApplicationProblemPlusJSONResponse) VisitGetAccountProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAccountProfile500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response GetAccountProfile500ApplicationProblemPlusJSONResponse) VisitGetAccountProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchAccountsRequestObject struct {
+	Params SearchAccountsParams
+}
+
+type SearchAccountsResponseObject interface {
+	VisitSearchAccountsResponse(w http.ResponseWriter) error
+}
+
+type SearchAccounts200JSONResponse AdminAccountPage
+
+func (response SearchAccounts200JSONResponse) VisitSearchAccountsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchAccounts400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response SearchAccounts400ApplicationProblemPlusJSONResponse) VisitSearchAccountsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchAccounts401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response SearchAccounts401ApplicationProblemPlusJSONResponse) VisitSearchAccountsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchAccounts403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response SearchAccounts403ApplicationProblemPlusJSONResponse) VisitSearchAccountsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchAccounts429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response SearchAccounts429ApplicationProblemPlusJSONResponse) VisitSearchAccountsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchAccounts500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response SearchAccounts500ApplicationProblemPlusJSONResponse) VisitSearchAccountsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -4089,6 +5424,404 @@ type DebitAccount500ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response DebitAccount500ApplicationProblemPlusJSONResponse) VisitDebitAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableAccountRequestObject struct {
+	AccountId AccountId `json:"accountId"`
+	Params    DisableAccountParams
+	Body      *DisableAccountJSONRequestBody
+}
+
+type DisableAccountResponseObject interface {
+	VisitDisableAccountResponse(w http.ResponseWriter) error
+}
+
+type DisableAccount200JSONResponse Account
+
+func (response DisableAccount200JSONResponse) VisitDisableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableAccount400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response DisableAccount400ApplicationProblemPlusJSONResponse) VisitDisableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableAccount401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DisableAccount401ApplicationProblemPlusJSONResponse) VisitDisableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableAccount403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DisableAccount403ApplicationProblemPlusJSONResponse) VisitDisableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableAccount404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response DisableAccount404ApplicationProblemPlusJSONResponse) VisitDisableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableAccount409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response DisableAccount409ApplicationProblemPlusJSONResponse) VisitDisableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableAccount413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response DisableAccount413ApplicationProblemPlusJSONResponse) VisitDisableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableAccount429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DisableAccount429ApplicationProblemPlusJSONResponse) VisitDisableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableAccount500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response DisableAccount500ApplicationProblemPlusJSONResponse) VisitDisableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnableAccountRequestObject struct {
+	AccountId AccountId `json:"accountId"`
+	Params    EnableAccountParams
+}
+
+type EnableAccountResponseObject interface {
+	VisitEnableAccountResponse(w http.ResponseWriter) error
+}
+
+type EnableAccount200JSONResponse Account
+
+func (response EnableAccount200JSONResponse) VisitEnableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnableAccount400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response EnableAccount400ApplicationProblemPlusJSONResponse) VisitEnableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnableAccount401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response EnableAccount401ApplicationProblemPlusJSONResponse) VisitEnableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnableAccount403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response EnableAccount403ApplicationProblemPlusJSONResponse) VisitEnableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnableAccount404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response EnableAccount404ApplicationProblemPlusJSONResponse) VisitEnableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnableAccount409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response EnableAccount409ApplicationProblemPlusJSONResponse) VisitEnableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnableAccount429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response EnableAccount429ApplicationProblemPlusJSONResponse) VisitEnableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnableAccount500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response EnableAccount500ApplicationProblemPlusJSONResponse) VisitEnableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditRequestObject struct {
+	Params ListAuditParams
+}
+
+type ListAuditResponseObject interface {
+	VisitListAuditResponse(w http.ResponseWriter) error
+}
+
+type ListAudit200JSONResponse AuditPage
+
+func (response ListAudit200JSONResponse) VisitListAuditResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAudit400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListAudit400ApplicationProblemPlusJSONResponse) VisitListAuditResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAudit401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListAudit401ApplicationProblemPlusJSONResponse) VisitListAuditResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAudit403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListAudit403ApplicationProblemPlusJSONResponse) VisitListAuditResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAudit429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListAudit429ApplicationProblemPlusJSONResponse) VisitListAuditResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAudit500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response ListAudit500ApplicationProblemPlusJSONResponse) VisitListAuditResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -4593,6 +6326,111 @@ type ListSigningKeys500ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response ListSigningKeys500ApplicationProblemPlusJSONResponse) VisitListSigningKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLeaderboardRequestObject struct {
+	Params GetLeaderboardParams
+}
+
+type GetLeaderboardResponseObject interface {
+	VisitGetLeaderboardResponse(w http.ResponseWriter) error
+}
+
+type GetLeaderboard200JSONResponse Leaderboard
+
+func (response GetLeaderboard200JSONResponse) VisitGetLeaderboardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLeaderboard400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetLeaderboard400ApplicationProblemPlusJSONResponse) VisitGetLeaderboardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLeaderboard401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetLeaderboard401ApplicationProblemPlusJSONResponse) VisitGetLeaderboardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLeaderboard403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetLeaderboard403ApplicationProblemPlusJSONResponse) VisitGetLeaderboardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLeaderboard429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetLeaderboard429ApplicationProblemPlusJSONResponse) VisitGetLeaderboardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLeaderboard500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response GetLeaderboard500ApplicationProblemPlusJSONResponse) VisitGetLeaderboardResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -6195,6 +8033,144 @@ func (response StopGame500ApplicationProblemPlusJSONResponse) VisitStopGameRespo
 	return err
 }
 
+type QuickJoinRequestObject struct {
+	Params QuickJoinParams
+	Body   *QuickJoinJSONRequestBody
+}
+
+type QuickJoinResponseObject interface {
+	VisitQuickJoinResponse(w http.ResponseWriter) error
+}
+
+type QuickJoin201JSONResponse Lobby
+
+func (response QuickJoin201JSONResponse) VisitQuickJoinResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type QuickJoin400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response QuickJoin400ApplicationProblemPlusJSONResponse) VisitQuickJoinResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type QuickJoin401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response QuickJoin401ApplicationProblemPlusJSONResponse) VisitQuickJoinResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type QuickJoin403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response QuickJoin403ApplicationProblemPlusJSONResponse) VisitQuickJoinResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type QuickJoin409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response QuickJoin409ApplicationProblemPlusJSONResponse) VisitQuickJoinResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type QuickJoin413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response QuickJoin413ApplicationProblemPlusJSONResponse) VisitQuickJoinResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type QuickJoin429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response QuickJoin429ApplicationProblemPlusJSONResponse) VisitQuickJoinResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type QuickJoin500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response QuickJoin500ApplicationProblemPlusJSONResponse) VisitQuickJoinResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMeRequestObject struct {
 }
 
@@ -6256,6 +8232,111 @@ type GetMe500ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetMe500ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMyGamesRequestObject struct {
+	Params ListMyGamesParams
+}
+
+type ListMyGamesResponseObject interface {
+	VisitListMyGamesResponse(w http.ResponseWriter) error
+}
+
+type ListMyGames200JSONResponse GameRecordPage
+
+func (response ListMyGames200JSONResponse) VisitListMyGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMyGames400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListMyGames400ApplicationProblemPlusJSONResponse) VisitListMyGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMyGames401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListMyGames401ApplicationProblemPlusJSONResponse) VisitListMyGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMyGames403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListMyGames403ApplicationProblemPlusJSONResponse) VisitListMyGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMyGames429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListMyGames429ApplicationProblemPlusJSONResponse) VisitListMyGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMyGames500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response ListMyGames500ApplicationProblemPlusJSONResponse) VisitListMyGamesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -6818,12 +8899,27 @@ type StrictServerInterface interface {
 	// CreateAccount Create a player account
 	// (POST /v1/accounts)
 	CreateAccount(ctx context.Context, request CreateAccountRequestObject) (CreateAccountResponseObject, error)
+	// GetAccountProfile An account's public profile
+	// (GET /v1/accounts/{accountId})
+	GetAccountProfile(ctx context.Context, request GetAccountProfileRequestObject) (GetAccountProfileResponseObject, error)
+	// SearchAccounts Find accounts
+	// (GET /v1/admin/accounts)
+	SearchAccounts(ctx context.Context, request SearchAccountsRequestObject) (SearchAccountsResponseObject, error)
 	// CreditAccount Credit a player (deposit)
 	// (POST /v1/admin/accounts/{accountId}/credits)
 	CreditAccount(ctx context.Context, request CreditAccountRequestObject) (CreditAccountResponseObject, error)
 	// DebitAccount Debit a player (withdrawal)
 	// (POST /v1/admin/accounts/{accountId}/debits)
 	DebitAccount(ctx context.Context, request DebitAccountRequestObject) (DebitAccountResponseObject, error)
+	// DisableAccount Disable an account
+	// (POST /v1/admin/accounts/{accountId}/disable)
+	DisableAccount(ctx context.Context, request DisableAccountRequestObject) (DisableAccountResponseObject, error)
+	// EnableAccount Enable a disabled account again
+	// (POST /v1/admin/accounts/{accountId}/enable)
+	EnableAccount(ctx context.Context, request EnableAccountRequestObject) (EnableAccountResponseObject, error)
+	// ListAudit The admins' audit log
+	// (GET /v1/admin/audit)
+	ListAudit(ctx context.Context, request ListAuditRequestObject) (ListAuditResponseObject, error)
 	// GetAdminLedger Ledger totals and invariants
 	// (GET /v1/admin/ledger)
 	GetAdminLedger(ctx context.Context, request GetAdminLedgerRequestObject) (GetAdminLedgerResponseObject, error)
@@ -6842,6 +8938,9 @@ type StrictServerInterface interface {
 	// ListSigningKeys The server's public signing keys
 	// (GET /v1/keys)
 	ListSigningKeys(ctx context.Context, request ListSigningKeysRequestObject) (ListSigningKeysResponseObject, error)
+	// GetLeaderboard The standings
+	// (GET /v1/leaderboard)
+	GetLeaderboard(ctx context.Context, request GetLeaderboardRequestObject) (GetLeaderboardResponseObject, error)
 	// ListLobbies List lobbies
 	// (GET /v1/lobbies)
 	ListLobbies(ctx context.Context, request ListLobbiesRequestObject) (ListLobbiesResponseObject, error)
@@ -6878,9 +8977,15 @@ type StrictServerInterface interface {
 	// StopGame Stop the current game
 	// (POST /v1/lobbies/{lobbyId}/stop)
 	StopGame(ctx context.Context, request StopGameRequestObject) (StopGameResponseObject, error)
+	// QuickJoin Join a game with a given bet
+	// (POST /v1/matchmaking)
+	QuickJoin(ctx context.Context, request QuickJoinRequestObject) (QuickJoinResponseObject, error)
 	// GetMe The caller's account
 	// (GET /v1/me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
+	// ListMyGames The caller's games
+	// (GET /v1/me/games)
+	ListMyGames(ctx context.Context, request ListMyGamesRequestObject) (ListMyGamesResponseObject, error)
 	// ListMyLedger The caller's ledger entries
 	// (GET /v1/me/ledger)
 	ListMyLedger(ctx context.Context, request ListMyLedgerRequestObject) (ListMyLedgerResponseObject, error)
@@ -7067,6 +9172,58 @@ func (sh *strictHandler) CreateAccount(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// GetAccountProfile operation middleware
+func (sh *strictHandler) GetAccountProfile(w http.ResponseWriter, r *http.Request, accountId AccountId) {
+	var request GetAccountProfileRequestObject
+
+	request.AccountId = accountId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAccountProfile(ctx, request.(GetAccountProfileRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAccountProfile")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetAccountProfileResponseObject); ok {
+		if err := validResponse.VisitGetAccountProfileResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SearchAccounts operation middleware
+func (sh *strictHandler) SearchAccounts(w http.ResponseWriter, r *http.Request, params SearchAccountsParams) {
+	var request SearchAccountsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SearchAccounts(ctx, request.(SearchAccountsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SearchAccounts")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SearchAccountsResponseObject); ok {
+		if err := validResponse.VisitSearchAccountsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CreditAccount operation middleware
 func (sh *strictHandler) CreditAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params CreditAccountParams) {
 	var request CreditAccountRequestObject
@@ -7128,6 +9285,93 @@ func (sh *strictHandler) DebitAccount(w http.ResponseWriter, r *http.Request, ac
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(DebitAccountResponseObject); ok {
 		if err := validResponse.VisitDebitAccountResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DisableAccount operation middleware
+func (sh *strictHandler) DisableAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params DisableAccountParams) {
+	var request DisableAccountRequestObject
+
+	request.AccountId = accountId
+	request.Params = params
+
+	var body DisableAccountJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DisableAccount(ctx, request.(DisableAccountRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DisableAccount")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DisableAccountResponseObject); ok {
+		if err := validResponse.VisitDisableAccountResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// EnableAccount operation middleware
+func (sh *strictHandler) EnableAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params EnableAccountParams) {
+	var request EnableAccountRequestObject
+
+	request.AccountId = accountId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.EnableAccount(ctx, request.(EnableAccountRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "EnableAccount")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(EnableAccountResponseObject); ok {
+		if err := validResponse.VisitEnableAccountResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListAudit operation middleware
+func (sh *strictHandler) ListAudit(w http.ResponseWriter, r *http.Request, params ListAuditParams) {
+	var request ListAuditRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAudit(ctx, request.(ListAuditRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAudit")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAuditResponseObject); ok {
+		if err := validResponse.VisitListAuditResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -7284,6 +9528,32 @@ func (sh *strictHandler) ListSigningKeys(w http.ResponseWriter, r *http.Request)
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListSigningKeysResponseObject); ok {
 		if err := validResponse.VisitListSigningKeysResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetLeaderboard operation middleware
+func (sh *strictHandler) GetLeaderboard(w http.ResponseWriter, r *http.Request, params GetLeaderboardParams) {
+	var request GetLeaderboardRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetLeaderboard(ctx, request.(GetLeaderboardRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetLeaderboard")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetLeaderboardResponseObject); ok {
+		if err := validResponse.VisitGetLeaderboardResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -7647,6 +9917,39 @@ func (sh *strictHandler) StopGame(w http.ResponseWriter, r *http.Request, lobbyI
 	}
 }
 
+// QuickJoin operation middleware
+func (sh *strictHandler) QuickJoin(w http.ResponseWriter, r *http.Request, params QuickJoinParams) {
+	var request QuickJoinRequestObject
+
+	request.Params = params
+
+	var body QuickJoinJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.QuickJoin(ctx, request.(QuickJoinRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "QuickJoin")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(QuickJoinResponseObject); ok {
+		if err := validResponse.VisitQuickJoinResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // GetMe operation middleware
 func (sh *strictHandler) GetMe(w http.ResponseWriter, r *http.Request) {
 	var request GetMeRequestObject
@@ -7664,6 +9967,32 @@ func (sh *strictHandler) GetMe(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetMeResponseObject); ok {
 		if err := validResponse.VisitGetMeResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListMyGames operation middleware
+func (sh *strictHandler) ListMyGames(w http.ResponseWriter, r *http.Request, params ListMyGamesParams) {
+	var request ListMyGamesRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMyGames(ctx, request.(ListMyGamesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMyGames")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListMyGamesResponseObject); ok {
+		if err := validResponse.VisitListMyGamesResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -7837,354 +10166,417 @@ func (sh *strictHandler) AnalyzeGrid(w http.ResponseWriter, r *http.Request, rul
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H15k9s2lvhXQWl/VZYylFpnH+qaPzyOkzixE6/b2cxO5DUhEpIwTQE0AbVa8fR3/xXeA0iQoo5u24lz",
-	"bNVO3OIFPLz7fN+I5DKVggmtGuP3jQWjMcvgn6+YzjaPZ5pl5q+YqSjjqeZSNMaNKxZJESuiJVlTrsmU",
-	"zWTGSGYe4WLeaQQNdkuXacIa437QUNGCLal5zUxmS6ob4wYXetBvBI0lF3y5WjbGvaChNynDS2zOssbd",
-	"3V3QSGlGl0zbNT2OIrkS+lm8vaTXC0YoXn6kCI9La2j0pxfRGRvS9mB22msP4z5tX0Rd1j6no2kvPpsN",
-	"WL/bCBrcvCmletEIGoIuzZM0/2TQyNi7Fc9Y3BjrbMVq97VacXNnSrVmmXnb//3cbV/Q9uxx+6s378/v",
-	"2v6fw/v82evf/b9GDiSlMy7mDQOiHWf0Q0rfrRiJVpmS2ZjoBSOhYLc6JHIGf6UZu+FypUhK56xDflhy",
-	"TbgmM5nB5RnPlMZrE+Fg827Fso0HHPi0D4glvX3OxFwvGuP+6BTO1/3dq1v80xuDeju28IrpVSYIg3vI",
-	"musFCRV7F5J5xqhmZp1UEL3gijS7Aaw6ZjO6SnRAuCKzTC7hR6VppludozdhX9IYd4MSxp4OfYzt1mCs",
-	"29BzvuS6HkkTms2Z0kSsllOWmcOw+9PSENAqE7sWmsBLaxfa61aWisRFby1xdc31vbQWNL6mS7aLsuZ0",
-	"yWrI6oKdx2fR6bQ9osNZe8gGcfs86k/bPdqduWv1ZDXHj32uNPUsZstUaiaizXdssw2TF/SaKUKR4xFF",
-	"Z6xDriKZstgcY9MyjYAsmV7IOCCZXGnWIlTE5JqlmvSHZCFXmeqQx8RAwCCEXlA9ERmj0cK8xkKdNNUq",
-	"iphSRGbwwdlK0YSoVbQgVJFw2L0giZxON29nqyQJWwbxlZYZi5FguFbkmm0IFxMBtGDeqTMqFI3MZsxL",
-	"zD1sNmORVpf5puDp/AnzCrP6qYw3JGNpQjfK0pb51kQoTfVKFfeYx+VKE0oUCAv7AfP+SIpolWVMaBKv",
-	"0oRHVDOQI6rCfKiIDUDwY1xflpcDC6Qk5rMZg5fBd7mFCS9O8G0kxSzhkQ475H9owmNqNj4RM8qTVcYU",
-	"aQ67XTwcxbIblhGWZTJTpDm6vW0RmjEipLY77ZAfFSOUzDKmFiSjIpZLckOTFZ4UHAqdiB9/fPZli6Qs",
-	"I4bERMxigvBGZlqQ0GDWi/rTM9buxkPaHk7PWfuCnvbao+gs7rPz2cW0l0smlM4FEXlY2jZoupMRjw4z",
-	"4udUaeBddSzgCsC7IVdXT0mUcGTHCyZIZs5WsEhzMbcyBhi0FTEJVRrZm7mT8RsDv9eANRmjS3O4arU0",
-	"lGR4sJE+5hA0EFdqnoiZiBiRNwzRIoT7QgKMkeS6gSegqiAy22rDvtrPvmzsUkWOYez3Yulcs+Un5eij",
-	"Ixj6c8MWdnF04Bk1LH1Ee7Nu1GPt83g4bQ+j0ah9QYeDdn/Wi7vsbHoa9Xr1LD2xn/tceforuRI7gJGZ",
-	"S/b4AgK8m4s5KhC9Enx6tVuH54/b+FGKb9B4tUqYYvobqhbbS35MMrz8SBlmqg19LahakGYi1yxrR1Qx",
-	"smC3ZJrQa9aftvujU8RKRSIqpOARTQyvXbbKh38W96PetEsvZufsLD6NRtMhHcz6rBd3o4vpOT2bnbJR",
-	"PIwG075BE3YRn0dn01M6mhnZ34/qESPz9rIPRtvI8Ob96XDXaeJLd6F3ASAeB4W0zFIVBvCfRIVGopp/",
-	"noVlKMDVvVs5gOX+Rmj7l2774o3979v2m/fd4HSwY1M/0ToW81yKOUllkoyR6eoFy5gRdEJa5ors03LH",
-	"gCxkggqEUy1WqeFFoCgvqdhYkawmwshbKZi5OmWEpimIqg7pkqanTRvZqNYsU4RqIkW0xyIwYvwoXbrM",
-	"zgbdA/z3zsBbpVIoBpbgP2j8Cjdn/rJEYP5JU9QouBQnaSanCVv+7d/KwPF9ccTmidh84CZXB94abYCZ",
-	"c42ZpjxpjBvLlTKmLZkyvWZMkFG32wUBddodnnfN/5GlwZMZZ0ncGJtVzPi8s5Q37DVfMrnSL5TFE6YA",
-	"Uxvd3rdfDv67f3X+v2ffDV+cfn/xsvuq/3r0P+f/NEADFaoxHhrerrkGZCwUFpKv0EJnlYlxlqqx3eZ4",
-	"ezN3/kn8v4zNGuPGf50UJv8JXlUnL/EVCOgy9oVbrw3HJeSKJVOgIC2pjhaIZeZAMhpp0lzSxBw7i8m3",
-	"Vz98H5B1ZrDZ7EAFE7HkShlOKzPCbnVGCcBSBYSS4kFDwdTqWEallDOjd81Zq0NCuD8kBvtQH5WzGRMx",
-	"F/OJgGsVkpECkPcuaDyxSuEH4U+hefuIk+vuNMkYjTeGOZMhMXosyx6IEhcFSoBcJ/ajO3DBW9jHQILH",
-	"xOnQhV1gbUKzRAbGifCVbqOij0kIx/1WaTpnhvEKqd9y8dY8GgYTEVoAvc3YnCvNMhabuzx7JiAhF2o1",
-	"m/HIqJ1vZysRAwt3T0ZyueRamwdL77th1KAq8PgdtsD3Ui8M8kULg02xxYuvZDblcczEByHGLH+Lhxc0",
-	"XnIBItiQi0GHh+HCoMCFr7zv7ECFYikfhR3kr7NsIKJJwrJHimQyYWRJN8ALYitumtSiPdxnoE0FATgQ",
-	"mbIMwBkQKiYCf0QHopFH5rGWPZNnwshTmjw1dtkHnQu3b3oI4Ec+X3ZLKpmMuw8h/+5HOQP3tnBswLkS",
-	"7DZlkWZl+7VDnmnD8hI5nztvQJhvOrw06oN7kTJW7kSohVwLtNAcdzcHOkXXLmcxaZbdAmHFBA3diX0v",
-	"9VdO337wYRluMbOqdU5EQqI6B0ziYfQzLI7xe6mJ+8SOoytW8VHOLn9dOCZuL7m/CDYVAGsNrFUiM6fM",
-	"dswCXtJNImn8Wsrnxur8IPim+K63Wsq3YMP6cHYIMJUxZ4AfBMxVdHGdjkaDUzLdaPYwedbzeJjdEtFS",
-	"EreMHWexveKPciZbr62oOOBZYrcRY7Eip0PyHf8HHMZrKV9QsbGaqPqgw8ioZm8thMvnoLON1fD7TnN/",
-	"EMz7ng7xWko0BTK39p0wLy3so4Dbf6OBdHUtznPPFdHymglDA89ekqbMintlymxkwDqTlGE9rzxgmQMs",
-	"PDIWcIQLEsJdbQg6hGjKVONe7TwiUbdHe/eJFyKDbf4o6EovZMZ/YR/G+Fb+i3wFgoAyTqaMZmaHAByu",
-	"SG6KPogd9gq0+LH84R0YUVreR8EI/43IF2FvATq9cZ96QUGercS1kGtAiozdyGsWAy3+KNJMRkwpOk0+",
-	"jC2iSrk06uaSK7Bq/EOoOFWQTxh1s7CE2LsVTVA7yt/1MJLtF2fzJH8V8Za144jq9vBxDAG7VzgNq8lO",
-	"IfTKUs3iMQlrPh2SJtcKfVQcQeSrjhNRPINOfqszGuUDCHpOudFzNE9slI/GCResheq9AKp4awxv+yWM",
-	"HxjxNBFoGwpJzHV3YtZ4sZK1VW8M5ADzg8817jjhBDh4B8DLZuMbU5pQEbGSf+l9w/7q4nIRRDPjx7ox",
-	"bvS7/VG722t3e697/XG3O+52O91u91+NoMHj4wPZLrSZ8MhIU6OaG3kPUDV4kGZG+9YcnSn5euo8aSpl",
-	"IjY05TZjWCgogEtzfEqTleCaNKdMA3c1L5BrIy2TVczisocRN3wv13sJPtUF/mSN+/wA1lQRe38lA2A3",
-	"YPPlxFSztuZLtu2cQ/B/kqSDqk9868t4mHXfjrkyZwruDzLnN0wQQ5Vm/1yK8mocLmy9HpFjP0d4Ze5B",
-	"J5xzev7cgNXC4uxLghyT/EN7k39TTv/NIm2+aWnpCd5U5+EWbJ1s3FFu0ZcvAAMCZguRItmg0iC3SY4W",
-	"xJtj+29DerDmxrgxeNdvn63/2cv+lXW/nZ/+c9r7/vT63fn0n6c3vVV3Odh8u/zf3nK4/uX06TbFetvZ",
-	"d2yOZRWf3Y/BPlg75ErLjEHclYPgFczYlghs4MhlBLvPhuqc3z5quf25ddfh0BOQHldWVNZtLHdNmBWn",
-	"CS14l2H/HfIDYoy7keD+GMOIuHlIgRfJl2nhRBgkDEHYVIK57z3VwegR0/PT4bB/ejEw/z097fX6Mbs4",
-	"PzsdnY/o2ax7eh6dRV0azaIhpey0Ox30+nTIZv2Ls9lwSIGKnHfLBRm4+BrwC/8yi2iMxSpJDPicC81d",
-	"dU6wxnhGE8W2kMhf7EHwFTcjjaFxWgk4tQJiFuPywbi2j6kypnwEwJjPoKKHez0+dlQC6u5tg882v9Ph",
-	"jZPrsPvSpnAZ9ltTKRNGwRHiDmzPlyBjgyeJj5ykCXqkMZKE4VCtoz6G+HDwLB1ioEZUHOfW6eGNcHq7",
-	"YzcXZfldPZltee5j6n6wFHcibLiywDEkaA7IAClhM30ceAqCOHDuOYAOHjtQ1va3KuzM23GOET4eekur",
-	"5XRwoxfvonHMzcpp8tKjaLuWbc99QbmSUDj0zqdkW/diNKFnTjVXenbejPmca/I3klKl1jKLW62QUHC7",
-	"LNit0c8zGmmWKdIc9NEDFRibkG1YPBH/eP74u6f9qUsOGvTb5g4S8zlTRs1/ipse+2ZbOGl0zcd6/Ukj",
-	"dByLaDkR4YfCInTpQokUc5stNBFuZ2NCjTjNNMRgIyqMJTVfMaVYXGQvFtCr5g59BD66IwFjZ9jdx2rv",
-	"WGuxFnQrq4I8FHkFWztj0OoEFdQtqVtbmFevOj8uK87NHng0hx5uXQJnEQz8CRlPNsbIebdirQ65WmXA",
-	"BoyxuF5wbSwk0CwU0RlfLll8SSiZJlRc4+uBj81WqmqROA3Ry9Q6HR5O1PJPALa3G/YQKPwQyIM7GnOy",
-	"ABHFjM9dIgma2KBIVZmJuQ00baav+C/MJjPZ8OcTc4g2mWqYWzeNrzIemwPh84Wu4yDunfvUXcNXn8Cd",
-	"z0S60vttJ5cA5aPCRzzd0n5Kh9yzqVv3O+XAwaDuuCHBrSYFXDDChM425sxovmNM82gbeykAn0w7WlAu",
-	"WEwSOe/YDD6gNUV6AekHZBCQTqcD6YzwkokA/iokmdNUdSZiIr744vUmZeqLL0gzNOsLW2MXyLVGVhiQ",
-	"0KDLW5kygX8iSlSiv/ZHI9Yhpgvn8RZyuPEGI8D8uC/+ot5GiVTeHXkMOCD2HRlTMrmxoWKISb9lt5id",
-	"mS9uxgVXC+8HpWWa4t+C3eq3eAxvrZ+oCFe7rxupkcjo+q1a8JlZX4c8sSmTkFDC58JoV5ABYchqQ2IJ",
-	"3OZayHWHhDHVNCQRzTLOFFlSda1sSpoKJoLHmGOLAk0F1iijzlLBLAlzh7uQcJtbTOaZXKsifg/LHk9E",
-	"FZ4kt2+8MDrg+nohieGPRlGUmqwXVF9WgI85u1V4w3asqZXb8bgF55CD43ikSvtQlzWvoomSOXhsHYNi",
-	"9p1qld3wGyBeRlMplNEcAIYeFzOgnAiDzGbpl6SKCoam15kBhnUqlLOS4T7FpUCqgocvt06daJYkCgFv",
-	"TsJGLJznEj4dkykCJQFWYN+HIVy50lh6YUjrG6oWBIi088UXJAQ/6t/97L5mmrEbuOs//ylS/FphQNaQ",
-	"+RK667A5vWATkZd/QBDlkfXOUkWcVgX61S8sk/ZPAwXkDT1Mlg7zD7m3kh9ff9U+nwh7psigSPhesXcB",
-	"YLyNcD6LMcZp/kt1QAzO34VG23711RNyfnY+8vIUv7364XvSvGYbNRFKZhb9kDsDc4Y/v3n94jlhKqIp",
-	"F/OAWHNDEeRyQDbGzDIMVlnSfmbw2hg8M5lNBCysnbAbltiKjICEVBuMhlUNBoML8uPrJ/YlSEdLniTc",
-	"JrinGYu4gnwGdksjnWwINUs25xkTcwytDjFn4KKpJdPZnvSXOVGUCMEcO/g6Lb4RIDcVYOo+RMEcSfgK",
-	"tUvEnogKOGmWUZAK4fuJFcyTxphMVt3uIHLONh7D3ywgkwYso7jlBq/chaR5M65oqVBqUN4cxHE8jRtB",
-	"2CoSu61uUHAYtLyoxu0GBA9+IgwqrrlihnK4kcWCsGWqNxYsCwRv+PMbw3blMqVoyOZMD7jJI4UVECAq",
-	"t3w4tMYZ2PecgQZZC6sG3AhDoz4hYTfGvbPB6GzQv4AUwaCBbK4xbtQlzN4n2dasMvcHgKmNacfj3l3g",
-	"6mmOLslZQGJxY8h68SDqTk9n57TPRvFZdDHt0cFsxM7ii6g77dPh7JSdx92oNx3Q0eyMXcS9aDA15sUF",
-	"6xrL1aV9H5067lhRY9zoTntRPx6w4WxET6dn0Xl8wbqzHu1PB9EwHrHT2Rk9n15E3bjH+rMBHU5H0Wl8",
-	"xs5nF9Q82wgair1rjM9yncgXRjVu010hBK7JAtQiFo+3CF7zJVOaLlNEI0fcepExRmaZraMBs1UFyL/j",
-	"iaDIEYH1W5YBCL2myGpZTJpKWtcqdbcYNoHSlZKUZsYQzKMSrar9twdJK3ZdniX/5n2/+Mdr94/x1j9+",
-	"7rzBfw7u/lXrRHNUsE8fB7X0S3Ojh6G7yssAWsjKpsyYy8YEv8wZNNnmzw+qRatGW3a4q4qNLmpT8MMj",
-	"hK/hYRUmX1rxRyC++7g9k4PlIIb9KvPvOaSQq+JIHlQjcjCwVXCCuiXVKyjN0yEoJWV9pLy+j8BW7gNY",
-	"YEF1O3ALT6UCu9sghBHYzhAzgG6WLCxXNWfMqvKmzvaFTXt1blb8Zee6QB8jTcWQ8pBmjT1c3N66zJMt",
-	"0FxxGfFow1Qs3hLrPWTTGpjZewKvcigvC6XaSVoPTSwx7rSAv7Q8qd7PgfS9Fbp3h4T5HQryD3hm4QEK",
-	"uoETx8whY+PG8K2QNKVwYAPLGPVbW2oyEeELA48nAI4vwaYDhC1ZS60OeYwKmVWVjd7ndFSnwgbEupUV",
-	"+ucD1N4UBqLwQUWaaO85cWQEkazRprnCWgKuUI61OuQ7lmojpqZU8yUsHcVTh3zNBMuolpmCTIwlTY24",
-	"AidyRte4cMSir+WYhP9WUnRe0fULphSds/CSfCd1woWxMa/hX7cdxTJOE/4LBqjhiW+VFD/ALsJWTUAN",
-	"wpzDj6tHeYpTGZOCxm17Ltv2x8qGcjx7See1XsXUqKAlV4st7Taog3WRWcyyTqOql+Bt2698Wql8R+2b",
-	"EVfoQ1WExQ5QYKjZUh0lkgvu0ABUAjHHaHzo4Ss+Fyz+xtx5FzQEu90ROHRlmtYMNDe63L5DRaJ6lQlj",
-	"4OX2Ajz1yNCTfSnUcwhDe2uqKvhydv96fZ8p2WOwW7MwqeM2haOxDg1sbpF1l1o90Jr1KFe5Jk10CmCN",
-	"inVhtKp5QiX/KXjyisKi8SnaF0t6+9R5JBTscklvodbR/lUqR3JP1TljocRKJiu7kSihSvEoD05tv8Rm",
-	"T3klc+ClMxr1V6skQZa7nW3kdlWHOlOmCaPRwjn9Uyj9FlC9xlxukRR5ZNDozM1SJtJWwtG9842qgN6q",
-	"x8u9NYiiZiVYyUDWXMRybeh9qYIihIOOo9KdTapJwij45pj1EmSPFLFLC7DabLpxNXiXhGqylEqTMxLT",
-	"jaqySnsk21t1Ydq8aK1uyxUkqrWRLO/pBjaGqGwGJhr0hvWhs+s25RlT1iwvag7BijKQocScodIytZ4o",
-	"LJVSRWWIuUbWcpVAJeLSiD6yEi77vEnhNV8zmlWBUFtjuPesPVo5uGlYJxdkveCuzg3TluEFhInY63qw",
-	"5kK42D44kNE/mSZcdyZia1cfvpEyme/GWaAuPL8mujBaJbTtfDysqmEydTQPWO08QBbMmE9aXszwUIuT",
-	"Uk18vz71oGBwBzLeijvvajjgAfhasvhEcM35bh00eZxzJrytyCnhCsEck5Wwesh21fO2eVPm6Vu9Icxl",
-	"mw7UAyerxK4i/mdnoLc66lhTDvX15t/mLgTTESkcFXntJEkdpm2x8SqJbB9qAdgSolQhUOWWPhPZryxg",
-	"VPK+gViAYaFMKNuLw3HLDgktHGzkZgsWIbibHeAuMRwxEVIvWEakTXBCRQRbbxgb1Yod0tQIH0VObcVz",
-	"kCOWraMPSAEtiIOA3hAGEFgpABcSOFQSlsDnwk0OhCHptvI2LSweY9HRRPQ7HSTxS6Qwu6y8OLvQsQoh",
-	"SpojXLLhs0w5lWyVQahzzbIWhqv8em7StPL1MoerFQJ/J127WPf7LdmCtfWP/530/280aPfCSxRxDmJg",
-	"QLNbrnSHPPUKnu0J/Ruq+LaMoLIeWOH0g/0KXYVvwd2fpUrmON9w1B2MLi5O+2eDs+7wYvQQbc22HLBc",
-	"ttpUbIe+RppWR3fYo2Wuaz2Ud+/30NRoXUWzhPKqn0ihWLTS/IZZzQr0LG60sNl+hQy0qSKvsEv+Xqgd",
-	"5Z19sPq0a/V4z7Z2hIVaTp8qxMWWyvSxl72tLO1DmRe7taVfH2n+4ErVftLd0qp+ffiXlC+72lx52qWO",
-	"0VxmJoZHQuA//Prpa3Jy0zuxl9SONjT3yQ+r1dbsIuv8n0crbx9XOdulJr3EKok61xpceaTKRjRYkzUp",
-	"aEXTzqPLNorQ6jNhO0VhXn2lngM8eAD6ImupvnxkkAfjXDlfg0aGge8s59gVnMk3X0TmP02lUQ0QdrfL",
-	"8ur01kYnNZydCxuxswpX8cL6HHKP0g7nje/O5csBVErmO678yR7o+31qAtzjQjWdTqd1SSgKJsDIJeXG",
-	"niJzyaDDDFbEgc7k0tZzx6/fSexeTcGqCLezFM6eSXH3gUK4wT0L4VRecXMoFxPJ2Vbo7CjxeeYXkfkb",
-	"dCeTf7AOPfczksN+euuqdXKSizJ/2eGu3+35xm67Jcc3fKyZUgVuX6qcd7wFTm4gFikKRzg03D0mLu26",
-	"Ce0hCIUL4Sp/61ExAo8TbwUKKodYtDQCmOw/jl2lWiGyxXC8XQZzScLi0MOx5TH+jxYTwksSolIZjska",
-	"AYqexUsSQirpGApFSLwCA6XsizUmTsZmKwEFq2h+CUOHPzuWXcq9CRr4qUbQMO802/YYjXtg68QAElJp",
-	"82dtrm6KF0s2rcVQa2YZhdh11NnGS7qsL1CGIj+4hmmHwZb5NoM6ewMGiCliky2uCfgI1lyx+zjVa5nX",
-	"vtSbNVVkKrGS/6Oyql01uxbQULN76f5yPU6U9sqNtvn2sF+z9+39XnNxMJ5mkeE7jr1l0h3az2tP0C4k",
-	"SSmPAWWh+t3AzvzyKRSCunpf2Fe+1sDhHBzwTvLHfR7Pju2BBEQmMVMa4yefKx+2i92LaR/CiS3HOMiK",
-	"3ToO8GLDhWuPwcWsXbGbC8vY4l+5Hrs09CKL2XCLVGqgnHQ1TXh0WU5cnQiapoxmmEhtWPdGrsLApVTz",
-	"jMi1cB18tyrSINGx7ydX7k3MtHcZU9IlYfbRpGPlCCm/R6YktpABrpaL3KE5dm07NaL+B0x96NcYegma",
-	"QakH6kfpswoOHpd14/6+wiKJOnuk5wFqI1effbHyjiLC2qrdojOKIksas8Nlm/17u4wKFNypeLvPoe/N",
-	"xUGbYfloQvI3cLBbB3brsih/cM9MhGtaCXehRyzjkHWaGubEdYd8bzhWtR+sgNpY6yH0dRzD5CaCkhkX",
-	"zjt4n3TSWnF7kDX6BLml9LmLUNz5o+C3fjK9CoiWJLIJ3C7/Jbth2Wu+ZGVHSYXUt2TzYcOS7Ql9lxyv",
-	"+X1OspSPXEkyo9kH+ib5oREMpOnqUYokdgzokfDkpndiblQn7zGV7i5sfZQ02e2mJJYt7llqbdpjOeGx",
-	"9YEm8U4j6KU1gKoV5M4LXmjzxmA3lh+2qwmIhhxYo2iBvSBkJXwxvPeJgqjYAyergwu5xq7L0ElnwZL4",
-	"EstvpIhYsfQFhVSDqhN8+IBEF09y7YLflkX2gbDYXYKPzt1jGfj96Srb7c8qfYY0u3VGIoyXEaRwAR2P",
-	"ufti+LvTn0uN3R8U0f8IWsa90qC11e/3phBqm0hZ1VeOk6qPlPP+23pQr0CAlo16IcEVZ8jl35ILFk/E",
-	"hmlsD+a/w6uI3E7TOiQjex8sI60uRpPkh1lj/PN+6JVa3ty9CQ41+kDPmQ8jIcVmKVfK3odlkdiXeI+1",
-	"4yyI2gZQKAjc+Qf5MITKCXsqVEkzKInfoOE3yXbcaUerDOSsQWW+gAHoTttntVzSbLMnaRONGKLwxiMr",
-	"23+/mZkgSOrMhVG1+9WResO9q8F884pu5MpZVVu2VmFO9T+hOeXKvx3EDvcGU1qmrxiFbpJo3Fjn4JFe",
-	"mA/uddDwz3EnGwVx4XZHZOZi7JY5rBc8YVCivNcFN/pgfsc/yYSxg+rqEcVPOZSK8rNPU/b0majOltr2",
-	"OIvB02gdxTZjAxTU9UImznXcuiRdF+3bwrMP1lDvo99/pjo9VjzkOr2lNF+DM1QXeKo+FKNaJX8imnAK",
-	"cqWDPEQB5JsmXB/Ifz7GBDisFcsMPaK5dsyLFqq2ywRAtaw3fZi35eNox+Ab/92qxwc1Y9gjNlNBtbak",
-	"/07ZnFbO4cOboPrCbntdmzLoXRYX8AzQMSFabp7OC3wgoavIUzO3c91CoTQRlq/YK4jsByWME791aIPX",
-	"SpkU5YSF/SzsoXGVA2uuU6uLmshcwbaKQVXhrerdhQaN6nEeq7Qcv3SKPqYVakSt/pzx+LGgyUbx2mIJ",
-	"qgklcUbXgswzHkNVu4htV7NIbreJoiKGHF/VGP/cDXpvgoZ5rjEeGD1ZRwu48CbAGU2veWL+vjjdVpe8",
-	"99Qnwt0w24dFySXDPqDQp8LwELQw8NjNqtHfQZNErlWlvi5fu11tHsGpmhLQVRFP7V6dE3eV8BZFegig",
-	"WrFjFp/3F6DmnH6pIO9g7wCuwWg0HA56hxM+7cnsCFIiaJXrgC4LyDYp+HMTppltzlOUNBlDnQuSQvFq",
-	"xFpHB8heui/WQctHnLrlanMJgbakG3v0U8OqYhaj2F4J2+dHl7dXgzowzUqslLfjrvVL5PuWGeHLVCrF",
-	"pwkDYuFiXhXiF6cfflAVjgJ4Uxxe4BNNCU67CP+hTeRSmulk47GFChOwFL9F1LsRfcaThMX27Ayqk/6o",
-	"PeUaujyNiflXmMn121kml2+nUmu5/GJE/kYimeBvGZ8vdEia5s4u4QrH4uKdbbgILw/gVf0hOtpl2sY2",
-	"o+WjGnyak6o7hW8YTfQOZShjapVoDKEv4D7MBKcxF1D2sGDRdQXyeU6ivN42Qd2sg10i3ubc2lb+MHIr",
-	"wFiUCxZXOkbEVNMpVYagYMAxCMO9uWWVaJG8tpW/uL+N2+AmIOFK0BvKQcCGlYwVm8QjrxtBw7utnLED",
-	"Vw+0K8B11R3McxbPWQbuGpYZfN/UHxKW2yge5zMIwG1UpDuQtg3qMKpW2QZHX5TMCX9L7jbzE1ws78n+",
-	"VgNiXO9T8+0DHQNL070SeCzXm7D5gd0MJbFcTRPWxkftfqrVzC47qQ0+M3rA6RSVAFrs576NjsB51esO",
-	"+y53ZdyYQoXXki0lemzujs2jwvp3r643h84NZ2vStmb7DXO0oPKZCfOMlQvc2vVJVPdInNKg3Ai2waSu",
-	"D/Pb1DTJLiP0PilcQwLHNPzBbjPWUrYN5PzPkmbut44yFhtwQt9ANuVatX6d7j+7xJCjXSPmZUrfrViQ",
-	"t4gtLcyi3taLj8kP80jV5Ygh1tb6bKyBZe5AokSgGT4CIAuM4U7FpvMwgwQ6suTZXjYNrIQlu7ljsYVa",
-	"keJh8ZiEuOyQNHNOaKcBsqwVkBD2EpKmzYgzKqa9z1ydMh1OhHexWp9m/RMBCdGbEpKmvSX/irk5YfTG",
-	"DialWEHFxURUX4EWVekVha/M3ABemppPKPMNfHEl3xR3DyGSKfx3autRZ9a6y4048+oy08dbd3D8Z+KG",
-	"ZpzW9hn5acFAOtmUdXujkwEl5m7lAPSx2M7Is+xOvTCapjl1Xqd8P/WqCR2DNJQNnwfW4IbIGCvC9s9Y",
-	"LV3nYYbvParlOzbaeQqvU/9imaxtsgKNOLZc4xVfHlfgozvqs3aJV6vla1n/1cdJ4mBpb4YtaomOQNse",
-	"xKkG0CIupRxSGmUKcoa5B49rfi/k92xOjXT6x65xP9/L6qlwBd7w9bE7rzZUqYIhqMeQutXVnd1uDnMo",
-	"t7ROl7GrO5RlynahsZMDtgjz/umdvipWY7/+Gumtnsa4+Tb915Nnpy9eP+6+EN17CwlWnOWu9FPc7yuW",
-	"ymzHxjCyYM9HrZZLFpNVip0DgPZz5mStGla1KAuUA3MLadcN1eYlHljPrHCvNXwDL2xTNv5eQ142xiqv",
-	"8yElQFz2ulnTKfR3cJr8uD2qK872d1Q7oAs5I91mKM1uniAI+fW5Orq3fnaHHppDcs8akGmV2SYOBgO2",
-	"xQRcU8dkLtUkxpUO7zBdeQLPnsLWyrOVVdVx4YXky8XbQbZaPdOD0Mlr1epmwyFGHAGMAmlqPVv2avGV",
-	"seUUiKIOX1DxQpUD57o69UQwEP+oa1e8HoCmR6yywiA8i7UCtAK5fPpqlI4cTrCWqcAc4F357NghGT3n",
-	"ams8X930Auxf6Bxaf7yUjyNHns1tseVfifh/JeLz++Tz1IzzQJXgyTYp9etIqdevpaVBiZb69yGm8wox",
-	"rZlZlpdM9nBqKpLSc1Q/v6jtseIYS70vBzrjCAlTV8ACsrmJxSjjPBwPLrqKdNoxhip4UDLRMfM2bb/g",
-	"TzZt07Gf4/Iii7qm+qTIvOEu1cwOrRlXgQp6so3XwFGVeyJT+xxZUDURECgN7FgNSCgP88EhMJPWTQ1p",
-	"2UINKH9al6GHA8xQCO0LbReyzjXpPA4qfrvO3WAhiZw/UkTBzcR8wa0Tyk6oxmB+xmh8mc/a4ALaV0zE",
-	"yU3vxLyGM3Xy3sas78KA0CncB57ShCvrussdp1Sota1PxkEqoGPs8be5E6zmh320nKz7zQnaN+pn+90l",
-	"5nc8RjuKrM/zxYZguf2HHlWeJGSlWEAUKzUJwzTfNE04NFAUMYkSRjMWt3KknIhS4Z9hMXluoEXb4kPX",
-	"jKWKhLiI8Ejs9XllrZrs2ndB0dMuJAwM8m3VC9VVBCEjvr+i6s+1zdtZ58kX3mn6rNKyrNIud6qrh7wV",
-	"lqIOeSbsbbvx9uGeCVCqfyOfxP38Dg4Ie/wOL4yZ8zqjQs1Y9sBQtnBJkVo6x7qWuW8dORvdb9wVgSUc",
-	"g42+/EbMwJ1HCpnZuHtAZX/9VO68y2zvuEHceWpKt3vWu7joj4Znw+7FRe9gK7PauMRjQWSKECZCasM3",
-	"Um8YS9ldUYkYb0Ol1Aqp77XG3DVEGIFWhxFF3siuRgyYfitnoG9lUlOdT3zC7BVQJzbQKgEhP7od1aU4",
-	"oLYNNgi+BNMAbD7TxdZR757hmn+3kmC0vyjq6GSjYn1bNZCJjK5h6s67lbFrMqJXmVC5QLFhDwuOZrfT",
-	"GbQuc6DZFJtEymuS8GtG6EQglmYAXJox14XymC64eXrFweSpw5k/fjbYjCcJpHwRiuk7U66XVF1jpkhd",
-	"TslEVJJKtjJ5Lu6ZH9I7KJsAO7yzctusRXKvvcQRcbcpK4fVbH73vkjZOGd5kAIMbJ3ahs55Oud25O0B",
-	"YTP3HZgtRknpC2gj1ZVt2Zjah4fQXmZymrBlLYd79dUTcjEcnZEUb7KTJDpGPYpZPhpNaSPTArKk0YIL",
-	"1ja6jPnFZsReEhybCBlJ4SoT4yxVY/vKMXYVNe/DXqShuZ3rBF/vpsguVksqXO1SHvWQMatprxCbDa4z",
-	"KeZvXQKpy/pp+Mnp0I7byHHwbwQ24acAtVGuOUvydmlcKI3u74ZvGxyjp5/4tV8gpCHRo9v79svBf/ev",
-	"zv/37Lvhi9PvL152X/Vfj/7n/J9ea7Vh98KQgoZD/Mlsi7ht2cOsgtTfe00NTnwwV9vixBNz612wM2fq",
-	"MR5Lcd7sNk2oyOUJtpmJUPmuaAz3PYktvLVHU13TV8ZEvcEeu1yKtzPKE+ivBFP7ZjNMerU9gYEjxhK6",
-	"BKdUL4rmQVMZb0izmHiCOnKn5Jexyh7ohJCvjlj5bsWyTYDvkxmYndBaNqNLprf6gfgesmOSNnIc3D6M",
-	"H189IxmbMQC2bUNSOgBMV7cICAusZHR8AFpvrdTD8/rEPjv+gvA4wMmXvNLqOJHzYrZl+M+2VW/bz+LQ",
-	"QrUyG2kfNR2dj2cW983r1y9thSkwmRyZM6ZSKSo9o4BAt4RhndTWSe3BAYsLqsRUYXaOBZv3lvddyxOK",
-	"jdYPS0J0EXTpEn399wfkMJsur2EfCzqkzNpRSQgerycecKpa6e+xp3pzWyM7yjKZwQEGeXzEO9pxHaMg",
-	"w24XEy9XeiEz/gv+1gsmIpzJbMrjmAnzyyAgoZD67Qx6tJFhdxiQ0Nt2SE7wBi7eGj4Hf9MEMjv9scDk",
-	"ZCLsnN0ZtBI/ISEXajWb8Ygzod/OsHe497Q30Lb0TjfR1ryRx2yZSs1EtIG5vgmPtFnlRUDCJdMLGb81",
-	"i4NyANziiDQpwZFYwLtwzrztpY6PtAwUUrpJJI3fainfJjQzOx32DDQKTvZ2yRVkZNu1CIDzW8M9QzLs",
-	"943iRTV7a3sem9/MugytZIImIRl1u2U9Z+ugMOs1PyN0hOHpQM6FPZhGUNEEvBNpBI3t83D1KXAYEKer",
-	"HoX3mF+7XT2GPFhRAoiN/DloQBbn9kGhJleGMuR1Vs/N6BMeIOHtCMOy7lfa0haHeFXqcly0/i0ic2US",
-	"+0auYdTJSsQ4JBwHGBu10DbIJ82vGYWetiujGM5h2lbCFYtbY8LR8nQOV7T9yJRRrSbCDhQGpCvfEdhG",
-	"W7poaokzkVlQpEZjJBpGKC0kcWcxEbFkqkNCFx4Jx7mxS1Qks8JkwmaZGpdDirIHdwkMPnORcG074GuZ",
-	"ts1LvNnMj6pLtFlPUA2CAWrNWTU/Lgd3HsUpHWJxveYEzUYf5v9Bhgmrz/G5WiD83kaTjJRNqVK9/rZi",
-	"6e7YbofE51yTvxHz4FpmcehPEXYDQ13jn4JmOuRZPot/utHMWRuGbh6piXh89eTZM5xN2iGPbblNr9sf",
-	"2qHOcoYzm1HrsXn9dvY73HEJsxnQ6xLCeFJj9q4wAYdmNNIs2xpGlO+/Mvi+P7zf5HsLrTrx9krWqQl2",
-	"+EUImKUw2+SShOADD0m2Eir3izqdKc8yNT8s6Qb0avO4n21ftDs0bypjXH5tG+EM8b+o9eeAl8k5C1Oa",
-	"aTcZaSXiDrnyW+iBg8TWKGqe2BYVH97x+pNHnQvPV5Us/Chz7Yywz6Uhtg+j+jLkfOp1szzqtXXpn5k/",
-	"ehoLEvN51TbaWF7/RziOqpV0n1rlPb32vGakBSN03VJtibhtokI11LMfl5662+3pUMVO66+D6i443sch",
-	"erhN3C7eXVokAvF+y/To4qBtu7uB1mu/97ddzQcfzJ6m3b5eV7LPPeXOgswebz0fX4n4StcGxH6CxoaF",
-	"EjW241NDN4sDizGx4Sg6Ks3nKpdx04EFCkzkd/fbMaykKW9YNs51tAA6SBez94JSvxTQUfTCqAL46oqG",
-	"4hKB8r3bGGJFTakfk2sB8jrv7FdnlDpOYuv+bFNoGzv0VL9Hbs5bSW0THkLaOqWJsFXgQX0L9B1zWVVj",
-	"/HM/6Abm/7tvArvz8c+/e3H0xgU60adpVezGeORnkrnEr/woUYuVmWqM+zUexVVt6cUrR6rufFJjSEqj",
-	"r3MRs1ucFQIRn6bMq/NSGLoAmnm5+UXrciKw+2cd75kyJgpLpHympZPcUdtuWAzGncxn3Yp9I8KORZQ3",
-	"bP/Ah6PK3S0+7c/qL4nVowPchWr2UYLccuZI7RM0mHbYV13QC6qu3VKsSVXh/O7sIYS1JH9HPFq2doun",
-	"idiHI6P9w4L6g3uL1ENDRmqinPdvdXRU6xVPEN2VaPl9jWEPcz8r1mtcQLIEX9vOpwzX+7THOQTGqtHk",
-	"999rFPjjbypw/CjIxdXO7IlXu6ZNPs477uTlGQ4NoZrLpbvbAGueAY83VQyYxUdLyIVs1SxVRTLqKxld",
-	"k5fUMM2riCuFECjaOYDIOhSnfxM07O7gdnB9GK75BkaTc3N4Rowltq3Wz41//rMRmP9544keb0FeFNc5",
-	"He7ebImNxYM6IFVtkd+08dGulD672Jqkvp2jSOuz9LYibNspejUYQJ7zX2gWk6sUD6NuwEqOH/U1gwVu",
-	"N/OMEYP57lxbVZx3AsCliXx4j5McJXcnjKjAaRBHf/InePDgyAE/UW6BzYjcekrg28NVvpTRypnX9e64",
-	"urFlBeex/fEiKqTgEYVq8SVpKsa256udTDdts8yT914RwF3YwrCnoks2EciI3QS0GeSJwMAZMeeCFaPa",
-	"AkxlumHZlGq+LHx0W5ryseyojrk08utvSpyl4CnAc47gKmX4B43b9ly27Y//VlJ0XtH1C6aUFX/2dJ5z",
-	"pXchv99tzfoNr4Vc1xQFO6DtZQOIpfcgC7tE19L1EK7mi9iDjHvaw3r4hm3LlP7kAizZjzNVBpYj0OgT",
-	"SZFL9KeSjEUyiwnXn71YgXSulUJ1OCxyqjv2pvBzlDt7WXphfdnbOvfQz/cP8jyeudeRkFdssD+52xYa",
-	"QFI3yE4IFrEb889QsXehQ8O8aEPOQYEGFA3N/4YBzoydCDTyVZ5BhuXDck5WqfkNMmDdF3XGGNY3cEGe",
-	"GOKY8YhqRsDZktKMich8T7NsqVrjiQCPvDPvYIFg2QkgAnCpYEdyMOfgeoBefKyrgJ4w0HPbzuNIcSQv",
-	"mwgsuSieQz+MwaMO+Y4xHNdrlqomYiNXEAGY8xsmxkSvJYHQaLLxazZszC2WEL5IOCOgbTASLahZUwa5",
-	"CwBZqnERhkFQDX2U1pnE7mQzmV1bQyaR8w4JzSeoXmVFHtvTuD8a9S5IfgUYt7lyzTYTEV6zzbMYDjEX",
-	"wNdsYySmPVeMN+XhpzBLVRt30jY7ad/0QjKTGLqFGgaScGFEM7MTgc1LXn31hJyfnY88yf/t1Q/fwwvf",
-	"TxpUTxoBmQDi4r9gWfhPW6aCfyj2btK4C8FH5mai25nceXIWIHkpHgfY7EbFVUIX+8qmsLyG5lTQNPsY",
-	"DAYX5MfXT4JSRcP+1p1QbtnrD/61zTXfvB/etfEf/eIfr90/xlv/+LnzBv85uPtXLavdLT6c2PDJt3k6",
-	"hHYRynact9ifyEpHqMaQ9eJB1J2ezs5pn43is+hi2qOD2YidxRdRd9qnw9kpO4+7UW86oKPZGbuIe9Fg",
-	"OqJnswvWje8pMAAD6reBQ3pBk+Fz6Op3zcrN3xuDWZ/2pt3oIj5nZ7PT7sOaTH+a4iXF3u3oTmGO5ZFy",
-	"B9M9cCJn924fnDOB+u+fDtsQlN7iGYZPlrWLSkBk2ov68YANZyN6Oj2LzuML1p31aH86iIbxiJ3Ozuj5",
-	"9CLqxj3Wnw3ocDqKTuMzdj67oObZD31+B2r1+ud1uFVTkYKtW83B5NITGighEvqA2yVMuZh/xza1GccO",
-	"nDacc83y/DeUstsq+B7cv2auj1UxAqN3ao7EC/Cb908Tes3603Z/dJqn2+ULaN2fWvDh2j2adQ36Zdzx",
-	"NnsAeS7i0960dxGz2Swe0dPulJ4Ph3Q2vOizqB9Fw+FweBGNTi/OpoP+6UXv4qw7mNKoO+hF1C32PnwF",
-	"pPFXmVzu4ftm1dCQ2Wgl5uw/crksrOFHoeubNjKjlAi2NiYa25CMgW0eQ3JO3mLNL4e13O8hHf4rtODw",
-	"vThsH2Clhe8nhHpTtKRZFhiiAtju7so5c89Ocjg+iuDR6SH7E75Yu0W9oxjQtlEBN26HhH5ULgzySKhR",
-	"iPK4J5TSpExcEq8cuUld8/41VRORUh638DFXpEya253l4V0wLa4c3axknG8FO0sDNOD15cCne2ALha+0",
-	"TI2F9rD8LNeZFKtdzZdVCaNrOn1kto95Y0mNRBOQMV6TsFXf7RyD/tjLHA3iyogxl0sbmr/e5qAGkdwh",
-	"V6sM/PSQDrfgmhGVUmy4pTO+XLL4klDDcsW1/QwmEc5WW8kD/vJL+Vajbve+6Vaw1zosfS2vmXhlE7vr",
-	"sHWWMbVINoQrtTJ6O6MZlBFds6qnH35rjBv/Mz1f9tP/vu0+z0b6f3+5+D4afBeffTPrff3v4RU9/Ymd",
-	"v1p1n8n+y2S0fSz2JbUmMluXPh8QtZBrgYmRqNBv1VncZy0HM7VhaXVAtG7V2mSwIppLnQujArc84hAM",
-	"PmbMYauFH35mXyt1rkr5qJ1KGHnw2zRHtxDZtXDn0/UyImFkmOFb/iSwiiJaY1/VagHJnnEqeeGmWtCU",
-	"BUTLlMDUbSOcxuafaAn/MyRN7G+NDBpYggryNukjd+tEFD8VSlo1oO9jw47z+AGKW9e5ywU20amwkZrd",
-	"LuntM3zjqD5sv+cc8PAD0u10Li69uWug7SH+46FwBQwUk1c/Xp3r7lYP+TnVO/JqC3gKctrVVBNuYbEF",
-	"riLNUhFtC8t64oyufco6prtLfWkokkHuuktcsWOx0sDS+Ju6+W6KRauM682VUXFyjpCx7PGqrv14+NhW",
-	"F8C7x+QfyHixEAY4oauEISBClNVR6LsVI01jSmRUxHJJplyrgPz46nlb0Rkjmt3qluXcEwFjcajO0z2h",
-	"7QJmJ+XBNqxeUVpm6Dby4hLA+V2ExpIJqHBY8WlWXJztQuu0cQdtj8Sspqb9StNrFhODEG3w7LadZ7eN",
-	"nt02eHaJlqvMnIHQimQrVAzWdEMoUUua4fQJQ7hkLVdJPBFQDEC+MkoB7OeRIpn5RgrfUM57nGZyntFl",
-	"YP6hZSQTDEQB8Rg13vyjBSwj77muUsbiYCJsrQqhacpE3DZQCQAmbXASsti6cRI5RzchFZCLH1FBbljG",
-	"Z5vOREzEa4OlM57kueZW73YbwnDa19Lr57FJbcJ1JlfQz9S58b6TOuGCRAk3H6YZmwgsgzAEAz0VuO4Q",
-	"G3CyJXlcEVvowmJC55QLmIhMpmwmM6N3bciCijgxpLcSCtb8X/9FXsnELoKu9IIJzSOAs7l8NBa7eh+H",
-	"wXCtBo+dxhHZPiZUTESeq5z3TMLuwvgOyyUufbwFZFYWfeGkWh3yGpMiMwau4Mzsamz28AX54gvMSPni",
-	"i3H+hemGhC9/uEI/rF2BCi/zuVkQ3YSwTkCcMx0OCpMlO/he0KrNa/dm0F8W7WYgjx5GQ0HPnCY3+L5K",
-	"YqIYcwPiDX624HSgHzC6ow1RK7rBpDLzlogmCSDB43x0ZX4nDNe2/GpMfn4TtgifC4sE1VPNyyHJD8Xz",
-	"cJx5i4oyYpAm+vEzRmPDpqFlUTFBcyLcCE0tZUCmK23V8/xIgYa4IlCeY4C1Elg5hvOsh90eKVXQOUx9",
-	"vMT6CoAvXzLzc/4b+M5AlqkdLT/Ac3eZ9zy8ZiyF4v4r/gsjt2SrP1qInIEL0v+/0aDdI0rapAXwqFva",
-	"zGyQgS2dH9zgIl8ypekyxYX5zmybCI0gngjPs03SjEVccSk6BPrM2AY/IAcjmkHrUtdCUNVOB89Rz7GY",
-	"CcAV+gY1/UHhRoRI6OgFmzCcLJJZxiINzBJSBxIZXT8yWtXM6Nz2DF467mqsyYXMNByCjewAFRjOiIYe",
-	"tB+wNYAdUjbcETBl4520kZuQpjPi7Q8T4Sz5FmR4Ygqcu7vWpDfCCLmwbddQ6j7mDPvSwLjX2L3B5VUH",
-	"RQ8HxwBCz9XXXOnZebNandRqhaQ56GMUJ4DosDmTwIpqnWfE2zoHmTKh8hRs2w8Bqqm2C5865CkqPmPv",
-	"PRMRTly+7qQRkqaRvy2IC5YLoiYi/NDkYUOIT7wE8oIf2iIEPNQvvkBGZvhinknJM7tjyAqGxW3gbt8G",
-	"lTBzhmcwo9fCvskFCYEcOuCr2MiVwV5kolq6Yj8k3sCO7IXMUi5scLJD0NUH2dyVJeAILieqPT+FEc95",
-	"snmQExZqAuYNrvQZ3mmYHhIobgAlGkxl4HOmcvJ5mmUyU8DbgZNAkbEdnIG8BTYS4JSw7RYazRB6yyAj",
-	"PrG//u3fClxf6H2biNCWOIctK5ZdSfNWiw3sxAFi8j+uZP0/UPOsyH8m4j/tdhv+31wedrvkP7VFz03k",
-	"2xAdDFvE3t0zd5croe2VgbnilUPbn4fmZ68o2v48Mj/XFR2XC45B6MS1dcfuTRfmTX6RdVCusQ5qS6wD",
-	"4hdYB7X11UFdeXVQU11tHq+trcYl9gA0NTXSzamMuaWviGJ3F01Oh+Q7/g+3v37fPFxXRw2L9quo7QMA",
-	"kHIttT3LV0xnm/ZjzNPG20d4/kWZtb01b9UQXhIhibuuSMKMQQBPA+4/KzZeEMByZawUMffUHHYbGc29",
-	"Rj0zdg5LgfOQ0Htd+zu2cWrMRDR7hi/0R74LwMi7SKZFT6amfWlgkSQAFZyhfwEsh/6QLOQqU6BZErnS",
-	"wCjAx5Cr3KDJwOAmmxxg8MgIDrWKIqYUsePXZytlWD42BDEazgUp4RQ08wMDDbUCFxpxiowRp8CNaITJ",
-	"lOgBYLMZi4xajZUumTm0oouYwoaEWMAJLUnmTCvMcbBfsySf3wBWA7xBrrTZBiom+B0jwiOZd0OMV8iI",
-	"jPVmFuNiJeC0mAgHIhQSWHZqbrOARKjmS7R8KuYz6ECibQuVSC5Tmrl0By8Xy/DbUn6Dub9l4AjAraWx",
-	"DvmfnHcRw7tWxohoDrtdYxdWbJ/8OhjPaHYAs1akObq9xTCAkNqeG6hTIFBwriOcBXf8yD+NDnk8EenC",
-	"aEkw6mRKYyKYXsvs2lkGBlR6zSPbnsh178lSRdpWoretFlEY07BIDq7uG5YptMl7nW4HJmkbPYOmvDFu",
-	"DDrdzgCddwvwYpzg5LBfYLxcbTq77Una73a9Ib1pJgHDOSZ9cDH3TJFOAz6JBA3FTl8zbSe1Qc9hcJfD",
-	"5/vdrh3urV26qyfh/m1jDCjaDoWd7BfASVFTA1ismCb8hnVKfh2cqalcpmPjOb9hgikIydA5JJ0W9lXj",
-	"jXn0ZGkOOVI7Ifcyk4a7sJUCvw1ht3k6NPrpxo6TKIPhwIGstwboEpAnoYDHZMGVBheHCmwnMWQG8Kje",
-	"pMySmoLCPKvpYA/ZAJV5klD0MOQekFRK0EQ1V5pHxqotjhBwb+sQX9gtHzxFs+GTNKG8cn73hBBpWmwm",
-	"3U63M4RwejXMsHXadpGOfVY/gm/ef/zeM8t8yzsRwZJXZ0OXyU5sMDj4Q8rE45fPSGzTu32vxpoqMl3x",
-	"BJtmQorm/z5+8fwQWcErU36Vsuh+tOUWu+tsatfrFnXMMfgvALaTv2Y/7MGR5rxm+8AOytWxjMtmHOS4",
-	"D2FDO3LRq8tZ8rnVQ3jeyDEgo+6gaBMyEdApGHmhWqw0KDCxXIuWf1j1BPTKTZ/8bRih+TwMDgOk6xjZ",
-	"MOoOfoUPf+8GYpJm3dDLoAC8IkuujHmF5cVl+O5FHB+2O5HGUyjNblKpalHHnSJ5Ah5DVXgDnL/S6iww",
-	"lsqf1pUx7AIKYw79eCvqdWjq8iWzE1SvGaAaiH4whjvkOWrj4OuwHppnLzvEgDDXbMCdzD2n30Sgz0PI",
-	"Gt246bTDyO3Gmkh2M606bMWdP8Y7iuaD/5Dx5qMhTOkbLsXhrhzCsZ0wKtTS+2hrsF/HpcS7OJk7dpe/",
-	"YEP4d0FjiJRb94l8zSf/oPmwYPNIb3D4kZdoB76W8jn0cDLP9S8OP/dayhdUbOznFNL4EUt8Zk03cFLs",
-	"JTQE1RZJeGSXk1hBdPGSi5z0Tt7npfB3J3aK5R5yBOe5oZwOeQGOphCbGIdF63x/KqL2e6E42mzqtayO",
-	"OJuIay7ifLZiq0NeWerV/pEXwybgvh3EEnNdEEveslHt7Glf3OJQ8FncuAsO3uxRN2RYvfk0pFnbHfwo",
-	"0ux+bNI8SJPVA3ooWSJX2f/Ij37nOHjoCFr+Ku8vB08MDz/xvdQQ9MQHjiD7J67/2++Sv5TD6T+/uasy",
-	"nBjyUpxX2LZBb/ksB1tQHcFvcHrXh7GbLfZi2U7OhvaxG5zVarTF/HG0/efSSHA7jWxsnRk1/RzdTHGI",
-	"kXcmYj/Xgs/VMa0vzYW/eNZvzLPweP5iWX8slgW05XEsYy7EGV3T5CDTQq6x26712NPVaqm8Er+6kcQw",
-	"1WbBomtVmRQ6hlaS5Sm7E2HsmcAaw6UhxEeMHoZRXdujch1DCyaiMLSPHyxcb0gDFHCi5ac0pUuzWXeQ",
-	"tAV0Bjd1fk2q/ExxH4FGtNQGV8Bi8idW7kB+SLc5eY/z8e/2uHVy2/x1kWXlNbymNgwDg1Wlkb4x5oZv",
-	"4dDXmAt4P7n3Nc7vRxH2ibAOBre5Cv56pMNRD3jPw4XHfbn652F/Frkk9qcCpwCJduFU3nL+CNx6Wu4F",
-	"7OLBpVqGJhdRsooxFUAqvDdhM93aahg3EdAxLoBq59jOILPZctg9q47PPecKkPRl3ir/Ybh6WEGDWO8x",
-	"N+LsyE+O/bhjGAhWQwDlVmcWGezh/mmJwZuncBwx4Byc46nBCTo3fb8MfpTa5dlsdegOA/WUzMaE0WhB",
-	"pszG0dc4QBGj2XAJk7TMO2CAEqb+J9y/X650kAdZJ8L5o2y2DlptHfIDKDH5nEpix1Sihzbv1O03sKQ8",
-	"Nu/ep4PktOnA+CciTtzy/ajTgunPRp5Y3yGYp5ocTaGQiKhO3sN/j9KI6pqg7pE59W1NgTIcMbluqVvd",
-	"t9OUUVtDAMmNqIiNid9jNs969Js7yxlGQqq9f4s8SGg5Dk8UaZPVRsHkp4XEv/N2y1TEE1F0elSEJmu6",
-	"cQWwHRIOu0PiZZjhVFt8cy7TcfpsntazK4wn3cysT0PxrywW/65YQ7VF7w7NFQG+3Z3Xdir9s0lvR7BF",
-	"uulu/uDqs48T1zUtArx8g0XRbgWb4WC/HCNMy2XirkQGvAd4cJBMCNUFFF5r3qPQORrmZeyhTf8Ni2L2",
-	"kDT9wvpiti60SiDfsY1t6w/e0IzBDD6bqw49YuyCbezVlZDBErQhdXB00GnCdknsojT9k0bgKwX6u1KS",
-	"isr8zmcmsqrdA7wGMIfC69743R14CnZVs1JW4spNxu50bZUyqIJWiQg3chUSfN3UJvhjuUmrMxHP3Wjf",
-	"AxroAYPreT45954O8c+IFRfjlPfqZ/aofl3n82/ntDJns9dvxZUmxeBkh+TuF2hDezBiVCSMYFWM4ZdQ",
-	"5wEMFGt67VRyvShmhZMfrBZjJ5hjsy3M6rBVBbbtvnJ9PPO+fc9EurLxJPu0XGnFY2abMkL1ihthCn8G",
-	"E6FxFKHKawVL8/NsrXCwv0QqyGu3XJ91nNM57HZJTaWANzEOZyg2jSCw9bxkx5zE3akpOI37vmT6K4Wi",
-	"vCX+Rnktdlh5vegRbG3xM5ftHmpWzILPPjj1V3gc83ESSxHbnKssm0/e22Zcdx8spfNAuBXXYV6mRRYy",
-	"iX0Z/UgRKFsvyg4Cl0UJJht6ZAw38eYHOVuw1SFfFsWPGcunbGNN+0TkrAuTnW3tJp3KlSa9bpcsoZlE",
-	"SiG38JLY2gISupJKW8Tsl0lCQMzwWmpNV1e6im/V0mZY7zASH8afnts2aZ9eP9gZz8KWfL8qzf9urLeD",
-	"SsTXTJdkPxTTeu2W7kWeJ+DtOC5V5XsJXN3OAIfGLa4tMy6myJKyy8HBKbG63OoJhd4fRaQwIj5hShEh",
-	"oSjHmI3lcAjXZMOwvQH8gdVMrkhNiogFRHFIcoFXwKC8BOPAWHLLdYc8sTWV1Dp47KJtCQMREj2z5Qzb",
-	"Wt3APP6BpPfAhJbfjFiDfHzWnz2L5HOV0OZ4HiSgTzx/6m4+gOEyZ4Hcq1692uTQzlr8AealionIZ4tB",
-	"NppfP9uyU1XzgS+aJ0llwg485FfZwkMRA7N+IvD6dvFsq0Ner2X+Zuh4AReLYroFVQtMAfC0Be7Gno0n",
-	"wjY2c9oHUYxBo2ooKXdaSqd4OGx5k398hzUWjNsycogS5ZEmf9hS2RsdbFf7W6ZsmSLUhP+UcW0L6uyR",
-	"GK0iXmU4xVvLzDz4xRfYxOWLL4iyM+jL1f22yQ8DcWOLSOuKZG2dIjUSKsqgnjIDrFQ6H09unW8zmc0Y",
-	"x4JRixN1zBaW8AJbLP26zPYTmGywmd8obXAnk3/iMOqyXpYXM2//SiH8g5l1yPEosS3MnNAwvGefxMC2",
-	"F8cmULl5AraTvzOC3hHbXwWntUFCi40OuiZ7IbiS3GCCZYf8BIwnXFPzq328C6xJSCx/x/4ZG6Yde8x7",
-	"Vy3AH5RIMSepTBLHi2HotbK9uSBbMP+Aa3pjOGeA2ie1JX/NVCrFp4n1bghpd9cywlFoLlbO/Qa7+7tg",
-	"tzrc5Q9+iuD8hPwNv3C0/xhvt17kw7f/RD+1txkWdNjbbNux/MkifK8Y9XvHJHLukbIl1YPEfKJ0xujy",
-	"uBSAEIqv4cE2PheS5hW4NdpXZg2IQK3qRBGPA0zENgsgTeihVPz8nCrdhne1n31pixIodP0VgkWQImTL",
-	"F41mYkdxYJsOO/0e/yBrLhSRN1aivVuxbNMKrD/S/DKl0XUi55bIE5jaD2GhWbKCHGJoiOHziY7tnrbE",
-	"2U3glZ6IMAwngsdj28FOsXeuwRRs3f2uNylzF2Kqaf77giHozPcMY0q4AMT+9uqH790D9isTAeRsc5yo",
-	"jhbetBTb54nRZQ4ZGCxSjIGBYCe6+YsJMmHLhmIxG4qEPMbmPfBFuwXz5Payi5cctXYjeQBZwdvWDOG1",
-	"mZ4yarRk6NsEYAA3GOZz90Y5Q9YSu6vxOIFJSoAMUiiYrSJQ6hQDe7yeIggT5Re+ckWmEntwN8Nh/4KU",
-	"+9VM2UaKeCK4brlGl/gK5qb4+n0DFyutoJD4ssBSKwcquKwlJNAsmQdwMqcp6st575M6kXEFK/jshIbZ",
-	"IDxynGtxi4WYH4u+r4aIejnOYTMb21vRId97O0Rm3Asm0Cxg0hjbITP5rY3AGzsznhw1+QMewgypiZ1E",
-	"jINtxpOdAwPgGbOsSWP8fgI9YOH+rzIe0w0RfL7Qk8ZdMGmkGbv5BqbjjCeN7gf+H3x24d72oXNdJo07",
-	"Q5seLRYdW2v6N2wz/EvkRqEBRIgMAPuMhXA9NKzBsIOjuzugREP8+LOJ9a9gFFNZsINoIs2rq6ete8l4",
-	"o362MfoJLp7VXk8vgZa4jxR5Ar7R79mtLkLBrQ65sm2e8lhwWcrDdGZDP2NCyWyVJBNhb+QC54cRaUPR",
-	"duDTPULQgd+DVsHcSKiudqHQsEOe6VJrDShPSowVBNEgy7F9X7QrFVKuVEhZ7QEGhaGDGFSIcvW2F90M",
-	"zZ5xncZsqHUbXzH9fX7XH8CZUTmaz8ad8brOh4FRtL/8F38w/wWSZj4S3iZxRY7E7uEE9wp3DjrAoQ+h",
-	"8yxMZbwxfMG1dfb8wX5w7FE5RldkIGOq8pRp0nT5KTYhJmy5TtxbReCligjzdWgAqAJMT3RFRMYmAY+K",
-	"LfT2XeukKaSupmG0AnPjgHi9M5vY8JREVJgHDJiMkVDyqpebWW41H9xVZJ67c8Bt/dOCia/wAXTceEnj",
-	"YNfNeGLrQv0AJDrGe57Pe4vxurPBE/xtY3a/QvLNq/w06v25v6u8mz9rOM8douMhO+L7hxy1lquduMEb",
-	"CdPsQGzvOaM3bHuGE4lX2Da63FEbo+VAz8TysY7lDiVug+hXIuqi1OKSbAXxPEXN8lKI0E9EwWtqvalm",
-	"8X+O0PxzNtPbBJ4wCq0y/6Lrz7Vwnd6wD6FoW8F0ZKD+ldf3vShj2tMB3gbl88l2LoC+Lyq/Xkjv5dA0",
-	"7iGx+byHdatDwmG/T+o6TbvGNKo0FRPb+qq8eY4bEfFIeS8Z5yk+LuXHVXHaUPuSbojOXJPiIlLv8veA",
-	"sfX7pNzqOl+QN0wJmRWhojT0yiYnY7StXLw4EW70GHlsY1+9bn9YDGuG2c1+goAUzGZK3djUxiJNADpP",
-	"KpncQIIUjgaoV4zMs3+Q2Dpu5nOLrb+yx7NLFTNX/2LWDzZL+8cAwPZlhtmpn7XKB5k89w7GKy3TY/I3",
-	"c6+eG/jZCvIRKhsSrxhhtynPNh3yTFTVPNuth2k3DFPELL6ESf0ue6sYhQI5UlBGT5fSZhK5GsStTK5m",
-	"ITlkZrhm6xKTwqwACmpe4h7JFGnm1bj2aQz+ZGxJuYgx/kPtaqD3mRRsImBeD7iqa8uToRMqSIpMGptT",
-	"3pjffsQs1YKOeVFXbPi/YLfaNs7GahxrkhYt2sFHYW38Gos8V3nx9VgnjE1mIJmsNhSER/kH4N/VMbSf",
-	"szvRkBxpCpktaZJ4BS65E2rLsfIXj/+DuR4Nuu7T47dcjmiC17fxtyp7htOFbM6p02BL7aD9XH/rE+zU",
-	"t9Fv/HYdCKtL7/weSzn3nn7dLvc2J16yQ0339iOBXItqr897VCG/Lprp0SRBmZiXVbn+fLbxnudt3pWv",
-	"9mKTt8X7HRcwwxaOqGAuQf3PUsh8PPaX4XOICPLx4fudFzkRPFMKesFA4RH2srdT4aSbv2cs4ZVisa0z",
-	"AAXVjgbKYwLfMYbcWiaxfU1h35tXO3N6ypiR3BHjNyyGbjfQ1d7qyW7s0myVTISbf0u8yWx2YbG31GJ6",
-	"PHLwYbdn3utNN/In+EzEdm99yIQqBuOgn4FD7dUs4fOFJrFktqeMxImOc8rF2NZE5VMAJgJaZeYDTkFv",
-	"xZlNu4caEUU3WA5ANbalX/MCQjsqpF7BMmDu8Mepnv5EPKA8XH9PITPA79LOJWI3HKahCmb080QKg/9r",
-	"mV3/ytzhDxPrQKQtlfFqizu7mYl1mN2jW419wk/YuxZyrQIjNXlNA08j6165z3zKtkb4jX2NXNxuP6cu",
-	"LtDMIivg484q/2nrrE6mm/aCqsXJe/vLN1Qtjm7EWkxkm8lsmVdG2VNdQ39Mex44yo0rEnofgiklzt9a",
-	"utAKynO8iyqmUoUbzIAL3fRtLA9D1HIzpKitbV1TVVSfspiswBeBHYQWLGMBDt1FsYLO44TBgCYWc20k",
-	"T82GuZ2t53ZsnjGqIcyQJ+F7HgcwQD+wo+zVXWizmPFvEr6H+fOBnYgfgKfJPlPIM3jMvsHIGPRWY2FG",
-	"CC8Iyz+7kzDXmHCPBiTEz4QToxosl8VsRMi3NUJlKm9dby7NE6ZIM5NrRVIax3g3h2zxWC9agcsdRHmp",
-	"ZGb7Mins+SykEZGaqZRGjDRfffWEnJ+dj2AcMEQ7mIpoCkN/7PxHON8f/9bv9s9BUMM/LyD3GO5lcWtX",
-	"bzY8gH9sDPLcW8C9KhDvE3dLww99aWdi7bbWHJa5GMSfLNHyaysTYLx2zk9sN09Dkz4RH8fnHH97dnRT",
-	"Rbz/kcoprwkEBpEjR9aObIEIW95MsTShEYN8ejmDnOls42heoktxdDsi88xwiFzdLD7pM839KP9QZP/U",
-	"3Sbc8vZLzz8jYlO3+Xsj7onBlyMmmAUwdq2NIYZKN4VWh3wFBQ0pzXSyIXFG1yJHxrGLviLyKsL1RECc",
-	"lyk37B7jmrk4wlHyGD3A0drF6GwUIcDWl3ST30RAmkAxNLQ1zzi27iRTrpdUXRsJ1B+Zv9QY3gFSKCCR",
-	"TFZLATNfp1yTMJPrt7NMLt9OpdZy+cWI/G0iIpngj5kxxLD82dzddVoC3tyGy/D2AK4P/YsJm2n8ud9F",
-	"Ea9lah+B0bkcpgWjIZfC7R1yteAzjfFktaApIyEW4+D/9kJbYM6xCQduBlqHYxfT0t2jEG7K5Jqs0joO",
-	"8FjQZPML+9pgxIeygE+QiZzx+DcKG5hPA3AUVzsHstjrecg/4/Gvx4p+34PgLOIRalnHHDGwjpPBW4xV",
-	"h1i5fQ7W5gMXUT5v1I4XZjEmjzTDJb02AkOE+Lux88lC63R8cpLIiCYLqfT4vHvetdrhKksa48YJILdd",
-	"1g6vlrNhA7Rujd2JftY8E4VnNY5eY5ca+d8YF1bwXbC1QTcWqmiYmTNGfN8jbzQL5gnb5F6IDrf8z8DY",
-	"jO1v/OQ0e1REVODzbk/RsKoH6htuEaC0kIwlNvE0/1p+htsftI0yAwsbP9RSvBhWa7WYTCaKNL04q+1b",
-	"E0DIzt+ji89sf9SlXoKtYPPpAhdzLjoE3TCamL+aLqRdhSLE7WsOyog8lrVtWx2jc7WhPS6LizofcEnY",
-	"Dto4Bt+rW5cZlgFBPevV1VPvm7YSaPurRQ9/7LZa9AImbTfkIsij87BDaA3uvRs7BW+/GkeyohYAw1ED",
-	"sj3cOCg3f6zp+WrP05vM633b6wJ79+bu/wcAAP//",
+	"7H35khs3kverILhfhEhPkeLZBzvmD41seTSWbK3UXs+OqVWBVSCJ6SJAF8CmaI3e/QtkJupi8eiWZMvH",
+	"RuxYzbpwJPLOX75rRHq50kooaxrjd42F4LFI4Z8vhU23j2ZWpO6vWJgolSsrtWqMG69EpFVsmNVsw6Vl",
+	"UzHTqWCpe0SqeacRNMRbvlwlojHuBw0TLcSSu9fMdLrktjFuSGUH/UbQWEoll+tlY9wLGna7EnhJzEXa",
+	"eP/+fdBY8ZQvhaUxPYoivVb2abw7pOuFYBwvPzBMxqUxNPrTy+hcDHl7MDvrtYdxn7cvo65oX/DRtBef",
+	"zwai320EDenetOJ20Qgaii/dkzz7ZNBIxU9rmYq4MbbpWtTOa72W7s4Vt1ak7m3/92O3fcnbs0ftJ6/f",
+	"XbxvF/8c3uXPXv/9/2tki2RsKtW84ZZozx59t+I/rQWL1qnR6ZjZhWChEm9tyPQM/lql4lbqtWErPhcd",
+	"9t1SWiYtm+kULs9kaixemyi/Nj+tRbotLA58urgQS/72mVBzu2iM+6Mz2F//d69u8F/dOtLbM4WXwq5T",
+	"xQTcwzbSLlhoxE8hm6eCW+HGyRWzC2lYsxvAqGMx4+vEBkwaNkv1En40lqe21Tl5EvSSxrgblCj2bFik",
+	"2G4NxfoJPZNLaeuJNOHpXBjL1Ho5FanbDJqf1e4ArVO1b6AJvLR2oL1uZah4uPhbOlxdd/3gWQsaX/Ol",
+	"2Hey5nwpao7VpbiIz6OzaXvEh7P2UAzi9kXUn7Z7vDvz1+qP1Rw/9rmeqaexWK60FSrafiO2u2vynN8I",
+	"wzhyPGb4THTYq0ivROy2sUlMI2BLYRc6Dliq11a0GFcxuxEry/pDttDr1HTYI+ZWwBGEXXA7Uang0cK9",
+	"hladNc06ioQxTKfwwdna8ISZdbRg3LBw2L1kiZ5Ot29m6yQJW47wjdWpiPHASGvYjdgyqSYKzoJ7p025",
+	"Mjxyk3EvcfeI2UxE1lxlk4KnsyfcK9zopzreslSsEr41dLbctybKWG7XJr/HPa7XlnFmQFjQB9z7I62i",
+	"dZoKZVm8XiUy4laAHDEV5sNV7BYEPybtVXk4MEDOYjmbCXgZfFfSmsh8B99EWs0SGdmww/6HJzLmbuIT",
+	"NeMyWafCsOaw28XNMSK9FSkTaapTw5qjt29bjKeCKW1pph32vRGMs1kqzIKlXMV6yW55ssadgk3hE/X9",
+	"90+/bLGVSJk7YioWMcP1RmaaH6HBrBf1p+ei3Y2HvD2cXoj2JT/rtUfRedwXF7PLaS+TTCid80NUoNK2",
+	"I9O9jHh0nBE/48YC76pjAa9gebfs1auvWJRIZMcLoVjq9laJyEo1JxkDDJpETMKNRfbm7hTy1q3fNVBN",
+	"KvjSba5ZL91JcjzYSR+3CRYO18o9EQsVCaZvBZJFCPeFDBgjy3SDgoCqLpGbVhvm1X76ZWOfKnIKY78T",
+	"S5dWLD8pRx+dwNCfObawj6MDz6hh6SPem3WjnmhfxMNpexiNRu1LPhy0+7Ne3BXn07Oo16tn6Ql97nPl",
+	"6S/1Wu1ZjNRdou0LGPBuqeaoQPRK69OrnTo8f9rET1J8g8bLdSKMsH/nZrE75EcsxcsPjGOm1p2vBTcL",
+	"1kz0RqTtiBvBFuItmyb8RvSn7f7oDKnSsIgrrWTEE8drl63y5p/H/ag37fLL2YU4j8+i0XTIB7O+6MXd",
+	"6HJ6wc9nZ2IUD6PBtO/IRFzGF9H59IyPZk7296N6wkgLczm0RrvE8Prd2XDfbuJL95F3vkAyDnJpma5M",
+	"GMB/EhM6ier+eR6WVwGuHpzKESovToS3f+62L1/Tf9+0X7/rBmeDPZP6gdexmGdazdlKJ8kYma5diFQ4",
+	"Qac0MVdkn8QdA7bQCSoQXrVYrxwvAkV5ydWWRLKZKCdvtRLu6lQwvlqBqOqwLmsWtGknG81GpIZxy7SK",
+	"DlgEToyfpEuX2dmge4T/vnfrbVZaGQGW4N94/BIn5/6iQ+D+yVeoUUitHq5SPU3E8i//Nm4d3+Vb7J6I",
+	"3QduM3XgjdMGhNvXWFguk8a4sVwbZ9qyqbAbIRQbdbtdEFBn3eFF1/0fWzo6mUmRxI2xG8VMzjtLfSuu",
+	"5VLotX1uiE6EAUptdHv/+HLw3/1XF/97/s3w+dm3ly+6L/vXo/+5+KdbNFChGuOh4+1WWiDGXGFh2Qhp",
+	"ddapGqcrM6Zpjncn8764E/8vFbPGuPFfD3OT/yFeNQ9f4CtwocvUF+68NhyXiCvWwoCCtOQ2WiCVuQ1J",
+	"eWRZc8kTt+0iZv949d23AdukjprdDEwwUUtpjOO0OmXirU05g7U0AeMsf9CdYE46llMp9czpXXPR6rAQ",
+	"7g+Zoz7UR/VsJlQs1Xyi4FrlyGgFxPs+aDwmpfCD6CfXvIuEk+nuPEkFj7eOObMhc3qsSO9JEpc5SYBc",
+	"Z/TRPbRQGNjHIIJHzOvQuV1ANqEbogDjRBWVbqeij1kI2/3GWD4XjvEqbd9I9cY9GgYTFdICvUnFXBor",
+	"UhG7uwr2TMBCqcx6NpORUzvfzNYqBhbun4z0cimtdQ+W3ncreIJvq7UEgPcr/QZoNuywb7VdOEKMFo6y",
+	"YqKRJzqdyjgW6oOIZJa9pUAjPF5KBeLYHR1HGveji0FOF08K39lDFvlQPgpryF5HLCHiSSLSB4alOhFs",
+	"ybfAF2ISPU1ORwDuc6vNFYN1YHolUljOgHE1UfgjOhOdbHKPta5YSHb1m1gaPkVOlL3C/1YeCD1B+/lU",
+	"ObnMk6+cffdBeyrpTffZtFGRv/shlUzP/RuYffej7J9/G67jWom3KxFZUbaDO+ypdawz0fO59yqE2aTD",
+	"K6eG+BcZZy1PlFnojUJLz0sJRwxTdBFLEbNm2b0QVkzZsEU79q22T7zefu/NclxnRip6dgCVRrUQmM39",
+	"zt4w38ZvtWX+E3u2Lh/FR9m77HXhmPm5ZH4nmFQALDog60anXinuuAG84NtE8/ha62fOev2g9V3hu95Y",
+	"rd+ALVxcZ08AUx1LAfTBwOxFV9nZaDQ4Y9OtFfeTi70C/6MpMas188PYsxe7I/4oe7Lz2oqqBB4q8TYS",
+	"IjbsbMi+kX+DzbjW+jlXW9JozQdtRsqteEMrXN4Hm27JUuh7C+Bea94v6CLXWqNJkfqx713z0sA+ynIX",
+	"3+hWujoWHwGQhll9I5Q7A09fsKZO83v1SlCEgZxSxrGel4XFchuYe3Zo4ZhULIS72hC8CNEkqsbP2llk",
+	"o26OdPfDQqgNpvm94mu70Kn8WXwY41sXX1RUPhgo9WwqeOpmCIsjDctM2nuxw15OFt+XP7yHIkrD+ygU",
+	"UXwj8kWYW4DOc5ynXXCQZ2t1o/QGiCIVt/pGxHAWv1erVEfCgDbxQauPqunSqa1LaUDTLG5CxTmDfMKp",
+	"rblFJX5a8wQVmuxd9zuy/XxvHmevYoVh7dmiujl8HIOC5gq7QVrwFEK4YmVFPGZhzadD1pTWoK9L4hIV",
+	"tb2Jyp/BYAHpm075gAM959LpOVYmFC3kcSKVaIE5IBWcijfOgKcvYRzCiaeJQhtTaeau+x0jI4gka6ve",
+	"kMgWrBjErnHrKS/AwcsA3jqKk0x5wlUkSn6qdw361cf3IoiKxo9sY9zod/ujdrfX7vaue/1xtzvudjvd",
+	"bvdfjgBJUXb3qXWSBA0Znx4i90HTREZOvjpF32kAsM4FimvwyMpbEKur1Gn3VqLjJhtzndfOrISK3eD8",
+	"hB2bBSVx6bbYWLZW0rLmVFjgwO4FeuMkarKORVz2ZuKi3MnNX1rD6gB/IEdCtkkbbhjdX8k22L/42XBi",
+	"bkXbyqXYdQSWt6h2GPVWjx9Y020r2yxkIpgEXoe7AetTOwL3API79GXujEh+qpSLakRg58tIcHXfjqVx",
+	"dAfOHzaXt25dLO6I1Ko8Gk+vO69HAj7Mx166e97nxH34bjrfr/Bm9Fx6T/GPDZgkzIm+HWRHokh92cde",
+	"Z2PW03+LyLpx0Bce49118QElNsnWE+cOVymK/YCBsca0SraoKuldRsNzlpWd38+X4cC8GuPG4Kd++3zz",
+	"z176r7T7j/nZP6e9b89ufrqY/vPstrfuLgfbfyz/t7ccbn4++2qXTxWmfMJmFz57+JQUl77DXlmdCohs",
+	"4zFVwlnduCEgq8pEfJcJ1YUXinTo5+fHfYDOXqR6JhNxWGAZxtVWK/T6GOFmFeQZCKkw68QajOQaYa1j",
+	"WU52mg4LiaRCSF0QdqKAFr3flqS7u1jkcdIakcxQ676DhKGLQZZpUH4fHgPknzPwacKcRGIqzNNLkz2M",
+	"syBRYJYvHLnWBtYLS4HaSsyaqZitIWUA3aLoGTP7xFw/OBBd7O4d0g+6hli/hnFsKtxzeOcv/HriYimc",
+	"pfZK1lLALyjC94utfA3cPSeKKSVqVQFuS9OZOyWaRzdo+LqDVzprbCnV2rANGEBO3bblTM1Rnb60u7mn",
+	"i8zjsq94OgqEiRMu72YuKA/wqpduSAf41HTLZAyC0C9+mXl8jnrOPQhm78IfWLpXmXZTMapRsoZgRIeZ",
+	"690tZaaGNpHJk9uFQy7wbG1EfAVUuNRKbJmxfGuQeSnHOX70MjtXEdz4CpPzl3cW65H76kmGlMkHOZPg",
+	"uLG7u353YX9nrv758+xaFvOtsIwvkVdqVSe/78VBRCSUhYEfI/mEW2f34VI2uWVLbSwbtAKn47orYKJD",
+	"gpUVy6PKufvmSxHpFBxOS/72KT41yIbJ05RvD6hLRzhWcWq1h61AuS/4vE6rgqRrpmd+FUzgzhpYOdYJ",
+	"MORAtRR8eDkNei0kpXyfumalw/a+ulBu4m/3JMZh8rn3lbj7cG7NFTcG0v2Mz1ppAXsBxUurPHnQD/SI",
+	"gVq/W6ZBg6vdiHUs7VfKpjXpvd8pQTyDkjZr1htvrZt1FswcszBKRSxtGLAwFlP8B+obbyBE4/42wr5x",
+	"o3yD+SNwS6JNdsdEhcbqFbwD2eQbmh9GsYUq/VZNMK08U8dNeWR1uodyYBU2C+1WQnwi0ccPe1sg+cVq",
+	"fUM5xB/b2UIO2XcNHsfSfYwnLwqbjQRXk2KG4s4ZdTresqaPiYaYSoz+XExZojSJtWHNEP8Rtiomdppn",
+	"M6WCg0+5ES14Oheg0Dl7APzUUmyKroh+t/u+hrj3qTHC0TsoMaypoUAkYGslf1qLSiZg77xuqawbjz3I",
+	"YxxJAuEiwbjD3HzwAK05pZXIk/E43TcV4C9FLbwyjAFlQbcvp73u/uzoE7Qf7igfCT3wpzebUEYEexnF",
+	"MVYNlOpuZIme78qmMvNwuyD3iT66eE9WnTO13wSj9itxgE8/BvN/n3J6XUz20BvltK3cbeykc4d9h66t",
+	"zJOAThYhsPDBPWQgWagYcggnyh3iEGIBFZb6rhDZcad0enE2HPbPLgfuv2dnvV4/FpcX52ejixE/n3XP",
+	"LqLzqMujWTTkXJx1p4Nenw/FrH95PhsOOfj9fBKTXzWpvgZzAP9yg/CuszxTyl/1uU6N8YwnRux4soqD",
+	"Pbp8+c1IfZg7UMkrdsqX238q+5OWHisrgx9jYarUdHqKcGlR908bUvOyOz3d+LALzL40qRJRT7VOBIc8",
+	"Fb9hB74EhTkySYrEyZoQ5kvkUqpd9rfvY0gPR/fSEwYGrPLt3Nk9vNFUHVzlFN3Lsv1w3PFVpNTDy5Lf",
+	"iWsjDS2OO4Jug9wiJWJmT1ue/EAc2fdsgY5uO5ys3W9VuFlhxhlFFOmwMLRaTgc3FtKa6/URGstugmZ+",
+	"cjXjsOmdT8m27sRowkK0u7m2s4tmLOfSsr8wJ2E2Oo1brdBJmbMhVC441ccpEKlhzUEfE4ScqnIjtiKe",
+	"qL89e/TNV/2prwEb9NvuDhbLuTC21WFf4aTHxah6OGl03cd6/Ukj9ByLWT1R4YeuReirwhKt5lQUNlF+",
+	"ZmPGmVno1EKqfcQVmwo2XwtjRJwXqearV9XgPwIf3VNns7e6okjVhW2tpVpQ3DL32/2IV4mNj9X7jM0y",
+	"6ZaiQDuUV+87e1SOEDZ7kHA2LNDWFXAWJSDdI5XJNlOG2at1CmzA6aabhbSCmRVoFobZVC6XIr5inE0T",
+	"rm7w9cDHwOdV76ErFOSdDY/X4xV3YK/nDtce8sE/ZOVJXyejBc1QXy+EGRDzquPxHVU7QMBF2FfyZ0E1",
+	"a5Tl/thtItXMDTP3ZuNJKmO3IXK+sHUcxL/zmA/nMdz5VK3W9rDz1Ne5FUnhI+5uaT6lTe5Rhd7ddjnw",
+	"a1C33V+iKf9BZ+2HxbYc9zJ5DkETapNJGGbWzK6letw8LW+rf6K2UAuuFeJx/rMVXXLPt0pLPrrrktPA",
+	"6tYaakbrPUNgRIN/LqMurJxqa5VsA0hPakcLLpWIYSZUFEs+uF7A+gEbBKzT6UCFMLxkokCWKc3mfGU6",
+	"EzVRX3xxvV0J88UXrBm68YWtsa+NIGs5DFjojuYbvRIK/8TjVymooB+dCgX+JKD9NwCLgDc4ZaFYSoG/",
+	"mDfgiMrvKJZV4DtSYXRyS9UXUObxRrzFgudscDOppFkUfjBWr1b4d8Hx9YZSpvIKEP91J6ETHd28MQs5",
+	"c+PrsMdUhQw1WnKunCYLRUWOiLYs1sDZb5TedFgYc8tDFvEUDOslNzeGqjxNMFEyxrJ1VB5MQFF47q1C",
+	"LDyCkBFdSCSV67N5qjcmL4mBYY8nqrqeLLMl8yVEvpJ51gIY8GbB7VVl8bEMvrreMB0ya7PkDpyCN+Nh",
+	"Ox6Y0jzMVc2reGJ0tjwEDWIEvdOs01t5C4xS8JVWxmlpsIYFieGWcqIcMbuhX7EqKTg2s0ndYlCmSbnQ",
+	"H+4zUis8VfDw1c6uMyuSxODCu52g5F2fxAefjtkUFyUBHkDvw2oGvbaIZuKO1t+5WTA4pJ0vvmAhpBT+",
+	"tVgw21yl4hbu+s9/8qrZVhiwDRSThf56SKkJE5UhqkA+8QNKVOSGeQ0WdNmfRarpT7cKyBt66DQMsw/5",
+	"t7Lvr5+0LyaK9hQZFAvfGfFTABRPyf5PY0z3d//lNmCO5t+Hjpm/fPKYXZxfjAqlv/949d23jttvzUQZ",
+	"nRL5oSQEQQh//v36+TMmTMRXUs0DRqadYcjl4Ng4k9ZxVkNH+6mja0qemCgYWDsRtyIhkJOAhdw6ioZR",
+	"DQaDS/b99WN6CZ6jpUwSSZgRq1RE0kBZkHjLI5tsGXdDdvsZM7cNrQ5ze+ALC0puCtrpL7NDUToIbtsx",
+	"lw7pjcFxMwGiYUBCuD8SRePFYxtMVGU5wcvmLobvJqQETRpjNll3u4Mok7Yx/C0CNmnAMPJbbvHK+5A1",
+	"b8cViwDQO8qTAy9cwbrBJWzlWAmkh+UcBgU7tzjdgOHGT5QjxY00AmPjV25zxHJlt7QsC1ze8MfXju3q",
+	"5Yqj0yBjesBNHhgEFQFRueMv4zUZYv1ihhi3PLcgwWUzdIoLHuzGuHc+GJ0P+pdQdRs0kM01xo26GvS7",
+	"1K+7UWa+F3BrYCX/uEcRV0ixPhHlZgG1+o2h6MWDqDs9m13wvhjF59HltMcHs5E4jy+j7rTPh7MzcRF3",
+	"o950wEezc3EZ96LB1Jlyl6IbN4IMSeFkNAbPihrjRnfai/rxQAxnI342PY8u4kvRnfV4fzqIhvFInM3O",
+	"+cX0MurGPdGfDfhwOorO4nNxMbvk7tlG0DDip8b4PNOJisKoJk9uX+xGWrYAtUjE450Db+VSGMuXKyQj",
+	"f7jtIhWCzVKK+YCLwATIv+OJ4sgRgfUTywCC3nBktU6FNdqnvPpbHJtA6crZiqfO6M7iQa2qrX2ASCs2",
+	"dAY88fpdP//Htf/HeOcfP3Ze4z8H7/9V67D0p+CQ7QNq6ZfuxgKF7kNsgtVCVjYViVZzw6y+yhg02+XP",
+	"94J3qsb3jiYTL2pRLcIThK/jYRUmXxrxRzh8d3ExJ0cRVhz7Ne7fc0BlMPmW3At25WgoNecEdUOqV1Ca",
+	"Z0NQSsr6SHl8H4Gt3GVhgQXVRsdo4CttwOJ1BOEEtjfE3EI3SxaWB6JyZlV5UueHqgN6dS5t/GXvuEAf",
+	"Y00j8OThmX1gWOH21lVWd4TmigeZQBum4l0osd5jxqxbM7onKIDxZEhrEAEFHlMgEzqMey3gL4knnR4a",
+	"f6SyTcKgqoFSHJnSeoCC7tZJYhGds3Fj+FbImlr5ZQPLGPVbChhPVPjcrcdjWI4vwaYDgi1ZS60Oe4QK",
+	"GanKTu/zOqpXYQNGLnyDsZAAtTeDQT980LAm2nteHDlBpGu0aWkQnkMalGOtDvtGrKwTU1Nu5RKGjuKp",
+	"w74WSqTc6tRAovSSr5y4Aod9yjc4cKSir/WYhf82WnVe8s1zYQyfi/CKfaNtIpWzMW/gX287RqSSJ/Jn",
+	"rHqAJ/5htPoOZhG2aoKXkOo2/Lh6VEFxKlNS0Hjbnus2/ViZUEZnR1OhshNOaImOdBBqLI1FWhNjvxW1",
+	"6VBfVcAkUfsWzGPncBMhfsjJMXf0FNWE2xeCx8cefiXnSsR/d3ceDNB75LNihJ5SRo7hrtl1qpyBl9kL",
+	"lLYyUf6lWXKG06Qq9HJ+dwjMUoAft4GmRmtSx21yp24dGVCZHbmmSQ8ksx7lqrSsiU4BhH0hF0bVeVn2",
+	"VYMnL8fqGZ+hfbHkb7/yHgkDs1zytwAfRn+VEH78U3WOb0At0smaJhIl3BgZZYHA3ZdQIWEBhQq8dE6j",
+	"frJOEmS5u0V1fla1JQ/CMsGjhQ+wrABNUQEglPAldFplUVinMzdLBXc7dXV3LqurLvQOxFXmrUESzcse",
+	"2EaqWG/ceV+aIA+XoeOodGeTW5YIDr45QV6C9AFkvbuhBQjgNN16WKsr5tNJz1kMqcll0qct2Z2qD4ln",
+	"OFB1U64QUa2NRLynG1C81lAxMhr0jvWhs+vtSqbCkFmew3iBFeVWhjO3h8bqFXmiEH2okPvsrrGNXicA",
+	"7rV0oo+tlQdiaHJ4zdeCp9VF6N45j7hwVo5OGsYJCYbSQ0dhBT+8gAkVF4BEN1Ipn0cBDmT0T64SaTsT",
+	"tTOrD59I+Zjvp1k4Xbh/TXRhtEpk2/l4VFXDZOrOPFC19wDRMmNptTmeJV5EDS7BTPbr0zxyBnekJiS/",
+	"830NBzyyvnQsPtG6Zny3bjVlnHEmvC3P35FZ1RaEpeqBBHfNmzJP36kfcJcp9aoHTlaNQL3Fz85Ab/Wn",
+	"Y8MlQFa6f7u7cJlOSJepyGsvSeoobYeNV4/I7qbmC1silOoKVLllkYkcVhYwAnzXoDesYa5MGIK39dyy",
+	"w0JaB4rc7KxFSDUuuHBXGI6YKG0XImWakslQEUE0W2ejkthhTYvrY9gZgQgGGWERNGXA8tWCOAjoDZAt",
+	"Xly4kMGmsrC0fD7c5JcwZN1Whnws4jHi70xUv9PBI36FJ4yGleEd5jpWLkRZc4RDdnxWGK+SrVMIdW5E",
+	"2sJwVREikTVJvl5l60pC4K+sS4P1v79lO2tN/vG/sv7/jQbtXniFIs6vGBjQ4q00tsO+KmAI0g79GwCt",
+	"doygsh5Y4fSDwwpdhW/B3Z+lSuY533DUHYwuL8/654Pz7vBydB9tjVA8ictWcfr36GusSTq6px6rM13r",
+	"vrz7sIemRuvK8UfLo36slRHR2spbQZoV6FmUe31QIQNtKs/h7LK/5mpHeWYfrD7tGz3es6sdIWaR16dy",
+	"cbGjMn3sYe8qS4dI5vl+bemXJ5rfuVJ1+OjuaFW//PqXlC8abaY87VPHeCYzE8cjIfAffv3VNXt423tI",
+	"l8weZOe75OLVams0yDr/58nK28dVzvapSV+BM2uXoP+uN56GsT0BwB0QeY9R5ZFqHlKGurulFbBwo1XI",
+	"mlCMlYuqVjBRYR5IDVlz4zQqx5ekoqUoXAfWFbq3eaCDkDU9f4rXKYD3Fi17bO3ihGbkxjvl0Y172ix4",
+	"KgqPZhFpkqo+2z6AGPhcW8YnCh7y6jwNn7QDKkqmmTeCxgZU1UKE2G0HjtipsO5N5YJlfGCHgNw+vEDA",
+	"kjoXJ1x5YMrODLDqa9Iu835EJ9ff5RN4qggEH2tJKtAq4EmFI5Bnj9VjuwyyoOhRvCd+uGVTNvk8Q+LT",
+	"1BjWLML+TgAFIipQMkVOSfHNX1hfN1HgeMdrJfbnr2YLVEpgPQ00gjb03SF1De7xIbNOp9O6YhwVBKDI",
+	"JZeQbjnXAsCzEYALdFdfqpE54ItNEu7U76BKcHtrQWlP8ruPlIIO7lgKehrAU36c92A8FXuGebiL4gT9",
+	"zmQfrCPPfQwdv3w8XkIuc6+vSFXmL3vCJp9BiWAm3Q4diHvWRxY48fsjFf85Wvve0sQdQtiLnTHeLf26",
+	"KorEcOylZbhDCeEVC1G5D8cAwpB5eK9YCCm9YyiOItFZ8Yk7qemFVkXQZfAaJQmHn2oEDffOU/E4YCW0",
+	"sbWqxndKsBVeLPkWiELJ3HWGidc/aurtl/VQH1B5jPgUkP4Z7JjRqNe4ZYDYLvYPkJaBr2YjjbhLcKOW",
+	"eR1Kgdpww6YawUU/KqvaV+FNCw013lf+Lw+7bGyhxG6Xbw/7J6F33Eh1NK5JxPCNRLjr1R7t57ogaBea",
+	"rbiMgWQBkNOtnfvlUygEdSXiMK8gh5YjmoMN3nv8cZ6ns2PakIDpJD5QIv558GEa7EFK+xBOTBzjKCv2",
+	"4zjCiwnYpZYBgaUDO+HrzFTMFs7mtajjUUb6sqJvV8wWrzqDQVSnHA8KGYOCbC+yC+6aUOru/xaApwGf",
+	"5s5ZofDAtzV1V4T1M4CA8xFVv1tU9efQzoLKOfCnG880SW4Qhta90B3f71gPO6t/V50dC4uKkpa0+BL7",
+	"39FWj2vsGQHsVVYLtvUuIKteCdU6KBIGx4BMjh5fkZn+xw4iOQlOSSkFpK881RsybS0LH972HgIW0sN3",
+	"+Ir3FYST+yaT7syqeCoOtColxPZiemDRyimNbVBDAbs7fjDZk74K93yazM7CaT5U57hrHlaO/h2hBelI",
+	"lZEFM/JGQEEqNroRYzht9OmiEgb3UQNSdyNpZRt3QLv0B2qpQfWddGyK3jN3eCoRnUH3VOSxT2Jodu9u",
+	"aM6PYii+spQhR2x2XySpMOAVML0PTtfJeTlPku9mjfGPJwHjvRSzxvvXdS5bCk6A/PXywwNglLhx64Bi",
+	"4oV9RTvIU13zI1JIey3wC7/uO+a4Z+Z+qTPeGexIII/zRkt0WBU5rhZm7h1gnhlwUMmG26MizvfD5yFa",
+	"3r31shwg7/NHEMJVOKIYOvO8diM81/TIHz5viuCY9Wbs60TzMkOnOK60BZNqtZ4mMroqV5ZNFF+tBE+x",
+	"0tHZ9Fu9DrMSZ5kyvVG+a+0OPAdUIvWL1U8HK6forucmr5LqY8xFlFMY5R00T0XytVfwxQydPWCpOyE6",
+	"BkG7GBYBVwoVVEGp7+dH6S3qNVCIzPq/X2EVc5322iss1FavP3vkpj2IKrUQRnkXD8OWPBbHMWzujjma",
+	"k+BeQek/h8Fxn6jYDMtbE7K/gBpGGSatq7w+2T8zURngt7sLQ9aphLKwlWMP0nbYt6hGl3ugKgAKohB+",
+	"OWyk04kCgePD93ep97qf0l08kDveQH8RkG6+V/JtsdrVBMxqFlGFpU9QT29Fei2XohzJrBz1e8CSiwO5",
+	"qaXMiOw+z9vLW240m/H0A5MH5GGtWsas6QvGC6YHAkH8gqaHOm521NYllSuSWh8YK9nrHX9BnvEqnJa3",
+	"3HJVhmkFicOIJx8wC0Vqm4VGR7LSlfyiu4MJg6g4sE5kFyi9wU7D0NFlIZL4CuvjtYoKOv+CGwpBl4d1",
+	"D9W2ILn2rd+Oq/4D12I/HhlmX5zKwO9+rtL9TpPSZ1izWxc9CBBveI/V3Lv7cA41Nb9G6KG8mfm9Um4/",
+	"gpZxpzrFu9pxJX3lNKn6wPj0HAJsKVTw8rKloDTEaN1x+beWSsQTtRUWfTbFdxQgS3brKI7JyN4Hy0jS",
+	"xU6zLUv4n/XWZQn1EEOqxTVSWm2Xem3oPsQtwf67d7c2qcK5ak+SbVjZ4YIKVdIMSuI3aBQbQ3vutAc3",
+	"EDlrUOmp7xZ0r+2zXi55Hch1VlWFRgwzeOOJMF+/3dKpva77UYGw72It3dkxXzSv+FavvVW1Y2vl5lT/",
+	"E5pTZYd+ak8JBejVSwL1QuPGe4xO8/t/MPDbHTzwmbtJpz4JlpgDOhbBmXiI340+mN8dVW8/jbp6AjpB",
+	"tko5PsSn8V5/JqoznbYDWQQQgqYMAvJagoK6WegkSxi8Yl2fBrZDZx+sod5Fv/9MdfoxK+n0e1z4QUHV",
+	"B7QYUvInqgm7oNc2yHJX4PiuEmmPFCieYgIc14p1ij7JTDuWebtPgoGDVS3rTR/mbfk42jEkTfxm1eOj",
+	"mjGG8QFVyDcdKui/UzHnR8Kq94nV5MLu3R40zWzpfS4y8AzQMSGNEjEuyYUBFRd5IYm7XdoWCqWJIr5C",
+	"V5DYj0qYPGCzL/ZSSrEtZ7IeZmH3Tbi5mxtfxiXQkkzBJsWgqvBW9e5cg0b1OEtiI45f2sUipeVqRK3+",
+	"nMr4keLJ1kizJ0bKWZzyjWLzVMYQDFcxQTxHehczl6sYivBMY/xjN+i9DhruOYhAQ4NjuPA6aEAj4muZ",
+	"uL8vz3bVpcJ76itVbgUBJRq9FNgUAYDkHA9BCwO33Y0a/R08SfTGVAAwsrHTaLMQUtWUAIh53LU7wcjv",
+	"w9jJQ064QLVixw0+AwDjbp9+rhDv4NBQBoPRaDgc9I5XZNHO7Mlew6U1vlu3zle2ycGfmwgrCD0zxxxw",
+	"hrpUbAXoMhEGPk+K0L3wX6xbrSLh1A3Xuku4aNCoE7Z+6lhVLGIU22tFQJy2PL0a0gkmKo/W44x9ND+b",
+	"t06ZXK60MXKaCDgsUs2rQvzy7MM3qhoYTIGn+M0LioemtE77Dv59EbVXPLXJtsAWKkyATvzOod5P6DOZ",
+	"QItn2DvonNMftafSAgzrmLl/hanevJmlevlmqq3Vyy9G7C8s0gn+lsr5woas6e7sMkmZGHhnGy7CywN4",
+	"VX+Ijna9amPPhUqmxafZqbpd+LvgiV3sw40268RiEH0B92GpJo+lgrrkhYhuKiufFavom10TNG8DVS/i",
+	"qSiO2s67D20DjEX5YHEF0i3mlk+5cQcqFTxagDA8WHRQiRbpG4Lmwflt/QS3AQvXit9yCQI2rKQyU3a3",
+	"vmkEjcJt5VRuuHoET2x/A+pngscinWqexseaIhnLQZqYgE0P5LtOt3vka8rVTanzrylOciOVoZSMciEW",
+	"/l6T6/Q5pNWKVOp4Xwd8DrwXMzhgwiTSfNI+wCUMAKrwvNovE67VERhuwZ5P+sv3Sxh5RY8fzeKdbhvZ",
+	"3IuDOpC78UzEc5GCW1Ckjq9u93TcA9wFI+O8so8anfm6gzYFDwU36xROEi+brcU19re5n+BieZnpt5qV",
+	"xvEeaCqYQcfbots6gcfy9v2AgkeT4SzW62ki2vgozacKa+XLI9rgm+VHnJtRaUHz+dw1QRmcpL3usO+T",
+	"58eNqW/bq9Ez+P7UQg4EQisAPGWrcyvFhrXJPXQrPM81vpc3m6eijHTS7p2YDXiw8SA2rYWqkg/zD9Z0",
+	"pioT9KHjVXMETknTRdhR8sgQknjxs4Ue59iikjDwxVRa0/plYGA/vEkhkt7Oi08pUCkcVV+kglS7twvm",
+	"A8PcHXgocdEcH4ElC5icMa62nfsZvtic0JebUB1KiUr2c8d8CrWqS4GK83akrJlxQqspB7GV9ShlTcom",
+	"daYM3eeuToUNJ6pwsQpUQn6wrLA7ZE26JfuKuzkRHPoJABMGKA2pygXf7hVouZdekftkofx7lUhb8wnj",
+	"voEvrhS84ewhFDeF/04JmGhGXoTMWeBeXWb6eOsejv9U3fJU8lrAyR8WAqQT1czSjV4GlJg7yQEANKxR",
+	"kZDdmefOovlqXwvJrwqwMp5BupMNn8eSBFwvsFYpz3q99O1+qCHjSX3WEHH1K3id+ZdIdS3aJiAy7oRg",
+	"Kj5jacAXfNJnaYiv1strXf/VR0ni19J30zSIYwEOZ8KJ9KoBYIWvuATlT69AzmRtOE/rOKf0t2LOnXT6",
+	"G7Wo322krau7Ig1EXTanzry+dWa+DEE9hdSNrm7v9nOYU3qfVnUZGt2xMrdP1wm1qIr9SonMBY1x+4/V",
+	"vx4/PXt+/aj7XHU/RZtUnO9LsdLpnolhBIv2x6yXSxGz9Qoh5ODsZ8yJrGdR9VzkJAdmPZ5dQ1EuWeKB",
+	"9cwK51rDN/DC7snG32uOF8Xy9U3WGRQOF113YzoDoD+vyY/bozqUruKMam0j5Ix8l6E0u1kiKhT4Zuro",
+	"QSClPXpotpIHxoBMq8w2mxBiA7YlFNqMp2TI1SRgljbv+LkqCDzahZ2Rp2tS1XHgueTLxNtRtlrd06Or",
+	"k1VT0F6U1+LsxMXIiabWg0pX86+MiVMgiXp6QcULVQ4RF9UTJUD8o65d8a4BmZ4wygqDKFislUXLiat4",
+	"vhqlLYcdrGUqejrd7q2bwFY5GKFB8wH+LpRSVMMfCGTvHae/v9Qiast2LH1mTlV8fxZ8/FnwIe+SN7an",
+	"lvutfbx7lPp1R6nXrz1Lg9JZ6t/lMF1UDtNGuGEVkhbvf5ry4oeM1C8ua8E2PWOp9+UARKrS0OoULCDK",
+	"gUWoxGK+rQYXXUU67en9HNwraa3AIfY6nqhxDDeM7v7ICQ2e/ZyWf5vXz9Un32adV7gV1Cl2XF1U0JMp",
+	"LghbVW6Ow+k5tuBmoiAgH1B/RShcCLMOkgwa1FD7yBYVBEGZ3aa8etg1HIXQoRSKXNb5bg2nrUqxb8P+",
+	"ZWGJnj8wzMDNzH3BjxPKm7jFpJFU8Pgqa7ooFeAYTtTD295D9xopzMN3lBvxPgwYn8J94ClNpCHXXeY4",
+	"5cpsCCAJO2qCjnHA3+Z3sJqH+NFy/+7WnPeOxetF5nc6RfsTWZ9PjsjQmf2HHlWZJGxtRMCMKKFFYzr5",
+	"apVIQNJXMYsSwVMRtzKinKhSgaljMVkOKpFt/qEbIVaGhTiI8ETqLfLKWjXZ4zhDcd0+Igwc8e3UpdVV",
+	"niEjvruiKguYaFlfoyzJp7CbRVZJLKs0y73q6jFvBZ2oACok3Jpi4iQ4KAJyk6V6vTriuaDX7Kfr+3su",
+	"QOn+TRRf+0U44JcAB8CS30g1v2/Dai8HrIY9O9jRpapb3B2XWxcyPeu+eB88hYPdBXwKZ82HHTsh0Uag",
+	"8q0PB7TdAypbu3nOhr1OuTIzkd4zH0b5zGqrfdTE6ixwgmKLH7bc86hhD7VXCNQ0YgG+WpYrRI3398CN",
+	"o7q7Erx6oZdMbwdq/SDo8WW3e967vOyPhufD7uVl7yhgeW3Q6ZFieoUrzJS2TiisCi1Xy76oStrJ7qqU",
+	"6KNfaICxhyRo0eooIk8+2wfzhzn8egbKdKott1lfZ0yBA11xC0B8uPKjt6O6PCk0pcDAxJfg4aKkyMud",
+	"rcb7az2f/ruVLMXDlZUnZyzm49sppE50dAO9dX9aO6M1ZXadKpNpCxTTouVodjudQesqWzTK00u0vmGJ",
+	"vBEAXwxUmsLiApAxsoVTet1kOVpHMzCPpw8WU0pnMkkgb5RxzAGcSrvk5gbTzeoS0yaqkpm2kw54ecck",
+	"s95RxQOoo7BXfpq1RF4ALzwhqDoV5ZipB8U+EAYd5zh0iZhZkMmc2jZlOeG7YdV7xET9d6CDOGelL6AB",
+	"XFf7SQHTD4+Pvkj1NBHLWg738sljdjkcnbMV3kT9IjtO941F1gDdWKeQBGzJo4VUou0UVdDbMK3+ioXu",
+	"qyGkNYbrVI3TlRnTK8fYO8S9DzuOhO52aRN8PWdmoVPLFuslV74AMgtp6VjUYLTEkF+WajV/47PQfepg",
+	"o1jhAk23nBIGzquAsgbzpXaWkxRJhigolbEY22gUDb9TjLCHxQJSENKQxdPt/ePLwX/3X1387/k3w+dn",
+	"316+6L7sX4/+5+KfBeDuYffSHQULm/iDmxbz06LNrC5pce41hXzx0YIPoonH7tb3wd7Ey0e4Lfl+i7er",
+	"hKtMniCIaYSWVUVjuOtO7NAtbU11TE90ysJb7KQjtXoz4zIB9F7ozT+bYeY8df4Bjhhr6AW04naRQ9NO",
+	"dbxlzbyvKRpAnZLTjTR1UOgJu9L9+6e1SLcBvk+n4FOABjIpXwq7AypUdH+ekpGT0eDuZnz/8ilLxUzA",
+	"YhOWUWkDsOaFCBAGWFFWP4Csd0ZaoPP67GBqcslkHDCeGJ2ped4QTjQFLaB75j/bpN62n8YhrWqlA/Kh",
+	"03RyUq8b3N+vr19QmTowmYyYU2FWWlUQieGAngBPSGd4d+OAxQXVw1Rhdp4Fu/eW513LE/KJ1rdERnJR",
+	"fOmrBYrvD9hxNl0ewyEWdEyZpYbIuDwFxHXgVLXSv8Ce9iXMAjtKU53CBgZZ8KuwteM6RsGG3S5mb6/t",
+	"QqfyZ/ytF0xUONPpVMaxUCF7yEJKBn0TS+O+BrcNAhYqbd/MABacDbvDgIWFtYAH3Q1SvXHMD1+UQM74",
+	"mzwaEbKHExWC7+3NDLqIPWShVGY9m8lICmXfzLBtWOHpLOxReSfGM/CNMhbLlbZCRe5+NUtkZGlIb6AM",
+	"ww35MmDhUtiFjt+4kULVEc5uxJqcYWts4G5g7XDqqYaPQKORFd8mmsdvrNZvEp66aQ97bmlyXvdmKQ19",
+	"EQamYCfeOP4asmG/71QzbsUb6n3kfnPjcqcpVTwJ2ajbLWtCO1uJyfXZLqIfFPcPUm5olxpBRVcobE8j",
+	"aOxuji+Dg52BMG11XwqPFSEiqnuSxapKC0KBX78akMS7u2uo65VXGdJ6q/vmNI7CQsLbcQ3diCokDLNH",
+	"SijrjqUJ73CYl6VeSHmDoDxsW9fZBit3kanq5FbETq2kNnqs+bXg0HFl7RTLOfTkTqQRcWvMJFqu3huP",
+	"tiObCm7NRGGaAZJk+Y6A0P5s3nLBrNNbeSuCvD4D0xSg0fJCM79TExVrYTos9LGzcJwZy8xEOs1NLmzl",
+	"YHE4BaRUfwkMRneRSUt98qxetd1LHCfGd5oH1SFSShyUpGH2gpWimjyZLXcW4ittYn69ZgfdRO/nP0KG",
+	"C6PPqL2KUvCOQo1OSq+4Mb3+rmLq79jFZJNzadlfmHtwo9M4DLCNe7J1Chz2bffQjSw/UR321JLXmE23",
+	"VnhrxZ2qB2aiHr16/PQpg5d32COq+et1+0O4G1zD318/aV+g1kTFRVjggndcQQdH9No4jSQVzmxeY3YW",
+	"T3lkRbrTsjibf8nl4z57N6cgrVadeHyp69QMapEZAmURmukVCyFAErJ0rUzmFPc6V5aC7H5Y8i3o5e7x",
+	"TqUZE4LxuzeVKS67tktw7vA/r/UHgZfKOxtXPLW+f/JaxR32qojjCQ4WKpS2MiGcnA/vx/TJUxJyz1n1",
+	"WBRTEGo7iX8u7ZqKa1SPheCvsyb0HW1H3Ai2EG9bV8U9sx4fnrx/hkzBBTcUii6P/yNsR9XKugtgwgHA",
+	"z0KrjJwR+l4ehFNBSE7cAqjGabnL+92mnlRg4epXdd863sWhehyrch/vLg0SF/Fuwyyci6O28X4Uv+si",
+	"YDiN5oM35kBLqaLWV7LvC6ofLRltbz0fX6v4la2Nlv4A6Kq5EjVmIRye0HfsxIpwRD1GR6f7XOUyTjqg",
+	"RTETld+PexGypr4V6TjT0QLob5R36A9KoE2go9iFUwXw1RUNxWeJZXOnAHNFTaGgc73QuM7gReuMWs9J",
+	"qPiYWhZRYLmg+j3w3eBLapsqECQVsU0UQVEE9Q26WjUOyDVk6f7YD7qB+//u64BmPv7xNy+OXvsoN/pE",
+	"ScVujEfFNEOfFZhtJWqxOjWNcb/GI7murct56Y+q35+VMzO109elisVb7CgKEaOmzko3V9BeBDTzMgJP",
+	"62qiEIK4jvdMhVC5JVLe09JO7gHYcCyGOlroWTbiohGB7MYN93A7wpMwN4ieDpd8lMTqydkNuWr2UTIc",
+	"9MwftU9Qp+2przqg59zc+KGQSVXh/H7vIQS2ZH9FOlq29ouniTpEI6PDLYX7gzuL1GPtdGqipHfHWzsJ",
+	"/6kgiN6XznJdy9olV9uq9RrnK1laX8IUK6/rXTC6ji1j1WgqgoA2cvopTirw/CjIxNXe1JmX+7JGHmU5",
+	"I1ntjidDKPXztRAUoM3KI/CmigGz+GjZ2pDKnK5Mnqn8Ukc37AV3TPNVJI3BFcgxZUBkHYvzvw4aNDu4",
+	"HVwfjmu+DhpgXjt50ggaCWH7/dj45z8bgfuf1wXRUxhQIQrsnQ7vX++IjcW9YNiqtsivir62L9+TBluT",
+	"8enTiU5M4dyJ0O3mb9ZQAHsmf+ZpzF6tcDPq2n9m9FFfUJrTdjPLOHGU7/e1VaV5LwB8msmHAy1lJLk/",
+	"4cQEXoM4+ZM/wINHoTSKWZQLRETz4ykt3wGu8qWO1t68rnfH1TU3zzkPgXRGXGklIw5QAkvWNELsdmF/",
+	"ON223TAfvitUiLwPWxg2NXwpJgoZse+TPoM8E2iHquZSibyhe4CpULcinXIrl7mPbkdTPpUd1TGXRnb9",
+	"dYmz5Dyl0W2cxFXK6x803rbnuk0//tto1XnJN8+FMST+aHeeSWP3EX8R8pH8hjdKb2oqxv2iHWQDSKV3",
+	"OBY0RI8rfYxWs0EcIMYDGNUFekPsRGM/uQBLDtNMlYFlBDT6RFLkiuCAUujLxKT97MUKpIOtDarDYZ5w",
+	"36Gbws9R7hxk6bn1Rbd17qCfF9TK/p1S5CvMve4IFSpRDmf+UxUKZPyD7IRgkbh1/wyN+Cn0ZJhV9Og5",
+	"KNBAoqH73zBgm4WMFhOFRr7JMtCwtlzP2XrlfoMMWv9FmwqBxS9SscfucMxkxK1g4GxZ8VSoyH3PinRp",
+	"WuOJAo+8N+9ggGDZKTgE4FLBtghgzsH1AL34WHQDgEEA/E9NgeBVEAzDepz8OfTDODrqsG+EWMHb3VDN",
+	"RG31GiIAc3kr1JjZjWYQOE22xYIeirnFGsIXiRQMtA3BogV3Y0oh9wFWFjsqTpRjENwCmNsm1QiRONPp",
+	"DRkyiZ53WOg+we06zfPgvor7o1HvkmVXgHG7KzdiO1Hhjdg+jWETMwF8I7ZOYtK+YrwpCz+F6cq0cSZt",
+	"N5P2bS9kM42BXShwYYlUTjQLEWdRm5dPHrOL84tRQfL/49V338IL300a3E4aAZsA4eK/YFj4T6phwj+M",
+	"+GnSeB+Cj2xCUX7Im8rLJpDIS/E4oGbfyLwSujhUU4e1Vzw7BU03j8FgcMm+v34clMpdDuMHQy1urz/4",
+	"1y7XfP1u+L6N/+jn/7j2/xjv/OPHzmv85+D9v2pZ7X7x4cVG8fg2z4aAJWKo7QVRf6IrcGGNoejFg6g7",
+	"PZtd8L4YxefR5bTHB7OROI8vo+60z4ezM3ERd6PedMBHs3NxGfeiwXTEz2eXohvfUWAABdRPQ8YZTqCc",
+	"A7Tojaj0Tx3M+rw37UaX8YU4n51174d0/2kq24z4aQ90iduWB8ZvTPfIjpzfuaIkYwL13z8btiEovcMz",
+	"HJ8saxeVgMi0F/XjgRjORvxseh5dxJeiO+vx/nQQDeOROJud84vpZdSNe6I/G/DhdBSdxefiYnbJ3bMf",
+	"+vwe0ur1L+poa28nULcxmfQEdC0kwuLC7ROmUs2/EdvajGW/nBTOuRFZ/hxK2V0V/ADt3wgPcpb34emd",
+	"uS0pBPjd+6cJvxH9abs/OsvS9bIBtO5+WvDh2jm6cQ36ZdopTPYI8VzGZ71p7zIWs1k84mfdKb8YDvls",
+	"eNkXUT+KhsPh8DIanV2eTwf9s8ve5Xl3MOVRd9CLuB/sXfgKSOMnqV4e4Ptu1IAK77QSt/cfuZYaxvC9",
+	"svXIscIpJUpsnIkmtiwVYJvHkJyT4e8Va6WJ+92nzUjlLHh6zze7uGClgR8+CPWmaEmzzCkk72C7p2zS",
+	"3bP3OJweRSic02P2J3yxdop2T6UoYeyAG7fDwmJULgyySKhTiLK4J5TirIS6YoVa9Sb3HUQ23EzUisu4",
+	"hY/5CnbW3G1vAe+ClpXl6GYlY30n2Fnq4gOvLwc+/QM7JJwBuNZxPIonPjDoc8uyqD166+4OH8kgyV/4",
+	"qVJH9vRFfiWsTQh4LmuRQdNBVNpysKN/52jH/jr3fNK7lipPZCRO7sv+rbC+bnGDrXL2jL8/Og3syPtP",
+	"D6Db58kMXN04Ha3Z8zbJVBh7xaykZCmIWZPxkCUIfWjTHsBy3hnd17CNh9fgri1uKpwjW5qglH6h8gbj",
+	"phFUIKhruIxeYU/t+xU/o4WHQAPuXJuSvKgBWUqpVUljyd3EFNRz1KRD1jc0wZQabFeC7qZKF1Gf6R66",
+	"v95kjAwU3g57tU4hCgbJpgtpAdAasQ5tKpdLEV8x7hQadUOfwRTd2XonNac4/FI246jbvWsyI8y1bneu",
+	"9Y1QL6nsok4WzFJhFsmWSWPWjrAFT6HI70ZU42jwW2Pc+J/pxbK/+u+33WfpyP7vz5ffRoNv4vO/z3pf",
+	"/3v4ip/9IC5errtPdf9FMtrdFnpJrQNKbEqfD5hZ6I3CtGM0l3eqoO4ylqN1FDC0ukWkoEVtqmWeK8G9",
+	"g3Cnfp/iecHgY0b0duv+uT3SLUWaUrZ3p5KkMfh1+p/QiuwbuI+YFPKNoSuo0wqKzT4rZl6N96JWx04O",
+	"dEzLyqrNgq9EwKxesVRvUPUbu3+in+mfIWtiCwtUf4AlmCDrhDLyt05U/lNuAlXTZYrUsGc/voPS803m",
+	"0IRJdCpspGa2S/72Kb5xVJ8Uc2AfcPMD1u10Lq8KrVXBlkL6x02RBhgopoZ/vCr0/dpHtk/1bvLa8rr8",
+	"OO3DM4ZbREyLa1izVOLewqK7OOWb4sk6BVirvnAbj0EmfRNfipyPNKAz/rquhasR0TqVdvvKGRAZR0hF",
+	"+mhd12EkfESVPfDuMfsbMl4sUwNO6OvUGIgQUn8ArJw1naGechXrJZtKawL2/ctnbcNnglnx1raIc08U",
+	"dL7jNtOVAPEGc/+yUDbWlhmrSa8qRP2A8/v4Jx0TMJCwHtuNON/bhbWrxntAnFOzGsSJV5bfiJg5gmhD",
+	"3KTt4yZtjJu0IW7CrF6nbg+UNSxdo2Kw4VvGmVnyFBtMuYPLNnqdxBMFpTbsiVMKYD4PDEvdN1bwDeNj",
+	"M6tUz1O+DNw/rI50gmFeODzOSHb/aAHLyNqqmJUQcTBRVCfG+GolVNx2qxLAmrTBBS9icpImeo5OeK6g",
+	"0iXiit2KVM62nYmaqGtHpTOZZJUcZNX6CWGw+mtdgFLarqicIdVrgJL2TvJvtE2kYlEi3Yd5KiYKi4zc",
+	"gQHEE2k7jMK5VDArDaMiMxEzPudSuR8tm4qZTp3etWULruLEHb21MjDm//ov9lInNAi+tguhrIxgnd3l",
+	"k6nY19p5CoZrNXTsNY6IIKS4mqhM0c/g6hDYHd9BXOKqSLdAzIbIF3aq1WHXmHKcCgi0pG5WYzeHL9gX",
+	"X2C+1xdfjLMvTLcsfPHdK4xy+MYw4VXWGhNyB0BDD5gPVcFGYSpyB98LWrV77cH6lKsc6QuqVKD7I8CV",
+	"NaWj93USMyMEZUMDfbZgdwCKHYM97lAbvsWUTfeWiCcJEMGjrDt1dqdhzdDzqzH78XXYYnKuiAiqu5oV",
+	"K7Pv8udhOzMAmTJhsCZGyVLBY8emAS0ub5I9Ub5LttU6YNO1JfU821I4Q9IwKH5zi7VWWLUJXw2H3R4r",
+	"1bd6Sn20xOolWF+5FO7n7DfwTIMsM3sAecCEvcrgZm+EWAH0xiv5s2Bv2Q40ZYicQSrW/7/RoN1jRlNK",
+	"EMSr6GymFMITSx9lcrQol8JYvlzhwIqhIiozwCWeqELciK1SEUkjteowgPAibDWQgxFPATXao7dCG68d",
+	"oLWM9DyLmcC6AmSbIwkPfhY6EaIBTBEm4ThZpNNURBaYJSTmJDq6eeC0qpnTuWkPXnju6qzJhU4tbALF",
+	"TeEUOM6Ihh6Ag1D9bYeV3WK4MGXXGGsjN2FN7yKjHybK+8lakD+NCab+7lqHmRNGyIUJTKUE/OjdZqWe",
+	"sNeIreKrFoIcYcUzgLDgSG+u7eyiWa39a7VC1hz0MUYaQO6F25OARLXN6k2oikivhDJZgQN5xqBWcbes",
+	"sMO+QsVnXHjPRIUTnw0/aYSs6eRvC6Lu5XLDiQo/NDXfHcTHhfKMnB9SiQ9u6hdfICNzfDHLU5YpzRhy",
+	"7mFwW7i7aINqaCsnU2jDT2vflIqFcBw64KvY6rWjXmSiVvtSWjy8AXXlh7xtqSj032HoSIdaicoQsMum",
+	"F9UFP4UTz1kpR5AdLNQE3Bs8MAG80zE9PKA4AZRo0BBHzoXJjs9XaapTA7wdOAlAAFDPIuQtMJEAG4Hu",
+	"Atw0Q0B+Qkb8kH79y78NOJbRtz1RIQEQhC0Syx5wYAcAB3FyQEz+xwNK/AcQCQz7z0T9p91uw/+7y8Nu",
+	"l/2nFpKgiXwbYu9hi9HdPXd3GaeArgzclRysIKjDKmhmItP/Vu4SQU9kXxu6dxagDejnkfu5Di2gjBQA",
+	"r41rAQP8my7dm4pQCUEZKSGoBUoIWBEmIahFSQjqQBKCGowE93gdQkJQBEho/rSW0Q2C/80wER9RbP1M",
+	"erD8NRgIzamOvR824ojvZNnZkH0j/+Yf7vfdw3U4CTC3IkoCPQDrVsZKIHp5KWy6bT/CSgu8fYQ0lsMo",
+	"0K0ZWEt45abjrxuWCGd0wNNwvp7m65MfsuXaWUJqXlClxNvIWQc1KqCjLLEC7sbCwuva34itV5Umqtlz",
+	"vKc/KroZnEyN9CpHZWvSSwOipQDUfIE+DLBO+kO20OvUgPbK9NoCMwI/RqbWg7YE/R/pDLjNdMLJrKNI",
+	"GIPKMqhYTqwgJJDToi5ZifQAqxWMQNQ8fHDTK0uAGuk4Ho8wHRq9DGI2E5FT3bFWLXWbluMIGsSbxRJs",
+	"ACWaC2swS4m+RmwluwEsE3iDXls3DVR+8DtOTYh0BnYbr5HZOQvRDcZHO8ExMlF+iVAQYeG4u40WElc1",
+	"GyLxwljOAIPIEohSpJcr7mMOxWxKx9NLGUru/pZbR1jc2qPYYf+T8Ufm+OPaGSrNYbfrbM+KfZVdBwMd",
+	"TRsQCIY1R2/fYiBPaUv7BiobCC1sDw17IT3bKu5Ghz2aqNXCaWLQyWrKY6aE3ej0xlsfbqnsRkYEUObx",
+	"u9KVYW3SGtqkqeQGOwwSg023IjVo9/c63U4XmnishOIr2Rg3Bp1uZ4AOwgV4Sh5iA9KfoUttbUEKQU73",
+	"u91Cr/9VqoHCJaZtSTUvmDudBnwSDzSUK34tLDV8BUh5cMnD5/vdLhbyQcYsRFAKUvTfFMdA8XkscExf",
+	"AEdITbgrHzFP5K3olHxH2Jrb+FzlxjN5K5QwEFTlc0gbz224xmv36MOl2+TI7F25F6l23EWsDfiGmHib",
+	"FTSgL3DsOYlxFA4ciDxCcC6BeBIOdMwW0lhwo5iAsASRGcCjdrsSdNQMlNaSNoUQ4QEaDCzh6MXIvCwr",
+	"rUHbtdJYGTnLOd9CoL2dTXxOUz66i27CD1cJl5X9u+MKsSZRM+t2up0hhBuroYyd3aZBevZZ/Qi++fD2",
+	"F55ZZlPeSwh0vDpbvkz2UoOjwe9WQj168ZTFVKBR9JxsuGHTtUwQNheSrP/30fNnx44VvHIlX61EdLez",
+	"5Qe7b29qx+sHdco2FF8AbCd7zeG1B2ed98wdWnbQwU5lXJQzlNE+hCapc3Ohsm4p56SHyAzKNWCj7iAH",
+	"+pkoAIJHXmgWawsKTKw3qlXcrPoD9NI3sf51GKH7PPSFBKLrONkw6g5+gQ9/6/tqs2Zd7+wgX3jDltI4",
+	"Ew4BAsrre5Bwimu7l2gKCqWbzUqbWtLxu8geg1fS5B4H7xMlnQW6DhabMaYCcYChi20xpot6HZrTcimo",
+	"EfuNAFID0Q8Gd4c9Q20c/CnkBXr6osPcEmaaDbisZcGxOFHoV1G6Rjdueu0w8rMhS8rbanXUijN/hHfk",
+	"8KN/0/H2oxFM6Rs+jeJ9OUxEWDaV09L7aGOgr+NQ4n2czG+7z5GgNIH3QWOIJ7fuE9mYH/6Nx9n0gsaw",
+	"Nzj+yAu0A6+1fgYYbe65/uXx5661fs7Vlj5n8IyfMMSnZLqBI+TgQcOl2jkShWOXHbGdQ/fwXZZv8/4A",
+	"64YoTrPi3fZeb+CzlcQrbFiG+o9hGo5TMStsopql7DBg4VoF0LENs66uwIgqwHR4LGU46igfpgJ95pDX",
+	"F2s4cJbAu9B6JPSPUo8fFhKHgIKPkl+t2P7eTUEksz2ig+j0RapnEuAuM2BYs7ctSn6LJ/On2NTmk8me",
+	"yigPn6YHEBx0N977JCEjOPzI90UwR3johOP3JIN8hCeGx5/4VluIhf66J/Xd+6Ac//7x9fvS6S1nfqJ3",
+	"dZUR1YETHC+lKgnP+rMLrkFH3R1GxGCoGZQE0MYQYI5DEO/4uyo07kKvEt4yUc2IG9GWygiFHeIJKSiX",
+	"wu600e0gR6EIQ6fUSKkFxWOQusj0DD/kWMpEyTiA2rGY2v1QdBSxSMbYKyZDYKDTG5BlFmR8xh34QnOs",
+	"Wq3vleBptPBLsXtu9+XlQqkleVVgcTDTpDbLFMA5G+MGLERe4Or/zI9uCTmwrlnEcT4ys5CUcvRGbCL3",
+	"aZmNozXPcaDKepfd5MA2nnQ/d17z67GOg3zjiVRxtoZFToHojfVsoijuH2KLmEN6d4F3PIeoVYiiOcxb",
+	"oBW729sibKFXwpt2o6utqifqxo3e98hvddhLUtOL4rfQNBDu26MVx9LmWvG9hfDxA1RQ46EY4vWn0cFr",
+	"GwGdpIN/dK3hqPJd3aDfm9bQPeHoP/ZAzr9JQ+Iwj8HTlVsWTep41LoXv8EuzB/GbnbYC7GdjA0dYjcw",
+	"AMdtHmWPo5N/DpYDdZUeU9SiBqU9Myb0Ook7E3WYa8Hn6pjWl+7CnzzrV+ZZuD1/sqzfF8uCs1XgWM5o",
+	"iFO+4ck9mRYmVZzGtZ44NqX0hiFIPRlHqQCaDopsApBNKdjEU+HrcijiHA67A7aT6oE46NgQy1i+zXI7",
+	"EDUdk508Y5MGAucBmwoLsRfM7oLMHh/KlqlP3ERPCaBmOAuQXDN8y6B3XEo+FmasTBIKsRvKqcTkEwgB",
+	"K219EgpGlze59dSEOeW5LK0O+xJuhWTePHclS9DGYNnEvXQB8cyXlRopvnayKdHzPKyL5Ue1LBff/3ti",
+	"uuUpfdZcN8j2909++3vjt3TeuarzO5/MZoU6lctCXpPPZ5nqeIvJK55vLPmW8chS8gyhgHfYV8qzGgWR",
+	"+luRp9MTq2HHOU0dZ4E3/4qM5Vc+2LiYfx7rz/R4InXWCVg4IEfPqqP8k3zLmEBIXdoxL66Uj5fzB+9E",
+	"hayZJjmhAlTHna2GGfK+QCtABGqqRQgoJTnAAm0vV3xBkMhOOfGYVpB5jctJcIXkNwzHYlKg1bpVxtU4",
+	"4JbusB9SaS24r/enBqLSR/VYlCOIoS0KfWEoWAL/YRt8I+5OHbt5Jo19BLtyZ1bzOXmK3QyOu4jLzPdP",
+	"P/F9OMC1xzQwD/K1PHbu0YFy0sF/tV6aAjBhrNfTRLQRwp/8MO7ARQsR3WAahlS3PJVcWTOGBljkpmFm",
+	"vYTKhp9FqgMf4C2kclCnXfHTOqsAWS99Owjv63HaAdl+BVPI+3aCicqTi3w1TKHzhS9ooE9JAwkl+yLA",
+	"MUAjwEp9wrOCX3gpVjrdK45poVO4qfMn1Tdw0ZjV1tEKcPyM6vYTP9i9D9+5/xzOh8jyka7z6tVCm09O",
+	"qed6JaDCWKgYMTd2aOhrrLG+Gyf/Gsb3aTm0+0aGO1xPdNjgGu+5P3P+zUTyy1H7rEaPfsppCtFq9tBU",
+	"1mj3BNr6qtzB0JfKlDBimlJFyTrGEitt8N5EzCjUXsyfmSgIvB9SaPboG44WXmQNgu9Hq7+tSHY+49OU",
+	"FCIG2tw/7GEodJE+7TBg9//TT4MXdPRgZflRagdMJ/FB/X2iSnklU0G1QxuhLJOEAwGX0O/p3rGFGhyA",
+	"VElk8X69tkHmgZwon4NHVZAYwOqw70CJwTO74AYlQkBZqVl/0WLbLS5j8L4e0EGys+mX8Q90OHHKdzud",
+	"tEx/tOOJuDlKFFSTk08oFHibh+/gvydpRHWt2w7InPpmbAFa7OUebzs9Q1crwQmbBYrGUREbs2JnvKya",
+	"vNiSUs8w+7vasTCvL4dGqfBEXo5ebW/Iflho/DtrEslVPFF5fyrDeLLhW5/X12HhsDtkheLbGZYkwpsz",
+	"me5eqXTmOtlXukAtkD7ViX9JVPybYg3VxoJ7NFdc8N2egtRf7Y8mvf2Bzcv49/MHjyp7mriuATYu1Fgt",
+	"cpB4hPBHlH8nTCtOOIIeAu8BbhwUUANqC4fXuvcYzBMJM/DdkGAVwhyCN2TNIhzwRBXwgFsd9o3YUjNi",
+	"SAxJhSOJmDBAANmeBkz1Jh6a6yaLyYKjg08TsU9i54C6n7TqqAIrvK8MM8cT7nxmIquKeVyArT9WUpRA",
+	"8flU8zT+kKIGny6dcnUj4poqhgBQWauK5kTteorD6favG6lMCC+DKtG5h1WFxABVqnxwtythQ3df/jvW",
+	"LKn8yStHoFzCsgAy7FyXAWF9JTTlXEuDHhFf1opUGiKe6195koS+Lzp6yIqTvWLhoBsTGPN5THdmUoua",
+	"cwhEWFbUA4QbywZdplN2DpA+Md+agFkdQw6Cs1ydHL0mL00qsNgfAa/IvwBDMHQCU8HjicKzaSJOqVdo",
+	"FOyRk88KtHAk2fsHCFjA/hRSNRAquyade1rO5aZGuo2xx6n1cNK1sLXFFO8avO8VByRPXFlK8tg3Dty+",
+	"PWPhSVIYCv41gL4S5/Ge4fyG5H1xc4+aAQUk7T8jCfcrVrkuLuPB8hSCeLsv+x17AUsAvGCNkx0XbvU6",
+	"ZPi6KWFXIdxNqzNRzwhbDmtZiujNDPBXhMnc/4kVKfYcCgAGBkKlWgnDmkWTJMCistk6SVqe1+N4Ur1e",
+	"HfU2ZDLAg38Bo0Q4JTNR+YdTQp2eCsfPjWZTYTdCKIDpWwEU2JJv2dQxRfhVRvCUsxW4ZTxJ9qkctCbH",
+	"+N93zpJK9q+fNBk+OSL272FIvivriYoK9qPdZYShTdciHKOBl0EG5lBj6yRG9B6lN6xZHmnFqOSA7uM3",
+	"8YqFAIjq3w0C0i4yANy6OemVUKUp7WKp1i4nyWok5qnAqiHLEsEBsUbulS5Lqf4mbOmTd2pcc7fxABQw",
+	"7GzTkdNUJHrDQhxD2No7Rv72042RwuNrFUPCrjR5g8K9opDu2FdjdTY8Cmf+2xJ/jp8c94HR2fllxd7n",
+	"K8QcR/RrUpBh/pfX2KrhSNg7ByJApu44DGAUgpGKeNTAirCCEvNXwg77jjxF+AO1YUO0AErJJd3N+A6v",
+	"WUfHp2q1pvIFelqvrZGxoHadgLzYJPYIfzqDQS4FgEZ7nNsi6CWjwxkchvcMMtxR34GfSQNZyl1Wg3Kn",
+	"+NJD/sH0WNMZ21Qg6Zei4wzraxzccxMegDwAIr+zo+sXSsItDPFXwkvA5dlj3iuxIfrM/CcF0qxIyc8+",
+	"ie/PaizEeUjoROxyrrLy/fAdtWl7/8FqeFZ3Rfp4mEGMsoVOYlPGnATI9RzOLvDoPOAWD7LagNxPn/nb",
+	"Wx32ZQ7cmwoP+kN47BOVsS4E0SLcYT7Va8t63S5bQiOEFQfMmitGmHUs9HDABMBdhPiFpCPHazmFBzzs",
+	"Mr7VasoQ3udguBd/ekYN9D69frA3ZwibNf6iZ/73A9vwtbAl2Q9A0AUT5E7H8yFElE6rMfpWA1efF0Aa",
+	"fMNuHExelEvDcQdcqNhc7fQzwgibgXKltUqEMUxpAHtccFNJOZGWbQVC88MfiJLpwU814jFIqKmEVwAK",
+	"S4K5dggXLW2HPSY8YE5BNBp0JQW/gtxUqxu4xz/w6H1eGffHD2vgI49/Ztt/phLabc+9BPTDQsx6Px/A",
+	"lCRvgdwJa73a/hJifh0G9rZUE+WB5JtQ/FyEb24F6CUhu4CKAInnYCQVHyqCPMNDkQA/2UTh9V3s5laH",
+	"XW909mbo1gAX82z6BTcLTLMsaAsAc+p0ifFEZR4c1D6YEVCaiHDoXkvp5A+HrRxrvZQUgJUFBIEOLsIs",
+	"m4ccyIUMAD+FYBepnpiyLz2aqIn6IZWWgFppS5xWEa9TcPwZq1P34BdfYAOSL75gRqjY21D50KlBjQBx",
+	"Q6WideDLFPXhTkJFKeD0pkCVxjJP5xTgnOl0JiQCERNN1DFbGMJzbA/0yzLbT2CywWR+pXrJvUz+saeo",
+	"q3pZnhHBn8z/92bWIcfjjNpveaHheM8hiYEtG05NUofHHhhq9JAZQT8x6g0CpBbm+Fx5z7gQXEkhMcFl",
+	"h/2ANeob7n6lx7vkYkdYdez9sBXWs8es79IC/EGJVnO20kniebFTURHhlQLIafYB37DFcU6KlHOCkm2u",
+	"tDFympB3Q2maXcsJR2WlWnv3G8zur0q8teG+GMlXuJyfkL/hF072H+Pt5EU+fvsP/FN7m2FAx73N1Erk",
+	"D5ZF9VLwYt+Tco0VHdWjh/mhsangy9PSLEMA9YYH2/hcyJqvwK3RfuXGgATUyloz7nKAidplAawJ/X/y",
+	"n59xY9vwrvbTL0OfnJG6Y6lEBGnYBIvrNBPKA8H2D1fos8E/2EYqggJ1w4HITSsgfyRCV0Q3iZ7TIU/k",
+	"raA46yxZQ50WNFoo8okOdf5aCmMc9UloGBOG4UTJeEzd14z4yTdHgqn73+12JfyFmFue/b4QuHTue44x",
+	"JVIBYf/j1Xff+gfoKxMFx5nyyLmNFvkJ8D2KBF9mK+N2Yf4gy3qDhDJ087+CX/4ueBy2KN0NM85ZKGNs",
+	"PANfpCksIBGmOuz8JSeN3UkeIFbwtjVDeG1qp4I7LRl6DsEygBsMg+a9UcaQrcbOYDJOnH6CxKCVmSi9",
+	"EgqlDnbqdAMo9KrANTFFQGVp2FQjimszHPYvWbkPylRstYonStqWb9KIrxAe4bXY826xtgYAqq9yKiU5",
+	"UKFlqyFJeSkKC87mfIX6ctZToxZGEkbw2QkNN0F45DTX4g4LcT/mUJbuEPUymsMmKQSi64nv3aThDlhj",
+	"3AsmEE2dNMaTRvnWRkC/PI3h6oj3Zt2oJ9oX8XDaHkajUfuSDwft/qwXd8X59Czq9eAhzEKfNMZqnSTB",
+	"pMEtPN/v9kftbq/d7V33+uNud9ztdrrd7r/gGTesSWP8bgIxYbj/SSpjvmVKzhd20ngfTBqrVNz+nZsF",
+	"XO5+4P/BZxf+bUPRiwdRd3o2u+B9MYrPo8tpjw9mI3EeX0bdaZ8PZ2fiIu5GvemAj2bn4jLuRYPpiJ/P",
+	"LkU3njTeu7NZOIsTVcntKvfarzL8K+RGoVuIEBkA9sgK4XroWINjByd3DUCJhvTxRxPrT3SS6E1ZsINo",
+	"Ys1Xr75q3UnGO/WzjdFPcPGsD3p6GbRzfWDYY/CNfive2jwU3OqwV9Q+KIsFl6U8oCa48zNmnM3WSTJR",
+	"dKNUbLOQTlJRKBpj0OwOIeig2D/VTNTMqQxRHgoFqKpSywYoAU+cFQTRIOLYpZwdKsc2WSLUVSGJFB3E",
+	"oEKUwUIL0c3QzRnH6cwGW4/+a7/N7vodODMqW/PZuDOu63wYGEX703/xO/Nf4NG0kG5ATOeBIbZ0Nyd4",
+	"oTj6qAO8BgfqZdaSuOAPLgbHHpRjdHmVF5aDTYVlTZ+fQgkxYct3kd7BHC1VnbqvA4aMCbAExBdqO5sE",
+	"PCqEK1p0rWOyXSUNoxWwClYeayKAByOMPbdMzkgoedXLvRR3mtrtwzTN3Dngtv5hIdQTfAAdN4UcSrDr",
+	"ZjIh7I1iABId472Cz3uH8fq9wR38dWN2v0DyzctsN+r9ub+pvJs/ajjPb6LnIXvi+8cctcTVHi4FMrRE",
+	"WHEktvdM8Fuf2V5kWPEaWx6Xu0FjtBzOMyM+1iHuUOI2SH6lQ52Xs16xnSBeQVEjXkr9VXJeU+tNdYP/",
+	"Y4Tmn4mZ3T3gieDQgvHPc/25ggPxW/EhJ5qqxE8M1L8s9CzPS8UPdC+noDzzvdx9AP1QVH6z0IWXY7r8",
+	"PWLzWQvlVoeFw36f1XUw9jjohhVSD6hdrMmw2icqywfMXzLOUnx8yo9HyqBQ+5JvmU1989s8Uu/z94Cx",
+	"9fus3EI5GxB6k6dbKzyiHlfs0avHT58yXGhKTsZoWxkgYqIovbnDHlHsq9ftD7FFvbv1++sn7YtigoBW",
+	"gjKlbim1MU8TgI6GRie3kCCFbe3rFSP37O8kto6T+dxi6y9pe/apYu7qn8z63mZp/5QFoH6/gPL7Wat8",
+	"kMlz52C8sXp1Sv5m5tV7ZfXqa74UrYBIkasti9eCibcrmW477Kmqqnl5yzvgLdj17grAR332FvgpM+xC",
+	"hCriS02ZRB7nYSeTq5lLDqwnbF1hUhgJoKDmJf6RFKolCfGEnsbgD9amU68vTqOBVhtaiYlaK2nRVV0L",
+	"AQMdNkFSpNrZnPrW/fY9Zqnm51jm2C2O/yvx1lJDZqzGIZM0x4gvwMl2aizyTOXF1yMWCwL5QTJZbSgI",
+	"t/J3wL/9VD43Dl7nTnRHjjWVTpc8SQoFLpkTasex8ieP/525Hh25HtLjd1yOoL8u+Y1U85OV9/0+xax0",
+	"G6EYd2rGGZaMY6aF49u+yi5k0LM6JH0zDJicYSF6Kys+wXRUKD8BL5tUc+zwMUNgnFXCI2EmKhEzSykT",
+	"wP15mkgBiZ4Fjuq158KNVLaOVSDsa4LwKJj6IFjILsBkgBu5WvlgjtEQ38GpF1yDELzB1pFQ84MJG1jS",
+	"7tYLXAbXVd8idloFfBJoygyaefjiu1fX7KBPJcyh9yBdeKIQ6AwWNvOLGGd9VRuQIPYW+FX3e0db3jyZ",
+	"KMhG3u3lvODKreyczAKlfTDLmrH3qLwhswm8vcbqtFDWLCbqRgCKEeKAO/tnBq39CkvrxI8zGaWKRG2l",
+	"5H+vZXTzDw2A7p9lneTz/OB9bnWSvytX7R9cILgj4E8OVS4CW3Va815tHv2ytQl3XhQQp6BCBO/WKPWe",
+	"LxaAUaCoFvH5uWj8em07qkPv/Bbr+48i1FRneRCoZikQ8/JUGnCim/6FxoESZO/MqzK0XEDnJEksAYcE",
+	"PMQimCgCuSvJwmNAMtVuyFQa5v5pLL8RAVvozQSMK0ioyyp/cFDN0FG/VPOwJKGdiAlYuNEqDFgoErmU",
+	"ikPyHZwosPoCsAjR7iRLyZcAUmCirAKFZsFTEZL5Z/WqFZTrhHNoM8TlhzYCUikBaDleh1+lep46q88s",
+	"9MagGQ3NyrLZ0xUEiku2+1K8n29BzflNd85A6yzSaXwa9m221tgQ+0/kqw9mKnOioYMs5UgDjcNyRW9U",
+	"tYXpyShTqFxTYwyeJHj4svJ932uDmmgUshr2H5qsxcVv99TgFE5Ayimt+h8FMOd02i+vz7FDAFgRx+3s",
+	"7BA8NQZwnaHAHR4mE+5W34jcNIRGmSjVZNZGs5B78o0QK2/i0mvyOJJ7tQ/bTIVQLBWRkLciBuRqMMHI",
+	"H8vMOoqEMbN1MlGA8+qkc8RTOEAUOdA3Ii4MlRyzvpMnG3Z77r1ZJnnVWt21JyHjHgUzAuikWDglFZsl",
+	"cr6wLNaC8KEBexYjZWOqvYdeyG44EwVtbyAhHixOpyGwubCGjN38w28isghCZkAzIB+ENcxuZL5Ceyrx",
+	"X8IwrmGvP4r1+Yl4AIzwJb39EGAOrB/agqtU3Eq9xloKpVmilaP/jU5vfmlZ+nvJqUGiLakmlmhnPzMh",
+	"R9kdkKc9VlyhMORG6Y0JnNSUNc14nKx76T/zKSHK8RuHQJn9bD8nRGYATUvz9fF7lf20s1cPp9v2gpvF",
+	"w3f0y9+5WZzcVCniSisZcUDqXmYV+LSrBE6J+wEYAY5HhoUPhazJs7h+6UIrwPwAJ0HcP/Jq+RKSwlTH",
+	"21boXZIIQ4CkdStSA6CShKGy4SZHOclce4gGvhCpCBhPjCaxgkkKiWDwVCwtACDvThi/m6UkwDNONZz+",
+	"W0SWhe9kHDAFTaY2grvdfB9StRz+zcJ3U8GtCVgCvUsCiGjSM7k8g8foDU7GYFYEFgCH8IKw/LPfCXdN",
+	"KP9owEL8TDhxqsFyCVIRb3SWoxMqU/3W4+xbmQDIKhhtPI7xbglVibFdtAJfo4Ly0uiUMNYN2olKOxFp",
+	"hVnxSLDmyyeP2cX5xeiB8Vk1wkR8JdU8YOJtJFbUr+X7v/S7/QsQ1PDPS3Brw70ibu3rs4Ab8LetI547",
+	"C7iXOeF94s4H+KEvdbReikMOIE9lPtflD1bQ8zXJBPGWRxlDy1yGvAw7ehqf8/zt6ckNUvD+ByY7eU04",
+	"YJCh5I+1P7ZwCDEOgQkAEPiBuk09g9q8dOvPPOKus9HbEZunjkPkndGzTxaZ5mGSvy+xf2pUMz+8w9Lz",
+	"j0jYnOUAuHcj3IeOXg4ksHjyDQCCv42pLBXUrlaHPYHC2RVPbbJlcco3KiPGsc/yQ+I1TNqJyhC53WlM",
+	"tugezMSRdeyKslQQLzvI0gVRhABbX/JtdhMDaQKgO+CSTSW24WFTaZfc3DgJ1B+5v8wY3gFSKGCRTtZL",
+	"1YJYpbQsTPXmzSzVyzdTba1efjFif5moSCf4Y+oMMYTZcXd3vZaAN7fhMrw9gOvD4kWM17qf+10U8Vav",
+	"6BE3ObgyJENuBbd32KuFnFnMWzQLvhIsxKJv/N9eSEBGEsHecDLQBhA7EpXuHoVwU6o3bL2q4wCPFE+2",
+	"P4uvHUV8KAv4BBVvqYx/pfQU92lYHCPN3sbodD1LLU1l/Muxot9cOK/ciQgJj3FiHXOkwDpOBm9xVl0d",
+	"jn3ePQZdRDEpRYgblt6KGJOUm+GS3ziBoUL83dn5bGHtavzwYaIjniy0seOL7kWXtMN1mjTGjYdA3DSs",
+	"/8/XuaRkDANx/CrZWSH9biG4FL6FKxehDjTQWpmkgoveXTqPZGyiF5hpGgj/ef7+yGppDOs5uj3jTs6z",
+	"lo7niJ1E763uMi9RcAcRghDSjt+uwm/Kw8j2HgxmmefRZIiMyieP1g0hcFsfr6rsWYgkb99uIzREerDe",
+	"0I8g0eIQFqmaXxe09w4lkAIv/8a29FTD9LWiYnBbkhtMP5/sR2Q4vD2j9gG1TrX4T7GCzG147W2smyi/",
+	"IBBXftDWyetfpIpyn+XyCThKje7UXCOhruC9zpNTSkJoeAMpNrMfaUMeN6e9Kff7k/EpE+et18rjZHJS",
+	"5Xq5UYG1vnSB0gkJ82dsc5GjNf0MYckzq4D4ASl594LbCnmGPbkVMsaJr/BffpPcZ5SLDFO+/UItKNHp",
+	"eDt+AgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -163,12 +163,18 @@ func requireAccount(ctx context.Context) (tournament.Account, error) {
 	return a, err
 }
 
-// optionalCaller returns the caller if a token was sent, and 401 if the token sent is not valid.
+// optionalCaller returns the caller if a token was sent, 401 if the token sent is not valid, and
+// 403 account_disabled if an admin disabled the caller's account. The account comes from the
+// token cache, so another replica's disabling reaches reads here within tokenCacheTTL; every
+// mutation also reads the status in its own transaction (store.ErrAccountDisabled), at once.
 func optionalCaller(ctx context.Context) (tournament.Account, bool, error) {
 	if reason, rejected := ctx.Value(rejectedKey{}).(string); rejected {
 		return tournament.Account{}, false, newProblem(http.StatusUnauthorized, ProblemCodeUnauthorized, reason)
 	}
 	a, ok := caller(ctx)
+	if ok && a.DisabledAt != 0 {
+		return a, false, errAccountDisabled
+	}
 	return a, ok, nil
 }
 

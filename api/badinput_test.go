@@ -308,6 +308,54 @@ func TestBadInput(t *testing.T) {
 		badCase{op: roundOp, name: "after not a cursor", path: "/v1/games/" + game + "/rounds/1?after=x", status: 400, code: "validation_failed", field: "after"},
 	)
 
+	// ---- records, standings, quick join and admin account tools
+	add(authCases("GET /v1/me/games", nil)...)
+	for _, qs := range []string{"limit=0", "limit=501", "after=x", "after=1_not-a-uuid", "after=-1_" + game} {
+		add(badCase{op: "GET /v1/me/games", name: qs, path: "/v1/me/games?" + qs, token: "p", status: 400, code: "validation_failed"})
+	}
+	add(idCases("GET /v1/accounts/{accountId}", "accountId", "", nil)...)
+	add(badCase{op: "GET /v1/accounts/{accountId}", name: "wrong token", token: "wrong", status: 401, code: "unauthorized"})
+	for qs, field := range map[string]string{"by=losses": "by", "period=1y": "period", "after=x": "after", "after=1_2_" + game: "after", "limit=0": "limit"} {
+		add(badCase{op: "GET /v1/leaderboard", name: qs, path: "/v1/leaderboard?" + qs, status: 400, code: "validation_failed", field: field})
+	}
+	for qs, field := range map[string]string{"stage=done": "stage", "open=maybe": "open", "minBet=-1": "minBet", "minBet=5&maxBet=4": "maxBet", "ruleset=": "ruleset", "after=x": "after"} {
+		add(badCase{op: "GET /v1/lobbies", name: qs, path: "/v1/lobbies?" + qs, status: 400, code: "validation_failed", field: field})
+	}
+	matchOp := "POST /v1/matchmaking"
+	goodMatch := map[string]any{"betSize": 10}
+	add(authCases(matchOp, goodMatch)...)
+	add(bodyCases(matchOp, "r", goodMatch, `{"betSize":"10"}`)...)
+	add(
+		badCase{op: matchOp, name: "negative bet", token: "p", body: `{"betSize":-1}`, status: 400, code: "validation_failed", field: "betSize"},
+		badCase{op: matchOp, name: "unknown ruleset", token: "p", body: `{"betSize":10,"ruleset":"chess"}`, status: 400, code: "validation_failed", field: "ruleset"},
+		badCase{op: matchOp, name: "no such bet", token: "p", body: `{"betSize":7777}`, status: 409, code: "no_match"},
+		badCase{op: matchOp, name: "no money", token: "r", body: goodMatch, status: 409, code: "insufficient_funds"},
+		badCase{op: matchOp, name: "admin", token: "admin", body: goodMatch, status: 403, code: "forbidden"},
+	)
+	searchOp := "GET /v1/admin/accounts"
+	add(adminCases(searchOp, nil)...)
+	add(
+		badCase{op: searchOp, name: "long query", path: "/v1/admin/accounts?query=" + strings.Repeat("q", 101), token: "admin", status: 400, code: "validation_failed", field: "query"},
+		badCase{op: searchOp, name: "after not a cursor", path: "/v1/admin/accounts?after=x", token: "admin", status: 400, code: "validation_failed", field: "after"},
+	)
+	disableOp := "POST /v1/admin/accounts/{accountId}/disable"
+	goodDisable := map[string]any{"reason": "test"}
+	add(adminCases(disableOp, goodDisable)...)
+	add(bodyCases(disableOp, "admin", goodDisable, `{"reason":5}`)...)
+	add(idCases(disableOp, "accountId", "admin", goodDisable)...)
+	add(
+		badCase{op: disableOp, name: "empty reason", token: "admin", body: `{"reason":""}`, status: 400, code: "validation_failed", field: "reason"},
+		badCase{op: disableOp, name: "self", path: "/v1/admin/accounts/ADMIN/disable", token: "admin", body: goodDisable, status: 403, code: "forbidden"},
+	)
+	enableOp := "POST /v1/admin/accounts/{accountId}/enable"
+	add(adminCases(enableOp, nil)...)
+	add(idCases(enableOp, "accountId", "admin", nil)...)
+	add(badCase{op: enableOp, name: "self", path: "/v1/admin/accounts/ADMIN/enable", token: "admin", status: 403, code: "forbidden"})
+	add(adminCases("GET /v1/admin/audit", nil)...)
+	for _, qs := range []string{"after=x", "after=-1", "limit=0"} {
+		add(badCase{op: "GET /v1/admin/audit", name: qs, path: "/v1/admin/audit?" + qs, token: "admin", status: 400, code: "validation_failed"})
+	}
+
 	// ---- routes that do not exist
 	add(badCase{op: "", name: "unknown route", path: "/v1/nothing-here", status: 404, code: "not_found"})
 	add(badCase{op: "", name: "unknown nested route", path: "/v1/lobbies/" + lobby + "/nothing", status: 404, code: "not_found"})

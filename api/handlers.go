@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/google/uuid"
+
+	"github.com/commitreveal/rps/store"
 	"github.com/commitreveal/rps/tournament"
 )
 
@@ -56,4 +59,35 @@ func int64Cursor(after *string) (int64, error) {
 func int64CursorOf(n int64) *string {
 	s := strconv.FormatInt(n, 10)
 	return &s
+}
+
+// cursorParam decodes the after parameter with parse (nil when absent); a cursor this server did
+// not hand out is 400 naming the parameter.
+func cursorParam[C any](after *string, parse func(string) (C, error)) (*C, error) {
+	if after == nil {
+		return nil, nil
+	}
+	c, err := parse(*after)
+	if err != nil {
+		return nil, validationProblem("after", "not a cursor this server returned")
+	}
+	return &c, nil
+}
+
+// nextPage cuts a list read with one item more than limit to the page, and returns the cursor of
+// the next page (nil when the extra item was not there: this is the last page).
+func nextPage[T any](items []T, limit int, cursor func(T) string) ([]T, *string) {
+	if len(items) <= limit {
+		return items, nil
+	}
+	next := cursor(items[limit-1])
+	return items[:limit], &next
+}
+
+// idCursor is a cursor that is an id.
+func idCursor(s string) (string, error) {
+	if uuid.Validate(s) != nil {
+		return "", store.ErrBadCursor
+	}
+	return s, nil
 }

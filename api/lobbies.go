@@ -4,7 +4,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	"github.com/commitreveal/rps/store"
@@ -38,23 +37,29 @@ func (h *handlers) ListLobbies(ctx context.Context, req ListLobbiesRequestObject
 	if err != nil {
 		return nil, err
 	}
-	limit := pageSize(req.Params.Limit)
-	after := ""
-	if req.Params.After != nil {
-		after = *req.Params.After
+	p := req.Params
+	if p.MinBet != nil && p.MaxBet != nil && *p.MaxBet < *p.MinBet {
+		return nil, validationProblem("maxBet", "must not be below minBet")
 	}
-	views, err := h.s.store.ListLobbies(ctx, after, limit+1)
-	if errors.Is(err, store.ErrBadCursor) {
-		return nil, validationProblem("after", "not a cursor this server returned")
-	} else if err != nil {
+	filter := store.LobbyFilter{Joinable: p.Open, MinBet: p.MinBet, MaxBet: p.MaxBet}
+	if p.Stage != nil {
+		filter.Stage = tournament.Stage(*p.Stage)
+	}
+	if p.Ruleset != nil {
+		filter.Ruleset = *p.Ruleset
+	}
+	after, err := cursorParam(p.After, store.ParseLobbyCursor)
+	if err != nil {
 		return nil, err
 	}
-	page := LobbyPage{Lobbies: []Lobby{}}
-	if len(views) > limit {
-		next := string(views[limit-1].Lobby.ID)
-		page.Next = &next
-		views = views[:limit]
+	limit := pageSize(p.Limit)
+	views, err := h.s.store.ListLobbies(ctx, filter, after, limit+1)
+	if err != nil {
+		return nil, err
 	}
+	var page LobbyPage
+	views, page.Next = nextPage(views, limit, func(v store.LobbyView) string { return v.Cursor().String() })
+	page.Lobbies = []Lobby{}
 	games := make([]tournament.Game, len(views))
 	for i, v := range views {
 		games[i] = v.Game

@@ -23,7 +23,10 @@ type mutation struct {
 	caller tournament.Account
 	// lobby is the lobby the operation acts on, locked before the instant is read ("" if none).
 	lobby tournament.LobbyID
-	key   *string
+	// target names what an admin's operation acts on in the audit log: the lobby, or this
+	// account when it is set.
+	target tournament.AccountID
+	key    *string
 	// body is the request body, hashed to tell a retry from a different request with the same key.
 	body any
 	// status is the success status.
@@ -38,12 +41,13 @@ func (h *handlers) mutate(ctx context.Context, m mutation) (rawResponse, error) 
 	if err != nil {
 		return rawResponse{}, err
 	}
-	out, replayed, err := h.s.store.RunIdempotent(ctx, m.lobby, key, func(tx tournament.Tx, now int64) (store.Outcome, error) {
+	out, replayed, err := h.s.store.RunIdempotent(ctx, m.caller.ID, m.lobby, key, func(tx tournament.Tx, now int64) (store.Outcome, error) {
 		result, err := m.run(ctx, tx, now)
 		if _, refused := tournament.IsRefusal(err); refused {
 			// A refusal commits and is an outcome too (see tournament.Error).
 			p := asProblem(err)
-			return store.Outcome{Status: p.status, Body: problemBody(ctx, p), Refused: err}, nil
+			out := store.Outcome{Status: p.status, Body: problemBody(ctx, p), Refused: err}
+			return out, m.audit(&out)
 		} else if err != nil {
 			return store.Outcome{}, err
 		}
@@ -51,7 +55,8 @@ func (h *handlers) mutate(ctx context.Context, m mutation) (rawResponse, error) 
 		if err != nil {
 			return store.Outcome{}, fmt.Errorf("encode response: %w", err)
 		}
-		return store.Outcome{Status: m.status, Body: body}, nil
+		out := store.Outcome{Status: m.status, Body: body}
+		return out, m.audit(&out)
 	})
 	switch {
 	case errors.Is(err, store.ErrIdempotencyConflict):
@@ -65,6 +70,28 @@ func (h *handlers) mutate(ctx context.Context, m mutation) (rawResponse, error) 
 		h.s.metrics.observeAction(m.action, out.Refused)
 	}
 	return rawResponse{status: out.Status, body: out.Body, replayed: replayed}, nil
+}
+
+// audit adds to an admin's outcome the entry of the audit log that records it: the request and
+// the status it got, a refusal's too. Players' actions are the game's own log; an invalid
+// request changes nothing, so it is not recorded.
+func (m mutation) audit(out *store.Outcome) error {
+	if refusal, ok := tournament.IsRefusal(out.Refused); m.caller.Role != tournament.RoleAdmin || (ok && !refusal.Replayable()) {
+		return nil
+	}
+	detail, err := json.Marshal(struct {
+		Request any `json:"request"`
+		Status  int `json:"status"`
+	}{m.body, out.Status})
+	if err != nil {
+		return fmt.Errorf("encode audit detail: %w", err)
+	}
+	target := string(m.lobby)
+	if m.target != "" {
+		target = string(m.target)
+	}
+	out.Audit = &store.AuditEntry{Actor: m.caller.ID, Action: m.action, Target: target, Detail: detail}
+	return nil
 }
 
 // idempotencyKey scopes a request's Idempotency-Key to its caller, method and route, with a hash
@@ -124,6 +151,9 @@ func (r rawResponse) VisitRevealMoveResponse(w http.ResponseWriter) error     { 
 func (r rawResponse) VisitCreditAccountResponse(w http.ResponseWriter) error  { return r.visit(w) }
 func (r rawResponse) VisitDebitAccountResponse(w http.ResponseWriter) error   { return r.visit(w) }
 func (r rawResponse) VisitRotateTokenResponse(w http.ResponseWriter) error    { return r.visit(w) }
+func (r rawResponse) VisitEnableAccountResponse(w http.ResponseWriter) error  { return r.visit(w) }
+func (r rawResponse) VisitDisableAccountResponse(w http.ResponseWriter) error { return r.visit(w) }
+func (r rawResponse) VisitQuickJoinResponse(w http.ResponseWriter) error      { return r.visit(w) }
 
 // lobbyAfter renders a lobby as a mutation's response, read in the mutation's transaction so
 // that a replay returns exactly what the first request saw.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/commitreveal/rps/store"
 	"github.com/commitreveal/rps/tournament"
 )
 
@@ -32,8 +33,9 @@ func validationProblem(field, detail string) *problemError {
 }
 
 var (
-	errUnauthorized = newProblem(http.StatusUnauthorized, ProblemCodeUnauthorized, "a valid bearer token is required")
-	errAdminOnly    = newProblem(http.StatusForbidden, ProblemCodeForbidden, "only an admin may do this")
+	errUnauthorized    = newProblem(http.StatusUnauthorized, ProblemCodeUnauthorized, "a valid bearer token is required")
+	errAdminOnly       = newProblem(http.StatusForbidden, ProblemCodeForbidden, "only an admin may do this")
+	errAccountDisabled = newProblem(http.StatusForbidden, ProblemCodeAccountDisabled, "an admin disabled this account")
 )
 
 // refusalStatus maps each refusal code of the core to its HTTP status.
@@ -71,6 +73,8 @@ var problemTitles = map[ProblemCode]string{
 	ProblemCodeMethodNotAllowed:    "Method not allowed",
 	ProblemCodeRateLimited:         "Rate limited",
 	ProblemCodeInternal:            "Internal error",
+	ProblemCodeAccountDisabled:     "Account disabled",
+	ProblemCodeNoMatch:             "No match",
 }
 
 // asProblem turns any error into the problem it is: a problemError as it is, a refusal of the
@@ -79,6 +83,9 @@ func asProblem(err error) *problemError {
 	var p *problemError
 	if errors.As(err, &p) {
 		return p
+	}
+	if errors.Is(err, store.ErrAccountDisabled) {
+		return errAccountDisabled
 	}
 	if r, ok := tournament.IsRefusal(err); ok {
 		status, known := refusalStatus[r.Code]

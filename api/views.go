@@ -134,7 +134,39 @@ func callerView(g tournament.Game, you *callerState) *CallerStatus {
 }
 
 func accountView(a tournament.Account) Account {
-	return Account{Id: parseUUID(string(a.ID)), Name: a.Name, Role: Role(a.Role), Balance: a.Balance, CreatedAt: millisToTime(a.CreatedAt)}
+	out := Account{Id: parseUUID(string(a.ID)), Name: a.Name, Role: Role(a.Role), Balance: a.Balance,
+		CreatedAt: millisToTime(a.CreatedAt), Status: AccountStatusActive}
+	if a.DisabledAt != 0 {
+		out.Status, out.DisabledAt = AccountStatusDisabled, optionalTime(a.DisabledAt)
+	}
+	return out
+}
+
+// gameRecordView shows a player's game. It carries nothing sealed: an open game's record holds
+// only the stage, the stake and the player's own registration.
+func gameRecordView(r store.Record) GameRecord {
+	g := r.Game
+	out := GameRecord{
+		LobbyId: parseUUID(string(g.LobbyID)), LobbyName: r.LobbyName, GameId: parseUUID(string(g.ID)),
+		GameNumber: int32(g.Number), Stage: Stage(g.Stage), RegisteredAt: millisToTime(r.Player.RegisteredAt),
+		EndedAt: optionalTime(g.EndedAt), Stake: g.Config.BetSize, Ending: GameEnding(r.Ending), Net: r.Net,
+	}
+	if r.Ending == store.EndingEliminated {
+		round := int32(r.Round)
+		out.EliminatedRound = &round
+	}
+	if g.Winner != "" {
+		out.Winner = &AccountRef{Id: parseUUID(string(g.Winner)), Name: r.WinnerName}
+	}
+	return out
+}
+
+func gameRecordsView(recs []store.Record) []GameRecord {
+	out := make([]GameRecord, len(recs))
+	for i, r := range recs {
+		out[i] = gameRecordView(r)
+	}
+	return out
 }
 
 func eventView(e tournament.LoggedEvent) Event {
@@ -181,13 +213,13 @@ func gameSummaryView(g tournament.Game) GameSummary {
 func gamePlayerView(g tournament.Game, p store.GamePlayer) GamePlayer {
 	out := GamePlayer{
 		AccountId: parseUUID(string(p.AccountID)), Name: p.Name, Order: int32(p.Order),
-		RegisteredAt: millisToTime(p.RegisteredAt), Status: Active,
+		RegisteredAt: millisToTime(p.RegisteredAt), Status: GamePlayerStatusActive,
 	}
 	switch {
 	case g.Winner == p.AccountID:
-		out.Status = Winner
+		out.Status = GamePlayerStatusWinner
 	case !p.Active:
-		out.Status = Eliminated
+		out.Status = GamePlayerStatusEliminated
 		r := int32(p.EliminatedRound)
 		out.EliminatedInRound = &r
 	}

@@ -12,11 +12,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-const accountColumns = `id::text, name, role, balance, created_at`
+const accountColumns = `id::text, name, role, balance, created_at, coalesce(disabled_at, 0)`
 
-func scanAccount(r pgx.Row) (tournament.Account, error) {
+func scanAccount(r pgx.Row, extra ...any) (tournament.Account, error) {
 	var a tournament.Account
-	err := r.Scan(&a.ID, &a.Name, &a.Role, &a.Balance, &a.CreatedAt)
+	err := r.Scan(append([]any{&a.ID, &a.Name, &a.Role, &a.Balance, &a.CreatedAt, &a.DisabledAt}, extra...)...)
 	return a, err
 }
 
@@ -89,7 +89,7 @@ func (s *Store) RotateToken(ctx context.Context, id tournament.AccountID, key *I
 	if !validID(string(id)) {
 		return "", Outcome{}, false, tournament.ErrNotFound
 	}
-	stored, replayed, err = s.runKeyed(ctx, "", key, func(t *pgTx, _ int64) (Outcome, error) {
+	stored, replayed, err = s.runKeyed(ctx, id, "", key, func(t *pgTx, _ int64) (Outcome, error) {
 		var hash []byte
 		token, hash = newToken()
 		if err := execOne(ctx, t.tx, `UPDATE accounts SET token_hash = $2 WHERE id = $1`, id, hash); err != nil {

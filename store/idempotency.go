@@ -35,13 +35,16 @@ type Outcome struct {
 	// Refused is the refusal the outcome reports, if any; it is not stored. An outcome whose
 	// refusal is not Replayable is not stored under the key (see tournament.Error).
 	Refused error
+	// Audit, when set, is written to the admins' audit log with the operation's effects.
+	Audit *AuditEntry
 }
 
 // ErrIdempotencyConflict is the use of a key with a different request than the one it was first
 // used with.
 var ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
 
-// RunIdempotent runs fn in one transaction at one instant now (Unix milliseconds), after locking
+// RunIdempotent runs fn for actor (refused with ErrAccountDisabled if an admin disabled the
+// account) in one transaction at one instant now (Unix milliseconds), after locking
 // the lobby (if lobby names one) so that its operations run one at a time and its log never goes
 // back in time. The transaction commits when fn succeeds, and is retried a few times after a
 // serialization failure or deadlock, so fn must have no other side effects. When key is not nil,
@@ -52,25 +55,31 @@ var ErrIdempotencyConflict = errors.New("idempotency key reused with a different
 // back and runs again, finding the outcome stored: either way it is replayed. A key used with
 // another request is ErrIdempotencyConflict. When fn fails, nothing is stored, so the request can
 // be retried.
-func (s *Store) RunIdempotent(ctx context.Context, lobby tournament.LobbyID, key *IdempotencyKey,
+func (s *Store) RunIdempotent(ctx context.Context, actor tournament.AccountID, lobby tournament.LobbyID, key *IdempotencyKey,
 	fn func(tx tournament.Tx, now int64) (Outcome, error)) (out Outcome, replayed bool, err error) {
-	return s.runKeyed(ctx, lobby, key, func(t *pgTx, now int64) (Outcome, error) { return fn(t, now) })
+	return s.runKeyed(ctx, actor, lobby, key, func(t *pgTx, now int64) (Outcome, error) { return fn(t, now) })
 }
 
 // runKeyed is RunIdempotent for the store's own operations, which run SQL of their own on t.
-func (s *Store) runKeyed(ctx context.Context, lobby tournament.LobbyID, key *IdempotencyKey,
+func (s *Store) runKeyed(ctx context.Context, actor tournament.AccountID, lobby tournament.LobbyID, key *IdempotencyKey,
 	fn func(t *pgTx, now int64) (Outcome, error)) (out Outcome, replayed bool, err error) {
 	err = s.run(ctx, func(t *pgTx) error {
 		out, replayed = Outcome{}, false // a retried transaction starts over
-		now, previous, found, err := t.begin(ctx, lobby, key)
+		now, previous, found, err := t.begin(ctx, actor, lobby, key)
 		if err != nil || found {
 			out, replayed = previous, found
 			return err
 		}
 		expired := now - IdempotencyTTL.Milliseconds()
 		out, err = fn(t, now)
-		if refusal, ok := tournament.IsRefusal(out.Refused); err != nil || key == nil || (ok && !refusal.Replayable()) {
+		if err != nil {
 			return err
+		}
+		if out.Audit != nil {
+			t.queueAudit(*out.Audit, now)
+		}
+		if refusal, ok := tournament.IsRefusal(out.Refused); key == nil || (ok && !refusal.Replayable()) {
+			return nil
 		}
 		// Stored once, after the operation: replacing only an expired key, so a duplicate that
 		// stored it first makes this transaction roll back and run again, to be replayed.
@@ -93,11 +102,12 @@ func (s *Store) runKeyed(ctx context.Context, lobby tournament.LobbyID, key *Ide
 	return out, replayed, err
 }
 
-// begin starts an operation in one round trip: it locks the lobby (if it exists) and reads its
-// game, then reads the transaction's instant and, when key is not nil, the unexpired outcome
-// stored under the key. Read after the lock, the instant never goes back in a lobby's log, and a
+// begin starts an operation of actor in one round trip: it locks the lobby (if it exists) and
+// reads its game, then reads the transaction's instant, whether an admin disabled the actor's
+// account (ErrAccountDisabled) and, when key is not nil, the unexpired outcome stored under the
+// key. Read after the lock, the instant never goes back in a lobby's log, and a
 // duplicate that held the lock is seen.
-func (t *pgTx) begin(ctx context.Context, lobby tournament.LobbyID, key *IdempotencyKey) (now int64, stored Outcome, found bool, err error) {
+func (t *pgTx) begin(ctx context.Context, actor tournament.AccountID, lobby tournament.LobbyID, key *IdempotencyKey) (now int64, stored Outcome, found bool, err error) {
 	var b pgx.Batch
 	var read *lockRead
 	if validID(string(lobby)) {
@@ -109,14 +119,19 @@ func (t *pgTx) begin(ctx context.Context, lobby tournament.LobbyID, key *Idempot
 	}
 	var hash []byte
 	var status *int
-	b.Queue(`SELECT `+clockSQL+`, k.request_hash, k.status, k.response
+	var disabled bool
+	b.Queue(`SELECT `+clockSQL+`, k.request_hash, k.status, k.response,
+			coalesce((SELECT disabled_at IS NOT NULL FROM accounts WHERE id = $6::uuid), false)
 		FROM (SELECT 1) AS one LEFT JOIN idempotency_keys k
 			ON k.account_id = $1 AND k.method = $2 AND k.route = $3 AND k.key = $4
 			AND k.created_at >= `+clockSQL+` - $5`,
-		account, method, route, name, IdempotencyTTL.Milliseconds()).
-		QueryRow(func(r pgx.Row) error { return row{r}.Scan(&now, &hash, &status, &stored.Body) })
+		account, method, route, name, IdempotencyTTL.Milliseconds(), nullID(actor)).
+		QueryRow(func(r pgx.Row) error { return row{r}.Scan(&now, &hash, &status, &stored.Body, &disabled) })
 	if err := t.tx.send(ctx, &b); err != nil {
 		return 0, Outcome{}, false, fmt.Errorf("begin: %w", err)
+	}
+	if disabled {
+		return 0, Outcome{}, false, ErrAccountDisabled
 	}
 	if read != nil && read.foundLobby {
 		if _, _, err := t.held(read); err != nil {

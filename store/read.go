@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/commitreveal/rps/tournament"
 	"github.com/jackc/pgx/v5"
@@ -52,57 +54,131 @@ func (s *Store) Lobby(ctx context.Context, id tournament.LobbyID) (LobbyView, er
 // ErrBadCursor is a page cursor this store did not hand out.
 var ErrBadCursor = errors.New("unknown page cursor")
 
-// ListLobbies returns up to limit lobbies, oldest first, after the lobby whose id is the cursor
-// after (empty: from the first), with their latest games, all as of one instant.
-func (s *Store) ListLobbies(ctx context.Context, after string, limit int) ([]LobbyView, error) {
-	if after != "" && !validID(after) {
-		return nil, ErrBadCursor
+// LobbyFilter narrows a lobby list to the lobbies whose current game matches every field set.
+type LobbyFilter struct {
+	// Stage is the game's stage ("" for any).
+	Stage tournament.Stage
+	// Joinable, when set, keeps only the lobbies a player could register in now (true) or only
+	// the others (false): the game is in registration and not full.
+	Joinable *bool
+	// MinBet and MaxBet bound the game's bet, inclusive (nil: no bound).
+	MinBet, MaxBet *int64
+	// Ruleset is the game's ruleset id ("" for any).
+	Ruleset string
+}
+
+// LobbyCursor is the position after the last lobby of a page: joinable lobbies come first, then
+// the others, each oldest first.
+type LobbyCursor struct {
+	Joinable  bool
+	CreatedAt int64
+	Lobby     tournament.LobbyID
+}
+
+// String encodes the cursor for a client.
+func (c LobbyCursor) String() string {
+	j := "0"
+	if c.Joinable {
+		j = "1"
 	}
+	return j + "_" + strconv.FormatInt(c.CreatedAt, 10) + "_" + string(c.Lobby)
+}
+
+// ParseLobbyCursor decodes a cursor of String's form; anything else is ErrBadCursor.
+func ParseLobbyCursor(s string) (LobbyCursor, error) {
+	parts := strings.Split(s, "_")
+	if len(parts) != 3 || (parts[0] != "0" && parts[0] != "1") || !validID(parts[2]) {
+		return LobbyCursor{}, ErrBadCursor
+	}
+	at, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil {
+		return LobbyCursor{}, ErrBadCursor
+	}
+	return LobbyCursor{Joinable: parts[0] == "1", CreatedAt: at, Lobby: tournament.LobbyID(parts[2])}, nil
+}
+
+// Joinable reports whether a player could register in the lobby's game now (registration, not
+// full). Whether the core accepts a given player is still the core's decision.
+func (v LobbyView) Joinable() bool {
+	return v.Game.Stage == tournament.StageRegistration && v.Game.Players < v.Game.Config.PlayersCountLimit
+}
+
+// Cursor is the cursor of the page that continues after v.
+func (v LobbyView) Cursor() LobbyCursor {
+	return LobbyCursor{Joinable: v.Joinable(), CreatedAt: v.Lobby.CreatedAt, Lobby: v.Lobby.ID}
+}
+
+// joinableSQL is LobbyView.Joinable over games g.
+const joinableSQL = `(g.stage = 'registration' AND g.players < (g.config ->> 'playersCountLimit')::int)`
+
+// ListLobbies returns up to limit lobbies that match the filter, joinable ones first, each group
+// oldest first, after the cursor (nil: from the first), with their latest games, all as of one
+// instant.
+func (s *Store) ListLobbies(ctx context.Context, f LobbyFilter, after *LobbyCursor, limit int) ([]LobbyView, error) {
 	var views []LobbyView
-	// One snapshot for both statements, so each lobby shows the game it pointed to.
+	var (
+		joinable  bool
+		createdAt int64
+		lobby     any
+	)
+	if after != nil {
+		joinable, createdAt, lobby = after.Joinable, after.CreatedAt, string(after.Lobby)
+	}
+	var minBet, maxBet any
+	if f.MinBet != nil {
+		minBet = *f.MinBet
+	}
+	if f.MaxBet != nil {
+		maxBet = *f.MaxBet
+	}
+	var joinableFilter any
+	if f.Joinable != nil {
+		joinableFilter = *f.Joinable
+	}
+	// One snapshot for the instant and the rows.
 	err := s.withTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		var now int64
-		if err := queryRow(ctx, tx, `SELECT `+clockSQL).Scan(&now); err != nil {
-			return fmt.Errorf("read clock: %w", err)
+		now, err := s.nowOn(ctx, tx)
+		if err != nil {
+			return err
 		}
-		if s.nowFn != nil {
-			now = s.nowFn()
-		}
-		if after != "" {
-			var known bool
-			if err := queryRow(ctx, tx, `SELECT EXISTS (SELECT 1 FROM lobbies WHERE id = $1)`, after).Scan(&known); err != nil {
-				return fmt.Errorf("read cursor: %w", err)
-			}
-			if !known {
-				return ErrBadCursor
-			}
-		}
-		lobbies, err := collect(ctx, tx, func(r pgx.CollectableRow) (tournament.Lobby, error) { return scanLobby(r) },
-			`SELECT `+lobbyColumns+` FROM lobbies
-			WHERE $1 = '' OR (created_at, id) > (SELECT created_at, id FROM lobbies WHERE id = nullif($1, '')::uuid)
-			ORDER BY created_at, id LIMIT $2`, after, limit)
+		views, err = collect(ctx, tx, func(r pgx.CollectableRow) (LobbyView, error) {
+			var v LobbyView
+			var err error
+			v.Lobby, err = scanLobby(r, &v.Game.ID, &v.Game.LobbyID, &v.Game.Number, &v.Game.Config, &v.Game.RulesetHash,
+				&v.Game.Stage, &v.Game.Round, &v.Game.StageStartedAt, &v.Game.Deadline, &v.Game.Extensions, &v.Game.Joined,
+				&v.Game.Players, &v.Game.Active, &v.Game.Committed, &v.Game.Revealed, &v.Game.Escrow, &v.Game.Winner,
+				&v.Game.Payout, &v.Game.StopReason, &v.Game.CreatedAt, &v.Game.EndedAt)
+			v.Now = now
+			return v, err
+		}, `WITH page AS (
+				SELECT l.id, l.game_id, l.created_at, NOT `+joinableSQL+` AS later
+				FROM lobbies l JOIN games g ON g.id = l.game_id
+				WHERE ($1::text IS NULL OR g.stage = $1)
+					AND ($2::boolean IS NULL OR `+joinableSQL+` = $2)
+					AND ($3::bigint IS NULL OR (g.config ->> 'betSize')::bigint >= $3)
+					AND ($4::bigint IS NULL OR (g.config ->> 'betSize')::bigint <= $4)
+					AND ($5::text IS NULL OR g.config ->> 'ruleset' = $5)
+					AND ($6::uuid IS NULL OR (NOT `+joinableSQL+`, l.created_at, l.id) > (NOT $7::boolean, $8::bigint, $6::uuid))
+				ORDER BY 4, l.created_at, l.id LIMIT $9)
+			SELECT l.*, g.* FROM page
+			CROSS JOIN LATERAL (SELECT `+lobbyColumns+` FROM lobbies WHERE id = page.id) l
+			CROSS JOIN LATERAL (SELECT `+gameColumns+` FROM games WHERE id = page.game_id) g
+			ORDER BY page.later, page.created_at, page.id`,
+			nullString(string(f.Stage)), joinableFilter, minBet, maxBet, nullString(f.Ruleset), lobby, joinable, createdAt, limit)
 		if err != nil {
 			return fmt.Errorf("list lobbies: %w", err)
-		}
-		ids := make([]string, len(lobbies))
-		for i, l := range lobbies {
-			ids[i] = string(l.GameID)
-		}
-		games, err := collect(ctx, tx, func(r pgx.CollectableRow) (tournament.Game, error) { return scanGame(r) },
-			`SELECT `+gameColumns+` FROM games WHERE id = ANY($1::uuid[])`, ids)
-		if err != nil {
-			return fmt.Errorf("list games: %w", err)
-		}
-		byID := make(map[tournament.GameID]tournament.Game, len(games))
-		for _, g := range games {
-			byID[g.ID] = g
-		}
-		for _, l := range lobbies {
-			views = append(views, LobbyView{Lobby: l, Game: byID[l.GameID], Now: now})
 		}
 		return nil
 	})
 	return views, err
+}
+
+// nullString is an optional text argument: NULL when empty.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // Caller is a player's part in a game: its registration and its move in the game's current

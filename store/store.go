@@ -130,13 +130,17 @@ func (s *Store) run(ctx context.Context, fn func(t *pgTx) error) error {
 }
 
 // now returns the instant of a transaction: the injected clock, or the database's.
-func (t *pgTx) now(ctx context.Context) (int64, error) {
-	if t.s.nowFn != nil {
-		return t.s.nowFn(), nil
+func (t *pgTx) now(ctx context.Context) (int64, error) { return t.s.nowOn(ctx, t.tx) }
+
+// nowOn reads the instant on q (a transaction or the pool): the injected clock, or the
+// database's.
+func (s *Store) nowOn(ctx context.Context, q querier) (int64, error) {
+	if s.nowFn != nil {
+		return s.nowFn(), nil
 	}
 	var now int64
 	// clock_timestamp, not now(): now() is the transaction's start, which a lock wait makes stale.
-	err := queryRow(ctx, t.tx, `SELECT `+clockSQL).Scan(&now)
+	err := queryRow(ctx, q, `SELECT `+clockSQL).Scan(&now)
 	if err != nil {
 		return 0, fmt.Errorf("read clock: %w", err)
 	}

@@ -62,7 +62,7 @@ func (s *Store) Run(ctx context.Context, fn func(tx tournament.Tx, now int64) er
 // LockLobby to report.
 func (s *Store) RunLobby(ctx context.Context, lobby tournament.LobbyID, fn func(tx tournament.Tx, now int64) error) error {
 	return s.run(ctx, func(t *pgTx) error {
-		now, _, _, err := t.begin(ctx, lobby, nil)
+		now, _, _, err := t.begin(ctx, "", lobby, nil)
 		if err != nil {
 			return err
 		}

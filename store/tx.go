@@ -187,6 +187,9 @@ func (t *pgTx) UpdateGame(ctx context.Context, g tournament.Game) error {
 		WHERE id = $1`,
 		g.ID, g.Stage, g.Round, g.StageStartedAt, g.Deadline, g.Extensions, g.Joined, g.Players,
 		g.Active, g.Committed, g.Revealed, g.Escrow, nullID(g.Winner), g.Payout, g.StopReason, g.EndedAt)
+	if !g.Stage.Open() {
+		t.settle(g)
+	}
 	t.games[g.ID] = g
 	return t.deadlineWritten(ctx, g)
 }

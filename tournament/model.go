@@ -42,6 +42,8 @@ type Account struct {
 	Role      Role
 	Balance   int64
 	CreatedAt int64
+	// DisabledAt is when an admin disabled the account (0 while it is active).
+	DisabledAt int64
 }
 
 // Stage is where a game is. Registration, moves and reveal are open; finished and stopped are

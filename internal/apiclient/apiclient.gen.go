@@ -21,6 +21,24 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AccountStatus.
+const (
+	AccountStatusActive   AccountStatus = "active"
+	AccountStatusDisabled AccountStatus = "disabled"
+)
+
+// Valid indicates whether the value is a known member of the AccountStatus enum.
+func (e AccountStatus) Valid() bool {
+	switch e {
+	case AccountStatusActive:
+		return true
+	case AccountStatusDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ClockShiftedEventType.
 const (
 	ClockShifted ClockShiftedEventType = "clock_shifted"
@@ -30,6 +48,33 @@ const (
 func (e ClockShiftedEventType) Valid() bool {
 	switch e {
 	case ClockShifted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameEnding.
+const (
+	GameEndingEliminated GameEnding = "eliminated"
+	GameEndingPlaying    GameEnding = "playing"
+	GameEndingRefunded   GameEnding = "refunded"
+	GameEndingShare      GameEnding = "share"
+	GameEndingWon        GameEnding = "won"
+)
+
+// Valid indicates whether the value is a known member of the GameEnding enum.
+func (e GameEnding) Valid() bool {
+	switch e {
+	case GameEndingEliminated:
+		return true
+	case GameEndingPlaying:
+		return true
+	case GameEndingRefunded:
+		return true
+	case GameEndingShare:
+		return true
+	case GameEndingWon:
 		return true
 	default:
 		return false
@@ -68,22 +113,22 @@ func (e GameOpenedEventType) Valid() bool {
 
 // Defines values for GamePlayerStatus.
 const (
-	Active     GamePlayerStatus = "active"
-	Eliminated GamePlayerStatus = "eliminated"
-	Left       GamePlayerStatus = "left"
-	Winner     GamePlayerStatus = "winner"
+	GamePlayerStatusActive     GamePlayerStatus = "active"
+	GamePlayerStatusEliminated GamePlayerStatus = "eliminated"
+	GamePlayerStatusLeft       GamePlayerStatus = "left"
+	GamePlayerStatusWinner     GamePlayerStatus = "winner"
 )
 
 // Valid indicates whether the value is a known member of the GamePlayerStatus enum.
 func (e GamePlayerStatus) Valid() bool {
 	switch e {
-	case Active:
+	case GamePlayerStatusActive:
 		return true
-	case Eliminated:
+	case GamePlayerStatusEliminated:
 		return true
-	case Left:
+	case GamePlayerStatusLeft:
 		return true
-	case Winner:
+	case GamePlayerStatusWinner:
 		return true
 	default:
 		return false
@@ -117,6 +162,45 @@ func (e HealthStatus) Valid() bool {
 	case Ok:
 		return true
 	case Unavailable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LeaderboardBy.
+const (
+	LeaderboardByNet  LeaderboardBy = "net"
+	LeaderboardByWins LeaderboardBy = "wins"
+)
+
+// Valid indicates whether the value is a known member of the LeaderboardBy enum.
+func (e LeaderboardBy) Valid() bool {
+	switch e {
+	case LeaderboardByNet:
+		return true
+	case LeaderboardByWins:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LeaderboardPeriod.
+const (
+	LeaderboardPeriodAll  LeaderboardPeriod = "all"
+	LeaderboardPeriodN30d LeaderboardPeriod = "30d"
+	LeaderboardPeriodN7d  LeaderboardPeriod = "7d"
+)
+
+// Valid indicates whether the value is a known member of the LeaderboardPeriod enum.
+func (e LeaderboardPeriod) Valid() bool {
+	switch e {
+	case LeaderboardPeriodAll:
+		return true
+	case LeaderboardPeriodN30d:
+		return true
+	case LeaderboardPeriodN7d:
 		return true
 	default:
 		return false
@@ -317,6 +401,7 @@ func (e PostingKind) Valid() bool {
 
 // Defines values for ProblemCode.
 const (
+	ProblemCodeAccountDisabled     ProblemCode = "account_disabled"
 	ProblemCodeAlreadyCommitted    ProblemCode = "already_committed"
 	ProblemCodeAlreadyRegistered   ProblemCode = "already_registered"
 	ProblemCodeAlreadyRevealed     ProblemCode = "already_revealed"
@@ -328,6 +413,7 @@ const (
 	ProblemCodeInvalidMove         ProblemCode = "invalid_move"
 	ProblemCodeLobbyFull           ProblemCode = "lobby_full"
 	ProblemCodeMethodNotAllowed    ProblemCode = "method_not_allowed"
+	ProblemCodeNoMatch             ProblemCode = "no_match"
 	ProblemCodeNotFound            ProblemCode = "not_found"
 	ProblemCodeNotInGame           ProblemCode = "not_in_game"
 	ProblemCodePayloadTooLarge     ProblemCode = "payload_too_large"
@@ -340,6 +426,8 @@ const (
 // Valid indicates whether the value is a known member of the ProblemCode enum.
 func (e ProblemCode) Valid() bool {
 	switch e {
+	case ProblemCodeAccountDisabled:
+		return true
 	case ProblemCodeAlreadyCommitted:
 		return true
 	case ProblemCodeAlreadyRegistered:
@@ -361,6 +449,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeLobbyFull:
 		return true
 	case ProblemCodeMethodNotAllowed:
+		return true
+	case ProblemCodeNoMatch:
 		return true
 	case ProblemCodeNotFound:
 		return true
@@ -510,9 +600,48 @@ func (e StageExtendedEventType) Valid() bool {
 	}
 }
 
+// Defines values for GetLeaderboardParamsBy.
+const (
+	GetLeaderboardParamsByNet  GetLeaderboardParamsBy = "net"
+	GetLeaderboardParamsByWins GetLeaderboardParamsBy = "wins"
+)
+
+// Valid indicates whether the value is a known member of the GetLeaderboardParamsBy enum.
+func (e GetLeaderboardParamsBy) Valid() bool {
+	switch e {
+	case GetLeaderboardParamsByNet:
+		return true
+	case GetLeaderboardParamsByWins:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetLeaderboardParamsPeriod.
+const (
+	GetLeaderboardParamsPeriodAll  GetLeaderboardParamsPeriod = "all"
+	GetLeaderboardParamsPeriodN30d GetLeaderboardParamsPeriod = "30d"
+	GetLeaderboardParamsPeriodN7d  GetLeaderboardParamsPeriod = "7d"
+)
+
+// Valid indicates whether the value is a known member of the GetLeaderboardParamsPeriod enum.
+func (e GetLeaderboardParamsPeriod) Valid() bool {
+	switch e {
+	case GetLeaderboardParamsPeriodAll:
+		return true
+	case GetLeaderboardParamsPeriodN30d:
+		return true
+	case GetLeaderboardParamsPeriodN7d:
+		return true
+	default:
+		return false
+	}
+}
+
 // Account An account and its current balance.
 //
-// Example: {"balance":1000,"createdAt":"2025-01-01T12:00:00.000Z","id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice","role":"player"}
+// Example: {"balance":1000,"createdAt":"2025-01-01T12:00:00.000Z","disabledAt":null,"id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice","role":"player","status":"active"}
 type Account struct {
 	// Balance The spendable balance in the smallest unit (bets in escrow excluded).
 	//
@@ -523,6 +652,9 @@ type Account struct {
 	//
 	// Example: 2025-01-01T12:00:00.000Z
 	CreatedAt time.Time `json:"createdAt"`
+
+	// DisabledAt When an admin disabled the account (null while it is active).
+	DisabledAt *time.Time `json:"disabledAt,omitempty"`
 
 	// Id The account's id.
 	//
@@ -538,21 +670,165 @@ type Account struct {
 	//
 	// Example: player
 	Role Role `json:"role"`
+
+	// Status `active`, or `disabled` by an admin (its requests are refused; its money stays).
+	//
+	// Example: active
+	Status AccountStatus `json:"status"`
 }
 
 // AccountCreated A newly created account and its bearer token, shown only this once.
 //
-// Example: {"account":{"balance":0,"createdAt":"2025-01-01T12:00:00.000Z","id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice","role":"player"},"token":"3q2-7wX1rZr0Jg6Xb1N6kq8bX6v1u0m3yJmY1m4wz6E"}
+// Example: {"account":{"balance":0,"createdAt":"2025-01-01T12:00:00.000Z","disabledAt":null,"id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice","role":"player","status":"active"},"token":"3q2-7wX1rZr0Jg6Xb1N6kq8bX6v1u0m3yJmY1m4wz6E"}
 type AccountCreated struct {
 	// Account An account and its current balance.
 	//
-	// Example: {"balance":1000,"createdAt":"2025-01-01T12:00:00.000Z","id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice","role":"player"}
+	// Example: {"balance":1000,"createdAt":"2025-01-01T12:00:00.000Z","disabledAt":null,"id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice","role":"player","status":"active"}
 	Account Account `json:"account"`
 
 	// Token The account's bearer token. Store it; it is never shown again.
 	//
 	// Example: 3q2-7wX1rZr0Jg6Xb1N6kq8bX6v1u0m3yJmY1m4wz6E
 	Token string `json:"token"`
+}
+
+// AccountProfile An account as anyone may see it, with its results over settled games. `balance` is set
+// only when the caller is the account itself.
+type AccountProfile struct {
+	// Balance The balance, for the account itself only (null for anyone else).
+	Balance *int64 `json:"balance"`
+
+	// GamesPlayed Settled games played (refunded registrations excluded).
+	//
+	// Example: 12
+	GamesPlayed int32 `json:"gamesPlayed"`
+
+	// GamesWon Games won.
+	//
+	// Example: 4
+	GamesWon int32 `json:"gamesWon"`
+
+	// Id The account's id.
+	//
+	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	Id openapi_types.UUID `json:"id"`
+
+	// MemberSince When the account was created.
+	//
+	// Example: 2025-01-01T12:00:00.000Z
+	MemberSince time.Time `json:"memberSince"`
+
+	// Name The account's name.
+	//
+	// Example: alice
+	Name string `json:"name"`
+
+	// Net What the account got back from its settled games minus what it bet.
+	//
+	// Example: 250
+	Net int64 `json:"net"`
+
+	// Role `player` plays games; `admin` runs lobbies and the treasury and may not play.
+	//
+	// Example: player
+	Role Role `json:"role"`
+}
+
+// AccountRef An account by id and name.
+type AccountRef struct {
+	// Id The account's id.
+	//
+	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	Id openapi_types.UUID `json:"id"`
+
+	// Name The account's name.
+	//
+	// Example: alice
+	Name string `json:"name"`
+}
+
+// AccountStatus `active`, or `disabled` by an admin (its requests are refused; its money stays).
+//
+// Example: active
+type AccountStatus string
+
+// AdminAccount An account as an admin finds it.
+type AdminAccount struct {
+	// Account An account and its current balance.
+	//
+	// Example: {"balance":1000,"createdAt":"2025-01-01T12:00:00.000Z","disabledAt":null,"id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice","role":"player","status":"active"}
+	Account Account `json:"account"`
+
+	// GamesPlayed Settled games played.
+	//
+	// Example: 12
+	GamesPlayed int32 `json:"gamesPlayed"`
+
+	// GamesWon Games won.
+	//
+	// Example: 4
+	GamesWon int32 `json:"gamesWon"`
+
+	// Net Net amount won over settled games.
+	//
+	// Example: 250
+	Net int64 `json:"net"`
+
+	// RecentGames The account's latest games (at most 3), newest first.
+	RecentGames []GameRecord `json:"recentGames"`
+}
+
+// AdminAccountPage A page of accounts, by name then id.
+type AdminAccountPage struct {
+	// Accounts The accounts of this page.
+	Accounts []AdminAccount `json:"accounts"`
+
+	// Next The cursor of the next page (pass it as `after`), or null on the last page.
+	Next *string `json:"next"`
+}
+
+// AuditEntry One admin action.
+type AuditEntry struct {
+	// Action The operation: `credit`, `debit`, `create_lobby`, `set_next_config`, `close_lobby`,
+	// `stop`, `disable_account` or `enable_account`.
+	//
+	//
+	// Example: disable_account
+	Action string `json:"action"`
+
+	// Actor The admin who acted.
+	//
+	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	Actor openapi_types.UUID `json:"actor"`
+
+	// At When the action took effect.
+	//
+	// Example: 2025-01-01T12:00:00.000Z
+	At time.Time `json:"at"`
+
+	// Detail The request's body (`request`) and the response's status (`status`).
+	//
+	// Example: {"request":{"reason":"chargeback under review"},"status":200}
+	Detail map[string]interface{} `json:"detail"`
+
+	// Id The entry's id (opaque, unique).
+	//
+	// Example: 17
+	Id string `json:"id"`
+
+	// Target The account or lobby acted on ('' when none, such as a lobby being created).
+	//
+	// Example: 3c7d2e8f-9b10-4b8e-9a61-5c7d2e8f9b10
+	Target string `json:"target"`
+}
+
+// AuditPage A page of the audit log, newest first.
+type AuditPage struct {
+	// Entries The entries of this page.
+	Entries []AuditEntry `json:"entries"`
+
+	// Next The cursor of the next page (pass it as `after`), or null on the last page.
+	Next *string `json:"next"`
 }
 
 // CallerStatus The caller's own place in the game. Only the caller ever sees its own sealed `commitment`
@@ -650,6 +926,16 @@ type CreateLobbyRequest struct {
 	//
 	// Example: Friday night
 	Name string `json:"name"`
+}
+
+// DisableAccountRequest Why the account is disabled (kept in the audit log).
+//
+// Example: {"reason":"chargeback under review"}
+type DisableAccountRequest struct {
+	// Reason The reason, for the audit log.
+	//
+	// Example: chargeback under review
+	Reason string `json:"reason"`
 }
 
 // Event One entry of a lobby's append-only, hash-chained log. `seq` counts 1, 2, 3, ... per lobby
@@ -890,6 +1176,14 @@ type GameConfigInput struct {
 	StartWhenFull *bool `json:"startWhenFull,omitempty"`
 }
 
+// GameEnding How a game ended for a player: `playing` (not ended), `won` (took the escrow),
+// `eliminated` (went out in round `eliminatedRound`), `refunded` (stopped during
+// registration, the bet came back), `share` (stopped with the player still in, who got a
+// share of the escrow).
+//
+// Example: won
+type GameEnding string
+
 // GameFinishedData The game has a winner, paid the whole escrow.
 type GameFinishedData struct {
 	// Amount The payout.
@@ -1028,6 +1322,84 @@ type GamePostingPage struct {
 
 	// Postings The postings of this page.
 	Postings []GamePosting `json:"postings"`
+}
+
+// GameRecord One game of a player and how it went for them.
+//
+// Example: {"eliminatedRound":null,"endedAt":"2025-01-01T12:03:00.000Z","ending":"won","gameId":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","gameNumber":3,"lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","lobbyName":"Friday night","net":300,"registeredAt":"2025-01-01T12:00:00.000Z","stage":"finished","stake":100,"winner":{"id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice"}}
+type GameRecord struct {
+	// EliminatedRound The round the player went out in, for `eliminated`; null otherwise.
+	EliminatedRound *int32 `json:"eliminatedRound"`
+
+	// EndedAt When the game ended (null while it is open).
+	//
+	// Example: 2025-01-01T12:03:00.000Z
+	EndedAt *time.Time `json:"endedAt"`
+
+	// Ending How a game ended for a player: `playing` (not ended), `won` (took the escrow),
+	// `eliminated` (went out in round `eliminatedRound`), `refunded` (stopped during
+	// registration, the bet came back), `share` (stopped with the player still in, who got a
+	// share of the escrow).
+	//
+	//
+	// Example: won
+	Ending GameEnding `json:"ending"`
+
+	// GameId The game (its transcript is at `/v1/games/{gameId}`).
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId openapi_types.UUID `json:"gameId"`
+
+	// GameNumber The game's number in its lobby (1, 2, ...).
+	//
+	// Example: 3
+	GameNumber int32 `json:"gameNumber"`
+
+	// LobbyId The game's lobby.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// LobbyName The lobby's name.
+	//
+	// Example: Friday night
+	LobbyName string `json:"lobbyName"`
+
+	// Net What the player got back from the game minus the stake: for example the escrow minus
+	// the stake for a win, 0 for a refund, minus the stake while the game is open.
+	//
+	//
+	// Example: 300
+	Net int64 `json:"net"`
+
+	// RegisteredAt When the player registered.
+	//
+	// Example: 2025-01-01T12:00:00.000Z
+	RegisteredAt time.Time `json:"registeredAt"`
+
+	// Stage A game's stage. `registration`, `moves` and `reveal` are open; `finished` (a winner was
+	// paid) and `stopped` (refunded or split) are final.
+	//
+	//
+	// Example: moves
+	Stage Stage `json:"stage"`
+
+	// Stake The bet the player put in.
+	//
+	// Example: 100
+	Stake int64 `json:"stake"`
+
+	// Winner The winner of a finished game (null otherwise).
+	Winner *AccountRef `json:"winner"`
+}
+
+// GameRecordPage A page of a player's games, newest registration first.
+type GameRecordPage struct {
+	// Games The games of this page.
+	Games []GameRecord `json:"games"`
+
+	// Next The cursor of the next page (pass it as `after`), or null on the last page.
+	Next *string `json:"next"`
 }
 
 // GameState A lobby's current game as it is now: counts, deadline and pot are public; sealed values
@@ -1291,6 +1663,35 @@ type Health struct {
 // Example: ok
 type HealthStatus string
 
+// Leaderboard A page of the standings, best first.
+type Leaderboard struct {
+	// By What ranks the accounts.
+	//
+	// Example: wins
+	By LeaderboardBy `json:"by"`
+
+	// Next The cursor of the next page (pass it as `after`), or null on the last page.
+	Next *string `json:"next"`
+
+	// Period The span of games counted.
+	//
+	// Example: all
+	Period LeaderboardPeriod `json:"period"`
+
+	// Standings The standings of this page.
+	Standings []Standing `json:"standings"`
+}
+
+// LeaderboardBy What ranks the accounts.
+//
+// Example: wins
+type LeaderboardBy string
+
+// LeaderboardPeriod The span of games counted.
+//
+// Example: all
+type LeaderboardPeriod string
+
 // LedgerCounterparty The other side of the entry's posting - the treasury or a game's escrow.
 //
 // Example: escrow
@@ -1497,13 +1898,28 @@ type LobbyCreatedEvent struct {
 // LobbyCreatedEventType The event type.
 type LobbyCreatedEventType string
 
-// LobbyPage A page of lobbies, oldest first.
+// LobbyPage A page of lobbies, joinable ones first, each group oldest first.
 type LobbyPage struct {
 	// Lobbies The lobbies of this page.
 	Lobbies []Lobby `json:"lobbies"`
 
 	// Next The cursor of the next page (pass it as `after`), or null on the last page.
 	Next *string `json:"next"`
+}
+
+// MatchmakingRequest What game to join.
+//
+// Example: {"betSize":100,"ruleset":"rpsls"}
+type MatchmakingRequest struct {
+	// BetSize The bet of the game to join.
+	//
+	// Example: 100
+	BetSize int64 `json:"betSize"`
+
+	// Ruleset The ruleset of the game to join (any when omitted).
+	//
+	// Example: rpsls
+	Ruleset *string `json:"ruleset,omitempty"`
 }
 
 // MoneyTransferRequest An amount to credit to or debit from a player's balance.
@@ -1710,9 +2126,9 @@ type PostingKind string
 // Example: {"code":"wrong_stage","detail":"the game is in stage moves, not registration","field":null,"instance":"/v1/lobbies/5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11/players","requestId":"01JD3Q2S8Y7K4M6N9P0R2T5V8X","status":409,"title":"Wrong stage","type":"urn:rps:problem:wrong_stage"}
 type Problem struct {
 	// Code The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
-	// `forbidden` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
+	// `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
 	// `lobby_full` / `insufficient_funds` / `already_committed` / `already_revealed` /
-	// `idempotency_conflict` 409, `method_not_allowed` 405 (a known path with another method),
+	// `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
 	// `payload_too_large` 413, `commitment_mismatch` /
 	// `invalid_move` 422, `rate_limited` 429, `internal` 500.
 	//
@@ -1759,9 +2175,9 @@ type Problem struct {
 }
 
 // ProblemCode The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
-// `forbidden` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
+// `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
 // `lobby_full` / `insufficient_funds` / `already_committed` / `already_revealed` /
-// `idempotency_conflict` 409, `method_not_allowed` 405 (a known path with another method),
+// `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
 // `payload_too_large` 413, `commitment_mismatch` /
 // `invalid_move` 422, `rate_limited` 429, `internal` 500.
 //
@@ -2115,6 +2531,39 @@ type StageExtendedEvent struct {
 // StageExtendedEventType The event type.
 type StageExtendedEventType string
 
+// Standing An account's place in the standings.
+type Standing struct {
+	// AccountId The account's id.
+	//
+	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	AccountId openapi_types.UUID `json:"accountId"`
+
+	// Games Settled games played in the period.
+	//
+	// Example: 12
+	Games int32 `json:"games"`
+
+	// Name The account's name.
+	//
+	// Example: alice
+	Name string `json:"name"`
+
+	// Net Net amount won in the period.
+	//
+	// Example: 250
+	Net int64 `json:"net"`
+
+	// Position The place in this ranking (1 is the best; ties are ordered by account id).
+	//
+	// Example: 1
+	Position int32 `json:"position"`
+
+	// Wins Games won in the period.
+	//
+	// Example: 4
+	Wins int32 `json:"wins"`
+}
+
 // StopGameRequest Why the admin stops the current game.
 //
 // Example: {"reason":"maintenance"}
@@ -2273,6 +2722,18 @@ type Unauthorized = Problem
 // Example: {"code":"wrong_stage","detail":"the game is in stage moves, not registration","field":null,"instance":"/v1/lobbies/5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11/players","requestId":"01JD3Q2S8Y7K4M6N9P0R2T5V8X","status":409,"title":"Wrong stage","type":"urn:rps:problem:wrong_stage"}
 type Unprocessable = Problem
 
+// SearchAccountsParams defines parameters for SearchAccounts.
+type SearchAccountsParams struct {
+	// Query An account id, or the start of a name.
+	Query *string `form:"query,omitempty" json:"query,omitempty"`
+
+	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit The largest number of items to return.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // CreditAccountParams defines parameters for CreditAccount.
 type CreditAccountParams struct {
 	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
@@ -2295,6 +2756,39 @@ type DebitAccountParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DisableAccountParams defines parameters for DisableAccount.
+type DisableAccountParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
+	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
+	// the same transaction as its effects; a retry with the same key and body replays the stored
+	// status and body without a second effect; a concurrent duplicate waits for the first and
+	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
+	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
+	// UUID) per intended action.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EnableAccountParams defines parameters for EnableAccount.
+type EnableAccountParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
+	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
+	// the same transaction as its effects; a retry with the same key and body replays the stored
+	// status and body without a second effect; a concurrent duplicate waits for the first and
+	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
+	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
+	// UUID) per intended action.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListAuditParams defines parameters for ListAudit.
+type ListAuditParams struct {
+	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit The largest number of items to return.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // ListGamePlayersParams defines parameters for ListGamePlayers.
@@ -2324,8 +2818,45 @@ type GetRoundParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// GetLeaderboardParams defines parameters for GetLeaderboard.
+type GetLeaderboardParams struct {
+	// By What ranks the accounts.
+	By *GetLeaderboardParamsBy `form:"by,omitempty" json:"by,omitempty"`
+
+	// Period The span of games counted.
+	Period *GetLeaderboardParamsPeriod `form:"period,omitempty" json:"period,omitempty"`
+
+	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit The largest number of items to return.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// GetLeaderboardParamsBy defines parameters for GetLeaderboard.
+type GetLeaderboardParamsBy string
+
+// GetLeaderboardParamsPeriod defines parameters for GetLeaderboard.
+type GetLeaderboardParamsPeriod string
+
 // ListLobbiesParams defines parameters for ListLobbies.
 type ListLobbiesParams struct {
+	// Stage Only lobbies whose current game is in this stage.
+	Stage *Stage `form:"stage,omitempty" json:"stage,omitempty"`
+
+	// Open `true`: only lobbies a player could join now (current game in registration and not
+	// full); `false`: only the others.
+	Open *bool `form:"open,omitempty" json:"open,omitempty"`
+
+	// MinBet Only games with a bet of at least this.
+	MinBet *int64 `form:"minBet,omitempty" json:"minBet,omitempty"`
+
+	// MaxBet Only games with a bet of at most this (not below `minBet`).
+	MaxBet *int64 `form:"maxBet,omitempty" json:"maxBet,omitempty"`
+
+	// Ruleset Only games played under this ruleset id.
+	Ruleset *string `form:"ruleset,omitempty" json:"ruleset,omitempty"`
+
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
 	After *After `form:"after,omitempty" json:"after,omitempty"`
 
@@ -2452,6 +2983,27 @@ type StopGameParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// QuickJoinParams defines parameters for QuickJoin.
+type QuickJoinParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
+	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
+	// the same transaction as its effects; a retry with the same key and body replays the stored
+	// status and body without a second effect; a concurrent duplicate waits for the first and
+	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
+	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
+	// UUID) per intended action.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListMyGamesParams defines parameters for ListMyGames.
+type ListMyGamesParams struct {
+	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit The largest number of items to return.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ListMyLedgerParams defines parameters for ListMyLedger.
 type ListMyLedgerParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
@@ -2482,6 +3034,9 @@ type CreditAccountJSONRequestBody = MoneyTransferRequest
 // DebitAccountJSONRequestBody defines body for DebitAccount for application/json ContentType.
 type DebitAccountJSONRequestBody = MoneyTransferRequest
 
+// DisableAccountJSONRequestBody defines body for DisableAccount for application/json ContentType.
+type DisableAccountJSONRequestBody = DisableAccountRequest
+
 // CreateLobbyJSONRequestBody defines body for CreateLobby for application/json ContentType.
 type CreateLobbyJSONRequestBody = CreateLobbyRequest
 
@@ -2496,6 +3051,9 @@ type RevealMoveJSONRequestBody = RevealRequest
 
 // StopGameJSONRequestBody defines body for StopGame for application/json ContentType.
 type StopGameJSONRequestBody = StopGameRequest
+
+// QuickJoinJSONRequestBody defines body for QuickJoin for application/json ContentType.
+type QuickJoinJSONRequestBody = MatchmakingRequest
 
 // AnalyzeGridJSONRequestBody defines body for AnalyzeGrid for application/json ContentType.
 type AnalyzeGridJSONRequestBody = GridRequest
@@ -3196,6 +3754,24 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/accounts (the `CreateAccount` operationId).
 	CreateAccount(ctx context.Context, body CreateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetAccountProfile An account's public profile
+	//
+	// Anyone (authentication optional). An account's name, its results over settled games
+	// (games played and won, net amount; a registration stopped with every bet refunded does not
+	// count) and when it was created. `balance` is shown only to the account itself.
+	//
+	// Corresponds with GET /v1/accounts/{accountId} (the `GetAccountProfile` operationId).
+	GetAccountProfile(ctx context.Context, accountId AccountId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SearchAccounts Find accounts
+	//
+	// Admin only. Accounts whose id is `query`, or whose name starts with `query`
+	// (case-insensitive; every account when `query` is empty or absent), in order of name then
+	// id, paged by an opaque cursor: each with its balance, status, results and latest games.
+	//
+	// Corresponds with GET /v1/admin/accounts (the `SearchAccounts` operationId).
+	SearchAccounts(ctx context.Context, params *SearchAccountsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreditAccountWithBody Credit a player (deposit)
 	//
 	// Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
@@ -3237,6 +3813,50 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/admin/accounts/{accountId}/debits (the `DebitAccount` operationId).
 	DebitAccount(ctx context.Context, accountId AccountId, params *DebitAccountParams, body DebitAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DisableAccountWithBody Disable an account
+	//
+	// Admin only. From now on, on every replica, the account's requests are refused with
+	// `403 account_disabled`. Its money stays accounted for: the balance is kept, bets in escrow
+	// stay in their games, and what those games pay out or refund still reaches it. An admin
+	// cannot disable its own account (`403 forbidden`). Disabling a disabled account changes
+	// nothing. Recorded in the audit log with the reason.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/admin/accounts/{accountId}/disable (the `DisableAccount` operationId).
+	DisableAccountWithBody(ctx context.Context, accountId AccountId, params *DisableAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DisableAccount Disable an account
+	//
+	// Admin only. From now on, on every replica, the account's requests are refused with
+	// `403 account_disabled`. Its money stays accounted for: the balance is kept, bets in escrow
+	// stay in their games, and what those games pay out or refund still reaches it. An admin
+	// cannot disable its own account (`403 forbidden`). Disabling a disabled account changes
+	// nothing. Recorded in the audit log with the reason.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/admin/accounts/{accountId}/disable (the `DisableAccount` operationId).
+	DisableAccount(ctx context.Context, accountId AccountId, params *DisableAccountParams, body DisableAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EnableAccount Enable a disabled account again
+	//
+	// Admin only; no request body. The account may act again at once. Enabling an active
+	// account changes nothing. Recorded in the audit log.
+	//
+	// Corresponds with POST /v1/admin/accounts/{accountId}/enable (the `EnableAccount` operationId).
+	EnableAccount(ctx context.Context, accountId AccountId, params *EnableAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListAudit The admins' audit log
+	//
+	// Admin only. Every admin action that reached an account or the game (credits, debits,
+	// lobby creation, next configs, closes, stops, disabling and enabling accounts), with its
+	// request and its outcome (a refusal too), newest first, paged by an opaque cursor. Written
+	// in the same transaction as the action's effects; a replayed retry is not written again.
+	//
+	// Corresponds with GET /v1/admin/audit (the `ListAudit` operationId).
+	ListAudit(ctx context.Context, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAdminLedger Ledger totals and invariants
 	//
@@ -3290,10 +3910,24 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/keys (the `ListSigningKeys` operationId).
 	ListSigningKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetLeaderboard The standings
+	//
+	// Anyone (authentication optional). Accounts ranked over settled games, best first, paged by
+	// an opaque cursor. `by=wins` ranks by games won, then net amount; `by=net` by net amount,
+	// then games won; remaining ties go by account id, so the order is total and stable.
+	// `period=all` counts every settled game; `30d` and `7d` count the games that ended on the
+	// last 30 or 7 UTC days, today included. Totals are kept when a game settles, so a read
+	// never scans the ledger.
+	//
+	// Corresponds with GET /v1/leaderboard (the `GetLeaderboard` operationId).
+	GetLeaderboard(ctx context.Context, params *GetLeaderboardParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListLobbies List lobbies
 	//
 	// Anyone (authentication optional: with a token, each game's `you` describes the caller).
-	// Lobbies oldest first, paged by an opaque cursor.
+	// Lobbies whose current game matches every filter given, joinable ones (registration, not
+	// full) first, each group oldest first, paged by an opaque cursor. A lobby that becomes
+	// joinable or stops being so between two pages may be seen twice or not at all.
 	//
 	// Corresponds with GET /v1/lobbies (the `ListLobbies` operationId).
 	ListLobbies(ctx context.Context, params *ListLobbiesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3513,12 +4147,55 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/lobbies/{lobbyId}/stop (the `StopGame` operationId).
 	StopGame(ctx context.Context, lobbyId LobbyId, params *StopGameParams, body StopGameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// QuickJoinWithBody Join a game with a given bet
+	//
+	// Player only. Registers the caller in the joinable game (registration, not full) with
+	// bet `betSize` (and `ruleset`, if given) that is closest to starting: the fewest places
+	// left, then the earliest registration deadline, then the oldest lobby. Games the caller is
+	// in already are skipped, and so is a game that fills or starts while it is being joined.
+	// The registration itself is the one of `POST /v1/lobbies/{lobbyId}/players`, with the same
+	// money rules and refusals (`403 forbidden` for admins, `409 insufficient_funds`) and the
+	// same `Idempotency-Key` handling. When no game fits: `409 no_match` (not stored under the
+	// key: a retry may find a game that opened since).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/matchmaking (the `QuickJoin` operationId).
+	QuickJoinWithBody(ctx context.Context, params *QuickJoinParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// QuickJoin Join a game with a given bet
+	//
+	// Player only. Registers the caller in the joinable game (registration, not full) with
+	// bet `betSize` (and `ruleset`, if given) that is closest to starting: the fewest places
+	// left, then the earliest registration deadline, then the oldest lobby. Games the caller is
+	// in already are skipped, and so is a game that fills or starts while it is being joined.
+	// The registration itself is the one of `POST /v1/lobbies/{lobbyId}/players`, with the same
+	// money rules and refusals (`403 forbidden` for admins, `409 insufficient_funds`) and the
+	// same `Idempotency-Key` handling. When no game fits: `409 no_match` (not stored under the
+	// key: a retry may find a game that opened since).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/matchmaking (the `QuickJoin` operationId).
+	QuickJoin(ctx context.Context, params *QuickJoinParams, body QuickJoinJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetMe The caller's account
 	//
 	// Player or admin. The caller's account with its current balance.
 	//
 	// Corresponds with GET /v1/me (the `GetMe` operationId).
 	GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMyGames The caller's games
+	//
+	// Player or admin (an admin has none). The games the caller registered in and did not leave,
+	// newest registration first, paged by an opaque cursor: each with its lobby, its stake, how
+	// it ended for the caller (`playing` while it is open, `won`, `eliminated` in a round,
+	// `refunded` when stopped during registration, `share` of a stop), the caller's net amount
+	// and the winner. A game in progress shows only what its lobby shows publicly.
+	//
+	// Corresponds with GET /v1/me/games (the `ListMyGames` operationId).
+	ListMyGames(ctx context.Context, params *ListMyGamesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListMyLedger The caller's ledger entries
 	//
@@ -3711,6 +4388,44 @@ func (c *Client) CreateAccount(ctx context.Context, body CreateAccountJSONReques
 	return c.Client.Do(req)
 }
 
+// GetAccountProfile An account's public profile
+//
+// Anyone (authentication optional). An account's name, its results over settled games
+// (games played and won, net amount; a registration stopped with every bet refunded does not
+// count) and when it was created. `balance` is shown only to the account itself.
+//
+// Corresponds with GET /v1/accounts/{accountId} (the `GetAccountProfile` operationId).
+func (c *Client) GetAccountProfile(ctx context.Context, accountId AccountId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAccountProfileRequest(c.Server, accountId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SearchAccounts Find accounts
+//
+// Admin only. Accounts whose id is `query`, or whose name starts with `query`
+// (case-insensitive; every account when `query` is empty or absent), in order of name then
+// id, paged by an opaque cursor: each with its balance, status, results and latest games.
+//
+// Corresponds with GET /v1/admin/accounts (the `SearchAccounts` operationId).
+func (c *Client) SearchAccounts(ctx context.Context, params *SearchAccountsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSearchAccountsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreditAccountWithBody Credit a player (deposit)
 //
 // Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
@@ -3783,6 +4498,90 @@ func (c *Client) DebitAccountWithBody(ctx context.Context, accountId AccountId, 
 // Corresponds with POST /v1/admin/accounts/{accountId}/debits (the `DebitAccount` operationId).
 func (c *Client) DebitAccount(ctx context.Context, accountId AccountId, params *DebitAccountParams, body DebitAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDebitAccountRequest(c.Server, accountId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DisableAccountWithBody Disable an account
+//
+// Admin only. From now on, on every replica, the account's requests are refused with
+// `403 account_disabled`. Its money stays accounted for: the balance is kept, bets in escrow
+// stay in their games, and what those games pay out or refund still reaches it. An admin
+// cannot disable its own account (`403 forbidden`). Disabling a disabled account changes
+// nothing. Recorded in the audit log with the reason.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/admin/accounts/{accountId}/disable (the `DisableAccount` operationId).
+func (c *Client) DisableAccountWithBody(ctx context.Context, accountId AccountId, params *DisableAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDisableAccountRequestWithBody(c.Server, accountId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DisableAccount Disable an account
+//
+// Admin only. From now on, on every replica, the account's requests are refused with
+// `403 account_disabled`. Its money stays accounted for: the balance is kept, bets in escrow
+// stay in their games, and what those games pay out or refund still reaches it. An admin
+// cannot disable its own account (`403 forbidden`). Disabling a disabled account changes
+// nothing. Recorded in the audit log with the reason.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/admin/accounts/{accountId}/disable (the `DisableAccount` operationId).
+func (c *Client) DisableAccount(ctx context.Context, accountId AccountId, params *DisableAccountParams, body DisableAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDisableAccountRequest(c.Server, accountId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EnableAccount Enable a disabled account again
+//
+// Admin only; no request body. The account may act again at once. Enabling an active
+// account changes nothing. Recorded in the audit log.
+//
+// Corresponds with POST /v1/admin/accounts/{accountId}/enable (the `EnableAccount` operationId).
+func (c *Client) EnableAccount(ctx context.Context, accountId AccountId, params *EnableAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEnableAccountRequest(c.Server, accountId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAudit The admins' audit log
+//
+// Admin only. Every admin action that reached an account or the game (credits, debits,
+// lobby creation, next configs, closes, stops, disabling and enabling accounts), with its
+// request and its outcome (a refusal too), newest first, paged by an opaque cursor. Written
+// in the same transaction as the action's effects; a replayed retry is not written again.
+//
+// Corresponds with GET /v1/admin/audit (the `ListAudit` operationId).
+func (c *Client) ListAudit(ctx context.Context, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAuditRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3905,10 +4704,34 @@ func (c *Client) ListSigningKeys(ctx context.Context, reqEditors ...RequestEdito
 	return c.Client.Do(req)
 }
 
+// GetLeaderboard The standings
+//
+// Anyone (authentication optional). Accounts ranked over settled games, best first, paged by
+// an opaque cursor. `by=wins` ranks by games won, then net amount; `by=net` by net amount,
+// then games won; remaining ties go by account id, so the order is total and stable.
+// `period=all` counts every settled game; `30d` and `7d` count the games that ended on the
+// last 30 or 7 UTC days, today included. Totals are kept when a game settles, so a read
+// never scans the ledger.
+//
+// Corresponds with GET /v1/leaderboard (the `GetLeaderboard` operationId).
+func (c *Client) GetLeaderboard(ctx context.Context, params *GetLeaderboardParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLeaderboardRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListLobbies List lobbies
 //
 // Anyone (authentication optional: with a token, each game's `you` describes the caller).
-// Lobbies oldest first, paged by an opaque cursor.
+// Lobbies whose current game matches every filter given, joinable ones (registration, not
+// full) first, each group oldest first, paged by an opaque cursor. A lobby that becomes
+// joinable or stops being so between two pages may be seen twice or not at all.
 //
 // Corresponds with GET /v1/lobbies (the `ListLobbies` operationId).
 func (c *Client) ListLobbies(ctx context.Context, params *ListLobbiesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4298,6 +5121,58 @@ func (c *Client) StopGame(ctx context.Context, lobbyId LobbyId, params *StopGame
 	return c.Client.Do(req)
 }
 
+// QuickJoinWithBody Join a game with a given bet
+//
+// Player only. Registers the caller in the joinable game (registration, not full) with
+// bet `betSize` (and `ruleset`, if given) that is closest to starting: the fewest places
+// left, then the earliest registration deadline, then the oldest lobby. Games the caller is
+// in already are skipped, and so is a game that fills or starts while it is being joined.
+// The registration itself is the one of `POST /v1/lobbies/{lobbyId}/players`, with the same
+// money rules and refusals (`403 forbidden` for admins, `409 insufficient_funds`) and the
+// same `Idempotency-Key` handling. When no game fits: `409 no_match` (not stored under the
+// key: a retry may find a game that opened since).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/matchmaking (the `QuickJoin` operationId).
+func (c *Client) QuickJoinWithBody(ctx context.Context, params *QuickJoinParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewQuickJoinRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// QuickJoin Join a game with a given bet
+//
+// Player only. Registers the caller in the joinable game (registration, not full) with
+// bet `betSize` (and `ruleset`, if given) that is closest to starting: the fewest places
+// left, then the earliest registration deadline, then the oldest lobby. Games the caller is
+// in already are skipped, and so is a game that fills or starts while it is being joined.
+// The registration itself is the one of `POST /v1/lobbies/{lobbyId}/players`, with the same
+// money rules and refusals (`403 forbidden` for admins, `409 insufficient_funds`) and the
+// same `Idempotency-Key` handling. When no game fits: `409 no_match` (not stored under the
+// key: a retry may find a game that opened since).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/matchmaking (the `QuickJoin` operationId).
+func (c *Client) QuickJoin(ctx context.Context, params *QuickJoinParams, body QuickJoinJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewQuickJoinRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetMe The caller's account
 //
 // Player or admin. The caller's account with its current balance.
@@ -4305,6 +5180,27 @@ func (c *Client) StopGame(ctx context.Context, lobbyId LobbyId, params *StopGame
 // Corresponds with GET /v1/me (the `GetMe` operationId).
 func (c *Client) GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMyGames The caller's games
+//
+// Player or admin (an admin has none). The games the caller registered in and did not leave,
+// newest registration first, paged by an opaque cursor: each with its lobby, its stake, how
+// it ended for the caller (`playing` while it is open, `won`, `eliminated` in a round,
+// `refunded` when stopped during registration, `share` of a stop), the caller's net amount
+// and the winner. A game in progress shows only what its lobby shows publicly.
+//
+// Corresponds with GET /v1/me/games (the `ListMyGames` operationId).
+func (c *Client) ListMyGames(ctx context.Context, params *ListMyGamesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMyGamesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4610,6 +5506,118 @@ func NewCreateAccountRequestWithBody(server string, contentType string, body io.
 	return req, nil
 }
 
+// NewGetAccountProfileRequest constructs an http.Request for the GetAccountProfile method
+func NewGetAccountProfileRequest(server string, accountId AccountId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "accountId", accountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/accounts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSearchAccountsRequest constructs an http.Request for the SearchAccounts method
+func NewSearchAccountsRequest(server string, params *SearchAccountsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/admin/accounts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Query != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "query", *params.Query, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCreditAccountRequest calls the generic CreditAccount builder with application/json body
 func NewCreditAccountRequest(server string, accountId AccountId, params *CreditAccountParams, body CreditAccountJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -4729,6 +5737,183 @@ func NewDebitAccountRequestWithBody(server string, accountId AccountId, params *
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewDisableAccountRequest calls the generic DisableAccount builder with application/json body
+func NewDisableAccountRequest(server string, accountId AccountId, params *DisableAccountParams, body DisableAccountJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDisableAccountRequestWithBody(server, accountId, params, "application/json", bodyReader)
+}
+
+// NewDisableAccountRequestWithBody constructs an http.Request for the DisableAccount method, with any body, and a specified content type
+func NewDisableAccountRequestWithBody(server string, accountId AccountId, params *DisableAccountParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "accountId", accountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/admin/accounts/%s/disable", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewEnableAccountRequest constructs an http.Request for the EnableAccount method
+func NewEnableAccountRequest(server string, accountId AccountId, params *EnableAccountParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "accountId", accountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/admin/accounts/%s/enable", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListAuditRequest constructs an http.Request for the ListAudit method
+func NewListAuditRequest(server string, params *ListAuditParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/admin/audit")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -5048,6 +6233,96 @@ func NewListSigningKeysRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetLeaderboardRequest constructs an http.Request for the GetLeaderboard method
+func NewGetLeaderboardRequest(server string, params *GetLeaderboardParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/leaderboard")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.By != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "by", *params.By, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Period != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "period", *params.Period, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListLobbiesRequest constructs an http.Request for the ListLobbies method
 func NewListLobbiesRequest(server string, params *ListLobbiesParams) (*http.Request, error) {
 	var err error
@@ -5075,6 +6350,66 @@ func NewListLobbiesRequest(server string, params *ListLobbiesParams) (*http.Requ
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
+
+		if params.Stage != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "stage", *params.Stage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Open != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "open", *params.Open, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MinBet != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "minBet", *params.MinBet, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MaxBet != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "maxBet", *params.MaxBet, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Ruleset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ruleset", *params.Ruleset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
 
 		if params.After != nil {
 
@@ -5759,6 +7094,61 @@ func NewStopGameRequestWithBody(server string, lobbyId LobbyId, params *StopGame
 	return req, nil
 }
 
+// NewQuickJoinRequest calls the generic QuickJoin builder with application/json body
+func NewQuickJoinRequest(server string, params *QuickJoinParams, body QuickJoinJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewQuickJoinRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewQuickJoinRequestWithBody constructs an http.Request for the QuickJoin method, with any body, and a specified content type
+func NewQuickJoinRequestWithBody(server string, params *QuickJoinParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/matchmaking")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetMeRequest constructs an http.Request for the GetMe method
 func NewGetMeRequest(server string) (*http.Request, error) {
 	var err error
@@ -5776,6 +7166,72 @@ func NewGetMeRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMyGamesRequest constructs an http.Request for the ListMyGames method
+func NewListMyGamesRequest(server string, params *ListMyGamesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/me/games")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6141,6 +7597,28 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/accounts (the `CreateAccount` operationId).
 	CreateAccountWithResponse(ctx context.Context, body CreateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAccountResponse, error)
 
+	// GetAccountProfileWithResponse An account's public profile
+	//
+	// Anyone (authentication optional). An account's name, its results over settled games
+	// (games played and won, net amount; a registration stopped with every bet refunded does not
+	// count) and when it was created. `balance` is shown only to the account itself.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/accounts/{accountId} (the `GetAccountProfile` operationId).
+	GetAccountProfileWithResponse(ctx context.Context, accountId AccountId, reqEditors ...RequestEditorFn) (*GetAccountProfileResponse, error)
+
+	// SearchAccountsWithResponse Find accounts
+	//
+	// Admin only. Accounts whose id is `query`, or whose name starts with `query`
+	// (case-insensitive; every account when `query` is empty or absent), in order of name then
+	// id, paged by an opaque cursor: each with its balance, status, results and latest games.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/admin/accounts (the `SearchAccounts` operationId).
+	SearchAccountsWithResponse(ctx context.Context, params *SearchAccountsParams, reqEditors ...RequestEditorFn) (*SearchAccountsResponse, error)
+
 	// CreditAccountWithBodyWithResponse Credit a player (deposit)
 	//
 	// Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
@@ -6182,6 +7660,54 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/admin/accounts/{accountId}/debits (the `DebitAccount` operationId).
 	DebitAccountWithResponse(ctx context.Context, accountId AccountId, params *DebitAccountParams, body DebitAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*DebitAccountResponse, error)
+
+	// DisableAccountWithBodyWithResponse Disable an account
+	//
+	// Admin only. From now on, on every replica, the account's requests are refused with
+	// `403 account_disabled`. Its money stays accounted for: the balance is kept, bets in escrow
+	// stay in their games, and what those games pay out or refund still reaches it. An admin
+	// cannot disable its own account (`403 forbidden`). Disabling a disabled account changes
+	// nothing. Recorded in the audit log with the reason.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/admin/accounts/{accountId}/disable (the `DisableAccount` operationId).
+	DisableAccountWithBodyWithResponse(ctx context.Context, accountId AccountId, params *DisableAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DisableAccountResponse, error)
+
+	// DisableAccountWithResponse Disable an account
+	//
+	// Admin only. From now on, on every replica, the account's requests are refused with
+	// `403 account_disabled`. Its money stays accounted for: the balance is kept, bets in escrow
+	// stay in their games, and what those games pay out or refund still reaches it. An admin
+	// cannot disable its own account (`403 forbidden`). Disabling a disabled account changes
+	// nothing. Recorded in the audit log with the reason.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/admin/accounts/{accountId}/disable (the `DisableAccount` operationId).
+	DisableAccountWithResponse(ctx context.Context, accountId AccountId, params *DisableAccountParams, body DisableAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*DisableAccountResponse, error)
+
+	// EnableAccountWithResponse Enable a disabled account again
+	//
+	// Admin only; no request body. The account may act again at once. Enabling an active
+	// account changes nothing. Recorded in the audit log.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/admin/accounts/{accountId}/enable (the `EnableAccount` operationId).
+	EnableAccountWithResponse(ctx context.Context, accountId AccountId, params *EnableAccountParams, reqEditors ...RequestEditorFn) (*EnableAccountResponse, error)
+
+	// ListAuditWithResponse The admins' audit log
+	//
+	// Admin only. Every admin action that reached an account or the game (credits, debits,
+	// lobby creation, next configs, closes, stops, disabling and enabling accounts), with its
+	// request and its outcome (a refusal too), newest first, paged by an opaque cursor. Written
+	// in the same transaction as the action's effects; a replayed retry is not written again.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/admin/audit (the `ListAudit` operationId).
+	ListAuditWithResponse(ctx context.Context, params *ListAuditParams, reqEditors ...RequestEditorFn) (*ListAuditResponse, error)
 
 	// GetAdminLedgerWithResponse Ledger totals and invariants
 	//
@@ -6247,10 +7773,26 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/keys (the `ListSigningKeys` operationId).
 	ListSigningKeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSigningKeysResponse, error)
 
+	// GetLeaderboardWithResponse The standings
+	//
+	// Anyone (authentication optional). Accounts ranked over settled games, best first, paged by
+	// an opaque cursor. `by=wins` ranks by games won, then net amount; `by=net` by net amount,
+	// then games won; remaining ties go by account id, so the order is total and stable.
+	// `period=all` counts every settled game; `30d` and `7d` count the games that ended on the
+	// last 30 or 7 UTC days, today included. Totals are kept when a game settles, so a read
+	// never scans the ledger.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/leaderboard (the `GetLeaderboard` operationId).
+	GetLeaderboardWithResponse(ctx context.Context, params *GetLeaderboardParams, reqEditors ...RequestEditorFn) (*GetLeaderboardResponse, error)
+
 	// ListLobbiesWithResponse List lobbies
 	//
 	// Anyone (authentication optional: with a token, each game's `you` describes the caller).
-	// Lobbies oldest first, paged by an opaque cursor.
+	// Lobbies whose current game matches every filter given, joinable ones (registration, not
+	// full) first, each group oldest first, paged by an opaque cursor. A lobby that becomes
+	// joinable or stops being so between two pages may be seen twice or not at all.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6484,6 +8026,38 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/lobbies/{lobbyId}/stop (the `StopGame` operationId).
 	StopGameWithResponse(ctx context.Context, lobbyId LobbyId, params *StopGameParams, body StopGameJSONRequestBody, reqEditors ...RequestEditorFn) (*StopGameResponse, error)
 
+	// QuickJoinWithBodyWithResponse Join a game with a given bet
+	//
+	// Player only. Registers the caller in the joinable game (registration, not full) with
+	// bet `betSize` (and `ruleset`, if given) that is closest to starting: the fewest places
+	// left, then the earliest registration deadline, then the oldest lobby. Games the caller is
+	// in already are skipped, and so is a game that fills or starts while it is being joined.
+	// The registration itself is the one of `POST /v1/lobbies/{lobbyId}/players`, with the same
+	// money rules and refusals (`403 forbidden` for admins, `409 insufficient_funds`) and the
+	// same `Idempotency-Key` handling. When no game fits: `409 no_match` (not stored under the
+	// key: a retry may find a game that opened since).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/matchmaking (the `QuickJoin` operationId).
+	QuickJoinWithBodyWithResponse(ctx context.Context, params *QuickJoinParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*QuickJoinResponse, error)
+
+	// QuickJoinWithResponse Join a game with a given bet
+	//
+	// Player only. Registers the caller in the joinable game (registration, not full) with
+	// bet `betSize` (and `ruleset`, if given) that is closest to starting: the fewest places
+	// left, then the earliest registration deadline, then the oldest lobby. Games the caller is
+	// in already are skipped, and so is a game that fills or starts while it is being joined.
+	// The registration itself is the one of `POST /v1/lobbies/{lobbyId}/players`, with the same
+	// money rules and refusals (`403 forbidden` for admins, `409 insufficient_funds`) and the
+	// same `Idempotency-Key` handling. When no game fits: `409 no_match` (not stored under the
+	// key: a retry may find a game that opened since).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/matchmaking (the `QuickJoin` operationId).
+	QuickJoinWithResponse(ctx context.Context, params *QuickJoinParams, body QuickJoinJSONRequestBody, reqEditors ...RequestEditorFn) (*QuickJoinResponse, error)
+
 	// GetMeWithResponse The caller's account
 	//
 	// Player or admin. The caller's account with its current balance.
@@ -6492,6 +8066,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/me (the `GetMe` operationId).
 	GetMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMeResponse, error)
+
+	// ListMyGamesWithResponse The caller's games
+	//
+	// Player or admin (an admin has none). The games the caller registered in and did not leave,
+	// newest registration first, paged by an opaque cursor: each with its lobby, its stake, how
+	// it ended for the caller (`playing` while it is open, `won`, `eliminated` in a round,
+	// `refunded` when stopped during registration, `share` of a stop), the caller's net amount
+	// and the winner. A game in progress shows only what its lobby shows publicly.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/me/games (the `ListMyGames` operationId).
+	ListMyGamesWithResponse(ctx context.Context, params *ListMyGamesParams, reqEditors ...RequestEditorFn) (*ListMyGamesResponse, error)
 
 	// ListMyLedgerWithResponse The caller's ledger entries
 	//
@@ -6821,6 +8408,179 @@ func (r CreateAccountResponse) ContentType() string {
 	return ""
 }
 
+// GetAccountProfileResponse429Headers the declared response headers of an HTTP 429 response for GetAccountProfile
+type GetAccountProfileResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type GetAccountProfileResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AccountProfile
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAccountProfileResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAccountProfileResponse) GetJSON200() *AccountProfile {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetAccountProfileResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetAccountProfileResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetAccountProfileResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetAccountProfileResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetAccountProfileResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetAccountProfileResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAccountProfileResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAccountProfileResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAccountProfileResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAccountProfileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SearchAccountsResponse429Headers the declared response headers of an HTTP 429 response for SearchAccounts
+type SearchAccountsResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type SearchAccountsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AdminAccountPage
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SearchAccountsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SearchAccountsResponse) GetJSON200() *AdminAccountPage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SearchAccountsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SearchAccountsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SearchAccountsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SearchAccountsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r SearchAccountsResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SearchAccountsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SearchAccountsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SearchAccountsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SearchAccountsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreditAccountResponse429Headers the declared response headers of an HTTP 429 response for CreditAccount
 type CreditAccountResponse429Headers struct {
 	RetryAfter *int32
@@ -7023,6 +8783,290 @@ func (r DebitAccountResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DebitAccountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DisableAccountResponse429Headers the declared response headers of an HTTP 429 response for DisableAccount
+type DisableAccountResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type DisableAccountResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Account
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DisableAccountResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DisableAccountResponse) GetJSON200() *Account {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DisableAccountResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DisableAccountResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DisableAccountResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DisableAccountResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DisableAccountResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r DisableAccountResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DisableAccountResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DisableAccountResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DisableAccountResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DisableAccountResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DisableAccountResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DisableAccountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// EnableAccountResponse429Headers the declared response headers of an HTTP 429 response for EnableAccount
+type EnableAccountResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type EnableAccountResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Account
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnableAccountResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EnableAccountResponse) GetJSON200() *Account {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r EnableAccountResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r EnableAccountResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r EnableAccountResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r EnableAccountResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r EnableAccountResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r EnableAccountResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r EnableAccountResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r EnableAccountResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EnableAccountResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EnableAccountResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EnableAccountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListAuditResponse429Headers the declared response headers of an HTTP 429 response for ListAudit
+type ListAuditResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ListAuditResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuditPage
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListAuditResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAuditResponse) GetJSON200() *AuditPage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListAuditResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListAuditResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListAuditResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListAuditResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListAuditResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAuditResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAuditResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAuditResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAuditResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7465,6 +9509,89 @@ func (r ListSigningKeysResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListSigningKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLeaderboardResponse429Headers the declared response headers of an HTTP 429 response for GetLeaderboard
+type GetLeaderboardResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type GetLeaderboardResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Leaderboard
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLeaderboardResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLeaderboardResponse) GetJSON200() *Leaderboard {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetLeaderboardResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetLeaderboardResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetLeaderboardResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetLeaderboardResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetLeaderboardResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLeaderboardResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLeaderboardResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLeaderboardResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLeaderboardResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8586,6 +10713,103 @@ func (r StopGameResponse) ContentType() string {
 	return ""
 }
 
+// QuickJoinResponse429Headers the declared response headers of an HTTP 429 response for QuickJoin
+type QuickJoinResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type QuickJoinResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Lobby
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *QuickJoinResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r QuickJoinResponse) GetJSON201() *Lobby {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r QuickJoinResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r QuickJoinResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r QuickJoinResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r QuickJoinResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r QuickJoinResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r QuickJoinResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r QuickJoinResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r QuickJoinResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r QuickJoinResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r QuickJoinResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r QuickJoinResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetMeResponse429Headers the declared response headers of an HTTP 429 response for GetMe
 type GetMeResponse429Headers struct {
 	RetryAfter *int32
@@ -8649,6 +10873,89 @@ func (r GetMeResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetMeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListMyGamesResponse429Headers the declared response headers of an HTTP 429 response for ListMyGames
+type ListMyGamesResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ListMyGamesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GameRecordPage
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListMyGamesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMyGamesResponse) GetJSON200() *GameRecordPage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListMyGamesResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListMyGamesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListMyGamesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListMyGamesResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListMyGamesResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMyGamesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMyGamesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMyGamesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMyGamesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9208,6 +11515,40 @@ func (c *ClientWithResponses) CreateAccountWithResponse(ctx context.Context, bod
 	return ParseCreateAccountResponse(rsp)
 }
 
+// GetAccountProfileWithResponse An account's public profile
+//
+// Anyone (authentication optional). An account's name, its results over settled games
+// (games played and won, net amount; a registration stopped with every bet refunded does not
+// count) and when it was created. `balance` is shown only to the account itself.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/accounts/{accountId} (the `GetAccountProfile` operationId).
+func (c *ClientWithResponses) GetAccountProfileWithResponse(ctx context.Context, accountId AccountId, reqEditors ...RequestEditorFn) (*GetAccountProfileResponse, error) {
+	rsp, err := c.GetAccountProfile(ctx, accountId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAccountProfileResponse(rsp)
+}
+
+// SearchAccountsWithResponse Find accounts
+//
+// Admin only. Accounts whose id is `query`, or whose name starts with `query`
+// (case-insensitive; every account when `query` is empty or absent), in order of name then
+// id, paged by an opaque cursor: each with its balance, status, results and latest games.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/admin/accounts (the `SearchAccounts` operationId).
+func (c *ClientWithResponses) SearchAccountsWithResponse(ctx context.Context, params *SearchAccountsParams, reqEditors ...RequestEditorFn) (*SearchAccountsResponse, error) {
+	rsp, err := c.SearchAccounts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSearchAccountsResponse(rsp)
+}
+
 // CreditAccountWithBodyWithResponse Credit a player (deposit)
 //
 // Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
@@ -9272,6 +11613,78 @@ func (c *ClientWithResponses) DebitAccountWithResponse(ctx context.Context, acco
 		return nil, err
 	}
 	return ParseDebitAccountResponse(rsp)
+}
+
+// DisableAccountWithBodyWithResponse Disable an account
+//
+// Admin only. From now on, on every replica, the account's requests are refused with
+// `403 account_disabled`. Its money stays accounted for: the balance is kept, bets in escrow
+// stay in their games, and what those games pay out or refund still reaches it. An admin
+// cannot disable its own account (`403 forbidden`). Disabling a disabled account changes
+// nothing. Recorded in the audit log with the reason.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/admin/accounts/{accountId}/disable (the `DisableAccount` operationId).
+func (c *ClientWithResponses) DisableAccountWithBodyWithResponse(ctx context.Context, accountId AccountId, params *DisableAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DisableAccountResponse, error) {
+	rsp, err := c.DisableAccountWithBody(ctx, accountId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDisableAccountResponse(rsp)
+}
+
+// DisableAccountWithResponse Disable an account
+//
+// Admin only. From now on, on every replica, the account's requests are refused with
+// `403 account_disabled`. Its money stays accounted for: the balance is kept, bets in escrow
+// stay in their games, and what those games pay out or refund still reaches it. An admin
+// cannot disable its own account (`403 forbidden`). Disabling a disabled account changes
+// nothing. Recorded in the audit log with the reason.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/admin/accounts/{accountId}/disable (the `DisableAccount` operationId).
+func (c *ClientWithResponses) DisableAccountWithResponse(ctx context.Context, accountId AccountId, params *DisableAccountParams, body DisableAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*DisableAccountResponse, error) {
+	rsp, err := c.DisableAccount(ctx, accountId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDisableAccountResponse(rsp)
+}
+
+// EnableAccountWithResponse Enable a disabled account again
+//
+// Admin only; no request body. The account may act again at once. Enabling an active
+// account changes nothing. Recorded in the audit log.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/admin/accounts/{accountId}/enable (the `EnableAccount` operationId).
+func (c *ClientWithResponses) EnableAccountWithResponse(ctx context.Context, accountId AccountId, params *EnableAccountParams, reqEditors ...RequestEditorFn) (*EnableAccountResponse, error) {
+	rsp, err := c.EnableAccount(ctx, accountId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEnableAccountResponse(rsp)
+}
+
+// ListAuditWithResponse The admins' audit log
+//
+// Admin only. Every admin action that reached an account or the game (credits, debits,
+// lobby creation, next configs, closes, stops, disabling and enabling accounts), with its
+// request and its outcome (a refusal too), newest first, paged by an opaque cursor. Written
+// in the same transaction as the action's effects; a replayed retry is not written again.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/admin/audit (the `ListAudit` operationId).
+func (c *ClientWithResponses) ListAuditWithResponse(ctx context.Context, params *ListAuditParams, reqEditors ...RequestEditorFn) (*ListAuditResponse, error) {
+	rsp, err := c.ListAudit(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAuditResponse(rsp)
 }
 
 // GetAdminLedgerWithResponse Ledger totals and invariants
@@ -9374,10 +11787,32 @@ func (c *ClientWithResponses) ListSigningKeysWithResponse(ctx context.Context, r
 	return ParseListSigningKeysResponse(rsp)
 }
 
+// GetLeaderboardWithResponse The standings
+//
+// Anyone (authentication optional). Accounts ranked over settled games, best first, paged by
+// an opaque cursor. `by=wins` ranks by games won, then net amount; `by=net` by net amount,
+// then games won; remaining ties go by account id, so the order is total and stable.
+// `period=all` counts every settled game; `30d` and `7d` count the games that ended on the
+// last 30 or 7 UTC days, today included. Totals are kept when a game settles, so a read
+// never scans the ledger.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/leaderboard (the `GetLeaderboard` operationId).
+func (c *ClientWithResponses) GetLeaderboardWithResponse(ctx context.Context, params *GetLeaderboardParams, reqEditors ...RequestEditorFn) (*GetLeaderboardResponse, error) {
+	rsp, err := c.GetLeaderboard(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLeaderboardResponse(rsp)
+}
+
 // ListLobbiesWithResponse List lobbies
 //
 // Anyone (authentication optional: with a token, each game's `you` describes the caller).
-// Lobbies oldest first, paged by an opaque cursor.
+// Lobbies whose current game matches every filter given, joinable ones (registration, not
+// full) first, each group oldest first, paged by an opaque cursor. A lobby that becomes
+// joinable or stops being so between two pages may be seen twice or not at all.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9713,6 +12148,50 @@ func (c *ClientWithResponses) StopGameWithResponse(ctx context.Context, lobbyId 
 	return ParseStopGameResponse(rsp)
 }
 
+// QuickJoinWithBodyWithResponse Join a game with a given bet
+//
+// Player only. Registers the caller in the joinable game (registration, not full) with
+// bet `betSize` (and `ruleset`, if given) that is closest to starting: the fewest places
+// left, then the earliest registration deadline, then the oldest lobby. Games the caller is
+// in already are skipped, and so is a game that fills or starts while it is being joined.
+// The registration itself is the one of `POST /v1/lobbies/{lobbyId}/players`, with the same
+// money rules and refusals (`403 forbidden` for admins, `409 insufficient_funds`) and the
+// same `Idempotency-Key` handling. When no game fits: `409 no_match` (not stored under the
+// key: a retry may find a game that opened since).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/matchmaking (the `QuickJoin` operationId).
+func (c *ClientWithResponses) QuickJoinWithBodyWithResponse(ctx context.Context, params *QuickJoinParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*QuickJoinResponse, error) {
+	rsp, err := c.QuickJoinWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseQuickJoinResponse(rsp)
+}
+
+// QuickJoinWithResponse Join a game with a given bet
+//
+// Player only. Registers the caller in the joinable game (registration, not full) with
+// bet `betSize` (and `ruleset`, if given) that is closest to starting: the fewest places
+// left, then the earliest registration deadline, then the oldest lobby. Games the caller is
+// in already are skipped, and so is a game that fills or starts while it is being joined.
+// The registration itself is the one of `POST /v1/lobbies/{lobbyId}/players`, with the same
+// money rules and refusals (`403 forbidden` for admins, `409 insufficient_funds`) and the
+// same `Idempotency-Key` handling. When no game fits: `409 no_match` (not stored under the
+// key: a retry may find a game that opened since).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/matchmaking (the `QuickJoin` operationId).
+func (c *ClientWithResponses) QuickJoinWithResponse(ctx context.Context, params *QuickJoinParams, body QuickJoinJSONRequestBody, reqEditors ...RequestEditorFn) (*QuickJoinResponse, error) {
+	rsp, err := c.QuickJoin(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseQuickJoinResponse(rsp)
+}
+
 // GetMeWithResponse The caller's account
 //
 // Player or admin. The caller's account with its current balance.
@@ -9726,6 +12205,25 @@ func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, reqEditors 
 		return nil, err
 	}
 	return ParseGetMeResponse(rsp)
+}
+
+// ListMyGamesWithResponse The caller's games
+//
+// Player or admin (an admin has none). The games the caller registered in and did not leave,
+// newest registration first, paged by an opaque cursor: each with its lobby, its stake, how
+// it ended for the caller (`playing` while it is open, `won`, `eliminated` in a round,
+// `refunded` when stopped during registration, `share` of a stop), the caller's net amount
+// and the winner. A game in progress shows only what its lobby shows publicly.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/me/games (the `ListMyGames` operationId).
+func (c *ClientWithResponses) ListMyGamesWithResponse(ctx context.Context, params *ListMyGamesParams, reqEditors ...RequestEditorFn) (*ListMyGamesResponse, error) {
+	rsp, err := c.ListMyGames(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMyGamesResponse(rsp)
 }
 
 // ListMyLedgerWithResponse The caller's ledger entries
@@ -10025,6 +12523,161 @@ func ParseCreateAccountResponse(rsp *http.Response) (*CreateAccountResponse, err
 	return response, nil
 }
 
+// ParseGetAccountProfileResponse parses an HTTP response from a GetAccountProfileWithResponse call
+func ParseGetAccountProfileResponse(rsp *http.Response) (*GetAccountProfileResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAccountProfileResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AccountProfile
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetAccountProfileResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSearchAccountsResponse parses an HTTP response from a SearchAccountsWithResponse call
+func ParseSearchAccountsResponse(rsp *http.Response) (*SearchAccountsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SearchAccountsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AdminAccountPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers SearchAccountsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCreditAccountResponse parses an HTTP response from a CreditAccountWithResponse call
 func ParseCreditAccountResponse(rsp *http.Response) (*CreditAccountResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10202,6 +12855,263 @@ func ParseDebitAccountResponse(rsp *http.Response) (*DebitAccountResponse, error
 	switch {
 	case rsp.StatusCode == 429:
 		var headers DebitAccountResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDisableAccountResponse parses an HTTP response from a DisableAccountWithResponse call
+func ParseDisableAccountResponse(rsp *http.Response) (*DisableAccountResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DisableAccountResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Account
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DisableAccountResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseEnableAccountResponse parses an HTTP response from a EnableAccountWithResponse call
+func ParseEnableAccountResponse(rsp *http.Response) (*EnableAccountResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EnableAccountResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Account
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers EnableAccountResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListAuditResponse parses an HTTP response from a ListAuditWithResponse call
+func ParseListAuditResponse(rsp *http.Response) (*ListAuditResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAuditResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuditPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListAuditResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
@@ -10590,6 +13500,80 @@ func ParseListSigningKeysResponse(rsp *http.Response) (*ListSigningKeysResponse,
 	switch {
 	case rsp.StatusCode == 429:
 		var headers ListSigningKeysResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLeaderboardResponse parses an HTTP response from a GetLeaderboardWithResponse call
+func ParseGetLeaderboardResponse(rsp *http.Response) (*GetLeaderboardResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLeaderboardResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Leaderboard
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetLeaderboardResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
@@ -11610,6 +14594,94 @@ func ParseStopGameResponse(rsp *http.Response) (*StopGameResponse, error) {
 	return response, nil
 }
 
+// ParseQuickJoinResponse parses an HTTP response from a QuickJoinWithResponse call
+func ParseQuickJoinResponse(rsp *http.Response) (*QuickJoinResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &QuickJoinResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Lobby
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers QuickJoinResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetMeResponse parses an HTTP response from a GetMeWithResponse call
 func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -11657,6 +14729,80 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 	switch {
 	case rsp.StatusCode == 429:
 		var headers GetMeResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListMyGamesResponse parses an HTTP response from a ListMyGamesWithResponse call
+func ParseListMyGamesResponse(rsp *http.Response) (*ListMyGamesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMyGamesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GameRecordPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListMyGamesResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -113,6 +114,23 @@ func TestPlayFinishesAGame(t *testing.T) {
 			}
 			if strat != "script" && !strings.Contains(text, "won 400") && !strings.Contains(text, "stopped") {
 				t.Errorf("no winner of the 400 pot:\n%s", text)
+			}
+			// Every bot's line carries its own record of the game, and the nets add up to zero.
+			if n := strings.Count(text, ", net "); n != 4 {
+				t.Errorf("%d bots' records in the standings, want 4:\n%s", n, text)
+			}
+			var total int64
+			for _, line := range strings.Split(text, "\n") {
+				if _, net, ok := strings.Cut(line, ", net "); ok {
+					n, err := strconv.ParseInt(net, 10, 64)
+					if err != nil {
+						t.Fatalf("net in %q: %v", line, err)
+					}
+					total += n
+				}
+			}
+			if total != 0 {
+				t.Errorf("the bots' nets add up to %d, want 0:\n%s", total, text)
 			}
 			rep := ledgerOK(t, e)
 			if rep.Escrows != 0 {

@@ -332,6 +332,31 @@ func (c *Client) Me(ctx context.Context, token string) (*apiclient.Account, erro
 	return r.JSON200, nil
 }
 
+// MyGame finds, among the token's games (newest first, a few pages at most), the record of one
+// game; nil when it is not among them.
+func (c *Client) MyGame(ctx context.Context, token, game string) (*apiclient.GameRecord, error) {
+	var after *string
+	limit := int32(20)
+	for range 5 {
+		r, err := call(ctx, c, OpRead, http.StatusOK, 0, func(ctx context.Context, _ string) (*apiclient.ListMyGamesResponse, error) {
+			return c.api.ListMyGamesWithResponse(ctx, &apiclient.ListMyGamesParams{After: after, Limit: &limit}, apiclient.Bearer(token))
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range r.JSON200.Games {
+			if g.GameId.String() == game {
+				return &g, nil
+			}
+		}
+		if r.JSON200.Next == nil {
+			return nil, nil
+		}
+		after = r.JSON200.Next
+	}
+	return nil, nil
+}
+
 // Stop stops the lobby's current game (admin); the escrow is refunded or split.
 func (c *Client) Stop(ctx context.Context, admin, lobby, reason string) error {
 	id, err := uuidOf(lobby)

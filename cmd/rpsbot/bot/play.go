@@ -159,7 +159,7 @@ func Play(ctx context.Context, cfg PlayConfig) error {
 		fmt.Fprintln(cfg.Out, "interrupted before the game ended; bets of a game that had not started were refunded")
 		return ctx.Err()
 	}
-	return standings(hard, client, cfg.Out, *result, names, fund, seats)
+	return standings(hard, client, cfg.Out, *result, names, seats)
 }
 
 // roundLine is the one-line summary of a resolved round.
@@ -192,8 +192,9 @@ func roundLine(r RoundResult) string {
 	return b.String()
 }
 
-// standings prints the game's outcome and every player's place, with the bots' balances.
-func standings(ctx context.Context, c *Client, out io.Writer, g GameResult, names map[string]string, fund int64, seats []*Seat) error {
+// standings prints the game's outcome and every player's place, with how the game ended for each
+// bot and what it netted.
+func standings(ctx context.Context, c *Client, out io.Writer, g GameResult, names map[string]string, seats []*Seat) error {
 	summary, err := c.Game(ctx, g.GameID)
 	if err != nil {
 		return err
@@ -219,11 +220,11 @@ func standings(ctx context.Context, c *Client, out io.Writer, g GameResult, name
 	// Winner first, then the players still in (a stopped game), then by the round they went out.
 	rank := func(p apiclient.GamePlayer) int {
 		switch p.Status {
-		case apiclient.Winner:
+		case apiclient.GamePlayerStatusWinner:
 			return 1 << 30
-		case apiclient.Active:
+		case apiclient.GamePlayerStatusActive:
 			return 1 << 29
-		case apiclient.Eliminated:
+		case apiclient.GamePlayerStatusEliminated:
 			if p.EliminatedInRound != nil {
 				return int(*p.EliminatedInRound)
 			}
@@ -231,21 +232,26 @@ func standings(ctx context.Context, c *Client, out io.Writer, g GameResult, name
 		return -1
 	}
 	slices.SortStableFunc(players, func(a, b apiclient.GamePlayer) int { return rank(b) - rank(a) })
-	balances := map[string]int64{}
+	// Each bot's own record of the game (GET /v1/me/games) says how it ended and what it netted.
+	records := map[string]*apiclient.GameRecord{}
 	for _, s := range seats {
-		if me, err := c.Me(ctx, s.Token); err == nil {
-			balances[s.ID] = me.Balance
+		rec, err := c.MyGame(ctx, s.Token, g.GameID)
+		if err != nil {
+			return err
+		}
+		if rec != nil {
+			records[s.ID] = rec
 		}
 	}
 	fmt.Fprintln(out, "final standings:")
 	for i, p := range players {
 		status := string(p.Status)
-		if p.Status == apiclient.Eliminated && p.EliminatedInRound != nil {
+		if p.Status == apiclient.GamePlayerStatusEliminated && p.EliminatedInRound != nil {
 			status = fmt.Sprintf("out in round %d", *p.EliminatedInRound)
 		}
 		line := fmt.Sprintf("%3d. %-20s %-16s", i+1, p.Name, status)
-		if bal, ok := balances[p.AccountId.String()]; ok {
-			line += fmt.Sprintf(" balance %d (%+d)", bal, bal-fund)
+		if rec, ok := records[p.AccountId.String()]; ok {
+			line += fmt.Sprintf(" %s, net %+d", rec.Ending, rec.Net)
 		}
 		fmt.Fprintln(out, line)
 	}

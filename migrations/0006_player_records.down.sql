@@ -1,0 +1,11 @@
+DROP TABLE IF EXISTS admin_audit;
+DROP INDEX IF EXISTS ledger_entries_game_player;
+DROP TABLE IF EXISTS account_period_totals;
+DROP TABLE IF EXISTS periods;
+DROP TABLE IF EXISTS account_days;
+DROP TABLE IF EXISTS account_totals;
+DROP INDEX IF EXISTS game_players_account_recent;
+CREATE INDEX IF NOT EXISTS game_players_account ON game_players (account_id);
+ALTER TABLE game_players DROP COLUMN IF EXISTS net;
+DROP INDEX IF EXISTS accounts_name_lower;
+ALTER TABLE accounts DROP COLUMN IF EXISTS disabled_at;

@@ -1,0 +1,46 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/commitreveal/rps/tournament"
+	"github.com/jackc/pgx/v5"
+)
+
+// AuditEntry is an admin action as the audit log keeps it.
+type AuditEntry struct {
+	// ID orders the log; pages continue before the last ID seen (newest first).
+	ID     int64
+	Actor  tournament.AccountID
+	Action string
+	// Target is the account or lobby acted on ("" when none, such as a lobby being created).
+	Target string
+	// Detail is the request and its outcome, as JSON.
+	Detail json.RawMessage
+	At     int64
+}
+
+// queueAudit queues the audit entry of an admin action, written with the action's effects.
+func (t *pgTx) queueAudit(e AuditEntry, at int64) {
+	t.tx.later(`INSERT INTO admin_audit (actor, action, target, detail, at) VALUES ($1, $2, $3, $4, $5)`,
+		e.Actor, e.Action, e.Target, string(e.Detail), at)
+}
+
+// Audit returns up to limit entries of the admins' audit log, newest first, with an ID less than
+// before (0: from the newest).
+func (s *Store) Audit(ctx context.Context, before int64, limit int) ([]AuditEntry, error) {
+	entries, err := collect(ctx, s.pool, func(r pgx.CollectableRow) (AuditEntry, error) {
+		var e AuditEntry
+		var detail []byte
+		err := r.Scan(&e.ID, &e.Actor, &e.Action, &e.Target, &detail, &e.At)
+		e.Detail = detail
+		return e, err
+	}, `SELECT id, actor::text, action, target, detail::text, at FROM admin_audit
+		WHERE $1 = 0 OR id < $1 ORDER BY id DESC LIMIT $2`, before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read audit log: %w", err)
+	}
+	return entries, nil
+}

@@ -1,0 +1,177 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/commitreveal/rps/tournament"
+	"github.com/jackc/pgx/v5"
+)
+
+// Ending is how a game ended for one of its players.
+type Ending string
+
+// Endings of a game for a player.
+const (
+	// EndingPlaying: the game has not ended.
+	EndingPlaying Ending = "playing"
+	// EndingWon: the player took the escrow.
+	EndingWon Ending = "won"
+	// EndingEliminated: the player went out in a round (Record.Round says which).
+	EndingEliminated Ending = "eliminated"
+	// EndingRefunded: the game was stopped during registration and the bet came back.
+	EndingRefunded Ending = "refunded"
+	// EndingShare: the game was stopped (by an admin or a bound) with the player still in, and
+	// the player got a share of the escrow.
+	EndingShare Ending = "share"
+)
+
+// Record is one game of a player: the game's header, its lobby's name, the winner's name and the
+// player's own registration and result.
+type Record struct {
+	Game       tournament.Game
+	LobbyName  string
+	WinnerName string
+	Player     tournament.Player
+	// Net is what the player got back from the game minus its bet, once the game has ended; while
+	// it is open, Net is minus the bet in escrow.
+	Net    int64
+	Ending Ending
+	// Round is the round the player went out in, for EndingEliminated.
+	Round int
+}
+
+// ending says how a game ended for one of its players. The game's own rules decide who is out
+// and who is paid; this only names the result they left in the player's row and the header.
+func ending(g tournament.Game, p tournament.Player) (Ending, int) {
+	switch {
+	case g.Stage.Open():
+		return EndingPlaying, 0
+	case g.Winner == p.AccountID:
+		return EndingWon, 0
+	case p.EliminatedRound > 0:
+		return EndingEliminated, p.EliminatedRound
+	case g.Stage == tournament.StageStopped && g.Round == 0:
+		return EndingRefunded, 0
+	case g.Stage == tournament.StageStopped:
+		return EndingShare, 0
+	}
+	// A finished game has one player left, its winner; anyone else went out in its last round.
+	return EndingEliminated, g.Round
+}
+
+// RecordCursor is a position in a player's games, newest first: the registration time and the
+// game of the last record seen.
+type RecordCursor struct {
+	RegisteredAt int64
+	Game         tournament.GameID
+}
+
+// String encodes the cursor for a client.
+func (c RecordCursor) String() string {
+	return strconv.FormatInt(c.RegisteredAt, 10) + "_" + string(c.Game)
+}
+
+// ParseRecordCursor decodes a cursor of String's form; anything else is ErrBadCursor.
+func ParseRecordCursor(s string) (RecordCursor, error) {
+	at, game, ok := strings.Cut(s, "_")
+	n, err := strconv.ParseInt(at, 10, 64)
+	if !ok || err != nil || n < 0 || !validID(game) {
+		return RecordCursor{}, ErrBadCursor
+	}
+	return RecordCursor{RegisteredAt: n, Game: tournament.GameID(game)}, nil
+}
+
+// recordSQL reads a player's games from a page of its rows of game_players, m: the header of each
+// game with its lobby's and winner's names, then the player's row and result.
+const recordSQL = `SELECT gr.*, m.account_id::text, m.ord, m.registered_at, m.active, m.eliminated_round, m.net
+	FROM m CROSS JOIN LATERAL (SELECT ` + gameColumns + `,
+			(SELECT name FROM lobbies WHERE lobbies.id = games.lobby_id),
+			coalesce((SELECT name FROM accounts WHERE accounts.id = games.winner), '')
+		FROM games WHERE games.id = m.game_id) gr
+	ORDER BY m.account_id, m.registered_at DESC, m.game_id DESC`
+
+func scanRecord(r pgx.CollectableRow) (Record, error) {
+	var rec Record
+	var net *int64
+	p := &rec.Player
+	g, err := scanGame(r, &rec.LobbyName, &rec.WinnerName, &p.AccountID, &p.Order, &p.RegisteredAt, &p.Active, &p.EliminatedRound, &net)
+	if err != nil {
+		return rec, err
+	}
+	rec.Game, p.GameID = g, g.ID
+	rec.Ending, rec.Round = ending(g, *p)
+	if net != nil {
+		rec.Net = *net
+	} else {
+		rec.Net = -g.Config.BetSize
+	}
+	return rec, nil
+}
+
+// PlayerGames returns up to limit of a player's games, newest registration first, after the
+// cursor (nil: from the newest).
+func (s *Store) PlayerGames(ctx context.Context, account tournament.AccountID, after *RecordCursor, limit int) ([]Record, error) {
+	if !validID(string(account)) {
+		return nil, nil
+	}
+	var at any
+	var game any
+	if after != nil {
+		at, game = after.RegisteredAt, string(after.Game)
+	}
+	recs, err := collect(ctx, s.pool, scanRecord, `WITH m AS (
+			SELECT account_id, game_id, ord, registered_at, active, eliminated_round, net FROM game_players
+			WHERE account_id = $1 AND ($2::bigint IS NULL OR (registered_at, game_id) < ($2, $3::uuid))
+			ORDER BY registered_at DESC, game_id DESC LIMIT $4)
+		`+recordSQL, account, at, game, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read player games: %w", err)
+	}
+	return recs, nil
+}
+
+// settle records, once, every player's result of a game that has just ended, in the transaction
+// that ends it: each player's net (the sum of the game's postings to it, queued before this
+// statement) and, unless the game was a registration stopped with every bet refunded, the
+// player's totals: overall, for the day, and for each period whose base the day is after. It is
+// one statement over the game's players, so reading the standings never scans the ledger.
+func (t *pgTx) settle(g tournament.Game) {
+	played := g.Round > 0
+	t.tx.later(settleSQL, g.ID, nullID(g.Winner), played, dayOf(g.EndedAt))
+}
+
+// settleSQL is settle's statement: $1 the game, $2 its winner (NULL if none), $3 whether it
+// counts as played, $4 the day it ended.
+const settleSQL = `WITH received AS (
+			SELECT player_id, sum(amount) AS amount FROM ledger_entries
+			WHERE game_id = $1 AND account_kind = 'player' GROUP BY player_id),
+		settled AS (
+			UPDATE game_players gp SET net = coalesce(r.amount, 0)
+			FROM game_players me LEFT JOIN received r ON r.player_id = me.account_id
+			WHERE me.game_id = $1 AND gp.game_id = $1 AND gp.account_id = me.account_id AND gp.net IS NULL
+			RETURNING gp.account_id, gp.net, (gp.account_id IS NOT DISTINCT FROM $2::uuid)::int AS won),
+		counted AS (SELECT * FROM settled WHERE $3),
+		totals AS (
+			INSERT INTO account_totals AS t (account_id, games, wins, net)
+			SELECT account_id, 1, won, net FROM counted
+			ON CONFLICT (account_id) DO UPDATE
+			SET games = t.games + 1, wins = t.wins + excluded.wins, net = t.net + excluded.net),
+		days AS (
+			INSERT INTO account_days AS d (day, account_id, games, wins, net)
+			SELECT $4, account_id, 1, won, net FROM counted
+			ON CONFLICT (day, account_id) DO UPDATE
+			SET games = d.games + 1, wins = d.wins + excluded.wins, net = d.net + excluded.net),
+		-- A period being rolled forward waits for this share lock, and this for the roll.
+		open_periods AS (SELECT days FROM periods WHERE base < $4 FOR SHARE)
+		INSERT INTO account_period_totals AS p (days, account_id, games, wins, net)
+		SELECT open_periods.days, account_id, 1, won, net FROM counted, open_periods
+		ON CONFLICT (days, account_id) DO UPDATE
+		SET games = p.games + 1, wins = p.wins + excluded.wins, net = p.net + excluded.net`
+
+// dayOf is the UTC day (days since the Unix epoch) of an instant in Unix milliseconds.
+func dayOf(ms int64) int32 {
+	return int32(ms / 86_400_000)
+}
