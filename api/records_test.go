@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -280,6 +281,15 @@ func TestLobbyFiltersAndQuickJoin(t *testing.T) {
 	if joined.Id != threeWay.Id || joined.Game.Players != 2 {
 		t.Fatalf("second quick join: %s", apitest.JSONOf(joined))
 	}
+	// A retry of a quick join into the only game with that bet (which now leaves the caller out)
+	// is still the first answer.
+	z := e.NewPlayer("z", 100)
+	joinCheap := e.Do("POST", "/v1/matchmaking", z.Token, map[string]any{"betSize": 10}, "Idempotency-Key", "z-1").Want(t, http.StatusCreated)
+	again := e.Do("POST", "/v1/matchmaking", z.Token, map[string]any{"betSize": 10}, "Idempotency-Key", "z-1").Want(t, http.StatusCreated)
+	if again.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(again.Body, joinCheap.Body) || e.Balance(z.Token) != 90 {
+		t.Fatalf("retry of the only game's quick join: %s", again.Body)
+	}
+	e.Do("POST", "/v1/matchmaking", z.Token, map[string]any{"betSize": 10}).WantProblem(t, http.StatusConflict, "no_match")
 	if r := e.Ledger(); !r.Invariants.EntriesSumToZero || !r.Invariants.BalancesMatchEntries {
 		t.Fatalf("ledger: %s", apitest.JSONOf(r))
 	}
@@ -398,4 +408,55 @@ func TestAdminAccountTools(t *testing.T) {
 		}
 	}
 	e.Do("GET", "/v1/admin/audit", bob.Token, nil).WantProblem(t, http.StatusForbidden, "forbidden")
+}
+
+// TestQuickJoinRace sends more quick joins at once than there are places: each game fills
+// exactly, every player pays at most once, and the ones left over are told no game fits.
+func TestQuickJoinRace(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	for range 2 {
+		e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 3, "startWhenFull": true})
+	}
+	var players []apitest.Player
+	for i := range 8 {
+		players = append(players, e.NewPlayer("racer"+strconv.Itoa(i), 10))
+	}
+	statuses := make([]int, len(players))
+	var wg sync.WaitGroup
+	for i, p := range players {
+		wg.Go(func() {
+			r, err := e.Request(t.Context(), "POST", "/v1/matchmaking", p.Token, map[string]any{"betSize": 10})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			statuses[i] = r.Status
+		})
+	}
+	wg.Wait()
+	joined := 0
+	for i, status := range statuses {
+		switch status {
+		case http.StatusCreated:
+			joined++
+		case http.StatusConflict:
+			if e.Balance(players[i].Token) != 10 {
+				t.Errorf("racer %d was refused but paid", i)
+			}
+		default:
+			t.Errorf("racer %d: status %d", i, status)
+		}
+	}
+	if joined != 6 {
+		t.Fatalf("%d quick joins succeeded, want 6 (two games of 3): %v", joined, statuses)
+	}
+	var page api.LobbyPage
+	e.Do("GET", "/v1/lobbies?stage=moves", "", nil).Want(t, http.StatusOK).Decode(t, &page)
+	if len(page.Lobbies) != 2 || page.Lobbies[0].Game.Players != 3 || page.Lobbies[1].Game.Players != 3 {
+		t.Fatalf("games after the race: %s", apitest.JSONOf(page))
+	}
+	if r := e.Ledger(); !r.Ok || r.Escrows != 60 {
+		t.Fatalf("ledger: %s", apitest.JSONOf(r))
+	}
 }

@@ -8,13 +8,13 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// MatchCandidates returns, in tx, up to limit lobbies whose current game a player could join with
-// the bet betSize (and the ruleset, unless it is ""), closest to starting first: the fewest
-// places left, then the earliest registration deadline (an empty registration has none), then
-// the oldest lobby. Games the player is in already are left out. The rows are not locked: the
-// registration decides, under the lobby's lock.
-func (s *Store) MatchCandidates(ctx context.Context, tx tournament.Tx, account tournament.AccountID, betSize int64, ruleset string, limit int) ([]tournament.LobbyID, error) {
-	ids, err := collect(ctx, tx.(*pgTx).tx, pgx.RowTo[tournament.LobbyID], `SELECT l.id::text
+// MatchCandidates returns up to limit lobbies whose current game a player could join with the
+// bet betSize (and the ruleset, unless it is ""), closest to starting first: the fewest places
+// left, then the earliest registration deadline (an empty registration has none), then the
+// oldest lobby. Games the player is in already are left out. Nothing is locked: the registration
+// decides, under the lobby's lock.
+func (s *Store) MatchCandidates(ctx context.Context, account tournament.AccountID, betSize int64, ruleset string, limit int) ([]tournament.LobbyID, error) {
+	ids, err := collect(ctx, s.pool, pgx.RowTo[tournament.LobbyID], `SELECT l.id::text
 		FROM lobbies l JOIN games g ON g.id = l.game_id
 		WHERE `+joinableSQL+`
 			AND (g.config ->> 'betSize')::bigint = $2
@@ -26,15 +26,4 @@ func (s *Store) MatchCandidates(ctx context.Context, tx tournament.Tx, account t
 		return nil, fmt.Errorf("find lobbies to join: %w", err)
 	}
 	return ids, nil
-}
-
-// LockAt locks a lobby in tx and returns the instant read after the lock was granted, so that an
-// operation on a lobby it did not lock when it began still never acts before the lobby's last
-// event. An unknown lobby is tournament.ErrNotFound.
-func (s *Store) LockAt(ctx context.Context, tx tournament.Tx, lobby tournament.LobbyID) (int64, error) {
-	t := tx.(*pgTx)
-	if _, _, err := t.LockLobby(ctx, lobby); err != nil {
-		return 0, err
-	}
-	return t.now(ctx)
 }
