@@ -6,6 +6,6 @@ DROP TABLE IF EXISTS account_days;
 DROP TABLE IF EXISTS account_totals;
 DROP INDEX IF EXISTS game_players_account_recent;
 CREATE INDEX IF NOT EXISTS game_players_account ON game_players (account_id);
-ALTER TABLE game_players DROP COLUMN IF EXISTS net;
+ALTER TABLE games DROP COLUMN IF EXISTS settled;
 DROP INDEX IF EXISTS accounts_name_lower;
 ALTER TABLE accounts DROP COLUMN IF EXISTS disabled_at;

@@ -10,9 +10,8 @@ ALTER TABLE accounts ADD COLUMN disabled_at bigint;
 -- prefix LIKE and the paging order both use the index.
 CREATE INDEX accounts_name_lower ON accounts ((lower(name) COLLATE "C"), id);
 
--- A player's result in a game once the game has ended: what it got back minus its bet (from the
--- game's ledger postings). NULL while the game is open.
-ALTER TABLE game_players ADD COLUMN net bigint;
+-- Whether the players' results of the game have been added to their totals (once, when it ended).
+ALTER TABLE games ADD COLUMN settled boolean NOT NULL DEFAULT false;
 
 -- A player's games, newest first (it also answers "which game am I in").
 DROP INDEX game_players_account;
@@ -63,7 +62,8 @@ CREATE TABLE account_period_totals (
 CREATE INDEX account_period_totals_by_wins ON account_period_totals (days, (-wins), (-net), account_id);
 CREATE INDEX account_period_totals_by_net ON account_period_totals (days, (-net), (-wins), account_id);
 
--- A game's postings to players, for the net result of each when the game settles.
+-- A game's postings to its players: a player's net result in a game is the sum of its entries,
+-- read with one probe for a game of a player's history and with one range for a game settling.
 CREATE INDEX ledger_entries_game_player ON ledger_entries (game_id, player_id) WHERE account_kind = 'player';
 
 -- Every admin action that reached the game or an account, newest last.

@@ -65,7 +65,7 @@ func (s *Store) SearchAccounts(ctx context.Context, query string, after tourname
 			ids[i] = string(a.Account.ID)
 		}
 		recent, err := collect(ctx, tx, scanRecord, `WITH m AS (
-				SELECT gp.account_id, gp.game_id, gp.ord, gp.registered_at, gp.active, gp.eliminated_round, gp.net
+				SELECT gp.account_id, gp.game_id, gp.ord, gp.registered_at, gp.active, gp.eliminated_round
 				FROM unnest($1::uuid[]) AS a (id) CROSS JOIN LATERAL (
 					SELECT * FROM game_players WHERE account_id = a.id
 					ORDER BY registered_at DESC, game_id DESC LIMIT $2) gp)

@@ -35,8 +35,8 @@ type Record struct {
 	LobbyName  string
 	WinnerName string
 	Player     tournament.Player
-	// Net is what the player got back from the game minus its bet, once the game has ended; while
-	// it is open, Net is minus the bet in escrow.
+	// Net is what the player got back from the game minus its bet (minus the bet while the game
+	// is open): the sum of the game's ledger postings to the player.
 	Net    int64
 	Ending Ending
 	// Round is the round the player went out in, for EndingEliminated.
@@ -85,8 +85,11 @@ func ParseRecordCursor(s string) (RecordCursor, error) {
 }
 
 // recordSQL reads a player's games from a page of its rows of game_players, m: the header of each
-// game with its lobby's and winner's names, then the player's row and result.
-const recordSQL = `SELECT gr.*, m.account_id::text, m.ord, m.registered_at, m.active, m.eliminated_round, m.net
+// game with its lobby's and winner's names, then the player's row and its net, the sum of the
+// game's postings to it (one index probe: the bet, and what came back).
+const recordSQL = `SELECT gr.*, m.account_id::text, m.ord, m.registered_at, m.active, m.eliminated_round,
+		(SELECT coalesce(sum(amount), 0)::bigint FROM ledger_entries
+			WHERE game_id = m.game_id AND player_id = m.account_id AND account_kind = 'player')
 	FROM m CROSS JOIN LATERAL (SELECT ` + gameColumns + `,
 			(SELECT name FROM lobbies WHERE lobbies.id = games.lobby_id),
 			coalesce((SELECT name FROM accounts WHERE accounts.id = games.winner), '')
@@ -95,19 +98,13 @@ const recordSQL = `SELECT gr.*, m.account_id::text, m.ord, m.registered_at, m.ac
 
 func scanRecord(r pgx.CollectableRow) (Record, error) {
 	var rec Record
-	var net *int64
 	p := &rec.Player
-	g, err := scanGame(r, &rec.LobbyName, &rec.WinnerName, &p.AccountID, &p.Order, &p.RegisteredAt, &p.Active, &p.EliminatedRound, &net)
+	g, err := scanGame(r, &rec.LobbyName, &rec.WinnerName, &p.AccountID, &p.Order, &p.RegisteredAt, &p.Active, &p.EliminatedRound, &rec.Net)
 	if err != nil {
 		return rec, err
 	}
 	rec.Game, p.GameID = g, g.ID
 	rec.Ending, rec.Round = ending(g, *p)
-	if net != nil {
-		rec.Net = *net
-	} else {
-		rec.Net = -g.Config.BetSize
-	}
 	return rec, nil
 }
 
@@ -123,7 +120,7 @@ func (s *Store) PlayerGames(ctx context.Context, account tournament.AccountID, a
 		at, game = after.RegisteredAt, string(after.Game)
 	}
 	recs, err := collect(ctx, s.pool, scanRecord, `WITH m AS (
-			SELECT account_id, game_id, ord, registered_at, active, eliminated_round, net FROM game_players
+			SELECT account_id, game_id, ord, registered_at, active, eliminated_round FROM game_players
 			WHERE account_id = $1 AND ($2::bigint IS NULL OR (registered_at, game_id) < ($2, $3::uuid))
 			ORDER BY registered_at DESC, game_id DESC LIMIT $4)
 		`+recordSQL, account, at, game, limit)
@@ -133,43 +130,42 @@ func (s *Store) PlayerGames(ctx context.Context, account tournament.AccountID, a
 	return recs, nil
 }
 
-// settle records, once, every player's result of a game that has just ended, in the transaction
-// that ends it: each player's net (the sum of the game's postings to it, queued before this
-// statement) and, unless the game was a registration stopped with every bet refunded, the
-// player's totals: overall, for the day, and for each period whose base the day is after. It is
-// one statement over the game's players, so reading the standings never scans the ledger.
+// settle adds, once, every player's result of a game that has just ended to the player's totals,
+// in the transaction that ends it: overall, for the day, and for each period whose base the day
+// is after. A registration stopped with every bet refunded is not a game played and adds nothing.
+// It is one statement over the game's postings to its players (queued before it), so reading the
+// standings never scans the ledger.
 func (t *pgTx) settle(g tournament.Game) {
 	played := g.Round > 0
 	t.tx.later(settleSQL, g.ID, nullID(g.Winner), played, dayOf(g.EndedAt))
 }
 
 // settleSQL is settle's statement: $1 the game, $2 its winner (NULL if none), $3 whether it
-// counts as played, $4 the day it ended.
-const settleSQL = `WITH received AS (
-			SELECT player_id, sum(amount) AS amount FROM ledger_entries
-			WHERE game_id = $1 AND account_kind = 'player' GROUP BY player_id),
-		settled AS (
-			UPDATE game_players gp SET net = coalesce(r.amount, 0)
-			FROM game_players me LEFT JOIN received r ON r.player_id = me.account_id
-			WHERE me.game_id = $1 AND gp.game_id = $1 AND gp.account_id = me.account_id AND gp.net IS NULL
-			RETURNING gp.account_id, gp.net, (gp.account_id IS NOT DISTINCT FROM $2::uuid)::int AS won),
-		counted AS (SELECT * FROM settled WHERE $3),
-		totals AS (
-			INSERT INTO account_totals AS t (account_id, games, wins, net)
-			SELECT account_id, 1, won, net FROM counted
-			ON CONFLICT (account_id) DO UPDATE
-			SET games = t.games + 1, wins = t.wins + excluded.wins, net = t.net + excluded.net),
-		days AS (
-			INSERT INTO account_days AS d (day, account_id, games, wins, net)
-			SELECT $4, account_id, 1, won, net FROM counted
-			ON CONFLICT (day, account_id) DO UPDATE
-			SET games = d.games + 1, wins = d.wins + excluded.wins, net = d.net + excluded.net),
-		-- A period being rolled forward waits for this share lock, and this for the roll.
-		open_periods AS (SELECT days FROM periods WHERE base < $4 FOR SHARE)
-		INSERT INTO account_period_totals AS p (days, account_id, games, wins, net)
-		SELECT open_periods.days, account_id, 1, won, net FROM counted, open_periods
-		ON CONFLICT (days, account_id) DO UPDATE
-		SET games = p.games + 1, wins = p.wins + excluded.wins, net = p.net + excluded.net`
+// counts as played, $4 the day it ended. The game's settled flag makes it count once.
+const settleSQL = `WITH claim AS (
+		UPDATE games SET settled = true WHERE id = $1 AND NOT settled AND $3 RETURNING id),
+	counted AS (
+		SELECT gp.account_id, coalesce(sum(e.amount), 0)::bigint AS net,
+			(gp.account_id IS NOT DISTINCT FROM $2::uuid)::int AS won
+		FROM claim JOIN game_players gp ON gp.game_id = claim.id
+		LEFT JOIN ledger_entries e ON e.game_id = $1 AND e.player_id = gp.account_id AND e.account_kind = 'player'
+		GROUP BY gp.account_id),
+	totals AS (
+		INSERT INTO account_totals AS t (account_id, games, wins, net)
+		SELECT account_id, 1, won, net FROM counted
+		ON CONFLICT (account_id) DO UPDATE
+		SET games = t.games + 1, wins = t.wins + excluded.wins, net = t.net + excluded.net),
+	days AS (
+		INSERT INTO account_days AS d (day, account_id, games, wins, net)
+		SELECT $4, account_id, 1, won, net FROM counted
+		ON CONFLICT (day, account_id) DO UPDATE
+		SET games = d.games + 1, wins = d.wins + excluded.wins, net = d.net + excluded.net),
+	-- A period being rolled forward waits for this share lock, and this for the roll.
+	open_periods AS (SELECT days FROM periods WHERE base < $4 FOR SHARE)
+	INSERT INTO account_period_totals AS p (days, account_id, games, wins, net)
+	SELECT open_periods.days, account_id, 1, won, net FROM counted, open_periods
+	ON CONFLICT (days, account_id) DO UPDATE
+	SET games = p.games + 1, wins = p.wins + excluded.wins, net = p.net + excluded.net`
 
 // dayOf is the UTC day (days since the Unix epoch) of an instant in Unix milliseconds.
 func dayOf(ms int64) int32 {

@@ -63,7 +63,7 @@ func BenchmarkStandings(b *testing.B) {
 	// The settle statement alone, on the same rows: undone, then run again.
 	undo := func() {
 		err := s.withTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, `UPDATE game_players SET net = NULL WHERE game_id = $1;`, game)
+			_, err := tx.Exec(ctx, `UPDATE games SET settled = false WHERE id = $1`, game)
 			if err == nil {
 				_, err = tx.Exec(ctx, `TRUNCATE account_totals, account_days`)
 			}
