@@ -144,10 +144,7 @@ func (s *Store) ListLobbies(ctx context.Context, f LobbyFilter, after *LobbyCurs
 		views, err = collect(ctx, tx, func(r pgx.CollectableRow) (LobbyView, error) {
 			var v LobbyView
 			var err error
-			v.Lobby, err = scanLobby(r, &v.Game.ID, &v.Game.LobbyID, &v.Game.Number, &v.Game.Config, &v.Game.RulesetHash,
-				&v.Game.Stage, &v.Game.Round, &v.Game.StageStartedAt, &v.Game.Deadline, &v.Game.Extensions, &v.Game.Joined,
-				&v.Game.Players, &v.Game.Active, &v.Game.Committed, &v.Game.Revealed, &v.Game.Escrow, &v.Game.Winner,
-				&v.Game.Payout, &v.Game.StopReason, &v.Game.CreatedAt, &v.Game.EndedAt)
+			v.Lobby, err = scanLobby(r, gameDest(&v.Game)...)
 			v.Now = now
 			return v, err
 		}, `WITH page AS (

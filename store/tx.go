@@ -73,10 +73,15 @@ const gameColumns = `id::text, lobby_id::text, number, config, ruleset_hash, sta
 
 func scanGame(r pgx.Row, extra ...any) (tournament.Game, error) {
 	var g tournament.Game
-	dest := append([]any{&g.ID, &g.LobbyID, &g.Number, &g.Config, &g.RulesetHash, &g.Stage, &g.Round,
+	err := r.Scan(append(gameDest(&g), extra...)...)
+	return g, err
+}
+
+// gameDest is where gameColumns scan to.
+func gameDest(g *tournament.Game) []any {
+	return []any{&g.ID, &g.LobbyID, &g.Number, &g.Config, &g.RulesetHash, &g.Stage, &g.Round,
 		&g.StageStartedAt, &g.Deadline, &g.Extensions, &g.Joined, &g.Players, &g.Active, &g.Committed,
-		&g.Revealed, &g.Escrow, &g.Winner, &g.Payout, &g.StopReason, &g.CreatedAt, &g.EndedAt}, extra...)
-	return g, r.Scan(dest...)
+		&g.Revealed, &g.Escrow, &g.Winner, &g.Payout, &g.StopReason, &g.CreatedAt, &g.EndedAt}
 }
 
 // LockLobby locks the lobby row, then reads its game, in one round trip (unless this
