@@ -1,6 +1,6 @@
 package api
 
-// Accounts: sign-up, the caller's account, token rotation and ledger.
+// Accounts: sign-up, the caller's account, token rotation, ledger and games, and public profiles.
 
 import (
 	"context"
@@ -81,4 +81,45 @@ func (h *handlers) ListMyLedger(ctx context.Context, req ListMyLedgerRequestObje
 		page.Entries = append(page.Entries, ledgerEntryView(e))
 	}
 	return ListMyLedger200JSONResponse(page), nil
+}
+
+func (h *handlers) ListMyGames(ctx context.Context, req ListMyGamesRequestObject) (ListMyGamesResponseObject, error) {
+	who, err := requireAccount(ctx)
+	if err != nil {
+		return nil, err
+	}
+	after, err := cursorParam(req.Params.After, store.ParseRecordCursor)
+	if err != nil {
+		return nil, err
+	}
+	limit := pageSize(req.Params.Limit)
+	recs, err := h.s.store.PlayerGames(ctx, who.ID, after, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	var page GameRecordPage
+	recs, page.Next = nextPage(recs, limit, func(r store.Record) string {
+		return store.RecordCursor{RegisteredAt: r.Player.RegisteredAt, Game: r.Game.ID}.String()
+	})
+	page.Games = gameRecordsView(recs)
+	return ListMyGames200JSONResponse(page), nil
+}
+
+func (h *handlers) GetAccountProfile(ctx context.Context, req GetAccountProfileRequestObject) (GetAccountProfileResponseObject, error) {
+	who, _, err := optionalCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, totals, err := h.s.store.Profile(ctx, tournament.AccountID(req.AccountId.String()))
+	if err != nil {
+		return nil, readErr(err, "account")
+	}
+	out := AccountProfile{
+		Id: parseUUID(string(a.ID)), Name: a.Name, Role: Role(a.Role), GamesPlayed: int32(totals.Games),
+		GamesWon: int32(totals.Wins), Net: totals.Net, MemberSince: millisToTime(a.CreatedAt),
+	}
+	if who.ID == a.ID {
+		out.Balance = &a.Balance
+	}
+	return GetAccountProfile200JSONResponse(out), nil
 }

@@ -1,5 +1,7 @@
 package api
 
+// Admin account tools: search, disabling and enabling, and the audit log of every admin action.
+
 import (
 	"context"
 	"encoding/json"
@@ -10,8 +12,6 @@ import (
 	"github.com/commitreveal/rps/store"
 	"github.com/commitreveal/rps/tournament"
 )
-
-// ---- admin account tools
 
 func (h *handlers) SearchAccounts(ctx context.Context, req SearchAccountsRequestObject) (SearchAccountsResponseObject, error) {
 	if _, err := requireAdmin(ctx); err != nil {

@@ -13,8 +13,9 @@ import (
 
 // handlers implements the generated StrictServerInterface: each method translates a request into
 // one store or core operation and its result into a response (built in views.go). The methods
-// live in one file per resource: health.go, accounts.go, admin.go, rulesets.go, lobbies.go,
-// play.go and games.go; this file holds what they share (paging, read errors).
+// live in one file per resource: health.go, accounts.go, admin.go, admin_accounts.go,
+// rulesets.go, lobbies.go, play.go, matchmaking.go, games.go and leaderboard.go; this file holds
+// what they share (paging, read errors).
 type handlers struct {
 	s *Server
 }

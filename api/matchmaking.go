@@ -1,5 +1,7 @@
 package api
 
+// Quick join: a registration in the best game that fits.
+
 import (
 	"context"
 	"errors"

@@ -22,6 +22,8 @@ enum class ErrorCode(val wire: String, val playerMessage: String) {
     METHOD_NOT_ALLOWED("method_not_allowed", "The request was not accepted; please update the app."),
     RATE_LIMITED("rate_limited", "Too many requests. Please wait a moment."),
     INTERNAL("internal", "The server had a problem. Please try again."),
+    ACCOUNT_DISABLED("account_disabled", "This account has been disabled. Please contact support."),
+    NO_MATCH("no_match", "No open game with this bet right now. Try again in a moment."),
     UNKNOWN("unknown", "Something went wrong on the server.");
 
     companion object {

@@ -62,7 +62,7 @@ class HttpRpsApi(
     override suspend fun getGame(gameId: String) = call { Mappers.gameResult(games.getGame(UUID.fromString(gameId))) }
 
     override suspend fun createAccount(name: String) = call { Mappers.newAccount(accounts.createAccount(CreateAccountRequest(name))) }
-    override suspend fun listLobbies(after: String?) = call { Mappers.lobbies(lobbies.listLobbies(after, 100)) }
+    override suspend fun listLobbies(after: String?) = call { Mappers.lobbies(lobbies.listLobbies(after = after, limit = 100)) }
     override suspend fun getRuleset(id: String) = call { Mappers.ruleset(rulesets.getRuleset(id)) }
 
     suspend fun leave(lobbyId: String, idempotencyKey: String = UUID.randomUUID().toString()) =
