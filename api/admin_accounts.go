@@ -63,19 +63,17 @@ func (h *handlers) setDisabled(ctx context.Context, action, id string, key *stri
 	if account == who.ID {
 		return rawResponse{}, newProblem(http.StatusForbidden, ProblemCodeForbidden, "an admin cannot disable or enable its own account")
 	}
-	out, err := h.mutate(ctx, mutation{
-		action: action, caller: who, target: account, key: key, body: body, status: http.StatusOK,
-		run: func(ctx context.Context, tx tournament.Tx, now int64) (any, error) {
-			a, err := h.s.store.SetDisabled(ctx, tx, now, account, disabled)
-			if err != nil {
-				return nil, readErr(err, "account")
-			}
-			return accountView(a), nil
-		},
+	m := mutation{action: action, caller: who, target: account, key: key, body: body, status: http.StatusOK}
+	idem, err := idempotencyKey(ctx, m)
+	if err != nil {
+		return rawResponse{}, err
+	}
+	out, replayed, err := h.s.store.SetDisabled(ctx, who.ID, account, disabled, idem, func(a tournament.Account) (store.Outcome, error) {
+		return m.outcome(ctx, accountView(a), nil)
 	})
 	// This replica stops trusting the account's cached tokens at once.
 	h.s.tokens.forgetAccount(account)
-	return out, err
+	return h.respond(m, out, replayed, readErr(err, "account"))
 }
 
 func (h *handlers) ListAudit(ctx context.Context, req ListAuditRequestObject) (ListAuditResponseObject, error) {

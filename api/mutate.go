@@ -31,7 +31,8 @@ type mutation struct {
 	body any
 	// status is the success status.
 	status int
-	// run performs the operation and renders the success body.
+	// run performs the operation and renders the success body (nil for an operation that the
+	// store runs itself, whose result goes through outcome and respond).
 	run func(ctx context.Context, tx tournament.Tx, now int64) (any, error)
 }
 
@@ -43,21 +44,33 @@ func (h *handlers) mutate(ctx context.Context, m mutation) (rawResponse, error) 
 	}
 	out, replayed, err := h.s.store.RunIdempotent(ctx, m.caller.ID, m.lobby, key, func(tx tournament.Tx, now int64) (store.Outcome, error) {
 		result, err := m.run(ctx, tx, now)
-		if _, refused := tournament.IsRefusal(err); refused {
-			// A refusal commits and is an outcome too (see tournament.Error).
-			p := asProblem(err)
-			out := store.Outcome{Status: p.status, Body: problemBody(ctx, p), Refused: err}
-			return out, m.audit(&out)
-		} else if err != nil {
-			return store.Outcome{}, err
-		}
-		body, err := json.Marshal(result)
-		if err != nil {
-			return store.Outcome{}, fmt.Errorf("encode response: %w", err)
-		}
-		out := store.Outcome{Status: m.status, Body: body}
-		return out, m.audit(&out)
+		return m.outcome(ctx, result, err)
 	})
+	return h.respond(m, out, replayed, err)
+}
+
+// outcome is what the mutation's operation returned, as it is stored under the request's key
+// and written to the audit log: the success body, or the problem of a refusal. Any other error
+// stays an error, and rolls the operation back.
+func (m mutation) outcome(ctx context.Context, result any, err error) (store.Outcome, error) {
+	if _, refused := tournament.IsRefusal(err); refused {
+		// A refusal commits and is an outcome too (see tournament.Error).
+		p := asProblem(err)
+		out := store.Outcome{Status: p.status, Body: problemBody(ctx, p), Refused: err}
+		return out, m.audit(&out)
+	} else if err != nil {
+		return store.Outcome{}, err
+	}
+	body, err := json.Marshal(result)
+	if err != nil {
+		return store.Outcome{}, fmt.Errorf("encode response: %w", err)
+	}
+	out := store.Outcome{Status: m.status, Body: body}
+	return out, m.audit(&out)
+}
+
+// respond turns the result of running a mutation into the response to send, and counts it.
+func (h *handlers) respond(m mutation, out store.Outcome, replayed bool, err error) (rawResponse, error) {
 	switch {
 	case errors.Is(err, store.ErrIdempotencyConflict):
 		return rawResponse{}, newProblem(http.StatusConflict, ProblemCodeIdempotencyConflict,

@@ -86,20 +86,28 @@ func (s *Store) SearchAccounts(ctx context.Context, query string, after tourname
 	return out, err
 }
 
-// SetDisabled disables (or enables again) an account in the transaction tx, at now, and returns
-// it. Disabling changes no money: the balance stays, bets in escrow stay in their games, and
-// their payouts and refunds still arrive. A disabled account's actions are refused at once, on
-// every replica: each operation's first round trip reads the status (see begin).
-func (s *Store) SetDisabled(ctx context.Context, tx tournament.Tx, now int64, id tournament.AccountID, disabled bool) (tournament.Account, error) {
+// SetDisabled disables (or enables again) an account, for the admin actor, in one transaction
+// under key like any operation (RunIdempotent); render makes the outcome, stored under the key,
+// from the account after the change. Disabling changes no money: the balance stays, bets in
+// escrow stay in their games, and their payouts and refunds still arrive. A disabled account's
+// actions are refused at once, on every replica: each operation's first round trip reads the
+// status (see begin). Disabling a disabled account keeps the time it was first disabled.
+func (s *Store) SetDisabled(ctx context.Context, actor, id tournament.AccountID, disabled bool, key *IdempotencyKey,
+	render func(tournament.Account) (Outcome, error)) (Outcome, bool, error) {
 	if !validID(string(id)) {
-		return tournament.Account{}, tournament.ErrNotFound
+		return Outcome{}, false, tournament.ErrNotFound
 	}
-	var at any
-	if disabled {
-		at = now
-	}
-	// Disabling a disabled account keeps the time it was first disabled.
-	return scanAccount(queryRow(ctx, tx.(*pgTx).tx, `UPDATE accounts SET disabled_at = CASE
-			WHEN $2::bigint IS NULL THEN NULL ELSE coalesce(disabled_at, $2::bigint) END
-		WHERE id = $1 RETURNING `+accountColumns, id, at))
+	return s.runKeyed(ctx, actor, "", key, func(t *pgTx, now int64) (Outcome, error) {
+		var at any
+		if disabled {
+			at = now
+		}
+		a, err := scanAccount(queryRow(ctx, t.tx, `UPDATE accounts SET disabled_at = CASE
+				WHEN $2::bigint IS NULL THEN NULL ELSE coalesce(disabled_at, $2::bigint) END
+			WHERE id = $1 RETURNING `+accountColumns, id, at))
+		if err != nil {
+			return Outcome{}, err
+		}
+		return render(a)
+	})
 }
