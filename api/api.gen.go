@@ -95,16 +95,16 @@ func (e GamePlayerStatus) Valid() bool {
 
 // Defines values for HealthStatus.
 const (
-	Ok          HealthStatus = "ok"
-	Unavailable HealthStatus = "unavailable"
+	HealthStatusOk          HealthStatus = "ok"
+	HealthStatusUnavailable HealthStatus = "unavailable"
 )
 
 // Valid indicates whether the value is a known member of the HealthStatus enum.
 func (e HealthStatus) Valid() bool {
 	switch e {
-	case Ok:
+	case HealthStatusOk:
 		return true
-	case Unavailable:
+	case HealthStatusUnavailable:
 		return true
 	default:
 		return false
@@ -242,6 +242,7 @@ const (
 	ProblemCodePayloadTooLarge     ProblemCode = "payload_too_large"
 	ProblemCodeRateLimited         ProblemCode = "rate_limited"
 	ProblemCodeUnauthorized        ProblemCode = "unauthorized"
+	ProblemCodeUnavailable         ProblemCode = "unavailable"
 	ProblemCodeValidationFailed    ProblemCode = "validation_failed"
 	ProblemCodeWrongStage          ProblemCode = "wrong_stage"
 )
@@ -284,6 +285,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeRateLimited:
 		return true
 	case ProblemCodeUnauthorized:
+		return true
+	case ProblemCodeUnavailable:
 		return true
 	case ProblemCodeValidationFailed:
 		return true
@@ -1610,7 +1613,7 @@ type Problem struct {
 	// `lobby_full` / `insufficient_funds` / `already_committed` / `already_revealed` /
 	// `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
 	// `payload_too_large` 413, `commitment_mismatch` /
-	// `invalid_move` 422, `rate_limited` 429, `internal` 500.
+	// `invalid_move` 422, `rate_limited` 429, `internal` 500, `unavailable` 503.
 	//
 	//
 	// Example: lobby_full
@@ -1659,7 +1662,7 @@ type Problem struct {
 // `lobby_full` / `insufficient_funds` / `already_committed` / `already_revealed` /
 // `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
 // `payload_too_large` 413, `commitment_mismatch` /
-// `invalid_move` 422, `rate_limited` 429, `internal` 500.
+// `invalid_move` 422, `rate_limited` 429, `internal` 500, `unavailable` 503.
 //
 // Example: lobby_full
 type ProblemCode string
@@ -2075,6 +2078,12 @@ type NotFound = Problem
 //
 // Example: {"code":"wrong_stage","detail":"the game is in stage moves, not registration","field":null,"instance":"/v1/lobbies/5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11/players","requestId":"01JD3Q2S8Y7K4M6N9P0R2T5V8X","status":409,"title":"Wrong stage","type":"urn:rps:problem:wrong_stage"}
 type PayloadTooLarge = Problem
+
+// ServiceUnavailable An RFC 9457 problem detail. `code` is the stable, machine-readable reason; `type` is
+// `urn:rps:problem:<code>`; `title` is a short human summary of the code.
+//
+// Example: {"code":"wrong_stage","detail":"the game is in stage moves, not registration","field":null,"instance":"/v1/lobbies/5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11/players","requestId":"01JD3Q2S8Y7K4M6N9P0R2T5V8X","status":409,"title":"Wrong stage","type":"urn:rps:problem:wrong_stage"}
+type ServiceUnavailable = Problem
 
 // TooManyRequests An RFC 9457 problem detail. `code` is the stable, machine-readable reason; `type` is
 // `urn:rps:problem:<code>`; `title` is a short human summary of the code.
@@ -4696,6 +4705,15 @@ type NotFoundApplicationProblemPlusJSONResponse Problem
 
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
+type ServiceUnavailableResponseHeaders struct {
+	RetryAfter *int32
+}
+type ServiceUnavailableApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers ServiceUnavailableResponseHeaders
+}
+
 type TooManyRequestsResponseHeaders struct {
 	RetryAfter *int32
 }
@@ -4899,6 +4917,25 @@ func (response CreateAccount500ApplicationProblemPlusJSONResponse) VisitCreateAc
 	return err
 }
 
+type CreateAccount503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAccount503ApplicationProblemPlusJSONResponse) VisitCreateAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetAccountProfileRequestObject struct {
 	AccountId AccountId `json:"accountId"`
 }
@@ -5020,6 +5057,25 @@ func (response GetAccountProfile500ApplicationProblemPlusJSONResponse) VisitGetA
 	return err
 }
 
+type GetAccountProfile503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetAccountProfile503ApplicationProblemPlusJSONResponse) VisitGetAccountProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SearchAccountsRequestObject struct {
 	Params SearchAccountsParams
 }
@@ -5121,6 +5177,25 @@ func (response SearchAccounts500ApplicationProblemPlusJSONResponse) VisitSearchA
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchAccounts503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response SearchAccounts503ApplicationProblemPlusJSONResponse) VisitSearchAccountsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5280,6 +5355,25 @@ func (response CreditAccount500ApplicationProblemPlusJSONResponse) VisitCreditAc
 	return err
 }
 
+type CreditAccount503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreditAccount503ApplicationProblemPlusJSONResponse) VisitCreditAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DebitAccountRequestObject struct {
 	AccountId AccountId `json:"accountId"`
 	Params    DebitAccountParams
@@ -5431,6 +5525,25 @@ func (response DebitAccount500ApplicationProblemPlusJSONResponse) VisitDebitAcco
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DebitAccount503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response DebitAccount503ApplicationProblemPlusJSONResponse) VisitDebitAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5590,6 +5703,25 @@ func (response DisableAccount500ApplicationProblemPlusJSONResponse) VisitDisable
 	return err
 }
 
+type DisableAccount503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response DisableAccount503ApplicationProblemPlusJSONResponse) VisitDisableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type EnableAccountRequestObject struct {
 	AccountId AccountId `json:"accountId"`
 	Params    EnableAccountParams
@@ -5728,6 +5860,25 @@ func (response EnableAccount500ApplicationProblemPlusJSONResponse) VisitEnableAc
 	return err
 }
 
+type EnableAccount503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response EnableAccount503ApplicationProblemPlusJSONResponse) VisitEnableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListAuditRequestObject struct {
 	Params ListAuditParams
 }
@@ -5833,6 +5984,25 @@ func (response ListAudit500ApplicationProblemPlusJSONResponse) VisitListAuditRes
 	return err
 }
 
+type ListAudit503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListAudit503ApplicationProblemPlusJSONResponse) VisitListAuditResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetAdminLedgerRequestObject struct {
 }
 
@@ -5917,6 +6087,25 @@ func (response GetAdminLedger500ApplicationProblemPlusJSONResponse) VisitGetAdmi
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAdminLedger503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetAdminLedger503ApplicationProblemPlusJSONResponse) VisitGetAdminLedgerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6006,6 +6195,25 @@ func (response GetGame500ApplicationProblemPlusJSONResponse) VisitGetGameRespons
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetGame503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetGame503ApplicationProblemPlusJSONResponse) VisitGetGameResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6100,6 +6308,25 @@ func (response ListGamePlayers500ApplicationProblemPlusJSONResponse) VisitListGa
 	return err
 }
 
+type ListGamePlayers503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListGamePlayers503ApplicationProblemPlusJSONResponse) VisitListGamePlayersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListGamePostingsRequestObject struct {
 	GameId GameId `json:"gameId"`
 	Params ListGamePostingsParams
@@ -6186,6 +6413,25 @@ func (response ListGamePostings500ApplicationProblemPlusJSONResponse) VisitListG
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGamePostings503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListGamePostings503ApplicationProblemPlusJSONResponse) VisitListGamePostingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6281,6 +6527,25 @@ func (response GetRound500ApplicationProblemPlusJSONResponse) VisitGetRoundRespo
 	return err
 }
 
+type GetRound503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetRound503ApplicationProblemPlusJSONResponse) VisitGetRoundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSigningKeysRequestObject struct {
 }
 
@@ -6333,6 +6598,25 @@ func (response ListSigningKeys500ApplicationProblemPlusJSONResponse) VisitListSi
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSigningKeys503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListSigningKeys503ApplicationProblemPlusJSONResponse) VisitListSigningKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6442,6 +6726,25 @@ func (response GetLeaderboard500ApplicationProblemPlusJSONResponse) VisitGetLead
 	return err
 }
 
+type GetLeaderboard503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetLeaderboard503ApplicationProblemPlusJSONResponse) VisitGetLeaderboardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListLobbiesRequestObject struct {
 	Params ListLobbiesParams
 }
@@ -6527,6 +6830,25 @@ func (response ListLobbies500ApplicationProblemPlusJSONResponse) VisitListLobbie
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListLobbies503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListLobbies503ApplicationProblemPlusJSONResponse) VisitListLobbiesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6669,6 +6991,25 @@ func (response CreateLobby500ApplicationProblemPlusJSONResponse) VisitCreateLobb
 	return err
 }
 
+type CreateLobby503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateLobby503ApplicationProblemPlusJSONResponse) VisitCreateLobbyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetLobbyRequestObject struct {
 	LobbyId LobbyId `json:"lobbyId"`
 }
@@ -6770,6 +7111,25 @@ func (response GetLobby500ApplicationProblemPlusJSONResponse) VisitGetLobbyRespo
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLobby503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetLobby503ApplicationProblemPlusJSONResponse) VisitGetLobbyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6908,6 +7268,25 @@ func (response CloseLobby500ApplicationProblemPlusJSONResponse) VisitCloseLobbyR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseLobby503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CloseLobby503ApplicationProblemPlusJSONResponse) VisitCloseLobbyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7067,6 +7446,25 @@ func (response CommitMove500ApplicationProblemPlusJSONResponse) VisitCommitMoveR
 	return err
 }
 
+type CommitMove503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CommitMove503ApplicationProblemPlusJSONResponse) VisitCommitMoveResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListEventsRequestObject struct {
 	LobbyId LobbyId `json:"lobbyId"`
 	Params  ListEventsParams
@@ -7153,6 +7551,25 @@ func (response ListEvents500ApplicationProblemPlusJSONResponse) VisitListEventsR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents503ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7272,6 +7689,25 @@ func (response StreamEvents500ApplicationProblemPlusJSONResponse) VisitStreamEve
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamEvents503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response StreamEvents503ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7431,6 +7867,25 @@ func (response SetNextConfig500ApplicationProblemPlusJSONResponse) VisitSetNextC
 	return err
 }
 
+type SetNextConfig503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response SetNextConfig503ApplicationProblemPlusJSONResponse) VisitSetNextConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RegisterPlayerRequestObject struct {
 	LobbyId LobbyId `json:"lobbyId"`
 	Params  RegisterPlayerParams
@@ -7569,6 +8024,25 @@ func (response RegisterPlayer500ApplicationProblemPlusJSONResponse) VisitRegiste
 	return err
 }
 
+type RegisterPlayer503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RegisterPlayer503ApplicationProblemPlusJSONResponse) VisitRegisterPlayerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type LeaveLobbyRequestObject struct {
 	LobbyId LobbyId `json:"lobbyId"`
 	Params  LeaveLobbyParams
@@ -7703,6 +8177,25 @@ func (response LeaveLobby500ApplicationProblemPlusJSONResponse) VisitLeaveLobbyR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LeaveLobby503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response LeaveLobby503ApplicationProblemPlusJSONResponse) VisitLeaveLobbyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7878,6 +8371,25 @@ func (response RevealMove500ApplicationProblemPlusJSONResponse) VisitRevealMoveR
 	return err
 }
 
+type RevealMove503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RevealMove503ApplicationProblemPlusJSONResponse) VisitRevealMoveResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StopGameRequestObject struct {
 	LobbyId LobbyId `json:"lobbyId"`
 	Params  StopGameParams
@@ -8033,6 +8545,25 @@ func (response StopGame500ApplicationProblemPlusJSONResponse) VisitStopGameRespo
 	return err
 }
 
+type StopGame503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response StopGame503ApplicationProblemPlusJSONResponse) VisitStopGameResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type QuickJoinRequestObject struct {
 	Params QuickJoinParams
 	Body   *QuickJoinJSONRequestBody
@@ -8171,6 +8702,25 @@ func (response QuickJoin500ApplicationProblemPlusJSONResponse) VisitQuickJoinRes
 	return err
 }
 
+type QuickJoin503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response QuickJoin503ApplicationProblemPlusJSONResponse) VisitQuickJoinResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMeRequestObject struct {
 }
 
@@ -8239,6 +8789,25 @@ func (response GetMe500ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w 
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetMe503ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8348,6 +8917,25 @@ func (response ListMyGames500ApplicationProblemPlusJSONResponse) VisitListMyGame
 	return err
 }
 
+type ListMyGames503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListMyGames503ApplicationProblemPlusJSONResponse) VisitListMyGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMyLedgerRequestObject struct {
 	Params ListMyLedgerParams
 }
@@ -8433,6 +9021,25 @@ func (response ListMyLedger500ApplicationProblemPlusJSONResponse) VisitListMyLed
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMyLedger503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListMyLedger503ApplicationProblemPlusJSONResponse) VisitListMyLedgerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8542,6 +9149,25 @@ func (response RotateToken500ApplicationProblemPlusJSONResponse) VisitRotateToke
 	return err
 }
 
+type RotateToken503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RotateToken503ApplicationProblemPlusJSONResponse) VisitRotateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListRulesetsRequestObject struct {
 }
 
@@ -8594,6 +9220,25 @@ func (response ListRulesets500ApplicationProblemPlusJSONResponse) VisitListRules
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRulesets503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListRulesets503ApplicationProblemPlusJSONResponse) VisitListRulesetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8687,6 +9332,25 @@ func (response GetRulesetByHash500ApplicationProblemPlusJSONResponse) VisitGetRu
 	return err
 }
 
+type GetRulesetByHash503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetRulesetByHash503ApplicationProblemPlusJSONResponse) VisitGetRulesetByHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetRulesetRequestObject struct {
 	RulesetId RulesetId `json:"rulesetId"`
 }
@@ -8772,6 +9436,25 @@ func (response GetRuleset500ApplicationProblemPlusJSONResponse) VisitGetRulesetR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRuleset503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetRuleset503ApplicationProblemPlusJSONResponse) VisitGetRulesetResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8878,6 +9561,25 @@ func (response AnalyzeGrid500ApplicationProblemPlusJSONResponse) VisitAnalyzeGri
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AnalyzeGrid503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response AnalyzeGrid503ApplicationProblemPlusJSONResponse) VisitAnalyzeGridResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -10166,417 +10868,421 @@ func (sh *strictHandler) AnalyzeGrid(w http.ResponseWriter, r *http.Request, rul
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H35khs3kverILhfhEhPkeLZBzvmD41seTSWbK3UXs+OqVWBVSCJ6SJAF8CmaI3e/QtkJupi8eiWZMvH",
-	"RuxYzbpwJPLOX75rRHq50kooaxrjd42F4LFI4Z8vhU23j2ZWpO6vWJgolSsrtWqMG69EpFVsmNVsw6Vl",
-	"UzHTqWCpe0SqeacRNMRbvlwlojHuBw0TLcSSu9fMdLrktjFuSGUH/UbQWEoll+tlY9wLGna7EnhJzEXa",
-	"eP/+fdBY8ZQvhaUxPYoivVb2abw7pOuFYBwvPzBMxqUxNPrTy+hcDHl7MDvrtYdxn7cvo65oX/DRtBef",
-	"zwai320EDenetOJ20Qgaii/dkzz7ZNBIxU9rmYq4MbbpWtTOa72W7s4Vt1ak7m3/92O3fcnbs0ftJ6/f",
-	"XbxvF/8c3uXPXv/9/2tki2RsKtW84ZZozx59t+I/rQWL1qnR6ZjZhWChEm9tyPQM/lql4lbqtWErPhcd",
-	"9t1SWiYtm+kULs9kaixemyi/Nj+tRbotLA58urgQS/72mVBzu2iM+6Mz2F//d69u8F/dOtLbM4WXwq5T",
-	"xQTcwzbSLlhoxE8hm6eCW+HGyRWzC2lYsxvAqGMx4+vEBkwaNkv1En40lqe21Tl5EvSSxrgblCj2bFik",
-	"2G4NxfoJPZNLaeuJNOHpXBjL1Ho5FanbDJqf1e4ArVO1b6AJvLR2oL1uZah4uPhbOlxdd/3gWQsaX/Ol",
-	"2Hey5nwpao7VpbiIz6OzaXvEh7P2UAzi9kXUn7Z7vDvz1+qP1Rw/9rmeqaexWK60FSrafiO2u2vynN8I",
-	"wzhyPGb4THTYq0ivROy2sUlMI2BLYRc6Dliq11a0GFcxuxEry/pDttDr1HTYI+ZWwBGEXXA7Uang0cK9",
-	"hladNc06ioQxTKfwwdna8ISZdbRg3LBw2L1kiZ5Ot29m6yQJW47wjdWpiPHASGvYjdgyqSYKzoJ7p025",
-	"Mjxyk3EvcfeI2UxE1lxlk4KnsyfcK9zopzreslSsEr41dLbctybKWG7XJr/HPa7XlnFmQFjQB9z7I62i",
-	"dZoKZVm8XiUy4laAHDEV5sNV7BYEPybtVXk4MEDOYjmbCXgZfFfSmsh8B99EWs0SGdmww/6HJzLmbuIT",
-	"NeMyWafCsOaw28XNMSK9FSkTaapTw5qjt29bjKeCKW1pph32vRGMs1kqzIKlXMV6yW55ssadgk3hE/X9",
-	"90+/bLGVSJk7YioWMcP1RmaaH6HBrBf1p+ei3Y2HvD2cXoj2JT/rtUfRedwXF7PLaS+TTCid80NUoNK2",
-	"I9O9jHh0nBE/48YC76pjAa9gebfs1auvWJRIZMcLoVjq9laJyEo1JxkDDJpETMKNRfbm7hTy1q3fNVBN",
-	"KvjSba5ZL91JcjzYSR+3CRYO18o9EQsVCaZvBZJFCPeFDBgjy3SDgoCqLpGbVhvm1X76ZWOfKnIKY78T",
-	"S5dWLD8pRx+dwNCfObawj6MDz6hh6SPem3WjnmhfxMNpexiNRu1LPhy0+7Ne3BXn07Oo16tn6Ql97nPl",
-	"6S/1Wu1ZjNRdou0LGPBuqeaoQPRK69OrnTo8f9rET1J8g8bLdSKMsH/nZrE75EcsxcsPjGOm1p2vBTcL",
-	"1kz0RqTtiBvBFuItmyb8RvSn7f7oDKnSsIgrrWTEE8drl63y5p/H/ag37fLL2YU4j8+i0XTIB7O+6MXd",
-	"6HJ6wc9nZ2IUD6PBtO/IRFzGF9H59IyPZk7296N6wkgLczm0RrvE8Prd2XDfbuJL95F3vkAyDnJpma5M",
-	"GMB/EhM6ier+eR6WVwGuHpzKESovToS3f+62L1/Tf9+0X7/rBmeDPZP6gdexmGdazdlKJ8kYma5diFQ4",
-	"Qac0MVdkn8QdA7bQCSoQXrVYrxwvAkV5ydWWRLKZKCdvtRLu6lQwvlqBqOqwLmsWtGknG81GpIZxy7SK",
-	"DlgEToyfpEuX2dmge4T/vnfrbVZaGQGW4N94/BIn5/6iQ+D+yVeoUUitHq5SPU3E8i//Nm4d3+Vb7J6I",
-	"3QduM3XgjdMGhNvXWFguk8a4sVwbZ9qyqbAbIRQbdbtdEFBn3eFF1/0fWzo6mUmRxI2xG8VMzjtLfSuu",
-	"5VLotX1uiE6EAUptdHv/+HLw3/1XF/97/s3w+dm3ly+6L/vXo/+5+KdbNFChGuOh4+1WWiDGXGFh2Qhp",
-	"ddapGqcrM6Zpjncn8764E/8vFbPGuPFfD3OT/yFeNQ9f4CtwocvUF+68NhyXiCvWwoCCtOQ2WiCVuQ1J",
-	"eWRZc8kTt+0iZv949d23AdukjprdDEwwUUtpjOO0OmXirU05g7U0AeMsf9CdYE46llMp9czpXXPR6rAQ",
-	"7g+Zoz7UR/VsJlQs1Xyi4FrlyGgFxPs+aDwmpfCD6CfXvIuEk+nuPEkFj7eOObMhc3qsSO9JEpc5SYBc",
-	"Z/TRPbRQGNjHIIJHzOvQuV1ANqEbogDjRBWVbqeij1kI2/3GWD4XjvEqbd9I9cY9GgYTFdICvUnFXBor",
-	"UhG7uwr2TMBCqcx6NpORUzvfzNYqBhbun4z0cimtdQ+W3ncreIJvq7UEgPcr/QZoNuywb7VdOEKMFo6y",
-	"YqKRJzqdyjgW6oOIZJa9pUAjPF5KBeLYHR1HGveji0FOF08K39lDFvlQPgpryF5HLCHiSSLSB4alOhFs",
-	"ybfAF2ISPU1ORwDuc6vNFYN1YHolUljOgHE1UfgjOhOdbHKPta5YSHb1m1gaPkVOlL3C/1YeCD1B+/lU",
-	"ObnMk6+cffdBeyrpTffZtFGRv/shlUzP/RuYffej7J9/G67jWom3KxFZUbaDO+ypdawz0fO59yqE2aTD",
-	"K6eG+BcZZy1PlFnojUJLz0sJRwxTdBFLEbNm2b0QVkzZsEU79q22T7zefu/NclxnRip6dgCVRrUQmM39",
-	"zt4w38ZvtWX+E3u2Lh/FR9m77HXhmPm5ZH4nmFQALDog60anXinuuAG84NtE8/ha62fOev2g9V3hu95Y",
-	"rd+ALVxcZ08AUx1LAfTBwOxFV9nZaDQ4Y9OtFfeTi70C/6MpMas188PYsxe7I/4oe7Lz2oqqBB4q8TYS",
-	"IjbsbMi+kX+DzbjW+jlXW9JozQdtRsqteEMrXN4Hm27JUuh7C+Bea94v6CLXWqNJkfqx713z0sA+ynIX",
-	"3+hWujoWHwGQhll9I5Q7A09fsKZO83v1SlCEgZxSxrGel4XFchuYe3Zo4ZhULIS72hC8CNEkqsbP2llk",
-	"o26OdPfDQqgNpvm94mu70Kn8WXwY41sXX1RUPhgo9WwqeOpmCIsjDctM2nuxw15OFt+XP7yHIkrD+ygU",
-	"UXwj8kWYW4DOc5ynXXCQZ2t1o/QGiCIVt/pGxHAWv1erVEfCgDbxQauPqunSqa1LaUDTLG5CxTmDfMKp",
-	"rblFJX5a8wQVmuxd9zuy/XxvHmevYoVh7dmiujl8HIOC5gq7QVrwFEK4YmVFPGZhzadD1pTWoK9L4hIV",
-	"tb2Jyp/BYAHpm075gAM959LpOVYmFC3kcSKVaIE5IBWcijfOgKcvYRzCiaeJQhtTaeau+x0jI4gka6ve",
-	"kMgWrBjErnHrKS/AwcsA3jqKk0x5wlUkSn6qdw361cf3IoiKxo9sY9zod/ujdrfX7vaue/1xtzvudjvd",
-	"bvdfjgBJUXb3qXWSBA0Znx4i90HTREZOvjpF32kAsM4FimvwyMpbEKur1Gn3VqLjJhtzndfOrISK3eD8",
-	"hB2bBSVx6bbYWLZW0rLmVFjgwO4FeuMkarKORVz2ZuKi3MnNX1rD6gB/IEdCtkkbbhjdX8k22L/42XBi",
-	"bkXbyqXYdQSWt6h2GPVWjx9Y020r2yxkIpgEXoe7AetTOwL3API79GXujEh+qpSLakRg58tIcHXfjqVx",
-	"dAfOHzaXt25dLO6I1Ko8Gk+vO69HAj7Mx166e97nxH34bjrfr/Bm9Fx6T/GPDZgkzIm+HWRHokh92cde",
-	"Z2PW03+LyLpx0Bce49118QElNsnWE+cOVymK/YCBsca0SraoKuldRsNzlpWd38+X4cC8GuPG4Kd++3zz",
-	"z176r7T7j/nZP6e9b89ufrqY/vPstrfuLgfbfyz/t7ccbn4++2qXTxWmfMJmFz57+JQUl77DXlmdCohs",
-	"4zFVwlnduCEgq8pEfJcJ1YUXinTo5+fHfYDOXqR6JhNxWGAZxtVWK/T6GOFmFeQZCKkw68QajOQaYa1j",
-	"WU52mg4LiaRCSF0QdqKAFr3flqS7u1jkcdIakcxQ676DhKGLQZZpUH4fHgPknzPwacKcRGIqzNNLkz2M",
-	"syBRYJYvHLnWBtYLS4HaSsyaqZitIWUA3aLoGTP7xFw/OBBd7O4d0g+6hli/hnFsKtxzeOcv/HriYimc",
-	"pfZK1lLALyjC94utfA3cPSeKKSVqVQFuS9OZOyWaRzdo+LqDVzprbCnV2rANGEBO3bblTM1Rnb60u7mn",
-	"i8zjsq94OgqEiRMu72YuKA/wqpduSAf41HTLZAyC0C9+mXl8jnrOPQhm78IfWLpXmXZTMapRsoZgRIeZ",
-	"690tZaaGNpHJk9uFQy7wbG1EfAVUuNRKbJmxfGuQeSnHOX70MjtXEdz4CpPzl3cW65H76kmGlMkHOZPg",
-	"uLG7u353YX9nrv758+xaFvOtsIwvkVdqVSe/78VBRCSUhYEfI/mEW2f34VI2uWVLbSwbtAKn47orYKJD",
-	"gpUVy6PKufvmSxHpFBxOS/72KT41yIbJ05RvD6hLRzhWcWq1h61AuS/4vE6rgqRrpmd+FUzgzhpYOdYJ",
-	"MORAtRR8eDkNei0kpXyfumalw/a+ulBu4m/3JMZh8rn3lbj7cG7NFTcG0v2Mz1ppAXsBxUurPHnQD/SI",
-	"gVq/W6ZBg6vdiHUs7VfKpjXpvd8pQTyDkjZr1htvrZt1FswcszBKRSxtGLAwFlP8B+obbyBE4/42wr5x",
-	"o3yD+SNwS6JNdsdEhcbqFbwD2eQbmh9GsYUq/VZNMK08U8dNeWR1uodyYBU2C+1WQnwi0ccPe1sg+cVq",
-	"fUM5xB/b2UIO2XcNHsfSfYwnLwqbjQRXk2KG4s4ZdTresqaPiYaYSoz+XExZojSJtWHNEP8Rtiomdppn",
-	"M6WCg0+5ES14Oheg0Dl7APzUUmyKroh+t/u+hrj3qTHC0TsoMaypoUAkYGslf1qLSiZg77xuqawbjz3I",
-	"YxxJAuEiwbjD3HzwAK05pZXIk/E43TcV4C9FLbwyjAFlQbcvp73u/uzoE7Qf7igfCT3wpzebUEYEexnF",
-	"MVYNlOpuZIme78qmMvNwuyD3iT66eE9WnTO13wSj9itxgE8/BvN/n3J6XUz20BvltK3cbeykc4d9h66t",
-	"zJOAThYhsPDBPWQgWagYcggnyh3iEGIBFZb6rhDZcad0enE2HPbPLgfuv2dnvV4/FpcX52ejixE/n3XP",
-	"LqLzqMujWTTkXJx1p4Nenw/FrH95PhsOOfj9fBKTXzWpvgZzAP9yg/CuszxTyl/1uU6N8YwnRux4soqD",
-	"Pbp8+c1IfZg7UMkrdsqX238q+5OWHisrgx9jYarUdHqKcGlR908bUvOyOz3d+LALzL40qRJRT7VOBIc8",
-	"Fb9hB74EhTkySYrEyZoQ5kvkUqpd9rfvY0gPR/fSEwYGrPLt3Nk9vNFUHVzlFN3Lsv1w3PFVpNTDy5Lf",
-	"iWsjDS2OO4Jug9wiJWJmT1ue/EAc2fdsgY5uO5ys3W9VuFlhxhlFFOmwMLRaTgc3FtKa6/URGstugmZ+",
-	"cjXjsOmdT8m27sRowkK0u7m2s4tmLOfSsr8wJ2E2Oo1brdBJmbMhVC441ccpEKlhzUEfE4ScqnIjtiKe",
-	"qL89e/TNV/2prwEb9NvuDhbLuTC21WFf4aTHxah6OGl03cd6/Ukj9ByLWT1R4YeuReirwhKt5lQUNlF+",
-	"ZmPGmVno1EKqfcQVmwo2XwtjRJwXqearV9XgPwIf3VNns7e6okjVhW2tpVpQ3DL32/2IV4mNj9X7jM0y",
-	"6ZaiQDuUV+87e1SOEDZ7kHA2LNDWFXAWJSDdI5XJNlOG2at1CmzA6aabhbSCmRVoFobZVC6XIr5inE0T",
-	"rm7w9cDHwOdV76ErFOSdDY/X4xV3YK/nDtce8sE/ZOVJXyejBc1QXy+EGRDzquPxHVU7QMBF2FfyZ0E1",
-	"a5Tl/thtItXMDTP3ZuNJKmO3IXK+sHUcxL/zmA/nMdz5VK3W9rDz1Ne5FUnhI+5uaT6lTe5Rhd7ddjnw",
-	"a1C33V+iKf9BZ+2HxbYc9zJ5DkETapNJGGbWzK6letw8LW+rf6K2UAuuFeJx/rMVXXLPt0pLPrrrktPA",
-	"6tYaakbrPUNgRIN/LqMurJxqa5VsA0hPakcLLpWIYSZUFEs+uF7A+gEbBKzT6UCFMLxkokCWKc3mfGU6",
-	"EzVRX3xxvV0J88UXrBm68YWtsa+NIGs5DFjojuYbvRIK/8TjVymooB+dCgX+JKD9NwCLgDc4ZaFYSoG/",
-	"mDfgiMrvKJZV4DtSYXRyS9UXUObxRrzFgudscDOppFkUfjBWr1b4d8Hx9YZSpvIKEP91J6ETHd28MQs5",
-	"c+PrsMdUhQw1WnKunCYLRUWOiLYs1sDZb5TedFgYc8tDFvEUDOslNzeGqjxNMFEyxrJ1VB5MQFF47q1C",
-	"LDyCkBFdSCSV67N5qjcmL4mBYY8nqrqeLLMl8yVEvpJ51gIY8GbB7VVl8bEMvrreMB0ya7PkDpyCN+Nh",
-	"Ox6Y0jzMVc2reGJ0tjwEDWIEvdOs01t5C4xS8JVWxmlpsIYFieGWcqIcMbuhX7EqKTg2s0ndYlCmSbnQ",
-	"H+4zUis8VfDw1c6uMyuSxODCu52g5F2fxAefjtkUFyUBHkDvw2oGvbaIZuKO1t+5WTA4pJ0vvmAhpBT+",
-	"tVgw21yl4hbu+s9/8qrZVhiwDRSThf56SKkJE5UhqkA+8QNKVOSGeQ0WdNmfRarpT7cKyBt66DQMsw/5",
-	"t7Lvr5+0LyaK9hQZFAvfGfFTABRPyf5PY0z3d//lNmCO5t+Hjpm/fPKYXZxfjAqlv/949d23jttvzUQZ",
-	"nRL5oSQEQQh//v36+TMmTMRXUs0DRqadYcjl4Ng4k9ZxVkNH+6mja0qemCgYWDsRtyIhkJOAhdw6ioZR",
-	"DQaDS/b99WN6CZ6jpUwSSZgRq1RE0kBZkHjLI5tsGXdDdvsZM7cNrQ5ze+ALC0puCtrpL7NDUToIbtsx",
-	"lw7pjcFxMwGiYUBCuD8SRePFYxtMVGU5wcvmLobvJqQETRpjNll3u4Mok7Yx/C0CNmnAMPJbbvHK+5A1",
-	"b8cViwDQO8qTAy9cwbrBJWzlWAmkh+UcBgU7tzjdgOHGT5QjxY00AmPjV25zxHJlt7QsC1ze8MfXju3q",
-	"5Yqj0yBjesBNHhgEFQFRueMv4zUZYv1ihhi3PLcgwWUzdIoLHuzGuHc+GJ0P+pdQdRs0kM01xo26GvS7",
-	"1K+7UWa+F3BrYCX/uEcRV0ixPhHlZgG1+o2h6MWDqDs9m13wvhjF59HltMcHs5E4jy+j7rTPh7MzcRF3",
-	"o950wEezc3EZ96LB1Jlyl6IbN4IMSeFkNAbPihrjRnfai/rxQAxnI342PY8u4kvRnfV4fzqIhvFInM3O",
-	"+cX0MurGPdGfDfhwOorO4nNxMbvk7tlG0DDip8b4PNOJisKoJk9uX+xGWrYAtUjE450Db+VSGMuXKyQj",
-	"f7jtIhWCzVKK+YCLwATIv+OJ4sgRgfUTywCC3nBktU6FNdqnvPpbHJtA6crZiqfO6M7iQa2qrX2ASCs2",
-	"dAY88fpdP//Htf/HeOcfP3Ze4z8H7/9V67D0p+CQ7QNq6ZfuxgKF7kNsgtVCVjYViVZzw6y+yhg02+XP",
-	"94J3qsb3jiYTL2pRLcIThK/jYRUmXxrxRzh8d3ExJ0cRVhz7Ne7fc0BlMPmW3At25WgoNecEdUOqV1Ca",
-	"Z0NQSsr6SHl8H4Gt3GVhgQXVRsdo4CttwOJ1BOEEtjfE3EI3SxaWB6JyZlV5UueHqgN6dS5t/GXvuEAf",
-	"Y00j8OThmX1gWOH21lVWd4TmigeZQBum4l0osd5jxqxbM7onKIDxZEhrEAEFHlMgEzqMey3gL4knnR4a",
-	"f6SyTcKgqoFSHJnSeoCC7tZJYhGds3Fj+FbImlr5ZQPLGPVbChhPVPjcrcdjWI4vwaYDgi1ZS60Oe4QK",
-	"GanKTu/zOqpXYQNGLnyDsZAAtTeDQT980LAm2nteHDlBpGu0aWkQnkMalGOtDvtGrKwTU1Nu5RKGjuKp",
-	"w74WSqTc6tRAovSSr5y4Aod9yjc4cKSir/WYhf82WnVe8s1zYQyfi/CKfaNtIpWzMW/gX287RqSSJ/Jn",
-	"rHqAJ/5htPoOZhG2aoKXkOo2/Lh6VEFxKlNS0Hjbnus2/ViZUEZnR1OhshNOaImOdBBqLI1FWhNjvxW1",
-	"6VBfVcAkUfsWzGPncBMhfsjJMXf0FNWE2xeCx8cefiXnSsR/d3ceDNB75LNihJ5SRo7hrtl1qpyBl9kL",
-	"lLYyUf6lWXKG06Qq9HJ+dwjMUoAft4GmRmtSx21yp24dGVCZHbmmSQ8ksx7lqrSsiU4BhH0hF0bVeVn2",
-	"VYMnL8fqGZ+hfbHkb7/yHgkDs1zytwAfRn+VEH78U3WOb0At0smaJhIl3BgZZYHA3ZdQIWEBhQq8dE6j",
-	"frJOEmS5u0V1fla1JQ/CMsGjhQ+wrABNUQEglPAldFplUVinMzdLBXc7dXV3LqurLvQOxFXmrUESzcse",
-	"2EaqWG/ceV+aIA+XoeOodGeTW5YIDr45QV6C9AFkvbuhBQjgNN16WKsr5tNJz1kMqcll0qct2Z2qD4ln",
-	"OFB1U64QUa2NRLynG1C81lAxMhr0jvWhs+vtSqbCkFmew3iBFeVWhjO3h8bqFXmiEH2okPvsrrGNXicA",
-	"7rV0oo+tlQdiaHJ4zdeCp9VF6N45j7hwVo5OGsYJCYbSQ0dhBT+8gAkVF4BEN1Ipn0cBDmT0T64SaTsT",
-	"tTOrD59I+Zjvp1k4Xbh/TXRhtEpk2/l4VFXDZOrOPFC19wDRMmNptTmeJV5EDS7BTPbr0zxyBnekJiS/",
-	"830NBzyyvnQsPtG6Zny3bjVlnHEmvC3P35FZ1RaEpeqBBHfNmzJP36kfcJcp9aoHTlaNQL3Fz85Ab/Wn",
-	"Y8MlQFa6f7u7cJlOSJepyGsvSeoobYeNV4/I7qbmC1silOoKVLllkYkcVhYwAnzXoDesYa5MGIK39dyy",
-	"w0JaB4rc7KxFSDUuuHBXGI6YKG0XImWakslQEUE0W2ejkthhTYvrY9gZgQgGGWERNGXA8tWCOAjoDZAt",
-	"Xly4kMGmsrC0fD7c5JcwZN1Whnws4jHi70xUv9PBI36FJ4yGleEd5jpWLkRZc4RDdnxWGK+SrVMIdW5E",
-	"2sJwVREikTVJvl5l60pC4K+sS4P1v79lO2tN/vG/sv7/jQbtXniFIs6vGBjQ4q00tsO+KmAI0g79GwCt",
-	"doygsh5Y4fSDwwpdhW/B3Z+lSuY533DUHYwuL8/654Pz7vBydB9tjVA8ictWcfr36GusSTq6px6rM13r",
-	"vrz7sIemRuvK8UfLo36slRHR2spbQZoV6FmUe31QIQNtKs/h7LK/5mpHeWYfrD7tGz3es6sdIWaR16dy",
-	"cbGjMn3sYe8qS4dI5vl+bemXJ5rfuVJ1+OjuaFW//PqXlC8abaY87VPHeCYzE8cjIfAffv3VNXt423tI",
-	"l8weZOe75OLVams0yDr/58nK28dVzvapSV+BM2uXoP+uN56GsT0BwB0QeY9R5ZFqHlKGurulFbBwo1XI",
-	"mlCMlYuqVjBRYR5IDVlz4zQqx5ekoqUoXAfWFbq3eaCDkDU9f4rXKYD3Fi17bO3ihGbkxjvl0Y172ix4",
-	"KgqPZhFpkqo+2z6AGPhcW8YnCh7y6jwNn7QDKkqmmTeCxgZU1UKE2G0HjtipsO5N5YJlfGCHgNw+vEDA",
-	"kjoXJ1x5YMrODLDqa9Iu835EJ9ff5RN4qggEH2tJKtAq4EmFI5Bnj9VjuwyyoOhRvCd+uGVTNvk8Q+LT",
-	"1BjWLML+TgAFIipQMkVOSfHNX1hfN1HgeMdrJfbnr2YLVEpgPQ00gjb03SF1De7xIbNOp9O6YhwVBKDI",
-	"JZeQbjnXAsCzEYALdFdfqpE54ItNEu7U76BKcHtrQWlP8ruPlIIO7lgKehrAU36c92A8FXuGebiL4gT9",
-	"zmQfrCPPfQwdv3w8XkIuc6+vSFXmL3vCJp9BiWAm3Q4diHvWRxY48fsjFf85Wvve0sQdQtiLnTHeLf26",
-	"KorEcOylZbhDCeEVC1G5D8cAwpB5eK9YCCm9YyiOItFZ8Yk7qemFVkXQZfAaJQmHn2oEDffOU/E4YCW0",
-	"sbWqxndKsBVeLPkWiELJ3HWGidc/aurtl/VQH1B5jPgUkP4Z7JjRqNe4ZYDYLvYPkJaBr2YjjbhLcKOW",
-	"eR1Kgdpww6YawUU/KqvaV+FNCw013lf+Lw+7bGyhxG6Xbw/7J6F33Eh1NK5JxPCNRLjr1R7t57ogaBea",
-	"rbiMgWQBkNOtnfvlUygEdSXiMK8gh5YjmoMN3nv8cZ6ns2PakIDpJD5QIv558GEa7EFK+xBOTBzjKCv2",
-	"4zjCiwnYpZYBgaUDO+HrzFTMFs7mtajjUUb6sqJvV8wWrzqDQVSnHA8KGYOCbC+yC+6aUOru/xaApwGf",
-	"5s5ZofDAtzV1V4T1M4CA8xFVv1tU9efQzoLKOfCnG880SW4Qhta90B3f71gPO6t/V50dC4uKkpa0+BL7",
-	"39FWj2vsGQHsVVYLtvUuIKteCdU6KBIGx4BMjh5fkZn+xw4iOQlOSSkFpK881RsybS0LH972HgIW0sN3",
-	"+Ir3FYST+yaT7syqeCoOtColxPZiemDRyimNbVBDAbs7fjDZk74K93yazM7CaT5U57hrHlaO/h2hBelI",
-	"lZEFM/JGQEEqNroRYzht9OmiEgb3UQNSdyNpZRt3QLv0B2qpQfWddGyK3jN3eCoRnUH3VOSxT2Jodu9u",
-	"aM6PYii+spQhR2x2XySpMOAVML0PTtfJeTlPku9mjfGPJwHjvRSzxvvXdS5bCk6A/PXywwNglLhx64Bi",
-	"4oV9RTvIU13zI1JIey3wC7/uO+a4Z+Z+qTPeGexIII/zRkt0WBU5rhZm7h1gnhlwUMmG26MizvfD5yFa",
-	"3r31shwg7/NHEMJVOKIYOvO8diM81/TIHz5viuCY9Wbs60TzMkOnOK60BZNqtZ4mMroqV5ZNFF+tBE+x",
-	"0tHZ9Fu9DrMSZ5kyvVG+a+0OPAdUIvWL1U8HK6forucmr5LqY8xFlFMY5R00T0XytVfwxQydPWCpOyE6",
-	"BkG7GBYBVwoVVEGp7+dH6S3qNVCIzPq/X2EVc5322iss1FavP3vkpj2IKrUQRnkXD8OWPBbHMWzujjma",
-	"k+BeQek/h8Fxn6jYDMtbE7K/gBpGGSatq7w+2T8zURngt7sLQ9aphLKwlWMP0nbYt6hGl3ugKgAKohB+",
-	"OWyk04kCgePD93ep97qf0l08kDveQH8RkG6+V/JtsdrVBMxqFlGFpU9QT29Fei2XohzJrBz1e8CSiwO5",
-	"qaXMiOw+z9vLW240m/H0A5MH5GGtWsas6QvGC6YHAkH8gqaHOm521NYllSuSWh8YK9nrHX9BnvEqnJa3",
-	"3HJVhmkFicOIJx8wC0Vqm4VGR7LSlfyiu4MJg6g4sE5kFyi9wU7D0NFlIZL4CuvjtYoKOv+CGwpBl4d1",
-	"D9W2ILn2rd+Oq/4D12I/HhlmX5zKwO9+rtL9TpPSZ1izWxc9CBBveI/V3Lv7cA41Nb9G6KG8mfm9Um4/",
-	"gpZxpzrFu9pxJX3lNKn6wPj0HAJsKVTw8rKloDTEaN1x+beWSsQTtRUWfTbFdxQgS3brKI7JyN4Hy0jS",
-	"xU6zLUv4n/XWZQn1EEOqxTVSWm2Xem3oPsQtwf67d7c2qcK5ak+SbVjZ4YIKVdIMSuI3aBQbQ3vutAc3",
-	"EDlrUOmp7xZ0r+2zXi55Hch1VlWFRgwzeOOJMF+/3dKpva77UYGw72It3dkxXzSv+FavvVW1Y2vl5lT/",
-	"E5pTZYd+ak8JBejVSwL1QuPGe4xO8/t/MPDbHTzwmbtJpz4JlpgDOhbBmXiI340+mN8dVW8/jbp6AjpB",
-	"tko5PsSn8V5/JqoznbYDWQQQgqYMAvJagoK6WegkSxi8Yl2fBrZDZx+sod5Fv/9MdfoxK+n0e1z4QUHV",
-	"B7QYUvInqgm7oNc2yHJX4PiuEmmPFCieYgIc14p1ij7JTDuWebtPgoGDVS3rTR/mbfk42jEkTfxm1eOj",
-	"mjGG8QFVyDcdKui/UzHnR8Kq94nV5MLu3R40zWzpfS4y8AzQMSGNEjEuyYUBFRd5IYm7XdoWCqWJIr5C",
-	"V5DYj0qYPGCzL/ZSSrEtZ7IeZmH3Tbi5mxtfxiXQkkzBJsWgqvBW9e5cg0b1OEtiI45f2sUipeVqRK3+",
-	"nMr4keLJ1kizJ0bKWZzyjWLzVMYQDFcxQTxHehczl6sYivBMY/xjN+i9DhruOYhAQ4NjuPA6aEAj4muZ",
-	"uL8vz3bVpcJ76itVbgUBJRq9FNgUAYDkHA9BCwO33Y0a/R08SfTGVAAwsrHTaLMQUtWUAIh53LU7wcjv",
-	"w9jJQ064QLVixw0+AwDjbp9+rhDv4NBQBoPRaDgc9I5XZNHO7Mlew6U1vlu3zle2ycGfmwgrCD0zxxxw",
-	"hrpUbAXoMhEGPk+K0L3wX6xbrSLh1A3Xuku4aNCoE7Z+6lhVLGIU22tFQJy2PL0a0gkmKo/W44x9ND+b",
-	"t06ZXK60MXKaCDgsUs2rQvzy7MM3qhoYTIGn+M0LioemtE77Dv59EbVXPLXJtsAWKkyATvzOod5P6DOZ",
-	"QItn2DvonNMftafSAgzrmLl/hanevJmlevlmqq3Vyy9G7C8s0gn+lsr5woas6e7sMkmZGHhnGy7CywN4",
-	"VX+Ijna9amPPhUqmxafZqbpd+LvgiV3sw40268RiEH0B92GpJo+lgrrkhYhuKiufFavom10TNG8DVS/i",
-	"qSiO2s67D20DjEX5YHEF0i3mlk+5cQcqFTxagDA8WHRQiRbpG4Lmwflt/QS3AQvXit9yCQI2rKQyU3a3",
-	"vmkEjcJt5VRuuHoET2x/A+pngscinWqexseaIhnLQZqYgE0P5LtOt3vka8rVTanzrylOciOVoZSMciEW",
-	"/l6T6/Q5pNWKVOp4Xwd8DrwXMzhgwiTSfNI+wCUMAKrwvNovE67VERhuwZ5P+sv3Sxh5RY8fzeKdbhvZ",
-	"3IuDOpC78UzEc5GCW1Ckjq9u93TcA9wFI+O8so8anfm6gzYFDwU36xROEi+brcU19re5n+BieZnpt5qV",
-	"xvEeaCqYQcfbots6gcfy9v2AgkeT4SzW62ki2vgozacKa+XLI9rgm+VHnJtRaUHz+dw1QRmcpL3usO+T",
-	"58eNqW/bq9Ez+P7UQg4EQisAPGWrcyvFhrXJPXQrPM81vpc3m6eijHTS7p2YDXiw8SA2rYWqkg/zD9Z0",
-	"pioT9KHjVXMETknTRdhR8sgQknjxs4Ue59iikjDwxVRa0/plYGA/vEkhkt7Oi08pUCkcVV+kglS7twvm",
-	"A8PcHXgocdEcH4ElC5icMa62nfsZvtic0JebUB1KiUr2c8d8CrWqS4GK83akrJlxQqspB7GV9ShlTcom",
-	"daYM3eeuToUNJ6pwsQpUQn6wrLA7ZE26JfuKuzkRHPoJABMGKA2pygXf7hVouZdekftkofx7lUhb8wnj",
-	"voEvrhS84ewhFDeF/04JmGhGXoTMWeBeXWb6eOsejv9U3fJU8lrAyR8WAqQT1czSjV4GlJg7yQEANKxR",
-	"kZDdmefOovlqXwvJrwqwMp5BupMNn8eSBFwvsFYpz3q99O1+qCHjSX3WEHH1K3id+ZdIdS3aJiAy7oRg",
-	"Kj5jacAXfNJnaYiv1strXf/VR0ni19J30zSIYwEOZ8KJ9KoBYIWvuATlT69AzmRtOE/rOKf0t2LOnXT6",
-	"G7Wo322krau7Ig1EXTanzry+dWa+DEE9hdSNrm7v9nOYU3qfVnUZGt2xMrdP1wm1qIr9SonMBY1x+4/V",
-	"vx4/PXt+/aj7XHU/RZtUnO9LsdLpnolhBIv2x6yXSxGz9Qoh5ODsZ8yJrGdR9VzkJAdmPZ5dQ1EuWeKB",
-	"9cwK51rDN/DC7snG32uOF8Xy9U3WGRQOF113YzoDoD+vyY/bozqUruKMam0j5Ix8l6E0u1kiKhT4Zuro",
-	"QSClPXpotpIHxoBMq8w2mxBiA7YlFNqMp2TI1SRgljbv+LkqCDzahZ2Rp2tS1XHgueTLxNtRtlrd06Or",
-	"k1VT0F6U1+LsxMXIiabWg0pX86+MiVMgiXp6QcULVQ4RF9UTJUD8o65d8a4BmZ4wygqDKFislUXLiat4",
-	"vhqlLYcdrGUqejrd7q2bwFY5GKFB8wH+LpRSVMMfCGTvHae/v9Qiast2LH1mTlV8fxZ8/FnwIe+SN7an",
-	"lvutfbx7lPp1R6nXrz1Lg9JZ6t/lMF1UDtNGuGEVkhbvf5ry4oeM1C8ua8E2PWOp9+UARKrS0OoULCDK",
-	"gUWoxGK+rQYXXUU67en9HNwraa3AIfY6nqhxDDeM7v7ICQ2e/ZyWf5vXz9Un32adV7gV1Cl2XF1U0JMp",
-	"LghbVW6Ow+k5tuBmoiAgH1B/RShcCLMOkgwa1FD7yBYVBEGZ3aa8etg1HIXQoRSKXNb5bg2nrUqxb8P+",
-	"ZWGJnj8wzMDNzH3BjxPKm7jFpJFU8Pgqa7ooFeAYTtTD295D9xopzMN3lBvxPgwYn8J94ClNpCHXXeY4",
-	"5cpsCCAJO2qCjnHA3+Z3sJqH+NFy/+7WnPeOxetF5nc6RfsTWZ9PjsjQmf2HHlWZJGxtRMCMKKFFYzr5",
-	"apVIQNJXMYsSwVMRtzKinKhSgaljMVkOKpFt/qEbIVaGhTiI8ETqLfLKWjXZ4zhDcd0+Igwc8e3UpdVV",
-	"niEjvruiKguYaFlfoyzJp7CbRVZJLKs0y73q6jFvBZ2oACok3Jpi4iQ4KAJyk6V6vTriuaDX7Kfr+3su",
-	"QOn+TRRf+0U44JcAB8CS30g1v2/Dai8HrIY9O9jRpapb3B2XWxcyPeu+eB88hYPdBXwKZ82HHTsh0Uag",
-	"8q0PB7TdAypbu3nOhr1OuTIzkd4zH0b5zGqrfdTE6ixwgmKLH7bc86hhD7VXCNQ0YgG+WpYrRI3398CN",
-	"o7q7Erx6oZdMbwdq/SDo8WW3e967vOyPhufD7uVl7yhgeW3Q6ZFieoUrzJS2TiisCi1Xy76oStrJ7qqU",
-	"6KNfaICxhyRo0eooIk8+2wfzhzn8egbKdKott1lfZ0yBA11xC0B8uPKjt6O6PCk0pcDAxJfg4aKkyMud",
-	"rcb7az2f/ruVLMXDlZUnZyzm49sppE50dAO9dX9aO6M1ZXadKpNpCxTTouVodjudQesqWzTK00u0vmGJ",
-	"vBEAXwxUmsLiApAxsoVTet1kOVpHMzCPpw8WU0pnMkkgb5RxzAGcSrvk5gbTzeoS0yaqkpm2kw54ecck",
-	"s95RxQOoo7BXfpq1RF4ALzwhqDoV5ZipB8U+EAYd5zh0iZhZkMmc2jZlOeG7YdV7xET9d6CDOGelL6AB",
-	"XFf7SQHTD4+Pvkj1NBHLWg738sljdjkcnbMV3kT9IjtO941F1gDdWKeQBGzJo4VUou0UVdDbMK3+ioXu",
-	"qyGkNYbrVI3TlRnTK8fYO8S9DzuOhO52aRN8PWdmoVPLFuslV74AMgtp6VjUYLTEkF+WajV/47PQfepg",
-	"o1jhAk23nBIGzquAsgbzpXaWkxRJhigolbEY22gUDb9TjLCHxQJSENKQxdPt/ePLwX/3X1387/k3w+dn",
-	"316+6L7sX4/+5+KfBeDuYffSHQULm/iDmxbz06LNrC5pce41hXzx0YIPoonH7tb3wd7Ey0e4Lfl+i7er",
-	"hKtMniCIaYSWVUVjuOtO7NAtbU11TE90ysJb7KQjtXoz4zIB9F7ozT+bYeY8df4Bjhhr6AW04naRQ9NO",
-	"dbxlzbyvKRpAnZLTjTR1UOgJu9L9+6e1SLcBvk+n4FOABjIpXwq7AypUdH+ekpGT0eDuZnz/8ilLxUzA",
-	"YhOWUWkDsOaFCBAGWFFWP4Csd0ZaoPP67GBqcslkHDCeGJ2ped4QTjQFLaB75j/bpN62n8YhrWqlA/Kh",
-	"03RyUq8b3N+vr19QmTowmYyYU2FWWlUQieGAngBPSGd4d+OAxQXVw1Rhdp4Fu/eW513LE/KJ1rdERnJR",
-	"fOmrBYrvD9hxNl0ewyEWdEyZpYbIuDwFxHXgVLXSv8Ce9iXMAjtKU53CBgZZ8KuwteM6RsGG3S5mb6/t",
-	"QqfyZ/ytF0xUONPpVMaxUCF7yEJKBn0TS+O+BrcNAhYqbd/MABacDbvDgIWFtYAH3Q1SvXHMD1+UQM74",
-	"mzwaEbKHExWC7+3NDLqIPWShVGY9m8lICmXfzLBtWOHpLOxReSfGM/CNMhbLlbZCRe5+NUtkZGlIb6AM",
-	"ww35MmDhUtiFjt+4kULVEc5uxJqcYWts4G5g7XDqqYaPQKORFd8mmsdvrNZvEp66aQ97bmlyXvdmKQ19",
-	"EQamYCfeOP4asmG/71QzbsUb6n3kfnPjcqcpVTwJ2ajbLWtCO1uJyfXZLqIfFPcPUm5olxpBRVcobE8j",
-	"aOxuji+Dg52BMG11XwqPFSEiqnuSxapKC0KBX78akMS7u2uo65VXGdJ6q/vmNI7CQsLbcQ3diCokDLNH",
-	"SijrjqUJ73CYl6VeSHmDoDxsW9fZBit3kanq5FbETq2kNnqs+bXg0HFl7RTLOfTkTqQRcWvMJFqu3huP",
-	"tiObCm7NRGGaAZJk+Y6A0P5s3nLBrNNbeSuCvD4D0xSg0fJCM79TExVrYTos9LGzcJwZy8xEOs1NLmzl",
-	"YHE4BaRUfwkMRneRSUt98qxetd1LHCfGd5oH1SFSShyUpGH2gpWimjyZLXcW4ittYn69ZgfdRO/nP0KG",
-	"C6PPqL2KUvCOQo1OSq+4Mb3+rmLq79jFZJNzadlfmHtwo9M4DLCNe7J1Chz2bffQjSw/UR321JLXmE23",
-	"VnhrxZ2qB2aiHr16/PQpg5d32COq+et1+0O4G1zD318/aV+g1kTFRVjggndcQQdH9No4jSQVzmxeY3YW",
-	"T3lkRbrTsjibf8nl4z57N6cgrVadeHyp69QMapEZAmURmukVCyFAErJ0rUzmFPc6V5aC7H5Y8i3o5e7x",
-	"TqUZE4LxuzeVKS67tktw7vA/r/UHgZfKOxtXPLW+f/JaxR32qojjCQ4WKpS2MiGcnA/vx/TJUxJyz1n1",
-	"WBRTEGo7iX8u7ZqKa1SPheCvsyb0HW1H3Ai2EG9bV8U9sx4fnrx/hkzBBTcUii6P/yNsR9XKugtgwgHA",
-	"z0KrjJwR+l4ehFNBSE7cAqjGabnL+92mnlRg4epXdd863sWhehyrch/vLg0SF/Fuwyyci6O28X4Uv+si",
-	"YDiN5oM35kBLqaLWV7LvC6ofLRltbz0fX6v4la2Nlv4A6Kq5EjVmIRye0HfsxIpwRD1GR6f7XOUyTjqg",
-	"RTETld+PexGypr4V6TjT0QLob5R36A9KoE2go9iFUwXw1RUNxWeJZXOnAHNFTaGgc73QuM7gReuMWs9J",
-	"qPiYWhZRYLmg+j3w3eBLapsqECQVsU0UQVEE9Q26WjUOyDVk6f7YD7qB+//u64BmPv7xNy+OXvsoN/pE",
-	"ScVujEfFNEOfFZhtJWqxOjWNcb/GI7murct56Y+q35+VMzO109elisVb7CgKEaOmzko3V9BeBDTzMgJP",
-	"62qiEIK4jvdMhVC5JVLe09JO7gHYcCyGOlroWTbiohGB7MYN93A7wpMwN4ieDpd8lMTqydkNuWr2UTIc",
-	"9MwftU9Qp+2przqg59zc+KGQSVXh/H7vIQS2ZH9FOlq29ouniTpEI6PDLYX7gzuL1GPtdGqipHfHWzsJ",
-	"/6kgiN6XznJdy9olV9uq9RrnK1laX8IUK6/rXTC6ji1j1WgqgoA2cvopTirw/CjIxNXe1JmX+7JGHmU5",
-	"I1ntjidDKPXztRAUoM3KI/CmigGz+GjZ2pDKnK5Mnqn8Ukc37AV3TPNVJI3BFcgxZUBkHYvzvw4aNDu4",
-	"HVwfjmu+DhpgXjt50ggaCWH7/dj45z8bgfuf1wXRUxhQIQrsnQ7vX++IjcW9YNiqtsivir62L9+TBluT",
-	"8enTiU5M4dyJ0O3mb9ZQAHsmf+ZpzF6tcDPq2n9m9FFfUJrTdjPLOHGU7/e1VaV5LwB8msmHAy1lJLk/",
-	"4cQEXoM4+ZM/wINHoTSKWZQLRETz4ykt3wGu8qWO1t68rnfH1TU3zzkPgXRGXGklIw5QAkvWNELsdmF/",
-	"ON223TAfvitUiLwPWxg2NXwpJgoZse+TPoM8E2iHquZSibyhe4CpULcinXIrl7mPbkdTPpUd1TGXRnb9",
-	"dYmz5Dyl0W2cxFXK6x803rbnuk0//tto1XnJN8+FMST+aHeeSWP3EX8R8pH8hjdKb2oqxv2iHWQDSKV3",
-	"OBY0RI8rfYxWs0EcIMYDGNUFekPsRGM/uQBLDtNMlYFlBDT6RFLkiuCAUujLxKT97MUKpIOtDarDYZ5w",
-	"36Gbws9R7hxk6bn1Rbd17qCfF9TK/p1S5CvMve4IFSpRDmf+UxUKZPyD7IRgkbh1/wyN+Cn0ZJhV9Og5",
-	"KNBAoqH73zBgm4WMFhOFRr7JMtCwtlzP2XrlfoMMWv9FmwqBxS9SscfucMxkxK1g4GxZ8VSoyH3PinRp",
-	"WuOJAo+8N+9ggGDZKTgE4FLBtghgzsH1AL34WHQDgEEA/E9NgeBVEAzDepz8OfTDODrqsG+EWMHb3VDN",
-	"RG31GiIAc3kr1JjZjWYQOE22xYIeirnFGsIXiRQMtA3BogV3Y0oh9wFWFjsqTpRjENwCmNsm1QiRONPp",
-	"DRkyiZ53WOg+we06zfPgvor7o1HvkmVXgHG7KzdiO1Hhjdg+jWETMwF8I7ZOYtK+YrwpCz+F6cq0cSZt",
-	"N5P2bS9kM42BXShwYYlUTjQLEWdRm5dPHrOL84tRQfL/49V338IL300a3E4aAZsA4eK/YFj4T6phwj+M",
-	"+GnSeB+Cj2xCUX7Im8rLJpDIS/E4oGbfyLwSujhUU4e1Vzw7BU03j8FgcMm+v34clMpdDuMHQy1urz/4",
-	"1y7XfP1u+L6N/+jn/7j2/xjv/OPHzmv85+D9v2pZ7X7x4cVG8fg2z4aAJWKo7QVRf6IrcGGNoejFg6g7",
-	"PZtd8L4YxefR5bTHB7OROI8vo+60z4ezM3ERd6PedMBHs3NxGfeiwXTEz2eXohvfUWAABdRPQ8YZTqCc",
-	"A7Tojaj0Tx3M+rw37UaX8YU4n51174d0/2kq24z4aQ90iduWB8ZvTPfIjpzfuaIkYwL13z8btiEovcMz",
-	"HJ8saxeVgMi0F/XjgRjORvxseh5dxJeiO+vx/nQQDeOROJud84vpZdSNe6I/G/DhdBSdxefiYnbJ3bMf",
-	"+vwe0ur1L+poa28nULcxmfQEdC0kwuLC7ROmUs2/EdvajGW/nBTOuRFZ/hxK2V0V/ADt3wgPcpb34emd",
-	"uS0pBPjd+6cJvxH9abs/OsvS9bIBtO5+WvDh2jm6cQ36ZdopTPYI8VzGZ71p7zIWs1k84mfdKb8YDvls",
-	"eNkXUT+KhsPh8DIanV2eTwf9s8ve5Xl3MOVRd9CLuB/sXfgKSOMnqV4e4Ptu1IAK77QSt/cfuZYaxvC9",
-	"svXIscIpJUpsnIkmtiwVYJvHkJyT4e8Va6WJ+92nzUjlLHh6zze7uGClgR8+CPWmaEmzzCkk72C7p2zS",
-	"3bP3OJweRSic02P2J3yxdop2T6UoYeyAG7fDwmJULgyySKhTiLK4J5TirIS6YoVa9Sb3HUQ23EzUisu4",
-	"hY/5CnbW3G1vAe+ClpXl6GYlY30n2Fnq4gOvLwc+/QM7JJwBuNZxPIonPjDoc8uyqD166+4OH8kgyV/4",
-	"qVJH9vRFfiWsTQh4LmuRQdNBVNpysKN/52jH/jr3fNK7lipPZCRO7sv+rbC+bnGDrXL2jL8/Og3syPtP",
-	"D6Db58kMXN04Ha3Z8zbJVBh7xaykZCmIWZPxkCUIfWjTHsBy3hnd17CNh9fgri1uKpwjW5qglH6h8gbj",
-	"phFUIKhruIxeYU/t+xU/o4WHQAPuXJuSvKgBWUqpVUljyd3EFNRz1KRD1jc0wZQabFeC7qZKF1Gf6R66",
-	"v95kjAwU3g57tU4hCgbJpgtpAdAasQ5tKpdLEV8x7hQadUOfwRTd2XonNac4/FI246jbvWsyI8y1bneu",
-	"9Y1QL6nsok4WzFJhFsmWSWPWjrAFT6HI70ZU42jwW2Pc+J/pxbK/+u+33WfpyP7vz5ffRoNv4vO/z3pf",
-	"/3v4ip/9IC5errtPdf9FMtrdFnpJrQNKbEqfD5hZ6I3CtGM0l3eqoO4ylqN1FDC0ukWkoEVtqmWeK8G9",
-	"g3Cnfp/iecHgY0b0duv+uT3SLUWaUrZ3p5KkMfh1+p/QiuwbuI+YFPKNoSuo0wqKzT4rZl6N96JWx04O",
-	"dEzLyqrNgq9EwKxesVRvUPUbu3+in+mfIWtiCwtUf4AlmCDrhDLyt05U/lNuAlXTZYrUsGc/voPS803m",
-	"0IRJdCpspGa2S/72Kb5xVJ8Uc2AfcPMD1u10Lq8KrVXBlkL6x02RBhgopoZ/vCr0/dpHtk/1bvLa8rr8",
-	"OO3DM4ZbREyLa1izVOLewqK7OOWb4sk6BVirvnAbj0EmfRNfipyPNKAz/rquhasR0TqVdvvKGRAZR0hF",
-	"+mhd12EkfESVPfDuMfsbMl4sUwNO6OvUGIgQUn8ArJw1naGechXrJZtKawL2/ctnbcNnglnx1raIc08U",
-	"dL7jNtOVAPEGc/+yUDbWlhmrSa8qRP2A8/v4Jx0TMJCwHtuNON/bhbWrxntAnFOzGsSJV5bfiJg5gmhD",
-	"3KTt4yZtjJu0IW7CrF6nbg+UNSxdo2Kw4VvGmVnyFBtMuYPLNnqdxBMFpTbsiVMKYD4PDEvdN1bwDeNj",
-	"M6tUz1O+DNw/rI50gmFeODzOSHb/aAHLyNqqmJUQcTBRVCfG+GolVNx2qxLAmrTBBS9icpImeo5OeK6g",
-	"0iXiit2KVM62nYmaqGtHpTOZZJUcZNX6CWGw+mtdgFLarqicIdVrgJL2TvJvtE2kYlEi3Yd5KiYKi4zc",
-	"gQHEE2k7jMK5VDArDaMiMxEzPudSuR8tm4qZTp3etWULruLEHb21MjDm//ov9lInNAi+tguhrIxgnd3l",
-	"k6nY19p5CoZrNXTsNY6IIKS4mqhM0c/g6hDYHd9BXOKqSLdAzIbIF3aq1WHXmHKcCgi0pG5WYzeHL9gX",
-	"X2C+1xdfjLMvTLcsfPHdK4xy+MYw4VXWGhNyB0BDD5gPVcFGYSpyB98LWrV77cH6lKsc6QuqVKD7I8CV",
-	"NaWj93USMyMEZUMDfbZgdwCKHYM97lAbvsWUTfeWiCcJEMGjrDt1dqdhzdDzqzH78XXYYnKuiAiqu5oV",
-	"K7Pv8udhOzMAmTJhsCZGyVLBY8emAS0ub5I9Ub5LttU6YNO1JfU821I4Q9IwKH5zi7VWWLUJXw2H3R4r",
-	"1bd6Sn20xOolWF+5FO7n7DfwTIMsM3sAecCEvcrgZm+EWAH0xiv5s2Bv2Q40ZYicQSrW/7/RoN1jRlNK",
-	"EMSr6GymFMITSx9lcrQol8JYvlzhwIqhIiozwCWeqELciK1SEUkjteowgPAibDWQgxFPATXao7dCG68d",
-	"oLWM9DyLmcC6AmSbIwkPfhY6EaIBTBEm4ThZpNNURBaYJSTmJDq6eeC0qpnTuWkPXnju6qzJhU4tbALF",
-	"TeEUOM6Ihh6Ag1D9bYeV3WK4MGXXGGsjN2FN7yKjHybK+8lakD+NCab+7lqHmRNGyIUJTKUE/OjdZqWe",
-	"sNeIreKrFoIcYcUzgLDgSG+u7eyiWa39a7VC1hz0MUYaQO6F25OARLXN6k2oikivhDJZgQN5xqBWcbes",
-	"sMO+QsVnXHjPRIUTnw0/aYSs6eRvC6Lu5XLDiQo/NDXfHcTHhfKMnB9SiQ9u6hdfICNzfDHLU5YpzRhy",
-	"7mFwW7i7aINqaCsnU2jDT2vflIqFcBw64KvY6rWjXmSiVvtSWjy8AXXlh7xtqSj032HoSIdaicoQsMum",
-	"F9UFP4UTz1kpR5AdLNQE3Bs8MAG80zE9PKA4AZRo0BBHzoXJjs9XaapTA7wdOAlAAFDPIuQtMJEAG4Hu",
-	"Atw0Q0B+Qkb8kH79y78NOJbRtz1RIQEQhC0Syx5wYAcAB3FyQEz+xwNK/AcQCQz7z0T9p91uw/+7y8Nu",
-	"l/2nFpKgiXwbYu9hi9HdPXd3GaeArgzclRysIKjDKmhmItP/Vu4SQU9kXxu6dxagDejnkfu5Di2gjBQA",
-	"r41rAQP8my7dm4pQCUEZKSGoBUoIWBEmIahFSQjqQBKCGowE93gdQkJQBEho/rSW0Q2C/80wER9RbP1M",
-	"erD8NRgIzamOvR824ojvZNnZkH0j/+Yf7vfdw3U4CTC3IkoCPQDrVsZKIHp5KWy6bT/CSgu8fYQ0lsMo",
-	"0K0ZWEt45abjrxuWCGd0wNNwvp7m65MfsuXaWUJqXlClxNvIWQc1KqCjLLEC7sbCwuva34itV5Umqtlz",
-	"vKc/KroZnEyN9CpHZWvSSwOipQDUfIE+DLBO+kO20OvUgPbK9NoCMwI/RqbWg7YE/R/pDLjNdMLJrKNI",
-	"GIPKMqhYTqwgJJDToi5ZifQAqxWMQNQ8fHDTK0uAGuk4Ho8wHRq9DGI2E5FT3bFWLXWbluMIGsSbxRJs",
-	"ACWaC2swS4m+RmwluwEsE3iDXls3DVR+8DtOTYh0BnYbr5HZOQvRDcZHO8ExMlF+iVAQYeG4u40WElc1",
-	"GyLxwljOAIPIEohSpJcr7mMOxWxKx9NLGUru/pZbR1jc2qPYYf+T8Ufm+OPaGSrNYbfrbM+KfZVdBwMd",
-	"TRsQCIY1R2/fYiBPaUv7BiobCC1sDw17IT3bKu5Ghz2aqNXCaWLQyWrKY6aE3ej0xlsfbqnsRkYEUObx",
-	"u9KVYW3SGtqkqeQGOwwSg023IjVo9/c63U4XmnishOIr2Rg3Bp1uZ4AOwgV4Sh5iA9KfoUttbUEKQU73",
-	"u91Cr/9VqoHCJaZtSTUvmDudBnwSDzSUK34tLDV8BUh5cMnD5/vdLhbyQcYsRFAKUvTfFMdA8XkscExf",
-	"AEdITbgrHzFP5K3olHxH2Jrb+FzlxjN5K5QwEFTlc0gbz224xmv36MOl2+TI7F25F6l23EWsDfiGmHib",
-	"FTSgL3DsOYlxFA4ciDxCcC6BeBIOdMwW0lhwo5iAsASRGcCjdrsSdNQMlNaSNoUQ4QEaDCzh6MXIvCwr",
-	"rUHbtdJYGTnLOd9CoL2dTXxOUz66i27CD1cJl5X9u+MKsSZRM+t2up0hhBuroYyd3aZBevZZ/Qi++fD2",
-	"F55ZZlPeSwh0vDpbvkz2UoOjwe9WQj168ZTFVKBR9JxsuGHTtUwQNheSrP/30fNnx44VvHIlX61EdLez",
-	"5Qe7b29qx+sHdco2FF8AbCd7zeG1B2ed98wdWnbQwU5lXJQzlNE+hCapc3Ohsm4p56SHyAzKNWCj7iAH",
-	"+pkoAIJHXmgWawsKTKw3qlXcrPoD9NI3sf51GKH7PPSFBKLrONkw6g5+gQ9/6/tqs2Zd7+wgX3jDltI4",
-	"Ew4BAsrre5Bwimu7l2gKCqWbzUqbWtLxu8geg1fS5B4H7xMlnQW6DhabMaYCcYChi20xpot6HZrTcimo",
-	"EfuNAFID0Q8Gd4c9Q20c/CnkBXr6osPcEmaaDbisZcGxOFHoV1G6Rjdueu0w8rMhS8rbanXUijN/hHfk",
-	"8KN/0/H2oxFM6Rs+jeJ9OUxEWDaV09L7aGOgr+NQ4n2czG+7z5GgNIH3QWOIJ7fuE9mYH/6Nx9n0gsaw",
-	"Nzj+yAu0A6+1fgYYbe65/uXx5661fs7Vlj5n8IyfMMSnZLqBI+TgQcOl2jkShWOXHbGdQ/fwXZZv8/4A",
-	"64YoTrPi3fZeb+CzlcQrbFiG+o9hGo5TMStsopql7DBg4VoF0LENs66uwIgqwHR4LGU46igfpgJ95pDX",
-	"F2s4cJbAu9B6JPSPUo8fFhKHgIKPkl+t2P7eTUEksz2ig+j0RapnEuAuM2BYs7ctSn6LJ/On2NTmk8me",
-	"yigPn6YHEBx0N977JCEjOPzI90UwR3johOP3JIN8hCeGx5/4VluIhf66J/Xd+6Ac//7x9fvS6S1nfqJ3",
-	"dZUR1YETHC+lKgnP+rMLrkFH3R1GxGCoGZQE0MYQYI5DEO/4uyo07kKvEt4yUc2IG9GWygiFHeIJKSiX",
-	"wu600e0gR6EIQ6fUSKkFxWOQusj0DD/kWMpEyTiA2rGY2v1QdBSxSMbYKyZDYKDTG5BlFmR8xh34QnOs",
-	"Wq3vleBptPBLsXtu9+XlQqkleVVgcTDTpDbLFMA5G+MGLERe4Or/zI9uCTmwrlnEcT4ys5CUcvRGbCL3",
-	"aZmNozXPcaDKepfd5MA2nnQ/d17z67GOg3zjiVRxtoZFToHojfVsoijuH2KLmEN6d4F3PIeoVYiiOcxb",
-	"oBW729sibKFXwpt2o6utqifqxo3e98hvddhLUtOL4rfQNBDu26MVx9LmWvG9hfDxA1RQ46EY4vWn0cFr",
-	"GwGdpIN/dK3hqPJd3aDfm9bQPeHoP/ZAzr9JQ+Iwj8HTlVsWTep41LoXv8EuzB/GbnbYC7GdjA0dYjcw",
-	"AMdtHmWPo5N/DpYDdZUeU9SiBqU9Myb0Ook7E3WYa8Hn6pjWl+7CnzzrV+ZZuD1/sqzfF8uCs1XgWM5o",
-	"iFO+4ck9mRYmVZzGtZ44NqX0hiFIPRlHqQCaDopsApBNKdjEU+HrcijiHA67A7aT6oE46NgQy1i+zXI7",
-	"EDUdk508Y5MGAucBmwoLsRfM7oLMHh/KlqlP3ERPCaBmOAuQXDN8y6B3XEo+FmasTBIKsRvKqcTkEwgB",
-	"K219EgpGlze59dSEOeW5LK0O+xJuhWTePHclS9DGYNnEvXQB8cyXlRopvnayKdHzPKyL5Ue1LBff/3ti",
-	"uuUpfdZcN8j2909++3vjt3TeuarzO5/MZoU6lctCXpPPZ5nqeIvJK55vLPmW8chS8gyhgHfYV8qzGgWR",
-	"+luRp9MTq2HHOU0dZ4E3/4qM5Vc+2LiYfx7rz/R4InXWCVg4IEfPqqP8k3zLmEBIXdoxL66Uj5fzB+9E",
-	"hayZJjmhAlTHna2GGfK+QCtABGqqRQgoJTnAAm0vV3xBkMhOOfGYVpB5jctJcIXkNwzHYlKg1bpVxtU4",
-	"4JbusB9SaS24r/enBqLSR/VYlCOIoS0KfWEoWAL/YRt8I+5OHbt5Jo19BLtyZ1bzOXmK3QyOu4jLzPdP",
-	"P/F9OMC1xzQwD/K1PHbu0YFy0sF/tV6aAjBhrNfTRLQRwp/8MO7ARQsR3WAahlS3PJVcWTOGBljkpmFm",
-	"vYTKhp9FqgMf4C2kclCnXfHTOqsAWS99Owjv63HaAdl+BVPI+3aCicqTi3w1TKHzhS9ooE9JAwkl+yLA",
-	"MUAjwEp9wrOCX3gpVjrdK45poVO4qfMn1Tdw0ZjV1tEKcPyM6vYTP9i9D9+5/xzOh8jyka7z6tVCm09O",
-	"qed6JaDCWKgYMTd2aOhrrLG+Gyf/Gsb3aTm0+0aGO1xPdNjgGu+5P3P+zUTyy1H7rEaPfsppCtFq9tBU",
-	"1mj3BNr6qtzB0JfKlDBimlJFyTrGEitt8N5EzCjUXsyfmSgIvB9SaPboG44WXmQNgu9Hq7+tSHY+49OU",
-	"FCIG2tw/7GEodJE+7TBg9//TT4MXdPRgZflRagdMJ/FB/X2iSnklU0G1QxuhLJOEAwGX0O/p3rGFGhyA",
-	"VElk8X69tkHmgZwon4NHVZAYwOqw70CJwTO74AYlQkBZqVl/0WLbLS5j8L4e0EGys+mX8Q90OHHKdzud",
-	"tEx/tOOJuDlKFFSTk08oFHibh+/gvydpRHWt2w7InPpmbAFa7OUebzs9Q1crwQmbBYrGUREbs2JnvKya",
-	"vNiSUs8w+7vasTCvL4dGqfBEXo5ebW/Iflho/DtrEslVPFF5fyrDeLLhW5/X12HhsDtkheLbGZYkwpsz",
-	"me5eqXTmOtlXukAtkD7ViX9JVPybYg3VxoJ7NFdc8N2egtRf7Y8mvf2Bzcv49/MHjyp7mriuATYu1Fgt",
-	"cpB4hPBHlH8nTCtOOIIeAu8BbhwUUANqC4fXuvcYzBMJM/DdkGAVwhyCN2TNIhzwRBXwgFsd9o3YUjNi",
-	"SAxJhSOJmDBAANmeBkz1Jh6a6yaLyYKjg08TsU9i54C6n7TqqAIrvK8MM8cT7nxmIquKeVyArT9WUpRA",
-	"8flU8zT+kKIGny6dcnUj4poqhgBQWauK5kTteorD6favG6lMCC+DKtG5h1WFxABVqnxwtythQ3df/jvW",
-	"LKn8yStHoFzCsgAy7FyXAWF9JTTlXEuDHhFf1opUGiKe6195koS+Lzp6yIqTvWLhoBsTGPN5THdmUoua",
-	"cwhEWFbUA4QbywZdplN2DpA+Md+agFkdQw6Cs1ydHL0mL00qsNgfAa/IvwBDMHQCU8HjicKzaSJOqVdo",
-	"FOyRk88KtHAk2fsHCFjA/hRSNRAquyade1rO5aZGuo2xx6n1cNK1sLXFFO8avO8VByRPXFlK8tg3Dty+",
-	"PWPhSVIYCv41gL4S5/Ge4fyG5H1xc4+aAQUk7T8jCfcrVrkuLuPB8hSCeLsv+x17AUsAvGCNkx0XbvU6",
-	"ZPi6KWFXIdxNqzNRzwhbDmtZiujNDPBXhMnc/4kVKfYcCgAGBkKlWgnDmkWTJMCistk6SVqe1+N4Ur1e",
-	"HfU2ZDLAg38Bo0Q4JTNR+YdTQp2eCsfPjWZTYTdCKIDpWwEU2JJv2dQxRfhVRvCUsxW4ZTxJ9qkctCbH",
-	"+N93zpJK9q+fNBk+OSL272FIvivriYoK9qPdZYShTdciHKOBl0EG5lBj6yRG9B6lN6xZHmnFqOSA7uM3",
-	"8YqFAIjq3w0C0i4yANy6OemVUKUp7WKp1i4nyWok5qnAqiHLEsEBsUbulS5Lqf4mbOmTd2pcc7fxABQw",
-	"7GzTkdNUJHrDQhxD2No7Rv72042RwuNrFUPCrjR5g8K9opDu2FdjdTY8Cmf+2xJ/jp8c94HR2fllxd7n",
-	"K8QcR/RrUpBh/pfX2KrhSNg7ByJApu44DGAUgpGKeNTAirCCEvNXwg77jjxF+AO1YUO0AErJJd3N+A6v",
-	"WUfHp2q1pvIFelqvrZGxoHadgLzYJPYIfzqDQS4FgEZ7nNsi6CWjwxkchvcMMtxR34GfSQNZyl1Wg3Kn",
-	"+NJD/sH0WNMZ21Qg6Zei4wzraxzccxMegDwAIr+zo+sXSsItDPFXwkvA5dlj3iuxIfrM/CcF0qxIyc8+",
-	"ie/PaizEeUjoROxyrrLy/fAdtWl7/8FqeFZ3Rfp4mEGMsoVOYlPGnATI9RzOLvDoPOAWD7LagNxPn/nb",
-	"Wx32ZQ7cmwoP+kN47BOVsS4E0SLcYT7Va8t63S5bQiOEFQfMmitGmHUs9HDABMBdhPiFpCPHazmFBzzs",
-	"Mr7VasoQ3udguBd/ekYN9D69frA3ZwibNf6iZ/73A9vwtbAl2Q9A0AUT5E7H8yFElE6rMfpWA1efF0Aa",
-	"fMNuHExelEvDcQdcqNhc7fQzwgibgXKltUqEMUxpAHtccFNJOZGWbQVC88MfiJLpwU814jFIqKmEVwAK",
-	"S4K5dggXLW2HPSY8YE5BNBp0JQW/gtxUqxu4xz/w6H1eGffHD2vgI49/Ztt/phLabc+9BPTDQsx6Px/A",
-	"lCRvgdwJa73a/hJifh0G9rZUE+WB5JtQ/FyEb24F6CUhu4CKAInnYCQVHyqCPMNDkQA/2UTh9V3s5laH",
-	"XW909mbo1gAX82z6BTcLTLMsaAsAc+p0ifFEZR4c1D6YEVCaiHDoXkvp5A+HrRxrvZQUgJUFBIEOLsIs",
-	"m4ccyIUMAD+FYBepnpiyLz2aqIn6IZWWgFppS5xWEa9TcPwZq1P34BdfYAOSL75gRqjY21D50KlBjQBx",
-	"Q6WideDLFPXhTkJFKeD0pkCVxjJP5xTgnOl0JiQCERNN1DFbGMJzbA/0yzLbT2CywWR+pXrJvUz+saeo",
-	"q3pZnhHBn8z/92bWIcfjjNpveaHheM8hiYEtG05NUofHHhhq9JAZQT8x6g0CpBbm+Fx5z7gQXEkhMcFl",
-	"h/2ANeob7n6lx7vkYkdYdez9sBXWs8es79IC/EGJVnO20kniebFTURHhlQLIafYB37DFcU6KlHOCkm2u",
-	"tDFympB3Q2maXcsJR2WlWnv3G8zur0q8teG+GMlXuJyfkL/hF072H+Pt5EU+fvsP/FN7m2FAx73N1Erk",
-	"D5ZF9VLwYt+Tco0VHdWjh/mhsangy9PSLEMA9YYH2/hcyJqvwK3RfuXGgATUyloz7nKAidplAawJ/X/y",
-	"n59xY9vwrvbTL0OfnJG6Y6lEBGnYBIvrNBPKA8H2D1fos8E/2EYqggJ1w4HITSsgfyRCV0Q3iZ7TIU/k",
-	"raA46yxZQ50WNFoo8okOdf5aCmMc9UloGBOG4UTJeEzd14z4yTdHgqn73+12JfyFmFue/b4QuHTue44x",
-	"JVIBYf/j1Xff+gfoKxMFx5nyyLmNFvkJ8D2KBF9mK+N2Yf4gy3qDhDJ087+CX/4ueBy2KN0NM85ZKGNs",
-	"PANfpCksIBGmOuz8JSeN3UkeIFbwtjVDeG1qp4I7LRl6DsEygBsMg+a9UcaQrcbOYDJOnH6CxKCVmSi9",
-	"EgqlDnbqdAMo9KrANTFFQGVp2FQjimszHPYvWbkPylRstYonStqWb9KIrxAe4bXY826xtgYAqq9yKiU5",
-	"UKFlqyFJeSkKC87mfIX6ctZToxZGEkbw2QkNN0F45DTX4g4LcT/mUJbuEPUymsMmKQSi64nv3aThDlhj",
-	"3AsmEE2dNMaTRvnWRkC/PI3h6oj3Zt2oJ9oX8XDaHkajUfuSDwft/qwXd8X59Czq9eAhzEKfNMZqnSTB",
-	"pMEtPN/v9kftbq/d7V33+uNud9ztdrrd7r/gGTesSWP8bgIxYbj/SSpjvmVKzhd20ngfTBqrVNz+nZsF",
-	"XO5+4P/BZxf+bUPRiwdRd3o2u+B9MYrPo8tpjw9mI3EeX0bdaZ8PZ2fiIu5GvemAj2bn4jLuRYPpiJ/P",
-	"LkU3njTeu7NZOIsTVcntKvfarzL8K+RGoVuIEBkA9sgK4XroWINjByd3DUCJhvTxRxPrT3SS6E1ZsINo",
-	"Ys1Xr75q3UnGO/WzjdFPcPGsD3p6GbRzfWDYY/CNfive2jwU3OqwV9Q+KIsFl6U8oCa48zNmnM3WSTJR",
-	"dKNUbLOQTlJRKBpj0OwOIeig2D/VTNTMqQxRHgoFqKpSywYoAU+cFQTRIOLYpZwdKsc2WSLUVSGJFB3E",
-	"oEKUwUIL0c3QzRnH6cwGW4/+a7/N7vodODMqW/PZuDOu63wYGEX703/xO/Nf4NG0kG5ATOeBIbZ0Nyd4",
-	"oTj6qAO8BgfqZdaSuOAPLgbHHpRjdHmVF5aDTYVlTZ+fQgkxYct3kd7BHC1VnbqvA4aMCbAExBdqO5sE",
-	"PCqEK1p0rWOyXSUNoxWwClYeayKAByOMPbdMzkgoedXLvRR3mtrtwzTN3Dngtv5hIdQTfAAdN4UcSrDr",
-	"ZjIh7I1iABId472Cz3uH8fq9wR38dWN2v0DyzctsN+r9ub+pvJs/ajjPb6LnIXvi+8cctcTVHi4FMrRE",
-	"WHEktvdM8Fuf2V5kWPEaWx6Xu0FjtBzOMyM+1iHuUOI2SH6lQ52Xs16xnSBeQVEjXkr9VXJeU+tNdYP/",
-	"Y4Tmn4mZ3T3gieDQgvHPc/25ggPxW/EhJ5qqxE8M1L8s9CzPS8UPdC+noDzzvdx9AP1QVH6z0IWXY7r8",
-	"PWLzWQvlVoeFw36f1XUw9jjohhVSD6hdrMmw2icqywfMXzLOUnx8yo9HyqBQ+5JvmU1989s8Uu/z94Cx",
-	"9fus3EI5GxB6k6dbKzyiHlfs0avHT58yXGhKTsZoWxkgYqIovbnDHlHsq9ftD7FFvbv1++sn7YtigoBW",
-	"gjKlbim1MU8TgI6GRie3kCCFbe3rFSP37O8kto6T+dxi6y9pe/apYu7qn8z63mZp/5QFoH6/gPL7Wat8",
-	"kMlz52C8sXp1Sv5m5tV7ZfXqa74UrYBIkasti9eCibcrmW477Kmqqnl5yzvgLdj17grAR332FvgpM+xC",
-	"hCriS02ZRB7nYSeTq5lLDqwnbF1hUhgJoKDmJf6RFKolCfGEnsbgD9amU68vTqOBVhtaiYlaK2nRVV0L",
-	"AQMdNkFSpNrZnPrW/fY9Zqnm51jm2C2O/yvx1lJDZqzGIZM0x4gvwMl2aizyTOXF1yMWCwL5QTJZbSgI",
-	"t/J3wL/9VD43Dl7nTnRHjjWVTpc8SQoFLpkTasex8ieP/525Hh25HtLjd1yOoL8u+Y1U85OV9/0+xax0",
-	"G6EYd2rGGZaMY6aF49u+yi5k0LM6JH0zDJicYSF6Kys+wXRUKD8BL5tUc+zwMUNgnFXCI2EmKhEzSykT",
-	"wP15mkgBiZ4Fjuq158KNVLaOVSDsa4LwKJj6IFjILsBkgBu5WvlgjtEQ38GpF1yDELzB1pFQ84MJG1jS",
-	"7tYLXAbXVd8idloFfBJoygyaefjiu1fX7KBPJcyh9yBdeKIQ6AwWNvOLGGd9VRuQIPYW+FX3e0db3jyZ",
-	"KMhG3u3lvODKreyczAKlfTDLmrH3qLwhswm8vcbqtFDWLCbqRgCKEeKAO/tnBq39CkvrxI8zGaWKRG2l",
-	"5H+vZXTzDw2A7p9lneTz/OB9bnWSvytX7R9cILgj4E8OVS4CW3Va815tHv2ytQl3XhQQp6BCBO/WKPWe",
-	"LxaAUaCoFvH5uWj8em07qkPv/Bbr+48i1FRneRCoZikQ8/JUGnCim/6FxoESZO/MqzK0XEDnJEksAYcE",
-	"PMQimCgCuSvJwmNAMtVuyFQa5v5pLL8RAVvozQSMK0ioyyp/cFDN0FG/VPOwJKGdiAlYuNEqDFgoErmU",
-	"ikPyHZwosPoCsAjR7iRLyZcAUmCirAKFZsFTEZL5Z/WqFZTrhHNoM8TlhzYCUikBaDleh1+lep46q88s",
-	"9MagGQ3NyrLZ0xUEiku2+1K8n29BzflNd85A6yzSaXwa9m221tgQ+0/kqw9mKnOioYMs5UgDjcNyRW9U",
-	"tYXpyShTqFxTYwyeJHj4svJ932uDmmgUshr2H5qsxcVv99TgFE5Ayimt+h8FMOd02i+vz7FDAFgRx+3s",
-	"7BA8NQZwnaHAHR4mE+5W34jcNIRGmSjVZNZGs5B78o0QK2/i0mvyOJJ7tQ/bTIVQLBWRkLciBuRqMMHI",
-	"H8vMOoqEMbN1MlGA8+qkc8RTOEAUOdA3Ii4MlRyzvpMnG3Z77r1ZJnnVWt21JyHjHgUzAuikWDglFZsl",
-	"cr6wLNaC8KEBexYjZWOqvYdeyG44EwVtbyAhHixOpyGwubCGjN38w28isghCZkAzIB+ENcxuZL5Ceyrx",
-	"X8IwrmGvP4r1+Yl4AIzwJb39EGAOrB/agqtU3Eq9xloKpVmilaP/jU5vfmlZ+nvJqUGiLakmlmhnPzMh",
-	"R9kdkKc9VlyhMORG6Y0JnNSUNc14nKx76T/zKSHK8RuHQJn9bD8nRGYATUvz9fF7lf20s1cPp9v2gpvF",
-	"w3f0y9+5WZzcVCniSisZcUDqXmYV+LSrBE6J+wEYAY5HhoUPhazJs7h+6UIrwPwAJ0HcP/Jq+RKSwlTH",
-	"21boXZIIQ4CkdStSA6CShKGy4SZHOclce4gGvhCpCBhPjCaxgkkKiWDwVCwtACDvThi/m6UkwDNONZz+",
-	"W0SWhe9kHDAFTaY2grvdfB9StRz+zcJ3U8GtCVgCvUsCiGjSM7k8g8foDU7GYFYEFgCH8IKw/LPfCXdN",
-	"KP9owEL8TDhxqsFyCVIRb3SWoxMqU/3W4+xbmQDIKhhtPI7xbglVibFdtAJfo4Ly0uiUMNYN2olKOxFp",
-	"hVnxSLDmyyeP2cX5xeiB8Vk1wkR8JdU8YOJtJFbUr+X7v/S7/QsQ1PDPS3Brw70ibu3rs4Ab8LetI547",
-	"C7iXOeF94s4H+KEvdbReikMOIE9lPtflD1bQ8zXJBPGWRxlDy1yGvAw7ehqf8/zt6ckNUvD+ByY7eU04",
-	"YJCh5I+1P7ZwCDEOgQkAEPiBuk09g9q8dOvPPOKus9HbEZunjkPkndGzTxaZ5mGSvy+xf2pUMz+8w9Lz",
-	"j0jYnOUAuHcj3IeOXg4ksHjyDQCCv42pLBXUrlaHPYHC2RVPbbJlcco3KiPGsc/yQ+I1TNqJyhC53WlM",
-	"tugezMSRdeyKslQQLzvI0gVRhABbX/JtdhMDaQKgO+CSTSW24WFTaZfc3DgJ1B+5v8wY3gFSKGCRTtZL",
-	"1YJYpbQsTPXmzSzVyzdTba1efjFif5moSCf4Y+oMMYTZcXd3vZaAN7fhMrw9gOvD4kWM17qf+10U8Vav",
-	"6BE3ObgyJENuBbd32KuFnFnMWzQLvhIsxKJv/N9eSEBGEsHecDLQBhA7EpXuHoVwU6o3bL2q4wCPFE+2",
-	"P4uvHUV8KAv4BBVvqYx/pfQU92lYHCPN3sbodD1LLU1l/Muxot9cOK/ciQgJj3FiHXOkwDpOBm9xVl0d",
-	"jn3ePQZdRDEpRYgblt6KGJOUm+GS3ziBoUL83dn5bGHtavzwYaIjniy0seOL7kWXtMN1mjTGjYdA3DSs",
-	"/8/XuaRkDANx/CrZWSH9biG4FL6FKxehDjTQWpmkgoveXTqPZGyiF5hpGgj/ef7+yGppDOs5uj3jTs6z",
-	"lo7niJ1E763uMi9RcAcRghDSjt+uwm/Kw8j2HgxmmefRZIiMyieP1g0hcFsfr6rsWYgkb99uIzREerDe",
-	"0I8g0eIQFqmaXxe09w4lkAIv/8a29FTD9LWiYnBbkhtMP5/sR2Q4vD2j9gG1TrX4T7GCzG147W2smyi/",
-	"IBBXftDWyetfpIpyn+XyCThKje7UXCOhruC9zpNTSkJoeAMpNrMfaUMeN6e9Kff7k/EpE+et18rjZHJS",
-	"5Xq5UYG1vnSB0gkJ82dsc5GjNf0MYckzq4D4ASl594LbCnmGPbkVMsaJr/BffpPcZ5SLDFO+/UItKNHp",
-	"eDt+AgAA//8=",
+	"7L1pkxs3kj/8VRD8PxEiPUWKV1/smBca2fJoLNladXs9O6a2C6wCSUwXAboANkVr9N2fQGaiLhaPbkm2",
+	"7NVG7FjNunAk8s5fvmtEerHUSihrGqN3jbngsUjhn6+FTTdPplak7q9YmCiVSyu1aowaVyLSKjbMarbm",
+	"0rKJmOpUsNQ9ItWs0wga4i1fLBPRGPWDhonmYsHda6Y6XXDbGDWksoN+I2gspJKL1aIx6gUNu1kKvCRm",
+	"Im28f/8+aCx5yhfC0pieRJFeKfs83h7S9VwwjpcfGSbj0hga/clFdCaGvD2Ynvbaw7jP2xdRV7TP+cmk",
+	"F59NB6LfbQQN6d605HbeCBqKL9yTPPtk0EjFLyuZirgxsulK1M5rtZLuziW3VqTubf/7c7d9wdvTJ+1n",
+	"b96dv28X/xze589e//3/18gWydhUqlnDLdGOPfphyX9ZCRatUqPTEbNzwUIl3tqQ6Sn8tUzFndQrw5Z8",
+	"Jjrsh4W0TFo21SlcnsrUWLw2Vn5tflmJdFNYHPh0cSEW/O0LoWZ23hj1T05hf/3fvbrBf3PnSG/HFF4L",
+	"u0oVE3APW0s7Z6ERv4RslgpuhRsnV8zOpWHNbgCjjsWUrxIbMGnYNNUL+NFYntpW5+hJ0Esao25QotjT",
+	"YZFiuzUU6yf0Qi6krSfShKczYSxTq8VEpG4zaH5WuwO0StWugSbw0tqB9rqVoeLh4m/pcHXd9b1nLWh8",
+	"yxdi18ma8YWoOVYX4jw+i04n7RM+nLaHYhC3z6P+pN3j3am/Vn+sZvixz/VMPY/FYqmtUNHmO7HZXpOX",
+	"/FYYxpHjMcOnosOuIr0UsdvGJjGNgC2Enes4YKleWdFiXMXsViwt6w/ZXK9S02FPmFsBRxB2zu1YpYJH",
+	"c/caWnXWNKsoEsYwncIHpyvDE2ZW0Zxxw8Jh94IlejLZ3ExXSRK2HOEbq1MR44GR1rBbsWFSjRWcBfdO",
+	"m3JleOQm417i7hHTqYisucwmBU9nT7hXuNFPdLxhqVgmfGPobLlvjZWx3K5Mfo97XK8s48yAsKAPuPdH",
+	"WkWrNBXKsni1TGTErQA5YirMh6vYLQh+TNrL8nBggJzFcjoV8DL4rqQ1kfkO3kRaTRMZ2bDD/psnMuZu",
+	"4mM15TJZpcKw5rDbxc0xIr0TKRNpqlPDmidv37YYTwVT2tJMO+xHIxhn01SYOUu5ivWC3fFkhTsFm8LH",
+	"6scfn3/dYkuRMnfEVCxihuuNzDQ/QoNpL+pPzkS7Gw95ezg5F+0Lftprn0RncV+cTy8mvUwyoXTOD1GB",
+	"StuOTHcy4pPDjPgFNxZ4Vx0LuILl3bCrq29YlEhkx3OhWOr2VonISjUjGQMMmkRMwo1F9ubuFPLOrd81",
+	"UE0q+MJtrlkt3ElyPNhJH7cJFg7X0j0RCxUJpu8EkkUI94UMGCPLdIOCgKoukZtWG+bVfv51Y5cqcgxj",
+	"vxdLl1YsPilHPzmCob9wbGEXRweeUcPST3hv2o16on0eDyftYXRy0r7gw0G7P+3FXXE2OY16vXqWntDn",
+	"Plee/lqv1I7FSN0l2r6AAe+WaoYKRK+0Pr3aqcPzx038KMU3aLxeJcII+3du5ttDfsJSvPzIOGZq3fma",
+	"czNnzUSvRdqOuBFsLt6yScJvRX/S7p+cIlUaFnGllYx44njtolXe/LO4H/UmXX4xPRdn8Wl0MhnywbQv",
+	"enE3upic87PpqTiJh9Fg0ndkIi7i8+hscspPpk7296N6wkgLc9m3RtvE8Obd6XDXbuJLd5F3vkAyDnJp",
+	"mS5NGMB/EhM6ier+eRaWVwGu7p3KASovToS3f+22L97Qf2/ab951g9PBjkn9xOtYzAutZmypk2SETNfO",
+	"RSqcoFOamCuyT+KOAZvrBBUIr1qslo4XgaK84GpDItmMlZO3Wgl3dSIYXy5BVHVYlzUL2rSTjWYtUsO4",
+	"ZVpFeywCJ8aP0qXL7GzQPcB/37v1NkutjABL8G88fo2Tc3/RIXD/5EvUKKRWj5epniRi8Zd/G7eO7/It",
+	"dk/E7gN3mTpw47QB4fY1FpbLpDFqLFbGmbZsIuxaCMVOut0uCKjT7vC86/6PLRydTKVI4sbIjWIqZ52F",
+	"vhPXciH0yr40RCfCAKU2ur1/fD34r/7V+f+cfTd8efr9xavu6/71yX+f/9MtGqhQjdHQ8XYrLRBjrrCw",
+	"bIS0OqtUjdKlGdE0R9uTeV/cif8vFdPGqPH/Hucm/2O8ah6/wlfgQpepL9x6bTgqEVeshQEFacFtNEcq",
+	"cxuS8siy5oInbttFzP5x9cP3AVunjprdDEwwVgtpjOO0OmXirU05g7U0AeMsf9CdYE46llMp9dTpXTPR",
+	"6rAQ7g+Zoz7UR/V0KlQs1Wys4FrlyGgFxPs+aDwlpfCD6CfXvIuEk+nuPEkFjzeOObMhc3qsSB9IEhc5",
+	"SYBcZ/TRHbRQGNjHIIInzOvQuV1ANqEbogDjRBWVbqeij1gI231jLJ8Jx3iVtjdS3bhHw2CsQlqgm1TM",
+	"pLEiFbG7q2DPBCyUyqymUxk5tfNmulIxsHD/ZKQXC2mte7D0vjvBE3xbrSUAvF/pG6DZsMO+13buCDGa",
+	"O8qKiUae6XQi41ioDyKSafaWAo3weCEViGN3dBxpPIwuBjldPCt8ZwdZ5EP5KKwhex2xhIgniUgfGZbq",
+	"RLAF3wBfiEn0NDkdAbjPrTZXDNaB6aVIYTkDxtVY4Y/oTHSyyT3WumQh2dU3sTR8gpwoe4X/rTwQeoL2",
+	"87lycpkn3zj77oP2VNKbHrJpJ0X+7odUMj13b2D23Y+yf/5tuI4rJd4uRWRF2Q7usOfWsc5Ez2beqxBm",
+	"kw4vnRriX2SctTxWZq7XCi09LyUcMUzQRSxFzJpl90JYMWXDFu3Y99o+83r7gzfLcZ0pqejZAVQa1UJg",
+	"Ng87e8N8G7/XlvlP7Ni6fBQfZe+y14Uj5ueS+Z1gUgGw6ICsG516pbjjBvCKbxLN42utXzjr9YPWd4nv",
+	"urFa34AtXFxnTwATHUsB9MHA7EVX2enJyeCUTTZWPEwu9gr8j6bErNbMD2PHXmyP+KPsydZrK6oSeKjE",
+	"20iI2LDTIftO/g0240qkdzISPyp+x2Xi2NgH7ceq8J6KWhJzyyfOPJSGrdDZ6G67rHX6bfuXHsDrChtE",
+	"02Tl8e3YouJNH2VzCi+kbckWg6Qw8Cd0v6ZyNrdM6bWTWk7tRR+UZtwpPCqegKdRqrFapnqWCmMCRr7L",
+	"ZSoXPIXrqYDQg1SzVq5irLnxakb2DP6Nl7xCg+7PenfsFr9kuZt0RE+QUQhxvPYTdJyR4Yf2WzXY187C",
+	"MHVLTHc/LsQFYZWvtX7J1YasMfNBhJtyK26IO5R5SD6hvp/Eg/hFv6BHX2uN5nDqx76TGEsD+yjUWHyj",
+	"I8fqWHz0Shpm9a1QjlKev2JNRzD+Xr0UFB0jh6pxYvN1YbEcweReSVo4JlWZLD4mOfyo+MrOdSp/FfGH",
+	"MrH8RUXFmYFByiaCp3Ak3eLAWSN3zINEeS8nix/LH97NnvK7PhZ/yt6IMh3mFmDgB+dp59wi675Veg1E",
+	"kYo7fStikCM/Om4UCWM+WIQgF1o4k2shDVhJxU2oOBZRxjmTK/cGiF9WPEHmlr3rYUe2n+/N0+xVrDCs",
+	"HVtUN4ePYwzTXGE3ctnBo0gsrYhHLKz5dMia0hr000pcoqKlMlb5MxjoIlvJKc5woGdcOh3dyoQi3TxO",
+	"pBItMGWlglNxs9B3gr6EMTSnWo0V+keUZu663zEy4EkrbNUbwdmCFRMwalzSyiuf4CEDTzPF+CY84SoS",
+	"JR/ruwb96mPTEUT04ye2MWr0u/2TdrfX7vaue/1RtzvqdjvdbvdfjgDJyHP3qVWSBA0ZH5/e4QP+iYyc",
+	"4uGMVKe9wjoXKK7BIyvvQOtYps4ytRKdjtmY6zzOZilU7AbnJ+zYLAjshdtiY9lKScuaE2GBA7sX6LXT",
+	"BpNVLOKyJx4X5V4hqtIaVgf4EznBsk0CTQPvr2TK7F78bDgxt6Jt5UJsO7HLW1Q7jHqL3Q+s6baVrecy",
+	"EUwCr8PdgPWpHYF7APkd+uG3RiQ/VbpQNZq19WUkuLpvx9I4ugPHJZvJO7cuFndEalUejafXrdcjAe/n",
+	"Y6816c9E3PvvpvN9hTej191HOX5uwCRhTvTtIDsSRerLPvYmG7Oe/FtE1o2DvvAU766LbSmxTjaeOLe4",
+	"SlHsBwwcDUyrZIOqkt5mNDxnWdn5/XwZDsyrMWoMfum3z9b/7KX/Srv/mJ3+c9L7/vT2l/PJP0/veqvu",
+	"YrD5x+J/eovh+tfTb7b5VGHKR2x24bP7T0lx6TvsyupUQFYGHlMlnIWEGwKyqkzE95lQXWisSId+fn7c",
+	"e+jsVaqnMhH7BZZhXG20Qo+lEW5WQZ49kwqzSqzBLAQjrHUsy8lO02EhkVQIaTfCjhXQoo85kHR3F4s8",
+	"Tlojkilq3feQMHQxyLJkyu/DY4D8cwr+eJiTSEyFeXppsoNxFiQKzPKVI9fapJDCUqC2ErNmKqYrSHdB",
+	"lz56dc0uMdcP9kTGuzuH9JOuIdZvYRzrCvcc3vsLv5+4WAhnqV3JWgr4DUX4brGVr4G750gxpUStKsBt",
+	"aTozp0Tz6BYNX3fwSmeNLaRaGbYGA8ip27acZXxSpy9tb+7xIvOw7CuejgJh4oTLu5kLyj286rUb0h4+",
+	"NdkwCV6hbPHLzONz1HMeQDA7F37P0l1l2k3FqEbJGoIRHWZhI7eUmRraRCZPbhcOeezTlRHxJVDhQiux",
+	"YcbyjUHmpRzn+NnL7FxFcOMrTM5f3lqsJ+6rRxlSJh/kVILjxm7v+v2F/b25+ufPs2tZzPfCMr5AXqlV",
+	"nfx+EAcRkVAWBn6I5BNund2HS9nkli20sWzQCpyO666AiQ7JgVYsDirn7puvRaRTcDgt+Nvn+NQgGyZP",
+	"U77Zoy4d4FjFqdUetgLlvuKzOq0KCgaYnvpVMIE7a2DlWCfAkAPVUvD+5TTotZBUrnDsmpUO2/vqQrmJ",
+	"v92R1ImFE95X4u7DuTWX3BhIVTU+46oF7AUUL63yxFc/0AMGav1umQYNrnYjVrG03yib1qSm/6AE8QxK",
+	"OK5Zb7y1btZZIH7EwigVsbRhwMJYTPAfqG/cQHjR/W2EvXGjvMHcJ7gl0Sa7Y6xCY/US3oFs8obmhxkY",
+	"QpV+qyZHV56p46Y8sjrdQTmwCuu5dishPpHo4/u9LZC4ZbW+pfz3j+1sIYfsuwaPY+k+xpNXhc1GgqtJ",
+	"j0Rx54w6HW9Y08fzQ0yDR38upttRis/KsGaI/whbFRM7zTPxUsHBp9yI5jydCVDonD0Afmop1kVXRL/b",
+	"fV9D3LvUGOHoHZQY1tRQ3BSwlZK/rEQli7V3VrdU1o3H7uUxjiSBcJFg3GFuPnqE1pzSSuSJpJzumwjw",
+	"l6IWXhnGgDL42xeTXnd3Zv8R2g93lI+EHvjTm00oI4KdjOIQqwZKdTeyRM+2ZVOZebhdkLtEH118IKvO",
+	"mdofglH7ldjDp5+C+b9LOb0uJirptXLaVu42dtK5w35A11bmSUAnixBYtOMeMpDoVgw5hGPlDnEIsYAK",
+	"S31XiOy4Uzo5Px0O+6cXA/ff09Nerx+Li/Oz05PzE3427Z6eR2dRl0fTaMi5OO1OBr0+H4pp/+JsOhxy",
+	"8Pv5eLVfNam+BXMA/3KD8K6zPMvPX/V5eo3RlCdGbHmyioM9uHz5zUh9mPdSyYl3ypfbfypZlZYeKyuD",
+	"H2NhqtR0fHp7aVF3TxvSSvN0AaIbH3aB2ZcmVSLqidaJ4JBj5Tdsz5egqEwmSZE4WRPCfIlcSLXN/nZ9",
+	"DOnh4F56wsCAVb6dW7uHN5qqg6ucXn5Rth8OO76KlLp/WfI7cW2kocVxR9BtkFukREztccuTH4gD+54t",
+	"0MFth5O1/a0KNyvMOKOIIh0WhlbL6eDGQkp+vT5CY9lOLs5PrmYcNr3zKdnWvRhNWIh2N1d2et6M5Uxa",
+	"9hfmJMxap3GrFTopczqEqhun+jgFIjWsOehjcptTVW7FRsRj9bcXT777pj/x9YuDftvdwWI5E8a2Ouwb",
+	"nPSoGFUPx42u+1ivP26EnmMxq8cq/NC1CH1FY6LVjAoax8rPbMQ4M3OdWigTibhiE8FmK2GMiPMC63z1",
+	"qhr8R+CjO2rEdlYGFam6sK21VAuKW+Z+exjxKrH2sXqfbVwm3VIUaIvy6n1nT8oRwmYPkiWHBdq6BM6i",
+	"BKR7pDLZZMowu1qlwAYg22wurWBmCZqFYTaVi4WILxlnk4SrW3w98DHwedV76ArFpKfDw7WkxR3Y6bnD",
+	"tYdahg9ZedLXyWhBM9TXumEGxKzqeHxHlToQcBH2Sv4qqN6SKjSeuk2kes9h5t5sPEtl7DZEzua2joP4",
+	"dx7y4TyFO5+r5crud576Gs0iKXzE3S3Np7TJPaouvd8uB34N6rb7azTlP+is/TTflONeJs8haEJdPQnD",
+	"zJrZtlQPm6flbfVP1BYZwrVCPM5/tqJL7vhWaclP7rvkNLC6tYZ653rPEBjR4J/LqAur/tpaJZsA0pPa",
+	"0ZxLJWKYCRV0kw+uF7B+wAYB63Q6UN0OLxkrkGVKsxlfms5YjdVXX11vlsJ89RVrhm58YWvk63rIWg4D",
+	"FrqjeaOXQuGfePwqxUD0o1OhwJ8EtH8DebV4g1MWimVA+Iu5AUdUfkexJAjfkQqjkzuqHIISpRvxFov1",
+	"s8FNpZJmXvjBWL1c4t8Fx9cNpUzl1Uv+605CJzq6vTFzOXXj67CnVEEP9YVyppwmCwVxjog2LNbA2W+V",
+	"XndYGHPLQxbxFAzrBTe3hiqUTTBWMkbIBVQeTEBReO6tQiyag5ARXUgkQU2wWarXJs8rhmGPxqq6niyz",
+	"JfMlRL6SedYCGPB6zu1lZfExh7m63jAdMmuz5A6cgjfjYTsemdI8zGXNq3hidLY8BGtjBL3TrNI7eQeM",
+	"UvClVsZpabCGBYnhlnKsHDG7oV+yKik4NrNO3WJQpkkZpALuM1IrPFXw8OXWrjMrksTgwrudoORdn8QH",
+	"n47ZBBclAR5A78NKHL2yiMTjjtbfuZkzOKSdr75iIaQU/rVY7N1cpuIO7vrPf/KK71YYsDUUQob+ekip",
+	"CWOVoQFBPvEjSlTkhnkNFnTZX0Wq6U+3Csgbeug0DLMP+beyH6+ftc/HivYUGRQL3xnxSwAUT4Uqz2Ms",
+	"VXH/5TaAvPz3oWPmr589Zedn5yeFsvV/XP3wveP2GzNWRqdEfigJQRDCn3+/fvmCCRPxpVSzgJFpZxhy",
+	"OTg2zqR1nNXQ0X7u6JqSJ8YKBtZOxJ1ICKAnYCG3jqJhVIPB4IL9eP2UXoLnaCGTRBLeyTIVkTRQ0ibe",
+	"8sgmG8bdkN1+xsxtQ6vD3B74opiSm4J2+uvsUJQOgtt2zKVDemNw3EyASC6QEO6PRNF48bgcY1VZTvCy",
+	"uYvhuzEpQePGiI1X3e4gyqRtDH+LgI0bMIz8lju88j5kzbtRxSKAIony5LKyB7JucAlbOc4H6WE5h0HB",
+	"zi1ON2C48WPlSHEtjcDY+KXbHLFY2g0tyxyXN/z5jWO7erHk6DTImB5wk0cGAXFAVG75y3hNhli/mCHG",
+	"Lc8tSHDZDJ3igge7MeqdDU7OBv0LqBgPGsjmGqNGHX7CfbAX3Cgz3wu4NRCFYtSjiCukWB+J0DQHnInG",
+	"UPTiQdSdnE7PeV+cxGfRxaTHB9MTcRZfRN1Jnw+np+I87ka9yYCfTM/ERdyLBhNnyl2IbtwIMhSQo5FE",
+	"PCtqjBrdSS/qxwMxnJ7w08lZdB5fiO60x/uTQTSMT8Tp9IyfTy6ibtwT/emADycn0Wl8Js6nF9w92wga",
+	"RvzSGJ1lOlFRGNXkye2K3UjL5qAWiXi0deCtXAhj+WKJZOQPt52nQrBpSjEfcBGYAPl3PFYcOSKwfmIZ",
+	"QNBrjqzWqbBG+5RXf4tjEyhdOVvy1BndWTyoVbW19xBpxYbOQFPevOvn/7j2/xht/ePnzhv85+D9v2od",
+	"lv4U7LN9QC392t1YoNBdaGOwWsjKJiLRamaY1ZcZg2bb/PlB0GTV+N7BZOJ5LSJLeITwdTyswuRLI/4I",
+	"h+8+LubkIDqQY7/G/XsGiCIm35IHQQYdDKXmnKBuSPUKSvN0CEpJWR8pj+8jsJX7LCywoNroGA18qQ1Y",
+	"vI4gnMD2hphb6GbJwvIgas6sKk/qbF91QK/OpY2/7BwX6GOsaQSePDyzjwwr3N66zOqO0FzxAClow1S8",
+	"CyXWe8iYdWtG9wQFIKkMJRAioMBjCmRCh3GnBfw18aTjQ+NPVLZJGFQ1UIojU1oPUNDdOkksonM2bgzf",
+	"CllTK79sYBmjfksB47EKX7r1eArL8TXYdECwJWup1WFPUCEjVdnpfV5H9SpswMiFbzAWEqD2ZjDohw8a",
+	"1kR7z4sjJ4h0jTYtDULLSINyrNVh34mldWJqwq1cwNBRPHXYt0KJlFudGkiUXvClE1fgsE/5GgeOVPSt",
+	"HrHw30arzmu+fimM4TMRXrLvtE2kcjbmLfzrbceIVPJE/opVD/DEP4xWP8AswlZN8BJS3YYfV48qKE5l",
+	"Sgoab9sz3aYfKxPK6OxgKlR2wgnp05EOwuSlsUhrYux3ojYd6psKECpq34J53CduIsS+OTrmjp6imnD7",
+	"XPD40MNXcqZE/Hd3594AvUftK0boKWXkEGagXaWqUCadpa2MlX9plpzhNKkKvZzdH761FODHbaCp0ZrU",
+	"cZvcqVtHBlRmR65p0gPJrEe5Ki1rolMAIYvIhVF1XpZ91eDJy3GmRqdoXyz422+8R8LALBf8LUDf0V8l",
+	"dCr/VJ3jGxC3dLKiiUQJN0ZGWSBw+yVUSFhAUAMvndOon62SBFnudlGdn1VtyYOwTPBo7gMsSyhxVwBm",
+	"JnwJnVZZFNbpzM1Swd1WXd29y+qqC70Fz5Z5a5BE87IHtpYq1mt33hcmyMNl6Dgq3dnkliWCg29OkJcg",
+	"fQRZ725oAYKPTTYeku2S+XTSMxZDanKZ9GlLtqfqQ+IZhlndlCtEVGsjEe/pBhSvNVSMjAa9Y33o7Hq7",
+	"lKkwZJbnEHRgRbmV4cztobF6SZ4oRM4q5D67a2ytVwkA0y2c6GMr5UFEmhxe863gaXURuvfOIy6clYOT",
+	"hnFCgqH0sGdYwQ8vYELFBRDctVTK51GAAxn9k8tE2s5Ybc3qwydSPua7aRZOF+5fE10YrRLZdj4eVdUw",
+	"mbozD1TtPUC0zFhabQ5niRcRr0sQqf36NI+cwR2oCcnvfF/DAQ+sLx2LT7SuGd+tW00ZZ5wJb8vzd2RW",
+	"tQVhqXoQzG3zpszTt+oH3GVKveqBk1UjyHTxs1PQW/3pWHMJcKvu3+4uXKYj0mUq8tpLkjpK22Lj1SOy",
+	"van5wpYIpboCVW5ZZCL7lQWMAN836A1rmCsThqCZPbfssJDWgSI3W2sRUo0LLtwlhiPGStu5SJmmZDJU",
+	"RBCJ2dmoJHZY0+L6GHZKAJhBRlgEqxqwfLUgDgJ6A2SLFxcuZLCpLCwtnw83+SUMWbeVoXaLeITYUWPV",
+	"73TwiF/iCaNhZViduY6VC1HWPMEhOz4rjFfJVimEOtcibWG4qgjvyZokXy+zdSUh8FfWpcH639+yrbUm",
+	"//hfWf9/TwbtXniJIs6vGBjQ4q00tsO+KeBf0g79G8DYtoygsh5Y4fSD/QpdhW/B3Z+lSuY53/CkOzi5",
+	"uDjtnw3OusOLk4doa4RAS1y22mNih77GmqSje+qxOtO1Hsq793toarSuHDu3POqnWhkRray8E6RZgZ5F",
+	"udd7FTLQpvIczi77a652lGf2werTrtHjPdvaEWIWeX0qFxdbKtPHHva2srSPZF7u1pZ+e6L5kytV+4/u",
+	"llb1269/Sfmi0WbK0y51jGcyM3E8EgL/4bffXLPHd73HdMnsQCW/Ty5erbZGg6zzfx6tvH1c5WyXmvQN",
+	"OLO2Cfrveu1pGFtrANwBkfcIVR6pZiFlqLtbWgEL11qFrAnFWLmoagVjFeaB1JA1106jcnxJKlqKwnVg",
+	"XaF7mwc6CFnT86d4lQLwdNGyx7ZETmhGbrwTHt26p82cp6LwaBaRJqnqs+0DiIHPtGV8rOAhr87T8Ek7",
+	"oKJkmnkjaKxBVS1EiN124IidCuveVC5Yxge2CMjtwysELKlzccKVR6bszACrvibtMu+ldXT9XT6B54oa",
+	"OGAtSQVaBTypcATy7LF6bJdBFhQ9iPfE97cbyyafZ0h8mhrDmkXY3cWiQEQFSqbIKSm++Qvr6yYKHO9w",
+	"rcTu/NVsgUoJrMeBRtCGvtunrsE9PmTW6XRal4yjggAUueAS0i1nWgDwOwJwge7qSzUyB3yxwce9enVU",
+	"CW5nLSjtSX73gVLQwT1LQY8DeMqP8w6Mp2K/Ow93UZyg35nsg3XkuYuh45cPx0vIZe71FanK/GVH2OQz",
+	"KBHMpNu+A/HA+sgCJ35/oOI/7zSwszRxixB2YmeMtku/LosiMRx5aRluUUJ4yUJU7sMRgDBkHt5LFkJK",
+	"7wiKo0h0VnziTmp6oVURdBm8RknC4acaQcO981g8DlgJbWytqvGDEmyJF0u+BaJQMnedYeL1j5p6+0U9",
+	"1AdUHiM+BaR/BltmNOo1bhkgtou9L6Rl4KtZSyPuE9yoZV77UqDW3LCJRnDRj8qqdlV400JDjfel/8tD",
+	"hhtbKLHb5tvD/lHoHbdSHYxrEjF8JxGqfblD+7kuCNq5ZksuYyBZAOR0a+d++RQKQV2JOMwryKHliOZg",
+	"g3cef5zn8eyYNiRgOon3lIh/HnyYBruX0j6EExPHOMiK/TgO8GICdqllQGDpwE74OjMVs7mzeS3qeJSR",
+	"vqjo2xWzxavOYBDVKceDQsagINuL7IL7JpS6+78H4GnAp7l3Vig88H1N3RVh/Qwg4HxA1e8WVf0ZtGKh",
+	"cg786dYzTZIbhKH1IHTH91vWw9bq31dnx8KioqQlLb7E/re01cMae0YAO5XVgm29Dciql0K19oqEwSEg",
+	"k4PHV2Sm/6GDSE6CY1JKAekrT/WGTFvLwsd3vceAhfT4Hb7ifQXh5KHJpFuzKp6KPW12CbG9mB5YtHJK",
+	"YxvUUMD2ju9N9qSvwj2fJrOzcJr31Tlum4eVo39PaEE6UmVkwYy8EVCQio1uxQhOG326qITBfdQ8191I",
+	"WtnaHdAu/YFaalB9Jx2bovfMHZ5KRGfQPRZ57JMYmt37G5qzgxiKV5Yy5IjN7ookFQa8BKb3wek6OS/n",
+	"SfLDtDH6+ShgvNdi2nj/ps5lS8EJkL9efngAjBI3bu1RTLywr2gHeaprfkQKaa8FfuHXfcsc98zcL3XG",
+	"O4MtCeRx3miJ9qsih9XCzL0DzDMDDirZcDtUxNlu+DxEy3uwXpYD5H3+CEK4CgcUQ2ee126E55oe+cPn",
+	"TREcs16PfJ1oXmboFMeltmBSLVeTREaX5cqyseLLpeApVjo6m36jV2FW4ixTptfKd1zegueASqR+sfpp",
+	"b+UU3fXS5FVSfYy5iHIKo7yH5qlIvvYKvpihswcsddZExyBoF8Mi4Eqhgioo9az9KH1xvQYKkVn/9xVW",
+	"Mddpr73CQm306rNHbtqBqFILYZR38TBswWNxGMPm/pijOQnuFJT+cxgc94mKzbC8NSH7C6hhlGHSuszr",
+	"k/0zY5UBfru7MGSdSigLWzr2IG2HfY9qdLl/rwKgIArhl8NGOh0rEDg+fH+feq+HKd3FA7nlDfQXAenm",
+	"RyXfFqtdTcCsZhFVWPoE9fROpNdyIcqRzMpRfwAsudiTm1rKjMju87y9vOVGsylPPzB5QO7XqmXMmr5g",
+	"vGB6IBDEb2h6qMNmR21dUrkiqfWBsZKd3vFX5Bmvwml5yy1XZZhWkDiMePIBs1Cktp5rdCQrXckvuj+Y",
+	"MIiKPetEdgE0h6PgrmFzkcSXWB+vVVTQ+efcUAi6PKwHqLYFybVr/bZc9R+4FrvxyDD74lgGfv9zle52",
+	"mpQ+w5rduuhBgHjDO6zm3v2Hs68h/zVCD+WN+B+UcvsRtIx71Sne144r6SvHSdVHxqfnEGBLoYKXly0F",
+	"pSFG647Lv7VUIh6rjbDosym+owBZsl1HcUhG9j5YRpIudpxtWcL/rLcuS6iHGFItrpHSarPQK0P3IW4J",
+	"9o6+v7VJFc5Ve5Jsw8oOF1SokmZQEr9Bo9jU3HOnHbiByFnLRwkXdKfts1oseB3IdVZVhUYMM3jjkTBf",
+	"f9zSqZ2u+5MCYd/HWrq3Y75oXvGNXnmrasvWys2p/ic0p8oO/dQeEwrQy9cE6oXGjfcYHef3/2Dgt3t4",
+	"4DN3k059EiwxB3QsgjNxH787+WB+d1C9/TTq6hHoBNkq5fgQn8Z7/ZmoznTa9mQRQAiaMgjIawkK6nqu",
+	"kyxh8JJ1fRrYFp19sIZ6H/3+M9XpR6yk0+9w4QcFVR/QYkjJH6sm7IJe2SDLXYHju0ykPVCgeIwJcFgr",
+	"1in6JDPtWObtPgkGDla1rDd9mLfl42jHkDTxh1WPD2rGGMYHVCHfdKig/07EjB8Iqz4kVpMLu3c70DSz",
+	"pfe5yMAzQMeENErEuCQXBlRc5IUk7nZpWyiUxor4Cl1BYj8oYfKAza7YSynFtpzJup+FPTTh5n5ufBmX",
+	"QEsyBZsUg6rCW9W7cw0a1eMsiY04fmkXi5SWqxG1+nMq4yeKJxsjzY4YKWdxyteKzVIZQzBcxQTxHOlt",
+	"zFyuYijCM43Rz92g9yZouOcgAg0NjuHCm6ABjYivZeL+vjjdVpcK76mvVLkTBJRo9EJgUwQAknM8BC0M",
+	"3HY3avR38CTRa1MBwMjGTqPNQkhVUwIg5nHX7gUjvwtjJw854QLVih03+AwAjLt9+rVCvIN9QxkMTk6G",
+	"w0HvcEUW7cyO7DVcWuO7det8ZZsc/LmJsILQM3PMAWeoS8WWgC4TYeDzqAjdK//FutUqEk7dcK27hIsG",
+	"jTph6yeOVcUiRrG9UgTEacvTqyGdYKzyaD3O2Efzs3nrlMnFUhsjJ4mAwyLVrCrEL04/fKOqgcEUeIrf",
+	"vKB4aErrtOvgPxRRe8lTm2wKbKHCBOjEbx3q3YQ+lQm0eIa9g845/ZP2RFqAYR0x968w1eubaaoXNxNt",
+	"rV58dcL+wiKd4G+pnM1tyJruzi6TlImBd7bhIrw8gFf1h+ho18s29lyoZFp8mp2q24W/C57Y+S7caLNK",
+	"LAbR53AflmryWCqoS56L6Lay8lmxir7dNkHzNlD1Ip6K4qjtvPvQJsBYlA8WVyDdYm75hBt3oFLBozkI",
+	"w71FB5Vokb4laB6c38ZPcBOwcKX4HZcgYMNKKjNld+vbRtAo3FZO5YarB/DEdjegfiF4LNKJ5ml8qCmS",
+	"sRykiQnYZE++62SzQ76mXN2WOv+a4iTXUhlKySgXYuHvNblOn0NarUiljnd1wOfAezGDAyZMIs0n7QNc",
+	"wgCgCs+q/TLhWh2B4Rbs+KS//LCEkSt6/GAW72TTyOZeHNSe3I0XIp6JFNyCInV8dbOj4x7gLhgZ55V9",
+	"1OjM1x20KXgouFmlcJJ42WwtrrG/zf0EF8vLTL/VrDSOd09TwQw63hbd1gk8lrfvBxQ8mgxnsV5NEtHG",
+	"R2k+VVgrXx7RBt8sP+DcjEoLms/nvgnK4CTtdYd9nzw/akx8216NnsH3xxZyIBBaAeApW507KdasTe6h",
+	"O+F5rvG9vNksFWWkk3bvyGzAvY0HsWktVJV8mH+wpjNVmaD3Ha+aI3BMmi7CjpJHhpDEi58t9DjHFpWE",
+	"gS8m0prWbwMD++FNCpH0tl58TIFK4aj6IhWk2p1dMB8Z5u7AQ4mL5vgILFnA5JRxtek8zPDF5oS+3ITq",
+	"UEpUsps75lOoVV0KVJy3I2XNjBNaTTmIraxHKWtSNqkzZeg+d3UibDhWhYtVoBLyg2WF3SFr0i3ZV9zN",
+	"ieDQTwCYMEBpSFUu+HavQMu99IrcJwvl38tE2ppPGPcNfHGl4A1nD6G4Cfx3QsBEU/IiZM4C9+oy08db",
+	"d3D85+qOp5LXAk7+NBcgnahmlm70MqDE3EkOAKBhjYqE7M68dBbNN7taSH5TgJXxDNKdbPg8liTgeoG1",
+	"SnnWq4Vv90MNGY/qs4aIq9/A68y/RKpr0TYBkXErBFPxGUsDvuCjPktDvFotrnX9V58kiV9L303TII4F",
+	"OJwJJ9KrBoAVvuQSlD+9BDmTteE8ruOc0t+LGXfS6W/Uon67kbau7oo0EHVZHzvz+taZ+TIE9RRSN7q6",
+	"vdvNYY7pfVrVZWh0h8rcPl0n1KIq9jslMhc0xs0/lv96+vz05fWT7kvV/RRtUnG+r8VSpzsmhhEs2h+z",
+	"WixEzFZLhJCDs58xJ7KeRdVzkZMcmPV4dg1FuWSJB9YzK5xrDd/AC9snG3+vOV4Uy9e3WWdQOFx03Y3p",
+	"FID+vCY/ap/UoXQVZ1RrGyFn5NsMpdnNElGhwDdTR/cCKe3QQ7OV3DMGZFplttmEEBuwLaHQZjwmQ64m",
+	"AbO0eYfPVUHg0S5sjTxdkaqOA88lXybeDrLV6p4eXJ2smoL2orwWp0cuRk40tR5Uupp/ZUScAknU0wsq",
+	"XqhyiLionigB4h917Yp3Dcj0iFFWGETBYq0sWk5cxfPVKG057GAtU9GTyWZn3QS2ysEIDZoP8HehlKIa",
+	"/kAge+84/fOlFlFbtkPpMzOq4vtS8PGl4EPeJ29sRy33W/t0+yj1645Sr197lgals9S/z2E6rxymtXDD",
+	"KiQtPvw05cUPGamfX9SCbXrGUu/LAYhUpaHVKVhAlAOLUInFfFsNLrqKdNrR+zl4UNJagUPsdDxR4xhu",
+	"GN39kRMaPPs5Lv82r5+rT77NOq9wK6hT7Ki6qKAnU1wQtqrcHIfTc2zOzVhBQD6g/opQuBBmHSQZNKih",
+	"9pEtKgiCMrt1efWwazgKoX0pFLms890ajluVYt+G3cvCEj17ZJiBm5n7gh8nlDdxi0kjqeDxZdZ0USrA",
+	"MRyrx3e9x+41UpjH7yg34n0YMD6B+8BTmkhDrrvMccqVWRNAEnbUBB1jj7/N72A1D/Gj5f7drznvPYvX",
+	"i8zveIr2J7I+nxyRoTP7Dz2qMknYyoiAGVFCi8Z08uUykYCkr2IWJYKnIm5lRDlWpQJTx2KyHFQi2/xD",
+	"t0IsDQtxEOGR1FvklbVqssdxhuK6XUQYOOLbqkurqzxDRnx/RVUWMNGyvkZZkk9hN4usklhWaZY71dVD",
+	"3go6UQFUSLg1xcRJcFAE5CZL9Wp5wHNBr9lN1w/3XIDS/YcovvaLsMcvAQ6ABb+VavbQhtVeDlgNe7a3",
+	"o0tVt7g/LrcuZHrWffEheAp7uwv4FM6aDzt2QqKNQOVbHw5ouwNUtnbznA17nXJlpiJ9YD6M8pnVVvuo",
+	"idVZ4ATFFt9vuedRwx5qrxCoacQCfLUsV4ga7x+AG0d1dyV49UIvmd4W1Ppe0OOLbvesd3HRPxmeDbsX",
+	"F72DgOW1QacniuklrjBT2jqhsCy0XC37oippJ9urUqKPfqEBxg6SoEWro4g8+WwXzB/m8OspKNOpttxm",
+	"fZ0xBQ50xQ0A8eHKn7w9qcuTQlMKDEx8CR4uSoq82NpqvL/W8+m/W8lS3F9ZeXTGYj6+rULqREe30Fv3",
+	"l5UzWlNmV6kymbZAMS1ajma30xm0LrNFozy9ROtblshbAfDFQKUpLC4AGSNbOKbXTZajdTAD83D6YDGl",
+	"dCqTBPJGGcccwIm0C25uMd2sLjFtrCqZaVvpgBf3TDLrHVQ8gDoKe+WnWUvkBfDCI4KqE1GOmXpQ7D1h",
+	"0FGOQ5eIqQWZzKltU5YTvh1WfUBM1H8HOohzVvoCGsB1tZ8UMP3w+OirVE8SsajlcK+fPWUXw5MztsSb",
+	"qF9kx+m+scgaoBvrFJKALXg0l0q0naIKehum1V+y0H01hLTGcJWqUbo0I3rlCHuHuPdhx5HQ3S5tgq/n",
+	"zMx1atl8teDKF0BmIS0dixqMlhjyy1KtZjc+C92nDjaKFS7QdMspYeC8CihrMF9qZzlJkWSIglIZi7GN",
+	"RtHwO8YIe1wsIAUhDVk83d4/vh78V//q/H/Ovhu+PP3+4lX3df/65L/P/1kA7h52L9xRsLCJP7lpMT8t",
+	"2szqkhbnXlPIFx8s+CCaeOpufR/sTLx8gtuS77d4u0y4yuQJgphGaFlVNIb77sQW3dLWVMf0TKcsvMNO",
+	"OlKrmymXCaD3Qm/+6RQz56nzD3DEWEMvoCW38xyadqLjDWvmfU3RAOqUnG6kqYNCT9iV7t+/rES6CfB9",
+	"OgWfAjSQSflC2C1QoaL785iMnIwGtzfjx9fPWSqmAhabsIxKG4A1L0SAMMCKsvoBZL010gKd12cHU5NL",
+	"JuOA8cToTM3zhnCiKWgB3TP/2Sb1tv08DmlVKx2Q952mo5N63eD+fn39isrUgclkxJwKs9SqgkgMB/QI",
+	"eEI6w9sbBywuqB6mCrPzLNi9tzzvWp6QT7S+JTKSi+ILXy1QfH/ADrPp8hj2saBDyiw1RMblKSCuA6eq",
+	"lf4F9rQrYRbYUZrqFDYwyIJfha0d1TEKNux2MXt7Zec6lb/ib71grMKpTicyjoUK2WMWUjLoTSyN+xrc",
+	"NghYqLS9mQIsOBt2hwELC2sBD7obpLpxzA9flEDO+E0ejQjZ47EKwfd2M4UuYo9ZKJVZTacykkLZmym2",
+	"DSs8nYU9Ku/EeAa+UcZisdRWqMjdr6aJjCwN6QbKMNyQLwIWLoSd6/jGjRSqjnB2J6zJGbbGBu4G1g6n",
+	"nmr4CDQaWfJNonl8Y7W+SXjqpj3suaXJed3NQhr6IgxMwU7cOP4asmG/71QzbsUN9T5yv7lxudOUKp6E",
+	"7MRvU55kf9IdlJWjrd3FfPtsY9E1ilsKWTi0cY2goj4UdqwRNLb3y1fGwWZB5La6VYXHiqgR1W3Kwlel",
+	"NaJYsF8gyOvd3khU/8oLD5m+1a10SkhhbeHtuKxuRBWqhtnf+GHsrFYoTX+LBb0uNUvKOwjlcd261jdY",
+	"2otcVyd3InZ6J/XZY81vBYeWLCunec6gaXcijYhbIybRtPXuejQu2URwa8YK8xCQZst3BAQHaPOeDGaV",
+	"3sk7EeQFHJjHAJ2Y55r5fRurWAvTYaEProWjzJpmJtJpbpNhrweLwylAqfpLYFG6i0xaaqRn9bLtXuJY",
+	"Nb7TPKoOkXLmoGYN0xusFNXsymy5sxhgaRPz6zU76Cb6MAcTcmQYfUb7VRiDdxSLdGJ8yY3p9bc1V3/H",
+	"NmibnEnL/sLcg2udxmGAfd6TjdPwsLG7x3Zk+fnqsOeW3MpssrHCmzPujD0yY/Xk6unz5wxe3mFPqCiw",
+	"1+0P4W7wHf94/ax9jmoVVR9hBQzecQktHtGt41SWVDi7eoXpWzzlkRXpVk/jbP4ln5D77P28hrRadfLz",
+	"ta7TQ6iHZgiURXCnlyyECErI0pUymdfcK2VZjrL7YcE3oLi7xzuVbk2I1u/eVKa47No2wbnD/7LWYQRu",
+	"LO+NXPLU+gbLKxV32FUR6BM8MFRJbWVCQDof3rDpk+cs5K616rEo5ijUthr/XPo5FdeoHizBX2dNaEza",
+	"jrgRbC7eti6Le2Y9gDy5Bw3ZinNuKFZdHv9H2I6qGXYfRIU9iKCFXho5I/TNPgjIgqCeuAXUjeOSm3f7",
+	"VT2pwMLVr+qudbyPx/UwmOUu3l0aJC7i/YZZOBcHjefdMH/XRURxGs0Hb8yenlNFHbDkACgogrRktL31",
+	"fHyl4itbG079CeBXcyVqxEI4PKFv6Ykl4wiLjJ5Q97nKZZx0QItixiq/H/ciZE19J9JRpqMF0AApb+Ef",
+	"lFCdQEexc6cK4KsrGopPI8vmThHoippCUel6oXGd4Y/WWb2ek1B1MvU0oshzQfV75NvFl9Q2VSBIqnIb",
+	"K8KqCOo7eLVqPJQrSOP9uR90A/f/3TcBzXz08x9eHL3xYXB0mpKK3RidFPMQfdpgtpWoxerUNEb9Gpfl",
+	"qrZw57U/qn5/ls4O1U5flyoWb7HlKISUmjqr7VxC/xHQzMsQPa3LsUKM4jreMxFC5ZZIeU9LO7kDgcOx",
+	"GGp5oafZiItGBLIbN9z9/QqPAuUgetpfE1ISq0enP+Sq2UdJgdBTf9Q+QSG3p77qgF5yc+uHQiZVhfP7",
+	"vYcY2YL9Felo0dotnsZqH42c7O853B/cW6Qe6rdTE0a9PyDbUQBRBUH0vnSW63raLrjaVK3XOF/J0voS",
+	"6Fh5Xe8D4nVoGatGUxEltJHTT3FSgedHQSaudubWvN6VVvIkSyrJins8GUItoC+WoAhuVj+BN1UMmPlH",
+	"S+eGXOd0afJU5tc6umWvuGOaV5E0BlcgB50BkXUoEeBN0KDZwe3g+nBc803QAPPayZNG0EgI/O/nxj//",
+	"2Qjc/7wpiJ7CgAphYu90eP9mS2zMH4TTVrVFfld4tl0JoTTYmpRQn290ZI7nVghvO8GzhgLYC/krT2N2",
+	"tcTNqOsPmtFHfcVpTtvNLCXFUb7f11aV5r0A8HkoH47ElJHk7owUE3gN4uhP/gQPHsTaKKZZzhEyzY+n",
+	"tHx7uMrXOlp587reHVfX/TznPITiGXGllYw4YA0sWNMIsd2m/fFk03bDfPyuUELyPmxhXNXwhRgrZMS+",
+	"kfoUElGgX6qaSSXyju8B5krdiXTCrVzkProtTflYdlTHXBrZ9TclzpLzlEa3cRRXKa9/0Hjbnuk2/fhv",
+	"o1XnNV+/FMaQ+KPdeSGN3UX8RUxI8hveKr2uKSn3i7aXDSCV3uNY0BA98PQhWs0GsYcY94BYF+gNwRWN",
+	"/eQCLNlPM1UGlhHQySeSIpeEF5RC4yYm7WcvViBfbGVQHQ7zjPwO3RR+jnJnL0vPrS+6rXMP/bygVvbv",
+	"lUNfYe51R6hQqrK/NIDKVKAkAGQnBIvEnftnaMQvoSfDrORHz0CBBhIN3f+GAVvPZTQfKzTyTZaihsXn",
+	"esZWS/cbpNj6L9pUCKyOkYo9dYdjKiNuBQNny5KnQkXue1akC9MajRV45L15BwMEy07BIQCXCvZNAHMO",
+	"rgfoxceqHEAUgs4A1DUIXgXBMCzYyZ9DP4yjow77ToglvN0N1YzVRq8gAjCTd0KNmF1rBmHUZFOs+KGY",
+	"W6whfJFIwUDbECyaczemFJIjYGWx5eJYOQbBLaC9rVONGIpTnd6SIZPoWYeF7hPcrtI8Ue6buH9y0rtg",
+	"2RVg3O7KrdiMVXgrNs9j2MRMAN+KjZOYtK8Yb8rCT2G6NG2cSdvNpH3XC9lUY5gXKmBYIpUTzULEWdTm",
+	"9bOn7Pzs/KQg+f9x9cP38MJ34wa340bAxkC4+C8YFv6TipzwDyN+GTfeh+AjG1MaACRW5XUVSOSleBxQ",
+	"s+90Xgld7Cu6w+Isnp2CppvHYDC4YD9ePw1K9TD7AYahWLfXH/xrm2u+eTd838Z/9PN/XPt/jLb+8XPn",
+	"Df5z8P5ftax2t/jwYqN4fJunQwAbMdQXg6g/0RU8scZQ9OJB1J2cTs95X5zEZ9HFpMcH0xNxFl9E3Umf",
+	"D6en4jzuRr3JgJ9Mz8RF3IsGkxN+Nr0Q3fieAgMooH4aMs6ABOUMsEdvRaXB6mDa571JN7qIz8XZ9LT7",
+	"MCj8T1P6ZsQvO7BN3LY8Mn5jugd25OzeJScZE6j//umwDUHpLZ7h+GRZu6gERCa9qB8PxHB6wk8nZ9F5",
+	"fCG60x7vTwbRMD4Rp9Mzfj65iLpxT/SnAz6cnESn8Zk4n15w9+yHPr+DtHr98zra2tkq1G1MJj0BfguJ",
+	"sLhwu4SpVLPvxKY2pdkvJ4VzbkWWYIdSdlsF30P7t8KjoOWNenqnbksKAX73/knCb0V/0u6fnGb5fNkA",
+	"Wvc/Lfhw7RzduAb9Mu0UJnuAeC7i096kdxGL6TQ+4afdCT8fDvl0eNEXUT+KhsPh8CI6Ob04mwz6pxe9",
+	"i7PuYMKj7qAXcT/Y+/AVkMbPUr3Yw/fdqAE23mklbu8/crE1jOFHZeuhZYVTSpRYOxNNbFgqwDaPITkn",
+	"A+grFlMT93tIH5LKWfD0nm92ccFKA99/EOpN0ZJmmVNI3uJ2R12lu2fncTg+ilA4p4fsT/hi7RTtjlJS",
+	"AuEBN26HhcWoXBhkkVCnEGVxT6jVWQp1yQrF7E3uW4ysuRmrJZdxCx/zJe6sud3/At4FPS3L0c1KSvtW",
+	"sLPU5gdeXw58+ge2SDhDeK3jeBRPfGTQ55alWXt41+0dPpBBkr/wU6WO7GicfCWsTQiZLuuhQdNB2Npy",
+	"sKN/72jH7kL4fNLblipPZCSObtz+vbC+sHGNvXR2jL9/chwakvef7oG/z5MZuLp1Olqz522SiTD2kllJ",
+	"yVIQsybjIUsQ+tCuPgD2vDW6b2Eb96/BfXvgVDhHtjRBKf1C5R3ITSOoYFTXcBm9xKbbD6uORgsPkQjc",
+	"uTYleVGDwpRSL5PGgruJKSj4qEmHrO94gik12M8E3U2VNqM+FT50f91kjAwU3g67WqUQBYNk07m0gHiN",
+	"YIg2lYuFiC8ZdwqNuqXPYIrudLWVmlMcfimb8aTbvW8yI8y1bneu9a1Qr6kuo04WTFNh5smGSWNWjrAF",
+	"T6EK8FZU42jwW2PU+O/J+aK//K+33Rfpif2fXy++jwbfxWd/n/a+/ffwip/+JM5fr7rPdf9VcrK9LfSS",
+	"WgeUWJc+HzAz12uFacdoLm+VSd1nLAcLLWBodYtIQYvaVMs8V4J7B+FWgT/F84LBx4zobQMDcHugnYo0",
+	"pWzvTiVJY/D7NEihFdk1cB8xKeQbQ9tQpxUUu4FWzLwa70Wtjp3saamW1V2bOV+KgFm9ZKleo+o3cv9E",
+	"P9M/Q9bEHheo/gBLMEHWKuXE3zpW+U+5CVRNlylSw479+AFq09eZQxMm0amwkZrZLvjb5/jGk/qkmD37",
+	"gJsfsG6nc3FZ6L0KthTSP26KNMBAMTX845Wp79Y+sn2qd5PX1t/lx2kX4DHcImJaXMOapRr4FlblxSlf",
+	"F0/WMchb9ZXdeAwy6Zv4WuV8pAGd8Td1PV6NiFaptJsrZ0BkHCEV6ZNVXQuS8AnV+cC7R+xvyHixjg04",
+	"oS9kYyBCSP0BNHPWdIZ6ylWsF2wirQnYj69ftA2fCmbFW9sizj1W0BqP20xXAkgczP3LQtlYfGasJr2q",
+	"EPUDzu/jn3RMwEDCgm034nxv59YuG+8Bkk5NayApriy/FTFzBNGGuEnbx03aGDdpQ9yEWb1K3R4oa1i6",
+	"QsVgzTeMM7PgKXagcgeXrfUqiccKSm3YM6cUwHweGZa6byzhG8bHZpapnqV8Ebh/WB3pBMO8cHickez+",
+	"0QKWkfVdMUsh4mCsqJCM8eVSqLjtViWANWmDC17E5CRN9Ayd8FxBpUvEFbsTqZxuOmM1VteOSqcyySo5",
+	"yKr1E8Jg9be6gLW0WVI5Q6pXgDXtneTfaZtIxaJEug/zVIwVFhm5AwOQKNJ2GIVzqaJWGkYlZyJmfMal",
+	"cj9aNhFTnTq9a8PmXMWJO3orZWDM/+//sdc6oUHwlZ0LZWUE6+wuH03FvhjPUzBcq6Fjr3FEhDHF1Vhl",
+	"in6GZ4fI7/gO4hKXRboFYjZEvrBTrQ67xpTjVECgJXWzGrk5fMW++grzvb76apR9YbJh4asfrjDK4TvH",
+	"hJdZ70zIHQANPWA+VAUbhanIHXwvaNXutXvrUy5zKDCoUoH2kIBn1pSO3ldJzIwQlA0N9NmC3QGsdgz2",
+	"uENt+AZTNt1bIp4kQARPsvbV2Z2GNUPPr0bs5zdhi8mZIiKo7mpWzcx+yJ+H7cwQZsqEwZoYJUsFjx2b",
+	"Bji5vIv2WPk22lbrgE1WltTzbEvhDEnDoPjNLdZKYVknfDUcdnusVADrKfXJAquXYH3lQrifs9/AMw2y",
+	"zOxA7AET9jLDo70VYgnYHFfyV8Hesi3syhA5g1Ss/78ng3aPGU0pQRCvorOZUghPLHyUydGiXAhj+WKJ",
+	"AyuGiqjMAJd4rApxI7ZMRSSN1KrDAOOLwNdADkY8BVhpD+8Kfb62kNgy0vMsZgzrCphujiQ8OlroRIgG",
+	"tEWYhONkkU5TEVlglpCYk+jo9pHTqqZO56Y9eOW5q7Mm5zq1sAkUN4VT4DgjGnqAHkIFuh1WdovhwpRd",
+	"Y6yN3IQ1vYuMfhgr7ydrQf40Jpj6u2sdZk4YIRcmtJUSMqR3m5Waxl4j+IqvWghyCBbPAMKCI725stPz",
+	"ZrX2r9UKWXPQxxhpALkXbk8CEtU2qzehKiK9FMpkBQ7kGYNaxe2ywg77BhWfUeE9YxWOfTb8uBGyppO/",
+	"LYi6l8sNxyr80NR8dxCfFsozcn5IJT64qV99hYzM8cUsT1mmNGPIuYfBbeDuog2qoe+cTKFPP619UyoW",
+	"wnHogK9io1eOepGJWu1LafHwBtS2H/K2paLQf4ehIx1qJSpDwDacXlQX/BROPGelHEF2sFATcG/wyAXw",
+	"Tsf08IDiBFCiQcccORMmOz7fpKlODfB24CSAEUBNjZC3wEQC7BS6jYDTDAEaChnxY/r1L/824FhG3/ZY",
+	"hYRQELZILHtEgi2EHATSATH5H4848R+ALDDsP2P1n3a7Df/vLg+7XfafWsyCJvJtiL2HLUZ399zdZSAD",
+	"ujJwV3I0g6AOzKCZiUz/W7mNBD2RfW3o3lnAPqCfT9zPdXACZSgBeG1ciyjg33Th3lTEUgjKUApBLZJC",
+	"wIo4CkEtjEJQh6IQ1IAouMfrIBSCIoJC85eVjG4RHXCKifgIc+tn0oPlrwFJaE507P2wEUcAKMtOh+w7",
+	"+Tf/cL/vHq4DUoC5FWEU6AFYtzKYAtHLa2HTTfsJVlrg7SdIYznOAt2aobmEl246/rphiXBGR/b0gGgu",
+	"R2Wo+xbyz8wMkKbYgTFgojPrsHgFXJgzR+T6TqRONbTpJsfYM07Ghc/zDWl/JzYwbTjphQv5cV+snE2m",
+	"ZgWlTryNnJ1So4w6GhdL4LM130GlbayaPccF+ydFh4eT7pFe5gByTXppQFQdgMEh0JsCdlJ/yOZ6lRrQ",
+	"o5leWWCL4FHJDAzQ22Ch6DQ6snJi0qyiSBiDajsoe07AIXqR0+cuWOkQAKwsmKOoA/kwq1fbAODS8V4e",
+	"YWI2+jvEdCoiZ0Rg1Vzddri3uKuAnzQT1mC+FH2NGFx2A9hI8Aa9sm4aqIbhd5zCEukMlzdeIdt1tqob",
+	"jI+7gotmrPwSoUjEEnZ3Gy0krmo2ROLKsZwCXJIlvKdIL5bcRz+KeZ1OupRypdz9LbeOsLi1TKHD/jvj",
+	"1EDEK2cyNYfdrrOCK5Zedh1cBWhkgWgyrHny9i2GFJW2tG+gPIL4xE7WsBfSM9DibnTYk7Fazp1OCE23",
+	"JjxmSti1Tm+9HeSWyq5lRFhqHmosXRrWJv2lTTpT7jqAQWLY606kBj0QvU6304V+I0uh+FI2Ro1Bp9sZ",
+	"oKtyDj6bx9gr9VdoqFtbGkPo2P1ul63nzponeCKgcIkJZFLNCoZXpwGfxAMNhZPfCku9aQH9HoID8Pl+",
+	"t4slhZC7C7Gcgjz/N0VUUJAfCmHTF8AlUxN4y0fME3knOiUvFnYRNz5ruvFC3gklDIR3+QwS2HNrsvHG",
+	"Pfp44TY5MjtX7lWqHXcRKwNeKibeZqUV6JUceU5iHIUDByLfFJxLIJ6EAx2zuTQWHDomINhDZAbwqN0s",
+	"BR01A0W+pNchmnmApgtLOPpTMka/1Br0biuNlZGz4fMtBNrb2sSXNOWDu+gm/HiZcFnZv3uuEGsSNbNu",
+	"p9sZQuCzGlTZ2m0apGef1Y/gm/dvf+GZRTblnYRAx6uz4YtkJzU4GvxhKdSTV89ZTKUiRR/Omhs2WckE",
+	"EX4h3ft/nrx8cehYwSuX8mopovudLT/YXXtTO14/qGO2ofgCYDvZa/avPbgNvY9w37KDNngs46LspaKS",
+	"k6k4hRq/hZyRHiIz1NkAFKkMcmisALMeeaGZrywoMLFeq1Zxs+oP0Gvfb/v3YYTu89DCEoiu42TDSXfw",
+	"G3z4e98CnDXr2nwH+cIbtpDGGZMIVVBe372EU1zbnURTUCjdbJba1JKO30X2FPyjJvd9eO8s6SzQILHY",
+	"NzIVCFkMDXeL0WXU69CwlwtBPeNvBZAaiH4w/TvsBdoF4Nkhf9TzVx3mljDTbMB5LgsuzrFCD4/SNbpx",
+	"02uHkZ8N2XTeaqyjVpz5E7wjR0r9m443H41gSt/wCR3vywErQtWpnJbeRxsDfR2HEu/iZH7bfbYGJSy8",
+	"DxpDPLl1n8jG/PhvPM6mFzSGvcHhR16hRXqt9QvAjnPP9S8OP3et9UuuNvQ5g2f8iCE+JyMSXDIFzrD/",
+	"qSvUO38sINHtO6O4ylunqXBis9O5dV4fv8uSht7v4foQimpWXPTedQ8supI9hm3ZUHUyTMNJLKa2jVWz",
+	"lOIG3F+rAPrSYerYJdhfBawRjxgNXAJFy0Sg4x+SE2MNZ9USAhkangRhUupkxEJiLlC1UnIOFpv8uymI",
+	"ZLpD6hCJv0r1VAKoZwZ/a3Y2f8lv8SfkObbu+WRiqzLK/QfxEUQ43Y0PPoTIQ/Y/8mMRnxIeOuJMPMtQ",
+	"LOGJ4eEnvtcWArp/2EP+7n1Qjv///OZ96eCXM1/Ru7zM6HHP4Y8XUpVEdv2xB9eoOxgdRnRkqFuWBNDK",
+	"EHCgQ1Aq8HdV6GyGTjG8ZayaETeiLZURClvoE1JSLvvdQaXbQXpDEYpOqdNUC4rnIHWT6Sl+yHGjsZJx",
+	"ALVzMfVDougwYrGMsJlOhkBBBz8gezDIWJTjFYXuYbW65pXgaTT3S7F95HflJUOpKflyYHEw06Y2yxag",
+	"ShujBixEXuDr/8xPfQk5sa6bxmEWNLWQlHPwRuyy92n5lKM1z6ygynybU+XAPp50P3c29YfkOntZzjOp",
+	"4mz5i0wGgS/rOUxRyXiM7Xf2GQoFtvMSAn4hKgRh3l4uQ+UkiV3t3MOadq2rbcDH6taNPsQRhK0Oe012",
+	"RVHoFxoywn071PhY2lyNf7DoP3z2CnYH1JG8+TRGQ22TpaOMho+uqxy0Fqob9GfTVbpHcI2nHhH7/5rl",
+	"s5894cHMTaEmNaJqPYhVYXPsD+NUW5yJOFbGwfZxKhiAY1RPsscxoDEDU4eafY8oQlMDnp9ZP3qVxJ2x",
+	"2s/w4HN1/O5rd+ELu/ud2R1uzxdu94XbEbeDY1lgds7KiVO+5skD+R1mwRzH8J45Dqf0mmFXAbLmUgHH",
+	"IShyGICipZgcT4UvpKLAfDjsDthWbg4C12OLM2P5JkvGQZh7zK7wPFEayC8I2ERYCFFhOh6kYvmIv0x9",
+	"pi16hQDmxJms5IbiGwbdAFPyJzFjZZJQJoKhJFjMFoJIudLWZw1hEH6dm3tNmFOefNTqsK/hVsz2yJKN",
+	"sox6jCmO3UvnEPZ9XSlq4ysn1hI9y6PfWC9Wy63x/X8mfl2e0mfNsINsf7+w6i+sOmPVxCq4qnPPH82h",
+	"hTqWQUMOm88Ymuh4g+lBnuUs+IbxyFJ6EiG+d9g3ynMpBbkQdyIvnSAuxQ4zqTqmBG/+HXnS78wTcDG/",
+	"cIQ/38lGwq4T63C2Dh5zd2iOcsFjdid1+8ekxVKyZM5avK8ZUpqa5HAL0H5wxiUWUvg6vgCByqlkJaDM",
+	"9QDr+L0083VjImMQxJ5aQeZcL2coFjITMVaOGZtW61YZfmWP977DfkqlteDl3523iaomle1RAicGDym4",
+	"iHF6CayLrfGNuDt1nOqFNPYJ7Mq9udTn5FB3MzjsSS/z7S/u9N+YeVx71AzzKN+GQywDnUVH8Yyr1cIU",
+	"oC9jvZokoo1NIsjn5M5qNBfRLabXSHXHU8mVNSNosUYuKWZWC6id+VWkOvDR90KKDjV7Fr+sshqj1cI3",
+	"HPF+LaeTkLFasN28HysYqzxpzNdbFXqr+JIZ+pQ0kCi0KzwfA/gGrNQnPGb4hddiqdOdSgAtdAo3db4c",
+	"mA85MLjezGrryAzkTEawu88N2PiP37n/7M9zyVLUrvPS6kKTWk7VCHopoPxdqBgBYbbI71sEALif/PgW",
+	"xvdp5YL7RgaKXU+v2J4d73m4SPi/kKFRzsbIak/pp5wcEYVpBzlmHaaPIMtvyp05fQlYCfuoKVWUrGIs",
+	"HdQG703ElFIoiilVYwUJFfs0sB0KkiOjV1ln7IeR+R8rQyGf8XFaFREDbe6Xc3T/c1TovH7cOdLGSjU7",
+	"/iB5yUwPVnYO1YyA6STea6uMVSnVaCKoiG0tlGWSoFHgEnqW3Ts2UAwGKEOJLN6vVzbIfLxj5TM6qTAY",
+	"o4sd9gNoXXjc59ygHAooPTpruVvsRMdlDP7tPUpTdqz9Mv4fOtc45fsdbFqmLyf76JONKFRKFHSpow83",
+	"wCWYx+/gv0epcHWNEPdIuvrWhgE6NsodE7c68C6XghPSEUAwoOY4YsU+kxk2Q7HBq55iBUO1/2eO1gBt",
+	"h+GJHNyh2iyU/TTX+HfWcpWreKzybm+G8WTNNz5LtMPCYXfICqXsUyyrhTdnmoR7pdKZh2lX+Q01FPtU",
+	"zOI1HYA/FFeptuncoWrjgm936KRuhV84y9E6gz/rOZ7Gbtbi4Z2PUxJqEMYLJYbzvFsD9tLAdhtOhFfc",
+	"nIQBBk4W3HNAMgD4JA6vde8xmDoUZijYIeGbhDkWdsiaRVzusSoAc7c67Duxoa7gkCuUCkdNMYHxQIsJ",
+	"GjCVW3mMvNss1g7+ILfou/SEHNn6kxbdVfC9d1Uh58DenT+PoKzilhdaTxwqxksAtmGieRp/SE2PT/lP",
+	"uboVcU0RTwDIylXNeKy23fjhZPPXtVQmhJdBffXMQyNDrogqFf6425Wwobsv/x2r/VT+5KWjbS5hWQDd",
+	"eabLoM4eQ4DqBqRBx5EvCEcCDxGT+a88SUJGU0YfZHGylywcdGMCVD+L6c5MVlKDHYEo6Yr6+HBj2aDL",
+	"dMrOAJYr5hsTMKtjSEtxVrqT3tfkzEoFwmQgaB25YWAIhg5vKng8VnisTcQpkQ+tmB3S+UWBFg4ULPwE",
+	"0STYn0L2DsLd15QkTMr1CNQMuzHyWNMeEr4WerpYplCD2b/kgMaLK0t5P7vGgdu3Yyw8SQpDwb8G0Bvm",
+	"LN4xnD+QllHc3IN2SwEN/0uY5zev1bou7sDe6ixCeHwo5x55sU742+B5IJs13OhVyPB1E4KuQ7SrVmes",
+	"XhC0JJZyFcHbGcAvCZPFZhIrUmw5FgAKFITAtRKGNYs2VIDlmNNVkrS8mMDxpHq1POhZycSHx/4DHoto",
+	"amas8g+nBDo/EU4UGM0mwq6FUIDSuQQkwAXfsInjp/CrjOApZ9xwy3iS7FJ0aE0Osc4fnOmX7F4/abL2",
+	"BNiwYwcv802Zj1SPsB31Ng8NbboS4Qgt0gwxNEcaXCUxgncpvWbN8kgrVjAHcC+/iZcsBDxk/26QrXae",
+	"4V/XzUkvhSpNaRtKuXY5ScwjMU8EFs1ZlggOMFFyp2BaSPU3YUufvFffqvuNB5DAYWebjpwmItFrFuIY",
+	"wtbOMfK3n26MlPawUjFkjkuT9yfdKUXpjl0lhqfDg90M/liS0/GTw/4+Oju/rcT8U8o/x0z9chbEn//l",
+	"DTZ5OZDOkAOHoDxwzAnQTcGqRiR74GJYe4wpTWGH/UBeMfyBGjgiugflhpPGaHxv6KwX7HO1XFEJDj2t",
+	"V9bIWFCjX8BsbRJnhT+dmSIXAuDmPUJ2ES6X0bkO9gMDBxliMR3NFpMG0uW7rAYfU/GFBwuF6bHmVKeM",
+	"Sov9UnQW+k5c4+BemnAPRAmcj3s79X6jbPDCEH8nfBNcnh3+CCXWRJ+Zw6dAmhUB+9mnhH7J+f6AYkTE",
+	"ZUnoMG0zvbLK//gd9YZ8/8HKf1Z2SFZAmOEas7lOYlMGuoU+DzlyZeCBuCB6EGT1LXk4IwtLtDrs6xwt",
+	"PBUe34uaQIxVxvUQL4/AzvlEryzrdbtsAd1XlhzgqS4ZwVOy0GOQE+p/EVcc8tAcm+YURfFY7/hWqylV",
+	"fZdH5EGs7QV17fz0WsnONDLsEPubsosvMCtIMyWNA4DrCzbTvU72Y4jZHVdi970GWTIrgKpQog8NJq+E",
+	"p+E43iBUbC63+q9hDNNAtd5KJcIYpjRAws65qaQSScs2AluJwB+IpevBmjXip0ioRoZXAOBSgpmbCG8v",
+	"bYc9JfxyTmFKGnSljKSC71arkbjHP/DUfl5VI4fPeeBju18qRv58eoHb2QepBY8LCQW7WQhmqXmT6V5t",
+	"JaqdfiGq2mHgW5BqrHzPjCYgDhSR6lsBeoTIkKHyWWJXGObGh4p49vBQJMAnOFZ4fRumvtVh12udvRka",
+	"08DFvCJkzs0ck3YLOgrgKDsNZjRWmbcKdR5mBBT1YucHrxt18ofDVt5WopSxgdUx1O0B3KFZlhb52Qvp",
+	"GX4KwXZTDuLnvvJurMbqp1RaQoKmLXG6TLxKwclprE7dg199hb2WvvqKGaFib/TlQ6deXAIkFRVZ16G7",
+	"U3CMO+EWpQAEngJVGss8sVMIearTqZCIdE40UcenYQgvsRPab8unP4GNCZP5nSqNd8qHp56iLuvVgIwI",
+	"vsiNL3ZoJm+QWXJGTQq9vHFsa5+wwcY2x1ZLwGOPDLXDyay2Xxh1UAIqDXMUv7yzZghus5D456LDfkJg",
+	"iDV3v9LjXYpEYMsH7JCzEdZz1qw73Rx8X4lWM7bUSeLZuFOMEX2aQvRp9gHf1soxXcpF4ARz3VxqY+Qk",
+	"IU+O0jS7lpOrykq18q5GmN1flXhrw12hpG9wOT8ha8QvHO1mx9vJ2X749p/4p3bKw4AOO+Wp4dKX7Lhj",
+	"04leC15sLFUuMaRTfpAPPDY2FXxxXOZtCL0K4ME2Phey5hW4cNpXbgxIe62s9+028xirbe7BmtBgLf/5",
+	"BTe2De9qP/869JkzqTvRSkSQ1E9o304foiQd7Gpzif4p/IOtpSKYYjcciI21AnLbItRMdJvoGfGHRN4J",
+	"imRPkxWUKUL/mCKL6VBrxYUwxhGuhI5cYRiOlYxH1N7SiF989zmYuv/dbpbCX4i55dnvc4FL577neFoi",
+	"FZyJf1z98L1/gL4yVsAJqCqB22ieHx7fBE7wRbYybhdmj7JsRkgUxGjIFfzyd8HjsEVpjFi/wEIZY2cv",
+	"+CJNYQ5ZStVh5y85auxOaAGxgmexGcJrUzsR3Onm0NQNlgFcfpiW0DvJeLnV2HpRxonTipAYtDJjpZdC",
+	"ocDCVshuAIUWPLgmpogTLw2baESYbobD/gUrN5qaiI1W8VhJ2/JdcPEVwqNPF5uKzlfWAO7+ZU6lJEIq",
+	"tGw15K0vRGHB2YwvUUvPWgXV4tTCCD47eeMmCI8c50bdYiHuxxwr1x2iXkZz2PuJAL498b0bN9wBa4x6",
+	"wRji1ePGaNwo39oI6JfnMVw94b1pN+qJ9nk8nLSH0clJ+4IPB+3+tBd3xdnkNOr14CEsTBg3RmqVJMG4",
+	"wS083+/2T9rdXrvbu+71R93uqNvtdLvdf8EzbljjxujdGKLucP+zVMZ8w5Scze248T4YN5apuPs7N3O4",
+	"3P3A/4PPzv3bhqIXD6Lu5HR6zvviJD6LLiY9PpieiLP4IupO+nw4PRXncTfqTQb8ZHomLuJeNJic8LPp",
+	"hejG48Z7dzYLZ3GsKol3pW7NWwz/ErlR6BYiRAaATQhDuB461uDYwdHNUFCiIX180QiO1gie6STR67JO",
+	"AFKNNa+uvmndSz1wSm8b48vgk1rt9WozaLX9yLCn4Af+Xry1ebC91WFX1FAti7aXFQSAKnFHb8Q4m66S",
+	"ZKzoRqnYei6dkKNgP0b52T2C/EGxt7UZq6nTNqI82AyodKUmNgCekDjbC4JmxOxLCVUEZGCyLLXLQnIw",
+	"OsNB+yijERfix6GbM47TGSu2Hpncfp/d9SfwvlS25rPxv1zXOV0w2PjF4fLF4eIdLniqLeSCEL96ZIij",
+	"3c/hX8AGOOjsr4F8e511mi/4vosxxEflUGZeboh1iRNhWdMnD1G2UtjCEqVCOwUPalyqnHZfB8wnE2BB",
+	"kccpcJYQuIAIuLgYRsAkykqOTCtgFURN1kTUHEZInG6ZnGlSiiCUW+RudQjdBZqc+Z/ARf/TXKhn+AB6",
+	"mgq5sWBNTmVCgDfFOC0GAXoF//4Wz/Z7gzv4+4Y2f4PMqNfZbtT7rv9QSVFfop73Zop+/z372ZFBccgp",
+	"TQzx8UIgL0yEFQdCoC8Ev/PFDkVeR+2XwyLlhZSPAKyAEQvsEGMpMSqk3BI/yEuyL9lWrLOgHhIbpmZV",
+	"OZuq9Ry7wf/fSH54IaZ2mzckgkMr3C8s4U8I5sXvxIcwAwJJODIV4jVBKuSRUgsNu5ELVNMhwiztwXEI",
+	"92ToUxT25T2s57rwciy+eED2Q9aPv9Vh4bDfZ3Xt8H17B8MKyR3U8dtkLSjGKsvzzF8yyvKvfD6Wx5ih",
+	"ZIYF3zCb+v7leS6Ez8sEntjvs3I//mxA6DmfbKzwuJtcsSdXT58/Z7jQlK+OQckytMpYUcZ7hz2hEGGv",
+	"2x/C2yBb9MfrZ+3zYgqGVoLS2O4oZTVPxICmtEYnd5C9Nla71TH37J8kewEn87llL7ym7dmlALqrX/j8",
+	"g+3o/jELQC3bkVn/SRVNSLO6d7qDsXp5TF5u5sG8snr5LV+IVkBUzNWGxSvBxNulTDcd9lxVlcu8aymw",
+	"JWxcegnoxj61DnyyGcIp4oPxhaY0Lw9zspVm18yFDha2ti4xY49kV1DzEv9ICmW7hBVET2OMDPEVqOci",
+	"p9FA8yGtxFitlLTo0a8FT4L+yiBkUu2MZH3nfvsRs49zFiBz1CMnOpR4a6kdP9Z2kQ2dt74o4FV3alwI",
+	"maKNr0cUI8TshEy/2ogZbuWfgPX7qXxuzL/OdeqOHGsqnS54khTKpTKv2ZYn6It4+OJm9YzeUfo+62HL",
+	"vQpa84LfSjU72mTY7T/N4AcQdXUL94Ah7AHmsjiW78s9Q9YEFBnScsOAySmCKbSyUiZMM4ZiJvAoSjXD",
+	"nkdThJRaJjwSZqwSMbWUlAKCg6eJFJDAW2DGXmcv3EjQC1hTxL4lBJuCbwJkElkjmG5xK5dLH/MyGsJg",
+	"OPWCGxRiXNj9FyrIMCUGYRnceoGP47rqR8U+2wDPA938wR4IX/1wdc32OoHCHCoT0sDHCtEFYWEzR45x",
+	"Nl+1JRMC3oEPebcnuOWNorGCLPOtFGo258qt7IyMEaV9zM+akXcB3ZCxBp5tY3VaKM0XY3UrAP8LexQ4",
+	"q2sKLVYLS+sklzNUpYpEbcnuf61kdPsPDc0mPsuC3Zf5wfvcCnb/VG7pL7LkobLEnR5/6KiEFjiy09V3",
+	"2hDog67NhvRShJgM1aZ4P0zW89wrPF6CUTytFlL+pWj8fo2MqkPv/B+DtziI7VRdoL0QTwuB8LbHko9T",
+	"GOhfaM0oQQbarCq5y5WcTn7FEhB8wJEugrEiUMqSBD4EwVRto081iu6fxvJbEbC5Xo/BGoREyayODAfV",
+	"DN3BkWoWlvQCJ9gCFq61CgMWikQupOKQVAmHEczUAExYNJTJtPO1qBS/KSteoZnzVIRkr1q9bAXlWvcc",
+	"TxDbjUB3FKmUAJwpb3QsUz1LnZlq5npt0O6HppHZ7OkKojMmm11Z/y83oFz9oXsJoTkZ6TQ+DiE7W2ug",
+	"zi9wc78rP5oR+e3lRgdaCu2XZnqtqg2sj4Z2Q2uAWgXxJMFzm6FX+O5D1FaokHKy+7xlTX/+uAcOp3AE",
+	"PFVp1b+gVH3EY1Ne2kPnB1BWDvsUsvPz3BgAjgd8B3iYzNU7fStyMxjaJKMslVkT5UJO0XdCLL05T6/J",
+	"I3Xu1T4wNhFCsVREQt6JGKDxwdwktzUzqygSxkxXyVgBGrTTCSKewtmj2Iy+FXFhqOS/9n2c2bDbc+/N",
+	"6hKqlvm27Qz1G6gOIGpVihV8UrFpImdzy2ItCIAeEKoxFjki6Aloou+GM1bQQwzKK8C6dnoJmwlryLDP",
+	"P3wTkfUTMgP6CPlbrGF2LfMV2gFE8RqGcQ17/VEs7U/EPmCEr+nt+1CqYP3Q7l2m4k7qFVbmKM0SrRz9",
+	"r3V6+1tL8C+JEUhoZV3KEtnt5kPkT7wHtL2HhSxUKN0qvTaBk9WyprOZk7Cv/Wc+ZfsE/MY+1Hc/2z8J",
+	"5DvgI6b50vptzn7a2ubHk017zs388Tv65e/czI9ubhdxpZWMOHQRWGTYFUQQBGGLWwnoGo4zh4UPhazJ",
+	"s3yN0oVWgHkfTm65f+Q4EyUMkomON63QO30RwAOp8k6kBqBnCbhozU0OLZQ5T7FTwVykImA8MZqEGSaf",
+	"JILBU7G0gLC+PWH8bpZqAs84XXbybxFZFr6TccAUNPtbC+629H1IFZ/4NwvfTQS3JmAJdHMKINxMz+RS",
+	"FB6jNzjJhtkuWP8ewgvC8s9+J9w1ofyjAQvxM+HYKSSLBchivNFZyU6UTfRb3z7EygSgmMFA5XGMd0uo",
+	"rI3tvBX4OiuU0kan1P/BoE2stBPMVpgljwRrvn72lJ2fnZ88Mj5bSpiIL6WaBUy8jcSSOlj9+Jd+t38O",
+	"6gH88wICB3CviFu72sfgBvxt44jn3mL1dU54n7ihC37oax2tFmKfn8xTmc9h+lKUdiwL/JYkkXjLo4wX",
+	"Zk5ZXsY1Po5Fetb4/OiWUXj/I5Md2iacTUha8xzBn3g4vxgkwsQOiMpB2bKeQmlquvHsAntCsJO3J2yW",
+	"OuaS6cf5J4v8dv9peeg5+dQAhn54+2X2lzNxrzPBWQ7OfT+af+xIbU9Ok6f8ADqLtDG7qQLQ1+qwZ1By",
+	"vuSpTTYsTvlaZXQ88jmjSPeGSTtWWbcAd5CTDTpgMyFoHZOkxCXE8g+y5FMUXCBMFnyT3cRAhgFIFji9",
+	"U4k9zdhE2gU3t07u9U/cX2YE7wDZF7BIJ6uFakEMWloWpnp9M0314mby/5N3xTxPw0D0r1jfQgCnDaiV",
+	"qm4MCEakDiwgxUoMsXDiyHaKitT/jnx3jt0mZUHAwFKpseuLk/Tyzvd8z3hv+hd79vLT0BiNB20IOrEs",
+	"VuhdRWyCnUtohtE5tO/yRszDh8OvKwQW3oz0kzA5aNlR0DpC9w07deqLRxas68QoWY3lEvDzVU2FxxTW",
+	"dcTJgJIryrvd9N7X0Mma72wa15zHm0Hoyw/5LjwRv+s9/sCGT6vaf8RYCqbh4jjlHjkuQe0zUdmq9u95",
+	"sf8pTXsr64bPLBPkdb7iw7vmBGGUEMGuyXMkPS1cSWsJxWGJQHuWLbLli7oX38JraqjxuAvv7c778bjd",
+	"atMI3Rnnj4fqUBGcnax+Oj5t4X9Bp/Vg8S/G6xwj+RBj40r2TL1XdmUpfZMkGuaIf0U0yUrhJnthSQ5s",
+	"9qk43rNM2h+3Y9IeSshtPc/NgHb60sbHGIog/HE8d/sZvCHAgygnngRAJWalJiLFve7E2qRIe4XTtclZ",
+	"XmlgOFvCTtZox4qMHUpVVDkmAjOrkRq2NBr5IBDc0N4jHpmyqV7tWQodvhWRiHt/FYEpsK5uNUpbUgI1",
+	"IL0SdANlmyoxwPILqZIWgBOzembGYqEGKFZ0Or3NbFKthqXVJKmMWnJJJJGVUa6cz5ximCHIrWZjYxpp",
+	"OfR7KbTvEECoQTrH2Qdreuk7OTnWS29Vg7fwl4p2dD8V3UjR+M2NgkzUuLt+vv4MAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

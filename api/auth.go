@@ -12,8 +12,9 @@ import (
 	"github.com/commitreveal/rps/tournament"
 )
 
-// tokenCacheTTL bounds how long a token is trusted without asking the database. A token rotated
-// on another replica stays valid here for at most this long.
+// tokenCacheTTL bounds how long a token is trusted without asking the database. A change to an
+// account on any replica (a rotated or revoked token) evicts its tokens at once through the
+// store's account notifications; the TTL only bounds the memory of tokens no longer used.
 const tokenCacheTTL = 30 * time.Second
 
 // tokenCache remembers which account a token belongs to, so an authenticated request needs no
@@ -21,6 +22,9 @@ const tokenCacheTTL = 30 * time.Second
 type tokenCache struct {
 	mu      sync.Mutex
 	entries map[[32]byte]cachedAccount
+	// generation counts evictions: an account read from the database before an eviction is not
+	// cached after it, since the read may predate the change that caused it.
+	generation uint64
 }
 
 type cachedAccount struct {
@@ -38,9 +42,21 @@ func (c *tokenCache) get(key [32]byte, now time.Time) (tournament.Account, bool)
 	return e.account, true
 }
 
-func (c *tokenCache) put(key [32]byte, a tournament.Account, now time.Time) {
+// currentGeneration is to be read before the database read whose result put caches.
+func (c *tokenCache) currentGeneration() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.generation
+}
+
+// put caches a token's account read from the database when generation (read before the read)
+// is still current.
+func (c *tokenCache) put(key [32]byte, a tournament.Account, generation uint64, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if generation != c.generation {
+		return
+	}
 	if c.entries == nil || len(c.entries) > 100_000 {
 		// Entries expire quickly; starting over is cheaper than tracking age for eviction.
 		c.entries = map[[32]byte]cachedAccount{}
@@ -48,10 +64,15 @@ func (c *tokenCache) put(key [32]byte, a tournament.Account, now time.Time) {
 	c.entries[key] = cachedAccount{account: a, expires: now.Add(tokenCacheTTL)}
 }
 
-// forgetAccount drops every cached token of an account (after its token was rotated).
+// forgetAccount drops every cached token of an account, or of every account when id is "".
 func (c *tokenCache) forgetAccount(id tournament.AccountID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.generation++
+	if id == "" {
+		clear(c.entries)
+		return
+	}
 	for k, e := range c.entries {
 		if e.account.ID == id {
 			delete(c.entries, k)
@@ -128,13 +149,14 @@ func (s *Server) accountOf(ctx context.Context, token string, now time.Time) (to
 	if account, ok := s.tokens.get(key, now); ok {
 		return account, true, nil
 	}
+	generation := s.tokens.currentGeneration()
 	account, err := s.store.AccountByToken(ctx, token)
 	if errors.Is(err, tournament.ErrNotFound) {
 		return account, false, nil
 	} else if err != nil {
 		return account, false, err
 	}
-	s.tokens.put(key, account, now)
+	s.tokens.put(key, account, generation, now)
 	return account, true, nil
 }
 

@@ -11,15 +11,15 @@ import (
 )
 
 func (h *handlers) GetHealth(ctx context.Context, _ GetHealthRequestObject) (GetHealthResponseObject, error) {
-	return GetHealth200JSONResponse{Status: Ok}, nil
+	return GetHealth200JSONResponse{Status: HealthStatusOk}, nil
 }
 
 func (h *handlers) GetReadiness(ctx context.Context, _ GetReadinessRequestObject) (GetReadinessResponseObject, error) {
 	if err := h.s.store.Ready(ctx); err != nil {
 		detail := err.Error()
-		return GetReadiness503JSONResponse{Status: Unavailable, Detail: &detail}, nil
+		return GetReadiness503JSONResponse{Status: HealthStatusUnavailable, Detail: &detail}, nil
 	}
-	return GetReadiness200JSONResponse{Status: Ok}, nil
+	return GetReadiness200JSONResponse{Status: HealthStatusOk}, nil
 }
 
 // GetMetrics is served by the Prometheus handler mounted in routes; this method only satisfies

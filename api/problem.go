@@ -18,7 +18,7 @@ type problemError struct {
 	code   ProblemCode
 	detail string
 	field  string
-	// retryAfter, in seconds, is sent with 429.
+	// retryAfter, in seconds, is sent with 429 and 503.
 	retryAfter int
 }
 
@@ -36,6 +36,9 @@ var (
 	errUnauthorized    = newProblem(http.StatusUnauthorized, ProblemCodeUnauthorized, "a valid bearer token is required")
 	errAdminOnly       = newProblem(http.StatusForbidden, ProblemCodeForbidden, "only an admin may do this")
 	errAccountDisabled = newProblem(http.StatusForbidden, ProblemCodeAccountDisabled, "an admin disabled this account")
+	// errUnavailable answers while the database is out of reach (a failover takes seconds).
+	errUnavailable = &problemError{status: http.StatusServiceUnavailable, code: ProblemCodeUnavailable,
+		detail: "the database is unreachable; retry with the same Idempotency-Key", retryAfter: 1}
 )
 
 // refusalStatus maps each refusal code of the core to its HTTP status.
@@ -75,6 +78,7 @@ var problemTitles = map[ProblemCode]string{
 	ProblemCodeInternal:            "Internal error",
 	ProblemCodeAccountDisabled:     "Account disabled",
 	ProblemCodeNoMatch:             "No match",
+	ProblemCodeUnavailable:         "Service unavailable",
 }
 
 // asProblem turns any error into the problem it is: a problemError as it is, a refusal of the
@@ -92,6 +96,9 @@ func asProblem(err error) *problemError {
 		if known {
 			return &problemError{status: status, code: ProblemCode(r.Code), detail: r.Message, field: r.Field}
 		}
+	}
+	if store.IsUnavailable(err) {
+		return errUnavailable
 	}
 	return &problemError{status: http.StatusInternalServerError, code: ProblemCodeInternal, detail: "internal error; quote the request id when reporting it"}
 }

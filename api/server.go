@@ -90,6 +90,8 @@ func NewServer(cfg Config) (*Server, error) {
 	if s.rules == nil {
 		s.rules = engine.Builtin()
 	}
+	// A token rotated or revoked through any replica is refused by this one at once.
+	s.store.WatchAccounts(s.tokens.forgetAccount)
 	if s.log == nil {
 		s.log = slog.Default()
 	}

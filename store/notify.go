@@ -10,12 +10,20 @@ import (
 	"github.com/commitreveal/rps/tournament"
 )
 
-// notifier fans the EventsChannel notifications of one LISTEN connection out to every local
-// follower of a lobby (long polls and event streams), so that followers cost no connection each.
+// AccountsChannel is notified, on commit, with the id of every account whose row changed other
+// than in its balance (a trigger of migration 0005 does it), so that every replica forgets the
+// account's cached tokens.
+const AccountsChannel = "rps_accounts"
+
+// notifier fans the notifications of one LISTEN connection out to every local follower of a
+// lobby (long polls and event streams), so that followers cost no connection each, and to the
+// watchers of accounts.
 type notifier struct {
 	mu        sync.Mutex
 	followers map[tournament.LobbyID]map[chan struct{}]struct{}
-	started   bool
+	// accountWatchers are told of every changed account; "" means any account may have changed.
+	accountWatchers []func(tournament.AccountID)
+	started         bool
 	// wakes counts the wake-ups of each lobby, and all those of every lobby at once: a read of
 	// the log keyed by the count is never shared with a read that began before a wake-up.
 	wakes    map[tournament.LobbyID]uint64
@@ -44,10 +52,7 @@ func (s *Store) Subscribe(lobby tournament.LobbyID) (<-chan struct{}, func()) {
 		n.followers[lobby] = map[chan struct{}]struct{}{}
 	}
 	n.followers[lobby][ch] = struct{}{}
-	if !n.started {
-		n.started = true
-		go s.listen(s.listenCtx)
-	}
+	s.startListenerLocked()
 	n.mu.Unlock()
 	return ch, func() {
 		n.mu.Lock()
@@ -56,6 +61,36 @@ func (s *Store) Subscribe(lobby tournament.LobbyID) (<-chan struct{}, func()) {
 		if len(n.followers[lobby]) == 0 {
 			delete(n.followers, lobby)
 		}
+	}
+}
+
+// WatchAccounts calls fn with the id of every account whose row changes other than in its balance,
+// on any replica, soon after the change commits; and with "" whenever changes may have been
+// missed (the listening connection was lost), meaning any account may have changed. fn must not
+// block.
+func (s *Store) WatchAccounts(fn func(tournament.AccountID)) {
+	n := &s.notify
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.accountWatchers = append(n.accountWatchers, fn)
+	s.startListenerLocked()
+}
+
+// startListenerLocked starts the LISTEN connection on first use; s.notify.mu is held.
+func (s *Store) startListenerLocked() {
+	if !s.notify.started {
+		s.notify.started = true
+		go s.listen(s.listenCtx)
+	}
+}
+
+// accountChanged tells every account watcher.
+func (n *notifier) accountChanged(id tournament.AccountID) {
+	n.mu.Lock()
+	watchers := n.accountWatchers
+	n.mu.Unlock()
+	for _, fn := range watchers {
+		fn(id)
 	}
 }
 
@@ -94,6 +129,7 @@ func (s *Store) listen(ctx context.Context) {
 		}
 		s.log.Warn("event listener lost its connection; reconnecting", "err", err)
 		s.notify.wake("", true)
+		s.notify.accountChanged("")
 		select {
 		case <-ctx.Done():
 		case <-time.After(failureWait):
@@ -107,15 +143,21 @@ func (s *Store) listenOnce(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+EventsChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+EventsChannel+"; LISTEN "+AccountsChannel); err != nil {
 		return err
 	}
-	// Followers that subscribed before this connection listened may have missed a notification.
+	// Followers that subscribed, and accounts that changed, before this connection listened may
+	// have missed a notification.
 	s.notify.wake("", true)
+	s.notify.accountChanged("")
 	for {
 		note, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
+		}
+		if note.Channel == AccountsChannel {
+			s.notify.accountChanged(tournament.AccountID(note.Payload))
+			continue
 		}
 		s.notify.wake(tournament.LobbyID(note.Payload), false)
 	}

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 
 	"github.com/commitreveal/rps/tournament"
 	"github.com/google/uuid"
@@ -32,6 +36,11 @@ var (
 	// ErrRetry is a serialization failure or a deadlock: the transaction lost a race and may
 	// succeed if run again (Run does so a bounded number of times).
 	ErrRetry = errors.New("transaction conflict")
+	// ErrUnavailable means the database could not be reached or cannot take writes right now: the
+	// primary is down, restarting or being replaced by a standby (a failover), or the connection
+	// reached a read-only standby. The operation either did not happen or committed without its
+	// answer arriving; a retry with the same idempotency key tells which.
+	ErrUnavailable = errors.New("database unavailable")
 )
 
 // mapErr is the one place that turns driver errors into domain errors: no rows is
@@ -42,6 +51,12 @@ func mapErr(err error) error {
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return tournament.ErrNotFound
+	}
+	if IsUnavailable(err) {
+		if errors.Is(err, ErrUnavailable) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) {
@@ -56,6 +71,36 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: %w", ErrRetry, err)
 	}
 	return err
+}
+
+// IsUnavailable reports whether err, mapped or straight from the driver, means the database is out
+// of reach rather than that the operation is wrong: no connection could be made (also none to a
+// writable server, with target_session_attrs=read-write during a failover), the connection broke,
+// the server is shutting down or starting, or it is a read-only standby.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, ErrUnavailable) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case strings.HasPrefix(pgErr.Code, "08"): // connection exception
+			return true
+		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // admin or crash shutdown, cannot connect now
+			return true
+		case pgErr.Code == "25006": // read_only_sql_transaction: a standby
+			return true
+		}
+		return false
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.SafeToRetry(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
 }
 
 // row maps the error of a single-row query.

@@ -21,6 +21,9 @@ import (
 type Seat struct {
 	Account
 	Strategy strategy.Strategy
+	// Client, when set, is the one the bot acts through (such as the client of one server
+	// replica); the runner's own client follows the lobby either way.
+	Client *Client
 
 	// In the current game.
 	registered bool
@@ -281,6 +284,14 @@ func (r *Runner) poll(ctx, quit context.Context, quitting bool, wait time.Durati
 	return nil
 }
 
+// clientOf is the client a seat acts through.
+func (r *Runner) clientOf(s *Seat) *Client {
+	if s.Client != nil {
+		return s.Client
+	}
+	return r.o.Client
+}
+
 func (r *Runner) wake() {
 	select {
 	case r.kick <- struct{}{}:
@@ -461,7 +472,7 @@ func (r *Runner) refused(op string, s *Seat, err error) (code string, retry bool
 }
 
 func (r *Runner) register(s *Seat) task {
-	return task{seat: s, run: func(ctx context.Context) error { return r.o.Client.Register(ctx, s.Token, r.o.Lobby) },
+	return task{seat: s, run: func(ctx context.Context) error { return r.clientOf(s).Register(ctx, s.Token, r.o.Lobby) },
 		done: func(err error) {
 			code, retry := r.refused("register", s, err)
 			switch {
@@ -479,7 +490,7 @@ func (r *Runner) register(s *Seat) task {
 }
 
 func (r *Runner) leave(s *Seat) task {
-	return task{seat: s, run: func(ctx context.Context) error { return r.o.Client.Leave(ctx, s.Token, r.o.Lobby) },
+	return task{seat: s, run: func(ctx context.Context) error { return r.clientOf(s).Leave(ctx, s.Token, r.o.Lobby) },
 		done: func(err error) {
 			code, retry := r.refused("leave", s, err)
 			switch {
@@ -495,7 +506,7 @@ func (r *Runner) leave(s *Seat) task {
 func (r *Runner) commit(s *Seat) task {
 	round, move, password := s.round, s.move, s.password
 	c := engine.CommitMove(move, password).String()
-	return task{seat: s, run: func(ctx context.Context) error { return r.o.Client.Commit(ctx, s.Token, r.o.Lobby, c) },
+	return task{seat: s, run: func(ctx context.Context) error { return r.clientOf(s).Commit(ctx, s.Token, r.o.Lobby, c) },
 		done: func(err error) {
 			if s.round != round {
 				return
@@ -518,7 +529,7 @@ func (r *Runner) commit(s *Seat) task {
 
 func (r *Runner) reveal(s *Seat) task {
 	round, reveal := s.round, string(rune(s.move.Digit()))+s.password
-	return task{seat: s, run: func(ctx context.Context) error { return r.o.Client.Reveal(ctx, s.Token, r.o.Lobby, reveal) },
+	return task{seat: s, run: func(ctx context.Context) error { return r.clientOf(s).Reveal(ctx, s.Token, r.o.Lobby, reveal) },
 		done: func(err error) {
 			if s.round != round {
 				return
