@@ -1,8 +1,8 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Makes sure pg_auto_failover is installed (pg_autoctl and its PostgreSQL 15 extension), for the
 # failover test (make test-ha). Silent when it is; installs Debian's packages when running as
 # root; otherwise says what to install and fails.
-set -eu
+set -euo pipefail
 
 found() {
 	command -v pg_autoctl >/dev/null 2>&1 &&
