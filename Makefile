@@ -1,13 +1,15 @@
 # make test is the one test command; .ci/run calls it and nothing else.
 GO ?= go
 
-.PHONY: test test-go test-android apk test-console lint-openapi lint-go vet generate run bench postgres
+.PHONY: test test-go test-ha test-android apk test-console lint-openapi lint-go vet generate run bench postgres
 
 test: postgres lint-openapi vet lint-go test-go test-android test-console
 
-# PostgreSQL binaries for the Go tests and the private cluster (apt-get as root when missing).
+# PostgreSQL binaries for the Go tests and the private cluster, and pg_auto_failover for the
+# failover test (apt-get as root when missing).
 postgres:
 	bash scripts/ensure-postgres.sh
+	bash scripts/ha/ensure-auto-failover.sh
 
 lint-openapi:
 	bash scripts/lint-openapi.sh
@@ -19,8 +21,15 @@ vet:
 lint-go:
 	bash scripts/lint-go.sh
 
+# RPSD_TEST_HA=1: the failover test fails, rather than skips, without pg_auto_failover.
 test-go:
-	$(GO) test -count=1 ./...
+	RPSD_TEST_HA=1 $(GO) test -count=1 ./...
+
+# Past one machine alone (also part of test-go): three replicas on one database, and a
+# PostgreSQL failover mid-game on a pg_auto_failover formation (scripts/ha/formation.sh), with
+# their figures.
+test-ha: postgres
+	RPSD_TEST_HA=1 $(GO) test -count=1 -v -run 'TestThreeReplicas|TestTokenChangesReachEveryReplica|TestRateLimitsArePerReplica|TestFailover' ./cmd/rpsd/
 
 # The Kotlin client: generated from openapi.yaml, unit tests, the app's screens driven and
 # photographed (Robolectric), end to end against a real rpsd, the APK built and checked.

@@ -133,7 +133,10 @@ func problemBody(ctx context.Context, p *problemError) []byte {
 // request validator, the strict server, authentication, limits and panics.
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	p := asProblem(err)
-	if p.status >= 500 {
+	if p == errUnavailable {
+		// Expected for the seconds of a failover; the log says why without an alarm per request.
+		s.log.WarnContext(r.Context(), "database unavailable", "err", err, "method", r.Method, "path", r.URL.Path, "requestId", requestID(r.Context()))
+	} else if p.status >= 500 {
 		s.log.ErrorContext(r.Context(), "request failed", "err", err, "method", r.Method, "path", r.URL.Path, "requestId", requestID(r.Context()))
 	}
 	writeRawProblem(w, p.status, p.retryAfter, problemBody(r.Context(), p))

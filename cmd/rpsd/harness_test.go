@@ -61,15 +61,20 @@ func TestMain(m *testing.M) {
 // exitPipes keeps the watchdogs' pipes open for the life of the process.
 var exitPipes []*os.File
 
-// removeAtExit removes dir once this process has exited: a shell blocks reading a pipe whose
-// only writer is this process.
+// removeAtExit removes dir once this process has exited.
 func removeAtExit(dir string) error {
+	return runAtExit(`rm -rf "$1"`, dir)
+}
+
+// runAtExit runs the shell script with args once this process has exited, whatever the way it
+// goes: a shell blocks reading a pipe whose only writer is this process.
+func runAtExit(script string, args ...string) error {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	cmd := exec.Command("/bin/sh", "-c", `read -r _; rm -rf "$1"`, "rpsd-e2e-cleanup", dir)
+	cmd := exec.Command("/bin/sh", append([]string{"-c", "read -r _; " + script, "rpsd-e2e-cleanup"}, args...)...)
 	cmd.Stdin = r
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -1,0 +1,446 @@
+package main
+
+// PostgreSQL failover mid-game: two rpsd replicas on a pg_auto_failover formation (a monitor, a
+// primary and a synchronous secondary, scripts/ha/formation.sh), bots playing several lobbies,
+// the primary SIGKILLed, the secondary promoted, play going on. Nothing acknowledged may be lost,
+// nothing may be answered wrongly, and the deadlines that fell due meanwhile must be applied.
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/blake2b"
+)
+
+// formationScript is scripts/ha/formation.sh.
+var formationScript = filepath.Join("..", "..", "scripts", "ha", "formation.sh")
+
+// formation runs formation.sh with args and returns its standard output.
+func formation(t *testing.T, args ...string) string {
+	t.Helper()
+	script, err := filepath.Abs(formationScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("formation.sh %v: %v\n%s%s", args, err, stdout.String(), stderr.String())
+	}
+	return strings.TrimSpace(stdout.String())
+}
+
+// haAvailable tells whether pg_auto_failover is installed; make test and make test-ha install
+// it, and RPSD_TEST_HA=1 makes its absence a failure rather than a skip.
+func haAvailable(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("pg_autoctl"); err == nil {
+		return
+	}
+	if os.Getenv("RPSD_TEST_HA") != "" {
+		t.Fatal("pg_autoctl is missing: run scripts/ha/ensure-auto-failover.sh")
+	}
+	t.Skip("pg_auto_failover is not installed (make test-ha installs it)")
+}
+
+// answer classes of the bots' calls.
+const (
+	answerOK      = "2xx"
+	answer503     = "503 unavailable"
+	answerNetwork = "connection error"
+)
+
+// haBot is a player acting through one replica, retrying each action with its Idempotency-Key
+// through an outage, as a phone on a bad network would.
+type haBot struct {
+	name   string
+	server *server
+	player player
+	secret map[string]string // by game id and round
+}
+
+// ack is an action the server acknowledged with a 2xx. Those acknowledged before the kill
+// command returned count as before the kill.
+type ack struct {
+	kind, lobby, game, player string
+	round                     int
+	at                        time.Time
+}
+
+// haRun is what the bots saw.
+type haRun struct {
+	mu        sync.Mutex
+	acks      []ack
+	answers   map[string]int
+	wrong     []string
+	killedAt  time.Time
+	firstBack time.Time // the first action acknowledged after the kill
+}
+
+func (h *haRun) count(class string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.answers[class]++
+}
+
+// lobbyView is the part of a lobby the bots read.
+type lobbyView struct {
+	Game struct {
+		ID         string `json:"id"`
+		Stage      string `json:"stage"`
+		Round      int    `json:"round"`
+		DeadlineMs *int64 `json:"deadlineMs"`
+		You        *struct {
+			Registered bool `json:"registered"`
+			InGame     bool `json:"inGame"`
+			Committed  bool `json:"committed"`
+			Revealed   bool `json:"revealed"`
+		} `json:"you"`
+	} `json:"game"`
+}
+
+// do sends one request and classifies the answer: 2xx, 503 unavailable, a connection error, or
+// another status with its problem code.
+func (b *haBot) do(ctx context.Context, method, path, key string, body any) (class string, status int, raw []byte) {
+	var r io.Reader
+	if body != nil {
+		enc, _ := json.Marshal(body)
+		r = bytes.NewReader(enc)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, b.server.URL+path, r)
+	if err != nil {
+		return answerNetwork, 0, nil
+	}
+	req.Header.Set("Authorization", "Bearer "+b.player.Token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		return answerNetwork, 0, nil
+	}
+	defer resp.Body.Close()
+	raw, err = io.ReadAll(resp.Body)
+	switch {
+	case err != nil:
+		return answerNetwork, resp.StatusCode, nil
+	case resp.StatusCode < 300:
+		return answerOK, resp.StatusCode, raw
+	case resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(raw), `"unavailable"`):
+		return answer503, resp.StatusCode, raw
+	}
+	var problem struct {
+		Code string `json:"code"`
+	}
+	_ = json.Unmarshal(raw, &problem)
+	return fmt.Sprintf("%d %s", resp.StatusCode, problem.Code), resp.StatusCode, raw
+}
+
+// act sends an action with a fresh key and retries it with the same key through 503s and
+// connection errors. It returns the lobby the 2xx answered with, or ok false after a refusal.
+// The action is recorded in game and round, those of the state the bot acted on: the answer shows
+// the lobby after the action, which may be the next round or game already.
+func (b *haBot) act(ctx context.Context, run *haRun, kind, lobby, game string, round int, path string, body any) (lobbyView, bool) {
+	key := fmt.Sprintf("%s-%s-%d", b.name, kind, rand.Uint64())
+	retried := false
+	for ctx.Err() == nil {
+		sentAt := time.Now()
+		class, _, raw := b.do(ctx, "POST", path, key, body)
+		run.count(class)
+		switch class {
+		case answerOK:
+			var l lobbyView
+			if err := json.Unmarshal(raw, &l); err != nil {
+				run.mu.Lock()
+				run.wrong = append(run.wrong, fmt.Sprintf("%s %s: undecodable 2xx %s", b.name, kind, raw))
+				run.mu.Unlock()
+				return l, false
+			}
+			now := time.Now()
+			run.mu.Lock()
+			run.acks = append(run.acks, ack{kind: kind, lobby: lobby, game: game, player: b.player.ID, round: round, at: now})
+			if !run.killedAt.IsZero() && sentAt.After(run.killedAt) && run.firstBack.IsZero() {
+				run.firstBack = now
+			}
+			run.mu.Unlock()
+			return l, true
+		case answer503, answerNetwork:
+			retried = true
+			time.Sleep(100 * time.Millisecond)
+			continue
+		case "409 wrong_stage", "409 not_in_game":
+			// The clock closed the stage (or eliminated the bot) between the bot's read and its
+			// action: a right answer, also for a retry after an outage.
+			return lobbyView{}, false
+		}
+		run.mu.Lock()
+		run.wrong = append(run.wrong, fmt.Sprintf("%s %s (retried after an outage: %v): %s %s", b.name, kind, retried, class, raw))
+		run.mu.Unlock()
+		return lobbyView{}, false
+	}
+	return lobbyView{}, false
+}
+
+// play acts in the lobby until ctx ends: it reads the lobby as its player and does what is due,
+// letting a moves stage pass now and then so that stages also end by the clock.
+func (b *haBot) play(ctx context.Context, run *haRun, lobby string, rng *rand.Rand) {
+	base := "/v1/lobbies/" + lobby
+	for ctx.Err() == nil {
+		class, _, raw := b.do(ctx, "GET", base, "", nil)
+		run.count(class)
+		if class != answerOK {
+			if class != answer503 && class != answerNetwork && ctx.Err() == nil {
+				run.mu.Lock()
+				run.wrong = append(run.wrong, fmt.Sprintf("%s read the lobby: %s %s", b.name, class, raw))
+				run.mu.Unlock()
+			}
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		var l lobbyView
+		if err := json.Unmarshal(raw, &l); err != nil || l.Game.You == nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		g, you := l.Game, l.Game.You
+		round := fmt.Sprintf("%s/%d", g.ID, g.Round)
+		switch {
+		case g.Stage == "registration" && !you.Registered:
+			b.act(ctx, run, "register", lobby, g.ID, g.Round, base+"/players", nil)
+		case g.Stage == "moves" && you.InGame && !you.Committed && b.secret[round] == "":
+			if rng.IntN(5) == 0 {
+				b.secret[round] = "skip"
+				continue
+			}
+			secret := fmt.Sprintf("%d%s-%d", rng.IntN(5), b.name, rng.Uint64())
+			b.secret[round] = secret
+			sum := blake2b.Sum256([]byte(secret))
+			b.act(ctx, run, "commit", lobby, g.ID, g.Round, base+"/commitments", map[string]any{"commitment": hex.EncodeToString(sum[:])})
+		case g.Stage == "reveal" && you.Committed && !you.Revealed && b.secret[round] != "" && b.secret[round] != "skip":
+			b.act(ctx, run, "reveal", lobby, g.ID, g.Round, base+"/reveals", map[string]any{"reveal": b.secret[round]})
+		default:
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+func TestFailover(t *testing.T) {
+	haAvailable(t)
+	began := time.Now()
+	dir, err := os.MkdirTemp("", "rpsd-ha-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs(formationScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The formation is stopped (every process by PID) and its folder removed at the end of the
+	// test, and by a watchdog if this process dies first.
+	t.Cleanup(func() { formation(t, "down", dir) })
+	if err := runAtExit(`bash "$1" down "$2"`, script, dir); err != nil {
+		t.Fatal(err)
+	}
+	databaseURL := formation(t, "up", dir)
+	formed := time.Since(began)
+
+	env := replicaEnv(databaseURL, nil)
+	replicas := startReplicas(t, 2, env)
+	const lobbies = 4
+	var bots []*haBot
+	var ids []string
+	for l := range lobbies {
+		ids = append(ids, replicas[0].createLobby(fmt.Sprintf("failover %d", l), map[string]any{
+			"betSize": 10, "playersCountLimit": 2, "entryTimeoutMs": 1000, "moveTimeoutMs": 1000, "revealTimeoutMs": 1000,
+		}))
+		for i := range 2 {
+			name := fmt.Sprintf("bot-%d-%d", l, i)
+			r := replicas[(l+i)%len(replicas)]
+			bots = append(bots, &haBot{name: name, server: r, player: r.newPlayer(name, 100_000), secret: map[string]string{}})
+		}
+	}
+
+	run := &haRun{answers: map[string]int{}}
+	ctx, stopBots := context.WithCancel(context.Background())
+	defer stopBots()
+	var wg sync.WaitGroup
+	for i, b := range bots {
+		rng := rand.New(rand.NewPCG(uint64(i), 16))
+		wg.Go(func() { b.play(ctx, run, ids[i/2], rng) })
+	}
+	time.Sleep(3 * time.Second) // play before the kill
+
+	primary := formation(t, "primary", dir)
+	formation(t, "kill", dir, primary)
+	run.mu.Lock()
+	run.killedAt = time.Now()
+	ackedBefore := len(run.acks)
+	run.mu.Unlock()
+	t.Logf("SIGKILLed the primary %s with %d actions acknowledged", primary, ackedBefore)
+
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		run.mu.Lock()
+		back := !run.firstBack.IsZero()
+		run.mu.Unlock()
+		if back {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no action succeeded within 2 minutes of the kill")
+		}
+	}
+	time.Sleep(3 * time.Second) // play after the failover
+	stopBots()
+	wg.Wait()
+	if now := formation(t, "primary", dir); now == primary || now == "" {
+		t.Errorf("the primary is %q after the failover, want the other node than %s", now, primary)
+	}
+
+	killMs, backMs := run.killedAt.UnixMilli(), run.firstBack.UnixMilli()
+	logs := map[string][]chainEvent{}
+	for _, id := range ids {
+		logs[id] = replicas[0].wholeLog(id)
+		verifyLog(t, logs[id])
+		stageChangesOnce(t, logs[id])
+	}
+	for _, r := range replicas {
+		r.ledgerOK()
+	}
+	lost := acknowledgedButLost(t, run.acks, logs)
+	for _, a := range lost {
+		t.Errorf("%s by %s in game %s round %d was acknowledged at %v (%v after the kill) but is not in the log",
+			a.kind, a.player, a.game, a.round, a.at.Format("15:04:05.000"), a.at.Sub(run.killedAt))
+	}
+	for _, w := range run.wrong {
+		t.Errorf("wrong answer: %s", w)
+	}
+	due, applied := 0, 0
+	for _, id := range ids {
+		d, ok := deadlineAppliedDuringOutage(t, logs[id], killMs, backMs)
+		due += d
+		applied += ok
+		if n := playedAfter(logs[id], backMs); n == 0 {
+			t.Errorf("lobby %s: no event after the failover; play did not go on", id)
+		}
+		for _, e := range logs[id] {
+			if e.Type == "clock_shifted" {
+				t.Errorf("lobby %s: clock_shifted at %s although replicas stayed alive", id, e.At)
+			}
+		}
+	}
+	if applied != due {
+		t.Errorf("%d deadlines fell due during the failover, %d were applied at their deadline", due, applied)
+	}
+	t.Logf("formation up in %v; kill to first successful action %v; %d actions acknowledged (%d before the kill), answers %v; "+
+		"%d deadlines fell due during the failover, all applied at their deadline; whole test %v",
+		formed.Round(100*time.Millisecond), run.firstBack.Sub(run.killedAt).Round(10*time.Millisecond), len(run.acks), ackedBefore,
+		run.answers, due, time.Since(began).Round(100*time.Millisecond))
+}
+
+// acknowledgedButLost returns the acknowledged actions the logs do not show.
+func acknowledgedButLost(t *testing.T, acks []ack, logs map[string][]chainEvent) []ack {
+	t.Helper()
+	kinds := map[string]string{"player_registered": "register", "move_committed": "commit", "move_revealed": "reveal"}
+	seen := map[string]bool{}
+	for _, events := range logs {
+		for _, e := range events {
+			kind, ok := kinds[e.Type]
+			if !ok || e.GameID == nil {
+				continue
+			}
+			var d struct {
+				Player string `json:"player"`
+				Round  int    `json:"round"`
+			}
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			if kind == "register" {
+				d.Round = 0
+			}
+			seen[fmt.Sprintf("%s %s %s %d", kind, *e.GameID, d.Player, d.Round)] = true
+		}
+	}
+	var lost []ack
+	for _, a := range acks {
+		round := a.round
+		if a.kind == "register" {
+			round = 0
+		}
+		if !seen[fmt.Sprintf("%s %s %s %d", a.kind, a.game, a.player, round)] {
+			lost = append(lost, a)
+		}
+	}
+	return lost
+}
+
+// deadlineAppliedDuringOutage finds the stage open in a lobby when the primary was killed; if its
+// deadline fell due before the first action succeeded again (due is 1), the stage must have been
+// closed by the clock at exactly that deadline (applied is 1). A stage already extended before
+// the kill is not checked: its next extensions write no event.
+func deadlineAppliedDuringOutage(t *testing.T, events []chainEvent, killMs, backMs int64) (due, applied int) {
+	t.Helper()
+	open := -1
+	var deadline int64
+	for i, e := range events {
+		if atMillis(t, e.At) >= killMs {
+			break
+		}
+		var d struct {
+			Deadline int64 `json:"deadline"`
+		}
+		_ = json.Unmarshal(e.Data, &d)
+		switch e.Type {
+		case "player_registered", "round_started", "moves_closed":
+			open, deadline = i, d.Deadline
+		case "stage_extended", "game_finished", "game_stopped":
+			open = -1
+		}
+	}
+	if open < 0 || deadline == 0 || deadline < killMs || deadline > backMs {
+		return 0, 0
+	}
+	for _, e := range events[open+1:] {
+		switch e.Type {
+		case "round_started", "moves_closed", "round_resolved", "stage_extended", "game_finished", "game_stopped":
+			if atMillis(t, e.At) == deadline {
+				return 1, 1
+			}
+			t.Errorf("lobby %s: the stage due at %d during the failover was closed by %s at %s", e.LobbyID, deadline, e.Type, e.At)
+			return 1, 0
+		}
+	}
+	t.Errorf("lobby %s: the stage due at %d during the failover was never closed", events[open].LobbyID, deadline)
+	return 1, 0
+}
+
+// playedAfter counts the events after ms.
+func playedAfter(events []chainEvent, ms int64) int {
+	n := 0
+	for _, e := range events {
+		if ts, err := time.Parse("2006-01-02T15:04:05.000Z", e.At); err == nil && ts.UnixMilli() > ms {
+			n++
+		}
+	}
+	return n
+}
