@@ -392,6 +392,26 @@ func exitsSoon(pid int) bool {
 // status and the raw body.
 func (s *server) call(method, path, token string, body, out any) (int, []byte) {
 	s.t.Helper()
+	resp := s.send(method, path, token, "", body)
+	if out != nil && len(resp.body) > 0 && resp.status < 300 {
+		if err := json.Unmarshal(resp.body, out); err != nil {
+			s.t.Fatalf("%s %s: decode %s: %v", method, path, resp.body, err)
+		}
+	}
+	return resp.status, resp.body
+}
+
+// sent is an answer with its headers.
+type sent struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// send sends a JSON request (body if not nil) with a token and an Idempotency-Key when not empty,
+// and fails the test on a transport error.
+func (s *server) send(method, path, token, key string, body any) sent {
+	s.t.Helper()
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -410,22 +430,20 @@ func (s *server) call(method, path, token string, body, out any) (int, []byte) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
 	client := &http.Client{Timeout: 40 * time.Second}
 	resp, err := client.Do(req)
 	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
+		s.t.Fatalf("%s %s on %s: %v", method, path, s.name, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		s.t.Fatalf("%s %s: read body: %v", method, path, err)
+		s.t.Fatalf("%s %s on %s: read body: %v", method, path, s.name, err)
 	}
-	if out != nil && len(raw) > 0 && resp.StatusCode < 300 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			s.t.Fatalf("%s %s: decode %s: %v", method, path, raw, err)
-		}
-	}
-	return resp.StatusCode, raw
+	return sent{status: resp.StatusCode, header: resp.Header, body: raw}
 }
 
 // must is call that fails the test unless the status is want.

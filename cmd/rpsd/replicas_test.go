@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -46,48 +45,6 @@ func startReplicas(t *testing.T, n int, env map[string]string) []*server {
 		replicas[i] = startServer(t, fmt.Sprintf("replica %d", i), env)
 	}
 	return replicas
-}
-
-// sent is an answer with its headers, for the calls whose headers matter.
-type sent struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-// send is server.call with an Idempotency-Key; it returns the headers too, and fails the test on
-// a transport error.
-func (s *server) send(method, path, token, key string, body any) sent {
-	s.t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, s.URL+path, r)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	if key != "" {
-		req.Header.Set("Idempotency-Key", key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatalf("%s %s on %s: %v", method, path, s.name, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		s.t.Fatalf("%s %s on %s: read body: %v", method, path, s.name, err)
-	}
-	return sent{status: resp.StatusCode, header: resp.Header, body: raw}
 }
 
 // chainEvent is a served event with its place in the chain.
