@@ -57,6 +57,8 @@ type chainEvent struct {
 	Data     json.RawMessage `json:"data"`
 	PrevHash string          `json:"prevHash"`
 	Hash     string          `json:"hash"`
+	// received is when a follower read it.
+	received time.Time
 }
 
 // wholeLog reads a lobby's whole log through s, page by page.
@@ -196,6 +198,7 @@ func streamOnce(ctx context.Context, base, lobby string, last int64, out chan<- 
 		if err := json.Unmarshal([]byte(data), &e); err != nil {
 			return last
 		}
+		e.received = time.Now()
 		select {
 		case out <- e:
 			last = e.Seq
