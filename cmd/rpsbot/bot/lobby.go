@@ -461,7 +461,7 @@ func (r *Runner) refused(op string, s *Seat, err error) (code string, retry bool
 		return "", false
 	}
 	code = CodeOf(err)
-	if code == "" || code == "rate_limited" || code == "internal" || code == "http_502" || code == "http_503" {
+	if code == "" || code == "rate_limited" || code == "internal" || code == "unavailable" || code == "http_502" || code == "http_503" {
 		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			r.o.Logf("%s %s: %v", s.Name, op, err)
 		}
