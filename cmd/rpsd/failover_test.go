@@ -395,8 +395,8 @@ func acknowledgedButLost(t *testing.T, acks []ack, logs map[string][]chainEvent)
 	seen := map[string]bool{}
 	for _, events := range logs {
 		for _, e := range events {
-			kind, ok := kinds[e.Type]
-			if !ok || e.GameID == nil {
+			kind, ok := kinds[string(e.Type)]
+			if !ok || e.GameId == nil {
 				continue
 			}
 			var d struct {
@@ -409,7 +409,7 @@ func acknowledgedButLost(t *testing.T, acks []ack, logs map[string][]chainEvent)
 			if kind == "register" {
 				d.Round = 0
 			}
-			seen[fmt.Sprintf("%s %s %s %d", kind, *e.GameID, d.Player, d.Round)] = true
+			seen[fmt.Sprintf("%s %s %s %d", kind, e.gameOf(), d.Player, d.Round)] = true
 		}
 	}
 	var lost []ack
@@ -457,11 +457,11 @@ func deadlineAppliedDuringOutage(t *testing.T, events []chainEvent, killMs, back
 			if atMillis(t, e.At) == deadline {
 				return 1, 1
 			}
-			t.Errorf("lobby %s: the stage due at %d during the failover was closed by %s at %s", e.LobbyID, deadline, e.Type, e.At)
+			t.Errorf("lobby %s: the stage due at %d during the failover was closed by %s at %s", e.LobbyId, deadline, e.Type, e.At)
 			return 1, 0
 		}
 	}
-	t.Errorf("lobby %s: the stage due at %d during the failover was never closed", events[open].LobbyID, deadline)
+	t.Errorf("lobby %s: the stage due at %d during the failover was never closed", events[open].LobbyId, deadline)
 	return 1, 0
 }
 
