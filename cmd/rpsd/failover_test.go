@@ -395,7 +395,7 @@ func acknowledgedButLost(t *testing.T, acks []ack, logs map[string][]chainEvent)
 	seen := map[string]bool{}
 	for _, events := range logs {
 		for _, e := range events {
-			kind, ok := kinds[string(e.Type)]
+			kind, ok := kinds[e.Type]
 			if !ok || e.GameId == nil {
 				continue
 			}
