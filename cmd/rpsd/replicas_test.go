@@ -169,9 +169,15 @@ func streamOnce(ctx context.Context, base, lobby string, last int64, out chan<- 
 	}
 	lines := bufio.NewScanner(resp.Body)
 	lines.Buffer(make([]byte, 64<<10), 1<<20)
+	hasID := false // the message has an id: an event (signed heads come without)
 	for lines.Scan() {
-		data, ok := strings.CutPrefix(lines.Text(), "data: ")
-		if !ok {
+		line := lines.Text()
+		if line == "" || strings.HasPrefix(line, "id: ") {
+			hasID = line != ""
+			continue
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || !hasID {
 			continue
 		}
 		var e chainEvent
