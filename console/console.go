@@ -19,7 +19,7 @@ var embedded embed.FS
 
 // Paths are the routes the console answers GET on, in chi's pattern syntax; the API mounts the
 // Handler on each, so every other path keeps the API's own 404 and 405 problems.
-var Paths = []string{"/", "/admin", "/lobbies/{lobbyId}", "/assets/*"}
+var Paths = []string{"/", "/admin", "/standings", "/accounts/{accountId}", "/lobbies/{lobbyId}", "/assets/*"}
 
 // contentSecurityPolicy allows only the console's own scripts, styles and API: no inline script,
 // no eval, nothing from another origin, no framing.
@@ -39,6 +39,8 @@ func Handler() http.Handler {
 	})
 	mux.Handle("GET /{$}", page)
 	mux.Handle("GET /admin", page)
+	mux.Handle("GET /standings", page)
+	mux.Handle("GET /accounts/{accountId}", page)
 	mux.Handle("GET /lobbies/{lobbyId}", page)
 	mux.Handle("GET /assets/", http.StripPrefix("/assets", http.FileServerFS(assets)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -1,9 +1,12 @@
 // The admin's page: sign in with the admin token, then run lobbies (create, next config, stop,
-// close), move money (credit, debit) and check the ledger. Every form sends an Idempotency-Key that
-// stays the same until the form's content changes or the server has answered, so a double click
-// or a retry is one action. Refusals show next to the field the problem names.
+// close), find accounts and move money (credit, debit) or disable them, check the ledger and read
+// the audit log. Every form sends an Idempotency-Key that stays the same until the form's content
+// changes or the server has answered, so a double click or a retry is one action. Refusals show next to the field the problem names.
 import { adminToken, allPages, api, ApiError, newIdempotencyKey } from './api.js';
-import { clearProblems, el, formatAmount, replace, showProblem, stageBadge } from './dom.js';
+import { clearProblems, el, formatAmount, formatSigned, formatTime, replace, showProblem, stageBadge } from './dom.js';
+
+const SEARCH_PAGE = 20;
+const AUDIT_PAGE = 25;
 
 const root = el('div', { id: 'admin' });
 document.title = 'Admin · rps';
@@ -133,7 +136,7 @@ function createLobbyForm(rulesetIds, onCreated) {
 }
 
 // The controls of one lobby: its state, next config, stop and close.
-function manageLobby(lobbies, rulesetIds, ledger) {
+function manageLobby(lobbies, rulesetIds, changed) {
   const box = el('section', { id: 'manage', class: 'card' });
   const picker = el('select', { id: 'manage-lobby', 'aria-label': 'Lobby' }, lobbies.map((l) => el('option', { value: l.id, text: l.name })));
   const detail = el('div');
@@ -162,7 +165,7 @@ function manageLobby(lobbies, rulesetIds, ledger) {
     };
     const after = (l) => {
       renderState(l);
-      ledger.load();
+      changed();
     };
     renderState(lobby);
     replace(detail,
@@ -204,35 +207,74 @@ function manageLobby(lobbies, rulesetIds, ledger) {
   };
 }
 
-// findAccounts resolves what the admin typed to accounts. Today the API reads no account for an
-// admin, so only an account id is accepted and its name and balance are known after the first
-// transfer; a search endpoint (issue 15: GET /v1/admin/accounts?query=) plugs in here.
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-async function findAccounts(query) {
-  const q = query.trim();
-  if (!UUID.test(q)) throw new ApiError(400, { code: 'validation_failed', field: 'query', detail: 'enter an account id (search by name comes with the accounts endpoint)' });
-  return [{ id: q.toLowerCase(), name: null, balance: null }];
+const endingText = {
+  playing: () => 'playing',
+  won: () => 'won',
+  eliminated: (g) => `out in round ${g.eliminatedRound}`,
+  refunded: () => 'refunded',
+  share: () => 'share of a stop',
+};
+
+function statusBadge(account) {
+  return el('span', { class: `badge status-${account.status}`, text: account.status === 'disabled' ? 'Disabled' : 'Active' });
 }
 
-function moneySection(ledger) {
-  let account = null;
-  const found = el('p', { class: 'account', role: 'status' });
-  const showAccount = () => replace(found, account
-    ? [el('strong', { class: 'player-name', text: account.name ?? 'Account' }), ` ${account.id}`,
-      account.balance != null ? ` · balance ${formatAmount(account.balance)}` : ' · balance shown after a transfer']
-    : el('span', { class: 'muted', text: 'No account chosen.' }));
+// One account as the search finds it: balance, status, results and latest games.
+function accountCard(found, onChoose) {
+  const a = found.account;
+  return el('li', { class: 'found', 'data-account': a.id },
+    el('p', { class: 'found-head' }, el('strong', { class: 'player-name', text: a.name }), ' ', statusBadge(a),
+      el('button', { type: 'button', class: 'small', text: 'Choose', 'aria-label': `Choose ${a.name}`, onclick: () => onChoose(found) })),
+    el('p', { class: 'muted id', text: a.id }),
+    el('p', { text: `Balance ${formatAmount(a.balance)} · ${found.gamesPlayed} games, ${found.gamesWon} won, net ${formatSigned(found.net)}` }),
+    found.recentGames.length
+      ? el('ul', { class: 'recent' }, found.recentGames.map((g) => el('li', {},
+        el('a', { href: `/lobbies/${encodeURIComponent(g.lobbyId)}`, class: 'lobby-name', text: g.lobbyName }),
+        ` game ${g.gameNumber}: ${endingText[g.ending]?.(g) ?? g.ending}, ${formatSigned(g.net)}`)))
+      : el('p', { class: 'muted', text: 'No game yet.' }));
+}
+
+// The account tools: search by name prefix or id (paged), choose an account, credit or debit it,
+// disable or enable it. changed() runs after every action that reached the server.
+function accountsSection(changed) {
+  let chosen = null; // the chosen account (an Account)
+  let lastQuery = '';
+  const results = el('div', { id: 'results', 'aria-live': 'polite' });
+  const more = el('div', { class: 'buttons' });
+
+  const search = async (query, after = null) => {
+    const page = await api(`/admin/accounts?query=${encodeURIComponent(query)}&limit=${SEARCH_PAGE}${after ? `&after=${encodeURIComponent(after)}` : ''}`, { admin: true });
+    const list = after ? results.querySelector('ul.accounts') : el('ul', { class: 'accounts' });
+    list.append(...page.accounts.map((f) => accountCard(f, choose)));
+    if (!after) replace(results, page.accounts.length ? list : el('p', { class: 'muted', text: 'No account matches.' }));
+    replace(more, page.next ? el('button', { type: 'button', class: 'small', text: 'More accounts', onclick: () => search(query, page.next).catch(showError) }) : null);
+  };
+  const showError = (err) => replace(more, el('p', { class: 'error', text: err.message }));
+  const refresh = () => search(lastQuery).catch(showError);
+
   const finder = actionForm({
     id: 'find-account', title: 'Accounts and money',
-    fields: input('Account id', 'query', { required: true, autocomplete: 'off', spellcheck: 'false' }),
-    buttons: el('button', { type: 'submit', text: 'Find' }),
-    send: (_, __, form) => findAccounts(form.elements.query.value),
-    done: (accounts) => {
-      account = accounts[0];
-      showAccount();
-      transfer.hidden = false;
-      return '';
+    fields: input('Name or account id', 'query', { autocomplete: 'off', spellcheck: 'false', maxlength: 100, placeholder: 'empty lists every account' }),
+    buttons: el('button', { type: 'submit', text: 'Search' }),
+    send: async (_, __, form) => {
+      lastQuery = form.elements.query.value.trim();
+      await search(lastQuery);
     },
+    done: () => '',
   });
+  finder.append(results, more);
+
+  const current = el('p', { class: 'account', role: 'status' });
+  const showChosen = () => replace(current,
+    el('strong', { class: 'player-name', text: chosen.name }), ' ', statusBadge(chosen),
+    el('span', { class: 'muted id', text: ` ${chosen.id}` }), ` · balance ${formatAmount(chosen.balance)}`);
+  const after = (account) => {
+    chosen = account;
+    showChosen();
+    refresh();
+    changed();
+  };
+
   const transfer = actionForm({
     id: 'transfer', title: 'Credit or debit',
     fields: [input('Amount', 'amount', { type: 'number', min: 1, required: true, inputmode: 'numeric' }), input('Memo (optional)', 'memo', { maxlength: 200 })],
@@ -240,20 +282,85 @@ function moneySection(ledger) {
     send: (key, kind, form) => {
       const body = { amount: Number(form.elements.amount.value) };
       if (form.elements.memo.value) body.memo = form.elements.memo.value;
-      return api(`/admin/accounts/${account.id}/${kind}`, { method: 'POST', admin: true, idempotencyKey: key, body });
+      return api(`/admin/accounts/${chosen.id}/${kind}`, { method: 'POST', admin: true, idempotencyKey: key, body });
     },
     fieldFor: { insufficient_funds: 'amount' },
     done: (acct, kind) => {
-      account = acct;
-      showAccount();
-      ledger.load();
+      after(acct);
       return `${kind === 'credits' ? 'Credited' : 'Debited'}: the balance is now ${formatAmount(acct.balance)}.`;
     },
   });
-  transfer.hidden = true;
-  showAccount();
-  finder.append(found);
-  return el('div', { id: 'money' }, finder, transfer);
+  const status = actionForm({
+    id: 'account-status', title: 'Disable or enable',
+    fields: [el('p', { class: 'muted', text: 'A disabled account’s requests are refused; its balance and the bets in its games stay its own.' }),
+      input('Reason (to disable)', 'reason', { required: true, maxlength: 500 })],
+    buttons: [el('button', { type: 'submit', name: 'op', value: 'disable', class: 'danger', text: 'Disable account' }),
+      el('button', { type: 'submit', name: 'op', value: 'enable', formnovalidate: true, text: 'Enable account' })],
+    send: (key, op, form) => api(`/admin/accounts/${chosen.id}/${op}`, {
+      method: 'POST', admin: true, idempotencyKey: key,
+      body: op === 'disable' ? { reason: form.elements.reason.value } : undefined,
+    }),
+    fieldFor: { forbidden: 'reason' },
+    done: (acct) => {
+      after(acct);
+      return acct.status === 'disabled' ? `${acct.name} is disabled.` : `${acct.name} is active.`;
+    },
+  });
+  const panel = el('section', { id: 'chosen', class: 'card', hidden: true }, el('h2', { text: 'Chosen account' }), current, transfer, status);
+
+  function choose(found) {
+    chosen = found.account;
+    showChosen();
+    for (const form of [transfer, status]) {
+      form.reset();
+      clearProblems(form);
+      form.querySelector('.form-ok').textContent = '';
+    }
+    panel.hidden = false;
+    panel.scrollIntoView({ block: 'nearest' });
+  }
+
+  return el('div', { id: 'money' }, finder, panel);
+}
+
+const auditText = {
+  credit: 'credit', debit: 'debit', create_lobby: 'create lobby', set_next_config: 'next config',
+  close_lobby: 'close lobby', stop: 'stop game', disable_account: 'disable account', enable_account: 'enable account',
+};
+
+// The audit log, newest first, a page at a time; load() starts again from the newest.
+function auditSection() {
+  const body = el('div', {}, el('p', { class: 'muted', text: 'Loading…' }));
+  const more = el('div', { class: 'buttons' });
+  const row = (e) => el('tr', {},
+    el('td', { 'data-label': 'When', class: 'num', text: formatTime(e.at) }),
+    el('td', { 'data-label': 'Action', class: 'action', text: auditText[e.action] ?? e.action }),
+    el('td', { 'data-label': 'Target', class: 'id', text: e.target || '—' }),
+    el('td', { 'data-label': 'Request', class: 'request', text: e.detail?.request ? JSON.stringify(e.detail.request) : '—' }),
+    el('td', { 'data-label': 'Status', class: `num ${e.detail?.status >= 400 ? 'bad' : ''}`, text: e.detail?.status ?? '—' }));
+  const load = async (after = null) => {
+    try {
+      const page = await api(`/admin/audit?limit=${AUDIT_PAGE}${after ? `&after=${encodeURIComponent(after)}` : ''}`, { admin: true });
+      let rows = body.querySelector('tbody');
+      if (!after || !rows) {
+        rows = el('tbody');
+        replace(body, page.entries.length
+          ? el('table', { class: 'audit' }, el('thead', {}, el('tr', {}, ['When', 'Action', 'Target', 'Request', 'Status'].map((h) => el('th', { text: h })))), rows)
+          : el('p', { class: 'muted', text: 'No admin action yet.' }));
+      }
+      rows.append(...page.entries.map(row));
+      replace(more, page.next ? el('button', { type: 'button', class: 'small', text: 'Older entries', onclick: () => load(page.next) }) : null);
+    } catch (err) {
+      replace(body, el('p', { class: 'error', text: `The audit log cannot be read: ${err.message}` }));
+    }
+  };
+  load();
+  return {
+    node: el('section', { id: 'audit', class: 'card' },
+      el('h2', {}, 'Audit log ', el('button', { type: 'button', class: 'small', onclick: () => load(), text: 'Refresh' })),
+      el('p', { class: 'hint', text: 'Every admin action, refusals included, newest first.' }), body, more),
+    load,
+  };
 }
 
 // ---------------------------------------------------------------- sign in
@@ -300,13 +407,19 @@ async function start() {
     return;
   }
   const ledger = ledgerSection();
-  const manage = manageLobby(lobbies, rulesetIds, ledger);
+  const audit = auditSection();
+  const changed = () => {
+    ledger.load();
+    audit.load();
+  };
+  const manage = manageLobby(lobbies, rulesetIds, changed);
   replace(root,
     el('p', { class: 'signed-in' }, 'Signed in as admin. ',
       el('button', { type: 'button', class: 'small', onclick: () => { adminToken.clear(); signIn(); }, text: 'Sign out' })),
     el('div', { class: 'grid' },
-      el('div', {}, ledger.node, moneySection(ledger)),
-      el('div', {}, createLobbyForm(rulesetIds, (l) => manage.add(l)), manage.node)));
+      el('div', {}, ledger.node, accountsSection(changed)),
+      el('div', {}, createLobbyForm(rulesetIds, (l) => { manage.add(l); audit.load(); }), manage.node)),
+    audit.node);
 }
 
 start();

@@ -32,6 +32,13 @@ export function replace(node, ...children) {
   append(node, children);
 }
 
+// playerLink is a player's name linking to their public profile.
+export function playerLink(id, name) {
+  return el('a', { class: 'player-name', href: `/accounts/${encodeURIComponent(id)}`, text: name });
+}
+
+export const formatSigned = (n) => (n > 0 ? `+${formatAmount(n)}` : formatAmount(n));
+
 export const formatAmount = (n) => Number(n).toLocaleString('en-US');
 
 export function formatDuration(ms) {

@@ -3,7 +3,7 @@
 // button that re-verifies the whole log in the browser. Events only say that something happened;
 // what is shown is read from the public state and transcripts, so it is never built from guesses.
 import { allPages, api, events, serverClock } from './api.js';
-import { countdown, el, formatAmount, formatClock, formatDuration, formatTime, replace, stageBadge } from './dom.js';
+import { countdown, el, formatAmount, formatClock, formatDuration, formatTime, playerLink, replace, stageBadge } from './dom.js';
 import { verifyLog } from './verify.js';
 
 const EVENT_TYPES = ['lobby_created', 'game_opened', 'player_registered', 'player_left', 'round_started',
@@ -136,7 +136,7 @@ function renderRound(t, players, ruleset, { open }) {
 
 function renderOutcome(summary, players) {
   if (summary.stage === 'finished') {
-    return el('p', { class: 'outcome winner' }, 'Winner: ', el('strong', { class: 'player-name', text: nameOf(players, summary.winner) }),
+    return el('p', { class: 'outcome winner' }, 'Winner: ', el('strong', {}, playerLink(summary.winner, nameOf(players, summary.winner))),
       ` takes ${formatAmount(summary.payout)}`);
   }
   if (summary.stage === 'stopped') {
@@ -148,7 +148,7 @@ function renderOutcome(summary, players) {
 function renderPlayers(players, round) {
   if (players.length === 0) return el('p', { class: 'muted', text: 'Nobody has registered yet.' });
   return el('ul', { class: 'players' }, players.map((p) => el('li', { class: `player ${p.status}` },
-    el('span', { class: 'player-name', text: p.name }), ' ', el('span', { class: 'muted', text: statusText(p, round) }))));
+    playerLink(p.accountId, p.name), ' ', el('span', { class: 'muted', text: statusText(p, round) }))));
 }
 
 function renderNow() {
