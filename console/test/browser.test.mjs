@@ -226,11 +226,19 @@ test('an admin runs a lobby and moves money, and sees refusals at their fields',
   await waitText(page, '#close-lobby .form-ok', 'Closed');
   assert.equal((await call('GET', `/v1/lobbies/${lobbyId}`)).closed, true);
 
-  // Money: an account found by id, a credit whose first response is lost and which is sent
-  // again, a double-clicked debit, and a debit larger than the balance.
-  const carol = await newPlayer('carol', 0);
-  await page.locator('#find-account').getByLabel('Account id').fill(carol.id);
-  await page.getByRole('button', { name: 'Find' }).click();
+  // Money: an account found by name prefix and by id, a credit whose first response is lost and
+  // which is sent again, a double-clicked debit, and a debit larger than the balance.
+  const carol = await newPlayer('carol-the-tester', 0);
+  const finder = page.locator('#find-account');
+  await finder.getByLabel('Name or account id').fill('CAROL-the');
+  await finder.getByRole('button', { name: 'Search' }).click();
+  await waitText(page, `#results .found[data-account="${carol.id}"]`, 'Balance 0');
+  assert.equal(await page.locator('#results .found').count(), 1, 'the name prefix finds carol alone');
+  await finder.getByLabel('Name or account id').fill(carol.id);
+  await finder.getByRole('button', { name: 'Search' }).click();
+  await waitText(page, '#results .found', carol.id);
+  assert.equal(await page.locator('#results .found').count(), 1);
+  await page.getByRole('button', { name: 'Choose carol-the-tester' }).click();
   const transfer = page.locator('#transfer');
   await transfer.waitFor({ state: 'visible' });
   await transfer.getByLabel('Amount').fill('500');
@@ -258,6 +266,34 @@ test('an admin runs a lobby and moves money, and sees refusals at their fields',
   await transfer.getByRole('button', { name: 'Debit' }).click();
   await waitText(page, '#transfer label:has([data-field="amount"]) .field-error', 'insufficient_funds');
   assert.equal(await balance(carol), 300);
+  await waitText(page, `#results .found[data-account="${carol.id}"]`, 'Balance 300');
+
+  // Disabling: the status shows, the player's next action is refused, the money stays; enabling
+  // lets the player act again.
+  const status = page.locator('#account-status');
+  await status.getByRole('button', { name: 'Disable account' }).click(); // no reason: the browser asks for one
+  assert.equal(await status.getByLabel('Reason (to disable)').evaluate((i) => i.validity.valueMissing), true);
+  await status.getByLabel('Reason (to disable)').fill('chargeback under review');
+  await status.getByRole('button', { name: 'Disable account' }).click();
+  await waitText(page, '#account-status .form-ok', 'carol-the-tester is disabled');
+  await waitText(page, '#chosen .account .badge', 'Disabled');
+  await waitText(page, `#results .found[data-account="${carol.id}"] .badge`, 'Disabled');
+  const refused = await fetch(`${base}/v1/me`, { headers: { Authorization: `Bearer ${carol.token}` } });
+  assert.equal(refused.status, 403);
+  assert.equal((await refused.json()).code, 'account_disabled');
+  await shot(page, 'admin-disabled-desktop');
+  await status.getByRole('button', { name: 'Enable account' }).click();
+  await waitText(page, '#account-status .form-ok', 'carol-the-tester is active');
+  assert.equal(await balance(carol), 300, 'the money stayed and the player acts again');
+
+  // The audit log lists what this admin did, newest first.
+  await waitText(page, '#audit tbody tr:first-child .action', 'enable account');
+  const actions = await page.locator('#audit tbody .action').allTextContents();
+  for (const a of ['enable account', 'disable account', 'debit', 'credit', 'close lobby', 'stop game', 'next config', 'create lobby']) {
+    assert.ok(actions.includes(a), `the audit log shows ${a}: ${actions}`);
+  }
+  assert.ok(actions.indexOf('enable account') < actions.indexOf('disable account'), 'newest first');
+  await waitText(page, '#audit tbody tr', 'chargeback under review');
   await waitText(page, '#ledger .ledger-ok.ok', 'Every invariant holds');
   await shot(page, 'admin-desktop');
   await page.evaluate(() => window.scrollTo(0, 0));
@@ -268,6 +304,64 @@ test('an admin runs a lobby and moves money, and sees refusals at their fields',
   await phone.reload();
   await waitText(phone, '#ledger .ledger-ok.ok', 'Every invariant holds');
   await shot(phone, 'admin-phone');
+});
+
+// duel plays one game of a two-player lobby to its end: winner plays Rock, loser Scissors.
+async function duel(lobby, winner, loser) {
+  await register(lobby, winner);
+  await register(lobby, loser);
+  await commit(lobby, winner, '0win');
+  await commit(lobby, loser, '2lose');
+  await reveal(lobby, winner, '0win');
+  await reveal(lobby, loser, '2lose');
+}
+
+test('the standings rank finished games by wins or net, and link to profiles', async (t) => {
+  // ivan wins twice at 100 (most wins); a hostile-named player wins once at 1000 (best net).
+  const [ivan, judy, whale, leo] = await Promise.all([newPlayer('ivan'), newPlayer('judy'), newPlayer(HOSTILE, 1000), newPlayer('leo', 1000)]);
+  const small = await createLobby('Standings duel');
+  await duel(small, ivan, judy);
+  await duel(small, ivan, judy);
+  await duel(await createLobby('High roller', { betSize: 1000 }), whale, leo);
+
+  const page = await open(t, '/');
+  await page.getByRole('link', { name: 'Standings' }).click();
+  await page.waitForURL('**/standings');
+  const firstRow = () => page.locator('table.standings tbody tr').first();
+  await waitText(page, 'table.standings tbody tr:first-child', 'ivan');
+  assert.equal(await firstRow().locator('td').nth(2).textContent(), '2', 'ivan played 2 games');
+  assert.equal(await firstRow().locator('td').nth(3).textContent(), '2', 'and won both');
+  await shot(page, 'standings-desktop');
+
+  await page.getByLabel('Rank by').selectOption('net');
+  await waitText(page, 'table.standings.by-net tbody tr:first-child .player-name', HOSTILE);
+  assert.equal(await firstRow().locator('td').nth(4).textContent(), '+1,000');
+  assert.match(page.url(), /by=net&period=all$/);
+  await page.getByLabel('Period').selectOption('7d');
+  await waitText(page, 'table.standings.by-net tbody tr:first-child .player-name', HOSTILE);
+  assert.match(page.url(), /by=net&period=7d$/);
+  const last = await page.locator('table.standings tbody tr').last().textContent();
+  assert.match(last, /leo.*-1,000/, 'the biggest loser is last');
+  assert.equal(await page.locator('img').count(), 0, 'no element was made from a name');
+
+  // A reload keeps the choice; a name opens the public profile.
+  await page.reload();
+  await waitText(page, 'table.standings.by-net tbody tr:first-child .player-name', HOSTILE);
+  assert.equal(await page.getByLabel('Period').inputValue(), '7d');
+  await page.locator('table.standings').getByRole('link', { name: 'ivan' }).click();
+  await page.waitForURL(`**/accounts/${ivan.id}`);
+  await waitText(page, 'h1 .player-name', 'ivan');
+  await page.locator('#profile').waitFor(WAIT);
+  assert.deepEqual(await page.locator('#profile dd').allTextContents(), ['2', '2', '+200']);
+  await shot(page, 'profile-desktop');
+
+  const phone = await open(t, '/standings?by=wins&period=30d', { viewport: PHONE });
+  await waitText(phone, 'table.standings tbody tr:first-child', 'ivan');
+  await shot(phone, 'standings-phone');
+  const profile = await open(t, `/accounts/${whale.id}`, { viewport: PHONE });
+  await waitText(profile, 'h1 .player-name', HOSTILE);
+  assert.equal(await profile.locator('img').count(), 0);
+  await shot(profile, 'profile-phone');
 });
 
 test('hostile names render as text', async (t) => {
@@ -287,6 +381,10 @@ test('hostile names render as text', async (t) => {
   await admin.reload();
   await admin.locator('#manage-lobby').selectOption(lobby.id);
   await waitText(admin, '#manage .lobby-name', HOSTILE);
+  await admin.locator('#find-account').getByLabel('Name or account id').fill('<img');
+  await admin.getByRole('button', { name: 'Search' }).click();
+  await waitText(admin, `#results .found[data-account="${mallory.id}"] .player-name`, HOSTILE);
+  await waitText(admin, '#audit tbody tr', HOSTILE);
   for (const page of [list, lobbyPage, admin]) {
     assert.equal(await page.locator('img').count(), 0, 'no element was made from a name');
   }
@@ -327,7 +425,7 @@ test('a lobby that does not exist says so and follows nothing', async (t) => {
 });
 
 test('the console is served with a strict Content-Security-Policy and the API keeps its 404', async () => {
-  for (const path of ['/', '/admin', `/lobbies/${finishedLobby?.id ?? '00000000-0000-0000-0000-000000000000'}`, '/assets/js/lobby.js']) {
+  for (const path of ['/', '/admin', '/standings', `/accounts/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`, `/lobbies/${finishedLobby?.id ?? '00000000-0000-0000-0000-000000000000'}`, '/assets/js/lobby.js']) {
     const res = await fetch(base + path);
     await res.arrayBuffer();
     assert.equal(res.status, 200, path);
