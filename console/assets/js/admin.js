@@ -328,6 +328,22 @@ const auditText = {
   close_lobby: 'close lobby', stop: 'stop game', disable_account: 'disable account', enable_account: 'enable account',
 };
 
+// targetLink shows an audit entry's target by its name once read (ids until then), linking to the
+// account's profile or the lobby's page. Names are read once per target.
+const targetNames = new Map();
+function targetLink(action, id) {
+  const account = ['credit', 'debit', 'disable_account', 'enable_account'].includes(action);
+  const path = `/${account ? 'accounts' : 'lobbies'}/${encodeURIComponent(id)}`;
+  const link = el('a', { href: path, class: 'id', title: id, text: id.slice(0, 8) });
+  if (!targetNames.has(path)) targetNames.set(path, api(path).then((r) => r.name, () => null));
+  targetNames.get(path).then((name) => {
+    if (name == null) return;
+    link.textContent = name;
+    link.className = account ? 'player-name' : 'lobby-name';
+  });
+  return link;
+}
+
 // The audit log, newest first, a page at a time; load() starts again from the newest.
 function auditSection() {
   const body = el('div', {}, el('p', { class: 'muted', text: 'Loading…' }));
@@ -335,7 +351,7 @@ function auditSection() {
   const row = (e) => el('tr', {},
     el('td', { 'data-label': 'When', class: 'num', text: formatTime(e.at) }),
     el('td', { 'data-label': 'Action', class: 'action', text: auditText[e.action] ?? e.action }),
-    el('td', { 'data-label': 'Target', class: 'id', text: e.target || '—' }),
+    el('td', { 'data-label': 'Target' }, e.target ? targetLink(e.action, e.target) : '—'),
     el('td', { 'data-label': 'Request', class: 'request', text: e.detail?.request ? JSON.stringify(e.detail.request) : '—' }),
     el('td', { 'data-label': 'Status', class: `num ${e.detail?.status >= 400 ? 'bad' : ''}`, text: e.detail?.status ?? '—' }));
   const load = async (after = null) => {
