@@ -172,7 +172,11 @@ class LobbyActivity : Activity() {
     private fun describe(o: RoundOutcome): String {
         val played = o.counts.mapIndexedNotNull { m, n -> if (n > 0) "${name(m)} x$n" else null }.joinToString()
         val survivors = (0..9).filter { o.survivors and (1 shl it) != 0 }.joinToString { name(it) }
-        val you = when (o.youSurvived) { true -> "You go on."; false -> "You are out."; null -> "" }
+        val you = when (o.youSurvived) {
+            true -> if (o.remaining == 1) "You are the last one standing." else "You go on."
+            false -> "You are out."
+            null -> ""
+        }
         return "Round ${o.round}: $played. Surviving weapons: ${survivors.ifEmpty { "none" }}. ${o.remaining} ${if (o.remaining == 1) "player" else "players"} left. $you".trim()
     }
 

@@ -3,7 +3,11 @@ package rps.app
 import android.app.Activity
 import android.content.Intent
 import android.os.Bundle
+import android.os.Handler
+import android.os.Looper
 import android.view.View
+import android.view.ViewGroup
+import android.widget.Button
 import android.widget.LinearLayout
 import android.widget.ScrollView
 import kotlinx.coroutines.MainScope
@@ -15,8 +19,8 @@ import rps.client.Stage
 
 /**
  * The lobbies, a page at a time (the server sends at most 100): those taking players first, then
- * those playing; closed lobbies are left out. Each shows its bet, players, stage and countdown;
- * tap one to play in it.
+ * those playing; closed lobbies are left out. Each shows its bet, players, stage and a countdown
+ * that ticks every second; tap one to play in it. "My games" opens the player's history.
  */
 class LobbyListActivity : Activity() {
     private val scope = MainScope()
@@ -25,18 +29,38 @@ class LobbyListActivity : Activity() {
     internal val balance by lazy { text(18f, bold = true) }
     internal val status by lazy { notice() }
     internal val more by lazy { button("More lobbies") { load(next) } }
+    internal val myGames by lazy { button("My games") { startActivity(Intent(this, MyGamesActivity::class.java)) } }
     private var next: String? = null
+    /** The rows shown, with what their countdown is computed from. */
+    private val rows = mutableListOf<Row>()
+    private val ticker = Handler(Looper.getMainLooper())
+    private val tick = object : Runnable {
+        override fun run() {
+            for (r in rows) r.button.text = describe(r)
+            ticker.postDelayed(this, 1000)
+        }
+    }
+
+    /** A lobby as loaded, and the server's clock minus this device's when it was. */
+    private class Row(val lobby: LobbyView, val serverAheadMs: Long, val button: Button)
 
     override fun onCreate(savedInstanceState: Bundle?) {
         super.onCreate(savedInstanceState)
         title = "Lobbies"
         list = column().apply { setPadding(0, 0, 0, 0) }
         more.visibility = View.GONE
+        status.visibility = View.GONE
         val content = column().apply { setPadding(0, 0, 0, 0) }.add(list).add(more)
         setContentView(
             column()
                 .add(balance)
-                .add(button("Refresh") { load(null) })
+                .add(
+                    LinearLayout(this).apply {
+                        orientation = LinearLayout.HORIZONTAL
+                        addView(button("Refresh") { load(null) }, LinearLayout.LayoutParams(0, ViewGroup.LayoutParams.WRAP_CONTENT, 1f))
+                        addView(myGames, LinearLayout.LayoutParams(0, ViewGroup.LayoutParams.WRAP_CONTENT, 1f))
+                    },
+                )
                 .add(status)
                 .add(ScrollView(this).apply { addView(content) }, 1f),
         )
@@ -45,6 +69,12 @@ class LobbyListActivity : Activity() {
     override fun onResume() {
         super.onResume()
         load(null)
+        ticker.post(tick)
+    }
+
+    override fun onPause() {
+        ticker.removeCallbacks(tick)
+        super.onPause()
     }
 
     /** Loads the first page ([after] null, replacing the list) or the page after [after]. */
@@ -54,14 +84,18 @@ class LobbyListActivity : Activity() {
                 val b = app.backend()
                 if (after == null) balance.text = "Balance: ${b.player.me().balance}"
                 val page = b.directory.listLobbies(after)
-                if (after == null) list.removeAllViews()
+                val loadedAt = app.clock.nowMs()
+                if (after == null) {
+                    list.removeAllViews()
+                    rows.clear()
+                }
                 val shown = page.lobbies.filter { !it.closed }.sortedBy { order(it) }
-                for (l in shown) list.add(row(l))
+                for (l in shown) list.add(row(l, l.serverTime - loadedAt))
                 next = page.next
                 more.visibility = if (page.next != null) View.VISIBLE else View.GONE
-                status.text = if (after == null && shown.isEmpty()) "No open lobbies yet." else ""
+                status.showStatus(if (after == null && shown.isEmpty()) "No open lobbies yet." else null)
             } catch (e: RpsException) {
-                status.text = describeFailure(e)
+                status.showStatus(describeFailure(e), failure = true)
             }
         }
     }
@@ -72,11 +106,16 @@ class LobbyListActivity : Activity() {
         else -> 2
     }
 
-    private fun row(l: LobbyView) = button(describe(l)) {
-        startActivity(Intent(this, LobbyActivity::class.java).putExtra(LobbyActivity.EXTRA_LOBBY, l.id))
-    }.apply { gravity = android.view.Gravity.START or android.view.Gravity.CENTER_VERTICAL }
+    private fun row(l: LobbyView, serverAheadMs: Long): Button {
+        val b = button("") {
+            startActivity(Intent(this, LobbyActivity::class.java).putExtra(LobbyActivity.EXTRA_LOBBY, l.id))
+        }.apply { gravity = android.view.Gravity.START or android.view.Gravity.CENTER_VERTICAL }
+        rows += Row(l, serverAheadMs, b).also { b.text = describe(it) }
+        return b
+    }
 
-    private fun describe(l: LobbyView): String {
+    private fun describe(r: Row): String {
+        val l = r.lobby
         val g = l.game
         val stage = when (g?.stage) {
             Stage.REGISTRATION -> "taking players"
@@ -84,8 +123,10 @@ class LobbyListActivity : Activity() {
             Stage.REVEAL -> "round ${g.round}: reveals"
             else -> "waiting for a game"
         }
-        // Counted in the server's clock, from the moment it answered.
-        val left = g?.deadlineMs?.let { (it - l.serverTime) / 1000 }?.takeIf { it >= 0 }?.let { " - ${it} s left" } ?: ""
+        // The deadline is in the server's clock: now on the server is this device's now plus the
+        // difference seen when the page was loaded. Rounded up, as on the lobby screen.
+        val leftMs = g?.deadlineMs?.let { it - (app.clock.nowMs() + r.serverAheadMs) }
+        val left = leftMs?.takeIf { it > 0 }?.let { " - ${(it + 999) / 1000} s left" } ?: ""
         return "${l.name}\nBet ${l.config.betSize} - ${g?.players ?: 0}/${l.config.playersCountLimit} players\n$stage$left"
     }
 

@@ -20,15 +20,28 @@ internal fun Activity.column(): LinearLayout = LinearLayout(this).apply {
 
 internal fun Activity.dp(v: Int): Int = (v * resources.displayMetrics.density).toInt()
 
+internal val TEXT_DARK = Color.rgb(33, 33, 33)
+internal val NOTICE_RED = Color.rgb(176, 0, 32)
+
 internal fun Activity.text(size: Float = 16f, bold: Boolean = false): TextView = TextView(this).apply {
     textSize = size
-    setTextColor(Color.rgb(33, 33, 33))
+    setTextColor(TEXT_DARK)
     if (bold) setTypeface(typeface, Typeface.BOLD)
     setPadding(0, dp(4), 0, dp(4))
 }
 
 /** A line for refusals and failures: dark red, so it reads as a problem without hiding the rest. */
-internal fun Activity.notice(): TextView = text(16f, bold = true).apply { setTextColor(Color.rgb(176, 0, 32)) }
+internal fun Activity.notice(): TextView = text(16f, bold = true).apply { setTextColor(NOTICE_RED) }
+
+/**
+ * Shows a screen's status line: a failure in red, anything else (an empty list) in the normal
+ * colour; with no [message] the line takes no room.
+ */
+internal fun TextView.showStatus(message: String?, failure: Boolean = false) {
+    text = message ?: ""
+    setTextColor(if (failure) NOTICE_RED else TEXT_DARK)
+    visibility = if (message == null) View.GONE else View.VISIBLE
+}
 
 internal fun Activity.button(label: String, onClick: () -> Unit): Button = Button(this).apply {
     text = label

@@ -9,7 +9,10 @@ import org.junit.runner.RunWith
 import org.robolectric.Robolectric
 import org.robolectric.RobolectricTestRunner
 import org.robolectric.RuntimeEnvironment
+import org.robolectric.Shadows.shadowOf
 import org.robolectric.annotation.GraphicsMode
+import android.os.Looper
+import java.time.Duration
 import rps.client.Stage
 
 @RunWith(RobolectricTestRunner::class)
@@ -48,8 +51,33 @@ class LobbyListScreenTest {
             rows(a),
         )
         assertEquals("Balance: 1000", a.balance.text.toString())
+        assertEquals("My games", a.myGames.text.toString())
         assertEquals(View.GONE, a.more.visibility)
         Screens.matchesGolden(a, "lobby_list")
+    }
+
+    @Test
+    fun `the countdown ticks in the server's clock`() {
+        val base = Fakes.server.lobby()
+        // The server's clock runs 5 s ahead of the device's.
+        Fakes.directory.lobbies = listOf(base.copy(serverTime = TestRpsApp.NOW + 5_000, game = base.game!!.copy(deadlineMs = TestRpsApp.NOW + 35_000)))
+        val a = Robolectric.buildActivity(LobbyListActivity::class.java).setup().get()
+        Screens.settle("the lobbies") { a.list.childCount > 0 }
+        assertEquals("taking players - 30 s left", rows(a).single().lines().last())
+        TestRpsApp.now += 3_000
+        shadowOf(Looper.getMainLooper()).idleFor(Duration.ofSeconds(1))
+        assertEquals("taking players - 27 s left", rows(a).single().lines().last())
+        TestRpsApp.now += 27_000
+        shadowOf(Looper.getMainLooper()).idleFor(Duration.ofSeconds(1))
+        assertEquals("taking players", rows(a).single().lines().last())
+    }
+
+    @Test
+    fun `My games opens the player's games`() {
+        val a = Robolectric.buildActivity(LobbyListActivity::class.java).setup().get()
+        Screens.settle("the lobbies") { a.list.childCount > 0 }
+        a.myGames.performClick()
+        assertEquals(MyGamesActivity::class.java.name, shadowOf(a).nextStartedActivity.component?.className)
     }
 
     @Test

@@ -123,7 +123,12 @@ class LobbyScreenTest {
         srv.othersReveal()
         srv.resolve(survivors = 1, meSurvives = true, present = 0b11, survivorsMask = 0b001)
         a.shows("the win", "You won! 300 is yours.")
-        assertEquals("Balance: 1000", a.balance.text.toString())
+        // 1000, less the bet of 100, plus the pot of 300: read again from the server once the game is over.
+        Screens.settle("the balance after the win") { a.balance.text.toString() == "Balance: 1200" }
+        assertEquals(
+            "Round 2: Rock x1, Paper x1, Scissors x1. Surviving weapons: Rock. 1 player left. You are the last one standing.",
+            a.result.text.toString(),
+        )
         Screens.matchesGolden(a, "lobby_won")
     }
 

@@ -11,6 +11,8 @@ import rps.client.DirectoryApi
 import rps.client.FakeServer
 import rps.client.LobbyList
 import rps.client.LobbyView
+import rps.client.MyGame
+import rps.client.MyGamesPage
 import rps.client.NewAccount
 import rps.client.Placement
 import rps.client.RulesetInfo
@@ -21,10 +23,11 @@ import javax.crypto.spec.SecretKeySpec
 /**
  * The app under Robolectric: addresses starting with [FAKE_URL] reach the [Fakes] of the running
  * test (core's FakeServer for the lobby, [FakeDirectory] for the rest); any other address is a real
- * server over HTTP. The Keystore key is a fixed test key; the clock stands still at [NOW].
+ * server over HTTP. The Keystore key is a fixed test key; the clock stands still at [now], which
+ * starts each test at [NOW] and moves only when a test moves it.
  */
 class TestRpsApp : RpsApp() {
-    override val clock: Clock get() = Clock { NOW }
+    override val clock: Clock get() = Clock { now }
 
     override fun connect(serverUrl: String, token: String?): Backend =
         if (serverUrl.startsWith(FAKE_URL)) Backend(Fakes.server, Fakes.directory, Fakes.server) else super.connect(serverUrl, token)
@@ -35,6 +38,7 @@ class TestRpsApp : RpsApp() {
         const val FAKE_URL = "http://fake.test"
         /** 2026-01-01T00:00:00Z. */
         const val NOW = 1_767_225_600_000L
+        @Volatile var now = NOW
     }
 }
 
@@ -44,24 +48,37 @@ object Fakes {
     lateinit var directory: FakeDirectory
 
     fun reset() {
-        server = FakeServer(now = { TestRpsApp.NOW }).apply { skewMs = 0; lobbyName = "Friday night RPSLS" }
+        TestRpsApp.now = TestRpsApp.NOW
+        server = FakeServer(now = { TestRpsApp.now }).apply { skewMs = 0; lobbyName = "Friday night RPSLS" }
         directory = FakeDirectory(server)
     }
 }
 
-/** Accounts, pages of lobbies (at most 100 each, like the server) and the real rulesets. */
+/** Accounts, pages of lobbies and of my games (at most 100 each, like the server) and the real rulesets. */
 class FakeDirectory(private val server: FakeServer) : DirectoryApi {
     /** The lobbies listed; by default only the fake server's. */
     var lobbies: List<LobbyView>? = null
+    /** My games, newest first. */
+    var games: List<MyGame> = emptyList()
 
     override suspend fun createAccount(name: String) =
         NewAccount(AccountInfo(server.meId, name, "player", 0), "secret-token-of-$name")
 
     override suspend fun listLobbies(after: String?): LobbyList {
-        val all = lobbies ?: listOf(server.lobby())
+        val (items, next) = page(lobbies ?: listOf(server.lobby()), after)
+        return LobbyList(items, next)
+    }
+
+    override suspend fun myGames(after: String?): MyGamesPage {
+        val (items, next) = page(games, after)
+        return MyGamesPage(items, next)
+    }
+
+    /** The [PAGE] items after cursor [after] (an index), and the next cursor. */
+    private fun <T> page(all: List<T>, after: String?): Pair<List<T>, String?> {
         val start = after?.toInt() ?: 0
         val end = minOf(all.size, start + PAGE)
-        return LobbyList(all.subList(start, end), if (end < all.size) end.toString() else null)
+        return all.subList(start, end) to (if (end < all.size) end.toString() else null)
     }
 
     override suspend fun getRuleset(id: String): RulesetInfo = Rulesets.byId.getValue(id)

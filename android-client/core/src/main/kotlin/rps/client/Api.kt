@@ -25,6 +25,8 @@ interface DirectoryApi {
     suspend fun createAccount(name: String): NewAccount
     suspend fun listLobbies(after: String? = null): LobbyList
     suspend fun getRuleset(id: String): RulesetInfo
+    /** The caller's games, newest first, a page at a time ([after] is the previous page's `next`). */
+    suspend fun myGames(after: String? = null): MyGamesPage
 }
 
 /** The local clock, injectable for tests. */

@@ -43,7 +43,7 @@ class HttpEventFeed(
 
     private val base = api.baseUrl.trimEnd('/')
     private val sseClient: OkHttpClient = api.http.newBuilder()
-        .readTimeout(java.time.Duration.ofSeconds(60)) // heartbeats arrive about every 15 s
+        .readTimeout(60, java.util.concurrent.TimeUnit.SECONDS) // heartbeats arrive about every 15 s (no java.time: API 23)
         .build()
 
     override fun follow(lobbyId: String, after: Long): Flow<ChainEvent> = flow {

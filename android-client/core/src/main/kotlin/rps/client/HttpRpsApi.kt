@@ -62,8 +62,9 @@ class HttpRpsApi(
     override suspend fun getGame(gameId: String) = call { Mappers.gameResult(games.getGame(UUID.fromString(gameId))) }
 
     override suspend fun createAccount(name: String) = call { Mappers.newAccount(accounts.createAccount(CreateAccountRequest(name))) }
-    override suspend fun listLobbies(after: String?) = call { Mappers.lobbies(lobbies.listLobbies(after = after, limit = 100)) }
+    override suspend fun listLobbies(after: String?) = call { Mappers.lobbies(lobbies.listLobbies(after = after, limit = PAGE)) }
     override suspend fun getRuleset(id: String) = call { Mappers.ruleset(rulesets.getRuleset(id)) }
+    override suspend fun myGames(after: String?) = call { Mappers.myGames(accounts.listMyGames(after = after, limit = PAGE)) }
 
     suspend fun leave(lobbyId: String, idempotencyKey: String = UUID.randomUUID().toString()) =
         call { Mappers.lobby(play.leaveLobby(UUID.fromString(lobbyId), idempotencyKey)) }
@@ -100,6 +101,9 @@ class HttpRpsApi(
     }
 
     companion object {
+        /** Items per page of the lists the app shows (the server's maximum). */
+        const val PAGE = 100
+
         init {
             configureSerializer()
         }

@@ -15,6 +15,8 @@ import rps.client.generated.models.AccountCreated as AccountCreatedDto
 import rps.client.generated.models.CallerStatus as CallerStatusDto
 import rps.client.generated.models.Event as EventDto
 import rps.client.generated.models.GameConfig as GameConfigDto
+import rps.client.generated.models.GameRecord as GameRecordDto
+import rps.client.generated.models.GameRecordPage as GameRecordPageDto
 import rps.client.generated.models.GameState as GameStateDto
 import rps.client.generated.models.GameSummary as GameSummaryDto
 import rps.client.generated.models.LedgerReport as LedgerReportDto
@@ -89,6 +91,41 @@ object Mappers {
         payout = g.payout,
         stopReason = g.stopReason,
     )
+
+    fun myGame(g: GameRecordDto) = MyGame(
+        lobbyId = g.lobbyId.toString(),
+        lobbyName = g.lobbyName,
+        gameId = g.gameId.toString(),
+        gameNumber = g.gameNumber,
+        stage = Stage.fromWire(g.stage.value),
+        registeredAtMs = epochMs(g.registeredAt),
+        endedAtMs = g.endedAt?.let(::epochMs),
+        stake = g.stake,
+        ending = GameEnding.fromWire(g.ending.value),
+        eliminatedRound = g.eliminatedRound,
+        net = g.net,
+        winnerName = g.winner?.name,
+    )
+
+    private val rfc3339 = Regex("""(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(\.\d+)?([Zz]|([+-])(\d\d):(\d\d))""")
+
+    /**
+     * An RFC 3339 timestamp (as Go writes it: the fraction optional, any length) in Unix
+     * milliseconds. By hand because java.time needs API 26 and the app runs from API 23.
+     */
+    internal fun epochMs(s: String): Long {
+        val m = rfc3339.matchEntire(s) ?: throw IllegalStateException("not an RFC 3339 time: $s")
+        val g = m.groupValues
+        val utc = java.util.Calendar.getInstance(java.util.TimeZone.getTimeZone("UTC")).apply {
+            clear()
+            set(g[1].toInt(), g[2].toInt() - 1, g[3].toInt(), g[4].toInt(), g[5].toInt(), g[6].toInt())
+        }.timeInMillis
+        val millis = g[7].drop(1).padEnd(3, '0').take(3).ifEmpty { "0" }.toLong()
+        val offsetMs = if (g[9].isEmpty()) 0L else (if (g[9] == "-") -1 else 1) * (g[10].toLong() * 60 + g[11].toLong()) * 60_000
+        return utc + millis - offsetMs
+    }
+
+    fun myGames(p: GameRecordPageDto) = MyGamesPage(p.games.map(::myGame), p.next)
 
     fun ledger(r: LedgerReportDto) = LedgerTotals(r.treasury, r.playerBalances, r.escrows, r.entriesSum, r.ok)
 

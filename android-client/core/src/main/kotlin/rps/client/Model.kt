@@ -92,4 +92,35 @@ data class GameResult(
     val stopReason: String?,
 )
 
+/** How a game ended for the player (`playing` while it is open). */
+enum class GameEnding(val wire: String) {
+    PLAYING("playing"), WON("won"), ELIMINATED("eliminated"), REFUNDED("refunded"), SHARE("share");
+
+    companion object {
+        fun fromWire(s: String): GameEnding = entries.firstOrNull { it.wire == s } ?: error("unknown game ending $s")
+    }
+}
+
+/** One of the player's games, as `GET /v1/me/games` tells it. */
+data class MyGame(
+    val lobbyId: String,
+    val lobbyName: String,
+    val gameId: String,
+    val gameNumber: Int,
+    val stage: Stage,
+    /** When the player registered, Unix milliseconds. */
+    val registeredAtMs: Long,
+    /** When the game ended, Unix milliseconds, or null while it is open. */
+    val endedAtMs: Long?,
+    val stake: Long,
+    val ending: GameEnding,
+    /** The round the player went out in, for [GameEnding.ELIMINATED]. */
+    val eliminatedRound: Int?,
+    /** What the player got back minus the stake. */
+    val net: Long,
+    val winnerName: String?,
+)
+
+data class MyGamesPage(val games: List<MyGame>, val next: String?)
+
 data class LedgerTotals(val treasury: Long, val playerBalances: Long, val escrows: Long, val entriesSum: Long, val ok: Boolean)

@@ -38,6 +38,8 @@ class FakeServer(
     var closedGames = mutableMapOf<String, GameResult>()
 
     var you = YouStatus(false, false, false, false, null, null)
+    /** My balance: the bet leaves it at registration, a win or a stop's share comes back to it. */
+    var balance = 1000L
     var myCommitment: String? = null
 
     /** Every request, as "op key", in order. */
@@ -106,7 +108,7 @@ class FakeServer(
         return l
     }
 
-    override suspend fun me() = AccountInfo(meId, "me", "player", 1000)
+    override suspend fun me() = AccountInfo(meId, "me", "player", balance)
     override suspend fun getLobby(lobbyId: String) = gate("get", null) {}
     override suspend fun getGame(gameId: String) = closedGames[gameId] ?: throw RpsException.Problem(ErrorCode.NOT_FOUND, 404, null)
 
@@ -114,6 +116,7 @@ class FakeServer(
         if (stage != Stage.REGISTRATION) throw RpsException.Problem(ErrorCode.WRONG_STAGE, 409, null)
         if (you.registered) throw RpsException.Problem(ErrorCode.ALREADY_REGISTERED, 409, null)
         you = you.copy(registered = true, inGame = true)
+        balance -= bet
         join(meId)
     }
 
@@ -188,6 +191,7 @@ class FakeServer(
         )
         if (survivors == 1) {
             val winner = if (meSurvives) meId else "other0"
+            if (meSurvives) balance += pot
             emit("game_finished", gameId, "winner" to winner, "amount" to pot, "round" to round)
             closedGames[gameId] = GameResult(gameId, Stage.FINISHED, round, winner, pot, null)
             nextGame()
@@ -198,6 +202,7 @@ class FakeServer(
 
     fun stop(reason: String) {
         val share = pot / remaining
+        if (you.inGame) balance += share
         emit("game_stopped", gameId, "reason" to reason, "stage" to stage.wire, "round" to round, "amount" to pot, "players" to remaining, "share" to share, "remainder" to 0)
         closedGames[gameId] = GameResult(gameId, Stage.STOPPED, round, null, 0, reason)
         nextGame()

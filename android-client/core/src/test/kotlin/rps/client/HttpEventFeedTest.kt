@@ -1,8 +1,12 @@
 package rps.client
 
 import com.sun.net.httpserver.HttpServer
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.channels.Channel
+import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.flow.take
 import kotlinx.coroutines.flow.toList
+import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import kotlinx.serialization.json.Json
@@ -78,13 +82,34 @@ class HttpEventFeedTest {
         ),
     )
 
-    private fun feed() =
-        HttpEventFeed(HttpRpsApi("http://127.0.0.1:${server.address.port}"), onHead = { heads += it }, pollWaitSeconds = 1, backoffMs = 10)
+    /** Completed by the head naming the log's last event. */
+    private val lastHead = CompletableDeferred<Unit>()
+
+    private fun feed() = HttpEventFeed(
+        HttpRpsApi("http://127.0.0.1:${server.address.port}"),
+        onHead = {
+            heads += it
+            if (it.seq == seqOf(events.last())) lastHead.complete(Unit)
+        },
+        pollWaitSeconds = 1, backoffMs = 10,
+    )
 
     @Test
     fun `a dropped stream resumes with Last-Event-ID, without gaps or repeats`() = runBlocking {
         start(sse = true)
-        val got = withTimeout(10_000) { feed().follow(lobby, 0).take(events.size).toList() }
+        // The server writes a batch's head after its last event, and the feed hands heads to onHead
+        // as they are read: the stream must stay open until the last head is in, not stop at the
+        // last event (stopping there loses the trailing head whenever its bytes arrive a little later).
+        val got = withTimeout(10_000) {
+            coroutineScope {
+                val received = Channel<ChainEvent>(Channel.UNLIMITED)
+                val following = launch { feed().follow(lobby, 0).collect(received::send) }
+                val all = List(events.size) { received.receive() }
+                lastHead.await()
+                following.cancel()
+                all
+            }
+        }
         assertEquals(events.map(::seqOf), got.map { it.seq })
         val v = ChainVerifier()
         got.forEach(v::accept)

@@ -20,6 +20,7 @@ import rps.client.AccountInfo
 import rps.client.AesGcmSealer
 import rps.client.ChainVerifier
 import rps.client.FileVault
+import rps.client.GameEnding
 import rps.client.GameSession
 import rps.client.GameUiState
 import rps.client.HttpEventFeed
@@ -108,6 +109,16 @@ class EndToEndTest {
         assertTrue(ledger.ok, "ledger invariants: $ledger")
         assertEquals(0, ledger.entriesSum)
         assertEquals(-ledger.treasury, ledger.playerBalances + ledger.escrows)
+
+        // My games, as the real server tells it: the winner's and a loser's view of the same game.
+        val annGames = players[0].api().myGames()
+        val annGame = annGames.games.single()
+        assertEquals(null, annGames.next)
+        assertEquals(listOf(lobby.id, "e2e three"), listOf(annGame.lobbyId, annGame.lobbyName))
+        assertEquals(listOf(GameEnding.WON, 100L, 200L, "ann"), listOf(annGame.ending, annGame.stake, annGame.net, annGame.winnerName))
+        assertTrue(annGame.endedAtMs != null && annGame.endedAtMs!! >= annGame.registeredAtMs, "$annGame")
+        val bobGame = players[1].api().myGames().games.single()
+        assertEquals(listOf(GameEnding.ELIMINATED, 2, -100L, "ann"), listOf(bobGame.ending, bobGame.eliminatedRound, bobGame.net, bobGame.winnerName))
 
         // The whole log verifies from the first event, as the sessions checked it live.
         val events = HttpRpsApi(server.baseUrl).let { api ->
