@@ -4,6 +4,7 @@ package api
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"time"
 
@@ -63,7 +64,7 @@ func (h *handlers) ListMyLedger(ctx context.Context, req ListMyLedgerRequestObje
 	if err != nil {
 		return nil, err
 	}
-	after, err := int64Cursor(req.Params.After)
+	after, err := int64Cursor(req.Params.After, math.MaxInt64)
 	if err != nil {
 		return nil, err
 	}

@@ -119,10 +119,14 @@ func TestBadInput(t *testing.T) {
 		badCase{op: "POST /v1/accounts", name: "blank name", body: map[string]any{"name": "   "}, status: 400, code: "validation_failed", field: "name"},
 		badCase{op: "POST /v1/accounts", name: "long name", body: map[string]any{"name": strings.Repeat("n", 65)}, status: 400, code: "validation_failed", field: "name"},
 		badCase{op: "POST /v1/accounts", name: "null name", body: `{"name":null}`, status: 400, code: "validation_failed"},
+		badCase{op: "POST /v1/accounts", name: "NUL in name", body: `{"name":"a\u0000b"}`, status: 400, code: "validation_failed", field: "name"},
+		badCase{op: "POST /v1/accounts", name: "control character in name", body: `{"name":"a\u001bb"}`, status: 400, code: "validation_failed", field: "name"},
 		badCase{op: "POST /v1/accounts", name: "text/plain", body: `{"name":"x"}`, hdr: []string{"Content-Type", "text/plain"}, status: 400, code: "validation_failed"},
 	)
 	add(authCases("GET /v1/me", nil)...)
 	add(authCases("POST /v1/me/token", nil)...)
+	add(badCase{op: "POST /v1/me/token", name: "non-UTF-8 Idempotency-Key", token: "p", hdr: []string{"Idempotency-Key", "k\xff\xfe"}, status: 400, code: "validation_failed", field: "Idempotency-Key"})
+	add(badCase{op: "POST /v1/me/token", name: "non-printable Idempotency-Key", token: "p", hdr: []string{"Idempotency-Key", "k\tk"}, status: 400, code: "validation_failed", field: "Idempotency-Key"})
 	add(badCase{op: "POST /v1/me/token", name: "long Idempotency-Key", token: "p", hdr: []string{"Idempotency-Key", strings.Repeat("k", 256)}, status: 400, code: "validation_failed", field: "Idempotency-Key"})
 	add(authCases("GET /v1/me/ledger", nil)...)
 	for _, qs := range []string{"limit=0", "limit=501", "limit=x", "after=-1", "after=abc", "after="} {
@@ -180,6 +184,7 @@ func TestBadInput(t *testing.T) {
 		"missing config":        {`{"name":"x"}`, "config"},
 		"missing name":          {`{"config":{"betSize":1,"playersCountLimit":2}}`, "name"},
 		"empty name":            {`{"name":"","config":{"betSize":1,"playersCountLimit":2}}`, "name"},
+		"NUL in name":           {`{"name":"a\u0000b","config":{"betSize":1,"playersCountLimit":2}}`, "name"},
 		"config extra field":    {`{"name":"x","config":{"betSize":1,"playersCountLimit":2,"bonus":true}}`, ""},
 		"config missing bet":    {`{"name":"x","config":{"playersCountLimit":2}}`, ""},
 		"limit 1":               {`{"name":"x","config":{"betSize":1,"playersCountLimit":1}}`, ""},
@@ -219,6 +224,7 @@ func TestBadInput(t *testing.T) {
 	add(idCases(stopOp, "lobbyId", "admin", goodStop)...)
 	add(
 		badCase{op: stopOp, name: "empty reason", token: "admin", body: `{"reason":""}`, status: 400, code: "validation_failed", field: "reason"},
+		badCase{op: stopOp, name: "NUL in reason", token: "admin", body: `{"reason":"a\u0000b"}`, status: 400, code: "validation_failed", field: "reason"},
 		badCase{op: stopOp, name: "long reason", token: "admin", body: map[string]any{"reason": strings.Repeat("r", 501)}, status: 400, code: "validation_failed", field: "reason"},
 	)
 
@@ -292,7 +298,7 @@ func TestBadInput(t *testing.T) {
 	// ---- transcript
 	add(idCases("GET /v1/games/{gameId}", "gameId", "", nil)...)
 	add(idCases("GET /v1/games/{gameId}/players", "gameId", "", nil)...)
-	for _, qs := range []string{"after=x", "after=-1", "limit=0", "limit=501"} {
+	for _, qs := range []string{"after=x", "after=-1", "after=2147483648", "limit=0", "limit=501"} {
 		add(badCase{op: "GET /v1/games/{gameId}/players", name: qs, path: "/v1/games/" + game + "/players?" + qs, status: 400, code: "validation_failed"})
 	}
 	add(idCases("GET /v1/games/{gameId}/postings", "gameId", "", nil)...)
@@ -306,6 +312,7 @@ func TestBadInput(t *testing.T) {
 		badCase{op: roundOp, name: "round x", path: "/v1/games/" + game + "/rounds/x", status: 400, code: "validation_failed", field: "round"},
 		badCase{op: roundOp, name: "round not reached", path: "/v1/games/" + game + "/rounds/2", status: 404, code: "not_found"},
 		badCase{op: roundOp, name: "after not a cursor", path: "/v1/games/" + game + "/rounds/1?after=x", status: 400, code: "validation_failed", field: "after"},
+		badCase{op: roundOp, name: "after past int32", path: "/v1/games/" + game + "/rounds/1?after=2147483648", status: 400, code: "validation_failed", field: "after"},
 	)
 
 	// ---- records, standings, quick join and admin account tools
