@@ -90,6 +90,11 @@ type rejectedKey struct{}
 // else by address.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isProbe(r.URL.Path) {
+			// Never limited: a probe answered 429 gets a healthy replica restarted.
+			next.ServeHTTP(w, r)
+			return
+		}
 		now := time.Now()
 		ctx := r.Context()
 		token, sent, err := bearerToken(r)
@@ -121,6 +126,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
+
+// isProbe reports whether path is a health probe's.
+func isProbe(path string) bool { return path == "/healthz" || path == "/readyz" }
 
 // accountOf finds a token's account, from the cache when it can.
 func (s *Server) accountOf(ctx context.Context, token string, now time.Time) (tournament.Account, bool, error) {

@@ -109,7 +109,6 @@ func TestBadInput(t *testing.T) {
 	// ---- operations
 	add(badCase{op: "GET /healthz", name: "POST", path: "/healthz", hdr: []string{"X-Method", "POST"}, status: 405, code: "method_not_allowed"})
 	add(badCase{op: "GET /readyz", name: "DELETE", path: "/readyz", hdr: []string{"X-Method", "DELETE"}, status: 405, code: "method_not_allowed"})
-	add(badCase{op: "GET /metrics", name: "POST", path: "/metrics", hdr: []string{"X-Method", "POST"}, status: 405, code: "method_not_allowed"})
 	add(badCase{op: "GET /openapi.yaml", name: "PUT", path: "/openapi.yaml", hdr: []string{"X-Method", "PUT"}, status: 405, code: "method_not_allowed"})
 
 	// ---- accounts

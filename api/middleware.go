@@ -101,8 +101,12 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			}
 			elapsed := time.Since(start)
 			s.metrics.observeRequest(r.Method, route, status, elapsed)
-			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-				slog.String("requestId", requestID(r.Context())), slog.String("method", r.Method),
+			level := slog.LevelInfo
+			if status == statusClientClosedRequest {
+				level = slog.LevelDebug
+			}
+			s.log.LogAttrs(r.Context(), level, "request",
+				slog.String("requestId", requestID(r.Context())), slog.String("method", logged(r.Method)),
 				slog.String("route", route), slog.Int("status", status), slog.Duration("elapsed", elapsed))
 		}()
 		next.ServeHTTP(rec, r)

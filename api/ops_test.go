@@ -33,8 +33,7 @@ func TestHealthMetricsAndSpec(t *testing.T) {
 	e.Do("GET", "/v1/lobbies/"+apitest.RandomID(), "", nil).Want(t, http.StatusNotFound)
 	e.Do("GET", "/v1/games/"+apitest.RandomID()+"/rounds/1", "", nil).Want(t, http.StatusNotFound)
 
-	res := e.Do("GET", "/metrics", "", nil).Want(t, http.StatusOK)
-	text := string(res.Body)
+	text := metricsText(t, e)
 	for _, want := range []string{
 		`rps_http_requests_total{method="GET",route="/v1/lobbies/{lobbyId}",status="200"} 1`,
 		`rps_http_requests_total{method="GET",route="/v1/lobbies/{lobbyId}",status="404"} 1`,
@@ -178,7 +177,7 @@ func TestPanicRecovered(t *testing.T) {
 	if bytes.Contains(r.Body, []byte("secret")) || bytes.Contains(r.Body, []byte("SELECT")) {
 		t.Errorf("the panic value leaked: %s", r.Body)
 	}
-	if !strings.Contains(string(e.Do("GET", "/metrics", "", nil).Body), `route="unmatched",status="500"`) {
+	if !strings.Contains(metricsText(t, e), `route="unmatched",status="500"`) {
 		t.Errorf("the recovered panic is not counted as a 500")
 	}
 	e.Do("GET", "/healthz", "", nil).Want(t, http.StatusOK)

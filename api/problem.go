@@ -126,10 +126,32 @@ func problemBody(ctx context.Context, p *problemError) []byte {
 // request validator, the strict server, authentication, limits and panics.
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	p := asProblem(err)
+	if p.status >= 500 && r.Context().Err() != nil {
+		// The client hung up (a long poll it gave up on): not a server error, and nobody reads
+		// the answer. Counted apart, as nginx does.
+		s.log.DebugContext(r.Context(), "client closed the request", "err", err, "requestId", requestID(r.Context()))
+		w.WriteHeader(statusClientClosedRequest)
+		return
+	}
 	if p.status >= 500 {
-		s.log.ErrorContext(r.Context(), "request failed", "err", err, "method", r.Method, "path", r.URL.Path, "requestId", requestID(r.Context()))
+		s.log.ErrorContext(r.Context(), "request failed", "err", err, "method", logged(r.Method), "path", logged(r.URL.Path), "requestId", requestID(r.Context()))
 	}
 	writeRawProblem(w, p.status, p.retryAfter, problemBody(r.Context(), p))
+}
+
+// statusClientClosedRequest is nginx's status for a request whose client went away before the
+// answer; it is never sent, only logged and counted.
+const statusClientClosedRequest = 499
+
+// maxLoggedLength caps what a log line takes of a request's method or path, which the client
+// chooses and may make huge.
+const maxLoggedLength = 200
+
+func logged(s string) string {
+	if len(s) > maxLoggedLength {
+		return s[:maxLoggedLength] + "..."
+	}
+	return s
 }
 
 func writeRawProblem(w http.ResponseWriter, status, retryAfter int, body []byte) {

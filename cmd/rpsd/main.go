@@ -51,6 +51,7 @@ type settings struct {
 	ipRate       float64
 	signupRate   float64
 	debugAddr    string
+	metricsAddr  string
 }
 
 var settingDocs = []struct{ name, def, doc string }{
@@ -65,6 +66,7 @@ var settingDocs = []struct{ name, def, doc string }{
 	{"RPSD_IP_RATE", "20", "requests per second an address may make without a valid token (0: no limit)"},
 	{"RPSD_SIGNUP_RATE", "0.5", "accounts per second an address may create, bursts of 10 (0: no limit)"},
 	{"RPSD_DEBUG_ADDR", "", "address of a separate listener serving Go's profiler (/debug/pprof/); keep it private"},
+	{"RPSD_METRICS_ADDR", "", "address of a separate listener serving Prometheus metrics (/metrics); unset: metrics are not served"},
 }
 
 func usage() {
@@ -104,7 +106,7 @@ func loadSettings() (settings, error) {
 	}
 	s := settings{
 		databaseURL: env("DATABASE_URL"), addr: env("RPSD_ADDR"), adminToken: env("RPSD_ADMIN_TOKEN"),
-		dataDir: env("RPSD_DATA_DIR"), debugAddr: env("RPSD_DEBUG_ADDR"),
+		dataDir: env("RPSD_DATA_DIR"), debugAddr: env("RPSD_DEBUG_ADDR"), metricsAddr: env("RPSD_METRICS_ADDR"),
 	}
 	var err error
 	if s.minTimeoutMs, err = strconv.ParseInt(env("RPSD_MIN_TIMEOUT_MS"), 10, 64); err != nil || s.minTimeoutMs <= 0 {
@@ -243,6 +245,21 @@ func database(ctx context.Context, cfg settings, log *slog.Logger) (string, *pgc
 	return cluster.URL("rps"), cluster, nil
 }
 
+// serveInternal serves h on addr, a listener meant for operators only (none when addr is empty),
+// and returns what closes it.
+func serveInternal(addr, name string, h http.Handler, log *slog.Logger) (closeIt func()) {
+	if addr == "" {
+		return func() {}
+	}
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error(name+" listener", "err", err)
+		}
+	}()
+	return func() { _ = srv.Close() }
+}
+
 func serve(ctx context.Context, cfg settings, st *store.Store, service *tournament.Service, metrics *api.Metrics, log *slog.Logger) error {
 	if _, err := st.Recover(ctx, cfg.outage); err != nil {
 		return fmt.Errorf("recover after outage: %w", err)
@@ -270,16 +287,11 @@ func serve(ctx context.Context, cfg settings, st *store.Store, service *tourname
 	if err != nil {
 		return err
 	}
-	if cfg.debugAddr != "" {
-		// net/http/pprof registers on the default mux, which only this listener serves.
-		debug := &http.Server{Addr: cfg.debugAddr, Handler: http.DefaultServeMux, ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			if err := debug.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error("debug listener", "err", err)
-			}
-		}()
-		defer debug.Close()
-	}
+	// net/http/pprof registers on the default mux, which only the debug listener serves.
+	defer serveInternal(cfg.debugAddr, "debug", http.DefaultServeMux, log)()
+	metricsMux := http.NewServeMux()
+	metricsMux.Handle("GET /metrics", server.MetricsHandler())
+	defer serveInternal(cfg.metricsAddr, "metrics", metricsMux, log)()
 	listener, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

@@ -3708,15 +3708,6 @@ type ClientInterface interface {
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetMetrics Prometheus metrics
-	//
-	// Prometheus text exposition format: requests by route and status with latency histograms,
-	// game actions by type and result, stage changes, clock lag and database pool statistics.
-	// Anonymous.
-	//
-	// Corresponds with GET /metrics (the `GetMetrics` operationId).
-	GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
-
 	// GetOpenApiSpec This contract
 	//
 	// The OpenAPI document the server was built from, as YAML. Anonymous.
@@ -4282,25 +4273,6 @@ type ClientInterface interface {
 // Corresponds with GET /healthz (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetHealthRequest(c.Server)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// GetMetrics Prometheus metrics
-//
-// Prometheus text exposition format: requests by route and status with latency histograms,
-// game actions by type and result, stage changes, clock lag and database pool statistics.
-// Anonymous.
-//
-// Corresponds with GET /metrics (the `GetMetrics` operationId).
-func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetMetricsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -5368,33 +5340,6 @@ func NewGetHealthRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/healthz")
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	return req, nil
-}
-
-// NewGetMetricsRequest constructs an http.Request for the GetMetrics method
-func NewGetMetricsRequest(server string) (*http.Request, error) {
-	var err error
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/metrics")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -7545,17 +7490,6 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHealthResponse, error)
 
-	// GetMetricsWithResponse Prometheus metrics
-	//
-	// Prometheus text exposition format: requests by route and status with latency histograms,
-	// game actions by type and result, stage changes, clock lag and database pool statistics.
-	// Anonymous.
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /metrics (the `GetMetrics` operationId).
-	GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error)
-
 	// GetOpenApiSpecWithResponse This contract
 	//
 	// The OpenAPI document the server was built from, as YAML. Anonymous.
@@ -8203,40 +8137,6 @@ func (r GetHealthResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetHealthResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
-type GetMetricsResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-}
-
-// GetBody returns the raw response body bytes
-func (r GetMetricsResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r GetMetricsResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r GetMetricsResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetMetricsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11433,23 +11333,6 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, reqEdit
 	return ParseGetHealthResponse(rsp)
 }
 
-// GetMetricsWithResponse Prometheus metrics
-//
-// Prometheus text exposition format: requests by route and status with latency histograms,
-// game actions by type and result, stage changes, clock lag and database pool statistics.
-// Anonymous.
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /metrics (the `GetMetrics` operationId).
-func (c *ClientWithResponses) GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error) {
-	rsp, err := c.GetMetrics(ctx, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseGetMetricsResponse(rsp)
-}
-
 // GetOpenApiSpecWithResponse This contract
 //
 // The OpenAPI document the server was built from, as YAML. Anonymous.
@@ -12376,22 +12259,6 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 		}
 		response.JSON200 = &dest
 
-	}
-
-	return response, nil
-}
-
-// ParseGetMetricsResponse parses an HTTP response from a GetMetricsWithResponse call
-func ParseGetMetricsResponse(rsp *http.Response) (*GetMetricsResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &GetMetricsResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
 	}
 
 	return response, nil
