@@ -152,16 +152,6 @@ func rateLimited(retryAfter int) *problemError {
 	return p
 }
 
-// clientIP is the address the connection comes from. Forwarded headers are not trusted: behind a
-// proxy, configure the proxy to limit instead.
-func clientIP(r *http.Request) string {
-	host := r.RemoteAddr
-	if i := strings.LastIndexByte(host, ':'); i >= 0 {
-		host = host[:i]
-	}
-	return strings.Trim(host, "[]")
-}
-
 // requireAccount returns the caller, or 401.
 func requireAccount(ctx context.Context) (tournament.Account, error) {
 	a, ok, err := optionalCaller(ctx)

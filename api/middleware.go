@@ -35,13 +35,13 @@ func requestID(ctx context.Context) string { return requestInfoOf(ctx).id }
 
 // withRequestID gives every request an id, in its context, its log lines and the X-Request-Id
 // header.
-func withRequestID(next http.Handler) http.Handler {
+func (s *Server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var b [12]byte
 		_, _ = rand.Read(b[:])
 		id := hex.EncodeToString(b[:])
 		w.Header().Set("X-Request-Id", id)
-		ctx := context.WithValue(r.Context(), requestInfoKey{}, requestInfo{id: id, path: r.URL.Path, ip: clientIP(r)})
+		ctx := context.WithValue(r.Context(), requestInfoKey{}, requestInfo{id: id, path: r.URL.Path, ip: clientAddr(r, s.trustedProxies)})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 
@@ -42,21 +43,25 @@ type Config struct {
 	TokenLimit, IPLimit, AccountLimit RateLimit
 	// MaxStreamsPerClient bounds the open event streams of one account or address (default 8).
 	MaxStreamsPerClient int
+	// TrustedProxies are the proxies whose X-Forwarded-For names the client's address (for the
+	// per-address limits); from any other peer the header is ignored.
+	TrustedProxies []netip.Prefix
 }
 
 // Server is the HTTP API. Handler serves it; Shutdown ends its event streams.
 type Server struct {
-	store        *store.Store
-	service      *tournament.Service
-	rules        *engine.Registry
-	log          *slog.Logger
-	metrics      *Metrics
-	tokens       tokenCache
-	tokenLimits  *limiters
-	ipLimits     *limiters
-	signupLimits *limiters
-	streams      *streamLimits
-	signer       *signer
+	store          *store.Store
+	service        *tournament.Service
+	rules          *engine.Registry
+	log            *slog.Logger
+	metrics        *Metrics
+	tokens         tokenCache
+	tokenLimits    *limiters
+	ipLimits       *limiters
+	signupLimits   *limiters
+	streams        *streamLimits
+	trustedProxies []netip.Prefix
+	signer         *signer
 	// shutdown is closed to end every open event stream.
 	shutdown     chan struct{}
 	shutdownOnce sync.Once
@@ -75,17 +80,18 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, errors.New("api: a tournament service is required")
 	}
 	s := &Server{
-		store:        cfg.Store,
-		service:      cfg.Service,
-		rules:        cfg.Rules,
-		log:          cfg.Logger,
-		metrics:      cfg.Metrics,
-		tokenLimits:  newLimiters(cfg.TokenLimit),
-		ipLimits:     newLimiters(cfg.IPLimit),
-		signupLimits: newLimiters(cfg.AccountLimit),
-		streams:      newStreamLimits(cfg.MaxStreamsPerClient),
-		signer:       &signer{store: cfg.Store},
-		shutdown:     make(chan struct{}),
+		store:          cfg.Store,
+		service:        cfg.Service,
+		rules:          cfg.Rules,
+		log:            cfg.Logger,
+		metrics:        cfg.Metrics,
+		tokenLimits:    newLimiters(cfg.TokenLimit),
+		ipLimits:       newLimiters(cfg.IPLimit),
+		signupLimits:   newLimiters(cfg.AccountLimit),
+		streams:        newStreamLimits(cfg.MaxStreamsPerClient),
+		trustedProxies: cfg.TrustedProxies,
+		signer:         &signer{store: cfg.Store},
+		shutdown:       make(chan struct{}),
 	}
 	if s.rules == nil {
 		s.rules = engine.Builtin()
@@ -127,7 +133,7 @@ func (s *Server) Shutdown() {
 // health probes (see authenticate).
 func (s *Server) routes(spec *openapi3.T) http.Handler {
 	r := chi.NewRouter()
-	r.Use(withRequestID, s.observe, s.limitBody, s.authenticate)
+	r.Use(s.withRequestID, s.observe, s.limitBody, s.authenticate)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, newProblem(http.StatusNotFound, ProblemCodeNotFound, "no such route"))
 	})

@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	_ "net/http/pprof"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -52,6 +53,8 @@ type settings struct {
 	signupRate   float64
 	debugAddr    string
 	metricsAddr  string
+	http         api.HTTPLimits
+	maxWaits     int
 }
 
 var settingDocs = []struct{ name, def, doc string }{
@@ -66,6 +69,9 @@ var settingDocs = []struct{ name, def, doc string }{
 	{"RPSD_IP_RATE", "20", "requests per second an address may make without a valid token (0: no limit)"},
 	{"RPSD_SIGNUP_RATE", "0.5", "accounts per second an address may create, bursts of 10 (0: no limit)"},
 	{"RPSD_DEBUG_ADDR", "", "address of a separate listener serving Go's profiler (/debug/pprof/); keep it private"},
+	{"RPSD_TRUSTED_PROXIES", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For names the client (for per-address limits); from anyone else the header is ignored"},
+	{"RPSD_MAX_CONNS_PER_ADDR", "64", "open connections one address may hold (trusted proxies exempt; 0: no cap)"},
+	{"RPSD_MAX_WAITS_PER_CLIENT", "8", "event streams and long polls one account or address may hold open at once"},
 	{"RPSD_METRICS_ADDR", "", "address of a separate listener serving Prometheus metrics (/metrics); unset: metrics are not served"},
 }
 
@@ -129,6 +135,20 @@ func loadSettings() (settings, error) {
 		if *r.dest, err = strconv.ParseFloat(env(r.name), 64); err != nil || *r.dest < 0 {
 			return s, fmt.Errorf("%s must be a number of requests per second, 0 for no limit", r.name)
 		}
+	}
+	s.http = api.DefaultHTTPLimits()
+	for _, cidr := range strings.FieldsFunc(env("RPSD_TRUSTED_PROXIES"), func(r rune) bool { return r == ',' || r == ' ' }) {
+		prefix, err := netip.ParsePrefix(cidr)
+		if err != nil {
+			return s, fmt.Errorf("RPSD_TRUSTED_PROXIES: %q is not a CIDR such as 10.0.0.0/8", cidr)
+		}
+		s.http.TrustedProxies = append(s.http.TrustedProxies, prefix.Masked())
+	}
+	if s.http.MaxConnsPerAddress, err = strconv.Atoi(env("RPSD_MAX_CONNS_PER_ADDR")); err != nil || s.http.MaxConnsPerAddress < 0 {
+		return s, fmt.Errorf("RPSD_MAX_CONNS_PER_ADDR must be a number of connections, 0 for no cap")
+	}
+	if s.maxWaits, err = strconv.Atoi(env("RPSD_MAX_WAITS_PER_CLIENT")); err != nil || s.maxWaits < 1 {
+		return s, fmt.Errorf("RPSD_MAX_WAITS_PER_CLIENT must be a positive number")
 	}
 	return s, nil
 }
@@ -280,9 +300,10 @@ func serve(ctx context.Context, cfg settings, st *store.Store, service *tourname
 
 	server, err := api.NewServer(api.Config{
 		Store: st, Service: service, Logger: log, Metrics: metrics,
-		TokenLimit:   api.RateLimit{Rate: cfg.accountRate, Burst: max(1, int(2*cfg.accountRate))},
-		IPLimit:      api.RateLimit{Rate: cfg.ipRate, Burst: max(1, int(2*cfg.ipRate))},
-		AccountLimit: api.RateLimit{Rate: cfg.signupRate, Burst: 10},
+		TokenLimit:          api.RateLimit{Rate: cfg.accountRate, Burst: max(1, int(2*cfg.accountRate))},
+		IPLimit:             api.RateLimit{Rate: cfg.ipRate, Burst: max(1, int(2*cfg.ipRate))},
+		AccountLimit:        api.RateLimit{Rate: cfg.signupRate, Burst: 10},
+		MaxStreamsPerClient: cfg.maxWaits, TrustedProxies: cfg.http.TrustedProxies,
 	})
 	if err != nil {
 		return err
@@ -296,7 +317,8 @@ func serve(ctx context.Context, cfg settings, st *store.Store, service *tourname
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	httpServer := &http.Server{Handler: server.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	listener = api.LimitConnsPerAddress(listener, cfg.http)
+	httpServer := api.NewHTTPServer(server.Handler(), cfg.http)
 
 	clockDone := make(chan error, 1)
 	// The clock outlives the signal until in-flight requests are done.
