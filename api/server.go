@@ -58,6 +58,7 @@ type Server struct {
 	tokens         tokenCache
 	tokenLimits    *limiters
 	ipLimits       *limiters
+	lookupLimits   *limiters
 	signupLimits   *limiters
 	streams        *streamLimits
 	trustedProxies []netip.Prefix
@@ -87,6 +88,7 @@ func NewServer(cfg Config) (*Server, error) {
 		metrics:        cfg.Metrics,
 		tokenLimits:    newLimiters(cfg.TokenLimit),
 		ipLimits:       newLimiters(cfg.IPLimit),
+		lookupLimits:   newLimiters(cfg.IPLimit),
 		signupLimits:   newLimiters(cfg.AccountLimit),
 		streams:        newStreamLimits(cfg.MaxStreamsPerClient),
 		trustedProxies: cfg.TrustedProxies,
