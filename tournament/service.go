@@ -86,7 +86,9 @@ func (s *Service) CloseLobby(ctx context.Context, tx Tx, now int64, actor Actor,
 		if err := o.emit(now, "", &LobbyClosedData{}); err != nil {
 			return err
 		}
-		if o.game.Stage == StageRegistration && o.game.Players == 0 {
+		// A registration left open would never end (its players could wait forever, newcomers
+		// keep joining): it is stopped now, every bet refunded.
+		if o.game.Stage == StageRegistration {
 			return o.stop(now, "lobby closed")
 		}
 		return nil
@@ -265,6 +267,9 @@ func (s *Service) ChangeNextConfig(ctx context.Context, tx Tx, now int64, actor 
 	return s.run(ctx, tx, now, lobby, func(o *op) error {
 		if actor.Role != RoleAdmin {
 			return refuse(CodeForbidden, "only an admin can change the next game's config")
+		}
+		if o.lobby.Closed {
+			return refuse(CodeWrongStage, "the lobby is closed: no next game will start")
 		}
 		if _, err := validateConfig(cfg, s.rules, s.minTimeoutMs); err != nil {
 			return err

@@ -913,7 +913,7 @@ type CreateAccountRequest struct {
 type CreateLobbyRequest struct {
 	// Config A game config as sent by an admin. `betSize` and `playersCountLimit` are required; every
 	// other omitted field takes its default (timeouts 60000 ms, ruleset `rpsls`, resolution
-	// `classic`, `startWhenFull` true, `maxExtensions` and `maxRounds` 0). Validated: limit
+	// `classic`, `startWhenFull` true, `maxExtensions` 3, `maxRounds` 0). Validated: limit
 	// 2..100000; each timeout between the server's minimum (5000 ms unless configured lower) and
 	// 604800000 ms (7 days); `betSize >= 0` and `betSize x playersCountLimit <= 2^53-1`; the
 	// ruleset must exist. Extra fields are rejected.
@@ -1067,7 +1067,7 @@ type GameConfig struct {
 	// game as an admin stop would. 0 means unlimited (as in Gear).
 	//
 	//
-	// Example: 0
+	// Example: 3
 	MaxExtensions int32 `json:"maxExtensions"`
 
 	// MaxRounds When > 0, a game in which this many rounds end without a winner is stopped and split.
@@ -1114,7 +1114,7 @@ type GameConfig struct {
 
 // GameConfigInput A game config as sent by an admin. `betSize` and `playersCountLimit` are required; every
 // other omitted field takes its default (timeouts 60000 ms, ruleset `rpsls`, resolution
-// `classic`, `startWhenFull` true, `maxExtensions` and `maxRounds` 0). Validated: limit
+// `classic`, `startWhenFull` true, `maxExtensions` 3, `maxRounds` 0). Validated: limit
 // 2..100000; each timeout between the server's minimum (5000 ms unless configured lower) and
 // 604800000 ms (7 days); `betSize >= 0` and `betSize x playersCountLimit <= 2^53-1`; the
 // ruleset must exist. Extra fields are rejected.
@@ -1131,9 +1131,11 @@ type GameConfigInput struct {
 	// Example: 60000
 	EntryTimeoutMs *int64 `json:"entryTimeoutMs,omitempty"`
 
-	// MaxExtensions Consecutive empty expiries of a moves or reveal stage that stop the game (0 = unlimited).
+	// MaxExtensions Consecutive empty expiries of a moves or reveal stage that stop the game. 0 = unlimited,
+	// as in Gear: then players who register and never act hold the lobby forever.
 	//
-	// Example: 0
+	//
+	// Example: 3
 	MaxExtensions *int32 `json:"maxExtensions,omitempty"`
 
 	// MaxRounds Rounds without a winner after which the game is stopped and split (0 = unlimited).
@@ -3959,9 +3961,11 @@ type ClientInterface interface {
 
 	// CloseLobby Close a lobby
 	//
-	// Admin only. No new game starts in the lobby after the current one ends; the current game
-	// plays on, unless nobody has registered in it yet: then it is stopped at once, since nobody
-	// could ever play it. Closing a closed lobby changes nothing and returns it.
+	// Admin only. No new game starts in the lobby after the current one ends. A game past
+	// registration plays on; a game still in registration is stopped at once and every bet
+	// refunded (a registration in a closed lobby would otherwise never end). Closing a closed
+	// lobby changes nothing and returns it; its next config can no longer be changed
+	// (`409 wrong_stage`).
 	//
 	// Corresponds with POST /v1/lobbies/{lobbyId}/close (the `CloseLobby` operationId).
 	CloseLobby(ctx context.Context, lobbyId LobbyId, params *CloseLobbyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4784,9 +4788,11 @@ func (c *Client) GetLobby(ctx context.Context, lobbyId LobbyId, reqEditors ...Re
 
 // CloseLobby Close a lobby
 //
-// Admin only. No new game starts in the lobby after the current one ends; the current game
-// plays on, unless nobody has registered in it yet: then it is stopped at once, since nobody
-// could ever play it. Closing a closed lobby changes nothing and returns it.
+// Admin only. No new game starts in the lobby after the current one ends. A game past
+// registration plays on; a game still in registration is stopped at once and every bet
+// refunded (a registration in a closed lobby would otherwise never end). Closing a closed
+// lobby changes nothing and returns it; its next config can no longer be changed
+// (`409 wrong_stage`).
 //
 // Corresponds with POST /v1/lobbies/{lobbyId}/close (the `CloseLobby` operationId).
 func (c *Client) CloseLobby(ctx context.Context, lobbyId LobbyId, params *CloseLobbyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7771,9 +7777,11 @@ type ClientWithResponsesInterface interface {
 
 	// CloseLobbyWithResponse Close a lobby
 	//
-	// Admin only. No new game starts in the lobby after the current one ends; the current game
-	// plays on, unless nobody has registered in it yet: then it is stopped at once, since nobody
-	// could ever play it. Closing a closed lobby changes nothing and returns it.
+	// Admin only. No new game starts in the lobby after the current one ends. A game past
+	// registration plays on; a game still in registration is stopped at once and every bet
+	// refunded (a registration in a closed lobby would otherwise never end). Closing a closed
+	// lobby changes nothing and returns it; its next config can no longer be changed
+	// (`409 wrong_stage`).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11764,9 +11772,11 @@ func (c *ClientWithResponses) GetLobbyWithResponse(ctx context.Context, lobbyId 
 
 // CloseLobbyWithResponse Close a lobby
 //
-// Admin only. No new game starts in the lobby after the current one ends; the current game
-// plays on, unless nobody has registered in it yet: then it is stopped at once, since nobody
-// could ever play it. Closing a closed lobby changes nothing and returns it.
+// Admin only. No new game starts in the lobby after the current one ends. A game past
+// registration plays on; a game still in registration is stopped at once and every bet
+// refunded (a registration in a closed lobby would otherwise never end). Closing a closed
+// lobby changes nothing and returns it; its next config can no longer be changed
+// (`409 wrong_stage`).
 //
 // Returns a wrapper object for the known response body format(s).
 //
