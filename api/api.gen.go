@@ -2156,6 +2156,18 @@ type EnableAccountParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// IssueTokenParams defines parameters for IssueToken.
+type IssueTokenParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
+	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
+	// the same transaction as its effects; a retry with the same key and body replays the stored
+	// status and body without a second effect; a concurrent duplicate waits for the first and
+	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
+	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
+	// UUID) per intended action.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListAuditParams defines parameters for ListAudit.
 type ListAuditParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
@@ -2464,6 +2476,9 @@ type ServerInterface interface {
 	// EnableAccount Enable a disabled account again
 	// (POST /v1/admin/accounts/{accountId}/enable)
 	EnableAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params EnableAccountParams)
+	// IssueToken Issue a new token for a player
+	// (POST /v1/admin/accounts/{accountId}/token)
+	IssueToken(w http.ResponseWriter, r *http.Request, accountId AccountId, params IssueTokenParams)
 	// ListAudit The admins' audit log
 	// (GET /v1/admin/audit)
 	ListAudit(w http.ResponseWriter, r *http.Request, params ListAuditParams)
@@ -2614,6 +2629,12 @@ func (_ Unimplemented) DisableAccount(w http.ResponseWriter, r *http.Request, ac
 // EnableAccount Enable a disabled account again
 // (POST /v1/admin/accounts/{accountId}/enable)
 func (_ Unimplemented) EnableAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params EnableAccountParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// IssueToken Issue a new token for a player
+// (POST /v1/admin/accounts/{accountId}/token)
+func (_ Unimplemented) IssueToken(w http.ResponseWriter, r *http.Request, accountId AccountId, params IssueTokenParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3132,6 +3153,56 @@ func (siw *ServerInterfaceWrapper) EnableAccount(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.EnableAccount(w, r, accountId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// IssueToken operation middleware
+func (siw *ServerInterfaceWrapper) IssueToken(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "accountId" -------------
+	var accountId AccountId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "accountId", chi.URLParam(r, "accountId"), &accountId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "accountId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params IssueTokenParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.IssueToken(w, r, accountId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4576,6 +4647,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/me/games", wrapper.ListMyGames)
 	})
 	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/token", wrapper.IssueToken)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/credits", wrapper.CreditAccount)
 	})
 	r.Group(func(r chi.Router) {
@@ -5675,6 +5749,144 @@ type EnableAccount500ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response EnableAccount500ApplicationProblemPlusJSONResponse) VisitEnableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueTokenRequestObject struct {
+	AccountId AccountId `json:"accountId"`
+	Params    IssueTokenParams
+}
+
+type IssueTokenResponseObject interface {
+	VisitIssueTokenResponse(w http.ResponseWriter) error
+}
+
+type IssueToken200JSONResponse TokenResponse
+
+func (response IssueToken200JSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueToken400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken400ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueToken401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken401ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueToken403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken403ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueToken404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken404ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueToken409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken409ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueToken429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken429ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueToken500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken500ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -8872,6 +9084,9 @@ type StrictServerInterface interface {
 	// EnableAccount Enable a disabled account again
 	// (POST /v1/admin/accounts/{accountId}/enable)
 	EnableAccount(ctx context.Context, request EnableAccountRequestObject) (EnableAccountResponseObject, error)
+	// IssueToken Issue a new token for a player
+	// (POST /v1/admin/accounts/{accountId}/token)
+	IssueToken(ctx context.Context, request IssueTokenRequestObject) (IssueTokenResponseObject, error)
 	// ListAudit The admins' audit log
 	// (GET /v1/admin/audit)
 	ListAudit(ctx context.Context, request ListAuditRequestObject) (ListAuditResponseObject, error)
@@ -9277,6 +9492,33 @@ func (sh *strictHandler) EnableAccount(w http.ResponseWriter, r *http.Request, a
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(EnableAccountResponseObject); ok {
 		if err := validResponse.VisitEnableAccountResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// IssueToken operation middleware
+func (sh *strictHandler) IssueToken(w http.ResponseWriter, r *http.Request, accountId AccountId, params IssueTokenParams) {
+	var request IssueTokenRequestObject
+
+	request.AccountId = accountId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.IssueToken(ctx, request.(IssueTokenRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "IssueToken")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(IssueTokenResponseObject); ok {
+		if err := validResponse.VisitIssueTokenResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -10406,106 +10648,109 @@ var swaggerSpec = []string{
 	"VI5BgcZw2B2wnQg/wl9jHyRj+TYL6SNYNua4eMYmDcRLAwbt6qWipB5I6PARTJn6fD30lABYgrMAyTXD",
 	"twxahqXkY2HGyiShyKqhVDrMOYDIn9LW5x5gUHGTW09NmFOewtDqsM/hVsjhzFMWsrxcbKM6cS9dQBjr",
 	"ZaU0hq+dbEr0PI/mYdVJLcvF9/+emG55Sp801w2y/f2T3/7e+C2dd67q/M4ns1mhTuWykM7i0ximOt5i",
-	"zoLnG0u+ZTyylDNB4M8d9oXyrMaN06l5eRY1sRp2nNPUcRZ486/IWH7lg42L+eex/kSPJ1JnnYCFA3L0",
-	"rDrKP8m3jHlj1Jwb06FKaVg5f/BOVOwzT06oANVxZ6thYrSvywkQeJhS0APKRA2wLtfLFV8HIrJTTjym",
-	"FWRe43LuUyHnCcOxmAtmtW6V4RQOuKU77IdUWgvu6/0ZYaj0URkOpYZhaItCXxgKlsB/2AbfiLtTx26e",
-	"S2OfwK7cm9V8Sp5iN4PjLuIy8/3TT/wQDnDtS9nNo3wtj517dKCcdPBfrZemgEcX6/U0EW1Ebic/DPTn",
-	"X4joFtMwpLrjqeTKmjH0PSI3DTPrJSS0/yxSHfgAbyGVgxqsip/WWeL/eum7AHhfj9MOyPYrmELetxNM",
-	"VJ5c5IsgCg0PfB47fUoaSCjZFwGOoSIeVuojnhX8wkux0ulecUwLncJNnT+pvoGLxqy2jlaA42dUt5/4",
-	"we59/Nb953A+RJaPdJ0XLRa6O3LKONYrAYWlQsUItbBDQ19hae39OPlXML6Py6HdNzK42Xqiw77GeM/D",
-	"mfNvJpJfjtpnpVn0U05TCFKyh6ay/qon0NYX5cZ1vkKiBA3SlCpK1jFW1miD9yZiRqH2Yv7MREHg/ZBC",
-	"s0ffcLTwIusL+zBa/W1FsvMZn6akEDHQ5v5hD0OhefBphwGbvp9+Grygowcry49SO2A6iQ/q7xNVyiuZ",
-	"CioZ2QhlmaTyf7iEfk/3ji2UXgCSRiKL9+u1DTIP5ET5HDwqfsMAVod9B0oMntkFNygRAspKzdpKFrst",
-	"cRmD9/WADpKdTb+Mf6DDiVO+3+mkZfqjHU+ES1GioJqcfEKhrtc8fgv/PUkjquvYdUDm1PfgCtBiL7f2",
-	"2mkVuVoJTpAcUCuMitiYFRuiZUXExU6EeobZ39VGdXlZMfTHhCfyKuRqVzv2w0Ljv7PegFzFE5W3JTKM",
-	"Jxu+9Xl9HRYOu0NWqLmcYSUavDmT6e6V2C8fXCf7Sheo883HOvEviYp/U6yh2k9uj+aKC77bSo7aav3R",
-	"pLc/sHn19n7+4MFETxPXNXi2hRqrRY4NjsjtCO7uhGnFCUeIM+A9wI2DulkA6+DwWvceg3kiYYa5GlI1",
-	"fZgjr4asWUSBnagCDGyrw74WW+pBC4khqXAkERP0AwCa04Cp3sQjMt1mMVlwdPBpIvZJ7BxH9aNWHVXQ",
-	"ZPdV3+Uwsp1PTGRVoW4LaOXHSooSqDmeap7G71PU4NOlU65uRVxTxRAAGGdV0ZyoXU9xON3+dSOVCeFl",
-	"xknCuUfThMQAVap8cLcrYUN3X/471iyp/MkrR6BcwrIAIOhcl3FAfQEs5VxLgx4RwrciKg0RxvOvPElC",
-	"3w4bPWTFyV6xcNCNCYP3PKY7M6lFPRkEAusqav3AjWWDLtMpOwckl5hvTcCsjiEHwVmuTo5ek5cmFVjj",
-	"jThH5F+AIRg6gang8UTh2TQRp9QrNAr2yMnnBVo4kuz9AwQsYH8KqRqIkFyTzj0t53LnXfIJntSjCNei",
-	"lRZTvGtgnlccABxxZSnJY984cPv2jIVDg38/FPzXANoJnMd7hvMbkvfFzT1qBhQAlP+MJDysWOW6uIwH",
-	"y1MI2euh7HfsBSzhroI1TnZcuNXrkOHrpgRZhCgnrc5EPSdIMaxlKYL2MoDdECZz/ydWpNhqJgD0DwiV",
-	"aiUMaxZNkgCLymbrJGl5Xo/jSfV6ddTbkMkAj/kEjBJRdMxE5R9OCWx4Khw/N5pNhd0IoQCdbQUIUEu+",
-	"ZVPHFOFXGcFTzlbglvEk2ady0Joc43/fOUsq2b9+0mSw1AjUvoch+WacJyoq2IZ0lxGGNl2LcIwGXoYU",
-	"lyNMrZMYQVuU3rBmeaQVo5IDqIvfxCsWAg6mfzcISLvIcE/r5qRXQpWmtAuhWbucJKuRmKcCq4YsSwQH",
-	"oBK5V7ospfqbsKVP3qtfyf3GAwiwsLNNR05TkegNC3EMYWvvGPmbjzdGCo+vVQwJu9Lkfen2ikK6Y1+N",
-	"1dnwKIr1b0v8OX5y3AdGZ+eXFXufrhBzHNGvSUGG+V9eI0L/kbB3DkSATN1xGICmAyMVYYiBFWEFJeav",
-	"hB32HXmK8AfqvoVoAZSSS7qb8Y09s0Z+z9RqTeUL9LReWyNjQV0aAXCvSewR/ukMBrkUgBXs4U2LWIeM",
-	"DmdwGNUxyOAmfeN1Jg1kKXdZDbiZ4kuP9AbTY01nbFOBpF+KjjOsr3Fw35jwAOQBEPm9HV2/UBJuYYi/",
-	"El4CLs8e816JDdFn5j8pkGZFSn7ySXx/VmMhzkNCJ2KXc5WV78dvqTvXu/dWw7O6K9LHwwxZki10Epsy",
-	"1CAgbecoZoFH5wG3eJDVBuR++szf3uqwz3O81lR40B+C4Z6ojHUB2CojuFk+1WvLet0uWwL+/YoDZs0V",
-	"I6gyFnoUWMJdLiK7QtKR47WcwgMebRffajVlCO9zMDyIPz2nvmkfXz/YmzOEPfp+0TP/+4Ft+ErYkuwH",
-	"/N+CCXKv4/kYIkqn1Rh9q4GrzwsgDb5PMw4mL8ql4bgDLlRsPKCwOx0ABVgwkBAJUKurzO8GpT5VOwoR",
-	"ET3Qpc4y8zwYi3srobE0K+gt0CwWI2deJIEFlwF5kctdqLjVYU8JLtY/kqUFl3P1KxBPV7ANhYRhwP1T",
-	"miVazUXqTGd8QTxRTajyLMKT1usg7vPvecQ/rcz+40wh8BHOP7P6P1FNwG3PgxSBx4XY+H5+g6lP3tK5",
-	"F5R3tbsixBY7DOx6qSbK45TXHL8AvTFkf+QcKA++40NFDGF4KBLgj/NnehcauNVh1xudvRmaAcDFPGt/",
-	"wc0C0zkLWgmgaDqdZTxRmacItRxmBJRAItq214Y6+cNhK4fyLiUfYAUDIWwD58yyhnxP+jzTwE8h2AVC",
-	"J+bvS5wmaqJ+SKUlHFDaEqe9xOsUHIzG6tQ9+Nln2N/is8+YESr2tlo+dOp/IkCsUUlqHbYvRZe4k4RR",
-	"CjCwKVClsczTOXH1mU5nQiLOLdFEHbOFIXyD3Wd+WWb7EUxDmMyvVJe5l8k/9RR1Va8zZETwJ/P/vZmP",
-	"yPE4o+5OXmg43nNIYmBHgFOT4eGxR4b6CGTG1k+MWk8AqYU5DljekiwEl1VITHDZYT9gLfyGu1/p8S65",
-	"8hG1G1sLbIX17DFr67MAv5NT+9hKJ4nnxU4VRiRZClSn2Qd8PxDHOSkizwmytrnSxshpQl4UpWl2Tk/V",
-	"ykq19m4+mN1fnQIa7ovFfIHL+RH5G37hZD813k7e6uO3/8A/tlcbBnTcq02dKv5g2VovBS+21SjXctFR",
-	"PXqYHxubCr48LZ0ztOKNxQfb+FzImq/AfdJ+5caABNTKOv/tcoCJ2mUBrAntZfKfn3Nj2/Cu9rPPQ58E",
-	"krpjqUQE6d4Ev+s0E8o3we4CV+gbwn+wjVQEOeqGAxGiVkB+T4TIiG4TPadDnsg7QfHcWbKGejDA8S/y",
-	"iQ41lloKYxz1SehHEobhRMl4TM29jPjJ996Bqfvf7XYl/IWYW579vhC4dO57jjElUgFh/+PVd9/6B+gr",
-	"EwXHmfLVuY0W+QnwLXAEX2Yr43Zh/ijLroPENQwnvIJf/i54HLYorQ4z21koY+xrAl+kKSwg4aY67Pwl",
-	"J43dSR4gVvDqNUN4bWqngjstGVrawDKAuw19Cb1RxpCtxsZTMk6cfoLEoJWZKL0SCqUONoJ0Ayi0QsA1",
-	"MUXgZmnYVJN/Ihz2L1m5zcZUbLWKJ0ralu8BiK8QHkm22FJtsbYGgLCvciolOVChZashGXopCgvO5nyF",
-	"+nLWsqEWrhJG8MkJDTdBeOQ0F+YOC3E/5pCZ7hD1MprDHhwE1uuJ7+2k4Q5YY9wLJhC1nTTGk0b51kZA",
-	"vzyL4eqI92bdqCfaF/Fw2h5Go1H7kg8H7f6sF3fF+fQs6vXgIcx2nzTGap0kwaTBLTzf7/ZH7W6v3e1d",
-	"9/rjbnfc7Xa63e6/4Bk3rElj/HYCsWe4/8tUxnzLlJwv7KTxLpg0Vqm4+zs3C7jcfc//g88u/NuGohcP",
-	"ou70bHbB+2IUn0eX0x4fzEbiPL6MutM+H87OxEXcjXrTAR/NzsVl3IsG0xE/n12KbjxpvHNns3AWJ6qS",
-	"Q1Zu5V5l+FfIjUK3ECEyAGzBFML10LEGxw5O7k6AEg3p448m1r/USaI3ZcEOook1X736onUvGe/Uzzb6",
-	"P8HFsz7oUWbQLfSRYU/BM/qteGPzkHOrw15Rd5os5lyW8uBsdednzDibrZNkouhGqdhmIZ2kopA3xrrZ",
-	"PULdQbE9p5momVMZojzkCpBYpdYQUGqeOCsIok7EsUu5QVT2bbKEq6tCsiq6h0GFKIOSFqKooZszjtOZ",
-	"DbYeZdh+m931O3BmVLbmk3FnXNf5MDBa96f/4nfmv8CjaSGtgZjOI0Ns6X5O8EIR9lEHeA3e1Mus423B",
-	"H1wMwj0qxwLzajIsO5sKy5o+D4YSb8KWb1K8g21aqm51XwesGhNgqYkvCHc2CXhUCL+06FrHpL5KMK8V",
-	"sAomH2siUAgjLD+3TM5IKHnVy636dnqm7cNOzdw54Lb+YSHUl/gAOm4KgUKw62YyIYyPYqATHeO9gs97",
-	"h/H6vcEd/HVjdr9Aks/LbDfq/bm/qfyeP2o4z2+i5yF78giOOWqJqz1eCmRoibDiSGzvueB3PoO+yLDi",
-	"NXbULTcbxmA7nGdGfKxD3KHEbZD8Soc6L5u9YjtBvIKiRryU+rjkvKbWm+oG/8cIzT8XM7t7wBPBocPf",
-	"n+f6UwUh4nfifU40VaOfGKh/WWiJnZekH2iOTUF55luF1ybFVKLym4UuvBzT8h8Qm8869LY6LBz2+6yu",
-	"Qa7HWzeskHpA3UhNhgnvu+c/MoWXjLMMIZ8x5BE5KNS+5FtmU99bNY/U+zxBYGz9Pit36M0GhN7k6dYK",
-	"j9zHFXvy6umzZwwXmpKgMdpWBqKYKEqj7rAnFPvqdftD7IDubv3++sv2RTFBQCtEBfCrFhTSBKBzotHJ",
-	"HeRkYdf0esXIPfs7ia3jZD612PpL2p59qpi7+iezfrBZ2j9lAaidLKAJf9IqH2Ty3DsYb6xenZInmnn1",
-	"Xlm9+oovRSsgUuRqy+K1YOLNSqbbDnumqmpe3loPeAvmc14ByKnP3gI/ZYaRiJBIfKkpk8jjSexkcjVz",
-	"yYF1i60rTAojARTUvMQ/kkJVJiGr0NMY/MEaeOopxmk00NJDKzFRayUtuqproWagkydIilQ7m1Pfud++",
-	"V4kwRc+fzDFifI7pRIGujFU/Ph02w6IvZKF2aizyTOXF1yPmCwIGQjJZbSgIt/J3wL/9VD41Dl7nTnRH",
-	"jjWVTpc8SQqFNJkTasex8ieP/525Hh25HtLjd1yOoL8u+a1U85OV9/0+xaxEHCEfd2rTGZamY6aF49u+",
-	"mi9k0Bs7JH0zDJicYcF7KytywXRUKHMBL5tUc+wkMkMAnlXCI2EmKhEzSykTwP15mkgBiZ4Fjuq158KN",
-	"VB6P1SbsK4IKKZj6IFjILsBkgFu5WvlgjtEQ38GpF1yDELzBFpVQW4QJG1g679YLXAbXVd8idnQFHBRo",
-	"/gyaefjiu1fX7KBPJcwh/iBdeKIQUA0WNvOLGGd9VRudIMYX+FX3e0db3jyZKMhG3u0ZveDKreyczAKl",
-	"fTDLmrH3qNyQ2QTeXmN1WiifFhN1KwAtCfHGnf0zgxaChaV14seZjFJForYa4r/XMrr9hwbg+E+yHvOb",
-	"/OB9avWYvytX7R9cILgj4E8OVUgCW3Va815tHv2ytQl3XhQQp6BCBO/WKPW4LxaaUaCoFln6G9H49dqD",
-	"VIfe+S3iCBxFwqnO8iAgzlIgtuapNOBEN/2FxoESZO/MqzK0jA3tJEksAe8EPMQimCgC0yvJwmOANdWu",
-	"y1Qa5v40lt+KgC30ZgLGFSTUZZU/OKhm6KhfqnlYktBOxAQs3GgVBiwUiVxKxSH5Dk4UWH0BWIRod5Kl",
-	"5KsOKTBRVoFCs+CpCMn8s3rVCsr1yDmEGuL/Q7sCqZRIs5pIqdgq1fPUWX1moTcGzWhoipbNnq4gIF2y",
-	"3Zfi/c0W1JzfdIcOtM4incanYexma42Nt/9E2HpvpjInGjrIUo406jgsV/RGVVulnoxmhco1NeDgSYKH",
-	"L4MJ8D09qFlHIath/6HJWmn8dk8NTuEERJ7Sqv9RgHlOp/3y+hw7BIBJcdzOzg7BM2MAPxoK6eFhMuHu",
-	"9K3ITUNoyIlSTWbtOgu5J18LsfImLr0mjyO5V/uwzVQIxVIRCXknYkDIBhOM/LHMrKNIGDNbJxMFeLJO",
-	"Okc8hQNEkQN9K+LCUMkx6zuGsmG3596bZZJXrdVdexIy7lEwI1BPioVTUrFZIucLy2ItCIcaMG4xUjZG",
-	"4xB7LrvhTBS014GEeLA4nYbA5sIaMnbzD99EZBGEzIBmQD4Ia5jdyHyFWH3X5JcwjGvY6w9ifX4kHgAj",
-	"fElvPwTMA+uHtuAqFXdSr7GWIscr2Oj09peWpb+XnBok2pJqYol29jMTcpTdA+HaY9IVCkNuld6YwElN",
-	"WdP0x8m6l/4zHxMKHb9xCPzZz/ZTQn4GcLY0Xx+/V9lPO3v1eLptL7hZPH5Lv/ydm8XJzZsirrSSEQdE",
-	"8GVWgU+7SiCYuB+AEeB4ZFj4UMiaPIvrly60AswPcBLE/ZFXy5eQFKY63rZC75JEGAIkrTuRGgCvhPdP",
-	"1IYjdGkZGRFRxxciFQHjidEkVjBJIREMnoqlBaDl3Qnjd7OUBHjGqYbTf4vIsvCtjAOmoJnVRnC3m+9C",
-	"qpbDf7Pw7VRwawKWQI+UACKa9Ewuz+AxeoOTMZgVgQXAIbwgLP/sd8JdE8o/GrAQPxNOnGqwXIJUxBud",
-	"5eiEylS/8Xj+ViYA5gpGG49jvFtCVWJsF63A16igvDQ6JSx3g3ai0k5EWmFWPBKs+fLLp+zi/GL0yPis",
-	"GmEivpJqHjDxJhIr6gvz/V/63f4FCGr48xLc2nCviFv7+jngBvxt64jn3gLuZU54H7nDAn7ocx2tl+KQ",
-	"A8hTmc91+YMV9HxFMkG84VHG0DKXIS/Dm57G5zx/e3ZyIxa8/5HJTl4TDhhkKPlj7Y8tHMJWAc4JAj9Q",
-	"t6lnUJuXbv2ZR3x3NnozYvPUcYi8A3v2ySLTPEzyDyX2j42e5od3WHr+EQmbsxxo936E+9jRy4EEFk++",
-	"AUD9tzGVpQL61eqwL6FwdsVTm2xZnPKNyohx7LP8kHgNk3aiMuRvdxqTLboHM3FkASYMs1QQlzvI0gVR",
-	"hABbX/JtdhMDaQKgO+CSTSW2+2FTaZfc3DoJ1B+5f5kxvAOkUMAinayXqgWxSmlZmOrNzSzVy5uptlYv",
-	"Pxuxv0xUpBP8MXWGGMLsuLu7XkvAm9twGd4ewPVh8SLGa93P/S6KeKtX9IibHFwZkiG3gts77NVCzizm",
-	"LZoFXwkWYtE3/m8vJCAjiaByOBloN4idj0p3j0K4KdUbtl7VcYAniifbn8VXjiLelwV8hIq3VMa/UnqK",
-	"+zQsjpFmbwN2up6llqYy/uVY0W8unFfueISExzixjjlSYB0ng7c4q64OLz/vUoMuopiUIsQNS+9EjEnK",
-	"zXDJb53AUCH+7ux8trB2NX78ONERTxba2PFF96JL2uE6TRrjxmMgbhrWHq+Wt2EDtG6d3Yl+1izjWaY1",
-	"jt5OjpmeWcE1rUhSwc063bK8yU7GGPF9jwrtnLEejYrIIHzSKn4GWu3ufuMHr9mjImKCIu8uKBqkeqC+",
-	"4QcBSgtLRUJR8yoQfN2kqBlCQGtTTOnJXwyjJS0m1YlhzUI+H+EjYhP64hx9HtDuR33wH2wFqtsIfG5j",
-	"DmR5Jzj0r2/61MnqKkJEub5nzEqk7f9P0Dk6UJtLF3ylVmoKYj85eEgCeuueBrjFhnQ+Un4RZLs5+NyU",
-	"4GBXJDuhO84xbUXc+wm5oQlxf5iCLuxiXB34KlCwD8HXCSKZDZnkwDTaIzUxpyQD0grIzEuFHsmE904o",
-	"aNxlQiMtMblED+X6BtgtUbWxtYAAAAD//w==",
+	"zoLnG0u+ZTyylDNB4M8d9oXyrMaN06l5eRY1sRp2nNPUcRZ486/IWH7lg42L+eex/kSPJ1JnnYCFA/Kg",
+	"s5oVTB5XiL6Sd8VgbXOz0CzRkKLltA8qqsw8zxh/9RlqAOOAv5GfeaJ8OnyG/r7gMdXobnQKldLZmd85",
+	"xtg5PFMbmjyyOg0cI4D4UggFpzfwiTBg1rFe66xFfI6W4hGOyGSpRlSmCrUUoOWErTFbG0jBXpmYPotv",
+	"9ZiYBF3CfijlIe1EigO3cVlCVx7fgk96FqdizCA7kGJVw7aeuVdAHdXvh2eVK4v35Rt5D0JGXH8yr0+U",
+	"eT1DMs93CiGdWN6E5iDvcgf9pLgY5rwSe0BeUEohzXUbHwCCao0mOdADdCWYYKKwqMPXFAYImk7lMwFl",
+	"0QfIr7xO7GvYRKahEKNpBVnEq5y3WcjXxFQSzGO1WrfKUDAHQmod9kMqrYXQ2/5sVjRYqYSQ0loxLE9h",
+	"e0xjkcCW2AbfiHypjuc8l8Y+gV25N8v5lKJcbgbHw1tlxfHPGNdDGMC1l9rmUb6Wx849On9POviv1ktT",
+	"wNKM9XqaiDZ2nSAfsjtw0UJEt5hCJtUdTyVX1oyhZxu5mJlZL6EY52eR6sAnpxTS0Kg5tPhpnRUtrZe+",
+	"g4n3UzvLhtSaghvH+6WdopIlRvoCrkKzFl+DQ5+SBpLh9mWvxIDmASv1Ec8KfuGlWOl0rylBC53CTZ0/",
+	"qb6Bi8asto5WgONnVLef+MFn9/it+8/hXK4sl/I6L7gudKblVC2hVwKK4oWKESZmh4a+QliA+3Hyr2B8",
+	"H5dDu29kUNn1RIc92fGehzPn30wWUjnjKCsrpZ9ymkKApT00lfWGPoG2vig33fTVXSVYo6ZUUbKOsSrQ",
+	"mX9gHYoZpQkVc/8mCpKGDik0e/QNRwsvsp7WD6PV31YWTj7j05QUIgba3D/sYSg0Pj/tMGhjpZqffhq8",
+	"oKMHK8uPUjtgOokP6u8TVcqJmwoqd9sIZZkk6BK4hDEb944tlI0BClAii/frtQ2y6MlE+fxhKtzF4HuH",
+	"fQdKDJ7ZBTcoEQLKqM9a4hY7xXEZQ+TogA6SnU2/jH+gw4lTvt/ppGX6ox1PhHpSoqCanHxCAZPAPH4L",
+	"/z1JI6rrNnhA5tT3DwzQYi+3Jdxpc7taCU5wQoBzgIrYmBWbOWYACMUuqnqGlSvVJps5JAL09oUncgSF",
+	"akdO9sNC47+zvqZcxROVt1QzjCcbvvU5yR0WDrtDVqgXR18MvjmT6e6VSmeuk31lV9S162Od+JdExb8p",
+	"1lDthblHc8UF322DSS0B/2jS2x/YHHliP3/wQMiniesaLO5Cfegi72uAXSewMYUTphUnHKFlgfcANw5q",
+	"/gFoiMNr3XsM5riFGV50SEggYY4aHbJmEcF6ogoQ1q0O+1psKSoBSW2pcCQRE2wNNGOgAVOtnEeTu83y",
+	"ScDRwaeJ2Cexcwzoj1oxWUHC3ufJzyGwO5+YyKrCdBc6LRwrh0wAL2GqeRq/T0GWL/VIuboVcU0FVgBA",
+	"wlVFc6J2PcXhdPvXjVQmhJcZJwnnHgkYkppUqWrL3a6EDd19+e9Yb6nyJ68cgXIJywJgxnNdxjD2xftU",
+	"LyINekQIm4+oNEQI4r/yJAl9K3/0kBUne8XCQTcm/PDzmO7MpBb1kxEICq6obQ03lg26TKfsHFCoYr41",
+	"AbM6hvwpZ7k6OXpNXppUID4FYrSRfwGGYOgEpoLHE4Vn00Sc0kbRKNgjJ58XaOFIocoPELCA/SmkmSG6",
+	"e00pyrRch0K9nxtjD63sEdBrkZaL5Sk1EPUrDuCzuLKUoLZvHLh9e8bCk6QwFPzXAFqhnMd7hvMbkvfF",
+	"zT1qBhTA3/+MJDys0O66uIwHS+sIlfCh7HfsBSylN4A1TnZcuNXrkOHrpgS3hghNrc5EPSc4RMyGKAKO",
+	"M4AMEiZz/ydWpNgmKwDkIkjz0EoY1iyaJAEmDMzWSdLyvB7Hk+r16qi3IZMBHq8OGCUigJmJyj+cUhLG",
+	"VDh+bjSbCrsRQgGy5ArQ65Z8y6aOKcKvMoKnnK3ALeNJsk/loDU5xv++c5ZUsn/9pMkg9bHJxB6G5BsJ",
+	"n6ioYAvlXUYY2nQtwjEaeBnKZY6Ot05iBJxSesOa5ZFWjEoOgFR+E69YCBi+/t0gIO0iw2yum5NeCVWa",
+	"0i78b+1ykqxGYp4KrHi0LBEcMnjkXumylOpvwpY+ea9eS/cbz1LTcFjTkdNUJHrDQhxD2No7Rv7m442R",
+	"wuNrFUOxgTR5T829opDu2FcfejY8isD/2xJ/jp8c94HR2fllxd6nK8QcR/RrUpBh/pfX2F3kSNg7B1FB",
+	"pu44DMBqgpGKEOrAirD6G/NXwg77jjxF+AN1DkSkE0roI93N+KbEWRPSZ2q1ptIrelqvrZGxoA6zABba",
+	"JPYI/3QGg1wKwDn30MxFnFZGhzM4jEgbZFC5dL5aTBqosOiyGmBGxZcepRKmx5rO2Kbibr8UHWdYX+Pg",
+	"vjHhAbgWIPJ7O7p+oQKCwhB/JawXXJ495r0SG6LPzH9SIM2KlPzkc/j+rCRFjJqETsQu5yor34/fUmfB",
+	"d++thmcZn6SPhxkqLlvoJDZlmFToEpAjMAYeWQzc4kFW15T76TN/e6vDPs+xplPhAcuohcBEZawLgKIZ",
+	"QWXzqV5b1ut22RJ6d6w44G1dMYJZZKFHsCbM+CIqNSQdOV7LKTzgkcLxrVZTdcM+B8OD+NNz6vn48fWD",
+	"vTlD2F/0Fz3zvx/Ima+ELcl+wC4vmCD3Op6PIaJ0WjnAtxq4+rwAMON7zONgckABGo474ELFxoOhu9MB",
+	"MKYFAwlRTLW6yvxuUKZYtaMQzdWD9OosM88DSbm3EpJUs4I8BY2uMXLmRRJYcBkIIbnchYpbHfaUoK79",
+	"I1lacLnOqAJPdwXbUEgYBsxSpVmi1VykznTGF8QT1YRc/yK0cr0O4j7/nkf808rwP84UAh/h/DOp/xPV",
+	"BNz2PEgReFyIje/nN5j65C2de7UhqHaGhdhih4FdL9VE+R4LNccvQG8M2R85B8qD7/hQEf8cHooE+OP8",
+	"md6FNW912PVGZ2+GRiZwMc/aX3CzwHTOglYCCMBOZxlPVOYpQi2HGQHl29gpwGtDnfzhsJW3ISglH2AF",
+	"A3UHoJIsMtrIUV3INPBTCHabOBDz96VaEzVRP6TSEoYxbYnTXuJ1Cg5GY3XqHvzsM+zN89lnzAgVe1st",
+	"Hzr1bhIg1qicvg6XnKJL3EnCKAUI6xSo0ljm6Zy4+kynMyERo5tooo7ZwhC+wc5Zvyyz/QimIUzmV6op",
+	"38vkn3qKuqrXGTIi+JP5/97MR+R4nFFnOi80HO85JDGwm8mpyfDw2CNDPVAyY+snRm1zgNTCHMMwb6cY",
+	"gssqJCa4xMLOiQo33P1Kj3fJlY8dB7AtylZYzx6zlmQL8Ds5tY+tdJJ4XuxUYUTBpkB1mn3A9zJynJMi",
+	"8pzgtpsrbYycJuRFUZpm5/RUraxUa+/mg9n91Smg4b5YzBe4nB+Rv+EXTvZT4+3krT5++w/8Y3u1YUDH",
+	"vdrUZecPlq31UvBiS6ByLRcd1aOH+bGxqeDL09I5QyveWHywjc+FrPkK3CftV24MSECtrGvpLgeYqF0W",
+	"wJrQGiv/+Tk3tg3vaj/7PPRJIKk7lkpEkO5N0OFOM6F8E+yMcoW+IfwH20hFcMluOBAhagXk90R4n+g2",
+	"0XM65Im8ExTPnSVrqAeDHiRFPtGhpnhLYYyjPgm9lMIwnCgZj6kxoRE/+b5hMHX/u92uhL8Qc8uz3xcC",
+	"l859zzGmRCog7H+8+u5b/wB9ZaLgOFO+OrfRIj8Bvn2X4MtsZdwuzB9l2XWQuIbhhFfwy98Fj8MWpdVh",
+	"ZjsLZYw9meCLNIUFJNxUh52/5KSxO8kDxApevWYIr03tVHCnJUM7LlgGcLehL6E3yhiy1dg0T8aJ00+Q",
+	"GLQyE6VXQqHUwSa2bgCFNi64JqYIOi8Nm2ryT4TD/iUrtwiaiq1W8URJ2/L9S/EVwqNgF9tBLtbWAIj/",
+	"VU6lJAcqtGw1JEMvRWHB2ZyvUF/O0AlqoXZhBJ+c0HAThEdOc2HusBD3Yw736w5RL6M57B9EQOOe+N5O",
+	"Gu6ANca9YAJR20ljPGmUb20E9MuzGK6OeG/WjXqifREPp+1hNBq1L/lw0O7PenFXnE/Pol4PHsJs90lj",
+	"rNZJEkwa3MLz/W5/1O722t3eda8/7nbH3W6n2+3+C55xw5o0xm8nEHuG+79MZcy3TMn5wk4a74JJY5WK",
+	"u79zs4DL3ff8P/jswr9tKHrxIOpOz2YXvC9G8Xl0Oe3xwWwkzuPLqDvt8+HsTFzE3ag3HfDR7Fxcxr1o",
+	"MB3x89ml6MaTxjt3NgtncaIqOWSlPrs7DP8KuVHoFiJEBoDt40K4HjrW4NjByZ1VUKIhffzRxPqXOkn0",
+	"pizYQTSx5qtXX7TuJeOd+tlG/ye4eNYHPcoMOh0/MuwpeEa/FW9sHnJuddgr6qyVxZzLUh6cre78jBln",
+	"s3WSTBTdKBXbLKSTVBTyxlg3u0eoOyi2FjYTNXMqQ5SHXAHOr9TWBkrNE2cFQdSJOHYpN4jKvk2WcHVV",
+	"SFZF9zCoEGVA5UIUNXRzxnE6s8HWI6Tbb7O7fgfOjMrWfDLujOs6HwZG6/70X/zO/Bd4NC2kNRDTeWSI",
+	"Ld3PCV4owj7qAK/BynuZdesu+IOLQbhH5VhgXk2GZWdTYVnT58FQ4k3Y8g3Wd3CZS9Wt7uuAVWMCLDXx",
+	"BeHOJgGPCmEvF13rmNRXCea1AlbBE2VNBAphhEPqlskZCSWvernN6E6/x324z5k7B9zWPyyE+hIfQMdN",
+	"IVAIdt1MJoTxUQx0omO8V/B57zBevzcvPL7Rrxiz+wWSfF5mu1Hvz/1N5ff8UcN5fhM9D9mTR3DMUUtc",
+	"7fFSIENLhBVHYnvPBb/zGfRFhhWvsRt4uVE6BtvhPDPiYx3iDiVug+RXOtR52ewV2wniFRQ14qWE0Zfz",
+	"mlpvqhv8HyM0/1zM7O4BTwSH7qR/nutPFYSI34n3OdFUjX5ioP5loZ1/XpJ+oLE/BeXdMXdPhrVJMZWo",
+	"/GahCy/HtPwHxOaz7uKtDguH/T6ra+7te0UYVkg9oE7KJutnMVFZ3mH+knGWIeQzhjwiB4Xal3zLbOr7",
+	"QueRep8nCIyt32fl7uLZgNCbPN1a4ZH7uGJPXj199ozhQlMSNEbbykAUE0Vp1B32hGJfvW5/CG+D7MXv",
+	"r79sXxQTBLRCVAC/akEhTQC6vhqd3EFO1kTtV4zcs7+T2DpO5lOLrb+k7dmnirmrfzLrB5ul/VMWgFph",
+	"AxL6J63yQSbPvYPxxurVKXmimVfvldWrr/hStAIiRa62LF4LJt6sZLrtsGeqqublbUGBt2A+5xWAnPrs",
+	"LfBTZhiJCInEl5oyiTyexE4mVzOXHFi32LrCpDASQEHNS/wjKVRlErIKPY3BH6yBp36InEYD7Yi0EhO1",
+	"VtKiq7oWaga6EIOkSLWzOTWASn+vEmGKnj+ZY8T4HNOJAl0Zq358OmzWR6OQhdqpscgzlRdfj5gvCBgI",
+	"yWS1oSDcyt8B//ZT+dQ4eJ070R051lQ6XfIkKRTSZE6oHcfKnzz+d+Z6dOR6SI/fcTmC/rrkt1LNT1be",
+	"9/sUsxJxhHzcqU1nWJqOmRaOb/tqvpBBX/+Q9M0wYHKGBe+trMgF01GhzAW8bFLNsQvSDAF4VgmPhJmo",
+	"RMwspUwA9+dpIgUkehY4qteeCzdSeTxWm7CvCCqkYOqDYCG7AJMBbuVq5YM5RkN8B6decA1C8Abb60Jt",
+	"ESZsYOm8Wy9wGVxXfYvYjRpwUKBxPWjm4YvvXl2zgz6VMIf4g3ThiUJANVjYzC9inPVVbdKEGF/gV93v",
+	"HW1582Si6rsYsAVXbmXnZBYo7YNZ1oy9R+WGzCbw9hqr00L5tJioWwFoSYg37uyfGbQ/LSytEz/OZJQq",
+	"ErXVEP+9ltHtP7RUn2o95jf5wfvU6jF/V67aP7hAcEfAnxyqkAS26rTmvdo8+mVrE+68KCBOQYUI3q2R",
+	"dQb3qocXQxQoqkWW/kY0fr3WRtWhd36LOAJHkXCqszwIiLMUiK15Kg040U1/oXGgBNk786oMLWNDO0kS",
+	"S8A7AQ+xCCaKwPRKsvAYYE21YzyVhrk/jeW3ImALvZmAcQUJdVnlDw6qGTrql2oeliS0EzEBCzdahQEL",
+	"RSKXUnFIvoMTBVZfABYh2p1kKfmqQwpMlFWg0Cx4KkIy/6xetYJyPXIOoYb4/9CuQCol0qwmUiq2SvU8",
+	"dVafWeiNQTMaGjpms6crCEiXbPeleH+zBTXnN92hA62zSKfxaRi72VoDdf6JsPX+TGVONHSQpRxp1HFY",
+	"ruiNqrZ5PhnNCpVrasDBkwQPXwYT4Ht6ULOOQlbD/kOTtdL47Z4anMIJiDylVf+jAPOcTvvl9Tl2CI40",
+	"09s5BNATyxSbYuHB0EkMNuGtEIVeeHlsyN1OFURwPiZqDQ5BDfWNrNcFGHdABcK4TrFAEpBindxFYDWs",
+	"LWIbbrBe0jemY4mObjFNKOuXtbasiUCzFK7KbFE3YphA64o+oOZ0D/SXijwu5zzlcPSeFHrhbQ43zsuH",
+	"VPz2GK1DbBgP/cScBU+InGByOhXhWDc9ZkA1ICeENcxuYMiRkHdOi7Ed9iSris0aHqJjGr/KzS0kG5Ou",
+	"lNvwx5ou1pf5v4QpPqyX3yfXnq/Q8hEinqm4k3qNhRo5GIKj719aUP9eEnbwQJT0Hku0s59TkRfuHvDZ",
+	"HvCuUHVyq/TGBE4ky5qOQk6QvvSf+Zg46/iNQ8jSfrafEqw0IL+l+fr4vcp+2tmrx9Nte8HN4vFb+uXv",
+	"3CxO7gwVcaWVjDjAjS+z8n7aVULYxP0AAAInWcLCh0LW5FnSQOlCK8DkAyd33B+5pCnBNEx1vG2F3t+J",
+	"GAdIWnciNYCMCe+fKCeIgImXYBcR0nwhUhEwnhhN7irMgEgEiC8RSwsozrsTxu9m+Q7wjNM7p/8WkWXh",
+	"WxkHTEGnrI3gbjffhVSKh/9m4dup4NYELIEGLAGES+mZifIiFR6jNzhDDlMusLo4hBeE5Z/9TrhrQvlH",
+	"AxbiZ8KJ0zuWSxH7FFwoGnMCa6rf+GYBViaAFAsWIY9jvFtCyWNsF63AF8CgoDU6JaB4g0ao0s4wtsKs",
+	"eCRY8+WXT9nF+cXokfEpO8JEfCXVPGDiTSRW1HTm+7/0u/0LsPLhz0vwmcO9Im7taxaBG/C3rSOeewu4",
+	"lznhfeT2Dfihz3W0XopD3iVPZT6R5g9WLfQVyQTxhkcZQ8v8kbyMnXoan/P87dnJXV7w/kcmO3lNOGCQ",
+	"/uSPtT+2cAhbBawo0E2hKFTPoPAv3fozT+2dR29GbJ46DpHpqfkni0zzMMk/lNg/NjSbH95h6flHJGzO",
+	"chTf+xHuY0cvB7JjPPkG0EegjXkyFUSxVod9iQ2SeWqTLYtTvlEZMY59CiESr2HSTlQGK+5OY7JF32Mm",
+	"jixgkGEKDIJ+B1kuIooQYOtLvs1uYiBNANEH/L2pxF5CbCrtkptbJ4H6I/cvM4Z3gBQKWKST9VK1IBAq",
+	"LQtTvbmZpXp5M9XW6uVnI/aXiYp0gj+mcr6wiOHj7u56LQFvbsNleHsA14fFixgMdj/3uyjirV7RI25y",
+	"cGVIRuIKbu+wVws5QwOVmQVfCRZiRTn+by8klCSJiHU4GehliG2VSnePQrgp1Ru2XtVxgCeKJ9ufxVeO",
+	"It6XBXyEcrpUxr9S7ov7NCyOkWYf9+F0PctbTWX8y7Gi31yssNxOCQmPcWIdc6TAOk4Gb3FWXR0Yf94C",
+	"B7OsY1KKEJQsvRMxZkA3wyW/dQJDhfi7s/PZwtrV+PHjREc8WWhjx/8fX2ewEjEMhOFXCXuxQrrucfEu",
+	"eO/Bk4egAQvByrQVPPTdpTP/JGMT9wUySVvKP5l/5rterheow5XS6fH0wB83tvXPlZnmsF6y2z3vlEvc",
+	"bKceqXGLfC4D2XMW3OCcUAzzSj+uEHzyj1HWuzOsaGl2Q4ca12bubRjm+NYxXlTZixCZvf13G6EB6SF6",
+	"QzfBosVRTCjJH6fMtw4F0oLHs7F+obIw7xYqhqY0u86YBTF8UQj39oxqMqqDqrOAcwU0hXg1TpYpmd8x",
+	"MBy/U1/m8SlyuboNpPmK1KMAuGuunnld8b00q/OVBJB+HSs2M3xpIull56Esw/BkYqKdvY5aoKKCfypw",
+	"MtcrdddniymfkFmFZm2poNRLP8eQlg9RAeNnxLynm8ApvLsRLy28Lec/bAhFUG2v228AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

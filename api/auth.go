@@ -73,6 +73,15 @@ func (c *tokenCache) forgetAccount(id tournament.AccountID) {
 
 type callerKey struct{}
 
+// callerTokenKey holds the bearer token a caller authenticated with (which a rotation keeps
+// valid for a grace period).
+type callerTokenKey struct{}
+
+func callerToken(ctx context.Context) string {
+	token, _ := ctx.Value(callerTokenKey{}).(string)
+	return token
+}
+
 // caller is the authenticated account of a request, if any.
 func caller(ctx context.Context) (tournament.Account, bool) {
 	a, ok := ctx.Value(callerKey{}).(tournament.Account)
@@ -140,6 +149,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				return
 			}
 			ctx = context.WithValue(ctx, callerKey{}, account)
+			ctx = context.WithValue(ctx, callerTokenKey{}, token)
 		} else if ok, retry := s.ipLimits.allow(requestInfoOf(ctx).ip, now); !ok {
 			s.writeProblem(w, r, rateLimited(retry))
 			return
@@ -153,7 +163,11 @@ func isProbe(path string) bool { return path == "/healthz" || path == "/readyz" 
 
 // lookupToken asks the database for a token's account and caches the answer, known or not.
 func (s *Server) lookupToken(ctx context.Context, key [32]byte, token string, now time.Time) (tournament.Account, bool, error) {
-	account, err := s.store.AccountByToken(ctx, token)
+	account, retired, err := s.store.AccountByToken(ctx, token)
+	if retired {
+		// The token a rotation replaced no longer works: drop it from the cache.
+		s.tokens.forgetAccount(account.ID)
+	}
 	if errors.Is(err, tournament.ErrNotFound) {
 		s.tokens.put(key, account, false, now)
 		return account, false, nil

@@ -127,6 +127,8 @@ func TestBadInput(t *testing.T) {
 	add(badCase{op: "POST /v1/me/token", name: "non-UTF-8 Idempotency-Key", token: "p", hdr: []string{"Idempotency-Key", "k\xff\xfe"}, status: 400, code: "validation_failed", field: "Idempotency-Key"})
 	add(badCase{op: "POST /v1/me/token", name: "non-printable Idempotency-Key", token: "p", hdr: []string{"Idempotency-Key", "k\tk"}, status: 400, code: "validation_failed", field: "Idempotency-Key"})
 	add(badCase{op: "POST /v1/me/token", name: "long Idempotency-Key", token: "p", hdr: []string{"Idempotency-Key", strings.Repeat("k", 256)}, status: 400, code: "validation_failed", field: "Idempotency-Key"})
+	add(adminCases("POST /v1/admin/accounts/{accountId}/token", nil)...)
+	add(idCases("POST /v1/admin/accounts/{accountId}/token", "accountId", "admin", nil)...)
 	add(authCases("GET /v1/me/ledger", nil)...)
 	for _, qs := range []string{"limit=0", "limit=501", "limit=x", "after=-1", "after=abc", "after="} {
 		add(badCase{op: "GET /v1/me/ledger", name: qs, path: "/v1/me/ledger?" + qs, token: "p", status: 400, code: "validation_failed"})

@@ -1,6 +1,9 @@
-package api
+package api_test
 
 import (
+	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/internal/apitest"
+
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -10,12 +13,12 @@ import (
 )
 
 // metricsText scrapes the server's metrics handler (served apart from the API).
-func (e *env) metricsText() string {
-	e.t.Helper()
+func metricsText(t testing.TB, e *apitest.Env) string {
+	t.Helper()
 	rec := httptest.NewRecorder()
 	e.Server.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	if rec.Code != http.StatusOK {
-		e.t.Fatalf("metrics: status %d", rec.Code)
+		t.Fatalf("metrics: status %d", rec.Code)
 	}
 	return rec.Body.String()
 }
@@ -25,20 +28,20 @@ func (e *env) metricsText() string {
 // a listener of its own).
 func TestMetricsLabelsBounded(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
+	e := apitest.Start(t)
 	for i := range 20 {
 		method := "INVENT" + strings.Repeat("X", i*50)
-		e.do(method, "/v1/lobbies", "", nil).want(t, http.StatusMethodNotAllowed)
-		e.do(method, "/v1/nothing-here", "", nil).want(t, http.StatusNotFound)
+		e.Do(method, "/v1/lobbies", "", nil).Want(t, http.StatusMethodNotAllowed)
+		e.Do(method, "/v1/nothing-here", "", nil).Want(t, http.StatusNotFound)
 	}
-	text := e.metricsText()
+	text := metricsText(t, e)
 	if strings.Contains(text, "INVENT") {
 		t.Errorf("an invented method is a label value")
 	}
 	if !strings.Contains(text, `rps_http_requests_total{method="OTHER",route="unmatched",status="405"} 20`) {
 		t.Errorf("the invented methods are not counted as OTHER:\n%s", grepLines(text, "rps_http_requests_total"))
 	}
-	e.do("GET", "/metrics", "", nil).want(t, http.StatusNotFound)
+	e.Do("GET", "/metrics", "", nil).Want(t, http.StatusNotFound)
 }
 
 // TestEveryPathRateLimited: 404s and 405s draw on the caller's budget like any request, while
@@ -46,32 +49,32 @@ func TestMetricsLabelsBounded(t *testing.T) {
 func TestEveryPathRateLimited(t *testing.T) {
 	t.Parallel()
 	const burst = 3
-	e := setup(t, withConfig(func(c *Config) {
-		c.IPLimit = RateLimit{Rate: 0.001, Burst: burst}
+	e := apitest.Start(t, apitest.WithConfig(func(c *api.Config) {
+		c.IPLimit = api.RateLimit{Rate: 0.001, Burst: burst}
 	}))
 	for range burst {
-		e.do("BREW", "/v1/lobbies", "", nil).want(t, http.StatusMethodNotAllowed)
+		e.Do("BREW", "/v1/lobbies", "", nil).Want(t, http.StatusMethodNotAllowed)
 	}
-	checkLimited(t, e.do("BREW", "/v1/lobbies", "", nil))
-	checkLimited(t, e.do("GET", "/v1/nothing-here", "", nil))
+	checkLimited(t, e.Do("BREW", "/v1/lobbies", "", nil))
+	checkLimited(t, e.Do("GET", "/v1/nothing-here", "", nil))
 	for range 10 {
-		e.do("GET", "/healthz", "", nil).want(t, http.StatusOK)
-		e.do("GET", "/readyz", "", nil).want(t, http.StatusOK)
+		e.Do("GET", "/healthz", "", nil).Want(t, http.StatusOK)
+		e.Do("GET", "/readyz", "", nil).Want(t, http.StatusOK)
 	}
 }
 
 // TestMethodNotAllowedHasAllow: a 405 names the methods the route has (RFC 9110 15.5.6).
 func TestMethodNotAllowedHasAllow(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	lobby := e.createLobby(map[string]any{"betSize": 1, "playersCountLimit": 2}).Id.String()
+	e := apitest.Start(t)
+	lobby := e.CreateLobby(map[string]any{"betSize": 1, "playersCountLimit": 2}).Id.String()
 	for path, want := range map[string]string{
 		"/v1/lobbies":                             "GET, POST",
 		"/healthz":                                "GET",
 		"/v1/lobbies/" + lobby + "/next-config":   "PUT",
 		"/v1/lobbies/" + lobby + "/events/stream": "GET",
 	} {
-		r := e.do("PATCH", path, "", nil).want(t, http.StatusMethodNotAllowed)
+		r := e.Do("PATCH", path, "", nil).Want(t, http.StatusMethodNotAllowed)
 		if got := r.Header.Get("Allow"); got != want {
 			t.Errorf("PATCH %s: Allow %q, want %q", path, got, want)
 		}
@@ -81,19 +84,19 @@ func TestMethodNotAllowedHasAllow(t *testing.T) {
 // TestClientGoneIsNotServerError: a client hanging up on a long poll is counted as 499, not 500.
 func TestClientGoneIsNotServerError(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	lobby := e.createLobby(map[string]any{"betSize": 1, "playersCountLimit": 2}).Id.String()
-	events := e.events(lobby, 0)
+	e := apitest.Start(t)
+	lobby := e.CreateLobby(map[string]any{"betSize": 1, "playersCountLimit": 2}).Id.String()
+	events := e.Events(lobby, 0)
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
-	r, err := e.request(ctx, "GET", "/v1/lobbies/"+lobby+"/events?"+query("after", jsonOf(events.Next), "wait", "10"), "", nil)
+	r, err := e.Request(ctx, "GET", "/v1/lobbies/"+lobby+"/events?"+apitest.Query("after", apitest.JSONOf(events.Next), "wait", "10"), "", nil)
 	if err == nil {
 		t.Fatalf("the long poll answered before the client hung up: %d %s", r.Status, r.Body)
 	}
 	const want = `rps_http_requests_total{method="GET",route="/v1/lobbies/{lobbyId}/events",status="499"} 1`
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		text := e.metricsText()
+		text := metricsText(t, e)
 		if strings.Contains(text, `route="/v1/lobbies/{lobbyId}/events",status="500"`) {
 			t.Fatalf("a hang-up is counted as a 500:\n%s", grepLines(text, "rps_http_requests_total"))
 		}

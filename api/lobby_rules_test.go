@@ -1,6 +1,8 @@
-package api
+package api_test
 
 import (
+	"github.com/commitreveal/rps/internal/apitest"
+
 	"net/http"
 	"testing"
 	"time"
@@ -10,12 +12,12 @@ import (
 // would never apply: it is refused.
 func TestClosedLobbyRefusesNextConfig(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	lobby := e.createLobby(map[string]any{"betSize": 1, "playersCountLimit": 2}).Id.String()
-	e.do("POST", "/v1/lobbies/"+lobby+"/close", e.Admin, nil).want(t, http.StatusOK)
-	e.do("PUT", "/v1/lobbies/"+lobby+"/next-config", e.Admin, map[string]any{"betSize": 2, "playersCountLimit": 2}).
-		wantProblem(t, http.StatusConflict, "wrong_stage")
-	if l := e.lobby(lobby, ""); l.NextConfig != nil {
+	e := apitest.Start(t)
+	lobby := e.CreateLobby(map[string]any{"betSize": 1, "playersCountLimit": 2}).Id.String()
+	e.Do("POST", "/v1/lobbies/"+lobby+"/close", e.Admin, nil).Want(t, http.StatusOK)
+	e.Do("PUT", "/v1/lobbies/"+lobby+"/next-config", e.Admin, map[string]any{"betSize": 2, "playersCountLimit": 2}).
+		WantProblem(t, http.StatusConflict, "wrong_stage")
+	if l := e.Lobby(lobby, ""); l.NextConfig != nil {
 		t.Errorf("a closed lobby took a next config: %+v", l.NextConfig)
 	}
 }
@@ -24,19 +26,19 @@ func TestClosedLobbyRefusesNextConfig(t *testing.T) {
 // bets and stops it, so that no registration stays open forever in a closed lobby.
 func TestClosingEndsRegistration(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	p, q := e.newPlayer("p", 100), e.newPlayer("q", 100)
-	lobby := e.createLobby(map[string]any{"betSize": 10, "playersCountLimit": 3}).Id.String()
-	e.register(lobby, p).want(t, http.StatusCreated)
-	e.do("POST", "/v1/lobbies/"+lobby+"/close", e.Admin, nil).want(t, http.StatusOK)
-	if g := e.lobby(lobby, "").Game; g.Stage != "stopped" {
+	e := apitest.Start(t)
+	p, q := e.NewPlayer("p", 100), e.NewPlayer("q", 100)
+	lobby := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 3}).Id.String()
+	e.Register(lobby, p).Want(t, http.StatusCreated)
+	e.Do("POST", "/v1/lobbies/"+lobby+"/close", e.Admin, nil).Want(t, http.StatusOK)
+	if g := e.Lobby(lobby, "").Game; g.Stage != "stopped" {
 		t.Fatalf("the closed lobby's registration is %s, want stopped", g.Stage)
 	}
-	if b := e.balance(p.Token); b != 100 {
+	if b := e.Balance(p.Token); b != 100 {
 		t.Errorf("p's balance is %d after the close, want the bet back (100)", b)
 	}
-	e.register(lobby, q).wantProblem(t, http.StatusConflict, "wrong_stage")
-	if !e.ledger().Ok {
+	e.Register(lobby, q).WantProblem(t, http.StatusConflict, "wrong_stage")
+	if !e.Ledger().Ok {
 		t.Error("ledger invariants fail")
 	}
 }
@@ -45,17 +47,17 @@ func TestClosingEndsRegistration(t *testing.T) {
 // lobby forever under Gear's rules; the default maxExtensions stops such a game.
 func TestDefaultsDoNotFreezeALobby(t *testing.T) {
 	t.Parallel()
-	e := setup(t, withClock())
-	p, q := e.newPlayer("p", 0), e.newPlayer("q", 0)
-	l := e.createLobby(map[string]any{"betSize": 0, "playersCountLimit": 2, "entryTimeoutMs": 100, "moveTimeoutMs": 100, "revealTimeoutMs": 100})
+	e := apitest.Start(t, apitest.WithClock())
+	p, q := e.NewPlayer("p", 0), e.NewPlayer("q", 0)
+	l := e.CreateLobby(map[string]any{"betSize": 0, "playersCountLimit": 2, "entryTimeoutMs": 100, "moveTimeoutMs": 100, "revealTimeoutMs": 100})
 	if l.Config.MaxExtensions <= 0 {
 		t.Fatalf("a new lobby's default maxExtensions is %d", l.Config.MaxExtensions)
 	}
 	lobby := l.Id.String()
-	e.register(lobby, p).want(t, http.StatusCreated)
-	e.register(lobby, q).want(t, http.StatusCreated)
-	ev, _ := e.waitEvent(lobby, 0, 5*time.Second, ofType("game_stopped"))
-	if reason := eventData(t, ev)["reason"]; reason != "max_extensions" {
+	e.Register(lobby, p).Want(t, http.StatusCreated)
+	e.Register(lobby, q).Want(t, http.StatusCreated)
+	ev, _ := e.WaitEvent(lobby, 0, 5*time.Second, apitest.OfType("game_stopped"))
+	if reason := apitest.EventData(t, ev)["reason"]; reason != "max_extensions" {
 		t.Errorf("the idle game stopped for %v", reason)
 	}
 }

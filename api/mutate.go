@@ -167,6 +167,7 @@ func (r rawResponse) VisitRotateTokenResponse(w http.ResponseWriter) error    { 
 func (r rawResponse) VisitEnableAccountResponse(w http.ResponseWriter) error  { return r.visit(w) }
 func (r rawResponse) VisitDisableAccountResponse(w http.ResponseWriter) error { return r.visit(w) }
 func (r rawResponse) VisitQuickJoinResponse(w http.ResponseWriter) error      { return r.visit(w) }
+func (r rawResponse) VisitIssueTokenResponse(w http.ResponseWriter) error     { return r.visit(w) }
 
 // lobbyAfter renders a lobby as a mutation's response, read in the mutation's transaction so
 // that a replay returns exactly what the first request saw.

@@ -1,6 +1,9 @@
-package api
+package api_test
 
 import (
+	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/internal/apitest"
+
 	"bufio"
 	"io"
 	"net"
@@ -13,14 +16,14 @@ import (
 
 // serveLimited serves the API through NewHTTPServer and a listener capped per address, as rpsd
 // does, and returns its address.
-func serveLimited(t *testing.T, e *env, limits HTTPLimits) string {
+func serveLimited(t *testing.T, e *apitest.Env, limits api.HTTPLimits) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewHTTPServer(e.Server.Handler(), limits)
-	go func() { _ = srv.Serve(LimitConnsPerAddress(l, limits)) }()
+	srv := api.NewHTTPServer(e.Server.Handler(), limits)
+	go func() { _ = srv.Serve(api.LimitConnsPerAddress(l, limits)) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return l.Addr().String()
 }
@@ -36,8 +39,8 @@ func closedWithin(conn net.Conn, d time.Duration) bool {
 // by the read timeout instead of holding the connection forever.
 func TestSlowBodyIsCutOff(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	limits := DefaultHTTPLimits()
+	e := apitest.Start(t)
+	limits := api.DefaultHTTPLimits()
 	limits.ReadTimeout = 300 * time.Millisecond
 	addr := serveLimited(t, e, limits)
 	conn, err := net.Dial("tcp", addr)
@@ -54,10 +57,10 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 // TestHeaderSizeLimited: headers past MaxHeaderBytes are refused with 431.
 func TestHeaderSizeLimited(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	addr := serveLimited(t, e, DefaultHTTPLimits())
+	e := apitest.Start(t)
+	addr := serveLimited(t, e, api.DefaultHTTPLimits())
 	req, _ := http.NewRequest("GET", "http://"+addr+"/healthz", nil)
-	req.Header.Set("X-Big", strings.Repeat("b", 2*DefaultHTTPLimits().MaxHeaderBytes))
+	req.Header.Set("X-Big", strings.Repeat("b", 2*api.DefaultHTTPLimits().MaxHeaderBytes))
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -72,8 +75,8 @@ func TestHeaderSizeLimited(t *testing.T) {
 // the next is closed at once, and a closed one frees its place.
 func TestConnectionsPerAddressCapped(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	limits := DefaultHTTPLimits()
+	e := apitest.Start(t)
+	limits := api.DefaultHTTPLimits()
 	limits.MaxConnsPerAddress = 3
 	addr := serveLimited(t, e, limits)
 	var open []net.Conn
@@ -122,24 +125,24 @@ func TestConnectionsPerAddressCapped(t *testing.T) {
 func TestTrustedProxies(t *testing.T) {
 	t.Parallel()
 	for _, trusted := range []bool{true, false} {
-		e := setup(t, withConfig(func(c *Config) {
-			c.IPLimit = RateLimit{Rate: 0.001, Burst: 2}
+		e := apitest.Start(t, apitest.WithConfig(func(c *api.Config) {
+			c.IPLimit = api.RateLimit{Rate: 0.001, Burst: 2}
 			if trusted {
 				c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 			}
 		}))
 		for _, client := range []string{"203.0.113.1", "203.0.113.2"} {
 			for range 2 {
-				r := e.do("GET", "/v1/rulesets", "", nil, "X-Forwarded-For", "198.51.100.9, "+client)
+				r := e.Do("GET", "/v1/rulesets", "", nil, "X-Forwarded-For", "198.51.100.9, "+client)
 				if !trusted && client == "203.0.113.2" {
 					checkLimited(t, r)
 				} else {
-					r.want(t, http.StatusOK)
+					r.Want(t, http.StatusOK)
 				}
 			}
 		}
 		if trusted {
-			checkLimited(t, e.do("GET", "/v1/rulesets", "", nil, "X-Forwarded-For", "203.0.113.1"))
+			checkLimited(t, e.Do("GET", "/v1/rulesets", "", nil, "X-Forwarded-For", "203.0.113.1"))
 		}
 	}
 }

@@ -1,6 +1,9 @@
-package api
+package api_test
 
 import (
+	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/internal/apitest"
+
 	"context"
 	"fmt"
 	"net/http"
@@ -21,36 +24,29 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// openWaits is how many long polls and streams the server holds for client.
-func (s *Server) openWaits(client string) int {
-	s.streams.mu.Lock()
-	defer s.streams.mu.Unlock()
-	return s.streams.open[client]
-}
-
 // TestLongPollsShareTheStreamBudget: long polls count against the same per-client budget as
 // event streams; past it a long poll is refused with 429, and a finished one frees its place.
 func TestLongPollsShareTheStreamBudget(t *testing.T) {
 	t.Parallel()
-	e := setup(t, withConfig(func(c *Config) { c.MaxStreamsPerClient = 3 }))
-	p := e.newPlayer("p", 0)
-	lobby := e.createLobby(map[string]any{"betSize": 1, "playersCountLimit": 2}).Id.String()
-	next := e.events(lobby, 0).Next
+	e := apitest.Start(t, apitest.WithConfig(func(c *api.Config) { c.MaxStreamsPerClient = 3 }))
+	p := e.NewPlayer("p", 0)
+	lobby := e.CreateLobby(map[string]any{"betSize": 1, "playersCountLimit": 2}).Id.String()
+	next := e.Events(lobby, 0).Next
 	poll := fmt.Sprintf("/v1/lobbies/%s/events?after=%d&wait=10", lobby, next)
 
-	stream := e.openStream(lobby, p.Token, "")
+	stream := e.OpenStream(lobby, p.Token, "")
 	defer stream.Close()
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	for range 2 {
-		wg.Go(func() { _, _ = e.request(ctx, "GET", poll, p.Token, nil) })
+		wg.Go(func() { _, _ = e.Request(ctx, "GET", poll, p.Token, nil) })
 	}
-	waitUntil(t, "3 waits are open", func() bool { return e.Server.openWaits(p.ID) == 3 })
-	checkLimited(t, e.do("GET", poll, p.Token, nil))
+	waitUntil(t, "3 waits are open", func() bool { return api.OpenWaits(e.Server, p.ID) == 3 })
+	checkLimited(t, e.Do("GET", poll, p.Token, nil))
 	cancel()
 	wg.Wait()
-	waitUntil(t, "the polls free their places", func() bool { return e.Server.openWaits(p.ID) == 1 })
-	e.do("GET", fmt.Sprintf("/v1/lobbies/%s/events?after=%d&wait=0", lobby, next), p.Token, nil).want(t, http.StatusOK)
+	waitUntil(t, "the polls free their places", func() bool { return api.OpenWaits(e.Server, p.ID) == 1 })
+	e.Do("GET", fmt.Sprintf("/v1/lobbies/%s/events?after=%d&wait=0", lobby, next), p.Token, nil).Want(t, http.StatusOK)
 }
 
 // TestWakingWaitersCostsNoReadEach: long polls waiting at different cursors and page sizes are
@@ -59,10 +55,10 @@ func TestLongPollsShareTheStreamBudget(t *testing.T) {
 func TestWakingWaitersCostsNoReadEach(t *testing.T) {
 	t.Parallel()
 	const waiters = 40
-	e := setup(t, withConfig(func(c *Config) { c.MaxStreamsPerClient = 2 * waiters }))
-	p := e.newPlayer("p", 0)
-	lobby := e.createLobby(map[string]any{"betSize": 0, "playersCountLimit": 4}).Id.String()
-	next := e.events(lobby, 0).Next
+	e := apitest.Start(t, apitest.WithConfig(func(c *api.Config) { c.MaxStreamsPerClient = 2 * waiters }))
+	p := e.NewPlayer("p", 0)
+	lobby := e.CreateLobby(map[string]any{"betSize": 0, "playersCountLimit": 4}).Id.String()
+	next := e.Events(lobby, 0).Next
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -75,17 +71,17 @@ func TestWakingWaitersCostsNoReadEach(t *testing.T) {
 			after = next + int64(i)
 		}
 		wg.Go(func() {
-			r, err := e.request(ctx, "GET", fmt.Sprintf("/v1/lobbies/%s/events?after=%d&limit=%d&wait=20", lobby, after, limit), p.Token, nil)
+			r, err := e.Request(ctx, "GET", fmt.Sprintf("/v1/lobbies/%s/events?after=%d&limit=%d&wait=20", lobby, after, limit), p.Token, nil)
 			if err == nil && r.Status == http.StatusOK {
 				answered <- i
 			}
 		})
 	}
-	waitUntil(t, "every poll waits", func() bool { return e.Server.openWaits(p.ID) == waiters })
+	waitUntil(t, "every poll waits", func() bool { return api.OpenWaits(e.Server, p.ID) == waiters })
 	// Let every waiter finish the read it makes after subscribing.
 	time.Sleep(100 * time.Millisecond)
 	before := e.Pool.Stat().AcquireCount()
-	e.register(lobby, p).want(t, http.StatusCreated)
+	e.Register(lobby, p).Want(t, http.StatusCreated)
 	for range waiters / 2 {
 		select {
 		case <-answered:
@@ -108,11 +104,11 @@ func TestWakingWaitersCostsNoReadEach(t *testing.T) {
 func TestUnknownTokensAreCheap(t *testing.T) {
 	t.Parallel()
 	const burst = 5
-	e := setup(t, withConfig(func(c *Config) { c.IPLimit = RateLimit{Rate: 0.001, Burst: burst} }))
+	e := apitest.Start(t, apitest.WithConfig(func(c *api.Config) { c.IPLimit = api.RateLimit{Rate: 0.001, Burst: burst} }))
 	before := e.Pool.Stat().AcquireCount()
 	limited := 0
 	for i := range 50 {
-		r := e.do("GET", "/v1/me", fmt.Sprintf("bogus-token-%02d-0123456789abcdefghijklmnop", i), nil)
+		r := e.Do("GET", "/v1/me", fmt.Sprintf("bogus-token-%02d-0123456789abcdefghijklmnop", i), nil)
 		if r.Status == http.StatusTooManyRequests {
 			limited++
 		}
@@ -124,10 +120,10 @@ func TestUnknownTokensAreCheap(t *testing.T) {
 		t.Errorf("%d of 50 bogus tokens limited, want %d", limited, 50-burst)
 	}
 
-	e2 := setup(t)
+	e2 := apitest.Start(t)
 	before = e2.Pool.Stat().AcquireCount()
 	for range 20 {
-		e2.do("GET", "/v1/me", "the-same-bogus-token-0123456789abcdefghij", nil).wantProblem(t, http.StatusUnauthorized, "unauthorized")
+		e2.Do("GET", "/v1/me", "the-same-bogus-token-0123456789abcdefghij", nil).WantProblem(t, http.StatusUnauthorized, "unauthorized")
 	}
 	if queries := e2.Pool.Stat().AcquireCount() - before; queries > 1 {
 		t.Errorf("one bogus token sent 20 times cost %d database acquisitions", queries)

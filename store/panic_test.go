@@ -32,7 +32,7 @@ func TestPanicInTransactionReleasesLobby(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	err := s.RunLobby(ctx, lobby, func(tx tournament.Tx, now int64) error {
-		return s.Service().Register(ctx, tx, now, p, lobby)
+		return s.service.Register(ctx, tx, now, p, lobby)
 	})
 	if err != nil {
 		t.Fatalf("register after a panic: %v (the lobby is still locked)", err)

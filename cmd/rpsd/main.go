@@ -60,7 +60,7 @@ type settings struct {
 var settingDocs = []struct{ name, def, doc string }{
 	{"DATABASE_URL", "", "PostgreSQL URL; without it rpsd runs a private cluster under RPSD_DATA_DIR"},
 	{"RPSD_ADDR", ":8080", "address the HTTP API listens on"},
-	{"RPSD_ADMIN_TOKEN", "", "token of the bootstrap admin, created or updated at start-up; without it a token is generated and printed once"},
+	{"RPSD_ADMIN_TOKEN", "", "token of the bootstrap admin when the first start creates it (at least 32 characters); ignored, with a warning, once the admin exists; without it a token is generated and printed once"},
 	{"RPSD_MIN_TIMEOUT_MS", strconv.Itoa(tournament.DefaultMinTimeoutMs), "shortest stage timeout a game config may set (tests lower it)"},
 	{"RPSD_DATA_DIR", "./.rpsd", "folder of the private PostgreSQL cluster"},
 	{"RPSD_OUTAGE_THRESHOLD_MS", "5000", "a gap without any replica's heartbeat longer than this shifts every open deadline by the gap at start-up"},
@@ -74,6 +74,9 @@ var settingDocs = []struct{ name, def, doc string }{
 	{"RPSD_MAX_WAITS_PER_CLIENT", "8", "event streams and long polls one account or address may hold open at once"},
 	{"RPSD_METRICS_ADDR", "", "address of a separate listener serving Prometheus metrics (/metrics); unset: metrics are not served"},
 }
+
+// minAdminTokenLength is the shortest RPSD_ADMIN_TOKEN accepted: the admin can move any money.
+const minAdminTokenLength = 32
 
 func usage() {
 	out := flag.CommandLine.Output()
@@ -113,6 +116,9 @@ func loadSettings() (settings, error) {
 	s := settings{
 		databaseURL: env("DATABASE_URL"), addr: env("RPSD_ADDR"), adminToken: env("RPSD_ADMIN_TOKEN"),
 		dataDir: env("RPSD_DATA_DIR"), debugAddr: env("RPSD_DEBUG_ADDR"), metricsAddr: env("RPSD_METRICS_ADDR"),
+	}
+	if n := len(s.adminToken); n > 0 && n < minAdminTokenLength {
+		return s, fmt.Errorf("RPSD_ADMIN_TOKEN must be at least %d characters, got %d", minAdminTokenLength, n)
 	}
 	var err error
 	if s.minTimeoutMs, err = strconv.ParseInt(env("RPSD_MIN_TIMEOUT_MS"), 10, 64); err != nil || s.minTimeoutMs <= 0 {
@@ -291,6 +297,13 @@ func serve(ctx context.Context, cfg settings, st *store.Store, service *tourname
 	if created && cfg.adminToken == "" {
 		// Printed once, on standard output, so that it stays out of the logs.
 		fmt.Printf("admin token: %s\n", token)
+	}
+	if !created && cfg.adminToken != "" {
+		if a, _, err := st.AccountByToken(ctx, cfg.adminToken); err != nil || a.Role != tournament.RoleAdmin {
+			log.Warn("RPSD_ADMIN_TOKEN IS IGNORED: the bootstrap admin exists and its token is another one " +
+				"(rotated since); it only sets the token of a new admin. Run `rpsd admin token` for a new token, " +
+				"and remove RPSD_ADMIN_TOKEN")
+		}
 	}
 	key, err := st.CurrentSigningKey(ctx)
 	if err != nil {

@@ -2784,6 +2784,18 @@ type EnableAccountParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// IssueTokenParams defines parameters for IssueToken.
+type IssueTokenParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
+	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
+	// the same transaction as its effects; a retry with the same key and body replays the stored
+	// status and body without a second effect; a concurrent duplicate waits for the first and
+	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
+	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
+	// UUID) per intended action.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListAuditParams defines parameters for ListAudit.
 type ListAuditParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
@@ -3841,6 +3853,17 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/admin/accounts/{accountId}/enable (the `EnableAccount` operationId).
 	EnableAccount(ctx context.Context, accountId AccountId, params *EnableAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// IssueToken Issue a new token for a player
+	//
+	// Admin only. Gives a player (who lost their token, or whose token leaked) a new token; every
+	// token the player had stops working at once. Recorded in the admin audit log (actor,
+	// action `issue_token`, target). Admin accounts' tokens are not issued here (`403`): use
+	// `rpsd admin token` on the server. With the same `Idempotency-Key`, a duplicate does not
+	// issue again and gets `409 idempotency_conflict`.
+	//
+	// Corresponds with POST /v1/admin/accounts/{accountId}/token (the `IssueToken` operationId).
+	IssueToken(ctx context.Context, accountId AccountId, params *IssueTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListAudit The admins' audit log
 	//
 	// Admin only. Every admin action that reached an account or the game (credits, debits,
@@ -4202,11 +4225,12 @@ type ClientInterface interface {
 
 	// RotateToken Rotate the caller's token
 	//
-	// Player or admin. Issues a new token and revokes the one used for this request at once.
-	// Keep the old token until the new one has been received. A retry after a successful
-	// rotation carries the revoked token and is refused with 401. A duplicate with the same
-	// `Idempotency-Key` sent while the first is in flight does not rotate again: since the token
-	// is never stored, it gets `409 idempotency_conflict` saying that its twin received it.
+	// Player or admin. Issues a new token. The old one keeps working until the new one is first
+	// used, or for 10 minutes at most, so that a rotation whose answer was lost does not lock
+	// the account out (rotate again with the old token); rotating again replaces that grace.
+	// A duplicate with the same `Idempotency-Key` does not rotate again: since the token is
+	// never stored, it gets `409 idempotency_conflict` saying that its twin received it. A
+	// player who lost every token asks an admin (`POST /v1/admin/accounts/{accountId}/token`).
 	//
 	// Corresponds with POST /v1/me/token (the `RotateToken` operationId).
 	RotateToken(ctx context.Context, params *RotateTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4538,6 +4562,27 @@ func (c *Client) DisableAccount(ctx context.Context, accountId AccountId, params
 // Corresponds with POST /v1/admin/accounts/{accountId}/enable (the `EnableAccount` operationId).
 func (c *Client) EnableAccount(ctx context.Context, accountId AccountId, params *EnableAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewEnableAccountRequest(c.Server, accountId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// IssueToken Issue a new token for a player
+//
+// Admin only. Gives a player (who lost their token, or whose token leaked) a new token; every
+// token the player had stops working at once. Recorded in the admin audit log (actor,
+// action `issue_token`, target). Admin accounts' tokens are not issued here (`403`): use
+// `rpsd admin token` on the server. With the same `Idempotency-Key`, a duplicate does not
+// issue again and gets `409 idempotency_conflict`.
+//
+// Corresponds with POST /v1/admin/accounts/{accountId}/token (the `IssueToken` operationId).
+func (c *Client) IssueToken(ctx context.Context, accountId AccountId, params *IssueTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIssueTokenRequest(c.Server, accountId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5209,11 +5254,12 @@ func (c *Client) ListMyLedger(ctx context.Context, params *ListMyLedgerParams, r
 
 // RotateToken Rotate the caller's token
 //
-// Player or admin. Issues a new token and revokes the one used for this request at once.
-// Keep the old token until the new one has been received. A retry after a successful
-// rotation carries the revoked token and is refused with 401. A duplicate with the same
-// `Idempotency-Key` sent while the first is in flight does not rotate again: since the token
-// is never stored, it gets `409 idempotency_conflict` saying that its twin received it.
+// Player or admin. Issues a new token. The old one keeps working until the new one is first
+// used, or for 10 minutes at most, so that a rotation whose answer was lost does not lock
+// the account out (rotate again with the old token); rotating again replaces that grace.
+// A duplicate with the same `Idempotency-Key` does not rotate again: since the token is
+// never stored, it gets `409 idempotency_conflict` saying that its twin received it. A
+// player who lost every token asks an admin (`POST /v1/admin/accounts/{accountId}/token`).
 //
 // Corresponds with POST /v1/me/token (the `RotateToken` operationId).
 func (c *Client) RotateToken(ctx context.Context, params *RotateTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5772,6 +5818,55 @@ func NewEnableAccountRequest(server string, accountId AccountId, params *EnableA
 	}
 
 	operationPath := fmt.Sprintf("/v1/admin/accounts/%s/enable", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewIssueTokenRequest constructs an http.Request for the IssueToken method
+func NewIssueTokenRequest(server string, accountId AccountId, params *IssueTokenParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "accountId", accountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/admin/accounts/%s/token", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -7637,6 +7732,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/admin/accounts/{accountId}/enable (the `EnableAccount` operationId).
 	EnableAccountWithResponse(ctx context.Context, accountId AccountId, params *EnableAccountParams, reqEditors ...RequestEditorFn) (*EnableAccountResponse, error)
 
+	// IssueTokenWithResponse Issue a new token for a player
+	//
+	// Admin only. Gives a player (who lost their token, or whose token leaked) a new token; every
+	// token the player had stops working at once. Recorded in the admin audit log (actor,
+	// action `issue_token`, target). Admin accounts' tokens are not issued here (`403`): use
+	// `rpsd admin token` on the server. With the same `Idempotency-Key`, a duplicate does not
+	// issue again and gets `409 idempotency_conflict`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/admin/accounts/{accountId}/token (the `IssueToken` operationId).
+	IssueTokenWithResponse(ctx context.Context, accountId AccountId, params *IssueTokenParams, reqEditors ...RequestEditorFn) (*IssueTokenResponse, error)
+
 	// ListAuditWithResponse The admins' audit log
 	//
 	// Admin only. Every admin action that reached an account or the game (credits, debits,
@@ -8034,11 +8142,12 @@ type ClientWithResponsesInterface interface {
 
 	// RotateTokenWithResponse Rotate the caller's token
 	//
-	// Player or admin. Issues a new token and revokes the one used for this request at once.
-	// Keep the old token until the new one has been received. A retry after a successful
-	// rotation carries the revoked token and is refused with 401. A duplicate with the same
-	// `Idempotency-Key` sent while the first is in flight does not rotate again: since the token
-	// is never stored, it gets `409 idempotency_conflict` saying that its twin received it.
+	// Player or admin. Issues a new token. The old one keeps working until the new one is first
+	// used, or for 10 minutes at most, so that a rotation whose answer was lost does not lock
+	// the account out (rotate again with the old token); rotating again replaces that grace.
+	// A duplicate with the same `Idempotency-Key` does not rotate again: since the token is
+	// never stored, it gets `409 idempotency_conflict` saying that its twin received it. A
+	// player who lost every token asks an admin (`POST /v1/admin/accounts/{accountId}/token`).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8892,6 +9001,103 @@ func (r EnableAccountResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r EnableAccountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// IssueTokenResponse429Headers the declared response headers of an HTTP 429 response for IssueToken
+type IssueTokenResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type IssueTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TokenResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *IssueTokenResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r IssueTokenResponse) GetJSON200() *TokenResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r IssueTokenResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r IssueTokenResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r IssueTokenResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r IssueTokenResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r IssueTokenResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r IssueTokenResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r IssueTokenResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r IssueTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r IssueTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r IssueTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r IssueTokenResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11560,6 +11766,25 @@ func (c *ClientWithResponses) EnableAccountWithResponse(ctx context.Context, acc
 	return ParseEnableAccountResponse(rsp)
 }
 
+// IssueTokenWithResponse Issue a new token for a player
+//
+// Admin only. Gives a player (who lost their token, or whose token leaked) a new token; every
+// token the player had stops working at once. Recorded in the admin audit log (actor,
+// action `issue_token`, target). Admin accounts' tokens are not issued here (`403`): use
+// `rpsd admin token` on the server. With the same `Idempotency-Key`, a duplicate does not
+// issue again and gets `409 idempotency_conflict`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/admin/accounts/{accountId}/token (the `IssueToken` operationId).
+func (c *ClientWithResponses) IssueTokenWithResponse(ctx context.Context, accountId AccountId, params *IssueTokenParams, reqEditors ...RequestEditorFn) (*IssueTokenResponse, error) {
+	rsp, err := c.IssueToken(ctx, accountId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIssueTokenResponse(rsp)
+}
+
 // ListAuditWithResponse The admins' audit log
 //
 // Admin only. Every admin action that reached an account or the game (credits, debits,
@@ -12137,11 +12362,12 @@ func (c *ClientWithResponses) ListMyLedgerWithResponse(ctx context.Context, para
 
 // RotateTokenWithResponse Rotate the caller's token
 //
-// Player or admin. Issues a new token and revokes the one used for this request at once.
-// Keep the old token until the new one has been received. A retry after a successful
-// rotation carries the revoked token and is refused with 401. A duplicate with the same
-// `Idempotency-Key` sent while the first is in flight does not rotate again: since the token
-// is never stored, it gets `409 idempotency_conflict` saying that its twin received it.
+// Player or admin. Issues a new token. The old one keeps working until the new one is first
+// used, or for 10 minutes at most, so that a rotation whose answer was lost does not lock
+// the account out (rotate again with the old token); rotating again replaces that grace.
+// A duplicate with the same `Idempotency-Key` does not rotate again: since the token is
+// never stored, it gets `409 idempotency_conflict` saying that its twin received it. A
+// player who lost every token asks an admin (`POST /v1/admin/accounts/{accountId}/token`).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12915,6 +13141,94 @@ func ParseEnableAccountResponse(rsp *http.Response) (*EnableAccountResponse, err
 	switch {
 	case rsp.StatusCode == 429:
 		var headers EnableAccountResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseIssueTokenResponse parses an HTTP response from a IssueTokenWithResponse call
+func ParseIssueTokenResponse(rsp *http.Response) (*IssueTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &IssueTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TokenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers IssueTokenResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
