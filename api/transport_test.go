@@ -47,7 +47,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_, _ = io.WriteString(conn, "POST /v1/accounts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
 	if !closedWithin(conn, 5*time.Second) {
 		t.Fatal("a connection with a stalled body is still open")
@@ -85,7 +85,7 @@ func TestConnectionsPerAddressCapped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		open = append(open, c)
 	}
 	// Each of these is served: the server holds them open.
@@ -101,11 +101,11 @@ func TestConnectionsPerAddressCapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer extra.Close()
+	defer func() { _ = extra.Close() }()
 	if !closedWithin(extra, 5*time.Second) {
 		t.Fatal("a connection past the cap is kept open")
 	}
-	open[0].Close()
+	_ = open[0].Close()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		res, err := http.Get("http://" + addr + "/healthz")

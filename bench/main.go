@@ -345,8 +345,8 @@ func freeAddr() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	addr := l.Addr().String()
+	return addr, l.Close()
 }
 
 func startServer(ctx context.Context, bin, dir, dbURL, admin string) (*server, error) {

@@ -238,7 +238,6 @@ func TestFindBinaries(t *testing.T) {
 func TestOnlyTheOwnerGetsIn(t *testing.T) {
 	dir := clusterDir(t)
 	c := start(t, dir)
-	defer c.Stop()
 	for _, user := range []string{"postgres", "root", "nobody"} {
 		url := "postgres://" + user + "@127.0.0.1:" + strconv.Itoa(c.Port()) + "/postgres?sslmode=disable"
 		if conn, err := pgx.Connect(t.Context(), url); err == nil {
@@ -271,5 +270,8 @@ func TestOnlyTheOwnerGetsIn(t *testing.T) {
 	c = start(t, dir)
 	if got := query(t, c.URL("postgres"), "SELECT current_user"); got != "postgres" {
 		t.Errorf("after a restart the cluster's URL logs in as %q", got)
+	}
+	if err := c.Stop(); err != nil {
+		t.Error(err)
 	}
 }
