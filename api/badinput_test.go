@@ -149,7 +149,7 @@ func TestBadInput(t *testing.T) {
 		add(badCase{op: op, name: "an admin's account", path: strings.Replace(op[5:], "{accountId}", "ADMIN", 1), token: "admin", body: good, status: 403, code: "forbidden"})
 	}
 	add(badCase{op: "POST /v1/admin/accounts/{accountId}/debits", name: "more than the balance", token: "admin", body: map[string]any{"amount": 5000}, status: 409, code: "insufficient_funds"})
-	add(badCase{op: "POST /v1/admin/accounts/{accountId}/credits", name: "balance beyond 2^53-1", token: "admin", body: map[string]any{"amount": int64(1<<53 - 1)}, status: 400, code: "validation_failed", field: "amount"})
+	add(badCase{op: "POST /v1/admin/accounts/{accountId}/credits", name: "money in play beyond 2^53-1", token: "admin", body: map[string]any{"amount": int64(1<<53 - 1)}, status: 409, code: "money_limit"})
 	add(adminCases("GET /v1/admin/ledger", nil)...)
 
 	// ---- rulesets

@@ -61,3 +61,21 @@ func TestDefaultsDoNotFreezeALobby(t *testing.T) {
 		t.Errorf("the idle game stopped for %v", reason)
 	}
 }
+
+// TestMoneyBoundedBelowJSONPrecision: no balance may pass 2^53-1 (what every JSON client reads
+// exactly), and a payout cannot be refused, so the money in play as a whole is bounded: a credit
+// that would take it past 2^53-1 is refused with money_limit, even if the credited balance alone
+// stays below (a win could otherwise carry another balance past it).
+func TestMoneyBoundedBelowJSONPrecision(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	p, q := e.NewPlayer("p", 0), e.NewPlayer("q", 0)
+	const maxSafe = 1<<53 - 1
+	e.Do("POST", "/v1/admin/accounts/"+p.ID+"/credits", e.Admin, map[string]any{"amount": maxSafe - 5}).Want(t, http.StatusOK)
+	e.Do("POST", "/v1/admin/accounts/"+q.ID+"/credits", e.Admin, map[string]any{"amount": 10}).
+		WantProblem(t, http.StatusConflict, "money_limit")
+	e.Do("POST", "/v1/admin/accounts/"+q.ID+"/credits", e.Admin, map[string]any{"amount": 5}).Want(t, http.StatusOK)
+	// Money that left through a debit may come back.
+	e.Do("POST", "/v1/admin/accounts/"+p.ID+"/debits", e.Admin, map[string]any{"amount": 100}).Want(t, http.StatusOK)
+	e.Do("POST", "/v1/admin/accounts/"+q.ID+"/credits", e.Admin, map[string]any{"amount": 100}).Want(t, http.StatusOK)
+}

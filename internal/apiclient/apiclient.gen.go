@@ -413,6 +413,7 @@ const (
 	ProblemCodeInvalidMove         ProblemCode = "invalid_move"
 	ProblemCodeLobbyFull           ProblemCode = "lobby_full"
 	ProblemCodeMethodNotAllowed    ProblemCode = "method_not_allowed"
+	ProblemCodeMoneyLimit          ProblemCode = "money_limit"
 	ProblemCodeNoMatch             ProblemCode = "no_match"
 	ProblemCodeNotFound            ProblemCode = "not_found"
 	ProblemCodeNotInGame           ProblemCode = "not_in_game"
@@ -449,6 +450,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeLobbyFull:
 		return true
 	case ProblemCodeMethodNotAllowed:
+		return true
+	case ProblemCodeMoneyLimit:
 		return true
 	case ProblemCodeNoMatch:
 		return true
@@ -2129,7 +2132,7 @@ type PostingKind string
 type Problem struct {
 	// Code The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
 	// `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
-	// `lobby_full` / `insufficient_funds` / `already_committed` / `already_revealed` /
+	// `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
 	// `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
 	// `payload_too_large` 413, `commitment_mismatch` /
 	// `invalid_move` 422, `rate_limited` 429, `internal` 500.
@@ -2178,7 +2181,7 @@ type Problem struct {
 
 // ProblemCode The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
 // `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
-// `lobby_full` / `insufficient_funds` / `already_committed` / `already_revealed` /
+// `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
 // `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
 // `payload_too_large` 413, `commitment_mismatch` /
 // `invalid_move` 422, `rate_limited` 429, `internal` 500.
@@ -3780,7 +3783,10 @@ type ClientInterface interface {
 	// CreditAccountWithBody Credit a player (deposit)
 	//
 	// Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
-	// kind `credit`). Returns the account after the credit.
+	// kind `credit`). Returns the account after the credit. All the money in play (every
+	// balance and escrow) stays at most 2^53-1, the largest integer every JSON client reads
+	// exactly, so that no payout can ever carry a balance past it: a credit that would take it
+	// beyond is `409 money_limit`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3790,7 +3796,10 @@ type ClientInterface interface {
 	// CreditAccount Credit a player (deposit)
 	//
 	// Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
-	// kind `credit`). Returns the account after the credit.
+	// kind `credit`). Returns the account after the credit. All the money in play (every
+	// balance and escrow) stays at most 2^53-1, the largest integer every JSON client reads
+	// exactly, so that no payout can ever carry a balance past it: a credit that would take it
+	// beyond is `409 money_limit`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4429,7 +4438,10 @@ func (c *Client) SearchAccounts(ctx context.Context, params *SearchAccountsParam
 // CreditAccountWithBody Credit a player (deposit)
 //
 // Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
-// kind `credit`). Returns the account after the credit.
+// kind `credit`). Returns the account after the credit. All the money in play (every
+// balance and escrow) stays at most 2^53-1, the largest integer every JSON client reads
+// exactly, so that no payout can ever carry a balance past it: a credit that would take it
+// beyond is `409 money_limit`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4449,7 +4461,10 @@ func (c *Client) CreditAccountWithBody(ctx context.Context, accountId AccountId,
 // CreditAccount Credit a player (deposit)
 //
 // Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
-// kind `credit`). Returns the account after the credit.
+// kind `credit`). Returns the account after the credit. All the money in play (every
+// balance and escrow) stays at most 2^53-1, the largest integer every JSON client reads
+// exactly, so that no payout can ever carry a balance past it: a credit that would take it
+// beyond is `409 money_limit`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7657,7 +7672,10 @@ type ClientWithResponsesInterface interface {
 	// CreditAccountWithBodyWithResponse Credit a player (deposit)
 	//
 	// Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
-	// kind `credit`). Returns the account after the credit.
+	// kind `credit`). Returns the account after the credit. All the money in play (every
+	// balance and escrow) stays at most 2^53-1, the largest integer every JSON client reads
+	// exactly, so that no payout can ever carry a balance past it: a credit that would take it
+	// beyond is `409 money_limit`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7667,7 +7685,10 @@ type ClientWithResponsesInterface interface {
 	// CreditAccountWithResponse Credit a player (deposit)
 	//
 	// Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
-	// kind `credit`). Returns the account after the credit.
+	// kind `credit`). Returns the account after the credit. All the money in play (every
+	// balance and escrow) stays at most 2^53-1, the largest integer every JSON client reads
+	// exactly, so that no payout can ever carry a balance past it: a credit that would take it
+	// beyond is `409 money_limit`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11649,7 +11670,10 @@ func (c *ClientWithResponses) SearchAccountsWithResponse(ctx context.Context, pa
 // CreditAccountWithBodyWithResponse Credit a player (deposit)
 //
 // Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
-// kind `credit`). Returns the account after the credit.
+// kind `credit`). Returns the account after the credit. All the money in play (every
+// balance and escrow) stays at most 2^53-1, the largest integer every JSON client reads
+// exactly, so that no payout can ever carry a balance past it: a credit that would take it
+// beyond is `409 money_limit`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11665,7 +11689,10 @@ func (c *ClientWithResponses) CreditAccountWithBodyWithResponse(ctx context.Cont
 // CreditAccountWithResponse Credit a player (deposit)
 //
 // Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
-// kind `credit`). Returns the account after the credit.
+// kind `credit`). Returns the account after the credit. All the money in play (every
+// balance and escrow) stays at most 2^53-1, the largest integer every JSON client reads
+// exactly, so that no payout can ever carry a balance past it: a credit that would take it
+// beyond is `409 money_limit`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
