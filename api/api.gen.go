@@ -4783,6 +4783,22 @@ func (response GetHealth200JSONResponse) VisitGetHealthResponse(w http.ResponseW
 	return err
 }
 
+type GetHealth413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetHealth413ApplicationProblemPlusJSONResponse) VisitGetHealthResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetOpenApiSpecRequestObject struct {
 }
 
@@ -4810,6 +4826,41 @@ func (response GetOpenApiSpec200ApplicationyamlResponse) VisitGetOpenApiSpecResp
 	return err
 }
 
+type GetOpenApiSpec413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetOpenApiSpec413ApplicationProblemPlusJSONResponse) VisitGetOpenApiSpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOpenApiSpec429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetOpenApiSpec429ApplicationProblemPlusJSONResponse) VisitGetOpenApiSpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetReadinessRequestObject struct {
 }
 
@@ -4827,6 +4878,22 @@ func (response GetReadiness200JSONResponse) VisitGetReadinessResponse(w http.Res
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReadiness413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetReadiness413ApplicationProblemPlusJSONResponse) VisitGetReadinessResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5866,6 +5933,22 @@ func (response IssueToken409ApplicationProblemPlusJSONResponse) VisitIssueTokenR
 	return err
 }
 
+type IssueToken413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken413ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type IssueToken429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -6059,6 +6142,22 @@ func (response GetAdminLedger403ApplicationProblemPlusJSONResponse) VisitGetAdmi
 	return err
 }
 
+type GetAdminLedger413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetAdminLedger413ApplicationProblemPlusJSONResponse) VisitGetAdminLedgerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetAdminLedger429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -6144,6 +6243,22 @@ func (response GetGame404ApplicationProblemPlusJSONResponse) VisitGetGameRespons
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetGame413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetGame413ApplicationProblemPlusJSONResponse) VisitGetGameResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6234,6 +6349,22 @@ func (response ListGamePlayers404ApplicationProblemPlusJSONResponse) VisitListGa
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGamePlayers413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListGamePlayers413ApplicationProblemPlusJSONResponse) VisitListGamePlayersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6415,6 +6546,22 @@ func (response GetRound404ApplicationProblemPlusJSONResponse) VisitGetRoundRespo
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRound413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetRound413ApplicationProblemPlusJSONResponse) VisitGetRoundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6669,6 +6816,22 @@ func (response ListLobbies401ApplicationProblemPlusJSONResponse) VisitListLobbie
 	return err
 }
 
+type ListLobbies413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListLobbies413ApplicationProblemPlusJSONResponse) VisitListLobbiesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListLobbies429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -6912,6 +7075,22 @@ func (response GetLobby404ApplicationProblemPlusJSONResponse) VisitGetLobbyRespo
 	return err
 }
 
+type GetLobby413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetLobby413ApplicationProblemPlusJSONResponse) VisitGetLobbyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetLobby429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -7046,6 +7225,22 @@ func (response CloseLobby409ApplicationProblemPlusJSONResponse) VisitCloseLobbyR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseLobby413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CloseLobby413ApplicationProblemPlusJSONResponse) VisitCloseLobbyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7295,6 +7490,22 @@ func (response ListEvents404ApplicationProblemPlusJSONResponse) VisitListEventsR
 	return err
 }
 
+type ListEvents413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents413ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListEvents429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -7410,6 +7621,22 @@ func (response StreamEvents404ApplicationProblemPlusJSONResponse) VisitStreamEve
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamEvents413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response StreamEvents413ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7707,6 +7934,22 @@ func (response RegisterPlayer409ApplicationProblemPlusJSONResponse) VisitRegiste
 	return err
 }
 
+type RegisterPlayer413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response RegisterPlayer413ApplicationProblemPlusJSONResponse) VisitRegisterPlayerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RegisterPlayer429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -7841,6 +8084,22 @@ func (response LeaveLobby409ApplicationProblemPlusJSONResponse) VisitLeaveLobbyR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LeaveLobby413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response LeaveLobby413ApplicationProblemPlusJSONResponse) VisitLeaveLobbyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8381,6 +8640,22 @@ func (response GetMe401ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w 
 	return err
 }
 
+type GetMe413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetMe413ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMe429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -8575,6 +8850,22 @@ func (response ListMyLedger401ApplicationProblemPlusJSONResponse) VisitListMyLed
 	return err
 }
 
+type ListMyLedger413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListMyLedger413ApplicationProblemPlusJSONResponse) VisitListMyLedgerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMyLedger429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -8680,6 +8971,22 @@ func (response RotateToken409ApplicationProblemPlusJSONResponse) VisitRotateToke
 	return err
 }
 
+type RotateToken413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response RotateToken413ApplicationProblemPlusJSONResponse) VisitRotateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RotateToken429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -8732,6 +9039,22 @@ func (response ListRulesets200JSONResponse) VisitListRulesetsResponse(w http.Res
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRulesets413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListRulesets413ApplicationProblemPlusJSONResponse) VisitListRulesetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8910,6 +9233,22 @@ func (response GetRuleset404ApplicationProblemPlusJSONResponse) VisitGetRulesetR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRuleset413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetRuleset413ApplicationProblemPlusJSONResponse) VisitGetRulesetResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -10342,420 +10681,422 @@ func (sh *strictHandler) AnalyzeGrid(w http.ResponseWriter, r *http.Request, rul
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P15kxs3kj8OvxU83G+ESE+R4tkHO+YPjXyMxpKtldrr2TG1XWAVSGK6CNAFsClao+e1/wKZibpYPLol",
-	"jWWPN2LHLdYFJBKJPD/5rhHp5UoroaxpjN81FoLHIoU/Xwmbbp/MrEjdv2JholSurNSqMW68FpFWsWFW",
-	"sw2Xlk3FTKeCpe4RqeadRtAQb/lylYjGuB80TLQQS+5eM9PpktvGuCGVHfQbQWMplVyul41xL2jY7Urg",
-	"JTEXaeP9+/dBY8VTvhSWxvQkivRa2Wfx7pCuF4JxvPzIMBmXxtDoTy+jczHk7cHsrNcexn3evoy6on3B",
-	"R9NefD4biH63ETSke9OK20UjaCi+dE/y7JNBIxU/r2Uq4sbYpmtRO6/1Wro7V9xakbq3/d9P3fYlb8+e",
-	"tL9+8+7ifbv4z+F9/tnrv/9/jYxIxqZSzRuORHvW6PsV/3ktWLROjU7HzC4EC5V4a0OmZ/CvVSrupF4b",
-	"tuJz0WHfL6Vl0rKZTuHyTKbG4rWJ8rT5eS3SbYE48OkiIZb87XOh5nbRGPdHZ7C+/t+9usF/dedYb88U",
-	"Xgm7ThUTcA/bSLtgoRE/h2yeCm6FGydXzC6kYc1uAKOOxYyvExswadgs1Uv40Vie2lbn5EnQSxrjblDi",
-	"2LNhkWO7NRzrJ/RcLqWtZ9KEp3NhLFPr5VSkbjFofla7DbRO1b6BJvDS2oH2upWh4ubib2lzdd31g3st",
-	"aHzDl2LfzprzpajZVpfiIj6PzqbtER/O2kMxiNsXUX/a7vHuzF+r31Zz/NjnuqeexWK50laoaPut2O7S",
-	"5AW/FYZxlHjM8JnosNeRXonYLWOThEbAlsIudBywVK+taDGuYnYrVpb1h2yh16npsCfMUcAxhF1wO1Gp",
-	"4NHCvYaozppmHUXCGKZT+OBsbXjCzDpaMG5YOOxeskRPp9ub2TpJwpZjfGN1KmLcMNIadiu2TKqJgr3g",
-	"3mlTrgyP3GTcS9w9YjYTkTVX2aTg6ewJ9wo3+qmOtywVq4RvDe0t962JMpbbtcnvcY/rtWWcGTgs6APu",
-	"/ZFW0TpNhbIsXq8SGXEr4BwxFeHDVewIgh+T9qo8HBggZ7GczQS8DL4riSYyX8GbSKtZIiMbdtj/8ETG",
-	"3E18omZcJutUGNYcdru4OEakdyJlIk11alhz9PZti/FUMKUtzbTDfjCCcTZLhVmwlKtYL9kdT9a4UrAo",
-	"fKJ++OHZly22EilzW0zFImZIbxSm+RYazHpRf3ou2t14yNvD6YVoX/KzXnsUncd9cTG7nPaykwlP53wT",
-	"Fbi07dh0ryAeVQVxcS/9/9r//zd/qt8Gz7mxINDq5MJroPmWvX79FYsSiTJ6IRRL3YIrEVmp5nTwgNSm",
-	"cyfhxqLMc3cKeeeIeg2slAq+dCtu1ku3vZxgdkeSWxkLO27lnoiFigTTdwJ5JYT7QgbSkmUKQ+HUqtLN",
-	"TasN82o/+7KxTz85RdrfS85LK5afVMyPTpDyz52s2CfmQZDUyPkR7826UU+0L+LhtD2MRqP2JR8O2v1Z",
-	"L+6K8+lZ1OvVy/mEPve5CvpXeq32ECN1l2j5AgYCXao5ahW9En16tVOH50+b+EnacNB4tU6EEfav3Cx2",
-	"h/yEpXj5kXES1rr9teBmwZqJ3oi0HXEj2EK8ZdOE34r+tN0fnSFXGhZxpZWMeOIE8LJVXvzzuB/1pl1+",
-	"ObsQ5/FZNJoO+WDWF724G11OL/j57EyM4mE0mPYdm4jL+CI6n57x0cwpBP2onjHSwlwO0WiXGd68Oxvu",
-	"W0186T72zgkk4yA/QtOVCQP4T2JCd8y6P8/DMhXg6sGpHOHy4kR4+5du+/IN/fem/eZdNzgb7JnUj7xO",
-	"xDzXas5WOknGKHTtQqTCnX5Kk3BF8UnSMWALnaBW4fWN9crJItCel1xt6Zw2E+UOYa2EuzoVjK9WcH51",
-	"WJc1Cyq2OzDNRqSGccu0ig6YCe5sP0nBLouzQfeI/H3v6G1WWhkB5uFfePwKJ+f+RZvA/clXqGZIrR6v",
-	"Uj1NxPJP/zSOju/yJXZPxO4Dd5mOcONUBOHWNRaWy6QxbizXxtm7bCrsRgjFRt1uFw6os+7wouv+jy0d",
-	"n8ykSOLG2I1iJuedpb4T13Ip9Nq+MMQnwgCnNrq9v305+O/+64v/Pf92+OLsu8uX3Vf969H/XPzdEQ30",
-	"qsZ46GS7lRaYMddiWDZCos46VeN0ZcY0zfHuZN4XV+L/pWLWGDf+63HuB3iMV83jl/gKJHSZ+8Kd14bj",
-	"EnPFWhjQmpbcRgvkMrcgKY8say554pZdxOxvr7//LmCb1HGzm4EJJmopjXGSVqdMvLUpZ0BLEzDO8gfd",
-	"DuakeDk9U8+cMjYXrQ4L4f6QOe5DJVXPZkLFUs0nCq5VtoxWwLzvg8ZT0hQ/iH9ydbzIOJlCz5NU8Hjr",
-	"hDMbMqfcivSBLHGZswSc64w+uocXCgP7GEzwhHnFOjcWyFB0QxRgsaiiJu709jELYblvjOVz4QSv0vZG",
-	"qhv3aBhMVEgEuknFXBorUhG7uwpGTsBCqcx6NpORUztvZmsVgwj3T0Z6uZTWugdL77sTPMG31ZoHIPuV",
-	"vgGeDTvsO20XjhGjheOsmHjka51OZRwL9UFMMsveUuARHi+lguPYbR3HGg/ji0HOF18XvrOHLfKhfBTR",
-	"kL2ORELEk0SkjwxLdSLYkm9BLsR09DQ5bQG4z1GbKwZ0YHolUiBnwLiaKPwRPYzubHKPta5YSMb2TSwN",
-	"n6Ikyl7hfysPhJ6g9Xym3LnMk6+c0fdBayrpTQ9ZtFFRvvshlezR/QuYffejrJ9/G9JxrcTblYisKBvH",
-	"HfbMOtGZ6PncuxrCbNLhlVND/IuMM6Enyiz0RqGl508JxwxT9BtLEbNm2ecQVuzbsEUr9p22X3u9/cGL",
-	"5aTOjFT0bAMqjWohCJuH7b1hvozfacv8J/YsXT6Kj7J22evCMfNzyZxRMKkARHRA1o1OvVLccQN4ybeJ",
-	"5vG11s+d9fpB9F3hu26s1jdgCxfp7BlgqmMpgD8YmL3oPzsbjQZnbLq14mHnYq8g/2hKzGrN/DD2rMXu",
-	"iD/Kmuy8tqIqgdtKvI2EiA07G7Jv5V9gMa61fsHVljRa80GLkXIrbojC5XWw6ZYshb63AB5E835BF7nW",
-	"Gk2K1I99L81LA/so5C6+0VG6OhYfFpCGWX0rlNsDz16ypk7ze/VKUNiBnFLGiZ5XBWK5Bcw9O0Q4JhUL",
-	"4a42RDRCNImqQbV2Fu6omyPd/bgQf4Np/qD42i50Kn8RHyb41sUXFZUPBko9mwqeuhkCcaRhmUn7IHHY",
-	"y9nih/KH93BEaXgfhSOKb0S5CHML0KOO87QLDufZWt0qvQGmSMWdvhUx7MUf1CrVkTCgTXwQ9VE1XTq1",
-	"dSkNaJrFRag4Z1BOOLU1t6jEz2ueoEKTvethW7afr83T7FWsMKw9S1Q3h49jUNBcYTVIC55CXFesrIjH",
-	"LKz5dMia0hr0dUkkUVHbm6j8GYwgkL7plA/Y0HMunZ5jZUIhRB4nUokWmANSwa64cQY8fQmDE+54mii0",
-	"MZVm7rpfMTKC6GRt1RsSGcGKke0at57yBzh4GcBbR8GTKU+4ikTJT/WuQb/6oF8EodL4iW2MG/1uf9Tu",
-	"9trd3nWvP+52x91up9vt/sMxICnK7j61TpKgIePT4+Y+kprIyJ2vTtF3GgDQucBxDR5ZeQfH6ip12r2V",
-	"6LjJxlzntTMroWI3OD9hJ2ZBSVy6JTaWrZW0rDkVFiSwe4HeuBM1WcciLnszkSj3cvOXaFgd4I/kSMgW",
-	"acMNo/srKQj7iZ8NJ+ZWtK1cil1HYHmJaodRb/X4gTXdsrLNQiaCSZB1uBpAn9oRuAdQ3qEvc2dE8lPl",
-	"YVQjAjtfRoar+3YsjeM7cP6wubxzdLG4IlKr8mg8v+68Hhn4sBx75e55nzP34btpf7/Gm9Fz6T3FPzVg",
-	"kjAn+naQbYki92Ufe5ONWU//KSLrxkFfeIp318UHlNgkW8+cO1KleOwHDIw1plWyRVVJ7woanousbP9+",
-	"vgIH5tUYNwY/99vnm7/30n+k3b/Nz/4+7X13dvvzxfTvZ3e9dXc52P5t+b+95XDzy9lXu3KqMOUTFrvw",
-	"2cO7pEj6DnttdSog3I3bVAlndeOCwFlVZuL7TKguvFDkQz8/P+4DfPYy1TOZiMMHlmFcbbVCr48RblZB",
-	"npaQCrNOrMFIrhHWOpHlzk7TYSGxVAj5DMJOFPCi99vS6e4uFmWctEYkM9S673HC0MUgSz8ovw+3AcrP",
-	"Gfg0YU4iMRXh6U+TPYKzcKLALF86dq0NrBdIgdpKzJqpmK0hjwDdougZM/uOuX5wILrY3TukH3UNs34D",
-	"49hUpOfw3l/49Y6LpXCW2mtZywH/xiN8/7GV08Ddc+IxpUStKsBtaTpzp0Tz6BYNX7fxSnuNLaVaG7YB",
-	"A8ip27acvjmq05d2F/f0I/P42VfcHQXGxAmXVzM/KA/IqlduSAfk1HTLZAwHoSd+WXh8jnrOAxhmL+EP",
-	"kO51pt1UjGo8WUMwosPM9e5ImamhTRTy5HbhkCA8WxsRXwEXLrUSW2Ys3xoUXspJjp/8mZ2rCG58hcn5",
-	"yzvEeuK+epIhZfJBziQ4buzuqt//sL+3VP/8ZXatiPlOWMaXKCu1qju/HyRBRCSUhYEfY/mEW2f3ISmb",
-	"3LKlNpYNWoHTcd0VMNEhwcqK5VHl3H3zlYh0Cg6nJX/7DJ8aZMPkacq3B9SlIxKrOLXazVbg3Jd8XqdV",
-	"QSY20zNPBRO4vQZWjnUHGEqgWg4+TE6DXgtJeeCn0qy02d5XCeUm/nZPYhxmpHtfibsP59ZccWMg3c/4",
-	"rJUWiBdQvLTKkwf9QI8YqPWrZRo0uNqFWMfSfqVsWpPz+70SJDMok7OG3nhr3ayzYOaYhVEqYmnDgIWx",
-	"mOIfqG/cQIjG/dsIe+NGeYP5I3BLok12x0SFxuoVvAPF5A3ND6PYQpV+q2adVp6pk6Y8sjrdwzlAhc1C",
-	"O0qIT3T08cPeFkh+sVrfUmLxx3a2kEP2XYPHsXQf48nLwmIjw9WkmOFx54w6HW9Z08dEQ8wvRn8upixR",
-	"msTasGaIf4Stiomd5tlMqeDgU25EC57OBSh0zh4AP7UUm6Irot/tvq9h7n1qjHD8DkoMa2qoGgnYWsmf",
-	"16KSCdg7ryOVdeOxB2WMY0lgXGQYt5mbjx6hNae0EnkyHqf7pgL8paiFV4YxoNTo9uW0192fMn2C9sMd",
-	"5yOjB373ZhPKmGCvoDgmqoFT3Y0s0fPds6ksPNwqyH1HH118oKjOhdpvQlB7ShyQ00/B/N+nnF4Xkz30",
-	"RjltK3cbu9O5w75H11bmSUAnixBYDeEeMpAsVAw5hBPlNnEIsYCKSH1XiOy4XTq9OBsO+2eXA/ffs7Ne",
-	"rx+Ly4vzs9HFiJ/PumcX0XnU5dEsGnIuzrrTQa/Ph2LWvzyfDYcc/H4+iclTTapvwBzAf7lBeNdZninl",
-	"r/pcp8Z4xhMjdjxZxcEeJV9+M3If5g5U8oqd8uXWn2oBpaXHysrgxyBMlZtOTxEuEXX/tCE1L7vT840P",
-	"u8DsS5MqMfVU60RwyFPxC3bgS1CtI5OkyJysCWG+RC6l2hV/+z6G/HB0LT1jYMAqX86d1cMbTdXBVU7R",
-	"vSzbD8cdX0VOPUyW/E6kjTREHLcF3QI5IiViZk8jT74hjqx7RqCjyw47a/dbFWlWmHHGEUU+LAytVtLB",
-	"jYW05np9hMaym6CZ71zNOCx651OKrXsJmrAQ7W6u7eyiGcu5tOxPzJ0wG53GrVboTpmzIVQuONXHKRCp",
-	"Yc1BHxOEnKpyK7Yinqi/PH/y7Vf9qS8MG/Tb7g4Wy7kwttVhX+Gkx8WoejhpdN3Hev1JI/QSi1k9UeGH",
-	"0iL0pWKJVnOqFJsoP7Mx48wsdGoh1T7iik0Fm6+FMSLOK1dz6lU1+I8gR/fU2eytrihydWFZa7kWFLfM",
-	"/fYw5lVi42P1PmOzzLqlKNAO59X7zp6UI4TNHiScDQu8dQWSRQlI90hlss2UYfZ6nYIYcLrpZiGtYGYF",
-	"moVhNpXLpYivGGfThKtbfD3IMfB51XvoClV6Z8Pj1dLFFdjruUPaQz74h1Ce9HUyWtAM9fVCmAExrzoe",
-	"31G1AwRchH0tfxFUs0ZZ7k/dIlLN3DBzbza+TmXsFkTOF7ZOgvh3HvPhPIU7n6nV2h52nvo6tyIrfMTV",
-	"Lc2ntMg9qtC73yoHngZ1y/0lmvIftNd+XGzLcS+T5xA0oWCZDsPMmtm1VI+bp+Vl9U/UFmrBtUI8zn+2",
-	"okvu+VaJ5KP7kpwGVkdrqBmt9wyBEQ3+uYy7sHKqrVWyDSA9qR0tuFQihplQUSz54HoB6wdsELBOpwNl",
-	"w/CSiYKzTGk25yvTmaiJ+uKL6+1KmC++YM3QjS9sjX1tBFnLYcBCtzVv9Eoo/Cduv0pBBf3oVCjwJwHv",
-	"3wBWAt7glIViKQX+Ym7AEZXfUSyrwHekwujkjqovoMzjRrzFKuhscDOppFkUfjBWr1b474Lj64ZSpvIK",
-	"EP91d0InOrq9MQs5c+PrsKdUhQw1WnKunCYLRUWOibYs1iDZb5XedFgYc8tDFvEUDOslN7eGqjxNMFEy",
-	"xlp2VB5MQFF47q1CLDyCkBFdSCTV8LN5qjcmL4mBYY8nqkpPltmSOQlRrmSetQAGvFlwe1UhPtbGV+kN",
-	"0yGzNkvuwCl4Mx6W45EpzcNc1byKJ0Zn5CG8ECPonWad3sk7EJSCr7QyTksDGhZODEfKiXLM7IZ+xaqs",
-	"4MTMJnXEoEyTcvU/3GekVrir4OGrnVVnViSJQcK7laDkXZ/EB5+O2RSJkoAMoPdhNYNeW4Q4cVvrr9ws",
-	"GGzSzhdfsBBSCv9cLJhtrlJxB3f961951WwrDNgGislCfz2k1ISJymBWIJ/4ESUqcsO8Bgu67C8i1fRP",
-	"RwWUDT10GobZh/xb2Q/XX7cvJorWFAUUC98Z8XMAHE/J/s9iTPd3/+U2YI7n34dOmL/6+im7OL8YFUp/",
-	"//b6+++ctN+aiTI6JfbDkxAOQvjnX69fPGfCRHwl1TxgZNoZhlIOto0zaZ1kNbS1nzm+puSJiYKBtRNx",
-	"JxJCPglYyK3jaBjVYDC4ZD9cP6WX4D5ayiSRBCSxSkUkDZQFibc8ssmWcTdkt54xc8vQ6jC3Br6woOSm",
-	"oJX+MtsUpY3glh1z6ZDfGGw3EyBEBiSE+y1RNF48tsFEVcgJXjZ3MXw3ISVo0hizybrbHUTZaRvDv0XA",
-	"Jg0YRn7LHV55H7Lm3bhiEQCkR3ly4IUrWDdIwlaOlUB6WC5h8GDnFqcbMFz4iXKsuJFGYGz8yi2OWK7s",
-	"lsiyQPKGP71xYlcvVxydBpnQA2nyyCDSCByVO/4yXpMh1i9miHHLcwsSXDZDp7jgxm6Me+eD0fmgfwlV",
-	"t0EDxVxj3KirQb9P/bobZeZ7AbcGVvKPexRxhRTrE6FvFlCr3xiKXjyIutOz2QXvi1F8Hl1Oe3wwG4nz",
-	"+DLqTvt8ODsTF3E36k0HfDQ7F5dxLxpMnSl3KbpxI8iQFE5GY/CiqDFudKe9qB8PxHA24mfT8+givhTd",
-	"WY/3p4NoGI/E2eycX0wvo27cE/3ZgA+no+gsPhcXs0vunm0EDSN+bozPM52oeBjV5Mnti91IyxagFol4",
-	"vLPhrVwKY/lyhWzkN7ddpEKwWUoxH3ARmADldzxRHCUiiH4SGcDQG46i1qmwRvuUV3+LExN4unK24qkz",
-	"urN4UKtqax9g0ooNnQFPvHnXz/+49n+Md/74qfMG/xy8/0etw9LvgkO2D6ilX7obCxy6D8YJqIWibCoS",
-	"reaGWX2VCWi2K58fhPlUje8dTSZe1KJahCccvk6GVYR8acQfYfPdx8WcHEVYceLXuL/ngMpg8iV5EOzK",
-	"0VBqLgnqhlSvoDTPhqCUlPWR8vg+gli5D2FBBNVGx2jgK23A4nUM4Q5sb4g5QjdLFpZHp3JmVXlS54eq",
-	"A3p1Lm38Ze+4QB9jTSNw5+GefWRY4fbWVVZ3hOaKB5lAG6biXSiJ3mPGrKMZ3RMUwHgy+DWIgIKMKbAJ",
-	"bca9FvCXJJNOD40/UdkiYVDVQCmOTIkeoKA7OkksonM2bgzfCllTK082sIxRv6WA8USFLxw9ngI5vgSb",
-	"Dhi2ZC21OuwJKmSkKju9z+uoXoUNGLnwDcZCAtTeDAb98EHDmmjv+ePIHUS6RpuWBuE5pMFzrNVh34qV",
-	"dcfUlFu5hKHj8dRh3wglUm51aiBReslX7rgCh33KNzhw5KJv9JiF/zRadV7xzQthDJ+L8Ip9q20ilbMx",
-	"b+Gvtx0jUskT+QtWPcATfzNafQ+zCFs1wUtIdRt+XD2qoDiVOSlovG3PdZt+rEwo47OjqVDZDicIRcc6",
-	"CDWWxiKtibHfidp0qK8qCJOofQvmsXO4iRA/5OSYO3qKasLtC8HjYw+/lnMl4r+6Ow8G6D3yWTFCTykj",
-	"x3DX7DpVzsDL7AVKW5ko/9IsOcNpUhV+Ob8/LmYpwI/LQFMjmtRJm9ypW8cGVGZHrmnSA8msx3NVWtZE",
-	"pwDCvpALo+q8LPuqwZOXY/WMz9C+WPK3X3mPhIFZLvlbgA+jf5UQfvxTdY5vQC3SyZomEiXcGBllgcDd",
-	"l1AhYQGFCrx0TqP+ep0kKHJ3i+r8rGpLHoRlgkcLH2BZAcSiAkAo4UvotMqisE5nbpYK7nbq6u5dVlcl",
-	"9A7EVeatQRbNyx7YRqpYb9x+X5ogD5eh46h0Z5NblggOvjlBXoL0EWS9u6EFCOA03XpYqyvm00nPWQyp",
-	"yWXWpyXZnaoPiWc4UHVTrjBRrY1EsqcbULzWUDEyGvRO9KGz6+1KpsKQWZ7DeIEV5SjDmVtDY/WKPFGI",
-	"PlTIfXbX2EavEwD3Wrqjj62VB2JocnjNN4KnVSIM7p1HXNgrRycN44QEQ+mho7CCH17AhIoL6KIbqZTP",
-	"owAHMvonV4m0nYnamVVlIt37T6S8zffzLOwuXL8mujBaJbbtfDyuqhEydXseuNp7gIjMWFptjmeJF6GE",
-	"SzCT/fo0j1zAHakJye98XyMBj9CXtsUnomsmd+uoKeNMMuFtef6OzKq2ICxVDyS4a96UZfpO/YC7TKlX",
-	"PXCyakTvLX52Bnqr3x0bLgGy0v3t7kIynZAuUzmv/UlSx2k7Yry6RXYXNSdsiVGqFKhKy6IQOawsYAT4",
-	"vkFvoGGuTBiCt/XSssNCogNFbnZoEVKNCxLuCsMRE6XtQqRMUzIZKiKIZutsVDp2WNMifQw7IxDBIGMs",
-	"gqYMWE4tiIOA3gDZ4kXChQwWlYUl8oXO9A0zCoas28rQkEU8Rvidiep3OrjDr3CD0agyuMNcxcrPUNYc",
-	"4YidmBXGa2TrFCKdG5G2MFpVREhkTTperzKy0hnwZ9YlAvvf37IdUpN7/M+s/3+jQbsXXuEJ5wkG9rN4",
-	"K43tsK8KEIK0QP8EPKsdG6isBlYE/eCwPlcRW3D3Z6mRecE3HHUHo8vLs/754Lw7vBw9RFkjEE8SslXs",
-	"/j3qGmuSiu65x+pM1Xqo6D7soKlRumjkg+qon2plRLS28k6QYgVqFqVeH9THQJnK84u77M+51hGAm5qU",
-	"qTEW7BRDMX5NiwHlyOaQreg1nGn31fRj62I5FGtlBVHd2lG1EADJK2f52bOjf7FmiQjl5f0omtchBnyx",
-	"X/X697Pg71xDOywIdlS0fz/9S5ocjTbTxPbpdjw7gBO3OyGLIPzmq2v2+K73mC6ZPTDR90nsq1X9aJB1",
-	"ztSTNcGPq+nt07m+As/YLkP/VW88D2MDBMBOIPYeo/4k1TykdHd3Sytg4UarkDWhsis/+FrBRIV5VDZk",
-	"zY1Tz5xckopIUbgOoit0b/OoCSFrevkUr1NAAi66CbB5jDuCIzfeKY9u3dNmwVNReDQLb9MZ7VP3A5Di",
-	"c20Znyh4yNsGNHyS2VThTDNvBI0N6L2FcLNbDhyx04fdm8rVz/jADgO5dXiJ6Cd1/lK48siUPSPgIqjJ",
-	"4cw7Hp1czJdP4JkiRH0sTKngtIBbFrZAnopWDxQzyCKsR8Gj+OGmUNnk83SLT1OwWEOE/W0FCkxU4GQK",
-	"w5Ianb+wvgijIPGOF17sT4bNCFTKhj0NgYIW9N0h5Q/u8fG3TqfTumIcFQTgyCWXkLs51wKQuBHNCzRh",
-	"X/eRefOLHRfu1TyhynB7C0tpTfK7j9SVDu5ZV3oaWlS+nfcARhW7knnsjOIE/cpkH6xjz30CHb98PPhC",
-	"/nevr0hVli97YjCfQb1hdrod2hAPLLYsSOL3R+ADcuj3vXWOO4ywF4hjvFtHdlU8EsOxPy3DHU4Ir1iI",
-	"yn04BkSHzF18xULIDx5DpRUdnRUHuzs1/aFVOegyrI7SCYefagQN985TwT2AEtrYWlXjeyXYCi+WPBXE",
-	"oWQ8O8PE6x81xfvLetwQKGNGsAvIJQ12jHLUaxwZIFCMzQikZeD42Ugj7hMpqRVeh/KpNtywqUak0o8q",
-	"qvaVixOhoWD8yv/LYzgbW6jX25Xbw/5JUCC3Uh0NkhIzfCsRO3u1R/u5Lhy0C81WXMbAsoDu6WjnfvkU",
-	"CkFdvTnMK8hx6ojnYIH3bn+c5+nimBYkYDqJD9Sbfx5ymAZ7kNM+RBKTxDgqiv04jshiQompFUBg6cBK",
-	"+KI1FbOFs3kt6niU3r6s6NsVs8WrzmAQ1SnHg0L6oSDbi+yC+2anuvu/AxRr8CPdO8UUHviupoiLgIMG",
-	"EL0+oup3i6r+HHpjUG0I/nTrhSadGwTI9SCoyPc71sMO9e+rs2OVUvGkJS2+JP53tNXjGnvGAHuV1YJt",
-	"vYvuqldCtQ4eCYNjqChHt6/ITP9jG5GcBKfkpwJsWJ43Dmm7loWP73qPAVjp8Tt8xfsKXMpDM1N3ZlXc",
-	"FQeaoRL8ezHXsGjldI45aXdX/GDmKH0V7vk0aaKF3XyoaHLXPKxs/XviFNKWKsMUZuyN6IRUuXQrxrDb",
-	"6NNFJQzuoxan7kbSyjZug3bpH6ilBtV30rYpes/c5qn62bunwph9EkOze39Dc34UkPG1pXQ7ErP74lKF",
-	"Aa9A6H1w7k8uy3mSfD9rjH86CWXvlZg13r+pc9lScALOX39+eDSNkjRuHVBM/GFf0Q7yvNl8ixRyaAvy",
-	"wtN9xxz3wtyTOpOdwc4J5EHjiESHVZHjamHm3gHhmaEQlWy4PSrifD8WH0LvPVgvy9H2Pn84IqTCEcXQ",
-	"mee1C+GlpocR8UlYhO2sN2NfdJrXLDrFcaUtmFSr9TSR0VW5TG2i+GoleIplk86m3+p1mNVLy5TpjdqJ",
-	"FJZKqfrFUqqDZVh01wuTl1z1MeYiyvmQ8h6ap6LztVfwxQydPWCp1SE6BkG7GBbRWwrlWEGpiehHaVTq",
-	"NVCI8/p/v8aS6DrttVcg1FavP3sYqD3wLLV4SHlLEMOWPBbHAXHuD2Cas+Deg9J/DkPtPuuxGZaXJmR/",
-	"AjWM8lVaV3mxs39mojL0cHcXhqxTCTVmKycepO2w71CNLjdUVYA6RAkB5bCRTicKDhyfDHCf4rGHKd3F",
-	"DbnjDfQXATbnByXfFktnTcCsZhGVa/ps9/ROpNdyKcqRzMpWfwDGuTiQ6FrKs8ju87K9vORGsxlPPzB5",
-	"QB7WqmXMmr76vGB6IKrEv9H0UMfNjtoip3J5U+sDYyV7veMvyTNexebylluuyjCtIAsZwekDZqHibbPQ",
-	"6EhWupKtdH9kYjgqDtCJ7AKlN9i2GNrDLEQSX2GxvVZRQedfcEMh6PKwHqDaFk6uffTbcdV/IC32g5th",
-	"9sWpAvz++yrd7zQpfYY1u3XRgwBzofZYzb37D+dQh/RrxDHKO6M/KH/3I2gZ9yp6vK8dV9JXTjtVHxmf",
-	"nkPoL4VyYF62FJSGGK3bLv/UUol4orbCos+m+I4C/sluUcaxM7L3wWck6WKn2ZYlMNF667IEoYgh1SKN",
-	"lFbbpV4bug9BULCZ7/2tTSqXrtqTZBtWVrigQpU0g9LxGzSKXaa9dNoDQoiSNag06HcE3Wv7rJdLXoeY",
-	"nZVooRHDDN54ImbYb7cOa6/rflRg7PtYS/d2zBfNK77Va29V7dhauTnV/4TmVNmhn9pTQgF69YoQwtC4",
-	"8R6j0/z+H4widw8PfOZu0qlPgiXhgI5FcCYeknejD5Z3R9XbT6OungB1kFEpB5v4NN7rz0R1pt12IIsA",
-	"QtCUQUBeS1BQNwudZAmDV6zr08B2+OyDNdT76PefqU4/ZiWdfo8LPyio+gA9Q0r+RDVhFfTaBlnuCmzf",
-	"VSJt63CR4CkmwHGtWKfok8y0Y5n3DqUSAKBqWW/6MG/Lx9GOIWniN6seH9WMMYwPEEW+g1FB/52KOT8S",
-	"Vn1IrCY/7N7tgebMSO9zkUFmgI4JaZQImEkuDKi4yMtS3O3StvBQmiiSK3QFmf3oCZMHbPbFXkoptuVM",
-	"1sMi7KEJN/dz48u4hICSKdikGFQV3qrenWvQqB5nSWwk8UurWOS0XI2o1Z9TGT9RPNkaafbESDmLU75R",
-	"bJ7KGILhKia86EjvAvByFUNJn2mMf+oGvTdBwz0HEWjolgwX3gQN6Gp8LRP378uzXXWp8J76SpU7QaiL",
-	"Ri8FdlgAVDonQ9DCwGV3o0Z/B08SvTEVNI1s7DTaLIRUNSUArx5X7V6Y9PsAe/KQExKo9thxg8/QxLhb",
-	"p18qzDs4NJTBYDQaDge94xVZtDJ7steQtMa3/tY5ZZsc/LmJsIKgOHMAA2eoS8VWAFUTYeDzpAjdS//F",
-	"OmoVGaduuNZdQqJB109Y+qkTVbGI8dheK0L1tOXp1bBOMFF5tB5n7KP52bx1yuRypY2R00TAZpFqXj3E",
-	"L88+fKGqgcEUZIpfvKC4aUp02rfxHwrPveKpTbYFsVARArTjdzb1fkafyQT6RcPaQRue/qg9lRYwXcfM",
-	"/RWmenMzS/XyZqqt1csvRuxPLNIJ/pbK+cKGrOnu7DJJmRh4ZxsuwssDeFV/iI52vWpjA4cTKho/fKXq",
-	"VuGvgid2sQ+E2qwTi0H0BdyHhZ88lgqqnBciuq1QPitW0be7JmjeU6r+iKeiOOph7z60DTAW5YPFFXy4",
-	"mFs+5cZtqFTwaAGH4cGig0q0SN8Szg/Ob+snuA1YuFb8jks4YMNKKjNld+vbRtAo3FZO5YarR8DJ9nez",
-	"fi54LNKp5ml8rMOSsRxOExOw6YF81+l2z/macnVbaiNsipPcSGUoJaNciIW/1+Q6fQ5ptSKVOt7XTp+D",
-	"7MUMDpgwHWk+aR+wFwaAe3hebb4J1+oYDJdgzyf95YcljLymx49m8U63jWzuxUEdyN14LuK5SMEtKFIn",
-	"V7d72vcBiIORcV7ZR13TfN1Bm4KHgpt1CjuJl83WIo39be4nuFgmM/1WQ2kc74EOhRkOvS26rRN4LNPP",
-	"EVKPJsNZrNfTRLTxUZpPFSPLl0e0wTfLjzg3oxJB8/ncN0EZnKS97rDvk+fHjanvAazRM/j+1EIORFUr",
-	"oEVl1LmTYsPa5B66E17mGt8YnM1TUYZNafdOzAY82MUQO+BCVcmH+Qdr2lyVGfrQ9qrZAqek6SKGKXlk",
-	"CJa8+NlCw3Tsd0mA+mIqrWn9ezBlP7zjIbLezotPKVApbFVfpIJcu7el5iPD3B24KZFoTo4AyQImZ4yr",
-	"bedhhi92OvTlJlSHUuKS/dIxn0Kt6lLg4ry3KWtmktBqykFsZQ1PWZOySZ0pQ/e5q1Nhw4kqXKzCnpAf",
-	"LCvsDlmTbsm+4m5OBIfmBCCEAZhDqnLBt3sFWu6lV+Q+WSj/XiXS1nzCuG/giysFbzh7CMVN4b9TQjma",
-	"kRchcxa4V5eFPt66R+I/U3c8lbwWvfLHhYDTiWpm6UZ/BpSEO50DgI5YoyKhuDMvnEXz1b5+lF8VQGq8",
-	"gHQ7Gz6PJQlIL7BWKc96vfS9g6i740lN2xC+9St4nfmHSHUtdCfAO+6EYCo+Y2nAF3zSZ2mIr9fLa13/",
-	"1SdJ4mnpW3MaxLEAhzOBTnrVAIDHV1yC8qdXcM5kPT1Pa1+n9Hdizt3p9Bfqd7/blVtXV0UaiLpsTp15",
-	"fR/OnAxBPYfUja5u7fZLmFMaqVZ1GRrdsTK3T9dWtaiK/UqJzAWNcfu31T+ePjt7cf2k+0J1P0XPVZzv",
-	"K7HS6Z6JYQSL1sesl0sRs/UK8ehg72fCiaxnUfVc5CwHZj3uXUNRLlmSgfXCCudaIzfwwu7Oxt9rthfF",
-	"8vVt1mYUNhddd2M6A9RAr8mP26M6zK/ijGptI5SMfFegNLtZIioU+Gbq6EEgpT16aEbJA2NAoVUWm00I",
-	"sYHYEgptxlMy5GoSMEuLd3xfFQ48WoWdkadrUtVx4PnJlx1vR8VqdU2PUierpqC1KNPi7ERi5ExT60Gl",
-	"q/lXxiQpkEU9v6DihSqHiIvqiRJw/KOuXfGuAZueMMqKgChYrBWi5cxV3F+N0pLDCtYKFT2dbvfWTWDf",
-	"HYzQoPkA/y6UUlTDH4iK7x2nv7/UIurxdix9Zk5VfH8UfPxR8CHvkze2p5b7rX26u5X6dVup16/dS4PS",
-	"XurfZzNdVDbTRrhhFZIWH76b8uKHjNUvLmuhO71gqfflAN6q0tA3FSwgyoFFqMRivq0GF13ldNrTSDp4",
-	"UNJaQULsdTxRFxpuGN39kRMavPg5Lf82r5+rT77N2rhwK6jt7LhKVNCTKS4IS1XutMPpObbgZqIgIB9Q",
-	"s0YoXAizdpQMut1QL8oWFQRBmd2mTD1sQY6H0KEUivys860fTqNKsQnEfrKwRM8fGWbgZua+4McJ5U3c",
-	"YtJIKnh8lXVwlApwDCfq8V3vsXuNFObxO8qNeB8GjE/hPvCUJtKQ6y5znHJlNgSQhO05Qcc44G/zK1jN",
-	"Q/xouX/36/R7z+L1ovA7naP9jqzPJ0eY6cz+Q4+qTBK2NiJgRpSgpzGdfLVKJMDyq5hFieCpiFsZU05U",
-	"qcDUiZgsB5XYNv/QrRArw0IcRHgi9xZlZa2a7FGhobhuHxMGjvl26tLqKs9QEN9fUZUFTLSsSVKW5FNY",
-	"zaKoJJFVmuVedfWYt4J2VAAVEo6mmDgJDoqA3GSpXq+OeC7oNfv5+uGeC1C6fxPF154IB/wS4ABY8lup",
-	"5g/tfu3PAathzQ62h6nqFvdH+daFTM+6Lz4ET+FgqwKfwlnzYSdO6GgjhPrWhwPa7gGVrV08Z8Nep1yZ",
-	"mUgfmA+jfGa11T5qYnUWOMFjix+23POoYQ+1VwjUNGIBvlqWK0SN9w/AjaO6uxJYe6ExTW8HuP0g6PFl",
-	"t3veu7zsj4bnw+7lZe8o/Hlt0OmJYnqFFGZKW3corAr9W8u+qErayS5VSvzRL3TT2MMSRLQ6jsiTz/bB",
-	"/GEOv56BMp1qy23WJBpT4EBX3AIQH1J+9HZUlyeFphQYmPgS3FyUFHm5s9R4f63n03+3kqV4uLLy5IzF",
-	"fHw7hdSJjm6hUe/Pa2e0psyuU2UybYFiWkSOZrfTGbSuMqJRnl6i9S1L5K0A+GLg0hSIC0DGKBZOaZyT",
-	"5WgdzcA8nj5YTCmdySSBvFHGMQdwKu2Sm1tMN6tLTJuoSmbaTjrg5T2TzHpHFQ/gjsJa+WnWMnkBvPCE",
-	"oOpUlGOmHhT7QBh0nOPQJWJm4Uzm1AMqywnfDas+ICbqvwPtyDkrfQEN4LraTwqYfnh89GWqp4lY1kq4",
-	"V18/ZZfD0Tlb4U3UfLLjdN9YZN3UjXUKScCWPFpIJdpOUQW9DdPqr1jovhpCWmO4TtU4XZkxvXKMnUjc",
-	"+7B/SehulzbB13NmFjq1bLFecuULILOQlo5FDUZLDPllqVbzG5+F7lMHG8UKF+jg5ZQwcF4FlDWYk9pZ",
-	"TlIkGaKgVMZibKNRNPxOMcIeFwtI4ZCGLJ5u729fDv67//rif8+/Hb44++7yZfdV/3r0Pxd/LwB3D7uX",
-	"bitYWMQf3bSYnxYtZpWkxbnXFPLFRws+iCeeulvfB3sTL5/gsuTrLd6uEq6y8wRBTCO0rCoaw31XYodv",
-	"aWmqY/papyy8w748UqubGZcJoPdCo//ZDDPnqY0QSMRYQ2OhFbeLHJp2quMta+ZNUtEA6pScbqSpg0JP",
-	"2JXu75/XIt0G+D6dgk8B2tGkfCnsDqhQ0f15SkZOxoO7i/HDq2csFTMBxCYso9ICYM0LMSAMsKKsfgBb",
-	"74y0wOf12cHUMZPJOGA8MTpT87whnGgKWkArzr+3Sb1tP4tDomqlnfKh3XRyUq8b3F+vr19SmToImYyZ",
-	"U2FWWlUQiWGDngBPSHt4d+FAxAXVzVQRdl4Eu/eW510rE/KJ1vdXRnZRfOmrBYrvD9hxMV0ewyERdEyZ",
-	"pe7KSJ4C4jpIqtrTvyCe9iXMgjhKU53CAgZZ8KuwtOM6QcGG3S5mb6/tQqfyF/ytF0xUONPpVMaxUCF7",
-	"zEJKBr2JpXFfg9sGAQuVtjczgAVnw+4wYGGBFvCgu0GqGyf88EUJ5Izf5NGIkD2eqBB8bzczaEn2mIVS",
-	"mfVsJiMplL2ZYROyxywETecmwQZqhbdlYZDKNzC+gV+QsViutBUqcverWSIjS0O8gbIMN4XLgIVLYRc6",
-	"vnEjhyoknO2INTnDvtsg7cD64dSwDR+BxiMrvk00j2+s1jcJTx0Zhj1Hqlz23SyloS/CwBSszI2TtyEb",
-	"9vtOVeNW3FAvJPebG5fbXaniSchG3W5ZM9pZWky2z1YV/aK4npCCQ6vWCCq6Q2G5GkFjd7F8WRysFIRt",
-	"q+sEPf2yVSq8pAggUV2hLJJVIg+FhT1tIMV3dw1REyzTHJJ+q6vo9JECWeHtSFE3ogqDAy2QL8qaZWn6",
-	"O/LnValTUt4+KA/q1vW9wbpeFLk6uROxUzqpYx9rfiM49GNZO7VzDu2/E2lE3BoziXat99WjZcmmglsz",
-	"UZiEgAxaviMgLECbN2Qw6/RO3okgr97AJAbo6Qxdx3ClJirWwnRY6CNr4TgzpZmJdJobZNjoweJwCjiq",
-	"/hKYk+4ik5Z68lm9aruXODmN7zSPqkOkhDkoWMPcBitFNbUyI3cWACwtYn69ZgXdRB/mXUJxDKPPuL2K",
-	"YfCOApHuDF9xY3r9XbXV37GL2Cbn0rI/MffgRqdxGGDH+GTr1DtsEe+BHVm+ozrsmSWfMpturfC2jNtV",
-	"j8xEPXn99NkzBi/vsCdUEdjr9odwNziOf7j+un2BOhWVHmH5C95xBd0i0afj9JVUOKN6jblbPOWRFelO",
-	"d+Rs/iWHkPvs/VyGRK26w/OVrlNCqBtnCJxFWKdXLITwScjStTKZy9xrZFmCsvthybegtbvHO5VWTQjV",
-	"795U5rjs2i7Duc3/otZbBD4s74pc8dT6Vs1rFXfY6yLKJ7hfqIzayoRQdD68W9MnT1jI/WrVbVFMUKht",
-	"Wv65NHMq0qgeKcFfZ03ocdqOuBFsId62roprZj16PPkGDRmKC24oUF0e/0dYjqoNdh84hQNwoIVGGrkg",
-	"9J0+CMWCcJ64BciN0zKb9ztVPasA4eqpuo+O93G3Hkey3Ce7S4NEIt5vmIV9cdRy3o/xd12EE6fRfPDC",
-	"HGg4VdT6StZ/QfUjktHy1svxtYpf29pY6o+AvZorUWNnJtwJE/p+nlgvjpjI6AZ1n6tcxkkHRBQzUfn9",
-	"uBYha+o7kY4zHS2A7kfTre/KHJQgnUBHsQunCuCrKxqKzyHL5k7h54qaQiHp+kPjOgMfrTN5vSSh0mRq",
-	"aERh54Lq98g3ni+pbarAkFTiNlEEVBHUt+9q1bgn15DD+1M/6Abu/7tvApr5+Kff/HH0xsfA0WNKKnZj",
-	"PComIfqcwWwpUYvVqWmM+zX+ynVt1c4rv1X9+qyc0amdvi5VLN5iv1GIJzV1Vti5guYjoJmX8XlaVxOF",
-	"AMV1smcqhMotkfKallZyD/yGEzHU70LPKq2LaRogbtxwDzcrPAmRg/jpcEFI6Vg9OfchV80+Sv6Dnvmt",
-	"9gmquD33VQf0gptbPxQyqSqS3689BMiW7M/IR8vW/uNpog7xyOhww+H+4N5H6rFmOzUx1PujsZ2EDlU4",
-	"iN6X9nJdQ9slV9uq9RrnlCzRlxDHynS9D4LXMTJWjaYiRGgj55/ipAIvj4LsuNqbWPNqX07JkyyjJKvs",
-	"8WwIhYC+UoLCt1nxBN5UMWAWHy2XGxKd05XJ85hf6eiWveROaL6OpDFIgRxxBo6sY1kAb4IGzQ5uB9eH",
-	"k5pvggaY1+48aQSNhJD/fmr8/e+NwP3Pm8LRUxhQIUbsnQ7v3+wcG4sHgbRVbZFfFZttXzYoDbYmH9Qn",
-	"G52Y4LkTv9vN7qzhAPZc/sLTmL1e4WLUNQfN+KO+3DTn7WaWj+I4369rq8rz/gDwSSgfDsOUseT+dBQT",
-	"eA3i5E/+CA8eBdoo5lguEC/Nj6dEvgNS5Usdrb15Xe+Oq2t9nksegvCMuNJKRhyABpasaYTY7dH+eLpt",
-	"u2E+fleoH3kftjCoavhSTBQKYt9FfQZZKNAsVc2lEnm79wATpe5EOuVWLnMf3Y6mfKo4qhMujez6m5Jk",
-	"yWVKo9s4SaqU6R803rbnuk0//tNo1XnFNy+EMXT80eo8l8buY/4iICT5DW+V3tTUk3uiHRQDyKX32BY0",
-	"RI86fYxXs0EcYMYDCNYFfkNkRWM/+QGWHOaZqgDLGGj0iU6RKwILSqFrE5P2sz9WIFlsbVAdDvN0/A7d",
-	"FH6O585BkZ5bX3Rb5x76eUGt7N8rgb4i3Ou2UKFO5XBdANWoQD0AnJ0QLBJ37s/QiJ9Dz4ZZvY+egwIN",
-	"LBq6/w0DtlnIaDFRaOSbLD8NK8/1nK1X7jfIr/VftKkQWBojFXvqNsdMRtwKBs6WFU+Fitz3rEiXpjWe",
-	"KPDIe/MOBgiWnYJNAC4VbJoA5hxcD9CLjyU5ACcEbQGoZRC8CoJhWK2TP4d+GMdHHfatECt4uxuqmait",
-	"XkMEYC7vhBozu9EMAqfJtljuQzG3WEP4IpGCgbYhWLTgbkwpZEYAZbHf4kQ5AcEtQL1tUo0AijOd3pIh",
-	"k+h5h4XuE9yu0zxL7qu4Pxr1Lll2BQS3u3IrthMV3ortsxgWMTuAb8XWnZi0rhhvysJPYboybZxJ282k",
-	"fdcL2UxjYBfKX1gilTuahYizqM2rr5+yi/OLUeHk/9vr77+DF76bNLidNAI2AcbFv2BY+CdVOOE/jPh5",
-	"0ngfgo9sQjF/yKrKiyqQyUvxOOBm3+a8Ero4VHGHlVk82wVNN4/BYHDJfrh+GpSKYQ6jC0Olbq8/+Meu",
-	"1Hzzbvi+jX/08z+u/R/jnT9+6rzBPwfv/1EravcfH/7YKG7f5tkQkEYMNcUg7k90BUysMRS9eBB1p2ez",
-	"C94Xo/g8upz2+GA2EufxZdSd9vlwdiYu4m7Umw74aHYuLuNeNJiO+PnsUnTjex4YwAH105BxhiIo5wA8",
-	"eisq3VUHsz7vTbvRZXwhzmdn3Yfh4H+aujcjft4DbOKW5ZHxC9M9siLn9643yYRA/ffPhm0ISu/IDCcn",
-	"y9pFJSAy7UX9eCCGsxE/m55HF/Gl6M56vD8dRMN4JM5m5/xiehl1457ozwZ8OB1FZ/G5uJhdcvfshz6/",
-	"h7V6/Ys63trbJ9QtTHZ6AvYWMmGRcPsOU6nm34ptbT6zJyeFc25Fll2Hp+yuCn6A92+Fh0DLu/T0ztyS",
-	"FAL87v3ThN+K/rTdH51lyXzZAFr33y34cO0c3bgG/TLvFCZ7hHku47PetHcZi9ksHvGz7pRfDId8Nrzs",
-	"i6gfRcPhcHgZjc4uz6eD/tll7/K8O5jyqDvoRdwP9j5yBU7jr1O9PCD33agBM95pJW7tP3KlNYzhB2Xr",
-	"cWWFU0qU2DgTTWxZKsA2jyE5J0PnK1ZSk/R7SBOSyl7w/J4vdpFgpYEf3gj1pmhJs8w5JO9vu6eo0t2z",
-	"dzucHkUo7NNj9id8sXaKdk8dKSHwgBu3w8JiVC4MskioU4iyuCcU6qyEumKFSvYm9/1FNtxM1IrLuIWP",
-	"+fp21txtfgHvgoaW5ehmJZ99J9hZ6vEDry8HPv0DOyycwbvWSTyKJz4y6HPLcqw9tuvuCh/JIMlf+KlS",
-	"R/Z0TX4trE0Ili5roEHTQczacrCjf+9ox/4q+HzSu5YqT2QkTu7a/p2wvqpxg4109oy/PzoNCsn7Tw9g",
-	"3+fJDFzdOh2t2fM2yVQYe8WspGQpiFmT8ZAlCH1oSx9Aet4Z3TewjIdpcN8GOBXJkZEmKKVfqLz9uGkE",
-	"FYDqGimjV9hx+2Gl0WjhIQyB29emdF7UQDCl1MikseRuYgqqPWrSIevbnWBKDTYzQXdTpceoz4MP3b9u",
-	"MkEGCm+HvV6nEAWDZNOFtAB3jUiINpXLpYivGHcKjbqlz2CK7my9k5pTHH4pm3HU7d43mRHmWrc61/pW",
-	"qFdUlFF3FsxSYRbJlklj1o6xBU+hBPBWVONo8Ftj3Pif6cWyv/rvt93n6cj+7y+X30WDb+Pzv8563/xz",
-	"+Jqf/SguXq27z3T/ZTLaXRZ6Sa0DSmxKnw+YWeiNwrRjNJd3aqTuM5ajVRYwtDoiUtCiNtUyz5Xg3kG4",
-	"U91P8bxg8DEjeruoANwe6aUiTSnbu1NJ0hj8Ot1RiCL7Bu4jJoV8Y+gZ6rSCYivQiplX472o1bGTA/3U",
-	"sqJrs+ArETCrVyzVG1T9xu5P9DP9PWRNbHCB6g+IBBNkfVJG/taJyn/KTaBqukyRG/asx/dQmL7JHJow",
-	"iU5FjNTMdsnfPsM3juqTYg6sAy5+wLqdzuVVofEq2FLI/7go0oAAxdTwj1ejvl/7yNap3k1eW3yXb6d9",
-	"aMdwi4iJuIY1SwXwLSzJi1O+Ke6sU2C36su6cRtkp2/iC5XzkQa0x9/UNXg1Ilqn0m5fOwMikwipSJ+s",
-	"6/qPhE+ozgfePWZ/QcGLRWwgCX0VG4MjhNQfgDJnTWeop1zFesmm0pqA/fDqedvwmWBWvLUtktwTBX3x",
-	"uM10JcDDwdy/LJSNlWfGatKrClE/kPw+/knbBAwkrNZ2I87XdmHtqvEe8OjUrAaP4rXltyJmjiHaEDdp",
-	"+7hJG+MmbYibMKvXqVsDZQ1L16gYbPiWcWaWPMX2U27jso1eJ/FEQakN+9opBTCfR4al7hsr+IbxsZlV",
-	"qucpXwbuD6sjnWCYFzaPM5LdHy0QGVnTFbMSIg4miqrGGF+thIrbjioB0KQNLngRk5M00XN0wnMFlS4R",
-	"V+xOpHK27UzURF07Lp3JJKvkIKvWTwiD1d/oAtDSdkXlDKleA9C0d5J/q20iFYsS6T7MUzFRWGTkNgzg",
-	"oUjbYRTOpXJaaRiVnImY8TmXyv1o2VTMdOr0ri1bcBUnbuutlYEx/9d/sVc6oUHwtV0IZWUEdHaXT+Zi",
-	"X3nnORiu1fCx1zgiApjiaqIyRT8Ds0PYd3wHSYmrIt8CMxtiX1ipVoddY8pxKiDQkrpZjd0cvmBffIH5",
-	"Xl98Mc6+MN2y8OX3rzHK4dvGhFdZ40zIHQANPWA+VAULhanIHXwvaNXutQfrU65yHDCoUoHekABm1pSO",
-	"39dJzIwQlA0N/NmC1QGgdgz2uE1t+BZTNt1bIp4kwARPst7V2Z2GNUMvr8bspzdhi8m5IiaormpWysy+",
-	"z5+H5czgZcqMwZoYJUsFj52YBiy5vIX2RPke2lbrgE3XltTzbElhD0nDoPjNEWutsIYTvhoOuz1Wqn71",
-	"nPpkidVLQF+5FO7n7DfwTMNZZvbA9YAJe5WB0d4KsQJgjtfyF8Hesh3gyhAlg1Ss/3+jQbvHjKaUIIhX",
-	"0d5MKYQnlj7K5HhRLoWxfLnCgRVDRVRmgCSeqELciK1SEUkjteowAPgi5DU4ByOeAqa0x3aFJl87MGwZ",
-	"63kRMwG6AqCbYwkPjRa6I0QD1CJMwkmySKepiCwIS0jMSXR0+8hpVTOnc9MavPTS1VmTC51aWASKm8Iu",
-	"cJIRDT2ADqFq3A4ru8WQMGXXGGujNGFN7yKjHybK+8lakD+NCab+7lqHmTuMUAoT1EoJFtK7zUodY68R",
-	"ecVXLQQ5/ooXAGHBkd5c29lFs1r712qFrDnoY4w0gNwLtyYBHdU2qzehKiK9EspkBQ7kGYNaxd2ywg77",
-	"ChWfceE9ExVOfDb8pBGypjt/WxB1L5cbTlT4oan5biM+LZRn5PKQSnxwUb/4AgWZk4tZnrJMacaQcw+D",
-	"28LdRRtUQ9M5mUKTfqJ9UyoWwnbogK9iq9eOe1GIWu1LaXHzBtSzH/K2paLQf4ehIx1qJSpDwB6c/qgu",
-	"+Cnc8ZyVcgTZxkJNwL3BwxbAO53Qww2KE8ATDdrlyLkw2fb5Kk11akC2gyQBgADqaISyBSYSYJvQXfib",
-	"Zgi4UCiIH9Ovf/qnAccy+rYnKiR4grBFx7KHI9iBx0EUHTgm/+XhJv4FeAWG/Wui/tVut+H/3eVht8v+",
-	"VQtY0ES5DbH3sMXo7p67u4xiQFcG7koOZRDUIRk0syPT/1buIUFPZF8buncWgA/o55H7uQ47oIwbAK+N",
-	"a+ED/Jsu3ZuKQApBGUchqIVRCFgRRCGoxVAIyhAKQR2CQlADoODeVgefEBTRE5o/r2V0i0iBM8zLR8hb",
-	"P7EerEYNQEJzqmPvlo04gkFZdjZk38q/+If7ffdwHYgCTLUIoUAPABnLQArEPq+ETbftJ1h4gbePkOVy",
-	"jAW6NUN2Ca/cdPx1wxLhbBB4Grbbs5w++Z5brp1hpOYFzUq8jZyxUKMROkYTKxB2LCy8rv2t2HrNaaKa",
-	"PSeK+qOi18EdsZFe5RBuTXppQKwVgNYv0KUBxkp/yBZ6nRpQZpleW5BN4NbItHxQnqBZJG0Jt5jurDLr",
-	"KBLGoO4MGpc7ZRA/yClVl6zEiQDsCjYhKiI+1ul1J4CYdAKQR5gdjU4HMZuJyGnyWLqWukXLQQcNgtNi",
-	"RTYgGM2FNZi0RF8jKZPdAIYKvEGvrZsG6kL4Hac1RDpDxo3XKPucwegG44Of4CeZKE8iPJewjtzdRoRE",
-	"qmZDJNEYyxkAFllCXIr0csV9CKKYXOlEfClhyd3fcnQE4tZuxQ77n0xcMicu185uaQ67XWeKVsyt7DrY",
-	"62jpwPlgWHP09i3G9ZS2tG6gwcEZhr2kYS2kl2LF1eiwJxO1WjjFDNpeTXnMlLAbnd56Y8SRym5kRGhm",
-	"HuwrXRnWJiWiTYpLbr/DIDH2dCdSg26AXqfb6ULHj5VQfCUb48ag0+0M0F+4AMfJY+xW+gu0tK2tTyF8",
-	"6n63yzYLZ1ITQBBwuMQsLqnmBeun04BP4oaG6sVvhKXusIA/Dx56+Hy/28W6PkighYBK4VD9J4U18DQ9",
-	"FkemL4BfpCb6lY+YJ/JOdEquJOzjbXzqcuO5vBNKGIix8jlkkecmXeONe/QxUbWz5ctkL/ncp79fCfXk",
-	"5TMWU5p+0X7ecMOma5kgtCqk2v7vkxfPj1ETXrmSr1ciuh9J/WBzkp4wXj+omrhCLa39C4Dbstccpji4",
-	"bLx/5hDZ4eg9lV8pcyTzM0GAirr7FuqrlnJOx4/M4D4DNuoOcriXiQKwcNwCZrG2cG7FeqNaxcWCPbuz",
-	"XK98o+Nfh//d56F3IDBdx4mEUXfwb/jwd773MmvW9VcOcsIbtpTGKfJYJl6m70HGKdJ2L9MU9Ag3m5U2",
-	"tazjV5E9Bd+Uye1O7xmjowo60xUb9qUCsWKh02kxsofHORpVzvbHZt23AlgNJD6YXR32HJUwsKrJF/Ds",
-	"ZYc5EmYHGjguZcG9NFFoXStdoxI1vVIQ+dmQPu019jpuxZk/wTtyiMq/6Hj70Rim9A0fTH9fDhYQokll",
-	"t/Q+2hjo6ziUeJ8k88vuI+UULH4fNIa4c+s+kY358V941pfePdIbHH/kJar/11o/B6Qu91z/8vhz11q/",
-	"4GpLnzO4x08Y4jPS2MEcPrjRkFQ7W6Kw7bIttrPpHr/Lsi7eHxDd4MtvVnyc3vcJcraSfoNNrRDCwTAN",
-	"26mYGzRRzVKOEIhwrQLo6oW5N1egOxfAGjzeLmx1PB+mAj2nkN0Va9hwliCc0GjwreWLfWBYSBIC0v5L",
-	"3pVii3Q3BZHM9hwdxKcvUz2TAImYgYeava0z8ls8mz/Dxief7OypjPLwbnoEISJ344N3EgqCw4/8UAT4",
-	"g4dO2H5fZzCA8MTw+BPfaQsRsV93p757H5SjoD+9eV/aveX8P/SxrTKmOrCD46VUpcOzfu+Cg8hxd4cR",
-	"MxhqGCQBui8EKNwQjnf8XRWaO6EzAW+ZqGbEjWhLZYTCLuKEF5Ofwm630e1wjkIqvjO3odlOC0qIIIHN",
-	"WYzwISdSJkrGAVQQxdQShmJkiEgxxn4iWR0+7d6ADOUgkzNuwxcaKNVqfa8FT6OFJ8Xuvt2XnQkFd2RM",
-	"A3Ew36A21xAgGhvjBhAiL3P0/8y3bgk/rq6hwHE5MrOQmnD0Rmw09mmFjeM1L3Gg1nZX3OTwJp51P3dZ",
-	"8+uJjoNy42up4oyGRUmBGH71YqJ43D+mjvUH9O6C7HgBsYsQj+Ywb5NV7IBui+B1Xglv2o2utjOeqFs3",
-	"et9HvdVhr0hNLx6/hcZycF+HPUkSwn9U6IbDCDHIoIkq9emmiJaxfGuyJCgMUgaUr5TOISUAI6L7wpYT",
-	"RSFL8iVx63R6hPAHrxKYChFPnRTMJr3ikFcwzlvcw5OQrgFxN4ClmoqtRvxUcI8VPdx7LIBY2twCeLDC",
-	"cVxYFEwWSP9/82nsjdrGOCfZGx9dQzpqaFSZ8femIXVPEHNPPXTxb9JoOixPcXflVlSTOgC1HiRbsSvx",
-	"h4nWHVFKIjYTuYdEKwzASdYn2ePox56DlURdlsfkmK9BLc8MJyezOhN1WELD5+qE1pfuwh8y61eWWbg8",
-	"f4is35fIgr1VkFjOQIpTvuHJA4UWphGcJrW+dmJK6Q1DWHbSn1IBPB0UxQRgeSJVID5HlSgUVA2H3QHb",
-	"SW5A5G/U80iHw1sQJxzTe7xgkwZiwwGDPv5SkfYHuSw+WitTn6qIXiHAiXDWLrmh+JZBL7WU/EnMWJkk",
-	"FEU2lEWI6RYQ5VTa+rQLDKBuckuxCXPKszdaHfYl3Arpq3m2RpaSjP1lJ+6lCwjZvapUBfG1O5sSPc8j",
-	"l1hwUyty8f2/J6FbntJnLXWDbH3/kLe/N3lL+52rOh/7yWJWqFOlLKTu+JSNqY63mJ/h5caSbxmPLOWH",
-	"EO51h32lvKhx43RqXp5ATqKGHZc0dZIF3vwrCpZfeWMjMf/Y1p/p9kTurDtgYYM8aK9mtaLHFaJv5F0x",
-	"MN3cLDRLNKSjOe2D6kkzLzvGmn02HiBY4G/kU58oXwmQAd8veEzlyRudQpF4tud3tjG2VM/UhiaPrE4D",
-	"JwgglhZCre0NfCIMmHWi1zprEZ8jUjzCEZksrYoqdKGMBLScsDVmawPZ5ysT02fxrR4OlFBb2I+lnKud",
-	"qHjgFi5LXstjefBJL+JUjNlyB9LJasTWM/cKKCH7/cisclH1vtwq70HImOsP4fWZCq9nyOb5SiGaFcv7",
-	"7xyUXW6jnxQDxPxeEg8oC0rpsrlu44NdUKjSpGBBgK4EE0wU1rP4csoA8eKpciigAoIA5ZXXiX35nsg0",
-	"FBI0rSCL7pVzVAu5qZg2gzm7VutWGQXnQPiww35MpbUQZtyfuYsGK1VPUgovpiBQigKm7EgQS2yDb0S5",
-	"VCdznktjn8Cq3FvkfE4RPTeD46G8suL4RzzvIQLg2p/a5lFOy2P7Hp2/J2381+ulKcCIxno9TUQbG26Q",
-	"D9ltuGgholtMl5PqjqeSK2vG0K6OXMzMrJdQh/SLSHXgE3F2Ym9M/LzO6rXWS9+8xfupIYqGak3BjeP9",
-	"0k5RyZJAfe1aoU+NLz+iT0kDiX/7MnViADIBSn3CvYJfeCVWOt1rShChU7ip8wfXN5BozGrreAUkfsZ1",
-	"+5kffHaP37n/HM5by/JGr/Na80LLXk6VIXolAA9AqBgRcnZ46BtERLifJP8GxvdpJbT7RoYSXs902Kwe",
-	"73m4cP7NZFyVs6uyilr6KecpxJbaw1NZ0+wTeOurcr9RX9hWQnRqShUl6xgLIp35B9ahmFFKVDHPcaIg",
-	"QeqQQrNH33C88DJr9v0wXv1tZRzlMz5NSSFmoMX9j90MhY7wp20GbaxU89N3gz/o6MEK+fHUDphO4oP6",
-	"+0SV8v+mwqfRCGWZJNQWuIQxm8Dn5SAAUiKL9+u1DbLoyUT5XGmqWcbge4d9D0oM7tkFN3giBFQ9kHUD",
-	"LjbJ4zKGyNEBHSTbm56M/0GbE6d8v91JZPpP257XWWZbppqcvEMBjsE8fgf/PUkjqmu0eODMqW+dGKDF",
-	"Xu7IuNPhd7USnJCUAOIBFbExK/axzLAfig1k9QyrdKr9RXM0CGhrDE/k4BHVZqTsx4XGf2ctXbmKJyrv",
-	"JmcYTzZ86/OvOywcdoesUCqPvhh8c3amu1cqnblO9pWYUcOyT7XjXxEX/6ZEQ7UN6B7NFQm+2wGUuiH+",
-	"p53efsPmoBv75YPHgD7tuK6BIS/Uwi7ylg7YcAN7crjDtOKEI6Aw8B7gwgG+AWAscXite4/BHLcwg8oO",
-	"CQQlzAGzQ9YsgndPVAG9u9Vh34otRSUgqS0VjiViQuyBPhQ0YKoL9EB6t1k+CTg6+DQR+07sHP76k1aH",
-	"VkDA93nyc/Tvzmd2ZFURygtNJo6VfiaADTHVPI0/pPjMl7WkXN2KuKbaLAAM5aqiOVG7nuJwuv3zRioT",
-	"wsuMOwnnHgQZkppUqULN3a6EDd19+e9YW6ryJ68cg3IJZAEc57kuwzd7oAKqjZEGPSIES0hcGiL68p95",
-	"koSMpowesuJkr1g46MYEnX4e053ZqUWtdATioSvq2MONZYMu0yk7BwCumG9NwKyOIX/KWa7uHL0mL00q",
-	"EIsD4enIvwBDMLQDU8HjicK9aSJOaaNoFOw5J58XeOFIUc6PELCA9SmkmSGwfU3ZzbRcc0Ntrxtjjyrt",
-	"wd9rQaaLpTg16PwrDri7SFlKUNs3Dly+PWPhSVIYCv5rAF1gzuM9w/kNnffFxT1qBhRw7/+IJDysqPC6",
-	"SMaDZYQEyPhQ8Tv2ByylN4A1TnZcuNXrkOHrpoQ0h+BUrc5EPSckSMyGKGKtM4BHEiZz/ydWpNghLACU",
-	"Jkjz0EoY1iyaJAEmDMzWSdLysh7Hk+r16qi3ITsDPFQfCEoEPzMTlX84pSSMqXDy3Gg2FXYjhAJQzRUA",
-	"9y35lk2dUIRfZQRPOVuBW8aTZJ/KQTQ5Jv++d5ZUsp9+0mTdBLC/xh6B5Hson6ioYPfoXUEY2nQtwjEa",
-	"eBnAZw4MuE5iBNdSesOa5ZFWjEoO4Ft+Ea9YCPDF/t1wQNpFBlddNye9Eqo0pV3k41py0lmNzDwVWN1p",
-	"WSI4ZPDIvafLUqq/CFv65L3aTN1vPEtNw2FNx05TkegNC3EMYWvvGPnbTzdGCo+vVQzFBtLk7UT3HoV0",
-	"x75a2LPh0eYDv63jz8mT4z4w2jv/3mPv8z3EnET0NCmcYf6XN9hY5UjYOweMQaHuJAwgioKRiujxIIqw",
-	"0h3zV8IO+548RfgDNU1EVBdK6CPdzfh+zFn/1WdqtabSK3par62RsaDmuoCT2iTxCP90BoNcCoB496jU",
-	"RYhaRpszOAzGG2QowbS/WkwaqLDoshpMSsWXHqATpseaztimQnZPio4zrK9xcC9MeACaBpj83o6uf1MB",
-	"QWGIvxKuDZJnj3mvxIb4M/OfFFizckp+9jl8f1SSIh5PQjtiV3KVle/H76ip4vsPVsOzjE/Sx8MMEJgt",
-	"dBKbMkIsNEjI0SYDj6IGbvEgq2vK/fSZv73VYV/mMNup8OBs1D1hojLRBRjZjFDC+VSvLet1u2wJbUtW",
-	"HLDFrhhBSrLQg3cTXH4RkBuSjpys5RQe8CDp+Farqbphn4PhQfLpObW7/PT6wd6cIWyt+m/d878feJ1v",
-	"hC2d/QDbXjBB7rU9H0NE6bRygO80SPV5AUzHt9fHweSAAjQct8GFio3HgQcUiYkqGUiI2KrVVeZ3gzLF",
-	"qh2FyLUekFhnmXkeNMu9lVCzmhWULejxjZEzfySBBZcBLpLLXai41WFPCeXbP5KlBZfrjCpQfFewDIWE",
-	"YUDSUJolWs1F6kxnfEE8UU3I9S+iStfrIO7zH7jFP68M/+NCIfARzj+S+j9TTcAtz4MUgceF2Ph+eYOp",
-	"T97SuVcHhmpTXIgtdhjY9VJNlG8vUbP9AvTGkP2RS6A8+I4PFaHf4aFIgD/O7+ldCPdWh11vdPZm6OEC",
-	"F/Os/QU3C0znLGglgHbsdJbxRGWeItRymBFQvo1NErw21MkfDlt5B4ZS8gFWMFBjBCrJIqONHNWFTAM/",
-	"hWC3fwUJf1+qNVET9WMqLeE105I47SVep+BgNFan7sEvvsC2RF98wYxQsbfV8qFT2yoBxxqV09dhsOfQ",
-	"RZxFKcB1p8CVxjLP5yTVZzqdCYl45MQTdcIWhvACm4b9e4XtJzANYTK/Uk35XiH/1HPUVb3OkDHBH8L/",
-	"92Y+osTjjJry+UPDyZ5DJwY2cjk1GR4ee2So/UtmbP3MqGMQsFqY4zXmnSRDRCgjIbjEws6JCjfc/UqP",
-	"d8mVj90VsCPMVlgvHrNubAvwOzm1j610knhZ7FRhRPymQHWafcC3cXKSkyLynKDFmyttjJwm5EVRmmbn",
-	"9FStrFRr7+aD2f3ZKaDhvljMV0jOTyjf8Asn+6nxdvJWH7/9R/6pvdowoONebWow9B+WrfVK8GI3pHIt",
-	"F23Vo5v5sbGp4MvT0jlDK95afLCNz4Ws+RrcJ+3XbgzIQK2sYeuuBJioXRHAmtAVLP/5OTe2De9qP/sy",
-	"9EkgqduWSkSQ7k0Aik4zoXwT7AJzhb4h/AfbSEXQ0G44ECFqBeT3RHif6DbRc9rkibwTFM+dJWuoB4N+",
-	"K0U50aF+gEthjOM+CW2kwjCcKBmPqSejET/7lmkwdf+73a6EvxBzy7PfFwJJ577nBFMiFTD2315//51/",
-	"gL4yUbCdKV+d22iR7wDfuUzwZUYZtwrzR1l2HSSuYTjhNfzyV8HjsEVpdZjZzkIZYzsq+CJNYQEJN9Vh",
-	"5y85aezu5AFmBa9eM4TXpnYquNOSoRMZkAHcbehL6I0ygWw19guUceL0E2QGrcxE6ZVQeOpg/143gELL",
-	"GqSJKQLsS8OmmvwT4bB/ycrtkBA4c6KkbfnWrfgK4RG/i50wF2troGHBVc6ldA5UeNlqSIZeigLB2Zyv",
-	"UF/O0AlqYYVhBJ/doeEmCI+c5sLcESHuxxza2G2iXsZz2CuJQNU9872bNNwGa4x7wQSitpPGeNIo39oI",
-	"6JdnMVwd8d6sG/VE+yIeTtvDaDRqX/LhoN2f9eKuOJ+eRb0ePITZ7pPGWK2TJJg0uIXn+93+qN3ttbu9",
-	"615/3O2Ou91Ot9v9BzzjhjVpjN9NIPYM93+dyphvmZLzhZ003geTxioVd3/lZgGXux/4f/DZhX/bUPTi",
-	"QdSdns0ueF+M4vPoctrjg9lInMeXUXfa58PZmbiIu1FvOuCj2bm4jHvRYDri57NL0Y0njfdubxb24kRV",
-	"cshKLYZ3BP4VSqPQESJEAYCd80K4HjrR4MTByV1k8ERD/vhPO9a/1kmiN+WDHY4m1nz9+qvWvc54p362",
-	"0f8JLp71QY8ygybPjwx7Cp7R78Rbm4ecWx32mrqIZTHn8ikPzla3f8aMs9k6SSaKbpSKbRbSnVQU8sZY",
-	"N7tHqDsodlU2EzVzKkOUh1wBzq/UwgdKzRNnBUHUiSR2KTeIyr5NlnB1VUhWRfcwqBBl8OhCFDV0c8Zx",
-	"OrPB1qPB2++yu34HzozK0nw27ozrOh8GRuv+8F/8zvwXuDUtpDWQ0HlkSCzdzwleKMI+6gCvwcp7lTUq",
-	"L/iDi0G4R+VYYF5NhmVnU2FZ0+fBUOJN2PK95XdwmUvVre7rgFVjAiw18QXhziYBjwphLxdd65jUVwnm",
-	"tQJWwRNlTQQKYYRD6sjkjISSV73cYXWnt+U+3OfMnQNu6x8XQn2ND6DjphAoBLtuJhPC+CgGOtEx3iv4",
-	"vHcEr1+blx7f6FeM2f0bknxeZatR78/9TeX3/KeG8/wiehmyJ4/gmKOWpNrjpUCBlggrjsT2ngt+5zPo",
-	"iwIrXmMj9HKPeAy2w35mJMc6JB1K0gbZr7Sp87LZK7YTxCsoaiRLCaMvlzW13lQ3+P+M0PxzMbO7GzwR",
-	"HDqx/rGvP1cQIn4nPmRHUzX6iYH6V1S7nsfxLDR9xq1cDdaHWVDebXP3ZFibFFOJym8WuvByTMt/QGw+",
-	"66Te6rBw2O+zukbmvleEYYXUA+oabbJ+FhOV5R3mLxlnGUI+Y8gjclCofcm3zKa+B3Yeqfd5giDY+n1W",
-	"7qSeDQi9ydOtFR65jyv25PXTZ88YEpqSoDHaVgaimChKo+6wJxT76nX7Q3gbZC/+cP11+6KYIKAVogJ4",
-	"qgWFNAHocGt0cgc5WRO1XzFyz/5OYus4mc8ttv6KlmefKuau/iGsH2yW9k8hALX9BiT0z1rlg0yeewfj",
-	"jdWrU/JEM6/ea6tX3/ClaAXEilxtWbwWTLxdyXTbYc9UVc3LW6CCbMF8zisAOfXZW+CnzDASERKJLzVl",
-	"Enk8iZ1MrmZ+cmDdYusKk8LoAApqXuIfSaEqk5BV6GkM/mANPPV+5DQaaEeklZiotZIWXdW1UDPQcRlO",
-	"ilQ7m1MDqPQPKhGm6PmTOUaMzzGdKNCVserHp8NmfTQKWaidGos8U3nx9Yj5goCBkExWGwrCpfwdyG8/",
-	"lc9Ngte5E92WY02l0yVPkkIhTeaE2nGs/CHjf2euR8euh/T4HZcj6K9LfivV/GTlfb9PMSsRR8jHndp0",
-	"hqXpmGnh5Lav5gtZE+A6SN8MAyZnWPDeyopcMB0VylzAyybVHLsgzRCAZ5XwSJiJSsTMUsoESH+eJlJA",
-	"omdBonrtuXAjlcdjtQn7hqBCCqY+HCxkF2AywK1crXwwx2iI7+DUC65BCN5gK2GoLcKEDSydd/QCl8F1",
-	"1beInbcBBwWa9INmHr78/vU1O+hTCXOIP0gXnigEVAPCZn4R46yvapMmxPgCv+p+72jLmycTVd/FgC24",
-	"cpSdk1mgtA9mWTP2HpUbMpvA22usTgvl02KibgWgJSHeuLN/ZtDqtUBad/w4k1GqSNRWQ/z3Wka3f9NS",
-	"fa71mC/yjfe51WP+rly1/+EHgtsCfudQhSSIVac179Xm0S9bm3DnjwKSFFSI4N0aWRd0r3r4Y4gCRbXI",
-	"0i9E49drbVQdeue3iCNwFAmnOsuDgDhLgdiap/KAO7rpLzQOlCB7Z149Q8vY0O4kiSXgnYCHWAQTRWB6",
-	"pbPwGGBNtTs+lYa5P43ltyJgC72ZgHEFCXVZ5Q8Oqhk67pdqHpZOaHfEBCzcaBUGLBSJXErFIfkOdhRY",
-	"fQFYhGh3kqXkqw4pMFFWgUKz4KkIyfyzetUKyvXIOYQa4v9DuwKplEizmkip2CrV89RZfWahNwbNaGjo",
-	"mM2eriAgXbLdl+L9Ygtqzm+6QwdaZ5FO49MwdjNaA3f+gbD14UJlTjx0UKQcadRx+FzRG1Vt83wymhUq",
-	"19SAgycJbr4MJsD39KBmHYWshv2bJmul8dvdNTiFExB5SlT/TwHmOZ33y/Q5tgmONNPb2QTQE8sUm2Lh",
-	"xtBJDDbhrRCFXnh5bMjdThVEsD8mag0OQQ31jazXBRh3QAXCuE6xQBKQYt25i8BqWFvENtxgvaRvTMcS",
-	"Hd1imlDWL2ttWROBZilcldmibsQwgdYVfUDN6R7oLxV5XM55ymHrPSn0wtscbpyXD6n47TFah9gwHvqJ",
-	"OQueEDnB5HQqwrFuesyAakBOCGuY3cCQIyHvnBZjO+xJVhWbNTxExzR+lZtbSDYmXSm34Y81Xawv838F",
-	"U3xYL7/Prj1foeUjRDxTcSf1Ggs1cjAEx9//7oP695KwgxuipPdY4p39koq8cPeAz/aAd4Wqk1ulNyZw",
-	"R7Ks6SjkDtJX/jOfEmcdv3EIWdrP9nOClQbktzSnj1+r7KedtXo83bYX3Cwev6Nf/srN4uTOUBFXWsmI",
-	"A9z4Mivvp1UlhE1cDwAgcCdLWPhQyJo8SxooXWgFmHzgzh33R37SlGAapjretkLv70SMA2StO5EaQMaE",
-	"90+UO4hAiJdgFxHSfCFSETCeGE3uKsyASAQcXyKWFlCcdyeM383yHeAZp3dO/ykiy8J3Mg6Ygk5ZG8Hd",
-	"ar4PqRQP/83Cd1PBrQlYAg1YAgiX0jMT5Y9UeIze4Aw5TLnA6uIQXhCWf/Yr4a4J5R8NWIifCSdO71gu",
-	"RexTcKFozB1YU/3WNwuwMgGkWLAIeRzj3RJKHmO7aAW+AAYPWqNTAoo3aIQq7QxjK8yKR4I1X339lF2c",
-	"X4weGZ+yI0zEV1LNAybeRmJFTWd++FO/278AKx/+vASfOdwr4ta+ZhG4AH/ZOua59wH3Kme8T9y+AT/0",
-	"pY7WS3HIu+S5zCfS/IdVC31DZ4J4y6NMoGX+SF7GTj1Nznn59uzkLi94/yOT7bwmbDBIf/Lb2m9b2ISt",
-	"AlYU6KZQFKpnUPiXbv2ep/bOo7cjNk+dhMj01PyTRaF5mOUfyuyfGprND+/w6fmfyNic5Si+92Pcx45f",
-	"DmTHePYNoI9AG/NkKohirQ77Ghsk89QmWxanfKMyZhz7FEJkXsOknagMVtztxmSLvsfsOLKAQYYpMAj6",
-	"HWS5iHiEgFhf8m12E4PTBBB9wN+bSuwlxKbSLrm5dSdQf+T+ZcbwDjiFAhbpZL1ULQiESsvCVG9uZqle",
-	"3ky1tXr5xYj9aaIineCPqZwvLGL4uLu7XkvAm9twGd4ewPVh8SIGg93P/S4e8Vav6BE3ObgyJCNxBbd3",
-	"2OuFnKGBysyCrwQLsaIc/7cXEkqSRMQ6nAz0MsS2SqW7RyHclOoNW6/qJMATxZPtL+IbxxEfKgI+QTld",
-	"Kv8/6q6gtXkYhv4V08uXD5Kmx5L7YPcedhrUNGYx85oiu4Ud+t+HJdlWG3fHjV03kGzHqE/Wk974S9yX",
-	"6BoPx1v/KPpo/n/mrYIdfy4U/bla4a2cEl08pTl0vNENrEUytBKzutow/iKBQyzrkUERDSWDixmJAd3s",
-	"P/R7/ME47unvMc9XUwinoe/dfNBumn0YtpvthtHhGdxqWPV4uXlZD57MUg7bUnYb8056xM10aguVV+R1",
-	"Gcies+CKzgkY7c/wqYqCTw6MZO+f0IqmZjfuUMPazH/pBnV8lz5eErInIOJbGbsF0GDoQXgjLQJBiwLj",
-	"uCR/P2W+tilWWmj5bCRfqBjG1TKKgdl51QiyIA9fJIV7ucdEMlo6TcwCzBW4KaRNxMkyJfNiNIrjN4mX",
-	"eX+KWK6uC9KcDHRcAIyYq0O9LjOWZnV8kmBJvwYRmxi+NAP1suNQlt3uSfjkdval1yIqSvJPRZxMdUl1",
-	"t80UU9whahUK21RBWZp+NtqFiVCAPRqe9/St4BR/O8sfTR/C+kYbIklQXV+vXwEAAP//",
+	"7P15kxs3kjeOvxX8+DwRIj1Fimcf7Jg/NPIxGsu2VmqvZ8fU0wVWgSSmiwBdAJuiNfq99m8gM1EXi0e3",
+	"JFv2aiN23GJdOBJ55yffNiK9XGkllDWN8dvGQvBYpPDnS2HT7ZOZFan7VyxMlMqVlVo1xo1XItIqNsxq",
+	"tuHSsqmY6VSw1D0i1bzTCBriDV+uEtEY94OGiRZiyd1rZjpdctsYN6Syg34jaCylksv1sjHuBQ27XQm8",
+	"JOYibbx79y5orHjKl8LSmJ5EkV4r+yzeHdL1QjCOlx8ZJuPSGBr96WV0Loa8PZid9drDuM/bl1FXtC/4",
+	"aNqLz2cD0e82goZ0b1pxu2gEDcWX7kmefTJopOKXtUxF3BjbdC1q57VeS3fnilsrUve2//dzt33J27Mn",
+	"7a9fv7141y7+c3iff/b67/5vI1skY1Op5g23RHv26IcV/2UtWLROjU7HzC4EC5V4Y0OmZ/CvVSrupF4b",
+	"tuJz0WE/LKVl0rKZTuHyTKbG4rWJ8mvzy1qk28LiwKeLC7Hkb54LNbeLxrg/OoP99f/u1Q3+qztHenum",
+	"8FLYdaqYgHvYRtoFC434JWTzVHAr3Di5YnYhDWt2Axh1LGZ8ndiAScNmqV7Cj8by1LY6J0+CXtIYd4MS",
+	"xZ4NixTbraFYP6HnciltPZEmPJ0LY5laL6cidZtB87PaHaB1qvYNNIGX1g60160MFQ8Xf0OHq+uuHzxr",
+	"QeMbvhT7TtacL0XNsboUF/F5dDZtj/hw1h6KQdy+iPrTdo93Z/5a/bGa48c+1TP1LBbLlbZCRdtvxXZ3",
+	"Tb7jt8IwjhyPGT4THfYq0isRu21sEtMI2FLYhY4Dluq1FS3GVcxuxcqy/pAt9Do1HfaEuRVwBGEX3E5U",
+	"Kni0cK+hVWdNs44iYQzTKXxwtjY8YWYdLRg3LBx2L1mip9PtzWydJGHLEb6xOhUxHhhpDbsVWybVRMFZ",
+	"cO+0KVeGR24y7iXuHjGbiciaq2xS8HT2hHuFG/1Ux1uWilXCt4bOlvvWRBnL7drk97jH9doyzgwIC/qA",
+	"e3+kVbROU6Esi9erREbcCpAjpsJ8uIrdguDHpL0qDwcGyFksZzMBL4PvSloTme/gTaTVLJGRDTvsv3ki",
+	"Y+4mPlEzLpN1KgxrDrtd3Bwj0juRMpGmOjWsOXrzpsV4KpjSlmbaYT8awTibpcIsWMpVrJfsjidr3CnY",
+	"FD5RP/747MsWW4mUuSOmYhEzXG9kpvkRGsx6UX96LtrdeMjbw+mFaF/ys157FJ3HfXExu5z2MsmE0jk/",
+	"RAUqbTsy3cuIR1VGXDxL/7/2///1X+qPwXNuLDC0Or7wCtZ8y169+opFiUQevRCKpW7DlYisVHMSPMC1",
+	"Se4k3Fjkee5OIe/col4DKaWCL92Om/XSHS/HmJ1Icjtj4cSt3BOxUJFg+k4grYRwX8iAW7JMYShIreq6",
+	"uWm1YV7tZ1829uknp3D7e/F5acXyo7L50Qlc/rnjFfvYPDCSGj4/4r1ZN+qJ9kU8nLaH0WjUvuTDQbs/",
+	"68VdcT49i3q9ej6f0Oc+VUb/Uq/VnsVI3SXavoABQ5dqjlpFr7Q+vdqpw/OnTfwkbThovFwnwgj7d24W",
+	"u0N+wlK8/Mg4Dmvd+Vpws2DNRG9E2o64EWwh3rBpwm9Ff9ruj86QKg2LuNJKRjxxDHjZKm/+edyPetMu",
+	"v5xdiPP4LBpNh3ww64te3I0upxf8fHYmRvEwGkz7jkzEZXwRnU/P+GjmFIJ+VE8YaWEuh9Zolxhevz0b",
+	"7ttNfOk+8s4XSMZBLkLTlQkD+E9iQidm3Z/nYXkV4OrBqRyh8uJEePvXbvvyNf33pv36bTc4G+yZ1E+8",
+	"jsU812rOVjpJxsh07UKkwkk/pYm5Ivsk7hiwhU5Qq/D6xnrleBFoz0uutiSnzUQ5IayVcFengvHVCuRX",
+	"h3VZs6BiO4FpNiI1jFumVXTATHCy/SQFu8zOBt0j/PedW2+z0soIMA//xuOXODn3LzoE7k++QjVDavV4",
+	"leppIpZ/+bdx6/g232L3ROw+cJfpCDdORRBuX2NhuUwa48ZybZy9y6bCboRQbNTtdkFAnXWHF133f2zp",
+	"6GQmRRI3xm4UMznvLPWduJZLodf2O0N0IgxQaqPb+8eXg//qv7r4n/Nvh9+dfX/5ovuyfz3674t/ukUD",
+	"vaoxHjrebqUFYsy1GJaNkFZnnapxujJjmuZ4dzLvijvxf1Mxa4wb/+dx7gd4jFfN4xf4ClzoMvWFO68N",
+	"xyXiirUwoDUtuY0WSGVuQ1IeWdZc8sRtu4jZP1798H3ANqmjZjcDE0zUUhrjOK1OmXhjU85gLU3AOMsf",
+	"dCeYk+Ll9Ew9c8rYXLQ6LIT7Q+aoD5VUPZsJFUs1nyi4VjkyWgHxvgsaT0lTfC/6ydXxIuFkCj1PUsHj",
+	"rWPObMiccivSB5LEZU4SINcZfXQPLRQG9iGI4AnzinVuLJCh6IYowGJRRU3c6e1jFsJ23xjL58IxXqXt",
+	"jVQ37tEwmKiQFugmFXNprEhF7O4qGDkBC6Uy69lMRk7tvJmtVQws3D8Z6eVSWuseLL3vTvAE31ZrHgDv",
+	"V/oGaDbssO+1XThCjBaOsmKika91OpVxLNR7Eckse0uBRni8lArEsTs6jjQeRheDnC6+LnxnD1nkQ/kg",
+	"rCF7HbGEiCeJSB8ZlupEsCXfAl+ISfQ0OR0BuM+tNlcM1oHplUhhOQPG1UThj+hhdLLJPda6YiEZ2zex",
+	"NHyKnCh7hf+tPBB6gvbzmXJymSdfOaPvvfZU0psesmmjIn/3QyrZo/s3MPvuB9k//zZcx7USb1YisqJs",
+	"HHfYM+tYZ6Lnc+9qCLNJh1dODfEvMs6Eniiz0BuFlp6XEo4Ypug3liJmzbLPIazYt2GLdux7bb/2evuD",
+	"N8txnRmp6NkBVBrVQmA2Dzt7w3wbv9eW+U/s2bp8FB9k77LXhWPm55I5o2BSAbDogKwbnXqluOMG8IJv",
+	"E83ja62fO+v1vdZ3he+6sVrfgC1cXGdPAFMdSwH0wcDsRf/Z2Wg0OGPTrRUPk4u9Av+jKTGrNfPD2LMX",
+	"uyP+IHuy89qKqgRuK/EmEiI27GzIvpV/g8241vo7rrak0Zr32oyUW3FDK1zeB5tuyVLoewvgQWveL+gi",
+	"11qjSZH6se9d89LAPshyF9/oVro6Fh8WkIZZfSuUOwPPXrCmTvN79UpQ2IGcUmainI6feKPLOFb0srB4",
+	"bkNzTw8tJJOKhXBXGyIcIZpI1SBbOwt/1M2Z7n5ciMfBtH9UfG0XOpW/ivdjhOvii4rKCAMln00FT90M",
+	"YbGkYZmJ+yD22MvJ5Mfyh/dQSGl4H4RCim9EPglzC9DDjvO0Cw7yba1uld4AkaTiTt+KGM7mj2qV6kgY",
+	"0C7ea/VRVV06NXYpDWiexU2oOGuQbzg1NrewxC9rnqCCk73rYUe4n+/N0+xVrDCsPVtUN4cPY2DQXGE3",
+	"SCueQpxXrKyIxyys+XTImtIa9H1JXKKi9jdR+TMYUSD90ykjcKDnXDq9x8qEQoo8TqQSLTAPpIJTceMM",
+	"evoSBiucuJootDmVZu663zEyikjStuoNi2zBipHuGjef8gIdvA7gvaNgypQnXEWi5Ld626BffRAwgtBp",
+	"/MQ2xo1+tz9qd3vtbu+61x93u+Nut9Ptdv/lCJAUZ3efWidJ0JDx6XF0H1lNZOTkrVP8nUYA61yguAaP",
+	"rLwDMbtKnbZvJTpysjHXefHMSqjYDc5P2LFZUBqXbouNZWslLWtOhQUO7F6gN07CJutYxGXvJi7Kvdz+",
+	"pTWsDvAncixkm7ThhtH9lZSE/YufDSfmVrStXIpdx2B5i2qHUW8F+YE13bayzUImgkngdbgbsD61I3AP",
+	"IL9D3+bOiOTHysuoRgh2vowEV/ftWBpHd+AMYnN559bF4o5Ircqj8fS683ok4MN87KW7511O3IfvpvP9",
+	"Cm9GT6b3HP/cgEnCnOjbQXYkitSXfex1NmY9/beIrBsHfeEp3l0XL1Bik2w9ce5wlaLYDxgYb0yrZIuq",
+	"k95lNDxnWdn5/XQZDsyrMW4Mfum3zzf/7KX/Srv/mJ/9c9r7/uz2l4vpP8/ueuvucrD9x/J/esvh5tez",
+	"r3b5VGHKJ2x24bOHT0lx6TvsldWpgPA3HlMlnBWOGwKyqkzE95lQXbihSId+fn7cB+jsRapnMhGHBZZh",
+	"XG21Qi+QEW5WQZ6mkAqzTqzByK4R1jqW5WSn6bCQSCqE/AZhJwpo0ftxSbq7i0UeJ60RyQy17ntIGLoY",
+	"ZOkI5ffhMUD+OQMfJ8xJJKbCPL002cM4CxIFZvnCkWttoL2wFKitxKyZitka8grQTYqeMrNPzPWDA9HG",
+	"7t4h/aRriPUbGMemwj2H9/7C7yculsJZaq9kLQX8hiJ8v9jK18Ddc6KYUqJWFeC2NJ25U6J5dIuGsDt4",
+	"pbPGllKtDduAAeTUbVtO5xzV6Uu7m3u6yDwu+4qno0CYOOHybuaC8gCveumGdIBPTbdMxiAI/eKXmcen",
+	"qOc8gGD2LvyBpXuVaTcVoxolawhGdJi54t1SZmpoE5k8uWE4JAzP1kbEV0CFS63ElhnLtwaZl3Kc42cv",
+	"s3MVwY2vMDl/eWexnrivnmRImXyQMwmOG7u76/cX9vfm6p8+z65lMd8Ly/gSeaVWdfL7QRxEREJZGPgx",
+	"kk+4dXYfLmWTW7bUxrJBK3A6rrsCJjokXFmxPKqcu2++FJFOweG05G+e4VODbJg8Tfn2gLp0hGMVp1Z7",
+	"2AqU+4LP67QqyMxmeuZXwQTurIGVY50AQw5US8GHl9Og10JSXvipa1Y6bO+qC+Um/mZPohxmqHtfibsP",
+	"59ZccWMg/c/4LJYWsBdQvLTKkwn9QI8YqPW7ZRo0uNqNWMfSfqVsWpMD/IMSxDMos7NmvfHWullnwc0x",
+	"C6NUxNKGAQtjMcU/UN+4gZCN+7cR9saN8gbzSeCWRJvsjokKjdUreAeyyRuaH0a1hSr9Vs1CrTxTx015",
+	"ZHW6h3JgFTYL7VZCfCTRxw97WyAZxmp9S4nGH9rZQg7Ztw0ex9J9jCcvCpuNBFeTcobizhl1Ot6ypo+R",
+	"hphvjP5cTGGitIm1Yc0Q/whbFRM7zbObUsHBp9yIFjydC1DonD0AfmopNkVXRL/bfVdD3PvUGOHoHZQY",
+	"1tRQRRKwtZK/rEUlM7B3XrdU1o3HHuQxjiSBcJFg3GFuPnqE1pzSSuTJeZzumwrwl6IWXhnGgFKl25fT",
+	"Xnd/CvUJ2g93lI+EHvjTm00oI4K9jOIYqwZKdTeyRM93ZVOZebhdkPtEH118IKvOmdofglH7lTjAp5+C",
+	"+b9POb0uJn/ojXLaVu42dtK5w35A11bmSUAnixBYHeEeMpA8VAw5hBgVDCEWUGGpbwuRHXdKpxdnw2H/",
+	"7HLg/nt21uv1Y3F5cX42uhjx81n37CI6j7o8mkVDzsVZdzro9flQzPqX57PhkIPfzyc1+VWT6hswB/Bf",
+	"bhDedZZnTvmrPvepMZ7xxIgdT1ZxsEeXL78ZqQ9zCSp5xk75cvtPtYHS0mNlZfBDLEyVmk5PGS4t6v5p",
+	"Q6pedqenGx92gdmXJlUi6qnWieCQt+I37MCXoHpHJkmROFkTwnyJXEq1y/72fQzp4eheesLAgFW+nTu7",
+	"hzeaqoOrnLJ7WbYfjju+ipR6eFnyO3FtpKHFcUfQbZBbpETM7GnLkx+II/ueLdDRbYeTtfutCjcrzDij",
+	"iCIdFoZWy+ngxkKac70+QmPZTdjMT65mHDa98zHZ1r0YTViIdjfXdnbRjOVcWvYX5iTMRqdxqxU6KXM2",
+	"hEoGp/o4BSI1rDnoY8KQU1VuxVbEE/W350++/ao/9YVig37b3cFiORfGtjrsK5z0uBhVDyeNrvtYrz9p",
+	"hJ5jMasnKnzftQh96RhkkWDl2ET5mY0ZZ2ahUwup9xFXbCrYfC2MEXFeyZqvXlWD/wB8dE/dzd5qiyJV",
+	"F7a1lmpBccvcbw8jXiU2PlbvMzjLpFuKAu1QXr3v7Ek5QtjsQQLasEBbV8BZlIB0j1Qm20wZZq/WKbAB",
+	"p5tuFtIKZlagWRhmU7lciviKcTZNuLrF1wMfA59XvYeuULV3NjxePV3cgb2eO1x7yA9/n5UnfZ2MFjRD",
+	"ff0QZkDMq47Ht1T9AAEXYV/JXwXVsFHW+1O3iVRDN8zcm42vUxm7DZHzha3jIP6dx3w4T+HOZ2q1toed",
+	"p77urUgKH3B3S/MpbXKPKvbut8uBX4O67f4STfn3Oms/LbbluJfJcwiaUMBMwjCzZnYt1ePmaXlb/RO1",
+	"hVtwrRCP85+t6JJ7vlVa8tF9l5wGVrfWUENa7xkCIxr8cxl1YSVVW6tkG0B6UjtacKlEDDOhIlnywfUC",
+	"1g/YIGCdTgfKiOElEwWyTGk25yvTmaiJ+uKL6+1KmC++YM3QjS9sjX2tBFnLYcBCdzRv9Eoo/Ccev0qB",
+	"Bf3oVCjwJwHt3wB2At7glIViaQX+Ym7AEZXfUSyzwHekwujkjqoxoOzjRrzBquhscDOppFkUfjBWr1b4",
+	"74Lj64ZSpvKKEP91J6ETHd3emIWcufF12FOqSoaaLTlXTpOFIiNHRFsWa+Dst0pvOiyMueUhi3gKhvWS",
+	"m1tDVZ8mmCgZY207Kg8moCg891YhFiJByIguJJJq+tk81RuTl8jAsMcTVV1PltmS+RIiX8k8awEMeLPg",
+	"9qqy+FgrX11vmA6ZtVlyB07Bm/GwHY9MaR7mquZVPDE6Wx7CDzGC3mnW6Z28A0Yp+Eor47Q0WMOCxHBL",
+	"OVGOmN3Qr1iVFByb2aRuMSjTpIwGAPcZqRWeKnj4amfXmRVJYnDh3U5QMq9P4oNPx2yKi5IAD6D3YXWD",
+	"XluEPHFH6+/cLBgc0s4XX7AQUgr/Wiygba5ScQd3/ec/eRVtKwzYBorLQn89pNSEicpgVyC/+BElKnLD",
+	"vAYLuuyvItX0T7cKyBt66DQMsw/5t7Ifr79uX0wU7SkyKBa+NeKXACiekv+fxZj+7/7LbcAczb8LHTN/",
+	"+fVTdnF+MSqUAv/j1Q/fO26/NRNldErkh5IQBCH88+/X3z1nwkR8JdU8YGTaGYZcDo6NM2kdZzV0tJ85",
+	"uqbkiYmCgbUTcScSQkIJWMito2gY1WAwuGQ/Xj+ll+A5WsokkQQssUpFJA2UCYk3PLLJlnE3ZLefMXPb",
+	"0Oowtwe+0KDkpqCd/jI7FKWD4LYdc+mQ3hgcNxMgZAYkiPsjUTRePNbBRFWWE7xs7mL4dkJK0KQxZpN1",
+	"tzuIMmkbw79FwCYNGEZ+yx1eeRey5t24YhEAxEd5cuCFK1g3uIStHDuB9LCcw6Bg5xanGzDc+IlypLiR",
+	"RmBs/Mptjliu7JaWZYHLG/782rFdvVxxdBpkTA+4ySODyCMgKnf8ZbwmQ6xfzBDjlucWJLhshk5xwYPd",
+	"GPfOB6PzQf8SqnCDBrK5xrhRV5N+n3p2N8rM9wJuDazsH/co4gop1idC4Sygdr8xFL14EHWnZ7ML3hej",
+	"+Dy6nPb4YDYS5/Fl1J32+XB2Ji7ibtSbDvhodi4u4140mDpT7lJ040aQISucjM7gWVFj3OhOe1E/Hojh",
+	"bMTPpufRRXwpurMe708H0TAeibPZOb+YXkbduCf6swEfTkfRWXwuLmaX3D3bCBpG/NIYn2c6UVEY1eTJ",
+	"7YvdSMsWoBaJeLxz4K1cCmP5coVk5A+3XaRCsFlKMR9wEZgA+Xc8URw5IrB+YhlA0BuOrNapsEb7lFd/",
+	"i2MTKF05W/HUGd1ZPKhVtbUPEGnFhs6AKF6/7ed/XPs/xjt//Nx5jX8O3v2r1mHpT8Eh2wfU0i/djQUK",
+	"3QfrBKuFrGwqEq3mhll9lTFotsufH4QBVY3vHU0mXtSiXIQnCF/HwypMvjTiD3D47uNiTo4irjj2a9zf",
+	"c0BpMPmWPAiG5WgoNecEdUOqV1CaZ0NQSsr6SHl8H4Ct3GdhgQXVRsdo4CttwOJ1BOEEtjfE3EI3SxaW",
+	"R6tyZlV5UueHqgN6dS5t/GXvuEAfY00j8OThmX1kWOH21lVWd4TmigedQBum4l0osd5jxqxbM7onKIDz",
+	"ZHBsEAEFHlMgEzqMey3gL4knnR4af6KyTcKgqoFSHJnSeoCC7tZJYhGds3Fj+FbImlr5ZQPLGPVbChhP",
+	"VPidW4+nsBxfgk0HBFuyllod9gQVMlKVnd7ndVSvwgaMXPgGYyEBam9UCogPGtZEe8+LIyeIdI02LQ3C",
+	"dUiDcqzVYd+KlXViasqtXMLQUTx12DdCiZRbnRpIlF7ylRNX4LBP+QYHjlT0jR6z8N9Gq85LvvlOGMPn",
+	"Irxi32qbSOVszFv4603HiFTyRP6KVQ/wxD+MVj/ALMJWTfASUt2GH1aPKihOZUoKGm/ac92mHysTyujs",
+	"aCpUdsIJUtGRDkKPpbFIa2Lsd6I2HeqrCuIkat+CeSwdbiLEEzk55o6eoppw+0Lw+NjDr+Rcifjv7s6D",
+	"AXqPhFaM0FPKyDEcNrtOlTPwMnuB0lYmyr80S85wmlSFXs7vj5NZCvDjNtDUaE3quE3u1K0jAyqzI9c0",
+	"6YFk1qNclZY10SmAMDDkwqg6L8u+avDk5dg94zO0L5b8zVfeI2Fglkv+BuDE6F8lxB//VJ3jG1CMdLKm",
+	"iUQJN0ZGWSBw9yVUSFhApQIvndOov14nCbLc3aI6P6vakgdhmeDRwgdYVgC5qAAgSvgSOq2yKKzTmZul",
+	"grudurp7l9VVF3oH8irz1iCJ5mUPbCNVrDfuvC9NkIfL0HFUurPJLUsEB9+cIC9B+giy3t3QAgR0mm49",
+	"zNUV8+mk5yyG1OQy6dOW7E7Vh8QzXKi6KVeIqNZGIt7TDShea6gYGQ16x/rQ2fVmJVNhyCzPYb3AinIr",
+	"w5nbQ2P1ijxRiEZUyH1219hGrxMA+1o60cfWygMzNDm85hvB0+oiDO6dR1w4K0cnDeOEBEPpoaSwoh9e",
+	"wISKC2ijG6mUz6MABzL6J1eJtJ2J2plVZSLd+0+kfMz30yycLty/JrowWiWy7Xw4qqphMnVnHqjae4Bo",
+	"mbG02hzPEi9CC5dgJ/v1aR45gztSE5Lf+a6GAx5ZXzoWH2ldM75bt5oyzjgT3pbn78isagvCUvXAgrvm",
+	"TZmn79QPuMuUetUDJ6tGNN/iZ2egt/rTseESICzd3+4uXKYT0mUq8tpLkjpK22Hj1SOyu6n5wpYIpboC",
+	"VW5ZZCKHlQWMAN836A1rmCsThuBuPbfssJDWgSI3O2sRUo0LLtwVhiMmStuFSJmmZDJURBDd1tmoJHZY",
+	"0+L6GHZGoIJBRlgEVRmwfLUgDgJ6A2SLFxcuZLCpLCwtX+hM3zBbwZB1Wxk6sojHCMczUf1OB0/4FR4w",
+	"GlUGf5irWLkMZc0RjtixWWG8RrZOIdK5EWkLo1VFxETWJPF6lS0ryYC/si4tsP/9DdtZanKP/5X1/99o",
+	"0O6FVyjh/IKB/SzeSGM77KsCpCBt0L8B32rHBiqrgRVGPzisz1XYFtz9SWpknvENR93B6PLyrH8+OO8O",
+	"L0cPUdYI1JOYbBXLf4+6xpqkonvqsTpTtR7Kug87aGqULhr5oDrqp1oZEa2tvBOkWIGaRanXB/UxUKby",
+	"/OIu+2uudQTgpiZlaowFO8VQjN/TYkA5sjmEK3oNZ9p9Nf3QulgOzVrZQVS3dlQtBEDyylkue3b0L9Ys",
+	"LUJ5ez+I5nWIAL/br3r99iT4J9fQDjOCHRXtt1//kiZHo800sX26Hc8EcOJOJ2QRhN98dc0e3/Ue0yWz",
+	"Bzb6Pol9taofDbLOmXqyJvhhNb19OtdX4BnbJei/642nYWyIANgJRN5j1J+kmoeU7u5uaQUs3GgVsiZU",
+	"duWCrxVMVJhHZUPW3Dj1zPElqWgpCteBdYXubR41IWRNz5/idQrIwEU3ATaTcSI4cuOd8ujWPW0WPBWF",
+	"R7PwNslon7ofABefa8v4RMFD3jag4RPPpgpnmnkjaGxA7y2Em9124IidPuzeVK5+xgd2CMjtwwtEP6nz",
+	"l8KVR6bsGQEXQU0OZ94B6eRivnwCzxQh7GNhSgWnBdyycATyVLR6oJhBFmE9Ch7FDzeJyiafp1t8nILF",
+	"mkXY32agQEQFSqYwLKnR+QvrizAKHO944cX+ZNhsgUrZsKchUNCGvj2k/ME9Pv7W6XRaV4yjggAUueQS",
+	"cjfnWgAyN6J5gSbs6z4yb36xA8O9milUCW5vYSntSX73kbrSwT3rSk9Di8qP8x7AqGKXMo+dUZyg35ns",
+	"g3XkuY+h45ePB1/I/+71FanK/GVPDOYTqDfMpNuhA/HAYssCJ353BD4gh4LfW+e4Qwh7gTjGu3VkV0WR",
+	"GI69tAx3KCG8YiEq9+EYEB0yd/EVCyE/eAyVViQ6Kw52JzW90KoIugyroyTh8FONoOHeeSq4B6yENrZW",
+	"1fhBCbbCiyVPBVEoGc/OMPH6R03x/rIeNwTKmBHsAnJJgx2jHPUatwwQKMbmBNIycPxspBH3iZTUMq9D",
+	"+VQbbthUI1LpB2VV+8rFaaGhYPzK/8tjOhtbqNfb5dvD/klQILdSHQ2SEjF8KxFLe7VH+7kuCNqFZisu",
+	"YyBZQPd0a+d++RgKQV29OcwryHHqiOZgg/cef5zn6eyYNiRgOokP1Jt/GnyYBnuQ0t6HExPHOMqK/TiO",
+	"8GJCiallQGDpwE74ojUVs4WzeS3qeJTevqzo2xWzxavOYBDVKceDQvqhINuL7IL7Zqe6+78HFGvwI907",
+	"xRQe+L6miIuAgwYQvT6i6neLqv4cemVQbQj+dOuZJskNAuR6EFTkux3rYWf176uzY5VSUdKSFl9i/zva",
+	"6nGNPSOAvcpqwbbeRXfVK6FaB0XC4BgqytHjKzLT/9hBJCfBKfmpABuW541D2q5l4eO73mMAVnr8Fl/x",
+	"rgKX8tDM1J1ZFU/FgeaoBP9ezDUsWjmdY07a3R0/mDlKX4V7Pk6aaOE0Hyqa3DUPK0f/njiFdKTKMIUZ",
+	"eSM6IVUu3YoxnDb6dFEJg/uo5am7kbSyjTugXfoHaqlB9Z10bIreM3d4qn727qkwZh/F0Oze39CcHwVk",
+	"fGUp3Y7Y7L64VGHAK2B67537k/NyniQ/zBrjn09C2XspZo13r+tcthScAPnr5YdH0yhx49YBxcQL+4p2",
+	"kOfN5kekkENb4Bd+3XfMcc/M/VJnvDPYkUAeNI6W6LAqclwtzNw7wDwzFKKSDbdHRZzvx+JD6L0H62U5",
+	"2t6nD0eEq3BEMXTmee1GeK7pYUR8EhZhO+vN2Bed5jWLTnFcaQsm1Wo9TWR0VS5Tmyi+WgmeYtmks+m3",
+	"eh1m9dIyZXqjdiKFpVKqfrGU6mAZFt31nclLrvoYcxHlfEh5D81TkXztFXwxQ2cPWGp9iI5B0C6GRfSW",
+	"QjlWUGoq+kEal3oNFOK8/t+vsCS6TnvtFRZqq9efPAzUHniWWjykvCWIYUsei+OAOPcHMM1JcK+g9J/D",
+	"ULvPemyG5a0J2V9ADaN8ldZVXuzsn5moDD3c3YUh61RCjdnKsQdpO+x7VKPLDVYVoA5RQkA5bKTTiQKB",
+	"45MB7lM89jClu3ggd7yB/iLA5vyo5Jti6awJmNUsonJNn+2e3on0Wi5FOZJZOeoPwDgXBxJdS3kW2X2e",
+	"t5e33Gg24+l7Jg/Iw1q1jFnTV58XTA9ElfgNTQ913OyoLXIqlze13jNWstc7/oI841VsLm+55aoM0wqy",
+	"kBGcPmAWKt42C42OZKUr2Ur3RyYGUXFgncguUHqDbYyhPcxCJPEVFttrFRV0/gU3FIIuD+sBqm1Bcu1b",
+	"vx1X/XuuxX5wM8y+OJWB3/9cpfudJqXPsGa3LnoQYC7UHqu5d//hHOqYfo04Rnmn9Afl734ALeNeRY/3",
+	"teNK+sppUvWR8ek5hP5SKAfmZUtBaYjRuuPyby2ViCdqKyz6bIrvKOCf7BZlHJORvfeWkaSLnWZblsBE",
+	"663LEoQihlSLa6S02i712tB9CIKCzX3vb21SuXTVniTbsLLDBRWqpBmUxG/QKHad9txpDwghctag0rDf",
+	"Lehe22e9XPI6xOysRAuNGGbwxhMxw/64dVh7XfejAmHfx1q6t2O+aF7xrV57q2rH1srNqf5HNKfKDv3U",
+	"nhIK0KuXhBCGxo33GJ3m939vFLl7eOAzd5NOfRIsMQd0LIIz8RC/G703vzuq3n4cdfUEqINslXKwiY/j",
+	"vf5EVGc6bQeyCCAETRkE5LUEBXWz0EmWMHjFuj4NbIfO3ltDvY9+/4nq9GNW0un3uPCDgqoP0DOk5E9U",
+	"E3ZBr22Q5a7A8V0l0rYOFwmeYgIc14p1ij7JTDuWee9QKgGAVS3rTe/nbfkw2jEkTfxh1eOjmjGG8QGi",
+	"yHcwKui/UzHnR8KqD4nV5MLu7R5ozmzpfS4y8AzQMSGNEgEzyYUBFRd5WYq7XdoWCqWJIr5CV5DYj0qY",
+	"PGCzL/ZSSrEtZ7IeZmEPTbi5nxtfxiUElEzBJsWgqvBW9e5cg0b1OEtiI45f2sUipeVqRK3+nMr4ieLJ",
+	"1kizJ0bKWZzyjWLzVMYQDFcx4UVHeheAl6sYSvpMY/xzN+i9DhruOYhAQ7dkuPA6aEBX42uZuH9fnu2q",
+	"S4X31Feq3AlCXTR6KbDDAqDSOR6CFgZuuxs1+jt4kuiNqaBpZGOn0WYhpKopAXj1uGv3wqTfB9iTh5xw",
+	"gWrFjht8hibG3T79WiHewaGhDAaj0XA46B2vyKKd2ZO9hktrfOtvna9sk4M/NxFWEBRnDmDgDHWp2Aqg",
+	"aiIMfJ4UoXvhv1i3WkXCqRuudZdw0aDrJ2z91LGqWMQotteKUD1teXo1pBNMVB6txxn7aH42b50yuVxp",
+	"Y+Q0EXBYpJpXhfjl2ftvVDUwmAJP8ZsXFA9NaZ32HfyHwnOveGqTbYEtVJgAnfidQ72f0GcygX7RsHfQ",
+	"hqc/ak+lBUzXMXN/hane3MxSvbyZamv18osR+wuLdIK/pXK+sCFruju7TFImBt7Zhovw8gBe1R+io12v",
+	"2tjA4YSKxvffqbpd+LvgiV3sA6E268RiEH0B92HhJ4+lgirnhYhuKyufFavo210TNO8pVS/iqSiOeti7",
+	"D20DjEX5YHEFHy7mlk+5cQcqFTxagDA8WHRQiRbpW8L5wflt/QS3AQvXit9xCQI2rKQyU3a3vm0EjcJt",
+	"5VRuuHoEnGx/N+vngscinWqexsc6LBnLQZqYgE0P5LtOt3vka8rVbamNsClOciOVoZSMciEW/l6T6/Qp",
+	"pNWKVOp4Xzt9DrwXMzhgwiTSfNI+YC8MAPfwvNp8E67VERhuwZ5P+ssPSxh5RY8fzeKdbhvZ3IuDOpC7",
+	"8VzEc5GCW1Ckjq9u97TvAxAHI+O8so+6pvm6gzYFDwU36xROEi+brcU19re5n+BieZnpt5qVxvEe6FCY",
+	"4dDbots6gccy/Rwh9WgynMV6PU1EGx+l+VQxsnx5RBt8s/yIczMqLWg+n/smKIOTtNcd9n3y/Lgx9T2A",
+	"NXoG351ayIGoagW0qGx17qTYsDa5h+6E57nGNwZn81SUYVPavROzAQ92McQOuFBV8n7+wZo2V2WCPnS8",
+	"ao7AKWm6iGFKHhmCJS9+ttAwHftdEqC+mEprWr8Npuz7dzxE0tt58SkFKoWj6otUkGr3ttR8ZJi7Aw8l",
+	"LprjI7BkAZMzxtW28zDDFzsd+nITqkMpUcl+7phPoVZ1KVBx3tuUNTNOaDXlILayhqesSdmkzpSh+9zV",
+	"qbDhRBUuVmFPyA+WFXaHrEm3ZF9xNyeCQ3MCYMIAzCFVueDbvQIt99Ircp8slH+vEmlrPmHcN/DFlYI3",
+	"nD2E4qbw3ymhHM3Ii5A5C9yry0wfb93D8Z+pO55KXote+dNCgHSimlm60cuAEnMnOQDoiDUqErI7852z",
+	"aL7a14/yqwJIjWeQ7mTD57EkAdcLrFXKs14vfe8g6u54UtM2hG/9Cl5n/iVSXQvdCfCOOyGYis9YGvAF",
+	"n/RZGuKr9fJa13/1SZL4tfStOQ3iWIDDmUAnvWoAwOMrLkH50yuQM1lPz9Pa1yn9vZhzJ53+Rv3ud7ty",
+	"6+quSANRl82pM6/vw5kvQ1BPIXWjq9u7/RzmlEaqVV2GRneszO3jtVUtqmK/UyJzQWPc/mP1r6fPzr67",
+	"ftL9TnU/Rs9VnO9LsdLpnolhBIv2x6yXSxGz9Qrx6ODsZ8yJrGdR9VzkJAdmPZ5dQ1EuWeKB9cwK51rD",
+	"N/DC7snG32uOF8Xy9W3WZhQOF113YzoD1ECvyY/bozrMr+KMam0j5Ix8l6E0u1kiKhT4ZuroQSClPXpo",
+	"tpIHxoBMq8w2mxBiA7YlFNqMp2TI1SRgljbv+LkqCDzahZ2Rp2tS1XHgueTLxNtRtlrd06Ork1VT0F6U",
+	"1+LsxMXIiabWg0pX86+MiVMgiXp6QcULVQ4RF9UTJUD8o65d8a4BmZ4wygqDKFislUXLiat4vhqlLYcd",
+	"rGUqejrd7q2bwL47GKFB8wH+XSilqIY/EBXfO07/fKlF1OPtWPrMnKr4Phd8fC74kPfJG9tTy/3GPt09",
+	"Sv26o9Tr156lQeks9e9zmC4qh2kj3LAKSYsPP0158UNG6heXtdCdnrHU+3IAb1Vp6JsKFhDlwCJUYjHf",
+	"VoOLriKd9jSSDh6UtFbgEHsdT9SFhhtGd3/ghAbPfk7Lv83r5+qTb7M2LtwKajs7ri4q6MkUF4StKnfa",
+	"4fQcW3AzURCQD6hZIxQuhFk7SgbdbqgXZYsKgqDMblNePWxBjkLoUApFLut864fTVqXYBGL/srBEzx8Z",
+	"ZuBm5r7gxwnlTdxi0kgqeHyVdXCUCnAMJ+rxXe+xe40U5vFbyo14FwaMT+E+8JQm0pDrLnOccmU2BJCE",
+	"7TlBxzjgb/M7WM1D/GC5f/fr9HvP4vUi8zudov2JrM8nR5jpzP5Dj6pMErY2ImBGlKCnMZ18tUokwPKr",
+	"mEWJ4KmIWxlRTlSpwNSxmCwHlcg2/9CtECvDQhxEeCL1FnllrZrsUaGhuG4fEQaO+Hbq0uoqz5AR319R",
+	"lQVMtKxJUpbkU9jNIqskllWa5V519Zi3gk5UABUSbk0xcRIcFAG5yVK9Xh3xXNBr9tP1wz0XoHT/IYqv",
+	"/SIc8EuAA2DJb6WaP7T7tZcDVsOeHWwPU9Ut7o/yrQuZnnVffAiewsFWBT6Fs+bDjp2QaCOE+tb7A9ru",
+	"AZWt3Txnw16nXJmZSB+YD6N8ZrXVPmpidRY4QbHFD1vuedSwh9orBGoasQBfLcsVosa7B+DGUd1dCay9",
+	"0JimtwPcfhD0+LLbPe9dXvZHw/Nh9/KydxT+vDbo9EQxvcIVZkpbJxRWhf6tZV9UJe1kd1VK9NEvdNPY",
+	"QxK0aHUUkSef7YP5wxx+PQNlOtWW26xJNKbAga64BSA+XPnRm1FdnhSaUmBg4kvwcFFS5OXOVuP9tZ5P",
+	"/91KluLhysqTMxbz8e0UUic6uoVGvb+sndGaMrtOlcm0BYpp0XI0u53OoHWVLRrl6SVa37JE3gqALwYq",
+	"TWFxAcgY2cIpjXOyHK2jGZjH0weLKaUzmSSQN8o45gBOpV1yc4vpZnWJaRNVyUzbSQe8vGeSWe+o4gHU",
+	"UdgrP81aIi+AF54QVJ2KcszUg2IfCIOOcxy6RMwsyGROPaCynPDdsOoDYqL+O9COnLPSF9AArqv9pIDp",
+	"+8dHX6R6mohlLYd7+fVTdjkcnbMV3kTNJztO941F1k3dWKeQBGzJo4VUou0UVdDbMK3+ioXuqyGkNYbr",
+	"VI3TlRnTK8fYicS9D/uXhO52aRN8PWdmoVPLFuslV74AMgtp6VjUYLTEkF+WajW/8VnoPnWwUaxwgQ5e",
+	"TgkD51VAWYP5UjvLSYokQxSUyliMbTSKht8pRtjjYgEpCGnI4un2/vHl4L/6ry7+5/zb4Xdn31++6L7s",
+	"X4/+++KfBeDuYffSHQULm/iTmxbz06LNrC5pce41hXzx0YIPoomn7tZ3wd7Eyye4Lfl+izerhKtMniCI",
+	"aYSWVUVjuO9O7NAtbU11TF/rlIV32JdHanUz4zIB9F5o9D+bYeY8tRECjhhraCy04naRQ9NOdbxlzbxJ",
+	"KhpAnZLTjTR1UOgJu9L9/ctapNsA36dT8ClAO5qUL4XdARUquj9PycjJaHB3M358+YylYiZgsQnLqLQB",
+	"WPNCBAgDrCir70HWOyMt0Hl9djB1zGQyDhhPjM7UPG8IJ5qCFtCK859tUm/bz+KQVrXSTvnQaTo5qdcN",
+	"7u/X1y+oTB2YTEbMqTArrSqIxHBAT4AnpDO8u3HA4oLqYaowO8+C3XvL867lCflE6/srI7kovvTVAsX3",
+	"B+w4my6P4RALOqbMUndlXJ4C4jpwqlrpX2BP+xJmgR2lqU5hA4Ms+FXY2nEdo2DDbhezt9d2oVP5K/7W",
+	"CyYqnOl0KuNYqJA9ZiElg97E0rivwW2DgIVK25sZwIKzYXcYsLCwFvCgu0GqG8f88EUJ5Izf5NGIkD2e",
+	"qBB8bzczaEn2mIVSmfVsJiMplL2ZYROyxywETecmwQZqhbdlYZDKNzC+gV+QsViutBUqcverWSIjS0O8",
+	"gbIMN4XLgIVLYRc6vnEjhyoknO2INTnDvtvA7cD64dSwDR+BxiMrvk00j2+s1jcJT90yDHtuqXLed7OU",
+	"hr4IA1OwMzeO34Zs2O87VY1bcUO9kNxvblzudKWKJyEbdbtlzWhnazHZPttV9IvifkIKDu1aI6joDoXt",
+	"agSN3c3yZXGwUxC2re4T9PTLdqnwkiKARHWHskhWaXkoLOzXBlJ8d/cQNcHymkPSb3UXnT5SWFZ4O66o",
+	"G1GFwGEtkC7KmmVp+jv852WpU1LePigP6tb1vcG6XmS5OrkTsVM6qWMfa34jOPRjWTu1cw7tvxNpRNwa",
+	"M4l2rffVo2XJpoJbM1GYhIAEWr4jICxAmzdkMOv0Tt6JIK/ewCQG6OkMXcdwpyYq1sJ0WOgja+E4M6WZ",
+	"iXSaG2TY6MHicAo4qv4SmJPuIpOWevJZvWq7lzg+je80j6pDpIQ5KFjD3AYrRTW1MlvuLABY2sT8es0O",
+	"uok+zLuE7BhGn1F7FcPgLQUinQxfcWN6/V211d+xi9gm59KyvzD34EancRhgx/hk69Q7bBHvgR1ZfqI6",
+	"7JklnzKbbq3wtow7VY/MRD159fTZMwYv77AnVBHY6/aHcDc4jn+8/rp9gToVlR5h+QvecQXdItGn4/SV",
+	"VDijeo25WzzlkRXpTnfkbP4lh5D77P1chrRadcLzpa5TQqgbZwiURVinVyyE8EnI0rUymcvca2RZgrL7",
+	"Ycm3oLW7xzuVVk0I1e/eVKa47NouwbnD/12ttwh8WN4VueKp9a2a1yrusFdFlE9wv1AZtZUJoei8f7em",
+	"j56wkPvVqseimKBQ27T8U2nmVFyjeqQEf501ocdpO+JGsIV407oq7pn16PHkGzRkKC64oUB1efwfYDuq",
+	"Nth94BQOwIEWGmnkjNB3+iAUC8J54hYgN07LbN7vVPWkAgtXv6r71vE+7tbjSJb7eHdpkLiI9xtm4Vwc",
+	"tZz3Y/xdF+HEaTTvvTEHGk4Vtb6S9V9Q/WjJaHvr+fhaxa9sbSz1J8BezZWosTMT7oQJfT9PrBdHTGR0",
+	"g7rPVS7jpANaFDNR+f24FyFr6juRjjMdLYDuR9Ot78oclCCdQEexC6cK4KsrGorPIcvmTuHnippCIel6",
+	"oXGdgY/Wmbyek1BpMjU0orBzQfV75BvPl9Q2VSBIKnGbKAKqCOrbd7Vq3JNryOH9uR90A/f/3dcBzXz8",
+	"8x9eHL32MXD0mJKK3RiPikmIPmcw20rUYnVqGuN+jb9yXVu189IfVb8/K2d0aqevSxWLN9hvFOJJTZ0V",
+	"dq6g+Qho5mV8ntbVRCFAcR3vmQqhckukvKelndwDv+FYDPW70LNK62KaBrAbN9zDzQpPQuQgejpcEFIS",
+	"qyfnPuSq2QfJf9Azf9Q+QhW3p77qgL7j5tYPhUyqCuf3ew8BsiX7K9LRsrVfPE3UIRoZHW443B/cW6Qe",
+	"a7ZTE0O9PxrbSehQBUH0rnSW6xraLrnaVq3XOF/J0voS4lh5Xe+D4HVsGatGUxEitJHTT3FSgedHQSau",
+	"9ibWvNyXU/IkyyjJKns8GUIhoK+UoPBtVjyBN1UMmMUHy+WGROd0ZfI85pc6umUvuGOaryJpDK5AjjgD",
+	"IutYFsDroEGzg9vB9eG45uugAea1kyeNoJEQ8t/PjX/+sxG4/3ldED2FARVixN7p8O71jthYPAikrWqL",
+	"/K7YbPuyQWmwNfmgPtnoxATPnfjdbnZnDQWw5/JXnsbs1Qo3o645aEYf9eWmOW03s3wUR/l+X1tVmvcC",
+	"wCehvD8MU0aS+9NRTOA1iJM/+RM8eBRoo5hjuUC8ND+e0vId4Cpf6mjtzet6d1xd6/Oc8xCEZ8SVVjLi",
+	"ADSwZE0jxG6P9sfTbdsN8/HbQv3Iu7CFQVXDl2KikBH7LuozyEKBZqlqLpXI270HmCh1J9Ipt3KZ++h2",
+	"NOVT2VEdc2lk11+XOEvOUxrdxklcpbz+QeNNe67b9OO/jVadl3zznTCGxB/tznNp7D7iLwJCkt/wVulN",
+	"TT25X7SDbACp9B7HgoboUaeP0Wo2iAPEeADBukBviKxo7EcXYMlhmqkysIyARh9JilwRWFAKXZuYtJ+8",
+	"WIFksbVBdTjM0/E7dFP4Kcqdgyw9t77ots499POCWtm/VwJ9hbnXHaFCncrhugCqUYF6AJCdECwSd+7P",
+	"0IhfQk+GWb2PnoMCDSQauv8NA7ZZyGgxUWjkmyw/DSvP9ZytV+43yK/1X7SpEFgaIxV76g7HTEbcCgbO",
+	"lhVPhYrc96xIl6Y1nijwyHvzDgYIlp2CQwAuFWyaAOYcXA/Qi48lOQAnBG0BqGUQvAqCYVitkz+HfhhH",
+	"Rx32rRAreLsbqpmorV5DBGAu74QaM7vRDAKnybZY7kMxt1hD+CKRgoG2IVi04G5MKWRGwMpiv8WJcgyC",
+	"W4B626QaARRnOr0lQybR8w4L3Se4Xad5ltxXcX806l2y7AowbnflVmwnKrwV22cxbGImgG/F1klM2leM",
+	"N2XhpzBdmTbOpO1m0r7rhWymMbAL5S8skcqJZiHiLGrz8uun7OL8YlSQ/P949cP38MK3kwa3k0bAJkC4",
+	"+BcMC/+kCif8hxG/TBrvQvCRTSjmD1lVeVEFEnkpHgfU7NucV0IXhyrusDKLZ6eg6eYxGAwu2Y/XT4NS",
+	"McxhdGGo1O31B//a5Zqv3w7ftfGPfv7Htf9jvPPHz53X+Ofg3b9qWe1+8eHFRvH4Ns+GgDRiqCkGUX+i",
+	"K2BijaHoxYOoOz2bXfC+GMXn0eW0xwezkTiPL6PutM+HszNxEXej3nTAR7NzcRn3osF0xM9nl6Ib31Ng",
+	"AAXUT0PGGYqgnAPw6K2odFcdzPq8N+1Gl/GFOJ+ddR+Gg/9x6t6M+GUPsInblkfGb0z3yI6c37veJGMC",
+	"9d8/G7YhKL3DMxyfLGsXlYDItBf144EYzkb8bHoeXcSXojvr8f50EA3jkTibnfOL6WXUjXuiPxvw4XQU",
+	"ncXn4mJ2yd2z7/v8HtLq9S/qaGtvn1C3MZn0BOwtJMLiwu0TplLNvxXb2nxmv5wUzrkVWXYdStldFfwA",
+	"7d8KD4GWd+npnbktKQT43funCb8V/Wm7PzrLkvmyAbTuf1rw4do5unEN+mXaKUz2CPFcxme9ae8yFrNZ",
+	"POJn3Sm/GA75bHjZF1E/iobD4fAyGp1dnk8H/bPL3uV5dzDlUXfQi7gf7H34Ckjjr1O9PMD33agBM95p",
+	"JW7vP3ClNYzhR2XrcWWFU0qU2DgTTWxZKsA2jyE5J0PnK1ZSE/d7SBOSylnw9J5vdnHBSgM/fBDqTdGS",
+	"ZplTSN7fdk9Rpbtn73E4PYpQOKfH7E/4Yu0U7Z46UkLgATduh4XFqFwYZJFQpxBlcU8o1FkJdcUKlexN",
+	"7vuLbLiZqBWXcQsf8/XtrLnb/ALeBQ0ty9HNSj77TrCz1OMHXl8OfPoHdkg4g3et43gUT3xk0OeW5Vh7",
+	"bNfdHT6SQZK/8GOljuzpmvxKWJsQLF3WQIOmg5i15WBH/97Rjv1V8Pmkdy1VnshInNy1/XthfVXjBhvp",
+	"7Bl/f3QaFJL3nx7Avs+TGbi6dTpas+dtkqkw9opZSclSELMm4yFLEHrflj6A9Lwzum9gGw+vwX0b4FQ4",
+	"R7Y0QSn9QuXtx00jqABU13AZvcKO2w8rjUYLD2EI3Lk2JXlRA8GUUiOTxpK7iSmo9qhJh6xvd4IpNdjM",
+	"BN1NlR6jPg8+dP+6yRgZKLwd9mqdQhQMkk0X0gLcNSIh2lQulyK+YtwpNOqWPoMpurP1TmpOcfilbMZR",
+	"t3vfZEaYa93uXOtboV5SUUadLJilwiySLZPGrB1hC55CCeCtqMbR4LfGuPHf04tlf/Vfb7rP05H9n18v",
+	"v48G38bnf5/1vvn38BU/+0lcvFx3n+n+i2S0uy30kloHlNiUPh8ws9AbhWnHaC7v1EjdZyxHqyxgaHWL",
+	"SEGL2lTLPFeCewfhTnU/xfOCwYeM6O2iAnB7pJeKNKVs704lSWPw+3RHoRXZN3AfMSnkG0PPUKcVFFuB",
+	"Vsy8Gu9FrY6dHOinlhVdmwVfiYBZvWKp3qDqN3Z/op/pnyFrYoMLVH+AJZgg65My8rdOVP5TbgJV02WK",
+	"1LBnP36AwvRN5tCESXQqbKRmtkv+5hm+cVSfFHNgH3DzA9btdC6vCo1XwZZC+sdNkQYYKKaGf7ga9f3a",
+	"R7ZP9W7y2uK7/DjtQzuGW0RMi2tYs1QA38KSvDjlm+LJOgV2q76sG49BJn0TX6icjzSgM/66rsGrEdE6",
+	"lXb7yhkQGUdIRfpkXdd/JHxCdT7w7jH7GzJeLGIDTuir2BiIEFJ/AMqcNZ2hnnIV6yWbSmsC9uPL523D",
+	"Z4JZ8ca2iHNPFPTF4zbTlQAPB3P/slA2Vp4Zq0mvKkT9gPP7+CcdEzCQsFrbjTjf24W1q8Y7wKNTsxo8",
+	"ileW34qYOYJoQ9yk7eMmbYybtCFuwqxep24PlDUsXaNisOFbxplZ8hTbT7mDyzZ6ncQTBaU27GunFMB8",
+	"HhmWum+s4BvGx2ZWqZ6nfBm4P6yOdIJhXjg8zkh2f7SAZWRNV8xKiDiYKKoaY3y1Eipuu1UJYE3a4IIX",
+	"MTlJEz1HJzxXUOkSccXuRCpn285ETdS1o9KZTLJKDrJq/YQwWP2NLgAtbVdUzpDqNQBNeyf5t9omUrEo",
+	"ke7DPBUThUVG7sAAHoq0HUbhXCqnlYZRyZmIGZ9zqdyPlk3FTKdO79qyBVdx4o7eWhkY8//5P+ylTmgQ",
+	"fG0XQlkZwTq7yydTsa+88xQM12ro2GscEQFMcTVRmaKfgdkh7Du+g7jEVZFugZgNkS/sVKvDrjHlOBUQ",
+	"aEndrMZuDl+wL77AfK8vvhhnX5huWfjih1cY5fBtY8KrrHEm5A6Ahh4wH6qCjcJU5A6+F7Rq99qD9SlX",
+	"OQ4YVKlAb0gAM2tKR+/rJGZGCMqGBvpswe4AUDsGe9yhNnyLKZvuLRFPEiCCJ1nv6uxOw5qh51dj9vPr",
+	"sMXkXBERVHc1K2VmP+TPw3Zm8DJlwmBNjJKlgseOTQOWXN5Ce6J8D22rdcCma0vqebalcIakYVD85hZr",
+	"rbCGE74aDrs9Vqp+9ZT6ZInVS7C+cincz9lv4JkGWWb2wPWACXuVgdHeCrECYI5X8lfB3rAd4MoQOYNU",
+	"rP//RoN2jxlNKUEQr6KzmVIITyx9lMnRolwKY/lyhQMrhoqozACXeKIKcSO2SkUkjdSqwwDgi5DXQA5G",
+	"PAVMaY/tCk2+dmDYMtLzLGYC6wqAbo4kPDRa6ESIBqhFmITjZJFOUxFZYJaQmJPo6PaR06pmTuemPXjh",
+	"uauzJhc6tbAJFDeFU+A4Ixp6AB1C1bgdVnaL4cKUXWOsjdyENb2LjH6YKO8na0H+NCaY+rtrHWZOGCEX",
+	"JqiVEiykd5uVOsZeI/KKr1oIcvwVzwDCgiO9ubazi2a19q/VCllz0McYaQC5F25PAhLVNqs3oSoivRLK",
+	"ZAUO5BmDWsXdssIO+woVn3HhPRMVTnw2/KQRsqaTvy2IupfLDScqfN/UfHcQnxbKM3J+SCU+uKlffIGM",
+	"zPHFLE9ZpjRjyLmHwW3h7qINqqHpnEyhST+tfVMqFsJx6ICvYqvXjnqRiVrtS2nx8AbUsx/ytqWi0H+H",
+	"oSMdaiUqQ8AenF5UF/wUTjxnpRxBdrBQE3Bv8LAF8E7H9PCA4gRQokG7HDkXJjs+X6WpTg3wduAkABBA",
+	"HY2Qt8BEAmwTugt/0wwBFwoZ8WP69S//NuBYRt/2RIUETxC2SCx7OIIdeBxE0QEx+R8PN/EfwCsw7D8T",
+	"9Z92uw3/7y4Pu132n1rAgibybYi9hy1Gd/fc3WUUA7oycFdyKIOgDsmgmYlM/1u5hwQ9kX1t6N5ZAD6g",
+	"n0fu5zrsgDJuALw2roMPuGLhE/dMSDCqmDxiF9Dpx91gsiFcum8VoRaCMtJCUAu0ELAizEJQi7IQlEEW",
+	"gjqMhaAGYsG9rQ5gISjiKzR/WcvoFrEEZ5i5j6C4fmI92K8aCIXmVMfecRtxhIuy7GzIvpV/8w/3++7h",
+	"OpgFmGoRZIEegGUsQy0Qgb0UNt22n2BpBt4+QqLMURjo1gz7Jbxy0/HXDUuEs1LgaTiQz/L1yU/lcu1M",
+	"JzUv6F7iTeTMiRqd0ZGiWAE7ZGHhde1vxdbrVhPV7Dlm1R8V/RJOCEd6lYO8NemlAdFWAHaBQKcHmDP9",
+	"IVvodWpA3WV6bYF7geMjswNAvYJ2knRo3GY6aWbWUSSMQe0adDInhxBhyKldl6xEiQD9ClYjqio+Guq1",
+	"KwChdCySR5g/jW4JMZuJyOn6WNyWuk3LYQkNwtdizTZgHM0FHivHneFrxIeyG8CUgTfotXXTQG0Jv+P0",
+	"ikhn2LnxGrmjMyndYHx4FDwpE+WXCCUXVpq722ghcVWzIRLzjOUMII0sYTJFerniPkhRTL90QqCU0uTu",
+	"b7l1hMWtPYod9t8ZQ2WOoa6dZdMcdrvOWK0YZNl1sOjRFgIJYlhz9OYNRv6UtrRvoOOBlMNu07AX0vO5",
+	"4m502JOJWi2c6gaNsaY8ZkrYjU5vvbnilspuZER4Zx4OLF0Z1iY1o02qTW7hwyAxOnUnUoOOgl6n2+lC",
+	"T5CVUHwlG+PGoNPtDNCjuADXymPsZ/orNL2trWAhBOt+t8s2C2d0E4QQULjEPC+p5gX7qNOAT+KBhvrG",
+	"b4Sl/rGAUA8+fPh8v9vFyj9IsYWQS0Hs/psCHyhvj0Wa6QvgOamJj+Uj5om8Ex23MMPeYN9bs2E+foEM",
+	"+Vrr54CuUnRSYYdw45OiG8/lnVDCQPSWzyE/PTcWG6/do49pNzpbvkz2Lrsb8g8roZ68eMZiKgAoWuYb",
+	"bth0LRMEbYUk3v958t3zY7sAr1zJVysR3W8r/GDzrThhvH5QNRGL2j3yLwAqzV7zHjsVNIb9y+PPXWv9",
+	"HVdbCvyZgzsMzifvaTq0zaAinHquKAcm85hBqI36FBcqxZZyTmJSZsClARt1BzlwzUQB7DkeVbNYW5Cv",
+	"sd6oVpE4gLfskMdL37L59zmn7vPQBRGI/L32fdQd/AYD/t53n2bNug7TQb5hhi2lcaYMFsqX9+UgwRX3",
+	"ZC+xFfQkN5uVNrUk53efPQXvnMktb+8bJFEMvfmKLQtTgWi50Ou1GNtEdQXNSrkU1K78VgCJgkQDw7PD",
+	"nqOSCX4F8oY8e9FhbgkzgQ2uW1lwsE0U+heUrlH5ml7pifxsyKLwNksdlePMn+AdOUjn33S8/WAEU/qG",
+	"Tyd4Vw6XEKZL5ZT1PtgY6Os4lHgfx/Xb7nMFKFzuDh6e+MMH728868z/m/Nod8ZPGOIzskjAIXDwoOFS",
+	"7RyJwrHLjtjOoXv8Nss7eXeA5UM0o1nx8nrvL/DnSgIStvVCEAvDNBynYnbURDVLWVLA+rUKoK8ZZh9d",
+	"gW1QgKvwiMNw1FGuTAX6jiG/LdZw4CyBWKFR5JvrFzvhsJA4BBQ+lPxLxSbxbgoime0ROUSnL1I9kwAK",
+	"mcGnmr3NQ/JbPJk/w9YvH01mVUZ5+DQ9giCZu/HBJwkZweFHfixCHMJDJxy/rzMgRHhiePyJ77WFmODv",
+	"e1LfvgvKceCfX78rnd5yBiR6GVcZUR04wfFSqpLwrD+74CJz1N1hRAyGWiZJAC8MAQw4BPGOv6tCeyt0",
+	"luAtE9WMuBFtqYxQ2EedEHNyKexOG90OchSKEXRK7YZaUEQFKXzOIoYPOZYyUTIOoIYqpqY4FCVETI4x",
+	"dlTJkAjo9AbkCAgyPuMOfKGFVK22+ErwNFr4pdg9t/vyU6HkkJwFsDiYcVGbbQkglY1xAxYiL/T0/8yP",
+	"bglBr66lwnE+MrOQnHH0Rmy19nGZjaM1z3Gg2niX3eQAL550P3Ve8/uxjoN842up4mwNi5wCUQzr2URR",
+	"3D+mnv0H9O4C7/gOojchiuYwbxRW7AFvi/B9Xglv2o2uNnSeqFs3et9JvtVhL0lNL4rfQms9uK/DniQJ",
+	"IWAqdDNijBx40ESVOpVTTM9YvjVZGhiGaQPK2ErnkBSBMeF9gduJoqAt+cq4dTo9NjEArxmYChFPHRfM",
+	"Jr3ikFkxzpv8w5OQsAKRRwDmmoqtRgRZcP8VPfh7LIBY2twCeLDCcZxZFEwWKIB4/XHsjdrWQCfZGx9c",
+	"QzpqaFSJ8c+mIXVPYHNPPXjzH9JoOsxP8XTlVlSTeiC1HsRbsS/z+7HWHVZKLDZjuYdYKwzAcdYn2ePo",
+	"p5+DlUR9pscUeKjBbc8MJ8ezOhN1mEPD5+qY1pfuwmee9TvzLNyezyzrz8Wy4GwVOJYzkOKUb3jyQKaF",
+	"iRSnca2vHZtSesMQmJ70p1QATQdFNgFoprgqEH+kWhwKGofD7oDtpHcg9jnqeaTD4S2IlI4JTp6xSQOx",
+	"74BNhYXcPtT+IJvHR6Nl6pM10SsESBnO2iU3FN8y6CaXkj+JGSuThKLkhvIoMeEEorhKW594ggHiTW4p",
+	"NmFOef5Kq8O+hFshgTfPV8mSsrHD7sS9dAEhyZeVuii+drIp0fM8MoslR7UsF9//Z2K65Sl90lw3yPb3",
+	"M7/9s/FbOu9c1fnYT2azQp3KZSE1yaekTHW8xfwTzzeWfMt4ZCn/hZC/O+wr5VmNG6dT8/IUemI17Din",
+	"qeMs8ObfkbH8zgcbF/Pzsf5EjydSZ52AhQPyoLOaVcseV4i+kXfFwHRzs9As0ZBu57QPqqjNvOwYa/bZ",
+	"hoDhgb+RT32ifC1EBv2/4DEVaG90CmXy2ZnfOcbYVD5TG5o8sjoNHCOAWFoI1cY38IkwYNaxXuusRXyO",
+	"luIRjshkaWNUowyFNKDlhK0xWxvIv1+ZmD6Lb/WAqIRbw34q5ZTtRMUDt3FZcl4ey4NPehanYswGPJAu",
+	"V8O2nrlXQBHdn4dnlcvK9+WOeQ9CRlyfmdefTCd5hscj32HEAWN556KDPM8xiJNih5j3TGwFeUgpjTjX",
+	"iXyQDEp8mhRkCNAFYYKJwkogX4gaINI+1VwFVHoRIJ/zurQvfBSZZkMMqhVkUcFy7m4hZxfTbTCX2Wrd",
+	"KuMHHQg7dthPqbQWwpP7M5rR0KW6U0ptxtQFSm3AVB8J7Ixt8I3Iz+p41XNp7BPYlXuzqk8pEuhmcDwE",
+	"WFY4P8cBH8IArr20N4/ytTx27tFpfNLBf7VemgIAa6zX00S0sVUJ+Z7dgYsWIrrFNDup7ngqubJmDI3+",
+	"yDXNzHoJFVy/ilQHPoFnJ2bHxC/rrNJtvfRtb7x/G6JvqA4V3D/en+0UnCzp1Ff9FTr8+MIt+pQ0kDC4",
+	"L8MnBggYWKmPeFbwCy/FSqd7TRBa6BRu6vyWVP8nE5e42Mxq62gMJEVGrfsPDfgIH791/zmcJ5flqV7n",
+	"1f2FJsmcKm30SgACg1AxYhLt0N43iEFxPwnwDYzv43J2940Ml72eWEHw06wfztTvqwj+sXM489pn+imn",
+	"RUQB20OLWXvzE2jyq3JnWF9gWMLeakoVJesYS1edmQpWrJhR6lYxH3OiIJHrkAK1R79xNPQia8v+MBr/",
+	"Y2VG5TM+TSkiYqDN/XyI7nmICj3/TztE2lip5qefIi+Q6cHKtqF2ETCdxAftjIkq5TdOhU8TEsoySbg8",
+	"cAljUoHPO0KIq0QW79drG2TRoYnyueBUlY7JBR32AyhbeNYX3KAECqg6Iuv3XGyDyGUMkbEDulJ2pv0y",
+	"/i861Djl+51qWqbf7lh/GsfzOsvcy1Shk08oAG6Yx2/hvydpYHWtNA/IqvrmmAF6Fso9N3d6OK9WghNW",
+	"FoB4oOI3ZsVOpRm6R7FFsJ5hFVK1g2yO9wGNq+GJHB6k2m6W/bTQ+O+saS9X8UTl/QIN48mGb31+eYeF",
+	"w+6QFcAQ0GeEb850AfdKpTMXz77SO2pJ97FO/Eui4j8Ua6g2et2jKeOC7/Z4pX6Xn6X+aVLfH/QcjmU/",
+	"X/Ho4KeJ+RqA+kIt8yJv9oGtWLBbixPCFScjQciBdwQ3HHAtAH2Lw2vdewzm/oUZiHpI8DhhDqUesmYR",
+	"1n2iCrjurQ77VmwpWgPJfqlwpBQTlhN0KKEBU72kh1i8zfJswJHDp4nYJ+lzYPSPWm1bgYffF+HIceE7",
+	"n5ioq2LXF9qPHCuJTQATZKp5Gr9PUZ4v90m5uhVxTRVeAOjaVQV1onY94eF0+9eNVCaElxknQeceHhuS",
+	"vVSpcs/droQN3X3571hzq/InrxyBcgnLAgjfc10G9vYAFVQzJA16bgiwkqg0RFzuv/IkCRlNGT2Axcle",
+	"sXDQjQlU/zymOzNpR02WBCLlK+rlxI1lgy7TKTsHaLaYb03ArI4hr8xZyk7+XpM3KRWIwYLAheQHgSEY",
+	"OoGp4PFE4dk0Ead0WjQm9sjX5wVaOFKs9BMEZGB/Cul32PKgphxpWq5FoobojbHHG/dtAWrhx4slSjV9",
+	"G1YcEJlxZSlxb984cPv2jIUnSWEo+K8B9Ac6j/cM5w+kJxQ396j5UOiI8DlS8rBiy+viMh4srySozoey",
+	"37EXsJT2AVY82X/hVq9Dhq+bEgYhwpa1OhP1nDBCMUukiMLPABZLmCy8kViRYu+4ANC5IP1FK2FYs2jK",
+	"BJhIMVsnScvzehxPqtero16KTAZ4EEdglAiLZyYq/3BKySlT4fi50Wwq7EYIBXCrK4B0XPItmzqmCL/K",
+	"CJ5yNga3jCfJPpWD1uQY//vBWWDJ/vWTJuszgZ1X9jAk3137REUF+4rvMsLQpmsRjtEwzKBfc8jIdRIj",
+	"qJrSG9Ysj7RijHIAXfObeMVCALb27wYBaRcZkHndnPRKqNKUdjGxa5eTZDUS81Rg1atlieCQ2ST3Spel",
+	"VH8TtvTJezUgu994lpqGw5qOnKYi0RsW4hjC1t4x8jcfb4wU/l+rGIowpMkbze4VhXTHvhrhs+HRthR/",
+	"LPHn+Mlx3xmdnd9W7P3xAp/HhJ/jpH4tC7LP//IaW/UcSQfIAXhQGDjOBBi1YNxiPwJgYYgcgHk9YYf9",
+	"QJ4p/IHacCJKDiVIks5nfIfvrKPvM7VaUykbPa3X1shYULtmQN5tEluFfzpDQy4FNA3wOOdF0GNGhzo4",
+	"DO8cZLjTdC5bTBqoWOmyGpRTxZce8hWmx5rOSCdgAL8UHWeQX+PgvjPhAagfOBz3dqz9RgUZhSH+TjhB",
+	"uDx73AJKbIg+M79LgTQr0vWTz4n8XJmL+EYJnYhdzlVW2h+/pTad795bfc8yaEmPDzOIabbQSWzKmMPQ",
+	"ciNHJw08mh244YOsTiyPC2T+/VaHfZkDt6fCg+RRP46JylgXoK4zwp3nU722rNftsiU0wllxwGq7YgRB",
+	"ykIPB08NGIoQ75CM5Xgtp3CEh93Ht1pN1SL7HBMP4k/PqYHqx9cr9uZSYbPe3/TM/+k98keVj2+ELekM",
+	"0ECgYPLc61g/hsjXaWUZ32uQBvMCqBElvNBgcmAHGo5jDELFxnckADSPiSoZZIgMrNVV5ueDctGq3YYI",
+	"yR74WmeZjh68zL2V0MuaFbQz6DaPET4vysBizAAzycUvVNzqsKeEN+8fydKsy/VeFUjEK9iGQgI2IJoo",
+	"zRKt5iJ1pjq+IJ6oJtRcFNHL63UX9/n3ZA2fVqXFcWYS+Ejs5+KKP5nm4bb1QYrH40Lsfz+fwpQwb1nd",
+	"q4dIta0zxEA7DPwPUk2Ub5BSc2wD9BqRvZNzrjy5AB8qtiaAhyIBfkPPC3ZbDLQ67HqjszdDFyK4mFdP",
+	"LLhZYHpsQQsCNG6nI40nKvNooVbFjIDye2zz4bWvTv5w2Mp7iJSSK7CShFp7UEkdGYnkUC9kUvgpBLsd",
+	"WEho+FK7iZqon1JpCU+ctsRpS/E6BUeosTp1D37xBTbW+uILZoSKvW2YD50arwkQhwSHUNcjIIee4ixK",
+	"AU4+Bao0lnk6J2kw0+lMSGpDgTRRx6RhCN9h27vflkl/BFMUJvM7YQLsFQ5PPUVd1esaGRF8Fhp/NqGB",
+	"HI8zaivphYbjPYckBrYiOrW4AB57ZKiBUWbc/cKo5xWQWpjjbea9UENEmCMmuMTC3IkKN9z9So93KeSA",
+	"3T+wp9FWWM8es36CC/BzOXWRrXSSeF7sVGhEeqeAepp9wDcic5yTMgc4Qco3V9oYOU3Ia6M0zc7pt1pZ",
+	"qdberQiz+6tTXMN9MaOvcDk/In/DL5zsT8fbyat+/Paf+Mf2vsOAjnvfqUXW52y0kzJ/Xgpe7ANWrsWj",
+	"I36UCTw2NhV8eVqaa2jFG4sPtvG5kDVfgZun/cqNAQmvlbUq3uUcE7XLOlgT+uHlPz/nxrbhXe1nX4Y+",
+	"ySV1x1mJCNLgCTjTaTSUT4Pdja7Qh4X/YBupCBLcDQciYK2A/LMI6xTdJnpOzCGRd4Li1bNkDfV80Eeo",
+	"yF861AlzKYxxVCuhgVoYhhMl4zF1IzXiF98sEKbuf7fblfAXYm559vtC4NK57zmGlkgFB+Ifr3743j9A",
+	"X5koYAOUx89ttMhPju/ZJ/gyWxm3C/NHWfYgJOZh2OMV/PJ3weOwRWmDmPHPQhljIzb4Ik1hAQlF1WHn",
+	"Lzlp7E5iAbGC97EZwmtTOxXcadfQgw+WAdyC6LvojTJGbjV2ypRx4vQaJAatzETplVAorbBztRtAoRUT",
+	"rokpNlaQhk01+UPCYf+Sldt8IWDqREnb8k2L8RXCI70Xe8Au1tZAo4qrnEpJflRo2WpIEl+KwoKzOV+h",
+	"np2hUtTCScMIPjlh4yYIj5zmat1hIe7HHNLaHaJeRnPYA4zA9D3xvZ003AFrjHvBBKLSk8Z40ijf2gjo",
+	"l2cxXB3x3qwb9UT7Ih5O28NoNGpf8uGg3Z/14q44n55FvR48hFUAk8ZYrZMkmDS4hef73f6o3e21u73r",
+	"Xn/c7Y673U632/0XPOOGNWmM304gtg73f53KmG+ZkvOFnTTeBZPGKhV3f+dmAZe77/l/8NmFf9tQ9OJB",
+	"1J2ezS54X4zi8+hy2uOD2Uicx5dRd9rnw9mZuIi7UW864KPZubiMe9FgOuLns0vRjSeNd+5sFs7iRFVy",
+	"5ErNtXcY/hVyo9AtRIgMAHtGhnA9dKzBsYOTuxyhREP6+KwOnKYOfK2TRG/KCgGINNZ89eqr1r10A6fu",
+	"ttFPCy6l9UHPN4O26I8Mewoe3O/FG5uH1Fsd9oq66mUx9bJ2AE5hd+7GjLPZOkkmim6Uim0W0kk4Culj",
+	"LJ/dI5QfFPuQm4maOVUjykPKAP9YahUFEAOJs7ogqkacvpQzReX+JktEuyok8aIbG1SPMth4IUocujnj",
+	"OJ2ZYuu7B9jvs7v+BM6TytZ8Mu6T6zqfCUYjP/tL/mT+EjyaFtI2iOk8MsSW7ud0LxTDH3W412Arvsxa",
+	"+xf8z8Vg4aNyzDKvzsMyvqmwrOnzfCixKGxhUU+hb4nH8S5VC7uvA0aRCbAExxfmO1sGPDiE1V105WOy",
+	"YyXo2ApYBX+WNREghhFurVsmZ1yUvPjljsM7vV734YRn7iNwk/+0EOprfAAdRYWAJtiDM5kQtksxIIuO",
+	"+F7Bx77DeP3evPC4Vr9jbPE3SGJ6me1Gvf/4D5W/9Jkj3o8j+s33vGdPnsQxhzJxw8dLgYwwEVYciUE+",
+	"F/zOVyQUGV28doYBC4tkF1IyAfABRvyvQ1ylxKWQbEvMIC9fvmI7wcaCgkc8mLAgcx5V6/V1g//fkXrw",
+	"XMzsLmNIBIeOxp/5wZ8NtIrfiffhBIQmcGIiwkvCHsjjlBaariMLqCYjhFnSgWMP7smwNlmoknWwWejC",
+	"y7E84gG5Bx7jIGx1WDjs9wuB1ZulNFAxlfUyMayQWkFd203Wb2WisjzO/CXjLHPKZ1J5RBVKJVjyLbOp",
+	"70GfZyL4vEtgiP0+wIwlMr5x6mJhQOj1nm6t8AiRXLEnr54+e8ZwoSmpHKOJZSCRiaK09A57QrG9Xrc/",
+	"hLdBNuiP11+3L4oJEFohqoNftaCQBgGdm41O7iBXbaL2K2Lu2T9J7gBO5lPLHXhJ27NP9XNXPzP5BzP5",
+	"/ikLQG33Aan/k1YVIVPp3skGxurVKfmzmRfxldWrb/hStAIiRa62LF4LJt6sZLrtsGeqqh7mLXqBt2Ce",
+	"6xWA6frsNPCLZlicCGnFl5oypTyux06mWjOXHFg/2rrCpDcSQEHNS/wjKVTHEjIOPY1BKsQioN6knEYD",
+	"7bK0EhO1VtKiS70WKgg6goOkSLWzcTWAnv+oEmGKnkaZY/z43NuJAh0bq6h8mnDW56WQndup8QBkqjK+",
+	"HjF7EGASkuVqQ1a4lX8C/u2n8qlx8Dr3pTtyrKl0uuRJUihMypxeO46czzz+T6bIO3I9pMfvuDhBf13y",
+	"W6nmJyvv+32YWak+Qn3uYAQwhAjAjBDHt311ZMiaAJtC+mYYMDlD4IFWVjSE6bZQNgRePanm2KVrhkBI",
+	"q4RHwkxUImaWUjuA+/M0kQISWQsc1WvPhRsJpgCrd9g3BNlScBGAYCG7AJMWbuVq5YNHRkM8CadecEVC",
+	"sAhbXUOtFiaWIISBWy9wNVxXfZnYGR7waBYAueBERvjih1fX7KAvJswhGiEdeqIQEA8WNvOnGGd9VZuI",
+	"IUYb+HH3e2Nb3jyZqPouG2zBlVvZOZkFSvvgmTVj74m5IbMJvMvG6rRQxi4m6lYAahXi2jv7ZwatiAtL",
+	"68SPMxmlikRtlch/rWV0+w8t1ada3/pdfvA+tfrWP5Vr+H+5QHBHwJ8cqjgFtuq05r3aPPpzaxMDvSgg",
+	"TkGFFt6tkXXp96qHF0MUmKpFIv9ONH6/1lvVoXf+N+E5HEUyqq7OQUCjpUBM1VNpx4l8+guNCiXITppX",
+	"ZW8ZS9xJoFgCXg14pEUwUQSGWJKhxwCHCBU5I1YqtXN/GstvRcAWejMBowwSBrOKKBxUM3SnRqp5WJLs",
+	"TjQFLNxoFQYsFIlcSsUhuRBOIliLAViSaK+SheWrOCkQUladQrPgqQjJbLR61QrKdeE5BB72p4B2GlIp",
+	"kWY1plKxVarnqbMWzUJvDJrf0Kg0mz1dQUDBZLsv9f27LahHf+gOMmjVRTqNT8NWztYaqPMzQtr7M5U5",
+	"0dBBlnKkkcxheaQ3qtq+/GQ0MlTKqUEMTxI8fBlcg+85Q81kCtkX+w9N1urlj3tqcAonICqVVv0zsNKH",
+	"OjPldT12eI40l9w5PNDrzRSbveGB0kkMNuitEIXekHksyt1OFVlwriZqDQ5IDfWirNcF2H9AdcI4UrHg",
+	"FBCCnbxGQD2s1WIbbrD+1DdqZImObjENKusDt7asiQDDFB7LbF83YphA64o+oOZ0D/RNizwe6zzlcGSf",
+	"FHpDbg43ksyHVPz2GK1ReA775EmTIbGCietUi2PdJZkBlYKcHtYwu4EhR0LeOe3HdtiTrMo4awCKjnD8",
+	"Kje3kIRNOlbuMzjWhLQebuElTPFhvS0/uXaVhRaoEGFNxZ3UayxgyUEpHH3/1gL+f3tCEh6kkp5lieb2",
+	"czjyFt4Dbt0DJBaqeG6V3pjAqQCyplOWE9wv/Wc+Jp4/fuMQErmfbedPULUASIFpvq5+j7Ofdvb48XTb",
+	"XnCzePyWfvk7N4uTO6VFXGklIw6w9ssMnoGogZBccR8BQMJJsrDwoZA1eZYUUbrQCjC5wsk590cu2Uow",
+	"G1Mdb1uh9+ciRgWS5J1IDSCwwvsnygk+EBoleE+Ezl+IVASMJ0aTOw4zPBIB4lLE0gJa+O6E8btZPgc8",
+	"4/Tj6b9FZFn4VsYBU9A5biO42813IZVE4r9Z+HYquDUBS6BBUADhYHpmorwIh8foDc7gxJQSrA4P4QVh",
+	"+We/E+6aUP7RgIX4mXDi9JzlUsQ+pRmK95yAnOo3vpmFlQkgEoPlyuMY75ZQehrbRSvwhUgo2I1OqSGB",
+	"QWNZaWfAW2FWPBKs+fLrp+zi/GL0yPiUJGEivpJqHjDxJhIraor041/63f4FeCPgz0uICcC9Im7ta2aC",
+	"G/C3rSOeewvUlznhfeT2IvihL3W0XopD3jNPZT5R6H9Zx6FvSJaINzzKGFrmb+VljN7T+Jznb89O7kKE",
+	"9z8y2clrwgGD9C5/rP2xhUPYKmCEgS4Mxbl6BgWY6dafeWqvPnozYvPUcYhML84/WWSah0n+ocT+saH8",
+	"/PAOS93P5YinHwjOcpTp+xH8Y0dnB7KGPNkH0OeijflDFQS6Vod9jQ3KeWqTLYtTvlEZEY99aiUSvWHS",
+	"TlQGe+9OcbJF32omxixg1mFqEILSB1mOJooeEAdLvs1uYiCFAMkJ/NmpxB5ZbCrtkptbJ7n6I/cvM4Z3",
+	"gPQKWKST9VK1IEAsLQtTvbmZpXp5M9XW6uUXI/aXiYp0gj+mcr6wiN3k7u567QJvbsNleHsA14fFixgk",
+	"dz/3u6gaWL2iR9zk4MqQjNkV3N5hrxZy9v+xd/aqDcNAHH8VkaUuKB8dCiFbh9LuGToVLGJRi6q2Odkp",
+	"KeTdi+5OlhIrpVBKly6BJEZnyeJ8J/11P0qkhatVp0VJFQHo86bk6liGKhxSZ5DtSbiwk6tvS7wI2ncx",
+	"dDnPcdcoe/jQD35G/NR1/MKxRjDVH2mCvGkcHGfcJa+l+P9Rzwum+ndh38R90cQTil3HC83AnCfDVnwW",
+	"mYNFREQTqc8rDqaoGB3sdUXK8KJ8U6/+RdOU9Lvzb96677vNcmnbnbJ16/rNerVecVQ5gJ1tZkuc3Hxb",
+	"F5b2Qs4sKZv2eS4tUo8ycwOZVfJFBAaMWXeGwwNauQEOIhKmRsdI7V0lrHY6dMgnBXHv6To1gzzsqY2n",
+	"kBFQAONk6ruTAIVDFopTwk1gsCNAW5YqnFMQcp1iEojksUl1VLFhvFuOfqC1ThSJiJKLdUraqEusBvHV",
+	"1GhQXGCOwYdsZBCUxqqqe62s/1YEver5KOI2fh6Y1GmY8wanj9XmyJPTVSwagEsgjKosMNJLim61QDUF",
+	"sKjOdnuf2OSyAlOrEZZLeLIIzxPzQKGWo/QWe4gMzqRt2iGaNv2ole1rigJMo7nO15dANH52hh+a2vWL",
+	"E3ZJQKQdn4+fAQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
