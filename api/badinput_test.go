@@ -253,12 +253,13 @@ func TestBadInput(t *testing.T) {
 	add(bodyCases(commitOp, "p", goodCommit, `{"commitment":12}`)...)
 	add(idCases(commitOp, "lobbyId", "p", goodCommit)...)
 	for name, c := range map[string]string{
-		"non-hex":       strings.Repeat("zz", 32),
-		"63 hex digits": strings.Repeat("a", 63),
-		"65 hex digits": strings.Repeat("a", 65),
-		"66 hex digits": strings.Repeat("ab", 33),
-		"empty":         "",
-		"0x prefix":     "0x" + strings.Repeat("a", 62),
+		"non-hex":                   strings.Repeat("zz", 32),
+		"63 hex digits":             strings.Repeat("a", 63),
+		"65 hex digits":             strings.Repeat("a", 65),
+		"66 hex digits":             strings.Repeat("ab", 33),
+		"empty":                     "",
+		"0x prefix":                 "0x" + strings.Repeat("a", 62),
+		"0x + 64 hex (blake2AsHex)": "0x" + strings.Repeat("a", 64),
 	} {
 		add(badCase{op: commitOp, name: name, token: "p", body: map[string]any{"commitment": c}, status: 400, code: "validation_failed", field: "commitment"})
 	}
