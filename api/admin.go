@@ -4,6 +4,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/commitreveal/rps/store"
@@ -63,6 +64,9 @@ func (h *handlers) IssueToken(ctx context.Context, req IssueTokenRequestObject) 
 	id := tournament.AccountID(req.AccountId.String())
 	token, replay, replayed, err := h.s.store.IssueToken(ctx, admin.ID, id, key,
 		store.Outcome{Status: already.status, Body: problemBody(ctx, already)})
+	if errors.Is(err, store.ErrIdempotencyConflict) {
+		return nil, errKeyReused
+	}
 	if err != nil {
 		return nil, readErr(err, "account")
 	}

@@ -53,3 +53,15 @@ func TestAdminIssuesToken(t *testing.T) {
 		t.Errorf("audit row: %s %s %s", actor, action, target)
 	}
 }
+
+// TestIssueTokenKeyReused: an Idempotency-Key used to issue one player a token, sent again for
+// another player, is a 409 idempotency_conflict (found by schemathesis as a 500).
+func TestIssueTokenKeyReused(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	p, q := e.NewPlayer("p", 0), e.NewPlayer("q", 0)
+	e.Do("POST", "/v1/admin/accounts/"+p.ID+"/token", e.Admin, nil, "Idempotency-Key", "once").Want(t, http.StatusOK)
+	e.Do("POST", "/v1/admin/accounts/"+q.ID+"/token", e.Admin, nil, "Idempotency-Key", "once").
+		WantProblem(t, http.StatusConflict, "idempotency_conflict")
+	e.Do("GET", "/v1/me", q.Token, nil).Want(t, http.StatusOK)
+}
