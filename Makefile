@@ -1,9 +1,9 @@
 # make test is the one test command; .ci/run calls it and nothing else.
 GO ?= go
 
-.PHONY: test test-go test-android apk test-console lint-openapi lint-go vet generate run bench postgres
+.PHONY: test test-go test-android apk test-console test-schemathesis lint-openapi lint-go vet generate run bench postgres
 
-test: postgres lint-openapi vet lint-go test-go test-android test-console
+test: postgres lint-openapi vet lint-go test-go test-android test-console test-schemathesis
 
 # PostgreSQL binaries for the Go tests and the private cluster (apt-get as root when missing).
 postgres:
@@ -35,6 +35,11 @@ test-console: postgres
 # The installable app: android-client/app/target/rps.apk, signed with a local debug key.
 apk:
 	bash scripts/build-apk.sh
+
+# Schemathesis (pinned in scripts/schemathesis-requirements.txt, in a venv under .tools/) fuzzes a
+# real rpsd against openapi.yaml with every check on (about half a minute).
+test-schemathesis: postgres
+	bash scripts/test-schemathesis.sh
 
 generate:
 	$(GO) generate ./...

@@ -1,9 +1,11 @@
 package api_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/engine"
 )
 
 // TestEveryOperationDocumentsLimits: every request passes the body cap (413) and, but for the
@@ -31,5 +33,22 @@ func TestEveryOperationDocumentsLimits(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRulesetPatternIsTheBuiltins: the spec's pattern lists the rulesets a config may name; it
+// must be exactly the ones the server ships.
+func TestRulesetPatternIsTheBuiltins(t *testing.T) {
+	spec, err := api.GetSwagger()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shipped []string
+	for _, rs := range engine.Builtin().All() {
+		shipped = append(shipped, rs.ID())
+	}
+	want := "^(" + strings.Join(shipped, "|") + ")$"
+	if got := spec.Components.Schemas["GameConfigInput"].Value.Properties["ruleset"].Value.Pattern; got != want {
+		t.Errorf("GameConfigInput.ruleset's pattern is %q; the server ships %v (%q)", got, shipped, want)
 	}
 }

@@ -904,7 +904,7 @@ type CommitRequest struct {
 //
 // Example: {"name":"alice"}
 type CreateAccountRequest struct {
-	// Name A display name (1 to 64 characters; not necessarily unique). Surrounding white space is trimmed; a blank name is refused.
+	// Name A display name (1 to 64 characters; not necessarily unique). Surrounding white space is trimmed; a blank name, or one with a control character, is refused.
 	//
 	// Example: alice
 	Name string `json:"name"`
@@ -915,7 +915,7 @@ type CreateAccountRequest struct {
 // Example: {"config":{"betSize":100,"playersCountLimit":4},"name":"Friday night"}
 type CreateLobbyRequest struct {
 	// Config A game config as sent by an admin. `betSize` and `playersCountLimit` are required; every
-	// other omitted field takes its default (timeouts 60000 ms, ruleset `rpsls`, resolution
+	// other omitted (or null) field takes its default (timeouts 60000 ms, ruleset `rpsls`, resolution
 	// `classic`, `startWhenFull` true, `maxExtensions` 3, `maxRounds` 0). Validated: limit
 	// 2..100000; each timeout between the server's minimum (5000 ms unless configured lower) and
 	// 604800000 ms (7 days); `betSize >= 0` and `betSize x playersCountLimit <= 2^53-1`; the
@@ -925,7 +925,7 @@ type CreateLobbyRequest struct {
 	// Example: {"betSize":100,"moveTimeoutMs":30000,"playersCountLimit":4,"revealTimeoutMs":30000}
 	Config GameConfigInput `json:"config"`
 
-	// Name The lobby's display name. Surrounding white space is trimmed; a blank name is refused.
+	// Name The lobby's display name. Surrounding white space is trimmed; a blank name, or one with a control character, is refused.
 	//
 	// Example: Friday night
 	Name string `json:"name"`
@@ -1116,7 +1116,7 @@ type GameConfig struct {
 }
 
 // GameConfigInput A game config as sent by an admin. `betSize` and `playersCountLimit` are required; every
-// other omitted field takes its default (timeouts 60000 ms, ruleset `rpsls`, resolution
+// other omitted (or null) field takes its default (timeouts 60000 ms, ruleset `rpsls`, resolution
 // `classic`, `startWhenFull` true, `maxExtensions` 3, `maxRounds` 0). Validated: limit
 // 2..100000; each timeout between the server's minimum (5000 ms unless configured lower) and
 // 604800000 ms (7 days); `betSize >= 0` and `betSize x playersCountLimit <= 2^53-1`; the
@@ -1170,7 +1170,7 @@ type GameConfigInput struct {
 	// Example: 60000
 	RevealTimeoutMs *int64 `json:"revealTimeoutMs,omitempty"`
 
-	// Ruleset The id of a ruleset listed by `GET /v1/rulesets`.
+	// Ruleset The id of a ruleset listed by `GET /v1/rulesets` (the ones this server ships).
 	//
 	// Example: rpsls
 	Ruleset *string `json:"ruleset,omitempty"`
@@ -2573,7 +2573,7 @@ type Standing struct {
 //
 // Example: {"reason":"maintenance"}
 type StopGameRequest struct {
-	// Reason The reason, recorded in the game and its `game_stopped` event. Surrounding white space is trimmed; a blank reason is refused.
+	// Reason The reason, recorded in the game and its `game_stopped` event. Surrounding white space is trimmed; a blank reason, or one with a control character, is refused.
 	//
 	// Example: maintenance
 	Reason string `json:"reason"`
@@ -2655,11 +2655,17 @@ type IdempotencyKey = string
 // LastEventId defines model for LastEventId.
 type LastEventId = int64
 
+// LedgerAfter defines model for LedgerAfter.
+type LedgerAfter = string
+
 // Limit defines model for Limit.
 type Limit = int32
 
 // LobbyId defines model for LobbyId.
 type LobbyId = openapi_types.UUID
+
+// OrderAfter defines model for OrderAfter.
+type OrderAfter = string
 
 // Round defines model for Round.
 type Round = int32
@@ -2811,7 +2817,7 @@ type ListAuditParams struct {
 // ListGamePlayersParams defines parameters for ListGamePlayers.
 type ListGamePlayersParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *OrderAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2820,7 +2826,7 @@ type ListGamePlayersParams struct {
 // ListGamePostingsParams defines parameters for ListGamePostings.
 type ListGamePostingsParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *LedgerAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2829,7 +2835,7 @@ type ListGamePostingsParams struct {
 // GetRoundParams defines parameters for GetRound.
 type GetRoundParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *OrderAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -3024,7 +3030,7 @@ type ListMyGamesParams struct {
 // ListMyLedgerParams defines parameters for ListMyLedger.
 type ListMyLedgerParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *LedgerAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
