@@ -6465,6 +6465,22 @@ func (response ListGamePostings404ApplicationProblemPlusJSONResponse) VisitListG
 	return err
 }
 
+type ListGamePostings413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListGamePostings413ApplicationProblemPlusJSONResponse) VisitListGamePostingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListGamePostings429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -6624,6 +6640,22 @@ func (response ListSigningKeys200JSONResponse) VisitListSigningKeysResponse(w ht
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSigningKeys413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListSigningKeys413ApplicationProblemPlusJSONResponse) VisitListSigningKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -9154,6 +9186,22 @@ func (response GetRulesetByHash404ApplicationProblemPlusJSONResponse) VisitGetRu
 	return err
 }
 
+type GetRulesetByHash413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetRulesetByHash413ApplicationProblemPlusJSONResponse) VisitGetRulesetByHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetRulesetByHash429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -11015,98 +11063,98 @@ var swaggerSpec = []string{
 	"+40cML6eWEHw06wfztTvqwj+sXM4i5po+qmgRYQn20GLed/1I2jyq3LLWld4WAIFayYySlcxlrRaMxWs",
 	"WDGl1C0/H3MsIZFrnwK1Q7+xNPQy7xf/MBo/rOb8YEf3KSlFxbSP04yIImiHP5+ke56kZU5hR54kpU0i",
 	"Z8cfJSeV6cHKtqGKETCVxnuNjbEsJTlOhMsVEtKwhEB74BIGpgKXfIT4V2ni369WJshDRGPpEsKpZB0z",
-	"DDrsB9C48MDPuUYxFFCJRN6N2m/SyJMYwmN7FKb8YLtl/HgnG4X4J3e0ceL3O9u0WL/d4f40DulVnsSX",
-	"a0VHn1PA5NCP38J/j1LG6tp97hFb9Q08A3QylPuCbvWZXi4FJzgtwPlAHXDE/G6qOQCI38ZYTbEgqdrl",
-	"toAEgeba8ESBIFJtict+miv8d95YmMt4LIuehprxdM03LtW8w8Jhd8g8vAR0H+Gbc7XAvlKq3NuzqwqP",
-	"2uZ9rHP/iqj4jyf6qx1pd2jOuOrbzWipMednBeA4BcCd9gK2ZTdzcTDmx0n8GiR9r+Z5XnQlwZ4x2FbG",
-	"yuOK05Gg5sBbghsO+BeA0sXhtfY9GnMBwxztPSQYnbDAfA9Z08efH0sPgL7VYd+JDUVvIPkvE5aUYsJ8",
-	"glYqNGCqn3RQjDd53g04dvgkFbuEfoHg/lGrbys49rsiHgWAfecTk3dVkH2vT8qhEtkUsEMmimfx+xTp",
-	"ufKfjMsbEddU5QUAA17VVcdy2zMeTjZ/XSdSh/AybcXozOF4Q/KXLFXy2dulMKG9r/gda3Bl8eSlJVCe",
-	"wLIAFPlMlRHIHZAF1RAlGj05BGxJVBoigPhfeZqGjKaMHkF/spcsHHRjQv8/i+nOXORRNyiBkP6Smk5x",
-	"bdigy1TGzgDCLeYbHTCjYsgzs5azFcJX5F3KBGK1IMAh+UVgCJpOYCZ4PJZ4NnXEKb0W7YodQva5RwsH",
-	"ipd+ggAN7I+Xjoe9GWrKkybl2iTq3N4YOWB017+gFifdL1mqaTCx5IDcjCtLiXy7xoHbt2MsPE29oeC/",
-	"BtDI6CzeMZw/UNzE39yDNoTXuuFz5ORhxZdX/jLuLbckSM+Hst+RE7CUBgIGPRmB4UatQoavmxBWIcKb",
-	"tTpj+ZywRDFrxG8XwAA+S+g83JEakWGTuwBQvCAdRkmhWdO3ZwJMrJiu0rTleD2OJ1Or5UGHRS4DHNgj",
-	"MEqEz9NjWXw4o2SVibD8XCs2EWYthARY1iVAPy74hk0sU4RfkwiesoYGN4yn6S6Vg9bkEP/7wZph6e71",
-	"S3TeEANbxOxgSK4N+JGKCjZA32aEoclWIhyhdZhDxBbQkqs0RvA1qdasWR5pxSLlAM7mNvGShQCA7d4N",
-	"AtLMc8DzujmppZClKW1jZ9cuJ8lqJOaJwCpYw1LBIdMp2SldFon8mzClT96rU9r9xrNQNBzWtOQ0Eala",
-	"sxDHELZ2jpHffbwxUjrASsZQlJHooiPuTlFId+yqGT4dVrtj/MHFn+Unhx1odHZ+W7H3xwuEHhJ+lpO6",
-	"tfRkn/vlDfYUOpAeUADyoDCwnAmwbMG4xb4FwMIQSQDzfMIO+4HcU/gD9QtF1BxKmCSdT7tW5Hnr4Wdy",
-	"uaLSNnparYxOYkF9pQGht0lsFf5pDY1kIaC5gMND98GRGR3qYD8MdJDjU9O5bLFEQwVLl9WgoUq+cNCw",
-	"MD3WtEY6AQW4pehYg/wKB/dCh3ugf+Bw3Nu79hsVaHhD/J1wg3B5drgFpFgTfeZ+F480K9L1k8+R/Fyp",
-	"i3hHKZ2Ibc5VVtofv6V+ou/eW33PM2pJjw9zKGo2V2msy9jE0JqjQDENHLod+OKDvG6sCA7kTv5Wh31Z",
-	"ALxnwoHmUd+OscxZF6CzM8Kn5xO1MqzX7bIFNMxZcsBuu2QEVcpCBxtPjRp8KHhIzrK8llNMwsHz41sB",
-	"BpHLmdjlmHgQf3pOnV4/vl6xM7cKuwr/pmf+T++RP6h8fCNMSWeARgOeyXOvY/0Ywl/HlWl8r0AazDyQ",
-	"I0qAocEUQA80HMsYhIy161wA6B5jWTLIEEFYycvczwflo1W7DZGUHUC2yjMfHZiZfSuhmTUr6GfQFh/D",
-	"fE6UgcWYA2iSi1/IuNVhTwmX3j2Sp12X678qEImXsA1eQjYgnEjFUiVnIrOmOr4gHssm1GD4KOf1uov9",
-	"/Huyhk+r8uIwMwlcOPZzscWfTPOw2/ogxeOxlwCwm09hdpizrO7Va6TafxpioB0G/odEjqVrpFJzbAP0",
-	"GpG9U3CuIsMAH/JbGMBDkQC/oeMF260IWh12tVb5m6FbEVwsqinmXM8xXdbTggC12+pIo7HMPVqoVTEt",
-	"oBwf24E47atTPBy2il4jpQwLrCyhFiBUYkdGIjnUvXQKN4Vgu1MLCQ1XejeWY/lTlhjCHactsdpSvMrA",
-	"EaqNyuyDX3yBDbi++IJpIWNnGxZDpwZtAsQhwSPU9RIooKg4izKAnc+AKrVhjs5JGkxVNhUJtatAmqhj",
-	"0jCEF9ge77dl0h/BFIXJ/E4YATuFw1NHUZf1ukZOBJ+Fxp9NaCDH44zaTzqhYXnPPomBLYuOLTaAxx5p",
-	"anSUG3e/MOqNBaQWFvibRc/UEBHniAkusFB3LMM1t7/S410KOWCXEOx9tBHGsce87+Ac/FxWXWRLlaaO",
-	"F1sVGpHfKaCe5R9wDcss56TMAU4Q882l0jqZpOS1kYpmZ/VbJU0iV86tCLP7q1Vcw10xo69wOT8if8Mv",
-	"HO1Px9vJq3749p/4x/a+w4AOe9+pldbnbLSjMn9eCe73CyvX5tERP8gEHmuTCb44Ltc1NOLO4INtfC5k",
-	"zdfg5mm/tmNAwmvlLY23OcdYbrMO1oS+ecXPz7k2bXhX+9mXoUtyyexxliKCjHgC0rQaDeXTYBekS/Rh",
-	"4T/YOpEEEW6HAxGwVkD+WYR5im5SNSPmkCa3guLV03QF9X3Qb8jnLx3qmLkQWluqTaDRWhiGY5nEI+pa",
-	"qsUvrqkgTN39bjZL4S7E3PD897nApbPfswwtTSQciG9f//C9e4C+MpbABiiln5toXpwc19tP8EW+MnYX",
-	"Zo/y7EFIzMOwx2v45e+Cx2GL0gYx+Z+FSYwN2+CLNIU5JBRVh1285KixW4kFxArex2YIr83MRHCrXUOv",
-	"PlgGcAui76J3kjNyo7CjZhKnVq9BYlBSj6VaConSCjtc2wF4LZtwTbTfaCHRbKLIHxIO+xes3A4MAVTH",
-	"MjEt19wYXyEc8rvfK3a+MhoaV1wWVEryo0LLRkGm+EJ4C85mfIl6do5SUQsvDSP45ISNnSA8cpyrdYuF",
-	"2B8LiGt7iHo5zWGvMALXd8T3dtywB6wx6gVjiEqPG6Nxo3xrI6BfnsVw9YT3pt2oJ9rn8XDSHkYnJ+0L",
-	"Phy0+9Ne3BVnk9Oo14OHsBRg3BjJVZoG4wY38Hy/2z9pd3vtbu+q1x91u6Nut9Ptdv8Jz9hhjRujt2OI",
-	"rcP9X2dJzDdMJrO5GTfeBePGMhO3f+d6Dpe77/l/8Nm5e9tQ9OJB1J2cTs95X5zEZ9HFpMcH0xNxFl9E",
-	"3UmfD6en4jzuRr3JgJ9Mz8RF3IsGkxN+Nr0Q3XjceGfPpncWx7KSI1dqwr3F8C+RG4V2IUJkANhbMoTr",
-	"oWUNlh10tru41/u6UKIhfXxWB45TB75WaarWZYUARBprvn79VeteuoFVd9vopwWX0mqv55tB+/RHmj0F",
-	"D+734s4UIfVWh72m7nt5TL2sHYBT2J67EeNsukrTsaQbE8nW88RKOArpYyyf3SOUH/j9yvVYTq2qERUh",
-	"ZYCDLLWOAsiB1FpdEFUjTl/KmaLyf50nol16SbzoxgbVoww+7kWJQztnHKc1U0x9NwHzfX7Xn8B5Utma",
-	"T8Z9clXnM8Fo5Gd/yZ/MX4JH00DaBjGdR5rY0v2c7l5x/EGHew3W4iuqkfej+qVg4aNyzLIo0cNavokw",
-	"rOnyfCixKGxhUY/Xx8ThepcKh+3XAbNIB1iC4wr1rS0DHhzC7vZd+ZjsWAk6tgJWwaNlTQSMYYRja5fJ",
-	"GhclL365M/FWT9hduOG5+wjc5D/NhfwaH0BHkRfQBHtwmqSE9eIHZNER3/N87FuM1+3NS4dz9TvGFn+D",
-	"JKZX+W7U+4//UPlLnzni/Tii23zHe3bkSRxyKBM3fLwQyAhTYcSBGORzwW9dRYLP6OKVNQxY6JNdSMkE",
-	"wAcY8b8OcZUSl0KyLTGDoob5km0FGz0Fj3gwYUMWPKrW62sH/38j9eC5mJptxpAKDp2PP/ODPxuIFb8V",
-	"78MJCFLgyESEVwRAUMQpDTRnRxZQTUYI86QDyx7sk2FtslAl62A9V97LsTziAbkHDuggbHVYOOz3vcDq",
-	"9SLRUDGV9zbRzEutoO7uOu+/MpZ5HmfxklGeOeUyqRy4CqUSLPiGmcz1qi8yEVzeJTDEfh9gx9Ikvrbq",
-	"ojcg9HpPNkY4xEgu2ZPXT589Y7jQlFSO0cQymshYUlp6hz2h2F6v2x/C2yAb9Merr9vnfgKEkgjt4FYt",
-	"8NIgoJOzVukt5KqN5W5FzD77J8kdwMl8arkDr2h7dql+9upnJv9gJt8/ZgGoPT8g93/SqiJkKt072UAb",
-	"tTwmfzb3Ir42avkNX4hWQKTI5YbFK8HE3TLJNh32TFbVw6JlL/AWzHO9BHBdl50GftEcmxPRrfhCUaaU",
-	"w/XYylRrFpID60dbl5j0RgIoqHmJeySD6liCx6GnMUiFWATUq5TTaKB9lpJiLFcyMehSr8ULgg7hICky",
-	"ZW1cBSDoP8pUaN/TmBRAPy73dixBx8YqKpcmnPd98bJzOzUegFxVxtcjcA8CTkKyXG3ICrfyT8C/3VQ+",
-	"NQ5e5760R441pcoWPE29wqTc6bXlyPnM4/9kirwl1316/JaLE/TXBb9J5Oxo5X23DzMv1Ufozy2MAIYQ",
-	"AZgRYvm2q44MWRNgU0jfDAOWTBF4oJUXDWG6LZQNgVcvkTPs2jVFIKRlyiOhxzIVU0OpHcD9eZYmAhJZ",
-	"PY7qtGfvRoIpwOod9g1BtnguAhAsZBdg0sJNsly64JFWEE/CqXuuSAgWYetrqNXCxBKEMLDrBa6Gq6ov",
-	"EzvFAx7NHCAXrMgIX/7w+ort9cWEBVojpEOPJaLiwcLm/hRtra9qUzEEagM/7m5vbMuZJ2NZ33WDzbm0",
-	"Kzsjs0AqFzwzeuQ8MddkNoF3WRuVeWXsYixvBKBWIc69tX+m0JrYW1orfqzJmMhI1FaJ/NcqiW6+VYn8",
-	"VOtbXxQH71Orb/1TuYb/jwsEewTcyaGKU2CrVmveqc2jP7c2MdCJAuIUVGjh3Bp5136nejgxRIGpWmTy",
-	"F6Lx+7Xiqg69838Jz+EgklF1dfYCGi0EAqseSztW5NNfaFRIQXbSrCp7y9jiVgLFCeDVgEdaBGNJYIgl",
-	"GXoIcIgAknNipVI7+6c2/EYEbK7WYzDKIGEwr4jCQTVDe2oSOQtLkt2KpoCFayXDgIUiTRaJ5JBcCCcR",
-	"rMUALEm0V8nCclWcFAgpq06hnvNMhGQ2GrVsBeW68AICD/tVQHuNREqR5TWmiWTLTM0yay3quVprNL+h",
-	"cWk+e7qCgILpZlfq+4sNqEd/6I4yaNVFKouPA1jO1xqo8zNC2vszlRnR0F6WcqCxzH55pNay2s78aDQy",
-	"VMqpYQxPUzx8OVyD60FDzWW87IvdhyZv/XJPr8gnh06OIzoCV6m09p/hlT7UySmv66EjdKDl5NYRgg5w",
-	"2m8Bh8dKpTFYojdCeB0ji4iUvZ3qsuB0jeUK3JAKqkZZrwt9AADbCaNJftkp4ARbqY2welixxdZcYxWq",
-	"a9/IUhXdYDJU3h1uZVgTYYYpSJZbwHbEMIHWJX1Azuge6KYWOVTWWcbh4D7xOkau97eXLIbkf3uENik8",
-	"h93zEp3jsYKhaxWMQz0nmQbFglwfRjOzhiFHIrm1OpDpsCd5rXHeFhTd4fhVrm8gFZs0rcJzcKg1aT3o",
-	"wiuY4sM6Xn5yTSy9xqgQZ83EbaJWWMZSQFNY+v6txfz/9bQkPEglbcsQze3mcOQzvAfouoNJ9Gp5bqRa",
-	"68AqAklN/ywrvl+5z3xMVH/8xj48cjfbzp+gdgHwArNiXd0e5z9t7fHjyaY953r++C398neu50f3T4u4",
-	"VDKJOIDbL3KQBqIGwnPFfQQYCSvJQu9DIWvyPDWidKEVYIqFlXP2j0KylcA2JiretELn1UWkCiTJW5Fp",
-	"wGGF94+lFXwgNEognwigPxeZCBhPtSKnHOZ5pALEpYgTA5jh2xPG7+ZZHfCM1ZIn/xKRYeHbJA6YhH5y",
-	"a8Htbr4LqTAS/83CtxPBjQ5YCh2DAggK0zNj6UQ4PEZvsGYnJpZgjXgILwjLP7udsNeEdI8GLMTPhGOr",
-	"5ywWInaJzVDCZwXkRN25lhYmSQGXGOxXHsd4dwIFqLGZtwJXjoSCXauM2hJoNJmlsma8EXrJI8Gar75+",
-	"ys7Pzk8eaZeYJHTEl4mcBUzcRWJJXZJ+/Eu/2z8HnwT8eQGRAbhXxK1dfU1wA/62scRzb4H6qiC8j9xk",
-	"BD/0pYpWC7HPh+aozKUL/R9rPvQNyRJxx6OcoeVeV15G6j2Ozzn+9uzohkR4/yOdn7wmHDBI8nLH2h1b",
-	"OIQtDykMdGEo0VVTKMPMNu7MU9P1k7sTNsssh8j14uKTPtPcT/IPJfaPDejnhrdf6n4uSvx/7F07b9sw",
-	"EP4rRJY6LWW7QQwE2jr0sXvokiJiLCYiQokCScdQgfz3gnfHR2wlSFEUXboEsMiQkny+B/nx+97+gxAs",
-	"c03/nsGvgp29gh2KZs9B7aJCFNERD935kn1B2XJhvZ5Ya8VhSEZcR4AlGr1jyl8Pifw+/Ir1hCusKYx5",
-	"YK5DgBBS0/OE1MTQA+GgF1PqxCAKAZ8TrGpbhXJZ7Fb5XriHELkuNuGTq2EMiF6c7Yze98M5bBMrzxpr",
-	"Djd31vQ3t8Z707/fsA/Xw85ovGjVfeeRwSn0XsfsAjtX0Ayjc2i/LBtxqzxcvlhjauDNSP8SHg5aLqmY",
-	"HaH7km07dYeFNHOdGCVrkBcA/35siCNLIc8hPgwofqJy2LPemwY6WXNg+3HOc3wahJ5+yq/BIv7UdfyF",
-	"w41Wtf8IGRSmhpfjlHvJawlqT6heq9r/LuyNol9oeEyQ67hHC5zzZDBKqCLnJCOyUBNi0FtKppCSzj7K",
-	"FvHhi6YXDyHQDA1edyHydt6P9WqlzU7ozjhfX62v1pRV7q0+q89WYNx0Wy8s7cWamWM1HepcXKpOYHNl",
-	"Z9bKl1k2IFXdM2o8Vgq3txPLOlPJMeJ47woFdzx6SOcFYQfqvJwGVLJP5/geKwJMYBwvfXeRoFDKgnlK",
-	"vAlIdpiVmgALx1oIcw9FeiCc3k2JpsoDw91S9mONdmxRQCmJspPjdl0xa4RgnU4acRdQY9BRGx5hpZlb",
-	"9VEKHT4tImr1+C3CZv68bNIobUXbnCFXq0BVTraZOgCWQEi1cgGZXkG9ZSwyCwC1znb7uZiTyAVOZ83q",
-	"uShSliX0WBW1qXkC4MITghxnMTbuE50O/U0K7TvMAtQgie3rVVk0+u4UfWli55fPFEyiUNrTj6dfAQAA",
-	"//8=",
+	"DDrsB9C48MDPuUYxFFCJRN6N2m/SyJMYwmN7FKb8YLtl/HgnG4X4J3e0ceL3O9u0WJ8P93GH+ypP/su1",
+	"qaPPN2B56Mdv4b9HKXF1bUL3iLv6xp8BOifK/US3+lMvl4ITDBfgg6DuOGJ+F9YcOMRvf6ymWMhU7Y5b",
+	"QIlAU254okAeqbbSZT/NFf47b0jMZTyWRS9EzXi65huXot5h4bA7ZB7OArqd8M25OmFfKVXuJdpVvUft",
+	"9j4Wv3hF1P/HUxmqnWx3aNy46ttNbKmh52fecpzi4E57Afeym7k4+PPjNIUaBH6vVnpedDPBXjPYjsbK",
+	"8YqzkiDqwMuCGw64GYDuxeG19j0acwjDHCU+JPidsMCKD1nTx60fSw+4vtVh34kNRX0gaTATlpRiwoqC",
+	"Fiw0YKq7dBCON3m+DjiE+CQVu5SFAvn9o1btVvDvd0VKCuD7zp9ETlZB/b2+LIdKclPAKpkonsXvUxTo",
+	"yo0yLm9EXFMFGADseFU3HsttT3w42fx1nUgdwsu0Fb8zhxsOyWayVDlob5fChPa+4nes+ZXFk5eWsHkC",
+	"ywLQ5zNVRjx3wBlUs5Ro9BwRkCZRd4iA5X/laRoymjJ6IP3JXrJw0I2p28BZTHfmopK6TwlsISCpyRXX",
+	"hg26TGXsDCDjYr7RATMqhrw2a6lb4X1F3qxMIDYMAiqSHwaGoOnkZoLHY4lnWkec0nnRjtkhnJ97tHCg",
+	"WOonCAjB/njpf9gLoqYcalKuhaJO8Y2RA2J3/RJqcdn9EqmahhZLDkjRuLKUOLhrHLh9O8bC09QbCv5r",
+	"AI2TzuIdw/kDxWn8zT1os3itIj5Hah5W7HnlL+Pe8k6CEH0o+x05wUxpJ+BAIKMz3KhVyPB1E8JGRDi1",
+	"VmcsnxN2KWap+O0JGMB1CZ2HV1IjMmyqFwBqGKTfKCk0a/p2UICJHNNVmrYcr8fxZGq1POggyWWAA5cE",
+	"RolwfXosiw9nlBwzEZafa8UmwqyFkAADuwSoyQXfsIllivBrEsFT1kDhhvE03aWq0Joc4n8/WPMt3b1+",
+	"ic4bcGBLmh0MybUdP1LBwYbr24wwNNlKhCO0KnNI2gLKcpXGCPYm1Zo1yyOtWLIcwODcJl6yEAC33btB",
+	"QJp5DrBeNye1FLI0pW2s7trlJFmNxDwRWHVrWCo4ZFYlO6XLIpF/E6b0yXt1ZrvfeBaKhsOalpwmIlVr",
+	"FuIYwtbOMfK7jzdGSj9YyRiKQBJddODdKQrpjl01yqfDajeOP7j4s/zksMOOzs5vK/b+eIHXQ8LPclK3",
+	"lp7sc7+8wR5GB9IRCgAgFAaWMwF2LhjF2CcBWBgiF2BeUdhhP5BbC3+g/qSI0kMJmqTzadf6PG91/Ewu",
+	"V1RKR0+rldFJLKiPNSACN4mtwj+toZEsBDQzcPjrPhgzo0Md7IedDnI8bDqXLZZoqJjpshr0VckXDooW",
+	"psea1rgnYAK3FB1ryF/h4F7ocA/UEByOe3vlfqOCEG+IvxNOES7PDneCFGuiz9xf45FmRbp+8jmZnyuD",
+	"EV8ppROxzbnKSvvjt9S/9N17q+95Bi/p8WEOfc3mKo11GQsZWoEUqKmBQ9MDH36Q16kVQYU8ONDqsC8L",
+	"QPlMOJA+6hMyljnrAjR4Rnj4fKJWhvW6XbaABj1LDlhxl4ygUVnoYOqpMYQPPQ/JYJbXcopluHYA+FaA",
+	"XeRyJnY5Jh7En55TZ9mPr1fszOXCLsa/6Zn/03vyDyof3whT0hmgsYFn8tzrWD+GsNlxZSHfK5AGMw9U",
+	"iRJuaDAFsAQNxzIGIWPtOiUAmshYlgwyRCxW8jL380G5atVuQ+RmB8it8kxLB55m30roac0K2hq04cfw",
+	"oBNlYDHmgJ0UGhAybnXYU8LBd4/kad7lerMKJOMlbIOXAA6IKlKxVMmZyKypji+Ix7IJNR8+qnq97mI/",
+	"/56s4dOq9DjMTAIXxv1c3PEn0zzstj5I8XjsJQ7s5lOYjeYsq3v1Nqn2u4bYaYeB/yGRY+kat9Qc2wC9",
+	"RmTvFJyryEzAh/yWCfBQJMBv6HjBduuDVoddrVX+ZuiOBBeL6o0513NMz/W0IEAJtzrSaCxzjxZqVUwL",
+	"KP/H9iNO++oUD4etordJKTMDK1mo5QiV9JGRSA51Lw3DTSHY7gxDQsOV+o3lWP6UJYZwzmlLrLYUrzJw",
+	"hGqjMvvgF19gw68vvmBayNjZhsXQqSGcAHFIcAx1vQsK6CvOogxg7jOgSm2Yo3OSBlOVTUVC7TGQJuqY",
+	"NAzhBbbj+22Z9EcwRWEyvxMmwU7h8NRR1GW9rpETwWeh8WcTGsjxOKN2l05oWN6zT2Jgi6RjixvgsUea",
+	"Givlxt0vjHpxAamFBd5n0aM1RIQ7YoILLAwey3DN7a/0eJdCDtiVBHstbYRx7DHvczgHP5dVF9lSpanj",
+	"xVaFRqR5Cqhn+QdcgzTLOSlzgBOkfXOptE4mKXltpKLZWf1WSZPIlXMrwuz+ahXXcFfM6Ctczo/I3/AL",
+	"R/vT8Xbyqh++/Sf+sb3vMKDD3ndq3fU5i+2ozJ9Xgvv9ycq1gHTEDzKBx9pkgi+Oy5ENjbgz+GAbnwtZ",
+	"8zW4edqv7RiQ8Fp5C+VtzjGW26yDNaFPX/Hzc65NG97VfvZl6JJcMnucpYggA5+AO61GQ/k02HXpEn1Y",
+	"+A+2TiRBktvhQASsFZB/FmGloptUzYg5pMmtoHj1NF1BPSH0N/L5S4c6dC6E1pZqE2jsFobhWCbxiLqk",
+	"avGLa2IIU3e/m81SuAsxNzz/fS5w6ez3LENLEwkH4tvXP3zvHqCvjCWwASoh4CaaFyfH9RIUfJGvjN2F",
+	"2aM86xAS+jDs8Rp++bvgcdiidEMsNmBhEmODOPgiTWEOCUXVYRcvOWrsVmIBsYL3sRnCazMzEdxq19Ab",
+	"EJYB3ILou+id5IzcKOzgmcSp1WuQGJTUY6mWQqK0wo7adgBeiyhcE+03dkg0myjyh4TD/gUrtx9DwNax",
+	"TEzLNVPGVwiHNO/3pp2vjIZGGZcFlZL8qNCyUZBhvhDegrMZX6KenaNi1MJZwwg+OWFjJwiPHOdq3WIh",
+	"9scCUtseol5Oc9ibjMD8HfG9HTfsAWuMesEYotLjxmjcKN/aCOiXZzFcPeG9aTfqifZ5PJy0h9HJSfuC",
+	"Dwft/rQXd8XZ5DTq9eAhLCEYN0ZylabBuMENPN/v9k/a3V6727vq9Ufd7qjb7XS73X/CM3ZY48bo7Rhi",
+	"63D/11kS8w2TyWxuxo13wbixzMTt37mew+Xue/4ffHbu3jYUvXgQdSen03PeFyfxWXQx6fHB9EScxRdR",
+	"d9Lnw+mpOI+7UW8y4CfTM3ER96LB5ISfTS9ENx433tmz6Z3FsazkyJWafm8x/EvkRqFdiBAZAPayDOF6",
+	"aFmDZQed7a7x9b4ulGhIH5/VgePUga9Vmqp1WSEAkcaar19/1bqXbmDV3Tb6acGltNrr+WbQrv2RZk/B",
+	"g/u9uDNFSL3VYa+p218eUy9rB+AUtuduxDibrtJ0LOnGRLL1PLESjkL6GMtn9wjlB35/dD2WU6tqREVI",
+	"GeAnS62qAOIgtVYXRNWI05dypghuQOeJaJdeEi+6sUH1KIOde1Hi0M4Zx2nNFFPfvcB8n9/1J3CeVLbm",
+	"k3GfXNX5TDAa+dlf8ifzl+DRNJC2QUznkSa2dD+nu1eMf9DhXoPt+Ipq8v2ofilY+KgcsyxK+7AGcCIM",
+	"a7o8H0osCltYDOT1TXE44qVCZft1wEjSAZbuOGAAa8uAB4ewwn1XPiY7VoKOrYBV8G9ZEwFqGOHm2mWy",
+	"xkXJi1/uhLzVg3YXTnnuPgI3+U9zIb/GB9BR5AU0wR6cJilhy/gBWXTE9zwf+xbjdXvz0uFq/Y6xxd8g",
+	"ielVvhv1/uM/VP7SZ454P47oNt/xnh15EoccysQNHy8EMsJUGHEgBvlc8FtXkeAzunhlDQMW+mQXUjIB",
+	"8AFG/K9DXKXEpZBsS8ygqH2+ZFvBRk/BIx5MWJQFj6r1+trB/99IPXgupmabMaSCQ6flz/zgzwaaxW/F",
+	"+3ACgiI4MhHhFQEXFHFKA83gkQVUkxHCPOnAsgf7ZFibLFTJOljPlfdyLI94QO6BA0gIWx0WDvt9L7B6",
+	"vUg0VEzlvVQ081IrqJu8zvu9jGWex1m8ZJRnTrlMKgfmQqkEC75hJnO98YtMBJd3CQyx3weYszSJr626",
+	"6A0Ivd6TjREOoZJL9uT102fPGC40JZVjNLGMXjKWlJbeYU8ottfr9ofwNsgG/fHq6/a5nwChJEJCuFUL",
+	"vDQI6BytVXoLuWpjuVsRs8/+SXIHcDKfWu7AK9qeXaqfvfqZyT+YyfePWYBlpiKhsR/LJ60qQqbSvZMN",
+	"tFHLY/Jncy/ia6OW3/CFaAVEilxuWLwSTNwtk2zTYc9kVT0sWgQDb8E810sA83XZaeAXzbFAEU2LLxRl",
+	"Sjk8kK1MtWYhObB+tHWJSW8kgIKal7hHMqiOJVgdehqDVIhFQL1ROY0G2nUpKcZyJRODLvVanCHoSA6S",
+	"IlPWxlUAuv6jTIX2PY1JARDkcm/HEnRsrKJyacJ5nxkvO7dT4wHIVWV8PQL+IMAlJMvVhqxwK/8E/NtN",
+	"5VPj4HXuS3vkWFOqbMHT1CtMyp1eW46czzz+T6bIW3Ldp8dvuThBf13wm0TOjlbed/sw81J9hBrdwghg",
+	"CBGAGSGWb7vqyJA1ATaF9M0wYMkUgQdaedEQpttC2RB49RI5wy5hUwRQWqY8EnosUzE1lNoB3J9naSIg",
+	"kdXjqE579m4kmAKs3mHfEGSL5yIAwUJ2ASYt3CTLpQseaQXxJJy654qEYBG22oZaLUwsQQgDu17gariq",
+	"+jKxMz3g0cwBcsGKjPDlD6+v2F5fTFigQ0I69Fgimh4sbO5P0db6qjYxQ4A38OPu9sa2nHkylvVdPtic",
+	"S7uyMzILpHLBM6NHzhNzTWYTeJe1UZlXxi7G8kYA2hXi6lv7ZwqtkL2lteLHmoyJjERtlch/rZLo5luV",
+	"yE+1vvVFcfA+tfrWP5Vr+P+4QLBHwJ0cqjgFtmq15p3aPPpzaxMDnSggTkGFFs6t4XC1ctXDiSEKTNUi",
+	"ob8Qjd+v9Vd16J3/S3gOB5GMqquzF9BoIRCQ9VjasSKf/kKjQgqyk2ZV2VvGMrcSKE4ArwY80iIYSwJR",
+	"LMnQQ4BDBMicEyuV2tk/teE3ImBztR6DUQYJg3lFFA6qGdpTk8hZWJLsVjQFLFwrGQYsFGmySCSH5EI4",
+	"iWAtBmBJor1KFpar4qRASFl1CvWcZyIks9GoZSso14UXEHjYHwPaeSRSiiyvMU0kW2ZqlllrUc/VWqP5",
+	"DY1S89nTFQQUTDe7Ut9fbEA9+kN3sEGrLlJZfBygc77WQJ2fEdLen6nMiIb2spQDjWz2yyO1ltX26Uej",
+	"kaFSTg1qeJri4cvhGlzPG2pm42Vf7D40eauZe3pFPjk0dBzREbhKpbX/DK/0oU5OeV0PHaEDLS63jhB0",
+	"nNN+yzk8ViqNwRK9EcLrUFlEpOztVJcFp2ssV+CGVFA1ynpd6DsA2E4YTfLLTgFf2EpthNXDii225hqr",
+	"UF27SJaq6AaTofJudCvDmghPTEGy3AK2I4YJtC7pA3JG90D3tsihss4yDgf3idehcr2/nWUxJP/bI7RJ",
+	"4Tns1pfoHI8VDF2rYBzqcck0KBbk+jCamTUMORLJrdWBTIc9yWuN8zak6A7Hr3J9A6nYpGkVnoNDrVDr",
+	"QRdewRQf1mHzk2ua6TVihThrJm4TtcIylgKawtL3by3m/6+nJeFBKmlbhmhuN4cjn+E9wNodTKJXy3Mj",
+	"1VoHVhFIavp1WfH9yn3mY3YDwG/swzF3s/0zgJgDXmBWrKvb4/ynrT1+PNm051zPH7+lX/7O9fzofm0R",
+	"l0omEQdQ/EUO0kDUQHiuuI8AI2ElWeh9KGRNnqdGlC60AkyxsHLO/lFIthLYxkTFm1bovLqIVIEkeSsy",
+	"DTis8P6xtIIPhEYJ5BOB9+ciEwHjqVbklMM8j1SAuBRxYgAzfHvC+N08qwOesVry5F8iMix8m8QBk9C/",
+	"bi243c13IRVG4r9Z+HYiuNEBS6FDUQBBYXpmLJ0Ih8foDdbsxMQSrBEP4QVh+We3E/aakO7RgIX4mXBs",
+	"9ZzFQsQusRlK+KyAnKg71wrDJCngEoP9yuMY706gADU281bgypFQsGuVUTsDjSazVNaMN0IveSRY89XX",
+	"T9n52fnJI+0Sk4SO+DKRs4CJu0gsqSvTj3/pd/vn4JOAPy8gMgD3iri1qx8KbsDfNpZ47i1QXxWE95Gb",
+	"k+CHvlTRaiH2+dAclbl0oc+1W0fxv29IBok7HuWMMPfW8jLC73H80fHFZ0c3QML7H+n8xDbhYEJymGMH",
+	"7rjD4W15CGOgQ0Npr5pC+Wa2cbyCmsOf3J2wWWY5S65PF5/0me3+o/L/2Lt23rZhIPxXiCy1W8p2gxgI",
+	"tHXoY/fQJUXEWExEhBIFko6hAvnvBe+OFGMrRtoiyJIlgEWG1ON0D/LT9/3rS/LaRIDx9E5H6/cX4uUv",
+	"hGAjR/XfGfwy2NkJzFE0ew4qGQWijw746+YL9g3l1YX1emC1FfsuGXEZgZlo9I4pf9Ul0vzwFusBV2ZT",
+	"+PPAeIfAIqS05wnhiSELwkgrhtSJQfQCHihYDbcK5bnYjfKtcPch4p2vwy9XwhgQ9TjbGr1ruzlsLyvP",
+	"Kmv217fWtNc3xnvTflyzT1fd1mg8aNVd45H5KfRexawEOxfQDKNzaL/IG3GLPRw+X2FK4U1P/xIuDlou",
+	"qAjuofuCbRp1iwU4c43oJauQTwD/fq6IW0shPyJeDCiTolLZk97rCjpZs2e7fspzfOmEHn7L78Ei/td1",
+	"vMJHkVbVb4QoClPDzXHKPee1BLUnNLBV9bsLe6HIGBoeE+Q67tACpzwZjBKqzympiVHgCbHrNSVhSGVn",
+	"H2SNuPJZ1Yr7EGi6Co+7EHkb7/tyudRmK3RjnC8vV5crykZ3Vp+VZ0swbjqtZ5YEY63NsQoP9TEucSeQ",
+	"urITa+yLUW4gVesTKj5WCrezAxv1qZJjxPE+ZErz+MkifWcIO1fzfBpQ8z6e42esJDCBcTz33VmCQikL",
+	"5inxJCDZYVZqAjocaihMXRTpiHC6NzkKaxwYzpayH2u0Y7MMgklUnxy3+bJZI3TreNKI14DahD7R4RGO",
+	"OnKyPkihw69ZRLse3kUAAUzLLfXSFrQ9GnK1AlTsZD1SDsDSCalkziDTyyi7jEVGAqDk2Wy+ZnMSKcHx",
+	"rKPKL4qbjZJ9rIga2jwBd+EKQf4zGxv3l46H/iGF9g1mAaqTxBJ2Uk6Nnp2ihya2fvFE+SQKrD3+evwT",
+	"AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
