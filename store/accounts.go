@@ -86,9 +86,9 @@ const TokenGrace = 10 * time.Minute
 // token retires the one it replaced; retired reports it, so that caches drop the account's tokens.
 func (s *Store) AccountByToken(ctx context.Context, token string) (a tournament.Account, retired bool, err error) {
 	hash := tokenHash(token)
-	err = queryRow(ctx, s.pool, `SELECT `+accountColumns+`, token_hash = $1 AND previous_token_hash IS NOT NULL
+	a, err = scanAccount(queryRow(ctx, s.pool, `SELECT `+accountColumns+`, token_hash = $1 AND previous_token_hash IS NOT NULL
 		FROM accounts WHERE token_hash = $1 OR (previous_token_hash = $1 AND previous_token_expires_at > `+clockSQL+`)`,
-		hash).Scan(&a.ID, &a.Name, &a.Role, &a.Balance, &a.CreatedAt, &retired)
+		hash), &retired)
 	if err != nil || !retired {
 		return a, false, err
 	}
