@@ -1,7 +1,7 @@
 # make test is the one test command; .ci/run calls it and nothing else.
 GO ?= go
 
-.PHONY: test test-go test-ha test-android apk test-console lint-openapi lint-go vet generate run bench postgres
+.PHONY: test test-go test-ha test-android apk test-console test-schemathesis lint-openapi lint-go vet generate run bench postgres
 
 test: postgres lint-openapi vet lint-go test-go test-android test-console
 
@@ -44,6 +44,12 @@ test-console: postgres
 # The installable app: android-client/app/target/rps.apk, signed with a local debug key.
 apk:
 	bash scripts/build-apk.sh
+
+# Schemathesis (pinned in scripts/schemathesis-requirements.txt, in a venv under .tools/) fuzzes a
+# real rpsd against openapi.yaml with every check on (about half a minute). Not yet in make test:
+# the operations issue 15 added (opaque cursors, matchmaking, the lobby read) still fail it.
+test-schemathesis: postgres
+	bash scripts/test-schemathesis.sh
 
 generate:
 	$(GO) generate ./...

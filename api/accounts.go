@@ -4,6 +4,7 @@ package api
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"time"
 
@@ -46,7 +47,7 @@ func (h *handlers) RotateToken(ctx context.Context, req RotateTokenRequestObject
 	// A duplicate cannot be shown the token (it is never stored): it learns that its twin has it.
 	already := newProblem(http.StatusConflict, ProblemCodeIdempotencyConflict,
 		"this request already rotated the token; the new token went to its first answer and is not shown again")
-	token, replay, replayed, err := h.s.store.RotateToken(ctx, who.ID, key,
+	token, replay, replayed, err := h.s.store.RotateToken(ctx, who.ID, callerToken(ctx), key,
 		store.Outcome{Status: already.status, Body: problemBody(ctx, already)})
 	if err != nil {
 		return nil, readErr(err, "account")
@@ -63,7 +64,7 @@ func (h *handlers) ListMyLedger(ctx context.Context, req ListMyLedgerRequestObje
 	if err != nil {
 		return nil, err
 	}
-	after, err := int64Cursor(req.Params.After)
+	after, err := int64Cursor(req.Params.After, math.MaxInt64)
 	if err != nil {
 		return nil, err
 	}

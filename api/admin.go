@@ -1,11 +1,13 @@
 package api
 
-// Administration: credits, debits and the ledger report.
+// Administration: credits, debits, the ledger report and tokens issued to players.
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
+	"github.com/commitreveal/rps/store"
 	"github.com/commitreveal/rps/tournament"
 )
 
@@ -45,4 +47,32 @@ func (h *handlers) GetAdminLedger(ctx context.Context, _ GetAdminLedgerRequestOb
 		return nil, err
 	}
 	return GetAdminLedger200JSONResponse(ledgerReportView(report)), nil
+}
+
+// IssueToken gives a player a new token on an admin's behalf (audited by the store).
+func (h *handlers) IssueToken(ctx context.Context, req IssueTokenRequestObject) (IssueTokenResponseObject, error) {
+	admin, err := requireAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	key, err := idempotencyKey(ctx, mutation{caller: admin, key: req.Params.IdempotencyKey})
+	if err != nil {
+		return nil, err
+	}
+	already := newProblem(http.StatusConflict, ProblemCodeIdempotencyConflict,
+		"this request already issued a token; it went to its first answer and is not shown again")
+	id := tournament.AccountID(req.AccountId.String())
+	token, replay, replayed, err := h.s.store.IssueToken(ctx, admin.ID, id, key,
+		store.Outcome{Status: already.status, Body: problemBody(ctx, already)})
+	if errors.Is(err, store.ErrIdempotencyConflict) {
+		return nil, errKeyReused
+	}
+	if err != nil {
+		return nil, readErr(err, "account")
+	}
+	if replayed {
+		return rawResponse{status: replay.Status, body: replay.Body, replayed: true}, nil
+	}
+	h.s.tokens.forgetAccount(id)
+	return IssueToken200JSONResponse{Token: token}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 
@@ -80,7 +81,7 @@ func (h *handlers) ListAudit(ctx context.Context, req ListAuditRequestObject) (L
 	if _, err := requireAdmin(ctx); err != nil {
 		return nil, err
 	}
-	before, err := int64Cursor(req.Params.After)
+	before, err := int64Cursor(req.Params.After, math.MaxInt64)
 	if err != nil {
 		return nil, err
 	}

@@ -236,6 +236,7 @@ const (
 	ProblemCodeInvalidMove         ProblemCode = "invalid_move"
 	ProblemCodeLobbyFull           ProblemCode = "lobby_full"
 	ProblemCodeMethodNotAllowed    ProblemCode = "method_not_allowed"
+	ProblemCodeMoneyLimit          ProblemCode = "money_limit"
 	ProblemCodeNoMatch             ProblemCode = "no_match"
 	ProblemCodeNotFound            ProblemCode = "not_found"
 	ProblemCodeNotInGame           ProblemCode = "not_in_game"
@@ -273,6 +274,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeLobbyFull:
 		return true
 	case ProblemCodeMethodNotAllowed:
+		return true
+	case ProblemCodeMoneyLimit:
 		return true
 	case ProblemCodeNoMatch:
 		return true
@@ -664,7 +667,7 @@ type CommitRequest struct {
 //
 // Example: {"name":"alice"}
 type CreateAccountRequest struct {
-	// Name A display name (1 to 64 characters; not necessarily unique). Surrounding white space is trimmed; a blank name is refused.
+	// Name A display name (1 to 64 characters; not necessarily unique). Surrounding white space is trimmed; a blank name, or one with a control character, is refused.
 	//
 	// Example: alice
 	Name string `json:"name"`
@@ -675,8 +678,8 @@ type CreateAccountRequest struct {
 // Example: {"config":{"betSize":100,"playersCountLimit":4},"name":"Friday night"}
 type CreateLobbyRequest struct {
 	// Config A game config as sent by an admin. `betSize` and `playersCountLimit` are required; every
-	// other omitted field takes its default (timeouts 60000 ms, ruleset `rpsls`, resolution
-	// `classic`, `startWhenFull` true, `maxExtensions` and `maxRounds` 0). Validated: limit
+	// other omitted (or null) field takes its default (timeouts 60000 ms, ruleset `rpsls`, resolution
+	// `classic`, `startWhenFull` true, `maxExtensions` 3, `maxRounds` 0). Validated: limit
 	// 2..100000; each timeout between the server's minimum (5000 ms unless configured lower) and
 	// 604800000 ms (7 days); `betSize >= 0` and `betSize x playersCountLimit <= 2^53-1`; the
 	// ruleset must exist. Extra fields are rejected.
@@ -685,7 +688,7 @@ type CreateLobbyRequest struct {
 	// Example: {"betSize":100,"moveTimeoutMs":30000,"playersCountLimit":4,"revealTimeoutMs":30000}
 	Config GameConfigInput `json:"config"`
 
-	// Name The lobby's display name. Surrounding white space is trimmed; a blank name is refused.
+	// Name The lobby's display name. Surrounding white space is trimmed; a blank name, or one with a control character, is refused.
 	//
 	// Example: Friday night
 	Name string `json:"name"`
@@ -830,7 +833,7 @@ type GameConfig struct {
 	// game as an admin stop would. 0 means unlimited (as in Gear).
 	//
 	//
-	// Example: 0
+	// Example: 3
 	MaxExtensions int32 `json:"maxExtensions"`
 
 	// MaxRounds When > 0, a game in which this many rounds end without a winner is stopped and split.
@@ -876,8 +879,8 @@ type GameConfig struct {
 }
 
 // GameConfigInput A game config as sent by an admin. `betSize` and `playersCountLimit` are required; every
-// other omitted field takes its default (timeouts 60000 ms, ruleset `rpsls`, resolution
-// `classic`, `startWhenFull` true, `maxExtensions` and `maxRounds` 0). Validated: limit
+// other omitted (or null) field takes its default (timeouts 60000 ms, ruleset `rpsls`, resolution
+// `classic`, `startWhenFull` true, `maxExtensions` 3, `maxRounds` 0). Validated: limit
 // 2..100000; each timeout between the server's minimum (5000 ms unless configured lower) and
 // 604800000 ms (7 days); `betSize >= 0` and `betSize x playersCountLimit <= 2^53-1`; the
 // ruleset must exist. Extra fields are rejected.
@@ -894,9 +897,11 @@ type GameConfigInput struct {
 	// Example: 60000
 	EntryTimeoutMs *int64 `json:"entryTimeoutMs,omitempty"`
 
-	// MaxExtensions Consecutive empty expiries of a moves or reveal stage that stop the game (0 = unlimited).
+	// MaxExtensions Consecutive empty expiries of a moves or reveal stage that stop the game. 0 = unlimited,
+	// as in Gear: then players who register and never act hold the lobby forever.
 	//
-	// Example: 0
+	//
+	// Example: 3
 	MaxExtensions *int32 `json:"maxExtensions,omitempty"`
 
 	// MaxRounds Rounds without a winner after which the game is stopped and split (0 = unlimited).
@@ -928,7 +933,7 @@ type GameConfigInput struct {
 	// Example: 60000
 	RevealTimeoutMs *int64 `json:"revealTimeoutMs,omitempty"`
 
-	// Ruleset The id of a ruleset listed by `GET /v1/rulesets`.
+	// Ruleset The id of a ruleset listed by `GET /v1/rulesets` (the ones this server ships).
 	//
 	// Example: rpsls
 	Ruleset *string `json:"ruleset,omitempty"`
@@ -1610,7 +1615,7 @@ type PostingKind string
 type Problem struct {
 	// Code The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
 	// `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
-	// `lobby_full` / `insufficient_funds` / `already_committed` / `already_revealed` /
+	// `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
 	// `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
 	// `payload_too_large` 413, `commitment_mismatch` /
 	// `invalid_move` 422, `rate_limited` 429, `internal` 500, `unavailable` 503.
@@ -1659,7 +1664,7 @@ type Problem struct {
 
 // ProblemCode The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
 // `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
-// `lobby_full` / `insufficient_funds` / `already_committed` / `already_revealed` /
+// `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
 // `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
 // `payload_too_large` 413, `commitment_mismatch` /
 // `invalid_move` 422, `rate_limited` 429, `internal` 500, `unavailable` 503.
@@ -1951,7 +1956,7 @@ type Standing struct {
 //
 // Example: {"reason":"maintenance"}
 type StopGameRequest struct {
-	// Reason The reason, recorded in the game and its `game_stopped` event. Surrounding white space is trimmed; a blank reason is refused.
+	// Reason The reason, recorded in the game and its `game_stopped` event. Surrounding white space is trimmed; a blank reason, or one with a control character, is refused.
 	//
 	// Example: maintenance
 	Reason string `json:"reason"`
@@ -2025,11 +2030,17 @@ type IdempotencyKey = string
 // LastEventId defines model for LastEventId.
 type LastEventId = int64
 
+// LedgerAfter defines model for LedgerAfter.
+type LedgerAfter = string
+
 // Limit defines model for Limit.
 type Limit = int32
 
 // LobbyId defines model for LobbyId.
 type LobbyId = openapi_types.UUID
+
+// OrderAfter defines model for OrderAfter.
+type OrderAfter = string
 
 // Round defines model for Round.
 type Round = int32
@@ -2163,6 +2174,18 @@ type EnableAccountParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// IssueTokenParams defines parameters for IssueToken.
+type IssueTokenParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
+	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
+	// the same transaction as its effects; a retry with the same key and body replays the stored
+	// status and body without a second effect; a concurrent duplicate waits for the first and
+	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
+	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
+	// UUID) per intended action.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListAuditParams defines parameters for ListAudit.
 type ListAuditParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
@@ -2175,7 +2198,7 @@ type ListAuditParams struct {
 // ListGamePlayersParams defines parameters for ListGamePlayers.
 type ListGamePlayersParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *OrderAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2184,7 +2207,7 @@ type ListGamePlayersParams struct {
 // ListGamePostingsParams defines parameters for ListGamePostings.
 type ListGamePostingsParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *LedgerAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2193,7 +2216,7 @@ type ListGamePostingsParams struct {
 // GetRoundParams defines parameters for GetRound.
 type GetRoundParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *OrderAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2388,7 +2411,7 @@ type ListMyGamesParams struct {
 // ListMyLedgerParams defines parameters for ListMyLedger.
 type ListMyLedgerParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *LedgerAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2444,9 +2467,6 @@ type ServerInterface interface {
 	// GetHealth Liveness
 	// (GET /healthz)
 	GetHealth(w http.ResponseWriter, r *http.Request)
-	// GetMetrics Prometheus metrics
-	// (GET /metrics)
-	GetMetrics(w http.ResponseWriter, r *http.Request)
 	// GetOpenApiSpec This contract
 	// (GET /openapi.yaml)
 	GetOpenApiSpec(w http.ResponseWriter, r *http.Request)
@@ -2474,6 +2494,9 @@ type ServerInterface interface {
 	// EnableAccount Enable a disabled account again
 	// (POST /v1/admin/accounts/{accountId}/enable)
 	EnableAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params EnableAccountParams)
+	// IssueToken Issue a new token for a player
+	// (POST /v1/admin/accounts/{accountId}/token)
+	IssueToken(w http.ResponseWriter, r *http.Request, accountId AccountId, params IssueTokenParams)
 	// ListAudit The admins' audit log
 	// (GET /v1/admin/audit)
 	ListAudit(w http.ResponseWriter, r *http.Request, params ListAuditParams)
@@ -2573,12 +2596,6 @@ func (_ Unimplemented) GetHealth(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
-// GetMetrics Prometheus metrics
-// (GET /metrics)
-func (_ Unimplemented) GetMetrics(w http.ResponseWriter, r *http.Request) {
-	w.WriteHeader(http.StatusNotImplemented)
-}
-
 // GetOpenApiSpec This contract
 // (GET /openapi.yaml)
 func (_ Unimplemented) GetOpenApiSpec(w http.ResponseWriter, r *http.Request) {
@@ -2630,6 +2647,12 @@ func (_ Unimplemented) DisableAccount(w http.ResponseWriter, r *http.Request, ac
 // EnableAccount Enable a disabled account again
 // (POST /v1/admin/accounts/{accountId}/enable)
 func (_ Unimplemented) EnableAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params EnableAccountParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// IssueToken Issue a new token for a player
+// (POST /v1/admin/accounts/{accountId}/token)
+func (_ Unimplemented) IssueToken(w http.ResponseWriter, r *http.Request, accountId AccountId, params IssueTokenParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2821,20 +2844,6 @@ func (siw *ServerInterfaceWrapper) GetHealth(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetHealth(w, r)
-	}))
-
-	for _, middleware := range siw.HandlerMiddlewares {
-		handler = middleware(handler)
-	}
-
-	handler.ServeHTTP(w, r)
-}
-
-// GetMetrics operation middleware
-func (siw *ServerInterfaceWrapper) GetMetrics(w http.ResponseWriter, r *http.Request) {
-
-	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.GetMetrics(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3162,6 +3171,56 @@ func (siw *ServerInterfaceWrapper) EnableAccount(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.EnableAccount(w, r, accountId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// IssueToken operation middleware
+func (siw *ServerInterfaceWrapper) IssueToken(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "accountId" -------------
+	var accountId AccountId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "accountId", chi.URLParam(r, "accountId"), &accountId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "accountId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params IssueTokenParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.IssueToken(w, r, accountId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4576,9 +4635,6 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/readyz", wrapper.GetReadiness)
 	})
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/metrics", wrapper.GetMetrics)
-	})
-	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/openapi.yaml", wrapper.GetOpenApiSpec)
 	})
 	r.Group(func(r chi.Router) {
@@ -4607,6 +4663,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/me/games", wrapper.ListMyGames)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/token", wrapper.IssueToken)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/credits", wrapper.CreditAccount)
@@ -4748,21 +4807,19 @@ func (response GetHealth200JSONResponse) VisitGetHealthResponse(w http.ResponseW
 	return err
 }
 
-type GetMetricsRequestObject struct {
+type GetHealth413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
 }
 
-type GetMetricsResponseObject interface {
-	VisitGetMetricsResponse(w http.ResponseWriter) error
-}
+func (response GetHealth413ApplicationProblemPlusJSONResponse) VisitGetHealthResponse(w http.ResponseWriter) error {
 
-type GetMetrics200TextResponse string
-
-func (response GetMetrics200TextResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
-
-	w.Header().Set("Content-Type", "text/plain")
-	w.WriteHeader(200)
-
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
 	return err
 }
 
@@ -4793,6 +4850,41 @@ func (response GetOpenApiSpec200ApplicationyamlResponse) VisitGetOpenApiSpecResp
 	return err
 }
 
+type GetOpenApiSpec413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetOpenApiSpec413ApplicationProblemPlusJSONResponse) VisitGetOpenApiSpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOpenApiSpec429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetOpenApiSpec429ApplicationProblemPlusJSONResponse) VisitGetOpenApiSpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetReadinessRequestObject struct {
 }
 
@@ -4810,6 +4902,22 @@ func (response GetReadiness200JSONResponse) VisitGetReadinessResponse(w http.Res
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReadiness413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetReadiness413ApplicationProblemPlusJSONResponse) VisitGetReadinessResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5022,6 +5130,22 @@ func (response GetAccountProfile404ApplicationProblemPlusJSONResponse) VisitGetA
 	return err
 }
 
+type GetAccountProfile413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetAccountProfile413ApplicationProblemPlusJSONResponse) VisitGetAccountProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetAccountProfile429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -5142,6 +5266,22 @@ func (response SearchAccounts403ApplicationProblemPlusJSONResponse) VisitSearchA
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchAccounts413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response SearchAccounts413ApplicationProblemPlusJSONResponse) VisitSearchAccountsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5825,6 +5965,22 @@ func (response EnableAccount409ApplicationProblemPlusJSONResponse) VisitEnableAc
 	return err
 }
 
+type EnableAccount413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response EnableAccount413ApplicationProblemPlusJSONResponse) VisitEnableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type EnableAccount429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -5865,6 +6021,179 @@ type EnableAccount503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response EnableAccount503ApplicationProblemPlusJSONResponse) VisitEnableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueTokenRequestObject struct {
+	AccountId AccountId `json:"accountId"`
+	Params    IssueTokenParams
+}
+
+type IssueTokenResponseObject interface {
+	VisitIssueTokenResponse(w http.ResponseWriter) error
+}
+
+type IssueToken200JSONResponse TokenResponse
+
+func (response IssueToken200JSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueToken400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken400ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueToken401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken401ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueToken403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken403ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueToken404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken404ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueToken409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken409ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueToken413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken413ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueToken429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken429ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueToken500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken500ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueToken503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response IssueToken503ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -5945,6 +6274,22 @@ func (response ListAudit403ApplicationProblemPlusJSONResponse) VisitListAuditRes
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAudit413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListAudit413ApplicationProblemPlusJSONResponse) VisitListAuditResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6056,6 +6401,22 @@ func (response GetAdminLedger403ApplicationProblemPlusJSONResponse) VisitGetAdmi
 	return err
 }
 
+type GetAdminLedger413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetAdminLedger413ApplicationProblemPlusJSONResponse) VisitGetAdminLedgerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetAdminLedger429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -6160,6 +6521,22 @@ func (response GetGame404ApplicationProblemPlusJSONResponse) VisitGetGameRespons
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetGame413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetGame413ApplicationProblemPlusJSONResponse) VisitGetGameResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6273,6 +6650,22 @@ func (response ListGamePlayers404ApplicationProblemPlusJSONResponse) VisitListGa
 	return err
 }
 
+type ListGamePlayers413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListGamePlayers413ApplicationProblemPlusJSONResponse) VisitListGamePlayersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListGamePlayers429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -6378,6 +6771,22 @@ func (response ListGamePostings404ApplicationProblemPlusJSONResponse) VisitListG
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGamePostings413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListGamePostings413ApplicationProblemPlusJSONResponse) VisitListGamePostingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6492,6 +6901,22 @@ func (response GetRound404ApplicationProblemPlusJSONResponse) VisitGetRoundRespo
 	return err
 }
 
+type GetRound413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetRound413ApplicationProblemPlusJSONResponse) VisitGetRoundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetRound429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -6563,6 +6988,22 @@ func (response ListSigningKeys200JSONResponse) VisitListSigningKeysResponse(w ht
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSigningKeys413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListSigningKeys413ApplicationProblemPlusJSONResponse) VisitListSigningKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6691,6 +7132,22 @@ func (response GetLeaderboard403ApplicationProblemPlusJSONResponse) VisitGetLead
 	return err
 }
 
+type GetLeaderboard413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetLeaderboard413ApplicationProblemPlusJSONResponse) VisitGetLeaderboardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetLeaderboard429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -6795,6 +7252,22 @@ func (response ListLobbies401ApplicationProblemPlusJSONResponse) VisitListLobbie
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListLobbies413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListLobbies413ApplicationProblemPlusJSONResponse) VisitListLobbiesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7080,6 +7553,22 @@ func (response GetLobby404ApplicationProblemPlusJSONResponse) VisitGetLobbyRespo
 	return err
 }
 
+type GetLobby413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetLobby413ApplicationProblemPlusJSONResponse) VisitGetLobbyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetLobby429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -7233,6 +7722,22 @@ func (response CloseLobby409ApplicationProblemPlusJSONResponse) VisitCloseLobbyR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseLobby413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CloseLobby413ApplicationProblemPlusJSONResponse) VisitCloseLobbyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7520,6 +8025,22 @@ func (response ListEvents404ApplicationProblemPlusJSONResponse) VisitListEventsR
 	return err
 }
 
+type ListEvents413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents413ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListEvents429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -7654,6 +8175,22 @@ func (response StreamEvents404ApplicationProblemPlusJSONResponse) VisitStreamEve
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamEvents413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response StreamEvents413ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7989,6 +8526,22 @@ func (response RegisterPlayer409ApplicationProblemPlusJSONResponse) VisitRegiste
 	return err
 }
 
+type RegisterPlayer413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response RegisterPlayer413ApplicationProblemPlusJSONResponse) VisitRegisterPlayerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RegisterPlayer429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -8142,6 +8695,22 @@ func (response LeaveLobby409ApplicationProblemPlusJSONResponse) VisitLeaveLobbyR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LeaveLobby413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response LeaveLobby413ApplicationProblemPlusJSONResponse) VisitLeaveLobbyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8758,6 +9327,22 @@ func (response GetMe401ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w 
 	return err
 }
 
+type GetMe413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetMe413ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMe429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -8882,6 +9467,22 @@ func (response ListMyGames403ApplicationProblemPlusJSONResponse) VisitListMyGame
 	return err
 }
 
+type ListMyGames413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListMyGames413ApplicationProblemPlusJSONResponse) VisitListMyGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMyGames429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -8913,25 +9514,6 @@ func (response ListMyGames500ApplicationProblemPlusJSONResponse) VisitListMyGame
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type ListMyGames503ApplicationProblemPlusJSONResponse struct {
-	ServiceUnavailableApplicationProblemPlusJSONResponse
-}
-
-func (response ListMyGames503ApplicationProblemPlusJSONResponse) VisitListMyGamesResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
-	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8986,6 +9568,22 @@ func (response ListMyLedger401ApplicationProblemPlusJSONResponse) VisitListMyLed
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMyLedger413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListMyLedger413ApplicationProblemPlusJSONResponse) VisitListMyLedgerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -9114,6 +9712,22 @@ func (response RotateToken409ApplicationProblemPlusJSONResponse) VisitRotateToke
 	return err
 }
 
+type RotateToken413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response RotateToken413ApplicationProblemPlusJSONResponse) VisitRotateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RotateToken429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -9185,6 +9799,22 @@ func (response ListRulesets200JSONResponse) VisitListRulesetsResponse(w http.Res
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRulesets413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListRulesets413ApplicationProblemPlusJSONResponse) VisitListRulesetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -9297,6 +9927,22 @@ func (response GetRulesetByHash404ApplicationProblemPlusJSONResponse) VisitGetRu
 	return err
 }
 
+type GetRulesetByHash413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetRulesetByHash413ApplicationProblemPlusJSONResponse) VisitGetRulesetByHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetRulesetByHash429ApplicationProblemPlusJSONResponse struct {
 	TooManyRequestsApplicationProblemPlusJSONResponse
 }
@@ -9401,6 +10047,22 @@ func (response GetRuleset404ApplicationProblemPlusJSONResponse) VisitGetRulesetR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRuleset413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetRuleset413ApplicationProblemPlusJSONResponse) VisitGetRulesetResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -9589,9 +10251,6 @@ type StrictServerInterface interface {
 	// GetHealth Liveness
 	// (GET /healthz)
 	GetHealth(ctx context.Context, request GetHealthRequestObject) (GetHealthResponseObject, error)
-	// GetMetrics Prometheus metrics
-	// (GET /metrics)
-	GetMetrics(ctx context.Context, request GetMetricsRequestObject) (GetMetricsResponseObject, error)
 	// GetOpenApiSpec This contract
 	// (GET /openapi.yaml)
 	GetOpenApiSpec(ctx context.Context, request GetOpenApiSpecRequestObject) (GetOpenApiSpecResponseObject, error)
@@ -9619,6 +10278,9 @@ type StrictServerInterface interface {
 	// EnableAccount Enable a disabled account again
 	// (POST /v1/admin/accounts/{accountId}/enable)
 	EnableAccount(ctx context.Context, request EnableAccountRequestObject) (EnableAccountResponseObject, error)
+	// IssueToken Issue a new token for a player
+	// (POST /v1/admin/accounts/{accountId}/token)
+	IssueToken(ctx context.Context, request IssueTokenRequestObject) (IssueTokenResponseObject, error)
 	// ListAudit The admins' audit log
 	// (GET /v1/admin/audit)
 	ListAudit(ctx context.Context, request ListAuditRequestObject) (ListAuditResponseObject, error)
@@ -9764,30 +10426,6 @@ func (sh *strictHandler) GetHealth(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetHealthResponseObject); ok {
 		if err := validResponse.VisitGetHealthResponse(w); err != nil {
-			sh.options.ResponseErrorHandlerFunc(w, r, err)
-		}
-	} else if response != nil {
-		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
-	}
-}
-
-// GetMetrics operation middleware
-func (sh *strictHandler) GetMetrics(w http.ResponseWriter, r *http.Request) {
-	var request GetMetricsRequestObject
-
-	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
-		return sh.ssi.GetMetrics(ctx, request.(GetMetricsRequestObject))
-	}
-	for _, middleware := range sh.middlewares {
-		handler = middleware(handler, "GetMetrics")
-	}
-
-	response, err := handler(r.Context(), w, r, request)
-
-	if err != nil {
-		sh.options.ResponseErrorHandlerFunc(w, r, err)
-	} else if validResponse, ok := response.(GetMetricsResponseObject); ok {
-		if err := validResponse.VisitGetMetricsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -10048,6 +10686,33 @@ func (sh *strictHandler) EnableAccount(w http.ResponseWriter, r *http.Request, a
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(EnableAccountResponseObject); ok {
 		if err := validResponse.VisitEnableAccountResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// IssueToken operation middleware
+func (sh *strictHandler) IssueToken(w http.ResponseWriter, r *http.Request, accountId AccountId, params IssueTokenParams) {
+	var request IssueTokenRequestObject
+
+	request.AccountId = accountId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.IssueToken(ctx, request.(IssueTokenRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "IssueToken")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(IssueTokenResponseObject); ok {
+		if err := validResponse.VisitIssueTokenResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -10868,421 +11533,430 @@ func (sh *strictHandler) AnalyzeGrid(w http.ResponseWriter, r *http.Request, rul
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1pkxs3kj/8VRD8PxEiPUWKV1/smBca2fJoLNladXs9O6a2C6wCSUwXAboANkVr9N2fQGaiLhaPbkm2",
-	"7NVG7FjNunAk8s5fvmtEerHUSihrGqN3jbngsUjhn6+FTTdPplak7q9YmCiVSyu1aowaVyLSKjbMarbm",
-	"0rKJmOpUsNQ9ItWs0wga4i1fLBPRGPWDhonmYsHda6Y6XXDbGDWksoN+I2gspJKL1aIx6gUNu1kKvCRm",
-	"Im28f/8+aCx5yhfC0pieRJFeKfs83h7S9VwwjpcfGSbj0hga/clFdCaGvD2Ynvbaw7jP2xdRV7TP+cmk",
-	"F59NB6LfbQQN6d605HbeCBqKL9yTPPtk0EjFLyuZirgxsulK1M5rtZLuziW3VqTubf/7c7d9wdvTJ+1n",
-	"b96dv28X/xze589e//3/18gWydhUqlnDLdGOPfphyX9ZCRatUqPTEbNzwUIl3tqQ6Sn8tUzFndQrw5Z8",
-	"Jjrsh4W0TFo21SlcnsrUWLw2Vn5tflmJdFNYHPh0cSEW/O0LoWZ23hj1T05hf/3fvbrBf3PnSG/HFF4L",
-	"u0oVE3APW0s7Z6ERv4RslgpuhRsnV8zOpWHNbgCjjsWUrxIbMGnYNNUL+NFYntpW5+hJ0Esao25QotjT",
-	"YZFiuzUU6yf0Qi6krSfShKczYSxTq8VEpG4zaH5WuwO0StWugSbw0tqB9rqVoeLh4m/pcHXd9b1nLWh8",
-	"yxdi18ma8YWoOVYX4jw+i04n7RM+nLaHYhC3z6P+pN3j3am/Vn+sZvixz/VMPY/FYqmtUNHmO7HZXpOX",
-	"/FYYxpHjMcOnosOuIr0UsdvGJjGNgC2Enes4YKleWdFiXMXsViwt6w/ZXK9S02FPmFsBRxB2zu1YpYJH",
-	"c/caWnXWNKsoEsYwncIHpyvDE2ZW0Zxxw8Jh94IlejLZ3ExXSRK2HOEbq1MR44GR1rBbsWFSjRWcBfdO",
-	"m3JleOQm417i7hHTqYisucwmBU9nT7hXuNFPdLxhqVgmfGPobLlvjZWx3K5Mfo97XK8s48yAsKAPuPdH",
-	"WkWrNBXKsni1TGTErQA5YirMh6vYLQh+TNrL8nBggJzFcjoV8DL4rqQ1kfkO3kRaTRMZ2bDD/psnMuZu",
-	"4mM15TJZpcKw5rDbxc0xIr0TKRNpqlPDmidv37YYTwVT2tJMO+xHIxhn01SYOUu5ivWC3fFkhTsFm8LH",
-	"6scfn3/dYkuRMnfEVCxihuuNzDQ/QoNpL+pPzkS7Gw95ezg5F+0Lftprn0RncV+cTy8mvUwyoXTOD1GB",
-	"StuOTHcy4pPDjPgFNxZ4Vx0LuILl3bCrq29YlEhkx3OhWOr2VonISjUjGQMMmkRMwo1F9ubuFPLOrd81",
-	"UE0q+MJtrlkt3ElyPNhJH7cJFg7X0j0RCxUJpu8EkkUI94UMGCPLdIOCgKoukZtWG+bVfv51Y5cqcgxj",
-	"vxdLl1YsPilHPzmCob9wbGEXRweeUcPST3hv2o16on0eDyftYXRy0r7gw0G7P+3FXXE2OY16vXqWntDn",
-	"Plee/lqv1I7FSN0l2r6AAe+WaoYKRK+0Pr3aqcPzx038KMU3aLxeJcII+3du5ttDfsJSvPzIOGZq3fma",
-	"czNnzUSvRdqOuBFsLt6yScJvRX/S7p+cIlUaFnGllYx44njtolXe/LO4H/UmXX4xPRdn8Wl0MhnywbQv",
-	"enE3upic87PpqTiJh9Fg0ndkIi7i8+hscspPpk7296N6wkgLc9m3RtvE8Obd6XDXbuJLd5F3vkAyDnJp",
-	"mS5NGMB/EhM6ier+eRaWVwGu7p3KASovToS3f+22L97Qf2/ab951g9PBjkn9xOtYzAutZmypk2SETNfO",
-	"RSqcoFOamCuyT+KOAZvrBBUIr1qslo4XgaK84GpDItmMlZO3Wgl3dSIYXy5BVHVYlzUL2rSTjWYtUsO4",
-	"ZVpFeywCJ8aP0qXL7GzQPcB/37v1NkutjABL8G88fo2Tc3/RIXD/5EvUKKRWj5epniRi8Zd/G7eO7/It",
-	"dk/E7gN3mTpw47QB4fY1FpbLpDFqLFbGmbZsIuxaCMVOut0uCKjT7vC86/6PLRydTKVI4sbIjWIqZ52F",
-	"vhPXciH0yr40RCfCAKU2ur1/fD34r/7V+f+cfTd8efr9xavu6/71yX+f/9MtGqhQjdHQ8XYrLRBjrrCw",
-	"bIS0OqtUjdKlGdE0R9uTeV/cif8vFdPGqPH/Hucm/2O8ah6/wlfgQpepL9x6bTgqEVeshQEFacFtNEcq",
-	"cxuS8siy5oInbttFzP5x9cP3AVunjprdDEwwVgtpjOO0OmXirU05g7U0AeMsf9CdYE46llMp9dTpXTPR",
-	"6rAQ7g+Zoz7UR/V0KlQs1Wys4FrlyGgFxPs+aDwlpfCD6CfXvIuEk+nuPEkFjzeOObMhc3qsSB9IEhc5",
-	"SYBcZ/TRHbRQGNjHIIInzOvQuV1ANqEbogDjRBWVbqeij1gI231jLJ8Jx3iVtjdS3bhHw2CsQlqgm1TM",
-	"pLEiFbG7q2DPBCyUyqymUxk5tfNmulIxsHD/ZKQXC2mte7D0vjvBE3xbrSUAvF/pG6DZsMO+13buCDGa",
-	"O8qKiUae6XQi41ioDyKSafaWAo3weCEViGN3dBxpPIwuBjldPCt8ZwdZ5EP5KKwhex2xhIgniUgfGZbq",
-	"RLAF3wBfiEn0NDkdAbjPrTZXDNaB6aVIYTkDxtVY4Y/oTHSyyT3WumQh2dU3sTR8gpwoe4X/rTwQeoL2",
-	"87lycpkn3zj77oP2VNKbHrJpJ0X+7odUMj13b2D23Y+yf/5tuI4rJd4uRWRF2Q7usOfWsc5Ez2beqxBm",
-	"kw4vnRriX2SctTxWZq7XCi09LyUcMUzQRSxFzJpl90JYMWXDFu3Y99o+83r7gzfLcZ0pqejZAVQa1UJg",
-	"Ng87e8N8G7/XlvlP7Ni6fBQfZe+y14Uj5ueS+Z1gUgGw6ICsG516pbjjBvCKbxLN42utXzjr9YPWd4nv",
-	"urFa34AtXFxnTwATHUsB9MHA7EVX2enJyeCUTTZWPEwu9gr8j6bErNbMD2PHXmyP+KPsydZrK6oSeKjE",
-	"20iI2LDTIftO/g0240qkdzISPyp+x2Xi2NgH7ceq8J6KWhJzyyfOPJSGrdDZ6G67rHX6bfuXHsDrChtE",
-	"02Tl8e3YouJNH2VzCi+kbckWg6Qw8Cd0v6ZyNrdM6bWTWk7tRR+UZtwpPCqegKdRqrFapnqWCmMCRr7L",
-	"ZSoXPIXrqYDQg1SzVq5irLnxakb2DP6Nl7xCg+7PenfsFr9kuZt0RE+QUQhxvPYTdJyR4Yf2WzXY187C",
-	"MHVLTHc/LsQFYZWvtX7J1YasMfNBhJtyK26IO5R5SD6hvp/Eg/hFv6BHX2uN5nDqx76TGEsD+yjUWHyj",
-	"I8fqWHz0Shpm9a1QjlKev2JNRzD+Xr0UFB0jh6pxYvN1YbEcweReSVo4JlWZLD4mOfyo+MrOdSp/FfGH",
-	"MrH8RUXFmYFByiaCp3Ak3eLAWSN3zINEeS8nix/LH97NnvK7PhZ/yt6IMh3mFmDgB+dp59wi675Veg1E",
-	"kYo7fStikCM/Om4UCWM+WIQgF1o4k2shDVhJxU2oOBZRxjmTK/cGiF9WPEHmlr3rYUe2n+/N0+xVrDCs",
-	"HVtUN4ePYwzTXGE3ctnBo0gsrYhHLKz5dMia0hr000pcoqKlMlb5MxjoIlvJKc5woGdcOh3dyoQi3TxO",
-	"pBItMGWlglNxs9B3gr6EMTSnWo0V+keUZu663zEy4EkrbNUbwdmCFRMwalzSyiuf4CEDTzPF+CY84SoS",
-	"JR/ruwb96mPTEUT04ye2MWr0u/2TdrfX7vaue/1RtzvqdjvdbvdfjgDJyHP3qVWSBA0ZH5/e4QP+iYyc",
-	"4uGMVKe9wjoXKK7BIyvvQOtYps4ytRKdjtmY6zzOZilU7AbnJ+zYLAjshdtiY9lKScuaE2GBA7sX6LXT",
-	"BpNVLOKyJx4X5V4hqtIaVgf4EznBsk0CTQPvr2TK7F78bDgxt6Jt5UJsO7HLW1Q7jHqL3Q+s6baVrecy",
-	"EUwCr8PdgPWpHYF7APkd+uG3RiQ/VbpQNZq19WUkuLpvx9I4ugPHJZvJO7cuFndEalUejafXrdcjAe/n",
-	"Y6816c9E3PvvpvN9hTej191HOX5uwCRhTvTtIDsSRerLPvYmG7Oe/FtE1o2DvvAU766LbSmxTjaeOLe4",
-	"SlHsBwwcDUyrZIOqkt5mNDxnWdn5/XwZDsyrMWoMfum3z9b/7KX/Srv/mJ3+c9L7/vT2l/PJP0/veqvu",
-	"YrD5x+J/eovh+tfTb7b5VGHKR2x24bP7T0lx6TvsyupUQFYGHlMlnIWEGwKyqkzE95lQXWisSId+fn7c",
-	"e+jsVaqnMhH7BZZhXG20Qo+lEW5WQZ49kwqzSqzBLAQjrHUsy8lO02EhkVQIaTfCjhXQoo85kHR3F4s8",
-	"Tlojkilq3feQMHQxyLJkyu/DY4D8cwr+eJiTSEyFeXppsoNxFiQKzPKVI9fapJDCUqC2ErNmKqYrSHdB",
-	"lz56dc0uMdcP9kTGuzuH9JOuIdZvYRzrCvcc3vsLv5+4WAhnqV3JWgr4DUX4brGVr4G750gxpUStKsBt",
-	"aTozp0Tz6BYNX3fwSmeNLaRaGbYGA8ip27acZXxSpy9tb+7xIvOw7CuejgJh4oTLu5kLyj286rUb0h4+",
-	"NdkwCV6hbPHLzONz1HMeQDA7F37P0l1l2k3FqEbJGoIRHWZhI7eUmRraRCZPbhcOeezTlRHxJVDhQiux",
-	"YcbyjUHmpRzn+NnL7FxFcOMrTM5f3lqsJ+6rRxlSJh/kVILjxm7v+v2F/b25+ufPs2tZzPfCMr5AXqlV",
-	"nfx+EAcRkVAWBn6I5BNund2HS9nkli20sWzQCpyO666AiQ7JgVYsDirn7puvRaRTcDgt+Nvn+NQgGyZP",
-	"U77Zoy4d4FjFqdUetgLlvuKzOq0KCgaYnvpVMIE7a2DlWCfAkAPVUvD+5TTotZBUrnDsmpUO2/vqQrmJ",
-	"v92R1ImFE95X4u7DuTWX3BhIVTU+46oF7AUUL63yxFc/0AMGav1umQYNrnYjVrG03yib1qSm/6AE8QxK",
-	"OK5Zb7y1btZZIH7EwigVsbRhwMJYTPAfqG/cQHjR/W2EvXGjvMHcJ7gl0Sa7Y6xCY/US3oFs8obmhxkY",
-	"QpV+qyZHV56p46Y8sjrdQTmwCuu5dishPpHo4/u9LZC4ZbW+pfz3j+1sIYfsuwaPY+k+xpNXhc1GgqtJ",
-	"j0Rx54w6HW9Y08fzQ0yDR38upttRis/KsGaI/whbFRM7zTPxUsHBp9yI5jydCVDonD0Afmop1kVXRL/b",
-	"fV9D3LvUGOHoHZQY1tRQ3BSwlZK/rEQli7V3VrdU1o3H7uUxjiSBcJFg3GFuPnqE1pzSSuSJpJzumwjw",
-	"l6IWXhnGgDL42xeTXnd3Zv8R2g93lI+EHvjTm00oI4KdjOIQqwZKdTeyRM+2ZVOZebhdkLtEH118IKvO",
-	"mdofglH7ldjDp5+C+b9LOb0uJirptXLaVu42dtK5w35A11bmSUAnixBYtOMeMpDoVgw5hGPlDnEIsYAK",
-	"S31XiOy4Uzo5Px0O+6cXA/ff09Nerx+Li/Oz05PzE3427Z6eR2dRl0fTaMi5OO1OBr0+H4pp/+JsOhxy",
-	"8Pv5eLVfNam+BXMA/3KD8K6zPMvPX/V5eo3RlCdGbHmyioM9uHz5zUh9mPdSyYl3ypfbfypZlZYeKyuD",
-	"H2NhqtR0fHp7aVF3TxvSSvN0AaIbH3aB2ZcmVSLqidaJ4JBj5Tdsz5egqEwmSZE4WRPCfIlcSLXN/nZ9",
-	"DOnh4F56wsCAVb6dW7uHN5qqg6ucXn5Rth8OO76KlLp/WfI7cW2kocVxR9BtkFukREztccuTH4gD+54t",
-	"0MFth5O1/a0KNyvMOKOIIh0WhlbL6eDGQkp+vT5CY9lOLs5PrmYcNr3zKdnWvRhNWIh2N1d2et6M5Uxa",
-	"9hfmJMxap3GrFTopczqEqhun+jgFIjWsOehjcptTVW7FRsRj9bcXT777pj/x9YuDftvdwWI5E8a2Ouwb",
-	"nPSoGFUPx42u+1ivP26EnmMxq8cq/NC1CH1FY6LVjAoax8rPbMQ4M3OdWigTibhiE8FmK2GMiPMC63z1",
-	"qhr8R+CjO2rEdlYGFam6sK21VAuKW+Z+exjxKrH2sXqfbVwm3VIUaIvy6n1nT8oRwmYPkiWHBdq6BM6i",
-	"BKR7pDLZZMowu1qlwAYg22wurWBmCZqFYTaVi4WILxlnk4SrW3w98DHwedV76ArFpKfDw7WkxR3Y6bnD",
-	"tYdahg9ZedLXyWhBM9TXumEGxKzqeHxHlToQcBH2Sv4qqN6SKjSeuk2kes9h5t5sPEtl7DZEzua2joP4",
-	"dx7y4TyFO5+r5crud576Gs0iKXzE3S3Np7TJPaouvd8uB34N6rb7azTlP+is/TTflONeJs8haEJdPQnD",
-	"zJrZtlQPm6flbfVP1BYZwrVCPM5/tqJL7vhWaclP7rvkNLC6tYZ653rPEBjR4J/LqAur/tpaJZsA0pPa",
-	"0ZxLJWKYCRV0kw+uF7B+wAYB63Q6UN0OLxkrkGVKsxlfms5YjdVXX11vlsJ89RVrhm58YWvk63rIWg4D",
-	"FrqjeaOXQuGfePwqxUD0o1OhwJ8EtH8DebV4g1MWimVA+Iu5AUdUfkexJAjfkQqjkzuqHIISpRvxFov1",
-	"s8FNpZJmXvjBWL1c4t8Fx9cNpUzl1Uv+605CJzq6vTFzOXXj67CnVEEP9YVyppwmCwVxjog2LNbA2W+V",
-	"XndYGHPLQxbxFAzrBTe3hiqUTTBWMkbIBVQeTEBReO6tQiyag5ARXUgkQU2wWarXJs8rhmGPxqq6niyz",
-	"JfMlRL6SedYCGPB6zu1lZfExh7m63jAdMmuz5A6cgjfjYTsemdI8zGXNq3hidLY8BGtjBL3TrNI7eQeM",
-	"UvClVsZpabCGBYnhlnKsHDG7oV+yKik4NrNO3WJQpkkZpALuM1IrPFXw8OXWrjMrksTgwrudoORdn8QH",
-	"n47ZBBclAR5A78NKHL2yiMTjjtbfuZkzOKSdr75iIaQU/rVY7N1cpuIO7vrPf/KK71YYsDUUQob+ekip",
-	"CWOVoQFBPvEjSlTkhnkNFnTZX0Wq6U+3Csgbeug0DLMP+beyH6+ftc/HivYUGRQL3xnxSwAUT4Uqz2Ms",
-	"VXH/5TaAvPz3oWPmr589Zedn5yeFsvV/XP3wveP2GzNWRqdEfigJQRDCn3+/fvmCCRPxpVSzgJFpZxhy",
-	"OTg2zqR1nNXQ0X7u6JqSJ8YKBtZOxJ1ICKAnYCG3jqJhVIPB4IL9eP2UXoLnaCGTRBLeyTIVkTRQ0ibe",
-	"8sgmG8bdkN1+xsxtQ6vD3B74opiSm4J2+uvsUJQOgtt2zKVDemNw3EyASC6QEO6PRNF48bgcY1VZTvCy",
-	"uYvhuzEpQePGiI1X3e4gyqRtDH+LgI0bMIz8lju88j5kzbtRxSKAIony5LKyB7JucAlbOc4H6WE5h0HB",
-	"zi1ON2C48WPlSHEtjcDY+KXbHLFY2g0tyxyXN/z5jWO7erHk6DTImB5wk0cGAXFAVG75y3hNhli/mCHG",
-	"Lc8tSHDZDJ3igge7MeqdDU7OBv0LqBgPGsjmGqNGHX7CfbAX3Cgz3wu4NRCFYtSjiCukWB+J0DQHnInG",
-	"UPTiQdSdnE7PeV+cxGfRxaTHB9MTcRZfRN1Jnw+np+I87ka9yYCfTM/ERdyLBhNnyl2IbtwIMhSQo5FE",
-	"PCtqjBrdSS/qxwMxnJ7w08lZdB5fiO60x/uTQTSMT8Tp9IyfTy6ibtwT/emADycn0Wl8Js6nF9w92wga",
-	"RvzSGJ1lOlFRGNXkye2K3UjL5qAWiXi0deCtXAhj+WKJZOQPt52nQrBpSjEfcBGYAPl3PFYcOSKwfmIZ",
-	"QNBrjqzWqbBG+5RXf4tjEyhdOVvy1BndWTyoVbW19xBpxYbOQFPevOvn/7j2/xht/ePnzhv85+D9v2od",
-	"lv4U7LN9QC392t1YoNBdaGOwWsjKJiLRamaY1ZcZg2bb/PlB0GTV+N7BZOJ5LSJLeITwdTyswuRLI/4I",
-	"h+8+LubkIDqQY7/G/XsGiCIm35IHQQYdDKXmnKBuSPUKSvN0CEpJWR8pj+8jsJX7LCywoNroGA18qQ1Y",
-	"vI4gnMD2hphb6GbJwvIgas6sKk/qbF91QK/OpY2/7BwX6GOsaQSePDyzjwwr3N66zOqO0FzxAClow1S8",
-	"CyXWe8iYdWtG9wQFIKkMJRAioMBjCmRCh3GnBfw18aTjQ+NPVLZJGFQ1UIojU1oPUNDdOkksonM2bgzf",
-	"CllTK79sYBmjfksB47EKX7r1eArL8TXYdECwJWup1WFPUCEjVdnpfV5H9SpswMiFbzAWEqD2ZjDohw8a",
-	"1kR7z4sjJ4h0jTYtDULLSINyrNVh34mldWJqwq1cwNBRPHXYt0KJlFudGkiUXvClE1fgsE/5GgeOVPSt",
-	"HrHw30arzmu+fimM4TMRXrLvtE2kcjbmLfzrbceIVPJE/opVD/DEP4xWP8AswlZN8BJS3YYfV48qKE5l",
-	"Sgoab9sz3aYfKxPK6OxgKlR2wgnp05EOwuSlsUhrYux3ojYd6psKECpq34J53CduIsS+OTrmjp6imnD7",
-	"XPD40MNXcqZE/Hd3594AvUftK0boKWXkEGagXaWqUCadpa2MlX9plpzhNKkKvZzdH761FODHbaCp0ZrU",
-	"cZvcqVtHBlRmR65p0gPJrEe5Ki1rolMAIYvIhVF1XpZ91eDJy3GmRqdoXyz422+8R8LALBf8LUDf0V8l",
-	"dCr/VJ3jGxC3dLKiiUQJN0ZGWSBw+yVUSFhAUAMvndOon62SBFnudlGdn1VtyYOwTPBo7gMsSyhxVwBm",
-	"JnwJnVZZFNbpzM1Swd1WXd29y+qqC70Fz5Z5a5BE87IHtpYq1mt33hcmyMNl6Dgq3dnkliWCg29OkJcg",
-	"fQRZ725oAYKPTTYeku2S+XTSMxZDanKZ9GlLtqfqQ+IZhlndlCtEVGsjEe/pBhSvNVSMjAa9Y33o7Hq7",
-	"lKkwZJbnEHRgRbmV4cztobF6SZ4oRM4q5D67a2ytVwkA0y2c6GMr5UFEmhxe863gaXURuvfOIy6clYOT",
-	"hnFCgqH0sGdYwQ8vYELFBRDctVTK51GAAxn9k8tE2s5Ybc3qwydSPua7aRZOF+5fE10YrRLZdj4eVdUw",
-	"mbozD1TtPUC0zFhabQ5niRcRr0sQqf36NI+cwR2oCcnvfF/DAQ+sLx2LT7SuGd+tW00ZZ5wJb8vzd2RW",
-	"tQVhqXoQzG3zpszTt+oH3GVKveqBk1UjyHTxs1PQW/3pWHMJcKvu3+4uXKYj0mUq8tpLkjpK22Lj1SOy",
-	"van5wpYIpboCVW5ZZCL7lQWMAN836A1rmCsThqCZPbfssJDWgSI3W2sRUo0LLtwlhiPGStu5SJmmZDJU",
-	"RBCJ2dmoJHZY0+L6GHZKAJhBRlgEqxqwfLUgDgJ6A2SLFxcuZLCpLCwtnw83+SUMWbeVoXaLeITYUWPV",
-	"73TwiF/iCaNhZViduY6VC1HWPMEhOz4rjFfJVimEOtcibWG4qgjvyZokXy+zdSUh8FfWpcH639+yrbUm",
-	"//hfWf9/TwbtXniJIs6vGBjQ4q00tsO+KeBf0g79G8DYtoygsh5Y4fSD/QpdhW/B3Z+lSuY53/CkOzi5",
-	"uDjtnw3OusOLk4doa4RAS1y22mNih77GmqSje+qxOtO1Hsq793toarSuHDu3POqnWhkRray8E6RZgZ5F",
-	"udd7FTLQpvIczi77a652lGf2werTrtHjPdvaEWIWeX0qFxdbKtPHHva2srSPZF7u1pZ+e6L5kytV+4/u",
-	"llb1269/Sfmi0WbK0y51jGcyM3E8EgL/4bffXLPHd73HdMnsQCW/Ty5erbZGg6zzfx6tvH1c5WyXmvQN",
-	"OLO2Cfrveu1pGFtrANwBkfcIVR6pZiFlqLtbWgEL11qFrAnFWLmoagVjFeaB1JA1106jcnxJKlqKwnVg",
-	"XaF7mwc6CFnT86d4lQLwdNGyx7ZETmhGbrwTHt26p82cp6LwaBaRJqnqs+0DiIHPtGV8rOAhr87T8Ek7",
-	"oKJkmnkjaKxBVS1EiN124IidCuveVC5Yxge2CMjtwysELKlzccKVR6bszACrvibtMu+ldXT9XT6B54oa",
-	"OGAtSQVaBTypcATy7LF6bJdBFhQ9iPfE97cbyyafZ0h8mhrDmkXY3cWiQEQFSqbIKSm++Qvr6yYKHO9w",
-	"rcTu/NVsgUoJrMeBRtCGvtunrsE9PmTW6XRal4yjggAUueAS0i1nWgDwOwJwge7qSzUyB3yxwce9enVU",
-	"CW5nLSjtSX73gVLQwT1LQY8DeMqP8w6Mp2K/Ow93UZyg35nsg3XkuYuh45cPx0vIZe71FanK/GVH2OQz",
-	"KBHMpNu+A/HA+sgCJ35/oOI/7zSwszRxixB2YmeMtku/LosiMRx5aRluUUJ4yUJU7sMRgDBkHt5LFkJK",
-	"7wiKo0h0VnziTmp6oVURdBm8RknC4acaQcO981g8DlgJbWytqvGDEmyJF0u+BaJQMnedYeL1j5p6+0U9",
-	"1AdUHiM+BaR/BltmNOo1bhkgtou9L6Rl4KtZSyPuE9yoZV77UqDW3LCJRnDRj8qqdlV400JDjfel/8tD",
-	"hhtbKLHb5tvD/lHoHbdSHYxrEjF8JxGqfblD+7kuCNq5ZksuYyBZAOR0a+d++RQKQV2JOMwryKHliOZg",
-	"g3cef5zn8eyYNiRgOon3lIh/HnyYBruX0j6EExPHOMiK/TgO8GICdqllQGDpwE74OjMVs7mzeS3qeJSR",
-	"vqjo2xWzxavOYBDVKceDQsagINuL7IL7JpS6+78H4GnAp7l3Vig88H1N3RVh/Qwg4HxA1e8WVf0ZtGKh",
-	"cg786dYzTZIbhKH1IHTH91vWw9bq31dnx8KioqQlLb7E/re01cMae0YAO5XVgm29Dciql0K19oqEwSEg",
-	"k4PHV2Sm/6GDSE6CY1JKAekrT/WGTFvLwsd3vceAhfT4Hb7ifQXh5KHJpFuzKp6KPW12CbG9mB5YtHJK",
-	"YxvUUMD2ju9N9qSvwj2fJrOzcJr31Tlum4eVo39PaEE6UmVkwYy8EVCQio1uxQhOG326qITBfdQ8191I",
-	"WtnaHdAu/YFaalB9Jx2bovfMHZ5KRGfQPRZ57JMYmt37G5qzgxiKV5Yy5IjN7ookFQa8BKb3wek6OS/n",
-	"SfLDtDH6+ShgvNdi2nj/ps5lS8EJkL9efngAjBI3bu1RTLywr2gHeaprfkQKaa8FfuHXfcsc98zcL3XG",
-	"O4MtCeRx3miJ9qsih9XCzL0DzDMDDirZcDtUxNlu+DxEy3uwXpYD5H3+CEK4CgcUQ2ee126E55oe+cPn",
-	"TREcs16PfJ1oXmboFMeltmBSLVeTREaX5cqyseLLpeApVjo6m36jV2FW4ixTptfKd1zegueASqR+sfpp",
-	"b+UU3fXS5FVSfYy5iHIKo7yH5qlIvvYKvpihswcsddZExyBoF8Mi4Eqhgioo9az9KH1xvQYKkVn/9xVW",
-	"Mddpr73CQm306rNHbtqBqFILYZR38TBswWNxGMPm/pijOQnuFJT+cxgc94mKzbC8NSH7C6hhlGHSuszr",
-	"k/0zY5UBfru7MGSdSigLWzr2IG2HfY9qdLl/rwKgIArhl8NGOh0rEDg+fH+feq+HKd3FA7nlDfQXAenm",
-	"RyXfFqtdTcCsZhFVWPoE9fROpNdyIcqRzMpRfwAsudiTm1rKjMju87y9vOVGsylPPzB5QO7XqmXMmr5g",
-	"vGB6IBDEb2h6qMNmR21dUrkiqfWBsZKd3vFX5Bmvwml5yy1XZZhWkDiMePIBs1Cktp5rdCQrXckvuj+Y",
-	"MIiKPetEdgE0h6PgrmFzkcSXWB+vVVTQ+efcUAi6PKwHqLYFybVr/bZc9R+4FrvxyDD74lgGfv9zle52",
-	"mpQ+w5rduuhBgHjDO6zm3v2Hs68h/zVCD+WN+B+UcvsRtIx71Sne144r6SvHSdVHxqfnEGBLoYKXly0F",
-	"pSFG647Lv7VUIh6rjbDosym+owBZsl1HcUhG9j5YRpIudpxtWcL/rLcuS6iHGFItrpHSarPQK0P3IW4J",
-	"9o6+v7VJFc5Ve5Jsw8oOF1SokmZQEr9Bo9jU3HOnHbiByFnLRwkXdKfts1oseB3IdVZVhUYMM3jjkTBf",
-	"f9zSqZ2u+5MCYd/HWrq3Y75oXvGNXnmrasvWys2p/ic0p8oO/dQeEwrQy9cE6oXGjfcYHef3/2Dgt3t4",
-	"4DN3k059EiwxB3QsgjNxH787+WB+d1C9/TTq6hHoBNkq5fgQn8Z7/ZmoznTa9mQRQAiaMgjIawkK6nqu",
-	"kyxh8JJ1fRrYFp19sIZ6H/3+M9XpR6yk0+9w4QcFVR/QYkjJH6sm7IJe2SDLXYHju0ykPVCgeIwJcFgr",
-	"1in6JDPtWObtPgkGDla1rDd9mLfl42jHkDTxh1WPD2rGGMYHVCHfdKig/07EjB8Iqz4kVpMLu3c70DSz",
-	"pfe5yMAzQMeENErEuCQXBlRc5IUk7nZpWyiUxor4Cl1BYj8oYfKAza7YSynFtpzJup+FPTTh5n5ufBmX",
-	"QEsyBZsUg6rCW9W7cw0a1eMsiY04fmkXi5SWqxG1+nMq4yeKJxsjzY4YKWdxyteKzVIZQzBcxQTxHOlt",
-	"zFyuYijCM43Rz92g9yZouOcgAg0NjuHCm6ABjYivZeL+vjjdVpcK76mvVLkTBJRo9EJgUwQAknM8BC0M",
-	"3HY3avR38CTRa1MBwMjGTqPNQkhVUwIg5nHX7gUjvwtjJw854QLVih03+AwAjLt9+rVCvIN9QxkMTk6G",
-	"w0HvcEUW7cyO7DVcWuO7det8ZZsc/LmJsILQM3PMAWeoS8WWgC4TYeDzqAjdK//FutUqEk7dcK27hIsG",
-	"jTph6yeOVcUiRrG9UgTEacvTqyGdYKzyaD3O2Efzs3nrlMnFUhsjJ4mAwyLVrCrEL04/fKOqgcEUeIrf",
-	"vKB4aErrtOvgPxRRe8lTm2wKbKHCBOjEbx3q3YQ+lQm0eIa9g845/ZP2RFqAYR0x968w1eubaaoXNxNt",
-	"rV58dcL+wiKd4G+pnM1tyJruzi6TlImBd7bhIrw8gFf1h+ho18s29lyoZFp8mp2q24W/C57Y+S7caLNK",
-	"LAbR53AflmryWCqoS56L6Lay8lmxir7dNkHzNlD1Ip6K4qjtvPvQJsBYlA8WVyDdYm75hBt3oFLBozkI",
-	"w71FB5Vokb4laB6c38ZPcBOwcKX4HZcgYMNKKjNld+vbRtAo3FZO5YarB/DEdjegfiF4LNKJ5ml8qCmS",
-	"sRykiQnYZE++62SzQ76mXN2WOv+a4iTXUhlKySgXYuHvNblOn0NarUiljnd1wOfAezGDAyZMIs0n7QNc",
-	"wgCgCs+q/TLhWh2B4Rbs+KS//LCEkSt6/GAW72TTyOZeHNSe3I0XIp6JFNyCInV8dbOj4x7gLhgZ55V9",
-	"1OjM1x20KXgouFmlcJJ42WwtrrG/zf0EF8vLTL/VrDSOd09TwQw63hbd1gk8lrfvBxQ8mgxnsV5NEtHG",
-	"R2k+VVgrXx7RBt8sP+DcjEoLms/nvgnK4CTtdYd9nzw/akx8216NnsH3xxZyIBBaAeApW507KdasTe6h",
-	"O+F5rvG9vNksFWWkk3bvyGzAvY0HsWktVJV8mH+wpjNVmaD3Ha+aI3BMmi7CjpJHhpDEi58t9DjHFpWE",
-	"gS8m0prWbwMD++FNCpH0tl58TIFK4aj6IhWk2p1dMB8Z5u7AQ4mL5vgILFnA5JRxtek8zPDF5oS+3ITq",
-	"UEpUsps75lOoVV0KVJy3I2XNjBNaTTmIraxHKWtSNqkzZeg+d3UibDhWhYtVoBLyg2WF3SFr0i3ZV9zN",
-	"ieDQTwCYMEBpSFUu+HavQMu99IrcJwvl38tE2ppPGPcNfHGl4A1nD6G4Cfx3QsBEU/IiZM4C9+oy08db",
-	"d3D85+qOp5LXAk7+NBcgnahmlm70MqDE3EkOAKBhjYqE7M68dBbNN7taSH5TgJXxDNKdbPg8liTgeoG1",
-	"SnnWq4Vv90MNGY/qs4aIq9/A68y/RKpr0TYBkXErBFPxGUsDvuCjPktDvFotrnX9V58kiV9L303TII4F",
-	"OJwJJ9KrBoAVvuQSlD+9BDmTteE8ruOc0t+LGXfS6W/Uon67kbau7oo0EHVZHzvz+taZ+TIE9RRSN7q6",
-	"vdvNYY7pfVrVZWh0h8rcPl0n1KIq9jslMhc0xs0/lv96+vz05fWT7kvV/RRtUnG+r8VSpzsmhhEs2h+z",
-	"WixEzFZLhJCDs58xJ7KeRdVzkZMcmPV4dg1FuWSJB9YzK5xrDd/AC9snG3+vOV4Uy9e3WWdQOFx03Y3p",
-	"FID+vCY/ap/UoXQVZ1RrGyFn5NsMpdnNElGhwDdTR/cCKe3QQ7OV3DMGZFplttmEEBuwLaHQZjwmQ64m",
-	"AbO0eYfPVUHg0S5sjTxdkaqOA88lXybeDrLV6p4eXJ2smoL2orwWp0cuRk40tR5Uupp/ZUScAknU0wsq",
-	"XqhyiLionigB4h917Yp3Dcj0iFFWGETBYq0sWk5cxfPVKG057GAtU9GTyWZn3QS2ysEIDZoP8HehlKIa",
-	"/kAge+84/fOlFlFbtkPpMzOq4vtS8PGl4EPeJ29sRy33W/t0+yj1645Sr197lgals9S/z2E6rxymtXDD",
-	"KiQtPvw05cUPGamfX9SCbXrGUu/LAYhUpaHVKVhAlAOLUInFfFsNLrqKdNrR+zl4UNJagUPsdDxR4xhu",
-	"GN39kRMaPPs5Lv82r5+rT77NOq9wK6hT7Ki6qKAnU1wQtqrcHIfTc2zOzVhBQD6g/opQuBBmHSQZNKih",
-	"9pEtKgiCMrt1efWwazgKoX0pFLms890ajluVYt+G3cvCEj17ZJiBm5n7gh8nlDdxi0kjqeDxZdZ0USrA",
-	"MRyrx3e9x+41UpjH7yg34n0YMD6B+8BTmkhDrrvMccqVWRNAEnbUBB1jj7/N72A1D/Gj5f7drznvPYvX",
-	"i8zveIr2J7I+nxyRoTP7Dz2qMknYyoiAGVFCi8Z08uUykYCkr2IWJYKnIm5lRDlWpQJTx2KyHFQi2/xD",
-	"t0IsDQtxEOGR1FvklbVqssdxhuK6XUQYOOLbqkurqzxDRnx/RVUWMNGyvkZZkk9hN4usklhWaZY71dVD",
-	"3go6UQFUSLg1xcRJcFAE5CZL9Wp5wHNBr9lN1w/3XIDS/YcovvaLsMcvAQ6ABb+VavbQhtVeDlgNe7a3",
-	"o0tVt7g/LrcuZHrWffEheAp7uwv4FM6aDzt2QqKNQOVbHw5ouwNUtnbznA17nXJlpiJ9YD6M8pnVVvuo",
-	"idVZ4ATFFt9vuedRwx5qrxCoacQCfLUsV4ga7x+AG0d1dyV49UIvmd4W1Ppe0OOLbvesd3HRPxmeDbsX",
-	"F72DgOW1QacniuklrjBT2jqhsCy0XC37oippJ9urUqKPfqEBxg6SoEWro4g8+WwXzB/m8OspKNOpttxm",
-	"fZ0xBQ50xQ0A8eHKn7w9qcuTQlMKDEx8CR4uSoq82NpqvL/W8+m/W8lS3F9ZeXTGYj6+rULqREe30Fv3",
-	"l5UzWlNmV6kymbZAMS1ajma30xm0LrNFozy9ROtblshbAfDFQKUpLC4AGSNbOKbXTZajdTAD83D6YDGl",
-	"dCqTBPJGGcccwIm0C25uMd2sLjFtrCqZaVvpgBf3TDLrHVQ8gDoKe+WnWUvkBfDCI4KqE1GOmXpQ7D1h",
-	"0FGOQ5eIqQWZzKltU5YTvh1WfUBM1H8HOohzVvoCGsB1tZ8UMP3w+OirVE8SsajlcK+fPWUXw5MztsSb",
-	"qF9kx+m+scgaoBvrFJKALXg0l0q0naIKehum1V+y0H01hLTGcJWqUbo0I3rlCHuHuPdhx5HQ3S5tgq/n",
-	"zMx1atl8teDKF0BmIS0dixqMlhjyy1KtZjc+C92nDjaKFS7QdMspYeC8CihrMF9qZzlJkWSIglIZi7GN",
-	"RtHwO8YIe1wsIAUhDVk83d4/vh78V//q/H/Ovhu+PP3+4lX3df/65L/P/1kA7h52L9xRsLCJP7lpMT8t",
-	"2szqkhbnXlPIFx8s+CCaeOpufR/sTLx8gtuS77d4u0y4yuQJgphGaFlVNIb77sQW3dLWVMf0TKcsvMNO",
-	"OlKrmymXCaD3Qm/+6RQz56nzD3DEWEMvoCW38xyadqLjDWvmfU3RAOqUnG6kqYNCT9iV7t+/rES6CfB9",
-	"OgWfAjSQSflC2C1QoaL785iMnIwGtzfjx9fPWSqmAhabsIxKG4A1L0SAMMCKsvoBZL010gKd12cHU5NL",
-	"JuOA8cToTM3zhnCiKWgB3TP/2Sb1tv08DmlVKx2Q952mo5N63eD+fn39isrUgclkxJwKs9SqgkgMB/QI",
-	"eEI6w9sbBywuqB6mCrPzLNi9tzzvWp6QT7S+JTKSi+ILXy1QfH/ADrPp8hj2saBDyiw1RMblKSCuA6eq",
-	"lf4F9rQrYRbYUZrqFDYwyIJfha0d1TEKNux2MXt7Zec6lb/ib71grMKpTicyjoUK2WMWUjLoTSyN+xrc",
-	"NghYqLS9mQIsOBt2hwELC2sBD7obpLpxzA9flEDO+E0ejQjZ47EKwfd2M4UuYo9ZKJVZTacykkLZmym2",
-	"DSs8nYU9Ku/EeAa+UcZisdRWqMjdr6aJjCwN6QbKMNyQLwIWLoSd6/jGjRSqjnB2J6zJGbbGBu4G1g6n",
-	"nmr4CDQaWfJNonl8Y7W+SXjqpj3suaXJed3NQhr6IgxMwU7cOP4asmG/71QzbsUN9T5yv7lxudOUKp6E",
-	"7MRvU55kf9IdlJWjrd3FfPtsY9E1ilsKWTi0cY2goj4UdqwRNLb3y1fGwWZB5La6VYXHiqgR1W3Kwlel",
-	"NaJYsF8gyOvd3khU/8oLD5m+1a10SkhhbeHtuKxuRBWqhtnf+GHsrFYoTX+LBb0uNUvKOwjlcd261jdY",
-	"2otcVyd3InZ6J/XZY81vBYeWLCunec6gaXcijYhbIybRtPXuejQu2URwa8YK8xCQZst3BAQHaPOeDGaV",
-	"3sk7EeQFHJjHAJ2Y55r5fRurWAvTYaEProWjzJpmJtJpbpNhrweLwylAqfpLYFG6i0xaaqRn9bLtXuJY",
-	"Nb7TPKoOkXLmoGYN0xusFNXsymy5sxhgaRPz6zU76Cb6MAcTcmQYfUb7VRiDdxSLdGJ8yY3p9bc1V3/H",
-	"NmibnEnL/sLcg2udxmGAfd6TjdPwsLG7x3Zk+fnqsOeW3MpssrHCmzPujD0yY/Xk6unz5wxe3mFPqCiw",
-	"1+0P4W7wHf94/ax9jmoVVR9hBQzecQktHtGt41SWVDi7eoXpWzzlkRXpVk/jbP4ln5D77P28hrRadfLz",
-	"ta7TQ6iHZgiURXCnlyyECErI0pUymdfcK2VZjrL7YcE3oLi7xzuVbk2I1u/eVKa47No2wbnD/7LWYQRu",
-	"LO+NXPLU+gbLKxV32FUR6BM8MFRJbWVCQDof3rDpk+cs5K616rEo5ijUthr/XPo5FdeoHizBX2dNaEza",
-	"jrgRbC7eti6Le2Y9gDy5Bw3ZinNuKFZdHv9H2I6qGXYfRIU9iKCFXho5I/TNPgjIgqCeuAXUjeOSm3f7",
-	"VT2pwMLVr+qudbyPx/UwmOUu3l0aJC7i/YZZOBcHjefdMH/XRURxGs0Hb8yenlNFHbDkACgogrRktL31",
-	"fHyl4itbG079CeBXcyVqxEI4PKFv6Ykl4wiLjJ5Q97nKZZx0QItixiq/H/ciZE19J9JRpqMF0AApb+Ef",
-	"lFCdQEexc6cK4KsrGopPI8vmThHoippCUel6oXGd4Y/WWb2ek1B1MvU0oshzQfV75NvFl9Q2VSBIqnIb",
-	"K8KqCOo7eLVqPJQrSOP9uR90A/f/3TcBzXz08x9eHL3xYXB0mpKK3RidFPMQfdpgtpWoxerUNEb9Gpfl",
-	"qrZw57U/qn5/ls4O1U5flyoWb7HlKISUmjqr7VxC/xHQzMsQPa3LsUKM4jreMxFC5ZZIeU9LO7kDgcOx",
-	"GGp5oafZiItGBLIbN9z9/QqPAuUgetpfE1ISq0enP+Sq2UdJgdBTf9Q+QSG3p77qgF5yc+uHQiZVhfP7",
-	"vYcY2YL9Felo0dotnsZqH42c7O853B/cW6Qe6rdTE0a9PyDbUQBRBUH0vnSW63raLrjaVK3XOF/J0voS",
-	"6Fh5Xe8D4nVoGatGUxEltJHTT3FSgedHQSaudubWvN6VVvIkSyrJins8GUItoC+WoAhuVj+BN1UMmPlH",
-	"S+eGXOd0afJU5tc6umWvuGOaV5E0BlcgB50BkXUoEeBN0KDZwe3g+nBc803QAPPayZNG0EgI/O/nxj//",
-	"2Qjc/7wpiJ7CgAphYu90eP9mS2zMH4TTVrVFfld4tl0JoTTYmpRQn290ZI7nVghvO8GzhgLYC/krT2N2",
-	"tcTNqOsPmtFHfcVpTtvNLCXFUb7f11aV5r0A8HkoH47ElJHk7owUE3gN4uhP/gQPHsTaKKZZzhEyzY+n",
-	"tHx7uMrXOlp587reHVfX/TznPITiGXGllYw4YA0sWNMIsd2m/fFk03bDfPyuUELyPmxhXNXwhRgrZMS+",
-	"kfoUElGgX6qaSSXyju8B5krdiXTCrVzkProtTflYdlTHXBrZ9TclzpLzlEa3cRRXKa9/0Hjbnuk2/fhv",
-	"o1XnNV+/FMaQ+KPdeSGN3UX8RUxI8hveKr2uKSn3i7aXDSCV3uNY0BA98PQhWs0GsYcY94BYF+gNwRWN",
-	"/eQCLNlPM1UGlhHQySeSIpeEF5RC4yYm7WcvViBfbGVQHQ7zjPwO3RR+jnJnL0vPrS+6rXMP/bygVvbv",
-	"lUNfYe51R6hQqrK/NIDKVKAkAGQnBIvEnftnaMQvoSfDrORHz0CBBhIN3f+GAVvPZTQfKzTyTZaihsXn",
-	"esZWS/cbpNj6L9pUCKyOkYo9dYdjKiNuBQNny5KnQkXue1akC9MajRV45L15BwMEy07BIQCXCvZNAHMO",
-	"rgfoxceqHEAUgs4A1DUIXgXBMCzYyZ9DP4yjow77ToglvN0N1YzVRq8gAjCTd0KNmF1rBmHUZFOs+KGY",
-	"W6whfJFIwUDbECyaczemFJIjYGWx5eJYOQbBLaC9rVONGIpTnd6SIZPoWYeF7hPcrtI8Ue6buH9y0rtg",
-	"2RVg3O7KrdiMVXgrNs9j2MRMAN+KjZOYtK8Yb8rCT2G6NG2cSdvNpH3XC9lUY5gXKmBYIpUTzULEWdTm",
-	"9bOn7Pzs/KQg+f9x9cP38MJ34wa340bAxkC4+C8YFv6TipzwDyN+GTfeh+AjG1MaACRW5XUVSOSleBxQ",
-	"s+90Xgld7Cu6w+Isnp2CppvHYDC4YD9ePw1K9TD7AYahWLfXH/xrm2u+eTd838Z/9PN/XPt/jLb+8XPn",
-	"Df5z8P5ftax2t/jwYqN4fJunQwAbMdQXg6g/0RU8scZQ9OJB1J2cTs95X5zEZ9HFpMcH0xNxFl9E3Umf",
-	"D6en4jzuRr3JgJ9Mz8RF3IsGkxN+Nr0Q3fieAgMooH4aMs6ABOUMsEdvRaXB6mDa571JN7qIz8XZ9LT7",
-	"MCj8T1P6ZsQvO7BN3LY8Mn5jugd25OzeJScZE6j//umwDUHpLZ7h+GRZu6gERCa9qB8PxHB6wk8nZ9F5",
-	"fCG60x7vTwbRMD4Rp9Mzfj65iLpxT/SnAz6cnESn8Zk4n15w9+yHPr+DtHr98zra2tkq1G1MJj0BfguJ",
-	"sLhwu4SpVLPvxKY2pdkvJ4VzbkWWYIdSdlsF30P7t8KjoOWNenqnbksKAX73/knCb0V/0u6fnGb5fNkA",
-	"Wvc/Lfhw7RzduAb9Mu0UJnuAeC7i096kdxGL6TQ+4afdCT8fDvl0eNEXUT+KhsPh8CI6Ob04mwz6pxe9",
-	"i7PuYMKj7qAXcT/Y+/AVkMbPUr3Yw/fdqAE23mklbu8/crE1jOFHZeuhZYVTSpRYOxNNbFgqwDaPITkn",
-	"A+grFlMT93tIH5LKWfD0nm92ccFKA99/EOpN0ZJmmVNI3uJ2R12lu2fncTg+ilA4p4fsT/hi7RTtjlJS",
-	"AuEBN26HhcWoXBhkkVCnEGVxT6jVWQp1yQrF7E3uW4ysuRmrJZdxCx/zJe6sud3/At4FPS3L0c1KSvtW",
-	"sLPU5gdeXw58+ge2SDhDeK3jeBRPfGTQ55alWXt41+0dPpBBkr/wU6WO7GicfCWsTQiZLuuhQdNB2Npy",
-	"sKN/72jH7kL4fNLblipPZCSObtz+vbC+sHGNvXR2jL9/chwakvef7oG/z5MZuLp1Olqz522SiTD2kllJ",
-	"yVIQsybjIUsQ+tCuPgD2vDW6b2Eb96/BfXvgVDhHtjRBKf1C5R3ITSOoYFTXcBm9xKbbD6uORgsPkQjc",
-	"uTYleVGDwpRSL5PGgruJKSj4qEmHrO94gik12M8E3U2VNqM+FT50f91kjAwU3g67WqUQBYNk07m0gHiN",
-	"YIg2lYuFiC8ZdwqNuqXPYIrudLWVmlMcfimb8aTbvW8yI8y1bneu9a1Qr6kuo04WTFNh5smGSWNWjrAF",
-	"T6EK8FZU42jwW2PU+O/J+aK//K+33Rfpif2fXy++jwbfxWd/n/a+/ffwip/+JM5fr7rPdf9VcrK9LfSS",
-	"WgeUWJc+HzAz12uFacdoLm+VSd1nLAcLLWBodYtIQYvaVMs8V4J7B+FWgT/F84LBx4zobQMDcHugnYo0",
-	"pWzvTiVJY/D7NEihFdk1cB8xKeQbQ9tQpxUUu4FWzLwa70Wtjp3saamW1V2bOV+KgFm9ZKleo+o3cv9E",
-	"P9M/Q9bEHheo/gBLMEHWKuXE3zpW+U+5CVRNlylSw479+AFq09eZQxMm0amwkZrZLvjb5/jGk/qkmD37",
-	"gJsfsG6nc3FZ6L0KthTSP26KNMBAMTX845Wp79Y+sn2qd5PX1t/lx2kX4DHcImJaXMOapRr4FlblxSlf",
-	"F0/WMchb9ZXdeAwy6Zv4WuV8pAGd8Td1PV6NiFaptJsrZ0BkHCEV6ZNVXQuS8AnV+cC7R+xvyHixjg04",
-	"oS9kYyBCSP0BNHPWdIZ6ylWsF2wirQnYj69ftA2fCmbFW9sizj1W0BqP20xXAkgczP3LQtlYfGasJr2q",
-	"EPUDzu/jn3RMwEDCgm034nxv59YuG+8Bkk5NayApriy/FTFzBNGGuEnbx03aGDdpQ9yEWb1K3R4oa1i6",
-	"QsVgzTeMM7PgKXagcgeXrfUqiccKSm3YM6cUwHweGZa6byzhG8bHZpapnqV8Ebh/WB3pBMO8cHickez+",
-	"0QKWkfVdMUsh4mCsqJCM8eVSqLjtViWANWmDC17E5CRN9Ayd8FxBpUvEFbsTqZxuOmM1VteOSqcyySo5",
-	"yKr1E8Jg9be6gLW0WVI5Q6pXgDXtneTfaZtIxaJEug/zVIwVFhm5AwOQKNJ2GIVzqaJWGkYlZyJmfMal",
-	"cj9aNhFTnTq9a8PmXMWJO3orZWDM/+//sdc6oUHwlZ0LZWUE6+wuH03FvhjPUzBcq6Fjr3FEhDHF1Vhl",
-	"in6GZ4fI7/gO4hKXRboFYjZEvrBTrQ67xpTjVECgJXWzGrk5fMW++grzvb76apR9YbJh4asfrjDK4TvH",
-	"hJdZ70zIHQANPWA+VAUbhanIHXwvaNXutXvrUy5zKDCoUoH2kIBn1pSO3ldJzIwQlA0N9NmC3QGsdgz2",
-	"uENt+AZTNt1bIp4kQARPsvbV2Z2GNUPPr0bs5zdhi8mZIiKo7mpWzcx+yJ+H7cwQZsqEwZoYJUsFjx2b",
-	"Bji5vIv2WPk22lbrgE1WltTzbEvhDEnDoPjNLdZKYVknfDUcdnusVADrKfXJAquXYH3lQrifs9/AMw2y",
-	"zOxA7AET9jLDo70VYgnYHFfyV8Hesi3syhA5g1Ss/78ng3aPGU0pQRCvorOZUghPLHyUydGiXAhj+WKJ",
-	"AyuGiqjMAJd4rApxI7ZMRSSN1KrDAOOLwNdADkY8BVhpD+8Kfb62kNgy0vMsZgzrCphujiQ8OlroRIgG",
-	"tEWYhONkkU5TEVlglpCYk+jo9pHTqqZO56Y9eOW5q7Mm5zq1sAkUN4VT4DgjGnqAHkIFuh1WdovhwpRd",
-	"Y6yN3IQ1vYuMfhgr7ydrQf40Jpj6u2sdZk4YIRcmtJUSMqR3m5Waxl4j+IqvWghyCBbPAMKCI725stPz",
-	"ZrX2r9UKWXPQxxhpALkXbk8CEtU2qzehKiK9FMpkBQ7kGYNaxe2ywg77BhWfUeE9YxWOfTb8uBGyppO/",
-	"LYi6l8sNxyr80NR8dxCfFsozcn5IJT64qV99hYzM8cUsT1mmNGPIuYfBbeDuog2qoe+cTKFPP619UyoW",
-	"wnHogK9io1eOepGJWu1LafHwBtS2H/K2paLQf4ehIx1qJSpDwDacXlQX/BROPGelHEF2sFATcG/wyAXw",
-	"Tsf08IDiBFCiQcccORMmOz7fpKlODfB24CSAEUBNjZC3wEQC7BS6jYDTDAEaChnxY/r1L/824FhG3/ZY",
-	"hYRQELZILHtEgi2EHATSATH5H4848R+ALDDsP2P1n3a7Df/vLg+7XfafWsyCJvJtiL2HLUZ399zdZSAD",
-	"ujJwV3I0g6AOzKCZiUz/W7mNBD2RfW3o3lnAPqCfT9zPdXACZSgBeG1ciyjg33Th3lTEUgjKUApBLZJC",
-	"wIo4CkEtjEJQh6IQ1IAouMfrIBSCIoJC85eVjG4RHXCKifgIc+tn0oPlrwFJaE507P2wEUcAKMtOh+w7",
-	"+Tf/cL/vHq4DUoC5FWEU6AFYtzKYAtHLa2HTTfsJVlrg7SdIYznOAt2aobmEl246/rphiXBGR/b0gGgu",
-	"R2Wo+xbyz8wMkKbYgTFgojPrsHgFXJgzR+T6TqRONbTpJsfYM07Ghc/zDWl/JzYwbTjphQv5cV+snE2m",
-	"ZgWlTryNnJ1So4w6GhdL4LM130GlbayaPccF+ydFh4eT7pFe5gByTXppQFQdgMEh0JsCdlJ/yOZ6lRrQ",
-	"o5leWWCL4FHJDAzQ22Ch6DQ6snJi0qyiSBiDajsoe07AIXqR0+cuWOkQAKwsmKOoA/kwq1fbAODS8V4e",
-	"YWI2+jvEdCoiZ0Rg1Vzddri3uKuAnzQT1mC+FH2NGFx2A9hI8Aa9sm4aqIbhd5zCEukMlzdeIdt1tqob",
-	"jI+7gotmrPwSoUjEEnZ3Gy0krmo2ROLKsZwCXJIlvKdIL5bcRz+KeZ1OupRypdz9LbeOsLi1TKHD/jvj",
-	"1EDEK2cyNYfdrrOCK5Zedh1cBWhkgWgyrHny9i2GFJW2tG+gPIL4xE7WsBfSM9DibnTYk7Fazp1OCE23",
-	"JjxmSti1Tm+9HeSWyq5lRFhqHmosXRrWJv2lTTpT7jqAQWLY606kBj0QvU6304V+I0uh+FI2Ro1Bp9sZ",
-	"oKtyDj6bx9gr9VdoqFtbGkPo2P1ul63nzponeCKgcIkJZFLNCoZXpwGfxAMNhZPfCku9aQH9HoID8Pl+",
-	"t4slhZC7C7Gcgjz/N0VUUJAfCmHTF8AlUxN4y0fME3knOiUvFnYRNz5ruvFC3gklDIR3+QwS2HNrsvHG",
-	"Pfp44TY5MjtX7lWqHXcRKwNeKibeZqUV6JUceU5iHIUDByLfFJxLIJ6EAx2zuTQWHDomINhDZAbwqN0s",
-	"BR01A0W+pNchmnmApgtLOPpTMka/1Br0biuNlZGz4fMtBNrb2sSXNOWDu+gm/HiZcFnZv3uuEGsSNbNu",
-	"p9sZQuCzGlTZ2m0apGef1Y/gm/dvf+GZRTblnYRAx6uz4YtkJzU4GvxhKdSTV89ZTKUiRR/Omhs2WckE",
-	"EX4h3ft/nrx8cehYwSuX8mopovudLT/YXXtTO14/qGO2ofgCYDvZa/avPbgNvY9w37KDNngs46LspaKS",
-	"k6k4hRq/hZyRHiIz1NkAFKkMcmisALMeeaGZrywoMLFeq1Zxs+oP0Gvfb/v3YYTu89DCEoiu42TDSXfw",
-	"G3z4e98CnDXr2nwH+cIbtpDGGZMIVVBe372EU1zbnURTUCjdbJba1JKO30X2FPyjJvd9eO8s6SzQILHY",
-	"NzIVCFkMDXeL0WXU69CwlwtBPeNvBZAaiH4w/TvsBdoF4Nkhf9TzVx3mljDTbMB5LgsuzrFCD4/SNbpx",
-	"02uHkZ8N2XTeaqyjVpz5E7wjR0r9m443H41gSt/wCR3vywErQtWpnJbeRxsDfR2HEu/iZH7bfbYGJSy8",
-	"DxpDPLl1n8jG/PhvPM6mFzSGvcHhR16hRXqt9QvAjnPP9S8OP3et9UuuNvQ5g2f8iCE+JyMSXDIFzrD/",
-	"qSvUO38sINHtO6O4ylunqXBis9O5dV4fv8uSht7v4foQimpWXPTedQ8supI9hm3ZUHUyTMNJLKa2jVWz",
-	"lOIG3F+rAPrSYerYJdhfBawRjxgNXAJFy0Sg4x+SE2MNZ9USAhkangRhUupkxEJiLlC1UnIOFpv8uymI",
-	"ZLpD6hCJv0r1VAKoZwZ/a3Y2f8lv8SfkObbu+WRiqzLK/QfxEUQ43Y0PPoTIQ/Y/8mMRnxIeOuJMPMtQ",
-	"LOGJ4eEnvtcWArp/2EP+7n1Qjv///OZ96eCXM1/Ru7zM6HHP4Y8XUpVEdv2xB9eoOxgdRnRkqFuWBNDK",
-	"EHCgQ1Aq8HdV6GyGTjG8ZayaETeiLZURClvoE1JSLvvdQaXbQXpDEYpOqdNUC4rnIHWT6Sl+yHGjsZJx",
-	"ALVzMfVDougwYrGMsJlOhkBBBz8gezDIWJTjFYXuYbW65pXgaTT3S7F95HflJUOpKflyYHEw06Y2yxag",
-	"ShujBixEXuDr/8xPfQk5sa6bxmEWNLWQlHPwRuyy92n5lKM1z6ygynybU+XAPp50P3c29YfkOntZzjOp",
-	"4mz5i0wGgS/rOUxRyXiM7Xf2GQoFtvMSAn4hKgRh3l4uQ+UkiV3t3MOadq2rbcDH6taNPsQRhK0Oe012",
-	"RVHoFxoywn071PhY2lyNf7DoP3z2CnYH1JG8+TRGQ22TpaOMho+uqxy0Fqob9GfTVbpHcI2nHhH7/5rl",
-	"s5894cHMTaEmNaJqPYhVYXPsD+NUW5yJOFbGwfZxKhiAY1RPsscxoDEDU4eafY8oQlMDnp9ZP3qVxJ2x",
-	"2s/w4HN1/O5rd+ELu/ud2R1uzxdu94XbEbeDY1lgds7KiVO+5skD+R1mwRzH8J45Dqf0mmFXAbLmUgHH",
-	"IShyGICipZgcT4UvpKLAfDjsDthWbg4C12OLM2P5JkvGQZh7zK7wPFEayC8I2ERYCFFhOh6kYvmIv0x9",
-	"pi16hQDmxJms5IbiGwbdAFPyJzFjZZJQJoKhJFjMFoJIudLWZw1hEH6dm3tNmFOefNTqsK/hVsz2yJKN",
-	"sox6jCmO3UvnEPZ9XSlq4ysn1hI9y6PfWC9Wy63x/X8mfl2e0mfNsINsf7+w6i+sOmPVxCq4qnPPH82h",
-	"hTqWQUMOm88Ymuh4g+lBnuUs+IbxyFJ6EiG+d9g3ynMpBbkQdyIvnSAuxQ4zqTqmBG/+HXnS78wTcDG/",
-	"cIQ/38lGwq4T63C2Dh5zd2iOcsFjdid1+8ekxVKyZM5avK8ZUpqa5HAL0H5wxiUWUvg6vgCByqlkJaDM",
-	"9QDr+L0083VjImMQxJ5aQeZcL2coFjITMVaOGZtW61YZfmWP977DfkqlteDl3523iaomle1RAicGDym4",
-	"iHF6CayLrfGNuDt1nOqFNPYJ7Mq9udTn5FB3MzjsSS/z7S/u9N+YeVx71AzzKN+GQywDnUVH8Yyr1cIU",
-	"oC9jvZokoo1NIsjn5M5qNBfRLabXSHXHU8mVNSNosUYuKWZWC6id+VWkOvDR90KKDjV7Fr+sshqj1cI3",
-	"HPF+LaeTkLFasN28HysYqzxpzNdbFXqr+JIZ+pQ0kCi0KzwfA/gGrNQnPGb4hddiqdOdSgAtdAo3db4c",
-	"mA85MLjezGrryAzkTEawu88N2PiP37n/7M9zyVLUrvPS6kKTWk7VCHopoPxdqBgBYbbI71sEALif/PgW",
-	"xvdp5YL7RgaKXU+v2J4d73m4SPi/kKFRzsbIak/pp5wcEYVpBzlmHaaPIMtvyp05fQlYCfuoKVWUrGIs",
-	"HdQG703ElFIoiilVYwUJFfs0sB0KkiOjV1ln7IeR+R8rQyGf8XFaFREDbe6Xc3T/c1TovH7cOdLGSjU7",
-	"/iB5yUwPVnYO1YyA6STea6uMVSnVaCKoiG0tlGWSoFHgEnqW3Ts2UAwGKEOJLN6vVzbIfLxj5TM6qTAY",
-	"o4sd9gNoXXjc59ygHAooPTpruVvsRMdlDP7tPUpTdqz9Mv4fOtc45fsdbFqmLyf76JONKFRKFHSpow83",
-	"wCWYx+/gv0epcHWNEPdIuvrWhgE6NsodE7c68C6XghPSEUAwoOY4YsU+kxk2Q7HBq55iBUO1/2eO1gBt",
-	"h+GJHNyh2iyU/TTX+HfWcpWreKzybm+G8WTNNz5LtMPCYXfICqXsUyyrhTdnmoR7pdKZh2lX+Q01FPtU",
-	"zOI1HYA/FFeptuncoWrjgm936KRuhV84y9E6gz/rOZ7Gbtbi4Z2PUxJqEMYLJYbzvFsD9tLAdhtOhFfc",
-	"nIQBBk4W3HNAMgD4JA6vde8xmDoUZijYIeGbhDkWdsiaRVzusSoAc7c67Duxoa7gkCuUCkdNMYHxQIsJ",
-	"GjCVW3mMvNss1g7+ILfou/SEHNn6kxbdVfC9d1Uh58DenT+PoKzilhdaTxwqxksAtmGieRp/SE2PT/lP",
-	"uboVcU0RTwDIylXNeKy23fjhZPPXtVQmhJdBffXMQyNDrogqFf6425Wwobsv/x2r/VT+5KWjbS5hWQDd",
-	"eabLoM4eQ4DqBqRBx5EvCEcCDxGT+a88SUJGU0YfZHGylywcdGMCVD+L6c5MVlKDHYEo6Yr6+HBj2aDL",
-	"dMrOAJYr5hsTMKtjSEtxVrqT3tfkzEoFwmQgaB25YWAIhg5vKng8VnisTcQpkQ+tmB3S+UWBFg4ULPwE",
-	"0STYn0L2DsLd15QkTMr1CNQMuzHyWNMeEr4WerpYplCD2b/kgMaLK0t5P7vGgdu3Yyw8SQpDwb8G0Bvm",
-	"LN4xnD+QllHc3IN2SwEN/0uY5zev1bou7sDe6ixCeHwo5x55sU742+B5IJs13OhVyPB1E4KuQ7SrVmes",
-	"XhC0JJZyFcHbGcAvCZPFZhIrUmw5FgAKFITAtRKGNYs2VIDlmNNVkrS8mMDxpHq1POhZycSHx/4DHoto",
-	"amas8g+nBDo/EU4UGM0mwq6FUIDSuQQkwAXfsInjp/CrjOApZ9xwy3iS7FJ0aE0Osc4fnOmX7F4/abL2",
-	"BNiwYwcv802Zj1SPsB31Ng8NbboS4Qgt0gwxNEcaXCUxgncpvWbN8kgrVjAHcC+/iZcsBDxk/26QrXae",
-	"4V/XzUkvhSpNaRtKuXY5ScwjMU8EFs1ZlggOMFFyp2BaSPU3YUufvFffqvuNB5DAYWebjpwmItFrFuIY",
-	"wtbOMfK3n26MlPawUjFkjkuT9yfdKUXpjl0lhqfDg90M/liS0/GTw/4+Oju/rcT8U8o/x0z9chbEn//l",
-	"DTZ5OZDOkAOHoDxwzAnQTcGqRiR74GJYe4wpTWGH/UBeMfyBGjgiugflhpPGaHxv6KwX7HO1XFEJDj2t",
-	"V9bIWFCjX8BsbRJnhT+dmSIXAuDmPUJ2ES6X0bkO9gMDBxliMR3NFpMG0uW7rAYfU/GFBwuF6bHmVKeM",
-	"Sov9UnQW+k5c4+BemnAPRAmcj3s79X6jbPDCEH8nfBNcnh3+CCXWRJ+Zw6dAmhUB+9mnhH7J+f6AYkTE",
-	"ZUnoMG0zvbLK//gd9YZ8/8HKf1Z2SFZAmOEas7lOYlMGuoU+DzlyZeCBuCB6EGT1LXk4IwtLtDrs6xwt",
-	"PBUe34uaQIxVxvUQL4/AzvlEryzrdbtsAd1XlhzgqS4ZwVOy0GOQE+p/EVcc8tAcm+YURfFY7/hWqylV",
-	"fZdH5EGs7QV17fz0WsnONDLsEPubsosvMCtIMyWNA4DrCzbTvU72Y4jZHVdi970GWTIrgKpQog8NJq+E",
-	"p+E43iBUbC63+q9hDNNAtd5KJcIYpjRAws65qaQSScs2AluJwB+IpevBmjXip0ioRoZXAOBSgpmbCG8v",
-	"bYc9JfxyTmFKGnSljKSC71arkbjHP/DUfl5VI4fPeeBju18qRv58eoHb2QepBY8LCQW7WQhmqXmT6V5t",
-	"JaqdfiGq2mHgW5BqrHzPjCYgDhSR6lsBeoTIkKHyWWJXGObGh4p49vBQJMAnOFZ4fRumvtVh12udvRka",
-	"08DFvCJkzs0ck3YLOgrgKDsNZjRWmbcKdR5mBBT1YucHrxt18ofDVt5WopSxgdUx1O0B3KFZlhb52Qvp",
-	"GX4KwXZTDuLnvvJurMbqp1RaQoKmLXG6TLxKwclprE7dg199hb2WvvqKGaFib/TlQ6deXAIkFRVZ16G7",
-	"U3CMO+EWpQAEngJVGss8sVMIearTqZCIdE40UcenYQgvsRPab8unP4GNCZP5nSqNd8qHp56iLuvVgIwI",
-	"vsiNL3ZoJm+QWXJGTQq9vHFsa5+wwcY2x1ZLwGOPDLXDyay2Xxh1UAIqDXMUv7yzZghus5D456LDfkJg",
-	"iDV3v9LjXYpEYMsH7JCzEdZz1qw73Rx8X4lWM7bUSeLZuFOMEX2aQvRp9gHf1soxXcpF4ARz3VxqY+Qk",
-	"IU+O0jS7lpOrykq18q5GmN1flXhrw12hpG9wOT8ha8QvHO1mx9vJ2X749p/4p3bKw4AOO+Wp4dKX7Lhj",
-	"04leC15sLFUuMaRTfpAPPDY2FXxxXOZtCL0K4ME2Phey5hW4cNpXbgxIe62s9+028xirbe7BmtBgLf/5",
-	"BTe2De9qP/869JkzqTvRSkSQ1E9o304foiQd7Gpzif4p/IOtpSKYYjcciI21AnLbItRMdJvoGfGHRN4J",
-	"imRPkxWUKUL/mCKL6VBrxYUwxhGuhI5cYRiOlYxH1N7SiF989zmYuv/dbpbCX4i55dnvc4FL577neFoi",
-	"FZyJf1z98L1/gL4yVsAJqCqB22ieHx7fBE7wRbYybhdmj7JsRkgUxGjIFfzyd8HjsEVpjFi/wEIZY2cv",
-	"+CJNYQ5ZStVh5y85auxOaAGxgmexGcJrUzsR3Onm0NQNlgFcfpiW0DvJeLnV2HpRxonTipAYtDJjpZdC",
-	"ocDCVshuAIUWPLgmpogTLw2baESYbobD/gUrN5qaiI1W8VhJ2/JdcPEVwqNPF5uKzlfWAO7+ZU6lJEIq",
-	"tGw15K0vRGHB2YwvUUvPWgXV4tTCCD47eeMmCI8c50bdYiHuxxwr1x2iXkZz2PuJAL498b0bN9wBa4x6",
-	"wRji1ePGaNwo39oI6JfnMVw94b1pN+qJ9nk8nLSH0clJ+4IPB+3+tBd3xdnkNOr14CEsTBg3RmqVJMG4",
-	"wS083+/2T9rdXrvbu+71R93uqNvtdLvdf8EzbljjxujdGKLucP+zVMZ8w5Scze248T4YN5apuPs7N3O4",
-	"3P3A/4PPzv3bhqIXD6Lu5HR6zvviJD6LLiY9PpieiLP4IupO+nw4PRXncTfqTQb8ZHomLuJeNJic8LPp",
-	"hejG48Z7dzYLZ3GsKol3pW7NWwz/ErlR6BYiRAaATQhDuB461uDYwdHNUFCiIX180QiO1gie6STR67JO",
-	"AFKNNa+uvmndSz1wSm8b48vgk1rt9WozaLX9yLCn4Af+Xry1ebC91WFX1FAti7aXFQSAKnFHb8Q4m66S",
-	"ZKzoRqnYei6dkKNgP0b52T2C/EGxt7UZq6nTNqI82AyodKUmNgCekDjbC4JmxOxLCVUEZGCyLLXLQnIw",
-	"OsNB+yijERfix6GbM47TGSu2Hpncfp/d9SfwvlS25rPxv1zXOV0w2PjF4fLF4eIdLniqLeSCEL96ZIij",
-	"3c/hX8AGOOjsr4F8e511mi/4vosxxEflUGZeboh1iRNhWdMnD1G2UtjCEqVCOwUPalyqnHZfB8wnE2BB",
-	"kccpcJYQuIAIuLgYRsAkykqOTCtgFURN1kTUHEZInG6ZnGlSiiCUW+RudQjdBZqc+Z/ARf/TXKhn+AB6",
-	"mgq5sWBNTmVCgDfFOC0GAXoF//4Wz/Z7gzv4+4Y2f4PMqNfZbtT7rv9QSVFfop73Zop+/z372ZFBccgp",
-	"TQzx8UIgL0yEFQdCoC8Ev/PFDkVeR+2XwyLlhZSPAKyAEQvsEGMpMSqk3BI/yEuyL9lWrLOgHhIbpmZV",
-	"OZuq9Ry7wf/fSH54IaZ2mzckgkMr3C8s4U8I5sXvxIcwAwJJODIV4jVBKuSRUgsNu5ELVNMhwiztwXEI",
-	"92ToUxT25T2s57rwciy+eED2Q9aPv9Vh4bDfZ3Xt8H17B8MKyR3U8dtkLSjGKsvzzF8yyvKvfD6Wx5ih",
-	"ZIYF3zCb+v7leS6Ez8sEntjvs3I//mxA6DmfbKzwuJtcsSdXT58/Z7jQlK+OQckytMpYUcZ7hz2hEGGv",
-	"2x/C2yBb9MfrZ+3zYgqGVoLS2O4oZTVPxICmtEYnd5C9Nla71TH37J8kewEn87llL7ym7dmlALqrX/j8",
-	"g+3o/jELQC3bkVn/SRVNSLO6d7qDsXp5TF5u5sG8snr5LV+IVkBUzNWGxSvBxNulTDcd9lxVlcu8aymw",
-	"JWxcegnoxj61DnyyGcIp4oPxhaY0Lw9zspVm18yFDha2ti4xY49kV1DzEv9ICmW7hBVET2OMDPEVqOci",
-	"p9FA8yGtxFitlLTo0a8FT4L+yiBkUu2MZH3nfvsRs49zFiBz1CMnOpR4a6kdP9Z2kQ2dt74o4FV3alwI",
-	"maKNr0cUI8TshEy/2ogZbuWfgPX7qXxuzL/OdeqOHGsqnS54khTKpTKv2ZYn6It4+OJm9YzeUfo+62HL",
-	"vQpa84LfSjU72mTY7T/N4AcQdXUL94Ah7AHmsjiW78s9Q9YEFBnScsOAySmCKbSyUiZMM4ZiJvAoSjXD",
-	"nkdThJRaJjwSZqwSMbWUlAKCg6eJFJDAW2DGXmcv3EjQC1hTxL4lBJuCbwJkElkjmG5xK5dLH/MyGsJg",
-	"OPWCGxRiXNj9FyrIMCUGYRnceoGP47rqR8U+2wDPA938wR4IX/1wdc32OoHCHCoT0sDHCtEFYWEzR45x",
-	"Nl+1JRMC3oEPebcnuOWNorGCLPOtFGo258qt7IyMEaV9zM+akXcB3ZCxBp5tY3VaKM0XY3UrAP8LexQ4",
-	"q2sKLVYLS+sklzNUpYpEbcnuf61kdPsPDc0mPsuC3Zf5wfvcCnb/VG7pL7LkobLEnR5/6KiEFjiy09V3",
-	"2hDog67NhvRShJgM1aZ4P0zW89wrPF6CUTytFlL+pWj8fo2MqkPv/B+DtziI7VRdoL0QTwuB8LbHko9T",
-	"GOhfaM0oQQbarCq5y5WcTn7FEhB8wJEugrEiUMqSBD4EwVRto081iu6fxvJbEbC5Xo/BGoREyayODAfV",
-	"DN3BkWoWlvQCJ9gCFq61CgMWikQupOKQVAmHEczUAExYNJTJtPO1qBS/KSteoZnzVIRkr1q9bAXlWvcc",
-	"TxDbjUB3FKmUAJwpb3QsUz1LnZlq5npt0O6HppHZ7OkKojMmm11Z/y83oFz9oXsJoTkZ6TQ+DiE7W2ug",
-	"zi9wc78rP5oR+e3lRgdaCu2XZnqtqg2sj4Z2Q2uAWgXxJMFzm6FX+O5D1FaokHKy+7xlTX/+uAcOp3AE",
-	"PFVp1b+gVH3EY1Ne2kPnB1BWDvsUsvPz3BgAjgd8B3iYzNU7fStyMxjaJKMslVkT5UJO0XdCLL05T6/J",
-	"I3Xu1T4wNhFCsVREQt6JGKDxwdwktzUzqygSxkxXyVgBGrTTCSKewtmj2Iy+FXFhqOS/9n2c2bDbc+/N",
-	"6hKqlvm27Qz1G6gOIGpVihV8UrFpImdzy2ItCIAeEKoxFjki6Aloou+GM1bQQwzKK8C6dnoJmwlryLDP",
-	"P3wTkfUTMgP6CPlbrGF2LfMV2gFE8RqGcQ17/VEs7U/EPmCEr+nt+1CqYP3Q7l2m4k7qFVbmKM0SrRz9",
-	"r3V6+1tL8C+JEUhoZV3KEtnt5kPkT7wHtL2HhSxUKN0qvTaBk9WyprOZk7Cv/Wc+ZfsE/MY+1Hc/2z8J",
-	"5DvgI6b50vptzn7a2ubHk017zs388Tv65e/czI9ubhdxpZWMOHQRWGTYFUQQBGGLWwnoGo4zh4UPhazJ",
-	"s3yN0oVWgHkfTm65f+Q4EyUMkomON63QO30RwAOp8k6kBqBnCbhozU0OLZQ5T7FTwVykImA8MZqEGSaf",
-	"JILBU7G0gLC+PWH8bpZqAs84XXbybxFZFr6TccAUNPtbC+629H1IFZ/4NwvfTQS3JmAJdHMKINxMz+RS",
-	"FB6jNzjJhtkuWP8ewgvC8s9+J9w1ofyjAQvxM+HYKSSLBchivNFZyU6UTfRb3z7EygSgmMFA5XGMd0uo",
-	"rI3tvBX4OiuU0kan1P/BoE2stBPMVpgljwRrvn72lJ2fnZ88Mj5bSpiIL6WaBUy8jcSSOlj9+Jd+t38O",
-	"6gH88wICB3CviFu72sfgBvxt44jn3mL1dU54n7ihC37oax2tFmKfn8xTmc9h+lKUdiwL/JYkkXjLo4wX",
-	"Zk5ZXsY1Po5Fetb4/OiWUXj/I5Md2iacTUha8xzBn3g4vxgkwsQOiMpB2bKeQmlquvHsAntCsJO3J2yW",
-	"OuaS6cf5J4v8dv9peeg5+dQAhn54+2X2lzNxrzPBWQ7OfT+af+xIbU9Ok6f8ADqLtDG7qQLQ1+qwZ1By",
-	"vuSpTTYsTvlaZXQ88jmjSPeGSTtWWbcAd5CTDTpgMyFoHZOkxCXE8g+y5FMUXCBMFnyT3cRAhgFIFji9",
-	"U4k9zdhE2gU3t07u9U/cX2YE7wDZF7BIJ6uFakEMWloWpnp9M0314mby/5N3xTxPw0D0r1jfQgCnDaiV",
-	"qm4MCEakDiwgxUoMsXDiyHaKitT/jnx3jt0mZUHAwFKpseuLk/Tyzvd8z3hv+hd79vLT0BiNB20IOrEs",
-	"VuhdRWyCnUtohtE5tO/yRszDh8OvKwQW3oz0kzA5aNlR0DpC9w07deqLRxas68QoWY3lEvDzVU2FxxTW",
-	"dcTJgJIryrvd9N7X0Mma72wa15zHm0Hoyw/5LjwRv+s9/sCGT6vaf8RYCqbh4jjlHjkuQe0zUdmq9u95",
-	"sf8pTXsr64bPLBPkdb7iw7vmBGGUEMGuyXMkPS1cSWsJxWGJQHuWLbLli7oX38JraqjxuAvv7c778bjd",
-	"atMI3Rnnj4fqUBGcnax+Oj5t4X9Bp/Vg8S/G6xwj+RBj40r2TL1XdmUpfZMkGuaIf0U0yUrhJnthSQ5s",
-	"9qk43rNM2h+3Y9IeSshtPc/NgHb60sbHGIog/HE8d/sZvCHAgygnngRAJWalJiLFve7E2qRIe4XTtclZ",
-	"XmlgOFvCTtZox4qMHUpVVDkmAjOrkRq2NBr5IBDc0N4jHpmyqV7tWQodvhWRiHt/FYEpsK5uNUpbUgI1",
-	"IL0SdANlmyoxwPILqZIWgBOzembGYqEGKFZ0Or3NbFKthqXVJKmMWnJJJJGVUa6cz5ximCHIrWZjYxpp",
-	"OfR7KbTvEECoQTrH2Qdreuk7OTnWS29Vg7fwl4p2dD8V3UjR+M2NgkzUuLt+vv4MAAD//w==",
+	"7L1rlxpHkj/8VfJh9xyBp0BA0zf6zAuNfBmNZVurltezY7RdSVUCOV1k4sqkEdbo+ez/kxGRdaMK6JZk",
+	"y7Pac3bcom55iYx7/OJtK9LLlVZCWdMav20tBI9FCn++FDbdPplZkbp/xcJEqVxZqVVr3LoWkVaxYVaz",
+	"DZeWTcVMp4Kl7hGp5r1W0BJv+HKViNZ4GLRMtBBL7l4z0+mS29a4JZU9GbaC1lIquVwvW+NB0LLblcBL",
+	"Yi7S1rt374LWiqd8KSyN6UkU6bWyz+LdIb1aCMbx8iPDZFwaQ2s4vYzOxYh3T2Zng+4oHvLuZdQX3Qt+",
+	"Oh3E57MTMey3gpZ0b1pxu2gFLcWX7kmefTJopeKXtUxF3BrbdC1q57VeS3fnilsrUve2//25373k3dmT",
+	"7tev31686xb/ObrPPwfDd//ZyhbJ2FSqecstUcMe/bDiv6wFi9ap0emY2YVgoRJvbMj0DP61SsWd1GvD",
+	"VnwueuyHpbRMWjbTKVyeydRYvDZRfm1+WYt0W1gc+HRxIZb8zXOh5nbRGg9Pz2B//b8HdYP/6s6RXsMU",
+	"Xgq7ThUTcA/bSLtgoRG/hGyeCm6FGydXzC6kYe1+AKOOxYyvExswadgs1Uv40Vie2k7v6EnQS1rjflCi",
+	"2LNRkWL7NRTrJ/RcLqWtJ9KEp3NhLFPr5VSkbjNofla7A7ROVdNAE3hp7UAH/cpQ8XDxN3S4+u763rMW",
+	"tL7hS9F0suZ8KWqO1aW4iM+js2n3lI9m3ZE4ibsX0XDaHfD+zF+rP1Zz/NineqaexWK50laoaPut2O6u",
+	"yXf8VhjGkeMxw2eix64jvRKx28Y2MY2ALYVd6DhgqV5b0WFcxexWrCwbjthCr1PTY0+YWwFHEHbB7USl",
+	"gkcL9xpaddY26ygSxjCdwgdna8MTZtbRgnHDwlH/kiV6Ot3ezNZJEnYc4RurUxHjgZHWsFuxZVJNFJwF",
+	"906bcmV45CbjXuLuEbOZiKy5yiYFT2dPuFe40U91vGWpWCV8a+hsuW9NlLHcrk1+j3tcry3jzICwoA+4",
+	"90daRes0FcqyeL1KZMStADliKsyHq9gtCH5M2qvycGCAnMVyNhPwMviupDWR+Q7eRFrNEhnZsMf+mycy",
+	"5m7iEzXjMlmnwrD2qN/HzTEivRMpE2mqU8Pap2/edBhPBVPa0kx77EcjGGezVJgFS7mK9ZLd8WSNOwWb",
+	"wifqxx+ffdlhK5Eyd8RULGKG643MND9CJ7NBNJyei24/HvHuaHohupf8bNA9jc7jobiYXU4HmWRC6Zwf",
+	"ogKVdh2ZNjLi0yojLp6l/6/7/7/+U/0xeM6NBYZWxxeuYc237Pr6KxYlEnn0QiiWug1XIrJSzUnwANcm",
+	"uZNwY5HnuTuFvHOL+gpIKRV86XbcrJfueDnG7ESS2xkLJ27lnoiFigTTdwJpJYT7QgbckmUKQ0FqVdfN",
+	"TasL8+o++7LVpJ8cw+2fi3gu0k9KAhe2tt3/18+D7uVrx/Jev+0Hg/N3nYaNvo+8klYsP6q4Oj1CWj13",
+	"PK9JXAFDrJFXp3ww60cD0b2IR9PuKDo97V7y0Ul3OBvEfXE+PYsGg3p5ldDnPlWB9UMa/3Ho8KKJDF/q",
+	"tWrY0tRdIiIMGIhXqeao4w1Kuzyo3UB4/rjtO8o2CVov14kwwv6Vm8XukJ+wFC8/Mk7eWcftFtwsWDvR",
+	"G5F2I24EW4g3bJrwWzGcdoenZ3i2DIu40kpGPHE7sOyUSfg8HkaDaZ9fzi7EeXwWnU5H/GQ2FIO4H11O",
+	"L/j57EycxqPoZDp0xC4u44vofHrGT2dOPRtG9eSdFuayb412Sfr127NRA03SAjUd0nyBZBzkCk26MmEA",
+	"/0lM6JQe9+d5WF4FuLp3KgfOanEivPurI0z6703XkejZScOkfuJ1jPK5VnO20kkyRhFoFyIVThdRmkQd",
+	"CjOSVQFb6AR1PK/9rVeOo4Its+RqS1qTmSh3CrUS7upUML5agTbRY33WLhg8Tn0xG5Eaxi3TKtpzVJ2m",
+	"dZS5U2bKJ/0D0vCdW2+z0soIMNb/wuOXODn3LzoE7k++QqVPavV4leppIpZ/+qdx6/g232L3ROw+cJdp",
+	"bDdOYRNuX2NhuUxa49ZybaxblqmwGyEUO+33+6AunPVHF333f2zp6GQmRRK3xm4UMznvLfWdeCWXQq/t",
+	"d4boRBig1FZ/8LcvT/5reH3xP+ffjr47+/7yRf/l8NXpf1/83S0aaLmt8chJKCstEGOuU7JshLQ661SN",
+	"05UZ0zTHu5N5V9yJ/0zFrDVu/cfj3CvzGK+axy/wFbjQZeoLd14bjkvEFWthQIddchstkMrchqQ8sqy9",
+	"5InbdhGzv13/8H3ANqmjZjcDE0zUUhrjOK1OmXhjU85gLU3AOMsfdCeYkxrstH49c6rxXHR6LIT7Q+ao",
+	"D00GPZsJFUs1nyi4VjkyWgHxvgtaT0lvfy/6yY2jIuFk5hVPUsHjrWPObMScqSHSB5LEZU4SoJ0w+mgD",
+	"LRQG9iGI4AnzZk5uupHZ7oYowH5URbvIWVFjFsJ23xjL58IxXqXtjVQ37tEwmKiQFugmFXNprEhF7O4q",
+	"mJwBC6Uy69lMRs4IuJmtVQws3D8Z6eVSWuseLL3vTvAE31ZrrAHvV/oGaDbsse+1XThCjBaOsmKika91",
+	"OpVxLNR7Eckse0uBRni8lArEsTs6jjQeRhcnOV18XfhOA1nkQ/kgrCF7HbGEiCeJSB8ZlupEsCXfAl+I",
+	"SfS0OR0BuM+tNlcM1oHplUhhOQPG1UThj+jvdbLJPda5YiG5Pm5iafgUOVH2Cv9beSD0BO3nM+XkMk++",
+	"cib4e+2ppDc9ZNNOi/zdD6nkHWjewOy7H2T//NtwHddKvFmJyIqyq6LHnlnHOhM9n3vHT5hNOrxyaoh/",
+	"kWE8FRNlFnqj0O72UsIRwxS9+FLErF32AIUVb0PYoR37Xtuvvd7+4M1yXGdGKnp2AJVGtRCYzcPO3ijf",
+	"xu+1M2nwEw1bl4/ig+xd9rpwzPxcMtcgTCoAFh2QdaNTrxT33ABe8G2iefxK6+fOBn+v9V3hu26s1jdg",
+	"0RfX2RPAVMdSAH0wMN7Rm3l2enpyxqZbKx4mFwcF/kdTYlZr5ofRsBe7I/4ge7Lz2oqqBE5E8SYSIjbs",
+	"bMS+lX+BzbgW6Z2MxI+K33GZODb2XvuxLrynopbE3PKpMw+lYWv0B7vbrmr9srsuwAfwusIG0TRZeXwN",
+	"W1S86YNsTuGFtC3ZYpAUBv6EHvJUzheWKb1xUsupvegR1Iw7hUfFU3AGSzVRq1TPU2FMwMijsUrlkqdw",
+	"PRUQHZJq3slVjA03Xs3InsF/4yWv0KCHut5jvsMvWe7JHtMTZBRCqLX7BN2YZPih/VaNx3YzF0/dEtPd",
+	"jwuhW1jlV1p/x9WWrDHzXoSbcituiDuUeUg+oaGfxIP4xbCgR7/SGs3h1I+9kRhLA/sg1Fh8oyPH6lh8",
+	"gFEaZvWtUI5Snr1gbUcw/l69EhTAJPe2mShnnybeYWCcGH1ZWDxHQLmvlRaSSVUmkw9JHj8qvrYLncpf",
+	"Rfy+TC1/UVGRZmCgsqngKRxRt1hw9sg98yDRPsjJ5Mfyh5vZVX7Xh+JX2RtRxsPcAozV4Tztgltk5bdK",
+	"b4BIUnGnb0UMcuVHx50iYcx7ixTkSktngi2lAaupuAkVRyPKPGeC5d4B8cuaJ8jssnc97AgP8715mr2K",
+	"FYbVsEV1c/gwxjHNFXYjlyU8isTKinjMwppPh6wtrUG/rcQlKlouE5U/g7FJsp2cIg0Hes6l09mtTCg5",
+	"gceJVKIDpq1UcCpulvpO0JfQ0+5UrYlCf4nSzF33O0YGPWmJnXqjOFuwYs5MjYtaeWUUPGbgeaaw7JQn",
+	"XEWi5HN926JffTpBBEkY8RPbGreG/eFptz/o9gevBsNxvz/u93v9fv8fjgDJ6HP3qXWSBC0ZH5+R48ML",
+	"iYycIuKMVqfNwjoXKK7FIyvvQAtZpc5StRKdkNmY6zzQZiVU7AbnJ+zYLAjwpdtiY9laScvaU2GBA7sX",
+	"6I3TDpN1LOKyZx4X5V4BxNIaVgf4EznFsk0CzQPvryQ3NS9+NpyYW9G1cil2ndrlLaodRr0F7wfWdtvK",
+	"NguZCCaB1+FuwPrUjsA9gPwO/fI7I5IfK8OrGqPb+TISXN23Y2kc3YEjk83lnVsXizsitSqPxtPrzuuR",
+	"gPfzsZea9Gki7v130/m+xpvRC++jHj+3YJIwJ/p2kB2JIvVlH3udjVlP/yki68ZBX3iKd9fFupTYJFtP",
+	"nDtcpSj2AwaOB6ZVskXVSe8yGp6zrOz8froMB+bVGrdOfhl2zzd/H6T/SPt/m5/9fTr4/uz2l4vp38/u",
+	"Buv+8mT7t+X/DJajza9nX+3yqcKUj9jswmf3n5Li0vfYtdWpgEQaPKZKOIsJNwRkVZmI7zOhulBZkQ79",
+	"/Py499DZi1TPZCL2CyzDuNpqhR5MI9ysgjzhKRVmnViDOSJGWOtYlpOdpsdCIqkQMqWEnSigRR+DIOnu",
+	"LhZ5nLRGJDPUuu8hYehikMXSy+/DY4D8cwb+eZiTSEyFeXpp0sA4CxIFZvnCkWttyk5hKVBbiVk7FbM1",
+	"ZCihix+9vKZJzA2DPZHyfuOQftI1xPoNjGNT4Z6je3/h9xMXS+EstWtZSwG/oQhvFlv5Grh7jhRTStSq",
+	"AtyWpjN3SjSPbtEQdgevdNbYUqq1YRswgJy6bcuJ4ad1+tLu5h4vMg/LvuLpKBAmTri8m7mg3MOrXroh",
+	"7eFT0y2T4CXKFr/MPD5FPecBBNO48HuW7jrTbipGNUrWEIzoMAsjuaXM1NA2Mnlyw3AoPZitjYivgAqX",
+	"WoktM5ZvDTIv5TjHz15m5yqCG19hcv7yzmI9cV89ypAy+SBnEhw3dnfX7y/s783VP32eXctivheW8SXy",
+	"Sq3q5PeDOIiIhLIw8EMkn3Dr7D5cyja3bKmNZSedwOm47gqY6JDyaMXyoHLuvvlSRDoFh9OSv3mGT51k",
+	"w+Rpyrd71KUDHKs4tdrDVqDcF3xep1VBZh/TM78KJnBnDawc6wQYcqBaCt6/nAa9FpLyCo9ds9Jhe1dd",
+	"KDfxNw2pqpjh6H0l7j6cW3vFjYFEYuMzsDrAXkDx0ipPS/YDPWCg1u+WadHgajdiHUv7lbJpTTXBD0oQ",
+	"z6Ac8Zr1xlvrZp0F5scsjFIRSxsGLIzFFP9AfeMGwo3u30bYGzfKG8yFglsSbbI7Jio0Vq/gHcgmb2h+",
+	"mJEhVOm3aj575Zk6bsojq9MGyoFV2Cy0WwnxkUQf3+9tgUQuq/UtlSx8aGcLOWTftngcS/cxnrwobDYS",
+	"XE26JIo7Z9TpeMvaPr4fYuUC+nMx/Y5SftaGtUP8I+xUTOw0z8xLBQefcita8HQuQKFz9gD4qaXYFF0R",
+	"w37/XQ1xN6kxwtE7KDGsrSELOWBrJX9Zi0pW6+C8bqmsG4/dy2McSQLhIsG4w9x+9AitOaWVyBNLOd03",
+	"FeAvRS28MowTKrroXk4H/eZijCO0H+4oHwk98Kc3m1BGBI2M4hCrBkp1N7JEz3dlU5l5uF2QTaKPLj6Q",
+	"VedM7Q/BqP1K7OHTT8H8b1JOXxUTl/RGOW0rdxs76dxjP6BrK/MkoJNFCKyzcg8ZSHwrhhxCjAqGEAuo",
+	"sNS3hciOO6XTi7PRaHh2eeL+e3Y2GAxjcXlxfnZ6ccrPZ/2zi+g86vNoFo04F2f96clgyEdiNrw8n41G",
+	"HPx+Pn7tV02qb8AcwH+5QXjXWZ7156/6vL3WeMYTI3Y8WcXBHly+/GakPsyDqeTIO+XL7T9VGUtLj5WV",
+	"wQ+xMFVqOj7dvbSozdOGNNM8fYDoxoddYPalSZWIeqp1IjjkXPkN2/MlqAOUSVIkTtaGMF8il1Ltsr+m",
+	"jyE9HNxLTxgYsMq3c2f38EZTdXCV080vy/bDYcdXkVL3L0t+J66NNLQ47gi6DXKLlIiZPW558gNxYN+z",
+	"BTq47XCydr9V4WaFGWcUUaTDwtBqOR3cWEjRr9dHaCy7ycb5ydWMw6b3PibbuhejCQvR7vbazi7asZxL",
+	"y/7EnITZ6DTudEInZc5GUIXjVB+nQKSGtU+GmOzmVJVbsRXxRP3l+ZNvvxpOfcnpybDr7mCxnAtjOz32",
+	"FU56XIyqh5NW331sMJy0Qs+xmNUTFb7vWoS+CBWySLAGdaL8zMaMM7PQqYWykYgrNhVsvhbGiDivic9X",
+	"r6rBfwA+2lD51lgpVKTqwrbWUi0obpn77WHEq8TGx+p99nGZdEtRoB3Kq/edPSlHCNsDSJ4cFWjrCjiL",
+	"EpDukcpkmynD7HqdAhuA7LOFtIKZFWgWhtlULpcivmKcTROubuH1oBW5/SWShGoOneQfC5DTgVes3odX",
+	"qBA+G+0rEP7fyeRNv9+dTN4MZpPJm/OZ+/Ny9voLd8U0XGx+6jAJNLoOcfOhuOJ9tp4MBrKa0A72xXeY",
+	"gjGvej7fUukQRHyEvZa/CipjpZKRp46KqIx2lPlXW1+nMnYUIecLW8fC/DsPOZGewp3P1Gpt93tvfelr",
+	"kRZ/U/IqzbhEZQMq6/2kyCzwm1BHb1+iM+O9uM1Pi2058mfyLIo2gEGQOpDZc7u2+mEDvUxX/onasku4",
+	"VohI+s9WtOmGb5V29HR3R/cvOQ2sbq2hHr/eNwZuBPBQZuSNdZBdrZJtAAla3WjBpRIxzIQAB8gLOQjY",
+	"MGAnAev1egDJAC+ZKKBtpdmcr0xvoibqiy9ebVfCfPEFa4dufGFn7CudyF8QBix0vOFGr4TCf+L5r5RH",
+	"0Y9OiQSPGhy+G8g0xhuculQsjMJfzA244vI7ikVS+I5UGJ3cUS0VFG3diDeIMJENbiaVNIvCD8bq1Qr/",
+	"XXD93VDSWF7P5b/udJRER7c3ZiFnbnw99pQQHqDiUs6V0+WhRNAR0ZbFGmTbrdKbHgtjbnnIIp6Ca2HJ",
+	"za2hmm0TTJSMEScE1ScTUB4C93YxlhFC0IwuJJLwUdg81RuTZ1rDsMcTVV1PllnT+RKiWM58iwEMeLPg",
+	"9qqy+JjVXV1vmA4Z9ll6C07BOzJgOx6Z0jzMVc2reGJ0tjxUgW8EvdOs0zt5B5xa8JVWxumpsIYFkeWW",
+	"cqIcMbuhX7EqKTg2s0ndYlCuTbmYH+4zUis8VfDw1c6uMyuSxODCu52gdGafxgifjtkUFyUBHkDvw9ok",
+	"vbYIGuCO1l+5WTA4pL0vvmAhJFX+uVj+3l6l4g7u+te/8hr4ThiwDZSGhv56SMkZE5UBF0CG9SNK1eSG",
+	"eR0etPlfRarpn24VkDcM0G0aZh/yb2U/vvq6ezFRtKfIoFj41ohfAqB4Kt15FmPxjvsvtwFUKrwLHTN/",
+	"+fVTdnF+cVoo5P/b9Q/fO26/NRNldErkh6IYJDH886+vvnvOhIn4Sqp5wMi4NQy5HBwbZ9Q7zmroaD9z",
+	"dE3pIxMFA+sm4k4khCoVsJBbR9EwqpOTk0v246un9BI8R0uZJJJAelapiKSBIj/xhkc22TLuhuz2M2Zu",
+	"Gzo95vbAlwmVHDW0019mh6J0ENy2YzYh0huD42YChB+CFHl/JIrmm0epmKjKcoKf0V0M305IC5u0xmyy",
+	"7vdPokzaxvBvEbBJC4aR33KHV96FrH03rthEUDZSnlxWCEL2HS5hJ8ehIUUw5zAo2LnF6QYMN36iHClu",
+	"pBGYHXDlNkcsV3ZLy7LA5Q1/fu3Yrl6uOLpNMqYH3OSRQRQnEJU7HkNekyM3LObIcctzGxqcViOnuODB",
+	"bo0H5yen5yfDS6ihD1rI5lrjVh2ixH3QKNwoM+8TOHYQl2M8oJgzJJkfCSu2AOSN1kgM4pOoPz2bXfCh",
+	"OI3Po8vpgJ/MTsV5fBn1p0M+mp2Ji7gfDaYn/HR2Li7jQXQydcbspejHrSBDdzkaIcazota41Z8OomF8",
+	"IkazU342PY8u4kvRnw34cHoSjeJTcTY75xfTy6gfD8RwdsJH09PoLD4XF7NL7p5tBS0jfmmNzzOdqCiM",
+	"ajIFm6JX0rIFqEUiHu8ceCuXwli+XCEZ+cNtF6kQbJZS1AucJCZA/h1PFEeOCKyfWAYQ9IYjq3UqrNE+",
+	"6dff4tgESlfOVjw1ImZZRKxT9TbsIdKKFyEDw3n9dpj/8cr/Md754+ceIc6cvPtHrcvWn4J9xheopV+6",
+	"GwsU2gSRB6uFrGwqEq3mhll9lTFotsufH4SnV41wHkynXtRi1IRHCF/HwypMvjTiD3D47uNkTw6iPjn2",
+	"a9zfc8BYMfmWPAgK6mAwOecEdUOqV1DaZyNQSsr6SHl8H4Ct3GdhgQXVxgdp4CttwOJ1BOEEtjfE3EK3",
+	"SxaWR/5zZlV5Uuf76iMGdU59/KVxXKCPsbYRePLwzD4yrHB75yqrvEJzxUPGoA1TcV6UWO8hY9atGd0T",
+	"FADCMmhLiAEDjymQCR3GRgv4S+JJxycHPFHZJmFY2UAxkkxpPUBBd+sksYzQ2bgxfCtkba38soFljPot",
+	"hcwnKvzOrcdTWI4vwaYDgi1ZS50ee4IKGanKTu/zOqpXYQNGQQyD0aAAtTcqhsQHDWujvefFkRNEukab",
+	"lgbBdqRBOdbpsW/FyjoxNeVWLmHoKJ567BuhRMqtTg2kii/5yokrCFmkfIMDRyr6Ro9Z+E+jVe8l33wn",
+	"jOFzEV6xb7VNpHI25i389aZnRCp5In/Fug944m9Gqx9gFmGnJnwLyX6jD6tHFRSnMiUFrTfdue7Sj5UJ",
+	"ZXR2MBksO+EET+tIB2Ec01ikNVkGd6I2IeyrCnovat+CeSQsbiJEAzo66wA9RTUJBwvB40MPX8u5EvFf",
+	"3Z17UxQ8qmQxR4GSZg5hWtp1qgqF41nizkT5l2bpKU6TqtDL+f0xh0spDrgNNDVakzpuk3uV68iACg3J",
+	"N056IJn1KFelZW10CiCIE7kwqs7LsrMcPHk58tb4DO2LJX/zlfdIGJjlkr8BMED6Vwmvyz9V53kHDDKd",
+	"rGkiUcKNkVEWCt19CZVSFjDlwEvnNOqv10mCLHe3rNDPqrboQ1gmeLTwIaYVFP0rgHcTvohQqywO7XTm",
+	"dqnkcKey8N6FhdWF3gGsy7w1SKJ54QfbSBXrjTvvSxPkAUN0HJXubHPLEsHBNyfIS5A+grx/N7QA4dim",
+	"Ww9Sd8V8Qu05iyE5u0z6tCW7U/VJARmqW92UK0RUayMR7+kHFLE2VI6NBr1jfejserOSqTBkluegfGBF",
+	"uZXhzO2hsXpFnijEEitkf7trbKPXCUD1LZ3oY2vlYVXaHF7zjeBpdRFO7p1JXTgrBycN44QUS+mB4BDT",
+	"AF7AhIoLyM0bqZTPJAEHMvonV4m0vYnamVVlIv37T6R8zJtpFk4X7l8bXRidEtn2PhxV1TCZujMPVO09",
+	"QLTMWFxuDufJF2HaS9C3w/pEl5zBHaiKye98V8MBD6wvHYuPtK4Z361bTRlnnAlvyzOYZFa3BmGpeljQ",
+	"XfOmzNN3KijcZUo+G4CTVSMyevGzM9Bb/enYcAkAtO5vdxcu0xEJQxV57SVJHaXtsPHqEdnd1HxhS4RS",
+	"XYEqtywykf3KAoag7xt1hzXMlQlD0OGeW/ZYSOtAkZudtQipygcX7grDEROl7UKkTFM6XZsyRTukkiBm",
+	"uLNWSQCxtsWVMuyMwEGDjMQIcjZg+bpBRAQ0CMicLy5hyGB7WVhayNAZwWG2liHrdzLMeRGPEVZrooa9",
+	"Hp71KzxqNKoMxjRXtnJpytqnOGLHcIXxutk6hZjnRqQdjFsVkU9ZmwTtVbbAJA3+zPq01P73N2xn0clR",
+	"/mc2/N/Tk+4gvEJZ5xcMLGnxRhrbY18VoEFpq/4JOHU71lBZIayw/JP9ml2FgcHdn6Ru5lng6LR/cnp5",
+	"eTY8Pznvjy5PH6K2ETgvsdtqh5QGxY21SVn31GN1pnQ9lIkXXTWH8zFr1DGayUl1Fk+1MiJaW3knSOUC",
+	"BYzS0vdqaqBm5bnXffbnXB8JwIFNatYYi5mKQRq/x8VQc2RzaGb0J860+2p6Ty3tqPUpam05BHNlh1Ex",
+	"21HKECzKq3G5lNrR1Fi7tCjl7e+//zR2dbZ9BPtds9L2+5Psv7mut5+R7Ch7v/9+lHREGn2m4zVpjTwT",
+	"6Ik73ZCfEH7z1Sv2+G7wmC6ZEMHTtYL8CwCCSBELQ1ad1tkH9+ZL7qkcaKcr8690Zc7/BW/q/OeRCipN",
+	"uM7le7S+WqOPNiz7Q/TTJk3xK/Dn7R6ev+qNPy/YEgcwL+gojVHrk2oeUpmCu6UTsHCjldsvrW8LQroT",
+	"TFSYx5JD1t44pdLxSKloaQrXgY2G7m0e7SJkbc8r43UKaORF5wa2E3PqQuTGO+XRrXvaLHgqCo9mQXnS",
+	"J3zJRQASZq4t4xMFD3mLhoZP8oQq02nmraC1AW29ECR324Ejdlq8e1O5ah0f2CEotw8vELWmzssLVx6Z",
+	"sj8HHBs1qa95D7yjizDzCTxT1NUDC4oq+DrgTIYTlCfQ1QP8nGRx4YOgX3x/m8Bs8nmSyMcpNK1ZhObW",
+	"JgUiKlAyBY9J5c9fWF88cy/u2pxDnC1QKYn4OOQQ2tC3+xRVuMdHDXu9XueKcVRWgCKXXELG6VwL6AaA",
+	"KGygtft6nSwGUez6cq8GLlWCaywIpj3J7z5QD3xyz3rg41C+8uPcAPRV7FPpMU+KE/Q7k32wjjybGDp+",
+	"+XDIiKIGXjeSqsxfGiJHn0CdaCbd9h2IBxbJFjjxuwOwD3n7icb61B1CaARQGe/W/10VRWI49tIy3KGE",
+	"8IqFaGiEY0DiyJzcVyyErOYxVMiR6KyEBZzU9EKrIugyjJWShMNPtYKWe+exoCywEtrYWlXjByXYCi+W",
+	"vCpEoWToOyPJ6x81oAvLerwXKD9HkBLIgA12HAio17hlgPA2NkSRloG7aiONuE98p5Z57csC23DDphoR",
+	"Zj8oq2oq86eFhkL/K/8vjyNvbKHOcpdvj4ZHQbjcSnUwtEvE8K1E/P5Vg/bzqiBoF5qtuIyBZAGV1a2d",
+	"++VjKAR1OAEwryDHFySagw1uPP44z+PZMW1IwHQS78EJ+DT4MA12L6W9DycmjnGQFftxHODFhO5Ty4DA",
+	"0oGd8MWGKmYLZ19b1PEoKX9Z0bcrZotXncEgqlOOTwpJk4JsL7IL7ptT6+7/HtDHwcd178RYeOD7mto3",
+	"Anw6gZj7AVW/X1T159Cfhypa8KdbzzRJbhCQ2oMgPt/tWA87q39fnR1rq4qSlrT4Evvf0VYPa+wZATQq",
+	"qwXbeheVV6+E6uwVCSeH0GwOHl+Rmf6HDiI5CY7JqgW4tzzbHZKNLQsf3w0eAyDW47f4incVmJuH5tPu",
+	"zKp4Kva0xybY/mKGZNHK6R1yIO/u+N58V/oq3PNxklsLp3lfremueVg5+vfEl6QjVYaXzMgbUSWp3upW",
+	"jOG00aeLShjcR02v3Y2klW3cAe3TP1BLDarvpGNT9Ka5w1ONAfSPhZ/7KIZm//6G5vwgkOa1pSRBYrNN",
+	"MbTCgFfA9N47Yynn5TxJfpi1xj8fhY74Usxa717XuYMpUALy18sPj4JS4sadPYqJF/YV7SDP9s2PSCHz",
+	"t8Av/LrvmOOemfulznhnsCOBPNgfLdF+VeSwWpi5d4B5ZuhRJRuuQUWcN2MoImTig/WyHCXx04eRwlU4",
+	"oBg687x2IzzX9PAvPnWMMLn1ZuxLZfNKS6c4rrQFk2q1niYyuioX100UX60ET7HY09n0W70OsypvmTK9",
+	"UTtRzFIB2LBYALa3eIzu+s7khWJDjO+IchanvIfmqUi+Dgq+mJGzByy1W0XHIGgXoyLqTqGILCg1Mv4g",
+	"zZK9BgoxaP/vayzkrtNeB4WF2ur1Jw/f1QCrU4tjlbdyMWzJY3EYyOj+wLM5CTYKSv85TAPwuZrtsLw1",
+	"IfsTqGGUW9O5yku0/TMTlaG+u7swfJ5KqIxbOfYgbY99j2p0uamzArQoSlYoh410OlEgcHyiwn1K3h6m",
+	"dBcP5I430F8EuKMflXxTLPg1AbOaRVRk6nP00zuRvpJLUW66XTnqD8CmF3vSc0s5INl9nreXt9xoNuNp",
+	"7/2STeV+rVrGrO1r5gumB2Jh/IamhzpsdtSWZpWLsjrvGStp9I6/IM94FVPNW265KoPBdqmwqUDALNTp",
+	"bRYaHclKVzKr7o8oDaJizzqRXQAdAym4a9hCJPEVQgRoFRV0/gU3FIIuD+sBqm1BcjWt346r/j3XohmU",
+	"DjM9jmXg9z9XabPTpPQZ1u7XRQ8CzNNqsJoH9x9OUSGoHRT2W8PKzAdlHX8ALeNepZr3teNK+spxUvWR",
+	"8alAhFlTKGLmZUtBaYjRuuPyTy2ViCdqKyz6bIrvKKC27JaSHJKRg/eWkaSLHWdblkBg663LEvQlhlSL",
+	"a6S02i712tB9CN2CDcXvb21SkXfVniTbsLLDBRWqpBmUxG/QKna699ypATwSOWv5KOGCNto+6+WS1yGd",
+	"Z4VlaMQwgzceCbX2x60ea3TdnxYI+z7W0r0d80Xzim/12ltVO7ZWbk4NP6I5VXbop/aYUIBevSRcMzRu",
+	"vMfoOL//e4Pv3cMDn7mbdOoTcok5oGMRnIn7+N3pe/O7g+rtx1FXjwBoyFYph8j4ON7rT0R1ptO2J4sA",
+	"QtCUQUBeS1BQNwudZAmDV6zv08B26Oy9NdT76PefqE4/ZiWdvsGFHxRUfQDMISV/otqwC3ptgyx3BY7v",
+	"KpG2s7+08RgT4LBWrFP0SWbascx7vlJ5AqxqWW96P2/Lh9GOIWniD6seH9SMMYwPwEq+81RB/52KOT8Q",
+	"Vn1IrCYXdm8bAEWzpfe5yMAzQMeENEqE+SQXBlR/5CUz7nZpOyiUJor4Cl1BYj8oYfKATVPspZRiW85k",
+	"3c/CHppwcz83voxLuC2Zgk2KQVXhrerduQaN6nGWxEYcv7SLRUrL1Yha/TmV8RPFk62RpiFGylmc8o1i",
+	"81TGEAxXMeF8R3oXt5irGMoPTWv8cz8YvA5a7jmIQEOXa7jwOmhBN+pXMnH/vjzbVZcK76mvirkThBVp",
+	"9FJgZwzA0nM8BC0M3HY3avR38CTRG1PBAMnGTqPNQkhVUwL6DOCu3auXQBPMUB5ywgWqFTtu8BkGGnf7",
+	"9GuFeE/2DeXk5PR0NDoZHK7pp51pyF7DpTW+ZbvOV7bNwZ+bCCsIQDSHXXCGulRsBQA7EQY+j4rQvfBf",
+	"rFutIuHUDde6S7ho0K0Vtn7qWFUsYhTba0VYpLY8vRrSCSYqj9bjjH00P5u3TplcrrQxcpoIOCxSzatC",
+	"/PLs/TeqGhhMgaf4zQuKh6a0Tk0H/6Go5iue2mRbYAsVJkAnfudQNxP6TCbQ5xv2DtonDU+7U2kBiXbM",
+	"3F9hqjc3s1Qvb6baWr384pT9iUU6wd9SOV/YkLXdnX0mKRMD7+zCRXh5AK8ajtDRrlddbLxxRLXl++9U",
+	"3S78VfDELpqgs806sRhEX8B9WJTKY6mgInshotvKymfFKvp21wTNe4HVi3iqSpPYksR9aBtgLMoHiyuo",
+	"djG3fMqNO1Cp4NEChOHeooNKtEjfEjoRzm/rJ7gNWLhW/I5LELBhJZWZsrv1bStoFW4rp3LD1QOQas1d",
+	"yJ8LHot0qnkaH+qMZSwHaWICNt2T7zrdNsjXlKvbUvtnU5zkRipDKRnlQiz8vSbX6VNIqxWp1A1H3aw4",
+	"8F7M4IAJk0jzSfuAGHECaI3n1aapcK2OwHALGj7pLz8sYeSaHj+YxTvdtrK5Fwe1J3fjuYjnIgW3oEgd",
+	"X902tF0E6Akj47yyj7rd+bqDLgUPBTfrFE4SL5utxTX2t7mf4GJ5mem3mpXG8e7pLJmh59ui2zqBxzL9",
+	"HIEAaTKcxXo9TUQXH6X5VJG9fHlEF3yz/IBzMyotaD6f+yYog5N00B8NffL8uDX1vZs1egbfHVvIgVhw",
+	"BYyrbHXupNiwLrmH7oTnucY3dGfzVJTBXrqDI7MB93afxM7FUFXyfv7BmvZkZYLed7xqjsAxabqIvEoe",
+	"GQJTL3620Oge+5RSGwAxldZ0fhsk3PfvVImkt/PiYwpUCkfVF6kg1Ta2Qn1kmLsDDyUumuMjsGQBkzPG",
+	"1bb3MMMXO1T6chOqQylRSTN3zKdQq7oUqDjvScvaGSe0mnIQO1mjWtambFJnytB97upU2HCiCherEC3k",
+	"B8sKu0PWpluyr7ibE8GhpQIwYQANkapc8O1egZZ76RW5TxbKv1eJtDWfMO4b+OJKwRvOHkJxU/jvlLCZ",
+	"ZuRFyJwF7tVlpo+3NnD8Z+qOp5LXYm7+tBAgnahmlm70MqDE3EkOAKZjjYqE7M585yyar5r6iH5VANTx",
+	"DNKdbPg8liTgeoG1SnnW66VvuURdOY9qtoegs1/B68w/RKprAUcBlHInBFPxGUsDvuCjPktDvF4vX+n6",
+	"rz5JEr+WvqWqQcwMcDgTVKZXDQAufcUlKH96BXIm68V6XNtBpb8Xc+6k019wyWu6qevqrkgDUZfNsTOv",
+	"75+aL0NQTyF1o6vbu2YOc0wD3KouQ6M7VOb28drhFlWx3ymRuaAxbv+2+sfTZ2ffvXrS/071P0avXJzv",
+	"S7HSacPEMIJF+2PWy6WI2XqFKHpw9jPmRNazqHoucpIDsx7PrqEolyzxwHpmhXOt4Rt4YfdkE0zK7vGi",
+	"WL6+zUBe4HDRdTemM8A69Jr8uHtah09WnFGtbYScke8ylHY/S0SFAt9MHd0L6tSgh2YruWcMyLTKbLMN",
+	"ITZgW0KhzXhMhlxNAmZp8w6fq4LAo13YGXm6JlUdB55Lvky8HWSr1T09uDpZNQXtRXktzo5cjJxoaj2o",
+	"dDX/ypg4BZKopxdUvFDlEHFRPVECxD/q2hXvGpDpEaOsMIiCxVpZtJy4iuerVdpy2MFapqKn021j3QR2",
+	"C8IIDZoP8O9CKUU1/IFY/t5x+u+XWkSd6Q6lz8ypiu9zwcfngg95n7yxhlruN/bp7lEa1h2lwbD2LJ2U",
+	"ztLwPofponKYNsINq5C0+PDTlBc/ZKR+cVkLM+oZS70vB7BhlYZ2s2ABUQ4swjYW8201uOgq0qmhAXjw",
+	"oKS1AododDxR7xxuGN39gRMaPPs5Lv82r5+rT77Nms9wK6hb77i6qKAnU1wQtqrcH4jTc2zBzURBQD6g",
+	"FpNQuBBmTTQZ9OihDpodKgiCMrtNefWwdTwKoX0pFLms8w0rjluVYuuK5mVhiZ4/MszAzcx9wY8Typu4",
+	"xaSRVPD4Kus7KRVgJE7U47vBY/caKczjt5Qb8S4MGJ/CfeApTaQh113mOOXKbAggCZuKgo6xx9/md7Ca",
+	"h/jBcv/u1yD5nsXrReZ3PEX7E1mfT47g2Jn9hx5VmSRsbUTAjCgBZmM6+WqVSGgmoGIWJYKnIu5kRDlR",
+	"pQJTx2KyHFQi2/xDt0KsDAtxEOGR1FvklbVqskewhuK6JiIMHPHt1KXVVZ4hI76/oioLmGhZa6csyaew",
+	"m0VWSSyrNMtGdfWQt4JOVAAVEm5NMXESHBQBuclSvV4d8FzQa5rp+uGeC1C6/xDF134R9vglwAGw5LdS",
+	"zR/as9vLAathz/Y2tanqFvdHJNeFTM+6Lz4ET2FvgwWfwlnzYcdOSLQRrv5D8HD376FfkNrNczbsq5Qr",
+	"MxPpA/NhlM+sttpHTazOAicotvh+yz2PGg5Qe4VATSsW4KtluULUevcA3DiquysByxfa6Qx2QOb3Aixf",
+	"9vvng8vL4enofNS/vBwcSkmvDzo9UUyvcIWZ0tYJhVWh62zZF1VJO9ldlRJ9DAs9QBpIghatjiLy5LMm",
+	"mD/M4dczUKZTbbnNWltjChzoilsA4sOVP31zWpcnhaYUGJj4EjxclBR5ubPVeH+t59N/t5KluL+y8uiM",
+	"xXx8O4XUiY5uob3wL2tntKbMrlNlMm2BYlq0HO1+r3fSucoWjfL0Eq1vWSJvBcAXA5WmsLgAZIxs4Zh2",
+	"P1mO1sEMzMPpg8WU0plMEsgbZRxzAKfSLrm5xXSzusS0iapkpu2kA17eM8lscFDxAOoo7JWfZi2RF8AL",
+	"jwiqTkU5ZupBsfeEQcc5Dl0iZhZkMqfOVVlO+G5Y9QExUf8daKLOWekLaADX1X5SwPT946MvUj1NxLKW",
+	"w738+im7HJ2esxXeRC0ze073jUXWA95Yp5AEbMmjhVSi6xRV0Nswrf6Khe6rIaQ1hutUjdOVGdMrx9g1",
+	"xb0Pe62E7nZpE3w9Z2ahU8sW6yVXvgAyC2npWNRgtMSQX5ZqNb/xWeg+dbBVrHCBvmNOCQPnVUBZg/lS",
+	"O8tJiiRDFJTKWIxttIqG3zFG2ONiASkIacji6Q/+9uXJfw2vL/7n/NvRd2ffX77ovxy+Ov3vi78XgLtH",
+	"/Ut3FCxs4k9uWsxPizazuqTFudcU8sUHCz6IJp66W98FjYmXT3Bb8v0Wb1YJV5k8QRDTCC2risZw353Y",
+	"oVvamuqYvtYpC++wh5DU6mbGZQLovdDBYDbDzHlqeQQcMdbQDmnF7SKHpp3qeMvaeWtXNIB6Jacbaeqg",
+	"0BN2pfv7l7VItwG+T6fgU4DWOSlfCrsDKlR0fx6TkZPR4O5m/PjyGUvFTMBiE5ZRaQOw5oUIEAZYUVbf",
+	"g6x3Rlqg8/rsYOrzyWQcMJ4Ynal53hBONAUtoIHo37uk3nafxSGtaqUJ9L7TdHRSrxvcX1+9ekFl6sBk",
+	"MmJOhVlpVUEkhgN6BDwhneHdjQMWF1QPU4XZeRbs3luedy1PyCda3xUayUXxpa8WKL4/YIfZdHkM+1jQ",
+	"IWWWekLj8hQQ14FT1Ur/AntqSpgFdpSmOoUNDLLgV2Frx3WMgo36fczeXtuFTuWv+NsgmKhwptOpjGOh",
+	"QvaYhZQMehNL474Gt50ELFTa3swAFpyN+qOAhYW1gAfdDVLdOOaHL0ogZ/wmj0aE7PFEheB7u5lB+7TH",
+	"LJTKrGczGUmh7M0MG6Y9ZiFoOjcJtn0rvC0Lg1S+gfEN/IKMxXKlrVCRu1/NEhlZGuINlGW4KVwGLFwK",
+	"u9DxjRs5VCHhbE9ZmzPsFg7cDqwfTm3m8BFoPLLi20Tz+MZqfZPw1C3DaOCWKud9N0tp6IswMAU7c+P4",
+	"bchGw6FT1bgVN9SXyf3mxuVOV6p4ErJTv2150v1p/6SsLO3sNubfZxuNrlLcYsjKoY1sBRV1orCDraC1",
+	"u3++Ug42DyK51a2D5oTZxhVeUsSUqG5aFtwqrRhFiv1yQdbv7raicljeBsgDrm6sU1EKKw1vx0V2I6rQ",
+	"PKzFjR9GYy1DaTF2GNTLUtumvHdRHvWta4yDhb/Ik3VyJ2KnlVL7Qdb+RnBo2LJ2eukcupon0oi4M2YS",
+	"DV/vzEfTk00Ft2aiMEsBKbh8R0BggTbv2GDW6Z28E0Fe3oFZDtCqGlqm4b5NVKyF6bHQh97CcWZrMxPp",
+	"NLfYsBOExeEUgFb9JbA33UUmLTUYtHrVdS9xjBzfaR5Vh0gZdVDRhskPVopq7mW23FmEsLSJ+fWaHXQT",
+	"fZj7Cfk1jD6j/SrIwVuKVDohv+LGDIa7eq2/YxfSTc6lZX9i7sGNTuMwwEb4ydbpf9j53iM/svx89dgz",
+	"S05nNt1a4Y0dd8YemYl6cv302TMGL++xJ1QyOOgPR3A3eJZ/fPV19wKVLqpNwvoYvOMKWl+i08cpNKlw",
+	"Vvcak7t4yiMr0p2mz9n8Sx4j99n7+RRpteqk60tdp6VQk9EQKIvAUK9YCPGVkKVrZTKfulfZsgxm98OS",
+	"b0Gtd4/3Kr2cEMvfvalMcdm1XYJzh/+7WncSOLm8r3LFU+s7UK9V3GPXRRhQ8M9QnbWVCcHsvH87p4+e",
+	"0ZA73qrHopjBUNuL/VPp9lRco3ooBX+dtaFhazfiRrCFeNO5Ku6Z9fDy5Dw0ZEkuuKFIdnn8H2A79nSv",
+	"O4i3sAcvtNBpI2eEvhUIwVwQEBS3gMlxXOpzs9fVkwosXP2qNq3jffyxR7QubODdpUHiIt5vmIVzcdC0",
+	"bgYBfFXEG6fRvPfG7OlIVdQBS+6BgiJIS0bbW8/H1yq+trXB1p8AnDVXosbOjrgTJvTNRrGgHEGT0U/q",
+	"Ple5jJMOaFHMROX3416ErK3vRDrOdLQA2iNNt77FdFDCfAIdxS6cKoCvrmgoPsksmzvFpytqCsWs64XG",
+	"qwydtM4m9pyEapep4xHFpQuq3yPfT7+ktqkCQVIN3EQRkkVQ39+rU+O/XEOS78/DoB+4/++/Dmjm45//",
+	"8OLotQ+So0uVVOzW+LSYpeiTCrOtRC1Wp6Y1HtY4NNe1ZT0v/VH1+7NyVql2+rpUsXiDzU4h4NTWWeXn",
+	"CrqTgGZeBvDpXE0UIhjX8Z6pECq3RMp7WtrJBnwOx2KoIYaeVfou0zSA3bjh7u9meBRkB9HT/oqRklg9",
+	"OjkiV80+SIKEnvmj9hHKvD31VQf0HTe3fihkUlU4v997iKAt2Z+RjpadZvE0Ufto5HR/9+Phyb1F6qFu",
+	"PDVB1vvDtR0FH1UQRO9KZ7mu4+2Sq23Veo3zlSytL0GSldf1PhBfh5axajQVMURbOf0UJxV4fhRk4qox",
+	"8+ZlU9LJkyzlJCv98WQIlYK+lILiu1l1Bd5UMWAWHyzZGzKh05XJE51f6uiWveCOaV5H0hhcgRySBkTW",
+	"oTSB10GLZge3g+vDcc3XQQvMaydPWkErIWjAn1t//3srcP/zuiB6CgMqBJG90+Hd6x2xsXgQilvVFvld",
+	"wdua0kVpsDUJoz4b6cgM0J0A3276Zw0FsOfyV57G7HqFm1HXPTSjj/p61Jy221nCiqN8v6+dKs17AeCz",
+	"VN4fpykjyeZ8FRN4DeLoT/4EDx5E4igmYS4QUM2Pp7R8e7jKlzpae/O63h1X1ys95zyE8RlxpZWMOCAR",
+	"LFnbCLHbIP7xdNt1w3z8tlBg8i7sYNTV8KWYKGTEvu36DNJUoJuqmksl8l7zAWZS3Yl0yq1c5j66HU35",
+	"WHZUx1xa2fXXJc6S85RWv3UUVymvf9B6053rLv34T6NV7yXffCeMIfFHu/NcGttE/EXESPIb3iq9qSk4",
+	"94u2lw0gld7jWNAQPSz1IVrNBrGHGPdAXBfoDaEXjf3oAizZTzNVBpYR0OlHkiJXhCaUQlsnJu0nL1Yg",
+	"m2xtUB0O83z9Ht0UfopyZy9Lz60vuq13D/28oFYO75VhX2HudUeoUMiyv3CAiligYABkJwSLxJ37MzTi",
+	"l9CTYVYQpOegQAOJhu5/w4BtFjJaTBQa+SZLYMPSdD1n65X7DRJw/RdtKgTWzkjFnrrDMZMRt4KBs2XF",
+	"U6Ei9z0r0qXpjCcKPPLevIMBgmWn4BCASwW7KoA5B9cD9OJjzQ7gDUHfAOopBK+CYBiW8+TPoR/G0VGP",
+	"fSvECt7uhmomaqvXEAGYyzuhxsxuNIMwarIt1gNRzC3WEL5IpGCgbQgWLbgbUwqpE7Cy2JBxohyD4Baw",
+	"4DapRoTFmU5vyZBJ9LzHQvcJbtdpnkb3VTw8PR1csuwKMG535VZsJyq8FdtnMWxiJoBvxdZJTNpXjDdl",
+	"4acwXZkuzqTrZtK9G4RspjHMC/UxLJHKiWYh4ixq8/Lrp+zi/OK0IPn/dv3D9/DCt5MWt5NWwCZAuPgX",
+	"DAv/pBIo/IcRv0xa70LwkU0oKQDSrvKqCyTyUjwOqNn3Qa+ELvaV5GHpFs9OQdvN4+Tk5JL9+OppUKqW",
+	"2Q8/DKW8g+HJP3a55uu3o3dd/GOY//HK/zHe+ePn3mv88+TdP2pZbbP48GKjeHzbZyOAIjHUNYOoP9EV",
+	"tLHWSAzik6g/PZtd8KE4jc+jy+mAn8xOxXl8GfWnQz6anYmLuB8Npif8dHYuLuNBdDI95eezS9GP7ykw",
+	"gALqpyHjDGZQzgGZ9FZU2q+ezIZ8MO1Hl/GFOJ+d9R8GlP9xCuOM+KUB+cRtyyPjN6Z/YEfO712QkjGB",
+	"+u+fjboQlN7hGY5PlrWLSkBkOoiG8YkYzU752fQ8uogvRX824MPpSTSKT8XZ7JxfTC+jfjwQw9kJH01P",
+	"o7P4XFzMLrl79n2fbyCtwfCijrYaG4m6jcmkJ4BzIREWF65JmEo1/1ZsaxOe/XJSOOdWZOl3KGV3VfA9",
+	"tH8rPEZa3sZncOa2pBDgd++fJvxWDKfd4elZlu2XDaBz/9OCD9fO0Y3rZFimncJkDxDPZXw2mA4uYzGb",
+	"xaf8rD/lF6MRn40uhyIaRtFoNBpdRqdnl+fTk+HZ5eDyvH8y5VH/ZBBxP9j78BWQxl+nermH77tRA6i8",
+	"00rc3n/gUmwYw4/K1gPPCqeUKLFxJprYslSAbR5Dck4G31cstSbu95AuJZWz4Ok93+zigpUGvv8g1Jui",
+	"Jc0yp5C8AW5D1aW7p/E4HB9FKJzTQ/YnfLF2irah0JQgesCN22NhMSoXBlkk1ClEWdwTKnlWQl2xQql7",
+	"m/sGJBtuJmrFZdzBx3wBPGvvdseAd0HHy3J0s5LwvhPsLDUBgteXA5/+gR0SzvBf6zgexRMfGfS5ZUnY",
+	"Hvx1d4cPZJDkL/xYqSMNbZWvhbUJ4dZlHTZoOghqWw52DO8d7Wguk88nvWup8kRG4ui27t8L68seN9hp",
+	"p2H8w9PjsJK8/3QPOH6ezMDVrdPR2gNvk0yFsVfMSkqWgpg1GQ9ZgtD79vwBKOid0X0D27h/De7bIafC",
+	"ObKlCUrpFyrvT25aQQXBuobL6BW25H5Y7TRaeIhT4M61KcmLGoymlDqdtJbcTUxBOUhNOmR9PxRMqcFu",
+	"J+huqjQh9YnyofvXTcbIQOHtset1ClEwSDZdSAt42AiVaFO5XIr4inGn0KjbYlMVyIiF7HDwi6U6yVWg",
+	"AJN4Z+ud5J3iBEv5jqf9fjXdsahX/O9k8qbf704mbwazyeTN+cz9eTl7/YW7YhouNj91WC+lxa4jj1f6",
+	"VqiXVDZSJ4xmqTCLZMukMWt3sgRPoUjxVlQDefBba9z67+nFcrj6rzf95+mp/Z9fL7+PTr6Nz/86G3zz",
+	"z9E1P/tJXLxc95/p4YvkdJcu6CW1HjCxKX0+YGahNwrzntFe36nius9YDtaBwNDqFpGiJrW5nnmyBvce",
+	"yh38AQooBicfMqS4i1vA7YFuL9KU0s17lSyRk9+nfwutSNPAfcimkPAMXU2dWlJsVlqxM2vcJ7VKfrKn",
+	"41tWFm4WfCUCZvWKpXqDuufY/YmOrr+HrI0tOFD/Ap5kgqyTy6m/daLyn3IbrJqvU6SGhv34AUrnN5lH",
+	"FSbRq3Cpmtku+Ztn+MbT+qycPfuAmx+wfq93eVVoDQvGHNI/boo0wMExN/3DVdE3qz/ZPtX76WvLA/Pj",
+	"1ITHDLeImBbXsHapRL+DRYNxyjfFk3UMMFh94Tkeg0z8J76UOh9pQGf8dV0LWiOidSrt9tpZMBlHSEX6",
+	"ZF3XISV8QmVH8O4x+wsyXiyzA07o6+wYiBDSvwBsnbWHp2dOWYv1kk2lNQH78eXzruEzwax4YzvEuScK",
+	"OvdxmylrgNiDyYdZLB1r44zVpNgVwo7A+X0Alo4JWGhYT+5GnO/twtpV6x0g5qlZDWLGteW3ImaOILoQ",
+	"uOn6wE0XAzddCNwwq9ep2wNlDUvXqJls+JZxZpY8xQZZ7uCyjV4n8URBrQ/72mklMJ9HhqXuGyv4hvHB",
+	"oVWq5ylfBu4PqyOdYJwZDo+z0t0fHWAZWVsYsxIiDiaK6toYX62EirtuVQJYky7EAERMXtpEzzEKwBWU",
+	"2kRcsTuRytm2N1ET9cpR6UwmWSkJmdV+Qhgt/0YXoKC2K6qnSPUaoLC9l/5bbROpWJRI92GeionCKid3",
+	"YACxRdoeo3gyFfxKw6gCTsSMz7lU7kfLpmKmU6f4bdmCqzhxR2+tDIz5P/6DvdQJDYKv7UIoKyNYZ3f5",
+	"aCr2tYGeguFaDR17jSMiCCyuJiqzNDK4PQSmx3cQl7gq0i0QsyHyhZ3q9NgrzHlOBUR6UjersZvDF+yL",
+	"LzDh7IsvxtkXplsWvvjhGsMsvrFNeJW19oTkBTARAuZjZbBRmAvdw/eCWu9eu7dA5ipHKoMyGeheCXBr",
+	"benofZ3EzAhB6dhAnx3YHYCSx2iTO9SGbzFn1L0l4kkCRPAk666d3WlYO/T8asx+fh12mJwrIoLqrmbF",
+	"1uyH/HnYzgwAp0wYrI1hulTw2LFpQLvLm3xPlO/ybbUO2HRtSfvPthTOkDQMqu/cYq0VVpnCV8NRf8BK",
+	"9bmeUp8ssXwK1lcuhfs5+w1c4yDLTAOgENjQVxlc7q0QK4AOuZa/CvaG7UBrhsgZpGLD/z096Q6Y0ZST",
+	"BAEzOpspxRDF0oe5HC3KpTCWL1c4sGKsiuoccIknqhC4YqtURNJIrXoMIMgIGw7kYMRTQL326LPQhmwH",
+	"KC4jPc9iJrCuADnnSMKDt4VOhGgAg4RJOE4W6TQVkQVmCZlBiY5uHzmtauZ0btqDF567OnN2oVMLm0CB",
+	"WzgFjjOipQngJlQv3GNlvxwuTNk3x7rITVjb++joh4nyjroOJHBjhqu/u9Zj54QRcmECgykBV3q/Xamn",
+	"7SvEhvFlE0GOEOMZQFjw5LfXdnbRrhYfdjoha58MMUgbQPKH25OARLXNCl6ojEmvhDJZhQW55qBYcreu",
+	"sce+QsVnXHjPRIUTn44/aYWs7eRvB8L+5XrHiQrftzbAHcSnhfqQnB9SjRFu6hdfICNzfDFLlJYpzRiS",
+	"/mFwW7i7aINqaIsnUwYl57j2balYCMehB86SrV476kUmarWv5cXDGyCbNeCUkIpyD3oMPflQrFEZAnYJ",
+	"9aK64Chx4jmrJQmyg4WagHuDB1aAdzqmhwcUJ4ASDRr6yLkw2fH5Kk11aoC3AycBCAPquYS8BSYSYCPT",
+	"XYCedgjIVciIH9Ovf/qnAc82OtcnKiQAhbDjnTIEmLAD4IM4PyAm/+UBMf4FiAqG/Wui/tXtduH/3eVR",
+	"v8/+VQup0Ea+DcH/sMPo7oG7u4yzQFdO3JUcbCGow1poZyLT/1buckFPZF8buXcWoBno51P3cx26QRnZ",
+	"AF4b1wEcXLHwiXsmJKBXzF6xC+hF5G4w2RAu3beKYBBBGQsiqIWCCFgRCCKoxYEIyjAQQR0KRFADAuHe",
+	"VgcBERQRINq/rGV0i2iHMywdQNheP7EB7FcNyEN7qmPvOY44AlpZdjZi38q/+IeHQ/dwHRAETLUIA0EP",
+	"wDKWwSCIwF4Km267T7A2BG8/RaLMcSLo1gydJrxy0/HXDUuEs1Kyp0+ISHNUibpvIcPN7AZpih0lAyZ6",
+	"8x6L18C2OXOnQt+J1OmSNt3mmIHGCcXwWb4h3W/FFqYNrKFwIecPy7Uz4tS8oAWKN5EzbGq0V3coxAoY",
+	"c813UMubqPbAsc3hadFD4tSBSK9yQLw2vTQgKg/AQhHofgHDajhiC71ODSjeTK8t8FFwwWQWCSh6sFB0",
+	"fB1ZOblq1lEkjEE9H7RDJxERjckpgJesdCYAJhfsV1SafGDY63kA2OmYNY8wlRwdJGI2E5GzOrDOr247",
+	"3FvcVcCDmgs84E5OwNeII2Y3gFEFb9Br66aBeht+x2k4kc5whuM18mln3LrB+Egx+HQmyi8RylAsune3",
+	"0ULiqmZDJDYeyxnAP1nCr4r0csV9vKaYierEUSm7y93fcesIi1vLFHrsvzPWDkS8djZWe9TvO7O5Yhpm",
+	"18G3gFYZyDLD2qdv3mAQVGlL+wbaJshb7MwNeyE9xy3uRo89majVwimR0ERsymOmhN3o9NYbTm6p7EZG",
+	"hA3nodPSlWFdUni6pGTlvgYYJAbq7kRq0GUx6PV7feifshKKr2Rr3Drp9Xsn6NtcgJPnMfZ+/RUaBNcW",
+	"8xDa97DfZ5uFM/8JbgkoXGLKm1TzgqXWa8En8UBDqec3wlKvXUDzh2gCfH7Y72MRJGQbQ/SpoAD8k2JA",
+	"KPkPBd3pC+DDqQkV5iPmibwTPbcwo8FJ01uzYT5+gaLhldbPAXam6C7DburG54e3nss7oYSBQDafQ6p+",
+	"bra2XrtHH9Nu9LZ8mTQuuxvyDyuhnrx4xmKqhSj6CDbcsOlaJghwC/nM//Pku+eHdgFeuZLXKxHdbyv8",
+	"YPOtOGK8NChEGYa//CUQW/guwO1diOi202vaO/9ioN7sHe+xg0FrNLw8/Nwrrb/jakuxUbN358E95n1h",
+	"+7YflJhjzxulCRVlcyaZC8V0Szkn8Skz8NcA5H+G7TNRAB2PR9gs1hbkbqw3qlMkGuA5O2Tz0re9/n3O",
+	"r/s8dJIE4n+vfT/tn/wGA/7ed/Bm7bou3UG+YYYtpXHGFmIJlPdlL8EV96SR2Ar6k5vNSptakvO7z56C",
+	"/9DkvgHvvSQRDf0Ni20fU4GIw9Avtxh9RTUGDV+5FNTy/VYAiYKkA9O4x56jGgyeD/LXPHvRY24JM0EO",
+	"zmVZcAFOFHpAlK5RBdteGYr8bMjm8VZVHZXjzJ/gHTnQ6V90vP1gBFP6hs+4eFcO6BDsTeWUDT7YGOjr",
+	"OJS4ieP6bffpFBTQdwcPT/z+g/cXHmfT+615tDvjRwzxGdlM4LIocIb9T12jmvVjASpu3xnFVd45TYUT",
+	"m53OnfP6+G2W1fNuj7SAUE274sL2rm1g7ZX0LuyqhhAhhmk4icXcs4lql3LQQGpoFUBbOcztugJzowAG",
+	"4gGfgUugSJoKdIxD9mCs4axagghDO4swRkqNiFhIzAXKSkrOs2KPfjcFkcwapBWR+ItUzyRgcmbotaax",
+	"d0t+iz8hz7DzzkcTd5VR7j+IjyAC6G588CFEHrL/kR+LcJLw0BFn4usMdBKeGB1+4nttIeD5f445vH0X",
+	"lOPqP79+V2IY5ZRW9NquMjrewzTipVQlUV/PLsDl6A5UjxH9GWqSJQGNMgT45xCUEfxdFRqaoe8Ib5mo",
+	"dsSN6EplhMLO+QSBlOsM7oDT7SD1obpEp9RgqgNVcZCT6ex6+JDjYhMl4wCK4mJqg0RRVwRZGWMPnQxa",
+	"ghhGQO6MIGNtjscUmobV6rbXgqfRwi/FLqtoSjiGGlJyecDiYAZLbfosYJC2xi1YiLxy1/8z5xYlSMS6",
+	"JhqHWdfMQrLLwRuxud7H5W+O1jyTg/LxXQ6XI/Z40v3U2dv/KW61l1V9LVWcbVuROSESZj1nKio1j7Fb",
+	"zz7DpMCuvoMAXIgKSJh3o8tgOklDqDb6YW270dWu4RN160Yf4gjCTo+9JDumqGQU+jfCfT32JEkIRVWh",
+	"fxbTHIDtTVSpHT6FZY3lW5Nl8mGkPaCku3QOeS0Y1m+KvU8Uxd3JycitM3qwUwa4G8GWinjqGG826RWH",
+	"5Jgx41lPJPck5BxB8BjA3aZiqxGFGPymxSBMg4kUS5ubSA9Wqw7zp4JNB0U0rz+OQVbbf+oog+yD64EH",
+	"LbEqMf676YH9IzjkUw8H/pkVV8zMGNKafVIB9ejqPIgtY9/w9+PKO1yYuHPGrfdxZRiAY8pPsscxNjIH",
+	"M5L6oI8p2FPTVyCzLB27603UfuYOn6vjd1+6C5/Z3e/M7nB7PnO7z9yOuB0cywKzc5ZgnPINTx7I7zAD",
+	"5ziG97XjcEpvGLZUIK0tFXAcgiKHARxeXFAIF1ONGMX4w1H/hO3kBSFqP2qXpDniLYjxj4kanidKA6kK",
+	"AZsKC0mhqHNCGphPHpCpz/JFjxtgvDiznlx8fMugUWJKvjpmrEwSSmowlICLmUoQdFfa+owljOdvcpO4",
+	"DXPKE586PfYl3IqJI1miU5bNj82jJ+6lC4ggv6xU9PG1E2uJnueBdKxVq+XW+P5/J35dntInzbCDbH8/",
+	"s+rPrDpj1cQquKoLfRzNoYU6lkFDXoFPPprqeIuZRp7lLPmW8chSphPB3ffYV8pzKTdOp1zmZRvEpdhh",
+	"JlXHlODNvyNP+p15Ai7mZ47wmSN4joAHok4dgDP5IPaQFYUfVt++kXfF7Ib2ZqFZoiGX0+lKVDieBT8w",
+	"YcEn1QJWDv5GoY6J8iU/WYuNBY8JCGGjU4CjyNjMDueAgeVKTptHVqeB4z0QVQ2hqP4GPhEGzDqysM4s",
+	"xudoKR7hiEyWk0il+FAvBjpZ2BmztYEyk5WJ6bP4Vg88TPhQ7Kf92byB27gs8zOP6sInPVdVMaaa7snF",
+	"rOGUz9wroFb034dNltETmhITvaskI67P/PIzv/T88hmerJw4EKqP5c3F9rJLx1uOigZjPj5xJGQ/pfT2",
+	"XIPzYU8ogmtTDCdAN40JJgpr5XypdoDNMKgqMaDipABZpDcafGmwyPQw4m2dIIvzlnPKC7nkmO6FOfZW",
+	"604Z4mtPILnHfkqltRBwbs60R4ueKrMp5R7zXyg/BlPNJHBCtsE3IiusY3PPpbFPYFfuzeU+pdium8Hh",
+	"oG5ZPf4c2f2D8JxXXjcxj/LtO8Rq0Jd/FK+5Xi9NAZY51utpIrrYwIhCAu6MQ1I4ZpZKdcdTyZU1Y2j/",
+	"SREDZtZLKKv8VaQ68IlnO1FYJn5ZZ+Wn66VvhuXDDhBPReWt4FrzYQanjmV51r4Ut9D3y1dT0qekgRzZ",
+	"psy0GGCfYKU+4vHEL7wUK5022mi00Cnc1Pt80H6Pg4b7xKy2jjxBrmWE3nzewHX7+K37z/7U0Cyr+1WO",
+	"1lFoy86pXk2vBCCqCBUjhNkO2X6DmDL3k1ffwPg+rhxy38gaPdTTOagpNOuHi6DPSY1HZjznMAj0U07G",
+	"iEjYQMaPqcT9GHL+qtyl2tcal3AA21JFyTrGKnZnyoOlL2aUdVjMXp4oyEHcpyk2KHKO/F7QuB96PA7r",
+	"cz+40X1K2l8+7eNUQKII2uHPh/C3O4SrjDiPPITaWKnmx59Cr0bQg5UdR50oYDqJ9xpkE1VK7Z0Kn64m",
+	"lGWSIL7gEkYpA5//hmh5iSzer9c2yOKFE+UrLwjgAjNVeuwHUBGRVyy4QeEXUBlT1ru+2NKVyxhipXs0",
+	"vIwn+GX8eEwBVYdPjivgxO/HFmixPvOFj84XXmWpq5n6dzRrANAg8/gt/PcorbOuH/EeIVvfYThA30+5",
+	"cfFOI/zVSnDC+wMgIlR2x6zY7jlDKCr2WdczrFOstuHOMYug+z88kUMcVXt2s58WGv+ddT7nKp6ovOmq",
+	"YTzZ8K2v6eixcNQfsQKgC3r18M2ZEuNeqXTmhGsqzqW+nh+L1bykg/PHU1SqLbMbTARc9d1u2dQ5+DNb",
+	"+ujqimcUOSRVM1/yLRqO009quoQUUBQWeccl7IeFLbOc9lBxIxOMJjijkFYA2wcQCDm81r3HYAZsmHWy",
+	"CAkiLMz7WYSsXeytMVGF5hqdHvtWbCmUBymvqXBUGBOeHbSJogFTRbaHmb3NUsbAb+YWvUlFybtTfNR6",
+	"/kqPjqbwV96co/dZOld7lhTaTh2q808AAGmqeRq/T7mwrwpMuboVcU19cABdFarK/ETthlfC6fbPG6lM",
+	"CC8zTujPfVsESJVUpZpid7sSNnT35b8jkIDKn7xyZ4JLWBbo7DDX5YYOHo2HSgulQQcb4QTTwQixH8Of",
+	"eZKEjKaMPt7iZK9YeNKPqZnKeUx3ZgKamusJ7JCiqIcfN5ad9JlO2TkgYsZ8awJmdQxZmVGyjp3K8Iqc",
+	"fqlAwCnEiyV3FQzB0KFPBY8nCtmBiTjlsaPh1aASPC/QwoGaxp8gygf7U0hexVY3NVWL03LJYixmfJ3Y",
+	"1tj3mfDtYGrbThQrGWv69aw4AOHjylLaa9M4cPsaxsKTpDAU/NcJ9IU7jxuG8wcKvhU396CRVeiE8zn8",
+	"9ocpA39V3Lm9hd8EyvxQjj/2agRlPoGThQzzcKvXIcPXTQltFgEqO72Jek5o0JgoVWz4wgAAUZgsZpZY",
+	"kWKb0gBwGCEDTCthWLto8AWYSzRbJ0nHixccT6rXq4NOpEzseLhe4M0IgGomKv9wSvlZU+FEiNFsKuxG",
+	"CAXA2isA713yLZs6Pgy/ygiecpYYt4wnSZNiRWtyiOX+4OzUpHn9pMlaGmGTrwYeCBdLLHCvOmbRK7PD",
+	"e0ObrkU4RvM5A/nOwYHXSYzwmUpvWLs80orJzgFe02/iFQuhhYF/N8hku8haVtTNSa+EKk1pt/tB7XKS",
+	"eoDEPBVYj29ZIjgk98lGgbaU6i/Clj55r16X9xvPUtNwWNuR01QkesNCHEPYaRwjf/PxxkhpLGsVQ8GV",
+	"NHlP80bpS3c0oRecjar9jf7gEtfxk8NOTTo7v62k/Sw3S/CLxvptKIhN/8trbCh3ID0lx0BDOeKYGgCZ",
+	"g/WPTWuA+yEcCqa2hT32A7n+8AdqFo1AZZReTBqqYW0jRLHv/DO1WlPFKz2t19bIGP2NUJFvWJs4MvzT",
+	"mUVyKaCzjG+GUUTGZ8QPgv09AIKsOQEd6Q6TBqrT+qwGClvxpccFh+mx9kynjNBO/FL0lvpOvMLBfWfC",
+	"PWhrcK7u7bn8jYqvCkP8naDacHka/CZKbIg+M8dUgTQrgvmTzyj+nCD8HrX/CDGX0GHaZXplU+HxW+pD",
+	"/e69jYYsdZ2shzBrYcAWOolNGdMeWjrlmNOBxyKFEEmQlZPmMZss9tLpsS/zxiCp8BCn1O9pojKuB109",
+	"GPU14VO9tmzQ77MlNFpbcUDavGIELM1C326EGvwUW4hAXqFj05xCRb6tC74VQGu5mosmD8yDWNtz6hD+",
+	"8bWZxrRA7Eb/m7KLz4GS91B5vhG2pKlAb5uCjXYvjvAYAprHlVJ9r0EGzQv4cJSARYPJAWtoOI6nCBUb",
+	"3ywHUIomqmRBIlS8VleZLxQK0quGJkLm+54MOsv39dCT7q2EPdmuYFU6xkCBWy9AwcTNkJIp8iJU3Omx",
+	"p9QKxT+S1TeUy0IrWLhXsA2FygdAalKaJVrNRcqmgl4QT1Qb6qSKjTXqNSb3+ffkKp9WddRhPhT4APvn",
+	"gqjP+o7XdxxFPEjdeVzIBmlmcZjY6E3Be3XG8j0wPL+DqHaPga9Fqonybb9qTnyAHjIy0HKml6eb4EPF",
+	"hjvwUCTAR+rZyG7jnE6Pvdro7M3QWw8u5hVPC24WmCRe0L2gs4PTzMYTlXnvUJdjRgA2CDav8jpfL384",
+	"7OSdsUrpNlj9RQ2rqIKWrFqKVxRya/wUgt2+YiRvfGXtRE3UT6m01JuCtsTpaPE6BaevsTp1D37xBbaL",
+	"/OILZoSKvTGbD53aiQqQpITVUtdvJkfj4yxKoTVJClRpLPPEToJkptOZkNRcCWmijr/DEL7DZq6/LX//",
+	"CLYzTOZ3AixplCtPPUVd1aspGRF8ljef5U0mb5BZckZ9lr28cWxrn7DB3nzHVufAY48MdfTLrNFfGDWB",
+	"BCoNc8DkvDl4iHidxD+XWMI/UeGGu1/p8T5FZrAJFTb52wrrOWvWYHcBPj2npLKVThLPxp3ijo1FKNUh",
+	"zT7gO3M6pks5HZw6mLRX2hg5TchDpTTNzmnVWlmp1t6FCrP7s1OXw6bQ2le4nB+RNeIXjg474O0UfDh8",
+	"+0/8YwcpYECHgxTUM/JzVuPHTud6KXixp2a5hJa4w0H+8djYVPDlcenWoRVvLD7YxedC1r4Gl1b32o0B",
+	"abaTtf3fZToTtct1WBt6y+Y/P+fGduFd3Wdfhj5zKXWcQIkI6kAIwdjpUZQkhf35rtBfh/9gG6moA4Ub",
+	"DsQYOwG5sRHpLrpN9Jz4SiLvBGUEzJI1lOFCJ7wia+pRV+mlMMYRvIRmpGEYTpSMx9TZ24hffONdmLr/",
+	"3W5Xwl+IueXZ7wuBS+e+53hhIhWcpb9d//C9f4C+MlHAQaiQhdtokR863/9W8GW2Mm4X5o+yLFRI8MTo",
+	"0DX88lfB47BD6adY8sJCGWNTU/giTWEBWWLVYecvOWrsTtgBsYKntR3Ca1M7Fdzp9NDPFpYBXKDobBmc",
+	"ZjLAauw6LePEaVNIDFqZidIroVDQqfVyitp+oZkgrokptgCShk01OXDC0fCSlVtmInL1REnbIY2dXiF8",
+	"Y5FiP/XF2hpoqXSVUymJngotWw3FCktRWHA25yvU7jPom9pWAjCCT05OuQnCI8e5lXdYiPsxb2fgDtEg",
+	"oznsYkm9WzzxvZ203AFrjQfBBOL+k9Z40irf2grol2cxXD3lg1k/GojuRTyadkfR6Wn3ko9OusPZIO6L",
+	"8+lZNBjAQ1iNMmmN1TpJgkmLW3h+2B+edvuDbn/wajAc9/vjfr/X7/f/Ac+4YU1a47cTyF6A+79OZcy3",
+	"TMn5wk5a74JJa5WKu79ys4DL/ff8P/jswr9tJAbxSdSfns0u+FCcxufR5XTAT2an4jy+jPrTIR/NzsRF",
+	"3I8G0xN+OjsXl/EgOpme8vPZpejHk9Y7dzYLZ3GiKomPRZGwy/CvkBuFbiFCZADYfzmE66FjDY4d9Fq7",
+	"iRq1zjmUaEgfnzWJj65JfK2TRG/KugRIQ9a+vv6qcy+1winZXfRJgw9svdfLz9rfCJ4+MuwpeKu/F29s",
+	"nrTQ6bFraimbZS2UFQtwgLsjO2aczdZJMlF0o1Rss5BOOFLSBGZLsHskSwQ+QQH0gImaOS0lyoP2AKZb",
+	"6ocIoCKJs/Ug+EhCopTQRgAfJssSvCokdaPLHrSWcsOIQhw+dHPGcTrjyNY3nbHfZ3f9G3h7Klvzyfh7",
+	"XtU5eTBo+9nB89nB4x08eKot5NQQv3pkiKPdL8BQwLA4GFyoQap9SVAWxbyJUkz1UTm0m9emYhHrVFjW",
+	"9klYlPUVdrAkrdApy/diKBXpu68DhpoJsIDM42k4CwpcTtRvoRi2wCTWSmy2E7AKEDhrI5oUIwBxt0zO",
+	"pClFLHIcjzCo6ZHe1Osh83dBSOCnhVBf4wPo2SrEfcEKncmEgKCKcWsMOgwK8YQdnu335oXH3fsdQ7C/",
+	"QYbZy2w36n3lf6jkss/M9Ddjpp5uPNtqyEQ55DwnRvp4KZCHJsKKA6Ha54Lf+SKVIo+M186SYWGRYkNK",
+	"1wAWwoh19oghlRgcUnyJj+R1/1dsJyZbUCuJfRNCbs7eaj3cbvD/N5I7nouZ3eUpieB3Us0/s5LPrCQH",
+	"x+N34n2YCCF4HJnq8ZLwPvJIsDMs0Q/Cwmq6R5ildTjO4p4MazO5Knkdm4UuvByLbR6Q3eFxRcJOj4Wj",
+	"4bAQur5ZSgP1d1kXLMMKySsslrOZG4nv1DVRWX5u/pJxltbm09w8fBIlayz5ltl0S4jfea6Hz6cFXjoc",
+	"ApxhIuMbp6QWBoQe/unWCo+byxV7cv302TOGC011Bhh0LeMFTRRVKvTYEwqBDvrDEbwNsnx/fPV196KY",
+	"YqIVIqn4VQsKiSYSwGl0cgeJhBPVrP65Z/9NsjNwMp9adsZL2p4mhdNd/SwfHiwfhscswCrVkTDYDuvf",
+	"VUGFNLJ7p3MYq1fH5EVnHtNrq1ff8KXoBETFXG1ZvBZMvFnJdNtjz1RVKc0b5wNbwvzlK0An96mD4APO",
+	"kIYR+o4vNaWxeRidnTTCdi50sJC5c4UZiSS7gpqX+EdSKNMmICt6GmN5iMNB7bs5jQZ6NGolJmqtpMXI",
+	"Qy2yV499T0Im1c4o19CA4keVCFP0qsocksvnVE8UaPZYk+fTv7MOYYWs616NyyJT0PH1CLGFGLiQyVgb",
+	"2cOt/Ddg/X4qnxrzr3PVuiPH2kqnS54khTK3zEu343n6LB4+mw+e0TtK32c97LhzQWte8lup5kebDM3+",
+	"2gxuAtGId3AuGMJcYM6NY/m+TDdkbUAbIi03DJicIXhGJytBwzRqKEIDD6ZUc2wNOUPIslXCI2EmKhEz",
+	"S8kzIDh4mkgBCcoFZux19sKNBLWBtWDsG0I6Kvg0QCaRNYJpIbdytfIxNqMh7IZTL7hdIaYGDles/MPU",
+	"HYThcOsFvpFXVb+ttEYkM4BxWgBsiJM24Ysfrl+xvc6jMEeBhTT3iULoS1jYzAFknM1X7VyJaIzgs272",
+	"PHe8UTRR9c2S2IIrt7JzMkaU9jFGa8bedXRDxhp40o3VaQGKQUzUrQB8Oewx4qyuGXTdLyytk1zOUJUq",
+	"ErWFQ/+1ltHt37RUn2qh9Xf5wfvUCq3/rdzgn2XJQ2WJOz3+0FHpM3Bkp6s32hDou67N2vRShJgM1d54",
+	"P4xHsssUHi/BKH5X26LhO9H6/fo9Vofe+wxn8mG68FQXdi8U2FIgZvOxZOcUDfoLrSAlyLCbVyV+ucmC",
+	"k3uxBKQncNyLYKIILLUkuQ9BdRHce0bnVPPp/jSW34qALfRmAlYkJIJm9XU4qHboDpxU87CkTziBGLBw",
+	"o1UYsFAkcikVh6RROMRg3gZg+qKBTSahLyemeFFZYQvNgqciJDvX6lUnKGMb5HiV2C4IuhtJpUSaFTtL",
+	"xVapnqfOvDULvTHoL4Ce3Nns6QqifybbpmqI77aglP2he4ihGRrpND4OLj5ba6DOz3CG783HHsyM5kR7",
+	"e1nRgX5g+0Wg3ijfWSLr0nUs/h+aENTniycJHtoMqsS3DqOeYIW8mObDlnXsuqf755Pr0YAjOgLJrLT2",
+	"nwHNPgENoLwlh07fgZbIO6cP2oyaYp9RPJE6icHkvhWi0NE4D/i526k6EA7mRK3BVauh7JkN+tBIBdDU",
+	"MFhXrJsG6HKnKCAGJtYNsg03WEbt2wuzREe3mOGWtSBdW9ZG5HOKQWamvhsxTKBzRR9Qc7oHWnZGHrV5",
+	"nnI4808KHY03+9sf50MqfnuMxjc8hy1apcnwmsGidzrNoZ7IzIAuQz4ea5jdwJAjIe+c2mV77ElWLJ+1",
+	"rcaQAX6Vm1vI6iflLneRHGqdXQ848hKm+LCOzJ9ck+VC424IY6fiTuo1VkTlsCyOvn9rzeKzVf7gUB6e",
+	"wZJuaIlcm5kj+VXv0ULCw6EWKspuld6YwKkfsqZjolMaXvrPfMz2JviNfd0V/Gz/j7dWAFzQNN8STx7Z",
+	"Tzvk8Xi67S64WTx+S7/8lZvF0c02I660khGHLh/LDNuECIkgn5EEAH3Fyc+w8KGQtXmW71K60Akwb8ZJ",
+	"V/dHLk9LGDVTHW87oXeaI8ALUvOdSA1ANcP7J8qJWxBVJRxg7CSyEKkIGE+MJp8nJu8kAoS0iKWFTga7",
+	"E8bvZqk68IxT66f/FJFl4VsZB0xB89H/x97V9LaNA9G/QuQSe0N/rBFjvb7ttk3aa4KiFxcRLTEWEUkU",
+	"SDq2W+S/F5wZUnKiGEkLt5dcgliiSH1whkPyzXsbKfwnfUgosxd/s+T7UgpnOStA6I3Ddj1ds6hC4ACX",
+	"UQ1+fo1oIeRHSKCCZP9w+BL+nKzCpZwl2Eyy8NFVWcosYOQhB9UPy0u9DbJAThVAXQ4TdZFlWFpBBnXm",
+	"8j4P+XQYTlhtSJ/F4tpApdkmV07aWqSS9a4u3rHZP7PpqQ1oM2lTUatqxZncprImcbvPZ5PxZAaLL/Dv",
+	"v7DxAmVl1n9OGwo/wP8733lePYxfNR3vyEJN2NB7na5LeWidMfSygAF7Sz48tuu8pJFPbkUafWhcDBf7",
+	"/OEvc63BpX56sY4clj+10dh7YNMAFgyeJHgKsPt+iw4Qgn5Ia9e3kLpsdsHNoGYLm26nbGW8U4oTgKbJ",
+	"tp8+bGU/a1/HJvwMt3c4Rnizpd9iS4I15Pmvs5WR76IHMGjBYjgoBg0QjfaIp7I/ZBdAZVAL44ody4zY",
+	"VLH/zwPGF+3FMuUWVVTz8A6g2OHCdxx0HTBbItAMtTZ4BAvjQAmDVyl2sRCDMRNI22CzwSgUSGRL5Uph",
+	"7/w4O5n6X3YOdcBYy1mqi3VZ9QEzoBxLjN7c3Bpd3iy1c7r8a8rOFlWqCzxo1Cp3SNPmS49DLISFB3Aa",
+	"audw/rx9EnET/vBkjIGM0zVd4h8OzpzThL+G4kN2natbXGxgNhe1ZAnScODfvxMiwlPIg4oPA4rUqBW5",
+	"V3qaQCGjN2xddzmd/ypR7L7JS98jftXrHCEh2KjsDyHMfNPwcqyyzzk8QecjsNyo7M37HV/mEfssE+R1",
+	"Vth5u5wg1OJn2l3yOY1OHmZQZBQ1ImWluZcZZjf0klLc+eGtSvC49eN97lw9H40KnYoi19bNZ+PZmMLn",
+	"tSlO5icjsAu6rWdWTsO6AscVB8vDJkJMlVCmYxdj2EioxJWJDjE0I4Vdmx1rZP6iT8X6Ti2kVhglKofp",
+	"upRjC3uK/XYz/mhHG1/C1AfDJsvbbr8VFlGghNFRuAkIsZiRBQFfHuvCdD0UaSNxejdtVF5TMdwtxVxG",
+	"F5b1WmheYgPmuAHbajVA+Z42GvA7MJmiHDMekM0NbfO9FIX/1QvA6cdvEZAd3ap1tTQD2rj2EeIAdERl",
+	"1jB1wDIRSRz3IL5s8etpg0QeQIJ1ff2h1SZxeTxttVF3R43IRjSVDRiZG48YcHhC0G5u1Y07eE+r/ihF",
+	"4XIMIFQlidLvoColfTtFH02kbrin5hR0Kh++PvwIAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

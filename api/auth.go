@@ -17,8 +17,13 @@ import (
 // store's account notifications; the TTL only bounds the memory of tokens no longer used.
 const tokenCacheTTL = 30 * time.Second
 
-// tokenCache remembers which account a token belongs to, so an authenticated request needs no
-// database round trip of its own. Tokens are kept only by their hash.
+// unknownTokenTTL is how long a token found unknown is answered 401 without asking the database
+// again. Tokens are random: no valid token is ever unknown first.
+const unknownTokenTTL = 10 * time.Second
+
+// tokenCache remembers which account a token belongs to, or that it belongs to none, so that an
+// authenticated request, or a repeated bogus one, needs no database round trip of its own.
+// Tokens are kept only by their hash.
 type tokenCache struct {
 	mu      sync.Mutex
 	entries map[[32]byte]cachedAccount
@@ -29,17 +34,20 @@ type tokenCache struct {
 
 type cachedAccount struct {
 	account tournament.Account
+	known   bool
 	expires time.Time
 }
 
-func (c *tokenCache) get(key [32]byte, now time.Time) (tournament.Account, bool) {
+// get returns the cached answer for a token: its account and whether it is known, and cached
+// false when the database must be asked.
+func (c *tokenCache) get(key [32]byte, now time.Time) (a tournament.Account, known, cached bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[key]
 	if !ok || now.After(e.expires) {
-		return tournament.Account{}, false
+		return tournament.Account{}, false, false
 	}
-	return e.account, true
+	return e.account, e.known, true
 }
 
 // currentGeneration is to be read before the database read whose result put caches.
@@ -51,7 +59,7 @@ func (c *tokenCache) currentGeneration() uint64 {
 
 // put caches a token's account read from the database when generation (read before the read)
 // is still current.
-func (c *tokenCache) put(key [32]byte, a tournament.Account, generation uint64, now time.Time) {
+func (c *tokenCache) put(key [32]byte, a tournament.Account, known bool, generation uint64, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if generation != c.generation {
@@ -61,7 +69,11 @@ func (c *tokenCache) put(key [32]byte, a tournament.Account, generation uint64, 
 		// Entries expire quickly; starting over is cheaper than tracking age for eviction.
 		c.entries = map[[32]byte]cachedAccount{}
 	}
-	c.entries[key] = cachedAccount{account: a, expires: now.Add(tokenCacheTTL)}
+	ttl := tokenCacheTTL
+	if !known {
+		ttl = unknownTokenTTL
+	}
+	c.entries[key] = cachedAccount{account: a, known: known, expires: now.Add(ttl)}
 }
 
 // forgetAccount drops every cached token of an account, or of every account when id is "".
@@ -74,13 +86,22 @@ func (c *tokenCache) forgetAccount(id tournament.AccountID) {
 		return
 	}
 	for k, e := range c.entries {
-		if e.account.ID == id {
+		if e.known && e.account.ID == id {
 			delete(c.entries, k)
 		}
 	}
 }
 
 type callerKey struct{}
+
+// callerTokenKey holds the bearer token a caller authenticated with (which a rotation keeps
+// valid for a grace period).
+type callerTokenKey struct{}
+
+func callerToken(ctx context.Context) string {
+	token, _ := ctx.Value(callerTokenKey{}).(string)
+	return token
+}
 
 // caller is the authenticated account of a request, if any.
 func caller(ctx context.Context) (tournament.Account, bool) {
@@ -108,9 +129,16 @@ type rejectedKey struct{}
 // request's context. An unknown, revoked or malformed token is not refused here: anonymous
 // operations ignore the Authorization header, and the operations that use a caller refuse it
 // (requireAccount, optionalCaller). Authenticated callers are rate-limited by account, everyone
-// else by address.
+// else by address. A token the cache does not know is first charged to its address's lookup
+// budget (as large as the anonymous one, but apart, so that anonymous traffic never keeps a
+// player from signing in), so that made-up tokens cannot make the database work faster than that.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isProbe(r.URL.Path) {
+			// Never limited: a probe answered 429 gets a healthy replica restarted.
+			next.ServeHTTP(w, r)
+			return
+		}
 		now := time.Now()
 		ctx := r.Context()
 		token, sent, err := bearerToken(r)
@@ -120,10 +148,17 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		case err != nil:
 			ctx = context.WithValue(ctx, rejectedKey{}, err.Error())
 		case sent:
-			account, known, err = s.accountOf(ctx, token, now)
-			if err != nil {
-				s.writeProblem(w, r, err)
-				return
+			key := store.TokenHash(token)
+			var cached bool
+			if account, known, cached = s.tokens.get(key, now); !cached {
+				if ok, retry := s.lookupLimits.allow(requestInfoOf(ctx).ip, now); !ok {
+					s.writeProblem(w, r, rateLimited(retry))
+					return
+				}
+				if account, known, err = s.lookupToken(ctx, key, token, now); err != nil {
+					s.writeProblem(w, r, err)
+					return
+				}
 			}
 			if !known {
 				ctx = context.WithValue(ctx, rejectedKey{}, "unknown or revoked token")
@@ -135,6 +170,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				return
 			}
 			ctx = context.WithValue(ctx, callerKey{}, account)
+			ctx = context.WithValue(ctx, callerTokenKey{}, token)
 		} else if ok, retry := s.ipLimits.allow(requestInfoOf(ctx).ip, now); !ok {
 			s.writeProblem(w, r, rateLimited(retry))
 			return
@@ -143,20 +179,24 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// accountOf finds a token's account, from the cache when it can.
-func (s *Server) accountOf(ctx context.Context, token string, now time.Time) (tournament.Account, bool, error) {
-	key := store.TokenHash(token)
-	if account, ok := s.tokens.get(key, now); ok {
-		return account, true, nil
-	}
+// isProbe reports whether path is a health probe's.
+func isProbe(path string) bool { return path == "/healthz" || path == "/readyz" }
+
+// lookupToken asks the database for a token's account and caches the answer, known or not.
+func (s *Server) lookupToken(ctx context.Context, key [32]byte, token string, now time.Time) (tournament.Account, bool, error) {
 	generation := s.tokens.currentGeneration()
-	account, err := s.store.AccountByToken(ctx, token)
+	account, retired, err := s.store.AccountByToken(ctx, token)
+	if retired {
+		// The token a rotation replaced no longer works: drop it from the cache.
+		s.tokens.forgetAccount(account.ID)
+	}
 	if errors.Is(err, tournament.ErrNotFound) {
+		s.tokens.put(key, account, false, generation, now)
 		return account, false, nil
 	} else if err != nil {
 		return account, false, err
 	}
-	s.tokens.put(key, account, generation, now)
+	s.tokens.put(key, account, true, generation, now)
 	return account, true, nil
 }
 
@@ -164,16 +204,6 @@ func rateLimited(retryAfter int) *problemError {
 	p := newProblem(http.StatusTooManyRequests, ProblemCodeRateLimited, "too many requests; retry later")
 	p.retryAfter = retryAfter
 	return p
-}
-
-// clientIP is the address the connection comes from. Forwarded headers are not trusted: behind a
-// proxy, configure the proxy to limit instead.
-func clientIP(r *http.Request) string {
-	host := r.RemoteAddr
-	if i := strings.LastIndexByte(host, ':'); i >= 0 {
-		host = host[:i]
-	}
-	return strings.Trim(host, "[]")
 }
 
 // requireAccount returns the caller, or 401.

@@ -109,7 +109,6 @@ func TestBadInput(t *testing.T) {
 	// ---- operations
 	add(badCase{op: "GET /healthz", name: "POST", path: "/healthz", hdr: []string{"X-Method", "POST"}, status: 405, code: "method_not_allowed"})
 	add(badCase{op: "GET /readyz", name: "DELETE", path: "/readyz", hdr: []string{"X-Method", "DELETE"}, status: 405, code: "method_not_allowed"})
-	add(badCase{op: "GET /metrics", name: "POST", path: "/metrics", hdr: []string{"X-Method", "POST"}, status: 405, code: "method_not_allowed"})
 	add(badCase{op: "GET /openapi.yaml", name: "PUT", path: "/openapi.yaml", hdr: []string{"X-Method", "PUT"}, status: 405, code: "method_not_allowed"})
 
 	// ---- accounts
@@ -119,11 +118,17 @@ func TestBadInput(t *testing.T) {
 		badCase{op: "POST /v1/accounts", name: "blank name", body: map[string]any{"name": "   "}, status: 400, code: "validation_failed", field: "name"},
 		badCase{op: "POST /v1/accounts", name: "long name", body: map[string]any{"name": strings.Repeat("n", 65)}, status: 400, code: "validation_failed", field: "name"},
 		badCase{op: "POST /v1/accounts", name: "null name", body: `{"name":null}`, status: 400, code: "validation_failed"},
+		badCase{op: "POST /v1/accounts", name: "NUL in name", body: `{"name":"a\u0000b"}`, status: 400, code: "validation_failed", field: "name"},
+		badCase{op: "POST /v1/accounts", name: "control character in name", body: `{"name":"a\u001bb"}`, status: 400, code: "validation_failed", field: "name"},
 		badCase{op: "POST /v1/accounts", name: "text/plain", body: `{"name":"x"}`, hdr: []string{"Content-Type", "text/plain"}, status: 400, code: "validation_failed"},
 	)
 	add(authCases("GET /v1/me", nil)...)
 	add(authCases("POST /v1/me/token", nil)...)
+	add(badCase{op: "POST /v1/me/token", name: "non-UTF-8 Idempotency-Key", token: "p", hdr: []string{"Idempotency-Key", "k\xff\xfe"}, status: 400, code: "validation_failed", field: "Idempotency-Key"})
+	add(badCase{op: "POST /v1/me/token", name: "non-printable Idempotency-Key", token: "p", hdr: []string{"Idempotency-Key", "k\tk"}, status: 400, code: "validation_failed", field: "Idempotency-Key"})
 	add(badCase{op: "POST /v1/me/token", name: "long Idempotency-Key", token: "p", hdr: []string{"Idempotency-Key", strings.Repeat("k", 256)}, status: 400, code: "validation_failed", field: "Idempotency-Key"})
+	add(adminCases("POST /v1/admin/accounts/{accountId}/token", nil)...)
+	add(idCases("POST /v1/admin/accounts/{accountId}/token", "accountId", "admin", nil)...)
 	add(authCases("GET /v1/me/ledger", nil)...)
 	for _, qs := range []string{"limit=0", "limit=501", "limit=x", "after=-1", "after=abc", "after="} {
 		add(badCase{op: "GET /v1/me/ledger", name: qs, path: "/v1/me/ledger?" + qs, token: "p", status: 400, code: "validation_failed"})
@@ -144,7 +149,7 @@ func TestBadInput(t *testing.T) {
 		add(badCase{op: op, name: "an admin's account", path: strings.Replace(op[5:], "{accountId}", "ADMIN", 1), token: "admin", body: good, status: 403, code: "forbidden"})
 	}
 	add(badCase{op: "POST /v1/admin/accounts/{accountId}/debits", name: "more than the balance", token: "admin", body: map[string]any{"amount": 5000}, status: 409, code: "insufficient_funds"})
-	add(badCase{op: "POST /v1/admin/accounts/{accountId}/credits", name: "balance beyond 2^53-1", token: "admin", body: map[string]any{"amount": int64(1<<53 - 1)}, status: 400, code: "validation_failed", field: "amount"})
+	add(badCase{op: "POST /v1/admin/accounts/{accountId}/credits", name: "money in play beyond 2^53-1", token: "admin", body: map[string]any{"amount": int64(1<<53 - 1)}, status: 409, code: "money_limit"})
 	add(adminCases("GET /v1/admin/ledger", nil)...)
 
 	// ---- rulesets
@@ -180,6 +185,7 @@ func TestBadInput(t *testing.T) {
 		"missing config":        {`{"name":"x"}`, "config"},
 		"missing name":          {`{"config":{"betSize":1,"playersCountLimit":2}}`, "name"},
 		"empty name":            {`{"name":"","config":{"betSize":1,"playersCountLimit":2}}`, "name"},
+		"NUL in name":           {`{"name":"a\u0000b","config":{"betSize":1,"playersCountLimit":2}}`, "name"},
 		"config extra field":    {`{"name":"x","config":{"betSize":1,"playersCountLimit":2,"bonus":true}}`, ""},
 		"config missing bet":    {`{"name":"x","config":{"playersCountLimit":2}}`, ""},
 		"limit 1":               {`{"name":"x","config":{"betSize":1,"playersCountLimit":1}}`, ""},
@@ -219,6 +225,7 @@ func TestBadInput(t *testing.T) {
 	add(idCases(stopOp, "lobbyId", "admin", goodStop)...)
 	add(
 		badCase{op: stopOp, name: "empty reason", token: "admin", body: `{"reason":""}`, status: 400, code: "validation_failed", field: "reason"},
+		badCase{op: stopOp, name: "NUL in reason", token: "admin", body: `{"reason":"a\u0000b"}`, status: 400, code: "validation_failed", field: "reason"},
 		badCase{op: stopOp, name: "long reason", token: "admin", body: map[string]any{"reason": strings.Repeat("r", 501)}, status: 400, code: "validation_failed", field: "reason"},
 	)
 
@@ -246,12 +253,13 @@ func TestBadInput(t *testing.T) {
 	add(bodyCases(commitOp, "p", goodCommit, `{"commitment":12}`)...)
 	add(idCases(commitOp, "lobbyId", "p", goodCommit)...)
 	for name, c := range map[string]string{
-		"non-hex":       strings.Repeat("zz", 32),
-		"63 hex digits": strings.Repeat("a", 63),
-		"65 hex digits": strings.Repeat("a", 65),
-		"66 hex digits": strings.Repeat("ab", 33),
-		"empty":         "",
-		"0x prefix":     "0x" + strings.Repeat("a", 62),
+		"non-hex":                   strings.Repeat("zz", 32),
+		"63 hex digits":             strings.Repeat("a", 63),
+		"65 hex digits":             strings.Repeat("a", 65),
+		"66 hex digits":             strings.Repeat("ab", 33),
+		"empty":                     "",
+		"0x prefix":                 "0x" + strings.Repeat("a", 62),
+		"0x + 64 hex (blake2AsHex)": "0x" + strings.Repeat("a", 64),
 	} {
 		add(badCase{op: commitOp, name: name, token: "p", body: map[string]any{"commitment": c}, status: 400, code: "validation_failed", field: "commitment"})
 	}
@@ -292,7 +300,7 @@ func TestBadInput(t *testing.T) {
 	// ---- transcript
 	add(idCases("GET /v1/games/{gameId}", "gameId", "", nil)...)
 	add(idCases("GET /v1/games/{gameId}/players", "gameId", "", nil)...)
-	for _, qs := range []string{"after=x", "after=-1", "limit=0", "limit=501"} {
+	for _, qs := range []string{"after=x", "after=-1", "after=2147483648", "limit=0", "limit=501"} {
 		add(badCase{op: "GET /v1/games/{gameId}/players", name: qs, path: "/v1/games/" + game + "/players?" + qs, status: 400, code: "validation_failed"})
 	}
 	add(idCases("GET /v1/games/{gameId}/postings", "gameId", "", nil)...)
@@ -306,6 +314,7 @@ func TestBadInput(t *testing.T) {
 		badCase{op: roundOp, name: "round x", path: "/v1/games/" + game + "/rounds/x", status: 400, code: "validation_failed", field: "round"},
 		badCase{op: roundOp, name: "round not reached", path: "/v1/games/" + game + "/rounds/2", status: 404, code: "not_found"},
 		badCase{op: roundOp, name: "after not a cursor", path: "/v1/games/" + game + "/rounds/1?after=x", status: 400, code: "validation_failed", field: "after"},
+		badCase{op: roundOp, name: "after past int32", path: "/v1/games/" + game + "/rounds/1?after=2147483648", status: 400, code: "validation_failed", field: "after"},
 	)
 
 	// ---- records, standings, quick join and admin account tools

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -40,6 +41,9 @@ func (h *handlers) ListEvents(ctx context.Context, req ListEventsRequestObject) 
 		wait = time.Duration(*req.Params.Wait) * time.Second
 	}
 	events, err := h.s.eventsAfter(ctx, lobby, after, limit, wait)
+	if errors.Is(err, errTooManyWaits) {
+		return nil, rateLimited(int(heartbeatEvery.Seconds()))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -58,13 +62,29 @@ func (h *handlers) ListEvents(ctx context.Context, req ListEventsRequestObject) 
 	return ListEvents200JSONResponse(page), nil
 }
 
+// errTooManyWaits: the caller holds as many long polls and streams as it may.
+var errTooManyWaits = errors.New("too many long polls and event streams")
+
+// waitingClient is who a long poll or stream counts against: the caller's account, or its address.
+func waitingClient(ctx context.Context) string {
+	if who, ok := caller(ctx); ok {
+		return string(who.ID)
+	}
+	return requestInfoOf(ctx).ip
+}
+
 // eventsAfter reads the events after a sequence number, waiting up to wait for the first one
-// when there is none yet (a long poll).
+// when there is none yet (a long poll, counted against the caller's budget of waits).
 func (s *Server) eventsAfter(ctx context.Context, lobby tournament.LobbyID, after int64, limit int, wait time.Duration) ([]tournament.LoggedEvent, error) {
 	events, err := s.store.Events(ctx, lobby, after, limit)
 	if err != nil || len(events) > 0 || wait <= 0 {
 		return events, err
 	}
+	client := waitingClient(ctx)
+	if !s.streams.acquire(client) {
+		return nil, errTooManyWaits
+	}
+	defer s.streams.release(client)
 	woken, cancel := s.store.Subscribe(lobby)
 	defer cancel()
 	timeout := time.NewTimer(wait)
@@ -75,14 +95,19 @@ func (s *Server) eventsAfter(ctx context.Context, lobby tournament.LobbyID, afte
 		if err != nil || len(events) > 0 {
 			return events, err
 		}
-		select {
-		case <-woken:
-		case <-timeout.C:
-			return nil, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-s.shutdown:
-			return nil, nil
+		// Wait for news of an event after ours: a wake-up for an event this poll is already past
+		// costs no read.
+		for news := false; !news; {
+			select {
+			case <-woken:
+				news = s.store.MayHaveEventsAfter(lobby, after)
+			case <-timeout.C:
+				return nil, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-s.shutdown:
+				return nil, nil
+			}
 		}
 	}
 }
@@ -109,10 +134,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	client := requestInfoOf(ctx).ip
-	if who, ok := caller(ctx); ok {
-		client = string(who.ID)
-	}
+	client := waitingClient(ctx)
 	if !s.streams.acquire(client) {
 		s.writeProblem(w, r, rateLimited(int(heartbeatEvery.Seconds())))
 		return
@@ -135,36 +157,22 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 
 	heartbeat := time.NewTicker(heartbeatEvery)
 	defer heartbeat.Stop()
-	for {
-		events, err := s.store.Events(ctx, lobby, after, maxEventPage)
-		if err != nil {
-			// The status is already sent; ending the stream lets the client resume.
-			s.log.WarnContext(ctx, "event stream read failed", "lobby", lobby, "err", err)
-			return
-		}
-		for _, e := range events {
-			data, err := json.Marshal(eventView(e))
-			if err != nil {
-				s.log.ErrorContext(ctx, "event stream encode failed", "lobby", lobby, "seq", e.Seq, "err", err)
+	for news := true; ; {
+		if news {
+			var full, ok bool
+			if after, full, ok = s.sendEvents(ctx, w, r, flusher, lobby, after); !ok {
 				return
 			}
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, data); err != nil {
-				return
+			if full {
+				continue
 			}
-			after = e.Seq
-		}
-		if len(events) > 0 {
-			if !s.writeHead(w, r, lobby, &events[len(events)-1]) {
-				return
-			}
-			flusher.Flush()
-		}
-		if len(events) == maxEventPage {
-			continue
 		}
 		select {
 		case <-woken:
+			// A wake-up for an event the stream has already sent costs no read.
+			news = s.store.MayHaveEventsAfter(lobby, after)
 		case <-heartbeat.C:
+			news = false
 			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
 				return
 			}
@@ -192,6 +200,36 @@ func (s *Server) writeHead(w http.ResponseWriter, r *http.Request, lobby tournam
 	return err == nil
 }
 
+// sendEvents writes the events after a seq to an event stream, one page of them followed by the
+// signed head, and returns the new position, whether the page was full (more may follow) and
+// whether the stream goes on.
+func (s *Server) sendEvents(ctx context.Context, w http.ResponseWriter, r *http.Request, flusher http.Flusher, lobby tournament.LobbyID, after int64) (int64, bool, bool) {
+	events, err := s.store.Events(ctx, lobby, after, maxEventPage)
+	if err != nil {
+		// The status is already sent; ending the stream lets the client resume.
+		s.log.WarnContext(ctx, "event stream read failed", "lobby", lobby, "err", err)
+		return after, false, false
+	}
+	for _, e := range events {
+		data, err := json.Marshal(eventView(e))
+		if err != nil {
+			s.log.ErrorContext(ctx, "event stream encode failed", "lobby", lobby, "seq", e.Seq, "err", err)
+			return after, false, false
+		}
+		if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, data); err != nil {
+			return after, false, false
+		}
+		after = e.Seq
+	}
+	if len(events) > 0 {
+		if !s.writeHead(w, r, lobby, &events[len(events)-1]) {
+			return after, false, false
+		}
+		flusher.Flush()
+	}
+	return after, len(events) == maxEventPage, true
+}
+
 // streamStart is where a stream resumes: after Last-Event-ID, else after the `after` parameter.
 func streamStart(r *http.Request) (int64, error) {
 	for _, source := range []struct{ name, value string }{
@@ -210,7 +248,7 @@ func streamStart(r *http.Request) (int64, error) {
 	return 0, nil
 }
 
-// streamLimits bounds the open event streams per client (account or address).
+// streamLimits bounds the open event streams and long polls per client (account or address).
 type streamLimits struct {
 	max  int
 	mu   sync.Mutex

@@ -4,4 +4,11 @@ import "net/http"
 
 // Observed wraps h as the server wraps every route (request id, logging, panic recovery), for
 // the tests of package api_test.
-func Observed(s *Server, h http.Handler) http.Handler { return withRequestID(s.observe(h)) }
+func Observed(s *Server, h http.Handler) http.Handler { return s.withRequestID(s.observe(h)) }
+
+// OpenWaits is how many long polls and event streams s holds open for client.
+func OpenWaits(s *Server, client string) int {
+	s.streams.mu.Lock()
+	defer s.streams.mu.Unlock()
+	return s.streams.open[client]
+}

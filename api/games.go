@@ -5,6 +5,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/commitreveal/rps/tournament"
 )
@@ -23,7 +24,7 @@ func (h *handlers) ListGamePlayers(ctx context.Context, req ListGamePlayersReque
 	if err != nil {
 		return nil, readErr(err, "game")
 	}
-	after, err := int64Cursor(req.Params.After)
+	after, err := int64Cursor(req.Params.After, math.MaxInt32)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +54,7 @@ func (h *handlers) GetRound(ctx context.Context, req GetRoundRequestObject) (Get
 	if round > g.Round {
 		return nil, notFound(fmt.Sprintf("round %d of this game", round))
 	}
-	after, err := int64Cursor(req.Params.After)
+	after, err := int64Cursor(req.Params.After, math.MaxInt32)
 	if err != nil {
 		return nil, err
 	}

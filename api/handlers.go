@@ -45,13 +45,14 @@ func readErr(err error, what string) error {
 	return err
 }
 
-// int64Cursor reads an opaque cursor that encodes a position as a number.
-func int64Cursor(after *string) (int64, error) {
+// int64Cursor reads an opaque cursor that encodes a position as a number up to max (the range
+// of the column it is compared with: past it the database would refuse the argument).
+func int64Cursor(after *string, max int64) (int64, error) {
 	if after == nil {
 		return 0, nil
 	}
 	n, err := strconv.ParseInt(*after, 10, 64)
-	if err != nil || n < 0 {
+	if err != nil || n < 0 || n > max {
 		return 0, validationProblem("after", "not a cursor this server returned")
 	}
 	return n, nil

@@ -1,11 +1,10 @@
 package api
 
-// Health, readiness, metrics and the spec: the service describing itself.
+// Health, readiness and the spec: the service describing itself.
 
 import (
 	"bytes"
 	"context"
-	"errors"
 
 	"github.com/commitreveal/rps"
 )
@@ -20,12 +19,6 @@ func (h *handlers) GetReadiness(ctx context.Context, _ GetReadinessRequestObject
 		return GetReadiness503JSONResponse{Status: HealthStatusUnavailable, Detail: &detail}, nil
 	}
 	return GetReadiness200JSONResponse{Status: HealthStatusOk}, nil
-}
-
-// GetMetrics is served by the Prometheus handler mounted in routes; this method only satisfies
-// the generated interface.
-func (h *handlers) GetMetrics(ctx context.Context, _ GetMetricsRequestObject) (GetMetricsResponseObject, error) {
-	return nil, errors.New("metrics are served by the Prometheus handler")
 }
 
 func (h *handlers) GetOpenApiSpec(ctx context.Context, _ GetOpenApiSpecRequestObject) (GetOpenApiSpecResponseObject, error) {

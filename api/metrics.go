@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net/http"
 	"strconv"
 	"time"
 
@@ -51,7 +52,19 @@ func NewMetrics(pool *pgxpool.Pool) *Metrics {
 	return m
 }
 
+// methodLabel is a request's method as a label value: the methods HTTP defines by name, any other
+// as OTHER, so that invented methods cannot grow the exposition without bound.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return method
+	}
+	return "OTHER"
+}
+
 func (m *Metrics) observeRequest(method, route string, status int, elapsed time.Duration) {
+	method = methodLabel(method)
 	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
 	m.latency.WithLabelValues(method, route).Observe(elapsed.Seconds())
 }

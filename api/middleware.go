@@ -35,13 +35,13 @@ func requestID(ctx context.Context) string { return requestInfoOf(ctx).id }
 
 // withRequestID gives every request an id, in its context, its log lines and the X-Request-Id
 // header.
-func withRequestID(next http.Handler) http.Handler {
+func (s *Server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var b [12]byte
 		_, _ = rand.Read(b[:])
 		id := hex.EncodeToString(b[:])
 		w.Header().Set("X-Request-Id", id)
-		ctx := context.WithValue(r.Context(), requestInfoKey{}, requestInfo{id: id, path: r.URL.Path, ip: clientIP(r)})
+		ctx := context.WithValue(r.Context(), requestInfoKey{}, requestInfo{id: id, path: r.URL.Path, ip: clientAddr(r, s.trustedProxies)})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
@@ -101,8 +101,12 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			}
 			elapsed := time.Since(start)
 			s.metrics.observeRequest(r.Method, route, status, elapsed)
-			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-				slog.String("requestId", requestID(r.Context())), slog.String("method", r.Method),
+			level := slog.LevelInfo
+			if status == statusClientClosedRequest {
+				level = slog.LevelDebug
+			}
+			s.log.LogAttrs(r.Context(), level, "request",
+				slog.String("requestId", requestID(r.Context())), slog.String("method", logged(r.Method)),
 				slog.String("route", route), slog.Int("status", status), slog.Duration("elapsed", elapsed))
 		}()
 		next.ServeHTTP(rec, r)

@@ -73,8 +73,7 @@ func (m mutation) outcome(ctx context.Context, result any, err error) (store.Out
 func (h *handlers) respond(m mutation, out store.Outcome, replayed bool, err error) (rawResponse, error) {
 	switch {
 	case errors.Is(err, store.ErrIdempotencyConflict):
-		return rawResponse{}, newProblem(http.StatusConflict, ProblemCodeIdempotencyConflict,
-			"this Idempotency-Key was used with a different request body")
+		return rawResponse{}, errKeyReused
 	case err != nil:
 		h.s.metrics.observeAction(m.action, err)
 		return rawResponse{}, err
@@ -106,6 +105,10 @@ func (m mutation) audit(out *store.Outcome) error {
 	out.Audit = &store.AuditEntry{Actor: m.caller.ID, Action: m.action, Target: target, Detail: detail}
 	return nil
 }
+
+// errKeyReused answers a request whose Idempotency-Key was used with another request.
+var errKeyReused = newProblem(http.StatusConflict, ProblemCodeIdempotencyConflict,
+	"this Idempotency-Key was used with a different request")
 
 // idempotencyKey scopes a request's Idempotency-Key to its caller, method and route, with a hash
 // of its canonical body.
@@ -167,6 +170,7 @@ func (r rawResponse) VisitRotateTokenResponse(w http.ResponseWriter) error    { 
 func (r rawResponse) VisitEnableAccountResponse(w http.ResponseWriter) error  { return r.visit(w) }
 func (r rawResponse) VisitDisableAccountResponse(w http.ResponseWriter) error { return r.visit(w) }
 func (r rawResponse) VisitQuickJoinResponse(w http.ResponseWriter) error      { return r.visit(w) }
+func (r rawResponse) VisitIssueTokenResponse(w http.ResponseWriter) error     { return r.visit(w) }
 
 // lobbyAfter renders a lobby as a mutation's response, read in the mutation's transaction so
 // that a replay returns exactly what the first request saw.

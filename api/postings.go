@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"math"
 	"net/http"
 
 	"github.com/commitreveal/rps/tournament"
@@ -15,7 +16,7 @@ func (h *handlers) ListGamePostings(ctx context.Context, req ListGamePostingsReq
 	if _, err := h.s.store.Game(ctx, id); err != nil {
 		return nil, readErr(err, "game")
 	}
-	after, err := int64Cursor(req.Params.After)
+	after, err := int64Cursor(req.Params.After, math.MaxInt64)
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,7 @@ var refusalStatus = map[tournament.Code]int{
 	tournament.CodeAlreadyRegistered:  http.StatusConflict,
 	tournament.CodeLobbyFull:          http.StatusConflict,
 	tournament.CodeInsufficientFunds:  http.StatusConflict,
+	tournament.CodeMoneyLimit:         http.StatusConflict,
 	tournament.CodeAlreadyCommitted:   http.StatusConflict,
 	tournament.CodeCommitmentMismatch: http.StatusUnprocessableEntity,
 	tournament.CodeInvalidMove:        http.StatusUnprocessableEntity,
@@ -67,6 +68,7 @@ var problemTitles = map[ProblemCode]string{
 	ProblemCodeAlreadyRegistered:   "Already registered",
 	ProblemCodeLobbyFull:           "Lobby full",
 	ProblemCodeInsufficientFunds:   "Insufficient funds",
+	ProblemCodeMoneyLimit:          "Money limit",
 	ProblemCodeAlreadyCommitted:    "Already committed",
 	ProblemCodeAlreadyRevealed:     "Already revealed",
 	ProblemCodeCommitmentMismatch:  "Commitment mismatch",
@@ -133,13 +135,35 @@ func problemBody(ctx context.Context, p *problemError) []byte {
 // request validator, the strict server, authentication, limits and panics.
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	p := asProblem(err)
+	if p.status >= 500 && r.Context().Err() != nil {
+		// The client hung up (a long poll it gave up on): not a server error, and nobody reads
+		// the answer. Counted apart, as nginx does.
+		s.log.DebugContext(r.Context(), "client closed the request", "err", err, "requestId", requestID(r.Context()))
+		w.WriteHeader(statusClientClosedRequest)
+		return
+	}
 	if p == errUnavailable {
 		// Expected for the seconds of a failover; the log says why without an alarm per request.
-		s.log.WarnContext(r.Context(), "database unavailable", "err", err, "method", r.Method, "path", r.URL.Path, "requestId", requestID(r.Context()))
+		s.log.WarnContext(r.Context(), "database unavailable", "err", err, "method", logged(r.Method), "path", logged(r.URL.Path), "requestId", requestID(r.Context()))
 	} else if p.status >= 500 {
-		s.log.ErrorContext(r.Context(), "request failed", "err", err, "method", r.Method, "path", r.URL.Path, "requestId", requestID(r.Context()))
+		s.log.ErrorContext(r.Context(), "request failed", "err", err, "method", logged(r.Method), "path", logged(r.URL.Path), "requestId", requestID(r.Context()))
 	}
 	writeRawProblem(w, p.status, p.retryAfter, problemBody(r.Context(), p))
+}
+
+// statusClientClosedRequest is nginx's status for a request whose client went away before the
+// answer; it is never sent, only logged and counted.
+const statusClientClosedRequest = 499
+
+// maxLoggedLength caps what a log line takes of a request's method or path, which the client
+// chooses and may make huge.
+const maxLoggedLength = 200
+
+func logged(s string) string {
+	if len(s) > maxLoggedLength {
+		return s[:maxLoggedLength] + "..."
+	}
+	return s
 }
 
 func writeRawProblem(w http.ResponseWriter, status, retryAfter int, body []byte) {

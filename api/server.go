@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 
@@ -35,28 +36,33 @@ type Config struct {
 	Rules *engine.Registry
 	// Logger receives request logs (slog.Default() if nil).
 	Logger *slog.Logger
-	// Metrics are exported at /metrics (new ones if nil).
+	// Metrics are exported by MetricsHandler (new ones if nil).
 	Metrics *Metrics
 	// TokenLimit and IPLimit rate-limit authenticated callers by account and anonymous callers by
 	// address; AccountLimit limits account creation by address. Zero rates disable a limit.
 	TokenLimit, IPLimit, AccountLimit RateLimit
 	// MaxStreamsPerClient bounds the open event streams of one account or address (default 8).
 	MaxStreamsPerClient int
+	// TrustedProxies are the proxies whose X-Forwarded-For names the client's address (for the
+	// per-address limits); from any other peer the header is ignored.
+	TrustedProxies []netip.Prefix
 }
 
 // Server is the HTTP API. Handler serves it; Shutdown ends its event streams.
 type Server struct {
-	store        *store.Store
-	service      *tournament.Service
-	rules        *engine.Registry
-	log          *slog.Logger
-	metrics      *Metrics
-	tokens       tokenCache
-	tokenLimits  *limiters
-	ipLimits     *limiters
-	signupLimits *limiters
-	streams      *streamLimits
-	signer       *signer
+	store          *store.Store
+	service        *tournament.Service
+	rules          *engine.Registry
+	log            *slog.Logger
+	metrics        *Metrics
+	tokens         tokenCache
+	tokenLimits    *limiters
+	ipLimits       *limiters
+	lookupLimits   *limiters
+	signupLimits   *limiters
+	streams        *streamLimits
+	trustedProxies []netip.Prefix
+	signer         *signer
 	// shutdown is closed to end every open event stream.
 	shutdown     chan struct{}
 	shutdownOnce sync.Once
@@ -75,17 +81,19 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, errors.New("api: a tournament service is required")
 	}
 	s := &Server{
-		store:        cfg.Store,
-		service:      cfg.Service,
-		rules:        cfg.Rules,
-		log:          cfg.Logger,
-		metrics:      cfg.Metrics,
-		tokenLimits:  newLimiters(cfg.TokenLimit),
-		ipLimits:     newLimiters(cfg.IPLimit),
-		signupLimits: newLimiters(cfg.AccountLimit),
-		streams:      newStreamLimits(cfg.MaxStreamsPerClient),
-		signer:       &signer{store: cfg.Store},
-		shutdown:     make(chan struct{}),
+		store:          cfg.Store,
+		service:        cfg.Service,
+		rules:          cfg.Rules,
+		log:            cfg.Logger,
+		metrics:        cfg.Metrics,
+		tokenLimits:    newLimiters(cfg.TokenLimit),
+		ipLimits:       newLimiters(cfg.IPLimit),
+		lookupLimits:   newLimiters(cfg.IPLimit),
+		signupLimits:   newLimiters(cfg.AccountLimit),
+		streams:        newStreamLimits(cfg.MaxStreamsPerClient),
+		trustedProxies: cfg.TrustedProxies,
+		signer:         &signer{store: cfg.Store},
+		shutdown:       make(chan struct{}),
 	}
 	if s.rules == nil {
 		s.rules = engine.Builtin()
@@ -111,21 +119,30 @@ func NewServer(cfg Config) (*Server, error) {
 // Handler returns the API's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.handler }
 
+// MetricsHandler serves the Prometheus exposition. It is not part of the API: serve it on a
+// listener of its own that only the monitoring can reach (RPSD_METRICS_ADDR), so that nobody can
+// read it, or make scraping it expensive, from the public side.
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{})
+}
+
 // Shutdown ends every open event stream so that an http.Server's Shutdown does not wait for them.
 func (s *Server) Shutdown() {
 	s.shutdownOnce.Do(func() { close(s.shutdown) })
 }
 
-// routes wires every route: the operations generated from the spec, and the two served by hand
-// (the event stream, which the strict server cannot flush, and the Prometheus exposition).
+// routes wires every route: the operations generated from the spec, and the one served by hand
+// (the event stream, which the strict server cannot flush). Every request, an unknown route or
+// method included, is authenticated and counted against its caller's rate limit, except the
+// health probes (see authenticate).
 func (s *Server) routes(spec *openapi3.T) http.Handler {
 	r := chi.NewRouter()
-	r.Use(withRequestID, s.observe, s.limitBody)
+	r.Use(s.withRequestID, s.observe, s.limitBody, s.authenticate)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, newProblem(http.StatusNotFound, ProblemCodeNotFound, "no such route"))
 	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		s.writeProblem(w, r, newProblem(http.StatusMethodNotAllowed, ProblemCodeMethodNotAllowed, r.Method+" is not allowed here"))
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		s.methodNotAllowed(w, req, r)
 	})
 
 	validate := middleware.OapiRequestValidatorWithOptions(spec, &middleware.Options{
@@ -148,7 +165,7 @@ func (s *Server) routes(spec *openapi3.T) http.Handler {
 		ResponseErrorHandlerFunc: s.writeProblem,
 	})
 	r.Group(func(r chi.Router) {
-		r.Use(s.authenticate, validate)
+		r.Use(validate)
 		HandlerWithOptions(strict, ChiServerOptions{
 			BaseRouter: r,
 			ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -157,13 +174,33 @@ func (s *Server) routes(spec *openapi3.T) http.Handler {
 		})
 		r.Get("/v1/lobbies/{lobbyId}/events/stream", s.streamEvents)
 	})
-	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
 	// The web console, a client of the API like any other (package console).
 	web := console.Handler()
 	for _, path := range console.Paths {
 		r.Method(http.MethodGet, path, web)
 	}
 	return r
+}
+
+// routeMethods are the methods the API's routes use, the candidates of an Allow header.
+var routeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete}
+
+// methodNotAllowed answers 405 with the Allow header RFC 9110 asks for: the methods the path
+// has.
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request, routes chi.Routes) {
+	var allowed []string
+	for _, m := range routeMethods {
+		if routes.Match(chi.NewRouteContext(), m, r.URL.Path) {
+			allowed = append(allowed, m)
+		}
+	}
+	if len(allowed) == 0 {
+		// chi answers 405 for a method it does not know on any path, even one with no route.
+		s.writeProblem(w, r, newProblem(http.StatusNotFound, ProblemCodeNotFound, "no such route"))
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allowed, ", "))
+	s.writeProblem(w, r, newProblem(http.StatusMethodNotAllowed, ProblemCodeMethodNotAllowed, "this method is not allowed here"))
 }
 
 var errBodyTooLarge = newProblem(http.StatusRequestEntityTooLarge, ProblemCodePayloadTooLarge, fmt.Sprintf("request bodies are limited to %d bytes", MaxBodyBytes))
@@ -176,7 +213,7 @@ func (s *Server) validationFailed(_ context.Context, err error, w http.ResponseW
 	}
 	switch {
 	case errors.Is(err, routers.ErrMethodNotAllowed):
-		s.writeProblem(w, r, newProblem(http.StatusMethodNotAllowed, ProblemCodeMethodNotAllowed, r.Method+" is not allowed here"))
+		s.writeProblem(w, r, newProblem(http.StatusMethodNotAllowed, ProblemCodeMethodNotAllowed, "this method is not allowed here"))
 		return
 	case opts.MatchedRoute == nil:
 		s.writeProblem(w, r, newProblem(http.StatusNotFound, ProblemCodeNotFound, "no such route"))

@@ -206,7 +206,7 @@ func run(ctx context.Context, o options) (err error) {
 		Game:     bot.GameSettings{Bet: 10, TimeoutMs: o.timeoutMs, Resolution: "weighted", MaxRounds: 20},
 		Accounts: accounts, Out: os.Stdout,
 	})
-	rep.clockLag = clockLag(server.url)
+	rep.clockLag = clockLag(server.metricsURL)
 	if tpcb := rep.pgbench[0].tps; tpcb > 0 {
 		rep.ratio = rep.mixed.Actions.PerSec / tpcb
 	}
@@ -332,31 +332,45 @@ func pgbench(ctx context.Context, pgbenchBin, url string, clients int, d time.Du
 
 // server is a running rpsd.
 type server struct {
-	cmd  *exec.Cmd
-	url  string
-	done chan error
+	cmd *exec.Cmd
+	url string
+	// metricsURL is the separate listener of /metrics.
+	metricsURL string
+	done       chan error
+}
+
+// freeAddr returns a loopback address with a free port.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := l.Addr().String()
+	return addr, l.Close()
 }
 
 func startServer(ctx context.Context, bin, dir, dbURL, admin string) (*server, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	addr := l.Addr().String()
-	_ = l.Close()
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
 	logf, err := os.Create(filepath.Join(dir, "rpsd.log"))
 	if err != nil {
 		return nil, err
 	}
 	// Not CommandContext: the server is stopped by stop(), gracefully, whatever ctx does.
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "RPSD_ADDR="+addr, "RPSD_ADMIN_TOKEN="+admin, "RPSD_MIN_TIMEOUT_MS=100",
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "RPSD_ADDR="+addr, "RPSD_METRICS_ADDR="+metricsAddr, "RPSD_ADMIN_TOKEN="+admin, "RPSD_MIN_TIMEOUT_MS=100",
 		"RPSD_DB_MAX_CONNS="+strconv.Itoa(rpsdPoolSize), "RPSD_ACCOUNT_RATE=0", "RPSD_IP_RATE=0", "RPSD_SIGNUP_RATE=0")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start rpsd: %w", err)
 	}
-	s := &server{cmd: cmd, url: "http://" + addr, done: make(chan error, 1)}
+	s := &server{cmd: cmd, url: "http://" + addr, metricsURL: "http://" + metricsAddr, done: make(chan error, 1)}
 	go func() { s.done <- cmd.Wait(); _ = logf.Close() }()
 	for wait := time.Now().Add(60 * time.Second); ; {
 		resp, err := http.Get(s.url + "/readyz")

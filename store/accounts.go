@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/commitreveal/rps/tournament"
 	"github.com/google/uuid"
@@ -75,24 +77,73 @@ func (t *pgTx) insertAccount(ctx context.Context, a tournament.Account, tokenHas
 	return a, nil
 }
 
-// AccountByToken returns the account a bearer token belongs to, or tournament.ErrNotFound.
-func (s *Store) AccountByToken(ctx context.Context, token string) (tournament.Account, error) {
-	return scanAccount(queryRow(ctx, s.pool, `SELECT `+accountColumns+` FROM accounts WHERE token_hash = $1`,
-		tokenHash(token)))
+// TokenGrace is how long the token a rotation replaced keeps working while the new one is not
+// used: a client that lost the rotation's answer can still get in and rotate again.
+const TokenGrace = 10 * time.Minute
+
+// AccountByToken returns the account a bearer token belongs to (its current token, or the one
+// its last rotation replaced, within the grace), or tournament.ErrNotFound. The first use of a new
+// token retires the one it replaced; retired reports it, so that caches drop the account's tokens.
+func (s *Store) AccountByToken(ctx context.Context, token string) (a tournament.Account, retired bool, err error) {
+	hash := tokenHash(token)
+	a, err = scanAccount(queryRow(ctx, s.pool, `SELECT `+accountColumns+`, token_hash = $1 AND previous_token_hash IS NOT NULL
+		FROM accounts WHERE token_hash = $1 OR (previous_token_hash = $1 AND previous_token_expires_at > `+clockSQL+`)`,
+		hash), &retired)
+	if err != nil || !retired {
+		return a, false, err
+	}
+	_, err = exec(ctx, s.pool, `UPDATE accounts SET previous_token_hash = NULL, previous_token_expires_at = NULL
+		WHERE id = $1 AND token_hash = $2`, a.ID, hash)
+	if err != nil {
+		return a, false, fmt.Errorf("retire the previous token: %w", err)
+	}
+	return a, true, nil
 }
 
-// RotateToken gives an account a fresh token, which replaces (and revokes) the old one, and
-// returns it. The token itself is never stored: with an idempotency key, what is stored is
-// replay, and a duplicate of the request does not rotate again but gets the replay its first
-// request stored (replayed is true, token is "").
-func (s *Store) RotateToken(ctx context.Context, id tournament.AccountID, key *IdempotencyKey, replay Outcome) (token string, stored Outcome, replayed bool, err error) {
+// RotateToken gives an account a fresh token and returns it. The token the request came with
+// (used) keeps working for TokenGrace or until the new one is first used. The token itself is
+// never stored: with an idempotency key, what is stored is replay, and a duplicate of the request
+// does not rotate again but gets the replay its first request stored (replayed is true, token
+// is "").
+func (s *Store) RotateToken(ctx context.Context, id tournament.AccountID, used string, key *IdempotencyKey, replay Outcome) (token string, stored Outcome, replayed bool, err error) {
+	return s.replaceToken(ctx, id, id, key, replay, func(t *pgTx, hash []byte, now int64) error {
+		return execOne(ctx, t.tx, `UPDATE accounts SET token_hash = $2, previous_token_hash = $3,
+			previous_token_expires_at = $4 WHERE id = $1`, id, hash, tokenHash(used), now+TokenGrace.Milliseconds())
+	})
+}
+
+// IssueToken gives a player a fresh token on an admin's behalf, revoking every token the player
+// had at once, records it in the admin audit log and returns the token. An unknown account is
+// tournament.ErrNotFound; an admin account is refused (admins' tokens are the operator's to
+// issue). Idempotent like RotateToken.
+func (s *Store) IssueToken(ctx context.Context, admin, id tournament.AccountID, key *IdempotencyKey, replay Outcome) (token string, stored Outcome, replayed bool, err error) {
+	return s.replaceToken(ctx, admin, id, key, replay, func(t *pgTx, hash []byte, now int64) error {
+		var role tournament.Role
+		if err := queryRow(ctx, t.tx, `SELECT role FROM accounts WHERE id = $1 FOR UPDATE`, id).Scan(&role); err != nil {
+			return err
+		}
+		if role != tournament.RolePlayer {
+			return &tournament.Error{Code: tournament.CodeForbidden, Message: "an admin's token is issued with rpsd admin token, on the server"}
+		}
+		if err := execOne(ctx, t.tx, `UPDATE accounts SET token_hash = $2, previous_token_hash = NULL,
+			previous_token_expires_at = NULL WHERE id = $1`, id, hash); err != nil {
+			return err
+		}
+		t.queueAudit(AuditEntry{Actor: admin, Action: "issue_token", Target: string(id), Detail: json.RawMessage(`{}`)}, now)
+		return nil
+	})
+}
+
+// replaceToken runs set, which stores the hash of a fresh token, in a keyed transaction.
+func (s *Store) replaceToken(ctx context.Context, actor, id tournament.AccountID, key *IdempotencyKey, replay Outcome,
+	set func(t *pgTx, hash []byte, now int64) error) (token string, stored Outcome, replayed bool, err error) {
 	if !validID(string(id)) {
 		return "", Outcome{}, false, tournament.ErrNotFound
 	}
-	stored, replayed, err = s.runKeyed(ctx, id, "", key, func(t *pgTx, _ int64) (Outcome, error) {
+	stored, replayed, err = s.runKeyed(ctx, actor, "", key, func(t *pgTx, now int64) (Outcome, error) {
 		var hash []byte
 		token, hash = newToken()
-		if err := execOne(ctx, t.tx, `UPDATE accounts SET token_hash = $2 WHERE id = $1`, id, hash); err != nil {
+		if err := set(t, hash, now); err != nil {
 			return Outcome{}, err
 		}
 		return replay, nil

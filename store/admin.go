@@ -14,41 +14,52 @@ import (
 // The bootstrap admin is the oldest admin account: the one rpsd creates at its first start.
 const bootstrapAdminSQL = `SELECT id::text FROM accounts WHERE role = 'admin' ORDER BY created_at, id LIMIT 1 FOR UPDATE`
 
-// EnsureAdmin makes sure the bootstrap admin exists. With a token, the admin is created with it
-// or given it; without one, a missing admin is created with a fresh token. It returns the token
-// and whether the admin was created; the token is empty when an existing admin kept its own.
+// EnsureAdmin makes sure the bootstrap admin exists: when there is none, it is created with
+// token, or with a fresh token when token is empty. It returns the admin's token and true when
+// it created the admin; an existing admin keeps its own token whatever token is (a rotated token
+// must not be undone by a restart), and the returned token is then empty.
 func (s *Store) EnsureAdmin(ctx context.Context, token string) (string, bool, error) {
 	var created bool
 	err := s.run(ctx, func(t *pgTx) error {
 		created = false
-		id, err := t.bootstrapAdmin(ctx)
-		switch {
-		case errors.Is(err, tournament.ErrNotFound):
-			if token == "" {
-				token, _ = newToken()
-			}
-			created = true
-			_, err := t.insertAccount(ctx, tournament.Account{ID: tournament.AccountID(uuid.NewString()), Name: "admin", Role: tournament.RoleAdmin}, tokenHash(token))
+		_, err := t.bootstrapAdmin(ctx)
+		if !errors.Is(err, tournament.ErrNotFound) {
 			return err
-		case err != nil:
-			return err
-		case token != "":
-			return execOne(ctx, t.tx, `UPDATE accounts SET token_hash = $2 WHERE id = $1`, id, tokenHash(token))
 		}
-		return nil
+		if token == "" {
+			token, _ = newToken()
+		}
+		created = true
+		_, err = t.insertAccount(ctx, tournament.Account{ID: tournament.AccountID(uuid.NewString()), Name: "admin", Role: tournament.RoleAdmin}, tokenHash(token))
+		return err
 	})
 	if err != nil {
 		return "", false, fmt.Errorf("ensure admin: %w", err)
 	}
-	return token, created, nil
+	if !created {
+		return "", false, nil
+	}
+	return token, true, nil
 }
 
 // RotateAdminToken gives the bootstrap admin (created if missing) a fresh token, revoking the
-// old one, and returns it.
+// old one at once, and returns it.
 func (s *Store) RotateAdminToken(ctx context.Context) (string, error) {
-	token, _ := newToken()
-	if _, _, err := s.EnsureAdmin(ctx, token); err != nil {
-		return "", err
+	token, created, err := s.EnsureAdmin(ctx, "")
+	if err != nil || created {
+		return token, err
+	}
+	token, hash := newToken()
+	err = s.run(ctx, func(t *pgTx) error {
+		id, err := t.bootstrapAdmin(ctx)
+		if err != nil {
+			return err
+		}
+		return execOne(ctx, t.tx, `UPDATE accounts SET token_hash = $2, previous_token_hash = NULL,
+			previous_token_expires_at = NULL WHERE id = $1`, id, hash)
+	})
+	if err != nil {
+		return "", fmt.Errorf("rotate admin token: %w", err)
 	}
 	return token, nil
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// EventsChannel is the channel notified, on commit, with the lobby id of every lobby whose log
-// grew, so that every replica can wake the readers following it.
+// EventsChannel is the channel notified, on commit, with "lobby:seq" for every event appended,
+// so that every replica can wake the readers following the lobby, and only those it is news for.
 const EventsChannel = "rps_events"
 
 // Append seals the event after its lobby's chain head, inserts it, advances the head on the lobby
@@ -34,7 +34,7 @@ func (t *pgTx) Append(ctx context.Context, e tournament.Event) error {
 			INSERT INTO events (lobby_id, seq, type, game_id, at, data, prev_hash, hash)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)),
 		head AS (UPDATE lobbies SET last_seq = $2, last_hash = $8 WHERE id = $1)
-		SELECT pg_notify($9, $1::uuid::text)`,
+		SELECT pg_notify($9, $1::uuid::text || ':' || $2::bigint)`,
 		le.LobbyID, le.Seq, le.Type, nullID(le.GameID), le.At, string(le.Data), le.PrevHash[:], le.Hash[:],
 		EventsChannel)
 	t.heads[e.LobbyID] = le
@@ -53,18 +53,27 @@ func (s *Store) Events(ctx context.Context, lobby tournament.LobbyID, after int6
 	if !validID(string(lobby)) {
 		return nil, nil
 	}
-	key := fmt.Sprintf("%s/%d/%d/%d", lobby, after, limit, s.notify.generation(lobby))
-	events, err, _ := s.eventReads.Do(key, func() (any, error) {
+	// Followers asking for different page sizes share a read of the larger page.
+	read := sharedEventPage
+	if limit > read {
+		read = limit
+	}
+	key := fmt.Sprintf("%s/%d/%d/%d", lobby, after, read, s.notify.generation(lobby))
+	shared, err, _ := s.eventReads.Do(key, func() (any, error) {
 		// Detached from the first caller's context, whose cancellation must not fail the others.
 		return collect(context.WithoutCancel(ctx), s.pool, scanEvent, `SELECT seq, type, lobby_id::text,
 				coalesce(game_id::text, ''), at, data::text, prev_hash, hash
-			FROM events WHERE lobby_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, lobby, after, limit)
+			FROM events WHERE lobby_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, lobby, after, read)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return events.([]tournament.LoggedEvent), nil
+	events := shared.([]tournament.LoggedEvent)
+	return events[:min(limit, len(events))], nil
 }
+
+// sharedEventPage is the smallest page a read of the log asks the database for.
+const sharedEventPage = 100
 
 func scanEvent(r pgx.CollectableRow) (tournament.LoggedEvent, error) {
 	var e tournament.LoggedEvent

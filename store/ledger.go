@@ -121,3 +121,19 @@ func (s *Store) LedgerReport(ctx context.Context) (tournament.LedgerReport, erro
 	r.EntriesSumToZero = r.EntriesSum == 0 && pairsBalanced
 	return r, nil
 }
+
+// moneyLock is the advisory lock that serialises the transactions bounding the money in play
+// (credits), so that two cannot both pass the bound.
+const moneyLock int64 = 0x7270735f6d6f6e79 // "rps_mony"
+
+// MoneyInPlay sums every balance and escrow, after taking moneyLock for the rest of the
+// transaction: read after the lock, the sum includes every credit committed before it.
+func (t *pgTx) MoneyInPlay(ctx context.Context) (int64, error) {
+	if _, err := exec(ctx, t.tx, `SELECT pg_advisory_xact_lock($1)`, moneyLock); err != nil {
+		return 0, fmt.Errorf("lock the money in play: %w", err)
+	}
+	var n int64
+	err := queryRow(ctx, t.tx, `SELECT (SELECT coalesce(sum(balance), 0) FROM accounts)::bigint
+		+ (SELECT coalesce(sum(escrow), 0) FROM games)::bigint`).Scan(&n)
+	return n, err
+}

@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +31,24 @@ type notifier struct {
 	// the log keyed by the count is never shared with a read that began before a wake-up.
 	wakes    map[tournament.LobbyID]uint64
 	wakesAll uint64
+	// heads are the highest seq notified of each lobby since the listener last (re)connected:
+	// a follower further on has nothing to read.
+	heads map[tournament.LobbyID]int64
+}
+
+// maxKnownHeads bounds the heads remembered; past it they are forgotten (which costs reads, not
+// correctness).
+const maxKnownHeads = 100_000
+
+// MayHaveEventsAfter reports whether the lobby's log may hold events after seq: false only when
+// every notification since the listener connected says that the log ends at or before seq, so a
+// woken follower that is ahead of the news need not read.
+func (s *Store) MayHaveEventsAfter(lobby tournament.LobbyID, seq int64) bool {
+	n := &s.notify
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	head, known := n.heads[lobby]
+	return !known || head > seq
 }
 
 // generation is the number of wake-ups a lobby has had so far.
@@ -94,10 +115,16 @@ func (n *notifier) accountChanged(id tournament.AccountID) {
 	}
 }
 
-func (n *notifier) wake(lobby tournament.LobbyID, all bool) {
+func (n *notifier) wake(lobby tournament.LobbyID, seq int64, all bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !all {
+		if n.heads == nil || len(n.heads) > maxKnownHeads {
+			n.heads = map[tournament.LobbyID]int64{}
+		}
+		if seq > n.heads[lobby] {
+			n.heads[lobby] = seq
+		}
 		if n.wakes == nil {
 			n.wakes = map[tournament.LobbyID]uint64{}
 		}
@@ -106,6 +133,8 @@ func (n *notifier) wake(lobby tournament.LobbyID, all bool) {
 		return
 	}
 	n.wakesAll++
+	// Notifications may have been missed: no head is known any more.
+	n.heads = nil
 	for _, chans := range n.followers {
 		signal(chans)
 	}
@@ -128,7 +157,7 @@ func (s *Store) listen(ctx context.Context) {
 			return
 		}
 		s.log.Warn("event listener lost its connection; reconnecting", "err", err)
-		s.notify.wake("", true)
+		s.notify.wake("", 0, true)
 		s.notify.accountChanged("")
 		select {
 		case <-ctx.Done():
@@ -148,7 +177,7 @@ func (s *Store) listenOnce(ctx context.Context) error {
 	}
 	// Followers that subscribed, and accounts that changed, before this connection listened may
 	// have missed a notification.
-	s.notify.wake("", true)
+	s.notify.wake("", 0, true)
 	s.notify.accountChanged("")
 	for {
 		note, err := conn.WaitForNotification(ctx)
@@ -159,6 +188,18 @@ func (s *Store) listenOnce(ctx context.Context) error {
 			s.notify.accountChanged(tournament.AccountID(note.Payload))
 			continue
 		}
-		s.notify.wake(tournament.LobbyID(note.Payload), false)
+		lobby, seq := parseEventNote(note.Payload)
+		s.notify.wake(lobby, seq, false)
 	}
+}
+
+// parseEventNote reads an EventsChannel payload, "lobby:seq". A payload without a seq (from an
+// older replica) wakes the lobby's followers with the head unknown.
+func parseEventNote(payload string) (tournament.LobbyID, int64) {
+	lobby, seqText, _ := strings.Cut(payload, ":")
+	seq, err := strconv.ParseInt(seqText, 10, 64)
+	if err != nil {
+		seq = math.MaxInt64
+	}
+	return tournament.LobbyID(lobby), seq
 }

@@ -71,19 +71,23 @@ func (s *Store) Close() { s.stopListen() }
 // maxAttempts bounds the tries of a transaction that lost a serialization race or a deadlock.
 const maxAttempts = 5
 
-// withTx runs fn in one transaction: it commits when fn returns nil and rolls back otherwise.
-// The rollback runs even when ctx was cancelled, so the connection goes back to the pool clean.
-func (s *Store) withTx(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) error) (err error) {
+// rollbackTimeout bounds the rollback of a failed transaction, which must not wait on a caller's
+// cancelled context yet must not hang on a dead connection either.
+const rollbackTimeout = 5 * time.Second
+
+// withTx runs fn in one transaction: it commits when fn returns nil and rolls back otherwise,
+// also when fn panics (the panic goes on after the rollback). The rollback runs even when ctx was
+// cancelled, so the connection goes back to the pool clean and the row locks it held are freed.
+func (s *Store) withTx(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
 	tx, err := s.pool.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("begin: %w", mapErr(err))
 	}
+	// Deferred, so that it runs on a panic too; after a commit it does nothing.
 	defer func() {
-		if err != nil {
-			// A cancelled ctx must not stop the rollback, or the connection would be closed
-			// with the transaction open.
-			_ = tx.Rollback(context.WithoutCancel(ctx))
-		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+		defer cancel()
+		_ = tx.Rollback(rctx)
 	}()
 	if err := fn(tx); err != nil {
 		return err

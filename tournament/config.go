@@ -19,7 +19,8 @@ type Config struct {
 	// window.
 	StartWhenFull bool `json:"startWhenFull"`
 	// MaxExtensions > 0 stops a game whose moves or reveal stage expired empty that many times in a
-	// row (0 = unlimited, as in Gear).
+	// row (0 = unlimited, as in Gear, where players who never act hold a lobby forever; the
+	// default is DefaultMaxExtensions).
 	MaxExtensions int `json:"maxExtensions"`
 	// MaxRounds > 0 stops a game when that many rounds ended without a winner (0 = unlimited).
 	MaxRounds int `json:"maxRounds"`
@@ -35,6 +36,9 @@ const (
 	DefaultMinTimeoutMs = 5000
 	// DefaultTimeoutMs is the timeout of a stage whose timeout a config omits.
 	DefaultTimeoutMs = 60_000
+	// DefaultMaxExtensions is the maxExtensions of a config that omits it: a game whose players
+	// all stop acting ends (split) after this many empty windows instead of never.
+	DefaultMaxExtensions = 3
 	// maxSafeInteger is 2^53-1, the largest integer every JSON client reads exactly.
 	maxSafeInteger = 1<<53 - 1
 )
@@ -50,6 +54,7 @@ func DefaultConfig() Config {
 		Ruleset:           engine.DefaultRulesetID,
 		Resolution:        engine.Classic,
 		StartWhenFull:     true,
+		MaxExtensions:     DefaultMaxExtensions,
 	}
 }
 

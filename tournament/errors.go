@@ -17,6 +17,7 @@ const (
 	CodeAlreadyRegistered  Code = "already_registered"
 	CodeLobbyFull          Code = "lobby_full"
 	CodeInsufficientFunds  Code = "insufficient_funds"
+	CodeMoneyLimit         Code = "money_limit"
 	CodeAlreadyCommitted   Code = "already_committed"
 	CodeCommitmentMismatch Code = "commitment_mismatch"
 	CodeInvalidMove        Code = "invalid_move"

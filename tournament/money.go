@@ -37,8 +37,14 @@ func (s *Service) moveMoney(ctx context.Context, tx Tx, now int64, actor Actor, 
 	p := Posting{From: Treasury, To: PlayerAccount(id), Amount: amount, Kind: kind, At: now}
 	switch kind {
 	case PostingCredit:
-		if acct.Balance > maxSafeInteger-amount {
-			return Account{}, invalid("amount", fmt.Sprintf("the balance would exceed %d", int64(maxSafeInteger)))
+		// Every balance is part of the money in play and a payout cannot be refused, so bounding
+		// the whole is what keeps every balance (and escrow) within what JSON clients read exactly.
+		inPlay, err := tx.MoneyInPlay(ctx)
+		if err != nil {
+			return Account{}, fmt.Errorf("money in play: %w", err)
+		}
+		if inPlay > maxSafeInteger-amount {
+			return Account{}, refuse(CodeMoneyLimit, "the money in play (%d) would exceed %d", inPlay, int64(maxSafeInteger))
 		}
 		acct.Balance += amount
 	case PostingDebit:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/commitreveal/rps/engine"
@@ -85,7 +86,9 @@ func (s *Service) CloseLobby(ctx context.Context, tx Tx, now int64, actor Actor,
 		if err := o.emit(now, "", &LobbyClosedData{}); err != nil {
 			return err
 		}
-		if o.game.Stage == StageRegistration && o.game.Players == 0 {
+		// A registration left open would never end (its players could wait forever, newcomers
+		// keep joining): it is stopped now, every bet refunded.
+		if o.game.Stage == StageRegistration {
 			return o.stop(now, "lobby closed")
 		}
 		return nil
@@ -265,6 +268,9 @@ func (s *Service) ChangeNextConfig(ctx context.Context, tx Tx, now int64, actor 
 		if actor.Role != RoleAdmin {
 			return refuse(CodeForbidden, "only an admin can change the next game's config")
 		}
+		if o.lobby.Closed {
+			return refuse(CodeWrongStage, "the lobby is closed: no next game will start")
+		}
 		if _, err := validateConfig(cfg, s.rules, s.minTimeoutMs); err != nil {
 			return err
 		}
@@ -322,8 +328,9 @@ func (s *Service) ShiftClock(ctx context.Context, tx Tx, now int64, gap int64) e
 }
 
 // Text is the one rule for free-text inputs (names, reasons): it returns s without surrounding
-// white space, or a validation_failed refusal on field when that is empty, not valid UTF-8 or
-// longer than max characters.
+// white space, or a validation_failed refusal on field when that is empty, not valid UTF-8,
+// holds a control character (Postgres refuses a NUL in text, and none has any business in a
+// name) or is longer than max characters.
 func Text(field, s string, max int) (string, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -331,6 +338,9 @@ func Text(field, s string, max int) (string, error) {
 	}
 	if !utf8.ValidString(s) {
 		return "", invalid(field, "must be valid UTF-8")
+	}
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		return "", invalid(field, "must not contain control characters")
 	}
 	if n := utf8.RuneCountInString(s); n > max {
 		return "", invalid(field, fmt.Sprintf("must be at most %d characters, got %d", max, n))

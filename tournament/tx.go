@@ -58,6 +58,10 @@ type Tx interface {
 	// account id, with the sealed value: the commitment in lower-case hex, or the reveal string.
 	SealedValues(ctx context.Context, game GameID, round int, kind Sealed, fn func(player AccountID, value string) error) error
 
+	// MoneyInPlay is the sum of every player balance and game escrow: all the money credits put
+	// in and debits did not take out. It holds concurrent credits back until this transaction
+	// ends, so that two of them cannot both pass a bound on it.
+	MoneyInPlay(ctx context.Context) (int64, error)
 	// Transfer records a posting (a pair of ledger entries) and applies it to player balances;
 	// escrow balances live in the game header, which the caller updates.
 	Transfer(ctx context.Context, p Posting) error

@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	_ "net/http/pprof"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -51,12 +52,15 @@ type settings struct {
 	ipRate       float64
 	signupRate   float64
 	debugAddr    string
+	metricsAddr  string
+	http         api.HTTPLimits
+	maxWaits     int
 }
 
 var settingDocs = []struct{ name, def, doc string }{
 	{"DATABASE_URL", "", "PostgreSQL URL; without it rpsd runs a private cluster under RPSD_DATA_DIR"},
 	{"RPSD_ADDR", ":8080", "address the HTTP API listens on"},
-	{"RPSD_ADMIN_TOKEN", "", "token of the bootstrap admin, created or updated at start-up; without it a token is generated and printed once"},
+	{"RPSD_ADMIN_TOKEN", "", "token of the bootstrap admin when the first start creates it (at least 32 characters); ignored, with a warning, once the admin exists; without it a token is generated and printed once"},
 	{"RPSD_MIN_TIMEOUT_MS", strconv.Itoa(tournament.DefaultMinTimeoutMs), "shortest stage timeout a game config may set (tests lower it)"},
 	{"RPSD_DATA_DIR", "./.rpsd", "folder of the private PostgreSQL cluster"},
 	{"RPSD_OUTAGE_THRESHOLD_MS", "5000", "a gap without any replica's heartbeat longer than this shifts every open deadline by the gap at start-up"},
@@ -65,7 +69,14 @@ var settingDocs = []struct{ name, def, doc string }{
 	{"RPSD_IP_RATE", "20", "requests per second an address may make without a valid token (0: no limit)"},
 	{"RPSD_SIGNUP_RATE", "0.5", "accounts per second an address may create, bursts of 10 (0: no limit)"},
 	{"RPSD_DEBUG_ADDR", "", "address of a separate listener serving Go's profiler (/debug/pprof/); keep it private"},
+	{"RPSD_TRUSTED_PROXIES", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For names the client (for per-address limits); from anyone else the header is ignored"},
+	{"RPSD_MAX_CONNS_PER_ADDR", "64", "open connections one address may hold (trusted proxies exempt; 0: no cap)"},
+	{"RPSD_MAX_WAITS_PER_CLIENT", "8", "event streams and long polls one account or address may hold open at once"},
+	{"RPSD_METRICS_ADDR", "", "address of a separate listener serving Prometheus metrics (/metrics); unset: metrics are not served"},
 }
+
+// minAdminTokenLength is the shortest RPSD_ADMIN_TOKEN accepted: the admin can move any money.
+const minAdminTokenLength = 32
 
 func usage() {
 	out := flag.CommandLine.Output()
@@ -104,7 +115,10 @@ func loadSettings() (settings, error) {
 	}
 	s := settings{
 		databaseURL: env("DATABASE_URL"), addr: env("RPSD_ADDR"), adminToken: env("RPSD_ADMIN_TOKEN"),
-		dataDir: env("RPSD_DATA_DIR"), debugAddr: env("RPSD_DEBUG_ADDR"),
+		dataDir: env("RPSD_DATA_DIR"), debugAddr: env("RPSD_DEBUG_ADDR"), metricsAddr: env("RPSD_METRICS_ADDR"),
+	}
+	if n := len(s.adminToken); n > 0 && n < minAdminTokenLength {
+		return s, fmt.Errorf("RPSD_ADMIN_TOKEN must be at least %d characters, got %d", minAdminTokenLength, n)
 	}
 	var err error
 	if s.minTimeoutMs, err = strconv.ParseInt(env("RPSD_MIN_TIMEOUT_MS"), 10, 64); err != nil || s.minTimeoutMs <= 0 {
@@ -127,6 +141,20 @@ func loadSettings() (settings, error) {
 		if *r.dest, err = strconv.ParseFloat(env(r.name), 64); err != nil || *r.dest < 0 {
 			return s, fmt.Errorf("%s must be a number of requests per second, 0 for no limit", r.name)
 		}
+	}
+	s.http = api.DefaultHTTPLimits()
+	for _, cidr := range strings.FieldsFunc(env("RPSD_TRUSTED_PROXIES"), func(r rune) bool { return r == ',' || r == ' ' }) {
+		prefix, err := netip.ParsePrefix(cidr)
+		if err != nil {
+			return s, fmt.Errorf("RPSD_TRUSTED_PROXIES: %q is not a CIDR such as 10.0.0.0/8", cidr)
+		}
+		s.http.TrustedProxies = append(s.http.TrustedProxies, prefix.Masked())
+	}
+	if s.http.MaxConnsPerAddress, err = strconv.Atoi(env("RPSD_MAX_CONNS_PER_ADDR")); err != nil || s.http.MaxConnsPerAddress < 0 {
+		return s, fmt.Errorf("RPSD_MAX_CONNS_PER_ADDR must be a number of connections, 0 for no cap")
+	}
+	if s.maxWaits, err = strconv.Atoi(env("RPSD_MAX_WAITS_PER_CLIENT")); err != nil || s.maxWaits < 1 {
+		return s, fmt.Errorf("RPSD_MAX_WAITS_PER_CLIENT must be a positive number")
 	}
 	return s, nil
 }
@@ -243,6 +271,21 @@ func database(ctx context.Context, cfg settings, log *slog.Logger) (string, *pgc
 	return cluster.URL("rps"), cluster, nil
 }
 
+// serveInternal serves h on addr, a listener meant for operators only (none when addr is empty),
+// and returns what closes it.
+func serveInternal(addr, name string, h http.Handler, log *slog.Logger) (closeIt func()) {
+	if addr == "" {
+		return func() {}
+	}
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error(name+" listener", "err", err)
+		}
+	}()
+	return func() { _ = srv.Close() }
+}
+
 func serve(ctx context.Context, cfg settings, st *store.Store, service *tournament.Service, metrics *api.Metrics, log *slog.Logger) error {
 	if _, err := st.Recover(ctx, cfg.outage); err != nil {
 		return fmt.Errorf("recover after outage: %w", err)
@@ -255,6 +298,13 @@ func serve(ctx context.Context, cfg settings, st *store.Store, service *tourname
 		// Printed once, on standard output, so that it stays out of the logs.
 		fmt.Printf("admin token: %s\n", token)
 	}
+	if !created && cfg.adminToken != "" {
+		if a, _, err := st.AccountByToken(ctx, cfg.adminToken); err != nil || a.Role != tournament.RoleAdmin {
+			log.Warn("RPSD_ADMIN_TOKEN IS IGNORED: the bootstrap admin exists and its token is another one " +
+				"(rotated since); it only sets the token of a new admin. Run `rpsd admin token` for a new token, " +
+				"and remove RPSD_ADMIN_TOKEN")
+		}
+	}
 	key, err := st.CurrentSigningKey(ctx)
 	if err != nil {
 		return err
@@ -263,28 +313,25 @@ func serve(ctx context.Context, cfg settings, st *store.Store, service *tourname
 
 	server, err := api.NewServer(api.Config{
 		Store: st, Service: service, Logger: log, Metrics: metrics,
-		TokenLimit:   api.RateLimit{Rate: cfg.accountRate, Burst: max(1, int(2*cfg.accountRate))},
-		IPLimit:      api.RateLimit{Rate: cfg.ipRate, Burst: max(1, int(2*cfg.ipRate))},
-		AccountLimit: api.RateLimit{Rate: cfg.signupRate, Burst: 10},
+		TokenLimit:          api.RateLimit{Rate: cfg.accountRate, Burst: max(1, int(2*cfg.accountRate))},
+		IPLimit:             api.RateLimit{Rate: cfg.ipRate, Burst: max(1, int(2*cfg.ipRate))},
+		AccountLimit:        api.RateLimit{Rate: cfg.signupRate, Burst: 10},
+		MaxStreamsPerClient: cfg.maxWaits, TrustedProxies: cfg.http.TrustedProxies,
 	})
 	if err != nil {
 		return err
 	}
-	if cfg.debugAddr != "" {
-		// net/http/pprof registers on the default mux, which only this listener serves.
-		debug := &http.Server{Addr: cfg.debugAddr, Handler: http.DefaultServeMux, ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			if err := debug.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error("debug listener", "err", err)
-			}
-		}()
-		defer debug.Close()
-	}
+	// net/http/pprof registers on the default mux, which only the debug listener serves.
+	defer serveInternal(cfg.debugAddr, "debug", http.DefaultServeMux, log)()
+	metricsMux := http.NewServeMux()
+	metricsMux.Handle("GET /metrics", server.MetricsHandler())
+	defer serveInternal(cfg.metricsAddr, "metrics", metricsMux, log)()
 	listener, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	httpServer := &http.Server{Handler: server.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	listener = api.LimitConnsPerAddress(listener, cfg.http)
+	httpServer := api.NewHTTPServer(server.Handler(), cfg.http)
 
 	clockDone := make(chan error, 1)
 	// The clock outlives the signal until in-flight requests are done.

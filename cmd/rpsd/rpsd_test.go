@@ -467,6 +467,8 @@ func TestHelpAndCommands(t *testing.T) {
 		{map[string]string{"DATABASE_URL": dbURL, "RPSD_MIN_TIMEOUT_MS": "soon"}, "RPSD_MIN_TIMEOUT_MS"},
 		{map[string]string{"DATABASE_URL": dbURL, "RPSD_MIN_TIMEOUT_MS": "0"}, "RPSD_MIN_TIMEOUT_MS"},
 		{map[string]string{"DATABASE_URL": dbURL, "RPSD_OUTAGE_THRESHOLD_MS": "-1"}, "RPSD_OUTAGE_THRESHOLD_MS"},
+		{map[string]string{"DATABASE_URL": dbURL, "RPSD_ADMIN_TOKEN": "short-admin-token"}, "RPSD_ADMIN_TOKEN"},
+		{map[string]string{"DATABASE_URL": dbURL, "RPSD_TRUSTED_PROXIES": "10.0.0.0"}, "RPSD_TRUSTED_PROXIES"},
 		{map[string]string{"DATABASE_URL": "postgres://postgres@" + freeAddr(t) + "/none?sslmode=disable"}, "connect"},
 	} {
 		res := runRPSD(t, c.env, "migrate")
@@ -537,14 +539,18 @@ func TestHelpAndCommands(t *testing.T) {
 		t.Errorf("rpsd#2 exit code %d, want 0", code)
 	}
 
-	// RPSD_ADMIN_TOKEN sets the admin's token at start-up, replacing the rotated one.
+	// RPSD_ADMIN_TOKEN only sets a new admin's token: it does not undo a rotation at every
+	// start, and says so loudly.
 	env["RPSD_ADMIN_TOKEN"] = adminToken
 	s3 := startServer(t, "rpsd#3", env)
-	if code := ledger(s3, adminToken); code != http.StatusOK {
-		t.Errorf("RPSD_ADMIN_TOKEN: %d, want 200", code)
+	if code := ledger(s3, adminToken); code != http.StatusUnauthorized {
+		t.Errorf("RPSD_ADMIN_TOKEN over a rotated admin token: %d, want 401", code)
 	}
-	if code := ledger(s3, second); code != http.StatusUnauthorized {
-		t.Errorf("the token replaced by RPSD_ADMIN_TOKEN: %d, want 401", code)
+	if code := ledger(s3, second); code != http.StatusOK {
+		t.Errorf("the rotated admin token with RPSD_ADMIN_TOKEN set: %d, want 200", code)
+	}
+	if !strings.Contains(s3.stderr.String(), "RPSD_ADMIN_TOKEN IS IGNORED") {
+		t.Errorf("RPSD_ADMIN_TOKEN ignored without a warning:\n%s", s3.stderr.String())
 	}
 	if code := s3.terminate(); code != 0 {
 		t.Errorf("rpsd#3 exit code %d, want 0", code)

@@ -413,6 +413,7 @@ const (
 	ProblemCodeInvalidMove         ProblemCode = "invalid_move"
 	ProblemCodeLobbyFull           ProblemCode = "lobby_full"
 	ProblemCodeMethodNotAllowed    ProblemCode = "method_not_allowed"
+	ProblemCodeMoneyLimit          ProblemCode = "money_limit"
 	ProblemCodeNoMatch             ProblemCode = "no_match"
 	ProblemCodeNotFound            ProblemCode = "not_found"
 	ProblemCodeNotInGame           ProblemCode = "not_in_game"
@@ -450,6 +451,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeLobbyFull:
 		return true
 	case ProblemCodeMethodNotAllowed:
+		return true
+	case ProblemCodeMoneyLimit:
 		return true
 	case ProblemCodeNoMatch:
 		return true
@@ -904,7 +907,7 @@ type CommitRequest struct {
 //
 // Example: {"name":"alice"}
 type CreateAccountRequest struct {
-	// Name A display name (1 to 64 characters; not necessarily unique). Surrounding white space is trimmed; a blank name is refused.
+	// Name A display name (1 to 64 characters; not necessarily unique). Surrounding white space is trimmed; a blank name, or one with a control character, is refused.
 	//
 	// Example: alice
 	Name string `json:"name"`
@@ -915,8 +918,8 @@ type CreateAccountRequest struct {
 // Example: {"config":{"betSize":100,"playersCountLimit":4},"name":"Friday night"}
 type CreateLobbyRequest struct {
 	// Config A game config as sent by an admin. `betSize` and `playersCountLimit` are required; every
-	// other omitted field takes its default (timeouts 60000 ms, ruleset `rpsls`, resolution
-	// `classic`, `startWhenFull` true, `maxExtensions` and `maxRounds` 0). Validated: limit
+	// other omitted (or null) field takes its default (timeouts 60000 ms, ruleset `rpsls`, resolution
+	// `classic`, `startWhenFull` true, `maxExtensions` 3, `maxRounds` 0). Validated: limit
 	// 2..100000; each timeout between the server's minimum (5000 ms unless configured lower) and
 	// 604800000 ms (7 days); `betSize >= 0` and `betSize x playersCountLimit <= 2^53-1`; the
 	// ruleset must exist. Extra fields are rejected.
@@ -925,7 +928,7 @@ type CreateLobbyRequest struct {
 	// Example: {"betSize":100,"moveTimeoutMs":30000,"playersCountLimit":4,"revealTimeoutMs":30000}
 	Config GameConfigInput `json:"config"`
 
-	// Name The lobby's display name. Surrounding white space is trimmed; a blank name is refused.
+	// Name The lobby's display name. Surrounding white space is trimmed; a blank name, or one with a control character, is refused.
 	//
 	// Example: Friday night
 	Name string `json:"name"`
@@ -1070,7 +1073,7 @@ type GameConfig struct {
 	// game as an admin stop would. 0 means unlimited (as in Gear).
 	//
 	//
-	// Example: 0
+	// Example: 3
 	MaxExtensions int32 `json:"maxExtensions"`
 
 	// MaxRounds When > 0, a game in which this many rounds end without a winner is stopped and split.
@@ -1116,8 +1119,8 @@ type GameConfig struct {
 }
 
 // GameConfigInput A game config as sent by an admin. `betSize` and `playersCountLimit` are required; every
-// other omitted field takes its default (timeouts 60000 ms, ruleset `rpsls`, resolution
-// `classic`, `startWhenFull` true, `maxExtensions` and `maxRounds` 0). Validated: limit
+// other omitted (or null) field takes its default (timeouts 60000 ms, ruleset `rpsls`, resolution
+// `classic`, `startWhenFull` true, `maxExtensions` 3, `maxRounds` 0). Validated: limit
 // 2..100000; each timeout between the server's minimum (5000 ms unless configured lower) and
 // 604800000 ms (7 days); `betSize >= 0` and `betSize x playersCountLimit <= 2^53-1`; the
 // ruleset must exist. Extra fields are rejected.
@@ -1134,9 +1137,11 @@ type GameConfigInput struct {
 	// Example: 60000
 	EntryTimeoutMs *int64 `json:"entryTimeoutMs,omitempty"`
 
-	// MaxExtensions Consecutive empty expiries of a moves or reveal stage that stop the game (0 = unlimited).
+	// MaxExtensions Consecutive empty expiries of a moves or reveal stage that stop the game. 0 = unlimited,
+	// as in Gear: then players who register and never act hold the lobby forever.
 	//
-	// Example: 0
+	//
+	// Example: 3
 	MaxExtensions *int32 `json:"maxExtensions,omitempty"`
 
 	// MaxRounds Rounds without a winner after which the game is stopped and split (0 = unlimited).
@@ -1168,7 +1173,7 @@ type GameConfigInput struct {
 	// Example: 60000
 	RevealTimeoutMs *int64 `json:"revealTimeoutMs,omitempty"`
 
-	// Ruleset The id of a ruleset listed by `GET /v1/rulesets`.
+	// Ruleset The id of a ruleset listed by `GET /v1/rulesets` (the ones this server ships).
 	//
 	// Example: rpsls
 	Ruleset *string `json:"ruleset,omitempty"`
@@ -2130,7 +2135,7 @@ type PostingKind string
 type Problem struct {
 	// Code The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
 	// `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
-	// `lobby_full` / `insufficient_funds` / `already_committed` / `already_revealed` /
+	// `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
 	// `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
 	// `payload_too_large` 413, `commitment_mismatch` /
 	// `invalid_move` 422, `rate_limited` 429, `internal` 500, `unavailable` 503.
@@ -2179,7 +2184,7 @@ type Problem struct {
 
 // ProblemCode The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
 // `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
-// `lobby_full` / `insufficient_funds` / `already_committed` / `already_revealed` /
+// `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
 // `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
 // `payload_too_large` 413, `commitment_mismatch` /
 // `invalid_move` 422, `rate_limited` 429, `internal` 500, `unavailable` 503.
@@ -2571,7 +2576,7 @@ type Standing struct {
 //
 // Example: {"reason":"maintenance"}
 type StopGameRequest struct {
-	// Reason The reason, recorded in the game and its `game_stopped` event. Surrounding white space is trimmed; a blank reason is refused.
+	// Reason The reason, recorded in the game and its `game_stopped` event. Surrounding white space is trimmed; a blank reason, or one with a control character, is refused.
 	//
 	// Example: maintenance
 	Reason string `json:"reason"`
@@ -2653,11 +2658,17 @@ type IdempotencyKey = string
 // LastEventId defines model for LastEventId.
 type LastEventId = int64
 
+// LedgerAfter defines model for LedgerAfter.
+type LedgerAfter = string
+
 // Limit defines model for Limit.
 type Limit = int32
 
 // LobbyId defines model for LobbyId.
 type LobbyId = openapi_types.UUID
+
+// OrderAfter defines model for OrderAfter.
+type OrderAfter = string
 
 // Round defines model for Round.
 type Round = int32
@@ -2791,6 +2802,18 @@ type EnableAccountParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// IssueTokenParams defines parameters for IssueToken.
+type IssueTokenParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
+	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
+	// the same transaction as its effects; a retry with the same key and body replays the stored
+	// status and body without a second effect; a concurrent duplicate waits for the first and
+	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
+	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
+	// UUID) per intended action.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListAuditParams defines parameters for ListAudit.
 type ListAuditParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
@@ -2803,7 +2826,7 @@ type ListAuditParams struct {
 // ListGamePlayersParams defines parameters for ListGamePlayers.
 type ListGamePlayersParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *OrderAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2812,7 +2835,7 @@ type ListGamePlayersParams struct {
 // ListGamePostingsParams defines parameters for ListGamePostings.
 type ListGamePostingsParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *LedgerAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2821,7 +2844,7 @@ type ListGamePostingsParams struct {
 // GetRoundParams defines parameters for GetRound.
 type GetRoundParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *OrderAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -3016,7 +3039,7 @@ type ListMyGamesParams struct {
 // ListMyLedgerParams defines parameters for ListMyLedger.
 type ListMyLedgerParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *LedgerAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -3717,15 +3740,6 @@ type ClientInterface interface {
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetMetrics Prometheus metrics
-	//
-	// Prometheus text exposition format: requests by route and status with latency histograms,
-	// game actions by type and result, stage changes, clock lag and database pool statistics.
-	// Anonymous.
-	//
-	// Corresponds with GET /metrics (the `GetMetrics` operationId).
-	GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
-
 	// GetOpenApiSpec This contract
 	//
 	// The OpenAPI document the server was built from, as YAML. Anonymous.
@@ -3784,7 +3798,10 @@ type ClientInterface interface {
 	// CreditAccountWithBody Credit a player (deposit)
 	//
 	// Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
-	// kind `credit`). Returns the account after the credit.
+	// kind `credit`). Returns the account after the credit. All the money in play (every
+	// balance and escrow) stays at most 2^53-1, the largest integer every JSON client reads
+	// exactly, so that no payout can ever carry a balance past it: a credit that would take it
+	// beyond is `409 money_limit`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3794,7 +3811,10 @@ type ClientInterface interface {
 	// CreditAccount Credit a player (deposit)
 	//
 	// Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
-	// kind `credit`). Returns the account after the credit.
+	// kind `credit`). Returns the account after the credit. All the money in play (every
+	// balance and escrow) stays at most 2^53-1, the largest integer every JSON client reads
+	// exactly, so that no payout can ever carry a balance past it: a credit that would take it
+	// beyond is `409 money_limit`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3856,6 +3876,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/admin/accounts/{accountId}/enable (the `EnableAccount` operationId).
 	EnableAccount(ctx context.Context, accountId AccountId, params *EnableAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// IssueToken Issue a new token for a player
+	//
+	// Admin only. Gives a player (who lost their token, or whose token leaked) a new token; every
+	// token the player had stops working at once. Recorded in the admin audit log (actor,
+	// action `issue_token`, target). Admin accounts' tokens are not issued here (`403`): use
+	// `rpsd admin token` on the server. With the same `Idempotency-Key`, a duplicate does not
+	// issue again and gets `409 idempotency_conflict`.
+	//
+	// Corresponds with POST /v1/admin/accounts/{accountId}/token (the `IssueToken` operationId).
+	IssueToken(ctx context.Context, accountId AccountId, params *IssueTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListAudit The admins' audit log
 	//
@@ -3977,9 +4008,11 @@ type ClientInterface interface {
 
 	// CloseLobby Close a lobby
 	//
-	// Admin only. No new game starts in the lobby after the current one ends; the current game
-	// plays on, unless nobody has registered in it yet: then it is stopped at once, since nobody
-	// could ever play it. Closing a closed lobby changes nothing and returns it.
+	// Admin only. No new game starts in the lobby after the current one ends. A game past
+	// registration plays on; a game still in registration is stopped at once and every bet
+	// refunded (a registration in a closed lobby would otherwise never end). Closing a closed
+	// lobby changes nothing and returns it; its next config can no longer be changed
+	// (`409 wrong_stage`).
 	//
 	// Corresponds with POST /v1/lobbies/{lobbyId}/close (the `CloseLobby` operationId).
 	CloseLobby(ctx context.Context, lobbyId LobbyId, params *CloseLobbyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4216,11 +4249,12 @@ type ClientInterface interface {
 
 	// RotateToken Rotate the caller's token
 	//
-	// Player or admin. Issues a new token and revokes the one used for this request at once.
-	// Keep the old token until the new one has been received. A retry after a successful
-	// rotation carries the revoked token and is refused with 401. A duplicate with the same
-	// `Idempotency-Key` sent while the first is in flight does not rotate again: since the token
-	// is never stored, it gets `409 idempotency_conflict` saying that its twin received it.
+	// Player or admin. Issues a new token. The old one keeps working until the new one is first
+	// used, or for 10 minutes at most, so that a rotation whose answer was lost does not lock
+	// the account out (rotate again with the old token); rotating again replaces that grace.
+	// A duplicate with the same `Idempotency-Key` does not rotate again: since the token is
+	// never stored, it gets `409 idempotency_conflict` saying that its twin received it. A
+	// player who lost every token asks an admin (`POST /v1/admin/accounts/{accountId}/token`).
 	//
 	// Corresponds with POST /v1/me/token (the `RotateToken` operationId).
 	RotateToken(ctx context.Context, params *RotateTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4291,25 +4325,6 @@ type ClientInterface interface {
 // Corresponds with GET /healthz (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetHealthRequest(c.Server)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// GetMetrics Prometheus metrics
-//
-// Prometheus text exposition format: requests by route and status with latency histograms,
-// game actions by type and result, stage changes, clock lag and database pool statistics.
-// Anonymous.
-//
-// Corresponds with GET /metrics (the `GetMetrics` operationId).
-func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetMetricsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -4438,7 +4453,10 @@ func (c *Client) SearchAccounts(ctx context.Context, params *SearchAccountsParam
 // CreditAccountWithBody Credit a player (deposit)
 //
 // Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
-// kind `credit`). Returns the account after the credit.
+// kind `credit`). Returns the account after the credit. All the money in play (every
+// balance and escrow) stays at most 2^53-1, the largest integer every JSON client reads
+// exactly, so that no payout can ever carry a balance past it: a credit that would take it
+// beyond is `409 money_limit`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4458,7 +4476,10 @@ func (c *Client) CreditAccountWithBody(ctx context.Context, accountId AccountId,
 // CreditAccount Credit a player (deposit)
 //
 // Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
-// kind `credit`). Returns the account after the credit.
+// kind `credit`). Returns the account after the credit. All the money in play (every
+// balance and escrow) stays at most 2^53-1, the largest integer every JSON client reads
+// exactly, so that no payout can ever carry a balance past it: a credit that would take it
+// beyond is `409 money_limit`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4571,6 +4592,27 @@ func (c *Client) DisableAccount(ctx context.Context, accountId AccountId, params
 // Corresponds with POST /v1/admin/accounts/{accountId}/enable (the `EnableAccount` operationId).
 func (c *Client) EnableAccount(ctx context.Context, accountId AccountId, params *EnableAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewEnableAccountRequest(c.Server, accountId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// IssueToken Issue a new token for a player
+//
+// Admin only. Gives a player (who lost their token, or whose token leaked) a new token; every
+// token the player had stops working at once. Recorded in the admin audit log (actor,
+// action `issue_token`, target). Admin accounts' tokens are not issued here (`403`): use
+// `rpsd admin token` on the server. With the same `Idempotency-Key`, a duplicate does not
+// issue again and gets `409 idempotency_conflict`.
+//
+// Corresponds with POST /v1/admin/accounts/{accountId}/token (the `IssueToken` operationId).
+func (c *Client) IssueToken(ctx context.Context, accountId AccountId, params *IssueTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIssueTokenRequest(c.Server, accountId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4821,9 +4863,11 @@ func (c *Client) GetLobby(ctx context.Context, lobbyId LobbyId, reqEditors ...Re
 
 // CloseLobby Close a lobby
 //
-// Admin only. No new game starts in the lobby after the current one ends; the current game
-// plays on, unless nobody has registered in it yet: then it is stopped at once, since nobody
-// could ever play it. Closing a closed lobby changes nothing and returns it.
+// Admin only. No new game starts in the lobby after the current one ends. A game past
+// registration plays on; a game still in registration is stopped at once and every bet
+// refunded (a registration in a closed lobby would otherwise never end). Closing a closed
+// lobby changes nothing and returns it; its next config can no longer be changed
+// (`409 wrong_stage`).
 //
 // Corresponds with POST /v1/lobbies/{lobbyId}/close (the `CloseLobby` operationId).
 func (c *Client) CloseLobby(ctx context.Context, lobbyId LobbyId, params *CloseLobbyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5240,11 +5284,12 @@ func (c *Client) ListMyLedger(ctx context.Context, params *ListMyLedgerParams, r
 
 // RotateToken Rotate the caller's token
 //
-// Player or admin. Issues a new token and revokes the one used for this request at once.
-// Keep the old token until the new one has been received. A retry after a successful
-// rotation carries the revoked token and is refused with 401. A duplicate with the same
-// `Idempotency-Key` sent while the first is in flight does not rotate again: since the token
-// is never stored, it gets `409 idempotency_conflict` saying that its twin received it.
+// Player or admin. Issues a new token. The old one keeps working until the new one is first
+// used, or for 10 minutes at most, so that a rotation whose answer was lost does not lock
+// the account out (rotate again with the old token); rotating again replaces that grace.
+// A duplicate with the same `Idempotency-Key` does not rotate again: since the token is
+// never stored, it gets `409 idempotency_conflict` saying that its twin received it. A
+// player who lost every token asks an admin (`POST /v1/admin/accounts/{accountId}/token`).
 //
 // Corresponds with POST /v1/me/token (the `RotateToken` operationId).
 func (c *Client) RotateToken(ctx context.Context, params *RotateTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5377,33 +5422,6 @@ func NewGetHealthRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/healthz")
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	return req, nil
-}
-
-// NewGetMetricsRequest constructs an http.Request for the GetMetrics method
-func NewGetMetricsRequest(server string) (*http.Request, error) {
-	var err error
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/metrics")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -5830,6 +5848,55 @@ func NewEnableAccountRequest(server string, accountId AccountId, params *EnableA
 	}
 
 	operationPath := fmt.Sprintf("/v1/admin/accounts/%s/enable", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewIssueTokenRequest constructs an http.Request for the IssueToken method
+func NewIssueTokenRequest(server string, accountId AccountId, params *IssueTokenParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "accountId", accountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/admin/accounts/%s/token", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -7554,17 +7621,6 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHealthResponse, error)
 
-	// GetMetricsWithResponse Prometheus metrics
-	//
-	// Prometheus text exposition format: requests by route and status with latency histograms,
-	// game actions by type and result, stage changes, clock lag and database pool statistics.
-	// Anonymous.
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /metrics (the `GetMetrics` operationId).
-	GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error)
-
 	// GetOpenApiSpecWithResponse This contract
 	//
 	// The OpenAPI document the server was built from, as YAML. Anonymous.
@@ -7631,7 +7687,10 @@ type ClientWithResponsesInterface interface {
 	// CreditAccountWithBodyWithResponse Credit a player (deposit)
 	//
 	// Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
-	// kind `credit`). Returns the account after the credit.
+	// kind `credit`). Returns the account after the credit. All the money in play (every
+	// balance and escrow) stays at most 2^53-1, the largest integer every JSON client reads
+	// exactly, so that no payout can ever carry a balance past it: a credit that would take it
+	// beyond is `409 money_limit`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7641,7 +7700,10 @@ type ClientWithResponsesInterface interface {
 	// CreditAccountWithResponse Credit a player (deposit)
 	//
 	// Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
-	// kind `credit`). Returns the account after the credit.
+	// kind `credit`). Returns the account after the credit. All the money in play (every
+	// balance and escrow) stays at most 2^53-1, the largest integer every JSON client reads
+	// exactly, so that no payout can ever carry a balance past it: a credit that would take it
+	// beyond is `409 money_limit`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7705,6 +7767,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/admin/accounts/{accountId}/enable (the `EnableAccount` operationId).
 	EnableAccountWithResponse(ctx context.Context, accountId AccountId, params *EnableAccountParams, reqEditors ...RequestEditorFn) (*EnableAccountResponse, error)
+
+	// IssueTokenWithResponse Issue a new token for a player
+	//
+	// Admin only. Gives a player (who lost their token, or whose token leaked) a new token; every
+	// token the player had stops working at once. Recorded in the admin audit log (actor,
+	// action `issue_token`, target). Admin accounts' tokens are not issued here (`403`): use
+	// `rpsd admin token` on the server. With the same `Idempotency-Key`, a duplicate does not
+	// issue again and gets `409 idempotency_conflict`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/admin/accounts/{accountId}/token (the `IssueToken` operationId).
+	IssueTokenWithResponse(ctx context.Context, accountId AccountId, params *IssueTokenParams, reqEditors ...RequestEditorFn) (*IssueTokenResponse, error)
 
 	// ListAuditWithResponse The admins' audit log
 	//
@@ -7846,9 +7921,11 @@ type ClientWithResponsesInterface interface {
 
 	// CloseLobbyWithResponse Close a lobby
 	//
-	// Admin only. No new game starts in the lobby after the current one ends; the current game
-	// plays on, unless nobody has registered in it yet: then it is stopped at once, since nobody
-	// could ever play it. Closing a closed lobby changes nothing and returns it.
+	// Admin only. No new game starts in the lobby after the current one ends. A game past
+	// registration plays on; a game still in registration is stopped at once and every bet
+	// refunded (a registration in a closed lobby would otherwise never end). Closing a closed
+	// lobby changes nothing and returns it; its next config can no longer be changed
+	// (`409 wrong_stage`).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8101,11 +8178,12 @@ type ClientWithResponsesInterface interface {
 
 	// RotateTokenWithResponse Rotate the caller's token
 	//
-	// Player or admin. Issues a new token and revokes the one used for this request at once.
-	// Keep the old token until the new one has been received. A retry after a successful
-	// rotation carries the revoked token and is refused with 401. A duplicate with the same
-	// `Idempotency-Key` sent while the first is in flight does not rotate again: since the token
-	// is never stored, it gets `409 idempotency_conflict` saying that its twin received it.
+	// Player or admin. Issues a new token. The old one keeps working until the new one is first
+	// used, or for 10 minutes at most, so that a rotation whose answer was lost does not lock
+	// the account out (rotate again with the old token); rotating again replaces that grace.
+	// A duplicate with the same `Idempotency-Key` does not rotate again: since the token is
+	// never stored, it gets `409 idempotency_conflict` saying that its twin received it. A
+	// player who lost every token asks an admin (`POST /v1/admin/accounts/{accountId}/token`).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8182,11 +8260,18 @@ type GetHealthResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Health
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetHealthResponse) GetJSON200() *Health {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetHealthResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -8218,50 +8303,37 @@ func (r GetHealthResponse) ContentType() string {
 	return ""
 }
 
-type GetMetricsResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-}
-
-// GetBody returns the raw response body bytes
-func (r GetMetricsResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r GetMetricsResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r GetMetricsResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetMetricsResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
+// GetOpenApiSpecResponse429Headers the declared response headers of an HTTP 429 response for GetOpenApiSpec
+type GetOpenApiSpecResponse429Headers struct {
+	RetryAfter *int32
 }
 
 type GetOpenApiSpecResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// YAML200 the response for an HTTP 200 `application/yaml` response
-	YAML200 *string
+	YAML200 *interface{}
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetOpenApiSpecResponse429Headers
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
-func (r GetOpenApiSpecResponse) GetYAML200() *string {
+func (r GetOpenApiSpecResponse) GetYAML200() *interface{} {
 	return r.YAML200
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetOpenApiSpecResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetOpenApiSpecResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -8298,6 +8370,8 @@ type GetReadinessResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Health
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Health
 }
@@ -8305,6 +8379,11 @@ type GetReadinessResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetReadinessResponse) GetJSON200() *Health {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetReadinessResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -8454,6 +8533,8 @@ type GetAccountProfileResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -8489,6 +8570,11 @@ func (r GetAccountProfileResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetAccountProfileResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetAccountProfileResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -8556,6 +8642,8 @@ type SearchAccountsResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -8586,6 +8674,11 @@ func (r SearchAccountsResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r SearchAccountsResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SearchAccountsResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -9011,6 +9104,8 @@ type EnableAccountResponse struct {
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -9051,6 +9146,11 @@ func (r EnableAccountResponse) GetApplicationproblemJSON404() *NotFound {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r EnableAccountResponse) GetApplicationproblemJSON409() *Conflict {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r EnableAccountResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -9097,6 +9197,124 @@ func (r EnableAccountResponse) ContentType() string {
 	return ""
 }
 
+// IssueTokenResponse429Headers the declared response headers of an HTTP 429 response for IssueToken
+type IssueTokenResponse429Headers struct {
+	RetryAfter *int32
+}
+
+// IssueTokenResponse503Headers the declared response headers of an HTTP 503 response for IssueToken
+type IssueTokenResponse503Headers struct {
+	RetryAfter *int32
+}
+
+type IssueTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TokenResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *IssueTokenResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *IssueTokenResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r IssueTokenResponse) GetJSON200() *TokenResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r IssueTokenResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r IssueTokenResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r IssueTokenResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r IssueTokenResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r IssueTokenResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r IssueTokenResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r IssueTokenResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r IssueTokenResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r IssueTokenResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r IssueTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r IssueTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r IssueTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r IssueTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListAuditResponse429Headers the declared response headers of an HTTP 429 response for ListAudit
 type ListAuditResponse429Headers struct {
 	RetryAfter *int32
@@ -9118,6 +9336,8 @@ type ListAuditResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -9148,6 +9368,11 @@ func (r ListAuditResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListAuditResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ListAuditResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -9213,6 +9438,8 @@ type GetAdminLedgerResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -9238,6 +9465,11 @@ func (r GetAdminLedgerResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r GetAdminLedgerResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetAdminLedgerResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -9303,6 +9535,8 @@ type GetGameResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -9328,6 +9562,11 @@ func (r GetGameResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetGameResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetGameResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -9393,6 +9632,8 @@ type ListGamePlayersResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -9418,6 +9659,11 @@ func (r ListGamePlayersResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ListGamePlayersResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ListGamePlayersResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -9483,6 +9729,8 @@ type ListGamePostingsResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -9508,6 +9756,11 @@ func (r ListGamePostingsResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ListGamePostingsResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ListGamePostingsResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -9573,6 +9826,8 @@ type GetRoundResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -9598,6 +9853,11 @@ func (r GetRoundResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetRoundResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetRoundResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -9659,6 +9919,8 @@ type ListSigningKeysResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SigningKeyList
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -9674,6 +9936,11 @@ type ListSigningKeysResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListSigningKeysResponse) GetJSON200() *SigningKeyList {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ListSigningKeysResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -9741,6 +10008,8 @@ type GetLeaderboardResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -9771,6 +10040,11 @@ func (r GetLeaderboardResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r GetLeaderboardResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetLeaderboardResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -9836,6 +10110,8 @@ type ListLobbiesResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -9861,6 +10137,11 @@ func (r ListLobbiesResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ListLobbiesResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ListLobbiesResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -10039,6 +10320,8 @@ type GetLobbyResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -10069,6 +10352,11 @@ func (r GetLobbyResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetLobbyResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetLobbyResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -10140,6 +10428,8 @@ type CloseLobbyResponse struct {
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -10180,6 +10470,11 @@ func (r CloseLobbyResponse) GetApplicationproblemJSON404() *NotFound {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r CloseLobbyResponse) GetApplicationproblemJSON409() *Conflict {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CloseLobbyResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -10363,6 +10658,8 @@ type ListEventsResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -10388,6 +10685,11 @@ func (r ListEventsResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ListEventsResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ListEventsResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -10451,6 +10753,8 @@ type StreamEventsResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -10471,6 +10775,11 @@ func (r StreamEventsResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r StreamEventsResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r StreamEventsResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -10660,6 +10969,8 @@ type RegisterPlayerResponse struct {
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -10700,6 +11011,11 @@ func (r RegisterPlayerResponse) GetApplicationproblemJSON404() *NotFound {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r RegisterPlayerResponse) GetApplicationproblemJSON409() *Conflict {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RegisterPlayerResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -10771,6 +11087,8 @@ type LeaveLobbyResponse struct {
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -10811,6 +11129,11 @@ func (r LeaveLobbyResponse) GetApplicationproblemJSON404() *NotFound {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r LeaveLobbyResponse) GetApplicationproblemJSON409() *Conflict {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r LeaveLobbyResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -11228,6 +11551,8 @@ type GetMeResponse struct {
 	JSON200 *Account
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -11248,6 +11573,11 @@ func (r GetMeResponse) GetJSON200() *Account {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r GetMeResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetMeResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -11299,11 +11629,6 @@ type ListMyGamesResponse429Headers struct {
 	RetryAfter *int32
 }
 
-// ListMyGamesResponse503Headers the declared response headers of an HTTP 503 response for ListMyGames
-type ListMyGamesResponse503Headers struct {
-	RetryAfter *int32
-}
-
 type ListMyGamesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11315,16 +11640,14 @@ type ListMyGamesResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalError
-	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
-	ApplicationproblemJSON503 *ServiceUnavailable
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListMyGamesResponse429Headers
-	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *ListMyGamesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11347,6 +11670,11 @@ func (r ListMyGamesResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ListMyGamesResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
 func (r ListMyGamesResponse) GetApplicationproblemJSON429() *TooManyRequests {
 	return r.ApplicationproblemJSON429
@@ -11355,11 +11683,6 @@ func (r ListMyGamesResponse) GetApplicationproblemJSON429() *TooManyRequests {
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r ListMyGamesResponse) GetApplicationproblemJSON500() *InternalError {
 	return r.ApplicationproblemJSON500
-}
-
-// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r ListMyGamesResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
-	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11410,6 +11733,8 @@ type ListMyLedgerResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -11435,6 +11760,11 @@ func (r ListMyLedgerResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ListMyLedgerResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ListMyLedgerResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -11502,6 +11832,8 @@ type RotateTokenResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -11532,6 +11864,11 @@ func (r RotateTokenResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r RotateTokenResponse) GetApplicationproblemJSON409() *Conflict {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RotateTokenResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -11593,6 +11930,8 @@ type ListRulesetsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *RulesetList
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -11608,6 +11947,11 @@ type ListRulesetsResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListRulesetsResponse) GetJSON200() *RulesetList {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ListRulesetsResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -11673,6 +12017,8 @@ type GetRulesetByHashResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -11698,6 +12044,11 @@ func (r GetRulesetByHashResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetRulesetByHashResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetRulesetByHashResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -11763,6 +12114,8 @@ type GetRulesetResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -11788,6 +12141,11 @@ func (r GetRulesetResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetRulesetResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetRulesetResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -11946,23 +12304,6 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, reqEdit
 	return ParseGetHealthResponse(rsp)
 }
 
-// GetMetricsWithResponse Prometheus metrics
-//
-// Prometheus text exposition format: requests by route and status with latency histograms,
-// game actions by type and result, stage changes, clock lag and database pool statistics.
-// Anonymous.
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /metrics (the `GetMetrics` operationId).
-func (c *ClientWithResponses) GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error) {
-	rsp, err := c.GetMetrics(ctx, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseGetMetricsResponse(rsp)
-}
-
 // GetOpenApiSpecWithResponse This contract
 //
 // The OpenAPI document the server was built from, as YAML. Anonymous.
@@ -12065,7 +12406,10 @@ func (c *ClientWithResponses) SearchAccountsWithResponse(ctx context.Context, pa
 // CreditAccountWithBodyWithResponse Credit a player (deposit)
 //
 // Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
-// kind `credit`). Returns the account after the credit.
+// kind `credit`). Returns the account after the credit. All the money in play (every
+// balance and escrow) stays at most 2^53-1, the largest integer every JSON client reads
+// exactly, so that no payout can ever carry a balance past it: a credit that would take it
+// beyond is `409 money_limit`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12081,7 +12425,10 @@ func (c *ClientWithResponses) CreditAccountWithBodyWithResponse(ctx context.Cont
 // CreditAccountWithResponse Credit a player (deposit)
 //
 // Admin only. Moves `amount` from the treasury to the player's balance (two ledger entries,
-// kind `credit`). Returns the account after the credit.
+// kind `credit`). Returns the account after the credit. All the money in play (every
+// balance and escrow) stays at most 2^53-1, the largest integer every JSON client reads
+// exactly, so that no payout can ever carry a balance past it: a credit that would take it
+// beyond is `409 money_limit`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12180,6 +12527,25 @@ func (c *ClientWithResponses) EnableAccountWithResponse(ctx context.Context, acc
 		return nil, err
 	}
 	return ParseEnableAccountResponse(rsp)
+}
+
+// IssueTokenWithResponse Issue a new token for a player
+//
+// Admin only. Gives a player (who lost their token, or whose token leaked) a new token; every
+// token the player had stops working at once. Recorded in the admin audit log (actor,
+// action `issue_token`, target). Admin accounts' tokens are not issued here (`403`): use
+// `rpsd admin token` on the server. With the same `Idempotency-Key`, a duplicate does not
+// issue again and gets `409 idempotency_conflict`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/admin/accounts/{accountId}/token (the `IssueToken` operationId).
+func (c *ClientWithResponses) IssueTokenWithResponse(ctx context.Context, accountId AccountId, params *IssueTokenParams, reqEditors ...RequestEditorFn) (*IssueTokenResponse, error) {
+	rsp, err := c.IssueToken(ctx, accountId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIssueTokenResponse(rsp)
 }
 
 // ListAuditWithResponse The admins' audit log
@@ -12394,9 +12760,11 @@ func (c *ClientWithResponses) GetLobbyWithResponse(ctx context.Context, lobbyId 
 
 // CloseLobbyWithResponse Close a lobby
 //
-// Admin only. No new game starts in the lobby after the current one ends; the current game
-// plays on, unless nobody has registered in it yet: then it is stopped at once, since nobody
-// could ever play it. Closing a closed lobby changes nothing and returns it.
+// Admin only. No new game starts in the lobby after the current one ends. A game past
+// registration plays on; a game still in registration is stopped at once and every bet
+// refunded (a registration in a closed lobby would otherwise never end). Closing a closed
+// lobby changes nothing and returns it; its next config can no longer be changed
+// (`409 wrong_stage`).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12757,11 +13125,12 @@ func (c *ClientWithResponses) ListMyLedgerWithResponse(ctx context.Context, para
 
 // RotateTokenWithResponse Rotate the caller's token
 //
-// Player or admin. Issues a new token and revokes the one used for this request at once.
-// Keep the old token until the new one has been received. A retry after a successful
-// rotation carries the revoked token and is refused with 401. A duplicate with the same
-// `Idempotency-Key` sent while the first is in flight does not rotate again: since the token
-// is never stored, it gets `409 idempotency_conflict` saying that its twin received it.
+// Player or admin. Issues a new token. The old one keeps working until the new one is first
+// used, or for 10 minutes at most, so that a rotation whose answer was lost does not lock
+// the account out (rotate again with the old token); rotating again replaces that grace.
+// A duplicate with the same `Idempotency-Key` does not rotate again: since the token is
+// never stored, it gets `409 idempotency_conflict` saying that its twin received it. A
+// player who lost every token asks an admin (`POST /v1/admin/accounts/{accountId}/token`).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12889,22 +13258,13 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 		}
 		response.JSON200 = &dest
 
-	}
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
-	return response, nil
-}
-
-// ParseGetMetricsResponse parses an HTTP response from a GetMetricsWithResponse call
-func ParseGetMetricsResponse(rsp *http.Response) (*GetMetricsResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &GetMetricsResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
 	}
 
 	return response, nil
@@ -12925,12 +13285,39 @@ func ParseGetOpenApiSpecResponse(rsp *http.Response) (*GetOpenApiSpecResponse, e
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
-		var dest string
+		var dest interface{}
 		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.YAML200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetOpenApiSpecResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -12956,6 +13343,13 @@ func ParseGetReadinessResponse(rsp *http.Response) (*GetReadinessResponse, error
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Health
@@ -13102,6 +13496,13 @@ func ParseGetAccountProfileResponse(rsp *http.Response) (*GetAccountProfileRespo
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13192,6 +13593,13 @@ func ParseSearchAccountsResponse(rsp *http.Response) (*SearchAccountsResponse, e
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -13634,6 +14042,13 @@ func ParseEnableAccountResponse(rsp *http.Response) (*EnableAccountResponse, err
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13670,6 +14085,118 @@ func ParseEnableAccountResponse(rsp *http.Response) (*EnableAccountResponse, err
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers EnableAccountResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseIssueTokenResponse parses an HTTP response from a IssueTokenWithResponse call
+func ParseIssueTokenResponse(rsp *http.Response) (*IssueTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &IssueTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TokenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers IssueTokenResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers IssueTokenResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
@@ -13724,6 +14251,13 @@ func ParseListAuditResponse(rsp *http.Response) (*ListAuditResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -13809,6 +14343,13 @@ func ParseGetAdminLedgerResponse(rsp *http.Response) (*GetAdminLedgerResponse, e
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13892,6 +14433,13 @@ func ParseGetGameResponse(rsp *http.Response) (*GetGameResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -13977,6 +14525,13 @@ func ParseListGamePlayersResponse(rsp *http.Response) (*ListGamePlayersResponse,
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14060,6 +14615,13 @@ func ParseListGamePostingsResponse(rsp *http.Response) (*ListGamePostingsRespons
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -14145,6 +14707,13 @@ func ParseGetRoundResponse(rsp *http.Response) (*GetRoundResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14214,6 +14783,13 @@ func ParseListSigningKeysResponse(rsp *http.Response) (*ListSigningKeysResponse,
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -14306,6 +14882,13 @@ func ParseGetLeaderboardResponse(rsp *http.Response) (*GetLeaderboardResponse, e
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14389,6 +14972,13 @@ func ParseListLobbiesResponse(rsp *http.Response) (*ListLobbiesResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -14586,6 +15176,13 @@ func ParseGetLobbyResponse(rsp *http.Response) (*GetLobbyResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14690,6 +15287,13 @@ func ParseCloseLobbyResponse(rsp *http.Response) (*CloseLobbyResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -14887,6 +15491,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14963,6 +15574,13 @@ func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -15181,6 +15799,13 @@ func ParseRegisterPlayerResponse(rsp *http.Response) (*RegisterPlayerResponse, e
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15285,6 +15910,13 @@ func ParseLeaveLobbyResponse(rsp *http.Response) (*LeaveLobbyResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -15699,6 +16331,13 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15790,6 +16429,13 @@ func ParseListMyGamesResponse(rsp *http.Response) (*ListMyGamesResponse, error) 
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15804,13 +16450,6 @@ func ParseListMyGamesResponse(rsp *http.Response) (*ListMyGamesResponse, error) 
 		}
 		response.ApplicationproblemJSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON503 = &dest
-
 	}
 
 	switch {
@@ -15824,16 +16463,6 @@ func ParseListMyGamesResponse(rsp *http.Response) (*ListMyGamesResponse, error) 
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
-	case rsp.StatusCode == 503:
-		var headers ListMyGamesResponse503Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15873,6 +16502,13 @@ func ParseListMyLedgerResponse(rsp *http.Response) (*ListMyLedgerResponse, error
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -15965,6 +16601,13 @@ func ParseRotateTokenResponse(rsp *http.Response) (*RotateTokenResponse, error) 
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16034,6 +16677,13 @@ func ParseListRulesetsResponse(rsp *http.Response) (*ListRulesetsResponse, error
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -16119,6 +16769,13 @@ func ParseGetRulesetByHashResponse(rsp *http.Response) (*GetRulesetByHashRespons
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16202,6 +16859,13 @@ func ParseGetRulesetResponse(rsp *http.Response) (*GetRulesetResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests

@@ -2,9 +2,11 @@
 // PostgreSQL binaries: initdb on first use, pg_ctl to start and stop it.
 //
 // It serves rpsd when no DATABASE_URL is given and the test harness
-// (internal/pgtest). The cluster listens on 127.0.0.1 only and trusts every
-// local connection, so it is meant for a developer machine or a test, never
-// for a shared host.
+// (internal/pgtest). The cluster admits only its owner: it listens on
+// 127.0.0.1, where the postgres role needs a password generated on first use
+// and kept in the cluster's directory, readable by the owner only (0600); and
+// on a Unix socket in a folder only the owner can enter (0700), where it is
+// trusted. Any other local user can neither log in nor read the password.
 //
 // PostgreSQL refuses to run as root; when the current user is root every
 // binary runs as the "postgres" OS user (through runuser), which must be able
@@ -13,6 +15,8 @@ package pgcluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -44,6 +48,8 @@ const (
 	portFile     = "port"           // the port chosen when Options.Port is 0
 	lockFile     = ".lock"          // serialises Start between processes
 	confFile     = "pgcluster.conf" // in PGDATA, included by postgresql.conf
+	hbaFile      = "pg_hba.conf"    // in PGDATA, rewritten on every start
+	passwordFile = "password"       // the postgres role's password, 0600
 )
 
 // osUser is the account PostgreSQL runs as when this process is root.
@@ -74,6 +80,8 @@ type Cluster struct {
 	started bool
 	log     *slog.Logger
 	owner   *user.User // the postgres OS user when running as root, else nil
+	// password is the postgres role's, for connections over TCP.
+	password string
 }
 
 // FindBinaries returns the directory holding initdb, pg_ctl and postgres:
@@ -156,6 +164,10 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		}
 	}
 
+	if c.password, err = c.loadPassword(); err != nil {
+		return nil, err
+	}
+
 	if port, ok, err := c.livePostmaster(ctx); err != nil {
 		return nil, err
 	} else if ok {
@@ -163,7 +175,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 			return nil, fmt.Errorf("postmaster already running on %s with port %d, not %d", c.dataDir(), port, opts.Port)
 		}
 		c.log.Info("reusing running postgres", "dir", dir, "port", port)
-		return c, nil
+		return c, c.setPassword(ctx)
 	}
 
 	if _, err := os.Stat(filepath.Join(c.dataDir(), "PG_VERSION")); errors.Is(err, fs.ErrNotExist) {
@@ -197,12 +209,53 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	c.started = true
 	c.log.Info("started postgres", "dir", dir, "port", c.port)
-	return c, nil
+	return c, c.setPassword(ctx)
 }
 
-// URL returns a connection URL for database on this cluster.
+// URL returns a connection URL for database on this cluster, with the password.
 func (c *Cluster) URL(database string) string {
-	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", osUser, c.port, url.PathEscape(database))
+	return fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", osUser, c.password, c.port, url.PathEscape(database))
+}
+
+// loadPassword reads the postgres role's password, generating it on first use.
+func (c *Cluster) loadPassword() (string, error) {
+	path := filepath.Join(c.dir, passwordFile)
+	b, err := os.ReadFile(path)
+	if err == nil && len(strings.TrimSpace(string(b))) >= 32 {
+		// Kept readable by the owner only, whatever an earlier version or an editor left.
+		return strings.TrimSpace(string(b)), os.Chmod(path, 0o600)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read %s: %w", passwordFile, err)
+	}
+	var secret [32]byte
+	if _, err := rand.Read(secret[:]); err != nil {
+		return "", err
+	}
+	password := hex.EncodeToString(secret[:])
+	if err := os.WriteFile(path, []byte(password+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write %s: %w", passwordFile, err)
+	}
+	return password, nil
+}
+
+// setPassword sets the postgres role's password to the one in the cluster's folder, through the
+// owner-only socket. Run on every start, it also protects a cluster made before passwords.
+func (c *Cluster) setPassword(ctx context.Context) error {
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("host=%s port=%d user=%s dbname=postgres sslmode=disable",
+		filepath.Join(c.dir, socketSubdir), c.port, osUser))
+	if err != nil {
+		return err
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect over the socket: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	// The password is hex: nothing to quote.
+	if _, err := conn.Exec(ctx, "ALTER ROLE "+osUser+" PASSWORD '"+c.password+"'"); err != nil {
+		return fmt.Errorf("set the postgres password: %w", err)
+	}
+	return nil
 }
 
 // Port returns the TCP port the cluster listens on.
@@ -400,7 +453,7 @@ func (c *Cluster) initdb(ctx context.Context, noSync bool) error {
 	}
 	// The C locale keeps the cluster independent of the locales installed
 	// on the machine and sorts text bytewise.
-	args := []string{"-D", tmp, "-U", osUser, "-E", "UTF8", "--locale=C", "--auth=trust"}
+	args := []string{"-D", tmp, "-U", osUser, "-E", "UTF8", "--locale=C", "--auth-local=trust", "--auth-host=scram-sha-256"}
 	if noSync {
 		// A cluster running with fsync=off is not durable anyway; skipping
 		// initdb's final sync saves a third of its time.
@@ -483,6 +536,18 @@ func (c *Cluster) start(ctx context.Context, settings map[string]string) error {
 	if err := c.chown(confPath); err != nil {
 		return err
 	}
+	// The socket's folder admits the owner only, so it may trust; TCP needs the password.
+	hba := "# Written by pgcluster on every start; edits are lost.\n" +
+		"local all all trust\n" +
+		"host all all 127.0.0.1/32 scram-sha-256\n" +
+		"host all all ::1/128 scram-sha-256\n"
+	hbaPath := filepath.Join(c.dataDir(), hbaFile)
+	if err := os.WriteFile(hbaPath, []byte(hba), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", hbaFile, err)
+	}
+	if err := c.chown(hbaPath); err != nil {
+		return err
+	}
 	logPath := filepath.Join(c.dir, logFile)
 	// -l matters beyond logging: without it the postmaster would inherit
 	// our output pipe and keep it open.
@@ -495,6 +560,10 @@ func (c *Cluster) start(ctx context.Context, settings map[string]string) error {
 func (c *Cluster) mkdirOwned(path string) error {
 	if err := os.MkdirAll(path, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Base(path), err)
+	}
+	// MkdirAll keeps the mode of a folder that exists.
+	if err := os.Chmod(path, 0o700); err != nil {
+		return fmt.Errorf("chmod %s: %w", filepath.Base(path), err)
 	}
 	return c.chown(path)
 }

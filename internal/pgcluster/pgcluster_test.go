@@ -231,3 +231,47 @@ func TestFindBinaries(t *testing.T) {
 		t.Errorf("findBinaries with nothing installed: %v", err)
 	}
 }
+
+// TestOnlyTheOwnerGetsIn: the private cluster is not open to every local user. Over TCP it asks
+// for the generated password, which only the owner can read; its socket is in a folder only the
+// owner can enter.
+func TestOnlyTheOwnerGetsIn(t *testing.T) {
+	dir := clusterDir(t)
+	c := start(t, dir)
+	for _, user := range []string{"postgres", "root", "nobody"} {
+		url := "postgres://" + user + "@127.0.0.1:" + strconv.Itoa(c.Port()) + "/postgres?sslmode=disable"
+		if conn, err := pgx.Connect(t.Context(), url); err == nil {
+			conn.Close(context.Background())
+			t.Errorf("%s logged in over TCP without a password", user)
+		}
+	}
+	if got := query(t, c.URL("postgres"), "SELECT current_user"); got != "postgres" {
+		t.Errorf("the cluster's URL logs in as %q", got)
+	}
+	for path, want := range map[string]os.FileMode{
+		filepath.Join(dir, passwordFile): 0o600,
+		filepath.Join(dir, socketSubdir): 0o700 | os.ModeDir,
+	} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != want {
+			t.Errorf("%s has mode %v, want %v", path, fi.Mode(), want)
+		}
+	}
+	// A restart (and a cluster made before passwords, whose file is gone) keeps the owner in.
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, passwordFile)); err != nil {
+		t.Fatal(err)
+	}
+	c = start(t, dir)
+	if got := query(t, c.URL("postgres"), "SELECT current_user"); got != "postgres" {
+		t.Errorf("after a restart the cluster's URL logs in as %q", got)
+	}
+	if err := c.Stop(); err != nil {
+		t.Error(err)
+	}
+}

@@ -305,3 +305,15 @@ func (tx *memTx) ShiftDeadlines(ctx context.Context, gap int64) ([]tournament.Lo
 	slices.Sort(moved)
 	return moved, nil
 }
+
+// MoneyInPlay is what the treasury gave out and did not take back. The model runs one
+// transaction at a time, so it needs no lock.
+func (tx *memTx) MoneyInPlay(ctx context.Context) (int64, error) {
+	var treasury int64
+	for _, e := range tx.s.entries {
+		if e.account == tournament.Treasury {
+			treasury += e.amount
+		}
+	}
+	return -treasury, nil
+}

@@ -114,6 +114,8 @@ func config() tournament.Config {
 	c.BetSize = Bet
 	c.PlayersCountLimit = 5
 	c.EntryTimeoutMs, c.MoveTimeoutMs, c.RevealTimeoutMs = Timeout, Timeout, Timeout
+	// Gear's unlimited extensions, which the cases on extensions exercise.
+	c.MaxExtensions = 0
 	return c
 }
 

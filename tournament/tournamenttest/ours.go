@@ -450,12 +450,13 @@ var ourScenarios = []scenario{
 	{"CloseLobby", func(h *harness) {
 		h.open(config())
 		h.register(1, 2)
+		h.passDeadline()
 		h.mustRefuse(tournament.CodeForbidden, h.tryClose(h.p[1]))
 		h.ok(h.tryClose(h.admin))
 		if !h.lobbyRow().Closed {
 			h.t.Fatalf("lobby not closed")
 		}
-		h.passDeadline()
+		// A game past registration plays on.
 		h.round([]int{1, 2}, Rock, Scissors)
 		g := h.game()
 		if g.Number != 1 || g.Stage != tournament.StageFinished {
@@ -467,6 +468,18 @@ var ourScenarios = []scenario{
 		if n := h.countEvents(tournament.EventLobbyClosed); n != 1 {
 			h.t.Errorf("%d lobby_closed events", n)
 		}
+	}},
+	{"CloseLobby/RegistrationStopsAtOnce", func(h *harness) {
+		h.open(config())
+		h.register(1)
+		h.ok(h.tryClose(h.admin))
+		if g := h.game(); g.Number != 1 || g.Stage != tournament.StageStopped {
+			h.t.Errorf("closed lobby in registration: game %d %s", g.Number, g.Stage)
+		}
+		if b := h.balance(1); b != Funds {
+			h.t.Errorf("the bet was not refunded: balance %d", b)
+		}
+		h.mustRefuse(tournament.CodeWrongStage, h.tryRegister(h.p[2]))
 	}},
 	{"CloseLobby/EmptyGameStopsAtOnce", func(h *harness) {
 		h.open(config())

@@ -13,6 +13,7 @@ enum class ErrorCode(val wire: String, val playerMessage: String) {
     ALREADY_REGISTERED("already_registered", "You are already registered in this game."),
     LOBBY_FULL("lobby_full", "This game is full. Wait for the next one."),
     INSUFFICIENT_FUNDS("insufficient_funds", "Your balance is too low for this bet."),
+    MONEY_LIMIT("money_limit", "The server holds as much money as it can; this deposit was refused."),
     ALREADY_COMMITTED("already_committed", "You have already chosen your weapon this round."),
     ALREADY_REVEALED("already_revealed", "Your weapon is already revealed."),
     COMMITMENT_MISMATCH("commitment_mismatch", "Your saved move does not match what you committed; it could not be revealed."),

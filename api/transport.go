@@ -1,0 +1,144 @@
+package api
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+)
+
+// HTTPLimits bound what one client can hold of the server's connections.
+type HTTPLimits struct {
+	// ReadHeaderTimeout and ReadTimeout bound reading a request's headers and the whole request.
+	// Long polls and event streams are writes, which no timeout cuts.
+	ReadHeaderTimeout, ReadTimeout time.Duration
+	// IdleTimeout closes a kept-alive connection that sends no next request.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes caps a request's headers (431 past it).
+	MaxHeaderBytes int
+	// MaxConnsPerAddress caps the open connections of one remote address (0: no cap). Trusted
+	// proxies are exempt: their clients are limited by the proxy's X-Forwarded-For instead.
+	MaxConnsPerAddress int
+	TrustedProxies     []netip.Prefix
+}
+
+// DefaultHTTPLimits are rpsd's limits: a request body is at most MaxBodyBytes, so 30 seconds to
+// read a whole request is generous.
+func DefaultHTTPLimits() HTTPLimits {
+	return HTTPLimits{
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
+		MaxHeaderBytes: 16 << 10, MaxConnsPerAddress: 64,
+	}
+}
+
+// NewHTTPServer returns an http.Server for h with limits applied.
+func NewHTTPServer(h http.Handler, limits HTTPLimits) *http.Server {
+	return &http.Server{
+		Handler: h, ReadHeaderTimeout: limits.ReadHeaderTimeout, ReadTimeout: limits.ReadTimeout,
+		IdleTimeout: limits.IdleTimeout, MaxHeaderBytes: limits.MaxHeaderBytes,
+	}
+}
+
+// LimitConnsPerAddress wraps l so that one remote address holds at most limits.MaxConnsPerAddress
+// connections: a connection past the cap is closed as soon as it is accepted.
+func LimitConnsPerAddress(l net.Listener, limits HTTPLimits) net.Listener {
+	if limits.MaxConnsPerAddress <= 0 {
+		return l
+	}
+	return &capListener{Listener: l, limits: limits, open: map[netip.Addr]int{}}
+}
+
+type capListener struct {
+	net.Listener
+	limits HTTPLimits
+	mu     sync.Mutex
+	open   map[netip.Addr]int
+}
+
+func (l *capListener) Accept() (net.Conn, error) {
+	for {
+		conn, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		addr := remoteAddr(conn.RemoteAddr().String())
+		if !addr.IsValid() || trusts(l.limits.TrustedProxies, addr) {
+			return conn, nil
+		}
+		l.mu.Lock()
+		full := l.open[addr] >= l.limits.MaxConnsPerAddress
+		if !full {
+			l.open[addr]++
+		}
+		l.mu.Unlock()
+		if full {
+			_ = conn.Close()
+			continue
+		}
+		return &cappedConn{Conn: conn, release: func() { l.release(addr) }}, nil
+	}
+}
+
+func (l *capListener) release(addr netip.Addr) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open[addr]--; l.open[addr] <= 0 {
+		delete(l.open, addr)
+	}
+}
+
+// cappedConn gives its place back once, when closed.
+type cappedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *cappedConn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
+}
+
+// remoteAddr parses a host:port (or a bare host) into an address; invalid when it is neither.
+func remoteAddr(hostport string) netip.Addr {
+	if ap, err := netip.ParseAddrPort(hostport); err == nil {
+		return ap.Addr().Unmap()
+	}
+	a, _ := netip.ParseAddr(strings.Trim(hostport, "[]"))
+	return a.Unmap()
+}
+
+func trusts(proxies []netip.Prefix, a netip.Addr) bool {
+	for _, p := range proxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientAddr is the address a request comes from: the connection's, or, when the connection
+// comes from a trusted proxy, the last address of X-Forwarded-For that is not itself a trusted
+// proxy (the ones before it could be forged by the client).
+func clientAddr(r *http.Request, trusted []netip.Prefix) string {
+	addr := remoteAddr(r.RemoteAddr)
+	if !addr.IsValid() {
+		return r.RemoteAddr
+	}
+	if trusts(trusted, addr) {
+		hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+		for i := len(hops) - 1; i >= 0; i-- {
+			hop := remoteAddr(strings.TrimSpace(hops[i]))
+			if !hop.IsValid() {
+				break
+			}
+			addr = hop
+			if !trusts(trusted, hop) {
+				break
+			}
+		}
+	}
+	return addr.String()
+}

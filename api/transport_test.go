@@ -1,0 +1,148 @@
+package api_test
+
+import (
+	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/internal/apitest"
+
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serveLimited serves the API through NewHTTPServer and a listener capped per address, as rpsd
+// does, and returns its address.
+func serveLimited(t *testing.T, e *apitest.Env, limits api.HTTPLimits) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := api.NewHTTPServer(e.Server.Handler(), limits)
+	go func() { _ = srv.Serve(api.LimitConnsPerAddress(l, limits)) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return l.Addr().String()
+}
+
+// closedWithin reports whether the server closes conn within d.
+func closedWithin(conn net.Conn, d time.Duration) bool {
+	_ = conn.SetReadDeadline(time.Now().Add(d))
+	_, err := io.Copy(io.Discard, conn)
+	return err == nil // EOF: the server closed it; a timeout is an error
+}
+
+// TestSlowBodyIsCutOff: a client that sends its headers and then trickles its body is cut off
+// by the read timeout instead of holding the connection forever.
+func TestSlowBodyIsCutOff(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	limits := api.DefaultHTTPLimits()
+	limits.ReadTimeout = 300 * time.Millisecond
+	addr := serveLimited(t, e, limits)
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close() }()
+	_, _ = io.WriteString(conn, "POST /v1/accounts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	if !closedWithin(conn, 5*time.Second) {
+		t.Fatal("a connection with a stalled body is still open")
+	}
+}
+
+// TestHeaderSizeLimited: headers past MaxHeaderBytes are refused with 431.
+func TestHeaderSizeLimited(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	addr := serveLimited(t, e, api.DefaultHTTPLimits())
+	req, _ := http.NewRequest("GET", "http://"+addr+"/healthz", nil)
+	req.Header.Set("X-Big", strings.Repeat("b", 2*api.DefaultHTTPLimits().MaxHeaderBytes))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("status %d, want 431", res.StatusCode)
+	}
+}
+
+// TestConnectionsPerAddressCapped: one address holds at most MaxConnsPerAddress connections;
+// the next is closed at once, and a closed one frees its place.
+func TestConnectionsPerAddressCapped(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	limits := api.DefaultHTTPLimits()
+	limits.MaxConnsPerAddress = 3
+	addr := serveLimited(t, e, limits)
+	var open []net.Conn
+	for range limits.MaxConnsPerAddress {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.Close() }()
+		open = append(open, c)
+	}
+	// Each of these is served: the server holds them open.
+	for _, c := range open {
+		_, _ = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("a connection within the cap: %v", err)
+		}
+		res.Body.Close()
+	}
+	extra, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = extra.Close() }()
+	if !closedWithin(extra, 5*time.Second) {
+		t.Fatal("a connection past the cap is kept open")
+	}
+	_ = open[0].Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			res.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a closed connection does not free its place: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestTrustedProxies: behind a trusted proxy each client has its own address bucket (from
+// X-Forwarded-For); from anyone else the header is ignored.
+func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
+	for _, trusted := range []bool{true, false} {
+		e := apitest.Start(t, apitest.WithConfig(func(c *api.Config) {
+			c.IPLimit = api.RateLimit{Rate: 0.001, Burst: 2}
+			if trusted {
+				c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+			}
+		}))
+		for _, client := range []string{"203.0.113.1", "203.0.113.2"} {
+			for range 2 {
+				r := e.Do("GET", "/v1/rulesets", "", nil, "X-Forwarded-For", "198.51.100.9, "+client)
+				if !trusted && client == "203.0.113.2" {
+					checkLimited(t, r)
+				} else {
+					r.Want(t, http.StatusOK)
+				}
+			}
+		}
+		if trusted {
+			checkLimited(t, e.Do("GET", "/v1/rulesets", "", nil, "X-Forwarded-For", "203.0.113.1"))
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package api_test
+
+import (
+	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/internal/apitest"
+
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+)
+
+// waitUntil polls cond every few milliseconds for up to 5 seconds.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestLongPollsShareTheStreamBudget: long polls count against the same per-client budget as
+// event streams; past it a long poll is refused with 429, and a finished one frees its place.
+func TestLongPollsShareTheStreamBudget(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t, apitest.WithConfig(func(c *api.Config) { c.MaxStreamsPerClient = 3 }))
+	p := e.NewPlayer("p", 0)
+	lobby := e.CreateLobby(map[string]any{"betSize": 1, "playersCountLimit": 2}).Id.String()
+	next := e.Events(lobby, 0).Next
+	poll := fmt.Sprintf("/v1/lobbies/%s/events?after=%d&wait=10", lobby, next)
+
+	stream := e.OpenStream(lobby, p.Token, "")
+	defer stream.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() { _, _ = e.Request(ctx, "GET", poll, p.Token, nil) })
+	}
+	waitUntil(t, "3 waits are open", func() bool { return api.OpenWaits(e.Server, p.ID) == 3 })
+	checkLimited(t, e.Do("GET", poll, p.Token, nil))
+	cancel()
+	wg.Wait()
+	waitUntil(t, "the polls free their places", func() bool { return api.OpenWaits(e.Server, p.ID) == 1 })
+	e.Do("GET", fmt.Sprintf("/v1/lobbies/%s/events?after=%d&wait=0", lobby, next), p.Token, nil).Want(t, http.StatusOK)
+}
+
+// TestWakingWaitersCostsNoReadEach: long polls waiting at different cursors and page sizes are
+// woken by a new event without a database read each: only those the event is for read, and
+// they share one read.
+func TestWakingWaitersCostsNoReadEach(t *testing.T) {
+	t.Parallel()
+	const waiters = 40
+	e := apitest.Start(t, apitest.WithConfig(func(c *api.Config) { c.MaxStreamsPerClient = 2 * waiters }))
+	p := e.NewPlayer("p", 0)
+	lobby := e.CreateLobby(map[string]any{"betSize": 0, "playersCountLimit": 4}).Id.String()
+	next := e.Events(lobby, 0).Next
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var wg sync.WaitGroup
+	answered := make(chan int, waiters)
+	for i := range waiters {
+		// Half wait at the head with page sizes of their own, half at cursors ahead of it.
+		after, limit := next, 1+i
+		if i%2 == 1 {
+			after = next + int64(i)
+		}
+		wg.Go(func() {
+			r, err := e.Request(ctx, "GET", fmt.Sprintf("/v1/lobbies/%s/events?after=%d&limit=%d&wait=20", lobby, after, limit), p.Token, nil)
+			if err == nil && r.Status == http.StatusOK {
+				answered <- i
+			}
+		})
+	}
+	waitUntil(t, "every poll waits", func() bool { return api.OpenWaits(e.Server, p.ID) == waiters })
+	// Let every waiter finish the read it makes after subscribing.
+	time.Sleep(100 * time.Millisecond)
+	before := e.Pool.Stat().AcquireCount()
+	e.Register(lobby, p).Want(t, http.StatusCreated)
+	for range waiters / 2 {
+		select {
+		case <-answered:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the waiters at the head were not answered")
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	reads := e.Pool.Stat().AcquireCount() - before
+	if reads > 10 {
+		t.Errorf("one event cost %d database acquisitions with %d waiters", reads, waiters)
+	}
+	cancel()
+	wg.Wait()
+}
+
+// TestUnknownTokensAreCheap: a bogus token is limited by address before the database is asked,
+// and a token found unknown is remembered for a while, so that neither many bogus tokens nor one
+// repeated cost a query each.
+func TestUnknownTokensAreCheap(t *testing.T) {
+	t.Parallel()
+	const burst = 5
+	e := apitest.Start(t, apitest.WithConfig(func(c *api.Config) { c.IPLimit = api.RateLimit{Rate: 0.001, Burst: burst} }))
+	before := e.Pool.Stat().AcquireCount()
+	limited := 0
+	for i := range 50 {
+		r := e.Do("GET", "/v1/me", fmt.Sprintf("bogus-token-%02d-0123456789abcdefghijklmnop", i), nil)
+		if r.Status == http.StatusTooManyRequests {
+			limited++
+		}
+	}
+	if queries := e.Pool.Stat().AcquireCount() - before; queries > burst {
+		t.Errorf("50 bogus tokens cost %d database acquisitions (address burst %d)", queries, burst)
+	}
+	if limited != 50-burst {
+		t.Errorf("%d of 50 bogus tokens limited, want %d", limited, 50-burst)
+	}
+
+	e2 := apitest.Start(t)
+	before = e2.Pool.Stat().AcquireCount()
+	for range 20 {
+		e2.Do("GET", "/v1/me", "the-same-bogus-token-0123456789abcdefghij", nil).WantProblem(t, http.StatusUnauthorized, "unauthorized")
+	}
+	if queries := e2.Pool.Stat().AcquireCount() - before; queries > 1 {
+		t.Errorf("one bogus token sent 20 times cost %d database acquisitions", queries)
+	}
+}
