@@ -3,7 +3,7 @@ GO ?= go
 
 .PHONY: test test-go test-ha test-android apk test-console test-schemathesis lint-openapi lint-go vet generate run bench postgres
 
-test: postgres lint-openapi vet lint-go test-go test-android test-console
+test: postgres lint-openapi vet lint-go test-go test-schemathesis test-android test-console
 
 # PostgreSQL binaries for the Go tests and the private cluster, and pg_auto_failover for the
 # failover test (apt-get as root when missing).

@@ -87,7 +87,7 @@ func runAtExit(script string, args ...string) error {
 }
 
 // settingNames are the environment variables rpsd reads; a child gets only the ones a test sets.
-var settingNames = []string{"DATABASE_URL", "RPSD_ADDR", "RPSD_ADMIN_TOKEN", "RPSD_MIN_TIMEOUT_MS", "RPSD_DATA_DIR", "RPSD_OUTAGE_THRESHOLD_MS"}
+var settingNames = []string{"DATABASE_URL", "RPSD_ADDR", "RPSD_ADMIN_TOKEN", "RPSD_MIN_TIMEOUT_MS", "RPSD_DATA_DIR", "RPSD_OUTAGE_THRESHOLD_MS", "RPSD_METRICS_ADDR"}
 
 // childEnv is this process's environment without rpsd's settings, plus env.
 func childEnv(env map[string]string) []string {
@@ -174,24 +174,28 @@ func runRPSD(t *testing.T, env map[string]string, args ...string) runResult {
 
 // server is an rpsd process serving the API.
 type server struct {
-	t      *testing.T
-	name   string
-	addr   string
-	URL    string
-	cmd    *exec.Cmd
-	stdout syncBuffer
-	stderr syncBuffer
-	done   chan struct{}
-	err    error // cmd.Wait's result, once done is closed
+	t    *testing.T
+	name string
+	addr string
+	URL  string
+	// metricsURL is the private listener's /metrics (RPSD_METRICS_ADDR).
+	metricsURL string
+	cmd        *exec.Cmd
+	stdout     syncBuffer
+	stderr     syncBuffer
+	done       chan struct{}
+	err        error // cmd.Wait's result, once done is closed
 }
 
-// startServer starts `rpsd` with env (RPSD_ADDR is added) and waits until it is ready. The
+// startServer starts `rpsd` with env (RPSD_ADDR and RPSD_METRICS_ADDR are added) and waits until it is ready. The
 // process is killed at the end of the test if the test has not stopped it.
 func startServer(t *testing.T, name string, env map[string]string) *server {
 	t.Helper()
 	s := &server{t: t, name: name, addr: freeAddr(t), done: make(chan struct{})}
 	s.URL = "http://" + s.addr
-	all := map[string]string{"RPSD_ADDR": s.addr}
+	metricsAddr := freeAddr(t)
+	s.metricsURL = "http://" + metricsAddr + "/metrics"
+	all := map[string]string{"RPSD_ADDR": s.addr, "RPSD_METRICS_ADDR": metricsAddr}
 	for k, v := range env {
 		all[k] = v
 	}

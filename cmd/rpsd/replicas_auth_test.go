@@ -59,6 +59,9 @@ func TestTokenChangesReachEveryReplica(t *testing.T) {
 		Token string `json:"token"`
 	}
 	replicas[1].must(http.StatusOK, "POST", "/v1/me/token", alice.Token, nil, &rotated)
+	// The old token keeps a grace period until the new one is first used (so that a rotation whose
+	// answer was lost does not lock the player out); that first use, on replica 2, ends it.
+	replicas[2].must(http.StatusOK, "GET", "/v1/me", rotated.Token, nil, nil)
 	lag := refusedEverywhere(t, replicas, alice.Token, "/v1/me", time.Now())
 	acceptedEverywhere(t, replicas, rotated.Token, "/v1/me")
 	t.Logf("a rotated token was refused by all 3 replicas within %v", lag.Round(100*time.Microsecond))

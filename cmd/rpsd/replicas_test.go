@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -326,9 +327,14 @@ func TestThreeReplicas(t *testing.T) {
 // metricValue is the sum of a counter's samples on s's /metrics.
 func metricValue(t *testing.T, s *server, name string) string {
 	t.Helper()
-	status, raw := s.call("GET", "/metrics", "", nil, nil)
-	if status != http.StatusOK {
-		t.Fatalf("metrics: %d", status)
+	res, err := http.Get(s.metricsURL)
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	raw, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("metrics: %d %v", res.StatusCode, err)
 	}
 	var sum float64
 	found := false

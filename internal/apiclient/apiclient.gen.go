@@ -2637,11 +2637,11 @@ type Weapon struct {
 	Rotations bool `json:"rotations"`
 }
 
+// AccountAfter defines model for AccountAfter.
+type AccountAfter = string
+
 // AccountId defines model for AccountId.
 type AccountId = openapi_types.UUID
-
-// After defines model for After.
-type After = string
 
 // EventsAfter defines model for EventsAfter.
 type EventsAfter = int64
@@ -2658,14 +2658,23 @@ type IdempotencyKey = string
 // LastEventId defines model for LastEventId.
 type LastEventId = int64
 
+// LeaderboardAfter defines model for LeaderboardAfter.
+type LeaderboardAfter = string
+
 // LedgerAfter defines model for LedgerAfter.
 type LedgerAfter = string
 
 // Limit defines model for Limit.
 type Limit = int32
 
+// LobbiesAfter defines model for LobbiesAfter.
+type LobbiesAfter = string
+
 // LobbyId defines model for LobbyId.
 type LobbyId = openapi_types.UUID
+
+// MyGamesAfter defines model for MyGamesAfter.
+type MyGamesAfter = string
 
 // OrderAfter defines model for OrderAfter.
 type OrderAfter = string
@@ -2748,7 +2757,7 @@ type SearchAccountsParams struct {
 	Query *string `form:"query,omitempty" json:"query,omitempty"`
 
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *AccountAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2817,7 +2826,7 @@ type IssueTokenParams struct {
 // ListAuditParams defines parameters for ListAudit.
 type ListAuditParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *LedgerAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2859,7 +2868,7 @@ type GetLeaderboardParams struct {
 	Period *GetLeaderboardParamsPeriod `form:"period,omitempty" json:"period,omitempty"`
 
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *LeaderboardAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2890,7 +2899,7 @@ type ListLobbiesParams struct {
 	Ruleset *string `form:"ruleset,omitempty" json:"ruleset,omitempty"`
 
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *LobbiesAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -3030,7 +3039,7 @@ type QuickJoinParams struct {
 // ListMyGamesParams defines parameters for ListMyGames.
 type ListMyGamesParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
-	After *After `form:"after,omitempty" json:"after,omitempty"`
+	After *MyGamesAfter `form:"after,omitempty" json:"after,omitempty"`
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -10110,6 +10119,8 @@ type ListLobbiesResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -10137,6 +10148,11 @@ func (r ListLobbiesResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ListLobbiesResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListLobbiesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -10318,6 +10334,8 @@ type GetLobbyResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -10347,6 +10365,11 @@ func (r GetLobbyResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r GetLobbyResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetLobbyResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -11551,6 +11574,8 @@ type GetMeResponse struct {
 	JSON200 *Account
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -11573,6 +11598,11 @@ func (r GetMeResponse) GetJSON200() *Account {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r GetMeResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetMeResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -11733,6 +11763,8 @@ type ListMyLedgerResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -11760,6 +11792,11 @@ func (r ListMyLedgerResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ListMyLedgerResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListMyLedgerResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -11830,6 +11867,8 @@ type RotateTokenResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Conflict
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -11859,6 +11898,11 @@ func (r RotateTokenResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r RotateTokenResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RotateTokenResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -14973,6 +15017,13 @@ func ParseListLobbiesResponse(rsp *http.Response) (*ListLobbiesResponse, error) 
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15168,6 +15219,13 @@ func ParseGetLobbyResponse(rsp *http.Response) (*GetLobbyResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -16331,6 +16389,13 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16503,6 +16568,13 @@ func ParseListMyLedgerResponse(rsp *http.Response) (*ListMyLedgerResponse, error
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16593,6 +16665,13 @@ func ParseRotateTokenResponse(rsp *http.Response) (*RotateTokenResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Conflict
