@@ -44,6 +44,8 @@ type Store struct {
 	// rulesets caches rulesets by content hash; they are immutable.
 	rulesets sync.Map
 	onExpiry func(lag time.Duration)
+	// batches groups the actions in flight on each lobby (see runCall).
+	batches batcher
 	// eventReads shares identical event reads in flight.
 	eventReads singleflight.Group
 	// notify wakes the local followers of lobbies; its listener runs until Close.
@@ -110,7 +112,7 @@ func (s *Store) run(ctx context.Context, fn func(t *pgTx) error) error {
 				return err
 			}
 			// The writes held back go before the commit.
-			_, err = t.tx.flush(ctx)
+			err = t.tx.flush(ctx)
 			return err
 		})
 		if err == nil {

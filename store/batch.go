@@ -1,0 +1,262 @@
+package store
+
+// Group commit: the actions in flight for one lobby in this process run in one transaction, under
+// one hold of the lobby's row lock, instead of queueing on that lock one transaction each.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/commitreveal/rps/tournament"
+	"github.com/jackc/pgx/v5"
+)
+
+// maxBatch bounds the actions of one batch, and so how long a batch holds its lobby's lock.
+const maxBatch = 64
+
+// call is one action on a lobby, with its outcome once it has run.
+type call struct {
+	ctx   context.Context
+	actor tournament.AccountID
+	key   *IdempotencyKey
+	fn    func(t *pgTx, now int64) (Outcome, error)
+
+	out      Outcome
+	replayed bool
+	err      error
+	// panicked is what the action panicked with in a batch run by another call's goroutine; the
+	// call panics with it again in its own.
+	panicked any
+	// turn receives, once, what the call is to do after waiting: lead a batch, run alone, or
+	// nothing (its outcome is set).
+	turn chan turn
+}
+
+type turn struct {
+	// lead is the batch the call runs for everyone in it (the call first).
+	lead []*call
+	// alone asks the call to run in a transaction of its own.
+	alone bool
+}
+
+// batcher queues the actions that arrive for a lobby while a batch of its actions is running.
+type batcher struct {
+	mu sync.Mutex
+	// waiting holds, for each lobby with a batch running, the calls that arrived since, in order.
+	waiting map[tournament.LobbyID][]*call
+}
+
+// runCall runs c on lobby and sets its outcome. A call for a lobby with no batch running goes at
+// once, alone; the calls that arrive while it runs wait, and run together, in arrival order, in
+// the batch that follows, led by the first of them. A refusal commits (see tournament.Error), so a
+// refused action has, in a batch, exactly the effects it would have had alone, and the actions
+// after it see what they would have seen. An action that fails otherwise rolls the batch back;
+// then every action of the batch runs again in a transaction of its own, so the others succeed
+// without it. Across replicas, the lobby's row lock still serializes the transactions.
+func (s *Store) runCall(lobby tournament.LobbyID, c *call) {
+	if !validID(string(lobby)) {
+		s.runBatch(lobby, []*call{c})
+		return
+	}
+	b := &s.batches
+	b.mu.Lock()
+	if b.waiting == nil {
+		b.waiting = make(map[tournament.LobbyID][]*call)
+	}
+	waiting, running := b.waiting[lobby]
+	if !running {
+		b.waiting[lobby] = nil
+		b.mu.Unlock()
+		s.lead(lobby, []*call{c})
+		return
+	}
+	c.turn = make(chan turn, 1)
+	b.waiting[lobby] = append(waiting, c)
+	b.mu.Unlock()
+
+	var next turn
+	select {
+	case next = <-c.turn:
+	case <-c.ctx.Done():
+		if b.withdraw(lobby, c) {
+			c.err = c.ctx.Err()
+			return
+		}
+		next = <-c.turn // taken into a batch already: its outcome comes
+	}
+	switch {
+	case next.lead != nil:
+		s.lead(lobby, next.lead)
+	case next.alone:
+		c.runAlone(s, lobby)
+	}
+}
+
+// lead runs a batch, hands the lobby to the calls that arrived meanwhile, then tells the batch's
+// other calls their outcome (or to run alone).
+func (s *Store) lead(lobby tournament.LobbyID, batch []*call) {
+	split := s.runBatch(lobby, batch)
+	b := &s.batches
+	b.mu.Lock()
+	next := b.waiting[lobby]
+	if len(next) == 0 {
+		delete(b.waiting, lobby)
+	} else {
+		next = next[:min(len(next), maxBatch)]
+		b.waiting[lobby] = b.waiting[lobby][len(next):]
+	}
+	b.mu.Unlock()
+	if len(next) > 0 {
+		next[0].turn <- turn{lead: next}
+	}
+	for _, c := range batch[1:] {
+		c.turn <- turn{alone: split}
+	}
+	if split {
+		batch[0].runAlone(s, lobby)
+	}
+}
+
+// runAlone runs a call of a batch that failed as a whole in a transaction of its own; a call
+// that panicked in the batch panics again, in its caller's goroutine.
+func (c *call) runAlone(s *Store, lobby tournament.LobbyID) {
+	if c.panicked != nil {
+		panic(c.panicked)
+	}
+	s.runBatch(lobby, []*call{c})
+}
+
+// withdraw takes a waiting call out of its lobby's queue, unless a batch took it already.
+func (b *batcher) withdraw(lobby tournament.LobbyID, c *call) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	waiting := b.waiting[lobby]
+	for i, w := range waiting {
+		if w == c {
+			b.waiting[lobby] = append(waiting[:i:i], waiting[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// runBatch runs calls in one transaction, in order, and sets their outcomes. It reports split
+// when a batch of several failed as a whole: their outcomes are not set, and each must run alone.
+func (s *Store) runBatch(lobby tournament.LobbyID, calls []*call) (split bool) {
+	ctx := calls[0].ctx
+	if len(calls) > 1 {
+		// The leader's cancellation must not fail the others' actions.
+		ctx = context.WithoutCancel(ctx)
+	}
+	err := s.run(ctx, func(t *pgTx) error {
+		return t.runCalls(ctx, lobby, calls)
+	})
+	if err == nil {
+		return false
+	}
+	if len(calls) > 1 {
+		return true
+	}
+	calls[0].out, calls[0].replayed, calls[0].err = Outcome{}, false, err
+	return false
+}
+
+// keyScope is an idempotency key without its request hash: the key's identity.
+type keyScope struct {
+	account             tournament.AccountID
+	method, route, name string
+}
+
+func (k *IdempotencyKey) scope() keyScope {
+	return keyScope{k.AccountID, k.Method, k.Route, k.Key}
+}
+
+// runCalls runs calls in the transaction t: it begins them all in one round trip (the lobby's
+// lock, each call's instant and stored outcome), then runs each in turn. It fails only when a
+// call failed otherwise than by a refusal.
+func (t *pgTx) runCalls(ctx context.Context, lobby tournament.LobbyID, calls []*call) error {
+	var b pgx.Batch
+	var lock *lockRead
+	if validID(string(lobby)) {
+		lock = t.queueLock(&b, lobby)
+	}
+	begins := make([]*beginRead, len(calls))
+	var fixedNow *int64
+	if t.s.nowFn != nil {
+		now := t.s.nowFn()
+		fixedNow = &now
+	}
+	for i, c := range calls {
+		begins[i] = queueBegin(&b, c.actor, c.key, fixedNow)
+	}
+	if err := t.tx.send(ctx, &b); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if lock != nil && lock.foundLobby {
+		if _, _, err := t.held(lock); err != nil {
+			return err
+		}
+	}
+	// stored holds the calls of this batch whose outcome is stored under their key, for a
+	// duplicate later in the batch to replay.
+	stored := make(map[keyScope]*call)
+	for i, c := range calls {
+		c.out, c.replayed, c.err = Outcome{}, false, nil // a retried transaction starts over
+		now := begins[i].now
+		if t.s.nowFn != nil {
+			now = t.s.nowFn()
+		}
+		if out, found, err := begins[i].outcome(c.key); err != nil || found {
+			c.out, c.replayed, c.err = out, found, err
+			continue
+		}
+		if c.key != nil {
+			if first, ok := stored[c.key.scope()]; ok {
+				if !bytes.Equal(first.key.RequestHash, c.key.RequestHash) {
+					c.err = ErrIdempotencyConflict
+				} else {
+					c.out, c.replayed = first.out, true
+				}
+				continue
+			}
+		}
+		out, err := c.run(t, now, len(calls) > 1)
+		if _, refused := tournament.IsRefusal(err); refused {
+			c.err = err // a refusal commits (see tournament.Error)
+			continue
+		} else if err != nil {
+			return err
+		}
+		c.out = out
+		if out.Audit != nil {
+			t.queueAudit(*out.Audit, now)
+		}
+		if refusal, ok := tournament.IsRefusal(out.Refused); c.key == nil || (ok && !refusal.Replayable()) {
+			continue
+		}
+		t.storeOutcome(c.key, out, now)
+		stored[c.key.scope()] = c
+	}
+	return nil
+}
+
+// errPanicked fails a batch in which an action panicked.
+var errPanicked = errors.New("panicked")
+
+// run runs the call's action. In a batch, run by another call's goroutine, a panic is kept for
+// the call to raise in its own goroutine, and fails the batch.
+func (c *call) run(t *pgTx, now int64, batched bool) (out Outcome, err error) {
+	c.panicked = nil
+	if batched {
+		defer func() {
+			if p := recover(); p != nil {
+				c.panicked = p
+				err = fmt.Errorf("%w: %v", errPanicked, p)
+			}
+		}()
+	}
+	return c.fn(t, now)
+}
