@@ -115,21 +115,21 @@ func (r *beginRead) outcome(key *IdempotencyKey) (Outcome, bool, error) {
 }
 
 // storeOutcome stores an operation's outcome under its key, sent with the operation's held-back
-// writes. It replaces only an expired key, so a duplicate that stored it first (in another
-// transaction) makes this transaction roll back and run again, to be replayed.
+// writes (and its COMMIT). An expired outcome under the key is deleted first. A duplicate that
+// stored the key first, in a transaction that committed, makes the insert fail, which aborts this
+// transaction before its COMMIT runs; it is retried, to be replayed.
 func (t *pgTx) storeOutcome(key *IdempotencyKey, out Outcome, now int64) {
-	t.tx.laterChecked(func(tag pgconn.CommandTag) error {
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("%w: idempotency key stored by a concurrent duplicate", ErrRetry)
+	t.tx.later(`DELETE FROM idempotency_keys
+		WHERE account_id = $1 AND method = $2 AND route = $3 AND key = $4 AND created_at < $5`,
+		key.AccountID, key.Method, key.Route, key.Key, now-IdempotencyTTL.Milliseconds())
+	t.tx.laterChecked(func(_ pgconn.CommandTag, err error) error {
+		if errors.Is(err, ErrConflict) {
+			return fmt.Errorf("%w: idempotency key stored by a concurrent duplicate: %w", ErrRetry, err)
 		}
-		return nil
+		return err
 	}, `INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, status, response, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-		ON CONFLICT (account_id, method, route, key) DO UPDATE
-		SET request_hash = excluded.request_hash, status = excluded.status, response = excluded.response, created_at = excluded.created_at
-		WHERE idempotency_keys.created_at < $9`,
-		key.AccountID, key.Method, key.Route, key.Key, key.RequestHash, out.Status, out.Body, now,
-		now-IdempotencyTTL.Milliseconds())
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		key.AccountID, key.Method, key.Route, key.Key, key.RequestHash, out.Status, out.Body, now)
 }
 
 // purgeIdempotencyKeys deletes the keys older than IdempotencyTTL.

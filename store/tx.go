@@ -45,9 +45,9 @@ type moveKey struct {
 	account tournament.AccountID
 }
 
-func (s *Store) newTx(tx pgx.Tx) *pgTx {
+func (s *Store) newTx(c *txConn) *pgTx {
 	return &pgTx{
-		s: s, tx: &txConn{tx: tx},
+		s: s, tx: c,
 		heads:     make(map[tournament.LobbyID]tournament.LoggedEvent),
 		deadlines: make(map[tournament.GameID]int64),
 		locked:    make(map[tournament.LobbyID]tournament.Lobby),

@@ -9,14 +9,20 @@ import (
 )
 
 // txConn is a transaction that holds back the writes whose results nobody waits for and sends
-// them together, in one round trip, with the next statement that needs an answer (or just before
-// the commit). A lobby's lock is held from its first statement to the commit, so every round trip
+// them together, in one round trip, with the next statement that needs an answer (or with the
+// commit). A lobby's lock is held from its first statement to the commit, so every round trip
 // saved there shortens the queue of the lobby's other actions.
 type txConn struct {
-	tx      pgx.Tx
+	tx      conn
 	pending pgx.Batch
-	// checks[i], when not nil, judges the command tag of pending statement i.
-	checks []func(pgconn.CommandTag) error
+	// checks[i], when not nil, judges the outcome of pending statement i.
+	checks []func(pgconn.CommandTag, error) error
+}
+
+// conn is what txConn runs statements on: a connection on which it sent BEGIN, or a pgx.Tx.
+type conn interface {
+	querier
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 var _ querier = (*txConn)(nil)
@@ -26,56 +32,44 @@ func (c *txConn) later(sql string, args ...any) {
 	c.laterChecked(nil, sql, args...)
 }
 
-// laterChecked queues a write whose command tag check judges when it is sent; check's error fails
-// the flush like the statement's own.
-func (c *txConn) laterChecked(check func(pgconn.CommandTag) error, sql string, args ...any) {
+// laterChecked queues a write whose outcome (its command tag and its error, mapped) check turns
+// into the error that fails the flush, if any.
+func (c *txConn) laterChecked(check func(pgconn.CommandTag, error) error, sql string, args ...any) {
 	c.pending.Queue(sql, args...)
 	c.checks = append(c.checks, check)
 }
 
 // flush sends the queued writes in one round trip.
 func (c *txConn) flush(ctx context.Context) error {
-	return c.flushWith(ctx, "", nil, nil)
+	return c.send(ctx, nil)
 }
 
-// flushWith sends the queued writes followed, if sql is not empty, by a query whose row scan
-// receives, in one round trip. scan's error (mapped: no row is tournament.ErrNotFound) is returned.
-func (c *txConn) flushWith(ctx context.Context, sql string, args []any, scan func(pgx.Row) error) error {
+// send sends the queued writes followed by the statements of b (nil: none), whose callbacks
+// receive their results, in one round trip. It returns the first error: a write's, or a
+// callback's (mapped: no row is tournament.ErrNotFound).
+func (c *txConn) send(ctx context.Context, b *pgx.Batch) error {
 	n := c.pending.Len()
-	if n == 0 && sql == "" {
+	if n == 0 && (b == nil || b.Len() == 0) {
 		return nil
 	}
 	batch, checks := c.pending, c.checks
 	c.pending, c.checks = pgx.Batch{}, nil
-	if sql != "" {
-		batch.Queue(sql, args...)
+	if b != nil {
+		batch.QueuedQueries = append(batch.QueuedQueries, b.QueuedQueries...)
 	}
 	results := c.tx.SendBatch(ctx, &batch)
 	for i := range n {
 		tag, err := results.Exec()
-		if err == nil && checks[i] != nil {
-			err = checks[i](tag)
+		err = mapErr(err)
+		if checks[i] != nil {
+			err = checks[i](tag, err)
 		}
 		if err != nil {
 			_ = results.Close()
-			return fmt.Errorf("%s: %w", batch.QueuedQueries[i].SQL[:min(40, len(batch.QueuedQueries[i].SQL))], mapErr(err))
-		}
-	}
-	if sql != "" {
-		if err := mapErr(scan(results.QueryRow())); err != nil {
-			_ = results.Close()
-			return err
+			return fmt.Errorf("%s: %w", batch.QueuedQueries[i].SQL[:min(40, len(batch.QueuedQueries[i].SQL))], err)
 		}
 	}
 	return mapErr(results.Close())
-}
-
-// send sends a batch of statements (after the writes held back) in one round trip.
-func (c *txConn) send(ctx context.Context, b *pgx.Batch) error {
-	if err := c.flush(ctx); err != nil {
-		return err
-	}
-	return mapErr(c.tx.SendBatch(ctx, b).Close())
 }
 
 func (c *txConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
@@ -109,5 +103,7 @@ type pendingRow struct {
 }
 
 func (r pendingRow) Scan(dest ...any) error {
-	return r.c.flushWith(r.ctx, r.sql, r.args, func(row pgx.Row) error { return row.Scan(dest...) })
+	var b pgx.Batch
+	b.Queue(r.sql, r.args...).QueryRow(func(row pgx.Row) error { return row.Scan(dest...) })
+	return r.c.send(r.ctx, &b)
 }
