@@ -124,8 +124,7 @@ func cpuProfile(ctx context.Context, debugAddr, rpsd, dir string, d time.Duratio
 	}
 	if keep != "" {
 		if b, err := os.ReadFile(path); err == nil {
-			_ = os.WriteFile(keep, b, 0o644)
-			_ = os.WriteFile(keep+".bin", mustRead(rpsd), 0o755)
+			_ = os.WriteFile(keep, b, 0o644) // a convenience: the report has the top already
 		}
 	}
 	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount=25", rpsd, path).CombinedOutput()
@@ -153,9 +152,4 @@ func loadAverage() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
-}
-
-func mustRead(path string) []byte {
-	b, _ := os.ReadFile(path)
-	return b
 }
