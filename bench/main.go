@@ -256,7 +256,7 @@ func run(ctx context.Context, o options) (err error) {
 		rep.perAction = cpuSample{pg: rep.mixedCPU.pg / n, rpsd: rep.mixedCPU.rpsd / n}
 		rep.costRatio = float64(rep.perAction.pg+rep.perAction.rpsd) / float64(rep.tpcbCPU)
 	}
-	rep.statements, err = topStatements(ctx, dbURL)
+	rep.statements, err = topStatements(ctx, dbURL, "total_exec_time")
 	if err != nil {
 		rep.notes = append(rep.notes, "pg_stat_statements: "+err.Error())
 	}
@@ -285,7 +285,7 @@ func run(ctx context.Context, o options) (err error) {
 	bigCtx, cancelBig := context.WithTimeout(ctx, max(left, time.Minute))
 	rep.big = playBig(bigCtx, server.url, admin, bigAccounts, o.clients, rep.big)
 	cancelBig()
-	rep.big.statements, err = slowestStatements(ctx, dbURL)
+	rep.big.statements, err = topStatements(ctx, dbURL, "max_exec_time")
 	if err != nil {
 		rep.notes = append(rep.notes, "pg_stat_statements of the big lobby: "+err.Error())
 	}
@@ -554,53 +554,28 @@ func resetStatements(ctx context.Context, dbURL string) error {
 	})
 }
 
-// topStatements lists the statements that took the most database time during the mixed load.
-func topStatements(ctx context.Context, dbURL string) ([]string, error) {
+// topStatements lists the statements that took the most database time since the last reset, or,
+// by their longest call, the set-based statements of the big lobby's stage changes: column is
+// pg_stat_statements' total_exec_time or max_exec_time, shown with the calls and the mean.
+func topStatements(ctx context.Context, dbURL, column string) ([]string, error) {
 	var out []string
 	err := withConn(ctx, dbURL, func(c *pgx.Conn) error {
-		rows, err := c.Query(ctx, `SELECT calls, round(total_exec_time::numeric, 0), round(mean_exec_time::numeric, 3),
-				regexp_replace(left(query, 140), '\s+', ' ', 'g')
+		rows, err := c.Query(ctx, `SELECT calls, round(`+column+`::numeric, 1), round(mean_exec_time::numeric, 3),
+				regexp_replace(left(query, 130), '\s+', ' ', 'g')
 			FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-			ORDER BY total_exec_time DESC LIMIT 12`)
+			ORDER BY `+column+` DESC LIMIT 12`)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
 			var calls int64
-			var total, mean float64
+			var figure, mean float64
 			var query string
-			if err := rows.Scan(&calls, &total, &mean, &query); err != nil {
+			if err := rows.Scan(&calls, &figure, &mean, &query); err != nil {
 				return err
 			}
-			out = append(out, fmt.Sprintf("| %d | %.0f | %.3f | `%s` |", calls, total, mean, strings.ReplaceAll(query, "|", "\\|")))
-		}
-		return rows.Err()
-	})
-	return out, err
-}
-
-// slowestStatements lists the statements whose longest call took the most time since the last
-// reset: in the big lobby, the set-based statements of its stage changes.
-func slowestStatements(ctx context.Context, dbURL string) ([]string, error) {
-	var out []string
-	err := withConn(ctx, dbURL, func(c *pgx.Conn) error {
-		rows, err := c.Query(ctx, `SELECT calls, round(max_exec_time::numeric, 1), round(mean_exec_time::numeric, 3),
-				regexp_replace(left(query, 110), '\s+', ' ', 'g')
-			FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-			ORDER BY max_exec_time DESC LIMIT 10`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var calls int64
-			var maxMs, mean float64
-			var query string
-			if err := rows.Scan(&calls, &maxMs, &mean, &query); err != nil {
-				return err
-			}
-			out = append(out, fmt.Sprintf("| %d | %.1f | %.3f | `%s` |", calls, maxMs, mean, strings.ReplaceAll(query, "|", "\\|")))
+			out = append(out, fmt.Sprintf("| %d | %.1f | %.3f | `%s` |", calls, figure, mean, strings.ReplaceAll(query, "|", "\\|")))
 		}
 		return rows.Err()
 	})

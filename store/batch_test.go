@@ -98,6 +98,22 @@ func key(a tournament.Actor, name, request string) *IdempotencyKey {
 	return &IdempotencyKey{AccountID: a.ID, Method: "POST", Route: "/register", Key: name, RequestHash: hash[:]}
 }
 
+// batchLobby returns a store, its admin and a lobby of up to 10 players with stage timeouts of ms.
+// The store's clock is clock, set to 1,000,000, or the database's when clock is nil.
+func batchLobby(t *testing.T, clock *atomic.Int64, ms int64) (*Store, tournament.Actor, tournament.LobbyID) {
+	t.Helper()
+	opts := Options{Service: fastService()}
+	if clock != nil {
+		clock.Store(1_000_000)
+		opts.Now = clock.Load
+	}
+	s := newStore(t, opts)
+	cfg := fastConfig(ms)
+	cfg.PlayersCountLimit = 10
+	adm := admin(t, s)
+	return s, adm, createLobby(t, s, adm, cfg)
+}
+
 // TestBatchKeepsEachOutcome runs, in one batch, registrations that succeed, a refusal, a
 // validation failure, a duplicate of a key stored earlier in the same batch, the same key with
 // another request, and a call without a key: each gets the outcome it would have had alone, in
@@ -105,13 +121,8 @@ func key(a tournament.Actor, name, request string) *IdempotencyKey {
 func TestBatchKeepsEachOutcome(t *testing.T) {
 	t.Parallel()
 	var clock atomic.Int64
-	clock.Store(1_000_000)
-	s := newStore(t, Options{Service: fastService(), Now: clock.Load})
+	s, adm, lobby := batchLobby(t, &clock, 60_000)
 	ctx := context.Background()
-	cfg := fastConfig(60_000)
-	cfg.PlayersCountLimit = 10
-	adm := admin(t, s)
-	lobby := createLobby(t, s, adm, cfg)
 	p1, poor, p3, p4 := player(t, s, "p1", 100), player(t, s, "poor", 5), player(t, s, "p3", 100), player(t, s, "p4", 100)
 
 	var first, refused, invalid, duplicate, conflict, third, unkeyed keyedResult
@@ -206,12 +217,8 @@ func lobbyGame(t *testing.T, s *Store, lobby tournament.LobbyID) tournament.Game
 func TestBatchExpiryInside(t *testing.T) {
 	t.Parallel()
 	var clock atomic.Int64
-	clock.Store(1_000_000)
-	s := newStore(t, Options{Service: fastService(), Now: clock.Load})
+	s, _, lobby := batchLobby(t, &clock, 1000)
 	ctx := context.Background()
-	cfg := fastConfig(1000)
-	cfg.PlayersCountLimit = 10
-	lobby := createLobby(t, s, admin(t, s), cfg)
 	p1, p2, p3, late := player(t, s, "p1", 100), player(t, s, "p2", 100), player(t, s, "p3", 100), player(t, s, "late", 100)
 	for _, p := range []tournament.Actor{p1, p2} {
 		if err := register(s, p, lobby); err != nil {
@@ -260,11 +267,8 @@ func TestBatchExpiryInside(t *testing.T) {
 // goroutine (without running the action again).
 func TestBatchFailureRunsOthersAlone(t *testing.T) {
 	t.Parallel()
-	s := newStore(t, Options{Service: fastService()})
+	s, _, lobby := batchLobby(t, nil, 60_000)
 	ctx := context.Background()
-	cfg := fastConfig(60_000)
-	cfg.PlayersCountLimit = 10
-	lobby := createLobby(t, s, admin(t, s), cfg)
 	var players []tournament.Actor
 	for i := range 6 {
 		players = append(players, player(t, s, fmt.Sprint("p", i), 100))
