@@ -451,8 +451,8 @@ func freeAddr() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	addr := l.Addr().String()
+	return addr, l.Close()
 }
 
 // stop sends SIGTERM to the server's PID and waits; SIGKILL after 15 seconds.
