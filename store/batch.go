@@ -98,26 +98,34 @@ func (s *Store) runCall(lobby tournament.LobbyID, c *call) {
 // lead runs a batch, hands the lobby to the calls that arrived meanwhile, then tells the batch's
 // other calls their outcome (or to run alone).
 func (s *Store) lead(lobby tournament.LobbyID, batch []*call) {
-	split := s.runBatch(lobby, batch)
-	b := &s.batches
-	b.mu.Lock()
-	next := b.waiting[lobby]
-	if len(next) == 0 {
-		delete(b.waiting, lobby)
-	} else {
-		next = next[:min(len(next), maxBatch)]
-		b.waiting[lobby] = b.waiting[lobby][len(next):]
-	}
-	b.mu.Unlock()
-	if len(next) > 0 {
-		next[0].turn <- turn{lead: next}
-	}
-	for _, c := range batch[1:] {
-		c.turn <- turn{alone: split}
-	}
-	if split {
+	if s.runAndHandOver(lobby, batch) {
 		batch[0].runAlone(s, lobby)
 	}
+}
+
+// runAndHandOver runs a batch and hands over, also when the batch panics (an action panics
+// unrecovered when it runs alone): no call is left waiting on the lobby.
+func (s *Store) runAndHandOver(lobby tournament.LobbyID, batch []*call) (split bool) {
+	split = true // if runBatch panics, the other calls run alone
+	defer func() {
+		b := &s.batches
+		b.mu.Lock()
+		next := b.waiting[lobby]
+		if len(next) == 0 {
+			delete(b.waiting, lobby)
+		} else {
+			next = next[:min(len(next), maxBatch)]
+			b.waiting[lobby] = b.waiting[lobby][len(next):]
+		}
+		b.mu.Unlock()
+		if len(next) > 0 {
+			next[0].turn <- turn{lead: next}
+		}
+		for _, c := range batch[1:] {
+			c.turn <- turn{alone: split}
+		}
+	}()
+	return s.runBatch(lobby, batch)
 }
 
 // runAlone runs a call of a batch that failed as a whole in a transaction of its own; a call

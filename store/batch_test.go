@@ -22,6 +22,14 @@ func (b *batcher) queued(lobby tournament.LobbyID) int {
 	return len(b.waiting[lobby])
 }
 
+// running reports whether a batch is running on the lobby.
+func (b *batcher) running(lobby tournament.LobbyID) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.waiting[lobby]
+	return ok
+}
+
 // runAsBatch makes the calls one batch, in the order given: it holds the lobby with an action that
 // waits, queues the calls one after another behind it, then lets the held action end.
 func runAsBatch(t *testing.T, s *Store, lobby tournament.LobbyID, calls ...func()) {
@@ -330,4 +338,41 @@ func TestBatchFailureRunsOthersAlone(t *testing.T) {
 		}
 	}
 	tournamenttest.VerifyLobby(t, ctx, backend{s}, lobby)
+}
+
+// TestLonePanicFreesLobby panics in an action that runs alone while others wait for it: the panic
+// reaches its caller, and the waiting actions still run.
+func TestLonePanicFreesLobby(t *testing.T) {
+	t.Parallel()
+	s, _, lobby := batchLobby(t, nil, 60_000)
+	ctx := context.Background()
+	p1, p2 := player(t, s, "p1", 100), player(t, s, "p2", 100)
+	held := make(chan struct{})
+	var recovered any
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer func() { recovered = recover() }()
+		_ = s.RunLobby(ctx, lobby, func(tournament.Tx, int64) error {
+			<-held
+			panic("bug")
+		})
+	})
+	for !s.batches.running(lobby) {
+		time.Sleep(time.Millisecond)
+	}
+	errs := make([]error, 2)
+	for i, p := range []tournament.Actor{p1, p2} {
+		wg.Go(func() { errs[i] = register(s, p, lobby) })
+		for s.batches.queued(lobby) < i+1 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	close(held)
+	wg.Wait()
+	if recovered != "bug" {
+		t.Errorf("recovered %v, want the panic", recovered)
+	}
+	if errs[0] != nil || errs[1] != nil {
+		t.Errorf("the waiting registrations: %v", errs)
+	}
 }
