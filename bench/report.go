@@ -267,7 +267,7 @@ const findings = `## What profiling found, and what changed
 
 Both runs with this bench, one after the other on the same shared machine (load average about 9
 on 2 cores), ` + "`--big 3000 --load-time 20s --pgbench-time 8s`" + `: before is main at c6da55a,
-after is this branch at 82fb008.
+after is this branch with everything below (then 82fb008, before its rebase onto issue 15).
 
 | | before | after |
 |---|---|---|
