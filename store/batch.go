@@ -183,13 +183,15 @@ func (k *IdempotencyKey) scope() keyScope {
 }
 
 // runCalls runs calls in the transaction t: it begins them all in one round trip (the lobby's
-// lock, each call's instant and stored outcome), then runs each in turn. It fails only when a
-// call failed otherwise than by a refusal.
+// lock, the actors' rows in its game, each call's instant and stored outcome), then runs each in
+// turn. It fails only when a call failed otherwise than by a refusal.
 func (t *pgTx) runCalls(ctx context.Context, lobby tournament.LobbyID, calls []*call) error {
 	var b pgx.Batch
 	var lock *lockRead
+	var actors *actorRows
 	if validID(string(lobby)) {
 		lock = t.queueLock(&b, lobby)
+		actors = queueActorRows(&b, lobby, calls)
 	}
 	begins := make([]*beginRead, len(calls))
 	var fixedNow *int64
@@ -207,6 +209,7 @@ func (t *pgTx) runCalls(ctx context.Context, lobby tournament.LobbyID, calls []*
 		if _, _, err := t.held(lock); err != nil {
 			return err
 		}
+		actors.hold(t, lock.game)
 	}
 	// stored holds the calls of this batch whose outcome is stored under their key, for a
 	// duplicate later in the batch to replay.
@@ -249,6 +252,63 @@ func (t *pgTx) runCalls(ctx context.Context, lobby tournament.LobbyID, calls []*
 		stored[c.key.scope()] = c
 	}
 	return nil
+}
+
+// actorRows receives what queueActorRows's statements read.
+type actorRows struct {
+	ids     []string
+	players []tournament.Player
+	moves   []tournament.RoundMove
+}
+
+// queueActorRows queues the reads of the actors' registrations in the lobby's current game and of
+// their moves in its current round, which their actions would otherwise read one round trip
+// each. Queued after the lobby's lock, like the game's read, they see what its last holder
+// committed.
+func queueActorRows(b *pgx.Batch, lobby tournament.LobbyID, calls []*call) *actorRows {
+	r := &actorRows{}
+	seen := make(map[tournament.AccountID]bool, len(calls))
+	for _, c := range calls {
+		if validID(string(c.actor)) && !seen[c.actor] {
+			seen[c.actor] = true
+			r.ids = append(r.ids, string(c.actor))
+		}
+	}
+	if len(r.ids) == 0 {
+		return r
+	}
+	b.Queue(`SELECT `+playerColumns+` FROM game_players
+		WHERE game_id = (SELECT game_id FROM lobbies WHERE id = $1) AND account_id = ANY($2::uuid[])`, lobby, r.ids).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			r.players, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (tournament.Player, error) { return scanPlayer(row) })
+			return err
+		})
+	b.Queue(`SELECT `+moveColumns+` FROM round_moves rm JOIN games g ON g.id = rm.game_id AND g.round = rm.round
+		WHERE g.id = (SELECT game_id FROM lobbies WHERE id = $1) AND rm.account_id = ANY($2::uuid[])`, lobby, r.ids).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			r.moves, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (tournament.RoundMove, error) { return scanMove(row) })
+			return err
+		})
+	return r
+}
+
+// hold records the rows read, and the absence of the others, as held by the transaction.
+func (r *actorRows) hold(t *pgTx, g tournament.Game) {
+	if g.ID == "" {
+		return
+	}
+	for _, id := range r.ids {
+		t.players[playerKey{g.ID, tournament.AccountID(id)}] = tournament.Player{}
+		t.moves[moveKey{g.ID, g.Round, tournament.AccountID(id)}] = tournament.RoundMove{}
+	}
+	for _, p := range r.players {
+		t.players[playerKey{p.GameID, p.AccountID}] = p
+	}
+	for _, m := range r.moves {
+		t.moves[moveKey{m.GameID, m.Round, m.AccountID}] = m
+	}
 }
 
 // errPanicked fails a batch in which an action panicked.

@@ -82,7 +82,7 @@ func keyed(t *testing.T, s *Store, lobby tournament.LobbyID, key *IdempotencyKey
 	action func(ctx context.Context, tx tournament.Tx, now int64) error) func() {
 	return func() {
 		ctx := context.Background()
-		r.out, r.replayed, r.err = s.RunIdempotent(ctx, "", lobby, key, func(tx tournament.Tx, now int64) (Outcome, error) {
+		r.out, r.replayed, r.err = s.RunIdempotent(ctx, actorOf(key), lobby, key, func(tx tournament.Tx, now int64) (Outcome, error) {
 			r.tx = txID(t, tx)
 			err := action(ctx, tx, now)
 			if refusal, ok := tournament.IsRefusal(err); ok {
@@ -93,6 +93,14 @@ func keyed(t *testing.T, s *Store, lobby tournament.LobbyID, key *IdempotencyKey
 			return Outcome{Status: 200, Body: fmt.Appendf(nil, "ok %d", now)}, nil
 		})
 	}
+}
+
+// actorOf is the account acting under key ("" without a key).
+func actorOf(key *IdempotencyKey) tournament.AccountID {
+	if key == nil {
+		return ""
+	}
+	return key.AccountID
 }
 
 func registerAction(s *Store, a tournament.Actor, lobby tournament.LobbyID) func(context.Context, tournament.Tx, int64) error {
@@ -221,7 +229,8 @@ func lobbyGame(t *testing.T, s *Store, lobby tournament.LobbyID) tournament.Game
 
 // TestBatchExpiryInside moves the clock past the entry deadline between two calls of one batch:
 // the call before it registers, the expiry applies before the next call, which is refused
-// because round 1 has started, and the call after it commits in round 1.
+// because round 1 has started, and the call after it commits in round 1; the same player's
+// second commit in the batch sees the first.
 func TestBatchExpiryInside(t *testing.T) {
 	t.Parallel()
 	var clock atomic.Int64
@@ -235,18 +244,23 @@ func TestBatchExpiryInside(t *testing.T) {
 	}
 	clock.Store(1_000_500)
 
-	var third, tooLate, commit keyedResult
+	var third, tooLate, commit, again keyedResult
+	commitAction := func(ctx context.Context, tx tournament.Tx, now int64) error {
+		return s.service.Commit(ctx, tx, now, p1, lobby, engine.CommitMove(0, "salt-of-p1"))
+	}
 	runAsBatch(t, s, lobby,
-		keyed(t, s, lobby, nil, &third, func(ctx context.Context, tx tournament.Tx, now int64) error {
+		keyed(t, s, lobby, key(p3, "r", "register"), &third, func(ctx context.Context, tx tournament.Tx, now int64) error {
 			err := s.service.Register(ctx, tx, now, p3, lobby)
 			clock.Store(1_001_500) // past the deadline at 1_001_000, before the next call
 			return err
 		}),
-		keyed(t, s, lobby, nil, &tooLate, registerAction(s, late, lobby)),
-		keyed(t, s, lobby, nil, &commit, func(ctx context.Context, tx tournament.Tx, now int64) error {
-			return s.service.Commit(ctx, tx, now, p1, lobby, engine.CommitMove(0, "salt-of-p1"))
-		}),
+		keyed(t, s, lobby, key(late, "r", "register"), &tooLate, registerAction(s, late, lobby)),
+		keyed(t, s, lobby, key(p1, "c1", "commit"), &commit, commitAction),
+		keyed(t, s, lobby, key(p1, "c2", "commit again"), &again, commitAction),
 	)
+	if refusalCode(again.out.Refused) != tournament.CodeAlreadyCommitted {
+		t.Errorf("second commit of p1 in the batch: %+v, want already_committed", again)
+	}
 	if third.out.Status != 200 || commit.out.Status != 200 {
 		t.Errorf("registration before the deadline %+v, commit after it %+v: want both done", third, commit)
 	}
