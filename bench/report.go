@@ -304,7 +304,7 @@ What changed:
   registrations and current moves (and records their absence), which each action read one round
   trip at a time. A commit or a reveal alone now takes 2 round trips (BEGIN with the lock, the
   reads, the instant and the key; then its writes with the key and COMMIT), a registration 3 (its
-  account's balance, locked); they took 6 and 7.
+  account's balance, locked); each took 6.
 - **A read after held-back writes goes with them** in one round trip.
 - **A long poll reads the lobby only when it found no event** (a log starts with the lobby's
   creation).
