@@ -50,20 +50,22 @@ type options struct {
 	big          int
 	budget       time.Duration
 	baselineTime time.Duration
+	profileOut   string
 }
 
 func main() {
 	var o options
 	flag.StringVar(&o.out, "out", "bench/RESULTS.md", "report file")
 	flag.IntVar(&o.clients, "clients", 8, "pgbench clients = the bots' actions in flight")
-	flag.DurationVar(&o.pgbenchTime, "pgbench-time", 20*time.Second, "duration of each pgbench run")
-	flag.DurationVar(&o.loadTime, "load-time", 45*time.Second, "duration of the mixed load")
+	flag.DurationVar(&o.pgbenchTime, "pgbench-time", 20*time.Second, "duration of the pgbench TPC-B run (the -N and -S runs take half as long)")
+	flag.DurationVar(&o.loadTime, "load-time", 30*time.Second, "duration of the mixed load")
 	flag.IntVar(&o.lobbies, "lobbies", 40, "lobbies of the mixed load")
 	flag.IntVar(&o.players, "players", 10, "players per lobby of the mixed load")
 	flag.Int64Var(&o.timeoutMs, "timeout-ms", 2000, "stage timeouts of the mixed load: long enough for every bot to act, so stages end by deadline only when a bot skips (RPSD_MIN_TIMEOUT_MS is 100)")
-	flag.IntVar(&o.big, "big", 0, "players of the big lobby (0: 100,000 if it fits the budget, else the largest that does)")
-	flag.DurationVar(&o.budget, "budget", 9*time.Minute+30*time.Second, "the whole run's time budget (within make bench's 10 minutes, compilation included)")
-	flag.DurationVar(&o.baselineTime, "baseline-time", 15*time.Second, "duration of the 10-player latency baseline")
+	flag.IntVar(&o.big, "big", 100_000, "players of the big lobby (0: the largest that fits the budget)")
+	flag.DurationVar(&o.budget, "budget", 9*time.Minute, "the whole run's time budget (within make bench's 10 minutes, with the compilation before it)")
+	flag.DurationVar(&o.baselineTime, "baseline-time", 12*time.Second, "duration of the 10-player latency baseline")
+	flag.StringVar(&o.profileOut, "profile-out", "", "also keep rpsd's CPU profile of the mixed load in this file, for go tool pprof")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -76,26 +78,36 @@ func main() {
 
 // report collects the figures written to RESULTS.md.
 type report struct {
-	started                   time.Time
-	machine                   []string
-	fsync                     string
-	pgbench                   []pgbenchResult
-	mixed                     bot.Report
-	mixedErr                  error
-	ratio                     float64
-	baseline                  bot.Report
-	big                       bigResult
-	statements                []string
-	clockLag                  string
-	engine                    []string
+	started    time.Time
+	machine    []string
+	fsync      string
+	pgbench    []pgbenchResult
+	mixed      bot.Report
+	mixedErr   error
+	ratio      float64
+	baseline   bot.Report
+	big        bigResult
+	statements []string
+	profile    []string
+	clockLag   string
+	// load is the load average when the run began and ended.
+	load [2]string
+	// tpcbCPU is PostgreSQL's CPU time per pgbench TPC-B transaction; mixedCPU is rpsd's and
+	// PostgreSQL's per action of the mixed load; costRatio is their ratio.
+	tpcbCPU                   time.Duration
+	mixedCPU                  cpuSample
+	perAction                 cpuSample
+	costRatio                 float64
+	engine, stageChange       []string
 	notes                     []string
 	clients, lobbies, players int
 }
 
 type pgbenchResult struct {
-	mode      string
-	tps       float64
-	latencyMs float64
+	mode         string
+	tps          float64
+	latencyMs    float64
+	transactions int64
 }
 
 type bigResult struct {
@@ -108,6 +120,8 @@ type bigResult struct {
 	err                        error
 	registerRatio, commitRatio float64
 	revealRatio, actionRatio   float64
+	// statements are the big lobby's slowest statements by their longest call.
+	statements []string
 }
 
 func run(ctx context.Context, o options) (err error) {
@@ -117,6 +131,7 @@ func run(ctx context.Context, o options) (err error) {
 	defer cancel()
 	rep := &report{started: start, clients: o.clients, lobbies: o.lobbies, players: o.players}
 	rep.machine = machine(ctx)
+	rep.load[0] = loadAverage()
 
 	work, err := os.MkdirTemp("", "rps-bench-")
 	if err != nil {
@@ -160,11 +175,23 @@ func run(ctx context.Context, o options) (err error) {
 	if out, err := exec.CommandContext(ctx, filepath.Join(bin, "pgbench"), "-i", "-s", "10", "-q", pgURL).CombinedOutput(); err != nil {
 		return fmt.Errorf("pgbench -i: %w: %s", err, out)
 	}
-	for _, mode := range []struct{ name, flag string }{{"TPC-B-like", ""}, {"simple update (-N)", "-N"}, {"select only (-S)", "-S"}} {
+	meter, err := newCPUMeter(ctx, pgURL, 0)
+	if err != nil {
+		return err
+	}
+	for i, mode := range []struct{ name, flag string }{{"TPC-B-like", ""}, {"simple update (-N)", "-N"}, {"select only (-S)", "-S"}} {
 		step("pgbench " + mode.name)
-		r, err := pgbench(ctx, filepath.Join(bin, "pgbench"), pgURL, o.clients, o.pgbenchTime, mode.flag)
+		d := o.pgbenchTime
+		if i > 0 {
+			d /= 2
+		}
+		before := meter.sample()
+		r, err := pgbench(ctx, filepath.Join(bin, "pgbench"), pgURL, o.clients, d, mode.flag)
 		if err != nil {
 			return err
+		}
+		if i == 0 && r.transactions > 0 {
+			rep.tpcbCPU = meter.sample().since(before).pg / time.Duration(r.transactions)
 		}
 		r.mode = mode.name
 		rep.pgbench = append(rep.pgbench, r)
@@ -190,6 +217,7 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	defer func() { err = errors.Join(err, server.stop()) }()
 	dbURL := cluster.URL("rps")
+	meter.rpsd = server.cmd.Process.Pid
 
 	// (2) and (4): mixed load over many lobbies.
 	step(fmt.Sprintf("mixed load: %d lobbies x %d players for %s", o.lobbies, o.players, o.loadTime))
@@ -200,17 +228,35 @@ func run(ctx context.Context, o options) (err error) {
 	if err := resetStatements(ctx, dbURL); err != nil {
 		return err
 	}
+	// A CPU profile of rpsd over the middle of the load.
+	profiled := make(chan []string, 1)
+	go func() {
+		lead := o.loadTime / 4
+		select {
+		case <-time.After(lead):
+			profiled <- cpuProfile(ctx, server.debugAddr, rpsd, work, o.loadTime/2, o.profileOut)
+		case <-ctx.Done():
+			profiled <- nil
+		}
+	}()
+	before := meter.sample()
 	rep.mixed, rep.mixedErr = bot.Load(ctx, bot.LoadConfig{
 		Server: server.url, AdminToken: admin, Lobbies: o.lobbies, Players: o.players, Duration: o.loadTime,
 		Concurrency: o.clients, Strategy: "random", Seed: 1, Skip: 0.02, Grace: 3 * time.Second, Progress: 10 * time.Second,
 		Game:     bot.GameSettings{Bet: 10, TimeoutMs: o.timeoutMs, Resolution: "weighted", MaxRounds: 20},
 		Accounts: accounts, Out: os.Stdout,
 	})
+	rep.mixedCPU = meter.sample().since(before)
+	rep.profile = <-profiled
 	rep.clockLag = clockLag(server.metricsURL)
 	if tpcb := rep.pgbench[0].tps; tpcb > 0 {
 		rep.ratio = rep.mixed.Actions.PerSec / tpcb
 	}
-	rep.statements, err = topStatements(ctx, dbURL)
+	if n := time.Duration(rep.mixed.Actions.Count); n > 0 && rep.tpcbCPU > 0 {
+		rep.perAction = cpuSample{pg: rep.mixedCPU.pg / n, rpsd: rep.mixedCPU.rpsd / n}
+		rep.costRatio = float64(rep.perAction.pg+rep.perAction.rpsd) / float64(rep.tpcbCPU)
+	}
+	rep.statements, err = topStatements(ctx, dbURL, "total_exec_time")
 	if err != nil {
 		rep.notes = append(rep.notes, "pg_stat_statements: "+err.Error())
 	}
@@ -225,7 +271,7 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	engineReserve := 60 * time.Second
+	engineReserve := 75 * time.Second
 	left := time.Until(deadline) - engineReserve - 30*time.Second
 	rep.big.size, rep.big.sizing = bigSize(o.big, rep.mixed.Actions.PerSec, left)
 	step(fmt.Sprintf("big lobby: %d players (%s)", rep.big.size, rep.big.sizing))
@@ -233,15 +279,25 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := resetStatements(ctx, dbURL); err != nil {
+		return err
+	}
 	bigCtx, cancelBig := context.WithTimeout(ctx, max(left, time.Minute))
 	rep.big = playBig(bigCtx, server.url, admin, bigAccounts, o.clients, rep.big)
 	cancelBig()
+	rep.big.statements, err = topStatements(ctx, dbURL, "max_exec_time")
+	if err != nil {
+		rep.notes = append(rep.notes, "pg_stat_statements of the big lobby: "+err.Error())
+	}
 	rep.big.ratios(rep.baseline)
 
-	// (5) the engine's benchmarks.
+	// (5) the engine's benchmarks, and the stage-change transactions of a 100,000-player round.
 	step("engine benchmarks")
-	rep.engine = engineBenchmarks(ctx)
+	rep.engine = goBenchmarks(ctx, "-bench", ".", "-benchtime", "300ms", "-benchmem", "./engine")
+	step("stage-change transactions at 100,000 players")
+	rep.stageChange = goBenchmarks(ctx, "-bench", "StageChange", "-benchtime", "1x", "./store")
 
+	rep.load[1] = loadAverage()
 	step("writing " + o.out)
 	if err := os.WriteFile(o.out, []byte(rep.markdown()), 0o644); err != nil {
 		return fmt.Errorf("write report: %w", err)
@@ -304,8 +360,9 @@ func fsyncRate(ctx context.Context, bin, dir string) string {
 }
 
 var (
-	tpsRE     = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
-	latencyRE = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
+	tpsRE          = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
+	latencyRE      = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
+	transactionsRE = regexp.MustCompile(`number of transactions actually processed: ([0-9]+)`)
 )
 
 func pgbench(ctx context.Context, pgbenchBin, url string, clients int, d time.Duration, mode string) (pgbenchResult, error) {
@@ -324,6 +381,9 @@ func pgbench(ctx context.Context, pgbenchBin, url string, clients int, d time.Du
 	if m := latencyRE.FindSubmatch(out); m != nil {
 		r.latencyMs, _ = strconv.ParseFloat(string(m[1]), 64)
 	}
+	if m := transactionsRE.FindSubmatch(out); m != nil {
+		r.transactions, _ = strconv.ParseInt(string(m[1]), 10, 64)
+	}
 	if r.tps == 0 {
 		return r, fmt.Errorf("pgbench %s: no tps in its output: %s", mode, out)
 	}
@@ -336,17 +396,8 @@ type server struct {
 	url string
 	// metricsURL is the separate listener of /metrics.
 	metricsURL string
+	debugAddr  string
 	done       chan error
-}
-
-// freeAddr returns a loopback address with a free port.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	addr := l.Addr().String()
-	return addr, l.Close()
 }
 
 func startServer(ctx context.Context, bin, dir, dbURL, admin string) (*server, error) {
@@ -358,6 +409,10 @@ func startServer(ctx context.Context, bin, dir, dbURL, admin string) (*server, e
 	if err != nil {
 		return nil, err
 	}
+	debugAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
 	logf, err := os.Create(filepath.Join(dir, "rpsd.log"))
 	if err != nil {
 		return nil, err
@@ -365,12 +420,13 @@ func startServer(ctx context.Context, bin, dir, dbURL, admin string) (*server, e
 	// Not CommandContext: the server is stopped by stop(), gracefully, whatever ctx does.
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "RPSD_ADDR="+addr, "RPSD_METRICS_ADDR="+metricsAddr, "RPSD_ADMIN_TOKEN="+admin, "RPSD_MIN_TIMEOUT_MS=100",
-		"RPSD_DB_MAX_CONNS="+strconv.Itoa(rpsdPoolSize), "RPSD_ACCOUNT_RATE=0", "RPSD_IP_RATE=0", "RPSD_SIGNUP_RATE=0")
+		"RPSD_DB_MAX_CONNS="+strconv.Itoa(rpsdPoolSize), "RPSD_ACCOUNT_RATE=0", "RPSD_IP_RATE=0", "RPSD_SIGNUP_RATE=0",
+		"RPSD_DEBUG_ADDR="+debugAddr)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start rpsd: %w", err)
 	}
-	s := &server{cmd: cmd, url: "http://" + addr, metricsURL: "http://" + metricsAddr, done: make(chan error, 1)}
+	s := &server{cmd: cmd, url: "http://" + addr, metricsURL: "http://" + metricsAddr, debugAddr: debugAddr, done: make(chan error, 1)}
 	go func() { s.done <- cmd.Wait(); _ = logf.Close() }()
 	for wait := time.Now().Add(60 * time.Second); ; {
 		resp, err := http.Get(s.url + "/readyz")
@@ -393,6 +449,16 @@ func startServer(ctx context.Context, bin, dir, dbURL, admin string) (*server, e
 			return nil, errors.Join(errors.New("rpsd not ready after 60s"), s.stop())
 		}
 	}
+}
+
+// freeAddr returns a loopback address with a port free now.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := l.Addr().String()
+	return addr, l.Close()
 }
 
 // stop sends SIGTERM to the server's PID and waits; SIGKILL after 15 seconds.
@@ -494,26 +560,28 @@ func resetStatements(ctx context.Context, dbURL string) error {
 	})
 }
 
-// topStatements lists the statements that took the most database time during the mixed load.
-func topStatements(ctx context.Context, dbURL string) ([]string, error) {
+// topStatements lists the statements that took the most database time since the last reset, or,
+// by their longest call, the set-based statements of the big lobby's stage changes: column is
+// pg_stat_statements' total_exec_time or max_exec_time, shown with the calls and the mean.
+func topStatements(ctx context.Context, dbURL, column string) ([]string, error) {
 	var out []string
 	err := withConn(ctx, dbURL, func(c *pgx.Conn) error {
-		rows, err := c.Query(ctx, `SELECT calls, round(total_exec_time::numeric, 0), round(mean_exec_time::numeric, 3),
-				regexp_replace(left(query, 140), '\s+', ' ', 'g')
+		rows, err := c.Query(ctx, `SELECT calls, round(`+column+`::numeric, 1), round(mean_exec_time::numeric, 3),
+				regexp_replace(left(query, 130), '\s+', ' ', 'g')
 			FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-			ORDER BY total_exec_time DESC LIMIT 12`)
+			ORDER BY `+column+` DESC LIMIT 12`)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
 			var calls int64
-			var total, mean float64
+			var figure, mean float64
 			var query string
-			if err := rows.Scan(&calls, &total, &mean, &query); err != nil {
+			if err := rows.Scan(&calls, &figure, &mean, &query); err != nil {
 				return err
 			}
-			out = append(out, fmt.Sprintf("| %d | %.0f | %.3f | `%s` |", calls, total, mean, strings.ReplaceAll(query, "|", "\\|")))
+			out = append(out, fmt.Sprintf("| %d | %.1f | %.3f | `%s` |", calls, figure, mean, strings.ReplaceAll(query, "|", "\\|")))
 		}
 		return rows.Err()
 	})
@@ -555,7 +623,7 @@ func logf(format string, args ...any) { fmt.Printf("warning: "+format+"\n", args
 // measured at about 0.65 of the mixed load's rate over many lobbies; a further 20% is margin.
 func bigSize(flagSize int, mixedRate float64, left time.Duration) (int, string) {
 	if flagSize > 0 {
-		return flagSize, "set by --big"
+		return flagSize, "--big (100,000 by default)"
 	}
 	const actionsPerPlayer = 3.5
 	rate := mixedRate * 0.65
@@ -627,9 +695,9 @@ func (b *bigResult) ratios(small bot.Report) {
 	}
 }
 
-// engineBenchmarks runs the engine's Go benchmarks and returns their result lines.
-func engineBenchmarks(ctx context.Context) []string {
-	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", ".", "-benchtime", "300ms", "-benchmem", "./engine")
+// goBenchmarks runs Go benchmarks (go test -run '^$' and args) and returns their result lines.
+func goBenchmarks(ctx context.Context, args ...string) []string {
+	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-run", "^$"}, args...)...)
 	out, err := cmd.CombinedOutput()
 	var lines []string
 	sc := bufio.NewScanner(strings.NewReader(string(out)))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/internal/pgtest"
@@ -110,4 +111,80 @@ func seedMovesStage(b *testing.B, s *Store, n int) (tournament.LobbyID, tourname
 		players[i] = tournament.Actor{ID: id, Role: tournament.RolePlayer}
 	}
 	return lobby, game, players
+}
+
+// BenchmarkStageChange measures, in a round of 100,000 players, the two transactions that change
+// its stage with set-based work proportional to the lobby: the last commit, which closes the
+// moves stage (sealing every commitment), and the last reveal, which resolves the round (counting
+// the moves, eliminating the losers, sealing every reveal, opening the next round). The other
+// players' moves are seeded with SQL. Run it with -benchtime 1x: each iteration seeds a round.
+func BenchmarkStageChange(b *testing.B) {
+	const n = 100_000
+	ctx := context.Background()
+	var closeMoves, resolve time.Duration
+	for range b.N {
+		b.StopTimer()
+		s := New(pgtest.New(b), Options{Service: fastService()})
+		lobby, game, players := seedMovesStage(b, s, n)
+		reveals := make([]string, n)
+		rows := make([][]any, 0, n-1)
+		for i, p := range players {
+			reveals[i] = fmt.Sprintf("%d-password-%d", i%3, i)
+			if i > 0 {
+				c := engine.Commit(reveals[i])
+				rows = append(rows, []any{game, 1, p.ID, c[:], int64(0), reveals[i], int16(i % 3)})
+			}
+		}
+		if _, err := s.pool.Exec(ctx, `CREATE TABLE bench_moves (game_id uuid, round int, account_id uuid,
+				commitment bytea, committed_at bigint, reveal text, move smallint)`); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.pool.CopyFrom(ctx, pgx.Identifier{"bench_moves"},
+			[]string{"game_id", "round", "account_id", "commitment", "committed_at", "reveal", "move"}, pgx.CopyFromRows(rows)); err != nil {
+			b.Fatal(err)
+		}
+		seed := func(sql string) {
+			b.Helper()
+			if _, err := s.pool.Exec(ctx, sql, game, n-1); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.pool.Exec(ctx, `ANALYZE`); err != nil {
+				b.Fatal(err)
+			}
+		}
+		seed(`WITH moves AS (INSERT INTO round_moves (game_id, round, account_id, commitment, committed_at)
+				SELECT game_id, round, account_id, commitment, committed_at FROM bench_moves WHERE game_id = $1)
+			UPDATE games SET committed = $2 WHERE id = $1`)
+		act := func(action func(tx tournament.Tx, now int64) error) time.Duration {
+			b.Helper()
+			b.StartTimer()
+			start := time.Now()
+			if err := s.RunLobby(ctx, lobby, action); err != nil {
+				b.Fatal(err)
+			}
+			d := time.Since(start)
+			b.StopTimer()
+			return d
+		}
+		first := players[0]
+		closeMoves += act(func(tx tournament.Tx, now int64) error {
+			return s.service.Commit(ctx, tx, now, first, lobby, engine.Commit(reveals[0]))
+		})
+		seed(`WITH moves AS (UPDATE round_moves rm SET revealed = true, reveal = convert_to(m.reveal, 'UTF8'), move = m.move, revealed_at = 0
+				FROM bench_moves m WHERE rm.game_id = $1 AND rm.round = 1 AND rm.account_id = m.account_id)
+			UPDATE games SET revealed = $2 WHERE id = $1`)
+		resolve += act(func(tx tournament.Tx, now int64) error {
+			return s.service.Reveal(ctx, tx, now, first, lobby, reveals[0])
+		})
+		v, err := s.Lobby(ctx, lobby)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if v.Game.Round != 2 && v.Game.Stage.Open() {
+			b.Fatalf("after the last reveal the game is in round %d, %s", v.Game.Round, v.Game.Stage)
+		}
+	}
+	b.ReportMetric(float64(closeMoves.Milliseconds())/float64(b.N), "ms/close-moves")
+	b.ReportMetric(float64(resolve.Milliseconds())/float64(b.N), "ms/resolve")
+	b.ReportMetric(0, "ns/op")
 }

@@ -1,6 +1,6 @@
 package store
 
-// Idempotency keys: begin reads the outcome stored under a key, RunIdempotent stores one, and
+// Idempotency keys: queueBegin reads the outcome stored under a key, storeOutcome stores one, and
 // purgeIdempotencyKeys forgets the expired ones.
 
 import (
@@ -12,6 +12,7 @@ import (
 
 	"github.com/commitreveal/rps/tournament"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // IdempotencyTTL is how long an outcome stays stored under its key.
@@ -44,17 +45,18 @@ type Outcome struct {
 var ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
 
 // RunIdempotent runs fn for actor (refused with ErrAccountDisabled if an admin disabled the
-// account) in one transaction at one instant now (Unix milliseconds), after locking
-// the lobby (if lobby names one) so that its operations run one at a time and its log never goes
-// back in time. The transaction commits when fn succeeds, and is retried a few times after a
-// serialization failure or deadlock, so fn must have no other side effects. When key is not nil,
-// fn's outcome (unless its refusal is not Replayable) is stored under the key in the same
-// transaction. A retry with the same key and request
-// gets the stored outcome back (replayed is true) and fn does not run. A concurrent duplicate
-// either waits for the lobby lock the first one holds, or loses the race to store the key, rolls
-// back and runs again, finding the outcome stored: either way it is replayed. A key used with
-// another request is ErrIdempotencyConflict. When fn fails, nothing is stored, so the request can
-// be retried.
+// account) in one transaction at one instant now (Unix milliseconds), after locking the lobby (if
+// lobby names one) so that its operations run one at a time and its log never goes back in time.
+// The transaction commits when fn succeeds, and is retried a few times after a serialization
+// failure or deadlock, so fn must have no other side effects. The transaction may be shared with
+// other actions on the same lobby (see runCall), each keeping its own outcome. When key is not
+// nil, fn's outcome (unless its refusal is not Replayable) is stored under the key in the same
+// transaction. A retry with the same key and request gets the stored outcome back (replayed is
+// true) and fn does not run. A concurrent duplicate either runs after the first one (waiting for
+// the lobby lock, or later in the same batch), or loses the race to store the key, rolls back and
+// runs again, finding the outcome stored: either way it is replayed. A key used with another
+// request is ErrIdempotencyConflict. When fn fails, nothing is stored, so the request can be
+// retried.
 func (s *Store) RunIdempotent(ctx context.Context, actor tournament.AccountID, lobby tournament.LobbyID, key *IdempotencyKey,
 	fn func(tx tournament.Tx, now int64) (Outcome, error)) (out Outcome, replayed bool, err error) {
 	return s.runKeyed(ctx, actor, lobby, key, func(t *pgTx, now int64) (Outcome, error) { return fn(t, now) })
@@ -63,92 +65,71 @@ func (s *Store) RunIdempotent(ctx context.Context, actor tournament.AccountID, l
 // runKeyed is RunIdempotent for the store's own operations, which run SQL of their own on t.
 func (s *Store) runKeyed(ctx context.Context, actor tournament.AccountID, lobby tournament.LobbyID, key *IdempotencyKey,
 	fn func(t *pgTx, now int64) (Outcome, error)) (out Outcome, replayed bool, err error) {
-	err = s.run(ctx, func(t *pgTx) error {
-		out, replayed = Outcome{}, false // a retried transaction starts over
-		now, previous, found, err := t.begin(ctx, actor, lobby, key)
-		if err != nil || found {
-			out, replayed = previous, found
-			return err
-		}
-		expired := now - IdempotencyTTL.Milliseconds()
-		out, err = fn(t, now)
-		if err != nil {
-			return err
-		}
-		if out.Audit != nil {
-			t.queueAudit(*out.Audit, now)
-		}
-		if refusal, ok := tournament.IsRefusal(out.Refused); key == nil || (ok && !refusal.Replayable()) {
-			return nil
-		}
-		// Stored once, after the operation: replacing only an expired key, so a duplicate that
-		// stored it first makes this transaction roll back and run again, to be replayed.
-		t.tx.later(`INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, status, response, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-			ON CONFLICT (account_id, method, route, key) DO UPDATE
-			SET request_hash = excluded.request_hash, status = excluded.status, response = excluded.response, created_at = excluded.created_at
-			WHERE idempotency_keys.created_at < $9`,
-			key.AccountID, key.Method, key.Route, key.Key, key.RequestHash, out.Status, out.Body, now, expired)
-		// Sent with the operation's held-back writes, in one round trip.
-		tag, err := t.tx.flush(ctx)
-		if err != nil {
-			return fmt.Errorf("store idempotency key: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("%w: idempotency key stored by a concurrent duplicate", ErrRetry)
-		}
-		return nil
-	})
-	return out, replayed, err
+	c := &call{ctx: ctx, actor: actor, key: key, fn: fn}
+	s.runCall(lobby, c)
+	return c.out, c.replayed, c.err
 }
 
-// begin starts an operation of actor in one round trip: it locks the lobby (if it exists) and
-// reads its game, then reads the transaction's instant, whether an admin disabled the actor's
-// account (ErrAccountDisabled) and, when key is not nil, the unexpired outcome stored under the
-// key. Read after the lock, the instant never goes back in a lobby's log, and a
-// duplicate that held the lock is seen.
-func (t *pgTx) begin(ctx context.Context, actor tournament.AccountID, lobby tournament.LobbyID, key *IdempotencyKey) (now int64, stored Outcome, found bool, err error) {
-	var b pgx.Batch
-	var read *lockRead
-	if validID(string(lobby)) {
-		read = t.queueLock(&b, lobby)
-	}
+// beginRead receives what queueBegin's statement reads.
+type beginRead struct {
+	now      int64
+	hash     []byte
+	status   *int
+	body     []byte
+	disabled bool
+}
+
+// queueBegin queues the statement that reads an operation's instant, whether an admin disabled
+// the actor's account and, when key is not nil, the outcome stored under the key that has not
+// expired by now (by the database's clock when now is nil). Queued after the lobby's lock, the
+// instant never goes back in a lobby's log, and a duplicate that held the lock is seen.
+func queueBegin(b *pgx.Batch, actor tournament.AccountID, key *IdempotencyKey, now *int64) *beginRead {
+	r := &beginRead{}
 	var account, method, route, name any // NULL: no key, no match
 	if key != nil {
 		account, method, route, name = key.AccountID, key.Method, key.Route, key.Key
 	}
-	var hash []byte
-	var status *int
-	var disabled bool
 	b.Queue(`SELECT `+clockSQL+`, k.request_hash, k.status, k.response,
 			coalesce((SELECT disabled_at IS NOT NULL FROM accounts WHERE id = $6::uuid), false)
 		FROM (SELECT 1) AS one LEFT JOIN idempotency_keys k
 			ON k.account_id = $1 AND k.method = $2 AND k.route = $3 AND k.key = $4
-			AND k.created_at >= `+clockSQL+` - $5`,
-		account, method, route, name, IdempotencyTTL.Milliseconds(), nullID(actor)).
-		QueryRow(func(r pgx.Row) error { return row{r}.Scan(&now, &hash, &status, &stored.Body, &disabled) })
-	if err := t.tx.send(ctx, &b); err != nil {
-		return 0, Outcome{}, false, fmt.Errorf("begin: %w", err)
+			AND k.created_at >= coalesce($7, `+clockSQL+`) - $5`,
+		account, method, route, name, IdempotencyTTL.Milliseconds(), nullID(actor), now).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&r.now, &r.hash, &r.status, &r.body, &r.disabled) })
+	return r
+}
+
+// outcome returns ErrAccountDisabled for a disabled actor, else the outcome read stored under
+// key, if any, or ErrIdempotencyConflict when it was stored for another request.
+func (r *beginRead) outcome(key *IdempotencyKey) (Outcome, bool, error) {
+	if r.disabled {
+		return Outcome{}, false, ErrAccountDisabled
 	}
-	if disabled {
-		return 0, Outcome{}, false, ErrAccountDisabled
+	if r.status == nil {
+		return Outcome{}, false, nil
 	}
-	if read != nil && read.foundLobby {
-		if _, _, err := t.held(read); err != nil {
-			return 0, Outcome{}, false, err
+	if !bytes.Equal(r.hash, key.RequestHash) {
+		return Outcome{}, false, ErrIdempotencyConflict
+	}
+	return Outcome{Status: *r.status, Body: r.body}, true, nil
+}
+
+// storeOutcome stores an operation's outcome under its key, sent with the operation's held-back
+// writes (and its COMMIT). An expired outcome under the key is deleted first. A duplicate that
+// stored the key first, in a transaction that committed, makes the insert fail, which aborts this
+// transaction before its COMMIT runs; it is retried, to be replayed.
+func (t *pgTx) storeOutcome(key *IdempotencyKey, out Outcome, now int64) {
+	t.tx.later(`DELETE FROM idempotency_keys
+		WHERE account_id = $1 AND method = $2 AND route = $3 AND key = $4 AND created_at < $5`,
+		key.AccountID, key.Method, key.Route, key.Key, now-IdempotencyTTL.Milliseconds())
+	t.tx.laterChecked(func(_ pgconn.CommandTag, err error) error {
+		if errors.Is(err, ErrConflict) {
+			return fmt.Errorf("%w: idempotency key stored by a concurrent duplicate: %w", ErrRetry, err)
 		}
-	}
-	if t.s.nowFn != nil {
-		now = t.s.nowFn()
-	}
-	if status == nil {
-		return now, Outcome{}, false, nil
-	}
-	if !bytes.Equal(hash, key.RequestHash) {
-		return now, Outcome{}, false, ErrIdempotencyConflict
-	}
-	stored.Status = *status
-	return now, stored, true, nil
+		return err
+	}, `INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, status, response, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		key.AccountID, key.Method, key.Route, key.Key, key.RequestHash, out.Status, out.Body, now)
 }
 
 // purgeIdempotencyKeys deletes the keys older than IdempotencyTTL.

@@ -44,6 +44,8 @@ type Store struct {
 	// rulesets caches rulesets by content hash; they are immutable.
 	rulesets sync.Map
 	onExpiry func(lag time.Duration)
+	// batches groups the actions in flight on each lobby (see runCall).
+	batches batcher
 	// eventReads shares identical event reads in flight.
 	eventReads singleflight.Group
 	// notify wakes the local followers of lobbies; its listener runs until Close.
@@ -104,17 +106,11 @@ func (s *Store) withTx(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) 
 func (s *Store) run(ctx context.Context, fn func(t *pgTx) error) error {
 	for attempt := 1; ; attempt++ {
 		var refusal error
-		err := s.withTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-			t := s.newTx(tx)
-			err := fn(t)
+		err := s.withPipelinedTx(ctx, func(c *txConn) error {
+			err := fn(s.newTx(c))
 			if _, ok := tournament.IsRefusal(err); ok {
 				refusal, err = err, nil
 			}
-			if err != nil {
-				return err
-			}
-			// The writes held back go before the commit.
-			_, err = t.tx.flush(ctx)
 			return err
 		})
 		if err == nil {
@@ -131,6 +127,36 @@ func (s *Store) run(ctx context.Context, fn func(t *pgTx) error) error {
 			return err
 		}
 	}
+}
+
+// withPipelinedTx runs fn in one transaction whose BEGIN goes with its first statements and whose
+// COMMIT goes with its last writes, which saves two round trips per transaction. It commits when
+// fn returns nil and rolls back otherwise; the rollback runs even when ctx was cancelled. A
+// connection released in a transaction (fn panicked) is closed by the pool, which ends the
+// transaction.
+func (s *Store) withPipelinedTx(ctx context.Context, fn func(c *txConn) error) (err error) {
+	pc, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", mapErr(err))
+	}
+	defer pc.Release()
+	c := &txConn{tx: pc}
+	c.later(`BEGIN`)
+	defer func() {
+		if err != nil && pc.Conn().PgConn().TxStatus() != 'I' {
+			// A cancelled ctx must not stop the rollback, or the connection would be closed
+			// with the transaction open.
+			_, _ = pc.Exec(context.WithoutCancel(ctx), `ROLLBACK`)
+		}
+	}()
+	if err := fn(c); err != nil {
+		return err
+	}
+	c.later(`COMMIT`)
+	if err := c.flush(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
 }
 
 // now returns the instant of a transaction: the injected clock, or the database's.

@@ -59,15 +59,13 @@ func (s *Store) Run(ctx context.Context, fn func(tx tournament.Tx, now int64) er
 // RunLobby is Run for an operation on an existing lobby: it locks the lobby before it reads the
 // clock, so that an operation that waited for the lock does not act at an instant before its
 // predecessor's, and a lobby's log never goes back in time. An unknown lobby is left to fn's
-// LockLobby to report.
+// LockLobby to report. Like the API's operations, it runs in a batch with the others in flight
+// on the lobby (see runCall).
 func (s *Store) RunLobby(ctx context.Context, lobby tournament.LobbyID, fn func(tx tournament.Tx, now int64) error) error {
-	return s.run(ctx, func(t *pgTx) error {
-		now, _, _, err := t.begin(ctx, "", lobby, nil)
-		if err != nil {
-			return err
-		}
-		return fn(t, now)
+	_, _, err := s.runKeyed(ctx, "", lobby, nil, func(t *pgTx, now int64) (Outcome, error) {
+		return Outcome{}, fn(t, now)
 	})
+	return err
 }
 
 // refusalCode is the refusal code of err, or "" when err is not a refusal.

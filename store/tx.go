@@ -29,7 +29,7 @@ type pgTx struct {
 	locked map[tournament.LobbyID]tournament.Lobby
 	games  map[tournament.GameID]tournament.Game
 	// players and moves hold the rows of the acting players this transaction has read or
-	// written, for the same reason.
+	// written, for the same reason; a zero row (no account id) records that there is none.
 	players map[playerKey]tournament.Player
 	moves   map[moveKey]tournament.RoundMove
 }
@@ -45,9 +45,9 @@ type moveKey struct {
 	account tournament.AccountID
 }
 
-func (s *Store) newTx(tx pgx.Tx) *pgTx {
+func (s *Store) newTx(c *txConn) *pgTx {
 	return &pgTx{
-		s: s, tx: &txConn{tx: tx},
+		s: s, tx: c,
 		heads:     make(map[tournament.LobbyID]tournament.LoggedEvent),
 		deadlines: make(map[tournament.GameID]int64),
 		locked:    make(map[tournament.LobbyID]tournament.Lobby),
@@ -274,6 +274,9 @@ func (t *pgTx) Player(ctx context.Context, game tournament.GameID, account tourn
 	}
 	key := playerKey{game, account}
 	if p, ok := t.players[key]; ok {
+		if p.AccountID == "" {
+			return p, tournament.ErrNotFound
+		}
 		return p, nil
 	}
 	p, err := scanPlayer(queryRow(ctx, t.tx,
@@ -338,6 +341,9 @@ func (t *pgTx) RoundMove(ctx context.Context, game tournament.GameID, round int,
 	}
 	key := moveKey{game, round, account}
 	if m, ok := t.moves[key]; ok {
+		if m.AccountID == "" {
+			return m, tournament.ErrNotFound
+		}
 		return m, nil
 	}
 	m, err := scanMove(queryRow(ctx, t.tx,

@@ -9,72 +9,101 @@ import (
 )
 
 // txConn is a transaction that holds back the writes whose results nobody waits for and sends
-// them together, in one round trip, just before the next statement that needs an answer (or the
+// them together, in one round trip, with the next statement that needs an answer (or with the
 // commit). A lobby's lock is held from its first statement to the commit, so every round trip
 // saved there shortens the queue of the lobby's other actions.
 type txConn struct {
-	tx      pgx.Tx
+	tx      conn
 	pending pgx.Batch
+	// checks[i], when not nil, judges the outcome of pending statement i.
+	checks []func(pgconn.CommandTag, error) error
+}
+
+// conn is what txConn runs statements on: a connection on which it sent BEGIN, or a pgx.Tx.
+type conn interface {
+	querier
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 var _ querier = (*txConn)(nil)
 
 // later queues a write; its error, if any, comes from the next flush.
 func (c *txConn) later(sql string, args ...any) {
-	c.pending.Queue(sql, args...)
+	c.laterChecked(nil, sql, args...)
 }
 
-// flush sends the queued writes, the last of them optionally one whose command tag the caller
-// needs, and returns that tag.
-func (c *txConn) flush(ctx context.Context) (pgconn.CommandTag, error) {
+// laterChecked queues a write whose outcome (its command tag and its error, mapped) check turns
+// into the error that fails the flush, if any.
+func (c *txConn) laterChecked(check func(pgconn.CommandTag, error) error, sql string, args ...any) {
+	c.pending.Queue(sql, args...)
+	c.checks = append(c.checks, check)
+}
+
+// flush sends the queued writes in one round trip.
+func (c *txConn) flush(ctx context.Context) error {
+	return c.send(ctx, nil)
+}
+
+// send sends the queued writes followed by the statements of b (nil: none), whose callbacks
+// receive their results, in one round trip. It returns the first error: a write's, or a
+// callback's (mapped: no row is tournament.ErrNotFound).
+func (c *txConn) send(ctx context.Context, b *pgx.Batch) error {
 	n := c.pending.Len()
-	if n == 0 {
-		return pgconn.CommandTag{}, nil
+	if n == 0 && (b == nil || b.Len() == 0) {
+		return nil
 	}
-	batch := c.pending
-	c.pending = pgx.Batch{}
+	batch, checks := c.pending, c.checks
+	c.pending, c.checks = pgx.Batch{}, nil
+	if b != nil {
+		batch.QueuedQueries = append(batch.QueuedQueries, b.QueuedQueries...)
+	}
 	results := c.tx.SendBatch(ctx, &batch)
-	var tag pgconn.CommandTag
 	for i := range n {
-		var err error
-		if tag, err = results.Exec(); err != nil {
+		tag, err := results.Exec()
+		err = mapErr(err)
+		if checks[i] != nil {
+			err = checks[i](tag, err)
+		}
+		if err != nil {
 			_ = results.Close()
-			return tag, fmt.Errorf("%s: %w", batch.QueuedQueries[i].SQL[:min(40, len(batch.QueuedQueries[i].SQL))], mapErr(err))
+			return fmt.Errorf("%s: %w", batch.QueuedQueries[i].SQL[:min(40, len(batch.QueuedQueries[i].SQL))], err)
 		}
 	}
-	return tag, mapErr(results.Close())
-}
-
-// send sends a batch of statements (after the writes held back) in one round trip.
-func (c *txConn) send(ctx context.Context, b *pgx.Batch) error {
-	if _, err := c.flush(ctx); err != nil {
-		return err
-	}
-	return mapErr(c.tx.SendBatch(ctx, b).Close())
+	return mapErr(results.Close())
 }
 
 func (c *txConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if _, err := c.flush(ctx); err != nil {
+	if err := c.flush(ctx); err != nil {
 		return pgconn.CommandTag{}, err
 	}
 	return c.tx.Exec(ctx, sql, args...)
 }
 
 func (c *txConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if _, err := c.flush(ctx); err != nil {
+	if err := c.flush(ctx); err != nil {
 		return nil, err
 	}
 	return c.tx.Query(ctx, sql, args...)
 }
 
+// QueryRow sends the query with the writes held back, in the same round trip, when it is scanned.
 func (c *txConn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if _, err := c.flush(ctx); err != nil {
-		return errRow{err}
+	if c.pending.Len() == 0 {
+		return c.tx.QueryRow(ctx, sql, args...)
 	}
-	return c.tx.QueryRow(ctx, sql, args...)
+	return pendingRow{c: c, ctx: ctx, sql: sql, args: args}
 }
 
-// errRow is a row whose query could not be sent.
-type errRow struct{ err error }
+// pendingRow is a query sent, with the writes held back before it, when it is scanned.
+type pendingRow struct {
+	c    *txConn
+	ctx  context.Context
+	sql  string
+	args []any
+}
 
-func (r errRow) Scan(...any) error { return r.err }
+func (r pendingRow) Scan(dest ...any) error {
+	var b pgx.Batch
+	b.Queue(r.sql, r.args...).QueryRow(func(row pgx.Row) error { return row.Scan(dest...) })
+	return r.c.send(r.ctx, &b)
+}

@@ -1,0 +1,392 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/commitreveal/rps/engine"
+	"github.com/commitreveal/rps/tournament"
+	"github.com/commitreveal/rps/tournament/tournamenttest"
+)
+
+// queued is the number of calls waiting for the lobby's running batch.
+func (b *batcher) queued(lobby tournament.LobbyID) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.waiting[lobby])
+}
+
+// running reports whether a batch is running on the lobby.
+func (b *batcher) running(lobby tournament.LobbyID) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.waiting[lobby]
+	return ok
+}
+
+// runAsBatch makes the calls one batch, in the order given: it holds the lobby with an action that
+// waits, queues the calls one after another behind it, then lets the held action end.
+func runAsBatch(t *testing.T, s *Store, lobby tournament.LobbyID, calls ...func()) {
+	t.Helper()
+	ctx := context.Background()
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		err := s.RunLobby(ctx, lobby, func(tournament.Tx, int64) error {
+			once.Do(func() { close(held) })
+			<-release
+			return nil
+		})
+		if err != nil {
+			t.Errorf("holding action: %v", err)
+		}
+	})
+	<-held
+	for i, c := range calls {
+		wg.Go(c)
+		for s.batches.queued(lobby) < i+1 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	close(release)
+	wg.Wait()
+}
+
+// txID is the id of the transaction tx runs in.
+func txID(t *testing.T, tx tournament.Tx) int64 {
+	t.Helper()
+	var id int64
+	if err := queryRow(context.Background(), tx.(*pgTx).tx, `SELECT txid_current()`).Scan(&id); err != nil {
+		t.Errorf("txid: %v", err)
+	}
+	return id
+}
+
+// keyedResult is what an idempotent call returned.
+type keyedResult struct {
+	out      Outcome
+	replayed bool
+	err      error
+	tx       int64
+}
+
+// keyed runs action like the API does: under key (nil: none), its refusal as a stored outcome.
+func keyed(t *testing.T, s *Store, lobby tournament.LobbyID, key *IdempotencyKey, r *keyedResult,
+	action func(ctx context.Context, tx tournament.Tx, now int64) error) func() {
+	return func() {
+		ctx := context.Background()
+		r.out, r.replayed, r.err = s.RunIdempotent(ctx, actorOf(key), lobby, key, func(tx tournament.Tx, now int64) (Outcome, error) {
+			r.tx = txID(t, tx)
+			err := action(ctx, tx, now)
+			if refusal, ok := tournament.IsRefusal(err); ok {
+				return Outcome{Status: 409, Body: []byte(refusal.Code), Refused: err}, nil
+			} else if err != nil {
+				return Outcome{}, err
+			}
+			return Outcome{Status: 200, Body: fmt.Appendf(nil, "ok %d", now)}, nil
+		})
+	}
+}
+
+// actorOf is the account acting under key ("" without a key).
+func actorOf(key *IdempotencyKey) tournament.AccountID {
+	if key == nil {
+		return ""
+	}
+	return key.AccountID
+}
+
+func registerAction(s *Store, a tournament.Actor, lobby tournament.LobbyID) func(context.Context, tournament.Tx, int64) error {
+	return func(ctx context.Context, tx tournament.Tx, now int64) error {
+		return s.service.Register(ctx, tx, now, a, lobby)
+	}
+}
+
+func key(a tournament.Actor, name, request string) *IdempotencyKey {
+	hash := sha256.Sum256([]byte(request))
+	return &IdempotencyKey{AccountID: a.ID, Method: "POST", Route: "/register", Key: name, RequestHash: hash[:]}
+}
+
+// batchLobby returns a store, its admin and a lobby of up to 10 players with stage timeouts of ms.
+// The store's clock is clock, set to 1,000,000, or the database's when clock is nil.
+func batchLobby(t *testing.T, clock *atomic.Int64, ms int64) (*Store, tournament.Actor, tournament.LobbyID) {
+	t.Helper()
+	opts := Options{Service: fastService()}
+	if clock != nil {
+		clock.Store(1_000_000)
+		opts.Now = clock.Load
+	}
+	s := newStore(t, opts)
+	cfg := fastConfig(ms)
+	cfg.PlayersCountLimit = 10
+	adm := admin(t, s)
+	return s, adm, createLobby(t, s, adm, cfg)
+}
+
+// TestBatchKeepsEachOutcome runs, in one batch, registrations that succeed, a refusal, a
+// validation failure, a duplicate of a key stored earlier in the same batch, the same key with
+// another request, and a call without a key: each gets the outcome it would have had alone, in
+// arrival order, and only the stored outcomes are replayed to later retries.
+func TestBatchKeepsEachOutcome(t *testing.T) {
+	t.Parallel()
+	var clock atomic.Int64
+	s, adm, lobby := batchLobby(t, &clock, 60_000)
+	ctx := context.Background()
+	p1, poor, p3, p4 := player(t, s, "p1", 100), player(t, s, "poor", 5), player(t, s, "p3", 100), player(t, s, "p4", 100)
+
+	var first, refused, invalid, duplicate, conflict, third, unkeyed keyedResult
+	runAsBatch(t, s, lobby,
+		keyed(t, s, lobby, key(p1, "k1", "register"), &first, registerAction(s, p1, lobby)),
+		keyed(t, s, lobby, key(poor, "k2", "register"), &refused, registerAction(s, poor, lobby)),
+		keyed(t, s, lobby, key(adm, "k3", "stop"), &invalid, func(ctx context.Context, tx tournament.Tx, now int64) error {
+			return s.service.Stop(ctx, tx, now, adm, lobby, " ")
+		}),
+		keyed(t, s, lobby, key(p1, "k1", "register"), &duplicate, registerAction(s, p1, lobby)),
+		keyed(t, s, lobby, key(p1, "k1", "another request"), &conflict, registerAction(s, p1, lobby)),
+		keyed(t, s, lobby, key(p3, "k4", "register"), &third, registerAction(s, p3, lobby)),
+		keyed(t, s, lobby, nil, &unkeyed, registerAction(s, p4, lobby)),
+	)
+
+	if first.err != nil || first.replayed || first.out.Status != 200 {
+		t.Errorf("first registration: %+v", first)
+	}
+	if refused.err != nil || refused.out.Status != 409 || string(refused.out.Body) != string(tournament.CodeInsufficientFunds) {
+		t.Errorf("refused registration: %+v", refused)
+	}
+	if refusalCode(invalid.out.Refused) != tournament.CodeValidationFailed {
+		t.Errorf("invalid stop: %+v", invalid)
+	}
+	if duplicate.err != nil || !duplicate.replayed || string(duplicate.out.Body) != string(first.out.Body) {
+		t.Errorf("duplicate: %+v, want a replay of %+v", duplicate, first)
+	}
+	if !errors.Is(conflict.err, ErrIdempotencyConflict) {
+		t.Errorf("same key, another request: %+v, want a conflict", conflict)
+	}
+	if third.err != nil || unkeyed.err != nil || third.out.Status != 200 || unkeyed.out.Status != 200 {
+		t.Errorf("later registrations: %+v, %+v", third, unkeyed)
+	}
+	// Every call that ran its action ran it in the batch's one transaction.
+	for _, r := range []keyedResult{refused, invalid, third, unkeyed} {
+		if r.tx != first.tx {
+			t.Errorf("a call ran in transaction %d, the batch's first in %d", r.tx, first.tx)
+		}
+	}
+
+	// The registrations in arrival order, charged once each; the refused player kept its money.
+	players, err := s.Players(ctx, lobbyGame(t, s, lobby), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []tournament.AccountID{p1.ID, p3.ID, p4.ID}
+	if len(players) != len(want) {
+		t.Fatalf("players %+v, want %v", players, want)
+	}
+	for i, p := range players {
+		if p.AccountID != want[i] || p.Order != i+1 {
+			t.Errorf("player %d: %+v, want %s with order %d", i, p, want[i], i+1)
+		}
+	}
+	for _, c := range []struct {
+		a    tournament.Actor
+		want int64
+	}{{p1, 90}, {poor, 5}, {p3, 90}, {p4, 90}} {
+		if a, err := s.Account(ctx, c.a.ID); err != nil || a.Balance != c.want {
+			t.Errorf("balance of %s: %d (%v), want %d", c.a.ID, a.Balance, err, c.want)
+		}
+	}
+
+	// Retries alone: the stored outcomes come back; the validation failure was not stored.
+	var retry keyedResult
+	keyed(t, s, lobby, key(poor, "k2", "register"), &retry, registerAction(s, poor, lobby))()
+	if !retry.replayed || string(retry.out.Body) != string(tournament.CodeInsufficientFunds) {
+		t.Errorf("retry of the refusal: %+v (%v)", retry, retry.err)
+	}
+	keyed(t, s, lobby, key(adm, "k3", "stop"), &retry, func(ctx context.Context, tx tournament.Tx, now int64) error {
+		return s.service.Stop(ctx, tx, now, adm, lobby, "corrected")
+	})()
+	if retry.replayed || retry.err != nil || retry.out.Status != 200 {
+		t.Errorf("corrected retry of the validation failure: %+v, want it run", retry)
+	}
+	tournamenttest.VerifyLobby(t, ctx, backend{s}, lobby)
+}
+
+// lobbyGame is the lobby's current game.
+func lobbyGame(t *testing.T, s *Store, lobby tournament.LobbyID) tournament.GameID {
+	t.Helper()
+	v, err := s.Lobby(context.Background(), lobby)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Game.ID
+}
+
+// TestBatchExpiryInside moves the clock past the entry deadline between two calls of one batch:
+// the call before it registers, the expiry applies before the next call, which is refused
+// because round 1 has started, and the call after it commits in round 1; the same player's
+// second commit in the batch sees the first.
+func TestBatchExpiryInside(t *testing.T) {
+	t.Parallel()
+	var clock atomic.Int64
+	s, _, lobby := batchLobby(t, &clock, 1000)
+	ctx := context.Background()
+	p1, p2, p3, late := player(t, s, "p1", 100), player(t, s, "p2", 100), player(t, s, "p3", 100), player(t, s, "late", 100)
+	for _, p := range []tournament.Actor{p1, p2} {
+		if err := register(s, p, lobby); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Store(1_000_500)
+
+	var third, tooLate, commit, again keyedResult
+	commitAction := func(ctx context.Context, tx tournament.Tx, now int64) error {
+		return s.service.Commit(ctx, tx, now, p1, lobby, engine.CommitMove(0, "salt-of-p1"))
+	}
+	runAsBatch(t, s, lobby,
+		keyed(t, s, lobby, key(p3, "r", "register"), &third, func(ctx context.Context, tx tournament.Tx, now int64) error {
+			err := s.service.Register(ctx, tx, now, p3, lobby)
+			clock.Store(1_001_500) // past the deadline at 1_001_000, before the next call
+			return err
+		}),
+		keyed(t, s, lobby, key(late, "r", "register"), &tooLate, registerAction(s, late, lobby)),
+		keyed(t, s, lobby, key(p1, "c1", "commit"), &commit, commitAction),
+		keyed(t, s, lobby, key(p1, "c2", "commit again"), &again, commitAction),
+	)
+	if refusalCode(again.out.Refused) != tournament.CodeAlreadyCommitted {
+		t.Errorf("second commit of p1 in the batch: %+v, want already_committed", again)
+	}
+	if third.out.Status != 200 || commit.out.Status != 200 {
+		t.Errorf("registration before the deadline %+v, commit after it %+v: want both done", third, commit)
+	}
+	if refusalCode(tooLate.out.Refused) != tournament.CodeWrongStage {
+		t.Errorf("registration after the deadline: %+v, want wrong_stage", tooLate)
+	}
+	if third.tx != tooLate.tx || tooLate.tx != commit.tx {
+		t.Errorf("transactions %d, %d, %d: want one batch", third.tx, tooLate.tx, commit.tx)
+	}
+	v, err := s.Lobby(ctx, lobby)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Game.Stage != tournament.StageMoves || v.Game.Round != 1 || v.Game.Players != 3 || v.Game.Committed != 1 {
+		t.Errorf("game %+v: want round 1's moves stage with 3 players, 1 committed", v.Game)
+	}
+	if a, err := s.Account(ctx, late.ID); err != nil || a.Balance != 100 {
+		t.Errorf("the late player's balance: %d (%v), want 100", a.Balance, err)
+	}
+	tournamenttest.VerifyLobby(t, ctx, backend{s}, lobby)
+}
+
+// TestBatchFailureRunsOthersAlone fails one call of a batch with an unexpected error, and panics
+// in a call of another batch: each batch rolls back and its calls run again alone, so the others
+// succeed; the failing call gets its error, and the panic is raised again in its own caller's
+// goroutine (without running the action again).
+func TestBatchFailureRunsOthersAlone(t *testing.T) {
+	t.Parallel()
+	s, _, lobby := batchLobby(t, nil, 60_000)
+	ctx := context.Background()
+	var players []tournament.Actor
+	for i := range 6 {
+		players = append(players, player(t, s, fmt.Sprint("p", i), 100))
+	}
+	boom := errors.New("boom")
+
+	var before, failing, after keyedResult
+	var failures, panics atomic.Int32
+	runAsBatch(t, s, lobby,
+		keyed(t, s, lobby, key(players[0], "k0", "register"), &before, registerAction(s, players[0], lobby)),
+		keyed(t, s, lobby, key(players[1], "k1", "register"), &failing, func(ctx context.Context, tx tournament.Tx, now int64) error {
+			if err := s.service.Register(ctx, tx, now, players[1], lobby); err != nil {
+				return err
+			}
+			failures.Add(1)
+			return boom
+		}),
+		keyed(t, s, lobby, key(players[2], "k2", "register"), &after, registerAction(s, players[2], lobby)),
+	)
+	if before.err != nil || before.out.Status != 200 || after.err != nil || after.out.Status != 200 {
+		t.Errorf("the calls around the failing one: %+v, %+v: want both registered", before, after)
+	}
+	if !errors.Is(failing.err, boom) || failures.Load() != 2 {
+		t.Errorf("failing call: %+v after %d runs, want boom after 2 (in the batch, then alone)", failing, failures.Load())
+	}
+
+	var recovered any
+	runAsBatch(t, s, lobby,
+		keyed(t, s, lobby, nil, &before, registerAction(s, players[3], lobby)),
+		func() {
+			defer func() { recovered = recover() }()
+			_ = s.RunLobby(ctx, lobby, func(tx tournament.Tx, now int64) error {
+				if err := s.service.Register(ctx, tx, now, players[4], lobby); err != nil {
+					return err
+				}
+				panics.Add(1)
+				panic("bug")
+			})
+		},
+		keyed(t, s, lobby, nil, &after, registerAction(s, players[5], lobby)),
+	)
+	if before.err != nil || before.out.Status != 200 || after.err != nil || after.out.Status != 200 {
+		t.Errorf("the calls around the panicking one: %+v, %+v: want both registered", before, after)
+	}
+	if recovered != "bug" || panics.Load() != 1 {
+		t.Errorf("panicking call: recovered %v after %d runs, want bug after 1", recovered, panics.Load())
+	}
+
+	registered, err := s.Players(ctx, lobbyGame(t, s, lobby), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(registered) != 4 {
+		t.Errorf("players %+v, want p0, p2, p3 and p5", registered)
+	}
+	for i, want := range []int64{90, 100, 90, 90, 100, 90} {
+		if a, err := s.Account(ctx, players[i].ID); err != nil || a.Balance != want {
+			t.Errorf("balance of p%d: %d (%v), want %d", i, a.Balance, err, want)
+		}
+	}
+	tournamenttest.VerifyLobby(t, ctx, backend{s}, lobby)
+}
+
+// TestLonePanicFreesLobby panics in an action that runs alone while others wait for it: the panic
+// reaches its caller, and the waiting actions still run.
+func TestLonePanicFreesLobby(t *testing.T) {
+	t.Parallel()
+	s, _, lobby := batchLobby(t, nil, 60_000)
+	ctx := context.Background()
+	p1, p2 := player(t, s, "p1", 100), player(t, s, "p2", 100)
+	held := make(chan struct{})
+	var recovered any
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer func() { recovered = recover() }()
+		_ = s.RunLobby(ctx, lobby, func(tournament.Tx, int64) error {
+			<-held
+			panic("bug")
+		})
+	})
+	for !s.batches.running(lobby) {
+		time.Sleep(time.Millisecond)
+	}
+	errs := make([]error, 2)
+	for i, p := range []tournament.Actor{p1, p2} {
+		wg.Go(func() { errs[i] = register(s, p, lobby) })
+		for s.batches.queued(lobby) < i+1 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	close(held)
+	wg.Wait()
+	if recovered != "bug" {
+		t.Errorf("recovered %v, want the panic", recovered)
+	}
+	if errs[0] != nil || errs[1] != nil {
+		t.Errorf("the waiting registrations: %v", errs)
+	}
+}
