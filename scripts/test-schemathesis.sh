@@ -24,33 +24,8 @@ if [ ! -x "$venv/bin/st" ] || ! cmp -s "$requirements" "$stamp"; then
   cp "$requirements" "$stamp"
 fi
 
-# Postgres runs as another user when we are root: every folder on the way must be enterable.
-work=$(mktemp -d /tmp/rps-schemathesis.XXXXXX)
-chmod 755 "$work"
-pid=
-cleanup() {
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid"   # rpsd stops its private cluster on the way out
-    for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-go build -o "$work/rpsd" ./cmd/rpsd
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-admin_token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
-env -u DATABASE_URL RPSD_ADDR="127.0.0.1:$port" RPSD_DATA_DIR="$work/data" RPSD_ADMIN_TOKEN="$admin_token" \
-  RPSD_MIN_TIMEOUT_MS=1 RPSD_IP_RATE=0 RPSD_ACCOUNT_RATE=0 RPSD_SIGNUP_RATE=0 \
-  "$work/rpsd" >"$work/rpsd.log" 2>&1 &
-pid=$!
-url="http://127.0.0.1:$port"
-for _ in $(seq 1 600); do
-  if curl -fsS "$url/readyz" >/dev/null 2>&1; then break; fi
-  kill -0 "$pid" 2>/dev/null || { cat "$work/rpsd.log" >&2; echo "test-schemathesis: rpsd exited" >&2; exit 1; }
-  sleep 0.2
-done
+source scripts/lib/rpsd.sh
+start_rpsd test-schemathesis 1
 
 # A funded player, and a lobby for the lobby operations to find.
 player=$(curl -fsS -X POST "$url/v1/accounts" -H 'Content-Type: application/json' -d '{"name":"fuzz"}')
@@ -68,5 +43,5 @@ start=$(date +%s)
 RPS_PLAYER_TOKEN="$player_token" RPS_ADMIN_TOKEN="$admin_token" RPS_LOBBY_ID="$lobby_id" RPS_GAME_ID="$game_id" \
   "$venv/bin/st" --config-file scripts/schemathesis.toml run openapi.yaml --url "$url" \
   --checks all --exclude-operation-id streamEvents --no-color "$@" \
-  || { grep '"level":"ERROR"' "$work/rpsd.log" | tail -20 >&2; exit 1; }
+  || { grep '"level":"ERROR"' "$rpsd_log" | tail -20 >&2; exit 1; }
 echo "test-schemathesis: $(( $(date +%s) - start )) s"
