@@ -42,13 +42,7 @@ class LobbyActivity : Activity() {
     internal val commit by lazy {
         button("Play this weapon") {
             val move = grid.analysis?.matchedMove ?: return@button
-            scope.launch {
-                try {
-                    session.commit(move)
-                } catch (e: IllegalStateException) {
-                    notice.text = "Too late: the game has already moved on."
-                }
-            }
+            scope.launch { session.commit(move) }
         }
     }
     private val ticker = Handler(Looper.getMainLooper())

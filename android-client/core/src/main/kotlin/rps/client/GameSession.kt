@@ -184,19 +184,23 @@ class GameSession(
 
     /**
      * Commits [move]: a fresh random password is written to the vault first, then the commitment
-     * is sent (retried with the same Idempotency-Key).
+     * is sent (retried with the same Idempotency-Key). A second tap while one is being sent does
+     * nothing. A tap the server would refuse, judged on the last state seen, is refused here the
+     * same way, through [state] like every refusal, so an update already on its way cannot hide it.
      */
     suspend fun commit(move: Int): Boolean {
         val e = lock.withLock {
+            if (commitInFlight) return false
             val g = snapshot?.game
-            val you = g?.you
-            check(g != null && g.id == joinedGameId && g.stage == Stage.MOVES && you != null && you.inGame && !you.committed) {
-                "no move to make now"
-            }
-            check(!commitInFlight) { "a commitment is already being sent" }
+            commitRefusal(g)?.let { return@withLock it }
             commitInFlight = true
-            VaultEntry(lobbyId, g.id, g.round, move, Commitments.newPassword(random), UUID.randomUUID().toString(), UUID.randomUUID().toString())
+            VaultEntry(lobbyId, g!!.id, g.round, move, Commitments.newPassword(random), UUID.randomUUID().toString(), UUID.randomUUID().toString())
         }
+        if (e is ErrorCode) {
+            showError(RpsException.Problem(e, 409, "refused by the client before sending"))
+            return false
+        }
+        e as VaultEntry
         try {
             withContext(io) { vault.save(e) }
         } catch (ex: Exception) {
@@ -208,6 +212,18 @@ class GameSession(
             moves[e.round] = e.move
         }
         return sendCommit(e)
+    }
+
+    /** The code the server would refuse a commitment in [g] with; null when it would take one. Holds [lock]. */
+    private fun commitRefusal(g: GameView?): ErrorCode? {
+        val you = g?.you
+        return when {
+            joinedGameId == null -> ErrorCode.NOT_IN_GAME
+            g == null || g.id != joinedGameId || g.stage != Stage.MOVES -> ErrorCode.WRONG_STAGE
+            you == null || !you.inGame -> ErrorCode.NOT_IN_GAME
+            you.committed -> ErrorCode.ALREADY_COMMITTED
+            else -> null
+        }
     }
 
     private suspend fun sendCommit(e: VaultEntry): Boolean {

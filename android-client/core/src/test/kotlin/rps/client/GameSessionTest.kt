@@ -2,6 +2,7 @@ package rps.client
 
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.ExperimentalCoroutinesApi
+import kotlinx.coroutines.async
 import kotlinx.coroutines.flow.first
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.test.TestScope
@@ -240,6 +241,28 @@ class GameSessionTest {
         srv.problemFor["commit"] = RpsException.Problem(ErrorCode.WRONG_STAGE, 409, null)
         assertFalse(run.session.commit(0)); runCurrent()
         assertEquals("Too late: the game has already moved on.", run.last<GameUiState.Error>().message)
+    }
+
+    @Test
+    fun `a second tap while sending does nothing, and a tap the server would refuse is refused through the state`() = runTest {
+        val srv = server()
+        val run = session(srv)
+        assertFalse(run.session.commit(1), "not joined"); runCurrent()
+        assertEquals("You are not playing in this round.", run.last<GameUiState.Error>().message)
+        toMoves(run)
+
+        srv.failures["commit"] = 1 // the first commitment's answer is lost: it waits to be retried
+        val first = async { run.session.commit(1) }
+        runCurrent()
+        assertFalse(run.session.commit(2), "a second tap while the first is being sent")
+        assertTrue(first.await())
+        val commits = srv.calls.filter { it.startsWith("commit") }
+        assertEquals(2, commits.size); assertEquals(commits[0], commits[1]) // one commitment, retried with its key
+        assertTrue(run.history.takeLastWhile { it !is GameUiState.YourMove }.none { it is GameUiState.Error })
+
+        assertFalse(run.session.commit(2), "already committed"); runCurrent()
+        assertEquals("You have already chosen your weapon this round.", run.last<GameUiState.Error>().message)
+        assertEquals(2, srv.calls.count { it.startsWith("commit") }, "nothing more was sent")
     }
 
     @Test
