@@ -190,9 +190,13 @@ func TestClockRace(t *testing.T) {
 	}
 }
 
-// TestClockActsPromptly checks that a worker applies a deadline within 100 ms. It does not run
-// in parallel, so that other tests' load does not blur the measure.
+// TestClockActsPromptly checks that a worker wakes for a deadline itself, rather than at the end of
+// its idleWait (a minute) or on some later event: the deadline must be applied within
+// promptnessBound. How promptly, in milliseconds, is the benchmark's figure (stage-change lag), not
+// this test's: a tighter bound here would fail on a loaded machine without anything being wrong.
+// It does not run in parallel, so that other tests' load blurs the logged figure less.
 func TestClockActsPromptly(t *testing.T) {
+	const promptnessBound = 2 * time.Second // far below idleWait, far above any scheduling delay
 	s := newStore(t, Options{Service: fastService()})
 	ctx := context.Background()
 	lobby := createLobby(t, s, admin(t, s), fastConfig(300))
@@ -235,8 +239,8 @@ func TestClockActsPromptly(t *testing.T) {
 			continue // the registrations' own notifications
 		}
 		t.Logf("deadline applied %d ms after it passed", late)
-		if late > 100 {
-			t.Errorf("deadline applied %d ms late, want at most 100", late)
+		if late > promptnessBound.Milliseconds() {
+			t.Errorf("deadline applied %d ms late, want at most %v", late, promptnessBound)
 		}
 		return
 	}

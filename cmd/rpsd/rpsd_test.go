@@ -267,7 +267,7 @@ func TestOutageShiftsDeadlines(t *testing.T) {
 	env := dbEnv(t, map[string]string{"RPSD_OUTAGE_THRESHOLD_MS": "300"})
 	s1 := startServer(t, "rpsd#1", env)
 	alice, bob := s1.newPlayer("alice", 1000), s1.newPlayer("bob", 1000)
-	lobby := s1.createLobby("outage", map[string]any{"betSize": 100, "playersCountLimit": 2, "moveTimeoutMs": 1000, "revealTimeoutMs": 60000})
+	lobby := s1.createLobby("outage", map[string]any{"betSize": 100, "playersCountLimit": 2, "moveTimeoutMs": 2000, "revealTimeoutMs": 60000})
 	s1.register(lobby, alice)
 	s1.register(lobby, bob)
 	s1.commit(lobby, alice, "1alice") // were the deadline applied, alice would win alone
@@ -305,11 +305,11 @@ func TestOutageShiftsDeadlines(t *testing.T) {
 	if err := json.Unmarshal(shifts[0].Data, &shifted); err != nil {
 		t.Fatal(err)
 	}
-	// The gap runs from the last heartbeat (at most about a second before the kill) to the
-	// new process's recovery.
+	// The gap runs from the last heartbeat (a second before the kill, more on a loaded machine)
+	// to the new process's recovery: at least the time down, at most the outage plus a few heartbeats.
 	t.Logf("down for %d ms, ready after %d ms, clock shifted by %d ms", down, outage, shifted.GapMs)
-	if shifted.GapMs < down || shifted.GapMs > outage+2500 {
-		t.Errorf("clock_shifted gapMs = %d, want between %d and %d", shifted.GapMs, down, outage+2500)
+	if maxGap := outage + 5000; shifted.GapMs < down || shifted.GapMs > maxGap {
+		t.Errorf("clock_shifted gapMs = %d, want between %d and %d", shifted.GapMs, down, maxGap)
 	}
 
 	after := s2.lobbyGame(lobby)
