@@ -115,7 +115,6 @@ func (e GameOpenedEventType) Valid() bool {
 const (
 	GamePlayerStatusActive     GamePlayerStatus = "active"
 	GamePlayerStatusEliminated GamePlayerStatus = "eliminated"
-	GamePlayerStatusLeft       GamePlayerStatus = "left"
 	GamePlayerStatusWinner     GamePlayerStatus = "winner"
 )
 
@@ -125,8 +124,6 @@ func (e GamePlayerStatus) Valid() bool {
 	case GamePlayerStatusActive:
 		return true
 	case GamePlayerStatusEliminated:
-		return true
-	case GamePlayerStatusLeft:
 		return true
 	case GamePlayerStatusWinner:
 		return true
@@ -1270,7 +1267,7 @@ type GamePlayer struct {
 	RegisteredAt time.Time `json:"registeredAt"`
 
 	// Status `active`: still in the game; `eliminated`: out in `eliminatedInRound`; `winner`: won the
-	// game; `left`: left during registration (bet refunded).
+	// game.
 	//
 	//
 	// Example: active
@@ -1287,7 +1284,7 @@ type GamePlayerPage struct {
 }
 
 // GamePlayerStatus `active`: still in the game; `eliminated`: out in `eliminatedInRound`; `winner`: won the
-// game; `left`: left during registration (bet refunded).
+// game.
 //
 // Example: active
 type GamePlayerStatus string
@@ -3925,8 +3922,9 @@ type ClientInterface interface {
 
 	// ListGamePlayers A game's players
 	//
-	// Anonymous. Everyone who registered in the game (including those who left), in registration
-	// order, paged by an opaque cursor.
+	// Anonymous. Everyone registered in the game, in registration order, paged by an opaque
+	// cursor. A player who left during registration is not listed (their bet was refunded); the
+	// lobby's `player_left` event records it.
 	//
 	// Corresponds with GET /v1/games/{gameId}/players (the `ListGamePlayers` operationId).
 	ListGamePlayers(ctx context.Context, gameId GameId, params *ListGamePlayersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4690,8 +4688,9 @@ func (c *Client) GetGame(ctx context.Context, gameId GameId, reqEditors ...Reque
 
 // ListGamePlayers A game's players
 //
-// Anonymous. Everyone who registered in the game (including those who left), in registration
-// order, paged by an opaque cursor.
+// Anonymous. Everyone registered in the game, in registration order, paged by an opaque
+// cursor. A player who left during registration is not listed (their bet was refunded); the
+// lobby's `player_left` event records it.
 //
 // Corresponds with GET /v1/games/{gameId}/players (the `ListGamePlayers` operationId).
 func (c *Client) ListGamePlayers(ctx context.Context, gameId GameId, params *ListGamePlayersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7824,8 +7823,9 @@ type ClientWithResponsesInterface interface {
 
 	// ListGamePlayersWithResponse A game's players
 	//
-	// Anonymous. Everyone who registered in the game (including those who left), in registration
-	// order, paged by an opaque cursor.
+	// Anonymous. Everyone registered in the game, in registration order, paged by an opaque
+	// cursor. A player who left during registration is not listed (their bet was refunded); the
+	// lobby's `player_left` event records it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12644,8 +12644,9 @@ func (c *ClientWithResponses) GetGameWithResponse(ctx context.Context, gameId Ga
 
 // ListGamePlayersWithResponse A game's players
 //
-// Anonymous. Everyone who registered in the game (including those who left), in registration
-// order, paged by an opaque cursor.
+// Anonymous. Everyone registered in the game, in registration order, paged by an opaque
+// cursor. A player who left during registration is not listed (their bet was refunded); the
+// lobby's `player_left` event records it.
 //
 // Returns a wrapper object for the known response body format(s).
 //

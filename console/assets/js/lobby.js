@@ -99,7 +99,6 @@ function renderHead() {
 function statusText(p, round) {
   switch (p.status) {
     case 'winner': return 'winner';
-    case 'left': return 'left';
     case 'eliminated': return `out in round ${p.eliminatedInRound}`;
     default: return round > 0 ? 'in play' : 'registered';
   }
