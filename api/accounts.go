@@ -89,21 +89,44 @@ func (h *handlers) ListMyGames(ctx context.Context, req ListMyGamesRequestObject
 	if err != nil {
 		return nil, err
 	}
-	after, err := cursorParam(req.Params.After, store.ParseRecordCursor)
+	page, err := gameRecords(req.Params.After, req.Params.Limit, func(after *store.RecordCursor, limit int) ([]store.Record, error) {
+		return h.s.store.PlayerGames(ctx, who.ID, after, limit)
+	})
 	if err != nil {
 		return nil, err
 	}
-	limit := pageSize(req.Params.Limit)
-	recs, err := h.s.store.PlayerGames(ctx, who.ID, after, limit+1)
+	return ListMyGames200JSONResponse(page), nil
+}
+
+func (h *handlers) ListAccountGames(ctx context.Context, req ListAccountGamesRequestObject) (ListAccountGamesResponseObject, error) {
+	account := tournament.AccountID(req.AccountId.String())
+	page, err := gameRecords(req.Params.After, req.Params.Limit, func(after *store.RecordCursor, limit int) ([]store.Record, error) {
+		return h.s.store.AccountGames(ctx, account, after, limit)
+	})
 	if err != nil {
-		return nil, err
+		return nil, readErr(err, "account")
 	}
+	return ListAccountGames200JSONResponse(page), nil
+}
+
+// gameRecords reads one page of a player's games with read, which gets the decoded cursor and
+// one more than the page size (to know whether a next page exists).
+func gameRecords(afterParam *string, limitParam *int32, read func(after *store.RecordCursor, limit int) ([]store.Record, error)) (GameRecordPage, error) {
 	var page GameRecordPage
+	after, err := cursorParam(afterParam, store.ParseRecordCursor)
+	if err != nil {
+		return page, err
+	}
+	limit := pageSize(limitParam)
+	recs, err := read(after, limit+1)
+	if err != nil {
+		return page, err
+	}
 	recs, page.Next = nextPage(recs, limit, func(r store.Record) string {
 		return store.RecordCursor{RegisteredAt: r.Player.RegisteredAt, Game: r.Game.ID}.String()
 	})
 	page.Games = gameRecordsView(recs)
-	return ListMyGames200JSONResponse(page), nil
+	return page, nil
 }
 
 func (h *handlers) GetAccountProfile(ctx context.Context, req GetAccountProfileRequestObject) (GetAccountProfileResponseObject, error) {

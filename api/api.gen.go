@@ -2120,6 +2120,15 @@ type Unauthorized = Problem
 // Example: {"code":"wrong_stage","detail":"the game is in stage moves, not registration","field":null,"instance":"/v1/lobbies/5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11/players","requestId":"01JD3Q2S8Y7K4M6N9P0R2T5V8X","status":409,"title":"Wrong stage","type":"urn:rps:problem:wrong_stage"}
 type Unprocessable = Problem
 
+// ListAccountGamesParams defines parameters for ListAccountGames.
+type ListAccountGamesParams struct {
+	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
+	After *MyGamesAfter `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit The largest number of items to return.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // SearchAccountsParams defines parameters for SearchAccounts.
 type SearchAccountsParams struct {
 	// Query An account id, or the start of a name.
@@ -2485,6 +2494,9 @@ type ServerInterface interface {
 	// GetAccountProfile An account's public profile
 	// (GET /v1/accounts/{accountId})
 	GetAccountProfile(w http.ResponseWriter, r *http.Request, accountId AccountId)
+	// ListAccountGames An account's games
+	// (GET /v1/accounts/{accountId}/games)
+	ListAccountGames(w http.ResponseWriter, r *http.Request, accountId AccountId, params ListAccountGamesParams)
 	// SearchAccounts Find accounts
 	// (GET /v1/admin/accounts)
 	SearchAccounts(w http.ResponseWriter, r *http.Request, params SearchAccountsParams)
@@ -2623,6 +2635,12 @@ func (_ Unimplemented) CreateAccount(w http.ResponseWriter, r *http.Request) {
 // GetAccountProfile An account's public profile
 // (GET /v1/accounts/{accountId})
 func (_ Unimplemented) GetAccountProfile(w http.ResponseWriter, r *http.Request, accountId AccountId) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListAccountGames An account's games
+// (GET /v1/accounts/{accountId}/games)
+func (_ Unimplemented) ListAccountGames(w http.ResponseWriter, r *http.Request, accountId AccountId, params ListAccountGamesParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2918,6 +2936,61 @@ func (siw *ServerInterfaceWrapper) GetAccountProfile(w http.ResponseWriter, r *h
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetAccountProfile(w, r, accountId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListAccountGames operation middleware
+func (siw *ServerInterfaceWrapper) ListAccountGames(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "accountId" -------------
+	var accountId AccountId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "accountId", chi.URLParam(r, "accountId"), &accountId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "accountId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAccountGamesParams
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", r.URL.Query(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAccountGames(w, r, accountId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4653,6 +4726,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/accounts/{accountId}", wrapper.GetAccountProfile)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/accounts/{accountId}/games", wrapper.ListAccountGames)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/leaderboard", wrapper.GetLeaderboard)
 	})
 	r.Group(func(r chi.Router) {
@@ -5192,6 +5268,131 @@ type GetAccountProfile503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetAccountProfile503ApplicationProblemPlusJSONResponse) VisitGetAccountProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAccountGamesRequestObject struct {
+	AccountId AccountId `json:"accountId"`
+	Params    ListAccountGamesParams
+}
+
+type ListAccountGamesResponseObject interface {
+	VisitListAccountGamesResponse(w http.ResponseWriter) error
+}
+
+type ListAccountGames200JSONResponse GameRecordPage
+
+func (response ListAccountGames200JSONResponse) VisitListAccountGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAccountGames400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListAccountGames400ApplicationProblemPlusJSONResponse) VisitListAccountGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAccountGames404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListAccountGames404ApplicationProblemPlusJSONResponse) VisitListAccountGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAccountGames413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListAccountGames413ApplicationProblemPlusJSONResponse) VisitListAccountGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAccountGames429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListAccountGames429ApplicationProblemPlusJSONResponse) VisitListAccountGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAccountGames500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response ListAccountGames500ApplicationProblemPlusJSONResponse) VisitListAccountGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAccountGames503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListAccountGames503ApplicationProblemPlusJSONResponse) VisitListAccountGamesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -10349,6 +10550,9 @@ type StrictServerInterface interface {
 	// GetAccountProfile An account's public profile
 	// (GET /v1/accounts/{accountId})
 	GetAccountProfile(ctx context.Context, request GetAccountProfileRequestObject) (GetAccountProfileResponseObject, error)
+	// ListAccountGames An account's games
+	// (GET /v1/accounts/{accountId}/games)
+	ListAccountGames(ctx context.Context, request ListAccountGamesRequestObject) (ListAccountGamesResponseObject, error)
 	// SearchAccounts Find accounts
 	// (GET /v1/admin/accounts)
 	SearchAccounts(ctx context.Context, request SearchAccountsRequestObject) (SearchAccountsResponseObject, error)
@@ -10617,6 +10821,33 @@ func (sh *strictHandler) GetAccountProfile(w http.ResponseWriter, r *http.Reques
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetAccountProfileResponseObject); ok {
 		if err := validResponse.VisitGetAccountProfileResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListAccountGames operation middleware
+func (sh *strictHandler) ListAccountGames(w http.ResponseWriter, r *http.Request, accountId AccountId, params ListAccountGamesParams) {
+	var request ListAccountGamesRequestObject
+
+	request.AccountId = accountId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAccountGames(ctx, request.(ListAccountGamesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAccountGames")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAccountGamesResponseObject); ok {
+		if err := validResponse.VisitListAccountGamesResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -11619,431 +11850,434 @@ func (sh *strictHandler) AnalyzeGrid(w http.ResponseWriter, r *http.Request, rul
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L0LkxpHlj/6VfLy/0cIvAUCmn7RMXFDIz9GY8nWquX17BhtV1KVQE4XmbgyaYQ1up/9Rp5zsl5UAd2S",
-	"xvKsNmLHLeqVj5PnfX7nXSvSy5VWQlnTGr9rLQSPRQp/vhI23T6ZWZG6f8XCRKlcWalVa9y6FpFWsWFW",
-	"sw2Xlk3FTKeCpe4Rqea9VtASb/lylYjWeBi0TLQQS+5eM9PpktvWuCWVPRm2gtZSKrlcL1vjQdCy25XA",
-	"S2Iu0tb79++D1oqnfCksjelJFOm1sg2j+nHFf10LFq1To9MxswvBQiXe2pDpGfxrlYo7qdeGrfhc9NiP",
-	"S2mZtGymU7g8k6mxeG2iWkFLupf+uhbpthW0FF+6wXH4dHFKK26tSN2t//NLv3vJu7Mn3W/fvLt43y3+",
-	"c3Sffw6G7/9vK1sPY1Op5i23GjT/Z/Hu5F8vBON4+ZFhMi7tQWs4vYzOxYh3T2Zng+4oHvLuZdQX3Qt+",
-	"Oh3E57MTMez7Ga+4XRQmnH0yaKXi17VMRdwa23Qtavd1vZbuzn/lonxz56i3gSZeCbtOFRNwD9tIu2Ch",
-	"Eb+GbJ4KboXbeK6YXUjD2v0AyCAWM75ObMCkYbNUL+FHY3lqO72jqYJe0hr3gxLRn42KRN+vIXo/oedy",
-	"KW39Pic8nQtjmVovpyJ11E3zs9qdwXWqmgaawEtrBzroV4aK55O/pfPZd9f3Hteg9R1fiibinPOlqKHM",
-	"S3ERn0dn0+4pH826I3ESdy+i4bQ74P2Zv1ZPmXP82OdKls9isVxpK1S0/V5sd9fkBb8VhnFkmszwmeix",
-	"60ivROy2sU3nLmBLYRc6Dliq11Z0GFcxuxUry4YjttDr1PTYE+ZWwBGEXXA7Uang0cK9hladtc06ioQx",
-	"TKfwwdna8ISZdbRg3LBw1L9kiZ5OtzezdZKEHUf4xupUxHhgpDXsVmyZVBMFZ8G906ZcGR65ybiXuHvE",
-	"bCYia66yScHT2RPuFW70Ux1vWSpWCd8aOlvuWxNlLLdrk9/jHtdryzgzIG/oA+79kVbROk2FsixerxIZ",
-	"cStAFJkKN+cqdguCH5P2qjwcGCBnsZzNBLwMvitpTWS+gzeRVrNERjbssf/iiYy5m/hEzbhM1qkwrD3q",
-	"93FzjEjvRMpEmurUsPbp27cdxlPBlLY00x77yQjG2SwVZsFSrmK9ZHc8WeNOwabwifrpp2dfd9hKpMwd",
-	"MRWLmOF6o3TKj9DJbBANp+ei249HvDuaXojuJT8bdE+j83goLmaX00HG3FHA54eoQKVdR6bF07Pkb58L",
-	"NbeL1nh4egqH3/97UD5L/0/3/3vzH/XH4Dk3FhhaHV+4hjXfsuvrb1iUSOTRC6FY6jZcichKNSdJDlyb",
-	"BHnCjUWe5+4U8s4t6msgpVTwpdtxs1664+UYs5PxbmcsnLiVeyIWKhJM3wmklRDuCxlwS5bpHAU1oLpu",
-	"blpdmFf32detJhXnGG7/HN481TyNP1e9pvv/Oo735t0gGFy8vyn/6yPy0ZtfBt3LN/jyfnDRwFefi3gu",
-	"0s91qdr9f5ZmMTh/32mYx33ku7Ri+UnF++kR0v25nk6lMJ+v9j148+mIs2ETndhs0nhAptaoPKd8MOtH",
-	"A9G9iEfT7ig6Pe1e8tFJdzgbxH1xPj2LBoN6lSehz32uOs+LrdMAzR/pcH56Gvkxjf84/OqiiV290mvV",
-	"QOepu0TMKmCgtko1R9tpUCL9QS1Vw/PH0fRRboOg9WqdCCPsX7hZ7A75CUvx8iPj9EjrtIgFNwvWTvRG",
-	"pN2IG8EW4i2bJvxWDKfd4ekZ8mDDIq60khFP3A4sO+VzfR4Po8G0zy9nF+I8PotOpyN+MhuKQdyPLqcX",
-	"/Hx2Jk7jUXQyHToOIC7ji+h8esZPZ87sGUb1Zz4tzGXfGu2e8zfvzkYNNEkL1MS58gWScZAbCunKhAH8",
-	"JzGhMybcn+dheRXg6t6pHGBgxYnw7m+OMOm/N11HomcnDZP6mdcJ1OdazdlKJ8kYVUu7EKlwOr7SpEKi",
-	"kkg6YMAWOkHbyVtV65WTvOAjWHK1JWvETJQ7hVoJd3UqGF+tQEvvsT5rFxwJziwwG5Eaxi3TKtpzVJ0F",
-	"c5QboSy8T/oHtMz3br3NSisjwI/2Zx6/wsm5f9EhcH/yFRpTUqvHq1RPE7H8j38Yt47v8i12T8TuA3eZ",
-	"JXTjDCHh9jUWlsukNW4t18a6ZZkKuxFCsdN+vw9q+Fl/dNF3/8eWjk5mUiRxa+xGMZPz3lLfiddyKfTa",
-	"vjBEJ8IApbb6g79+ffKfw+uL/z7/fvTi7IfLl/1Xw9en/3XxN7doYD22xiOnyVhpgRhzW41lI6TVWadq",
-	"nK7MmKY53p3M++JO/N9UzFrj1v95nDtMH+NV8/glvgIXukx94c5rw3GJuGItDNiGS26jBVKZ25CUR5a1",
-	"lzxx2y5i9tfrH38I2CZ11OxmYIKJWkpjHKfVKRNvbcoZrKUJGGf5g+4EczIvnTWtZ87knItOj4Vwf8gc",
-	"9aEprmczoWKp5hMF1ypHRisg3vdB6ynZwx9EP7nToUg4mduCJ6ng8dYxZzZizoQX6QNJ4jInCVDZGH20",
-	"gRYKA/sYRPCEefdB7hIhd5gbogC/jCr6G9it2I5ZCNt9YyyfC8d4lbY3Ut24R8NgokJaoJtUzKWxIhWx",
-	"u6vgyglYKJVZz2Yycsb1zWytYmDh/slIL5fSWvdg6X13gif4tlonCPB+pW+AZsMe+0HbhSPEaOEoKyYa",
-	"+VanUxnHQn0QkcyytxRohMdLqUAcu6PjSONhdHGS08W3he80kEU+lI/CGrLXEUuIeJKI9JFhqU4EW/It",
-	"8IWYRE+b0xGA+9xqc8VgHZheiRSWM2BcTRT+iKEYJ5vcY50rFpJL8SaWhk+RE2Wv8L+VB0JP0H4+U04u",
-	"8+SbNNXpB+2ppDc9ZNNOi/zdD6nkdWvewOy7H2X//NtwHddKvF2JyIqyC7DHnlnHOhM9n3uHaphNOrxy",
-	"aoh/kWE8FRNlFnqj0J/lpYQjhikG2KSIWbvsWQ0rXrywQzv2g7bfer39wZvluM6MVPTsACqNaiEwm4ed",
-	"vVG+jT9oZ9LgJxq2Lh/FR9m77HXhmPm5ZC53mFQALDog60anXinuuQG85NtE8/i11s95OhcftL4rfNeN",
-	"1foGPD/FdfYEMNWxFEAfDJw8GCU4Oz09OWPTrRUPk4uDAv+jKTGrNfPDaNiL3RF/lD3ZeW1FVQLnvHgb",
-	"CREbdjZi38s/w2Zci/RORuInxe+4TBwb+6D9WBfeU1FLYm751JmH0rA1xlncbVe18Y5d1/oDeF1hg2ia",
-	"rDy+hi0q3vRRNqfwQtqWbDFICgN/wshTKucLy5TeOKnl1F70tGvGncKj4ikEWaSaqFWq56kwJmDk0Vil",
-	"cslTuJ4KiLpKNe/kKsaGG69mZM/gv/GSV2gw8lMfidrhlyyPEI3pCTIKIQui+wTDA2T4of1WTZXoZi6e",
-	"uiWmux8XsipglV9r/YKrLVlj5oMIN+VW3BB3KPOQfEJDP4kH8YthQY9+rTWaw6kfeyMxlgb2Uaix+EZH",
-	"jtWx+MC9NMzqW6EcpTx7ydqOYPy9eiUoMYDCRmainH2aeIeBcWL0VWHxHAHlPnlaSCZVmUw+Jnn8pPja",
-	"LnQqfxPxhzK1/EVFRZqBgcqmgqdwRN1iwdkj98yDRPsgJ5Ofyh9uZlf5XR+LX2VvRBkPcwswBo7ztAtu",
-	"kZXfKr0BIknFnb4VMciVnxx3ioQxHyxSkCstnQm2lAaspuImVByNKPOcCZZ7B8Sva54gs8ve9bAjPMz3",
-	"5mn2KlYYVsMW1c3h4xjHNFfYjVyW8CgSKyviMQtrPh2ytrQG/bYSl6houUxU/gzG/Ml2coo0HOg5l05n",
-	"tzKhpB8eJ1KJDpi2UsGpuFnqO0FfQk+7U7UmCv0lSjN33e8YGfSkJXbqjeJswYrpbDUuauWVUfCYgeeZ",
-	"0h2mPOEqEiWf67sW/erTdCJIboqf2Na4NewPT7v9Qbc/eD0Yjvv9cb/f6/f7f3cESEafu0+tkyRoyfj4",
-	"ZDEfXkhk5BQRZ7Q6bRbWuUBxLR5ZeQdayCp1lqqV6ITMxlzngTYroWI3OD9hx2ZBgC/dFhvL1kpa1p4K",
-	"CxzYvUBvnHaYrGMRlz3zuCj3CsyX1rA6wJ/JKZZtEmgeeH8l76558bPhxNyKrpVLsevULm9R7TDqLXg/",
-	"sLbbVrZZyEQwCbwOdwPWp3YE7gHkd+iX3xmR/FTJh9XA5c6XkeDqvh1L4+gOHJlsLu/culjcEalVeTSe",
-	"XndejwS8n4+90qRPE3Hvv5vO9zXejF54H/X4pQWThDnRt4PsSBSpL/vYm2zMevoPEdlWnhD6FO+ui3Up",
-	"sUm2njh3uEpR7AcMHA9Mq2SLqpPeZTQ8Z1nZ+f18GQ7MqzVunfw67J5v/jZI/572/zo/+9t08MPZ7a8X",
-	"07+d3Q3W/eXJ9q/L/x4sR5vfzr7Z5VOFKR+x2YXP7j8lxaXvsWurUwEJanhMlXAWE24IyKoyEd9nQnWh",
-	"siId+vn5ce+hs5epnslE7BdYhnG11Qo9mEa4WQV5ImEqzDqxBnOvjLDWsSwnO02PhURSIWQgCjtRQIs+",
-	"BkHS3V0s8jhpjUhmqHXfQ8LQxSCLpZffh8cA+ecM/PMwJ5GYCvP00qSBcRYkCszypSPX2lS4wlKgthKz",
-	"dipma8j8Qxc/enlNk5gbBnsi5f3GIf2sa4gVEjnYpsI9R/f+wu8nLpbCWWrXspYC/oUivFls5Wvg7jlS",
-	"TClRqwpwW5rO3CnRPLpFQ9gdvNJZY0up1oZtwABy6rYt12yc1ulLu5t7vMg8LPuKp6NAmDjh8m7mgnIP",
-	"r3rlhrSHT023TIKXKFv8MvP4HPWcBxBM48LvWbrrTLupGNUoWUMwosMsjOSWMlND28jkyQ3DoSpotjYi",
-	"vgIqXGoltsxYvjXIvJTjHL94mZ2rCG58hcn5yzuL9cR99ShDyuSDnElw3NjdXb+/sL83V//8eXYti/lB",
-	"WMaXyCu1qpPfD+IgIhLKwsAPkXzCrbP7cCnb3LKlNpaddAKn47orYKJDaqwVy4PKufvmKxHpFBxOS/72",
-	"GT51kg2Tpynf7lGXDnCs4tRqD1uBcl/yeZ1WBZl9TM/8KpjAnTWwcqwTYMiBail4/3Ia9FpIyis8ds1K",
-	"h+19daHcxN82pDRjhqP3lbj7cG7tFTcGEvSNz8DqAHsBxUurPN3fD/SAgVq/W6ZFg6vdiHUs7TfKpjVV",
-	"Oj8qQTyDai9q1htvrZt1FpgfszBKRSxtGLAwFlP8A/WNGwg3un8bYW/cKG8wFwpuSbTJ7pio0Fi9gncg",
-	"m7yh+WFGhlCl36p1IpVn6rgpj6xOGygHVmGz0G4lxCcSfXy/twUSuazWt1QK9LGdLeSQfdficSzdx3jy",
-	"srDZSHA16ZIo7pxRp+Mta/v4fogVQejPxfQ7SvlZG9YO8Y+wUzGx0zwzLxUcfMqtaMHTuQCFztkD4KeW",
-	"YlN0RQz7/fc1xN2kxghH76DEsLaGLOSArZX8dS0qWa2D87qlsm48di+PcSQJhIsE4w5z+9EjtOaUViJP",
-	"LOV031SAvxS18MowTqiYqXs5HfSbi5yO0H64o3wk9MCf3mxCGRE0MopDrBoo1d3IEj3flU1l5uF2QTaJ",
-	"Prr4QFadM7U/BKP2K7GHTz8F879JOX1dTFzSG+W0rdxt7KRzj/2Irq3Mk4BOFiGwftE9ZCDxrRhyCDEq",
-	"GEIsoMJS3xUiO+6UTi/ORqPh2eWJ++/Z2WAwjMXlxfnZ6cUpP5/1zy6i86jPo1k04lyc9acngyEfidnw",
-	"8nw2GnHw+/n4tV81qb4DcwD/5QbhXWd51p+/6vP2WuMZT4zY8WQVB3tw+fKbkfowD6aSI++UL7f/BAAg",
-	"LT1WVgY/xsJUqen4dPfSojZPG9JM8/QBohsfdoHZlyZVIuqp1ongkHPlN2zPl6C+ViZJkThZG8J8iVxK",
-	"tcv+mj6G9HBwLz1hYMAq386d3cMbTdXBVU43vyzbD4cdX0VK3b8s+Z24NtLQ4rgj6DbILVIiZva45ckP",
-	"xIF9zxbo4LbDydr9VoWbFWacUUSRDgtDq+V0cGMhRb9eH6Gx7CYb5ydXMw6b3vuUbOtejCYsRLvbazu7",
-	"aMdyLi37D+YkzEancacTOilzNoIqHKf6OAUiNax9MsRkN6eq3IqtiCfqz8+ffP/NcOpLuU+GXXcHi+Vc",
-	"GNvpsW9w0uNiVD2ctPruY4PhpBV6jsWsnqjwQ9ci9MXdkEWCtd0T5Wc2ZpyZhU4tlI1EXLGpYPO1MEbE",
-	"OdZEvnpVDf4j8NGGcsDGSqEiVRe2tZZqQXHL3G8PI14lNj5W77OPy6RbigLtUF697+xJOULYHkDy5KhA",
-	"W1fAWZSAdI9UJttMGWbX6xTYAGSfLaQVzKxAszDMpnK5FPEV42yacHULrwetyO0vkSRUc+gk/1iAnA68",
-	"YvU+vELl/dloX+H9/0wmb/v97mTydjCbTN6ez9yfl7M3X7krpuFi81OHSaDRdYibD8UVH7L1ZDCQ1YR2",
-	"sC++wxSMedXz+Y5KhyDiI+y1/E1QuTOVjDx1VETl1qPMv9r6NpWxowg5X9g6FubfeciJ9BTufKZWa7vf",
-	"e+vrgYu0+C8lr9KMS1Q2oPLvz4rMAr8JdfT2NTozPojb/LzYliN/Js+iaAPICqkDmT23a6sfNtDLdOWf",
-	"qC27hGuFiKT/bEWbbvhWaUdPd3d0/5LTwOrWGnAu6n1j4EYAD2VG3lgH2dUq2QaQoNWNFlwqEcNMCMiD",
-	"vJCDgA0DdhKwXq8HUCfwkokC2laazfnK9CZqor766vV2JcxXX7F26MYXdsa+0on8BWHAQscbbvRKKPwn",
-	"nv9KeRT96JRI8KjB4buBTGO8walLxcIo/MXcgCsuv6NYJIXvSIXRyR3VUkHR1o14i8gt2eBmUkmzKPxg",
-	"rF6t8N8F198NJY3l9Vz+605HSXR0e2MWcubG12NPCTkFKi7lXDldHkoEHRFtWaxBtt0qvemxMOaWhyzi",
-	"KbgWltzcGqrZNsFEyRjxd1B9MgHlIXBvF2MZIQTN6EIiCXeIzVO9MXmmNQx7PFHV9WSZNZ0vIYrlzLcY",
-	"wIA3C26vKouPWd3V9YbpkGGfpbfgFLwjA7bjkSnNw1zVvIonRmfLQxX4RtA7zTq9k3fAqQVfaWWcngpr",
-	"WBBZbiknyhGzG/oVq5KCYzOb1C0G5dqUi/nhPiO1wlMFD1/t7DqzIkkMLrzbCUpn9mmM8OmYTXFREuAB",
-	"9D6sTdJri6AB7mj9hZsFg0Pa++orFkJS5Z+K5e/tVSru4K5//jOvge+EAdtAaWjor4eUnDFRGXABZFg/",
-	"olRNbpjX4UGb/02kmv7pVgF5wwDdpmH2If9W9tPrb7sXE0V7igyKhe+M+DUAiqfSnWcxFu+4/3IbQKXC",
-	"+9Ax81ffPmUX5xenhUL+v17/+IPj9lszUUanRH4oikESwz//8vrFcyZMxFdSzQNGxq1hyOXg2Dij3nFW",
-	"Q0f7maNrSh+ZKBhYNxF3IiG0toCF3DqKhlGdnJxcsp9eP6WX4DlayiSRBH61SkUkDRT5ibc8ssmWcTdk",
-	"t58xc9vQ6TG3B75MqOSooZ3+OjsUpYPgth2zCZHeGBw3EyCsF6TI+yNRNN88SsVEVZYT/IzuYvhuQlrY",
-	"pDVmk3W/fxJl0jaGf4uATVowjPyWO7zyPmTtu3HFJoKykfLkskIQsu9wCTs5vhMpgjmHQcHOLU43YLjx",
-	"E+VIcSONwOyAK7c5YrmyW1qWBS5v+Msbx3b1csXRbZIxPeAmjwyio4Go3PEY8pocuWExR45bntvQ4LQa",
-	"OcUFD3ZrPDg/OT0/GV5CDX3QQjbXGrfqECXug0bhRpl5n8Cxg7gc4wHFnCHJ/Ei4vgUgb7RGYhCfRP3p",
-	"2eyCD8VpfB5dTgf8ZHYqzuPLqD8d8tHsTFzE/WgwPeGns3NxGQ+ik6kzZi9FP24FGeTN0bA5nhW1xq3+",
-	"dBAN4xMxmp3ys+l5dBFfiv5swIfTk2gUn4qz2Tm/mF5G/XgghrMTPpqeRmfxubiYXXL3bCtoGfFra3ye",
-	"6URFYVSTKdgUvZKWLUAtEvF458BbuRTG8uUKycgfbrtIhWCzlKJe4CQxAfLveKI4ckRg/cQygKA3HFmt",
-	"U2GN9km//hbHJlC6crbiqRExyyJinaq3YQ+RVrwIGRjOm3fD/I/X/o/xzh+/9Ahx5uT932tdtv4U7DO+",
-	"QC392t1YoNAm6ElYLWRlU5FoNTfM6quMQbNd/vwgnMpqhPNgOvWiFqMmPEL4Oh5WYfKlEX+Ew3cfJ3ty",
-	"EArLsV/j/p4DxorJt+RB+FgHg8k5J6gbUr2C0j4bgVJS1kfK4/sIbOU+CwssqDY+SANfaQMWryMIJ7C9",
-	"IeYWul2ysDyipjOrypM631cfMahz6uMvjeMCfYy1jcCTh2f2kWGF2ztXWeUVmiseMgZtmIrzosR6Dxmz",
-	"bs3onqCAmpZBxkIMGHhMgUzoMDZawF8TTzo+OeCJyjYJw8oGipFkSusBCrpbJ4llhM7GjeFbIWtr5ZcN",
-	"LGPUbylkPlHhC7ceT2E5vgabDgi2ZC11euwJKmSkKju9z+uoXoUNGAUxDEaDAtTeqBgSHzSsjfaeF0dO",
-	"EOkabVoaBNuRBuVYp8e+FyvrxNSUW7mEoaN46rHvhBIptzo1kCq+5CsnriBkkfINDhyp6Ds9ZuE/jFa9",
-	"V3zzQhjD5yK8Yt9rm0jlbMxb+Ottz4hU8kT+hnUf8MRfjVY/wizCTk34FpL9Rh9XjyooTmVKClpvu3Pd",
-	"pR8rE8ro7GAyWHbCCfbZkQ7Co6axSGuyDO5EbULYNxVUbNS+BfNIWNxEiAZ0dNYBeopqEg4WgseHHr6W",
-	"cyXiv7g796YoeLTWYo4CJc0cwoq161QVCsezxJ2J8i/N0lOcJlWhl/P7Y3mXUhxwG2hqtCZ13Cb3KteR",
-	"ARUakm+c9EAy61GuSsva6BRAECdyYVSdl2VnOXjycuSt8RnaF0v+9hvvkTAwyyV/C2CA9K8SXpd/qs7z",
-	"DhhkOlnTRKKEGyOjLBS6+xIqpSxgyoGXzmnU366TBFnublmhn1Vt0YewTPBo4UNMKyj6VwDvJnwRoVZZ",
-	"HNrpzO1SyeFOZeG9CwurC70DWJd5a5BE88IPtpEq1ht33pcmyAOG6Dgq3dnmliWCg29OkJcgfQR5/25o",
-	"AcKxTbcepO6K+YTacxZDcnaZ9GlLdqfqkwIyVLe6KVeIqNZGIt7TDyhibagcGw16x/rQ2fV2JVNhyCzP",
-	"QfnAinIrw5nbQ2P1ijxRiCVWyP5219hGrxOA6ls60cfWysOqtDm85jvB0+oinNw7k7pwVg5OGsYJKZbS",
-	"A8EhpgG8gAkVFxDRN1Ipn0kCDmT0T64SaXsTtTOrykT6959I+Zg30yycLty/NrowOiWy7X08qqphMnVn",
-	"Hqjae4BombG43BzOky+2PyhBJA/rE11yBnegKia/830NBzywvnQsPtG6Zny3bjVlnHEmvC3PYJJZ3RqE",
-	"pephQXfNmzJP36mgcJcp+WwATlaNHQeKn52B3upPx4ZLAKB1f7u7cJmOSBiqyGsvSeoobYeNV4/I7qbm",
-	"C1silOoKVLllkYnsVxYwBH3fqDusYa5MGILk99yyx0JaB4rc7KxFSFU+uHBXGI6YKG0XImWa0unalCna",
-	"IZUEsfidtUoCiLUtrpRhZwQOGmQkRpCzAcvXDSIioEFA5nxxCUMG28vC0kKGzggOs7UMWb+T9XIQ8Rhh",
-	"tSZq2OvhWb/Co0ajymBMc2Url6asfYojdgxXGK+brVOIeW5E2sG4VRH5lLVJ0F5lC0zS4E+sT0vtf3/L",
-	"dhadHOV/YsP/OT3pDsIrlHV+wcCSFm+lsT32TQEalLbqH4BTt2MNlRXCCss/2a/ZVRgY3P1Z6maeBY5O",
-	"+yenl5dnw/OT8/7o8vQhahuB8xK7rXYealDcWJuUdU89VmdK10OZeNFVczgfs0Ydo5mcVGfxVCsjorWV",
-	"d4JULlDAKC19r6YGalaee91nf8r1kQAc2KRmjbGYqRik8XtcDDVHNodmRn/iTLuvpvfU0o5an6LWlkMw",
-	"V3YYFbMdpQzBorwal0upHU2NtUuLUt7+/odPY1dn20ewL5qVtt+fZP/Ndb39jGRH2fv996OkI9LoMx2v",
-	"SWvkmUBP3OmG/ITwu29es8d3g8d0yYQInq4V5F8AEESKWBiy6rTOPrg3X3JP5UA7XZl/pitz/k94U+f/",
-	"Hqmg0oTrXL5H66s1+mjDsj9EP23SFL8Bf97u4fmL3vjzgq2mAPOCjtIYtT6p5iGVKbhbOgELN1q5/dL6",
-	"tiCkO8FEhXksOWTtjVMqHY+UipamcB3YaOje5tEuQtb2vDJep4BGXnRuYJs+py5EbrxTHt26p82Cp6Lw",
-	"aBaUJ33Cl1wEIGHm2jI+UfCQt2ho+CRPqDKdZt4KWhvQ1gtBcrcdOGKnxbs3lavW8YEdgnL78BJRa+q8",
-	"vHDlkSn7c8CxUZP6mrdnPLoIM5/AM0VdPbCgqIKvA85kOEF5Al09wM9JFhc+CPrF93ewzCafJ4l8mkLT",
-	"mkVobm1SIKICJVPwmFT+/IX1xTP34q7NOcTZApWSiI9DDqENfbdPUYV7fNSw1+t1rhhHZQUocsklZJzO",
-	"tYBuAIjCBlq7r9fJYhDFri/3auBSJbjGgmDak/zuA/XAJ/esBz4O5Ss/zg1AX8UWqh7zpDhBvzPZB+vI",
-	"s4mh45cPh4woauB1I6nK/KUhcvQZ1Ilm0m3fgXhgkWyBE78/APuQt59orE/dIYRGAJXxbv3fVVEkhmMv",
-	"LcMdSgivWIiGRjgGJI7MyV2WWxlkSklg4ZPHgqvAjLSxtSrDj0qwFV4seUeI0shgd8aO1yNqwBOW9bgt",
-	"UEaOYCOQyRrsOAJQP3FKAISpsbGJtAzcThtpxH3iNLVMaF8214YbNtWIFPtRWU5TuT4tNBTsX/l/eTx4",
-	"Ywv1krv8dzQ8CorlVqqDIVoihu8l4vCvGrSY1wWBudBsxWUMUJ2ArurWzv3yKQR7Xb0/zCvIcQKJ5mCD",
-	"G48xzvN4tkobEjCdxHvq/T8PfkqD3UtpH8JRiWMcZKl+HAd4KqH01DIgsFhgJ3zRoIrZwtnJFnU1Sq5f",
-	"VvTmivnhVWAwbOqU3JNC8qMgG4r0+/vmxrr7fwAUcfBV3TvBFR74oaaGjYCbTiB2fkBl7xdV9jn02aHK",
-	"FPzp1jNNEhgEiPYgqM73O1bAzurfV/fGGqmixCRtvMT+d7TOw5p3RgCNSmfBRt5F19UroTp7RcLJIVSa",
-	"g8dXZCb8oYNIxv4x2bEA25ZnrUPSsGXh47vBYwC2evwOX/G+Alfz0LzYnVkVT8We9vEEv1/MdCxaK71D",
-	"juDdHd+bt0pfhXs+TZJq4TTvqxndNfMqR/+eOJF0pMowkRl5Izok1U3dijGcNvp0UQmD+6gpvLuRtLKN",
-	"O6B9+ge6SILqO+nYFL1i7vBUffn9Y2HkPonB2L+/wTg/CIh5bSnZj9hsUyysMOAVML0PzjzKeTlPkh9n",
-	"rfEvR6EcvhKz1vs3dW5dCniA/PXyw6OZlLhxZ49i4oV9RTvIs3bzI1LI4C3wC7/uO2a1Z+Z+qTPeGexI",
-	"IA/al9tHe1SRw2ph5qYB5pmhQJVM7gYVcd6MhYjQhw/Wy3K0w88fDgpX4YBi6Mzs2o3wXNPDuPgUMMLW",
-	"1puxL3nNKyad4rjSFkyq1XqayOiqXCQ3UXy1EjzFok1nm2/1OsyqtWXK9EbtRCNLhVzDYiHX3iIwuuuF",
-	"yQu+hhinEeVsTHkPzVORfB0UfCojZw9YapuKDj7QLkZF9JxCMVhQakj8UZoeew0UYsn+39dYkF2nvQ4K",
-	"C7XV688ehqsBHqcWjypvyWLYksfiMCDR/QFkcxJsFJT+cxjO9zmX7bC8NSH7D1DDKEemc5WXWvtnJipD",
-	"b3d3YRg8lVDhtnLsQdoe+wHV6HJzZgWoT5R0UA7/6HSiQOD4hIP7lK49TOkuHsgdr56/CLBFPyn5tli4",
-	"awJmNYuoWNTn2qd3In0tl6LcPLty1B+AMS/2pNmWcjmy+zxvL2+50WzG096HJY3K/Vq1jFnb174XTA/E",
-	"tPgXmh7qsNlRW2JVLq7qfGDMo9HL/ZI83FVsNG+55aoMBs2lwuYAAbNQb7dZaIBMY0pXMqTujwwNomLP",
-	"OpFdAJ3/KEhr2EIk8RWW+msVFXT+BTcUSi4P6wGqbUFyNa3fjsv9A9eiGVwOMzaOZeD3P1dps9Ok9BnW",
-	"7lMAne3EzxVrsJoH9x9OUSGoHRT2TcMKywdlD38ELeNeJZf3teNK+spxUvWR8Sk9hD1TKEbmZUtBaYi1",
-	"uuPyDy2ViCdqKyz6bIrvKKCv7JaEHJKRgw+WkaSLHWdblsBc663LEoQlhkaLa6S02i712tB9CMGCjcHv",
-	"b21SsXbVniTbsLLDBRWqpBmUxG/QKnas99ypAQQSOWv5KOGCNto+6+WS1yGWZwViaMQwgzceCZn2x60C",
-	"a3TdnxYI+z7W0r0d80Xzim/12ltVO7ZWbk4NP6E5VXbop/aYUIBevSJ8MjRuvMfoOL//B4Po3cMDn7mb",
-	"dOoTa4k5oGMRnIn7+N3pB/O7g+rtp1FXjwBayFYph7r4NN7rz0R1ptO2J4sAQtCUQUBeS1BQNwudZIl/",
-	"V6zv07l26OyDNdT76PefqU4/ZiWdvsGFHxRUfQC+ISV/otqwC3ptA5Y1NnPHd5VI29lfoniMCXBYK9Yp",
-	"+iQz7VjmvVupzABWtaw3fZi35eNox5A08YdVjw9qxhjGB4Ak30GqoP9OxZwfCKs+JFaTC7t3DcCg2dL7",
-	"nGLgGaBjQjokwnWSCwOqOPLSF3e7tB0UShNFfIWuILEflDB5wKYp9lJKlS1npO5nYQ9NuLmfG1/GJfyV",
-	"TMEmxaCq8Fb17lyDRvWY1iPj+KVdLFJarkbU6s+pjJ8onmyNNA0xUs7ilG8Um6cyhmC4igmvO9K7+MNc",
-	"xVBGaFrjX/rB4E3Qcs9BBBq6VcOFN0ELukq/lon79+XZrrpUeE99dcudIMxHo5cCO1wAJp7jIWhh4La7",
-	"UaO/gyeJ3pgKlkc2dhptFkKqmhLQLwB37V49AZrggvKQEy5Qrdhxg8+wzLjbp98qxHuybygnJ6eno9HJ",
-	"4HBtPu1MQ/YaLq3xrdd1vrJtDv7cRFhBQKA5fIIz1KViKwDKiTDweVSE7qX/Yt1qFQmnbrjWXcJFg66r",
-	"sPVTx6piEaPYXivCFLXl6dWQTjBRebQeZ+yj+dm8dcrkcqWNkdNEwGGRal4V4pdnH75R1cBgCjzFb15Q",
-	"PDSldWo6+A9FJ1/x1CbbAluoMAE68TuHupnQZzKBft2wd9AGaXjanUoLiLJj5v4KU725maV6eTPV1url",
-	"V6fsP1ikE/wtlfOFDVnb3dlnkjIx8M4uXISXB/Cq4Qgd7XrVxQYaR1RNfvhO1e3CXwRP7KIJAtusE4tB",
-	"9AXch8WlPJYKKqsXIrqtrHxWdKJvd03QvKdXvYin6jKJrUXch7YBxqJ8sLiCThdzy6fcuAOVCh4tQBju",
-	"LR6oRIv0LaEM4fy2foLbgIVrxe+4BAEbVlKZKa1b37aCVuG2cio3XD0AjdbcTfy54LFIp5qn8aEOV8Zy",
-	"kCYmYNM9+a7TbYN8Tbm6LbVxNsVJbqQylJJRLqjC32tynT6HtFqRSt1w1M2KA+/FDA6YMIk0n60PyA8n",
-	"gLp4Xm1+CtfqCAy3oOGT/vLDEkau6fGDWbzTbSube3FQe3I3not4LlJwC4rU8dVtQ/tEgJAwMs4r9Khr",
-	"na876FLwUHCzTuEk8bLZWlxjf5v7CS6Wl5l+q1lpHO+eDpEZCr4tuq0TeCzTzxHQjybDWazX00R08VGa",
-	"TxWhy5dHdME3yw84N6PSgubzuW+CMjhJB/3R0CfPj1tT34NZo2fw/bGFHIjpVsCqylbnTooN65J76E54",
-	"nmt8Y3Y2T0UZtKU7ODIbcG8XSexADFUlH+YfrGkzVibofcer5ggck6aLCKrkkSFQ9OJnCw3rsd8owfmL",
-	"qbSm869BtP3wjpNIejsvPqZApXBUfZEKUm1jS9NHhrk78FDiojk+AksWMDljXG17DzN8sdOkLzehOpQS",
-	"lTRzx3wKtapLgYrz3rKsnXFCqykHsZM1nGVtyiZ1pgzd565OhQ0nqnCxCrVCfrCsQDtkbbol+4q7OREc",
-	"WiMAEwbwD6nKhdvuFWi5l16R+2ShjHuVSFvzCeO+gS+uVGjj7CEUN4X/TgljaUZehMxZ4F5dZvp4awPH",
-	"f6bueCp5LXbmzwsB0olqX+lGLwNKzJ3kAGAz1qhIyO7MC2fRfNPUD/SbAjCOZ5DuZMPnsSQB1wusVcqz",
-	"Xi996yTqrnlU0zwEj/0GXmf+LlJdCxwK4JI7IZiKz1ga8AUf9Vka4vV6+VrXf/VJkvi19K1RDWJfgMOZ",
-	"IC+9agCw5ysuQfnTK5AzWU/V49oHKv2DmHMnnf6MS17TFV1Xd0UaiLpsjp15fR/UfBmCegqpG13d3jVz",
-	"mGMa2VZ1GRrdoTK3T9fWtqiK/U6JzAWNcfvX1d+fPjt78fpJ/4Xqf4qetzjfV2Kl04aJYQSL9sesl0sR",
-	"s/UK0fDg7GfMiaxnUfVc5CQHZj2eXUNRLlnigfXMCudawzfwwu7JJriT3eNFsXx9m4G1wOGi625MZ4BZ",
-	"6DX5cfe0DmesOKNa2wg5I99lKO1+logKBb6ZOroXnKlBD81Wcs8YkGmV2WYbQmzAtoRCm/GYDLmaBMzS",
-	"5h0+VwWBR7uwM/J0Tao6DjyXfJl4O8hWq3t6cHWyagrai/JanB25GDnR1HpQ6Wr+lTFxCiRRTy+oeKHK",
-	"IeKieqIEiH/UtSveNSDTI0ZZYRAFi7WyaDlxFc9Xq7TlsIO1TEVPp9vGugns+oMRGjQf4N+FUopq+AMx",
-	"+b3j9N8vtYg6zB1Kn5lTFd+Xgo8vBR/yPnljDbXcb+3T3aM0rDtKg2HtWTopnaXhfQ7TReUwbYQbViFp",
-	"8eGnKS9+yEj94rIWLtQzlnpfDmC8Kg1tY8ECohxYhF8s5ttqcNFVpFNDI+/gQUlrBQ7R6HiiHjjcMLr7",
-	"Iyc0ePZzXP5tXj9Xn3ybNZHhVlDX3XF1UUFPprggbFW5zw+n59iCm4mCgHxArSKhcCHMmmEy6LVDnTA7",
-	"VBAEZXab8uphC3iWo90cyPLNG08ctyrFFhTNy8ISPX9kmIGbmfuCHyeUN3GLSSOp4PFV1j9SKsA6nKjH",
-	"d4PH7jVSmMfvKDfifRgwPoX7wFOaSEOuu8xxypXZENARNgcFHWOPv83vYDUP8aPl/t2v0fE9i9eLzO94",
-	"ivYnsj6fHEGuM/sPPaoySdjaiIAZUQK+xnTy1SqR0BRAxSxKBE9F3MmIcqJKBaaOxWQ5qES2+YduhVgZ",
-	"FuIgwiOpt8gra9Vkj0QNxXVNRBg44tupS6urPENGfH9FVRawzbIWTVmST2E3i6ySWFZplo3q6iFvBZ2o",
-	"ACok3Jpi4iQ4KAJyk6V6vTrguaDXNNP1wz0XoHT/IYqv/SLs8UuAA2DJb6WaP7T3tpcDVsOe7W1OU9Ut",
-	"7o8srguZnnVffAiewt5GCT6Fs+bDjp2QaCN8/Ifg2t4Px7YBO7Z2b52J+zrlysxE+sB0GeUTr632QRWr",
-	"s7gKSjW+37DPg4oDVG4hjtOKBbhyWa4vtd4/AFaOyvJK+PGFrjmDHSz5vTjKl/3++eDycng6Oh/1Ly8H",
-	"hzLW62NSTxTTK1xhprR1MmNVaC5bdlVVslJ2V6VEPsNCq48GkqBFq6OIPDetCQUQU/z1DHTtVFtusw7W",
-	"mCEHquQWcPpw5U/fntalUaGlBfYnvgTPHuVMXu5sNd5f6xj1360kMe4vvDw6oTEf306ddaKjW+gi/Ova",
-	"2bQps+tUmUyZoJAXLUe73+uddK6yRaM0vkTrW5bIWwEoxUClKSwu4BUj1zimq0+WwnUwQfNwdmEx43Qm",
-	"kwTSShnHFMGptEtubjEbrS5vbaIqiWs72YKX98xBGxzUS4A6Cnvlp1lL5AVswyNirlNRDql67Os9UdJx",
-	"DlOXiJkFkc2pQVWWMr4bdX1AyNR/B3qlc1b6AtrHdaWhFE/98PDpy1RPE7Gs5XCvvn3KLken52yFN1Fn",
-	"zJ5TjWORtXo31ukrAVvyaCGV6Do9FtQ6zLq/YqH7aghZj+E6VeN0Zcb0yjE2R3Hvw5Yqobtd2gRfz5lZ",
-	"6NSyxXrJla+PzCJeOhY1EC4xpJ+lWs1vfJK6zyxsFQtgoL2Y09HAtxVQUmG+1M6wkiLJAAelMhZDH62i",
-	"XXiMjfa4WF8KQhqSfPqDv3598p/D64v/Pv9+9OLsh8uX/VfD16f/dfG3Aj73qH/pjoKFTfzZTYv5adFm",
-	"Vpe0OPeaOr/4YD0I0cRTd+v7oDEv8wluS77f4u0q4SqTJ4hxGqHhVdEY7rsTO3RLW1Md07c6ZeEdtgqS",
-	"Wt3MuEwApBcaFcxmmFhPnY2AI8Yauh6tuF3kyLVTHW9ZO+/givZRr+STI0Ue9H2CtnR//7oW6TbA9+kU",
-	"XA7QISflS2F3MIeK3tFjEnYyGtzdjJ9ePWOpmAlYbII6Km0AlsQQAcIAK7rsB5D1zkgLdF6fPEztPJmM",
-	"A8YTozM1z9vJiaaYBvQJ/VuX1NvuszikVa30et53mo7O+XWD+8vr1y+pih2YTEbMqTArrSqAxXBAj0Av",
-	"pDO8u3HA4oLqYaowO8+C3XvL867lCflE65s/I7kovvTFBMX3B+wwmy6PYR8LOqTMUutnXJ4CsDpwqlrp",
-	"X2BPTfm0wI7SVKewgUEWGyts7biOUbBRv4/J3Wu70Kn8DX8bBBMVznQ6lXEsVMges5ByRW9iadzX4LaT",
-	"gIVK25sZoH+zUX8UsLCwFvCgu0GqG8f88EUJpJTf5MGKkD2eqBBcczcz6JL2mIVSmfVsJiMplL2ZYV+0",
-	"xywETecmwe5uhbdlUZLKNzD8gV+QsViutBUqcverWSIjS0O8gaoNN4XLgIVLYRc6vnEjhyIlnO0pa3OG",
-	"TcGB24H1w6mbHD4C/UVWfJtoHt9YrW8SnrplGA3cUuW872YpDX0RBqZgZ24cvw3ZaDh0qhq34obaL7nf",
-	"3Ljc6UoVT0J26rctz8k/7Z+UlaWd3cb0/Gyj0ZOKWwxJO7SRraCiThR2sBW0dvfPF9LB5kGgt7p10IMw",
-	"27jCS4qQE9VNy2JfpRWjQLJfLkgK3t1WVA7L2wBpwtWNdSpKYaXh7bjIbkQVmoe1uPHDaCx1KC3GDoN6",
-	"VerOlLcoyoPCdf1vsC4YebJO7kTstFLqMsja3wkOfVnWTi+dQ/PyRBoRd8ZMouHrff1oerKp4NZMFCYx",
-	"IAWX7wgIS9DmjRnMOr2TdyLIqz8wCQI6UkNnNNy3iYq1MD0W+shcOM5sbWYineYWGzZ8sDicAg6rvwT2",
-	"prvIpKU+glavuu4ljpHjO82j6hAp4Q4K3jA3wkpRTc3MljsLIJY2Mb9es4Nuog9zPyG/htFntF/FQHhH",
-	"gUwn5FfcmMFwV6/1d+wivsm5tOw/mHtwo9M4DLDffbJ1+h82uPfAkCw/Xz32zJJPmk23Vnhjx52xR2ai",
-	"nlw/ffaMwct77AlVFA76wxHcDY7nn15/271ApYtKl7B8Bu+4gg6X6PRxCk0qnNW9xtwvnvLIinSnt3M2",
-	"/5LHyH226nLcL3Npteqk6ytdp6VQL9EQKIuwUq9YCOGXkKVrZTKXu1fZsgRn98OSb0Gtd4/3Ki2bEOrf",
-	"valMcdm1XYJzh/9FrTsJnFzeV7niqfWNptcq7rHrIkoo+GeoDNvKhFB4Prxr0ydPeMgdb9VjUUxwqG25",
-	"/rk0dSquUT3Sgr/O2tCXtRtxI9hCvO1cFffMevR5ch4asiQX3FCguzz+j7Ade5rUHYRj2AMnWmjEkTNC",
-	"3ymEUDAIJ4pbgOw4LjO62evqSQUWrn5Vm9bxPv7YIzoUNvDu0iBxEe83zMK5OGhaN2MEvi7CkdNoPnhj",
-	"9jSeKuqAJfdAQRGkJaPtrefjaxVf29pY7M+A3ZorUWNnR9wJE/qeolhvjpjK6Cd1n6tcxkkHtChmovL7",
-	"cS9C1tZ3Ih1nOloAXZCmW99JOihBQoGOYhdOFcBXVzQUn4OWzZ3C1xU1hULa9ULjdQZeWmcTe05Cpc3U",
-	"EInC1gXV75Fvm19S21SBIKlEbqII6CKob+PVqfFfriEH+Jdh0A/c//ffBDTz8S9/eHH0xsfQ0aVKKnZr",
-	"fFpMYvQ5h9lWoharU9MaD2scmuvaqp9X/qj6/Vk5q1Q7fV2qWLzFnqYQcGrrrDB0Bc1LQDMv4/t0riYK",
-	"AY7reM9UCJVbIuU9Le1kA3yHYzHUL0PPKu2VaRrAbtxw9zctPArRg+hpf0FJSawenTuRq2YfJX9Cz/xR",
-	"+wRV4J76qgN6wc2tHwqZVBXO7/ceImhL9ieko2WnWTxN1D4aOd3f5Hh4cm+ReqhZT02Q9f5obkehSxUE",
-	"0fvSWa5rbLvkalu1XuN8JUvrS4hl5XW9DwLYoWWsGk1FiNFWTj/FSQWeHwWZuGpMzHnVlJPyJMtIySqD",
-	"PBlCIaGvtKD4blZ8gTdVDJjFR8sFh0TpdGXyPOhXOrplL7ljmteRNAZXIEesAZF1KE3gTdCi2cHt4Ppw",
-	"XPNN0ALz2smTVtBKCDnwl9bf/tYK3P+8KYiewoAKQWTvdHj/ZkdsLB4E8la1RX5XbLembFIabE0+qU9W",
-	"OjJBdCfAt5sdWkMB7Ln8jacxu17hZtQ1Cc3oo75cNaftdpaw4ijf72unSvNeAPgslQ+HccpIsjlfxQRe",
-	"gzj6kz/DgweBOoo5mgvEW/PjKS3fHq7ytY7W3ryud8fVtUTPOQ9BgEZcaSUjDkAFS9Y2Quz2gX883Xbd",
-	"MB+/K9SfvA87GHU1fCkmChmx764+gzQVaJqq5lKJvKV8gJlUdyKdciuXuY9uR1M+lh3VMZdWdv1NibPk",
-	"PKXVbx3FVcrrH7Tedue6Sz/+w2jVe8U3L4QxJP5od55LY5uIvwgoSX7DW6U3NfXoftH2sgGk0nscCxqi",
-	"R60+RKvZIPYQ4x4E7AK9ITKjsZ9cgCX7aabKwDICOv1EUuSKwIZS6PrEpP3sxQpkk60NqsNhns7fo5vC",
-	"z1Hu7GXpufVFt/XuoZ8X1MrhvRLwK8y97ggV6lz21xVQjQvUE4DshGCRuHN/hkb8GnoyzOqF9BwUaCDR",
-	"0P1vGLDNQkaLiUIj32QJbFi5rudsvXK/QQKu/6JNhcDSGqnYU3c4ZjLiVjBwtqx4KlTkvmdFujSd8USB",
-	"R96bdzBAsOwUHAJwqWDTBTDn4HqAXnws6QE4ImgrQC2H4FUQDMNqn/w59MM4Ouqx74VYwdvdUM1EbfUa",
-	"IgBzeSfUmNmNZhBGTbbFciGKucUawheJFAy0DcGiBXdjSiF1AlYW+zVOlGMQ3AJU3CbVCMA40+ktGTKJ",
-	"nvdY6D7B7TrN0+i+iYenp4NLll0Bxu2u3IrtRIW3Yvsshk3MBPCt2DqJSfuK8aYs/BSmK9PFmXTdTLp3",
-	"g5DNNIZ5oXyGJVI50SxEnEVtXn37lF2cX5wWJP9fr3/8AV74btLidtIK2AQIF/+CYeGfVCGF/zDi10nr",
-	"fQg+sgklBUDaVV6UgUReiscBNcfkFquELvZV7GFlF89OQdvN4+Tk5JL99PppUCqm2Y9ODJW+g+HJ33e5",
-	"5pt3o/dd/GOY//Ha/zHe+eOX3hv88+T932tZbbP48GKjeHzbZyNAKjHUVIOoP9EVMLLWSAzik6g/PZtd",
-	"8KE4jc+jy+mAn8xOxXl8GfWnQz6anYmLuB8Npif8dHYuLuNBdDI95eezS9GP7ykwgALqpyHjDIVQzgG4",
-	"9FZUurOezIZ8MO1Hl/GFOJ+d9R+Go/9p6uaM+LUBGMVtyyPjN6Z/YEfO712vkjGB+u+fjboQlN7hGY5P",
-	"lrWLSkBkOoiG8YkYzU752fQ8uogvRX824MPpSTSKT8XZ7JxfTC+jfjwQw9kJH01Po7P4XFzMLrl79kOf",
-	"byCtwfDi/eFKmByd2m1MJj0BuwuJsLhwTcJUqvn3Ylub8OyXk8I5tyJLv0Mpu6uC76H9W+Eh1PIuP4Mz",
-	"tyWFAL97/zTht2I47Q5Pz7Jsv2wAnfufFny4do5uXCfDMu0UJnuAeC7js8F0cBmL2Sw+5Wf9Kb8Yjfhs",
-	"dDkU0TCKRqPR6DI6Pbs8n54Mzy4Hl+f9kymP+ieDiPvB3oevgDT+NtXLPXzfjRow551W4vb+I1dqwxh+",
-	"UrYel1Y4pUSJjTPRxJalAmzzGJJzMnS/YiU2cb+HNDGpnAVP7/lmFxesNPD9B6HeFC1pljmF5P1xG4oy",
-	"3T2Nx+H4KELhnB6yP+GLtVO0DXWohOADbtweC4tRuTDIIqFOIcrinlDJsxLqihUq4dvc9yfZcDNRKy7j",
-	"Dj7m6+NZe7d5BrwLGmKWo5uVhPedYGepRxC8vhz49A/skHAGD1vH8Sie+Migzy1LwvbYsLs7fCCDJH/h",
-	"p0odaei6fC2sTQjWLmvAQdNBzNtysGN472hHcxV9PuldS5UnMhJHd33/QVhf9rjBRjwN4x+eHgel5P2n",
-	"e7Dz82QGrm6djtYeeJtkKoy9YlZSshTErMl4yBKEPrQlECBF74zuO9jG/Wtw3wY6Fc6RLU1QSr9Qefty",
-	"0woqANc1XEavsGP3w0qr0cJDGAN3rk1JXtRAOKXUCKW15G5iCspBatIh69ulYEoNNkNBd1OlR6lPlA/d",
-	"v24yRgYKb49dr1OIgkGy6UJagMtGJEWbyuVSxFeMO4VG3RZ7rkBGLGSHg18s1UmuAgWYxDtb7yTvFCdY",
-	"ync87ff3VFj/8j+Tydt+vzuZvB3MJpO35zP35+XszVfuimm42PzUYb2UFruOPF7rW6FeUdlInTCapcIs",
-	"ki2TxqzdyRI8hSLFW1EN5MFvrXHrv6YXy+HqP9/2n6en9r9/u/whOvk+Pv/LbPDdP0bX/OxncfFq3X+m",
-	"hy+T0126oJfUesDEpvT5gJmF3ijMe0Z7faeK6z5jOVgHAkOrW0SKmtTmeubJGtx7KHfgCSigGJx8zJDi",
-	"LqwBtweawUhTSjfvVbJETn6f9i60Ik0D9yGbQsIzND11akmxl2nFzqxxn9Qq+cmehnBZWbhZ8JUImNUr",
-	"luoN6p5j9yc6uv4WsjZ26ED9C3iSCbJGL6f+1onKf8ptsGq+TpEaGvbjRyid32QeVZhEr8Klama75G+f",
-	"4RtP67Ny9uwDbn7A+r3e5VWhcywYc0j/uCnSAAfH3PSPV0XfrP5k+1Tvp68tD8yPUxNcM9wiYlpcw9ql",
-	"Ev0OFg3GKd8UT9YxuGH1hed4DDLxn/hS6nykAZ3xN3Udao2I1qm022tnwWQcIRXpk3VdA5XwCZUdwbvH",
-	"7M/IeLHMDjihr7NjIEJI/wIsdtYenp45ZS3WSzaV1gTsp1fPu4bPBLPire0Q554oaOzHbaasAaAPJh9m",
-	"sXSsjTNWk2JXCDsC5/cBWDomYKFhPbkbcb63C2tXrfcAqKdmNYgZ15bfipg5guhC4KbrAzddDNx0IXDD",
-	"rF6nbg+UNSxdo2ay4VvGmVnyFPtnuYPLNnqdxBMFtT7sW6eVwHweGZa6b6zgG8YHh1apnqd8Gbg/rI50",
-	"gnFmODzOSnd/dIBlZF1jzEqIOJgoqmtjfLUSKu66VQlgTboQAxAxeWkTPccoAFdQahNxxe5EKmfb3kRN",
-	"1GtHpTOZZKUkZFb7CWG0/DtdQIrarqieItVrQMr2XvrvtU2kYlEi3Yd5KiYKq5zcgQHEFml7jOLJVPAr",
-	"DaMKOBEzPudSuR8tm4qZTp3it2ULruLEHb21MjDm//N/2Cud0CD42i6EsjKCdXaXj6ZiXxvoKRiu1dCx",
-	"1zgiQsjiaqIySyND40PcenwHcYmrIt0CMRsiX9ipTo+9xpznVECkJ3WzGrs5fMW++goTzr76apx9Ybpl",
-	"4csfrzHM4vvehFdZ509IXgATIWA+VgYbhbnQPXwvqPXutXsLZK5yIDMok4HmloDG1paO3tdJzIwQlI4N",
-	"9NmB3QGkeYw2uUNt+BZzRt1bIp4kQARPsubb2Z2GtUPPr8bslzdhh8m5IiKo7mpWbM1+zJ+H7cwAcMqE",
-	"wdoYpksFjx2bBjC8vAf4RPkm4FbrgE3XlrT/bEvhDEnDoPrOLdZaYZUpfDUc9QesVJ/rKfXJEsunYH3l",
-	"Urifs9/ANQ6yzDQACoENfZWh6d4KsQLokGv5m2Bv2Q7yZoicQSo2/J/Tk+6AGU05SRAwo7OZUgxRLH2Y",
-	"y9GiXApj+XKFAyvGqqjOAZd4ogqBK7ZKRSSN1KrHAKGMoONADkY8BVBsD04LXcp2cOQy0vMsZgLrCoh0",
-	"jiQ8tlvoRIgGrEiYhONkkU5TEVlglpAZlOjo9pHTqmZO56Y9eOm5qzNnFzq1sAkUuIVT4DgjWpoAbkL1",
-	"wj1W9svhwpR9c6yL3IS1vY+Ofpgo76jrQAI3Zrj6u2s9dk4YIRcmMJgSrqX325Va3r5GbBhfNhHkCDGe",
-	"AYQFT357bWcX7WrxYacTsvbJEIO0ASR/uD0JSFTbrOCFypj0SiiTVViQaw6KJXfrGnvsG1R8xoX3TFQ4",
-	"8en4k1bI2k7+diDsX653nKjwQ2sD3EF8WqgPyfkh1Rjhpn71FTIyxxezRGmZ0owh6R8Gt4W7izaohq55",
-	"MmVQco5r35aKhXAceuAs2eq1o15kolb7Wl48vAGyWQNOCako96DH0JMPxRqVIWATUS+qC44SJ56zWpIg",
-	"O1ioCbg3eGAFeKdjenhAcQIo0aDfj5wLkx2fb9JUpwZ4O3ASgDCglkzIW2AiAfY53QXoaYeAXIWM+DH9",
-	"+h//MODZRuf6RIUEoBB2vFOGABN2AHwQ5wfE5D89IMY/AVHBsH9O1D+73S78v7s86vfZP2shFdrItyH4",
-	"H3YY3T1wd5dxFujKibuSgy0EdVgL7Uxk+t/KTTDoiexrI/fOAjQD/Xzqfq5DNygjG8Br4zqAgysWPnHP",
-	"hIQDi9krdgGtitwNJhvCpftWEQwiKGNBBLVQEAErAkEEtTgQQRkGIqhDgQhqQCDc2+ogIIIiAkT717WM",
-	"bhEMcYalA4jq6yc2gP2qAXloT3XsPccRR0Ary85G7Hv5Z//wcOgergOCgKkWYSDoAVjGMhgEEdgrYdNt",
-	"9wnWhuDtp0iUOU4E3Zqh04RXbjr+umGJcFZK9vQJEWmOKlH3LWS4md0gTbHhZMBEb95j8RrYNmfuVOg7",
-	"kTpd0qbbHDPQOKEYPss3pPu92MK0gTUULuT8Ybl2RpyaF7RA8TZyhk2N9uoOhVgBY675Dmp5E9UeOLY5",
-	"PC16SJw6EOlVDojXppcGROUBWCgC3S9gWA1HbKHXqQHFm+m1BT4KLpjMIgFFDxaKjq8jKydXzTqKhDGo",
-	"54N26CQiojE5BfCSlc4EoOiC/YpKkw8Mez0P8Dwds+YRppKjg0TMZiJyVgfW+dVth3uLuwp4UHOBB9zJ",
-	"CfgaccTsBjCq4A16bd00UG/D7zgNJ9IZDHG8Rj7tjFs3GB8pBp/ORPklQhmKRffuNlpIXNVsiMTGYzkD",
-	"+CdL+FWRXq64j9cUM1GdOCpld7n7O24dYXFrmUKP/VfG2oGI187Gao/6fWc2V0zD7Dr4FtAqA1lmWPv0",
-	"7VsMgiptad9A2wR5i427YS+k57jF3eixJxO1WjglEnqMTXnMlLAbnd56w8ktld3IiLDhPHRaujKsSwpP",
-	"l5Ss3NcAg8RA3Z1IDbosBr1+rw/tVVZC8ZVsjVsnvX7vBH2bC3DyPMbWsL9B/+DaYh4CAx/2+2yzcOY/",
-	"wS0BhUtMeZNqXrDUei34JB5oKPX8TlhqxQtg/xBNgM8P+30sgoRsY4g+FRSAf1AMCCX/oaA7fQF8ODWh",
-	"wnzEPJF3oucWZjQ4aXprNszHL1E0vNb6OcDOFN1l2Gzd+Pzw1nN5J5QwEMjmc0jVz83W1hv36GPajd6W",
-	"L5PGZXdD/nEl1JOXz1hMtRBFH8GGGzZdywQBbiGf+b+fvHh+aBfglSt5vRLR/bbCDzbfiiPGS4NCEGL4",
-	"y18CsYXvAtzehYhuO72mvfMvBurN3vEBOxi0RsPLw8+91voFV1uKjZq9Ow/uMe8L27f9oMQce94oTago",
-	"mzPJXCimW8o5iU+Zgb8GIP8zbJ+JAmR5PMJmsbYgd2O9UZ0i0QDP2SGbV74r9u9zft3nodEkEP8H7ftp",
-	"/+RfMOAffINv1q5r4h3kG2bYUhpnbCGWQHlf9hJccU8aia2gP7nZrLSpJTm/++wp+A9N7hvw3ksS0dD+",
-	"sNgVMhWIOAztdIvRV1Rj0PCVS0Ed4W8FkChIOjCNe+w5qsHg+SB/zbOXPeaWMBPk4FyWBRfgRKEHROka",
-	"VbDtlaHIz4ZsHm9V1VE5zvwJ3pEDnf5Zx9uPRjClb/iMi/flgA7B3lRO2eCjjYG+jkOJmziu33afTkEB",
-	"fXfw8MTvP3h/5nE2vX81j3Zn/IghPiObCVwWBc6w/6lrVLN+KkDF7TujuMo7p6lwYrPTuXNeH7/Lsnre",
-	"75EWEKppV1zY3rUNrL2S3oVN1xAixDANJ7GYezZR7VIOGkgNrQLoOoe5XVdgbhTAQDzgM3AJFElTgY5x",
-	"yB6MNZxVSxBhaGcRxkipTxELiblAWUnJeVZs4e+mIJJZg7QiEn+Z6pkETM4MvdY0tnbJb/En5Bk25vlk",
-	"4q4yyv0H8RFEAN2NDz6EyEP2P/JTEU4SHjriTHybgU7CE6PDT/ygLQQ8/9cxh3fvg3Jc/Zc370sMo5zS",
-	"il7bVUbHe5hGvJSqJOrr2QW4HN2B6jGiP0M9tCSgUYYA/xyCMoK/q0K/M/Qd4S0T1Y64EV2pjFDYWJ8g",
-	"kHKdwR1wuh2kPlSX6JT6T3WgKg5yMp1dDx9yXGyiZBxAUVxMXZIo6oogK2NssZNBSxDDCMidEWSszfGY",
-	"Qk+xWt32WvA0Wvil2GUVTQnHUENKLg9YHMxgqU2fBQzS1rgFC5FX7vp/5tyiBIlY10TjWNYFfr3WEfdj",
-	"C75Py+YcyXleB1Xku4wuB+7xFPy5c7n/VUxrL8f6Vqo427Yij0JAzHoGVdRtHmPTnn32SYFrvYA4XIh6",
-	"SJj3rMvQOklRqPb7YW270dXe4hN160Yf4gjCTo+9InOmqGsUujzCfT32JEkITFWhmxazHYD7TVSpaT5F",
-	"Z43lW5Ml9GHAPaDcu3QO6S0Y3W8KwU8Uhd/J18its32wYQZ4HcGkinjq+G826RWHHJkx41lrJPckpB5B",
-	"DBkw3qZiqxGMGNynxVhMg6UUS5tbSg/Wrg7zp4JpB7U0bz6NXVbbhuoou+yjq4MHDbIqMf67qYP9Izjk",
-	"U48K/oUVV6zNGLKbfW4BterqPIgtY3fxD+PKO1yYuHPGrfdxZRiAY8pPsscxRDIHa5K6pY8p5lPTXiAz",
-	"MB27603UfuYOn6vjd1+7C1/Y3e/M7nB7vnC7L9yOuB0cywKzcwZhnPINTx7I7zAR5ziG963jcEpvGHZW",
-	"IK0tFXAcgiKHATheXFCIGlOpGIX6w1H/hO2kByF4P2qXpDniLQj1j/kanidKAxkLAZsKC7mhqHNCNpjP",
-	"IZCpT/ZFxxtAvTjrnjx9fMugX2JKLjtmrEwSym0wlIeLCUsQe1fa+sQlDOtvcsu4DXPK8586PfY13Ir5",
-	"I1m+U5bUjy2mJ+6lCwgkv6oU9vG1E2uJnufxdCxZq+XW+P5/J35dntJnzbCDbH+/sOovrDpj1cQquKqL",
-	"gBzNoYU6lkFDeoHPQZrqeIsJR57lLPmW8chSwhOh3vfYN8pzKTdOp1zm1RvEpdhhJlXHlODNvyNP+p15",
-	"Ai7mF47whSN4joAHok4dgDP5IPaQ1YYfVt++k3fFJIf2ZqFZoiGl0+lKVD+exUAwb8Hn1gJkDv5GEY+J",
-	"8pU/WaeNBY8JD2GjU0ClyNjMDueAgeVKTptHVqeB4z0QXA2htv4GPhEGzDqysM4sxudoKR7hiEyWmkgV",
-	"+VA2BjpZ2BmztYFqk5WJ6bP4Vo8/TDBR7Of9Sb2B27gsATQP7sInPVdVMWac7knJrOGUz9wroGT034dN",
-	"lkEUmvITvaskI64v/PILv/T88hmerJw4ELGP5T3G9rJLx1uOCgpjWj5xJGQ/pSz3XIPz0U+ohWtTDCdA",
-	"N40JJgpL5nzFdoA9Mag4MaAapQBZpDcafIWwyPQw4m2dIAv3llPLCynlmPWFqfZW604Z6WtPPLnHfk6l",
-	"tRB3bk64R4ueCrQp8x7TYChNBjPOJHBCtsE3IiusY3PPpbFPYFfuy+Weg7P0s4rwunkcDu2WleQv8d0/",
-	"COd57TUU8yjfvkMMBz36R3Gc6/XSFDCaY72eJqKL3YwoMOBOOmSIY5qpVHc8lVxZM4ZeoBQ3YGa9hBrL",
-	"30SqA5+FthOLZeLXdVaLul76zlg++ABRVVThCg42H2xwSlmWdO3rcgtNwHxpJX1KGkiYbUpTiwEDClbq",
-	"Ex5P/MIrsdJpo6VGC53CTb0vB+33OGi4T8xq68gTpFtG6M3nDRy4j9+5/+zPE81SvF/n0B2FHu2citf0",
-	"SgC8ilAx4pntkO13CDBzP6n1HYzv08oh942s60M9nYOyQrN+uAj6kuF4ZPpzjolAP+VkjPCEDWT8mOrd",
-	"jyHnb3xn6LzouFjn3tC4sE4fnCivED7xIgD8AmJmfflr6UWk6yXuq4iSLFNIe95wk6U+d648sj82LaBG",
-	"xDfurQRLSECGEGZpUBUdab+kNXno0TusK/7oVuZz0izzaR+nXhK1EfV8OeD/ugO+yojzyAOujZVqfvwJ",
-	"9yoKPVjZcdS3AqaTeK/J54845RBPhU+Ic8dQEpYYXMLzG/gMO4TlS2Txfr22QRaRnChf4kFIGpgL02M/",
-	"gvqJkmfBDQrWgOqlsib5xd6xXMYQjd2jPWY8wS/jp2MKn5+9WZj4/dgCLdYXvvDJ+cLrLDk2Uy2PZg2A",
-	"TmQev4P/HqXR1jU+3uPwadIIwLtU7pC803F/tRKcgAUB8QgV6TEr9pXOoJCKDd31DAsiq/2+c3Akxzjw",
-	"iRxLqdocnP280PjvrMU6V/FE5d1dDePJhm998UiPhaP+iBWQY9BviG/O/HfulUpnbr6mKmBqIPqpWM0r",
-	"Ojh/PEWl2pu7wfzAVd9ty00tir+wpU+urnhGkWNfNfMl3wviOP2kph1JAa5hkbd2wsZb2JvLaQ8VRzXh",
-	"dYKjC2kFQIQA6pDDa917DObYhlnLjJCwyMK8cUbI2sUmHhNV6OLR6bHvxZaChZBUmwpHhTEB50E/Khow",
-	"lX57PNvbLCkNfHJu0ZtUlLwNxicFDqg0A2kKsOVdQHpfpHO1OUqhv9UhQIEEkJammqfxh9Ql+/LDlKtb",
-	"EdcUIgfQvqGqzE/UbgAnnG7/tJHKhPAy44T+3PdfgGRMVSpedrcrYUN3X/47Ihao/Mkrdya4hGWBFhJz",
-	"Xe4c4WF/qIZRGnTeESAxHYwQGz/8iSdJyGjK6D8uTvaKhSf9mLq2nMd0ZyagqYufwFYsilwK3Fh20mc6",
-	"ZecAvRnzrQmY1THkfUbJOnYqw2tyKKYCka0QmJZcYTAEQ4c+FTyeKGQHJuKUKY+GV4NK8LxACweKJ3+G",
-	"OCLsTyE9Fnvq1JRHTsu1kbGY8XViW2Pf0ML3nantb1EsmaxpDLTigLiPK0uJtU3jwO1rGAtPksJQ8F8n",
-	"0IDuPG4YzkFzK1vQz0nBKe7zQXur0H3nS5TvD1N6/rq4c3uLzQkI+qHMf+w1CkqzAn8L2ejhVq9Dhq+b",
-	"EsItgmJ2ehP1nBCoMSur2GSGAeiiMFloLrEixdaoAWA/QrqZVsKwdtH2CzBxabZOko6XNDieVK9XB/1J",
-	"LPcYY74DsGkEXTUTlX84pWSwqXDSxGg2FXYjhAIw7xUABi/5lk0dS4ZfZQRPOaOMW8aTpEnHojU5xH1/",
-	"dCZr0rx+0mRtlLCxWAM7hIslbrhXM7PooNlhw6FN1yIcoyWdAYvngMTrJEbITqU3rF0eacV65wDp6Tfx",
-	"ioXQNsG/G8SzXWRtMurmpFdClaa023GhdjlJU0BingrEALAsERwyCWWjbFtK9WdhS5+8V3/N+41nqWk4",
-	"rO3IaSoSvWEhjiHsNI6Rv/10Y6ScmbWKobpLmryPeqMgpjuaEBPORtWeSg8QvkiIn5XgdWzlsJuTjtAX",
-	"gfsHEriOe/uNK8hb/8sb7H53IH0mB2xDAeS4IaCugwcBO+wA20TsFkzAC3vsR3If4g/U2RpR1SgJmrRc",
-	"w9pGiGKT/Gdqtaa6XHpar62RMfosATfAsDaxcvinM63kUkAbHN+5owjjz4iRBPsbFgRZJwXiBR0mDdTQ",
-	"9VkNbrfiSw9iDtNj7ZlOGUGz+KXoLfWdeI2De2HCPdBwcBLv7f38F5WIFYb4O+HK4fI0+F6U2BB9Zs6t",
-	"AmlWJPpnn/f8JY35AxAKEA8vocO0y/TKNsbjd9Q0+/0HWxtZgj2ZHWHWb4EtdBKbMgA/9J/KAbIDD5wK",
-	"YZYgK3rN4z5Z/KbTY1/nXUxS4fFYqTnVRGVcD1qQMGrCwqd6bdmg32dL6Aq34gALesUIBZuFvjcKdSMq",
-	"9juBvEfHpjmFm3wPGnwrIOxyNRdNXpwHsbbn1M780+s/jWmL2Dr/CyDev6+S9J2wJd0GWvcUzMF78ZDH",
-	"EEY9rkTsBw1Sa16Av6O0MhpMDsRDw3FcSKjY+F5AgL40USVjFZHwtbrKPLBQaF+1abEjgG85obMMZo+s",
-	"6d5K0JrtChSnYyUULvYiF6zpDAia4j1CxZ0ee0qdXvwjWd1Gudy1AvV7BdtQqOgABCqlWaLVXKRsKugF",
-	"8US1of6r2DekXsdyn/9APvR5VX0d5lyBD+t/KfT6oiF5DclRxIMUpMeFHJRmFofplN54vFfjL9/iw/M7",
-	"iKX3GLh1pJoo39Ws5sQH6Iwjky5nenmSCz5U7CcED0UC3LGejez2Ber02OuNzt4MrQPhYl7JteBmgWnv",
-	"BW0NGlc4XW48UZmjELU/ZgRgnmBvLq8l9vKHw07e+KuU5INVbdSPiyqDyQ6m0Egho8dPIdhtm0byxlcM",
-	"T9RE/ZxKS603aEucVhevU/AvG6tT9+BXX2E3zK++YkZgm/NymzTqlipAkhIGTV07nRxlkLMohc4rKVCl",
-	"scwTOwmSmU5nQlLvKKSJOv4OQ3iBvWr/tfz9E1jbMJnfCYilUa489RR1Va+mZETwRd58kTeZvEFmyRm1",
-	"kfbyxrGtfcIGWw8eW2/kqx/wqcx+/ZVRj0ug0jDHg857n4eIQ0r8c4nQBBMVbrj7lR7vUxAIe2xhUcVW",
-	"WM9Zs/7BC/ACOiWVrXSSeDbuFHfsm0IJFmn2Ad941DFdyiTh1KClvdLGyGlCPi2laXZOq9bKSrX2TleY",
-	"3Z+cuhw2RfG+weX8hKwRv3B0aANvpwDH4dt/5p86EAIDOhwIoZaYX3IpP3US2SvBiy1Dy0XBxB0O8o/H",
-	"xqaCL49L8g6teGvxwS4+F7L2NTjButduDEizHa9r1TCdidrlOqwNrXPzn59zY7vwru6zr0OfL5U6TqBE",
-	"BNUnhMzs9ChKzcL2g1Tshf9gG6mowYYbDoQzOwE5vhHBL7pN9Jz4SiLvBCUfzJI1FBZDo78ia+pR0+yl",
-	"MMYRvIReq2EYTpSMx9S43IhffV9hmLr/3W5Xwl+IueXZ7wuBS+e+53hhIhWcpb9e//iDf4C+MlHAQah8",
-	"httokR86395X8GW2Mm4X5o+y3FdIK8V40jX88hfB47BDSa9YaMNCGWPPVvgiTWEBuWnVYecvOWrsTtgB",
-	"sYJvth3Ca1M7Fdzp9NCuF5YBnKbobBmcZjLAamyqLePEaVNIDFqZidIroVDQqfVyitp+oVcirokpdjiS",
-	"hk01OXDC0fCSlTuCIiL3REnbIY2dXiF835Riu/jF2hroGHWVUymJngotWw0lEktRWHA25yvU7jNIn9pO",
-	"CTCCz05OuQnCI8c5ondYiPsx79bgDtEgozls0kmtaTzxvZu03AFrjQfBBFIMJq3xpFW+tRXQL89iuHrK",
-	"B7N+NBDdi3g07Y6i09PuJR+ddIezQdwX59OzaDCAh7AGZtIaq3WSBJMWt/D8sD887fYH3f7g9WA47vfH",
-	"/X6v3+//HZ5xw5q0xu8mkCgB93+byphvmZLzhZ203geT1ioVd3/hZgGX+x/4f/DZhX/bSAzik6g/PZtd",
-	"8KE4jc+jy+mAn8xOxXl8GfWnQz6anYmLuB8Npif8dHYuLuNBdDI95eezS9GPJ6337mwWzuJEVdItiyJh",
-	"l+FfITcK3UKEyACwvXQI10PHGhw76LV2c0JqnXMo0ZA+vmgSn1yT+FYnid6UdQmQhqx9ff1N515qhVOy",
-	"u+iTBh/Yeq+Xn7W/Ezx9ZNhT8Fb/IN7aPM2h02PX1DE3y3MoKxbgAHdHdsw4m62TZKLoRqnYZiGdcKQ0",
-	"C8yvYPdIrwh8SgPoARM1c1pKlIf5ASS41O4RYFISZ+tBuJKERCl3jiBLTJaQeFVIJUeXPWgt5UYYhch9",
-	"6OaM43TGka3vqWN/yO76N/D2VLbms/H3vK5z8mCY94uD54uDxzt48FRbyMIhfvXIEEe7X4ChgMpxMLhQ",
-	"g8D7igA6ipkWpZjqo3JoN6+IxdLZqbCs7dO2KE8s7GAhXKERmO8xUYIGcF8HbDgTYNmaRwlxFhS4nKiP",
-	"RDFsgfmyldhsJ2AVgHPWRnwsRsDobpmcSVOKWOToJGFQ0wK+qYdF5u+CkMDPC6G+xQfQs1WI+4IVOpMJ",
-	"QVsV49YYdBgU4gk7PNvvzUuPJ/g7hmD/BTlpr7LdqPeV/6HS0b4w038ZM/V049lWQybKIec5MdLHS4E8",
-	"NBFWHAjVPhf8ztfDFHkkAROFRYoNKV0DWAgj1tkjhlRicEjxJT6Sow1csZ2YbEGtJPZNyL85e6v1cLvB",
-	"/+9I7nguZnaXpySC30k1/8JKvrCSHO6P34kPYSKEG3JkqscrQhnJI8HOsEQ/CAur6R5hltbhOIt7MqzN",
-	"5KrkdWwWuvByrOt5QHaHRzMJOz0WjobDQuj6ZikNlPpl3b0MKySvsFjOZm4kvgPZRGUZvflLxllam09z",
-	"86BNlKyx5Ftm0y0hmee5Hj4DF3jpcAgAjYmMb5ySWhgQevinWys8RhxX7Mn102fPGC40VSZg0LWMUjRR",
-	"VNvQY08oBDroD0fwNsgL/un1t92LYoqJVojf4lctKCSaSIDE0ckdJBJOVLP65579N8nOwMl8btkZr2h7",
-	"mhROd/WLfHiwfBgeswCrVEfCYJuvf1cFFdLI7p3OYaxeHZMXnXlMr61efceXohMQFXO1ZfFaMPF2JdNt",
-	"jz1TVaU0y15GtoT5y1eAuu5TB8EHnGEnI+AeX2pKY/PgPTtphO1c6GDNdOcKMxJJdgU1L/GPpFARTvBZ",
-	"9DTG8hD9g7qTcxoN9J7USkzUWkmLkYdaPLEe+4GETKqdUa6hscZPKhGm6FWVORCYz6meKNDssYrPp39n",
-	"nc8KWde9GpdFpqDj6xHYC1F9IZOxNrKHW/lvwPr9VD435l/nqnVHjrWVTpc8SQqFcZmXbsfz9EU8fDEf",
-	"PKN3lL7Pethx54LWvOS3Us2PNhma/bUZsgW2/9iB1GCIqIE5N47l+8LekLUB44i03DBgcoY4HZ2saA3T",
-	"qKFsDTyYUs2x5eUMgdJWCY+EmahEzCwlz4Dg4GkiBSQoF5ix19kLNxKqB1aPse8IX6ng0wCZRNYIpoXc",
-	"ytXKx9iMhrAbTr3gdoWYGjhcsVYQU3cQ8cOtF/hGXlf9ttIakcwAPGoBCCVO2oQvf7x+zfY6j8IcexbS",
-	"3CcKATdhYTMHkHE2X7UjJ2JAgs+62fPc8UbRRNU3gWILrtzKzskYUdrHGK0Ze9fRDRlr4Ek3VqcF1Acx",
-	"UbcCUO2wd4qzumYSwBHzpXWSyxmqUkWitnDoP9cyuv2rlupzLc1+kR+8z600+9/KDf5FljxUlrjT4w8d",
-	"FUsDR3a6eqMNgb7r2qxNL0WIyVDtjffDePy8TOHxEozid7VNJ16I1u/Xx7I69C8NUn63TkTVrdiLU7YU",
-	"iC19LKE61YT+QrtJCTIF51UdodxswknKWMbYDkJw6BNEoK4lWX8IR4xg6bOTQVWi7k9j+a0I2EJvJmB3",
-	"QupoVpGHg2pDcwmp5mFJA3EiNGDhRqswYKFI5FIqDmmmcOzBIA7AWEaTnIxIX4Bc0/oiYKFZ8FSEZBlb",
-	"veoEZfyEHFcTWyZBhyeplEiz8mip2CrV89QZxGahNwY9DNCdPJs9XUGU0mTbVD/xYgtq3L11AHruc4O3",
-	"xxahx6HbZ0sORPoFAeqD2dmDedKcSHAvRzrQGm2/7NQb5RthZA3LjsUoRNuDWp7xJMGzm6Gi+C5q1B6t",
-	"kFDTfOay5mV/9BaGOKIjYNZKa//lrP0hVYfyJh46rwe6Su+cV+jUaoqtWvEM6yQG6/5WiEJT6Dy26G6n",
-	"QkQ4yhO1Bq+whgprNuhDpxiAesO4YLFEG7DZnYaByJ5Yogh9qKBi23doZomObjGZLuviurasjdDuFO7M",
-	"vApuxDCBzhV9QM3pHuh6GnlY6nnKgUs8KTSF3uzvIJ0PqfjtMdr58Bx2uZUmA6QG54FThg61lWYGlCBy",
-	"J1nD7AaGHAl55/Q122NPsrr8rPM3Rifwq9zcQgEBaYW5N+ZQ9/F6bJNXMMWHNbX+7PpUF3qfQ8Q8FXdS",
-	"r7H4KkeAcfRtvrgM/n0T4fDUlvRPSwTezE7J6XuPrhoeFrZQ7nar9MYETsWRNQ0qnWLyyn/mU3Z8wW/s",
-	"azjhZ/u/vNsEwJym+ZZ48sh+2iGPx9Ntd8HN4vE7+uUv3CyO7m0acaWVjDg0PllmwCtESAR9jSQA0DBO",
-	"4oaFD4WszbNknNKFToBJPU4euz9yCVwC0JnqeNsJvUcf0WeQmu9EagCyGt4/UU5Ag3Ar4SFjc5XF/8/e",
-	"tfQ2bgPhvzLIJXZDP2rEqOtbX0l7TVD04iKiJcbihhIFko7tDfLfF5whJTlWjGQX3r3kEsQSRerBeXD4",
-	"zXzCCAZcWR0CsoQsUgLNusikQ3KHwwemcWscEV7jlw7LTyJ1kDzJjEGJzJgbwf0nfU5C2jH9huRpKbiz",
-	"DBRy3zHEEoRrFmV0NfCy0INfyhOUiYo3JNhBsn84fgl/TpTxUgYJDZMsvD9WFCKLAH5MkPWGfKm3kSnJ",
-	"SYUl3DEmwLOMWktM785c3mcx2Y8cEKtNoKyxFIYoNWxy6YSteCqgd3P1B8x+mU3PbYTCCZvySpYrBmKb",
-	"iirw/f17MRlPZhjnwX9/xV0hbCuy/mt0WfQBft/5yfNuw3/TTLwTc1fRQH/qdF2IY0HQOMsiQO0jM/LU",
-	"qvM6WD6x5WmtQ+tIPd+vo/421RpV6j9vptaj9ue2FvYeyjQiGaMmiZoC5b7fqlWIywTMudf3mFdtdlHN",
-	"EI0NTLdTWBmvlOolQzNkW08fl7Kvla9T1y+Nt3fcR/iQpe8iSxwaEoH3ycrIT9EjALkoMQxJlAYElXtR",
-	"RLM/hCuss1Bx49QOMsM3ZT3/5xGATPJiQbpFWbOaeAWgdhRjr42uw7KbhIIjzhFWI5nJUKLxKviubgRo",
-	"M7GiHO5rGEmckbCUruD2wdvZydT/snPsA20tg1SrdVH2EdAgHSRGb+7ujS7ulto5Xfw0hYtFmWpFB41c",
-	"5Y5qyPnW4+gLUeMBnsbeGZ6/bJ8kUIc/PBmTI+N0FS7xD4dnLkOIoMLmQ7jN5T2FJ8DmvBKQUI0Q+vtz",
-	"Eqr0SSrSSg9DxN5In7nXeppgI6M3sK66lM5vJVe7z+Laz4hv1TonyFY2MvtB8Dc/NL4cK+1rCo+H8zXq",
-	"3cjsQ/udnvmS5izwoHVWNHm7lCD24lfaXTRCDXUgpXdkwWukeprmUWSUetFLCv7gzVuZ0HHr7X3uXDUf",
-	"jZROucq1dfPZeDYO7vPaqLP52QjlItzWK7HWGFdgFHGwLG5U1Hkc0nTslAwbKpk6MtHBD2cEt2uzg4b5",
-	"sNap1N+5xbwPI3npKJc4JADj9mW/PYw/2jHGf3HpQ26TZW2133KLgqNE3lG8CXSxwAgVUDkv+XG6Hirw",
-	"2rDwbtqQwaZjvNvgcxmtLPRaUONQqpjRXm9r1IgzPBw0gotwMRUS4FiEXTc1pR8FV/5XL6K6X75FhJ10",
-	"E/lVwgzCHrn3EAdIrSqypowIhokC63MP/ctW8T9tqMoIVui6vf2rNWYoNHI4akN4T7SZDY8sDCCIG6sB",
-	"6viESGfd6pt2CQ+7/ltw5XJyIGQpQr3Bo0Sd4dvJ8NF46oZ7rFaRuvP5/+cvAQAA//8=",
+	"7L0Jkxs3kgb6V/C4GyHSU6RINvtix8QLjXyMxpLtVcvr2TG1XWAVSGK6CNAFsClao/fbXyAzURerSHZL",
+	"suVZbcSOW6wLSCQSeX75thXp5Uoroaxpjd+2FoLHIoU/Xwqbbp/MrEjdv2JholSurNSqNW5di0ir2DCr",
+	"2YZLy6ZiplPBUveIVPNeK2iJN3y5SkRrPAxaJlqIJXevmel0yW1r3JLKngxbQWsplVyul63xIGjZ7Urg",
+	"JTEXaevdu3dBa8VTvhSWxvQkivRa2YZRfb/iv6wFi9ap0emY2YVgoRJvbMj0DP61SsWd1GvDVnwueuz7",
+	"pbRMWjbTKVyeydRYvDZRraAl3Ut/WYt02wpaii/d4Dh8ujilFbdWpO7W//25373k3dmT7tev31686xb/",
+	"ObrPPwfDd//ZyuhhbCrVvOWoQfN/Fu9O/tVCMI6XHxkm49IatIbTy+hcjHj3ZHY26I7iIe9eRn3RveCn",
+	"00F8PjsRw76f8YrbRWHC2SeDVip+WctUxK2xTdeidl3Xa+nu/C2J8tWd494Gnngp7DpVTMA9bCPtgoVG",
+	"/BKyeSq4FW7huWJ2IQ1r9wNgg1jM+DqxAZOGzVK9hB+N5ant9I7mCnpJa9wPSkx/Nioyfb+G6f2Ensul",
+	"tPXrnPB0Loxlar2citRxN83ParcH16lqGmgCL60d6KBfGSruT/6G9mffXd+7XYPWN3wpmphzzpeihjMv",
+	"xUV8Hp1Nu6d8NOuOxEncvYiG0+6A92f+Wj1nzvFjnypbPovFcqWtUNH2W7HdpckLfisM4yg0meEz0WPX",
+	"kV6J2C1jm/ZdwJbCLnQcsFSvregwrmJ2K1aWDUdsodep6bEnzFHAMYRdcDtRqeDRwr2GqM7aZh1Fwhim",
+	"U/jgbG14wsw6WjBuWDjqX7JET6fbm9k6ScKOY3xjdSpi3DDSGnYrtkyqiYK94N5pU64Mj9xk3EvcPWI2",
+	"E5E1V9mk4OnsCfcKN/qpjrcsFauEbw3tLfetiTKW27XJ73GP67VlnBk4b+gD7v2RVtE6TYWyLF6vEhlx",
+	"K+AoMhVpzlXsCIIfk/aqPBwYIGexnM0EvAy+K4kmMl/Bm0irWSIjG/bYf/NExtxNfKJmXCbrVBjWHvX7",
+	"uDhGpHciZSJNdWpY+/TNmw7jqWBKW5ppj/1oBONslgqzYClXsV6yO56scaVgUfhE/fjjsy87bCVS5raY",
+	"ikXMkN54OuVb6GQ2iIbTc9HtxyPeHU0vRPeSnw26p9F5PBQXs8vpIBPueMDnm6jApV3HpsXds+Rvngs1",
+	"t4vWeHh6Cpvf/3tQ3kv/T/f/e/2n+m3wnBsLAq1OLlwDzbfs+vorFiUSZfRCKJa6BVcislLN6SQHqU0H",
+	"ecKNRZnn7hTyzhH1FbBSKvjSrbhZL932coLZnfFuZSzsuJV7IhYqEkzfCeSVEO4LGUhLlukcBTWgSjc3",
+	"rS7Mq/vsy1aTinOMtH8Ob55qnsafql7T/X+dxHv9dhAMLt7dlP/1AeXozc+D7uVrfHk/uGiQq89FPBfp",
+	"p0qqdv9fpVkMzt91GuZxn/NdWrH8qMf76RGn+3M9nUphPl3te/D64zFnwyK6Y7NJ44EztUblOeWDWT8a",
+	"iO5FPJp2R9HpafeSj066w9kg7ovz6Vk0GNSrPAl97lPVeV5snQZo/kib8+PzyPdp/MeRVxdN4uqlXqsG",
+	"Pk/dJRJWAQO1Vao52k6DEusParkanj+Op49yGwStl+tEGGH/ys1id8hPWIqXHxmnR1qnRSy4WbB2ojci",
+	"7UbcCLYQb9g04bdiOO0OT89QBhsWcaWVjHjiVmDZKe/r83gYDaZ9fjm7EOfxWXQ6HfGT2VAM4n50Ob3g",
+	"57MzcRqPopPp0EkAcRlfROfTM346c2bPMKrf82lhLvtotLvPX789GzXwJBGoSXLlBJJxkBsK6cqEAfwn",
+	"MaEzJtyf52GZCnB171QOCLDiRHj3V8eY9N+brmPRs5OGSf3E6w7U51rN2UonyRhVS7sQqXA6vtKkQqKS",
+	"SDpgwBY6QdvJW1XrlTt5wUew5GpL1oiZKLcLtRLu6lQwvlqBlt5jfdYuOBKcWWA2IjWMW6ZVtGerOgvm",
+	"KDdC+fA+6R/QMt85epuVVkaAH+0vPH6Jk3P/ok3g/uQrNKakVo9XqZ4mYvmnfxpHx7f5ErsnYveBu8wS",
+	"unGGkHDrGgvLZdIat5ZrYx1ZpsJuhFDstN/vgxp+1h9d9N3/saXjk5kUSdwau1HM5Ly31HfilVwKvbYv",
+	"DPGJMMCprf7gb1+e/Nfw+uJ/zr8dvTj77vKH/svhq9P/vvi7IxpYj63xyGkyVlpgxtxWY9kIiTrrVI3T",
+	"lRnTNMe7k3lXXIn/TMWsNW79x+PcYfoYr5rHP+ArkNBl7gt3XhuOS8wVa2HANlxyGy2Qy9yCpDyyrL3k",
+	"iVt2EbO/XX//XcA2qeNmNwMTTNRSGuMkrU6ZeGNTzoCWJmCc5Q+6HczJvHTWtJ45k3MuOj0Wwv0hc9yH",
+	"priezYSKpZpPFFyrbBmtgHnfBa2nZA+/F//kToci42RuC56kgsdbJ5zZiDkTXqQPZInLnCVAZWP00QZe",
+	"KAzsQzDBE+bdB7lLhNxhbogC/DKq6G9gt2I7ZiEs942xfC6c4FXa3kh14x4Ng4kKiUA3qZhLY0UqYndX",
+	"wZUTsFAqs57NZOSM65vZWsUgwv2TkV4upbXuwdL77gRP8G21ThCQ/UrfAM+GPfadtgvHiNHCcVZMPPK1",
+	"TqcyjoV6LyaZZW8p8AiPl1LBcey2jmONh/HFSc4XXxe+08AW+VA+iGjIXkciIeJJItJHhqU6EWzJtyAX",
+	"Yjp62py2ANznqM0VAzowvRIpkDNgXE0U/oihGHc2ucc6Vywkl+JNLA2foiTKXuF/Kw+EnqD1fKbcucyT",
+	"r9JUp++1ppLe9JBFOy3Kdz+kkteteQGz736Q9fNvQzqulXizEpEVZRdgjz2zTnQmej73DtUwm3R45dQQ",
+	"/yLDeComyiz0RqE/y58SjhmmGGCTImbtsmc1rHjxwg6t2Hfafu319gcvlpM6M1LRsw2oNKqFIGwetvdG",
+	"+TJ+p51Jg59oWLp8FB9k7bLXhWPm55K53GFSAYjogKwbnXqluOcG8APfJprHr7R+ztO5eC/6rvBdN1br",
+	"G/D8FOnsGWCqYymAPxg4eTBKcHZ6enLGplsrHnYuDgryj6bErNbMD6NhLXZH/EHWZOe1FVUJnPPiTSRE",
+	"bNjZiH0r/wKLcS3SOxmJHxW/4zJxYuy91mNdeE9FLYm55VNnHkrD1hhncbdd1cY7dl3rD5B1hQWiabLy",
+	"+BqWqHjTB1mcwgtpWTJi0CkM8gkjT6mcLyxTeuNOLaf2oqddM+4UHhVPIcgi1UStUj1PhTEBI4/GKpVL",
+	"nsL1VEDUVap5J1cxNtx4NSN7Bv+Nl7xCg5Gf+kjUjrxkeYRoTE+QUQhZEN0nGB4gww/tt2qqRDdz8dSR",
+	"mO5+XMiqACq/0voFV1uyxsx7MW7Krbgh6VCWIfmEhn4SD5IXw4Ie/UprNIdTP/ZGZiwN7INwY/GNjh2r",
+	"Y/GBe2mY1bdCOU559gNrO4bx9+qVoMQAChuZiXL2aeIdBsYdoy8LxHMMlPvkiZBMqjKbfEj2+FHxtV3o",
+	"VP4q4vcVavmLioo0AwOVTQVPYYs6YsHeI/fMg472Qc4mP5Y/3Cyu8rs+lLzK3ohnPMwtwBg4ztMuuEVR",
+	"fqv0BpgkFXf6VsRwrvzopFMkjHnvIwWl0tKZYEtpwGoqLkLF0YhnnjPBcu+A+GXNExR22bsetoWH+do8",
+	"zV7FCsNqWKK6OXwY45jmCquRnyU8isTKinjMwppPh6wtrUG/rUQSFS2XicqfwZg/2U5OkYYNPefS6exW",
+	"JpT0w+NEKtEB01Yq2BU3S30n6EvoaXeq1kShv0Rp5q77FSODnrTETr1RnBGsmM5W46JWXhkFjxl4nind",
+	"YcoTriJR8rm+bdGvPk0nguSm+IltjVvD/vC02x90+4NXg+G43x/3+71+v/8Px4Bk9Ln71DpJgpaMj08W",
+	"8+GFREZOEXFGq9Nmgc4FjmvxyMo70EJWqbNUrUQnZDbmOg+0WQkVu8H5CTsxCwf40i2xsWytpGXtqbAg",
+	"gd0L9MZph8k6FnHZM49EuVdgvkTD6gB/IqdYtkigeeD9lby7ZuJnw4m5FV0rl2LXqV1eotph1FvwfmBt",
+	"t6xss5CJYBJkHa4G0Kd2BO4BlHfol98ZkfxYyYfVwOXOl5Hh6r4dS+P4DhyZbC7vHF0srojUqjwaz687",
+	"r0cG3i/HXmrSp4m5999N+/sab0YvvI96/NyCScKc6NtBtiWK3Jd97HU2Zj39p4hsK08IfYp318W6lNgk",
+	"W8+cO1KleOwHDBwPTKtki6qT3hU0PBdZ2f79dAUOzKs1bp38Muyeb/4+SP+R9v82P/v7dPDd2e0vF9O/",
+	"n90N1v3lyfZvy/8ZLEebX8++2pVThSkfsdiFz+7fJUXS99i11amABDXcpko4iwkXBM6qMhPfZ0J1obIi",
+	"H/r5+XHv4bMfUj2Tidh/YBnG1VYr9GAa4WYV5ImEqTDrxBrMvTLCWiey3NlpeiwklgohA1HYiQJe9DEI",
+	"Ot3dxaKMk9aIZIZa9z1OGLoYZLH08vtwG6D8nIF/HuYkElMRnv40aRCchRMFZvmDY9faVLgCKVBbiVk7",
+	"FbM1ZP6hix+9vKbpmBsGeyLl/cYh/aRrmBUSOdimIj1H9/7C73dcLIWz1K5lLQf8hkd487GV08Ddc+Qx",
+	"pUStKsBtaTpzp0Tz6BYNYbfxSnuNLaVaG7YBA8ip27Zcs3Fapy/tLu7xR+bhs6+4OwqMiRMur2Z+UO6R",
+	"VS/dkPbIqemWSfASZcQvC49PUc95AMM0En4P6a4z7aZiVOPJGoIRHWZhJEfKTA1to5AnNwyHqqDZ2oj4",
+	"CrhwqZXYMmP51qDwUk5y/OzP7FxFcOMrTM5f3iHWE/fVowwpkw9yJsFxY3dX/f6H/b2l+qcvs2tFzHfC",
+	"Mr5EWalV3fn9IAkiIqEsDPwQyyfcOrsPSdnmli21seykEzgd110BEx1SY61YHlTO3Tdfikin4HBa8jfP",
+	"8KmTbJg8Tfl2j7p0QGIVp1a72Qqc+wOf12lVkNnH9MxTwQRur4GVY90BhhKoloP3k9Og10JSXuGxNCtt",
+	"tndVQrmJv2lIacYMR+8rcffh3Norbgwk6BufgdUB8QKKl1Z5ur8f6AEDtX61TIsGV7sQ61jar5RNa6p0",
+	"vleCZAbVXtTQG2+tm3UWmB+zMEpFLG0YsDAWU/wD9Y0bCDe6fxthb9wobzAXCm5JtMnumKjQWL2Cd6CY",
+	"vKH5YUaGUKXfqnUilWfqpCmPrE4bOAeosFloRwnxkY4+vt/bAolcVutbKgX60M4Wcsi+bfE4lu5jPPmh",
+	"sNjIcDXpknjcOaNOx1vW9vH9ECuC0J+L6XeU8rM2rB3iH2GnYmKneWZeKjj4lFvRgqdzAQqdswfATy3F",
+	"puiKGPb772qYu0mNEY7fQYlhbQ1ZyAFbK/nLWlSyWgfndaSybjx2r4xxLAmMiwzjNnP70SO05pRWIk8s",
+	"5XTfVIC/FLXwyjBOqJipezkd9JuLnI7QfrjjfGT0wO/ebEIZEzQKikOiGjjV3cgSPd89m8rCw62CbDr6",
+	"6OIDRXUu1P4QgtpTYo+cfgrmf5Ny+qqYuKQ3ymlbudvYnc499j26tjJPAjpZhMD6RfeQgcS3YsghxKhg",
+	"CLGAikh9W4jsuF06vTgbjYZnlyfuv2dng8EwFpcX52enF6f8fNY/u4jOoz6PZtGIc3HWn54MhnwkZsPL",
+	"89loxMHv5+PXnmpSfQPmAP7LDcK7zvKsP3/V5+21xjOeGLHjySoO9iD58puR+zAPppIj75Qvt/4EACAt",
+	"PVZWBj8EYarcdHy6e4mozdOGNNM8fYD4xoddYPalSZWYeqp1IjjkXPkF2/MlqK+VSVJkTtaGMF8il1Lt",
+	"ir+mjyE/HFxLzxgYsMqXc2f18EZTdXCV080vy/bDYcdXkVP3kyW/E2kjDRHHbUG3QI5IiZjZ48iTb4gD",
+	"654R6OCyw87a/VZFmhVmnHFEkQ8LQ6uVdHBjIUW/Xh+hsewmG+c7VzMOi977mGLrXoImLES722s7u2jH",
+	"ci4t+xNzJ8xGp3GnE7pT5mwEVThO9XEKRGpY+2SIyW5OVbkVWxFP1F+eP/n2q+HUl3KfDLvuDhbLuTC2",
+	"02Nf4aTHxah6OGn13ccGw0kr9BKLWT1R4fvSIvTF3ZBFgrXdE+VnNmacmYVOLZSNRFyxqWDztTBGxDnW",
+	"RE69qgb/AeRoQzlgY6VQkasLy1rLtaC4Ze63hzGvEhsfq/fZx2XWLUWBdjiv3nf2pBwhbA8geXJU4K0r",
+	"kCxKQLpHKpNtpgyz63UKYgCyzxbSCmZWoFkYZlO5XIr4inE2Tbi6hdeDVuTWl1gSqjl0kn8sQEkHXrF6",
+	"H16h8v5stK/w/n8nkzf9fncyeTOYTSZvzmfuz8vZ6y/cFdNwsfmpwyzQ6DrExYfiivdZejIYyGpCO9gX",
+	"32EKxrzq+XxLpUMQ8RH2Wv4qqNyZSkaeOi6icutR5l9tfZ3K2HGEnC9snQjz7zzkRHoKdz5Tq7Xd7731",
+	"9cBFXvxN2as04xKXDaj8+5Nis8AvQh2/fYnOjPeSNj8ttuXIn8mzKNoAskLqQGbP7drqhw30Ml/5J2rL",
+	"LuFaISLpP1vRphu+VVrR090V3U9yGlgdrQHnot43Bm4E8FBm7I11kF2tkm0ACVrdaMGlEjHMhIA8yAs5",
+	"CNgwYCcB6/V6AHUCL5ko4G2l2ZyvTG+iJuqLL15tV8J88QVrh258YWfsK53IXxAGLHSy4UavhMJ/4v6v",
+	"lEfRj06JBI8abL4byDTGG5y6VCyMwl/MDbji8juKRVL4jlQYndxRLRUUbd2IN4jckg1uJpU0i8IPxurV",
+	"Cv9dcP3dUNJYXs/lv+50lERHtzdmIWdufD32lJBToOJSzpXT5aFE0DHRlsUazrZbpTc9Fsbc8pBFPAXX",
+	"wpKbW0M12yaYKBkj/g6qTyagPATu7WIsI4SgGV1IJOEOsXmqNybPtIZhjyeqSk+WWdM5CfFYznyLAQx4",
+	"s+D2qkJ8zOqu0humQ4Z9lt6CU/CODFiOR6Y0D3NV8yqeGJ2RhyrwjaB3mnV6J+9AUgu+0so4PRVoWDiy",
+	"HCknyjGzG/oVq7KCEzOb1BGDcm3Kxfxwn5Fa4a6Ch692Vp1ZkSQGCe9WgtKZfRojfDpmUyRKAjKA3oe1",
+	"SXptETTAba2/crNgsEl7X3zBQkiq/HOx/L29SsUd3PWvf+U18J0wYBsoDQ399ZCSMyYqAy6ADOtHlKrJ",
+	"DfM6PGjzv4pU0z8dFVA2DNBtGmYf8m9lP776unsxUbSmKKBY+NaIXwLgeCrdeRZj8Y77L7cBVCq8C50w",
+	"f/n1U3ZxfnFaKOT/2/X33zlpvzUTZXRK7IdHMZzE8M+/vnrxnAkT8ZVU84CRcWsYSjnYNs6od5LV0NZ+",
+	"5via0kcmCgbWTcSdSAitLWAht46jYVQnJyeX7MdXT+kluI+WMkkkgV+tUhFJA0V+4g2PbLJl3A3ZrWfM",
+	"3DJ0esytgS8TKjlqaKW/zDZFaSO4ZcdsQuQ3BtvNBAjrBSnyfksUzTePUjFRFXKCn9FdDN9OSAubtMZs",
+	"su73T6LstI3h3yJgkxYMI7/lDq+8C1n7blyxiaBspDy5rBCE7DskYSfHdyJFMJcweLBzi9MNGC78RDlW",
+	"3EgjMDvgyi2OWK7slsiyQPKGP792YlcvVxzdJpnQA2nyyCA6GhyVOx5DXpMjNyzmyHHLcxsanFYjp7jg",
+	"xm6NB+cnp+cnw0uooQ9aKOZa41YdosR90CjcKDPvEzh2EJdjPKCYMySZHwnXtwDkjdZIDOKTqD89m13w",
+	"oTiNz6PL6YCfzE7FeXwZ9adDPpqdiYu4Hw2mJ/x0di4u40F0MnXG7KXox60gg7w5GjbHi6LWuNWfDqJh",
+	"fCJGs1N+Nj2PLuJL0Z8N+HB6Eo3iU3E2O+cX08uoHw/EcHbCR9PT6Cw+FxezS+6ebQUtI35pjc8znah4",
+	"GNVkCjZFr6RlC1CLRDze2fBWLoWxfLlCNvKb2y5SIdgspagXOElMgPI7niiOEhFEP4kMYOgNR1HrVFij",
+	"fdKvv8WJCTxdOVvx1IiYZRGxTtXbsIdJK16EDAzn9dth/scr/8d454+fe4Q4c/LuH7UuW78L9hlfoJZ+",
+	"6W4scGgT9CRQC0XZVCRazQ2z+ioT0GxXPj8Ip7Ia4TyYTr2oxagJjzh8nQyrCPnSiD/A5ruPkz05CIXl",
+	"xK9xf88BY8XkS/IgfKyDweRcEtQNqV5BaZ+NQCkp6yPl8X0AsXIfwoIIqo0P0sBX2oDF6xjCHdjeEHOE",
+	"bpcsLI+o6cyq8qTO99VHDOqc+vhL47hAH2NtI3Dn4Z59ZFjh9s5VVnmF5oqHjEEbpuK8KIneQ8asoxnd",
+	"ExRQ0zLIWIgBg4wpsAltxkYL+EuSSccnBzxR2SJhWNlAMZJMiR6goDs6SSwjdDZuDN8KWVsrTzawjFG/",
+	"pZD5RIUvHD2eAjm+BJsOGLZkLXV67AkqZKQqO73P66hehQ0YBTEMRoMC1N6oGBIfNKyN9p4/jtxBpGu0",
+	"aWkQbEcaPMc6PfatWFl3TE25lUsYOh5PPfaNUCLlVqcGUsWXfOWOKwhZpHyDA0cu+kaPWfhPo1XvJd+8",
+	"EMbwuQiv2LfaJlI5G/MW/nrTMyKVPJG/Yt0HPPE3o9X3MIuwUxO+hWS/0YfVowqKU5mTgtab7lx36cfK",
+	"hDI+O5gMlu1wgn12rIPwqGks0posgztRmxD2VQUVG7VvwTwSFjcRogEdnXWAnqKahIOF4PGhh6/lXIn4",
+	"r+7OvSkKHq21mKNASTOHsGLtOlWFwvEscWei/Euz9BSnSVX45fz+WN6lFAdcBpoa0aRO2uRe5To2oEJD",
+	"8o2THkhmPZ6r0rI2OgUQxIlcGFXnZdlZDp68HHlrfIb2xZK/+cp7JAzMcsnfABgg/auE1+WfqvO8AwaZ",
+	"TtY0kSjhxsgoC4XuvoRKKQuYcuClcxr11+skQZG7W1boZ1Vb9CEsEzxa+BDTCor+FcC7CV9EqFUWh3Y6",
+	"c7tUcrhTWXjvwsIqoXcA6zJvDbJoXvjBNlLFeuP2+9IEecAQHUelO9vcskRw8M0J8hKkjyDv3w0tQDi2",
+	"6daD1F0xn1B7zmJIzi6zPi3J7lR9UkCG6lY35QoT1dpIJHv6AUWsDZVjo0HvRB86u96sZCoMmeU5KB9Y",
+	"UY4ynLk1NFavyBOFWGKF7G93jW30OgGovqU7+thaeViVNofXfCN4WiXCyb0zqQt75eCkYZyQYik9EBxi",
+	"GsALmFBxARF9I5XymSTgQEb/5CqRtjdRO7OqTKR//4mUt3kzz8LuwvVrowujU2Lb3ofjqhohU7fngau9",
+	"B4jIjMXl5nCefLH9QQkieVif6JILuANVMfmd72ok4AH60rb4SHTN5G4dNWWcSSa8Lc9gklndGoSl6mFB",
+	"d82bskzfqaBwlyn5bABOVo0dB4qfnYHe6nfHhksAoHV/u7uQTEckDFXOa3+S1HHajhivbpHdRc0JW2KU",
+	"KgWq0rIoRPYrCxiCvm/UHWiYKxOGIPm9tOyxkOhAkZsdWoRU5YOEu8JwxERpuxAp05RO16ZM0Q6pJIjF",
+	"76xVOoBY2yKlDDsjcNAgYzGCnA1YTjeIiIAGAZnzRRKGDJaXhSVChs4IDjNahqzfyXo5iHiMsFoTNez1",
+	"cK9f4VajUWUwprmylZ+mrH2KI3YCVxivm61TiHluRNrBuFUR+ZS16aC9yghMp8GfWZ9I7X9/w3aITo7y",
+	"P7Ph/56edAfhFZ51nmBgSYs30tge+6oADUpL9U/AqduxhsoKYUXkn+zX7CoCDO7+JHUzLwJHp/2T08vL",
+	"s+H5yXl/dHn6ELWNwHlJ3FY7DzUobqxNyrrnHqszpeuhQrzoqjmcj1mjjtFMTqqzeKqVEdHayjtBKhco",
+	"YJSWvldTAzUrz73usz/n+kgADmxSs8ZYzFQM0vg1LoaaI5tDM6M/cabdV9N7amlH0aeoteUQzJUVRsVs",
+	"RylDsCivxuWn1I6mxtolopSXv//+09jV2fYx7Itmpe33Z9l/c11vvyDZUfZ+//Uo6Yg0+kzHa9IaeXag",
+	"J253Q35C+M1Xr9jju8FjumRCBE/XCvIvAAgiRSwMWXVaZx/cmy+5p3Kgna7Mv9KVOf8XvKnzn0cqqDTh",
+	"Opfv0fpqjT7aQPaH6KdNmuJX4M/b3Tx/1Ru/X7DVFGBe0FYao9Yn1TykMgV3Sydg4UYrt15a3xYO6U4w",
+	"UWEeSw5Ze+OUSicjpSLSFK6DGA3d2zzaRcjaXlbG6xTQyIvODWzT59SFyI13yqNb97RZ8FQUHs2C8qRP",
+	"+JKLAE6YubaMTxQ85C0aGj6dJ1SZTjNvBa0NaOuFILlbDhyx0+Ldm8pV6/jADkO5dfgBUWvqvLxw5ZEp",
+	"+3PAsVGT+pq3Zzy6CDOfwDNFXT2woKiCrwPOZNhBeQJdPcDPSRYXPgj6xfd3sMwmnyeJfJxC0xoiNLc2",
+	"KTBRgZMpeEwqf/7C+uKZe0nX5hzijEClJOLjkENoQd/uU1ThHh817PV6nSvGUVkBjlxyCRmncy2gGwCi",
+	"sIHW7ut1shhEsevLvRq4VBmusSCY1iS/+0A98Mk964GPQ/nKt3MD0FexharHPClO0K9M9sE69mwS6Pjl",
+	"wyEjihp43UiqsnxpiBx9AnWi2em2b0M8sEi2IInfHYB9yNtPNNan7jBCI4DKeLf+76p4JIZjf1qGO5wQ",
+	"XrEQDY1wDEgcmZO7fG5lkCmlAwufPBZcBWakja1VGb5Xgq3wYsk7QpxGBrszdrweUQOesKzHbYEycgQb",
+	"gUzWYMcRgPqJUwIgTI2NTaRl4HbaSCPuE6epFUL7srk23LCpRqTYDypymsr1idBQsH/l/+Xx4I0t1Evu",
+	"yt/R8CgollupDoZoiRm+lYjDv2rQYl4VDsyFZisuY4DqBHRVRzv3y8c42Ovq/WFeQY4TSDwHC9y4jXGe",
+	"x4tVWpCA6STeU+//achTGuxeTnsfiUoS46BI9eM4IFMJpadWAIHFAivhiwZVzBbOTraoq1Fy/bKiN1fM",
+	"D68Cg2FTp+SeFJIfBdlQpN/fNzfW3f8doIiDr+reCa7wwHc1NWwE3HQCsfMDKnu/qLLPoc8OVabgT7de",
+	"aNKBQYBoD4LqfLdjBexQ/766N9ZIFU9M0sZL4n9H6zyseWcM0Kh0FmzkXXRdvRKqs/dIODmESnNw+4rM",
+	"hD+0EcnYPyY7FmDb8qx1SBq2LHx8N3gMwFaP3+Ir3lXgah6aF7szq+Ku2NM+nuD3i5mORWuld8gRvLvi",
+	"e/NW6atwz8dJUi3s5n01o7tmXmXr3xMnkrZUGSYyY29Eh6S6qVsxht1Gny4qYXAfNYV3N5JWtnEbtE//",
+	"QBdJUH0nbZuiV8xtnqovv38sjNxHMRj79zcY5wcBMa8tJfuRmG2KhRUGvAKh996ZR7ks50ny/aw1/vko",
+	"lMOXYtZ697rOrUsBDzh//fnh0UxK0rizRzHxh31FO8izdvMtUsjgLcgLT/cds9oLc0/qTHYGOyeQB+3L",
+	"7aM9qshhtTBz04DwzFCgSiZ3g4o4b8ZCROjDB+tlOdrhpw8HhVQ4oBg6M7t2IbzU9DAuPgWMsLX1ZuxL",
+	"XvOKSac4rrQFk2q1niYyuioXyU0UX60ET7Fo09nmW70Os2ptmTK9UTvRyFIh17BYyLW3CIzuemHygq8h",
+	"xmlEORtT3kPzVHS+Dgo+lZGzByy1TUUHH2gXoyJ6TqEYLCg1JP4gTY+9BgqxZP/vayzIrtNeBwVCbfX6",
+	"k4fhaoDHqcWjyluyGLbksTgMSHR/ANmcBRsPSv85DOf7nMt2WF6akP0J1DDKkelc5aXW/pmJytDb3V0Y",
+	"Bk8lVLitnHiQtse+QzW63JxZAeoTJR2Uwz86nSg4cHzCwX1K1x6mdBc35I5Xz18E2KIflXxTLNw1AbOa",
+	"RVQs6nPt0zuRvpJLUW6eXdnqD8CYF3vSbEu5HNl9XraXl9xoNuNp7/2SRuV+rVrGrO1r3wumB2Ja/Iam",
+	"hzpsdtSWWJWLqzrvGfNo9HL/QB7uKjaat9xyVQaD5lJhc4CAWai32yw0QKYxpSsZUvdHhoajYg+dyC6A",
+	"zn8UpDVsIZL4Ckv9tYoKOv+CGwoll4f1ANW2cHI10W/H5f6etGgGl8OMjWMF+P33VdrsNCl9hrX7FEBn",
+	"O/FzxRqs5sH9h1NUCGoHhX3TsMLyQdnDH0DLuFfJ5X3tuJK+ctyp+sj4lB7CnikUI/OypaA0xFrddvmn",
+	"lkrEE7UVFn02xXcU0Fd2S0IOnZGD9z4jSRc7zrYsgbnWW5clCEsMjRZppLTaLvXa0H0IwYKNwe9vbVKx",
+	"dtWeJNuwssIFFaqkGZSO36BV7FjvpVMDCCRK1vJWQoI22j7r5ZLXIZZnBWJoxDCDNx4JmfbHrQJrdN2f",
+	"Fhj7PtbSvR3zRfOKb/XaW1U7tlZuTg0/ojlVduin9phQgF69JHwyNG68x+g4v/97g+jdwwOfuZt06hNr",
+	"STigYxGcifvk3el7y7uD6u3HUVePAFrIqJRDXXwc7/UnojrTbtuTRQAhaMogIK8lKKibhU6yxL8r1vfp",
+	"XDt89t4a6n30+09Upx+zkk7f4MIPCqo+AN+Qkj9RbVgFvbYByxqbue27SqTt7C9RPMYEOKwV6xR9kpl2",
+	"LPPerVRmAFQt603v5235MNoxJE38YdXjg5oxhvEBIMl3kCrov1Mx5wfCqg+J1eSH3dsGYNCM9D6nGGQG",
+	"6JiQDolwneTCgCqOvPTF3S5tBw+liSK5QleQ2Q+eMHnApin2UkqVLWek7hdhD024uZ8bX8Yl/JVMwSbF",
+	"oKrwVvXuXING9ZjokUn80ioWOS1XI2r151TGTxRPtkaahhgpZ3HKN4rNUxlDMFzFhNcd6V38Ya5iKCM0",
+	"rfHP/WDwOmi55yACDd2q4cLroAVdpV/JxP378mxXXSq8p7665U4Q5qPRS4EdLgATz8kQtDBw2d2o0d/B",
+	"k0RvTAXLIxs7jTYLIVVNCegXgKt2r54ATXBBecgJCVR77LjBZ1hm3K3TrxXmPdk3lJOT09PR6GRwuDaf",
+	"VqYhew1Ja3zrdZ1Tts3Bn5sIKwgINIdPcIa6VGwFQDkRBj6PitD94L9YR60i49QN17pLSDTougpLP3Wi",
+	"KhYxHttrRZiitjy9GtYJJiqP1uOMfTQ/m7dOmVyutDFymgjYLFLNq4f45dn7L1Q1MJiCTPGLFxQ3TYlO",
+	"TRv/oejkK57aZFsQCxUhQDt+Z1M3M/pMJtCvG9YO2iANT7tTaQFRdszcX2GqNzezVC9vptpavfzilP2J",
+	"RTrB31I5X9iQtd2dfSYpEwPv7MJFeHkArxqO0NGuV11soHFE1eT7r1TdKvxV8MQumiCwzTqxGERfwH1Y",
+	"XMpjqaCyeiGi2wrls6ITfbtrguY9veqPeKouk9haxH1oG2AsygeLK+h0Mbd8yo3bUKng0QIOw73FA5Vo",
+	"kb4llCGc39ZPcBuwcK34HZdwwIaVVGZK69a3raBVuK2cyg1XD0CjNXcTfy54LNKp5ml8qMOVsRxOExOw",
+	"6Z581+m24XxNubottXE2xUlupDKUklEuqMLfa3KdPoW0WpFK3bDVzYqD7MUMDpgwHWk+Wx+QH04AdfG8",
+	"2vwUrtUxGC5Bwyf95YcljFzT4wezeKfbVjb34qD25G48F/FcpOAWFKmTq9uG9okAIWFknFfoUdc6X3fQ",
+	"peCh4Gadwk7iZbO1SGN/m/sJLpbJTL/VUBrHu6dDZIaCb4tu6wQey/RzBPSjyXAW6/U0EV18lOZTRejy",
+	"5RFd8M3yA87NqETQfD73TVAGJ+mgPxr65Plxa+p7MGv0DL47tpADMd0KWFUZde6k2LAuuYfuhJe5xjdm",
+	"Z/NUlEFbuoMjswH3dpHEDsRQVfJ+/sGaNmNlht63vWq2wDFpuoigSh4ZAkUvfrbQsB77jRKcv5hKazq/",
+	"DaLt+3ecRNbbefExBSqFreqLVJBrG1uaPjLM3YGbEonm5AiQLGByxrja9h5m+GKnSV9uQnUoJS5plo75",
+	"FGpVlwIX571lWTuThFZTDmInazjL2pRN6kwZus9dnQobTlThYhVqhfxgWYF2yNp0S/YVd3MiOLRGACEM",
+	"4B9SlQu33SvQci+9IvfJQhn3KpG25hPGfQNfXKnQxtlDKG4K/50SxtKMvAiZs8C9uiz08dYGif9M3fFU",
+	"8lrszJ8WAk4nqn2lG/0ZUBLudA4ANmONioTizrxwFs1XTf1AvyoA43gB6XY2fB5LEpBeYK1SnvV66Vsn",
+	"UXfNo5rmIXjsV/A68w+R6lrgUACX3AnBVHzG0oAv+KjP0hCv18tXuv6rT5LE09K3RjWIfQEOZ4K89KoB",
+	"wJ6vuATlT6/gnMl6qh7XPlDp78Scu9PpL0jymq7ouroq0kDUZXPszOv7oOZkCOo5pG50dWvXLGGOaWRb",
+	"1WVodIfK3D5eW9uiKvY7JTIXNMbt31b/ePrs7MWrJ/0Xqv8xet7ifF+KlU4bJoYRLFofs14uRczWK0TD",
+	"g72fCSeynkXVc5GzHJj1uHcNRblkSQbWCyuca43cwAu7O5vgTna3F8Xy9W0G1gKbi667MZ0BZqHX5Mfd",
+	"0zqcseKMam0jlIx8V6C0+1kiKhT4ZuroXnCmBj00o+SeMaDQKovNNoTYQGwJhTbjMRlyNQmYpcU7vK8K",
+	"Bx6tws7I0zWp6jjw/OTLjreDYrW6pgepk1VT0FqUaXF2JDFypqn1oNLV/CtjkhTIop5fUPFClUPERfVE",
+	"CTj+UdeueNeATY8YZUVAFCzWCtFy5irur1ZpyWEFa4WKnk63jXUT2PUHIzRoPsC/C6UU1fAHYvJ7x+m/",
+	"X2oRdZg7lD4zpyq+zwUfnws+5H3yxhpqud/Yp7tbaVi3lQbD2r10UtpLw/tspovKZtoIN6xC0uLDd1Ne",
+	"/JCx+sVlLVyoFyz1vhzAeFUa2saCBUQ5sAi/WMy31eCiq5xODY28gwclrRUkRKPjiXrgcMPo7g+c0ODF",
+	"z3H5t3n9XH3ybdZEhltBXXfHVaKCnkxxQViqcp8fTs+xBTcTBQH5gFpFQuFCmDXDZNBrhzphdqggCMrs",
+	"NmXqYQt4lqPdHMjyzRtPHEeVYguKZrKwRM8fGWbgZua+4McJ5U3cYtJIKnh8lfWPlAqwDifq8d3gsXuN",
+	"FObxW8qNeBcGjE/hPvCUJtKQ6y5znHJlNgR0hM1BQcfY42/zK1jNQ/xguX/3a3R8z+L1ovA7nqP9jqzP",
+	"J0eQ68z+Q4+qTBK2NiJgRpSArzGdfLVKJDQFUDGLEsFTEXcyppyoUoGpEzFZDiqxbf6hWyFWhoU4iPBI",
+	"7i3Kylo12SNRQ3FdExMGjvl26tLqKs9QEN9fUZUFbLOsRVOW5FNYzaKoJJFVmmWjunrIW0E7KoAKCUdT",
+	"TJwEB0VAbrJUr1cHPBf0mma+frjnApTuP0TxtSfCHr8EOACW/Faq+UN7b/tzwGpYs73Naaq6xf2RxXUh",
+	"07Puiw/BU9jbKMGncNZ82IkTOtoIH/8huLb3w7FtwI6tXVtn4r5KuTIzkT4wXUb5xGurfVDF6iyugqca",
+	"32/Y50HFASq3EMdpxQJcuSzXl1rvHgArR2V5Jfz4QtecwQ6W/F4c5ct+/3xweTk8HZ2P+peXg0MZ6/Ux",
+	"qSeK6RVSmClt3ZmxKjSXLbuqKlkpu1Qpsc+w0OqjgSWIaHUckeemNaEAYoq/noGunWrLbdbBGjPkQJXc",
+	"Ak4fUv70zWldGhVaWmB/4ktw71HO5OXOUuP9tY5R/91KEuP+wsujExrz8e3UWSc6uoUuwr+snU2bMrtO",
+	"lcmUCQp5ETna/V7vpHOVEY3S+BKtb1kibwWgFAOXpkBcwCtGqXFMV58shetggubh7MJixulMJgmklTKO",
+	"KYJTaZfc3GI2Wl3e2kRVEtd2sgUv75mDNjiolwB3FNbKT7OWyQvYhkfEXKeiHFL12Nd7oqTjHKYuETML",
+	"RzanBlVZyvhu1PUBIVP/HeiVzlnpC2gf15WGUjz1/cOnP6R6mohlrYR7+fVTdjk6PWcrvIk6Y/acahyL",
+	"rNW7sU5fCdiSRwupRNfpsaDWYdb9FQvdV0PIegzXqRqnKzOmV46xOYp7H7ZUCd3t0ib4es7MQqeWLdZL",
+	"rnx9ZBbx0rGogXCJIf0s1Wp+45PUfWZhq1gAA+3FnI4Gvq2AkgpzUjvDSookAxyUylgMfbSKduExNtrj",
+	"Yn0pHNKQ5NMf/O3Lk/8aXl/8z/m3oxdn313+0H85fHX63xd/L+Bzj/qXbitYWMSf3LSYnxYtZpWkxbnX",
+	"1PnFB+tBiCeeulvfBY15mU9wWfL1Fm9WCVfZeYIYpxEaXhWN4b4rscO3tDTVMX2tUxbeYasgqdXNjMsE",
+	"QHqhUcFshon11NkIJGKsoevRittFjlw71fGWtfMOrmgf9Uo+OVLkQd8naEv39y9rkW4DfJ9OweUAHXJS",
+	"vhR2B3Oo6B09JmEn48Hdxfjx5TOWipkAYhPUUWkBsCSGGBAGWNFl34Otd0Za4PP65GFq58lkHDCeGJ2p",
+	"ed5OTjTFNKBP6N+7pN52n8UhUbXS63nfbjo659cN7q+vXv1AVewgZDJmToVZaVUBLIYNegR6Ie3h3YUD",
+	"ERdUN1NF2HkR7N5bnnetTMgnWt/8GdlF8aUvJii+P2CHxXR5DPtE0CFlllo/I3kKwOogqWpP/4J4asqn",
+	"BXGUpjqFBQyy2Fhhacd1goKN+n1M7l7bhU7lr/jbIJiocKbTqYxjoUL2mIWUK3oTS+O+BredBCxU2t7M",
+	"AP2bjfqjgIUFWsCD7gapbpzwwxclkFJ+kwcrQvZ4okJwzd3MoEvaYxZKZdazmYykUPZmhn3RHrMQNJ2b",
+	"BLu7Fd6WRUkq38DwB35BxmK50laoyN2vZomMLA3xBqo23BQuAxYuhV3o+MaNHIqUcLanrM0ZNgUHaQfW",
+	"D6ducvgI9BdZ8W2ieXxjtb5JeOrIMBo4UuWy72YpDX0RBqZgZW6cvA3ZaDh0qhq34obaL7nf3Ljc7koV",
+	"T0J26pctz8k/7Z+UlaWd1cb0/Gyh0ZOKSwxJO7SQraCiThRWsBW0dtfPF9LB4kGgt7p00IMwW7jCS4qQ",
+	"E9VFy2JfJYpRINmTC5KCd5cVlcPyMkCacHVhnYpSoDS8HYnsRlTheaDFjR9GY6lDiRg7AuplqTtT3qIo",
+	"DwrX9b/BumCUyTq5E7HTSqnLIGt/Izj0ZVk7vXQOzcsTaUTcGTOJhq/39aPpyaaCWzNRmMSAHFy+IyAs",
+	"QZs3ZjDr9E7eiSCv/sAkCOhIDZ3RcN0mKtbC9FjoI3PhOLO1mYl0mlts2PDB4nAKOKz+Etib7iKTlvoI",
+	"Wr3qupc4QY7vNI+qQ6SEOyh4w9wIK0U1NTMjdxZALC1ifr1mBd1EH+Z+QnkNo894v4qB8JYCme6QX3Fj",
+	"BsNdvdbfsYv4JufSsj8x9+BGp3EYYL/7ZOv0P2xw74EhWb6/euyZJZ80m26t8MaO22OPzEQ9uX767BmD",
+	"l/fYE6ooHPSHI7gbHM8/vvq6e4FKF5UuYfkM3nEFHS7R6eMUmlQ4q3uNuV885ZEV6U5v52z+JY+R+2zV",
+	"5bj/zCVq1Z2uL3WdlkK9REPgLMJKvWIhhF9Clq6VyVzuXmXLEpzdD0u+BbXePd6rtGxCqH/3pjLHZdd2",
+	"Gc5t/he17iRwcnlf5Yqn1jeaXqu4x66LKKHgn6EybCsTQuF5/65NHz3hIXe8VbdFMcGhtuX6p9LUqUij",
+	"eqQFf521oS9rN+JGsIV407kqrpn16PPkPDRkSS64oUB3efwfYDn2NKk7CMewB0600IgjF4S+UwihYBBO",
+	"FLcA2XFcZnSz19WzChCunqpNdLyPP/aIDoUNsrs0SCTi/YZZ2BcHTetmjMBXRThyGs17L8yexlNFHbDk",
+	"HigogkQyWt56Ob5W8bWtjcX+BNituRI1dnbEnTCh7ymK9eaIqYx+Uve5ymWcdEBEMROV349rEbK2vhPp",
+	"ONPRAuiCNN36TtJBCRIKdBS7cKoAvrqiofgctGzuFL6uqCkU0q4/NF5l4KV1NrGXJFTaTA2RKGxdUP0e",
+	"+bb5JbVNFRiSSuQmioAugvo2Xp0a/+UacoB/Hgb9wP1//3VAMx///Ic/jl77GDq6VEnFbo1Pi0mMPucw",
+	"W0rUYnVqWuNhjUNzXVv189JvVb8+K2eVaqevSxWLN9jTFAJObZ0Vhq6geQlo5mV8n87VRCHAcZ3smQqh",
+	"ckukvKallWyA73Aihvpl6FmlvTJNA8SNG+7+poVHIXoQP+0vKCkdq0fnTuSq2QfJn9Azv9U+QhW4577q",
+	"gF5wc+uHQiZVRfL7tYcI2pL9Gflo2Wk+niZqH4+c7m9yPDy595F6qFlPTZD1/mhuR6FLFQ6id6W9XNfY",
+	"dsnVtmq9xjklS/QlxLIyXe+DAHaIjFWjqQgx2sr5pzipwMujIDuuGhNzXjblpDzJMlKyyiDPhlBI6Cst",
+	"KL6bFV/gTRUDZvHBcsEhUTpdmTwP+qWObtkP3AnN60gagxTIEWvgyDqUJvA6aNHs4HZwfTip+TpogXnt",
+	"zpNW0EoIOfDn1t//3grc/7wuHD2FARWCyN7p8O71zrGxeBDIW9UW+V2x3ZqySWmwNfmkPlnpyATRnQDf",
+	"bnZoDQew5/JXnsbseoWLUdckNOOP+nLVnLfbWcKK43y/rp0qz/sDwGepvD+MU8aSzfkqJvAaxNGf/Ake",
+	"PAjUUczRXCDemh9PiXx7pMqXOlp787reHVfXEj2XPAQBGnGllYw4ABUsWdsIsdsH/vF023XDfPy2UH/y",
+	"Luxg1NXwpZgoFMS+u/oM0lSgaaqaSyXylvIBZlLdiXTKrVzmProdTflYcVQnXFrZ9dclyZLLlFa/dZRU",
+	"KdM/aL3pznWXfvyn0ar3km9eCGPo+KPVeS6NbWL+IqAk+Q1vld7U1KN7ou0VA8il99gWNESPWn2IV7NB",
+	"7GHGPQjYBX5DZEZjP/oBluznmaoAyxjo9COdIlcENpRC1ycm7Sd/rEA22dqgOhzm6fw9uin8FM+dvSI9",
+	"t77ott499POCWjm8VwJ+RbjXbaFCncv+ugKqcYF6Ajg7IVgk7tyfoRG/hJ4Ns3ohPQcFGlg0dP8bBmyz",
+	"kNFiotDIN1kCG1au6zlbr9xvkIDrv2hTIbC0Rir21G2OmYy4FQycLSueChW571mRLk1nPFHgkffmHQwQ",
+	"LDsFmwBcKth0Acw5uB6gFx9LegCOCNoKUMsheBUEw7DaJ38O/TCOj3rsWyFW8HY3VDNRW72GCMBc3gk1",
+	"ZnajGYRRk22xXIhibrGG8EUiBQNtQ7Bowd2YUkidAMpiv8aJcgKCW4CK26QaARhnOr0lQybR8x4L3Se4",
+	"Xad5Gt1X8fD0dHDJsisguN2VW7GdqPBWbJ/FsIjZAXwrtu7EpHXFeFMWfgrTleniTLpuJt27QchmGsO8",
+	"UD7DEqnc0SxEnEVtXn79lF2cX5wWTv6/XX//Hbzw7aTF7aQVsAkwLv4Fw8I/qUIK/2HEL5PWuxB8ZBNK",
+	"CoC0q7woA5m8FI8Dbo7JLVYJXeyr2MPKLp7tgrabx8nJySX78dXToFRMsx+dGCp9B8OTf+xKzddvR++6",
+	"+Mcw/+OV/2O888fPvdf458m7f9SK2ubjwx8bxe3bPhsBUomhphrE/YmugJG1RmIQn0T96dnsgg/FaXwe",
+	"XU4H/GR2Ks7jy6g/HfLR7ExcxP1oMD3hp7NzcRkPopPpKT+fXYp+fM8DAzigfhoyzlAI5RyAS29FpTvr",
+	"yWzIB9N+dBlfiPPZWf9hOPofp27OiF8agFHcsjwyfmH6B1bk/N71KpkQqP/+2agLQekdmeHkZFm7qARE",
+	"poNoGJ+I0eyUn03Po4v4UvRnAz6cnkSj+FSczc75xfQy6scDMZyd8NH0NDqLz8XF7JK7Z9/3+QbWGgwv",
+	"3h2uhMnRqd3CZKcnYHchExYJ13SYSjX/VmxrE549OSmccyuy9Ds8ZXdV8D28fys8hFre5Wdw5pakEOB3",
+	"758m/FYMp93h6VmW7ZcNoHP/3YIP187RjetkWOadwmQPMM9lfDaYDi5jMZvFp/ysP+UXoxGfjS6HIhpG",
+	"0Wg0Gl1Gp2eX59OT4dnl4PK8fzLlUf9kEHE/2PvIFTiNv071co/cd6MGzHmnlbi1/8CV2jCGH5Wtx6UV",
+	"TilRYuNMNLFlqQDbPIbknAzdr1iJTdLvIU1MKnvB83u+2EWClQa+fyPUm6IlzTLnkLw/bkNRpruncTsc",
+	"H0Uo7NND9id8sXaKtqEOlRB8wI3bY2ExKhcGWSTUKURZ3BMqeVZCXbFCJXyb+/4kG24masVl3MHHfH08",
+	"a+82z4B3QUPMcnSzkvC+E+ws9QiC15cDn/6BHRbO4GHrJB7FEx8Z9LllSdgeG3Z3hQ9kkOQv/FipIw1d",
+	"l6+FtQnB2mUNOGg6iHlbDnYM7x3taK6izye9a6nyREbi6K7v3wnryx432IinYfzD0+OglLz/dA92fp7M",
+	"wNWt09HaA2+TTIWxV8xKSpaCmDUZD1mC0Pu2BAKk6J3RfQPLuJ8G922gU5EcGWmCUvqFytuXm1ZQAbiu",
+	"kTJ6hR27H1ZajRYewhi4fW1K50UNhFNKjVBaS+4mpqAcpCYdsr5dCqbUYDMUdDdVepT6RPnQ/esmE2Sg",
+	"8PbY9TqFKBgkmy6kBbhsRFK0qVwuRXzFuFNo1G2x5wpkxEJ2OPjFUp3kKlCASbyz9U7yTnGCpXzH035/",
+	"T4X1z/87mbzp97uTyZvBbDJ5cz5zf17OXn/hrpiGi81PHdZLidh17PFK3wr1kspG6g6jWSrMItkyacza",
+	"7SzBUyhSvBXVQB781hq3/nt6sRyu/utN/3l6av/n18vvopNv4/O/zgbf/HN0zc9+Ehcv1/1nevhDcrrL",
+	"F/SSWg+Y2JQ+HzCz0BuFec9or+9Ucd1nLAfrQGBodUSkqEltrmeerMG9h3IHnoACisHJhwwp7sIacHug",
+	"GYw0pXTzXiVL5OT3ae9CFGkauA/ZFBKeoempU0uKvUwrdmaN+6RWyU/2NITLysLNgq9EwKxesVRvUPcc",
+	"uz/R0fX3kLWxQwfqXyCTTJA1ejn1t05U/lNug1XzdYrc0LAe30Pp/CbzqMIkehUpVTPbJX/zDN94Wp+V",
+	"s2cdcPED1u/1Lq8KnWPBmEP+x0WRBiQ45qZ/uCr6ZvUnW6d6P31teWC+nZrgmuEWERNxDWuXSvQ7WDQY",
+	"p3xT3FnH4IbVF57jNsiO/8SXUucjDWiPv67rUGtEtE6l3V47CyaTCKlIn6zrGqiET6jsCN49Zn9BwYtl",
+	"diAJfZ0dgyOE9C/AYmft4emZU9ZivWRTaU3Afnz5vGv4TDAr3tgOSe6JgsZ+3GbKGgD6YPJhFkvH2jhj",
+	"NSl2hbAjSH4fgKVtAhYa1pO7Eedru7B21XoHgHpqVoOYcW35rYiZY4guBG66PnDTxcBNFwI3zOp16tZA",
+	"WcPSNWomG75lnJklT7F/ltu4bKPXSTxRUOvDvnZaCcznkWGp+8YKvmF8cGiV6nnKl4H7w+pIJxhnhs3j",
+	"rHT3RwdERtY1xqyEiIOJoro2xlcroeKuo0oANOlCDEDE5KVN9ByjAFxBqU3EFbsTqZxtexM1Ua8cl85k",
+	"kpWSkFntJ4TR8m90ASlqu6J6ilSvASnbe+m/1TaRikWJdB/mqZgorHJyGwYQW6TtMYonU8GvNIwq4ETM",
+	"+JxL5X60bCpmOnWK35YtuIoTt/XWysCY/+M/2Eud0CD42i6EsjICOrvLR3Oxrw30HAzXavjYaxwRIWRx",
+	"NVGZpZGh8SFuPb6DpMRVkW+BmQ2xL6xUp8deYc5zKiDSk7pZjd0cvmBffIEJZ198Mc6+MN2y8IfvrzHM",
+	"4vvehFdZ509IXgATIWA+VgYLhbnQPXwvqPXutXsLZK5yIDMok4HmloDG1paO39dJzIwQlI4N/NmB1QGk",
+	"eYw2uU1t+BZzRt1bIp4kwARPsubb2Z2GtUMvr8bs59dhh8m5IiaormpWbM2+z5+H5cwAcMqMwdoYpksF",
+	"j52YBjC8vAf4RPkm4FbrgE3XlrT/bElhD0nDoPrOEWutsMoUvhqO+gNWqs/1nPpkieVTQF+5FO7n7Ddw",
+	"jcNZZhoAhcCGvsrQdG+FWAF0yLX8VbA3bAd5M0TJIBUb/u/pSXfAjKacJAiY0d5MKYYolj7M5XhRLoWx",
+	"fLnCgRVjVVTngCSeqELgiq1SEUkjteoxQCgj6Dg4ByOeAii2B6eFLmU7OHIZ63kRMwG6AiKdYwmP7Ra6",
+	"I0QDViRMwkmySKepiCwIS8gMSnR0+8hpVTOnc9Ma/OClqzNnFzq1sAgUuIVd4CQjWpoAbkL1wj1W9ssh",
+	"Ycq+OdZFacLa3kdHP0yUd9R1IIEbM1z93bUeO3cYoRQmMJgSrqX325Va3r5CbBhfNhHkCDFeAIQFT357",
+	"bWcX7WrxYacTsvbJEIO0ASR/uDUJ6Ki2WcELlTHplVAmq7Ag1xwUS+7WNfbYV6j4jAvvmahw4tPxJ62Q",
+	"td3524Gwf7necaLC960NcBvxaaE+JJeHVGOEi/rFFyjInFzMEqVlSjOGpH8Y3BbuLtqgGrrmyZRByTnS",
+	"vi0VC2E79MBZstVrx70oRK32tby4eQMUswacElJR7kGPoScfijUqQ8Amov6oLjhK3PGc1ZIE2cZCTcC9",
+	"wQMrwDud0MMNihPAEw36/ci5MNn2+SpNdWpAtoMkAQgDasmEsgUmEmCf012AnnYIyFUoiB/Tr3/6pwHP",
+	"NjrXJyokAIWw450yBJiwA+CDOD9wTP7LA2L8CxAVDPvXRP2r2+3C/7vLo36f/asWUqGNchuC/2GH0d0D",
+	"d3cZZ4GunLgrOdhCUIe10M6OTP9buQkGPZF9beTeWYBmoJ9P3c916AZlZAN4bVwHcHDFwifumZBwYDF7",
+	"xS6gVZG7wWRDuHTfKoJBBGUsiKAWCiJgRSCIoBYHIijDQAR1KBBBDQiEe1sdBERQRIBo/7KW0S2CIc6w",
+	"dABRff3EBrBeNSAP7amOvec44ghoZdnZiH0r/+IfHg7dw3VAEDDVIgwEPQBkLINBEIO9FDbddp9gbQje",
+	"fopMmeNE0K0ZOk145abjrxuWCGelZE+fEJPmqBJ130KBm9kN0hQbTgZM9OY9Fq9BbHPmdoW+E6nTJW26",
+	"zTEDjTsUw2f5gnS/FVuYNoiGwoVcPizXzohT84IWKN5EzrCp0V7dphArEMw130Etb6LaAyc2h6dFD4lT",
+	"ByK9ygHx2vTSgLg8AAtFoPsFDKvhiC30OjWgeDO9tiBHwQWTWSSg6AGhaPs6tnLnqllHkTAG9XzQDt2J",
+	"iGhMTgG8ZKU9ASi6YL+i0uQDw17PAzxPJ6x5hKnk6CARs5mInNWBdX51y+He4q4CHtRc4AZ35wR8jSRi",
+	"dgMYVfAGvbZuGqi34XechhPpDIY4XqOcdsatG4yPFINPZ6I8ifAMxaJ7dxsREqmaDZHEeCxnAP9kCb8q",
+	"0ssV9/GaYiaqO45K2V3u/o6jIxC3Vij02H9noh2YeO1srPao33dmc8U0zK6DbwGtMjjLDGufvnmDQVCl",
+	"La0baJtw3mLjblgL6SVucTV67MlErRZOiYQeY1MeMyXsRqe33nBypLIbGRE2nIdOS1eGdUnh6ZKSlfsa",
+	"YJAYqLsTqUGXxaDX7/WhvcpKKL6SrXHrpNfvnaBvcwFOnsfYGvZX6B9cW8xDYODDfp9tFs78J7gl4HCJ",
+	"KW9SzQuWWq8Fn8QNDaWe3whLrXgB7B+iCfD5Yb+PRZCQbQzRp4IC8E+KAeHJfyjoTl8AH05NqDAfMU/k",
+	"neg5wowGJ01vzYb5+Ac8Gl5p/RxgZ4ruMmy2bnx+eOu5vBNKGAhk8zmk6udma+u1e/QxrUZvy5dJI9nd",
+	"kL9fCfXkh2csplqIoo9gww2brmWCALeQz/w/T148P7QK8MqVvF6J6H5L4QebL8UR46VBIQgx/OUvwbGF",
+	"7wLc3oWIbju9prXzLwbuzd7xHisYtEbDy8PPvdL6BVdbio2avSsP7jHvC9u3/KDEHLvfKE2oeDZnJ3Oh",
+	"mG4p53R8ygz8NYDzP8P2mShAlsctbBZrC+durDeqU2QakDk7bPPSd8X+ffav+zw0mgTmf691P+2f/AYD",
+	"/s43+GbtuibeQb5ghi2lccYWYgmU12UvwxXXpJHZCvqTm81Km1qW86vPnoL/0OS+Ae+9pCMa2h8Wu0Km",
+	"AhGHoZ1uMfqKagwavnIpqCP8rQAWhZMOTOMee45qMHg+yF/z7IcecyTMDnJwLsuCC3Ci0AOidI0q2PbK",
+	"UORnQzaPt6rquBxn/gTvyIFO/6Lj7QdjmNI3fMbFu3JAh2BvKrts8MHGQF/HocRNEtcvu0+noIC+23i4",
+	"4/dvvL/wOJveby2j3R4/YojPyGYCl0VBMux/6hrVrB8LUHH79ihSeWc3FXZstjt39uvjt1lWz7s9pwWE",
+	"atoVF7Z3bYNor6R3YdM1hAgxTMNOLOaeTVS7lIMGp4ZWAXSdw9yuKzA3CmAgHvAZpAQeSVOBjnHIHow1",
+	"7FVLEGFoZxHGSKlPEQtJuEBZScl5Vmzh76YgklnDaUUs/kOqZxIwOTP0WtPY2iW/xe+QZ9iY56Mdd5VR",
+	"7t+IjyAC6G588CZEGbL/kR+LcJLw0BF74usMdBKeGB1+4jttIeD5f044vH0XlOPqP79+VxIY5ZRW9Nqu",
+	"Mj6+n9B4nGWaNoiO7NT3Td/BteK3WO7EY9SiKJYxVpEJfieyTOqiIJgo6oKz4nOy27OYKUKkgKWSFYAt",
+	"BQ4yhK1OcabarT4mcEvEV0LPyNLJCA9dlZC+lXu1TZD7zalVs6k9+p9L42XGN5Q1+WCJERy8+cUWPgK+",
+	"t2PuxzZ5H1UUYQJopNMYeh/ViKIytE7OorB6DxdJn2XFkYpESS741N494iBeSlXS/OtFAEQg3PnaY8TD",
+	"hlrqSQCnDQENPgTbBH9XhfaH6ErGWyaqHXEjulIZoYy08k4QIlpuQrjznm4HIwCKzXRK7eg6UCQLKdqO",
+	"z+BDTqmZKBnvEShj7LiVIc2Q/hCQdzPINB0nwQotBmtN3WvB02jhSbErB5rqD6CknDygQBxMaKvNpgdI",
+	"4ta4BYTIC/n9P/MdW0JIreupc6xc+pREDbCcV30OChvPwZ+60vN/SofZq8B8LVWcLVtRRiE+br2AKmkt",
+	"2MNrn7uiILVeQFg+RLMkzFtYZuC9pExU23+xtt3oSpurYKJu3ehDHEHY6bGX5N0o6iOFpq9wX489SRLC",
+	"VlYYtcHkJ5B+E1X0lvhkDWP51mT5vZh/E1AqbjqHbDdM9mnKyJkoysah0AO3TGmG/XMgCAEeloinTv5m",
+	"k15xSJkbM551SnNPQiYipJQA5ONUbDVik0M0pRiabXCcxNLmjpOPqDoVPD1QWvf647hparvSHeWm+eDW",
+	"4UH/TJUZ/92sw/4REvKpbxLwWRRXnE8xFDv4VCPq3Nd5kFiGborvKZV3pDBJ50xa75PKMAAnlJ9kj2PE",
+	"dA7OJTHnTukcUwi4pttI5m9y4q43UfuFO3yuTt596S58Fne/s7jD5fks7T5LO5J2sC0Lws4ZhHHKNzx5",
+	"oLzDvLzjBN7XTsIpvWHYaIW0tlTAdggqPhPaw5hYRpWjlPkTjvonbCdbEHt5oHZJmiPegp0/MH3Ly0Rp",
+	"IIEpYFNhIVUcdU5IDvUpRTL1uf/ohwfkJ2fdk+Ofbxm0T03Jg8+MlUlCqU6G0vIxfxFScZS2Po8Rs3w2",
+	"uWXchjnl6ZCdHvsSbsV0siz9MavxwY7zE/fSBeSVvKzU+fK1O9YSPc/Ta7CCtVZa4/v/neR1eUqftMAO",
+	"svX9LKo/i+pMVJOoyIMND5LQQh0roCHbyKckTnW8xZCHFzlLvmU8spT/SE0weuwr5aWUG6dTLvNiLpJS",
+	"7LCQqhNK8ObfUSb9zjIBiflZInyWCF4i4IaoUwdgTz5IPGRQEYfVt2/kXTHnqb1ZaJZoyPB2uhLBSWQx",
+	"EExj8qn2gKCFv1HEY6J8IWDWeGfBY4JH2egUQGoyMbMjOWBguZLT5pHVaeBkD+RahAC1cQOfCANmHVtY",
+	"Zxbjc0SKRzgik2UqE0AHVJGCThZ2xmxtoPhsZWL6LL7Vw5ETahz7aX+Of+AWLssHz3M94JNeqqoYE9D3",
+	"ZGjXSMpn7hVQQf7vIybLmCpN6creVZIx12d5+Vleenn5DHdWzhwI4MnyloN7xaWTLUcFhbFKhyQSip9S",
+	"0UshXYSin1Aa26YYToBuGhNMFFbQegCHAFvkUK1yQCWLAYpIbzR4wACR6WEk2zpBFu4tV5oUKkwwCRQr",
+	"b6zWnTLw3554co/9lEprIe7cXH+DFj3hNVAhDmbFUdYcJqBKkIRsg29EUdiYgQKrcl8p9xycpZ9UhNfN",
+	"48g8kkxJ/hzf/YNInldeQzGP8uU7JHDQo3+UxLleL00Bsj3W62kiutjcjAIDbqdDwQhmnUt1x1PJlTVj",
+	"aA1McQNm1ksouf5VpDrwSak7sVgmfllnpenrpW+U54MPEFVFFa7gYPPBBqeUZTUYvky/0BPQV1rTp6SB",
+	"/PmmrNUYIOGAUh9xe+IXXoqVThstNSJ0Cjf1Pm+032Oj4Toxq61jTzjdMkZv3m/gwH381v1nf9p4KfeT",
+	"cijp45i7hLWseiUAbUmoGOENd9j2G8Sbut+p9Q2M7+MnNWZNYOr5HJQVmvXnJMaPn8SYQaTQTzkbY0pj",
+	"Axs/pjTeY9j5K98ovpy+nFdn1/YxrdMHJ8orhE/8EQB+ATGzvhq+9CLS9RL3VQRNlylUQWy4ySohOle+",
+	"0Qf2MKG+5DfurYRSSrimEGZpUBUda/9ANHno1jusK37vKPOppSnjtI9TL4nbiHs+b/DfboOvMuY8coNT",
+	"ev7RO9yrKPRgZcVR3wqYTuK9Jp/f4pRDPBU+Ic5tQ0nQgnAJ92/gM+wQpTORxfv12gZZRHKifMUXAetg",
+	"LkyPfQ/qJ548C27wYA2ofNIatpRqbUqtpLmMIRq7R3vMZIIn48cTCp+evVmY+P3EAhHrs1z46HLhVZYc",
+	"m6mWR4sGACszj9/Cf4/SaOv6oO9x+DRpBOBdKjdM77FrRAO748laQKW94IQzCgBoqEiPWbHNfIaMhhBi",
+	"BIw2w/roavv/HCvNCQ58IodWq9zcYz8tNP7b4yS5xyYqb/ZsGE82fOvLpHosHPVHrAAkhX5DfHPmv3Ov",
+	"VDpz8zWBAlA/4Y8lal7SxvnjKSrVVv0N5gdSfbdLP3Us/yyWPrq64gVFXjTYLJd8a5jj9JOa7kQF9JZF",
+	"3ukN+/Bhqz6nPVQc1QTfC44u5BXAFAPkUw6vde8xmGMbZh10QoImDPM+OiFrF3v6TFShqU+nx74VWwoW",
+	"QlJtKhwXxoSjCe3paMCEBOHhrW+zpDTwyTmiN6koeVecj4ojUukN1BRgy5sC9T6fztVeSYV2d4fwRRIA",
+	"XptqnsbvA1Pgyw9Trm5FXINLEEA3l6oyP1G7AZxwuv3zRioTwsuMO/Tnvh0LJGOqEpaBu10JG7r78t8R",
+	"wETlT165PcElkAU6ysx1uZGMRwGjGkZp0HlH+OS0MULsA/NnniQhoymj/7g42SsWnvRjauJ0HtOd2QFN",
+	"TT0FdmZS5FLgxrKTPtMpOwck3phvTcCsjiHvM0rWsVMZXpFDMRUIdIc41eQKgyEY2vSp4PFEoTgwEadM",
+	"eTS8GlSC5wVeOFA8+RPEEWF9Cumx2GKrpjxyWq6NjMWMrxPbGvv+Nr4NVW27m2LJZE2fsBWHBhxIWUqs",
+	"bRoHLl/DWHiSFIaC/zqBfpTnccNwDppbGUE/JQWnuM4H7a1CM67PUb4/DBLFq+LK7S02J1z4hwr/sdco",
+	"KM0K/C1ko4dbvQ4Zvm5KgNeIkdvpTdRzAqTHrKxizykGGKzCZKG5xIoUOyUHAAUL6WZaCcPaRdsvwMSl",
+	"2TpJOv6kwfGker066E9iuccY8x1ATCMGs5mo/MMpJYNNhTtNjGZTYTdCKMD2XwF++JJv2dSJZPhVRvCU",
+	"M8q4ZTxJmnQsoskh6fu9M1mTZvpJk3VVwz6DDeIQLpak4V7NzKKDZkcMhzZdi3CMlnTWZyDHJ18nMSL4",
+	"Kr1h7fJIK9Y7B4Rfv4hXLIQuKv7dcDzbRdY1p25OeiVUaUq7DVhqyUmaAjLzVCAGAKClQCahbDzbllL9",
+	"RdjSJ+/Vbvd+41lqGg5rO3aaikRvWIhjCDuNY+RvPt4YKWdmrWKo7pLGt8KiJox1A6I7mhATzkbVFmsP",
+	"OHyRET+pg9eJlcNuTtpCnw/cP9CB66S3X7jCeet/eY3NMA+kz+T4jXgAOWkITRjAg4ANt0BsInYLJuCF",
+	"PfY9uQ/xB2p0jyCLlARNWq5hbSMEC7/hS/EUbn6mVmuqy6Wn9doaGaPPEnADDGuTKId/OtNKLgV0xfKN",
+	"fIpdPRgJkmB//5Iga6xCsqDDpIEauj6rgfFXfOl7GsD0WHumU0bQLJ4UvaW+E69wcC9MuAcpEnbivb2f",
+	"v1GJWGGIvxPMJJKnwfeixIb4M3NuFVizcqJ/8nnPn9OY3wOhAOExE9pMu0KvbGM8fks99N+9t7WRJdiT",
+	"2RFm7VfYQiexKffjgHZ0OV5+4HGUIcwSZEWvedwni990euzLvKlRKjw8M/Wqm6hM6kFHIkY9mfhUry0b",
+	"9PtsCU0iVxxQgq8YgeKz0LdKouZkxfZHkPfoxDSncJNvSYVvBcBtruaiyYvzINH2HFfmN9B/GtMWoY3O",
+	"Z3zMf2Ml6RthS7oNdPIqmIP3kiGPIYx6XInYdxpOrXkB/o7SymgwORAPDcdJIaFi41uDAfrSRJWMVWyM",
+	"odVV5oGFQvuqTYsNQnwHGp1lMHugXfdWQtptV5B5nSihcLE/csGaznDhKd4jVNzpsafU+Mk/ktVtlMtd",
+	"K8jfV7AMhYoOQKBSmiVazUXKpoJeEE9UG+q/im2E6nUs9/n3lEOfVtXXYckV+LD+50KvzxqS15AcRzxI",
+	"QXpcyEFpFnGYTumNx3v1AfQdf7y8g1h6j4FbR6qJ8k0Oa3Z8gM44MulyoZcnueBDxfZi8FAkwB3rxchu",
+	"m7BOj73a6OzN0EkULuaVXAtuFpj2XtDWoI+N0+XGE5U5ClH7Y0YA5gm26vNaYi9/OOzkfQBLST5Y1Ubt",
+	"+agymOxgCo0UMnr8FILdLop03viK4YmaqJ9SaakTDy2J0+ridQr+ZWN16h784gtsjvvFF8wI8ORXuiZS",
+	"82QBJylh0NR118pRBjmLUmjElAJXAv4zMjsdJDOdzoSkVnLIE3XyHYbwAltX/7by/SNY2zCZ3wmIpfFc",
+	"eeo56qpeTcmY4PN58/m8yc4bFJacUVd5f944sbXvsMFOpMfWG/nqB3wqs19/YdTyFrg0zPGggyxuESIO",
+	"KcnPJUITTFS44e5XerxPQSBsuYdFFVthvWTN2okvwAvolFS20knixbhT3LGNEiVYpNkHfB9iJ3Qpk4RT",
+	"v6b2Shsjpwn5tJSm2TmtWisr1do7XWF2f3bqctgUxfsKyfkRRSN+4ejQBt5OAY7Dt//EP3YgBAZ0OBBC",
+	"HXI/51J+7CSyl4IXOwiXi4JJOhyUH4+NTQVfHpfkHVrxxuKDXXwuZO1rcIJ1r90YkGc7XteqEToTtSt1",
+	"WBs6aec/P+fGduFd3Wdfhj5fKnWSQIkIqk8ImdnpUZSahd1IqdgL/8E2UlG/HTccCGd2AnJ8I4JfdJvo",
+	"OcmVRN4JSj6YJWsoLIa+n0XR1KMe+kthjGN4Ca2XwzCcKBmPcQKREb/4NuMwdf+73a6EvxBzy7PfFwJJ",
+	"577nZGEiFeylv11//51/gL4yUSBBqHyG22iRbzrf7VvwZUYZtwrzR1nuK6SVYjzpGn75q+Bx2KGkVyy0",
+	"YaGMsYUzfJGmsIDctOqw85ccNXZ32AGzgm+2HcJrUzsV3On00L0byABOU3S2DE6zM8Bq7LEv48RpU8gM",
+	"WpmJ0iuh8KBT6+UUtf1C61SkiSk2PJOGTTU5cMLR8JKVGwQjIvdESdshjZ1eIXwbpUJusVmsrYEGclc5",
+	"l9LRU+Flq6FEYikKBGdzvkLtPoP0qe2UACP45M4pN0F45DhH9I4IcT/m3RrcJhpkPIc9e6lTlWe+t5OW",
+	"22Ct8SCYQIrBpDWetMq3tgL65VkMV0/5YNaPBqJ7EY+m3VF0etq95KOT7nA2iPvifHoWDQbwENbATFpj",
+	"tU6SYNLiFp4f9oen3f6g2x+8GgzH/f643+/1+/1/wDNuWJPW+O0EEiXg/q9TGfMtU3K+sJPWu2DSWqXi",
+	"7q/cLOBy/z3/Dz678G8biUF8EvWnZ7MLPhSn8Xl0OR3wk9mpOI8vo/50yEezM3ER96PB9ISfzs7FZTyI",
+	"Tqan/Hx2KfrxpPXO7c3CXpyoSrpl8UjYFfhXKI1CR4gQBQB2mw/heuhEgxMHvdZuTkitcw5PNOSPz5rE",
+	"R9ckvtZJojdlXQJOQ9a+vv6qcy+1winZXfRJgw9svdfLz9rfCJ4+MuwpeKu/E29snubQ6bFraqCd5TmU",
+	"FQtwgLstO2aczdZJMlF0o1Rss5DucKQ0C8yvYPdIrwh8SgPoARM1c1pKlIf5ASS41P0VYFISZ+tBuJIO",
+	"iVLuHEGWmCwh8aqQSo4ue9Bayo0wCpH70M0Zx+mMI1vfU8d+l931b+DtqSzNJ+PveVXn5MEw72cHz2cH",
+	"j3fw4K62kIVD8uqRIYl2vwBDAZXjYHChBoH3JQF0FDMtSjHVR+XQbl4Ri6WzU2FZ26dtUZ5Y2MFCuEIj",
+	"MN9jogQN4L4O2HAmwLI1jxLiLChwOVEfiWLYAvNlK7HZTsAqAOesjfhYjIDRHZmcSVOKWOToJGGAX0KV",
+	"0R0b/peaHhaZvwtCAj8thPoaH0DPViHuC1boTCYEbVWMW2PQYVCIJ+zIbL82P3g8wd8xBPsb5KS9zFaj",
+	"3lf+h0pH+yxMfzNh6vnGi62GTJRDznMSpI+XAmVoIqw4EKp9Lvidr4cpykgCJgqLHBtSugaIEEais0cC",
+	"qSTgkONLciRHG7hiOzHZglpJ4puQf3PxVuvhdoP/v5Hc8VzM7K5MSQS/k2r+WZR8FiU53B+/E+8jRAg3",
+	"5MhUj5eEMpJHgp1hiX4QFlbTPcIsrcNJFvdkWJvJVcnr2Cx04eVY1/OA7A6PZhJ2eiwcDYeF0PXNUhoo",
+	"9cu6exlWSF5hsZzN3Eh8B7KJyjJ685eMs7Q2n+bmQZsoWWPJt8ymW0Iyz3M9fAYuyNLhEAAaExnfOCW1",
+	"MCD08E+3VniMOK7Yk+unz54xJDRVJmDQtYxSNFFU29BjTygEOugPR/A2yAv+8dXX3YtiiolWiN/iqRYU",
+	"Ek0kQOLo5A4SCSeqWf1zz/6bZGfgZD617IyXtDxNCqe7+vl8ePD5MDyGAKtUR8Jgm69/VwUV0sjunc5h",
+	"rF4dkxedeUyvrV59w5eiExAXc7Vl8Vow8WYl022PPVNVpTTLXkaxhPnLV4C67lMHwQecYScj4B5fakpj",
+	"8+A9O2mE7fzQwZrpzhVmJNLZFdS8xD+SQkU4wWfR0xjLQ/QP6k7OaTTQe1IrMVFrJS1GHmrxxHrsOzpk",
+	"Uu2Mcg2NNX5UiTBFr6rMgcB8TvVEgWaPVXw+/TvrfFbIuu7VuCwyBR1fj8BeiOoLmYy1kT1cyn8D0e+n",
+	"8qkJ/zpXrdtyrK10uuRJUiiMy7x0O56nz8fDZ/PBC3rH6fushx13LmjNS34r1fxok6HZX5shW2D7jx1I",
+	"DYaIGphz40S+L+wNWRswjkjLDQMmZ4jT0cmK1jCNGsrWwIMp1RxbXs4QKG2V8EiYiUrEzFLyDBwcPE2k",
+	"gATlgjD2OnvhRkL1wOox9g3hKxV8GnAmkTWCaSG3crXyMTajIeyGUy+4XSGmBg5XrBXE1B1E/HD0At/I",
+	"q6rfVlojkhmARy0AocSdNuEP31+/YnudR2GOPQtp7hOFgJtA2MwBZJzNV+3IiRiQ4LNu9jx3vFE0UfVN",
+	"oNiCK0fZORkjSvsYozVj7zq6IWMNPOnG6rSA+iAm6lYAqh32TnFW10wCOGJOWndyOUNVqkjUFg7911pG",
+	"t3/TUn2qpdkv8o33qZVm/1u5wT+fJQ89S9zu8ZuOiqVBIjtdvdGGQN91bdamP0VIyFDtjffDePy8TOHx",
+	"JxjF72qbTrwQrd+vj2V16J8bpPxunYiqS7EXp2wpEFv6WEZ1qgn9hXaTEmQKzqs6QrnZhDspYxljOwjB",
+	"oU8QgbqWzvpDOGIES5/tDKoSdX8ay29FwBZ6MwG7E1JHs4o8HFQbmktINQ9LGog7QgMWbrQKAxaKRC6l",
+	"4pBmCtseDOIAjGU0ycmI9AXINa0vAhaaBU9FSJax1atOUMZPyHE1sWUSdHiSSok0K4+Wiq1SPU+dQWwW",
+	"emPQwwDdybPZ0xVEKU22TfUTL7agxt1bB6DnPjV4e2wRehy6fUZyYNLPCFDvLc4eLJPmxIJ7JdKB1mj7",
+	"z069Ub4RRtaw7FiMQrQ9qOUZTxLcuxkqiu+iRu3RCgk1zXsua172R29hiCM6AmatRPvPe+0PqTqUF/HQ",
+	"fj3QVXpnv0KnVlNs1Yp7WCcxWPe3QhSaQuexRXc7FSLCVp6oNXiFNVRYs0EfOsUA1BvGBYsl2oDN7jQM",
+	"RPbEEkXoQwUV275DM0t0dIvJdFkX17VlbYR2p3Bn5lVwI4YJdK7oA2pO90DX08jDUs9TDlLiSaEp9GZ/",
+	"B+l8SMVvj9HOh+ewy600GSA1OA+cMnSorTQzoASRO8kaZjcw5EjIO6ev2R57ktXlZ52/MTqBX+XmFgoI",
+	"SCvMvTGHuo/XY5u8hCk+rKn1J9enutD7HCLmqbiTeo3FVzkCjONv89ll8O+bCIe7tqR/WmLwZnFKTt97",
+	"dNXwsLCFcrdb9f+zdzW9jdtA9K8Qe4nVpWM3WKOub/3a3V4TFL24WNESE7ErkQJJx1aD/PeCM0NKjhUj",
+	"28LtYXMJYokiLYucGQ3fvGd2jocQR40IVIbA5DoOc07FFxzjlOBEvNuvXG0CaE5t/0ji9EiHjqbHbNNN",
+	"K+Gq2QMd+Shc9WJt00Joo1UhQPikScQrNJGI+hqnAFDDBI+bDwbK2UQkMM7BiYwjqCf44/BP74EPCHQ2",
+	"puyyPGb0kX0GZ/O9tA4oq6H/tQ4OGpzbAR8yiqtU0krORO0MJWQRWVRLcOuyVB7EHY5vGMdNOCK4Jrw6",
+	"bP6UhWf5gyo506CMuZMiPNLHnMqO8TPLHzZSeMdZDdp3HLAEdM1ax1ADLqMewqs8QpmQvCGHDvLDw/FJ",
+	"hHNSx0s5y3GYfB3isaaRZQTwQ4FscOQbs49KSV7VQOEOOQFRlthaQXl36auMx2I/DECcsSRZ4zANoQ3b",
+	"VcpL14pCssn1+5/Y8rvl4sJFKJx0hWiVvuNM7gvZkt7fb2+v5ldLyPPAv9/DrhC0lWX2nFwWPoAfuzB5",
+	"vtjxX/cT78zaVTjQz6bYNvJUEjTOsghQe62MPLfp/ECeT+5FkWxoytSLQx71l5nWaFJ/fbG0Hra/cGmx",
+	"T2BNA5IxWpJoKWDdZwOuQnhNgJp7cwt11baLZgZlbNhiv2B3Nhil9MrQDzm006dX2T9dX+fmL41f73SM",
+	"8LqW/pO1JFgvIvBla2UWpugJgFxcMRxElKYIlXtCopldsvfAs9AK6+uOlVbsdJr/qwhAxvXimPJrnVRN",
+	"ggGoO8yxJ6frgXYTUXCoOcITkhkdJTivRnSpEQOfCYxysK9hFWpGso3yjXCfg5+9WoRPbgV9gK/lrDD1",
+	"ttEZABqUZ7k1u0+31jSfNsZ703yzYG/XujA1HrTqrvLIIRdaz2MshI2ncBp653D+3fAkgjrC4as5BjLe",
+	"tHRJuDk4845SBC00v2Q3lbrF9ARzlWgly5EjBP9+mxNLn0KSVrwZFPYG+cyD1oscGlmzY9t2zOj8oEXd",
+	"/SU/hBnxb63OGaqVrSr/J/hbGBp+HKfccwZP0PmEereqfLV+51e+xDnLBFmdO5y8Y0YQeglv2mMyQr10",
+	"IJZ3lBQ1Ip+mvZclll5M8kZ8Du5N53jcBX9fed+uZrPaFKKujPOr5Xw5p/B5a+s3qzczWBf0tZ7Jtca8",
+	"AseMg+NxoyLVcSg7slNy2UvJpMzEiD6clcJtbcd65cNkU7G/Cwd1H1YJ7bGWmAqAYfsyGw4Tjo6M8Xt8",
+	"9cGwyfGh2R+ERRQoYXQUvwSEWMzKmlA5T/Vxxm6KdG04/TZDyGDfMXxbirmsqR2bDKDGRFXMca93MGrE",
+	"GR4PGsFF8DJFBXA8wq57Tul7KerwaRJR3U9/RYCdjAv5tdJOaY88RIhTkFaVZU8jAmkiUn2eQHw5IP8z",
+	"FllGgKHr5uaXwZhENHI8ai94j7KZvY4smzJabjwB1OEOQc560DfuEh53/VGK2lcYQCgtiW/wpFAnPTtF",
+	"D00U/vJA1SpKdz7+8fh3AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -323,6 +323,10 @@ func TestBadInput(t *testing.T) {
 		add(badCase{op: "GET /v1/me/games", name: qs, path: "/v1/me/games?" + qs, token: "p", status: 400, code: "validation_failed"})
 	}
 	add(idCases("GET /v1/accounts/{accountId}", "accountId", "", nil)...)
+	add(idCases("GET /v1/accounts/{accountId}/games", "accountId", "", nil)...)
+	for _, qs := range []string{"limit=0", "limit=501", "after=x", "after=1_not-a-uuid", "after=-1_" + game} {
+		add(badCase{op: "GET /v1/accounts/{accountId}/games", name: qs, path: "/v1/accounts/" + p.ID + "/games?" + qs, status: 400, code: "validation_failed"})
+	}
 	add(badCase{op: "GET /v1/accounts/{accountId}", name: "wrong token", token: "wrong", status: 401, code: "unauthorized"})
 	for qs, field := range map[string]string{"by=losses": "by", "period=1y": "period", "after=x": "after", "after=1_2_" + game: "after", "limit=0": "limit"} {
 		add(badCase{op: "GET /v1/leaderboard", name: qs, path: "/v1/leaderboard?" + qs, status: 400, code: "validation_failed", field: field})

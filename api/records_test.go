@@ -105,6 +105,7 @@ func TestMyGamesProfilesAndStandings(t *testing.T) {
 		e.Do("GET", "/v1/me/games", b.Token, nil),
 		e.Do("GET", "/v1/admin/accounts?query=alice", e.Admin, nil),
 		e.Do("GET", "/v1/accounts/"+a.ID, b.Token, nil),
+		e.Do("GET", "/v1/accounts/"+a.ID+"/games", "", nil),
 	} {
 		if bytes.Contains(r.Body, []byte(apitest.CommitmentOf(sealed))) {
 			t.Fatalf("%s leaks a sealed commitment: %s", r.Req, r.Body)
@@ -155,6 +156,25 @@ func TestMyGamesProfilesAndStandings(t *testing.T) {
 	if len(none.Games) != 0 || none.Next != nil {
 		t.Fatalf("the admin has games: %s", apitest.JSONOf(none))
 	}
+
+	// Anyone reads an account's games, the very records the account reads as its own.
+	for _, p := range []apitest.Player{a, b, c, d} {
+		for _, limit := range []int{1, 100} {
+			public := pages(t, e, "/v1/accounts/"+p.ID+"/games", "", limit,
+				func(p api.GameRecordPage) []api.GameRecord { return p.Games }, func(p api.GameRecordPage) *string { return p.Next })
+			if own := myGames(t, e, p, 100); apitest.JSONOf(public) != apitest.JSONOf(own) {
+				t.Fatalf("limit %d: %s's public games %s, own %s", limit, p.Name, apitest.JSONOf(public), apitest.JSONOf(own))
+			}
+		}
+	}
+	var admins api.Account
+	e.Do("GET", "/v1/me", e.Admin, nil).Want(t, http.StatusOK).Decode(t, &admins)
+	e.Do("GET", "/v1/accounts/"+admins.Id.String()+"/games", "", nil).Want(t, http.StatusOK).Decode(t, &none)
+	if len(none.Games) != 0 || none.Next != nil {
+		t.Fatalf("the admin's public games: %s", apitest.JSONOf(none))
+	}
+	e.Do("GET", "/v1/accounts/00000000-0000-4000-8000-000000000000/games", "", nil).WantProblem(t, http.StatusNotFound, "not_found")
+	e.Do("GET", "/v1/accounts/"+a.ID+"/games?after=x", "", nil).WantProblem(t, http.StatusBadRequest, "validation_failed")
 
 	// Profiles: settled games only (dave's refund is not a game played); the balance only for
 	// the account itself.

@@ -125,7 +125,9 @@ func TestUnknownTokensAreCheap(t *testing.T) {
 	for range 20 {
 		e2.Do("GET", "/v1/me", "the-same-bogus-token-0123456789abcdefghij", nil).WantProblem(t, http.StatusUnauthorized, "unauthorized")
 	}
-	if queries := e2.Pool.Stat().AcquireCount() - before; queries > 1 {
+	// One lookup, or two: the store's listener, connecting in the background after the server
+	// started, drops every cached token once (a change may have been missed before it listened).
+	if queries := e2.Pool.Stat().AcquireCount() - before; queries > 2 {
 		t.Errorf("one bogus token sent 20 times cost %d database acquisitions", queries)
 	}
 }

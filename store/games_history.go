@@ -130,6 +130,26 @@ func (s *Store) PlayerGames(ctx context.Context, account tournament.AccountID, a
 	return recs, nil
 }
 
+// AccountGames is PlayerGames for anyone to read (an account's public profile), and
+// tournament.ErrNotFound when no such account exists.
+func (s *Store) AccountGames(ctx context.Context, account tournament.AccountID, after *RecordCursor, limit int) ([]Record, error) {
+	recs, err := s.PlayerGames(ctx, account, after, limit)
+	if err != nil || len(recs) > 0 {
+		return recs, err
+	}
+	// An empty page: of an account with no (more) games, or of none at all.
+	exists := false
+	if validID(string(account)) {
+		if err := queryRow(ctx, s.pool, `SELECT EXISTS (SELECT 1 FROM accounts WHERE id = $1)`, account).Scan(&exists); err != nil {
+			return nil, fmt.Errorf("read account: %w", err)
+		}
+	}
+	if !exists {
+		return nil, tournament.ErrNotFound
+	}
+	return nil, nil
+}
+
 // settle adds, once, every player's result of a game that has just ended to the player's totals,
 // in the transaction that ends it: overall, for the day, and for each period whose base the day
 // is after. A registration stopped with every bet refunded is not a game played and adds nothing.

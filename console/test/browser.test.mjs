@@ -353,6 +353,11 @@ test('the standings rank finished games by wins or net, and link to profiles', a
   await waitText(page, 'h1 .player-name', 'ivan');
   await page.locator('#profile').waitFor(WAIT);
   assert.deepEqual(await page.locator('#profile dd').allTextContents(), ['2', '2', '+200']);
+  await page.locator('#games li').nth(1).waitFor(WAIT);
+  const games = await page.locator('#games li').allTextContents();
+  assert.equal(games.length, 2, 'ivan played two games');
+  assert.match(games[0], /^Standings duel game 2: won, stake 100, net \+100 · /, 'newest first');
+  assert.match(games[1], /^Standings duel game 1: won, stake 100, net \+100 · /);
   await shot(page, 'profile-desktop');
 
   const phone = await open(t, '/standings?by=wins&period=30d', { viewport: PHONE });
@@ -360,6 +365,7 @@ test('the standings rank finished games by wins or net, and link to profiles', a
   await shot(phone, 'standings-phone');
   const profile = await open(t, `/accounts/${whale.id}`, { viewport: PHONE });
   await waitText(profile, 'h1 .player-name', HOSTILE);
+  await waitText(profile, '#games li', 'High roller game 1: won, stake 1,000, net +1,000');
   assert.equal(await profile.locator('img').count(), 0);
   await shot(profile, 'profile-phone');
 });

@@ -3,7 +3,7 @@
 // the audit log. Every form sends an Idempotency-Key that stays the same until the form's content
 // changes or the server has answered, so a double click or a retry is one action. Refusals show next to the field the problem names.
 import { adminToken, allPages, api, ApiError, newIdempotencyKey } from './api.js';
-import { clearProblems, el, formatAmount, formatSigned, formatTime, replace, showProblem, stageBadge } from './dom.js';
+import { clearProblems, el, endingText, formatAmount, formatSigned, formatTime, replace, showProblem, stageBadge } from './dom.js';
 
 const SEARCH_PAGE = 20;
 const AUDIT_PAGE = 25;
@@ -207,14 +207,6 @@ function manageLobby(lobbies, rulesetIds, changed) {
   };
 }
 
-const endingText = {
-  playing: () => 'playing',
-  won: () => 'won',
-  eliminated: (g) => `out in round ${g.eliminatedRound}`,
-  refunded: () => 'refunded',
-  share: () => 'share of a stop',
-};
-
 function statusBadge(account) {
   return el('span', { class: `badge status-${account.status}`, text: account.status === 'disabled' ? 'Disabled' : 'Active' });
 }
@@ -230,7 +222,7 @@ function accountCard(found, onChoose) {
     found.recentGames.length
       ? el('ul', { class: 'recent' }, found.recentGames.map((g) => el('li', {},
         el('a', { href: `/lobbies/${encodeURIComponent(g.lobbyId)}`, class: 'lobby-name', text: g.lobbyName }),
-        ` game ${g.gameNumber}: ${endingText[g.ending]?.(g) ?? g.ending}, ${formatSigned(g.net)}`)))
+        ` game ${g.gameNumber}: ${endingText(g)}, ${formatSigned(g.net)}`)))
       : el('p', { class: 'muted', text: 'No game yet.' }));
 }
 

@@ -37,6 +37,18 @@ export function playerLink(id, name) {
   return el('a', { class: 'player-name', href: `/accounts/${encodeURIComponent(id)}`, text: name });
 }
 
+// endingText says how a game went for a player (a GameRecord's ending).
+export function endingText(g) {
+  switch (g.ending) {
+    case 'playing': return 'playing';
+    case 'won': return 'won';
+    case 'eliminated': return `out in round ${g.eliminatedRound}`;
+    case 'refunded': return 'refunded';
+    case 'share': return 'share of a stop';
+    default: return g.ending;
+  }
+}
+
 export const formatSigned = (n) => (n > 0 ? `+${formatAmount(n)}` : formatAmount(n));
 
 export const formatAmount = (n) => Number(n).toLocaleString('en-US');
