@@ -1281,6 +1281,15 @@ type GameSummary struct {
 	Winner *openapi_types.UUID `json:"winner"`
 }
 
+// GameSummaryPage A page of a lobby's games, newest first.
+type GameSummaryPage struct {
+	// Games The games of this page.
+	Games []GameSummary `json:"games"`
+
+	// Next The cursor of the next page (pass it as `after`), or null on the last page.
+	Next *string `json:"next"`
+}
+
 // GridAnalysis What a drawn grid is and can become.
 //
 // Example: {"candidates":[0,1],"grid":3,"matches":[],"validTiles":96}
@@ -2342,6 +2351,15 @@ type StreamEventsParams struct {
 	LastEventID *LastEventId `json:"Last-Event-ID,omitempty"`
 }
 
+// ListLobbyGamesParams defines parameters for ListLobbyGames.
+type ListLobbyGamesParams struct {
+	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
+	After *OrderAfter `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit The largest number of items to return.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // SetNextConfigParams defines parameters for SetNextConfig.
 type SetNextConfigParams struct {
 	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
@@ -2560,6 +2578,9 @@ type ServerInterface interface {
 	// StreamEvents Follow the event log live (SSE)
 	// (GET /v1/lobbies/{lobbyId}/events/stream)
 	StreamEvents(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params StreamEventsParams)
+	// ListLobbyGames A lobby's games
+	// (GET /v1/lobbies/{lobbyId}/games)
+	ListLobbyGames(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params ListLobbyGamesParams)
 	// SetNextConfig Change the next game's config
 	// (PUT /v1/lobbies/{lobbyId}/next-config)
 	SetNextConfig(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params SetNextConfigParams)
@@ -2767,6 +2788,12 @@ func (_ Unimplemented) ListEvents(w http.ResponseWriter, r *http.Request, lobbyI
 // StreamEvents Follow the event log live (SSE)
 // (GET /v1/lobbies/{lobbyId}/events/stream)
 func (_ Unimplemented) StreamEvents(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params StreamEventsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListLobbyGames A lobby's games
+// (GET /v1/lobbies/{lobbyId}/games)
+func (_ Unimplemented) ListLobbyGames(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params ListLobbyGamesParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4064,6 +4091,61 @@ func (siw *ServerInterfaceWrapper) StreamEvents(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// ListLobbyGames operation middleware
+func (siw *ServerInterfaceWrapper) ListLobbyGames(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "lobbyId" -------------
+	var lobbyId LobbyId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "lobbyId", chi.URLParam(r, "lobbyId"), &lobbyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lobbyId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListLobbyGamesParams
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", r.URL.Query(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListLobbyGames(w, r, lobbyId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // SetNextConfig operation middleware
 func (siw *ServerInterfaceWrapper) SetNextConfig(w http.ResponseWriter, r *http.Request) {
 
@@ -4817,6 +4899,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/lobbies/{lobbyId}/events/stream", wrapper.StreamEvents)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/lobbies/{lobbyId}/games", wrapper.ListLobbyGames)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/games/{gameId}", wrapper.GetGame)
@@ -8488,6 +8573,131 @@ func (response StreamEvents503ApplicationProblemPlusJSONResponse) VisitStreamEve
 	return err
 }
 
+type ListLobbyGamesRequestObject struct {
+	LobbyId LobbyId `json:"lobbyId"`
+	Params  ListLobbyGamesParams
+}
+
+type ListLobbyGamesResponseObject interface {
+	VisitListLobbyGamesResponse(w http.ResponseWriter) error
+}
+
+type ListLobbyGames200JSONResponse GameSummaryPage
+
+func (response ListLobbyGames200JSONResponse) VisitListLobbyGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListLobbyGames400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListLobbyGames400ApplicationProblemPlusJSONResponse) VisitListLobbyGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListLobbyGames404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListLobbyGames404ApplicationProblemPlusJSONResponse) VisitListLobbyGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListLobbyGames413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListLobbyGames413ApplicationProblemPlusJSONResponse) VisitListLobbyGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListLobbyGames429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListLobbyGames429ApplicationProblemPlusJSONResponse) VisitListLobbyGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListLobbyGames500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response ListLobbyGames500ApplicationProblemPlusJSONResponse) VisitListLobbyGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListLobbyGames503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListLobbyGames503ApplicationProblemPlusJSONResponse) VisitListLobbyGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SetNextConfigRequestObject struct {
 	LobbyId LobbyId `json:"lobbyId"`
 	Params  SetNextConfigParams
@@ -10616,6 +10826,9 @@ type StrictServerInterface interface {
 	// StreamEvents Follow the event log live (SSE)
 	// (GET /v1/lobbies/{lobbyId}/events/stream)
 	StreamEvents(ctx context.Context, request StreamEventsRequestObject) (StreamEventsResponseObject, error)
+	// ListLobbyGames A lobby's games
+	// (GET /v1/lobbies/{lobbyId}/games)
+	ListLobbyGames(ctx context.Context, request ListLobbyGamesRequestObject) (ListLobbyGamesResponseObject, error)
 	// SetNextConfig Change the next game's config
 	// (PUT /v1/lobbies/{lobbyId}/next-config)
 	SetNextConfig(ctx context.Context, request SetNextConfigRequestObject) (SetNextConfigResponseObject, error)
@@ -11445,6 +11658,33 @@ func (sh *strictHandler) StreamEvents(w http.ResponseWriter, r *http.Request, lo
 	}
 }
 
+// ListLobbyGames operation middleware
+func (sh *strictHandler) ListLobbyGames(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params ListLobbyGamesParams) {
+	var request ListLobbyGamesRequestObject
+
+	request.LobbyId = lobbyId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListLobbyGames(ctx, request.(ListLobbyGamesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListLobbyGames")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListLobbyGamesResponseObject); ok {
+		if err := validResponse.VisitListLobbyGamesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // SetNextConfig operation middleware
 func (sh *strictHandler) SetNextConfig(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params SetNextConfigParams) {
 	var request SetNextConfigRequestObject
@@ -12010,274 +12250,276 @@ var swaggerSpec = []string{
 	"XDt89t4a6n30+09Upx+zkk7f4MIPCqo+AN+Qkj9RbVgFvbYByxqbue27SqTt7C9RPMYEOKwV6xR9kpl2",
 	"LPPerVRmAFQt603v5235MNoxJE38YdXjg5oxhvEBIMl3kCrov1Mx5wfCqg+J1eSH3dsGYNCM9D6nGGQG",
 	"6JiQDolwneTCgCqOvPTF3S5tBw+liSK5QleQ2Q+eMHnApin2UkqVLWek7hdhD024uZ8bX8Yl/JVMwSbF",
-	"oKrwVvXuXING9ZjokUn80ioWOS1XI2r151TGTxRPtkaahhgpZ3HKN4rNUxlDMFzFhNcd6V38Ya5iKCM0",
-	"rfHP/WDwOmi55yACDd2q4cLroAVdpV/JxP378mxXXSq8p7665U4Q5qPRS4EdLgATz8kQtDBw2d2o0d/B",
-	"k0RvTAXLIxs7jTYLIVVNCegXgKt2r54ATXBBecgJCVR77LjBZ1hm3K3TrxXmPdk3lJOT09PR6GRwuDaf",
-	"VqYhew1Ja3zrdZ1Tts3Bn5sIKwgINIdPcIa6VGwFQDkRBj6PitD94L9YR60i49QN17pLSDTougpLP3Wi",
-	"KhYxHttrRZiitjy9GtYJJiqP1uOMfTQ/m7dOmVyutDFymgjYLFLNq4f45dn7L1Q1MJiCTPGLFxQ3TYlO",
-	"TRv/oejkK57aZFsQCxUhQDt+Z1M3M/pMJtCvG9YO2iANT7tTaQFRdszcX2GqNzezVC9vptpavfzilP2J",
-	"RTrB31I5X9iQtd2dfSYpEwPv7MJFeHkArxqO0NGuV11soHFE1eT7r1TdKvxV8MQumiCwzTqxGERfwH1Y",
-	"XMpjqaCyeiGi2wrls6ITfbtrguY9veqPeKouk9haxH1oG2AsygeLK+h0Mbd8yo3bUKng0QIOw73FA5Vo",
-	"kb4llCGc39ZPcBuwcK34HZdwwIaVVGZK69a3raBVuK2cyg1XD0CjNXcTfy54LNKp5ml8qMOVsRxOExOw",
-	"6Z581+m24XxNubottXE2xUlupDKUklEuqMLfa3KdPoW0WpFK3bDVzYqD7MUMDpgwHWk+Wx+QH04AdfG8",
-	"2vwUrtUxGC5Bwyf95YcljFzT4wezeKfbVjb34qD25G48F/FcpOAWFKmTq9uG9okAIWFknFfoUdc6X3fQ",
-	"peCh4Gadwk7iZbO1SGN/m/sJLpbJTL/VUBrHu6dDZIaCb4tu6wQey/RzBPSjyXAW6/U0EV18lOZTRejy",
-	"5RFd8M3yA87NqETQfD73TVAGJ+mgPxr65Plxa+p7MGv0DL47tpADMd0KWFUZde6k2LAuuYfuhJe5xjdm",
-	"Z/NUlEFbuoMjswH3dpHEDsRQVfJ+/sGaNmNlht63vWq2wDFpuoigSh4ZAkUvfrbQsB77jRKcv5hKazq/",
-	"DaLt+3ecRNbbefExBSqFreqLVJBrG1uaPjLM3YGbEonm5AiQLGByxrja9h5m+GKnSV9uQnUoJS5plo75",
-	"FGpVlwIX571lWTuThFZTDmInazjL2pRN6kwZus9dnQobTlThYhVqhfxgWYF2yNp0S/YVd3MiOLRGACEM",
-	"4B9SlQu33SvQci+9IvfJQhn3KpG25hPGfQNfXKnQxtlDKG4K/50SxtKMvAiZs8C9uiz08dYGif9M3fFU",
-	"8lrszJ8WAk4nqn2lG/0ZUBLudA4ANmONioTizrxwFs1XTf1AvyoA43gB6XY2fB5LEpBeYK1SnvV66Vsn",
-	"UXfNo5rmIXjsV/A68w+R6lrgUACX3AnBVHzG0oAv+KjP0hCv18tXuv6rT5LE09K3RjWIfQEOZ4K89KoB",
-	"wJ6vuATlT6/gnMl6qh7XPlDp78Scu9PpL0jymq7ouroq0kDUZXPszOv7oOZkCOo5pG50dWvXLGGOaWRb",
-	"1WVodIfK3D5eW9uiKvY7JTIXNMbt31b/ePrs7MWrJ/0Xqv8xet7ifF+KlU4bJoYRLFofs14uRczWK0TD",
-	"g72fCSeynkXVc5GzHJj1uHcNRblkSQbWCyuca43cwAu7O5vgTna3F8Xy9W0G1gKbi667MZ0BZqHX5Mfd",
-	"0zqcseKMam0jlIx8V6C0+1kiKhT4ZuroXnCmBj00o+SeMaDQKovNNoTYQGwJhTbjMRlyNQmYpcU7vK8K",
-	"Bx6tws7I0zWp6jjw/OTLjreDYrW6pgepk1VT0FqUaXF2JDFypqn1oNLV/CtjkhTIop5fUPFClUPERfVE",
-	"CTj+UdeueNeATY8YZUVAFCzWCtFy5irur1ZpyWEFa4WKnk63jXUT2PUHIzRoPsC/C6UU1fAHYvJ7x+m/",
-	"X2oRdZg7lD4zpyq+zwUfnws+5H3yxhpqud/Yp7tbaVi3lQbD2r10UtpLw/tspovKZtoIN6xC0uLDd1Ne",
-	"/JCx+sVlLVyoFyz1vhzAeFUa2saCBUQ5sAi/WMy31eCiq5xODY28gwclrRUkRKPjiXrgcMPo7g+c0ODF",
-	"z3H5t3n9XH3ybdZEhltBXXfHVaKCnkxxQViqcp8fTs+xBTcTBQH5gFpFQuFCmDXDZNBrhzphdqggCMrs",
-	"NmXqYQt4lqPdHMjyzRtPHEeVYguKZrKwRM8fGWbgZua+4McJ5U3cYtJIKnh8lfWPlAqwDifq8d3gsXuN",
-	"FObxW8qNeBcGjE/hPvCUJtKQ6y5znHJlNgR0hM1BQcfY42/zK1jNQ/xguX/3a3R8z+L1ovA7nqP9jqzP",
-	"J0eQ68z+Q4+qTBK2NiJgRpSArzGdfLVKJDQFUDGLEsFTEXcyppyoUoGpEzFZDiqxbf6hWyFWhoU4iPBI",
-	"7i3Kylo12SNRQ3FdExMGjvl26tLqKs9QEN9fUZUFbLOsRVOW5FNYzaKoJJFVmmWjunrIW0E7KoAKCUdT",
-	"TJwEB0VAbrJUr1cHPBf0mma+frjnApTuP0TxtSfCHr8EOACW/Faq+UN7b/tzwGpYs73Naaq6xf2RxXUh",
-	"07Puiw/BU9jbKMGncNZ82IkTOtoIH/8huLb3w7FtwI6tXVtn4r5KuTIzkT4wXUb5xGurfVDF6iyugqca",
-	"32/Y50HFASq3EMdpxQJcuSzXl1rvHgArR2V5Jfz4QtecwQ6W/F4c5ct+/3xweTk8HZ2P+peXg0MZ6/Ux",
-	"qSeK6RVSmClt3ZmxKjSXLbuqKlkpu1Qpsc+w0OqjgSWIaHUckeemNaEAYoq/noGunWrLbdbBGjPkQJXc",
-	"Ak4fUv70zWldGhVaWmB/4ktw71HO5OXOUuP9tY5R/91KEuP+wsujExrz8e3UWSc6uoUuwr+snU2bMrtO",
-	"lcmUCQp5ETna/V7vpHOVEY3S+BKtb1kibwWgFAOXpkBcwCtGqXFMV58shetggubh7MJixulMJgmklTKO",
-	"KYJTaZfc3GI2Wl3e2kRVEtd2sgUv75mDNjiolwB3FNbKT7OWyQvYhkfEXKeiHFL12Nd7oqTjHKYuETML",
-	"RzanBlVZyvhu1PUBIVP/HeiVzlnpC2gf15WGUjz1/cOnP6R6mohlrYR7+fVTdjk6PWcrvIk6Y/acahyL",
-	"rNW7sU5fCdiSRwupRNfpsaDWYdb9FQvdV0PIegzXqRqnKzOmV46xOYp7H7ZUCd3t0ib4es7MQqeWLdZL",
-	"rnx9ZBbx0rGogXCJIf0s1Wp+45PUfWZhq1gAA+3FnI4Gvq2AkgpzUjvDSookAxyUylgMfbSKduExNtrj",
-	"Yn0pHNKQ5NMf/O3Lk/8aXl/8z/m3oxdn313+0H85fHX63xd/L+Bzj/qXbitYWMSf3LSYnxYtZpWkxbnX",
-	"1PnFB+tBiCeeulvfBY15mU9wWfL1Fm9WCVfZeYIYpxEaXhWN4b4rscO3tDTVMX2tUxbeYasgqdXNjMsE",
-	"QHqhUcFshon11NkIJGKsoevRittFjlw71fGWtfMOrmgf9Uo+OVLkQd8naEv39y9rkW4DfJ9OweUAHXJS",
-	"vhR2B3Oo6B09JmEn48Hdxfjx5TOWipkAYhPUUWkBsCSGGBAGWNFl34Otd0Za4PP65GFq58lkHDCeGJ2p",
-	"ed5OTjTFNKBP6N+7pN52n8UhUbXS63nfbjo659cN7q+vXv1AVewgZDJmToVZaVUBLIYNegR6Ie3h3YUD",
-	"ERdUN1NF2HkR7N5bnnetTMgnWt/8GdlF8aUvJii+P2CHxXR5DPtE0CFlllo/I3kKwOogqWpP/4J4asqn",
-	"BXGUpjqFBQyy2Fhhacd1goKN+n1M7l7bhU7lr/jbIJiocKbTqYxjoUL2mIWUK3oTS+O+BredBCxU2t7M",
-	"AP2bjfqjgIUFWsCD7gapbpzwwxclkFJ+kwcrQvZ4okJwzd3MoEvaYxZKZdazmYykUPZmhn3RHrMQNJ2b",
-	"BLu7Fd6WRUkq38DwB35BxmK50laoyN2vZomMLA3xBqo23BQuAxYuhV3o+MaNHIqUcLanrM0ZNgUHaQfW",
-	"D6ducvgI9BdZ8W2ieXxjtb5JeOrIMBo4UuWy72YpDX0RBqZgZW6cvA3ZaDh0qhq34obaL7nf3Ljc7koV",
-	"T0J26pctz8k/7Z+UlaWd1cb0/Gyh0ZOKSwxJO7SQraCiThRWsBW0dtfPF9LB4kGgt7p00IMwW7jCS4qQ",
-	"E9VFy2JfJYpRINmTC5KCd5cVlcPyMkCacHVhnYpSoDS8HYnsRlTheaDFjR9GY6lDiRg7AuplqTtT3qIo",
-	"DwrX9b/BumCUyTq5E7HTSqnLIGt/Izj0ZVk7vXQOzcsTaUTcGTOJhq/39aPpyaaCWzNRmMSAHFy+IyAs",
-	"QZs3ZjDr9E7eiSCv/sAkCOhIDZ3RcN0mKtbC9FjoI3PhOLO1mYl0mlts2PDB4nAKOKz+Etib7iKTlvoI",
-	"Wr3qupc4QY7vNI+qQ6SEOyh4w9wIK0U1NTMjdxZALC1ifr1mBd1EH+Z+QnkNo894v4qB8JYCme6QX3Fj",
-	"BsNdvdbfsYv4JufSsj8x9+BGp3EYYL/7ZOv0P2xw74EhWb6/euyZJZ80m26t8MaO22OPzEQ9uX767BmD",
-	"l/fYE6ooHPSHI7gbHM8/vvq6e4FKF5UuYfkM3nEFHS7R6eMUmlQ4q3uNuV885ZEV6U5v52z+JY+R+2zV",
-	"5bj/zCVq1Z2uL3WdlkK9REPgLMJKvWIhhF9Clq6VyVzuXmXLEpzdD0u+BbXePd6rtGxCqH/3pjLHZdd2",
-	"Gc5t/he17iRwcnlf5Yqn1jeaXqu4x66LKKHgn6EybCsTQuF5/65NHz3hIXe8VbdFMcGhtuX6p9LUqUij",
-	"eqQFf521oS9rN+JGsIV407kqrpn16PPkPDRkSS64oUB3efwfYDn2NKk7CMewB0600IgjF4S+UwihYBBO",
-	"FLcA2XFcZnSz19WzChCunqpNdLyPP/aIDoUNsrs0SCTi/YZZ2BcHTetmjMBXRThyGs17L8yexlNFHbDk",
-	"HigogkQyWt56Ob5W8bWtjcX+BNituRI1dnbEnTCh7ymK9eaIqYx+Uve5ymWcdEBEMROV349rEbK2vhPp",
-	"ONPRAuiCNN36TtJBCRIKdBS7cKoAvrqiofgctGzuFL6uqCkU0q4/NF5l4KV1NrGXJFTaTA2RKGxdUP0e",
-	"+bb5JbVNFRiSSuQmioAugvo2Xp0a/+UacoB/Hgb9wP1//3VAMx///Ic/jl77GDq6VEnFbo1Pi0mMPucw",
-	"W0rUYnVqWuNhjUNzXVv189JvVb8+K2eVaqevSxWLN9jTFAJObZ0Vhq6geQlo5mV8n87VRCHAcZ3smQqh",
-	"ckukvKallWyA73Aihvpl6FmlvTJNA8SNG+7+poVHIXoQP+0vKCkdq0fnTuSq2QfJn9Azv9U+QhW4577q",
-	"gF5wc+uHQiZVRfL7tYcI2pL9Gflo2Wk+niZqH4+c7m9yPDy595F6qFlPTZD1/mhuR6FLFQ6id6W9XNfY",
-	"dsnVtmq9xjklS/QlxLIyXe+DAHaIjFWjqQgx2sr5pzipwMujIDuuGhNzXjblpDzJMlKyyiDPhlBI6Cst",
-	"KL6bFV/gTRUDZvHBcsEhUTpdmTwP+qWObtkP3AnN60gagxTIEWvgyDqUJvA6aNHs4HZwfTip+TpogXnt",
-	"zpNW0EoIOfDn1t//3grc/7wuHD2FARWCyN7p8O71zrGxeBDIW9UW+V2x3ZqySWmwNfmkPlnpyATRnQDf",
-	"bnZoDQew5/JXnsbseoWLUdckNOOP+nLVnLfbWcKK43y/rp0qz/sDwGepvD+MU8aSzfkqJvAaxNGf/Ake",
-	"PAjUUczRXCDemh9PiXx7pMqXOlp787reHVfXEj2XPAQBGnGllYw4ABUsWdsIsdsH/vF023XDfPy2UH/y",
-	"Luxg1NXwpZgoFMS+u/oM0lSgaaqaSyXylvIBZlLdiXTKrVzmProdTflYcVQnXFrZ9dclyZLLlFa/dZRU",
-	"KdM/aL3pznWXfvyn0ar3km9eCGPo+KPVeS6NbWL+IqAk+Q1vld7U1KN7ou0VA8il99gWNESPWn2IV7NB",
-	"7GHGPQjYBX5DZEZjP/oBluznmaoAyxjo9COdIlcENpRC1ycm7Sd/rEA22dqgOhzm6fw9uin8FM+dvSI9",
-	"t77ott499POCWjm8VwJ+RbjXbaFCncv+ugKqcYF6Ajg7IVgk7tyfoRG/hJ4Ns3ohPQcFGlg0dP8bBmyz",
-	"kNFiotDIN1kCG1au6zlbr9xvkIDrv2hTIbC0Rir21G2OmYy4FQycLSueChW571mRLk1nPFHgkffmHQwQ",
-	"LDsFmwBcKth0Acw5uB6gFx9LegCOCNoKUMsheBUEw7DaJ38O/TCOj3rsWyFW8HY3VDNRW72GCMBc3gk1",
-	"ZnajGYRRk22xXIhibrGG8EUiBQNtQ7Bowd2YUkidAMpiv8aJcgKCW4CK26QaARhnOr0lQybR8x4L3Se4",
-	"Xad5Gt1X8fD0dHDJsisguN2VW7GdqPBWbJ/FsIjZAXwrtu7EpHXFeFMWfgrTleniTLpuJt27QchmGsO8",
-	"UD7DEqnc0SxEnEVtXn79lF2cX5wWTv6/XX//Hbzw7aTF7aQVsAkwLv4Fw8I/qUIK/2HEL5PWuxB8ZBNK",
-	"CoC0q7woA5m8FI8Dbo7JLVYJXeyr2MPKLp7tgrabx8nJySX78dXToFRMsx+dGCp9B8OTf+xKzddvR++6",
-	"+Mcw/+OV/2O888fPvdf458m7f9SK2ubjwx8bxe3bPhsBUomhphrE/YmugJG1RmIQn0T96dnsgg/FaXwe",
-	"XU4H/GR2Ks7jy6g/HfLR7ExcxP1oMD3hp7NzcRkPopPpKT+fXYp+fM8DAzigfhoyzlAI5RyAS29FpTvr",
-	"yWzIB9N+dBlfiPPZWf9hOPofp27OiF8agFHcsjwyfmH6B1bk/N71KpkQqP/+2agLQekdmeHkZFm7qARE",
-	"poNoGJ+I0eyUn03Po4v4UvRnAz6cnkSj+FSczc75xfQy6scDMZyd8NH0NDqLz8XF7JK7Z9/3+QbWGgwv",
-	"3h2uhMnRqd3CZKcnYHchExYJ13SYSjX/VmxrE549OSmccyuy9Ds8ZXdV8D28fys8hFre5Wdw5pakEOB3",
-	"758m/FYMp93h6VmW7ZcNoHP/3YIP187RjetkWOadwmQPMM9lfDaYDi5jMZvFp/ysP+UXoxGfjS6HIhpG",
-	"0Wg0Gl1Gp2eX59OT4dnl4PK8fzLlUf9kEHE/2PvIFTiNv071co/cd6MGzHmnlbi1/8CV2jCGH5Wtx6UV",
-	"TilRYuNMNLFlqQDbPIbknAzdr1iJTdLvIU1MKnvB83u+2EWClQa+fyPUm6IlzTLnkLw/bkNRpruncTsc",
-	"H0Uo7NND9id8sXaKtqEOlRB8wI3bY2ExKhcGWSTUKURZ3BMqeVZCXbFCJXyb+/4kG24masVl3MHHfH08",
-	"a+82z4B3QUPMcnSzkvC+E+ws9QiC15cDn/6BHRbO4GHrJB7FEx8Z9LllSdgeG3Z3hQ9kkOQv/FipIw1d",
-	"l6+FtQnB2mUNOGg6iHlbDnYM7x3taK6izye9a6nyREbi6K7v3wnryx432IinYfzD0+OglLz/dA92fp7M",
-	"wNWt09HaA2+TTIWxV8xKSpaCmDUZD1mC0Pu2BAKk6J3RfQPLuJ8G922gU5EcGWmCUvqFytuXm1ZQAbiu",
-	"kTJ6hR27H1ZajRYewhi4fW1K50UNhFNKjVBaS+4mpqAcpCYdsr5dCqbUYDMUdDdVepT6RPnQ/esmE2Sg",
-	"8PbY9TqFKBgkmy6kBbhsRFK0qVwuRXzFuFNo1G2x5wpkxEJ2OPjFUp3kKlCASbyz9U7yTnGCpXzH035/",
-	"T4X1z/87mbzp97uTyZvBbDJ5cz5zf17OXn/hrpiGi81PHdZLidh17PFK3wr1kspG6g6jWSrMItkyacza",
-	"7SzBUyhSvBXVQB781hq3/nt6sRyu/utN/3l6av/n18vvopNv4/O/zgbf/HN0zc9+Ehcv1/1nevhDcrrL",
-	"F/SSWg+Y2JQ+HzCz0BuFec9or+9Ucd1nLAfrQGBodUSkqEltrmeerMG9h3IHnoACisHJhwwp7sIacHug",
-	"GYw0pXTzXiVL5OT3ae9CFGkauA/ZFBKeoempU0uKvUwrdmaN+6RWyU/2NITLysLNgq9EwKxesVRvUPcc",
-	"uz/R0fX3kLWxQwfqXyCTTJA1ejn1t05U/lNug1XzdYrc0LAe30Pp/CbzqMIkehUpVTPbJX/zDN94Wp+V",
-	"s2cdcPED1u/1Lq8KnWPBmEP+x0WRBiQ45qZ/uCr6ZvUnW6d6P31teWC+nZrgmuEWERNxDWuXSvQ7WDQY",
-	"p3xT3FnH4IbVF57jNsiO/8SXUucjDWiPv67rUGtEtE6l3V47CyaTCKlIn6zrGqiET6jsCN49Zn9BwYtl",
-	"diAJfZ0dgyOE9C/AYmft4emZU9ZivWRTaU3Afnz5vGv4TDAr3tgOSe6JgsZ+3GbKGgD6YPJhFkvH2jhj",
-	"NSl2hbAjSH4fgKVtAhYa1pO7Eedru7B21XoHgHpqVoOYcW35rYiZY4guBG66PnDTxcBNFwI3zOp16tZA",
-	"WcPSNWomG75lnJklT7F/ltu4bKPXSTxRUOvDvnZaCcznkWGp+8YKvmF8cGiV6nnKl4H7w+pIJxhnhs3j",
-	"rHT3RwdERtY1xqyEiIOJoro2xlcroeKuo0oANOlCDEDE5KVN9ByjAFxBqU3EFbsTqZxtexM1Ua8cl85k",
-	"kpWSkFntJ4TR8m90ASlqu6J6ilSvASnbe+m/1TaRikWJdB/mqZgorHJyGwYQW6TtMYonU8GvNIwq4ETM",
-	"+JxL5X60bCpmOnWK35YtuIoTt/XWysCY/+M/2Eud0CD42i6EsjICOrvLR3Oxrw30HAzXavjYaxwRIWRx",
-	"NVGZpZGh8SFuPb6DpMRVkW+BmQ2xL6xUp8deYc5zKiDSk7pZjd0cvmBffIEJZ198Mc6+MN2y8IfvrzHM",
-	"4vvehFdZ509IXgATIWA+VgYLhbnQPXwvqPXutXsLZK5yIDMok4HmloDG1paO39dJzIwQlI4N/NmB1QGk",
-	"eYw2uU1t+BZzRt1bIp4kwARPsubb2Z2GtUMvr8bs59dhh8m5IiaormpWbM2+z5+H5cwAcMqMwdoYpksF",
-	"j52YBjC8vAf4RPkm4FbrgE3XlrT/bElhD0nDoPrOEWutsMoUvhqO+gNWqs/1nPpkieVTQF+5FO7n7Ddw",
-	"jcNZZhoAhcCGvsrQdG+FWAF0yLX8VbA3bAd5M0TJIBUb/u/pSXfAjKacJAiY0d5MKYYolj7M5XhRLoWx",
-	"fLnCgRVjVVTngCSeqELgiq1SEUkjteoxQCgj6Dg4ByOeAii2B6eFLmU7OHIZ63kRMwG6AiKdYwmP7Ra6",
-	"I0QDViRMwkmySKepiCwIS8gMSnR0+8hpVTOnc9Ma/OClqzNnFzq1sAgUuIVd4CQjWpoAbkL1wj1W9ssh",
-	"Ycq+OdZFacLa3kdHP0yUd9R1IIEbM1z93bUeO3cYoRQmMJgSrqX325Va3r5CbBhfNhHkCDFeAIQFT357",
-	"bWcX7WrxYacTsvbJEIO0ASR/uDUJ6Ki2WcELlTHplVAmq7Ag1xwUS+7WNfbYV6j4jAvvmahw4tPxJ62Q",
-	"td3524Gwf7necaLC960NcBvxaaE+JJeHVGOEi/rFFyjInFzMEqVlSjOGpH8Y3BbuLtqgGrrmyZRByTnS",
-	"vi0VC2E79MBZstVrx70oRK32tby4eQMUswacElJR7kGPoScfijUqQ8Amov6oLjhK3PGc1ZIE2cZCTcC9",
-	"wQMrwDud0MMNihPAEw36/ci5MNn2+SpNdWpAtoMkAQgDasmEsgUmEmCf012AnnYIyFUoiB/Tr3/6pwHP",
-	"NjrXJyokAIWw450yBJiwA+CDOD9wTP7LA2L8CxAVDPvXRP2r2+3C/7vLo36f/asWUqGNchuC/2GH0d0D",
-	"d3cZZ4GunLgrOdhCUIe10M6OTP9buQkGPZF9beTeWYBmoJ9P3c916AZlZAN4bVwHcHDFwifumZBwYDF7",
-	"xS6gVZG7wWRDuHTfKoJBBGUsiKAWCiJgRSCIoBYHIijDQAR1KBBBDQiEe1sdBERQRIBo/7KW0S2CIc6w",
-	"dABRff3EBrBeNSAP7amOvec44ghoZdnZiH0r/+IfHg7dw3VAEDDVIgwEPQBkLINBEIO9FDbddp9gbQje",
-	"fopMmeNE0K0ZOk145abjrxuWCGelZE+fEJPmqBJ130KBm9kN0hQbTgZM9OY9Fq9BbHPmdoW+E6nTJW26",
-	"zTEDjTsUw2f5gnS/FVuYNoiGwoVcPizXzohT84IWKN5EzrCp0V7dphArEMw130Etb6LaAyc2h6dFD4lT",
-	"ByK9ygHx2vTSgLg8AAtFoPsFDKvhiC30OjWgeDO9tiBHwQWTWSSg6AGhaPs6tnLnqllHkTAG9XzQDt2J",
-	"iGhMTgG8ZKU9ASi6YL+i0uQDw17PAzxPJ6x5hKnk6CARs5mInNWBdX51y+He4q4CHtRc4AZ35wR8jSRi",
-	"dgMYVfAGvbZuGqi34XechhPpDIY4XqOcdsatG4yPFINPZ6I8ifAMxaJ7dxsREqmaDZHEeCxnAP9kCb8q",
-	"0ssV9/GaYiaqO45K2V3u/o6jIxC3Vij02H9noh2YeO1srPao33dmc8U0zK6DbwGtMjjLDGufvnmDQVCl",
-	"La0baJtw3mLjblgL6SVucTV67MlErRZOiYQeY1MeMyXsRqe33nBypLIbGRE2nIdOS1eGdUnh6ZKSlfsa",
-	"YJAYqLsTqUGXxaDX7/WhvcpKKL6SrXHrpNfvnaBvcwFOnsfYGvZX6B9cW8xDYODDfp9tFs78J7gl4HCJ",
-	"KW9SzQuWWq8Fn8QNDaWe3whLrXgB7B+iCfD5Yb+PRZCQbQzRp4IC8E+KAeHJfyjoTl8AH05NqDAfMU/k",
-	"neg5wowGJ01vzYb5+Ac8Gl5p/RxgZ4ruMmy2bnx+eOu5vBNKGAhk8zmk6udma+u1e/QxrUZvy5dJI9nd",
-	"kL9fCfXkh2csplqIoo9gww2brmWCALeQz/w/T148P7QK8MqVvF6J6H5L4QebL8UR46VBIQgx/OUvwbGF",
-	"7wLc3oWIbju9prXzLwbuzd7xHisYtEbDy8PPvdL6BVdbio2avSsP7jHvC9u3/KDEHLvfKE2oeDZnJ3Oh",
-	"mG4p53R8ygz8NYDzP8P2mShAlsctbBZrC+durDeqU2QakDk7bPPSd8X+ffav+zw0mgTmf691P+2f/AYD",
-	"/s43+GbtuibeQb5ghi2lccYWYgmU12UvwxXXpJHZCvqTm81Km1qW86vPnoL/0OS+Ae+9pCMa2h8Wu0Km",
-	"AhGHoZ1uMfqKagwavnIpqCP8rQAWhZMOTOMee45qMHg+yF/z7IcecyTMDnJwLsuCC3Ci0AOidI0q2PbK",
-	"UORnQzaPt6rquBxn/gTvyIFO/6Lj7QdjmNI3fMbFu3JAh2BvKrts8MHGQF/HocRNEtcvu0+noIC+23i4",
-	"4/dvvL/wOJveby2j3R4/YojPyGYCl0VBMux/6hrVrB8LUHH79ihSeWc3FXZstjt39uvjt1lWz7s9pwWE",
-	"atoVF7Z3bYNor6R3YdM1hAgxTMNOLOaeTVS7lIMGp4ZWAXSdw9yuKzA3CmAgHvAZpAQeSVOBjnHIHow1",
-	"7FVLEGFoZxHGSKlPEQtJuEBZScl5Vmzh76YgklnDaUUs/kOqZxIwOTP0WtPY2iW/xe+QZ9iY56Mdd5VR",
-	"7t+IjyAC6G588CZEGbL/kR+LcJLw0BF74usMdBKeGB1+4jttIeD5f044vH0XlOPqP79+VxIY5ZRW9Nqu",
-	"Mj6+n9B4nGWaNoiO7NT3Td/BteK3WO7EY9SiKJYxVpEJfieyTOqiIJgo6oKz4nOy27OYKUKkgKWSFYAt",
-	"BQ4yhK1OcabarT4mcEvEV0LPyNLJCA9dlZC+lXu1TZD7zalVs6k9+p9L42XGN5Q1+WCJERy8+cUWPgK+",
-	"t2PuxzZ5H1UUYQJopNMYeh/ViKIytE7OorB6DxdJn2XFkYpESS741N494iBeSlXS/OtFAEQg3PnaY8TD",
-	"hlrqSQCnDQENPgTbBH9XhfaH6ErGWyaqHXEjulIZoYy08k4QIlpuQrjznm4HIwCKzXRK7eg6UCQLKdqO",
-	"z+BDTqmZKBnvEShj7LiVIc2Q/hCQdzPINB0nwQotBmtN3WvB02jhSbErB5rqD6CknDygQBxMaKvNpgdI",
-	"4ta4BYTIC/n9P/MdW0JIreupc6xc+pREDbCcV30OChvPwZ+60vN/SofZq8B8LVWcLVtRRiE+br2AKmkt",
-	"2MNrn7uiILVeQFg+RLMkzFtYZuC9pExU23+xtt3oSpurYKJu3ehDHEHY6bGX5N0o6iOFpq9wX489SRLC",
-	"VlYYtcHkJ5B+E1X0lvhkDWP51mT5vZh/E1AqbjqHbDdM9mnKyJkoysah0AO3TGmG/XMgCAEeloinTv5m",
-	"k15xSJkbM551SnNPQiYipJQA5ONUbDVik0M0pRiabXCcxNLmjpOPqDoVPD1QWvf647hparvSHeWm+eDW",
-	"4UH/TJUZ/92sw/4REvKpbxLwWRRXnE8xFDv4VCPq3Nd5kFiGborvKZV3pDBJ50xa75PKMAAnlJ9kj2PE",
-	"dA7OJTHnTukcUwi4pttI5m9y4q43UfuFO3yuTt596S58Fne/s7jD5fks7T5LO5J2sC0Lws4ZhHHKNzx5",
-	"oLzDvLzjBN7XTsIpvWHYaIW0tlTAdggqPhPaw5hYRpWjlPkTjvonbCdbEHt5oHZJmiPegp0/MH3Ly0Rp",
-	"IIEpYFNhIVUcdU5IDvUpRTL1uf/ohwfkJ2fdk+Ofbxm0T03Jg8+MlUlCqU6G0vIxfxFScZS2Po8Rs3w2",
-	"uWXchjnl6ZCdHvsSbsV0siz9MavxwY7zE/fSBeSVvKzU+fK1O9YSPc/Ta7CCtVZa4/v/neR1eUqftMAO",
-	"svX9LKo/i+pMVJOoyIMND5LQQh0roCHbyKckTnW8xZCHFzlLvmU8spT/SE0weuwr5aWUG6dTLvNiLpJS",
-	"7LCQqhNK8ObfUSb9zjIBiflZInyWCF4i4IaoUwdgTz5IPGRQEYfVt2/kXTHnqb1ZaJZoyPB2uhLBSWQx",
-	"EExj8qn2gKCFv1HEY6J8IWDWeGfBY4JH2egUQGoyMbMjOWBguZLT5pHVaeBkD+RahAC1cQOfCANmHVtY",
-	"Zxbjc0SKRzgik2UqE0AHVJGCThZ2xmxtoPhsZWL6LL7Vw5ETahz7aX+Of+AWLssHz3M94JNeqqoYE9D3",
-	"ZGjXSMpn7hVQQf7vIybLmCpN6creVZIx12d5+Vleenn5DHdWzhwI4MnyloN7xaWTLUcFhbFKhyQSip9S",
-	"0UshXYSin1Aa26YYToBuGhNMFFbQegCHAFvkUK1yQCWLAYpIbzR4wACR6WEk2zpBFu4tV5oUKkwwCRQr",
-	"b6zWnTLw3554co/9lEprIe7cXH+DFj3hNVAhDmbFUdYcJqBKkIRsg29EUdiYgQKrcl8p9xycpZ9UhNfN",
-	"48g8kkxJ/hzf/YNInldeQzGP8uU7JHDQo3+UxLleL00Bsj3W62kiutjcjAIDbqdDwQhmnUt1x1PJlTVj",
-	"aA1McQNm1ksouf5VpDrwSak7sVgmfllnpenrpW+U54MPEFVFFa7gYPPBBqeUZTUYvky/0BPQV1rTp6SB",
-	"/PmmrNUYIOGAUh9xe+IXXoqVThstNSJ0Cjf1Pm+032Oj4Toxq61jTzjdMkZv3m/gwH381v1nf9p4KfeT",
-	"cijp45i7hLWseiUAbUmoGOENd9j2G8Sbut+p9Q2M7+MnNWZNYOr5HJQVmvXnJMaPn8SYQaTQTzkbY0pj",
-	"Axs/pjTeY9j5K98ovpy+nFdn1/YxrdMHJ8orhE/8EQB+ATGzvhq+9CLS9RL3VQRNlylUQWy4ySohOle+",
-	"0Qf2MKG+5DfurYRSSrimEGZpUBUda/9ANHno1jusK37vKPOppSnjtI9TL4nbiHs+b/DfboOvMuY8coNT",
-	"ev7RO9yrKPRgZcVR3wqYTuK9Jp/f4pRDPBU+Ic5tQ0nQgnAJ92/gM+wQpTORxfv12gZZRHKifMUXAetg",
-	"LkyPfQ/qJ548C27wYA2ofNIatpRqbUqtpLmMIRq7R3vMZIIn48cTCp+evVmY+P3EAhHrs1z46HLhVZYc",
-	"m6mWR4sGACszj9/Cf4/SaOv6oO9x+DRpBOBdKjdM77FrRAO748laQKW94IQzCgBoqEiPWbHNfIaMhhBi",
-	"BIw2w/roavv/HCvNCQ58IodWq9zcYz8tNP7b4yS5xyYqb/ZsGE82fOvLpHosHPVHrAAkhX5DfHPmv3Ov",
-	"VDpz8zWBAlA/4Y8lal7SxvnjKSrVVv0N5gdSfbdLP3Us/yyWPrq64gVFXjTYLJd8a5jj9JOa7kQF9JZF",
-	"3ukN+/Bhqz6nPVQc1QTfC44u5BXAFAPkUw6vde8xmGMbZh10QoImDPM+OiFrF3v6TFShqU+nx74VWwoW",
-	"QlJtKhwXxoSjCe3paMCEBOHhrW+zpDTwyTmiN6koeVecj4ojUukN1BRgy5sC9T6fztVeSYV2d4fwRRIA",
-	"XptqnsbvA1Pgyw9Trm5FXINLEEA3l6oyP1G7AZxwuv3zRioTwsuMO/Tnvh0LJGOqEpaBu10JG7r78t8R",
-	"wETlT165PcElkAU6ysx1uZGMRwGjGkZp0HlH+OS0MULsA/NnniQhoymj/7g42SsWnvRjauJ0HtOd2QFN",
-	"TT0FdmZS5FLgxrKTPtMpOwck3phvTcCsjiHvM0rWsVMZXpFDMRUIdIc41eQKgyEY2vSp4PFEoTgwEadM",
-	"eTS8GlSC5wVeOFA8+RPEEWF9Cumx2GKrpjxyWq6NjMWMrxPbGvv+Nr4NVW27m2LJZE2fsBWHBhxIWUqs",
-	"bRoHLl/DWHiSFIaC/zqBfpTnccNwDppbGUE/JQWnuM4H7a1CM67PUb4/DBLFq+LK7S02J1z4hwr/sdco",
-	"KM0K/C1ko4dbvQ4Zvm5KgNeIkdvpTdRzAqTHrKxizykGGKzCZKG5xIoUOyUHAAUL6WZaCcPaRdsvwMSl",
-	"2TpJOv6kwfGker066E9iuccY8x1ATCMGs5mo/MMpJYNNhTtNjGZTYTdCKMD2XwF++JJv2dSJZPhVRvCU",
-	"M8q4ZTxJmnQsoskh6fu9M1mTZvpJk3VVwz6DDeIQLpak4V7NzKKDZkcMhzZdi3CMlnTWZyDHJ18nMSL4",
-	"Kr1h7fJIK9Y7B4Rfv4hXLIQuKv7dcDzbRdY1p25OeiVUaUq7DVhqyUmaAjLzVCAGAKClQCahbDzbllL9",
-	"RdjSJ+/Vbvd+41lqGg5rO3aaikRvWIhjCDuNY+RvPt4YKWdmrWKo7pLGt8KiJox1A6I7mhATzkbVFmsP",
-	"OHyRET+pg9eJlcNuTtpCnw/cP9CB66S3X7jCeet/eY3NMA+kz+T4jXgAOWkITRjAg4ANt0BsInYLJuCF",
-	"PfY9uQ/xB2p0jyCLlARNWq5hbSMEC7/hS/EUbn6mVmuqy6Wn9doaGaPPEnADDGuTKId/OtNKLgV0xfKN",
-	"fIpdPRgJkmB//5Iga6xCsqDDpIEauj6rgfFXfOl7GsD0WHumU0bQLJ4UvaW+E69wcC9MuAcpEnbivb2f",
-	"v1GJWGGIvxPMJJKnwfeixIb4M3NuFVizcqJ/8nnPn9OY3wOhAOExE9pMu0KvbGM8fks99N+9t7WRJdiT",
-	"2RFm7VfYQiexKffjgHZ0OV5+4HGUIcwSZEWvedwni990euzLvKlRKjw8M/Wqm6hM6kFHIkY9mfhUry0b",
-	"9PtsCU0iVxxQgq8YgeKz0LdKouZkxfZHkPfoxDSncJNvSYVvBcBtruaiyYvzINH2HFfmN9B/GtMWoY3O",
-	"Z3zMf2Ml6RthS7oNdPIqmIP3kiGPIYx6XInYdxpOrXkB/o7SymgwORAPDcdJIaFi41uDAfrSRJWMVWyM",
-	"odVV5oGFQvuqTYsNQnwHGp1lMHugXfdWQtptV5B5nSihcLE/csGaznDhKd4jVNzpsafU+Mk/ktVtlMtd",
-	"K8jfV7AMhYoOQKBSmiVazUXKpoJeEE9UG+q/im2E6nUs9/n3lEOfVtXXYckV+LD+50KvzxqS15AcRzxI",
-	"QXpcyEFpFnGYTumNx3v1AfQdf7y8g1h6j4FbR6qJ8k0Oa3Z8gM44MulyoZcnueBDxfZi8FAkwB3rxchu",
-	"m7BOj73a6OzN0EkULuaVXAtuFpj2XtDWoI+N0+XGE5U5ClH7Y0YA5gm26vNaYi9/OOzkfQBLST5Y1Ubt",
-	"+agymOxgCo0UMnr8FILdLop03viK4YmaqJ9SaakTDy2J0+ridQr+ZWN16h784gtsjvvFF8wI8ORXuiZS",
-	"82QBJylh0NR118pRBjmLUmjElAJXAv4zMjsdJDOdzoSkVnLIE3XyHYbwAltX/7by/SNY2zCZ3wmIpfFc",
-	"eeo56qpeTcmY4PN58/m8yc4bFJacUVd5f944sbXvsMFOpMfWG/nqB3wqs19/YdTyFrg0zPGggyxuESIO",
-	"KcnPJUITTFS44e5XerxPQSBsuYdFFVthvWTN2okvwAvolFS20knixbhT3LGNEiVYpNkHfB9iJ3Qpk4RT",
-	"v6b2Shsjpwn5tJSm2TmtWisr1do7XWF2f3bqctgUxfsKyfkRRSN+4ejQBt5OAY7Dt//EP3YgBAZ0OBBC",
-	"HXI/51J+7CSyl4IXOwiXi4JJOhyUH4+NTQVfHpfkHVrxxuKDXXwuZO1rcIJ1r90YkGc7XteqEToTtSt1",
-	"WBs6aec/P+fGduFd3Wdfhj5fKnWSQIkIqk8ImdnpUZSahd1IqdgL/8E2UlG/HTccCGd2AnJ8I4JfdJvo",
-	"OcmVRN4JSj6YJWsoLIa+n0XR1KMe+kthjGN4Ca2XwzCcKBmPcQKREb/4NuMwdf+73a6EvxBzy7PfFwJJ",
-	"577nZGEiFeylv11//51/gL4yUSBBqHyG22iRbzrf7VvwZUYZtwrzR1nuK6SVYjzpGn75q+Bx2KGkVyy0",
-	"YaGMsYUzfJGmsIDctOqw85ccNXZ32AGzgm+2HcJrUzsV3On00L0byABOU3S2DE6zM8Bq7LEv48RpU8gM",
-	"WpmJ0iuh8KBT6+UUtf1C61SkiSk2PJOGTTU5cMLR8JKVGwQjIvdESdshjZ1eIXwbpUJusVmsrYEGclc5",
-	"l9LRU+Flq6FEYikKBGdzvkLtPoP0qe2UACP45M4pN0F45DhH9I4IcT/m3RrcJhpkPIc9e6lTlWe+t5OW",
-	"22Ct8SCYQIrBpDWetMq3tgL65VkMV0/5YNaPBqJ7EY+m3VF0etq95KOT7nA2iPvifHoWDQbwENbATFpj",
-	"tU6SYNLiFp4f9oen3f6g2x+8GgzH/f643+/1+/1/wDNuWJPW+O0EEiXg/q9TGfMtU3K+sJPWu2DSWqXi",
-	"7q/cLOBy/z3/Dz678G8biUF8EvWnZ7MLPhSn8Xl0OR3wk9mpOI8vo/50yEezM3ER96PB9ISfzs7FZTyI",
-	"Tqan/Hx2KfrxpPXO7c3CXpyoSrpl8UjYFfhXKI1CR4gQBQB2mw/heuhEgxMHvdZuTkitcw5PNOSPz5rE",
-	"R9ckvtZJojdlXQJOQ9a+vv6qcy+1winZXfRJgw9svdfLz9rfCJ4+MuwpeKu/E29snubQ6bFraqCd5TmU",
-	"FQtwgLstO2aczdZJMlF0o1Rss5DucKQ0C8yvYPdIrwh8SgPoARM1c1pKlIf5ASS41P0VYFISZ+tBuJIO",
-	"iVLuHEGWmCwh8aqQSo4ue9Bayo0wCpH70M0Zx+mMI1vfU8d+l931b+DtqSzNJ+PveVXn5MEw72cHz2cH",
-	"j3fw4K62kIVD8uqRIYl2vwBDAZXjYHChBoH3JQF0FDMtSjHVR+XQbl4Ri6WzU2FZ26dtUZ5Y2MFCuEIj",
-	"MN9jogQN4L4O2HAmwLI1jxLiLChwOVEfiWLYAvNlK7HZTsAqAOesjfhYjIDRHZmcSVOKWOToJGGAX0KV",
-	"0R0b/peaHhaZvwtCAj8thPoaH0DPViHuC1boTCYEbVWMW2PQYVCIJ+zIbL82P3g8wd8xBPsb5KS9zFaj",
-	"3lf+h0pH+yxMfzNh6vnGi62GTJRDznMSpI+XAmVoIqw4EKp9Lvidr4cpykgCJgqLHBtSugaIEEais0cC",
-	"qSTgkONLciRHG7hiOzHZglpJ4puQf3PxVuvhdoP/v5Hc8VzM7K5MSQS/k2r+WZR8FiU53B+/E+8jRAg3",
-	"5MhUj5eEMpJHgp1hiX4QFlbTPcIsrcNJFvdkWJvJVcnr2Cx04eVY1/OA7A6PZhJ2eiwcDYeF0PXNUhoo",
-	"9cu6exlWSF5hsZzN3Eh8B7KJyjJ685eMs7Q2n+bmQZsoWWPJt8ymW0Iyz3M9fAYuyNLhEAAaExnfOCW1",
-	"MCD08E+3VniMOK7Yk+unz54xJDRVJmDQtYxSNFFU29BjTygEOugPR/A2yAv+8dXX3YtiiolWiN/iqRYU",
-	"Ek0kQOLo5A4SCSeqWf1zz/6bZGfgZD617IyXtDxNCqe7+vl8ePD5MDyGAKtUR8Jgm69/VwUV0sjunc5h",
-	"rF4dkxedeUyvrV59w5eiExAXc7Vl8Vow8WYl022PPVNVpTTLXkaxhPnLV4C67lMHwQecYScj4B5fakpj",
-	"8+A9O2mE7fzQwZrpzhVmJNLZFdS8xD+SQkU4wWfR0xjLQ/QP6k7OaTTQe1IrMVFrJS1GHmrxxHrsOzpk",
-	"Uu2Mcg2NNX5UiTBFr6rMgcB8TvVEgWaPVXw+/TvrfFbIuu7VuCwyBR1fj8BeiOoLmYy1kT1cyn8D0e+n",
-	"8qkJ/zpXrdtyrK10uuRJUiiMy7x0O56nz8fDZ/PBC3rH6fushx13LmjNS34r1fxok6HZX5shW2D7jx1I",
-	"DYaIGphz40S+L+wNWRswjkjLDQMmZ4jT0cmK1jCNGsrWwIMp1RxbXs4QKG2V8EiYiUrEzFLyDBwcPE2k",
-	"gATlgjD2OnvhRkL1wOox9g3hKxV8GnAmkTWCaSG3crXyMTajIeyGUy+4XSGmBg5XrBXE1B1E/HD0At/I",
-	"q6rfVlojkhmARy0AocSdNuEP31+/YnudR2GOPQtp7hOFgJtA2MwBZJzNV+3IiRiQ4LNu9jx3vFE0UfVN",
-	"oNiCK0fZORkjSvsYozVj7zq6IWMNPOnG6rSA+iAm6lYAqh32TnFW10wCOGJOWndyOUNVqkjUFg7911pG",
-	"t3/TUn2qpdkv8o33qZVm/1u5wT+fJQ89S9zu8ZuOiqVBIjtdvdGGQN91bdamP0VIyFDtjffDePy8TOHx",
-	"JxjF72qbTrwQrd+vj2V16J8bpPxunYiqS7EXp2wpEFv6WEZ1qgn9hXaTEmQKzqs6QrnZhDspYxljOwjB",
-	"oU8QgbqWzvpDOGIES5/tDKoSdX8ay29FwBZ6MwG7E1JHs4o8HFQbmktINQ9LGog7QgMWbrQKAxaKRC6l",
-	"4pBmCtseDOIAjGU0ycmI9AXINa0vAhaaBU9FSJax1atOUMZPyHE1sWUSdHiSSok0K4+Wiq1SPU+dQWwW",
-	"emPQwwDdybPZ0xVEKU22TfUTL7agxt1bB6DnPjV4e2wRehy6fUZyYNLPCFDvLc4eLJPmxIJ7JdKB1mj7",
-	"z069Ub4RRtaw7FiMQrQ9qOUZTxLcuxkqiu+iRu3RCgk1zXsua172R29hiCM6AmatRPvPe+0PqTqUF/HQ",
-	"fj3QVXpnv0KnVlNs1Yp7WCcxWPe3QhSaQuexRXc7FSLCVp6oNXiFNVRYs0EfOsUA1BvGBYsl2oDN7jQM",
-	"RPbEEkXoQwUV275DM0t0dIvJdFkX17VlbYR2p3Bn5lVwI4YJdK7oA2pO90DX08jDUs9TDlLiSaEp9GZ/",
-	"B+l8SMVvj9HOh+ewy600GSA1OA+cMnSorTQzoASRO8kaZjcw5EjIO6ev2R57ktXlZ52/MTqBX+XmFgoI",
-	"SCvMvTGHuo/XY5u8hCk+rKn1J9enutD7HCLmqbiTeo3FVzkCjONv89ll8O+bCIe7tqR/WmLwZnFKTt97",
-	"dNXwsLCFcrdb9f+zdzW9jdtA9K8Qe4nVpWM3WKOub/3a3V4TFL24WNESE7ErkQJJx1aD/PeCM0NKjhUj",
-	"28LtYXMJYokiLYucGQ3fvGd2jocQR40IVIbA5DoOc07FFxzjlOBEvNuvXG0CaE5t/0ji9EiHjqbHbNNN",
-	"K+Gq2QMd+Shc9WJt00Joo1UhQPikScQrNJGI+hqnAFDDBI+bDwbK2UQkMM7BiYwjqCf44/BP74EPCHQ2",
-	"puyyPGb0kX0GZ/O9tA4oq6H/tQ4OGpzbAR8yiqtU0krORO0MJWQRWVRLcOuyVB7EHY5vGMdNOCK4Jrw6",
-	"bP6UhWf5gyo506CMuZMiPNLHnMqO8TPLHzZSeMdZDdp3HLAEdM1ax1ADLqMewqs8QpmQvCGHDvLDw/FJ",
-	"hHNSx0s5y3GYfB3isaaRZQTwQ4FscOQbs49KSV7VQOEOOQFRlthaQXl36auMx2I/DECcsSRZ4zANoQ3b",
-	"VcpL14pCssn1+5/Y8rvl4sJFKJx0hWiVvuNM7gvZkt7fb2+v5ldLyPPAv9/DrhC0lWX2nFwWPoAfuzB5",
-	"vtjxX/cT78zaVTjQz6bYNvJUEjTOsghQe62MPLfp/ECeT+5FkWxoytSLQx71l5nWaFJ/fbG0Hra/cGmx",
-	"T2BNA5IxWpJoKWDdZwOuQnhNgJp7cwt11baLZgZlbNhiv2B3Nhil9MrQDzm006dX2T9dX+fmL41f73SM",
-	"8LqW/pO1JFgvIvBla2UWpugJgFxcMRxElKYIlXtCopldsvfAs9AK6+uOlVbsdJr/qwhAxvXimPJrnVRN",
-	"ggGoO8yxJ6frgXYTUXCoOcITkhkdJTivRnSpEQOfCYxysK9hFWpGso3yjXCfg5+9WoRPbgV9gK/lrDD1",
-	"ttEZABqUZ7k1u0+31jSfNsZ703yzYG/XujA1HrTqrvLIIRdaz2MshI2ncBp653D+3fAkgjrC4as5BjLe",
-	"tHRJuDk4845SBC00v2Q3lbrF9ARzlWgly5EjBP9+mxNLn0KSVrwZFPYG+cyD1oscGlmzY9t2zOj8oEXd",
-	"/SU/hBnxb63OGaqVrSr/J/hbGBp+HKfccwZP0PmEereqfLV+51e+xDnLBFmdO5y8Y0YQeglv2mMyQr10",
-	"IJZ3lBQ1Ip+mvZclll5M8kZ8Du5N53jcBX9fed+uZrPaFKKujPOr5Xw5p/B5a+s3qzczWBf0tZ7Jtca8",
-	"AseMg+NxoyLVcSg7slNy2UvJpMzEiD6clcJtbcd65cNkU7G/Cwd1H1YJ7bGWmAqAYfsyGw4Tjo6M8Xt8",
-	"9cGwyfGh2R+ERRQoYXQUvwSEWMzKmlA5T/Vxxm6KdG04/TZDyGDfMXxbirmsqR2bDKDGRFXMca93MGrE",
-	"GR4PGsFF8DJFBXA8wq57Tul7KerwaRJR3U9/RYCdjAv5tdJOaY88RIhTkFaVZU8jAmkiUn2eQHw5IP8z",
-	"FllGgKHr5uaXwZhENHI8ai94j7KZvY4smzJabjwB1OEOQc560DfuEh53/VGK2lcYQCgtiW/wpFAnPTtF",
-	"D00U/vJA1SpKdz7+8fh3AAAA//8=",
+	"oKrwVvXuXING9ZjokUn80ioWOS1XIw7oz8djbZQjOb958Mbr+/8m0ZtUxk8UT7ZGmoYoNWdxyjeKzVMZ",
+	"QzqCigkxPdK7CNBcxVDIaVrjn/vB4HXQcs9BDgD0C4cLr4MW9PV+JRP378uzXYW18J76+qI7QaibRi8F",
+	"9hgBVEInxdHGw43nRo0eJ54kemMqaCrZ2Gm0GR9UGRE6NuC+uVdXhibAppxtkEC1rOoGn6HJcbdOv1bE",
+	"x8m+oZycnJ6ORieDw+gItDIN+YNIWuOb3+ucsm0OHvVEWEFQrDmAhVbgdFsBVFGEoeejttkP/ot11Coy",
+	"Tt1wrbuERIO+t7D0U3dYxCJGxWmtCNXVlqdXwzrBROX5Ejhjn0+RzVunTC5X2hg5TQRsFqnmVTXq8uz9",
+	"F6q6uVOQ6n7xguKmKdGpaeM/FB9+xVObbAtioSIEaMfvbOpmRp/JBDqmw9pBI6rhaXcqLWD6jpn7K0z1",
+	"5maW6uXNVFurl1+csj+xSCf4WyrnCxuytruzzyTlwuCdXbgILw/gVcMRhjr0qostTI6oW33/lapbhb8K",
+	"nthFEwi5WScWz74F3IflvTyWCmrbFyK6rVA+K/vRt7tOgLyrWr2SRfV9Epu7uA9tA4wG+nB9BR8w5pZP",
+	"uXEbKhU8WsC5tLd8oxKv07eE84Tz2/oJbgMWrhW/4xLOurCSTE6J9fq2FbQKt5WT6eHqAXC65n7uzwWP",
+	"RTrVPI0P9RgzlsNpYgI23aORTLcN52vK1W2pkbYpTnIjlaGkmHJJG/5ek232KSQ2i1Tqhq1uVhxkL6ph",
+	"MGE60ny9BGBvnADu5Xm1/Sxcq2MwXIKGT/rLD9P6runxg3nU020rm3txUHv0r+cinosUHLMidXJ129DA",
+	"EkA8jIzzGknqG+grP7oUvhXcrFPYSbzsOCjS2N/mfoKLZTLTbzWUxvHu6dGZ9SGwxcBBAo9lFhJCKtJk",
+	"OIv1epqILj5K86lipPkClS54x/kB93JUImg+n/umiIObetAfDX35wrg19V2wNfpm3x1bSoOoegW0sIw6",
+	"d1JsWJccdHfCy1zjW+OzeSrKsDndwZH5mHv7eGIPaKjreT8PbU2jtzJD79teNVvgmERpxLAlnxjB0hc/",
+	"S5mPTlfDjq/UUEFMpTWd3wZT+P17fiLr7bz4mBKhwlb1ZULItY1NZR8Z5u7ATYlEc3IESBYwOWNcbXsP",
+	"cz1gr09f8EOVQCUuaZaO+RRqVZcCF+fdfVk7k4RWUxZoJ2v5y9qUz+tMGbrPXZ0KG05U4WIV7IY8kVmJ",
+	"fMjadEv2FXdzIjg0pwAhDPArUpVL590r0HdSekXuFYdC+lUibc0njPsGvrhSI4+zh2DoFP47JZSrGflx",
+	"MneNe3VZ6OOtDRL/mbrjqeS16KU/LQScTlR9TDf6M6Ak3OkcAHTMGhUJxZ154Syar5o6sn5VgCbyAtLt",
+	"bPg8FoUgvcBapUz39dI3r6L+pke1LUT43q/gdeYfItW10K0A77kTBKt47aUBb/xRn6UhXq+Xr3T9V58k",
+	"iaelb05rEH0EXP4EOupVAwCeX3EJyp9ewTmTdbU9roGj0t+JOXen01+Q5DV96XV1VaSBuNfm2JnXd6LN",
+	"yRDUc0jd6OrWrlnCHNNKuKrL0OgOFRp+vMbCRVXsd3JGFjTG7d9W/3j67OzFqyf9F6r/MboO43xfipVO",
+	"GyaGMURaH7NeLkXM1ivEI4S9nwknsp5F1XORsxyY9bh3DcUZZUkG1gsrnGuN3MALuzubAGd2txdlU+jb",
+	"DC4HNhddd2M6A9RIr8mPu6d1SG/FGdXaRigZ+a5AafezVGAosc7U0b3wWA16aEbJPWNAoVUWm20IcoLY",
+	"EgptxmNyFGtSYEuLd3hfFQ48WoWdkadrUtVx4PnJlx1vB8VqdU0PUierZ6G1KNPi7Ehi5ExT60Glq/lX",
+	"xiQpkEU9v6DihSqHiIvqiRJw/KOuXfGuAZseMcqKgChYrBWi5cxV3F+t0pLDCtYKFT2dbhsrV7DvEsbI",
+	"0HyAfxeKWarhD+yK4B2n/37JXdTj71AC05zqKD+X3HwuuZH3ydxrqKZ/Y5/ubqVh3VYaDGv30klpLw3v",
+	"s5kuKptpI9ywCmmjD99NeflJxuoXl7WArV6w1PtyAGVXaWjcCxYQZSEjAGYx41mDi65yOjW0Ug8elDZY",
+	"kBCNjifqQsQNo7s/cEqJFz/HZUDnFYz16c9ZGx9uBfU9HleJCnoyxQVhqcqdljg9xxbcTBSkRATUrBNK",
+	"R8KsHSmDbkfUi7RDJVlQ6LgpUw+b8LMcb+hAnnXe+uM4qhSbgDSThSV6/sgwAzcz9wU/Tigw4xbTdlLB",
+	"46usg6dUgDY5UY/vBo/da6Qwj99Sdsq7MGB8CveBpzSRhlx3meOUK7MhqClszwo6xh5/m1/BaiboB8u+",
+	"vF+r6XvCBxSF3/Ec7XdkfUY/woxn9h96VGWSsLURATOiBD2OCf2rVSKhLYOKWZQInoq4kzHlRJVKfJ2I",
+	"ybKAiW3zD90KsTIsxEGER3JvUVbWqskeCxzKG5uYMHDMt1MZWFf7h4L4/oqqLKDLZU2ysjSrwmoWRSWJ",
+	"rNIsG9XVQ94K2lEB1Kg4mmLqKjgoAnKTpXq9OuC5oNc08/XDPRegdP8hEqg8Efb4JcABsOS3Us0f2v3c",
+	"nwNWw5rtbQ9U1S3uj+2uC7m2dV98CKLF3lYVPom25sNOnNDRRh0KHoIsfD8k4Qb03tq1dSbuq5QrMxPp",
+	"A9NllE99t9oHVazO4ip4qvH9hn0eVBygcgtxnFYswJXLcn2p9e4BwH5UGFlC8C/0LRrsoPnvRbK+7PfP",
+	"B5eXw9PR+ah/eTk4VDNQH5N6opheIYWZ0tadGatCe9+yq6qSlbJLlRL7DAvNVhpYgohWxxF5bloTDiMW",
+	"WegZ6NqpttxmPcQxQw5UyS0gJSLlT9+c1qVRoaUF9ie+BPce5Uxe7iw13l/rGPXfrSQx7i99PTqhMR/f",
+	"TqV7oqNb6OP8y9rZtCmz61SZTJmgkBeRo93v9U46VxnRKI0v0fqWJfJWAE40cGkKxAXEaJQax/RVylK4",
+	"DiZoHs4uLGaczmSSQFop45giOJV2yc0tZqPV5a1NVCVxbSdb8PKeOWiDg3oJcEdhrfw0a5m8gC55RMx1",
+	"KsohVY8+vidKOs6BAhMxs3Bkc2oRliXt70ZdHxAy9d+BbvWclb6A9nFdcS7FU98/fPpDqqeJWNZKuJdf",
+	"P2WXo9NztsKbqDdpz6nGscia7Rvr9JWALXm0kEp0nR4Lah3WPVyx0H01hKzHcJ2qcboyY3rlGNvTuPdh",
+	"U5vQ3S5tgq/nzCx0atliveTKV6hmES8dixoQnRjSz1Kt5je+TMBnFraKJUjQ4M3paODbCiipMCe1M6yk",
+	"SDLIR6mMxdBHq2gXHmOjPS5W+MIhDUk+/cHfvjz5r+H1xf+cfzt6cfbd5Q/9l8NXp/998fcCQvqof+m2",
+	"goVF/MlNi/lp0WJWSVqce02lZXywIod44qm79V3QmJf5BJclX2/xZpVwlZ0niDIboeFV0RjuuxI7fEtL",
+	"Ux3T1zpl4R02a5Ja3cy4TAAmGVpFzGaYWE+9pUAixhr6Tq24XeTYwVMdb1k776GL9lGv5JMjRR70fQIX",
+	"dX//shbpNsD36RRcDtCjKOVLYXdQn4re0WMSdjIe3F2MH18+Y6mYCSA2gU2VFgCLkogBYYAVXfY92Hpn",
+	"pAU+r08epoaqTMYB44nRmZrn7eREU0wDOrX+vUvqbfdZHBJVK9229+2mo3N+3eD++urVD4QjAEImY+ZU",
+	"mJVWFcho2KBH4EfSHt5dOBBxQXUzVYSdF8HuveV518qEfKL17beRXRRf+mKC4vsDdlhMl8ewTwQdUmap",
+	"+TaSpwBtD5Kq9vQviKemfFoQR2mqU1jAIIuNFZZ2XCco2Kjfx+TutV3oVP6Kvw2CiQpnOp3KOBYqZI9Z",
+	"SLmiN7E07mtw20nAQqXtzQzw19moPwpYWKAFPOhukOrGCT98UQIp5Td5sCJkjycqBNfczQz61D1moVRm",
+	"PZvJSAplb2bYme4xC0HTuUmwv17hbVmUpPINDH/gF2QslitthYrc/WqWyMjSEG+gasNN4TJg4VLYhY5v",
+	"3MihSAlne8ranGFbdpB2YP1w6ueHj0CHlxXfJprHN1brm4SnjgyjgSNVLvtultLQF2FgClbmxsnbkI2G",
+	"Q6eqcStuqAGW+82Ny+2uVPEkZKd+2fKc/NP+SVlZ2lltTM/PFho9qbjEkLRDC9kKKupEYQVbQWt3/Xwp",
+	"IyweBHqrSwddILOFK7ykCPpRXbQs9lWiGAWSPbkgKXh3WVE5LC8DpAlXF9apKAVKw9uRyG5EFZ4HWtz4",
+	"YTSWOpSIsSOgXpb6Y+VNovKgcF0HIqzMRpmskzsRO62U+jyy9jeCQ2ectdNL59A+PpFGxJ0xk2j4el8/",
+	"mp5sKrg1E4VJDMjB5TsCQnO0eWsMs07v5J0I8uoPTIKAnuDQmw7XbaJiLUyPhT4yF44zW5uZSKe5xYYt",
+	"NywOp4CE6y+BvekuMmmpk6PVq657iRPk+E7zqDpESriDgjfMjbBSVFMzM3JnAcTSIubXa1bQTfRh7ieU",
+	"1zD6jPerKBRvKZDpDvkVN2Yw3NVr/R27mHtyLi37E3MPbnQahwETbzjgCnIDtfTUxApNCr+/euyZJZ80",
+	"m26t8MaO22OPzEQ9uX767BmDl/fYE6ooHPSHI7gbHM8/vvq6e4FKF5UuYfkM3nEFPUbR6eMUmlQ4q3uN",
+	"uV885ZEV6U537Wz+JY+R+2zV5bj/zCVq1Z2uL3WdlkLdXEPgLKpxvmIhhF9Clq6VyVzuXmXLEpzdD0u+",
+	"BbXePd6rNM3CZgvuTWWOy67tMpzb/C9q3Ung5PK+yhVPrW/1vVZxj10XcVrBP0OF8FYmhIP0/n2zPnrC",
+	"Q+54q26LYoJDbdP7T6WtVpFG9VgX/jprQ2fcbsSNYAvxpnNVXDPr8f/JeWjIklxwQ4Hu8vg/wHLsaRN4",
+	"EBBjD6BroRVKLgh9rxbCISGkLm4BNOW4zOhmr6tnFSBcPVWb6Hgff+wRPSIbZHdpkEjE+w2zsC8OmtbN",
+	"KI2vioDwNJr3Xpg9rb+KOmDJPVBQBIlktLz1cnyt4mtbG4v9CdBzcyVq7OyIO2FC39UV680R1Rr9pO5z",
+	"lcs46YCIYiYqvx/XImRtfSfScaajBdCHarr1vbyDEigX6Ch24VQBfHVFQ/E5aNncKXxdUVMopF1/aLzK",
+	"4GPrbGIvSai0mVpSUdi6oPo9IlnTLqltqsCQVCI3UQQ1EtQ3UuvU+C/XkAP88zDoB+7/+68Dmvn45z/8",
+	"cfTax9DRpUoqdmt8Wkxi9DmH2VKiFqtT0xoPaxya69qqn5d+q/r1WTmrVDt9XapYvMGushBwauusMHQF",
+	"7WNAMy8jLHWuJgohputkz1QIlVsi5TUtrWQDfIcTMdSxRM8qDa5pGiBu3HD3t408CtGD+Gl/QUnpWD06",
+	"dyJXzT5I/oSe+a32EarAPfdVB/SCm1s/FDKpKpLfrz1E0Jbsz8hHy07z8TRR+3jkdH+b6eHJvY/UQ+2S",
+	"aoKs98fTOwrfq3AQvSvt5brWwkuutlXrNc4pWaIvYcaV6XofDLZDZKwaTUWQ11bOP8VJBV4eBdlx1ZiY",
+	"87IpJ+VJlpGSVQZ5NoRCQl9pQfHdrPgCb6oYMIsPlgsOidLpyuR50C91dMt+4E5oXkfSGKRAjlgDR9ah",
+	"NIHXQYtmB7eD68NJzddBC8xrd560glZC2I0/t/7+91bg/ud14egpDKgQRPZOh3evd46NxYNg9qq2yO+K",
+	"rteUTUqDrckn9clKRyaI7gT4drNDaziAPZe/8jRm1ytcjLo2rRl/1Jer5rzdzhJWHOf7de1Ued4fAD5L",
+	"5f1hnDKWbM5XMYHXII7+5E/w4EGgjmKO5gIR7/x4SuTbI1W+1NHam9f17ri6pvS55CEQ1ogrrWTEAahg",
+	"ydpGiN1O/I+n264b5uO3hfqTd2EHo66GL8VEoSD2/e1nkKYCbWvVXCqRN/UPMJPqTqRTbuUy99HtaMrH",
+	"iqM64dLKrr8uSZZcprT6raOkSpn+QetNd6679OM/jVa9l3zzQhhDxx+tznNpbBPzFyE9yW94q/Smph7d",
+	"E22vGEAuvce2oCE24ghWT0U/iD3MuAeDvMBviI1p7Ec/wJL9PFMVYBkDnX6kU+SKwIZS6LvFpP3kjxXI",
+	"JlsbVIfDPJ2/RzeFn+K5s1ek59YX3da7h35eUCuH90rArwj3ui1UqHPZX1dANS5QTwBnJwSLxJ37MzTi",
+	"l9CzYVYvpOegQAOLhu5/w4BtFjJaTBQa+SZLYMPKdT1n65X7DRJw/RdtKgSW1kjFnrrNMZMRt4KBs2XF",
+	"U6Ei9z0r0qXpjCcKPPLevIMBgmWnYBOASwXbXoA5B9cD9OJjSQ/AEUFjB2r6BK+CYBhW++TPoR/G8VGP",
+	"fSvECt7uhmomaqvXEAGYyzuhxsxuNIMwarItlgtRzC3WEL5IpGCgbQgWLbgbUwqpE0BZ7Jg5UU5AcAtQ",
+	"cZtUIwDjTKe3ZMgket5jofsEt+s0T6P7Kh6eng4uWXYFBLe7ciu2ExXeiu2zGBYxO4BvxdadmLSuGG/K",
+	"wk9hujJdnEnXzaR7NwjZTGOYF8pnWCKVO5qFiLOozcuvn7KL84vTwsn/t+vvv4MXvp20uJ20AjYBxsW/",
+	"YFj4J1VI4T+M+GXSeheCj2xCSQGQdpUXZSCTl+JxwM0xucUqoYt9FXtY2cWzXdB28zg5OblkP756GpSK",
+	"afbjQ0Ol72B48o9dqfn67ehdF/8Y5n+88n+Md/74ufca/zx5949aUdt8fPhjo7h922cjQCox1NaEuD/R",
+	"FTCy1kgM4pOoPz2bXfChOI3Po8vpgJ/MTsV5fBn1p0M+mp2Ji7gfDaYn/HR2Li7jQXQyPeXns0vRj+95",
+	"YAAH1E9DxhkKoZwDcOmtqPTHPZkN+WDajy7jC3E+O+s/rJPBx6mbM+KXBmAUtyyPjF+Y/oEVOb93vUom",
+	"BOq/fzbqQlB6R2Y4OVnWLioBkekgGsYnYjQ75WfT8+givhT92YAPpyfRKD4VZ7NzfjG9jPrxQAxnJ3w0",
+	"PY3O4nNxMbvk7tn3fb6BtQbDi3eHK2FyfHC3MNnpCdhdyIRFwjUdplLNvxXb2oRnT04K59yKLP0OT9ld",
+	"FXwP798KD6GW91kanLklKQT43funCb8Vw2l3eHqWZftlA+jcf7fgw7VzdOM6GZZ5pzDZA8xzGZ8NpoPL",
+	"WMxm8Sk/60/5xWjEZ6PLoYiGUTQajUaX0enZ5fn0ZHh2Obg8759MedQ/GUTcD/Y+cgVO469Tvdwj992o",
+	"AfXfaSVu7T9wpTaM4Udl63FphVNKlNg4E01sWSrANo8hOSdD9ytWYpP0e0gbmcpe8PyeL3aRYKWB798I",
+	"9aZoSbPMOeQgrr27p3E7HB9FKOzTQ/YnfLF2irahDpUQfMCN22NhMSoXBlkk1ClEWdwTKnlWQl2xQiV8",
+	"m/sOMRtuJmrFZdzBx3x9PGvvti+Bd0FL0nJ0s5LwvhPsLHVpgteXA5/+gR0WzuBh6yQexRMfGfS5ZUnY",
+	"Hht2d4UPZJDkL/xYqSMNrROuhbUJwdplLVBoOoh5Ww52DO8d7Wiuos8nvWup8kRG4ui++98J68seN9gK",
+	"qWH8w9PjoJS8/3QPdn6ezMDVrdPR2gNvk0yFsVfMSkqWgpg1GQ9ZgtD7NmUCpOid0X0Dy7ifBvdtYVSR",
+	"HBlpglL6hcobyJtWUAG4rpEyeoU90x9WWo0WHsIYuH1tSudFDYRTSq1oWkvuJqagHKQmHbK+YQ2m1GA7",
+	"GnQ3VbrE+kT50P3rJhNkoPD22PU6hSgYJJsupAW4bERStKlcLkV8xbhTaNRtsesNZMRCdjj4xVKd5CpQ",
+	"gEm8s/VO8k5xgqV8x9N+f0+F9c//O5m86fe7k8mbwWwyeXM+c39ezl5/4a6YhovNTx3WS4nYdezxSt8K",
+	"9ZLKRuoOo1kqzCLZMmnM2u0swVMoUrwV1UAe/NYat/57erEcrv7rTf95emr/59fL76KTb+Pzv84G3/xz",
+	"dM3PfhIXL9f9Z3r4Q3K6yxf0kloPmNiUPh8ws9AbhXnPaK/vVHHdZywH60BgaHVEpKhJba5nnqzBvYdy",
+	"B56AAorByYcMKe7CGnB7oBmMNKV0814lS+Tk92nvQhRpGrgP2RQSnqHtrFNLit1kK3ZmjfukVslP9rTk",
+	"y8rCzYKvRMCsXrFUb1D3HLs/0dH195C1sUMH6l8gk0yQNXo59bdOVP5TboNV83WK3NCwHt9D6fwm86jC",
+	"JHoVKVUz2yV/8wzfeFqflbNnHXDxA9bv9S6vCr17wZhD/sdFkQYkOOamf7gq+mb1J1unej99bXlgvp2a",
+	"4JrhFhETcQ1rl0r0O1g0GKd8U9xZx+CG1Ree4zbIjv/El1LnIw1oj7+u6xFsRLROpd1eOwsmkwipSJ+s",
+	"6xqohE+o7AjePWZ/QcGLZXYgCX2dHYMjhPQvwGJn7eHpmVPWYr1kU2lNwH58+bxr+EwwK97YDknuiYLW",
+	"itxmyhoA+mDyYRZLx9o4YzUpdoWwI0h+H4ClbQIWGtaTuxHna7uwdtV6B4B6alaDmHFt+a2ImWOILgRu",
+	"uj5w08XATRcCN8zqderWQFnD0jVqJhu+ZZyZJU+xf5bbuGyj10k8UVDrw752WgnM55FhqfvGCr5hfHBo",
+	"lep5ypeB+8PqSCcYZ4bN46x090cHREbWNcashIiDiaK6NsZXK6HirqNKADTpQgxAxOSlTfQcowBcQalN",
+	"xBW7E6mcbXsTNVGvHJfOZJKVkpBZ7SeE0fJvdAEparuieopUrwEp23vpv9U2kYpFiXQf5qmYKKxychsG",
+	"EFuk7TGKJ1PBrzSMKuBEzPicS+V+tGwqZjp1it+WLbiKE7f11srAmP/jP9hLndAg+NouhLIyAjq7y0dz",
+	"sa8N9BwM12r42GscESFkcTVRmaWRofEhbj2+g6TEVZFvgZkNsS+sVKfHXmHOcyog0pO6WY3dHL5gX3yB",
+	"CWdffDHOvjDdsvCH768xzOL73oRXWe9VSF6gTn8+VgYLhbnQPXwvqPXutXsLZK5yIDMok4H2ooDG1paO",
+	"39dJzIwQlI4N/NmB1QGkeYw2uU1t+BZzRt1bIp4kwARPsvbn2Z2GtUMvr8bs59dhh8m5IiaormpWbM2+",
+	"z5+H5cwAcMqMwdoYpksFj52YBjC8vAv7RPk27FbrgE3XlrT/bElhD0nDoPrOEWutsMoUvhqO+gNWqs/1",
+	"nPpkieVTQF+5FO7n7DdwjcNZZhoAhcCGvsrQdG+FWAF0yLX8VbA3bAd5M0TJIBUb/u/pSXfAjKacJAiY",
+	"0d5MKYYolj7M5XhRLoWxfLnCgRVjVVTngCSeqELgiq1SEUkjteoxQCgj6Dg4ByOeAii2B6eFLmU7OHIZ",
+	"63kRMwG6AiKdYwmP7Ra6I0QDViRMwkmySKepiCwIS8gMSnR0+8hpVTOnc9Ma/OClqzNnFzq1sAgUuIVd",
+	"4CQjWpoAbkL1wj1W9sshYcq+OdZFacLa3kdHP0yUd9R1IIEbM1z93bUeO3cYoRQmMJgSrqX325WaDr9C",
+	"bBhfNhHkCDFeAIQFT357bWcX7WrxYacTsvbJEIO0ASR/uDUJ6Ki2WcELlTHplVAmq7Ag1xwUS+7WNfbY",
+	"V6j4jAvvmahw4tPxJ62Qtd3524Gwf7necaLC960NcBvxaaE+JJeHVGOEi/rFFyjInFzMEqVlSjOGpH8Y",
+	"3BbuLtqgGrrmyZRByTnSvi0VC2E79MBZstVrx70oRK32tby4eQMUswacElJR7kGPoScfijUqQ8Amov6o",
+	"LjhK3PGc1ZIE2cZCTcC9wQMrwDud0MMNihPAEw36/ci5MNn2+SpNdWpAtoMkAQgDasmEsgUmEmCf012A",
+	"nnYIyFUoiB/Tr3/6pwHPNjrXJyokAIWw450yBJiwA+CDOD9wTP7LA2L8CxAVDPvXRP2r2+3C/7vLo36f",
+	"/asWUqGNchuC/2GH0d0Dd3cZZ4GunLgrOdhCUIe10M6OTP9buQkGPZF9beTeWYBmoJ9P3c916AZlZAN4",
+	"bVwHcHDFwifumZBwYDF7xS6gVZG7wWRDuHTfKoJBBGUsiKAWCiJgRSCIoBYHIijDQAR1KBBBDQiEe1sd",
+	"BERQRIBo/7KW0S2CIc6wdABRff3EBrBeNSAP7amOvec44ghoZdnZiH0r/+IfHg7dw3VAEDDVIgwEPQBk",
+	"LINBEIO9FDbddp9gbQjefopMmeNE0K0ZOk145abjrxuWCGelZE+fEJPmqBJ130KBm9kN0hQbTgZM9OY9",
+	"Fq9BbHPmdoW+E6nTJW26zTEDjTsUw2f5gnS/FVuYNoiGwoVcPizXzohT84IWKN5EzrCp0V7dphArEMw1",
+	"30Etb6LaAyc2h6dFD4lTByK9ygHx2vTSgLg8AAtFoPsFDKvhiC30OjWgeDO9tiBHwQWTWSSg6AGhaPs6",
+	"tnLnqllHkTAG9XzQDt2JiGhMTgG8ZKU9ASi6YL+i0uQDw17PAzxPJ6x5hKnk6CARs5mInNWBdX51y+He",
+	"4q4CHtRc4AZ35wR8jSRidgMYVfAGvbZuGqi34XechhPpDIY4XqOcdsatG4yPFINPZ6I8ifAMxaJ7dxsR",
+	"EqmaDZHEeCxnAP9kCb8q0ssV9/GaYiaqO45K2V3u/o6jIxC3Vij02H9noh2YeO1srPao33dmc8U0zK6D",
+	"bwGtMjjLDGufvnmDQVClLa0baJtw3mLjblgL6SVucTV67MlErRZOiYQeY1MeMyXsRqe33nBypLIbGRE2",
+	"nIdOS1eGdUnh6ZKSlfsaYJAYqLsTqUGXxaDX7/WhvcpKKL6SrXHrpNfvnaBvcwFOnsfYGvZX6B9cW8xD",
+	"YODDfp9tFs78J7gl4HCJKW9SzQuWWq8Fn8QNDaWe3whLrXgB7B+iCfD5Yb+PRZCQbQzRp4IC8E+KAeHJ",
+	"fyjoTl8AH05NqDAfMU/kneg5wowGJ01vzYb5+Ac8Gl5p/RxgZ4ruMmy2bnx+eOu5vBNKGAhk8zmk6udm",
+	"a+u1e/QxrUZvy5dJI9ndkL9fCfXkh2csplqIoo9gww2brmWCALeQz/w/T148P7QK8MqVvF6J6H5L4Qeb",
+	"L8UR46VBIQgx/OUvwbGF7wLc3oWIbju9prXzLwbuzd7xHisYtEbDy8PPvdL6BVdbio2avSsP7jHvC9u3",
+	"/KDEHLvfKE2oeDZnJ3OhmG4p53R8ygz8NYDzP8P2mShAlsctbBZrC+durDeqU2QakDk7bPPSd8X+ffav",
+	"+zw0mgTmf691P+2f/AYD/s43+GbtuibeQb5ghi2lccYWYgmU12UvwxXXpJHZCvqTm81Km1qW86vPnoL/",
+	"0OS+Ae+9pCMa2h8Wu0KmAhGHoZ1uMfqKagwavnIpqCP8rQAWhZMOTOMee45qMHg+yF/z7IcecyTMDnJw",
+	"LsuCC3Ci0AOidI0q2PbKUORnQzaPt6rquBxn/gTvyIFO/6Lj7QdjmNI3fMbFu3JAh2BvKrts8MHGQF/H",
+	"ocRNEtcvu0+noIC+23i44/dvvL/wOJveby2j3R4/YojPyGYCl0VBMux/6hrVrB8LUHH79ihSeWc3FXZs",
+	"tjt39uvjt1lWz7s9pwWEatoVF7Z3bYNor6R3YdM1hAgxTMNOLOaeTVS7lIMGp4ZWAXSdw9yuKzA3CmAg",
+	"HvAZpAQeSVOBjnHIHow17FVLEGFoZxHGSKlPEQtJuEBZScl5Vmzh76YgklnDaUUs/kOqZxIwOTP0WtPY",
+	"2iW/xe+QZ9iY56Mdd5VR7t+IjyAC6G588CZEGbL/kR+LcJLw0BF74usMdBKeGB1+4jttIeD5f044vH0X",
+	"lOPqP79+VxIY5ZRW9NquMj6+n9B4nGWaNoiO7NT3Td/BteK3WO7EY9SiKJYxVpEJfieyTOqiIJgo6oKz",
+	"4nOy27OYKUKkgKWSFYAtBQ4yhK1OcabarT4mcEvEV0LPyNLJCA9dlZC+lXu1TZD7zalVs6k9+p9L42XG",
+	"N5Q1+WCJERy8+cUWPgK+t2PuxzZ5H1UUYQJopNMYeh/ViKIytE7OorB6DxdJn2XFkYpESS741N494iBe",
+	"SlXS/OtFAEQg3PnaY8TDhlrqSQCnDQENPgTbBH9XhfaH6ErGWyaqHXEjulIZoYy08k4QIlpuQrjznm4H",
+	"IwCKzXRK7eg6UCQLKdqOz+BDTqmZKBnvEShj7LiVIc2Q/hCQdzPINB0nwQotBmtN3WvB02jhSbErB5rq",
+	"D6CknDygQBxMaKvNpgdI4ta4BYTIC/n9P/MdW0JIreupc6xc+pREDbCcV30OChvPwZ+60vN/SofZq8B8",
+	"LVWcLVtRRiE+br2AKmkt2MNrn7uiILVeQFg+RLMkzFtYZuC9pExU23+xtt3oSpurYKJu3ehDHEHY6bGX",
+	"5N0o6iOFpq9wX489SRLCVlYYtcHkJ5B+E1X0lvhkDWP51mT5vZh/E1AqbjqHbDdM9mnKyJkoysah0AO3",
+	"TGmG/XMgCAEeloinTv5mk15xSJkbM551SnNPQiYipJQA5ONUbDVik0M0pRiabXCcxNLmjpOPqDoVPD1Q",
+	"Wvf647hparvSHeWm+eDW4UH/TJUZ/92sw/4REvKpbxLwWRRXnE8xFDv4VCPq3Nd5kFiGborvKZV3pDBJ",
+	"50xa75PKMAAnlJ9kj2PEdA7OJTHnTukcUwi4pttI5m9y4q43UfuFO3yuTt596S58Fne/s7jD5fks7T5L",
+	"O5J2sC0Lws4ZhHHKNzx5oLzDvLzjBN7XTsIpvWHYaIW0tlTAdggqPhPaw5hYRpWjlPkTjvonbCdbEHt5",
+	"oHZJmiPegp0/MH3Ly0RpIIEpYFNhIVUcdU5IDvUpRTL1uf/ohwfkJ2fdk+Ofbxm0T03Jg8+MlUlCqU6G",
+	"0vIxfxFScZS2Po8Rs3w2uWXchjnl6ZCdHvsSbsV0siz9MavxwY7zE/fSBeSVvKzU+fK1O9YSPc/Ta7CC",
+	"tVZa4/v/neR1eUqftMAOsvX9LKo/i+pMVJOoyIMND5LQQh0roCHbyKckTnW8xZCHFzlLvmU8spT/SE0w",
+	"euwr5aWUG6dTLvNiLpJS7LCQqhNK8ObfUSb9zjIBiflZInyWCF4i4IaoUwdgTz5IPGRQEYfVt2/kXTHn",
+	"qb1ZaJZoyPB2uhLBSWQxEExj8qn2gKCFv1HEY6J8IWDWeGfBY4JH2egUQGoyMbMjOWBguZLT5pHVaeBk",
+	"D+RahAC1cQOfCANmHVtYZxbjc0SKRzgik2UqE0AHVJGCThZ2xmxtoPhsZWL6LL7Vw5ETahz7aX+Of+AW",
+	"LssHz3M94JNeqqoYE9D3ZGjXSMpn7hVQQf7vIybLmCpN6creVZIx12d5+Vleenn5DHdWzhwI4MnyloN7",
+	"xaWTLUcFhbFKhyQSip9S0UshXYSin1Aa26YYToBuGhNMFFbQegCHAFvkUK1yQCWLAYpIbzR4wACR6WEk",
+	"2zpBFu4tV5oUKkwwCRQrb6zWnTLw3554co/9lEprIe7cXH+DFj3hNVAhDmbFUdYcJqBKkIRsg29EUdiY",
+	"gQKrcl8p9xycpZ9UhNfN48g8kkxJ/hzf/YNInldeQzGP8uU7JHDQo3+UxLleL00Bsj3W62kiutjcjAID",
+	"bqdDwQhmnUt1x1PJlTVjaA1McQNm1ksouf5VpDrwSak7sVgmfllnpenrpW+U54MPEFVFFa7gYPPBBqeU",
+	"ZTUYvky/0BPQV1rTp6SB/PmmrNUYIOGAUh9xe+IXXoqVThstNSJ0Cjf1Pm+032Oj4Toxq61jTzjdMkZv",
+	"3m/gwH381v1nf9p4KfeTcijp45i7hLWseiUAbUmoGOENd9j2G8Sbut+p9Q2M7+MnNWZNYOr5HJQVmvXn",
+	"JMaPn8SYQaTQTzkbY0pjAxs/pjTeY9j5K98ovpy+nFdn1/YxrdMHJ8orhE/8EQB+ATGzvhq+9CLS9RL3",
+	"VQRNlylUQWy4ySohOle+0Qf2MKG+5DfurYRSSrimEGZpUBUda/9ANHno1jusK37vKPOppSnjtI9TL4nb",
+	"iHs+b/DfboOvMuY8coNTev7RO9yrKPRgZcVR3wqYTuK9Jp/f4pRDPBU+Ic5tQ0nQgnAJ92/gM+wQpTOR",
+	"xfv12gZZRHKifMUXAetgLkyPfQ/qJ548C27wYA2ofNIatpRqbUqtpLmMIRq7R3vMZIIn48cTCp+evVmY",
+	"+P3EAhHrs1z46HLhVZYcm6mWR4sGACszj9/Cf4/SaOv6oO9x+DRpBOBdKjdM77FrRAO748laQKW94IQz",
+	"CgBoqEiPWbHNfIaMhhBiBIw2w/roavv/HCvNCQ58IodWq9zcYz8tNP7b4yS5xyYqb/ZsGE82fOvLpHos",
+	"HPVHrAAkhX5DfHPmv3OvVDpz8zWBAlA/4Y8lal7SxvnjKSrVVv0N5gdSfbdLP3Us/yyWPrq64gVFXjTY",
+	"LJd8a5jj9JOa7kQF9JZF3ukN+/Bhqz6nPVQc1QTfC44u5BXAFAPkUw6vde8xmGMbZh10QoImDPM+OiFr",
+	"F3v6TFShqU+nx74VWwoWQlJtKhwXxoSjCe3paMCEBOHhrW+zpDTwyTmiN6koeVecj4ojUukN1BRgy5sC",
+	"9T6fztVeSYV2d4fwRRIAXptqnsbvA1Pgyw9Trm5FXINLEEA3l6oyP1G7AZxwuv3zRioTwsuMO/Tnvh0L",
+	"JGOqEpaBu10JG7r78t8RwETlT165PcElkAU6ysx1uZGMRwGjGkZp0HlH+OS0MULsA/NnniQhoymj/7g4",
+	"2SsWnvRjauJ0HtOd2QFNTT0FdmZS5FLgxrKTPtMpOwck3phvTcCsjiHvM0rWsVMZXpFDMRUIdIc41eQK",
+	"gyEY2vSp4PFEoTgwEadMeTS8GlSC5wVeOFA8+RPEEWF9Cumx2GKrpjxyWq6NjMWMrxPbGvv+Nr4NVW27",
+	"m2LJZE2fsBWHBhxIWUqsbRoHLl/DWHiSFIaC/zqBfpTnccNwDppbGUE/JQWnuM4H7a1CM67PUb4/DBLF",
+	"q+LK7S02J1z4hwr/sdcoKM0K/C1ko4dbvQ4Zvm5KgNeIkdvpTdRzAqTHrKxizykGGKzCZKG5xIoUOyUH",
+	"AAUL6WZaCcPaRdsvwMSl2TpJOv6kwfGker066E9iuccY8x1ATCMGs5mo/MMpJYNNhTtNjGZTYTdCKMD2",
+	"XwF++JJv2dSJZPhVRvCUM8q4ZTxJmnQsoskh6fu9M1mTZvpJk3VVwz6DDeIQLpak4V7NzKKDZkcMhzZd",
+	"i3CMlnTWZyDHJ18nMSL4Kr1h7fJIK9Y7B4Rfv4hXLIQuKv7dcDzbRdY1p25OeiVUaUq7DVhqyUmaAjLz",
+	"VCAGAKClQCahbDzbllL9RdjSJ+/Vbvd+41lqGg5rO3aaikRvWIhjCDuNY+RvPt4YKWdmrWKo7pLGt8Ki",
+	"Jox1A6I7mhATzkbVFmsPOHyRET+pg9eJlcNuTtpCnw/cP9CB66S3X7jCeet/eY3NMA+kz+T4jXgAOWkI",
+	"TRjAg4ANt0BsInYLJuCFPfY9uQ/xB2p0jyCLlARNWq5hbSMEC7/hS/EUbn6mVmuqy6Wn9doaGaPPEnAD",
+	"DGuTKId/OtNKLgV0xfKNfIpdPRgJkmB//5Iga6xCsqDDpIEauj6rgfFXfOl7GsD0WHumU0bQLJ4UvaW+",
+	"E69wcC9MuAcpEnbivb2fv1GJWGGIvxPMJJKnwfeixIb4M3NuFVizcqJ/8nnPn9OY3wOhAOExE9pMu0Kv",
+	"bGM8fks99N+9t7WRJdiT2RFm7VfYQiexKffjgHZ0OV5+4HGUIcwSZEWvedwni990euzLvKlRKjw8M/Wq",
+	"m6hM6kFHIkY9mfhUry0b9PtsCU0iVxxQgq8YgeKz0LdKouZkxfZHkPfoxDSncJNvSYVvBcBtruaiyYvz",
+	"INH2HFfmN9B/GtMWoY3OZ3zMf2Ml6RthS7oNdPIqmIP3kiGPIYx6XInYdxpOrXkB/o7SymgwORAPDcdJ",
+	"IaFi41uDAfrSRJWMVWyModVV5oGFQvuqTYsNQnwHGp1lMHugXfdWQtptV5B5nSihcLE/csGaznDhKd4j",
+	"VNzpsafU+Mk/ktVtlMtdK8jfV7AMhYoOQKBSmiVazUXKpoJeEE9UG+q/im2E6nUs9/n3lEOfVtXXYckV",
+	"+LD+50KvzxqS15AcRzxIQXpcyEFpFnGYTumNx3v1AfQdf7y8g1h6j4FbR6qJ8k0Oa3Z8gM44MulyoZcn",
+	"ueBDxfZi8FAkwB3rxchum7BOj73a6OzN0EkULuaVXAtuFpj2XtDWoI+N0+XGE5U5ClH7Y0YA5gm26vNa",
+	"Yi9/OOzkfQBLST5Y1Ubt+agymOxgCo0UMnr8FILdLop03viK4YmaqJ9SaakTDy2J0+ridQr+ZWN16h78",
+	"4gtsjvvFF8wI8ORXuiZS82QBJylh0NR118pRBjmLUmjElAJXAv4zMjsdJDOdzoSkVnLIE3XyHYbwAltX",
+	"/7by/SNY2zCZ3wmIpfFceeo56qpeTcmY4PN58/m8yc4bFJacUVd5f944sbXvsMFOpMfWG/nqB3wqs19/",
+	"YdTyFrg0zPGggyxuESIOKcnPJUITTFS44e5XerxPQSBsuYdFFVthvWTN2okvwAvolFS20knixbhT3LGN",
+	"EiVYpNkHfB9iJ3Qpk4RTv6b2Shsjpwn5tJSm2TmtWisr1do7XWF2f3bqctgUxfsKyfkRRSN+4ejQBt5O",
+	"AY7Dt//EP3YgBAZ0OBBCHXI/51J+7CSyl4IXOwiXi4JJOhyUH4+NTQVfHpfkHVrxxuKDXXwuZO1rcIJ1",
+	"r90YkGc7XteqEToTtSt1WBs6aec/P+fGduFd3Wdfhj5fKnWSQIkIqk8ImdnpUZSahd1IqdgL/8E2UlG/",
+	"HTccCGd2AnJ8I4JfdJvoOcmVRN4JSj6YJWsoLIa+n0XR1KMe+kthjGN4Ca2XwzCcKBmPcQKREb/4NuMw",
+	"df+73a6EvxBzy7PfFwJJ577nZGEiFeylv11//51/gL4yUSBBqHyG22iRbzrf7VvwZUYZtwrzR1nuK6SV",
+	"YjzpGn75q+Bx2KGkVyy0YaGMsYUzfJGmsIDctOqw85ccNXZ32AGzgm+2HcJrUzsV3On00L0byABOU3S2",
+	"DE6zM8Bq7LEv48RpU8gMWpmJ0iuh8KBT6+UUtf1C61SkiSk2PJOGTTU5cMLR8JKVGwQjIvdESdshjZ1e",
+	"IXwbpUJusVmsrYEGclc5l9LRU+Flq6FEYikKBGdzvkLtPoP0qe2UACP45M4pN0F45DhH9I4IcT/m3Rrc",
+	"JhpkPIc9e6lTlWe+t5OW22Ct8SCYQIrBpDWetMq3tgL65VkMV0/5YNaPBqJ7EY+m3VF0etq95KOT7nA2",
+	"iPvifHoWDQbwENbATFpjtU6SYNLiFp4f9oen3f6g2x+8GgzH/f643+/1+/1/wDNuWJPW+O0EEiXg/q9T",
+	"GfMtU3K+sJPWu2DSWqXi7q/cLOBy/z3/Dz678G8biUF8EvWnZ7MLPhSn8Xl0OR3wk9mpOI8vo/50yEez",
+	"M3ER96PB9ISfzs7FZTyITqan/Hx2KfrxpPXO7c3CXpyoSrpl8UjYFfhXKI1CR4gQBQB2mw/heuhEgxMH",
+	"vdZuTkitcw5PNOSPz5rER9ckvtZJojdlXQJOQ9a+vv6qcy+14l4dsLyCQNnmxTIM1q4GGgImZ4yrLXTv",
+	"zhpfdygrcKJqO9VwtpDGamxLkbpjyotdxA3yDpqSqtIEIumz/bYP61l1Dxn8SRaCE7TDcSWfpaX9vId/",
+	"g8qqEsWbi6p2t6yzi7sYRgK39XpvYI61vxE8fWTYUwgwfSfe2DwzqdNj19TzPktNKvMDxKzckNzenK2T",
+	"ZKLoRqnYZiGdPkuZUZgSxe6RERX4LCRQ3Sdq5gyLKM/MAVzvUsNmQDZKBIeW8pleV0p3JZQhk+UQXxWq",
+	"PzDKBoZGuXdNIdkmdHPGcYbMCFvfBst+l931b+CgrSzNJ+OifVXnl8XMjM8+2c8+We+TxV1tIXGO5NUj",
+	"QxLtfjHBApDOwXhgDWj2S8LUKSZHldIgHpWVpLyIHavdp8Kyts+0pNTOsIO1q4Xefb4tTAnNw30d4BxN",
+	"gJWmHthHOovbaSjU+qUYacQU90o6RSdglZ4ErI2Qdox6GTgydQJIJc2DjDmgUBjgl9DKc8eG/6Wm7Uzm",
+	"ooYo3k8Lob7GB9AZXUjVAMfRTCaERldMNcE44aAQAtyR2X5tfvAQoL9j1sRvkEb6MluN+vDWHyqD9LMw",
+	"/c2EqecbL7YakscOxbtIkD5eCpShibDiQHbFc8HvfAlbUUYSllhY5NiQMqxAhDASnT0SSCUBhxxfkiM5",
+	"QMgV20mjKKiVJL4JrDsXb7XGphv8/418rOdiZndlSiL4nVTzz6LksyjJETr5nXgfIUJQP0dmZ70kYKA8",
+	"ecMZlui6ZGE1QyvMMrGcZHFPhrXJl5VUrM1CF16OpXgPSMjyAERhp8fC0XBYyDa5WUoD1blZQz7DCvlm",
+	"LJazmRuJbxo4UVkSfv6ScZaJ6jNTPc4a5Vct+ZbZdEvNB/L0LJ80D7J0OARM1UTGN05JLQwInX7TrRUe",
+	"1pEr9uT66bNnDAlNxUSYJ1EGFpsoKkfqsSeUtTDoD0fwNkjl//HV192LYlaYVgi55KkWFHLDJKBY6eQO",
+	"cn8nqln9c8/+myRU4WQ+tYSql7Q8TQqnu/r5fHjw+TA8hgCrVEfCYGe+f1cFFTI/752BZaxeHVPKkHlM",
+	"r61efcOXohMQF3O1ZfFaMPFmJdNtjz1TVaU0KzhAsYQlB1fQKMFn+0LYJoM7R4xMvtQU2PB4WzuZv+38",
+	"0EGYg84VJhHT2RXUvMQ/kgKIAyHe0dMY0UHAnhgj8JxGA+1itRITtVbSYrCwFgKwx76jQybVzijX0Avn",
+	"R5UIU/Sqyhy7z5dBTBRo9lh46ys2smaFhUKJXo3LIlPQ8fWIxYdA3JB8XBuMx6X8NxD9fiqfmvCvc9W6",
+	"LcfaSqdLniSFWtbMS7fjefp8PHw2H7ygd5y+z3rYceeC1rzkt1LNjzYZmv21GRgNduzZQcFhCIKDaXJO",
+	"5Pta/JC1AZaMtNwQIuEArdPJ6kyx8gEqTcGDKdUcu9TOMKi+SngkzEQlYmYp3w0ODp4mUkBNQUEYe529",
+	"cCMB8WDBJ/uGINEKPg04k8gawUyuW7la+Rib0RB2w6kX3K4QUwOHK5b3YrYdgvQ4eoFv5FXVbyutEcnM",
+	"5wFoTDgLf/j++hXb6zwKc7hoqEyZKMTIBcJmDiDjbL5qE12EbQWfdbPnueONoomq79vGFlw5ys7JGFHa",
+	"xxitGXvX0Q0Za+BJN1anBaAWMVG3AoAosd2Rs7pmEvBMc9K6k8sZqlJForbW77/WMrr9m5bqU0VTeJFv",
+	"vE8NTeHfyg3++Sx56Fnido/fdIRvABLZ6eqNNgT6rmszo/wpQkKGyuW8H8ZDXmYKjz/BKH5X2yfmhWj9",
+	"fq1nq0P/3NPod2seVl2KvdCCS3Egha/CqE41ob/QblKCTMF5VUco94dxJ2UsY+zgIji09qIEwNJZfwj6",
+	"jzpJZDuDCrvdn8byWxGwhd5MwO6EbO+siBYH1Q4pDTAsaSDuCA1YuNEqDFgoErmUikNmOGx7MIgDMJbR",
+	"JCcj0mMG1HSrCVhoFjwVIVnGVq86QRnyJIfCxS5n0JRNKiXSDNFAKrZK9Tx1BrFZ6I1BD8MGtEA/e7qC",
+	"wMLJtimV8cUD8xjpuU8tPRG7+h6XnZiR/D3TEz+LMxJnD5ZJ1WzFWol0oJvh/rNTb5TvXZP1GDwWVhRt",
+	"D+pSyJME924GZOQbH1JHw0JCTfOey/oN/tG7juKIjkBGLNH+8177Q6oO5UU8tF8PNILf2a/QXNkUuyvj",
+	"HtZJDNb9rRCFPu55bNHdTrXDsJUnag1eYQ2gCGzQh+ZOgM6IccEiqgK0U3AaBoLxYlUxtI4DkAXfVJ0l",
+	"OrrFZLqs8fLasjZ2Y6BwZ+ZVcCOGCXSu6ANqTvdAwUHkkeTnKQcp8aTQx32zv+l7PqTit8do58Nz2Jha",
+	"mgxDHpwHThk61AmeGV8LQYqE3cCQ/3/2rq+3cRuGfxXhXprslD8rLliWt+7P3e21xbCXDGfFVmuttmVI",
+	"SlKv6HcfRFKy3bhB2yHbsOtL0diyGMcUSVPk75dKtfPxmpuyiwilEcn6cXcCpQp7Cz0/FBW22RhiwCY9",
+	"md2LwBL/gHoyDEd0Cbf4Oh76/xy1fFRrTBnURu6U3mK/ZAva5PXbvqUM/r+FcLhqe/GnIwV/2pxS0vcF",
+	"RDgBybnToXpb6b3lPsRRA5yyPjC5DGJOSdKEMo5xxIS7/coJYgCZ2LSPJKhHPHSgHrNNM8mFzWf3dOSz",
+	"sPmz6YhTUelKpQK4isqIlUSKRGj1qAKA5uQ9btIRlLCRiMU4vRNjjkU93h/7f1oP3MO82uisGScho4+A",
+	"UajNO2ksoMzD/OvKO2hwbj0Ic+RDyqWRnInCakrIYmVRIcGty0w54GM5vGGUG+uI4Br/6rD5Q6aOJfcq",
+	"46yCHsS9FP6RPiSEFICfWXK/kcJZzgqgq+RQS0DXrKsQasBlNIN/lcdSJsRbSWCCpH84PAl/TlbhUs4S",
+	"FJOsfTxWljILBfzQ0+4d+UbfBXIzpwpgXYCcgMgyHK0AkSFz+ZiH/lwMQKw2xDJlMQ1RabbPlZO2Fqlk",
+	"o8uPP7Lld8vFmQ2lcNKmolbVDWfyLpU1UXT++v58fr6EPA/8+z3sCsFYmY2fYrjDB/BD45XnxY7/slW8",
+	"E9PNoaCfdLot5bEkaNCyUKD21gh5atP5iTyfvBNptKExUy/61AfPM63BpP7ybDZMHH9m42IfwZqGSsZg",
+	"SYKlgHU/7sCLwmsCwGToa4BCME0wM8g8xRZ3C3ZjvFGKrwytyK6dPr7KXru+Tg05HL7e8RjhbS39I2tJ",
+	"sJb342VrZeZV9EiBXFgxHBrzJ1gq9wj3djxlHwEapRbGFQ3LjNhXUf9XoQAZ14tlyq2rSETkDUDRYI49",
+	"Ol0HSLlYBYc0QTxWMqOjBOdViiYOYuAzAQQS9jWMQppXtlGuFPbW+9nzhf9kVzAH+FrOUl1sy2oMBQ3K",
+	"scTo/Zdro8svG+2cLr9ZsPfrKtUFHjTqJncI++hHz0MshIMncBpm53D+Q/ckFnX4w+dzDGScrukSf3Nw",
+	"5gOlCGoYPmVXubrG9ASzuaglSxDWB/9+mxCwpkJcZbwZ5OIHxtve6EUCg4zes209ZHQuKlE0f8pPXiP+",
+	"rtU5QbeyUdm/VP7mRcOPY5V9yuAJOh+r3o3K3qzf6SEVUGeZIKtzg8o7ZARhFv+mPcT81bJ9YntHRlEj",
+	"QuCancyw9WKUlOLWu7cqwePW+/vcuXo1mxU6FUWurVst58s5hc9bU7xbvZvBuqCv9USuNeQVOGYcLA8b",
+	"FbGPQ5mBnZJpy/4UMxMDlI5GCrs1DWvJSqNNxfnOLPR9GCUqh73E1AAM25fjrhh/dEDGb+HVB8Mmy7tm",
+	"vxMWUaCE0VH4EhBiMSMLqsp5TGk1dFNERcXpt+kj0YSJ4dtSzGV0YdmoU2pM6OIc93o7UkOd4aHQUFwE",
+	"L1PUAMdD2XULA7+TovCfRqGq+/GvCGUnw9ybtTQT2iP3EeIE2JBl1iLfQJqIiNpHEF928Dq1QWAgANW7",
+	"uvq5I5OwgQ6lXkT+f2S6bamf2YTRcuOxQB3uEBjoO3PjLuHh1J+lKFyOAYSqJEGEHuXWpWen6KGJ1E17",
+	"RHSBbffh94e/AgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

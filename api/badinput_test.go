@@ -324,6 +324,10 @@ func TestBadInput(t *testing.T) {
 	}
 	add(idCases("GET /v1/accounts/{accountId}", "accountId", "", nil)...)
 	add(idCases("GET /v1/accounts/{accountId}/games", "accountId", "", nil)...)
+	add(idCases("GET /v1/lobbies/{lobbyId}/games", "lobbyId", "", nil)...)
+	for _, qs := range []string{"limit=0", "limit=501", "after=x", "after=-1", "after=1000000000"} {
+		add(badCase{op: "GET /v1/lobbies/{lobbyId}/games", name: qs, path: "/v1/lobbies/" + lobby + "/games?" + qs, status: 400, code: "validation_failed"})
+	}
 	for _, qs := range []string{"limit=0", "limit=501", "after=x", "after=1_not-a-uuid", "after=-1_" + game} {
 		add(badCase{op: "GET /v1/accounts/{accountId}/games", name: qs, path: "/v1/accounts/" + p.ID + "/games?" + qs, status: 400, code: "validation_failed"})
 	}

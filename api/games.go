@@ -1,11 +1,12 @@
 package api
 
-// Games: a game's summary, players and round transcripts.
+// Games: a lobby's games, and a game's summary, players and round transcripts.
 
 import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/commitreveal/rps/tournament"
 )
@@ -16,6 +17,25 @@ func (h *handlers) GetGame(ctx context.Context, req GetGameRequestObject) (GetGa
 		return nil, readErr(err, "game")
 	}
 	return GetGame200JSONResponse(gameSummaryView(g)), nil
+}
+
+func (h *handlers) ListLobbyGames(ctx context.Context, req ListLobbyGamesRequestObject) (ListLobbyGamesResponseObject, error) {
+	before, err := int64Cursor(req.Params.After, math.MaxInt32)
+	if err != nil {
+		return nil, err
+	}
+	limit := pageSize(req.Params.Limit)
+	games, err := h.s.store.LobbyGames(ctx, tournament.LobbyID(req.LobbyId.String()), before, limit+1)
+	if err != nil {
+		return nil, readErr(err, "lobby")
+	}
+	var page GameSummaryPage
+	games, page.Next = nextPage(games, limit, func(g tournament.Game) string { return strconv.Itoa(g.Number) })
+	page.Games = make([]GameSummary, len(games))
+	for i, g := range games {
+		page.Games[i] = gameSummaryView(g)
+	}
+	return ListLobbyGames200JSONResponse(page), nil
 }
 
 func (h *handlers) ListGamePlayers(ctx context.Context, req ListGamePlayersRequestObject) (ListGamePlayersResponseObject, error) {

@@ -480,3 +480,39 @@ func TestQuickJoinRace(t *testing.T) {
 		t.Fatalf("ledger: %s", apitest.JSONOf(r))
 	}
 }
+
+// TestLobbyGames plays two games of a lobby to their winners and checks its games read newest
+// first, the open one first, at every page size, each as GET /v1/games/{id} shows it.
+func TestLobbyGames(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	a, b := e.NewPlayer("alice", 1000), e.NewPlayer("bob", 1000)
+	l := e.CreateLobby(map[string]any{"betSize": 100, "playersCountLimit": 2, "startWhenFull": true})
+	lobby := l.Id.String()
+	for range 2 {
+		e.Register(lobby, a).Want(t, http.StatusCreated)
+		e.Register(lobby, b).Want(t, http.StatusCreated)
+		e.Commit(lobby, a, "0a").Want(t, http.StatusOK)
+		e.Commit(lobby, b, "2b").Want(t, http.StatusOK)
+		e.Reveal(lobby, a, "0a").Want(t, http.StatusOK)
+		e.Reveal(lobby, b, "2b").Want(t, http.StatusOK)
+	}
+	for _, limit := range []int{1, 2, 100} {
+		games := pages(t, e, "/v1/lobbies/"+lobby+"/games", "", limit,
+			func(p api.GameSummaryPage) []api.GameSummary { return p.Games }, func(p api.GameSummaryPage) *string { return p.Next })
+		if len(games) != 3 {
+			t.Fatalf("limit %d: %d games, want 3: %s", limit, len(games), apitest.JSONOf(games))
+		}
+		for i, g := range games {
+			var one api.GameSummary
+			e.Do("GET", "/v1/games/"+g.Id.String(), "", nil).Want(t, http.StatusOK).Decode(t, &one)
+			if int(g.Number) != 3-i || apitest.JSONOf(g) != apitest.JSONOf(one) {
+				t.Fatalf("limit %d: game %d is %s, want number %d as GET /v1/games/{id} shows it: %s", limit, i, apitest.JSONOf(g), 3-i, apitest.JSONOf(one))
+			}
+		}
+		if games[0].Stage != "registration" || games[1].Winner == nil || games[1].Winner.String() != a.ID || games[2].Payout != 200 {
+			t.Fatalf("limit %d: %s", limit, apitest.JSONOf(games))
+		}
+	}
+	e.Do("GET", "/v1/lobbies/"+apitest.RandomID()+"/games", "", nil).WantProblem(t, http.StatusNotFound, "not_found")
+}

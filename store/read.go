@@ -265,6 +265,27 @@ func (s *Store) Game(ctx context.Context, id tournament.GameID) (tournament.Game
 	return scanGame(queryRow(ctx, s.pool, `SELECT `+gameColumns+` FROM games WHERE id = $1`, id))
 }
 
+// LobbyGames returns up to limit of a lobby's games numbered below before (0: from the newest),
+// newest first; tournament.ErrNotFound when no such lobby exists.
+func (s *Store) LobbyGames(ctx context.Context, lobby tournament.LobbyID, before int64, limit int) ([]tournament.Game, error) {
+	if !validID(string(lobby)) {
+		return nil, tournament.ErrNotFound
+	}
+	games, err := collect(ctx, s.pool, func(r pgx.CollectableRow) (tournament.Game, error) { return scanGame(r) },
+		`SELECT `+gameColumns+` FROM games WHERE lobby_id = $1 AND ($2 = 0 OR number < $2)
+		ORDER BY number DESC LIMIT $3`, lobby, before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read lobby games: %w", err)
+	}
+	if len(games) == 0 {
+		// No (more) games, or no lobby: the lobby itself says which.
+		if _, err := s.Lobby(ctx, lobby); err != nil {
+			return nil, err
+		}
+	}
+	return games, nil
+}
+
 // RoundPlayer is a player of a round with its move, if it committed one.
 type RoundPlayer struct {
 	AccountID tournament.AccountID

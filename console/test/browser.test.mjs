@@ -325,7 +325,7 @@ test('the standings rank finished games by wins or net, and link to profiles', a
   await duel(await createLobby('High roller', { betSize: 1000 }), whale, leo);
 
   const page = await open(t, '/');
-  await page.getByRole('link', { name: 'Standings' }).click();
+  await page.getByRole('link', { name: 'Standings', exact: true }).click(); // not the lobby 'Standings duel'
   await page.waitForURL('**/standings');
   const firstRow = () => page.locator('table.standings tbody tr').first();
   await waitText(page, 'table.standings tbody tr:first-child', 'ivan');
@@ -368,6 +368,39 @@ test('the standings rank finished games by wins or net, and link to profiles', a
   await waitText(profile, '#games li', 'High roller game 1: won, stake 1,000, net +1,000');
   assert.equal(await profile.locator('img').count(), 0);
   await shot(profile, 'profile-phone');
+});
+
+test('a lobby with a long history opens at its last events and pages its past games', async (t) => {
+  const lobby = await createLobby('Long history');
+  const [kim, lee] = await Promise.all([newPlayer('kim', 5000), newPlayer('lee', 5000)]);
+  for (let i = 0; i < 12; i++) await duel(lobby, i % 2 ? lee : kim, i % 2 ? kim : lee);
+
+  const { head } = await call('GET', `/v1/lobbies/${lobby.id}`);
+  const page = await open(t, '/');
+  const stream = page.waitForRequest(/\/events\/stream/);
+  await page.goto(`/lobbies/${lobby.id}`);
+  const after = Number(new URL((await stream).url()).searchParams.get('after'));
+  assert.equal(after, head.seq - 12, 'the page follows the log from its last 12 events, not from event 1');
+  await waitText(page, '#now h2', 'Game 13');
+  await waitText(page, '#last h2', 'Game 12: result');
+  await waitText(page, '#last .outcome.winner', 'lee');
+  await waitText(page, '.live', 'live');
+  await page.locator('#feed li').nth(11).waitFor(WAIT);
+  const seqs = (await page.locator('#feed .seq').allTextContents()).map((x) => Number(x.slice(1)));
+  assert.deepEqual(seqs, Array.from({ length: 12 }, (_, i) => head.seq - i), 'the last 12 events, newest first');
+
+  // The first page of the lobby's games holds the open game and the last 9 ended ones.
+  const pastButtons = () => page.locator('#past ul.past > li > button');
+  await waitText(page, '#past', 'Game 4');
+  assert.equal(await pastButtons().count(), 9);
+  assert.equal(await pastButtons().first().textContent(), 'Game 12', 'newest first');
+  await page.getByRole('button', { name: 'Show older games' }).click();
+  await pastButtons().nth(11).waitFor(WAIT);
+  assert.equal(await pastButtons().count(), 12);
+  assert.equal(await pastButtons().last().textContent(), 'Game 1', 'oldest last');
+  assert.equal(await page.getByRole('button', { name: 'Show older games' }).count(), 0, 'every game is read');
+  await page.locator('#past').getByRole('button', { name: 'Game 1', exact: true }).click();
+  await waitText(page, '#past .transcript .moves', 'Scissors');
 });
 
 test('hostile names render as text', async (t) => {

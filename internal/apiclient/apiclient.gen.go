@@ -1611,6 +1611,15 @@ type GameSummary struct {
 	Winner *openapi_types.UUID `json:"winner"`
 }
 
+// GameSummaryPage A page of a lobby's games, newest first.
+type GameSummaryPage struct {
+	// Games The games of this page.
+	Games []GameSummary `json:"games"`
+
+	// Next The cursor of the next page (pass it as `after`), or null on the last page.
+	Next *string `json:"next"`
+}
+
 // GridAnalysis What a drawn grid is and can become.
 //
 // Example: {"candidates":[0,1],"grid":3,"matches":[],"validTiles":96}
@@ -2970,6 +2979,15 @@ type StreamEventsParams struct {
 	LastEventID *LastEventId `json:"Last-Event-ID,omitempty"`
 }
 
+// ListLobbyGamesParams defines parameters for ListLobbyGames.
+type ListLobbyGamesParams struct {
+	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
+	After *OrderAfter `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit The largest number of items to return.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // SetNextConfigParams defines parameters for SetNextConfig.
 type SetNextConfigParams struct {
 	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
@@ -4114,6 +4132,14 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/lobbies/{lobbyId}/events/stream (the `StreamEvents` operationId).
 	StreamEvents(ctx context.Context, lobbyId LobbyId, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListLobbyGames A lobby's games
+	//
+	// Anonymous. The lobby's games, newest first (its current game, if any, is the first), paged
+	// by an opaque cursor: a history to read without replaying the lobby's event log.
+	//
+	// Corresponds with GET /v1/lobbies/{lobbyId}/games (the `ListLobbyGames` operationId).
+	ListLobbyGames(ctx context.Context, lobbyId LobbyId, params *ListLobbyGamesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SetNextConfigWithBody Change the next game's config
 	//
 	// Admin only (Gear's ChangeNextGameConfig). Sets the config of the lobby's next game: a full
@@ -5029,6 +5055,24 @@ func (c *Client) ListEvents(ctx context.Context, lobbyId LobbyId, params *ListEv
 // Corresponds with GET /v1/lobbies/{lobbyId}/events/stream (the `StreamEvents` operationId).
 func (c *Client) StreamEvents(ctx context.Context, lobbyId LobbyId, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStreamEventsRequest(c.Server, lobbyId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListLobbyGames A lobby's games
+//
+// Anonymous. The lobby's games, newest first (its current game, if any, is the first), paged
+// by an opaque cursor: a history to read without replaying the lobby's event log.
+//
+// Corresponds with GET /v1/lobbies/{lobbyId}/games (the `ListLobbyGames` operationId).
+func (c *Client) ListLobbyGames(ctx context.Context, lobbyId LobbyId, params *ListLobbyGamesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListLobbyGamesRequest(c.Server, lobbyId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7004,6 +7048,79 @@ func NewStreamEventsRequest(server string, lobbyId LobbyId, params *StreamEvents
 	return req, nil
 }
 
+// NewListLobbyGamesRequest constructs an http.Request for the ListLobbyGames method
+func NewListLobbyGamesRequest(server string, lobbyId LobbyId, params *ListLobbyGamesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "lobbyId", lobbyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/lobbies/%s/games", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewSetNextConfigRequest calls the generic SetNextConfig builder with application/json body
 func NewSetNextConfigRequest(server string, lobbyId LobbyId, params *SetNextConfigParams, body SetNextConfigJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -8137,6 +8254,16 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/lobbies/{lobbyId}/events/stream (the `StreamEvents` operationId).
 	StreamEventsWithResponse(ctx context.Context, lobbyId LobbyId, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*StreamEventsResponse, error)
+
+	// ListLobbyGamesWithResponse A lobby's games
+	//
+	// Anonymous. The lobby's games, newest first (its current game, if any, is the first), paged
+	// by an opaque cursor: a history to read without replaying the lobby's event log.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/lobbies/{lobbyId}/games (the `ListLobbyGames` operationId).
+	ListLobbyGamesWithResponse(ctx context.Context, lobbyId LobbyId, params *ListLobbyGamesParams, reqEditors ...RequestEditorFn) (*ListLobbyGamesResponse, error)
 
 	// SetNextConfigWithBodyWithResponse Change the next game's config
 	//
@@ -11067,6 +11194,103 @@ func (r StreamEventsResponse) ContentType() string {
 	return ""
 }
 
+// ListLobbyGamesResponse429Headers the declared response headers of an HTTP 429 response for ListLobbyGames
+type ListLobbyGamesResponse429Headers struct {
+	RetryAfter *int32
+}
+
+// ListLobbyGamesResponse503Headers the declared response headers of an HTTP 503 response for ListLobbyGames
+type ListLobbyGamesResponse503Headers struct {
+	RetryAfter *int32
+}
+
+type ListLobbyGamesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GameSummaryPage
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListLobbyGamesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListLobbyGamesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListLobbyGamesResponse) GetJSON200() *GameSummaryPage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListLobbyGamesResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListLobbyGamesResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ListLobbyGamesResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListLobbyGamesResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListLobbyGamesResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListLobbyGamesResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListLobbyGamesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListLobbyGamesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListLobbyGamesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListLobbyGamesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SetNextConfigResponse429Headers the declared response headers of an HTTP 429 response for SetNextConfig
 type SetNextConfigResponse429Headers struct {
 	RetryAfter *int32
@@ -13155,6 +13379,22 @@ func (c *ClientWithResponses) StreamEventsWithResponse(ctx context.Context, lobb
 		return nil, err
 	}
 	return ParseStreamEventsResponse(rsp)
+}
+
+// ListLobbyGamesWithResponse A lobby's games
+//
+// Anonymous. The lobby's games, newest first (its current game, if any, is the first), paged
+// by an opaque cursor: a history to read without replaying the lobby's event log.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/lobbies/{lobbyId}/games (the `ListLobbyGames` operationId).
+func (c *ClientWithResponses) ListLobbyGamesWithResponse(ctx context.Context, lobbyId LobbyId, params *ListLobbyGamesParams, reqEditors ...RequestEditorFn) (*ListLobbyGamesResponse, error) {
+	rsp, err := c.ListLobbyGames(ctx, lobbyId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListLobbyGamesResponse(rsp)
 }
 
 // SetNextConfigWithBodyWithResponse Change the next game's config
@@ -16003,6 +16243,97 @@ func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers StreamEventsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListLobbyGamesResponse parses an HTTP response from a ListLobbyGamesWithResponse call
+func ParseListLobbyGamesResponse(rsp *http.Response) (*ListLobbyGamesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListLobbyGamesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GameSummaryPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListLobbyGamesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListLobbyGamesResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {

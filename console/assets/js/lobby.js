@@ -2,6 +2,8 @@
 // Last-Event-ID after a drop by itself), the lobby's past games with their transcripts, and a
 // button that re-verifies the whole log in the browser. Events only say that something happened;
 // what is shown is read from the public state and transcripts, so it is never built from guesses.
+// The page follows the log from its last few events and reads the past games a page at a time, so
+// a lobby with a long history opens as fast as a new one.
 import { allPages, api, events, serverClock } from './api.js';
 import { countdown, el, formatAmount, formatClock, formatDuration, formatTime, playerLink, replace, stageBadge } from './dom.js';
 import { verifyLog } from './verify.js';
@@ -31,8 +33,9 @@ let lastEnded = null; // the same of the game that ended last, when it is not th
 const closedRounds = new Map(); // `${gameId}/${round}` -> transcript; closed rounds never change
 const rulesets = new Map();
 const feed = [];
-const pastGames = new Map(); // gameId -> {number, at, end: event or null}
-let pastShown = PAST_PAGE;
+let pastGames = []; // the ended games read so far (GameSummary), newest first
+let pastNext = null; // the cursor of the next page of the lobby's games, null once all are read
+let pastError = null; // why the first page of past games could not be read
 const expanded = new Map(); // gameId -> transcript node of an opened past game
 let lastSeq = 0;
 let missing = false; // the lobby does not exist: nothing to follow
@@ -188,24 +191,59 @@ function renderLast() {
     [...rounds].reverse().map((t) => renderRound(t, players, ruleset, { open: false })));
 }
 
+// How a game ended, in words.
+function endText(g) {
+  const rounds = `${g.round} round${g.round === 1 ? '' : 's'}`;
+  if (g.stage === 'finished') return `won, ${formatAmount(g.payout)} paid out after ${rounds}`;
+  return `stopped ${g.round > 0 ? `in round ${g.round}` : 'during registration'}: ${g.stopReason}`;
+}
+
+const ended = (g) => g.stage === 'finished' || g.stage === 'stopped';
+
+// readPast reads the next page of the lobby's games (the first page when from is null) and adds
+// the ended ones to the past games.
+async function readPast(from) {
+  const page = await api(`/lobbies/${encodeURIComponent(lobbyId)}/games?limit=${PAST_PAGE}${from ? `&after=${encodeURIComponent(from)}` : ''}`);
+  const known = new Set(pastGames.map((g) => g.id));
+  pastGames.push(...page.games.filter((g) => ended(g) && !known.has(g.id)));
+  pastNext = page.next;
+}
+
+// gameEnded puts a game that has just ended first among the past games.
+async function gameEnded(gameId) {
+  if (pastGames.some((g) => g.id === gameId)) return;
+  const g = await api(`/games/${gameId}`);
+  if (!pastGames.some((p) => p.id === gameId)) pastGames.unshift(g);
+}
+
 function renderPast() {
-  const ended = [...pastGames.entries()].filter(([id, p]) => p.end && id !== lobby?.game?.id).reverse();
-  const shown = ended.slice(0, pastShown);
+  const shown = pastGames.filter((g) => g.id !== lobby?.game?.id);
+  const older = el('button', {
+    type: 'button', text: 'Show older games',
+    onclick: async () => {
+      older.disabled = true;
+      try {
+        await readPast(pastNext);
+        renderPast();
+      } catch (err) {
+        older.disabled = false;
+        older.after(el('p', { class: 'error', text: `Older games cannot be read: ${err.message}` }));
+      }
+    },
+  });
   replace(parts.past,
     el('h2', { text: 'Past games' }),
-    ended.length === 0 ? el('p', { class: 'muted', text: 'No game has ended in this lobby yet.' }) : null,
-    el('ul', { class: 'past' }, shown.map(([id, p]) => {
-      const end = p.end.type === 'game_finished'
-        ? `won, ${formatAmount(p.end.data.amount)} paid out after ${p.end.data.round} round${p.end.data.round === 1 ? '' : 's'}`
-        : `stopped in ${p.end.data.stage}: ${p.end.data.reason}`;
-      const open = expanded.get(id);
+    pastError ? el('p', { class: 'error', text: `The past games cannot be read: ${pastError}` }) : null,
+    shown.length === 0 && !pastNext && !pastError ? el('p', { class: 'muted', text: 'No game has ended in this lobby yet.' }) : null,
+    el('ul', { class: 'past' }, shown.map((g) => {
+      const open = expanded.get(g.id);
       return el('li', {},
-        el('button', { type: 'button', class: 'link', 'aria-expanded': open ? 'true' : 'false', onclick: () => togglePast(id) },
-          `Game ${p.number}`),
-        ' ', el('span', { class: 'muted', text: `${formatTime(p.end.at)} · ${end}` }),
+        el('button', { type: 'button', class: 'link', 'aria-expanded': open ? 'true' : 'false', onclick: () => togglePast(g.id) },
+          `Game ${g.number}`),
+        ' ', el('span', { class: 'muted', text: `${formatTime(g.endedAt)} · ${endText(g)}` }),
         open ?? null);
     })),
-    ended.length > pastShown ? el('button', { type: 'button', onclick: () => { pastShown += PAST_PAGE; renderPast(); }, text: 'Show older games' }) : null,
+    pastNext ? older : null,
   );
 }
 
@@ -319,8 +357,8 @@ async function refresh() {
         lobby = await api(`/lobbies/${lobbyId}`);
         clock = serverClock(lobby.serverTime);
         current = lobby.game ? await gameTranscript(lobby.game.id) : null;
-        const ended = [...pastGames.entries()].filter(([id, p]) => p.end && id !== lobby.game?.id).pop();
-        if (ended && lastEnded?.summary.id !== ended[0]) lastEnded = await gameTranscript(ended[0]);
+        const last = pastGames.find((g) => g.id !== lobby.game?.id);
+        if (last && lastEnded?.summary.id !== last.id) lastEnded = await gameTranscript(last.id);
         document.title = `${lobby.name} · rps`;
         renderHead();
         renderNow();
@@ -341,14 +379,19 @@ async function refresh() {
   refreshing = null;
 }
 
-function onEvent(message) {
+async function onEvent(message) {
   const e = JSON.parse(message.data);
   lastSeq = e.seq;
   feed.push(e);
   if (feed.length > FEED_SIZE) feed.shift();
-  if (e.type === 'game_opened') pastGames.set(e.gameId, { number: e.data.number, end: null });
-  if ((e.type === 'game_finished' || e.type === 'game_stopped') && pastGames.has(e.gameId)) pastGames.get(e.gameId).end = e;
   renderFeed('live');
+  if (e.type === 'game_finished' || e.type === 'game_stopped') {
+    try {
+      await gameEnded(e.gameId);
+    } catch {
+      // The refresh below shows why the server cannot be read.
+    }
+  }
   refresh();
 }
 
@@ -374,6 +417,10 @@ setInterval(() => {
   const cell = parts.now.querySelector('.countdown');
   if (cell && lobby?.game) cell.textContent = countdown(lobby.game, clock);
 }, 250);
-refresh().then(() => {
-  if (!missing) follow();
+// Start: the first page of past games (the last one ended gets its card), the lobby, then the log
+// from its last few events.
+readPast(null).catch((err) => { pastError = err.message; }).then(refresh).then(() => {
+  if (missing) return;
+  lastSeq = Math.max(0, (lobby?.head?.seq ?? 0) - FEED_SIZE);
+  follow();
 });
