@@ -4,6 +4,9 @@ import kotlinx.serialization.json.JsonNull
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.JsonPrimitive
 
+/** What a lobby's feed delivers, in order: its events, and the server's signed heads between them. */
+sealed interface FeedItem
+
 /** One entry of a lobby's hash-chained event log, as served. */
 data class ChainEvent(
     val seq: Long,
@@ -12,14 +15,13 @@ data class ChainEvent(
     val gameId: String?,
     /** RFC 3339 UTC with milliseconds, the very string that was hashed. */
     val at: String,
+    /** The data exactly as received: what the chain hashes. */
     val data: JsonObject,
     val prevHash: String,
     val hash: String,
-) {
-    fun long(key: String): Long? = (data[key] as? JsonPrimitive)?.takeIf { !it.isString }?.content?.toLongOrNull()
-    fun int(key: String): Int? = long(key)?.toInt()
-    fun string(key: String): String? = (data[key] as? JsonPrimitive)?.takeIf { it.isString }?.content
-}
+    /** The same data typed by [type] (Mappers.eventData): what the client reads. */
+    val typed: EventData,
+) : FeedItem
 
 /**
  * The server's signed statement that a lobby's log has [seq] events, the last with [hash]
@@ -33,7 +35,7 @@ data class SignedHead(
     val at: String,
     val keyId: String,
     val signature: String,
-)
+) : FeedItem
 
 /** The log does not verify: a hash, a link or the sequence is wrong. */
 class ChainBrokenException(val seq: Long, reason: String) : Exception("event $seq: $reason")

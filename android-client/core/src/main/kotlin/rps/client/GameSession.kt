@@ -16,8 +16,6 @@ import kotlinx.coroutines.launch
 import kotlinx.coroutines.sync.Mutex
 import kotlinx.coroutines.sync.withLock
 import kotlinx.coroutines.withContext
-import kotlinx.serialization.json.JsonArray
-import kotlinx.serialization.json.JsonPrimitive
 import java.security.SecureRandom
 import java.util.UUID
 import kotlin.coroutines.coroutineContext
@@ -334,39 +332,36 @@ class GameSession(
             val mine = joinedGameId != null && e.gameId == joinedGameId
             val g = snapshot?.game
             val current = g != null && e.gameId == g.id
-            when (e.type) {
-                "move_committed" -> if (current && e.int("round") == g!!.round) patch(g.copy(committed = e.int("committed") ?: g.committed))
-                "move_revealed" -> if (current && e.int("round") == g!!.round) patch(g.copy(revealed = e.int("revealed") ?: g.revealed))
-                "player_registered" -> if (current) {
-                    patch(g!!.copy(players = e.int("players") ?: g.players, pot = e.long("pot") ?: g.pot, deadlineMs = e.long("deadline") ?: g.deadlineMs))
-                    refresh = e.string("player") == me?.id
+            when (val d = e.typed) {
+                is EventData.MoveCommitted -> if (current && d.round == g!!.round) patch(g.copy(committed = d.committed))
+                is EventData.MoveRevealed -> if (current && d.round == g!!.round) patch(g.copy(revealed = d.revealed))
+                is EventData.PlayerRegistered -> if (current) {
+                    patch(g!!.copy(players = d.players, pot = d.pot, deadlineMs = d.deadline))
+                    refresh = d.player == me?.id
                 } else refresh = true
-                "player_left" -> if (current) patch(g!!.copy(players = e.int("players") ?: g.players, pot = e.long("pot") ?: g.pot)) else refresh = true
-                "round_resolved" -> {
+                is EventData.PlayerLeft -> if (current) patch(g!!.copy(players = d.players, pot = d.pot)) else refresh = true
+                is EventData.RoundResolved -> {
                     if (mine) {
-                        val round = e.int("round") ?: 0
-                        val counts = (e.data["counts"] as? JsonArray)?.map { (it as JsonPrimitive).content.toLong() } ?: emptyList()
-                        val o = RoundOutcome(round, e.int("present") ?: 0, e.int("survivors") ?: 0, counts, e.int("remaining") ?: 0, moves[round])
+                        val o = RoundOutcome(d.round, d.present, d.survivors, d.counts, d.remaining, moves[d.round])
                         lastOutcome = o
                         if (fatal == null && final == null) _state.value = GameUiState.RoundResult(o)
                     }
                     refresh = true
                 }
-                "game_finished" -> {
-                    if (mine) {
-                        final = if (e.string("winner") == me?.id) GameUiState.Won(e.long("amount") ?: 0, e.int("round") ?: 0)
-                        else GameUiState.Lost(e.int("round") ?: 0, lastOutcome)
-                    }
+                is EventData.GameFinished -> {
+                    if (mine) final = if (d.winner == me?.id) GameUiState.Won(d.amount, d.round) else GameUiState.Lost(d.round, lastOutcome)
                     refresh = true
                 }
-                "game_stopped" -> {
-                    if (mine) final = GameUiState.Stopped(e.string("reason") ?: "stopped", e.long("share"))
+                is EventData.GameStopped -> {
+                    if (mine) final = GameUiState.Stopped(d.reason, d.share)
                     refresh = true
                 }
-                "game_opened", "round_started", "moves_closed", "stage_extended", "clock_shifted", "next_config_changed", "lobby_closed" -> refresh = true
-                else -> {} // unknown types are ignored (but were verified)
+                // The lobby's state after these (and after types this client does not know) is read again.
+                is EventData.LobbyCreated, is EventData.GameOpened, is EventData.RoundStarted, is EventData.MovesClosed,
+                is EventData.StageExtended, is EventData.ClockShifted, is EventData.NextConfigChanged, EventData.LobbyClosed,
+                is EventData.Unknown -> refresh = true
             }
-            if (e.type != "round_resolved") publish()
+            if (e.typed !is EventData.RoundResolved) publish()
         }
         if (refresh) refreshes.trySend(Unit)
     }

@@ -1,11 +1,28 @@
 package rps.client
 
+import kotlinx.serialization.KSerializer
+import kotlinx.serialization.SerializationException
 import kotlinx.serialization.json.Json
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.intOrNull
 import kotlinx.serialization.json.jsonObject
 import rps.client.generated.infrastructure.ClientError
+import rps.client.generated.infrastructure.Serializer
+import rps.client.generated.models.ClockShiftedData
+import rps.client.generated.models.GameFinishedData
+import rps.client.generated.models.GameOpenedData
+import rps.client.generated.models.GameStoppedData
+import rps.client.generated.models.LobbyCreatedData
+import rps.client.generated.models.MoveCommittedData
+import rps.client.generated.models.MoveRevealedData
+import rps.client.generated.models.MovesClosedData
+import rps.client.generated.models.NextConfigChangedData
+import rps.client.generated.models.PlayerLeftData
+import rps.client.generated.models.PlayerRegisteredData
+import rps.client.generated.models.RoundResolvedData
+import rps.client.generated.models.RoundStartedData
+import rps.client.generated.models.StageExtendedData
 import rps.client.generated.infrastructure.ClientException
 import rps.client.generated.infrastructure.ServerError
 import rps.client.generated.infrastructure.ServerException
@@ -129,26 +146,86 @@ object Mappers {
 
     fun ledger(r: LedgerReportDto) = LedgerTotals(r.treasury, r.playerBalances, r.escrows, r.entriesSum, r.ok)
 
-    fun event(e: EventDto) = ChainEvent(
-        seq = e.seq,
-        type = e.type,
-        lobbyId = e.lobbyId.toString(),
-        gameId = e.gameId?.toString(),
-        at = e.at,
-        data = JsonObject(e.`data`),
-        prevHash = e.prevHash,
-        hash = e.hash,
-    )
+    fun event(e: EventDto): ChainEvent {
+        val data = JsonObject(e.`data`)
+        return ChainEvent(
+            seq = e.seq,
+            type = e.type,
+            lobbyId = e.lobbyId.toString(),
+            gameId = e.gameId?.toString(),
+            at = e.at,
+            data = data,
+            prevHash = e.prevHash,
+            hash = e.hash,
+            typed = eventData(e.type, data),
+        )
+    }
+
+    /**
+     * Reads an event's [data] with the generated schema of its [type] (`TypedEvent` in
+     * openapi.yaml). Never throws: an unknown type, or data that does not fit its schema, becomes
+     * [EventData.Unknown] (the event is still hashed from [data] as received).
+     */
+    fun eventData(type: String, data: JsonObject): EventData {
+        fun <T> read(s: KSerializer<T>): T = eventDataJson.decodeFromJsonElement(s, data)
+        return try {
+            when (type) {
+                "lobby_created" -> read(LobbyCreatedData.serializer()).let { EventData.LobbyCreated(it.name, config(it.config)) }
+                "game_opened" -> read(GameOpenedData.serializer()).let { EventData.GameOpened(it.number, config(it.config), it.rulesetHash) }
+                "player_registered" -> read(PlayerRegisteredData.serializer()).let {
+                    EventData.PlayerRegistered(it.player.toString(), it.order, it.players, it.pot, it.deadline)
+                }
+                "player_left" -> read(PlayerLeftData.serializer()).let { EventData.PlayerLeft(it.player.toString(), it.players, it.pot) }
+                "round_started" -> read(RoundStartedData.serializer()).let { EventData.RoundStarted(it.round, it.players, it.deadline) }
+                "move_committed" -> read(MoveCommittedData.serializer()).let { EventData.MoveCommitted(it.player.toString(), it.round, it.committed) }
+                "moves_closed" -> read(MovesClosedData.serializer()).let {
+                    EventData.MovesClosed(it.round, it.committed, it.eliminated, it.digest, it.deadline)
+                }
+                "move_revealed" -> read(MoveRevealedData.serializer()).let { EventData.MoveRevealed(it.player.toString(), it.round, it.revealed) }
+                "round_resolved" -> read(RoundResolvedData.serializer()).let {
+                    EventData.RoundResolved(
+                        it.round, it.resolution.value, it.revealed, it.present, it.counts, it.scores, it.survivors, it.remaining, it.digest,
+                    )
+                }
+                "stage_extended" -> read(StageExtendedData.serializer()).let {
+                    EventData.StageExtended(Stage.fromWire(it.stage.value), it.round, it.deadline)
+                }
+                "game_finished" -> read(GameFinishedData.serializer()).let { EventData.GameFinished(it.winner.toString(), it.amount, it.round) }
+                "game_stopped" -> read(GameStoppedData.serializer()).let {
+                    EventData.GameStopped(it.reason, Stage.fromWire(it.stage.value), it.round, it.amount, it.players, it.share, it.remainder)
+                }
+                "next_config_changed" -> read(NextConfigChangedData.serializer()).let { EventData.NextConfigChanged(config(it.config)) }
+                // Its schema has no properties, so there is no generated class to read.
+                "lobby_closed" -> EventData.LobbyClosed
+                "clock_shifted" -> read(ClockShiftedData.serializer()).let { EventData.ClockShifted(it.gapMs) }
+                else -> EventData.Unknown(type, "type not known to this client")
+            }
+        } catch (e: SerializationException) {
+            EventData.Unknown(type, "data does not fit its schema: ${e.message}")
+        } catch (e: IllegalArgumentException) {
+            EventData.Unknown(type, "data does not fit its schema: ${e.message}") // a malformed UUID
+        }
+    }
+
+    /**
+     * The generated models' contextual serializers (UUIDs; enums fall back to their own), and
+     * unknown keys ignored: a newer server may add fields. Not the generated client's shared Json,
+     * whose configuration HttpRpsApi sets before its first use.
+     */
+    private val eventDataJson = Json {
+        serializersModule = Serializer.kotlinxSerializationAdapters
+        ignoreUnknownKeys = true
+    }
 
     fun head(h: SignedHeadDto) = SignedHead(h.lobbyId.toString(), h.seq, h.hash, h.at, h.keyId, h.signature)
 
     /** Decodes the signed head of an SSE `event: head` message. */
     fun headJson(json: String): SignedHead =
-        head(rps.client.generated.infrastructure.Serializer.kotlinxSerializationJson.decodeFromString(SignedHeadDto.serializer(), json))
+        head(Serializer.kotlinxSerializationJson.decodeFromString(SignedHeadDto.serializer(), json))
 
     /** Decodes one event as served in an SSE `data:` line. */
     fun eventJson(json: String): ChainEvent =
-        event(rps.client.generated.infrastructure.Serializer.kotlinxSerializationJson.decodeFromString(EventDto.serializer(), json))
+        event(Serializer.kotlinxSerializationJson.decodeFromString(EventDto.serializer(), json))
 
     /** A generated client's error to a typed problem, reading the RFC 9457 body when there is one. */
     fun problem(e: Exception): RpsException {

@@ -124,3 +124,46 @@ data class MyGame(
 data class MyGamesPage(val games: List<MyGame>, val next: String?)
 
 data class LedgerTotals(val treasury: Long, val playerBalances: Long, val escrows: Long, val entriesSum: Long, val ok: Boolean)
+
+/**
+ * An event's data, typed by the event's `type` (one variant per `*Data` schema of `TypedEvent` in
+ * openapi.yaml). Decoded from the JSON as served in Mappers.kt; the chain is hashed over that JSON
+ * ([ChainEvent.data]), never over these. Player ids are UUID strings; masks have bit m for move m.
+ */
+sealed interface EventData {
+    data class LobbyCreated(val name: String, val config: GameConfig) : EventData
+    data class GameOpened(val number: Int, val config: GameConfig, val rulesetHash: String) : EventData
+    data class PlayerRegistered(val player: String, val order: Int, val players: Int, val pot: Long, val deadline: Long) : EventData
+    data class PlayerLeft(val player: String, val players: Int, val pot: Long) : EventData
+    data class RoundStarted(val round: Int, val players: Int, val deadline: Long) : EventData
+    data class MoveCommitted(val player: String, val round: Int, val committed: Int) : EventData
+    data class MovesClosed(val round: Int, val committed: Int, val eliminated: Int, val digest: String, val deadline: Long) : EventData
+    data class MoveRevealed(val player: String, val round: Int, val revealed: Int) : EventData
+    data class RoundResolved(
+        val round: Int,
+        val resolution: String,
+        val revealed: Int,
+        val present: Int,
+        val counts: List<Long>,
+        /** Only for `weighted`. */
+        val scores: List<Long>?,
+        val survivors: Int,
+        val remaining: Int,
+        val digest: String,
+    ) : EventData
+    data class StageExtended(val stage: Stage, val round: Int, val deadline: Long) : EventData
+    data class GameFinished(val winner: String, val amount: Long, val round: Int) : EventData
+    data class GameStopped(
+        val reason: String, val stage: Stage, val round: Int, val amount: Long, val players: Int, val share: Long, val remainder: Int,
+    ) : EventData
+    data class NextConfigChanged(val config: GameConfig) : EventData
+    data object LobbyClosed : EventData
+    data class ClockShifted(val gapMs: Long) : EventData
+
+    /**
+     * A type this client does not know (a newer server may add some), or a known type whose data
+     * it cannot read. Its event is verified in the chain like any other; the session reads the
+     * lobby again instead of interpreting it.
+     */
+    data class Unknown(val type: String, val reason: String) : EventData
+}

@@ -16,16 +16,21 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 
 class EventChainTest {
-    private fun event(o: JsonObject) = ChainEvent(
-        seq = o["seq"]!!.jsonPrimitive.long,
-        type = o["type"]!!.jsonPrimitive.content,
-        lobbyId = o["lobbyId"]!!.jsonPrimitive.content,
-        gameId = (o["gameId"] as? JsonPrimitive)?.takeIf { it !is JsonNull }?.content,
-        at = o["at"]!!.jsonPrimitive.content,
-        data = o["data"]!!.jsonObject,
-        prevHash = o["prevHash"]!!.jsonPrimitive.content,
-        hash = o["hash"]!!.jsonPrimitive.content,
-    )
+    private fun event(o: JsonObject): ChainEvent {
+        val type = o["type"]!!.jsonPrimitive.content
+        val data = o["data"]!!.jsonObject
+        return ChainEvent(
+            seq = o["seq"]!!.jsonPrimitive.long,
+            type = type,
+            lobbyId = o["lobbyId"]!!.jsonPrimitive.content,
+            gameId = (o["gameId"] as? JsonPrimitive)?.takeIf { it !is JsonNull }?.content,
+            at = o["at"]!!.jsonPrimitive.content,
+            data = data,
+            prevHash = o["prevHash"]!!.jsonPrimitive.content,
+            hash = o["hash"]!!.jsonPrimitive.content,
+            typed = Mappers.eventData(type, data),
+        )
+    }
 
     private fun events(root: JsonElement): List<ChainEvent> {
         val arr = if (root is JsonArray) root else root.jsonObject["events"]!!.jsonArray
@@ -69,6 +74,61 @@ class EventChainTest {
             assertEquals(o["digest"]!!.jsonPrimitive.content, Crypto.hex(Crypto.blake2b256(CanonicalJson.encodeToBytes(JsonArray(values)))))
         }
         assertTrue(evs.isNotEmpty())
+    }
+
+    private val storeVectors by lazy { events(TestFiles.json(TestFiles.repoFile("store/testdata/events.json"))) }
+
+    @Test
+    fun `every event of the Go vector files decodes to its typed variant`() {
+        val cfg = GameConfig(100, 2, 60_000, 60_000, 60_000, "rpsls", "classic", true, 3, 0)
+        val alice = "2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20"
+        val rulesetHash = "9cd1769e88ab48e63c79c483a6314ce34f9c117cf4d67aa400ef1d84db64f63a"
+        assertEquals(
+            listOf(
+                EventData.LobbyCreated("Friday <night> & \"friends\" \u2028 \u00fc", cfg),
+                EventData.GameOpened(1, cfg, rulesetHash),
+                EventData.PlayerRegistered(alice, 1, 1, 100, 1_735_732_860_001),
+                EventData.GameStopped("tab\there, emoji \uD83C\uDFB2", Stage.REGISTRATION, 0, 100, 1, 100, 0),
+            ),
+            storeVectors.map { it.typed },
+        )
+        val byType = goChain.associate { it.type to it.typed }
+        assertEquals(
+            EventData.RoundResolved(
+                1, "weighted", 3, 0b101, listOf(2, 0, 1, 0, 0), listOf(1, 0, -2, 0, 0), 0b1, 2,
+                "1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e",
+            ),
+            byType["round_resolved"],
+        )
+        assertEquals(EventData.LobbyClosed, byType["lobby_closed"])
+        assertEquals(EventData.PlayerRegistered(alice, 1, 1, 100, 1_735_732_890_123), byType["player_registered"])
+        assertEquals(4L, goChain.count { it.typed !is EventData.Unknown }.toLong())
+        // This older vector sealed a zero config (resolution ""), which no server sends: not readable, still hashed.
+        val opened = byType["game_opened"] as EventData.Unknown
+        assertTrue(opened.reason.contains("schema"), opened.reason)
+    }
+
+    @Test
+    fun `an unknown type or unreadable data decodes to unknown and still verifies`() {
+        val data = JsonObject(mapOf("shiny" to JsonPrimitive(1), "nested" to JsonObject(mapOf("b" to JsonPrimitive("x")))))
+        assertEquals(EventData.Unknown("lobby_renamed", "type not known to this client"), Mappers.eventData("lobby_renamed", data))
+        assertTrue(Mappers.eventData("move_committed", JsonObject(mapOf("round" to JsonPrimitive(1)))) is EventData.Unknown)
+        assertTrue(Mappers.eventData("move_committed", data) is EventData.Unknown)
+        val badUuid = JsonObject(mapOf("player" to JsonPrimitive("nobody"), "round" to JsonPrimitive(1), "committed" to JsonPrimitive(1)))
+        assertTrue(Mappers.eventData("move_committed", badUuid) is EventData.Unknown)
+        // Fields a newer server adds to a known type are ignored.
+        val more = JsonObject(mapOf("gapMs" to JsonPrimitive(5), "reason" to JsonPrimitive("power cut")))
+        assertEquals(EventData.ClockShifted(5), Mappers.eventData("clock_shifted", more))
+
+        val last = storeVectors.last()
+        val future = ChainEvent(last.seq + 1, "lobby_renamed", last.lobbyId, null, last.at, data, last.hash, "", Mappers.eventData("lobby_renamed", data))
+            .let { it.copy(hash = EventChain.hash(it.prevHash, it)) }
+        val v = ChainVerifier()
+        (storeVectors + future).forEach(v::accept)
+        assertEquals(future.hash, v.lastHash)
+        assertThrows(ChainBrokenException::class.java) {
+            ChainVerifier(last.seq, last.hash).accept(future.copy(data = JsonObject(data + ("shiny" to JsonPrimitive(2)))))
+        }
     }
 
     @Test

@@ -61,10 +61,12 @@ class FakeServer(
     fun emit(type: String, game: String?, vararg data: Pair<String, Any?>) {
         val prev = events.lastOrNull()
         val obj = JsonObject(data.associate { (k, v) -> k to json(v) })
+        val typed = Mappers.eventData(type, obj)
+        check(typed !is EventData.Unknown) { "the fake server emitted $type data that does not fit its schema: $typed" }
         var e = ChainEvent(
             seq = (prev?.seq ?: 0) + 1, type = type, lobbyId = lobbyId, gameId = game,
             at = java.time.Instant.ofEpochMilli(serverNow()).toString().let { if (it.length == 20) it.replace("Z", ".000Z") else it },
-            data = obj, prevHash = prev?.hash ?: EventChain.ZERO_HASH, hash = "",
+            data = obj, prevHash = prev?.hash ?: EventChain.ZERO_HASH, hash = "", typed = typed,
         )
         e = e.copy(hash = EventChain.hash(e.prevHash, e))
         if (tamperNext) {
@@ -81,16 +83,30 @@ class FakeServer(
         is Number -> JsonPrimitive(v)
         is Boolean -> JsonPrimitive(v)
         is List<*> -> JsonArray(v.map(::json))
+        is Map<*, *> -> JsonObject(v.entries.associate { (k, x) -> k as String to json(x) })
         else -> error("no json for $v")
     }
 
+    private fun config() = GameConfig(bet, players, timeoutMs, timeoutMs, timeoutMs, "rpsls", "classic", true, 0, 0)
+
     fun lobby(): LobbyView = LobbyView(
         id = lobbyId, name = lobbyName, closed = false,
-        config = GameConfig(bet, players, timeoutMs, timeoutMs, timeoutMs, "rpsls", "classic", true, 0, 0),
+        config = config(),
         nextConfig = null,
         game = GameView(gameId, 1, stage, round, deadlineMs, registered, remaining, committed, revealed, pot, "h", you),
         serverTime = serverNow(),
     )
+
+    /** An admin sets the next game's config (the same as the current one). */
+    fun changeNextConfig() = emit("next_config_changed", null, "config" to configJson())
+
+    private fun configJson() = config().let {
+        mapOf(
+            "betSize" to it.betSize, "playersCountLimit" to it.playersCountLimit, "entryTimeoutMs" to it.entryTimeoutMs,
+            "moveTimeoutMs" to it.moveTimeoutMs, "revealTimeoutMs" to it.revealTimeoutMs, "ruleset" to it.ruleset,
+            "resolution" to it.resolution, "startWhenFull" to it.startWhenFull, "maxExtensions" to it.maxExtensions, "maxRounds" to it.maxRounds,
+        )
+    }
 
     private fun gate(op: String, key: String?, effect: () -> Unit): LobbyView {
         calls += "$op ${key ?: ""}".trim()
@@ -127,7 +143,10 @@ class FakeServer(
         if (registered == players) startRound()
     }
 
-    fun othersJoin(n: Int) = repeat(n) { join("0000000${it}-0000-4000-8000-000000000000") }
+    fun othersJoin(n: Int) = repeat(n) { join(other(it)) }
+
+    /** The id of the other player [i]. */
+    fun other(i: Int) = "0000000$i-0000-4000-8000-000000000000"
 
     private fun startRound() {
         stage = Stage.MOVES; round++; committed = 0; revealed = 0
@@ -144,7 +163,7 @@ class FakeServer(
         if (you.committed) throw RpsException.Problem(ErrorCode.ALREADY_COMMITTED, 409, null)
         you = you.copy(committed = true, commitment = commitment)
         myCommitment = commitment
-        commitOne("me")
+        commitOne(meId)
     }
 
     private fun commitOne(who: String) {
@@ -160,7 +179,7 @@ class FakeServer(
     /** The other players still in commit. */
     fun othersCommit() {
         val others = remaining - (if (you.inGame) 1 else 0)
-        repeat(others) { commitOne("other$it") }
+        repeat(others) { commitOne(other(it)) }
     }
 
     override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String) = gate("reveal", idempotencyKey) {
@@ -177,7 +196,7 @@ class FakeServer(
         val others = committed - (if (you.committed) 1 else 0)
         repeat(others) {
             revealed++
-            emit("move_revealed", gameId, "player" to "other$it", "round" to round, "revealed" to revealed)
+            emit("move_revealed", gameId, "player" to other(it), "round" to round, "revealed" to revealed)
         }
     }
 
@@ -190,7 +209,7 @@ class FakeServer(
             "counts" to listOf(1, 1, 1, 0, 0), "survivors" to survivorsMask, "remaining" to survivors, "digest" to "00",
         )
         if (survivors == 1) {
-            val winner = if (meSurvives) meId else "other0"
+            val winner = if (meSurvives) meId else other(0)
             if (meSurvives) balance += pot
             emit("game_finished", gameId, "winner" to winner, "amount" to pot, "round" to round)
             closedGames[gameId] = GameResult(gameId, Stage.FINISHED, round, winner, pot, null)
@@ -212,7 +231,7 @@ class FakeServer(
         gameId = gameId.dropLast(1) + ((gameId.last() - '0' + 1) % 10)
         stage = Stage.REGISTRATION; round = 0; registered = 0; remaining = 0; committed = 0; revealed = 0; pot = 0; deadlineMs = null
         you = YouStatus(false, false, false, false, null, null)
-        emit("game_opened", gameId, "number" to 2, "rulesetHash" to "h")
+        emit("game_opened", gameId, "number" to 2, "config" to configJson(), "rulesetHash" to "h")
     }
 
     /** The events with seq > after, then live ones, forever (like SSE with resume). */

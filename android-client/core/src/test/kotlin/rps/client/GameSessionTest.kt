@@ -341,7 +341,7 @@ class GameSessionTest {
         // The server now serves another history up to the checkpoint: the next event does not link.
         checkpoints.save(srv.lobbyId, ChainCheckpoint(srv.events.last().seq, "ab".repeat(32)))
         val forged = session(srv, checkpoints = checkpoints)
-        srv.emit("next_config_changed", null, "config" to null); runCurrent()
+        srv.changeNextConfig(); runCurrent()
         val err = forged.last<GameUiState.Error>()
         assertTrue(err.fatal)
         assertTrue(err.error is RpsException.ChainBroken, "got ${err.error}")

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.io.TempDir
 import rps.client.AccountInfo
 import rps.client.AesGcmSealer
 import rps.client.ChainVerifier
+import rps.client.EventData
 import rps.client.FileVault
 import rps.client.GameEnding
 import rps.client.GameSession
@@ -123,7 +124,7 @@ class EndToEndTest {
         // The whole log verifies from the first event, as the sessions checked it live.
         val events = HttpRpsApi(server.baseUrl).let { api ->
             val v = ChainVerifier()
-            HttpEventFeed(api).follow(lobby.id, 0).first { v.accept(it); it.type == "game_opened" && it.data["number"].toString() == "2" }
+            HttpEventFeed(api).follow(lobby.id, 0).first { v.accept(it); (it.typed as? EventData.GameOpened)?.number == 2 }
             v.lastSeq
         }
         assertTrue(events >= sessions[0].verifiedSeq)
