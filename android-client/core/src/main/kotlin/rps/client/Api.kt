@@ -10,14 +10,17 @@ interface PlayerApi {
     suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String): LobbyView
     suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String): LobbyView
     suspend fun getGame(gameId: String): GameResult
+    /** The public keys the server signs heads with, newest first. */
+    suspend fun signingKeys(): List<SigningKeyInfo>
 }
 
 /**
- * A lobby's events with `seq > after`, in order, forever: implementations reconnect after drops
- * and resume where they stopped. They do not verify the chain; the session does.
+ * A lobby's events with `seq > after`, in order, forever, with the signed heads the server sends
+ * between them (each after the events it names): implementations reconnect after drops and
+ * resume where they stopped. They verify neither the chain nor the signatures; the session does.
  */
 interface EventFeed {
-    fun follow(lobbyId: String, after: Long): Flow<ChainEvent>
+    fun follow(lobbyId: String, after: Long): Flow<FeedItem>
 }
 
 /** Reading lobbies and rulesets and managing the account (for the app's screens). */

@@ -63,6 +63,14 @@ sealed class RpsException(message: String, cause: Throwable? = null) : Exception
         override val playerMessage: String get() = "The lobby's history failed verification (event ${broken.seq}). Do not trust this server."
     }
 
+    /**
+     * A signed head whose key the server does not publish or whose signature does not verify:
+     * someone other than the server wrote it, or the server is lying about its keys.
+     */
+    class BadHead(val head: SignedHead, reason: String) : RpsException("signed head of event ${head.seq}: $reason") {
+        override val playerMessage: String get() = "The server's signature on the lobby's history did not verify. Do not trust this server."
+    }
+
     /** The saved password for a committed move is missing, so the move cannot be revealed. */
     class VaultMissing(val round: Int) : RpsException("no vault entry for round $round") {
         override val playerMessage: String get() = "Your saved move for round $round was lost, so it cannot be revealed."

@@ -65,38 +65,34 @@ object EventChain {
 /**
  * Checks events one at a time as they arrive: consecutive `seq`, `prevHash` equal to the previous
  * event's hash (zeros before seq 1), and `hash` recomputed. Start it from a trusted checkpoint
- * ([lastSeq], [lastHash]) or from the beginning of the log.
+ * ([lastSeq], [lastHash], and the receipt [head] kept with it) or from the beginning of the log.
  */
 class ChainVerifier(
     lastSeq: Long = 0,
     lastHash: String = EventChain.ZERO_HASH,
-    receipts: List<SignedHead> = emptyList(),
+    head: SignedHead? = null,
 ) {
     var lastSeq: Long = lastSeq
         private set
     var lastHash: String = lastHash
         private set
 
-    private val kept = ArrayDeque(receipts)
-
-    /** The signed heads seen, newest last, kept with the checkpoint ([lastSeq], [lastHash]). */
-    val receipts: List<SignedHead> get() = kept.toList()
+    /** The newest signed head found on the verified log: the receipt kept with the checkpoint. */
+    var head: SignedHead? = head
+        private set
 
     /**
-     * Keeps a signed head as a receipt (the newest [MAX_RECEIPTS]), and throws
-     * [ChainBrokenException] when it names the checkpoint's event with another hash.
+     * Takes a head whose signature has been checked. One naming the last verified event with its
+     * hash becomes [head] and true is returned; one naming it with another hash is proof that the
+     * server forked the log ([ChainBrokenException]). A head of any other event (or of the empty
+     * log) cannot be checked against the log here and is not kept.
      */
-    fun acceptHead(h: SignedHead) {
-        if (h.seq == lastSeq && h.hash != lastHash) {
-            throw ChainBrokenException(h.seq, "signed head ${h.hash} conflicts with the log's $lastHash")
-        }
-        if (kept.any { it.seq == h.seq && it.hash == h.hash }) return
-        kept.addLast(h)
-        while (kept.size > MAX_RECEIPTS) kept.removeFirst()
-    }
-
-    companion object {
-        const val MAX_RECEIPTS = 16
+    fun acceptHead(h: SignedHead): Boolean {
+        if (h.seq == 0L || h.seq != lastSeq) return false
+        if (h.hash != lastHash) throw ChainBrokenException(h.seq, "signed head ${h.hash} conflicts with the log's $lastHash")
+        if (h == head) return false
+        head = h
+        return true
     }
 
     /** Verifies [e] and advances; throws [ChainBrokenException] and stays put when it does not verify. */
@@ -112,4 +108,7 @@ class ChainVerifier(
         lastSeq = e.seq
         lastHash = e.hash
     }
+
+    /** Where verification stands, to be saved and resumed from. */
+    val checkpoint: ChainCheckpoint get() = ChainCheckpoint(lastSeq, lastHash, head)
 }

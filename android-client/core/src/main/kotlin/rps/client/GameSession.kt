@@ -73,7 +73,8 @@ data class RetryPolicy(val maxAttempts: Int = 8, val initialDelayMs: Long = 100,
 
 /**
  * One player's session in one lobby: joins the current game, follows the lobby's events (checking
- * the hash chain of every event as it arrives), commits the chosen weapon (after writing it to the
+ * the hash chain of every event as it arrives, and the signature of every head the server sends,
+ * keeping the newest as a receipt with the [checkpoints]), commits the chosen weapon (after writing it to the
  * [vault]) and reveals it by itself as soon as the reveal stage opens. A new session over the same
  * vault picks up where a killed one stopped.
  */
@@ -94,6 +95,7 @@ class GameSession(
 
     private val lock = Mutex()
     private var verifier = ChainVerifier()
+    private val signatures = HeadSignatures { retrying { api.signingKeys() } }
     private val refreshes = Channel<Unit>(Channel.CONFLATED)
     private var job: Job? = null
 
@@ -116,19 +118,27 @@ class GameSession(
     /** The last event verified, for diagnostics. */
     val verifiedSeq: Long get() = verifier.lastSeq
 
+    /** The newest signed head verified on the log (also saved with the checkpoint). */
+    val receipt: SignedHead? get() = verifier.head
+
     /** Starts the session: reads the account, the lobby and the vault, then follows the events. */
     fun start(): Job {
         job?.let { return it }
         val j = scope.launch {
             try {
                 me = retrying { api.me() }
-                withContext(io) { checkpoints?.load(lobbyId) }?.let { verifier = ChainVerifier(it.seq, it.hash) }
+                withContext(io) { checkpoints?.load(lobbyId) }?.let { verifier = ChainVerifier(it.seq, it.hash, it.head) }
                 entry = withContext(io) { vault.load(lobbyId) }
                 entry?.let { moves[it.round] = it.move }
                 refreshNow()
                 launch { for (x in refreshes) runCatchingRps { refreshNow() } }
                 launch { refreshWhenDeadlinesPass() }
-                feed.follow(lobbyId, verifier.lastSeq).collect { onEvent(it) }
+                feed.follow(lobbyId, verifier.lastSeq).collect {
+                    when (it) {
+                        is ChainEvent -> onEvent(it)
+                        is SignedHead -> onHead(it)
+                    }
+                }
             } catch (e: CancellationException) {
                 throw e
             } catch (e: RpsException) {
@@ -328,7 +338,7 @@ class GameSession(
             } catch (b: ChainBrokenException) {
                 throw RpsException.ChainBroken(b)
             }
-            checkpoints?.let { c -> withContext(io) { c.save(lobbyId, ChainCheckpoint(e.seq, e.hash)) } }
+            saveCheckpoint()
             val mine = joinedGameId != null && e.gameId == joinedGameId
             val g = snapshot?.game
             val current = g != null && e.gameId == g.id
@@ -364,6 +374,37 @@ class GameSession(
             if (e.typed !is EventData.RoundResolved) publish()
         }
         if (refresh) refreshes.trySend(Unit)
+    }
+
+    /**
+     * Keeps [h] as the receipt when its signature verifies and it names the last verified event.
+     * A bad signature or an unknown key stops the session ([RpsException.BadHead]), as does a
+     * validly signed head that contradicts the log; when the keys cannot be read the head is
+     * dropped, unchecked, with a non-fatal error.
+     */
+    private suspend fun onHead(h: SignedHead) {
+        if (h.lobbyId != lobbyId) throw RpsException.BadHead(h, "it names lobby ${h.lobbyId}")
+        try {
+            signatures.check(h)
+        } catch (e: RpsException.BadHead) {
+            throw e
+        } catch (e: RpsException) {
+            showError(e)
+            return
+        }
+        lock.withLock {
+            val kept = try {
+                verifier.acceptHead(h)
+            } catch (b: ChainBrokenException) {
+                throw RpsException.ChainBroken(b)
+            }
+            if (kept) saveCheckpoint()
+        }
+    }
+
+    /** Holds [lock]. */
+    private suspend fun saveCheckpoint() {
+        checkpoints?.let { c -> withContext(io) { c.save(lobbyId, verifier.checkpoint) } }
     }
 
     private fun patch(g: GameView) {

@@ -24,12 +24,11 @@ import java.util.UUID
  * `Last-Event-ID`, so nothing is missed or repeated; after [sseFailuresBeforePolling] failed
  * connections in a row it long-polls `GET /v1/lobbies/{id}/events?after=&wait=` for
  * [pollsBeforeSseRetry] requests before it tries SSE again. The signed heads that come with the
- * events (after each SSE batch, with each page) go to [onHead]: give them to the lobby's
- * [ChainVerifier] to keep them as receipts.
+ * events (after each SSE batch, with each page) are delivered in order with them, each after the
+ * events it names.
  */
 class HttpEventFeed(
     private val api: HttpRpsApi,
-    private val onHead: (SignedHead) -> Unit = {},
     private val pollWaitSeconds: Int = 25,
     private val sseFailuresBeforePolling: Int = 2,
     private val pollsBeforeSseRetry: Int = 20,
@@ -46,7 +45,7 @@ class HttpEventFeed(
         .readTimeout(60, java.util.concurrent.TimeUnit.SECONDS) // heartbeats arrive about every 15 s (no java.time: API 23)
         .build()
 
-    override fun follow(lobbyId: String, after: Long): Flow<ChainEvent> = flow {
+    override fun follow(lobbyId: String, after: Long): Flow<FeedItem> = flow {
         var last = after
         var failures = 0
         while (true) {
@@ -54,11 +53,14 @@ class HttpEventFeed(
             if (failures < sseFailuresBeforePolling) {
                 var received = false
                 try {
-                    stream(lobbyId, last).collect { e ->
-                        if (e.seq > last) {
-                            emit(e)
-                            last = e.seq
-                            received = true
+                    stream(lobbyId, last).collect { item ->
+                        when (item) {
+                            is SignedHead -> emit(item)
+                            is ChainEvent -> if (item.seq > last) {
+                                emit(item)
+                                last = item.seq
+                                received = true
+                            }
                         }
                     }
                     failures = 0 // the server ended the stream cleanly (shutdown): reconnect
@@ -73,7 +75,6 @@ class HttpEventFeed(
                     try {
                         polls++
                         val page = api.call { api.events.listEvents(UUID.fromString(lobbyId), last, 1000, pollWaitSeconds) }
-                        onHead(Mappers.head(page.head))
                         for (dto in page.events) {
                             val e = Mappers.event(dto)
                             if (e.seq > last) {
@@ -81,6 +82,7 @@ class HttpEventFeed(
                                 last = e.seq
                             }
                         }
+                        emit(Mappers.head(page.head)) // it names the page's last event
                     } catch (e: RpsException) {
                         if (!e.retryable) throw e
                         delay(backoffMs)
@@ -93,7 +95,7 @@ class HttpEventFeed(
 
     class StreamFailure(message: String, cause: Throwable?) : IOException(message, cause)
 
-    private fun stream(lobbyId: String, after: Long): Flow<ChainEvent> = callbackFlow {
+    private fun stream(lobbyId: String, after: Long): Flow<FeedItem> = callbackFlow {
         val request = Request.Builder()
             .url("$base/v1/lobbies/$lobbyId/events/stream?after=$after")
             .header("Accept", "text/event-stream")
@@ -102,21 +104,13 @@ class HttpEventFeed(
         sseConnections++
         val source = EventSources.createFactory(sseClient).newEventSource(request, object : EventSourceListener() {
             override fun onEvent(eventSource: EventSource, id: String?, type: String?, data: String) {
-                if (type == "head") {
-                    try {
-                        onHead(Mappers.headJson(data))
-                    } catch (ex: Exception) {
-                        close(StreamFailure("undecodable head: ${ex.message}", ex))
-                    }
-                    return
-                }
-                val e = try {
-                    Mappers.eventJson(data)
+                val item = try {
+                    if (type == "head") Mappers.headJson(data) else Mappers.eventJson(data)
                 } catch (ex: Exception) {
-                    close(StreamFailure("undecodable event: ${ex.message}", ex))
+                    close(StreamFailure("undecodable ${type ?: "event"}: ${ex.message}", ex))
                     return
                 }
-                trySendBlocking(e)
+                trySendBlocking(item)
             }
 
             override fun onFailure(eventSource: EventSource, t: Throwable?, response: Response?) {

@@ -9,6 +9,7 @@ import rps.client.generated.apis.AdminApi
 import rps.client.generated.apis.EventsApi
 import rps.client.generated.apis.GamesApi
 import rps.client.generated.apis.LobbiesApi
+import rps.client.generated.apis.OperationsApi
 import rps.client.generated.apis.PlayApi
 import rps.client.generated.apis.RulesetsApi
 import rps.client.generated.infrastructure.ClientException
@@ -49,6 +50,7 @@ class HttpRpsApi(
     private val games = GamesApi(base, http)
     private val rulesets = RulesetsApi(base, http)
     private val admin = AdminApi(base, http)
+    private val operations = OperationsApi(base, http)
     internal val events = EventsApi(base, http)
 
     override suspend fun me() = call { Mappers.account(accounts.getMe()) }
@@ -60,6 +62,7 @@ class HttpRpsApi(
     override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String) =
         call { Mappers.lobby(play.revealMove(UUID.fromString(lobbyId), RevealRequest(reveal), idempotencyKey)) }
     override suspend fun getGame(gameId: String) = call { Mappers.gameResult(games.getGame(UUID.fromString(gameId))) }
+    override suspend fun signingKeys() = call { Mappers.signingKeys(operations.listSigningKeys()) }
 
     override suspend fun createAccount(name: String) = call { Mappers.newAccount(accounts.createAccount(CreateAccountRequest(name))) }
     override suspend fun listLobbies(after: String?) = call { Mappers.lobbies(lobbies.listLobbies(after = after, limit = PAGE)) }

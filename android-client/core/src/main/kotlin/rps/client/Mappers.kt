@@ -41,6 +41,7 @@ import rps.client.generated.models.Lobby as LobbyDto
 import rps.client.generated.models.LobbyPage as LobbyPageDto
 import rps.client.generated.models.Ruleset as RulesetDto
 import rps.client.generated.models.SignedHead as SignedHeadDto
+import rps.client.generated.models.SigningKeyList as SigningKeyListDto
 
 /** The one place where generated wire types become the client's domain types. */
 object Mappers {
@@ -216,6 +217,8 @@ object Mappers {
         serializersModule = Serializer.kotlinxSerializationAdapters
         ignoreUnknownKeys = true
     }
+
+    fun signingKeys(l: SigningKeyListDto) = l.propertyKeys.map { SigningKeyInfo(it.keyId, it.publicKey, it.validFrom, it.validUntil) }
 
     fun head(h: SignedHeadDto) = SignedHead(h.lobbyId.toString(), h.seq, h.hash, h.at, h.keyId, h.signature)
 

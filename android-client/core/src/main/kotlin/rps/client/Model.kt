@@ -123,6 +123,9 @@ data class MyGame(
 
 data class MyGamesPage(val games: List<MyGame>, val next: String?)
 
+/** One of the server's Ed25519 public keys (`GET /v1/keys`); [validUntil] is null for the current one. */
+data class SigningKeyInfo(val keyId: String, val publicKey: String, val validFrom: String, val validUntil: String?)
+
 data class LedgerTotals(val treasury: Long, val playerBalances: Long, val escrows: Long, val entriesSum: Long, val ok: Boolean)
 
 /**

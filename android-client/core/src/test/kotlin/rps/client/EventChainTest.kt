@@ -11,9 +11,12 @@ import kotlinx.serialization.json.jsonObject
 import kotlinx.serialization.json.jsonPrimitive
 import kotlinx.serialization.json.long
 import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertThrows
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.io.TempDir
+import java.io.File
 
 class EventChainTest {
     private fun event(o: JsonObject): ChainEvent {
@@ -155,17 +158,40 @@ class EventChainTest {
     }
 
     @Test
-    fun `signed heads are kept as receipts and one that contradicts the checkpoint breaks the chain`() {
+    fun `a head naming the last verified event is kept, one contradicting it breaks the chain`() {
         val v = ChainVerifier()
         v.accept(goChain[0]); v.accept(goChain[1])
         val head = SignedHead(goChain[1].lobbyId, 2, goChain[1].hash, goChain[1].at, "0011223344556677", "ab".repeat(64))
-        v.acceptHead(head)
-        v.acceptHead(head)
-        assertEquals(listOf(head), v.receipts)
-        val resumed = ChainVerifier(v.lastSeq, v.lastHash, v.receipts)
-        assertEquals(listOf(head), resumed.receipts)
-        val ex = assertThrows(ChainBrokenException::class.java) { v.acceptHead(head.copy(hash = goChain[0].hash)) }
+        assertTrue(v.acceptHead(head))
+        assertFalse(v.acceptHead(head), "the same head again changes nothing")
+        assertEquals(head, v.head)
+        // Heads of other events cannot be checked against the log here: not kept.
+        assertFalse(v.acceptHead(head.copy(seq = 1, hash = goChain[0].hash)))
+        assertFalse(v.acceptHead(head.copy(seq = 3, hash = goChain[2].hash)))
+        assertEquals(head, v.head)
+        v.accept(goChain[2])
+        assertEquals(ChainCheckpoint(3, goChain[2].hash, head), v.checkpoint, "the receipt stays valid as the log grows")
+
+        val resumed = ChainVerifier(2, goChain[1].hash, head)
+        assertEquals(head, resumed.head)
+        val ex = assertThrows(ChainBrokenException::class.java) { resumed.acceptHead(head.copy(hash = goChain[0].hash)) }
         assertEquals(2, ex.seq)
+    }
+
+    @Test
+    fun `checkpoints keep their receipt across restarts, and an unreadable receipt only loses itself`(@TempDir dir: File) {
+        val head = SignedHead(goChain[1].lobbyId, 2, goChain[1].hash, goChain[1].at, "0011223344556677", "ab".repeat(64))
+        val cp = ChainCheckpoint(3, goChain[2].hash, head)
+        FileChainCheckpoints(dir).save(head.lobbyId, cp)
+        assertEquals(cp, FileChainCheckpoints(dir).load(head.lobbyId))
+        FileChainCheckpoints(dir).save(head.lobbyId, cp.copy(head = null))
+        assertEquals(cp.copy(head = null), FileChainCheckpoints(dir).load(head.lobbyId))
+
+        val file = dir.listFiles()!!.single()
+        file.writeText("3 ${goChain[2].hash}\nhead 2 ${head.hash} ${head.at} ${head.keyId} abab\n")
+        assertEquals(cp.copy(head = null), FileChainCheckpoints(dir).load(head.lobbyId))
+        file.writeText("1 ${goChain[0].hash}\nhead 2 ${head.hash} ${head.at} ${head.keyId} ${head.signature}\n")
+        assertEquals(ChainCheckpoint(1, goChain[0].hash), FileChainCheckpoints(dir).load(head.lobbyId), "a head past the checkpoint")
     }
 
     @Test

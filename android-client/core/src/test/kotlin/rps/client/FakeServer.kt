@@ -8,6 +8,8 @@ import kotlinx.serialization.json.JsonArray
 import kotlinx.serialization.json.JsonElement
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.JsonPrimitive
+import org.bouncycastle.crypto.params.Ed25519PrivateKeyParameters
+import org.bouncycastle.crypto.signers.Ed25519Signer
 import java.io.IOException
 
 /**
@@ -234,8 +236,39 @@ class FakeServer(
         emit("game_opened", gameId, "number" to 2, "config" to configJson(), "rulesetHash" to "h")
     }
 
-    /** The events with seq > after, then live ones, forever (like SSE with resume). */
-    override fun follow(lobbyId: String, after: Long): Flow<ChainEvent> = flow {
+    /** The key heads are signed with; [signingKeys] publishes its public half. */
+    private val signingKey = Ed25519PrivateKeyParameters(ByteArray(32) { 7 }, 0)
+    val keyId: String = HeadSignatures.keyIdOf(signingKey.generatePublicKey().encoded)
+    /** Calls of [signingKeys]. */
+    var keyFetches = 0
+    /** When set, changes each head after it is signed (a forger's or a broken server's head). */
+    var tamperHead: ((SignedHead) -> SignedHead)? = null
+
+    override suspend fun signingKeys(): List<SigningKeyInfo> {
+        keyFetches++
+        return listOf(SigningKeyInfo(keyId, Crypto.hex(signingKey.generatePublicKey().encoded), "2025-01-01T00:00:00.000Z", null))
+    }
+
+    /** The head naming event [seq] of the log, signed (at the event's time). */
+    fun head(seq: Long): SignedHead {
+        val e = events[seq.toInt() - 1]
+        val h = signed(SignedHead(lobbyId, e.seq, e.hash, e.at, keyId, ""))
+        return tamperHead?.invoke(h) ?: h
+    }
+
+    /** [h] signed with this server's key. */
+    fun signed(h: SignedHead): SignedHead {
+        val msg = HeadSignatures.signedMessage(h)
+        val sig = Ed25519Signer().run {
+            init(true, signingKey)
+            update(msg, 0, msg.size)
+            generateSignature()
+        }
+        return h.copy(signature = Crypto.hex(sig))
+    }
+
+    /** The events with seq > after, then live ones, forever, each batch followed by its signed head (like SSE with resume). */
+    override fun follow(lobbyId: String, after: Long): Flow<FeedItem> = flow {
         var last = after
         while (true) {
             count.first { it > last }
@@ -244,6 +277,7 @@ class FakeServer(
                 emit(e)
                 last = e.seq
             }
+            emit(head(last))
         }
     }
 }

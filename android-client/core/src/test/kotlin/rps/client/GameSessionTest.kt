@@ -328,7 +328,7 @@ class GameSessionTest {
         val run = session(srv, checkpoints = checkpoints)
         run.session.join(); srv.othersJoin(1); runCurrent()
         val last = srv.events.last()
-        assertEquals(ChainCheckpoint(last.seq, last.hash), checkpoints.load(srv.lobbyId))
+        assertEquals(ChainCheckpoint(last.seq, last.hash, srv.head(last.seq)), checkpoints.load(srv.lobbyId))
         run.session.stop()
 
         // The same log, resumed from the checkpoint: the next events link to it.
@@ -345,5 +345,66 @@ class GameSessionTest {
         val err = forged.last<GameUiState.Error>()
         assertTrue(err.fatal)
         assertTrue(err.error is RpsException.ChainBroken, "got ${err.error}")
+    }
+
+    @Test
+    fun `signed heads are checked against the server's keys and the newest is kept with the checkpoint`() = runTest {
+        val checkpoints = FileChainCheckpoints(File(dir, "chain"))
+        val srv = server()
+        val run = session(srv, checkpoints = checkpoints)
+        run.session.join(); runCurrent()
+        srv.othersJoin(2); runCurrent()
+        val last = srv.events.last()
+        assertEquals(srv.head(last.seq), run.session.receipt)
+        assertEquals(ChainCheckpoint(last.seq, last.hash, srv.head(last.seq)), checkpoints.load(srv.lobbyId))
+        assertEquals(1, srv.keyFetches, "the keys are fetched once and kept")
+        run.session.stop()
+
+        // A new process resumes with the receipt, and keeps newer ones.
+        val resumed = session(srv, checkpoints = checkpoints)
+        assertEquals(srv.head(last.seq), resumed.session.receipt)
+        srv.othersCommit(); runCurrent()
+        assertEquals(srv.head(srv.events.last().seq), checkpoints.load(srv.lobbyId)!!.head)
+        assertFalse(resumed.saw(GameUiState.Error::class))
+    }
+
+    @Test
+    fun `a head with a bad signature is a tampering warning and is not kept`() = runTest {
+        val checkpoints = FileChainCheckpoints(File(dir, "chain"))
+        val srv = server()
+        val run = session(srv, checkpoints = checkpoints)
+        run.session.join(); runCurrent()
+        val good = checkpoints.load(srv.lobbyId)!!.head!!
+        srv.tamperHead = { h -> h.copy(signature = h.signature.take(10) + (if (h.signature[10] == '0') '1' else '0') + h.signature.drop(11)) }
+        srv.othersJoin(1); runCurrent()
+        val err = run.last<GameUiState.Error>()
+        assertTrue(err.fatal)
+        assertTrue(err.error is RpsException.BadHead, "got ${err.error}")
+        assertEquals("The server's signature on the lobby's history did not verify. Do not trust this server.", err.message)
+        assertEquals(good, checkpoints.load(srv.lobbyId)!!.head, "the bad head is never stored")
+    }
+
+    @Test
+    fun `a head signed with an unknown key makes the session fetch the keys again, then warns`() = runTest {
+        val srv = server()
+        val run = session(srv)
+        run.session.join(); runCurrent()
+        assertEquals(1, srv.keyFetches)
+        srv.tamperHead = { h -> h.copy(keyId = "00112233aabbccdd") }
+        srv.othersJoin(1); runCurrent()
+        assertEquals(2, srv.keyFetches, "an unknown key id is looked up again (the server may have rotated its key)")
+        val err = run.last<GameUiState.Error>()
+        assertTrue(err.fatal && err.error is RpsException.BadHead, "got $err")
+    }
+
+    @Test
+    fun `a validly signed head that contradicts the verified log is proof of a fork`() = runTest {
+        val srv = server()
+        val run = session(srv)
+        run.session.join(); runCurrent()
+        srv.tamperHead = { h -> srv.signed(h.copy(hash = "ab".repeat(32))) }
+        srv.othersJoin(1); runCurrent()
+        val err = run.last<GameUiState.Error>()
+        assertTrue(err.fatal && err.error is RpsException.ChainBroken, "got $err")
     }
 }

@@ -1,12 +1,8 @@
 package rps.client
 
 import com.sun.net.httpserver.HttpServer
-import kotlinx.coroutines.CompletableDeferred
-import kotlinx.coroutines.channels.Channel
-import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.flow.take
 import kotlinx.coroutines.flow.toList
-import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import kotlinx.serialization.json.Json
@@ -72,9 +68,7 @@ class HttpEventFeedTest {
         server.start()
     }
 
-    private val heads = Collections.synchronizedList(mutableListOf<SignedHead>())
-
-    /** A head naming event [e] (its signature is not checked by the client). */
+    /** A head naming event [e] (the feed does not check signatures; the session does). */
     private fun headOf(e: JsonObject) = JsonObject(
         mapOf(
             "lobbyId" to e["lobbyId"]!!, "seq" to e["seq"]!!, "hash" to e["hash"]!!, "at" to e["at"]!!,
@@ -82,41 +76,19 @@ class HttpEventFeedTest {
         ),
     )
 
-    /** Completed by the head naming the log's last event. */
-    private val lastHead = CompletableDeferred<Unit>()
-
-    private fun feed() = HttpEventFeed(
-        HttpRpsApi("http://127.0.0.1:${server.address.port}"),
-        onHead = {
-            heads += it
-            if (it.seq == seqOf(events.last())) lastHead.complete(Unit)
-        },
-        pollWaitSeconds = 1, backoffMs = 10,
-    )
+    private fun feed() = HttpEventFeed(HttpRpsApi("http://127.0.0.1:${server.address.port}"), pollWaitSeconds = 1, backoffMs = 10)
 
     @Test
     fun `a dropped stream resumes with Last-Event-ID, without gaps or repeats`() = runBlocking {
         start(sse = true)
-        // The server writes a batch's head after its last event, and the feed hands heads to onHead
-        // as they are read: the stream must stay open until the last head is in, not stop at the
-        // last event (stopping there loses the trailing head whenever its bytes arrive a little later).
-        val got = withTimeout(10_000) {
-            coroutineScope {
-                val received = Channel<ChainEvent>(Channel.UNLIMITED)
-                val following = launch { feed().follow(lobby, 0).collect(received::send) }
-                val all = List(events.size) { received.receive() }
-                lastHead.await()
-                following.cancel()
-                all
-            }
-        }
-        assertEquals(events.map(::seqOf), got.map { it.seq })
+        // The server writes a batch's head after its last event; the feed delivers it in that order.
+        val n = events.size
+        val got = withTimeout(10_000) { feed().follow(lobby, 0).take(n + 2).toList() }
+        val seqs = got.map { if (it is ChainEvent) "event ${it.seq}" else "head ${(it as SignedHead).seq}" }
+        assertEquals(listOf("event 1", "event 2", "head 2") + (3..n).map { "event $it" } + "head $n", seqs)
         val v = ChainVerifier()
-        got.forEach(v::accept)
-        // The heads after each batch are kept with the checkpoint as receipts.
-        heads.forEach(v::acceptHead)
-        assertEquals(listOf(2L, events.size.toLong()), v.receipts.map { it.seq })
-        assertEquals(v.lastHash, v.receipts.last().hash)
+        for (item in got) if (item is ChainEvent) v.accept(item) else v.acceptHead(item as SignedHead)
+        assertEquals(v.lastHash, v.head!!.hash)
         assertEquals("stream after=after=0 last=null", seen[0])
         assertEquals("stream after=after=2 last=2", seen[1])
     }
@@ -125,10 +97,12 @@ class HttpEventFeedTest {
     fun `without SSE it long-polls from where it is`() = runBlocking {
         start(sse = false)
         val f = feed()
-        val got = withTimeout(10_000) { f.follow(lobby, 1).take(events.size - 1).toList() }
-        assertEquals(events.drop(1).map(::seqOf), got.map { it.seq })
+        val got = withTimeout(10_000) { f.follow(lobby, 1).take(events.size - 1 + 2).toList() }
+        // Pages of two events, each followed by its head.
+        assertEquals(events.drop(1).map(::seqOf), got.filterIsInstance<ChainEvent>().map { it.seq })
+        assertEquals(listOf(3L, 5L), got.filterIsInstance<SignedHead>().map { it.seq })
+        assertTrue(got[2] is SignedHead && got[5] is SignedHead, "$got")
         assertTrue(f.polls >= 2)
-        assertTrue(heads.isNotEmpty(), "no head from the polls")
         assertTrue(seen.any { it.startsWith("poll ") && it.contains("after=1") && it.contains("wait=1") }, "$seen")
     }
 }

@@ -9,6 +9,7 @@ import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Assumptions.assumeTrue
 import org.junit.jupiter.api.BeforeAll
@@ -18,7 +19,10 @@ import org.junit.jupiter.api.TestInstance
 import org.junit.jupiter.api.io.TempDir
 import rps.client.AccountInfo
 import rps.client.AesGcmSealer
+import rps.client.ChainEvent
 import rps.client.ChainVerifier
+import rps.client.FileChainCheckpoints
+import rps.client.HeadSignatures
 import rps.client.EventData
 import rps.client.FileVault
 import rps.client.GameEnding
@@ -60,9 +64,10 @@ class EndToEndTest {
         val vaultDir = File(dir, "vault-$name")
         fun vault() = FileVault(vaultDir, AesGcmSealer(JceKeyStoreKeys(File(dir, "keys-$name.p12"), name.toCharArray())::key))
         fun api() = HttpRpsApi(server.baseUrl, token)
+        val checkpoints = FileChainCheckpoints(File(dir, "chain-$name"))
         fun session(lobbyId: String): GameSession {
             val api = api()
-            return GameSession(lobbyId, api, HttpEventFeed(api), vault(), scope).also { it.start() }
+            return GameSession(lobbyId, api, HttpEventFeed(api), vault(), scope, checkpoints = checkpoints).also { it.start() }
         }
     }
 
@@ -121,13 +126,43 @@ class EndToEndTest {
         val bobGame = players[1].api().myGames().games.single()
         assertEquals(listOf(GameEnding.ELIMINATED, 2, -100L, "ann"), listOf(bobGame.ending, bobGame.eliminatedRound, bobGame.net, bobGame.winnerName))
 
-        // The whole log verifies from the first event, as the sessions checked it live.
-        val events = HttpRpsApi(server.baseUrl).let { api ->
-            val v = ChainVerifier()
-            HttpEventFeed(api).follow(lobby.id, 0).first { v.accept(it); (it.typed as? EventData.GameOpened)?.number == 2 }
-            v.lastSeq
+        // The whole log verifies from the first event, as the sessions checked it live, and every
+        // event the real server wrote reads as its type.
+        val log = mutableListOf<ChainEvent>()
+        val v = ChainVerifier()
+        HttpEventFeed(HttpRpsApi(server.baseUrl)).follow(lobby.id, 0).first { item ->
+            if (item is ChainEvent) {
+                v.accept(item); log += item
+            }
+            ((item as? ChainEvent)?.typed as? EventData.GameOpened)?.number == 2
         }
-        assertTrue(events >= sessions[0].verifiedSeq)
+        assertTrue(v.lastSeq >= sessions[0].verifiedSeq)
+        assertEquals(emptyList<ChainEvent>(), log.filter { it.typed is EventData.Unknown })
+        assertEquals(
+            setOf(
+                "lobby_created", "game_opened", "player_registered", "round_started", "move_committed", "moves_closed",
+                "move_revealed", "round_resolved", "game_finished",
+            ),
+            log.map { it.type }.toSet(),
+        )
+        assertEquals(EventData.GameFinished(players[0].account.id, 300, 2), log.map { it.typed }.filterIsInstance<EventData.GameFinished>().single())
+
+        // Each session kept the newest head it saw, signed by the server's key, with its checkpoint.
+        val keys = players[0].api().signingKeys()
+        val key = rps.client.Crypto.unhex(keys.first().publicKey)
+        for ((p, s) in players.zip(sessions)) {
+            val receipt = s.receipt ?: throw AssertionError("${p.name} kept no signed head")
+            assertEquals(keys.first().keyId, receipt.keyId)
+            assertEquals(receipt, p.checkpoints.load(lobby.id)!!.head)
+            assertTrue(HeadSignatures.verify(key, receipt), "a real head from rpsd verifies")
+            assertEquals(log.single { it.seq == receipt.seq }.hash, receipt.hash)
+        }
+        val receipt = sessions[0].receipt!!
+        val sig = rps.client.Crypto.unhex(receipt.signature)
+        sig[10] = (sig[10].toInt() xor 1).toByte()
+        assertFalse(HeadSignatures.verify(key, receipt.copy(signature = rps.client.Crypto.hex(sig))), "a flipped signature bit")
+        assertFalse(HeadSignatures.verify(key, receipt.copy(seq = receipt.seq - 1)), "another seq")
+        assertFalse(HeadSignatures.verify(key, receipt.copy(hash = log.first().hash)), "another hash")
         sessions.forEach { it.stop() }
     }
 
