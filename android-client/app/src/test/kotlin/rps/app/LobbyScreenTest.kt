@@ -15,7 +15,9 @@ import org.robolectric.RobolectricTestRunner
 import org.robolectric.RuntimeEnvironment
 import org.robolectric.android.controller.ActivityController
 import org.robolectric.annotation.GraphicsMode
+import rps.client.ChainCheckpoint
 import rps.client.ErrorCode
+import rps.client.FileChainCheckpoints
 import rps.client.FakeServer
 import rps.client.GameUiState
 import rps.client.RpsException
@@ -237,5 +239,34 @@ class LobbyScreenTest {
         Screens.settle("the reveal from the vault") { srv.you.revealed }
         assertEquals(0, srv.you.move)
         Screens.settle("the vault to be cleared") { app.vault.load(srv.lobbyId) == null }
+    }
+
+    @Test
+    fun `the newest signed head is kept with the checkpoint and survives process death`() {
+        val c = open()
+        joinAndStart(c.get())
+        val last = srv.events.last()
+        Screens.settle("the receipt") { app.checkpoints.load(srv.lobbyId)?.head?.seq == last.seq }
+        assertEquals(srv.head(last.seq), app.checkpoints.load(srv.lobbyId)!!.head)
+        c.pause().stop().destroy()
+        app.forgetSessions() // all a killed process had in memory
+
+        // What the next process reads from private storage, and the session it starts from it.
+        val stored = FileChainCheckpoints(java.io.File(app.filesDir, "chain")).load(srv.lobbyId)!!
+        assertEquals(ChainCheckpoint(last.seq, last.hash, srv.head(last.seq)), stored)
+        val a = open().get()
+        assertEquals(srv.head(last.seq), a.session.receipt)
+    }
+
+    @Test
+    fun `a head with a bad signature is a tampering warning`() {
+        val a = open().get()
+        srv.tamperHead = { h -> h.copy(hash = srv.events.first().hash) } // its signature no longer covers it
+        a.join.performClick()
+        Screens.settle("the warning") { a.notice.text.isNotEmpty() }
+        assertEquals("The server's signature on the lobby's history did not verify. Do not trust this server.", a.notice.text.toString())
+        a.shows("the stopped session", "Stopped.")
+        assertNull("the forged head is not stored", app.checkpoints.load(srv.lobbyId)?.head)
+        Screens.shoot(a, "lobby_bad_signature")
     }
 }

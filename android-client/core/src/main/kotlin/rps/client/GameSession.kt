@@ -331,6 +331,7 @@ class GameSession(
 
     private suspend fun onEvent(e: ChainEvent) {
         var refresh = false
+        var shown = false // a round's result is on screen until the next update
         lock.withLock {
             if (e.seq <= verifier.lastSeq) return
             try {
@@ -354,7 +355,13 @@ class GameSession(
                     if (mine) {
                         val o = RoundOutcome(d.round, d.present, d.survivors, d.counts, d.remaining, moves[d.round])
                         lastOutcome = o
-                        if (fatal == null && final == null) _state.value = GameUiState.RoundResult(o)
+                        // A response may already have shown a later round: then that state shows
+                        // the outcome as its last round instead of going back to it.
+                        val later = g != null && g.id == e.gameId && g.round > d.round
+                        if (fatal == null && final == null && !later) {
+                            _state.value = GameUiState.RoundResult(o)
+                            shown = true
+                        }
                     }
                     refresh = true
                 }
@@ -371,7 +378,7 @@ class GameSession(
                 is EventData.StageExtended, is EventData.ClockShifted, is EventData.NextConfigChanged, EventData.LobbyClosed,
                 is EventData.Unknown -> refresh = true
             }
-            if (e.typed !is EventData.RoundResolved) publish()
+            if (!shown) publish()
         }
         if (refresh) refreshes.trySend(Unit)
     }

@@ -239,6 +239,8 @@ class FakeServer(
     /** The key heads are signed with; [signingKeys] publishes its public half. */
     private val signingKey = Ed25519PrivateKeyParameters(ByteArray(32) { 7 }, 0)
     val keyId: String = HeadSignatures.keyIdOf(signingKey.generatePublicKey().encoded)
+    /** While true, the feed delivers nothing (events are late; responses are not). */
+    val feedPaused = MutableStateFlow(false)
     /** Calls of [signingKeys]. */
     var keyFetches = 0
     /** When set, changes each head after it is signed (a forger's or a broken server's head). */
@@ -272,6 +274,7 @@ class FakeServer(
         var last = after
         while (true) {
             count.first { it > last }
+            feedPaused.first { !it }
             while (last < events.size) {
                 val e = events[last.toInt()]
                 emit(e)

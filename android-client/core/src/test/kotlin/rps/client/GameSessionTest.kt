@@ -407,4 +407,25 @@ class GameSessionTest {
         val err = run.last<GameUiState.Error>()
         assertTrue(err.fatal && err.error is RpsException.ChainBroken, "got $err")
     }
+
+    @Test
+    fun `a round's result arriving after the next round is shown does not take the screen back`() = runTest {
+        val srv = server()
+        val run = session(srv)
+        run.session.join(); srv.othersJoin(2); runCurrent()
+        assertTrue(run.session.commit(0)); srv.othersCommit(); runCurrent()
+        assertTrue(run.last<GameUiState.Revealing>().sent)
+        srv.feedPaused.value = true
+        srv.othersReveal(); srv.resolve(survivors = 2, meSurvives = true, present = 0b111, survivorsMask = 0b001)
+        // The lobby, read again once the reveal deadline passed, already shows round 2.
+        advanceTimeBy(run.last<GameUiState.Revealing>().deadline!!.remainingMs(testScheduler.currentTime) + GameSession.DEADLINE_GRACE_MS + 1)
+        runCurrent()
+        assertEquals(2, run.last<GameUiState.YourMove>().round)
+        val from = run.history.size
+        srv.feedPaused.value = false; runCurrent()
+        assertFalse(run.history.drop(from).any { it is GameUiState.RoundResult }, "${run.history.drop(from)}")
+        val move = run.last<GameUiState.YourMove>()
+        assertEquals(2, move.round)
+        assertEquals(1, move.lastRound!!.round)
+    }
 }

@@ -11,6 +11,8 @@ import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import org.junit.Assert.assertEquals
 import org.junit.Assert.assertTrue
+import rps.client.Crypto
+import rps.client.HeadSignatures
 import org.junit.Assume.assumeTrue
 import org.junit.Test
 import org.junit.runner.RunWith
@@ -118,6 +120,12 @@ class FullGameTest {
         val ledger = admin.adminLedger()
         assertTrue("ledger invariants: $ledger", ledger.ok)
         assertEquals(0, ledger.entriesSum)
+
+        // The app kept the real server's newest signed head with its checkpoint, signature checked.
+        val receipt = app.checkpoints.load(lobby.id)?.head ?: throw AssertionError("the app kept no signed head")
+        assertEquals(a.session.receipt, receipt)
+        val key = app.backend().player.signingKeys().single { it.keyId == receipt.keyId }
+        assertTrue(HeadSignatures.verify(Crypto.unhex(key.publicKey), receipt))
         sessions.forEach { it.stop() }
     }
 
