@@ -261,7 +261,7 @@ class LobbyScreenTest {
     @Test
     fun `a head with a bad signature is a tampering warning`() {
         val a = open().get()
-        srv.tamperHead = { h -> h.copy(hash = srv.events.first().hash) } // its signature no longer covers it
+        srv.tamperHead = { h -> h.copy(at = "2020-01-01T00:00:00.000Z") } // its signature no longer covers it
         a.join.performClick()
         Screens.settle("the warning") { a.notice.text.isNotEmpty() }
         assertEquals("The server's signature on the lobby's history did not verify. Do not trust this server.", a.notice.text.toString())
