@@ -74,9 +74,9 @@ data class RetryPolicy(val maxAttempts: Int = 8, val initialDelayMs: Long = 100,
 /**
  * One player's session in one lobby: joins the current game, follows the lobby's events (checking
  * the hash chain of every event as it arrives, and the signature of every head the server sends,
- * keeping the newest as a receipt with the [checkpoints]), commits the chosen weapon (after writing it to the
- * [vault]) and reveals it by itself as soon as the reveal stage opens. A new session over the same
- * vault picks up where a killed one stopped.
+ * keeping the newest as a receipt with the [checkpoints]), commits the chosen weapon (after
+ * writing it to the [vault]) and reveals it by itself as soon as the reveal stage opens. A new
+ * session over the same vault picks up where a killed one stopped.
  */
 class GameSession(
     val lobbyId: String,
