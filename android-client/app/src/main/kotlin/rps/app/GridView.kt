@@ -21,10 +21,15 @@ class GridView(context: Context) : View(context) {
             grid = pendingGrid ?: 0
             pendingGrid = null
         }
+
     /** A drawing to restore once [weapons] arrive (after a rotation). */
     var pendingGrid: Int? = null
     var grid: Int = 0
-        set(v) { field = v; analysis = weapons?.analyze(v); invalidate() }
+        set(v) {
+            field = v
+            analysis = weapons?.analyze(v)
+            invalidate()
+        }
     var analysis: GridAnalysis? = null
         private set
     var enabledForInput = true
@@ -33,7 +38,10 @@ class GridView(context: Context) : View(context) {
     private val filled = Paint().apply { color = Color.rgb(33, 99, 200) }
     private val open = Paint().apply { color = Color.rgb(225, 235, 250) }
     private val grey = Paint().apply { color = Color.rgb(200, 200, 200) }
-    private val line = Paint().apply { color = Color.WHITE; strokeWidth = 4f }
+    private val line = Paint().apply {
+        color = Color.WHITE
+        strokeWidth = 4f
+    }
 
     /** Square, as wide as allowed but at most [MAX_DP] so the buttons below stay on screen. */
     override fun onMeasure(widthMeasureSpec: Int, heightMeasureSpec: Int) {
@@ -44,13 +52,15 @@ class GridView(context: Context) : View(context) {
     override fun onDraw(canvas: Canvas) {
         val cell = width / Grid.SIZE.toFloat()
         val a = analysis
-        for (r in 0 until Grid.SIZE) for (c in 0 until Grid.SIZE) {
-            val paint = when {
-                Grid.has(grid, r, c) -> filled
-                a != null && !a.isValidTile(r, c) -> grey
-                else -> open
+        for (r in 0 until Grid.SIZE) {
+            for (c in 0 until Grid.SIZE) {
+                val paint = when {
+                    Grid.has(grid, r, c) -> filled
+                    a != null && !a.isValidTile(r, c) -> grey
+                    else -> open
+                }
+                canvas.drawRect(c * cell, r * cell, (c + 1) * cell, (r + 1) * cell, paint)
             }
-            canvas.drawRect(c * cell, r * cell, (c + 1) * cell, (r + 1) * cell, paint)
         }
         for (i in 0..Grid.SIZE) {
             canvas.drawLine(i * cell, 0f, i * cell, height.toFloat(), line)

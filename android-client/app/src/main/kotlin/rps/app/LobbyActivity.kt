@@ -8,10 +8,10 @@ import android.view.View
 import kotlinx.coroutines.MainScope
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.launch
-import rps.client.RpsException
 import rps.client.GameSession
 import rps.client.GameUiState
 import rps.client.RoundOutcome
+import rps.client.RpsException
 import rps.client.RulesetInfo
 
 /**
@@ -24,8 +24,10 @@ class LobbyActivity : Activity() {
     private val app get() = application as RpsApp
     internal lateinit var session: GameSession
     private var ruleset: RulesetInfo? = null
+
     /** The round the grid is drawn for: a new round starts from an empty grid. */
     private var drawingRound = 0
+
     /** Why the lobby or its ruleset could not be read (kept across state updates). */
     private var loadFailure = ""
 
@@ -130,8 +132,11 @@ class LobbyActivity : Activity() {
             is GameUiState.NotJoined -> "A game is open. Join it?"
             is GameUiState.WaitingForPlayers -> "Waiting for players: ${shown.players} of ${shown.limit}"
             is GameUiState.YourMove -> "Round ${shown.round}: draw your weapon (${shown.committed} of ${shown.remaining} have chosen)"
-            is GameUiState.WaitingForOthers -> "Round ${shown.round}: you play ${name(shown.move)}. Waiting for the others (${shown.committed} of ${shown.remaining})"
-            is GameUiState.Revealing -> "Round ${shown.round}: " + if (shown.sent) "${name(shown.move)} revealed, waiting for the others" else "revealing ${name(shown.move)}..."
+            is GameUiState.WaitingForOthers ->
+                "Round ${shown.round}: you play ${name(shown.move)}. Waiting for the others (${shown.committed} of ${shown.remaining})"
+            is GameUiState.Revealing ->
+                "Round ${shown.round}: " +
+                    if (shown.sent) "${name(shown.move)} revealed, waiting for the others" else "revealing ${name(shown.move)}..."
             is GameUiState.RoundResult -> "Round ${shown.outcome.round} is over."
             is GameUiState.Won -> "You won! ${shown.amount} is yours."
             is GameUiState.Lost -> "You are out (round ${shown.round})."
@@ -171,7 +176,8 @@ class LobbyActivity : Activity() {
             false -> "You are out."
             null -> ""
         }
-        return "Round ${o.round}: $played. Surviving weapons: ${survivors.ifEmpty { "none" }}. ${o.remaining} ${if (o.remaining == 1) "player" else "players"} left. $you".trim()
+        val left = "${o.remaining} ${if (o.remaining == 1) "player" else "players"} left"
+        return "Round ${o.round}: $played. Surviving weapons: ${survivors.ifEmpty { "none" }}. $left. $you".trim()
     }
 
     private fun name(m: Int?): String = m?.let { ruleset?.weaponName(it) ?: "move $it" } ?: "?"

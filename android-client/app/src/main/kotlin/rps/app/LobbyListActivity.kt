@@ -13,8 +13,8 @@ import android.widget.ScrollView
 import kotlinx.coroutines.MainScope
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.launch
-import rps.client.RpsException
 import rps.client.LobbyView
+import rps.client.RpsException
 import rps.client.Stage
 
 /**
@@ -31,6 +31,7 @@ class LobbyListActivity : Activity() {
     internal val more by lazy { button("More lobbies") { load(next) } }
     internal val myGames by lazy { button("My games") { startActivity(Intent(this, MyGamesActivity::class.java)) } }
     private var next: String? = null
+
     /** The rows shown, with what their countdown is computed from. */
     private val rows = mutableListOf<Row>()
     private val ticker = Handler(Looper.getMainLooper())

@@ -25,6 +25,7 @@ class MyGamesActivity : Activity() {
     private val scope = MainScope()
     private val app get() = application as RpsApp
     internal lateinit var list: LinearLayout
+
     /** The empty state (in the normal text colour) or a failure (in red). */
     internal val status by lazy { notice() }
     internal val more by lazy { button("More games") { load(next) } }
@@ -67,7 +68,15 @@ class MyGamesActivity : Activity() {
         val result = text(16f, bold = true).apply {
             // While the game is open the stake is in the pot, not lost: say so, and do not paint it red.
             text = if (g.ending == GameEnding.PLAYING) "Playing - net ${signed(g.net)} so far" else "${ending(g)} - net ${signed(g.net)}"
-            if (g.ending != GameEnding.PLAYING) setTextColor(if (g.net > 0) GAIN_GREEN else if (g.net < 0) NOTICE_RED else TEXT_DARK)
+            if (g.ending != GameEnding.PLAYING) {
+                setTextColor(
+                    when {
+                        g.net > 0 -> GAIN_GREEN
+                        g.net < 0 -> NOTICE_RED
+                        else -> TEXT_DARK
+                    },
+                )
+            }
         }
         val row = column().apply { setPadding(0, dp(8), 0, dp(8)) }.add(title).add(facts).add(result)
         g.winnerName?.takeIf { g.ending != GameEnding.WON }?.let { row.add(text(15f).apply { text = "Winner: $it" }) }

@@ -41,8 +41,7 @@ open class RpsApp : Application() {
 
     open val clock: Clock get() = Clock.SYSTEM
 
-    open fun connect(serverUrl: String, token: String?): Backend =
-        HttpRpsApi(serverUrl, token).let { Backend(it, it, HttpEventFeed(it)) }
+    open fun connect(serverUrl: String, token: String?): Backend = HttpRpsApi(serverUrl, token).let { Backend(it, it, HttpEventFeed(it)) }
 
     protected open fun secretKey(): SecretKey = AndroidKeystoreKeys.key()
 
@@ -84,7 +83,10 @@ open class RpsApp : Application() {
         sessions.remove(lobbyId)?.stop()
         val b = backend()
         return GameSession(lobbyId, b.player, b.feed, vault, scope, clock = clock, checkpoints = checkpoints)
-            .also { sessions[lobbyId] = it; it.start() }
+            .also {
+                sessions[lobbyId] = it
+                it.start()
+            }
     }
 
     /** Drops every session (a new account or server; in tests, what a killed process loses). */

@@ -56,9 +56,12 @@ internal fun LinearLayout.add(v: View, weight: Float = 0f): LinearLayout {
 }
 
 internal fun LinearLayout.addCentered(v: View): LinearLayout {
-    addView(v, LinearLayout.LayoutParams(ViewGroup.LayoutParams.WRAP_CONTENT, ViewGroup.LayoutParams.WRAP_CONTENT).apply {
-        gravity = android.view.Gravity.CENTER_HORIZONTAL
-    })
+    addView(
+        v,
+        LinearLayout.LayoutParams(ViewGroup.LayoutParams.WRAP_CONTENT, ViewGroup.LayoutParams.WRAP_CONTENT).apply {
+            gravity = android.view.Gravity.CENTER_HORIZONTAL
+        },
+    )
     return this
 }
 
@@ -71,5 +74,11 @@ internal fun describeFailure(e: RpsException): String = when (e) {
 /** Why [url] cannot be a server address, or null when it can. */
 internal fun serverAddressProblem(url: String): String? {
     val u = url.trim().toHttpUrlOrNull()
-    return if (u == null || u.pathSegments.any { it.isNotEmpty() }) "That is not a server address (example: http://192.168.1.20:8080)." else null
+    return if (u == null ||
+        u.pathSegments.any { it.isNotEmpty() }
+    ) {
+        "That is not a server address (example: http://192.168.1.20:8080)."
+    } else {
+        null
+    }
 }

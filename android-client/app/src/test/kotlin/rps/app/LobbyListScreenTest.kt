@@ -1,7 +1,8 @@
 package rps.app
 
-import android.widget.Button
+import android.os.Looper
 import android.view.View
+import android.widget.Button
 import org.junit.Assert.assertEquals
 import org.junit.Before
 import org.junit.Test
@@ -11,9 +12,8 @@ import org.robolectric.RobolectricTestRunner
 import org.robolectric.RuntimeEnvironment
 import org.robolectric.Shadows.shadowOf
 import org.robolectric.annotation.GraphicsMode
-import android.os.Looper
-import java.time.Duration
 import rps.client.Stage
+import java.time.Duration
 
 @RunWith(RobolectricTestRunner::class)
 @GraphicsMode(GraphicsMode.Mode.NATIVE)
@@ -34,8 +34,12 @@ class LobbyListScreenTest {
         val base = Fakes.server.lobby()
         val game = base.game!!
         Fakes.directory.lobbies = listOf(
-            base.copy(id = "l1", name = "High rollers", config = base.config.copy(betSize = 500, playersCountLimit = 6),
-                game = game.copy(stage = Stage.MOVES, round = 2, players = 6, deadlineMs = TestRpsApp.NOW + 8_000)),
+            base.copy(
+                id = "l1",
+                name = "High rollers",
+                config = base.config.copy(betSize = 500, playersCountLimit = 6),
+                game = game.copy(stage = Stage.MOVES, round = 2, players = 6, deadlineMs = TestRpsApp.NOW + 8_000),
+            ),
             base.copy(id = "l2", name = "Closed for good", closed = true),
             base.copy(id = "l3", game = game.copy(players = 1, deadlineMs = TestRpsApp.NOW + 30_000)),
             base.copy(id = "l4", name = "Quiet corner", game = null),
@@ -60,7 +64,8 @@ class LobbyListScreenTest {
     fun `the countdown ticks in the server's clock`() {
         val base = Fakes.server.lobby()
         // The server's clock runs 5 s ahead of the device's.
-        Fakes.directory.lobbies = listOf(base.copy(serverTime = TestRpsApp.NOW + 5_000, game = base.game!!.copy(deadlineMs = TestRpsApp.NOW + 35_000)))
+        Fakes.directory.lobbies =
+            listOf(base.copy(serverTime = TestRpsApp.NOW + 5_000, game = base.game!!.copy(deadlineMs = TestRpsApp.NOW + 35_000)))
         val a = Robolectric.buildActivity(LobbyListActivity::class.java).setup().get()
         Screens.settle("the lobbies") { a.list.childCount > 0 }
         assertEquals("taking players - 30 s left", rows(a).single().lines().last())

@@ -17,8 +17,8 @@ import org.robolectric.android.controller.ActivityController
 import org.robolectric.annotation.GraphicsMode
 import rps.client.ChainCheckpoint
 import rps.client.ErrorCode
-import rps.client.FileChainCheckpoints
 import rps.client.FakeServer
+import rps.client.FileChainCheckpoints
 import rps.client.GameUiState
 import rps.client.RpsException
 import rps.client.Stage

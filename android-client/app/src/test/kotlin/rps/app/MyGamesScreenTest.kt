@@ -35,9 +35,25 @@ class MyGamesScreenTest {
     @After
     fun restoreZone() = TimeZone.setDefault(zone)
 
-    private fun game(n: Int, ending: GameEnding, net: Long, round: Int? = null, winner: String? = null) = MyGame(
+    private fun game(
+        n: Int,
+        ending: GameEnding,
+        net: Long,
+        round: Int? = null,
+        winner: String? = null,
+    ) = MyGame(
         lobbyId = "l$n", lobbyName = "Friday night RPSLS", gameId = "g$n", gameNumber = n,
-        stage = if (ending == GameEnding.PLAYING) Stage.MOVES else if (ending == GameEnding.WON || ending == GameEnding.ELIMINATED) Stage.FINISHED else Stage.STOPPED,
+        stage = if (ending ==
+            GameEnding.PLAYING
+        ) {
+            Stage.MOVES
+        } else if (ending == GameEnding.WON ||
+            ending == GameEnding.ELIMINATED
+        ) {
+            Stage.FINISHED
+        } else {
+            Stage.STOPPED
+        },
         registeredAtMs = TestRpsApp.NOW - n * 3_600_000L, endedAtMs = null, stake = 100, ending = ending,
         eliminatedRound = round, net = net, winnerName = winner,
     )

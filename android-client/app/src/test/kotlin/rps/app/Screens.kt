@@ -38,8 +38,10 @@ object Screens {
         settle()
         val root = activity.window.decorView
         val dm = activity.resources.displayMetrics
-        root.measure(View.MeasureSpec.makeMeasureSpec(dm.widthPixels, View.MeasureSpec.EXACTLY),
-            View.MeasureSpec.makeMeasureSpec(dm.heightPixels, View.MeasureSpec.EXACTLY))
+        root.measure(
+            View.MeasureSpec.makeMeasureSpec(dm.widthPixels, View.MeasureSpec.EXACTLY),
+            View.MeasureSpec.makeMeasureSpec(dm.heightPixels, View.MeasureSpec.EXACTLY),
+        )
         root.layout(0, 0, dm.widthPixels, dm.heightPixels)
         val bmp = Bitmap.createBitmap(dm.widthPixels, dm.heightPixels, Bitmap.Config.ARGB_8888)
         root.draw(Canvas(bmp))
@@ -66,11 +68,13 @@ object Screens {
             fail("$name is ${shot.width}x${shot.height}, the golden ${expected.width}x${expected.height}")
         }
         var different = 0
-        for (y in 0 until shot.height) for (x in 0 until shot.width) {
-            val a = shot.getPixel(x, y)
-            val b = expected.getPixel(x, y)
-            val d = maxOf(abs(Color.red(a) - Color.red(b)), abs(Color.green(a) - Color.green(b)), abs(Color.blue(a) - Color.blue(b)))
-            if (d > CHANNEL_TOLERANCE) different++
+        for (y in 0 until shot.height) {
+            for (x in 0 until shot.width) {
+                val a = shot.getPixel(x, y)
+                val b = expected.getPixel(x, y)
+                val d = maxOf(abs(Color.red(a) - Color.red(b)), abs(Color.green(a) - Color.green(b)), abs(Color.blue(a) - Color.blue(b)))
+                if (d > CHANNEL_TOLERANCE) different++
+            }
         }
         val share = different.toDouble() / (shot.width * shot.height)
         if (share > MAX_DIFFERENT) {

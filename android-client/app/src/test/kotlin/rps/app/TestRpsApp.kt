@@ -36,8 +36,10 @@ class TestRpsApp : RpsApp() {
 
     companion object {
         const val FAKE_URL = "http://fake.test"
+
         /** 2026-01-01T00:00:00Z. */
         const val NOW = 1_767_225_600_000L
+
         @Volatile var now = NOW
     }
 }
@@ -49,7 +51,10 @@ object Fakes {
 
     fun reset() {
         TestRpsApp.now = TestRpsApp.NOW
-        server = FakeServer(now = { TestRpsApp.now }).apply { skewMs = 0; lobbyName = "Friday night RPSLS" }
+        server = FakeServer(now = { TestRpsApp.now }).apply {
+            skewMs = 0
+            lobbyName = "Friday night RPSLS"
+        }
         directory = FakeDirectory(server)
     }
 }
@@ -58,11 +63,11 @@ object Fakes {
 class FakeDirectory(private val server: FakeServer) : DirectoryApi {
     /** The lobbies listed; by default only the fake server's. */
     var lobbies: List<LobbyView>? = null
+
     /** My games, newest first. */
     var games: List<MyGame> = emptyList()
 
-    override suspend fun createAccount(name: String) =
-        NewAccount(AccountInfo(server.meId, name, "player", 0), "secret-token-of-$name")
+    override suspend fun createAccount(name: String) = NewAccount(AccountInfo(server.meId, name, "player", 0), "secret-token-of-$name")
 
     override suspend fun listLobbies(after: String?): LobbyList {
         val (items, next) = page(lobbies ?: listOf(server.lobby()), after)

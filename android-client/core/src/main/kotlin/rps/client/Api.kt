@@ -10,6 +10,7 @@ interface PlayerApi {
     suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String): LobbyView
     suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String): LobbyView
     suspend fun getGame(gameId: String): GameResult
+
     /** The public keys the server signs heads with, newest first. */
     suspend fun signingKeys(): List<SigningKeyInfo>
 }
@@ -28,6 +29,7 @@ interface DirectoryApi {
     suspend fun createAccount(name: String): NewAccount
     suspend fun listLobbies(after: String? = null): LobbyList
     suspend fun getRuleset(id: String): RulesetInfo
+
     /** The caller's games, newest first, a page at a time ([after] is the previous page's `next`). */
     suspend fun myGames(after: String? = null): MyGamesPage
 }

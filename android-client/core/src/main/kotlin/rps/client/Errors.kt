@@ -26,7 +26,8 @@ enum class ErrorCode(val wire: String, val playerMessage: String) {
     ACCOUNT_DISABLED("account_disabled", "This account has been disabled. Please contact support."),
     NO_MATCH("no_match", "No open game with this bet right now. Try again in a moment."),
     UNAVAILABLE("unavailable", "The server is switching to its standby database. Retrying..."),
-    UNKNOWN("unknown", "Something went wrong on the server.");
+    UNKNOWN("unknown", "Something went wrong on the server."),
+    ;
 
     companion object {
         fun fromWire(s: String?): ErrorCode = entries.firstOrNull { it.wire == s } ?: UNKNOWN
@@ -60,7 +61,8 @@ sealed class RpsException(message: String, cause: Throwable? = null) : Exception
 
     /** The lobby's event log does not verify: someone changed history. */
     class ChainBroken(val broken: ChainBrokenException) : RpsException("event chain broken: ${broken.message}", broken) {
-        override val playerMessage: String get() = "The lobby's history failed verification (event ${broken.seq}). Do not trust this server."
+        override val playerMessage: String
+            get() = "The lobby's history failed verification (event ${broken.seq}). Do not trust this server."
     }
 
     /**

@@ -67,11 +67,7 @@ object EventChain {
  * event's hash (zeros before seq 1), and `hash` recomputed. Start it from a trusted checkpoint
  * ([lastSeq], [lastHash], and the receipt [head] kept with it) or from the beginning of the log.
  */
-class ChainVerifier(
-    lastSeq: Long = 0,
-    lastHash: String = EventChain.ZERO_HASH,
-    head: SignedHead? = null,
-) {
+class ChainVerifier(lastSeq: Long = 0, lastHash: String = EventChain.ZERO_HASH, head: SignedHead? = null) {
     var lastSeq: Long = lastSeq
         private set
     var lastHash: String = lastHash

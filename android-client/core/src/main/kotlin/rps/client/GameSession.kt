@@ -41,23 +41,42 @@ data class RoundOutcome(
 /** What the player sees. */
 sealed interface GameUiState {
     data object Connecting : GameUiState
+
     /** Not registered in the lobby's current game; [join] pays the bet. */
     data class NotJoined(val lobby: LobbyView) : GameUiState
     data class WaitingForPlayers(val players: Int, val limit: Int, val pot: Long, override val deadline: Deadline?) : GameUiState
     data class YourMove(
-        val round: Int, override val deadline: Deadline?, val committed: Int, val remaining: Int, val pot: Long, val lastRound: RoundOutcome?,
+        val round: Int,
+        override val deadline: Deadline?,
+        val committed: Int,
+        val remaining: Int,
+        val pot: Long,
+        val lastRound: RoundOutcome?,
     ) : GameUiState
     data class WaitingForOthers(
-        val round: Int, override val deadline: Deadline?, val committed: Int, val remaining: Int, val pot: Long, val move: Int?,
+        val round: Int,
+        override val deadline: Deadline?,
+        val committed: Int,
+        val remaining: Int,
+        val pot: Long,
+        val move: Int?,
     ) : GameUiState
+
     /** The reveal stage: ours is sent automatically ([sent] once the server has it). */
     data class Revealing(
-        val round: Int, override val deadline: Deadline?, val revealed: Int, val committed: Int, val pot: Long, val move: Int?, val sent: Boolean,
+        val round: Int,
+        override val deadline: Deadline?,
+        val revealed: Int,
+        val committed: Int,
+        val pot: Long,
+        val move: Int?,
+        val sent: Boolean,
     ) : GameUiState
     data class RoundResult(val outcome: RoundOutcome) : GameUiState
     data class Won(val amount: Long, val round: Int) : GameUiState
     data class Lost(val round: Int, val lastRound: RoundOutcome?) : GameUiState
     data class Stopped(val reason: String, val share: Long?) : GameUiState
+
     /** [fatal]: the session has stopped (a broken chain, a revoked token); otherwise the next update replaces it. */
     data class Error(val error: RpsException, val fatal: Boolean, val previous: GameUiState?) : GameUiState {
         val message: String get() = error.playerMessage
@@ -101,6 +120,7 @@ class GameSession(
 
     private var me: AccountInfo? = null
     private var snapshot: LobbyView? = null
+
     /** server clock minus local clock, from the last snapshot. */
     @Volatile var clockOffsetMs: Long = 0
         private set
@@ -181,12 +201,15 @@ class GameSession(
         } catch (e: RpsException.Problem) {
             lock.withLock { joinKey = null }
             if (e.code == ErrorCode.ALREADY_REGISTERED) {
-                refreshNow(); true
+                refreshNow()
+                true
             } else {
-                showError(e); false
+                showError(e)
+                false
             }
         } catch (e: RpsException) {
-            showError(e); false
+            showError(e)
+            false
         }
     }
 
@@ -202,7 +225,15 @@ class GameSession(
             val g = snapshot?.game
             commitRefusal(g)?.let { return@withLock it }
             commitInFlight = true
-            VaultEntry(lobbyId, g!!.id, g.round, move, Commitments.newPassword(random), UUID.randomUUID().toString(), UUID.randomUUID().toString())
+            VaultEntry(
+                lobbyId,
+                g!!.id,
+                g.round,
+                move,
+                Commitments.newPassword(random),
+                UUID.randomUUID().toString(),
+                UUID.randomUUID().toString(),
+            )
         }
         if (e is ErrorCode) {
             showError(RpsException.Problem(e, 409, "refused by the client before sending"))
@@ -259,7 +290,8 @@ class GameSession(
         } catch (p: RpsException.Problem) {
             when (p.code) {
                 ErrorCode.ALREADY_REVEALED -> {
-                    clearVault(e); runCatchingRps { refreshNow() }
+                    clearVault(e)
+                    runCatchingRps { refreshNow() }
                 }
                 ErrorCode.WRONG_STAGE -> runCatchingRps { refreshNow() }
                 else -> showError(p)
@@ -349,7 +381,9 @@ class GameSession(
                 is EventData.PlayerRegistered -> if (current) {
                     patch(g!!.copy(players = d.players, pot = d.pot, deadlineMs = d.deadline))
                     refresh = d.player == me?.id
-                } else refresh = true
+                } else {
+                    refresh = true
+                }
                 is EventData.PlayerLeft -> if (current) patch(g!!.copy(players = d.players, pot = d.pot)) else refresh = true
                 is EventData.RoundResolved -> {
                     if (mine) {
@@ -376,7 +410,8 @@ class GameSession(
                 // The lobby's state after these (and after types this client does not know) is read again.
                 is EventData.LobbyCreated, is EventData.GameOpened, is EventData.RoundStarted, is EventData.MovesClosed,
                 is EventData.StageExtended, is EventData.ClockShifted, is EventData.NextConfigChanged, EventData.LobbyClosed,
-                is EventData.Unknown -> refresh = true
+                is EventData.Unknown,
+                -> refresh = true
             }
             if (!shown) publish()
         }
@@ -446,7 +481,15 @@ class GameSession(
             Stage.REVEAL -> when {
                 !you.inGame || !you.committed -> GameUiState.Lost(outRound, lastOutcome)
                 else -> {
-                    val s = GameUiState.Revealing(g.round, deadline, g.revealed, g.committed, g.pot, moves[g.round] ?: you.move, you.revealed)
+                    val s = GameUiState.Revealing(
+                        g.round,
+                        deadline,
+                        g.revealed,
+                        g.committed,
+                        g.pot,
+                        moves[g.round] ?: you.move,
+                        you.revealed,
+                    )
                     // Keep a "saved move lost" error visible rather than hiding it behind the reveal screen.
                     val cur = _state.value
                     if (cur is GameUiState.Error && cur.error is RpsException.VaultMissing && !you.revealed) cur else s

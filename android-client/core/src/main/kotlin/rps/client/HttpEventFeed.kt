@@ -37,6 +37,7 @@ class HttpEventFeed(
     /** Counters for tests and diagnostics. */
     @Volatile var sseConnections = 0
         private set
+
     @Volatile var polls = 0
         private set
 
@@ -102,25 +103,28 @@ class HttpEventFeed(
             .apply { if (after > 0) header("Last-Event-ID", after.toString()) }
             .build()
         sseConnections++
-        val source = EventSources.createFactory(sseClient).newEventSource(request, object : EventSourceListener() {
-            override fun onEvent(eventSource: EventSource, id: String?, type: String?, data: String) {
-                val item = try {
-                    if (type == "head") Mappers.headJson(data) else Mappers.eventJson(data)
-                } catch (ex: Exception) {
-                    close(StreamFailure("undecodable ${type ?: "event"}: ${ex.message}", ex))
-                    return
+        val source = EventSources.createFactory(sseClient).newEventSource(
+            request,
+            object : EventSourceListener() {
+                override fun onEvent(eventSource: EventSource, id: String?, type: String?, data: String) {
+                    val item = try {
+                        if (type == "head") Mappers.headJson(data) else Mappers.eventJson(data)
+                    } catch (ex: Exception) {
+                        close(StreamFailure("undecodable ${type ?: "event"}: ${ex.message}", ex))
+                        return
+                    }
+                    trySendBlocking(item)
                 }
-                trySendBlocking(item)
-            }
 
-            override fun onFailure(eventSource: EventSource, t: Throwable?, response: Response?) {
-                close(StreamFailure("stream failed (HTTP ${response?.code})", t))
-            }
+                override fun onFailure(eventSource: EventSource, t: Throwable?, response: Response?) {
+                    close(StreamFailure("stream failed (HTTP ${response?.code})", t))
+                }
 
-            override fun onClosed(eventSource: EventSource) {
-                close()
-            }
-        })
+                override fun onClosed(eventSource: EventSource) {
+                    close()
+                }
+            },
+        )
         awaitClose { source.cancel() }
     }.buffer(256)
 }

@@ -30,16 +30,16 @@ import java.util.concurrent.TimeUnit
  * by an interceptor of this instance's OkHttp client (the generated client's token is global, so
  * several players in one process would share it).
  */
-class HttpRpsApi(
-    val baseUrl: String,
-    token: String? = null,
-    baseClient: OkHttpClient = defaultHttpClient(),
-) : PlayerApi, DirectoryApi {
+class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpClient = defaultHttpClient()) :
+    PlayerApi,
+    DirectoryApi {
     val http: OkHttpClient = baseClient.newBuilder().apply {
         if (token != null) {
-            addInterceptor(Interceptor { chain ->
-                chain.proceed(chain.request().newBuilder().header("Authorization", "Bearer $token").build())
-            })
+            addInterceptor(
+                Interceptor { chain ->
+                    chain.proceed(chain.request().newBuilder().header("Authorization", "Bearer $token").build())
+                },
+            )
         }
     }.build()
 
@@ -74,14 +74,25 @@ class HttpRpsApi(
 
     // Admin operations (used by tests and operator tools; the app never calls them).
     suspend fun adminLedger() = call { Mappers.ledger(admin.getAdminLedger()) }
-    suspend fun adminCredit(accountId: String, amount: Long) =
-        call { Mappers.account(admin.creditAccount(UUID.fromString(accountId), MoneyTransferRequest(amount), UUID.randomUUID().toString())) }
+    suspend fun adminCredit(accountId: String, amount: Long) = call {
+        Mappers.account(admin.creditAccount(UUID.fromString(accountId), MoneyTransferRequest(amount), UUID.randomUUID().toString()))
+    }
     suspend fun adminCreateLobby(
-        name: String, betSize: Long, players: Int, timeoutMs: Long, resolution: String = "classic", maxRounds: Int = 0,
+        name: String,
+        betSize: Long,
+        players: Int,
+        timeoutMs: Long,
+        resolution: String = "classic",
+        maxRounds: Int = 0,
     ) = call {
         val cfg = GameConfigInput(
-            betSize = betSize, playersCountLimit = players, entryTimeoutMs = timeoutMs, moveTimeoutMs = timeoutMs,
-            revealTimeoutMs = timeoutMs, resolution = Resolution.decode(resolution), maxRounds = maxRounds,
+            betSize = betSize,
+            playersCountLimit = players,
+            entryTimeoutMs = timeoutMs,
+            moveTimeoutMs = timeoutMs,
+            revealTimeoutMs = timeoutMs,
+            resolution = Resolution.decode(resolution),
+            maxRounds = maxRounds,
         )
         Mappers.lobby(lobbies.createLobby(CreateLobbyRequest(name, cfg), UUID.randomUUID().toString()))
     }

@@ -8,7 +8,10 @@ import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.intOrNull
 import kotlinx.serialization.json.jsonObject
 import rps.client.generated.infrastructure.ClientError
+import rps.client.generated.infrastructure.ClientException
 import rps.client.generated.infrastructure.Serializer
+import rps.client.generated.infrastructure.ServerError
+import rps.client.generated.infrastructure.ServerException
 import rps.client.generated.models.ClockShiftedData
 import rps.client.generated.models.GameFinishedData
 import rps.client.generated.models.GameOpenedData
@@ -20,13 +23,10 @@ import rps.client.generated.models.MovesClosedData
 import rps.client.generated.models.NextConfigChangedData
 import rps.client.generated.models.PlayerLeftData
 import rps.client.generated.models.PlayerRegisteredData
+import rps.client.generated.models.Problem
 import rps.client.generated.models.RoundResolvedData
 import rps.client.generated.models.RoundStartedData
 import rps.client.generated.models.StageExtendedData
-import rps.client.generated.infrastructure.ClientException
-import rps.client.generated.infrastructure.ServerError
-import rps.client.generated.infrastructure.ServerException
-import rps.client.generated.models.Problem
 import rps.client.generated.models.Account as AccountDto
 import rps.client.generated.models.AccountCreated as AccountCreatedDto
 import rps.client.generated.models.CallerStatus as CallerStatusDto
@@ -172,17 +172,23 @@ object Mappers {
         return try {
             when (type) {
                 "lobby_created" -> read(LobbyCreatedData.serializer()).let { EventData.LobbyCreated(it.name, config(it.config)) }
-                "game_opened" -> read(GameOpenedData.serializer()).let { EventData.GameOpened(it.number, config(it.config), it.rulesetHash) }
+                "game_opened" -> read(GameOpenedData.serializer()).let {
+                    EventData.GameOpened(it.number, config(it.config), it.rulesetHash)
+                }
                 "player_registered" -> read(PlayerRegisteredData.serializer()).let {
                     EventData.PlayerRegistered(it.player.toString(), it.order, it.players, it.pot, it.deadline)
                 }
                 "player_left" -> read(PlayerLeftData.serializer()).let { EventData.PlayerLeft(it.player.toString(), it.players, it.pot) }
                 "round_started" -> read(RoundStartedData.serializer()).let { EventData.RoundStarted(it.round, it.players, it.deadline) }
-                "move_committed" -> read(MoveCommittedData.serializer()).let { EventData.MoveCommitted(it.player.toString(), it.round, it.committed) }
+                "move_committed" -> read(MoveCommittedData.serializer()).let {
+                    EventData.MoveCommitted(it.player.toString(), it.round, it.committed)
+                }
                 "moves_closed" -> read(MovesClosedData.serializer()).let {
                     EventData.MovesClosed(it.round, it.committed, it.eliminated, it.digest, it.deadline)
                 }
-                "move_revealed" -> read(MoveRevealedData.serializer()).let { EventData.MoveRevealed(it.player.toString(), it.round, it.revealed) }
+                "move_revealed" -> read(MoveRevealedData.serializer()).let {
+                    EventData.MoveRevealed(it.player.toString(), it.round, it.revealed)
+                }
                 "round_resolved" -> read(RoundResolvedData.serializer()).let {
                     EventData.RoundResolved(
                         it.round, it.resolution.value, it.revealed, it.present, it.counts, it.scores, it.survivors, it.remaining, it.digest,
@@ -191,9 +197,19 @@ object Mappers {
                 "stage_extended" -> read(StageExtendedData.serializer()).let {
                     EventData.StageExtended(Stage.fromWire(it.stage.value), it.round, it.deadline)
                 }
-                "game_finished" -> read(GameFinishedData.serializer()).let { EventData.GameFinished(it.winner.toString(), it.amount, it.round) }
+                "game_finished" -> read(GameFinishedData.serializer()).let {
+                    EventData.GameFinished(it.winner.toString(), it.amount, it.round)
+                }
                 "game_stopped" -> read(GameStoppedData.serializer()).let {
-                    EventData.GameStopped(it.reason, Stage.fromWire(it.stage.value), it.round, it.amount, it.players, it.share, it.remainder)
+                    EventData.GameStopped(
+                        it.reason,
+                        Stage.fromWire(it.stage.value),
+                        it.round,
+                        it.amount,
+                        it.players,
+                        it.share,
+                        it.remainder,
+                    )
                 }
                 "next_config_changed" -> read(NextConfigChangedData.serializer()).let { EventData.NextConfigChanged(config(it.config)) }
                 // Its schema has no properties, so there is no generated class to read.
@@ -223,12 +239,10 @@ object Mappers {
     fun head(h: SignedHeadDto) = SignedHead(h.lobbyId.toString(), h.seq, h.hash, h.at, h.keyId, h.signature)
 
     /** Decodes the signed head of an SSE `event: head` message. */
-    fun headJson(json: String): SignedHead =
-        head(Serializer.kotlinxSerializationJson.decodeFromString(SignedHeadDto.serializer(), json))
+    fun headJson(json: String): SignedHead = head(Serializer.kotlinxSerializationJson.decodeFromString(SignedHeadDto.serializer(), json))
 
     /** Decodes one event as served in an SSE `data:` line. */
-    fun eventJson(json: String): ChainEvent =
-        event(Serializer.kotlinxSerializationJson.decodeFromString(EventDto.serializer(), json))
+    fun eventJson(json: String): ChainEvent = event(Serializer.kotlinxSerializationJson.decodeFromString(EventDto.serializer(), json))
 
     /** A generated client's error to a typed problem, reading the RFC 9457 body when there is one. */
     fun problem(e: Exception): RpsException {
@@ -258,7 +272,13 @@ object Mappers {
                 val o = lenient.parseToJsonElement(body).jsonObject
                 val code = (o["code"] as? JsonPrimitive)?.content
                 val detail = (o["detail"] as? JsonPrimitive)?.content
-                return RpsException.Problem(ErrorCode.fromWire(code), (o["status"] as? JsonPrimitive)?.intOrNull ?: status, detail, null, retryAfter)
+                return RpsException.Problem(
+                    ErrorCode.fromWire(code),
+                    (o["status"] as? JsonPrimitive)?.intOrNull ?: status,
+                    detail,
+                    null,
+                    retryAfter,
+                )
             } catch (_: Exception) {
             }
         }

@@ -5,7 +5,12 @@ package rps.client
  * to these in Mappers.kt and nowhere else, so the UI and the session never see wire types.
  */
 enum class Stage(val wire: String) {
-    REGISTRATION("registration"), MOVES("moves"), REVEAL("reveal"), FINISHED("finished"), STOPPED("stopped");
+    REGISTRATION("registration"),
+    MOVES("moves"),
+    REVEAL("reveal"),
+    FINISHED("finished"),
+    STOPPED("stopped"),
+    ;
 
     val isOpen: Boolean get() = this == REGISTRATION || this == MOVES || this == REVEAL
 
@@ -70,11 +75,24 @@ data class AccountInfo(val id: String, val name: String, val role: String, val b
 
 data class NewAccount(val account: AccountInfo, val token: String)
 
-data class Weapon(val move: Int, val name: String, val layout: List<String>, val rotations: Boolean, val beats: List<Int>)
+data class Weapon(
+    val move: Int,
+    val name: String,
+    val layout: List<String>,
+    val rotations: Boolean,
+    val beats: List<Int>,
+)
 
-data class RulesetInfo(val id: String, val name: String, val hash: String, val weapons: List<Weapon>, val placements: List<Placement>) {
+data class RulesetInfo(
+    val id: String,
+    val name: String,
+    val hash: String,
+    val weapons: List<Weapon>,
+    val placements: List<Placement>,
+) {
     val grid: WeaponGrid by lazy { WeaponGrid(placements) }
     fun weaponName(move: Int): String = weapons.firstOrNull { it.move == move }?.name ?: "move $move"
+
     /** beats[m] is the mask of moves that move m beats. */
     fun beatsMasks(): IntArray {
         val out = IntArray(weapons.maxOf { it.move } + 1)
@@ -94,7 +112,12 @@ data class GameResult(
 
 /** How a game ended for the player (`playing` while it is open). */
 enum class GameEnding(val wire: String) {
-    PLAYING("playing"), WON("won"), ELIMINATED("eliminated"), REFUNDED("refunded"), SHARE("share");
+    PLAYING("playing"),
+    WON("won"),
+    ELIMINATED("eliminated"),
+    REFUNDED("refunded"),
+    SHARE("share"),
+    ;
 
     companion object {
         fun fromWire(s: String): GameEnding = entries.firstOrNull { it.wire == s } ?: error("unknown game ending $s")
@@ -126,7 +149,13 @@ data class MyGamesPage(val games: List<MyGame>, val next: String?)
 /** One of the server's Ed25519 public keys (`GET /v1/keys`); [validUntil] is null for the current one. */
 data class SigningKeyInfo(val keyId: String, val publicKey: String, val validFrom: String, val validUntil: String?)
 
-data class LedgerTotals(val treasury: Long, val playerBalances: Long, val escrows: Long, val entriesSum: Long, val ok: Boolean)
+data class LedgerTotals(
+    val treasury: Long,
+    val playerBalances: Long,
+    val escrows: Long,
+    val entriesSum: Long,
+    val ok: Boolean,
+)
 
 /**
  * An event's data, typed by the event's `type` (one variant per `*Data` schema of `TypedEvent` in
@@ -136,11 +165,23 @@ data class LedgerTotals(val treasury: Long, val playerBalances: Long, val escrow
 sealed interface EventData {
     data class LobbyCreated(val name: String, val config: GameConfig) : EventData
     data class GameOpened(val number: Int, val config: GameConfig, val rulesetHash: String) : EventData
-    data class PlayerRegistered(val player: String, val order: Int, val players: Int, val pot: Long, val deadline: Long) : EventData
+    data class PlayerRegistered(
+        val player: String,
+        val order: Int,
+        val players: Int,
+        val pot: Long,
+        val deadline: Long,
+    ) : EventData
     data class PlayerLeft(val player: String, val players: Int, val pot: Long) : EventData
     data class RoundStarted(val round: Int, val players: Int, val deadline: Long) : EventData
     data class MoveCommitted(val player: String, val round: Int, val committed: Int) : EventData
-    data class MovesClosed(val round: Int, val committed: Int, val eliminated: Int, val digest: String, val deadline: Long) : EventData
+    data class MovesClosed(
+        val round: Int,
+        val committed: Int,
+        val eliminated: Int,
+        val digest: String,
+        val deadline: Long,
+    ) : EventData
     data class MoveRevealed(val player: String, val round: Int, val revealed: Int) : EventData
     data class RoundResolved(
         val round: Int,
@@ -157,7 +198,13 @@ sealed interface EventData {
     data class StageExtended(val stage: Stage, val round: Int, val deadline: Long) : EventData
     data class GameFinished(val winner: String, val amount: Long, val round: Int) : EventData
     data class GameStopped(
-        val reason: String, val stage: Stage, val round: Int, val amount: Long, val players: Int, val share: Long, val remainder: Int,
+        val reason: String,
+        val stage: Stage,
+        val round: Int,
+        val amount: Long,
+        val players: Int,
+        val share: Long,
+        val remainder: Int,
     ) : EventData
     data class NextConfigChanged(val config: GameConfig) : EventData
     data object LobbyClosed : EventData

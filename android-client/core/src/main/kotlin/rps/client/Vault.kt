@@ -39,9 +39,11 @@ data class VaultEntry(
 /** Durable storage of one pending move per lobby. Implementations must be crash-safe. */
 interface Vault {
     fun load(lobbyId: String): VaultEntry?
+
     /** Returns only once the entry is on durable storage. */
     fun save(entry: VaultEntry)
     fun clear(lobbyId: String)
+
     /** The lobbies with a saved move: after a restart their sessions resume (and reveal) at once. */
     fun pendingLobbies(): List<String>
 }
@@ -163,8 +165,16 @@ class FileVault(private val dir: File, private val sealer: Sealer) : Vault {
 /** A vault that forgets everything when the process ends; for previews only. */
 class MemoryVault : Vault {
     private val entries = HashMap<String, VaultEntry>()
+
     @Synchronized override fun load(lobbyId: String) = entries[lobbyId]
-    @Synchronized override fun save(entry: VaultEntry) { entries[entry.lobbyId] = entry }
-    @Synchronized override fun clear(lobbyId: String) { entries.remove(lobbyId) }
+
+    @Synchronized override fun save(entry: VaultEntry) {
+        entries[entry.lobbyId] = entry
+    }
+
+    @Synchronized override fun clear(lobbyId: String) {
+        entries.remove(lobbyId)
+    }
+
     @Synchronized override fun pendingLobbies() = entries.keys.sorted()
 }

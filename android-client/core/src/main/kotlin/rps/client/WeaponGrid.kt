@@ -92,7 +92,10 @@ object Layouts {
             row.forEachIndexed { c, ch ->
                 require(ch == 'X' || ch == ' ') { "layout has character '$ch'" }
                 if (ch == 'X') {
-                    top = minOf(top, r); bottom = maxOf(bottom, r); left = minOf(left, c); right = maxOf(right, c)
+                    top = minOf(top, r)
+                    bottom = maxOf(bottom, r)
+                    left = minOf(left, c)
+                    right = maxOf(right, c)
                 }
             }
         }
@@ -111,8 +114,10 @@ object Layouts {
             if (rot > 0) cur = cur.rotate()
             val base = cur.mask()
             if (!seen.add(base)) continue
-            for (dy in 0..Grid.SIZE - cur.h) for (dx in 0..Grid.SIZE - cur.w) {
-                out += Placement(move, rot, base shl (dy * Grid.SIZE + dx))
+            for (dy in 0..Grid.SIZE - cur.h) {
+                for (dx in 0..Grid.SIZE - cur.w) {
+                    out += Placement(move, rot, base shl (dy * Grid.SIZE + dx))
+                }
             }
         }
         return out
@@ -145,7 +150,8 @@ object Resolver {
                 }
                 scores[m] = s
                 if (s > best) {
-                    best = s; survivors = 1 shl m
+                    best = s
+                    survivors = 1 shl m
                 } else if (s == best) {
                     survivors = survivors or (1 shl m)
                 }

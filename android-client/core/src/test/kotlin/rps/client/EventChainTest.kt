@@ -73,7 +73,11 @@ class EventChainTest {
         for (d in digests) {
             val o = d.jsonObject
             val values = ((o["values"] ?: o["items"]) as? JsonArray ?: JsonArray(emptyList()))
-                .sortedBy { it.jsonObject["player"]!!.jsonPrimitive.content.toByteArray().joinToString(",") { b -> "%03d".format(b.toInt() and 0xff) } }
+                .sortedBy {
+                    it.jsonObject["player"]!!.jsonPrimitive.content.toByteArray().joinToString(",") { b ->
+                        "%03d".format(b.toInt() and 0xff)
+                    }
+                }
             assertEquals(o["digest"]!!.jsonPrimitive.content, Crypto.hex(Crypto.blake2b256(CanonicalJson.encodeToBytes(JsonArray(values)))))
         }
         assertTrue(evs.isNotEmpty())
@@ -124,7 +128,13 @@ class EventChainTest {
         assertEquals(EventData.ClockShifted(5), Mappers.eventData("clock_shifted", more))
 
         val last = storeVectors.last()
-        val future = ChainEvent(last.seq + 1, "lobby_renamed", last.lobbyId, null, last.at, data, last.hash, "", Mappers.eventData("lobby_renamed", data))
+        val future = ChainEvent(
+            last.seq + 1, "lobby_renamed", last.lobbyId, null, last.at, data, last.hash, "",
+            Mappers.eventData(
+                "lobby_renamed",
+                data,
+            ),
+        )
             .let { it.copy(hash = EventChain.hash(it.prevHash, it)) }
         val v = ChainVerifier()
         (storeVectors + future).forEach(v::accept)
@@ -140,7 +150,8 @@ class EventChainTest {
         val e = tampered[2]
         tampered[2] = e.copy(data = JsonObject(e.data + ("pot" to JsonPrimitive(1000))))
         val v = ChainVerifier()
-        v.accept(tampered[0]); v.accept(tampered[1])
+        v.accept(tampered[0])
+        v.accept(tampered[1])
         val ex = assertThrows(ChainBrokenException::class.java) { v.accept(tampered[2]) }
         assertEquals(3, ex.seq)
         assertEquals(2, v.lastSeq)
@@ -160,7 +171,8 @@ class EventChainTest {
     @Test
     fun `a head naming the last verified event is kept, one contradicting it breaks the chain`() {
         val v = ChainVerifier()
-        v.accept(goChain[0]); v.accept(goChain[1])
+        v.accept(goChain[0])
+        v.accept(goChain[1])
         val head = SignedHead(goChain[1].lobbyId, 2, goChain[1].hash, goChain[1].at, "0011223344556677", "ab".repeat(64))
         assertTrue(v.acceptHead(head))
         assertFalse(v.acceptHead(head), "the same head again changes nothing")
@@ -196,6 +208,9 @@ class EventChainTest {
 
     @Test
     fun `the empty digest is blake2b of brackets`() {
-        assertEquals(Crypto.hex(Crypto.blake2b256("[]".toByteArray())), Crypto.hex(Crypto.blake2b256(CanonicalJson.encodeToBytes(JsonArray(emptyList())))))
+        assertEquals(
+            Crypto.hex(Crypto.blake2b256("[]".toByteArray())),
+            Crypto.hex(Crypto.blake2b256(CanonicalJson.encodeToBytes(JsonArray(emptyList())))),
+        )
     }
 }

@@ -16,15 +16,13 @@ import java.io.IOException
  * A hand-written fake of one lobby on the server, for one player ("me") and some others driven
  * by the test. It implements the session's two ports and writes a real hash chain.
  */
-class FakeServer(
-    private val now: () -> Long,
-    val players: Int = 3,
-    val bet: Long = 100,
-    val timeoutMs: Long = 10_000,
-) : PlayerApi, EventFeed {
+class FakeServer(private val now: () -> Long, val players: Int = 3, val bet: Long = 100, val timeoutMs: Long = 10_000) :
+    PlayerApi,
+    EventFeed {
     val lobbyId = "5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11"
     val meId = "2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20"
     var gameId = "9e8d7c6b-5a4f-4e3d-8c2b-000000000001"
+
     /** Added to the test clock: the server's clock runs this far ahead of the device's. */
     var skewMs = 5_000L
     var lobbyName = "test"
@@ -40,6 +38,7 @@ class FakeServer(
     var closedGames = mutableMapOf<String, GameResult>()
 
     var you = YouStatus(false, false, false, false, null, null)
+
     /** My balance: the bet leaves it at registration, a win or a stop's share comes back to it. */
     var balance = 1000L
     var myCommitment: String? = null
@@ -47,10 +46,12 @@ class FakeServer(
     /** Every request, as "op key", in order. */
     val calls = mutableListOf<String>()
     private val replies = HashMap<String, LobbyView>()
+
     /** Makes the next N calls of an op fail; with [applyThenFail] the effect happens and the response is lost. */
     val failures = HashMap<String, Int>()
     var applyThenFail = false
     var problemFor = HashMap<String, RpsException.Problem>()
+
     /** Runs when a commitment arrives, before it is applied (to look at the vault then). */
     var onCommit: (() -> Unit)? = null
 
@@ -92,7 +93,9 @@ class FakeServer(
     private fun config() = GameConfig(bet, players, timeoutMs, timeoutMs, timeoutMs, "rpsls", "classic", true, 0, 0)
 
     fun lobby(): LobbyView = LobbyView(
-        id = lobbyId, name = lobbyName, closed = false,
+        id = lobbyId,
+        name = lobbyName,
+        closed = false,
         config = config(),
         nextConfig = null,
         game = GameView(gameId, 1, stage, round, deadlineMs, registered, remaining, committed, revealed, pot, "h", you),
@@ -106,7 +109,8 @@ class FakeServer(
         mapOf(
             "betSize" to it.betSize, "playersCountLimit" to it.playersCountLimit, "entryTimeoutMs" to it.entryTimeoutMs,
             "moveTimeoutMs" to it.moveTimeoutMs, "revealTimeoutMs" to it.revealTimeoutMs, "ruleset" to it.ruleset,
-            "resolution" to it.resolution, "startWhenFull" to it.startWhenFull, "maxExtensions" to it.maxExtensions, "maxRounds" to it.maxRounds,
+            "resolution" to it.resolution, "startWhenFull" to it.startWhenFull, "maxExtensions" to it.maxExtensions,
+            "maxRounds" to it.maxRounds,
         )
     }
 
@@ -139,9 +143,19 @@ class FakeServer(
     }
 
     fun join(player: String) {
-        registered++; remaining++; pot += bet
+        registered++
+        remaining++
+        pot += bet
         if (deadlineMs == null) deadlineMs = serverNow() + timeoutMs
-        emit("player_registered", gameId, "player" to player, "order" to registered, "players" to registered, "pot" to pot, "deadline" to deadlineMs)
+        emit(
+            "player_registered",
+            gameId,
+            "player" to player,
+            "order" to registered,
+            "players" to registered,
+            "pot" to pot,
+            "deadline" to deadlineMs,
+        )
         if (registered == players) startRound()
     }
 
@@ -151,7 +165,10 @@ class FakeServer(
     fun other(i: Int) = "0000000$i-0000-4000-8000-000000000000"
 
     private fun startRound() {
-        stage = Stage.MOVES; round++; committed = 0; revealed = 0
+        stage = Stage.MOVES
+        round++
+        committed = 0
+        revealed = 0
         you = you.copy(committed = false, revealed = false, commitment = null, move = null)
         myCommitment = null
         deadlineMs = serverNow() + timeoutMs
@@ -174,7 +191,15 @@ class FakeServer(
         if (committed == remaining) {
             stage = Stage.REVEAL
             deadlineMs = serverNow() + timeoutMs
-            emit("moves_closed", gameId, "round" to round, "committed" to committed, "eliminated" to 0, "digest" to "00", "deadline" to deadlineMs)
+            emit(
+                "moves_closed",
+                gameId,
+                "round" to round,
+                "committed" to committed,
+                "eliminated" to 0,
+                "digest" to "00",
+                "deadline" to deadlineMs,
+            )
         }
     }
 
@@ -224,14 +249,24 @@ class FakeServer(
     fun stop(reason: String) {
         val share = pot / remaining
         if (you.inGame) balance += share
-        emit("game_stopped", gameId, "reason" to reason, "stage" to stage.wire, "round" to round, "amount" to pot, "players" to remaining, "share" to share, "remainder" to 0)
+        emit(
+            "game_stopped", gameId, "reason" to reason, "stage" to stage.wire, "round" to round, "amount" to pot, "players" to remaining,
+            "share" to share, "remainder" to 0,
+        )
         closedGames[gameId] = GameResult(gameId, Stage.STOPPED, round, null, 0, reason)
         nextGame()
     }
 
     private fun nextGame() {
         gameId = gameId.dropLast(1) + ((gameId.last() - '0' + 1) % 10)
-        stage = Stage.REGISTRATION; round = 0; registered = 0; remaining = 0; committed = 0; revealed = 0; pot = 0; deadlineMs = null
+        stage = Stage.REGISTRATION
+        round = 0
+        registered = 0
+        remaining = 0
+        committed = 0
+        revealed = 0
+        pot = 0
+        deadlineMs = null
         you = YouStatus(false, false, false, false, null, null)
         emit("game_opened", gameId, "number" to 2, "config" to configJson(), "rulesetHash" to "h")
     }
@@ -239,10 +274,13 @@ class FakeServer(
     /** The key heads are signed with; [signingKeys] publishes its public half. */
     private val signingKey = Ed25519PrivateKeyParameters(ByteArray(32) { 7 }, 0)
     val keyId: String = HeadSignatures.keyIdOf(signingKey.generatePublicKey().encoded)
+
     /** While true, the feed delivers nothing (events are late; responses are not). */
     val feedPaused = MutableStateFlow(false)
+
     /** Calls of [signingKeys]. */
     var keyFetches = 0
+
     /** When set, changes each head after it is signed (a forger's or a broken server's head). */
     var tamperHead: ((SignedHead) -> SignedHead)? = null
 

@@ -38,7 +38,9 @@ class HttpEventFeedTest {
             val lastId = ex.requestHeaders.getFirst("Last-Event-ID")
             seen += "stream after=${ex.requestURI.query} last=$lastId"
             if (!sse) {
-                ex.sendResponseHeaders(404, -1); ex.close(); return@createContext
+                ex.sendResponseHeaders(404, -1)
+                ex.close()
+                return@createContext
             }
             val from = lastId?.toLong() ?: 0
             ex.responseHeaders.add("Content-Type", "text/event-stream")
@@ -63,7 +65,8 @@ class HttpEventFeedTest {
                 .toString().toByteArray()
             ex.responseHeaders.add("Content-Type", "application/json")
             ex.sendResponseHeaders(200, body.size.toLong())
-            ex.responseBody.write(body); ex.close()
+            ex.responseBody.write(body)
+            ex.close()
         }
         server.start()
     }
@@ -71,8 +74,12 @@ class HttpEventFeedTest {
     /** A head naming event [e] (the feed does not check signatures; the session does). */
     private fun headOf(e: JsonObject) = JsonObject(
         mapOf(
-            "lobbyId" to e["lobbyId"]!!, "seq" to e["seq"]!!, "hash" to e["hash"]!!, "at" to e["at"]!!,
-            "keyId" to JsonPrimitive("0011223344556677"), "signature" to JsonPrimitive("ab".repeat(64)),
+            "lobbyId" to e["lobbyId"]!!,
+            "seq" to e["seq"]!!,
+            "hash" to e["hash"]!!,
+            "at" to e["at"]!!,
+            "keyId" to JsonPrimitive("0011223344556677"),
+            "signature" to JsonPrimitive("ab".repeat(64)),
         ),
     )
 

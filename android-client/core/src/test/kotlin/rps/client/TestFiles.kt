@@ -12,6 +12,5 @@ object TestFiles {
 
     fun json(file: File): JsonElement = Json.parseToJsonElement(file.readText())
 
-    fun resource(name: String): String =
-        TestFiles::class.java.getResource("/$name")?.readText() ?: error("missing test resource $name")
+    fun resource(name: String): String = TestFiles::class.java.getResource("/$name")?.readText() ?: error("missing test resource $name")
 }

@@ -34,12 +34,11 @@ class VectorsTest {
     }
 
     @TestFactory
-    fun `every commitment vector matches`(): List<DynamicTest> =
-        vectors["commitments"]!!.jsonArray.map { v ->
-            val pre = v.jsonObject["preimage"]!!.jsonPrimitive.content
-            val want = v.jsonObject["commitment"]!!.jsonPrimitive.content
-            DynamicTest.dynamicTest(pre.take(20)) { assertEquals(want, Commitments.commit(pre)) }
-        }
+    fun `every commitment vector matches`(): List<DynamicTest> = vectors["commitments"]!!.jsonArray.map { v ->
+        val pre = v.jsonObject["preimage"]!!.jsonPrimitive.content
+        val want = v.jsonObject["commitment"]!!.jsonPrimitive.content
+        DynamicTest.dynamicTest(pre.take(20)) { assertEquals(want, Commitments.commit(pre)) }
+    }
 
     @Test
     fun `generated passwords are 32 random bytes as base64url`() {
@@ -52,7 +51,8 @@ class VectorsTest {
 
     private fun rulesets() = vectors["rulesets"]!!.jsonArray.map { it.jsonObject }
 
-    private fun placement(o: JsonObject) = Placement(o["move"]!!.jsonPrimitive.int, o["rotation"]!!.jsonPrimitive.int, o["tiles"]!!.jsonPrimitive.int)
+    private fun placement(o: JsonObject) =
+        Placement(o["move"]!!.jsonPrimitive.int, o["rotation"]!!.jsonPrimitive.int, o["tiles"]!!.jsonPrimitive.int)
 
     private fun weapons(rs: JsonObject): List<Weapon> {
         val canonical = Json.parseToJsonElement(rs["canonical"]!!.jsonPrimitive.content).jsonObject
@@ -114,7 +114,11 @@ class VectorsTest {
         return vectors["resolutions"]!!.jsonArray.map { it.jsonObject }.mapIndexed { i, c ->
             DynamicTest.dynamicTest("resolution $i") {
                 val counts = c["counts"]!!.jsonArray.map { it.jsonPrimitive.long }.toLongArray()
-                val out = Resolver.resolve(c["mode"]!!.jsonPrimitive.content, beatsById.getValue(c["ruleset"]!!.jsonPrimitive.content), counts)
+                val out = Resolver.resolve(
+                    c["mode"]!!.jsonPrimitive.content,
+                    beatsById.getValue(c["ruleset"]!!.jsonPrimitive.content),
+                    counts,
+                )
                 assertEquals(c["present"]!!.jsonPrimitive.int, out.present, "present")
                 assertEquals(c["survivors"]!!.jsonPrimitive.int, out.survivors, "survivors")
                 assertEquals(c["scores"]!!.jsonArray.map { it.jsonPrimitive.long }, out.scores.toList(), "scores")

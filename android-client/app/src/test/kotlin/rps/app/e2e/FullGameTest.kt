@@ -11,8 +11,6 @@ import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import org.junit.Assert.assertEquals
 import org.junit.Assert.assertTrue
-import rps.client.Crypto
-import rps.client.HeadSignatures
 import org.junit.Assume.assumeTrue
 import org.junit.Test
 import org.junit.runner.RunWith
@@ -26,8 +24,10 @@ import rps.app.LobbyActivity
 import rps.app.LobbyListActivity
 import rps.app.RpsApp
 import rps.app.Screens
+import rps.client.Crypto
 import rps.client.GameSession
 import rps.client.GameUiState
+import rps.client.HeadSignatures
 import rps.client.HttpEventFeed
 import rps.client.HttpRpsApi
 import rps.client.MemoryVault

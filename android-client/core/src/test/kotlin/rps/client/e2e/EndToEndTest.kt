@@ -21,13 +21,13 @@ import rps.client.AccountInfo
 import rps.client.AesGcmSealer
 import rps.client.ChainEvent
 import rps.client.ChainVerifier
-import rps.client.FileChainCheckpoints
-import rps.client.HeadSignatures
 import rps.client.EventData
+import rps.client.FileChainCheckpoints
 import rps.client.FileVault
 import rps.client.GameEnding
 import rps.client.GameSession
 import rps.client.GameUiState
+import rps.client.HeadSignatures
 import rps.client.HttpEventFeed
 import rps.client.HttpRpsApi
 import rps.client.JceKeyStoreKeys
@@ -77,12 +77,11 @@ class EndToEndTest {
         return Player(name, created.token, created.account)
     }
 
-    private suspend fun GameSession.await(what: String, ms: Long = 20_000, pred: (GameUiState) -> Boolean): GameUiState =
-        try {
-            withTimeout(ms) { state.first { s -> (s is GameUiState.Error && s.fatal) || pred(s) } }
-        } catch (e: kotlinx.coroutines.TimeoutCancellationException) {
-            throw AssertionError("$name timed out waiting for $what; state ${state.value}\n${server.log.readText().takeLast(3000)}")
-        }.also { check(!(it is GameUiState.Error && it.fatal)) { "fatal error while waiting for $what: $it" } }
+    private suspend fun GameSession.await(what: String, ms: Long = 20_000, pred: (GameUiState) -> Boolean): GameUiState = try {
+        withTimeout(ms) { state.first { s -> (s is GameUiState.Error && s.fatal) || pred(s) } }
+    } catch (e: kotlinx.coroutines.TimeoutCancellationException) {
+        throw AssertionError("$name timed out waiting for $what; state ${state.value}\n${server.log.readText().takeLast(3000)}")
+    }.also { check(!(it is GameUiState.Error && it.fatal)) { "fatal error while waiting for $what: $it" } }
 
     private val GameSession.name get() = lobbyId
 
@@ -102,7 +101,9 @@ class EndToEndTest {
         for (s in sessions) assertTrue(s.commit(0))
         for (s in sessions) s.awaitMove(2)
         val r1 = (sessions[0].state.value as GameUiState.YourMove).lastRound!!
-        assertEquals(1, r1.round); assertEquals(0b1, r1.present); assertEquals(true, r1.youSurvived)
+        assertEquals(1, r1.round)
+        assertEquals(0b1, r1.present)
+        assertEquals(true, r1.youSurvived)
         listOf(0, 2, 3).zip(sessions).forEach { (m, s) -> assertTrue(s.commit(m)) }
 
         val won = sessions[0].await("the win") { it is GameUiState.Won } as GameUiState.Won
@@ -124,7 +125,10 @@ class EndToEndTest {
         assertEquals(listOf(GameEnding.WON, 100L, 200L, "ann"), listOf(annGame.ending, annGame.stake, annGame.net, annGame.winnerName))
         assertTrue(annGame.endedAtMs != null && annGame.endedAtMs!! >= annGame.registeredAtMs, "$annGame")
         val bobGame = players[1].api().myGames().games.single()
-        assertEquals(listOf(GameEnding.ELIMINATED, 2, -100L, "ann"), listOf(bobGame.ending, bobGame.eliminatedRound, bobGame.net, bobGame.winnerName))
+        assertEquals(
+            listOf(GameEnding.ELIMINATED, 2, -100L, "ann"),
+            listOf(bobGame.ending, bobGame.eliminatedRound, bobGame.net, bobGame.winnerName),
+        )
 
         // The whole log verifies from the first event, as the sessions checked it live, and every
         // event the real server wrote reads as its type.
@@ -132,7 +136,8 @@ class EndToEndTest {
         val v = ChainVerifier()
         HttpEventFeed(HttpRpsApi(server.baseUrl)).follow(lobby.id, 0).first { item ->
             if (item is ChainEvent) {
-                v.accept(item); log += item
+                v.accept(item)
+                log += item
             }
             ((item as? ChainEvent)?.typed as? EventData.GameOpened)?.number == 2
         }
@@ -145,7 +150,12 @@ class EndToEndTest {
             ),
             log.map { it.type }.toSet(),
         )
-        assertEquals(EventData.GameFinished(players[0].account.id, 300, 2), log.map { it.typed }.filterIsInstance<EventData.GameFinished>().single())
+        assertEquals(
+            EventData.GameFinished(players[0].account.id, 300, 2),
+            log.map {
+                it.typed
+            }.filterIsInstance<EventData.GameFinished>().single(),
+        )
 
         // Each session kept the newest head it saw, signed by the server's key, with its checkpoint.
         val keys = players[0].api().signingKeys()
@@ -173,9 +183,12 @@ class EndToEndTest {
         val lobby = admin.adminCreateLobby("e2e restart", betSize = 50, players = 2, timeoutMs = 5000)
         val a1 = ann.session(lobby.id)
         val b = bob.session(lobby.id)
-        a1.await("lobby") { it is GameUiState.NotJoined }; assertTrue(a1.join())
-        b.await("lobby") { it is GameUiState.NotJoined }; assertTrue(b.join())
-        a1.awaitMove(1); b.awaitMove(1)
+        a1.await("lobby") { it is GameUiState.NotJoined }
+        assertTrue(a1.join())
+        b.await("lobby") { it is GameUiState.NotJoined }
+        assertTrue(b.join())
+        a1.awaitMove(1)
+        b.awaitMove(1)
 
         assertTrue(a1.commit(1)) // Paper
         a1.stop() // killed: the process is gone, only the vault's files remain
@@ -195,7 +208,8 @@ class EndToEndTest {
         assertEquals(450, bob.api().me().balance)
         b.await("the loss") { it is GameUiState.Lost }
         assertTrue(admin.adminLedger().ok)
-        a2.stop(); b.stop()
+        a2.stop()
+        b.stop()
     }
 
     @Test

@@ -20,7 +20,13 @@ class RpsdServer private constructor(private val process: Process, val baseUrl: 
         /** Why no server can be had, or null when one can. */
         fun unavailableReason(): String? {
             if (!System.getenv("RPS_E2E_SERVER_CMD").isNullOrBlank()) return null
-            if (!File(TestFiles.repoRoot, "cmd/rpsd").isDirectory) return "no cmd/rpsd in ${TestFiles.repoRoot} and RPS_E2E_SERVER_CMD is not set"
+            if (!File(
+                    TestFiles.repoRoot,
+                    "cmd/rpsd",
+                ).isDirectory
+            ) {
+                return "no cmd/rpsd in ${TestFiles.repoRoot} and RPS_E2E_SERVER_CMD is not set"
+            }
             if (findGo() == null) return "no `go` on PATH to build rpsd and RPS_E2E_SERVER_CMD is not set"
             return null
         }
@@ -42,7 +48,8 @@ class RpsdServer private constructor(private val process: Process, val baseUrl: 
         fun start(): RpsdServer {
             // Postgres runs as another user when we are root: every folder on the way must be enterable.
             val work = File(System.getProperty("java.io.tmpdir"), "rps-e2e-" + System.nanoTime()).apply { mkdirs() }
-            work.setReadable(true, false); work.setExecutable(true, false)
+            work.setReadable(true, false)
+            work.setExecutable(true, false)
             val data = File(work, "data")
             val port = ServerSocket(0).use { it.localPort }
             val log = File(work, "rpsd.log")
@@ -69,7 +76,8 @@ class RpsdServer private constructor(private val process: Process, val baseUrl: 
 
     fun ready(): Boolean = try {
         val c = URI("$baseUrl/readyz").toURL().openConnection() as HttpURLConnection
-        c.connectTimeout = 1000; c.readTimeout = 2000
+        c.connectTimeout = 1000
+        c.readTimeout = 2000
         c.responseCode == 200
     } catch (_: Exception) {
         false
