@@ -3,6 +3,7 @@ package api_test
 import (
 	"github.com/commitreveal/rps/api"
 	"github.com/commitreveal/rps/internal/apitest"
+	"github.com/commitreveal/rps/tournament"
 
 	"context"
 	"fmt"
@@ -96,6 +97,54 @@ func TestWakingWaitersCostsNoReadEach(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
+}
+
+// TestLongPollAtTheKnownHeadReadsNothing: a long poll at the head the notifications report waits
+// without reading the log or the lobby, and the next event still answers it, whole and in order.
+func TestLongPollAtTheKnownHeadReadsNothing(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	p, q := e.NewPlayer("p", 0), e.NewPlayer("q", 0)
+	lobby := e.CreateLobby(map[string]any{"betSize": 0, "playersCountLimit": 4}).Id.String()
+	next := e.Events(lobby, 0).Next
+	poll := func(after int64) <-chan apitest.Response {
+		answer := make(chan apitest.Response, 1)
+		go func() {
+			r, err := e.Request(t.Context(), "GET", fmt.Sprintf("/v1/lobbies/%s/events?after=%d&wait=20", lobby, after), p.Token, nil)
+			if err != nil {
+				r.Status = 0
+			}
+			answer <- r
+		}()
+		return answer
+	}
+	pageOf := func(r apitest.Response) api.EventPage {
+		t.Helper()
+		var page api.EventPage
+		r.Want(t, http.StatusOK).Decode(t, &page)
+		return page
+	}
+	// The first poll starts the listener; the event that answers it makes the head known.
+	first := poll(next)
+	waitUntil(t, "the first poll waits", func() bool { return api.OpenWaits(e.Server, p.ID) == 1 })
+	e.Register(lobby, p).Want(t, http.StatusCreated)
+	page := pageOf(<-first)
+	if len(page.Events) == 0 || page.Events[0].Seq != next+1 {
+		t.Fatalf("first poll got %+v, want the event after %d", page.Events, next)
+	}
+	waitUntil(t, "the head is known", func() bool { return !e.Store.MayHaveEventsAfter(tournament.LobbyID(lobby), page.Next) })
+
+	before := e.Pool.Stat().AcquireCount()
+	second := poll(page.Next)
+	waitUntil(t, "the second poll waits", func() bool { return api.OpenWaits(e.Server, p.ID) == 1 })
+	if reads := e.Pool.Stat().AcquireCount() - before; reads != 0 {
+		t.Errorf("a long poll at the known head made %d database acquisitions before waiting", reads)
+	}
+	e.Register(lobby, q).Want(t, http.StatusCreated)
+	got := pageOf(<-second)
+	if len(got.Events) == 0 || got.Events[0].Seq != page.Next+1 {
+		t.Fatalf("second poll got %+v, want the event after %d", got.Events, page.Next)
+	}
 }
 
 // TestUnknownTokensAreCheap: a bogus token is limited by address before the database is asked,

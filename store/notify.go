@@ -42,7 +42,8 @@ const maxKnownHeads = 100_000
 
 // MayHaveEventsAfter reports whether the lobby's log may hold events after seq: false only when
 // every notification since the listener connected says that the log ends at or before seq, so a
-// woken follower that is ahead of the news need not read.
+// follower that is ahead of the news need not read (a known head also means that the lobby
+// exists). A follower subscribed before asking is woken by the next notification.
 func (s *Store) MayHaveEventsAfter(lobby tournament.LobbyID, seq int64) bool {
 	n := &s.notify
 	n.mu.Lock()
