@@ -248,7 +248,7 @@ func (t *pgTx) runCalls(ctx context.Context, lobby tournament.LobbyID, calls []*
 		if refusal, ok := tournament.IsRefusal(out.Refused); c.key == nil || (ok && !refusal.Replayable()) {
 			continue
 		}
-		t.storeOutcome(c.key, out, now)
+		t.storeOutcome(c.key, out, now, begins[i].expired)
 		stored[c.key.scope()] = c
 	}
 	return nil

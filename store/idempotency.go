@@ -77,11 +77,14 @@ type beginRead struct {
 	status   *int
 	body     []byte
 	disabled bool
+	// expired is an outcome stored under the key that has expired: storing a new one deletes it
+	// first.
+	expired bool
 }
 
 // queueBegin queues the statement that reads an operation's instant, whether an admin disabled
-// the actor's account and, when key is not nil, the outcome stored under the key that has not
-// expired by now (by the database's clock when now is nil). Queued after the lobby's lock, the
+// the actor's account and, when key is not nil, the outcome stored under the key and whether it
+// has expired by now (by the database's clock when now is nil). Queued after the lobby's lock, the
 // instant never goes back in a lobby's log, and a duplicate that held the lock is seen.
 func queueBegin(b *pgx.Batch, actor tournament.AccountID, key *IdempotencyKey, now *int64) *beginRead {
 	r := &beginRead{}
@@ -90,22 +93,24 @@ func queueBegin(b *pgx.Batch, actor tournament.AccountID, key *IdempotencyKey, n
 		account, method, route, name = key.AccountID, key.Method, key.Route, key.Key
 	}
 	b.Queue(`SELECT `+clockSQL+`, k.request_hash, k.status, k.response,
+			coalesce(k.created_at < coalesce($7, `+clockSQL+`) - $5, false),
 			coalesce((SELECT disabled_at IS NOT NULL FROM accounts WHERE id = $6::uuid), false)
 		FROM (SELECT 1) AS one LEFT JOIN idempotency_keys k
-			ON k.account_id = $1 AND k.method = $2 AND k.route = $3 AND k.key = $4
-			AND k.created_at >= coalesce($7, `+clockSQL+`) - $5`,
+			ON k.account_id = $1 AND k.method = $2 AND k.route = $3 AND k.key = $4`,
 		account, method, route, name, IdempotencyTTL.Milliseconds(), nullID(actor), now).
-		QueryRow(func(row pgx.Row) error { return row.Scan(&r.now, &r.hash, &r.status, &r.body, &r.disabled) })
+		QueryRow(func(row pgx.Row) error {
+			return row.Scan(&r.now, &r.hash, &r.status, &r.body, &r.expired, &r.disabled)
+		})
 	return r
 }
 
-// outcome returns ErrAccountDisabled for a disabled actor, else the outcome read stored under
-// key, if any, or ErrIdempotencyConflict when it was stored for another request.
+// outcome returns ErrAccountDisabled for a disabled actor, else the outcome stored under key that
+// has not expired, if any, or ErrIdempotencyConflict when it was stored for another request.
 func (r *beginRead) outcome(key *IdempotencyKey) (Outcome, bool, error) {
 	if r.disabled {
 		return Outcome{}, false, ErrAccountDisabled
 	}
-	if r.status == nil {
+	if r.status == nil || r.expired {
 		return Outcome{}, false, nil
 	}
 	if !bytes.Equal(r.hash, key.RequestHash) {
@@ -115,13 +120,17 @@ func (r *beginRead) outcome(key *IdempotencyKey) (Outcome, bool, error) {
 }
 
 // storeOutcome stores an operation's outcome under its key, sent with the operation's held-back
-// writes (and its COMMIT). An expired outcome under the key is deleted first. A duplicate that
-// stored the key first, in a transaction that committed, makes the insert fail, which aborts this
-// transaction before its COMMIT runs; it is retried, to be replayed.
-func (t *pgTx) storeOutcome(key *IdempotencyKey, out Outcome, now int64) {
-	t.tx.later(`DELETE FROM idempotency_keys
-		WHERE account_id = $1 AND method = $2 AND route = $3 AND key = $4 AND created_at < $5`,
-		key.AccountID, key.Method, key.Route, key.Key, now-IdempotencyTTL.Milliseconds())
+// writes (and its COMMIT). An expired outcome under the key, which the operation's begin read,
+// is deleted first (only then: a statement fewer for every other key; a key stored since that
+// read is not expired). A duplicate that stored the key first, in a transaction that committed,
+// makes the insert fail, which aborts this transaction before its COMMIT runs; it is retried, to
+// be replayed.
+func (t *pgTx) storeOutcome(key *IdempotencyKey, out Outcome, now int64, expired bool) {
+	if expired {
+		t.tx.later(`DELETE FROM idempotency_keys
+			WHERE account_id = $1 AND method = $2 AND route = $3 AND key = $4 AND created_at < $5`,
+			key.AccountID, key.Method, key.Route, key.Key, now-IdempotencyTTL.Milliseconds())
+	}
 	t.tx.laterChecked(func(_ pgconn.CommandTag, err error) error {
 		if errors.Is(err, ErrConflict) {
 			return fmt.Errorf("%w: idempotency key stored by a concurrent duplicate: %w", ErrRetry, err)
