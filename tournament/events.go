@@ -228,10 +228,12 @@ func Seal(prev LoggedEvent, e Event) (LoggedEvent, error) {
 	if prev.Seq == 0 {
 		le.PrevHash = [32]byte{}
 	}
-	le.Hash, err = ChainHash(le)
-	if err != nil {
-		return LoggedEvent{}, err
+	envelope, ok := canonicalEnvelope(le)
+	if !ok {
+		le.Hash, err = ChainHash(le)
+		return le, err
 	}
+	le.Hash = chainHashOf(le.PrevHash, envelope)
 	return le, nil
 }
 
@@ -247,12 +249,17 @@ func ChainHash(e LoggedEvent) ([32]byte, error) {
 	if err != nil {
 		return [32]byte{}, fmt.Errorf("event %d: %w", e.Seq, err)
 	}
+	return chainHashOf(e.PrevHash, canonical), nil
+}
+
+// chainHashOf is blake2b-256(prevHash || canonical envelope).
+func chainHashOf(prev [32]byte, envelope []byte) [32]byte {
 	h, _ := blake2b.New256(nil)
-	h.Write(e.PrevHash[:])
-	h.Write(canonical)
+	h.Write(prev[:])
+	h.Write(envelope)
 	var out [32]byte
 	h.Sum(out[:0])
-	return out, nil
+	return out
 }
 
 // Digester computes a stage's digest: blake2b-256 of the canonical JSON array of

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 )
 
 // Head is a point of a lobby's log as the server signs it: event Seq has Hash, which commits to
@@ -24,17 +25,23 @@ const headDomain = "rps-signed-head-v1\n"
 // JSON of {at, hash, keyId, lobbyId, seq}, with at as FormatTime renders it and hash in
 // lower-case hex.
 func (h Head) SignedMessage() ([]byte, error) {
-	body, err := Canonical(struct {
-		At      string  `json:"at"`
-		Hash    string  `json:"hash"`
-		KeyID   string  `json:"keyId"`
-		LobbyID LobbyID `json:"lobbyId"`
-		Seq     int64   `json:"seq"`
-	}{FormatTime(h.At), hex.EncodeToString(h.Hash[:]), h.KeyID, h.LobbyID, h.Seq})
-	if err != nil {
-		return nil, fmt.Errorf("head of lobby %s: %w", h.LobbyID, err)
+	if h.Seq < -maxExactInteger || h.Seq > maxExactInteger {
+		return nil, fmt.Errorf("head of lobby %s: seq %d is not an exact JSON number", h.LobbyID, h.Seq)
 	}
-	return append([]byte(headDomain), body...), nil
+	// Built by hand (see canonical.go), keys in RFC 8785 order: at, hash, keyId, lobbyId, seq.
+	b := make([]byte, 0, 192)
+	b = append(b, headDomain...)
+	b = append(b, `{"at":`...)
+	b = appendCanonicalString(b, FormatTime(h.At))
+	b = append(b, `,"hash":"`...)
+	b = hex.AppendEncode(b, h.Hash[:])
+	b = append(b, `","keyId":`...)
+	b = appendCanonicalString(b, h.KeyID)
+	b = append(b, `,"lobbyId":`...)
+	b = appendCanonicalString(b, string(h.LobbyID))
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, h.Seq, 10)
+	return append(b, '}'), nil
 }
 
 // Sign signs the head with the private key whose id is h.KeyID.
