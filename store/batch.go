@@ -58,7 +58,7 @@ type batcher struct {
 // without it. Across replicas, the lobby's row lock still serializes the transactions.
 func (s *Store) runCall(lobby tournament.LobbyID, c *call) {
 	if !validID(string(lobby)) {
-		s.runBatch(lobby, []*call{c})
+		s.runAlone(lobby, c)
 		return
 	}
 	b := &s.batches
@@ -91,21 +91,24 @@ func (s *Store) runCall(lobby tournament.LobbyID, c *call) {
 	case next.lead != nil:
 		s.lead(lobby, next.lead)
 	case next.alone:
-		c.runAlone(s, lobby)
+		s.runAlone(lobby, c)
 	}
 }
 
 // lead runs a batch, hands the lobby to the calls that arrived meanwhile, then tells the batch's
-// other calls their outcome (or to run alone).
+// other calls their outcome (or to run alone). The games the batch ended are settled after the
+// handover: the lobby's next batch need not wait for it.
 func (s *Store) lead(lobby tournament.LobbyID, batch []*call) {
-	if s.runAndHandOver(lobby, batch) {
-		batch[0].runAlone(s, lobby)
+	split, ended := s.runAndHandOver(lobby, batch)
+	s.settleGames(batch[0].ctx, ended)
+	if split {
+		s.runAlone(lobby, batch[0])
 	}
 }
 
 // runAndHandOver runs a batch and hands over, also when the batch panics (an action panics
 // unrecovered when it runs alone): no call is left waiting on the lobby.
-func (s *Store) runAndHandOver(lobby tournament.LobbyID, batch []*call) (split bool) {
+func (s *Store) runAndHandOver(lobby tournament.LobbyID, batch []*call) (split bool, ended []tournament.GameID) {
 	split = true // if runBatch panics, the other calls run alone
 	defer func() {
 		b := &s.batches
@@ -128,13 +131,15 @@ func (s *Store) runAndHandOver(lobby tournament.LobbyID, batch []*call) (split b
 	return s.runBatch(lobby, batch)
 }
 
-// runAlone runs a call of a batch that failed as a whole in a transaction of its own; a call
-// that panicked in the batch panics again, in its caller's goroutine.
-func (c *call) runAlone(s *Store, lobby tournament.LobbyID) {
+// runAlone runs a call in a transaction of its own (a call of a batch that failed as a whole, or
+// one on no valid lobby), then settles the games it ended; a call that panicked in a batch panics
+// again, in its caller's goroutine.
+func (s *Store) runAlone(lobby tournament.LobbyID, c *call) {
 	if c.panicked != nil {
 		panic(c.panicked)
 	}
-	s.runBatch(lobby, []*call{c})
+	_, ended := s.runBatch(lobby, []*call{c})
+	s.settleGames(c.ctx, ended)
 }
 
 // withdraw takes a waiting call out of its lobby's queue, unless a batch took it already.
@@ -151,25 +156,26 @@ func (b *batcher) withdraw(lobby tournament.LobbyID, c *call) bool {
 	return false
 }
 
-// runBatch runs calls in one transaction, in order, and sets their outcomes. It reports split
-// when a batch of several failed as a whole: their outcomes are not set, and each must run alone.
-func (s *Store) runBatch(lobby tournament.LobbyID, calls []*call) (split bool) {
+// runBatch runs calls in one transaction, in order, and sets their outcomes; it returns the games
+// the transaction ended, for the caller to settle. It reports split when a batch of several failed
+// as a whole: their outcomes are not set, and each must run alone.
+func (s *Store) runBatch(lobby tournament.LobbyID, calls []*call) (split bool, ended []tournament.GameID) {
 	ctx := calls[0].ctx
 	if len(calls) > 1 {
 		// The leader's cancellation must not fail the others' actions.
 		ctx = context.WithoutCancel(ctx)
 	}
-	err := s.run(ctx, func(t *pgTx) error {
+	ended, err := s.runTx(ctx, func(t *pgTx) error {
 		return t.runCalls(ctx, lobby, calls)
 	})
 	if err == nil {
-		return false
+		return false, ended
 	}
 	if len(calls) > 1 {
-		return true
+		return true, nil
 	}
 	calls[0].out, calls[0].replayed, calls[0].err = Outcome{}, false, err
-	return false
+	return false, nil
 }
 
 // keyScope is an idempotency key without its request hash: the key's identity.

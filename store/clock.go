@@ -202,7 +202,8 @@ func (s *Store) expireNext(ctx context.Context) (bool, error) {
 }
 
 // heartbeat records every HeartbeatInterval that this replica is alive, until ctx is cancelled,
-// and purges expired idempotency keys once a minute.
+// and once a minute (and when it starts) purges expired idempotency keys and settles the ended
+// games left unsettled (by a replica that stopped between a game's end and its settling).
 func (s *Store) heartbeat(ctx context.Context) {
 	tick := time.NewTicker(HeartbeatInterval)
 	defer tick.Stop()
@@ -214,6 +215,9 @@ func (s *Store) heartbeat(ctx context.Context) {
 		if beats%60 == 0 {
 			if err := s.purgeIdempotencyKeys(ctx); err != nil && ctx.Err() == nil {
 				s.log.Error("purge idempotency keys failed", "err", err)
+			}
+			if err := s.settleEnded(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error("settling ended games failed", "err", err)
 			}
 		}
 		select {

@@ -74,11 +74,7 @@ func BenchmarkStandings(b *testing.B) {
 	}
 	undo()
 	start = time.Now()
-	err = s.run(ctx, func(t *pgTx) error {
-		t.settle(ended)
-		return nil
-	})
-	if err != nil {
+	if err := s.settleGame(ctx, ended.ID); err != nil {
 		b.Fatal(err)
 	}
 	settle := time.Since(start)

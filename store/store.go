@@ -103,28 +103,39 @@ func (s *Store) withTx(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) 
 // run runs fn in one transaction: it commits when fn returns nil or a refusal (a refusal commits,
 // see tournament.Error; run returns it), rolls back on any other error,
 // and retries a transaction that lost a serialization race or a deadlock a bounded number of times.
+// The games the transaction ended are settled after it committed (see settleGames).
 func (s *Store) run(ctx context.Context, fn func(t *pgTx) error) error {
+	ended, err := s.runTx(ctx, fn)
+	s.settleGames(ctx, ended)
+	return err
+}
+
+// runTx is run without the settling: it returns the games the committed transaction ended, for
+// the caller to settle.
+func (s *Store) runTx(ctx context.Context, fn func(t *pgTx) error) (ended []tournament.GameID, err error) {
 	for attempt := 1; ; attempt++ {
 		var refusal error
+		var t *pgTx
 		err := s.withPipelinedTx(ctx, func(c *txConn) error {
-			err := fn(s.newTx(c))
+			t = s.newTx(c)
+			err := fn(t)
 			if _, ok := tournament.IsRefusal(err); ok {
 				refusal, err = err, nil
 			}
 			return err
 		})
 		if err == nil {
-			return refusal
+			return t.ended, refusal
 		}
 		if !errors.Is(err, ErrRetry) || attempt == maxAttempts {
-			return err
+			return nil, err
 		}
 		// Jitter keeps the losers of a race from colliding again in step.
 		delay := time.Duration(attempt) * time.Duration(1+rand.IntN(5)) * time.Millisecond
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
-			return err
+			return nil, err
 		}
 	}
 }

@@ -32,6 +32,8 @@ type pgTx struct {
 	// written, for the same reason; a zero row (no account id) records that there is none.
 	players map[playerKey]tournament.Player
 	moves   map[moveKey]tournament.RoundMove
+	// ended are the games this transaction ended, to settle once it has committed.
+	ended []tournament.GameID
 }
 
 type playerKey struct {
@@ -193,7 +195,7 @@ func (t *pgTx) UpdateGame(ctx context.Context, g tournament.Game) error {
 		g.ID, g.Stage, g.Round, g.StageStartedAt, g.Deadline, g.Extensions, g.Joined, g.Players,
 		g.Active, g.Committed, g.Revealed, g.Escrow, nullID(g.Winner), g.Payout, g.StopReason, g.EndedAt)
 	if !g.Stage.Open() {
-		t.settle(g)
+		t.ended = append(t.ended, g.ID)
 	}
 	t.games[g.ID] = g
 	return t.deadlineWritten(ctx, g)
