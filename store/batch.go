@@ -286,7 +286,7 @@ func queueActorRows(b *pgx.Batch, lobby tournament.LobbyID, calls []*call) *acto
 	}
 	// The game and its round as scalar subqueries, so that the primary keys bound both index
 	// scans (a join with games scanned the whole round: 1.1 ms at 100,000 players).
-	b.Queue(`SELECT p.game_id::text, p.account_id::text, p.ord, p.registered_at, p.active, p.eliminated_round,
+	queue(b, `SELECT p.game_id::text, p.account_id::text, p.ord, p.registered_at, p.active, p.eliminated_round,
 			cur.round, `+moveFields+`
 		FROM game_players p
 		CROSS JOIN (SELECT g.round FROM games g JOIN lobbies l ON g.id = l.game_id WHERE l.id = $1) AS cur

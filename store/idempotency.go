@@ -92,7 +92,7 @@ func queueBegin(b *pgx.Batch, actor tournament.AccountID, key *IdempotencyKey, n
 	if key != nil {
 		account, method, route, name = key.AccountID, key.Method, key.Route, key.Key
 	}
-	b.Queue(`SELECT `+clockSQL+`, k.request_hash, k.status, k.response,
+	queue(b, `SELECT `+clockSQL+`, k.request_hash, k.status, k.response,
 			coalesce(k.created_at < coalesce($7, `+clockSQL+`) - $5, false),
 			coalesce((SELECT disabled_at IS NOT NULL FROM accounts WHERE id = $6::uuid), false)
 		FROM (SELECT 1) AS one LEFT JOIN idempotency_keys k

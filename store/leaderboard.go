@@ -172,7 +172,7 @@ func (s *Store) rollPeriod(ctx context.Context, period Period) error {
 			return nil // rolled by another reader meanwhile
 		}
 		b := &pgx.Batch{}
-		b.Queue(`WITH gone AS (
+		queue(b, `WITH gone AS (
 				SELECT account_id, sum(games) AS games, sum(wins) AS wins, sum(net) AS net FROM account_days
 				WHERE day > $2 AND day <= $3 GROUP BY account_id),
 			emptied AS (
@@ -180,7 +180,7 @@ func (s *Store) rollPeriod(ctx context.Context, period Period) error {
 				WHERE p.days = $1 AND p.account_id = gone.account_id AND p.games = gone.games)
 			UPDATE account_period_totals p SET games = p.games - gone.games, wins = p.wins - gone.wins, net = p.net - gone.net
 			FROM gone WHERE p.days = $1 AND p.account_id = gone.account_id AND p.games > gone.games`, int32(period), from, base)
-		b.Queue(`UPDATE periods SET base = $2 WHERE days = $1`, int32(period), base)
+		queue(b, `UPDATE periods SET base = $2 WHERE days = $1`, int32(period), base)
 		if err := mapErr(tx.SendBatch(ctx, b).Close()); err != nil {
 			return fmt.Errorf("roll period: %w", err)
 		}

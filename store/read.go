@@ -31,12 +31,12 @@ func (s *Store) Lobby(ctx context.Context, id tournament.LobbyID) (LobbyView, er
 	// Clients poll this read: the lobby and its game come back in one round trip.
 	var v LobbyView
 	var b pgx.Batch
-	b.Queue(`SELECT `+lobbyColumns+` FROM lobbies WHERE id = $1`, id).QueryRow(func(r pgx.Row) error {
+	queue(&b, `SELECT `+lobbyColumns+` FROM lobbies WHERE id = $1`, id).QueryRow(func(r pgx.Row) error {
 		var err error
 		v.Lobby, err = scanLobby(row{r})
 		return err
 	})
-	b.Queue(`SELECT `+gameColumns+`, `+clockSQL+` FROM games WHERE id = (SELECT game_id FROM lobbies WHERE id = $1)`, id).
+	queue(&b, `SELECT `+gameColumns+`, `+clockSQL+` FROM games WHERE id = (SELECT game_id FROM lobbies WHERE id = $1)`, id).
 		QueryRow(func(r pgx.Row) error {
 			var err error
 			v.Game, err = scanGame(row{r}, &v.Now)

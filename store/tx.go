@@ -118,7 +118,7 @@ type lockRead struct {
 // under READ COMMITTED it sees the game row that the lock's previous holder committed.
 func (t *pgTx) queueLock(b *pgx.Batch, id tournament.LobbyID) *lockRead {
 	read := &lockRead{}
-	b.Queue(`SELECT `+lobbyColumns+`, last_seq, last_hash FROM lobbies WHERE id = $1 FOR UPDATE`, id).
+	queue(b, `SELECT `+lobbyColumns+`, last_seq, last_hash FROM lobbies WHERE id = $1 FOR UPDATE`, id).
 		QueryRow(func(r pgx.Row) error {
 			var hash []byte
 			l, err := scanLobby(row{r}, &read.head.Seq, &hash)
@@ -129,7 +129,7 @@ func (t *pgTx) queueLock(b *pgx.Batch, id tournament.LobbyID) *lockRead {
 			read.lobby, read.foundLobby = l, err == nil
 			return err
 		})
-	b.Queue(`SELECT `+gameColumns+` FROM games WHERE id = (SELECT game_id FROM lobbies WHERE id = $1)`, id).
+	queue(b, `SELECT `+gameColumns+` FROM games WHERE id = (SELECT game_id FROM lobbies WHERE id = $1)`, id).
 		QueryRow(func(r pgx.Row) error {
 			g, err := scanGame(row{r})
 			if errors.Is(err, tournament.ErrNotFound) {

@@ -35,7 +35,7 @@ func (c *txConn) later(sql string, args ...any) {
 // laterChecked queues a write whose outcome (its command tag and its error, mapped) check turns
 // into the error that fails the flush, if any.
 func (c *txConn) laterChecked(check func(pgconn.CommandTag, error) error, sql string, args ...any) {
-	c.pending.Queue(sql, args...)
+	queue(&c.pending, sql, args...)
 	c.checks = append(c.checks, check)
 }
 
@@ -76,20 +76,20 @@ func (c *txConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 	if err := c.flush(ctx); err != nil {
 		return pgconn.CommandTag{}, err
 	}
-	return c.tx.Exec(ctx, sql, args...)
+	return c.tx.Exec(ctx, sql, plainArgs(args)...)
 }
 
 func (c *txConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	if err := c.flush(ctx); err != nil {
 		return nil, err
 	}
-	return c.tx.Query(ctx, sql, args...)
+	return c.tx.Query(ctx, sql, plainArgs(args)...)
 }
 
 // QueryRow sends the query with the writes held back, in the same round trip, when it is scanned.
 func (c *txConn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	if c.pending.Len() == 0 {
-		return c.tx.QueryRow(ctx, sql, args...)
+		return c.tx.QueryRow(ctx, sql, plainArgs(args)...)
 	}
 	return pendingRow{c: c, ctx: ctx, sql: sql, args: args}
 }
@@ -104,6 +104,6 @@ type pendingRow struct {
 
 func (r pendingRow) Scan(dest ...any) error {
 	var b pgx.Batch
-	b.Queue(r.sql, r.args...).QueryRow(func(row pgx.Row) error { return row.Scan(dest...) })
+	queue(&b, r.sql, r.args...).QueryRow(func(row pgx.Row) error { return row.Scan(dest...) })
 	return r.c.send(r.ctx, &b)
 }
