@@ -5,7 +5,6 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,9 +15,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
 	"github.com/go-chi/chi/v5"
-	middleware "github.com/oapi-codegen/nethttp-middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/commitreveal/rps/console"
@@ -145,14 +142,6 @@ func (s *Server) routes(spec *openapi3.T) http.Handler {
 		s.methodNotAllowed(w, req, r)
 	})
 
-	validate := middleware.OapiRequestValidatorWithOptions(spec, &middleware.Options{
-		Options: openapi3filter.Options{
-			// Authentication is checked by s.authenticate before validation.
-			AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
-		},
-		ErrorHandlerWithOpts: s.validationFailed,
-		DoNotValidateServers: true,
-	})
 	h := &handlers{s: s}
 	strict := NewStrictHandlerWithOptions(h, nil, StrictHTTPServerOptions{
 		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -165,7 +154,7 @@ func (s *Server) routes(spec *openapi3.T) http.Handler {
 		ResponseErrorHandlerFunc: s.writeProblem,
 	})
 	r.Group(func(r chi.Router) {
-		r.Use(validate)
+		r.Use(s.validateRequests(spec))
 		HandlerWithOptions(strict, ChiServerOptions{
 			BaseRouter: r,
 			ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -206,17 +195,9 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request, routes
 var errBodyTooLarge = newProblem(http.StatusRequestEntityTooLarge, ProblemCodePayloadTooLarge, fmt.Sprintf("request bodies are limited to %d bytes", MaxBodyBytes))
 
 // validationFailed shapes the request validator's errors as problems naming the offending field.
-func (s *Server) validationFailed(_ context.Context, err error, w http.ResponseWriter, r *http.Request, opts middleware.ErrorHandlerOpts) {
+func (s *Server) validationFailed(w http.ResponseWriter, r *http.Request, err error) {
 	if isBodyTooLarge(err) {
 		s.writeProblem(w, r, errBodyTooLarge)
-		return
-	}
-	switch {
-	case errors.Is(err, routers.ErrMethodNotAllowed):
-		s.writeProblem(w, r, newProblem(http.StatusMethodNotAllowed, ProblemCodeMethodNotAllowed, "this method is not allowed here"))
-		return
-	case opts.MatchedRoute == nil:
-		s.writeProblem(w, r, newProblem(http.StatusNotFound, ProblemCodeNotFound, "no such route"))
 		return
 	}
 	s.writeProblem(w, r, requestProblem(err))
