@@ -1,7 +1,7 @@
 package tournament
 
-// Hand-built RFC 8785 objects for the two that are made on every action and every page of
-// events: an event's envelope in the chain, and a signed head. Canonical encodes with
+// Hand-built RFC 8785 objects for those made on every action and every page of events (an
+// event's envelope in the chain, a signed head) and for each value of a sealed stage. Canonical encodes with
 // encoding/json and then parses and re-encodes with jcs; for these objects of known shape,
 // that double JSON work was most of sealing and signing (pprof of rpsd under the mixed load).
 // The tests check them against Canonical.

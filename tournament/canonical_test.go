@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"math/rand/v2"
 	"testing"
+
+	"golang.org/x/crypto/blake2b"
 )
 
 // trickyStrings exercise every branch of appendCanonicalString.
@@ -92,6 +94,39 @@ func TestSignedMessageIsCanonical(t *testing.T) {
 		}
 		if want := append([]byte(headDomain), body...); !bytes.Equal(got, want) {
 			t.Fatalf("head %d: got %q, want %q", i, got, want)
+		}
+	}
+}
+
+// TestDigesterMatchesCanonical: the digest is blake2b-256 of the canonical JSON array of
+// {player, value}, as Canonical writes it.
+func TestDigesterMatchesCanonical(t *testing.T) {
+	type elem struct {
+		Player AccountID `json:"player"`
+		Value  string    `json:"value"`
+	}
+	strs := append(trickyStrings, randomStrings()[:300]...)
+	for _, n := range []int{0, 1, 2, len(strs)} {
+		d := NewDigester()
+		var elems []elem
+		for i := range n {
+			e := elem{AccountID(strs[i]), strs[len(strs)-1-i]}
+			elems = append(elems, e)
+			if err := d.Add(e.Player, e.Value); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if elems == nil {
+			elems = []elem{}
+		}
+		canonical, err := Canonical(elems)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := blake2b.Sum256(canonical)
+		got, count := d.Sum()
+		if got != hex.EncodeToString(want[:]) || count != n {
+			t.Fatalf("%d values: digest %s (%d), want %x", n, got, count, want)
 		}
 	}
 }
