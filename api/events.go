@@ -77,10 +77,16 @@ func waitingClient(ctx context.Context) string {
 // every poll). A long poll that the notifications say is at the lobby's head (the usual case: a
 // follower asking for what comes after the page it just got) reads nothing before it waits: a
 // notification names an existing lobby, and the one for the next event wakes it. The profile
-// showed three reads of the log and one of the lobby per poll before; now one.
+// showed three reads of the log and one of the lobby per poll before). A long poll is handed the
+// events the notifications brought (see store.NotifiedEvents), so a poll at the head reads
+// nothing at all.
 func (s *Server) eventsAfter(ctx context.Context, lobby tournament.LobbyID, after int64, limit int, wait time.Duration) ([]tournament.LoggedEvent, error) {
+	read := s.store.Events
+	if wait > 0 {
+		read = s.store.NotifiedEvents
+	}
 	if wait <= 0 || s.store.MayHaveEventsAfter(lobby, after) {
-		events, err := s.store.Events(ctx, lobby, after, limit)
+		events, err := read(ctx, lobby, after, limit)
 		if err != nil || len(events) > 0 {
 			return events, err
 		}
@@ -105,7 +111,7 @@ func (s *Server) eventsAfter(ctx context.Context, lobby tournament.LobbyID, afte
 		// A notification after the subscription wakes this poll, so a head known now that is not
 		// past ours means there is nothing to read yet.
 		if s.store.MayHaveEventsAfter(lobby, after) {
-			events, err := s.store.Events(ctx, lobby, after, limit)
+			events, err := read(ctx, lobby, after, limit)
 			if err != nil || len(events) > 0 {
 				return events, err
 			}
@@ -219,7 +225,7 @@ func (s *Server) writeHead(w http.ResponseWriter, r *http.Request, lobby tournam
 // signed head, and returns the new position, whether the page was full (more may follow) and
 // whether the stream goes on.
 func (s *Server) sendEvents(ctx context.Context, w http.ResponseWriter, r *http.Request, flusher http.Flusher, lobby tournament.LobbyID, after int64) (int64, bool, bool) {
-	events, err := s.store.Events(ctx, lobby, after, maxEventPage)
+	events, err := s.store.NotifiedEvents(ctx, lobby, after, maxEventPage)
 	if err != nil {
 		// The status is already sent; ending the stream lets the client resume.
 		s.log.WarnContext(ctx, "event stream read failed", "lobby", lobby, "err", err)

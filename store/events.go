@@ -2,15 +2,74 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/commitreveal/rps/tournament"
 	"github.com/jackc/pgx/v5"
 )
 
-// EventsChannel is the channel notified, on commit, with "lobby:seq" for every event appended,
-// so that every replica can wake the readers following the lobby, and only those it is news for.
+// EventsChannel is the channel notified, on commit, for every event appended, with
+// "lobby:seq:event" (the event as eventNote, or nothing when it would not fit a notification), so
+// that every replica can wake the readers following the lobby, and only those it is news for, and
+// hand them the new events without reading them back (see recentEvents).
 const EventsChannel = "rps_events"
+
+// maxNotePayload keeps a notification under Postgres's limit of 8,000 bytes.
+const maxNotePayload = 7900
+
+// eventNote is an event as a notification carries it, after "lobby:seq:".
+type eventNote struct {
+	Type     tournament.EventType `json:"t"`
+	GameID   tournament.GameID    `json:"g,omitempty"`
+	At       int64                `json:"a"`
+	Data     json.RawMessage      `json:"d"`
+	PrevHash []byte               `json:"p"`
+	Hash     []byte               `json:"h"`
+}
+
+// notePayload is the notification of a logged event: "lobby:seq:event", or "lobby:seq:" when the
+// event would not fit.
+func notePayload(e tournament.LoggedEvent) (string, error) {
+	head := string(e.LobbyID) + ":" + strconv.FormatInt(e.Seq, 10) + ":"
+	var body strings.Builder
+	enc := json.NewEncoder(&body)
+	// Data goes as it is, byte for byte (its hash covers those bytes): no HTML escapes.
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(eventNote{Type: e.Type, GameID: e.GameID, At: e.At, Data: e.Data, PrevHash: e.PrevHash[:], Hash: e.Hash[:]})
+	if err != nil {
+		return "", fmt.Errorf("event note: %w", err)
+	}
+	note := strings.TrimSuffix(body.String(), "\n")
+	if len(head)+len(note) > maxNotePayload {
+		return head, nil
+	}
+	return head + note, nil
+}
+
+// parseEventNote reads an EventsChannel payload. A payload without a seq (from an older replica)
+// wakes the lobby's followers with the head unknown; one without the event (too large, or from an
+// older replica) gives no event.
+func parseEventNote(payload string) (lobby tournament.LobbyID, seq int64, event *tournament.LoggedEvent) {
+	lobbyText, rest, _ := strings.Cut(payload, ":")
+	seqText, body, _ := strings.Cut(rest, ":")
+	lobby = tournament.LobbyID(lobbyText)
+	seq, err := strconv.ParseInt(seqText, 10, 64)
+	if err != nil {
+		return lobby, math.MaxInt64, nil
+	}
+	var note eventNote
+	if body == "" || json.Unmarshal([]byte(body), &note) != nil || len(note.PrevHash) != 32 || len(note.Hash) != 32 {
+		return lobby, seq, nil
+	}
+	e := &tournament.LoggedEvent{Seq: seq, Type: note.Type, LobbyID: lobby, GameID: note.GameID, At: note.At, Data: note.Data}
+	copy(e.PrevHash[:], note.PrevHash)
+	copy(e.Hash[:], note.Hash)
+	return lobby, seq, e
+}
 
 // Append seals the event after its lobby's chain head, inserts it, advances the head on the lobby
 // row and notifies EventsChannel, in one statement. The head comes from the lock the caller took
@@ -30,15 +89,33 @@ func (t *pgTx) Append(ctx context.Context, e tournament.Event) error {
 	if err != nil {
 		return err
 	}
+	note, err := notePayload(le)
+	if err != nil {
+		return err
+	}
 	t.tx.later(`WITH event AS (
 			INSERT INTO events (lobby_id, seq, type, game_id, at, data, prev_hash, hash)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)),
 		head AS (UPDATE lobbies SET last_seq = $2, last_hash = $8 WHERE id = $1)
-		SELECT pg_notify($9, $1::uuid::text || ':' || $2::bigint)`,
+		SELECT pg_notify($9, $10)`,
 		le.LobbyID, le.Seq, le.Type, nullID(le.GameID), le.At, string(le.Data), le.PrevHash[:], le.Hash[:],
-		EventsChannel)
+		EventsChannel, note)
 	t.heads[e.LobbyID] = le
 	return nil
+}
+
+// NotifiedEvents is Events for a follower waiting for news (a long poll, an event stream): the
+// events that the notifications brought, when they continue the log right after after, are
+// returned without a read, so a follower at the head, woken by the next event, reads nothing (the
+// profile of the mixed load showed one read of the log per poll). A page may then end before the
+// log does, at the last event notified, whose own notification wakes the follower again.
+// Otherwise, or after a gap in the notifications, it reads the log. Pages read without waiting
+// (a verifier's) always come from the log.
+func (s *Store) NotifiedEvents(ctx context.Context, lobby tournament.LobbyID, after int64, limit int) ([]tournament.LoggedEvent, error) {
+	if recent := s.notify.recentAfter(lobby, after, limit); len(recent) > 0 {
+		return recent, nil
+	}
+	return s.Events(ctx, lobby, after, limit)
 }
 
 // Events returns up to limit events of a lobby's log with a sequence number greater than after,

@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"math"
-	"strconv"
-	"strings"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,7 +32,13 @@ type notifier struct {
 	// heads are the highest seq notified of each lobby since the listener last (re)connected:
 	// a follower further on has nothing to read.
 	heads map[tournament.LobbyID]int64
+	// recent holds, for each lobby, the last events the notifications brought, consecutive,
+	// since the listener last (re)connected; at most maxRecentEvents each.
+	recent map[tournament.LobbyID][]tournament.LoggedEvent
 }
+
+// maxRecentEvents bounds the events kept per lobby: a follower further behind reads the log.
+const maxRecentEvents = 64
 
 // maxKnownHeads bounds the heads remembered; past it they are forgotten (which costs reads, not
 // correctness).
@@ -116,10 +120,44 @@ func (n *notifier) accountChanged(id tournament.AccountID) {
 	}
 }
 
-func (n *notifier) wake(lobby tournament.LobbyID, seq int64, all bool) {
+// recentAfter returns up to limit events after seq from those the notifications brought, if
+// they hold the one right after seq: consecutive events of the log, each exactly as committed.
+func (n *notifier) recentAfter(lobby tournament.LobbyID, seq int64, limit int) []tournament.LoggedEvent {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	run := n.recent[lobby]
+	if len(run) == 0 || seq < run[0].Seq-1 || seq >= run[len(run)-1].Seq {
+		return nil
+	}
+	from := int(seq - run[0].Seq + 1)
+	return slices.Clone(run[from:min(len(run), from+limit)])
+}
+
+// keep adds a notified event to its lobby's recent events: after them if it is the next one,
+// instead of them otherwise (a gap: an event came without its content, or was missed).
+func (n *notifier) keep(lobby tournament.LobbyID, seq int64, e *tournament.LoggedEvent) {
+	if n.recent == nil || len(n.recent) > maxKnownHeads {
+		n.recent = map[tournament.LobbyID][]tournament.LoggedEvent{}
+	}
+	run := n.recent[lobby]
+	switch {
+	case e == nil:
+		delete(n.recent, lobby)
+	case len(run) > 0 && run[len(run)-1].Seq == seq-1:
+		if len(run) == maxRecentEvents {
+			run = run[1:]
+		}
+		n.recent[lobby] = append(run, *e)
+	default:
+		n.recent[lobby] = []tournament.LoggedEvent{*e}
+	}
+}
+
+func (n *notifier) wake(lobby tournament.LobbyID, seq int64, event *tournament.LoggedEvent, all bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !all {
+		n.keep(lobby, seq, event)
 		if n.heads == nil || len(n.heads) > maxKnownHeads {
 			n.heads = map[tournament.LobbyID]int64{}
 		}
@@ -134,8 +172,10 @@ func (n *notifier) wake(lobby tournament.LobbyID, seq int64, all bool) {
 		return
 	}
 	n.wakesAll++
-	// Notifications may have been missed: no head is known any more.
+	// Notifications may have been missed: no head is known any more, and no event follows
+	// those kept.
 	n.heads = nil
+	n.recent = nil
 	for _, chans := range n.followers {
 		signal(chans)
 	}
@@ -158,7 +198,7 @@ func (s *Store) listen(ctx context.Context) {
 			return
 		}
 		s.log.Warn("event listener lost its connection; reconnecting", "err", err)
-		s.notify.wake("", 0, true)
+		s.notify.wake("", 0, nil, true)
 		s.notify.accountChanged("")
 		select {
 		case <-ctx.Done():
@@ -178,7 +218,7 @@ func (s *Store) listenOnce(ctx context.Context) error {
 	}
 	// Followers that subscribed, and accounts that changed, before this connection listened may
 	// have missed a notification.
-	s.notify.wake("", 0, true)
+	s.notify.wake("", 0, nil, true)
 	s.notify.accountChanged("")
 	for {
 		note, err := conn.WaitForNotification(ctx)
@@ -189,18 +229,7 @@ func (s *Store) listenOnce(ctx context.Context) error {
 			s.notify.accountChanged(tournament.AccountID(note.Payload))
 			continue
 		}
-		lobby, seq := parseEventNote(note.Payload)
-		s.notify.wake(lobby, seq, false)
+		lobby, seq, event := parseEventNote(note.Payload)
+		s.notify.wake(lobby, seq, event, false)
 	}
-}
-
-// parseEventNote reads an EventsChannel payload, "lobby:seq". A payload without a seq (from an
-// older replica) wakes the lobby's followers with the head unknown.
-func parseEventNote(payload string) (tournament.LobbyID, int64) {
-	lobby, seqText, _ := strings.Cut(payload, ":")
-	seq, err := strconv.ParseInt(seqText, 10, 64)
-	if err != nil {
-		seq = math.MaxInt64
-	}
-	return tournament.LobbyID(lobby), seq
 }
