@@ -260,18 +260,19 @@ func (t *pgTx) runCalls(ctx context.Context, lobby tournament.LobbyID, calls []*
 	return nil
 }
 
-// actorRows receives what queueActorRows's statement reads.
+// actorRows receives what queueActorRows's statements read.
 type actorRows struct {
 	ids     []string
 	players []tournament.Player
 	moves   []tournament.RoundMove
 }
 
-// queueActorRows queues the read of the actors' registrations in the lobby's current game and of
+// queueActorRows queues the reads of the actors' registrations in the lobby's current game and of
 // their moves in its current round, which their actions would otherwise read one round trip
-// each. Queued after the lobby's lock, like the game's read, it sees what its last holder
-// committed. One statement: a move has a registration (a foreign key), so the moves are read
-// through the registrations.
+// each. Queued after the lobby's lock, like the game's read, they see what its last holder
+// committed. Two statements, each bound by its primary key whatever plan Postgres picks: read
+// through the registrations with a join, the moves were scanned for the whole round under a
+// generic plan (7.9 ms a batch at 100,000 players).
 func queueActorRows(b *pgx.Batch, lobby tournament.LobbyID, calls []*call) *actorRows {
 	r := &actorRows{}
 	seen := make(map[tournament.AccountID]bool, len(calls))
@@ -284,27 +285,22 @@ func queueActorRows(b *pgx.Batch, lobby tournament.LobbyID, calls []*call) *acto
 	if len(r.ids) == 0 {
 		return r
 	}
-	// The game and its round as scalar subqueries, so that the primary keys bound both index
-	// scans (a join with games scanned the whole round: 1.1 ms at 100,000 players).
-	queue(b, `SELECT p.game_id::text, p.account_id::text, p.ord, p.registered_at, p.active, p.eliminated_round,
-			cur.round, `+moveFields+`
-		FROM game_players p
-		CROSS JOIN (SELECT g.round FROM games g JOIN lobbies l ON g.id = l.game_id WHERE l.id = $1) AS cur
-		LEFT JOIN round_moves rm ON rm.game_id = p.game_id AND rm.round = cur.round AND rm.account_id = p.account_id
-		WHERE p.game_id = (SELECT game_id FROM lobbies WHERE id = $1) AND p.account_id = ANY($2::uuid[])`, lobby, r.ids).
+	queue(b, `SELECT `+playerColumns+` FROM game_players
+		WHERE game_id = (SELECT game_id FROM lobbies WHERE id = $1) AND account_id = ANY($2::uuid[])`, lobby, r.ids).
 		Query(func(rows pgx.Rows) error {
-			var p tournament.Player
-			var round int
-			var mr moveRow
-			dest := append([]any{&p.GameID, &p.AccountID, &p.Order, &p.RegisteredAt, &p.Active, &p.EliminatedRound, &round}, mr.dest()...)
-			_, err := pgx.ForEachRow(rows, dest, func() error {
-				r.players = append(r.players, p)
-				if m, found := mr.move(); found {
-					m.GameID, m.Round, m.AccountID = p.GameID, round, p.AccountID
-					r.moves = append(r.moves, m)
-				}
-				return nil
-			})
+			var err error
+			r.players, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (tournament.Player, error) { return scanPlayer(row) })
+			return err
+		})
+	// The game and its round as scalar subqueries, so that the three columns of the primary key
+	// bound the index scan (a join with games scanned the whole round: 1.1 ms at 100,000 players).
+	queue(b, `SELECT `+moveColumns+` FROM round_moves rm
+		WHERE rm.game_id = (SELECT game_id FROM lobbies WHERE id = $1)
+			AND rm.round = (SELECT g.round FROM games g JOIN lobbies l ON g.id = l.game_id WHERE l.id = $1)
+			AND rm.account_id = ANY($2::uuid[])`, lobby, r.ids).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			r.moves, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (tournament.RoundMove, error) { return scanMove(row) })
 			return err
 		})
 	return r
