@@ -270,9 +270,11 @@ type actorRows struct {
 // queueActorRows queues the reads of the actors' registrations in the lobby's current game and of
 // their moves in its current round, which their actions would otherwise read one round trip
 // each. Queued after the lobby's lock, like the game's read, they see what its last holder
-// committed. Two statements, each bound by its primary key whatever plan Postgres picks: read
-// through the registrations with a join, the moves were scanned for the whole round under a
-// generic plan (7.9 ms a batch at 100,000 players).
+// committed. Each actor's row is looked up by its whole primary key (a lateral subquery per
+// actor, which Postgres cannot turn into a join): with "account_id = ANY(...)", a round that grew
+// since the table's statistics were taken was scanned whole (9 ms a batch at 100,000 players,
+// EXPLAIN ANALYZE in the bench's big lobby), and so was a join of the two reads under a generic
+// plan.
 func queueActorRows(b *pgx.Batch, lobby tournament.LobbyID, calls []*call) *actorRows {
 	r := &actorRows{}
 	seen := make(map[tournament.AccountID]bool, len(calls))
@@ -285,19 +287,20 @@ func queueActorRows(b *pgx.Batch, lobby tournament.LobbyID, calls []*call) *acto
 	if len(r.ids) == 0 {
 		return r
 	}
-	queue(b, `SELECT `+playerColumns+` FROM game_players
-		WHERE game_id = (SELECT game_id FROM lobbies WHERE id = $1) AND account_id = ANY($2::uuid[])`, lobby, r.ids).
+	queue(b, `SELECT `+playerColumns+` FROM unnest($2::uuid[]) AS actor (id)
+		CROSS JOIN LATERAL (SELECT * FROM game_players p
+			WHERE p.game_id = (SELECT game_id FROM lobbies WHERE id = $1) AND p.account_id = actor.id LIMIT 1) AS p`, lobby, r.ids).
 		Query(func(rows pgx.Rows) error {
 			var err error
 			r.players, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (tournament.Player, error) { return scanPlayer(row) })
 			return err
 		})
-	// The game and its round as scalar subqueries, so that the three columns of the primary key
-	// bound the index scan (a join with games scanned the whole round: 1.1 ms at 100,000 players).
-	queue(b, `SELECT `+moveColumns+` FROM round_moves rm
-		WHERE rm.game_id = (SELECT game_id FROM lobbies WHERE id = $1)
-			AND rm.round = (SELECT g.round FROM games g JOIN lobbies l ON g.id = l.game_id WHERE l.id = $1)
-			AND rm.account_id = ANY($2::uuid[])`, lobby, r.ids).
+	// The game and its round as scalar subqueries: a join with games scanned the whole round too.
+	queue(b, `SELECT `+moveColumns+` FROM unnest($2::uuid[]) AS actor (id)
+		CROSS JOIN LATERAL (SELECT * FROM round_moves m
+			WHERE m.game_id = (SELECT game_id FROM lobbies WHERE id = $1)
+				AND m.round = (SELECT g.round FROM games g JOIN lobbies l ON g.id = l.game_id WHERE l.id = $1)
+				AND m.account_id = actor.id LIMIT 1) AS rm`, lobby, r.ids).
 		Query(func(rows pgx.Rows) error {
 			var err error
 			r.moves, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (tournament.RoundMove, error) { return scanMove(row) })
