@@ -30,6 +30,10 @@ type call struct {
 	// panicked is what the action panicked with in a batch run by another call's goroutine; the
 	// call panics with it again in its own.
 	panicked any
+	// ended are the games the action ended (a deadline it applied first, or the action itself),
+	// for the call to settle once the batch has committed: a batch's other calls do not wait for
+	// it (at 100,000 players settling takes seconds).
+	ended []tournament.GameID
 	// turn receives, once, what the call is to do after waiting: lead a batch, run alone, or
 	// nothing (its outcome is set).
 	turn chan turn
@@ -92,18 +96,34 @@ func (s *Store) runCall(lobby tournament.LobbyID, c *call) {
 		s.lead(lobby, next.lead)
 	case next.alone:
 		s.runAlone(lobby, c)
+	default:
+		s.settleGames(c.ctx, c.ended)
 	}
 }
 
 // lead runs a batch, hands the lobby to the calls that arrived meanwhile, then tells the batch's
-// other calls their outcome (or to run alone). The games the batch ended are settled after the
-// handover: the lobby's next batch need not wait for it.
+// other calls their outcome (or to run alone). After the handover, so that the lobby's next batch
+// need not wait, it settles the games its own action ended and any the batch ended outside every
+// action; each other call settles the games its action ended.
 func (s *Store) lead(lobby tournament.LobbyID, batch []*call) {
 	split, ended := s.runAndHandOver(lobby, batch)
-	s.settleGames(batch[0].ctx, ended)
 	if split {
 		s.runAlone(lobby, batch[0])
+		return
 	}
+	others := make(map[tournament.GameID]bool)
+	for _, c := range batch[1:] {
+		for _, id := range c.ended {
+			others[id] = true
+		}
+	}
+	var mine []tournament.GameID
+	for _, id := range ended {
+		if !others[id] {
+			mine = append(mine, id)
+		}
+	}
+	s.settleGames(batch[0].ctx, mine)
 }
 
 // runAndHandOver runs a batch and hands over, also when the batch panics (an action panics
@@ -221,7 +241,7 @@ func (t *pgTx) runCalls(ctx context.Context, lobby tournament.LobbyID, calls []*
 	// duplicate later in the batch to replay.
 	stored := make(map[keyScope]*call)
 	for i, c := range calls {
-		c.out, c.replayed, c.err = Outcome{}, false, nil // a retried transaction starts over
+		c.out, c.replayed, c.err, c.ended = Outcome{}, false, nil, nil // a retried transaction starts over
 		now := begins[i].now
 		if t.s.nowFn != nil {
 			now = t.s.nowFn()
@@ -240,7 +260,9 @@ func (t *pgTx) runCalls(ctx context.Context, lobby tournament.LobbyID, calls []*
 				continue
 			}
 		}
+		endedBefore := len(t.ended)
 		out, err := c.run(t, now, len(calls) > 1)
+		c.ended = append([]tournament.GameID(nil), t.ended[endedBefore:]...)
 		if _, refused := tournament.IsRefusal(err); refused {
 			c.err = err // a refusal commits (see tournament.Error)
 			continue

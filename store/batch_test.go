@@ -390,3 +390,41 @@ func TestLonePanicFreesLobby(t *testing.T) {
 		t.Errorf("the waiting registrations: %v", errs)
 	}
 }
+
+// TestBatchSettlesWhatItsCallsEnded stops a game in play by an action that is not its batch's
+// first: the call that ended the game settles it (the batch's leader settles only what its own action
+// ended), so the game counts in the standings once, as when it ends alone.
+func TestBatchSettlesWhatItsCallsEnded(t *testing.T) {
+	t.Parallel()
+	var clock atomic.Int64
+	s, adm, lobby := batchLobby(t, &clock, 1000)
+	ctx := context.Background()
+	p1, p2, p3 := player(t, s, "p1", 100), player(t, s, "p2", 100), player(t, s, "p3", 100)
+	for _, p := range []tournament.Actor{p1, p2} {
+		if err := register(s, p, lobby); err != nil {
+			t.Fatal(err)
+		}
+	}
+	game := lobbyGame(t, s, lobby)
+	var first, stop keyedResult
+	runAsBatch(t, s, lobby,
+		keyed(t, s, lobby, key(p3, "r", "register"), &first, func(ctx context.Context, tx tournament.Tx, now int64) error {
+			err := s.service.Register(ctx, tx, now, p3, lobby)
+			clock.Store(1_001_500) // past the registration deadline: the stop starts round 1 first
+			return err
+		}),
+		keyed(t, s, lobby, key(adm, "s", "stop"), &stop, func(ctx context.Context, tx tournament.Tx, now int64) error {
+			return s.service.Stop(ctx, tx, now, adm, lobby, "test")
+		}),
+	)
+	if first.tx != stop.tx || first.out.Status != 200 || stop.out.Status != 200 {
+		t.Fatalf("registration %+v, stop %+v: want both done in one batch", first, stop)
+	}
+	var settled bool
+	var counted int
+	err := s.pool.QueryRow(ctx, `SELECT settled, (SELECT count(*) FROM account_totals WHERE games > 0)
+		FROM games WHERE id = $1`, game).Scan(&settled, &counted)
+	if err != nil || !settled || counted != 3 {
+		t.Fatalf("stopped game settled %v with %d players counted (%v), want settled with 3", settled, counted, err)
+	}
+}
