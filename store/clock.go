@@ -16,6 +16,9 @@ import (
 const (
 	// HeartbeatInterval is how often a running clock worker records that its replica is alive.
 	HeartbeatInterval = time.Second
+	// housekeepingInterval is how often a running clock worker purges expired idempotency keys
+	// and settles what other replicas left unsettled.
+	housekeepingInterval = time.Minute
 	// idleWait bounds a sleep with no deadline in sight: a lost notification (a dropped
 	// connection) then costs at most this long.
 	idleWait = time.Minute
@@ -31,12 +34,14 @@ const (
 // open deadline or until a transaction sets an earlier one (a notification on a connection of its
 // own), takes each due lobby with FOR UPDATE SKIP LOCKED and expires it in its own transaction,
 // so any number of workers on one database share the work and never apply a deadline twice. It
-// also writes the heartbeat every HeartbeatInterval. A lost connection is reopened (and a pass
-// run at once, since notifications may have been missed); it returns nil when ctx is cancelled.
+// also writes the heartbeat every HeartbeatInterval and, apart from it, does the housekeeping. A
+// lost connection is reopened (and a pass run at once, since notifications may have been
+// missed); it returns nil when ctx is cancelled.
 func (s *Store) RunClock(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { s.heartbeat(ctx) })
+	wg.Go(func() { s.housekeeping(ctx) })
 	for ctx.Err() == nil {
 		err := s.clockLoop(ctx)
 		if ctx.Err() != nil {
@@ -201,24 +206,37 @@ func (s *Store) expireNext(ctx context.Context) (bool, error) {
 	return took, err
 }
 
-// heartbeat records every HeartbeatInterval that this replica is alive, until ctx is cancelled,
-// and once a minute (and when it starts) purges expired idempotency keys and settles the ended
-// games left unsettled (by a replica that stopped between a game's end and its settling).
+// heartbeat records every HeartbeatInterval that this replica is alive, until ctx is cancelled.
+// It does nothing else: a beat that waited for slower work could make a replica starting now see
+// an outage that did not happen (see Recover).
 func (s *Store) heartbeat(ctx context.Context) {
 	tick := time.NewTicker(HeartbeatInterval)
 	defer tick.Stop()
-	for beats := 0; ; beats++ {
+	for {
 		if err := s.beat(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("heartbeat failed", "err", err)
 		}
-		// Expired idempotency keys go once a minute; any replica may do it.
-		if beats%60 == 0 {
-			if err := s.purgeIdempotencyKeys(ctx); err != nil && ctx.Err() == nil {
-				s.log.Error("purge idempotency keys failed", "err", err)
-			}
-			if err := s.settleEnded(ctx); err != nil && ctx.Err() == nil {
-				s.log.Error("settling ended games failed", "err", err)
-			}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// housekeeping, when it starts and then every housekeepingInterval until ctx is cancelled, purges
+// expired idempotency keys and settles the ended games left unsettled (by a replica that stopped
+// between a game's end and its settling, which at 100,000 players takes seconds). Any replica
+// may do either.
+func (s *Store) housekeeping(ctx context.Context) {
+	tick := time.NewTicker(housekeepingInterval)
+	defer tick.Stop()
+	for {
+		if err := s.purgeIdempotencyKeys(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("purge idempotency keys failed", "err", err)
+		}
+		if err := s.settleEnded(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("settling ended games failed", "err", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -13,9 +16,12 @@ import (
 )
 
 // EventsChannel is the channel notified, on commit, for every event appended, with
-// "lobby:seq:event" (the event as eventNote, or nothing when it would not fit a notification), so
-// that every replica can wake the readers following the lobby, and only those it is news for, and
-// hand them the new events without reading them back (see recentEvents).
+// "lobby:seq:mac:event" (the event as eventNote, or "lobby:seq:" when it would not fit a
+// notification or no note key is loaded), so that every replica can wake the readers following
+// the lobby, and only those it is news for, and hand them the new events without reading them
+// back (see recentEvents). Any role that can connect to the database may NOTIFY, so an event is
+// taken from a notification only when its MAC, under the note key every replica derives from the
+// database's first signing key, holds: a forged one could otherwise be served and signed.
 const EventsChannel = "rps_events"
 
 // maxNotePayload keeps a notification under Postgres's limit of 8,000 bytes.
@@ -31,10 +37,21 @@ type eventNote struct {
 	Hash     []byte               `json:"h"`
 }
 
-// notePayload is the notification of a logged event: "lobby:seq:event", or "lobby:seq:" when the
-// event would not fit.
-func notePayload(e tournament.LoggedEvent) (string, error) {
+// noteMAC authenticates a notification's "lobby:seq:" and event under key.
+func noteMAC(key *[32]byte, head, note string) string {
+	m := hmac.New(sha256.New, key[:])
+	m.Write([]byte(head))
+	m.Write([]byte(note))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
+}
+
+// notePayload is the notification of a logged event: "lobby:seq:mac:event", or "lobby:seq:" when
+// the event would not fit or key is nil (no note key loaded yet).
+func notePayload(e tournament.LoggedEvent, key *[32]byte) (string, error) {
 	head := string(e.LobbyID) + ":" + strconv.FormatInt(e.Seq, 10) + ":"
+	if key == nil {
+		return head, nil
+	}
 	var body strings.Builder
 	enc := json.NewEncoder(&body)
 	// Data goes as it is, byte for byte (its hash covers those bytes): no HTML escapes.
@@ -44,16 +61,18 @@ func notePayload(e tournament.LoggedEvent) (string, error) {
 		return "", fmt.Errorf("event note: %w", err)
 	}
 	note := strings.TrimSuffix(body.String(), "\n")
-	if len(head)+len(note) > maxNotePayload {
+	mac := noteMAC(key, head, note)
+	if len(head)+len(mac)+1+len(note) > maxNotePayload {
 		return head, nil
 	}
-	return head + note, nil
+	return head + mac + ":" + note, nil
 }
 
 // parseEventNote reads an EventsChannel payload. A payload without a seq (from an older replica)
-// wakes the lobby's followers with the head unknown; one without the event (too large, or from an
-// older replica) gives no event.
-func parseEventNote(payload string) (lobby tournament.LobbyID, seq int64, event *tournament.LoggedEvent) {
+// wakes the lobby's followers with the head unknown; one without the event (too large, from an
+// older replica, or sent before a note key was loaded) or whose MAC does not hold under key gives
+// no event, so followers read the log.
+func parseEventNote(payload string, key *[32]byte) (lobby tournament.LobbyID, seq int64, event *tournament.LoggedEvent) {
 	lobbyText, rest, _ := strings.Cut(payload, ":")
 	seqText, body, _ := strings.Cut(rest, ":")
 	lobby = tournament.LobbyID(lobbyText)
@@ -61,8 +80,12 @@ func parseEventNote(payload string) (lobby tournament.LobbyID, seq int64, event 
 	if err != nil {
 		return lobby, math.MaxInt64, nil
 	}
+	mac, body, _ := strings.Cut(body, ":")
+	if key == nil || body == "" || !hmac.Equal([]byte(mac), []byte(noteMAC(key, payload[:len(lobbyText)+len(seqText)+2], body))) {
+		return lobby, seq, nil
+	}
 	var note eventNote
-	if body == "" || json.Unmarshal([]byte(body), &note) != nil || len(note.PrevHash) != 32 || len(note.Hash) != 32 {
+	if json.Unmarshal([]byte(body), &note) != nil || len(note.PrevHash) != 32 || len(note.Hash) != 32 {
 		return lobby, seq, nil
 	}
 	e := &tournament.LoggedEvent{Seq: seq, Type: note.Type, LobbyID: lobby, GameID: note.GameID, At: note.At, Data: note.Data}
@@ -89,7 +112,7 @@ func (t *pgTx) Append(ctx context.Context, e tournament.Event) error {
 	if err != nil {
 		return err
 	}
-	note, err := notePayload(le)
+	note, err := notePayload(le, t.s.noteKey.Load())
 	if err != nil {
 		return err
 	}

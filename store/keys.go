@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -34,18 +35,40 @@ func KeyID(pub ed25519.PublicKey) string {
 // CurrentSigningKey returns the key that signs now, generating the first one if there is none.
 // Two replicas starting at once cannot both create one: the partial unique index admits a single
 // current key, and the loser reads the winner's.
+// It also loads the note key (see EventsChannel) the first time.
 func (s *Store) CurrentSigningKey(ctx context.Context) (SigningKey, error) {
 	k, err := s.currentKey(ctx)
-	if !errors.Is(err, tournament.ErrNotFound) {
+	if errors.Is(err, tournament.ErrNotFound) {
+		err = s.withTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+			return insertKey(ctx, tx)
+		})
+		if err != nil && !errors.Is(err, ErrConflict) {
+			return SigningKey{}, fmt.Errorf("create signing key: %w", err)
+		}
+		k, err = s.currentKey(ctx)
+	}
+	if err != nil {
 		return k, err
 	}
-	err = s.withTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		return insertKey(ctx, tx)
-	})
-	if err != nil && !errors.Is(err, ErrConflict) {
-		return SigningKey{}, fmt.Errorf("create signing key: %w", err)
+	return k, s.loadNoteKey(ctx)
+}
+
+// loadNoteKey derives the key that authenticates the events notifications carry from the seed of
+// the database's first signing key: keys are never deleted, so every replica, whenever it started
+// and whatever rotations happened, derives the same one, and no role that cannot read
+// signing_keys can.
+func (s *Store) loadNoteKey(ctx context.Context) error {
+	if s.noteKey.Load() != nil {
+		return nil
 	}
-	return s.currentKey(ctx)
+	var seed []byte
+	err := queryRow(ctx, s.pool, `SELECT seed FROM signing_keys ORDER BY created_at, id LIMIT 1`).Scan(&seed)
+	if err != nil {
+		return fmt.Errorf("read the note key: %w", err)
+	}
+	key := sha256.Sum256(append([]byte("rps-event-note-v1\n"), seed...))
+	s.noteKey.Store(&key)
+	return nil
 }
 
 // RotateSigningKey retires the current key and makes a new one current, in one transaction; the

@@ -229,7 +229,7 @@ func (s *Store) listenOnce(ctx context.Context) error {
 			s.notify.accountChanged(tournament.AccountID(note.Payload))
 			continue
 		}
-		lobby, seq, event := parseEventNote(note.Payload)
+		lobby, seq, event := parseEventNote(note.Payload, s.noteKey.Load())
 		s.notify.wake(lobby, seq, event, false)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,9 @@ func TestNotifiedEventsNeedNoRead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t, Options{Service: fastService()})
+	if _, err := s.CurrentSigningKey(ctx); err != nil { // loads the note key
+		t.Fatal(err)
+	}
 	adm := admin(t, s)
 	cfg := fastConfig(60_000)
 	cfg.PlayersCountLimit = 3
@@ -95,5 +99,52 @@ func TestNotifiedEventsNeedNoRead(t *testing.T) {
 	}
 	if got, err := s.NotifiedEvents(ctx, lobby, head, 100); err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("NotifiedEvents after a gap: %+v (%v), want %+v", got, err, want)
+	}
+
+	// A notification anyone connected could send, with a well-formed event but no valid MAC, is
+	// news of a seq, never an event to serve.
+	forged, err := notePayload(tournament.LoggedEvent{Seq: last + 2, Type: "lobby_closed", LobbyID: lobby, Data: []byte("{}")}, &[32]byte{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, EventsChannel, forged); err != nil {
+		t.Fatal(err)
+	}
+	for !s.MayHaveEventsAfter(lobby, last+1) {
+		if time.Now().After(deadline.Add(5 * time.Second)) {
+			t.Fatal("the forged notification never arrived")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if recent := s.notify.recentAfter(lobby, last+1, 100); recent != nil {
+		t.Errorf("a forged notification's event is served: %+v", recent)
+	}
+}
+
+// TestEventNotes: a notification carries its event only under the note key: no key, another key
+// or any change to it gives the seq alone.
+func TestEventNotes(t *testing.T) {
+	t.Parallel()
+	key, other := &[32]byte{1}, &[32]byte{2}
+	e := tournament.LoggedEvent{Seq: 7, Type: "lobby_closed", LobbyID: "5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11", At: 5, Data: []byte(`{"a":"<b>"}`)}
+	e.Hash[0], e.PrevHash[0] = 9, 8
+	payload, err := notePayload(e, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lobby, seq, got := parseEventNote(payload, key); lobby != e.LobbyID || seq != 7 || got == nil || !reflect.DeepEqual(*got, e) {
+		t.Fatalf("parsed %s %d %+v, want %+v", lobby, seq, got, e)
+	}
+	if noKey, _ := notePayload(e, nil); noKey != string(e.LobbyID)+":7:" {
+		t.Errorf("without a key: %q, want the seq alone", noKey)
+	}
+	tampered := strings.Replace(payload, "<b>", "<i>", 1)
+	for name, c := range map[string]struct {
+		payload string
+		key     *[32]byte
+	}{"no key": {payload, nil}, "another key": {payload, other}, "changed data": {tampered, key}, "no MAC": {strings.Replace(payload, ":7:", ":7::", 1), key}} {
+		if _, seq, got := parseEventNote(c.payload, c.key); seq != 7 || got != nil {
+			t.Errorf("%s: seq %d, event %+v; want 7 and no event", name, seq, got)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/commitreveal/rps/tournament"
@@ -49,7 +50,10 @@ type Store struct {
 	// eventReads shares identical event reads in flight.
 	eventReads singleflight.Group
 	// notify wakes the local followers of lobbies; its listener runs until Close.
-	notify     notifier
+	notify notifier
+	// noteKey authenticates the events the notifications carry (see EventsChannel); nil until
+	// CurrentSigningKey has loaded it, and until then events are neither sent nor taken in them.
+	noteKey    atomic.Pointer[[32]byte]
 	listenCtx  context.Context
 	stopListen context.CancelFunc
 }
