@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -173,19 +174,25 @@ func (s *Store) settleGame(ctx context.Context, id tournament.GameID) error {
 	})
 }
 
-// settleEnded settles the ended games that are not settled yet (see settleGames), oldest first.
+// settleEnded settles the ended games that are not settled yet (see settleGames), oldest first. A
+// game that fails to settle does not hold up the others: the error of each is returned, and the
+// next sweep tries it again.
 func (s *Store) settleEnded(ctx context.Context) error {
 	ids, err := collect(ctx, s.pool, pgx.RowTo[tournament.GameID], `SELECT id::text FROM games
 		WHERE NOT settled AND stage IN ('finished', 'stopped') ORDER BY ended_at LIMIT 1000`)
 	if err != nil {
 		return fmt.Errorf("find unsettled games: %w", err)
 	}
+	var errs []error
 	for _, id := range ids {
+		if ctx.Err() != nil {
+			break
+		}
 		if err := s.settleGame(ctx, id); err != nil {
-			return fmt.Errorf("settle game %s: %w", id, err)
+			errs = append(errs, fmt.Errorf("settle game %s: %w", id, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // settleSQL settles game $1 if it has ended and is not settled yet, in one statement: the claim
