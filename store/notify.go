@@ -40,6 +40,11 @@ type notifier struct {
 // maxRecentEvents bounds the events kept per lobby: a follower further behind reads the log.
 const maxRecentEvents = 64
 
+// maxRecentLobbies bounds the lobbies whose recent events are kept, and so the memory they take
+// (typically under 200 bytes an event, at most maxNotePayload): past it, a lobby's run is dropped to
+// make room, and its followers read the log.
+const maxRecentLobbies = 4096
+
 // maxKnownHeads bounds the heads remembered; past it they are forgotten (which costs reads, not
 // correctness).
 const maxKnownHeads = 100_000
@@ -136,10 +141,16 @@ func (n *notifier) recentAfter(lobby tournament.LobbyID, seq int64, limit int) [
 // keep adds a notified event to its lobby's recent events: after them if it is the next one,
 // instead of them otherwise (a gap: an event came without its content, or was missed).
 func (n *notifier) keep(lobby tournament.LobbyID, seq int64, e *tournament.LoggedEvent) {
-	if n.recent == nil || len(n.recent) > maxKnownHeads {
+	if n.recent == nil {
 		n.recent = map[tournament.LobbyID][]tournament.LoggedEvent{}
 	}
-	run := n.recent[lobby]
+	run, kept := n.recent[lobby]
+	if !kept && e != nil && len(n.recent) >= maxRecentLobbies {
+		for other := range n.recent { // an arbitrary one: map order is random
+			delete(n.recent, other)
+			break
+		}
+	}
 	switch {
 	case e == nil:
 		delete(n.recent, lobby)

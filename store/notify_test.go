@@ -148,3 +148,26 @@ func TestEventNotes(t *testing.T) {
 		}
 	}
 }
+
+// TestRecentEventsAreBounded: the notified events kept for followers stay within maxRecentEvents
+// a lobby and maxRecentLobbies lobbies, however many lobbies have news.
+func TestRecentEventsAreBounded(t *testing.T) {
+	t.Parallel()
+	var n notifier
+	for i := range maxRecentLobbies + 100 {
+		lobby := tournament.LobbyID(fmt.Sprint("lobby-", i))
+		for seq := int64(1); seq <= 3; seq++ {
+			n.wake(lobby, seq, &tournament.LoggedEvent{Seq: seq, LobbyID: lobby}, false)
+		}
+	}
+	busy := tournament.LobbyID("busy")
+	for seq := int64(1); seq <= maxRecentEvents+10; seq++ {
+		n.wake(busy, seq, &tournament.LoggedEvent{Seq: seq, LobbyID: busy}, false)
+	}
+	if len(n.recent) > maxRecentLobbies {
+		t.Errorf("%d lobbies kept, want at most %d", len(n.recent), maxRecentLobbies)
+	}
+	if run := n.recent[busy]; len(run) != maxRecentEvents || run[0].Seq != 11 {
+		t.Errorf("the busy lobby keeps %d events from %d, want the last %d", len(run), run[0].Seq, maxRecentEvents)
+	}
+}
