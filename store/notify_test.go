@@ -69,7 +69,8 @@ func TestNotifiedEventsNeedNoRead(t *testing.T) {
 	}
 	last := want[len(want)-1].Seq
 	deadline := time.Now().Add(5 * time.Second)
-	for s.MayHaveEventsAfter(lobby, last-1) && !reflect.DeepEqual(s.notify.recentAfter(lobby, head, 100), want) {
+	// Wait for the notifications of the stop's events (on a loaded machine they may come late).
+	for !reflect.DeepEqual(s.notify.recentAfter(lobby, head, 100), want) {
 		if time.Now().After(deadline) {
 			t.Fatalf("notified events %+v, want %+v", s.notify.recentAfter(lobby, head, 100), want)
 		}
