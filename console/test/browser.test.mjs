@@ -165,13 +165,16 @@ test('the verifier passes a real log and names the first altered event', async (
 
   // A transcript whose reveal differs from what was committed fails at the round's resolution.
   const resolved = log.events.find((e) => e.type === 'round_resolved');
-  const fresh = await open(t, `/lobbies/${lobby.id}`);
+  // The route goes in before the lobby page opens: the page reads (and keeps) round 1's closed
+  // transcript for its last game's card as it loads.
+  const fresh = await open(t, '/');
   await fresh.route('**/v1/games/*/rounds/1**', async (route) => {
     const response = await route.fetch();
     const round = await response.json();
     round.moves[0].reveal = `${round.moves[0].reveal}x`;
     await route.fulfill({ response, json: round });
   });
+  await fresh.goto(`/lobbies/${lobby.id}`);
   await fresh.getByRole('button', { name: 'Verify the whole log' }).click();
   await waitText(fresh, '.verify-result.bad', `Event ${resolved.seq} fails: round 1: the reveal of`);
 });
