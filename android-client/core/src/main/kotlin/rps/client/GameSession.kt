@@ -86,6 +86,17 @@ sealed interface GameUiState {
 
     /** The deadline of the stage shown, if it has one. */
     val deadline: Deadline? get() = null
+
+    /** Whether [other] is the same screen (the same state of the same round), whatever its figures. */
+    fun sameScreen(other: GameUiState): Boolean = this::class == other::class && roundShown == other.roundShown
+
+    private val roundShown: Int
+        get() = when (this) {
+            is YourMove -> round
+            is WaitingForOthers -> round
+            is Revealing -> round
+            else -> 0
+        }
 }
 
 data class RetryPolicy(val maxAttempts: Int = 8, val initialDelayMs: Long = 100, val maxDelayMs: Long = 2_000)
@@ -455,7 +466,15 @@ class GameSession(
 
     /** Holds [lock]. */
     private fun publish() {
-        _state.value = derive() ?: return
+        val next = derive() ?: return
+        val shown = _state.value
+        // A refusal stays shown over the screen it happened on, which goes on updating beneath it,
+        // until the screen changes: an update already on its way must not erase the message.
+        _state.value = if (shown is GameUiState.Error && !shown.fatal && shown.previous?.sameScreen(next) == true) {
+            shown.copy(previous = next)
+        } else {
+            next
+        }
     }
 
     private fun derive(): GameUiState? {
@@ -528,7 +547,8 @@ class GameSession(
         lock.withLock {
             if (fatal != null || final != null) return
             val fatalNow = e is RpsException.Problem && e.code == ErrorCode.UNAUTHORIZED
-            val err = GameUiState.Error(e, fatalNow, _state.value)
+            val shown = _state.value
+            val err = GameUiState.Error(e, fatalNow, if (shown is GameUiState.Error && !shown.fatal) shown.previous else shown)
             if (fatalNow) fatal = err
             _state.value = err
         }

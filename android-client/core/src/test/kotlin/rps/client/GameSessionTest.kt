@@ -319,6 +319,23 @@ class GameSessionTest {
     }
 
     @Test
+    fun `a refusal stays over its screen, which goes on updating, until the screen changes`() = runTest {
+        val srv = server()
+        val run = session(srv)
+        srv.problemFor["register"] = RpsException.Problem(ErrorCode.INSUFFICIENT_FUNDS, 402, null)
+        assertFalse(run.session.join())
+        runCurrent()
+        srv.othersJoin(1) // someone else registers: the same screen, with new figures
+        runCurrent()
+        val e = run.last<GameUiState.Error>()
+        assertEquals("Your balance is too low for this bet.", e.message)
+        assertEquals(1, (e.previous as GameUiState.NotJoined).lobby.game!!.players)
+        assertTrue(run.session.join())
+        runCurrent()
+        assertTrue(run.history.last() is GameUiState.WaitingForPlayers, "a new screen clears the refusal")
+    }
+
+    @Test
     fun `an unauthorized token is fatal`() = runTest {
         val srv = server()
         val run = session(srv)

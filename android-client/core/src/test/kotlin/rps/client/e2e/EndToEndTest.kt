@@ -100,7 +100,11 @@ class EndToEndTest {
         for (s in sessions) s.awaitMove(1)
         for (s in sessions) assertTrue(s.commit(0))
         for (s in sessions) s.awaitMove(2)
-        val r1 = (sessions[0].state.value as GameUiState.YourMove).lastRound!!
+        // Round 2 may show before round 1's result event has been applied: wait for the result.
+        val r1 = (
+            sessions[0].await("round 1's result") { it is GameUiState.YourMove && it.round == 2 && it.lastRound != null }
+                as GameUiState.YourMove
+            ).lastRound!!
         assertEquals(1, r1.round)
         assertEquals(0b1, r1.present)
         assertEquals(true, r1.youSurvived)
