@@ -278,9 +278,13 @@ func (s *Store) LobbyGames(ctx context.Context, lobby tournament.LobbyID, before
 		return nil, fmt.Errorf("read lobby games: %w", err)
 	}
 	if len(games) == 0 {
-		// No (more) games, or no lobby: the lobby itself says which.
-		if _, err := s.Lobby(ctx, lobby); err != nil {
-			return nil, err
+		// No (more) games, or no lobby: one index probe says which (not the whole lobby view).
+		var exists bool
+		if err := queryRow(ctx, s.pool, `SELECT EXISTS (SELECT 1 FROM lobbies WHERE id = $1)`, lobby).Scan(&exists); err != nil {
+			return nil, fmt.Errorf("read lobby: %w", err)
+		}
+		if !exists {
+			return nil, tournament.ErrNotFound
 		}
 	}
 	return games, nil
