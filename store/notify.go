@@ -25,14 +25,18 @@ type notifier struct {
 	// accountWatchers are told of every changed account; "" means any account may have changed.
 	accountWatchers []func(tournament.AccountID)
 	started         bool
-	// wakes counts the wake-ups of each lobby, and all those of every lobby at once: a read of
-	// the log keyed by the count is never shared with a read that began before a wake-up.
-	wakes    map[tournament.LobbyID]uint64
-	wakesAll uint64
-	// heads are the highest seq notified of each lobby since the listener last (re)connected:
-	// a follower further on has nothing to read.
+	// wakeStamps hold, for the lobbies kept (see wake), the stamp of each one's last wake-up
+	// from wakeClock, which counts every wake-up; every other lobby's generation is wakeFloor, at
+	// least every stamp dropped. So a lobby's generation grows at each of its wake-ups and never
+	// goes back, and a read of the log keyed by it is never shared with a read that began before a
+	// wake-up (see Events).
+	wakeStamps map[tournament.LobbyID]uint64
+	wakeClock  uint64
+	wakeFloor  uint64
+	// heads are the highest seq notified of each lobby kept since the listener last
+	// (re)connected: a follower further on has nothing to read.
 	heads map[tournament.LobbyID]int64
-	// recent holds, for each lobby, the last events the notifications brought, consecutive,
+	// recent holds, for each lobby kept, the last events the notifications brought, consecutive,
 	// since the listener last (re)connected; at most maxRecentEvents each.
 	recent map[tournament.LobbyID][]tournament.LoggedEvent
 }
@@ -45,9 +49,9 @@ const maxRecentEvents = 64
 // make room, and its followers read the log.
 const maxRecentLobbies = 4096
 
-// maxKnownHeads bounds the heads remembered; past it they are forgotten (which costs reads, not
-// correctness).
-const maxKnownHeads = 100_000
+// maxKnownLobbies bounds the heads and wake stamps remembered; past it an arbitrary lobby's are
+// forgotten to make room (which costs reads, not correctness).
+const maxKnownLobbies = 100_000
 
 // MayHaveEventsAfter reports whether the lobby's log may hold events after seq: false only when
 // every notification since the listener connected says that the log ends at or before seq, so a
@@ -61,11 +65,14 @@ func (s *Store) MayHaveEventsAfter(lobby tournament.LobbyID, seq int64) bool {
 	return !known || head > seq
 }
 
-// generation is the number of wake-ups a lobby has had so far.
+// generation is a number that grows at each wake-up of the lobby and never goes back.
 func (n *notifier) generation(lobby tournament.LobbyID) uint64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.wakesAll + n.wakes[lobby]
+	if stamp, ok := n.wakeStamps[lobby]; ok {
+		return stamp
+	}
+	return n.wakeFloor
 }
 
 // Subscribe returns a channel that receives a value whenever the lobby's log may have grown, and
@@ -145,11 +152,8 @@ func (n *notifier) keep(lobby tournament.LobbyID, seq int64, e *tournament.Logge
 		n.recent = map[tournament.LobbyID][]tournament.LoggedEvent{}
 	}
 	run, kept := n.recent[lobby]
-	if !kept && e != nil && len(n.recent) >= maxRecentLobbies {
-		for other := range n.recent { // an arbitrary one: map order is random
-			delete(n.recent, other)
-			break
-		}
+	if !kept && e != nil {
+		evictOne(n.recent, maxRecentLobbies)
 	}
 	switch {
 	case e == nil:
@@ -164,32 +168,73 @@ func (n *notifier) keep(lobby tournament.LobbyID, seq int64, e *tournament.Logge
 	}
 }
 
+// evictOne deletes an arbitrary entry of m (map order is random) when it holds limit or more.
+func evictOne[V any](m map[tournament.LobbyID]V, limit int) (V, bool) {
+	var none V
+	if len(m) < limit {
+		return none, false
+	}
+	for lobby, v := range m {
+		delete(m, lobby)
+		return v, true
+	}
+	return none, false
+}
+
+// wake handles the notification of a lobby's event seq (event is nil when the notification did
+// not carry it under the note key), or, with all, a time when notifications may have been missed.
+//
+// Any login can NOTIFY, with lobby ids of its choosing: what the listener keeps of a lobby (its
+// head, recent events and wake stamp) comes only from events under the note key, or for lobbies
+// followed here, and is bounded. A notification of any other lobby keeps nothing: it only makes
+// what was known of the lobby unknown, so its next follower reads the log.
 func (n *notifier) wake(lobby tournament.LobbyID, seq int64, event *tournament.LoggedEvent, all bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if !all {
-		n.keep(lobby, seq, event)
-		if n.heads == nil || len(n.heads) > maxKnownHeads {
-			n.heads = map[tournament.LobbyID]int64{}
+	n.wakeClock++
+	if all {
+		// Notifications may have been missed: no head is known any more, no event follows those
+		// kept, and every read of the log begun before is stale.
+		n.wakeFloor, n.wakeStamps = n.wakeClock, nil
+		n.heads, n.recent = nil, nil
+		for _, chans := range n.followers {
+			signal(chans)
 		}
-		if seq > n.heads[lobby] {
-			n.heads[lobby] = seq
-		}
-		if n.wakes == nil {
-			n.wakes = map[tournament.LobbyID]uint64{}
-		}
-		n.wakes[lobby]++
-		signal(n.followers[lobby])
 		return
 	}
-	n.wakesAll++
-	// Notifications may have been missed: no head is known any more, and no event follows
-	// those kept.
-	n.heads = nil
-	n.recent = nil
-	for _, chans := range n.followers {
-		signal(chans)
+	if event == nil && len(n.followers[lobby]) == 0 {
+		n.forget(lobby)
+		return
 	}
+	n.keep(lobby, seq, event)
+	if n.heads == nil {
+		n.heads = map[tournament.LobbyID]int64{}
+	}
+	if _, known := n.heads[lobby]; !known {
+		evictOne(n.heads, maxKnownLobbies)
+	}
+	if seq > n.heads[lobby] {
+		n.heads[lobby] = seq
+	}
+	if n.wakeStamps == nil {
+		n.wakeStamps = map[tournament.LobbyID]uint64{}
+	}
+	if _, known := n.wakeStamps[lobby]; !known {
+		if stamp, evicted := evictOne(n.wakeStamps, maxKnownLobbies); evicted {
+			n.wakeFloor = max(n.wakeFloor, stamp)
+		}
+	}
+	n.wakeStamps[lobby] = n.wakeClock
+	signal(n.followers[lobby])
+}
+
+// forget drops what is known of a lobby: its head and recent events, and its wake stamp (its
+// generation moves on, to the newest stamp).
+func (n *notifier) forget(lobby tournament.LobbyID) {
+	delete(n.heads, lobby)
+	delete(n.recent, lobby)
+	delete(n.wakeStamps, lobby)
+	n.wakeFloor = n.wakeClock
 }
 
 func signal(chans map[chan struct{}]struct{}) {

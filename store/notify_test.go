@@ -151,15 +151,27 @@ func TestEventNotes(t *testing.T) {
 }
 
 // TestRecentEventsAreBounded: the notified events kept for followers stay within maxRecentEvents
-// a lobby and maxRecentLobbies lobbies, however many lobbies have news.
+// a lobby and maxRecentLobbies lobbies, and the heads and wake stamps within maxKnownLobbies,
+// however many lobbies have news; a lobby's generation never goes back when it is forgotten.
 func TestRecentEventsAreBounded(t *testing.T) {
 	t.Parallel()
 	var n notifier
-	for i := range maxRecentLobbies + 100 {
+	first := tournament.LobbyID("lobby-0")
+	var firstGen uint64
+	for i := range maxKnownLobbies + 100 {
 		lobby := tournament.LobbyID(fmt.Sprint("lobby-", i))
 		for seq := int64(1); seq <= 3; seq++ {
 			n.wake(lobby, seq, &tournament.LoggedEvent{Seq: seq, LobbyID: lobby}, false)
 		}
+		if i == 0 {
+			firstGen = n.generation(first)
+		}
+	}
+	if gen := n.generation(first); gen < firstGen {
+		t.Errorf("a lobby's generation went back from %d to %d", firstGen, gen)
+	}
+	if len(n.heads) > maxKnownLobbies || len(n.wakeStamps) > maxKnownLobbies {
+		t.Errorf("%d heads and %d wake stamps kept, want at most %d", len(n.heads), len(n.wakeStamps), maxKnownLobbies)
 	}
 	busy := tournament.LobbyID("busy")
 	for seq := int64(1); seq <= maxRecentEvents+10; seq++ {
@@ -171,4 +183,64 @@ func TestRecentEventsAreBounded(t *testing.T) {
 	if run := n.recent[busy]; len(run) != maxRecentEvents || run[0].Seq != 11 {
 		t.Errorf("the busy lobby keeps %d events from %d, want the last %d", len(run), run[0].Seq, maxRecentEvents)
 	}
+}
+
+// TestForgedNotificationsKeepNothing: any login may NOTIFY the events channel with lobby ids of
+// its choosing (the attack sent 600,000 and rpsd's memory grew with them). A notification of a
+// lobby nobody here follows, without an event under the note key, leaves nothing behind in the
+// listener's per-lobby maps, so they stay bounded however many arrive.
+func TestForgedNotificationsKeepNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t, Options{Service: fastService()})
+	if _, err := s.CurrentSigningKey(ctx); err != nil { // loads the note key
+		t.Fatal(err)
+	}
+	followed := createLobby(t, s, admin(t, s), fastConfig(60_000))
+	woken, cancel := s.Subscribe(followed)
+	defer cancel()
+	// The listener connects in the background: notify the followed lobby until it hears.
+	marker := func(seq int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, EventsChannel, fmt.Sprintf("%s:%d:", followed, seq)); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-woken:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the listener never heard the followed lobby")
+			}
+		}
+	}
+	marker(1)
+	const forged = 20_000
+	// Every shape a payload can take: the seq alone, a bogus MAC and event, no seq at all.
+	if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, gen_random_uuid()::text || CASE i % 3
+			WHEN 0 THEN ':' || i || ':'
+			WHEN 1 THEN ':' || i || ':AAAAAAAAAAAAAAAAAAAAAA:{"t":"lobby_closed","a":1,"d":{},"p":"","h":""}'
+			ELSE '' END)
+		FROM generate_series(1, $2) i`, EventsChannel, forged); err != nil {
+		t.Fatal(err)
+	}
+	// Notifications arrive in commit order and the listener takes them one at a time: once the
+	// next marker is heard, every forged one was handled.
+	for len(woken) > 0 {
+		<-woken
+	}
+	marker(2)
+	if kept := s.notify.lobbiesKept(); kept > 1 {
+		t.Errorf("after %d forged notifications the listener keeps %d lobby entries, want at most 1 (the followed lobby)", forged, kept)
+	}
+}
+
+// lobbiesKept is the number of entries in the notifier's per-lobby maps.
+func (n *notifier) lobbiesKept() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return max(len(n.wakeStamps), len(n.heads), len(n.recent), len(n.followers))
 }
