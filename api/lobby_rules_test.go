@@ -1,8 +1,11 @@
 package api_test
 
 import (
+	"github.com/commitreveal/rps/api"
 	"github.com/commitreveal/rps/internal/apitest"
+	"github.com/commitreveal/rps/tournament"
 
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -78,4 +81,47 @@ func TestMoneyBoundedBelowJSONPrecision(t *testing.T) {
 	// Money that left through a debit may come back.
 	e.Do("POST", "/v1/admin/accounts/"+p.ID+"/debits", e.Admin, map[string]any{"amount": 100}).Want(t, http.StatusOK)
 	e.Do("POST", "/v1/admin/accounts/"+q.ID+"/credits", e.Admin, map[string]any{"amount": 100}).Want(t, http.StatusOK)
+}
+
+// TestDefaultsEndColludersGame: issue 21's attack over the API. A lobby created with only a bet
+// and a limit of 4 gets the default maxRounds; three colluders play Rock, Paper and Scissors every
+// round, so classic replays every round whatever the fourth player does, and the game ends at that
+// bound, split, every bet back.
+func TestDefaultsEndColludersGame(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	ps := []apitest.Player{e.NewPlayer("rock", 100), e.NewPlayer("paper", 100), e.NewPlayer("scissors", 100), e.NewPlayer("honest", 100)}
+	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 4})
+	if l.Config.MaxRounds != tournament.DefaultMaxRounds {
+		t.Fatalf("a new lobby's default maxRounds is %d", l.Config.MaxRounds)
+	}
+	lobby, game := l.Id.String(), l.Game.Id.String()
+	for _, p := range ps {
+		e.Register(lobby, p).Want(t, http.StatusCreated)
+	}
+	honest := []string{"0", "1", "2", "3", "4"}
+	for round := 1; ; round++ {
+		if g := e.Lobby(lobby, "").Game; g.Id.String() != game {
+			break
+		} else if round > int(l.Config.MaxRounds) {
+			t.Fatalf("round %d of a default game is open (%s)", round, g.Stage)
+		}
+		moves := []string{"0", "1", "2", honest[round%len(honest)]}
+		for i, p := range ps {
+			e.Commit(lobby, p, fmt.Sprintf("%s-round-%d-secret", moves[i], round)).Want(t, http.StatusOK)
+		}
+		for i, p := range ps {
+			e.Reveal(lobby, p, fmt.Sprintf("%s-round-%d-secret", moves[i], round)).Want(t, http.StatusOK)
+		}
+	}
+	var g api.GameSummary
+	e.Do("GET", "/v1/games/"+game, "", nil).Want(t, http.StatusOK).Decode(t, &g)
+	if g.Stage != "stopped" || g.StopReason == nil || *g.StopReason != "max_rounds" || g.Round != l.Config.MaxRounds {
+		t.Errorf("the colluders' game ended as %s after round %d (reason %v)", g.Stage, g.Round, apitest.JSONOf(g.StopReason))
+	}
+	for _, p := range ps {
+		if b := e.Balance(p.Token); b != 100 {
+			t.Errorf("%s has %d after the split, want 100", p.Name, b)
+		}
+	}
 }

@@ -53,7 +53,8 @@ func TestEventVectors(t *testing.T) {
 	const alice = "2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20"
 	const bob = "0c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e"
 	cfg := tournament.DefaultConfig()
-	cfg.BetSize, cfg.PlayersCountLimit = 100, 2
+	// Fixed values, not whatever the defaults are today: the vectors must never change.
+	cfg.BetSize, cfg.PlayersCountLimit, cfg.MaxRounds = 100, 2, 0
 	at := int64(1_735_732_800_000) // 2025-01-01T12:00:00.000Z
 	log := []tournament.Event{
 		{Type: tournament.EventLobbyCreated, LobbyID: lobby, At: at, Data: &tournament.LobbyCreatedData{Name: "Friday <night> & \"friends\" \u2028 ü", Config: cfg}},

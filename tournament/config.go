@@ -22,7 +22,9 @@ type Config struct {
 	// row (0 = unlimited, as in Gear, where players who never act hold a lobby forever; the
 	// default is DefaultMaxExtensions).
 	MaxExtensions int `json:"maxExtensions"`
-	// MaxRounds > 0 stops a game when that many rounds ended without a winner (0 = unlimited).
+	// MaxRounds > 0 stops a game when that many rounds ended without a winner (0 = unlimited, an
+	// explicit choice: a few colluding accounts can then make a classic game replay forever; the
+	// default is DefaultMaxRounds).
 	MaxRounds int `json:"maxRounds"`
 }
 
@@ -39,6 +41,15 @@ const (
 	// DefaultMaxExtensions is the maxExtensions of a config that omits it: a game whose players
 	// all stop acting ends (split) after this many empty windows instead of never.
 	DefaultMaxExtensions = 3
+	// DefaultMaxRounds is the maxRounds of a config that omits it. Under classic resolution
+	// three accounts playing Rock, Paper and Scissors make every round replay, whatever the
+	// others play; this bound ends (and splits) such a game. It is chosen so that a fair game
+	// almost never reaches it: with up to 6 players picking moves at random, under every shipped
+	// ruleset and either resolution, a game needs more than 100 rounds with a probability below
+	// 1e-9 (TestDefaultMaxRoundsSpareFairGames computes it exactly). Larger classic games rarely
+	// end by themselves (with 10 players under rpsls, 1 in 20 is still open after 100 rounds):
+	// weighted resolution is for them.
+	DefaultMaxRounds = 100
 	// maxSafeInteger is 2^53-1, the largest integer every JSON client reads exactly.
 	maxSafeInteger = 1<<53 - 1
 )
@@ -55,6 +66,7 @@ func DefaultConfig() Config {
 		Resolution:        engine.Classic,
 		StartWhenFull:     true,
 		MaxExtensions:     DefaultMaxExtensions,
+		MaxRounds:         DefaultMaxRounds,
 	}
 }
 

@@ -916,7 +916,7 @@ type CreateAccountRequest struct {
 type CreateLobbyRequest struct {
 	// Config A game config as sent by an admin. `betSize` and `playersCountLimit` are required; every
 	// other omitted (or null) field takes its default (timeouts 60000 ms, ruleset `rpsls`, resolution
-	// `classic`, `startWhenFull` true, `maxExtensions` 3, `maxRounds` 0). Validated: limit
+	// `classic`, `startWhenFull` true, `maxExtensions` 3, `maxRounds` 100). Validated: limit
 	// 2..100000; each timeout between the server's minimum (5000 ms unless configured lower) and
 	// 604800000 ms (7 days); `betSize >= 0` and `betSize x playersCountLimit <= 2^53-1`; the
 	// ruleset must exist. Extra fields are rejected.
@@ -1052,7 +1052,7 @@ type EventPage struct {
 
 // GameConfig A game's config as the server holds it (every field present).
 //
-// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":0,"maxRounds":0,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
+// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":3,"maxRounds":100,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
 type GameConfig struct {
 	// BetSize The bet each player pays into the escrow on registering (smallest unit).
 	//
@@ -1074,10 +1074,10 @@ type GameConfig struct {
 	MaxExtensions int32 `json:"maxExtensions"`
 
 	// MaxRounds When > 0, a game in which this many rounds end without a winner is stopped and split.
-	// 0 means unlimited.
+	// 0 means unlimited (then three colluding players can make a classic game replay forever).
 	//
 	//
-	// Example: 0
+	// Example: 100
 	MaxRounds int32 `json:"maxRounds"`
 
 	// MoveTimeoutMs Length of each moves (commit) window in ms.
@@ -1117,7 +1117,7 @@ type GameConfig struct {
 
 // GameConfigInput A game config as sent by an admin. `betSize` and `playersCountLimit` are required; every
 // other omitted (or null) field takes its default (timeouts 60000 ms, ruleset `rpsls`, resolution
-// `classic`, `startWhenFull` true, `maxExtensions` 3, `maxRounds` 0). Validated: limit
+// `classic`, `startWhenFull` true, `maxExtensions` 3, `maxRounds` 100). Validated: limit
 // 2..100000; each timeout between the server's minimum (5000 ms unless configured lower) and
 // 604800000 ms (7 days); `betSize >= 0` and `betSize x playersCountLimit <= 2^53-1`; the
 // ruleset must exist. Extra fields are rejected.
@@ -1141,9 +1141,14 @@ type GameConfigInput struct {
 	// Example: 3
 	MaxExtensions *int32 `json:"maxExtensions,omitempty"`
 
-	// MaxRounds Rounds without a winner after which the game is stopped and split (0 = unlimited).
+	// MaxRounds Rounds without a winner after which the game is stopped and split. The default, 100, is
+	// one a fair game almost never reaches (with up to 6 players choosing at random, less than
+	// once in 10^9 games under any shipped ruleset) and ends a game that three colluding
+	// players keep replaying under `classic` (Rock, Paper and Scissors every round). 0 =
+	// unlimited, an explicit choice that lets them hold the other players' bets forever.
 	//
-	// Example: 0
+	//
+	// Example: 100
 	MaxRounds *int32 `json:"maxRounds,omitempty"`
 
 	// MoveTimeoutMs Moves (commit) window in ms (server minimum to 7 days).
@@ -1217,7 +1222,7 @@ type GameFinishedEventType string
 type GameOpenedData struct {
 	// Config A game's config as the server holds it (every field present).
 	//
-	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":0,"maxRounds":0,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
+	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":3,"maxRounds":100,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
 	Config GameConfig `json:"config"`
 
 	// Number The game's position in the lobby.
@@ -1535,11 +1540,11 @@ type GameStoppedEventType string
 
 // GameSummary A game's public summary.
 //
-// Example: {"config":{"betSize":100,"entryTimeoutMs":60000,"maxExtensions":0,"maxRounds":0,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true},"endedAt":"2025-01-01T12:05:00.000Z","id":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","number":1,"payout":400,"players":4,"pot":0,"round":2,"rulesetHash":"7d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f4e3d2c","stage":"finished","startedAt":"2025-01-01T12:00:00.000Z","stopReason":null,"winner":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20"}
+// Example: {"config":{"betSize":100,"entryTimeoutMs":60000,"maxExtensions":3,"maxRounds":100,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true},"endedAt":"2025-01-01T12:05:00.000Z","id":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","number":1,"payout":400,"players":4,"pot":0,"round":2,"rulesetHash":"7d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f4e3d2c","stage":"finished","startedAt":"2025-01-01T12:00:00.000Z","stopReason":null,"winner":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20"}
 type GameSummary struct {
 	// Config A game's config as the server holds it (every field present).
 	//
-	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":0,"maxRounds":0,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
+	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":3,"maxRounds":100,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
 	Config GameConfig `json:"config"`
 
 	// EndedAt When the game finished or stopped; null while open.
@@ -1829,7 +1834,7 @@ type LedgerReport struct {
 
 // Lobby A lobby, its configs and its current game.
 //
-// Example: {"closed":false,"config":{"betSize":100,"entryTimeoutMs":60000,"maxExtensions":0,"maxRounds":0,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true},"createdAt":"2025-01-01T12:00:00.000Z","game":{"committed":2,"deadline":"2025-01-01T12:02:00.000Z","deadlineMs":1735732920000,"extensions":0,"id":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","number":1,"players":4,"pot":400,"remaining":4,"revealed":0,"round":1,"rulesetHash":"7d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f4e3d2c","stage":"moves","stageStartedAt":"2025-01-01T12:01:00.000Z","you":{"commitment":"cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae","committed":true,"inGame":true,"move":null,"registered":true,"revealed":false}},"id":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","name":"Friday night","nextConfig":{"betSize":200,"entryTimeoutMs":120000,"maxExtensions":3,"maxRounds":20,"moveTimeoutMs":60000,"playersCountLimit":8,"resolution":"weighted","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true},"serverTime":1735732890000}
+// Example: {"closed":false,"config":{"betSize":100,"entryTimeoutMs":60000,"maxExtensions":3,"maxRounds":100,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true},"createdAt":"2025-01-01T12:00:00.000Z","game":{"committed":2,"deadline":"2025-01-01T12:02:00.000Z","deadlineMs":1735732920000,"extensions":0,"id":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","number":1,"players":4,"pot":400,"remaining":4,"revealed":0,"round":1,"rulesetHash":"7d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f4e3d2c","stage":"moves","stageStartedAt":"2025-01-01T12:01:00.000Z","you":{"commitment":"cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae","committed":true,"inGame":true,"move":null,"registered":true,"revealed":false}},"id":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","name":"Friday night","nextConfig":{"betSize":200,"entryTimeoutMs":120000,"maxExtensions":3,"maxRounds":20,"moveTimeoutMs":60000,"playersCountLimit":8,"resolution":"weighted","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true},"serverTime":1735732890000}
 type Lobby struct {
 	// Closed When true, no new game starts after the current one ends.
 	//
@@ -1838,7 +1843,7 @@ type Lobby struct {
 
 	// Config A game's config as the server holds it (every field present).
 	//
-	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":0,"maxRounds":0,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
+	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":3,"maxRounds":100,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
 	Config GameConfig `json:"config"`
 
 	// CreatedAt When the lobby was created.
@@ -1893,7 +1898,7 @@ type LobbyClosedEventType string
 type LobbyCreatedData struct {
 	// Config A game's config as the server holds it (every field present).
 	//
-	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":0,"maxRounds":0,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
+	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":3,"maxRounds":100,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
 	Config GameConfig `json:"config"`
 
 	// Name The lobby's name.
@@ -2033,7 +2038,7 @@ type MovesClosedEventType string
 type NextConfigChangedData struct {
 	// Config A game's config as the server holds it (every field present).
 	//
-	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":0,"maxRounds":0,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
+	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":3,"maxRounds":100,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
 	Config GameConfig `json:"config"`
 }
 

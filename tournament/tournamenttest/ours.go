@@ -308,6 +308,33 @@ var ourScenarios = []scenario{
 		}
 		h.wantBalances(Funds, Funds, Funds, Funds)
 	}},
+	{"MaxRounds/DefaultEndsThreeColluders", func(h *harness) {
+		// Issue 21's attack: under the default config (what POST /v1/lobbies gives a config of
+		// only betSize and playersCountLimit), three accounts play Rock, Paper and Scissors every
+		// round, so classic replays every round whatever the fourth plays. The game still ends,
+		// split, after DefaultMaxRounds rounds.
+		cfg := tournament.DefaultConfig()
+		cfg.BetSize, cfg.PlayersCountLimit = Bet, 4
+		h.open(cfg)
+		h.register(1, 2, 3, 4)
+		game := h.game().ID
+		honest := []engine.Move{Rock, Paper, Scissors, Lizard, Spock}
+		for r := 1; h.gameByID(game).Stage.Open(); r++ {
+			if r > tournament.DefaultMaxRounds {
+				h.t.Fatalf("round %d of a default game is still open", r)
+			}
+			h.advance(10)
+			h.round([]int{1, 2, 3, 4}, Rock, Paper, Scissors, honest[r%len(honest)])
+		}
+		var s tournament.GameStoppedData
+		h.lastEvent(tournament.EventGameStopped, &s)
+		if s.Reason != tournament.ReasonMaxRounds || s.Round != tournament.DefaultMaxRounds || s.Players != 4 || s.Share != Bet {
+			h.t.Errorf("game_stopped %+v", s)
+		}
+		h.wantBalances(Funds, Funds, Funds, Funds)
+		cfg.MaxRounds = 0 // unlimited stays possible, as an explicit choice
+		h.ok(h.tryNextConfig(h.admin, cfg))
+	}},
 	{"MaxRounds/DecisiveRoundStillWins", func(h *harness) {
 		cfg := config()
 		cfg.MaxRounds = 1
