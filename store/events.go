@@ -21,7 +21,8 @@ import (
 // the lobby, and only those it is news for, and hand them the new events without reading them
 // back (see recentEvents). Any role that can connect to the database may NOTIFY, so an event is
 // taken from a notification only when its MAC, under the note key every replica derives from the
-// database's first signing key, holds: a forged one could otherwise be served and signed.
+// database's current signing key (see loadNoteKey), holds: a forged one could otherwise be served
+// and signed.
 const EventsChannel = "rps_events"
 
 // maxNotePayload keeps a notification under Postgres's limit of 8,000 bytes.

@@ -35,7 +35,6 @@ func KeyID(pub ed25519.PublicKey) string {
 // CurrentSigningKey returns the key that signs now, generating the first one if there is none.
 // Two replicas starting at once cannot both create one: the partial unique index admits a single
 // current key, and the loser reads the winner's.
-// It also loads the note key (see EventsChannel) the first time.
 func (s *Store) CurrentSigningKey(ctx context.Context) (SigningKey, error) {
 	k, err := s.currentKey(ctx)
 	if errors.Is(err, tournament.ErrNotFound) {
@@ -47,22 +46,28 @@ func (s *Store) CurrentSigningKey(ctx context.Context) (SigningKey, error) {
 		}
 		k, err = s.currentKey(ctx)
 	}
-	if err != nil {
-		return k, err
-	}
-	return k, s.loadNoteKey(ctx)
+	return k, err
 }
 
-// loadNoteKey derives the key that authenticates the events notifications carry from the seed of
-// the database's first signing key: keys are never deleted, so every replica, whenever it started
-// and whatever rotations happened, derives the same one, and no role that cannot read
-// signing_keys can.
-func (s *Store) loadNoteKey(ctx context.Context) error {
-	if s.noteKey.Load() != nil {
+// KeysChannel is notified, on commit, with the id of a new current signing key (the first one, or
+// the one a rotation made), so that every replica's listener switches the note key at once.
+const KeysChannel = "rps_keys"
+
+// loadNoteKey derives the key that authenticates the events notifications carry (see
+// EventsChannel) from the seed of the current signing key, which no role that cannot read
+// signing_keys knows, and makes it the one notifications are sent and taken with (none while there
+// is no key yet). The listener calls it on its own connection when it starts listening and at each
+// notification of KeysChannel: notifications arrive in commit order, so every notification
+// committed after a rotation is checked under the new key, and a retired key authenticates nothing
+// from then on. A replica that switches a little later sends, meanwhile, events under the retired
+// key, which the others take as news of a seq only, reading the event from the log: nothing is lost.
+func (s *Store) loadNoteKey(ctx context.Context, q querier) error {
+	var seed []byte
+	err := queryRow(ctx, q, `SELECT seed FROM signing_keys WHERE retired_at IS NULL`).Scan(&seed)
+	if errors.Is(err, tournament.ErrNotFound) {
+		s.noteKey.Store(nil)
 		return nil
 	}
-	var seed []byte
-	err := queryRow(ctx, s.pool, `SELECT seed FROM signing_keys ORDER BY created_at, id LIMIT 1`).Scan(&seed)
 	if err != nil {
 		return fmt.Errorf("read the note key: %w", err)
 	}
@@ -91,8 +96,9 @@ func insertKey(ctx context.Context, tx pgx.Tx) error {
 	if err != nil {
 		return fmt.Errorf("generate key: %w", err)
 	}
-	_, err = exec(ctx, tx, `INSERT INTO signing_keys (id, public_key, seed, created_at)
-		VALUES ($1, $2, $3, `+clockSQL+`)`, KeyID(pub), []byte(pub), priv.Seed())
+	_, err = exec(ctx, tx, `WITH key AS (INSERT INTO signing_keys (id, public_key, seed, created_at)
+			VALUES ($1, $2, $3, `+clockSQL+`))
+		SELECT pg_notify($4, $1)`, KeyID(pub), []byte(pub), priv.Seed(), KeysChannel)
 	return err
 }
 

@@ -269,7 +269,11 @@ func (s *Store) listenOnce(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+EventsChannel+"; LISTEN "+AccountsChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+EventsChannel+"; LISTEN "+AccountsChannel+"; LISTEN "+KeysChannel); err != nil {
+		return err
+	}
+	// After LISTEN: a rotation committed since is notified.
+	if err := s.loadNoteKey(ctx, conn); err != nil {
 		return err
 	}
 	// Followers that subscribed, and accounts that changed, before this connection listened may
@@ -281,8 +285,16 @@ func (s *Store) listenOnce(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if note.Channel == AccountsChannel {
+		switch note.Channel {
+		case AccountsChannel:
 			s.notify.accountChanged(tournament.AccountID(note.Payload))
+			continue
+		case KeysChannel:
+			// Before any later notification is taken (any login may send this one too; it costs
+			// one read of the current key).
+			if err := s.loadNoteKey(ctx, conn); err != nil {
+				return err
+			}
 			continue
 		}
 		lobby, seq, event := parseEventNote(note.Payload, s.noteKey.Load())

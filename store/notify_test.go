@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"reflect"
 	"strings"
@@ -19,7 +20,7 @@ func TestNotifiedEventsNeedNoRead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t, Options{Service: fastService()})
-	if _, err := s.CurrentSigningKey(ctx); err != nil { // loads the note key
+	if _, err := s.CurrentSigningKey(ctx); err != nil { // the key notifications are MACed under
 		t.Fatal(err)
 	}
 	adm := admin(t, s)
@@ -193,7 +194,7 @@ func TestForgedNotificationsKeepNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t, Options{Service: fastService()})
-	if _, err := s.CurrentSigningKey(ctx); err != nil { // loads the note key
+	if _, err := s.CurrentSigningKey(ctx); err != nil { // the key notifications are MACed under
 		t.Fatal(err)
 	}
 	followed := createLobby(t, s, admin(t, s), fastConfig(60_000))
@@ -243,4 +244,52 @@ func (n *notifier) lobbiesKept() int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return max(len(n.wakeStamps), len(n.heads), len(n.recent), len(n.followers))
+}
+
+// TestNoteKeyFollowsRotation: the listener derives the note key from the current signing key, and
+// switches to the new one when a rotation commits, before it takes any later notification; the
+// events notified after it are still handed to followers without a read.
+func TestNoteKeyFollowsRotation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t, Options{Service: fastService()})
+	first, err := s.CurrentSigningKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := admin(t, s)
+	lobby := createLobby(t, s, adm, fastConfig(60_000))
+	_, cancel := s.Subscribe(lobby)
+	defer cancel()
+	waitNoteKey := func(k SigningKey) {
+		t.Helper()
+		want := sha256.Sum256(append([]byte("rps-event-note-v1\n"), k.Private.Seed()...))
+		deadline := time.Now().Add(5 * time.Second)
+		for got := s.noteKey.Load(); got == nil || *got != want; got = s.noteKey.Load() {
+			if time.Now().After(deadline) {
+				t.Fatalf("the note key is not derived from key %s", k.ID)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitNoteKey(first)
+	second, err := s.RotateSigningKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitNoteKey(second)
+	head, _, err := s.Head(ctx, lobby)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := register(s, player(t, s, "p", 100), lobby); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(s.notify.recentAfter(lobby, head, 10)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the event notified after the rotation is not taken under the new key")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -51,8 +51,9 @@ type Store struct {
 	eventReads singleflight.Group
 	// notify wakes the local followers of lobbies; its listener runs until Close.
 	notify notifier
-	// noteKey authenticates the events the notifications carry (see EventsChannel); nil until
-	// CurrentSigningKey has loaded it, and until then events are neither sent nor taken in them.
+	// noteKey authenticates the events the notifications carry (see EventsChannel and
+	// loadNoteKey); nil until the listener has loaded it, and until then events are neither sent
+	// nor taken in them.
 	noteKey    atomic.Pointer[[32]byte]
 	listenCtx  context.Context
 	stopListen context.CancelFunc
