@@ -26,6 +26,12 @@ func (h *handlers) moveMoney(ctx context.Context, action, id string, key *string
 	if err != nil {
 		return rawResponse{}, err
 	}
+	if body.Memo != nil {
+		// The memo is kept in the audit log.
+		if _, err := tournament.Text("memo", *body.Memo, tournament.MaxMemoLength); err != nil {
+			return rawResponse{}, err
+		}
+	}
 	return h.mutate(ctx, mutation{
 		action: action, caller: who, target: tournament.AccountID(id), key: key, body: body, status: http.StatusOK,
 		run: func(ctx context.Context, tx tournament.Tx, now int64) (any, error) {

@@ -48,6 +48,10 @@ func (h *handlers) SearchAccounts(ctx context.Context, req SearchAccountsRequest
 }
 
 func (h *handlers) DisableAccount(ctx context.Context, req DisableAccountRequestObject) (DisableAccountResponseObject, error) {
+	// The reason is kept in the audit log: free text under the one rule for it.
+	if _, err := tournament.Text("reason", req.Body.Reason, tournament.MaxStopReasonLength); err != nil {
+		return nil, err
+	}
 	return h.setDisabled(ctx, "disable_account", req.AccountId.String(), req.Params.IdempotencyKey, req.Body, true)
 }
 

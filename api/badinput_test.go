@@ -146,6 +146,16 @@ func TestBadInput(t *testing.T) {
 		} {
 			add(badCase{op: op, name: name, token: "admin", body: body, status: 400, code: "validation_failed"})
 		}
+		// Issue 21: data after the JSON value was ignored, and 5 (not 900000) was moved.
+		for name, body := range map[string]string{
+			"a second value": `{"amount":5}{"amount":900000}`, "a stray x": `{"amount":5}x`, "a stray bracket": `{"amount":5}]`,
+			"amount twice": `{"amount":5,"amount":900000}`,
+		} {
+			add(badCase{op: op, name: name, token: "admin", body: body, status: 400, code: "validation_failed"})
+		}
+		for name, memo := range map[string]string{"blank memo": `"   "`, "NUL in memo": `"m\u0000"`, "lone surrogate in memo": `"\udc00m"`, "control character in memo": `"m\u001b"`} {
+			add(badCase{op: op, name: name, token: "admin", body: `{"amount":5,"memo":` + memo + `}`, status: 400, code: "validation_failed", field: "memo"})
+		}
 		add(badCase{op: op, name: "an admin's account", path: strings.Replace(op[5:], "{accountId}", "ADMIN", 1), token: "admin", body: good, status: 403, code: "forbidden"})
 	}
 	add(badCase{op: "POST /v1/admin/accounts/{accountId}/debits", name: "more than the balance", token: "admin", body: map[string]any{"amount": 5000}, status: 409, code: "insufficient_funds"})
@@ -354,6 +364,8 @@ func TestBadInput(t *testing.T) {
 	add(
 		badCase{op: searchOp, name: "long query", path: "/v1/admin/accounts?query=" + strings.Repeat("q", 101), token: "admin", status: 400, code: "validation_failed", field: "query"},
 		badCase{op: searchOp, name: "after not a cursor", path: "/v1/admin/accounts?after=x", token: "admin", status: 400, code: "validation_failed", field: "after"},
+		badCase{op: searchOp, name: "NUL in query", path: "/v1/admin/accounts?query=%00", token: "admin", status: 400, code: "validation_failed", field: "query"},
+		badCase{op: searchOp, name: "query not UTF-8", path: "/v1/admin/accounts?query=%FF", token: "admin", status: 400, code: "validation_failed", field: "query"},
 	)
 	disableOp := "POST /v1/admin/accounts/{accountId}/disable"
 	goodDisable := map[string]any{"reason": "test"}
@@ -362,6 +374,9 @@ func TestBadInput(t *testing.T) {
 	add(idCases(disableOp, "accountId", "admin", goodDisable)...)
 	add(
 		badCase{op: disableOp, name: "empty reason", token: "admin", body: `{"reason":""}`, status: 400, code: "validation_failed", field: "reason"},
+		badCase{op: disableOp, name: "blank reason", token: "admin", body: `{"reason":"   "}`, status: 400, code: "validation_failed", field: "reason"},
+		badCase{op: disableOp, name: "NUL in reason", token: "admin", body: `{"reason":"x\u0000"}`, status: 400, code: "validation_failed", field: "reason"},
+		badCase{op: disableOp, name: "control character in reason", token: "admin", body: `{"reason":"x\u0007"}`, status: 400, code: "validation_failed", field: "reason"},
 		badCase{op: disableOp, name: "self", path: "/v1/admin/accounts/ADMIN/disable", token: "admin", body: goodDisable, status: 403, code: "forbidden"},
 	)
 	enableOp := "POST /v1/admin/accounts/{accountId}/enable"

@@ -209,6 +209,10 @@ func requestProblem(err error) *problemError {
 	if errors.As(err, &multi) && len(multi) > 0 {
 		err = multi[0]
 	}
+	var body *bodyError
+	if errors.As(err, &body) {
+		return validationProblem(body.field, body.detail)
+	}
 	var reqErr *openapi3filter.RequestError
 	if !errors.As(err, &reqErr) {
 		return validationProblem("", firstLine(err.Error()))

@@ -43,6 +43,7 @@ const (
 	MaxAccountNameLength = 100
 	MaxLobbyNameLength   = 100
 	MaxStopReasonLength  = 500
+	MaxMemoLength        = 200
 )
 
 // CreateLobby creates a lobby (admins only) and opens its first game.

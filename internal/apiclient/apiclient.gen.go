@@ -935,7 +935,9 @@ type CreateLobbyRequest struct {
 //
 // Example: {"reason":"chargeback under review"}
 type DisableAccountRequest struct {
-	// Reason The reason, for the audit log.
+	// Reason The reason, for the audit log. Surrounding white space is trimmed; a blank reason, or one
+	// with a control character, is refused.
+	//
 	//
 	// Example: chargeback under review
 	Reason string `json:"reason"`
@@ -1950,7 +1952,9 @@ type MoneyTransferRequest struct {
 	// Example: 1000
 	Amount int64 `json:"amount"`
 
-	// Memo An optional note kept with the ledger entries.
+	// Memo An optional note, kept in the audit log. Surrounding white space is trimmed; a blank memo,
+	// or one with a control character, is refused (omit the field instead).
+	//
 	//
 	// Example: deposit 2025-01-01
 	Memo *string `json:"memo,omitempty"`
@@ -2217,7 +2221,7 @@ type Resolution string
 type RevealRequest struct {
 	// Reveal `digit + password`, exactly as hashed for the commitment. Its first byte is the move's
 	// ASCII digit. At most 1024 bytes of UTF-8 (the server counts bytes; `maxLength` here
-	// counts characters).
+	// counts characters), without U+0000.
 	//
 	//
 	// Example: 0pass12
@@ -2773,7 +2777,7 @@ type ListAccountGamesParams struct {
 
 // SearchAccountsParams defines parameters for SearchAccounts.
 type SearchAccountsParams struct {
-	// Query An account id, or the start of a name.
+	// Query An account id, or the start of a name (no U+0000).
 	Query *string `form:"query,omitempty" json:"query,omitempty"`
 
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.

@@ -1,0 +1,192 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+)
+
+// Request bodies are decoded here, once, by the request validator (the strict server decodes
+// the same bytes into its types afterwards). A body is exactly one JSON value, whitespace after
+// it allowed, and an I-JSON message (RFC 7493): its strings are UTF-8 with no lone surrogate
+// escape, and no object names a member twice. Go's decoder would take the first value of
+// `{"amount":100}{"amount":900000}` and ignore the rest, turn `"\ud800"` or a stray byte into
+// U+FFFD, and keep the last of two members: every one of those is a request the client did not
+// mean, refused with 400 naming the field. Strings also hold no U+0000, which PostgreSQL can store
+// neither in text nor in jsonb (the audit log keeps admins' request bodies).
+func init() {
+	openapi3filter.RegisterBodyDecoder("application/json", decodeJSONBody)
+}
+
+// bodyError is a body refused by decodeJSONBody; field is the member's path ("config.ruleset"),
+// or "body" for the body as a whole.
+type bodyError struct {
+	field, detail string
+}
+
+func (e *bodyError) Error() string { return e.field + ": " + e.detail }
+
+func decodeJSONBody(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	return parseJSONBody(data)
+}
+
+// parseJSONBody decodes one JSON value as encoding/json would with UseNumber (objects as
+// map[string]any, numbers as json.Number), refusing what the comment above lists.
+func parseJSONBody(data []byte) (any, error) {
+	p := &bodyParser{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
+	p.dec.UseNumber()
+	v, err := p.value(nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, &bodyError{field: "body", detail: fmt.Sprintf("the body must be exactly one JSON value, but more follows it at byte %d", p.dec.InputOffset())}
+	}
+	return v, nil
+}
+
+type bodyParser struct {
+	data []byte
+	dec  *json.Decoder
+}
+
+// value reads the value at path.
+func (p *bodyParser) value(path []string) (any, error) {
+	start := p.dec.InputOffset()
+	tok, err := p.dec.Token()
+	if err != nil {
+		return nil, p.syntaxError(err)
+	}
+	switch t := tok.(type) {
+	case string:
+		return t, p.checkString(path, t, start)
+	case json.Delim:
+		if t == '[' {
+			return p.array(path)
+		}
+		if t == '{' {
+			return p.object(path)
+		}
+		return nil, &bodyError{field: fieldName(path), detail: fmt.Sprintf("unexpected %q", t)}
+	default:
+		return t, nil // json.Number, bool or nil
+	}
+}
+
+func (p *bodyParser) object(path []string) (any, error) {
+	obj := map[string]any{}
+	for p.dec.More() {
+		start := p.dec.InputOffset()
+		tok, err := p.dec.Token()
+		if err != nil {
+			return nil, p.syntaxError(err)
+		}
+		name, _ := tok.(string) // More and Token guarantee a member name here
+		member := append(path[:len(path):len(path)], name)
+		if err := p.checkString(member, name, start); err != nil {
+			return nil, err
+		}
+		if _, dup := obj[name]; dup {
+			return nil, &bodyError{field: fieldName(member), detail: "appears twice in its object"}
+		}
+		if obj[name], err = p.value(member); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := p.dec.Token(); err != nil { // the closing brace
+		return nil, p.syntaxError(err)
+	}
+	return obj, nil
+}
+
+func (p *bodyParser) array(path []string) (any, error) {
+	arr := []any{}
+	for i := 0; p.dec.More(); i++ {
+		v, err := p.value(append(path[:len(path):len(path)], strconv.Itoa(i)))
+		if err != nil {
+			return nil, err
+		}
+		arr = append(arr, v)
+	}
+	if _, err := p.dec.Token(); err != nil { // the closing bracket
+		return nil, p.syntaxError(err)
+	}
+	return arr, nil
+}
+
+// checkString checks a string the decoder read from data[start:] (with the separators before it)
+// up to its current offset: s is what it decoded.
+func (p *bodyParser) checkString(path []string, s string, start int64) error {
+	raw := p.data[start:p.dec.InputOffset()]
+	switch {
+	case !utf8.Valid(raw):
+		return &bodyError{field: fieldName(path), detail: "must be valid UTF-8"}
+	case hasLoneSurrogate(raw):
+		return &bodyError{field: fieldName(path), detail: "must not contain a lone surrogate escape such as \\ud800: it names no character"}
+	case strings.IndexByte(s, 0) >= 0:
+		return &bodyError{field: fieldName(path), detail: "must not contain U+0000"}
+	}
+	return nil
+}
+
+func (p *bodyParser) syntaxError(err error) error {
+	if errors.Is(err, io.EOF) {
+		return &bodyError{field: "body", detail: "the body ends before its JSON value does"}
+	}
+	return &bodyError{field: "body", detail: "malformed JSON: " + err.Error()}
+}
+
+func fieldName(path []string) string {
+	if len(path) == 0 {
+		return "body"
+	}
+	return strings.Join(path, ".")
+}
+
+// hasLoneSurrogate reports whether JSON text the decoder accepted holds a \u escape of a UTF-16
+// surrogate that is not the first half of a pair followed by the second.
+func hasLoneSurrogate(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		i++ // the escaped character: a backslash escaped is not the start of an escape
+		if raw[i] != 'u' {
+			continue
+		}
+		r := hex4(raw[i+1 : i+5])
+		i += 4
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+6 >= len(raw) || raw[i+1] != '\\' || raw[i+2] != 'u' {
+				return true
+			}
+			if lo := hex4(raw[i+3 : i+7]); lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 6
+		}
+	}
+	return false
+}
+
+// hex4 reads the four hex digits of a \u escape the decoder already checked.
+func hex4(b []byte) rune {
+	n, _ := strconv.ParseUint(string(b), 16, 16)
+	return rune(n)
+}
