@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -86,9 +87,12 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.log.ErrorContext(r.Context(), "panic", "panic", fmt.Sprint(v), "requestId", requestID(r.Context()))
+				// The value may hold anything the handler had: a token, a reveal, a query. The log
+				// gets its type and where it happened (the stack shows no string's contents).
+				s.log.ErrorContext(r.Context(), "panic", "type", fmt.Sprintf("%T", v),
+					"requestId", requestID(r.Context()), "stack", string(debug.Stack()))
 				if rec.status == 0 {
-					s.writeProblem(rec, r, fmt.Errorf("panic: %v", v))
+					s.writeProblem(rec, r, errPanicked)
 				}
 			}
 			route := "unmatched"
@@ -112,6 +116,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		next.ServeHTTP(rec, r)
 	})
 }
+
+// errPanicked answers a request whose handler panicked; the panic is logged apart, without its
+// value.
+var errPanicked = errors.New("the handler panicked")
 
 // limitBody refuses bodies over MaxBodyBytes with 413 before any handler reads them.
 func (s *Server) limitBody(next http.Handler) http.Handler {

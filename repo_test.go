@@ -1,0 +1,99 @@
+package rps_test
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// gitLsFiles lists the tracked files with their modes, or skips the test outside a git checkout
+// (a source archive has no index to check).
+func gitLsFiles(t *testing.T) map[string]string {
+	t.Helper()
+	out, err := exec.Command("git", "ls-files", "-s", "-z").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	files := map[string]string{}
+	for entry := range bytes.SplitSeq(out, []byte{0}) {
+		meta, path, ok := bytes.Cut(entry, []byte{'\t'})
+		if !ok {
+			continue
+		}
+		mode, _, _ := strings.Cut(string(meta), " ")
+		files[string(path)] = mode
+	}
+	return files
+}
+
+// TestNoBinariesTracked: build outputs never go into git. No tracked file is a compiled program
+// (ELF, Mach-O, PE or a Java class), and every executable one is a script.
+func TestNoBinariesTracked(t *testing.T) {
+	magics := map[string][]byte{
+		"ELF": []byte("\x7fELF"), "Mach-O": {0xcf, 0xfa, 0xed, 0xfe}, "Mach-O (32-bit)": {0xce, 0xfa, 0xed, 0xfe},
+		"Mach-O (universal) or a Java class": {0xca, 0xfe, 0xba, 0xbe}, "PE": []byte("MZ\x90\x00"),
+	}
+	for path, mode := range gitLsFiles(t) {
+		f, err := os.Open(path)
+		if err != nil {
+			continue // deleted in the work tree
+		}
+		head := make([]byte, 4)
+		n, _ := f.Read(head)
+		_ = f.Close()
+		head = head[:n]
+		for kind, magic := range magics {
+			if bytes.HasPrefix(head, magic) {
+				t.Errorf("%s is a compiled program (%s) in git: remove it (git rm --cached) and ignore it", path, kind)
+			}
+		}
+		if mode == "100755" && !bytes.HasPrefix(head, []byte("#!")) {
+			t.Errorf("%s is executable but not a script", path)
+		}
+	}
+}
+
+// TestBuildOutputsIgnored: what builds and runs leave in the tree is ignored by git, wherever it
+// lands, and kept out of a Docker build's context; the sources are not.
+func TestBuildOutputsIgnored(t *testing.T) {
+	gitLsFiles(t)
+	outputs := []string{
+		"rpsd", "rpsbot", "rpsverify", "bench/bench", "cmd/rpsd/rpsd", "cmd/rpsbot/rpsbot", "cmd/rpsverify/rpsverify",
+		"api/api.test", "cpu.prof", ".rpsd/password", ".tools/bin/golangci-lint", "node_modules/x/index.js",
+		"android-client/app/target/rps.apk", "android-client/core/target/classes/A.class", "console/test/output/a.png",
+	}
+	for _, path := range outputs {
+		if err := exec.Command("git", "check-ignore", "-q", "--no-index", path).Run(); err != nil {
+			t.Errorf("git does not ignore %s", path)
+		}
+	}
+	for _, path := range []string{"cmd/rpsd/main.go", "bench/main.go", "api/server.go", "android-client/pom.xml"} {
+		if err := exec.Command("git", "check-ignore", "-q", "--no-index", path).Run(); err == nil {
+			t.Errorf("git ignores the source %s", path)
+		}
+	}
+
+	f, err := os.Open(".dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	var patterns []string
+	for s := bufio.NewScanner(f); s.Scan(); {
+		if line := strings.TrimSpace(s.Text()); line != "" && !strings.HasPrefix(line, "#") {
+			patterns = append(patterns, line)
+		}
+	}
+	for _, want := range []string{
+		".git", "**/.rpsd", "**/node_modules", "**/.tools", "**/target",
+		"rpsd", "rpsbot", "rpsverify", "bench/bench", "cmd/rpsd/rpsd", "cmd/rpsbot/rpsbot", "cmd/rpsverify/rpsverify", "**/*.test",
+	} {
+		if !slices.Contains(patterns, want) {
+			t.Errorf(".dockerignore does not list %s", want)
+		}
+	}
+}
