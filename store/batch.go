@@ -231,6 +231,13 @@ func (t *pgTx) runCalls(ctx context.Context, lobby tournament.LobbyID, calls []*
 	if err := t.tx.send(ctx, &b); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
+	if fixedNow == nil {
+		for _, begin := range begins {
+			if err := t.s.checkBeat(begin.now, begin.newestBeat); err != nil {
+				return err
+			}
+		}
+	}
 	if lock != nil && lock.foundLobby {
 		if _, _, err := t.held(lock); err != nil {
 			return err

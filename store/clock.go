@@ -14,7 +14,8 @@ import (
 
 // Clock worker timing.
 const (
-	// HeartbeatInterval is how often a running clock worker records that its replica is alive.
+	// HeartbeatInterval is how often, at most, a running clock worker records that its replica
+	// is alive (more often when a quarter of the outage threshold is shorter).
 	HeartbeatInterval = time.Second
 	// housekeepingInterval is how often a running clock worker purges expired idempotency keys
 	// and settles what other replicas left unsettled.
@@ -206,14 +207,15 @@ func (s *Store) expireNext(ctx context.Context) (bool, error) {
 	return took, err
 }
 
-// heartbeat records every HeartbeatInterval that this replica is alive, until ctx is cancelled.
-// It does nothing else: a beat that waited for slower work could make a replica starting now see
-// an outage that did not happen (see Recover).
+// heartbeat records that this replica is alive, every HeartbeatInterval or a quarter of the
+// outage threshold if that is shorter, until ctx is cancelled; a beat that finds a gap longer than
+// the threshold applies the outage rule first (see Recover). It does nothing else: a beat that
+// waited for slower work could make the replicas see an outage that did not happen.
 func (s *Store) heartbeat(ctx context.Context) {
-	tick := time.NewTicker(HeartbeatInterval)
+	tick := time.NewTicker(min(HeartbeatInterval, s.outage/4))
 	defer tick.Stop()
 	for {
-		if err := s.beat(ctx); err != nil && ctx.Err() == nil {
+		if _, err := s.Recover(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("heartbeat failed", "err", err)
 		}
 		select {
@@ -244,88 +246,4 @@ func (s *Store) housekeeping(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
-}
-
-func (s *Store) beat(ctx context.Context) error {
-	return s.run(ctx, func(t *pgTx) error {
-		now, err := t.now(ctx)
-		if err != nil {
-			return err
-		}
-		return t.beat(ctx, s.replica, now)
-	})
-}
-
-// beat records now as the last sign of life; the beat never moves back.
-func (t *pgTx) beat(ctx context.Context, replica string, now int64) error {
-	_, err := exec(ctx, t.tx, `INSERT INTO heartbeat (id, replica, beat_at) VALUES (true, $1, $2)
-		ON CONFLICT (id) DO UPDATE SET replica = excluded.replica,
-			beat_at = greatest(heartbeat.beat_at, excluded.beat_at)`, replica, now)
-	if err != nil {
-		return fmt.Errorf("heartbeat: %w", err)
-	}
-	return nil
-}
-
-// Recover is called at start-up, before RunClock. If the last heartbeat is older than threshold,
-// no replica ran in the meantime, and every open deadline moves later by the gap (with one
-// clock_shifted event per lobby), so that nobody is eliminated for the service's downtime. It
-// records a beat in the same transaction, so replicas starting together shift only once. It
-// returns the gap it shifted by (0 if none).
-func (s *Store) Recover(ctx context.Context, threshold time.Duration) (int64, error) {
-	var gap int64
-	err := s.run(ctx, func(t *pgTx) error {
-		gap = 0
-		var last int64
-		err := queryRow(ctx, t.tx, `SELECT beat_at FROM heartbeat FOR UPDATE`).Scan(&last)
-		if err != nil && !errors.Is(err, tournament.ErrNotFound) {
-			return fmt.Errorf("read heartbeat: %w", err)
-		}
-		// Read under the heartbeat's lock, so a replica that waited for another's recovery sees
-		// that replica's beat as recent.
-		now, nowErr := t.now(ctx)
-		if nowErr != nil {
-			return nowErr
-		}
-		switch {
-		case errors.Is(err, tournament.ErrNotFound):
-			// A new database: nothing ran before, nothing to shift.
-		case now-last > threshold.Milliseconds():
-			// Deadlines that had passed while a replica was still alive are applied as of
-			// then, as its clock worker would have; only the later ones move.
-			if err := t.expireAllDue(ctx, last); err != nil {
-				return err
-			}
-			gap = now - last
-			if err := s.service.ShiftClock(ctx, t, now, gap); err != nil {
-				return fmt.Errorf("shift clock by %d ms: %w", gap, err)
-			}
-		}
-		return t.beat(ctx, s.replica, now)
-	})
-	if err != nil {
-		return 0, err
-	}
-	if gap > 0 {
-		s.log.Info("clock shifted after an outage", "gap_ms", gap)
-	}
-	return gap, nil
-}
-
-// expireAllDue applies, at instant at, the expiries of every lobby whose deadline had passed by
-// then. It runs inside Recover's transaction, before any replica's clock worker starts.
-func (t *pgTx) expireAllDue(ctx context.Context, at int64) error {
-	lobbies, err := collect(ctx, t.tx, pgx.RowTo[tournament.LobbyID], `SELECT l.id::text
-		FROM games g JOIN lobbies l ON l.id = g.lobby_id AND l.game_id = g.id
-		WHERE g.stage IN ('registration', 'moves', 'reveal') AND g.deadline > 0 AND g.deadline < $1
-		ORDER BY g.deadline`, at)
-	if err != nil {
-		return fmt.Errorf("due lobbies: %w", err)
-	}
-	for _, id := range lobbies {
-		if _, err := t.s.service.Expire(ctx, t, at, id); err != nil {
-			return fmt.Errorf("expire lobby %s: %w", id, err)
-		}
-	}
-	return nil
 }

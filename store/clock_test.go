@@ -251,7 +251,7 @@ func TestClockActsPromptly(t *testing.T) {
 func TestRecover(t *testing.T) {
 	t.Parallel()
 	now := tournamenttest.Start
-	s := newStore(t, Options{Service: newService(), Now: func() int64 { return now }})
+	s := newStore(t, Options{Service: newService(), Now: func() int64 { return now }, OutageThreshold: 10 * time.Second})
 	ctx := context.Background()
 	cfg := fastConfig(tournamenttest.Timeout)
 	adm := admin(t, s)
@@ -266,15 +266,15 @@ func TestRecover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gap, err := s.Recover(ctx, 10*time.Second); err != nil || gap != 0 {
+	if gap, err := s.Recover(ctx); err != nil || gap != 0 {
 		t.Fatalf("first start: gap %d, %v; want 0", gap, err)
 	}
 	now += 5000 // a restart within the threshold
-	if gap, err := s.Recover(ctx, 10*time.Second); err != nil || gap != 0 {
+	if gap, err := s.Recover(ctx); err != nil || gap != 0 {
 		t.Fatalf("restart: gap %d, %v; want 0", gap, err)
 	}
 	now += 60_000 // an outage
-	gap, err := s.Recover(ctx, 10*time.Second)
+	gap, err := s.Recover(ctx)
 	if err != nil || gap != 60_000 {
 		t.Fatalf("after outage: gap %d, %v; want 60000", gap, err)
 	}
@@ -286,7 +286,7 @@ func TestRecover(t *testing.T) {
 		t.Errorf("deadline %d started %d, want %d and %d", after.Game.Deadline, after.Game.StageStartedAt,
 			before.Game.Deadline+gap, before.Game.StageStartedAt+gap)
 	}
-	if gap, err := s.Recover(ctx, 10*time.Second); err != nil || gap != 0 {
+	if gap, err := s.Recover(ctx); err != nil || gap != 0 {
 		t.Fatalf("second replica: gap %d, %v; want 0", gap, err)
 	}
 	for _, c := range []struct {

@@ -72,34 +72,37 @@ func (s *Store) runKeyed(ctx context.Context, actor tournament.AccountID, lobby 
 
 // beginRead receives what queueBegin's statement reads.
 type beginRead struct {
-	now      int64
-	hash     []byte
-	status   *int
-	body     []byte
-	disabled bool
+	now int64
+	// newestBeat is the newest heartbeat of any replica (see errOutage).
+	newestBeat *int64
+	hash       []byte
+	status     *int
+	body       []byte
+	disabled   bool
 	// expired is an outcome stored under the key that has expired: storing a new one deletes it
 	// first.
 	expired bool
 }
 
-// queueBegin queues the statement that reads an operation's instant, whether an admin disabled
-// the actor's account and, when key is not nil, the outcome stored under the key and whether it
-// has expired by now (by the database's clock when now is nil). Queued after the lobby's lock, the
-// instant never goes back in a lobby's log, and a duplicate that held the lock is seen.
+// queueBegin queues the statement that reads an operation's instant (with the newest heartbeat,
+// see errOutage), whether an admin disabled the actor's account and, when key is not nil, the
+// outcome stored under the key and whether it has expired by now (by the database's clock when now
+// is nil). Queued after the lobby's lock, the instant never goes back in a lobby's log, and a
+// duplicate that held the lock is seen.
 func queueBegin(b *pgx.Batch, actor tournament.AccountID, key *IdempotencyKey, now *int64) *beginRead {
 	r := &beginRead{}
 	var account, method, route, name any // NULL: no key, no match
 	if key != nil {
 		account, method, route, name = key.AccountID, key.Method, key.Route, key.Key
 	}
-	queue(b, `SELECT `+clockSQL+`, k.request_hash, k.status, k.response,
+	queue(b, `SELECT `+clockSQL+`, `+newestBeatSQL+`, k.request_hash, k.status, k.response,
 			coalesce(k.created_at < coalesce($7, `+clockSQL+`) - $5, false),
 			coalesce((SELECT disabled_at IS NOT NULL FROM accounts WHERE id = $6::uuid), false)
 		FROM (SELECT 1) AS one LEFT JOIN idempotency_keys k
 			ON k.account_id = $1 AND k.method = $2 AND k.route = $3 AND k.key = $4`,
 		account, method, route, name, IdempotencyTTL.Milliseconds(), nullID(actor), now).
 		QueryRow(func(row pgx.Row) error {
-			return row.Scan(&r.now, &r.hash, &r.status, &r.body, &r.expired, &r.disabled)
+			return row.Scan(&r.now, &r.newestBeat, &r.hash, &r.status, &r.body, &r.expired, &r.disabled)
 		})
 	return r
 }

@@ -32,7 +32,14 @@ type Options struct {
 	// OnExpiry, if set, is told of every lobby the clock worker expired and how long after its
 	// deadline (for metrics).
 	OnExpiry func(lag time.Duration)
+	// OutageThreshold is the outage rule's threshold (see Recover): a gap longer than this
+	// without any replica's heartbeat shifts every open deadline by the gap. Zero means
+	// DefaultOutageThreshold.
+	OutageThreshold time.Duration
 }
+
+// DefaultOutageThreshold is the outage threshold when Options gives none.
+const DefaultOutageThreshold = 5 * time.Second
 
 // Store is the tournament's persistence on a pgx pool. It is safe for concurrent use.
 type Store struct {
@@ -45,10 +52,15 @@ type Store struct {
 	// rulesets caches rulesets by content hash; they are immutable.
 	rulesets sync.Map
 	onExpiry func(lag time.Duration)
+	// outage is the outage rule's threshold.
+	outage time.Duration
 	// batches groups the actions in flight on each lobby (see runCall).
 	batches batcher
 	// eventReads shares identical event reads in flight.
 	eventReads singleflight.Group
+	// recovery shares a recovery from an outage among the transactions that found it (see
+	// recoverOutage).
+	recovery singleflight.Group
 	// notify wakes the local followers of lobbies; its listener runs until Close.
 	notify notifier
 	// noteKey authenticates the events the notifications carry (see EventsChannel and
@@ -65,10 +77,14 @@ func New(pool *pgxpool.Pool, opts Options) *Store {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	outage := opts.OutageThreshold
+	if outage <= 0 {
+		outage = DefaultOutageThreshold
+	}
 	listenCtx, stopListen := context.WithCancel(context.Background())
 	return &Store{
 		pool: pool, service: opts.Service, nowFn: opts.Now, log: log, replica: fmt.Sprintf("%016x", rand.Uint64()),
-		onExpiry: opts.OnExpiry, listenCtx: listenCtx, stopListen: stopListen,
+		onExpiry: opts.OnExpiry, outage: outage, listenCtx: listenCtx, stopListen: stopListen,
 	}
 }
 
@@ -132,6 +148,13 @@ func (s *Store) runTx(ctx context.Context, fn func(t *pgTx) error) (ended []tour
 		if err == nil {
 			return t.ended, refusal
 		}
+		if errors.Is(err, errOutage) && attempt < maxAttempts {
+			// The clock shifts first (see outage.go), then the transaction runs again.
+			if err := s.recoverOutage(ctx); err != nil {
+				return nil, fmt.Errorf("recover from an outage: %w", err)
+			}
+			continue
+		}
 		if !errors.Is(err, ErrRetry) || attempt == maxAttempts {
 			return nil, err
 		}
@@ -175,8 +198,20 @@ func (s *Store) withPipelinedTx(ctx context.Context, fn func(c *txConn) error) (
 	return nil
 }
 
-// now returns the instant of a transaction: the injected clock, or the database's.
-func (t *pgTx) now(ctx context.Context) (int64, error) { return t.s.nowOn(ctx, t.tx) }
+// now returns the instant of a transaction: the injected clock, or the database's, read with the
+// newest heartbeat of any replica: errOutage when that is older than the outage threshold, so that
+// the clock shifts before the transaction applies any expiry (see outage.go).
+func (t *pgTx) now(ctx context.Context) (int64, error) {
+	if t.s.nowFn != nil {
+		return t.s.nowFn(), nil
+	}
+	var now int64
+	var newest *int64
+	if err := queryRow(ctx, t.tx, `SELECT `+clockSQL+`, `+newestBeatSQL).Scan(&now, &newest); err != nil {
+		return 0, fmt.Errorf("read clock: %w", err)
+	}
+	return now, t.s.checkBeat(now, newest)
+}
 
 // nowOn reads the instant on q (a transaction or the pool): the injected clock, or the
 // database's.

@@ -63,7 +63,7 @@ var settingDocs = []struct{ name, def, doc string }{
 	{"RPSD_ADMIN_TOKEN", "", "token of the bootstrap admin when the first start creates it (at least 32 characters); ignored, with a warning, once the admin exists; without it a token is generated and printed once"},
 	{"RPSD_MIN_TIMEOUT_MS", strconv.Itoa(tournament.DefaultMinTimeoutMs), "shortest stage timeout a game config may set (tests lower it)"},
 	{"RPSD_DATA_DIR", "./.rpsd", "folder of the private PostgreSQL cluster"},
-	{"RPSD_OUTAGE_THRESHOLD_MS", "5000", "a gap without any replica's heartbeat longer than this shifts every open deadline by the gap at start-up"},
+	{"RPSD_OUTAGE_THRESHOLD_MS", "5000", "a gap without any replica's heartbeat longer than this (every replica down, or the database out of every replica's reach) shifts every open deadline by the gap; at least 1000"},
 	{"RPSD_DB_MAX_CONNS", "16", "database connections in the pool (a pool_max_conns in DATABASE_URL wins)"},
 	{"RPSD_ACCOUNT_RATE", "50", "requests per second an account may make on average, bursts of twice that (0: no limit)"},
 	{"RPSD_IP_RATE", "20", "requests per second an address may make without a valid token (0: no limit)"},
@@ -77,6 +77,9 @@ var settingDocs = []struct{ name, def, doc string }{
 
 // minAdminTokenLength is the shortest RPSD_ADMIN_TOKEN accepted: the admin can move any money.
 const minAdminTokenLength = 32
+
+// minOutageThresholdMs is the shortest RPSD_OUTAGE_THRESHOLD_MS accepted.
+const minOutageThresholdMs = 1000
 
 func usage() {
 	out := flag.CommandLine.Output()
@@ -125,8 +128,10 @@ func loadSettings() (settings, error) {
 		return s, fmt.Errorf("RPSD_MIN_TIMEOUT_MS must be a positive number of milliseconds")
 	}
 	outage, err := strconv.ParseInt(env("RPSD_OUTAGE_THRESHOLD_MS"), 10, 64)
-	if err != nil || outage <= 0 {
-		return s, fmt.Errorf("RPSD_OUTAGE_THRESHOLD_MS must be a positive number of milliseconds")
+	if err != nil || outage < minOutageThresholdMs {
+		// Replicas beat every quarter of it, at most every second: a shorter threshold would take
+		// a hiccup of the database for an outage.
+		return s, fmt.Errorf("RPSD_OUTAGE_THRESHOLD_MS must be a number of milliseconds, at least %d", minOutageThresholdMs)
 	}
 	s.outage = time.Duration(outage) * time.Millisecond
 	maxConns, err := strconv.ParseInt(env("RPSD_DB_MAX_CONNS"), 10, 32)
@@ -227,7 +232,7 @@ func run(args []string, log *slog.Logger) error {
 	defer pool.Close()
 	metrics := api.NewMetrics(pool)
 	service := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: cfg.minTimeoutMs, NewID: uuid.NewString})
-	st := store.New(pool, store.Options{Service: service, Logger: log, OnExpiry: metrics.ObserveExpiry})
+	st := store.New(pool, store.Options{Service: service, Logger: log, OnExpiry: metrics.ObserveExpiry, OutageThreshold: cfg.outage})
 	defer st.Close()
 
 	if command == "admin" {
@@ -287,7 +292,7 @@ func serveInternal(addr, name string, h http.Handler, log *slog.Logger) (closeIt
 }
 
 func serve(ctx context.Context, cfg settings, st *store.Store, service *tournament.Service, metrics *api.Metrics, log *slog.Logger) error {
-	if _, err := st.Recover(ctx, cfg.outage); err != nil {
+	if _, err := st.Recover(ctx); err != nil {
 		return fmt.Errorf("recover after outage: %w", err)
 	}
 	token, created, err := st.EnsureAdmin(ctx, cfg.adminToken)

@@ -264,7 +264,8 @@ func TestCommandsBesideRunningServer(t *testing.T) {
 // the player who has not committed yet.
 func TestOutageShiftsDeadlines(t *testing.T) {
 	t.Parallel()
-	env := dbEnv(t, map[string]string{"RPSD_OUTAGE_THRESHOLD_MS": "300"})
+	const threshold = 1000
+	env := dbEnv(t, map[string]string{"RPSD_OUTAGE_THRESHOLD_MS": strconv.Itoa(threshold)})
 	s1 := startServer(t, "rpsd#1", env)
 	alice, bob := s1.newPlayer("alice", 1000), s1.newPlayer("bob", 1000)
 	lobby := s1.createLobby("outage", map[string]any{"betSize": 100, "playersCountLimit": 2, "moveTimeoutMs": 2000, "revealTimeoutMs": 60000})
@@ -279,8 +280,8 @@ func TestOutageShiftsDeadlines(t *testing.T) {
 
 	s1.kill()
 	killedAt := time.Now()
-	// Down until well past the deadline (and the 300 ms threshold).
-	time.Sleep(time.Until(time.UnixMilli(oldDeadline)) + 500*time.Millisecond)
+	// Down until well past the deadline and the threshold.
+	time.Sleep(max(time.Until(time.UnixMilli(oldDeadline)), threshold*time.Millisecond) + 500*time.Millisecond)
 
 	down := time.Since(killedAt).Milliseconds() // before the new process starts: at most the gap
 	s2 := startServer(t, "rpsd#2", env)
@@ -467,6 +468,7 @@ func TestHelpAndCommands(t *testing.T) {
 		{map[string]string{"DATABASE_URL": dbURL, "RPSD_MIN_TIMEOUT_MS": "soon"}, "RPSD_MIN_TIMEOUT_MS"},
 		{map[string]string{"DATABASE_URL": dbURL, "RPSD_MIN_TIMEOUT_MS": "0"}, "RPSD_MIN_TIMEOUT_MS"},
 		{map[string]string{"DATABASE_URL": dbURL, "RPSD_OUTAGE_THRESHOLD_MS": "-1"}, "RPSD_OUTAGE_THRESHOLD_MS"},
+		{map[string]string{"DATABASE_URL": dbURL, "RPSD_OUTAGE_THRESHOLD_MS": "300"}, "RPSD_OUTAGE_THRESHOLD_MS"},
 		{map[string]string{"DATABASE_URL": dbURL, "RPSD_ADMIN_TOKEN": "short-admin-token"}, "RPSD_ADMIN_TOKEN"},
 		{map[string]string{"DATABASE_URL": dbURL, "RPSD_TRUSTED_PROXIES": "10.0.0.0"}, "RPSD_TRUSTED_PROXIES"},
 		{map[string]string{"DATABASE_URL": "postgres://postgres@" + freeAddr(t) + "/none?sslmode=disable"}, "connect"},

@@ -1,0 +1,181 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/commitreveal/rps/engine"
+	"github.com/commitreveal/rps/internal/pgtest"
+	"github.com/commitreveal/rps/tournament"
+)
+
+// outageFixture is two replicas (stores with pools of their own) on one database with an outage
+// threshold of one second, and helpers to play the database's outage on it.
+type outageFixture struct {
+	replicas [2]*Store
+	admin    tournament.Actor
+}
+
+func newOutageFixture(t *testing.T, threshold time.Duration) *outageFixture {
+	t.Helper()
+	url := pgtest.NewURL(t)
+	f := &outageFixture{}
+	for i := range f.replicas {
+		s := New(openPool(t, url), Options{Service: fastService(), OutageThreshold: threshold})
+		t.Cleanup(s.Close)
+		f.replicas[i] = s
+	}
+	t.Cleanup(func() { checkLedger(t, f.replicas[0]) })
+	f.admin = admin(t, f.replicas[0])
+	return f
+}
+
+// movesWithOneCommit opens a two-player game in its moves stage where the first player has
+// committed and the second has not: were its deadline applied, the first would win alone.
+func (f *outageFixture) movesWithOneCommit(t *testing.T, name string) (tournament.LobbyID, tournament.Actor) {
+	t.Helper()
+	s := f.replicas[0]
+	lobby := createLobby(t, s, f.admin, fastConfig(60_000))
+	first, second := player(t, s, name+"-1", 100), player(t, s, name+"-2", 100)
+	for _, p := range []tournament.Actor{first, second} {
+		if err := register(s, p, lobby); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := commit(s, first, lobby, "1"+name); err != nil {
+		t.Fatal(err)
+	}
+	return lobby, second
+}
+
+func commit(s *Store, a tournament.Actor, lobby tournament.LobbyID, reveal string) error {
+	ctx := context.Background()
+	return s.RunLobby(ctx, lobby, func(tx tournament.Tx, now int64) error {
+		return s.service.Commit(ctx, tx, now, a, lobby, engine.Commit(reveal))
+	})
+}
+
+// outage plays a database that every replica lost a minute ago, and that was out when the open
+// moves stages fell due, 30 s ago: the newest heartbeat is a minute old.
+func (f *outageFixture) outage(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := f.replicas[0].pool.Exec(ctx, `UPDATE heartbeat SET beat_at = `+clockSQL+` - 60000`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.replicas[0].pool.Exec(ctx, `UPDATE games
+		SET stage_started_at = stage_started_at - (deadline - (`+clockSQL+` - 30000)), deadline = `+clockSQL+` - 30000
+		WHERE stage = 'moves'`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// shifts returns the gaps of a lobby's clock_shifted events, and the types of its events.
+func shifts(t *testing.T, s *Store, lobby tournament.LobbyID) ([]int64, []tournament.EventType) {
+	t.Helper()
+	events, err := s.Events(context.Background(), lobby, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gaps []int64
+	var types []tournament.EventType
+	for _, e := range events {
+		types = append(types, e.Type)
+		if e.Type == tournament.EventClockShifted {
+			var d tournament.ClockShiftedData
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			gaps = append(gaps, d.GapMs)
+		}
+	}
+	return gaps, types
+}
+
+// TestDatabaseOutageShiftsBeforeExpiring: the database was unreachable from every replica, which
+// stayed up, for longer than the outage threshold (the newest heartbeat of any replica is a
+// minute old) and open moves stages fell due meanwhile. When it is back, the first transaction
+// that would apply an expiry, an action or a clock worker's, finds the gap: the clock shifts by
+// it first, once across the replicas, with one clock_shifted per lobby, and nobody is eliminated.
+func TestDatabaseOutageShiftsBeforeExpiring(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newOutageFixture(t, time.Second)
+	acted, late := f.movesWithOneCommit(t, "acted")
+	clocked, _ := f.movesWithOneCommit(t, "clocked")
+	if _, err := f.replicas[0].Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// An action first, on the second replica: the player who had not committed yet still can.
+	f.outage(t)
+	before, err := f.replicas[1].Lobby(ctx, clocked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := commit(f.replicas[1], late, acted, "2late"); err != nil {
+		t.Fatalf("a commit after the outage: %v, want it accepted after the shift", err)
+	}
+	for _, lobby := range []tournament.LobbyID{acted, clocked} {
+		gaps, types := shifts(t, f.replicas[0], lobby)
+		if len(gaps) != 1 || gaps[0] < 60_000 || gaps[0] > 70_000 {
+			t.Fatalf("lobby %s: clock_shifted gaps %v, want one of about 60000 ms; events %v", lobby, gaps, types)
+		}
+	}
+	after, err := f.replicas[1].Lobby(ctx, clocked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gaps, _ := shifts(t, f.replicas[0], clocked)
+	if after.Game.Stage != tournament.StageMoves || after.Game.Deadline != before.Game.Deadline+gaps[0] {
+		t.Errorf("the other lobby after the shift: %s with deadline %d, want moves with %d + %d",
+			after.Game.Stage, after.Game.Deadline, before.Game.Deadline, gaps[0])
+	}
+	if v, err := f.replicas[0].Lobby(ctx, acted); err != nil || v.Game.Stage != tournament.StageReveal {
+		t.Errorf("the acted lobby: %+v (%v), want the reveal stage with both players", v.Game, err)
+	}
+
+	// Then the clock workers of both replicas, on another outage: they shift once, and expire
+	// nothing that fell due during it.
+	f.outage(t)
+	startClocks(t, f.replicas[0], f.replicas[1])
+	deadline := time.Now().Add(10 * time.Second)
+	for gaps, _ := shifts(t, f.replicas[0], clocked); len(gaps) < 2; gaps, _ = shifts(t, f.replicas[0], clocked) {
+		if time.Now().After(deadline) {
+			_, types := shifts(t, f.replicas[0], clocked)
+			t.Fatalf("no second clock_shifted within 10 s; events %v", types)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // both workers beat several times meanwhile
+	for _, lobby := range []tournament.LobbyID{acted, clocked} {
+		if gaps, types := shifts(t, f.replicas[0], lobby); len(gaps) != 2 {
+			t.Errorf("lobby %s: clock_shifted gaps %v, want two, one per outage; events %v", lobby, gaps, types)
+		}
+	}
+	if v, err := f.replicas[0].Lobby(ctx, clocked); err != nil || v.Game.Stage != tournament.StageMoves || v.Lobby.Games != 1 {
+		t.Errorf("the clocked lobby: %+v (%v), want its first game still in moves", v.Game, err)
+	}
+}
+
+// TestStalledReplicaAloneIsNoOutage: a replica that stops beating (a long GC pause, an
+// overloaded host) while another beats shifts nothing when it acts again.
+func TestStalledReplicaAloneIsNoOutage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newOutageFixture(t, 300*time.Millisecond)
+	lobby, late := f.movesWithOneCommit(t, "stalled")
+	if _, err := f.replicas[0].Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	startClocks(t, f.replicas[1]) // the live replica beats; the first one stalls
+	time.Sleep(time.Second)
+	if err := commit(f.replicas[0], late, lobby, "3stalled"); err != nil {
+		t.Fatal(err)
+	}
+	if gaps, types := shifts(t, f.replicas[0], lobby); len(gaps) != 0 {
+		t.Errorf("clock_shifted gaps %v after one replica stalled, want none; events %v", gaps, types)
+	}
+}
