@@ -20,7 +20,8 @@ const MaxBodyBytes = 64 << 10
 type requestInfoKey struct{}
 
 // requestInfo is what handlers below the generated layer need of the request itself: its id and
-// path (named by problem responses) and the caller's address (for per-address limits).
+// path (named by problem responses) and the caller's address block, an IPv4 address or an IPv6
+// /64 (clientAddr), which the per-address limits count as one client.
 type requestInfo struct {
 	id   string
 	path string

@@ -47,14 +47,14 @@ func LimitConnsPerAddress(l net.Listener, limits HTTPLimits) net.Listener {
 	if limits.MaxConnsPerAddress <= 0 {
 		return l
 	}
-	return &capListener{Listener: l, limits: limits, open: map[netip.Addr]int{}}
+	return &capListener{Listener: l, limits: limits, open: map[netip.Prefix]int{}}
 }
 
 type capListener struct {
 	net.Listener
 	limits HTTPLimits
 	mu     sync.Mutex
-	open   map[netip.Addr]int
+	open   map[netip.Prefix]int
 }
 
 func (l *capListener) Accept() (net.Conn, error) {
@@ -67,26 +67,40 @@ func (l *capListener) Accept() (net.Conn, error) {
 		if !addr.IsValid() || trusts(l.limits.TrustedProxies, addr) {
 			return conn, nil
 		}
+		client := clientBlock(addr)
 		l.mu.Lock()
-		full := l.open[addr] >= l.limits.MaxConnsPerAddress
+		full := l.open[client] >= l.limits.MaxConnsPerAddress
 		if !full {
-			l.open[addr]++
+			l.open[client]++
 		}
 		l.mu.Unlock()
 		if full {
 			_ = conn.Close()
 			continue
 		}
-		return &cappedConn{Conn: conn, release: func() { l.release(addr) }}, nil
+		return &cappedConn{Conn: conn, release: func() { l.release(client) }}, nil
 	}
 }
 
-func (l *capListener) release(addr netip.Addr) {
+func (l *capListener) release(client netip.Prefix) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.open[addr]--; l.open[addr] <= 0 {
-		delete(l.open, addr)
+	if l.open[client]--; l.open[client] <= 0 {
+		delete(l.open, client)
 	}
+}
+
+// clientBlock is what the per-address limits count as one client: an IPv4 address, or the /64
+// of an IPv6 one. One subscriber usually holds a whole IPv6 /64 (it is the smallest block a
+// network hands out, RFC 6177), so counting each address of it apart would give one client 2^64
+// buckets.
+func clientBlock(a netip.Addr) netip.Prefix {
+	bits := 32
+	if a.Is6() {
+		bits = 64
+	}
+	p, _ := a.Prefix(bits)
+	return p
 }
 
 // cappedConn gives its place back once, when closed.
@@ -119,9 +133,10 @@ func trusts(proxies []netip.Prefix, a netip.Addr) bool {
 	return false
 }
 
-// clientAddr is the address a request comes from: the connection's, or, when the connection
-// comes from a trusted proxy, the last address of X-Forwarded-For that is not itself a trusted
-// proxy (the ones before it could be forged by the client).
+// clientAddr names the client a request comes from for the per-address limits: the block (see
+// clientBlock) of the connection's address, or, when the connection comes from a trusted proxy,
+// of the last address of X-Forwarded-For that is not itself a trusted proxy (the ones before it
+// could be forged by the client).
 func clientAddr(r *http.Request, trusted []netip.Prefix) string {
 	addr := remoteAddr(r.RemoteAddr)
 	if !addr.IsValid() {
@@ -140,5 +155,5 @@ func clientAddr(r *http.Request, trusted []netip.Prefix) string {
 			}
 		}
 	}
-	return addr.String()
+	return clientBlock(addr).String()
 }

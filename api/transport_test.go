@@ -146,3 +146,26 @@ func TestTrustedProxies(t *testing.T) {
 		}
 	}
 }
+
+// TestIPv6ClientsKeyedBySlash64: one client usually holds a whole IPv6 /64, so the per-address
+// limits count an IPv6 client by its /64 (other addresses of the block share its bucket; another
+// /64 has its own); an IPv4 client stays one address, and an IPv4-mapped IPv6 address is that
+// IPv4 address.
+func TestIPv6ClientsKeyedBySlash64(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t, apitest.WithConfig(func(c *api.Config) {
+		c.IPLimit = api.RateLimit{Rate: 0.001, Burst: 2}
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	}))
+	from := func(client string) apitest.Response {
+		return e.Do("GET", "/v1/rulesets", "", nil, "X-Forwarded-For", client)
+	}
+	from("2001:db8:1:2::1").Want(t, http.StatusOK)
+	from("2001:db8:1:2:ffff:ffff:ffff:fffe").Want(t, http.StatusOK)
+	checkLimited(t, from("2001:db8:1:2::99"))
+	from("2001:db8:1:3::1").Want(t, http.StatusOK) // the next /64
+	from("203.0.113.1").Want(t, http.StatusOK)
+	from("::ffff:203.0.113.1").Want(t, http.StatusOK)
+	checkLimited(t, from("203.0.113.1"))
+	from("203.0.113.2").Want(t, http.StatusOK) // the next IPv4 address
+}
