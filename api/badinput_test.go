@@ -270,6 +270,9 @@ func TestBadInput(t *testing.T) {
 		"empty":                     "",
 		"0x prefix":                 "0x" + strings.Repeat("a", 62),
 		"0x + 64 hex (blake2AsHex)": "0x" + strings.Repeat("a", 64),
+		// Lower case only, as the chain's hashes and digests: a commitment has one spelling.
+		"upper-case hex": strings.ToUpper(apitest.CommitmentOf("1late")),
+		"mixed-case hex": "A" + apitest.CommitmentOf("1late")[1:],
 	} {
 		add(badCase{op: commitOp, name: name, token: "p", body: map[string]any{"commitment": c}, status: 400, code: "validation_failed", field: "commitment"})
 	}

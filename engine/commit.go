@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"golang.org/x/crypto/blake2b"
 )
@@ -27,7 +28,7 @@ var (
 	// ErrUnknownMove: the digit is not a move of the game's ruleset.
 	ErrUnknownMove = errors.New("move is not a weapon of the ruleset")
 	// ErrBadCommitment: the text is not exactly 64 hex characters.
-	ErrBadCommitment = errors.New("commitment is not 64 hex characters")
+	ErrBadCommitment = errors.New("commitment is not 64 lower-case hex characters")
 )
 
 // Commitment is the blake2b-256 digest a player publishes before revealing,
@@ -45,12 +46,17 @@ func CommitMove(m Move, password string) Commitment {
 	return Commit(string(rune(m.Digit())) + password)
 }
 
-// ParseCommitment reads a commitment from hex in either case; the exact
-// length is required so that a truncated paste is never mistaken for a hash.
+// ParseCommitment reads a commitment from lower-case hex, its one spelling (as
+// every hash and digest of the log), so that a commitment compares as text too;
+// the exact length is required so that a truncated paste is never mistaken for
+// a hash.
 func ParseCommitment(s string) (Commitment, error) {
 	var c Commitment
 	if len(s) != 2*len(c) {
 		return c, fmt.Errorf("%w: got %d characters", ErrBadCommitment, len(s))
+	}
+	if i := strings.IndexFunc(s, func(r rune) bool { return r >= 'A' && r <= 'F' }); i >= 0 {
+		return Commitment{}, fmt.Errorf("%w: upper-case %q at %d (lower case only)", ErrBadCommitment, s[i], i)
 	}
 	if _, err := hex.Decode(c[:], []byte(s)); err != nil {
 		return Commitment{}, fmt.Errorf("%w: %w", ErrBadCommitment, err)

@@ -890,8 +890,8 @@ type ClockShiftedEventType string
 //
 // Example: {"commitment":"cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae"}
 type CommitRequest struct {
-	// Commitment `blake2b-256(utf8(digit + password))` as 64 hex characters (32 bytes, unkeyed
-	// BLAKE2b with a 32-byte digest). Example: the reveal `"0pass12"` commits to
+	// Commitment `blake2b-256(utf8(digit + password))` as 64 lower-case hex characters (32 bytes,
+	// unkeyed BLAKE2b with a 32-byte digest); upper case is refused, as a `0x` prefix is. Example: the reveal `"0pass12"` commits to
 	// `cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae`. Use a long random
 	// password: a short one can be guessed from the commitment.
 	//
