@@ -97,3 +97,50 @@ func TestBuildOutputsIgnored(t *testing.T) {
 		}
 	}
 }
+
+// readmeSections splits README.md into its level-2 sections, by heading, in order.
+func readmeSections(t *testing.T) (headings []string, bodies map[string]string) {
+	t.Helper()
+	raw, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies = map[string]string{}
+	var current string
+	inFence := false
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if strings.HasPrefix(line, "```") {
+			inFence = !inFence
+		}
+		if h, ok := strings.CutPrefix(line, "## "); ok && !inFence {
+			current = h
+			headings = append(headings, h)
+			continue
+		}
+		bodies[current] += line + "\n"
+	}
+	return headings, bodies
+}
+
+// TestReadmeSections: README has one trust model, and the protocol's items sit in the protocol
+// section rather than under another heading.
+func TestReadmeSections(t *testing.T) {
+	headings, bodies := readmeSections(t)
+	seen := map[string]int{}
+	for _, h := range headings {
+		if seen[h]++; seen[h] == 2 {
+			t.Errorf("README has more than one section %q", h)
+		}
+	}
+	const protocol = "The protocol, for third-party clients"
+	for _, item := range []string{"**Finding a game.**", "**History and standings.**", "**Admin account tools.**", "**Sealing.**", "**Events.**"} {
+		if !strings.Contains(bodies[protocol], "- "+item) {
+			t.Errorf("the protocol item %s is not in README's section %q", item, protocol)
+		}
+	}
+	for _, who := range []string{"**A player**", "**An admin**", "**A database reader**", "**The operator**"} {
+		if !strings.Contains(bodies["Trust model"], who) {
+			t.Errorf("README's trust model does not say what %s can do", who)
+		}
+	}
+}
