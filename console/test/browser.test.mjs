@@ -206,6 +206,12 @@ test('an admin runs a lobby and moves money, and sees refusals at their fields',
   const created = await call('GET', `/v1/lobbies/${lobbyId}`);
   assert.equal(created.name, 'Admin’s table');
   assert.equal(created.config.moveTimeoutMs, 5000);
+  // A field left blank shows, greyed, the default the server then applied.
+  for (const [label, field] of [['Entry timeout (ms)', 'entryTimeoutMs'], ['Reveal timeout (ms)', 'revealTimeoutMs'],
+    ['Max extensions (0 = unlimited)', 'maxExtensions'], ['Max rounds (0 = unlimited)', 'maxRounds']]) {
+    const shown = await create.getByLabel(label).getAttribute('placeholder');
+    assert.equal(Number(shown), created.config[field], `a blank ${field} shows ${shown}, the server applied ${created.config[field]}`);
+  }
 
   // Next config.
   const next = page.locator('#next-config');

@@ -59,21 +59,27 @@ function select(label, field, options, value) {
     el('select', { 'data-field': field, name: field }, options.map(([v, text]) => el('option', { value: v, text, selected: v === value }))));
 }
 
+// What the server applies to a config field left out (GameConfigInput in openapi.yaml): a blank
+// field shows it, greyed, and is left out of the request. The browser test checks each against
+// the config the server made.
+const DEFAULTS = { entryTimeoutMs: 60000, moveTimeoutMs: 60000, revealTimeoutMs: 60000, maxExtensions: 3, maxRounds: 100 };
+
 // The fields of a game config; prefix is the path the server names them by ('config.' when the
 // config is nested in the request body).
 function configFields(prefix, rulesetIds, c = {}) {
-  const n = (label, name, props) => input(label, prefix + name, { type: 'number', inputmode: 'numeric', value: c[name] ?? null, ...props });
+  const n = (label, name, props) => input(label, prefix + name,
+    { type: 'number', inputmode: 'numeric', value: c[name] ?? null, placeholder: DEFAULTS[name] ?? null, ...props });
   return el('fieldset', { class: 'config' },
     el('legend', { text: 'Game config' }),
     n('Bet', 'betSize', { min: 0, required: true }),
     n('Players limit', 'playersCountLimit', { min: 2, required: true }),
-    n('Entry timeout (ms)', 'entryTimeoutMs', { min: 1, placeholder: '60000' }),
-    n('Move timeout (ms)', 'moveTimeoutMs', { min: 1, placeholder: '60000' }),
-    n('Reveal timeout (ms)', 'revealTimeoutMs', { min: 1, placeholder: '60000' }),
+    n('Entry timeout (ms)', 'entryTimeoutMs', { min: 1 }),
+    n('Move timeout (ms)', 'moveTimeoutMs', { min: 1 }),
+    n('Reveal timeout (ms)', 'revealTimeoutMs', { min: 1 }),
     select('Ruleset', prefix + 'ruleset', rulesetIds.map((r) => [r, r]), c.ruleset ?? 'rpsls'),
     select('Resolution', prefix + 'resolution', [['classic', 'classic'], ['weighted', 'weighted']], c.resolution ?? 'classic'),
-    n('Max extensions (0 = unlimited)', 'maxExtensions', { min: 0, placeholder: '0' }),
-    n('Max rounds (0 = unlimited)', 'maxRounds', { min: 0, placeholder: '0' }),
+    n('Max extensions (0 = unlimited)', 'maxExtensions', { min: 0 }),
+    n('Max rounds (0 = unlimited)', 'maxRounds', { min: 0 }),
     el('label', { class: 'check' }, el('input', { type: 'checkbox', 'data-field': prefix + 'startWhenFull', name: prefix + 'startWhenFull', checked: c.startWhenFull ?? true }),
       el('span', { text: 'Start as soon as the game is full' })),
   );
