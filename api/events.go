@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -21,6 +23,11 @@ const (
 	maxEventPage     = 1000
 	// heartbeatEvery keeps idle streams (and the proxies in between) from timing out.
 	heartbeatEvery = 15 * time.Second
+	// DefaultStreamWriteTimeout is how long a write of an event stream or a long poll's answer may
+	// wait for the client to take its bytes (see Config.StreamWriteTimeout). A client that reads
+	// never waits: the kernel's buffers take what is written. Only one that stopped reading for
+	// long enough to fill them (hundreds of KB) does.
+	DefaultStreamWriteTimeout = 10 * time.Second
 )
 
 func (h *handlers) ListEvents(ctx context.Context, req ListEventsRequestObject) (ListEventsResponseObject, error) {
@@ -56,7 +63,28 @@ func (h *handlers) ListEvents(ctx context.Context, req ListEventsRequestObject) 
 	if page.Head, err = h.s.currentHead(ctx, lobby, last); err != nil {
 		return nil, err
 	}
+	if wait > 0 {
+		return longPollAnswer{page: page, s: h.s, ctx: ctx}, nil
+	}
 	return ListEvents200JSONResponse(page), nil
+}
+
+// longPollAnswer is a long poll's page, written under the stream write timeout: a client that
+// holds a long poll and does not read its answer is disconnected, like a stalled event stream.
+type longPollAnswer struct {
+	page EventPage
+	s    *Server
+	ctx  context.Context
+}
+
+func (a longPollAnswer) VisitListEventsResponse(w http.ResponseWriter) error {
+	out := streamOutput{rc: http.NewResponseController(w), timeout: a.s.streamWriteTimeout}
+	out.extendDeadline()
+	if err := ListEvents200JSONResponse(a.page).VisitListEventsResponse(w); err != nil {
+		// The status is sent; the connection is closed, and the client polls again.
+		a.s.log.InfoContext(a.ctx, "long poll answer not taken; client disconnected", "err", err, "requestId", requestID(a.ctx))
+	}
+	return nil
 }
 
 // errTooManyWaits: the caller holds as many long polls and streams as it may.
@@ -161,27 +189,24 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.streams.release(client)
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		s.writeProblem(w, r, fmt.Errorf("response writer cannot flush"))
-		return
-	}
 
 	woken, cancel := s.store.Subscribe(lobby)
 	defer cancel()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
+	out := &streamOutput{w: w, rc: http.NewResponseController(w), timeout: s.streamWriteTimeout}
 	w.WriteHeader(http.StatusOK)
-	_, _ = fmt.Fprint(w, ": stream of lobby ", lobby, "\n\n")
-	flusher.Flush()
+	if !out.send(ctx, s, fmt.Sprint(": stream of lobby ", lobby, "\n\n")) {
+		return
+	}
 
 	heartbeat := time.NewTicker(heartbeatEvery)
 	defer heartbeat.Stop()
 	for news := true; ; {
 		if news {
 			var full, ok bool
-			if after, full, ok = s.sendEvents(ctx, w, r, flusher, lobby, after); !ok {
+			if after, full, ok = s.sendEvents(ctx, out, lobby, after); !ok {
 				return
 			}
 			if full {
@@ -194,10 +219,9 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 			news = s.store.MayHaveEventsAfter(lobby, after)
 		case <-heartbeat.C:
 			news = false
-			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
+			if !out.send(ctx, s, ": heartbeat\n\n") {
 				return
 			}
-			flusher.Flush()
 		case <-ctx.Done():
 			return
 		case <-s.shutdown:
@@ -206,25 +230,76 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// streamOutput writes an event stream, each write and each flush under the stream write timeout:
+// a client that does not take its bytes within it (it stopped reading, and the buffers in between
+// are full) fails the write, which ends the stream and closes the connection (reset, see
+// ResetStalledConns), freeing the client's stream slot, the goroutine and the buffers. The client
+// resumes with Last-Event-ID.
+type streamOutput struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+// extendDeadline gives the next write its time. A writer that cannot take deadlines (net/http's
+// all can) writes without one.
+func (o *streamOutput) extendDeadline() {
+	_ = o.rc.SetWriteDeadline(time.Now().Add(o.timeout))
+}
+
+// write writes text; false means the stream must end (the error is logged).
+func (o *streamOutput) write(ctx context.Context, s *Server, text string) bool {
+	o.extendDeadline()
+	if _, err := io.WriteString(o.w, text); err != nil {
+		s.streamFailed(ctx, err)
+		return false
+	}
+	return true
+}
+
+// flush sends what was written; false means the stream must end.
+func (o *streamOutput) flush(ctx context.Context, s *Server) bool {
+	o.extendDeadline()
+	if err := o.rc.Flush(); err != nil {
+		s.streamFailed(ctx, err)
+		return false
+	}
+	return true
+}
+
+// send writes text and flushes it.
+func (o *streamOutput) send(ctx context.Context, s *Server, text string) bool {
+	return o.write(ctx, s, text) && o.flush(ctx, s)
+}
+
+// streamFailed logs why a stream ended on a write: a client that did not take its bytes in time
+// (or that went away).
+func (s *Server) streamFailed(ctx context.Context, err error) {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		s.log.InfoContext(ctx, "event stream not read; client disconnected", "timeout", s.streamWriteTimeout, "requestId", requestID(ctx))
+		return
+	}
+	s.log.DebugContext(ctx, "event stream write failed", "err", err, "requestId", requestID(ctx))
+}
+
 // writeHead sends the stream's signed head after a batch of events; false ends the stream.
-func (s *Server) writeHead(w http.ResponseWriter, r *http.Request, lobby tournament.LobbyID, last *tournament.LoggedEvent) bool {
-	head, err := s.currentHead(r.Context(), lobby, last)
+func (s *Server) writeHead(ctx context.Context, out *streamOutput, lobby tournament.LobbyID, last *tournament.LoggedEvent) bool {
+	head, err := s.currentHead(ctx, lobby, last)
 	if err != nil {
-		s.log.ErrorContext(r.Context(), "event stream head failed", "lobby", lobby, "err", err)
+		s.log.ErrorContext(ctx, "event stream head failed", "lobby", lobby, "err", err)
 		return false
 	}
 	data, err := json.Marshal(head)
 	if err != nil {
 		return false
 	}
-	_, err = fmt.Fprintf(w, "event: head\ndata: %s\n\n", data)
-	return err == nil
+	return out.write(ctx, s, "event: head\ndata: "+string(data)+"\n\n")
 }
 
 // sendEvents writes the events after a seq to an event stream, one page of them followed by the
 // signed head, and returns the new position, whether the page was full (more may follow) and
 // whether the stream goes on.
-func (s *Server) sendEvents(ctx context.Context, w http.ResponseWriter, r *http.Request, flusher http.Flusher, lobby tournament.LobbyID, after int64) (int64, bool, bool) {
+func (s *Server) sendEvents(ctx context.Context, out *streamOutput, lobby tournament.LobbyID, after int64) (int64, bool, bool) {
 	events, err := s.store.NotifiedEvents(ctx, lobby, after, maxEventPage)
 	if err != nil {
 		// The status is already sent; ending the stream lets the client resume.
@@ -237,16 +312,13 @@ func (s *Server) sendEvents(ctx context.Context, w http.ResponseWriter, r *http.
 			s.log.ErrorContext(ctx, "event stream encode failed", "lobby", lobby, "seq", e.Seq, "err", err)
 			return after, false, false
 		}
-		if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, data); err != nil {
+		if !out.write(ctx, s, fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, data)) {
 			return after, false, false
 		}
 		after = e.Seq
 	}
-	if len(events) > 0 {
-		if !s.writeHead(w, r, lobby, &events[len(events)-1]) {
-			return after, false, false
-		}
-		flusher.Flush()
+	if len(events) > 0 && (!s.writeHead(ctx, out, lobby, &events[len(events)-1]) || !out.flush(ctx, s)) {
+		return after, false, false
 	}
 	return after, len(events) == maxEventPage, true
 }

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -40,6 +41,9 @@ type Config struct {
 	TokenLimit, IPLimit, AccountLimit RateLimit
 	// MaxStreamsPerClient bounds the open event streams of one account or address (default 8).
 	MaxStreamsPerClient int
+	// StreamWriteTimeout bounds each write of an event stream or a long poll's answer: a client
+	// that does not take its bytes within it is disconnected (DefaultStreamWriteTimeout if zero).
+	StreamWriteTimeout time.Duration
 	// TrustedProxies are the proxies whose X-Forwarded-For names the client's address (for the
 	// per-address limits); from any other peer the header is ignored.
 	TrustedProxies []netip.Prefix
@@ -47,19 +51,21 @@ type Config struct {
 
 // Server is the HTTP API. Handler serves it; Shutdown ends its event streams.
 type Server struct {
-	store          *store.Store
-	service        *tournament.Service
-	rules          *engine.Registry
-	log            *slog.Logger
-	metrics        *Metrics
-	tokens         tokenCache
-	tokenLimits    *limiters
-	ipLimits       *limiters
-	lookupLimits   *limiters
-	signupLimits   *limiters
-	streams        *streamLimits
-	trustedProxies []netip.Prefix
-	signer         *signer
+	store        *store.Store
+	service      *tournament.Service
+	rules        *engine.Registry
+	log          *slog.Logger
+	metrics      *Metrics
+	tokens       tokenCache
+	tokenLimits  *limiters
+	ipLimits     *limiters
+	lookupLimits *limiters
+	signupLimits *limiters
+	streams      *streamLimits
+	// streamWriteTimeout bounds each write of an event stream or a long poll's answer.
+	streamWriteTimeout time.Duration
+	trustedProxies     []netip.Prefix
+	signer             *signer
 	// shutdown is closed to end every open event stream.
 	shutdown     chan struct{}
 	shutdownOnce sync.Once
@@ -78,22 +84,26 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, errors.New("api: a tournament service is required")
 	}
 	s := &Server{
-		store:          cfg.Store,
-		service:        cfg.Service,
-		rules:          cfg.Rules,
-		log:            cfg.Logger,
-		metrics:        cfg.Metrics,
-		tokenLimits:    newLimiters(cfg.TokenLimit),
-		ipLimits:       newLimiters(cfg.IPLimit),
-		lookupLimits:   newLimiters(cfg.IPLimit),
-		signupLimits:   newLimiters(cfg.AccountLimit),
-		streams:        newStreamLimits(cfg.MaxStreamsPerClient),
-		trustedProxies: cfg.TrustedProxies,
-		signer:         &signer{store: cfg.Store},
-		shutdown:       make(chan struct{}),
+		store:              cfg.Store,
+		service:            cfg.Service,
+		rules:              cfg.Rules,
+		log:                cfg.Logger,
+		metrics:            cfg.Metrics,
+		tokenLimits:        newLimiters(cfg.TokenLimit),
+		ipLimits:           newLimiters(cfg.IPLimit),
+		lookupLimits:       newLimiters(cfg.IPLimit),
+		signupLimits:       newLimiters(cfg.AccountLimit),
+		streams:            newStreamLimits(cfg.MaxStreamsPerClient),
+		streamWriteTimeout: cfg.StreamWriteTimeout,
+		trustedProxies:     cfg.TrustedProxies,
+		signer:             &signer{store: cfg.Store},
+		shutdown:           make(chan struct{}),
 	}
 	if s.rules == nil {
 		s.rules = engine.Builtin()
+	}
+	if s.streamWriteTimeout <= 0 {
+		s.streamWriteTimeout = DefaultStreamWriteTimeout
 	}
 	// A token rotated or revoked through any replica is refused by this one at once.
 	s.store.WatchAccounts(s.tokens.forgetAccount)

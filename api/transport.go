@@ -1,11 +1,14 @@
 package api
 
 import (
+	"errors"
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -156,4 +159,41 @@ func clientAddr(r *http.Request, trusted []netip.Prefix) string {
 		}
 	}
 	return clientBlock(addr).String()
+}
+
+// ResetStalledConns wraps l so that a connection closed after a write timed out (a client that
+// stopped taking its bytes, see Config.StreamWriteTimeout) is reset rather than closed in order:
+// the kernel then drops at once what it still held for that client (megabytes of send buffer),
+// instead of trying to deliver it to a client that does not read.
+func ResetStalledConns(l net.Listener) net.Listener { return stallListener{l} }
+
+type stallListener struct{ net.Listener }
+
+func (l stallListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &stallConn{Conn: c}, nil
+}
+
+// stallConn remembers a write that timed out, and then closes with a reset.
+type stallConn struct {
+	net.Conn
+	stalled atomic.Bool
+}
+
+func (c *stallConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		c.stalled.Store(true)
+	}
+	return n, err
+}
+
+func (c *stallConn) Close() error {
+	if tcp, ok := c.Conn.(*net.TCPConn); ok && c.stalled.Load() {
+		_ = tcp.SetLinger(0)
+	}
+	return c.Conn.Close()
 }

@@ -55,6 +55,7 @@ type settings struct {
 	metricsAddr  string
 	http         api.HTTPLimits
 	maxWaits     int
+	streamWrite  time.Duration
 }
 
 var settingDocs = []struct{ name, def, doc string }{
@@ -72,6 +73,7 @@ var settingDocs = []struct{ name, def, doc string }{
 	{"RPSD_TRUSTED_PROXIES", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For names the client (for per-address limits); from anyone else the header is ignored"},
 	{"RPSD_MAX_CONNS_PER_ADDR", "64", "open connections one address may hold (trusted proxies exempt; 0: no cap)"},
 	{"RPSD_MAX_WAITS_PER_CLIENT", "8", "event streams and long polls one account or address may hold open at once"},
+	{"RPSD_STREAM_WRITE_TIMEOUT_MS", strconv.Itoa(int(api.DefaultStreamWriteTimeout.Milliseconds())), "how long a write to an event stream or a long poll's answer may wait for the client to take its bytes; past it the client is disconnected (it resumes with Last-Event-ID)"},
 	{"RPSD_METRICS_ADDR", "", "address of a separate listener serving Prometheus metrics (/metrics); unset: metrics are not served"},
 }
 
@@ -161,6 +163,11 @@ func loadSettings() (settings, error) {
 	if s.maxWaits, err = strconv.Atoi(env("RPSD_MAX_WAITS_PER_CLIENT")); err != nil || s.maxWaits < 1 {
 		return s, fmt.Errorf("RPSD_MAX_WAITS_PER_CLIENT must be a positive number")
 	}
+	streamWrite, err := strconv.ParseInt(env("RPSD_STREAM_WRITE_TIMEOUT_MS"), 10, 64)
+	if err != nil || streamWrite <= 0 {
+		return s, fmt.Errorf("RPSD_STREAM_WRITE_TIMEOUT_MS must be a positive number of milliseconds")
+	}
+	s.streamWrite = time.Duration(streamWrite) * time.Millisecond
 	return s, nil
 }
 
@@ -321,7 +328,7 @@ func serve(ctx context.Context, cfg settings, st *store.Store, service *tourname
 		TokenLimit:          api.RateLimit{Rate: cfg.accountRate, Burst: max(1, int(2*cfg.accountRate))},
 		IPLimit:             api.RateLimit{Rate: cfg.ipRate, Burst: max(1, int(2*cfg.ipRate))},
 		AccountLimit:        api.RateLimit{Rate: cfg.signupRate, Burst: 10},
-		MaxStreamsPerClient: cfg.maxWaits, TrustedProxies: cfg.http.TrustedProxies,
+		MaxStreamsPerClient: cfg.maxWaits, StreamWriteTimeout: cfg.streamWrite, TrustedProxies: cfg.http.TrustedProxies,
 	})
 	if err != nil {
 		return err
@@ -335,7 +342,7 @@ func serve(ctx context.Context, cfg settings, st *store.Store, service *tourname
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	listener = api.LimitConnsPerAddress(listener, cfg.http)
+	listener = api.LimitConnsPerAddress(api.ResetStalledConns(listener), cfg.http)
 	httpServer := api.NewHTTPServer(server.Handler(), cfg.http)
 
 	clockDone := make(chan error, 1)

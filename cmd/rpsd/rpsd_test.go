@@ -469,6 +469,7 @@ func TestHelpAndCommands(t *testing.T) {
 		{map[string]string{"DATABASE_URL": dbURL, "RPSD_MIN_TIMEOUT_MS": "0"}, "RPSD_MIN_TIMEOUT_MS"},
 		{map[string]string{"DATABASE_URL": dbURL, "RPSD_OUTAGE_THRESHOLD_MS": "-1"}, "RPSD_OUTAGE_THRESHOLD_MS"},
 		{map[string]string{"DATABASE_URL": dbURL, "RPSD_OUTAGE_THRESHOLD_MS": "300"}, "RPSD_OUTAGE_THRESHOLD_MS"},
+		{map[string]string{"DATABASE_URL": dbURL, "RPSD_STREAM_WRITE_TIMEOUT_MS": "0"}, "RPSD_STREAM_WRITE_TIMEOUT_MS"},
 		{map[string]string{"DATABASE_URL": dbURL, "RPSD_ADMIN_TOKEN": "short-admin-token"}, "RPSD_ADMIN_TOKEN"},
 		{map[string]string{"DATABASE_URL": dbURL, "RPSD_TRUSTED_PROXIES": "10.0.0.0"}, "RPSD_TRUSTED_PROXIES"},
 		{map[string]string{"DATABASE_URL": "postgres://postgres@" + freeAddr(t) + "/none?sslmode=disable"}, "connect"},

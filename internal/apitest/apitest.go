@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -49,6 +50,7 @@ type options struct {
 	clock        bool
 	config       func(*api.Config)
 	wrap         func(http.Handler) http.Handler
+	listener     func(net.Listener) net.Listener
 }
 
 // An Option adjusts Start.
@@ -67,6 +69,12 @@ func WithConfig(f func(*api.Config)) Option { return func(o *options) { o.config
 // traffic (drop responses, for one) without touching the server.
 func WithHandler(wrap func(http.Handler) http.Handler) Option {
 	return func(o *options) { o.wrap = wrap }
+}
+
+// WithListener serves on wrap(the test server's listener), to shape its connections as rpsd's
+// listener does, or as a test needs.
+func WithListener(wrap func(net.Listener) net.Listener) Option {
+	return func(o *options) { o.listener = wrap }
 }
 
 // Env is the subject (a real server and its store, pool and metrics) and the fixtures of one test.
@@ -114,7 +122,11 @@ func Start(t testing.TB, opts ...Option) *Env {
 	if o.wrap != nil {
 		handler = o.wrap(handler)
 	}
-	ts := httptest.NewServer(handler)
+	ts := httptest.NewUnstartedServer(handler)
+	if o.listener != nil {
+		ts.Listener = o.listener(ts.Listener)
+	}
+	ts.Start()
 	t.Cleanup(func() {
 		srv.Shutdown()
 		ts.Close()
