@@ -4135,8 +4135,10 @@ type ClientInterface interface {
 	//
 	// Comment lines (`: heartbeat`) are sent about every 15 seconds to keep idle connections
 	// open. The number of concurrent streams per client is bounded (`429 rate_limited` beyond
-	// it), and streams end when the server shuts down; reconnect with `Last-Event-ID` to resume
-	// without a gap or a duplicate.
+	// it), streams end when the server shuts down, and a client that stops reading is
+	// disconnected once a write has waited for it longer than the server's stream write timeout
+	// (10 seconds by default); reconnect with `Last-Event-ID` to resume without a gap or a
+	// duplicate.
 	//
 	// Corresponds with GET /v1/lobbies/{lobbyId}/events/stream (the `StreamEvents` operationId).
 	StreamEvents(ctx context.Context, lobbyId LobbyId, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5058,8 +5060,10 @@ func (c *Client) ListEvents(ctx context.Context, lobbyId LobbyId, params *ListEv
 //
 // Comment lines (`: heartbeat`) are sent about every 15 seconds to keep idle connections
 // open. The number of concurrent streams per client is bounded (`429 rate_limited` beyond
-// it), and streams end when the server shuts down; reconnect with `Last-Event-ID` to resume
-// without a gap or a duplicate.
+// it), streams end when the server shuts down, and a client that stops reading is
+// disconnected once a write has waited for it longer than the server's stream write timeout
+// (10 seconds by default); reconnect with `Last-Event-ID` to resume without a gap or a
+// duplicate.
 //
 // Corresponds with GET /v1/lobbies/{lobbyId}/events/stream (the `StreamEvents` operationId).
 func (c *Client) StreamEvents(ctx context.Context, lobbyId LobbyId, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8256,8 +8260,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Comment lines (`: heartbeat`) are sent about every 15 seconds to keep idle connections
 	// open. The number of concurrent streams per client is bounded (`429 rate_limited` beyond
-	// it), and streams end when the server shuts down; reconnect with `Last-Event-ID` to resume
-	// without a gap or a duplicate.
+	// it), streams end when the server shuts down, and a client that stops reading is
+	// disconnected once a write has waited for it longer than the server's stream write timeout
+	// (10 seconds by default); reconnect with `Last-Event-ID` to resume without a gap or a
+	// duplicate.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13376,8 +13382,10 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, lobbyI
 //
 // Comment lines (`: heartbeat`) are sent about every 15 seconds to keep idle connections
 // open. The number of concurrent streams per client is bounded (`429 rate_limited` beyond
-// it), and streams end when the server shuts down; reconnect with `Last-Event-ID` to resume
-// without a gap or a duplicate.
+// it), streams end when the server shuts down, and a client that stops reading is
+// disconnected once a write has waited for it longer than the server's stream write timeout
+// (10 seconds by default); reconnect with `Last-Event-ID` to resume without a gap or a
+// duplicate.
 //
 // Returns a wrapper object for the known response body format(s).
 //
