@@ -4,8 +4,8 @@ package api
 
 import (
 	"context"
+	"errors"
 	"math"
-	"net/http"
 	"time"
 
 	"github.com/commitreveal/rps/store"
@@ -40,20 +40,20 @@ func (h *handlers) RotateToken(ctx context.Context, req RotateTokenRequestObject
 	if err != nil {
 		return nil, err
 	}
-	key, err := idempotencyKey(ctx, mutation{caller: who, key: req.Params.IdempotencyKey})
+	key, err := idempotencyKey(ctx, who.ID, req.Params.IdempotencyKey, nil)
 	if err != nil {
 		return nil, err
 	}
-	// A duplicate cannot be shown the token (it is never stored): it learns that its twin has it.
-	already := newProblem(http.StatusConflict, ProblemCodeIdempotencyConflict,
-		"this request already rotated the token; the new token went to its first answer and is not shown again")
-	token, replay, replayed, err := h.s.store.RotateToken(ctx, who.ID, callerToken(ctx), key,
-		store.Outcome{Status: already.status, Body: problemBody(ctx, already)})
+	token, answer, err := h.s.store.RotateToken(ctx, who.ID, callerToken(ctx), key, requestRef(ctx))
+	if errors.Is(err, store.ErrIdempotencyConflict) {
+		return nil, errKeyReused
+	}
 	if err != nil {
 		return nil, readErr(err, "account")
 	}
-	if replayed {
-		return rawResponse{status: replay.Status, body: replay.Body, replayed: true}, nil
+	if token == "" {
+		// A duplicate cannot be shown the token (it is never stored): it learns that its twin has it.
+		return tokenReplay(answer, "this request already rotated the token; the new token went to its first answer and is not shown again"), nil
 	}
 	h.s.tokens.forgetAccount(who.ID)
 	return RotateToken200JSONResponse{Token: token}, nil

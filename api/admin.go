@@ -12,16 +12,16 @@ import (
 )
 
 func (h *handlers) CreditAccount(ctx context.Context, req CreditAccountRequestObject) (CreditAccountResponseObject, error) {
-	return h.moveMoney(ctx, "credit", req.AccountId.String(), req.Params.IdempotencyKey, req.Body, h.s.service.Credit)
+	id := tournament.AccountID(req.AccountId.String())
+	return h.moveMoney(ctx, "credit", id, req.Params.IdempotencyKey, req.Body, tournament.Credit{Account: id, Amount: req.Body.Amount})
 }
 
 func (h *handlers) DebitAccount(ctx context.Context, req DebitAccountRequestObject) (DebitAccountResponseObject, error) {
-	return h.moveMoney(ctx, "debit", req.AccountId.String(), req.Params.IdempotencyKey, req.Body, h.s.service.Debit)
+	id := tournament.AccountID(req.AccountId.String())
+	return h.moveMoney(ctx, "debit", id, req.Params.IdempotencyKey, req.Body, tournament.Debit{Account: id, Amount: req.Body.Amount})
 }
 
-type moneyOp func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.AccountID, amount int64) (tournament.Account, error)
-
-func (h *handlers) moveMoney(ctx context.Context, action, id string, key *string, body *MoneyTransferRequest, op moneyOp) (rawResponse, error) {
+func (h *handlers) moveMoney(ctx context.Context, name string, id tournament.AccountID, key *string, body *MoneyTransferRequest, op tournament.Operation) (rawResponse, error) {
 	who, err := requireAdmin(ctx)
 	if err != nil {
 		return rawResponse{}, err
@@ -32,16 +32,7 @@ func (h *handlers) moveMoney(ctx context.Context, action, id string, key *string
 			return rawResponse{}, err
 		}
 	}
-	return h.mutate(ctx, mutation{
-		action: action, caller: who, target: tournament.AccountID(id), key: key, body: body, status: http.StatusOK,
-		run: func(ctx context.Context, tx tournament.Tx, now int64) (any, error) {
-			acct, err := op(ctx, tx, now, actorOf(who), tournament.AccountID(id), body.Amount)
-			if err != nil {
-				return nil, err
-			}
-			return accountView(acct), nil
-		},
-	})
+	return h.act(ctx, action{name: name, caller: who, target: id, key: key, body: body, op: op, status: http.StatusOK, view: accountResult})
 }
 
 func (h *handlers) GetAdminLedger(ctx context.Context, _ GetAdminLedgerRequestObject) (GetAdminLedgerResponseObject, error) {
@@ -61,24 +52,34 @@ func (h *handlers) IssueToken(ctx context.Context, req IssueTokenRequestObject) 
 	if err != nil {
 		return nil, err
 	}
-	key, err := idempotencyKey(ctx, mutation{caller: admin, key: req.Params.IdempotencyKey})
+	key, err := idempotencyKey(ctx, admin.ID, req.Params.IdempotencyKey, nil)
 	if err != nil {
 		return nil, err
 	}
-	already := newProblem(http.StatusConflict, ProblemCodeIdempotencyConflict,
-		"this request already issued a token; it went to its first answer and is not shown again")
 	id := tournament.AccountID(req.AccountId.String())
-	token, replay, replayed, err := h.s.store.IssueToken(ctx, admin.ID, id, key,
-		store.Outcome{Status: already.status, Body: problemBody(ctx, already)})
+	token, answer, err := h.s.store.IssueToken(ctx, admin.ID, id, key, requestRef(ctx))
 	if errors.Is(err, store.ErrIdempotencyConflict) {
 		return nil, errKeyReused
 	}
 	if err != nil {
 		return nil, readErr(err, "account")
 	}
-	if replayed {
-		return rawResponse{status: replay.Status, body: replay.Body, replayed: true}, nil
+	if token == "" {
+		return tokenReplay(answer, "this request already issued a token; it went to its first answer and is not shown again"), nil
 	}
 	h.s.tokens.forgetAccount(id)
 	return IssueToken200JSONResponse{Token: token}, nil
+}
+
+// tokenReplay answers a request that made no token: its refusal, or, replayed, that its first
+// answer had the token (never stored, so not shown again).
+func tokenReplay(answer store.Answer, already string) rawResponse {
+	if s := answer.Stored; s != nil {
+		return rawResponse{status: s.Status, body: s.Body, replayed: true}
+	}
+	p := newProblem(http.StatusConflict, ProblemCodeIdempotencyConflict, already)
+	if r := answer.Result.Refusal; r != nil {
+		p = asProblem(r)
+	}
+	return rawResponse{status: p.status, body: renderProblem(p, answer.Request), replayed: answer.Replayed}
 }

@@ -59,7 +59,7 @@ func (h *handlers) EnableAccount(ctx context.Context, req EnableAccountRequestOb
 	return h.setDisabled(ctx, "enable_account", req.AccountId.String(), req.Params.IdempotencyKey, nil, false)
 }
 
-func (h *handlers) setDisabled(ctx context.Context, action, id string, key *string, body any, disabled bool) (rawResponse, error) {
+func (h *handlers) setDisabled(ctx context.Context, name, id string, key *string, body any, disabled bool) (rawResponse, error) {
 	who, err := requireAdmin(ctx)
 	if err != nil {
 		return rawResponse{}, err
@@ -68,17 +68,19 @@ func (h *handlers) setDisabled(ctx context.Context, action, id string, key *stri
 	if account == who.ID {
 		return rawResponse{}, newProblem(http.StatusForbidden, ProblemCodeForbidden, "an admin cannot disable or enable its own account")
 	}
-	m := mutation{action: action, caller: who, target: account, key: key, body: body, status: http.StatusOK}
-	idem, err := idempotencyKey(ctx, m)
+	a := action{name: name, caller: who, target: account, key: key, body: body, status: http.StatusOK, view: accountResult}
+	idem, err := idempotencyKey(ctx, who.ID, key, body)
 	if err != nil {
 		return rawResponse{}, err
 	}
-	out, replayed, err := h.s.store.SetDisabled(ctx, who.ID, account, disabled, idem, func(a tournament.Account) (store.Outcome, error) {
-		return m.outcome(ctx, accountView(a), nil)
-	})
+	audit, err := a.audit()
+	if err != nil {
+		return rawResponse{}, err
+	}
+	answer, err := h.s.store.SetDisabled(ctx, who.ID, account, disabled, idem, requestRef(ctx), audit)
 	// This replica stops trusting the account's cached tokens at once.
 	h.s.tokens.forgetAccount(account)
-	return h.respond(m, out, replayed, readErr(err, "account"))
+	return h.respond(a, answer, readErr(err, "account"))
 }
 
 func (h *handlers) ListAudit(ctx context.Context, req ListAuditRequestObject) (ListAuditResponseObject, error) {

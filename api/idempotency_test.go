@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"golang.org/x/crypto/blake2b"
+
 	"github.com/commitreveal/rps/api"
 	"github.com/commitreveal/rps/internal/apitest"
 )
@@ -204,4 +206,31 @@ func TestValidationFailureNotStored(t *testing.T) {
 				"the fixed request with the same key got %d %s; want 201", r.Status, r.Body)
 		}
 	})
+}
+
+// TestStoredResponseReplayed: a key stored by an rpsd from before keys kept results (its row holds
+// the HTTP answer itself) is replayed over HTTP byte for byte, with its status, for its 24 hours;
+// the request is not run again.
+func TestStoredResponseReplayed(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	p := e.NewPlayer("p", 100)
+	lobby := e.CreateLobby(map[string]any{"betSize": 30, "playersCountLimit": 4}).Id.String()
+	path := "/v1/lobbies/" + lobby + "/players"
+	// The request's hash as the API computes it: the path and the canonical body (none: null).
+	hash := blake2b.Sum256([]byte(path + "\nnull"))
+	stored := []byte(`{"answer":"as an older rpsd rendered it"}`)
+	_, err := e.Pool.Exec(t.Context(), `INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, status, response, created_at)
+		VALUES ($1, 'POST', '/v1/lobbies/{lobbyId}/players', 'old-key', $2, 201, $3,
+			floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint - 3600000)`, p.ID, hash[:], stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.Do("POST", path, p.Token, nil, "Idempotency-Key", "old-key").Want(t, http.StatusCreated)
+	if !bytes.Equal(r.Body, stored) || r.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay of a stored response: %s (%v), want %s", r.Body, r.Header, stored)
+	}
+	if e.Balance(p.Token) != 100 {
+		t.Fatal("the replayed request was run again")
+	}
 }

@@ -15,19 +15,16 @@ func (h *handlers) CreateLobby(ctx context.Context, req CreateLobbyRequestObject
 	if err != nil {
 		return nil, err
 	}
-	cfg := configInput(req.Body.Config)
-	return h.mutate(ctx, mutation{
-		action: "create_lobby", caller: who, key: req.Params.IdempotencyKey, body: req.Body, status: http.StatusCreated,
-		run: func(ctx context.Context, tx tournament.Tx, now int64) (any, error) {
-			id, err := h.s.service.CreateLobby(ctx, tx, now, actorOf(who), req.Body.Name, cfg)
-			if e, ok := tournament.IsRefusal(err); ok && e.Field != "" && e.Field != "name" {
-				// The config's fields sit under "config" in this request.
-				e.Field = "config." + e.Field
+	return h.act(ctx, action{
+		name: "create_lobby", caller: who, key: req.Params.IdempotencyKey, body: req.Body,
+		op:     tournament.CreateLobby{Name: req.Body.Name, Config: configInput(req.Body.Config)},
+		status: http.StatusCreated, view: lobbyResult(who),
+		// The config's fields sit under "config" in this request.
+		field: func(f string) string {
+			if f == "name" {
+				return f
 			}
-			if err != nil {
-				return nil, err
-			}
-			return lobbyAfter(ctx, tx, now, id, who)
+			return "config." + f
 		},
 	})
 }
@@ -120,44 +117,33 @@ func (h *handlers) callerStates(ctx context.Context, games []tournament.Game, wh
 	return out, nil
 }
 
-// lobbyMutation runs a core operation on a lobby and answers with the lobby after it.
-// The caller checks of lobby mutations: admin operations are refused to players before any lock
-// is taken; play operations leave the refusal of admins to the core.
+// callerCheck is the check of a lobby action's caller: admin actions are refused to players
+// before anything runs; play actions leave the refusal of admins to the core.
 type callerCheck func(ctx context.Context) (tournament.Account, error)
 
-func (h *handlers) lobbyMutation(ctx context.Context, action string, lobby LobbyId, key *string, body any, status int, check callerCheck,
-	op func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.LobbyID) error) (rawResponse, error) {
+// lobbyAction runs an operation on a lobby and answers with the lobby after it.
+func (h *handlers) lobbyAction(ctx context.Context, name string, key *string, body any, status int, check callerCheck,
+	op tournament.Operation) (rawResponse, error) {
 	who, err := check(ctx)
 	if err != nil {
 		return rawResponse{}, err
 	}
-	id := tournament.LobbyID(lobby.String())
-	return h.mutate(ctx, mutation{
-		action: action, caller: who, lobby: id, key: key, body: body, status: status,
-		run: func(ctx context.Context, tx tournament.Tx, now int64) (any, error) {
-			if err := op(ctx, tx, now, actorOf(who), id); err != nil {
-				return nil, err
-			}
-			return lobbyAfter(ctx, tx, now, id, who)
-		},
-	})
+	return h.act(ctx, action{name: name, caller: who, key: key, body: body, op: op, status: status, view: lobbyResult(who)})
 }
 
 func (h *handlers) SetNextConfig(ctx context.Context, req SetNextConfigRequestObject) (SetNextConfigResponseObject, error) {
-	cfg := configInput(*req.Body)
-	return h.lobbyMutation(ctx, "set_next_config", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAdmin,
-		func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.LobbyID) error {
-			return h.s.service.ChangeNextConfig(ctx, tx, now, actor, id, cfg)
-		})
+	id := tournament.LobbyID(req.LobbyId.String())
+	return h.lobbyAction(ctx, "set_next_config", req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAdmin,
+		tournament.ChangeNextConfig{LobbyID: id, Config: configInput(*req.Body)})
 }
 
 func (h *handlers) CloseLobby(ctx context.Context, req CloseLobbyRequestObject) (CloseLobbyResponseObject, error) {
-	return h.lobbyMutation(ctx, "close_lobby", req.LobbyId, req.Params.IdempotencyKey, nil, http.StatusOK, requireAdmin, h.s.service.CloseLobby)
+	id := tournament.LobbyID(req.LobbyId.String())
+	return h.lobbyAction(ctx, "close_lobby", req.Params.IdempotencyKey, nil, http.StatusOK, requireAdmin, tournament.CloseLobby{LobbyID: id})
 }
 
 func (h *handlers) StopGame(ctx context.Context, req StopGameRequestObject) (StopGameResponseObject, error) {
-	return h.lobbyMutation(ctx, "stop", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAdmin,
-		func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.LobbyID) error {
-			return h.s.service.Stop(ctx, tx, now, actor, id, req.Body.Reason)
-		})
+	id := tournament.LobbyID(req.LobbyId.String())
+	return h.lobbyAction(ctx, "stop", req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAdmin,
+		tournament.Stop{LobbyID: id, Reason: req.Body.Reason})
 }

@@ -4,9 +4,9 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
+	"github.com/commitreveal/rps/store"
 	"github.com/commitreveal/rps/tournament"
 )
 
@@ -19,8 +19,8 @@ var errNoMatch = newProblem(http.StatusConflict, ProblemCodeNoMatch, "no joinabl
 
 // QuickJoin registers the caller in the best of the games that fit, trying the next one when a
 // game filled, started or took the caller in since it was chosen. Each try is a registration by
-// id under the request's Idempotency-Key, locking its lobby first; a skipped try rolls back and
-// stores nothing, so the key keeps the one outcome that counts, which a retry replays.
+// id under the request's Idempotency-Key (tournament.Join); a try passed over stores nothing, so
+// the key keeps the one answer that counts, which a retry replays.
 func (h *handlers) QuickJoin(ctx context.Context, req QuickJoinRequestObject) (QuickJoinResponseObject, error) {
 	who, err := requireAccount(ctx)
 	if err != nil {
@@ -37,33 +37,25 @@ func (h *handlers) QuickJoin(ctx context.Context, req QuickJoinRequestObject) (Q
 	if err != nil {
 		return nil, err
 	}
-	join := mutation{action: "quick_join", caller: who, key: req.Params.IdempotencyKey, body: req.Body, status: http.StatusCreated}
-	for _, id := range candidates {
-		join.lobby = id
-		join.run = func(ctx context.Context, tx tournament.Tx, now int64) (any, error) {
-			err := h.s.service.Register(ctx, tx, now, actorOf(who), id)
-			if refusal, ok := tournament.IsRefusal(err); ok && skipped(ProblemCode(refusal.Code)) {
-				return nil, asProblem(err) // not a refusal any more: rolled back, not stored
-			}
-			if err != nil {
-				return nil, err
-			}
-			return lobbyAfter(ctx, tx, now, id, who)
-		}
-		out, err := h.mutate(ctx, join)
-		var p *problemError
-		if errors.As(err, &p) && skipped(p.code) {
-			continue
-		}
-		return out, err
+	join := action{name: "quick_join", caller: who, key: req.Params.IdempotencyKey, body: req.Body,
+		status: http.StatusCreated, view: lobbyResult(who)}
+	key, err := idempotencyKey(ctx, who.ID, join.key, join.body)
+	if err != nil {
+		return nil, err
 	}
-	// Nothing fitted; a retry whose first request joined a game (now left out) is replayed here.
-	join.lobby = ""
-	join.run = func(context.Context, tournament.Tx, int64) (any, error) { return nil, errNoMatch }
-	return h.mutate(ctx, join)
-}
-
-// skipped tells the refusals after which a quick join tries the next game.
-func skipped(code ProblemCode) bool {
-	return code == ProblemCodeWrongStage || code == ProblemCodeLobbyFull || code == ProblemCodeAlreadyRegistered
+	for _, id := range candidates {
+		answer, err := h.s.store.Act(ctx, store.Action{Actor: actorOf(who), Key: key, Request: requestRef(ctx), Op: tournament.Join{LobbyID: id}})
+		if r := answer.Result.Refusal; err == nil && r != nil && r.Tentative() {
+			continue // the game filled, started or took the caller in since it was chosen
+		}
+		return h.respond(join, answer, err)
+	}
+	// Nothing fitted; a retry whose first request joined a game (now left out) is replayed here,
+	// and a disabled account is told so.
+	answer, found, err := h.s.store.Replay(ctx, who.ID, key)
+	if err != nil || found {
+		return h.respond(join, answer, err)
+	}
+	h.s.metrics.observeAction(join.name, errNoMatch)
+	return nil, errNoMatch
 }

@@ -1,5 +1,10 @@
 package api
 
+// State-changing requests: a handler builds an action (a tournament operation with the request's
+// idempotency key), the store runs it and commits (store.Act), and the answer is rendered here,
+// after the commit, from the operation's result: the same code renders a fresh answer and a
+// replay of the result stored under the key.
+
 import (
 	"context"
 	"encoding/json"
@@ -14,106 +19,114 @@ import (
 	"github.com/commitreveal/rps/tournament"
 )
 
-// mutation is one state-changing request: an operation of the core run in one transaction,
-// whose outcome (a success or a refusal) is stored with the request's Idempotency-Key, if it has
-// one, in that same transaction.
-type mutation struct {
-	// action names the operation in the metrics.
-	action string
+// action is one state-changing request.
+type action struct {
+	// name names the action in the metrics and the audit log.
+	name   string
 	caller tournament.Account
-	// lobby is the lobby the operation acts on, locked before the instant is read ("" if none).
-	lobby tournament.LobbyID
-	// target names what an admin's operation acts on in the audit log: the lobby, or this
-	// account when it is set.
+	// target names what an admin's action acts on in the audit log: the lobby, or this account
+	// when it is set.
 	target tournament.AccountID
 	key    *string
-	// body is the request body, hashed to tell a retry from a different request with the same key.
+	// body is the request body, hashed to tell a retry from a different request with the same
+	// key, and recorded in the audit log.
 	body any
-	// status is the success status.
+	op   tournament.Operation
+	// status is the success status, and view renders the success body from the result.
 	status int
-	// run performs the operation and renders the success body (nil for an operation that the
-	// store runs itself, whose result goes through outcome and respond).
-	run func(ctx context.Context, tx tournament.Tx, now int64) (any, error)
+	view   func(tournament.Result) any
+	// field, when set, names a refused input as the request names it.
+	field func(string) string
 }
 
-// mutate runs a mutation and returns the response to send, replayed or fresh.
-func (h *handlers) mutate(ctx context.Context, m mutation) (rawResponse, error) {
-	key, err := idempotencyKey(ctx, m)
+// act runs an action and returns its answer, fresh or replayed.
+func (h *handlers) act(ctx context.Context, a action) (rawResponse, error) {
+	key, err := idempotencyKey(ctx, a.caller.ID, a.key, a.body)
 	if err != nil {
 		return rawResponse{}, err
 	}
-	out, replayed, err := h.s.store.RunIdempotent(ctx, m.caller.ID, m.lobby, key, func(tx tournament.Tx, now int64) (store.Outcome, error) {
-		result, err := m.run(ctx, tx, now)
-		return m.outcome(ctx, result, err)
-	})
-	return h.respond(m, out, replayed, err)
-}
-
-// outcome is what the mutation's operation returned, as it is stored under the request's key
-// and written to the audit log: the success body, or the problem of a refusal. Any other error
-// stays an error, and rolls the operation back.
-func (m mutation) outcome(ctx context.Context, result any, err error) (store.Outcome, error) {
-	if _, refused := tournament.IsRefusal(err); refused {
-		// A refusal commits and is an outcome too (see tournament.Error).
-		p := asProblem(err)
-		out := store.Outcome{Status: p.status, Body: problemBody(ctx, p), Refused: err}
-		return out, m.audit(&out)
-	} else if err != nil {
-		return store.Outcome{}, err
-	}
-	body, err := json.Marshal(result)
+	audit, err := a.audit()
 	if err != nil {
-		return store.Outcome{}, fmt.Errorf("encode response: %w", err)
+		return rawResponse{}, err
 	}
-	out := store.Outcome{Status: m.status, Body: body}
-	return out, m.audit(&out)
+	answer, err := h.s.store.Act(ctx, store.Action{
+		Actor: actorOf(a.caller), Key: key, Request: requestRef(ctx), Op: a.op, Audit: audit,
+	})
+	return h.respond(a, answer, err)
 }
 
-// respond turns the result of running a mutation into the response to send, and counts it.
-func (h *handlers) respond(m mutation, out store.Outcome, replayed bool, err error) (rawResponse, error) {
+// respond renders the answer to an action after its commit, and counts it.
+func (h *handlers) respond(a action, answer store.Answer, err error) (rawResponse, error) {
 	switch {
 	case errors.Is(err, store.ErrIdempotencyConflict):
 		return rawResponse{}, errKeyReused
 	case err != nil:
-		h.s.metrics.observeAction(m.action, err)
+		h.s.metrics.observeAction(a.name, err)
 		return rawResponse{}, err
 	}
-	if !replayed {
-		h.s.metrics.observeAction(m.action, out.Refused)
+	refusal := answer.Result.Refusal
+	if !answer.Replayed {
+		var refused error
+		if refusal != nil {
+			refused = refusal
+		}
+		h.s.metrics.observeAction(a.name, refused)
 	}
-	return rawResponse{status: out.Status, body: out.Body, replayed: replayed}, nil
+	if s := answer.Stored; s != nil {
+		return rawResponse{status: s.Status, body: s.Body, replayed: true}, nil
+	}
+	if refusal != nil {
+		return a.refusal(answer, refusal), nil
+	}
+	body, err := json.Marshal(a.view(answer.Result))
+	if err != nil {
+		return rawResponse{}, fmt.Errorf("encode response: %w", err)
+	}
+	return rawResponse{status: a.status, body: body, replayed: answer.Replayed}, nil
 }
 
-// audit adds to an admin's outcome the entry of the audit log that records it: the request and
-// the status it got, a refusal's too. Players' actions are the game's own log; an invalid
-// request changes nothing, so it is not recorded.
-func (m mutation) audit(out *store.Outcome) error {
-	if refusal, ok := tournament.IsRefusal(out.Refused); m.caller.Role != tournament.RoleAdmin || (ok && !refusal.Replayable()) {
-		return nil
+// refusal renders a refusal as its problem, naming the request it answered.
+func (a action) refusal(answer store.Answer, refusal *tournament.Error) rawResponse {
+	if a.field != nil && refusal.Field != "" {
+		renamed := *refusal
+		renamed.Field = a.field(refusal.Field)
+		refusal = &renamed
 	}
-	detail, err := json.Marshal(struct {
-		Request any `json:"request"`
-		Status  int `json:"status"`
-	}{m.body, out.Status})
+	p := asProblem(refusal)
+	return rawResponse{status: p.status, body: renderProblem(p, answer.Request), replayed: answer.Replayed}
+}
+
+// audit is the audit log's entry for an admin's action: the request and the status of its
+// answer. Players' actions are the game's own log, so they have none.
+func (a action) audit() (*store.Audit, error) {
+	if a.caller.Role != tournament.RoleAdmin {
+		return nil, nil
+	}
+	request, err := json.Marshal(a.body)
 	if err != nil {
-		return fmt.Errorf("encode audit detail: %w", err)
+		return nil, fmt.Errorf("encode audit request: %w", err)
 	}
-	target := string(m.lobby)
-	if m.target != "" {
-		target = string(m.target)
+	target := string(a.target)
+	if target == "" && a.op != nil {
+		target = string(a.op.Lobby())
 	}
-	out.Audit = &store.AuditEntry{Actor: m.caller.ID, Action: m.action, Target: target, Detail: detail}
-	return nil
+	return &store.Audit{Action: a.name, Target: target, Request: request, Status: a.status, Refused: refusalStatus}, nil
+}
+
+// requestRef is how an answer names its request.
+func requestRef(ctx context.Context) store.RequestRef {
+	info := requestInfoOf(ctx)
+	return store.RequestRef{ID: info.id, Path: info.path}
 }
 
 // errKeyReused answers a request whose Idempotency-Key was used with another request.
 var errKeyReused = newProblem(http.StatusConflict, ProblemCodeIdempotencyConflict,
 	"this Idempotency-Key was used with a different request")
 
-// idempotencyKey scopes a request's Idempotency-Key to its caller, method and route, with a hash
-// of its canonical body.
-func idempotencyKey(ctx context.Context, m mutation) (*store.IdempotencyKey, error) {
-	if m.key == nil {
+// idempotencyKey scopes a request's Idempotency-Key (nil: none) to its caller, method and route,
+// with a hash of its canonical body.
+func idempotencyKey(ctx context.Context, caller tournament.AccountID, key *string, body any) (*store.IdempotencyKey, error) {
+	if key == nil {
 		return nil, nil
 	}
 	var route, method string
@@ -121,21 +134,21 @@ func idempotencyKey(ctx context.Context, m mutation) (*store.IdempotencyKey, err
 		route, method = rc.RoutePattern(), rc.RouteMethod
 	}
 	canonical := []byte("null")
-	if m.body != nil {
+	if body != nil {
 		var err error
-		if canonical, err = tournament.Canonical(m.body); err != nil {
+		if canonical, err = tournament.Canonical(body); err != nil {
 			return nil, fmt.Errorf("canonical body: %w", err)
 		}
 	}
 	// The path parameters are part of the request: the same key on another lobby is another request.
 	h := blake2b.Sum256(append([]byte(requestInfoOf(ctx).path+"\n"), canonical...))
 	return &store.IdempotencyKey{
-		AccountID: m.caller.ID, Method: method, Route: route, Key: *m.key, RequestHash: h[:],
+		AccountID: caller, Method: method, Route: route, Key: *key, RequestHash: h[:],
 	}, nil
 }
 
-// rawResponse is a response already rendered, fresh or replayed from the idempotency store. It
-// implements the generated response interfaces of every mutating operation.
+// rawResponse is a response already rendered, fresh or replayed. It implements the generated
+// response interfaces of every mutating operation.
 type rawResponse struct {
 	status   int
 	body     []byte
@@ -172,42 +185,16 @@ func (r rawResponse) VisitDisableAccountResponse(w http.ResponseWriter) error { 
 func (r rawResponse) VisitQuickJoinResponse(w http.ResponseWriter) error      { return r.visit(w) }
 func (r rawResponse) VisitIssueTokenResponse(w http.ResponseWriter) error     { return r.visit(w) }
 
-// lobbyAfter renders a lobby as a mutation's response, read in the mutation's transaction so
-// that a replay returns exactly what the first request saw.
-func lobbyAfter(ctx context.Context, tx tournament.Tx, now int64, id tournament.LobbyID, who tournament.Account) (Lobby, error) {
-	l, g, err := tx.LockLobby(ctx, id)
-	if err != nil {
-		return Lobby{}, fmt.Errorf("read lobby: %w", err)
+// lobbyResult renders the lobby after a lobby action, as the caller sees it.
+func lobbyResult(who tournament.Account) func(tournament.Result) any {
+	return func(r tournament.Result) any {
+		var you *callerState
+		if who.Role == tournament.RolePlayer {
+			you = &callerState{player: r.Player, move: r.Move}
+		}
+		return lobbyView(r.Lobby, r.Game, you, r.At)
 	}
-	you, err := callerIn(ctx, tx, g, who)
-	if err != nil {
-		return Lobby{}, err
-	}
-	return lobbyView(l, g, you, now), nil
 }
 
-// callerIn reads the caller's registration and current move in a game, for players.
-func callerIn(ctx context.Context, tx tournament.Tx, g tournament.Game, who tournament.Account) (*callerState, error) {
-	if who.ID == "" || who.Role != tournament.RolePlayer {
-		return nil, nil
-	}
-	you := &callerState{}
-	p, err := tx.Player(ctx, g.ID, who.ID)
-	if errors.Is(err, tournament.ErrNotFound) {
-		return you, nil
-	} else if err != nil {
-		return nil, fmt.Errorf("read player: %w", err)
-	}
-	you.player = &p
-	if g.Round == 0 {
-		return you, nil
-	}
-	m, err := tx.RoundMove(ctx, g.ID, g.Round, who.ID)
-	if errors.Is(err, tournament.ErrNotFound) {
-		return you, nil
-	} else if err != nil {
-		return nil, fmt.Errorf("read move: %w", err)
-	}
-	you.move = &m
-	return you, nil
-}
+// accountResult renders the account a money or account action acted on.
+func accountResult(r tournament.Result) any { return accountView(*r.Account) }

@@ -11,11 +11,13 @@ import (
 )
 
 func (h *handlers) RegisterPlayer(ctx context.Context, req RegisterPlayerRequestObject) (RegisterPlayerResponseObject, error) {
-	return h.lobbyMutation(ctx, "register", req.LobbyId, req.Params.IdempotencyKey, nil, http.StatusCreated, requireAccount, h.s.service.Register)
+	id := tournament.LobbyID(req.LobbyId.String())
+	return h.lobbyAction(ctx, "register", req.Params.IdempotencyKey, nil, http.StatusCreated, requireAccount, tournament.Register{LobbyID: id})
 }
 
 func (h *handlers) LeaveLobby(ctx context.Context, req LeaveLobbyRequestObject) (LeaveLobbyResponseObject, error) {
-	return h.lobbyMutation(ctx, "leave", req.LobbyId, req.Params.IdempotencyKey, nil, http.StatusOK, requireAccount, h.s.service.Leave)
+	id := tournament.LobbyID(req.LobbyId.String())
+	return h.lobbyAction(ctx, "leave", req.Params.IdempotencyKey, nil, http.StatusOK, requireAccount, tournament.Leave{LobbyID: id})
 }
 
 func (h *handlers) CommitMove(ctx context.Context, req CommitMoveRequestObject) (CommitMoveResponseObject, error) {
@@ -23,15 +25,13 @@ func (h *handlers) CommitMove(ctx context.Context, req CommitMoveRequestObject) 
 	if err != nil {
 		return nil, validationProblem("commitment", err.Error())
 	}
-	return h.lobbyMutation(ctx, "commit", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAccount,
-		func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.LobbyID) error {
-			return h.s.service.Commit(ctx, tx, now, actor, id, c)
-		})
+	id := tournament.LobbyID(req.LobbyId.String())
+	return h.lobbyAction(ctx, "commit", req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAccount,
+		tournament.Commit{LobbyID: id, Commitment: c})
 }
 
 func (h *handlers) RevealMove(ctx context.Context, req RevealMoveRequestObject) (RevealMoveResponseObject, error) {
-	return h.lobbyMutation(ctx, "reveal", req.LobbyId, req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAccount,
-		func(ctx context.Context, tx tournament.Tx, now int64, actor tournament.Actor, id tournament.LobbyID) error {
-			return h.s.service.Reveal(ctx, tx, now, actor, id, req.Body.Reveal)
-		})
+	id := tournament.LobbyID(req.LobbyId.String())
+	return h.lobbyAction(ctx, "reveal", req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAccount,
+		tournament.Reveal{LobbyID: id, Reveal: req.Body.Reveal})
 }

@@ -105,8 +105,13 @@ func asProblem(err error) *problemError {
 	return &problemError{status: http.StatusInternalServerError, code: ProblemCodeInternal, detail: "internal error; quote the request id when reporting it"}
 }
 
-// problemBody renders a problem as the JSON the response carries.
+// problemBody renders a problem as the JSON the response to the request of ctx carries.
 func problemBody(ctx context.Context, p *problemError) []byte {
+	return renderProblem(p, requestRef(ctx))
+}
+
+// renderProblem renders a problem as the JSON of the answer to the request named by ref.
+func renderProblem(p *problemError, ref store.RequestRef) []byte {
 	body := Problem{
 		Type:   "urn:rps:problem:" + string(p.code),
 		Title:  problemTitles[p.code],
@@ -119,9 +124,9 @@ func problemBody(ctx context.Context, p *problemError) []byte {
 	if p.field != "" {
 		body.Field = &p.field
 	}
-	if info := requestInfoOf(ctx); info.id != "" {
-		body.Instance = &info.path
-		body.RequestId = &info.id
+	if ref.ID != "" {
+		body.Instance = &ref.Path
+		body.RequestId = &ref.ID
 	}
 	out, err := json.Marshal(body)
 	if err != nil {

@@ -11,12 +11,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/google/uuid"
 
 	"github.com/commitreveal/rps/api"
-	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/internal/apitest"
-	"github.com/commitreveal/rps/tournament"
 )
 
 // pages follows a paged list from its first page to its last, limit items at a time, and returns
@@ -359,8 +356,7 @@ func TestAdminAccountTools(t *testing.T) {
 	}
 
 	// A second replica over the same database has alice's token cached.
-	other, err := api.NewServer(api.Config{Store: e.Store, Logger: slog.New(slog.DiscardHandler),
-		Service: tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: 100, NewID: uuid.NewString})})
+	other, err := api.NewServer(api.Config{Store: e.Store, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

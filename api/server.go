@@ -22,14 +22,11 @@ import (
 	"github.com/commitreveal/rps/console"
 	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/store"
-	"github.com/commitreveal/rps/tournament"
 )
 
 // Config configures a Server.
 type Config struct {
 	Store *store.Store
-	// Service applies the tournament's rules; its mutations run in the store's transactions.
-	Service *tournament.Service
 	// Rules are the rulesets served by /v1/rulesets (engine.Builtin() if nil).
 	Rules *engine.Registry
 	// Logger receives request logs (slog.Default() if nil).
@@ -52,7 +49,6 @@ type Config struct {
 // Server is the HTTP API. Handler serves it; Shutdown ends its event streams.
 type Server struct {
 	store        *store.Store
-	service      *tournament.Service
 	rules        *engine.Registry
 	log          *slog.Logger
 	metrics      *Metrics
@@ -80,12 +76,8 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("api: a store is required")
 	}
-	if cfg.Service == nil {
-		return nil, errors.New("api: a tournament service is required")
-	}
 	s := &Server{
 		store:              cfg.Store,
-		service:            cfg.Service,
 		rules:              cfg.Rules,
 		log:                cfg.Logger,
 		metrics:            cfg.Metrics,

@@ -102,12 +102,11 @@ func (s *Store) AccountByToken(ctx context.Context, token string) (a tournament.
 
 // RotateToken gives an account a fresh token and returns it. The token the request came with
 // (used) keeps working for TokenGrace or until the new one is first used. The token itself is
-// never stored: with an idempotency key, what is stored is replay, and a duplicate of the request
-// does not rotate again but gets the replay its first request stored (replayed is true, token
-// is "").
-func (s *Store) RotateToken(ctx context.Context, id tournament.AccountID, used string, key *IdempotencyKey, replay Outcome) (token string, stored Outcome, replayed bool, err error) {
-	return s.replaceToken(ctx, id, id, key, replay, func(t *pgTx, hash []byte, now int64) error {
-		return execOne(ctx, t.tx, `UPDATE accounts SET token_hash = $2, previous_token_hash = $3,
+// never stored: with an idempotency key, a duplicate of the request does not rotate again but is
+// answered as a replay of the first one, whose result carries no token (token is then "").
+func (s *Store) RotateToken(ctx context.Context, id tournament.AccountID, used string, key *IdempotencyKey, request RequestRef) (token string, answer Answer, err error) {
+	return s.replaceToken(ctx, id, id, key, request, func(t *pgTx, hash []byte, now int64) (*tournament.Error, error) {
+		return nil, execOne(ctx, t.tx, `UPDATE accounts SET token_hash = $2, previous_token_hash = $3,
 			previous_token_expires_at = $4 WHERE id = $1`, id, hash, tokenHash(used), now+TokenGrace.Milliseconds())
 	})
 }
@@ -116,42 +115,41 @@ func (s *Store) RotateToken(ctx context.Context, id tournament.AccountID, used s
 // had at once, records it in the admin audit log and returns the token. An unknown account is
 // tournament.ErrNotFound; an admin account is refused (admins' tokens are the operator's to
 // issue). Idempotent like RotateToken.
-func (s *Store) IssueToken(ctx context.Context, admin, id tournament.AccountID, key *IdempotencyKey, replay Outcome) (token string, stored Outcome, replayed bool, err error) {
-	return s.replaceToken(ctx, admin, id, key, replay, func(t *pgTx, hash []byte, now int64) error {
+func (s *Store) IssueToken(ctx context.Context, admin, id tournament.AccountID, key *IdempotencyKey, request RequestRef) (token string, answer Answer, err error) {
+	return s.replaceToken(ctx, admin, id, key, request, func(t *pgTx, hash []byte, now int64) (*tournament.Error, error) {
 		var role tournament.Role
 		if err := queryRow(ctx, t.tx, `SELECT role FROM accounts WHERE id = $1 FOR UPDATE`, id).Scan(&role); err != nil {
-			return err
+			return nil, err
 		}
 		if role != tournament.RolePlayer {
-			return &tournament.Error{Code: tournament.CodeForbidden, Message: "an admin's token is issued with rpsd admin token, on the server"}
+			return &tournament.Error{Code: tournament.CodeForbidden, Message: "an admin's token is issued with rpsd admin token, on the server"}, nil
 		}
 		if err := execOne(ctx, t.tx, `UPDATE accounts SET token_hash = $2, previous_token_hash = NULL,
 			previous_token_expires_at = NULL WHERE id = $1`, id, hash); err != nil {
-			return err
+			return nil, err
 		}
-		t.queueAudit(AuditEntry{Actor: admin, Action: "issue_token", Target: string(id), Detail: json.RawMessage(`{}`)}, now)
-		return nil
+		t.queueAuditEntry(AuditEntry{Actor: admin, Action: "issue_token", Target: string(id), Detail: json.RawMessage(`{}`)}, now)
+		return nil, nil
 	})
 }
 
-// replaceToken runs set, which stores the hash of a fresh token, in a keyed transaction.
-func (s *Store) replaceToken(ctx context.Context, actor, id tournament.AccountID, key *IdempotencyKey, replay Outcome,
-	set func(t *pgTx, hash []byte, now int64) error) (token string, stored Outcome, replayed bool, err error) {
+// replaceToken runs set, which stores the hash of a fresh token (or refuses), in a keyed
+// transaction; token is the fresh token when set stored it (not for a refusal or a replay).
+func (s *Store) replaceToken(ctx context.Context, actor, id tournament.AccountID, key *IdempotencyKey, request RequestRef,
+	set func(t *pgTx, hash []byte, now int64) (*tournament.Error, error)) (token string, answer Answer, err error) {
 	if !validID(string(id)) {
-		return "", Outcome{}, false, tournament.ErrNotFound
+		return "", Answer{}, tournament.ErrNotFound
 	}
-	stored, replayed, err = s.runKeyed(ctx, actor, "", key, func(t *pgTx, now int64) (Outcome, error) {
+	answer, err = s.actKeyed(ctx, actor, key, request, nil, func(t *pgTx, now int64) (tournament.Result, error) {
 		var hash []byte
 		token, hash = newToken()
-		if err := set(t, hash, now); err != nil {
-			return Outcome{}, err
-		}
-		return replay, nil
+		refusal, err := set(t, hash, now)
+		return tournament.Result{Refusal: refusal, At: now}, err
 	})
-	if err != nil || replayed {
-		return "", stored, replayed, err
+	if err != nil || answer.Replayed || answer.Result.Refusal != nil {
+		return "", answer, err
 	}
-	return token, Outcome{}, false, nil
+	return token, answer, nil
 }
 
 // Account returns an account with its balance.

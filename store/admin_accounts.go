@@ -87,17 +87,17 @@ func (s *Store) SearchAccounts(ctx context.Context, query string, after tourname
 }
 
 // SetDisabled disables (or enables again) an account, for the admin actor, in one transaction
-// under key like any operation (RunIdempotent); render makes the outcome, stored under the key,
-// from the account after the change. Disabling changes no money: the balance stays, bets in
-// escrow stay in their games, and their payouts and refunds still arrive. A disabled account's
-// actions are refused at once, on every replica: each operation's first round trip reads the
-// status (see begin). Disabling a disabled account keeps the time it was first disabled.
+// under key like any action (see Act), and answers with the account after the change. Disabling
+// changes no money: the balance stays, bets in escrow stay in their games, and their payouts and
+// refunds still arrive. A disabled account's actions are refused at once, on every replica: each
+// action's first round trip reads the status (see queueBegin). Disabling a disabled account
+// keeps the time it was first disabled.
 func (s *Store) SetDisabled(ctx context.Context, actor, id tournament.AccountID, disabled bool, key *IdempotencyKey,
-	render func(tournament.Account) (Outcome, error)) (Outcome, bool, error) {
+	request RequestRef, audit *Audit) (Answer, error) {
 	if !validID(string(id)) {
-		return Outcome{}, false, tournament.ErrNotFound
+		return Answer{}, tournament.ErrNotFound
 	}
-	return s.runKeyed(ctx, actor, "", key, func(t *pgTx, now int64) (Outcome, error) {
+	return s.actKeyed(ctx, actor, key, request, audit, func(t *pgTx, now int64) (tournament.Result, error) {
 		var at any
 		if disabled {
 			at = now
@@ -106,8 +106,8 @@ func (s *Store) SetDisabled(ctx context.Context, actor, id tournament.AccountID,
 				WHEN $2::bigint IS NULL THEN NULL ELSE coalesce(disabled_at, $2::bigint) END
 			WHERE id = $1 RETURNING `+accountColumns, id, at))
 		if err != nil {
-			return Outcome{}, err
+			return tournament.Result{}, err
 		}
-		return render(a)
+		return tournament.Result{At: now, Account: &a}, nil
 	})
 }

@@ -22,8 +22,19 @@ type AuditEntry struct {
 	At     int64
 }
 
-// queueAudit queues the audit entry of an admin action, written with the action's effects.
-func (t *pgTx) queueAudit(e AuditEntry, at int64) {
+// queueAudit queues the audit entry of an admin's action that had result, written with the
+// action's effects.
+func (t *pgTx) queueAudit(actor tournament.AccountID, a *Audit, r tournament.Result, at int64) error {
+	detail, err := a.detail(r)
+	if err != nil {
+		return err
+	}
+	t.queueAuditEntry(AuditEntry{Actor: actor, Action: a.Action, Target: a.Target, Detail: detail}, at)
+	return nil
+}
+
+// queueAuditEntry queues an entry of the audit log, written with the action's effects.
+func (t *pgTx) queueAuditEntry(e AuditEntry, at int64) {
 	t.tx.later(`INSERT INTO admin_audit (actor, action, target, detail, at) VALUES ($1, $2, $3, $4, $5)`,
 		e.Actor, e.Action, e.Target, string(e.Detail), at)
 }

@@ -17,16 +17,18 @@ import (
 // maxBatch bounds the actions of one batch, and so how long a batch holds its lobby's lock.
 const maxBatch = 64
 
-// call is one action on a lobby, with its outcome once it has run.
+// call is one action on a lobby, with its answer once it has run.
 type call struct {
-	ctx   context.Context
-	actor tournament.AccountID
-	key   *IdempotencyKey
-	fn    func(t *pgTx, now int64) (Outcome, error)
+	ctx     context.Context
+	actor   tournament.Actor
+	key     *IdempotencyKey
+	request RequestRef
+	audit   *Audit
+	// apply runs the action's operation; it is the store's own code (Act's runs the operation).
+	apply func(t *pgTx, now int64) (tournament.Result, error)
 
-	out      Outcome
-	replayed bool
-	err      error
+	answer Answer
+	err    error
 	// panicked is what the action panicked with in a batch run by another call's goroutine; the
 	// call panics with it again in its own.
 	panicked any
@@ -194,7 +196,7 @@ func (s *Store) runBatch(lobby tournament.LobbyID, calls []*call) (split bool, e
 	if len(calls) > 1 {
 		return true, nil
 	}
-	calls[0].out, calls[0].replayed, calls[0].err = Outcome{}, false, err
+	calls[0].answer, calls[0].err = Answer{}, err
 	return false, nil
 }
 
@@ -220,13 +222,9 @@ func (t *pgTx) runCalls(ctx context.Context, lobby tournament.LobbyID, calls []*
 		actors = queueActorRows(&b, lobby, calls)
 	}
 	begins := make([]*beginRead, len(calls))
-	var fixedNow *int64
-	if t.s.nowFn != nil {
-		now := t.s.nowFn()
-		fixedNow = &now
-	}
+	fixedNow := t.s.fixedNow()
 	for i, c := range calls {
-		begins[i] = queueBegin(&b, c.actor, c.key, fixedNow)
+		begins[i] = queueBegin(&b, c.actor.ID, c.key, fixedNow)
 	}
 	if err := t.tx.send(ctx, &b); err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -244,17 +242,17 @@ func (t *pgTx) runCalls(ctx context.Context, lobby tournament.LobbyID, calls []*
 		}
 		actors.hold(t, lock.game)
 	}
-	// stored holds the calls of this batch whose outcome is stored under their key, for a
+	// stored holds the calls of this batch whose result is stored under their key, for a
 	// duplicate later in the batch to replay.
 	stored := make(map[keyScope]*call)
 	for i, c := range calls {
-		c.out, c.replayed, c.err, c.ended = Outcome{}, false, nil, nil // a retried transaction starts over
+		c.answer, c.err, c.ended = Answer{}, nil, nil // a retried transaction starts over
 		now := begins[i].now
 		if t.s.nowFn != nil {
 			now = t.s.nowFn()
 		}
-		if out, found, err := begins[i].outcome(c.key); err != nil || found {
-			c.out, c.replayed, c.err = out, found, err
+		if answer, found, err := begins[i].replay(c.key); err != nil || found {
+			c.answer, c.err = answer, err
 			continue
 		}
 		if c.key != nil {
@@ -262,29 +260,33 @@ func (t *pgTx) runCalls(ctx context.Context, lobby tournament.LobbyID, calls []*
 				if !bytes.Equal(first.key.RequestHash, c.key.RequestHash) {
 					c.err = ErrIdempotencyConflict
 				} else {
-					c.out, c.replayed = first.out, true
+					c.answer = first.answer
+					c.answer.Replayed = true
 				}
 				continue
 			}
 		}
 		endedBefore := len(t.ended)
-		out, err := c.run(t, now, len(calls) > 1)
+		result, err := c.run(t, now, len(calls) > 1)
 		c.ended = append([]tournament.GameID(nil), t.ended[endedBefore:]...)
-		if _, refused := tournament.IsRefusal(err); refused {
-			c.err = err // a refusal commits (see tournament.Error)
-			continue
-		} else if err != nil {
+		if err != nil {
 			return err
 		}
-		c.out = out
-		if out.Audit != nil {
-			t.queueAudit(*out.Audit, now)
+		c.answer = Answer{Result: result, Request: c.request}
+		if refusal := result.Refusal; refusal != nil && !refusal.Replayable() {
+			continue // the request may be corrected and retried under the same key
 		}
-		if refusal, ok := tournament.IsRefusal(out.Refused); c.key == nil || (ok && !refusal.Replayable()) {
-			continue
+		if c.audit != nil {
+			if err := t.queueAudit(c.actor.ID, c.audit, result, now); err != nil {
+				return err
+			}
 		}
-		t.storeOutcome(c.key, out, now, begins[i].expired)
-		stored[c.key.scope()] = c
+		if c.key != nil {
+			if err := t.storeResult(c.key, c.request, result, now, begins[i].expired); err != nil {
+				return err
+			}
+			stored[c.key.scope()] = c
+		}
 	}
 	return nil
 }
@@ -308,9 +310,9 @@ func queueActorRows(b *pgx.Batch, lobby tournament.LobbyID, calls []*call) *acto
 	r := &actorRows{}
 	seen := make(map[tournament.AccountID]bool, len(calls))
 	for _, c := range calls {
-		if validID(string(c.actor)) && !seen[c.actor] {
-			seen[c.actor] = true
-			r.ids = append(r.ids, string(c.actor))
+		if validID(string(c.actor.ID)) && !seen[c.actor.ID] {
+			seen[c.actor.ID] = true
+			r.ids = append(r.ids, string(c.actor.ID))
 		}
 	}
 	if len(r.ids) == 0 {
@@ -360,7 +362,7 @@ var errPanicked = errors.New("panicked")
 
 // run runs the call's action. In a batch, run by another call's goroutine, a panic is kept for
 // the call to raise in its own goroutine, and fails the batch.
-func (c *call) run(t *pgTx, now int64, batched bool) (out Outcome, err error) {
+func (c *call) run(t *pgTx, now int64, batched bool) (result tournament.Result, err error) {
 	c.panicked = nil
 	if batched {
 		defer func() {
@@ -370,5 +372,5 @@ func (c *call) run(t *pgTx, now int64, batched bool) (out Outcome, err error) {
 			}
 		}()
 	}
-	return c.fn(t, now)
+	return c.apply(t, now)
 }

@@ -69,29 +69,59 @@ func txID(t *testing.T, tx tournament.Tx) int64 {
 	return id
 }
 
+// outcome is an answer as the tests render it: 200 "ok <instant>", or 409 with the refusal's code.
+type outcome struct {
+	Status  int
+	Body    []byte
+	Refused error
+}
+
 // keyedResult is what an idempotent call returned.
 type keyedResult struct {
-	out      Outcome
+	out      outcome
 	replayed bool
 	err      error
 	tx       int64
 }
 
-// keyed runs action like the API does: under key (nil: none), its refusal as a stored outcome.
+// testOp is an operation made of a function of the core's Tx, for the tests: a refusal is its
+// result's, any other error fails it.
+type testOp struct {
+	lobby tournament.LobbyID
+	fn    func(ctx context.Context, tx tournament.Tx, now int64) error
+}
+
+func (o testOp) Lobby() tournament.LobbyID { return o.lobby }
+
+func (o testOp) Apply(ctx context.Context, _ *tournament.Service, tx tournament.Tx, now int64, _ tournament.Actor) (tournament.Result, error) {
+	err := o.fn(ctx, tx, now)
+	if refusal, ok := tournament.IsRefusal(err); ok {
+		return tournament.Result{Refusal: refusal, At: now}, nil
+	}
+	return tournament.Result{At: now}, err
+}
+
+// render renders an answer as outcome.
+func render(a Answer) outcome {
+	if r := a.Result.Refusal; r != nil {
+		return outcome{Status: 409, Body: []byte(r.Code), Refused: r}
+	}
+	return outcome{Status: 200, Body: fmt.Appendf(nil, "ok %d", a.Result.At)}
+}
+
+// keyed runs action like the API does: under key (nil: none), through Act.
 func keyed(t *testing.T, s *Store, lobby tournament.LobbyID, key *IdempotencyKey, r *keyedResult,
 	action func(ctx context.Context, tx tournament.Tx, now int64) error) func() {
 	return func() {
 		ctx := context.Background()
-		r.out, r.replayed, r.err = s.RunIdempotent(ctx, actorOf(key), lobby, key, func(tx tournament.Tx, now int64) (Outcome, error) {
+		answer, err := s.Act(ctx, Action{Actor: tournament.Actor{ID: actorOf(key)}, Key: key, Op: testOp{lobby, func(ctx context.Context, tx tournament.Tx, now int64) error {
 			r.tx = txID(t, tx)
-			err := action(ctx, tx, now)
-			if refusal, ok := tournament.IsRefusal(err); ok {
-				return Outcome{Status: 409, Body: []byte(refusal.Code), Refused: err}, nil
-			} else if err != nil {
-				return Outcome{}, err
-			}
-			return Outcome{Status: 200, Body: fmt.Appendf(nil, "ok %d", now)}, nil
-		})
+			return action(ctx, tx, now)
+		}}})
+		r.out, r.replayed, r.err = render(answer), answer.Replayed, err
+		if err != nil {
+			r.out = outcome{}
+		}
 	}
 }
 

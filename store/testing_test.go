@@ -10,7 +10,7 @@ import (
 )
 
 // The entry points and reads below serve the tests (the shared suite's adapter, the model test,
-// the clock tests); the service itself goes through RunIdempotent and the API's read models.
+// the clock tests); the service itself goes through Act and the API's read models.
 
 // Players returns up to limit players of a game with a registration order greater than after,
 // in registration order.
@@ -62,10 +62,18 @@ func (s *Store) Run(ctx context.Context, fn func(tx tournament.Tx, now int64) er
 // LockLobby to report. Like the API's operations, it runs in a batch with the others in flight
 // on the lobby (see runCall).
 func (s *Store) RunLobby(ctx context.Context, lobby tournament.LobbyID, fn func(tx tournament.Tx, now int64) error) error {
-	_, _, err := s.runKeyed(ctx, "", lobby, nil, func(t *pgTx, now int64) (Outcome, error) {
-		return Outcome{}, fn(t, now)
-	})
-	return err
+	c := &call{ctx: ctx, apply: func(t *pgTx, now int64) (tournament.Result, error) {
+		err := fn(t, now)
+		if refusal, ok := tournament.IsRefusal(err); ok {
+			return tournament.Result{Refusal: refusal, At: now}, nil // a refusal commits
+		}
+		return tournament.Result{At: now}, err
+	}}
+	s.runCall(lobby, c)
+	if c.err == nil && c.answer.Result.Refusal != nil {
+		return c.answer.Result.Refusal
+	}
+	return c.err
 }
 
 // refusalCode is the refusal code of err, or "" when err is not a refusal.

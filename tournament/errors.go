@@ -40,6 +40,8 @@ type Error struct {
 	// Field names the offending input for CodeValidationFailed.
 	Field   string
 	Message string
+	// tentative marks a refusal that is not the request's answer (see Join).
+	tentative bool
 }
 
 func (e *Error) Error() string {
@@ -50,8 +52,12 @@ func (e *Error) Error() string {
 }
 
 // Replayable reports whether the refusal is stored under the request's idempotency key and
-// replayed to a retry (see Error): every refusal but a failed validation.
-func (e *Error) Replayable() bool { return e.Code != CodeValidationFailed }
+// replayed to a retry (see Error): every refusal but a failed validation and a tentative one.
+func (e *Error) Replayable() bool { return e.Code != CodeValidationFailed && !e.tentative }
+
+// Tentative reports whether the refusal only says that this attempt did not fit, for a caller
+// that tries others (a quick join's lobbies, see Join): it is not the request's answer.
+func (e *Error) Tentative() bool { return e.tentative }
 
 // ErrNotFound is returned by a Tx for a row that does not exist.
 var ErrNotFound = errors.New("not found")

@@ -48,169 +48,185 @@ const (
 
 // CreateLobby creates a lobby (admins only) and opens its first game.
 func (s *Service) CreateLobby(ctx context.Context, tx Tx, now int64, actor Actor, name string, cfg Config) (LobbyID, error) {
-	if actor.Role != RoleAdmin {
-		return "", refuse(CodeForbidden, "only an admin can create a lobby")
-	}
-	name, err := Text("name", name, MaxLobbyNameLength)
+	o, err := s.createLobby(ctx, tx, now, actor, name, cfg)
 	if err != nil {
 		return "", err
 	}
+	return o.lobby.ID, nil
+}
+
+func (s *Service) createLobby(ctx context.Context, tx Tx, now int64, actor Actor, name string, cfg Config) (*op, error) {
+	if actor.Role != RoleAdmin {
+		return nil, refuse(CodeForbidden, "only an admin can create a lobby")
+	}
+	name, err := Text("name", name, MaxLobbyNameLength)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := validateConfig(cfg, s.rules, s.minTimeoutMs); err != nil {
-		return "", err
+		return nil, err
 	}
 	o := &op{s: s, ctx: ctx, tx: tx}
 	o.lobby = Lobby{ID: LobbyID(s.newID()), Name: name, Config: cfg, CreatedAt: now}
 	if err := tx.InsertLobby(ctx, o.lobby); err != nil {
-		return "", fmt.Errorf("insert lobby: %w", err)
+		return nil, fmt.Errorf("insert lobby: %w", err)
 	}
 	if err := o.emit(now, "", &LobbyCreatedData{Name: name, Config: cfg}); err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := o.openGame(now); err != nil {
-		return "", err
+		return nil, err
 	}
-	return o.lobby.ID, o.flush()
+	return o, o.flush()
 }
 
 // CloseLobby stops the lobby from opening a new game after the current one (admins only). A
 // current game that nobody has joined yet is stopped at once, since nobody would ever play it.
 func (s *Service) CloseLobby(ctx context.Context, tx Tx, now int64, actor Actor, lobby LobbyID) error {
-	return s.run(ctx, tx, now, lobby, func(o *op) error {
-		if actor.Role != RoleAdmin {
-			return refuse(CodeForbidden, "only an admin can close a lobby")
-		}
-		if o.lobby.Closed {
-			return nil
-		}
-		o.lobby.Closed = true
-		o.lobbyDirty = true
-		if err := o.emit(now, "", &LobbyClosedData{}); err != nil {
-			return err
-		}
-		// A registration left open would never end (its players could wait forever, newcomers
-		// keep joining): it is stopped now, every bet refunded.
-		if o.game.Stage == StageRegistration {
-			return o.stop(now, "lobby closed")
-		}
+	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.close(now, actor) })
+}
+
+func (o *op) close(now int64, actor Actor) error {
+	if actor.Role != RoleAdmin {
+		return refuse(CodeForbidden, "only an admin can close a lobby")
+	}
+	if o.lobby.Closed {
 		return nil
-	})
+	}
+	o.lobby.Closed = true
+	o.lobbyDirty = true
+	if err := o.emit(now, "", &LobbyClosedData{}); err != nil {
+		return err
+	}
+	// A registration left open would never end (its players could wait forever, newcomers
+	// keep joining): it is stopped now, every bet refunded.
+	if o.game.Stage == StageRegistration {
+		return o.stop(now, "lobby closed")
+	}
+	return nil
 }
 
 // Register joins the current game, moving the bet from the player's balance to the game's escrow.
 // With StartWhenFull, the registration that fills the game starts round 1.
 func (s *Service) Register(ctx context.Context, tx Tx, now int64, actor Actor, lobby LobbyID) error {
-	return s.run(ctx, tx, now, lobby, func(o *op) error {
-		g := &o.game
-		if g.Stage != StageRegistration {
-			return refuse(CodeWrongStage, "registration is closed: the game is in the %s stage", g.Stage)
-		}
-		if actor.Role == RoleAdmin {
-			return refuse(CodeForbidden, "admins run games and cannot play in them")
-		}
-		if _, err := o.player(actor.ID); err == nil {
-			return refuse(CodeAlreadyRegistered, "already registered in this game")
-		} else if !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		if g.Players >= g.Config.PlayersCountLimit {
-			return refuse(CodeLobbyFull, "the game is full (%d players)", g.Config.PlayersCountLimit)
-		}
-		acct, err := tx.Account(ctx, actor.ID)
-		if errors.Is(err, ErrNotFound) {
-			return refuse(CodeNotFound, "account %s not found", actor.ID)
-		} else if err != nil {
-			return fmt.Errorf("read account: %w", err)
-		}
-		if acct.Balance < g.Config.BetSize {
-			return refuse(CodeInsufficientFunds, "the bet is %d but the balance is %d", g.Config.BetSize, acct.Balance)
-		}
+	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.register(now, actor) })
+}
 
-		g.Joined++
-		g.Players++
-		g.Active++
-		p := Player{GameID: g.ID, AccountID: actor.ID, Order: g.Joined, RegisteredAt: now, Active: true}
-		if err := tx.InsertPlayer(ctx, p); err != nil {
-			return fmt.Errorf("insert player: %w", err)
-		}
-		if err := o.transfer(PlayerAccount(actor.ID), EscrowAccount(g.ID), g.Config.BetSize, PostingBet, now); err != nil {
-			return err
-		}
-		g.Escrow += g.Config.BetSize
-		if g.Players == 1 {
-			// The entry window of an empty registration opens with its first player.
-			o.openWindow(now)
-		}
-		o.gameDirty = true
-		if err := o.emit(now, g.ID, &PlayerRegisteredData{Player: actor.ID, Order: p.Order, Players: g.Players, Pot: g.Escrow, Deadline: g.Deadline}); err != nil {
-			return err
-		}
-		if g.Config.StartWhenFull && g.Players == g.Config.PlayersCountLimit {
-			return o.startRound(now, 1)
-		}
-		return nil
-	})
+func (o *op) register(now int64, actor Actor) error {
+	g := &o.game
+	if g.Stage != StageRegistration {
+		return refuse(CodeWrongStage, "registration is closed: the game is in the %s stage", g.Stage)
+	}
+	if actor.Role == RoleAdmin {
+		return refuse(CodeForbidden, "admins run games and cannot play in them")
+	}
+	if _, err := o.player(actor.ID); err == nil {
+		return refuse(CodeAlreadyRegistered, "already registered in this game")
+	} else if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if g.Players >= g.Config.PlayersCountLimit {
+		return refuse(CodeLobbyFull, "the game is full (%d players)", g.Config.PlayersCountLimit)
+	}
+	acct, err := o.tx.Account(o.ctx, actor.ID)
+	if errors.Is(err, ErrNotFound) {
+		return refuse(CodeNotFound, "account %s not found", actor.ID)
+	} else if err != nil {
+		return fmt.Errorf("read account: %w", err)
+	}
+	if acct.Balance < g.Config.BetSize {
+		return refuse(CodeInsufficientFunds, "the bet is %d but the balance is %d", g.Config.BetSize, acct.Balance)
+	}
+
+	g.Joined++
+	g.Players++
+	g.Active++
+	p := Player{GameID: g.ID, AccountID: actor.ID, Order: g.Joined, RegisteredAt: now, Active: true}
+	if err := o.tx.InsertPlayer(o.ctx, p); err != nil {
+		return fmt.Errorf("insert player: %w", err)
+	}
+	if err := o.transfer(PlayerAccount(actor.ID), EscrowAccount(g.ID), g.Config.BetSize, PostingBet, now); err != nil {
+		return err
+	}
+	g.Escrow += g.Config.BetSize
+	if g.Players == 1 {
+		// The entry window of an empty registration opens with its first player.
+		o.openWindow(now)
+	}
+	o.gameDirty = true
+	if err := o.emit(now, g.ID, &PlayerRegisteredData{Player: actor.ID, Order: p.Order, Players: g.Players, Pot: g.Escrow, Deadline: g.Deadline}); err != nil {
+		return err
+	}
+	if g.Config.StartWhenFull && g.Players == g.Config.PlayersCountLimit {
+		return o.startRound(now, 1)
+	}
+	return nil
 }
 
 // Leave withdraws from the current game during registration and refunds the bet.
 func (s *Service) Leave(ctx context.Context, tx Tx, now int64, actor Actor, lobby LobbyID) error {
-	return s.run(ctx, tx, now, lobby, func(o *op) error {
-		g := &o.game
-		if g.Stage != StageRegistration {
-			return refuse(CodeWrongStage, "players can leave only during registration; the game is in the %s stage", g.Stage)
-		}
-		if actor.Role == RoleAdmin {
-			return refuse(CodeForbidden, "admins cannot play")
-		}
-		if _, err := o.player(actor.ID); errors.Is(err, ErrNotFound) {
-			return refuse(CodeNotInGame, "not registered in this game")
-		} else if err != nil {
-			return err
-		}
-		if err := tx.DeletePlayer(ctx, g.ID, actor.ID); err != nil {
-			return fmt.Errorf("delete player: %w", err)
-		}
-		if err := o.transfer(EscrowAccount(g.ID), PlayerAccount(actor.ID), g.Config.BetSize, PostingRefund, now); err != nil {
-			return err
-		}
-		g.Escrow -= g.Config.BetSize
-		g.Players--
-		g.Active--
-		if g.Players == 0 {
-			// An empty registration has no deadline again.
-			g.StageStartedAt, g.Deadline, g.Extensions = 0, 0, 0
-		}
-		o.gameDirty = true
-		return o.emit(now, g.ID, &PlayerLeftData{Player: actor.ID, Players: g.Players, Pot: g.Escrow})
-	})
+	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.leave(now, actor) })
+}
+
+func (o *op) leave(now int64, actor Actor) error {
+	g := &o.game
+	if g.Stage != StageRegistration {
+		return refuse(CodeWrongStage, "players can leave only during registration; the game is in the %s stage", g.Stage)
+	}
+	if actor.Role == RoleAdmin {
+		return refuse(CodeForbidden, "admins cannot play")
+	}
+	if _, err := o.player(actor.ID); errors.Is(err, ErrNotFound) {
+		return refuse(CodeNotInGame, "not registered in this game")
+	} else if err != nil {
+		return err
+	}
+	if err := o.tx.DeletePlayer(o.ctx, g.ID, actor.ID); err != nil {
+		return fmt.Errorf("delete player: %w", err)
+	}
+	if err := o.transfer(EscrowAccount(g.ID), PlayerAccount(actor.ID), g.Config.BetSize, PostingRefund, now); err != nil {
+		return err
+	}
+	g.Escrow -= g.Config.BetSize
+	g.Players--
+	g.Active--
+	if g.Players == 0 {
+		// An empty registration has no deadline again.
+		g.StageStartedAt, g.Deadline, g.Extensions = 0, 0, 0
+	}
+	o.gameDirty = true
+	return o.emit(now, g.ID, &PlayerLeftData{Player: actor.ID, Players: g.Players, Pot: g.Escrow})
 }
 
 // Commit records a player's commitment for the current round. When every player of the round has
 // committed, the reveal stage opens at once.
 func (s *Service) Commit(ctx context.Context, tx Tx, now int64, actor Actor, lobby LobbyID, c engine.Commitment) error {
-	return s.run(ctx, tx, now, lobby, func(o *op) error {
-		g := &o.game
-		if err := o.requirePlaying(StageMoves, actor); err != nil {
-			return err
-		}
-		if _, err := tx.RoundMove(ctx, g.ID, g.Round, actor.ID); err == nil {
-			return refuse(CodeAlreadyCommitted, "already committed in round %d", g.Round)
-		} else if !errors.Is(err, ErrNotFound) {
-			return fmt.Errorf("read move: %w", err)
-		}
-		m := RoundMove{GameID: g.ID, Round: g.Round, AccountID: actor.ID, Commitment: c, CommittedAt: now}
-		if err := tx.InsertMove(ctx, m); err != nil {
-			return fmt.Errorf("insert move: %w", err)
-		}
-		g.Committed++
-		o.gameDirty = true
-		if err := o.emit(now, g.ID, &MoveCommittedData{Player: actor.ID, Round: g.Round, Committed: g.Committed}); err != nil {
-			return err
-		}
-		if g.Committed == g.Active {
-			return o.closeMoves(now)
-		}
-		return nil
-	})
+	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.commit(now, actor, c) })
+}
+
+func (o *op) commit(now int64, actor Actor, c engine.Commitment) error {
+	g := &o.game
+	if err := o.requirePlaying(StageMoves, actor); err != nil {
+		return err
+	}
+	if _, err := o.tx.RoundMove(o.ctx, g.ID, g.Round, actor.ID); err == nil {
+		return refuse(CodeAlreadyCommitted, "already committed in round %d", g.Round)
+	} else if !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("read move: %w", err)
+	}
+	m := RoundMove{GameID: g.ID, Round: g.Round, AccountID: actor.ID, Commitment: c, CommittedAt: now}
+	if err := o.tx.InsertMove(o.ctx, m); err != nil {
+		return fmt.Errorf("insert move: %w", err)
+	}
+	g.Committed++
+	o.gameDirty = true
+	if err := o.emit(now, g.ID, &MoveCommittedData{Player: actor.ID, Round: g.Round, Committed: g.Committed}); err != nil {
+		return err
+	}
+	if g.Committed == g.Active {
+		return o.closeMoves(now)
+	}
+	return nil
 }
 
 // Reveal opens a player's commitment. A reveal that does not match is refused and changes nothing
@@ -221,82 +237,88 @@ func (s *Service) Reveal(ctx context.Context, tx Tx, now int64, actor Actor, lob
 	if err := engine.CheckRevealSize(reveal); err != nil {
 		return invalid("reveal", err.Error())
 	}
-	return s.run(ctx, tx, now, lobby, func(o *op) error {
-		g := &o.game
-		if err := o.requirePlaying(StageReveal, actor); err != nil {
-			return err
-		}
-		m, err := tx.RoundMove(ctx, g.ID, g.Round, actor.ID)
-		if errors.Is(err, ErrNotFound) {
-			return refuse(CodeNotInGame, "no commitment in round %d", g.Round)
-		} else if err != nil {
-			return fmt.Errorf("read move: %w", err)
-		}
-		if !m.Commitment.Matches(reveal) {
-			return refuse(CodeCommitmentMismatch, "the reveal does not match the commitment")
-		}
-		rs, err := o.ruleset()
-		if err != nil {
-			return err
-		}
-		move, err := rs.ParseReveal(reveal)
-		if err != nil {
-			return refuse(CodeInvalidMove, "%v", err)
-		}
-		if m.Revealed {
-			return refuse(CodeAlreadyRevealed, "already revealed in round %d", g.Round)
-		}
-		m.Revealed, m.Reveal, m.Move, m.RevealedAt = true, reveal, move, now
-		if err := tx.UpdateMove(ctx, m); err != nil {
-			return fmt.Errorf("update move: %w", err)
-		}
-		g.Revealed++
-		o.gameDirty = true
-		if err := o.emit(now, g.ID, &MoveRevealedData{Player: actor.ID, Round: g.Round, Revealed: g.Revealed}); err != nil {
-			return err
-		}
-		if g.Revealed == g.Active {
-			return o.resolve(now)
-		}
-		return nil
-	})
+	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.reveal(now, actor, reveal) })
+}
+
+func (o *op) reveal(now int64, actor Actor, reveal string) error {
+	g := &o.game
+	if err := o.requirePlaying(StageReveal, actor); err != nil {
+		return err
+	}
+	m, err := o.tx.RoundMove(o.ctx, g.ID, g.Round, actor.ID)
+	if errors.Is(err, ErrNotFound) {
+		return refuse(CodeNotInGame, "no commitment in round %d", g.Round)
+	} else if err != nil {
+		return fmt.Errorf("read move: %w", err)
+	}
+	if !m.Commitment.Matches(reveal) {
+		return refuse(CodeCommitmentMismatch, "the reveal does not match the commitment")
+	}
+	rs, err := o.ruleset()
+	if err != nil {
+		return err
+	}
+	move, err := rs.ParseReveal(reveal)
+	if err != nil {
+		return refuse(CodeInvalidMove, "%v", err)
+	}
+	if m.Revealed {
+		return refuse(CodeAlreadyRevealed, "already revealed in round %d", g.Round)
+	}
+	m.Revealed, m.Reveal, m.Move, m.RevealedAt = true, reveal, move, now
+	if err := o.tx.UpdateMove(o.ctx, m); err != nil {
+		return fmt.Errorf("update move: %w", err)
+	}
+	g.Revealed++
+	o.gameDirty = true
+	if err := o.emit(now, g.ID, &MoveRevealedData{Player: actor.ID, Round: g.Round, Revealed: g.Revealed}); err != nil {
+		return err
+	}
+	if g.Revealed == g.Active {
+		return o.resolve(now)
+	}
+	return nil
 }
 
 // ChangeNextConfig sets the config of the lobby's next game (admins only); the last change before
 // the current game ends wins.
 func (s *Service) ChangeNextConfig(ctx context.Context, tx Tx, now int64, actor Actor, lobby LobbyID, cfg Config) error {
-	return s.run(ctx, tx, now, lobby, func(o *op) error {
-		if actor.Role != RoleAdmin {
-			return refuse(CodeForbidden, "only an admin can change the next game's config")
-		}
-		if o.lobby.Closed {
-			return refuse(CodeWrongStage, "the lobby is closed: no next game will start")
-		}
-		if _, err := validateConfig(cfg, s.rules, s.minTimeoutMs); err != nil {
-			return err
-		}
-		o.lobby.NextConfig = &cfg
-		o.lobbyDirty = true
-		return o.emit(now, "", &NextConfigChangedData{Config: cfg})
-	})
+	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.changeNextConfig(now, actor, cfg) })
+}
+
+func (o *op) changeNextConfig(now int64, actor Actor, cfg Config) error {
+	if actor.Role != RoleAdmin {
+		return refuse(CodeForbidden, "only an admin can change the next game's config")
+	}
+	if o.lobby.Closed {
+		return refuse(CodeWrongStage, "the lobby is closed: no next game will start")
+	}
+	if _, err := validateConfig(cfg, o.s.rules, o.s.minTimeoutMs); err != nil {
+		return err
+	}
+	o.lobby.NextConfig = &cfg
+	o.lobbyDirty = true
+	return o.emit(now, "", &NextConfigChangedData{Config: cfg})
 }
 
 // Stop ends the current game (admins only): in registration every bet is refunded; later the
 // escrow is split among the players still in, the remainder one unit each in registration order.
 func (s *Service) Stop(ctx context.Context, tx Tx, now int64, actor Actor, lobby LobbyID, reason string) error {
-	return s.run(ctx, tx, now, lobby, func(o *op) error {
-		if !o.game.Stage.Open() {
-			return refuse(CodeWrongStage, "the lobby is closed and has no game in progress")
-		}
-		if actor.Role != RoleAdmin {
-			return refuse(CodeForbidden, "only an admin can stop a game")
-		}
-		reason, err := Text("reason", reason, MaxStopReasonLength)
-		if err != nil {
-			return err
-		}
-		return o.stop(now, reason)
-	})
+	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.stopByAdmin(now, actor, reason) })
+}
+
+func (o *op) stopByAdmin(now int64, actor Actor, reason string) error {
+	if !o.game.Stage.Open() {
+		return refuse(CodeWrongStage, "the lobby is closed and has no game in progress")
+	}
+	if actor.Role != RoleAdmin {
+		return refuse(CodeForbidden, "only an admin can stop a game")
+	}
+	reason, err := Text("reason", reason, MaxStopReasonLength)
+	if err != nil {
+		return err
+	}
+	return o.stop(now, reason)
 }
 
 // Expire applies every deadline of the lobby's games that has passed by now, in order, each at

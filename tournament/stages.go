@@ -27,24 +27,34 @@ type op struct {
 // run locks the lobby, applies the expiries due by now, runs the action and writes the headers
 // back. The headers are written back for a refusal too: a refusal commits (see Error).
 func (s *Service) run(ctx context.Context, tx Tx, now int64, lobby LobbyID, action func(o *op) error) error {
+	_, err := s.apply(ctx, tx, now, lobby, action)
+	return err
+}
+
+// apply is run, returning the operation's state after the action (nil with any error, a refusal
+// included).
+func (s *Service) apply(ctx context.Context, tx Tx, now int64, lobby LobbyID, action func(o *op) error) (*op, error) {
 	l, g, err := tx.LockLobby(ctx, lobby)
 	if errors.Is(err, ErrNotFound) {
-		return refuse(CodeNotFound, "lobby %s not found", lobby)
+		return nil, refuse(CodeNotFound, "lobby %s not found", lobby)
 	} else if err != nil {
-		return fmt.Errorf("lock lobby: %w", err)
+		return nil, fmt.Errorf("lock lobby: %w", err)
 	}
 	o := &op{s: s, ctx: ctx, tx: tx, lobby: l, game: g}
 	if err := o.expire(now); err != nil {
-		return err
+		return nil, err
 	}
 	actionErr := action(o)
 	if _, refused := IsRefusal(actionErr); actionErr != nil && !refused {
-		return actionErr
+		return nil, actionErr
 	}
 	if err := o.flush(); err != nil {
-		return err
+		return nil, err
 	}
-	return actionErr
+	if actionErr != nil {
+		return nil, actionErr
+	}
+	return o, nil
 }
 
 func (o *op) flush() error {

@@ -259,7 +259,7 @@ func run(args []string, log *slog.Logger) error {
 		fmt.Printf("signing key %s (public %x)\n", k.ID, []byte(k.Public))
 		return nil
 	}
-	return serve(ctx, cfg, st, service, metrics, log)
+	return serve(ctx, cfg, st, metrics, log)
 }
 
 // database returns the URL to use: DATABASE_URL, or the private cluster's, started on demand.
@@ -298,7 +298,7 @@ func serveInternal(addr, name string, h http.Handler, log *slog.Logger) (closeIt
 	return func() { _ = srv.Close() }
 }
 
-func serve(ctx context.Context, cfg settings, st *store.Store, service *tournament.Service, metrics *api.Metrics, log *slog.Logger) error {
+func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metrics, log *slog.Logger) error {
 	if _, err := st.Recover(ctx); err != nil {
 		return fmt.Errorf("recover after outage: %w", err)
 	}
@@ -324,7 +324,7 @@ func serve(ctx context.Context, cfg settings, st *store.Store, service *tourname
 	log.Info("signing chain heads", "keyId", key.ID)
 
 	server, err := api.NewServer(api.Config{
-		Store: st, Service: service, Logger: log, Metrics: metrics,
+		Store: st, Logger: log, Metrics: metrics,
 		TokenLimit:          api.RateLimit{Rate: cfg.accountRate, Burst: max(1, int(2*cfg.accountRate))},
 		IPLimit:             api.RateLimit{Rate: cfg.ipRate, Burst: max(1, int(2*cfg.ipRate))},
 		AccountLimit:        api.RateLimit{Rate: cfg.signupRate, Burst: 10},

@@ -110,7 +110,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	if err != nil {
 		t.Fatalf("ensure admin: %v", err)
 	}
-	cfg := api.Config{Store: st, Service: svc, Metrics: metrics, Logger: slog.New(slog.DiscardHandler)}
+	cfg := api.Config{Store: st, Metrics: metrics, Logger: slog.New(slog.DiscardHandler)}
 	if o.config != nil {
 		o.config(&cfg)
 	}
