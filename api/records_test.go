@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-
 	"github.com/commitreveal/rps/api"
 	"github.com/commitreveal/rps/internal/apitest"
 )
