@@ -109,11 +109,11 @@ func (s *Store) Act(ctx context.Context, a Action) (Answer, error) {
 // for another request is ErrIdempotencyConflict.
 func (s *Store) Replay(ctx context.Context, actor tournament.AccountID, key *IdempotencyKey) (Answer, bool, error) {
 	var b pgx.Batch
-	read := queueBegin(&b, actor, key, s.fixedNow())
+	read := queueCallReads(&b, "", []callKey{{actor: actor, key: key}}, s.fixedNow())
 	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return Answer{}, false, mapErr(err)
 	}
-	return read.replay(key)
+	return read[0].replay(key)
 }
 
 // fixedNow is the injected clock's instant, or nil for the database's.

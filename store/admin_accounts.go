@@ -90,7 +90,7 @@ func (s *Store) SearchAccounts(ctx context.Context, query string, after tourname
 // under key like any action (see Act), and answers with the account after the change. Disabling
 // changes no money: the balance stays, bets in escrow stay in their games, and their payouts and
 // refunds still arrive. A disabled account's actions are refused at once, on every replica: each
-// action's first round trip reads the status (see queueBegin). Disabling a disabled account
+// action's first round trip reads the status (see queueCallReads). Disabling a disabled account
 // keeps the time it was first disabled.
 func (s *Store) SetDisabled(ctx context.Context, actor, id tournament.AccountID, disabled bool, key *IdempotencyKey,
 	request RequestRef, audit *Audit) (Answer, error) {

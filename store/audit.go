@@ -33,10 +33,10 @@ func (t *pgTx) queueAudit(actor tournament.AccountID, a *Audit, r tournament.Res
 	return nil
 }
 
-// queueAuditEntry queues an entry of the audit log, written with the action's effects.
+// queueAuditEntry holds an entry of the audit log, written with the action's effects (see
+// writeHeld).
 func (t *pgTx) queueAuditEntry(e AuditEntry, at int64) {
-	t.tx.later(`INSERT INTO admin_audit (actor, action, target, detail, at) VALUES ($1, $2, $3, $4, $5)`,
-		e.Actor, e.Action, e.Target, string(e.Detail), at)
+	t.held.audits = append(t.held.audits, auditRow{entry: e, at: at})
 }
 
 // Audit returns up to limit entries of the admins' audit log, newest first, with an ID less than

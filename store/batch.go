@@ -211,36 +211,40 @@ func (k *IdempotencyKey) scope() keyScope {
 }
 
 // runCalls runs calls in the transaction t: it begins them all in one round trip (the lobby's
-// lock, the actors' rows in its game, each call's instant and stored outcome), then runs each in
+// lock, its game, and each call's instant, stored result and actor's rows), then runs each in
 // turn. It fails only when a call failed otherwise than by a refusal.
 func (t *pgTx) runCalls(ctx context.Context, lobby tournament.LobbyID, calls []*call) error {
 	var b pgx.Batch
 	var lock *lockRead
-	var actors *actorRows
 	if validID(string(lobby)) {
 		lock = t.queueLock(&b, lobby)
-		actors = queueActorRows(&b, lobby, calls)
+	} else {
+		lobby = ""
 	}
-	begins := make([]*beginRead, len(calls))
-	fixedNow := t.s.fixedNow()
+	keys := make([]callKey, len(calls))
 	for i, c := range calls {
-		begins[i] = queueBegin(&b, c.actor.ID, c.key, fixedNow)
+		keys[i] = callKey{actor: c.actor.ID, key: c.key}
 	}
+	begins := queueCallReads(&b, lobby, keys, t.s.fixedNow())
 	if err := t.tx.send(ctx, &b); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	if fixedNow == nil {
+	if t.s.nowFn == nil {
 		for _, begin := range begins {
 			if err := t.s.checkBeat(begin.now, begin.newestBeat); err != nil {
 				return err
 			}
 		}
 	}
+	var game tournament.Game
 	if lock != nil && lock.foundLobby {
-		if _, _, err := t.held(lock); err != nil {
+		if _, _, err := t.holdLock(lock); err != nil {
 			return err
 		}
-		actors.hold(t, lock.game)
+		game = lock.game
+	}
+	for i, c := range calls {
+		begins[i].hold(t, c.actor.ID, game)
 	}
 	// stored holds the calls of this batch whose result is stored under their key, for a
 	// duplicate later in the batch to replay.
@@ -289,72 +293,6 @@ func (t *pgTx) runCalls(ctx context.Context, lobby tournament.LobbyID, calls []*
 		}
 	}
 	return nil
-}
-
-// actorRows receives what queueActorRows's statements read.
-type actorRows struct {
-	ids     []string
-	players []tournament.Player
-	moves   []tournament.RoundMove
-}
-
-// queueActorRows queues the reads of the actors' registrations in the lobby's current game and of
-// their moves in its current round, which their actions would otherwise read one round trip
-// each. Queued after the lobby's lock, like the game's read, they see what its last holder
-// committed. Each actor's row is looked up by its whole primary key (a lateral subquery per
-// actor, which Postgres cannot turn into a join): with "account_id = ANY(...)", a round that grew
-// since the table's statistics were taken was scanned whole (9 ms a batch at 100,000 players,
-// EXPLAIN ANALYZE in the bench's big lobby), and so was a join of the two reads under a generic
-// plan.
-func queueActorRows(b *pgx.Batch, lobby tournament.LobbyID, calls []*call) *actorRows {
-	r := &actorRows{}
-	seen := make(map[tournament.AccountID]bool, len(calls))
-	for _, c := range calls {
-		if validID(string(c.actor.ID)) && !seen[c.actor.ID] {
-			seen[c.actor.ID] = true
-			r.ids = append(r.ids, string(c.actor.ID))
-		}
-	}
-	if len(r.ids) == 0 {
-		return r
-	}
-	queue(b, `SELECT `+playerColumns+` FROM unnest($2::uuid[]) AS actor (id)
-		CROSS JOIN LATERAL (SELECT * FROM game_players p
-			WHERE p.game_id = (SELECT game_id FROM lobbies WHERE id = $1) AND p.account_id = actor.id LIMIT 1) AS p`, lobby, r.ids).
-		Query(func(rows pgx.Rows) error {
-			var err error
-			r.players, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (tournament.Player, error) { return scanPlayer(row) })
-			return err
-		})
-	// The game and its round as scalar subqueries: a join with games scanned the whole round too.
-	queue(b, `SELECT `+moveColumns+` FROM unnest($2::uuid[]) AS actor (id)
-		CROSS JOIN LATERAL (SELECT * FROM round_moves m
-			WHERE m.game_id = (SELECT game_id FROM lobbies WHERE id = $1)
-				AND m.round = (SELECT g.round FROM games g JOIN lobbies l ON g.id = l.game_id WHERE l.id = $1)
-				AND m.account_id = actor.id LIMIT 1) AS rm`, lobby, r.ids).
-		Query(func(rows pgx.Rows) error {
-			var err error
-			r.moves, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (tournament.RoundMove, error) { return scanMove(row) })
-			return err
-		})
-	return r
-}
-
-// hold records the rows read, and the absence of the others, as held by the transaction.
-func (r *actorRows) hold(t *pgTx, g tournament.Game) {
-	if g.ID == "" {
-		return
-	}
-	for _, id := range r.ids {
-		t.players[playerKey{g.ID, tournament.AccountID(id)}] = tournament.Player{}
-		t.moves[moveKey{g.ID, g.Round, tournament.AccountID(id)}] = tournament.RoundMove{}
-	}
-	for _, p := range r.players {
-		t.players[playerKey{p.GameID, p.AccountID}] = p
-	}
-	for _, m := range r.moves {
-		t.moves[moveKey{m.GameID, m.Round, m.AccountID}] = m
-	}
 }
 
 // errPanicked fails a batch in which an action panicked.

@@ -15,21 +15,22 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// EventsChannel is the channel notified, on commit, for every event appended, with
-// "lobby:seq:mac:event" (the event as eventNote, or "lobby:seq:" when it would not fit a
-// notification or no note key is loaded), so that every replica can wake the readers following
-// the lobby, and only those it is news for, and hand them the new events without reading them
-// back (see recentEvents). Any role that can connect to the database may NOTIFY, so an event is
-// taken from a notification only when its MAC, under the note key every replica derives from the
-// database's current signing key (see loadNoteKey), holds: a forged one could otherwise be served
-// and signed.
+// EventsChannel is the channel notified, on commit, of the events a transaction appended to a
+// lobby's log, once per lobby and statement, with "lobby:seq:mac:events" (seq the last event's,
+// events the JSON array of eventNote, or "lobby:seq:" when they would not fit a notification or
+// no note key is loaded), so that every replica can wake the readers following the lobby, and only
+// those it is news for, and hand them the new events without reading them back (see
+// recentEvents). Any role that can connect to the database may NOTIFY, so events are taken from a
+// notification only when its MAC, under the note key every replica derives from the database's
+// current signing key (see loadNoteKey), holds: forged ones could otherwise be served and signed.
 const EventsChannel = "rps_events"
 
 // maxNotePayload keeps a notification under Postgres's limit of 8,000 bytes.
 const maxNotePayload = 7900
 
-// eventNote is an event as a notification carries it, after "lobby:seq:".
+// eventNote is an event as a notification carries it.
 type eventNote struct {
+	Seq      int64                `json:"s"`
 	Type     tournament.EventType `json:"t"`
 	GameID   tournament.GameID    `json:"g,omitempty"`
 	At       int64                `json:"a"`
@@ -38,7 +39,7 @@ type eventNote struct {
 	Hash     []byte               `json:"h"`
 }
 
-// noteMAC authenticates a notification's "lobby:seq:" and event under key.
+// noteMAC authenticates a notification's "lobby:seq:" and events under key.
 func noteMAC(key *[32]byte, head, note string) string {
 	m := hmac.New(sha256.New, key[:])
 	m.Write([]byte(head))
@@ -46,19 +47,24 @@ func noteMAC(key *[32]byte, head, note string) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
 }
 
-// notePayload is the notification of a logged event: "lobby:seq:mac:event", or "lobby:seq:" when
-// the event would not fit or key is nil (no note key loaded yet).
-func notePayload(e tournament.LoggedEvent, key *[32]byte) (string, error) {
-	head := string(e.LobbyID) + ":" + strconv.FormatInt(e.Seq, 10) + ":"
+// notePayload is the notification of consecutive events of one lobby's log:
+// "lobby:seq:mac:events", or "lobby:seq:" when they would not fit or key is nil (no note key
+// loaded yet).
+func notePayload(key *[32]byte, events ...tournament.LoggedEvent) (string, error) {
+	last := events[len(events)-1]
+	head := string(last.LobbyID) + ":" + strconv.FormatInt(last.Seq, 10) + ":"
 	if key == nil {
 		return head, nil
+	}
+	notes := make([]eventNote, len(events))
+	for i, e := range events {
+		notes[i] = eventNote{Seq: e.Seq, Type: e.Type, GameID: e.GameID, At: e.At, Data: e.Data, PrevHash: e.PrevHash[:], Hash: e.Hash[:]}
 	}
 	var body strings.Builder
 	enc := json.NewEncoder(&body)
 	// Data goes as it is, byte for byte (its hash covers those bytes): no HTML escapes.
 	enc.SetEscapeHTML(false)
-	err := enc.Encode(eventNote{Type: e.Type, GameID: e.GameID, At: e.At, Data: e.Data, PrevHash: e.PrevHash[:], Hash: e.Hash[:]})
-	if err != nil {
+	if err := enc.Encode(notes); err != nil {
 		return "", fmt.Errorf("event note: %w", err)
 	}
 	note := strings.TrimSuffix(body.String(), "\n")
@@ -69,11 +75,12 @@ func notePayload(e tournament.LoggedEvent, key *[32]byte) (string, error) {
 	return head + mac + ":" + note, nil
 }
 
-// parseEventNote reads an EventsChannel payload. A payload without a seq (from an older replica)
-// wakes the lobby's followers with the head unknown; one without the event (too large, from an
-// older replica, or sent before a note key was loaded) or whose MAC does not hold under key gives
-// no event, so followers read the log.
-func parseEventNote(payload string, key *[32]byte) (lobby tournament.LobbyID, seq int64, event *tournament.LoggedEvent) {
+// parseEventNote reads an EventsChannel payload: the lobby, the seq of its last event and the
+// events. A payload without a seq wakes the lobby's followers with the head unknown; one without
+// the events (too large, from an older replica, or sent before a note key was loaded), whose MAC
+// does not hold under key, or whose events are not consecutive up to seq gives no events, so
+// followers read the log.
+func parseEventNote(payload string, key *[32]byte) (lobby tournament.LobbyID, seq int64, events []tournament.LoggedEvent) {
 	lobbyText, rest, _ := strings.Cut(payload, ":")
 	seqText, body, _ := strings.Cut(rest, ":")
 	lobby = tournament.LobbyID(lobbyText)
@@ -85,19 +92,27 @@ func parseEventNote(payload string, key *[32]byte) (lobby tournament.LobbyID, se
 	if key == nil || body == "" || !hmac.Equal([]byte(mac), []byte(noteMAC(key, payload[:len(lobbyText)+len(seqText)+2], body))) {
 		return lobby, seq, nil
 	}
-	var note eventNote
-	if json.Unmarshal([]byte(body), &note) != nil || len(note.PrevHash) != 32 || len(note.Hash) != 32 {
+	var notes []eventNote
+	if json.Unmarshal([]byte(body), &notes) != nil || len(notes) == 0 {
 		return lobby, seq, nil
 	}
-	e := &tournament.LoggedEvent{Seq: seq, Type: note.Type, LobbyID: lobby, GameID: note.GameID, At: note.At, Data: note.Data}
-	copy(e.PrevHash[:], note.PrevHash)
-	copy(e.Hash[:], note.Hash)
-	return lobby, seq, e
+	events = make([]tournament.LoggedEvent, len(notes))
+	for i, note := range notes {
+		if note.Seq != seq-int64(len(notes)-1-i) || len(note.PrevHash) != 32 || len(note.Hash) != 32 {
+			return lobby, seq, nil
+		}
+		e := tournament.LoggedEvent{Seq: note.Seq, Type: note.Type, LobbyID: lobby, GameID: note.GameID, At: note.At, Data: note.Data}
+		copy(e.PrevHash[:], note.PrevHash)
+		copy(e.Hash[:], note.Hash)
+		events[i] = e
+	}
+	return lobby, seq, events
 }
 
-// Append seals the event after its lobby's chain head, inserts it, advances the head on the lobby
-// row and notifies EventsChannel, in one statement. The head comes from the lock the caller took
-// (LockLobby, InsertLobby, ShiftDeadlines); a lobby not yet locked is locked here.
+// Append seals the event after its lobby's chain head and holds it, with the lobby's new head,
+// for the transaction's next write of its held rows (see writeHeld). The head comes from the
+// lock the caller took (LockLobby, InsertLobby, ShiftDeadlines); a lobby not yet locked is locked
+// here.
 func (t *pgTx) Append(ctx context.Context, e tournament.Event) error {
 	prev, ok := t.heads[e.LobbyID]
 	if !ok {
@@ -113,18 +128,41 @@ func (t *pgTx) Append(ctx context.Context, e tournament.Event) error {
 	if err != nil {
 		return err
 	}
-	note, err := notePayload(le, t.s.noteKey.Load())
-	if err != nil {
-		return err
-	}
-	t.tx.later(`WITH event AS (
-			INSERT INTO events (lobby_id, seq, type, game_id, at, data, prev_hash, hash)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)),
-		head AS (UPDATE lobbies SET last_seq = $2, last_hash = $8 WHERE id = $1)
-		SELECT pg_notify($9, $10)`,
-		le.LobbyID, le.Seq, le.Type, nullID(le.GameID), le.At, string(le.Data), le.PrevHash[:], le.Hash[:],
-		EventsChannel, note)
+	t.held.events = append(t.held.events, le)
+	t.held.lobby(e.LobbyID).moved = true
 	t.heads[e.LobbyID] = le
+	return nil
+}
+
+// eventRows writes the held events, in one insert, and notifies each lobby's.
+func (t *pgTx) eventRows(b *setStatement) error {
+	events := t.held.events
+	n := len(events)
+	lobby, seq, typ, game, at, data, prev, hash := make([]string, n), make([]int64, n), make([]string, n), make([]string, n),
+		make([]int64, n), make([]string, n), make([][]byte, n), make([][]byte, n)
+	for i, e := range events {
+		lobby[i], seq[i], typ[i], game[i], at[i], data[i], prev[i], hash[i] = string(e.LobbyID), e.Seq, string(e.Type),
+			string(e.GameID), e.At, string(e.Data), e.PrevHash[:], e.Hash[:]
+	}
+	// data is json, not jsonb: the exact bytes the hash covers.
+	b.cte("events", `INSERT INTO events (lobby_id, seq, type, game_id, at, data, prev_hash, hash)
+		SELECT lobby, seq, type, nullif(game, '')::uuid, at, data::json, prev, hash
+		FROM unnest(`+b.arg(lobby)+`::uuid[], `+b.arg(seq)+`::bigint[], `+b.arg(typ)+`::text[], `+b.arg(game)+`::text[], `+
+		b.arg(at)+`::bigint[], `+b.arg(data)+`::text[], `+b.arg(prev)+`::bytea[], `+b.arg(hash)+`::bytea[])
+			AS e (lobby, seq, type, game, at, data, prev, hash)`)
+	key := t.s.noteKey.Load()
+	for from := 0; from < n; {
+		to := from + 1
+		for to < n && events[to].LobbyID == events[from].LobbyID {
+			to++
+		}
+		payload, err := notePayload(key, events[from:to]...)
+		if err != nil {
+			return err
+		}
+		b.notify(EventsChannel, payload)
+		from = to
+	}
 	return nil
 }
 

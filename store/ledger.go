@@ -9,35 +9,42 @@ import (
 )
 
 // ledgerSide is a ledger account as the columns of ledger_entries: its kind and, for a player or
-// an escrow, the account or game it belongs to (NULL otherwise).
-func ledgerSide(a tournament.LedgerAccount) (kind string, player, escrow any) {
+// an escrow, the account or game it belongs to ("" otherwise: NULL).
+func ledgerSide(a tournament.LedgerAccount) (kind, player, escrow string) {
 	switch a.Kind {
 	case tournament.LedgerPlayer:
-		return string(a.Kind), a.ID, nil
+		return string(a.Kind), a.ID, ""
 	case tournament.LedgerEscrow:
-		return string(a.Kind), nil, a.ID
+		return string(a.Kind), "", a.ID
 	}
-	return string(a.Kind), nil, nil
+	return string(a.Kind), "", ""
 }
 
-// Transfer writes a posting as its two entries and applies it to the player balances involved,
-// in one statement.
+// Transfer holds a posting, written as its two entries and applied to the player balances
+// involved with the transaction's other held rows (see writeHeld). A balance the transaction
+// holds locked changes at once.
 func (t *pgTx) Transfer(ctx context.Context, p tournament.Posting) error {
 	if p.Amount <= 0 {
 		return fmt.Errorf("transfer %s: amount %d is not positive", p.Kind, p.Amount)
 	}
-	fromKind, fromPlayer, fromEscrow := ledgerSide(p.From)
-	toKind, toPlayer, toEscrow := ledgerSide(p.To)
-	t.tx.later(`WITH posting AS (SELECT nextval('ledger_posting_seq') AS id),
-		sides (kind, player, escrow, amount) AS (VALUES
-			($1::text, $2::uuid, $3::uuid, -$7::bigint),
-			($4::text, $5::uuid, $6::uuid, $7::bigint)),
-		entries AS (
-			INSERT INTO ledger_entries (posting_id, account_kind, player_id, escrow_id, amount, kind, game_id, at)
-			SELECT posting.id, sides.kind, sides.player, sides.escrow, sides.amount, $8, $9, $10
-			FROM posting, sides)
-		UPDATE accounts a SET balance = a.balance + sides.amount FROM sides WHERE a.id = sides.player`,
-		fromKind, fromPlayer, fromEscrow, toKind, toPlayer, toEscrow, p.Amount, p.Kind, nullID(p.GameID), p.At)
+	t.held.postings = append(t.held.postings, p)
+	for _, side := range []struct {
+		account tournament.LedgerAccount
+		amount  int64
+	}{{p.From, -p.Amount}, {p.To, p.Amount}} {
+		if side.account.Kind != tournament.LedgerPlayer {
+			continue
+		}
+		id := tournament.AccountID(side.account.ID)
+		if a, ok := t.accounts[id]; ok {
+			a.Balance += side.amount
+			t.accounts[id] = a
+		}
+		if t.held.balances == nil {
+			t.held.balances = make(map[tournament.AccountID]bool)
+		}
+		t.held.balances[id] = true
+	}
 	return nil
 }
 
@@ -45,6 +52,10 @@ func (t *pgTx) Transfer(ctx context.Context, p tournament.Posting) error {
 // registration order) as one posting each of the given kind, and credits their balances, in one
 // statement.
 func (t *pgTx) SplitEscrow(ctx context.Context, game tournament.GameID, share int64, remainder int, kind tournament.PostingKind, at int64) error {
+	if err := t.writeHeld(); err != nil {
+		return err
+	}
+	clear(t.accounts) // the split changes balances this transaction may hold
 	// shares holds a volatile nextval, so Postgres evaluates it once, not per reference.
 	t.tx.later(`WITH shares AS (
 			SELECT account_id, nextval('ledger_posting_seq') AS posting,
@@ -129,6 +140,9 @@ const moneyLock int64 = 0x7270735f6d6f6e79 // "rps_mony"
 // MoneyInPlay sums every balance and escrow, after taking moneyLock for the rest of the
 // transaction: read after the lock, the sum includes every credit committed before it.
 func (t *pgTx) MoneyInPlay(ctx context.Context) (int64, error) {
+	if err := t.writeHeld(); err != nil {
+		return 0, err
+	}
 	if _, err := exec(ctx, t.tx, `SELECT pg_advisory_xact_lock($1)`, moneyLock); err != nil {
 		return 0, fmt.Errorf("lock the money in play: %w", err)
 	}

@@ -145,9 +145,19 @@ func (n *notifier) recentAfter(lobby tournament.LobbyID, seq int64, limit int) [
 	return slices.Clone(run[from:min(len(run), from+limit)])
 }
 
-// keep adds a notified event to its lobby's recent events: after them if it is the next one,
-// instead of them otherwise (a gap: an event came without its content, or was missed).
-func (n *notifier) keep(lobby tournament.LobbyID, seq int64, e *tournament.LoggedEvent) {
+// keep adds notified events to their lobby's recent events: after them if they are the next
+// ones, instead of them otherwise (a gap: events came without their content, or were missed).
+func (n *notifier) keep(lobby tournament.LobbyID, seq int64, events []tournament.LoggedEvent) {
+	if len(events) == 0 {
+		n.keepOne(lobby, seq, nil)
+	}
+	for i := range events {
+		n.keepOne(lobby, events[i].Seq, &events[i])
+	}
+}
+
+// keepOne adds a notified event (nil: seq came without it) to its lobby's recent events.
+func (n *notifier) keepOne(lobby tournament.LobbyID, seq int64, e *tournament.LoggedEvent) {
 	if n.recent == nil {
 		n.recent = map[tournament.LobbyID][]tournament.LoggedEvent{}
 	}
@@ -181,14 +191,15 @@ func evictOne[V any](m map[tournament.LobbyID]V, limit int) (V, bool) {
 	return none, false
 }
 
-// wake handles the notification of a lobby's event seq (event is nil when the notification did
-// not carry it under the note key), or, with all, a time when notifications may have been missed.
+// wake handles the notification of a lobby's events up to seq (events is nil when the
+// notification did not carry them under the note key), or, with all, a time when notifications
+// may have been missed.
 //
 // Any login can NOTIFY, with lobby ids of its choosing: what the listener keeps of a lobby (its
 // head, recent events and wake stamp) comes only from events under the note key, or for lobbies
 // followed here, and is bounded. A notification of any other lobby keeps nothing: it only makes
 // what was known of the lobby unknown, so its next follower reads the log.
-func (n *notifier) wake(lobby tournament.LobbyID, seq int64, event *tournament.LoggedEvent, all bool) {
+func (n *notifier) wake(lobby tournament.LobbyID, seq int64, events []tournament.LoggedEvent, all bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.wakeClock++
@@ -202,11 +213,11 @@ func (n *notifier) wake(lobby tournament.LobbyID, seq int64, event *tournament.L
 		}
 		return
 	}
-	if event == nil && len(n.followers[lobby]) == 0 {
+	if events == nil && len(n.followers[lobby]) == 0 {
 		n.forget(lobby)
 		return
 	}
-	n.keep(lobby, seq, event)
+	n.keep(lobby, seq, events)
 	if n.heads == nil {
 		n.heads = map[tournament.LobbyID]int64{}
 	}
@@ -297,7 +308,7 @@ func (s *Store) listenOnce(ctx context.Context) error {
 			}
 			continue
 		}
-		lobby, seq, event := parseEventNote(note.Payload, s.noteKey.Load())
-		s.notify.wake(lobby, seq, event, false)
+		lobby, seq, events := parseEventNote(note.Payload, s.noteKey.Load())
+		s.notify.wake(lobby, seq, events, false)
 	}
 }

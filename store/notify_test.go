@@ -105,7 +105,7 @@ func TestNotifiedEventsNeedNoRead(t *testing.T) {
 
 	// A notification anyone connected could send, with a well-formed event but no valid MAC, is
 	// news of a seq, never an event to serve.
-	forged, err := notePayload(tournament.LoggedEvent{Seq: last + 2, Type: "lobby_closed", LobbyID: lobby, Data: []byte("{}")}, &[32]byte{})
+	forged, err := notePayload(&[32]byte{}, tournament.LoggedEvent{Seq: last + 2, Type: "lobby_closed", LobbyID: lobby, Data: []byte("{}")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,14 +130,14 @@ func TestEventNotes(t *testing.T) {
 	key, other := &[32]byte{1}, &[32]byte{2}
 	e := tournament.LoggedEvent{Seq: 7, Type: "lobby_closed", LobbyID: "5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11", At: 5, Data: []byte(`{"a":"<b>"}`)}
 	e.Hash[0], e.PrevHash[0] = 9, 8
-	payload, err := notePayload(e, key)
+	payload, err := notePayload(key, e)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lobby, seq, got := parseEventNote(payload, key); lobby != e.LobbyID || seq != 7 || got == nil || !reflect.DeepEqual(*got, e) {
+	if lobby, seq, got := parseEventNote(payload, key); lobby != e.LobbyID || seq != 7 || len(got) != 1 || !reflect.DeepEqual(got[0], e) {
 		t.Fatalf("parsed %s %d %+v, want %+v", lobby, seq, got, e)
 	}
-	if noKey, _ := notePayload(e, nil); noKey != string(e.LobbyID)+":7:" {
+	if noKey, _ := notePayload(nil, e); noKey != string(e.LobbyID)+":7:" {
 		t.Errorf("without a key: %q, want the seq alone", noKey)
 	}
 	tampered := strings.Replace(payload, "<b>", "<i>", 1)
@@ -162,7 +162,7 @@ func TestRecentEventsAreBounded(t *testing.T) {
 	for i := range maxKnownLobbies + 100 {
 		lobby := tournament.LobbyID(fmt.Sprint("lobby-", i))
 		for seq := int64(1); seq <= 3; seq++ {
-			n.wake(lobby, seq, &tournament.LoggedEvent{Seq: seq, LobbyID: lobby}, false)
+			n.wake(lobby, seq, []tournament.LoggedEvent{{Seq: seq, LobbyID: lobby}}, false)
 		}
 		if i == 0 {
 			firstGen = n.generation(first)
@@ -176,7 +176,7 @@ func TestRecentEventsAreBounded(t *testing.T) {
 	}
 	busy := tournament.LobbyID("busy")
 	for seq := int64(1); seq <= maxRecentEvents+10; seq++ {
-		n.wake(busy, seq, &tournament.LoggedEvent{Seq: seq, LobbyID: busy}, false)
+		n.wake(busy, seq, []tournament.LoggedEvent{{Seq: seq, LobbyID: busy}}, false)
 	}
 	if len(n.recent) > maxRecentLobbies {
 		t.Errorf("%d lobbies kept, want at most %d", len(n.recent), maxRecentLobbies)

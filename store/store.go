@@ -143,7 +143,10 @@ func (s *Store) runTx(ctx context.Context, fn func(t *pgTx) error) (ended []tour
 			if _, ok := tournament.IsRefusal(err); ok {
 				refusal, err = err, nil
 			}
-			return err
+			if err != nil {
+				return err
+			}
+			return t.writeHeld()
 		})
 		if err == nil {
 			return t.ended, refusal

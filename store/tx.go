@@ -32,8 +32,12 @@ type pgTx struct {
 	// written, for the same reason; a zero row (no account id) records that there is none.
 	players map[playerKey]tournament.Player
 	moves   map[moveKey]tournament.RoundMove
+	// accounts are the accounts this transaction has locked, as they are now.
+	accounts map[tournament.AccountID]tournament.Account
 	// ended are the games this transaction ended, to settle once it has committed.
 	ended []tournament.GameID
+	// held are the rows written and not yet sent (see writeHeld).
+	held heldWrites
 }
 
 type playerKey struct {
@@ -56,6 +60,7 @@ func (s *Store) newTx(c *txConn) *pgTx {
 		games:     make(map[tournament.GameID]tournament.Game),
 		players:   make(map[playerKey]tournament.Player),
 		moves:     make(map[moveKey]tournament.RoundMove),
+		accounts:  make(map[tournament.AccountID]tournament.Account),
 	}
 }
 
@@ -102,7 +107,7 @@ func (t *pgTx) LockLobby(ctx context.Context, id tournament.LobbyID) (tournament
 	if err := t.tx.send(ctx, &b); err != nil {
 		return tournament.Lobby{}, tournament.Game{}, err
 	}
-	return t.held(read)
+	return t.holdLock(read)
 }
 
 // lockRead receives what queueLock's statements read.
@@ -141,8 +146,8 @@ func (t *pgTx) queueLock(b *pgx.Batch, id tournament.LobbyID) *lockRead {
 	return read
 }
 
-// held records a lobby locked by queueLock's statements as held by this transaction.
-func (t *pgTx) held(read *lockRead) (tournament.Lobby, tournament.Game, error) {
+// holdLock records a lobby locked by queueLock's statements as held by this transaction.
+func (t *pgTx) holdLock(read *lockRead) (tournament.Lobby, tournament.Game, error) {
 	if !read.foundLobby {
 		return tournament.Lobby{}, tournament.Game{}, tournament.ErrNotFound
 	}
@@ -155,85 +160,100 @@ func (t *pgTx) held(read *lockRead) (tournament.Lobby, tournament.Game, error) {
 }
 
 func (t *pgTx) InsertLobby(ctx context.Context, l tournament.Lobby) error {
+	// Sent before the held rows, which refer to it; its later changes are held.
 	t.tx.later(`INSERT INTO lobbies (id, name, closed, config, next_config, game_id, games, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		l.ID, l.Name, l.Closed, l.Config, l.NextConfig, nullID(l.GameID), l.Games, l.CreatedAt)
+		VALUES ($1, $2, $3, $4, $5, NULL, $6, $7)`,
+		l.ID, l.Name, l.Closed, l.Config, l.NextConfig, l.Games, l.CreatedAt)
 	// A new lobby is as good as locked: nobody else sees it before the commit.
 	t.heads[l.ID] = tournament.LoggedEvent{}
 	t.locked[l.ID] = l.Clone()
+	if l.GameID != "" {
+		return t.UpdateLobby(ctx, l)
+	}
 	return nil
 }
 
 func (t *pgTx) UpdateLobby(ctx context.Context, l tournament.Lobby) error {
 	// The lobby is locked by this transaction, so the row is there.
-	t.tx.later(`UPDATE lobbies
-		SET name = $2, closed = $3, config = $4, next_config = $5, game_id = $6, games = $7
-		WHERE id = $1`,
-		l.ID, l.Name, l.Closed, l.Config, l.NextConfig, nullID(l.GameID), l.Games)
+	row := l.Clone()
+	t.held.lobby(l.ID).row = &row
 	t.locked[l.ID] = l.Clone()
 	return nil
 }
 
 func (t *pgTx) InsertGame(ctx context.Context, g tournament.Game) error {
-	t.tx.later(`INSERT INTO games (id, lobby_id, number, config, ruleset_hash, stage,
-			round, stage_started_at, deadline, extensions, joined, players, active, committed,
-			revealed, escrow, winner, payout, stop_reason, created_at, ended_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
-		g.ID, g.LobbyID, g.Number, g.Config, g.RulesetHash, g.Stage, g.Round, g.StageStartedAt,
-		g.Deadline, g.Extensions, g.Joined, g.Players, g.Active, g.Committed, g.Revealed, g.Escrow,
-		nullID(g.Winner), g.Payout, g.StopReason, g.CreatedAt, g.EndedAt)
+	t.held.holdGame(g, true)
 	t.games[g.ID] = g
-	return t.deadlineWritten(ctx, g)
+	return nil
 }
 
 func (t *pgTx) UpdateGame(ctx context.Context, g tournament.Game) error {
-	t.tx.later(`UPDATE games
-		SET stage = $2, round = $3, stage_started_at = $4, deadline = $5, extensions = $6,
-			joined = $7, players = $8, active = $9, committed = $10, revealed = $11, escrow = $12,
-			winner = $13, payout = $14, stop_reason = $15, ended_at = $16
-		WHERE id = $1`,
-		g.ID, g.Stage, g.Round, g.StageStartedAt, g.Deadline, g.Extensions, g.Joined, g.Players,
-		g.Active, g.Committed, g.Revealed, g.Escrow, nullID(g.Winner), g.Payout, g.StopReason, g.EndedAt)
-	if !g.Stage.Open() {
+	if old, seen := t.games[g.ID]; !g.Stage.Open() && (!seen || old.Stage.Open()) {
 		t.ended = append(t.ended, g.ID)
 	}
+	t.held.holdGame(g, false)
 	t.games[g.ID] = g
-	return t.deadlineWritten(ctx, g)
+	return nil
 }
 
 // clockChannel is notified, on commit, whenever a transaction sets a deadline, so that clock
 // workers sleeping until a later one wake and look again.
 const clockChannel = "rps_clock"
 
-func (t *pgTx) deadlineWritten(ctx context.Context, g tournament.Game) error {
-	if old, seen := t.deadlines[g.ID]; (seen && old == g.Deadline) || (!seen && g.Deadline == 0) {
-		return nil
+// deadlineNote notifies clockChannel, with the earliest, of the deadlines the held games set: a
+// worker sleeping until an earlier one need not wake.
+func (t *pgTx) deadlineNote(b *setStatement) {
+	var earliest int64
+	note := func(g tournament.Game) {
+		if old, seen := t.deadlines[g.ID]; (seen && old == g.Deadline) || (!seen && g.Deadline == 0) {
+			return
+		}
+		t.deadlines[g.ID] = g.Deadline
+		if g.Deadline != 0 && (earliest == 0 || g.Deadline < earliest) {
+			earliest = g.Deadline
+		}
 	}
-	t.deadlines[g.ID] = g.Deadline
-	if g.Deadline == 0 {
-		return nil
+	for _, g := range t.held.newGames {
+		note(g)
 	}
-	// The payload is the deadline, so a worker sleeping until an earlier one need not wake.
-	t.tx.later(`SELECT pg_notify($1, $2)`, clockChannel, strconv.FormatInt(g.Deadline, 10))
-	return nil
+	for _, g := range t.held.games {
+		note(g)
+	}
+	if earliest != 0 {
+		b.notify(clockChannel, strconv.FormatInt(earliest, 10))
+	}
 }
 
 func (t *pgTx) Account(ctx context.Context, id tournament.AccountID) (tournament.Account, error) {
 	if !validID(string(id)) {
 		return tournament.Account{}, tournament.ErrNotFound
 	}
-	// Locked, so that a bet in another lobby cannot spend the balance between this read and the
-	// transfer that follows it.
-	return scanAccount(queryRow(ctx, t.tx,
+	// The actors' accounts come with their batch's first read (see callRead.hold).
+	if a, ok := t.accounts[id]; ok {
+		return a, nil
+	}
+	if t.held.balances[id] {
+		// A held posting changes the balance: written first, so that the read includes it.
+		if err := t.writeHeld(); err != nil {
+			return tournament.Account{}, err
+		}
+	}
+	// Locked, so that a transfer in another transaction cannot spend the balance between this
+	// read and the transfer that follows it.
+	a, err := scanAccount(queryRow(ctx, t.tx,
 		`SELECT `+accountColumns+` FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, id))
+	if err == nil {
+		t.accounts[id] = a
+	}
+	return a, err
 }
 
 // SaveRuleset always writes (a no-op on conflict): caching "saved" would be wrong if the
-// transaction that saved it rolled back.
+// transaction that saved it rolled back. It is sent before the held rows, whose games refer to it.
 func (t *pgTx) SaveRuleset(ctx context.Context, rs *engine.Ruleset) error {
-	_, err := exec(ctx, t.tx, `INSERT INTO rulesets (hash, id, canonical) VALUES ($1, $2, $3)
+	t.tx.later(`INSERT INTO rulesets (hash, id, canonical) VALUES ($1, $2, $3)
 		ON CONFLICT (hash) DO NOTHING`, rs.HashHex(), rs.ID(), rs.Canonical())
-	return err
+	return nil
 }
 
 func (t *pgTx) Ruleset(ctx context.Context, hash string) (*engine.Ruleset, error) {
@@ -290,15 +310,21 @@ func (t *pgTx) Player(ctx context.Context, game tournament.GameID, account tourn
 }
 
 func (t *pgTx) InsertPlayer(ctx context.Context, p tournament.Player) error {
-	t.tx.later(`INSERT INTO game_players (game_id, account_id, ord, registered_at, active, eliminated_round)
-		VALUES ($1, $2, $3, $4, $5, $6)`,
-		p.GameID, p.AccountID, p.Order, p.RegisteredAt, p.Active, p.EliminatedRound)
+	if !p.Active || p.EliminatedRound != 0 {
+		return fmt.Errorf("insert player %s: a registration starts active", p.AccountID)
+	}
+	t.held.players = append(t.held.players, p)
 	t.players[playerKey{p.GameID, p.AccountID}] = p
 	return nil
 }
 
+// DeletePlayer deletes at once (the held rows first, the registration among them): a player
+// leaving is rare, and a registration held after it must be written after it.
 func (t *pgTx) DeletePlayer(ctx context.Context, game tournament.GameID, account tournament.AccountID) error {
-	delete(t.players, playerKey{game, account})
+	if err := t.writeHeld(); err != nil {
+		return err
+	}
+	t.players[playerKey{game, account}] = tournament.Player{} // none now
 	return execOne(ctx, t.tx, `DELETE FROM game_players WHERE game_id = $1 AND account_id = $2`, game, account)
 }
 
@@ -358,21 +384,27 @@ func (t *pgTx) RoundMove(ctx context.Context, game tournament.GameID, round int,
 }
 
 func (t *pgTx) InsertMove(ctx context.Context, m tournament.RoundMove) error {
-	t.tx.later(`INSERT INTO round_moves (game_id, round, account_id, commitment, committed_at)
-		VALUES ($1, $2, $3, $4, $5)`,
-		m.GameID, m.Round, m.AccountID, m.Commitment[:], m.CommittedAt)
+	if m.Revealed {
+		return fmt.Errorf("insert move of %s: a move is inserted by its commitment", m.AccountID)
+	}
+	t.held.moves = append(t.held.moves, m)
 	t.moves[moveKey{m.GameID, m.Round, m.AccountID}] = m
 	return nil
 }
 
+// UpdateMove stores a reveal.
 func (t *pgTx) UpdateMove(ctx context.Context, m tournament.RoundMove) error {
-	var reveal, move, at any // NULL unless revealed
-	if m.Revealed {
-		reveal, move, at = []byte(m.Reveal), int16(m.Move), m.RevealedAt
+	if !m.Revealed {
+		return fmt.Errorf("update move of %s: only a reveal updates a move", m.AccountID)
 	}
-	t.tx.later(`UPDATE round_moves SET revealed = $4, reveal = $5, move = $6, revealed_at = $7
-		WHERE game_id = $1 AND round = $2 AND account_id = $3`,
-		m.GameID, m.Round, m.AccountID, m.Revealed, reveal, move, at)
+	if t.held.pendingMove(m) {
+		// Its insert is held: written first (never in one batch: the commitments are written
+		// before the reveal stage opens).
+		if err := t.writeHeld(); err != nil {
+			return err
+		}
+	}
+	t.held.reveals = append(t.held.reveals, m)
 	t.moves[moveKey{m.GameID, m.Round, m.AccountID}] = m
 	return nil
 }
@@ -385,6 +417,9 @@ const eliminateSQL = `UPDATE game_players p SET active = false, eliminated_round
 		WHERE m.game_id = p.game_id AND m.round = $2 AND m.account_id = p.account_id`
 
 func (t *pgTx) Eliminate(ctx context.Context, game tournament.GameID, round int, keep tournament.Keep) error {
+	if err := t.writeHeld(); err != nil {
+		return err
+	}
 	clear(t.players) // the set effect changes rows this transaction may hold
 	switch keep.Kind {
 	case tournament.KeepCommitted:
@@ -400,6 +435,9 @@ func (t *pgTx) Eliminate(ctx context.Context, game tournament.GameID, round int,
 }
 
 func (t *pgTx) FirstActive(ctx context.Context, game tournament.GameID) (tournament.AccountID, error) {
+	if err := t.writeHeld(); err != nil {
+		return "", err
+	}
 	var id tournament.AccountID
 	err := queryRow(ctx, t.tx, `SELECT account_id::text FROM game_players
 		WHERE game_id = $1 AND active ORDER BY ord LIMIT 1`, game).Scan(&id)
@@ -408,6 +446,9 @@ func (t *pgTx) FirstActive(ctx context.Context, game tournament.GameID) (tournam
 
 func (t *pgTx) RevealCounts(ctx context.Context, game tournament.GameID, round int) (engine.Counts, error) {
 	var counts engine.Counts
+	if err := t.writeHeld(); err != nil {
+		return counts, err
+	}
 	rows, err := t.tx.Query(ctx, `SELECT move, count(*) FROM round_moves
 		WHERE game_id = $1 AND round = $2 AND revealed GROUP BY move`, game, round)
 	if err != nil {
@@ -440,6 +481,9 @@ func (t *pgTx) SealedValues(ctx context.Context, game tournament.GameID, round i
 	default:
 		return fmt.Errorf("sealed values: unknown kind %q", kind)
 	}
+	if err := t.writeHeld(); err != nil {
+		return err
+	}
 	rows, err := t.tx.Query(ctx, sql, game, round)
 	if err != nil {
 		return mapErr(err)
@@ -455,6 +499,9 @@ func (t *pgTx) SealedValues(ctx context.Context, game tournament.GameID, round i
 // ShiftDeadlines locks the lobbies with an open deadline first, in id order, so that it takes
 // locks in the order every other writer does (lobby, then game) and the chain heads for Append.
 func (t *pgTx) ShiftDeadlines(ctx context.Context, gap int64) ([]tournament.LobbyID, error) {
+	if err := t.writeHeld(); err != nil {
+		return nil, err
+	}
 	rows, err := t.tx.Query(ctx, `SELECT l.id::text, l.last_seq, l.last_hash
 		FROM lobbies l JOIN games g ON l.id = g.lobby_id AND l.game_id = g.id
 		WHERE g.stage IN ('registration', 'moves', 'reveal') AND g.deadline > 0

@@ -1,0 +1,157 @@
+package store
+
+// The read that begins a batch: for each of its calls, in one statement, the instant (with the
+// newest heartbeat, see errOutage), the result stored under its key, its actor's account, and the
+// actor's registration and move in the lobby's current game and round.
+
+import (
+	"bytes"
+
+	"github.com/commitreveal/rps/tournament"
+	"github.com/jackc/pgx/v5"
+)
+
+// callRead is what queueCallReads reads for one call.
+type callRead struct {
+	now int64
+	// newestBeat is the newest heartbeat of any replica (see errOutage).
+	newestBeat *int64
+	// The result stored under the call's key, if any, and whether it has expired (storing a new
+	// one deletes it first).
+	hash    []byte
+	status  *int
+	stored  []byte
+	version *int
+	expired bool
+	// The actor's account (found false: none, or no actor).
+	account tournament.Account
+	found   bool
+	// The actor's registration in the lobby's current game and move in its current round.
+	player    tournament.Player
+	hasPlayer bool
+	move      moveRow
+}
+
+// callKey is a call's actor and key, as queueCallReads reads them.
+type callKey struct {
+	actor tournament.AccountID
+	key   *IdempotencyKey
+}
+
+// queueCallReads queues the statement that begins calls on lobby ("" or no such lobby: no
+// registration or move is read): one row each, in order. Queued after the lobby's lock and the
+// read of its game, it sees what the lock's last holder committed, so an instant never goes back
+// in a lobby's log and a duplicate that held the lock is seen. The instant is the database's,
+// unless now is set, which decides too whether a stored result has expired.
+//
+// The actor's registration and move are looked up by their whole primary key (a lateral subquery
+// per call, which Postgres cannot turn into a join): with "account_id = ANY(...)", a round that
+// grew since the table's statistics were taken was scanned whole (9 ms a batch at 100,000
+// players, EXPLAIN ANALYZE in the bench's big lobby).
+func queueCallReads(b *pgx.Batch, lobby tournament.LobbyID, calls []callKey, now *int64) []*callRead {
+	n := len(calls)
+	actors, keyAccounts, methods, routes, names := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i, c := range calls {
+		if validID(string(c.actor)) {
+			actors[i] = string(c.actor)
+		}
+		if k := c.key; k != nil && validID(string(k.AccountID)) {
+			// An empty key never matches: a stored key is at least one character.
+			keyAccounts[i], methods[i], routes[i], names[i] = string(k.AccountID), k.Method, k.Route, k.Key
+		}
+	}
+	reads := make([]*callRead, n)
+	for i := range reads {
+		reads[i] = &callRead{}
+	}
+	queue(b, `SELECT `+clockSQL+`, `+newestBeatSQL+`,
+			k.request_hash, k.status, k.response, k.result_version,
+			coalesce(k.created_at < coalesce($7, `+clockSQL+`) - $8, false),
+			a.id IS NOT NULL, coalesce(a.id::text, ''), coalesce(a.name, ''), coalesce(a.role, ''), coalesce(a.balance, 0),
+			coalesce(a.created_at, 0), coalesce(a.disabled_at, 0),
+			p.account_id IS NOT NULL, coalesce(p.ord, 0), coalesce(p.registered_at, 0), coalesce(p.active, false),
+			coalesce(p.eliminated_round, 0),
+			`+moveFields+`
+		FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY
+			AS c (actor, key_account, method, route, key, ord)
+		LEFT JOIN accounts a ON a.id = nullif(c.actor, '')::uuid
+		LEFT JOIN idempotency_keys k ON k.account_id = nullif(c.key_account, '')::uuid
+			AND k.method = c.method AND k.route = c.route AND k.key = c.key
+		LEFT JOIN LATERAL (SELECT * FROM game_players p
+			WHERE p.game_id = (SELECT game_id FROM lobbies WHERE id = $1) AND p.account_id = a.id LIMIT 1) AS p ON true
+		-- The game and its round as scalar subqueries: a join with games scanned the whole round.
+		LEFT JOIN LATERAL (SELECT * FROM round_moves m
+			WHERE m.game_id = (SELECT game_id FROM lobbies WHERE id = $1)
+				AND m.round = (SELECT g.round FROM games g JOIN lobbies l ON g.id = l.game_id WHERE l.id = $1)
+				AND m.account_id = a.id LIMIT 1) AS rm ON true
+		ORDER BY c.ord`,
+		nullID(lobby), actors, keyAccounts, methods, routes, names, now, IdempotencyTTL.Milliseconds()).
+		Query(func(rows pgx.Rows) error {
+			i := 0
+			for rows.Next() {
+				r := reads[i]
+				a, p := &r.account, &r.player
+				dest := append([]any{&r.now, &r.newestBeat, &r.hash, &r.status, &r.stored, &r.version, &r.expired,
+					&r.found, &a.ID, &a.Name, &a.Role, &a.Balance, &a.CreatedAt, &a.DisabledAt,
+					&r.hasPlayer, &p.Order, &p.RegisteredAt, &p.Active, &p.EliminatedRound}, r.move.dest()...)
+				if err := rows.Scan(dest...); err != nil {
+					return err
+				}
+				i++
+			}
+			return rows.Err()
+		})
+	return reads
+}
+
+// replay returns ErrAccountDisabled for a disabled actor, else the answer stored under key that
+// has not expired, if any, or ErrIdempotencyConflict when it was stored for another request.
+func (r *callRead) replay(key *IdempotencyKey) (Answer, bool, error) {
+	if r.found && r.account.DisabledAt != 0 {
+		return Answer{}, false, ErrAccountDisabled
+	}
+	if key == nil || r.hash == nil || r.expired {
+		return Answer{}, false, nil
+	}
+	if !bytes.Equal(r.hash, key.RequestHash) {
+		return Answer{}, false, ErrIdempotencyConflict
+	}
+	if r.version == nil {
+		// Stored before keys kept results: the HTTP answer itself.
+		return Answer{Replayed: true, Stored: &StoredResponse{Status: *r.status, Body: r.stored}}, true, nil
+	}
+	request, result, err := decodeResult(*r.version, r.stored)
+	if err != nil {
+		return Answer{}, false, err
+	}
+	return Answer{Result: result, Replayed: true, Request: request}, true, nil
+}
+
+// hold records the actor's rows read (or their absence) in game g, the lobby's current game, as
+// held by the transaction, so that the actions read none of them again. The account is not
+// locked: a bet that another transaction's spending made too large fails the balance's check
+// when it is written, and the batch runs again (see checkHeldWrite).
+func (r *callRead) hold(t *pgTx, actor tournament.AccountID, g tournament.Game) {
+	if r.found {
+		t.accounts[r.account.ID] = r.account
+	}
+	if g.ID == "" || !validID(string(actor)) {
+		return
+	}
+	pk := playerKey{g.ID, actor}
+	if _, held := t.players[pk]; !held {
+		t.players[pk] = tournament.Player{}
+		if r.hasPlayer {
+			r.player.GameID, r.player.AccountID = g.ID, actor
+			t.players[pk] = r.player
+		}
+	}
+	mk := moveKey{g.ID, g.Round, actor}
+	if _, held := t.moves[mk]; !held {
+		t.moves[mk] = tournament.RoundMove{}
+		if m, found := r.move.move(); found {
+			m.GameID, m.Round, m.AccountID = g.ID, g.Round, actor
+			t.moves[mk] = m
+		}
+	}
+}
