@@ -458,3 +458,54 @@ func TestBatchSettlesWhatItsCallsEnded(t *testing.T) {
 		t.Fatalf("stopped game settled %v with %d players counted (%v), want settled with 3", settled, counted, err)
 	}
 }
+
+// TestConcurrentBetsSpendOnce: a player's balance covers one bet, and the player registers in
+// several lobbies at once, each registration in a batch with others: the balance is read
+// unlocked, so all may see it, but exactly one bet is taken, the others are refused
+// insufficient_funds (a bet that a concurrent one made too large fails the balance check when
+// written, and its batch runs again), and nobody else's registration fails.
+func TestConcurrentBetsSpendOnce(t *testing.T) {
+	t.Parallel()
+	s := newStore(t, Options{Service: fastService()})
+	ctx := context.Background()
+	adm := admin(t, s)
+	cfg := fastConfig(60_000)
+	cfg.PlayersCountLimit = 10
+	for round := range 5 {
+		spender := player(t, s, fmt.Sprint("spender", round), 10)
+		var wg sync.WaitGroup
+		var taken, refused, failed atomic.Int32
+		for l := range 4 {
+			lobby := createLobby(t, s, adm, cfg)
+			others := []tournament.Actor{player(t, s, fmt.Sprint("a", round, l), 10), player(t, s, fmt.Sprint("b", round, l), 10)}
+			for _, a := range append(others, spender) {
+				wg.Go(func() {
+					answer, err := s.Act(ctx, Action{Actor: a, Op: tournament.Register{LobbyID: lobby}})
+					switch {
+					case err != nil:
+						failed.Add(1)
+						t.Errorf("register %s: %v", a.ID, err)
+					case a.ID != spender.ID:
+						if answer.Result.Refusal != nil {
+							failed.Add(1)
+							t.Errorf("register %s: %v", a.ID, answer.Result.Refusal)
+						}
+					case a.ID == spender.ID && answer.Result.Refusal == nil:
+						taken.Add(1)
+					case a.ID == spender.ID && answer.Result.Refusal.Code == tournament.CodeInsufficientFunds:
+						refused.Add(1)
+					default:
+						t.Errorf("register %s: %v", a.ID, answer.Result.Refusal)
+					}
+				})
+			}
+		}
+		wg.Wait()
+		if taken.Load() != 1 || refused.Load() != 3 || failed.Load() != 0 {
+			t.Fatalf("round %d: %d bets taken, %d refused, %d failures; want 1, 3, 0", round, taken.Load(), refused.Load(), failed.Load())
+		}
+		if a, err := s.Account(ctx, spender.ID); err != nil || a.Balance != 0 {
+			t.Fatalf("round %d: the spender's balance %d (%v), want 0", round, a.Balance, err)
+		}
+	}
+}
