@@ -41,11 +41,11 @@ type heldWrites struct {
 	balances map[tournament.AccountID]bool
 }
 
+// lobbyWrite is a lobby's held change: its row, or only its chain head (the pgTx's heads).
 type lobbyWrite struct {
 	// row is the lobby's row when it changed, nil when only its chain head moved.
-	row  *tournament.Lobby
-	head tournament.LoggedEvent
-	// moved reports that head is new.
+	row *tournament.Lobby
+	// moved reports that its chain head moved.
 	moved bool
 }
 
