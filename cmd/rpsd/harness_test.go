@@ -340,8 +340,9 @@ func privateDir(t *testing.T) string {
 }
 
 // guardCluster arms pgcluster's exit watchdog on the live cluster in dir, so that the postmaster
-// is stopped even if this test process dies before its cleanups run (a test timeout).
-func guardCluster(t *testing.T, dir string) {
+// is stopped even if this test process dies before its cleanups run (a test timeout), and returns
+// the cluster.
+func guardCluster(t *testing.T, dir string) *pgcluster.Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -355,6 +356,7 @@ func guardCluster(t *testing.T, dir string) {
 	if err := c.StopAtExit(true); err != nil {
 		t.Fatal(err)
 	}
+	return c
 }
 
 // postmasterPID returns the pid in dir/data/postmaster.pid, or 0 if there is none.

@@ -275,12 +275,14 @@ func database(ctx context.Context, cfg settings, log *slog.Logger) (string, *pgc
 	if err != nil {
 		return "", nil, fmt.Errorf("private cluster in %s: %w", dir, err)
 	}
-	if err := cluster.EnsureDatabase(ctx, "rps"); err != nil {
+	// rpsd migrates and serves as a role of its own that owns the database and is no superuser.
+	url, err := cluster.EnsureApp(ctx, "rps", "rps")
+	if err != nil {
 		_ = cluster.Stop()
 		return "", nil, err
 	}
 	log.Info("private cluster", "dir", dir, "port", cluster.Port(), "reused", !cluster.Started())
-	return cluster.URL("rps"), cluster, nil
+	return url, cluster, nil
 }
 
 // serveInternal serves h on addr, a listener meant for operators only (none when addr is empty),

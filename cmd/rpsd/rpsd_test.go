@@ -19,6 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/commitreveal/rps/internal/pgcluster"
 	"github.com/commitreveal/rps/internal/pgtest"
 )
 
@@ -342,12 +345,13 @@ func TestCleanShutdown(t *testing.T) {
 		"RPSD_ADMIN_TOKEN":    adminToken,
 		"RPSD_MIN_TIMEOUT_MS": "200",
 	})
-	guardCluster(t, dir)
+	cluster := guardCluster(t, dir)
 	pid := postmasterPID(dir)
 	if pid <= 0 || !processAlive(pid) {
 		t.Fatalf("no live postmaster in %s", dir)
 	}
 	lobby := s.createLobby("shutdown", map[string]any{"betSize": 10, "playersCountLimit": 2})
+	servesAsNoSuperuser(t, cluster)
 
 	// An SSE stream that has delivered the lobby's first event.
 	resp, err := http.Get(s.URL + "/v1/lobbies/" + lobby + "/events/stream")
@@ -557,5 +561,36 @@ func TestHelpAndCommands(t *testing.T) {
 	}
 	if code := s3.terminate(); code != 0 {
 		t.Errorf("rpsd#3 exit code %d, want 0", code)
+	}
+}
+
+// servesAsNoSuperuser checks, as the private cluster's superuser, that every connection rpsd holds
+// to its database is of a role that is not a superuser.
+func servesAsNoSuperuser(t *testing.T, c *pgcluster.Cluster) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), c.URL("rps"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(t.Context(), `SELECT a.usename::text, r.rolsuper FROM pg_stat_activity a JOIN pg_roles r ON r.oid = a.usesysid
+		WHERE a.datname = 'rps' AND a.backend_type = 'client backend' AND a.pid <> pg_backend_pid()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		var role string
+		var super bool
+		if err := rows.Scan(&role, &super); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if super || role != "rps" {
+			t.Errorf("rpsd holds a connection as %s (superuser: %v), want the rps role, no superuser", role, super)
+		}
+	}
+	if rows.Err() != nil || n == 0 {
+		t.Fatalf("rpsd's connections: %d found (%v)", n, rows.Err())
 	}
 }

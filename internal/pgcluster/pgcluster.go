@@ -6,7 +6,10 @@
 // 127.0.0.1, where the postgres role needs a password generated on first use
 // and kept in the cluster's directory, readable by the owner only (0600); and
 // on a Unix socket in a folder only the owner can enter (0700), where it is
-// trusted. Any other local user can neither log in nor read the password.
+// trusted. Any other local user can neither log in nor read the password. A
+// folder or secret that another local user made or could change is refused
+// (see checkPrivate), and an application connects as a role of its own that
+// is not a superuser (EnsureApp).
 //
 // PostgreSQL refuses to run as root; when the current user is root every
 // binary runs as the "postgres" OS user (through runuser), which must be able
@@ -50,6 +53,8 @@ const (
 	confFile     = "pgcluster.conf" // in PGDATA, included by postgresql.conf
 	hbaFile      = "pg_hba.conf"    // in PGDATA, rewritten on every start
 	passwordFile = "password"       // the postgres role's password, 0600
+	// An application role's password is in "<role>.password", 0600.
+	appPasswordSuffix = ".password"
 )
 
 // osUser is the account PostgreSQL runs as when this process is root.
@@ -149,8 +154,20 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
+	// Before anything in it is used: what another local user made or could change is refused.
+	if err := checkPrivate(dir, true); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create cluster dir: %w", err)
+	}
+	for _, entry := range []struct {
+		name string
+		dir  bool
+	}{{dataSubdir, true}, {socketSubdir, true}, {passwordFile, false}, {portFile, false}, {lockFile, false}, {logFile, false}} {
+		if err := checkPrivate(filepath.Join(dir, entry.name), entry.dir); err != nil {
+			return nil, err
+		}
 	}
 	unlock, err := lockDir(filepath.Join(dir, lockFile))
 	if err != nil {
@@ -164,7 +181,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		}
 	}
 
-	if c.password, err = c.loadPassword(); err != nil {
+	if c.password, err = loadPassword(filepath.Join(dir, passwordFile)); err != nil {
 		return nil, err
 	}
 
@@ -212,48 +229,269 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	return c, c.setPassword(ctx)
 }
 
-// URL returns a connection URL for database on this cluster, with the password.
+// URL returns a connection URL for database on this cluster, as the superuser, with its password.
 func (c *Cluster) URL(database string) string {
-	return fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", osUser, c.password, c.port, url.PathEscape(database))
+	return c.roleURL(osUser, c.password, database)
 }
 
-// loadPassword reads the postgres role's password, generating it on first use.
-func (c *Cluster) loadPassword() (string, error) {
-	path := filepath.Join(c.dir, passwordFile)
-	b, err := os.ReadFile(path)
-	if err == nil && len(strings.TrimSpace(string(b))) >= 32 {
-		// Kept readable by the owner only, whatever an earlier version or an editor left.
-		return strings.TrimSpace(string(b)), os.Chmod(path, 0o600)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("read %s: %w", passwordFile, err)
+func (c *Cluster) roleURL(role, password, database string) string {
+	u := url.URL{Scheme: "postgres", User: url.UserPassword(role, password), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port)),
+		Path: "/" + database, RawQuery: "sslmode=disable"}
+	return u.String()
+}
+
+// checkPrivate refuses path, when it exists, unless it could only have been made by this
+// process's user: a folder (dir) or a regular file (a link is not followed, except for the
+// cluster's own folder, which may be one), owned by this user (or, running as root, by root or
+// the postgres OS user that runs PostgreSQL) and not writable by group or others. A folder
+// another local user could write to lets that user plant a password file (and so log in as the
+// superuser), a port file (and so receive rpsd's connections) or a data folder of its choice.
+func checkPrivate(path string, dir bool) error {
+	stat := os.Lstat
+	if dir {
+		stat = os.Stat
 	}
-	var secret [32]byte
+	fi, err := stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("check %s: %w", path, err)
+	}
+	switch {
+	case dir && !fi.IsDir():
+		return fmt.Errorf("refusing %s: it is not a folder", path)
+	case !dir && !fi.Mode().IsRegular():
+		return fmt.Errorf("refusing %s: it is not a regular file (%v), as rpsd would have written it; remove it", path, fi.Mode().Type())
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("check %s: no owner information", path)
+	}
+	owners, ownersText, err := allowedOwners()
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(owners, st.Uid) {
+		return fmt.Errorf("refusing %s: it is owned by uid %d (%s), not by %s; another local user may have planted it: remove it, or give it to %s if it is yours",
+			path, st.Uid, userName(st.Uid), ownersText, ownersText)
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("refusing %s: it is writable by group or others (mode %04o), so another local user could have changed it; "+
+			"run chmod go-w on it if you trust its content, else remove it", path, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// allowedOwners are the users whose files the cluster may use: this process's, and when it runs
+// as root, the postgres OS user, which runs PostgreSQL and owns what it writes.
+func allowedOwners() ([]uint32, string, error) {
+	me := uint32(os.Geteuid())
+	if me != 0 {
+		return []uint32{me}, fmt.Sprintf("this user (uid %d, %s)", me, userName(me)), nil
+	}
+	u, err := user.Lookup(osUser)
+	if err != nil {
+		return nil, "", fmt.Errorf("running as root needs the %q OS user (the postgresql package creates it): %w", osUser, err)
+	}
+	uid, err := strconv.ParseUint(u.Uid, 10, 32)
+	if err != nil {
+		return nil, "", fmt.Errorf("uid of %s: %w", osUser, err)
+	}
+	return []uint32{0, uint32(uid)}, "root or " + osUser, nil
+}
+
+func userName(uid uint32) string {
+	if u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10)); err == nil {
+		return u.Username
+	}
+	return "no such user"
+}
+
+// passwordLength is the length of the passwords this package generates: 32 random bytes in hex.
+const passwordLength = 64
+
+// validPassword tells a password as loadPassword writes them: hexadecimal digits only, so that
+// no file content can ever change the SQL it is quoted into.
+func validPassword(p string) bool {
+	return len(p) == passwordLength && strings.Trim(p, "0123456789abcdef") == ""
+}
+
+// loadPassword reads the password in the file at path (checked by checkPrivate), generating it
+// on first use (or when the file is empty: a write cut short).
+func loadPassword(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	if password := strings.TrimSpace(string(b)); password != "" {
+		if !validPassword(password) {
+			return "", fmt.Errorf("refusing %s: it does not hold a password as rpsd writes them (%d hexadecimal digits); "+
+				"remove it to have a new one generated", path, passwordLength)
+		}
+		// Kept readable by the owner only, whatever an earlier version or an editor left.
+		return password, os.Chmod(path, 0o600)
+	}
+	var secret [passwordLength / 2]byte
 	if _, err := rand.Read(secret[:]); err != nil {
 		return "", err
 	}
 	password := hex.EncodeToString(secret[:])
 	if err := os.WriteFile(path, []byte(password+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("write %s: %w", passwordFile, err)
+		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	return password, nil
+}
+
+// socketConn connects to database as the superuser through the owner-only socket, which needs
+// no password.
+func (c *Cluster) socketConn(ctx context.Context, database string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("host=%s port=%d user=%s sslmode=disable", filepath.Join(c.dir, socketSubdir), c.port, osUser))
+	if err != nil {
+		return nil, err
+	}
+	cfg.Database = database
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect over the socket: %w", err)
+	}
+	return conn, nil
+}
+
+// setRolePassword sets a role's password. ALTER ROLE takes no bind parameters: the password,
+// which validPassword checked, goes as a literal the server's own rules escape.
+func setRolePassword(ctx context.Context, conn *pgx.Conn, role, password, attributes string) error {
+	if !validPassword(password) {
+		return fmt.Errorf("set the %s password: not a generated password", role)
+	}
+	literal, err := conn.PgConn().EscapeString(password)
+	if err != nil {
+		return fmt.Errorf("set the %s password: %w", role, err)
+	}
+	if _, err := conn.Exec(ctx, "ALTER ROLE "+pgx.Identifier{role}.Sanitize()+" WITH "+attributes+" PASSWORD '"+literal+"'"); err != nil {
+		return fmt.Errorf("set the %s password: %w", role, err)
+	}
+	return nil
 }
 
 // setPassword sets the postgres role's password to the one in the cluster's folder, through the
 // owner-only socket. Run on every start, it also protects a cluster made before passwords.
 func (c *Cluster) setPassword(ctx context.Context) error {
-	cfg, err := pgx.ParseConfig(fmt.Sprintf("host=%s port=%d user=%s dbname=postgres sslmode=disable",
-		filepath.Join(c.dir, socketSubdir), c.port, osUser))
+	conn, err := c.socketConn(ctx, "postgres")
 	if err != nil {
 		return err
 	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	defer conn.Close(context.WithoutCancel(ctx))
+	return setRolePassword(ctx, conn, osUser, c.password, "LOGIN")
+}
+
+// appRoleAttributes are an application role's: it logs in, and can do nothing a superuser alone
+// may (read or write the server's files, run programs, bypass row security, make roles or
+// databases).
+const appRoleAttributes = "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS"
+
+// EnsureApp makes the role an application connects as, and its database, and returns the URL to
+// connect with, over TCP with the role's password (generated on first use, kept in
+// "<role>.password" beside the superuser's). The role is not a superuser; it owns the database,
+// its public schema and everything in it, so it can run the application's migrations. A database
+// an older version made and migrated as the superuser is handed over to it. Run on every start,
+// it also puts back the role's attributes and password.
+func (c *Cluster) EnsureApp(ctx context.Context, role, database string) (string, error) {
+	if !appName(role) || !appName(database) {
+		return "", fmt.Errorf("application role %q and database %q must be lower-case names ([a-z_][a-z0-9_]*)", role, database)
+	}
+	path := filepath.Join(c.dir, role+appPasswordSuffix)
+	if err := checkPrivate(path, false); err != nil {
+		return "", err
+	}
+	password, err := loadPassword(path)
 	if err != nil {
-		return fmt.Errorf("connect over the socket: %w", err)
+		return "", err
+	}
+	if err := c.ensureRoleAndDatabase(ctx, role, password, database); err != nil {
+		return "", err
+	}
+	if err := c.handOver(ctx, role, database); err != nil {
+		return "", err
+	}
+	return c.roleURL(role, password, database), nil
+}
+
+func appName(name string) bool {
+	return name != "" && name != osUser && strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789_") == "" && (name[0] < '0' || name[0] > '9')
+}
+
+// ensureRoleAndDatabase creates (or puts back the attributes and password of) the role and
+// creates the database it owns, or gives it to the role.
+func (c *Cluster) ensureRoleAndDatabase(ctx context.Context, role, password, database string) error {
+	conn, err := c.socketConn(ctx, "postgres")
+	if err != nil {
+		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	// The password is hex: nothing to quote.
-	if _, err := conn.Exec(ctx, "ALTER ROLE "+osUser+" PASSWORD '"+c.password+"'"); err != nil {
-		return fmt.Errorf("set the postgres password: %w", err)
+	var roleExists, databaseExists bool
+	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1),
+		EXISTS (SELECT 1 FROM pg_database WHERE datname = $2)`, role, database).Scan(&roleExists, &databaseExists)
+	if err != nil {
+		return fmt.Errorf("look up role %s and database %s: %w", role, database, err)
+	}
+	roleName, databaseName := pgx.Identifier{role}.Sanitize(), pgx.Identifier{database}.Sanitize()
+	if !roleExists {
+		if _, err := conn.Exec(ctx, "CREATE ROLE "+roleName); err != nil {
+			return fmt.Errorf("create role %s: %w", role, err)
+		}
+	}
+	if err := setRolePassword(ctx, conn, role, password, appRoleAttributes); err != nil {
+		return err
+	}
+	owner := "CREATE DATABASE " + databaseName + " OWNER " + roleName
+	if databaseExists {
+		owner = "ALTER DATABASE " + databaseName + " OWNER TO " + roleName
+	}
+	if _, err := conn.Exec(ctx, owner); err != nil {
+		return fmt.Errorf("give database %s to %s: %w", database, role, err)
+	}
+	return nil
+}
+
+// handOver gives the role, in its database, the public schema and whatever an older version
+// created there as the superuser: tables (with their indexes, triggers and owned sequences),
+// other sequences and views, and functions.
+func (c *Cluster) handOver(ctx context.Context, role, database string) error {
+	conn, err := c.socketConn(ctx, database)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	// The role's name reaches the DO block as a setting, not spliced into its text.
+	if _, err := conn.Exec(ctx, `SELECT set_config('pgcluster.app_role', $1, false)`, role); err != nil {
+		return fmt.Errorf("hand %s over to %s: %w", database, role, err)
+	}
+	_, err = conn.Exec(ctx, `DO $hand_over$
+DECLARE
+	app regrole := current_setting('pgcluster.app_role')::regrole;
+	obj record;
+BEGIN
+	EXECUTE format('ALTER SCHEMA public OWNER TO %I', app);
+	-- Tables first: their indexes, triggers and owned sequences follow them.
+	FOR obj IN SELECT c.oid::regclass AS name, c.relkind FROM pg_class c
+			JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'public' AND c.relowner <> app AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
+			AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid
+				AND d.refclassid = 'pg_class'::regclass AND d.deptype IN ('a', 'i'))
+		ORDER BY c.relkind <> 'r', c.relkind <> 'p'
+	LOOP
+		EXECUTE format('ALTER %s %s OWNER TO %I', CASE obj.relkind WHEN 'S' THEN 'SEQUENCE' WHEN 'v' THEN 'VIEW'
+			WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END, obj.name, app);
+	END LOOP;
+	FOR obj IN SELECT p.oid::regprocedure AS name FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		WHERE n.nspname = 'public' AND p.proowner <> app AND p.prokind IN ('f', 'p')
+	LOOP
+		EXECUTE format('ALTER ROUTINE %s OWNER TO %I', obj.name, app);
+	END LOOP;
+END
+$hand_over$`)
+	if err != nil {
+		return fmt.Errorf("hand %s over to %s: %w", database, role, err)
 	}
 	return nil
 }
@@ -489,9 +727,11 @@ func (c *Cluster) choosePort(want int) (int, bool, error) {
 	}
 	path := filepath.Join(c.dir, portFile)
 	if b, err := os.ReadFile(path); err == nil {
-		if p, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && p > 0 {
-			return p, false, nil
+		p, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || p <= 0 || p > 65535 {
+			return 0, false, fmt.Errorf("refusing %s: it does not hold a port number (1-65535); remove it to have a free port picked", path)
 		}
+		return p, false, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return 0, false, fmt.Errorf("read port file: %w", err)
 	}

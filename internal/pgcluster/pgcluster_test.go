@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/commitreveal/rps/migrations"
 )
 
 // testSettings make the test clusters quick; they hold nothing worth keeping.
@@ -273,5 +275,164 @@ func TestOnlyTheOwnerGetsIn(t *testing.T) {
 	}
 	if err := c.Stop(); err != nil {
 		t.Error(err)
+	}
+}
+
+// nobody is a local user that is neither this process's nor PostgreSQL's: the attacker.
+const nobody = 65534
+
+// TestRefusesWhatOthersPlanted: a private cluster folder, or a secret in it, that another local
+// user made or could have changed is refused, with a message naming the path and what is wrong;
+// and a password file is only ever used as rpsd writes it (hex), never spliced into SQL.
+func TestRefusesWhatOthersPlanted(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("planting files as another user needs root")
+	}
+	write := func(t *testing.T, path, content string, mode os.FileMode, uid int) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(path, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hex64 := strings.Repeat("ab", 32)
+	for name, plant := range map[string]func(t *testing.T, dir string) (path, want string){
+		"a folder anyone may write": func(t *testing.T, dir string) (string, string) {
+			if err := os.Chmod(dir, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			return dir, "writable by group or others"
+		},
+		"a folder of another user": func(t *testing.T, dir string) (string, string) {
+			if err := os.Chown(dir, nobody, nobody); err != nil {
+				t.Fatal(err)
+			}
+			return dir, "owned by uid 65534"
+		},
+		"a password file of another user": func(t *testing.T, dir string) (string, string) {
+			path := filepath.Join(dir, passwordFile)
+			write(t, path, hex64+"\n", 0o600, nobody)
+			return path, "owned by uid 65534"
+		},
+		"a password file others may write": func(t *testing.T, dir string) (string, string) {
+			path := filepath.Join(dir, passwordFile)
+			write(t, path, hex64+"\n", 0o666, 0)
+			return path, "writable by group or others"
+		},
+		"a password file that is a link": func(t *testing.T, dir string) (string, string) {
+			target := filepath.Join(dir, "elsewhere")
+			write(t, target, hex64+"\n", 0o600, 0)
+			path := filepath.Join(dir, passwordFile)
+			if err := os.Symlink(target, path); err != nil {
+				t.Fatal(err)
+			}
+			return path, "not a regular file"
+		},
+		"a password with a quote": func(t *testing.T, dir string) (string, string) {
+			path := filepath.Join(dir, passwordFile)
+			write(t, path, hex64[:40]+"'; ALTER ROLE nobody SUPERUSER; --\n", 0o600, 0)
+			return path, "64 hexadecimal digits"
+		},
+		"a port file of another user": func(t *testing.T, dir string) (string, string) {
+			path := filepath.Join(dir, portFile)
+			write(t, path, "5432\n", 0o644, nobody)
+			return path, "owned by uid 65534"
+		},
+		"a socket folder anyone may write": func(t *testing.T, dir string) (string, string) {
+			path := filepath.Join(dir, socketSubdir)
+			if err := os.Mkdir(path, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(path, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			return path, "writable by group or others"
+		},
+		"a data folder of another user": func(t *testing.T, dir string) (string, string) {
+			path := filepath.Join(dir, dataSubdir)
+			if err := os.Mkdir(path, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chown(path, nobody, nobody); err != nil {
+				t.Fatal(err)
+			}
+			return path, "owned by uid 65534"
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := clusterDir(t)
+			path, want := plant(t, dir)
+			c, err := Start(t.Context(), Options{Dir: dir, Settings: testSettings})
+			if err == nil {
+				_ = c.Stop()
+				t.Fatalf("Start served a cluster with %s (%s)", name, path)
+			}
+			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), want) {
+				t.Errorf("Start refused with %q; want a message naming %s and saying %q", err, path, want)
+			}
+		})
+	}
+}
+
+// TestServingRoleIsNoSuperuser: the application connects as a login role of its own that owns its
+// database and is not a superuser; it can migrate its schema. A database that an older rpsd
+// migrated as the superuser is handed to that role, objects and all.
+func TestServingRoleIsNoSuperuser(t *testing.T) {
+	t.Parallel()
+	dir := clusterDir(t)
+	c := start(t, dir)
+	defer func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	// The older rpsd's database: created and migrated as the superuser.
+	if err := c.CreateDatabase(t.Context(), "legacy", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := migrations.Up(t.Context(), c.URL("legacy")); err != nil {
+		t.Fatal(err)
+	}
+	for _, database := range []string{"fresh", "legacy"} {
+		url, err := c.EnsureApp(t.Context(), "app", database)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := query(t, url, "SELECT rolsuper::text FROM pg_roles WHERE rolname = current_user"); got != "false" {
+			t.Errorf("%s: the serving role is a superuser (rolsuper %s)", database, got)
+		}
+		if got := query(t, url, "SELECT current_user"); got != "app" {
+			t.Errorf("%s: serving as %q, want app", database, got)
+		}
+		if err := migrations.Up(t.Context(), url); err != nil {
+			t.Fatalf("%s: migrate as the serving role: %v", database, err)
+		}
+		if got := query(t, url, `SELECT count(*)::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE n.nspname = 'public' AND c.relowner <> 'app'::regrole`); got != "0" {
+			t.Errorf("%s: %s relations in public not owned by the serving role", database, got)
+		}
+		// What a later migration does: change a table, replace a trigger's function.
+		conn, err := pgx.Connect(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sql := range []string{`ALTER TABLE accounts ADD COLUMN probe int`, `ALTER TABLE accounts DROP COLUMN probe`,
+			`COMMENT ON FUNCTION notify_account_changed() IS 'owned'`} {
+			if _, err := conn.Exec(t.Context(), sql); err != nil {
+				t.Errorf("%s: %s as the serving role: %v", database, sql, err)
+			}
+		}
+		conn.Close(context.Background())
+	}
+	// A second call (the next start) finds everything in place.
+	if _, err := c.EnsureApp(t.Context(), "app", "fresh"); err != nil {
+		t.Fatal(err)
 	}
 }
