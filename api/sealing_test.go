@@ -3,12 +3,14 @@ package api_test
 import (
 	"bytes"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/commitreveal/rps/api"
 	"github.com/commitreveal/rps/internal/apitest"
+	"github.com/commitreveal/rps/tournament"
 )
 
 // TestSealing: while a stage is open, no caller but the owner finds any trace of a commitment or
@@ -138,18 +140,26 @@ func TestSealing(t *testing.T) {
 	readAll("bob", b.Token)
 	scan("moves open, as bob", sealedValues(revA))
 
-	// ---- carol commits: moves close, commitments become public; reveals open.
+	// ---- carol commits: moves close; reveals open. The commitments stay sealed until the round
+	// resolves (a weak password could otherwise be guessed from its commitment while the others
+	// still decide whether to reveal); moves_closed binds them with its digest.
 	see("carol's commit response", e.Commit(lobby, c, revC).Want(t, http.StatusOK))
+	scan("carol's commit", sealedValues(revA, revB))
 	e.Do("GET", "/v1/games/"+game+"/rounds/1", "", nil).Want(t, http.StatusOK).Decode(t, &rnd)
 	if rnd.Stage != "reveal" {
 		t.Fatalf("round 1 after every commit: %s", apitest.JSONOf(rnd))
 	}
 	for _, m := range rnd.Moves {
-		if m.Commitment == nil || m.Reveal != nil || m.Move != nil {
-			t.Errorf("reveal stage: commitments public, reveals sealed; got %s", apitest.JSONOf(m))
+		if !m.Committed || m.Commitment != nil || m.Reveal != nil || m.Move != nil {
+			t.Errorf("reveal stage: who committed is public, commitments and reveals sealed; got %s", apitest.JSONOf(m))
 		}
 	}
-	scan("carol's commit", []string{revA, revB, revA[1:], revB[1:]})
+	readAll("anonymous", "")
+	readAll("admin", e.Admin)
+	scan("reveal open, before any reveal, as others", sealedValues(revA, revB, revC))
+	readAll("carol", c.Token)
+	scan("reveal open, before any reveal, as carol", sealedValues(revA, revB))
+	seesOwn(c, revC, false)
 
 	// alice reveals; bob and carol have not.
 	see("alice's reveal response", e.Reveal(lobby, a, revA).Want(t, http.StatusOK))
@@ -159,10 +169,12 @@ func TestSealing(t *testing.T) {
 	failed.WantProblem(t, http.StatusUnprocessableEntity, "commitment_mismatch")
 	readAll("anonymous", "")
 	readAll("admin", e.Admin)
+	scan("reveal open, as others", sealedValues(revA, revB, revC))
 	readAll("bob", b.Token)
+	scan("reveal open, as bob", sealedValues(revA, revC))
 	readAll("carol", c.Token)
-	revealOnly := []string{revA, revA[1:]}
-	scan("reveal open, as others", revealOnly)
+	scan("reveal open, as carol", sealedValues(revA, revB))
+	revealOnly := sealedValues(revA, revB, revC)
 	// alice's move itself (rock) must not show either: no "move":0 for her anywhere but her own view.
 	for _, token := range []string{"", e.Admin, b.Token} {
 		var l api.Lobby
@@ -195,10 +207,20 @@ func TestSealing(t *testing.T) {
 		t.Fatalf("round 1 after every reveal: %s", apitest.JSONOf(rnd))
 	}
 	want := map[string]string{a.ID: revA, b.ID: revB, c.ID: revC}
+	d := tournament.NewDigester()
+	slices.SortFunc(rnd.Moves, func(x, y api.RoundMove) int { return strings.Compare(x.AccountId.String(), y.AccountId.String()) })
 	for _, m := range rnd.Moves {
 		rev := want[m.AccountId.String()]
 		if m.Commitment == nil || *m.Commitment != apitest.CommitmentOf(rev) || m.Reveal == nil || *m.Reveal != rev {
-			t.Errorf("closed round: %s, want reveal %q", apitest.JSONOf(m), rev)
+			t.Fatalf("closed round: %s, want reveal %q", apitest.JSONOf(m), rev)
 		}
+		if err := d.Add(tournament.AccountID(m.AccountId.String()), *m.Commitment); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The commitments served now are the ones moves_closed bound while they were sealed.
+	closed, _ := e.WaitEvent(lobby, 0, 5*time.Second, apitest.OfType("moves_closed"))
+	if sum, _ := d.Sum(); apitest.EventData(t, closed)["digest"] != sum {
+		t.Errorf("moves_closed digest %v, the transcript's commitments hash to %s", apitest.EventData(t, closed)["digest"], sum)
 	}
 }

@@ -234,11 +234,12 @@ func roundMoveView(g tournament.Game, round int, p store.RoundPlayer) RoundMove 
 		return out
 	}
 	out.Committed, out.Revealed = true, m.Revealed
-	if tournament.CommitmentsPublic(g, round) {
-		hex := m.Commitment.String()
-		out.Commitment = &hex
+	if !tournament.SealedPublic(g, round) {
+		return out
 	}
-	if m.Revealed && tournament.RevealsPublic(g, round) {
+	hex := m.Commitment.String()
+	out.Commitment = &hex
+	if m.Revealed {
 		reveal, move := m.Reveal, int32(m.Move)
 		out.Reveal, out.Move = &reveal, &move
 	}

@@ -254,15 +254,12 @@ func (r LedgerReport) OK() bool {
 	return r.EntriesSumToZero && r.BalancesMatchEntries && r.NoNegativeBalance && r.ClosedEscrowsZero
 }
 
-// CommitmentsPublic reports whether a round's commitments may be shown to everyone: once the
-// round's moves stage has closed (by every player committing, an expiry, or the game ending).
-// Until then each player sees only their own.
-func CommitmentsPublic(g Game, round int) bool {
-	return round < g.Round || (round == g.Round && g.Stage != StageMoves) || !g.Stage.Open()
-}
-
-// RevealsPublic reports whether a round's reveals may be shown to everyone: once the round has
-// been resolved or the game has ended.
-func RevealsPublic(g Game, round int) bool {
+// SealedPublic reports whether a round's sealed values, its commitments and its reveals, may be
+// shown to everyone: once the round has been resolved or the game has ended. Until then each
+// player sees only their own. A commitment stays sealed through the reveal stage too: a player
+// with a weak password could otherwise be brute-forced (only the digit and the password to
+// guess) while the others still decide whether to reveal. The moves_closed event's digest binds
+// the commitments meanwhile.
+func SealedPublic(g Game, round int) bool {
 	return round < g.Round || !g.Stage.Open()
 }

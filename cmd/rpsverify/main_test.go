@@ -270,3 +270,37 @@ func TestVerifierOnManyGames(t *testing.T) {
 	}
 	checkEventSchemas(t, s, lobbies)
 }
+
+// TestVerifierOnASealedRevealStage: while a round's reveal stage is open its commitments stay
+// sealed (only moves_closed's digest binds them), so the verifier checks that digest once the
+// round has resolved, or the game ended: a log that stops in the reveal stage verifies, and so
+// does the same log once the round is resolved, in a stop in the reveal stage too.
+func TestVerifierOnASealedRevealStage(t *testing.T) {
+	s := newServer(t)
+	ps := s.players(3)
+	lobby := s.lobby(classic(10))
+	s.register(lobby, ps...)
+	s.commit(lobby, ps[0], "0")
+	s.commit(lobby, ps[1], "2")
+	s.commit(lobby, ps[2], "2")
+	s.reveal(lobby, ps[0], "0")
+	if code, out, _ := s.verify("--lobby", lobby); code != exitOK {
+		t.Fatalf("verify during the reveal stage: exit %d\n%s", code, out)
+	}
+	s.reveal(lobby, ps[1], "2")
+	s.reveal(lobby, ps[2], "2")
+	s.waitFor(lobby, "game_finished", 1)
+	// Game 2 is stopped in its reveal stage, which makes its commitments public.
+	s.register(lobby, ps...)
+	s.commit(lobby, ps[0], "1")
+	s.commit(lobby, ps[1], "1")
+	s.commit(lobby, ps[2], "3")
+	if code, out, _ := s.verify("--lobby", lobby); code != exitOK {
+		t.Fatalf("verify during game 2's reveal stage: exit %d\n%s", code, out)
+	}
+	s.do("POST", "/v1/lobbies/"+lobby+"/stop", s.Admin, map[string]any{"reason": "test"}, http.StatusOK)
+	code, out, rep := s.verify("--lobby", lobby, "--json")
+	if code != exitOK || rep.Lobbies[0].Finished != 1 || rep.Lobbies[0].Stopped != 1 {
+		t.Fatalf("verify after the win and the stop: exit %d, %+v\n%s", code, rep, out)
+	}
+}

@@ -120,6 +120,9 @@ type gameState struct {
 	// roundPlayers are the players the current round started with.
 	roundPlayers map[string]bool
 	transcript   *apiclient.RoundTranscript
+	// sealedDigest is the digest of the current round's moves_closed while its commitments were
+	// still sealed (they stay so until the round resolves or the game ends), to check then.
+	sealedDigest string
 	winner       string
 	payout       int64
 	// postings are the postings the log implies, in the order they happened.
@@ -659,20 +662,12 @@ func (r *lobbyRun) movesClosed(e tournament.LoggedEvent) error {
 	if err != nil {
 		return err
 	}
-	dg := tournament.NewDigester()
-	for _, m := range t.Moves {
-		if !m.Committed {
-			continue
-		}
-		if m.Commitment == nil {
-			return r.fail("commitment of "+m.AccountId.String(), "public once the moves stage closed", "null")
-		}
-		if err := dg.Add(tournament.AccountID(m.AccountId.String()), *m.Commitment); err != nil {
-			return err
-		}
-	}
-	if sum, _ := dg.Sum(); sum != d.Digest {
-		return r.fail("commitments digest", sum+" (from the transcript)", d.Digest)
+	if t.Stage == apiclient.RoundStageReveal {
+		// The round is still open: its commitments stay sealed until it resolves or the game
+		// ends, and the digest is checked then.
+		g.sealedDigest = d.Digest
+	} else if err := r.checkCommitments(t, d.Digest); err != nil {
+		return err
 	}
 	for _, p := range g.players {
 		if p.active && !g.committed[p.id] {
@@ -682,6 +677,42 @@ func (r *lobbyRun) movesClosed(e tournament.LoggedEvent) error {
 	g.stage = tournament.StageReveal
 	g.deadline = d.Deadline
 	return nil
+}
+
+// checkCommitments checks the commitments of a round's transcript against its moves_closed digest.
+func (r *lobbyRun) checkCommitments(t *apiclient.RoundTranscript, digest string) error {
+	dg := tournament.NewDigester()
+	for _, m := range t.Moves {
+		if !m.Committed {
+			continue
+		}
+		if m.Commitment == nil {
+			return r.fail("commitment of "+m.AccountId.String(), "public once the round is over", "null")
+		}
+		if err := dg.Add(tournament.AccountID(m.AccountId.String()), *m.Commitment); err != nil {
+			return err
+		}
+	}
+	if sum, _ := dg.Sum(); sum != digest {
+		return r.fail("commitments digest", sum+" (from the transcript)", digest)
+	}
+	return nil
+}
+
+// checkSealedCommitments checks the digest of a moves_closed read while its round's commitments
+// were sealed, now that the round is over (resolved, or its game ended) and they are public.
+func (r *lobbyRun) checkSealedCommitments() error {
+	g := r.game
+	if g.sealedDigest == "" {
+		return nil
+	}
+	digest := g.sealedDigest
+	g.sealedDigest, g.transcript = "", nil // the transcript read then showed no commitments
+	t, err := r.transcriptOf()
+	if err != nil {
+		return err
+	}
+	return r.checkCommitments(t, digest)
 }
 
 func (r *lobbyRun) revealed(e tournament.LoggedEvent) error {
@@ -722,6 +753,9 @@ func (r *lobbyRun) resolved(e tournament.LoggedEvent) error {
 	}
 	if d.Resolution != g.config.Resolution {
 		return r.fail("resolution", g.config.Resolution, d.Resolution)
+	}
+	if err := r.checkSealedCommitments(); err != nil {
+		return err
 	}
 	t, err := r.transcriptOf()
 	if err != nil {
@@ -813,6 +847,9 @@ func (r *lobbyRun) finished(e tournament.LoggedEvent) error {
 	if d.Amount != g.pot || int(d.Round) != g.round {
 		return r.fail("game_finished", fmt.Sprintf("%d paid in round %d", g.pot, g.round), fmt.Sprintf("%d paid in round %d", d.Amount, int(d.Round)))
 	}
+	if err := r.checkSealedCommitments(); err != nil {
+		return err
+	}
 	g.winner, g.payout = active[0].id, d.Amount
 	if d.Amount > 0 {
 		g.postings = append(g.postings, posting{"payout", g.winner, d.Amount})
@@ -839,6 +876,9 @@ func (r *lobbyRun) stopped(e tournament.LoggedEvent) error {
 	}
 	if d.Reason == tournament.ReasonMaxRounds && (g.config.MaxRounds == 0 || g.round < int(g.config.MaxRounds)) {
 		return r.fail("stop reason", fmt.Sprintf("no max_rounds stop before round %d", g.config.MaxRounds), d.Reason)
+	}
+	if err := r.checkSealedCommitments(); err != nil {
+		return err
 	}
 	if d.Amount > 0 {
 		share, remainder := d.Amount/int64(len(sharers)), int(d.Amount%int64(len(sharers)))

@@ -92,4 +92,21 @@ test('verifyLog checks stage digests and reveals against the round transcript', 
 
   const missing = moves.slice(0, 1);
   assert.match((await verifyLog(each(log), transcript(missing))).reason, /1 commitments, the event says 2/);
+
+  // While the reveal stage is open the commitments stay sealed: moves_closed is checked once the
+  // round resolves (or its game ends), and a log that ends before verifies with the round named.
+  const sealed = moves.map((m) => ({ ...m, commitment: null, revealed: false, reveal: null, move: null }));
+  assert.deepEqual(await verifyLog(each(log.slice(0, 1)), transcript(sealed)),
+    { ok: true, through: 1, sealed: [{ gameId, round: 1 }] });
+  let reads = 0;
+  const resolvesLater = async (g, round) => (reads++ ? moves : sealed);
+  assert.deepEqual(await verifyLog(each(log), resolvesLater), { ok: true, through: 2 });
+  const stillSealed = await verifyLog(each(log), transcript(sealed));
+  assert.deepEqual([stillSealed.ok, stillSealed.seq, stillSealed.through], [false, 2, 1]);
+  assert.match(stillSealed.reason, /commitment of .* is not public/);
+  reads = 0;
+  const forgedLater = async (g, round) => (reads++ ? otherCommitment : sealed);
+  const r3 = await verifyLog(each(log), forgedLater);
+  assert.deepEqual([r3.seq, r3.through], [2, 1]);
+  assert.match(r3.reason, /commitments in the transcript do not match the digest of moves_closed \(event 1\)/);
 });

@@ -967,7 +967,8 @@ type DisableAccountRequest struct {
 // **Digest of sealed values.** When a stage closes, its event carries `blake2b-256` of the
 // canonical JSON array of `{"player": <account id>, "value": <v>}` (v: the commitment in
 // lower-case hex, or the reveal string) over the players who acted in that stage, sorted
-// bytewise by id; an empty stage hashes `[]`. Compare it with the round's transcript.
+// bytewise by id; an empty stage hashes `[]`. Compare it with the round's transcript once the
+// round has closed (commitments too stay sealed until then).
 //
 // Example: {"at":"2025-01-01T12:02:00.000Z","data":{"committed":4,"deadline":1735732980000,"digest":"1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e","eliminated":0,"round":1},"gameId":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","hash":"4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","prevHash":"0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c","seq":7,"type":"moves_closed"}
 type Event struct {
@@ -2008,7 +2009,8 @@ type MoveRevealedEvent struct {
 // MoveRevealedEventType The event type.
 type MoveRevealedEventType string
 
-// MovesClosedData The moves stage closed; its commitments are public, with their count and digest.
+// MovesClosedData The moves stage closed: the count and digest of its commitments, which stay sealed until
+// the round is over and are then public in the transcript.
 type MovesClosedData struct {
 	// Committed Players who committed.
 	Committed int32 `json:"committed"`
@@ -2028,7 +2030,8 @@ type MovesClosedData struct {
 
 // MovesClosedEvent An event of type `moves_closed`, typed.
 type MovesClosedEvent struct {
-	// Data The moves stage closed; its commitments are public, with their count and digest.
+	// Data The moves stage closed: the count and digest of its commitments, which stay sealed until
+	// the round is over and are then public in the transcript.
 	Data MovesClosedData `json:"data"`
 
 	// Type The event type.
@@ -2242,7 +2245,9 @@ type RoundMove struct {
 	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
 	AccountId openapi_types.UUID `json:"accountId"`
 
-	// Commitment The commitment (lower-case hex); null until the round's moves stage has closed.
+	// Commitment The commitment (lower-case hex); null until the round has closed (through its reveal
+	// stage too; the `moves_closed` digest binds it meanwhile).
+	//
 	//
 	// Example: cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae
 	Commitment *string `json:"commitment"`
@@ -2316,8 +2321,9 @@ type RoundResolvedEvent struct {
 // RoundResolvedEventType The event type.
 type RoundResolvedEventType string
 
-// RoundStage Where a round is: `moves` (commitments sealed), `reveal` (commitments public, reveals
-// sealed), `closed` (over: resolved, won by default, or stopped; everything public).
+// RoundStage Where a round is: `moves` (commitments sealed), `reveal` (commitments and reveals sealed;
+// who committed and who revealed public), `closed` (over: resolved, won by default, or
+// stopped; everything public).
 //
 // Example: closed
 type RoundStage string
@@ -2376,8 +2382,9 @@ type RoundTranscript struct {
 	// Example: 1
 	Round int32 `json:"round"`
 
-	// Stage Where a round is: `moves` (commitments sealed), `reveal` (commitments public, reveals
-	// sealed), `closed` (over: resolved, won by default, or stopped; everything public).
+	// Stage Where a round is: `moves` (commitments sealed), `reveal` (commitments and reveals sealed;
+	// who committed and who revealed public), `closed` (over: resolved, won by default, or
+	// stopped; everything public).
 	//
 	//
 	// Example: closed
@@ -3986,9 +3993,9 @@ type ClientInterface interface {
 	// GetRound A round's transcript
 	//
 	// Anonymous. A round's result and, paged by an opaque cursor in registration order, its
-	// players' moves. Sealed values appear only once public: commitments once the moves stage of
-	// the round has closed, reveals and moves once the round has closed. Who has committed and
-	// revealed is always public. `404 not_found` for a round the game has not reached.
+	// players' moves. Sealed values, commitments, reveals and moves, appear only once the round
+	// has closed (resolved, won by default or stopped): a commitment stays sealed through the
+	// reveal stage. Who has committed and revealed is always public. `404 not_found` for a round the game has not reached.
 	//
 	// Corresponds with GET /v1/games/{gameId}/rounds/{round} (the `GetRound` operationId).
 	GetRound(ctx context.Context, gameId GameId, round Round, params *GetRoundParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4074,7 +4081,8 @@ type ClientInterface interface {
 	// Player only. Commits `blake2b-256(utf8(digit + password))` for the current round. Only in
 	// `moves` (`409 wrong_stage`), only players still in the round (`409 not_in_game`), once each
 	// (`409 already_committed`). Two players may commit the same hash. The commitment is sealed:
-	// only the caller sees it (in `game.you.commitment`) until the moves stage closes. When every
+	// only the caller sees it (in `game.you.commitment`) until the round resolves or the game
+	// ends (`moves_closed` carries the digest of the round's commitments meanwhile). When every
 	// player of the round has committed, the reveal stage starts at once.
 	//
 	// Write the password to durable storage **before** sending the commitment, and send it with
@@ -4090,7 +4098,8 @@ type ClientInterface interface {
 	// Player only. Commits `blake2b-256(utf8(digit + password))` for the current round. Only in
 	// `moves` (`409 wrong_stage`), only players still in the round (`409 not_in_game`), once each
 	// (`409 already_committed`). Two players may commit the same hash. The commitment is sealed:
-	// only the caller sees it (in `game.you.commitment`) until the moves stage closes. When every
+	// only the caller sees it (in `game.you.commitment`) until the round resolves or the game
+	// ends (`moves_closed` carries the digest of the round's commitments meanwhile). When every
 	// player of the round has committed, the reveal stage starts at once.
 	//
 	// Write the password to durable storage **before** sending the commitment, and send it with
@@ -4801,9 +4810,9 @@ func (c *Client) ListGamePostings(ctx context.Context, gameId GameId, params *Li
 // GetRound A round's transcript
 //
 // Anonymous. A round's result and, paged by an opaque cursor in registration order, its
-// players' moves. Sealed values appear only once public: commitments once the moves stage of
-// the round has closed, reveals and moves once the round has closed. Who has committed and
-// revealed is always public. `404 not_found` for a round the game has not reached.
+// players' moves. Sealed values, commitments, reveals and moves, appear only once the round
+// has closed (resolved, won by default or stopped): a commitment stays sealed through the
+// reveal stage. Who has committed and revealed is always public. `404 not_found` for a round the game has not reached.
 //
 // Corresponds with GET /v1/games/{gameId}/rounds/{round} (the `GetRound` operationId).
 func (c *Client) GetRound(ctx context.Context, gameId GameId, round Round, params *GetRoundParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4969,7 +4978,8 @@ func (c *Client) CloseLobby(ctx context.Context, lobbyId LobbyId, params *CloseL
 // Player only. Commits `blake2b-256(utf8(digit + password))` for the current round. Only in
 // `moves` (`409 wrong_stage`), only players still in the round (`409 not_in_game`), once each
 // (`409 already_committed`). Two players may commit the same hash. The commitment is sealed:
-// only the caller sees it (in `game.you.commitment`) until the moves stage closes. When every
+// only the caller sees it (in `game.you.commitment`) until the round resolves or the game
+// ends (`moves_closed` carries the digest of the round's commitments meanwhile). When every
 // player of the round has committed, the reveal stage starts at once.
 //
 // Write the password to durable storage **before** sending the commitment, and send it with
@@ -4995,7 +5005,8 @@ func (c *Client) CommitMoveWithBody(ctx context.Context, lobbyId LobbyId, params
 // Player only. Commits `blake2b-256(utf8(digit + password))` for the current round. Only in
 // `moves` (`409 wrong_stage`), only players still in the round (`409 not_in_game`), once each
 // (`409 already_committed`). Two players may commit the same hash. The commitment is sealed:
-// only the caller sees it (in `game.you.commitment`) until the moves stage closes. When every
+// only the caller sees it (in `game.you.commitment`) until the round resolves or the game
+// ends (`moves_closed` carries the digest of the round's commitments meanwhile). When every
 // player of the round has committed, the reveal stage starts at once.
 //
 // Write the password to durable storage **before** sending the commitment, and send it with
@@ -8097,9 +8108,9 @@ type ClientWithResponsesInterface interface {
 	// GetRoundWithResponse A round's transcript
 	//
 	// Anonymous. A round's result and, paged by an opaque cursor in registration order, its
-	// players' moves. Sealed values appear only once public: commitments once the moves stage of
-	// the round has closed, reveals and moves once the round has closed. Who has committed and
-	// revealed is always public. `404 not_found` for a round the game has not reached.
+	// players' moves. Sealed values, commitments, reveals and moves, appear only once the round
+	// has closed (resolved, won by default or stopped): a commitment stays sealed through the
+	// reveal stage. Who has committed and revealed is always public. `404 not_found` for a round the game has not reached.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8197,7 +8208,8 @@ type ClientWithResponsesInterface interface {
 	// Player only. Commits `blake2b-256(utf8(digit + password))` for the current round. Only in
 	// `moves` (`409 wrong_stage`), only players still in the round (`409 not_in_game`), once each
 	// (`409 already_committed`). Two players may commit the same hash. The commitment is sealed:
-	// only the caller sees it (in `game.you.commitment`) until the moves stage closes. When every
+	// only the caller sees it (in `game.you.commitment`) until the round resolves or the game
+	// ends (`moves_closed` carries the digest of the round's commitments meanwhile). When every
 	// player of the round has committed, the reveal stage starts at once.
 	//
 	// Write the password to durable storage **before** sending the commitment, and send it with
@@ -8213,7 +8225,8 @@ type ClientWithResponsesInterface interface {
 	// Player only. Commits `blake2b-256(utf8(digit + password))` for the current round. Only in
 	// `moves` (`409 wrong_stage`), only players still in the round (`409 not_in_game`), once each
 	// (`409 already_committed`). Two players may commit the same hash. The commitment is sealed:
-	// only the caller sees it (in `game.you.commitment`) until the moves stage closes. When every
+	// only the caller sees it (in `game.you.commitment`) until the round resolves or the game
+	// ends (`moves_closed` carries the digest of the round's commitments meanwhile). When every
 	// player of the round has committed, the reveal stage starts at once.
 	//
 	// Write the password to durable storage **before** sending the commitment, and send it with
@@ -13153,9 +13166,9 @@ func (c *ClientWithResponses) ListGamePostingsWithResponse(ctx context.Context, 
 // GetRoundWithResponse A round's transcript
 //
 // Anonymous. A round's result and, paged by an opaque cursor in registration order, its
-// players' moves. Sealed values appear only once public: commitments once the moves stage of
-// the round has closed, reveals and moves once the round has closed. Who has committed and
-// revealed is always public. `404 not_found` for a round the game has not reached.
+// players' moves. Sealed values, commitments, reveals and moves, appear only once the round
+// has closed (resolved, won by default or stopped): a commitment stays sealed through the
+// reveal stage. Who has committed and revealed is always public. `404 not_found` for a round the game has not reached.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13301,7 +13314,8 @@ func (c *ClientWithResponses) CloseLobbyWithResponse(ctx context.Context, lobbyI
 // Player only. Commits `blake2b-256(utf8(digit + password))` for the current round. Only in
 // `moves` (`409 wrong_stage`), only players still in the round (`409 not_in_game`), once each
 // (`409 already_committed`). Two players may commit the same hash. The commitment is sealed:
-// only the caller sees it (in `game.you.commitment`) until the moves stage closes. When every
+// only the caller sees it (in `game.you.commitment`) until the round resolves or the game
+// ends (`moves_closed` carries the digest of the round's commitments meanwhile). When every
 // player of the round has committed, the reveal stage starts at once.
 //
 // Write the password to durable storage **before** sending the commitment, and send it with
@@ -13323,7 +13337,8 @@ func (c *ClientWithResponses) CommitMoveWithBodyWithResponse(ctx context.Context
 // Player only. Commits `blake2b-256(utf8(digit + password))` for the current round. Only in
 // `moves` (`409 wrong_stage`), only players still in the round (`409 not_in_game`), once each
 // (`409 already_committed`). Two players may commit the same hash. The commitment is sealed:
-// only the caller sees it (in `game.you.commitment`) until the moves stage closes. When every
+// only the caller sees it (in `game.you.commitment`) until the round resolves or the game
+// ends (`moves_closed` carries the digest of the round's commitments meanwhile). When every
 // player of the round has committed, the reveal stage starts at once.
 //
 // Write the password to durable storage **before** sending the commitment, and send it with

@@ -127,7 +127,7 @@ var ourScenarios = []scenario{
 		h.reveal(3, 4)
 		h.wantActive(1, 2)
 	}},
-	{"SealedUntilStageCloses", func(h *harness) {
+	{"SealedUntilRoundResolves", func(h *harness) {
 		gearStart(h)
 		moves := []engine.Move{Rock, Paper, Scissors, Lizard}
 		var commits []string
@@ -140,14 +140,13 @@ var ourScenarios = []scenario{
 				}
 			}
 		}
-		if g := h.game(); tournament.CommitmentsPublic(g, 1) || tournament.RevealsPublic(g, 1) {
+		if g := h.game(); tournament.SealedPublic(g, 1) {
 			h.t.Errorf("round 1's commitments or reveals are public during its moves stage")
 		}
 		mark := h.mark()
 		h.ok(h.tryMove(h.p[4], Lizard, "sealed-secret"))
-		if g := h.game(); !tournament.CommitmentsPublic(g, 1) || tournament.RevealsPublic(g, 1) {
-			h.t.Errorf("after the moves stage closed: commitments public %v, reveals public %v",
-				tournament.CommitmentsPublic(g, 1), tournament.RevealsPublic(g, 1))
+		if g := h.game(); g.Stage != tournament.StageReveal || tournament.SealedPublic(g, 1) {
+			h.t.Errorf("after the moves stage closed (%s): round 1's commitments are public before it resolves", g.Stage)
 		}
 		closed := h.eventsSince(mark)
 		h.wantEvents(closed, []tournament.EventType{tournament.EventMoveCommitted, tournament.EventMovesClosed}, nil)
@@ -172,9 +171,9 @@ var ourScenarios = []scenario{
 			h.t.Errorf("a password is in the log")
 		}
 		h.reveal(4)
-		if g := h.game(); !tournament.CommitmentsPublic(g, 1) || !tournament.RevealsPublic(g, 1) || tournament.CommitmentsPublic(g, 2) {
-			h.t.Errorf("after round 1 was resolved (round %d): round 1 public %v/%v, round 2 commitments public %v", g.Round,
-				tournament.CommitmentsPublic(g, 1), tournament.RevealsPublic(g, 1), tournament.CommitmentsPublic(g, 2))
+		if g := h.game(); !tournament.SealedPublic(g, 1) || tournament.SealedPublic(g, 2) {
+			h.t.Errorf("after round 1 was resolved (round %d): round 1 public %v, round 2 public %v", g.Round,
+				tournament.SealedPublic(g, 1), tournament.SealedPublic(g, 2))
 		}
 		var rr tournament.RoundResolvedData
 		h.lastEvent(tournament.EventRoundResolved, &rr)

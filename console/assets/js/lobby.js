@@ -322,8 +322,9 @@ function renderVerify() {
       try {
         const r = await verifyLog(events(lobbyId), async (gameId, round) => (await roundTranscript(gameId, round)).moves);
         result.classList.add(r.ok ? 'ok' : 'bad');
+        const sealed = (r.sealed ?? []).map((s) => ` Round ${s.round}’s commitments stay sealed until it resolves: verify again then to check them too.`).join('');
         result.textContent = r.ok
-          ? `✓ Verified through event ${r.through}: every hash, stage digest and reveal checks out.`
+          ? `✓ Verified through event ${r.through}: every hash, stage digest and reveal checks out.${sealed}`
           : `✗ Event ${r.seq} fails: ${r.reason}.${r.through ? ` Events 1 to ${r.through} verified.` : ''}`;
       } catch (err) {
         result.classList.add('bad');

@@ -55,21 +55,27 @@ class Failure extends Error {
   }
 }
 
-// Checks one moves_closed or round_resolved event against its round's public transcript.
-function checkStage(e, moves) {
+// Checks a moves_closed event against its round's public transcript; at is the event being
+// verified when the check had to wait for the commitments to become public.
+function checkCommitments(e, moves, at = e.seq) {
   const { round } = e.data;
-  if (e.type === 'moves_closed') {
-    const committed = moves.filter((m) => m.committed);
-    for (const m of committed) {
-      if (m.commitment == null) throw new Failure(e.seq, `round ${round}: the commitment of ${m.accountId} is not public`);
-    }
-    if (committed.length !== e.data.committed) {
-      throw new Failure(e.seq, `round ${round}: the transcript has ${committed.length} commitments, the event says ${e.data.committed}`);
-    }
-    const digest = sealedDigest(committed.map((m) => ({ player: m.accountId, value: m.commitment })));
-    if (digest !== e.data.digest) throw new Failure(e.seq, `round ${round}: the commitments in the transcript do not match the event's digest`);
-    return;
+  const committed = moves.filter((m) => m.committed);
+  for (const m of committed) {
+    if (m.commitment == null) throw new Failure(at, `round ${round}: the commitment of ${m.accountId} is not public`);
   }
+  if (committed.length !== e.data.committed) {
+    throw new Failure(at, `round ${round}: the transcript has ${committed.length} commitments, the event says ${e.data.committed}`);
+  }
+  const digest = sealedDigest(committed.map((m) => ({ player: m.accountId, value: m.commitment })));
+  if (digest !== e.data.digest) {
+    const which = at === e.seq ? "the event's digest" : `the digest of moves_closed (event ${e.seq})`;
+    throw new Failure(at, `round ${round}: the commitments in the transcript do not match ${which}`);
+  }
+}
+
+// Checks a round_resolved event against its round's public transcript.
+function checkReveals(e, moves) {
+  const { round } = e.data;
   const revealed = moves.filter((m) => m.revealed);
   for (const m of revealed) {
     if (m.reveal == null) throw new Failure(e.seq, `round ${round}: the reveal of ${m.accountId} is not public`);
@@ -90,10 +96,20 @@ function checkStage(e, moves) {
 
 // verifyLog checks a whole log. events: an async iterable of events in order; roundMoves(gameId,
 // round): every move of a round's transcript. Returns {ok: true, through: N} or
-// {ok: false, seq, reason, through: the last good event}.
+// {ok: false, seq, reason, through: the last good event}. A round's commitments stay sealed until
+// it resolves (or its game ends): its moves_closed is checked then, and a log that ends before
+// verifies with sealed: [{gameId, round}] naming the rounds whose commitments are not checked yet.
 export async function verifyLog(events, roundMoves) {
   let prevHash = ZERO_HASH;
   let through = 0;
+  const sealed = new Map(); // `${gameId}/${round}` -> its moves_closed, waiting for the commitments
+  const checkSealed = async (e, round) => {
+    for (const [key, closed] of sealed) {
+      if (closed.gameId !== e.gameId || (round != null && closed.data.round !== round)) continue;
+      sealed.delete(key);
+      checkCommitments(closed, await roundMoves(closed.gameId, closed.data.round), e.seq);
+    }
+  };
   try {
     for await (const e of events) {
       if (e.seq !== through + 1) throw new Failure(e.seq, `expected event ${through + 1} next, got ${e.seq}`);
@@ -105,8 +121,15 @@ export async function verifyLog(events, roundMoves) {
         throw new Failure(e.seq, `it cannot be encoded canonically: ${err.message}`);
       }
       if (hash !== e.hash) throw new Failure(e.seq, 'its hash does not match its content');
-      if (e.type === 'moves_closed' || e.type === 'round_resolved') {
-        checkStage(e, await roundMoves(e.gameId, e.data.round));
+      if (e.type === 'moves_closed') {
+        const moves = await roundMoves(e.gameId, e.data.round);
+        if (moves.some((m) => m.committed && m.commitment == null)) sealed.set(`${e.gameId}/${e.data.round}`, e);
+        else checkCommitments(e, moves);
+      } else if (e.type === 'round_resolved') {
+        await checkSealed(e, e.data.round);
+        checkReveals(e, await roundMoves(e.gameId, e.data.round));
+      } else if (e.type === 'game_finished' || e.type === 'game_stopped') {
+        await checkSealed(e, null);
       }
       prevHash = e.hash;
       through = e.seq;
@@ -115,5 +138,6 @@ export async function verifyLog(events, roundMoves) {
     if (err instanceof Failure) return { ok: false, seq: err.seq, reason: err.message, through };
     throw err;
   }
-  return { ok: true, through };
+  if (sealed.size === 0) return { ok: true, through };
+  return { ok: true, through, sealed: [...sealed.values()].map((e) => ({ gameId: e.gameId, round: e.data.round })) };
 }
