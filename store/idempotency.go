@@ -1,7 +1,7 @@
 package store
 
 // Idempotency keys: queueCallReads reads the result stored under a key, storeResult stores one, and
-// purgeIdempotencyKeys forgets the expired ones.
+// PurgeIdempotencyKeys forgets the expired ones.
 
 import (
 	"context"
@@ -48,8 +48,8 @@ func (t *pgTx) storeResult(key *IdempotencyKey, request RequestRef, r tournament
 	return nil
 }
 
-// purgeIdempotencyKeys deletes the keys older than IdempotencyTTL.
-func (s *Store) purgeIdempotencyKeys(ctx context.Context) error {
+// PurgeIdempotencyKeys deletes the keys older than IdempotencyTTL.
+func (s *Store) PurgeIdempotencyKeys(ctx context.Context) error {
 	return s.run(ctx, func(t *pgTx) error {
 		now, err := t.now(ctx)
 		if err != nil {

@@ -165,7 +165,7 @@ func TestSettlingAfterACrash(t *testing.T) {
 		wg.Go(func() {
 			var err error
 			if i%2 == 0 {
-				err = s.settleEnded(ctx)
+				err = s.SettleEnded(ctx)
 			} else {
 				err = s.settleGame(ctx, game)
 			}
@@ -180,7 +180,7 @@ func TestSettlingAfterACrash(t *testing.T) {
 	if settled, rows, games := counts(); !settled || rows != want || games != want {
 		t.Fatalf("after the sweeps: settled %v, rows %v, games %v; want settled, %v and %v", settled, rows, games, want, want)
 	}
-	if err := s.settleEnded(ctx); err != nil {
+	if err := s.SettleEnded(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, games := counts(); games != want {

@@ -120,7 +120,7 @@ func (s *Store) LedgerReport(ctx context.Context) (tournament.LedgerReport, erro
 			WHERE account_kind = 'escrow' GROUP BY escrow_id),
 		escrows AS (SELECT coalesce(sum(g.escrow), 0)::bigint AS total,
 				coalesce(bool_and(g.escrow = coalesce(es.total, 0)), true) AS match,
-				coalesce(bool_and(g.stage IN ('registration', 'moves', 'reveal') OR g.escrow = 0), true) AS closed_zero
+				coalesce(bool_and(`+openSQL+` OR g.escrow = 0), true) AS closed_zero
 			FROM games g LEFT JOIN escrow_sums es ON es.escrow_id = g.id)
 		SELECT totals.treasury, balances.total, escrows.total, totals.total, pairs.ok,
 			balances.match AND escrows.match, balances.nonnegative, escrows.closed_zero

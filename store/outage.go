@@ -126,7 +126,7 @@ func (t *pgTx) beat(ctx context.Context, replica string, now int64) error {
 func (t *pgTx) expireAllDue(ctx context.Context, at int64) error {
 	lobbies, err := collect(ctx, t.tx, pgx.RowTo[tournament.LobbyID], `SELECT l.id::text
 		FROM games g JOIN lobbies l ON l.id = g.lobby_id AND l.game_id = g.id
-		WHERE g.stage IN ('registration', 'moves', 'reveal') AND g.deadline > 0 AND g.deadline < $1
+		WHERE `+openSQL+` AND `+dueSQL("$1")+`
 		ORDER BY g.deadline`, at)
 	if err != nil {
 		return fmt.Errorf("due lobbies: %w", err)

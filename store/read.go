@@ -97,19 +97,14 @@ func ParseLobbyCursor(s string) (LobbyCursor, error) {
 	return LobbyCursor{Joinable: parts[0] == "1", CreatedAt: at, Lobby: tournament.LobbyID(parts[2])}, nil
 }
 
-// Joinable reports whether a player could register in the lobby's game now (registration, not
-// full). Whether the core accepts a given player is still the core's decision.
-func (v LobbyView) Joinable() bool {
-	return v.Game.Stage == tournament.StageRegistration && v.Game.Players < v.Game.Config.PlayersCountLimit
-}
+// Joinable reports whether a player could register in the lobby's game now (see
+// tournament.Game.Joinable).
+func (v LobbyView) Joinable() bool { return v.Game.Joinable() }
 
 // Cursor is the cursor of the page that continues after v.
 func (v LobbyView) Cursor() LobbyCursor {
 	return LobbyCursor{Joinable: v.Joinable(), CreatedAt: v.Lobby.CreatedAt, Lobby: v.Lobby.ID}
 }
-
-// joinableSQL is LobbyView.Joinable over games g.
-const joinableSQL = `(g.stage = 'registration' AND g.players < (g.config ->> 'playersCountLimit')::int)`
 
 // ListLobbies returns up to limit lobbies that match the filter, joinable ones first, each group
 // oldest first, after the cursor (nil: from the first), with their latest games, all as of one

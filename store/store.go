@@ -1,7 +1,7 @@
-// Package store keeps the tournament in PostgreSQL: it implements tournament.Tx over pgx, runs
-// each operation in one transaction at one instant of the database's clock, keeps the
-// double-entry ledger and the hash-chained event log, and runs the clock worker that applies
-// deadlines. It is the only package that speaks SQL.
+// Package store keeps the tournament in PostgreSQL: it runs each action's operation (Act) in its
+// lobby's batch, one transaction at one instant of the database's clock, implements tournament.Tx
+// over pgx with set-based writes, keeps the double-entry ledger, the hash-chained event log and
+// the idempotency keys, and answers the reads. It is the only package that speaks SQL.
 package store
 
 import (
@@ -22,16 +22,13 @@ import (
 
 // Options configure a Store.
 type Options struct {
-	// Service runs the game's rules; the clock worker calls it.
+	// Service runs the game's rules: the operations of Act, and the outage rule (Recover).
 	Service *tournament.Service
 	// Now overrides the clock (Unix milliseconds) for tests. By default every transaction reads
 	// the database's clock once, so all replicas share one time.
 	Now func() int64
-	// Logger receives the clock worker's reports; nil discards them.
+	// Logger receives the store's reports; nil discards them.
 	Logger *slog.Logger
-	// OnExpiry, if set, is told of every lobby the clock worker expired and how long after its
-	// deadline (for metrics).
-	OnExpiry func(lag time.Duration)
 	// OutageThreshold is the outage rule's threshold (see Recover): a gap longer than this
 	// without any replica's heartbeat shifts every open deadline by the gap. Zero means
 	// DefaultOutageThreshold.
@@ -51,7 +48,6 @@ type Store struct {
 	replica string
 	// rulesets caches rulesets by content hash; they are immutable.
 	rulesets sync.Map
-	onExpiry func(lag time.Duration)
 	// outage is the outage rule's threshold.
 	outage time.Duration
 	// batches groups the actions in flight on each lobby (see runCall).
@@ -84,12 +80,15 @@ func New(pool *pgxpool.Pool, opts Options) *Store {
 	listenCtx, stopListen := context.WithCancel(context.Background())
 	return &Store{
 		pool: pool, service: opts.Service, nowFn: opts.Now, log: log, replica: fmt.Sprintf("%016x", rand.Uint64()),
-		onExpiry: opts.OnExpiry, outage: outage, listenCtx: listenCtx, stopListen: stopListen,
+		outage: outage, listenCtx: listenCtx, stopListen: stopListen,
 	}
 }
 
 // Close stops the store's event listener (the pool is the caller's to close).
 func (s *Store) Close() { s.stopListen() }
+
+// failureWait is the pause before a lost listening connection is opened again.
+const failureWait = time.Second
 
 // maxAttempts bounds the tries of a transaction that lost a serialization race or a deadlock.
 const maxAttempts = 5

@@ -196,11 +196,11 @@ func (t *pgTx) UpdateGame(ctx context.Context, g tournament.Game) error {
 	return nil
 }
 
-// clockChannel is notified, on commit, whenever a transaction sets a deadline, so that clock
-// workers sleeping until a later one wake and look again.
-const clockChannel = "rps_clock"
+// ClockChannel is notified, on commit, whenever a transaction sets a deadline, so that clock
+// workers sleeping until a later one wake and look again (see ListenDeadlines).
+const ClockChannel = "rps_clock"
 
-// deadlineNote notifies clockChannel, with the earliest, of the deadlines the held games set: a
+// deadlineNote notifies ClockChannel, with the earliest, of the deadlines the held games set: a
 // worker sleeping until an earlier one need not wake.
 func (t *pgTx) deadlineNote(b *setStatement) {
 	var earliest int64
@@ -220,7 +220,7 @@ func (t *pgTx) deadlineNote(b *setStatement) {
 		note(g)
 	}
 	if earliest != 0 {
-		b.notify(clockChannel, strconv.FormatInt(earliest, 10))
+		b.notify(ClockChannel, strconv.FormatInt(earliest, 10))
 	}
 }
 
@@ -504,7 +504,7 @@ func (t *pgTx) ShiftDeadlines(ctx context.Context, gap int64) ([]tournament.Lobb
 	}
 	rows, err := t.tx.Query(ctx, `SELECT l.id::text, l.last_seq, l.last_hash
 		FROM lobbies l JOIN games g ON l.id = g.lobby_id AND l.game_id = g.id
-		WHERE g.stage IN ('registration', 'moves', 'reveal') AND g.deadline > 0
+		WHERE `+openDeadlineSQL+`
 		ORDER BY l.id FOR UPDATE OF l`)
 	if err != nil {
 		return nil, mapErr(err)
@@ -522,15 +522,15 @@ func (t *pgTx) ShiftDeadlines(ctx context.Context, gap int64) ([]tournament.Lobb
 	}
 	clear(t.games) // the games held are stale now; they are read again if needed
 	lobbies, err := collect(ctx, t.tx, pgx.RowTo[tournament.LobbyID], `WITH shifted AS (
-			UPDATE games SET stage_started_at = stage_started_at + $1, deadline = deadline + $1
-			WHERE stage IN ('registration', 'moves', 'reveal') AND deadline > 0
-			RETURNING lobby_id)
+			UPDATE games g SET stage_started_at = g.stage_started_at + $1, deadline = g.deadline + $1
+			WHERE `+openDeadlineSQL+`
+			RETURNING g.lobby_id)
 		SELECT DISTINCT lobby_id::text FROM shifted ORDER BY 1`, gap)
 	if err != nil {
 		return nil, err
 	}
 	if len(lobbies) > 0 {
-		if _, err := exec(ctx, t.tx, `SELECT pg_notify($1, '')`, clockChannel); err != nil {
+		if _, err := exec(ctx, t.tx, `SELECT pg_notify($1, '')`, ClockChannel); err != nil {
 			return nil, err
 		}
 	}

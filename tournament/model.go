@@ -8,6 +8,8 @@
 package tournament
 
 import (
+	"slices"
+
 	"github.com/commitreveal/rps/engine"
 )
 
@@ -59,9 +61,34 @@ const (
 	StageStopped      Stage = "stopped"
 )
 
+// OpenStages are the stages of a game that can still change; EndedStages those of a game that
+// has finished or stopped. Every stage is in exactly one. Where SQL must say which games are open
+// or ended, the store writes it from these lists (a test holds it to them).
+var (
+	OpenStages  = []Stage{StageRegistration, StageMoves, StageReveal}
+	EndedStages = []Stage{StageFinished, StageStopped}
+)
+
 // Open reports whether the game can still change (it has not finished or stopped).
 func (s Stage) Open() bool {
-	return s == StageRegistration || s == StageMoves || s == StageReveal
+	return slices.Contains(OpenStages, s)
+}
+
+// Due reports whether a stage's deadline (0: none) has passed at now: a stage expires when the
+// time is strictly past its deadline. (The store's SQL says the same, held to it by a test.)
+func Due(deadline, now int64) bool {
+	return deadline != 0 && now > deadline
+}
+
+// DueAt is the first instant at which a deadline is due.
+func DueAt(deadline int64) int64 { return deadline + 1 }
+
+// Joinable reports whether the game takes registrations now: its registration is open and not
+// full. Whether it takes a given player (not an admin, not in already, with the bet) is
+// Register's decision, which refuses with wrong_stage or lobby_full exactly when the game is not
+// joinable. (The store's SQL that lists joinable lobbies says the same, held to it by a test.)
+func (g Game) Joinable() bool {
+	return g.Stage == StageRegistration && g.Players < g.Config.PlayersCountLimit
 }
 
 // Lobby runs one game after another with its config.

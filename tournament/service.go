@@ -125,7 +125,8 @@ func (o *op) register(now int64, actor Actor) error {
 	} else if !errors.Is(err, ErrNotFound) {
 		return err
 	}
-	if g.Players >= g.Config.PlayersCountLimit {
+	if !g.Joinable() {
+		// In registration (checked above): the game is full.
 		return refuse(CodeLobbyFull, "the game is full (%d players)", g.Config.PlayersCountLimit)
 	}
 	acct, err := o.tx.Account(o.ctx, actor.ID)

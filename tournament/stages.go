@@ -144,7 +144,7 @@ func (o *op) openWindow(at int64) {
 // expire applies every deadline that has passed by now, in order, each at its own deadline. A
 // stage expires when the time is strictly past its deadline.
 func (o *op) expire(now int64) error {
-	for o.game.Stage.Open() && o.game.Deadline != 0 && now > o.game.Deadline {
+	for o.game.Stage.Open() && Due(o.game.Deadline, now) {
 		o.expired = true
 		if err := o.expireStage(o.game.Deadline, now); err != nil {
 			return err

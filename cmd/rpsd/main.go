@@ -32,6 +32,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/clock"
 	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/internal/pgcluster"
 	"github.com/commitreveal/rps/migrations"
@@ -239,7 +240,7 @@ func run(args []string, log *slog.Logger) error {
 	defer pool.Close()
 	metrics := api.NewMetrics(pool)
 	service := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: cfg.minTimeoutMs, NewID: uuid.NewString})
-	st := store.New(pool, store.Options{Service: service, Logger: log, OnExpiry: metrics.ObserveExpiry, OutageThreshold: cfg.outage})
+	st := store.New(pool, store.Options{Service: service, Logger: log, OutageThreshold: cfg.outage})
 	defer st.Close()
 
 	if command == "admin" {
@@ -351,7 +352,8 @@ func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metr
 	// The clock outlives the signal until in-flight requests are done.
 	clockCtx, stopClock := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopClock()
-	go func() { clockDone <- st.RunClock(clockCtx) }()
+	worker := clock.New(st, clock.Options{Logger: log, OnExpiry: metrics.ObserveExpiry})
+	go func() { clockDone <- worker.Run(clockCtx) }()
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- httpServer.Serve(listener) }()
 	log.Info("serving", "addr", listener.Addr().String())

@@ -38,6 +38,7 @@ import (
 	"golang.org/x/crypto/blake2b"
 
 	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/clock"
 	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/internal/pgtest"
 	"github.com/commitreveal/rps/store"
@@ -104,7 +105,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	pool := pgtest.New(t)
 	metrics := api.NewMetrics(pool)
 	svc := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: o.minTimeoutMs, NewID: uuid.NewString})
-	st := store.New(pool, store.Options{Service: svc, OnExpiry: metrics.ObserveExpiry})
+	st := store.New(pool, store.Options{Service: svc})
 	t.Cleanup(st.Close)
 	admin, _, err := st.EnsureAdmin(t.Context(), "")
 	if err != nil {
@@ -134,7 +135,8 @@ func Start(t testing.TB, opts ...Option) *Env {
 	if o.clock {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- st.RunClock(ctx) }()
+		worker := clock.New(st, clock.Options{OnExpiry: metrics.ObserveExpiry})
+		go func() { done <- worker.Run(ctx) }()
 		t.Cleanup(func() {
 			cancel()
 			if err := <-done; err != nil {

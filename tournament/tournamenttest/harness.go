@@ -3,6 +3,7 @@ package tournamenttest
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync/atomic"
 
 	"github.com/commitreveal/rps/engine"
@@ -165,15 +166,20 @@ func (h *harness) mustInvalid(field string, err error) {
 
 func (h *harness) advance(ms int64) { h.now += ms }
 
-// expire applies the deadlines due by now and reports whether anything changed.
+// expire applies the deadlines due by now, as the clock worker does, and reports whether
+// anything changed.
 func (h *harness) expire() bool {
 	h.t.Helper()
-	var changed bool
+	var r tournament.Result
 	h.ok(h.do(func(tx tournament.Tx) (err error) {
-		changed, err = h.svc.Expire(h.ctx, tx, h.now, h.lobby)
+		r, err = tournament.Expire{LobbyID: h.lobby}.Apply(h.ctx, h.svc, tx, h.now, tournament.Actor{})
 		return err
 	}))
-	return changed
+	if r.Refusal != nil {
+		h.t.Fatalf("expire: %v", r.Refusal)
+	}
+	h.checkResult(tournament.Actor{}, tournament.Expire{LobbyID: h.lobby}, r)
+	return r.Expired
 }
 
 // passDeadline moves the clock 1 ms past the current game's deadline and applies it.
@@ -194,7 +200,7 @@ func (h *harness) shift(gap int64) error {
 // Operations: the try* forms return the error, the others fail the test on one.
 
 func (h *harness) tryRegister(a tournament.Actor) error {
-	return h.do(func(tx tournament.Tx) error { return h.svc.Register(h.ctx, tx, h.now, a, h.lobby) })
+	return h.apply(a, tournament.Register{LobbyID: h.lobby})
 }
 
 // register registers players by number.
@@ -208,11 +214,11 @@ func (h *harness) register(ps ...int) {
 }
 
 func (h *harness) tryLeave(a tournament.Actor) error {
-	return h.do(func(tx tournament.Tx) error { return h.svc.Leave(h.ctx, tx, h.now, a, h.lobby) })
+	return h.apply(a, tournament.Leave{LobbyID: h.lobby})
 }
 
 func (h *harness) tryCommit(a tournament.Actor, c engine.Commitment) error {
-	return h.do(func(tx tournament.Tx) error { return h.svc.Commit(h.ctx, tx, h.now, a, h.lobby, c) })
+	return h.apply(a, tournament.Commit{LobbyID: h.lobby, Commitment: c})
 }
 
 // tryMove commits move with password and remembers the reveal string.
@@ -233,7 +239,7 @@ func (h *harness) move(i int, m engine.Move) {
 }
 
 func (h *harness) tryReveal(a tournament.Actor, reveal string) error {
-	return h.do(func(tx tournament.Tx) error { return h.svc.Reveal(h.ctx, tx, h.now, a, h.lobby, reveal) })
+	return h.apply(a, tournament.Reveal{LobbyID: h.lobby, Reveal: reveal})
 }
 
 // reveal reveals player i's last commitment.
@@ -263,7 +269,7 @@ func (h *harness) round(players []int, moves ...engine.Move) {
 }
 
 func (h *harness) tryStop(a tournament.Actor, reason string) error {
-	return h.do(func(tx tournament.Tx) error { return h.svc.Stop(h.ctx, tx, h.now, a, h.lobby, reason) })
+	return h.apply(a, tournament.Stop{LobbyID: h.lobby, Reason: reason})
 }
 
 func (h *harness) stop() {
@@ -272,11 +278,67 @@ func (h *harness) stop() {
 }
 
 func (h *harness) tryNextConfig(a tournament.Actor, cfg tournament.Config) error {
-	return h.do(func(tx tournament.Tx) error { return h.svc.ChangeNextConfig(h.ctx, tx, h.now, a, h.lobby, cfg) })
+	return h.apply(a, tournament.ChangeNextConfig{LobbyID: h.lobby, Config: cfg})
 }
 
 func (h *harness) tryClose(a tournament.Actor) error {
-	return h.do(func(tx tournament.Tx) error { return h.svc.CloseLobby(h.ctx, tx, h.now, a, h.lobby) })
+	return h.apply(a, tournament.CloseLobby{LobbyID: h.lobby})
+}
+
+// apply runs an operation as the store runs it (a refusal commits) and checks its result against
+// the state it left: the lobby and game, the actor's registration and move. It returns the
+// refusal, if any, as the error.
+func (h *harness) apply(a tournament.Actor, op tournament.Operation) error {
+	h.t.Helper()
+	var r tournament.Result
+	err := h.do(func(tx tournament.Tx) error {
+		var err error
+		if r, err = op.Apply(h.ctx, h.svc, tx, h.now, a); err != nil {
+			return err
+		}
+		if r.Refusal != nil {
+			return r.Refusal
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	h.checkResult(a, op, r)
+	return nil
+}
+
+// checkResult checks the result of an operation done on a lobby against the state it left.
+func (h *harness) checkResult(a tournament.Actor, op tournament.Operation, r tournament.Result) {
+	h.t.Helper()
+	if r.At != h.now || r.Lobby.ID != op.Lobby() {
+		h.t.Fatalf("%T: result at %d of lobby %s, want at %d of %s", op, r.At, r.Lobby.ID, h.now, op.Lobby())
+	}
+	if l := h.lobbyRow(); !reflect.DeepEqual(r.Lobby, l) {
+		h.t.Errorf("%T: result's lobby %+v, stored %+v", op, r.Lobby, l)
+	}
+	if g := h.gameByID(r.Lobby.GameID); !reflect.DeepEqual(r.Game, g) {
+		h.t.Errorf("%T: result's game %+v, stored %+v", op, r.Game, g)
+	}
+	var player *tournament.Player
+	var move *tournament.RoundMove
+	if a.Role == tournament.RolePlayer {
+		for _, p := range h.playersOf(r.Game.ID) {
+			if p.AccountID == a.ID {
+				player = &p
+			}
+		}
+		moves, err := h.b.Moves(h.ctx, r.Game.ID, r.Game.Round)
+		h.ok(err)
+		for _, m := range moves {
+			if m.AccountID == a.ID && player != nil {
+				move = &m
+			}
+		}
+	}
+	if !reflect.DeepEqual(r.Player, player) || !reflect.DeepEqual(r.Move, move) {
+		h.t.Errorf("%T: result's player %+v and move %+v, stored %+v and %+v", op, r.Player, r.Move, player, move)
+	}
 }
 
 // State.

@@ -2,6 +2,7 @@ package tournamenttest
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 
 	"github.com/commitreveal/rps/engine"
@@ -697,6 +698,60 @@ var ourScenarios = []scenario{
 		h.lastEvent(tournament.EventGameFinished, &f)
 		if f.Winner != h.p[1].ID || f.Amount != 0 {
 			h.t.Errorf("game_finished %+v", f)
+		}
+	}},
+	{"JoinableIsRegistrationsRule", func(h *harness) {
+		// A game is Joinable exactly when Register would not refuse a fresh, funded player with
+		// wrong_stage or lobby_full: the one definition the store's lobby lists are held to.
+		cfg := config()
+		cfg.PlayersCountLimit = 3
+		cfg.StartWhenFull = false
+		h.open(cfg)
+		newcomer := 0
+		check := func(step string) {
+			h.t.Helper()
+			joinable := h.game().Joinable()
+			newcomer++
+			a := h.newAccount(fmt.Sprint("newcomer", newcomer), tournament.RolePlayer, Funds)
+			err := h.tryRegister(a)
+			refusal, refused := tournament.IsRefusal(err)
+			gameWide := refused && (refusal.Code == tournament.CodeWrongStage || refusal.Code == tournament.CodeLobbyFull)
+			if joinable == gameWide || (err != nil && !refused) {
+				h.t.Errorf("%s: Joinable %v, a newcomer's registration: %v", step, joinable, err)
+			}
+			if err == nil {
+				h.ok(h.tryLeave(a)) // keeps the game as it was
+			}
+		}
+		check("empty registration")
+		h.register(1, 2)
+		check("two of three")
+		h.register(3)
+		check("full")
+		h.passDeadline()
+		check("moves")
+		h.stop()
+		check("the next game")
+	}},
+	{"JoinIsTentative", func(h *harness) {
+		// A quick join's registration in a game that is no longer joinable is a tentative
+		// refusal: not the request's answer, so not kept under its idempotency key.
+		cfg := config()
+		cfg.PlayersCountLimit = 2
+		h.open(cfg)
+		h.ok(h.apply(h.p[1], tournament.Join{LobbyID: h.lobby}))
+		err := h.apply(h.p[1], tournament.Join{LobbyID: h.lobby})
+		if r, ok := tournament.IsRefusal(err); !ok || r.Code != tournament.CodeAlreadyRegistered || !r.Tentative() || r.Replayable() {
+			h.t.Errorf("joining twice: %v, want a tentative already_registered", err)
+		}
+		h.register(2) // full: the game starts
+		err = h.apply(h.p[3], tournament.Join{LobbyID: h.lobby})
+		if r, ok := tournament.IsRefusal(err); !ok || r.Code != tournament.CodeWrongStage || !r.Tentative() || r.Replayable() {
+			h.t.Errorf("joining a started game: %v, want a tentative wrong_stage", err)
+		}
+		err = h.tryRegister(h.p[3])
+		if r, ok := tournament.IsRefusal(err); !ok || r.Tentative() || !r.Replayable() {
+			h.t.Errorf("registering in a started game: %v, want a refusal kept under the key", err)
 		}
 	}},
 }
