@@ -22,7 +22,26 @@ type signer struct {
 	mu       sync.Mutex
 	key      store.SigningKey
 	loadedAt time.Time
+	// signed keeps the head last signed for each lobby: the followers of a lobby, woken by one
+	// event, all show the head it made, which is signed once for them all (an Ed25519 signature
+	// per response was a fifth of the long polls' CPU).
+	signed map[tournament.LobbyID]signedHead
 }
+
+// signedHead is a head as signed, and when.
+type signedHead struct {
+	head SignedHead
+	seq  int64
+	hash [32]byte
+	at   time.Time
+}
+
+// Bounds of the signed heads kept: a head signed this long ago is signed again (its "at" says
+// when it was signed), and at most this many lobbies' are kept.
+const (
+	signedHeadReuse = time.Second
+	maxSignedHeads  = 4096
+)
 
 func (s *signer) current(ctx context.Context) (store.SigningKey, error) {
 	s.mu.Lock()
@@ -38,21 +57,44 @@ func (s *signer) current(ctx context.Context) (store.SigningKey, error) {
 	return k, nil
 }
 
-// head signs the head of a lobby's log at seq with hash.
+// head signs the head of a lobby's log at seq with hash, or returns the signature made for the
+// same head within signedHeadReuse under the current key.
 func (s *signer) head(ctx context.Context, lobby tournament.LobbyID, seq int64, hash [32]byte) (SignedHead, error) {
 	k, err := s.current(ctx)
 	if err != nil {
 		return SignedHead{}, err
 	}
-	h := tournament.Head{LobbyID: lobby, Seq: seq, Hash: hash, At: time.Now().UnixMilli(), KeyID: k.ID}
+	s.mu.Lock()
+	kept, ok := s.signed[lobby]
+	s.mu.Unlock()
+	if ok && kept.seq == seq && kept.hash == hash && kept.head.KeyId == k.ID && time.Since(kept.at) < signedHeadReuse {
+		return kept.head, nil
+	}
+	now := time.Now()
+	h := tournament.Head{LobbyID: lobby, Seq: seq, Hash: hash, At: now.UnixMilli(), KeyID: k.ID}
 	sig, err := h.Sign(k.Private)
 	if err != nil {
 		return SignedHead{}, err
 	}
-	return SignedHead{
+	signed := SignedHead{
 		LobbyId: parseUUID(string(lobby)), Seq: seq, Hash: hex.EncodeToString(hash[:]),
 		At: tournament.FormatTime(h.At), KeyId: k.ID, Signature: hex.EncodeToString(sig),
-	}, nil
+	}
+	s.mu.Lock()
+	if s.signed == nil {
+		s.signed = make(map[tournament.LobbyID]signedHead)
+	}
+	if _, kept := s.signed[lobby]; !kept && len(s.signed) >= maxSignedHeads {
+		for other := range s.signed { // an arbitrary one: map order is random
+			delete(s.signed, other)
+			break
+		}
+	}
+	if old, kept := s.signed[lobby]; !kept || old.seq <= seq {
+		s.signed[lobby] = signedHead{head: signed, seq: seq, hash: hash, at: now}
+	}
+	s.mu.Unlock()
+	return signed, nil
 }
 
 // currentHead signs the last event a response shows (seen), or, when it shows none (a lobby view,
