@@ -7,6 +7,8 @@ import (
 
 	"fmt"
 	"net/http"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -123,5 +125,52 @@ func TestDefaultsEndColludersGame(t *testing.T) {
 		if b := e.Balance(p.Token); b != 100 {
 			t.Errorf("%s has %d after the split, want 100", p.Name, b)
 		}
+	}
+}
+
+// TestRegisterLeaveCyclesBounded: every register/leave cycle writes events and ledger postings
+// for good, so an account may leave one game at most tournament.MaxLeavesPerGame times; its next
+// registration in that game is 409 rejoin_limit and changes nothing. The leaves are counted as
+// the migration that added the count counts those already in the log.
+func TestRegisterLeaveCyclesBounded(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	p, q := e.NewPlayer("p", 100), e.NewPlayer("q", 100)
+	lobby := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 3}).Id.String()
+	for range tournament.MaxLeavesPerGame {
+		e.Register(lobby, p).Want(t, http.StatusCreated)
+		e.Do("DELETE", "/v1/lobbies/"+lobby+"/players/me", p.Token, nil).Want(t, http.StatusOK)
+	}
+	events := e.Events(lobby, 0).Next
+	e.Register(lobby, p).WantProblem(t, http.StatusConflict, "rejoin_limit")
+	e.Do("POST", "/v1/matchmaking", p.Token, map[string]any{"betSize": 10}).WantProblem(t, http.StatusConflict, "no_match")
+	if after := e.Events(lobby, 0).Next; after != events || e.Balance(p.Token) != 100 {
+		t.Errorf("the refused registration changed something: %d events (was %d), balance %d", after, events, e.Balance(p.Token))
+	}
+	e.Register(lobby, q).Want(t, http.StatusCreated)
+	// The migration's count from the log's player_left events is the count kept.
+	migration, err := os.ReadFile("../migrations/0009_game_leaves.up.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, backfill, _ := strings.Cut(string(migration), "INSERT INTO game_leaves")
+	var kept, recounted string
+	read := `SELECT string_agg(game_id || ' ' || account_id || ' ' || leaves, ',' ORDER BY game_id, account_id) FROM game_leaves`
+	if err := e.Pool.QueryRow(t.Context(), read).Scan(&kept); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := e.Pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(t.Context()) }()
+	if _, err := tx.Exec(t.Context(), "DELETE FROM game_leaves; INSERT INTO game_leaves"+backfill); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.QueryRow(t.Context(), read).Scan(&recounted); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%d", tournament.MaxLeavesPerGame); kept != recounted || !strings.HasSuffix(kept, " "+want) {
+		t.Errorf("leaves kept %q, recounted from the log %q", kept, recounted)
 	}
 }

@@ -30,6 +30,8 @@ type callRead struct {
 	player    tournament.Player
 	hasPlayer bool
 	move      moveRow
+	// leaves counts the actor's leaves of the lobby's current game.
+	leaves int
 }
 
 // callKey is a call's actor and key, as queueCallReads reads them.
@@ -71,7 +73,9 @@ func queueCallReads(b *pgx.Batch, lobby tournament.LobbyID, calls []callKey, now
 			coalesce(a.created_at, 0), coalesce(a.disabled_at, 0),
 			p.account_id IS NOT NULL, coalesce(p.ord, 0), coalesce(p.registered_at, 0), coalesce(p.active, false),
 			coalesce(p.eliminated_round, 0),
-			`+moveFields+`
+			`+moveFields+`,
+			coalesce((SELECT gl.leaves FROM game_leaves gl
+				WHERE gl.game_id = (SELECT game_id FROM lobbies WHERE id = $1) AND gl.account_id = a.id), 0)
 		FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY
 			AS c (actor, key_account, method, route, key, ord)
 		LEFT JOIN accounts a ON a.id = nullif(c.actor, '')::uuid
@@ -94,6 +98,7 @@ func queueCallReads(b *pgx.Batch, lobby tournament.LobbyID, calls []callKey, now
 				dest := append([]any{&r.now, &r.newestBeat, &r.hash, &r.status, &r.stored, &r.version, &r.expired,
 					&r.found, &a.ID, &a.Name, &a.Role, &a.Balance, &a.CreatedAt, &a.DisabledAt,
 					&r.hasPlayer, &p.Order, &p.RegisteredAt, &p.Active, &p.EliminatedRound}, r.move.dest()...)
+				dest = append(dest, &r.leaves)
 				if err := rows.Scan(dest...); err != nil {
 					return err
 				}
@@ -139,6 +144,9 @@ func (r *callRead) hold(t *pgTx, actor tournament.AccountID, g tournament.Game) 
 		return
 	}
 	pk := playerKey{g.ID, actor}
+	if _, held := t.leaves[pk]; !held {
+		t.leaves[pk] = r.leaves
+	}
 	if _, held := t.players[pk]; !held {
 		t.players[pk] = tournament.Player{}
 		if r.hasPlayer {

@@ -32,6 +32,8 @@ type pgTx struct {
 	// written, for the same reason; a zero row (no account id) records that there is none.
 	players map[playerKey]tournament.Player
 	moves   map[moveKey]tournament.RoundMove
+	// leaves holds the acting players' leaves of their games (Leaves), read or counted.
+	leaves map[playerKey]int
 	// accounts are the accounts this transaction has locked, as they are now.
 	accounts map[tournament.AccountID]tournament.Account
 	// ended are the games this transaction ended, to settle once it has committed.
@@ -60,6 +62,7 @@ func (s *Store) newTx(c *txConn) *pgTx {
 		games:     make(map[tournament.GameID]tournament.Game),
 		players:   make(map[playerKey]tournament.Player),
 		moves:     make(map[moveKey]tournament.RoundMove),
+		leaves:    make(map[playerKey]int),
 		accounts:  make(map[tournament.AccountID]tournament.Account),
 	}
 }
@@ -326,6 +329,37 @@ func (t *pgTx) DeletePlayer(ctx context.Context, game tournament.GameID, account
 	}
 	t.players[playerKey{game, account}] = tournament.Player{} // none now
 	return execOne(ctx, t.tx, `DELETE FROM game_players WHERE game_id = $1 AND account_id = $2`, game, account)
+}
+
+func (t *pgTx) Leaves(ctx context.Context, game tournament.GameID, account tournament.AccountID) (int, error) {
+	if !validID(string(account)) {
+		return 0, nil
+	}
+	key := playerKey{game, account}
+	if n, ok := t.leaves[key]; ok {
+		return n, nil
+	}
+	var n int
+	err := queryRow(ctx, t.tx, `SELECT coalesce((SELECT leaves FROM game_leaves WHERE game_id = $1 AND account_id = $2), 0)`,
+		game, account).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("read leaves: %w", err)
+	}
+	t.leaves[key] = n
+	return n, nil
+}
+
+// CountLeave writes at once, as DeletePlayer does before it: a player leaving is rare.
+func (t *pgTx) CountLeave(ctx context.Context, game tournament.GameID, account tournament.AccountID) error {
+	var n int
+	err := queryRow(ctx, t.tx, `INSERT INTO game_leaves (game_id, account_id, leaves) VALUES ($1, $2, 1)
+		ON CONFLICT (game_id, account_id) DO UPDATE SET leaves = game_leaves.leaves + 1 RETURNING leaves`,
+		game, account).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("count leave: %w", err)
+	}
+	t.leaves[playerKey{game, account}] = n
+	return nil
 }
 
 // moveFields are the columns of a round_moves row aliased rm that moveRow receives, after its

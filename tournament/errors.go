@@ -15,6 +15,7 @@ const (
 	CodeForbidden          Code = "forbidden"
 	CodeNotInGame          Code = "not_in_game"
 	CodeAlreadyRegistered  Code = "already_registered"
+	CodeRejoinLimit        Code = "rejoin_limit"
 	CodeLobbyFull          Code = "lobby_full"
 	CodeInsufficientFunds  Code = "insufficient_funds"
 	CodeMoneyLimit         Code = "money_limit"

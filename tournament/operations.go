@@ -97,7 +97,7 @@ func (a Register) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor
 }
 
 // Join is a registration made on the player's behalf by a quick join, which tries lobbies in
-// turn: a game that is no longer joinable (started, full, or joined already) is a tentative
+// turn: a game that is no longer joinable (started, full, joined already, or left too often) is a tentative
 // refusal, which a quick join passes over and which is not kept under its idempotency key.
 type Join struct{ LobbyID LobbyID }
 
@@ -113,8 +113,9 @@ func (a Join) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor Act
 	return r, err
 }
 
-// notJoinable are the refusals of a registration in a game that is no longer joinable.
-var notJoinable = map[Code]bool{CodeWrongStage: true, CodeLobbyFull: true, CodeAlreadyRegistered: true}
+// notJoinable are the refusals of a registration in a game that is no longer joinable (for this
+// account).
+var notJoinable = map[Code]bool{CodeWrongStage: true, CodeLobbyFull: true, CodeAlreadyRegistered: true, CodeRejoinLimit: true}
 
 // Leave withdraws from the lobby's game during registration (see Service.Leave).
 type Leave struct{ LobbyID LobbyID }

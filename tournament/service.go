@@ -38,6 +38,11 @@ func NewService(o Options) *Service {
 	return &Service{rules: o.Rules, minTimeoutMs: o.MinTimeoutMs, newID: o.NewID}
 }
 
+// MaxLeavesPerGame bounds how often an account may leave one game: each register/leave cycle
+// writes events and ledger postings for good, so past it the account cannot join that game
+// again (CodeRejoinLimit). A player who changes their mind a few times is not hindered.
+const MaxLeavesPerGame = 3
+
 // Limits of free-text inputs, in characters.
 const (
 	MaxAccountNameLength = 100
@@ -125,6 +130,11 @@ func (o *op) register(now int64, actor Actor) error {
 	} else if !errors.Is(err, ErrNotFound) {
 		return err
 	}
+	if left, err := o.tx.Leaves(o.ctx, g.ID, actor.ID); err != nil {
+		return fmt.Errorf("read leaves: %w", err)
+	} else if left >= MaxLeavesPerGame {
+		return refuse(CodeRejoinLimit, "you left this game %d times, the most an account may: you cannot join it again (the lobby's next game is open to you)", left)
+	}
 	if !g.Joinable() {
 		// In registration (checked above): the game is full.
 		return refuse(CodeLobbyFull, "the game is full (%d players)", g.Config.PlayersCountLimit)
@@ -184,6 +194,9 @@ func (o *op) leave(now int64, actor Actor) error {
 	}
 	if err := o.tx.DeletePlayer(o.ctx, g.ID, actor.ID); err != nil {
 		return fmt.Errorf("delete player: %w", err)
+	}
+	if err := o.tx.CountLeave(o.ctx, g.ID, actor.ID); err != nil {
+		return fmt.Errorf("count leave: %w", err)
 	}
 	if err := o.transfer(EscrowAccount(g.ID), PlayerAccount(actor.ID), g.Config.BetSize, PostingRefund, now); err != nil {
 		return err

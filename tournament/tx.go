@@ -39,6 +39,10 @@ type Tx interface {
 	InsertPlayer(ctx context.Context, p Player) error
 	// DeletePlayer removes a registration (a player leaving during registration).
 	DeletePlayer(ctx context.Context, game GameID, account AccountID) error
+	// Leaves returns how many times the account has left the game (0 if it never did).
+	Leaves(ctx context.Context, game GameID, account AccountID) (int, error)
+	// CountLeave adds one to the account's leaves of the game.
+	CountLeave(ctx context.Context, game GameID, account AccountID) error
 
 	// RoundMove returns a player's commitment (and reveal) in a round.
 	RoundMove(ctx context.Context, game GameID, round int, account AccountID) (RoundMove, error)

@@ -416,6 +416,7 @@ const (
 	ProblemCodeNotInGame           ProblemCode = "not_in_game"
 	ProblemCodePayloadTooLarge     ProblemCode = "payload_too_large"
 	ProblemCodeRateLimited         ProblemCode = "rate_limited"
+	ProblemCodeRejoinLimit         ProblemCode = "rejoin_limit"
 	ProblemCodeUnauthorized        ProblemCode = "unauthorized"
 	ProblemCodeUnavailable         ProblemCode = "unavailable"
 	ProblemCodeValidationFailed    ProblemCode = "validation_failed"
@@ -460,6 +461,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodePayloadTooLarge:
 		return true
 	case ProblemCodeRateLimited:
+		return true
+	case ProblemCodeRejoinLimit:
 		return true
 	case ProblemCodeUnauthorized:
 		return true
@@ -2153,7 +2156,7 @@ type PostingKind string
 type Problem struct {
 	// Code The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
 	// `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
-	// `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
+	// `rejoin_limit` / `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
 	// `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
 	// `payload_too_large` 413, `commitment_mismatch` /
 	// `invalid_move` 422, `rate_limited` 429, `internal` 500, `unavailable` 503.
@@ -2202,7 +2205,7 @@ type Problem struct {
 
 // ProblemCode The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
 // `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
-// `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
+// `rejoin_limit` / `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
 // `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
 // `payload_too_large` 413, `commitment_mismatch` /
 // `invalid_move` 422, `rate_limited` 429, `internal` 500, `unavailable` 503.
@@ -4189,8 +4192,10 @@ type ClientInterface interface {
 	// Player only; no request body. Registers the caller in the lobby's current game and moves
 	// the bet (`config.betSize`) from its balance to the game's escrow. Refusals, checked in this
 	// order: `409 wrong_stage` (not in registration), `403 forbidden` (admins cannot play),
-	// `409 already_registered`, `409 lobby_full`, `409 insufficient_funds`. With
-	// `startWhenFull`, the registration that fills the game starts round 1 at once.
+	// `409 already_registered`, `409 rejoin_limit` (the caller left this game 3 times already:
+	// each register/leave cycle is written for good, so a game takes an account back at most
+	// 3 times; the lobby's next game is a new one), `409 lobby_full`, `409 insufficient_funds`.
+	// With `startWhenFull`, the registration that fills the game starts round 1 at once.
 	//
 	// Corresponds with POST /v1/lobbies/{lobbyId}/players (the `RegisterPlayer` operationId).
 	RegisterPlayer(ctx context.Context, lobbyId LobbyId, params *RegisterPlayerParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4265,7 +4270,8 @@ type ClientInterface interface {
 	// Player only. Registers the caller in the joinable game (registration, not full) with
 	// bet `betSize` (and `ruleset`, if given) that is closest to starting: the fewest places
 	// left, then the earliest registration deadline, then the oldest lobby. Games the caller is
-	// in already are skipped, and so is a game that fills or starts while it is being joined.
+	// in already, or left too often to join again (`rejoin_limit`), are skipped, and so is a
+	// game that fills or starts while it is being joined.
 	// The registration itself is the one of `POST /v1/lobbies/{lobbyId}/players`, with the same
 	// money rules and refusals (`403 forbidden` for admins, `409 insufficient_funds`) and the
 	// same `Idempotency-Key` handling. When no game fits: `409 no_match` (not stored under the
@@ -4281,7 +4287,8 @@ type ClientInterface interface {
 	// Player only. Registers the caller in the joinable game (registration, not full) with
 	// bet `betSize` (and `ruleset`, if given) that is closest to starting: the fewest places
 	// left, then the earliest registration deadline, then the oldest lobby. Games the caller is
-	// in already are skipped, and so is a game that fills or starts while it is being joined.
+	// in already, or left too often to join again (`rejoin_limit`), are skipped, and so is a
+	// game that fills or starts while it is being joined.
 	// The registration itself is the one of `POST /v1/lobbies/{lobbyId}/players`, with the same
 	// money rules and refusals (`403 forbidden` for admins, `409 insufficient_funds`) and the
 	// same `Idempotency-Key` handling. When no game fits: `409 no_match` (not stored under the
@@ -5156,8 +5163,10 @@ func (c *Client) SetNextConfig(ctx context.Context, lobbyId LobbyId, params *Set
 // Player only; no request body. Registers the caller in the lobby's current game and moves
 // the bet (`config.betSize`) from its balance to the game's escrow. Refusals, checked in this
 // order: `409 wrong_stage` (not in registration), `403 forbidden` (admins cannot play),
-// `409 already_registered`, `409 lobby_full`, `409 insufficient_funds`. With
-// `startWhenFull`, the registration that fills the game starts round 1 at once.
+// `409 already_registered`, `409 rejoin_limit` (the caller left this game 3 times already:
+// each register/leave cycle is written for good, so a game takes an account back at most
+// 3 times; the lobby's next game is a new one), `409 lobby_full`, `409 insufficient_funds`.
+// With `startWhenFull`, the registration that fills the game starts round 1 at once.
 //
 // Corresponds with POST /v1/lobbies/{lobbyId}/players (the `RegisterPlayer` operationId).
 func (c *Client) RegisterPlayer(ctx context.Context, lobbyId LobbyId, params *RegisterPlayerParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5292,7 +5301,8 @@ func (c *Client) StopGame(ctx context.Context, lobbyId LobbyId, params *StopGame
 // Player only. Registers the caller in the joinable game (registration, not full) with
 // bet `betSize` (and `ruleset`, if given) that is closest to starting: the fewest places
 // left, then the earliest registration deadline, then the oldest lobby. Games the caller is
-// in already are skipped, and so is a game that fills or starts while it is being joined.
+// in already, or left too often to join again (`rejoin_limit`), are skipped, and so is a
+// game that fills or starts while it is being joined.
 // The registration itself is the one of `POST /v1/lobbies/{lobbyId}/players`, with the same
 // money rules and refusals (`403 forbidden` for admins, `409 insufficient_funds`) and the
 // same `Idempotency-Key` handling. When no game fits: `409 no_match` (not stored under the
@@ -5318,7 +5328,8 @@ func (c *Client) QuickJoinWithBody(ctx context.Context, params *QuickJoinParams,
 // Player only. Registers the caller in the joinable game (registration, not full) with
 // bet `betSize` (and `ruleset`, if given) that is closest to starting: the fewest places
 // left, then the earliest registration deadline, then the oldest lobby. Games the caller is
-// in already are skipped, and so is a game that fills or starts while it is being joined.
+// in already, or left too often to join again (`rejoin_limit`), are skipped, and so is a
+// game that fills or starts while it is being joined.
 // The registration itself is the one of `POST /v1/lobbies/{lobbyId}/players`, with the same
 // money rules and refusals (`403 forbidden` for admins, `409 insufficient_funds`) and the
 // same `Idempotency-Key` handling. When no game fits: `409 no_match` (not stored under the
@@ -8322,8 +8333,10 @@ type ClientWithResponsesInterface interface {
 	// Player only; no request body. Registers the caller in the lobby's current game and moves
 	// the bet (`config.betSize`) from its balance to the game's escrow. Refusals, checked in this
 	// order: `409 wrong_stage` (not in registration), `403 forbidden` (admins cannot play),
-	// `409 already_registered`, `409 lobby_full`, `409 insufficient_funds`. With
-	// `startWhenFull`, the registration that fills the game starts round 1 at once.
+	// `409 already_registered`, `409 rejoin_limit` (the caller left this game 3 times already:
+	// each register/leave cycle is written for good, so a game takes an account back at most
+	// 3 times; the lobby's next game is a new one), `409 lobby_full`, `409 insufficient_funds`.
+	// With `startWhenFull`, the registration that fills the game starts round 1 at once.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8402,7 +8415,8 @@ type ClientWithResponsesInterface interface {
 	// Player only. Registers the caller in the joinable game (registration, not full) with
 	// bet `betSize` (and `ruleset`, if given) that is closest to starting: the fewest places
 	// left, then the earliest registration deadline, then the oldest lobby. Games the caller is
-	// in already are skipped, and so is a game that fills or starts while it is being joined.
+	// in already, or left too often to join again (`rejoin_limit`), are skipped, and so is a
+	// game that fills or starts while it is being joined.
 	// The registration itself is the one of `POST /v1/lobbies/{lobbyId}/players`, with the same
 	// money rules and refusals (`403 forbidden` for admins, `409 insufficient_funds`) and the
 	// same `Idempotency-Key` handling. When no game fits: `409 no_match` (not stored under the
@@ -8418,7 +8432,8 @@ type ClientWithResponsesInterface interface {
 	// Player only. Registers the caller in the joinable game (registration, not full) with
 	// bet `betSize` (and `ruleset`, if given) that is closest to starting: the fewest places
 	// left, then the earliest registration deadline, then the oldest lobby. Games the caller is
-	// in already are skipped, and so is a game that fills or starts while it is being joined.
+	// in already, or left too often to join again (`rejoin_limit`), are skipped, and so is a
+	// game that fills or starts while it is being joined.
 	// The registration itself is the one of `POST /v1/lobbies/{lobbyId}/players`, with the same
 	// money rules and refusals (`403 forbidden` for admins, `409 insufficient_funds`) and the
 	// same `Idempotency-Key` handling. When no game fits: `409 no_match` (not stored under the
@@ -13470,8 +13485,10 @@ func (c *ClientWithResponses) SetNextConfigWithResponse(ctx context.Context, lob
 // Player only; no request body. Registers the caller in the lobby's current game and moves
 // the bet (`config.betSize`) from its balance to the game's escrow. Refusals, checked in this
 // order: `409 wrong_stage` (not in registration), `403 forbidden` (admins cannot play),
-// `409 already_registered`, `409 lobby_full`, `409 insufficient_funds`. With
-// `startWhenFull`, the registration that fills the game starts round 1 at once.
+// `409 already_registered`, `409 rejoin_limit` (the caller left this game 3 times already:
+// each register/leave cycle is written for good, so a game takes an account back at most
+// 3 times; the lobby's next game is a new one), `409 lobby_full`, `409 insufficient_funds`.
+// With `startWhenFull`, the registration that fills the game starts round 1 at once.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13586,7 +13603,8 @@ func (c *ClientWithResponses) StopGameWithResponse(ctx context.Context, lobbyId 
 // Player only. Registers the caller in the joinable game (registration, not full) with
 // bet `betSize` (and `ruleset`, if given) that is closest to starting: the fewest places
 // left, then the earliest registration deadline, then the oldest lobby. Games the caller is
-// in already are skipped, and so is a game that fills or starts while it is being joined.
+// in already, or left too often to join again (`rejoin_limit`), are skipped, and so is a
+// game that fills or starts while it is being joined.
 // The registration itself is the one of `POST /v1/lobbies/{lobbyId}/players`, with the same
 // money rules and refusals (`403 forbidden` for admins, `409 insufficient_funds`) and the
 // same `Idempotency-Key` handling. When no game fits: `409 no_match` (not stored under the
@@ -13608,7 +13626,8 @@ func (c *ClientWithResponses) QuickJoinWithBodyWithResponse(ctx context.Context,
 // Player only. Registers the caller in the joinable game (registration, not full) with
 // bet `betSize` (and `ruleset`, if given) that is closest to starting: the fewest places
 // left, then the earliest registration deadline, then the oldest lobby. Games the caller is
-// in already are skipped, and so is a game that fills or starts while it is being joined.
+// in already, or left too often to join again (`rejoin_limit`), are skipped, and so is a
+// game that fills or starts while it is being joined.
 // The registration itself is the one of `POST /v1/lobbies/{lobbyId}/players`, with the same
 // money rules and refusals (`403 forbidden` for admins, `409 insufficient_funds`) and the
 // same `Idempotency-Key` handling. When no game fits: `409 no_match` (not stored under the

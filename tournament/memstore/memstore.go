@@ -22,10 +22,17 @@ type Store struct {
 	lobbies  map[tournament.LobbyID]*tournament.Lobby
 	games    map[tournament.GameID]*tournament.Game
 	players  map[tournament.GameID]map[tournament.AccountID]*tournament.Player
+	// leaves counts each account's leaves of each game.
+	leaves   map[playerKey]int
 	moves    map[moveKey]*tournament.RoundMove
 	rulesets map[string]*engine.Ruleset
 	events   map[tournament.LobbyID][]tournament.LoggedEvent
 	entries  []entry
+}
+
+type playerKey struct {
+	game    tournament.GameID
+	account tournament.AccountID
 }
 
 type moveKey struct {
@@ -47,6 +54,7 @@ func New() *Store {
 		lobbies:  map[tournament.LobbyID]*tournament.Lobby{},
 		games:    map[tournament.GameID]*tournament.Game{},
 		players:  map[tournament.GameID]map[tournament.AccountID]*tournament.Player{},
+		leaves:   map[playerKey]int{},
 		moves:    map[moveKey]*tournament.RoundMove{},
 		rulesets: map[string]*engine.Ruleset{},
 		events:   map[tournament.LobbyID][]tournament.LoggedEvent{},

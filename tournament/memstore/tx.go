@@ -134,6 +134,18 @@ func (tx *memTx) DeletePlayer(ctx context.Context, game tournament.GameID, accou
 	return nil
 }
 
+func (tx *memTx) Leaves(ctx context.Context, game tournament.GameID, account tournament.AccountID) (int, error) {
+	return tx.s.leaves[playerKey{game, account}], nil
+}
+
+func (tx *memTx) CountLeave(ctx context.Context, game tournament.GameID, account tournament.AccountID) error {
+	k := playerKey{game, account}
+	n := tx.s.leaves[k]
+	tx.s.leaves[k] = n + 1
+	tx.undo = append(tx.undo, func() { tx.s.leaves[k] = n })
+	return nil
+}
+
 func (tx *memTx) RoundMove(ctx context.Context, game tournament.GameID, round int, account tournament.AccountID) (tournament.RoundMove, error) {
 	m, ok := tx.s.moves[moveKey{game, round, account}]
 	if !ok {

@@ -61,6 +61,34 @@ var ourScenarios = []scenario{
 		h.mustRefuse(tournament.CodeWrongStage, h.tryLeave(h.p[1]))
 		h.wantBalances(Funds-Bet, Funds-Bet, Funds-Bet)
 	}},
+	{"LeaveAndJoinAgainIsBounded", func(h *harness) {
+		// Issue 21: each register/leave cycle writes events and ledger postings for good, so an
+		// account may leave one game at most MaxLeavesPerGame times; then it cannot join that game
+		// again. Other players, and the next game, are not affected.
+		h.open(config())
+		h.register(2)
+		for range tournament.MaxLeavesPerGame {
+			h.register(1)
+			h.ok(h.tryLeave(h.p[1]))
+		}
+		mark, before := h.mark(), h.game()
+		r := h.mustRefuse(tournament.CodeRejoinLimit, h.tryRegister(h.p[1]))
+		if !strings.Contains(r.Message, fmt.Sprint(tournament.MaxLeavesPerGame)) {
+			h.t.Errorf("the refusal does not say the limit: %q", r.Message)
+		}
+		if g := h.game(); len(h.eventsSince(mark)) != 0 || g.Players != before.Players || g.Escrow != before.Escrow {
+			h.t.Errorf("the refused registration changed the game: %+v", g)
+		}
+		h.wantBalances(Funds, Funds-Bet)
+		// The refusal comes after the stage's and after "already registered", before "full".
+		h.mustRefuse(tournament.CodeAlreadyRegistered, h.tryRegister(h.p[2]))
+		h.register(3)
+		h.ok(h.tryLeave(h.p[3]))
+		h.register(3) // another account's leaves are its own
+		h.stop()
+		h.register(1) // the next game is a new one
+		h.wantActive(1)
+	}},
 	{"EmptyRegistrationHasNoDeadline", func(h *harness) {
 		h.open(config())
 		h.advance(7 * 24 * 3600 * 1000)
