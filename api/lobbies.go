@@ -50,23 +50,15 @@ func (h *handlers) ListLobbies(ctx context.Context, req ListLobbiesRequestObject
 		return nil, err
 	}
 	limit := pageSize(p.Limit)
-	views, err := h.s.store.ListLobbies(ctx, filter, after, limit+1)
+	views, err := h.s.store.ListLobbies(ctx, filter, after, limit+1, playerID(who))
 	if err != nil {
 		return nil, err
 	}
 	var page LobbyPage
 	views, page.Next = nextPage(views, limit, func(v store.LobbyView) string { return v.Cursor().String() })
 	page.Lobbies = []Lobby{}
-	games := make([]tournament.Game, len(views))
-	for i, v := range views {
-		games[i] = v.Game
-	}
-	yours, err := h.callerStates(ctx, games, who)
-	if err != nil {
-		return nil, err
-	}
 	for _, v := range views {
-		page.Lobbies = append(page.Lobbies, lobbyView(v.Lobby, v.Game, yours[v.Game.ID], v.Now))
+		page.Lobbies = append(page.Lobbies, lobbyView(v.Lobby, v.Game, yourState(v, who), v.Now))
 	}
 	return ListLobbies200JSONResponse(page), nil
 }
@@ -76,16 +68,13 @@ func (h *handlers) GetLobby(ctx context.Context, req GetLobbyRequestObject) (Get
 	if err != nil {
 		return nil, err
 	}
-	v, err := h.s.store.Lobby(ctx, tournament.LobbyID(req.LobbyId.String()))
+	v, err := h.s.store.LobbyAs(ctx, tournament.LobbyID(req.LobbyId.String()), playerID(who))
 	if err != nil {
 		return nil, readErr(err, "lobby")
 	}
-	yours, err := h.callerStates(ctx, []tournament.Game{v.Game}, who)
-	if err != nil {
-		return nil, err
-	}
-	view := lobbyView(v.Lobby, v.Game, yours[v.Game.ID], v.Now)
-	head, err := h.s.currentHead(ctx, v.Lobby.ID, nil)
+	view := lobbyView(v.Lobby, v.Game, yourState(v, who), v.Now)
+	// The head of the log as of the state shown.
+	head, err := h.s.currentHead(ctx, v.Lobby.ID, &tournament.LoggedEvent{Seq: v.HeadSeq, Hash: v.HeadHash})
 	if err != nil {
 		return nil, err
 	}
@@ -93,28 +82,22 @@ func (h *handlers) GetLobby(ctx context.Context, req GetLobbyRequestObject) (Get
 	return GetLobby200JSONResponse(view), nil
 }
 
-// callerStates reads, in one query, a player's own part in each open game, for lobby reads
-// (none for anyone else).
-func (h *handlers) callerStates(ctx context.Context, games []tournament.Game, who tournament.Account) (map[tournament.GameID]*callerState, error) {
-	out := map[tournament.GameID]*callerState{}
-	if who.ID == "" || who.Role != tournament.RolePlayer {
-		return out, nil
+// playerID is the caller's account id when the caller is a player: only players have a part
+// in a game to read.
+func playerID(who tournament.Account) tournament.AccountID {
+	if who.Role != tournament.RolePlayer {
+		return ""
 	}
-	var open []tournament.Game
-	for _, g := range games {
-		if g.Stage.Open() {
-			open = append(open, g)
-		}
+	return who.ID
+}
+
+// yourState is a player's own part in a read lobby's game while it is open (nil for anyone
+// else), read with the lobby.
+func yourState(v store.LobbyView, who tournament.Account) *callerState {
+	if who.ID == "" || who.Role != tournament.RolePlayer || !v.Game.Stage.Open() {
+		return nil
 	}
-	callers, err := h.s.store.Callers(ctx, who.ID, open)
-	if err != nil {
-		return nil, err
-	}
-	for _, g := range open {
-		c := callers[g.ID]
-		out[g.ID] = &callerState{player: c.Player, move: c.Move}
-	}
-	return out, nil
+	return &callerState{player: v.Caller.Player, move: v.Caller.Move}
 }
 
 // callerCheck is the check of a lobby action's caller: admin actions are refused to players

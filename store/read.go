@@ -15,25 +15,41 @@ import (
 // return sealed values (commitments, reveals) as stored: hiding them until their stage closes is
 // the caller's job.
 
-// LobbyView is a lobby with its latest game's header, as of Now (the database's clock, Unix
-// milliseconds).
+// LobbyView is a lobby with its latest game's header and the head of its log, as of Now (the
+// database's clock, Unix milliseconds), all read from one snapshot: a read never shows a game
+// header from before an action and the caller's own part from after it.
 type LobbyView struct {
 	Lobby tournament.Lobby
 	Game  tournament.Game
-	Now   int64
+	// Caller is the reading player's part in Game while Game is open (zero when the read named
+	// no player or the player is not in it).
+	Caller Caller
+	// HeadSeq and HeadHash are the log's last event (0 and zeros for an empty log).
+	HeadSeq  int64
+	HeadHash [32]byte
+	Now      int64
 }
 
 // Lobby returns a lobby with its latest game, or tournament.ErrNotFound.
 func (s *Store) Lobby(ctx context.Context, id tournament.LobbyID) (LobbyView, error) {
+	return s.LobbyAs(ctx, id, "")
+}
+
+// LobbyAs returns a lobby with its latest game and, when account is a player's, that player's
+// part in the game, or tournament.ErrNotFound.
+func (s *Store) LobbyAs(ctx context.Context, id tournament.LobbyID, account tournament.AccountID) (LobbyView, error) {
 	if !validID(string(id)) {
 		return LobbyView{}, tournament.ErrNotFound
 	}
-	// Clients poll this read: the lobby and its game come back in one round trip.
 	var v LobbyView
+	var head []byte
+	var caller Caller
+	// Clients poll this read: it comes back in one round trip, every row from one snapshot.
 	var b pgx.Batch
-	queue(&b, `SELECT `+lobbyColumns+` FROM lobbies WHERE id = $1`, id).QueryRow(func(r pgx.Row) error {
+	b.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
+	queue(&b, `SELECT `+lobbyColumns+`, last_seq, last_hash FROM lobbies WHERE id = $1`, id).QueryRow(func(r pgx.Row) error {
 		var err error
-		v.Lobby, err = scanLobby(row{r})
+		v.Lobby, err = scanLobby(row{r}, &v.HeadSeq, &head)
 		return err
 	})
 	queue(&b, `SELECT `+gameColumns+`, `+clockSQL+` FROM games WHERE id = (SELECT game_id FROM lobbies WHERE id = $1)`, id).
@@ -42,8 +58,24 @@ func (s *Store) Lobby(ctx context.Context, id tournament.LobbyID) (LobbyView, er
 			v.Game, err = scanGame(row{r}, &v.Now)
 			return err
 		})
+	if validID(string(account)) {
+		queue(&b, callerSQL(`(SELECT id, round FROM games WHERE id = (SELECT game_id FROM lobbies WHERE id = $2))`), account, id).
+			QueryRow(func(r pgx.Row) error {
+				c, err := scanCaller(r)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return nil // not registered in the game
+				}
+				caller = c
+				return err
+			})
+	}
+	b.Queue(`COMMIT`)
 	if err := mapErr(s.pool.SendBatch(ctx, &b).Close()); err != nil {
 		return LobbyView{}, err
+	}
+	copy(v.HeadHash[:], head)
+	if v.Game.Stage.Open() {
+		v.Caller = caller
 	}
 	if s.nowFn != nil {
 		v.Now = s.nowFn()
@@ -107,9 +139,9 @@ func (v LobbyView) Cursor() LobbyCursor {
 }
 
 // ListLobbies returns up to limit lobbies that match the filter, joinable ones first, each group
-// oldest first, after the cursor (nil: from the first), with their latest games, all as of one
-// instant.
-func (s *Store) ListLobbies(ctx context.Context, f LobbyFilter, after *LobbyCursor, limit int) ([]LobbyView, error) {
+// oldest first, after the cursor (nil: from the first), with their latest games and, when
+// account is a player's, that player's part in each open one, all as of one instant.
+func (s *Store) ListLobbies(ctx context.Context, f LobbyFilter, after *LobbyCursor, limit int, account tournament.AccountID) ([]LobbyView, error) {
 	var views []LobbyView
 	var (
 		joinable  bool
@@ -160,7 +192,17 @@ func (s *Store) ListLobbies(ctx context.Context, f LobbyFilter, after *LobbyCurs
 		if err != nil {
 			return fmt.Errorf("list lobbies: %w", err)
 		}
-		return nil
+		var open []tournament.Game
+		for _, v := range views {
+			if v.Game.Stage.Open() {
+				open = append(open, v.Game)
+			}
+		}
+		callers, err := callersOn(ctx, tx, account, open)
+		for i := range views {
+			views[i].Caller = callers[views[i].Game.ID]
+		}
+		return err
 	})
 	return views, err
 }
@@ -180,9 +222,9 @@ type Caller struct {
 	Move   *tournament.RoundMove
 }
 
-// Callers returns, in one query, a player's part in each of the games (as of the rounds their
+// callersOn reads, in one query, a player's part in each of the games (as of the rounds their
 // headers give) in which it is registered.
-func (s *Store) Callers(ctx context.Context, account tournament.AccountID, games []tournament.Game) (map[tournament.GameID]Caller, error) {
+func callersOn(ctx context.Context, q querier, account tournament.AccountID, games []tournament.Game) (map[tournament.GameID]Caller, error) {
 	out := make(map[tournament.GameID]Caller, len(games))
 	if !validID(string(account)) || len(games) == 0 {
 		return out, nil
@@ -192,23 +234,8 @@ func (s *Store) Callers(ctx context.Context, account tournament.AccountID, games
 	for i, g := range games {
 		ids[i], rounds[i] = string(g.ID), int32(g.Round)
 	}
-	rows, err := collect(ctx, s.pool, func(r pgx.CollectableRow) (Caller, error) {
-		var p tournament.Player
-		var m moveRow
-		err := r.Scan(append([]any{&p.GameID, &p.AccountID, &p.Order, &p.RegisteredAt, &p.Active, &p.EliminatedRound,
-			&m.m.Round}, m.dest()...)...)
-		move, committed := m.move()
-		if err != nil || !committed {
-			return Caller{Player: &p}, err
-		}
-		move.GameID, move.AccountID = p.GameID, p.AccountID
-		return Caller{Player: &p, Move: &move}, nil
-	}, `SELECT gp.game_id::text, gp.account_id::text, gp.ord, gp.registered_at, gp.active, gp.eliminated_round,
-			g.round, `+moveFields+`
-		FROM unnest($2::uuid[], $3::int[]) AS g (id, round)
-		JOIN game_players gp ON gp.game_id = g.id AND gp.account_id = $1
-		LEFT JOIN round_moves rm ON rm.game_id = g.id AND rm.round = g.round AND rm.account_id = $1`,
-		account, ids, rounds)
+	rows, err := collect(ctx, q, func(r pgx.CollectableRow) (Caller, error) { return scanCaller(r) },
+		callerSQL(`unnest($2::uuid[], $3::int[])`), account, ids, rounds)
 	if err != nil {
 		return nil, fmt.Errorf("read callers: %w", err)
 	}
@@ -216,6 +243,30 @@ func (s *Store) Callers(ctx context.Context, account tournament.AccountID, games
 		out[c.Player.GameID] = c
 	}
 	return out, nil
+}
+
+// callerSQL reads a player's registration and move in each game of games, a relation of (id,
+// round) pairs (the round whose move is read); $1 is the player.
+func callerSQL(games string) string {
+	return `SELECT gp.game_id::text, gp.account_id::text, gp.ord, gp.registered_at, gp.active, gp.eliminated_round,
+			g.round, ` + moveFields + `
+		FROM ` + games + ` AS g (id, round)
+		JOIN game_players gp ON gp.game_id = g.id AND gp.account_id = $1
+		LEFT JOIN round_moves rm ON rm.game_id = g.id AND rm.round = g.round AND rm.account_id = $1`
+}
+
+// scanCaller scans a row of callerSQL.
+func scanCaller(r pgx.Row) (Caller, error) {
+	var p tournament.Player
+	var m moveRow
+	err := r.Scan(append([]any{&p.GameID, &p.AccountID, &p.Order, &p.RegisteredAt, &p.Active, &p.EliminatedRound,
+		&m.m.Round}, m.dest()...)...)
+	move, committed := m.move()
+	if err != nil || !committed {
+		return Caller{Player: &p}, err
+	}
+	move.GameID, move.AccountID = p.GameID, p.AccountID
+	return Caller{Player: &p, Move: &move}, nil
 }
 
 // GamePlayer is a player of a game with the account's name.
