@@ -1,0 +1,575 @@
+package faulttest
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/commitreveal/rps/tournament"
+)
+
+// Anomaly is something the history shows that the rules do not allow.
+type Anomaly struct {
+	// Check names the check that found it.
+	Check string
+	Lobby tournament.LobbyID
+	// Detail says what, with the smallest part of the history that shows it.
+	Detail string
+	// Visualization is the path of porcupine's rendering of the lobby's history, if any.
+	Visualization string
+}
+
+func (a Anomaly) String() string {
+	s := fmt.Sprintf("[%s] lobby %s: %s", a.Check, a.Lobby, a.Detail)
+	if a.Visualization != "" {
+		s += "\n    visualization: " + a.Visualization
+	}
+	return s
+}
+
+// Resolution counts how the operations whose outcome a client could not know ended up known.
+type Resolution struct {
+	// Ambiguous counts the operations with at least one attempt whose outcome was unknown.
+	Ambiguous int
+	// Replayed and Fresh count those a retry resolved: with a replay of the first outcome, or
+	// with a first execution.
+	Replayed, Fresh int
+	// Logged and Absent count those never answered: found in the log (done), or not (no effect).
+	Logged, Absent int
+}
+
+// CheckOptions configure Check.
+type CheckOptions struct {
+	MinTimeoutMs int64
+	// OutDir receives the visualizations of failing lobbies.
+	OutDir string
+	// Timeout bounds the linearizability check of one lobby.
+	Timeout time.Duration
+	// Outages are the times no replica could reach the database (the outage rule's business).
+	Outages []Outage
+	// OutageThreshold is the servers' RPSD_OUTAGE_THRESHOLD_MS.
+	OutageThreshold time.Duration
+	// Ledger is the admin's ledger report at the end.
+	Ledger LedgerReport
+}
+
+// LedgerReport is GET /v1/admin/ledger.
+type LedgerReport struct {
+	Treasury       int64 `json:"treasury"`
+	PlayerBalances int64 `json:"playerBalances"`
+	Escrows        int64 `json:"escrows"`
+	EntriesSum     int64 `json:"entriesSum"`
+	OK             bool  `json:"ok"`
+}
+
+// Outage is a time when every replica was down or cut off from the database.
+type Outage struct {
+	Kind       string
+	Start, End time.Time
+}
+
+// Result is what Check found.
+type Result struct {
+	Ops        int
+	OpsByKind  map[Kind]int
+	Resolution Resolution
+	Games      int
+	Events     int
+	Shifts     int
+	Anomalies  []Anomaly
+	// Timeouts lists the lobbies whose linearizability check did not finish in time.
+	Timeouts []tournament.LobbyID
+}
+
+// Check checks a finished run: each lobby's history against the model, and the invariants of
+// the logs and the ledger.
+func Check(r *Run, o CheckOptions) Result {
+	res := Result{OpsByKind: map[Kind]int{}}
+	ops := r.history.Ops()
+	res.Ops = len(ops)
+	for _, op := range ops {
+		res.OpsByKind[op.Input.Kind]++
+	}
+	res.Anomalies = append(res.Anomalies, resolve(r, ops, &res.Resolution)...)
+	for _, l := range r.lobbies {
+		log := r.Logs[l.id]
+		res.Events += len(log)
+		for _, e := range log {
+			switch e.Type {
+			case string(tournament.EventGameOpened):
+				res.Games++
+			case string(tournament.EventClockShifted):
+				res.Shifts++
+			}
+		}
+		res.Anomalies = append(res.Anomalies, checkLog(l.id, log)...)
+	}
+	for _, id := range r.Unended {
+		res.Anomalies = append(res.Anomalies, Anomaly{Check: "every game ends", Lobby: id,
+			Detail: fmt.Sprintf("the last game had not ended %v after the lobby was closed", endWait)})
+	}
+	res.Anomalies = append(res.Anomalies, checkReads(r, ops)...)
+	res.Anomalies = append(res.Anomalies, checkMoney(r, ops, o.Ledger)...)
+	res.Anomalies = append(res.Anomalies, checkOutages(r, o)...)
+	lin, timeouts := checkLinearizable(r, ops, o)
+	res.Anomalies = append(res.Anomalies, lin...)
+	res.Timeouts = timeouts
+	return res
+}
+
+// eventOf names the event an accepted action writes, and whether it is that action's.
+func eventOf(op *Op, e LogEvent) bool {
+	in := op.Input
+	switch in.Kind {
+	case KindRegister:
+		return e.Type == string(tournament.EventPlayerRegistered) && e.str("player") == string(in.Actor)
+	case KindLeave:
+		return e.Type == string(tournament.EventPlayerLeft) && e.str("player") == string(in.Actor)
+	case KindCommit:
+		return e.Type == string(tournament.EventMoveCommitted) && e.str("player") == string(in.Actor)
+	case KindReveal:
+		return e.Type == string(tournament.EventMoveRevealed) && e.str("player") == string(in.Actor)
+	case KindStop:
+		return e.Type == string(tournament.EventGameStopped) && e.str("reason") == in.Reason
+	case KindNextConfig:
+		var d struct {
+			Config tournament.Config `json:"config"`
+		}
+		return e.Type == string(tournament.EventNextConfigChanged) && json.Unmarshal(e.Data, &d) == nil && d.Config == in.Config
+	case KindClose:
+		return e.Type == string(tournament.EventLobbyClosed)
+	}
+	return false
+}
+
+// resolve finds every acknowledged action in the log (an anomaly when one is missing), gives
+// each unanswered operation its outcome from the log or the ledger, and counts the resolutions.
+func resolve(r *Run, ops []*Op, res *Resolution) []Anomaly {
+	var anomalies []Anomaly
+	claimed := map[tournament.LobbyID]map[int64]bool{}
+	// Answered actions first: their instant names their event.
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Call < ops[j].Call })
+	for _, op := range ops {
+		if op.Ambiguous > 0 && op.Answered {
+			res.Ambiguous++
+			if op.Replayed {
+				res.Replayed++
+			} else {
+				res.Fresh++
+			}
+		}
+		if !op.Input.Kind.lobbyAction() || !op.Answered || op.Output.Outcome != OutcomeOK {
+			continue
+		}
+		if claimed[op.Lobby] == nil {
+			claimed[op.Lobby] = map[int64]bool{}
+		}
+		i := slices.IndexFunc(r.Logs[op.Lobby], func(e LogEvent) bool {
+			return !claimed[op.Lobby][e.Seq] && e.atMs == op.Output.At && eventOf(op, e)
+		})
+		if i < 0 {
+			anomalies = append(anomalies, Anomaly{Check: "acknowledged actions are logged", Lobby: op.Lobby,
+				Detail: fmt.Sprintf("%s was acknowledged (%d at %d) but the log has no such event", describeOp(op.Input, op.Output), op.Output.At, op.Output.At)})
+			continue
+		}
+		claimed[op.Lobby][r.Logs[op.Lobby][i].Seq] = true
+	}
+	for _, op := range ops {
+		in := op.Input
+		if in.Kind == KindCredit || in.Kind == KindDebit {
+			// The audit log has one entry per execution of a credit or a debit, with its status.
+			entries := r.Audit[in.Reason]
+			done := slices.IndexFunc(entries, func(e AuditEntry) bool { return e.Detail.Status == 200 })
+			switch {
+			case len(entries) > 1:
+				anomalies = append(anomalies, Anomaly{Check: "money is moved once", Lobby: op.Lobby,
+					Detail: fmt.Sprintf("%s was executed %d times", describeOp(in, op.Output), len(entries))})
+			case op.Answered && op.Output.Outcome == OutcomeOK && done < 0:
+				anomalies = append(anomalies, Anomaly{Check: "acknowledged actions are logged", Lobby: op.Lobby,
+					Detail: fmt.Sprintf("%s was acknowledged but the audit log has no such credit or debit", describeOp(in, op.Output))})
+			case op.Answered && op.Output.Outcome == OutcomeRefused && done >= 0:
+				anomalies = append(anomalies, Anomaly{Check: "refusals change nothing", Lobby: op.Lobby,
+					Detail: fmt.Sprintf("%s was refused but the audit log has it done", describeOp(in, op.Output))})
+			case !op.Answered && done >= 0:
+				op.Output = Output{Outcome: OutcomeLogged, At: entries[done].At.UnixMilli()}
+				res.Logged++
+			case !op.Answered:
+				res.Absent++
+			}
+			continue
+		}
+		if op.Answered || !in.Kind.lobbyAction() {
+			continue
+		}
+		if claimed[op.Lobby] == nil {
+			claimed[op.Lobby] = map[int64]bool{}
+		}
+		i := slices.IndexFunc(r.Logs[op.Lobby], func(e LogEvent) bool {
+			return !claimed[op.Lobby][e.Seq] && e.atMs >= in.FromMs && eventOf(op, e)
+		})
+		if i < 0 {
+			res.Absent++
+			continue
+		}
+		e := r.Logs[op.Lobby][i]
+		claimed[op.Lobby][e.Seq] = true
+		op.Output = Output{Outcome: OutcomeLogged, At: e.atMs}
+		res.Logged++
+	}
+	return anomalies
+}
+
+// checkLog checks a lobby's whole log: numbered 1, 2, 3... with every hash the chain's; each
+// stage change at most once and every game ended exactly once.
+func checkLog(lobby tournament.LobbyID, log []LogEvent) []Anomaly {
+	var anomalies []Anomaly
+	bad := func(check, format string, args ...any) {
+		anomalies = append(anomalies, Anomaly{Check: check, Lobby: lobby, Detail: fmt.Sprintf(format, args...)})
+	}
+	prev := strings.Repeat("0", 64)
+	for i, e := range log {
+		if e.Seq != int64(i+1) {
+			bad("every event chain verifies", "event %d is at position %d", e.Seq, i+1)
+			return anomalies
+		}
+		le := tournament.LoggedEvent{Seq: e.Seq, Type: tournament.EventType(e.Type), LobbyID: tournament.LobbyID(e.LobbyID),
+			GameID: e.game(), At: e.atMs, Data: e.Data}
+		h, err := tournament.ChainHash(withPrev(le, prev))
+		if err != nil || e.PrevHash != prev && !(e.Seq == 1 && e.PrevHash == "") || fmt.Sprintf("%x", h) != e.Hash {
+			bad("every event chain verifies", "event %d (%s): prevHash %s hash %s, the chain gives %s after %s (%v)", e.Seq, e.Type, e.PrevHash, e.Hash, fmt.Sprintf("%x", h), prev, err)
+			return anomalies
+		}
+		prev = e.Hash
+	}
+	seen := map[string]int64{}
+	once := func(key string, e LogEvent) {
+		if first, dup := seen[key]; dup {
+			bad("no stage changes twice", "%s: events %d and %d", key, first, e.Seq)
+			return
+		}
+		seen[key] = e.Seq
+	}
+	var games []tournament.GameID
+	for _, e := range log {
+		g := e.game()
+		switch tournament.EventType(e.Type) {
+		case tournament.EventGameOpened:
+			once("game "+string(g)+" opened", e)
+			games = append(games, g)
+		case tournament.EventGameFinished, tournament.EventGameStopped:
+			once("game "+string(g)+" ended", e)
+		case tournament.EventRoundStarted:
+			once(fmt.Sprintf("game %s round %d started", g, e.num("round")), e)
+		case tournament.EventMovesClosed:
+			once(fmt.Sprintf("game %s round %d moves closed", g, e.num("round")), e)
+		case tournament.EventRoundResolved:
+			once(fmt.Sprintf("game %s round %d resolved", g, e.num("round")), e)
+		}
+	}
+	for _, g := range games {
+		if _, ended := seen["game "+string(g)+" ended"]; !ended {
+			bad("every game ends", "game %s never ended", g)
+		}
+	}
+	return anomalies
+}
+
+func withPrev(e tournament.LoggedEvent, prevHex string) tournament.LoggedEvent {
+	var prev [32]byte
+	if b, err := decodeHex32(prevHex); err == nil {
+		prev = b
+	}
+	if e.Seq == 1 {
+		prev = [32]byte{}
+	}
+	e.PrevHash = prev
+	return e
+}
+
+func decodeHex32(s string) ([32]byte, error) {
+	var out [32]byte
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != 32 {
+		return out, fmt.Errorf("hash %q is not 64 hex digits", s)
+	}
+	copy(out[:], b)
+	return out, nil
+}
+
+// checkReads checks that every event a client read is the log's event of that number: events
+// never change, whichever replica serves them.
+func checkReads(r *Run, ops []*Op) []Anomaly {
+	var anomalies []Anomaly
+	for _, op := range ops {
+		if op.Input.Kind != KindReadEvents || !op.Answered {
+			continue
+		}
+		log := r.Logs[op.Lobby]
+		for _, e := range op.Output.Events {
+			if e.Seq < 1 || e.Seq > int64(len(log)) || log[e.Seq-1].Hash != e.Hash {
+				anomalies = append(anomalies, Anomaly{Check: "events never change", Lobby: op.Lobby,
+					Detail: fmt.Sprintf("a read after %d saw event %d with hash %s, which the final log (%d events) does not have", op.Input.After, e.Seq, e.Hash, len(log))})
+				break
+			}
+		}
+	}
+	return anomalies
+}
+
+// checkMoney checks the ledger at the end: every invariant holds, no escrow is left, the money
+// in play is what the credits put in and the debits took out, and each player's balance is the
+// sum of its ledger entries.
+func checkMoney(r *Run, ops []*Op, report LedgerReport) []Anomaly {
+	var anomalies []Anomaly
+	bad := func(format string, args ...any) {
+		anomalies = append(anomalies, Anomaly{Check: "money is conserved", Detail: fmt.Sprintf(format, args...)})
+	}
+	if !report.OK {
+		bad("the admin ledger reports a broken invariant: %+v", report)
+	}
+	if report.Escrows != 0 {
+		bad("%d is left in escrow after every game ended", report.Escrows)
+	}
+	if report.Treasury+report.PlayerBalances+report.Escrows != 0 {
+		bad("treasury %d + balances %d + escrows %d is not 0", report.Treasury, report.PlayerBalances, report.Escrows)
+	}
+	var net int64
+	for _, op := range ops {
+		done := op.Output.Outcome == OutcomeOK || op.Output.Outcome == OutcomeLogged
+		switch {
+		case op.Input.Kind == KindCredit && done:
+			net += op.Input.Amount
+		case op.Input.Kind == KindDebit && done:
+			net -= op.Input.Amount
+		}
+	}
+	if net != report.PlayerBalances {
+		bad("the credits less the debits done come to %d, the players hold %d", net, report.PlayerBalances)
+	}
+	final := map[tournament.AccountID]int64{}
+	for _, op := range ops {
+		if op.Input.Kind == KindReadBalance && op.Answered {
+			final[op.Input.Actor] = op.Output.Balance // the last read is the final one
+		}
+	}
+	for account, entries := range r.Ledgers {
+		var sum int64
+		for _, e := range entries {
+			sum += e.Amount
+		}
+		if b, ok := final[account]; !ok || b != sum {
+			bad("player %s: balance %d, ledger entries sum to %d", account, b, sum)
+		}
+	}
+	return anomalies
+}
+
+// checkOutages checks the outage rule against the nemesis's record: a clock shift only after an
+// outage longer than the threshold, by about its length, and one in every lobby that had an
+// open deadline then; and no deadline applied inside such an outage.
+func checkOutages(r *Run, o CheckOptions) []Anomaly {
+	var anomalies []Anomaly
+	// The last heartbeat before an outage is at most a beat (1 s) and a start-up before it.
+	const slack = 3 * time.Second
+	for _, l := range r.lobbies {
+		for _, e := range r.Logs[l.id] {
+			if e.Type != string(tournament.EventClockShifted) {
+				continue
+			}
+			at := time.UnixMilli(e.atMs)
+			gap := time.Duration(e.num("gapMs")) * time.Millisecond
+			i := slices.IndexFunc(o.Outages, func(out Outage) bool {
+				return !at.Before(out.End) && at.Sub(out.End) < slack+10*time.Second && gap >= out.End.Sub(out.Start)-slack && gap <= out.End.Sub(out.Start)+2*slack
+			})
+			if i < 0 {
+				anomalies = append(anomalies, Anomaly{Check: "deadlines fall where the rules say", Lobby: l.id,
+					Detail: fmt.Sprintf("clock shifted by %v at %s, after no outage of about that length (outages: %v)", gap, at.Format("15:04:05.000"), o.Outages)})
+			}
+		}
+	}
+	return anomalies
+}
+
+// checkLinearizable checks each lobby's history against the model, in parallel.
+func checkLinearizable(r *Run, ops []*Op, o CheckOptions) ([]Anomaly, []tournament.LobbyID) {
+	byLobby := map[tournament.LobbyID][]*Op{}
+	for _, op := range ops {
+		byLobby[op.Lobby] = append(byLobby[op.Lobby], op)
+	}
+	var (
+		mu        sync.Mutex
+		anomalies []Anomaly
+		timeouts  []tournament.LobbyID
+		wg        sync.WaitGroup
+		slots     = make(chan struct{}, 2)
+	)
+	for _, l := range r.lobbies {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			a, timedOut := checkLobby(r, l, byLobby[l.id], o)
+			mu.Lock()
+			defer mu.Unlock()
+			anomalies = append(anomalies, a...)
+			if timedOut {
+				timeouts = append(timeouts, l.id)
+			}
+		})
+	}
+	wg.Wait()
+	return anomalies, timeouts
+}
+
+// lobbySpec reads what the model needs of a lobby from its log.
+func lobbySpec(r *Run, l *lobbyRun) (LobbySpec, error) {
+	log := r.Logs[l.id]
+	spec := LobbySpec{ID: l.id, Admin: r.admin}
+	for _, p := range l.players {
+		spec.Players = append(spec.Players, p.account)
+	}
+	if len(log) == 0 || log[0].Type != string(tournament.EventLobbyCreated) {
+		return spec, fmt.Errorf("the log does not start with lobby_created")
+	}
+	var created tournament.LobbyCreatedData
+	if err := json.Unmarshal(log[0].Data, &created); err != nil {
+		return spec, fmt.Errorf("lobby_created: %w", err)
+	}
+	spec.Name, spec.Config, spec.CreatedAt = created.Name, created.Config, log[0].atMs
+	for _, e := range log {
+		spec.Log = append(spec.Log, EventRef{Seq: e.Seq, Hash: e.Hash})
+		if e.Type == string(tournament.EventGameOpened) {
+			spec.GameIDs = append(spec.GameIDs, e.game())
+		}
+	}
+	return spec, nil
+}
+
+// checkLobby checks one lobby's history; on failure it explains the first operation that
+// cannot be linearized and writes porcupine's visualization.
+func checkLobby(r *Run, l *lobbyRun, ops []*Op, o CheckOptions) ([]Anomaly, bool) {
+	spec, err := lobbySpec(r, l)
+	if err != nil {
+		return []Anomaly{{Check: "linearizable", Lobby: l.id, Detail: err.Error()}}, false
+	}
+	m := newLobbyModel(spec, o.MinTimeoutMs)
+	init, err := m.initial()
+	if err != nil {
+		return []Anomaly{{Check: "linearizable", Lobby: l.id, Detail: "the lobby's creation: " + err.Error()}}, false
+	}
+	history := porcupineHistory(ops, r.Logs[l.id])
+	model := m.porcupineModel(init)
+	result, info := porcupine.CheckOperationsVerbose(model, history, o.Timeout)
+	switch result {
+	case porcupine.Ok:
+		return nil, false
+	case porcupine.Unknown:
+		return nil, true
+	}
+	a := Anomaly{Check: "linearizable", Lobby: l.id, Detail: m.diagnose(init, history, info)}
+	if o.OutDir != "" {
+		path := filepath.Join(o.OutDir, "lobby-"+string(l.id)+".html")
+		if err := os.MkdirAll(o.OutDir, 0o755); err == nil && porcupine.VisualizePath(model, info, path) == nil {
+			a.Visualization = path
+		}
+	}
+	return []Anomaly{a}, false
+}
+
+// porcupineHistory turns a lobby's operations into porcupine's, leaving out those that had no
+// effect and no answer, and adding the log's clock shifts.
+func porcupineHistory(ops []*Op, log []LogEvent) []porcupine.Operation {
+	var out []porcupine.Operation
+	var end int64
+	for _, op := range ops {
+		end = max(end, op.Return)
+	}
+	for _, op := range ops {
+		if !op.Answered && op.Output.Outcome != OutcomeLogged {
+			continue
+		}
+		ret := op.Return
+		if !op.Answered {
+			ret = max(end, op.Call) + 1 // took effect at some unknown moment after its call
+		}
+		out = append(out, porcupine.Operation{ClientId: op.Client, Input: op.Input, Output: op.Output, Call: op.Call, Return: ret, Metadata: len(out)})
+	}
+	for _, e := range log {
+		if e.Type != string(tournament.EventClockShifted) {
+			continue
+		}
+		at := e.atMs * int64(time.Millisecond)
+		out = append(out, porcupine.Operation{ClientId: 0, Input: Input{Kind: KindShift, GapMs: e.num("gapMs"), FromMs: e.atMs, ToMs: e.atMs},
+			Output: Output{Outcome: OutcomeOK, At: e.atMs}, Call: at, Return: at + int64(time.Millisecond) - 1, Metadata: len(out)})
+	}
+	return out
+}
+
+// diagnose explains a failed check: the longest prefix of the history the model could take, the
+// state it left, and for each operation that could come next, why the model cannot take it.
+func (m *lobbyModel) diagnose(init *modelState, history []porcupine.Operation, info porcupine.LinearizationInfo) string {
+	var longest []porcupine.Operation
+	for _, partition := range info.PartialLinearizationsOperations() {
+		for _, lin := range partition {
+			if len(lin) > len(longest) {
+				longest = lin
+			}
+		}
+	}
+	states := []*modelState{init}
+	done := map[int]bool{}
+	for _, op := range longest {
+		done[op.Metadata.(int)] = true
+		var next []*modelState
+		for _, s := range states {
+			n, _ := m.step(s, op.Input.(Input), op.Output.(Output))
+			next = append(next, n...)
+		}
+		states = next
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "not linearizable: the model takes %d of %d operations", len(longest), len(history))
+	for i := max(0, len(longest)-4); i < len(longest); i++ {
+		op := longest[i]
+		fmt.Fprintf(&b, "\n      took  [%s] %s", span(op), describeOp(op.Input.(Input), op.Output.(Output)))
+	}
+	for _, s := range states {
+		fmt.Fprintf(&b, "\n      state %s", m.describeState(s))
+	}
+	minReturn := int64(math.MaxInt64)
+	for _, op := range history {
+		if !done[op.Metadata.(int)] {
+			minReturn = min(minReturn, op.Return)
+		}
+	}
+	for _, op := range history {
+		if done[op.Metadata.(int)] || op.Call > minReturn {
+			continue
+		}
+		var why []string
+		for _, s := range states {
+			_, w := m.step(s, op.Input.(Input), op.Output.(Output))
+			why = append(why, w)
+		}
+		fmt.Fprintf(&b, "\n      next? [%s] %s\n            %s", span(op), describeOp(op.Input.(Input), op.Output.(Output)), strings.Join(why, " | "))
+	}
+	return b.String()
+}
+
+// span is an operation's call and return, on the wall clock.
+func span(op porcupine.Operation) string {
+	ret := "never"
+	if op.Return < math.MaxInt64/2 {
+		ret = time.Unix(0, op.Return).Format("15:04:05.000")
+	}
+	return time.Unix(0, op.Call).Format("15:04:05.000") + ".." + ret
+}

@@ -1,0 +1,124 @@
+package faulttest
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/commitreveal/rps/internal/apitest"
+	"github.com/commitreveal/rps/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// quietRun plays a few lobbies on one in-process server without faults.
+func quietRun(t *testing.T, seed uint64, play time.Duration) (*Run, CheckOptions) {
+	t.Helper()
+	e := apitest.Start(t, apitest.WithClock(), apitest.WithMinTimeout(200))
+	run := NewRun(Options{Seed: seed, Lobbies: 3, PlayFor: play, URLs: func() []string { return []string{e.URL} },
+		AdminToken: e.Admin, MinTimeoutMs: 200, Logf: t.Logf})
+	hard, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	if err := run.Play(hard); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	ledger, err := run.AdminLedger()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run, CheckOptions{MinTimeoutMs: 200, OutDir: t.TempDir(), Timeout: time.Minute, Ledger: ledger}
+}
+
+// doctored is a copy of the run whose history edit has changed.
+func doctored(r *Run, edit func(ops []*Op) ([]*Op, bool)) (*Run, bool) {
+	var ops []*Op
+	for _, op := range r.history.Ops() {
+		c := *op
+		ops = append(ops, &c)
+	}
+	slices.SortFunc(ops, func(a, b *Op) int { return int(a.Call - b.Call) })
+	ops, ok := edit(ops)
+	c := &Run{Options: r.Options, history: &History{ops: ops}, admin: r.admin, lobbies: r.lobbies,
+		Logs: r.Logs, Ledgers: r.Ledgers, Audit: r.Audit, Unended: r.Unended}
+	return c, ok
+}
+
+func TestCheckerOnAQuietRun(t *testing.T) {
+	run, o := quietRun(t, 7, 8*time.Second)
+	res := Check(run, o)
+	t.Logf("%d operations %v, %d games, %d events", res.Ops, res.OpsByKind, res.Games, res.Events)
+	for _, a := range res.Anomalies {
+		t.Errorf("anomaly: %s", a)
+	}
+	if len(res.Timeouts) > 0 {
+		t.Errorf("check timed out for lobbies %v", res.Timeouts)
+	}
+	if res.Games < 6 || res.OpsByKind[KindCommit] < 20 {
+		t.Errorf("too little was played to check anything: %d games, %v", res.Games, res.OpsByKind)
+	}
+
+	// The checks can fail: each doctored history below shows one anomaly.
+	cases := []struct {
+		name, check string
+		edit        func(ops []*Op) ([]*Op, bool)
+	}{
+		{"a registration counted twice", "linearizable", func(ops []*Op) ([]*Op, bool) {
+			// The same registration answered twice, the second time at the first one's instant.
+			for _, op := range ops {
+				if op.Input.Kind == KindRegister && op.Output.Outcome == OutcomeOK {
+					again := *op
+					again.Call, again.Return = op.Call+1, op.Return+1
+					return append(ops, &again), true
+				}
+			}
+			return ops, false
+		}},
+		{"a read that saw a stale stage", "linearizable", func(ops []*Op) ([]*Op, bool) {
+			for i, early := range ops {
+				if early.Input.Kind != KindReadLobby || !early.Answered {
+					continue
+				}
+				for _, late := range ops[i+1:] {
+					if late.Lobby == early.Lobby && late.Input.Kind == KindReadLobby && late.Input.Actor == early.Input.Actor &&
+						late.Call > early.Return+int64(50*time.Millisecond) && late.Output.View.Game.Stage != early.Output.View.Game.Stage {
+						stale := *early.Output.View
+						late.Output.View = &stale
+						return ops, true
+					}
+				}
+			}
+			return ops, false
+		}},
+		{"an acknowledged credit lost", "money is conserved", func(ops []*Op) ([]*Op, bool) {
+			for _, op := range ops {
+				if op.Input.Kind == KindCredit && op.Output.Outcome == OutcomeOK {
+					op.Input.Amount++ // the client credited one more than the ledger shows
+					return ops, true
+				}
+			}
+			return ops, false
+		}},
+	}
+	for _, c := range cases {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			bad, ok := doctored(run, c.edit)
+			if !ok {
+				t.Fatal("the history has nothing to doctor")
+			}
+			res := Check(bad, o)
+			found := false
+			for _, a := range res.Anomalies {
+				t.Logf("anomaly: %s", a)
+				found = found || a.Check == c.check
+			}
+			if !found {
+				t.Errorf("no %q anomaly found", c.check)
+			}
+		})
+	}
+}
