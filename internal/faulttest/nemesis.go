@@ -31,9 +31,10 @@ type Nemesis struct {
 	weights map[string]int
 	// threshold is the replicas' outage threshold; total outages last longer.
 	threshold time.Duration
-	// killPrimary, when set, kills the database's primary (FaultPrimary).
-	killPrimary func() error
-	logf        func(format string, args ...any)
+	// scheduled is a fault injected once, at a set time after the nemesis starts (the primary's
+	// kill, which a formation survives only once).
+	scheduled *scheduledFault
+	logf      func(format string, args ...any)
 
 	mu      sync.Mutex
 	counts  map[string]int
@@ -105,24 +106,51 @@ func (n *Nemesis) pick() string {
 	return kinds[len(kinds)-1]
 }
 
+type scheduledFault struct {
+	after time.Duration
+	// inject injects the fault and returns the outage it caused.
+	inject func() (Outage, error)
+}
+
+// Schedule has the nemesis kill the database's primary once, after the given time: inject does
+// it and returns the outage (FaultPrimary).
+func (n *Nemesis) Schedule(after time.Duration, inject func() (Outage, error)) {
+	n.scheduled = &scheduledFault{after: after, inject: inject}
+}
+
 // Run injects faults until ctx ends, each one healed before the next; everything is healed when
 // it returns.
 func (n *Nemesis) Run(ctx context.Context) {
+	start := time.Now()
 	for {
 		sleepCtx(ctx, n.between(300*time.Millisecond, 2500*time.Millisecond))
 		if ctx.Err() != nil {
 			return
 		}
-		kind := n.pick()
-		if kind == FaultPrimary && n.killPrimary == nil {
+		if s := n.scheduled; s != nil && time.Since(start) >= s.after {
+			n.scheduled = nil
+			n.injectScheduled(s)
 			continue
 		}
-		n.inject(kind)
+		n.inject(n.pick())
 	}
 }
 
-// KillPrimaryWith makes FaultPrimary available: kill kills the database's primary.
-func (n *Nemesis) KillPrimaryWith(kill func() error) { n.killPrimary = kill }
+func (n *Nemesis) injectScheduled(s *scheduledFault) {
+	n.mu.Lock()
+	n.counts[FaultPrimary]++
+	n.mu.Unlock()
+	outage, err := s.inject()
+	n.fail(err)
+	if err != nil {
+		return
+	}
+	n.mu.Lock()
+	n.outages = append(n.outages, outage)
+	n.mu.Unlock()
+	n.logf("nemesis %s: the database's primary killed; writes again after %v", outage.Start.Format("15:04:05.000"),
+		outage.End.Sub(outage.Start).Round(time.Millisecond))
+}
 
 // inject injects one fault of the kind and heals it.
 func (n *Nemesis) inject(kind string) {
@@ -216,9 +244,6 @@ func (n *Nemesis) inject(kind string) {
 		n.outages = append(n.outages, Outage{Kind: kind, Start: start, End: end})
 		n.mu.Unlock()
 		what = fmt.Sprintf("every replica cut off the database for %v", d.Round(time.Millisecond))
-	case FaultPrimary:
-		n.fail(n.killPrimary())
-		what = "the database's primary killed"
 	}
 	n.logf("nemesis %s: %s", start.Format("15:04:05.000"), what)
 }
