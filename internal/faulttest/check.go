@@ -59,6 +59,9 @@ type CheckOptions struct {
 	Outages []Outage
 	// OutageThreshold is the servers' RPSD_OUTAGE_THRESHOLD_MS.
 	OutageThreshold time.Duration
+	// DatabaseOutageRule: the servers apply the outage rule when the database was out of every
+	// replica's reach too, not only when no replica ran.
+	DatabaseOutageRule bool
 	// Ledger is the admin's ledger report at the end.
 	Ledger LedgerReport
 }
@@ -374,30 +377,82 @@ func checkMoney(r *Run, ops []*Op, report LedgerReport) []Anomaly {
 	return anomalies
 }
 
-// checkOutages checks the outage rule against the nemesis's record: a clock shift only after an
-// outage longer than the threshold, by about its length, and one in every lobby that had an
-// open deadline then; and no deadline applied inside such an outage.
+// checkOutages checks the outage rule against the nemesis's record. A clock shift comes only
+// after an outage longer than the threshold, by about its length. After an outage the rule
+// covers (every replica down; with DatabaseOutageRule, also the database out of every replica's
+// reach), every lobby with an open deadline when it began has a shift, and no event of any lobby
+// is dated inside it: nothing ran then, and the deadlines that fell in it moved.
 func checkOutages(r *Run, o CheckOptions) []Anomaly {
 	var anomalies []Anomaly
-	// The last heartbeat before an outage is at most a beat (1 s) and a start-up before it.
+	bad := func(lobby tournament.LobbyID, format string, args ...any) {
+		anomalies = append(anomalies, Anomaly{Check: "deadlines fall where the rules say", Lobby: lobby, Detail: fmt.Sprintf(format, args...)})
+	}
+	// The last heartbeat before an outage is up to a beat (1 s) before it, and the replicas take
+	// a moment to start or reconnect after it.
 	const slack = 3 * time.Second
 	for _, l := range r.lobbies {
-		for _, e := range r.Logs[l.id] {
+		log := r.Logs[l.id]
+		for _, e := range log {
 			if e.Type != string(tournament.EventClockShifted) {
 				continue
 			}
 			at := time.UnixMilli(e.atMs)
 			gap := time.Duration(e.num("gapMs")) * time.Millisecond
 			i := slices.IndexFunc(o.Outages, func(out Outage) bool {
-				return !at.Before(out.End) && at.Sub(out.End) < slack+10*time.Second && gap >= out.End.Sub(out.Start)-slack && gap <= out.End.Sub(out.Start)+2*slack
+				length := out.End.Sub(out.Start)
+				return !at.Before(out.End) && at.Sub(out.End) < 10*time.Second && gap >= length-slack && gap <= length+slack
 			})
 			if i < 0 {
-				anomalies = append(anomalies, Anomaly{Check: "deadlines fall where the rules say", Lobby: l.id,
-					Detail: fmt.Sprintf("clock shifted by %v at %s, after no outage of about that length (outages: %v)", gap, at.Format("15:04:05.000"), o.Outages)})
+				bad(l.id, "clock shifted by %v at %s, after no outage of about that length (outages: %v)", gap, at.Format("15:04:05.000"), o.Outages)
+			}
+		}
+		for _, out := range o.Outages {
+			if out.Kind != FaultKillAll && !o.DatabaseOutageRule || out.End.Sub(out.Start) <= o.OutageThreshold {
+				continue
+			}
+			// A moment after the outage began, nothing more can be written until it ends.
+			from, to := out.Start.Add(200*time.Millisecond).UnixMilli(), out.End.UnixMilli()
+			for _, e := range log {
+				if e.atMs > from && e.atMs < to {
+					bad(l.id, "event %d (%s) is dated %s, inside the %s outage %s..%s", e.Seq, e.Type,
+						time.UnixMilli(e.atMs).Format("15:04:05.000"), out.Kind, out.Start.Format("15:04:05.000"), out.End.Format("15:04:05.000"))
+					break
+				}
+			}
+			if !openDeadlineAt(log, out.Start.UnixMilli()) {
+				continue
+			}
+			shifted := slices.ContainsFunc(log, func(e LogEvent) bool {
+				return e.Type == string(tournament.EventClockShifted) && e.atMs >= to && e.atMs < to+(10*time.Second).Milliseconds()
+			})
+			if !shifted {
+				bad(l.id, "no clock shift after the %s outage %s..%s, though a deadline was open when it began", out.Kind,
+					out.Start.Format("15:04:05.000"), out.End.Format("15:04:05.000"))
 			}
 		}
 	}
 	return anomalies
+}
+
+// openDeadlineAt tells, from a lobby's log, whether its game had a deadline at instant t.
+func openDeadlineAt(log []LogEvent, t int64) bool {
+	var deadline int64
+	for _, e := range log {
+		if e.atMs > t {
+			break
+		}
+		switch tournament.EventType(e.Type) {
+		case tournament.EventPlayerRegistered, tournament.EventRoundStarted, tournament.EventMovesClosed, tournament.EventStageExtended:
+			deadline = e.num("deadline")
+		case tournament.EventPlayerLeft:
+			if e.num("players") == 0 {
+				deadline = 0
+			}
+		case tournament.EventGameOpened, tournament.EventGameFinished, tournament.EventGameStopped:
+			deadline = 0
+		}
+	}
+	return deadline != 0
 }
 
 // checkLinearizable checks each lobby's history against the model, in parallel.

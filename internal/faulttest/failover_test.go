@@ -75,6 +75,7 @@ func downAtExit(dir string) error {
 // once, a third into the play: the secondary is promoted and play goes on.
 func TestFaultsFailover(t *testing.T) {
 	play, seed := faultSettings(t)
+	t.Parallel()
 	if _, err := exec.LookPath("pg_autoctl"); err != nil {
 		if os.Getenv("RPSD_TEST_HA") != "" {
 			t.Fatal("pg_autoctl is missing: run scripts/ha/ensure-auto-failover.sh")
