@@ -532,7 +532,12 @@ func (m *lobbyModel) read(st *modelState, in Input, out Output) ([]*modelState, 
 		case KindReadEvents:
 			h := head(c.store, m.spec.ID)
 			end := in.After + int64(len(out.Events))
-			ok := h >= end && (len(out.Events) == in.Limit || h == end || len(out.Events) == 0 && h <= in.After)
+			var ok bool
+			if len(out.Events) == 0 {
+				ok = h <= in.After // nothing after the cursor
+			} else {
+				ok = h >= end && (len(out.Events) == in.Limit || h == end) // a short page ends at the head
+			}
 			if !ok {
 				reasons = append(reasons, fmt.Sprintf("read events %d..%d of a log at %d", in.After+1, end, h))
 				continue
