@@ -390,6 +390,9 @@ func checkOutages(r *Run, o CheckOptions) []Anomaly {
 	// The last heartbeat before an outage is up to a beat (1 s) before it, and the replicas take
 	// a moment to start or reconnect after it.
 	const slack = 3 * time.Second
+	// The end of an outage is when the nemesis saw it end: a replica may have reached the
+	// database a moment before (the failover's end is found by polling).
+	const endSlack = time.Second
 	for _, l := range r.lobbies {
 		log := r.Logs[l.id]
 		for _, e := range log {
@@ -400,7 +403,7 @@ func checkOutages(r *Run, o CheckOptions) []Anomaly {
 			gap := time.Duration(e.num("gapMs")) * time.Millisecond
 			i := slices.IndexFunc(o.Outages, func(out Outage) bool {
 				length := out.End.Sub(out.Start)
-				return !at.Before(out.End) && at.Sub(out.End) < 10*time.Second && gap >= length-slack && gap <= length+slack
+				return !at.Before(out.End.Add(-endSlack)) && at.Sub(out.End) < 10*time.Second && gap >= length-slack && gap <= length+slack
 			})
 			if i < 0 {
 				bad(l.id, "clock shifted by %v at %s, after no outage of about that length (outages: %v)", gap, at.Format("15:04:05.000"), o.Outages)
@@ -411,7 +414,7 @@ func checkOutages(r *Run, o CheckOptions) []Anomaly {
 				continue
 			}
 			// A moment after the outage began, nothing more can be written until it ends.
-			from, to := out.Start.Add(200*time.Millisecond).UnixMilli(), out.End.UnixMilli()
+			from, to := out.Start.Add(200*time.Millisecond).UnixMilli(), out.End.Add(-endSlack).UnixMilli()
 			for _, e := range log {
 				if e.atMs > from && e.atMs < to {
 					bad(l.id, "event %d (%s) is dated %s, inside the %s outage %s..%s", e.Seq, e.Type,
@@ -562,9 +565,10 @@ func porcupineHistory(ops []*Op, log []LogEvent) []porcupine.Operation {
 		if e.Type != string(tournament.EventClockShifted) {
 			continue
 		}
-		at := e.atMs * int64(time.Millisecond)
-		out = append(out, porcupine.Operation{ClientId: 0, Input: Input{Kind: KindShift, GapMs: e.num("gapMs"), FromMs: e.atMs, ToMs: e.atMs},
-			Output: Output{Outcome: OutcomeOK, At: e.atMs}, Call: at, Return: at + int64(time.Millisecond) - 1, Metadata: len(out)})
+		// The shift took effect when its transaction committed, at some moment after its instant
+		// (reads that began after the instant may not see it yet).
+		out = append(out, porcupine.Operation{ClientId: 0, Input: Input{Kind: KindShift, GapMs: e.num("gapMs"), FromMs: e.atMs, ToMs: math.MaxInt64},
+			Output: Output{Outcome: OutcomeOK, At: e.atMs}, Call: e.atMs * int64(time.Millisecond), Return: end + 1, Metadata: len(out)})
 	}
 	return out
 }

@@ -143,7 +143,7 @@ func playAndCheck(t *testing.T, setup string, cluster *Cluster, nemesis *Nemesis
 	}
 	checking := time.Now()
 	res := Check(run, CheckOptions{MinTimeoutMs: 200, OutDir: dir, Timeout: 5 * time.Minute,
-		Outages: nemesis.Outages(), OutageThreshold: nemesis.threshold, Ledger: ledger})
+		Outages: nemesis.Outages(), OutageThreshold: nemesis.threshold, DatabaseOutageRule: true, Ledger: ledger})
 	report := Report{Setup: setup, Seed: seed, Play: play, Result: res, Faults: nemesis.Counts(), FailedReads: run.failedReads.Load(),
 		Took: time.Since(began), Played: played, Checked: time.Since(checking)}
 	t.Log("\n" + report.String())
