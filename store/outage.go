@@ -12,12 +12,13 @@ import (
 )
 
 // The outage rule: nobody is eliminated for the service's downtime. Every clock worker records,
-// in the one heartbeat row, that a replica is alive; the row holds the newest beat of any
-// replica. When that beat is older than the outage threshold, no replica could write for that
-// long: every replica was down, or the database was out of every replica's reach (a failover, a
-// network outage) while they stayed up. Then every open deadline moves by the gap, once, before
-// any deadline that fell due meanwhile is applied. One replica pausing alone (a long GC pause, an
-// overloaded host) is no outage: the others' beats keep the row fresh.
+// in a heartbeat row of its replica's own, that the replica is alive; the newest row is the
+// newest beat of any replica. When that beat is older than the outage threshold, no replica could
+// write for that long: every replica was down, or the database was out of every replica's reach
+// (a failover, a network outage) while they stayed up. Then every open deadline moves by the gap,
+// once, before any deadline that fell due meanwhile is applied. One replica pausing alone (a long
+// GC pause, an overloaded host, a process stopped in the middle of its beat) is no outage: the
+// others go on beating in their own rows, which its locks do not hold up.
 //
 // Every transaction that may apply an expiry reads the newest beat with its instant (pgTx.now,
 // and a batch's begin read) and, finding it too old, fails with errOutage before it applies
@@ -31,7 +32,16 @@ var errOutage = errors.New("no replica's heartbeat within the outage threshold")
 
 // newestBeatSQL reads the newest heartbeat of any replica: NULL on a database where no replica
 // ran yet.
-const newestBeatSQL = `(SELECT beat_at FROM heartbeat)`
+const newestBeatSQL = `(SELECT max(beat_at) FROM heartbeats)`
+
+// recoveryLock is the advisory lock that serialises recoveries, so that replicas finding one gap
+// together shift the clock once. Only a transaction that found the newest beat too old takes it:
+// a plain beat never waits for another replica.
+const recoveryLock int64 = 0x7270735f72636f76 // "rps_rcov"
+
+// beatRetention is how long the beat of a replica that stopped beating is kept after the
+// newest: long enough to outlive any restart, short enough that restarts leave no pile of rows.
+const beatRetention = time.Hour
 
 // recoveryTimeout bounds a recovery that one transaction started for every transaction of the
 // replica that found the gap (so one caller giving up does not fail the others).
@@ -50,34 +60,36 @@ func (s *Store) checkBeat(now int64, newest *int64) error {
 // older than the outage threshold, every open deadline moves later by the gap (with one
 // clock_shifted event per lobby), after the deadlines that had passed while a replica was still
 // alive are applied as of then. It runs at start-up, before RunClock, at every heartbeat, and for
-// any transaction that found the gap. It holds the heartbeat row from its read to the beat it
-// records in the same transaction, so replicas recovering together shift only once. It returns
-// the gap it shifted by (0 if none).
+// any transaction that found the gap. Finding the gap, it takes recoveryLock and reads the newest
+// beat again under it, and records its beat in the same transaction, so replicas recovering
+// together shift only once. It returns the gap it shifted by (0 if none).
 func (s *Store) Recover(ctx context.Context) (int64, error) {
 	var gap int64
 	err := s.run(ctx, func(t *pgTx) error {
 		gap = 0
-		var last int64
-		err := queryRow(ctx, t.tx, `SELECT beat_at FROM heartbeat FOR UPDATE`).Scan(&last)
-		if err != nil && !errors.Is(err, tournament.ErrNotFound) {
-			return fmt.Errorf("read heartbeat: %w", err)
+		last, now, err := t.newestBeat(ctx)
+		if err != nil {
+			return err
 		}
-		// Read under the heartbeat's lock, so a replica that waited for another's recovery sees
-		// that replica's beat as recent; and without the check pgTx.now makes, which is this.
-		now, nowErr := s.nowOn(ctx, t.tx)
-		if nowErr != nil {
-			return nowErr
+		if last == nil || now-*last <= s.outage.Milliseconds() {
+			// A new database (nothing ran before, nothing to shift), or no outage.
+			return t.beat(ctx, s.replica, now)
 		}
-		switch {
-		case errors.Is(err, tournament.ErrNotFound):
-			// A new database: nothing ran before, nothing to shift.
-		case now-last > s.outage.Milliseconds():
+		if _, err := exec(ctx, t.tx, `SELECT pg_advisory_xact_lock($1)`, recoveryLock); err != nil {
+			return fmt.Errorf("lock the recovery: %w", err)
+		}
+		// Read under the lock, so a replica that waited for another's recovery sees that
+		// replica's beat as recent.
+		if last, now, err = t.newestBeat(ctx); err != nil {
+			return err
+		}
+		if now-*last > s.outage.Milliseconds() {
 			// Deadlines that had passed while a replica was still alive are applied as of then,
 			// as its clock worker would have; only the later ones move.
-			if err := t.expireAllDue(ctx, last); err != nil {
+			if err := t.expireAllDue(ctx, *last); err != nil {
 				return err
 			}
-			gap = now - last
+			gap = now - *last
 			if err := s.service.ShiftClock(ctx, t, now, gap); err != nil {
 				return fmt.Errorf("shift clock by %d ms: %w", gap, err)
 			}
@@ -91,6 +103,20 @@ func (s *Store) Recover(ctx context.Context) (int64, error) {
 		s.log.Info("clock shifted after an outage", "gap_ms", gap)
 	}
 	return gap, nil
+}
+
+// newestBeat reads the newest heartbeat of any replica (nil when none ever beat) and the
+// database's clock, without the check pgTx.now makes (which is Recover's own).
+func (t *pgTx) newestBeat(ctx context.Context) (*int64, int64, error) {
+	var newest *int64
+	var now int64
+	if err := queryRow(ctx, t.tx, `SELECT `+clockSQL+`, `+newestBeatSQL).Scan(&now, &newest); err != nil {
+		return nil, 0, fmt.Errorf("read heartbeat: %w", err)
+	}
+	if t.s.nowFn != nil {
+		now = t.s.nowFn()
+	}
+	return newest, now, nil
 }
 
 // recoverOutage runs Recover for a transaction that found the gap, once for all those of this
@@ -109,13 +135,16 @@ func (s *Store) recoverOutage(ctx context.Context) error {
 	}
 }
 
-// beat records now as the last sign of life; the beat never moves back.
+// beat records now as the replica's last sign of life, in its own row (the beat never moves
+// back), and forgets the beats of replicas long gone.
 func (t *pgTx) beat(ctx context.Context, replica string, now int64) error {
-	_, err := exec(ctx, t.tx, `INSERT INTO heartbeat (id, replica, beat_at) VALUES (true, $1, $2)
-		ON CONFLICT (id) DO UPDATE SET replica = excluded.replica,
-			beat_at = greatest(heartbeat.beat_at, excluded.beat_at)`, replica, now)
+	_, err := exec(ctx, t.tx, `INSERT INTO heartbeats (replica, beat_at) VALUES ($1, $2)
+		ON CONFLICT (replica) DO UPDATE SET beat_at = greatest(heartbeats.beat_at, excluded.beat_at)`, replica, now)
 	if err != nil {
 		return fmt.Errorf("heartbeat: %w", err)
+	}
+	if _, err := exec(ctx, t.tx, `DELETE FROM heartbeats WHERE beat_at < $1`, now-beatRetention.Milliseconds()); err != nil {
+		return fmt.Errorf("forget old heartbeats: %w", err)
 	}
 	return nil
 }

@@ -62,7 +62,7 @@ func commit(s *Store, a tournament.Actor, lobby tournament.LobbyID, reveal strin
 func (f *outageFixture) outage(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := f.replicas[0].pool.Exec(ctx, `UPDATE heartbeat SET beat_at = `+clockSQL+` - 60000`); err != nil {
+	if _, err := f.replicas[0].pool.Exec(ctx, `UPDATE heartbeats SET beat_at = `+clockSQL+` - 60000`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.replicas[0].pool.Exec(ctx, `UPDATE games
@@ -181,4 +181,41 @@ func beating(t *testing.T, s *Store) {
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
+}
+
+// TestReplicaStoppedMidBeatIsNoOutage: a replica stopped (SIGSTOP, a VM frozen) in the middle of
+// its heartbeat's transaction, holding what that transaction locks, while another replica goes on
+// beating, shifts nothing. Before, every beat updated one shared row under its lock: the live
+// replica's beats waited for the stopped one, the row aged past the threshold, and the clock
+// shifted as after an outage (found by the fault tests: one of two replicas paused for 2.4 s
+// shifted every lobby by 2.5 s).
+func TestReplicaStoppedMidBeatIsNoOutage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newOutageFixture(t, 300*time.Millisecond)
+	lobby, late := f.movesWithOneCommit(t, "midbeat")
+	if _, err := f.replicas[0].Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The first replica is stopped inside Recover, the heartbeat's transaction, past its write.
+	stopped, err := f.replicas[0].pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stopped.Exec(ctx, `INSERT INTO heartbeats (replica, beat_at) VALUES ($1, `+clockSQL+`)
+		ON CONFLICT (replica) DO UPDATE SET beat_at = excluded.beat_at`, f.replicas[0].replica); err != nil {
+		t.Fatal(err)
+	}
+	beating(t, f.replicas[1]) // the live replica beats
+	time.Sleep(time.Second)
+	if err := stopped.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := commit(f.replicas[1], late, lobby, "3midbeat"); err != nil {
+		t.Fatal(err)
+	}
+	if gaps, types := shifts(t, f.replicas[1], lobby); len(gaps) != 0 {
+		t.Errorf("clock_shifted gaps %v after one replica stopped mid-beat, want none; events %v", gaps, types)
+	}
 }

@@ -23,7 +23,7 @@ func checkEventSchemas(t *testing.T, s *server, lobbies []string) {
 	// A registration with a deadline, open through an outage: the last heartbeat is a minute old, so recovery shifts every open deadline. A
 	// beat of the clock worker in between makes recovery find no gap; try again then.
 	for try := 0; ; try++ {
-		s.exec(`UPDATE heartbeat SET beat_at = beat_at - 60000`)
+		s.exec(`UPDATE heartbeats SET beat_at = beat_at - 60000`)
 		gap, err := s.Store.Recover(t.Context())
 		if err != nil {
 			t.Fatal(err)
