@@ -45,7 +45,10 @@ func TestClone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(s, func(tx tournament.Tx) (err error) { lobby, err = svc.CreateLobby(ctx, tx, now, admin, "clone", cfg); return err })
+	must(s, func(tx tournament.Tx) (err error) {
+		lobby, err = svc.CreateLobby(ctx, tx, now, admin, "clone", cfg)
+		return err
+	})
 	// play has both players win a game in turn, in store x.
 	play := func(x *memstore.Store, game int) {
 		now += 10
