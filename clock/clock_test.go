@@ -416,7 +416,7 @@ func TestWorkersShiftOnceAfterAnOutage(t *testing.T) {
 	}
 	// The outage: the newest heartbeat a minute old, the moves stages due 30 s ago.
 	pool := openPool(t, url)
-	if _, err := pool.Exec(ctx, `UPDATE heartbeat SET beat_at = `+clockSQL+` - 60000`); err != nil {
+	if _, err := pool.Exec(ctx, `UPDATE heartbeats SET beat_at = `+clockSQL+` - 60000`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `UPDATE games
