@@ -394,7 +394,7 @@ func (m *lobbyModel) expire(st *modelState, at int64) (*modelState, string) {
 	from := head(next.store, m.spec.ID)
 	svc := m.service(next.store)
 	err := next.store.Do(ctx, func(tx tournament.Tx) error {
-		_, err := svc.Expire(ctx, tx, at, m.spec.ID)
+		_, err := tournament.Expire{LobbyID: m.spec.ID}.Apply(ctx, svc, tx, at, tournament.Actor{})
 		return err
 	})
 	if err != nil {
@@ -437,14 +437,20 @@ func (m *lobbyModel) act(st *modelState, in Input, now int64) (*modelState, *tou
 	if in.Actor == m.spec.Admin {
 		actor.Role = tournament.RoleAdmin
 	}
-	var account *tournament.Account
-	err := next.store.Do(ctx, func(tx tournament.Tx) error {
-		return apply(svc, tx, now, actor, m.spec.ID, in, &account)
+	op, err := operation(in, m.spec.ID)
+	if err != nil {
+		return nil, nil, nil, err.Error()
+	}
+	var result tournament.Result
+	err = next.store.Do(ctx, func(tx tournament.Tx) error {
+		var err error
+		result, err = op.Apply(ctx, svc, tx, now, actor)
+		return err
 	})
-	refusal, refused := tournament.IsRefusal(err)
-	if err != nil && !refused {
+	if err != nil {
 		return nil, nil, nil, fmt.Sprintf("the model failed: %v", err)
 	}
+	refusal, account := result.Refusal, result.Account
 	if why := m.logged(next, from); why != "" {
 		return nil, nil, nil, why
 	}
@@ -455,39 +461,34 @@ func (m *lobbyModel) act(st *modelState, in Input, now int64) (*modelState, *tou
 	return next, refusal, account, ""
 }
 
-// apply is the one place an operation becomes a call of the tournament's Service.
-func apply(svc *tournament.Service, tx tournament.Tx, now int64, actor tournament.Actor, lobby tournament.LobbyID, in Input, account **tournament.Account) error {
+// operation is the one place an invoked operation becomes the tournament's, as the server
+// builds it from a request.
+func operation(in Input, lobby tournament.LobbyID) (tournament.Operation, error) {
 	switch in.Kind {
 	case KindRegister:
-		return svc.Register(ctx, tx, now, actor, lobby)
+		return tournament.Register{LobbyID: lobby}, nil
 	case KindLeave:
-		return svc.Leave(ctx, tx, now, actor, lobby)
+		return tournament.Leave{LobbyID: lobby}, nil
 	case KindCommit:
 		c, err := engine.ParseCommitment(in.Commitment)
 		if err != nil {
-			return fmt.Errorf("commitment %q: %w", in.Commitment, err)
+			return nil, fmt.Errorf("commitment %q: %w", in.Commitment, err)
 		}
-		return svc.Commit(ctx, tx, now, actor, lobby, c)
+		return tournament.Commit{LobbyID: lobby, Commitment: c}, nil
 	case KindReveal:
-		return svc.Reveal(ctx, tx, now, actor, lobby, in.Reveal)
+		return tournament.Reveal{LobbyID: lobby, Reveal: in.Reveal}, nil
 	case KindStop:
-		return svc.Stop(ctx, tx, now, actor, lobby, in.Reason)
+		return tournament.Stop{LobbyID: lobby, Reason: in.Reason}, nil
 	case KindNextConfig:
-		return svc.ChangeNextConfig(ctx, tx, now, actor, lobby, in.Config)
+		return tournament.ChangeNextConfig{LobbyID: lobby, Config: in.Config}, nil
 	case KindClose:
-		return svc.CloseLobby(ctx, tx, now, actor, lobby)
-	case KindCredit, KindDebit:
-		move := svc.Credit
-		if in.Kind == KindDebit {
-			move = svc.Debit
-		}
-		a, err := move(ctx, tx, now, actor, in.Target, in.Amount)
-		if err == nil {
-			*account = &a
-		}
-		return err
+		return tournament.CloseLobby{LobbyID: lobby}, nil
+	case KindCredit:
+		return tournament.Credit{Account: in.Target, Amount: in.Amount}, nil
+	case KindDebit:
+		return tournament.Debit{Account: in.Target, Amount: in.Amount}, nil
 	}
-	return fmt.Errorf("no such action %q", in.Kind)
+	return nil, fmt.Errorf("no such action %q", in.Kind)
 }
 
 // step returns every state the lobby can be in after the operation, given what it returned,
