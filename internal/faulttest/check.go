@@ -88,8 +88,10 @@ type Result struct {
 	Resolution Resolution
 	Games      int
 	Events     int
-	Shifts     int
-	Anomalies  []Anomaly
+	// Hedged counts the actions sent to two replicas at once with one key.
+	Hedged    int
+	Shifts    int
+	Anomalies []Anomaly
 	// Timeouts lists the lobbies whose linearizability check did not finish in time.
 	Timeouts []tournament.LobbyID
 }
@@ -122,6 +124,15 @@ func Check(r *Run, o CheckOptions) Result {
 			Detail: fmt.Sprintf("the last game had not ended %v after the lobby was closed", endWait)})
 	}
 	res.Anomalies = append(res.Anomalies, checkReads(r, ops)...)
+	for _, op := range ops {
+		if op.Hedged {
+			res.Hedged++
+		}
+		if op.Mismatch != "" {
+			res.Anomalies = append(res.Anomalies, Anomaly{Check: "a retry is answered as the first attempt", Lobby: op.Lobby,
+				Detail: fmt.Sprintf("%s sent twice at once with one key: %s", describeOp(op.Input, op.Output), op.Mismatch)})
+		}
+	}
 	res.Anomalies = append(res.Anomalies, checkMoney(r, ops, o.Ledger)...)
 	res.Anomalies = append(res.Anomalies, checkOutages(r, o)...)
 	lin, timeouts := checkLinearizable(r, ops, o)

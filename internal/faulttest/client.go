@@ -12,6 +12,8 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/commitreveal/rps/tournament"
@@ -62,7 +64,11 @@ type answer struct {
 // send makes one attempt on a random replica.
 func (c *Client) send(ctx context.Context, method, path, key string, body any) answer {
 	urls := c.run.urls()
-	base := urls[c.rng.IntN(len(urls))]
+	return c.sendTo(ctx, urls[c.rng.IntN(len(urls))], method, path, key, body)
+}
+
+// sendTo makes one attempt on the replica at base.
+func (c *Client) sendTo(ctx context.Context, base, method, path, key string, body any) answer {
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -126,8 +132,13 @@ func (c *Client) act(in Input, method, path string, body any, want int) Output {
 			op.Input.ToMs = math.MaxInt64
 			return Output{}
 		}
-		op.Attempts++
-		a := c.send(c.run.hard, method, path, op.Key, body)
+		var a answer
+		if op.Attempts == 0 && c.rng.IntN(hedgeOneIn) == 0 {
+			a = c.hedge(op, method, path, body)
+		} else {
+			op.Attempts++
+			a = c.send(c.run.hard, method, path, op.Key, body)
+		}
 		if !a.definite {
 			op.Ambiguous++
 			sleepCtx(c.run.hard, backoff+time.Duration(c.rng.Int64N(int64(backoff))))
@@ -140,6 +151,41 @@ func (c *Client) act(in Input, method, path string, body any, want int) Output {
 		op.Output = c.decodeAnswer(in, a, want)
 		return op.Output
 	}
+}
+
+// hedgeOneIn: one action in this many is sent twice at once, with its key, to two replicas, as a
+// client hedging against a slow one would: a concurrent duplicate waits for the first and
+// replays it, so both answers must be the same, byte for byte.
+const hedgeOneIn = 20
+
+// hedge sends the operation's first attempt to two replicas at once and returns an answer that
+// was definite, if any; two definite answers that differ are recorded in op.Mismatch.
+func (c *Client) hedge(op *Op, method, path string, body any) answer {
+	urls := c.run.urls()
+	i := c.rng.IntN(len(urls))
+	bases := []string{urls[i], urls[(i+1)%len(urls)]}
+	answers := make([]answer, 2)
+	var wg sync.WaitGroup
+	for j, base := range bases {
+		wg.Go(func() { answers[j] = c.sendTo(c.run.hard, base, method, path, op.Key, body) })
+	}
+	wg.Wait()
+	op.Attempts += 2
+	op.Hedged = true
+	a, b := answers[0], answers[1]
+	switch {
+	case a.definite && b.definite:
+		if a.status != b.status || !bytes.Equal(a.body, b.body) {
+			op.Mismatch = fmt.Sprintf("%s answered %d %s and %d %s", strings.Join(bases, " and "), a.status, a.body, b.status, b.body)
+		}
+		if b.replayed {
+			return a // the first execution's answer, as the other replayed it
+		}
+		return b
+	case b.definite:
+		return b
+	}
+	return a
 }
 
 // decodeAnswer turns a definite answer into the operation's output.

@@ -196,6 +196,7 @@ func (r Report) String() string {
 	fmt.Fprintf(&b, "  faults       %s\n", describeCounts(r.Faults))
 	fmt.Fprintf(&b, "  unknowns     %d resolved by a retry with the same key (%d replayed, %d first done by the retry); %d never answered: %d found in the log, %d not (no effect)\n",
 		u.Ambiguous, u.Replayed, u.Fresh, u.Logged+u.Absent, u.Logged, u.Absent)
+	fmt.Fprintf(&b, "  duplicates   %d actions sent to two replicas at once with one key, answered alike\n", res.Hedged)
 	fmt.Fprintf(&b, "  played       %d games, %d events, %d clock shifts (outage rule)\n", res.Games, res.Events, res.Shifts)
 	fmt.Fprintf(&b, "  anomalies    %d\n", len(res.Anomalies))
 	return b.String()

@@ -25,6 +25,10 @@ type Op struct {
 	// Answered is false when no attempt got a definite answer; Replayed when the answer was a
 	// replay of an earlier attempt's outcome.
 	Answered, Replayed bool
+	// Hedged: the first attempt went to two replicas at once; Mismatch says how their two
+	// definite answers differed ("" when they agreed).
+	Hedged   bool
+	Mismatch string
 }
 
 // History records operations from many goroutines.
