@@ -9,7 +9,7 @@ import (
 // Clone returns an independent copy of the store: a change to one never shows in the other.
 //
 // With forgetPast the copy keeps only what a later operation can read: each lobby's latest game
-// (its header, players and moves), the last event of each lobby's log (the next one chains on
+// (its header, players, leaves and moves), the last event of each lobby's log (the next one chains on
 // it) and the ledger summed per ledger account. Every Tx method, Ledger and MoneyInPlay behave on
 // it as on the original; Events returns only the kept last event, and Game, Players and Moves
 // know only the latest games. A linearizability checker that copies the store at every step of
@@ -53,6 +53,11 @@ func (s *Store) Clone(forgetPast bool) *Store {
 			copied[id] = &player
 		}
 		c.players[game] = copied
+	}
+	for k, n := range s.leaves {
+		if keep(k.game) {
+			c.leaves[k] = n
+		}
 	}
 	for k, m := range s.moves {
 		if keep(k.game) {

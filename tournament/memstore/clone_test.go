@@ -3,6 +3,8 @@ package memstore_test
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/commitreveal/rps/engine"
@@ -63,8 +65,11 @@ func TestClone(t *testing.T) {
 	for game := range 3 {
 		play(s, game)
 	}
-	// Clone in the middle of a round: the current game's rows must come along.
+	// Clone in the middle of a round: the current game's rows must come along, its count of
+	// leaves too.
 	now += 10
+	must(s, func(tx tournament.Tx) error { return svc.Register(ctx, tx, now, a, lobby) })
+	must(s, func(tx tournament.Tx) error { return svc.Leave(ctx, tx, now, a, lobby) })
 	must(s, func(tx tournament.Tx) error { return svc.Register(ctx, tx, now, a, lobby) })
 	must(s, func(tx tournament.Tx) error { return svc.Register(ctx, tx, now, b, lobby) })
 	must(s, func(tx tournament.Tx) error { return svc.Commit(ctx, tx, now, a, lobby, engine.Commit("0a3")) })
@@ -107,5 +112,59 @@ func TestClone(t *testing.T) {
 	// The copies went on in their own memory: a fresh copy of the state before is unchanged.
 	if got, _ := whole.Clone(false).Events(ctx, lobby); len(got) != len(want) {
 		t.Errorf("whole copy has %d events, want %d", len(got), len(want))
+	}
+}
+
+// TestCloneCopiesEveryField: Clone copies the store's fields one by one; a field added to Store
+// must be added to Clone (and here).
+func TestCloneCopiesEveryField(t *testing.T) {
+	cloned := []string{"mu", "accounts", "lobbies", "games", "players", "leaves", "moves", "rulesets", "events", "entries"}
+	typ := reflect.TypeOf(memstore.Store{})
+	for i := range typ.NumField() {
+		if name := typ.Field(i).Name; !slices.Contains(cloned, name) {
+			t.Errorf("Store has a field %s that Clone does not copy", name)
+		}
+	}
+}
+
+// TestCloneKeepsLeaves: a compact copy remembers how often each player left the current game,
+// so it refuses a rejoin past the limit as the original does.
+func TestCloneKeepsLeaves(t *testing.T) {
+	ctx := context.Background()
+	svc := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: tournamenttest.Timeout, NewID: tournamenttest.NewID})
+	s := memstore.New()
+	admin := tournament.Actor{ID: tournament.AccountID(tournamenttest.NewID()), Role: tournament.RoleAdmin}
+	a := tournament.Actor{ID: tournament.AccountID(tournamenttest.NewID()), Role: tournament.RolePlayer}
+	if err := s.CreateAccount(ctx, admin.ID, "admin", admin.Role, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateAccount(ctx, a.ID, "a", a.Role, 100); err != nil {
+		t.Fatal(err)
+	}
+	now := tournamenttest.Start
+	var lobby tournament.LobbyID
+	if err := s.Do(ctx, func(tx tournament.Tx) (err error) {
+		lobby, err = svc.CreateLobby(ctx, tx, now, admin, "leaves", tournament.DefaultConfig())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	register := func(x *memstore.Store) error {
+		return x.Do(ctx, func(tx tournament.Tx) error { return svc.Register(ctx, tx, now, a, lobby) })
+	}
+	var refusal error
+	for refusal == nil {
+		if refusal = register(s); refusal == nil {
+			if err := s.Do(ctx, func(tx tournament.Tx) error { return svc.Leave(ctx, tx, now, a, lobby) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want, ok := tournament.IsRefusal(refusal)
+	if !ok || want.Code != tournament.CodeRejoinLimit {
+		t.Fatalf("rejoining again and again: %v, want rejoin_limit", refusal)
+	}
+	if got, _ := tournament.IsRefusal(register(s.Clone(true))); got == nil || got.Code != want.Code {
+		t.Errorf("the compact copy answers a rejoin past the limit with %v, want %s", got, want.Code)
 	}
 }
