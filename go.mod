@@ -21,6 +21,7 @@ require (
 require (
 	github.com/Shopify/toxiproxy/v2 v2.5.0 // indirect
 	github.com/anishathalye/porcupine v1.3.1 // indirect
+	filippo.io/torchwood v0.9.0 // indirect
 	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
