@@ -1,0 +1,8 @@
+DROP TABLE IF EXISTS log_witnesses;
+DROP TABLE IF EXISTS log_checkpoints;
+DROP TABLE IF EXISTS log_heads;
+DROP TABLE IF EXISTS log_ranges;
+DROP TABLE IF EXISTS log_tiles;
+DROP TABLE IF EXISTS log_state;
+DROP INDEX IF EXISTS events_log_xid;
+ALTER TABLE events DROP COLUMN IF EXISTS log_xid;

@@ -1,0 +1,402 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/commitreveal/rps/tournament"
+	"github.com/commitreveal/rps/translog"
+)
+
+// This file is the SQL of the transparency log (package translog): reading what is not in the
+// tree yet, appending a batch, and the reads that serve checkpoints, tiles, entries and proofs.
+// The integration itself runs in translog/sequencer, between PendingLog and AppendLog: no code
+// of another package runs inside these transactions.
+
+// LogState is the log as stored: its origin, its tree, and the transaction id below which every
+// committed event is in the tree.
+type LogState struct {
+	Origin string
+	Size   int64
+	Root   [32]byte
+	Floor  int64
+}
+
+// ErrLogMoved: the log grew since the batch was read (another replica integrated first).
+var ErrLogMoved = errors.New("the log grew meanwhile")
+
+// LogState returns the log's state, or tournament.ErrNotFound before CreateLog.
+func (s *Store) LogState(ctx context.Context) (LogState, error) {
+	return scanLogState(queryRow(ctx, s.pool, logStateSQL))
+}
+
+const logStateSQL = `SELECT origin, size, root, floor::text::bigint FROM log_state`
+
+func scanLogState(r pgx.Row, extra ...any) (LogState, error) {
+	var st LogState
+	var root []byte
+	err := r.Scan(append([]any{&st.Origin, &st.Size, &root, &st.Floor}, extra...)...)
+	copy(st.Root[:], root)
+	return st, err
+}
+
+// CreateLog creates the empty log under origin with its first checkpoint (the empty tree's,
+// signed), unless it exists; either way it returns the log's state. Two replicas starting at once
+// create it once.
+func (s *Store) CreateLog(ctx context.Context, origin string, root [32]byte, checkpoint []byte, published bool) (LogState, error) {
+	err := s.withTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		tag, err := exec(ctx, tx, `INSERT INTO log_state (origin, root, updated_at) VALUES ($1, $2, `+clockSQL+`)
+			ON CONFLICT DO NOTHING`, origin, root[:])
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		_, err = exec(ctx, tx, `INSERT INTO log_checkpoints (size, root, note, created_at, published_at)
+			VALUES (0, $1, $2, `+clockSQL+`, CASE WHEN $3 THEN `+clockSQL+` END)`, root[:], string(checkpoint), published)
+		return err
+	})
+	if err != nil {
+		return LogState{}, fmt.Errorf("create the log: %w", err)
+	}
+	return s.LogState(ctx)
+}
+
+// LogPending is what the log does not hold yet, read in one snapshot.
+type LogPending struct {
+	State LogState
+	// Horizon is the oldest transaction id still running when the snapshot was taken: every
+	// event of an older transaction is committed and was read (as far as the limits allowed).
+	Horizon int64
+	// Edge are the tree's right-edge tiles (translog.EdgeTiles).
+	Edge []translog.Tile
+	// Logged is the newest logged seq of each lobby with pending events (absent: none).
+	Logged  map[string]int64
+	Pending []translog.Pending
+	// Complete is false when the limits cut the read: the next batch must look again from the
+	// same floor.
+	Complete bool
+}
+
+// PendingLog reads, in one snapshot, the log's state, its right edge and the committed events not
+// in it yet, at most maxEvents of each of at most maxLobbies lobbies. A lobby has new events when
+// one of its events was written by a transaction between the log's floor and the snapshot's
+// horizon; its events are then read from its newest logged one on, whatever transaction wrote
+// them, so an event held back for a gap is read again.
+func (s *Store) PendingLog(ctx context.Context, maxLobbies, maxEvents int) (LogPending, error) {
+	var p LogPending
+	err := s.withTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var err error
+		p.State, err = scanLogState(queryRow(ctx, tx, `SELECT origin, size, root, floor::text::bigint,
+			pg_snapshot_xmin(pg_current_snapshot())::text::bigint FROM log_state`), &p.Horizon)
+		if err != nil {
+			return fmt.Errorf("read the log: %w", err)
+		}
+		if p.Edge, err = s.readTiles(ctx, tx, translog.EdgeTiles(p.State.Size)); err != nil {
+			return err
+		}
+		p.Logged = map[string]int64{}
+		lobbies := map[string]int{}
+		rows, err := tx.Query(ctx, `WITH dirty AS (
+				SELECT DISTINCT lobby_id FROM events
+				WHERE log_xid >= $1::bigint::text::xid8 AND log_xid < $2::bigint::text::xid8 LIMIT $3)
+			SELECT d.lobby_id::text, coalesce(h.seq, 0), e.seq, e.hash, e.at
+			FROM dirty d LEFT JOIN log_heads h ON h.lobby_id = d.lobby_id
+			CROSS JOIN LATERAL (SELECT seq, hash, at FROM events e
+				WHERE e.lobby_id = d.lobby_id AND e.seq > coalesce(h.seq, 0) AND e.log_xid < $2::bigint::text::xid8
+				ORDER BY seq LIMIT $4) e`, p.State.Floor, p.Horizon, maxLobbies, maxEvents)
+		if err != nil {
+			return fmt.Errorf("read pending events: %w", mapErr(err))
+		}
+		for rows.Next() {
+			var e translog.Pending
+			var logged int64
+			var hash []byte
+			if err := rows.Scan(&e.Lobby, &logged, &e.Seq, &hash, &e.At); err != nil {
+				rows.Close()
+				return fmt.Errorf("read pending events: %w", mapErr(err))
+			}
+			copy(e.Hash[:], hash)
+			if logged > 0 {
+				p.Logged[e.Lobby] = logged
+			}
+			lobbies[e.Lobby]++
+			p.Pending = append(p.Pending, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read pending events: %w", mapErr(err))
+		}
+		// A lobby without rows was fully logged already; only a full read may have left some out.
+		p.Complete = len(lobbies) < maxLobbies
+		for _, n := range lobbies {
+			p.Complete = p.Complete && n < maxEvents
+		}
+		return nil
+	})
+	return p, err
+}
+
+// readTiles reads stored tiles by key; missing ones are absent from the result.
+func (s *Store) readTiles(ctx context.Context, q querier, keys []translog.TileKey) ([]translog.Tile, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	levels, ns := make([]int16, len(keys)), make([]int64, len(keys))
+	for i, k := range keys {
+		levels[i], ns[i] = int16(k.Level), k.N
+	}
+	tiles, err := collect(ctx, q, func(r pgx.CollectableRow) (translog.Tile, error) {
+		var t translog.Tile
+		err := r.Scan(&t.Level, &t.N, &t.Hashes)
+		return t, err
+	}, `SELECT t.level, t.n, t.hashes FROM log_tiles t JOIN unnest($1::smallint[], $2::bigint[]) k (level, n)
+		ON t.level = k.level AND t.n = k.n`, levels, ns)
+	if err != nil {
+		return nil, fmt.Errorf("read log tiles: %w", err)
+	}
+	return tiles, nil
+}
+
+// LogTiles reads stored tiles by key (for serving tiles and proving); missing ones are absent.
+func (s *Store) LogTiles(ctx context.Context, keys []translog.TileKey) (map[translog.TileKey][]byte, error) {
+	tiles, err := s.readTiles(ctx, s.pool, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[translog.TileKey][]byte, len(tiles))
+	for _, t := range tiles {
+		out[t.TileKey] = t.Hashes
+	}
+	return out, nil
+}
+
+// LogAppend is one integration: the batch, the tiles it grew, the new tree and its checkpoint.
+type LogAppend struct {
+	// OldSize is the size the batch was built on; the append fails with ErrLogMoved when the
+	// log is no longer that size.
+	OldSize int64
+	Batch   translog.Batch
+	Growth  translog.Growth
+	// Floor is the log's new floor (the read's horizon when the read was complete).
+	Floor int64
+	// Checkpoint is the new tree's signed checkpoint (nil when the batch is empty); Published
+	// publishes it at once (no witnesses to ask).
+	Checkpoint []byte
+	Published  bool
+}
+
+// AppendLog appends a batch in one transaction: tiles, ranges, heads, checkpoint and the new state
+// all commit together or not at all. It returns the commit's instant (the database's clock, Unix
+// milliseconds).
+func (s *Store) AppendLog(ctx context.Context, a LogAppend) (int64, error) {
+	var at int64
+	err := s.withTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		var size int64
+		if err := queryRow(ctx, tx, `SELECT size, `+clockSQL+` FROM log_state FOR UPDATE`).Scan(&size, &at); err != nil {
+			return fmt.Errorf("lock the log: %w", err)
+		}
+		if size != a.OldSize {
+			return fmt.Errorf("%w: size %d, the batch was built on %d", ErrLogMoved, size, a.OldSize)
+		}
+		if len(a.Batch.Leaves) == 0 {
+			_, err := exec(ctx, tx, `UPDATE log_state SET floor = $1::bigint::text::xid8 WHERE floor < $1::bigint::text::xid8`, a.Floor)
+			return err
+		}
+		if a.Growth.Tree.N != a.OldSize+int64(len(a.Batch.Leaves)) {
+			return fmt.Errorf("append to the log: a tree of %d for %d + %d leaves", a.Growth.Tree.N, a.OldSize, len(a.Batch.Leaves))
+		}
+		var b pgx.Batch
+		levels, ns, hashes := make([]int16, len(a.Growth.Tiles)), make([]int64, len(a.Growth.Tiles)), make([][]byte, len(a.Growth.Tiles))
+		for i, t := range a.Growth.Tiles {
+			levels[i], ns[i], hashes[i] = int16(t.Level), t.N, t.Hashes
+		}
+		// A stored tile only grows: a shorter one would be a bug, and is refused by the check.
+		queue(&b, `INSERT INTO log_tiles (level, n, hashes) SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bytea[])
+			ON CONFLICT (level, n) DO UPDATE SET hashes = excluded.hashes
+			WHERE substring(excluded.hashes FOR length(log_tiles.hashes)) = log_tiles.hashes`, levels, ns, hashes)
+		firsts, lobbies, seqs, counts := make([]int64, len(a.Batch.Ranges)), make([]string, len(a.Batch.Ranges)), make([]int64, len(a.Batch.Ranges)), make([]int64, len(a.Batch.Ranges))
+		for i, r := range a.Batch.Ranges {
+			firsts[i], lobbies[i], seqs[i], counts[i] = r.FirstIndex, r.Lobby, r.FirstSeq, r.Count
+		}
+		queue(&b, `INSERT INTO log_ranges (first_index, lobby_id, first_seq, count)
+			SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::bigint[], $4::bigint[])`, firsts, lobbies, seqs, counts)
+		headLobbies, headSeqs, headLeaves := make([]string, len(a.Batch.Heads)), make([]int64, len(a.Batch.Heads)), make([]int64, len(a.Batch.Heads))
+		for i, h := range a.Batch.Heads {
+			headLobbies[i], headSeqs[i], headLeaves[i] = h.Lobby, h.Seq, h.LeafIndex
+		}
+		queue(&b, `INSERT INTO log_heads (lobby_id, seq, leaf_index) SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bigint[])
+			ON CONFLICT (lobby_id) DO UPDATE SET seq = excluded.seq, leaf_index = excluded.leaf_index`, headLobbies, headSeqs, headLeaves)
+		queue(&b, `INSERT INTO log_checkpoints (size, root, note, created_at, published_at)
+			VALUES ($1, $2, $3, $4, CASE WHEN $5 THEN $4::bigint END)`,
+			a.Growth.Tree.N, a.Growth.Tree.Hash[:], string(a.Checkpoint), at, a.Published)
+		queue(&b, `UPDATE log_state SET size = $1, root = $2, floor = greatest(floor, $3::bigint::text::xid8), updated_at = $4`,
+			a.Growth.Tree.N, a.Growth.Tree.Hash[:], a.Floor, at)
+		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+			return fmt.Errorf("append to the log: %w", mapErr(err))
+		}
+		return nil
+	})
+	return at, err
+}
+
+// LogCheckpoint is a signed checkpoint as stored.
+type LogCheckpoint struct {
+	Size int64
+	Root [32]byte
+	// Note is the checkpoint as the log signed it; Cosignatures the witnesses' lines gathered.
+	Note         []byte
+	Cosignatures []byte
+	CreatedAt    int64
+	// PublishedAt is 0 while the witnesses have not answered yet.
+	PublishedAt int64
+}
+
+// Signed is the checkpoint with its cosignatures, as served.
+func (c LogCheckpoint) Signed() []byte { return append(append([]byte(nil), c.Note...), c.Cosignatures...) }
+
+const checkpointColumns = `size, root, note, cosignatures, created_at, coalesce(published_at, 0)`
+
+func scanCheckpoint(r pgx.Row) (LogCheckpoint, error) {
+	var c LogCheckpoint
+	var root []byte
+	var note, cosigs string
+	err := r.Scan(&c.Size, &root, &note, &cosigs, &c.CreatedAt, &c.PublishedAt)
+	copy(c.Root[:], root)
+	c.Note, c.Cosignatures = []byte(note), []byte(cosigs)
+	return c, err
+}
+
+// PublishedCheckpoint is the newest published checkpoint, or tournament.ErrNotFound before the
+// log exists.
+func (s *Store) PublishedCheckpoint(ctx context.Context) (LogCheckpoint, error) {
+	return scanCheckpoint(queryRow(ctx, s.pool, `SELECT `+checkpointColumns+` FROM log_checkpoints
+		WHERE published_at IS NOT NULL ORDER BY size DESC LIMIT 1`))
+}
+
+// NewestCheckpoint is the newest checkpoint, published or not.
+func (s *Store) NewestCheckpoint(ctx context.Context) (LogCheckpoint, error) {
+	return scanCheckpoint(queryRow(ctx, s.pool, `SELECT `+checkpointColumns+` FROM log_checkpoints ORDER BY size DESC LIMIT 1`))
+}
+
+// PublishCheckpoint publishes a checkpoint with the cosignatures gathered for it, or replaces
+// a published one's cosignatures by a longer list (a witness that answered late).
+func (s *Store) PublishCheckpoint(ctx context.Context, size int64, cosignatures []byte) error {
+	_, err := exec(ctx, s.pool, `UPDATE log_checkpoints SET cosignatures = $2, published_at = coalesce(published_at, `+clockSQL+`)
+		WHERE size = $1 AND (published_at IS NULL OR length(cosignatures) < length($2))`, size, string(cosignatures))
+	if err != nil {
+		return fmt.Errorf("publish checkpoint %d: %w", size, err)
+	}
+	return nil
+}
+
+// WitnessSizes returns the size each witness last cosigned, as far as the log knows.
+func (s *Store) WitnessSizes(ctx context.Context) (map[string]int64, error) {
+	rows, err := collect(ctx, s.pool, func(r pgx.CollectableRow) (struct {
+		name string
+		size int64
+	}, error) {
+		var w struct {
+			name string
+			size int64
+		}
+		err := r.Scan(&w.name, &w.size)
+		return w, err
+	}, `SELECT name, size FROM log_witnesses`)
+	if err != nil {
+		return nil, fmt.Errorf("witness sizes: %w", err)
+	}
+	out := make(map[string]int64, len(rows))
+	for _, w := range rows {
+		out[w.name] = w.size
+	}
+	return out, nil
+}
+
+// SetWitnessSize records the size a witness cosigned or told us it has.
+func (s *Store) SetWitnessSize(ctx context.Context, name string, size int64) error {
+	_, err := exec(ctx, s.pool, `INSERT INTO log_witnesses (name, size, updated_at) VALUES ($1, $2, `+clockSQL+`)
+		ON CONFLICT (name) DO UPDATE SET size = excluded.size, updated_at = excluded.updated_at`, name, size)
+	if err != nil {
+		return fmt.Errorf("witness %s size: %w", name, err)
+	}
+	return nil
+}
+
+// LogEntries returns the leaves with indexes in [start, end), in order, as far as the log has
+// them.
+func (s *Store) LogEntries(ctx context.Context, start, end int64) ([]translog.Leaf, error) {
+	leaves, err := collect(ctx, s.pool, func(r pgx.CollectableRow) (translog.Leaf, error) {
+		var l translog.Leaf
+		var hash []byte
+		err := r.Scan(&l.Lobby, &l.Seq, &hash)
+		copy(l.Hash[:], hash)
+		return l, err
+	}, `SELECT e.lobby_id::text, e.seq, e.hash
+		FROM log_ranges r
+		JOIN events e ON e.lobby_id = r.lobby_id AND e.seq >= r.first_seq + greatest($1 - r.first_index, 0)
+			AND e.seq < r.first_seq + least($2 - r.first_index, r.count)
+		WHERE r.first_index >= coalesce((SELECT max(first_index) FROM log_ranges WHERE first_index <= $1), 0)
+			AND r.first_index < $2
+		ORDER BY r.first_index, e.seq`, start, end)
+	if err != nil {
+		return nil, fmt.Errorf("log entries %d..%d: %w", start, end, err)
+	}
+	return leaves, nil
+}
+
+// LogRanges returns the runs of leaves that hold a lobby's events from first to last seq (only
+// the logged ones).
+func (s *Store) LogRanges(ctx context.Context, lobby tournament.LobbyID, first, last int64) ([]translog.Range, error) {
+	if !validID(string(lobby)) {
+		return nil, nil
+	}
+	ranges, err := collect(ctx, s.pool, func(r pgx.CollectableRow) (translog.Range, error) {
+		var x translog.Range
+		err := r.Scan(&x.FirstIndex, &x.Lobby, &x.FirstSeq, &x.Count)
+		return x, err
+	}, `SELECT first_index, lobby_id::text, first_seq, count FROM log_ranges
+		WHERE lobby_id = $1 AND first_seq <= $3
+			AND first_seq >= coalesce((SELECT max(first_seq) FROM log_ranges WHERE lobby_id = $1 AND first_seq <= $2), 0)
+		ORDER BY first_seq`, lobby, first, last)
+	if err != nil {
+		return nil, fmt.Errorf("log ranges of lobby %s: %w", lobby, err)
+	}
+	return ranges, nil
+}
+
+// LeafOf finds the leaf of a lobby's event, and whether it is logged.
+func LeafOf(ranges []translog.Range, seq int64) (int64, bool) {
+	for _, r := range ranges {
+		if seq >= r.FirstSeq && seq < r.FirstSeq+r.Count {
+			return r.FirstIndex + seq - r.FirstSeq, true
+		}
+	}
+	return 0, false
+}
+
+// LogHead is a lobby's newest logged event and its leaf (ok false: none logged yet).
+func (s *Store) LogHead(ctx context.Context, lobby tournament.LobbyID) (translog.Head, bool, error) {
+	if !validID(string(lobby)) {
+		return translog.Head{}, false, nil
+	}
+	h := translog.Head{Lobby: string(lobby)}
+	err := queryRow(ctx, s.pool, `SELECT seq, leaf_index FROM log_heads WHERE lobby_id = $1`, lobby).Scan(&h.Seq, &h.LeafIndex)
+	if errors.Is(err, tournament.ErrNotFound) {
+		return h, false, nil
+	}
+	return h, err == nil, err
+}
+
+// EventHash returns the chain hash of a lobby's event.
+func (s *Store) EventHash(ctx context.Context, lobby tournament.LobbyID, seq int64) ([32]byte, error) {
+	var out [32]byte
+	if !validID(string(lobby)) {
+		return out, tournament.ErrNotFound
+	}
+	var hash []byte
+	err := queryRow(ctx, s.pool, `SELECT hash FROM events WHERE lobby_id = $1 AND seq = $2`, lobby, seq).Scan(&hash)
+	copy(out[:], hash)
+	return out, err
+}

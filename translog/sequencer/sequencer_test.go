@@ -1,0 +1,257 @@
+package sequencer_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"filippo.io/torchwood"
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/commitreveal/rps/internal/apitest"
+	"github.com/commitreveal/rps/internal/pgtest"
+	"github.com/commitreveal/rps/translog"
+	"github.com/commitreveal/rps/translog/sequencer"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+const origin = "rps.test/log"
+
+// setup starts the API over a fresh database, with lobbies that hold some events, and returns it
+// with a sequencer of the log.
+func setup(t *testing.T) (*apitest.Env, *sequencer.Sequencer) {
+	t.Helper()
+	e := apitest.Start(t)
+	for range 3 {
+		l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 5})
+		for i := range 2 {
+			e.Register(l.Id.String(), e.NewPlayer(fmt.Sprint("p", i), 100))
+		}
+	}
+	seq, err := sequencer.New(t.Context(), sequencer.Config{Store: e.Store, Origin: origin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, seq
+}
+
+type event struct {
+	lobby string
+	seq   int64
+	hash  [32]byte
+}
+
+func allEvents(t *testing.T, e *apitest.Env) []event {
+	t.Helper()
+	rows, _ := e.Pool.Query(t.Context(), `SELECT lobby_id::text, seq, hash FROM events ORDER BY lobby_id, seq`)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (event, error) {
+		var ev event
+		var h []byte
+		err := r.Scan(&ev.lobby, &ev.seq, &h)
+		copy(ev.hash[:], h)
+		return ev, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// checkLog checks the stored log against the events, with the standard libraries only: every
+// event is one leaf, each lobby's in chain order; the checkpoint is validly signed by the current
+// key; the tree the entries make has the checkpoint's root; and it returns the checkpoint.
+func checkLog(t *testing.T, e *apitest.Env) torchwood.Checkpoint {
+	t.Helper()
+	ctx := t.Context()
+	c, err := e.Store.PublishedCheckpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := e.Store.CurrentSigningKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vkey, _ := translog.VerifierKey(origin, key.Public)
+	v, _ := note.NewVerifier(vkey)
+	cp, _, err := torchwood.VerifyCheckpoint(c.Signed(), torchwood.ThresholdPolicy(2, torchwood.OriginPolicy(origin), torchwood.SingleVerifierPolicy(v)))
+	if err != nil {
+		t.Fatalf("checkpoint: %v\n%s", err, c.Signed())
+	}
+	leaves, err := e.Store.LogEntries(ctx, 0, cp.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := allEvents(t, e)
+	if int64(len(leaves)) != cp.N || len(events) != len(leaves) {
+		t.Fatalf("%d leaves in a tree of %d, %d events", len(leaves), cp.N, len(events))
+	}
+	seen := map[string]int64{}
+	var hashes []tlog.Hash
+	for i, l := range leaves {
+		if l.Seq != seen[l.Lobby]+1 {
+			t.Fatalf("leaf %d is event %d of lobby %s, after its event %d", i, l.Seq, l.Lobby, seen[l.Lobby])
+		}
+		seen[l.Lobby] = l.Seq
+		hashes = append(hashes, tlog.RecordHash(l.Entry()))
+	}
+	g, err := translog.Append(0, nil, hashes)
+	if err != nil || g.Tree != cp.Tree {
+		t.Fatalf("the entries make %v, the checkpoint says %v (%v)", g.Tree, cp.Tree, err)
+	}
+	for _, ev := range events {
+		ranges, err := e.Store.LogRanges(ctx, "00000000-0000-0000-0000-000000000000", 1, 1)
+		if err != nil || len(ranges) != 0 {
+			t.Fatalf("ranges of no lobby: %v %v", ranges, err)
+		}
+		ranges, _ = e.Store.LogRanges(ctx, tlogLobby(ev.lobby), ev.seq, ev.seq)
+		index, ok := leafOf(ranges, ev.seq)
+		if !ok || leaves[index].Lobby != ev.lobby || leaves[index].Seq != ev.seq || leaves[index].Hash != ev.hash {
+			t.Fatalf("event %s/%d: leaf %d (%v)", ev.lobby, ev.seq, index, ok)
+		}
+	}
+	return cp
+}
+
+func TestIntegrationLogsEveryEventOnceInChainOrder(t *testing.T) {
+	e, seq := setup(t)
+	ctx := t.Context()
+	n, err := seq.Integrate(ctx)
+	if err != nil || n == 0 {
+		t.Fatalf("integrate: %d, %v", n, err)
+	}
+	first := checkLog(t, e)
+	if n, err := seq.Integrate(ctx); err != nil || n != 0 {
+		t.Fatalf("integrate again with nothing new: %d, %v", n, err)
+	}
+	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 5})
+	e.Register(l.Id.String(), e.NewPlayer("late", 100))
+	if n, err := seq.Integrate(ctx); err != nil || n == 0 {
+		t.Fatalf("integrate the new lobby: %d, %v", n, err)
+	}
+	second := checkLog(t, e)
+	tiles := translog.TileReader{Read: func(keys []translog.TileKey) (map[translog.TileKey][]byte, error) { return e.Store.LogTiles(ctx, keys) }}
+	proof, err := tlog.ProveTree(second.N, first.N, tlog.TileHashReader(second.Tree, tiles))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tlog.CheckTree(proof, second.N, second.Hash, first.N, first.Hash); err != nil {
+		t.Fatalf("consistency %d -> %d: %v", first.N, second.N, err)
+	}
+	// The origin is the log's: another one is refused.
+	if _, err := sequencer.New(ctx, sequencer.Config{Store: e.Store, Origin: "other.example/log"}); err == nil {
+		t.Fatal("a sequencer started with another origin")
+	}
+}
+
+// TestReplicasIntegrateEachEventOnce: sequencers of several replicas race on one database while
+// events are written; every event ends up in the log once.
+func TestReplicasIntegrateEachEventOnce(t *testing.T) {
+	e, first := setup(t)
+	seqs := []*sequencer.Sequencer{first}
+	for range 2 {
+		s, err := sequencer.New(t.Context(), sequencer.Config{Store: e.Store, Origin: origin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, s)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for _, s := range seqs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				_, _ = s.Integrate(ctx)
+			}
+		}()
+	}
+	for i := range 4 {
+		l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 5})
+		for j := range 3 {
+			e.Register(l.Id.String(), e.NewPlayer(fmt.Sprint("r", i, j), 100))
+		}
+	}
+	cancel()
+	wg.Wait()
+	if _, err := first.Integrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	checkLog(t, e)
+}
+
+// TestAnEventWhoseTransactionIsOlderWaitsForItsPredecessor builds the one case where a
+// lobby's events are committed out of their transactions' order: transaction B took its id
+// before A, A wrote event k and committed, B wrote event k+1 and committed, and an older
+// transaction C still runs, so A's event is not known committed yet when B's is. The log holds
+// B's event back until A's can go first.
+func TestAnEventWhoseTransactionIsOlderWaitsForItsPredecessor(t *testing.T) {
+	e, seq := setup(t)
+	ctx := t.Context()
+	if _, err := seq.Integrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lobby := allEvents(t, e)[0].lobby
+	var last int64
+	var prev []byte
+	if err := e.Pool.QueryRow(ctx, `SELECT last_seq, last_hash FROM lobbies WHERE id = $1`, lobby).Scan(&last, &prev); err != nil {
+		t.Fatal(err)
+	}
+	begin := func() pgx.Tx {
+		tx, err := e.Pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+		if _, err := tx.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}
+	insert := func(tx pgx.Tx, seq int64, prev, hash []byte) {
+		t.Helper()
+		if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO events (lobby_id, seq, type, at, data, prev_hash, hash)
+			VALUES ($1, $2, 'lobby_closed', 0, '{}', $3, $4)`, lobby, seq, prev, hash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hashA, hashB := bytes.Repeat([]byte{0xa}, 32), bytes.Repeat([]byte{0xb}, 32)
+	b := begin()
+	c := begin()
+	a := begin()
+	insert(a, last+1, prev, hashA)
+	if err := a.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	insert(b, last+2, hashA, hashB)
+	if err := b.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := len(allEvents(t, e))
+	if _, err := seq.Integrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if h, ok, _ := e.Store.LogHead(ctx, tlogLobby(lobby)); !ok || h.Seq != last {
+		t.Fatalf("with A's event not known committed, the lobby's logged head is %+v, want seq %d", h, last)
+	}
+	if err := c.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seq.Integrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if h, ok, _ := e.Store.LogHead(ctx, tlogLobby(lobby)); !ok || h.Seq != last+2 {
+		t.Fatalf("after C committed, the lobby's logged head is %+v, want seq %d", h, last+2)
+	}
+	if cp := checkLog(t, e); cp.N != int64(before) {
+		t.Fatalf("tree of %d, %d events", cp.N, before)
+	}
+}
