@@ -237,6 +237,7 @@ const (
 	ProblemCodeNoMatch             ProblemCode = "no_match"
 	ProblemCodeNotFound            ProblemCode = "not_found"
 	ProblemCodeNotInGame           ProblemCode = "not_in_game"
+	ProblemCodeNotLogged           ProblemCode = "not_logged"
 	ProblemCodePayloadTooLarge     ProblemCode = "payload_too_large"
 	ProblemCodeRateLimited         ProblemCode = "rate_limited"
 	ProblemCodeRejoinLimit         ProblemCode = "rejoin_limit"
@@ -280,6 +281,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeNotFound:
 		return true
 	case ProblemCodeNotInGame:
+		return true
+	case ProblemCodeNotLogged:
 		return true
 	case ProblemCodePayloadTooLarge:
 		return true
@@ -663,6 +666,42 @@ type CommitRequest struct {
 	Commitment string `json:"commitment"`
 }
 
+// ConsistencyProof The RFC 6962 consistency proof from the tree of size `from` to the tree of size `to`, with
+// both roots as this log has them, and its latest published checkpoint.
+type ConsistencyProof struct {
+	// Checkpoint The latest published checkpoint, signed and cosigned.
+	//
+	// Example: rps.example.com/log
+	// 1500
+	// sFodV/vSp5O8n9a8QpW6PRY97tfOSW5bsc2Xl/EQi08=
+	//
+	// — rps.example.com/log hI2DJw...
+	Checkpoint string `json:"checkpoint"`
+
+	// From The older tree size.
+	//
+	// Example: 1200
+	From int64 `json:"from"`
+
+	// FromRoot A SHA-256 hash of the Merkle tree, in standard base64.
+	//
+	// Example: sFodV/vSp5O8n9a8QpW6PRY97tfOSW5bsc2Xl/EQi08=
+	FromRoot LogHash `json:"fromRoot"`
+
+	// Proof The consistency proof (empty when `from` is 0 or equals `to`).
+	Proof []LogHash `json:"proof"`
+
+	// To The newer tree size.
+	//
+	// Example: 1500
+	To int64 `json:"to"`
+
+	// ToRoot A SHA-256 hash of the Merkle tree, in standard base64.
+	//
+	// Example: sFodV/vSp5O8n9a8QpW6PRY97tfOSW5bsc2Xl/EQi08=
+	ToRoot LogHash `json:"toRoot"`
+}
+
 // CreateAccountRequest A new player account.
 //
 // Example: {"name":"alice"}
@@ -762,6 +801,14 @@ type Event struct {
 	// Example: 4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d
 	Hash string `json:"hash"`
 
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
 	// LobbyId The lobby whose log holds the event.
 	//
 	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
@@ -807,6 +854,10 @@ type EventPage struct {
 	// feed and the RFC 8785 canonical JSON of `{"at", "hash", "keyId", "lobbyId", "seq"}` (the
 	// other fields of this object, exactly as served).
 	Head SignedHead `json:"head"`
+
+	// LogProof With `logProof=true`, the inclusion proof of the page's last event, when it is in a
+	// published checkpoint.
+	LogProof *LogProof `json:"logProof,omitempty"`
 
 	// Next The `after` of the next request: the `seq` of the last event returned, or the request's
 	// `after` when none was.
@@ -1540,6 +1591,14 @@ type Lobby struct {
 	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
 	Id openapi_types.UUID `json:"id"`
 
+	// Log The lobby's newest event in the transparency log and its leaf; in `GET
+	// /v1/lobbies/{lobbyId}` once the lobby has a logged event. The log runs about a second
+	// behind `head`.
+	Log *LogPosition `json:"log,omitempty"`
+
+	// LogProof With `logProof=true`, the inclusion proof of `log`'s event, once published.
+	LogProof *LogProof `json:"logProof,omitempty"`
+
 	// Name The lobby's display name.
 	//
 	// Example: Friday night
@@ -1562,6 +1621,154 @@ type LobbyPage struct {
 
 	// Next The cursor of the next page (pass it as `after`), or null on the last page.
 	Next *string `json:"next"`
+}
+
+// LogHash A SHA-256 hash of the Merkle tree, in standard base64.
+//
+// Example: sFodV/vSp5O8n9a8QpW6PRY97tfOSW5bsc2Xl/EQi08=
+type LogHash = string
+
+// LogInfo The transparency log of this deployment.
+type LogInfo struct {
+	// Checkpoint The latest published checkpoint, signed and cosigned (as `/log/checkpoint`).
+	//
+	// Example: rps.example.com/log
+	// 1500
+	// sFodV/vSp5O8n9a8QpW6PRY97tfOSW5bsc2Xl/EQi08=
+	//
+	// — rps.example.com/log hI2DJw...
+	Checkpoint string `json:"checkpoint"`
+
+	// Origin The log's origin, the first line of its checkpoints.
+	//
+	// Example: rps.example.com/log
+	Origin string `json:"origin"`
+
+	// Tiles The path prefix of the C2SP tlog-tiles resources (`checkpoint`, `tile/...`).
+	//
+	// Example: /log/
+	Tiles string `json:"tiles"`
+
+	// TreeSize The size of that checkpoint's tree.
+	//
+	// Example: 1500
+	TreeSize int64 `json:"treeSize"`
+
+	// VerifierKeys The log's note verifier keys, newest first.
+	VerifierKeys []LogKey `json:"verifierKeys"`
+
+	// Witnesses The witnesses the log asks to cosign.
+	Witnesses []LogWitness `json:"witnesses"`
+}
+
+// LogKey One of the server's keys as a note verifier key of the log.
+type LogKey struct {
+	// KeyId The key's id in `GET /v1/keys`.
+	//
+	// Example: 3f2a1b0c9d8e7f60
+	KeyId string `json:"keyId"`
+
+	// ValidFrom When the key began to sign.
+	//
+	// Example: 2025-01-01T12:00:00.000Z
+	ValidFrom time.Time `json:"validFrom"`
+
+	// ValidUntil When a newer key replaced it; null for the current key.
+	ValidUntil *time.Time `json:"validUntil"`
+
+	// VerifierKey The C2SP signed-note verifier key (`<origin>+<key hash>+<base64 key>`).
+	//
+	// Example: rps.example.com/log+d2b4c6e8+AQk3qv0kgC4kbJCKUGyVhGTYbIq7xWBlJzQ6YYRCRblU
+	VerifierKey string `json:"verifierKey"`
+}
+
+// LogPosition An event of a lobby and its leaf in the transparency log.
+type LogPosition struct {
+	// LeafIndex The event's leaf index in the log.
+	//
+	// Example: 1042
+	LeafIndex int64 `json:"leafIndex"`
+
+	// Seq The event's `seq`.
+	//
+	// Example: 7
+	Seq int64 `json:"seq"`
+}
+
+// LogProof The proof that an event is in the transparency log: its leaf (`event <lobbyId> <seq>
+// <hash>` and a line feed, hashed as RFC 6962 says), the RFC 6962 inclusion proof of that
+// leaf at `leafIndex` in the tree of `treeSize`, and the signed, cosigned checkpoint of that
+// tree. `receipt` is the same as a C2SP `tlog-proof` (its extra data is the leaf): keep it,
+// and check it offline against the log's verifier key and your witness policy (for example
+// with torchwood's `VerifyProof`). An event's inclusion also vouches, through the lobby's
+// hash chain, for every event before it.
+type LogProof struct {
+	// Checkpoint The signed checkpoint (a C2SP signed note) with the witnesses' cosignatures.
+	//
+	// Example: rps.example.com/log
+	// 1500
+	// sFodV/vSp5O8n9a8QpW6PRY97tfOSW5bsc2Xl/EQi08=
+	//
+	// — rps.example.com/log hI2DJw...
+	Checkpoint string `json:"checkpoint"`
+
+	// Hash The event's chain hash (as in the event).
+	//
+	// Example: 4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf index.
+	//
+	// Example: 1042
+	LeafIndex int64 `json:"leafIndex"`
+
+	// LobbyId The event's lobby.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// Proof The inclusion proof, from the leaf's sibling up to the root's child.
+	Proof []LogHash `json:"proof"`
+
+	// Receipt The same proof as a C2SP `tlog-proof` (`.tlog-proof` file).
+	//
+	// Example: c2sp.org/tlog-proof@v1
+	// extra ZXZlbnQg...
+	// index 1042
+	// ...
+	//
+	// rps.example.com/log
+	// 1500
+	// ...
+	Receipt string `json:"receipt"`
+
+	// Seq The event's `seq`.
+	//
+	// Example: 7
+	Seq int64 `json:"seq"`
+
+	// TreeSize The size of the checkpoint's tree.
+	//
+	// Example: 1500
+	TreeSize int64 `json:"treeSize"`
+}
+
+// LogWitness A witness the log asks to cosign its checkpoints (C2SP tlog-witness).
+type LogWitness struct {
+	// Name The witness's key name, which names it in cosignature lines.
+	//
+	// Example: witness.example/w1
+	Name string `json:"name"`
+
+	// Url The witness's submission prefix.
+	//
+	// Example: https://witness.example/
+	Url string `json:"url"`
+
+	// VerifierKey The witness's cosignature verifier key.
+	//
+	// Example: witness.example/w1+5a6b7c8d+BHcLoKaGbnv0xe8Pp3iMT9I4QH1oqfm46W2v/38VvURY
+	VerifierKey string `json:"verifierKey"`
 }
 
 // MatchmakingRequest What game to join.
@@ -1635,7 +1842,7 @@ type Problem struct {
 	// Code The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
 	// `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
 	// `rejoin_limit` / `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
-	// `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
+	// `idempotency_conflict` / `no_match` / `not_logged` 409, `method_not_allowed` 405 (a known path with another method),
 	// `payload_too_large` 413, `commitment_mismatch` /
 	// `invalid_move` 422, `rate_limited` 429, `internal` 500, `unavailable` 503.
 	//
@@ -1684,7 +1891,7 @@ type Problem struct {
 // ProblemCode The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
 // `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
 // `rejoin_limit` / `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
-// `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
+// `idempotency_conflict` / `no_match` / `not_logged` 409, `method_not_allowed` 405 (a known path with another method),
 // `payload_too_large` 413, `commitment_mismatch` /
 // `invalid_move` 422, `rate_limited` 429, `internal` 500, `unavailable` 503.
 //
@@ -2086,6 +2293,9 @@ type RulesetId = string
 // Wait defines model for Wait.
 type Wait = int32
 
+// WithLogProof defines model for WithLogProof.
+type WithLogProof = bool
+
 // BadRequest An RFC 9457 problem detail. `code` is the stable, machine-readable reason; `type` is
 // `urn:rps:problem:<code>`; `title` is a short human summary of the code.
 //
@@ -2321,6 +2531,14 @@ type CreateLobbyParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// GetLobbyParams defines parameters for GetLobby.
+type GetLobbyParams struct {
+	// LogProof Also return `logProof`, the inclusion proof, in the latest published checkpoint, of the
+	// newest event shown that is in it (a lobby view: the lobby's newest logged event; a page:
+	// its last event, when logged).
+	LogProof *WithLogProof `form:"logProof,omitempty" json:"logProof,omitempty"`
+}
+
 // CloseLobbyParams defines parameters for CloseLobby.
 type CloseLobbyParams struct {
 	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
@@ -2356,6 +2574,11 @@ type ListEventsParams struct {
 	// Wait Long poll: when there is no event after `after`, hold the request up to this many seconds
 	// for one to be appended. 0 (the default) answers at once.
 	Wait *Wait `form:"wait,omitempty" json:"wait,omitempty"`
+
+	// LogProof Also return `logProof`, the inclusion proof, in the latest published checkpoint, of the
+	// newest event shown that is in it (a lobby view: the lobby's newest logged event; a page:
+	// its last event, when logged).
+	LogProof *WithLogProof `form:"logProof,omitempty" json:"logProof,omitempty"`
 }
 
 // StreamEventsParams defines parameters for StreamEvents.
@@ -2435,6 +2658,24 @@ type StopGameParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// GetConsistencyProofParams defines parameters for GetConsistencyProof.
+type GetConsistencyProofParams struct {
+	// From The older tree size.
+	From int64 `form:"from" json:"from"`
+
+	// To The newer tree size (default the latest published checkpoint's).
+	To *int64 `form:"to,omitempty" json:"to,omitempty"`
+}
+
+// GetInclusionProofParams defines parameters for GetInclusionProof.
+type GetInclusionProofParams struct {
+	// LobbyId The event's lobby.
+	LobbyId openapi_types.UUID `form:"lobbyId" json:"lobbyId"`
+
+	// Seq The event's `seq`.
+	Seq int64 `form:"seq" json:"seq"`
 }
 
 // QuickJoinParams defines parameters for QuickJoin.
@@ -2582,7 +2823,7 @@ type ServerInterface interface {
 	CreateLobby(w http.ResponseWriter, r *http.Request, params CreateLobbyParams)
 	// GetLobby Get a lobby and its current game
 	// (GET /v1/lobbies/{lobbyId})
-	GetLobby(w http.ResponseWriter, r *http.Request, lobbyId LobbyId)
+	GetLobby(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params GetLobbyParams)
 	// CloseLobby Close a lobby
 	// (POST /v1/lobbies/{lobbyId}/close)
 	CloseLobby(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params CloseLobbyParams)
@@ -2613,6 +2854,15 @@ type ServerInterface interface {
 	// StopGame Stop the current game
 	// (POST /v1/lobbies/{lobbyId}/stop)
 	StopGame(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params StopGameParams)
+	// GetLog The transparency log's origin, keys, witnesses and latest checkpoint
+	// (GET /v1/log)
+	GetLog(w http.ResponseWriter, r *http.Request)
+	// GetConsistencyProof Prove that a tree the log had is a prefix of a later one
+	// (GET /v1/log/consistency)
+	GetConsistencyProof(w http.ResponseWriter, r *http.Request, params GetConsistencyProofParams)
+	// GetInclusionProof Prove that an event is in the log
+	// (GET /v1/log/inclusion)
+	GetInclusionProof(w http.ResponseWriter, r *http.Request, params GetInclusionProofParams)
 	// QuickJoin Join a game with a given bet
 	// (POST /v1/matchmaking)
 	QuickJoin(w http.ResponseWriter, r *http.Request, params QuickJoinParams)
@@ -2780,7 +3030,7 @@ func (_ Unimplemented) CreateLobby(w http.ResponseWriter, r *http.Request, param
 
 // GetLobby Get a lobby and its current game
 // (GET /v1/lobbies/{lobbyId})
-func (_ Unimplemented) GetLobby(w http.ResponseWriter, r *http.Request, lobbyId LobbyId) {
+func (_ Unimplemented) GetLobby(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params GetLobbyParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2841,6 +3091,24 @@ func (_ Unimplemented) RevealMove(w http.ResponseWriter, r *http.Request, lobbyI
 // StopGame Stop the current game
 // (POST /v1/lobbies/{lobbyId}/stop)
 func (_ Unimplemented) StopGame(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params StopGameParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetLog The transparency log's origin, keys, witnesses and latest checkpoint
+// (GET /v1/log)
+func (_ Unimplemented) GetLog(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetConsistencyProof Prove that a tree the log had is a prefix of a later one
+// (GET /v1/log/consistency)
+func (_ Unimplemented) GetConsistencyProof(w http.ResponseWriter, r *http.Request, params GetConsistencyProofParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetInclusionProof Prove that an event is in the log
+// (GET /v1/log/inclusion)
+func (_ Unimplemented) GetInclusionProof(w http.ResponseWriter, r *http.Request, params GetInclusionProofParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3866,8 +4134,24 @@ func (siw *ServerInterfaceWrapper) GetLobby(w http.ResponseWriter, r *http.Reque
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetLobbyParams
+
+	// ------------- Optional query parameter "logProof" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "logProof", r.URL.Query(), &params.LogProof, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "logProof"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "logProof", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.GetLobby(w, r, lobbyId)
+		siw.Handler.GetLobby(w, r, lobbyId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4030,6 +4314,19 @@ func (siw *ServerInterfaceWrapper) ListEvents(w http.ResponseWriter, r *http.Req
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "wait"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "wait", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "logProof" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "logProof", r.URL.Query(), &params.LogProof, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "logProof"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "logProof", Err: err})
 		}
 		return
 	}
@@ -4404,6 +4701,112 @@ func (siw *ServerInterfaceWrapper) StopGame(w http.ResponseWriter, r *http.Reque
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.StopGame(w, r, lobbyId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetLog operation middleware
+func (siw *ServerInterfaceWrapper) GetLog(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetLog(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetConsistencyProof operation middleware
+func (siw *ServerInterfaceWrapper) GetConsistencyProof(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetConsistencyProofParams
+
+	// ------------- Required query parameter "from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "from", r.URL.Query(), &params.From, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "from"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "from", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "to", r.URL.Query(), &params.To, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "to"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "to", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetConsistencyProof(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetInclusionProof operation middleware
+func (siw *ServerInterfaceWrapper) GetInclusionProof(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetInclusionProofParams
+
+	// ------------- Required query parameter "lobbyId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "lobbyId", r.URL.Query(), &params.LobbyId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "lobbyId"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lobbyId", Err: err})
+		}
+		return
+	}
+
+	// ------------- Required query parameter "seq" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "seq", r.URL.Query(), &params.Seq, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "seq"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "seq", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetInclusionProof(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4817,6 +5220,15 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/keys", wrapper.ListSigningKeys)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/log", wrapper.GetLog)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/log/inclusion", wrapper.GetInclusionProof)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/log/consistency", wrapper.GetConsistencyProof)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/accounts", wrapper.CreateAccount)
@@ -7810,6 +8222,7 @@ func (response CreateLobby503ApplicationProblemPlusJSONResponse) VisitCreateLobb
 
 type GetLobbyRequestObject struct {
 	LobbyId LobbyId `json:"lobbyId"`
+	Params  GetLobbyParams
 }
 
 type GetLobbyResponseObject interface {
@@ -9599,6 +10012,361 @@ func (response StopGame503ApplicationProblemPlusJSONResponse) VisitStopGameRespo
 	return err
 }
 
+type GetLogRequestObject struct {
+}
+
+type GetLogResponseObject interface {
+	VisitGetLogResponse(w http.ResponseWriter) error
+}
+
+type GetLog200JSONResponse LogInfo
+
+func (response GetLog200JSONResponse) VisitGetLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLog413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetLog413ApplicationProblemPlusJSONResponse) VisitGetLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLog429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetLog429ApplicationProblemPlusJSONResponse) VisitGetLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLog500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response GetLog500ApplicationProblemPlusJSONResponse) VisitGetLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLog503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetLog503ApplicationProblemPlusJSONResponse) VisitGetLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsistencyProofRequestObject struct {
+	Params GetConsistencyProofParams
+}
+
+type GetConsistencyProofResponseObject interface {
+	VisitGetConsistencyProofResponse(w http.ResponseWriter) error
+}
+
+type GetConsistencyProof200JSONResponse ConsistencyProof
+
+func (response GetConsistencyProof200JSONResponse) VisitGetConsistencyProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsistencyProof400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsistencyProof400ApplicationProblemPlusJSONResponse) VisitGetConsistencyProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsistencyProof409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsistencyProof409ApplicationProblemPlusJSONResponse) VisitGetConsistencyProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsistencyProof413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsistencyProof413ApplicationProblemPlusJSONResponse) VisitGetConsistencyProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsistencyProof429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsistencyProof429ApplicationProblemPlusJSONResponse) VisitGetConsistencyProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsistencyProof500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsistencyProof500ApplicationProblemPlusJSONResponse) VisitGetConsistencyProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsistencyProof503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsistencyProof503ApplicationProblemPlusJSONResponse) VisitGetConsistencyProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInclusionProofRequestObject struct {
+	Params GetInclusionProofParams
+}
+
+type GetInclusionProofResponseObject interface {
+	VisitGetInclusionProofResponse(w http.ResponseWriter) error
+}
+
+type GetInclusionProof200JSONResponse LogProof
+
+func (response GetInclusionProof200JSONResponse) VisitGetInclusionProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInclusionProof400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetInclusionProof400ApplicationProblemPlusJSONResponse) VisitGetInclusionProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInclusionProof404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetInclusionProof404ApplicationProblemPlusJSONResponse) VisitGetInclusionProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInclusionProof409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response GetInclusionProof409ApplicationProblemPlusJSONResponse) VisitGetInclusionProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInclusionProof413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetInclusionProof413ApplicationProblemPlusJSONResponse) VisitGetInclusionProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInclusionProof429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetInclusionProof429ApplicationProblemPlusJSONResponse) VisitGetInclusionProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInclusionProof500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response GetInclusionProof500ApplicationProblemPlusJSONResponse) VisitGetInclusionProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInclusionProof503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetInclusionProof503ApplicationProblemPlusJSONResponse) VisitGetInclusionProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type QuickJoinRequestObject struct {
 	Params QuickJoinParams
 	Body   *QuickJoinJSONRequestBody
@@ -10861,6 +11629,15 @@ type StrictServerInterface interface {
 	// StopGame Stop the current game
 	// (POST /v1/lobbies/{lobbyId}/stop)
 	StopGame(ctx context.Context, request StopGameRequestObject) (StopGameResponseObject, error)
+	// GetLog The transparency log's origin, keys, witnesses and latest checkpoint
+	// (GET /v1/log)
+	GetLog(ctx context.Context, request GetLogRequestObject) (GetLogResponseObject, error)
+	// GetConsistencyProof Prove that a tree the log had is a prefix of a later one
+	// (GET /v1/log/consistency)
+	GetConsistencyProof(ctx context.Context, request GetConsistencyProofRequestObject) (GetConsistencyProofResponseObject, error)
+	// GetInclusionProof Prove that an event is in the log
+	// (GET /v1/log/inclusion)
+	GetInclusionProof(ctx context.Context, request GetInclusionProofRequestObject) (GetInclusionProofResponseObject, error)
 	// QuickJoin Join a game with a given bet
 	// (POST /v1/matchmaking)
 	QuickJoin(ctx context.Context, request QuickJoinRequestObject) (QuickJoinResponseObject, error)
@@ -11535,10 +12312,11 @@ func (sh *strictHandler) CreateLobby(w http.ResponseWriter, r *http.Request, par
 }
 
 // GetLobby operation middleware
-func (sh *strictHandler) GetLobby(w http.ResponseWriter, r *http.Request, lobbyId LobbyId) {
+func (sh *strictHandler) GetLobby(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params GetLobbyParams) {
 	var request GetLobbyRequestObject
 
 	request.LobbyId = lobbyId
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.GetLobby(ctx, request.(GetLobbyRequestObject))
@@ -11858,6 +12636,82 @@ func (sh *strictHandler) StopGame(w http.ResponseWriter, r *http.Request, lobbyI
 	}
 }
 
+// GetLog operation middleware
+func (sh *strictHandler) GetLog(w http.ResponseWriter, r *http.Request) {
+	var request GetLogRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetLog(ctx, request.(GetLogRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetLog")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetLogResponseObject); ok {
+		if err := validResponse.VisitGetLogResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetConsistencyProof operation middleware
+func (sh *strictHandler) GetConsistencyProof(w http.ResponseWriter, r *http.Request, params GetConsistencyProofParams) {
+	var request GetConsistencyProofRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetConsistencyProof(ctx, request.(GetConsistencyProofRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetConsistencyProof")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetConsistencyProofResponseObject); ok {
+		if err := validResponse.VisitGetConsistencyProofResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetInclusionProof operation middleware
+func (sh *strictHandler) GetInclusionProof(w http.ResponseWriter, r *http.Request, params GetInclusionProofParams) {
+	var request GetInclusionProofRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetInclusionProof(ctx, request.(GetInclusionProofRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetInclusionProof")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetInclusionProofResponseObject); ok {
+		if err := validResponse.VisitGetInclusionProofResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // QuickJoin operation middleware
 func (sh *strictHandler) QuickJoin(w http.ResponseWriter, r *http.Request, params QuickJoinParams) {
 	var request QuickJoinRequestObject
@@ -12107,451 +12961,500 @@ func (sh *strictHandler) AnalyzeGrid(w http.ResponseWriter, r *http.Request, rul
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L0JkxvHkT/6Verh/48gIDdAXHNhwvGCpg7ToiQuZ7TyWqCnC90FoDyNKqirMBiI5vvsLyozqy80jhmS",
-	"EuXlRqzFQV91ZOWdv3zbiPRiqZVQ1jRGbxtzwWORwj9fC5tunk2tSN1fsTBRKpdWatUYNa5EpFVsmNVs",
-	"zaVlEzHVqWCpe0SqWacRNMQ9XywT0Rj1g4aJ5mLB3WumOl1w2xg1pLKDfiNoLKSSi9WiMeoFDbtZCrwk",
-	"ZiJtvHv3LmgsecoXwtKYnkWRXim7Y1Q/LPkvK8GiVWp0OmJ2LlioxL0NmZ7CX8tU3Em9MmzJZ6LDflhI",
-	"y6RlU53C5alMjcVrY9UIGtK99JeVSDeNoKH4wg2Ow6eLU1pya0Xqbv3nz932BW9Pn7W/fvP2/F27+Ofw",
-	"IX/2+u/+byNbD2NTqWYNtxo0/xfx9uSv54JxvPzEMBmX9qDRn1xEZ2LI24Ppaa89jPu8fRF1Rfucn0x6",
-	"8dl0IPpdP+Mlt/PChLNPBo1U/LKSqYgbI5uuRO2+rlbS3flbLspXd456d9DEa2FXqWIC7mFraecsNOKX",
-	"kM1Swa1wG88Vs3NpWLMbABnEYspXiQ2YNGya6gX8aCxPbatzNFXQSxqjblAi+tNhkei7NUTvJ/RSLqSt",
-	"3+eEpzNhLFOrxUSkjrppfla7M7hK1a6BJvDS2oH2upWh4vnk93Q+u+763uMaNL7hC7GLOGd8IWoo80Kc",
-	"x2fR6aR9wofT9lAM4vZ51J+0e7w79dfqKXOGH/tUyfJFLBZLbYWKNt+KzfaafMdvhWEcmSYzfCo67CrS",
-	"SxG7bWzSuQvYQti5jgOW6pUVLcZVzG7F0rL+kM31KjUd9oy5FXAEYefcjlUqeDR3r6FVZ02ziiJhDNMp",
-	"fHC6MjxhZhXNGTcsHHYvWKInk83NdJUkYcsRvrE6FTEeGGkNuxUbJtVYwVlw77QpV4ZHbjLuJe4eMZ2K",
-	"yJrLbFLwdPaEe4Ub/UTHG5aKZcI3hs6W+9ZYGcvtyuT3uMf1yjLODMgb+oB7f6RVtEpToSyLV8tERtwK",
-	"EEWmws25it2C4MekvSwPBwbIWSynUwEvg+9KWhOZ7+BNpNU0kZENO+y/eSJj7iY+VlMuk1UqDGsOu13c",
-	"HCPSO5EykaY6Nax5cn/fYjwVTGlLM+2wH41gnE1TYeYs5SrWC3bHkxXuFGwKH6sff3zxZYstRcrcEVOx",
-	"iBmuN0qn/AgNpr2oPzkT7W485O3h5Fy0L/hpr30SncV9cT69mPQy5o4CPj9EBSptOzItnp4Fv38p1MzO",
-	"G6P+yQkcfv93r3yW/p/2//fmT/XH4CU3FhhaHV+4gjXfsKurr1iUSOTRc6FY6jZcichKNSNJDlybBHnC",
-	"jUWe5+4U8s4t6jWQUir4wu24WS3c8XKM2cl4tzMWTtzSPRELFQmm7wTSSgj3hQy4Jct0joIaUF03N602",
-	"zKv94svGLhXnGG7/Et480TyNP1W9pv3/Oo735m0v6J2/uyn/9QH56M3PvfbFG3x5NzjfwVdfingm0k91",
-	"qZrdf5dm0Tt719oxj4fId2nF4qOK95MjpPtLPZlIYT5d7bv35uMR545NdGJzl8YDMrVG5TnhvWk36on2",
-	"eTyctIfRyUn7gg8H7f60F3fF2eQ06vXqVZ6EPvep6jzfbZwGaP5Ih/Pj08gPafzH4Vfnu9jVa71SO+g8",
-	"dZeIWQUM1FapZmg79Uqk36ulanj+OJo+ym0QNF6vEmGE/Ss38+0hP2MpXn5inB5pnRYx52bOmolei7Qd",
-	"cSPYXNyzScJvRX/S7p+cIg82LOJKKxnxxO3AolU+12dxP+pNuvxiei7O4tPoZDLkg2lf9OJudDE552fT",
-	"U3ESD6PBpO84gLiIz6OzySk/mTqzpx/Vn/m0MJd9a7R9zt+8PR3uoElaoF2cK18gGQe5oZAuTRjAfxIT",
-	"OmPC/fMsLK8CXN07lQMMrDgR3v7VESb996btSPR0sGNSP/E6gfpSqxlb6iQZoWpp5yIVTsdXmlRIVBJJ",
-	"BwzYXCdoO3mrarV0khd8BAuuNmSNmLFyp1Ar4a5OBOPLJWjpHdZlzYIjwZkFZi1Sw7hlWkV7jqqzYI5y",
-	"I5SF96B7QMt859bbLLUyAvxof+Hxa5yc+4sOgfsnX6IxJbV6ukz1JBGLP/3LuHV8m2+xeyJ2H7jLLKEb",
-	"ZwgJt6+xsFwmjVFjsTLWLctE2LUQip10u11Qw0+7w/Ou+z+2cHQylSKJGyM3iqmcdRb6TlzLhdAr+50h",
-	"OhEGKLXR7f3ty8F/9a/O/+fs2+F3p99fvOq+7l+f/Pf5392igfXYGA2dJmOlBWLMbTWWjZBWZ5WqUbo0",
-	"I5rmaHsy74o78X9TMW2MGv/nae4wfYpXzdNX+Apc6DL1hVuvDUcl4oq1MGAbLriN5khlbkNSHlnWXPDE",
-	"bbuI2d+ufvg+YOvUUbObgQnGaiGNcZxWp0zc25QzWEsTMM7yB90J5mReOmtaT53JOROtDgvh/pA56kNT",
-	"XE+nQsVSzcYKrlWOjFZAvO+CxnOyh9+LfnKnQ5FwMrcFT1LB441jzmzInAkv0keSxEVOEqCyMfroDloo",
-	"DOxDEMEz5t0HuUuE3GFuiAL8Mqrob2C3YjNiIWz3jbF8JhzjVdreSHXjHg2DsQppgW5SMZPGilTEwJ7F",
-	"v7RUN2ALuL8Lrp2AhVKZ1XQqI2ds30xXKgaW7t8U6cVCWuteVHr/neAJvr3WKQKyQOkboOGww77Xdu4I",
-	"M5o7SouJZr7W6UTGsVDvRTTT7C0FmuHxQioQz+4oOVJ5HJ0Mcjr5uvCdHWSSD+WDsIrsdcQiIp4kIn1i",
-	"WKoTwRZ8A3wiJlHU5HQk4D632lwxWAemlyKF5QwYV2OFP2Joxskq91jrkoXkYryJpeET5EzZK/xv5YHQ",
-	"E7SfL5ST0zz5Kk11+l57KulNj9m0kyK/90MqeeF2b2D23Q+yf/5tuI4rJe6XIrKi7BLssBfWsdJEz2be",
-	"wRpmkw4vnVriX2QYT8VYmbleK/RveanhiGGCATcpYtYse1rDilcvbNGOfa/t116Pf/RmOS40JZU9O4BK",
-	"o5oIzOZxZ2+Yb+P32pk4+IkdW5eP4oPsXfa6cMT8XDIXPEwqAJYdkLWjU68kd9wAXvFNonl8rfVLns7E",
-	"e63vEt91Y7W+AU9QcZ09AUx0LAXQBwNGj1GD05OTwSmbbKx4nJzsFfgfTYlZrZkfxo692B7xB9mTrddW",
-	"VCdw1ov7SIjYsNMh+1b+BTbjSqR3MhI/Kn7HZeLY2Hvtx6rwnoqaEnPLJ85clIatMO7ibrusjX9su9of",
-	"wesKG0TTZOXx7dii4k0fZHMKL6RtyRaDpDDwJ4xEpXI2t0zptZNaTg1Gz7tm3ClAKp5A0EWqsVqmepYK",
-	"YwJGHo5lKhc8heupgCisVLNWrmKsufFqRvYM/o2XvEKDkaD6yNQWv2R5xGhET5CRCFkR7WcYLiBDEO25",
-	"aupEO3P51C0x3f20kGUBq3yt9Xdcbcg6M+9FuCm34oa4Q5mH5BPq+0k8il/0C3r1tdZoHqd+7DuJsTSw",
-	"D0KNxTc6cqyOxQfypWFW3wrlKOXFK9Z0BOPv1UtBiQIURjJj5ezVxDsQjBOjrwuL5wgo99HTQjKpymTy",
-	"IcnjR8VXdq5T+auI35ep5S8qKtIMDFY2ETyFI+oWC84euWseJdp7OZn8WP7wbnaV3/Wh+FX2RpTxMLcA",
-	"Y+I4TzvnFln5rdJrIJJU3OlbEYNc+dFxp0gY894iBbnSwplgC2nAaipuQsXxiDLPmWC5t0D8suIJMrvs",
-	"XY87wv18b55nr2KFYe3Yoro5fBhjmeYKu5HLEh5FYmlFPGJhzadD1pTWoB9X4hIVLZexyp/BHACynZwi",
-	"DQd6xqXT2a1MKAmIx4lUogWmrVRwKm4W+k7Ql9Dz7lStsUL/idLMXfc7RgY+aYmteqM4W7BieluNy1p5",
-	"ZRQ8aOCJpvSHCU+4ikTJB/u2Qb/6tJ0Ikp3iZ7YxavS7/ZN2t9fu9q57/VG3O+p2O91u9x+OAMnoc/ep",
-	"VZIEDRkfnzzmww2JjJwi4oxWp83COhcorsEjK+9AC1mmzlK1Ep2S2ZjrPNJmKVTsBucn7NgsCPCF22Jj",
-	"2UpJy5oTYYEDuxfotdMOk1Us4rKnHhflQYH60hpWB/gTOcmyTQLNA++v5OHtXvxsODG3om3lQmw7uctb",
-	"VDuMegveD6zptpWt5zIRTAKvw92A9akdgXsA+R366bdGJD9WMmI1kLn1ZSS4um/H0ji6A8cmm8k7ty4W",
-	"d0RqVR6Np9et1yMB7+djrzXp00Tc+++m832FN6NX3kdBfm7AJGFO9O0gOxJF6ss+9iYbs578S0S2kSeI",
-	"Pse762JfSqyTjSfOLa5SFPsBA8cD0yrZoOqktxkNz1lWdn4/XYYD82qMGoNf+u2z9d976T/S7t9mp3+f",
-	"9L4/vf3lfPL307veqrsYbP62+J/eYrj+9fSrbT5VmPIRm1347P5TUlz6DruyOhWQsIbHVAlnMeGGgKwq",
-	"E/FDJlQXOivSoZ+fH/ceOnuV6qlMxH6BZRhXG63Qg2mEm1WQJxamwqwSazAXywhrHctystN0WEgkFUJG",
-	"orBjBbToYxIk3d3FIo+T1ohkilr3AyQMXQyy2Hr5fXgMkH9OwV8PcxKJqTBPL012MM6CRIFZvnLkWpsa",
-	"V1gK1FZi1kzFdAWZgOjyRy+v2SXm+sGeyHl355B+0jXECokdbF3hnsMHf+H3ExcL4Sy1K1lLAb+hCN8t",
-	"tvI1cPccKaaUqFUFuC1NZ+aUaB7doiHsDl7prLGFVCvD1mAAOXXblms4Tur0pe3NPV5kHpZ9xdNRIEyc",
-	"cHk3c0G5h1e9dkPaw6cmGybBS5Qtfpl5fIp6ziMIZufC71m6q0y7qRjVKFlDMKLDLIzkljJTQ5vI5MkN",
-	"w6FKaLoyIr4EKlxoJTbMWL4xyLyU4xw/e5mdqwhufIXJ+ctbi/XMffUoQ8rkg5xKcNzY7V1/uLB/MFf/",
-	"9Hl2LYv5XljGF8grtaqT34/iICISysLAD5F8wq2z+3Apm9yyhTaWDVqB03HdFTDRIVXWisVB5dx987WI",
-	"dAoOpwW/f4FPDbJh8jTlmz3q0gGOVZxa7WErUO4rPqvTqiDTj+mpXwUTuLMGVo51Agw5UC0F719Og14L",
-	"SXmGx65Z6bC9qy6Um/j9jhRnzHj0vhJ3H86tueTGQMK+8RlZLWAvoHhplaf/+4EeMFDrd8s0aHC1G7GK",
-	"pf1K2bSmaucHJYhnUC1GzXrjrXWzzgLzIxZGqYgxQSMWE/wH6hs3EG50fxthb9wobzA3Cm5JtMnuGKvQ",
-	"WL2EdyCbvKH5YUaGUKXfqnUjlWfquCmPrE53UA6swnqu3UqIjyT6+H5vCyR2Wa1vqTToQztbyCH7tsHj",
-	"WLqP8eRVYbOR4GrSJ1HcOaNOxxvW9PH9ECuE0J+L6XiUArQyrBniP8JWxcRO80y9VHDwKTeiOU9nAhQ6",
-	"Zw+An1qKddEV0e9239UQ9y41Rjh6ByWGNTVkJQdspeQvK1HJcu2d1S2VdeOxe3mMI0kgXCQYd5ibT56g",
-	"Nae0EnmiKaf7JgL8paiFV4YxoOKm9sWk191d9HSE9sMd5SOhB/70ZhPKiGAnozjEqoFS3Y0s0bNt2VRm",
-	"Hm4X5C7RRxcfyapzpvaHYNR+Jfbw6edg/u9STq+LiUt6rZy2lbuNnXTusB/QtZV5EtDJIgTWM7qHDCS+",
-	"FUMOIUYFQ4gFVFjq20Jkx53SyfnpcNg/vRi4/56e9nr9WFycn52enJ/ws2n39Dw6i7o8mkZDzsVpdzLo",
-	"9flQTPsXZ9PhkIPfz8ev/apJ9Q2YA/iXG4R3neVZgP6qz9trjKY8MWLLk1Uc7MHly29G6sM8mErOvFO+",
-	"3P4TIIC09FhZGfwQC1OlpuPT30uLunvakHaapw8Q3fiwC8y+NKkSUU+0TgSHnCu/YXu+BPW2MkmKxMma",
-	"EOZL5EKqbfa362NIDwf30hMGBqzy7dzaPbzRVB1c5fTzi7L9cNjxVaTU/cuS34lrIw0tjjuCboPcIiVi",
-	"ao9bnvxAHNj3bIEObjucrO1vVbhZYcYZRRTpsDC0Wk4HNxZS9uv1ERrLdvJxfnI147DpnY/Jth7EaMJC",
-	"tLu5stPzZixn0rI/MSdh1jqNW63QSZnTIasU6DgtyOkSqWHNQR/z3oKxWqlbsREx+8vLZ99+1Z/4Ku9B",
-	"v+3uYLGcCWNbl2y1XEL2LOZvkVsiQAUk7N6HbJmKqbxn0nTYV7hWo2IwPhw3um6Mvf64EXpGx6weq/B9",
-	"lzD0NeKQfIIl4mPlF2TEODNznVqoPom4YhPBZithjIhzyIp80auK/wdgvw+qNiqehAIp1FI6KHuZy+5x",
-	"BK/E2sf3fcZymdxLkaMtaq33tz0rRxWbPUi4HBaI8BK4kRKQIpLKZJMp0OxqlQLrgIy1ubSCmSVoI4bZ",
-	"VC4WIr5knE0Srm7h9aBJuc0l2oWKEJ3kHwsKJFvv9ytU758O9xXv/3M8vu922+PxfW86Ht+fTd0/L6Zv",
-	"vnBXzI6Lu586TAI73Y24+VCg8T5bT0YGWVpoO/sCPkzbmFW9pW+p/AiiRMJeyV8FlUxT2clzR0VUsj3M",
-	"fLKNr1MZO4qQs7mtY3v+nYccT8/hzhdqubL7Pb6+prhIi78peZVmXKKyHpWQf1JkFvhNqKO3L9EB8l7c",
-	"5qf5phwtNHnmRROAWkiFyGzAbfv+sFFfpiv/RG3pJlwrRDH9Zx9GJf41SCdjdRShVMXMjvmUqObkE6Ma",
-	"Wts6cgG4j3qXIHhPwDGbnVAsB21rlWwCyEtrR3MulYhxMxDPhJyvvYD1AzYIWKfTAcQXeAmtutJsxpem",
-	"M1Zj9cUX15ulMF98wZqhG1/YGvkCL3KThAELHXu70Uuh8E9kYZUqMfrR6c7gSATKuIEEa7zBaYnFejD8",
-	"xdyABzK/o1gbhu9IhdHJHZWQQe3ajbhHAJtscFOppJkXfjBWL5f4d8HjeUO5cnkZm/+607ESHd3emLmc",
-	"uvF12HMCkIHCUzlTzoSBSkl3DjYs1iCeb5Ved1gYc8tDFvEUPCoLbm4Nla47DVLGCEOEqqIJKP2Ce3cA",
-	"VlNCrJAuJJLgl9gs1WuTJ5jDsEdjVV1PljkR8iVEzSJzqQYw4PWc28vK4mMye3W9YTrkz8iyenAK3n8D",
-	"2/HElOZhLmtexROjs+UhIAIj6J1mld7JO2Ajgi+1Mk5nhjUsSF23lGPliNkN/ZJVScExjnXqFoNSjMqY",
-	"BnCfkVrhqYKHL7d2nVmRJAYX3u0EZXH77E34dMwmuCgJsBh6H5Zk6ZVF7AR3tP7KzZzBIe188QULIZf0",
-	"z0UUgOYyFXdw17//nUMBtMKAraFCNvTXQ8pJGasMvwESy59Qhio3zNsrYLn8KlJNf7pVQN7QQ29xmH3I",
-	"v5X9eP11+3ysaE+RQbHwrRG/BEDxVLH0IsaaJfdfbgMo0HgXOnn0+uvn7Pzs/KSAZ/C3qx++dwJrY8bK",
-	"6JTID+UEiAn486/X371kwkR8KdUsYGTTG4ZcDo6NYchZDR3tF46uKWtmrGBg7UTciYRA6wIWcusoGkY1",
-	"GAwu2I/Xz+kleI4WMkkkYYAtUxFJA7WN4p5HNtkw7obs9jNmbhtaHeb2wFdHlUxG2ukvs0NROghu2zGJ",
-	"EumNwXEzAaKbQWWAPxJFq9WDdYxVZTnBveouhm/HpEiOGyM2XnW7gyhTGGL4WwRs3IBh5Lfc4ZV3IWve",
-	"jSo2HVTLlCeX1b+QfYpL2MphrkiXzTkM6ibc4nQDhhs/Vo4U19IITIq4dJsjFku7oWWZ4/KGP79xbFcv",
-	"lhy9RRnTA27yxCBIHIhKyB3ERULHIXjXgJuxZj4rA+UYxkKmGOxMlpKtWlvOVl6TXtgvphdyy3P3A/j7",
-	"hk5/Q+bQGPXOBidng/4FwBEEDWSVjVGjDpzjIcAebpSZ4w58YghxMupRuB7y849EPpwDiEljKHrxIOpO",
-	"TqfnvC9O4rPoYtLjg+mJOIsvou6kz4fTU3Eed6PeZMBPpmfiIu5Fg4kz6C9EN24EGXrQ0QhEnp01Ro3u",
-	"pBf144EYTk/46eQsOo8vRHfa4/3JIBrGJ+J0esbPJxdRN+6J/nTAh5OT6DQ+E+fTC+6ebQQNI35pjM4y",
-	"vaoo0GqSLHcF/qRlc1CtRDzaYhpWLoSxfLFEUvQMws5TIdg0pYAh+JdMgDIgHiuOXBXEB7EdOBRrjuza",
-	"kajRPl/a3+JYDUpozpY8dYScBROrpLqPSCuelAxX6M3bfv6Pa/+P0dY/fu4QeM/g3T9qvd3+FOyzQUG1",
-	"/dLdWKDQXSiesFrIDici0WrmTu1lxuTZNo9/FORnNTh8MBN9Xgv3Ex4hwB0frAiK0og/wOF7SHwiOYgq",
-	"5li4cf+eAVyNybfkUVBjB+PwOSeoG1K9ktM8HYJiU9ZpyuP7AGzlIQsLLKg2tEoDX2oDhr8jCCf0vTHn",
-	"FrpZstI8OKkzzcqTOttXWtKri4fgLzvHBTodaxqBJw/P7BPDCre3LrOiNTR5PPoO2kEVH06J9R4yiN2a",
-	"0T1BAYAuQ9+F8DnwmAKZ0GHcaUV/STzp+LyKZyrbJIzIG6jjkimtByj5bp0kVmA6OzmGb4WsqZVfNrCu",
-	"UUembIOxCr9z6/EcluNLsAuBYEsWV6vDnqFSR+q20x29nuvV4IBR/MdgIC1ADZDqSPFBw5poM3px5ASR",
-	"rtHIpUHcImlQjrU67FuxtE5MTbiVCxg6iqcO+0YokXKrUwNZ9gu+dOIKoj0pX+PAkYq+0SMW/sto1XnN",
-	"198JY/hMhJfsW20TqZydegv/uu8YkUqeyF+xZAae+JvR6geYRdiqiXxDnuTww+pRBcWpTElB47490236",
-	"sTKhjM4O5tFlJ5wQtB3pINJsGou0JkHjTtTm0n1VARhHDV4wDyrGTYTASkcnbKC3qSZXYy54fOjhKzlT",
-	"Iv6ru3NvdocHvi2md1C+0SHYXbtKVaHmPst5Giv/0iyzx2lSFXo5ezgseik7BLeBpkZrUsdtcud6HRlQ",
-	"jSaFCEgPJNcAylVpWRMdC4iHRW6Qqg+3HDMAb2AOYjY6Rftiwe+/8l4NTCxd8HvAVTTee14CP/PP1YUg",
-	"ANBNJyuaSpRwY2SUxZG3X0J1qAWAPvD1OZ3661WSINPdrsn086qtmBGWCR7NfaxtCYgJCrDyhK/A1CoL",
-	"4jutuVmq19wqy3xwVWZ1qbfQ/zKfDxJpXjXD1lLFeu1O/MIEedgU3U+lO5vcskRw8PAJ8jWkT6Bowg0t",
-	"QGy7ycYj/l0yn418xmLIbC8TP23J9lR9RkUGkVc35QoZ1VpJxH26AYX7DdWyo1vAMT90md0vZSoMGfc5",
-	"wiHYUW5lOHN7aKxekj8LgdkKqfPuGlvrVQK4hwsn/NhKeUyaJofXfCN4Wl2EwYPT0Aun5eCkYZyQnyo9",
-	"qh4CQsALmFBxAV5+LZXyaTjghkYv5zKRtjNWNbOymILqrMpIJ8kKQireuxJxxRb8VjDO6FjiaBBTxOkW",
-	"jqFUl2MHPvP+BSmzi920D6cU6YCcLa0S+Xc+HHXWMKs63gGnw68YbRdW+JvDxQrFnhQl3Op+fbZRzigP",
-	"lCbld76r4aQH1peO10da14x/162mjDMOh7flaWQyKx6EGFw9Vuu2oVSWDVtlLO4yZQD2wOWrsQ1E8bNT",
-	"0ID9KVtzCajA7t/uLlymI7K2KpLfS6Q6StsSB9Ujsr2p+cKWCKW6AlWuW2RG+9UOjOk/NI0B1jBXSwz1",
-	"SfBct8NCWgeKI22tRUilVrhwlxgcGStt5yJlmnIam5Su2yLlBhskOLuXBBlrWlwpw04JsTXISIxwgAOW",
-	"rxvEZ4DlQflCcQlDBtvLwtJChs6cDrO1DFmv221lLTZEPEJ0s7Hqdzp42i/xsNG4MnTZXHHL5TJrnuCY",
-	"HesWxut5qxRisGuRtjCOVgSkZU0S2ZfZEpNc+TPr0mL73+/Z1rKT4/7PrP/Pk0G7F16Sy5uWDKxycS+N",
-	"7bCvCoittFn/ArjALcuqrFxWmP5gv45YYWFw9yep5XkmODzpDk4uLk77Z4Oz7vDi5DEKIGEmE8OtNoTa",
-	"oQKyJin+nnqsztS3x7LxotvncFpsjWJHMxlUZ/FcKyOilZV3gpQ3UOWoOmCvzgcKW54C32V/zjWbAJzh",
-	"pLCNsKasGDTye1wMfUc2R8xG3yRpOA/U945an6L+V2xsUdljVPK2FDxE7fIqYS6ptrU+ANvMGoG5TzBp",
-	"xmDLAoBd6hGKQY/BlUCwO0NgnAgafpprhXOtAayZW8rnDBgwJTvnyr0ZaxN63X9eUEkj5swA4Phcwvg8",
-	"lhAMVLgpcu+Qh3Lvkj46Vv7Tt0IsSft0A8D3ZoyaNV/r6DZgr/iSNvYqksbo1FBEHcR8CyhlrHJSgaDg",
-	"/TKRkbRudjKicSTCgiKwyOkCxQ6N5wkDkJ56KjmsBh9BJ9tq8T6O8N1uvfj35wn/4er0fk69pU///vtR",
-	"UsNp9JkavUsx55nOlDj2CQkp4TdfXbOnd72ndMmE2DRAK0i4AcCTFDFfZDXCkH1wb47vngqZZro0/06X",
-	"5uzf8KbW/z3SBqAJ1/nnjzYJalT+Hcv+GBNglzL+FThftw/PX/XanxdssQbYLnSURqhYSzULqRzH3dIK",
-	"WLjWyu2X1rcFLagVjFWYB/5D1lw7vd2JIKloaQrXQUqFLUBsR1SXkDW9KIpXKfDwoh8K21M6fSxy453w",
-	"6NY9beY8FYVHsywMUth8aVEAInymLeNjBQ95o5GGT6yYEBho5o2gsQaDqJDR4LYDR+wMJfemMjoDPrBF",
-	"UG4fXiE6U51LHq48MWXXG/igatK187akRxcb5xN4oaibDRbOVXCkwPMPJyjPmKwHshpkQfyD4HZ8f+fW",
-	"bPJ5VtDHKaiuWYTdLX0KRFSgZIr0k02Vv7C+SOxB3HV33nu2QKXE9+MQcmhD3+6zBOAeH+LtdDqtS8ZR",
-	"FwSKXHAJWtNMC+iCgWiDYBb5urQsYFTsdvSgxkVVgttZ+E57kt99oO598MC69+PQ7PLjvAPQrtg62GP7",
-	"FCfodyb7YB157mLo+OXD8T0K8XjdSKoyf9kR5vsE6qEz6bbvQDyyGLzAid8dgDfJ267srMPeIoSdQEGj",
-	"7TrXy6JIDEdeWoZblBBeshDtuHAEiDNZPKIstzJooJLAwiePBRGCGWlja1WGH5RgS7xYcj8RpZFHxBlS",
-	"Xo+oAQlZ1OMTAVwCgupA6nKw5WlB/cQpAZBTgA19pEUTay2NeEhIrZYJ7Uu9W3PDJhoRkT8oy9kFS0EL",
-	"DcAUl/4v3/fA2EJd8Db/HfaPghy6lepgPJ2I4VuJ/SaWO7SY64LAnGu25DIGSFpAEXZr5375GIK9DtcC",
-	"5hXkeJhEc7DBO48xzvN4tkobEjCdxHtwLT4NfkqD3Utp78NRiWMcZKl+HAd4KqFR1TIgsFhgJ3yhq4rZ",
-	"3NnJFnU1qqZYVPTmivnhVWAwbOqU3EEhU1WQDUX6/UMTmd393wNaPjgDH5yNDA98X1N3SQBlA0hzOKCy",
-	"d4sq+wz6SVEpEv5065kmCQwC/nsUJO27LStga/UfqntjXV9RYpI2XmL/W1rnYc07I4CdSmfBRt5GkdZL",
-	"oVp7RcLgEPrSweMrMhP+0EEkY/+YVGaAJyyUKUjo0hg+ves9BS/s07f4incVWKbHJjFvzap4KnaN8onx",
-	"bSaKaalFa6VzyNO+veN7k4zpq3DPx8koLpzmfXXO22Ze5eg/EA+VjlQZDjUjb0RBpUK5WzGC00afLiph",
-	"cN9YZTeSVrZ2B7RLf6CLJKi+k45N0SvmDk81WNI9Fi7xoxiM3YcbjLODwK9XljIzic3uCjYWBrwEpvfe",
-	"SWI5L+dJ8sO0Mfr5KDTP12LaePemzq1L8SSQv15+eNSeEjdu7VFMvLCvaAd5inV+RArp1gV+4dd9y6z2",
-	"zNwvdcY7gy0J5MEpc/tojypyWC3M3DTAPDO0s5LJvUNFnO3G/MR42KP1shzV89OHPcNVOKAYOjO7diM8",
-	"1/RwRT5bjzDk9Xrka5zzElmnOC61BZNquZokMrosV0WOFV8uBU+xStfZ5hu9CjOEAZkyvVZbgbxS1V2/",
-	"WHW3t2KP7vrO5NV5fYzTiEJovEuNAo4Uworka6/gUxk6e8BSu2B08IF2MSyiRBUq94JSI+4P0uzba6AQ",
-	"rPd/X2EFfp322iss1EavPnm4uR0wULW4a88LJaALHovDwFsPB0rOSXCnoPSfw3wJnx7bDMtbE7I/gRpG",
-	"SUity7y23j8zVlmXAncXZhmkEsoRl449SNth36MaXW5KrgDdjLI6yuEfnY4VCByf0fGQOsPHKd3FA7nl",
-	"1fMXAZ7rRyXvi5XaJmBWs4iqg31hRHon0mu5EOWm8ZWj/oheCmJPRnQpWSa7z/P28pYbzaa87EbqfrAe",
-	"B6RVy5g1PdhBwfSgvIzfzvRQh82O2nq4ciVc6z1jHju93K/Iw13FAPSWW67KYNBcKmyCETALxZHruQZo",
-	"QKZ0JQXt4QjoICr2rBPZBdDhkoK0hs1FEl8itoOvfsehz7mhUHJ5WI9QbQuSa9f6bbnc33MtdoMoYsbG",
-	"sQz84ecq3e00KX2GNbsUQGdb8XPFdljNvYcPp6gQ1A4K+wNiOeyjErQ/gJbxoPrYh9pxJX3lOKn6xPiU",
-	"HgIbKlSO87KloDTEWt1x+ZeWSsRjtREWfTbFdxTgdrardw7JyN57y0jSxY6zLUugxfXWZQmqFUOjxTVS",
-	"Wm0WemXoPsTcwQb4D7c2qbK+ak+SbVjZ4YIKVdIMSuI3KIQMc+60A+wUOWv5KOGC7rR9VosFr0Pmz6r5",
-	"0IhhBm88Eubvj1yyt9N5f1Ig7YfYSw92zRcNLL7RK29XbVlbuUHV/4gGVdmln9pjggF6+ZpQ9dC88T6j",
-	"4zz/7w39+AAffOZw0qnPXCb2gK5FcCfu43gn783xDiq4H0dhPQIXI1ulHJnk4/ivPxHlmU7bnjwCCEJT",
-	"DgH5LUFFXc91kqX+XbKuT+jaorP31lEfouF/olr9iJW0+h1O/KCg7ANOEan5Y9WEXdArG7CshZ87vstE",
-	"2qqC8ggj4LBerFP0Smb6scy7FFP9AqxqWXN6P3/Lh9GPIW3iD6sgH9SNMZAPeFa+V1pBA56IGT8QWH1M",
-	"tCYXdm93wNlmS++zioFngJYJCZEZOiz4u6H0LasucrdL20KhBCUjjq/QFST2gxImD9nsir6UkmXLOan7",
-	"WdhjU24e5siXcQkuJ1OxSTGoqrxVzTvXoVFBpvXIOH5pF4uUlqsRBzTo46FRyrGc3zx84zX+/5D4TSrj",
-	"Z4onGyPNjjg1Z3HK14rNUhlDQoKKCeQ/0tu45VzFUCtrGqOfu0HvTdBwz5GtYqM5XHgTNKCD/bVM3N8X",
-	"p9sKa+E99RVGd4KAVo1eCOymA0CUjoujlYcHz40afU48SfTaVMBvsrHTaDM6qBIi9CbBc/Og/iO78LVy",
-	"ssEFqiVVN/gM/I+7ffq1wj4G+4YyGJycDIeD3mEoC9qZHRmEuLSGiV9WPPHaGwyuycGnnggrCH03RxvR",
-	"CtxuS0CWijD4fNQxe+W/WLdaRcKpG651l3DRoMMzbP3ECYtYxKg4rRQB+dry9GpIJxirPGMCZ+wzKrJ5",
-	"65TJxVIbIyeJgMMi1ayqRl2cvv9GVQ93Clzdb15QPDSlddp18B/b1WDJU5tsCmyhwgToxG8d6t2EPpVJ",
-	"ImLaO+h40j9pT6QFGOcRc/8KU72+maZ6cTPR1urFFyfsTyzSCf6Wytnchqzp7uxCcSxoyHBnGy7CywN4",
-	"VX+IwQ69bGOzniNKg99/p+p24a+CJ3a+CzrfrBKLsm8O92EFNY+lAviAuYhuKyufFf7o220nQN4/sF7J",
-	"ogo/iW2M3Ic2AcYDfcC+AucYc8sn3LgDBdXGIJf2FnBUInb6lmC5cH4bP8FNwMKV4ndcgqwLK+nklFqv",
-	"bxtBo3BbOZ0erh7AEsRx1W3MS8FjkU40r8t4LXfTM5aDNDEBm+zRSCabHfI15eq21DLeFCe5lspQWky5",
-	"qA1/r8k3+xRSm0Uq9Y6jbpYceC+qYTBhEmm+YgIATgYAU3pWbbQM1+oIDLdgxyf95cdpfVf0+MFM6smm",
-	"kc29OKg9+tdLEc9ECo5ZkTq+utnRqhVK1o2M8ypJ6pDpaz/aFMAV3KxSOEm87DgorrG/zf0EF8vLTL/V",
-	"rDSOd0832qz1hC2GDhJ4LLOQEAGTJsNZrFeTRLTxUZpPFdLOl6i0wc3ND7iXo9KC5vN5aJI4uKl73WHf",
-	"FzCMGhPf712jb/bdscU0CIJYgHbLVudOijVrk4PuTnieaxj1kWezVJSxidq9IzMy93asxW7nUNnzfh7a",
-	"mpaGZYLed7xqjsAxqdIIOUw+MepEUPws5T46XQ17G1MPDTGR1rR+Gwjo9+9ui6S39eJjioQKR9UXCiHV",
-	"7myf/MQwdwceSlw0x0dgyQImp4yrTedxrgfsautLfqgWqEQlu7ljPoVa1aVAxXkfa9bMOKHVlAfayppb",
-	"syZl9DpThu5zVyfChmNVuFjFEyJPZFYkH7Im3ZJ9xd2cCA79SIAJA8KNVOXiefcK9J2UXpF7xaGUfplI",
-	"W/MJ476BL65UyePsIRw6gf9OCEpsSn6czF3jXl1m+njrDo7/Qt3xVPJasNmf5gKkE9Uf041eBpSYO8kB",
-	"ADOtUZGQ3ZnvnEXz1a7ew18V0J88gwQEGvc7loXgeoG1Srnuq4VvuUadfI9q0Iloy1/B68w/RKprkXYB",
-	"jXUrCFbx2ksD3vijPktDvFotrnX9V58liV9L34bZIP4IuPwJI9arBtAnYMklKH96CXIm6998XKtSpb8X",
-	"M+6k019wybfH9L2u7oo0EPdaHzvz+p7L+TIE9RRSN7q6vdvNYY5pml3VZWh0h0oNP14L7aIq9js5Iwsa",
-	"4+Zvy388f3H63fWz7neq+zH6a+N8X4ulTndMDGOItD9mtViImK2WCPoIZz9jTmQ9i6rnIic5MOvx7BqK",
-	"M8oSD6xnVjjXGr6BF7ZPNkHObB8vyqbQtxlgDhwuuu7GdArQnF6TH7VP6sD0ijOqtY2QM/JthtLsZsnA",
-	"UGSdqaOtzqH4YE1CrF/JPWNAplVmm00IcgLbEgptxmOyFGuSYEubd/hcFQQe7cLWyNMVqeo48FzyZeLt",
-	"IFut7unB1ckqWmgvymtxeuRi5ERT60Glq/lXRsQpkEQ9vaDihSqHiIvqiRIg/lHXrnjXgEyPGGWFQRQs",
-	"1sqi5cRVPF+N0pbDDtYyFT2ZbHbWrmCrLYyRofkAfxfKWarhD2xi4R2n/4npXdTY8VAK04xqKT+X3Xwu",
-	"u5EPyd3bUVF/b59vH6Z+3WHq9Y84Tf2HHKbzymFaCzesQuro409TXoKSkfr5RS0qrmct9d4cADNWGhpO",
-	"gw1EmciIMVrMetbgpKvIJ+JXNRbQIxIHCxxip+uJ2kZxw+juD5xU4tnPcVnQeRVjfQp01neJW0H9ukfV",
-	"RQVNmSKD2Eiw1BqL03Nszs1YQVJEQB1aoXwkzHrQMmhPRQ1oW1SWBcWO6/LqzbnBbrwec+hArnXeq+W4",
-	"VSl2bdm9LCzRsyeGGbiZuS/4cUKRGbeYuJMKHl9mbVulAsTJsXp613vqXiOFefqW8lPehQHjE7gPfKWJ",
-	"NOS8y1ynXJk1wU1hT17QMvZ43PwOVnNBP1j+5cNapD8QQqDI/I6naH8i67P6Ec09swDRpyqThK2MCJgR",
-	"JYR3TOpfLhMJXTRUzKJE8FTErYwox6pU5utYTJYHTGSbf+hWiKVhIQ4iPJJ6i7yyVlH2gOtQ4riLCANH",
-	"fFvVgXX1f8iIH66qygLCXNbVLEu0KuxmkVUSyyrNcqfCeshfQScqgDoVt6aYvAouioAcZaleLQ/4Lug1",
-	"u+n68b4LULv/EClUfhH2eCbABbDgt1LNHtu138sBq2HP9vZzquoWDwfQ14Vs27ovPgbVYm9HEJ9GW/Nh",
-	"x05ItFEjiMegCz8MTXgHgm/t3joj9zrlykxF+siEGeWT3632YRWrs8gKSjW+37TPw4o9VG4hktOIBThz",
-	"Wa4vNd49AtyPiiNLbRIKbaZ6Wy0T9qJZX3S7Z72Li/7J8GzYvbjoHaoaqI9KPVNML3GFmdJWBOxWLLOh",
-	"8pVbxUTPOuxqlYJ5Bv2559JCigF6n20qFwsRXzLOJglXtxDeCsbK8RFFVeAc0r5SnThNIuWRFWngnk3F",
-	"dAXtoDVmEwvqSiKVsYLHW3V8NVtRotk+oXvXE+3P/xyP77vd9nh835uOx/dnU/fPi+mbL9wVs+Pi7qcO",
-	"Ez2RRR3N5/l3u9AmsZBET2EZU225zVrjYxYgKMsbwIPEDTu5P6lLFUNbEixsfAlyF8oLvdgiZry/1vnr",
-	"v1tJ1Nxf4Ht00mY+vq16/kRHt9Ce/JeVs9pTZlepMpm6RGE9Wo5mt9MZtC6zRaNUxUTrW5bIWwFo2HAO",
-	"kUYBFxv54v7CjEqa2sEk1MMZlMWs2qlMEkidZRzTICfSLri5xYy7uty8saok521lRF48MM+ud1DzAuoo",
-	"7JWfZi2RFzA0j4grT0Q5bOwx1vdEgkc5HGIiphaUEk4967LChO3I8iPCwv47Y5WhYeZdRMADUFeCTDHj",
-	"9w8Rv0r1JBGLWh7++uvn7GJ4csaWeBO1y+045T8Woc/cMNZpZAFb8GgulWg7TR0UV6ztuGSh+2oImZ3h",
-	"KlWjdGlG9MoRdjly78PeSKG7XdoEX8+ZmevUsvlqwZWvw82iejoWNVBBMaTYpVrNbnwphM+ebBTLrKDj",
-	"oNNCwXsXUOJkvtTOdHRSw7vLnPDA8E6jaPkeY4U+LdYxgxoCiUzd3t++HPxX/+r8f86+HX53+v3Fq+7r",
-	"/vXJf5//vYADP+xeuKNgYRN/ctNiflq0mdUlLc69ppo0Plh1RDTx3N36LtiZe/oMtyXfb3G/TLjK5Ali",
-	"6UZoWlZ0oofuxBbd0tZUx/S1Tll4hz2/pFY3Uy4TAIOGhhjTKRYPkDoAHDHW0MBsye08R0ie6HjDmnlb",
-	"Z7QAOyWvI5kqYNEQhKr79y8rkW4CfJ9OwakCra5SvhB2C9uq6P89Jikpo8Htzfjx9Qun+AhYbILUKm0A",
-	"Fl4RAcIAK9r6e5D11kgLdF6fIE09fpmMA8YTozNF1nsCEk1xG2ge/Pc2KfDtF3FIq1ppAL/vNB2d1+wG",
-	"99fr61eElgBMJiPmVJilVhVgbDigR6Bk0hne3jhgcUH1MFWYnWfB7r3ledfyhHyi9R3hkVwUX/iCieL7",
-	"A3aYTZfHsI8FHVJmqR88Lk8BwB84Va30L7CnXTnDwI7SVKewgUEW/yts7aiOUbBht4sJ7Cs716n8FX/r",
-	"BWMVTnU6kXEsVMiespDyYW9iadzX4LZBwEKl7c0UUObZsDsMWFhYC3jQ3SDVjWN++KIE0uZv8nBMyJ6O",
-	"VZgKZ2LfJNiD8SkLwRt5M4UOiE9ZKJVZTacykkLZmyn2PHzKQlB9Ck/512eBocpHMeKDn5SxWCy1FSpy",
-	"96tpIiNLY76BUhU3p4uAhQth5zq+cVOByiyc/glrcnar9Foh+0MbjTpF4iPQ2GbJN4nm8Y3V+ibhqVuX",
-	"Yc+tXc4MbxbS0BdhYAq26sYx4JAN+32nu3ErbqiFmPvNjcsdt1TxJGQnfh/zQoST7qCsPW1tP9YkZDuP",
-	"zmPcc8hUop1tBBX9orCljaCxvaEg9/Pd9OWcsJcQ7K7uJLQbzfax8M4i9El1D7PoX2kBKZjuVw8So7d3",
-	"GZXH8q5AqnR1n91UCgsPb8c1dyOqnAlYmhs/jJ3lHqXF2GJgr0tdwvJWWXlYvK4PE1anI8/WyZ2IO8U+",
-	"dd8IDv2BVk5vnQklUp5II+LWiEk0jH20A01TNhHcmrHCRA7qQVe6IyBMS5s3CDGr9E7eiSCvgMFEEHBf",
-	"QAtE3LexirUwHRb62GQ4ymxxZiKd5hYdNh6xOJwCHrC/BPaou8ikpYahVi/b7iXgYoF3mifVIVLSIRT9",
-	"YX6IlaKanpotdxZCLW1ifr1mB91EH+eAQ34Oo89ov4rE8ZZCuU4JWHJjev1tvdffsY08KGfSsj8x9+Ba",
-	"p3EYMHHPAV2RG8AToFZeaHL489VhLyx55dlkY4U3htwZe2LG6tnV8xcvGLy8w55RVWWv2x/C3eB6//H6",
-	"6/Y5KmVUvoUlRHjHJTSzRY+TU3hS4azyFea/kbPLtPKuyD/+qdvtdqvqpV+PkjvLDeOwP+vNnw47omhV",
-	"66T0a12n7VB74RAokOrBL1kIgaqQpStlsuCEV/2yZHD3w4JvwDxwj3cqLcawNYV7U5kys2vbhOmYxHe1",
-	"bilwlnmv7pKn1vewX6m4w66KqLbg5yHQACsTQo16/y5jHz01JHfgVY9PMRWEsh0+zSZkxTWqxwXx11kT",
-	"GjW3I24Em4v71mVxz2zWLWHOjU8CaNp5qlczzD/FBRkr6n+rNUK1hmCz3uAToTvwzriaSBUDo14IrgDh",
-	"Zcvn/AE2dE9bxoPwI3sAdAutZ3KW63vjEOoLIaNxCxA1x+Wh7/b/emID7nlwXx7tGT6iJ+cOKVEaJC7i",
-	"w4ZZOFkHjfzdqJjXRQB+Gs17b8yeVmtFbbPkqCionLRktL31kmCl4itbG/f+CdCKc3VtRAcq9F10sbof",
-	"UcTRY+s+V7nsJENKiKF46+VYORUrp193S1HpIi7tXunPblPfiXSUKYwBtAabbPLmzTp1x59g0kBjsnOn",
-	"mNCryvqSzwnM1ofSCSpKE6UY1Ium6wzSt86ChzUDCB0oNqc2YZRGUFBEnxDiRrOkRKoC0VLRIjC31GKv",
-	"sJrmdq0ab+sKsrJ/7gfdwP1/901AMx/9/IcXem98TgM6gEnhb4xOikmlPgc020rUqXVqGqN+jft1VVuH",
-	"9TojS9qfpTOZtbMepIrFPXb6hfBYU2elukto6QN2QhnzqnU5Vgj7XcefJkKo3C4q72lpJ3cAqjg2RF1k",
-	"9LTS1Z2mASzJDXd/K8+jMFaInvaX+PjDADcfncuSK4AfJJ9FT/1R+wh1+Z76qgP6jptbPxQy8CrSwe89",
-	"xPsW7M9IR4s9GtBY7aORk/2tv/uDB4vdQy2sakLCD0c4PApxrSCs3pXOcl275wVXm6otHecrWVpfQvEr",
-	"r+tDUPEOLWPVNCsC7zZy+ilOKvD8KMjE1c5Eqde7coSeZRlCWa2WJ0Mo7fS1LxSNzsph8KaKmTT/YLn5",
-	"kLieLk2el/5aR7fsFXdM8yqSxuAK5BhCILIOJTW8CRo0O7gdHDGOa74JGmDsO3nSCBoJoWn+3Pj73xuB",
-	"+583BdFTGFAh5O1dIO/ebImN+aOAD6sWz++Kd7gru5cGW5Pf65PHjkzY3QpHbmfr1lAAeyl/5WnMrpa4",
-	"GXWtczP6qC8gzmm7maXXgEZK+9qq0rwXAD6n5v2BtTKS3J1dYwKvQRz9yZ/gwYPQKcWc2TliEPrxlJZv",
-	"D1f5Ukcrb8TXOweR5+3iPASLG3GllYw4QEcsWNMIAbnq7Old7ynda55ONm03zKdvC/VA78IWxogNX4ix",
-	"QkbspDcmjyUAH8tCoWZSiexVISW23Yl0wq1c5B7DLU35WHZUx1wa2fU3Jc6S85RGt3EUVymvf9C4b890",
-	"m378l9Gq85qvvxPGkPij3Xkpjd1F/EWQVfJi3iq9rkEI8Iu2lw0glT7gWNAQdyI7VqWiH8QeYtyDC1+g",
-	"N0QrNfajC7BkP81UGVhGQCcfSYpcEvxTCr3QmLSfvFiB3DdICIXalay8okM3hZ+i3NnL0nPri27rPEA/",
-	"L6iV/QcVRFSYe90RKtQd7a/zoJojqO8A2QmhK3Hn/hka8UvoyTCr39IzUKCBREP3v2HA1nMZzccKjXyT",
-	"pdshloCesdXS/QYJ0f6LNhUCS52kYs/d4ZjKiFvBwNmy5KlQkfueFenCtEZjBX5/b97BAMGyU3AIwKWC",
-	"rUjAnIPrAcYKsMQKAKKg2QY14oJXQWgOq6/y59AP4+iow74VYglvd0M1Y7XRK4gzzOSdUCNm15pBUDfZ",
-	"FMu3KAIYawiSJFIw0DYEi+bcjSmFRA9YWexiOlaOQXAL4H3rVCMk5lSnt2TIQJp26D7B7SrNk/6+ivsn",
-	"J70Lll0Bxu2u3IrNWIW3YvMihk3MBPCt2DiJSfuK0a8sGBamS9PGmbTdTNp3vZBNNQadoZyJJVI50SzI",
-	"m+de8vrr5+z87PykIPn/dvXD9/DCt+MGt+NGwMZAuPgvGBb+kyrW8A8jfhk33oXgIxtTxgIkieVFMkjk",
-	"peggULNPJ68ESPZVUGKlHc9OQdPNYzAYXLAfr58HpeKm/YjdUHnd6w/+sc0137wdvmvjP/r5P679P0Zb",
-	"//i58wb/OXj3j1pWu1t8eLFRPL7N0yFgxxhqNUPUn+gKPFxjKHrxIOpOTqfnvC9O4rPoYtLjg+mJOIsv",
-	"ou6kz4fTU3Eed6PeZMBPpmfiIu5Fg8kJP5teiG78QIEBFFA/DRlnuJByBlCyt6LSs3gw7fPepBtdxOfi",
-	"bHrafVxviY9Tx2jELzugaty2PDF+Y7oHduTswfVDGROo//7psA0h8i2e4fhkWbuoBE0mvagfD8RwesJP",
-	"J2fReXwhutMe708G0TA+EafTM34+uYi6cU/0pwM+nJxEp/GZOJ9ecPfs+z6/g7R6/fN3h2PjOWK725hM",
-	"egKaGhJhceF2CVOpZt+KTW16tl9OCvnciixZEKXstgq+h/ZvhQe1y3tf9U7dlhTSDdz7Jwm/Ff1Ju39y",
-	"muUmZgNoPfy04MO1c3TjGvTLtFOY7AHiuYhPe5PeRSym0/iEn3Yn/Hw45NPhRV9E/SgaDofDi+jk9OJs",
-	"MuifXvQuzrqDCY+6g17E/WAfwldAGn+d6sUevu9GDX0YnFbi9v4DV87DGH5Uth4pWDilRIm1M9HEhqUC",
-	"bPMYUoUyvMViZTxxv8c09qmcBU/v+WYXF6w08P0Hod4ULWmWOYUc7DTg7tl5HI6PIhTO6SH7E75YO0W7",
-	"oy6YMJXAjdthYTEqFwZZtNQpRFlsFOqOlkJdsgIyQZP7nj1rbsZqyWXcwsc8XgFrbjeUgXdBm9hydLOS",
-	"nr8V7Cz1zYLXlwOf/oEtEs4Ae+s4HsUTnxj0uWUp4x6td3uHD+Sp5C/8WAkqO5pZXAlrEwIazJrS0HQQ",
-	"hbgc7Og/ONqxG9Ugn/S2pcoTGYl6IIOac/e9sL4MdY3NqXaMv39yHLiV95/u6WaQJzxwdet0tGbP2yQT",
-	"Yewls5JSsiBmTcZDlob0vm2yALt7a3TfwDbuX4OHNpWqcI5saYJSiobKm/qbRlCBHK/hMnqJfewfV+qO",
-	"Fh7CSrhzbUryogZUK6XmQI0FdxNTULxSk5xZ30II026wQRC6myqde31af+j+uskYGSi8D6suLvQhOra8",
-	"uHxyihMsZVuefGLFw7TYdeRxrW+Fek1FLnXCaJoKM082TBqzcidL8BRKKm9FNZAHvzVGjf+enC/6y/+6",
-	"775MT+z//HrxfTT4Nj7767T3zb+GV/z0J3H+etV9ofuvkpNtuqCX1HrAxLr0+YCZuV4rzMJGe32r5uwh",
-	"YzlYtQJDq1tEiprUZpTmyRrceyi34CIooBgMPmRIcRtmgtsD7XmkKSW/dypZIoPfp+EOrciugfuQTSH9",
-	"GloBO7Wk2OG3YmfWuE9qlfxkT5PErIjdzPlSBMzqJUv1GnXPkfsnOrr+HrIm9kxB/Qt4kgmy1jsn/tax",
-	"yn/KbbBqvk6RGnbsxw9Q6L/OPKowiU6FS9XMdsHvX+AbT+qzcvbsA25+wLqdzsVloZ8yGHNI/7gp0gAH",
-	"x0z5D1fzv1v9yfap3k9fW8yYH6ddANpwi4hpcQ1rlgAFWljiGKd8XTxZx+C41ZfJ4zHIxH/iC7/zkQZ0",
-	"xt/U9W02Ilql0m6unAWTcYRUpM9WdS1twmdUEwXvHrG/IOPFokDghL4qkIEIIf0L0PFZs39y6pS1WC/Y",
-	"RFoTsB9fv2wbPhXMinvbIs49VtDskttMWQOAJUw+zGLpWMlnrCbFrhB2BM7vA7B0TMBCw+p3N+J8b+fW",
-	"LhvvAOBQTWsQTK4svxUxcwTRhsBN2wdu2hi4aUPghlm9St0eKGtYukLNZM03jDOz4Cl2NHMHl631KonH",
-	"CiqP2NdOK4H5PDEsdd9YwjeMDw4tUz1L+SJw/7A60gnGmeHwOCvd/aMFLCPr42OWQsTBWFHRHePLpVBx",
-	"261KAGvShhiAiMlLm+gZRgG4gsKfiCt2J1I53XTGaqyuHZVOZZIVtpBZ7SeE0fJvdAG5a7Okqo1UrwC7",
-	"3Hvpv9U2kYpFiXQf5qkYK6y5cgcGEHSk7TCKJ1N5sjSMyvNEzPiMS+V+tGwipjp1it+GzbmKE3f0VsrA",
-	"mP/P/2GvdUKD4Cs7F8rKCNbZXT6ain3hoqdguFZDx17jiAixjKuxyiyNDB0ROwngO4hLXBbpFojZEPnC",
-	"TrU67BrzolMBkZ7UzWrk5vAF++ILTDj74otR9oXJhoWvfrjCMIvvRBReZt1wIXmBei/6WFkhZ7qD7wW1",
-	"3r12bxnOZQ4sB8U40PAV0PGa0tH7KomZEYLysIE+W7A7gP2P0SZ3qA3fYM6oe0vEkwSI4FnWkj6707Bm",
-	"6PnViP38JmwxOVNEBNVdzUrD2Q/587CdGSBRmTBYE8N0qeCxY9MATph3xh8r3xrfah2wycqS9p9tKZwh",
-	"aRjUArrFWiksgYWvhsNuj5WqiT2lPltgMResr1wI93P2G7jGQZaZHQBPYENfZvjGt0IsAejkSv4q2D3b",
-	"QkINkTNIxfr/PBm0e8xoykmCgBmdzZRiiGLhw1yOFuVCGMsXSxxYMVZFtRC4xGNVCFyxZSoiaaRWHQaI",
-	"cQTlB3Iw4inAlHuwYOgbt4Xrl5GeZzFjWFdACHQk4bH2QidCNGB3wiQcJ4t0morIArOEzKBER7dPnFY1",
-	"dTo37cErz12dOTvXqYVNoMAtnALHGdHSBCgWKmbusLJfDhem7JtjbeQmrOl9dPQDlHaDo64FCdyY4erv",
-	"rvXYOWGEXJiga0o4o95vV2oDfY1INr60IsjxbDwDCAue/ObKTs+b1VLIVitkzUEfg7RBwdk+VnNxD9pr",
-	"gOzPZvUxhOShl0KZICvKsHkV53bBZYd9hTrQqPCesQrHPjN/3AhZ04niFmQAlAsxxyp83zIBdyaf15aT",
-	"UEkS7u8XXyBPcyyymjNNGb2GNcmHngFpttyfm7FybyiaqJCqIFMG1fK4M02pWAiHpQOulI1eOdpGFmu1",
-	"rzvGox0gEzZYliIVpSZcsmJhjNXabcjGc2Nf0FbdLzhAwMmUBuwTd4ZmK2EM42O1Fvw22y4U2FjD7NQD",
-	"GJShXp2xiGQM0hCGan1FQIf9NNdYG1WsyBmrPFE9c9xT6RLIQNJVokQbRzuAfokE1iwX3gUshI248anV",
-	"YcuxbmQzWXsp7CKFJXpUI2OKlZyoXeYU7WvI9R0CMW8wgwLGCWtu8w7vNqvVCQArcC6i20xxwYbz+OVc",
-	"VyFVZ6LjTNCKe+JBaX5x44bgsw7cwgPHhhGzZtGvhTwKGz5SuT6amFyxF2331FgtMLsPUw7OhheD1ghT",
-	"MQCCOoHmbqs01TPHrIWJ+NL9ADg4LBw3xuNVfN7tjhsh3L8QkIfkNOCY2bWMRGesvtd01ikPBqYASlCG",
-	"ghOA1J/rJPZ1y+yZomoqkRiBWFHDbpfVQHQUUEsQx6cZuk+EWfwKPgjgPpAJ1Aq81ihBwkVzQT1GCX4Z",
-	"duOrNNWpAUUFxCKgh1DHNxSUcO4CbKO8jY3VDAE0DrWKp/Trn/5lIEyDkaKxCgm7JGx5DyNhlWxhZyHE",
-	"Fuh8//ZYNP8GMBPD/j1W/2632/D/7rJbp3/Xopk0UQmBZQpbjO7uubvLECd0ZeCu5DgnQR3MSTPT//xv",
-	"5R479ET2taF7ZwEVhX4+cT/X4YiUMUTgtXEdlMglC5+5Z0ICmcZULDuHTmjuBpMN4cJ9q4jDEpRhWIJa",
-	"FBaoNixisDQTMbVovxMKqmZ6aoXK8FClxSPfCkpwLUEtWktQBmsJ6rBaghqoFve2OqCWoIjT0vxlJaNb",
-	"HNUUa2gQbtwvSg/2ugaKpen5Ueo2FXHoLDsdsm/lX/zD/b57uA6uBaZaBGuhB2ALypAtRJyvhU037WdY",
-	"JIW3nyBB52gudGsGKhVeuun464Ylwpnr2dMDIvAc+6XuW6huZAa0NMVeuAETnVmHxStQWjhzJ8qJAWdU",
-	"2XSDBOkTxln4It+Q9rdiA9MGtlK4kPOWxcpysJBzc0jcR87CrzHj3IESS1BLar6D5s5YNXuOCPsnJ2V0",
-	"CBPpZY5j2aSXBnRCAjDVBQoJ8DD0h2yuV6lB6atXNtIAbTZWPBNJoCcgH40zCegUTLOKIqcyAK8HM8np",
-	"F154uGNYOhMA7w2OHLQefIaEN3jgiDmpyiOsqUBPoZhORWRJVvPa7XBvcVdBEMwEMgeo3U0p53Rl8hvg",
-	"xGY4GpyRAYPfcap+pDN89HiFPF6wNXeD8SIHnJtOncElQg0SMS7cbbSQuKrZEEkExHIKqG0k7JuRXiy5",
-	"D1wWU7KdRlNKc3T3t9w6wuLWMoUO++9MLAARr1KnpQ673Vaw5SPJroOTDd0TIAcNa57c32M2gNKW9o20",
-	"RoHq4kTAXkjPrYu70WHPxmo5d9oFtD+c8JgpYdc6vfUeBLdUXoNo5IiH6dKwNmmNbVJZc6cbDBIj1nci",
-	"Nei763W6nS50floKxZeyMWoMOt3OAJ38c/B2PsWu1b9Ca/PaqjbqUtDvdknRJZQ0oHCJuZ9SzQoui04D",
-	"PokHGmqevxGWuoRDFxIIq8Hn+90uVgND2j2EYQvKw78oGIpaw6HsE/oCODNrYub5iHki70THLcywN9j1",
-	"1myYT1+haLjW+iWgQRX9xo3Rz2+ChvGFEo2X8k4oYSCjg8+gZiX33zTeuEef0m50NnyR7Fx2N+QflkI9",
-	"e/WCxVQUVHSWrblhk5VMEHkbEvv/59l3Lw/tArxyKa+WInrYVvjB5ltxxHhpUIiODv/yl0Bs4bsyI6HV",
-	"2bV3/sVAvdk73mMHg8awf3H4uWutv+NqQ/aJ2bvz4Cf2TuF92w9KzLHnjfLlirI5k8yFqtKFnJH4lBlm",
-	"cwDyP4PcGqsmQj+4I2zmKwtyN9Zr1SoSDfCcLbJ57Rv2/z7n130ePAVA/O+17yfdwW8w4O81uhA3rJlt",
-	"XUmnyjbMsIU0BmxEnVb3ZS/BFfdkJ7EV9Cc3m6U2tSTnd589B0e6yZ1k3o1PIho6sxYb1qYCgcKh03cx",
-	"DQHVGHTxyAVKDXQUOyMe/P1zvVYd9hLVYHABkuPyxasOc0uYCXKIssiCL3ys0BWodI0q2PTKUORnQ/aS",
-	"t8jqqBxn/gzvyPGJ/6LjzQcjmNI3fOrRu3Jkk1CmKqes98HGQF/HocS7OK7fdp9XRJkt7uDhid9/8P7C",
-	"42x6vzWPdmf8iCG+IJsJ3B0FzrD/qStUs34sIDjuO6O4ylunqXBis9O5dV6fvs3S297tkRYQs2xWYjk+",
-	"xgOsvZLnGBCKl1klljx6ppiEOVbNUjImSA2tAmiIiUmOl2BuFFBxPE47cAkUSROBESJIo401nFVLyH0t",
-	"QiECsJ1SAzUWEnOB+qotN3Gev2iNSKY7pBWR+KtUTyVA6WbuNrOz51R+iz8hL7Bj2EcTd5VR7j+ITyAU",
-	"7m589CFEHrL/kR+LoK/w0BFn4usMGhaeGB5+4nttIfL/v445vH0XlBNMfn7zrsQwyrndGAdYZnT8MKbx",
-	"NEu53sE6Mql/Tb4LcK34I5Y7ABn1TotljOWUgt+JrKSgyAjGitpzLfmM7PYseQCxgsBSySohFwIHGcJR",
-	"p4Br7VEfEeYsusbRM7IoBksS0rfy8IMJ8hARdZE3taL/pTSeZ3xD6cOP5hjBwZu/28BHwPd2zP3Yv/Oj",
-	"siLMhI50GkNTthpWVMaYykkUdu/xLOkzrzhSkSjxBZ/jvocdxAupSpp/PQuA6IWTrx1GNGyo16eEeF8I",
-	"TRxCsE3wd1Xoy4quZLxlrJoRN6ItlRHKSCvvBEED5iaEk/d0OxgBUHWpU+qT2YIoGdQqODqDDzmlZqxk",
-	"vIehjDAYmkEukf4QkHczyDQdx8EKvU9rTd0rwdNo7pdimw/sKsQBbAXygMLiYGYnzKGpNMX2WlslJoAa",
-	"3hg1YFFydAv/Z356S6DF3VqU4vqM92N516fEjoAsvXp0kCF5Kv/UFaP/VXrOXiXna6nibNuKfAwhq+uZ",
-	"WEmzwQaE+1waBc72HSSuhGi6hHn/3QxPmxSOau9C1rRrzRIRz0TKqCl/MFa3bvQhjiBsddhr8oAUdZZC",
-	"x2q4r8OeJQnBoiuM7GCmIHDIsSp6VHxmk7F8Y7JkeExWCyhvPYXMDcqM25W+NlaUK1FMamHYGgsCFeCF",
-	"iXjqeHQ26SWH/NIR41mbR/ckpO1C/hXgo07ERmNKCERciuHbHc6VWNrcufIR1auCNwjqUN98HFdObUvN",
-	"o1w5H9yCPOjDqRLjf5oF2T2CQz73/T0+s+KKgyqGyiCfeUcdQFuPYsvQCvY9ufIWFybunHHrfVwZBuCY",
-	"8rPscYyqzsABJWbcKaYjChPX9A3KfFKO3XXGaj9zh8/V8bsv3YXP7O53Zne4PZ+53WduR9wOjmWB2Tmj",
-	"MU75mieP5HeY93ccw/vacTil1wx7JJHWlgo4DkHFr0JnGJPPfBdnzA4Kh90B28pGxDY8qF2S5oi3YNMe",
-	"TPHyPFEaSHIK2ERYqKtAnRNg733akUx9oQz66rlP3qXgAN8w6IyckpefEp8prZRqWDA/EtJ1lLY+TxIz",
-	"gda59dyEOeXplq0O+xJuxZSzLL0yK4ibczUTZuxeOofck9eVovistXaegoPl3rXcGt//n8Svy1P6pBl2",
-	"kO3vZ1b9mVVnrJpYRR6QeBSHFupYBg0ZScViAwyLeJaz4BvGI8pqzkszvlKeS7lxOuUyr3wkLsUOM6k6",
-	"pgRv/h150u/ME3AxP3OEzxzBcwQ8EHXqAJzJR7GHDFflsPr2jbwr5kU113PNEg1Z4E5XIuyVLE6CqU4+",
-	"HR/g5vA3ioqMla+azTpZzXlMWEJrnQKiU8ZmtjgHDCxXcpo8sjoNHO+BfIwQcGlu4BNhwKwjC+vMYnyO",
-	"luIJjshk2cyEZgMl16CTha0RWxmo1FyamD6Lb/XY/QSxyH7aXwcQuI3LcsbzfBD4pOeqKsYk9T1Z3DWc",
-	"8oV7BcAt/OewyTIA0a6UZu8qyYjrM7/8zC89v3yBJysnDkS7ZXkX0L3s0vGWowLHWMlDHAnZT6kwppBS",
-	"UiwJblIMJ0A3jQnGCsvNPdpJgP2kqLA/wGaCJkAW6Y0Gj64hMj2MeBs1hHWmZrkapVCFgomiWJ1jtW6V",
-	"UTL3xJw77KdUWgux6d01OmjRE7gJFetg5hxl1mGSqgROyNb4RmSFO7NUYFceyuVegrP0k4rwunkcmWuS",
-	"Kcmf47t/EM5z7TUU8yTfvkMMBz36R3Gcq9XCFPobxHo1SUQbOwFSYMCddCgqwcx0qe54KrmyZgRdvSlu",
-	"wMxqwaweq19FqgOfuLoVi2Xil1UG3rBa+Ip5H3yAqCqqcAUHmw82OKUsq9PwmBaQ6085s1Q2T5+SBnLs",
-	"d2W2xoCfCCv1EY8nfuG1WOp0p6VGC53CTZ3PB+33OGi4T8xq68gTpFtG6LvPGzhwn751/9mfWl7KD6U8",
-	"S/o45jdhvateCoAmEypGLNAtsv0GwdkeJrW+gfF9/MTHrGNSPZ2DskKz/pzo+PETHTM8IfopJ2NMe9xB",
-	"xk8p1fcYcgaNVStRSXHOK7hrm/7W6YNj5RXCZ14EgF9ATK2vmC+9iHS9xH0VOwzIFCol1txk1RKtS98V",
-	"Bxv+hPjmG/dWgvQlEGAIs+xQFR1pv6I1eezRO6wr/uBW5lNLZcZpH6deErUR9Xw+4L/dAV9mxHnkAacU",
-	"/qNPuFdR6MHKjqO+FTCdxHtNPn/EKc94InxCnDuGknA44RKe38Bn2CGkbSKL9+uVDbKI5Fj5qjCCd8Nc",
-	"mA77AdRPlDxzblCwBlRiaQ1bSLUypb7rXMYQjd2jPWY8wS/jx2MKn569WZj4w9gCLdZnvvDR+cJ1lhyb",
-	"qZZHswbAJzNP38J/j9Jon2V90rE8ACH8djp8dmkE4F0iRvaEWq6zqzKSWgGGLscBdEcebg8An5YTam8Z",
-	"cW2sACgOgN1Y0wO6BdBeYbJhsZhyN/TclmxB1m72PUoE2Ya883BzvplKLSYdK0LS8WTtXoVGQIeFw+6Q",
-	"FaCs0LOIMHGZh8+9UenMEbgLWoDac38sZvSajtYfT5WBkV9n5Wy7DBRcdcQA8ixMQi7Q3efSrN9EofGs",
-	"JC893M25fKel4zSYmmZfBQyYed44EdtaYudLp19UXNmEhg2uMKQVQCYDIGEOr3XvMZiFG2YNqUKC9wzz",
-	"tlQhaxZbZI1VoUdWq8O+FRsKJ0LabSocFcYESwvdHmnAhCfh0eJvs7Q18Nq5Rd+lxORNpj4qGkml1dau",
-	"EFzeY6vzWX5XW48VukceQilJAL5tonkavw/YgS9iTLm6FXENukEAzZGq6v5YbYd4wsnmz2upTAgvM07i",
-	"znx3I0jXVCVEBHe7EjZ09+W/IwyKyp+8dGeCS1gWaNA00+W+TB5LjCohpUH3HsH908EIsa3Sn3mShIym",
-	"jB7m4mQvWTjoxtQT7SymOzMBTT1yBTY6U+R04MayQdcpFWcAbB3zjQmY1TFkhkbJKhZxh12TyzEVCJeH",
-	"sO/kLIMhGDr0qeDxWCE7MBGnXHo0zXaoBC8LtHCgBPMniDTC/hQSaLFjXU1h5aRcVUkaVGPk20X5rm61",
-	"3aOKRZU1bfeWHPrZ4MpS6u2uceD27RgLT5LCUPCvAbR3PYt3DOegQZYt6Kek4BT3+aBFVuht9zkO+IfB",
-	"s7gu7tzeknVqs/BY5j/yGgUlYoFHhqz4cKNXIcPXTTwMNqD0tjpj9ZL6O2DeVrGFGwMkV2Gy4F1iRYqN",
-	"xwMAlIWENK2EcdZZbh0GmNo0XSVJy0saHE+qV8uDHieW+5QxIwLY9EREGtB58g+nlC42EU6aGM0mwq6F",
-	"UNAqYwlw/Au+YRPHkuFXGcFTzijjlvEk2aVj0Zoc4r4/OJs12b1+0mRNCtHS3MEO4WKJG+7VzCy6cLbY",
-	"cGjTlQhHaEpnbTtyuP9VEiMOsNJr1iyPtGLfc8AJ9pt4yUJoSuTfDeIZ4N5xAevmpJdClaa03c+odjlJ",
-	"U0BinghEEgDMFYOQy7sWcSHVX4QtffJB3asfNp6FpuGwpiOniUj0moU4hrC1c4z8/uONkbJqViqG+i9p",
-	"fGc56mlaNyC6YxfWwunwcMfCN396HPACnbFPSiA7dnPYQUpH67Mg/gMJYsfV/cYV5LD/5Q32nD2QeJOj",
-	"Q6JggiYRS0Hwj9jXDtgpIsNg6l7YYT+QVxF/wGYFBiEcKX2atF/DmkYIFn7DF+I53PxCLVdU0UtP65U1",
-	"MkY3KSAOGNYkFg9/OpNLLgQ0n8vbThSMU2Iwwf42QUHWv4h4ROuBvRimOmUE9uKXorPQd+IaB/edCffg",
-	"UMJJfLBX9DcqLisM8XcCscTl2eGTUWJN9Jk5vQqkWZH0n3zG9OcE6PfANkDwzYQO0zbTK9seT9/Cne+B",
-	"t5lZIVlqPpkjYdbHCJq9mHKnEOj6mKPxBx6lGcIvQVYuW4js+PhRq8O+zHuHpcKDP1NLyLHKuB40/mLU",
-	"+oxP9MqyXrfLFtCLdckBgxh6Ji2hhZfvSEY9AItdxiBj0rFpTi2IfOc3fCvAeXM1E7u8O49ibS9xZ34D",
-	"/WdnwiP0o/qMvvkfrCR9I2xJt4GGeQUz8UE85CkEbo8rLvteg9SaFcD1KCGNBpND+NBwHBcSKja+Ax/g",
-	"No1VyYjFthtaXWaeWSjRr9q62H7E97fRWe6zh/F1byUc32YF9xfaWlGAmkQuWNkZ6jzFgYSKWx32nLqX",
-	"+Ueyio9yoWwFV/wStqFQCwLYVdijayZSNhH0gnismlA5VmxwVK9juc+/Jx/6tOrFDnMuKqD5XGT/WUPK",
-	"NSRHEY9SkJ4Wslp2szhMxPTG44Pabfp+Qp7fQYy9w8DdI9VY+V6iNSc+QCcdmXQ508s7GeJDxcZnLerf",
-	"KXg092xkuwlZq8Ou1zp7MzTshYt5DdicmzkmzBe0NemTcEZjlTkQUftjRgBaCva89FpiJ384bO3usVmo",
-	"pxsrJw2q3SBZsfNj3u8xe9UTU+qSuRBcgerZ6rCf5kL5UmUyr4tPlvOFgu3GpyTGfAnzWI3VT6m01D7I",
-	"99C0msWrFNzZxurUPfjFF9ik8IsvmBEQOKg0OqXW5wIENIHi1LUEy2EPOYtS6B6VArEDaDWeIZJPU51O",
-	"haTeeUhqdWIDhvAdNp7/bcXGRzDiYTK/EzLMTnH13FPUZb32kxHBZzH2WYxlYgx5MAeLuCDGHNvaJ8Ow",
-	"UfCxBVC+HAOfysziXxg1rAYqDXMQ6yALk4TUNhP55wKxEsYqXHP3Kz3epZgT9gnEKo+NsJ6zYgGzNGwO",
-	"zkWn+7KlThIvHZw9gL2fKJ8jzT7gu4g7pkuJK5yaTDWX2hg5SchVpjTNzinrWlmpVt6XC7P7s9PCw11B",
-	"w69wOT8ia8QvHB0xwdspbnL49p/4x46vwIAOx1dwDz6nbn70nLXXgmO+Mh63cpUycYeD/OOpsangi+Oy",
-	"zkMr7i0+2MbnQta8At9a+8qNAWm25XWtGqYzVttcB7qtF39+yY1tw7vaL74MfXpW6jiBEhGUwxBUtAG9",
-	"EdQkbKFK1Wf4B1tLlbf9ZhA9bQXkT0dIweg20TPiK4m8E5TrME1WUOkMzUqLrKkzVl+5G3wDbgm9psMw",
-	"HCsZj3ACkRG/4Eyg7Yey/ne7WQp/IeaWZ7/PBS6d+57jhYlUcJag2Tc9QF8ZK+AgVM/DbTTPD51v0C/4",
-	"IlsZtwuzJ1mqLWSxYpjqCn75q+Bx2KIcW6z8YaGMsWc1fJGmMIdUuOqw85ccNXYn7IBYweXbDOG1qZ0I",
-	"7kwFaK4PywC+WPTh9E4yGWA1uxViyWScOG0KiUErM1Z6KRQKOrWCXuZ6Wuz3imtiil3apGETTX6hcNi/",
-	"YOWuxggRPlbStoLsceH7PhXSmM18ZQ10vPOtbOkDQJSY4pJCs7sZEEssDY1cUI96DugZWHHgZB5iXjIA",
-	"HgAfkZ1zVQ4C0h7jcxQvHKtmr5stVV5h0brMTw6Jw8r5gv7+ZkWRT+yeO+NLMDjGKsM9qm05AQP55GSn",
-	"myA8cpzPfYutuR/zVhfuYPeyc4DNj6nllz8Qb8cNd+gbo14whmyKcWM0bpRvbQT0y4sYrp7w3rQb9UT7",
-	"PB5O2sPo5KR9wYeDdn/ai7vibHIa9XrwEBYKjRsjtUqSYNzgFp7vd/sn7W6v3e1d9/qjbnfU7Xa63e4/",
-	"4Bk3rHFj9HYMuSJw/9epjPmGKTmb23HjXTBuLFNx91du5nC5+57/B5+d+7cNRS8eRN3J6fSc98VJfBZd",
-	"THp8MD0RZ/FF1J30+XB6Ks7jbtSbDPjJ9ExcxL1oMDnhZ9ML0Y3HjXeOXxT4w1hVMk6LYmpbCF0ihwzd",
-	"QoTIlLDlfwjXQ8euHIvq1KS/1PohUcoifXzWbj66dvO1ThK9Lus3IKFZ8+rqq9aDVJ0HtRLzSgsl3Bcr",
-	"UVizGlMJmJwyrjbQBj3rIN6ixMixqm35w9lcGquxd4eTDRnfRXAl7zQqqU+7kDZ9wuPmcc2/HsCDP8lq",
-	"ecK/OK4utrS1n8/wb1BcVlrx3XVl20fW2eptjJiBh361NwbJmt8I7hSj5xBL+17c2zwJq9VhV4KUY5+F",
-	"VaYHCM+5IbmzOV0lyVjRjVKx9Vw6HZuSwDD7iz0g+SvwCVdgToyV0+3CKE9CAvDzUudrgH9KBIfe/Jm+",
-	"Wcr4JSgmk6VRXxYKYDCgCMZPucFPIa8odHPGcYbMCFvfT8x+n931H+A0rmzNJ+M2vq7zFWMSymc/8Wc/",
-	"sfcT46m2kCNI/AoiYHQ6HxD+LKANHQx91iCLvybgoWIeWCnj40lZScrxArCt+kRY1vRJpZTFGrawfLfQ",
-	"BNH3zilBnrivA+alCbDY1qMfOdsaPNfUH6cYVMUs/0rmSCtglcYNrIm4f4waPrhlagWQNZvHU3PUpTDA",
-	"L6XiX1oq6h8GsEh+TQBJCXL5YRkGYKob/6rRWBHyCr7xKXSmZdEmSsBW8ZiaTmDMtPZ1yPAq7B9fACed",
-	"8OjWu+zHir50WS/lQNhAyo5WokWzQFvVCT8/r5oOQ52x+gkjB5an9qe5UF/jA+jmL+TWgPdjKhMCHizm",
-	"BmEEtlcIrm5JHk9hrzza6++Y5vIb5P2+zmiqPnD4h0r5/SwSfjOR4OnGM98d2X6HIokkDp4uBEqCRFhx",
-	"IB3mpWNVZlsvJdi4sEixIaXEAQthJAA6xFZLbBopvsRHcgyZS7aV91JQjkkIES57zqRrTWY3+P8dCXQv",
-	"xdRu8xQnaKSafWYln1lJDsbqdI/3YCKEDXVkOt1rQpLK02KceYwOWBZWU+rCLHXOcRb3ZFibLVvJnVvP",
-	"deHlWFP5iAw6jyQVtjosHPb7hTyem4U0UGad9V40rJAgyGI5nbqR+P6QY5VVTeQvGWWpwz6V2EPqUeba",
-	"gm+YTTfUZyLPp/NVDsBL+32Az01kfONU7cKA0HU52VjhETy5Ys+unr94wXChqfoLM1DKGHJjRfVjHfaM",
-	"8kF63f4Q3ga1Fz9ef90+L+bbaYWRLL9qQSHrThqf/Rczbsdqt/rnnv0PSVXDyXxqqWqvaXt2KZzu6mf5",
-	"8Gj50D9mAf5/9q62qW0dC/8VTb802ZpAmTLL0k/sS2k7032BdvZLdrCwlVgbR/JICiGX4b/f0TlHsp04",
-	"IdDLLeXmS4cmtmXH0nnTc56nMjoTFkUYX2qACpjaB2PbrNPVNr0nse574XR1xqc+m8VZzNWC5TPBxE0l",
-	"zWLAPqnloDR2iKBZwh6R96CJEeDZsPkUme2RDpVPNW3PBAzyClS7Vzsd5Kvov0fUN/mupOMi4RQDbBxE",
-	"XUhn474UMi/liG3gdDegDKyVGKqZkg63PDvZHgfsn+RkjPZJuQbZo2+qFLZZG5Yh2k5i38pQQWSPndKh",
-	"xSbqUjY6WwYdhZcYoOPlkVQROdcBLd4JKcBX+QJMf3iU52b8uwrOfsmxntJmysuy0XzcqBot1c927mGX",
-	"PgRD72f6puxhpSgNUfOUT6Qab50yrK86R1YhFGdaoTNiyGaEAERv8gN5Qsp6wC9HUW4K+/nAkdSPjcEo",
-	"3QStwVDBlGqMgsQjhAZUJc+EHapSjBwhCcFxcFNKAd0aDWMcYvbGgcSohB267Iy47Ro1DfBJlI2ASB/W",
-	"lbVmeuT8RTQSA2F+0EtbBWnvEY1gdiKrKmwuWg0lYLLsjVIt7CZCkRZ7uBH7iAxN/ppQT/m6XOuVzopy",
-	"FBAQGuF/6b//dfGVbSw4pTWbOLQfDRVSKMPLiEUj6/PEZY1l5OyFav36anU/JFJD1S3rxwqu/NsYUwKj",
-	"dNhddfYklJsuKcGDPQTrtGmw9IihmghgIUU1LJ+pjSSgAOuf1ns7n9xKlYnOhs7/zGQ2+ayleq6UGV/q",
-	"xfrcKDNeVOl8538e638+g/1r0PdwtOI+vl+bd2C9uxMTFjwPGRnqiQy1m7DpFoOk4PVo57JTRuiLePXj",
-	"lImXb30nefXDtOWWX8VGXsmpuAe8uDRRfThDf2GupQSlj+PluKItH+Q9ZS5zFPgRHJTfCPrY8vX38T6S",
-	"0EhcGdS97/+0jk9Ewgo9H0KuCtj72CmNN9VLCQCZtiIQ70ITls61ShOWCh/ZKA44fVj2kEQnkGBjGk+J",
-	"ZyCG6BAzSlhqC25EStm001U/afPa1DzIKIIHmn1SKWEibYVUrDJ6bHwSbQs9t1iVmEPkGJ6evkFW6XKx",
-	"DsT55ZEITjrvuQEzUfR5O1xm/Mm/E5i5M2dkzh5tk5Zxmp0W6R6xy82+U89VkDaKEpTbcspi7kEilrws",
-	"ce1Gtqqgi0mClw0o0fo1F+Uof3ZRWryjLegvW7/9bq39lKFD+yXet16Bxe3+Kktcr6C9bZvi27iGdZlD",
-	"dj8RoiHzX+9HEqLMO2xYykM1g0qyBooK9vYAtL+AghP3EpscF6Cl4SMMZGLGHm9QFgTKi6C5z0qdTRBG",
-	"GHW5Z471UIqDSiCxquDvGB6g/54GUGM6BlotsiAjMDYcrMRpQ+a/VZvoKB7EW2qOfYJ5PpyHuuXSRgEB",
-	"KB74YIiNhbNUt6gve5lRcpcyG7pAKJBwc7jlTMhrH6+5ATuNxCag2eh/I9zRwFG5nSA+EKPCuhpDAuk0",
-	"T/Zv6a9P+R3Ok27OqXN4RND1/22KFE9kBeEOz+nqmyg24VmxZFAZcS31DLtXa2YuP7/trmTwcsFzuGpb",
-	"8aejCb7enFKh+AEqSIHGu9EzPFF6bhMf4sgOyWEfmJyHYZ5SoQvH2CQQFJ72D64OBPTTpn4lYXrEj1am",
-	"x/7VYq/gtti/pU8+cltsrVadcaWVzDgIVU0jcxVNJJIqwCkAlF3e46aNgVLW4xHA0/qinyAQyPtj/0ft",
-	"gVvEZlc6X/TTUNFHVjCczdfCWJAYIN4u76DBubX461EMqxBGJIyXVlNBFtFIpQC3LnLpQIxn9YFx3Ig9",
-	"gnN86nD1f5E5lt7KPGEKui/ngvtXepcSbwP+n6W3V4I7m7AS1EwTwB/QOUMVQg04ja7gU3mEPyH7TQoX",
-	"SNsfhzfhvxMqnJqwFIdJhz4em05FHloXgGHAO/IrfROU7ZwsQXIDagI8z/FoCfwYuSv6SehMxgDEakMS",
-	"YxbLEEqzeSGdsBXPBOudf/gbO/7z8RGyAvixhM14JdU4YeImExUxEXx7c3hweAx1HvjzL7AtBMeKvL9O",
-	"3hBfwF8XfvI82PGf1xPvibUGcaC/62w2FZuKoGGWBVDbrgX0qU3nGXk+ccOzaENjpZ63dS+2M63BpH7a",
-	"WiwVj39t42LvwZoG9GOwJMFSwLrvNzhkIU0A0hI9AhIIswhmBmXH2NHNERsbb5RiylAP2bTTm1fZY9fX",
-	"U/NKh9vbHCPs1tLvspY4q0VfHrZW9v0U3QCqCysmAUqCPYTXLZEb9wfsA9BQVty4csFyw+cqzv+TAFrG",
-	"9WKZdEMVVai8ASgXWGOPTtcBHTIi51AjKonoZ3SU4LymfBEPYuAzgZIT9jWMRI1fdiXdlNuJ97OHR/5/",
-	"9gSuAb42YZkuZ1PVB0CDdCw1en45Mnp6eaWd09M/HbE3Q5XpEj80clw4JOH0Rx+EWAgP3oOv4eoJfP+u",
-	"+SUCQfzHhwcYyDhd0Sn+4eCbd1QiqODwAbso5AjLE8wWvBIsRZIl/Pdtig2U/hfzaSo+DAJBuMqHqnX0",
-	"UQoHGT1ns6rL6JwqXi5+EWd+Rnyv1XmCPm0j8x8EmfNDw49jpV1n8Dh9H5HyRuY76/f0ZBI4ZxknqzPG",
-	"ydtlBOEqPtPukn2rpV6xJSSnqBF5js21yLFdo5dO+cS7N5Xi59b7+8K56mR/v9QZLwtt3cnxwfEBhc8z",
-	"U746ebUP64Jua02tNdQVEqw42CRsVMTeD2k6dkoGtfRXrEx06Hkawe3MLFitVBttKl7vtYVeESO5cthF",
-	"Ta3PsH3Zbw7jP+0Y478h9cGwySZNs98IiyhQwugo3ASEWMyIklA5y3pmXQ9FemMJ/TZtDp5wYbhbirmM",
-	"Li3rNeDJRCGf4F5vY9SATVwdNICLIJmiprkgie9qrv9rwUv/v15Agi//igA76RZerYTZoz1yHyHugRS2",
-	"yGvOHygTkY5/D+LLBnuqNkiJBBSHFxf/aIxJrEiro56GhnqSOa51v9keo+WWRFA7PKE3Ps3Jh7uEq5f+",
-	"KHjpioT47gQRtm4UVqZ3J+ml8cwNWiqEQWr57n93vwYAAP//",
+	"7P2Jkhs3si+Mvwr+PCdCpF2kuPXGjon/p5GXkS3ZGnV75BlTpwusAsmaLgJ0AWw2rdEX9yHuE94n+QKZ",
+	"idpYxaUl2Zq5OhFnrGZtQCKRyPWXbxuBWiyVFNLoxuhtYy54KBL45ythks2TqRGJ/SsUOkiipYmUbIwa",
+	"VyJQMtTMKLbmkWETMVWJYIl9JJKzTsNriHu+WMaiMep7DR3MxYLb10xVsuCmMWpE0gz6Da+xiGS0WC0a",
+	"o57XMJulwEtiJpLGu3fvvMaSJ3whDI3pSRColTQ1o/pxyX9dCRasEq2SETNzwXwp7o3P1BT+WibiLlIr",
+	"zZZ8Jjrsx0VkWGTYVCVweRol2uC1sWx4jci+9NeVSDYNryH5wg6Ow6fzU1pyY0Rib/2fX7rtC96ePml/",
+	"8+bt+bt2/s/hMX/2+u/+u5HSQ5skkrOGpQbN/1m4PfnruWAcLz/SLAoLa9DoTy6CMzHk7cH0tNcehn3e",
+	"vgi6on3OTya98Gw6EP2um/GSm3luwuknvUYifl1FiQgbI5OsROW6rlaRvfP3JMrXd5Z7a3jilTCrRDIB",
+	"97B1ZObM1+JXn80SwY2wC88lM/NIs2bXAzYIxZSvYuOxSLNpohbwozY8Ma3OwVxBL2mMul6B6U+Heabv",
+	"VjC9m9DzaBGZ6nWOeTIT2jC5WkxEYrmb5meU3YOrRNYNNIaXVg601y0NFfcnv6f92bXXd25Xr/EtX4g6",
+	"5pzxhajgzAtxHp4Fp5P2CR9O20MxCNvnQX/S7vHu1F2r5swZfuxTZctnoVgslREy2HwvNts0ecFvhWYc",
+	"hSbTfCo67CpQSxHaZWzSvvPYQpi5Cj2WqJURLcZlyG7F0rD+kM3VKtEd9oRZCliGMHNuxjIRPJjb1xDV",
+	"WVOvgkBozVQCH5yuNI+ZXgVzxjXzh90LFqvJZHMzXcWx37KMr41KRIgbJjKa3YoNi+RYwl6w7zQJl5oH",
+	"djL2JfYeMZ2KwOjLdFLwdPqEfYUd/USFG5aIZcw3mvaW/dZYasPNSmf32MfVyjDONJw39AH7/kDJYJUk",
+	"QhoWrpZxFHAj4CjSJWnOZWgJgh+LzGVxODBAzsJoOhXwMvhuRDSJshW8CZScxlFg/A77G4+jkNuJj+WU",
+	"R/EqEZo1h90uLo4WyZ1ImEgSlWjWPLm/bzGeCCaVoZl22E9aMM6midBzlnAZqgW74/EKVwoWhY/lTz89",
+	"+6rFliJhdovJUIQM6Y2nU7aFBtNe0J+ciXY3HPL2cHIu2hf8tNc+Cc7CvjifXkx6qXDHAz7bRDkubVs2",
+	"ze+eBb9/LuTMzBuj/skJbH73d6+4l/5/7f/3zZfV2+A51wYEWpVcuAKab9jV1dcsiCOU0XMhWWIXXIrA",
+	"RHJGJzlIbTrIY64Nyjx7p4juLFGvgZUSwRd2xfVqYbeXFcz2jLcrY2DHLe0ToZCBYOpOIK/4cJ/PQFqy",
+	"VOfIqQFlutlptWFe7WdfNepUnEOk/XN480TxJPxU9Zr2/99KvDdve17v/N1N8a8PKEdvfum1L97gy7ve",
+	"eY1cfS7CmUg+VVI1u/8qzKJ39q5VM49jzvfIiMVHPd5PDjjdn6vJJBL609W+e28+HnPWLKI9Nus0HjhT",
+	"K1SeE96bdoOeaJ+Hw0l7GJyctC/4cNDuT3thV5xNToNer1rlielzn6rO82JjNUD977Q5Pz6P/JiE/z7y",
+	"6rxOXL1SK1nD54m9RMLKY6C2RnKGtlOvwPq9Sq6G5w/j6YPcBl7j1SoWWpi/cD3fHvITluDlR9rqkcZq",
+	"EXOu56wZq7VI2gHXgs3FPZvE/Fb0J+3+ySnKYM0CLpWMAh7bFVi0ivv6LOwHvUmXX0zPxVl4GpxMhnww",
+	"7Yte2A0uJuf8bHoqTsJhMJj0rQQQF+F5cDY55SdTa/b0g+o9n+TmsotG2/v8zdvTYQ1PEoHqJFdGoCj0",
+	"MkMhWWrfg//E2rfGhP3nmV+kAlzdOZU9Aiw/Ed7+zTIm/fembVn0dFAzqde86kB9ruSMLVUcj1C1NHOR",
+	"CKvjS0UqJCqJpAN6bK5itJ2cVbVa2pMXfAQLLjdkjeixtLtQSWGvTgTjyyVo6R3WZc2cI8GaBXotEs24",
+	"YUoGO7aqtWAOciMUD+9Bd6+W+Toy8+dq9jJRalqxJWLtVAvmx3Sbj+6QSAbxSlszb2l/9VgkSQc3ljjL",
+	"1SSOtDU3g7kIbpcqskYrSq+xlGItUlVdz9Vago1qyR9JK8iaHI9JdheJNQpAd2zSs7GazUSIr7CmnxV2",
+	"o7G0uzEzAzxcW7y3VU9gN7dqIk95rEVKvolSseAS/ZCJ0EsltQA35J95+Ap5w/5FMsT+ky/RFo2UfLxM",
+	"1CQWiy//qS2J32Y7xD4R2g/cpYbkjbUjhd0WoTA8ihujxmKljeWqiTBrISQ76Xa7YMWcdofnXft/bGG3",
+	"2TQScdgY2VFMo1lnoe7EdbQQamVeaNpmQsNGb3R73301+Gv/6vzvZ98PX5z+cPGy+6p/ffK3858tOcD4",
+	"boyGVhE0kYG9nJm6LB0hUWeVyFGy1COa5mh7Mu/yNP7vREwbo8Z/Pc78zY/xqn78El+BhC4ypr/1Wn9U",
+	"2JuhEhpM6wU3wRw3qV2QhAeGNRc8trtGhOy7qx9/8Ng6scLAzkB7Y7mItLYHlUqYuDcJZ0BL7THOsget",
+	"AORknauVsZydcDkTrQ7z4X6fWd5CT4aaToUMIzkbS7hWkjhKwt5/5zWekjvhvfgn89nkGSf1+vA4ETzc",
+	"2LONDdky5huRPJAlLjKWAI2X0UdreCE3sA/BBE+Y875kHiXyJtohCnBryby7ht2KzYj5sNw32vCZsOeW",
+	"VOYmkjf2Ud8bS58IdJOIWaSNSEQIp5v4p4rkDZhS9u+cZ8xjfiT1ajqNgkhIczNdyRBORPemQC0WkTH2",
+	"RYX33wke49srfUpwlEp1AzzsXzKVeKDhcSdyYego3PyxhMMFRapVAxMhmI5+ozPNWMHKK8Uy2wjT6rAf",
+	"lJlbtg/mlo9D4shvVDKJwlDI92LJafqWHEfycBFJ0J3s8CwjPowLBxkXfpP7Tg0TZkP5IIIofR0JoIDH",
+	"sUgeaZaoWLAF3wDtQ9ITmpw2HNxnqc0lAzowtRQJkNNjXI4l/ohxM6tI2Mdal8wn/+9NGGk+QbmXvsL9",
+	"VhwIPUHr+UxaJYrHXyeJSt5rTSN600MW7SR/mrghFVyk9QuYfveDrJ97G9JxJcX9UgRGFP21HfYMdBPS",
+	"OTBclE7av7Q6o3uRZjwRYwlKDTof3ZlkmWGC0dBIhKxZdIP7JZer36IV+0GZb5yR9eDFsoJiSvZUugGl",
+	"Qh0eRNnD9t4wW8YflLU/8RM1S5eN4oOsXfo6f8TcXNL4CEzKgwPBI1NUJc6C6dgBvOSbWPHwWqnnPJmJ",
+	"96LvEt91Y5S6ATddns6OASYqjATwB4NjBEM6pycng1M22RjxsFO4l5N/NCVmlGJuGDVrsT3iD7ImW68t",
+	"KWYQSRH3gRChZqdD9n30Z1iMK5HcRYH4SfI7HsVWjL3Xeqxy7ykpQSE3fGJt+UizFQbF7G2XlcGp7TjI",
+	"A2RdboFomqw4vpolyt/0QRYn90JalpQYdAqDfMIwYRLN5oZJtbanllWyMSyiGLfqlQwnGzTXxnKZqFki",
+	"tPYYuZ+WSbTgCVxPBITIIznLqRhrrp2akT6Df+Mlpy5hmK46bLglL1kWzhvRE2TBQ8pK+wnGcshKR1uw",
+	"nNfSTv1xVSSmux/nUmCAytdKveByQ7affi/GTbgRNyQdijIkm1DfTeJB8qKf09qvlULfReLGXsuMhYF9",
+	"EG7Mv9GyY3ksLssi0syoWyEtpzx7yZqWYdy9aimkcyNAjE+PpbWGY+fd0fYYfZUjnmWgLIBChLTKcYFN",
+	"PiR7/CT5ysxVEv0mwvcVatmL8oo0A3OYTQRPYItaYsHeI1/ag472XsYmPxU/XC+usrs+lLxK34hnPMzN",
+	"w4QFnKfzG63krVRrYJJE3KlbEcK58pOVToHQ+r2PFJRKC2vgLSINNll+EUpeYTzzrIGX+SLEryseo7BL",
+	"3/WwLdzP1uZp+iqWG1bNElXN4cOY4jRXWI3sLOFBIJZGhCPmV3zaZ83IaHSyk5Gat1zGMnsGEzTIdrKK",
+	"NGzoGY+szm6imDK0eBhHUrTAcI4k7IqbhboT9CUMi1hVayzROyMVs9fdipH7gLTEGqM4JVg+97DCeSqd",
+	"Mgr+OQgTUG7KhMdcBqLgIH/boF9dTlUAmWjhE9MYNfrd/km722t3e9e9/qjbHXW7nW63+w/LgGT02fvk",
+	"Ko69RhQentnnYkFxFFhFxBqtVpsFOuc4rsEDE92BFrJMrKVqInR5pmOuChfopZChHZybsPMR64VdYm3Y",
+	"SkaGNSfCgAS2L1Brqx3Gq1CExTAKEuWoLIoCDcsDfE0uuHSRQPPA+0tJkvXET4cTciPaJlqI7QhEcYkq",
+	"h1FtwbuBNe2ysvU8igWLQNbhagB9KkdgH0B5h0GUrRFFHytTtBxl3voyMlzVt8NIW74DtymbRXeWLgZX",
+	"JFKyOBrHr1uvRwbeLcdeKdKnibl33037+wpvRp+/C1H90oBJwpzo2166JfLcl37sTTpmNfmnCEwjy959",
+	"indXBSalWMcbx5xbUiV/7HsUTVEy3qDqpLYFDc9EVrp/P12BA/NqjBqDX/vts/XPveQfSfe72enPk94P",
+	"p7e/nk9+Pr3rrbqLwea7xd97i+H6t9Ovt+VUbsoHLHbus7t3SZ70HXZlVCIgmxC3qRTWYsIFgbOqyMTH",
+	"TKgqrpnnQzc/N+4dfPYyUdMoFrsPLM243CiJHkwt7Ky8LOszEXoVG42JcloYY0WWPTt1h/nEUj6kiwoz",
+	"lsCLLuJBp7u9mJdxkdEinqLWfcQJQxe9NPGh+D7cBig/wXGOcxKxLglPd5rUCM7ciQKzfGnZtTJvMUcK",
+	"1FZC1kzEdAVpmhhQQC+vrjvm+t6OtIZu7ZBeqwpmhawbti5Jz+HRX/jjjouFsJbaVVTJAb/jEV5/bGU0",
+	"sPcceExJUakKcFOYzswq0Ty4RUPYbrzCXmOLSK40W4MBZNVtUyywOanSl7YX9/Ajc//Zl98dOcbECRdX",
+	"Mzsod8iqV2K6U05NNiwCL1FK/KLw+BT1nAcwTC3hd5DuKtVuSkY1nqw+GNF+GkaypEzV0CYKeXLDcCjh",
+	"mq60CC+BCxdKig3Thm80Ci9pJccv7szOVAQ7vtzk3OUtYj2xXz3IkNLZIKcROG7M9qoff9gfLdU/fZld",
+	"KWJ+EIbxBcpKJavO7wdJEBEIaWDg+1iesoOQlE1u2EJpwwYtz6X1gIkOecxGLPYq5/abr0SgEnA4Lfj9",
+	"M3xqkA6TJwnf7FCX9kis/NQqN1uOc1/yWZVWBZlJTE0dFbRn9xpYOcYeYCiBKjl4Nzk1ei0iSgI9lGaF",
+	"zfauTCg78fua/HNMR3W+Ensfzq255FpDNYV26XItEC+geCmZ1Wa4ge4xUKtXSzdocJULsQoj87U0SUVJ",
+	"1Y9SkMygQpkKeuOtVbNOA/Mj5geJCDH9IxQT/AfqGzcQbrR/a2Fu7ChvMPMKbomVTu8YS18btYR3oJi8",
+	"oflhvoeQhd/KRT2lZ6qkKQ+MSmo4B6iwnitLCfGRjj6+29sCaWNGqVuq2/rQzhZyyL5t8DCM7Md4/DK3",
+	"2MhwFbmteNxZo06FG9Z08X0fy7fQn4vJfpRgtNKs6eM//FbJxE6yPMBEcPApN4I5T2YCFDprD4CfOhLr",
+	"vCui3+2+q2DuOjVGWH4HJYY1FaSMe2wlo19XopSC3DurIpWx4zE7ZYxlSUzEBIaxm7n56BFac1JJkWUB",
+	"u4TNiQB/KWrhpWEMqPKsfTHpdesr0g7QfrjlfGR0z+3edEIpE9QKin2iGjjV3shiNds+m4rCw65CVHf0",
+	"0cUHiupMqP1bCGpHiR1y+imY/3XK6XU+cUmtpdW2MrexPZ077Ed0baWeBHSyCIHFpvYhDWl1+ZCDj1FB",
+	"H2IBJZH6NhfZsbt0cn46HPZPLwb2v6envV4/FBfnZ6cn5yf8bNo9PQ/Ogi4PpsGQc3HanQx6fT4U0/7F",
+	"2XQ45OD3c/FrR7VIfgvmAP5lB+FcZ1mOobvqsgIp7XjLk5Uf7F7yZTcj92EeTKmgwSpfdv0JrSEy9FhR",
+	"GfwQhClz0+G1CQWi1k8bklqz9AHiGxd2gdkXJlVg6jSxO1uwHV+CYugojvPMyZoQ5oujRSS3xV/dx5Af",
+	"9q6lYwwMWGXLubV6eKMuO7iKtQEXRfthv+Mrz6m7yZLdibSJNBHHbkG7QJZIsZiaw8iTbYg9654SaO+y",
+	"1yX0F6VZbsYpR+T5MDe0SkkHN+YKAqr1ERrLdmpztnMV47DonY8pto4SNH4u2t1cmel5M4xmkWFfMnvC",
+	"rFUStlq+PWVOh6xUPWW1IKtLJJo1B33Me/PGciVvxUaE7M/Pn3z/dX/iSvAH/ba9g4XRTGjTumSr5RKy",
+	"ZzF/i9wSHiogfvfeZ8tETKN7FukO+xppNcoH4/1xo2vH2OuPG74TdMyosfTfl4S+K+CH5BOs3x9LR5AR",
+	"40zPVWKgNCjgkk0Em62E1iLM8EQyopcV/w8gfo8qBcvvhBwrVHO61HanyGBTU0hkd+qrb56y04vTPguy",
+	"2zGRPZs+JK2rKeat+/ZnH2usypeM8jEeMZYTZeYsUcpoywUgbmI1A4lg5mLhpXGyHZVJVYGH7GpdNfaO",
+	"QicdzSTmr7FA4R9b5XAd+qsTqMXjWM3GsnfS7Y6l/kaFf3t8d7U8+fFcXvDzvy5fn7589feLMzP98er1",
+	"yUQH/Z/jx1//Neqe/2ksx/L//K//zSpex+bP+l99t+50cHJbB6qlbo3FG1vrJC0gKPm6HhCGt596pdRe",
+	"j9xzNYN6RpRFdYy0zT9NsVgaijER10SadaGC59cVjzUwTOtgvTs3jrLSbVT1oKyJUEuzkwfQzKijKFba",
+	"sbC4MNoc9dOXOvJ6eSav3NlgxqXO+IcdZVKsXeaOq0UoHmSFmPDWOVTtSX9SzBdo9iCVepg7Xi5Bz5AC",
+	"kr+SKN6kpjG7WiWgFEAu6jwygukl2BmamSRaLER4yTibxFzewuvBRrJim04lqCRTcfYxL3cYVXv0c6Ap",
+	"p8NdmCn/Mx7fd7vt8fi+Nx2P78+m9p8X0zdf2Cu65mL9U/uFe20gARcfCrveZ+nJfUA+FPSKubppTMia",
+	"leMgb6lsEeK/wlxFvwlCqqBytaeWiwgpY5hGWxrfJFFoOSKazU2VQuPeuc+l/BTufCaXK7M7luNqUvO8",
+	"+LuyV2HGBS7rEXLHJ8VmnluEKn77Cl2b7yVtXs83xTwAneVUNQEfi4yD1Luz7bnb764r8pV7orJiHq7l",
+	"8hPcZ4/jEvca5JOxPIhRygpkzXwKXHPyiXEN0baKXQBlqdrZD35RCLmkOxSr8NtKxhsPMk7bwZxHVkeD",
+	"xUAYKQqr9DzW99jAY51OB4C24CVEdanYjC91x2peX3xxvVkK/cUXrOnb8fmtkSsMJQeo7zHfircbtRQS",
+	"/0QRVqoupR+tVQwhAuCMGyidwBus/ZevI8Vf9A3EFrI78jWl+I5EaBXfUekp1LzeiHvEDUsHN40kqLDp",
+	"D9qo5RL/zsUybigLNit/dV+31lOsgtsbPY+mdnwd9pRwu6BgPZpJlQissLb7YMNCBcfzrVTrDvNDbrjP",
+	"Ap6Ar3TB9a0mxBBrG0Yhor+hEag9SqziztGHVdiQBUAX4ohQ79gsUWudlY7AsEdjWaYnS92DGQlRs0iD",
+	"JR4MeD3n5rJEfCxTKdMbpkOeyjRfD6fgPLOwHI90YR76suJVPNYqJQ/hv2hB79Sr5C66AzEi+FJJsIOA",
+	"hrlT15JyLC0z26FfsjIrWMGxTiwxKHmwCCUD9wHaA+wqePhya9WZEXGskfB2Jag+w+Vlw6dDNkGixCBi",
+	"6H1YbKlWBiFr7Nayei2DTdr54gvmQ5b4n/LgK81lIu7grn/9K0NgafkA+pAI5rvrPmWbjWUKmwMlI48o",
+	"95xr5jwR4JP4TSSK/rRUQNnQwziQn37IvZX9dP1N+3wsaU1RQDH/rRa/esDxVIv4LMRqRPtfbjwovXrn",
+	"2/PIWsbnZ+cnORiZ765+/MEeWBs9llolxH54TsAxAX/+5frFcyZ0wJeRnHmMrAfNUMrBttEMJaumrf3M",
+	"8jXlw40lDKwdizsRE1aox3xuLEfDqAaDwQX76fopvQT30SKK44igF5eJCCINVcvingcm3jBuh2zXM2R2",
+	"GVodZtfA1T0WnEG00l+lm6KwEeyyY3o08huD7aY9BJWEmh+3JfL+KD9FGSmRE2w4e9F/OyZFctwYsfGq",
+	"2x0EqcIQwt/CY+MGDCO75Q6vvPNZ825U8tZAHVxxcmllG3mekIStDF2QdNlMwqBuwg1O12O48GNpWXEd",
+	"aYHpTpd2cdDgRbLMkbz+L2+s2FWLJUc/cCr0QJo80ojNCUclZAUjkTAkAH5zkGasmc1KQ6GVNpADCiuT",
+	"FlvI1lYYhVckDvfzicPc8MyxCJ78odXfUDg0Rr2zwcnZoH8BMCZeA0VlY9SowkQ6Bk/JjjJ1yYO1jchS",
+	"ox4l4kDlzYGAs3PAjmoMRS8cBN3J6fSc98VJeBZcTHp8MD0RZ+FF0J30+XB6Ks7DbtCbDPjJ9ExchL1g",
+	"MDnhZ9ML0Q0bXgradjDwmxNnjVGjO+kF/XAghtMTfjo5C87DC9Gd9nh/MgiG4Yk4nZ7x88lF0A17oj8d",
+	"8OHkJDgNz8T59ILbZxteQ4tfG6OzVK/KH2gV6dN1If3IsDmoViIcbQkNEy2ENnyxRFZ0AsLMEyHYNKFU",
+	"APAcaw/PgHAs0W/H4PggsQObYs1RXFsW1cpVQrhbrKjBE5qzJU8sI6dpAmVW3cWkJR9pCuf25m0/+8e1",
+	"+8do6x+/dAgzbfDuH5VxLLcLdtmgoNp+ZW/McWgdeDLLYD8mIlZyZnftZSrk2baMfxDScjntY2+NybwS",
+	"Zc0/4AC3crB0UBRG/AE23zGRx1jw6TMZivuaCD+pEvY2Z12CpLVyWAYb8EY3/W+/vmaP73qPYzWDoLsV",
+	"wIgnMUq1OSim5jNhbTgepkDHax4ZtBIpiQb922G28peMT+AN4EnPil9RM6XKWKsXRcGchSKO7jBwLp3T",
+	"XGzoMPMYnxTAlSmumH0W3eqlLdXrDvtHuzjjvSiZ9mzU9GEVhzqb8YOgM/emLmUitmpI1dpj83QIGmNR",
+	"WSyO7wPI62M4FmT7Ll5dKg0eFURb06mVDKxaMH8dD1qbtzips13r3at0acMvteMCZZk1tUBuQ2H4SLPc",
+	"7a3LtM4XbUkHh4YGZsk5VjjT9nkaLM3oHi8HqJqiyUPGEQjvHJuQlKt1T3xFwv7wVLQnMl0kTGLSUPoa",
+	"JUQPsJ4snRAqz7/eLEUI3/JZU0lHNnBboPFBCVpj6b+w9HgK5PgKDG5g2IIp2+qwJ6gtkx1jlXJnQDj7",
+	"wmMUMteYe+Chak2l9/igZk00xt05b094VWHqRBqB5CKNCkKrw74XS2PP/wk30QKGjud+h30rpEi4UYmG",
+	"wqQFX1o9AALkCV/jwJGLvlUj5v9TK9l5xdcvhNZ8JvxL9r0ycSRHY+nfwr/uO1okEY+j37DKEJ74Tiv5",
+	"I8zCb1UkC0Fq+fDDKqg5jbTISV7jvj1TbfqxNKGUz/amHqc7nIS+ZR1ETk9CkVTktN2JyvTjr0sNM9A0",
+	"EsyBZHIdINLdwbE2dONVRNrmgof7Hr6CyOpf7J1wnmRAljyOf5w2Rr/sDZ/hE+/ebHmSYYrulX+ye7Ua",
+	"+TKF5EVfzhb4ZORgLflY1sWed2bzORT6fDof5Zfuw8A3q0TmMFbSHNexdC9NMzmtfl1i9rPje5QUsgGR",
+	"h2hqtKBVojILuVTxMNXkU+CIrANyGKFSEBnWRHcToiuSOlX27BcjSeAjziAxR6dodS74/dfO14WFBAt+",
+	"DyDH2sVUClCa7rmqwBTAg6p4RVMJYq51FKR5Q9svIdyBHFoueICtpfXNKo7xxNiuwXfzqqyQFIYJHsxd",
+	"BHYJCDmSkiqo4l7JNGnL6pnNQn3+Vhn+0XpemdRbULypJxCZNKuSZOtIhmptd4/VX9M8EXRKFu5scmNV",
+	"cPD7CvJAJY+gSM4OzUOk1MnGwe9eMld9csZCqGQqMj8tyfZUXQZdCrhaNeUSG1XaziQ6ux6ld2nCLkFn",
+	"kZXc6Ei9X0aJ0OTyyeCGwbpGVEe7htqoJXk5EeYzVyplr7G1WsUAQrywJzdbSYdB1uTwmm8FT8pEGBxd",
+	"dpTbLXsnDeOEeoTIYbQiABC8gAkZ5nq9rCMpXdolBCfQ972MIytBK2Zl0FpKhGCBiuMVBNqczy3gki34",
+	"rWCc0bbE0SCGlFWMrEBpbVk53eMJUhQX9bwPuxT5gFxwrQL7dz4cd1YIqyrZAbvDUYyWCxFd9P7itHyD",
+	"qEITiX51dmkmKPeUomZ3vquQpHvoS9vrI9E1ld9V1IzCVMLhbVnacJQWi0Nktho4fdvKK54NW2WL9jJl",
+	"fPcgEKCwJ1P+s1NQ38uOBvtvexeS6YAs3dLJ706kKk7bOg7KW2R7UTPCFhilTIGy1M0Lo91qB2Z6HJvc",
+	"AjTM1BJNTYuc1O0wn+hA0cUtWvhUWouEu8SQ2VgqMxcJU5TD3qTyjBYpN9ityBrtdJCxpkFKaXZK+N9e",
+	"ymIEyu+xjG4QtQORB+VqeRL6DJaX+QVC+myAPyEtfdbrdltpvysRjhDNciz7nQ7u9kvcbDSuFKs8U9yy",
+	"c5k1T3DMVnQL7fS8VQKR+bVIWujDysObsyYd2Zcpielc+RPrErHd7/dsi+wUzvkT6//PyaDd8y8pEEIk",
+	"A5eCuI+06bCvc/jftFj/BHjYLbOwqFyWhP5gt45YEmFw9yep5TkhODzpDk4uLk77Z4Oz7vDi5CEKIGHr",
+	"k8Atd2esUQFZkxR/xz1GperbQ8V43me1vwyiQrGjmQzKs3iqpBbBykR3gpQ3UOWoGmynzgcKW1by1GV/",
+	"yjQbD0IkpLCNsIY4H0p0a5xPiAhM1r4CHauk4Ryp7x1En7z+l+8yVVpjVPK2FDxEaXQqYXZSbWt9AK6c",
+	"duW0n2CRHoMtC4ClicO7Bz0GKYHgpprAl7GDx2mmFc6VAuh/bih/32MglMycS/tmrEXrdf/ngkrYMZMK",
+	"un/MIxifw46DgQo7Re7CNADvUdBHx9J9+laIJWmfdgD43lRQs+YrFdx67CVf0sJeBZHWKtGUZwHHfAs4",
+	"ZSwzVoFQ8f0yjoLI2NlFAY0jFgb9+Blf4LFD43nEAJStmkv2q8EH8Mm2WrxLIryo14v/eJnwH65O75bU",
+	"W/r0H78eBTWcRp+q0XWKOU91ptiKT0hTSoN2dEn72MFHSUGVJjRVu/lL00s/uDPze0dFZDNZ6n8lS332",
+	"L3hT678PtAFowlXBhYNNggqVv4bsDzEB6pTxr8FzvL15/qLWbr9gv1NqggEvHqFiHcmZT+WX9paWx/y1",
+	"kna9lLrNaUEtbyz9LB3EZ801NMxYQWYwkiZ3HU4pvwX9PxDFy2dNdxSFqwRkeN4PhS5iq48FdrwTHtza",
+	"p/WcJyL3aJqbQwqbKyX14AifKcP4WMJDzmik4ZMoJsQdmnnDa6zBIMrludjlwBFbQ8m+qYjGgw9sMZRd",
+	"h5eIxlcVT4Arj3TR9QY+qIok/qxH+MHgEtkEnklqLYeF0iXcQAhbwA7K8mirgQsHaWrHXjBTvruNejr5",
+	"LFfs4wBoVBChvr9ejolynEz5H2RTZS+sLgo+SrrWV0OkBCqUQxyGiEYL+naXJQD3uPh0p9NpXTKOuiBw",
+	"5IJHoDXNlICeSoguC2aRq0NOo1351oNHdREsM1wt0AmtSXb3HpyTwZE4J4ehl2bbuQbANN/H32G55Sfo",
+	"Vib9YBV71gl0/PL+4CSFeJxuFMmifKmJUX4C+Bfp6bZrQzwQ/CMnid/tgbPKmnjV4m5sMUItMNxoG9fg",
+	"Mn8k+iN3WvpbnOBfMh/tOH8ECGNpPKJ4bqVQcIUDC588FDQOZqS0qVQZfpSCLfFiwf1EnEYeEWtIOT2i",
+	"AhRqUY1HB/A4CKIGCe3elqcF9ROrBEBCBLaHiwyaWOtIi2NCapVCaFdC5pprNlGIgP9BRU4dDBERGoCI",
+	"Lt1frs+NNjkciG35W5k2tj3f20juTQYgZvg+wv5Cyxot5jp3YM4VW/IoBAhyQI23tLO/fIyDvQrHCObl",
+	"ZfjHxHOwwLXbGOd5uFilBfGgsLsex+jTkKc02J2c9j4SlSTGXpHqxrFHphL6YKUAAosFVsKVP8uQza2d",
+	"bFBXoxqbRUlvLpkfTgUGw6ZKyR3k8pcF2VCk3x+b3m7v/wG6o4Az8OgcdXjgh4pqXAKkHECawx6VvZtX",
+	"2WfQP5AK1PCnWyc06cAgoNcHQZC/27ICtqh/rO6N1Z75E5O08YL439I692veKQPUKp05G3m7a4BaCtna",
+	"eSQM9qHt7d2+IjXh921EMvYPSXAHONpc8UoELZP9x3e9x+CFffwWX/GuBMP30NT2rVnld0XdKB9p11Yo",
+	"n1Obt1Y6+zztR2ZI01fhno+TDp3bzbuq37fNvNLWPxL/mrZUEf46ZW9EvabyyVsxgt1Gn84rYXDfWKY3",
+	"kla2thu0S3+gi8Qrv5O2Td4rZjdPOVjSPRQe96MYjN3jDcbZXqDvK0NppSRm64KNuQEvQei9d5JYJssP",
+	"S93MIYRvJ29eY/KCxCZfnLnzw6G0FaRxa4di4g77knaQ5YdnWySXK56TF47uW2a1E+aO1Kns9LZOIAdG",
+	"nNlHO1SR/Wph6qYB4ZmiWxZM7hoVcVaP8YzxsAfrZRmK86cPc4lU2KMYWjO7ciGc1HTwdC5bj3qGqPXI",
+	"Vb5nhdNWcVwqAyYV5BAHl8Va2bHky6XgCdZuW9t8o1Z+ijsRJUyt5VYgr1CL2c/XYu6s46S7XuisZrOP",
+	"cRqRC413qTHMgYewpPO1l/OpDK09YKj5PDr4QLsY5lEBc/WcaeiHyiTPjkzELyfx5zRQCNa7v68Ql6FK",
+	"e+3lCLVRq08eXrQG9q8SZ/NprjB4wUOxH2jxeGD8jAVrD0r3OcyXcOmxTb+4ND77EtQwSkJqXWaIC+6Z",
+	"sUwr6uxdmGWQRFCkurTiITId9gOq0fl+/ZBi0EyrsIvhH5WMJRw4LqPjmOrThynd+Q255dVzFwGO8ScZ",
+	"3efr97XHjGIB1Yy7qo7kTiTX0UL4xUO9uNUf0DtH7MiILiTLpPc52V5ccq3YlBfdSN0P1tOGtOooZE0H",
+	"gZEzPSgv4/czPeR+s6OymK9Yxtd6z5hHrZf7JXm4y5ivznLLVBkMmkPtTChCjxmo7FzPFUDBMqlKKWjH",
+	"d7xYKrOTTmQXQEdjCtJqNhdxeImIHw4TAYc+55pCycVhPUC1zZ1cdfTbcrm/Jy3qQXMxY+NQAX78vkrq",
+	"nSaFz7BmlwLobCt+LlmN1dw7fjh5haAGTdLYQUEt74MStD+AlnFUce+xdlxBXznsVH2kXUoPQVDl8AR4",
+	"0VKQCmKtdrv8U0VShGO5EQZ9Nvl35ECYtqt39p2Rvfc+I0kXO8y2LIDUV1uXBWhuDI3maSSV3CzUStN9",
+	"iMQEaeH6eGuT8BbK9iTZhqUVzqlQBc2gcPx6uZBhJp1qwK1Rsha3EhK01vZZLRa8qhNLWs2HRgzTeOOB",
+	"4I//ziV7tc77kxxrH2MvHe2azxtYfKNWzq7asrYyg6r/EQ2qoks/MYcEA9TyFWEtonnjfEaHef7fGxD0",
+	"CB986nBSictcJvGArkVwJ+6SeCfvLfH2KrgfR2E9ANQjpVKGV/Nx/NefiPJMu21HHgEEoSmHgPyWoKKu",
+	"5ypOU/8uWdcldG3x2XvrqMdo+J+oVj9iBa2+xonv5ZR9QK8iNX8sm7AKamU8lrZstdt3GUemrKA8wAjY",
+	"rxerBL2SqX4cZV3pqX4BqFrUnN7P3/Jh9GNIm/i3VZD36sYYyAeUM9cbM6cBT8SM7wmsPiRakx12b2tA",
+	"jlPSu6xikBmgZUJCZIoZDP5uKH1Lq4vs7ZFp4aEEJSNWrtAVZPa9J0wWsqmLvhSSZYs5qbtF2ENTbo5z",
+	"5EdhAesnVbFJMSirvGXNO9OhUUEmeqQSv7CKeU7L1Ig9GvThuC7FWM7vHr5xGv9/SPwmicInkscbHema",
+	"ODVnYcLXks2SKISEBBlSU5dAbaPZcxlCraxujH7per03XsM+R7aKCeZw4Y3XuONxFF5Hsf374nRbYc29",
+	"p7rC6E4Q/K5WC4Hd0wCe1EpxtPJw49lRo8+Jx7Fa6xJyTzp2Gm3KB2VGhF5UuG+O6jdVBw6WsQ0SqJJV",
+	"7eBTSEhu1+m3kvgY7BrKYHByMhwOevuhLGhlajIIkbQaW4w47Q0G1+TgU4+FEYTJnKGNKAlutyXAYgXi",
+	"8KYkL90Xq6iVZ5yq4Rp7CYkGHf1h6Sf2sAhFiIrTShK8sylOr4J1vLHMMiZwxi6jIp23Sli0WCqto0ks",
+	"YLNEclZWoy5O33+hyps7AanuFs/Lb5oCneo2/kN7XSx5YuJNTiyUhADt+K1NXc/o0yiORUhrBx2u+ift",
+	"SWQA3HvE7L/8RK1vpola3EyUMWrxxQn7kgUqxt+SaDY3PmvaO7tQHAsaMtzZhovwcg9e1R9isEMt29ic",
+	"7YDS4PdfqapV+IvgsZnXNVTQq9jg2TeH+7CCmoeRBPiAuQhuS5RPC3/U7bYTIOsXW61kUYVfhG3r7Ic2",
+	"BWAvqUpYlCE3fMK13VBQbQzn0s4CjlLETt0SLBfOb+MmuPGYv5L8jkdw1vmldHJKrVe3Da+Ru62YTg9X",
+	"9wAh4riqFua54KFIJopXZbwWu6dqw+E00R6b7NBIJpua8zXh8lbnW3no/CTXkdSUFlMsasPfK/LNPoXU",
+	"ZpFEqmar6yUH2YtqGEyYjjRXMQEAJwMArz0rN9aHa1UMhktQ80l3+WFa3xU9vjeTerJppHPPD2qH/vVc",
+	"hDORgGNWJFaubmoalUHJuo7CrEqSOiK72o+26x3H9SqBncSLjoM8jd1t9ie4WCQz/VZBaRzvju7jaUMS",
+	"kw8dxPBYaiEhfCdNhrNQrSaxaOOjNJ8ypJ0rUWmDm5vvcS8HBYJm8zk2SRzc1L3usO8KGEaNCSSoLcRC",
+	"oW/23aHFNIjgmIN2S6lzF4k1a5OD7k44mavZhMdcBlbxEEVsonbvwIzMnR3KF0qKDVb2vJ+HtqKFbZGh",
+	"dyJTbm+BQ1KlES+ZfGLUnyL/Wcp9tLoa9rKnzipiEhnd+n2Awd+/mzmy3taLDykSym1VVyiEXFvbLv+R",
+	"ZvYO3JRINCtHgGQei6aMy03nYa4H7GLuSn6oFqjAJfXSMZtCpeqS4+IR83HYPmumktAoygNtecyHufis",
+	"SRm91pSh++zViTD+WOYulvGEyBOZFsn7rEm3pF+xN8eCQ5caEMKAcBPJYvG8fQX6TgqvyLziUEq/jCNT",
+	"8Qltv4EvLlXJ4+whHDqB/04ISmxKfpzUXWNfXRT6eGuNxH8m73gS8Uqk3NdzAacT1R/Tje4MKAh3OgcA",
+	"zLRCRUJxp19Yi+brul7zX+fQn5yABAQa+zuWhSC9qCEm6GirhWvER53bD2rIjFDRX8Pr9D9EoiphggGN",
+	"dSsIVvLaRxq88Qd9loZ4tVpcq+qvPoljR0vXdl8j/gi4/Akj1qkG0D1iySNQ/tQSzpm0X/9hraml+kHM",
+	"uD2d/owk3x7TD6q8KpGGuNf60JlX99jPyOBVc0jV6KrWrl7C7HM+VukyNLp9pYaijo3dORA91BmZV8X+",
+	"IGdkTmPcfLf8x9Nnpy+un3RfyO7Rh4TI1nK3qvxKLFVSMzGMIdL66NViIUK2WiLoI+z9VDiR9SzKnouM",
+	"5cCsx72rKc4YFWRgtbDCuVbIDbywvbMJcmZ7e1E2hbpNAXNgc9F1O6ZTgOZ0mvyofVIFppefUaVthJKR",
+	"bwuUZjdrwzFR6jZVR1udffHBioRYR8kdY0ChVRSbTQhygtgSEm3GQ7IUK5JgC4u3f1/lDjxaha2RJytS",
+	"1XHg2cmXHm97xWp5TfdSJ61oobUo0uL0QGJkTFPpQaWr2VdGJCmQRR2/oOKFKocI8+qJFHD8o65d8q4B",
+	"mx4wypKAyFmsJaJlzJXfX43CksMKVgoVNZlsamtXsAEbxsh02l09X85SDn9gBw7nOP1PTO+idp/7Uphm",
+	"VEv5uezmc9lNdEzuXk1F/b15ur2Z+lWbqdc/YDf1j9lM56XNtBZ2WLnU0YfvpqwEJWX184tKVFwnWqq9",
+	"OQBmLBW0IQcbiDKREWM0n/WswElXOp9IXlVYQA9IHMxJiFrXE/W84prR3R84qcSJn8OyoLMqxuoU6LRp",
+	"FDeCuriPykQFTZkig9hestDXi9NzbM71WEJShEd9e6F8xE87EzPorUVtiVtUlgXFjusi9eZcY49mhzm0",
+	"J9c6azRzGFXyLWfqycJiNXukmYab2Ry6ueE4ociMG0zcSQQPL3Pt3wBxciyxT9xkEgn9+C3lp7zzvWKT",
+	"t0iT8y51nXKp1wQ3hZ2aNfWWicLdBfzlXNAPhx8wO64XDyVj7mE4SnLBJjd1HfecXhILPr3cR9qs9idj",
+	"Ik7t+ajfHLumDnjJSupSk7yxnIh5JEPm25X2iep/XDsie5/vmj1Rr8G09VBnN4ifI3I9ht9+cIf8sXS4",
+	"rHGysrreAnH2U9scvd1RHLOVFh7TooC9j+UWy2UcQX8TGbIgFjwRYSsVF2NZKMC2wj/N0CaBkn3oVoil",
+	"Zj4Owj9QruRPsUoTxkHhQ/FpnXjwLO9u1W1WVWbiEXm8ERHlsP/SZnlpClxuNfOHGB0mhVnWmhL7PEm0",
+	"IT2oILI0xbRicB555MJM1Gq5x6tEr6nn64d7lcAg+rdIbnNE2OUzUrPqfN8n7OovT9r9k9NCtu8LkdzG",
+	"YAALYEYI4fIkZBOuxemwKBz0Nyr82+O7q+XJj+fygp//dfn69OWrv1+cmemPV69PJjro/xw//vqvUff8",
+	"T6W83iftf/D2b932xZeP37wdDt79qTK797maPZNTVWekl04Bt9qhWMZqs6DGoSUdMm3FVsM5qN9U9W7z",
+	"3AkPIkbRH027tI9jNXuc3elvo0N36K9OoBb27rHsnXS7Y3kMCcdyLP/P//rfrOJ1bP6s/9V3604HxVUF",
+	"4mo0i2TdZrHaC97h5Wr2AIyCQgbZ3PTeqVV939Rnqy25mVutaBrdOyZ82r96yUysZm1Mh7KmxyoJoPA/",
+	"R2WP+fb6406nU6Y4LEjlQBIh6ltr6Og38nZzk5sztFMXJSDHkwcUXtyJJJpGIvlebPSuxZDKQFNsuJnd",
+	"ik1Ftu+Bsmz2vagUZuvISKF13aqkl9NmwFzfagQQsJx/zAhe47v2Jo8Qk5bIlB+ql9+/ucV0DFYjAC0J",
+	"KlM1XP6SO5wtpTH5bmsF0paLarYtVW5FbRXUraAwN2mlADFvv1MEXGgMpn3em3SDi/BcnE1Pu1XMCwmN",
+	"3yRqscOstEOFIgW7Vm6lPqBZCWP4SZrqNDohLe3EmmgGPS4CqD7IFczmzcZbsek8uOotxyfVxAdBgoK6",
+	"vb2iTR+bAyHfYVOhL/Ene9kei4Uf8Qi0j+LPB4j5L8P+ZBicivMvn/z1dvDrXfd29nR4O/nu6fc/fbv5",
+	"2/zb679Pnv16dv/6z/F3v/319O9/f/X01ST+aW/aHvJbkQB59igsU82mSO2vbc2A2hLnig4KFladGVah",
+	"pB3VTT0U9+7V9Lb3azm+tzM29FJ9rz7XlX2ls1nXkd5ZilVtx5U7f7hbBuwoW0XxUbYmTR9vRlYlY5ca",
+	"MOJvWvyKf4+R14OMwX1CR4YjfypE6DHswmyF4atvnrLTi9M+03yjW6ghpL9V9sflZixhUNwwP6WGn81C",
+	"gOj1nfz2Pfg+iGJKEUv1q0zgZ++Gw5j5iQhEtDS+y33SrhUm7nsfNAgYlo+VXAI6fIXccPeIHVxrhA15",
+	"IuNhU2v4JEA4T6eIyDXjkcRmo3RAF+SIfWajVok7NNlSxVGwQUwZYq2xREQElQTztVKh5b6/2ZdsgBmg",
+	"F3fWDTyjKo+1YndqFcytyWTmiVrN5pnz4hH1y2bBnDswUgyTITdQQ39om3m0Lry9Ak2eF6lwSLYyqIf0",
+	"nH5Ey8fNKhH6U9OF57Xlj478QExq+M/TzQdXSyJ/KHrhIOhOTqfnvC9OwrPgYtLjg+mJOAsvgu6kz4fT",
+	"U3EedoPeZMBPpmfiIuwFg8kJP5teiG54ZLXj0fL0/YXozhLv9IMfD5Z0WS8rS7Inl1dqCQAe2UkMDbaW",
+	"LrMsUQoXOIrDY1RYMKErtGgSQTX7x8ojFIt1Usnv5P+cRnE5/THo62VHJbPH2X3/z11vLFGU/ePnf8QT",
+	"+dcZ8DoeoHaRxxJ+GMsdm612e/wOp+bhZph4Tyts/5GdVYTi4T3H8s9spxXMDOTGkhnimKDmtHfmT4UH",
+	"xh0Y1TZW2fJmzcwwpidbFcjutd5eegbtHPD1etR7T0IlQgQO9pzoBn2gJL/pJY6tHq97VUy0SuJ9Y9Cr",
+	"ySLStH2t9V/8ztyYpR49flz+XuMhdkD21fzs8of4vkl+ecJPJ2fBefjln/8SPFff828n8q57L85fLgfR",
+	"i+uLZ8O//qWnfp0uhqev+3ePB+d/u/vp1d/3KvLkiS3q8ZZ4VbwEeVYLfhvJ2cPq1l6nwTajwP26s2l+",
+	"OYB7fJdSlYM0qPriQ6CDd7ZddlgFFR9mTS4pfkjddh/Swu24lm01bdIq11ZJsbm26v1UJA+sSpQOYcRK",
+	"EMxdNypNX8fTke/On8pqN3qYQQDp8o1QQMYsy7wHjXcP6KBCilShF22ul39vqy/tzpaBF93uWe/ion8y",
+	"PBt2Ly56+86c6tT/J5KpJVIY9FmP3YplOlS+slS01ii7WiWQA2MVivU8MlDHhSm+JokWCxFeMs4mMZe3",
+	"UEPgjaVKINcAFGQOtbWJiq12mfDAiMSzzyZiutLQ+hkhGwS1frYGh+DhFlhaxVIUeLZPLRSrmfaX/xmP",
+	"77vd9nh835uOx/dnU/vPi+mbL+wVXXOx/qn9TE9sUcXzWZFzXUsfROuxZqW0upvh7m9OpdaQkbCBpju4",
+	"YCf3J1X1uJiwA2lM+BKULlR8f7HFzHh/5VHivluqht+NonhwZXw2vi3Q1FgFt+tIC/briieQ07JKpE4j",
+	"n6ThEjma3U5n0LpMiUb14LFStyyObgW0HIR9iDwKzQdRLu5GvynVAu+t9N9fpp6HLphGcQz4BIxjrfkk",
+	"Mguub7GsuaoAeixLFdBbZecXRxYz79cZgTtya7XL/ZxvVHRA8c5EFGtzXCPLHeU2o6znTCymBuKLHBtx",
+	"Zegv2+U7D6i9cd8Zy7TlUNaqGdKsqnAeqTDn/etwXiZqEotFpQx/9c1TdjE8ObP2lr2JYal3h/mBCkXm",
+	"IjJ8EguPLXgwj6RoJ4KHEINGAJ1L5tuv+lA+768SOUqWekSvHKHXzL6PvGb29sjE+HrO9Fwlhs1XCy4d",
+	"2GFqxahQVOCxh6BsJkrObhzejCtRb+SxrDAQOyPQD4+q0zNSW0PanhouJ9EeHphD38jnwBxikz/Og0WC",
+	"GgLVot3ed18N/tq/Ov/72ffDF6c/XLzsvupfn/zt/Odcs81h98JuBQOL+NpOi7lp0WKWSZqfewVkX7gX",
+	"2ol44qm99Z1XW+D/BJclW29xv4y5TM8TbFgWYFSipBMduxJbfEtLUx7TNyphPvjp4cmbKY9i6LgHXYen",
+	"U0RoIXUAJGKorHzGiGnahm6iwg1r6lUwZ9xyLSZzdAqpnZR1AMkJ1KfK/vvXlUg2Hr5PJZC5JhK25Alf",
+	"CLPVQCCfZHtI5WfKg9uL8dOrZ1bxEUBsigkVFgDRrYgBYYDlAO/D2XprpDk+r0ahgMsQxfPQIesUWRc3",
+	"jBUlx9tf/Z/bpMC3n4U+UbU4+p276WDwCDu4v1xfvyRIWhAyKTMnQi+VLHUfhA16QCsi2sPbCwcizitv",
+	"ppKwcyLYvrc470qZkAvOww/V7CL5wqHS5N/vsf1iujiGXSJonzILVx15cl1SQVJVnv458VQHzADiKElU",
+	"AgvopaG23NKOqgQFG3a7iBKyMnOVRL/hbz1vLP2pSiZRGArps8fMJ9CBmzDS9mtw28BjvlTmZgqtPNmw",
+	"O/SYn6MFPGhviOSNFX74ohiwSW6ynHefPR5LPxHWxL4B2Dm4EbxqN9NVHMOfkdSr6TQKIiHNjVUANPwM",
+	"qk/uKff6NPu+9FFMq8dPRqFYLJURMrD3y2kcBYbGfAN4QOkEMLPTTvHCY/5CmLkKb+wFQMPCKyesydmt",
+	"VGuJ0hBNNomYE/gINBNf8k2seHhjlLqJeWLJNOxZUmay8WYRaTcAO04JK3dj5bHPhv2+VeW4ETht+Hrf",
+	"jsvuvkTy2Gcnblkz8JeT7qCoTG1xA+LApIyAnnVkAagOpYVueCV1I7fCDa+xvb6gBmSL6yD0YGmhwKi8",
+	"sFa5zpY198483HR5SdOKiwIBqYDJUQ/AKLYXHXXJ4qoAPEV5ne1UcoSHtyPN7YhKWwRIc+OGkYfYQZoh",
+	"UxXV1gJltoTbq1z9RK51f64uqaoRPsKDojxX8Z0IrUaLT/is+a3g0KB9ZXXamZAi4XGkRdgasQiNZpdu",
+	"jmYrmwhu9FhiiBC5u3iHR02FTNahWa+Su+hOeBkEEYYYwbUxV8wt4liGSugO811xiD9K7XSmA5Vk1h52",
+	"fjY4nFxDNncJbFV7ERJHIIHXqGXbvgTcL/BO/ag8RKr6BtQ1LNAzkSjjA6TkTmtYCouYXa9YQTvRhznn",
+	"UNbD6NONUIZCfku1NFZBWHKte/1tndjdsd36JZpFhn3J7INrlYS+x8Q9h/Y2XLtofpp9k262DntmKPmW",
+	"TTZGOEPJbrhHeiyfXD199ozByzvsCcHa9br9IdwNGbY/XX/TPkeFjfCzEMMJ77hkfuqdsspQIqzFvsIC",
+	"ZHKE6RZWKKuVYT992e12u2XV09Gj4Oqyw9jv63rz5X4nFVG16gR/pao0IR85zwcOJEDOS+ZDPrqPVQMu",
+	"B9mphSkah/1hwTdgOtjH86hEWW9g+6YiZ6bXthnTCokXlS4rcKQ5j++SJ+DZJLHSYVf5tmLgAyLUVhPF",
+	"BNtfdg+nLeQPhm396LV5mXOvvH3ytXhUblZyWmfTqW8dXQC2/RjNoos0qgZmdtdZ0x5mSTvgWrC5uG9d",
+	"5tfMpO1q51y7KqymSxtBNGNLkLFEK9Yohb2yfLBnb/AJ3254a3hNIhmCoF4ILgFie8sf/QEWtGxKHpMR",
+	"saODWa73dyZyXXNygt2m1hTcQN3MYUAg9b5hx2wgPfeuy4O9xvubb9WdEoVBIhGPG2ZuZ+11ANS3JbrO",
+	"d0Cl0bz3wpTjDunOLnY6KTgxcvonkYyWt/okWMnwylSWt7yGdnGZujaiDeWzZpBrpIdtHNGbaz9XumxP",
+	"hoRaNuGtl2NpVayMf+0teaWLpLR9pdu7TXUnklGqMHpsbRW/DSOVE7vWpX0qQGMyc6uY0KuK+pIryk7p",
+	"Q1VDJaWJKomqj6brtKdalXUPNAMMc0D7xExEVy2UU0QfEeRxs6BEyhzTEmocCLfECCynKsC3qyQUSavC",
+	"E7sCWIxf+l7Xs//ffePRzEe//Nsfem9c6RI6h0nhb4xO8lX9rgg/XUrUqVWiG6N+hWt2VQmE9SplS1qf",
+	"pbWf1R0UE4XiXoSWEyF01lQpVuISeqqDnVBsOtC6HEvsu1glnyZCyMwuKq5pYSVrEK2tGKI23mqajriw",
+	"u0Ak2eFWA14fBXJN/LQbY8ltBrj54Ay1TAH8IGVrauq22kcARnXcVx7QC65v3VDIwCudDm7tIRa4YH9C",
+	"Plrs0IDGchePnOw6c3vd/uDoY7e+7QcOqSJcfHyLmYNaXuQOq3eFvfy2ws2w4HJTtqXDjJIF+lIblSJd",
+	"j2lLso+MZdMs3/mskfFPflKek0deelzV1kO+qssfepJmD6VgWY4NAVvPgQ9RpDrFI8KbSmbS/IOBowBy",
+	"SLLUGTDIKxXcspfcCs2rINIaKZCBuMORtS/h4Y3XoNnB7eCIsVLzjdcAY9+eJw2vEVM7o18aP//c8Oz/",
+	"vMkdPbkB5cLhzgXy7s3WsTF/UOeZssXzhzacqYNXoMFWACy4xLLt2vnKTM2tUOV2UX4FB7Dn0W88CdnV",
+	"EhdjW+7m+KMawTHj7WaaegMaKa1rq8zz7gBw+Tbv39kgZcn6zBvtOQ3i4E++hgf3lh/mS+MpC9iNp0C+",
+	"HVLlKxWsnBFf7RxEmVcneagvWcClklHAoVxuwZpaiKx2kO7Vjyebth3m47c5QKZ3fmuU1sKMJQpie3pj",
+	"YlkM/buYL+QskiJ9lU9Jb3cimXATLTKP4ZamfKg4qhIujfT6m4JkyWQKyJwDpEqR/l7jvj1Tbfrxn1rJ",
+	"ziu+fiG0puOPVud5pE0d8+e7XJEX81aqdQVEqyPaTjGAXHrEtqAh1rbWKZ+KbhA7mHFHY84cv2G7KG0+",
+	"+gEW7+aZsgBLGejkI50il4S/n4hAJSGLzCd/rEBeHCSLQi1xiqLSoZv8T/Hc2SnSM+uLbuscoZ/n1Mr+",
+	"UbgnJeFetYVywE+74VyoEg5gXODshNAVFt9BoUxWN04AWmoGCjSwqG//16cqjLFEI1+nqXgI5qpcARMk",
+	"S7svQhElYE1Fkj21m2MaBdwIdp2rEX2kmRHJQrdGYwl+f2fewQDBssPSD3CpYC9oMOcITAiewQJgQOiH",
+	"bscMLXJ4FYTmsCQyew79MJaPOux7IZbwdjtUPZYbtYI4wyy6E3LEzFoxiPDGmzx+FkUAQwVBkjgSDLQN",
+	"QZV59gW5QlkYhBUQ3ED3lHWisCfRVCW3ZMhACref1n6kCYFfh/2Tk94FS6+A4KZC+rH0odIaFrFYvO+5",
+	"dcXoVxoM85OlblPFuZ1J+67ns6nCCDSgFkFRzVhOBXnzXDnt+dn5Se7k/+7qxx/ghW/HDW7GDY+NgXHx",
+	"XzAs/Kcr9YU/tPh13Hjng49sTOkLkECWYeEgkxeig8DNLtW8FCDZBWGHUGc83QVNO4/BYHDBfrp+6hUw",
+	"jHa3TAToy15/8I9tqfnm7fBdG//Rz/5x7f4x2vrHL503+M/Bu3/893H1n+7YyG/f5ukQwLs19fom7o/V",
+	"7I8tBd0BORGFKbBFNINeXlsFToegTexv7vtxKj4PK0BMu5DVrsjZ8YABTghUf/902IYQ+ZbMsHKyqF2U",
+	"giaTXtAPB2I4dVVkF6I77fH+ZBAMwxNxOj3j55OLoBv2RH864MPJSXAanonz6QW3z77v8zWs1eufv9sf",
+	"G68pkIR2Fg6HIiNc3WEayWoUlicyJSeFfHJYK3jKPgxupZkBGfVO7ZLk0g3s+ycxvxX9CQBgubzFdACt",
+	"43cLPlxbgTjoF3knN9k9zHMRnvYmvYtQTKfhCT/tTvj5cMinw4u+CPpBMBwOhxfByenF2WTQP73oXZx1",
+	"BxMedAe9gLvBHiNXPmPMHIC7ki32Uagr2UaoNkULmmXGIXtbvd7WwknZK4d3+cr26T77E75YOUVTA/9H",
+	"oPbgxgXsjiwq53tptNQqRGlsFGqSlkJeshw0bJO7pulrrsdyyaOwhY85wFjW3O7oDe+aRpLHxehmKXV/",
+	"K9jpvkvtfZflwKd7YIuF045pVRKP4omPNPrc0nRy1y5te4X35KlkL/xYCSo13YSvhDExdXpJu4LTdLAN",
+	"XDHY0T862lFfzp5NettS5XEUiGq80op994MwrkR1reSO8fdPDususKzFVkrbyWYJD1zeWh2t2XM2yURo",
+	"c8lMRClZELMm4yFNQ2q9ZxAJmiduje5bWMbdNDi2q39JcqSk8QopGmSau27NxZ6PFVJGLe1YH1oGjxYe",
+	"osfafa0L50VFV4OEurM3FtxOTEJhS0VyZnUPd0y7wQ7t6G7KdgkUFrmUf9/+dZMKMgIjPqbyONcI/tDS",
+	"4+LOyU+wkG158okVFhOxq9jjWt0K+YoKYKoOo2ki9DzesEjrld1ZgidQbnkryoE8+K0xavxtcr7oL/96",
+	"332enJi//3bxQzD4Pjz7y7T37T+HV/z0tTh/teo+U/2X8ck2X9BLKj1gYl34vMf0XK0lZmGjvb5Vj3bM",
+	"WPZWtMDQqohIUZPKjNIsWYM7D+UWlAQFFL3BhwwpbkNQcLOnP3qkC8nvnVKWyOCP6XhOFKkbuAvZ5NKv",
+	"LalBLXGNDezeLtmZFe6TahwpWoOdBe56zpfCY0YtWaLWqHuO7D/R0fWzz5rYtBr1L5BJ2kt7n5+4W8cy",
+	"+ymzwcr5OnluqFmPHwEEYJ16VGESnZKUqpjtgt8/wzeeVGfl7FgHXHyPdTudi8scOC4Yc8j/uCiRBgmO",
+	"mfIfDg9gB5qPW6dqP31loWO2neo6GMItIiTiatYsgA20sPwxTPg6v7MOaaRRXUKP2yA9/mNXFJ6N1KM9",
+	"vi2iwFUUrJLIbK6sBZNKhEQkT1ZVPcX9J1QgBe8esT+j4MWCQZCErmKQwRFC+he0J2XN/smpVdZCtWCT",
+	"yGiP/fTqeVvzqWBG3JsWSe6xBAR+blJlDXDUMfkwjaVjlZ82ihS7XNgRJL8LwNI2AQsNK+PtiLO1nRuz",
+	"bLyDDjOVONlXht+KkFmGaEPgpu0CN20M3LQhcMOMWiV2DaTRLFmhZrLmG8aZXvDEoALBA6sfr+JwLKHy",
+	"iH1jtRKYzyPNEvuNJXxDu+DQMlGzhC88+w+jAhVjnBk2j7XS7T9aIDLSRup6KUToEVwil4wvl0KGbUsV",
+	"BKVsQwzAtWqA8AjBZULhT8AlAjttAAHt2nLpNIrTwhYyq92EMFr+rcoB9G+WVLWRqBU0j3Re+u+ViSPJ",
+	"gjiyH+aJGEusubIbBtB1ItNhFE+m0uVIM6rVE2GKIxmlwIxcbticyzC2W28lNYz5v/6LvVIxDYKvzFxI",
+	"EwVAZ3v5YC52VYyOg+FaBR87jSOgxgRcjmVqaaTtabCVK76DpMRlnm+BmTWxL6xUC/poJAguYtaKJXZW",
+	"IzuHL9gXX2DC2RdfjNIvTDbMf/njFYZZXCt4/5K5ckRIXgATwWMuVpbLme7ge0Gtt6/dWYZzmfWPgGIc",
+	"YecATTCakeX3VRwyLQTlYQN/tmB1oPkqRpvsptZ8gzmj9i0Bj2NggidSyc1CrXR2p2ZN38mrEfvljd9i",
+	"0UwSE5RXNS0bZz9mz8NypmBFRcZgTQzTJYKHVkxDdxjG3TDGEpt3amaU8thkZUj7T5cU9lCkGdQCWmKt",
+	"JNbDwlf9YbfHCpXGjlOfLLCYC+gbLYT9Of0NXONwluka8CewoS/TBnMAxOoTUBa7Z1utqHyUDJFk/f85",
+	"GbR7TCvKSYKAGe3NhGKIYuHCXJYXo4XQhi+WOLB8rIpqIZDEY5kLXLFlIoJIR0p2GDSGoI4dcA4GPIE+",
+	"ka5bG2CHb7XvyLBtScSMga7QCMSyhGup4dsjREHzJJiElWSBShIRGBCWkBkUq+D2kdWqplbnpjV46aSr",
+	"NWfnKjGwCBS4hV1gJSNamgDTQpXNHVb0yyFhir451iYQ4abz0bUdirBz1LUggRszXN3dlR47exihFCZY",
+	"m0KjJ+e3y7x2nbG8RpQbV1rhZVg3TgD4OU9+c2Wm581yKWSr5bPmoI9BWi/nbB/LubgH7dXLmgJlSvYM",
+	"3Y/aS4syTFbFuV1w2WFfow40yr1nLP2xy8wfN3zWtEdxCzIAioWYY+m/b5mA3ZNPK8tJqCQJ1/eLL1Cm",
+	"WRFZzpmmjF7NmuRDT/vltOyfm7G0b8ibqJCqECUMSudxZZqRZD5slg64UjZqZXkbRaxRru4Yt7aHQlhj",
+	"WUpEGMj6kuULY4xSdkE2ThrncZDz6wUbCCSZVICLYvfQbCW0Znws14LfpsuFBzbWMFv1AAZl90EUxywU",
+	"QRTCaQhDNa4ioMNezxXWRuUrcsYyS1RPHfdUuoS9pFBXCWKlLe9AkxtksGax8M5jPizEjUut9ltWdKOY",
+	"Sfv7Yxt/LNGjGhmdr+RE7TLjaFdDru6wE94GMyhgnEBzt9IAsepqdTzAEQQs7AwAW2lBX850FVJ1JipM",
+	"D1pxTzIoyS5u7BBc1oElPEhsGDFr5v1aKKMiOI6odh9NTC7Zs7Z9aiwXmN2HKQdnw4tBa4SpGNADMLav",
+	"16skUTMrrIUO+NL+ABg5zB83xuNVeN7tjhs+3L8QkIdkNeCQmXUUiM5Y/qBor1MeDEwBlKAUIceDU3+u",
+	"4tDVLbMnkqqpRKwF4kgNu11WAd+RQzRBjJ+mbz/hp/Er+CAA/0AmUMvL4LztCRfMhR5Lt3RuNb5OEpVo",
+	"UFQQB9z+TdDIeFDCvgMHIK/AzWr6ACiHWsVj+vXLf2oI02CkaCx9wjXxW87DSDgmW7haCL8FOt+/HE7N",
+	"vwDoRLN/jeW/2u02/L+9bOn0r0qkkyYqIUAmv8Xo7p69uwh/QlcG9kqGgeJVQaA0U/3P/VZsck5PpF8b",
+	"2nfmEFPo5xP7cxWoSBFQBF4bVuGKXDL/iX3Gpy5/hnriPNJ0g06HcGG/lcdo8YoQLV4lQgtUG+bxWZqx",
+	"mBq03wkhVTE1NUKmWKmRwS3f8gpQLl4lkotXBHLxqnBcvAoYF/u2KhAXL4/h0vx1FQW3OKop1tBgv8eW",
+	"V0R3afKsA8GassLAOAyVgIY6uE03Il3RHnBJBaJL00myxLIDotsZdjpk30d/dg/3+/bhKtQXIFIe84Ue",
+	"gMUrIr8QW78SJtm0n2B5Fd5+glshA4WhW1OoKv/SEsJdB8j3Wysm6ekBbY0MQqbqW6iopKZ3pNlKgmBB",
+	"kDzRmXVYuAJ1hzO7F+0BYs0xk2wy2H+AOfefZUvZ/l5sYNogkHIXMqm0WBkOtnVmSIn7QCxNlQFot6JY",
+	"gkJT8R00lMay2bPs2z85KeJK6EAtM3TMJr3Uo73lgZEv8HgB30R/yOZqlWg8t9XKBAoA08aSp4cZaBgo",
+	"gcP07LSqqV4FgVU24JQAA8tqJu7YsRu4sJug/x+4gNDucLkVzlSCzWnPYx5gNQb6GMV0KgJDpzyvXA7X",
+	"lgKOkJlAsQJVvwllq650dgPs9RSBwzW6pO9YIyFQaQPFcIWng2BrbgfjDitwi1pFCEmEuieiY9jbiJBI",
+	"1XSIdHiE0RSw4EhNaAZqseQu5JlP5ra6UCFB0t7fsnQE4laKkw77W3qgABOvEqvfDrvdlrflXUmvg3sO",
+	"HRtwgmrWPLm/xzwCK0yQkqRvClQ0JwLWInJyPr8aHfZkLJdzq5coUCZ4yKQwa5XcOt+DJZXTPf7rvwp5",
+	"vAyA+9Mj/a5QgIZmHuhKYD5C9wfCzE37tOT6+oG1lvXI84jdXLWIdv71fLOZtpWkIlB6o41VEp72r162",
+	"Ru5jrpkKJLYe3oeGbbeh2c6UhXY0l9u9SDRrYiuFXEO4scw1JtG5JjKTTdacBNeQm+2ufXkfkb1jLPEW",
+	"aDKHY32OA6W/fsC/fuks6YfX+MMbSmTJnqau/Pufa+aaREC1nu/ZvaOjUFj5EOnUc9nqZCnJsZr5uUzu",
+	"Ykc/bGomw4wEly7/2/4KSzSWd5FYa0jLRvOk0EsETAlUyPG8RdlTalHLeAjejnJjDmo0QbigyVKzNtlP",
+	"bTLeMvczbDrM3bgTiUYvdq/T7XShjeFSSL6MGqPGoNPtDDDcNQe//+O54LGZ/2b/Paus76SGyf1ul0w+",
+	"whIEiR1hFnQkZznnXacBn8QDCqr/vxXmL/AdSBLCADN8vt/tYl08FKBAQkJOjf4npQWg/rwvD4u+AG79",
+	"yg5RbsQ8ju4EtPgd9gZ1b02H+fglqjrXSj0HkLR8BKUx+uWN19CuZKjxPLoT0LXCaxg+g+qtzJPZeGMf",
+	"fUyr0dnwRVxLdjvkH5dCPnn5jIVUHpd3G6+5ZpNVFCM+PZS4/P3Ji+f7VgFeuYyuliI4bincYLOlOGC8",
+	"NCjsIQD/cpdADcN3peZyq1O3du7FwL3pO95jBb3GsH+x/7lrpV5wuSFLXe9c+eu8kNm1/KDOH7rfKHM0",
+	"r2ummmauvnoRzUgdjFJkcw/02RR8biybCIJit7CerwzokaFay1aeaUDmbLHNK8HDiPj6D9i/9vPgMwPm",
+	"f691P+kOfocB/6DQmb5hzXTpCjZCumCaQTcXOYPco9K67GS4/JrUMlvOHrCzWSpdyXJu9dlTCCnpzF3s",
+	"Alqkcv4mEuU6YJCyinD6VlktJOSgWo7OzmiBpwaGTCJoup6gO7TDnqNZB+oVufCfvewwS8JUMYV4Y5SL",
+	"Co0lOsWlqjBtmk65D9xsyHPgfBNVXI4zf4J3ZCjef1bh5oMxTOEbLgnvXTHGT3hrpV3W+2BjoK/jUMI6",
+	"ieuW3WXYUY6X3Xi443dvvD/zMJ3e7y2j7R4/YIjPyAcAjr+cZNj91BWqWT/lgE137VGk8tZuyu3YdHdu",
+	"7dfHb9NEz3c7TguI3jdLUU0X7cT2iMWMX4/w7PQqNuTb1vl05LFsFtKS4dRQ0rN2F6X7XoL5nMOHct0M",
+	"QErgkTQRGCuFhHLnTCIMyxbhcQHsFKgyFMruMJ+EC1QabgVMskxeo0U8rTmtiMVfJmoaAfJs6njGwvqq",
+	"Jc5ucTvkWdh49+YjHnelUe7eiI8gKcTe+OBNiDJk9yM/5bGQ4aED9sQ3KWIyPDHc/8QPykAOzP91wuHt",
+	"O6+YavXLm3cFgVGscsCI2DLl4+OExuO0+KBGdKSn/jX54sAKdVssc4VDHAdCZyEWFgt+J9LimrwgGEvw",
+	"Z3lQ5YzeiDSNBlGzwFJJDfCFwEH6sNUp9aByq48IfRmDROh6WeTDhjHpW1kgTntZsHSJ7WR05dH/PNJO",
+	"ZnxLifQPlhje3ptfbOAj4Es+5H7Qjz6uKMKagEAl4UuA/tgWRUW0tYxFYfUeLpI+y4oDFYmCXHDVHjvE",
+	"QbiIZEHzrxYBEMez52uHEQ9DUpaGYuhIMx9anfhgm+DvEpsXpZnU7paxbAZci3YktZA6MtGdIJDMzISw",
+	"5z3dDkYA1B+rhPGJFtK0wKMKVTuWz+BDVqkZyyjcIVBG6HdLwcdIf/DIW++lmg447aw5YIhrKyTBleBJ",
+	"MHek2JYDdSVpgDJCHn0gDuY4wxyaUlGUu7VVbAVg+o1RA4iS4by4P7PdW4Dv7lbidVfXfhwquz4lcQRs",
+	"6dSjvQLJcfmnrhj9X6Xn7FRyvolkmC5bXo4heHu1ECtoNtimc5dLIyfZXkAKl4+mi591u06R5UnhKHf4",
+	"ZE2zViwW4UwkjCIR3lje2tH7OAK/1WGvyAOS11kwFQfyIuC+DnsSx9QgQGKkEnNmQUKOZd6j4nL8tOEb",
+	"nZaFYNqmRxUcCeQwUY5oXSLnWFLWUD69i2EDOQi8gRcm4ImV0emklxwyrUeMp81Q7ZOQwA6ZiIAUPBEb",
+	"hclREEHMJzLUOFfCyGTOlY+oXuW8QVCR/ebjuHIqG88e5Mr54BbkXh9OmRn/0yzI7gES8qlre/NZFJcc",
+	"VCHUyLkcVOqT23qQWIaGye8plbekMEnnVFrvksowACuUn6SPY5bADBxQYsatYjqitIeK7lqpT8qKu85Y",
+	"7hbu8LkqefeVvfBZ3P3B4g6X57O0+yztSNrBtswJO2s0hglf8/iB8g4zYA8TeN9YCSfVmmG3MNLaEgHb",
+	"wSv5VWgPYzKl63WO2W7+sDtgW3m52JAKtUvSHPEWbF+FKYtOJkYakvY8NhEGKoxQ54QGEC6NLkpcyRj6",
+	"6rlLY6fgAN8w6B+ekJefSgAowZqquTBTGNLPpDIuYxgz29aZ9dyEOWWJx60O+wpuxRTKNNE4LQ2dczkT",
+	"emxfOofck1cleIi0AX2WUobAB5XSGt//nySvi1P6pAW2l67vZ1H9WVSnoppERRaQeJCEFvJQAQ0ZSfmy",
+	"GwyLOJGz4BvGA8rvz4qUvpZOStlxWuUyqwEmKcX2C6kqoQRv/gNl0h8sE5CYnyXCZ4ngJAJuiCp1APbk",
+	"g8RDijC0X337NrrL50U113PFYgVVDVZXIhSiNE6CqU6uvASAF/E3ioqMpasfT3u6zXlIqFprlQC2WSpm",
+	"tiQHDCxTcpo8MCrxrOyBfAwfEJpu4BO+x4xlC2PNYnyOSPEIR6TT7HzCdQLwAdDJ/NaIrTTULC91SJ/F",
+	"t7ouFgQ2yl7vrmvx7MKlNRBZPgh80klVGWLRxY6qhApJ+cy+AoBH/nPEZBGKqy6l2blKUub6LC8/y0sn",
+	"L5/hzsqYA3GfWdYPd6e4tLLloMAxFteQRELxUyj0yqWU5IvjmxTD8dBNo72xxIoch/vjYWc1grjwsK2m",
+	"9lBEOqPB4cyIVA8j2Uatka2pWayuylVVYaIoVpsZpVpFvNgdMecOe51ExkBsur7mDC16gvmh4jPMnKPM",
+	"OkxSjbDMco1vRFFYm6UCq3KslHsOztJPKsJr53FgrkmqJH+O7/6bSJ5rp6HoR9ny7RM46NE/SOJcrRY6",
+	"1+kjVKtJLNrYE5MCA3anQ1EJZqZH8o4nEZdGj6C/PcUNmF4tmFFj+ZtIlOcSV7disUz8ukphTFYLhx3h",
+	"gg8QVUUVLudgc8EGq5SldRoO3QVy/SlnlgAk6FORhhz7uszWEJBEgVIfcXviF16JpUpqLTUidAI3dT5v",
+	"tD9io+E6MaOMZU843VJGr99v4MB9/Nb+Z3dqeSE/lPIs6eOY34T122opAKRPyBBRcbfY9luEKTzu1PoW",
+	"xvfxEx/T3mHVfA7KCs36c6Ljx090TJG16KeMjTHtsYaNH1Oq7yHsDBqrkqKU4pwhElS2v67SB8fSKYRP",
+	"3BEAfgExNQ4BovAi0vVi+1XstRElUCmx5jqtlmhduv5Q2PrKxzff2LcSuDXBYUOYpUZVtKz9kmjy0K23",
+	"X1f80VLmU0tlxmkfpl4StxH3fN7gv98GX6bMeeAGpxT+g3e4U1HowdKKo77lMRWHO00+t8Upz3giXEKc",
+	"3YYRIdLCJdy/nsuwQ3DnOMrfr1bGSyOSY+mqwgg/AXNhOuxHUD/x5JlzjQerRyWWRrNFJFdYQ0nlEEse",
+	"hRCN3aE9pjLBkfHjCYVPz97MTfw4sUDE+iwXPrpcuE6TY1PV8mDRAEh9+vFb+O9BGu0TRPd75AohEcyy",
+	"1uFTpxGAd4kE2SPEiuywqyKmYA6QMUPEtFsebvcAqZkTfnURe3AsATIRIA5Z00EbetBoZLJhoZhyO/TM",
+	"lgRomex7lAiyDf7ogBddW6FKdEaWB2fk8dq+Co2ADvOH3SHLgbqhZxEBE1MPn32jVKkjsA5agBrVfyxh",
+	"9Iq21r+fKgMjv07L2eoMFKQ6Ylo5ERZBLtDd59Ks30WhcaIkKz2sl1yu59hhGkxF27scBsw8ayGKDV6x",
+	"B6zVL0qubMKFB1cY8gog7QGkNofX2vdozML109ZsPgHd+lmDNp81883ixjLXLa7VYd8DaFLi0m4TYbkw",
+	"JIBm6HtKAyY8Cdc34TZNWwOvnSV6nRKTtVv7qGgkpaZzdSG4rNtc5/P5XW7Cl+ujug+lJAY4woniSfg+",
+	"YAeuiDHh8laEFegGHrQJK6v7Y7kd4vEnmz+tI6l9eJm2J+7M9fmCdE1ZQESwt0thfHtf9jvCoMjsyUu7",
+	"J3gEZIFWZTNV7FDmsPGoEjLS6N6jxhe0MXxsMPYnHsc+oymjhzk/2UvmD7ohgaqdhXRnekBTt2iBLf8I",
+	"zA7aUQ+6Vqk4A4j3kG+0x4wKITM0iFehCDvsmlyOiUD4R2yAQM4yGIKmTZ8IHo4ligMdcMqlR9OsRiV4",
+	"nuOFPSWYryHSCOuTS6DF3o0VhZWTYlUlaVCNkWuc5vobVvZRyxdVVjSgXHLo7ISUpdTbunHg8tWMhcdx",
+	"bij41wAaHZ+FNcPZa5ClBP2UFJz8Ou+1yHJdHj/HAf9t8Cyu8yu3s2SdGo48VPiPnEZBiVjgkSEr3t+o",
+	"lc/wdRMHCA941a3OWD6nTieYt5VvZsgAmVjoNHgXG5FgC34PoJUhIU1Joa11llmHHqY2TVdx3HInDY4n",
+	"UavlXo8Ty3zKmBEBYnoiAgXoPNmHE0oXmwh7mmjFJsKshZDQNGYJjSkWfMMmViTDr1EAT1mjjBvG47hO",
+	"xyKa7JO+P1qbNa6nX6TTdp1oadaIQ7hYkIY7NTODLpwtMewDnOYITem0gU3W+GIVh4iILdWaNYsjLdn3",
+	"HBCz3SJeMh/ac7l3w/EMjQ+QgFVzUkshC1Pa7uxVSU7SFJCZJwKRBABzRSP4eB0RF5H8szCFTx7Vx/24",
+	"8SwUDYc1LTtNRKzWzMcx+K3aMfL7jzdGyqpZyRDqvyLteixSd9+qAdEddVgLp8P9vTvffPkw4AXaY5/U",
+	"gWzFzX4HKW2tzwfxv9FBbKW6W7jcOex+eYPdl/ck3mTokHgwQbuUpSD4R+zwCOIUkWEwdc/vsB/Jq4g/",
+	"YNsOjRCOlD5N2q9mTS0E87/lC/EUbn4mlyuq6KWnCdaZoLOhl1GTRDz8aU2uaCGgDWPWgCVnnJKA8XY3",
+	"zPLSTl4kI1pHdiWZqoQR2IsjRWeh7sQ1Du6F9nfgUMJOPNor+jsVl+WG+AeBWCJ5anwyUqyJP1OnV441",
+	"Syf9J58x/TkB+j2wDRB8M6bNtC30irbH47eEu//uva2QNDWfzBE/7egF/VR0sWcO9D/Nukt4DqUZwi9e",
+	"Wi6bi+y4+FGrw77KuuglwoE/U3PUsUylHrTAY9QEkE/UyrBet8sW0LdgyQGDGLqHLaGZnevNR90w8/32",
+	"IGPSimlOzbhcD0R8K8B5czkTdd6dB4m257gyhyhKryMzf04I+7+DvlSbIAmd3D6jdf4HK1XfClPQhaDV",
+	"ZM6sPErmPIZA72HFaD8oOOVmOTA+SmCjwWSQPzQcK7WEDLXrXQk4T2NZMHqx7YySl6knF0r6y7Yxtt9x",
+	"/Z1UmivtYH/tWwn3t1nCCYaGcBTQpiMarPL/j73vbW7bVtb/Khi/idRDy5JjN4k8vxf55TRpzrS9uXY6",
+	"mbnDOyFEQiKOKUAFoChqJt/9DnYXIClRtuwcpzk56ouOI/4ngd3F7rPPE1nqqW4kVNEfsBek+xcOiR0i",
+	"7cbaDR7yC/gMjd4R4LpCdbuZMGwi6ARFqnrQadaUBuuOyfzlH9xufc3+ststFzXcHJryDxFVHVH5EXGv",
+	"gOqkgYLZbeIQuBkWm3cSqg16WsHeQU1+wCA9JFWqggpvx4xPMKlHS8Da6NUaoHhQUzKwT8q3gudlMCPb",
+	"8n39AXu70vHMIHUNG+uesZLbEgH2jehOBtDOOFUx4YjRIrMC2FVQLTZElYP64Ky/W5220X+XKu8NNnVU",
+	"WVMztVZKjad6ZFv6snPBFYSq/QF7VwoVWptpOd48so0vSrYlg8mNhZbnVKXqnZGO5IaC+qzTrFgaSH9b",
+	"p40/8IcfUN7zhx+YFVBo2JAITkiVDBw0keh0SeLVNImc5QbU0wwMdiC5xjlE/mmqzVRIUp3EodblNuAW",
+	"ftUfxFd3Gw+w6IeH+YuYZHa6qxdhRF10Rz9xEBzc2MGNRTeGNpjDCrrhxrzZusmHofrbvg1ToX2DNOPC",
+	"MvoPRip+MEqzmvQ6iWWVjARn0X7OkVshVdmK+1/p8CHVqFAnE7tC1sIFy4oNz9KyEpKRPvZlC11VwTv4",
+	"9QBqRRH+w8QLBP19b3QJ6MJJlKq30NbKSUWpNaXp6XywrpWTahlyv/B0/89H4dmuIuNP+Dof0DTiFfau",
+	"sODuVGfZI8/A99zvq+Uj4AFur9/gNztAQx8cE3cpOOKhcXq2u6DJmtxqb06sM4LP90O1Z058dHjgMR6X",
+	"sd4V5O6Or/w94Bjvh9isw0ilattKsZ42LeP1C7fuGM51/PrvWYB/GW85lMih3YaoqC3EmRBWoeQwdbfh",
+	"P9hKqlpgn0F1tp9Qvh4pC/PrSs/IDlXygyAsxbRaQic1iPs2TdkgVT/5HYLUvQRV9yzLUiWL8aaYKsiK",
+	"KBd+d+uFCBsK7nj8vRT46vz1vO0EjVU9BdbtcABdJVVgcahfiLu8rCcdQZn8h4lvJgiPEjIWULJYBruC",
+	"X34WvMj6hOHFziKWyQLV4eGK9AglQO02b7s+yV737p0jDFZIKfcyOK1xE8H90oIb4e/bUa4Xcz6j8+gz",
+	"nGbXQiyYLCoffeFg0MqmSi+EQseolvMJrg4a+sj4TmxTBU5aNtGUR8rOTp+xtgo4UpCnSrp+Eg8XQVeq",
+	"AZO25dJZUNQL0s90ARiUCKExIKY3g8FSSEt3DrhI6MVawVLEr2G8j0ROTQbEBpBTciVX7SIjfWM8juqR",
+	"qeqNhvFV1R0c/Yt65pD73JhfTkOfClVWUW16xhewQElV5FXqlLSAG/nmfK1/QDhkvxbvLbPmf6ylNPzE",
+	"HsV5gGLhJCkWJsSn9MhP+qPxKEkBrZEejdOj9q5HCf3yuoCt53w0HeYjcfy0OJscn+Xn58fP+Nnj49Pp",
+	"qBiKJ5Mf89EIDsJGpPRorJZVlaRH3MHxp8PT8+Ph6Hg4ejs6HQ+H4+FwMBwO/weO8beVHo0/pYBFgf1f",
+	"GlnwNVNyVrr06HOSHi2M+PAztyVsHn7hf3DZMpztTIyKx/lw8uP0KT8V58WT/NlkxB9Pz8WT4lk+nJzy",
+	"s+mP4mkxzEeTx/x8+kQ8K0b548k5fzJ9JoZFevTZ24uGfUjVBqK16aa2ndAFWsjMv4gMjZJEsXrYnnlz",
+	"5U3UoANe05m3RC+L4+MQ3Tx4dPMSRMfb8Q14aNa7uvqpf6dQ505SZSFoIUB/s9OF9TZrMAmTU8bVOgly",
+	"67Bfn4CXqeqUFOKslNZp1AbxviHaXSRvCkmmVvi0i8kzACrX9xMXu4MN/ia78YlfY7++29anPczhr9C8",
+	"1nrju/vWtqesX9sfY4UNMvrLG2uWrPdKcB8YvYDa22/io6tBXv0BuxIUHAeUV3s8QDnP35Kfm9NlVaWK",
+	"dpSKrUrpY2wCmSG6jN0BXJYEQBcsJ1LlY7ssr0FOQK7eUtYGeqlKcAPtuCHebCGKierJRpj2RaPBBguQ",
+	"sPhpCwg1cEuZf2a8z4xZ4br1ytxvca/vIMm88Wm+mTTz267cMoJcDnnlQ1455JVxVjvAIJK9gooZzc47",
+	"lEsbbEa3lko7mMsvidioiTNrIUQetYOkmo8AZdsnwrFeAK0SSjbrY3twQ2QxaPO0KFX81YFT0ybYzBvY",
+	"lfzaGjLdpL/TLMJiF8EG0qSfsA1hCNZDXkFGghL+NfUTQOXW9dea1SlL8EpG/FNLRfpkQLsU3gkwNUGv",
+	"ALyGx7BUt+FU41QRswue8QSUb1m+zitYqwTOTu8wZlqHPmc4FerTN8hPJzy/Din+VNGVLrq9HDgbgPho",
+	"Jfr0FLhW9c4vPFeHgtEgVe+w0uC4ce9KoV7iAVgWaGBxIPsxlRURGzaxRFixHTWKsVueJ4ywN4FN9i+E",
+	"xXwFXPFlHFPdhcZ/K0jxwSV8NZcQxk0wvjvQgbdVHskdnMwFeoJKOHELfOYXb6rsdlxKtHRZc8RmBKED",
+	"E8LIAQzIrLbMNI74lh2pOWou2BZOphEckxMi3vfaSHcumf3N/2cA7n4RU7dtU7yjkWp2MCUHU1KTvfrY",
+	"4wuMCHFP7Qm/uySmqhpG45fHmIBl2SYEL4tQO29Z/JFZJ7p2A2u3KnXj5NizeQ/EXWCqyvoDlp2dnjZw",
+	"P+/n0kIbd9R2tKwBKGSFnE79nQT9yVTFroz6JOMINQ7Q40DZR0i3OV8zZ9akY1Hj70IXBdjS01Og561k",
+	"8d6H2o0bwtTlZO1EYAjlij2/evH6NcMXTd1liFhpc9SlivrTBuw54UdGw9MzOBv0dvz+9uXx0yY+Tyus",
+	"ZIW3ljRQetIGtGDBuEvV7vDPH/udQNvwYb41aNslfZ5dAaffevAP9/YPp/u8gIXRubAo8vi9BqiAwb0z",
+	"Fs46vdinVyXmfa+cXrzic7+axVHM1ZoVS8HEx4U06wF7rTaD0thRgmYJe0ouQHMjwLmh+BSZ85Fulc81",
+	"lWcCZnkL2t2rnQ7yYfQvECVOvivpOEk4xADbB1Ej0tFYl0JmpwKxDZzuBpSHtRKpWirpsOTZySY5YL+R",
+	"kzHaL8o1yCr9riphm7lhGaLtJPa5pAoie+zEDi05Ufey0Qkz6Ei8xAAdT4+kjcjpDujyTkgBfsrvwPSH",
+	"R/nWjH9XwtlPOdZT2sx5VTWamxtZo4382cE9HJYPwdD7kX7T6qEjKT3bvyA/e2SZNnLmbWssskegGdTk",
+	"S5FfL7RUro6eFZgt3K60E6m6Fmvbx4DU/8A+CCOnUhigECQYHbDcAbLrWqw3y/+8cSFwCQiqm6wxsX0t",
+	"1vEFRK13btmcF4Kuu5JOCWsDPV6u/Sk2HyEJ/Z6pqrjz1wfKQ0AkNm6gxy3eK7RKZv6dntSbM4RNT+Vs",
+	"aQSB0uDlANSPbiLa8farAFFm3Al/gAUMZ1YvTS7YWi+ZM0vrgIsqrG6kTRVCuRmvtNrdoT17UHUZPXut",
+	"pnq32ZsdqDSRS3bBjXeArfmVwOdOGsPUDwUahPXYas3sWWtWn+RaWWnBt+47wy9fvmA/PvvRr6zjsWxh",
+	"tJ7GlTNzRsBstvJPwbIp8MdSgai5KVWZ0xnrUVUelclvmESAjP1TBEG3iXYlM1o3zAgenKquo4E4pgH3",
+	"BLZKroCEzTSnKqlFwaIenitwx8AkBx4Yrd2YSW+u2JTLCpsjAPU01eZaFAMGT8YnmhI1W08Fr4ZoZDC9",
+	"UenZTBTZjpn4on7b2D5wCyGb/1T4ZPDG/eV2MV/573O0Gev8C4m5iImleSvxm9/+yXcyiDn9BexhD5ng",
+	"3fpUuxiD/cb7B2aHAGhPI/rG4CyEdk4YgmGylhwp7dnCiKn8iIs1PxqNX6fdZDiB/9ZKHBb7mM14ANmU",
+	"0AcAvRRZ4FJbs4zW1Vks0m9MjlTVsyMqiPCmwY/WENqKyYT5p3xxevWGZa7Ss2P4NWNG5EIuXADro0Ad",
+	"nInp6RTylWzTQNXrRHwAylMCoUNn6LMWLlW98M7NUgV+GE4IeDYRpVQFLM4TtqiWth1+PcKVd39MOpm2",
+	"1MZV6x2W8nV403vbSXiORzbwtHSbG/ou+xnK5VIWR3vSBYerw0DYyYsp/riniR59ZetX97c9iNU7rBO/",
+	"hplU9dyOWKHZLnsIRZU5v/ZjfN+K0m5QUiS1RW3gLTZdhmS62J82ES5y92WsB/TmVATJAO4NFL39yEuF",
+	"ysFg7wDgItUMo84pLh0XFc+FX8mJqaNGMzB03FRSQPN/I1cXSjqNHYnQFw0Je0XU6o2SN6QsqVgFGvEI",
+	"O9Ka6anzJ9HIS4vlo17Wwiv1E+y6upaLRcCeWg0ejBJ/DSQPgE0Bw4MUYtgahwTB/pxQbn+7CQWSzopq",
+	"GgDyGhft2Zv/unrLbsQjZLWYFbidVKGCD3yMiCmwvLIoJ99EcoFkDIC5doOZ+sGppapbVZ6VXPmvMaP6",
+	"ltIBfOvsOPiw91T/A4iZddo0SGIx5TCG3kXvZOYcRFqLiOLyr1YvhILgXeWikx/ov5cyv/6HlupbZWz8",
+	"tZ6s3xpj43eFrDq4nfumJ/8B9q/BHsvRirOJcDvLUgiH6gzEg+chI0MUO6G0HzCZMYcecoIEbO1Usf1V",
+	"PGRWjKRLdgVQm7d+UFz+y6TNNz/FjbIGc3FLb9vGQPXhDP2FpTglqLo424wr2uq13lMWskB9WcFBeJxS",
+	"4y1ff5vsAOlcxplBZHD+T+v4tUhYqVcplDKhNTsSb+FN9TLqj8taEYh3oQnLVlplCcuEj2wUhzZumPaw",
+	"0kug/opVXlpvBp7BDi3dhGW25EZkVGx1ekEJ/Ph9ahkeXOLi8lIpYSILooSV+cwIa/0Cc2WxaL2CyDE8",
+	"PW1BUaPuFegv0rpf79ngR8d9a317lyAxvF/bXnzlX9i3dzBnZM7ubZM22/g6LRKqL93Td+qVCsq6Qjkj",
+	"hU32ljTBtYddzmHSVhXO3UiWTOdj4o+lXzM0Ok12zzkUm707FOGb06jFO9pDfaH17g9z7d8ydGh/xNvm",
+	"K5CI355lifP1tbVLETqI4GCcw7oqYHV/LcTCspU2fkHYgKtSw5F32DCVU7UEoJEGxkM2GoL0NChAINS0",
+	"SZkIUo4+wkAhIKozr7hFBsVCCxK/1/k1FuNDFK6XjvVQCZJSIDGr4O8YHqB/QRdQM9oHOvHzUKafGQ5W",
+	"4jmLbCjt3ERH8iDeUvPaY1znY9nSXxnyN6RfB8kDHwyxmXCW8hb1ad/ntLjLmA0kARRIuBXcci7kBx+v",
+	"uQF7HnkyV6XGd4TgBrwqt9fYPoZRYZ2NgR9Owjg5+UR/vS4+4zjppjC+hEd8CwPpX5KkeCArCHd4SWe/",
+	"SeEBnvWC6rXig9RLJDeqiZ79+LaHlMH321uFs7YVfzoa4LvNKSWK7yDCG1SkGpRS10qvbOJDHJSW2g5M",
+	"LsNlHlIgGq9xkz5teNr/cEQNqB+Z+pOE4RF/2hoeJ5P1ccltefKJfvmZ2/LzvnXfnCutZM5BJ3keiZBp",
+	"IJFSHg4BYID2HjdrXChjPR77O1ob+gn2iXh/7P+oPXCLJ3uii3U/Cxl9JJnG0fxBGChIc6KB9g4anFtL",
+	"Pg21mEthRMJ4ZTUlZLFZpRLg1kUhHWjBbj8wXje2psAxfukw+afIHcs+ySIB8F/CVoL7T/o5I1o//DfL",
+	"Pk0EdzZhFV/rpUsAnk7HpCqEGnAYncEv5bE7BslUMzhB1v45fAm/TahwaMIyvEyW+nhsPhdFAC4BAZ13",
+	"5BP9MSAVnaxA8RFyArwocG8J9ImFK/tJIK7CAMRqQwrXFtMQSrNVKZ2wC54L1rt8+YI9ffL0HEnj/LWE",
+	"zflCqlnCxMdcLAi59PvfToenTyHPA38+g7IQ7CuK/i51ffwA/3/tB8+dHf9lPfAeWOoeL/R3nS/n4qYk",
+	"aBhloefpwBD00KbzFXk+8ZHn0YbGTD1vyy7uZ1qDSb1ZaKnBakr7P7JxsvdgTkNzXLAkwVLAvO83JElg",
+	"mQCclnoKHIFmHcwMql6z84/nbGa8UYpLhvqSTTt98yy77/zajwLxi2fXLTHCYS59lbnEWa05ere5cuKH",
+	"6A09V2HGJMBYd4zdVxtaOf0BewmqBgtuXLVmheErFcf/OPS04nyxTLpURRFkbwCqNYHkg9N1oK6DjVUo",
+	"UZxEJBo6SnBec76OOzHwmaDwAHUNIwmPN5Fuzu2197On5/5fdgznAF+bsFxXy7nqA6BBOpYZvXo/NXr+",
+	"fqKd0/MfztnfUpXrCn80clY61HTwew9DLIQ7H8NmOHsC28+aGxEI4n8+HWIg4/SCDvEPB1vOKEWwgN0H",
+	"7KqUU0xPMFvyhWAZcvDi/0cZ8uv4N+aXqfgwCAQBxH9r7/MMdjJ6xZaLLqPzXPFq/ad4ZWTxxVbnAWi8",
+	"jCz+oo4qf2l4OVbaXQaP0/bYSG1kcbB+D881iGOWcbI6Mxy8XUYQzuJX2rvAm7QOB8aAgqJGlM2BZhvo",
+	"Sehlc37t3ZvK8Hfr/X3p3GJ8clLpnFeltm78dPh0SOHz0lRH46MTmBd0WztyrSGvkGDGwSahUBG7EqTp",
+	"qJQMamxnzEx04EON4HZp1izO+UavA5zvkQUqASN56FwgZiwoX/abl/G/dlzjXVj6YNhkk6bZb4RFFChh",
+	"dBRuAkIsZkRFqJxNOe2uhyK564TeTZuiNZwY7pZiLqMry3qN7lVSJEuw1jtog3Sl6LpoABfBYoo4VZLQ",
+	"yVtLx30QvPL/6oVG4c23CLCTbiDvQphjqpH7CPE4L7lUoqgpYSFNhPUv1oP4siHGoQ0y5gID/tXVT41r",
+	"Emnu9lWfB741LEhjqxBsZ8eMplsSe57hCb3xaQ4+rBJun/pnwStXJkSHLkj/o2Y1pytaOVP+fcVONJiH",
+	"8NF47gYtEXwawDve3mabE74IjNHb2gTjVgchBBV1CxQ26SXoSWvQPeDaNxuWLHYohuBEzK0AcSyktgfz",
+	"gTkQbNdDhRZ/xIvTqzepAiA9HoxTh2xHHIuzo8//+/n/AgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -63,6 +63,10 @@ func (h *handlers) ListEvents(ctx context.Context, req ListEventsRequestObject) 
 	if page.Head, err = h.s.currentHead(ctx, lobby, last); err != nil {
 		return nil, err
 	}
+	withProof := req.Params.LogProof != nil && *req.Params.LogProof
+	if err := h.s.pageLog(ctx, lobby, &page, events, wait > 0, withProof); err != nil {
+		return nil, err
+	}
 	if wait > 0 {
 		return longPollAnswer{page: page, s: h.s, ctx: ctx}, nil
 	}

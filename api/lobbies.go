@@ -79,6 +79,9 @@ func (h *handlers) GetLobby(ctx context.Context, req GetLobbyRequestObject) (Get
 		return nil, err
 	}
 	view.Head = &head
+	if err := h.s.lobbyLog(ctx, &view, v.Logged, req.Params.LogProof != nil && *req.Params.LogProof); err != nil {
+		return nil, err
+	}
 	return GetLobby200JSONResponse(view), nil
 }
 

@@ -82,6 +82,7 @@ var problemTitles = map[ProblemCode]string{
 	ProblemCodeInternal:            "Internal error",
 	ProblemCodeAccountDisabled:     "Account disabled",
 	ProblemCodeNoMatch:             "No match",
+	ProblemCodeNotLogged:           "Not in the log yet",
 	ProblemCodeUnavailable:         "Service unavailable",
 }
 

@@ -44,6 +44,8 @@ type Config struct {
 	// TrustedProxies are the proxies whose X-Forwarded-For names the client's address (for the
 	// per-address limits); from any other peer the header is ignored.
 	TrustedProxies []netip.Prefix
+	// Witnesses are the transparency log's witnesses, listed by GET /v1/log.
+	Witnesses []WitnessConfig
 }
 
 // Server is the HTTP API. Handler serves it; Shutdown ends its event streams.
@@ -62,6 +64,7 @@ type Server struct {
 	streamWriteTimeout time.Duration
 	trustedProxies     []netip.Prefix
 	signer             *signer
+	witnesses          []WitnessConfig
 	// shutdown is closed to end every open event stream.
 	shutdown     chan struct{}
 	shutdownOnce sync.Once
@@ -89,6 +92,7 @@ func NewServer(cfg Config) (*Server, error) {
 		streamWriteTimeout: cfg.StreamWriteTimeout,
 		trustedProxies:     cfg.TrustedProxies,
 		signer:             &signer{store: cfg.Store},
+		witnesses:          cfg.Witnesses,
 		shutdown:           make(chan struct{}),
 	}
 	if s.rules == nil {
@@ -165,6 +169,10 @@ func (s *Server) routes(spec *openapi3.T) http.Handler {
 		})
 		r.Get("/v1/lobbies/{lobbyId}/events/stream", s.streamEvents)
 	})
+	// The transparency log's C2SP resources, a protocol of their own outside the contract.
+	for _, path := range logPaths {
+		r.Get(path, s.serveLog)
+	}
 	// The web console, a client of the API like any other (package console).
 	web := console.Handler()
 	for _, path := range console.Paths {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/commitreveal/rps/tournament"
+	"github.com/commitreveal/rps/translog"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -28,6 +29,8 @@ type LobbyView struct {
 	HeadSeq  int64
 	HeadHash [32]byte
 	Now      int64
+	// Logged is the lobby's newest event in the transparency log and its leaf (Seq 0: none yet).
+	Logged translog.Head
 }
 
 // Lobby returns a lobby with its latest game, or tournament.ErrNotFound.
@@ -69,6 +72,16 @@ func (s *Store) LobbyAs(ctx context.Context, id tournament.LobbyID, account tour
 				return err
 			})
 	}
+	// The log's head of the lobby, in the same snapshot (a primary-key read).
+	queue(&b, `SELECT seq, leaf_index FROM log_heads WHERE lobby_id = $1`, id).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			if err := rows.Scan(&v.Logged.Seq, &v.Logged.LeafIndex); err != nil {
+				return err
+			}
+			v.Logged.Lobby = string(id)
+		}
+		return rows.Err()
+	})
 	b.Queue(`COMMIT`)
 	if err := mapErr(s.pool.SendBatch(ctx, &b).Close()); err != nil {
 		return LobbyView{}, err

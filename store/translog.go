@@ -400,3 +400,18 @@ func (s *Store) EventHash(ctx context.Context, lobby tournament.LobbyID, seq int
 	copy(out[:], hash)
 	return out, err
 }
+
+// LoggedBefore is a lobby's newest event among the log's first size leaves, and its leaf (ok
+// false: none).
+func (s *Store) LoggedBefore(ctx context.Context, lobby tournament.LobbyID, size int64) (translog.Head, bool, error) {
+	if !validID(string(lobby)) || size <= 0 {
+		return translog.Head{}, false, nil
+	}
+	h := translog.Head{Lobby: string(lobby)}
+	err := queryRow(ctx, s.pool, `SELECT first_seq + least(count, $2 - first_index) - 1, first_index + least(count, $2 - first_index) - 1
+		FROM log_ranges WHERE lobby_id = $1 AND first_index < $2 ORDER BY first_seq DESC LIMIT 1`, lobby, size).Scan(&h.Seq, &h.LeafIndex)
+	if errors.Is(err, tournament.ErrNotFound) {
+		return h, false, nil
+	}
+	return h, err == nil, err
+}

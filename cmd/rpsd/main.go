@@ -38,6 +38,7 @@ import (
 	"github.com/commitreveal/rps/migrations"
 	"github.com/commitreveal/rps/store"
 	"github.com/commitreveal/rps/tournament"
+	"github.com/commitreveal/rps/translog/sequencer"
 )
 
 // settings are read from the environment; --help lists them.
@@ -57,6 +58,9 @@ type settings struct {
 	http         api.HTTPLimits
 	maxWaits     int
 	streamWrite  time.Duration
+	logOrigin    string
+	witnesses    []sequencer.Witness
+	logPeriod    time.Duration
 }
 
 var settingDocs = []struct{ name, def, doc string }{
@@ -76,6 +80,9 @@ var settingDocs = []struct{ name, def, doc string }{
 	{"RPSD_MAX_WAITS_PER_CLIENT", "8", "event streams and long polls one account or address may hold open at once"},
 	{"RPSD_STREAM_WRITE_TIMEOUT_MS", strconv.Itoa(int(api.DefaultStreamWriteTimeout.Milliseconds())), "how long a write to an event stream or a long poll's answer may wait for the client to take its bytes; past it the client is disconnected (it resumes with Last-Event-ID)"},
 	{"RPSD_METRICS_ADDR", "", "address of a separate listener serving Prometheus metrics (/metrics); unset: metrics are not served"},
+	{"RPSD_LOG_ORIGIN", "", "origin of the transparency log, a schema-less URL such as rps.example.com/log (where /log/ is served); fixed when the log is created; unset: rps.invalid/<key id> for a new log"},
+	{"RPSD_LOG_WITNESSES", "", "witnesses that cosign the log's checkpoints: comma-separated entries of a URL and its verifier key separated by a space"},
+	{"RPSD_LOG_PERIOD_MS", "1000", "time between two integrations of new events into the transparency log"},
 }
 
 // minAdminTokenLength is the shortest RPSD_ADMIN_TOKEN accepted: the admin can move any money.
@@ -169,6 +176,15 @@ func loadSettings() (settings, error) {
 		return s, fmt.Errorf("RPSD_STREAM_WRITE_TIMEOUT_MS must be a positive number of milliseconds")
 	}
 	s.streamWrite = time.Duration(streamWrite) * time.Millisecond
+	s.logOrigin = env("RPSD_LOG_ORIGIN")
+	if s.witnesses, err = sequencer.ParseWitnesses(env("RPSD_LOG_WITNESSES")); err != nil {
+		return s, fmt.Errorf("RPSD_LOG_WITNESSES: %w", err)
+	}
+	period, err := strconv.ParseInt(env("RPSD_LOG_PERIOD_MS"), 10, 64)
+	if err != nil || period < 10 || period > 60_000 {
+		return s, fmt.Errorf("RPSD_LOG_PERIOD_MS must be a number of milliseconds between 10 and 60000")
+	}
+	s.logPeriod = time.Duration(period) * time.Millisecond
 	return s, nil
 }
 
@@ -325,13 +341,25 @@ func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metr
 		return err
 	}
 	log.Info("signing chain heads", "keyId", key.ID)
+	logSeq, err := sequencer.New(ctx, sequencer.Config{
+		Store: st, Origin: cfg.logOrigin, Witnesses: cfg.witnesses, Period: cfg.logPeriod,
+		Logger: log, Registerer: metrics.Registry,
+	})
+	if err != nil {
+		return fmt.Errorf("transparency log: %w", err)
+	}
+	log.Info("transparency log", "origin", logSeq.Origin(), "witnesses", len(cfg.witnesses))
+	var witnesses []api.WitnessConfig
+	for _, w := range cfg.witnesses {
+		witnesses = append(witnesses, api.WitnessConfig{Name: w.Name(), VerifierKey: w.VerifierKey, URL: w.URL})
+	}
 
 	server, err := api.NewServer(api.Config{
 		Store: st, Logger: log, Metrics: metrics,
 		TokenLimit:          api.RateLimit{Rate: cfg.accountRate, Burst: max(1, int(2*cfg.accountRate))},
 		IPLimit:             api.RateLimit{Rate: cfg.ipRate, Burst: max(1, int(2*cfg.ipRate))},
 		AccountLimit:        api.RateLimit{Rate: cfg.signupRate, Burst: 10},
-		MaxStreamsPerClient: cfg.maxWaits, StreamWriteTimeout: cfg.streamWrite, TrustedProxies: cfg.http.TrustedProxies,
+		MaxStreamsPerClient: cfg.maxWaits, StreamWriteTimeout: cfg.streamWrite, TrustedProxies: cfg.http.TrustedProxies, Witnesses: witnesses,
 	})
 	if err != nil {
 		return err
@@ -354,6 +382,8 @@ func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metr
 	defer stopClock()
 	worker := clock.New(st, clock.Options{Logger: log, OnExpiry: metrics.ObserveExpiry})
 	go func() { clockDone <- worker.Run(clockCtx) }()
+	logDone := make(chan error, 1)
+	go func() { logDone <- logSeq.Run(clockCtx) }()
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- httpServer.Serve(listener) }()
 	log.Info("serving", "addr", listener.Addr().String())
@@ -377,6 +407,7 @@ func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metr
 	if err := <-clockDone; err != nil && !errors.Is(err, context.Canceled) {
 		log.Error("clock", "err", err)
 	}
+	<-logDone
 	return nil
 }
 

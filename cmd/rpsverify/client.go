@@ -123,7 +123,7 @@ func (c *client) lobbies(ctx context.Context) ([]string, error) {
 
 func (c *client) lobby(ctx context.Context, id string) (apiclient.Lobby, error) {
 	return get[apiclient.Lobby](ctx, c, "lobby "+id, func(ctx context.Context) (*http.Response, error) {
-		return c.api.GetLobby(ctx, uuidOf(id))
+		return c.api.GetLobby(ctx, uuidOf(id), nil)
 	})
 }
 

@@ -414,6 +414,7 @@ const (
 	ProblemCodeNoMatch             ProblemCode = "no_match"
 	ProblemCodeNotFound            ProblemCode = "not_found"
 	ProblemCodeNotInGame           ProblemCode = "not_in_game"
+	ProblemCodeNotLogged           ProblemCode = "not_logged"
 	ProblemCodePayloadTooLarge     ProblemCode = "payload_too_large"
 	ProblemCodeRateLimited         ProblemCode = "rate_limited"
 	ProblemCodeRejoinLimit         ProblemCode = "rejoin_limit"
@@ -457,6 +458,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeNotFound:
 		return true
 	case ProblemCodeNotInGame:
+		return true
+	case ProblemCodeNotLogged:
 		return true
 	case ProblemCodePayloadTooLarge:
 		return true
@@ -903,6 +906,42 @@ type CommitRequest struct {
 	Commitment string `json:"commitment"`
 }
 
+// ConsistencyProof The RFC 6962 consistency proof from the tree of size `from` to the tree of size `to`, with
+// both roots as this log has them, and its latest published checkpoint.
+type ConsistencyProof struct {
+	// Checkpoint The latest published checkpoint, signed and cosigned.
+	//
+	// Example: rps.example.com/log
+	// 1500
+	// sFodV/vSp5O8n9a8QpW6PRY97tfOSW5bsc2Xl/EQi08=
+	//
+	// — rps.example.com/log hI2DJw...
+	Checkpoint string `json:"checkpoint"`
+
+	// From The older tree size.
+	//
+	// Example: 1200
+	From int64 `json:"from"`
+
+	// FromRoot A SHA-256 hash of the Merkle tree, in standard base64.
+	//
+	// Example: sFodV/vSp5O8n9a8QpW6PRY97tfOSW5bsc2Xl/EQi08=
+	FromRoot LogHash `json:"fromRoot"`
+
+	// Proof The consistency proof (empty when `from` is 0 or equals `to`).
+	Proof []LogHash `json:"proof"`
+
+	// To The newer tree size.
+	//
+	// Example: 1500
+	To int64 `json:"to"`
+
+	// ToRoot A SHA-256 hash of the Merkle tree, in standard base64.
+	//
+	// Example: sFodV/vSp5O8n9a8QpW6PRY97tfOSW5bsc2Xl/EQi08=
+	ToRoot LogHash `json:"toRoot"`
+}
+
 // CreateAccountRequest A new player account.
 //
 // Example: {"name":"alice"}
@@ -1002,6 +1041,14 @@ type Event struct {
 	// Example: 4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d
 	Hash string `json:"hash"`
 
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
 	// LobbyId The lobby whose log holds the event.
 	//
 	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
@@ -1047,6 +1094,10 @@ type EventPage struct {
 	// feed and the RFC 8785 canonical JSON of `{"at", "hash", "keyId", "lobbyId", "seq"}` (the
 	// other fields of this object, exactly as served).
 	Head SignedHead `json:"head"`
+
+	// LogProof With `logProof=true`, the inclusion proof of the page's last event, when it is in a
+	// published checkpoint.
+	LogProof *LogProof `json:"logProof,omitempty"`
 
 	// Next The `after` of the next request: the `seq` of the last event returned, or the request's
 	// `after` when none was.
@@ -1870,6 +1921,14 @@ type Lobby struct {
 	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
 	Id openapi_types.UUID `json:"id"`
 
+	// Log The lobby's newest event in the transparency log and its leaf; in `GET
+	// /v1/lobbies/{lobbyId}` once the lobby has a logged event. The log runs about a second
+	// behind `head`.
+	Log *LogPosition `json:"log,omitempty"`
+
+	// LogProof With `logProof=true`, the inclusion proof of `log`'s event, once published.
+	LogProof *LogProof `json:"logProof,omitempty"`
+
 	// Name The lobby's display name.
 	//
 	// Example: Friday night
@@ -1930,6 +1989,154 @@ type LobbyPage struct {
 
 	// Next The cursor of the next page (pass it as `after`), or null on the last page.
 	Next *string `json:"next"`
+}
+
+// LogHash A SHA-256 hash of the Merkle tree, in standard base64.
+//
+// Example: sFodV/vSp5O8n9a8QpW6PRY97tfOSW5bsc2Xl/EQi08=
+type LogHash = string
+
+// LogInfo The transparency log of this deployment.
+type LogInfo struct {
+	// Checkpoint The latest published checkpoint, signed and cosigned (as `/log/checkpoint`).
+	//
+	// Example: rps.example.com/log
+	// 1500
+	// sFodV/vSp5O8n9a8QpW6PRY97tfOSW5bsc2Xl/EQi08=
+	//
+	// — rps.example.com/log hI2DJw...
+	Checkpoint string `json:"checkpoint"`
+
+	// Origin The log's origin, the first line of its checkpoints.
+	//
+	// Example: rps.example.com/log
+	Origin string `json:"origin"`
+
+	// Tiles The path prefix of the C2SP tlog-tiles resources (`checkpoint`, `tile/...`).
+	//
+	// Example: /log/
+	Tiles string `json:"tiles"`
+
+	// TreeSize The size of that checkpoint's tree.
+	//
+	// Example: 1500
+	TreeSize int64 `json:"treeSize"`
+
+	// VerifierKeys The log's note verifier keys, newest first.
+	VerifierKeys []LogKey `json:"verifierKeys"`
+
+	// Witnesses The witnesses the log asks to cosign.
+	Witnesses []LogWitness `json:"witnesses"`
+}
+
+// LogKey One of the server's keys as a note verifier key of the log.
+type LogKey struct {
+	// KeyId The key's id in `GET /v1/keys`.
+	//
+	// Example: 3f2a1b0c9d8e7f60
+	KeyId string `json:"keyId"`
+
+	// ValidFrom When the key began to sign.
+	//
+	// Example: 2025-01-01T12:00:00.000Z
+	ValidFrom time.Time `json:"validFrom"`
+
+	// ValidUntil When a newer key replaced it; null for the current key.
+	ValidUntil *time.Time `json:"validUntil"`
+
+	// VerifierKey The C2SP signed-note verifier key (`<origin>+<key hash>+<base64 key>`).
+	//
+	// Example: rps.example.com/log+d2b4c6e8+AQk3qv0kgC4kbJCKUGyVhGTYbIq7xWBlJzQ6YYRCRblU
+	VerifierKey string `json:"verifierKey"`
+}
+
+// LogPosition An event of a lobby and its leaf in the transparency log.
+type LogPosition struct {
+	// LeafIndex The event's leaf index in the log.
+	//
+	// Example: 1042
+	LeafIndex int64 `json:"leafIndex"`
+
+	// Seq The event's `seq`.
+	//
+	// Example: 7
+	Seq int64 `json:"seq"`
+}
+
+// LogProof The proof that an event is in the transparency log: its leaf (`event <lobbyId> <seq>
+// <hash>` and a line feed, hashed as RFC 6962 says), the RFC 6962 inclusion proof of that
+// leaf at `leafIndex` in the tree of `treeSize`, and the signed, cosigned checkpoint of that
+// tree. `receipt` is the same as a C2SP `tlog-proof` (its extra data is the leaf): keep it,
+// and check it offline against the log's verifier key and your witness policy (for example
+// with torchwood's `VerifyProof`). An event's inclusion also vouches, through the lobby's
+// hash chain, for every event before it.
+type LogProof struct {
+	// Checkpoint The signed checkpoint (a C2SP signed note) with the witnesses' cosignatures.
+	//
+	// Example: rps.example.com/log
+	// 1500
+	// sFodV/vSp5O8n9a8QpW6PRY97tfOSW5bsc2Xl/EQi08=
+	//
+	// — rps.example.com/log hI2DJw...
+	Checkpoint string `json:"checkpoint"`
+
+	// Hash The event's chain hash (as in the event).
+	//
+	// Example: 4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf index.
+	//
+	// Example: 1042
+	LeafIndex int64 `json:"leafIndex"`
+
+	// LobbyId The event's lobby.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// Proof The inclusion proof, from the leaf's sibling up to the root's child.
+	Proof []LogHash `json:"proof"`
+
+	// Receipt The same proof as a C2SP `tlog-proof` (`.tlog-proof` file).
+	//
+	// Example: c2sp.org/tlog-proof@v1
+	// extra ZXZlbnQg...
+	// index 1042
+	// ...
+	//
+	// rps.example.com/log
+	// 1500
+	// ...
+	Receipt string `json:"receipt"`
+
+	// Seq The event's `seq`.
+	//
+	// Example: 7
+	Seq int64 `json:"seq"`
+
+	// TreeSize The size of the checkpoint's tree.
+	//
+	// Example: 1500
+	TreeSize int64 `json:"treeSize"`
+}
+
+// LogWitness A witness the log asks to cosign its checkpoints (C2SP tlog-witness).
+type LogWitness struct {
+	// Name The witness's key name, which names it in cosignature lines.
+	//
+	// Example: witness.example/w1
+	Name string `json:"name"`
+
+	// Url The witness's submission prefix.
+	//
+	// Example: https://witness.example/
+	Url string `json:"url"`
+
+	// VerifierKey The witness's cosignature verifier key.
+	//
+	// Example: witness.example/w1+5a6b7c8d+BHcLoKaGbnv0xe8Pp3iMT9I4QH1oqfm46W2v/38VvURY
+	VerifierKey string `json:"verifierKey"`
 }
 
 // MatchmakingRequest What game to join.
@@ -2157,7 +2364,7 @@ type Problem struct {
 	// Code The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
 	// `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
 	// `rejoin_limit` / `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
-	// `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
+	// `idempotency_conflict` / `no_match` / `not_logged` 409, `method_not_allowed` 405 (a known path with another method),
 	// `payload_too_large` 413, `commitment_mismatch` /
 	// `invalid_move` 422, `rate_limited` 429, `internal` 500, `unavailable` 503.
 	//
@@ -2206,7 +2413,7 @@ type Problem struct {
 // ProblemCode The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
 // `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
 // `rejoin_limit` / `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
-// `idempotency_conflict` / `no_match` 409, `method_not_allowed` 405 (a known path with another method),
+// `idempotency_conflict` / `no_match` / `not_logged` 409, `method_not_allowed` 405 (a known path with another method),
 // `payload_too_large` 413, `commitment_mismatch` /
 // `invalid_move` 422, `rate_limited` 429, `internal` 500, `unavailable` 503.
 //
@@ -2716,6 +2923,9 @@ type RulesetId = string
 // Wait defines model for Wait.
 type Wait = int32
 
+// WithLogProof defines model for WithLogProof.
+type WithLogProof = bool
+
 // BadRequest An RFC 9457 problem detail. `code` is the stable, machine-readable reason; `type` is
 // `urn:rps:problem:<code>`; `title` is a short human summary of the code.
 //
@@ -2951,6 +3161,14 @@ type CreateLobbyParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// GetLobbyParams defines parameters for GetLobby.
+type GetLobbyParams struct {
+	// LogProof Also return `logProof`, the inclusion proof, in the latest published checkpoint, of the
+	// newest event shown that is in it (a lobby view: the lobby's newest logged event; a page:
+	// its last event, when logged).
+	LogProof *WithLogProof `form:"logProof,omitempty" json:"logProof,omitempty"`
+}
+
 // CloseLobbyParams defines parameters for CloseLobby.
 type CloseLobbyParams struct {
 	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
@@ -2986,6 +3204,11 @@ type ListEventsParams struct {
 	// Wait Long poll: when there is no event after `after`, hold the request up to this many seconds
 	// for one to be appended. 0 (the default) answers at once.
 	Wait *Wait `form:"wait,omitempty" json:"wait,omitempty"`
+
+	// LogProof Also return `logProof`, the inclusion proof, in the latest published checkpoint, of the
+	// newest event shown that is in it (a lobby view: the lobby's newest logged event; a page:
+	// its last event, when logged).
+	LogProof *WithLogProof `form:"logProof,omitempty" json:"logProof,omitempty"`
 }
 
 // StreamEventsParams defines parameters for StreamEvents.
@@ -3065,6 +3288,24 @@ type StopGameParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// GetConsistencyProofParams defines parameters for GetConsistencyProof.
+type GetConsistencyProofParams struct {
+	// From The older tree size.
+	From int64 `form:"from" json:"from"`
+
+	// To The newer tree size (default the latest published checkpoint's).
+	To *int64 `form:"to,omitempty" json:"to,omitempty"`
+}
+
+// GetInclusionProofParams defines parameters for GetInclusionProof.
+type GetInclusionProofParams struct {
+	// LobbyId The event's lobby.
+	LobbyId openapi_types.UUID `form:"lobbyId" json:"lobbyId"`
+
+	// Seq The event's `seq`.
+	Seq int64 `form:"seq" json:"seq"`
 }
 
 // QuickJoinParams defines parameters for QuickJoin.
@@ -4066,7 +4307,7 @@ type ClientInterface interface {
 	// see a stage that is about to change.
 	//
 	// Corresponds with GET /v1/lobbies/{lobbyId} (the `GetLobby` operationId).
-	GetLobby(ctx context.Context, lobbyId LobbyId, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetLobby(ctx context.Context, lobbyId LobbyId, params *GetLobbyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CloseLobby Close a lobby
 	//
@@ -4264,6 +4505,39 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/lobbies/{lobbyId}/stop (the `StopGame` operationId).
 	StopGame(ctx context.Context, lobbyId LobbyId, params *StopGameParams, body StopGameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLog The transparency log's origin, keys, witnesses and latest checkpoint
+	//
+	// Anonymous. The log's origin (the first line of its checkpoints and the name of its note
+	// keys), the note verifier keys of every server key, newest first (a checkpoint is signed by
+	// the key current when it was made), the witnesses that cosign its checkpoints, and its
+	// latest published checkpoint (as served at `/log/checkpoint`). Configure clients and
+	// witnesses with the verifier keys and witness keys from a source you trust, not from this
+	// answer alone.
+	//
+	// Corresponds with GET /v1/log (the `GetLog` operationId).
+	GetLog(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetConsistencyProof Prove that a tree the log had is a prefix of a later one
+	//
+	// Anonymous. The RFC 6962 consistency proof from the tree of size `from` to the tree of size
+	// `to` (default: the latest published checkpoint's size), with both roots and the latest
+	// published checkpoint. A client that kept an older checkpoint checks the proof against its
+	// own root: if it fails, the log forked. `to` above the latest published size is
+	// `409 not_logged`.
+	//
+	// Corresponds with GET /v1/log/consistency (the `GetConsistencyProof` operationId).
+	GetConsistencyProof(ctx context.Context, params *GetConsistencyProofParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetInclusionProof Prove that an event is in the log
+	//
+	// Anonymous. The inclusion proof of event `seq` of lobby `lobbyId` in the latest published
+	// checkpoint, with that checkpoint and the same proof as a C2SP `tlog-proof` receipt to keep
+	// and check offline. `409 not_logged` when the event is not in a published checkpoint yet
+	// (the log runs about a second behind play, plus the witnesses' round): retry shortly.
+	//
+	// Corresponds with GET /v1/log/inclusion (the `GetInclusionProof` operationId).
+	GetInclusionProof(ctx context.Context, params *GetInclusionProofParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// QuickJoinWithBody Join a game with a given bet
 	//
@@ -4947,8 +5221,8 @@ func (c *Client) CreateLobby(ctx context.Context, params *CreateLobbyParams, bod
 // see a stage that is about to change.
 //
 // Corresponds with GET /v1/lobbies/{lobbyId} (the `GetLobby` operationId).
-func (c *Client) GetLobby(ctx context.Context, lobbyId LobbyId, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetLobbyRequest(c.Server, lobbyId)
+func (c *Client) GetLobby(ctx context.Context, lobbyId LobbyId, params *GetLobbyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLobbyRequest(c.Server, lobbyId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5286,6 +5560,69 @@ func (c *Client) StopGameWithBody(ctx context.Context, lobbyId LobbyId, params *
 // Corresponds with POST /v1/lobbies/{lobbyId}/stop (the `StopGame` operationId).
 func (c *Client) StopGame(ctx context.Context, lobbyId LobbyId, params *StopGameParams, body StopGameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStopGameRequest(c.Server, lobbyId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLog The transparency log's origin, keys, witnesses and latest checkpoint
+//
+// Anonymous. The log's origin (the first line of its checkpoints and the name of its note
+// keys), the note verifier keys of every server key, newest first (a checkpoint is signed by
+// the key current when it was made), the witnesses that cosign its checkpoints, and its
+// latest published checkpoint (as served at `/log/checkpoint`). Configure clients and
+// witnesses with the verifier keys and witness keys from a source you trust, not from this
+// answer alone.
+//
+// Corresponds with GET /v1/log (the `GetLog` operationId).
+func (c *Client) GetLog(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLogRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetConsistencyProof Prove that a tree the log had is a prefix of a later one
+//
+// Anonymous. The RFC 6962 consistency proof from the tree of size `from` to the tree of size
+// `to` (default: the latest published checkpoint's size), with both roots and the latest
+// published checkpoint. A client that kept an older checkpoint checks the proof against its
+// own root: if it fails, the log forked. `to` above the latest published size is
+// `409 not_logged`.
+//
+// Corresponds with GET /v1/log/consistency (the `GetConsistencyProof` operationId).
+func (c *Client) GetConsistencyProof(ctx context.Context, params *GetConsistencyProofParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetConsistencyProofRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetInclusionProof Prove that an event is in the log
+//
+// Anonymous. The inclusion proof of event `seq` of lobby `lobbyId` in the latest published
+// checkpoint, with that checkpoint and the same proof as a C2SP `tlog-proof` receipt to keep
+// and check offline. `409 not_logged` when the event is not in a published checkpoint yet
+// (the log runs about a second behind play, plus the witnesses' round): retry shortly.
+//
+// Corresponds with GET /v1/log/inclusion (the `GetInclusionProof` operationId).
+func (c *Client) GetInclusionProof(ctx context.Context, params *GetInclusionProofParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetInclusionProofRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6778,7 +7115,7 @@ func NewCreateLobbyRequestWithBody(server string, params *CreateLobbyParams, con
 }
 
 // NewGetLobbyRequest constructs an http.Request for the GetLobby method
-func NewGetLobbyRequest(server string, lobbyId LobbyId) (*http.Request, error) {
+func NewGetLobbyRequest(server string, lobbyId LobbyId, params *GetLobbyParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6801,6 +7138,33 @@ func NewGetLobbyRequest(server string, lobbyId LobbyId) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.LogProof != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "logProof", *params.LogProof, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6984,6 +7348,18 @@ func NewListEventsRequest(server string, lobbyId LobbyId, params *ListEventsPara
 		if params.Wait != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LogProof != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "logProof", *params.LogProof, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7435,6 +7811,153 @@ func NewStopGameRequestWithBody(server string, lobbyId LobbyId, params *StopGame
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetLogRequest constructs an http.Request for the GetLog method
+func NewGetLogRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/log")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetConsistencyProofRequest constructs an http.Request for the GetConsistencyProof method
+func NewGetConsistencyProofRequest(server string, params *GetConsistencyProofParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/log/consistency")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetInclusionProofRequest constructs an http.Request for the GetInclusionProof method
+func NewGetInclusionProofRequest(server string, params *GetInclusionProofParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/log/inclusion")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lobbyId", params.LobbyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "seq", params.Seq, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -8199,7 +8722,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/lobbies/{lobbyId} (the `GetLobby` operationId).
-	GetLobbyWithResponse(ctx context.Context, lobbyId LobbyId, reqEditors ...RequestEditorFn) (*GetLobbyResponse, error)
+	GetLobbyWithResponse(ctx context.Context, lobbyId LobbyId, params *GetLobbyParams, reqEditors ...RequestEditorFn) (*GetLobbyResponse, error)
 
 	// CloseLobbyWithResponse Close a lobby
 	//
@@ -8409,6 +8932,45 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/lobbies/{lobbyId}/stop (the `StopGame` operationId).
 	StopGameWithResponse(ctx context.Context, lobbyId LobbyId, params *StopGameParams, body StopGameJSONRequestBody, reqEditors ...RequestEditorFn) (*StopGameResponse, error)
+
+	// GetLogWithResponse The transparency log's origin, keys, witnesses and latest checkpoint
+	//
+	// Anonymous. The log's origin (the first line of its checkpoints and the name of its note
+	// keys), the note verifier keys of every server key, newest first (a checkpoint is signed by
+	// the key current when it was made), the witnesses that cosign its checkpoints, and its
+	// latest published checkpoint (as served at `/log/checkpoint`). Configure clients and
+	// witnesses with the verifier keys and witness keys from a source you trust, not from this
+	// answer alone.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/log (the `GetLog` operationId).
+	GetLogWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetLogResponse, error)
+
+	// GetConsistencyProofWithResponse Prove that a tree the log had is a prefix of a later one
+	//
+	// Anonymous. The RFC 6962 consistency proof from the tree of size `from` to the tree of size
+	// `to` (default: the latest published checkpoint's size), with both roots and the latest
+	// published checkpoint. A client that kept an older checkpoint checks the proof against its
+	// own root: if it fails, the log forked. `to` above the latest published size is
+	// `409 not_logged`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/log/consistency (the `GetConsistencyProof` operationId).
+	GetConsistencyProofWithResponse(ctx context.Context, params *GetConsistencyProofParams, reqEditors ...RequestEditorFn) (*GetConsistencyProofResponse, error)
+
+	// GetInclusionProofWithResponse Prove that an event is in the log
+	//
+	// Anonymous. The inclusion proof of event `seq` of lobby `lobbyId` in the latest published
+	// checkpoint, with that checkpoint and the same proof as a C2SP `tlog-proof` receipt to keep
+	// and check offline. `409 not_logged` when the event is not in a published checkpoint yet
+	// (the log runs about a second behind play, plus the witnesses' round): retry shortly.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/log/inclusion (the `GetInclusionProof` operationId).
+	GetInclusionProofWithResponse(ctx context.Context, params *GetInclusionProofParams, reqEditors ...RequestEditorFn) (*GetInclusionProofResponse, error)
 
 	// QuickJoinWithBodyWithResponse Join a game with a given bet
 	//
@@ -11931,6 +12493,290 @@ func (r StopGameResponse) ContentType() string {
 	return ""
 }
 
+// GetLogResponse429Headers the declared response headers of an HTTP 429 response for GetLog
+type GetLogResponse429Headers struct {
+	RetryAfter *int32
+}
+
+// GetLogResponse503Headers the declared response headers of an HTTP 503 response for GetLog
+type GetLogResponse503Headers struct {
+	RetryAfter *int32
+}
+
+type GetLogResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LogInfo
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLogResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLogResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLogResponse) GetJSON200() *LogInfo {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetLogResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetLogResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetLogResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetLogResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLogResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLogResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLogResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLogResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetConsistencyProofResponse429Headers the declared response headers of an HTTP 429 response for GetConsistencyProof
+type GetConsistencyProofResponse429Headers struct {
+	RetryAfter *int32
+}
+
+// GetConsistencyProofResponse503Headers the declared response headers of an HTTP 503 response for GetConsistencyProof
+type GetConsistencyProofResponse503Headers struct {
+	RetryAfter *int32
+}
+
+type GetConsistencyProofResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ConsistencyProof
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetConsistencyProofResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetConsistencyProofResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetConsistencyProofResponse) GetJSON200() *ConsistencyProof {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetConsistencyProofResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r GetConsistencyProofResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetConsistencyProofResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetConsistencyProofResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetConsistencyProofResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetConsistencyProofResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetConsistencyProofResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetConsistencyProofResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetConsistencyProofResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetConsistencyProofResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetInclusionProofResponse429Headers the declared response headers of an HTTP 429 response for GetInclusionProof
+type GetInclusionProofResponse429Headers struct {
+	RetryAfter *int32
+}
+
+// GetInclusionProofResponse503Headers the declared response headers of an HTTP 503 response for GetInclusionProof
+type GetInclusionProofResponse503Headers struct {
+	RetryAfter *int32
+}
+
+type GetInclusionProofResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LogProof
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetInclusionProofResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetInclusionProofResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetInclusionProofResponse) GetJSON200() *LogProof {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetInclusionProofResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetInclusionProofResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r GetInclusionProofResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetInclusionProofResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetInclusionProofResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetInclusionProofResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetInclusionProofResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetInclusionProofResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetInclusionProofResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetInclusionProofResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetInclusionProofResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // QuickJoinResponse429Headers the declared response headers of an HTTP 429 response for QuickJoin
 type QuickJoinResponse429Headers struct {
 	RetryAfter *int32
@@ -13297,8 +14143,8 @@ func (c *ClientWithResponses) CreateLobbyWithResponse(ctx context.Context, param
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/lobbies/{lobbyId} (the `GetLobby` operationId).
-func (c *ClientWithResponses) GetLobbyWithResponse(ctx context.Context, lobbyId LobbyId, reqEditors ...RequestEditorFn) (*GetLobbyResponse, error) {
-	rsp, err := c.GetLobby(ctx, lobbyId, reqEditors...)
+func (c *ClientWithResponses) GetLobbyWithResponse(ctx context.Context, lobbyId LobbyId, params *GetLobbyParams, reqEditors ...RequestEditorFn) (*GetLobbyResponse, error) {
+	rsp, err := c.GetLobby(ctx, lobbyId, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -13596,6 +14442,63 @@ func (c *ClientWithResponses) StopGameWithResponse(ctx context.Context, lobbyId 
 		return nil, err
 	}
 	return ParseStopGameResponse(rsp)
+}
+
+// GetLogWithResponse The transparency log's origin, keys, witnesses and latest checkpoint
+//
+// Anonymous. The log's origin (the first line of its checkpoints and the name of its note
+// keys), the note verifier keys of every server key, newest first (a checkpoint is signed by
+// the key current when it was made), the witnesses that cosign its checkpoints, and its
+// latest published checkpoint (as served at `/log/checkpoint`). Configure clients and
+// witnesses with the verifier keys and witness keys from a source you trust, not from this
+// answer alone.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/log (the `GetLog` operationId).
+func (c *ClientWithResponses) GetLogWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetLogResponse, error) {
+	rsp, err := c.GetLog(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLogResponse(rsp)
+}
+
+// GetConsistencyProofWithResponse Prove that a tree the log had is a prefix of a later one
+//
+// Anonymous. The RFC 6962 consistency proof from the tree of size `from` to the tree of size
+// `to` (default: the latest published checkpoint's size), with both roots and the latest
+// published checkpoint. A client that kept an older checkpoint checks the proof against its
+// own root: if it fails, the log forked. `to` above the latest published size is
+// `409 not_logged`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/log/consistency (the `GetConsistencyProof` operationId).
+func (c *ClientWithResponses) GetConsistencyProofWithResponse(ctx context.Context, params *GetConsistencyProofParams, reqEditors ...RequestEditorFn) (*GetConsistencyProofResponse, error) {
+	rsp, err := c.GetConsistencyProof(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetConsistencyProofResponse(rsp)
+}
+
+// GetInclusionProofWithResponse Prove that an event is in the log
+//
+// Anonymous. The inclusion proof of event `seq` of lobby `lobbyId` in the latest published
+// checkpoint, with that checkpoint and the same proof as a C2SP `tlog-proof` receipt to keep
+// and check offline. `409 not_logged` when the event is not in a published checkpoint yet
+// (the log runs about a second behind play, plus the witnesses' round): retry shortly.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/log/inclusion (the `GetInclusionProof` operationId).
+func (c *ClientWithResponses) GetInclusionProofWithResponse(ctx context.Context, params *GetInclusionProofParams, reqEditors ...RequestEditorFn) (*GetInclusionProofResponse, error) {
+	rsp, err := c.GetInclusionProof(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetInclusionProofResponse(rsp)
 }
 
 // QuickJoinWithBodyWithResponse Join a game with a given bet
@@ -16952,6 +17855,272 @@ func ParseStopGameResponse(rsp *http.Response) (*StopGameResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers StopGameResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLogResponse parses an HTTP response from a GetLogWithResponse call
+func ParseGetLogResponse(rsp *http.Response) (*GetLogResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLogResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LogInfo
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetLogResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLogResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetConsistencyProofResponse parses an HTTP response from a GetConsistencyProofWithResponse call
+func ParseGetConsistencyProofResponse(rsp *http.Response) (*GetConsistencyProofResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetConsistencyProofResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ConsistencyProof
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetConsistencyProofResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetConsistencyProofResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetInclusionProofResponse parses an HTTP response from a GetInclusionProofWithResponse call
+func ParseGetInclusionProofResponse(rsp *http.Response) (*GetInclusionProofResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetInclusionProofResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LogProof
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetInclusionProofResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetInclusionProofResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {

@@ -43,6 +43,7 @@ import (
 	"github.com/commitreveal/rps/internal/pgtest"
 	"github.com/commitreveal/rps/store"
 	"github.com/commitreveal/rps/tournament"
+	"github.com/commitreveal/rps/translog/sequencer"
 )
 
 // options of Start.
@@ -52,6 +53,7 @@ type options struct {
 	config       func(*api.Config)
 	wrap         func(http.Handler) http.Handler
 	listener     func(net.Listener) net.Listener
+	log          *sequencer.Config
 }
 
 // An Option adjusts Start.
@@ -59,6 +61,12 @@ type Option func(*options)
 
 // WithClock runs the store's clock worker, so deadlines pass by themselves.
 func WithClock() Option { return func(o *options) { o.clock = true } }
+
+// WithLog runs the transparency log's sequencer (translog/sequencer) with cfg (its Store is
+// filled in; its Period defaults to 50 ms here), and lists its witnesses in GET /v1/log.
+func WithLog(cfg sequencer.Config) Option {
+	return func(o *options) { o.log = &cfg }
+}
 
 // WithMinTimeout sets the tournament's minimum stage timeout (100 ms by default here).
 func WithMinTimeout(ms int64) Option { return func(o *options) { o.minTimeoutMs = ms } }
@@ -112,6 +120,26 @@ func Start(t testing.TB, opts ...Option) *Env {
 		t.Fatalf("ensure admin: %v", err)
 	}
 	cfg := api.Config{Store: st, Metrics: metrics, Logger: slog.New(slog.DiscardHandler)}
+	if o.log != nil {
+		o.log.Store = st
+		if o.log.Period == 0 {
+			o.log.Period = 50 * time.Millisecond
+		}
+		seq, err := sequencer.New(t.Context(), *o.log)
+		if err != nil {
+			t.Fatalf("log sequencer: %v", err)
+		}
+		for _, w := range o.log.Witnesses {
+			cfg.Witnesses = append(cfg.Witnesses, api.WitnessConfig{Name: w.Name(), VerifierKey: w.VerifierKey, URL: w.URL})
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- seq.Run(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			<-done
+		})
+	}
 	if o.config != nil {
 		o.config(&cfg)
 	}

@@ -190,7 +190,7 @@ func (c *Client) Lobby(ctx context.Context, token, lobby string) (*apiclient.Lob
 		return nil, err
 	}
 	r, err := call(ctx, c, OpLobby, http.StatusOK, 0, func(ctx context.Context, _ string) (*apiclient.GetLobbyResponse, error) {
-		return c.api.GetLobbyWithResponse(ctx, id, apiclient.Bearer(token))
+		return c.api.GetLobbyWithResponse(ctx, id, nil, apiclient.Bearer(token))
 	})
 	if err != nil {
 		return nil, err
