@@ -10033,6 +10033,22 @@ func (response GetLog200JSONResponse) VisitGetLogResponse(w http.ResponseWriter)
 	return err
 }
 
+type GetLog404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetLog404ApplicationProblemPlusJSONResponse) VisitGetLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetLog413ApplicationProblemPlusJSONResponse struct {
 	PayloadTooLargeApplicationProblemPlusJSONResponse
 }
@@ -13411,50 +13427,50 @@ var swaggerSpec = []string{
 	"S5FfL7RUro6eFZgt3K60E6m6Fmvbx4DU/8A+CCOnUhigECQYHbDcAbLrWqw3y/+8cSFwCQiqm6wxsX0t",
 	"1vEFRK13btmcF4Kuu5JOCWsDPV6u/Sk2HyEJ/Z6pqrjz1wfKQ0AkNm6gxy3eK7RKZv6dntSbM4RNT+Vs",
 	"aQSB0uDlANSPbiLa8farAFFm3Al/gAUMZ1YvTS7YWi+ZM0vrgIsqrG6kTRVCuRmvtNrdoT17UHUZPXut",
-	"pnq32ZsdqDSRS3bBjXeArfmVwOdOGsPUDwUahPXYas3sWWtWn+RaWWnBt+47wy9fvmA/PvvRr6zjsWxh",
-	"tJ7GlTNzRsBstvJPwbIp8MdSgai5KVWZ0xnrUVUelclvmESAjP1TBEG3iXYlM1o3zAgenKquo4E4pgH3",
-	"BLZKroCEzTSnKqlFwaIenitwx8AkBx4Yrd2YSW+u2JTLCpsjAPU01eZaFAMGT8YnmhI1W08Fr4ZoZDC9",
-	"UenZTBTZjpn4on7b2D5wCyGb/1T4ZPDG/eV2MV/573O0Gev8C4m5iImleSvxm9/+yXcyiDn9BexhD5ng",
-	"3fpUuxiD/cb7B2aHAGhPI/rG4CyEdk4YgmGylhwp7dnCiKn8iIs1PxqNX6fdZDiB/9ZKHBb7mM14ANmU",
-	"0AcAvRRZ4FJbs4zW1Vks0m9MjlTVsyMqiPCmwY/WENqKyYT5p3xxevWGZa7Ss2P4NWNG5EIuXADro0Ad",
-	"nInp6RTylWzTQNXrRHwAylMCoUNn6LMWLlW98M7NUgV+GE4IeDYRpVQFLM4TtqiWth1+PcKVd39MOpm2",
-	"1MZV6x2W8nV403vbSXiORzbwtHSbG/ou+xnK5VIWR3vSBYerw0DYyYsp/riniR59ZetX97c9iNU7rBO/",
-	"hplU9dyOWKHZLnsIRZU5v/ZjfN+K0m5QUiS1RW3gLTZdhmS62J82ES5y92WsB/TmVATJAO4NFL39yEuF",
-	"ysFg7wDgItUMo84pLh0XFc+FX8mJqaNGMzB03FRSQPN/I1cXSjqNHYnQFw0Je0XU6o2SN6QsqVgFGvEI",
-	"O9Ka6anzJ9HIS4vlo17Wwiv1E+y6upaLRcCeWg0ejBJ/DSQPgE0Bw4MUYtgahwTB/pxQbn+7CQWSzopq",
-	"GgDyGhft2Zv/unrLbsQjZLWYFbidVKGCD3yMiCmwvLIoJ99EcoFkDIC5doOZ+sGppapbVZ6VXPmvMaP6",
-	"ltIBfOvsOPiw91T/A4iZddo0SGIx5TCG3kXvZOYcRFqLiOLyr1YvhILgXeWikx/ov5cyv/6HlupbZWz8",
-	"tZ6s3xpj43eFrDq4nfumJ/8B9q/BHsvRirOJcDvLUgiH6gzEg+chI0MUO6G0HzCZMYcecoIEbO1Usf1V",
-	"PGRWjKRLdgVQm7d+UFz+y6TNNz/FjbIGc3FLb9vGQPXhDP2FpTglqLo424wr2uq13lMWskB9WcFBeJxS",
-	"4y1ff5vsAOlcxplBZHD+T+v4tUhYqVcplDKhNTsSb+FN9TLqj8taEYh3oQnLVlplCcuEj2wUhzZumPaw",
-	"0kug/opVXlpvBp7BDi3dhGW25EZkVGx1ekEJ/Ph9ahkeXOLi8lIpYSILooSV+cwIa/0Cc2WxaL2CyDE8",
-	"PW1BUaPuFegv0rpf79ngR8d9a317lyAxvF/bXnzlX9i3dzBnZM7ubZM22/g6LRKqL93Td+qVCsq6Qjkj",
-	"hU32ljTBtYddzmHSVhXO3UiWTOdj4o+lXzM0Ok12zzkUm707FOGb06jFO9pDfaH17g9z7d8ydGh/xNvm",
-	"K5CI355lifP1tbVLETqI4GCcw7oqYHV/LcTCspU2fkHYgKtSw5F32DCVU7UEoJEGxkM2GoL0NChAINS0",
-	"SZkIUo4+wkAhIKozr7hFBsVCCxK/1/k1FuNDFK6XjvVQCZJSIDGr4O8YHqB/QRdQM9oHOvHzUKafGQ5W",
-	"4jmLbCjt3ERH8iDeUvPaY1znY9nSXxnyN6RfB8kDHwyxmXCW8hb1ad/ntLjLmA0kARRIuBXcci7kBx+v",
-	"uQF7HnkyV6XGd4TgBrwqt9fYPoZRYZ2NgR9Owjg5+UR/vS4+4zjppjC+hEd8CwPpX5KkeCArCHd4SWe/",
-	"SeEBnvWC6rXig9RLJDeqiZ79+LaHlMH321uFs7YVfzoa4LvNKSWK7yDCG1SkGpRS10qvbOJDHJSW2g5M",
-	"LsNlHlIgGq9xkz5teNr/cEQNqB+Z+pOE4RF/2hoeJ5P1ccltefKJfvmZ2/LzvnXfnCutZM5BJ3keiZBp",
-	"IJFSHg4BYID2HjdrXChjPR77O1ob+gn2iXh/7P+oPXCLJ3uii3U/Cxl9JJnG0fxBGChIc6KB9g4anFtL",
-	"Pg21mEthRMJ4ZTUlZLFZpRLg1kUhHWjBbj8wXje2psAxfukw+afIHcs+ySIB8F/CVoL7T/o5I1o//DfL",
-	"Pk0EdzZhFV/rpUsAnk7HpCqEGnAYncEv5bE7BslUMzhB1v45fAm/TahwaMIyvEyW+nhsPhdFAC4BAZ13",
-	"5BP9MSAVnaxA8RFyArwocG8J9ImFK/tJIK7CAMRqQwrXFtMQSrNVKZ2wC54L1rt8+YI9ffL0HEnj/LWE",
-	"zflCqlnCxMdcLAi59PvfToenTyHPA38+g7IQ7CuK/i51ffwA/3/tB8+dHf9lPfAeWOoeL/R3nS/n4qYk",
-	"aBhloefpwBD00KbzFXk+8ZHn0YbGTD1vyy7uZ1qDSb1ZaKnBakr7P7JxsvdgTkNzXLAkwVLAvO83JElg",
-	"mQCclnoKHIFmHcwMql6z84/nbGa8UYpLhvqSTTt98yy77/zajwLxi2fXLTHCYS59lbnEWa05ere5cuKH",
-	"6A09V2HGJMBYd4zdVxtaOf0BewmqBgtuXLVmheErFcf/OPS04nyxTLpURRFkbwCqNYHkg9N1oK6DjVUo",
-	"UZxEJBo6SnBec76OOzHwmaDwAHUNIwmPN5Fuzu2197On5/5fdgznAF+bsFxXy7nqA6BBOpYZvXo/NXr+",
-	"fqKd0/MfztnfUpXrCn80clY61HTwew9DLIQ7H8NmOHsC28+aGxEI4n8+HWIg4/SCDvEPB1vOKEWwgN0H",
-	"7KqUU0xPMFvyhWAZcvDi/0cZ8uv4N+aXqfgwCAQBxH9r7/MMdjJ6xZaLLqPzXPFq/ad4ZWTxxVbnAWi8",
-	"jCz+oo4qf2l4OVbaXQaP0/bYSG1kcbB+D881iGOWcbI6Mxy8XUYQzuJX2rvAm7QOB8aAgqJGlM2BZhvo",
-	"Sehlc37t3ZvK8Hfr/X3p3GJ8clLpnFeltm78dPh0SOHz0lRH46MTmBd0WztyrSGvkGDGwSahUBG7EqTp",
-	"qJQMamxnzEx04EON4HZp1izO+UavA5zvkQUqASN56FwgZiwoX/abl/G/dlzjXVj6YNhkk6bZb4RFFChh",
-	"dBRuAkIsZkRFqJxNOe2uhyK564TeTZuiNZwY7pZiLqMry3qN7lVSJEuw1jtog3Sl6LpoABfBYoo4VZLQ",
-	"yVtLx30QvPL/6oVG4c23CLCTbiDvQphjqpH7CPE4L7lUoqgpYSFNhPUv1oP4siHGoQ0y5gID/tXVT41r",
-	"Emnu9lWfB741LEhjqxBsZ8eMplsSe57hCb3xaQ4+rBJun/pnwStXJkSHLkj/o2Y1pytaOVP+fcVONJiH",
-	"8NF47gYtEXwawDve3mabE74IjNHb2gTjVgchBBV1CxQ26SXoSWvQPeDaNxuWLHYohuBEzK0AcSyktgfz",
-	"gTkQbNdDhRZ/xIvTqzepAiA9HoxTh2xHHIuzo8//+/n/AgAA//8=",
+	"pnq32Qtpj0MV/w7cm0A+u+DGe8zWhExgfCSNce3HDo3aejC2TMGsZQZOcq2stOCM9zUJly9fsB+f/eiX",
+	"4vFYtjBaT+NSmzkjYPpb+adg2RQIZ6mi1NyUqszpjPWojI9S5jfMOoDS/imCAtxEu5IZrRt2Bw9OVdfR",
+	"wDTTwIcCvSVXwNpmmnOb5KUgCwDPFchmwCoAcYzWbsykt29symWF3RQAk5pqcy2KAYMn4xNNmZ2tp4JX",
+	"Q7wzmA+p9GwmimzH1H1Rv23sN7iFwc1/KnwyeOP+cruosvz3OdoMjv6FTF5E3dK8lfjNb//kOynHnP4C",
+	"urGHzAhvfapdFMN+4/0juUPEtKcRfWNwFkL/JwzBMFlLjhz4bGHEVH7E1Z0fjcYv7G4ynECYayUOi33M",
+	"ZjyAbEpoHIDmiyyQr61ZRgvxLFb1NyZHqurZESVHeNPgR2sIfchkwvxTvji9esMyV+nZMfyaMSNyIRcu",
+	"oPtR0Q7OxPR0CglOtmmg6oUlPgAlNoEBojNWWguXql5452apAqEMJ8g8m4hSqgJW8wlbVEvbjtce4VK9",
+	"PyZhTVtq46r1Dkv5Orzpve0kPMcjG4hdus0NfZf9DOVyKYujPfmFw9VhIOwk0hR/3NNEj76y9asb4h7E",
+	"6h0Wll/DTKp6bkdw0WyXPYQqzJxf+zG+bwlqN4opsuCimPAW/S5D9l1saJsIF8n+MtYDPnSqmmSADwdO",
+	"334kskKpYbB3gIiRaoZR5xTXmouK58Iv/cTUUWcaGDpuKimALaCR3As1oMaOxACMhoS9Ii72Ro0ccpxU",
+	"3QJRecQpac301PmTaCSyxXpTL2sBnPoJtmldy8UigFWtBg9GmcIG9AfQqQD6Qc4x7KVDRmF/TqjPv93E",
+	"DklnRTUNiHqNq/zszX9dvWU3AhiyWv0K3E6qUPIHPkYEIVheWdSfb0K/QGMG0F+70U/94NRS1S1Dz0qu",
+	"/NeYUUFM6YDWdXYcfNh7KhgCJs06bRqsspijGEOzo3cycw6qrkWEfflXqxdCQfCuctFJKPTfS5lf/0NL",
+	"9a1SPP5aT9ZvjeLxu4JiHdzOffOZ/wD716Cb5WjF2US4nXUsxE91BuLB85CRIU6egAUIIM6YdA9JRELC",
+	"dsre/ioeMo1GWie7AqjNWz9INP9lWuibn+JGHYS5uKUZbmOg+nCG/sLanRJUjpxtxhVtuVvvKQtZoCCt",
+	"4KBUTrn0lq+/TaeAhDHjzCD2OP+ndfxaJKzUqxRqn9DLHZm68KZ6GTXUZa0IxLvQhGUrrbKEZcJHNopD",
+	"3zdMe1jpJVCwxbIwrTcDMWGH+G7CMltyIzKqzjq9oIx//D61bg8ucXF5qZQwkTZRwsp8ZoS1foG5sljl",
+	"XkHkGJ6etqAKUvcK9Bdp3a/37Aik4761Rr9L0CTer88vvvIvbPQ7mDMyZ/e2SZt9f50WCeWa7uk79UoF",
+	"KV6hnJHCJntroODawy7nMGmrCuduZFem8zHxx9KvGRqtKbvnHKrT3h278M2J2uId7SHX0Hr3h7n2bxk6",
+	"tD/ibfMVWMdvz7LE+fra2qUILUdwMM5hXRWwur8WYmHZShu/IGzgW6lDyTtsmMqpWgIySQNFIhsNQasa",
+	"JCMQm9rkWATtRx9hoHIQFaZX3CLlYqEFqeXr/Bqr9yEK10vHeigdSSmQmFXwdwwP0L+gC6gZ7QOt+3mo",
+	"688MByvxnEX6lHZuoiN5EG+pee0xrvOxbOmvDPkbEryD5IEPhthMOEt5i/q073Na3GXMBlYBCiTcCm45",
+	"F/KDj9fcgD2PxJqrUuM7QjQEXpXba+w3w6iwzsbADydhnJx8or9eF59xnHRzHl/CI76FgfQvSVI8kBWE",
+	"O7yks98kCQHPekH1WvFB6iWyIdXM0H5820PK4PttxsJZ24o/HQ3w3eaUEsV3UO0NslMNDqprpVc28SEO",
+	"alFtByaX4TIPqSiN17hJ0DY87X+4mi3IJZn6k4ThEX/aGh4nk/VxyW158ol++Znb8vO+dd+cK61kzkFY",
+	"eR6Zk2kgkbQeDgGgjPYeN2tcKGM9HhtCWhv6CTaWeH/s/6g9cItYe6KLdT8LGX1kpcbR/EEYKEhz4o32",
+	"DhqcW0tvDcWbS2FEwnhlNSVksbulEuDWRSEdiMduPzBeN/aywDF+6TD5p8gdyz7JIgG0YMJWgvtP+jkj",
+	"HkD8N8s+TQR3NmEVX+ulSwDPTsekKoQacBidwS/lsZ0G2VczOEHW/jl8Cb9NqHBowjK8TJb6eGw+F0UA",
+	"LgFjnXfkE/0xQBudrEAiEnICvChwbwl8i4Ur+0lgusIAxGpDktgW0xBKs1UpnbALngvWu3z5gj198vQc",
+	"Web8tYTN+UKqWcLEx1wsCLn0+99Oh6dPIc8Dfz6DshDsK4r+Ljl+/AD/f+0Hz50d/2U98B5YGx8v9Hed",
+	"L+fipiRoGGWhSepAKfTQpvMVeT7xkefRhsZMPW/rNO5nWoNJvVmZqUGDSvs/snGy92BOQzddsCTBUsC8",
+	"7zc0TGCZACSYegqkgmYdzAzKZLPzj+dsZrxRikuG+pJNO33zLLvv/NqPM/GLZ9ctMcJhLn2VucRZLVJ6",
+	"t7ly4ofoDU1aYcYkQHF3jO1aG+I6/QF7CTIIC25ctWaF4SsVx/84NMHifLFMulRF1WRvAKo1oeqD03Ug",
+	"x4OdWKhpnEQkGjpKcF5zvo47MfCZIAkBdQ0jCY83kW7O7bX3s6fn/l92DOcAX5uwXFfLueoDoEE6lhm9",
+	"ej81ev5+op3T8x/O2d9SlesKfzRyVjoUgfB7D0MshDsfw2Y4ewLbz5obEQjifz4dYiDj9IIO8Q8HW84o",
+	"RbCA3QfsqpRTTE8wW/KFYBmS9uL/RxkS8vg35pep+DAIBIEWgdbe5xnsZPSKLRddRue54tX6T/HKyOKL",
+	"rc4D8H4ZWfxFLVj+0vByrLS7DB6n7bHz2sjiYP0enpwQxyzjZHVmOHi7jCCcxa+0d4E3aR0OFAMFRY2o",
+	"swPdOdCT0Mvm/Nq7N5Xh79b7+9K5xfjkpNI5r0pt3fjp8OmQwuelqY7GRycwL+i2duRaQ14hwYyDTUKh",
+	"InYlSNNRKRnU2M6YmejAhxrB7dKsWZzzjV4HON8jC9wDRvLQuUBUWlC+7Dcv43/tuMa7sPTBsMkmTbPf",
+	"CIsoUMLoKNwEhFjMiIpQOZv6210PRfrYCb2bNqdrODHcLcVcRleW9RrtriRhlmCtd9AG6UrRddEALoLF",
+	"FJGwJKH1t9aa+yB45f/VC53Fm28RYCfdQN6FMMdUI/cR4nFecqlEUXPIQpoI61+sB/FlQ71DG6TYBcr8",
+	"q6ufGtcklt3tqz4PBG1YkMZWIdjOjhlNtyQ2ScMTeuPTHHxYJdw+9c+CV65MiD9dkGBITYNOV7Rypvz7",
+	"iq1rMA/ho/HcDVqq+TSAd7y9zTYnfBEYo7fFDMatlkMIKuoWKOzqS9CT1qB7wLVvNixZbGkMwYmYWwFq",
+	"WsiFD+YDcyDY34eSLv6IF6dXb1IFQHo8GKcO2Y44FmdHn//38/8FAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

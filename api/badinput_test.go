@@ -165,6 +165,22 @@ func TestBadInput(t *testing.T) {
 	// ---- rulesets
 	add(badCase{op: "GET /v1/rulesets", name: "DELETE", path: "/v1/rulesets", hdr: []string{"X-Method", "DELETE"}, status: 405, code: "method_not_allowed"})
 	add(badCase{op: "GET /v1/keys", name: "POST", path: "/v1/keys", hdr: []string{"X-Method", "POST"}, status: 405, code: "method_not_allowed"})
+
+	// ---- the transparency log (this server keeps none: its reads are 404)
+	inclusion, consistency := "GET /v1/log/inclusion", "GET /v1/log/consistency"
+	add(
+		badCase{op: "GET /v1/log", name: "POST", path: "/v1/log", hdr: []string{"X-Method", "POST"}, status: 405, code: "method_not_allowed"},
+		badCase{op: "GET /v1/log", name: "no log", path: "/v1/log", status: 404, code: "not_found"},
+		badCase{op: inclusion, name: "no lobby", path: "/v1/log/inclusion?seq=1", status: 400, code: "validation_failed", field: "lobbyId"},
+		badCase{op: inclusion, name: "malformed lobby", path: "/v1/log/inclusion?seq=1&lobbyId=x", status: 400, code: "validation_failed", field: "lobbyId"},
+		badCase{op: inclusion, name: "no seq", path: "/v1/log/inclusion?lobbyId=" + lobby, status: 400, code: "validation_failed", field: "seq"},
+		badCase{op: inclusion, name: "seq 0", path: "/v1/log/inclusion?seq=0&lobbyId=" + lobby, status: 400, code: "validation_failed", field: "seq"},
+		badCase{op: inclusion, name: "no log", path: "/v1/log/inclusion?seq=1&lobbyId=" + lobby, status: 404, code: "not_found"},
+		badCase{op: consistency, name: "no from", path: "/v1/log/consistency", status: 400, code: "validation_failed", field: "from"},
+		badCase{op: consistency, name: "negative from", path: "/v1/log/consistency?from=-1", status: 400, code: "validation_failed", field: "from"},
+		badCase{op: consistency, name: "malformed to", path: "/v1/log/consistency?from=1&to=x", status: 400, code: "validation_failed", field: "to"},
+		badCase{op: consistency, name: "no log", path: "/v1/log/consistency?from=0", status: 404, code: "not_found"},
+	)
 	byHashOp := "GET /v1/rulesets/by-hash/{rulesetHash}"
 	add(
 		badCase{op: byHashOp, name: "short hash", path: "/v1/rulesets/by-hash/abc", status: 400, code: "validation_failed", field: "rulesetHash"},

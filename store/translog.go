@@ -254,7 +254,9 @@ type LogCheckpoint struct {
 }
 
 // Signed is the checkpoint with its cosignatures, as served.
-func (c LogCheckpoint) Signed() []byte { return append(append([]byte(nil), c.Note...), c.Cosignatures...) }
+func (c LogCheckpoint) Signed() []byte {
+	return append(append([]byte(nil), c.Note...), c.Cosignatures...)
+}
 
 const checkpointColumns = `size, root, note, cosignatures, created_at, coalesce(published_at, 0)`
 
