@@ -1,8 +1,11 @@
 // Package witnesstest runs real C2SP tlog-witnesses on loopback for tests: torchwood's
-// litewitness, built from the version go.mod pins (its `tool` lines), so a fresh machine gets the
-// same one. Each witness has its own SQLite database, its own Ed25519 key served by an ssh-agent
+// litewitness at the version Version pins, installed into the repository's .tools/bin by `go
+// install` on first use (as scripts/lint-go.sh installs golangci-lint), so a fresh machine gets
+// the same one. Each witness has its own SQLite database, its own Ed25519 key served by an ssh-agent
 // running in the test process (litewitness signs through the agent protocol), and listens on a
-// free loopback port. Everything stops, by PID, when the test ends.
+// free loopback port. Everything stops, by PID, when the test ends. The logs a witness knows are
+// written to its database here, as torchwood's witnessctl would (witnessctl itself needs a
+// module the Go proxy does not serve).
 //
 //	w := witnesstest.Start(t, "witness.test/w1")
 //	w.AddLog(t, origin, logVerifierKey)
@@ -11,9 +14,9 @@ package witnesstest
 
 import (
 	"bytes"
-	"context"
 	"crypto/ed25519"
-	"encoding/json"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"os"
@@ -27,6 +30,8 @@ import (
 	"filippo.io/torchwood"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
 )
 
 // Witness is a litewitness running for a test.
@@ -34,42 +39,52 @@ type Witness struct {
 	// Name names the witness in its cosignatures; URL is its submission prefix; VerifierKey its
 	// cosignature verifier key.
 	Name, URL, VerifierKey string
-	db                     string
+	db, addr               string
+	args                   []string
 	cmd                    *exec.Cmd
 	done                   chan struct{}
 	out                    *bytes.Buffer
 }
 
+// Version is the torchwood release whose litewitness the tests run (the one go.mod requires).
+const Version = "v0.9.0"
+
 var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
+	installOnce sync.Once
+	litewitness string
+	installErr  error
 )
 
-// binaries builds litewitness and witnessctl once per test process, from the module's pinned
-// torchwood.
-func binaries(t testing.TB) string {
+// binary returns litewitness, installing it into .tools/bin when that holds no binary of Version.
+func binary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "witnesstest-bin")
-		if buildErr != nil {
+	installOnce.Do(func() {
+		var root []byte
+		if root, installErr = exec.Command("go", "env", "GOMOD").Output(); installErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", binDir, "filippo.io/torchwood/cmd/litewitness", "filippo.io/torchwood/cmd/witnessctl")
+		bin := filepath.Join(filepath.Dir(strings.TrimSpace(string(root))), ".tools", "bin")
+		litewitness = filepath.Join(bin, "litewitness")
+		// The version is in the binary's build info: `go version -m` reads it.
+		if info, err := exec.Command("go", "version", "-m", litewitness).Output(); err == nil &&
+			strings.Contains(string(info), "filippo.io/torchwood\t"+Version) {
+			return
+		}
+		cmd := exec.Command("go", "install", "filippo.io/torchwood/cmd/litewitness@"+Version)
+		cmd.Env = append(os.Environ(), "GOBIN="+bin)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("build litewitness: %w\n%s", err, out)
+			installErr = fmt.Errorf("install litewitness %s: %w\n%s", Version, err, out)
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if installErr != nil {
+		t.Fatal(installErr)
 	}
-	return binDir
+	return litewitness
 }
 
 // Start runs a witness named name. It knows no log until AddLog.
 func Start(t testing.TB, name string) *Witness {
 	t.Helper()
-	bin := binaries(t)
 	// A short folder: a Unix socket's path is limited to about 100 bytes.
 	dir, err := os.MkdirTemp("", "lw")
 	if err != nil {
@@ -90,86 +105,130 @@ func Start(t testing.TB, name string) *Witness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &Witness{Name: name, VerifierKey: signer.Verifier().String(), db: filepath.Join(dir, "witness.db"), done: make(chan struct{}), out: &bytes.Buffer{}}
-	// witnessctl creates the database; litewitness reads the logs it knows on every request.
-	w.ctl(t, "list-logs")
-	addr := freeAddr(t)
-	w.URL = "http://" + addr + "/"
-	w.cmd = exec.Command(filepath.Join(bin, "litewitness"), "-db", w.db, "-name", name, "-key", ssh.FingerprintSHA256(sshPub),
-		"-ssh-agent", sock, "-listen", addr, "-obscurity")
+	w := &Witness{Name: name, VerifierKey: signer.Verifier().String(), db: filepath.Join(dir, "witness.db")}
+	// litewitness reads the logs it knows, and their keys, on every request.
+	w.exec(t, schema)
+	w.addr, w.args = freeAddr(t), []string{"-db", w.db, "-name", name, "-key", ssh.FingerprintSHA256(sshPub), "-ssh-agent", sock, "-obscurity"}
+	w.URL = "http://" + w.addr + "/"
+	w.start(t)
+	t.Cleanup(w.Stop)
+	return w
+}
+
+// start runs litewitness and waits until it listens.
+func (w *Witness) start(t testing.TB) {
+	t.Helper()
+	w.done, w.out = make(chan struct{}), &bytes.Buffer{}
+	w.cmd = exec.Command(binary(t), append(w.args, "-listen", w.addr)...)
 	w.cmd.Stdout, w.cmd.Stderr = w.out, w.out
 	if err := w.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	done := w.done
 	go func() {
 		_ = w.cmd.Wait()
-		close(w.done)
+		close(done)
 	}()
-	t.Cleanup(w.Stop)
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		conn, err := net.DialTimeout("tcp", w.addr, time.Second)
 		if err == nil {
 			conn.Close()
-			break
+			return
 		}
 		select {
-		case <-w.done:
-			t.Fatalf("litewitness %s exited: %s", name, w.out)
+		case <-done:
+			t.Fatalf("litewitness %s exited: %s", w.Name, w.out)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("litewitness %s did not listen on %s: %s", name, addr, w.out)
+			t.Fatalf("litewitness %s did not listen on %s: %s", w.Name, w.addr, w.out)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return w
+}
+
+// Restart starts a stopped witness again, with its database, key and address.
+func (w *Witness) Restart(t testing.TB) {
+	t.Helper()
+	w.Stop()
+	w.start(t)
 }
 
 // Stop stops the witness (by its PID) and waits for it; its database stays until the test ends.
 func (w *Witness) Stop() {
-	if w.cmd.Process != nil {
-		_ = w.cmd.Process.Kill()
+	select {
+	case <-w.done:
+		return
+	default:
 	}
+	_ = w.cmd.Process.Kill()
 	<-w.done
 }
 
-// AddLog has the witness know the log origin with its verifier key vkey (a log it knows starts
-// at size 0).
+// schema is litewitness's (internal/witness.OpenDB), which it creates if missing.
+const schema = `
+	CREATE TABLE IF NOT EXISTS log (origin TEXT PRIMARY KEY, tree_size INTEGER NOT NULL, tree_hash TEXT NOT NULL);
+	CREATE TABLE IF NOT EXISTS key (origin TEXT NOT NULL, key TEXT NOT NULL, FOREIGN KEY(origin) REFERENCES log(origin));
+	CREATE TABLE IF NOT EXISTS bastion (origin TEXT NOT NULL, bastion TEXT NOT NULL, FOREIGN KEY(origin) REFERENCES log(origin));`
+
+// AddLog has the witness know the log origin, at size 0, with its verifier key vkey (witnessctl
+// add-log and add-key).
 func (w *Witness) AddLog(t testing.TB, origin, vkey string) {
 	t.Helper()
-	w.ctl(t, "add-log", "-origin", origin)
-	w.ctl(t, "add-key", "-origin", origin, "-key", vkey)
+	empty := sha256.Sum256(nil)
+	w.exec(t, "INSERT INTO log (origin, tree_size, tree_hash) VALUES (?, 0, ?)", origin, base64.StdEncoding.EncodeToString(empty[:]))
+	w.AddKey(t, origin, vkey)
+}
+
+// AddKey adds a verifier key of a log the witness knows (witnessctl add-key), as an operator does
+// after the log's key was rotated.
+func (w *Witness) AddKey(t testing.TB, origin, vkey string) {
+	t.Helper()
+	w.exec(t, "INSERT INTO key (origin, key) VALUES (?, ?)", origin, vkey)
 }
 
 // Size is the size of the log origin the witness last cosigned.
 func (w *Witness) Size(t testing.TB, origin string) int64 {
 	t.Helper()
-	for _, line := range strings.Split(w.ctl(t, "list-logs"), "\n") {
-		var l struct {
-			Origin string `json:"origin"`
-			Size   int64  `json:"size"`
-		}
-		if json.Unmarshal([]byte(line), &l) == nil && l.Origin == origin {
-			return l.Size
-		}
+	conn := w.open(t)
+	defer conn.Close()
+	var size int64 = -1
+	err := sqlitex.Execute(conn, "SELECT tree_size FROM log WHERE origin = ?", &sqlitex.ExecOptions{
+		Args:       []any{origin},
+		ResultFunc: func(stmt *sqlite.Stmt) error { size = stmt.ColumnInt64(0); return nil },
+	})
+	if err != nil || size < 0 {
+		t.Fatalf("witness %s, log %s: size %d, %v", w.Name, origin, size, err)
 	}
-	t.Fatalf("witness %s does not know log %s", w.Name, origin)
-	return 0
+	return size
 }
 
 // Output is what the witness logged.
 func (w *Witness) Output() string { return w.out.String() }
 
-func (w *Witness) ctl(t testing.TB, args ...string) string {
+func (w *Witness) open(t testing.TB) *sqlite.Conn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	args = append(args[:1:1], append([]string{"-db", w.db}, args[1:]...)...)
-	out, err := exec.CommandContext(ctx, filepath.Join(binDir, "witnessctl"), args...).CombinedOutput()
+	conn, err := sqlite.OpenConn(w.db, 0)
 	if err != nil {
-		t.Fatalf("witnessctl %v: %v\n%s", args, err, out)
+		t.Fatalf("witness %s database: %v", w.Name, err)
 	}
-	return string(out)
+	conn.SetBusyTimeout(10 * time.Second)
+	return conn
+}
+
+func (w *Witness) exec(t testing.TB, query string, args ...any) {
+	t.Helper()
+	conn := w.open(t)
+	defer conn.Close()
+	var err error
+	if len(args) == 0 {
+		err = sqlitex.ExecuteScript(conn, query, nil)
+	} else {
+		err = sqlitex.Execute(conn, query, &sqlitex.ExecOptions{Args: args})
+	}
+	if err != nil {
+		t.Fatalf("witness %s database: %s: %v", w.Name, strings.TrimSpace(query), err)
+	}
 }
 
 // serveAgent serves an ssh-agent holding key on a Unix socket until the test ends.
