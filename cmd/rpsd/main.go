@@ -407,7 +407,9 @@ func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metr
 	if err := <-clockDone; err != nil && !errors.Is(err, context.Canceled) {
 		log.Error("clock", "err", err)
 	}
-	<-logDone
+	if err := <-logDone; err != nil && !errors.Is(err, context.Canceled) {
+		log.Error("transparency log", "err", err)
+	}
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -137,7 +138,9 @@ func Start(t testing.TB, opts ...Option) *Env {
 		go func() { done <- seq.Run(ctx) }()
 		t.Cleanup(func() {
 			cancel()
-			<-done
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("log sequencer: %v", err)
+			}
 		})
 	}
 	if o.config != nil {

@@ -132,7 +132,7 @@ func (w *Witness) start(t testing.TB) {
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		conn, err := net.DialTimeout("tcp", w.addr, time.Second)
 		if err == nil {
-			conn.Close()
+			_ = conn.Close()
 			return
 		}
 		select {
@@ -191,7 +191,7 @@ func (w *Witness) AddKey(t testing.TB, origin, vkey string) {
 func (w *Witness) Size(t testing.TB, origin string) int64 {
 	t.Helper()
 	conn := w.open(t)
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	var size int64 = -1
 	err := sqlitex.Execute(conn, "SELECT tree_size FROM log WHERE origin = ?", &sqlitex.ExecOptions{
 		Args:       []any{origin},
@@ -219,7 +219,7 @@ func (w *Witness) open(t testing.TB) *sqlite.Conn {
 func (w *Witness) exec(t testing.TB, query string, args ...any) {
 	t.Helper()
 	conn := w.open(t)
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	var err error
 	if len(args) == 0 {
 		err = sqlitex.ExecuteScript(conn, query, nil)
@@ -244,7 +244,7 @@ func serveAgent(t testing.TB, sock string, key ed25519.PrivateKey) {
 	}
 	var wg sync.WaitGroup
 	t.Cleanup(func() {
-		l.Close()
+		_ = l.Close()
 		wg.Wait()
 	})
 	wg.Add(1)
@@ -258,7 +258,7 @@ func serveAgent(t testing.TB, sock string, key ed25519.PrivateKey) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer conn.Close()
+				defer func() { _ = conn.Close() }()
 				_ = agent.ServeAgent(keyring, conn)
 			}()
 		}
@@ -271,6 +271,6 @@ func freeAddr(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().String()
 }
