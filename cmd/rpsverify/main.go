@@ -43,30 +43,37 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-type lobbyList []string
+// stringList is a repeatable flag.
+type stringList []string
 
-func (l *lobbyList) String() string     { return strings.Join(*l, ",") }
-func (l *lobbyList) Set(s string) error { *l = append(*l, s); return nil }
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 
 // Report is what --json prints.
 type Report struct {
 	Server  string        `json:"server"`
 	OK      bool          `json:"ok"`
 	Lobbies []LobbyResult `json:"lobbies"`
+	// Log is the transparency log's check (absent when the server keeps none).
+	Log *LogReport `json:"log,omitempty"`
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("rpsverify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	server := fs.String("server", "", "base URL of the rpsd server (required), such as http://127.0.0.1:8080")
-	var lobbies lobbyList
+	var lobbies, logKeys, witnesses stringList
 	fs.Var(&lobbies, "lobby", "a lobby to verify (repeatable; default: every lobby)")
+	fs.Var(&logKeys, "log-key", "a trusted note verifier key of the transparency log (repeatable; default: the keys GET /v1/log lists)")
+	fs.Var(&witnesses, "witness", "a trusted witness's cosignature verifier key (repeatable)")
+	quorum := fs.Int("witness-quorum", 0, "how many of the --witness keys must have cosigned the log's checkpoint (default: all of them)")
+	maxLag := fs.Duration("max-log-lag", 2*time.Minute, "how old an event may be and still be missing from the log's checkpoint")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	statePath := fs.String("state", "", "checkpoint file: resume each lobby from it and save the new checkpoints and receipts to it")
 	receiptsPath := fs.String("receipts", "", "a state file whose receipts (signed heads) to check against the current logs")
 	quiet := fs.Bool("quiet", false, "no progress lines on standard error")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: rpsverify --server URL [--lobby ID ...] [--json] [--state FILE] [--receipts FILE]")
+		fmt.Fprintln(stderr, "usage: rpsverify --server URL [--lobby ID ...] [--json] [--state FILE] [--receipts FILE] [--log-key VKEY ...] [--witness VKEY ... [--witness-quorum K]]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -104,13 +111,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !*quiet {
 		v.progress = stderr
 	}
+	lc, err := newLogChecker(ctx, c, *server, logOptions{logKeys: logKeys, witnesses: witnesses, quorum: *quorum, maxLag: *maxLag})
+	if err != nil {
+		fmt.Fprintln(stderr, "rpsverify:", err)
+		var nerr *networkError
+		if errors.As(err, &nerr) {
+			return exitNetwork
+		}
+		return exitUsage
+	}
 	if len(lobbies) == 0 {
 		if lobbies, err = c.lobbies(ctx); err != nil {
 			fmt.Fprintln(stderr, "rpsverify:", err)
 			return exitNetwork
 		}
 	}
-	report := Report{Server: *server, OK: true}
+	report := Report{Server: *server, OK: true, Lobbies: make([]LobbyResult, 0, len(lobbies))}
+	checkpoints := make([]*Checkpoint, 0, len(lobbies))
 	for _, id := range lobbies {
 		res, cp, newest, err := v.verifyLobby(ctx, id, st.Lobbies[id], receipts[id])
 		if errors.Is(err, errNotFound) {
@@ -120,16 +137,39 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitNetwork
 		}
 		report.Lobbies = append(report.Lobbies, res)
-		report.OK = report.OK && res.OK
-		if res.OK {
-			st.Lobbies[id] = cp
-		}
+		checkpoints = append(checkpoints, cp)
 		if newest != nil {
 			st.addReceipt(*newest)
+		}
+	}
+	// The log last: its checkpoint, read after the events, covers what they showed.
+	if lc != nil {
+		results := make([]*LobbyResult, len(report.Lobbies))
+		for i := range report.Lobbies {
+			results[i] = &report.Lobbies[i]
+		}
+		rep, verified, err := lc.check(ctx, st.LogCheckpoint, results)
+		if err != nil {
+			fmt.Fprintln(stderr, "rpsverify:", err)
+			return exitNetwork
+		}
+		report.Log = rep
+		report.OK = report.OK && rep.OK
+		if verified != nil {
+			st.LogCheckpoint = string(verified)
+		}
+	}
+	for i, res := range report.Lobbies {
+		report.OK = report.OK && res.OK
+		if res.OK {
+			st.Lobbies[res.Lobby] = checkpoints[i]
 		}
 		if !*asJSON {
 			printResult(stdout, res)
 		}
+	}
+	if report.Log != nil && !*asJSON {
+		printLog(stdout, report.Log, *statePath)
 	}
 	if *statePath != "" {
 		if err := st.save(*statePath); err != nil {
@@ -157,6 +197,9 @@ func printResult(w io.Writer, r LobbyResult) {
 		r.Lobby, status, r.From+1, r.To, r.Games, r.Finished, r.Stopped, r.Open)
 	if r.Receipts > 0 {
 		fmt.Fprintf(w, ", %d receipts", r.Receipts)
+	}
+	if r.Log != nil {
+		fmt.Fprintf(w, ", in the log up to event %d (leaf %d)", r.Log.Seq, r.Log.LeafIndex)
 	}
 	fmt.Fprintln(w)
 	if r.Failure != nil {

@@ -18,6 +18,9 @@ const maxReceiptsPerLobby = 16
 type state struct {
 	Lobbies  map[string]*Checkpoint `json:"lobbies"`
 	Receipts []apiclient.SignedHead `json:"receipts"`
+	// LogCheckpoint is the transparency log's signed checkpoint verified last (a C2SP signed
+	// note): the next run checks that the log's new checkpoint is consistent with it.
+	LogCheckpoint string `json:"logCheckpoint,omitempty"`
 }
 
 func loadState(path string) (*state, error) {

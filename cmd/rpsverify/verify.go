@@ -46,6 +46,10 @@ type LobbyResult struct {
 	Failure  *Failure `json:"failure,omitempty"`
 	// Fork is set when a validly signed receipt is not on the log: proof of a rewrite.
 	Fork *Fork `json:"fork,omitempty"`
+	// Log is where the transparency log holds the lobby's newest event it covers.
+	Log *LobbyLog `json:"log,omitempty"`
+	// logged are the events verified in this run, with their leaves.
+	logged []loggedEvent
 }
 
 // Fork is the proof that the operator rewrote or forked a lobby's log: two heads, both validly
@@ -360,6 +364,11 @@ func (r *lobbyRun) event(ev apiclient.Event) error {
 	e.Hash = hash
 	r.cur = e
 	r.prev = hash
+	leaf := int64(-1)
+	if ev.LeafIndex != nil {
+		leaf = *ev.LeafIndex
+	}
+	r.res.logged = append(r.res.logged, loggedEvent{seq: e.Seq, leaf: leaf, at: e.At, hash: ev.Hash})
 	for _, w := range r.wanted[e.Seq] {
 		if err := r.checkWanted(e.Seq, w, &hash); err != nil {
 			return err
