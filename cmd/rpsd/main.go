@@ -38,6 +38,7 @@ import (
 	"github.com/commitreveal/rps/migrations"
 	"github.com/commitreveal/rps/store"
 	"github.com/commitreveal/rps/tournament"
+	"github.com/commitreveal/rps/translog"
 	"github.com/commitreveal/rps/translog/sequencer"
 )
 
@@ -274,6 +275,15 @@ func run(args []string, log *slog.Logger) error {
 		}
 		// Only the public half is ever shown.
 		fmt.Printf("signing key %s (public %x)\n", k.ID, []byte(k.Public))
+		// Checkpoints are signed with the new key from now on: witnesses and clients need its
+		// note verifier key (README: "Key rotation").
+		if logState, err := st.LogState(ctx); err == nil {
+			vkey, err := translog.VerifierKey(logState.Origin, k.Public)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("transparency log verifier key: %s\nadd it to the log's witnesses (witnessctl add-key -origin %s -key %s)\n", vkey, logState.Origin, vkey)
+		}
 		return nil
 	}
 	return serve(ctx, cfg, st, metrics, log)
