@@ -193,7 +193,7 @@ func resolve(r *Run, ops []*Op, res *Resolution) []Anomaly {
 		})
 		if i < 0 {
 			anomalies = append(anomalies, Anomaly{Check: "acknowledged actions are logged", Lobby: op.Lobby,
-				Detail: fmt.Sprintf("%s was acknowledged (%d at %d) but the log has no such event", describeOp(op.Input, op.Output), op.Output.At, op.Output.At)})
+				Detail: fmt.Sprintf("%s was acknowledged but the log has no such event at its instant", describeOp(op.Input, op.Output))})
 			continue
 		}
 		claimed[op.Lobby][r.Logs[op.Lobby][i].Seq] = true

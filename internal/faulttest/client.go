@@ -141,6 +141,13 @@ func (c *Client) act(in Input, method, path string, body any, want int) Output {
 		}
 		if !a.definite {
 			op.Ambiguous++
+			if c.rng.IntN(abandonOneIn) == 0 {
+				// The app was closed with the request in flight: the outcome stays unknown to the
+				// client (the check finds it in the log), which goes on with something else.
+				op.Return = nowNanos()
+				op.Input.ToMs = math.MaxInt64
+				return Output{}
+			}
 			sleepCtx(c.run.hard, backoff+time.Duration(c.rng.Int64N(int64(backoff))))
 			backoff = min(2*backoff, time.Second)
 			continue
@@ -152,6 +159,10 @@ func (c *Client) act(in Input, method, path string, body any, want int) Output {
 		return op.Output
 	}
 }
+
+// abandonOneIn: after an attempt whose outcome it could not know, one client in this many gives
+// the action up instead of retrying it.
+const abandonOneIn = 8
 
 // hedgeOneIn: one action in this many is sent twice at once, with its key, to two replicas, as a
 // client hedging against a slow one would: a concurrent duplicate waits for the first and

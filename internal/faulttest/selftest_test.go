@@ -2,6 +2,7 @@ package faulttest
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -60,6 +61,25 @@ func TestCheckerOnAQuietRun(t *testing.T) {
 	}
 	if res.Games < 6 || res.OpsByKind[KindCommit] < 20 {
 		t.Errorf("too little was played to check anything: %d games, %v", res.Games, res.OpsByKind)
+	}
+
+	// An action never answered is found in the log: the same history with a few answers lost
+	// passes the checks.
+	lost, ok := doctored(run, func(ops []*Op) ([]*Op, bool) {
+		n := 0
+		for _, op := range ops {
+			if op.Input.Kind.lobbyAction() && op.Output.Outcome == OutcomeOK && n < 12 || op.Input.Kind == KindCredit && n < 15 {
+				op.Answered, op.Output, op.Input.ToMs = false, Output{}, math.MaxInt64
+				n++
+			}
+		}
+		return ops, n > 12
+	})
+	if !ok {
+		t.Fatal("the history has too few actions to lose answers of")
+	}
+	if res := Check(lost, o); len(res.Anomalies) > 0 || res.Resolution.Logged < 13 {
+		t.Errorf("with answers lost: %d found in the log, anomalies %v", res.Resolution.Logged, res.Anomalies)
 	}
 
 	// The checks can fail: each doctored history below shows one anomaly.
