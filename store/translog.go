@@ -417,3 +417,60 @@ func (s *Store) LoggedBefore(ctx context.Context, lobby tournament.LobbyID, size
 	}
 	return h, err == nil, err
 }
+
+// LogFigures are how far the log ran behind the events of a period, in milliseconds (for the
+// benchmark): from an event's instant to the commit of the batch that integrated it, and to the
+// publication of the first checkpoint holding it; and each checkpoint's witness round (from its
+// creation to its publication). Only players' actions count: their instant is their commit's
+// (within the transaction), while an event a deadline caused is dated at the deadline.
+type LogFigures struct {
+	Events, Checkpoints          int64
+	IntegratedP50, IntegratedP99 float64
+	IntegratedMax                int64
+	PublishedP50, PublishedP99   float64
+	PublishedMax                 int64
+	RoundP50, RoundP99           float64
+	RoundMax                     int64
+	LeavesPerCheckpoint          float64
+}
+
+// LogFiguresSince computes LogFigures over the events at or after since (Unix milliseconds).
+func (s *Store) LogFiguresSince(ctx context.Context, since int64) (LogFigures, error) {
+	var f LogFigures
+	err := queryRow(ctx, s.pool, `WITH leaf AS (
+			SELECT e.at, r.first_index + (e.seq - r.first_seq) AS idx
+			FROM log_ranges r JOIN events e ON e.lobby_id = r.lobby_id AND e.seq >= r.first_seq AND e.seq < r.first_seq + r.count
+			WHERE e.at >= $1 AND e.type IN ('player_registered', 'player_left', 'move_committed', 'move_revealed')),
+		lag AS (
+			SELECT (SELECT c.created_at FROM log_checkpoints c WHERE c.size > leaf.idx ORDER BY c.size LIMIT 1) - leaf.at AS integrated,
+				(SELECT c.published_at FROM log_checkpoints c WHERE c.size > leaf.idx AND c.published_at IS NOT NULL
+					ORDER BY c.size LIMIT 1) - leaf.at AS published
+			FROM leaf)
+		SELECT count(*), coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY integrated), 0),
+			coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY integrated), 0), coalesce(max(integrated), 0),
+			coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY published), 0),
+			coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY published), 0), coalesce(max(published), 0)
+		FROM lag`, since).Scan(&f.Events, &f.IntegratedP50, &f.IntegratedP99, &f.IntegratedMax, &f.PublishedP50, &f.PublishedP99, &f.PublishedMax)
+	if err != nil {
+		return f, fmt.Errorf("log figures: %w", err)
+	}
+	err = queryRow(ctx, s.pool, `SELECT count(*), coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY published_at - created_at), 0),
+			coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY published_at - created_at), 0), coalesce(max(published_at - created_at), 0)
+		FROM log_checkpoints WHERE size > 0 AND created_at >= $1 AND published_at IS NOT NULL`, since).
+		Scan(&f.Checkpoints, &f.RoundP50, &f.RoundP99, &f.RoundMax)
+	if err != nil {
+		return f, fmt.Errorf("log figures: %w", err)
+	}
+	if f.Checkpoints > 0 {
+		f.LeavesPerCheckpoint = float64(f.Events) / float64(f.Checkpoints)
+	}
+	return f, nil
+}
+
+// String is the figures as a report line.
+func (f LogFigures) String() string {
+	return fmt.Sprintf("%d actions' events, %d published checkpoints (%.0f such events each); integrated after p50 %.0f ms, p99 %.0f ms, max %d ms; "+
+		"published after p50 %.0f ms, p99 %.0f ms, max %d ms; witness round p50 %.0f ms, p99 %.0f ms, max %d ms",
+		f.Events, f.Checkpoints, f.LeavesPerCheckpoint, f.IntegratedP50, f.IntegratedP99, f.IntegratedMax,
+		f.PublishedP50, f.PublishedP99, f.PublishedMax, f.RoundP50, f.RoundP99, f.RoundMax)
+}

@@ -19,6 +19,12 @@ import (
 // has the witnesses know the log's key.
 func witnessed(t *testing.T) (*apitest.Env, []*witnesstest.Witness, note.Verifier) {
 	t.Helper()
+	return witnessedWith(t, 0)
+}
+
+// witnessedWith is witnessed with the log integrating every period (apitest's default if 0).
+func witnessedWith(t testing.TB, period time.Duration) (*apitest.Env, []*witnesstest.Witness, note.Verifier) {
+	t.Helper()
 	ws := []*witnesstest.Witness{witnesstest.Start(t, "witness.test/w1"), witnesstest.Start(t, "witness.test/w2")}
 	var cfg []sequencer.Witness
 	for _, w := range ws {
@@ -28,7 +34,7 @@ func witnessed(t *testing.T) (*apitest.Env, []*witnesstest.Witness, note.Verifie
 		}
 		cfg = append(cfg, sw)
 	}
-	e := apitest.Start(t, apitest.WithLog(sequencer.Config{Origin: origin, Witnesses: cfg, WitnessTimeout: 2 * time.Second}))
+	e := apitest.Start(t, apitest.WithClock(), apitest.WithLog(sequencer.Config{Origin: origin, Witnesses: cfg, WitnessTimeout: 2 * time.Second, Period: period}))
 	key, err := e.Store.CurrentSigningKey(t.Context())
 	if err != nil {
 		t.Fatal(err)
