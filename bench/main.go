@@ -239,7 +239,7 @@ func run(ctx context.Context, o options) (err error) {
 			profiled <- nil
 		}
 	}()
-	before := meter.sample()
+	before, mixedStart := meter.sample(), time.Now()
 	rep.mixed, rep.mixedErr = bot.Load(ctx, bot.LoadConfig{
 		Server: server.url, AdminToken: admin, Lobbies: o.lobbies, Players: o.players, Duration: o.loadTime,
 		Concurrency: o.clients, Strategy: "random", Seed: 1, Skip: 0.02, Grace: 3 * time.Second, Progress: 10 * time.Second,
@@ -247,6 +247,7 @@ func run(ctx context.Context, o options) (err error) {
 		Accounts: accounts, Out: os.Stdout,
 	})
 	rep.mixedCPU = meter.sample().since(before)
+	rep.notes = append(rep.notes, logNote(ctx, dbURL, "the mixed load", mixedStart))
 	rep.profile = <-profiled
 	rep.clockLag = clockLag(server.metricsURL)
 	if tpcb := rep.pgbench[0].tps; tpcb > 0 {
@@ -283,8 +284,10 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 	bigCtx, cancelBig := context.WithTimeout(ctx, max(left, time.Minute))
+	bigStart := time.Now()
 	rep.big = playBig(bigCtx, server.url, admin, bigAccounts, o.clients, rep.big)
 	cancelBig()
+	rep.notes = append(rep.notes, logNote(ctx, dbURL, "the big lobby", bigStart))
 	rep.big.statements, err = topStatements(ctx, dbURL, "max_exec_time")
 	if err != nil {
 		rep.notes = append(rep.notes, "pg_stat_statements of the big lobby: "+err.Error())
