@@ -179,6 +179,36 @@ test('the verifier passes a real log and names the first altered event', async (
   await waitText(fresh, '.verify-result.bad', `Event ${resolved.seq} fails: round 1: the reveal of`);
 });
 
+test('the lobby page shows the log\'s checkpoint and proves the lobby is in it, in the browser', async (t) => {
+  assert.ok(finishedLobby, 'needs the lobby played by the first test');
+  const page = await open(t, `/lobbies/${finishedLobby.id}`);
+  // The log runs about a second behind; Check again until this lobby's last event is in it.
+  const log = await call('GET', `/v1/lobbies/${finishedLobby.id}/events?limit=1000`);
+  const last = log.events.at(-1).seq;
+  for (let i = 0; i < 20; i++) {
+    const text = await page.locator('#log .log-result').textContent();
+    if (text.includes(`Event #${last} of this lobby`)) break;
+    await page.waitForTimeout(250);
+    await page.getByRole('button', { name: 'Check again' }).click();
+  }
+  await waitText(page, '#log .log-result.ok', `Event #${last} of this lobby`);
+  await waitText(page, '#log .log-result.ok', 'inclusion proof verified in this browser');
+  await waitText(page, '#log .log-checkpoint', 'Checkpoint');
+  await waitText(page, '#log .log-cosigners', 'Cosigned by no witness');
+  await page.locator('#log').scrollIntoViewIfNeeded();
+  await shot(page, 'log-desktop');
+
+  // A proof altered on the way fails in the browser.
+  await page.route(`**/v1/lobbies/${finishedLobby.id}?logProof=true`, async (route) => {
+    const response = await route.fetch();
+    const view = await response.json();
+    view.logProof.hash = view.logProof.hash.replace(/^./, (c) => (c === '0' ? '1' : '0'));
+    await route.fulfill({ response, json: view });
+  });
+  await page.getByRole('button', { name: 'Check again' }).click();
+  await waitText(page, '#log .log-result.bad', 'does not lead to the checkpoint\'s root');
+});
+
 test('an admin runs a lobby and moves money, and sees refusals at their fields', async (t) => {
   const page = await open(t, '/admin', {
     expectErrors: [/status of (400|401|409) /, /ERR_CONNECTION_RESET/],

@@ -6,6 +6,7 @@
 // a lobby with a long history opens as fast as a new one.
 import { allPages, api, events, serverClock } from './api.js';
 import { countdown, el, formatAmount, formatClock, formatDuration, formatTime, playerLink, replace, stageBadge } from './dom.js';
+import { checkProof } from './translog.js';
 import { verifyLog } from './verify.js';
 
 const EVENT_TYPES = ['lobby_created', 'game_opened', 'player_registered', 'player_left', 'round_started',
@@ -22,6 +23,7 @@ const parts = {
   now: el('section', { id: 'now', class: 'card', 'aria-live': 'polite' }),
   last: el('section', { id: 'last', class: 'card', hidden: true }),
   verify: el('section', { id: 'verify', class: 'card' }),
+  log: el('section', { id: 'log', class: 'card' }),
   past: el('section', { id: 'past', class: 'card' }),
   feed: el('section', { id: 'feed', class: 'card' }),
 };
@@ -340,6 +342,46 @@ function renderVerify() {
     button, result);
 }
 
+// The transparency log: the latest checkpoint, who cosigned it, and whether it holds this
+// lobby's newest logged event, checked in the browser (inclusion proof, and the log's signature
+// where the browser has Ed25519).
+async function renderLog() {
+  const result = el('p', { class: 'log-result', role: 'status', text: 'Checking…' });
+  const button = el('button', { type: 'button', id: 'log-button', text: 'Check again', onclick: () => renderLog() });
+  replace(parts.log, el('h2', { text: 'Transparency log' }), result, button);
+  try {
+    const [info, view] = await Promise.all([api('/log'), api(`/lobbies/${encodeURIComponent(lobbyId)}?logProof=true`)]);
+    const proof = view.logProof;
+    const facts = [];
+    if (!proof) {
+      const cp = info.checkpoint.split('\n');
+      facts.push(el('p', { class: 'log-checkpoint', text: `Checkpoint ${cp[0]} of ${cp[1]} events.` }));
+      result.className = 'log-result';
+      result.textContent = 'No event of this lobby is in a published checkpoint yet: the log runs about a second behind.';
+    } else {
+      const r = await checkProof(proof, info.verifierKeys.map((k) => k.verifierKey));
+      const root = proof.checkpoint.split('\n')[2];
+      facts.push(el('p', { class: 'log-checkpoint' },
+        'Checkpoint ', el('code', { text: r.checkpoint.origin }), ` of ${r.checkpoint.size} events, root `, el('code', { text: root }), '.'));
+      facts.push(el('p', { class: 'log-signed', text: r.signed === null
+        ? 'Signed by the log (this browser cannot check Ed25519 signatures).'
+        : r.signed ? '✓ Signed by the log\'s key (checked in this browser).' : '✗ The log\'s signature does not verify.' }));
+      facts.push(el('p', { class: 'log-cosigners', text: r.cosigners.length
+        ? `Cosigned by ${r.cosigners.length} witness${r.cosigners.length > 1 ? 'es' : ''}: ${r.cosigners.join(', ')}.`
+        : 'Cosigned by no witness.' }));
+      const ok = r.included && r.signed !== false;
+      result.className = `log-result ${ok ? 'ok' : 'bad'}`;
+      result.textContent = r.included
+        ? `✓ Event #${proof.seq} of this lobby, and through its hash chain every event before it, is leaf ${proof.leafIndex} of this checkpoint: inclusion proof verified in this browser.`
+        : `✗ The inclusion proof of event #${proof.seq} (leaf ${proof.leafIndex}) does not lead to the checkpoint's root.`;
+    }
+    replace(parts.log, el('h2', { text: 'Transparency log' }), ...facts, result, button);
+  } catch (err) {
+    result.className = 'log-result bad';
+    result.textContent = `The log cannot be read: ${err.message}`;
+  }
+}
+
 // ---------------------------------------------------------------- live
 
 let refreshing = null;
@@ -411,7 +453,7 @@ function follow() {
   };
 }
 
-root.replaceChildren(parts.head, parts.now, parts.last, parts.verify, parts.past, parts.feed);
+root.replaceChildren(parts.head, parts.now, parts.last, parts.verify, parts.log, parts.past, parts.feed);
 renderVerify();
 renderFeed('connecting');
 setInterval(() => {
@@ -424,4 +466,5 @@ readPast(null).catch((err) => { pastError = err.message; }).then(refresh).then((
   if (missing) return;
   lastSeq = Math.max(0, (lobby?.head?.seq ?? 0) - FEED_SIZE);
   follow();
+  renderLog();
 });
