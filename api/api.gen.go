@@ -42,6 +42,21 @@ func (e AccountStatus) Valid() bool {
 	}
 }
 
+// Defines values for ClockShiftedEventType.
+const (
+	ClockShifted ClockShiftedEventType = "clock_shifted"
+)
+
+// Valid indicates whether the value is a known member of the ClockShiftedEventType enum.
+func (e ClockShiftedEventType) Valid() bool {
+	switch e {
+	case ClockShifted:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GameEnding.
 const (
 	GameEndingEliminated GameEnding = "eliminated"
@@ -69,6 +84,36 @@ func (e GameEnding) Valid() bool {
 	}
 }
 
+// Defines values for GameFinishedEventType.
+const (
+	GameFinished GameFinishedEventType = "game_finished"
+)
+
+// Valid indicates whether the value is a known member of the GameFinishedEventType enum.
+func (e GameFinishedEventType) Valid() bool {
+	switch e {
+	case GameFinished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameOpenedEventType.
+const (
+	GameOpened GameOpenedEventType = "game_opened"
+)
+
+// Valid indicates whether the value is a known member of the GameOpenedEventType enum.
+func (e GameOpenedEventType) Valid() bool {
+	switch e {
+	case GameOpened:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GamePlayerStatus.
 const (
 	GamePlayerStatusActive     GamePlayerStatus = "active"
@@ -84,6 +129,21 @@ func (e GamePlayerStatus) Valid() bool {
 	case GamePlayerStatusEliminated:
 		return true
 	case GamePlayerStatusWinner:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameStoppedEventType.
+const (
+	GameStopped GameStoppedEventType = "game_stopped"
+)
+
+// Valid indicates whether the value is a known member of the GameStoppedEventType enum.
+func (e GameStoppedEventType) Valid() bool {
+	switch e {
+	case GameStopped:
 		return true
 	default:
 		return false
@@ -195,6 +255,126 @@ func (e LedgerEntryKind) Valid() bool {
 	}
 }
 
+// Defines values for LobbyClosedEventType.
+const (
+	LobbyClosed LobbyClosedEventType = "lobby_closed"
+)
+
+// Valid indicates whether the value is a known member of the LobbyClosedEventType enum.
+func (e LobbyClosedEventType) Valid() bool {
+	switch e {
+	case LobbyClosed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LobbyCreatedEventType.
+const (
+	LobbyCreated LobbyCreatedEventType = "lobby_created"
+)
+
+// Valid indicates whether the value is a known member of the LobbyCreatedEventType enum.
+func (e LobbyCreatedEventType) Valid() bool {
+	switch e {
+	case LobbyCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MoveCommittedEventType.
+const (
+	MoveCommitted MoveCommittedEventType = "move_committed"
+)
+
+// Valid indicates whether the value is a known member of the MoveCommittedEventType enum.
+func (e MoveCommittedEventType) Valid() bool {
+	switch e {
+	case MoveCommitted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MoveRevealedEventType.
+const (
+	MoveRevealed MoveRevealedEventType = "move_revealed"
+)
+
+// Valid indicates whether the value is a known member of the MoveRevealedEventType enum.
+func (e MoveRevealedEventType) Valid() bool {
+	switch e {
+	case MoveRevealed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MovesClosedEventType.
+const (
+	MovesClosed MovesClosedEventType = "moves_closed"
+)
+
+// Valid indicates whether the value is a known member of the MovesClosedEventType enum.
+func (e MovesClosedEventType) Valid() bool {
+	switch e {
+	case MovesClosed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NextConfigChangedEventType.
+const (
+	NextConfigChanged NextConfigChangedEventType = "next_config_changed"
+)
+
+// Valid indicates whether the value is a known member of the NextConfigChangedEventType enum.
+func (e NextConfigChangedEventType) Valid() bool {
+	switch e {
+	case NextConfigChanged:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PlayerLeftEventType.
+const (
+	PlayerLeft PlayerLeftEventType = "player_left"
+)
+
+// Valid indicates whether the value is a known member of the PlayerLeftEventType enum.
+func (e PlayerLeftEventType) Valid() bool {
+	switch e {
+	case PlayerLeft:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PlayerRegisteredEventType.
+const (
+	PlayerRegistered PlayerRegisteredEventType = "player_registered"
+)
+
+// Valid indicates whether the value is a known member of the PlayerRegisteredEventType enum.
+func (e PlayerRegisteredEventType) Valid() bool {
+	switch e {
+	case PlayerRegistered:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostingKind.
 const (
 	PostingKindBet    PostingKind = "bet"
@@ -213,90 +393,6 @@ func (e PostingKind) Valid() bool {
 	case PostingKindRefund:
 		return true
 	case PostingKindSplit:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ProblemCode.
-const (
-	ProblemCodeAccountDisabled     ProblemCode = "account_disabled"
-	ProblemCodeAlreadyCommitted    ProblemCode = "already_committed"
-	ProblemCodeAlreadyRegistered   ProblemCode = "already_registered"
-	ProblemCodeAlreadyRevealed     ProblemCode = "already_revealed"
-	ProblemCodeCommitmentMismatch  ProblemCode = "commitment_mismatch"
-	ProblemCodeForbidden           ProblemCode = "forbidden"
-	ProblemCodeIdempotencyConflict ProblemCode = "idempotency_conflict"
-	ProblemCodeInsufficientFunds   ProblemCode = "insufficient_funds"
-	ProblemCodeInternal            ProblemCode = "internal"
-	ProblemCodeInvalidMove         ProblemCode = "invalid_move"
-	ProblemCodeLobbyFull           ProblemCode = "lobby_full"
-	ProblemCodeMethodNotAllowed    ProblemCode = "method_not_allowed"
-	ProblemCodeMoneyLimit          ProblemCode = "money_limit"
-	ProblemCodeNoMatch             ProblemCode = "no_match"
-	ProblemCodeNotFound            ProblemCode = "not_found"
-	ProblemCodeNotInGame           ProblemCode = "not_in_game"
-	ProblemCodeNotLogged           ProblemCode = "not_logged"
-	ProblemCodePayloadTooLarge     ProblemCode = "payload_too_large"
-	ProblemCodeRateLimited         ProblemCode = "rate_limited"
-	ProblemCodeRejoinLimit         ProblemCode = "rejoin_limit"
-	ProblemCodeUnauthorized        ProblemCode = "unauthorized"
-	ProblemCodeUnavailable         ProblemCode = "unavailable"
-	ProblemCodeValidationFailed    ProblemCode = "validation_failed"
-	ProblemCodeWrongStage          ProblemCode = "wrong_stage"
-)
-
-// Valid indicates whether the value is a known member of the ProblemCode enum.
-func (e ProblemCode) Valid() bool {
-	switch e {
-	case ProblemCodeAccountDisabled:
-		return true
-	case ProblemCodeAlreadyCommitted:
-		return true
-	case ProblemCodeAlreadyRegistered:
-		return true
-	case ProblemCodeAlreadyRevealed:
-		return true
-	case ProblemCodeCommitmentMismatch:
-		return true
-	case ProblemCodeForbidden:
-		return true
-	case ProblemCodeIdempotencyConflict:
-		return true
-	case ProblemCodeInsufficientFunds:
-		return true
-	case ProblemCodeInternal:
-		return true
-	case ProblemCodeInvalidMove:
-		return true
-	case ProblemCodeLobbyFull:
-		return true
-	case ProblemCodeMethodNotAllowed:
-		return true
-	case ProblemCodeMoneyLimit:
-		return true
-	case ProblemCodeNoMatch:
-		return true
-	case ProblemCodeNotFound:
-		return true
-	case ProblemCodeNotInGame:
-		return true
-	case ProblemCodeNotLogged:
-		return true
-	case ProblemCodePayloadTooLarge:
-		return true
-	case ProblemCodeRateLimited:
-		return true
-	case ProblemCodeRejoinLimit:
-		return true
-	case ProblemCodeUnauthorized:
-		return true
-	case ProblemCodeUnavailable:
-		return true
-	case ProblemCodeValidationFailed:
-		return true
-	case ProblemCodeWrongStage:
 		return true
 	default:
 		return false
@@ -339,6 +435,21 @@ func (e Role) Valid() bool {
 	}
 }
 
+// Defines values for RoundResolvedEventType.
+const (
+	RoundResolved RoundResolvedEventType = "round_resolved"
+)
+
+// Valid indicates whether the value is a known member of the RoundResolvedEventType enum.
+func (e RoundResolvedEventType) Valid() bool {
+	switch e {
+	case RoundResolved:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RoundStage.
 const (
 	RoundStageClosed RoundStage = "closed"
@@ -354,6 +465,21 @@ func (e RoundStage) Valid() bool {
 	case RoundStageMoves:
 		return true
 	case RoundStageReveal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RoundStartedEventType.
+const (
+	RoundStarted RoundStartedEventType = "round_started"
+)
+
+// Valid indicates whether the value is a known member of the RoundStartedEventType enum.
+func (e RoundStartedEventType) Valid() bool {
+	switch e {
+	case RoundStarted:
 		return true
 	default:
 		return false
@@ -381,6 +507,21 @@ func (e Stage) Valid() bool {
 	case StageReveal:
 		return true
 	case StageStopped:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StageExtendedEventType.
+const (
+	StageExtended StageExtendedEventType = "stage_extended"
+)
+
+// Valid indicates whether the value is a known member of the StageExtendedEventType enum.
+func (e StageExtendedEventType) Valid() bool {
+	switch e {
+	case StageExtended:
 		return true
 	default:
 		return false
@@ -652,6 +793,64 @@ type CallerStatus struct {
 	Revealed bool `json:"revealed"`
 }
 
+// ClockShiftedData Every open deadline moved by the length of a server outage.
+type ClockShiftedData struct {
+	// GapMs The outage, in milliseconds.
+	GapMs int64 `json:"gapMs"`
+}
+
+// ClockShiftedEvent An event of type `clock_shifted`, with its `data` typed.
+type ClockShiftedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// Data Every open deadline moved by the length of a server outage.
+	Data ClockShiftedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+
+	// Type The event type.
+	Type ClockShiftedEventType `json:"type"`
+}
+
+// ClockShiftedEventType The event type.
+type ClockShiftedEventType string
+
 // CommitRequest A commitment to a move.
 //
 // Example: {"commitment":"cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae"}
@@ -745,50 +944,89 @@ type DisableAccountRequest struct {
 	Reason string `json:"reason"`
 }
 
-// Event One entry of a lobby's append-only, hash-chained log. `seq` counts 1, 2, 3, ... per lobby
-// with no gaps.
+// Event One entry of a lobby's append-only, hash-chained log, with its `data` exactly as it was
+// hashed. `seq` counts 1, 2, 3, ... per lobby with no gaps.
 //
 // **Types** (`type`): `lobby_created`, `game_opened`, `player_registered`, `player_left`,
 // `round_started`, `move_committed`, `moves_closed`, `move_revealed`, `round_resolved`,
 // `stage_extended`, `game_finished`, `game_stopped`, `next_config_changed`, `lobby_closed`,
-// `clock_shifted`. Clients must ignore types they do not know. `data` carries masks, counts,
-// ids and digests, never a sealed value and never a list that grows with the lobby:
+// `clock_shifted`. **An open set**: later versions add types, and clients must ignore types
+// they do not know (still hashing them into the chain). `data` carries masks, counts, ids and
+// digests, never a sealed value and never a list that grows with the lobby:
 // `move_committed` and `move_revealed` name who acted, not what; `moves_closed` and
 // `round_resolved` carry the count and digest of the stage's sealed values;
 // `round_resolved` also carries the present and surviving weapons as masks and the counts
 // per move; `stage_extended` is written only for the first extension of a stage;
 // `clock_shifted` tells that every open deadline moved by the length of a server outage.
+// `TypedEvent` gives each type's `data` its schema (`GET
+// /v1/lobbies/{lobbyId}/events/{seq}` serves one event so).
 //
-// **Hash chain.** `hash = blake2b-256(prevHash || canonical)`, where `prevHash` is the
-// previous event's hash as 32 bytes (32 zero bytes for `seq` 1) and `canonical` is the UTF-8
-// of the object `{seq, type, lobbyId, gameId, at, data}` in RFC 8785 canonical JSON (keys
-// sorted, no whitespace, no HTML escaping, integers only, ids as strings, `gameId` null for
-// lobby-level events, `at` an RFC 3339 UTC string with millisecond precision, exactly as
-// served here). Hashes are lower-case hex.
+// **Hash chain.** `hash = blake2b-256(prevHash || canonical)`: unkeyed BLAKE2b with a
+// 32-byte digest over the 32 bytes of `prevHash` (32 zero bytes for `seq` 1) followed by
+// `canonical`, the UTF-8 bytes of the object `{"at", "data", "gameId", "lobbyId", "seq",
+// "type"}` (the event without `prevHash` and `hash`) in RFC 8785 canonical JSON: keys
+// sorted by their UTF-16 code units, no whitespace, strings escaped only where JSON must
+// (`"`, `\`, control characters; no HTML escaping, other characters as raw UTF-8), integers
+// only (no fractions anywhere), `gameId` null for lobby-level events, ids and `at` as the
+// strings served. Hashes are lower-case hex. A verifier recomputes each hash from the event
+// as received and compares it with `hash` and with the next event's `prevHash`.
 //
-// **Digest of sealed values.** When a stage closes, its event carries `blake2b-256` of the
-// canonical JSON array of `{"player": <account id>, "value": <v>}` (v: the commitment in
-// lower-case hex, or the reveal string) over the players who acted in that stage, sorted
-// bytewise by id; an empty stage hashes `[]`. Compare it with the round's transcript once the
-// round has closed (commitments too stay sealed until then).
+// Worked example (`store/testdata/events.json`, the third event of its log): the event
 //
-// Example: {"at":"2025-01-01T12:02:00.000Z","data":{"committed":4,"deadline":1735732980000,"digest":"1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e","eliminated":0,"round":1},"gameId":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","hash":"4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","prevHash":"0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c","seq":7,"type":"moves_closed"}
+// ```
+// {"seq":3,"type":"player_registered","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11",
+//
+//	"gameId":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","at":"2025-01-01T12:00:00.001Z",
+//	"data":{"player":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","order":1,"players":1,"pot":100,
+//	"deadline":1735732860001},
+//	"prevHash":"240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2", ...}
+//
+// ```
+//
+// has `canonical` (one line, 279 bytes)
+//
+// ```
+// {"at":"2025-01-01T12:00:00.001Z","data":{"deadline":1735732860001,"order":1,"player":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","players":1,"pot":100},"gameId":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","seq":3,"type":"player_registered"}
+// ```
+//
+// and `hash = blake2b-256(hex-decode("240993a7...a1aea6e2") || canonical)` =
+// `a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83`. The file's fourth
+// event shows the escaping (a tab is `\t`, an emoji stays raw UTF-8).
+//
+// **Digest of sealed values.** When a stage closes, its event (`moves_closed`,
+// `round_resolved`) carries `digest`: `blake2b-256` of the UTF-8 bytes of the canonical JSON
+// array of `{"player": <account id>, "value": <v>}` (v: the commitment in lower-case hex, or
+// the reveal string) over the players who acted in that stage, sorted bytewise by id; an
+// empty stage hashes `[]`. Compare it with the round's transcript once the round has closed
+// (commitments too stay sealed until then). Worked example: the
+// commitments of players `0c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e` (`"1pass12"`) and
+// `2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20` (`"0pass12"`) give the array
+//
+// ```
+// [{"player":"0c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e","value":"b34c1092cdce02200b7eaa684af4563d0644b46aa2ac115dec287bd62ca268de"},{"player":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","value":"cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae"}]
+// ```
+//
+// whose digest is `b7b1efaa9da861cac7f05ddf3d883406a3f8d783fabd1a3726b18f42c6585220`; their
+// reveals, `[{"player":"0c1d...4d5e","value":"4pass12"},{"player":"2b9c...3e20","value":"0pass12"}]`
+// in full, digest to `ec1e0430673930a854e29499425475fc65155a3b8d50459ad040569304432e8a`,
+// and `[]` to `c2c013c86a9c92e22f966f3d8617768f8b7a44c902adcc097bfa1e098afb4e1f`.
 type Event struct {
 	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
 	// as the very string that was hashed (so it is a string here, not a parsed date-time).
 	//
 	//
-	// Example: 2025-01-01T12:02:00.000Z
+	// Example: 2025-01-01T12:00:00.001Z
 	At string `json:"at"`
 
-	// Data An event's details; their schema by type is in `TypedEvent` (one schema per type, such as
-	// `MovesClosedData` for `moves_closed`). A JSON object of strings, integers, booleans, null, arrays
-	// and objects (never fractions, so RFC 8785 canonicalisation is exact). Kept verbatim as
-	// hashed. Generators may map it to a raw JSON type (Go: `json.RawMessage`; Kotlin:
-	// `kotlinx.serialization.json.JsonObject`).
+	// Data An event's details, exactly as hashed: deliberately an open JSON object here, so that a
+	// client keeps it verbatim for the hash chain (Go: `json.RawMessage`; Kotlin:
+	// `kotlinx.serialization.json.JsonObject`; Python and TypeScript: a dict / object) and never
+	// fails on a type added later. Its schema by type is in `TypedEvent` (one schema per type,
+	// such as `MovesClosedData` for `moves_closed`). A JSON object of strings, integers,
+	// booleans, null, arrays and objects (never fractions, so RFC 8785 canonicalisation is exact).
 	//
 	//
-	// Example: {"count":4,"digest":"1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e","round":1}
+	// Example: {"deadline":1735732860001,"order":1,"player":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","players":1,"pot":100}
 	Data EventData `json:"data"`
 
 	// GameId The game the event belongs to; null for lobby-level events.
@@ -796,9 +1034,9 @@ type Event struct {
 	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
 	GameId *openapi_types.UUID `json:"gameId"`
 
-	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex.
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
 	//
-	// Example: 4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
 	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
@@ -816,28 +1054,73 @@ type Event struct {
 
 	// PrevHash The previous event's hash (64 zeros for `seq` 1).
 	//
-	// Example: 0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
 	PrevHash string `json:"prevHash"`
 
 	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
 	//
-	// Example: 7
+	// Example: 3
 	Seq int64 `json:"seq"`
 
 	// Type The event type (see the schema's description); unknown types must be ignored.
 	//
-	// Example: moves_closed
+	// Example: player_registered
 	Type string `json:"type"`
 }
 
-// EventData An event's details; their schema by type is in `TypedEvent` (one schema per type, such as
-// `MovesClosedData` for `moves_closed`). A JSON object of strings, integers, booleans, null, arrays
-// and objects (never fractions, so RFC 8785 canonicalisation is exact). Kept verbatim as
-// hashed. Generators may map it to a raw JSON type (Go: `json.RawMessage`; Kotlin:
-// `kotlinx.serialization.json.JsonObject`).
+// EventData An event's details, exactly as hashed: deliberately an open JSON object here, so that a
+// client keeps it verbatim for the hash chain (Go: `json.RawMessage`; Kotlin:
+// `kotlinx.serialization.json.JsonObject`; Python and TypeScript: a dict / object) and never
+// fails on a type added later. Its schema by type is in `TypedEvent` (one schema per type,
+// such as `MovesClosedData` for `moves_closed`). A JSON object of strings, integers,
+// booleans, null, arrays and objects (never fractions, so RFC 8785 canonicalisation is exact).
 //
-// Example: {"count":4,"digest":"1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e","round":1}
+// Example: {"deadline":1735732860001,"order":1,"player":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","players":1,"pot":100}
 type EventData = json.RawMessage
+
+// EventEnvelope What every event carries besides its `type` and `data`: its place in the lobby's log and
+// its link in the hash chain (see `Event`).
+type EventEnvelope struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+}
 
 // EventPage A page of a lobby's events in `seq` order.
 type EventPage struct {
@@ -847,12 +1130,28 @@ type EventPage struct {
 	// Head The server's signed statement that event `seq` of the lobby's log has hash `hash`, which
 	// commits to the whole log up to it (a signed tree head in Certificate Transparency's terms):
 	// in a page of events it names the page's last event, in a lobby view or an empty page the
-	// log's last event when read. Keep the heads
-	// you are given: two validly signed heads that do not lie on one chain are proof that the
-	// operator rewrote or forked the log. `signature` is the Ed25519 signature, by the key
-	// `keyId` of `GET /v1/keys`, of the UTF-8 bytes of `rps-signed-head-v1` followed by a line
-	// feed and the RFC 8785 canonical JSON of `{"at", "hash", "keyId", "lobbyId", "seq"}` (the
-	// other fields of this object, exactly as served).
+	// log's last event when read. Keep the heads you are given: two validly signed heads that
+	// do not lie on one chain are proof that the operator rewrote or forked the log.
+	//
+	// **Signature.** `signature` is the Ed25519 signature (RFC 8032, pure Ed25519), by the key
+	// `keyId` of `GET /v1/keys`, of these bytes: the UTF-8 of `rps-signed-head-v1`, one line
+	// feed (0x0A), then the RFC 8785 canonical JSON of the object
+	// `{"at", "hash", "keyId", "lobbyId", "seq"}` (the other fields of this object, exactly as
+	// served; keys in that sorted order, no whitespace).
+	//
+	// Worked example: with the key of RFC 8032's first test vector (secret
+	// `9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60`, public
+	// `d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a`, so `keyId`
+	// `7849ac3049680be1`), the head of the log of `store/testdata/events.json` at its third
+	// event, signed at `2025-01-01T12:00:00.050Z`, signs the 210 bytes
+	//
+	// ```
+	// rps-signed-head-v1
+	// {"at":"2025-01-01T12:00:00.050Z","hash":"a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83","keyId":"7849ac3049680be1","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","seq":3}
+	// ```
+	//
+	// (no line feed at the end) with the signature
+	// `5cae7ead09579397e9c94b0cf4e6935c3552ea08b7eaf2db79447d1691bab7ec109a868e3a43b6b4afa101ba77e141e6adcd6fb31dcd1394cfa80857f7617b0e` (this schema's example; Ed25519 signatures are deterministic).
 	Head SignedHead `json:"head"`
 
 	// LogProof With `logProof=true`, the inclusion proof of the page's last event, when it is in a
@@ -1010,6 +1309,136 @@ type GameConfigInput struct {
 //
 // Example: won
 type GameEnding string
+
+// GameFinishedData The game has a winner, paid the whole escrow.
+type GameFinishedData struct {
+	// Amount The payout.
+	Amount int64 `json:"amount"`
+
+	// Round The last round.
+	Round int32 `json:"round"`
+
+	// Winner The winner.
+	Winner openapi_types.UUID `json:"winner"`
+}
+
+// GameFinishedEvent An event of type `game_finished`, with its `data` typed.
+type GameFinishedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// Data The game has a winner, paid the whole escrow.
+	Data GameFinishedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+
+	// Type The event type.
+	Type GameFinishedEventType `json:"type"`
+}
+
+// GameFinishedEventType The event type.
+type GameFinishedEventType string
+
+// GameOpenedData A game opened for registration with its config and the content hash of its ruleset.
+type GameOpenedData struct {
+	// Config A game's config as the server holds it (every field present).
+	//
+	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":3,"maxRounds":100,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
+	Config GameConfig `json:"config"`
+
+	// Number The game's position in the lobby.
+	Number int32 `json:"number"`
+
+	// RulesetHash The content hash of the ruleset (`GET /v1/rulesets/by-hash/{rulesetHash}`).
+	RulesetHash string `json:"rulesetHash"`
+}
+
+// GameOpenedEvent An event of type `game_opened`, with its `data` typed.
+type GameOpenedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// Data A game opened for registration with its config and the content hash of its ruleset.
+	Data GameOpenedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+
+	// Type The event type.
+	Type GameOpenedEventType `json:"type"`
+}
+
+// GameOpenedEventType The event type.
+type GameOpenedEventType string
 
 // GamePlayer A player's registration in a game.
 //
@@ -1264,6 +1693,86 @@ type GameState struct {
 	// You The caller's own status; null for anonymous callers and admins.
 	You *CallerStatus `json:"you"`
 }
+
+// GameStoppedData The game was stopped and its escrow split: `share` each among `players`, one unit more to the first `remainder` in registration order.
+type GameStoppedData struct {
+	// Amount The escrow split.
+	Amount int64 `json:"amount"`
+
+	// Players Players who shared it.
+	Players int32 `json:"players"`
+
+	// Reason The admin's reason, or `max_extensions` / `max_rounds`.
+	Reason string `json:"reason"`
+
+	// Remainder Players who got one unit more.
+	Remainder int32 `json:"remainder"`
+
+	// Round The round.
+	Round int32 `json:"round"`
+
+	// Share Each player's share.
+	Share int64 `json:"share"`
+
+	// Stage A game's stage. `registration`, `moves` and `reveal` are open; `finished` (a winner was
+	// paid) and `stopped` (refunded or split) are final.
+	//
+	//
+	// Example: moves
+	Stage Stage `json:"stage"`
+}
+
+// GameStoppedEvent An event of type `game_stopped`, with its `data` typed.
+type GameStoppedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// Data The game was stopped and its escrow split: `share` each among `players`, one unit more to the first `remainder` in registration order.
+	Data GameStoppedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+
+	// Type The event type.
+	Type GameStoppedEventType `json:"type"`
+}
+
+// GameStoppedEventType The event type.
+type GameStoppedEventType string
 
 // GameSummary A game's public summary.
 //
@@ -1614,6 +2123,124 @@ type Lobby struct {
 	ServerTime int64 `json:"serverTime"`
 }
 
+// LobbyClosedData The lobby was closed: no game starts after the current one.
+type LobbyClosedData = map[string]interface{}
+
+// LobbyClosedEvent An event of type `lobby_closed`, with its `data` typed.
+type LobbyClosedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// Data The lobby was closed: no game starts after the current one.
+	Data LobbyClosedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+
+	// Type The event type.
+	Type LobbyClosedEventType `json:"type"`
+}
+
+// LobbyClosedEventType The event type.
+type LobbyClosedEventType string
+
+// LobbyCreatedData The lobby was created with its name and first config.
+type LobbyCreatedData struct {
+	// Config A game's config as the server holds it (every field present).
+	//
+	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":3,"maxRounds":100,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
+	Config GameConfig `json:"config"`
+
+	// Name The lobby's name.
+	Name string `json:"name"`
+}
+
+// LobbyCreatedEvent An event of type `lobby_created`, with its `data` typed.
+type LobbyCreatedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// Data The lobby was created with its name and first config.
+	Data LobbyCreatedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+
+	// Type The event type.
+	Type LobbyCreatedEventType `json:"type"`
+}
+
+// LobbyCreatedEventType The event type.
+type LobbyCreatedEventType string
+
 // LobbyPage A page of lobbies, joinable ones first, each group oldest first.
 type LobbyPage struct {
 	// Lobbies The lobbies of this page.
@@ -1803,6 +2430,266 @@ type MoneyTransferRequest struct {
 	Memo *string `json:"memo,omitempty"`
 }
 
+// MoveCommittedData A player committed (who, never what).
+type MoveCommittedData struct {
+	// Committed Commitments in the round now.
+	Committed int32 `json:"committed"`
+
+	// Player The player.
+	Player openapi_types.UUID `json:"player"`
+
+	// Round The round.
+	Round int32 `json:"round"`
+}
+
+// MoveCommittedEvent An event of type `move_committed`, with its `data` typed.
+type MoveCommittedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// Data A player committed (who, never what).
+	Data MoveCommittedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+
+	// Type The event type.
+	Type MoveCommittedEventType `json:"type"`
+}
+
+// MoveCommittedEventType The event type.
+type MoveCommittedEventType string
+
+// MoveRevealedData A player revealed (who, never what).
+type MoveRevealedData struct {
+	// Player The player.
+	Player openapi_types.UUID `json:"player"`
+
+	// Revealed Reveals in the round now.
+	Revealed int32 `json:"revealed"`
+
+	// Round The round.
+	Round int32 `json:"round"`
+}
+
+// MoveRevealedEvent An event of type `move_revealed`, with its `data` typed.
+type MoveRevealedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// Data A player revealed (who, never what).
+	Data MoveRevealedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+
+	// Type The event type.
+	Type MoveRevealedEventType `json:"type"`
+}
+
+// MoveRevealedEventType The event type.
+type MoveRevealedEventType string
+
+// MovesClosedData The moves stage closed: the count and digest of its commitments, which stay sealed until
+// the round is over and are then public in the transcript.
+type MovesClosedData struct {
+	// Committed Players who committed.
+	Committed int32 `json:"committed"`
+
+	// Deadline The reveal deadline (Unix ms); 0 when the game ended.
+	Deadline int64 `json:"deadline"`
+
+	// Digest Digest of the commitments.
+	Digest string `json:"digest"`
+
+	// Eliminated Players out for not committing.
+	Eliminated int32 `json:"eliminated"`
+
+	// Round The round.
+	Round int32 `json:"round"`
+}
+
+// MovesClosedEvent An event of type `moves_closed`, with its `data` typed.
+type MovesClosedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// Data The moves stage closed: the count and digest of its commitments, which stay sealed until
+	// the round is over and are then public in the transcript.
+	Data MovesClosedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+
+	// Type The event type.
+	Type MovesClosedEventType `json:"type"`
+}
+
+// MovesClosedEventType The event type.
+type MovesClosedEventType string
+
+// NextConfigChangedData An admin set the next game's config.
+type NextConfigChangedData struct {
+	// Config A game's config as the server holds it (every field present).
+	//
+	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":3,"maxRounds":100,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
+	Config GameConfig `json:"config"`
+}
+
+// NextConfigChangedEvent An event of type `next_config_changed`, with its `data` typed.
+type NextConfigChangedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// Data An admin set the next game's config.
+	Data NextConfigChangedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+
+	// Type The event type.
+	Type NextConfigChangedEventType `json:"type"`
+}
+
+// NextConfigChangedEventType The event type.
+type NextConfigChangedEventType string
+
 // Placement One position of one rotation of a weapon's layout on the 5x5 grid.
 //
 // Example: {"move":0,"rotation":0,"tiles":99}
@@ -1827,6 +2714,140 @@ type Placement struct {
 	Tiles int32 `json:"tiles"`
 }
 
+// PlayerLeftData A player left during registration; the bet was refunded.
+type PlayerLeftData struct {
+	// Player The player.
+	Player openapi_types.UUID `json:"player"`
+
+	// Players Players registered now.
+	Players int32 `json:"players"`
+
+	// Pot The escrow now.
+	Pot int64 `json:"pot"`
+}
+
+// PlayerLeftEvent An event of type `player_left`, with its `data` typed.
+type PlayerLeftEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// Data A player left during registration; the bet was refunded.
+	Data PlayerLeftData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+
+	// Type The event type.
+	Type PlayerLeftEventType `json:"type"`
+}
+
+// PlayerLeftEventType The event type.
+type PlayerLeftEventType string
+
+// PlayerRegisteredData A player registered and paid the bet.
+type PlayerRegisteredData struct {
+	// Deadline The registration deadline (Unix ms).
+	Deadline int64 `json:"deadline"`
+
+	// Order Registration order in the game.
+	Order int32 `json:"order"`
+
+	// Player The player.
+	Player openapi_types.UUID `json:"player"`
+
+	// Players Players registered now.
+	Players int32 `json:"players"`
+
+	// Pot The escrow now.
+	Pot int64 `json:"pot"`
+}
+
+// PlayerRegisteredEvent An event of type `player_registered`, with its `data` typed.
+type PlayerRegisteredEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// Data A player registered and paid the bet.
+	Data PlayerRegisteredData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+
+	// Type The event type.
+	Type PlayerRegisteredEventType `json:"type"`
+}
+
+// PlayerRegisteredEventType The event type.
+type PlayerRegisteredEventType string
+
 // PostingKind Why money moved: `bet` (player to escrow), `refund` (escrow to player: a player left, or a
 // game stopped in registration), `payout` (escrow to the winner), `split` (escrow to a player
 // of a game stopped after registration).
@@ -1839,12 +2860,15 @@ type PostingKind string
 //
 // Example: {"code":"wrong_stage","detail":"the game is in stage moves, not registration","field":null,"instance":"/v1/lobbies/5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11/players","requestId":"01JD3Q2S8Y7K4M6N9P0R2T5V8X","status":409,"title":"Wrong stage","type":"urn:rps:problem:wrong_stage"}
 type Problem struct {
-	// Code The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
-	// `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
-	// `rejoin_limit` / `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
-	// `idempotency_conflict` / `no_match` / `not_logged` 409, `method_not_allowed` 405 (a known path with another method),
-	// `payload_too_large` 413, `commitment_mismatch` /
-	// `invalid_move` 422, `rate_limited` 429, `internal` 500, `unavailable` 503.
+	// Code The stable, machine-readable error code. **An open set**: later versions add codes (as
+	// they add event types), so a client must accept a code it does not know and then act on the
+	// HTTP status (and show `title` and `detail`). The codes of this version, with their status:
+	// `validation_failed` 400; `unauthorized` 401; `forbidden`, `account_disabled` 403;
+	// `not_found` 404; `method_not_allowed` 405 (a known path with another method);
+	// `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `lobby_full`, `insufficient_funds`,
+	// `money_limit`, `already_committed`, `already_revealed`, `idempotency_conflict`,
+	// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet) 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
+	// `rate_limited` 429; `internal` 500; `unavailable` 503.
 	//
 	//
 	// Example: lobby_full
@@ -1888,15 +2912,18 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
-// ProblemCode The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
-// `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
-// `rejoin_limit` / `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
-// `idempotency_conflict` / `no_match` / `not_logged` 409, `method_not_allowed` 405 (a known path with another method),
-// `payload_too_large` 413, `commitment_mismatch` /
-// `invalid_move` 422, `rate_limited` 429, `internal` 500, `unavailable` 503.
+// ProblemCode The stable, machine-readable error code. **An open set**: later versions add codes (as
+// they add event types), so a client must accept a code it does not know and then act on the
+// HTTP status (and show `title` and `detail`). The codes of this version, with their status:
+// `validation_failed` 400; `unauthorized` 401; `forbidden`, `account_disabled` 403;
+// `not_found` 404; `method_not_allowed` 405 (a known path with another method);
+// `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `lobby_full`, `insufficient_funds`,
+// `money_limit`, `already_committed`, `already_revealed`, `idempotency_conflict`,
+// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet) 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
+// `rate_limited` 429; `internal` 500; `unavailable` 503.
 //
 // Example: lobby_full
-type ProblemCode string
+type ProblemCode = string
 
 // Resolution How a round is resolved. `classic` (Gear's rule, generalised): if one present weapon beats
 // every other present weapon, only its players survive, otherwise everyone who revealed
@@ -1961,12 +2988,164 @@ type RoundMove struct {
 	Revealed bool `json:"revealed"`
 }
 
+// RoundResolvedData The round was resolved; its reveals are public, with their count and digest.
+type RoundResolvedData struct {
+	// Counts Revealed players per move, up to the highest move of the ruleset.
+	Counts []int64 `json:"counts"`
+
+	// Digest Digest of the reveals.
+	Digest string `json:"digest"`
+
+	// Present Mask of the weapons revealed (bit m = move m).
+	Present int32 `json:"present"`
+
+	// Remaining Players still in the game.
+	Remaining int32 `json:"remaining"`
+
+	// Resolution How a round is resolved. `classic` (Gear's rule, generalised): if one present weapon beats
+	// every other present weapon, only its players survive, otherwise everyone who revealed
+	// does. `weighted`: a weapon scores the players it beats minus the players that beat it; the
+	// top-scoring weapons' players survive (everyone if all tie).
+	//
+	//
+	// Example: classic
+	Resolution Resolution `json:"resolution"`
+
+	// Revealed Players who revealed.
+	Revealed int32 `json:"revealed"`
+
+	// Round The round.
+	Round int32 `json:"round"`
+
+	// Scores For `weighted`, each move's players beaten minus players beating it; absent for `classic`.
+	Scores *[]int64 `json:"scores,omitempty"`
+
+	// Survivors Mask of the surviving weapons.
+	Survivors int32 `json:"survivors"`
+}
+
+// RoundResolvedEvent An event of type `round_resolved`, with its `data` typed.
+type RoundResolvedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// Data The round was resolved; its reveals are public, with their count and digest.
+	Data RoundResolvedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+
+	// Type The event type.
+	Type RoundResolvedEventType `json:"type"`
+}
+
+// RoundResolvedEventType The event type.
+type RoundResolvedEventType string
+
 // RoundStage Where a round is: `moves` (commitments sealed), `reveal` (commitments and reveals sealed;
 // who committed and who revealed public), `closed` (over: resolved, won by default, or
 // stopped; everything public).
 //
 // Example: closed
 type RoundStage string
+
+// RoundStartedData A moves stage opened.
+type RoundStartedData struct {
+	// Deadline The moves deadline (Unix ms).
+	Deadline int64 `json:"deadline"`
+
+	// Players Players in the round.
+	Players int32 `json:"players"`
+
+	// Round The round.
+	Round int32 `json:"round"`
+}
+
+// RoundStartedEvent An event of type `round_started`, with its `data` typed.
+type RoundStartedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// Data A moves stage opened.
+	Data RoundStartedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+
+	// Type The event type.
+	Type RoundStartedEventType `json:"type"`
+}
+
+// RoundStartedEventType The event type.
+type RoundStartedEventType string
 
 // RoundTranscript A round's result and a page of its players' moves (the players in the round when it
 // started, in registration order).
@@ -2038,11 +3217,55 @@ type Ruleset struct {
 	Weapons []Weapon `json:"weapons"`
 }
 
-// RulesetDocument A ruleset in its canonical form (see `GET /v1/rulesets/by-hash/{rulesetHash}`): the same
-// format as the files in `engine/rulesets`, kept verbatim as hashed.
+// RulesetDocument A ruleset in its canonical form, the one `GET /v1/rulesets/by-hash/{rulesetHash}` serves
+// byte for byte and whose `blake2b-256` is the ruleset's content hash (a game's
+// `rulesetHash`). Hash the response body as received, not a re-encoding of this object.
 //
-// Example: {"id":"rps","name":"Rock Paper Scissors","weapons":[{"beats":["Scissors"],"layout":["X"],"move":"0","name":"Rock","rotations":false}]}
+// **Canonical form.** The ruleset file's object `{"id", "name", "weapons"}`, each weapon
+// `{"beats", "layout", "move", "name", "rotations"}` (all five keys), weapons in move order,
+// `beats` naming the beaten weapons in move order, `layout` trimmed to the bounding box of its
+// tiles with every row padded with spaces to the box's width; as JSON with keys sorted and no
+// whitespace, strings escaped as RFC 8785 does, except that U+2028 and U+2029 are written as
+// `\u2028` and `\u2029` (as Go's encoder writes them; no shipped ruleset has either).
+//
+// Worked example (`engine/testdata/vectors.json`): the `rps` ruleset is the 321 bytes
+//
+// ```
+// {"id":"rps","name":"Rock Paper Scissors","weapons":[{"beats":["Scissors"],"layout":["XX","XX"],"move":"0","name":"Rock","rotations":false},{"beats":["Rock"],"layout":["XXX","XXX"],"move":"1","name":"Paper","rotations":true},{"beats":["Paper"],"layout":["X X"," X ","X X"],"move":"2","name":"Scissors","rotations":false}]}
+// ```
+//
+// whose `blake2b-256` is `90b91f3e53683c8b275a8ca64d09be339769fb098504bd371245cd54894413a4`.
+//
+// Example: {"id":"rps","name":"Rock Paper Scissors","weapons":[{"beats":["Scissors"],"layout":["XX","XX"],"move":"0","name":"Rock","rotations":false},{"beats":["Rock"],"layout":["XXX","XXX"],"move":"1","name":"Paper","rotations":true},{"beats":["Paper"],"layout":["X X"," X ","X X"],"move":"2","name":"Scissors","rotations":false}]}
 type RulesetDocument = json.RawMessage
+
+// RulesetDocumentWeapon A weapon in a ruleset's canonical form.
+type RulesetDocumentWeapon struct {
+	// Beats The names of the weapons it beats, in move order.
+	//
+	// Example: ["Scissors"]
+	Beats []string `json:"beats"`
+
+	// Layout Its shape, top row first, trimmed to its bounding box (rows of `X` and spaces).
+	//
+	// Example: ["XX","XX"]
+	Layout []string `json:"layout"`
+
+	// Move The move digit a reveal starts with.
+	//
+	// Example: 0
+	Move string `json:"move"`
+
+	// Name The weapon's name.
+	//
+	// Example: Rock
+	Name string `json:"name"`
+
+	// Rotations Whether rotated layouts (quarter turns) also draw it.
+	//
+	// Example: false
+	Rotations bool `json:"rotations"`
+}
 
 // RulesetList Every ruleset the server knows.
 type RulesetList struct {
@@ -2078,26 +3301,42 @@ type RulesetSummary struct {
 // SignedHead The server's signed statement that event `seq` of the lobby's log has hash `hash`, which
 // commits to the whole log up to it (a signed tree head in Certificate Transparency's terms):
 // in a page of events it names the page's last event, in a lobby view or an empty page the
-// log's last event when read. Keep the heads
-// you are given: two validly signed heads that do not lie on one chain are proof that the
-// operator rewrote or forked the log. `signature` is the Ed25519 signature, by the key
-// `keyId` of `GET /v1/keys`, of the UTF-8 bytes of `rps-signed-head-v1` followed by a line
-// feed and the RFC 8785 canonical JSON of `{"at", "hash", "keyId", "lobbyId", "seq"}` (the
-// other fields of this object, exactly as served).
+// log's last event when read. Keep the heads you are given: two validly signed heads that
+// do not lie on one chain are proof that the operator rewrote or forked the log.
+//
+// **Signature.** `signature` is the Ed25519 signature (RFC 8032, pure Ed25519), by the key
+// `keyId` of `GET /v1/keys`, of these bytes: the UTF-8 of `rps-signed-head-v1`, one line
+// feed (0x0A), then the RFC 8785 canonical JSON of the object
+// `{"at", "hash", "keyId", "lobbyId", "seq"}` (the other fields of this object, exactly as
+// served; keys in that sorted order, no whitespace).
+//
+// Worked example: with the key of RFC 8032's first test vector (secret
+// `9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60`, public
+// `d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a`, so `keyId`
+// `7849ac3049680be1`), the head of the log of `store/testdata/events.json` at its third
+// event, signed at `2025-01-01T12:00:00.050Z`, signs the 210 bytes
+//
+// ```
+// rps-signed-head-v1
+// {"at":"2025-01-01T12:00:00.050Z","hash":"a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83","keyId":"7849ac3049680be1","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","seq":3}
+// ```
+//
+// (no line feed at the end) with the signature
+// `5cae7ead09579397e9c94b0cf4e6935c3552ea08b7eaf2db79447d1691bab7ec109a868e3a43b6b4afa101ba77e141e6adcd6fb31dcd1394cfa80857f7617b0e` (this schema's example; Ed25519 signatures are deterministic).
 type SignedHead struct {
 	// At When the head was signed (RFC 3339 UTC, milliseconds).
 	//
-	// Example: 2025-01-01T12:02:00.123Z
+	// Example: 2025-01-01T12:00:00.050Z
 	At string `json:"at"`
 
 	// Hash The hash of event `seq` (64 zeros for an empty log).
 	//
-	// Example: 4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
 	// KeyId The id of the signing key.
 	//
-	// Example: 3f2a1b0c9d8e7f60
+	// Example: 7849ac3049680be1
 	KeyId string `json:"keyId"`
 
 	// LobbyId The lobby.
@@ -2107,25 +3346,30 @@ type SignedHead struct {
 
 	// Seq The event's `seq` (0 for an empty log).
 	//
-	// Example: 7
+	// Example: 3
 	Seq int64 `json:"seq"`
 
 	// Signature The 64-byte Ed25519 signature in lower-case hex.
 	//
-	// Example: 0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c
+	// Example: 5cae7ead09579397e9c94b0cf4e6935c3552ea08b7eaf2db79447d1691bab7ec109a868e3a43b6b4afa101ba77e141e6adcd6fb31dcd1394cfa80857f7617b0e
 	Signature string `json:"signature"`
 }
 
 // SigningKey An Ed25519 public key of the server.
 type SigningKey struct {
-	// KeyId The key's id (the first 16 hex characters of blake2b-256 of the public key).
+	// KeyId The key's id: the first 16 hex characters of blake2b-256 of the 32-byte public key
+	// (for the example key, `7849ac3049680be1`).
 	//
-	// Example: 3f2a1b0c9d8e7f60
+	//
+	// Example: 7849ac3049680be1
 	KeyId string `json:"keyId"`
 
-	// PublicKey The 32-byte Ed25519 public key in lower-case hex.
+	// PublicKey The 32-byte Ed25519 public key in lower-case hex. (The example is the key of RFC 8032's
+	// first test vector, whose secret is published: the key of the worked example in
+	// `SignedHead`.)
 	//
-	// Example: 9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60
+	//
+	// Example: d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a
 	PublicKey string `json:"publicKey"`
 
 	// ValidFrom When the key began to sign.
@@ -2148,6 +3392,74 @@ type SigningKeyList struct {
 //
 // Example: moves
 type Stage string
+
+// StageExtendedData A stage expired with nobody acting and was extended (the first extension only).
+type StageExtendedData struct {
+	// Deadline The new deadline (Unix ms).
+	Deadline int64 `json:"deadline"`
+
+	// Round The round (0 in registration).
+	Round int32 `json:"round"`
+
+	// Stage A game's stage. `registration`, `moves` and `reveal` are open; `finished` (a winner was
+	// paid) and `stopped` (refunded or split) are final.
+	//
+	//
+	// Example: moves
+	Stage Stage `json:"stage"`
+}
+
+// StageExtendedEvent An event of type `stage_extended`, with its `data` typed.
+type StageExtendedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// Data A stage expired with nobody acting and was extended (the first extension only).
+	Data StageExtendedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+
+	// Type The event type.
+	Type StageExtendedEventType `json:"type"`
+}
+
+// StageExtendedEventType The event type.
+type StageExtendedEventType string
 
 // Standing An account's place in the standings.
 type Standing struct {
@@ -2202,6 +3514,16 @@ type TokenResponse struct {
 	Token string `json:"token"`
 }
 
+// TypedEvent The typed view of an `Event`: its `type` selects the schema of its `data`. Every event the
+// server sends validates against it (as well as against `Event`), and `GET
+// /v1/lobbies/{lobbyId}/events/{seq}` serves one event as one. To read the events of a page
+// with generated types, decode each one's JSON as a `TypedEvent` (or the `*Event` schema its
+// `type` names), and hash the chain over the `Event` as received. Types added later are not
+// in the mapping: ignore them.
+type TypedEvent struct {
+	union json.RawMessage
+}
+
 // Weapon One weapon of a ruleset.
 //
 // Example: {"beats":[2,3],"digit":"0","layout":["XX","XX"],"move":0,"name":"Rock","rotations":false}
@@ -2251,6 +3573,9 @@ type EventsAfter = int64
 // EventsLimit defines model for EventsLimit.
 type EventsLimit = int32
 
+// Follow defines model for Follow.
+type Follow = bool
+
 // GameId defines model for GameId.
 type GameId = openapi_types.UUID
 
@@ -2289,6 +3614,9 @@ type RulesetHash = string
 
 // RulesetId defines model for RulesetId.
 type RulesetId = string
+
+// Seq defines model for Seq.
+type Seq = int64
 
 // Wait defines model for Wait.
 type Wait = int32
@@ -2586,6 +3914,11 @@ type StreamEventsParams struct {
 	// After Return events with `seq` greater than this (0, the default, is from the start).
 	After *EventsAfter `form:"after,omitempty" json:"after,omitempty"`
 
+	// Follow `true` (the default): after the backlog, follow the log live. `false`: end the stream after
+	// the events up to the log's head and that head's message (a finite snapshot, which a client
+	// that reads a response to its end can use).
+	Follow *Follow `form:"follow,omitempty" json:"follow,omitempty"`
+
 	// LastEventID Sent by SSE clients when reconnecting: the `seq` of the last event received. The stream
 	// resumes after it and takes precedence over the `after` query parameter.
 	LastEventID *LastEventId `json:"Last-Event-ID,omitempty"`
@@ -2753,6 +4086,575 @@ type QuickJoinJSONRequestBody = MatchmakingRequest
 // AnalyzeGridJSONRequestBody defines body for AnalyzeGrid for application/json ContentType.
 type AnalyzeGridJSONRequestBody = GridRequest
 
+// AsLobbyCreatedEvent returns the union data inside the TypedEvent as a LobbyCreatedEvent
+func (t TypedEvent) AsLobbyCreatedEvent() (LobbyCreatedEvent, error) {
+	var body LobbyCreatedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLobbyCreatedEvent overwrites any union data inside the TypedEvent as the provided LobbyCreatedEvent
+func (t *TypedEvent) FromLobbyCreatedEvent(v LobbyCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"lobby_created"}`))
+	t.union = b
+	return err
+}
+
+// MergeLobbyCreatedEvent performs a merge with any union data inside the TypedEvent, using the provided LobbyCreatedEvent
+func (t *TypedEvent) MergeLobbyCreatedEvent(v LobbyCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"lobby_created"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameOpenedEvent returns the union data inside the TypedEvent as a GameOpenedEvent
+func (t TypedEvent) AsGameOpenedEvent() (GameOpenedEvent, error) {
+	var body GameOpenedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameOpenedEvent overwrites any union data inside the TypedEvent as the provided GameOpenedEvent
+func (t *TypedEvent) FromGameOpenedEvent(v GameOpenedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"game_opened"}`))
+	t.union = b
+	return err
+}
+
+// MergeGameOpenedEvent performs a merge with any union data inside the TypedEvent, using the provided GameOpenedEvent
+func (t *TypedEvent) MergeGameOpenedEvent(v GameOpenedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"game_opened"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPlayerRegisteredEvent returns the union data inside the TypedEvent as a PlayerRegisteredEvent
+func (t TypedEvent) AsPlayerRegisteredEvent() (PlayerRegisteredEvent, error) {
+	var body PlayerRegisteredEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerRegisteredEvent overwrites any union data inside the TypedEvent as the provided PlayerRegisteredEvent
+func (t *TypedEvent) FromPlayerRegisteredEvent(v PlayerRegisteredEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"player_registered"}`))
+	t.union = b
+	return err
+}
+
+// MergePlayerRegisteredEvent performs a merge with any union data inside the TypedEvent, using the provided PlayerRegisteredEvent
+func (t *TypedEvent) MergePlayerRegisteredEvent(v PlayerRegisteredEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"player_registered"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPlayerLeftEvent returns the union data inside the TypedEvent as a PlayerLeftEvent
+func (t TypedEvent) AsPlayerLeftEvent() (PlayerLeftEvent, error) {
+	var body PlayerLeftEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerLeftEvent overwrites any union data inside the TypedEvent as the provided PlayerLeftEvent
+func (t *TypedEvent) FromPlayerLeftEvent(v PlayerLeftEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"player_left"}`))
+	t.union = b
+	return err
+}
+
+// MergePlayerLeftEvent performs a merge with any union data inside the TypedEvent, using the provided PlayerLeftEvent
+func (t *TypedEvent) MergePlayerLeftEvent(v PlayerLeftEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"player_left"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRoundStartedEvent returns the union data inside the TypedEvent as a RoundStartedEvent
+func (t TypedEvent) AsRoundStartedEvent() (RoundStartedEvent, error) {
+	var body RoundStartedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRoundStartedEvent overwrites any union data inside the TypedEvent as the provided RoundStartedEvent
+func (t *TypedEvent) FromRoundStartedEvent(v RoundStartedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"round_started"}`))
+	t.union = b
+	return err
+}
+
+// MergeRoundStartedEvent performs a merge with any union data inside the TypedEvent, using the provided RoundStartedEvent
+func (t *TypedEvent) MergeRoundStartedEvent(v RoundStartedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"round_started"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMoveCommittedEvent returns the union data inside the TypedEvent as a MoveCommittedEvent
+func (t TypedEvent) AsMoveCommittedEvent() (MoveCommittedEvent, error) {
+	var body MoveCommittedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMoveCommittedEvent overwrites any union data inside the TypedEvent as the provided MoveCommittedEvent
+func (t *TypedEvent) FromMoveCommittedEvent(v MoveCommittedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"move_committed"}`))
+	t.union = b
+	return err
+}
+
+// MergeMoveCommittedEvent performs a merge with any union data inside the TypedEvent, using the provided MoveCommittedEvent
+func (t *TypedEvent) MergeMoveCommittedEvent(v MoveCommittedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"move_committed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMovesClosedEvent returns the union data inside the TypedEvent as a MovesClosedEvent
+func (t TypedEvent) AsMovesClosedEvent() (MovesClosedEvent, error) {
+	var body MovesClosedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMovesClosedEvent overwrites any union data inside the TypedEvent as the provided MovesClosedEvent
+func (t *TypedEvent) FromMovesClosedEvent(v MovesClosedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"moves_closed"}`))
+	t.union = b
+	return err
+}
+
+// MergeMovesClosedEvent performs a merge with any union data inside the TypedEvent, using the provided MovesClosedEvent
+func (t *TypedEvent) MergeMovesClosedEvent(v MovesClosedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"moves_closed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMoveRevealedEvent returns the union data inside the TypedEvent as a MoveRevealedEvent
+func (t TypedEvent) AsMoveRevealedEvent() (MoveRevealedEvent, error) {
+	var body MoveRevealedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMoveRevealedEvent overwrites any union data inside the TypedEvent as the provided MoveRevealedEvent
+func (t *TypedEvent) FromMoveRevealedEvent(v MoveRevealedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"move_revealed"}`))
+	t.union = b
+	return err
+}
+
+// MergeMoveRevealedEvent performs a merge with any union data inside the TypedEvent, using the provided MoveRevealedEvent
+func (t *TypedEvent) MergeMoveRevealedEvent(v MoveRevealedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"move_revealed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRoundResolvedEvent returns the union data inside the TypedEvent as a RoundResolvedEvent
+func (t TypedEvent) AsRoundResolvedEvent() (RoundResolvedEvent, error) {
+	var body RoundResolvedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRoundResolvedEvent overwrites any union data inside the TypedEvent as the provided RoundResolvedEvent
+func (t *TypedEvent) FromRoundResolvedEvent(v RoundResolvedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"round_resolved"}`))
+	t.union = b
+	return err
+}
+
+// MergeRoundResolvedEvent performs a merge with any union data inside the TypedEvent, using the provided RoundResolvedEvent
+func (t *TypedEvent) MergeRoundResolvedEvent(v RoundResolvedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"round_resolved"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsStageExtendedEvent returns the union data inside the TypedEvent as a StageExtendedEvent
+func (t TypedEvent) AsStageExtendedEvent() (StageExtendedEvent, error) {
+	var body StageExtendedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStageExtendedEvent overwrites any union data inside the TypedEvent as the provided StageExtendedEvent
+func (t *TypedEvent) FromStageExtendedEvent(v StageExtendedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"stage_extended"}`))
+	t.union = b
+	return err
+}
+
+// MergeStageExtendedEvent performs a merge with any union data inside the TypedEvent, using the provided StageExtendedEvent
+func (t *TypedEvent) MergeStageExtendedEvent(v StageExtendedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"stage_extended"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameFinishedEvent returns the union data inside the TypedEvent as a GameFinishedEvent
+func (t TypedEvent) AsGameFinishedEvent() (GameFinishedEvent, error) {
+	var body GameFinishedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameFinishedEvent overwrites any union data inside the TypedEvent as the provided GameFinishedEvent
+func (t *TypedEvent) FromGameFinishedEvent(v GameFinishedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"game_finished"}`))
+	t.union = b
+	return err
+}
+
+// MergeGameFinishedEvent performs a merge with any union data inside the TypedEvent, using the provided GameFinishedEvent
+func (t *TypedEvent) MergeGameFinishedEvent(v GameFinishedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"game_finished"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameStoppedEvent returns the union data inside the TypedEvent as a GameStoppedEvent
+func (t TypedEvent) AsGameStoppedEvent() (GameStoppedEvent, error) {
+	var body GameStoppedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameStoppedEvent overwrites any union data inside the TypedEvent as the provided GameStoppedEvent
+func (t *TypedEvent) FromGameStoppedEvent(v GameStoppedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"game_stopped"}`))
+	t.union = b
+	return err
+}
+
+// MergeGameStoppedEvent performs a merge with any union data inside the TypedEvent, using the provided GameStoppedEvent
+func (t *TypedEvent) MergeGameStoppedEvent(v GameStoppedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"game_stopped"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNextConfigChangedEvent returns the union data inside the TypedEvent as a NextConfigChangedEvent
+func (t TypedEvent) AsNextConfigChangedEvent() (NextConfigChangedEvent, error) {
+	var body NextConfigChangedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNextConfigChangedEvent overwrites any union data inside the TypedEvent as the provided NextConfigChangedEvent
+func (t *TypedEvent) FromNextConfigChangedEvent(v NextConfigChangedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"next_config_changed"}`))
+	t.union = b
+	return err
+}
+
+// MergeNextConfigChangedEvent performs a merge with any union data inside the TypedEvent, using the provided NextConfigChangedEvent
+func (t *TypedEvent) MergeNextConfigChangedEvent(v NextConfigChangedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"next_config_changed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLobbyClosedEvent returns the union data inside the TypedEvent as a LobbyClosedEvent
+func (t TypedEvent) AsLobbyClosedEvent() (LobbyClosedEvent, error) {
+	var body LobbyClosedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLobbyClosedEvent overwrites any union data inside the TypedEvent as the provided LobbyClosedEvent
+func (t *TypedEvent) FromLobbyClosedEvent(v LobbyClosedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"lobby_closed"}`))
+	t.union = b
+	return err
+}
+
+// MergeLobbyClosedEvent performs a merge with any union data inside the TypedEvent, using the provided LobbyClosedEvent
+func (t *TypedEvent) MergeLobbyClosedEvent(v LobbyClosedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"lobby_closed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsClockShiftedEvent returns the union data inside the TypedEvent as a ClockShiftedEvent
+func (t TypedEvent) AsClockShiftedEvent() (ClockShiftedEvent, error) {
+	var body ClockShiftedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromClockShiftedEvent overwrites any union data inside the TypedEvent as the provided ClockShiftedEvent
+func (t *TypedEvent) FromClockShiftedEvent(v ClockShiftedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"clock_shifted"}`))
+	t.union = b
+	return err
+}
+
+// MergeClockShiftedEvent performs a merge with any union data inside the TypedEvent, using the provided ClockShiftedEvent
+func (t *TypedEvent) MergeClockShiftedEvent(v ClockShiftedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"clock_shifted"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t TypedEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t TypedEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "clock_shifted":
+		return t.AsClockShiftedEvent()
+	case "game_finished":
+		return t.AsGameFinishedEvent()
+	case "game_opened":
+		return t.AsGameOpenedEvent()
+	case "game_stopped":
+		return t.AsGameStoppedEvent()
+	case "lobby_closed":
+		return t.AsLobbyClosedEvent()
+	case "lobby_created":
+		return t.AsLobbyCreatedEvent()
+	case "move_committed":
+		return t.AsMoveCommittedEvent()
+	case "move_revealed":
+		return t.AsMoveRevealedEvent()
+	case "moves_closed":
+		return t.AsMovesClosedEvent()
+	case "next_config_changed":
+		return t.AsNextConfigChangedEvent()
+	case "player_left":
+		return t.AsPlayerLeftEvent()
+	case "player_registered":
+		return t.AsPlayerRegisteredEvent()
+	case "round_resolved":
+		return t.AsRoundResolvedEvent()
+	case "round_started":
+		return t.AsRoundStartedEvent()
+	case "stage_extended":
+		return t.AsStageExtendedEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t TypedEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *TypedEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// GetHealth Liveness
@@ -2836,6 +4738,9 @@ type ServerInterface interface {
 	// StreamEvents Follow the event log live (SSE)
 	// (GET /v1/lobbies/{lobbyId}/events/stream)
 	StreamEvents(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params StreamEventsParams)
+	// GetEvent One event, typed
+	// (GET /v1/lobbies/{lobbyId}/events/{seq})
+	GetEvent(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, seq Seq)
 	// ListLobbyGames A lobby's games
 	// (GET /v1/lobbies/{lobbyId}/games)
 	ListLobbyGames(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params ListLobbyGamesParams)
@@ -3055,6 +4960,12 @@ func (_ Unimplemented) ListEvents(w http.ResponseWriter, r *http.Request, lobbyI
 // StreamEvents Follow the event log live (SSE)
 // (GET /v1/lobbies/{lobbyId}/events/stream)
 func (_ Unimplemented) StreamEvents(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params StreamEventsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetEvent One event, typed
+// (GET /v1/lobbies/{lobbyId}/events/{seq})
+func (_ Unimplemented) GetEvent(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, seq Seq) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4373,6 +6284,19 @@ func (siw *ServerInterfaceWrapper) StreamEvents(w http.ResponseWriter, r *http.R
 		return
 	}
 
+	// ------------- Optional query parameter "follow" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "follow", r.URL.Query(), &params.Follow, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "follow"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "follow", Err: err})
+		}
+		return
+	}
+
 	headers := r.Header
 
 	// ------------- Optional header parameter "Last-Event-ID" -------------
@@ -4396,6 +6320,41 @@ func (siw *ServerInterfaceWrapper) StreamEvents(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.StreamEvents(w, r, lobbyId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetEvent operation middleware
+func (siw *ServerInterfaceWrapper) GetEvent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "lobbyId" -------------
+	var lobbyId LobbyId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "lobbyId", chi.URLParam(r, "lobbyId"), &lobbyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lobbyId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "seq" -------------
+	var seq Seq
+
+	err = runtime.BindStyledParameterWithOptions("simple", "seq", chi.URLParam(r, "seq"), &seq, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "seq", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetEvent(w, r, lobbyId, seq)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5213,22 +7172,10 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/healthz", wrapper.GetHealth)
 	})
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/readyz", wrapper.GetReadiness)
-	})
-	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/openapi.yaml", wrapper.GetOpenApiSpec)
 	})
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/keys", wrapper.ListSigningKeys)
-	})
-	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/log", wrapper.GetLog)
-	})
-	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/log/inclusion", wrapper.GetInclusionProof)
-	})
-	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/log/consistency", wrapper.GetConsistencyProof)
+		r.Get(options.BaseURL+"/readyz", wrapper.GetReadiness)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/accounts", wrapper.CreateAccount)
@@ -5240,25 +7187,7 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/accounts/{accountId}/games", wrapper.ListAccountGames)
 	})
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/leaderboard", wrapper.GetLeaderboard)
-	})
-	r.Group(func(r chi.Router) {
-		r.Post(options.BaseURL+"/v1/matchmaking", wrapper.QuickJoin)
-	})
-	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/me", wrapper.GetMe)
-	})
-	r.Group(func(r chi.Router) {
-		r.Post(options.BaseURL+"/v1/me/token", wrapper.RotateToken)
-	})
-	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/me/ledger", wrapper.ListMyLedger)
-	})
-	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/me/games", wrapper.ListMyGames)
-	})
-	r.Group(func(r chi.Router) {
-		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/token", wrapper.IssueToken)
+		r.Get(options.BaseURL+"/v1/admin/accounts", wrapper.SearchAccounts)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/credits", wrapper.CreditAccount)
@@ -5267,13 +7196,13 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/debits", wrapper.DebitAccount)
 	})
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/admin/accounts", wrapper.SearchAccounts)
-	})
-	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/disable", wrapper.DisableAccount)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/enable", wrapper.EnableAccount)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/token", wrapper.IssueToken)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/admin/audit", wrapper.ListAudit)
@@ -5282,16 +7211,22 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/admin/ledger", wrapper.GetAdminLedger)
 	})
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/rulesets", wrapper.ListRulesets)
+		r.Get(options.BaseURL+"/v1/games/{gameId}", wrapper.GetGame)
 	})
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/rulesets/{rulesetId}", wrapper.GetRuleset)
+		r.Get(options.BaseURL+"/v1/games/{gameId}/players", wrapper.ListGamePlayers)
 	})
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/rulesets/by-hash/{rulesetHash}", wrapper.GetRulesetByHash)
+		r.Get(options.BaseURL+"/v1/games/{gameId}/postings", wrapper.ListGamePostings)
 	})
 	r.Group(func(r chi.Router) {
-		r.Post(options.BaseURL+"/v1/rulesets/{rulesetId}/grid", wrapper.AnalyzeGrid)
+		r.Get(options.BaseURL+"/v1/games/{gameId}/rounds/{round}", wrapper.GetRound)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/keys", wrapper.ListSigningKeys)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/leaderboard", wrapper.GetLeaderboard)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/lobbies", wrapper.ListLobbies)
@@ -5303,28 +7238,16 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/lobbies/{lobbyId}", wrapper.GetLobby)
 	})
 	r.Group(func(r chi.Router) {
-		r.Put(options.BaseURL+"/v1/lobbies/{lobbyId}/next-config", wrapper.SetNextConfig)
-	})
-	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/lobbies/{lobbyId}/close", wrapper.CloseLobby)
-	})
-	r.Group(func(r chi.Router) {
-		r.Post(options.BaseURL+"/v1/lobbies/{lobbyId}/stop", wrapper.StopGame)
-	})
-	r.Group(func(r chi.Router) {
-		r.Post(options.BaseURL+"/v1/lobbies/{lobbyId}/players", wrapper.RegisterPlayer)
-	})
-	r.Group(func(r chi.Router) {
-		r.Delete(options.BaseURL+"/v1/lobbies/{lobbyId}/players/me", wrapper.LeaveLobby)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/lobbies/{lobbyId}/commitments", wrapper.CommitMove)
 	})
 	r.Group(func(r chi.Router) {
-		r.Post(options.BaseURL+"/v1/lobbies/{lobbyId}/reveals", wrapper.RevealMove)
+		r.Get(options.BaseURL+"/v1/lobbies/{lobbyId}/events", wrapper.ListEvents)
 	})
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/lobbies/{lobbyId}/events", wrapper.ListEvents)
+		r.Get(options.BaseURL+"/v1/lobbies/{lobbyId}/events/{seq}", wrapper.GetEvent)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/lobbies/{lobbyId}/events/stream", wrapper.StreamEvents)
@@ -5333,16 +7256,55 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/lobbies/{lobbyId}/games", wrapper.ListLobbyGames)
 	})
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/games/{gameId}", wrapper.GetGame)
+		r.Put(options.BaseURL+"/v1/lobbies/{lobbyId}/next-config", wrapper.SetNextConfig)
 	})
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/games/{gameId}/players", wrapper.ListGamePlayers)
+		r.Post(options.BaseURL+"/v1/lobbies/{lobbyId}/players", wrapper.RegisterPlayer)
 	})
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/games/{gameId}/rounds/{round}", wrapper.GetRound)
+		r.Delete(options.BaseURL+"/v1/lobbies/{lobbyId}/players/me", wrapper.LeaveLobby)
 	})
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/v1/games/{gameId}/postings", wrapper.ListGamePostings)
+		r.Post(options.BaseURL+"/v1/lobbies/{lobbyId}/reveals", wrapper.RevealMove)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/lobbies/{lobbyId}/stop", wrapper.StopGame)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/log", wrapper.GetLog)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/log/consistency", wrapper.GetConsistencyProof)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/log/inclusion", wrapper.GetInclusionProof)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/matchmaking", wrapper.QuickJoin)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/me", wrapper.GetMe)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/me/games", wrapper.ListMyGames)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/me/ledger", wrapper.ListMyLedger)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/me/token", wrapper.RotateToken)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/rulesets", wrapper.ListRulesets)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/rulesets/{rulesetId}", wrapper.GetRuleset)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/rulesets/{rulesetId}/grid", wrapper.AnalyzeGrid)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/rulesets/by-hash/{rulesetHash}", wrapper.GetRulesetByHash)
 	})
 
 	return r
@@ -5360,23 +7322,9 @@ type NotFoundApplicationProblemPlusJSONResponse Problem
 
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
-type ServiceUnavailableResponseHeaders struct {
-	RetryAfter *int32
-}
-type ServiceUnavailableApplicationProblemPlusJSONResponse struct {
-	Body Problem
+type ServiceUnavailableApplicationProblemPlusJSONResponse Problem
 
-	Headers ServiceUnavailableResponseHeaders
-}
-
-type TooManyRequestsResponseHeaders struct {
-	RetryAfter *int32
-}
-type TooManyRequestsApplicationProblemPlusJSONResponse struct {
-	Body Problem
-
-	Headers TooManyRequestsResponseHeaders
-}
+type TooManyRequestsApplicationProblemPlusJSONResponse Problem
 
 type UnauthorizedApplicationProblemPlusJSONResponse Problem
 
@@ -5469,13 +7417,10 @@ type GetOpenApiSpec429ApplicationProblemPlusJSONResponse struct {
 func (response GetOpenApiSpec429ApplicationProblemPlusJSONResponse) VisitGetOpenApiSpecResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5593,13 +7538,10 @@ type CreateAccount429ApplicationProblemPlusJSONResponse struct {
 func (response CreateAccount429ApplicationProblemPlusJSONResponse) VisitCreateAccountResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5628,13 +7570,10 @@ type CreateAccount503ApplicationProblemPlusJSONResponse struct {
 func (response CreateAccount503ApplicationProblemPlusJSONResponse) VisitCreateAccountResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5749,13 +7688,10 @@ type GetAccountProfile429ApplicationProblemPlusJSONResponse struct {
 func (response GetAccountProfile429ApplicationProblemPlusJSONResponse) VisitGetAccountProfileResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5784,13 +7720,10 @@ type GetAccountProfile503ApplicationProblemPlusJSONResponse struct {
 func (response GetAccountProfile503ApplicationProblemPlusJSONResponse) VisitGetAccountProfileResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5874,13 +7807,10 @@ type ListAccountGames429ApplicationProblemPlusJSONResponse struct {
 func (response ListAccountGames429ApplicationProblemPlusJSONResponse) VisitListAccountGamesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5909,13 +7839,10 @@ type ListAccountGames503ApplicationProblemPlusJSONResponse struct {
 func (response ListAccountGames503ApplicationProblemPlusJSONResponse) VisitListAccountGamesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6014,13 +7941,10 @@ type SearchAccounts429ApplicationProblemPlusJSONResponse struct {
 func (response SearchAccounts429ApplicationProblemPlusJSONResponse) VisitSearchAccountsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6049,13 +7973,10 @@ type SearchAccounts503ApplicationProblemPlusJSONResponse struct {
 func (response SearchAccounts503ApplicationProblemPlusJSONResponse) VisitSearchAccountsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6188,13 +8109,10 @@ type CreditAccount429ApplicationProblemPlusJSONResponse struct {
 func (response CreditAccount429ApplicationProblemPlusJSONResponse) VisitCreditAccountResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6223,13 +8141,10 @@ type CreditAccount503ApplicationProblemPlusJSONResponse struct {
 func (response CreditAccount503ApplicationProblemPlusJSONResponse) VisitCreditAccountResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6362,13 +8277,10 @@ type DebitAccount429ApplicationProblemPlusJSONResponse struct {
 func (response DebitAccount429ApplicationProblemPlusJSONResponse) VisitDebitAccountResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6397,13 +8309,10 @@ type DebitAccount503ApplicationProblemPlusJSONResponse struct {
 func (response DebitAccount503ApplicationProblemPlusJSONResponse) VisitDebitAccountResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6536,13 +8445,10 @@ type DisableAccount429ApplicationProblemPlusJSONResponse struct {
 func (response DisableAccount429ApplicationProblemPlusJSONResponse) VisitDisableAccountResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6571,13 +8477,10 @@ type DisableAccount503ApplicationProblemPlusJSONResponse struct {
 func (response DisableAccount503ApplicationProblemPlusJSONResponse) VisitDisableAccountResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6709,13 +8612,10 @@ type EnableAccount429ApplicationProblemPlusJSONResponse struct {
 func (response EnableAccount429ApplicationProblemPlusJSONResponse) VisitEnableAccountResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6744,13 +8644,10 @@ type EnableAccount503ApplicationProblemPlusJSONResponse struct {
 func (response EnableAccount503ApplicationProblemPlusJSONResponse) VisitEnableAccountResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6882,13 +8779,10 @@ type IssueToken429ApplicationProblemPlusJSONResponse struct {
 func (response IssueToken429ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6917,13 +8811,10 @@ type IssueToken503ApplicationProblemPlusJSONResponse struct {
 func (response IssueToken503ApplicationProblemPlusJSONResponse) VisitIssueTokenResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7022,13 +8913,10 @@ type ListAudit429ApplicationProblemPlusJSONResponse struct {
 func (response ListAudit429ApplicationProblemPlusJSONResponse) VisitListAuditResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7057,13 +8945,10 @@ type ListAudit503ApplicationProblemPlusJSONResponse struct {
 func (response ListAudit503ApplicationProblemPlusJSONResponse) VisitListAuditResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7145,13 +9030,10 @@ type GetAdminLedger429ApplicationProblemPlusJSONResponse struct {
 func (response GetAdminLedger429ApplicationProblemPlusJSONResponse) VisitGetAdminLedgerResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7180,13 +9062,10 @@ type GetAdminLedger503ApplicationProblemPlusJSONResponse struct {
 func (response GetAdminLedger503ApplicationProblemPlusJSONResponse) VisitGetAdminLedgerResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7269,13 +9148,10 @@ type GetGame429ApplicationProblemPlusJSONResponse struct {
 func (response GetGame429ApplicationProblemPlusJSONResponse) VisitGetGameResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7304,13 +9180,10 @@ type GetGame503ApplicationProblemPlusJSONResponse struct {
 func (response GetGame503ApplicationProblemPlusJSONResponse) VisitGetGameResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7394,13 +9267,10 @@ type ListGamePlayers429ApplicationProblemPlusJSONResponse struct {
 func (response ListGamePlayers429ApplicationProblemPlusJSONResponse) VisitListGamePlayersResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7429,13 +9299,10 @@ type ListGamePlayers503ApplicationProblemPlusJSONResponse struct {
 func (response ListGamePlayers503ApplicationProblemPlusJSONResponse) VisitListGamePlayersResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7519,13 +9386,10 @@ type ListGamePostings429ApplicationProblemPlusJSONResponse struct {
 func (response ListGamePostings429ApplicationProblemPlusJSONResponse) VisitListGamePostingsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7554,13 +9418,10 @@ type ListGamePostings503ApplicationProblemPlusJSONResponse struct {
 func (response ListGamePostings503ApplicationProblemPlusJSONResponse) VisitListGamePostingsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7645,13 +9506,10 @@ type GetRound429ApplicationProblemPlusJSONResponse struct {
 func (response GetRound429ApplicationProblemPlusJSONResponse) VisitGetRoundResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7680,13 +9538,10 @@ type GetRound503ApplicationProblemPlusJSONResponse struct {
 func (response GetRound503ApplicationProblemPlusJSONResponse) VisitGetRoundResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7736,13 +9591,10 @@ type ListSigningKeys429ApplicationProblemPlusJSONResponse struct {
 func (response ListSigningKeys429ApplicationProblemPlusJSONResponse) VisitListSigningKeysResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7771,13 +9623,10 @@ type ListSigningKeys503ApplicationProblemPlusJSONResponse struct {
 func (response ListSigningKeys503ApplicationProblemPlusJSONResponse) VisitListSigningKeysResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7876,13 +9725,10 @@ type GetLeaderboard429ApplicationProblemPlusJSONResponse struct {
 func (response GetLeaderboard429ApplicationProblemPlusJSONResponse) VisitGetLeaderboardResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7911,13 +9757,10 @@ type GetLeaderboard503ApplicationProblemPlusJSONResponse struct {
 func (response GetLeaderboard503ApplicationProblemPlusJSONResponse) VisitGetLeaderboardResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8016,13 +9859,10 @@ type ListLobbies429ApplicationProblemPlusJSONResponse struct {
 func (response ListLobbies429ApplicationProblemPlusJSONResponse) VisitListLobbiesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8051,13 +9891,10 @@ type ListLobbies503ApplicationProblemPlusJSONResponse struct {
 func (response ListLobbies503ApplicationProblemPlusJSONResponse) VisitListLobbiesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8173,13 +10010,10 @@ type CreateLobby429ApplicationProblemPlusJSONResponse struct {
 func (response CreateLobby429ApplicationProblemPlusJSONResponse) VisitCreateLobbyResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8208,13 +10042,10 @@ type CreateLobby503ApplicationProblemPlusJSONResponse struct {
 func (response CreateLobby503ApplicationProblemPlusJSONResponse) VisitCreateLobbyResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8330,13 +10161,10 @@ type GetLobby429ApplicationProblemPlusJSONResponse struct {
 func (response GetLobby429ApplicationProblemPlusJSONResponse) VisitGetLobbyResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8365,13 +10193,10 @@ type GetLobby503ApplicationProblemPlusJSONResponse struct {
 func (response GetLobby503ApplicationProblemPlusJSONResponse) VisitGetLobbyResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8503,13 +10328,10 @@ type CloseLobby429ApplicationProblemPlusJSONResponse struct {
 func (response CloseLobby429ApplicationProblemPlusJSONResponse) VisitCloseLobbyResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8538,13 +10360,10 @@ type CloseLobby503ApplicationProblemPlusJSONResponse struct {
 func (response CloseLobby503ApplicationProblemPlusJSONResponse) VisitCloseLobbyResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8677,13 +10496,10 @@ type CommitMove429ApplicationProblemPlusJSONResponse struct {
 func (response CommitMove429ApplicationProblemPlusJSONResponse) VisitCommitMoveResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8712,13 +10528,10 @@ type CommitMove503ApplicationProblemPlusJSONResponse struct {
 func (response CommitMove503ApplicationProblemPlusJSONResponse) VisitCommitMoveResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8802,13 +10615,10 @@ type ListEvents429ApplicationProblemPlusJSONResponse struct {
 func (response ListEvents429ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8837,13 +10647,10 @@ type ListEvents503ApplicationProblemPlusJSONResponse struct {
 func (response ListEvents503ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8956,13 +10763,10 @@ type StreamEvents429ApplicationProblemPlusJSONResponse struct {
 func (response StreamEvents429ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8991,13 +10795,137 @@ type StreamEvents503ApplicationProblemPlusJSONResponse struct {
 func (response StreamEvents503ApplicationProblemPlusJSONResponse) VisitStreamEventsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEventRequestObject struct {
+	LobbyId LobbyId `json:"lobbyId"`
+	Seq     Seq     `json:"seq"`
+}
+
+type GetEventResponseObject interface {
+	VisitGetEventResponse(w http.ResponseWriter) error
+}
+
+type GetEvent200JSONResponse TypedEvent
+
+func (t GetEvent200JSONResponse) MarshalJSON() ([]byte, error) {
+	return TypedEvent(t).MarshalJSON()
+}
+
+func (t *GetEvent200JSONResponse) UnmarshalJSON(b []byte) error {
+	return (*TypedEvent)(t).UnmarshalJSON(b)
+}
+
+func (response GetEvent200JSONResponse) VisitGetEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
 	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEvent400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetEvent400ApplicationProblemPlusJSONResponse) VisitGetEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEvent404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetEvent404ApplicationProblemPlusJSONResponse) VisitGetEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEvent413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetEvent413ApplicationProblemPlusJSONResponse) VisitGetEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEvent429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetEvent429ApplicationProblemPlusJSONResponse) VisitGetEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEvent500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response GetEvent500ApplicationProblemPlusJSONResponse) VisitGetEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEvent503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetEvent503ApplicationProblemPlusJSONResponse) VisitGetEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -9081,13 +11009,10 @@ type ListLobbyGames429ApplicationProblemPlusJSONResponse struct {
 func (response ListLobbyGames429ApplicationProblemPlusJSONResponse) VisitListLobbyGamesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -9116,13 +11041,10 @@ type ListLobbyGames503ApplicationProblemPlusJSONResponse struct {
 func (response ListLobbyGames503ApplicationProblemPlusJSONResponse) VisitListLobbyGamesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -9255,13 +11177,10 @@ type SetNextConfig429ApplicationProblemPlusJSONResponse struct {
 func (response SetNextConfig429ApplicationProblemPlusJSONResponse) VisitSetNextConfigResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -9290,13 +11209,10 @@ type SetNextConfig503ApplicationProblemPlusJSONResponse struct {
 func (response SetNextConfig503ApplicationProblemPlusJSONResponse) VisitSetNextConfigResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -9428,13 +11344,10 @@ type RegisterPlayer429ApplicationProblemPlusJSONResponse struct {
 func (response RegisterPlayer429ApplicationProblemPlusJSONResponse) VisitRegisterPlayerResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -9463,13 +11376,10 @@ type RegisterPlayer503ApplicationProblemPlusJSONResponse struct {
 func (response RegisterPlayer503ApplicationProblemPlusJSONResponse) VisitRegisterPlayerResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -9601,13 +11511,10 @@ type LeaveLobby429ApplicationProblemPlusJSONResponse struct {
 func (response LeaveLobby429ApplicationProblemPlusJSONResponse) VisitLeaveLobbyResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -9636,13 +11543,10 @@ type LeaveLobby503ApplicationProblemPlusJSONResponse struct {
 func (response LeaveLobby503ApplicationProblemPlusJSONResponse) VisitLeaveLobbyResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -9791,13 +11695,10 @@ type RevealMove429ApplicationProblemPlusJSONResponse struct {
 func (response RevealMove429ApplicationProblemPlusJSONResponse) VisitRevealMoveResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -9826,13 +11727,10 @@ type RevealMove503ApplicationProblemPlusJSONResponse struct {
 func (response RevealMove503ApplicationProblemPlusJSONResponse) VisitRevealMoveResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -9965,13 +11863,10 @@ type StopGame429ApplicationProblemPlusJSONResponse struct {
 func (response StopGame429ApplicationProblemPlusJSONResponse) VisitStopGameResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -10000,13 +11895,10 @@ type StopGame503ApplicationProblemPlusJSONResponse struct {
 func (response StopGame503ApplicationProblemPlusJSONResponse) VisitStopGameResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -10072,13 +11964,10 @@ type GetLog429ApplicationProblemPlusJSONResponse struct {
 func (response GetLog429ApplicationProblemPlusJSONResponse) VisitGetLogResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -10107,13 +11996,10 @@ type GetLog503ApplicationProblemPlusJSONResponse struct {
 func (response GetLog503ApplicationProblemPlusJSONResponse) VisitGetLogResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -10196,13 +12082,10 @@ type GetConsistencyProof429ApplicationProblemPlusJSONResponse struct {
 func (response GetConsistencyProof429ApplicationProblemPlusJSONResponse) VisitGetConsistencyProofResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -10231,13 +12114,10 @@ type GetConsistencyProof503ApplicationProblemPlusJSONResponse struct {
 func (response GetConsistencyProof503ApplicationProblemPlusJSONResponse) VisitGetConsistencyProofResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -10336,13 +12216,10 @@ type GetInclusionProof429ApplicationProblemPlusJSONResponse struct {
 func (response GetInclusionProof429ApplicationProblemPlusJSONResponse) VisitGetInclusionProofResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -10371,13 +12248,10 @@ type GetInclusionProof503ApplicationProblemPlusJSONResponse struct {
 func (response GetInclusionProof503ApplicationProblemPlusJSONResponse) VisitGetInclusionProofResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -10493,13 +12367,10 @@ type QuickJoin429ApplicationProblemPlusJSONResponse struct {
 func (response QuickJoin429ApplicationProblemPlusJSONResponse) VisitQuickJoinResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -10528,13 +12399,10 @@ type QuickJoin503ApplicationProblemPlusJSONResponse struct {
 func (response QuickJoin503ApplicationProblemPlusJSONResponse) VisitQuickJoinResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -10616,13 +12484,10 @@ type GetMe429ApplicationProblemPlusJSONResponse struct {
 func (response GetMe429ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -10651,13 +12516,10 @@ type GetMe503ApplicationProblemPlusJSONResponse struct {
 func (response GetMe503ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -10756,13 +12618,10 @@ type ListMyGames429ApplicationProblemPlusJSONResponse struct {
 func (response ListMyGames429ApplicationProblemPlusJSONResponse) VisitListMyGamesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -10877,13 +12736,10 @@ type ListMyLedger429ApplicationProblemPlusJSONResponse struct {
 func (response ListMyLedger429ApplicationProblemPlusJSONResponse) VisitListMyLedgerResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -10912,13 +12768,10 @@ type ListMyLedger503ApplicationProblemPlusJSONResponse struct {
 func (response ListMyLedger503ApplicationProblemPlusJSONResponse) VisitListMyLedgerResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -11033,13 +12886,10 @@ type RotateToken429ApplicationProblemPlusJSONResponse struct {
 func (response RotateToken429ApplicationProblemPlusJSONResponse) VisitRotateTokenResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -11068,13 +12918,10 @@ type RotateToken503ApplicationProblemPlusJSONResponse struct {
 func (response RotateToken503ApplicationProblemPlusJSONResponse) VisitRotateTokenResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -11124,13 +12971,10 @@ type ListRulesets429ApplicationProblemPlusJSONResponse struct {
 func (response ListRulesets429ApplicationProblemPlusJSONResponse) VisitListRulesetsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -11159,13 +13003,10 @@ type ListRulesets503ApplicationProblemPlusJSONResponse struct {
 func (response ListRulesets503ApplicationProblemPlusJSONResponse) VisitListRulesetsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -11248,13 +13089,10 @@ type GetRulesetByHash429ApplicationProblemPlusJSONResponse struct {
 func (response GetRulesetByHash429ApplicationProblemPlusJSONResponse) VisitGetRulesetByHashResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -11283,13 +13121,10 @@ type GetRulesetByHash503ApplicationProblemPlusJSONResponse struct {
 func (response GetRulesetByHash503ApplicationProblemPlusJSONResponse) VisitGetRulesetByHashResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -11372,13 +13207,10 @@ type GetRuleset429ApplicationProblemPlusJSONResponse struct {
 func (response GetRuleset429ApplicationProblemPlusJSONResponse) VisitGetRulesetResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -11407,13 +13239,10 @@ type GetRuleset503ApplicationProblemPlusJSONResponse struct {
 func (response GetRuleset503ApplicationProblemPlusJSONResponse) VisitGetRulesetResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -11497,13 +13326,10 @@ type AnalyzeGrid429ApplicationProblemPlusJSONResponse struct {
 func (response AnalyzeGrid429ApplicationProblemPlusJSONResponse) VisitAnalyzeGridResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -11532,13 +13358,10 @@ type AnalyzeGrid503ApplicationProblemPlusJSONResponse struct {
 func (response AnalyzeGrid503ApplicationProblemPlusJSONResponse) VisitAnalyzeGridResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -11627,6 +13450,9 @@ type StrictServerInterface interface {
 	// StreamEvents Follow the event log live (SSE)
 	// (GET /v1/lobbies/{lobbyId}/events/stream)
 	StreamEvents(ctx context.Context, request StreamEventsRequestObject) (StreamEventsResponseObject, error)
+	// GetEvent One event, typed
+	// (GET /v1/lobbies/{lobbyId}/events/{seq})
+	GetEvent(ctx context.Context, request GetEventRequestObject) (GetEventResponseObject, error)
 	// ListLobbyGames A lobby's games
 	// (GET /v1/lobbies/{lobbyId}/games)
 	ListLobbyGames(ctx context.Context, request ListLobbyGamesRequestObject) (ListLobbyGamesResponseObject, error)
@@ -12469,6 +14295,33 @@ func (sh *strictHandler) StreamEvents(w http.ResponseWriter, r *http.Request, lo
 	}
 }
 
+// GetEvent operation middleware
+func (sh *strictHandler) GetEvent(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, seq Seq) {
+	var request GetEventRequestObject
+
+	request.LobbyId = lobbyId
+	request.Seq = seq
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetEvent(ctx, request.(GetEventRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetEvent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetEventResponseObject); ok {
+		if err := validResponse.VisitGetEventResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListLobbyGames operation middleware
 func (sh *strictHandler) ListLobbyGames(w http.ResponseWriter, r *http.Request, lobbyId LobbyId, params ListLobbyGamesParams) {
 	var request ListLobbyGamesRequestObject
@@ -12977,501 +14830,602 @@ func (sh *strictHandler) AnalyzeGrid(w http.ResponseWriter, r *http.Request, rul
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P2Jkhs3si+Mvwr+PCdCpF2kuPXGjon/p5GXkS3ZGnV75BlTpwusAsmaLgJ0AWw2rdEX9yHuE94n+QKZ",
-	"idpYxaUl2Zq5OhFnrGZtQCKRyPWXbxuBWiyVFNLoxuhtYy54KBL45ythks2TqRGJ/SsUOkiipYmUbIwa",
-	"VyJQMtTMKLbmkWETMVWJYIl9JJKzTsNriHu+WMaiMep7DR3MxYLb10xVsuCmMWpE0gz6Da+xiGS0WC0a",
-	"o57XMJulwEtiJpLGu3fvvMaSJ3whDI3pSRColTQ1o/pxyX9dCRasEq2SETNzwXwp7o3P1BT+WibiLlIr",
-	"zZZ8Jjrsx0VkWGTYVCVweRol2uC1sWx4jci+9NeVSDYNryH5wg6Ow6fzU1pyY0Rib/2fX7rtC96ePml/",
-	"8+bt+bt2/s/hMX/2+u/+u5HSQ5skkrOGpQbN/1m4PfnruWAcLz/SLAoLa9DoTy6CMzHk7cH0tNcehn3e",
-	"vgi6on3OTya98Gw6EP2um/GSm3luwuknvUYifl1FiQgbI5OsROW6rlaRvfP3JMrXd5Z7a3jilTCrRDIB",
-	"97B1ZObM1+JXn80SwY2wC88lM/NIs2bXAzYIxZSvYuOxSLNpohbwozY8Ma3OwVxBL2mMul6B6U+Heabv",
-	"VjC9m9DzaBGZ6nWOeTIT2jC5WkxEYrmb5meU3YOrRNYNNIaXVg601y0NFfcnv6f92bXXd25Xr/EtX4g6",
-	"5pzxhajgzAtxHp4Fp5P2CR9O20MxCNvnQX/S7vHu1F2r5swZfuxTZctnoVgslREy2HwvNts0ecFvhWYc",
-	"hSbTfCo67CpQSxHaZWzSvvPYQpi5Cj2WqJURLcZlyG7F0rD+kM3VKtEd9oRZCliGMHNuxjIRPJjb1xDV",
-	"WVOvgkBozVQCH5yuNI+ZXgVzxjXzh90LFqvJZHMzXcWx37KMr41KRIgbJjKa3YoNi+RYwl6w7zQJl5oH",
-	"djL2JfYeMZ2KwOjLdFLwdPqEfYUd/USFG5aIZcw3mvaW/dZYasPNSmf32MfVyjDONJw39AH7/kDJYJUk",
-	"QhoWrpZxFHAj4CjSJWnOZWgJgh+LzGVxODBAzsJoOhXwMvhuRDSJshW8CZScxlFg/A77G4+jkNuJj+WU",
-	"R/EqEZo1h90uLo4WyZ1ImEgSlWjWPLm/bzGeCCaVoZl22E9aMM6midBzlnAZqgW74/EKVwoWhY/lTz89",
-	"+6rFliJhdovJUIQM6Y2nU7aFBtNe0J+ciXY3HPL2cHIu2hf8tNc+Cc7CvjifXkx6qXDHAz7bRDkubVs2",
-	"ze+eBb9/LuTMzBuj/skJbH73d6+4l/5/7f/3zZfV2+A51wYEWpVcuAKab9jV1dcsiCOU0XMhWWIXXIrA",
-	"RHJGJzlIbTrIY64Nyjx7p4juLFGvgZUSwRd2xfVqYbeXFcz2jLcrY2DHLe0ToZCBYOpOIK/4cJ/PQFqy",
-	"VOfIqQFlutlptWFe7WdfNepUnEOk/XN480TxJPxU9Zr2/99KvDdve17v/N1N8a8PKEdvfum1L97gy7ve",
-	"eY1cfS7CmUg+VVI1u/8qzKJ39q5VM49jzvfIiMVHPd5PDjjdn6vJJBL609W+e28+HnPWLKI9Nus0HjhT",
-	"K1SeE96bdoOeaJ+Hw0l7GJyctC/4cNDuT3thV5xNToNer1rlielzn6rO82JjNUD977Q5Pz6P/JiE/z7y",
-	"6rxOXL1SK1nD54m9RMLKY6C2RnKGtlOvwPq9Sq6G5w/j6YPcBl7j1SoWWpi/cD3fHvITluDlR9rqkcZq",
-	"EXOu56wZq7VI2gHXgs3FPZvE/Fb0J+3+ySnKYM0CLpWMAh7bFVi0ivv6LOwHvUmXX0zPxVl4GpxMhnww",
-	"7Yte2A0uJuf8bHoqTsJhMJj0rQQQF+F5cDY55SdTa/b0g+o9n+TmsotG2/v8zdvTYQ1PEoHqJFdGoCj0",
-	"MkMhWWrfg//E2rfGhP3nmV+kAlzdOZU9Aiw/Ed7+zTIm/fembVn0dFAzqde86kB9ruSMLVUcj1C1NHOR",
-	"CKvjS0UqJCqJpAN6bK5itJ2cVbVa2pMXfAQLLjdkjeixtLtQSWGvTgTjyyVo6R3WZc2cI8GaBXotEs24",
-	"YUoGO7aqtWAOciMUD+9Bd6+W+Toy8+dq9jJRalqxJWLtVAvmx3Sbj+6QSAbxSlszb2l/9VgkSQc3ljjL",
-	"1SSOtDU3g7kIbpcqskYrSq+xlGItUlVdz9Vago1qyR9JK8iaHI9JdheJNQpAd2zSs7GazUSIr7CmnxV2",
-	"o7G0uzEzAzxcW7y3VU9gN7dqIk95rEVKvolSseAS/ZCJ0EsltQA35J95+Ap5w/5FMsT+ky/RFo2UfLxM",
-	"1CQWiy//qS2J32Y7xD4R2g/cpYbkjbUjhd0WoTA8ihujxmKljeWqiTBrISQ76Xa7YMWcdofnXft/bGG3",
-	"2TQScdgY2VFMo1lnoe7EdbQQamVeaNpmQsNGb3R73301+Gv/6vzvZ98PX5z+cPGy+6p/ffK3858tOcD4",
-	"boyGVhE0kYG9nJm6LB0hUWeVyFGy1COa5mh7Mu/yNP7vREwbo8Z/Pc78zY/xqn78El+BhC4ypr/1Wn9U",
-	"2JuhEhpM6wU3wRw3qV2QhAeGNRc8trtGhOy7qx9/8Ng6scLAzkB7Y7mItLYHlUqYuDcJZ0BL7THOsget",
-	"AORknauVsZydcDkTrQ7z4X6fWd5CT4aaToUMIzkbS7hWkjhKwt5/5zWekjvhvfgn89nkGSf1+vA4ETzc",
-	"2LONDdky5huRPJAlLjKWAI2X0UdreCE3sA/BBE+Y875kHiXyJtohCnBryby7ht2KzYj5sNw32vCZsOeW",
-	"VOYmkjf2Ud8bS58IdJOIWaSNSEQIp5v4p4rkDZhS9u+cZ8xjfiT1ajqNgkhIczNdyRBORPemQC0WkTH2",
-	"RYX33wke49srfUpwlEp1AzzsXzKVeKDhcSdyYego3PyxhMMFRapVAxMhmI5+ozPNWMHKK8Uy2wjT6rAf",
-	"lJlbtg/mlo9D4shvVDKJwlDI92LJafqWHEfycBFJ0J3s8CwjPowLBxkXfpP7Tg0TZkP5IIIofR0JoIDH",
-	"sUgeaZaoWLAF3wDtQ9ITmpw2HNxnqc0lAzowtRQJkNNjXI4l/ohxM6tI2Mdal8wn/+9NGGk+QbmXvsL9",
-	"VhwIPUHr+UxaJYrHXyeJSt5rTSN600MW7SR/mrghFVyk9QuYfveDrJ97G9JxJcX9UgRGFP21HfYMdBPS",
-	"OTBclE7av7Q6o3uRZjwRYwlKDTof3ZlkmWGC0dBIhKxZdIP7JZer36IV+0GZb5yR9eDFsoJiSvZUugGl",
-	"Qh0eRNnD9t4wW8YflLU/8RM1S5eN4oOsXfo6f8TcXNL4CEzKgwPBI1NUJc6C6dgBvOSbWPHwWqnnPJmJ",
-	"96LvEt91Y5S6ATddns6OASYqjATwB4NjBEM6pycng1M22RjxsFO4l5N/NCVmlGJuGDVrsT3iD7ImW68t",
-	"KWYQSRH3gRChZqdD9n30Z1iMK5HcRYH4SfI7HsVWjL3Xeqxy7ykpQSE3fGJt+UizFQbF7G2XlcGp7TjI",
-	"A2RdboFomqw4vpolyt/0QRYn90JalpQYdAqDfMIwYRLN5oZJtbanllWyMSyiGLfqlQwnGzTXxnKZqFki",
-	"tPYYuZ+WSbTgCVxPBITIIznLqRhrrp2akT6Df+Mlpy5hmK46bLglL1kWzhvRE2TBQ8pK+wnGcshKR1uw",
-	"nNfSTv1xVSSmux/nUmCAytdKveByQ7affi/GTbgRNyQdijIkm1DfTeJB8qKf09qvlULfReLGXsuMhYF9",
-	"EG7Mv9GyY3ksLssi0syoWyEtpzx7yZqWYdy9aimkcyNAjE+PpbWGY+fd0fYYfZUjnmWgLIBChLTKcYFN",
-	"PiR7/CT5ysxVEv0mwvcVatmL8oo0A3OYTQRPYItaYsHeI1/ag472XsYmPxU/XC+usrs+lLxK34hnPMzN",
-	"w4QFnKfzG63krVRrYJJE3KlbEcK58pOVToHQ+r2PFJRKC2vgLSINNll+EUpeYTzzrIGX+SLEryseo7BL",
-	"3/WwLdzP1uZp+iqWG1bNElXN4cOY4jRXWI3sLOFBIJZGhCPmV3zaZ83IaHSyk5Gat1zGMnsGEzTIdrKK",
-	"NGzoGY+szm6imDK0eBhHUrTAcI4k7IqbhboT9CUMi1hVayzROyMVs9fdipH7gLTEGqM4JVg+97DCeSqd",
-	"Mgr+OQgTUG7KhMdcBqLgIH/boF9dTlUAmWjhE9MYNfrd/km722t3e9e9/qjbHXW7nW63+w/LgGT02fvk",
-	"Ko69RhQentnnYkFxFFhFxBqtVpsFOuc4rsEDE92BFrJMrKVqInR5pmOuChfopZChHZybsPMR64VdYm3Y",
-	"SkaGNSfCgAS2L1Brqx3Gq1CExTAKEuWoLIoCDcsDfE0uuHSRQPPA+0tJkvXET4cTciPaJlqI7QhEcYkq",
-	"h1FtwbuBNe2ysvU8igWLQNbhagB9KkdgH0B5h0GUrRFFHytTtBxl3voyMlzVt8NIW74DtymbRXeWLgZX",
-	"JFKyOBrHr1uvRwbeLcdeKdKnibl33037+wpvRp+/C1H90oBJwpzo2166JfLcl37sTTpmNfmnCEwjy959",
-	"indXBSalWMcbx5xbUiV/7HsUTVEy3qDqpLYFDc9EVrp/P12BA/NqjBqDX/vts/XPveQfSfe72enPk94P",
-	"p7e/nk9+Pr3rrbqLwea7xd97i+H6t9Ovt+VUbsoHLHbus7t3SZ70HXZlVCIgmxC3qRTWYsIFgbOqyMTH",
-	"TKgqrpnnQzc/N+4dfPYyUdMoFrsPLM243CiJHkwt7Ky8LOszEXoVG42JcloYY0WWPTt1h/nEUj6kiwoz",
-	"lsCLLuJBp7u9mJdxkdEinqLWfcQJQxe9NPGh+D7cBig/wXGOcxKxLglPd5rUCM7ciQKzfGnZtTJvMUcK",
-	"1FZC1kzEdAVpmhhQQC+vrjvm+t6OtIZu7ZBeqwpmhawbti5Jz+HRX/jjjouFsJbaVVTJAb/jEV5/bGU0",
-	"sPcceExJUakKcFOYzswq0Ty4RUPYbrzCXmOLSK40W4MBZNVtUyywOanSl7YX9/Ajc//Zl98dOcbECRdX",
-	"Mzsod8iqV2K6U05NNiwCL1FK/KLw+BT1nAcwTC3hd5DuKtVuSkY1nqw+GNF+GkaypEzV0CYKeXLDcCjh",
-	"mq60CC+BCxdKig3Thm80Ci9pJccv7szOVAQ7vtzk3OUtYj2xXz3IkNLZIKcROG7M9qoff9gfLdU/fZld",
-	"KWJ+EIbxBcpKJavO7wdJEBEIaWDg+1iesoOQlE1u2EJpwwYtz6X1gIkOecxGLPYq5/abr0SgEnA4Lfj9",
-	"M3xqkA6TJwnf7FCX9kis/NQqN1uOc1/yWZVWBZlJTE0dFbRn9xpYOcYeYCiBKjl4Nzk1ei0iSgI9lGaF",
-	"zfauTCg78fua/HNMR3W+Ensfzq255FpDNYV26XItEC+geCmZ1Wa4ge4xUKtXSzdocJULsQoj87U0SUVJ",
-	"1Y9SkMygQpkKeuOtVbNOA/Mj5geJCDH9IxQT/AfqGzcQbrR/a2Fu7ChvMPMKbomVTu8YS18btYR3oJi8",
-	"oflhvoeQhd/KRT2lZ6qkKQ+MSmo4B6iwnitLCfGRjj6+29sCaWNGqVuq2/rQzhZyyL5t8DCM7Md4/DK3",
-	"2MhwFbmteNxZo06FG9Z08X0fy7fQn4vJfpRgtNKs6eM//FbJxE6yPMBEcPApN4I5T2YCFDprD4CfOhLr",
-	"vCui3+2+q2DuOjVGWH4HJYY1FaSMe2wlo19XopSC3DurIpWx4zE7ZYxlSUzEBIaxm7n56BFac1JJkWUB",
-	"u4TNiQB/KWrhpWEMqPKsfTHpdesr0g7QfrjlfGR0z+3edEIpE9QKin2iGjjV3shiNds+m4rCw65CVHf0",
-	"0cUHiupMqP1bCGpHiR1y+imY/3XK6XU+cUmtpdW2MrexPZ077Ed0baWeBHSyCIHFpvYhDWl1+ZCDj1FB",
-	"H2IBJZH6NhfZsbt0cn46HPZPLwb2v6envV4/FBfnZ6cn5yf8bNo9PQ/Ogi4PpsGQc3HanQx6fT4U0/7F",
-	"2XQ45OD3c/FrR7VIfgvmAP5lB+FcZ1mOobvqsgIp7XjLk5Uf7F7yZTcj92EeTKmgwSpfdv0JrSEy9FhR",
-	"GfwQhClz0+G1CQWi1k8bklqz9AHiGxd2gdkXJlVg6jSxO1uwHV+CYugojvPMyZoQ5oujRSS3xV/dx5Af",
-	"9q6lYwwMWGXLubV6eKMuO7iKtQEXRfthv+Mrz6m7yZLdibSJNBHHbkG7QJZIsZiaw8iTbYg9654SaO+y",
-	"1yX0F6VZbsYpR+T5MDe0SkkHN+YKAqr1ERrLdmpztnMV47DonY8pto4SNH4u2t1cmel5M4xmkWFfMnvC",
-	"rFUStlq+PWVOh6xUPWW1IKtLJJo1B33Me/PGciVvxUaE7M/Pn3z/dX/iSvAH/ba9g4XRTGjTumSr5RKy",
-	"ZzF/i9wSHiogfvfeZ8tETKN7FukO+xppNcoH4/1xo2vH2OuPG74TdMyosfTfl4S+K+CH5BOs3x9LR5AR",
-	"40zPVWKgNCjgkk0Em62E1iLM8EQyopcV/w8gfo8qBcvvhBwrVHO61HanyGBTU0hkd+qrb56y04vTPguy",
-	"2zGRPZs+JK2rKeat+/ZnH2usypeM8jEeMZYTZeYsUcpoywUgbmI1A4lg5mLhpXGyHZVJVYGH7GpdNfaO",
-	"QicdzSTmr7FA4R9b5XAd+qsTqMXjWM3GsnfS7Y6l/kaFf3t8d7U8+fFcXvDzvy5fn7589feLMzP98er1",
-	"yUQH/Z/jx1//Neqe/2ksx/L//K//zSpex+bP+l99t+50cHJbB6qlbo3FG1vrJC0gKPm6HhCGt596pdRe",
-	"j9xzNYN6RpRFdYy0zT9NsVgaijER10SadaGC59cVjzUwTOtgvTs3jrLSbVT1oKyJUEuzkwfQzKijKFba",
-	"sbC4MNoc9dOXOvJ6eSav3NlgxqXO+IcdZVKsXeaOq0UoHmSFmPDWOVTtSX9SzBdo9iCVepg7Xi5Bz5AC",
-	"kr+SKN6kpjG7WiWgFEAu6jwygukl2BmamSRaLER4yTibxFzewuvBRrJim04lqCRTcfYxL3cYVXv0c6Ap",
-	"p8NdmCn/Mx7fd7vt8fi+Nx2P78+m9p8X0zdf2Cu65mL9U/uFe20gARcfCrveZ+nJfUA+FPSKubppTMia",
-	"leMgb6lsEeK/wlxFvwlCqqBytaeWiwgpY5hGWxrfJFFoOSKazU2VQuPeuc+l/BTufCaXK7M7luNqUvO8",
-	"+LuyV2HGBS7rEXLHJ8VmnluEKn77Cl2b7yVtXs83xTwAneVUNQEfi4yD1Luz7bnb764r8pV7orJiHq7l",
-	"8hPcZ4/jEvca5JOxPIhRygpkzXwKXHPyiXEN0baKXQBlqdrZD35RCLmkOxSr8NtKxhsPMk7bwZxHVkeD",
-	"xUAYKQqr9DzW99jAY51OB4C24CVEdanYjC91x2peX3xxvVkK/cUXrOnb8fmtkSsMJQeo7zHfircbtRQS",
-	"/0QRVqoupR+tVQwhAuCMGyidwBus/ZevI8Vf9A3EFrI78jWl+I5EaBXfUekp1LzeiHvEDUsHN40kqLDp",
-	"D9qo5RL/zsUybigLNit/dV+31lOsgtsbPY+mdnwd9pRwu6BgPZpJlQissLb7YMNCBcfzrVTrDvNDbrjP",
-	"Ap6Ar3TB9a0mxBBrG0Yhor+hEag9SqziztGHVdiQBUAX4ohQ79gsUWudlY7AsEdjWaYnS92DGQlRs0iD",
-	"JR4MeD3n5rJEfCxTKdMbpkOeyjRfD6fgPLOwHI90YR76suJVPNYqJQ/hv2hB79Sr5C66AzEi+FJJsIOA",
-	"hrlT15JyLC0z26FfsjIrWMGxTiwxKHmwCCUD9wHaA+wqePhya9WZEXGskfB2Jag+w+Vlw6dDNkGixCBi",
-	"6H1YbKlWBiFr7Nayei2DTdr54gvmQ5b4n/LgK81lIu7grn/9K0NgafkA+pAI5rvrPmWbjWUKmwMlI48o",
-	"95xr5jwR4JP4TSSK/rRUQNnQwziQn37IvZX9dP1N+3wsaU1RQDH/rRa/esDxVIv4LMRqRPtfbjwovXrn",
-	"2/PIWsbnZ+cnORiZ765+/MEeWBs9llolxH54TsAxAX/+5frFcyZ0wJeRnHmMrAfNUMrBttEMJaumrf3M",
-	"8jXlw40lDKwdizsRE1aox3xuLEfDqAaDwQX76fopvQT30SKK44igF5eJCCINVcvingcm3jBuh2zXM2R2",
-	"GVodZtfA1T0WnEG00l+lm6KwEeyyY3o08huD7aY9BJWEmh+3JfL+KD9FGSmRE2w4e9F/OyZFctwYsfGq",
-	"2x0EqcIQwt/CY+MGDCO75Q6vvPNZ825U8tZAHVxxcmllG3mekIStDF2QdNlMwqBuwg1O12O48GNpWXEd",
-	"aYHpTpd2cdDgRbLMkbz+L2+s2FWLJUc/cCr0QJo80ojNCUclZAUjkTAkAH5zkGasmc1KQ6GVNpADCiuT",
-	"FlvI1lYYhVckDvfzicPc8MyxCJ78odXfUDg0Rr2zwcnZoH8BMCZeA0VlY9SowkQ6Bk/JjjJ1yYO1jchS",
-	"ox4l4kDlzYGAs3PAjmoMRS8cBN3J6fSc98VJeBZcTHp8MD0RZ+FF0J30+XB6Ks7DbtCbDPjJ9ExchL1g",
-	"MDnhZ9ML0Q0bXgradjDwmxNnjVGjO+kF/XAghtMTfjo5C87DC9Gd9nh/MgiG4Yk4nZ7x88lF0A17oj8d",
-	"8OHkJDgNz8T59ILbZxteQ4tfG6OzVK/KH2gV6dN1If3IsDmoViIcbQkNEy2ENnyxRFZ0AsLMEyHYNKFU",
-	"APAcaw/PgHAs0W/H4PggsQObYs1RXFsW1cpVQrhbrKjBE5qzJU8sI6dpAmVW3cWkJR9pCuf25m0/+8e1",
-	"+8do6x+/dAgzbfDuH5VxLLcLdtmgoNp+ZW/McWgdeDLLYD8mIlZyZnftZSrk2baMfxDScjntY2+NybwS",
-	"Zc0/4AC3crB0UBRG/AE23zGRx1jw6TMZivuaCD+pEvY2Z12CpLVyWAYb8EY3/W+/vmaP73qPYzWDoLsV",
-	"wIgnMUq1OSim5jNhbTgepkDHax4ZtBIpiQb922G28peMT+AN4EnPil9RM6XKWKsXRcGchSKO7jBwLp3T",
-	"XGzoMPMYnxTAlSmumH0W3eqlLdXrDvtHuzjjvSiZ9mzU9GEVhzqb8YOgM/emLmUitmpI1dpj83QIGmNR",
-	"WSyO7wPI62M4FmT7Ll5dKg0eFURb06mVDKxaMH8dD1qbtzips13r3at0acMvteMCZZk1tUBuQ2H4SLPc",
-	"7a3LtM4XbUkHh4YGZsk5VjjT9nkaLM3oHi8HqJqiyUPGEQjvHJuQlKt1T3xFwv7wVLQnMl0kTGLSUPoa",
-	"JUQPsJ4snRAqz7/eLEUI3/JZU0lHNnBboPFBCVpj6b+w9HgK5PgKDG5g2IIp2+qwJ6gtkx1jlXJnQDj7",
-	"wmMUMteYe+Chak2l9/igZk00xt05b094VWHqRBqB5CKNCkKrw74XS2PP/wk30QKGjud+h30rpEi4UYmG",
-	"wqQFX1o9AALkCV/jwJGLvlUj5v9TK9l5xdcvhNZ8JvxL9r0ycSRHY+nfwr/uO1okEY+j37DKEJ74Tiv5",
-	"I8zCb1UkC0Fq+fDDKqg5jbTISV7jvj1TbfqxNKGUz/amHqc7nIS+ZR1ETk9CkVTktN2JyvTjr0sNM9A0",
-	"EsyBZHIdINLdwbE2dONVRNrmgof7Hr6CyOpf7J1wnmRAljyOf5w2Rr/sDZ/hE+/ebHmSYYrulX+ye7Ua",
-	"+TKF5EVfzhb4ZORgLflY1sWed2bzORT6fDof5Zfuw8A3q0TmMFbSHNexdC9NMzmtfl1i9rPje5QUsgGR",
-	"h2hqtKBVojILuVTxMNXkU+CIrANyGKFSEBnWRHcToiuSOlX27BcjSeAjziAxR6dodS74/dfO14WFBAt+",
-	"DyDH2sVUClCa7rmqwBTAg6p4RVMJYq51FKR5Q9svIdyBHFoueICtpfXNKo7xxNiuwXfzqqyQFIYJHsxd",
-	"BHYJCDmSkiqo4l7JNGnL6pnNQn3+Vhn+0XpemdRbULypJxCZNKuSZOtIhmptd4/VX9M8EXRKFu5scmNV",
-	"cPD7CvJAJY+gSM4OzUOk1MnGwe9eMld9csZCqGQqMj8tyfZUXQZdCrhaNeUSG1XaziQ6ux6ld2nCLkFn",
-	"kZXc6Ei9X0aJ0OTyyeCGwbpGVEe7htqoJXk5EeYzVyplr7G1WsUAQrywJzdbSYdB1uTwmm8FT8pEGBxd",
-	"dpTbLXsnDeOEeoTIYbQiABC8gAkZ5nq9rCMpXdolBCfQ972MIytBK2Zl0FpKhGCBiuMVBNqczy3gki34",
-	"rWCc0bbE0SCGlFWMrEBpbVk53eMJUhQX9bwPuxT5gFxwrQL7dz4cd1YIqyrZAbvDUYyWCxFd9P7itHyD",
-	"qEITiX51dmkmKPeUomZ3vquQpHvoS9vrI9E1ld9V1IzCVMLhbVnacJQWi0Nktho4fdvKK54NW2WL9jJl",
-	"fPcgEKCwJ1P+s1NQ38uOBvtvexeS6YAs3dLJ706kKk7bOg7KW2R7UTPCFhilTIGy1M0Lo91qB2Z6HJvc",
-	"AjTM1BJNTYuc1O0wn+hA0cUtWvhUWouEu8SQ2VgqMxcJU5TD3qTyjBYpN9ityBrtdJCxpkFKaXZK+N9e",
-	"ymIEyu+xjG4QtQORB+VqeRL6DJaX+QVC+myAPyEtfdbrdltpvysRjhDNciz7nQ7u9kvcbDSuFKs8U9yy",
-	"c5k1T3DMVnQL7fS8VQKR+bVIWujDysObsyYd2Zcpielc+RPrErHd7/dsi+wUzvkT6//PyaDd8y8pEEIk",
-	"A5eCuI+06bCvc/jftFj/BHjYLbOwqFyWhP5gt45YEmFw9yep5TkhODzpDk4uLk77Z4Oz7vDi5CEKIGHr",
-	"k8Atd2esUQFZkxR/xz1GperbQ8V43me1vwyiQrGjmQzKs3iqpBbBykR3gpQ3UOWoGmynzgcKW1by1GV/",
-	"yjQbD0IkpLCNsIY4H0p0a5xPiAhM1r4CHauk4Ryp7x1En7z+l+8yVVpjVPK2FDxEaXQqYXZSbWt9AK6c",
-	"duW0n2CRHoMtC4ClicO7Bz0GKYHgpprAl7GDx2mmFc6VAuh/bih/32MglMycS/tmrEXrdf/ngkrYMZMK",
-	"un/MIxifw46DgQo7Re7CNADvUdBHx9J9+laIJWmfdgD43lRQs+YrFdx67CVf0sJeBZHWKtGUZwHHfAs4",
-	"ZSwzVoFQ8f0yjoLI2NlFAY0jFgb9+Blf4LFD43nEAJStmkv2q8EH8Mm2WrxLIryo14v/eJnwH65O75bU",
-	"W/r0H78eBTWcRp+q0XWKOU91ptiKT0hTSoN2dEn72MFHSUGVJjRVu/lL00s/uDPze0dFZDNZ6n8lS332",
-	"L3hT678PtAFowlXBhYNNggqVv4bsDzEB6pTxr8FzvL15/qLWbr9gv1NqggEvHqFiHcmZT+WX9paWx/y1",
-	"kna9lLrNaUEtbyz9LB3EZ801NMxYQWYwkiZ3HU4pvwX9PxDFy2dNdxSFqwRkeN4PhS5iq48FdrwTHtza",
-	"p/WcJyL3aJqbQwqbKyX14AifKcP4WMJDzmik4ZMoJsQdmnnDa6zBIMrludjlwBFbQ8m+qYjGgw9sMZRd",
-	"h5eIxlcVT4Arj3TR9QY+qIok/qxH+MHgEtkEnklqLYeF0iXcQAhbwA7K8mirgQsHaWrHXjBTvruNejr5",
-	"LFfs4wBoVBChvr9ejolynEz5H2RTZS+sLgo+SrrWV0OkBCqUQxyGiEYL+naXJQD3uPh0p9NpXTKOuiBw",
-	"5IJHoDXNlICeSoguC2aRq0NOo1351oNHdREsM1wt0AmtSXb3HpyTwZE4J4ehl2bbuQbANN/H32G55Sfo",
-	"Vib9YBV71gl0/PL+4CSFeJxuFMmifKmJUX4C+Bfp6bZrQzwQ/CMnid/tgbPKmnjV4m5sMUItMNxoG9fg",
-	"Mn8k+iN3WvpbnOBfMh/tOH8ECGNpPKJ4bqVQcIUDC588FDQOZqS0qVQZfpSCLfFiwf1EnEYeEWtIOT2i",
-	"AhRqUY1HB/A4CKIGCe3elqcF9ROrBEBCBLaHiwyaWOtIi2NCapVCaFdC5pprNlGIgP9BRU4dDBERGoCI",
-	"Lt1frs+NNjkciG35W5k2tj3f20juTQYgZvg+wv5Cyxot5jp3YM4VW/IoBAhyQI23tLO/fIyDvQrHCObl",
-	"ZfjHxHOwwLXbGOd5uFilBfGgsLsex+jTkKc02J2c9j4SlSTGXpHqxrFHphL6YKUAAosFVsKVP8uQza2d",
-	"bFBXoxqbRUlvLpkfTgUGw6ZKyR3k8pcF2VCk3x+b3m7v/wG6o4Az8OgcdXjgh4pqXAKkHECawx6VvZtX",
-	"2WfQP5AK1PCnWyc06cAgoNcHQZC/27ICtqh/rO6N1Z75E5O08YL439I692veKQPUKp05G3m7a4BaCtna",
-	"eSQM9qHt7d2+IjXh921EMvYPSXAHONpc8UoELZP9x3e9x+CFffwWX/GuBMP30NT2rVnld0XdKB9p11Yo",
-	"n1Obt1Y6+zztR2ZI01fhno+TDp3bzbuq37fNvNLWPxL/mrZUEf46ZW9EvabyyVsxgt1Gn84rYXDfWKY3",
-	"kla2thu0S3+gi8Qrv5O2Td4rZjdPOVjSPRQe96MYjN3jDcbZXqDvK0NppSRm64KNuQEvQei9d5JYJssP",
-	"S93MIYRvJ29eY/KCxCZfnLnzw6G0FaRxa4di4g77knaQ5YdnWySXK56TF47uW2a1E+aO1Kns9LZOIAdG",
-	"nNlHO1SR/Wph6qYB4ZmiWxZM7hoVcVaP8YzxsAfrZRmK86cPc4lU2KMYWjO7ciGc1HTwdC5bj3qGqPXI",
-	"Vb5nhdNWcVwqAyYV5BAHl8Va2bHky6XgCdZuW9t8o1Z+ijsRJUyt5VYgr1CL2c/XYu6s46S7XuisZrOP",
-	"cRqRC413qTHMgYewpPO1l/OpDK09YKj5PDr4QLsY5lEBc/WcaeiHyiTPjkzELyfx5zRQCNa7v68Ql6FK",
-	"e+3lCLVRq08eXrQG9q8SZ/NprjB4wUOxH2jxeGD8jAVrD0r3OcyXcOmxTb+4ND77EtQwSkJqXWaIC+6Z",
-	"sUwr6uxdmGWQRFCkurTiITId9gOq0fl+/ZBi0EyrsIvhH5WMJRw4LqPjmOrThynd+Q255dVzFwGO8ScZ",
-	"3efr97XHjGIB1Yy7qo7kTiTX0UL4xUO9uNUf0DtH7MiILiTLpPc52V5ccq3YlBfdSN0P1tOGtOooZE0H",
-	"gZEzPSgv4/czPeR+s6OymK9Yxtd6z5hHrZf7JXm4y5ivznLLVBkMmkPtTChCjxmo7FzPFUDBMqlKKWjH",
-	"d7xYKrOTTmQXQEdjCtJqNhdxeImIHw4TAYc+55pCycVhPUC1zZ1cdfTbcrm/Jy3qQXMxY+NQAX78vkrq",
-	"nSaFz7BmlwLobCt+LlmN1dw7fjh5haAGTdLYQUEt74MStD+AlnFUce+xdlxBXznsVH2kXUoPQVDl8AR4",
-	"0VKQCmKtdrv8U0VShGO5EQZ9Nvl35ECYtqt39p2Rvfc+I0kXO8y2LIDUV1uXBWhuDI3maSSV3CzUStN9",
-	"iMQEaeH6eGuT8BbK9iTZhqUVzqlQBc2gcPx6uZBhJp1qwK1Rsha3EhK01vZZLRa8qhNLWs2HRgzTeOOB",
-	"4I//ziV7tc77kxxrH2MvHe2azxtYfKNWzq7asrYyg6r/EQ2qoks/MYcEA9TyFWEtonnjfEaHef7fGxD0",
-	"CB986nBSictcJvGArkVwJ+6SeCfvLfH2KrgfR2E9ANQjpVKGV/Nx/NefiPJMu21HHgEEoSmHgPyWoKKu",
-	"5ypOU/8uWdcldG3x2XvrqMdo+J+oVj9iBa2+xonv5ZR9QK8iNX8sm7AKamU8lrZstdt3GUemrKA8wAjY",
-	"rxerBL2SqX4cZV3pqX4BqFrUnN7P3/Jh9GNIm/i3VZD36sYYyAeUM9cbM6cBT8SM7wmsPiRakx12b2tA",
-	"jlPSu6xikBmgZUJCZIoZDP5uKH1Lq4vs7ZFp4aEEJSNWrtAVZPa9J0wWsqmLvhSSZYs5qbtF2ENTbo5z",
-	"5EdhAesnVbFJMSirvGXNO9OhUUEmeqQSv7CKeU7L1Ig9GvThuC7FWM7vHr5xGv9/SPwmicInkscbHema",
-	"ODVnYcLXks2SKISEBBlSU5dAbaPZcxlCraxujH7per03XsM+R7aKCeZw4Y3XuONxFF5Hsf374nRbYc29",
-	"p7rC6E4Q/K5WC4Hd0wCe1EpxtPJw49lRo8+Jx7Fa6xJyTzp2Gm3KB2VGhF5UuG+O6jdVBw6WsQ0SqJJV",
-	"7eBTSEhu1+m3kvgY7BrKYHByMhwOevuhLGhlajIIkbQaW4w47Q0G1+TgU4+FEYTJnKGNKAlutyXAYgXi",
-	"8KYkL90Xq6iVZ5yq4Rp7CYkGHf1h6Sf2sAhFiIrTShK8sylOr4J1vLHMMiZwxi6jIp23Sli0WCqto0ks",
-	"YLNEclZWoy5O33+hyps7AanuFs/Lb5oCneo2/kN7XSx5YuJNTiyUhADt+K1NXc/o0yiORUhrBx2u+ift",
-	"SWQA3HvE7L/8RK1vpola3EyUMWrxxQn7kgUqxt+SaDY3PmvaO7tQHAsaMtzZhovwcg9e1R9isEMt29ic",
-	"7YDS4PdfqapV+IvgsZnXNVTQq9jg2TeH+7CCmoeRBPiAuQhuS5RPC3/U7bYTIOsXW61kUYVfhG3r7Ic2",
-	"BWAvqUpYlCE3fMK13VBQbQzn0s4CjlLETt0SLBfOb+MmuPGYv5L8jkdw1vmldHJKrVe3Da+Ru62YTg9X",
-	"9wAh4riqFua54KFIJopXZbwWu6dqw+E00R6b7NBIJpua8zXh8lbnW3no/CTXkdSUFlMsasPfK/LNPoXU",
-	"ZpFEqmar6yUH2YtqGEyYjjRXMQEAJwMArz0rN9aHa1UMhktQ80l3+WFa3xU9vjeTerJppHPPD2qH/vVc",
-	"hDORgGNWJFaubmoalUHJuo7CrEqSOiK72o+26x3H9SqBncSLjoM8jd1t9ie4WCQz/VZBaRzvju7jaUMS",
-	"kw8dxPBYaiEhfCdNhrNQrSaxaOOjNJ8ypJ0rUWmDm5vvcS8HBYJm8zk2SRzc1L3usO8KGEaNCSSoLcRC",
-	"oW/23aHFNIjgmIN2S6lzF4k1a5OD7k44mavZhMdcBlbxEEVsonbvwIzMnR3KF0qKDVb2vJ+HtqKFbZGh",
-	"dyJTbm+BQ1KlES+ZfGLUnyL/Wcp9tLoa9rKnzipiEhnd+n2Awd+/mzmy3taLDykSym1VVyiEXFvbLv+R",
-	"ZvYO3JRINCtHgGQei6aMy03nYa4H7GLuSn6oFqjAJfXSMZtCpeqS4+IR83HYPmumktAoygNtecyHufis",
-	"SRm91pSh++zViTD+WOYulvGEyBOZFsn7rEm3pF+xN8eCQ5caEMKAcBPJYvG8fQX6TgqvyLziUEq/jCNT",
-	"8Qltv4EvLlXJ4+whHDqB/04ISmxKfpzUXWNfXRT6eGuNxH8m73gS8Uqk3NdzAacT1R/Tje4MKAh3OgcA",
-	"zLRCRUJxp19Yi+brul7zX+fQn5yABAQa+zuWhSC9qCEm6GirhWvER53bD2rIjFDRX8Pr9D9EoiphggGN",
-	"dSsIVvLaRxq88Qd9loZ4tVpcq+qvPoljR0vXdl8j/gi4/Akj1qkG0D1iySNQ/tQSzpm0X/9hraml+kHM",
-	"uD2d/owk3x7TD6q8KpGGuNf60JlX99jPyOBVc0jV6KrWrl7C7HM+VukyNLp9pYaijo3dORA91BmZV8X+",
-	"IGdkTmPcfLf8x9Nnpy+un3RfyO7Rh4TI1nK3qvxKLFVSMzGMIdL66NViIUK2WiLoI+z9VDiR9SzKnouM",
-	"5cCsx72rKc4YFWRgtbDCuVbIDbywvbMJcmZ7e1E2hbpNAXNgc9F1O6ZTgOZ0mvyofVIFppefUaVthJKR",
-	"bwuUZjdrwzFR6jZVR1udffHBioRYR8kdY0ChVRSbTQhygtgSEm3GQ7IUK5JgC4u3f1/lDjxaha2RJytS",
-	"1XHg2cmXHm97xWp5TfdSJ61oobUo0uL0QGJkTFPpQaWr2VdGJCmQRR2/oOKFKocI8+qJFHD8o65d8q4B",
-	"mx4wypKAyFmsJaJlzJXfX43CksMKVgoVNZlsamtXsAEbxsh02l09X85SDn9gBw7nOP1PTO+idp/7Uphm",
-	"VEv5uezmc9lNdEzuXk1F/b15ur2Z+lWbqdc/YDf1j9lM56XNtBZ2WLnU0YfvpqwEJWX184tKVFwnWqq9",
-	"OQBmLBW0IQcbiDKREWM0n/WswElXOp9IXlVYQA9IHMxJiFrXE/W84prR3R84qcSJn8OyoLMqxuoU6LRp",
-	"FDeCuriPykQFTZkig9hestDXi9NzbM71WEJShEd9e6F8xE87EzPorUVtiVtUlgXFjusi9eZcY49mhzm0",
-	"J9c6azRzGFXyLWfqycJiNXukmYab2Ry6ueE4ociMG0zcSQQPL3Pt3wBxciyxT9xkEgn9+C3lp7zzvWKT",
-	"t0iT8y51nXKp1wQ3hZ2aNfWWicLdBfzlXNAPhx8wO64XDyVj7mE4SnLBJjd1HfecXhILPr3cR9qs9idj",
-	"Ik7t+ajfHLumDnjJSupSk7yxnIh5JEPm25X2iep/XDsie5/vmj1Rr8G09VBnN4ifI3I9ht9+cIf8sXS4",
-	"rHGysrreAnH2U9scvd1RHLOVFh7TooC9j+UWy2UcQX8TGbIgFjwRYSsVF2NZKMC2wj/N0CaBkn3oVoil",
-	"Zj4Owj9QruRPsUoTxkHhQ/FpnXjwLO9u1W1WVWbiEXm8ERHlsP/SZnlpClxuNfOHGB0mhVnWmhL7PEm0",
-	"IT2oILI0xbRicB555MJM1Gq5x6tEr6nn64d7lcAg+rdIbnNE2OUzUrPqfN8n7OovT9r9k9NCtu8LkdzG",
-	"YAALYEYI4fIkZBOuxemwKBz0Nyr82+O7q+XJj+fygp//dfn69OWrv1+cmemPV69PJjro/xw//vqvUff8",
-	"T6W83iftf/D2b932xZeP37wdDt79qTK797maPZNTVWekl04Bt9qhWMZqs6DGoSUdMm3FVsM5qN9U9W7z",
-	"3AkPIkbRH027tI9jNXuc3elvo0N36K9OoBb27rHsnXS7Y3kMCcdyLP/P//rfrOJ1bP6s/9V3604HxVUF",
-	"4mo0i2TdZrHaC97h5Wr2AIyCQgbZ3PTeqVV939Rnqy25mVutaBrdOyZ82r96yUysZm1Mh7KmxyoJoPA/",
-	"R2WP+fb6406nU6Y4LEjlQBIh6ltr6Og38nZzk5sztFMXJSDHkwcUXtyJJJpGIvlebPSuxZDKQFNsuJnd",
-	"ik1Ftu+Bsmz2vagUZuvISKF13aqkl9NmwFzfagQQsJx/zAhe47v2Jo8Qk5bIlB+ql9+/ucV0DFYjAC0J",
-	"KlM1XP6SO5wtpTH5bmsF0paLarYtVW5FbRXUraAwN2mlADFvv1MEXGgMpn3em3SDi/BcnE1Pu1XMCwmN",
-	"3yRqscOstEOFIgW7Vm6lPqBZCWP4SZrqNDohLe3EmmgGPS4CqD7IFczmzcZbsek8uOotxyfVxAdBgoK6",
-	"vb2iTR+bAyHfYVOhL/Ene9kei4Uf8Qi0j+LPB4j5L8P+ZBicivMvn/z1dvDrXfd29nR4O/nu6fc/fbv5",
-	"2/zb679Pnv16dv/6z/F3v/319O9/f/X01ST+aW/aHvJbkQB59igsU82mSO2vbc2A2hLnig4KFladGVah",
-	"pB3VTT0U9+7V9Lb3azm+tzM29FJ9rz7XlX2ls1nXkd5ZilVtx5U7f7hbBuwoW0XxUbYmTR9vRlYlY5ca",
-	"MOJvWvyKf4+R14OMwX1CR4YjfypE6DHswmyF4atvnrLTi9M+03yjW6ghpL9V9sflZixhUNwwP6WGn81C",
-	"gOj1nfz2Pfg+iGJKEUv1q0zgZ++Gw5j5iQhEtDS+y33SrhUm7nsfNAgYlo+VXAI6fIXccPeIHVxrhA15",
-	"IuNhU2v4JEA4T6eIyDXjkcRmo3RAF+SIfWajVok7NNlSxVGwQUwZYq2xREQElQTztVKh5b6/2ZdsgBmg",
-	"F3fWDTyjKo+1YndqFcytyWTmiVrN5pnz4hH1y2bBnDswUgyTITdQQ39om3m0Lry9Ak2eF6lwSLYyqIf0",
-	"nH5Ey8fNKhH6U9OF57Xlj478QExq+M/TzQdXSyJ/KHrhIOhOTqfnvC9OwrPgYtLjg+mJOAsvgu6kz4fT",
-	"U3EedoPeZMBPpmfiIuwFg8kJP5teiG54ZLXj0fL0/YXozhLv9IMfD5Z0WS8rS7Inl1dqCQAe2UkMDbaW",
-	"LrMsUQoXOIrDY1RYMKErtGgSQTX7x8ojFIt1Usnv5P+cRnE5/THo62VHJbPH2X3/z11vLFGU/ePnf8QT",
-	"+dcZ8DoeoHaRxxJ+GMsdm612e/wOp+bhZph4Tyts/5GdVYTi4T3H8s9spxXMDOTGkhnimKDmtHfmT4UH",
-	"xh0Y1TZW2fJmzcwwpidbFcjutd5eegbtHPD1etR7T0IlQgQO9pzoBn2gJL/pJY6tHq97VUy0SuJ9Y9Cr",
-	"ySLStH2t9V/8ztyYpR49flz+XuMhdkD21fzs8of4vkl+ecJPJ2fBefjln/8SPFff828n8q57L85fLgfR",
-	"i+uLZ8O//qWnfp0uhqev+3ePB+d/u/vp1d/3KvLkiS3q8ZZ4VbwEeVYLfhvJ2cPq1l6nwTajwP26s2l+",
-	"OYB7fJdSlYM0qPriQ6CDd7ZddlgFFR9mTS4pfkjddh/Swu24lm01bdIq11ZJsbm26v1UJA+sSpQOYcRK",
-	"EMxdNypNX8fTke/On8pqN3qYQQDp8o1QQMYsy7wHjXcP6KBCilShF22ul39vqy/tzpaBF93uWe/ion8y",
-	"PBt2Ly56+86c6tT/J5KpJVIY9FmP3YplOlS+slS01ii7WiWQA2MVivU8MlDHhSm+JokWCxFeMs4mMZe3",
-	"UEPgjaVKINcAFGQOtbWJiq12mfDAiMSzzyZiutLQ+hkhGwS1frYGh+DhFlhaxVIUeLZPLRSrmfaX/xmP",
-	"77vd9nh835uOx/dnU/vPi+mbL+wVXXOx/qn9TE9sUcXzWZFzXUsfROuxZqW0upvh7m9OpdaQkbCBpju4",
-	"YCf3J1X1uJiwA2lM+BKULlR8f7HFzHh/5VHivluqht+NonhwZXw2vi3Q1FgFt+tIC/briieQ07JKpE4j",
-	"n6ThEjma3U5n0LpMiUb14LFStyyObgW0HIR9iDwKzQdRLu5GvynVAu+t9N9fpp6HLphGcQz4BIxjrfkk",
-	"Mguub7GsuaoAeixLFdBbZecXRxYz79cZgTtya7XL/ZxvVHRA8c5EFGtzXCPLHeU2o6znTCymBuKLHBtx",
-	"Zegv2+U7D6i9cd8Zy7TlUNaqGdKsqnAeqTDn/etwXiZqEotFpQx/9c1TdjE8ObP2lr2JYal3h/mBCkXm",
-	"IjJ8EguPLXgwj6RoJ4KHEINGAJ1L5tuv+lA+768SOUqWekSvHKHXzL6PvGb29sjE+HrO9Fwlhs1XCy4d",
-	"2GFqxahQVOCxh6BsJkrObhzejCtRb+SxrDAQOyPQD4+q0zNSW0PanhouJ9EeHphD38jnwBxikz/Og0WC",
-	"GgLVot3ed18N/tq/Ov/72ffDF6c/XLzsvupfn/zt/Odcs81h98JuBQOL+NpOi7lp0WKWSZqfewVkX7gX",
-	"2ol44qm99Z1XW+D/BJclW29xv4y5TM8TbFgWYFSipBMduxJbfEtLUx7TNyphPvjp4cmbKY9i6LgHXYen",
-	"U0RoIXUAJGKorHzGiGnahm6iwg1r6lUwZ9xyLSZzdAqpnZR1AMkJ1KfK/vvXlUg2Hr5PJZC5JhK25Alf",
-	"CLPVQCCfZHtI5WfKg9uL8dOrZ1bxEUBsigkVFgDRrYgBYYDlAO/D2XprpDk+r0ahgMsQxfPQIesUWRc3",
-	"jBUlx9tf/Z/bpMC3n4U+UbU4+p276WDwCDu4v1xfvyRIWhAyKTMnQi+VLHUfhA16QCsi2sPbCwcizitv",
-	"ppKwcyLYvrc470qZkAvOww/V7CL5wqHS5N/vsf1iujiGXSJonzILVx15cl1SQVJVnv458VQHzADiKElU",
-	"AgvopaG23NKOqgQFG3a7iBKyMnOVRL/hbz1vLP2pSiZRGArps8fMJ9CBmzDS9mtw28BjvlTmZgqtPNmw",
-	"O/SYn6MFPGhviOSNFX74ohiwSW6ynHefPR5LPxHWxL4B2Dm4EbxqN9NVHMOfkdSr6TQKIiHNjVUANPwM",
-	"qk/uKff6NPu+9FFMq8dPRqFYLJURMrD3y2kcBYbGfAN4QOkEMLPTTvHCY/5CmLkKb+wFQMPCKyesydmt",
-	"VGuJ0hBNNomYE/gINBNf8k2seHhjlLqJeWLJNOxZUmay8WYRaTcAO04JK3dj5bHPhv2+VeW4ETht+Hrf",
-	"jsvuvkTy2Gcnblkz8JeT7qCoTG1xA+LApIyAnnVkAagOpYVueCV1I7fCDa+xvb6gBmSL6yD0YGmhwKi8",
-	"sFa5zpY198483HR5SdOKiwIBqYDJUQ/AKLYXHXXJ4qoAPEV5ne1UcoSHtyPN7YhKWwRIc+OGkYfYQZoh",
-	"UxXV1gJltoTbq1z9RK51f64uqaoRPsKDojxX8Z0IrUaLT/is+a3g0KB9ZXXamZAi4XGkRdgasQiNZpdu",
-	"jmYrmwhu9FhiiBC5u3iHR02FTNahWa+Su+hOeBkEEYYYwbUxV8wt4liGSugO811xiD9K7XSmA5Vk1h52",
-	"fjY4nFxDNncJbFV7ERJHIIHXqGXbvgTcL/BO/ag8RKr6BtQ1LNAzkSjjA6TkTmtYCouYXa9YQTvRhznn",
-	"UNbD6NONUIZCfku1NFZBWHKte/1tndjdsd36JZpFhn3J7INrlYS+x8Q9h/Y2XLtofpp9k262DntmKPmW",
-	"TTZGOEPJbrhHeiyfXD199ozByzvsCcHa9br9IdwNGbY/XX/TPkeFjfCzEMMJ77hkfuqdsspQIqzFvsIC",
-	"ZHKE6RZWKKuVYT992e12u2XV09Gj4Oqyw9jv63rz5X4nFVG16gR/pao0IR85zwcOJEDOS+ZDPrqPVQMu",
-	"B9mphSkah/1hwTdgOtjH86hEWW9g+6YiZ6bXthnTCokXlS4rcKQ5j++SJ+DZJLHSYVf5tmLgAyLUVhPF",
-	"BNtfdg+nLeQPhm396LV5mXOvvH3ytXhUblZyWmfTqW8dXQC2/RjNoos0qgZmdtdZ0x5mSTvgWrC5uG9d",
-	"5tfMpO1q51y7KqymSxtBNGNLkLFEK9Yohb2yfLBnb/AJ3254a3hNIhmCoF4ILgFie8sf/QEWtGxKHpMR",
-	"saODWa73dyZyXXNygt2m1hTcQN3MYUAg9b5hx2wgPfeuy4O9xvubb9WdEoVBIhGPG2ZuZ+11ANS3JbrO",
-	"d0Cl0bz3wpTjDunOLnY6KTgxcvonkYyWt/okWMnwylSWt7yGdnGZujaiDeWzZpBrpIdtHNGbaz9XumxP",
-	"hoRaNuGtl2NpVayMf+0teaWLpLR9pdu7TXUnklGqMHpsbRW/DSOVE7vWpX0qQGMyc6uY0KuK+pIryk7p",
-	"Q1VDJaWJKomqj6brtKdalXUPNAMMc0D7xExEVy2UU0QfEeRxs6BEyhzTEmocCLfECCynKsC3qyQUSavC",
-	"E7sCWIxf+l7Xs//ffePRzEe//Nsfem9c6RI6h0nhb4xO8lX9rgg/XUrUqVWiG6N+hWt2VQmE9SplS1qf",
-	"pbWf1R0UE4XiXoSWEyF01lQpVuISeqqDnVBsOtC6HEvsu1glnyZCyMwuKq5pYSVrEK2tGKI23mqajriw",
-	"u0Ak2eFWA14fBXJN/LQbY8ltBrj54Ay1TAH8IGVrauq22kcARnXcVx7QC65v3VDIwCudDm7tIRa4YH9C",
-	"Plrs0IDGchePnOw6c3vd/uDoY7e+7QcOqSJcfHyLmYNaXuQOq3eFvfy2ws2w4HJTtqXDjJIF+lIblSJd",
-	"j2lLso+MZdMs3/mskfFPflKek0deelzV1kO+qssfepJmD6VgWY4NAVvPgQ9RpDrFI8KbSmbS/IOBowBy",
-	"SLLUGTDIKxXcspfcCs2rINIaKZCBuMORtS/h4Y3XoNnB7eCIsVLzjdcAY9+eJw2vEVM7o18aP//c8Oz/",
-	"vMkdPbkB5cLhzgXy7s3WsTF/UOeZssXzhzacqYNXoMFWACy4xLLt2vnKTM2tUOV2UX4FB7Dn0W88CdnV",
-	"EhdjW+7m+KMawTHj7WaaegMaKa1rq8zz7gBw+Tbv39kgZcn6zBvtOQ3i4E++hgf3lh/mS+MpC9iNp0C+",
-	"HVLlKxWsnBFf7RxEmVcneagvWcClklHAoVxuwZpaiKx2kO7Vjyebth3m47c5QKZ3fmuU1sKMJQpie3pj",
-	"YlkM/buYL+QskiJ9lU9Jb3cimXATLTKP4ZamfKg4qhIujfT6m4JkyWQKyJwDpEqR/l7jvj1Tbfrxn1rJ",
-	"ziu+fiG0puOPVud5pE0d8+e7XJEX81aqdQVEqyPaTjGAXHrEtqAh1rbWKZ+KbhA7mHFHY84cv2G7KG0+",
-	"+gEW7+aZsgBLGejkI50il4S/n4hAJSGLzCd/rEBeHCSLQi1xiqLSoZv8T/Hc2SnSM+uLbuscoZ/n1Mr+",
-	"UbgnJeFetYVywE+74VyoEg5gXODshNAVFt9BoUxWN04AWmoGCjSwqG//16cqjLFEI1+nqXgI5qpcARMk",
-	"S7svQhElYE1Fkj21m2MaBdwIdp2rEX2kmRHJQrdGYwl+f2fewQDBssPSD3CpYC9oMOcITAiewQJgQOiH",
-	"bscMLXJ4FYTmsCQyew79MJaPOux7IZbwdjtUPZYbtYI4wyy6E3LEzFoxiPDGmzx+FkUAQwVBkjgSDLQN",
-	"QZV59gW5QlkYhBUQ3ED3lHWisCfRVCW3ZMhACref1n6kCYFfh/2Tk94FS6+A4KZC+rH0odIaFrFYvO+5",
-	"dcXoVxoM85OlblPFuZ1J+67ns6nCCDSgFkFRzVhOBXnzXDnt+dn5Se7k/+7qxx/ghW/HDW7GDY+NgXHx",
-	"XzAs/Kcr9YU/tPh13Hjng49sTOkLkECWYeEgkxeig8DNLtW8FCDZBWGHUGc83QVNO4/BYHDBfrp+6hUw",
-	"jHa3TAToy15/8I9tqfnm7fBdG//Rz/5x7f4x2vrHL503+M/Bu3/893H1n+7YyG/f5ukQwLs19fom7o/V",
-	"7I8tBd0BORGFKbBFNINeXlsFToegTexv7vtxKj4PK0BMu5DVrsjZ8YABTghUf/902IYQ+ZbMsHKyqF2U",
-	"giaTXtAPB2I4dVVkF6I77fH+ZBAMwxNxOj3j55OLoBv2RH864MPJSXAanonz6QW3z77v8zWs1eufv9sf",
-	"G68pkIR2Fg6HIiNc3WEayWoUlicyJSeFfHJYK3jKPgxupZkBGfVO7ZLk0g3s+ycxvxX9CQBgubzFdACt",
-	"43cLPlxbgTjoF3knN9k9zHMRnvYmvYtQTKfhCT/tTvj5cMinw4u+CPpBMBwOhxfByenF2WTQP73oXZx1",
-	"BxMedAe9gLvBHiNXPmPMHIC7ki32Uagr2UaoNkULmmXGIXtbvd7WwknZK4d3+cr26T77E75YOUVTA/9H",
-	"oPbgxgXsjiwq53tptNQqRGlsFGqSlkJeshw0bJO7pulrrsdyyaOwhY85wFjW3O7oDe+aRpLHxehmKXV/",
-	"K9jpvkvtfZflwKd7YIuF045pVRKP4omPNPrc0nRy1y5te4X35KlkL/xYCSo13YSvhDExdXpJu4LTdLAN",
-	"XDHY0T862lFfzp5NettS5XEUiGq80op994MwrkR1reSO8fdPDususKzFVkrbyWYJD1zeWh2t2XM2yURo",
-	"c8lMRClZELMm4yFNQ2q9ZxAJmiduje5bWMbdNDi2q39JcqSk8QopGmSau27NxZ6PFVJGLe1YH1oGjxYe",
-	"osfafa0L50VFV4OEurM3FtxOTEJhS0VyZnUPd0y7wQ7t6G7KdgkUFrmUf9/+dZMKMgIjPqbyONcI/tDS",
-	"4+LOyU+wkG158okVFhOxq9jjWt0K+YoKYKoOo2ki9DzesEjrld1ZgidQbnkryoE8+K0xavxtcr7oL/96",
-	"332enJi//3bxQzD4Pjz7y7T37T+HV/z0tTh/teo+U/2X8ck2X9BLKj1gYl34vMf0XK0lZmGjvb5Vj3bM",
-	"WPZWtMDQqohIUZPKjNIsWYM7D+UWlAQFFL3BhwwpbkNQcLOnP3qkC8nvnVKWyOCP6XhOFKkbuAvZ5NKv",
-	"LalBLXGNDezeLtmZFe6TahwpWoOdBe56zpfCY0YtWaLWqHuO7D/R0fWzz5rYtBr1L5BJ2kt7n5+4W8cy",
-	"+ymzwcr5OnluqFmPHwEEYJ16VGESnZKUqpjtgt8/wzeeVGfl7FgHXHyPdTudi8scOC4Yc8j/uCiRBgmO",
-	"mfIfDg9gB5qPW6dqP31loWO2neo6GMItIiTiatYsgA20sPwxTPg6v7MOaaRRXUKP2yA9/mNXFJ6N1KM9",
-	"vi2iwFUUrJLIbK6sBZNKhEQkT1ZVPcX9J1QgBe8esT+j4MWCQZCErmKQwRFC+he0J2XN/smpVdZCtWCT",
-	"yGiP/fTqeVvzqWBG3JsWSe6xBAR+blJlDXDUMfkwjaVjlZ82ihS7XNgRJL8LwNI2AQsNK+PtiLO1nRuz",
-	"bLyDDjOVONlXht+KkFmGaEPgpu0CN20M3LQhcMOMWiV2DaTRLFmhZrLmG8aZXvDEoALBA6sfr+JwLKHy",
-	"iH1jtRKYzyPNEvuNJXxDu+DQMlGzhC88+w+jAhVjnBk2j7XS7T9aIDLSRup6KUToEVwil4wvl0KGbUsV",
-	"BKVsQwzAtWqA8AjBZULhT8AlAjttAAHt2nLpNIrTwhYyq92EMFr+rcoB9G+WVLWRqBU0j3Re+u+ViSPJ",
-	"gjiyH+aJGEusubIbBtB1ItNhFE+m0uVIM6rVE2GKIxmlwIxcbticyzC2W28lNYz5v/6LvVIxDYKvzFxI",
-	"EwVAZ3v5YC52VYyOg+FaBR87jSOgxgRcjmVqaaTtabCVK76DpMRlnm+BmTWxL6xUC/poJAguYtaKJXZW",
-	"IzuHL9gXX2DC2RdfjNIvTDbMf/njFYZZXCt4/5K5ckRIXgATwWMuVpbLme7ge0Gtt6/dWYZzmfWPgGIc",
-	"YecATTCakeX3VRwyLQTlYQN/tmB1oPkqRpvsptZ8gzmj9i0Bj2NggidSyc1CrXR2p2ZN38mrEfvljd9i",
-	"0UwSE5RXNS0bZz9mz8NypmBFRcZgTQzTJYKHVkxDdxjG3TDGEpt3amaU8thkZUj7T5cU9lCkGdQCWmKt",
-	"JNbDwlf9YbfHCpXGjlOfLLCYC+gbLYT9Of0NXONwluka8CewoS/TBnMAxOoTUBa7Z1utqHyUDJFk/f85",
-	"GbR7TCvKSYKAGe3NhGKIYuHCXJYXo4XQhi+WOLB8rIpqIZDEY5kLXLFlIoJIR0p2GDSGoI4dcA4GPIE+",
-	"ka5bG2CHb7XvyLBtScSMga7QCMSyhGup4dsjREHzJJiElWSBShIRGBCWkBkUq+D2kdWqplbnpjV46aSr",
-	"NWfnKjGwCBS4hV1gJSNamgDTQpXNHVb0yyFhir451iYQ4abz0bUdirBz1LUggRszXN3dlR47exihFCZY",
-	"m0KjJ+e3y7x2nbG8RpQbV1rhZVg3TgD4OU9+c2Wm581yKWSr5bPmoI9BWi/nbB/LubgH7dXLmgJlSvYM",
-	"3Y/aS4syTFbFuV1w2WFfow40yr1nLP2xy8wfN3zWtEdxCzIAioWYY+m/b5mA3ZNPK8tJqCQJ1/eLL1Cm",
-	"WRFZzpmmjF7NmuRDT/vltOyfm7G0b8ibqJCqECUMSudxZZqRZD5slg64UjZqZXkbRaxRru4Yt7aHQlhj",
-	"WUpEGMj6kuULY4xSdkE2ThrncZDz6wUbCCSZVICLYvfQbCW0Znws14LfpsuFBzbWMFv1AAZl90EUxywU",
-	"QRTCaQhDNa4ioMNezxXWRuUrcsYyS1RPHfdUuoS9pFBXCWKlLe9AkxtksGax8M5jPizEjUut9ltWdKOY",
-	"Sfv7Yxt/LNGjGhmdr+RE7TLjaFdDru6wE94GMyhgnEBzt9IAsepqdTzAEQQs7AwAW2lBX850FVJ1JipM",
-	"D1pxTzIoyS5u7BBc1oElPEhsGDFr5v1aKKMiOI6odh9NTC7Zs7Z9aiwXmN2HKQdnw4tBa4SpGNADMLav",
-	"16skUTMrrIUO+NL+ABg5zB83xuNVeN7tjhs+3L8QkIdkNeCQmXUUiM5Y/qBor1MeDEwBlKAUIceDU3+u",
-	"4tDVLbMnkqqpRKwF4kgNu11WAd+RQzRBjJ+mbz/hp/Er+CAA/0AmUMvL4LztCRfMhR5Lt3RuNb5OEpVo",
-	"UFQQB9z+TdDIeFDCvgMHIK/AzWr6ACiHWsVj+vXLf2oI02CkaCx9wjXxW87DSDgmW7haCL8FOt+/HE7N",
-	"vwDoRLN/jeW/2u02/L+9bOn0r0qkkyYqIUAmv8Xo7p69uwh/QlcG9kqGgeJVQaA0U/3P/VZsck5PpF8b",
-	"2nfmEFPo5xP7cxWoSBFQBF4bVuGKXDL/iX3Gpy5/hnriPNJ0g06HcGG/lcdo8YoQLV4lQgtUG+bxWZqx",
-	"mBq03wkhVTE1NUKmWKmRwS3f8gpQLl4lkotXBHLxqnBcvAoYF/u2KhAXL4/h0vx1FQW3OKop1tBgv8eW",
-	"V0R3afKsA8GassLAOAyVgIY6uE03Il3RHnBJBaJL00myxLIDotsZdjpk30d/dg/3+/bhKtQXIFIe84Ue",
-	"gMUrIr8QW78SJtm0n2B5Fd5+glshA4WhW1OoKv/SEsJdB8j3Wysm6ekBbY0MQqbqW6iopKZ3pNlKgmBB",
-	"kDzRmXVYuAJ1hzO7F+0BYs0xk2wy2H+AOfefZUvZ/l5sYNogkHIXMqm0WBkOtnVmSIn7QCxNlQFot6JY",
-	"gkJT8R00lMay2bPs2z85KeJK6EAtM3TMJr3Uo73lgZEv8HgB30R/yOZqlWg8t9XKBAoA08aSp4cZaBgo",
-	"gcP07LSqqV4FgVU24JQAA8tqJu7YsRu4sJug/x+4gNDucLkVzlSCzWnPYx5gNQb6GMV0KgJDpzyvXA7X",
-	"lgKOkJlAsQJVvwllq650dgPs9RSBwzW6pO9YIyFQaQPFcIWng2BrbgfjDitwi1pFCEmEuieiY9jbiJBI",
-	"1XSIdHiE0RSw4EhNaAZqseQu5JlP5ra6UCFB0t7fsnQE4laKkw77W3qgABOvEqvfDrvdlrflXUmvg3sO",
-	"HRtwgmrWPLm/xzwCK0yQkqRvClQ0JwLWInJyPr8aHfZkLJdzq5coUCZ4yKQwa5XcOt+DJZXTPf7rvwp5",
-	"vAyA+9Mj/a5QgIZmHuhKYD5C9wfCzE37tOT6+oG1lvXI84jdXLWIdv71fLOZtpWkIlB6o41VEp72r162",
-	"Ru5jrpkKJLYe3oeGbbeh2c6UhXY0l9u9SDRrYiuFXEO4scw1JtG5JjKTTdacBNeQm+2ufXkfkb1jLPEW",
-	"aDKHY32OA6W/fsC/fuks6YfX+MMbSmTJnqau/Pufa+aaREC1nu/ZvaOjUFj5EOnUc9nqZCnJsZr5uUzu",
-	"Ykc/bGomw4wEly7/2/4KSzSWd5FYa0jLRvOk0EsETAlUyPG8RdlTalHLeAjejnJjDmo0QbigyVKzNtlP",
-	"bTLeMvczbDrM3bgTiUYvdq/T7XShjeFSSL6MGqPGoNPtDDDcNQe//+O54LGZ/2b/Paus76SGyf1ul0w+",
-	"whIEiR1hFnQkZznnXacBn8QDCqr/vxXmL/AdSBLCADN8vt/tYl08FKBAQkJOjf4npQWg/rwvD4u+AG79",
-	"yg5RbsQ8ju4EtPgd9gZ1b02H+fglqjrXSj0HkLR8BKUx+uWN19CuZKjxPLoT0LXCaxg+g+qtzJPZeGMf",
-	"fUyr0dnwRVxLdjvkH5dCPnn5jIVUHpd3G6+5ZpNVFCM+PZS4/P3Ji+f7VgFeuYyuliI4bincYLOlOGC8",
-	"NCjsIQD/cpdADcN3peZyq1O3du7FwL3pO95jBb3GsH+x/7lrpV5wuSFLXe9c+eu8kNm1/KDOH7rfKHM0",
-	"r2ummmauvnoRzUgdjFJkcw/02RR8biybCIJit7CerwzokaFay1aeaUDmbLHNK8HDiPj6D9i/9vPgMwPm",
-	"f691P+kOfocB/6DQmb5hzXTpCjZCumCaQTcXOYPco9K67GS4/JrUMlvOHrCzWSpdyXJu9dlTCCnpzF3s",
-	"Alqkcv4mEuU6YJCyinD6VlktJOSgWo7OzmiBpwaGTCJoup6gO7TDnqNZB+oVufCfvewwS8JUMYV4Y5SL",
-	"Co0lOsWlqjBtmk65D9xsyHPgfBNVXI4zf4J3ZCjef1bh5oMxTOEbLgnvXTHGT3hrpV3W+2BjoK/jUMI6",
-	"ieuW3WXYUY6X3Xi443dvvD/zMJ3e7y2j7R4/YIjPyAcAjr+cZNj91BWqWT/lgE137VGk8tZuyu3YdHdu",
-	"7dfHb9NEz3c7TguI3jdLUU0X7cT2iMWMX4/w7PQqNuTb1vl05LFsFtKS4dRQ0rN2F6X7XoL5nMOHct0M",
-	"QErgkTQRGCuFhHLnTCIMyxbhcQHsFKgyFMruMJ+EC1QabgVMskxeo0U8rTmtiMVfJmoaAfJs6njGwvqq",
-	"Jc5ucTvkWdh49+YjHnelUe7eiI8gKcTe+OBNiDJk9yM/5bGQ4aED9sQ3KWIyPDHc/8QPykAOzP91wuHt",
-	"O6+YavXLm3cFgVGscsCI2DLl4+OExuO0+KBGdKSn/jX54sAKdVssc4VDHAdCZyEWFgt+J9LimrwgGEvw",
-	"Z3lQ5YzeiDSNBlGzwFJJDfCFwEH6sNUp9aByq48IfRmDROh6WeTDhjHpW1kgTntZsHSJ7WR05dH/PNJO",
-	"ZnxLifQPlhje3ptfbOAj4Es+5H7Qjz6uKMKagEAl4UuA/tgWRUW0tYxFYfUeLpI+y4oDFYmCXHDVHjvE",
-	"QbiIZEHzrxYBEMez52uHEQ9DUpaGYuhIMx9anfhgm+DvEpsXpZnU7paxbAZci3YktZA6MtGdIJDMzISw",
-	"5z3dDkYA1B+rhPGJFtK0wKMKVTuWz+BDVqkZyyjcIVBG6HdLwcdIf/DIW++lmg447aw5YIhrKyTBleBJ",
-	"MHek2JYDdSVpgDJCHn0gDuY4wxyaUlGUu7VVbAVg+o1RA4iS4by4P7PdW4Dv7lbidVfXfhwquz4lcQRs",
-	"6dSjvQLJcfmnrhj9X6Xn7FRyvolkmC5bXo4heHu1ECtoNtimc5dLIyfZXkAKl4+mi591u06R5UnhKHf4",
-	"ZE2zViwW4UwkjCIR3lje2tH7OAK/1WGvyAOS11kwFQfyIuC+DnsSx9QgQGKkEnNmQUKOZd6j4nL8tOEb",
-	"nZaFYNqmRxUcCeQwUY5oXSLnWFLWUD69i2EDOQi8gRcm4ImV0emklxwyrUeMp81Q7ZOQwA6ZiIAUPBEb",
-	"hclREEHMJzLUOFfCyGTOlY+oXuW8QVCR/ebjuHIqG88e5Mr54BbkXh9OmRn/0yzI7gES8qlre/NZFJcc",
-	"VCHUyLkcVOqT23qQWIaGye8plbekMEnnVFrvksowACuUn6SPY5bADBxQYsatYjqitIeK7lqpT8qKu85Y",
-	"7hbu8LkqefeVvfBZ3P3B4g6X57O0+yztSNrBtswJO2s0hglf8/iB8g4zYA8TeN9YCSfVmmG3MNLaEgHb",
-	"wSv5VWgPYzKl63WO2W7+sDtgW3m52JAKtUvSHPEWbF+FKYtOJkYakvY8NhEGKoxQ54QGEC6NLkpcyRj6",
-	"6rlLY6fgAN8w6B+ekJefSgAowZqquTBTGNLPpDIuYxgz29aZ9dyEOWWJx60O+wpuxRTKNNE4LQ2dczkT",
-	"emxfOofck1cleIi0AX2WUobAB5XSGt//nySvi1P6pAW2l67vZ1H9WVSnoppERRaQeJCEFvJQAQ0ZSfmy",
-	"GwyLOJGz4BvGA8rvz4qUvpZOStlxWuUyqwEmKcX2C6kqoQRv/gNl0h8sE5CYnyXCZ4ngJAJuiCp1APbk",
-	"g8RDijC0X337NrrL50U113PFYgVVDVZXIhSiNE6CqU6uvASAF/E3ioqMpasfT3u6zXlIqFprlQC2WSpm",
-	"tiQHDCxTcpo8MCrxrOyBfAwfEJpu4BO+x4xlC2PNYnyOSPEIR6TT7HzCdQLwAdDJ/NaIrTTULC91SJ/F",
-	"t7ouFgQ2yl7vrmvx7MKlNRBZPgh80klVGWLRxY6qhApJ+cy+AoBH/nPEZBGKqy6l2blKUub6LC8/y0sn",
-	"L5/hzsqYA3GfWdYPd6e4tLLloMAxFteQRELxUyj0yqWU5IvjmxTD8dBNo72xxIoch/vjYWc1grjwsK2m",
-	"9lBEOqPB4cyIVA8j2Uatka2pWayuylVVYaIoVpsZpVpFvNgdMecOe51ExkBsur7mDC16gvmh4jPMnKPM",
-	"OkxSjbDMco1vRFFYm6UCq3KslHsOztJPKsJr53FgrkmqJH+O7/6bSJ5rp6HoR9ny7RM46NE/SOJcrRY6",
-	"1+kjVKtJLNrYE5MCA3anQ1EJZqZH8o4nEZdGj6C/PcUNmF4tmFFj+ZtIlOcSV7disUz8ukphTFYLhx3h",
-	"gg8QVUUVLudgc8EGq5SldRoO3QVy/SlnlgAk6FORhhz7uszWEJBEgVIfcXviF16JpUpqLTUidAI3dT5v",
-	"tD9io+E6MaOMZU843VJGr99v4MB9/Nb+Z3dqeSE/lPIs6eOY34T122opAKRPyBBRcbfY9luEKTzu1PoW",
-	"xvfxEx/T3mHVfA7KCs36c6Ljx090TJG16KeMjTHtsYaNH1Oq7yHsDBqrkqKU4pwhElS2v67SB8fSKYRP",
-	"3BEAfgExNQ4BovAi0vVi+1XstRElUCmx5jqtlmhduv5Q2PrKxzff2LcSuDXBYUOYpUZVtKz9kmjy0K23",
-	"X1f80VLmU0tlxmkfpl4StxH3fN7gv98GX6bMeeAGpxT+g3e4U1HowdKKo77lMRWHO00+t8Upz3giXEKc",
-	"3YYRIdLCJdy/nsuwQ3DnOMrfr1bGSyOSY+mqwgg/AXNhOuxHUD/x5JlzjQerRyWWRrNFJFdYQ0nlEEse",
-	"hRCN3aE9pjLBkfHjCYVPz97MTfw4sUDE+iwXPrpcuE6TY1PV8mDRAEh9+vFb+O9BGu0TRPd75AohEcyy",
-	"1uFTpxGAd4kE2SPEiuywqyKmYA6QMUPEtFsebvcAqZkTfnURe3AsATIRIA5Z00EbetBoZLJhoZhyO/TM",
-	"lgRomex7lAiyDf7ogBddW6FKdEaWB2fk8dq+Co2ADvOH3SHLgbqhZxEBE1MPn32jVKkjsA5agBrVfyxh",
-	"9Iq21r+fKgMjv07L2eoMFKQ6Ylo5ERZBLtDd59Ks30WhcaIkKz2sl1yu59hhGkxF27scBsw8ayGKDV6x",
-	"B6zVL0qubMKFB1cY8gog7QGkNofX2vdozML109ZsPgHd+lmDNp81883ixjLXLa7VYd8DaFLi0m4TYbkw",
-	"JIBm6HtKAyY8Cdc34TZNWwOvnSV6nRKTtVv7qGgkpaZzdSG4rNtc5/P5XW7Cl+ujug+lJAY4woniSfg+",
-	"YAeuiDHh8laEFegGHrQJK6v7Y7kd4vEnmz+tI6l9eJm2J+7M9fmCdE1ZQESwt0thfHtf9jvCoMjsyUu7",
-	"J3gEZIFWZTNV7FDmsPGoEjLS6N6jxhe0MXxsMPYnHsc+oymjhzk/2UvmD7ohgaqdhXRnekBTt2iBLf8I",
-	"zA7aUQ+6Vqk4A4j3kG+0x4wKITM0iFehCDvsmlyOiUD4R2yAQM4yGIKmTZ8IHo4ligMdcMqlR9OsRiV4",
-	"nuOFPSWYryHSCOuTS6DF3o0VhZWTYlUlaVCNkWuc5vobVvZRyxdVVjSgXHLo7ISUpdTbunHg8tWMhcdx",
-	"bij41wAaHZ+FNcPZa5ClBP2UFJz8Ou+1yHJdHj/HAf9t8Cyu8yu3s2SdGo48VPiPnEZBiVjgkSEr3t+o",
-	"lc/wdRMHCA941a3OWD6nTieYt5VvZsgAmVjoNHgXG5FgC34PoJUhIU1Joa11llmHHqY2TVdx3HInDY4n",
-	"UavlXo8Ty3zKmBEBYnoiAgXoPNmHE0oXmwh7mmjFJsKshZDQNGYJjSkWfMMmViTDr1EAT1mjjBvG47hO",
-	"xyKa7JO+P1qbNa6nX6TTdp1oadaIQ7hYkIY7NTODLpwtMewDnOYITem0gU3W+GIVh4iILdWaNYsjLdn3",
-	"HBCz3SJeMh/ac7l3w/EMjQ+QgFVzUkshC1Pa7uxVSU7SFJCZJwKRBABzRSP4eB0RF5H8szCFTx7Vx/24",
-	"8SwUDYc1LTtNRKzWzMcx+K3aMfL7jzdGyqpZyRDqvyLteixSd9+qAdEddVgLp8P9vTvffPkw4AXaY5/U",
-	"gWzFzX4HKW2tzwfxv9FBbKW6W7jcOex+eYPdl/ck3mTokHgwQbuUpSD4R+zwCOIUkWEwdc/vsB/Jq4g/",
-	"YNsOjRCOlD5N2q9mTS0E87/lC/EUbn4mlyuq6KWnCdaZoLOhl1GTRDz8aU2uaCGgDWPWgCVnnJKA8XY3",
-	"zPLSTl4kI1pHdiWZqoQR2IsjRWeh7sQ1Du6F9nfgUMJOPNor+jsVl+WG+AeBWCJ5anwyUqyJP1OnV441",
-	"Syf9J58x/TkB+j2wDRB8M6bNtC30irbH47eEu//uva2QNDWfzBE/7egF/VR0sWcO9D/Nukt4DqUZwi9e",
-	"Wi6bi+y4+FGrw77KuuglwoE/U3PUsUylHrTAY9QEkE/UyrBet8sW0LdgyQGDGLqHLaGZnevNR90w8/32",
-	"IGPSimlOzbhcD0R8K8B5czkTdd6dB4m257gyhyhKryMzf04I+7+DvlSbIAmd3D6jdf4HK1XfClPQhaDV",
-	"ZM6sPErmPIZA72HFaD8oOOVmOTA+SmCjwWSQPzQcK7WEDLXrXQk4T2NZMHqx7YySl6knF0r6y7Yxtt9x",
-	"/Z1UmivtYH/tWwn3t1nCCYaGcBTQpiMarPL/j73re24bR9L/CsovkbKULCl24sh1D7nsJJOtmb2cnalU",
-	"XXErhEhIwpoCNAAURZPK/36F7gZIypQtO+tMNqt5mIrF3yTQ3ej++vsiSz3VjYQqun32knT/wiGxQ6TZ",
-	"WLvFQ34On6HWOwJcV6huNxOGTQSdoEhVBzrN6tJg7TGZv/yD261v2V92u+WihptDU/4hoqoiKj8i7hVQ",
-	"HddQMLtNHAI3w2LzTkK1QU8r2DuoyfcZpIekSlVQ4W2Z8Qkm9WgJWBm9SgMUD6pLBnZJ+VbwfB7MyHX5",
-	"vm6fvVvreGaQuoaNVc/YnNs5Auxr0Z0MoJ1xqmLCEaNFZgWwq6BabIgq+9XBWXe3Om2t/y5V3hts66iy",
-	"umZqpZQaT/XINvRlF4IrCFW7ffZ+LlRobableP3IJr4ouS4ZTG4stDynKlXvjXQkNxTUZ51mxcpA+ts6",
-	"bfyBjx+jvOfjx8wKKDRsSQQnpEoGDppIdNok8SqaRM5yA+ppBgY7kFzjHCL/NNVmKiSpTuJQa3MbcAu/",
-	"6o/im7uNB1j0w8P8SUwyO93VyzCiztujnzgIDm7s4MaiG0MbzGEFXXNj3mzd5MNQ/W3fhqnQvkGacWEZ",
-	"/TsjFT8YpVlFep3EskpGgrNoPxfIrZCqbM39r3T4gGpUqJOJXSEb4YJlxYZnadkckpE+9mVLXZbBO/j1",
-	"AGpFEf7DxAsE/X1vdAnowkmUqrPU1spJSak1penpfLCulZNqFXK/8HT/5aPwbFeR8Sd8nQ9oGvEKe1dY",
-	"cHeqs+yRZ+B77vfN8hHwALfXb/CbHaChD46JuxAc8dA4PZtd0GRNbrU3x9YZwRf7odozJz45PLCHx2Ws",
-	"cwm5u96lvwcc490Qm7UYqVRdt1Kso03DeP3CrevBuXpv/poF+JfxlkOJHNptiIraQpwJYRVKDlN3G/7B",
-	"1lJVAvsMqrPdhPL1SFmYX5V6RnaolB8FYSmm5Qo6qUHct27K+qn6ye8QpO4lqLpnWZYqWYy3xVRBVkS5",
-	"8LvbLEXYUHDH4+9zga/OX8/bTtBY1VNg3Q4H0FVSBRaH+oW4y+fVpCMok/8w8c0E4VFCxgJKFstgl/DL",
-	"z4IXWZcwvNhZxDJZoDo8XJEeYQ5Qu+3brk6y17175wiDFVLKnQxOa9xEcL+04Eb4+3aU68Wcz/A0+gyn",
-	"2ZUQSyaL0kdfOBi0sqnSS6HQMarVYoKrg5o+Mr4TW1eBk5ZNNOWRspPRc9ZUAUcK8lRJ103i4SLoStVg",
-	"0na+chYU9YL0M10ABiVCaAyI6c1gsBTS0p0DLhJ6sdawFPFrGO8jkVOTAbEB5JTcnKtmkZG+MR5H9chU",
-	"dYaD+KqqDo7ueTVzyH1uzS+noU+FKquoNj3jS1igpCryKrVKWsCNfHe+1j8gHLJfi/c1s+Z/rKQ0/MQe",
-	"xnmAYuEkKRYmxOf0yE/6o/EwSQGtkR6N06PmrkcJ/fKmgK2nfDgd5EPROytOJr2T/PS095yfPOmNpsNi",
-	"IJ5NnubDIRyEjUjp0VityjJJj7iD40eD0WlvMOwNhu+Go/FgMB4M+oPB4P/gGH9b6dH4cwpYFNj/lZEF",
-	"3zAlZ3OXHn1J0qOlER9/5nYOmwdf+R9cdh7OdiKGxZN8MHk6PeMjcVo8y59PhvzJ9FQ8K57ng8mIn0yf",
-	"irNikA8nT/jp9Jl4XgzzJ5NT/mz6XAyK9OiLtxc1+5CqLURr3U1dd0LnaCEz/yIyNEoSxephe+bNlTdR",
-	"/RZ4TWveEr0sjo9DdPPg0c0rEB1vxjfgoVnn8vKn7p1CnTtJlYWghQD99U4X1tmuwSRMThlXmyTIrcN+",
-	"XQJepqpVUoizubROozaI9w3R7iJ5U0gyNcKnXUyeAVC5uZ+42B1s8HfZjU/8Gvv13TY+7WEOf4PmtcYb",
-	"3923dn3K+rV9DytskNFf3VizZJ3XgvvA6CXU3v4uPrkK5NXts0tBwXFAeTXHA5Tz/C35uTldlWWqaEep",
-	"2HoufYxNIDNEl7E7gMuSAOiC5USqfGyX5RXICcjVG8raQC9VCm6gHTfEmw1EMVE92QjTPq812GABEhY/",
-	"TQGhGm4p88+M95kxK1y7Xpn7e9zrB0gyb32a7ybN/K4tt4wgl0Ne+ZBXDnllnNUOMIhkr6BiRrPzDuXS",
-	"GpvRraXSFubyCyI2quPMGgiRR80gqeIjQNn2iXCsE0CrhJLNutgeXBNZDNo8DUoVf3Xg1LQJNvMGdiW/",
-	"toZMN+nv1Iuw2EWwhTTpJmxLGIJ1kFeQkaCEf03dBFC5Vf21YnXKErySEf/UUpE+GdAuhXcCTE3QKwCv",
-	"4Qks1W041ThVxOyCZzwG5VuWb/IS1iqBs9M7jJnWoc8ZToX69DXy0wnPr0KKP1V0pfN2LwfOBiA+Woku",
-	"PQWuVb3zC8/VomDUT9V7rDQ4btz7uVCv8AAsC9SwOJD9mMqSiA3rWCKs2A5rxdhrnieMsLeBTfZPhMV8",
-	"A1zxRRxT7YXGfytI8cElfDOXEMZNML470IG3VR7JHRwvBHqCUjhxC3zmF2+q7PW4lGjpsvqIzQhCByaE",
-	"kQPok1ltmGkc8Q07UnHUnLNrOJlacExOiHjfKyPdumT2N/+fAbj7RUzddZviHY1Us4MpOZiSiuzVxx5f",
-	"YUSIe2pP+N0FMVVVMBq/PMYELMu2IXhZhNp5y+KPzFrRtVtYu/Vc106OPZv3QNwFpqqs22fZyWhUw/18",
-	"WEgLbdxR29GyGqCQFXI69XcS9CdTFbsyqpOMI9Q4QI8DZR8h3RZ8w5zZkI5Fhb8LXRRgS0cjoOctZfHB",
-	"h9q1G8LU5WTjRGAI5Yq9uHz55g3DF03dZYhYaXLUpYr60/rsBeFHhoPRCZwNejt+e/eqd1bH52mFlazw",
-	"1pIaSk/agBYsGHep2h3++WN/EGgbPsz3Bm27oM+zK+D0Ww/+4d7+YbTPC1ganQuLIo8/aoAKGNw7Y+Gs",
-	"08t9elVi3vfS6eVrvvCrWRzFXG1YsRJMfFpKs+mzN2o7KI0dJWiWsKfkHDQ3Apwbik+ROR/pVvlCU3km",
-	"YJavQbs7ldNBPozuOaLEyXclLScJhxhg+yBqRDoa61LI7FQgtoHT3YDysFYiVSslHZY8W9kk++zv5GSM",
-	"9otyDbJKv6lS2HpuWIZoO4l9LqmCyB47sUNLTtS9rHXC9FsSLzFAx9MjaSNyugO6vBVSgJ/yBzD94VG+",
-	"N+PflnD2U451lDYLXpa15uZa1mgrf3ZwD4flQzD0fqTftHpoSUrP9i/Izx5Zpo2cedsai+wRaAY1+bnI",
-	"r5ZaKldFzwrMFm5X2olUXYmN7WJA6n9gH4WRUykMUAgSjA5Y7gDZdSU22+V/XrsQuAQE1U02mNi+Epv4",
-	"AqLWO7dswQtB111Lp4S1gR4v1/4U24+QhH7PVJXc+esD5SEgEms30OEW7xVaJTP/To+rzRnCpqdytjKC",
-	"QGnwcgDqRzcR7XjzVYAoM+6EP8AChjOrVyYXbKNXzJmVdcBFFVY30qYKodyMl1rt7tCePai6jJ69UVO9",
-	"2+yFtMehin8H7k0gn11y4z1mY0ImMD6S2rj2Y4dGbTUYG6Zg1jADx7lWVlpwxvuahItXL9nT50/9Ujwe",
-	"y5ZG62lcajNnBEx/K/8QLJsC4SxVlOqbUpU5nbEOlfFRyvyGWQdQ2j9EUICbaDdnRuua3cGDU9V2NDDN",
-	"1PChQG/JFbC2mfrcJnkpyALAcwWyGbAKQByjtRsz6e0bm3JZYjcFwKSm2lyJos/gyfhEU2bn2lPBqyHe",
-	"GcyHlHo2E0W2Y+q+rN429hvcwuDmPxU+Gbxxf7ldVFn++xxtB0f/QiYvom6p30r85rd/8p2UY05/Bd3Y",
-	"Q2aEr32qXRTDfuP9I7lDxLSnEX1rcBZC/ycMwTBZ5xw58NnSiKn8hKs7PxqNX9jdZDiBMNdKHBb7mM14",
-	"ANmU0DgAzRdZIF/bsIwW4lms6m9NjlRVsyNKjvC6wY/WEPqQyYT5p3w5unzLMlfqWQ9+zZgRuZBLF9D9",
-	"qGgHZ2J6OoUEJ9s2UNXCEh+AEpvAANEaK22ES1UnvHOzUoFQhhNknk3EXKoCVvMJW5Yr24zXHuFSvTsm",
-	"YU0718aVmx2W8k1403vbSXiORzYQu7SbG/ou+xnK1Uoiw3HFKTjoPee96Yveq398PvvSq/95cpc/h6Mv",
-	"O1gJdz8XDLGdFJ3i93sa/+E3tqtVq92D2NPDkvVbGGBVWY0IW5rtsrRQ31nwKz/G9y1u7cZHRX5dlCm+",
-	"RuzLkNcXW+UmwkUawYx1gGmd6jEZIM+BLbgbKbJQxBgsKWBtpJphPDvFVeyy5Lnwi0oxddTzBiaUm1IK",
-	"4CGopQ1Ddam2I3ELo4lir4nlvVZ9h+wp1c1Arh4RUFozPXX+JBopcrGS1cka0Klugg1gV3K5DDBYq8E3",
-	"Ug6yBioC3CvAiZDNDLv0kKvYnxMq/++2UUnSWVFOA1ZfY/4ge/s/l+/YjdCIrNLVAoeWKhQTgo8R4Q2W",
-	"lxaV7eugMlCvAVzZblxVN7jLVLUL3LM5V/5rzKjUpnTAATs7Dt7xA5UiAe1mnTY1vlrMfoyhjdK7rwUH",
-	"vdgiAsr8q9VLoWBZoHLRSlX0vyuZX/1NS/W9kkf+Wk3W74088ocCeR3czn0zpX8D+1cjsuVoxdlEuJ0V",
-	"MkRmtYb4wfOQkSG2n4AyCPDQmM4P6UnC2LYK6v4qHjJBRyoquwKo7Vs/iD//aSrr25/iRoWFhbilzW5r",
-	"oPpwhv6FVUElqNA5244rmkK63lMWskCpW8FBA52y9A1ff5sCAkluxplBvHT+n9bxK5GwuV6nUFWFLvHI",
-	"AYY31cmoVS9rRCDehSYsW2uVJSwTPrJRHDrKYdrDGjKBUjAWnGklGygPW2R9E5bZOTcio7qv00uqJcTv",
-	"UykC4eIZF65KCRMJGSWs+WdGWOuXrmuL9fM1RI7h6WkL6iu1r21/kdb9es9eQzrue2shvAC14/06COMr",
-	"/8oWwoM5I3N2b5u03VHYapFQCOqevlOvVRD5FcoZKWyyt7oKrj3sagGTtixx7kbeZjofE7+v/Jqh1vSy",
-	"e86h7u3dURHfnVwu3tEeQhCNd3+Ya/+WoUPzI942X4HP/PYsS5yvb6xdidDMBAfjHNZlAav7KyGWlq21",
-	"8QvCGnKWep+8w4apnKoVYJ40kC+y4QBUsEGMAlGvdfZGUJX0EQZqElHJe80tkjkWWpAOv86vEBcQonC9",
-	"cqyDopSUAolZBX/H8ADdc7qAmtE+QAqQB8TAzHCwEi9YJGZp5iZakgfxlurXHuM6Hwui/sqQvyEpPUge",
-	"+GCIzYSzlLeoTvshp8VdxmzgK6BAwq3hlnMhP/p4zfXZi0jZuZ5rfEeIs8CrcnuFnWwYFVbZGPjhOIyT",
-	"48/0rzfFFxwn7WzKF/CI72Ag/UuSFA9kBeEOL+jsN4lNwLOeUyVYfJR6hTxLFee0H9/2kDL4cdu8cNY2",
-	"4k9HA3y3OaVE8R30gIOgVY3d6krptU18iIMqV9cDk4twmYfUqsZr3CSVG572P1wnF4SYTPVJwvCIP10b",
-	"HseTTW/O7fz4M/3yM7fzL/tWlHOutJI5B8nmReRkpoFEon04BICM2nvcrHahjHV4bDVpbOgm2LLi/bH/",
-	"R+WBG5TdE11sulnI6CPfNY7mj8JAqZsTI7V30ODcGkpuKAs9F0YkjJdWU0IW+2ZKAW5dFNKBLO31B8br",
-	"xi4ZOMYvHSb/FLlj2WdZJIBDTNhacP9Jv2TEMIh/s+zzRHBnE1byjV65BJDydEyqQqgBh9EZ/FIeG3WQ",
-	"1zWDE2TNn8OX8NuECocmLMPLZKmPxxYLUQRIFHDheUc+0Z8CaNLJEsQnISfAiwL3lsDkWLh5NwkcWhiA",
-	"WG1IbNtiGkJptp5LJ+yS54J1Ll69ZGfPzk6Rv85fS9icL6WaJUx8ysWSMFG//WU0GJ1Bngf++RzKQrCv",
-	"KLq7hP7xA/z3xg+eOzv+i2rgPbDqPl7orzpfLcRNSdAwykL71YGs6KFN52vyfOITz6MNjZl63lSA3M+0",
-	"BpN6s+ZTjWCV9n9k42TvwJyGPr1gSYKlgHnframjwDIB6DX1FOgKzSaYGRTgZqefTtnMeKMUlwzVJet2",
-	"+uZZdt/5tR8b41fPrltihMNc+iZzibNK/vRuc+XYD9Eb2r/CjEmAPK+HjWBbsj3dPnsFAgtLbly5YYXh",
-	"axXH/zi01+J8sUy6VEU9Zm8Ayg3h9YPTdSD0gz1eqJacRIwbOkpwXgu+iTsx8JkgNgF1DSMJ6TeRbsHt",
-	"lfezo1P/lx3DOcDXJizX5WqhugBokI5lRq8/TI1efJho5/Ti8Sn7S6pyXeKPRs7mDuUl/N6DEAvhzj3Y",
-	"DGdPYPtJfSMCQfzPowEGMk4v6RD/cLDlhFIES9i9zy7ncorpCWbnfClYhnTA+P9hhlQ//o35ZSo+DAJB",
-	"oPmgsfdpBjsZvWarZZvReaF4uflDvDay+Gqr8wCMYkYWf1Jzl780vBwr7S6Dx2l77Ok2sjhYv4enPcQx",
-	"yzhZnRkO3jYjCGfxK+1dsFBahwN5QUFRIyr4QN8PdDt0sgW/8u5NZfi79f5+7txyfHxc6pyXc23d+Gxw",
-	"NqDweWXKo/HRMcwLuq0dudaQV0gw42CTUKiI/Q7StFRK+hW2M2YmWvChRnC7MhsW53ytiwLO98gCq4GR",
-	"PPREEEkXlC+79cv4X1uu8T4sfTBssknd7NfCIgqUMDoKNwEhFjOiJFTOtrJ320OR8nZC76bJFhtODHdL",
-	"MZfRpWWdWiMtiaMlWOvtN+G/UrRdNICLYDFF9C5JaCquVOw+Cl76vzqhZ3n7LQLspB3IuxSmRzVyHyH2",
-	"8jmXShQVOy2kibD+xToQX9Z0QbRB8l4g47+8/Kl2TeLvvX7VF4H6DQvS2IQE21mP0XRLYvs1PKE3PvXB",
-	"h1XC66f+WfDSzRNiZhckRVIRrNMVrZwp/75iUxzMQ/hoPHf9hh4/DeAdb2+7gQpfBMboTZmEcaOZEYKK",
-	"qrkK+wUT9KQVnB8Q89utUBabJUNwIhZWgE4XsuyD+cAcCHYOoliMP+Ll6PJtqgCijwfj1CHbEcfi7OjL",
-	"P778fwAAAP//",
+	"7P2Lkts2tigMvwp+nV1lyWHL1LUldU39n8fjJM7V43YmmYTeTYgEJU5TgExArVa8/dV5iPOE50m+wloA",
+	"byIltWwnnl17V+2JWwRBYGFh3S/vWoFYrQVnXMnW7F1rTVO6Yoql8NfTIBAbrp5GiqX675DJII3XKha8",
+	"NWv9uKZvN4wEm1SKdEbUkhGfs3vlExHBX+uU3cViI8maLliX/LiKFYkViUQKj6M4lQqfebzltGI96dsN",
+	"S3ctp8XpirVmLQqfdloyWLIVxRUqxVI99D9/cy+m9CJ6evHlm3eT9xfFP4cP+bPXf/8fLaeldmv9SanS",
+	"mC9a7987dv8vwv3Nv14yQvHxI0nisNtyWuyertaJnqM/nwaXbEgvBtG4dzEM+/RiGrjsYkJH8154GQ1Y",
+	"37U7XlO1LGw4+6TTStnbTZyysDVT6YYVgRCJdEVVa9babGI98o8EyvM7jSwNOPGKqU3KCYMxZBurJfEl",
+	"e+uTRcqoYvrgKSdqGUvSdh1Ag5BFdJMoh8SSRKlYwY9S0VR1uidjhZmkNXOdHDgxV+Nhy2mtYh6vNit4",
+	"aPYTc8UWLC1s6Lt4Fav6c05oumBSEb5ZzVmqsdvsTwmSwoabFprApLUL7bmVpQ76eqn0Hpfac/XzbOW9",
+	"2pV/KZJEbPcX7Wt88Um7AN7OjADUALpzGtwmYuGQCCaA3xKxIEl8x7rEj2gimT8jjIfmMFJGV/i+x/Uv",
+	"Zv+btQaBefuRJEtGQ0LhLargr0eSrJiUdMFIm5Io5rFiRHK6lkuhHLJdxsGSUBIkMeNKz00VSRkNJaEk",
+	"ZXItuGT6G7GSsJyAcrKRrNNMMXBL9TDHa2QAORciYZQDIL+iK9Z0yxd0xWqu+JRNwstgPL8Y0WF0MWSD",
+	"8GIS9OcXPepG9ln9FV/gxz7X+/0iZKu1UIwHu2/Zbh8m39Nbhsej0h2RNGJdch2INQv1QbUNAXPIiqml",
+	"CB2Sio1iHUCLW7ZWpD8kS7FJZZc8JRoC+mbpc/d4ymiwZIhzGkikLTdBwKQkIoUPRhtJEyI3Gmck8Yfu",
+	"lCRiPt/dRJsk8TuagkglUhYi5dFIc8t2JOaItVLPqVLKJQ30ZvQkgFhRxAIlr7JNwdvZG3oKvfq5CHck",
+	"ZeuE7qS5F/pbHpeKqo3Mx+jXxUYRSiQLBA/NB/T8geDBJk0ZVyTcrJM4oIqRLdWrKLNFykMNEPxYrK7K",
+	"y4EFUhLGUcRgMvhubGAS5yd4EwgeJXGg/C75B03ikOqNezyicbJJmSTtoevi4UiW3rGUsDQVqSTt0f19",
+	"h9CUES6U2WmX/CQZoSRKmVySlPJQrMgdTTZ4UnAo1OM//fTibx2yZinRtIqHLCQIb7y0+RUaRL2gP79k",
+	"F244pBfD+YRdTOm4dzEKLsM+m0TTeS/jkpqYAM03l6iApRcaTYu3Z0Xvv2N8oZatWX80Aipq/+6V79L/",
+	"7+L/ffNF/TX4jkoFnKGOLlwDzHfk+vq5oV2SbJeMk1QfOGeBivnCiETA/oxElFCpkHjqkSy+00B9nZFY",
+	"feJys9LXC2h1rJCawo1b6zdCxgNGxJ0h5D6M8wnQQJIJbwXqWIWb3tYF7Ovixd9atTTnRLb5Hcw8FzQN",
+	"P1cB8eL/rynem3c9pzd5f1P+6yPS0ZvfehfTNzi560wa6Op3LFyw9HMFVdv9r9IuepfvOw37eIigFCu2",
+	"+qRy0ugEMek7MZ/HTH6+akzvzadDzoZD1GyzSeIBnloj8oxoL3KDHruYhMP5xTAYjS6mdDi46Ee90GWX",
+	"83HQ69WLPIn53Ocq83y/0xKg/He6nJ8eR35Mw38fejVpIlevxIY34HmqHxli5RAQW2O+QCW0V0L9Xi1W",
+	"w/un4XRGtw5TqlebhEmmvqZyub/kpyTFx4+kliOVliKWVC5JOxFbll4EVDKyZPdkntBb1p9f9EdjpMFS",
+	"602CxwFN9AmsOuV7fRn2g97cpdNowi7DcTCaD+kg6rNe6AbT+YReRmM2CofBYN7XFIBNw0lwOR/TUaTV",
+	"nn5Qf+fTwl4OwWj/nr95Nx424KQBUBPlygEUh06uKKRr6Tvwn0T6WpnQ/7z0y1CApwe3coSAFTdCL37X",
+	"iGn+e3OhUXQ8aNjUNXtbc9rGivJIkrWQMegrMYfDtPRZq+ztnkP6Dhk4pNvtls91ULsXyd6ejLJlMbAe",
+	"ZX+mddLAd4IvyFokyQzlYrVkKdMKChdG/kUJ1wiwDlmKBBU/qxJa20IsyYrynVGlpMc1CREcrAJzRuh6",
+	"DSpGl7hlewehXG5ZKglVRPDgAJ3R6tdJxqSy5DFwj4rIP8dq+Z1YvEyFiGpOOJFWLiJ+Yob5aBSLeZBs",
+	"pD7ztf7V0UePCoTSwFlv5kksta4cLFlwuxax1riR9Hqcsy3L9Ay5FFuOBplYIgaRNkUcIncx286MAQdx",
+	"yrybiMWChTiF1ls1pZ55HLAv02EcPFsce8AkY/dWD2SwNtVYZd5rLEULEBij/0rDV4gb+i9DAPU/6RoV",
+	"6VjwJ+tUzBO2+uJfUoP4XX4Z9Buh/sBdpgXfaCWY6TsdMkXjpDVrrTZSaayaM7VljJOR67qggo3d4cTV",
+	"/0dWmkZEMUvC1kyvIooX3ZW4Y6/jFRMb9b00t4tJoFItt/fN3wZ/719P/nn57fD78Q/Tl+6r/uvRPya/",
+	"aHCA5aA1G2opVsUKCFGup5NshQY6m5TP0rWcmW3O9jfzvgjj/0hZ1Jq1/teT3Mj/BJ/KJy9xCgR0xXy4",
+	"N60/K93NUDAJdoEVVcESL6k+kJQGirRXNNG3hoXkm+sff3DINtXEQO9AOh5fxVJqLitSwu5VSgnAUjqE",
+	"kvxFTb2pMS2IjdKYnVK+YJ0u8WG8TzRuoRlGRBHjYcwXHodnFYojONz9907rmbGFfBD+5AanIuJkJiua",
+	"pIyGO82YyZCsE7pj6ZkoMc1RAsR1Yj7agAuFhX0MJHhKrOkoN4cZU6heIgObHC/amsgt282ID8d9IxVd",
+	"MM10uVA3Mb/Rr/qOx30DoJuULWKpWMpCYM3sXyLmN6AH6r8LZj2H+DGXmyiKg5hxdRNteAjs3M4UiNUq",
+	"VkpPVJr/jtEEZ681iIEcwMUN4LB/RUTqgHhKLcmFpSNx8z3ezuze+kWVMkZk/LvhaUoTVlpLlsmOqU6X",
+	"/CDUUqN9sNR4HBqM/FKk8zgMGf8glIyyWQoYScNVzEHw08vTiHgeFg5yLPyy8J0GJMyX8lEIUTadIUAB",
+	"TRKWPpIkFQkjK7oD2IdGTmhTc+FgnIY25QTgQMSapQBOh1DucfxRpTs9SAl4rXNFfGO8vgljSedI97Ip",
+	"7G/lhZg3zHm+4FoCpMnzNBXpB51pbGY659BGRW5il1Sy7zYfYPbdj3J+djaE44az+zULFCsbm7vkBcgm",
+	"RuZAp2G2af9Ky4x2IkloyjwOQg1aTi1P0sgwZ2DAj1lI2mUbvl+xF/sdc2I/CPWl1RDPPixNKCKjDGYX",
+	"kAtUQICUnXf3hvkx/iC08oyfaDi6fBUf5eyy6fwZsXvJnDuwKQcYgmP0aJFa9aurF/CS7hJBw9dCfEfT",
+	"Bfsg+K5xrhslxA3YGItwtggwF2HMAD8IsBH0R41Ho8GYzHeKnceFewX6Z7ZElBDELqPhLPZX/FHOZG/a",
+	"imAGbiB2HzAWSjIekm/jv8JhXLP0Lg7YT5ze0TjRZOyDzmNTmKciBIVU0TmVwBc36NHTw65qPWv7Tpwz",
+	"aF3hgMw2SXl9DUdUHPRRDqcwoTmWDBiGCwN9Qh9nGi+WinCxBb84jRP06QhCtXjFw/kO1TWPr1OxSJmU",
+	"DjG2s3Uar2gKz1MGgRIxXxREjC2VVszI3sG/8ZEVl9DHWO/z3KOXJPdFzswbRoN/pf+4eIqOKKOlG+L6",
+	"WojvKd8ZtU1+EM6lVLEbc7HL1z9fS99+/6yr3i8I3K+FQLNDatfeiEelhX0URCrOqDGpuhYbJhNLosQt",
+	"4/qQX7wkbX3WdqxYM24tAOBblB7XimxiDTNSc8BXBeDps88dNwaQWq4tnbA52Z843ailSOPfWfihpCSf",
+	"qCi+ElBCyZzRFC6G3idgvDFcncVQe/kJ/1T+cDORyEd9LCqRzYicFfbmYIwD7tNaazb8lostnG/K7sQt",
+	"C7sI/HUqAiblBxNypAUrrVatYgmaUPEQKoZk5DRarcotAOzthiZIYrK5zrt9/fxsnmVTkcKyGo6obg8f",
+	"RwE2e4XTyCk4DQK2ViycEb/m0z5px0qiXd6ohkV9weP5OxjTYTQWLb7CXVzQWEvKKk5MdBwNk5izDqir",
+	"MYdbcbMSd8x8CT0pWsDxONpEuCD6uT0xo7Qb2axBFc0AVoz7rDVKGxEQrGLgWTDhLHOaUB6wkgX6Xcv8",
+	"auPZAogCDJ+q1qzVd/ujC7d34fZe9/oz1525btd13V81AhpVS4/jmyRxWnF4elSldR8lcaDZv1YVtQwJ",
+	"cC5gXIsGKr4D3r9OtX6oYjQ0Zmuu8zDINeOhXpzdsLXMypU+YqnIhseKtOdMAfHUE4itlsmSTcjCsoUe",
+	"gfKgwIsSDKsL/NkYvrJDAn6P4ysBqs3Az5YTUsUuVLxi+06L8hHVLqNeb7YLa+tjJdtlnDASA63D0wD4",
+	"1K5Av4D0rhTFl68o/lRRulXH9N6XEeHqvh3GUuMdGCvJIr7TcFF4IrHg5dVYfN2bHhH4MB17JYwUa5D7",
+	"8Ghzv69xMFrarT/otxZsEvZkvu1kV6KIfdnH3mRrFvN/sUC18sjpZzi6zpfJ2TbZWeTcoypFtu8YH4bg",
+	"yQ6lHrFPaGhOsrL7+/kSHNhXa9YavO1fXG5/6aW/pu43i/Ev894P49u3k/kv47vexl0Ndt+s/tlbDbe/",
+	"j5/v06nClk847MJnD9+SIui75FqJlEEAIl5TzrSeggcCvKqMxA/ZUJ0rtIiHdn923Qfw7GUqojhhhxmW",
+	"JJTvBEe7oWR6V04eKJoyuUmUxNg6yZTSJEvzTtklvkEpHyJMmfI44KL1Mxjurh8WaVysJEsidIs9gMOY",
+	"h04WK1GeD68B0k8wV+OeWCIrxNNykwbCWeAosMuXGl1rQx0LoEBpJSTtlEUbiOxEMz7aVmUTm+s7ByIh",
+	"3MYl/SxqkBUCdci2Qj2HD/7Cn8cuVkwrWddxLQb8gSy8mW3lMNBjTmRTnNWKAlSVtrPQQjQNblGH1Rev",
+	"dNfIKuYbSbagAGlxW5W+3h/VyUv7h3s6yzzO+4q3o4CYuOHyaeaM8gCtesWig3RqviMxZlFY4JeJx+co",
+	"55yBMI2APwC660y6qSjVyFl9UKL9zHmjQZmJoW0k8saCQlOG+QQsvAIsXAnOdkQqupNIvLimHL9Znp2L",
+	"CHp9hc3Zx3vAeqq/epIiJfNFRjHYXNT+qT+c2T+Yqn/+NLuWxPzAFKErpJWC1/HvsygICxhXsPBjKG9i",
+	"chCUbarISkhFBh3HBtOAig6hz4qtjgrn+puvWCBSMDit6P0LfGuQLZOmKd0dEJeOUKzi1movWwFzX9JF",
+	"nVQF8UBERBYK0tF3DbQcpRkYUqBaDD4MTolWi9jEjZ4Ks9Jle18FlN74fUPIOkawWluJHod7a6+plJCA",
+	"IW2QWgfICwhegufpHHahRxTU+tOSLbO42oPYhLF6zlVak4X1I2eGZpjcmhp449C6XWfu8Bnxg5SFGHQR",
+	"sjn+A+WNG3Dy6b8lUzd6lTcY7wRDEiGzER73pRJrmAPJ5I3ZH0ZZMF76rZoHVHmnjprSQIm0AXMACtul",
+	"0JBgn4j10cPWFgjWUkLcmlSvj21sMQbZdy0ahhAKSpOXhcNGhKsJh0V2p5U6Ee5I23rV/Y7J0mRZkqUJ",
+	"69lI0vbxH36nomKnefRdyijYlFvBkqYLBgKd1gfATh2zbdEU0Xfd9zXI3STGMI3vIMSQtoAoc4dsePx2",
+	"wypRy73LOlApvR51kMZolMTwR0AYfZnbjx6hNscFZ3ngsA2TnDOwl6IUXlnGwCSrXUznPbc5ie0E6Ydq",
+	"zEdEd+ztzTaUIUEjoThGqgFT9UACqb9V3lQmHvoU4ibWZx6eSapzovZvQagtJA7Q6Weg/jcJp6+L4UJi",
+	"y7W0lZuNNXfukh/RtJVZEtDIwhjmp+qXJASzFV0OPjr0fPAFVEjqu4JnR9/S+WQ8HPbH04H+73jc6/VD",
+	"Np1cjkeTEb2M3PEkuAxcGkTBkFI2dueDXp8OWdSfXkbDIQW7n/UaW6jF/CtQB/AvvQhrOssj++xTG4tn",
+	"gn33LFnFxR4FXz4YsQ+jTyo5EFr40uc/ZxHar8xrZWHwYwCmik2npzOUgNq8bQglzZ32Bm+s2wV2X9pU",
+	"fZJ7fmAHvgT503GSFJGTtMHNl8SrmO+Tv6aPIT4cPUuLGOiwyo9z7/RwoKwauMoR+dOy/nDc8FXE1MNg",
+	"yUcibGJpgKOvoD4gDaSEReo08OQX4si5ZwA6euxNYfRlalbYcYYRRTwsLK2W0iUiuL1expFi4d+oos0i",
+	"iVlOeXPP71hqQhOsXxNOPtTaA9BpSNMGxcKGCIqNMnS7TDMWdP19A7XFVyBnYhUnSWyDUloPrw1ShB1+",
+	"8RhYILca4JIkP0at2W+H2SEMf87vWCLWrPXeeVfZZmigfGiOvVPJGGst94agEP28aOcI9Bw3EicpbLKB",
+	"K8JTB1e3D5E3TkMyE7Dv3ZqB/pB/zy/Y4X09pw+jMNoBgwEKqR8PQLinJW4hCAV0635KVvkg5uYXIiza",
+	"GxVN2mG8iBX5gmipZivSsNPxtWQzHpJKkp+WvLX8mkrSHvQxwtHx+Ibfsh0LyV+/e/rt8/7cVooY9C/0",
+	"CBLGCyZV54ps1muIk8ZIPWMKc1Do9d17n6xTFsX3JJZd8hxhNSsGgPhey9Vr7PW9lm+ZK1HC4/6HgtC3",
+	"dSYgVgnLTHjcAmSmScNSpAqSwALKyZyRxYZJycK8flAO9Kqy+RFY/oMyFou3poAKtWREcKmpMw92DSlj",
+	"+v6++vIZGU/HfRLkwzFlId8+pCeICDMUfP2zbyv1lB8pYe6ex+dCLUkqhJIaC4DFJWIBXEgt2crJfLMH",
+	"ctDqnF3506aiAQdS2mS84BipSAKBf+xlbXbNX91ArJ4kYuHx3sh1PS6/FOE/ntxdr0c/TviUTv6+/nn8",
+	"8tU/p5cq+vH659FcBv1fkifP/x67k7943OP/93//H1IzHVm+6P/tm223i5vbE+I0dBv4UKI14ixVpGJf",
+	"PSP0Q3/qlRBHrcDfiQWk3SItakKkffxps9VaGb+mwZpYEhdytd5uaCIBYTon63qFdVQVPSXqF6XV0kaY",
+	"jc6AmRIPgljlxsLhwmoL0M8mteB1ikhee7PBdJA5gM5jZZxtbbSYzTopM7JSHMIeH6r33jwtx6i0exA0",
+	"PyywlyuQbTmDgMM0TnaZOYZcb1IQRCHqeAmlvdag20qi0ni1YuEVoWSeUH4L04Nersm24UqQMyiS/GNO",
+	"gRnVe5EKtX3Gw0Olff7T8+5d98Lz7nuR591fRvqf0+jNY/1ENjxsfus4cW90XuHhQwrfhxy9MVkZux1a",
+	"Ym16PwYBLqq+t3cmQRViDpi6jn9npqCKSUx8prHIFHQZZh6+1pdpHGqMiBdLVSfQ2DmPuTGewcgXfL1R",
+	"h/2HNvu4iIt/KHqVdlzCsp4pMPNZoZljD6EO3/6G5vQPojY/L3fl2BOZx/G1oYybUUgzi+K+tfi4ibiM",
+	"V/aN2sIO8KwQE2M/+zAssdMgnnj8JESpCpAN+ylhzegzwxoD2zp0+RMUVpjjIZoqaUvGMMwWptCkIh+u",
+	"1RkTKQ9Z5sSm8ccLDnXrSueHpO+mZAn5qMruj9x4MdCOYWkbVqq4EDzZORAffhEsaaylW7DHVxVgdk8D",
+	"leywRiHZUulx/RILu6aknPGXFut/QNE95BMwHRdkQdeyq6Xbx49fa9g8fkzavt6B35nZNGvj2PAd4msW",
+	"ciPWjOOfe7Aq/JiwSIHrD27fDSQi4QCtYxezsvEXeQM+w3xEMUMb50iZFMmdSeSGDPIbdo8lBLPFRTEH",
+	"NSH7QSqxXuPfBR/ljYluz5PJ7de1hloyPnTJ48dPOZqlJFOPH89AJ0nJHUslhLXRMDT1C1ATMRX/AM0Q",
+	"x/AxlJnckVCAyHQL2V1oUNVHB7nGS7YiMTe6GCBAp2uPPKAp+FVWVN5KU5BIOiQOJaZqofIuHROESa1T",
+	"AOskQMSQeZDEpqgmWaRiK/PkLgDFzOPVMyKZKyE/FpQIM8eqA5vaLqm6qhworq56hrAd49XIYntxC9aL",
+	"A0f8SJb2Ia9qpqKJFBl4THkpycyccpPexXdA/hldw3kZGBakJQ1Kj+v7oZd+RaropQn+NtXAMIHG5UpV",
+	"MA7qsaBtUr98tYdJRLEkkQh4dr6t0+O+vqtoSvQhblwSRoMlYNmjjERA9BzQQ9L2v3r+2uNP7npPEqx2",
+	"9+SdKbr2/glW633yTrK37338FpTFsPlhomMohFaBECm7jx8TH5JY/lIsJ9Vep+wORv3Xf+U1pTr+jNTb",
+	"nTxeNjzllSutyUrv37ez+mDK+p2lwjzUh4DUrtcxxYoBgBry9uumYs5Pr7+8mORzQmEQoNDEf+e1qPJa",
+	"DvGAhuO/sAov/ttACv+Q7K3XcjzuAaH3Wu9NIWUElq3tWlgzXB0NK7+jpaJXXz4jk8vJqFBz65vrH3+Y",
+	"kVu2kx6XQpNJgwRxCuvujUkgQgapI/p6CxRkQI5xCHIlSZgM6Br81Rh7nDKYGMiQx9u+19LEzvN8Z1+g",
+	"AS2OfP36++9wmpgvHCLUkqVFQyKVJKVbBGXHIUaLlibcuc0FiVJ0TEMsNayhY+jwC00wbFAyAPQiYXcs",
+	"MbWiMzJGfKp8tDAxj9u9AVKGXaIhapO4S/bOLnmq6XEcxSBxaaFio+y1AETNjF/wQY+D9wRrrBr70WpN",
+	"U4bsFGoMLLPjy+gj+JVt3a38jOF+/CzSWxYSI0lAnIRI2RPFpNJoZa5Z919ScIOTahmnYW75xtpdi86s",
+	"uEyP+77v8XcG8WYDxyLezNuXVTRm5ug6806qyQjoXED5mXdS9Wr4lr44M68hhKX3q50a79XsnV0yvnRC",
+	"8A18RKQhvNJz7PvS/iX097UOhp8xlFT/djkYXQ76k7Hrur33+NieF3596E6nA3o5GQ7C+bjPhkEvHEST",
+	"6WjCetFw3hu77jTsj/u9KXPnbDjvD/qj0XQyoj3K6Jj1NTXodrvvzQGB+EUKZIe0NQnVq3FI/3KKpKdT",
+	"PNATYFcAXNPeauHzMPg2wPS9cx5OnIN/J2J3Du2MqlY40JLdX4RMk8t2fsbdbjc/tk6FOZG/eNyngz7t",
+	"ByzqhYxN3P6oT/tjl42CyWAeTEZsHIyiqH8ZzofTMJoP2SCaXo7C0TToDfrjcTgZ+FhtJIoTzYAjsUnV",
+	"0uN5iTUUSyxtJW1KFJ1DRW7PU76WGwlbiX/FGGJcILOG9f4tE4xKwpDmw5hOhzIHAZFLU1MlDWFpV6Tr",
+	"ffGpk4lOPrJhf0aKnqesaGcNDy0zMY+DAReYdvGuE2/juoMgsxaE8DfT7BT2kQ+5wyeaqd7NKq4azT3L",
+	"VF9r6li73bidkF90cjnCoHYupqJhgiqEl0MyfqvYNpYMw+uvoAoQWrsRrktkPP5vb/wueYasIuMUyhYL",
+	"fSSxfjxoe5CGlj/DOA04BI+3811JSMrXx26PNsvu1bJ/mavMkC0W3xZRtknfDXphnw2iiyEd6ds2Di8m",
+	"7DK6mLo92p8PgmE4Yj7RokAvc851jHh+CrXAd93Cu1r4RIuLPviMuv1WpvSnrAuogMUGrzUfDIOeO+0H",
+	"YcDcft9155eM0vFkSKPhaDwI3fFwOB+OKe3ToNcbhSzoTy7n4bgf0P54EmrBzDmT3eSL+FBnoNd6/yaj",
+	"WNulkJmgq2/+/HLeYxGl05BOxr2ABpeROwrDaBBOJoOhO6aDaBJeTgYRnYc9Orjsj+e9STTsB/rz/b7r",
+	"X6GM6HET/uIQvwbw3W63Br5De4h1YOp2uzXQyM79/Rvf4zGHgnOO3ZESxGdBj7nDgTu+HEwHLp2Mhqw/",
+	"HU6nw/5oeDmKgvGoNxrRwXwSjtzhaEpDd+iOxtOBOxwO+mxCNXUCwv7bG3BI+kE/cHuDYDKm02DaZ/1+",
+	"NB2PNYDGvcvL8SSazC/pcBhM3T4Ng8CdXs4j2mPudEI1le5F+4FvtDnVs/erteKAuQnZbZXbIrNFix1m",
+	"cJ4cRWyr/cG7Qhkea/t9nNwyZAnVf1sfyrFaTlZ2++TS3VaA0nv+QPGp5UCp2ULawr7hLeu+cziWqC68",
+	"uVAeFwNjpVM0maGpbEZClsRzllLFEsgFAn0ctCajHGoVRjMJ5BnU42jcIbeMrUFVuGPpnKp4lRkElpmS",
+	"TNpfiRnxtcDffUW332OjG/+KfCtUEvOZx/1b+Nd9V7I0pkn8O+Z9wxvfSMF/hEX4V+TlTi0FB11Eq/7X",
+	"sNMZtPgIFHliVtvJjTzYwkOr8YSiiZSGIQvRctUlL3LTgNY09XOs/lqyLIAEa4atNUPdrZnj8axu8vda",
+	"sHgGLO1vYHEAfbwkbnS0YlYEqJZgUKnLFUjH4yYgTWJkn4PsBBVCfFGSNlqvMhUTjmVfm44l1kaNJR54",
+	"Z48E/HFXu2wKdlr3FwtxYX6soEVmas9s5/XJkmg3QtHOim1zJuPQBAOj8RY1aTADzeDnUlBxsUA0MH/Q",
+	"PGN+awcUcVgyRnxEiE5d/EZj6kOsyBKM2vqiUTR8DAaDKfnp9TOi4hWTiq7WKEHZq6mWKWPZEROIdtIH",
+	"Deo/6Ox6eQACxCK8l9vsSpO2FLZihB2Cd5gLBYWKU8lCkqVTVLHjEGuoxPVklfLfvOvn/3ht/zHb+8dv",
+	"XVOOfvD+19p438WRNlO5XYDMWSL4QsuOV4fMKmf1pKpmuxwtrbGsrUfvn2AY3BfpKwhXdvJ/OMt7SPh1",
+	"wmj0gofs/oD7Sd8iRiN7cUD617oBD3ZYf93/6vlrgnbXBWQeaKUAS1nOMjM11HGjCyahuVlmRNzSWKHb",
+	"kvGsCduShjkeXBE6hxnAupUX78JrbSp72T5qmtndYfYAt1FcbGcULIfQeakplQmuzj+LcV6V+9Jzh/0H",
+	"x9wkR7uLEBSW4cMiCWW+47NajhzN38oFm7olZc0q7JFjW4XxEGzRZTN0JbXrw6Wkh2CsrOsUUMTVk1sF",
+	"ZDi4oGu51zfgoU0Ait5SbDCQd3zJ2t1RVZQwDVVp9EgfzTzN9mbQXQs32GtLc/malKY7Vpt9+rzSqxIN",
+	"FYzYzgRUBlhe/OSwN/So1wS9LRkNj718DUGOX+uRcJPy7gGn+eezfgP7jumfYYt2yr9Ak8jadgNZExd0",
+	"z+1V/I9tLwHq8aYw0IPJXLZvWTGby6QXHuuapjYpLxS2zFIcPW4nzRL5tNhQIWeXH5YCYHDIbM0caB0K",
+	"59FPdThsSrKZGC4j9BgfIJLDWJE2SoJY0t4wkmqQTTmoC4IO8j4EMy31uhCW8ty6LzGPfEXvoS2OtOFN",
+	"pf4F9r26GDHoySCSjdlKkFAp4yBLG9mfxJSdK/RXgUABLUB+uUkSFDn2S7DZfdUWyGEK3T4mGHINZUmt",
+	"T90UXBM8y9kBe2ypPNteFbYHc7gqqPf6n2TOXUTSvEgO2cY8FFtITpFO7rVCP3NpZJsqLXyAK595HBHk",
+	"EdRI0UtzsD3FfGd7nlwRW3zgkoRQyKKM/OZI9rdqE6iyLhd1W66gUa1KYEin65hMC2lKV6LpVlNu9I3f",
+	"r+OUSYIG2LzHCygNWEpfn6FUYm38hNhboVApQz8jW7FJoPPLSquWZMNt4ec2hWm+YjStAmHw4KoThdty",
+	"dNOwTkhHj21jDCzdChNAC9u8O+g25txm3UEMC4YzrJNYU9CaXSmUE7UKFYgk2UDMmzUOB5STFb1l0E4X",
+	"riWuBgv3ahlGE5TOnnznPhwgZXLRjPtwSxEPjEG8U0L/7sfDzhpiVUc74HZYiJnjwoKe8nhtkmJv5lLb",
+	"wX59cmFOKI9UIspHvq+hpEfga67XJ4JrRr/roBmHGYXDYXnWaJzVCoMgyfpWW/vybZk37FWt0Y+Nt6Wn",
+	"yYEU2MW3+Fk0WldVLP1vPQrBdEKSZoXzW45Uh2l77KB6RfYPNQdsCVGqEKhS3SIxOix2YND1Q+PMAYa5",
+	"WCJNm1tLdbvEN3AwBqg9WPimshIC7gqtWR7HSBNhUpjbJju/Y4Qb7G+r1RXDyEhbIaQkGZumS06GYqaN",
+	"m0NyuEEgFpA8qFZSBKFP4HiJXwKkr7UgP4OlT3qu28k6JGvNHWiux/vdLt72KxOAhevKGkTlglvOl0l7",
+	"hGvWpJtJK+dtUgj13LLUeOSKPaVI27DsqwzEhq/8hbgG2Pb3e7IHduNc/Qvp/+docNFDx5HHLcggUJHd",
+	"x1J1yfNC0yVzWP+Cnhx7ZtSycFkh+oPDMmKFhMHoz1LKs0RwOHIHo+l03L8cXLrD6egcAdA0NDMEt7yl",
+	"V00iIGkbwd9ijxKZ+HYuGS9q68ez4GsEO7OTQXUXzwSXLNio+I4Z4Q1EOVMM5KDMBwJbXvHCJX/JJRsH",
+	"LL9GYJthCamiY9+ecTHGNVB5z0A0KRkJ54Hy3knwKcp/xb7ElTNGIW9PwMP6+lYkzDnVvtQHMSbmE44m",
+	"Sg6JIfwO2q7TOLVNxkCOQUhgRwlpOt5g28RxLhUuhYB+a1SZVFqHAFFSS8r1zOg16Ln/OTUVzDCpAVou",
+	"LmNYny0dDgtleovUmquhumNJHvW4/fQtY2sjfeoF4LwZoSbtVyK4dchLujYHex3EUopUGhcIsPkOYIrH",
+	"c1SBSJr7dRIHsdK7iwOzjoQptGDmeIFsx6znEYGa3PVYclwMPgFP9sXiQxTh+2a5+M+nCf/NxenDlHpP",
+	"nv7zz6MkhpvVZ2J0k2BOM5kp0eQTgo4zd4V5JE10s+DMJH2brerLX9le9sGDSZgHCuK007X8r3QtL/8L",
+	"Zur8x4k6gNlwXRzAySpBjcjfAPZzVIAmYfw5WI73L8/XYmvvC+Qf2M6DMPEMBeuYL3xTfUcP6TjE3wqu",
+	"z0uI24IU1HE87ucFenzS3kLA8QYC6hA0hefApfwONF3EIs4+aVtWFG5SoOFFOxSaiLU8Fuj1zmlwq9+W",
+	"S5qywqtZpJwR2GwlIQdY+EJAdAW8ZJVGs3xDik0hErPzltPagkKULxxUJVyxVpT0TOVirPjCHkLpc/jS",
+	"ZA2dUbQmc84uoTgG8nSHrGmMTGa7FIndS00VxlV9AVhwO9Gd2KgHl6VxTOPxhmoKslAd6IGGHdxb/cT4",
+	"rHvc2Va5NWZOx0LCrr7pxtiT+hPSEvcQ5Yw6OqUctT+gjk41J665jo7e3Y8QrXHGJTCmAcwMBGJVsWmb",
+	"r1rbQZ6lnrepNxkQWZPAD80rBxcTNKxqjqiouEQzZeGMy5Ee6s3/umazRbtYe4/vPpnvLvTIJ+8KE7/H",
+	"iIizC8wYcGTp4eVVN105xIo/6cIVUPLc64ZY+Uddtiw79vBVe2kizGo82PDkkSxfIfB61FRwMDH1Lx7Q",
+	"jyRnmS/4K2QVWJmx0qgkD4fLYzLrO6UMsoK1R7snFdZby/Ps5vNcgU9TsbcGCLWFBUA8KogtBdnJRF4Z",
+	"K14+4WHicZI831wKIwNQqRbGaS0YzIG+O2R7gjE2FqTb7XauCEXrA2Dkisagpy+EyRGFdlZgiLOFD7P4",
+	"ilx7PgKPQ5UXD/axMmeSjz5SWHnwwMLKp7VLyq9zQ8ekHOfz5hHFDdqTyT5Yh55N1Bm/fDwcxrI7o43H",
+	"vExfGqJiPoOCu4Xo2uYLcWa14QIlfn+kfn7eq7+x0O8eIjR2opjtF1K9Kiph/szqZ/4eJvhXxEep2Z9B",
+	"S4PMA17WlLLeEyUVycjbJ3apgB0JqWqV1B8509IT+M+KDg+DacYGr2U9q7k+TP8xXRsgK97Zs+2jRqzV",
+	"TggS35gUWjTqbWPJHhLEUUuEDkU2b6kkc4EtNz8qyWmqe24ADZXPr+xftp21VIXCs/v0tzZEc3+/tzE/",
+	"Gn5mkOHbGNuIrxukmNcFhrkUqAy350xBm0oNO/3Lp2DsdYXTYV9O3nAt0zTpgWuM+zydrJoDcaCqX3Ph",
+	"9M+DnprFHsS0D6GohmIcJal2HUdoqml3UkuAUO+MMhID1GAptnBJITIaIwFXFbm5YvCyIjCY0uqE3EGh",
+	"KwMzVjtjUXpoApce/4NRTAdnZGHBCz/UlGIzHXAGEFh3RGR3iyK7RvJWZpWAn24t0cyNPmf3PHy/pwXs",
+	"Qf+hsjeW+ipyTCONl8j/ntR5XPLOEKBR6CxYZffblGrtr3OQJQyOtfc4en1ZZjQ+dhGNefmU1BLof1VI",
+	"Xo4loYr4T+56T8Dv9+QdTvG+mpRxZlJJbfLLD8fNNaYFeTF+vaitdI/5dh+YjWC+mhmFPn7qQeE2Hyp9",
+	"uK/mVa7+AxvumStV7reXoTe22TM1mG7ZDG6brWxSEMJgHGbgw0AjlW31BXXNH2iUd6pzmmtT9MPoy1N1",
+	"z7un9uP6JAqj+3CFcXG0s+C1Mvl+hsw2hbcUFrwGovfBYck5Lad8d4IRr9CS8L3zzmoWmkC9aaRTjfay",
+	"3EuA/NryG9tGokS94SIX0yUfF9dSkSPyZJL8MhUSSwqUxZ7QngJuyb49lIzKOnu8yvZJyzWpA0LLcQEy",
+	"M+gAmc0a75SU8wZhctHcfg5jNc6W4PIGc59/Bx6EwhERUivktQdh6avtnGEjyU07Y7GdZYX2sjptWsRc",
+	"CwXKF+S3BFflsiwep+s1oynW4tJa/E5s/Kw8aZwSseV7QSbvig1f+k4hT7lKmPrF3tRm1Pcyy2ee9jGG",
+	"gBXCtlzTs/pEdm0dJ72C9WVocpuHKF+uaMxBDhkWG5a4mfuxV/GJtC7DftCbu3QaTdhlOA5G8yEdRH3W",
+	"C91gOp/Qy2jMRuEwGMz7mreyaTgJLudjOor0MvtBQVaFQDL79zWWlqyTc3sFQO3E5rPvfNTQHaK2BdCz",
+	"QhGYFQ3Z8R4wD+/ZmaNgI0u1n8NYPpu60fbLR+OTL0BgMwGynau8wKN9x+NZnqsehRFwaQx54WtNHmLV",
+	"JT+gwI3jUoZ3lEOjHRNxWA5NEKnHgdXYaMNjCd/9DxbPixdyz/5nH0KJu594fF9qQeMQJWwhuizjML1j",
+	"6et4xfwy+y9f9TPaerMD2TqlQM5sXFb0qXTkUpCIlg1O7kdrt23k7zgkbVtgo6CkmJjBP05JeaA/eU9F",
+	"GdRoKQ/3jjTaw18aW3i1HZXV8XJRBgO6IK8zZKFDFORbb5cCulQRLirh0Q9vxrsW6iCcjAYBRXBNAJEk",
+	"S5aEV1jhM6uelQXXYJhTeVlnCMEFztUEvz3j/AfCormfF0YTnkrAH36vDoQClT5D2q4J7iJ7sV2cNOjX",
+	"vT82SOK05KGPIGU8KOX+oRpfSV45jas+kjbc1FTRLtT8oGVNgQvwyurr8i8RcxZ6fMcUWneKcxRqPu9n",
+	"lh7jkb0P5pFGFjtNCy31z/w4emipyyA6XYsw5YLvVmIjzTisQwQpTnJPLy2vrrZt/Z7uafTICjYUxK2S",
+	"FFFi1U7BEZlTsoYefUiFy9cOgd+sJ0G05ofEQW5pOXUBSlEisYc4glkWGwphA3Ql+CJLFfOdPKpgBfVH",
+	"RAFJ/SwAwT/VgX3IwVhc1RlhlkfZsGansNWQ7H/gJLbR3PECsBFCMrKWFf6K3t+wQhLbE/wJk4tBfNy7",
+	"iBlAD+9iIVT5XM7ZzRFL/xlTYpDvfsmOPC/skcQTOON4H0LZ69tp7N/4zPWYX2LcQ/EkjtzNPykQr0gZ",
+	"zo3EM2ThjwrFy1s/HI7Fu96sVrSui35WigOtPETiwBObKP0719to9IOOCrz/IQalB3s5ixYoCIQ30v6e",
+	"OSq3OPU/ocWp7B1tsjeV/api/cpQcLT/WPP7aU7U9x8jAPpEd2Zmixep5d1GHkIvDXhmDomEow8WCY9a",
+	"AD6NRn9CLbIMSnnRvU/jCvxMrAvmth0IycLkFmErJnCWog5fzHXpXBHXxsbu4dkHK/EPMYF8pmaPGSmZ",
+	"PRr8oU7BGgIVNY0dxONtOAWxUQ6xeU9wfbU0W9Xg3I+ZQ2R1U5EW0olI2yVxlC8fk48BqmXV8sMM0h/H",
+	"gAARaP+2FoSjxoNiLg5o/iVFac4W9EiMyjmO75zZvWtoFrinHQLNqFFkwCEIdSuy0gBr0KE6yJQg31vT",
+	"FfMEkf0ohzmevlbKOyiH9x8mYedGLz7M0xmHpcqJh7N59pWPXOdAq0CWemcofukUi5iWixGNqgkKxqcX",
+	"ZSw7u/9w/7aV+P+bOLjTOHzKabKTsWwI+aEkTOmWk0UahxDbxUPTHD0Q+11hKQ+h0I1szX5znd4bp6Xf",
+	"M7qKCpbw4I3TuqNJHL6OE/33dLwvsBbmqS8PcMdMOzQpVgyLVEOnD03F0bSFF0+vGo3yNEnEVlbKbmZr",
+	"N6vN8KCKiPqLJoSs3txgM/GnR/tGV9AGAVSLqilkApsy1VSf0+8V8jE4tJTBYDQaDge943XozMk0BGMj",
+	"aCW26rbSGyyuTcHpmDDFTI+8vFSg4OCXWENJ7oCd3tz7pf1iHbSKiFO3XKUfIdBWdGeOfm6K2KPgtOGm",
+	"3Z4qb68GdRyP58FnuGMbnJbtW6QkXq2FlPE8YXBZYr6oilHT8YcfVPVyp0DV7eE5xUtTglPTxT+3Z/Sa",
+	"pirZFchChQiYG793qZsRPYqThIXm7CAZvj+6mMcKmi3OiP6Xn4rtTZSK1c1cKCVWj0fkCxKIBH9L48VS",
+	"+aStR7pQ2QYkZBh5AQ9hcgem6g/RGyzWF1rKPKmO44efVN0pfM1oopZNjYnlJlHI+5YwDssf0TDmUPtr",
+	"yYLbCuSzHEpxu28EwG4WzUKWKc8BcREKPrQrVeXlolJCO6SKzqnUFwpKBQFfOpgLVwlpELempi7ub2c3",
+	"uHOIv+H0jsbA6/xKZo6xC4rbltMqDCtnJsHT8lKc1v2FfvnijqYcBYTfzBGgE+ZH/U7xh5+Ks++Vo8Zt",
+	"1Z3rd4yGLJ0LWpd7kAs1JpAFmJF0yPyAQDPfNbDnlPJbWeyoLYsw2sZcmrDDckEL/L0m8vdzSDJhaSwa",
+	"KIVcUyDdKMXBhg1HtLlrUNxw4GrSeBlWstXgWR1+4hE0fNI+Pk9ovDavH81pme9a2d6Lizogvn3HwgVL",
+	"wa7LUk2Wd/VbwHJVMg7zCilcpbs8+4hcmAAZRuUmhYtIy3aHIoztMP0TPCyD2fxWA2lc73P97fqcnKy7",
+	"tSq6WhN4LVOwsLmM2QwlodjME3aBr5r9VMtZW1/eBVjJ6RHrdFACaL6fh6brgJW75w77NpVs1ppDAPCK",
+	"rQSadt+f6nXE6u2Fss4ZdO5itiUXxr53xyzJlmROE8oDLbewcl3Si96JsfH0kK1gJTjbYY7lhxl499Ak",
+	"qCD0war0+1fglKQV7BJhTGqxzHs5m0lMVLkW9YKUhRqc0GWazWMlO39Mc5QmacneXS2NijV9u2GOlmnf",
+	"blhlYQb19iY+JV2zcFVtyiZi7SGXsh6BlxKBpukIgMwhcUQo33XPs1xAg4fMA2qyMktY0kwd8y3USj4F",
+	"LJ4RH5ftk3ZGCZUw/uCOQ3zYi0/aJrdCa0JmnH46Z8r3eOFhtZaoMWRmBbJ80jZDsq/owQmj0HQciDBU",
+	"t4x5uXCWngJNL6UpcqM6lNFaJ7Gq+YRp7aUnrlTIwt1DCMkc/js3ZYQjYwbKrD166jLRx6ENFP8Fv6Np",
+	"TGu7ZPy8ZMCdTCUIM9DygBJxN3wAGhnUiEhI7uT3WiHSpx7X6YgFD39GIKH6pP4dE/QQXqDsmqyjzcrW",
+	"GGI47wllnp0WNjJ7DtPJX1kqaluEQCeGPR9axegfSzDmn/RZs8Trzeq1qP/q0ySxsDSDYYtKoMfA9Iew",
+	"ogE0xFrTGIQ/sQY+w+yLnZOWxMUPbEE1d/orgnx/TT+I6qnEEtxm21N3Xu2oUQWDU48hdaurO7tmCnPM",
+	"dlkny5jVHUv6Zk1obPlAfK4tsyiK/Um2zILEuPtm/euzF+PvXz91v+fug5kEy8/ysKj8iq1F2rAxdEGa",
+	"85Gb1YqFZLMuRIBkxMko36xq+MhRDqwCeHelcVPGJRpYT6xwrzV0Ax/s32xTbnL/eplgDHGbFcuEy2We",
+	"6zWNoSy/leRnF6O6QtrFHdXqRkgZ6T5Babt587G5ELeZONrpHnMv1iQcWEgeWAMSrTLZbIOPFMgW46gz",
+	"nhIFXpNkUDq84/eqwPDMKeytPN0YUR0XnnO+jL0dJavVMz0KnSyyzZxFGRbjE4GRI02tAdY8zb8yM5QC",
+	"UdTiCwpeKHKwsCiecAbsH2XtinEO0PSEVVajwnKNtQK0HLmK96tVOnI4wVqiIubzXWNuoFMoXCizgNZi",
+	"umDVewIXP7O7/neMDgtSRk+IgFqYrPb/SWv8n7TG+CGhfw21Te7Vs/3L1K+7TL3+Cbep/5DLNKlcpi3T",
+	"yyqE259/m/IUv7wj8bS2I4YlLfXWHGhkwgXhbIs6kMn0wP4CxawSAUa6Cn8y9KpGAzoj7rBAIRpNT6bT",
+	"J5XEjP7IMSmW/JyWZZJniX+cFJOstSZVWjXQi5lVDwEka+OIhKMtdz+l5j2ypNLjEIPhoFMU0/n8rLAv",
+	"hP/bcOeOSZOF5PNtGdpLKjWK5NXiSrksRRhk3ShPCzMv9qVshgdJxOKRJBIGkyU0u8UFQrYvVRgglDIa",
+	"XhW640JZeo9jG935PGbyyTsTB/Ped8o9cGNprHyZjZVyuTUVAoMl5QsmTQPKODxcc6Uac/rxSr4sHtaw",
+	"0wR9HsE0E0yDkfBNDYmtAJMwGl0dA22ehJljDzXdi007XvLaNAhON1xWegh7fM6WMQ+Jr0/aN1D/83qW",
+	"6nG+7QhrWjFn/Um7h+uuWiA3l109Xo+nyL9OJ0oZUf0oiW9YgDtT+tGMHicJ2UjmEMlKDb0w7229TmJo",
+	"mshDEiSMpizsZHTF46XKGZqrZJHjhvLkH7plbC2Jj4vwGwhQzkSKjLFWK7KdtaBeQBMhcTSW76Xa1yXT",
+	"I9d9uF4SFwq7GhZdCMornHuRLxr+VNplo3byDGY9MyuvwGdhmpnlAAcFhEK6WO1i/oQ0pCoozkhDAljc",
+	"mEP69GlIxc8dTEPCrSFyfPgx4zz55zgUtdE8EdIoETU/UoX9kyuXHSlNb64PTtx8EXBrfxryFU7ofOzD",
+	"Sf449MPvHce/YyZwIyA4kFquOQ+mUwBSOcb3korN+og53EzTjDXnm8PBkvNvEdRrgXDI2C0W9XkOT8n1",
+	"108v+qNxKcvhe5beJmC5Y8DyIPaEpiGZU8nGw7KwIr8U4T+e3F2vRz9O+JRO/r7+efzy1T+nlyr68frn",
+	"0VwG/V+SJ8//HruTv1TyGZ5e/Eovfncvpl88efNuOHj/l9qshu/E4gWPRJN1sSKV2tMO2ToRu5UWLPep",
+	"U9Y/vqm1DShadQ3nHatxgAgjzB9tfbRPErF4ko/091tadc1f3UCs9GiP90au6/GHgNDjHv+///v/kJrp",
+	"yPJF/2/fbLtdFIdqivbHi5g3XRatTeEIp5AnD1XKjK8z35s8urW676vmKN01VUutpUXxvUXCZ/3rl0Ql",
+	"YnGBYaApk2KTBlARqgBlh/j6+ZNut1uFOBxI7UJSxpr7gcr4d+Omo6qwZy0cpqxSC3x0RsLZHUvjKGbp",
+	"t2wnDx0GF4oRO5jcsl1NlsOJtGzxLaslZttYcSZl06lkj43itiBU3kqsLKUx/yEr+BnnOhr1ZpC0Aqbi",
+	"Up3i/S0cpkWwBgKoQVAbY2YDL60KoCGNQcd7J2DHJqJG5rlljdmft8zE5xgtGfrz6O+UK3G1BlGf9uZu",
+	"MA0n7DIau3XIC4HcX6ZidcAeppcKyVn6rOxJfUR7GKzhJ67qw4cZ17BjWwMzaMwZQNZVoTJKUUe4ZeU2",
+	"SQ/K9i3gST3wgZAgob7YP9G2jx2NEe+wE/IX+JN+rNli6UdkgfpV/PkEMv9F2J8PgzGbfPH077eDt3fu",
+	"7eLZ8Hb+zbNvf/pq94/lV6//OX/x9vL+578m3/z+9/E///nq2at58tNRORfxrQyAInqUjqnhUmT2oH3J",
+	"oCACmmSrksWnySxUI6QxGr3gIbs/IN8+yiYN2X3eP2tRqVNb237gSO0N9vbwd33J3pav4eUD+ztU48DZ",
+	"25ZT2HUT6K3lqoYbgpkJ+A+1xxDLJojP8jNp+zgYUdUY3xBPzW+SvcW/PcT1IEdw3zTYAJYfMRY6gP1a",
+	"1pHk1ZfPyHg67hNJd7KDEkL2W42BTC/e47AoqoifQcPPd8GA9PqWfvtO1sxNmtjWTL7KCX4+NzBj4qcs",
+	"YPFa+TZoU5qqqxTvvQ8SBCzLxwxWBm3JtdZiX9GL68ywi3CsHI+DbKc/CV1AoghLtS5ozKWymPlIlumI",
+	"fmcnNqllmmQtkjjYYbFBg1oex1JZIg2WWyFCjX3/0JPsABn8TpfYa/dIFqBKEynIndgES60yqWUqNotl",
+	"bkx9JD0O4nuwpLaePfr3ERvmLBIpI7FCufBhsvD+CbRpkaQCk+zkNcAyPv3IHB9Vm5TJz00WXjamfVvw",
+	"AzBRLWrT7PLB0wrJH7JeOAjc+Tia0D4bhZfBdN6jg2jELsNp4M77dBiN2SR0g958QEfRJZuGvWAwH9HL",
+	"aMrc8IFZ3g+mpx9ORA+Wtsg++Okq26+baWWF9hQC4jUAwEM0T6Ar+NqGxKZC4AHHSfgQERZU6Bop2pCg",
+	"hvuj6RGSxSaq5HeLf0ZxUo3bDvpy3RXp4kk+7v+563kcSdmvv/yazPnfF4DryED1IXscfvD4gcvWeD3+",
+	"AK55uhrGPlALO86y80x4ZN5LTHvPb1pJzUBsrKghFgkauL1Vf2osMJZh1OtYVc2btHPF2LzZqWkO1GhL",
+	"Ne+gngMWVYdsl3GwhH9jtXJeJN0gD1Tot5nEotWTba8OiTZpcmwNcjNfxdJcX639l7+zVGotZ0+eVL/X",
+	"OkcPyL9a3F2RiR/b5BcjOp5fBpPwi79+HXwnvqVfzfmde88mL9eD+PvX0xfDv3/dE2+j1XD8c//uyWDy",
+	"j7ufXv3zVIN1WY7XwKvDJQgQXdHbmC/Oy9f9OfP6KwHm10rQWTm2rBp5shdIkg1v6j0hCqVc6r54TveJ",
+	"UpP6vURZU6Ol5sOkTbkJZBAYk3RO3/mH9Zlv6O1ee7aCs91rLd5HLD0zG5vbykqagmDSjRJZ3g1yR3o4",
+	"8DNPOuth6BPk+bRCBqH+JLcetN6f0YTPCFJyRZOESYWFINtUaX4tFel1qthRix5ZdQXXvexNp/3R8HLo",
+	"Tqe9YzynPmfpKSdijRAGedYht2ydLZVuNBS1NkquNykE72mBYruMFSSgYm6CSuPVioVXhJJ5QvktJD85",
+	"HhcpBEmBgEyhpkAqEi1dpjRQLHX0uymLNpKFpC2wVA0jUcySkGiFg9Fwr4puzVGUcBYi2RqR9rf/9Lx7",
+	"173wvPte5Hn3l5H+5zR681g/kQ0Pm986jvQGLepx/o49sxGCZ/ULN2kiWZghaW+XwjFlo7ZLqjp1/smT",
+	"miEYBMCyVByTXh9axetoX8PuKRLwRy95WtuTtFDiJ4fQ0VP7E1yo+1hzhg91Je7YTd0+P5UTtfzBg15U",
+	"vcFXJvb1Q26FjZ895VJ8LFQ9WqL+I1yrP/w+ZLtqug72tP6k21BClnMvQ80mP+ldsN87ehXkB4UtYXUo",
+	"7DFiA5eyBG/M444XWhaxjs6cBVjlSCq6s52ZNlzFCVaUQRSOJRF3pmEoTRl2OjCFfotGW1hWrRGumR0V",
+	"a2dnw864MM39d7C4jD6IvC9VG6PcJJTe3O73qzyjCDaCeP/zf8tAj0eSgb77QLtYoTl1IxTFBtu4cqEs",
+	"NE3hr8+M/uyz4Ur3bQPOwsE2ESb5p0XZVW/umWRJ/nFRdsXPHSRKP2ShmM8gEPwsJm1jY21F0Sy89ZH8",
+	"iJF1FRgdiIvb29SfgDP1gD0DczQwb3CzNxis/0cgUM1XD+JRXtuuqSk+FmkWEWiRqVDU/k1NhT3IDNlB",
+	"23ok06P7UV0ZNky0gvQznATpkKm5ON3T5XF8rSXNfrdSBPFwd6GTCyLm69vTzRIR3G5jycjbDU0h1HiT",
+	"cpkFlhsDvwFH2+12B52rDGimDGAixC1J4ltGqMfRDIEqumbdxix0uOhxpQTc0QKPx6sTFitWRnGSQFlK",
+	"QrHE4DxWKypvsZpdXd07j1cK3+1VG5w+sIbdcZM5YEfhrA5F3yD3/Y5F6kNUGagAXdNZ6spWvzZx+ljA",
+	"+pOpNw+pF36myUAc7jJTM+tR+atJvSlX8j18eH8CN6hgzhlsADd4o5HnDyD/ha8dI/s7lr7KMOXDVPwM",
+	"36CdLFTUxxuxfwmOqQGF6t77ysAZUj/0UqqzBFT7LVV75P05Zrb/Xpcbgb9frvugylBFzT/t1ldux/l3",
+	"v5BV/odRgPybh+kA1lQ6tRzZnJWrjZn+GIcKiM0ybw8wUEg8oB43SVumHP5+QbIzqonZ73gchNPSFzAv",
+	"rK4zoDmqD68s9jIV84Stap07r758RqbD0SVZ4yCCtW+7xA9EyPLYMUXnCXPIigbLmLOLlNEQklOwo8AV",
+	"8fVXfagn7G9SPkvXcmamnGE4nZ7PhNPp4bFKcHpK5FKkiiw3K8pt96fc6BGymg7eIXihU8EXN7YAv63Z",
+	"2yo298AMjYWxczmmXG8Oak1OYpaEtspCzKXCqkCtYrLuKcE6T4otA8E/CfUv3d43fxv8vX89+eflt8Pv",
+	"xz9MX7qv+q9H/5j80srL/Q7dqRYSFRziz3pbxG7LHGYVpMW91/QwCo/2ujA48UwPfe80Vjx+iseSnze7",
+	"XyeUZ5oWJJSIAMOVK87Sh57EHt6ao6mu6UuREh8CeOHNm4jGCQt9NFyKKMKS9cZPCLpCKMD7BakUMTcX",
+	"di7CHWnLTbAkVGOtMSuUilWYdCSwQEC/D8TKtxuW7hycT6SQYs9SsqYpXTG113K+WDbklFqWGQ7uH8ZP",
+	"r15oMZ4BsE2weOkAsN2HQUBYYDXz43y0rnFnZHheLzLBYwjvdzBS03q4bUJBIky5H/2r/8uF8exfvAh9",
+	"A9Xy6g/eppOraevFff369UvTlBSITIbMKZNrwWWl4JNbpybW6bMqqT04IHFO9TJViJ0lwRmzzvZdSxMK",
+	"WTu13B/RhdOVLdNfnN8hx8l0eQ2HSNCJsgOCJzsYBylVrahVIE9NpabrGRJLU5Ei3yCPH0P4AgM74uPH",
+	"M0hfS8kdS7HVOg1DGClJm2Ih/B38lstMsuMQKaB0SKx/W22kIjQI2FpByEIIDaNCwbAU/C0XW4vPnNDA",
+	"Gp48XsQ3SPKXS7HN2KD+wUca7Hew3AOuy2KlWbKTRRPHqZlt5vEaYkiGrnsFpeE3ainS+Hf8rXdF/Eik",
+	"8zgMGfcd4ptC0TdhLDX0YNDgyuM+F+omEiA4Dd3hFfFXTC1FeKN/h/YgOHZE2hR2zZEaYiwHxyra+EpH",
+	"T1dAFv1ZPUvMbzRzgFUkUMu+LBr6KfuXiPkNNCnSf2OibbRJEv1XzOUmiuJAH8tNBM1XHY/7IBXm79iZ",
+	"i67lwucyH5sfh2y1ForxYAdGyiQOFEzIxQ30jbDLxsIcvt53FtK/XVJFuKhNi8QidWTHVIcM3ekVCJCJ",
+	"oOGNEuImoemC+WTYG1xpicvyiZtVLLOvxhzO90ZzJp8M+30N0JQqhtuEg+jriTUhSjlNfDKyp583Bhi5",
+	"gypfygFa8SfRi9/f/Ib5pze1QSxO61WhTpO+nxHdJKpU/6x8Z7/WFyN3CkKZpzsWajkT3/BJ+ytGNVNI",
+	"N/piLxhnKU1iycLOjMRo5LXVatDMSuaMKulxjOhHnCuPcLA+j1YwbMk8uUnv4jvm5J0SMCMAIpGWIgsL",
+	"8Li+1V3i2yJU/iyzKxMZiDS3TsK8scLlkLwLin0EtlX9EPK8gBwosb7Qk0C0FMwpH1WXaKrLQnMYLASo",
+	"YlatQ5yBO6uVVdII8uc1J6g3el4sHVJgWH0eXFTp2PjOBAZotr2mUvb6+5KqHbHX7yKMF7EiXxD94lak",
+	"+oqyexqoZKclOpN8kyXLZfemS14okytP5jvFrPqir84j6fGn189evCAweZc8Nd13em5/CKOB3P70+suL",
+	"CYpRps0H9orAEVfQ7RmDx7SIkjKPm+dZ3JrmGZoOio0iP33huq5bvXgWHqXINL2M46Fpb744HlNmoFrH",
+	"V1+JOvnEqOY+YKDpG3ZFfHDB+Vh0yJYMsMJaVvVb/7CiO2B/+vV9K0PLacFMZczMnu0jpiYS39e6WMDx",
+	"YwM01zSFQERDVrrkGoMQ7miy0StNmW0up+LEBB1UozmR/YGmdmJ3uU9eAzB3RlWvTzGAyJS1q8SY5ttp",
+	"tvaV+u99lAZ7NV0JchjV94+0z0lbixLpRUAlI0t237kqnlkeR7LMCuvoq4lZXth0UQPE46hbKiHQ5VH2",
+	"VtsYlnnMQyDUK0Y5dALdCx/9CAdaVfAeEqhxINolP8ACyY1NMSbTHdQE1lAFZbdOKzje7MvMAuT0kKPn",
+	"craXs0EhLrXor+cSpUUiEB+2zMLNOqqWN8fuFU4mW80HH0w1TDi72eXAl5JpIVtiBjJzvPWcYMPDV0YM",
+	"OzN6DHeHvkWc6KpwK5EE49ZLiks1uKwulGNT2wHBhvJlotJaqxlCi3N5EtsyXiz1dQcXfLk7bSmn7YH+",
+	"mmpu22lRWwYUD43YMmLs/uzfU3lr5zaCYyGSFRrBkb/g1ledc6K38tq8TY4ebBT4YU6ptKQ+HDJUFhSN",
+	"g7ewGA1oR30O0WtOC5WFBjtmpl2Y2k4oqWb4rbUGxo1OUfwR2k2oq6wsp57LalKHsfw4ZqP+IeqcfUX0",
+	"w2EFDeZjRfYVkKNE1OylcCx9KC61iLrZ5TxK+P4EF94+4T3DfwegurFU9w9w3pU/eNBzBxu8VrV1zn7W",
+	"KlPBEDAzoppP2oX4VhNOjN47ffyVx5p1WB6DQ688XgoDhiFFUmD4kJ7SSoVtccfSWca6HLIVnMx3xBgz",
+	"HCJSLViCm+4KjQRqqdHdTFXWxG1Z8Yzz5pGZRXXcFK6sV3pMNfKzQh6KkdzYlvyhIQ44w0eJbTgaLFDM",
+	"c/iMY4xz58fBwIDi4f1ZFKWIO2cTFNOO/A+jJ+Z7x8nJ6yxJoM7PAZNBe3toBIvFWmxBxYLx75HB8XbJ",
+	"cFdMuTEdAUGh1CtzqhEAGJLTqfFJo8T6W99xHf3/7hvH0ASNAv/mhoY3trojuskz6XRU7NhgGyxkRK4g",
+	"R/TffwQRHyo4sFDTaBBw2yLrg6kHGdtsWeLvXHmcrdZqV6sTzhnjuS26fKalk2xodq7vEwb56s+ua0RQ",
+	"VAP1cs8gc1XBzODT4f5Z9jLA4JOLeORGt49S2VNE9qp9gqa3Z+lGpWteVZSazQYeP4Qjo0N2jp7bHzzY",
+	"1HGEsdWFlPcO4VVtqre0wtkpXAUjTA7oBF+LLVlRvqv6L8IckiX4xqrm7hU31D9yUY6BsYGZW1d1rkYU",
+	"tYdMpbCCXGPJ2FdNJRaeZgUWMm5m0RD6JtrGUiaaPes1hYMqpunlR2t8A11h0rXMm768EsEteUk10bwO",
+	"YikRAnl/f2BZx5Ii3jgtszsYDs4vTTXfgPYV68PTbAwzDvQ5/PJLy9H/86bAegoLKoTMWyn3/Zs9ttFc",
+	"nSoQXGmwFsv12vOoWpnLVsCPAOOH2HaaOmKYxdb0xLC1N/bbHdQWs9kL2trvo1CDAeS7+HeahuR6jYdR",
+	"FwGc4Ud9d84ct9tZeg7oauZcO1WctwzA5uScxKryxKC6uq0WJZuzc6RjJYiTP/kzvHi0QmuxR4EplGTX",
+	"UwLfAaryNxFsrOPkQfqfRfXY1EWiXPA4oFBSdIVVCbW4lNVYNePlk/nuQq/1ybtCx633Pjo/NfvbKYw0",
+	"g38YtVoy4s8Tesv684v+aJyFieYoXLqNbdsh3eN+4St+p0v0f42hFOOuMC4PTMoBi0Ev50IRSlJ2wXgg",
+	"ILYvizwE8EEtr8ePn5W23H38mBRr3kRxwh7ZN4j/zmvFoddyiAcHhv8yh+W13ltzHP7icT0eow1gIBI1",
+	"/LdGpOpEGSHTU5E2TRISxXdQfRa8w4YrxNwYqbVO4Xjch0/4xZgtYwCsf4P4iQlGNiVWSBbbaCqxzMW9",
+	"0YE8jhlVwJrwDqZiS9Y0DG0XAyjYIvM57h/p4aFaXunz+Ob6xx9wHJQBliK1dhYuPA4lX2ACx7hioLUk",
+	"XedFMieXkxGESjmE3UMEFQRG/PRF3+1PYCL45xTcBttU6yocQzM9b6PHmDgp/GvqQ/HBr8QjSQAvtAaQ",
+	"6kXo1a+uCBdELmOIsbY4oMUOFqslKnAe/1mktyy0NShJ22d8EXP2RDGptBr65I4FSqSy+y8puN/BCFM/",
+	"XUs/v26I+IN+DwME9LS+73vcINjM09TbazkWPWZeHfGFARn6zX7L0W32m9fKR71xcuTTT375Bd7U/9GP",
+	"EBdnXsvd/yL8UkBMw2Kd8qdw5P5n7HeqH+qVPwS72vsSOqvLHzIj975E8EvkF4JfJNUv9stfLEFwf3tv",
+	"3pvzAANhHd3yp+582osGbDQYTwbBZN6/HNFJQMfD0J3O2WAwvRxPo7k7nYzc4TwcXPb6w1EQjoaT6XDY",
+	"G9Chv2cMOFXiqpOfsg1pLnFAeALh6oj45BSmhTGVKXHO4qSFzoCw2vKs5hzzSXFMeVaiZyW/ED03Kc7d",
+	"z+cuwOAEme8sgelTi0t1858mfJRo+OkKelk+OEMisavbkz7K/aE0reu+otvvmZRG+av/9kMlFCPyYcRO",
+	"LiiUufZ+r3rEtVrLC5RlrCj8Ng6vBs65aad0yRpsO0/zZO6G7jr70qe9BtW5XihJ5JKumUOUWAPjNQ1d",
+	"Coxbi20lxt1OxRb25/+CrA8ZdKeylwJpaNjKj5Afv81q9MMqu+Xws1HN9lb0/gXOOKo3RjU7EjDIDsQ2",
+	"qJ9iumBp+aESgrGvPb35j9Mvbynpvv7i1hcNy6hOjYsKIklhCAsNtCRplxLrO5jQEKZ0S2J1So/PvWqH",
+	"FMwNic3nMmnj5rLmCzygLHwX1wUgoC5mBZRCIOMtF1u5f8OsJnCQyKLS9AAtzSzxGlMcjhKqbBEHtmvn",
+	"OmB4sfXxY6k+uT0lOczfq/p0xhxGn8iocYWBm1pxEmlYxcrP0coBpRygvCN0/8gqs3TNIP9zNIMcZPK5",
+	"M6AQE3Gqubhg5ew/qB9ixdZQd4UKrWMPt3k0teuhvSOYckBJQ+8dlLbOO72Y3rtiAYoVoKiv/9c3pcE8",
+	"jj6nTKXcLkWClZwxWgvKm9ovQtsD6FYbc/JMX44oDqhi5HWhq8MjSRRLV7Iz8zgIEtbbAAsE7o9SAXj4",
+	"6IJBCRjbsNVB4QNbdtzFbAspv5yggwimguh8bGKQv4duQY1HXfItY2sMM2M0lGQnNqCvLuI7xmdEbQWB",
+	"bI1kV2zAK01nhlCAMSOJGQHjFzO19CFQLm9tAcaaNUupEilJ2TYVipkuxrfGrJ6IhTF7XNuCzd3Hj4mf",
+	"lW/ObDLPw/5o1JuSvLBzG7Rxd9B3yFr/bUZ0gMSbJjke96GLChx3uTGPYzBAMlR5US3GuHk9OF3LC9NU",
+	"Ru/94q6nX+FYLtvjEWMhabv37lNslsGzjhlgIMjlQTA4GGRDREY7DDWGF+jPAf+ClRrLjOnsAX9I9hYN",
+	"MDAFcHXICpUVA1IxucDjcBXCKzRzAEOhypo7jN2FC5IbPOpsCbO87YNpjmRh/sjmJ0AjNTQwkLZkQcr0",
+	"/qbhuDfvTUMWReGIjt05nQyHNBpO+yzoB8FwOBxOg9F4ejkf9MfT3vTSHcxp4A56AYW+SL5jwlM87oeX",
+	"IzqduL1Jf95z6fwyHA3nEQsHwXQ8dC8H1GWsd9mPBiGl4/6gP6KR2+/R8SS6dC9HvR71IffN4IHH/cvJ",
+	"cEqDgTucjifunPV80+0ELm3e/wmQQCqRFgwpeD3RjkIgEUYjZ5yGkL1TbB6niF/bhGnk/urjKETrfs+t",
+	"WFz28Q6sMBpdZl6raVKwGyAqzbwWHfRpP2BRL2Rs4vZHfdofu2wUTAbzYDJi42AURf3LcD6chtF8yAbR",
+	"9HIUjqZBb9Afj8PJAGYz6DjzWlWIweMMRWfeSW0g4CVA5dkgt2a0ucj70RBDNBgPCw1HshvvcX+k8YPR",
+	"0J2OLqeD6SWbBtPh3A2iIRtPB6NgMBr1GXUn80tGo344v5wOh5dhbzztzen8kgU9d0on4wkb0OFgPp4P",
+	"aUR7bm9OLy9Zb9hjYxoG4TiaD3phEPYG02EQ0Yk7GV1Gl+Pe5dxlcAljSVA8fCTtRbnap08YNxwyTehj",
+	"HkuVxVpVsh0O9b3Htuc042dA8waDwZT89PqZU+pS3DmhBdgIWoBV9ZR3w/cX+I9+/o/X9h+zvX/81n2D",
+	"/xy8//U/HtZ7xQqARUbcHg/J7ywVEtvbWz6WiEVlSx+K1Q8U/Q60e4szQqHPRSu6e80Fqnemvrn7ga4r",
+	"n7DbymnNP0jbPXIig4c367K3o/774+EF+Gf2mX3MSVlPqEDmT6YLDajV60/eH090a2hOQrU6bXvA5YBr",
+	"EotjXt8B8SnPwGnyNwp9DlFePqvV4azQRLQ31kdSyB3U8xcs1PZzgz6eb74Qj7dt/qP1X9yynUNquHQ1",
+	"yemUG4YfauwYYtdTA6B9hCPt14VVGrF0Tyzy+J5c5BhfI0pH+s0sw3pWnAR0i7IvJ9ZSQa70+N1OtVHA",
+	"BwpHD6SJ/9Ob8oR+jTnSPahbY36J6w1iJf02x9SaprF7d1k2XuXTQ+sKNOaYFQy+WLtF1dA23NTEhdgm",
+	"6PmXh6r6ThZcD35TG0oPxTzXjF8RP9Ly1dKUM8AKVlpo8viaxmEHXzMR8D5p2wKSWhWF6lMdmCuKOU3K",
+	"wfCVyj57sfH2uxCVBdOX4+TtC3soDHB4fq+g1PZZcfIYIc/u1xrmKCtzgTEHAWTVUJPSxsxXUHtE2gS/",
+	"QU8mwZNd56ER9pxtP058/dEwwba7V7rsnMylU+IETYhgtdWnCbazwXcH4+dLp/onBNDvY9UZEfSw4xuL",
+	"NX9ACH35gwdj6K8VBbdSrZBjYtMx6yxgWZEm806Nx+BInnk+4adKMAdD9/7Hr5lSCQuNHRzCUbPA3zVL",
+	"Y1FeTq//4MjZZidUvul9MzNN4qCWI/O6MNIfmLIdobboL21Yf39U1wCqrrBmUyvj17a8cp6wTPmtpoLt",
+	"nhXU5kyqK6Jio5eDBQyD8PMyAp0PDEjexnUG9a/gGA/DYPiBzUwsaJxSirWxqyOameXhadWTL7HWaz23",
+	"6xwaXU3BeyXWsiRmLaro9K6FRRc1n6R6YxzKxdUUV8FR9Wnz+pljfEX5LYFyfbaZta//usn4P5CfhzX6",
+	"sp95QKev8s0pbrDsrv7M+ngZYNehx2txy/grE95YJ8NFKZPLZEdiKTf6ZjGaQhHTW1YNCoffWrPWP+aT",
+	"VX/993v3u3Sk/vn79Idg8G14+XXU++pfw2s6/plNXm3cF6L/Mhnt44WZpElAKX7egTJlKO0Yg/lelceH",
+	"rOUoT4Sl1QJR87JMNKgpF6+fG59ORCgnPgz2sQW4qU4qWcICZSqaAu+3CWLIMbvkeaE5NLiCjOtcMh5K",
+	"YuqsaUpoWl6DB0uSLUsSKDVpfjYf72Djbv+r5689Xqy8+M5YLt4bw/iTd5K9zYJu4a7gGij80SWvBbif",
+	"8kbLEvscrOnC9s7GgllQiGm3ZtIhIYP6dBDHKrjWEsCjAhUx/RyePmkbxc5/bH4wsIGoUQM68KqZ/Sxt",
+	"zC46r6DBD7xvXi8E73aJ/hBU2oNQCsVSLMwjFDjwoDgTXa9jvpiReMEF9ghaoToRxvqYobOLgArWZijk",
+	"jyUiuL2RyziClLZ6wQ66IlzjGEQeJOo3mQJyoEvIl2ZM6UVMrT302o8wovSS1XEOvHWNQ+xrWJrNZNI1",
+	"9l2ez3fFDjbZaymj6th7OMa+WGn4dkpvudKreb7g8T5cxRflkT3udelxaruXnNoxxc5RLH1/tL5+5aVC",
+	"zewTi3TbCSpJ+6fUByi/atNzT8gDti9WtJJTFCB8NWcbux8wxgVo8nunJTg7QS/bxzKtmx3rzFO8PMfG",
+	"14P5tLfycz02fh+ox96ouSWnvFJC81NeKN+nk/ZRRqtjr9RixfEzLNPNU94oEb9jLzRc6mOv7VHLYy/s",
+	"8w4ITc6DX/djLPMMZFqsOFRqIW2y5JzBx8yTe0DQLKblgixXrKLZraQ+Dw4FxlaaG31AQ6OaokqxOhBV",
+	"SlF4K9Rx/Jghpk3hu6Ug07o43hkphuq2ozhJmLGfYsyuQ6ipNjmyQz2e/5T7f6pJ6J9pdC8evkPcbnd6",
+	"VfBngVMI8R8PJZYgX2PJzY/XCOvzDQYu3KwzooJNEDBeg8wOkcUI5yt1zB3f15XATR1s0ljtrjUpyyhC",
+	"ytKnG1UTX+A/NUWiYe4Z+StqgFgPHFQyWxCcgC5rDEFr+nbDSLs/GpOU8lCsyDxW0iE/vfruQtKIEcXu",
+	"VceokB7XmqO+BdZqBFIqVtTIEkRRv4DYodAGoxkNDFRQW/vVXBMg1dj4Qq84P9ulUuvW+/dQTT+q6Wp+",
+	"regtC4lGiAsI/7yw4Z8XGP55AeGfRIlNqs9A61vpBtWVLd0RSuSKpgotGTRQZCs2SehxKGFMvtSsFvbz",
+	"SJJUf2MN35A2xHSdikVKV47+hxKBSLCpeinVsgMkQ6ulcyoZkWvGQseoepQTul4zHl5oqDgAkwtQxpgt",
+	"Xp6IBQauUQ4VhAPKyR1L42gH0WqvNZZGce6ONW4xuyF0r34lcr+ZQj0Osnk3maNEj/pWqCTmtkI6TZnH",
+	"c10UuurHymrWtjNBnCvTYVGZnrNIq4CU78iS8jDRV2/DJaz5f/0v8kokZhF0o5aMqzgAOEMM2KlYbIuU",
+	"WwyGZzV4bE0fAcP4T8o9npk8JTFaFoSQmjkMlbgq4i0gszToCyeFBd5T7KqntoKkelcziOYkjx+jmvH4",
+	"8Sz7wnxH/Jc/XmMIplmB9K+yjksQpQi2SofYiNtCiawuzgv2RT3twXq+V4BcYIqEqr7QFVsvibRjje+b",
+	"JCSSMdvwV+Mnxj8+BzMDBK3qSy3pDguh6FkCmiSABE+54LuV2Mh8pCRt39KrGfntjd+xdgDKd9VTzbpC",
+	"kB/z9+E4xRrNrRXEQOddaBKXHklb3Mvj2UdttLIJC04ZDSXczChOCgDK3CEk5kuWgvOTyy30NrabCqBj",
+	"ovS4EsIhSHLmDE0l2EzR1Bcy9iQMjQY7G55XtJEswya4vrEkUOBPP99wqLRviIA/dHukVODf3pKnK6xI",
+	"DUuPV0z/nP0GIUHAR7PSR9jpUSqy4bEibXAkXJk2q5LcMraG/krX8e+M3NsqH8/0fN9BnX1cUMxJ/z9H",
+	"g4sekcIkGIO9ydCF1IRBs5UNttX3IF4xqehqjQsrxuhlWcR6bo8XAvbIOmVBLGPBuwSkegxWRx4c0DSN",
+	"C2XMpOYZ6GkthPzlp2rImwctDDSwAB31j3ptfqX9g6aigUhTFmDJRci013rCIy3RRVreN2fw0lL2mGPz",
+	"DzgEi2P6BmqqjOZ26ABlmiZ0Sdmnj4Ap+/XJBVIy0rb+ffODx62TvwMVkdAXbEfXevs1I0QOYDpmaXq2",
+	"5/PPPf5dj7/GBlq2ip+Tt9GyxKeYY9veqGjSrtZz73R80h70MYLXKQQMeXzJ7kFydpD05kVUC8XtpJPV",
+	"/1N5Kfr9qvFd8tzGY+fzeNz3bKkrr+WTthYDOpDDUK4m73H/Q+tu6Tv5rLZyoamrjOf7+DHSU02eq0WI",
+	"jL1IZmZa22tcdvSfO4/rGYp2emHq7EJXDjyZdsyJD5elC/6kndho3EbyroRtnoBX20EGILECYmwcz/Kq",
+	"2IKcKCFKrd9tVe7qecEFUtggA8Is9B1abJiUhHp8y+htdlwoLGAjBi2awKJsvdmQBXEInBiWqmyJrS75",
+	"eSmwwHOx+KPH88pPWdCPqb+MDVZQTgoSITXugJUcEaxd7XVdLX7Z8bglM4d65ctiOXqk8DlGl7rjY+OZ",
+	"rFhyZhk3hCDvkK/VTuwtkglNCiLk8Mu5nGTErLkIMybP7g0NSvOHO70Em/ugAQ8UG1ZM2kXnHtKoGPiR",
+	"af+C6i3l5MWFfsvjq/+PvXftbtvG2ob/CpbvD5E6lCzJ8kle88FN2zT3JG1eO/NmPU+ZVUIkJHFMASpB",
+	"WVHT/PdnYe8NEJQoWXbqxO3ow0xj8QAQh419vC4sGMZU69P++VFzgFUhUC+RmdfreZ6rsRHWiA3BiH6L",
+	"ReFBGM6Ts04nPIjg/qmASiqjfSesWKSxaIfyJ0V7nSp54BNAAXPkWwFoHBOVJZZ8gV1KAu4UmRZIUdfv",
+	"dFgNa44HvIH0YY3INBG53DcLTsKxlqkZWI01hRMungjkEcKoLc3G93mucqhToPCS+TvA1Y4HJew7iILy",
+	"Gkq+RgQszqjRHNKv/4BaioBiNaGMiDIpatowK1IkrTMkIbOfzzLEQdtyTEkBckDDBgklKP4DxqvkSTDK",
+	"PDFLWlTPSKNJGkm3gR1piHQsP759+wZQFou53kJ4BFrxH5Y46Q+66Y9Q/tFqteB/5rKZzT/qOOFYA1Ul",
+	"mMyoyejurrm7yo1EV47MlTsYkhpOQ7a/eRpeya7gWuubd3p8SvTzsfm5jlWpyqgEr03qiJUuWHRpnomg",
+	"3NWWvBWTZ5pu0K4L56atz+ZgYg0gmob5gUPInAFqVAhIWDU3AtCfEUzNnfia2J9M18RKtibW+G2exjfY",
+	"qxFC5ynodfMuIidbxuTWLQgTIHDC4ezCKqmhcWpYeZub5YD0ngU76bN/pd/ah3s98/BOVE/0AExele+J",
+	"lvWVKPJl6xJRFfH2Y9wKJRUU3eq4+iJAxrHXNcsEvzHCnJ4+oq1REkfVtYXqlHNOpJrNJYg/JGUT7XHb",
+	"8pFzZvaiOeaMwVrkS68+yayh6GU5la1/iSV8NohN70IpO6fzAsHPS1OTwIRqTGRiagOput4OmpKhbHTN",
+	"8u0dH1cpfHSsZiWiUoNeGtDeCsANIvAQBO9Nr88map6TNFPzIlbAGBlK7o5c0IPwnEjcCW8UaD2PY6MS",
+	"wVkGdqDRn+zhaDZwZTcZqxCdZGgd2exxa9DB5jRaA48RhA1tTTEaibggXYTXTod5i7kKB91YoFgBGOyc",
+	"qoLnurwB9rojO+KMDDRsx5gysZI2jymZ4xkm2IKbztgjFRzHRl3DIUINGYmIzG00kDiqrot0xCXpCMgw",
+	"SZlpxGo64zY7zS+aNxpbpa7U3N8E+B8zuLXipM3+f3egwCKG2rRGv9NpBmv+J3cdHJjo+oFzXrPG8YcP",
+	"TZv1QPNGWrFAdXgoYC5SK+f92Wizy1DOJkZ7UqDy8IRJUSxUfmO9M2aorIb0P/9TqZc2gsxTPG4ruJNo",
+	"jIJGBwd4JjhIQdOWUUJOzk967LXIbzKB1dnGpkzELFPLqa2mhrFFR76DYim8DrSMJBWx0ktdGFXmee/6",
+	"TXNgGyPnIxYGR9g9dNjZIkk0XfE3LX6r/A1Vm+TTGyk8PnHmXWHkha3/Kwn5NGtERabGrfKnKJR0m1QF",
+	"etHo7yEsNSm0FhrnkBcsOszU+NB73PeimTtCibcUaSYOsa+vsKP010/41y/tGf3wDn94T6n65dNCmnWh",
+	"734ORpbhlwHSWxSYvaPTRBj5kGrn2222y4LuTI0jr2IeC99Vno5TGWABNKTD2yG4sMlH5leYolDepmKh",
+	"of4djShbCoeryRg8aDbgeUsZUZkavzGH7j+LfC4io0iCkE5lnM1BvYQjGb38lhg5n2nWIiuvRSZm6aCH",
+	"TYdptqQ7HgwOuu1OuwM5CzMh+Sw9GBwctTttKmicQGTkcCJ4Vkx+N/8e18K6gptPs16nQ4YpkamCxAYH",
+	"XX6byrHn3mwfQJN4QAHo9wtR/AjtIL8F5AJC871OB+GwAegDckc9Zf8/lMGJWv5deezUAgQ+ahJ9yx7z",
+	"LL0VkBne7x5teqvr5uEbVHXeKvXKKDqVGNPB4Jf3wYG20CwHr9JbYRaLmTg+BpSw0td78N48ekiz0V7y",
+	"abZx2E2Xf54JefnmpXPg+o71BddsOE+zAgypgK0AVWr2fy5fv/LnJJQvXFgCbRVtTjjEXQL6v4aXGAgO",
+	"7Agl24ANU8nzJVBAmte6DgWYyQZHiquPIjtIUQYe1d+trQf4uFl6PRPx/RaFHbZyUayOXKq9Htqh8CP1",
+	"+D01+Zi1K8dOA+wd9+bPWD/BQb93fvdzb5V6zeWSvBl667p764u4bYsPjIlddztV5vmartNzPVDnaTom",
+	"ZdRsLjNVRtIZbdqxjIaygeCpRoDoybwALTZRC9msLtK6pXIleJLSrvoK0sM0D35F2HqfNe/HnaMv0OGf",
+	"FAYclqzhpq5iobgJ02yaag0eJZWvzsvWBefPycbF5lkj5mtmStcuOTv7DBPmdOlStwFHUnh/F7liQ55x",
+	"CKaDqgwZCCjE/MxtNArQIZxO8czCuFKqYdWiy7jNXqFRCcodia6Xb9rMDKFTiyEenHpRu1Bi4ECqGsOq",
+	"YU2L2H4N+S2sZ6RuleOXX+IdB45c/luVLP+0BVNpw1ZrfKrmYBCx5sou6/5pfaDWKTNyk8S1025LMagY",
+	"wGw83PHbN963PHGf96VltNnjO3TxJXkgwDnqSYbtT12jkvfv0kGxdY/iKK/tJm/Hut25tl8PP7qKoE9b",
+	"TgvIrmisRJ1tNBpE+0ppWEAUiXqeFeT/137dWigblfo1ODWUDIzVR3VhF2C8e6Q0FK/zwZ2HomCuYNe6",
+	"soisuEk43hiLNooUpRq0WUTCBeCj1oJKZclXoUU22nBa0RJ/gyF00LXJOa83pg2Xt9gd8jKBKshHO+5W",
+	"erl9Iz7TNiPgwZsQZcj2R/7t+aTxoR32xA/WXY1P9O9+4idVQI7Sf4lwcOKgWuyKMcGZW6X3EwmHrgZ1",
+	"g2BwZ/pb8vOBhWs3UOlmh0gWBA8TBIcT/FY4aAJ/mxNCRgBVP+jpcElMSMQDyr4z7qcCOxnBRqbki9qN",
+	"PCASfQyToVtn6gdOM9KmylCkDspwsVFrUjnWtQf7q1RbifCC6ikfLA+CO29+vYRGwE+9y/2g/TyuoMHS",
+	"0FjlyRuslP8UbCVwKpcozN7DBc5eEuyoJlTkgi363SIOkmkqK3p9vQiAGKE5PduM1rAmQJsUYv/Rb3OR",
+	"LyOwPPB3ox/4eez2llA2Yq5FK5VaSJ0W6a0gRsrSQDCnOd0OKj4gT6mcGGKb4K2F4m2zzqAho7KEMk22",
+	"CJQB0WBYZAHSDgKKBAROjwGHIAfsHly1NZLgWvA8ntihWJcDm5AJACmWnCswOJhhDt/QkIri/M21mvuD",
+	"4CA1b4JBKbF67Z/l7vUS5budTl0l8YYS4F1l11MSR7AsrfJzp0Cyq/ypqz3/TbKrms3/y/tPFWH2QyoT",
+	"N22+HDPzvkmIVTSbOBdJutVh4Uk2KF1jERomESa1+AnFVuFAZeGZEyGsUSwUy0QyFjmjKEcQyhvT+wh7",
+	"EDXb7Ir8G77OgslI4GqF+9rsMsOMOUgnMIIOM5ZBQobS95fYLEdd8KV2RTmYuBpQ/UwOWVyUJbsplTWU",
+	"lDflJ7ixGVRqQFAPfCwxz42Mdh8945DnPmCc+o5PQvkA5GIC+ehQLBWmh0F00k+S2OA6SdKidJ08onrl",
+	"+XoAz+r94zhqXpsvhjjmSOT3ctT86fbhnR6a1cX4d7MPOztIyOcUM9+L4lX3UwIVijYLNxEAONN8kFhO",
+	"xPCzpfKaFCbp7KT1NqkMHTBC+dI9jhkIY3AviTE3iumAUirW871Kj5MRd+1Qbhfu0FydvPvOXNiLu68s",
+	"7nB69tJuL+1I2sG29ISdMRqTnC949kB5h9m1uwm8H4yEk2rBAG5KWoZDAdshWPGr0B7GRE3CnaJMuqjf",
+	"OWJrOb9t9rLQpF2S5oi3iISNjJUMueEkE1MNCYEBG4oCaqxQ54RsZ5uil+a2YA898dwm8pPrny+Z0SOB",
+	"/gEKcLAIglLMqZYOs5AhtU2qwmYjY9bcorSeG/BNZVJzs82+g1sxPdMlMbvCXIBV0KF56QTyWq5WUML4",
+	"3BxrmRqX6WqIf1UrrfH9fyd5Xf2kJy2wAze/e1G9F9VOVJOoKAMSD5LQQu4qoCHp3C88wrCIFTlQTBJT",
+	"7UBZpvW9tFJKAjrvrSgrsElKsbuFVJ1Qgjd/RZn0lWUCDuZeIuwlgpUIuCHq1AHYkw8SDw5o8m717UV6",
+	"62c9NRYTxTIFFRNGV6IieRcnwUQmW7oCsPX4G0VFQmlL6K3JyyY8IXDVhcoB4taJmTXJAR0rlZwGBzIC",
+	"I3sg2yICoM5foYkoYIVZFoUxi/E5Gopn2CPtMv8J3hOgH0Ani5oDNtdQtT3TCTWLb7XE+EQzwd5tr5kJ",
+	"zMS5+ooy2wOatFJVJljQsaXioUZSvjSvANiXv4+YrCKybkqXtq4St7j28nIvL628fIk7q1wcyPhDq+ZO",
+	"cWlky06BYyzcIYmE4qdSROallPjwAA2K4QToptFBKLHax6IuBUyKD4UF+QigDt6YoyAirdFgUX6E08NI",
+	"tjVLsPlq5ZZXsYVpoFjJVijVrLJtbIk5t9k7JP93dfB19Wxo0RPIEhW2YV4c5c1hCmqKJZwLfCOKwo1Z",
+	"KjAr95Vyr8BZ+qQivOY7dsw1cUryPr77F5E8b62Gop+V03eXwEGP/k4S53o+1R5ba6Lmw0y0hDS7iQID",
+	"ZqdD+Rvmnafylucpl4UeMJ5lNm7A9HzKChXK30WuApuWuhaLZeK3uQNymU8teoYNPkBUFVU4z8Fmgw1G",
+	"KXNVGBbfBjL5KSOWIDSoqVRDBv2mvNUEAOVhpB5xe2ILV2Km8o2WGg10Dje19xvta2w0nCdWqMIsTzjd",
+	"3ELfvN/AgXv40fxne+J4JT+U8iypccxvwtpwAOVQOQMQ3tq6whcIEnm/U+sF9O/xEx8d/3v9Ogdlhb56",
+	"n+j4+ImODluMfiqXMaY9bljGh5Tqu8tyBo1VSbGS4lyiHawQU1lO5XV9MJRWIby0RwD4BcSosOgSlReR",
+	"rpeZVpG2K82hDmLBtauFaF5Yjm+kL488LHjiOCFWFAizbFAVzdJ+Q2Py0K13t674sxmZp5bKjJ+9m3pJ",
+	"q41Wz36Df7kNPnOLc8cNTin8O+9wq6LQgyszjvpWwFSWbDX57BanPGOzWTEhzmzDlHAx4RLu38Bm2CG0",
+	"dpb696t5EbiIZChtzRdhM2AuTJv9DOonnjwTrvFgDaiAstBsmso5VkhSOcSMpwlEY7doj04m2GF8PKHw",
+	"9OxN78PvJxZosPZy4dHlwluXHOtUy51FA2AV6sOP8N+dNNpLxDd8ZsscEc5zo8Nnk0YA3iUSZM8QLbPN",
+	"rquoih4kZYkJarY83B4ATjYn9PAq+mIoATQSQB5Zw4I7BsA3N1xaoGDPlgTYmrI9SgRZh7+00JOWlLUW",
+	"n5L58JQ8W5hXoRHQZlG/02ceYBx6FhEy0nn4zBulco7ATcABRL/5WMLoirbWX0+VgZ6/deVsmwwUHHXE",
+	"y7IiLIVcoNt9adYXUWisKClLDzdLLsvYvJsGU0Ne7uHLmA3mwKN4KgEvDsuyVlzZBMgNrjBcK4DiB4Dm",
+	"HF5r3qMxCzdyxNYRQf1GJb11xBo+1XYoPa7tZpv9CwCZcpt2mwuzChOC3zTdsx0mtAjLWnHj0tbAa2cG",
+	"fZMSU5JVPyrWyApl96YQXMnV3d6f36sU5hrHEIbnDgySDKAOh4rnyedAGdgixpzLG5HUYBcEwBa7qu6H",
+	"cj3EEw2X/1ykUkfwMm1O3LGle4V0TVnBOzC3S1FE5r7ydwQ5keWTF2ZP8BSGBRhrx6pKVGtx96gSMtXo",
+	"3iPaEdoYEfLM/pNnWcTok9HD7H/sBYuOOgkBtp0mdKc7oDUaJkghrggoL+O6YEcdo1ScAsh9wpc6YIVK",
+	"IDM0zuYJcCaSyzEXCC2J9BPkLIMuaNr0ueBJKFEc6JhTLj2aZhtUglfeWrijBPMdRBphfrwEWmS+ryms",
+	"HFarKkmDOhhY/lzLlF1Lp+sXVdbQ98848GrhyFLq7aZ+4PRt6AvPMq8r+NdRx9x9mmzozp0GmRvQp6Tg",
+	"+PN8p0XmkX3v44BPBK3irT8vWwvSiczloaJ9YPUFSrMCfwvZ6NFSzSNHZaI9pOtmO5SviEUGs7J8xmoG",
+	"mMZCu9BcVogcUCJlAKDMkG6mpNDG9iptPwLUG82zrGnPEexPruazO/1JrPQYY74DCOGhiBUg65QN55QM",
+	"NhTmrNCKDUWxEEICIc8MiDemfMmGRuDCr2kMTxmTixeMZ9kmDYrG5C7Z+rOxSLPN45dqx8mOduQGYQcX",
+	"K7LuTkrHOiEbARDnAA1lRw5UEnvMswSxtKVasEa1pyvWOwesbTuJFywC6jP7bjh8gdgBB7Dum9RMyMon",
+	"rbOm1Q4n6QG4mIcCcQIAUUUjbPmmQZym8ltRVJpc49Xfzip/n/5MFXWHNcxyGopMLViEfYiaG/vIPzxe",
+	"HylnZi4TqO5KteWvZOnGY5bu2ISkcNK/m6D9/T8eBqtAe+xJHbdG3Nzt/qSttT9mn8wxa2S2nRbvlLW/",
+	"vP8U7JC/XOI24rEDZC8zQcCMyI0JwhJRXTDtLmqzn8kjiD8g6YhGcEVKfSbNVbOGFoJFL/hUIPvtSzmb",
+	"UzUuPU1wzwSpDUxMDRLg8Kcxl9KpAALLkj7GMyxJfATb6b4CS0RmZUTznpwqI5UzAmqxQ9GeqlvxFjv3",
+	"WkdbECJhn93bo/mFCsO8Ln4leEkcng3+FCkWtD6dw8pbmivn+JPPdt4nL38GLgHCYma0mdaFXtWyOPxI",
+	"ePyfPtvGcGn1ZGxEjo8MeFZ0lUsH6A5L1onA4idD6CRwpa5eVMbGfppt9l3JAZgLC8tMtLKhdFIPCPwY",
+	"URjyoZoXrNvpsCnwGcw4oAMD99kMqPgssyDxiPpsgZDtaMQ0JyoxS+GIbwXuLi7HYpNn5kGi7RXOzC5q",
+	"0Lu0mLwi5P0voA1tTG4EHro9juZfVmV6IYqKpgM0mJ5JeC+Jcggh2N3KxH5ScIaNPZg8Si2jzpRgPNQd",
+	"I5OETLTl1QQEplBWDFYkm1HywvlYodh+1a5F0h3L6qRcFrOF2zVvJbzdxgo+L5DVUaiZDmCwqB06PEV0",
+	"hEyabfacOAntI652o1ryuoL/fQHT4FV1AAoVMu+NRc6Ggl6QhLIBNWA+IVi9xmWaf3Sp9CUrv+6WS1QK",
+	"sy+X3+tLpb5kVsSD1KVDLz9ls4jDlEprSt6LRNeRjpC8g2h5m4FrJ5WhtAzBNTs+QIccGXil0Cv5SfEh",
+	"nyiwSay8gscTK0bWSfuabfZ2odybgQIcLpbVXBOuJ5b30eluqU2nGYTSOQuJOVsLwD1BJlurM7bLh6Pm",
+	"ZuZcrzIulMC8vcLxynw+15LF1b3qma5w304Fl6CINtvs3URIW3RMxrb/ZDXzJ1inM6ZjzBYjhzKU7/K0",
+	"IJIhy4xbKJbMc3Bd60Ll5sFvvkHq0W++ATZxa2OX/QyIiwwOaIK3qSPCKwEMOYtz4EzLYbED/DTuITqf",
+	"RiofiZS4JnGp1R0b0IXX6lZ88WPjEUx6+JivhPGy8bh6blfURb324xbB/hjbH2PuGEMZzME+9o4xI7a2",
+	"nWHI+bZrKZMtrCCmOGsk/8aIuw9WaVTCUQcuJBIRzSzKzymiHoQyWnDzKz3eofgSsmNivcZSFFayYily",
+	"qtkEXI1G92UzlWX2dDD2AHI0UWZG7hpA8koNQpdSUDiRQTVmSut0mJHjTCr6OqOsK1mkcm49u/B1/zRa",
+	"eLQpQPg9DucjikZsYefoCN5OMZIdvAh8x/u+mLcBPuDu2AvO2T5p89Gz1a4Ex0xl3J7V+mSSJnfKm0Nd",
+	"5IJP7yt2MjVmXLNr8Mq1rk37uL5ZIyrEhwLf3sKXRwEy1DcH5AgHz6DluHTHKehoUAqiUomiRlKlSYTE",
+	"o8Rj2UBgTIjYNAOPDxMZeEPpiZ6AjbI5lCuT7hd4CiwhTQOwKl/wpYO/x9xUPZkXGkjKnJCkfmCsnXpt",
+	"PhG8H9630MfNZxb6FTk/IXsUS2V4AX8NGA/lKJVGF9WSz/REFaCefvPNO8CwSQtSXtvffMMuXQNG1kdG",
+	"ukevuC5aMPitl99FrLGYpPGEccmur7+3X6ihe8NlKJGJxGHE5kYaSxED2ITKkbu//AwUtBGDmHTJ/s8a",
+	"nYB5kzBAGjQsZc/UuImLBamf2SKVxMBkboJX0Re+FlrzsYBP+76cxVTDATLFq+h/jtIkKkf2mcYBoGvw",
+	"W+QtK3O9WM6EvSHhBcfHo+/xXo5tAIWtGiHweIOwxgEpMpQefWv93onIvwTLBWzEtGgCl34URaFMk8Eq",
+	"pS51z/5uumgvmC663ycCt1NdN+0D1EoocVFgZRcv4kkphFkDvfn+FsKlGzA0a1aXcJNBDo8t3jRrlpKd",
+	"Yek2omv460fBkyjwg46Qc4nTp8Eqoq2E7/CuLoAOQ5qvWnCz6rg2uhLOdUlyLWHGy8GkcZtAJubqWJWd",
+	"2mnAXkG0wokbHJ5BhITyagrW56Bkza4w94LvCpJRoTN5MRS8iBhlPmEEAn2V3WOn62A4xToUYY8lirJL",
+	"MXiRZKZp2IlAl2jL6Wa5+pCaNxNSlRFSAHCqZkK22fVNOkMtDjfUcyX1HOYkLcym+rcWK5KgwdkwVwsN",
+	"MRncDNdqnsdmSaibSVHMWlqLgL1ZFhMln+lQRubHDxSHoZflsLPb7XYTwVPpIAJ6cBj6If53wGKVZSIu",
+	"yil+pl38HQUxl8SiYh6wGmFshLW/udvs+UTEN2vCnvE8T2+FHmAdUzTLxe2PXE8iy3ptfkjVXJeCY2Iu",
+	"B86ljn+DJJzO5kBQCzkAKCiaF5jNH0po2aw/2hO8mOeC7vV2heWqFzAxtoQBFnkuYpHOija7ElMxHQqq",
+	"PkBRTu4Mb6cs1dyyCRsL1NGkluuEJbmamV1OfOEBQCUBa3ko0Q3dDEoZTyu9cmCsiaiINVRuNezVa82B",
+	"LzByoedmZ+TpeFKEEo+NlKpDkap+zGfo53C4aRAiWGEIRq4HGCFyhBSK4EmSQShjDsQTPjNmnUwzD41F",
+	"UX/+TjzhYBQUmP9Qzniu4YzlED68FbSRQE2Hc8kcZIAOgR9tSbnJ4NE+oWfDw4jiSZILTWzmQwUBi0Eo",
+	"o37vnJlPR6IJkUSMaCjQFrumRoRlDqxVRwIqlbIcyHBcYaZlDnypY7P6k1TTxENuPNTjLsDpNeGaGWsM",
+	"cZUZgNtA9KKYcFlJVjGvhbnGBymxhTW6HSfcyiq+5sBba5UBjT600kJMr8GSiFijpDrumR3pXcPzQDLx",
+	"oRASOMphY6SaHbU7jhS5Sbs7lMQjTXz69hjBdxhJBROcsyWIHFic0cc0CXCBBEA5/Cm6MIqUURyjDy0y",
+	"lV6LJOVvjQqB0t5dsN8AOcMwfKA74M/mY2pfEMqo+vzAKiVlOB7eo0Zw9qHwgVMUSkl9CQONRmZB1xq/",
+	"uISenPn7A2zVndIIOVnvuyGnrJkb5seSoWpgpRWlBS7ZMe+OOnFXtM6S/rDVj4+PW+e8f9TqjbpJR5wO",
+	"T+JuN5Sovx05zYMALEq4DauGfAwPjIA8GBwFISRZhgeD8GD99oMgPCAFEu7YqRvmIawQhmfOxVlyGp8M",
+	"W8e8P2r1xVHSOot7w1aXd0b2GjzDC7i/1+kdtzrdVqf7ttsbdDqDTqfd6XT/L9xjuh8eDD6GBzbZIjwY",
+	"dE+Pjk+PemcnnU6nG4QH4Dwyvwf2m/DFw/P4VPR562h00m31kx5vnccd0Trjx8Nucjo6Er0ONELRCfsG",
+	"ZfrV7XQ+mT/oqMYX9jvn50f89Kx/lAxPeqIfd5Oj0dn58ZnojvrD7kmnc570Tnrdc9EZiv6wd9Q7Pj4/",
+	"O+ZdLviJ6EFjE/s2ftTjvViMuokQZ53ecY/3TjriOD47GsZnx+IkPh6NeqfJsH+ejIZ9cTQ6Pz1Ojs/j",
+	"7lHv5CQ5OwoPPpkVUKN0fnzgJJZL5E/s5B0TfdzBib4RtrunZ/1zHh91+ucnZ52hoK5ZZQa/KObiVPCk",
+	"c358en50firO4/P+sBOP+uLk/Og4Pjo+7gneORueCj7qJcPT837/NOmenHeHfHgq4m7nnJ+dnIkj3j8a",
+	"ngz7fMS7ne6Qn56Kbr8rTngSJyej4VE3iZPu0Xk/HvGzztnx6ej0pHs67Agaek+7DuVKkdFa2RJucK7h",
+	"ZEeVrMBjG+XiM828pyD3eyUbOjjwTyjwk8nlz6N6wjxUz6zCpsbmfbPctFZQfYhZK/V9dZK9xlBZ75fp",
+	"1up5cjBY9+F5913v7ssD7xJ8TH1fq6Z07ailyR2PGt0WxsfLSu+2zt//0mmdb6D78yI/v5gGbB8DHNay",
+	"ekwN/yNidJLWpRmsGK8B+TX4qpV8r+mr2L9fdw7LrmybyEtEPSB9wSvKMz/UlOLVz+kl0FuWDEdW0UJ3",
+	"0sWKtmXjvM7pA94bNUI3EW4f8j9Y8Kftq+COBfA+WKu5KLvoau+MkAi2qIbtTRkr5NaAF+z92o/u10ZN",
+	"serZZll6K1jj+vr75kOc3B+1+G1nlEBstGqVl25vWEGQaVYNeAQsEXHGcwFmJg9lZDZ6Qu7GBngaQI4y",
+	"LTIRU3S/NF9KP2VzEzYJdsm65tawSZh/NHFmGjNmqOkQOXRTzW5FXlpV4Esoch5TUkh+a9RaTjSPkEHS",
+	"SPEapK2UlgmitKD5OZynmRMNXhP6Jp1tQnd7IVDFf0wD5Vr89sgA526Ct0qOvch4dJFh5D1Z9GbZJ/eS",
+	"EfeimLeSgIAYfIQS3OR+hm7AUmPOLwPrjIT7mlRSG8paKmjOJqkuFHK6gmvVutMQdNt53P0MgE0MLLZU",
+	"dvkwUvh77LYniaJIuKi74aVVpna/ab8A6FBlxDfjDa1vWSk+FC3Mv4Z8z/nWjHbWeCF4/kyz5+AS/0l8",
+	"KMoCv2abXQs6jW2FX3U9QLK36ZLZm6N5loWSbkwlw2irogJDjGywexQWBraYD/SGUIJvLy4L3IAUj3Jp",
+	"slQk6PqNM2E0jcALCvi14gTRrV0B/oUHjIJxAYjKVomfvZq1yHwz9tPoK0U9z3zxk7vrb5CCuDI1TyYJ",
+	"8W1d5iEWOO2zDvdZhzbrEHc1hhxJXkE+Ne3OeyTTeyjUdybS1zDOXZHL268xrNQPPasqSSWOJLoHhqJg",
+	"DVuwTBXSURPtC4CPrXIqV6BwTevAhaIDDNtaVOxUhxJc2cSb7KfoIz7ESh1SM2ArhJ6sgXwQjIhAzTA1",
+	"A6jILrPzS39/FGBLufiPSiXxymPqEo0JIGyDxQTDcATRNW1fNaCIs33jYSb4rWDxMs4gt9JyrZgDY6yU",
+	"xaeDV5nzR/ukNUMe39gE0FBSSxf1pxwcNlAApqRo0lfAXb+aw89+Vw3zdDuU7zAPteB58W4i5A/4ACaN",
+	"epVakPQwSjMipPArzTCfv+ul6q+dPHaFvbEsQF+xaOoL1JRfuTVVn4b+lyon3x8JX+xIsOvGCt8NtaN3",
+	"5aXTcXA4FXgSZKIQdxRXvTKiSq/rpUQnEPkrNqICSxAhjA6ANonVipjGFV+RIyW28AVbq6LylGM6hIiv",
+	"rxTStSaz6fx/RznmKzEq1mWKOWhSOd6Lkr0oKUl6jO7xGUKEMMN3LM68IoTxssjKmMcYG2LRaoFm5Aox",
+	"jWQxT0a1tdcrlZiLifJejmhcD6jHtAjj6Lbv9byqsF+nqQaAvsjmW2vmlZuyJB2NTE9sVA0z3RAtw71k",
+	"4PJGbWG6yw3FIZvyJSvyJfGPlsntNqkDZGmvB7RKWZr8alRtr0PouhwuC2GZXbhkl9fPX75kONCU5Iv1",
+	"TFVugVASNlGbXVJ1UbfT68PbANcD0v796k0lMfvMjlrg1XCm2taSJowXodys/pln/yaFj/gxT63w8Yqm",
+	"Z5PCaa7uz4cHnw+9XQaAUn9RWP9NFVSo0L53paQu1GwXJBPn970u1OwFnxprlnJA5JIlc8HEh1maL9vs",
+	"pVxVSh3eCIolRBy5AK5UW+wPAWrHeIg0OXyqKDxjK9rXCv8b5aGDSKfNC8QQoLMrqHmJfSQHHFeitKCn",
+	"MS6FiNyJoHxR7A0UNikpQjmXaYG587UsIG32Ex0yOSQ1K6DD/rfMhPZ9w6nVtgOHghJK0OwRhc8Ctlh2",
+	"IB8npV3jeHEKOr4eA9qYbQ3YA7XZrTiVfwPRbz/lqQn/Ooez2XKsIVU+5VnmAdt5XqMV/9n+eNibD1bQ",
+	"m5W+zXqocUqPdw/Ij59ppvJ0bGRrWbRlk/IgJj8R8Q1UlZbaswSxhdelKkQob8RSN1EhNT+wW5Gno1Tk",
+	"QP1AiT7ATgDVGDdiuRr+515DcCRg8uFwiY7tG7F0A2DrLxdcsylPBLW7SAsptLa0BrEyr1j9BFe6FMqM",
+	"F6Z9oKqAIlevAw1uU3qMXI7MmB6WlyMsqh+l43luC2E1ViqUnXByvDoUpnm6CX8AA4YzDYVkULdU5HNd",
+	"AMp4mRgUSiz0ZzxTcjM63/hRWYHV+KUcqc1iz7o99lH8e3CmAGnQjOfmxKxsyADWR+Cta6iewlVbLsaK",
+	"KBhXxMBhrKRONRzGu4qEqx+es5PzE2OKu2fZLFdqVCawFrmA7a/T3wWLRkAURBEl/1Ioo0JFrGELnalG",
+	"b+Oug5Tj34Vl7h+qYsJypTy5gw+Hsu5pQBkua7qQloRLwOPP/b1NtOBUIWo0PgIaBqkAoMFKFQOWGvnG",
+	"RjzNEGsDUilHKr8RSZvBl0GNVv1XwdAQ5jD6QzI1Hov6qqMXonhejjaiUdyBzQ+VdfBlMOKmuU0g6GZ+",
+	"DlaVoz8Ro51ge/2uuDm/e8o3gskX6jOA5B/TI7w2VZuooczFh2tye41pRyH6JsddCOhgsATtZp1w5C5k",
+	"s1yM0g9o3ZnVmBvDbpvgBKIjneKy2EVsugdIptjU5jIVGq2CiAzxyEX1VzZHKMvd4ahiuS/wnTSEHGMS",
+	"YeYrn/eu37CoyNS4Bb9GtmjaCOcbIWZGiaDdx9RoBA5OtiqgSsPSAUpQiJ/X60pLUYSyYcc8n0sLJsyp",
+	"zJUNxSSVCVjzAZtlc13V156hqQ4VsIVREicqL7LlBkn50o70znLS1tMQqG+9uKF52U1QzudpslKX02md",
+	"89bosvXD+49nn1r+n/37/NntfdrAN7FDnVAt+Yr47YHCv/uF5WoJxPQo8nRvsn4JASxLqeHSlsabJC3E",
+	"d6b8xqzxXYNbm/OjHHMSuFTWKZsYMjYhyuRQFI5CIgKoFxZRPCaCzHPggWo6eHRw3WmQpBb7hFBO0Iqd",
+	"ZTwWxqgUI0JfQhHK8ywVgFLpuQ1tdMm7kVijUESxFw40xUXfwXtKcTMobccMKKWYGhXmJQrJjzCS1Ygq",
+	"qVPNAKAU9E06m9k0WK3gbCQfpJdUBHmvkE6E0CtYxIIsVOadEPl/u5qVRNhIlKuv0H8Qvfn5ehMMEPl2",
+	"o5IPHQ60UCIJNEyGS2/QPNMQW6wklUFlD+SVbc6ratrjMpRwXq5hi7IJl2Y2xhRqk8rmARd6YE/HXykU",
+	"CdluulC5x0SE3o8BIHCY42vKl2yUAsZEObRqJiSYBTIWtUDW/988jW/+V6XyqRKHvC4361MjDvlbJXnt",
+	"j52Hekr/F+SfR2LEUYqzoSg2RsgwM6tWxbcnDwkZwoK2WQY2PdS58617knJs23XK62vxmA46Yr/dpECt",
+	"dr29p+v6Gsu0biq2cmdOxR1ldisL1agz9C+MCkpBgc7xql5RZvOBgScTlqRAjQiJbCIIJXnpK2f9XdyW",
+	"A4yWup1ByG/mn7rgNyJgE7UIIaoKCLcOIR471YioVC+qaCDmCA1YtFAyClgkjGYjOaBAwbYHGzKAUDAG",
+	"nMmStYQYlD9ZVQsjPeG5iCjuW6gZxRLc/JRMzmg8o+EqpcgdXUcKNv84F1ob03WhMX6+AM3Rfj1dQV7s",
+	"etv2VaqL1w+sNaTnnloJ4ZWIVZ7sVkHohvwzSwj34ozE2YNl0mpFYa1EQgLvB56daiGJAZwJWeSp0MHO",
+	"vLloe+g5gFLxLMO96zi76H1M/DY3NoNX9LJ5z73Cb7l3VgQ89rQItU2PdqD4rIz9fq/9JVWH6iTetV+B",
+	"y+5uL4vbry+1ngtbzAQP4x5WWQLW/Y0QM80WKjcGoZc5S7VP5sCGrRzKOeQ8KaDmYN0Om6YSkEKppMrn",
+	"9shVQQiVwDZNIe8F10j1kSiklmKZim8wL8ChRs4L1oDHBblAnFfB9Bg+oHlBDcgx3QOgALHNGBjnHKTE",
+	"ZQm4WfVN1DgPXJf8tgdo52NA1LQM/hvkJ0HngVGG2FgUmvwW5Wt/jcm4i5i2eAWkSBQL6HIs0lujrxVt",
+	"dukIXRYThWOEeRbYKtc3WMmGWmHpjYEfDu06OfxI/3qZfMJ1Us+1dQWf+BYW0p/ipHgsaBHTwyt6+zai",
+	"UfjWiyrSrVm7JSOZWd967zL4+5Z54a6t6J8FLfDN4pQcxTvhnnwP+9FSlXuItDdSLXRgVBzkL19XTK5s",
+	"M4+4V6gN09ymnWK/tv3fHeUAEu68nBK7PNxPa8vjcLhsTbieHH6kX37kerIzklbMpZJpzDNzbk4dYxct",
+	"JDwgaQkAVZk5cSOvoYg1uCs1qVxoBliyYs5j84/yBK4Qug1Vsmw6KHBooqGFCGVEi+Y7AhQuKd6gpwiv",
+	"vIBEGUui3bQbweJbWTcdBwyenNj9Q4lOdV3wpWYTkYuA8UwrZuGxjVKR0WNJWtQXIb4Qdut8uzQffO/D",
+	"6qocrMc9qVYGcrPjzi4FWzK0B9h57O3+woKhf+Cx2/f+ssUVi1Gg3cSBFQPbOaqdELi0rT7TbCG4+QzW",
+	"gDoyqC0DBgkRsIwv1bwI2FDwQjc9vldQbacIaQdwvPmS3sOIEOH4wzEb52niheDKJn3Zsn2XPXR/7QZR",
+	"/dm7645zbb+Xvshe4na8771XDs0S3VKyZHdMAIBvLSxeWiEibrbZDwADOeN5kS1ZkvOFdOt/YEtCcb8g",
+	"DxJEfIVmxGtDOea0D9MCqIuxLmkoYmV2ovUPF2lmTcopUI7gTYgnCZD+4IvPU8pOG6bFlOsbc8T3js1f",
+	"egDvMAbtImCxyuZTCaj9w7RgUa4Wv45yNf11qIpCTb85Zv8IZawy/BH4JJAw09zdsec33tyCy/D2AK73",
+	"/YuYvGB+7nUwsF2oGT1iPg6u9MmsncHtbXY9SUdoUjM94TPBIiS+wP/vRghPY0bMmFb4MZi8gND+/t3H",
+	"EdyUqwWbz+qEzqXk2fJ38SKn/KvPkTqPgIKVp8lXKkgyTcPg6FRvEnicrrs65DxN9tLv8aH6cM0yTlJn",
+	"jIu3TgiumK6fglrrFexHXQ+vns80cWrlaEY4DD1OhFVmg0VTfmMOQBnZVJ/GpChmg8PDTMU8myhdDM46",
+	"Z53mBdOiQE/bLc9T862aoDWBJw3Y4YlAB1QNgPG8fPPSiB3U5aPD2y5hAfOCShvIvTTPs4PBwUdYw+LT",
+	"4PDwo2n50+DjTOXFp4PgwLVpJmXixD98EeRsUmcP6pa7pWFh5g4qWXLcMrDuTTPVN5qP3v4y8wxrRFdv",
+	"rr/79fK7766iC2Ye8plc4N34UdW3mzFeeztQRCFbCfxTRzZflrO3r65bhcgh0Ankfrn6sKzgkOMb4TlY",
+	"QO/dwtrg4bXejAD9HDqw4RFXZZHmNfGZdplR6vwhNVmpueB6ni9L9gCvdgPe90wDlkKecluJQdBgEDRt",
+	"+s2YX2vaeIdHsFV8deAf3J5iS6ou6re2E6Aks1xklAvkWnO7cL3BV5i6FtDYVDFq7Yuht6Q15yrTrOGV",
+	"7xJhf4AR5nY16TgVdY3alKZUjgMLKhPYUmY4bSEz7lbwzPzVsJXSq6MIyS716cMzkbcoMm90/FY84akU",
+	"SYmJC84pjLqxBlgIHletyhFWHGDqr6+/99ok1OD1Vi8t4ByGwbH0Ca6zFiOBGbiib/hCc3z4iw9jk+uv",
+	"/lHwrJgEROEkiB7X27bYok7H0oyXK8UD6BIL5O21Uy7gDaO3WraFA4FWVpVfeFApoQQpWJZ0YZUiEWqV",
+	"RQSQp79agKWxRNOql2KqBXDHQ2onFitakZup8SESGJsnnveu34QSCgPwYdw6JIXdWhwffHr/6f8FAAD/",
+	"/w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

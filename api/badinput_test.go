@@ -318,12 +318,22 @@ func TestBadInput(t *testing.T) {
 	for _, qs := range []string{"after=-1", "after=x", "limit=0", "limit=1001", "wait=31", "wait=-1", "wait=x"} {
 		add(badCase{op: eventsOp, name: qs, path: "/v1/lobbies/" + lobby + "/events?" + qs, status: 400, code: "validation_failed"})
 	}
+	eventOp := "GET /v1/lobbies/{lobbyId}/events/{seq}"
+	for _, c := range idCases(eventOp, "lobbyId", "", nil) {
+		c.path = strings.Replace(c.path, "{seq}", "1", 1)
+		add(c)
+	}
+	for _, seq := range []string{"0", "-1", "x", "9223372036854775808"} {
+		add(badCase{op: eventOp, name: "seq=" + seq, path: "/v1/lobbies/" + lobby + "/events/" + seq, status: 400, code: "validation_failed", field: "seq"})
+	}
+	add(badCase{op: eventOp, name: "seq past the head", path: "/v1/lobbies/" + lobby + "/events/1000", status: 404, code: "not_found"})
 	streamOp := "GET /v1/lobbies/{lobbyId}/events/stream"
 	add(idCases(streamOp, "lobbyId", "", nil)...)
 	add(
 		badCase{op: streamOp, name: "Last-Event-ID not a number", hdr: []string{"Last-Event-ID", "abc"}, status: 400, code: "validation_failed", field: "Last-Event-ID"},
 		badCase{op: streamOp, name: "negative Last-Event-ID", hdr: []string{"Last-Event-ID", "-3"}, status: 400, code: "validation_failed", field: "Last-Event-ID"},
 		badCase{op: streamOp, name: "after=-1", path: "/v1/lobbies/" + lobby + "/events/stream?after=-1", status: 400, code: "validation_failed", field: "after"},
+		badCase{op: streamOp, name: "follow=maybe", path: "/v1/lobbies/" + lobby + "/events/stream?follow=maybe", status: 400, code: "validation_failed", field: "follow"},
 	)
 
 	// ---- transcript

@@ -91,6 +91,31 @@ func (a longPollAnswer) VisitListEventsResponse(w http.ResponseWriter) error {
 	return nil
 }
 
+// GetEvent serves one event of a lobby's log, the JSON of a page's event, declared as a
+// TypedEvent.
+func (h *handlers) GetEvent(ctx context.Context, req GetEventRequestObject) (GetEventResponseObject, error) {
+	lobby := tournament.LobbyID(req.LobbyId.String())
+	events, err := h.s.store.Events(ctx, lobby, req.Seq-1, 1)
+	if err != nil {
+		return nil, err
+	}
+	if len(events) == 0 || events[0].Seq != req.Seq {
+		if _, _, err := h.s.store.Head(ctx, lobby); err != nil {
+			return nil, readErr(err, "lobby")
+		}
+		return nil, newProblem(http.StatusNotFound, ProblemCodeNotFound, fmt.Sprintf("the lobby's log has no event %d", req.Seq))
+	}
+	raw, err := json.Marshal(eventView(events[0]))
+	if err != nil {
+		return nil, fmt.Errorf("encode event: %w", err)
+	}
+	var typed TypedEvent
+	if err := typed.UnmarshalJSON(raw); err != nil {
+		return nil, fmt.Errorf("encode event: %w", err)
+	}
+	return GetEvent200JSONResponse(typed), nil
+}
+
 // errTooManyWaits: the caller holds as many long polls and streams as it may.
 var errTooManyWaits = errors.New("too many long polls and event streams")
 
@@ -173,7 +198,8 @@ func (h *handlers) StreamEvents(ctx context.Context, _ StreamEventsRequestObject
 
 // streamEvents serves a lobby's log live as server-sent events: each event as `id: seq`,
 // `event: type` and `data: <Event JSON>`, flushed as it is written; a comment line as heartbeat;
-// resumption after Last-Event-ID (or the `after` query parameter). The request was validated
+// resumption after Last-Event-ID (or the `after` query parameter); with follow=false it ends
+// after the events up to the head and that head. The request was validated
 // against the spec before it gets here.
 func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -202,6 +228,10 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 	out := &streamOutput{w: w, rc: http.NewResponseController(w), timeout: s.streamWriteTimeout}
 	w.WriteHeader(http.StatusOK)
 	if !out.send(ctx, s, fmt.Sprint(": stream of lobby ", lobby, "\n\n")) {
+		return
+	}
+	if r.URL.Query().Get("follow") == "false" {
+		s.sendSnapshot(ctx, out, lobby, after)
 		return
 	}
 
@@ -290,7 +320,10 @@ func (s *Server) streamFailed(ctx context.Context, err error) {
 func (s *Server) writeHead(ctx context.Context, out *streamOutput, lobby tournament.LobbyID, last *tournament.LoggedEvent) bool {
 	head, err := s.currentHead(ctx, lobby, last)
 	if err != nil {
-		s.log.ErrorContext(ctx, "event stream head failed", "lobby", lobby, "err", err)
+		if ctx.Err() == nil {
+			// A client that hangs up meanwhile is no error of the server's.
+			s.log.ErrorContext(ctx, "event stream head failed", "lobby", lobby, "err", err)
+		}
 		return false
 	}
 	data, err := json.Marshal(head)
@@ -325,6 +358,26 @@ func (s *Server) sendEvents(ctx context.Context, out *streamOutput, lobby tourna
 		return after, false, false
 	}
 	return after, len(events) == maxEventPage, true
+}
+
+// sendSnapshot writes the events after a seq up to the log's head, each page followed by its
+// head, and the current head when there was no event to send: the whole of a follow=false stream.
+func (s *Server) sendSnapshot(ctx context.Context, out *streamOutput, lobby tournament.LobbyID, after int64) {
+	sent := false
+	for {
+		next, full, ok := s.sendEvents(ctx, out, lobby, after)
+		if !ok {
+			return
+		}
+		sent = sent || next != after
+		after = next
+		if !full {
+			break
+		}
+	}
+	if !sent && s.writeHead(ctx, out, lobby, nil) {
+		out.flush(ctx, s)
+	}
 }
 
 // streamStart is where a stream resumes: after Last-Event-ID, else after the `after` parameter.

@@ -12,3 +12,12 @@ func OpenWaits(s *Server, client string) int {
 	defer s.streams.mu.Unlock()
 	return s.streams.open[client]
 }
+
+// ProblemCodes are the problem codes the server sends.
+func ProblemCodes() []ProblemCode {
+	codes := make([]ProblemCode, 0, len(problemTitles))
+	for c := range problemTitles {
+		codes = append(codes, c)
+	}
+	return codes
+}

@@ -11,6 +11,36 @@ import (
 	"github.com/commitreveal/rps/tournament"
 )
 
+// The problem codes this server sends. The contract's ProblemCode is an open set (clients fall back
+// on the status for a code they do not know), so the generated type is a plain string and the
+// codes are listed here; a test checks that the contract documents each of them.
+const (
+	ProblemCodeValidationFailed    ProblemCode = "validation_failed"
+	ProblemCodeUnauthorized        ProblemCode = "unauthorized"
+	ProblemCodeForbidden           ProblemCode = "forbidden"
+	ProblemCodeAccountDisabled     ProblemCode = "account_disabled"
+	ProblemCodeNotFound            ProblemCode = "not_found"
+	ProblemCodeMethodNotAllowed    ProblemCode = "method_not_allowed"
+	ProblemCodeWrongStage          ProblemCode = "wrong_stage"
+	ProblemCodeNotInGame           ProblemCode = "not_in_game"
+	ProblemCodeAlreadyRegistered   ProblemCode = "already_registered"
+	ProblemCodeRejoinLimit         ProblemCode = "rejoin_limit"
+	ProblemCodeLobbyFull           ProblemCode = "lobby_full"
+	ProblemCodeInsufficientFunds   ProblemCode = "insufficient_funds"
+	ProblemCodeMoneyLimit          ProblemCode = "money_limit"
+	ProblemCodeAlreadyCommitted    ProblemCode = "already_committed"
+	ProblemCodeAlreadyRevealed     ProblemCode = "already_revealed"
+	ProblemCodeIdempotencyConflict ProblemCode = "idempotency_conflict"
+	ProblemCodeNoMatch             ProblemCode = "no_match"
+	ProblemCodeNotLogged           ProblemCode = "not_logged"
+	ProblemCodePayloadTooLarge     ProblemCode = "payload_too_large"
+	ProblemCodeCommitmentMismatch  ProblemCode = "commitment_mismatch"
+	ProblemCodeInvalidMove         ProblemCode = "invalid_move"
+	ProblemCodeRateLimited         ProblemCode = "rate_limited"
+	ProblemCodeInternal            ProblemCode = "internal"
+	ProblemCodeUnavailable         ProblemCode = "unavailable"
+)
+
 // problemError is an error that becomes an RFC 9457 problem response. Handlers return it (or a
 // tournament refusal, which writeProblem maps) and the one helper below shapes the response.
 type problemError struct {

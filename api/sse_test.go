@@ -1,8 +1,11 @@
 package api_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -186,4 +189,61 @@ func TestStreamLimitsAndShutdown(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("a stream outlived the server's Shutdown")
 	}
+}
+
+// TestStreamSnapshotAndOneEvent: with follow=false the stream sends the events after its start
+// and the head naming the last of them, then ends (also when there is no event to send, with the
+// log's head); one event read by seq is the very JSON of its page.
+func TestStreamSnapshotAndOneEvent(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	p := e.NewPlayer("p", 100)
+	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 3})
+	lobby := l.Id.String()
+	e.Register(lobby, p).Want(t, http.StatusCreated)
+	events := e.AllEvents(lobby)
+	if len(events) != 3 {
+		t.Fatalf("%d events, want lobby_created, game_opened, player_registered", len(events))
+	}
+
+	for _, c := range []struct {
+		name, query string
+		headers     []string
+		from        int // the events expected are events[from:]
+	}{
+		{"whole log", "follow=false", nil, 0},
+		{"after the query's seq", "follow=false&after=1", nil, 1},
+		{"after Last-Event-ID", "follow=false&after=0", []string{"Last-Event-ID", "2"}, 2},
+		{"nothing left", "follow=false&after=3", nil, 3},
+	} {
+		s := e.OpenStream(lobby, "", c.query, c.headers...)
+		var got, want []string
+		for m := range s.Messages {
+			got = append(got, m.ID+" "+m.Event)
+		}
+		<-s.Done()
+		for _, ev := range events[c.from:] {
+			want = append(want, strconv.FormatInt(ev.Seq, 10)+" "+ev.Type)
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("%s: streamed %v, want %v", c.name, got, want)
+		}
+		if heads := s.Heads(); len(heads) != 1 || heads[0].Seq != 3 || heads[0].Hash != events[2].Hash {
+			t.Errorf("%s: heads %+v, want one naming event 3", c.name, heads)
+		}
+	}
+
+	page := e.Do("GET", "/v1/lobbies/"+lobby+"/events?after=1&limit=1", "", nil)
+	one := e.Do("GET", "/v1/lobbies/"+lobby+"/events/2", "", nil)
+	one.Want(t, http.StatusOK)
+	var p1 struct {
+		Events []json.RawMessage `json:"events"`
+	}
+	if err := json.Unmarshal(page.Body, &p1); err != nil || len(p1.Events) != 1 {
+		t.Fatalf("page: %v %s", err, page.Body)
+	}
+	if !bytes.Equal(bytes.TrimSpace(one.Body), p1.Events[0]) {
+		t.Errorf("event 2 alone:\n%s\nin its page:\n%s", one.Body, p1.Events[0])
+	}
+	e.Do("GET", "/v1/lobbies/"+lobby+"/events/4", "", nil).Want(t, http.StatusNotFound)
 }

@@ -396,90 +396,6 @@ func (e PostingKind) Valid() bool {
 	}
 }
 
-// Defines values for ProblemCode.
-const (
-	ProblemCodeAccountDisabled     ProblemCode = "account_disabled"
-	ProblemCodeAlreadyCommitted    ProblemCode = "already_committed"
-	ProblemCodeAlreadyRegistered   ProblemCode = "already_registered"
-	ProblemCodeAlreadyRevealed     ProblemCode = "already_revealed"
-	ProblemCodeCommitmentMismatch  ProblemCode = "commitment_mismatch"
-	ProblemCodeForbidden           ProblemCode = "forbidden"
-	ProblemCodeIdempotencyConflict ProblemCode = "idempotency_conflict"
-	ProblemCodeInsufficientFunds   ProblemCode = "insufficient_funds"
-	ProblemCodeInternal            ProblemCode = "internal"
-	ProblemCodeInvalidMove         ProblemCode = "invalid_move"
-	ProblemCodeLobbyFull           ProblemCode = "lobby_full"
-	ProblemCodeMethodNotAllowed    ProblemCode = "method_not_allowed"
-	ProblemCodeMoneyLimit          ProblemCode = "money_limit"
-	ProblemCodeNoMatch             ProblemCode = "no_match"
-	ProblemCodeNotFound            ProblemCode = "not_found"
-	ProblemCodeNotInGame           ProblemCode = "not_in_game"
-	ProblemCodeNotLogged           ProblemCode = "not_logged"
-	ProblemCodePayloadTooLarge     ProblemCode = "payload_too_large"
-	ProblemCodeRateLimited         ProblemCode = "rate_limited"
-	ProblemCodeRejoinLimit         ProblemCode = "rejoin_limit"
-	ProblemCodeUnauthorized        ProblemCode = "unauthorized"
-	ProblemCodeUnavailable         ProblemCode = "unavailable"
-	ProblemCodeValidationFailed    ProblemCode = "validation_failed"
-	ProblemCodeWrongStage          ProblemCode = "wrong_stage"
-)
-
-// Valid indicates whether the value is a known member of the ProblemCode enum.
-func (e ProblemCode) Valid() bool {
-	switch e {
-	case ProblemCodeAccountDisabled:
-		return true
-	case ProblemCodeAlreadyCommitted:
-		return true
-	case ProblemCodeAlreadyRegistered:
-		return true
-	case ProblemCodeAlreadyRevealed:
-		return true
-	case ProblemCodeCommitmentMismatch:
-		return true
-	case ProblemCodeForbidden:
-		return true
-	case ProblemCodeIdempotencyConflict:
-		return true
-	case ProblemCodeInsufficientFunds:
-		return true
-	case ProblemCodeInternal:
-		return true
-	case ProblemCodeInvalidMove:
-		return true
-	case ProblemCodeLobbyFull:
-		return true
-	case ProblemCodeMethodNotAllowed:
-		return true
-	case ProblemCodeMoneyLimit:
-		return true
-	case ProblemCodeNoMatch:
-		return true
-	case ProblemCodeNotFound:
-		return true
-	case ProblemCodeNotInGame:
-		return true
-	case ProblemCodeNotLogged:
-		return true
-	case ProblemCodePayloadTooLarge:
-		return true
-	case ProblemCodeRateLimited:
-		return true
-	case ProblemCodeRejoinLimit:
-		return true
-	case ProblemCodeUnauthorized:
-		return true
-	case ProblemCodeUnavailable:
-		return true
-	case ProblemCodeValidationFailed:
-		return true
-	case ProblemCodeWrongStage:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for Resolution.
 const (
 	Classic  Resolution = "classic"
@@ -880,10 +796,50 @@ type ClockShiftedData struct {
 	GapMs int64 `json:"gapMs"`
 }
 
-// ClockShiftedEvent An event of type `clock_shifted`, typed.
+// ClockShiftedEvent An event of type `clock_shifted`, with its `data` typed.
 type ClockShiftedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
 	// Data Every open deadline moved by the length of a server outage.
 	Data ClockShiftedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
 
 	// Type The event type.
 	Type ClockShiftedEventType `json:"type"`
@@ -985,50 +941,89 @@ type DisableAccountRequest struct {
 	Reason string `json:"reason"`
 }
 
-// Event One entry of a lobby's append-only, hash-chained log. `seq` counts 1, 2, 3, ... per lobby
-// with no gaps.
+// Event One entry of a lobby's append-only, hash-chained log, with its `data` exactly as it was
+// hashed. `seq` counts 1, 2, 3, ... per lobby with no gaps.
 //
 // **Types** (`type`): `lobby_created`, `game_opened`, `player_registered`, `player_left`,
 // `round_started`, `move_committed`, `moves_closed`, `move_revealed`, `round_resolved`,
 // `stage_extended`, `game_finished`, `game_stopped`, `next_config_changed`, `lobby_closed`,
-// `clock_shifted`. Clients must ignore types they do not know. `data` carries masks, counts,
-// ids and digests, never a sealed value and never a list that grows with the lobby:
+// `clock_shifted`. **An open set**: later versions add types, and clients must ignore types
+// they do not know (still hashing them into the chain). `data` carries masks, counts, ids and
+// digests, never a sealed value and never a list that grows with the lobby:
 // `move_committed` and `move_revealed` name who acted, not what; `moves_closed` and
 // `round_resolved` carry the count and digest of the stage's sealed values;
 // `round_resolved` also carries the present and surviving weapons as masks and the counts
 // per move; `stage_extended` is written only for the first extension of a stage;
 // `clock_shifted` tells that every open deadline moved by the length of a server outage.
+// `TypedEvent` gives each type's `data` its schema (`GET
+// /v1/lobbies/{lobbyId}/events/{seq}` serves one event so).
 //
-// **Hash chain.** `hash = blake2b-256(prevHash || canonical)`, where `prevHash` is the
-// previous event's hash as 32 bytes (32 zero bytes for `seq` 1) and `canonical` is the UTF-8
-// of the object `{seq, type, lobbyId, gameId, at, data}` in RFC 8785 canonical JSON (keys
-// sorted, no whitespace, no HTML escaping, integers only, ids as strings, `gameId` null for
-// lobby-level events, `at` an RFC 3339 UTC string with millisecond precision, exactly as
-// served here). Hashes are lower-case hex.
+// **Hash chain.** `hash = blake2b-256(prevHash || canonical)`: unkeyed BLAKE2b with a
+// 32-byte digest over the 32 bytes of `prevHash` (32 zero bytes for `seq` 1) followed by
+// `canonical`, the UTF-8 bytes of the object `{"at", "data", "gameId", "lobbyId", "seq",
+// "type"}` (the event without `prevHash` and `hash`) in RFC 8785 canonical JSON: keys
+// sorted by their UTF-16 code units, no whitespace, strings escaped only where JSON must
+// (`"`, `\`, control characters; no HTML escaping, other characters as raw UTF-8), integers
+// only (no fractions anywhere), `gameId` null for lobby-level events, ids and `at` as the
+// strings served. Hashes are lower-case hex. A verifier recomputes each hash from the event
+// as received and compares it with `hash` and with the next event's `prevHash`.
 //
-// **Digest of sealed values.** When a stage closes, its event carries `blake2b-256` of the
-// canonical JSON array of `{"player": <account id>, "value": <v>}` (v: the commitment in
-// lower-case hex, or the reveal string) over the players who acted in that stage, sorted
-// bytewise by id; an empty stage hashes `[]`. Compare it with the round's transcript once the
-// round has closed (commitments too stay sealed until then).
+// Worked example (`store/testdata/events.json`, the third event of its log): the event
 //
-// Example: {"at":"2025-01-01T12:02:00.000Z","data":{"committed":4,"deadline":1735732980000,"digest":"1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e","eliminated":0,"round":1},"gameId":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","hash":"4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","prevHash":"0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c","seq":7,"type":"moves_closed"}
+// ```
+// {"seq":3,"type":"player_registered","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11",
+//
+//	"gameId":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","at":"2025-01-01T12:00:00.001Z",
+//	"data":{"player":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","order":1,"players":1,"pot":100,
+//	"deadline":1735732860001},
+//	"prevHash":"240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2", ...}
+//
+// ```
+//
+// has `canonical` (one line, 279 bytes)
+//
+// ```
+// {"at":"2025-01-01T12:00:00.001Z","data":{"deadline":1735732860001,"order":1,"player":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","players":1,"pot":100},"gameId":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","seq":3,"type":"player_registered"}
+// ```
+//
+// and `hash = blake2b-256(hex-decode("240993a7...a1aea6e2") || canonical)` =
+// `a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83`. The file's fourth
+// event shows the escaping (a tab is `\t`, an emoji stays raw UTF-8).
+//
+// **Digest of sealed values.** When a stage closes, its event (`moves_closed`,
+// `round_resolved`) carries `digest`: `blake2b-256` of the UTF-8 bytes of the canonical JSON
+// array of `{"player": <account id>, "value": <v>}` (v: the commitment in lower-case hex, or
+// the reveal string) over the players who acted in that stage, sorted bytewise by id; an
+// empty stage hashes `[]`. Compare it with the round's transcript once the round has closed
+// (commitments too stay sealed until then). Worked example: the
+// commitments of players `0c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e` (`"1pass12"`) and
+// `2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20` (`"0pass12"`) give the array
+//
+// ```
+// [{"player":"0c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e","value":"b34c1092cdce02200b7eaa684af4563d0644b46aa2ac115dec287bd62ca268de"},{"player":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","value":"cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae"}]
+// ```
+//
+// whose digest is `b7b1efaa9da861cac7f05ddf3d883406a3f8d783fabd1a3726b18f42c6585220`; their
+// reveals, `[{"player":"0c1d...4d5e","value":"4pass12"},{"player":"2b9c...3e20","value":"0pass12"}]`
+// in full, digest to `ec1e0430673930a854e29499425475fc65155a3b8d50459ad040569304432e8a`,
+// and `[]` to `c2c013c86a9c92e22f966f3d8617768f8b7a44c902adcc097bfa1e098afb4e1f`.
 type Event struct {
 	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
 	// as the very string that was hashed (so it is a string here, not a parsed date-time).
 	//
 	//
-	// Example: 2025-01-01T12:02:00.000Z
+	// Example: 2025-01-01T12:00:00.001Z
 	At string `json:"at"`
 
-	// Data An event's details; their schema by type is in `TypedEvent` (one schema per type, such as
-	// `MovesClosedData` for `moves_closed`). A JSON object of strings, integers, booleans, null, arrays
-	// and objects (never fractions, so RFC 8785 canonicalisation is exact). Kept verbatim as
-	// hashed. Generators may map it to a raw JSON type (Go: `json.RawMessage`; Kotlin:
-	// `kotlinx.serialization.json.JsonObject`).
+	// Data An event's details, exactly as hashed: deliberately an open JSON object here, so that a
+	// client keeps it verbatim for the hash chain (Go: `json.RawMessage`; Kotlin:
+	// `kotlinx.serialization.json.JsonObject`; Python and TypeScript: a dict / object) and never
+	// fails on a type added later. Its schema by type is in `TypedEvent` (one schema per type,
+	// such as `MovesClosedData` for `moves_closed`). A JSON object of strings, integers,
+	// booleans, null, arrays and objects (never fractions, so RFC 8785 canonicalisation is exact).
 	//
 	//
-	// Example: {"count":4,"digest":"1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e","round":1}
+	// Example: {"deadline":1735732860001,"order":1,"player":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","players":1,"pot":100}
 	Data EventData `json:"data"`
 
 	// GameId The game the event belongs to; null for lobby-level events.
@@ -1036,9 +1031,9 @@ type Event struct {
 	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
 	GameId *openapi_types.UUID `json:"gameId"`
 
-	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex.
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
 	//
-	// Example: 4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
 	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
@@ -1056,28 +1051,73 @@ type Event struct {
 
 	// PrevHash The previous event's hash (64 zeros for `seq` 1).
 	//
-	// Example: 0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
 	PrevHash string `json:"prevHash"`
 
 	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
 	//
-	// Example: 7
+	// Example: 3
 	Seq int64 `json:"seq"`
 
 	// Type The event type (see the schema's description); unknown types must be ignored.
 	//
-	// Example: moves_closed
+	// Example: player_registered
 	Type string `json:"type"`
 }
 
-// EventData An event's details; their schema by type is in `TypedEvent` (one schema per type, such as
-// `MovesClosedData` for `moves_closed`). A JSON object of strings, integers, booleans, null, arrays
-// and objects (never fractions, so RFC 8785 canonicalisation is exact). Kept verbatim as
-// hashed. Generators may map it to a raw JSON type (Go: `json.RawMessage`; Kotlin:
-// `kotlinx.serialization.json.JsonObject`).
+// EventData An event's details, exactly as hashed: deliberately an open JSON object here, so that a
+// client keeps it verbatim for the hash chain (Go: `json.RawMessage`; Kotlin:
+// `kotlinx.serialization.json.JsonObject`; Python and TypeScript: a dict / object) and never
+// fails on a type added later. Its schema by type is in `TypedEvent` (one schema per type,
+// such as `MovesClosedData` for `moves_closed`). A JSON object of strings, integers,
+// booleans, null, arrays and objects (never fractions, so RFC 8785 canonicalisation is exact).
 //
-// Example: {"count":4,"digest":"1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e","round":1}
+// Example: {"deadline":1735732860001,"order":1,"player":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","players":1,"pot":100}
 type EventData = json.RawMessage
+
+// EventEnvelope What every event carries besides its `type` and `data`: its place in the lobby's log and
+// its link in the hash chain (see `Event`).
+type EventEnvelope struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
+}
 
 // EventPage A page of a lobby's events in `seq` order.
 type EventPage struct {
@@ -1087,12 +1127,28 @@ type EventPage struct {
 	// Head The server's signed statement that event `seq` of the lobby's log has hash `hash`, which
 	// commits to the whole log up to it (a signed tree head in Certificate Transparency's terms):
 	// in a page of events it names the page's last event, in a lobby view or an empty page the
-	// log's last event when read. Keep the heads
-	// you are given: two validly signed heads that do not lie on one chain are proof that the
-	// operator rewrote or forked the log. `signature` is the Ed25519 signature, by the key
-	// `keyId` of `GET /v1/keys`, of the UTF-8 bytes of `rps-signed-head-v1` followed by a line
-	// feed and the RFC 8785 canonical JSON of `{"at", "hash", "keyId", "lobbyId", "seq"}` (the
-	// other fields of this object, exactly as served).
+	// log's last event when read. Keep the heads you are given: two validly signed heads that
+	// do not lie on one chain are proof that the operator rewrote or forked the log.
+	//
+	// **Signature.** `signature` is the Ed25519 signature (RFC 8032, pure Ed25519), by the key
+	// `keyId` of `GET /v1/keys`, of these bytes: the UTF-8 of `rps-signed-head-v1`, one line
+	// feed (0x0A), then the RFC 8785 canonical JSON of the object
+	// `{"at", "hash", "keyId", "lobbyId", "seq"}` (the other fields of this object, exactly as
+	// served; keys in that sorted order, no whitespace).
+	//
+	// Worked example: with the key of RFC 8032's first test vector (secret
+	// `9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60`, public
+	// `d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a`, so `keyId`
+	// `7849ac3049680be1`), the head of the log of `store/testdata/events.json` at its third
+	// event, signed at `2025-01-01T12:00:00.050Z`, signs the 210 bytes
+	//
+	// ```
+	// rps-signed-head-v1
+	// {"at":"2025-01-01T12:00:00.050Z","hash":"a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83","keyId":"7849ac3049680be1","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","seq":3}
+	// ```
+	//
+	// (no line feed at the end) with the signature
+	// `5cae7ead09579397e9c94b0cf4e6935c3552ea08b7eaf2db79447d1691bab7ec109a868e3a43b6b4afa101ba77e141e6adcd6fb31dcd1394cfa80857f7617b0e` (this schema's example; Ed25519 signatures are deterministic).
 	Head SignedHead `json:"head"`
 
 	// LogProof With `logProof=true`, the inclusion proof of the page's last event, when it is in a
@@ -1263,10 +1319,50 @@ type GameFinishedData struct {
 	Winner openapi_types.UUID `json:"winner"`
 }
 
-// GameFinishedEvent An event of type `game_finished`, typed.
+// GameFinishedEvent An event of type `game_finished`, with its `data` typed.
 type GameFinishedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
 	// Data The game has a winner, paid the whole escrow.
 	Data GameFinishedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
 
 	// Type The event type.
 	Type GameFinishedEventType `json:"type"`
@@ -1289,10 +1385,50 @@ type GameOpenedData struct {
 	RulesetHash string `json:"rulesetHash"`
 }
 
-// GameOpenedEvent An event of type `game_opened`, typed.
+// GameOpenedEvent An event of type `game_opened`, with its `data` typed.
 type GameOpenedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
 	// Data A game opened for registration with its config and the content hash of its ruleset.
 	Data GameOpenedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
 
 	// Type The event type.
 	Type GameOpenedEventType `json:"type"`
@@ -1583,10 +1719,50 @@ type GameStoppedData struct {
 	Stage Stage `json:"stage"`
 }
 
-// GameStoppedEvent An event of type `game_stopped`, typed.
+// GameStoppedEvent An event of type `game_stopped`, with its `data` typed.
 type GameStoppedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
 	// Data The game was stopped and its escrow split: `share` each among `players`, one unit more to the first `remainder` in registration order.
 	Data GameStoppedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
 
 	// Type The event type.
 	Type GameStoppedEventType `json:"type"`
@@ -1947,10 +2123,50 @@ type Lobby struct {
 // LobbyClosedData The lobby was closed: no game starts after the current one.
 type LobbyClosedData = map[string]interface{}
 
-// LobbyClosedEvent An event of type `lobby_closed`, typed.
+// LobbyClosedEvent An event of type `lobby_closed`, with its `data` typed.
 type LobbyClosedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
 	// Data The lobby was closed: no game starts after the current one.
 	Data LobbyClosedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
 
 	// Type The event type.
 	Type LobbyClosedEventType `json:"type"`
@@ -1970,10 +2186,50 @@ type LobbyCreatedData struct {
 	Name string `json:"name"`
 }
 
-// LobbyCreatedEvent An event of type `lobby_created`, typed.
+// LobbyCreatedEvent An event of type `lobby_created`, with its `data` typed.
 type LobbyCreatedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
 	// Data The lobby was created with its name and first config.
 	Data LobbyCreatedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
 
 	// Type The event type.
 	Type LobbyCreatedEventType `json:"type"`
@@ -2183,10 +2439,50 @@ type MoveCommittedData struct {
 	Round int32 `json:"round"`
 }
 
-// MoveCommittedEvent An event of type `move_committed`, typed.
+// MoveCommittedEvent An event of type `move_committed`, with its `data` typed.
 type MoveCommittedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
 	// Data A player committed (who, never what).
 	Data MoveCommittedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
 
 	// Type The event type.
 	Type MoveCommittedEventType `json:"type"`
@@ -2207,10 +2503,50 @@ type MoveRevealedData struct {
 	Round int32 `json:"round"`
 }
 
-// MoveRevealedEvent An event of type `move_revealed`, typed.
+// MoveRevealedEvent An event of type `move_revealed`, with its `data` typed.
 type MoveRevealedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
 	// Data A player revealed (who, never what).
 	Data MoveRevealedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
 
 	// Type The event type.
 	Type MoveRevealedEventType `json:"type"`
@@ -2238,11 +2574,51 @@ type MovesClosedData struct {
 	Round int32 `json:"round"`
 }
 
-// MovesClosedEvent An event of type `moves_closed`, typed.
+// MovesClosedEvent An event of type `moves_closed`, with its `data` typed.
 type MovesClosedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
 	// Data The moves stage closed: the count and digest of its commitments, which stay sealed until
 	// the round is over and are then public in the transcript.
 	Data MovesClosedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
 
 	// Type The event type.
 	Type MovesClosedEventType `json:"type"`
@@ -2259,10 +2635,50 @@ type NextConfigChangedData struct {
 	Config GameConfig `json:"config"`
 }
 
-// NextConfigChangedEvent An event of type `next_config_changed`, typed.
+// NextConfigChangedEvent An event of type `next_config_changed`, with its `data` typed.
 type NextConfigChangedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
 	// Data An admin set the next game's config.
 	Data NextConfigChangedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
 
 	// Type The event type.
 	Type NextConfigChangedEventType `json:"type"`
@@ -2307,10 +2723,50 @@ type PlayerLeftData struct {
 	Pot int64 `json:"pot"`
 }
 
-// PlayerLeftEvent An event of type `player_left`, typed.
+// PlayerLeftEvent An event of type `player_left`, with its `data` typed.
 type PlayerLeftEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
 	// Data A player left during registration; the bet was refunded.
 	Data PlayerLeftData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
 
 	// Type The event type.
 	Type PlayerLeftEventType `json:"type"`
@@ -2337,10 +2793,50 @@ type PlayerRegisteredData struct {
 	Pot int64 `json:"pot"`
 }
 
-// PlayerRegisteredEvent An event of type `player_registered`, typed.
+// PlayerRegisteredEvent An event of type `player_registered`, with its `data` typed.
 type PlayerRegisteredEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
 	// Data A player registered and paid the bet.
 	Data PlayerRegisteredData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
 
 	// Type The event type.
 	Type PlayerRegisteredEventType `json:"type"`
@@ -2361,12 +2857,15 @@ type PostingKind string
 //
 // Example: {"code":"wrong_stage","detail":"the game is in stage moves, not registration","field":null,"instance":"/v1/lobbies/5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11/players","requestId":"01JD3Q2S8Y7K4M6N9P0R2T5V8X","status":409,"title":"Wrong stage","type":"urn:rps:problem:wrong_stage"}
 type Problem struct {
-	// Code The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
-	// `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
-	// `rejoin_limit` / `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
-	// `idempotency_conflict` / `no_match` / `not_logged` 409, `method_not_allowed` 405 (a known path with another method),
-	// `payload_too_large` 413, `commitment_mismatch` /
-	// `invalid_move` 422, `rate_limited` 429, `internal` 500, `unavailable` 503.
+	// Code The stable, machine-readable error code. **An open set**: later versions add codes (as
+	// they add event types), so a client must accept a code it does not know and then act on the
+	// HTTP status (and show `title` and `detail`). The codes of this version, with their status:
+	// `validation_failed` 400; `unauthorized` 401; `forbidden`, `account_disabled` 403;
+	// `not_found` 404; `method_not_allowed` 405 (a known path with another method);
+	// `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `lobby_full`, `insufficient_funds`,
+	// `money_limit`, `already_committed`, `already_revealed`, `idempotency_conflict`,
+	// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet) 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
+	// `rate_limited` 429; `internal` 500; `unavailable` 503.
 	//
 	//
 	// Example: lobby_full
@@ -2410,15 +2909,18 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
-// ProblemCode The stable error code, and its HTTP status: `validation_failed` 400, `unauthorized` 401,
-// `forbidden` / `account_disabled` 403, `not_found` 404, `wrong_stage` / `not_in_game` / `already_registered` /
-// `rejoin_limit` / `lobby_full` / `insufficient_funds` / `money_limit` / `already_committed` / `already_revealed` /
-// `idempotency_conflict` / `no_match` / `not_logged` 409, `method_not_allowed` 405 (a known path with another method),
-// `payload_too_large` 413, `commitment_mismatch` /
-// `invalid_move` 422, `rate_limited` 429, `internal` 500, `unavailable` 503.
+// ProblemCode The stable, machine-readable error code. **An open set**: later versions add codes (as
+// they add event types), so a client must accept a code it does not know and then act on the
+// HTTP status (and show `title` and `detail`). The codes of this version, with their status:
+// `validation_failed` 400; `unauthorized` 401; `forbidden`, `account_disabled` 403;
+// `not_found` 404; `method_not_allowed` 405 (a known path with another method);
+// `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `lobby_full`, `insufficient_funds`,
+// `money_limit`, `already_committed`, `already_revealed`, `idempotency_conflict`,
+// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet) 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
+// `rate_limited` 429; `internal` 500; `unavailable` 503.
 //
 // Example: lobby_full
-type ProblemCode string
+type ProblemCode = string
 
 // Resolution How a round is resolved. `classic` (Gear's rule, generalised): if one present weapon beats
 // every other present weapon, only its players survive, otherwise everyone who revealed
@@ -2519,10 +3021,50 @@ type RoundResolvedData struct {
 	Survivors int32 `json:"survivors"`
 }
 
-// RoundResolvedEvent An event of type `round_resolved`, typed.
+// RoundResolvedEvent An event of type `round_resolved`, with its `data` typed.
 type RoundResolvedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
 	// Data The round was resolved; its reveals are public, with their count and digest.
 	Data RoundResolvedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
 
 	// Type The event type.
 	Type RoundResolvedEventType `json:"type"`
@@ -2550,10 +3092,50 @@ type RoundStartedData struct {
 	Round int32 `json:"round"`
 }
 
-// RoundStartedEvent An event of type `round_started`, typed.
+// RoundStartedEvent An event of type `round_started`, with its `data` typed.
 type RoundStartedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
 	// Data A moves stage opened.
 	Data RoundStartedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
 
 	// Type The event type.
 	Type RoundStartedEventType `json:"type"`
@@ -2632,11 +3214,55 @@ type Ruleset struct {
 	Weapons []Weapon `json:"weapons"`
 }
 
-// RulesetDocument A ruleset in its canonical form (see `GET /v1/rulesets/by-hash/{rulesetHash}`): the same
-// format as the files in `engine/rulesets`, kept verbatim as hashed.
+// RulesetDocument A ruleset in its canonical form, the one `GET /v1/rulesets/by-hash/{rulesetHash}` serves
+// byte for byte and whose `blake2b-256` is the ruleset's content hash (a game's
+// `rulesetHash`). Hash the response body as received, not a re-encoding of this object.
 //
-// Example: {"id":"rps","name":"Rock Paper Scissors","weapons":[{"beats":["Scissors"],"layout":["X"],"move":"0","name":"Rock","rotations":false}]}
+// **Canonical form.** The ruleset file's object `{"id", "name", "weapons"}`, each weapon
+// `{"beats", "layout", "move", "name", "rotations"}` (all five keys), weapons in move order,
+// `beats` naming the beaten weapons in move order, `layout` trimmed to the bounding box of its
+// tiles with every row padded with spaces to the box's width; as JSON with keys sorted and no
+// whitespace, strings escaped as RFC 8785 does, except that U+2028 and U+2029 are written as
+// `\u2028` and `\u2029` (as Go's encoder writes them; no shipped ruleset has either).
+//
+// Worked example (`engine/testdata/vectors.json`): the `rps` ruleset is the 321 bytes
+//
+// ```
+// {"id":"rps","name":"Rock Paper Scissors","weapons":[{"beats":["Scissors"],"layout":["XX","XX"],"move":"0","name":"Rock","rotations":false},{"beats":["Rock"],"layout":["XXX","XXX"],"move":"1","name":"Paper","rotations":true},{"beats":["Paper"],"layout":["X X"," X ","X X"],"move":"2","name":"Scissors","rotations":false}]}
+// ```
+//
+// whose `blake2b-256` is `90b91f3e53683c8b275a8ca64d09be339769fb098504bd371245cd54894413a4`.
+//
+// Example: {"id":"rps","name":"Rock Paper Scissors","weapons":[{"beats":["Scissors"],"layout":["XX","XX"],"move":"0","name":"Rock","rotations":false},{"beats":["Rock"],"layout":["XXX","XXX"],"move":"1","name":"Paper","rotations":true},{"beats":["Paper"],"layout":["X X"," X ","X X"],"move":"2","name":"Scissors","rotations":false}]}
 type RulesetDocument = json.RawMessage
+
+// RulesetDocumentWeapon A weapon in a ruleset's canonical form.
+type RulesetDocumentWeapon struct {
+	// Beats The names of the weapons it beats, in move order.
+	//
+	// Example: ["Scissors"]
+	Beats []string `json:"beats"`
+
+	// Layout Its shape, top row first, trimmed to its bounding box (rows of `X` and spaces).
+	//
+	// Example: ["XX","XX"]
+	Layout []string `json:"layout"`
+
+	// Move The move digit a reveal starts with.
+	//
+	// Example: 0
+	Move string `json:"move"`
+
+	// Name The weapon's name.
+	//
+	// Example: Rock
+	Name string `json:"name"`
+
+	// Rotations Whether rotated layouts (quarter turns) also draw it.
+	//
+	// Example: false
+	Rotations bool `json:"rotations"`
+}
 
 // RulesetList Every ruleset the server knows.
 type RulesetList struct {
@@ -2672,26 +3298,42 @@ type RulesetSummary struct {
 // SignedHead The server's signed statement that event `seq` of the lobby's log has hash `hash`, which
 // commits to the whole log up to it (a signed tree head in Certificate Transparency's terms):
 // in a page of events it names the page's last event, in a lobby view or an empty page the
-// log's last event when read. Keep the heads
-// you are given: two validly signed heads that do not lie on one chain are proof that the
-// operator rewrote or forked the log. `signature` is the Ed25519 signature, by the key
-// `keyId` of `GET /v1/keys`, of the UTF-8 bytes of `rps-signed-head-v1` followed by a line
-// feed and the RFC 8785 canonical JSON of `{"at", "hash", "keyId", "lobbyId", "seq"}` (the
-// other fields of this object, exactly as served).
+// log's last event when read. Keep the heads you are given: two validly signed heads that
+// do not lie on one chain are proof that the operator rewrote or forked the log.
+//
+// **Signature.** `signature` is the Ed25519 signature (RFC 8032, pure Ed25519), by the key
+// `keyId` of `GET /v1/keys`, of these bytes: the UTF-8 of `rps-signed-head-v1`, one line
+// feed (0x0A), then the RFC 8785 canonical JSON of the object
+// `{"at", "hash", "keyId", "lobbyId", "seq"}` (the other fields of this object, exactly as
+// served; keys in that sorted order, no whitespace).
+//
+// Worked example: with the key of RFC 8032's first test vector (secret
+// `9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60`, public
+// `d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a`, so `keyId`
+// `7849ac3049680be1`), the head of the log of `store/testdata/events.json` at its third
+// event, signed at `2025-01-01T12:00:00.050Z`, signs the 210 bytes
+//
+// ```
+// rps-signed-head-v1
+// {"at":"2025-01-01T12:00:00.050Z","hash":"a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83","keyId":"7849ac3049680be1","lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","seq":3}
+// ```
+//
+// (no line feed at the end) with the signature
+// `5cae7ead09579397e9c94b0cf4e6935c3552ea08b7eaf2db79447d1691bab7ec109a868e3a43b6b4afa101ba77e141e6adcd6fb31dcd1394cfa80857f7617b0e` (this schema's example; Ed25519 signatures are deterministic).
 type SignedHead struct {
 	// At When the head was signed (RFC 3339 UTC, milliseconds).
 	//
-	// Example: 2025-01-01T12:02:00.123Z
+	// Example: 2025-01-01T12:00:00.050Z
 	At string `json:"at"`
 
 	// Hash The hash of event `seq` (64 zeros for an empty log).
 	//
-	// Example: 4e1d3c0b6f8a2e5d7c9b1a3f5e7d9c0b2a4f6e8d0c1b3a5f7e9d1c3b5a7f9e0d
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
 	// KeyId The id of the signing key.
 	//
-	// Example: 3f2a1b0c9d8e7f60
+	// Example: 7849ac3049680be1
 	KeyId string `json:"keyId"`
 
 	// LobbyId The lobby.
@@ -2701,25 +3343,30 @@ type SignedHead struct {
 
 	// Seq The event's `seq` (0 for an empty log).
 	//
-	// Example: 7
+	// Example: 3
 	Seq int64 `json:"seq"`
 
 	// Signature The 64-byte Ed25519 signature in lower-case hex.
 	//
-	// Example: 0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c
+	// Example: 5cae7ead09579397e9c94b0cf4e6935c3552ea08b7eaf2db79447d1691bab7ec109a868e3a43b6b4afa101ba77e141e6adcd6fb31dcd1394cfa80857f7617b0e
 	Signature string `json:"signature"`
 }
 
 // SigningKey An Ed25519 public key of the server.
 type SigningKey struct {
-	// KeyId The key's id (the first 16 hex characters of blake2b-256 of the public key).
+	// KeyId The key's id: the first 16 hex characters of blake2b-256 of the 32-byte public key
+	// (for the example key, `7849ac3049680be1`).
 	//
-	// Example: 3f2a1b0c9d8e7f60
+	//
+	// Example: 7849ac3049680be1
 	KeyId string `json:"keyId"`
 
-	// PublicKey The 32-byte Ed25519 public key in lower-case hex.
+	// PublicKey The 32-byte Ed25519 public key in lower-case hex. (The example is the key of RFC 8032's
+	// first test vector, whose secret is published: the key of the worked example in
+	// `SignedHead`.)
 	//
-	// Example: 9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60
+	//
+	// Example: d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a
 	PublicKey string `json:"publicKey"`
 
 	// ValidFrom When the key began to sign.
@@ -2759,10 +3406,50 @@ type StageExtendedData struct {
 	Stage Stage `json:"stage"`
 }
 
-// StageExtendedEvent An event of type `stage_extended`, typed.
+// StageExtendedEvent An event of type `stage_extended`, with its `data` typed.
 type StageExtendedEvent struct {
+	// At When it happened: an RFC 3339 UTC timestamp with exactly three fraction digits, served
+	// as the very string that was hashed (so it is a string here, not a parsed date-time).
+	//
+	//
+	// Example: 2025-01-01T12:00:00.001Z
+	At string `json:"at"`
+
 	// Data A stage expired with nobody acting and was extended (the first extension only).
 	Data StageExtendedData `json:"data"`
+
+	// GameId The game the event belongs to; null for lobby-level events.
+	//
+	// Example: 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b
+	GameId *openapi_types.UUID `json:"gameId"`
+
+	// Hash `blake2b-256(prevHash || canonical)` in lower-case hex (see `Event`).
+	//
+	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
+	// pages read without waiting when the log had the event; absent from long polls and
+	// streams, which deliver events as they commit, about a second before the log has them.
+	//
+	//
+	// Example: 1042
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// LobbyId The lobby whose log holds the event.
+	//
+	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
+	LobbyId openapi_types.UUID `json:"lobbyId"`
+
+	// PrevHash The previous event's hash (64 zeros for `seq` 1).
+	//
+	// Example: 240993a7843db62e4c1d3f8958e1f4b16009d26219e0be4b23255985a1aea6e2
+	PrevHash string `json:"prevHash"`
+
+	// Seq The event's position in its lobby's log (1, 2, 3, ... without gaps).
+	//
+	// Example: 3
+	Seq int64 `json:"seq"`
 
 	// Type The event type.
 	Type StageExtendedEventType `json:"type"`
@@ -2825,9 +3512,11 @@ type TokenResponse struct {
 }
 
 // TypedEvent The typed view of an `Event`: its `type` selects the schema of its `data`. Every event the
-// server sends validates against it (as well as against `Event`); decode an `Event`'s JSON as
-// a `TypedEvent` to read its data with generated types. Types added later are not in the
-// mapping: ignore them.
+// server sends validates against it (as well as against `Event`), and `GET
+// /v1/lobbies/{lobbyId}/events/{seq}` serves one event as one. To read the events of a page
+// with generated types, decode each one's JSON as a `TypedEvent` (or the `*Event` schema its
+// `type` names), and hash the chain over the `Event` as received. Types added later are not
+// in the mapping: ignore them.
 type TypedEvent struct {
 	union json.RawMessage
 }
@@ -2881,6 +3570,9 @@ type EventsAfter = int64
 // EventsLimit defines model for EventsLimit.
 type EventsLimit = int32
 
+// Follow defines model for Follow.
+type Follow = bool
+
 // GameId defines model for GameId.
 type GameId = openapi_types.UUID
 
@@ -2919,6 +3611,9 @@ type RulesetHash = string
 
 // RulesetId defines model for RulesetId.
 type RulesetId = string
+
+// Seq defines model for Seq.
+type Seq = int64
 
 // Wait defines model for Wait.
 type Wait = int32
@@ -3215,6 +3910,11 @@ type ListEventsParams struct {
 type StreamEventsParams struct {
 	// After Return events with `seq` greater than this (0, the default, is from the start).
 	After *EventsAfter `form:"after,omitempty" json:"after,omitempty"`
+
+	// Follow `true` (the default): after the backlog, follow the log live. `false`: end the stream after
+	// the events up to the log's head and that head's message (a finite snapshot, which a client
+	// that reads a response to its end can use).
+	Follow *Follow `form:"follow,omitempty" json:"follow,omitempty"`
 
 	// LastEventID Sent by SSE clients when reconnecting: the `seq` of the last event received. The stream
 	// resumes after it and takes precedence over the `after` query parameter.
@@ -4035,7 +4735,9 @@ type ClientInterface interface {
 
 	// GetOpenApiSpec This contract
 	//
-	// The OpenAPI document the server was built from, as YAML. Anonymous.
+	// The OpenAPI document the server was built from, byte for byte as YAML. Anonymous.
+	// Generated clients get its bytes (the schema says `format: binary`: a YAML document, not
+	// JSON for the client to decode).
 	//
 	// Corresponds with GET /openapi.yaml (the `GetOpenApiSpec` operationId).
 	GetOpenApiSpec(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4365,10 +5067,19 @@ type ClientInterface interface {
 
 	// StreamEvents Follow the event log live (SSE)
 	//
-	// Anonymous. A `text/event-stream` (Server-Sent Events) of the lobby's events with
-	// `seq > after` (or `seq > Last-Event-ID` when a reconnecting client sends that header; the
-	// header wins over the query), first the backlog, then live, each flushed as it is appended.
-	// Each message is
+	// Anonymous. The lobby's log as Server-Sent Events (`text/event-stream`, UTF-8): first the
+	// events after the starting point, then, with `follow=true` (the default), each event as it
+	// is appended, flushed at once, until the client goes away or the server shuts down. With
+	// `follow=false` the stream ends after the events up to the log's head and that head: a
+	// finite snapshot.
+	//
+	// **Where it starts.** After the `seq` in `Last-Event-ID` (which an SSE client sends by
+	// itself when it reconnects), or else after the `after` query parameter (0, the default:
+	// the whole log). The header wins over the query.
+	//
+	// **Messages.** Each event is one message, its `id` the event's `seq`, its `event` the
+	// event's `type`, its `data` the `Event` as one line of JSON (exactly what
+	// `GET /v1/lobbies/{lobbyId}/events` would serve for it):
 	//
 	// ```
 	// id: <seq>
@@ -4377,8 +5088,9 @@ type ClientInterface interface {
 	//
 	// ```
 	//
-	// After each batch of events the stream sends the log's signed head (see `SignedHead`),
-	// without an `id`:
+	// After each batch of events (and, with `follow=false`, before the stream ends) comes the
+	// log's signed head (`SignedHead`, naming the last event sent, or the log's last event when
+	// none was), as a message without an `id`:
 	//
 	// ```
 	// event: head
@@ -4386,15 +5098,43 @@ type ClientInterface interface {
 	//
 	// ```
 	//
-	// Comment lines (`: heartbeat`) are sent about every 15 seconds to keep idle connections
-	// open. The number of concurrent streams per client is bounded (`429 rate_limited` beyond
-	// it), streams end when the server shuts down, and a client that stops reading is
-	// disconnected once a write has waited for it longer than the server's stream write timeout
-	// (10 seconds by default); reconnect with `Last-Event-ID` to resume without a gap or a
-	// duplicate.
+	// Lines starting with `:` are comments: the first names the lobby, and `: heartbeat` comes
+	// about every 15 seconds while nothing else does, so that idle connections and the proxies
+	// on the way stay open. Skip them.
+	//
+	// **Consuming it.** Use an SSE client (a browser's `EventSource`, okhttp-sse, Python's
+	// `httpx` with an SSE reader...) or read the body line by line: collect a message's fields
+	// until an empty line, then act on its `event`. Check each event as it arrives: its
+	// `prevHash` is the previous event's `hash`, and its `hash` recomputes (see `Event`); check
+	// each head's signature (see `SignedHead`) and keep the newest as a receipt. Remember the
+	// `seq` of the last event you processed; when the connection drops (a deploy, a network
+	// change), reconnect with `Last-Event-ID: <seq>` (or `after=<seq>`): the stream resumes right
+	// after it, without a gap or a duplicate. A generated client reads a response to its end:
+	// call this operation with `follow=false` to get the events up to the head as one text, and
+	// parse it as above.
+	//
+	// **Limits.** The open streams and long polls per client (account or address) are bounded:
+	// `429 rate_limited` beyond them. Streams end when the server shuts down, and a client that
+	// stops reading is disconnected once a write has waited for it longer than the server's
+	// stream write timeout (10 seconds by default): reconnect as above.
+	//
+	// `x-itemSchema` (OpenAPI 3.2's `itemSchema`, as an extension of this 3.0 document) is the
+	// schema of one message as an SSE parser yields it, `{id, event, data}`; in it
+	// `x-contentMediaType` and `x-contentSchema` stand for JSON Schema's `contentMediaType` and
+	// `contentSchema`: `data` holds the JSON of an `Event`, or of a `SignedHead` for `head`.
 	//
 	// Corresponds with GET /v1/lobbies/{lobbyId}/events/stream (the `StreamEvents` operationId).
 	StreamEvents(ctx context.Context, lobbyId LobbyId, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetEvent One event, typed
+	//
+	// Anonymous. The event `seq` of the lobby's log, as in a page of events, declared as a
+	// `TypedEvent` (its `type` selects the schema of its `data`). `404 not_found` for a `seq` the
+	// log has not reached. An event of a type added after this version of the contract is served
+	// all the same (it is still an `Event`): a client built from this version skips it.
+	//
+	// Corresponds with GET /v1/lobbies/{lobbyId}/events/{seq} (the `GetEvent` operationId).
+	GetEvent(ctx context.Context, lobbyId LobbyId, seq Seq, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListLobbyGames A lobby's games
 	//
@@ -4621,12 +5361,9 @@ type ClientInterface interface {
 	// GetRulesetByHash Get the exact ruleset a game was played under
 	//
 	// Anonymous. The canonical form of the ruleset whose content hash is `rulesetHash` (a game's
-	// `rulesetHash`), byte for byte, so that `blake2b-256(body)` is the hash. Every version a game
-	// was ever played under stays here, also after its file was edited. The canonical form is the
-	// ruleset file's object `{id, name, weapons}`, each weapon `{beats, layout, move, name,
-	// rotations}`, weapons in move order, `beats` in move order of the beaten weapons, `layout`
-	// trimmed to the bounding box of its tiles (rows padded to its width), as JSON with sorted keys
-	// and no whitespace (RFC 8785's string escaping, except that U+2028 and U+2029 are escaped).
+	// `rulesetHash`), byte for byte, so that `blake2b-256(body)` is the hash (see
+	// `RulesetDocument` for the form and a worked example). Every version a game was ever played
+	// under stays here, also after its file was edited.
 	//
 	// Corresponds with GET /v1/rulesets/by-hash/{rulesetHash} (the `GetRulesetByHash` operationId).
 	GetRulesetByHash(ctx context.Context, rulesetHash RulesetHash, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4689,7 +5426,9 @@ func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (
 
 // GetOpenApiSpec This contract
 //
-// The OpenAPI document the server was built from, as YAML. Anonymous.
+// The OpenAPI document the server was built from, byte for byte as YAML. Anonymous.
+// Generated clients get its bytes (the schema says `format: binary`: a YAML document, not
+// JSON for the client to decode).
 //
 // Corresponds with GET /openapi.yaml (the `GetOpenApiSpec` operationId).
 func (c *Client) GetOpenApiSpec(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5329,10 +6068,19 @@ func (c *Client) ListEvents(ctx context.Context, lobbyId LobbyId, params *ListEv
 
 // StreamEvents Follow the event log live (SSE)
 //
-// Anonymous. A `text/event-stream` (Server-Sent Events) of the lobby's events with
-// `seq > after` (or `seq > Last-Event-ID` when a reconnecting client sends that header; the
-// header wins over the query), first the backlog, then live, each flushed as it is appended.
-// Each message is
+// Anonymous. The lobby's log as Server-Sent Events (`text/event-stream`, UTF-8): first the
+// events after the starting point, then, with `follow=true` (the default), each event as it
+// is appended, flushed at once, until the client goes away or the server shuts down. With
+// `follow=false` the stream ends after the events up to the log's head and that head: a
+// finite snapshot.
+//
+// **Where it starts.** After the `seq` in `Last-Event-ID` (which an SSE client sends by
+// itself when it reconnects), or else after the `after` query parameter (0, the default:
+// the whole log). The header wins over the query.
+//
+// **Messages.** Each event is one message, its `id` the event's `seq`, its `event` the
+// event's `type`, its `data` the `Event` as one line of JSON (exactly what
+// `GET /v1/lobbies/{lobbyId}/events` would serve for it):
 //
 // ```
 // id: <seq>
@@ -5341,8 +6089,9 @@ func (c *Client) ListEvents(ctx context.Context, lobbyId LobbyId, params *ListEv
 //
 // ```
 //
-// After each batch of events the stream sends the log's signed head (see `SignedHead`),
-// without an `id`:
+// After each batch of events (and, with `follow=false`, before the stream ends) comes the
+// log's signed head (`SignedHead`, naming the last event sent, or the log's last event when
+// none was), as a message without an `id`:
 //
 // ```
 // event: head
@@ -5350,16 +6099,54 @@ func (c *Client) ListEvents(ctx context.Context, lobbyId LobbyId, params *ListEv
 //
 // ```
 //
-// Comment lines (`: heartbeat`) are sent about every 15 seconds to keep idle connections
-// open. The number of concurrent streams per client is bounded (`429 rate_limited` beyond
-// it), streams end when the server shuts down, and a client that stops reading is
-// disconnected once a write has waited for it longer than the server's stream write timeout
-// (10 seconds by default); reconnect with `Last-Event-ID` to resume without a gap or a
-// duplicate.
+// Lines starting with `:` are comments: the first names the lobby, and `: heartbeat` comes
+// about every 15 seconds while nothing else does, so that idle connections and the proxies
+// on the way stay open. Skip them.
+//
+// **Consuming it.** Use an SSE client (a browser's `EventSource`, okhttp-sse, Python's
+// `httpx` with an SSE reader...) or read the body line by line: collect a message's fields
+// until an empty line, then act on its `event`. Check each event as it arrives: its
+// `prevHash` is the previous event's `hash`, and its `hash` recomputes (see `Event`); check
+// each head's signature (see `SignedHead`) and keep the newest as a receipt. Remember the
+// `seq` of the last event you processed; when the connection drops (a deploy, a network
+// change), reconnect with `Last-Event-ID: <seq>` (or `after=<seq>`): the stream resumes right
+// after it, without a gap or a duplicate. A generated client reads a response to its end:
+// call this operation with `follow=false` to get the events up to the head as one text, and
+// parse it as above.
+//
+// **Limits.** The open streams and long polls per client (account or address) are bounded:
+// `429 rate_limited` beyond them. Streams end when the server shuts down, and a client that
+// stops reading is disconnected once a write has waited for it longer than the server's
+// stream write timeout (10 seconds by default): reconnect as above.
+//
+// `x-itemSchema` (OpenAPI 3.2's `itemSchema`, as an extension of this 3.0 document) is the
+// schema of one message as an SSE parser yields it, `{id, event, data}`; in it
+// `x-contentMediaType` and `x-contentSchema` stand for JSON Schema's `contentMediaType` and
+// `contentSchema`: `data` holds the JSON of an `Event`, or of a `SignedHead` for `head`.
 //
 // Corresponds with GET /v1/lobbies/{lobbyId}/events/stream (the `StreamEvents` operationId).
 func (c *Client) StreamEvents(ctx context.Context, lobbyId LobbyId, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStreamEventsRequest(c.Server, lobbyId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetEvent One event, typed
+//
+// Anonymous. The event `seq` of the lobby's log, as in a page of events, declared as a
+// `TypedEvent` (its `type` selects the schema of its `data`). `404 not_found` for a `seq` the
+// log has not reached. An event of a type added after this version of the contract is served
+// all the same (it is still an `Event`): a client built from this version skips it.
+//
+// Corresponds with GET /v1/lobbies/{lobbyId}/events/{seq} (the `GetEvent` operationId).
+func (c *Client) GetEvent(ctx context.Context, lobbyId LobbyId, seq Seq, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEventRequest(c.Server, lobbyId, seq)
 	if err != nil {
 		return nil, err
 	}
@@ -5785,12 +6572,9 @@ func (c *Client) ListRulesets(ctx context.Context, reqEditors ...RequestEditorFn
 // GetRulesetByHash Get the exact ruleset a game was played under
 //
 // Anonymous. The canonical form of the ruleset whose content hash is `rulesetHash` (a game's
-// `rulesetHash`), byte for byte, so that `blake2b-256(body)` is the hash. Every version a game
-// was ever played under stays here, also after its file was edited. The canonical form is the
-// ruleset file's object `{id, name, weapons}`, each weapon `{beats, layout, move, name,
-// rotations}`, weapons in move order, `beats` in move order of the beaten weapons, `layout`
-// trimmed to the bounding box of its tiles (rows padded to its width), as JSON with sorted keys
-// and no whitespace (RFC 8785's string escaping, except that U+2028 and U+2029 are escaped).
+// `rulesetHash`), byte for byte, so that `blake2b-256(body)` is the hash (see
+// `RulesetDocument` for the form and a worked example). Every version a game was ever played
+// under stays here, also after its file was edited.
 //
 // Corresponds with GET /v1/rulesets/by-hash/{rulesetHash} (the `GetRulesetByHash` operationId).
 func (c *Client) GetRulesetByHash(ctx context.Context, rulesetHash RulesetHash, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7430,6 +8214,18 @@ func NewStreamEventsRequest(server string, lobbyId LobbyId, params *StreamEvents
 
 		}
 
+		if params.Follow != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "follow", *params.Follow, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -7454,6 +8250,47 @@ func NewStreamEventsRequest(server string, lobbyId LobbyId, params *StreamEvents
 			req.Header.Set("Last-Event-ID", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetEventRequest constructs an http.Request for the GetEvent method
+func NewGetEventRequest(server string, lobbyId LobbyId, seq Seq) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "lobbyId", lobbyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "seq", seq, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/lobbies/%s/events/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -8416,7 +9253,9 @@ type ClientWithResponsesInterface interface {
 
 	// GetOpenApiSpecWithResponse This contract
 	//
-	// The OpenAPI document the server was built from, as YAML. Anonymous.
+	// The OpenAPI document the server was built from, byte for byte as YAML. Anonymous.
+	// Generated clients get its bytes (the schema says `format: binary`: a YAML document, not
+	// JSON for the client to decode).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8784,10 +9623,19 @@ type ClientWithResponsesInterface interface {
 
 	// StreamEventsWithResponse Follow the event log live (SSE)
 	//
-	// Anonymous. A `text/event-stream` (Server-Sent Events) of the lobby's events with
-	// `seq > after` (or `seq > Last-Event-ID` when a reconnecting client sends that header; the
-	// header wins over the query), first the backlog, then live, each flushed as it is appended.
-	// Each message is
+	// Anonymous. The lobby's log as Server-Sent Events (`text/event-stream`, UTF-8): first the
+	// events after the starting point, then, with `follow=true` (the default), each event as it
+	// is appended, flushed at once, until the client goes away or the server shuts down. With
+	// `follow=false` the stream ends after the events up to the log's head and that head: a
+	// finite snapshot.
+	//
+	// **Where it starts.** After the `seq` in `Last-Event-ID` (which an SSE client sends by
+	// itself when it reconnects), or else after the `after` query parameter (0, the default:
+	// the whole log). The header wins over the query.
+	//
+	// **Messages.** Each event is one message, its `id` the event's `seq`, its `event` the
+	// event's `type`, its `data` the `Event` as one line of JSON (exactly what
+	// `GET /v1/lobbies/{lobbyId}/events` would serve for it):
 	//
 	// ```
 	// id: <seq>
@@ -8796,8 +9644,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// ```
 	//
-	// After each batch of events the stream sends the log's signed head (see `SignedHead`),
-	// without an `id`:
+	// After each batch of events (and, with `follow=false`, before the stream ends) comes the
+	// log's signed head (`SignedHead`, naming the last event sent, or the log's last event when
+	// none was), as a message without an `id`:
 	//
 	// ```
 	// event: head
@@ -8805,17 +9654,47 @@ type ClientWithResponsesInterface interface {
 	//
 	// ```
 	//
-	// Comment lines (`: heartbeat`) are sent about every 15 seconds to keep idle connections
-	// open. The number of concurrent streams per client is bounded (`429 rate_limited` beyond
-	// it), streams end when the server shuts down, and a client that stops reading is
-	// disconnected once a write has waited for it longer than the server's stream write timeout
-	// (10 seconds by default); reconnect with `Last-Event-ID` to resume without a gap or a
-	// duplicate.
+	// Lines starting with `:` are comments: the first names the lobby, and `: heartbeat` comes
+	// about every 15 seconds while nothing else does, so that idle connections and the proxies
+	// on the way stay open. Skip them.
+	//
+	// **Consuming it.** Use an SSE client (a browser's `EventSource`, okhttp-sse, Python's
+	// `httpx` with an SSE reader...) or read the body line by line: collect a message's fields
+	// until an empty line, then act on its `event`. Check each event as it arrives: its
+	// `prevHash` is the previous event's `hash`, and its `hash` recomputes (see `Event`); check
+	// each head's signature (see `SignedHead`) and keep the newest as a receipt. Remember the
+	// `seq` of the last event you processed; when the connection drops (a deploy, a network
+	// change), reconnect with `Last-Event-ID: <seq>` (or `after=<seq>`): the stream resumes right
+	// after it, without a gap or a duplicate. A generated client reads a response to its end:
+	// call this operation with `follow=false` to get the events up to the head as one text, and
+	// parse it as above.
+	//
+	// **Limits.** The open streams and long polls per client (account or address) are bounded:
+	// `429 rate_limited` beyond them. Streams end when the server shuts down, and a client that
+	// stops reading is disconnected once a write has waited for it longer than the server's
+	// stream write timeout (10 seconds by default): reconnect as above.
+	//
+	// `x-itemSchema` (OpenAPI 3.2's `itemSchema`, as an extension of this 3.0 document) is the
+	// schema of one message as an SSE parser yields it, `{id, event, data}`; in it
+	// `x-contentMediaType` and `x-contentSchema` stand for JSON Schema's `contentMediaType` and
+	// `contentSchema`: `data` holds the JSON of an `Event`, or of a `SignedHead` for `head`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/lobbies/{lobbyId}/events/stream (the `StreamEvents` operationId).
 	StreamEventsWithResponse(ctx context.Context, lobbyId LobbyId, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*StreamEventsResponse, error)
+
+	// GetEventWithResponse One event, typed
+	//
+	// Anonymous. The event `seq` of the lobby's log, as in a page of events, declared as a
+	// `TypedEvent` (its `type` selects the schema of its `data`). `404 not_found` for a `seq` the
+	// log has not reached. An event of a type added after this version of the contract is served
+	// all the same (it is still an `Event`): a client built from this version skips it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/lobbies/{lobbyId}/events/{seq} (the `GetEvent` operationId).
+	GetEventWithResponse(ctx context.Context, lobbyId LobbyId, seq Seq, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
 
 	// ListLobbyGamesWithResponse A lobby's games
 	//
@@ -9064,12 +9943,9 @@ type ClientWithResponsesInterface interface {
 	// GetRulesetByHashWithResponse Get the exact ruleset a game was played under
 	//
 	// Anonymous. The canonical form of the ruleset whose content hash is `rulesetHash` (a game's
-	// `rulesetHash`), byte for byte, so that `blake2b-256(body)` is the hash. Every version a game
-	// was ever played under stays here, also after its file was edited. The canonical form is the
-	// ruleset file's object `{id, name, weapons}`, each weapon `{beats, layout, move, name,
-	// rotations}`, weapons in move order, `beats` in move order of the beaten weapons, `layout`
-	// trimmed to the bounding box of its tiles (rows padded to its width), as JSON with sorted keys
-	// and no whitespace (RFC 8785's string escaping, except that U+2028 and U+2029 are escaped).
+	// `rulesetHash`), byte for byte, so that `blake2b-256(body)` is the hash (see
+	// `RulesetDocument` for the form and a worked example). Every version a game was ever played
+	// under stays here, also after its file was edited.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9117,6 +9993,16 @@ type ClientWithResponsesInterface interface {
 	AnalyzeGridWithResponse(ctx context.Context, rulesetId RulesetId, body AnalyzeGridJSONRequestBody, reqEditors ...RequestEditorFn) (*AnalyzeGridResponse, error)
 }
 
+// GetHealthResponse200Headers the declared response headers of an HTTP 200 response for GetHealth
+type GetHealthResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetHealthResponse413Headers the declared response headers of an HTTP 413 response for GetHealth
+type GetHealthResponse413Headers struct {
+	XRequestId *string
+}
+
 type GetHealthResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9124,6 +10010,10 @@ type GetHealthResponse struct {
 	JSON200 *Health
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *PayloadTooLarge
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetHealthResponse200Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetHealthResponse413Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9165,26 +10055,41 @@ func (r GetHealthResponse) ContentType() string {
 	return ""
 }
 
+// GetOpenApiSpecResponse200Headers the declared response headers of an HTTP 200 response for GetOpenApiSpec
+type GetOpenApiSpecResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetOpenApiSpecResponse413Headers the declared response headers of an HTTP 413 response for GetOpenApiSpec
+type GetOpenApiSpecResponse413Headers struct {
+	XRequestId *string
+}
+
 // GetOpenApiSpecResponse429Headers the declared response headers of an HTTP 429 response for GetOpenApiSpec
 type GetOpenApiSpecResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type GetOpenApiSpecResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// YAML200 the response for an HTTP 200 `application/yaml` response
-	YAML200 *interface{}
+	YAML200 *openapi_types.File
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetOpenApiSpecResponse200Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetOpenApiSpecResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetOpenApiSpecResponse429Headers
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
-func (r GetOpenApiSpecResponse) GetYAML200() *interface{} {
+func (r GetOpenApiSpecResponse) GetYAML200() *openapi_types.File {
 	return r.YAML200
 }
 
@@ -9227,6 +10132,21 @@ func (r GetOpenApiSpecResponse) ContentType() string {
 	return ""
 }
 
+// GetReadinessResponse200Headers the declared response headers of an HTTP 200 response for GetReadiness
+type GetReadinessResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetReadinessResponse413Headers the declared response headers of an HTTP 413 response for GetReadiness
+type GetReadinessResponse413Headers struct {
+	XRequestId *string
+}
+
+// GetReadinessResponse503Headers the declared response headers of an HTTP 503 response for GetReadiness
+type GetReadinessResponse503Headers struct {
+	XRequestId *string
+}
+
 type GetReadinessResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9236,6 +10156,12 @@ type GetReadinessResponse struct {
 	ApplicationproblemJSON413 *PayloadTooLarge
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Health
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetReadinessResponse200Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetReadinessResponse413Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetReadinessResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9282,14 +10208,36 @@ func (r GetReadinessResponse) ContentType() string {
 	return ""
 }
 
+// CreateAccountResponse201Headers the declared response headers of an HTTP 201 response for CreateAccount
+type CreateAccountResponse201Headers struct {
+	XRequestId *string
+}
+
+// CreateAccountResponse400Headers the declared response headers of an HTTP 400 response for CreateAccount
+type CreateAccountResponse400Headers struct {
+	XRequestId *string
+}
+
+// CreateAccountResponse413Headers the declared response headers of an HTTP 413 response for CreateAccount
+type CreateAccountResponse413Headers struct {
+	XRequestId *string
+}
+
 // CreateAccountResponse429Headers the declared response headers of an HTTP 429 response for CreateAccount
 type CreateAccountResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// CreateAccountResponse500Headers the declared response headers of an HTTP 500 response for CreateAccount
+type CreateAccountResponse500Headers struct {
+	XRequestId *string
 }
 
 // CreateAccountResponse503Headers the declared response headers of an HTTP 503 response for CreateAccount
 type CreateAccountResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type CreateAccountResponse struct {
@@ -9307,8 +10255,16 @@ type CreateAccountResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateAccountResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateAccountResponse400Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateAccountResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateAccountResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateAccountResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *CreateAccountResponse503Headers
 }
@@ -9372,14 +10328,53 @@ func (r CreateAccountResponse) ContentType() string {
 	return ""
 }
 
+// GetAccountProfileResponse200Headers the declared response headers of an HTTP 200 response for GetAccountProfile
+type GetAccountProfileResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetAccountProfileResponse400Headers the declared response headers of an HTTP 400 response for GetAccountProfile
+type GetAccountProfileResponse400Headers struct {
+	XRequestId *string
+}
+
+// GetAccountProfileResponse401Headers the declared response headers of an HTTP 401 response for GetAccountProfile
+type GetAccountProfileResponse401Headers struct {
+	XRequestId *string
+}
+
+// GetAccountProfileResponse403Headers the declared response headers of an HTTP 403 response for GetAccountProfile
+type GetAccountProfileResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// GetAccountProfileResponse404Headers the declared response headers of an HTTP 404 response for GetAccountProfile
+type GetAccountProfileResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// GetAccountProfileResponse413Headers the declared response headers of an HTTP 413 response for GetAccountProfile
+type GetAccountProfileResponse413Headers struct {
+	XRequestId *string
+}
+
 // GetAccountProfileResponse429Headers the declared response headers of an HTTP 429 response for GetAccountProfile
 type GetAccountProfileResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// GetAccountProfileResponse500Headers the declared response headers of an HTTP 500 response for GetAccountProfile
+type GetAccountProfileResponse500Headers struct {
+	XRequestId *string
 }
 
 // GetAccountProfileResponse503Headers the declared response headers of an HTTP 503 response for GetAccountProfile
 type GetAccountProfileResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type GetAccountProfileResponse struct {
@@ -9403,8 +10398,22 @@ type GetAccountProfileResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAccountProfileResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetAccountProfileResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAccountProfileResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetAccountProfileResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetAccountProfileResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetAccountProfileResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetAccountProfileResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetAccountProfileResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetAccountProfileResponse503Headers
 }
@@ -9483,14 +10492,42 @@ func (r GetAccountProfileResponse) ContentType() string {
 	return ""
 }
 
+// ListAccountGamesResponse200Headers the declared response headers of an HTTP 200 response for ListAccountGames
+type ListAccountGamesResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListAccountGamesResponse400Headers the declared response headers of an HTTP 400 response for ListAccountGames
+type ListAccountGamesResponse400Headers struct {
+	XRequestId *string
+}
+
+// ListAccountGamesResponse404Headers the declared response headers of an HTTP 404 response for ListAccountGames
+type ListAccountGamesResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// ListAccountGamesResponse413Headers the declared response headers of an HTTP 413 response for ListAccountGames
+type ListAccountGamesResponse413Headers struct {
+	XRequestId *string
+}
+
 // ListAccountGamesResponse429Headers the declared response headers of an HTTP 429 response for ListAccountGames
 type ListAccountGamesResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// ListAccountGamesResponse500Headers the declared response headers of an HTTP 500 response for ListAccountGames
+type ListAccountGamesResponse500Headers struct {
+	XRequestId *string
 }
 
 // ListAccountGamesResponse503Headers the declared response headers of an HTTP 503 response for ListAccountGames
 type ListAccountGamesResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type ListAccountGamesResponse struct {
@@ -9510,8 +10547,18 @@ type ListAccountGamesResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAccountGamesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListAccountGamesResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListAccountGamesResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListAccountGamesResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListAccountGamesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListAccountGamesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ListAccountGamesResponse503Headers
 }
@@ -9580,14 +10627,47 @@ func (r ListAccountGamesResponse) ContentType() string {
 	return ""
 }
 
+// SearchAccountsResponse200Headers the declared response headers of an HTTP 200 response for SearchAccounts
+type SearchAccountsResponse200Headers struct {
+	XRequestId *string
+}
+
+// SearchAccountsResponse400Headers the declared response headers of an HTTP 400 response for SearchAccounts
+type SearchAccountsResponse400Headers struct {
+	XRequestId *string
+}
+
+// SearchAccountsResponse401Headers the declared response headers of an HTTP 401 response for SearchAccounts
+type SearchAccountsResponse401Headers struct {
+	XRequestId *string
+}
+
+// SearchAccountsResponse403Headers the declared response headers of an HTTP 403 response for SearchAccounts
+type SearchAccountsResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// SearchAccountsResponse413Headers the declared response headers of an HTTP 413 response for SearchAccounts
+type SearchAccountsResponse413Headers struct {
+	XRequestId *string
+}
+
 // SearchAccountsResponse429Headers the declared response headers of an HTTP 429 response for SearchAccounts
 type SearchAccountsResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// SearchAccountsResponse500Headers the declared response headers of an HTTP 500 response for SearchAccounts
+type SearchAccountsResponse500Headers struct {
+	XRequestId *string
 }
 
 // SearchAccountsResponse503Headers the declared response headers of an HTTP 503 response for SearchAccounts
 type SearchAccountsResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type SearchAccountsResponse struct {
@@ -9609,8 +10689,20 @@ type SearchAccountsResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SearchAccountsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SearchAccountsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SearchAccountsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SearchAccountsResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *SearchAccountsResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SearchAccountsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SearchAccountsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *SearchAccountsResponse503Headers
 }
@@ -9684,14 +10776,60 @@ func (r SearchAccountsResponse) ContentType() string {
 	return ""
 }
 
+// CreditAccountResponse200Headers the declared response headers of an HTTP 200 response for CreditAccount
+type CreditAccountResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// CreditAccountResponse400Headers the declared response headers of an HTTP 400 response for CreditAccount
+type CreditAccountResponse400Headers struct {
+	XRequestId *string
+}
+
+// CreditAccountResponse401Headers the declared response headers of an HTTP 401 response for CreditAccount
+type CreditAccountResponse401Headers struct {
+	XRequestId *string
+}
+
+// CreditAccountResponse403Headers the declared response headers of an HTTP 403 response for CreditAccount
+type CreditAccountResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// CreditAccountResponse404Headers the declared response headers of an HTTP 404 response for CreditAccount
+type CreditAccountResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// CreditAccountResponse409Headers the declared response headers of an HTTP 409 response for CreditAccount
+type CreditAccountResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// CreditAccountResponse413Headers the declared response headers of an HTTP 413 response for CreditAccount
+type CreditAccountResponse413Headers struct {
+	XRequestId *string
+}
+
 // CreditAccountResponse429Headers the declared response headers of an HTTP 429 response for CreditAccount
 type CreditAccountResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// CreditAccountResponse500Headers the declared response headers of an HTTP 500 response for CreditAccount
+type CreditAccountResponse500Headers struct {
+	XRequestId *string
 }
 
 // CreditAccountResponse503Headers the declared response headers of an HTTP 503 response for CreditAccount
 type CreditAccountResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type CreditAccountResponse struct {
@@ -9717,8 +10855,24 @@ type CreditAccountResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreditAccountResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreditAccountResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreditAccountResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreditAccountResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreditAccountResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreditAccountResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreditAccountResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreditAccountResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreditAccountResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *CreditAccountResponse503Headers
 }
@@ -9802,14 +10956,60 @@ func (r CreditAccountResponse) ContentType() string {
 	return ""
 }
 
+// DebitAccountResponse200Headers the declared response headers of an HTTP 200 response for DebitAccount
+type DebitAccountResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// DebitAccountResponse400Headers the declared response headers of an HTTP 400 response for DebitAccount
+type DebitAccountResponse400Headers struct {
+	XRequestId *string
+}
+
+// DebitAccountResponse401Headers the declared response headers of an HTTP 401 response for DebitAccount
+type DebitAccountResponse401Headers struct {
+	XRequestId *string
+}
+
+// DebitAccountResponse403Headers the declared response headers of an HTTP 403 response for DebitAccount
+type DebitAccountResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// DebitAccountResponse404Headers the declared response headers of an HTTP 404 response for DebitAccount
+type DebitAccountResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// DebitAccountResponse409Headers the declared response headers of an HTTP 409 response for DebitAccount
+type DebitAccountResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// DebitAccountResponse413Headers the declared response headers of an HTTP 413 response for DebitAccount
+type DebitAccountResponse413Headers struct {
+	XRequestId *string
+}
+
 // DebitAccountResponse429Headers the declared response headers of an HTTP 429 response for DebitAccount
 type DebitAccountResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// DebitAccountResponse500Headers the declared response headers of an HTTP 500 response for DebitAccount
+type DebitAccountResponse500Headers struct {
+	XRequestId *string
 }
 
 // DebitAccountResponse503Headers the declared response headers of an HTTP 503 response for DebitAccount
 type DebitAccountResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type DebitAccountResponse struct {
@@ -9835,8 +11035,24 @@ type DebitAccountResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DebitAccountResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DebitAccountResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DebitAccountResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DebitAccountResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DebitAccountResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DebitAccountResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DebitAccountResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DebitAccountResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DebitAccountResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *DebitAccountResponse503Headers
 }
@@ -9920,14 +11136,60 @@ func (r DebitAccountResponse) ContentType() string {
 	return ""
 }
 
+// DisableAccountResponse200Headers the declared response headers of an HTTP 200 response for DisableAccount
+type DisableAccountResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// DisableAccountResponse400Headers the declared response headers of an HTTP 400 response for DisableAccount
+type DisableAccountResponse400Headers struct {
+	XRequestId *string
+}
+
+// DisableAccountResponse401Headers the declared response headers of an HTTP 401 response for DisableAccount
+type DisableAccountResponse401Headers struct {
+	XRequestId *string
+}
+
+// DisableAccountResponse403Headers the declared response headers of an HTTP 403 response for DisableAccount
+type DisableAccountResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// DisableAccountResponse404Headers the declared response headers of an HTTP 404 response for DisableAccount
+type DisableAccountResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// DisableAccountResponse409Headers the declared response headers of an HTTP 409 response for DisableAccount
+type DisableAccountResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// DisableAccountResponse413Headers the declared response headers of an HTTP 413 response for DisableAccount
+type DisableAccountResponse413Headers struct {
+	XRequestId *string
+}
+
 // DisableAccountResponse429Headers the declared response headers of an HTTP 429 response for DisableAccount
 type DisableAccountResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// DisableAccountResponse500Headers the declared response headers of an HTTP 500 response for DisableAccount
+type DisableAccountResponse500Headers struct {
+	XRequestId *string
 }
 
 // DisableAccountResponse503Headers the declared response headers of an HTTP 503 response for DisableAccount
 type DisableAccountResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type DisableAccountResponse struct {
@@ -9953,8 +11215,24 @@ type DisableAccountResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DisableAccountResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DisableAccountResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DisableAccountResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DisableAccountResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DisableAccountResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DisableAccountResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DisableAccountResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DisableAccountResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DisableAccountResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *DisableAccountResponse503Headers
 }
@@ -10038,14 +11316,60 @@ func (r DisableAccountResponse) ContentType() string {
 	return ""
 }
 
+// EnableAccountResponse200Headers the declared response headers of an HTTP 200 response for EnableAccount
+type EnableAccountResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// EnableAccountResponse400Headers the declared response headers of an HTTP 400 response for EnableAccount
+type EnableAccountResponse400Headers struct {
+	XRequestId *string
+}
+
+// EnableAccountResponse401Headers the declared response headers of an HTTP 401 response for EnableAccount
+type EnableAccountResponse401Headers struct {
+	XRequestId *string
+}
+
+// EnableAccountResponse403Headers the declared response headers of an HTTP 403 response for EnableAccount
+type EnableAccountResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// EnableAccountResponse404Headers the declared response headers of an HTTP 404 response for EnableAccount
+type EnableAccountResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// EnableAccountResponse409Headers the declared response headers of an HTTP 409 response for EnableAccount
+type EnableAccountResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// EnableAccountResponse413Headers the declared response headers of an HTTP 413 response for EnableAccount
+type EnableAccountResponse413Headers struct {
+	XRequestId *string
+}
+
 // EnableAccountResponse429Headers the declared response headers of an HTTP 429 response for EnableAccount
 type EnableAccountResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// EnableAccountResponse500Headers the declared response headers of an HTTP 500 response for EnableAccount
+type EnableAccountResponse500Headers struct {
+	XRequestId *string
 }
 
 // EnableAccountResponse503Headers the declared response headers of an HTTP 503 response for EnableAccount
 type EnableAccountResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type EnableAccountResponse struct {
@@ -10071,8 +11395,24 @@ type EnableAccountResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *EnableAccountResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *EnableAccountResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *EnableAccountResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *EnableAccountResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *EnableAccountResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *EnableAccountResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *EnableAccountResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *EnableAccountResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *EnableAccountResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *EnableAccountResponse503Headers
 }
@@ -10156,14 +11496,60 @@ func (r EnableAccountResponse) ContentType() string {
 	return ""
 }
 
+// IssueTokenResponse200Headers the declared response headers of an HTTP 200 response for IssueToken
+type IssueTokenResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// IssueTokenResponse400Headers the declared response headers of an HTTP 400 response for IssueToken
+type IssueTokenResponse400Headers struct {
+	XRequestId *string
+}
+
+// IssueTokenResponse401Headers the declared response headers of an HTTP 401 response for IssueToken
+type IssueTokenResponse401Headers struct {
+	XRequestId *string
+}
+
+// IssueTokenResponse403Headers the declared response headers of an HTTP 403 response for IssueToken
+type IssueTokenResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// IssueTokenResponse404Headers the declared response headers of an HTTP 404 response for IssueToken
+type IssueTokenResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// IssueTokenResponse409Headers the declared response headers of an HTTP 409 response for IssueToken
+type IssueTokenResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// IssueTokenResponse413Headers the declared response headers of an HTTP 413 response for IssueToken
+type IssueTokenResponse413Headers struct {
+	XRequestId *string
+}
+
 // IssueTokenResponse429Headers the declared response headers of an HTTP 429 response for IssueToken
 type IssueTokenResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// IssueTokenResponse500Headers the declared response headers of an HTTP 500 response for IssueToken
+type IssueTokenResponse500Headers struct {
+	XRequestId *string
 }
 
 // IssueTokenResponse503Headers the declared response headers of an HTTP 503 response for IssueToken
 type IssueTokenResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type IssueTokenResponse struct {
@@ -10189,8 +11575,24 @@ type IssueTokenResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *IssueTokenResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *IssueTokenResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *IssueTokenResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *IssueTokenResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *IssueTokenResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *IssueTokenResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *IssueTokenResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *IssueTokenResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *IssueTokenResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *IssueTokenResponse503Headers
 }
@@ -10274,14 +11676,47 @@ func (r IssueTokenResponse) ContentType() string {
 	return ""
 }
 
+// ListAuditResponse200Headers the declared response headers of an HTTP 200 response for ListAudit
+type ListAuditResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListAuditResponse400Headers the declared response headers of an HTTP 400 response for ListAudit
+type ListAuditResponse400Headers struct {
+	XRequestId *string
+}
+
+// ListAuditResponse401Headers the declared response headers of an HTTP 401 response for ListAudit
+type ListAuditResponse401Headers struct {
+	XRequestId *string
+}
+
+// ListAuditResponse403Headers the declared response headers of an HTTP 403 response for ListAudit
+type ListAuditResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// ListAuditResponse413Headers the declared response headers of an HTTP 413 response for ListAudit
+type ListAuditResponse413Headers struct {
+	XRequestId *string
+}
+
 // ListAuditResponse429Headers the declared response headers of an HTTP 429 response for ListAudit
 type ListAuditResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// ListAuditResponse500Headers the declared response headers of an HTTP 500 response for ListAudit
+type ListAuditResponse500Headers struct {
+	XRequestId *string
 }
 
 // ListAuditResponse503Headers the declared response headers of an HTTP 503 response for ListAudit
 type ListAuditResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type ListAuditResponse struct {
@@ -10303,8 +11738,20 @@ type ListAuditResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAuditResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListAuditResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListAuditResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListAuditResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListAuditResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListAuditResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListAuditResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ListAuditResponse503Headers
 }
@@ -10378,14 +11825,42 @@ func (r ListAuditResponse) ContentType() string {
 	return ""
 }
 
+// GetAdminLedgerResponse200Headers the declared response headers of an HTTP 200 response for GetAdminLedger
+type GetAdminLedgerResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetAdminLedgerResponse401Headers the declared response headers of an HTTP 401 response for GetAdminLedger
+type GetAdminLedgerResponse401Headers struct {
+	XRequestId *string
+}
+
+// GetAdminLedgerResponse403Headers the declared response headers of an HTTP 403 response for GetAdminLedger
+type GetAdminLedgerResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// GetAdminLedgerResponse413Headers the declared response headers of an HTTP 413 response for GetAdminLedger
+type GetAdminLedgerResponse413Headers struct {
+	XRequestId *string
+}
+
 // GetAdminLedgerResponse429Headers the declared response headers of an HTTP 429 response for GetAdminLedger
 type GetAdminLedgerResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// GetAdminLedgerResponse500Headers the declared response headers of an HTTP 500 response for GetAdminLedger
+type GetAdminLedgerResponse500Headers struct {
+	XRequestId *string
 }
 
 // GetAdminLedgerResponse503Headers the declared response headers of an HTTP 503 response for GetAdminLedger
 type GetAdminLedgerResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type GetAdminLedgerResponse struct {
@@ -10405,8 +11880,18 @@ type GetAdminLedgerResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAdminLedgerResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAdminLedgerResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetAdminLedgerResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetAdminLedgerResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetAdminLedgerResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetAdminLedgerResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetAdminLedgerResponse503Headers
 }
@@ -10475,14 +11960,42 @@ func (r GetAdminLedgerResponse) ContentType() string {
 	return ""
 }
 
+// GetGameResponse200Headers the declared response headers of an HTTP 200 response for GetGame
+type GetGameResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetGameResponse400Headers the declared response headers of an HTTP 400 response for GetGame
+type GetGameResponse400Headers struct {
+	XRequestId *string
+}
+
+// GetGameResponse404Headers the declared response headers of an HTTP 404 response for GetGame
+type GetGameResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// GetGameResponse413Headers the declared response headers of an HTTP 413 response for GetGame
+type GetGameResponse413Headers struct {
+	XRequestId *string
+}
+
 // GetGameResponse429Headers the declared response headers of an HTTP 429 response for GetGame
 type GetGameResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// GetGameResponse500Headers the declared response headers of an HTTP 500 response for GetGame
+type GetGameResponse500Headers struct {
+	XRequestId *string
 }
 
 // GetGameResponse503Headers the declared response headers of an HTTP 503 response for GetGame
 type GetGameResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type GetGameResponse struct {
@@ -10502,8 +12015,18 @@ type GetGameResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetGameResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetGameResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetGameResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetGameResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetGameResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetGameResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetGameResponse503Headers
 }
@@ -10572,14 +12095,42 @@ func (r GetGameResponse) ContentType() string {
 	return ""
 }
 
+// ListGamePlayersResponse200Headers the declared response headers of an HTTP 200 response for ListGamePlayers
+type ListGamePlayersResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListGamePlayersResponse400Headers the declared response headers of an HTTP 400 response for ListGamePlayers
+type ListGamePlayersResponse400Headers struct {
+	XRequestId *string
+}
+
+// ListGamePlayersResponse404Headers the declared response headers of an HTTP 404 response for ListGamePlayers
+type ListGamePlayersResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// ListGamePlayersResponse413Headers the declared response headers of an HTTP 413 response for ListGamePlayers
+type ListGamePlayersResponse413Headers struct {
+	XRequestId *string
+}
+
 // ListGamePlayersResponse429Headers the declared response headers of an HTTP 429 response for ListGamePlayers
 type ListGamePlayersResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// ListGamePlayersResponse500Headers the declared response headers of an HTTP 500 response for ListGamePlayers
+type ListGamePlayersResponse500Headers struct {
+	XRequestId *string
 }
 
 // ListGamePlayersResponse503Headers the declared response headers of an HTTP 503 response for ListGamePlayers
 type ListGamePlayersResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type ListGamePlayersResponse struct {
@@ -10599,8 +12150,18 @@ type ListGamePlayersResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListGamePlayersResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListGamePlayersResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListGamePlayersResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListGamePlayersResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListGamePlayersResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListGamePlayersResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ListGamePlayersResponse503Headers
 }
@@ -10669,14 +12230,42 @@ func (r ListGamePlayersResponse) ContentType() string {
 	return ""
 }
 
+// ListGamePostingsResponse200Headers the declared response headers of an HTTP 200 response for ListGamePostings
+type ListGamePostingsResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListGamePostingsResponse400Headers the declared response headers of an HTTP 400 response for ListGamePostings
+type ListGamePostingsResponse400Headers struct {
+	XRequestId *string
+}
+
+// ListGamePostingsResponse404Headers the declared response headers of an HTTP 404 response for ListGamePostings
+type ListGamePostingsResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// ListGamePostingsResponse413Headers the declared response headers of an HTTP 413 response for ListGamePostings
+type ListGamePostingsResponse413Headers struct {
+	XRequestId *string
+}
+
 // ListGamePostingsResponse429Headers the declared response headers of an HTTP 429 response for ListGamePostings
 type ListGamePostingsResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// ListGamePostingsResponse500Headers the declared response headers of an HTTP 500 response for ListGamePostings
+type ListGamePostingsResponse500Headers struct {
+	XRequestId *string
 }
 
 // ListGamePostingsResponse503Headers the declared response headers of an HTTP 503 response for ListGamePostings
 type ListGamePostingsResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type ListGamePostingsResponse struct {
@@ -10696,8 +12285,18 @@ type ListGamePostingsResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListGamePostingsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListGamePostingsResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListGamePostingsResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListGamePostingsResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListGamePostingsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListGamePostingsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ListGamePostingsResponse503Headers
 }
@@ -10766,14 +12365,42 @@ func (r ListGamePostingsResponse) ContentType() string {
 	return ""
 }
 
+// GetRoundResponse200Headers the declared response headers of an HTTP 200 response for GetRound
+type GetRoundResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetRoundResponse400Headers the declared response headers of an HTTP 400 response for GetRound
+type GetRoundResponse400Headers struct {
+	XRequestId *string
+}
+
+// GetRoundResponse404Headers the declared response headers of an HTTP 404 response for GetRound
+type GetRoundResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// GetRoundResponse413Headers the declared response headers of an HTTP 413 response for GetRound
+type GetRoundResponse413Headers struct {
+	XRequestId *string
+}
+
 // GetRoundResponse429Headers the declared response headers of an HTTP 429 response for GetRound
 type GetRoundResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// GetRoundResponse500Headers the declared response headers of an HTTP 500 response for GetRound
+type GetRoundResponse500Headers struct {
+	XRequestId *string
 }
 
 // GetRoundResponse503Headers the declared response headers of an HTTP 503 response for GetRound
 type GetRoundResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type GetRoundResponse struct {
@@ -10793,8 +12420,18 @@ type GetRoundResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetRoundResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetRoundResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetRoundResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetRoundResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetRoundResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetRoundResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetRoundResponse503Headers
 }
@@ -10863,14 +12500,31 @@ func (r GetRoundResponse) ContentType() string {
 	return ""
 }
 
+// ListSigningKeysResponse200Headers the declared response headers of an HTTP 200 response for ListSigningKeys
+type ListSigningKeysResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListSigningKeysResponse413Headers the declared response headers of an HTTP 413 response for ListSigningKeys
+type ListSigningKeysResponse413Headers struct {
+	XRequestId *string
+}
+
 // ListSigningKeysResponse429Headers the declared response headers of an HTTP 429 response for ListSigningKeys
 type ListSigningKeysResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// ListSigningKeysResponse500Headers the declared response headers of an HTTP 500 response for ListSigningKeys
+type ListSigningKeysResponse500Headers struct {
+	XRequestId *string
 }
 
 // ListSigningKeysResponse503Headers the declared response headers of an HTTP 503 response for ListSigningKeys
 type ListSigningKeysResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type ListSigningKeysResponse struct {
@@ -10886,8 +12540,14 @@ type ListSigningKeysResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSigningKeysResponse200Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListSigningKeysResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListSigningKeysResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListSigningKeysResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ListSigningKeysResponse503Headers
 }
@@ -10946,14 +12606,47 @@ func (r ListSigningKeysResponse) ContentType() string {
 	return ""
 }
 
+// GetLeaderboardResponse200Headers the declared response headers of an HTTP 200 response for GetLeaderboard
+type GetLeaderboardResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetLeaderboardResponse400Headers the declared response headers of an HTTP 400 response for GetLeaderboard
+type GetLeaderboardResponse400Headers struct {
+	XRequestId *string
+}
+
+// GetLeaderboardResponse401Headers the declared response headers of an HTTP 401 response for GetLeaderboard
+type GetLeaderboardResponse401Headers struct {
+	XRequestId *string
+}
+
+// GetLeaderboardResponse403Headers the declared response headers of an HTTP 403 response for GetLeaderboard
+type GetLeaderboardResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// GetLeaderboardResponse413Headers the declared response headers of an HTTP 413 response for GetLeaderboard
+type GetLeaderboardResponse413Headers struct {
+	XRequestId *string
+}
+
 // GetLeaderboardResponse429Headers the declared response headers of an HTTP 429 response for GetLeaderboard
 type GetLeaderboardResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// GetLeaderboardResponse500Headers the declared response headers of an HTTP 500 response for GetLeaderboard
+type GetLeaderboardResponse500Headers struct {
+	XRequestId *string
 }
 
 // GetLeaderboardResponse503Headers the declared response headers of an HTTP 503 response for GetLeaderboard
 type GetLeaderboardResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type GetLeaderboardResponse struct {
@@ -10975,8 +12668,20 @@ type GetLeaderboardResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLeaderboardResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetLeaderboardResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetLeaderboardResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetLeaderboardResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetLeaderboardResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetLeaderboardResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetLeaderboardResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetLeaderboardResponse503Headers
 }
@@ -11050,14 +12755,47 @@ func (r GetLeaderboardResponse) ContentType() string {
 	return ""
 }
 
+// ListLobbiesResponse200Headers the declared response headers of an HTTP 200 response for ListLobbies
+type ListLobbiesResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListLobbiesResponse400Headers the declared response headers of an HTTP 400 response for ListLobbies
+type ListLobbiesResponse400Headers struct {
+	XRequestId *string
+}
+
+// ListLobbiesResponse401Headers the declared response headers of an HTTP 401 response for ListLobbies
+type ListLobbiesResponse401Headers struct {
+	XRequestId *string
+}
+
+// ListLobbiesResponse403Headers the declared response headers of an HTTP 403 response for ListLobbies
+type ListLobbiesResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// ListLobbiesResponse413Headers the declared response headers of an HTTP 413 response for ListLobbies
+type ListLobbiesResponse413Headers struct {
+	XRequestId *string
+}
+
 // ListLobbiesResponse429Headers the declared response headers of an HTTP 429 response for ListLobbies
 type ListLobbiesResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// ListLobbiesResponse500Headers the declared response headers of an HTTP 500 response for ListLobbies
+type ListLobbiesResponse500Headers struct {
+	XRequestId *string
 }
 
 // ListLobbiesResponse503Headers the declared response headers of an HTTP 503 response for ListLobbies
 type ListLobbiesResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type ListLobbiesResponse struct {
@@ -11079,8 +12817,20 @@ type ListLobbiesResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListLobbiesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListLobbiesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListLobbiesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListLobbiesResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListLobbiesResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListLobbiesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListLobbiesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ListLobbiesResponse503Headers
 }
@@ -11154,14 +12904,54 @@ func (r ListLobbiesResponse) ContentType() string {
 	return ""
 }
 
+// CreateLobbyResponse201Headers the declared response headers of an HTTP 201 response for CreateLobby
+type CreateLobbyResponse201Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// CreateLobbyResponse400Headers the declared response headers of an HTTP 400 response for CreateLobby
+type CreateLobbyResponse400Headers struct {
+	XRequestId *string
+}
+
+// CreateLobbyResponse401Headers the declared response headers of an HTTP 401 response for CreateLobby
+type CreateLobbyResponse401Headers struct {
+	XRequestId *string
+}
+
+// CreateLobbyResponse403Headers the declared response headers of an HTTP 403 response for CreateLobby
+type CreateLobbyResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// CreateLobbyResponse409Headers the declared response headers of an HTTP 409 response for CreateLobby
+type CreateLobbyResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// CreateLobbyResponse413Headers the declared response headers of an HTTP 413 response for CreateLobby
+type CreateLobbyResponse413Headers struct {
+	XRequestId *string
+}
+
 // CreateLobbyResponse429Headers the declared response headers of an HTTP 429 response for CreateLobby
 type CreateLobbyResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// CreateLobbyResponse500Headers the declared response headers of an HTTP 500 response for CreateLobby
+type CreateLobbyResponse500Headers struct {
+	XRequestId *string
 }
 
 // CreateLobbyResponse503Headers the declared response headers of an HTTP 503 response for CreateLobby
 type CreateLobbyResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type CreateLobbyResponse struct {
@@ -11185,8 +12975,22 @@ type CreateLobbyResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateLobbyResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateLobbyResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateLobbyResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateLobbyResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateLobbyResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateLobbyResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateLobbyResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateLobbyResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *CreateLobbyResponse503Headers
 }
@@ -11265,14 +13069,53 @@ func (r CreateLobbyResponse) ContentType() string {
 	return ""
 }
 
+// GetLobbyResponse200Headers the declared response headers of an HTTP 200 response for GetLobby
+type GetLobbyResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetLobbyResponse400Headers the declared response headers of an HTTP 400 response for GetLobby
+type GetLobbyResponse400Headers struct {
+	XRequestId *string
+}
+
+// GetLobbyResponse401Headers the declared response headers of an HTTP 401 response for GetLobby
+type GetLobbyResponse401Headers struct {
+	XRequestId *string
+}
+
+// GetLobbyResponse403Headers the declared response headers of an HTTP 403 response for GetLobby
+type GetLobbyResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// GetLobbyResponse404Headers the declared response headers of an HTTP 404 response for GetLobby
+type GetLobbyResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// GetLobbyResponse413Headers the declared response headers of an HTTP 413 response for GetLobby
+type GetLobbyResponse413Headers struct {
+	XRequestId *string
+}
+
 // GetLobbyResponse429Headers the declared response headers of an HTTP 429 response for GetLobby
 type GetLobbyResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// GetLobbyResponse500Headers the declared response headers of an HTTP 500 response for GetLobby
+type GetLobbyResponse500Headers struct {
+	XRequestId *string
 }
 
 // GetLobbyResponse503Headers the declared response headers of an HTTP 503 response for GetLobby
 type GetLobbyResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type GetLobbyResponse struct {
@@ -11296,8 +13139,22 @@ type GetLobbyResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLobbyResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetLobbyResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetLobbyResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetLobbyResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetLobbyResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetLobbyResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetLobbyResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetLobbyResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetLobbyResponse503Headers
 }
@@ -11376,14 +13233,60 @@ func (r GetLobbyResponse) ContentType() string {
 	return ""
 }
 
+// CloseLobbyResponse200Headers the declared response headers of an HTTP 200 response for CloseLobby
+type CloseLobbyResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// CloseLobbyResponse400Headers the declared response headers of an HTTP 400 response for CloseLobby
+type CloseLobbyResponse400Headers struct {
+	XRequestId *string
+}
+
+// CloseLobbyResponse401Headers the declared response headers of an HTTP 401 response for CloseLobby
+type CloseLobbyResponse401Headers struct {
+	XRequestId *string
+}
+
+// CloseLobbyResponse403Headers the declared response headers of an HTTP 403 response for CloseLobby
+type CloseLobbyResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// CloseLobbyResponse404Headers the declared response headers of an HTTP 404 response for CloseLobby
+type CloseLobbyResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// CloseLobbyResponse409Headers the declared response headers of an HTTP 409 response for CloseLobby
+type CloseLobbyResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// CloseLobbyResponse413Headers the declared response headers of an HTTP 413 response for CloseLobby
+type CloseLobbyResponse413Headers struct {
+	XRequestId *string
+}
+
 // CloseLobbyResponse429Headers the declared response headers of an HTTP 429 response for CloseLobby
 type CloseLobbyResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// CloseLobbyResponse500Headers the declared response headers of an HTTP 500 response for CloseLobby
+type CloseLobbyResponse500Headers struct {
+	XRequestId *string
 }
 
 // CloseLobbyResponse503Headers the declared response headers of an HTTP 503 response for CloseLobby
 type CloseLobbyResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type CloseLobbyResponse struct {
@@ -11409,8 +13312,24 @@ type CloseLobbyResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CloseLobbyResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CloseLobbyResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CloseLobbyResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CloseLobbyResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CloseLobbyResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CloseLobbyResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CloseLobbyResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CloseLobbyResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CloseLobbyResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *CloseLobbyResponse503Headers
 }
@@ -11494,14 +13413,60 @@ func (r CloseLobbyResponse) ContentType() string {
 	return ""
 }
 
+// CommitMoveResponse200Headers the declared response headers of an HTTP 200 response for CommitMove
+type CommitMoveResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// CommitMoveResponse400Headers the declared response headers of an HTTP 400 response for CommitMove
+type CommitMoveResponse400Headers struct {
+	XRequestId *string
+}
+
+// CommitMoveResponse401Headers the declared response headers of an HTTP 401 response for CommitMove
+type CommitMoveResponse401Headers struct {
+	XRequestId *string
+}
+
+// CommitMoveResponse403Headers the declared response headers of an HTTP 403 response for CommitMove
+type CommitMoveResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// CommitMoveResponse404Headers the declared response headers of an HTTP 404 response for CommitMove
+type CommitMoveResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// CommitMoveResponse409Headers the declared response headers of an HTTP 409 response for CommitMove
+type CommitMoveResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// CommitMoveResponse413Headers the declared response headers of an HTTP 413 response for CommitMove
+type CommitMoveResponse413Headers struct {
+	XRequestId *string
+}
+
 // CommitMoveResponse429Headers the declared response headers of an HTTP 429 response for CommitMove
 type CommitMoveResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// CommitMoveResponse500Headers the declared response headers of an HTTP 500 response for CommitMove
+type CommitMoveResponse500Headers struct {
+	XRequestId *string
 }
 
 // CommitMoveResponse503Headers the declared response headers of an HTTP 503 response for CommitMove
 type CommitMoveResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type CommitMoveResponse struct {
@@ -11527,8 +13492,24 @@ type CommitMoveResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CommitMoveResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CommitMoveResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CommitMoveResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CommitMoveResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CommitMoveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CommitMoveResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CommitMoveResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CommitMoveResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CommitMoveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *CommitMoveResponse503Headers
 }
@@ -11612,14 +13593,42 @@ func (r CommitMoveResponse) ContentType() string {
 	return ""
 }
 
+// ListEventsResponse200Headers the declared response headers of an HTTP 200 response for ListEvents
+type ListEventsResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListEventsResponse400Headers the declared response headers of an HTTP 400 response for ListEvents
+type ListEventsResponse400Headers struct {
+	XRequestId *string
+}
+
+// ListEventsResponse404Headers the declared response headers of an HTTP 404 response for ListEvents
+type ListEventsResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// ListEventsResponse413Headers the declared response headers of an HTTP 413 response for ListEvents
+type ListEventsResponse413Headers struct {
+	XRequestId *string
+}
+
 // ListEventsResponse429Headers the declared response headers of an HTTP 429 response for ListEvents
 type ListEventsResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// ListEventsResponse500Headers the declared response headers of an HTTP 500 response for ListEvents
+type ListEventsResponse500Headers struct {
+	XRequestId *string
 }
 
 // ListEventsResponse503Headers the declared response headers of an HTTP 503 response for ListEvents
 type ListEventsResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type ListEventsResponse struct {
@@ -11639,8 +13648,18 @@ type ListEventsResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListEventsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListEventsResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListEventsResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListEventsResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListEventsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListEventsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ListEventsResponse503Headers
 }
@@ -11709,14 +13728,42 @@ func (r ListEventsResponse) ContentType() string {
 	return ""
 }
 
+// StreamEventsResponse200Headers the declared response headers of an HTTP 200 response for StreamEvents
+type StreamEventsResponse200Headers struct {
+	XRequestId *string
+}
+
+// StreamEventsResponse400Headers the declared response headers of an HTTP 400 response for StreamEvents
+type StreamEventsResponse400Headers struct {
+	XRequestId *string
+}
+
+// StreamEventsResponse404Headers the declared response headers of an HTTP 404 response for StreamEvents
+type StreamEventsResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// StreamEventsResponse413Headers the declared response headers of an HTTP 413 response for StreamEvents
+type StreamEventsResponse413Headers struct {
+	XRequestId *string
+}
+
 // StreamEventsResponse429Headers the declared response headers of an HTTP 429 response for StreamEvents
 type StreamEventsResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// StreamEventsResponse500Headers the declared response headers of an HTTP 500 response for StreamEvents
+type StreamEventsResponse500Headers struct {
+	XRequestId *string
 }
 
 // StreamEventsResponse503Headers the declared response headers of an HTTP 503 response for StreamEvents
 type StreamEventsResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type StreamEventsResponse struct {
@@ -11734,8 +13781,18 @@ type StreamEventsResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamEventsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StreamEventsResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *StreamEventsResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *StreamEventsResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *StreamEventsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *StreamEventsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *StreamEventsResponse503Headers
 }
@@ -11799,14 +13856,177 @@ func (r StreamEventsResponse) ContentType() string {
 	return ""
 }
 
+// GetEventResponse200Headers the declared response headers of an HTTP 200 response for GetEvent
+type GetEventResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetEventResponse400Headers the declared response headers of an HTTP 400 response for GetEvent
+type GetEventResponse400Headers struct {
+	XRequestId *string
+}
+
+// GetEventResponse404Headers the declared response headers of an HTTP 404 response for GetEvent
+type GetEventResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// GetEventResponse413Headers the declared response headers of an HTTP 413 response for GetEvent
+type GetEventResponse413Headers struct {
+	XRequestId *string
+}
+
+// GetEventResponse429Headers the declared response headers of an HTTP 429 response for GetEvent
+type GetEventResponse429Headers struct {
+	RetryAfter *int32
+	XRequestId *string
+}
+
+// GetEventResponse500Headers the declared response headers of an HTTP 500 response for GetEvent
+type GetEventResponse500Headers struct {
+	XRequestId *string
+}
+
+// GetEventResponse503Headers the declared response headers of an HTTP 503 response for GetEvent
+type GetEventResponse503Headers struct {
+	RetryAfter *int32
+	XRequestId *string
+}
+
+type GetEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TypedEvent
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEventResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetEventResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetEventResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetEventResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetEventResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetEventResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetEventResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetEventResponse) GetJSON200() *TypedEvent {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetEventResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetEventResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetEventResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetEventResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetEventResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetEventResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListLobbyGamesResponse200Headers the declared response headers of an HTTP 200 response for ListLobbyGames
+type ListLobbyGamesResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListLobbyGamesResponse400Headers the declared response headers of an HTTP 400 response for ListLobbyGames
+type ListLobbyGamesResponse400Headers struct {
+	XRequestId *string
+}
+
+// ListLobbyGamesResponse404Headers the declared response headers of an HTTP 404 response for ListLobbyGames
+type ListLobbyGamesResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// ListLobbyGamesResponse413Headers the declared response headers of an HTTP 413 response for ListLobbyGames
+type ListLobbyGamesResponse413Headers struct {
+	XRequestId *string
+}
+
 // ListLobbyGamesResponse429Headers the declared response headers of an HTTP 429 response for ListLobbyGames
 type ListLobbyGamesResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// ListLobbyGamesResponse500Headers the declared response headers of an HTTP 500 response for ListLobbyGames
+type ListLobbyGamesResponse500Headers struct {
+	XRequestId *string
 }
 
 // ListLobbyGamesResponse503Headers the declared response headers of an HTTP 503 response for ListLobbyGames
 type ListLobbyGamesResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type ListLobbyGamesResponse struct {
@@ -11826,8 +14046,18 @@ type ListLobbyGamesResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListLobbyGamesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListLobbyGamesResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListLobbyGamesResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListLobbyGamesResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListLobbyGamesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListLobbyGamesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ListLobbyGamesResponse503Headers
 }
@@ -11896,14 +14126,60 @@ func (r ListLobbyGamesResponse) ContentType() string {
 	return ""
 }
 
+// SetNextConfigResponse200Headers the declared response headers of an HTTP 200 response for SetNextConfig
+type SetNextConfigResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// SetNextConfigResponse400Headers the declared response headers of an HTTP 400 response for SetNextConfig
+type SetNextConfigResponse400Headers struct {
+	XRequestId *string
+}
+
+// SetNextConfigResponse401Headers the declared response headers of an HTTP 401 response for SetNextConfig
+type SetNextConfigResponse401Headers struct {
+	XRequestId *string
+}
+
+// SetNextConfigResponse403Headers the declared response headers of an HTTP 403 response for SetNextConfig
+type SetNextConfigResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// SetNextConfigResponse404Headers the declared response headers of an HTTP 404 response for SetNextConfig
+type SetNextConfigResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// SetNextConfigResponse409Headers the declared response headers of an HTTP 409 response for SetNextConfig
+type SetNextConfigResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// SetNextConfigResponse413Headers the declared response headers of an HTTP 413 response for SetNextConfig
+type SetNextConfigResponse413Headers struct {
+	XRequestId *string
+}
+
 // SetNextConfigResponse429Headers the declared response headers of an HTTP 429 response for SetNextConfig
 type SetNextConfigResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// SetNextConfigResponse500Headers the declared response headers of an HTTP 500 response for SetNextConfig
+type SetNextConfigResponse500Headers struct {
+	XRequestId *string
 }
 
 // SetNextConfigResponse503Headers the declared response headers of an HTTP 503 response for SetNextConfig
 type SetNextConfigResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type SetNextConfigResponse struct {
@@ -11929,8 +14205,24 @@ type SetNextConfigResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SetNextConfigResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SetNextConfigResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SetNextConfigResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SetNextConfigResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SetNextConfigResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SetNextConfigResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *SetNextConfigResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SetNextConfigResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SetNextConfigResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *SetNextConfigResponse503Headers
 }
@@ -12014,14 +14306,60 @@ func (r SetNextConfigResponse) ContentType() string {
 	return ""
 }
 
+// RegisterPlayerResponse201Headers the declared response headers of an HTTP 201 response for RegisterPlayer
+type RegisterPlayerResponse201Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RegisterPlayerResponse400Headers the declared response headers of an HTTP 400 response for RegisterPlayer
+type RegisterPlayerResponse400Headers struct {
+	XRequestId *string
+}
+
+// RegisterPlayerResponse401Headers the declared response headers of an HTTP 401 response for RegisterPlayer
+type RegisterPlayerResponse401Headers struct {
+	XRequestId *string
+}
+
+// RegisterPlayerResponse403Headers the declared response headers of an HTTP 403 response for RegisterPlayer
+type RegisterPlayerResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RegisterPlayerResponse404Headers the declared response headers of an HTTP 404 response for RegisterPlayer
+type RegisterPlayerResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RegisterPlayerResponse409Headers the declared response headers of an HTTP 409 response for RegisterPlayer
+type RegisterPlayerResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RegisterPlayerResponse413Headers the declared response headers of an HTTP 413 response for RegisterPlayer
+type RegisterPlayerResponse413Headers struct {
+	XRequestId *string
+}
+
 // RegisterPlayerResponse429Headers the declared response headers of an HTTP 429 response for RegisterPlayer
 type RegisterPlayerResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// RegisterPlayerResponse500Headers the declared response headers of an HTTP 500 response for RegisterPlayer
+type RegisterPlayerResponse500Headers struct {
+	XRequestId *string
 }
 
 // RegisterPlayerResponse503Headers the declared response headers of an HTTP 503 response for RegisterPlayer
 type RegisterPlayerResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type RegisterPlayerResponse struct {
@@ -12047,8 +14385,24 @@ type RegisterPlayerResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *RegisterPlayerResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RegisterPlayerResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RegisterPlayerResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RegisterPlayerResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RegisterPlayerResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RegisterPlayerResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RegisterPlayerResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RegisterPlayerResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RegisterPlayerResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *RegisterPlayerResponse503Headers
 }
@@ -12132,14 +14486,60 @@ func (r RegisterPlayerResponse) ContentType() string {
 	return ""
 }
 
+// LeaveLobbyResponse200Headers the declared response headers of an HTTP 200 response for LeaveLobby
+type LeaveLobbyResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// LeaveLobbyResponse400Headers the declared response headers of an HTTP 400 response for LeaveLobby
+type LeaveLobbyResponse400Headers struct {
+	XRequestId *string
+}
+
+// LeaveLobbyResponse401Headers the declared response headers of an HTTP 401 response for LeaveLobby
+type LeaveLobbyResponse401Headers struct {
+	XRequestId *string
+}
+
+// LeaveLobbyResponse403Headers the declared response headers of an HTTP 403 response for LeaveLobby
+type LeaveLobbyResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// LeaveLobbyResponse404Headers the declared response headers of an HTTP 404 response for LeaveLobby
+type LeaveLobbyResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// LeaveLobbyResponse409Headers the declared response headers of an HTTP 409 response for LeaveLobby
+type LeaveLobbyResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// LeaveLobbyResponse413Headers the declared response headers of an HTTP 413 response for LeaveLobby
+type LeaveLobbyResponse413Headers struct {
+	XRequestId *string
+}
+
 // LeaveLobbyResponse429Headers the declared response headers of an HTTP 429 response for LeaveLobby
 type LeaveLobbyResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// LeaveLobbyResponse500Headers the declared response headers of an HTTP 500 response for LeaveLobby
+type LeaveLobbyResponse500Headers struct {
+	XRequestId *string
 }
 
 // LeaveLobbyResponse503Headers the declared response headers of an HTTP 503 response for LeaveLobby
 type LeaveLobbyResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type LeaveLobbyResponse struct {
@@ -12165,8 +14565,24 @@ type LeaveLobbyResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LeaveLobbyResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *LeaveLobbyResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *LeaveLobbyResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *LeaveLobbyResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *LeaveLobbyResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *LeaveLobbyResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *LeaveLobbyResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *LeaveLobbyResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *LeaveLobbyResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *LeaveLobbyResponse503Headers
 }
@@ -12250,14 +14666,66 @@ func (r LeaveLobbyResponse) ContentType() string {
 	return ""
 }
 
+// RevealMoveResponse200Headers the declared response headers of an HTTP 200 response for RevealMove
+type RevealMoveResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RevealMoveResponse400Headers the declared response headers of an HTTP 400 response for RevealMove
+type RevealMoveResponse400Headers struct {
+	XRequestId *string
+}
+
+// RevealMoveResponse401Headers the declared response headers of an HTTP 401 response for RevealMove
+type RevealMoveResponse401Headers struct {
+	XRequestId *string
+}
+
+// RevealMoveResponse403Headers the declared response headers of an HTTP 403 response for RevealMove
+type RevealMoveResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RevealMoveResponse404Headers the declared response headers of an HTTP 404 response for RevealMove
+type RevealMoveResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RevealMoveResponse409Headers the declared response headers of an HTTP 409 response for RevealMove
+type RevealMoveResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RevealMoveResponse413Headers the declared response headers of an HTTP 413 response for RevealMove
+type RevealMoveResponse413Headers struct {
+	XRequestId *string
+}
+
+// RevealMoveResponse422Headers the declared response headers of an HTTP 422 response for RevealMove
+type RevealMoveResponse422Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
 // RevealMoveResponse429Headers the declared response headers of an HTTP 429 response for RevealMove
 type RevealMoveResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// RevealMoveResponse500Headers the declared response headers of an HTTP 500 response for RevealMove
+type RevealMoveResponse500Headers struct {
+	XRequestId *string
 }
 
 // RevealMoveResponse503Headers the declared response headers of an HTTP 503 response for RevealMove
 type RevealMoveResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type RevealMoveResponse struct {
@@ -12285,8 +14753,26 @@ type RevealMoveResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RevealMoveResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RevealMoveResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RevealMoveResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RevealMoveResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RevealMoveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RevealMoveResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RevealMoveResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *RevealMoveResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RevealMoveResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RevealMoveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *RevealMoveResponse503Headers
 }
@@ -12375,14 +14861,60 @@ func (r RevealMoveResponse) ContentType() string {
 	return ""
 }
 
+// StopGameResponse200Headers the declared response headers of an HTTP 200 response for StopGame
+type StopGameResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// StopGameResponse400Headers the declared response headers of an HTTP 400 response for StopGame
+type StopGameResponse400Headers struct {
+	XRequestId *string
+}
+
+// StopGameResponse401Headers the declared response headers of an HTTP 401 response for StopGame
+type StopGameResponse401Headers struct {
+	XRequestId *string
+}
+
+// StopGameResponse403Headers the declared response headers of an HTTP 403 response for StopGame
+type StopGameResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// StopGameResponse404Headers the declared response headers of an HTTP 404 response for StopGame
+type StopGameResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// StopGameResponse409Headers the declared response headers of an HTTP 409 response for StopGame
+type StopGameResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// StopGameResponse413Headers the declared response headers of an HTTP 413 response for StopGame
+type StopGameResponse413Headers struct {
+	XRequestId *string
+}
+
 // StopGameResponse429Headers the declared response headers of an HTTP 429 response for StopGame
 type StopGameResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// StopGameResponse500Headers the declared response headers of an HTTP 500 response for StopGame
+type StopGameResponse500Headers struct {
+	XRequestId *string
 }
 
 // StopGameResponse503Headers the declared response headers of an HTTP 503 response for StopGame
 type StopGameResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type StopGameResponse struct {
@@ -12408,8 +14940,24 @@ type StopGameResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StopGameResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StopGameResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StopGameResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *StopGameResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *StopGameResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *StopGameResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *StopGameResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *StopGameResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *StopGameResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *StopGameResponse503Headers
 }
@@ -12493,14 +15041,37 @@ func (r StopGameResponse) ContentType() string {
 	return ""
 }
 
+// GetLogResponse200Headers the declared response headers of an HTTP 200 response for GetLog
+type GetLogResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetLogResponse404Headers the declared response headers of an HTTP 404 response for GetLog
+type GetLogResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// GetLogResponse413Headers the declared response headers of an HTTP 413 response for GetLog
+type GetLogResponse413Headers struct {
+	XRequestId *string
+}
+
 // GetLogResponse429Headers the declared response headers of an HTTP 429 response for GetLog
 type GetLogResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// GetLogResponse500Headers the declared response headers of an HTTP 500 response for GetLog
+type GetLogResponse500Headers struct {
+	XRequestId *string
 }
 
 // GetLogResponse503Headers the declared response headers of an HTTP 503 response for GetLog
 type GetLogResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type GetLogResponse struct {
@@ -12518,8 +15089,16 @@ type GetLogResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLogResponse200Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetLogResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetLogResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetLogResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetLogResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetLogResponse503Headers
 }
@@ -12583,14 +15162,42 @@ func (r GetLogResponse) ContentType() string {
 	return ""
 }
 
+// GetConsistencyProofResponse200Headers the declared response headers of an HTTP 200 response for GetConsistencyProof
+type GetConsistencyProofResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetConsistencyProofResponse400Headers the declared response headers of an HTTP 400 response for GetConsistencyProof
+type GetConsistencyProofResponse400Headers struct {
+	XRequestId *string
+}
+
+// GetConsistencyProofResponse409Headers the declared response headers of an HTTP 409 response for GetConsistencyProof
+type GetConsistencyProofResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// GetConsistencyProofResponse413Headers the declared response headers of an HTTP 413 response for GetConsistencyProof
+type GetConsistencyProofResponse413Headers struct {
+	XRequestId *string
+}
+
 // GetConsistencyProofResponse429Headers the declared response headers of an HTTP 429 response for GetConsistencyProof
 type GetConsistencyProofResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// GetConsistencyProofResponse500Headers the declared response headers of an HTTP 500 response for GetConsistencyProof
+type GetConsistencyProofResponse500Headers struct {
+	XRequestId *string
 }
 
 // GetConsistencyProofResponse503Headers the declared response headers of an HTTP 503 response for GetConsistencyProof
 type GetConsistencyProofResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type GetConsistencyProofResponse struct {
@@ -12610,8 +15217,18 @@ type GetConsistencyProofResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetConsistencyProofResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetConsistencyProofResponse400Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *GetConsistencyProofResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetConsistencyProofResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetConsistencyProofResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetConsistencyProofResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetConsistencyProofResponse503Headers
 }
@@ -12680,14 +15297,48 @@ func (r GetConsistencyProofResponse) ContentType() string {
 	return ""
 }
 
+// GetInclusionProofResponse200Headers the declared response headers of an HTTP 200 response for GetInclusionProof
+type GetInclusionProofResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetInclusionProofResponse400Headers the declared response headers of an HTTP 400 response for GetInclusionProof
+type GetInclusionProofResponse400Headers struct {
+	XRequestId *string
+}
+
+// GetInclusionProofResponse404Headers the declared response headers of an HTTP 404 response for GetInclusionProof
+type GetInclusionProofResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// GetInclusionProofResponse409Headers the declared response headers of an HTTP 409 response for GetInclusionProof
+type GetInclusionProofResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// GetInclusionProofResponse413Headers the declared response headers of an HTTP 413 response for GetInclusionProof
+type GetInclusionProofResponse413Headers struct {
+	XRequestId *string
+}
+
 // GetInclusionProofResponse429Headers the declared response headers of an HTTP 429 response for GetInclusionProof
 type GetInclusionProofResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// GetInclusionProofResponse500Headers the declared response headers of an HTTP 500 response for GetInclusionProof
+type GetInclusionProofResponse500Headers struct {
+	XRequestId *string
 }
 
 // GetInclusionProofResponse503Headers the declared response headers of an HTTP 503 response for GetInclusionProof
 type GetInclusionProofResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type GetInclusionProofResponse struct {
@@ -12709,8 +15360,20 @@ type GetInclusionProofResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetInclusionProofResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetInclusionProofResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetInclusionProofResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *GetInclusionProofResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetInclusionProofResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetInclusionProofResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetInclusionProofResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetInclusionProofResponse503Headers
 }
@@ -12784,14 +15447,54 @@ func (r GetInclusionProofResponse) ContentType() string {
 	return ""
 }
 
+// QuickJoinResponse201Headers the declared response headers of an HTTP 201 response for QuickJoin
+type QuickJoinResponse201Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// QuickJoinResponse400Headers the declared response headers of an HTTP 400 response for QuickJoin
+type QuickJoinResponse400Headers struct {
+	XRequestId *string
+}
+
+// QuickJoinResponse401Headers the declared response headers of an HTTP 401 response for QuickJoin
+type QuickJoinResponse401Headers struct {
+	XRequestId *string
+}
+
+// QuickJoinResponse403Headers the declared response headers of an HTTP 403 response for QuickJoin
+type QuickJoinResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// QuickJoinResponse409Headers the declared response headers of an HTTP 409 response for QuickJoin
+type QuickJoinResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// QuickJoinResponse413Headers the declared response headers of an HTTP 413 response for QuickJoin
+type QuickJoinResponse413Headers struct {
+	XRequestId *string
+}
+
 // QuickJoinResponse429Headers the declared response headers of an HTTP 429 response for QuickJoin
 type QuickJoinResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// QuickJoinResponse500Headers the declared response headers of an HTTP 500 response for QuickJoin
+type QuickJoinResponse500Headers struct {
+	XRequestId *string
 }
 
 // QuickJoinResponse503Headers the declared response headers of an HTTP 503 response for QuickJoin
 type QuickJoinResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type QuickJoinResponse struct {
@@ -12815,8 +15518,22 @@ type QuickJoinResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *QuickJoinResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *QuickJoinResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *QuickJoinResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *QuickJoinResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *QuickJoinResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *QuickJoinResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *QuickJoinResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *QuickJoinResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *QuickJoinResponse503Headers
 }
@@ -12895,14 +15612,42 @@ func (r QuickJoinResponse) ContentType() string {
 	return ""
 }
 
+// GetMeResponse200Headers the declared response headers of an HTTP 200 response for GetMe
+type GetMeResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetMeResponse401Headers the declared response headers of an HTTP 401 response for GetMe
+type GetMeResponse401Headers struct {
+	XRequestId *string
+}
+
+// GetMeResponse403Headers the declared response headers of an HTTP 403 response for GetMe
+type GetMeResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// GetMeResponse413Headers the declared response headers of an HTTP 413 response for GetMe
+type GetMeResponse413Headers struct {
+	XRequestId *string
+}
+
 // GetMeResponse429Headers the declared response headers of an HTTP 429 response for GetMe
 type GetMeResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// GetMeResponse500Headers the declared response headers of an HTTP 500 response for GetMe
+type GetMeResponse500Headers struct {
+	XRequestId *string
 }
 
 // GetMeResponse503Headers the declared response headers of an HTTP 503 response for GetMe
 type GetMeResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type GetMeResponse struct {
@@ -12922,8 +15667,18 @@ type GetMeResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMeResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetMeResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetMeResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetMeResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetMeResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetMeResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetMeResponse503Headers
 }
@@ -12992,9 +15747,41 @@ func (r GetMeResponse) ContentType() string {
 	return ""
 }
 
+// ListMyGamesResponse200Headers the declared response headers of an HTTP 200 response for ListMyGames
+type ListMyGamesResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListMyGamesResponse400Headers the declared response headers of an HTTP 400 response for ListMyGames
+type ListMyGamesResponse400Headers struct {
+	XRequestId *string
+}
+
+// ListMyGamesResponse401Headers the declared response headers of an HTTP 401 response for ListMyGames
+type ListMyGamesResponse401Headers struct {
+	XRequestId *string
+}
+
+// ListMyGamesResponse403Headers the declared response headers of an HTTP 403 response for ListMyGames
+type ListMyGamesResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// ListMyGamesResponse413Headers the declared response headers of an HTTP 413 response for ListMyGames
+type ListMyGamesResponse413Headers struct {
+	XRequestId *string
+}
+
 // ListMyGamesResponse429Headers the declared response headers of an HTTP 429 response for ListMyGames
 type ListMyGamesResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// ListMyGamesResponse500Headers the declared response headers of an HTTP 500 response for ListMyGames
+type ListMyGamesResponse500Headers struct {
+	XRequestId *string
 }
 
 type ListMyGamesResponse struct {
@@ -13014,8 +15801,20 @@ type ListMyGamesResponse struct {
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListMyGamesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListMyGamesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListMyGamesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListMyGamesResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListMyGamesResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListMyGamesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListMyGamesResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13082,14 +15881,47 @@ func (r ListMyGamesResponse) ContentType() string {
 	return ""
 }
 
+// ListMyLedgerResponse200Headers the declared response headers of an HTTP 200 response for ListMyLedger
+type ListMyLedgerResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListMyLedgerResponse400Headers the declared response headers of an HTTP 400 response for ListMyLedger
+type ListMyLedgerResponse400Headers struct {
+	XRequestId *string
+}
+
+// ListMyLedgerResponse401Headers the declared response headers of an HTTP 401 response for ListMyLedger
+type ListMyLedgerResponse401Headers struct {
+	XRequestId *string
+}
+
+// ListMyLedgerResponse403Headers the declared response headers of an HTTP 403 response for ListMyLedger
+type ListMyLedgerResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// ListMyLedgerResponse413Headers the declared response headers of an HTTP 413 response for ListMyLedger
+type ListMyLedgerResponse413Headers struct {
+	XRequestId *string
+}
+
 // ListMyLedgerResponse429Headers the declared response headers of an HTTP 429 response for ListMyLedger
 type ListMyLedgerResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// ListMyLedgerResponse500Headers the declared response headers of an HTTP 500 response for ListMyLedger
+type ListMyLedgerResponse500Headers struct {
+	XRequestId *string
 }
 
 // ListMyLedgerResponse503Headers the declared response headers of an HTTP 503 response for ListMyLedger
 type ListMyLedgerResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type ListMyLedgerResponse struct {
@@ -13111,8 +15943,20 @@ type ListMyLedgerResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListMyLedgerResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListMyLedgerResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListMyLedgerResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListMyLedgerResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListMyLedgerResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListMyLedgerResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListMyLedgerResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ListMyLedgerResponse503Headers
 }
@@ -13186,14 +16030,54 @@ func (r ListMyLedgerResponse) ContentType() string {
 	return ""
 }
 
+// RotateTokenResponse200Headers the declared response headers of an HTTP 200 response for RotateToken
+type RotateTokenResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RotateTokenResponse400Headers the declared response headers of an HTTP 400 response for RotateToken
+type RotateTokenResponse400Headers struct {
+	XRequestId *string
+}
+
+// RotateTokenResponse401Headers the declared response headers of an HTTP 401 response for RotateToken
+type RotateTokenResponse401Headers struct {
+	XRequestId *string
+}
+
+// RotateTokenResponse403Headers the declared response headers of an HTTP 403 response for RotateToken
+type RotateTokenResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RotateTokenResponse409Headers the declared response headers of an HTTP 409 response for RotateToken
+type RotateTokenResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RotateTokenResponse413Headers the declared response headers of an HTTP 413 response for RotateToken
+type RotateTokenResponse413Headers struct {
+	XRequestId *string
+}
+
 // RotateTokenResponse429Headers the declared response headers of an HTTP 429 response for RotateToken
 type RotateTokenResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// RotateTokenResponse500Headers the declared response headers of an HTTP 500 response for RotateToken
+type RotateTokenResponse500Headers struct {
+	XRequestId *string
 }
 
 // RotateTokenResponse503Headers the declared response headers of an HTTP 503 response for RotateToken
 type RotateTokenResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type RotateTokenResponse struct {
@@ -13217,8 +16101,22 @@ type RotateTokenResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RotateTokenResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RotateTokenResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RotateTokenResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RotateTokenResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RotateTokenResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RotateTokenResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RotateTokenResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RotateTokenResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *RotateTokenResponse503Headers
 }
@@ -13297,14 +16195,31 @@ func (r RotateTokenResponse) ContentType() string {
 	return ""
 }
 
+// ListRulesetsResponse200Headers the declared response headers of an HTTP 200 response for ListRulesets
+type ListRulesetsResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListRulesetsResponse413Headers the declared response headers of an HTTP 413 response for ListRulesets
+type ListRulesetsResponse413Headers struct {
+	XRequestId *string
+}
+
 // ListRulesetsResponse429Headers the declared response headers of an HTTP 429 response for ListRulesets
 type ListRulesetsResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// ListRulesetsResponse500Headers the declared response headers of an HTTP 500 response for ListRulesets
+type ListRulesetsResponse500Headers struct {
+	XRequestId *string
 }
 
 // ListRulesetsResponse503Headers the declared response headers of an HTTP 503 response for ListRulesets
 type ListRulesetsResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type ListRulesetsResponse struct {
@@ -13320,8 +16235,14 @@ type ListRulesetsResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListRulesetsResponse200Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListRulesetsResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListRulesetsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListRulesetsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ListRulesetsResponse503Headers
 }
@@ -13380,14 +16301,42 @@ func (r ListRulesetsResponse) ContentType() string {
 	return ""
 }
 
+// GetRulesetByHashResponse200Headers the declared response headers of an HTTP 200 response for GetRulesetByHash
+type GetRulesetByHashResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetRulesetByHashResponse400Headers the declared response headers of an HTTP 400 response for GetRulesetByHash
+type GetRulesetByHashResponse400Headers struct {
+	XRequestId *string
+}
+
+// GetRulesetByHashResponse404Headers the declared response headers of an HTTP 404 response for GetRulesetByHash
+type GetRulesetByHashResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// GetRulesetByHashResponse413Headers the declared response headers of an HTTP 413 response for GetRulesetByHash
+type GetRulesetByHashResponse413Headers struct {
+	XRequestId *string
+}
+
 // GetRulesetByHashResponse429Headers the declared response headers of an HTTP 429 response for GetRulesetByHash
 type GetRulesetByHashResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// GetRulesetByHashResponse500Headers the declared response headers of an HTTP 500 response for GetRulesetByHash
+type GetRulesetByHashResponse500Headers struct {
+	XRequestId *string
 }
 
 // GetRulesetByHashResponse503Headers the declared response headers of an HTTP 503 response for GetRulesetByHash
 type GetRulesetByHashResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type GetRulesetByHashResponse struct {
@@ -13407,8 +16356,18 @@ type GetRulesetByHashResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetRulesetByHashResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetRulesetByHashResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetRulesetByHashResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetRulesetByHashResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetRulesetByHashResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetRulesetByHashResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetRulesetByHashResponse503Headers
 }
@@ -13477,14 +16436,42 @@ func (r GetRulesetByHashResponse) ContentType() string {
 	return ""
 }
 
+// GetRulesetResponse200Headers the declared response headers of an HTTP 200 response for GetRuleset
+type GetRulesetResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetRulesetResponse400Headers the declared response headers of an HTTP 400 response for GetRuleset
+type GetRulesetResponse400Headers struct {
+	XRequestId *string
+}
+
+// GetRulesetResponse404Headers the declared response headers of an HTTP 404 response for GetRuleset
+type GetRulesetResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// GetRulesetResponse413Headers the declared response headers of an HTTP 413 response for GetRuleset
+type GetRulesetResponse413Headers struct {
+	XRequestId *string
+}
+
 // GetRulesetResponse429Headers the declared response headers of an HTTP 429 response for GetRuleset
 type GetRulesetResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// GetRulesetResponse500Headers the declared response headers of an HTTP 500 response for GetRuleset
+type GetRulesetResponse500Headers struct {
+	XRequestId *string
 }
 
 // GetRulesetResponse503Headers the declared response headers of an HTTP 503 response for GetRuleset
 type GetRulesetResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type GetRulesetResponse struct {
@@ -13504,8 +16491,18 @@ type GetRulesetResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetRulesetResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetRulesetResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetRulesetResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetRulesetResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetRulesetResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetRulesetResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetRulesetResponse503Headers
 }
@@ -13574,14 +16571,42 @@ func (r GetRulesetResponse) ContentType() string {
 	return ""
 }
 
+// AnalyzeGridResponse200Headers the declared response headers of an HTTP 200 response for AnalyzeGrid
+type AnalyzeGridResponse200Headers struct {
+	XRequestId *string
+}
+
+// AnalyzeGridResponse400Headers the declared response headers of an HTTP 400 response for AnalyzeGrid
+type AnalyzeGridResponse400Headers struct {
+	XRequestId *string
+}
+
+// AnalyzeGridResponse404Headers the declared response headers of an HTTP 404 response for AnalyzeGrid
+type AnalyzeGridResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// AnalyzeGridResponse413Headers the declared response headers of an HTTP 413 response for AnalyzeGrid
+type AnalyzeGridResponse413Headers struct {
+	XRequestId *string
+}
+
 // AnalyzeGridResponse429Headers the declared response headers of an HTTP 429 response for AnalyzeGrid
 type AnalyzeGridResponse429Headers struct {
 	RetryAfter *int32
+	XRequestId *string
+}
+
+// AnalyzeGridResponse500Headers the declared response headers of an HTTP 500 response for AnalyzeGrid
+type AnalyzeGridResponse500Headers struct {
+	XRequestId *string
 }
 
 // AnalyzeGridResponse503Headers the declared response headers of an HTTP 503 response for AnalyzeGrid
 type AnalyzeGridResponse503Headers struct {
 	RetryAfter *int32
+	XRequestId *string
 }
 
 type AnalyzeGridResponse struct {
@@ -13601,8 +16626,18 @@ type AnalyzeGridResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AnalyzeGridResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AnalyzeGridResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *AnalyzeGridResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *AnalyzeGridResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AnalyzeGridResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AnalyzeGridResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *AnalyzeGridResponse503Headers
 }
@@ -13688,7 +16723,9 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, reqEdit
 
 // GetOpenApiSpecWithResponse This contract
 //
-// The OpenAPI document the server was built from, as YAML. Anonymous.
+// The OpenAPI document the server was built from, byte for byte as YAML. Anonymous.
+// Generated clients get its bytes (the schema says `format: binary`: a YAML document, not
+// JSON for the client to decode).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14242,10 +17279,19 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, lobbyI
 
 // StreamEventsWithResponse Follow the event log live (SSE)
 //
-// Anonymous. A `text/event-stream` (Server-Sent Events) of the lobby's events with
-// `seq > after` (or `seq > Last-Event-ID` when a reconnecting client sends that header; the
-// header wins over the query), first the backlog, then live, each flushed as it is appended.
-// Each message is
+// Anonymous. The lobby's log as Server-Sent Events (`text/event-stream`, UTF-8): first the
+// events after the starting point, then, with `follow=true` (the default), each event as it
+// is appended, flushed at once, until the client goes away or the server shuts down. With
+// `follow=false` the stream ends after the events up to the log's head and that head: a
+// finite snapshot.
+//
+// **Where it starts.** After the `seq` in `Last-Event-ID` (which an SSE client sends by
+// itself when it reconnects), or else after the `after` query parameter (0, the default:
+// the whole log). The header wins over the query.
+//
+// **Messages.** Each event is one message, its `id` the event's `seq`, its `event` the
+// event's `type`, its `data` the `Event` as one line of JSON (exactly what
+// `GET /v1/lobbies/{lobbyId}/events` would serve for it):
 //
 // ```
 // id: <seq>
@@ -14254,8 +17300,9 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, lobbyI
 //
 // ```
 //
-// After each batch of events the stream sends the log's signed head (see `SignedHead`),
-// without an `id`:
+// After each batch of events (and, with `follow=false`, before the stream ends) comes the
+// log's signed head (`SignedHead`, naming the last event sent, or the log's last event when
+// none was), as a message without an `id`:
 //
 // ```
 // event: head
@@ -14263,12 +17310,30 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, lobbyI
 //
 // ```
 //
-// Comment lines (`: heartbeat`) are sent about every 15 seconds to keep idle connections
-// open. The number of concurrent streams per client is bounded (`429 rate_limited` beyond
-// it), streams end when the server shuts down, and a client that stops reading is
-// disconnected once a write has waited for it longer than the server's stream write timeout
-// (10 seconds by default); reconnect with `Last-Event-ID` to resume without a gap or a
-// duplicate.
+// Lines starting with `:` are comments: the first names the lobby, and `: heartbeat` comes
+// about every 15 seconds while nothing else does, so that idle connections and the proxies
+// on the way stay open. Skip them.
+//
+// **Consuming it.** Use an SSE client (a browser's `EventSource`, okhttp-sse, Python's
+// `httpx` with an SSE reader...) or read the body line by line: collect a message's fields
+// until an empty line, then act on its `event`. Check each event as it arrives: its
+// `prevHash` is the previous event's `hash`, and its `hash` recomputes (see `Event`); check
+// each head's signature (see `SignedHead`) and keep the newest as a receipt. Remember the
+// `seq` of the last event you processed; when the connection drops (a deploy, a network
+// change), reconnect with `Last-Event-ID: <seq>` (or `after=<seq>`): the stream resumes right
+// after it, without a gap or a duplicate. A generated client reads a response to its end:
+// call this operation with `follow=false` to get the events up to the head as one text, and
+// parse it as above.
+//
+// **Limits.** The open streams and long polls per client (account or address) are bounded:
+// `429 rate_limited` beyond them. Streams end when the server shuts down, and a client that
+// stops reading is disconnected once a write has waited for it longer than the server's
+// stream write timeout (10 seconds by default): reconnect as above.
+//
+// `x-itemSchema` (OpenAPI 3.2's `itemSchema`, as an extension of this 3.0 document) is the
+// schema of one message as an SSE parser yields it, `{id, event, data}`; in it
+// `x-contentMediaType` and `x-contentSchema` stand for JSON Schema's `contentMediaType` and
+// `contentSchema`: `data` holds the JSON of an `Event`, or of a `SignedHead` for `head`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14279,6 +17344,24 @@ func (c *ClientWithResponses) StreamEventsWithResponse(ctx context.Context, lobb
 		return nil, err
 	}
 	return ParseStreamEventsResponse(rsp)
+}
+
+// GetEventWithResponse One event, typed
+//
+// Anonymous. The event `seq` of the lobby's log, as in a page of events, declared as a
+// `TypedEvent` (its `type` selects the schema of its `data`). `404 not_found` for a `seq` the
+// log has not reached. An event of a type added after this version of the contract is served
+// all the same (it is still an `Event`): a client built from this version skips it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/lobbies/{lobbyId}/events/{seq} (the `GetEvent` operationId).
+func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, lobbyId LobbyId, seq Seq, reqEditors ...RequestEditorFn) (*GetEventResponse, error) {
+	rsp, err := c.GetEvent(ctx, lobbyId, seq, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetEventResponse(rsp)
 }
 
 // ListLobbyGamesWithResponse A lobby's games
@@ -14642,12 +17725,9 @@ func (c *ClientWithResponses) ListRulesetsWithResponse(ctx context.Context, reqE
 // GetRulesetByHashWithResponse Get the exact ruleset a game was played under
 //
 // Anonymous. The canonical form of the ruleset whose content hash is `rulesetHash` (a game's
-// `rulesetHash`), byte for byte, so that `blake2b-256(body)` is the hash. Every version a game
-// was ever played under stays here, also after its file was edited. The canonical form is the
-// ruleset file's object `{id, name, weapons}`, each weapon `{beats, layout, move, name,
-// rotations}`, weapons in move order, `beats` in move order of the beaten weapons, `layout`
-// trimmed to the bounding box of its tiles (rows padded to its width), as JSON with sorted keys
-// and no whitespace (RFC 8785's string escaping, except that U+2028 and U+2029 are escaped).
+// `rulesetHash`), byte for byte, so that `blake2b-256(body)` is the hash (see
+// `RulesetDocument` for the form and a worked example). Every version a game was ever played
+// under stays here, also after its file was edited.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14748,6 +17828,29 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetHealthResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetHealthResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	}
+
 	return response, nil
 }
 
@@ -14766,7 +17869,7 @@ func ParseGetOpenApiSpecResponse(rsp *http.Response) (*GetOpenApiSpecResponse, e
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
-		var dest interface{}
+		var dest openapi_types.File
 		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -14789,6 +17892,26 @@ func ParseGetOpenApiSpecResponse(rsp *http.Response) (*GetOpenApiSpecResponse, e
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetOpenApiSpecResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetOpenApiSpecResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetOpenApiSpecResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -14797,6 +17920,13 @@ func ParseGetOpenApiSpecResponse(rsp *http.Response) (*GetOpenApiSpecResponse, e
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers429 = &headers
 	}
@@ -14839,6 +17969,39 @@ func ParseGetReadinessResponse(rsp *http.Response) (*GetReadinessResponse, error
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetReadinessResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetReadinessResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetReadinessResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14903,6 +18066,36 @@ func ParseCreateAccountResponse(rsp *http.Response) (*CreateAccountResponse, err
 	}
 
 	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateAccountResponse201Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateAccountResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateAccountResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateAccountResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -14912,7 +18105,24 @@ func ParseCreateAccountResponse(rsp *http.Response) (*CreateAccountResponse, err
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateAccountResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateAccountResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -14921,6 +18131,13 @@ func ParseCreateAccountResponse(rsp *http.Response) (*CreateAccountResponse, err
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -15008,6 +18225,80 @@ func ParseGetAccountProfileResponse(rsp *http.Response) (*GetAccountProfileRespo
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAccountProfileResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetAccountProfileResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetAccountProfileResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetAccountProfileResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetAccountProfileResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetAccountProfileResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetAccountProfileResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15017,7 +18308,24 @@ func ParseGetAccountProfileResponse(rsp *http.Response) (*GetAccountProfileRespo
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetAccountProfileResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetAccountProfileResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15026,6 +18334,13 @@ func ParseGetAccountProfileResponse(rsp *http.Response) (*GetAccountProfileRespo
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -15099,6 +18414,53 @@ func ParseListAccountGamesResponse(rsp *http.Response) (*ListAccountGamesRespons
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAccountGamesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListAccountGamesResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListAccountGamesResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListAccountGamesResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListAccountGamesResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15108,7 +18470,24 @@ func ParseListAccountGamesResponse(rsp *http.Response) (*ListAccountGamesRespons
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListAccountGamesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListAccountGamesResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15117,6 +18496,13 @@ func ParseListAccountGamesResponse(rsp *http.Response) (*ListAccountGamesRespons
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -15197,6 +18583,63 @@ func ParseSearchAccountsResponse(rsp *http.Response) (*SearchAccountsResponse, e
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers SearchAccountsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SearchAccountsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SearchAccountsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SearchAccountsResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers SearchAccountsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers SearchAccountsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15206,7 +18649,24 @@ func ParseSearchAccountsResponse(rsp *http.Response) (*SearchAccountsResponse, e
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers SearchAccountsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers SearchAccountsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15215,6 +18675,13 @@ func ParseSearchAccountsResponse(rsp *http.Response) (*SearchAccountsResponse, e
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -15309,6 +18776,104 @@ func ParseCreditAccountResponse(rsp *http.Response) (*CreditAccountResponse, err
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers CreditAccountResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreditAccountResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreditAccountResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreditAccountResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreditAccountResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreditAccountResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreditAccountResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreditAccountResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15318,7 +18883,24 @@ func ParseCreditAccountResponse(rsp *http.Response) (*CreditAccountResponse, err
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreditAccountResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreditAccountResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15327,6 +18909,13 @@ func ParseCreditAccountResponse(rsp *http.Response) (*CreditAccountResponse, err
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -15421,6 +19010,104 @@ func ParseDebitAccountResponse(rsp *http.Response) (*DebitAccountResponse, error
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers DebitAccountResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DebitAccountResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DebitAccountResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DebitAccountResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DebitAccountResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DebitAccountResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers DebitAccountResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers DebitAccountResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15430,7 +19117,24 @@ func ParseDebitAccountResponse(rsp *http.Response) (*DebitAccountResponse, error
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DebitAccountResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers DebitAccountResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15439,6 +19143,13 @@ func ParseDebitAccountResponse(rsp *http.Response) (*DebitAccountResponse, error
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -15533,6 +19244,104 @@ func ParseDisableAccountResponse(rsp *http.Response) (*DisableAccountResponse, e
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers DisableAccountResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DisableAccountResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DisableAccountResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DisableAccountResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DisableAccountResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DisableAccountResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers DisableAccountResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers DisableAccountResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15542,7 +19351,24 @@ func ParseDisableAccountResponse(rsp *http.Response) (*DisableAccountResponse, e
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DisableAccountResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers DisableAccountResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15551,6 +19377,13 @@ func ParseDisableAccountResponse(rsp *http.Response) (*DisableAccountResponse, e
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -15645,6 +19478,104 @@ func ParseEnableAccountResponse(rsp *http.Response) (*EnableAccountResponse, err
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers EnableAccountResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers EnableAccountResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers EnableAccountResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers EnableAccountResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers EnableAccountResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers EnableAccountResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers EnableAccountResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers EnableAccountResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15654,7 +19585,24 @@ func ParseEnableAccountResponse(rsp *http.Response) (*EnableAccountResponse, err
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers EnableAccountResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers EnableAccountResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15663,6 +19611,13 @@ func ParseEnableAccountResponse(rsp *http.Response) (*EnableAccountResponse, err
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -15757,6 +19712,104 @@ func ParseIssueTokenResponse(rsp *http.Response) (*IssueTokenResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers IssueTokenResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers IssueTokenResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers IssueTokenResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers IssueTokenResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers IssueTokenResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers IssueTokenResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers IssueTokenResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers IssueTokenResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15766,7 +19819,24 @@ func ParseIssueTokenResponse(rsp *http.Response) (*IssueTokenResponse, error) {
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers IssueTokenResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers IssueTokenResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15775,6 +19845,13 @@ func ParseIssueTokenResponse(rsp *http.Response) (*IssueTokenResponse, error) {
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -15855,6 +19932,63 @@ func ParseListAuditResponse(rsp *http.Response) (*ListAuditResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAuditResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListAuditResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListAuditResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListAuditResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListAuditResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListAuditResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15864,7 +19998,24 @@ func ParseListAuditResponse(rsp *http.Response) (*ListAuditResponse, error) {
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListAuditResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListAuditResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15873,6 +20024,13 @@ func ParseListAuditResponse(rsp *http.Response) (*ListAuditResponse, error) {
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -15946,6 +20104,53 @@ func ParseGetAdminLedgerResponse(rsp *http.Response) (*GetAdminLedgerResponse, e
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAdminLedgerResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetAdminLedgerResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetAdminLedgerResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetAdminLedgerResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetAdminLedgerResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15955,7 +20160,24 @@ func ParseGetAdminLedgerResponse(rsp *http.Response) (*GetAdminLedgerResponse, e
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetAdminLedgerResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetAdminLedgerResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15964,6 +20186,13 @@ func ParseGetAdminLedgerResponse(rsp *http.Response) (*GetAdminLedgerResponse, e
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -16037,6 +20266,53 @@ func ParseGetGameResponse(rsp *http.Response) (*GetGameResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetGameResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetGameResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetGameResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetGameResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetGameResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16046,7 +20322,24 @@ func ParseGetGameResponse(rsp *http.Response) (*GetGameResponse, error) {
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetGameResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetGameResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16055,6 +20348,13 @@ func ParseGetGameResponse(rsp *http.Response) (*GetGameResponse, error) {
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -16128,6 +20428,53 @@ func ParseListGamePlayersResponse(rsp *http.Response) (*ListGamePlayersResponse,
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ListGamePlayersResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListGamePlayersResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListGamePlayersResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListGamePlayersResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListGamePlayersResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16137,7 +20484,24 @@ func ParseListGamePlayersResponse(rsp *http.Response) (*ListGamePlayersResponse,
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListGamePlayersResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListGamePlayersResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16146,6 +20510,13 @@ func ParseListGamePlayersResponse(rsp *http.Response) (*ListGamePlayersResponse,
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -16219,6 +20590,53 @@ func ParseListGamePostingsResponse(rsp *http.Response) (*ListGamePostingsRespons
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ListGamePostingsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListGamePostingsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListGamePostingsResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListGamePostingsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListGamePostingsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16228,7 +20646,24 @@ func ParseListGamePostingsResponse(rsp *http.Response) (*ListGamePostingsRespons
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListGamePostingsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListGamePostingsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16237,6 +20672,13 @@ func ParseListGamePostingsResponse(rsp *http.Response) (*ListGamePostingsRespons
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -16310,6 +20752,53 @@ func ParseGetRoundResponse(rsp *http.Response) (*GetRoundResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetRoundResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetRoundResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetRoundResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetRoundResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetRoundResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16319,7 +20808,24 @@ func ParseGetRoundResponse(rsp *http.Response) (*GetRoundResponse, error) {
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetRoundResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetRoundResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16328,6 +20834,13 @@ func ParseGetRoundResponse(rsp *http.Response) (*GetRoundResponse, error) {
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -16387,6 +20900,26 @@ func ParseListSigningKeysResponse(rsp *http.Response) (*ListSigningKeysResponse,
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSigningKeysResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListSigningKeysResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListSigningKeysResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16396,7 +20929,24 @@ func ParseListSigningKeysResponse(rsp *http.Response) (*ListSigningKeysResponse,
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListSigningKeysResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListSigningKeysResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16405,6 +20955,13 @@ func ParseListSigningKeysResponse(rsp *http.Response) (*ListSigningKeysResponse,
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -16485,6 +21042,63 @@ func ParseGetLeaderboardResponse(rsp *http.Response) (*GetLeaderboardResponse, e
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLeaderboardResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetLeaderboardResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetLeaderboardResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetLeaderboardResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetLeaderboardResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetLeaderboardResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16494,7 +21108,24 @@ func ParseGetLeaderboardResponse(rsp *http.Response) (*GetLeaderboardResponse, e
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetLeaderboardResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetLeaderboardResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16503,6 +21134,13 @@ func ParseGetLeaderboardResponse(rsp *http.Response) (*GetLeaderboardResponse, e
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -16583,6 +21221,63 @@ func ParseListLobbiesResponse(rsp *http.Response) (*ListLobbiesResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ListLobbiesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListLobbiesResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListLobbiesResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListLobbiesResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListLobbiesResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListLobbiesResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16592,7 +21287,24 @@ func ParseListLobbiesResponse(rsp *http.Response) (*ListLobbiesResponse, error) 
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListLobbiesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListLobbiesResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16601,6 +21313,13 @@ func ParseListLobbiesResponse(rsp *http.Response) (*ListLobbiesResponse, error) 
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -16688,6 +21407,87 @@ func ParseCreateLobbyResponse(rsp *http.Response) (*CreateLobbyResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateLobbyResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateLobbyResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateLobbyResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateLobbyResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateLobbyResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateLobbyResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateLobbyResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16697,7 +21497,24 @@ func ParseCreateLobbyResponse(rsp *http.Response) (*CreateLobbyResponse, error) 
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateLobbyResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateLobbyResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16706,6 +21523,13 @@ func ParseCreateLobbyResponse(rsp *http.Response) (*CreateLobbyResponse, error) 
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -16793,6 +21617,80 @@ func ParseGetLobbyResponse(rsp *http.Response) (*GetLobbyResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLobbyResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetLobbyResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetLobbyResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetLobbyResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetLobbyResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetLobbyResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetLobbyResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16802,7 +21700,24 @@ func ParseGetLobbyResponse(rsp *http.Response) (*GetLobbyResponse, error) {
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetLobbyResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetLobbyResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16811,6 +21726,13 @@ func ParseGetLobbyResponse(rsp *http.Response) (*GetLobbyResponse, error) {
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -16905,6 +21827,104 @@ func ParseCloseLobbyResponse(rsp *http.Response) (*CloseLobbyResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers CloseLobbyResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CloseLobbyResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CloseLobbyResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CloseLobbyResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CloseLobbyResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CloseLobbyResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CloseLobbyResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers CloseLobbyResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16914,7 +21934,24 @@ func ParseCloseLobbyResponse(rsp *http.Response) (*CloseLobbyResponse, error) {
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CloseLobbyResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers CloseLobbyResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16923,6 +21960,13 @@ func ParseCloseLobbyResponse(rsp *http.Response) (*CloseLobbyResponse, error) {
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -17017,6 +22061,104 @@ func ParseCommitMoveResponse(rsp *http.Response) (*CommitMoveResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers CommitMoveResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CommitMoveResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CommitMoveResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CommitMoveResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CommitMoveResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CommitMoveResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CommitMoveResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers CommitMoveResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17026,7 +22168,24 @@ func ParseCommitMoveResponse(rsp *http.Response) (*CommitMoveResponse, error) {
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CommitMoveResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers CommitMoveResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17035,6 +22194,13 @@ func ParseCommitMoveResponse(rsp *http.Response) (*CommitMoveResponse, error) {
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -17108,6 +22274,53 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ListEventsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListEventsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListEventsResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListEventsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListEventsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17117,7 +22330,24 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListEventsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListEventsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17126,6 +22356,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -17192,6 +22429,53 @@ func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamEventsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers StreamEventsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers StreamEventsResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers StreamEventsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers StreamEventsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17201,7 +22485,24 @@ func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers StreamEventsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers StreamEventsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17210,6 +22511,175 @@ func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetEventResponse parses an HTTP response from a GetEventWithResponse call
+func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TypedEvent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEventResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetEventResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetEventResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetEventResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetEventResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetEventResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetEventResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -17283,6 +22753,53 @@ func ParseListLobbyGamesResponse(rsp *http.Response) (*ListLobbyGamesResponse, e
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ListLobbyGamesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListLobbyGamesResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListLobbyGamesResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListLobbyGamesResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListLobbyGamesResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17292,7 +22809,24 @@ func ParseListLobbyGamesResponse(rsp *http.Response) (*ListLobbyGamesResponse, e
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListLobbyGamesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListLobbyGamesResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17301,6 +22835,13 @@ func ParseListLobbyGamesResponse(rsp *http.Response) (*ListLobbyGamesResponse, e
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -17395,6 +22936,104 @@ func ParseSetNextConfigResponse(rsp *http.Response) (*SetNextConfigResponse, err
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers SetNextConfigResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SetNextConfigResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SetNextConfigResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SetNextConfigResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SetNextConfigResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers SetNextConfigResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers SetNextConfigResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers SetNextConfigResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17404,7 +23043,24 @@ func ParseSetNextConfigResponse(rsp *http.Response) (*SetNextConfigResponse, err
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers SetNextConfigResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers SetNextConfigResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17413,6 +23069,13 @@ func ParseSetNextConfigResponse(rsp *http.Response) (*SetNextConfigResponse, err
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -17507,6 +23170,104 @@ func ParseRegisterPlayerResponse(rsp *http.Response) (*RegisterPlayerResponse, e
 	}
 
 	switch {
+	case rsp.StatusCode == 201:
+		var headers RegisterPlayerResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers RegisterPlayerResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RegisterPlayerResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RegisterPlayerResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RegisterPlayerResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RegisterPlayerResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RegisterPlayerResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers RegisterPlayerResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17516,7 +23277,24 @@ func ParseRegisterPlayerResponse(rsp *http.Response) (*RegisterPlayerResponse, e
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RegisterPlayerResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers RegisterPlayerResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17525,6 +23303,13 @@ func ParseRegisterPlayerResponse(rsp *http.Response) (*RegisterPlayerResponse, e
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -17619,6 +23404,104 @@ func ParseLeaveLobbyResponse(rsp *http.Response) (*LeaveLobbyResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers LeaveLobbyResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers LeaveLobbyResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers LeaveLobbyResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers LeaveLobbyResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers LeaveLobbyResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers LeaveLobbyResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers LeaveLobbyResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers LeaveLobbyResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17628,7 +23511,24 @@ func ParseLeaveLobbyResponse(rsp *http.Response) (*LeaveLobbyResponse, error) {
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers LeaveLobbyResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers LeaveLobbyResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17637,6 +23537,13 @@ func ParseLeaveLobbyResponse(rsp *http.Response) (*LeaveLobbyResponse, error) {
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -17738,6 +23645,121 @@ func ParseRevealMoveResponse(rsp *http.Response) (*RevealMoveResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers RevealMoveResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RevealMoveResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RevealMoveResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RevealMoveResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RevealMoveResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RevealMoveResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RevealMoveResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers RevealMoveResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers RevealMoveResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17747,7 +23769,24 @@ func ParseRevealMoveResponse(rsp *http.Response) (*RevealMoveResponse, error) {
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RevealMoveResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers RevealMoveResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17756,6 +23795,13 @@ func ParseRevealMoveResponse(rsp *http.Response) (*RevealMoveResponse, error) {
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -17850,6 +23896,104 @@ func ParseStopGameResponse(rsp *http.Response) (*StopGameResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers StopGameResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers StopGameResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers StopGameResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers StopGameResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers StopGameResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers StopGameResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers StopGameResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers StopGameResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17859,7 +24003,24 @@ func ParseStopGameResponse(rsp *http.Response) (*StopGameResponse, error) {
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers StopGameResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers StopGameResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17868,6 +24029,13 @@ func ParseStopGameResponse(rsp *http.Response) (*StopGameResponse, error) {
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -17934,6 +24102,43 @@ func ParseGetLogResponse(rsp *http.Response) (*GetLogResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLogResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetLogResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetLogResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetLogResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17943,7 +24148,24 @@ func ParseGetLogResponse(rsp *http.Response) (*GetLogResponse, error) {
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetLogResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetLogResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17952,6 +24174,13 @@ func ParseGetLogResponse(rsp *http.Response) (*GetLogResponse, error) {
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -18025,6 +24254,53 @@ func ParseGetConsistencyProofResponse(rsp *http.Response) (*GetConsistencyProofR
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetConsistencyProofResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetConsistencyProofResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 409:
+		var headers GetConsistencyProofResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetConsistencyProofResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetConsistencyProofResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18034,7 +24310,24 @@ func ParseGetConsistencyProofResponse(rsp *http.Response) (*GetConsistencyProofR
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetConsistencyProofResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetConsistencyProofResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18043,6 +24336,13 @@ func ParseGetConsistencyProofResponse(rsp *http.Response) (*GetConsistencyProofR
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -18123,6 +24423,70 @@ func ParseGetInclusionProofResponse(rsp *http.Response) (*GetInclusionProofRespo
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetInclusionProofResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetInclusionProofResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetInclusionProofResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers GetInclusionProofResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetInclusionProofResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetInclusionProofResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18132,7 +24496,24 @@ func ParseGetInclusionProofResponse(rsp *http.Response) (*GetInclusionProofRespo
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetInclusionProofResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetInclusionProofResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18141,6 +24522,13 @@ func ParseGetInclusionProofResponse(rsp *http.Response) (*GetInclusionProofRespo
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -18228,6 +24616,87 @@ func ParseQuickJoinResponse(rsp *http.Response) (*QuickJoinResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 201:
+		var headers QuickJoinResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers QuickJoinResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers QuickJoinResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers QuickJoinResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers QuickJoinResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers QuickJoinResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers QuickJoinResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18237,7 +24706,24 @@ func ParseQuickJoinResponse(rsp *http.Response) (*QuickJoinResponse, error) {
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers QuickJoinResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers QuickJoinResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18246,6 +24732,13 @@ func ParseQuickJoinResponse(rsp *http.Response) (*QuickJoinResponse, error) {
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -18319,6 +24812,53 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMeResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetMeResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetMeResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetMeResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetMeResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18328,7 +24868,24 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetMeResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetMeResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18337,6 +24894,13 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -18410,6 +24974,63 @@ func ParseListMyGamesResponse(rsp *http.Response) (*ListMyGamesResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ListMyGamesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListMyGamesResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListMyGamesResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListMyGamesResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListMyGamesResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListMyGamesResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18419,7 +25040,24 @@ func ParseListMyGamesResponse(rsp *http.Response) (*ListMyGamesResponse, error) 
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListMyGamesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -18498,6 +25136,63 @@ func ParseListMyLedgerResponse(rsp *http.Response) (*ListMyLedgerResponse, error
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ListMyLedgerResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListMyLedgerResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListMyLedgerResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListMyLedgerResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListMyLedgerResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListMyLedgerResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18507,7 +25202,24 @@ func ParseListMyLedgerResponse(rsp *http.Response) (*ListMyLedgerResponse, error
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListMyLedgerResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListMyLedgerResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18516,6 +25228,13 @@ func ParseListMyLedgerResponse(rsp *http.Response) (*ListMyLedgerResponse, error
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -18603,6 +25322,87 @@ func ParseRotateTokenResponse(rsp *http.Response) (*RotateTokenResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers RotateTokenResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RotateTokenResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RotateTokenResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RotateTokenResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers RotateTokenResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RotateTokenResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers RotateTokenResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18612,7 +25412,24 @@ func ParseRotateTokenResponse(rsp *http.Response) (*RotateTokenResponse, error) 
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RotateTokenResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers RotateTokenResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18621,6 +25438,13 @@ func ParseRotateTokenResponse(rsp *http.Response) (*RotateTokenResponse, error) 
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -18680,6 +25504,26 @@ func ParseListRulesetsResponse(rsp *http.Response) (*ListRulesetsResponse, error
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ListRulesetsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListRulesetsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListRulesetsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18689,7 +25533,24 @@ func ParseListRulesetsResponse(rsp *http.Response) (*ListRulesetsResponse, error
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListRulesetsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListRulesetsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18698,6 +25559,13 @@ func ParseListRulesetsResponse(rsp *http.Response) (*ListRulesetsResponse, error
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -18771,6 +25639,53 @@ func ParseGetRulesetByHashResponse(rsp *http.Response) (*GetRulesetByHashRespons
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetRulesetByHashResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetRulesetByHashResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetRulesetByHashResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetRulesetByHashResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetRulesetByHashResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18780,7 +25695,24 @@ func ParseGetRulesetByHashResponse(rsp *http.Response) (*GetRulesetByHashRespons
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetRulesetByHashResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetRulesetByHashResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18789,6 +25721,13 @@ func ParseGetRulesetByHashResponse(rsp *http.Response) (*GetRulesetByHashRespons
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -18862,6 +25801,53 @@ func ParseGetRulesetResponse(rsp *http.Response) (*GetRulesetResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetRulesetResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetRulesetResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetRulesetResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetRulesetResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetRulesetResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18871,7 +25857,24 @@ func ParseGetRulesetResponse(rsp *http.Response) (*GetRulesetResponse, error) {
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetRulesetResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetRulesetResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18880,6 +25883,13 @@ func ParseGetRulesetResponse(rsp *http.Response) (*GetRulesetResponse, error) {
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -18953,6 +25963,53 @@ func ParseAnalyzeGridResponse(rsp *http.Response) (*AnalyzeGridResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AnalyzeGridResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers AnalyzeGridResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers AnalyzeGridResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers AnalyzeGridResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers AnalyzeGridResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18962,7 +26019,24 @@ func ParseAnalyzeGridResponse(rsp *http.Response) (*AnalyzeGridResponse, error) 
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AnalyzeGridResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers AnalyzeGridResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18971,6 +26045,13 @@ func ParseAnalyzeGridResponse(rsp *http.Response) (*AnalyzeGridResponse, error) 
 				return nil, err
 			}
 			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
 	}

@@ -25,6 +25,7 @@ enum class ErrorCode(val wire: String, val playerMessage: String) {
     INTERNAL("internal", "The server had a problem. Please try again."),
     ACCOUNT_DISABLED("account_disabled", "This account has been disabled. Please contact support."),
     NO_MATCH("no_match", "No open game with this bet right now. Try again in a moment."),
+    NOT_LOGGED("not_logged", "The transparency log has not published this yet. Try again in a moment."),
     UNAVAILABLE("unavailable", "The server is switching to its standby database. Retrying..."),
     UNKNOWN("unknown", "Something went wrong on the server."),
     ;
