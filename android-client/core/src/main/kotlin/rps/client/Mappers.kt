@@ -264,7 +264,7 @@ object Mappers {
         if (body != null) {
             try {
                 val p = lenient.decodeFromString(Problem.serializer(), body)
-                return RpsException.Problem(ErrorCode.fromWire(p.code.value), p.status, p.detail, p.field, retryAfter)
+                return RpsException.Problem(ErrorCode.fromWire(p.code), p.status, p.detail, p.field, retryAfter)
             } catch (_: Exception) {
                 // An unknown code (or a body that is not a problem) is still an error with a status.
             }

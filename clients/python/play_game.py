@@ -1,0 +1,264 @@
+"""Plays whole games against a real rpsd with the client openapi-python-client generated from
+openapi.yaml, unchanged, and verifies them as a third party would.
+
+scripts/test-generated-clients.sh generates the package `rps_client` and runs
+
+    python play_game.py URL ADMIN_TOKEN CLIENT_DIR DEADLINE_MS
+
+Accounts, a lobby, registrations, commitments, reveals, a refusal read as a problem, a stage that
+expires at its deadline, the event stream followed live with a dropped connection resumed from
+Last-Event-ID, the hash chain, the stage digests and the signed heads checked with blake2b
+(hashlib) and Ed25519 (cryptography), the ruleset fetched by content hash. Test code, not a
+library.
+"""
+
+import hashlib
+import json
+import secrets
+import sys
+import threading
+import time
+
+import httpx
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+URL, ADMIN_TOKEN, CLIENT_DIR, DEADLINE_MS = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+sys.path.insert(0, CLIENT_DIR)
+
+from rps_client import AuthenticatedClient, Client  # noqa: E402
+from rps_client.api.accounts import create_account, get_me  # noqa: E402
+from rps_client.api.admin import credit_account, get_admin_ledger  # noqa: E402
+from rps_client.api.events import get_event, list_events, stream_events  # noqa: E402
+from rps_client.api.games import get_game, get_round  # noqa: E402
+from rps_client.api.lobbies import create_lobby, get_lobby  # noqa: E402
+from rps_client.api.operations import get_open_api_spec, list_signing_keys  # noqa: E402
+from rps_client.api.play import commit_move, register_player, reveal_move  # noqa: E402
+from rps_client.api.rulesets import get_ruleset_by_hash  # noqa: E402
+from rps_client.models import (  # noqa: E402
+    AccountCreated,
+    CommitRequest,
+    CreateAccountRequest,
+    CreateLobbyRequest,
+    EventPage,
+    GameConfigInput,
+    Lobby,
+    MoneyTransferRequest,
+    MovesClosedEvent,
+    Problem,
+    RevealRequest,
+    RoundResolvedEvent,
+    RoundTranscript,
+)
+
+checks = 0
+
+
+def check(ok, what):
+    global checks
+    if not ok:
+        raise AssertionError(what)
+    checks += 1
+
+
+def expect(value, cls, what):
+    check(isinstance(value, cls), f"{what}: got {value!r}, want a {cls.__name__}")
+    return value
+
+
+def blake2b256(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=32).digest()
+
+
+def canonical(value) -> bytes:
+    """RFC 8785 for the values of this API (integers only, ASCII keys): Python's encoder with
+    sorted keys, no whitespace and raw UTF-8 writes exactly the canonical form."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def verify_chain(events):
+    """Recomputes every hash of a log from its first event, as the contract's `Event` says."""
+    prev = bytes(32)
+    for i, e in enumerate(events, start=1):
+        check(e["seq"] == i, f"event {i} has seq {e['seq']}")
+        check(e["prevHash"] == prev.hex(), f"event {i}: prevHash is not the previous hash")
+        body = {k: e[k] for k in ("seq", "type", "lobbyId", "gameId", "at", "data")}
+        prev = blake2b256(prev + canonical(body))
+        check(e["hash"] == prev.hex(), f"event {i} ({e['type']}): hash does not recompute")
+
+
+def verify_head(head: dict, keys: dict, events):
+    """A signed head: its signature over the contract's bytes, and that it names a chained event."""
+    signed = b"rps-signed-head-v1\n" + canonical({k: head[k] for k in ("at", "hash", "keyId", "lobbyId", "seq")})
+    Ed25519PublicKey.from_public_bytes(bytes.fromhex(keys[head["keyId"]])).verify(bytes.fromhex(head["signature"]), signed)
+    check(events[head["seq"] - 1]["hash"] == head["hash"], f"head {head['seq']} is not on the chain")
+
+
+def digest(values) -> str:
+    """The digest of a stage's sealed values: the canonical array of {player, value} by player."""
+    elems = sorted(({"player": p, "value": v} for p, v in values), key=lambda x: x["player"].encode())
+    return blake2b256(canonical(elems)).hex()
+
+
+def sse_messages(lines):
+    """The messages of an event stream, as (id, event, data) with comments skipped."""
+    msg = {}
+    data = []
+    for line in lines:
+        if line == "":
+            if data or msg:
+                yield msg.get("id"), msg.get("event", "message"), "\n".join(data)
+            msg, data = {}, []
+        elif line.startswith(":"):
+            continue
+        else:
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if field == "data":
+                data.append(value)
+            else:
+                msg[field] = value
+
+
+class Follower(threading.Thread):
+    """Follows a lobby's stream live until `until` is streamed, dropping the connection once after
+    `drop_after` and resuming from the last id received, as a client on a bad network does."""
+
+    def __init__(self, lobby, drop_after, until):
+        super().__init__(daemon=True)
+        self.lobby, self.drop_after, self.until = lobby, drop_after, until
+        self.events, self.heads, self.connections, self.error = [], [], 0, None
+
+    def run(self):
+        try:
+            last, dropped = None, False
+            while True:
+                headers = {"Last-Event-ID": last} if last else {}
+                self.connections += 1
+                with httpx.stream("GET", f"{URL}/v1/lobbies/{self.lobby}/events/stream", headers=headers, timeout=30) as r:
+                    check(r.status_code == 200, f"stream: {r.status_code}")
+                    for mid, event, data in sse_messages(r.iter_lines()):
+                        if event == "head":
+                            self.heads.append(json.loads(data))
+                            continue
+                        e = json.loads(data)
+                        check(mid == str(e["seq"]) and event == e["type"], f"stream message {mid} {event} carries {e['seq']}")
+                        self.events.append(e)
+                        last = mid
+                        if event == self.until:
+                            return
+                        if event == self.drop_after and not dropped:
+                            dropped = True
+                            break
+        except Exception as exc:  # reported by the main thread
+            self.error = exc
+
+
+def player(name, anon, admin):
+    created = expect(create_account.sync(client=anon, body=CreateAccountRequest(name=name)), AccountCreated, "create account")
+    expect(credit_account.sync(created.account.id, client=admin, body=MoneyTransferRequest(amount=1000)), type(created.account), "credit")
+    client = AuthenticatedClient(base_url=URL, token=created.token)
+    check(get_me.sync(client=client).balance == 1000, f"{name}'s balance after the credit")
+    return created.account.id, client
+
+
+def main():
+    anon = Client(base_url=URL)
+    admin = AuthenticatedClient(base_url=URL, token=ADMIN_TOKEN)
+    keys = {k.key_id: k.public_key for k in list_signing_keys.sync(client=anon).keys}
+    alice_id, alice = player("alice (python)", anon, admin)
+    bob_id, bob = player("bob (python)", anon, admin)
+
+    # A lobby: its nullable fields (no next config; an admin is not in the game) read as None.
+    config = GameConfigInput(bet_size=100, players_count_limit=2)
+    lobby = expect(create_lobby.sync(client=admin, body=CreateLobbyRequest(name="python", config=config)), Lobby, "create lobby")
+    check(lobby.next_config is None and lobby.game.you is None and lobby.game.stage.value == "registration", "a new lobby")
+    follower = Follower(lobby.id, drop_after="round_started", until="game_finished")
+    follower.start()
+
+    expect(register_player.sync(lobby.id, client=alice, idempotency_key=secrets.token_hex(8)), Lobby, "alice registers")
+    started = expect(register_player.sync(lobby.id, client=bob), Lobby, "bob registers")
+    check(started.game.stage.value == "moves" and started.game.round_ == 1, "the full game starts round 1")
+
+    # Commit (blake2b-256 of digit + password), each seeing only its own commitment.
+    reveals = {alice_id: "0" + secrets.token_hex(16), bob_id: "2" + secrets.token_hex(16)}  # Rock, Scissors
+    commitments = {p: hashlib.blake2b(r.encode(), digest_size=32).hexdigest() for p, r in reveals.items()}
+    after = expect(commit_move.sync(lobby.id, client=alice, body=CommitRequest(commitment=commitments[alice_id])), Lobby, "alice commits")
+    check(after.game.you.commitment == commitments[alice_id], "alice sees her own commitment")
+
+    # A refusal is a problem: its code, status and request id (also in the X-Request-Id header).
+    again = commit_move.sync_detailed(lobby.id, client=alice, body=CommitRequest(commitment=commitments[alice_id]))
+    problem = expect(again.parsed, Problem, "a second commitment")
+    check(again.status_code == 409 and problem.code == "already_committed" and problem.status == 409, f"refusal {problem}")
+    check(again.headers["X-Request-Id"] == problem.request_id, "the problem's requestId is the X-Request-Id header")
+
+    moved = expect(commit_move.sync(lobby.id, client=bob, body=CommitRequest(commitment=commitments[bob_id])), Lobby, "bob commits")
+    check(moved.game.stage.value == "reveal", "every commitment opens the reveal stage")
+    wrong = expect(reveal_move.sync(lobby.id, client=bob, body=RevealRequest(reveal="1" + reveals[bob_id][1:])), Problem, "a wrong reveal")
+    check(wrong.code == "commitment_mismatch" and wrong.status == 422, f"wrong reveal: {wrong}")
+    expect(reveal_move.sync(lobby.id, client=alice, body=RevealRequest(reveal=reveals[alice_id])), Lobby, "alice reveals")
+    expect(reveal_move.sync(lobby.id, client=bob, body=RevealRequest(reveal=reveals[bob_id])), Lobby, "bob reveals")
+
+    game = get_game.sync(started.game.id, client=anon)
+    check(game.stage.value == "finished" and game.winner == alice_id and game.payout == 200, f"Rock beats Scissors: {game}")
+    check(get_me.sync(client=alice).balance == 1100 and get_me.sync(client=bob).balance == 900, "the winner took both bets")
+
+    # The log: a page, read with the generated types, hashes into a chain; the live stream saw the
+    # same events across its dropped connection, without a gap or a duplicate.
+    follower.join(timeout=30)
+    check(not follower.is_alive() and follower.error is None, f"the stream follower: {follower.error}")
+    page = expect(list_events.sync(lobby.id, client=anon, after=0, limit=1000), EventPage, "the events")
+    events = [e.to_dict() for e in page.events]
+    verify_chain(events)
+    check(follower.connections == 2, f"the stream was resumed once ({follower.connections} connections)")
+    check(follower.events == events[: len(follower.events)] and follower.events[-1]["type"] == "game_finished", "streamed events")
+    for head in [page.head.to_dict(), get_lobby.sync(lobby.id, client=alice).head.to_dict(), *follower.heads]:
+        verify_head(head, keys, events)
+
+    # The stage digests against the round's transcript, and one event read typed.
+    transcript = expect(get_round.sync(started.game.id, 1, client=anon), RoundTranscript, "round 1")
+    by_type = {e["type"]: e for e in events}
+    closed, resolved = by_type["moves_closed"], by_type["round_resolved"]
+    check(closed["data"]["digest"] == digest((str(m.account_id), m.commitment) for m in transcript.moves), "the commitments' digest")
+    check(resolved["data"]["digest"] == digest((str(m.account_id), m.reveal) for m in transcript.moves), "the reveals' digest")
+    typed = expect(get_event.sync(lobby.id, closed["seq"], client=anon), MovesClosedEvent, "moves_closed, typed")
+    check(typed.data.digest == closed["data"]["digest"] and typed.data.committed == 2, "typed moves_closed")
+    typed = expect(get_event.sync(lobby.id, resolved["seq"], client=anon), RoundResolvedEvent, "round_resolved, typed")
+    check(typed.data.present == 0b101 and typed.data.survivors == 0b001, "Rock and Scissors present, Rock survives")
+
+    # The exact ruleset of the game, by its content hash.
+    ruleset = get_ruleset_by_hash.sync_detailed(game.ruleset_hash, client=anon)
+    check(blake2b256(ruleset.content).hex() == game.ruleset_hash, "the ruleset hashes to the game's rulesetHash")
+    check([w.name for w in ruleset.parsed.weapons][:3] == ["Rock", "Paper", "Scissors"], "the ruleset's weapons")
+
+    # The stream as a generated client can read it: follow=false ends at the head.
+    snapshot = stream_events.sync(lobby.id, client=anon, follow=False)
+    messages = list(sse_messages(snapshot.split("\n")))
+    check([json.loads(d) for _, ev, d in messages if ev != "head"] == events, "the snapshot stream is the log")
+    check(messages[-1][1] == "head" and json.loads(messages[-1][2])["seq"] == len(events), "the snapshot ends with its head")
+
+    # A deadline: only alice commits; when the moves stage expires she wins by default.
+    quick = GameConfigInput(bet_size=10, players_count_limit=2, move_timeout_ms=DEADLINE_MS)
+    timed = create_lobby.sync(client=admin, body=CreateLobbyRequest(name="python deadline", config=quick))
+    register_player.sync(timed.id, client=alice)
+    register_player.sync(timed.id, client=bob)
+    commit_move.sync(timed.id, client=alice, body=CommitRequest(commitment=commitments[alice_id]))
+    seen, finished = 0, None
+    deadline = time.monotonic() + 30
+    while finished is None and time.monotonic() < deadline:
+        polled = list_events.sync(timed.id, client=anon, after=seen, wait=5)
+        for e in polled.events:
+            if e.type_ == "game_finished":
+                finished = e.to_dict()
+        seen = polled.next_
+    check(finished is not None and finished["data"]["winner"] == str(alice_id), f"the deadline passed: {finished}")
+    verify_chain([e.to_dict() for e in list_events.sync(timed.id, client=anon, limit=1000).events])
+
+    report = get_admin_ledger.sync(client=admin)
+    check(report.ok and report.entries_sum == 0, "the ledger balances")
+    spec = get_open_api_spec.sync_detailed(client=anon)
+    check(spec.status_code == 200 and spec.content.startswith(b"openapi: 3.0.3"), "GET /openapi.yaml")
+    print(f"python (openapi-python-client): a game played and verified, {checks} checks passed")
+
+
+if __name__ == "__main__":
+    main()

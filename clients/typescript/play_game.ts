@@ -1,0 +1,273 @@
+// Plays whole games against a real rpsd with the client openapi-generator's typescript-fetch
+// generated from openapi.yaml, unchanged, and verifies them as a third party would.
+//
+// scripts/test-generated-clients.sh generates the client into ./generated beside the compiled
+// copy of this file, compiles both with the pinned TypeScript and runs
+//
+//     node play_game.js URL ADMIN_TOKEN DEADLINE_MS
+//
+// Accounts, a lobby, registrations, commitments, reveals, a refusal read as a problem, a stage
+// that expires at its deadline, the event stream followed live with a dropped connection resumed
+// from Last-Event-ID, the hash chain, the stage digests and the signed heads checked with
+// @noble/hashes (blake2b) and @noble/curves (Ed25519), the ruleset fetched by content hash. Test
+// code, not a library.
+
+import { blake2b } from '@noble/hashes/blake2.js';
+import { bytesToHex, hexToBytes, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import canonicalize from 'canonicalize';
+import {
+  AccountsApi, AdminApi, Configuration, EventsApi, GamesApi, LobbiesApi, OperationsApi, PlayApi,
+  RulesetsApi, ResponseError, EventToJSON, ProblemFromJSON, SignedHeadToJSON,
+  type Lobby, type MovesClosedEvent, type RoundResolvedEvent, type SignedHead, type Problem,
+} from './generated/index.js';
+
+// Node's globals, without @types/node for the one use.
+declare const process: { argv: string[]; exit(code: number): never };
+
+const [url, adminToken, deadlineArg] = process.argv.slice(2);
+const deadlineMs = Number(deadlineArg);
+let checks = 0;
+
+function check(ok: unknown, what: string): void {
+  if (!ok) throw new Error(`check failed: ${what}`);
+  checks++;
+}
+
+type Json = Record<string, any>;
+
+const hash = (data: Uint8Array): Uint8Array => blake2b(data, { dkLen: 32 });
+const canonical = (value: unknown): Uint8Array => utf8ToBytes(canonicalize(value) as string);
+const hex = (bytes: Uint8Array): string => bytesToHex(bytes);
+const secret = (): string => hex(randomBytes(16));
+
+/** Recomputes every hash of a log from its first event, as the contract's `Event` says. */
+function verifyChain(events: Json[]): void {
+  let prev: Uint8Array = new Uint8Array(32);
+  events.forEach((e, i) => {
+    check(e.seq === i + 1, `event ${i + 1} has seq ${e.seq}`);
+    check(e.prevHash === hex(prev), `event ${e.seq}: prevHash is not the previous hash`);
+    const body = { seq: e.seq, type: e.type, lobbyId: e.lobbyId, gameId: e.gameId, at: e.at, data: e.data };
+    const bytes = canonical(body);
+    const joined = new Uint8Array(32 + bytes.length);
+    joined.set(prev);
+    joined.set(bytes, 32);
+    prev = hash(joined);
+    check(e.hash === hex(prev), `event ${e.seq} (${e.type}): hash does not recompute`);
+  });
+}
+
+/** A signed head: its signature over the contract's bytes, and that it names a chained event. */
+function verifyHead(head: Json, keys: Map<string, string>, events: Json[]): void {
+  const { at, hash: h, keyId, lobbyId, seq } = head;
+  const signed = new Uint8Array([...utf8ToBytes('rps-signed-head-v1\n'), ...canonical({ at, hash: h, keyId, lobbyId, seq })]);
+  const key = keys.get(keyId);
+  check(key && ed25519.verify(hexToBytes(head.signature), signed, hexToBytes(key)), `head ${seq}: signature`);
+  check(events[seq - 1].hash === h, `head ${seq} is not on the chain`);
+}
+
+/** The digest of a stage's sealed values: the canonical array of {player, value} by player. */
+function digest(values: [string, string][]): string {
+  const elems = values.map(([player, value]) => ({ player, value }))
+    .sort((a, b) => (a.player < b.player ? -1 : a.player > b.player ? 1 : 0));
+  return hex(hash(canonical(elems)));
+}
+
+interface Message { id?: string; event: string; data: string }
+
+/** The messages of an event stream's text, comments skipped. */
+function* sseMessages(lines: Iterable<string>): Generator<Message> {
+  let msg: Json = {};
+  let data: string[] = [];
+  for (const line of lines) {
+    if (line === '') {
+      if (data.length || Object.keys(msg).length) yield { id: msg.id, event: msg.event ?? 'message', data: data.join('\n') };
+      msg = {};
+      data = [];
+    } else if (!line.startsWith(':')) {
+      const at = line.indexOf(':');
+      const field = at < 0 ? line : line.slice(0, at);
+      const value = at < 0 ? '' : line.slice(at + 1).replace(/^ /, '');
+      if (field === 'data') data.push(value);
+      else msg[field] = value;
+    }
+  }
+}
+
+/** The lines of a streamed body as they arrive. */
+async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffered = '';
+  for await (const chunk of body as any as AsyncIterable<Uint8Array>) {
+    buffered += decoder.decode(chunk, { stream: true });
+    let nl;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      yield buffered.slice(0, nl).replace(/\r$/, '');
+      buffered = buffered.slice(nl + 1);
+    }
+  }
+}
+
+/** Follows a lobby's stream live until `until` is streamed, dropping the connection once after
+ * `dropAfter` and resuming from the last id received, as a client on a bad network does. */
+async function follow(lobbyId: string, dropAfter: string, until: string) {
+  const events: Json[] = [];
+  const heads: Json[] = [];
+  let last: string | undefined;
+  let dropped = false;
+  let connections = 0;
+  for (;;) {
+    connections++;
+    const res = await fetch(`${url}/v1/lobbies/${lobbyId}/events/stream`, { headers: last ? { 'Last-Event-ID': last } : {} });
+    check(res.status === 200 && res.body, `stream: ${res.status}`);
+    const pending: string[] = [];
+    let reconnect = false;
+    for await (const line of lines(res.body!)) {
+      pending.push(line);
+      if (line !== '') continue;
+      for (const m of sseMessages(pending.splice(0))) {
+        if (m.event === 'head') { heads.push(JSON.parse(m.data)); continue; }
+        const e = JSON.parse(m.data);
+        check(m.id === String(e.seq) && m.event === e.type, `stream message ${m.id} ${m.event} carries ${e.seq}`);
+        events.push(e);
+        last = m.id;
+        // Leaving the loop over the body cancels it, which closes the connection.
+        if (m.event === until) return { events, heads, connections };
+        if (m.event === dropAfter && !dropped) { dropped = true; reconnect = true; }
+      }
+      if (reconnect) break;
+    }
+  }
+}
+
+/** The problem of a refused call: typescript-fetch throws a ResponseError holding the response. */
+async function refusal(call: Promise<unknown>): Promise<{ problem: Problem; status: number; requestId: string | null }> {
+  try {
+    await call;
+  } catch (err) {
+    check(err instanceof ResponseError, `a refusal, not ${err}`);
+    const res = (err as ResponseError).response;
+    return { problem: ProblemFromJSON(await res.json()), status: res.status, requestId: res.headers.get('X-Request-Id') };
+  }
+  throw new Error('the call was not refused');
+}
+
+const config = (token?: string) => new Configuration({ basePath: url, accessToken: token });
+
+async function player(name: string, admin: Configuration) {
+  const created = await new AccountsApi(config()).createAccount({ createAccountRequest: { name } });
+  await new AdminApi(admin).creditAccount({ accountId: created.account.id, moneyTransferRequest: { amount: 1000 } });
+  const cfg = config(created.token);
+  check((await new AccountsApi(cfg).getMe()).balance === 1000, `${name}'s balance after the credit`);
+  return { id: created.account.id, cfg };
+}
+
+async function main(): Promise<void> {
+  const anon = config();
+  const admin = config(adminToken);
+  const keys = new Map((await new OperationsApi(anon).listSigningKeys()).keys.map((k) => [k.keyId, k.publicKey]));
+  const alice = await player('alice (typescript)', admin);
+  const bob = await player('bob (typescript)', admin);
+  const play = (p: { cfg: Configuration }) => new PlayApi(p.cfg);
+
+  // A lobby: its nullable fields (no next config; an admin is not in the game) read as null.
+  const lobby = await new LobbiesApi(admin).createLobby({
+    createLobbyRequest: { name: 'typescript', config: { betSize: 100, playersCountLimit: 2 } },
+  });
+  check(lobby.nextConfig === null && lobby.game?.you === null && lobby.game?.stage === 'registration', 'a new lobby');
+  const followed = follow(lobby.id, 'round_started', 'game_finished');
+
+  await play(alice).registerPlayer({ lobbyId: lobby.id, idempotencyKey: secret() });
+  const started: Lobby = await play(bob).registerPlayer({ lobbyId: lobby.id });
+  check(started.game?.stage === 'moves' && started.game.round === 1, 'the full game starts round 1');
+  const game = started.game!;
+
+  // Commit (blake2b-256 of digit + password), each seeing only its own commitment.
+  const reveals = new Map([[alice.id, '0' + secret()], [bob.id, '2' + secret()]]); // Rock, Scissors
+  const commitments = new Map([...reveals].map(([p, r]) => [p, hex(hash(utf8ToBytes(r)))]));
+  const after = await play(alice).commitMove({ lobbyId: lobby.id, commitRequest: { commitment: commitments.get(alice.id)! } });
+  check(after.game?.you?.commitment === commitments.get(alice.id), 'alice sees her own commitment');
+
+  // A refusal is a problem: its code, status and request id (also in the X-Request-Id header).
+  const again = await refusal(play(alice).commitMove({ lobbyId: lobby.id, commitRequest: { commitment: commitments.get(alice.id)! } }));
+  check(again.status === 409 && again.problem.code === 'already_committed' && again.problem.status === 409, `refusal ${JSON.stringify(again)}`);
+  check(again.requestId !== null && again.requestId === again.problem.requestId, 'the problem\'s requestId is the X-Request-Id header');
+
+  const moved = await play(bob).commitMove({ lobbyId: lobby.id, commitRequest: { commitment: commitments.get(bob.id)! } });
+  check(moved.game?.stage === 'reveal', 'every commitment opens the reveal stage');
+  const wrong = await refusal(play(bob).revealMove({ lobbyId: lobby.id, revealRequest: { reveal: '1' + reveals.get(bob.id)!.slice(1) } }));
+  check(wrong.problem.code === 'commitment_mismatch' && wrong.status === 422, `wrong reveal: ${JSON.stringify(wrong)}`);
+  await play(alice).revealMove({ lobbyId: lobby.id, revealRequest: { reveal: reveals.get(alice.id)! } });
+  await play(bob).revealMove({ lobbyId: lobby.id, revealRequest: { reveal: reveals.get(bob.id)! } });
+
+  const games = new GamesApi(anon);
+  const summary = await games.getGame({ gameId: game.id });
+  check(summary.stage === 'finished' && summary.winner === alice.id && summary.payout === 200, `Rock beats Scissors: ${JSON.stringify(summary)}`);
+  check((await new AccountsApi(alice.cfg).getMe()).balance === 1100 && (await new AccountsApi(bob.cfg).getMe()).balance === 900,
+    'the winner took both bets');
+
+  // The log: a page, read with the generated types, hashes into a chain; the live stream saw the
+  // same events across its dropped connection, without a gap or a duplicate.
+  const stream = await followed;
+  const eventsApi = new EventsApi(anon);
+  const page = await eventsApi.listEvents({ lobbyId: lobby.id, after: 0, limit: 1000 });
+  const events: Json[] = page.events.map(EventToJSON);
+  verifyChain(events);
+  check(stream.connections === 2, `the stream was resumed once (${stream.connections} connections)`);
+  check(canonicalize(stream.events) === canonicalize(events.slice(0, stream.events.length)), 'streamed events');
+  check(stream.events[stream.events.length - 1].type === 'game_finished', 'the stream followed to the end of the game');
+  const lobbyHead = (await new LobbiesApi(alice.cfg).getLobby({ lobbyId: lobby.id })).head as SignedHead;
+  for (const head of [SignedHeadToJSON(page.head), SignedHeadToJSON(lobbyHead), ...stream.heads]) verifyHead(head, keys, events);
+
+  // The stage digests against the round's transcript, and one event read typed.
+  const transcript = await games.getRound({ gameId: game.id, round: 1 });
+  const closed = events.find((e) => e.type === 'moves_closed')!;
+  const resolved = events.find((e) => e.type === 'round_resolved')!;
+  check(closed.data.digest === digest(transcript.moves.map((m) => [m.accountId, m.commitment!])), 'the commitments\' digest');
+  check(resolved.data.digest === digest(transcript.moves.map((m) => [m.accountId, m.reveal!])), 'the reveals\' digest');
+  const typedClosed = await eventsApi.getEvent({ lobbyId: lobby.id, seq: closed.seq });
+  check(typedClosed.type === 'moves_closed' && (typedClosed as MovesClosedEvent).data.digest === closed.data.digest, 'typed moves_closed');
+  const typedResolved = await eventsApi.getEvent({ lobbyId: lobby.id, seq: resolved.seq }) as RoundResolvedEvent;
+  check(typedResolved.data.present === 0b101 && typedResolved.data.survivors === 0b001, 'Rock and Scissors present, Rock survives');
+
+  // The exact ruleset of the game, by its content hash.
+  const ruleset = await new RulesetsApi(anon).getRulesetByHashRaw({ rulesetHash: summary.rulesetHash });
+  check(hex(hash(new Uint8Array(await ruleset.raw.arrayBuffer()))) === summary.rulesetHash, 'the ruleset hashes to the game\'s rulesetHash');
+
+  // The stream as a generated client can read it: follow=false ends at the head.
+  const snapshot = await eventsApi.streamEvents({ lobbyId: lobby.id, follow: false });
+  const messages = [...sseMessages(snapshot.split('\n'))];
+  check(canonicalize(messages.filter((m) => m.event !== 'head').map((m) => JSON.parse(m.data))) === canonicalize(events),
+    'the snapshot stream is the log');
+  const lastMessage = messages[messages.length - 1];
+  check(lastMessage.event === 'head' && JSON.parse(lastMessage.data).seq === events.length, 'the snapshot ends with its head');
+
+  // A deadline: only alice commits; when the moves stage expires she wins by default.
+  const timed = await new LobbiesApi(admin).createLobby({
+    createLobbyRequest: { name: 'typescript deadline', config: { betSize: 10, playersCountLimit: 2, moveTimeoutMs: deadlineMs } },
+  });
+  await play(alice).registerPlayer({ lobbyId: timed.id });
+  await play(bob).registerPlayer({ lobbyId: timed.id });
+  await play(alice).commitMove({ lobbyId: timed.id, commitRequest: { commitment: commitments.get(alice.id)! } });
+  let seen = 0;
+  let finished: Json | undefined;
+  const until = Date.now() + 30_000;
+  while (!finished && Date.now() < until) {
+    const polled = await eventsApi.listEvents({ lobbyId: timed.id, after: seen, wait: 5 });
+    finished = polled.events.map(EventToJSON).find((e) => e.type === 'game_finished');
+    seen = polled.next;
+  }
+  check(finished && finished.data.winner === alice.id, `the deadline passed: ${JSON.stringify(finished)}`);
+  verifyChain((await eventsApi.listEvents({ lobbyId: timed.id, limit: 1000 })).events.map(EventToJSON));
+
+  const report = await new AdminApi(admin).getAdminLedger();
+  check(report.ok && report.entriesSum === 0, 'the ledger balances');
+  const spec = await new OperationsApi(anon).getOpenApiSpecRaw();
+  check(spec.raw.status === 200 && (await spec.raw.text()).startsWith('openapi: 3.0.3'), 'GET /openapi.yaml');
+  console.log(`typescript (openapi-generator typescript-fetch): a game played and verified, ${checks} checks passed`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
