@@ -511,7 +511,7 @@ func TestBadInput(t *testing.T) {
 			if err := json.Unmarshal(res.Body, &prob); err != nil {
 				t.Fatalf("body %s: %v", res.Body, err)
 			}
-			if string(prob.Code) != c.code {
+			if prob.Code != c.code {
 				t.Fatalf("code %q, want %q; body %s", prob.Code, c.code, res.Body)
 			}
 			if c.field != "" && (prob.Field == nil || *prob.Field != c.field) {

@@ -72,7 +72,7 @@ func (m *Metrics) observeRequest(method, route string, status int, elapsed time.
 func (m *Metrics) observeAction(action string, err error) {
 	result := "ok"
 	if err != nil {
-		result = string(asProblem(err).code)
+		result = asProblem(err).code
 	}
 	m.actions.WithLabelValues(action, result).Inc()
 }

@@ -52,7 +52,7 @@ type problemError struct {
 	retryAfter int
 }
 
-func (e *problemError) Error() string { return string(e.code) + ": " + e.detail }
+func (e *problemError) Error() string { return e.code + ": " + e.detail }
 
 func newProblem(status int, code ProblemCode, detail string) *problemError {
 	return &problemError{status: status, code: code, detail: detail}
@@ -146,7 +146,7 @@ func problemBody(ctx context.Context, p *problemError) []byte {
 // renderProblem renders a problem as the JSON of the answer to the request named by ref.
 func renderProblem(p *problemError, ref store.RequestRef) []byte {
 	body := Problem{
-		Type:   "urn:rps:problem:" + string(p.code),
+		Type:   "urn:rps:problem:" + p.code,
 		Title:  problemTitles[p.code],
 		Status: int32(p.status),
 		Code:   p.code,

@@ -54,7 +54,7 @@ func ProblemOf(r Response) *Error {
 	e := &Error{Status: r.StatusCode(), Code: "http_" + strconv.Itoa(r.StatusCode())}
 	var p Problem
 	if err := json.Unmarshal(r.GetBody(), &p); err == nil && p.Code != "" {
-		e.Code = string(p.Code)
+		e.Code = p.Code
 		if p.Detail != nil {
 			e.Detail = *p.Detail
 		}

@@ -226,7 +226,7 @@ func (r Response) WantProblem(t testing.TB, status int, code string) api.Problem
 		t.Fatalf("%s: status %d, want %d (%s); body %s", r.Req, r.Status, status, code, r.Body)
 	}
 	p := r.Problem(t)
-	if string(p.Code) != code {
+	if p.Code != code {
 		t.Fatalf("%s: code %q, want %q; body %s", r.Req, p.Code, code, r.Body)
 	}
 	return p
@@ -318,7 +318,7 @@ func CheckResponse(t testing.TB, r Response, allow5xx bool) {
 		t.Errorf("%s: problem body does not parse: %v: %s", r.Req, err, r.Body)
 		return
 	}
-	if p.Code == "" || p.Title == "" || p.Type != "urn:rps:problem:"+string(p.Code) || int(p.Status) != r.Status {
+	if p.Code == "" || p.Title == "" || p.Type != "urn:rps:problem:"+p.Code || int(p.Status) != r.Status {
 		t.Errorf("%s: inconsistent problem for status %d: %s", r.Req, r.Status, r.Body)
 	}
 	// A replayed outcome is the stored body, with the first request's id.
