@@ -1,9 +1,9 @@
 # make test is the one test command; .ci/run calls it and nothing else.
 GO ?= go
 
-.PHONY: test test-go test-ha test-faults test-android apk test-console test-schemathesis lint-openapi lint-go vet generate run bench postgres
+.PHONY: test test-go test-ha test-faults test-android apk test-console test-schemathesis test-generated-clients lint-openapi lint-go vet generate run bench postgres
 
-test: postgres lint-openapi vet lint-go test-go test-faults test-schemathesis test-android test-console
+test: postgres lint-openapi vet lint-go test-go test-faults test-schemathesis test-generated-clients test-android test-console
 
 # PostgreSQL binaries for the Go tests and the private cluster, and pg_auto_failover for the
 # failover test (apt-get as root when missing).
@@ -59,6 +59,12 @@ apk:
 # real rpsd against openapi.yaml with every check on (about half a minute; 0 failures expected).
 test-schemathesis: postgres
 	bash scripts/test-schemathesis.sh
+
+# Clients generated from openapi.yaml as a third party would (openapi-python-client and
+# openapi-generator's typescript-fetch, pinned, under .tools/), each playing and verifying whole
+# games against a real rpsd; a generator warning README does not explain fails it.
+test-generated-clients: postgres
+	bash scripts/test-generated-clients.sh
 
 generate:
 	$(GO) generate ./...
