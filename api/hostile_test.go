@@ -176,7 +176,7 @@ func TestHostileStrings(t *testing.T) {
 	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 3})
 	lobby, game := l.Id.String(), l.Game.Id.String()
 	values := map[string]string{
-		"accountId": p.ID, "lobbyId": lobby, "gameId": game, "rulesetId": "rpsls", "round": "1",
+		"accountId": p.ID, "lobbyId": lobby, "gameId": game, "rulesetId": "rpsls", "round": "1", "seq": "1",
 		"rulesetHash": strings.Repeat("a", 64),
 	}
 	ops := specOperations(t, values)
@@ -274,7 +274,7 @@ func TestBodyIsOneJSONValue(t *testing.T) {
 	p := e.NewPlayer("p", 1000)
 	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 3})
 	values := map[string]string{
-		"accountId": p.ID, "lobbyId": l.Id.String(), "gameId": l.Game.Id.String(), "rulesetId": "rpsls", "round": "1",
+		"accountId": p.ID, "lobbyId": l.Id.String(), "gameId": l.Game.Id.String(), "rulesetId": "rpsls", "round": "1", "seq": "1",
 		"rulesetHash": strings.Repeat("a", 64),
 	}
 	var withBody int
