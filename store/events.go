@@ -56,23 +56,42 @@ func notePayload(key *[32]byte, events ...tournament.LoggedEvent) (string, error
 	if key == nil {
 		return head, nil
 	}
-	notes := make([]eventNote, len(events))
-	for i, e := range events {
-		notes[i] = eventNote{Seq: e.Seq, Type: e.Type, GameID: e.GameID, At: e.At, Data: e.Data, PrevHash: e.PrevHash[:], Hash: e.Hash[:]}
-	}
-	var body strings.Builder
-	enc := json.NewEncoder(&body)
-	// Data goes as it is, byte for byte (its hash covers those bytes): no HTML escapes.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(notes); err != nil {
-		return "", fmt.Errorf("event note: %w", err)
-	}
-	note := strings.TrimSuffix(body.String(), "\n")
+	note := string(appendEventNotes(make([]byte, 0, 256*len(events)), events))
 	mac := noteMAC(key, head, note)
 	if len(head)+len(mac)+1+len(note) > maxNotePayload {
 		return head, nil
 	}
 	return head + mac + ":" + note, nil
+}
+
+// appendEventNotes appends the events as the JSON array of eventNote, built by hand: a
+// notification per batch, on every action.
+func appendEventNotes(b []byte, events []tournament.LoggedEvent) []byte {
+	b = append(b, '[')
+	for i, e := range events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"s":`...)
+		b = strconv.AppendInt(b, e.Seq, 10)
+		b = append(b, `,"t":`...)
+		b = tournament.AppendJSONString(b, string(e.Type))
+		if e.GameID != "" {
+			b = append(b, `,"g":`...)
+			b = tournament.AppendJSONString(b, string(e.GameID))
+		}
+		b = append(b, `,"a":`...)
+		b = strconv.AppendInt(b, e.At, 10)
+		// Data goes as it is, byte for byte (its hash covers those bytes): canonical JSON.
+		b = append(b, `,"d":`...)
+		b = append(b, e.Data...)
+		b = append(b, `,"p":"`...)
+		b = base64.StdEncoding.AppendEncode(b, e.PrevHash[:])
+		b = append(b, `","h":"`...)
+		b = base64.StdEncoding.AppendEncode(b, e.Hash[:])
+		b = append(b, `"}`...)
+	}
+	return append(b, ']')
 }
 
 // parseEventNote reads an EventsChannel payload: the lobby, the seq of its last event and the

@@ -130,3 +130,37 @@ func TestDigesterMatchesCanonical(t *testing.T) {
 		}
 	}
 }
+
+// TestEventDataIsCanonical: the event data built by hand (canonicalData) is what Canonical
+// makes, for tricky and random strings and integers up to the largest RFC 8785 writes as itself;
+// a larger one falls back to Canonical.
+func TestEventDataIsCanonical(t *testing.T) {
+	r := rand.New(rand.NewPCG(26, 26))
+	n := func() int64 { return r.Int64N(2*maxExactInteger+1) - maxExactInteger }
+	i := func() int { return int(r.Int64N(1 << 31)) }
+	for k, s := range append(trickyStrings, randomStrings()[:300]...) {
+		for _, d := range []EventData{
+			&PlayerRegisteredData{Player: AccountID(s), Order: i(), Players: i(), Pot: n(), Deadline: n()},
+			&PlayerLeftData{Player: AccountID(s), Players: i(), Pot: n()},
+			&RoundStartedData{Round: i(), Players: i(), Deadline: n()},
+			&MoveCommittedData{Player: AccountID(s), Round: i(), Committed: i()},
+			&MovesClosedData{Round: i(), Committed: i(), Eliminated: i(), Digest: s, Deadline: n()},
+			&MoveRevealedData{Player: AccountID(s), Round: i(), Revealed: i()},
+			&StageExtendedData{Stage: Stage(s), Round: i(), Deadline: n()},
+			&GameFinishedData{Winner: AccountID(s), Amount: n(), Round: i()},
+			&GameFinishedData{Winner: AccountID(s), Amount: maxExactInteger + int64(k) + 1},
+		} {
+			want, err := Canonical(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := canonicalDataOf(d)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%T %+v: got %s (%v), want %s", d, d, got, err, want)
+			}
+			if _, ok := d.(canonicalData); !ok {
+				t.Fatalf("%T is not built by hand", d)
+			}
+		}
+	}
+}

@@ -217,7 +217,7 @@ func FormatTime(ms int64) string {
 // Seal gives an event its place in the log: the sequence number after prev's, and
 // hash = blake2b-256(prevHash || canonical). For seq 1, prev is the zero LoggedEvent.
 func Seal(prev LoggedEvent, e Event) (LoggedEvent, error) {
-	data, err := Canonical(e.Data)
+	data, err := canonicalDataOf(e.Data)
 	if err != nil {
 		return LoggedEvent{}, fmt.Errorf("event %s data: %w", e.Type, err)
 	}
