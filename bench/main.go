@@ -1,15 +1,18 @@
 // Command bench measures rpsd against its own PostgreSQL and writes bench/RESULTS.md.
 //
-//	go run ./bench [--out bench/RESULTS.md] [--clients 8] [--big 0] [--budget 10m]
+//	go run ./bench [--out bench/RESULTS.md] [--clients 8] [--big-clients 256] [--big 0] [--budget 10m]
 //
 // It starts a private PostgreSQL cluster (internal/pgcluster) and an rpsd built from this tree,
 // then measures, in one run: (1) pgbench TPC-B-like, -N and -S with the same client count, the
 // baseline of "one transaction per request" on this machine; (2) mixed register/commit/reveal
 // load over many lobbies, played through the HTTP API by the bots of cmd/rpsbot, as a ratio to
-// pgbench's TPC-B tps; (3) one big lobby with weighted resolution, its phases and its per-action
-// latency against a 10-player lobby's; (4) the stage-change lag under load; (5) the engine's Go
-// benchmarks. It reports and never fails on a missed goal. Every process it starts is stopped by
-// PID at the end, on failure too.
+// pgbench's TPC-B tps, with 8 actions in flight as pgbench keeps 8 clients; (3) one big lobby
+// with weighted resolution, played with 256 actions in flight over as many connections, its
+// phases and latency; (4) the stage-change lag under load; (5) the engine's Go benchmarks; and,
+// for the mixed load and the big lobby, the server's CPU per action (rpsd and PostgreSQL apart)
+// against PostgreSQL's per TPC-B transaction, and where PostgreSQL's time went by class of
+// statement (pg_stat_statements per action). It reports and never fails on a missed goal. Every
+// process it starts is stopped by PID at the end, on failure too.
 package main
 
 import (
@@ -42,6 +45,7 @@ import (
 type options struct {
 	out          string
 	clients      int
+	bigClients   int
 	pgbenchTime  time.Duration
 	loadTime     time.Duration
 	lobbies      int
@@ -56,7 +60,8 @@ type options struct {
 func main() {
 	var o options
 	flag.StringVar(&o.out, "out", "bench/RESULTS.md", "report file")
-	flag.IntVar(&o.clients, "clients", 8, "pgbench clients = the bots' actions in flight")
+	flag.IntVar(&o.clients, "clients", 8, "pgbench clients = the bots' actions in flight in the mixed load")
+	flag.IntVar(&o.bigClients, "big-clients", 256, "the bots' actions in flight in the big lobby, each on a connection of its own (a big lobby's many phones)")
 	flag.DurationVar(&o.pgbenchTime, "pgbench-time", 20*time.Second, "duration of the pgbench TPC-B run (the -N and -S runs take half as long)")
 	flag.DurationVar(&o.loadTime, "load-time", 30*time.Second, "duration of the mixed load")
 	flag.IntVar(&o.lobbies, "lobbies", 40, "lobbies of the mixed load")
@@ -101,6 +106,8 @@ type report struct {
 	engine, stageChange       []string
 	notes                     []string
 	clients, lobbies, players int
+	// classes is where PostgreSQL's time went during the mixed load, per class of statement.
+	classes []statementClass
 }
 
 type pgbenchResult struct {
@@ -111,17 +118,21 @@ type pgbenchResult struct {
 }
 
 type bigResult struct {
-	size                       int
-	sizing                     string
-	register, total            time.Duration
-	rounds                     []bot.RoundResult
-	outcome                    string
-	stats                      bot.Report
-	err                        error
-	registerRatio, commitRatio float64
-	revealRatio, actionRatio   float64
+	size            int
+	sizing          string
+	register, total time.Duration
+	rounds          []bot.RoundResult
+	outcome         string
+	stats           bot.Report
+	err             error
 	// statements are the big lobby's slowest statements by their longest call.
 	statements []string
+	// clients is the actions in flight; cpu the CPU per action (rpsd and PostgreSQL) and
+	// costRatio its ratio to a TPC-B transaction's; classes where PostgreSQL's time went.
+	clients   int
+	cpu       cpuSample
+	costRatio float64
+	classes   []statementClass
 }
 
 func run(ctx context.Context, o options) (err error) {
@@ -261,6 +272,10 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		rep.notes = append(rep.notes, "pg_stat_statements: "+err.Error())
 	}
+	rep.classes, err = statementClasses(ctx, dbURL, rep.mixed.Actions.Count)
+	if err != nil {
+		rep.notes = append(rep.notes, "pg_stat_statements by class: "+err.Error())
+	}
 
 	// (3) the 10-player baseline, then the big lobby, sized to what is left of the budget.
 	step("10-player latency baseline")
@@ -284,15 +299,25 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 	bigCtx, cancelBig := context.WithTimeout(ctx, max(left, time.Minute))
+	rep.big.clients = o.bigClients
 	bigStart := time.Now()
-	rep.big = playBig(bigCtx, server.url, admin, bigAccounts, o.clients, rep.big)
+	before = meter.sample()
+	rep.big = playBig(bigCtx, server.url, admin, bigAccounts, o.bigClients, rep.big)
+	bigCPU := meter.sample().since(before)
 	cancelBig()
 	rep.notes = append(rep.notes, logNote(ctx, dbURL, "the big lobby", bigStart))
+	if n := time.Duration(rep.big.stats.Actions.Count); n > 0 && rep.tpcbCPU > 0 {
+		rep.big.cpu = cpuSample{pg: bigCPU.pg / n, rpsd: bigCPU.rpsd / n}
+		rep.big.costRatio = float64(rep.big.cpu.pg+rep.big.cpu.rpsd) / float64(rep.tpcbCPU)
+	}
 	rep.big.statements, err = topStatements(ctx, dbURL, "max_exec_time")
 	if err != nil {
 		rep.notes = append(rep.notes, "pg_stat_statements of the big lobby: "+err.Error())
 	}
-	rep.big.ratios(rep.baseline)
+	rep.big.classes, err = statementClasses(ctx, dbURL, rep.big.stats.Actions.Count)
+	if err != nil {
+		rep.notes = append(rep.notes, "pg_stat_statements of the big lobby by class: "+err.Error())
+	}
 
 	// (5) the engine's benchmarks, and the stage-change transactions of a 100,000-player round.
 	step("engine benchmarks")
@@ -591,6 +616,83 @@ func topStatements(ctx context.Context, dbURL, column string) ([]string, error) 
 	return out, err
 }
 
+// statementClass is PostgreSQL's work of one class of statement, per action of a load.
+type statementClass struct {
+	name string
+	// calls and micros are the calls and the execution time (pg_stat_statements' total_exec_time,
+	// without parsing, planning, the protocol or the commit's WAL flush) per action.
+	calls, micros float64
+}
+
+// statementClasses is pg_stat_statements since the last reset, by class of statement, per action.
+func statementClasses(ctx context.Context, dbURL string, actions int) ([]statementClass, error) {
+	if actions == 0 {
+		return nil, nil
+	}
+	byName := map[string]*statementClass{}
+	err := withConn(ctx, dbURL, func(c *pgx.Conn) error {
+		rows, err := c.Query(ctx, `SELECT regexp_replace(query, '\s+', ' ', 'g'), calls, total_exec_time
+			FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var query string
+			var calls int64
+			var total float64
+			if err := rows.Scan(&query, &calls, &total); err != nil {
+				return err
+			}
+			name := classOf(query)
+			if byName[name] == nil {
+				byName[name] = &statementClass{name: name}
+			}
+			byName[name].calls += float64(calls) / float64(actions)
+			byName[name].micros += total * 1000 / float64(actions)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []statementClass
+	for _, c := range statementClassOrder {
+		if sc := byName[c.name]; sc != nil {
+			out = append(out, *sc)
+		}
+	}
+	return out, nil
+}
+
+// statementClassOrder names the classes of statements, each by a pattern of its text, in the
+// order of an action's path; a statement takes the first class it matches.
+var statementClassOrder = []struct {
+	name string
+	re   *regexp.Regexp
+}{
+	{"BEGIN, COMMIT", regexp.MustCompile(`^(BEGIN|COMMIT|ROLLBACK)`)},
+	{"a batch's lobby lock", regexp.MustCompile(`FROM lobbies WHERE id = \$1 FOR UPDATE`)},
+	{"a batch's game read", regexp.MustCompile(`^SELECT id::text, lobby_id::text, number, config.* FROM games WHERE id = \(SELECT game_id FROM lobbies`)},
+	{"a batch's call reads (instant, stored result, actor's account, registration, move)", regexp.MustCompile(`AS c \(actor, key_account`)},
+	{"a batch's held writes (events, moves, registrations, postings, game and lobby rows, results, audit; notifications)", regexp.MustCompile(`^WITH (new_games|games|lobby_rows|heads|players|moves|reveals|postings|events|results|audits) AS`)},
+	{"a batch's stage changes (eliminate, count, seal, split, winner)", regexp.MustCompile(`^(UPDATE game_players p SET active = false|SELECT move, count|SELECT account_id::text, (encode|reveal)|WITH shares AS|SELECT account_id::text FROM game_players WHERE game_id = \$1 AND active ORDER BY ord)`)},
+	{"standings (settling ended games)", regexp.MustCompile(`^WITH claim AS`)},
+	{"clock worker (next deadline, due lobbies)", regexp.MustCompile(`^SELECT (min\(g\.deadline\)|l\.id::text, g\.deadline)`)},
+	{"heartbeat (the outage rule)", regexp.MustCompile(`heartbeat`)},
+	{"the clients' reads (lobbies, events, heads, accounts, transcripts)", regexp.MustCompile(`^(SELECT|WITH)`)},
+	{"other", regexp.MustCompile(``)},
+}
+
+func classOf(query string) string {
+	for _, c := range statementClassOrder {
+		if c.re.MatchString(query) {
+			return c.name
+		}
+	}
+	return "other"
+}
+
 // playGames plays 10-player games one after another in a single lobby for d, to measure the
 // per-action latency of a small lobby.
 func playGames(ctx context.Context, url, admin string, accounts []bot.Account, conc int, d time.Duration) (bot.Report, error) {
@@ -682,20 +784,6 @@ func deadlineOf(ctx context.Context) time.Time {
 		return d
 	}
 	return time.Now().Add(time.Hour)
-}
-
-func (b *bigResult) ratios(small bot.Report) {
-	ratio := func(op string) float64 {
-		s := small.Op(op).Latency.P50
-		if s == 0 {
-			return 0
-		}
-		return float64(b.stats.Op(op).Latency.P50) / float64(s)
-	}
-	b.registerRatio, b.commitRatio, b.revealRatio = ratio(bot.OpRegister), ratio(bot.OpCommit), ratio(bot.OpReveal)
-	if s := small.Actions.Latency.P50; s > 0 {
-		b.actionRatio = float64(b.stats.Actions.Latency.P50) / float64(s)
-	}
 }
 
 // goBenchmarks runs Go benchmarks (go test -run '^$' and args) and returns their result lines.
