@@ -449,6 +449,8 @@ func startServer(ctx context.Context, bin, dir, dbURL, admin string) (*server, e
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "RPSD_ADDR="+addr, "RPSD_METRICS_ADDR="+metricsAddr, "RPSD_ADMIN_TOKEN="+admin, "RPSD_MIN_TIMEOUT_MS=100",
 		"RPSD_DB_MAX_CONNS="+strconv.Itoa(rpsdPoolSize), "RPSD_ACCOUNT_RATE=0", "RPSD_IP_RATE=0", "RPSD_SIGNUP_RATE=0",
+		// Every bot connects from 127.0.0.1: the big lobby's 256 connections are as many phones.
+		"RPSD_MAX_CONNS_PER_ADDR=0",
 		"RPSD_DEBUG_ADDR="+debugAddr)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

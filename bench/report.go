@@ -34,7 +34,7 @@ func (r *report) markdown() string {
 	p("")
 	p("Set-up: a private PostgreSQL cluster (internal/pgcluster, `shared_buffers=256MB`, default `fsync` and")
 	p("`synchronous_commit`), and rpsd built from this tree on the same cluster with `RPSD_MIN_TIMEOUT_MS=100`")
-	p("a pool of %d connections (`RPSD_DB_MAX_CONNS`) and its rate limits off. The bots (cmd/rpsbot/bot) play through the HTTP API", rpsdPoolSize)
+	p("a pool of %d connections (`RPSD_DB_MAX_CONNS`), its rate limits and its cap of connections per address off. The bots (cmd/rpsbot/bot) play through the HTTP API", rpsdPoolSize)
 	p("only, on the same 2 cores as the server and the database, with %d actions in flight in the mixed load (as", r.clients)
 	p("pgbench keeps %d clients) and %d in the big lobby, each on an HTTP connection of its own.", r.clients, r.big.clients)
 	p("Player accounts are created and funded directly in the database: the figures measure play, not sign-up.")
