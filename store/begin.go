@@ -52,8 +52,9 @@ type callKey struct {
 // players, EXPLAIN ANALYZE in the bench's big lobby).
 func queueCallReads(b *pgx.Batch, lobby tournament.LobbyID, calls []callKey, now *int64) []*callRead {
 	n := len(calls)
-	actors, keyAccounts, methods, routes, names := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	actors, keyAccounts, methods, routes, names, ords := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]int32, n)
 	for i, c := range calls {
+		ords[i] = int32(i)
 		if validID(string(c.actor)) {
 			actors[i] = string(c.actor)
 		}
@@ -66,30 +67,32 @@ func queueCallReads(b *pgx.Batch, lobby tournament.LobbyID, calls []callKey, now
 	for i := range reads {
 		reads[i] = &callRead{}
 	}
+	var a sqlArgs
+	lobbyArg, nowArg, ttlArg := a.arg(nullID(lobby)), a.arg(now), a.arg(IdempotencyTTL.Milliseconds())
+	from := a.rows("c", n, col("actor", "text", actors), col("key_account", "text", keyAccounts), col("method", "text", methods),
+		col("route", "text", routes), col("key", "text", names), col("ord", "int", ords))
 	queue(b, `SELECT `+clockSQL+`, `+newestBeatSQL+`,
 			k.request_hash, k.status, k.response, k.result_version,
-			coalesce(k.created_at < coalesce($7, `+clockSQL+`) - $8, false),
+			coalesce(k.created_at < coalesce(`+nowArg+`::bigint, `+clockSQL+`) - `+ttlArg+`::bigint, false),
 			a.id IS NOT NULL, coalesce(a.id::text, ''), coalesce(a.name, ''), coalesce(a.role, ''), coalesce(a.balance, 0),
 			coalesce(a.created_at, 0), coalesce(a.disabled_at, 0),
 			p.account_id IS NOT NULL, coalesce(p.ord, 0), coalesce(p.registered_at, 0), coalesce(p.active, false),
 			coalesce(p.eliminated_round, 0),
 			`+moveFields+`,
 			coalesce((SELECT gl.leaves FROM game_leaves gl
-				WHERE gl.game_id = (SELECT game_id FROM lobbies WHERE id = $1) AND gl.account_id = a.id), 0)
-		FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY
-			AS c (actor, key_account, method, route, key, ord)
+				WHERE gl.game_id = (SELECT game_id FROM lobbies WHERE id = `+lobbyArg+`::uuid) AND gl.account_id = a.id), 0)
+		FROM `+from+`
 		LEFT JOIN accounts a ON a.id = nullif(c.actor, '')::uuid
 		LEFT JOIN idempotency_keys k ON k.account_id = nullif(c.key_account, '')::uuid
 			AND k.method = c.method AND k.route = c.route AND k.key = c.key
 		LEFT JOIN LATERAL (SELECT * FROM game_players p
-			WHERE p.game_id = (SELECT game_id FROM lobbies WHERE id = $1) AND p.account_id = a.id LIMIT 1) AS p ON true
+			WHERE p.game_id = (SELECT game_id FROM lobbies WHERE id = `+lobbyArg+`::uuid) AND p.account_id = a.id LIMIT 1) AS p ON true
 		-- The game and its round as scalar subqueries: a join with games scanned the whole round.
 		LEFT JOIN LATERAL (SELECT * FROM round_moves m
-			WHERE m.game_id = (SELECT game_id FROM lobbies WHERE id = $1)
-				AND m.round = (SELECT g.round FROM games g JOIN lobbies l ON g.id = l.game_id WHERE l.id = $1)
+			WHERE m.game_id = (SELECT game_id FROM lobbies WHERE id = `+lobbyArg+`::uuid)
+				AND m.round = (SELECT g.round FROM games g JOIN lobbies l ON g.id = l.game_id WHERE l.id = `+lobbyArg+`::uuid)
 				AND m.account_id = a.id LIMIT 1) AS rm ON true
-		ORDER BY c.ord`,
-		nullID(lobby), actors, keyAccounts, methods, routes, names, now, IdempotencyTTL.Milliseconds()).
+		ORDER BY c.ord`, a.args...).
 		Query(func(rows pgx.Rows) error {
 			i := 0
 			for rows.Next() {

@@ -119,7 +119,10 @@ func (t *pgTx) writeHeld() error {
 		b.cte("new_games", `INSERT INTO games (id, lobby_id, number, config, ruleset_hash, stage, round,
 				stage_started_at, deadline, extensions, joined, players, active, committed, revealed, escrow,
 				winner, payout, stop_reason, created_at, ended_at)
-			SELECT `+gameRowsSQL(&b, w.newGames))
+			SELECT id, lobby_id, number, config, ruleset_hash, stage, round, stage_started_at, deadline, extensions,
+				joined, players, active, committed, revealed, escrow, nullif(winner, '')::uuid, payout, stop_reason,
+				created_at, ended_at
+			FROM `+gameRows(&b, w.newGames, true))
 	}
 	if len(w.games) > 0 {
 		games := make([]tournament.Game, 0, len(w.games))
@@ -130,47 +133,41 @@ func (t *pgTx) writeHeld() error {
 		b.cte("games", `UPDATE games g SET stage = u.stage, round = u.round, stage_started_at = u.stage_started_at,
 				deadline = u.deadline, extensions = u.extensions, joined = u.joined, players = u.players,
 				active = u.active, committed = u.committed, revealed = u.revealed, escrow = u.escrow,
-				winner = u.winner, payout = u.payout, stop_reason = u.stop_reason, ended_at = u.ended_at
-			FROM (SELECT `+gameRowsSQL(&b, games)+`) AS u (id, lobby_id, number, config, ruleset_hash, stage, round,
-				stage_started_at, deadline, extensions, joined, players, active, committed, revealed, escrow,
-				winner, payout, stop_reason, created_at, ended_at)
+				winner = nullif(u.winner, '')::uuid, payout = u.payout, stop_reason = u.stop_reason, ended_at = u.ended_at
+			FROM `+gameRows(&b, games, false)+`
 			WHERE g.id = u.id`)
 	}
 	if len(w.lobbies) > 0 {
 		t.lobbyRows(&b)
 	}
-	if len(w.players) > 0 {
-		n := len(w.players)
+	if n := len(w.players); n > 0 {
 		game, account, ord, at := make([]string, n), make([]string, n), make([]int32, n), make([]int64, n)
 		for i, p := range w.players {
 			game[i], account[i], ord[i], at[i] = string(p.GameID), string(p.AccountID), int32(p.Order), p.RegisteredAt
 		}
 		b.cte("players", `INSERT INTO game_players (game_id, account_id, ord, registered_at, active, eliminated_round)
-			SELECT game, account, ord, at, true, 0
-			FROM unnest(`+b.arg(game)+`::uuid[], `+b.arg(account)+`::uuid[], `+b.arg(ord)+`::int[], `+b.arg(at)+`::bigint[])
-				AS p (game, account, ord, at)`)
+			SELECT p.game, p.account, p.ord, p.at, true, 0
+			FROM `+b.rows("p", n, col("game", "uuid", game), col("account", "uuid", account), col("ord", "int", ord), col("at", "bigint", at)))
 	}
-	if len(w.moves) > 0 {
-		n := len(w.moves)
+	if n := len(w.moves); n > 0 {
 		game, round, account, commitment, at := make([]string, n), make([]int32, n), make([]string, n), make([][]byte, n), make([]int64, n)
 		for i, m := range w.moves {
 			game[i], round[i], account[i], commitment[i], at[i] = string(m.GameID), int32(m.Round), string(m.AccountID), m.Commitment[:], m.CommittedAt
 		}
 		b.cte("moves", `INSERT INTO round_moves (game_id, round, account_id, commitment, committed_at)
-			SELECT * FROM unnest(`+b.arg(game)+`::uuid[], `+b.arg(round)+`::int[], `+b.arg(account)+`::uuid[], `+
-			b.arg(commitment)+`::bytea[], `+b.arg(at)+`::bigint[])`)
+			SELECT m.game, m.round, m.account, m.commitment, m.at
+			FROM `+b.rows("m", n, col("game", "uuid", game), col("round", "int", round), col("account", "uuid", account),
+			col("commitment", "bytea", commitment), col("at", "bigint", at)))
 	}
-	if len(w.reveals) > 0 {
-		n := len(w.reveals)
+	if n := len(w.reveals); n > 0 {
 		game, round, account, reveal, move, at := make([]string, n), make([]int32, n), make([]string, n), make([][]byte, n), make([]int16, n), make([]int64, n)
 		for i, m := range w.reveals {
 			game[i], round[i], account[i], reveal[i], move[i], at[i] = string(m.GameID), int32(m.Round), string(m.AccountID), []byte(m.Reveal), int16(m.Move), m.RevealedAt
 		}
 		// Each row by its whole primary key (a round has up to 100,000).
 		b.cte("reveals", `UPDATE round_moves m SET revealed = true, reveal = u.reveal, move = u.move, revealed_at = u.at
-			FROM unnest(`+b.arg(game)+`::uuid[], `+b.arg(round)+`::int[], `+b.arg(account)+`::uuid[], `+
-			b.arg(reveal)+`::bytea[], `+b.arg(move)+`::smallint[], `+b.arg(at)+`::bigint[])
-				AS u (game, round, account, reveal, move, at)
+			FROM `+b.rows("u", n, col("game", "uuid", game), col("round", "int", round), col("account", "uuid", account),
+			col("reveal", "bytea", reveal), col("move", "smallint", move), col("at", "bigint", at))+`
 			WHERE m.game_id = u.game AND m.round = u.round AND m.account_id = u.account`)
 	}
 	if len(w.postings) > 0 {
@@ -181,29 +178,26 @@ func (t *pgTx) writeHeld() error {
 			return err
 		}
 	}
-	if len(w.results) > 0 {
-		n := len(w.results)
+	if n := len(w.results); n > 0 {
 		account, method, route, name, hash, stored, at := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([][]byte, n), make([][]byte, n), make([]int64, n)
 		for i, r := range w.results {
 			k := r.key
 			account[i], method[i], route[i], name[i], hash[i], stored[i], at[i] = string(k.AccountID), k.Method, k.Route, k.Key, k.RequestHash, r.stored, r.at
 		}
 		b.cte("results", `INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, response, result_version, created_at)
-			SELECT account, method, route, key, hash, stored, `+strconv.Itoa(resultVersion)+`, at
-			FROM unnest(`+b.arg(account)+`::uuid[], `+b.arg(method)+`::text[], `+b.arg(route)+`::text[], `+
-			b.arg(name)+`::text[], `+b.arg(hash)+`::bytea[], `+b.arg(stored)+`::bytea[], `+b.arg(at)+`::bigint[])
-				AS k (account, method, route, key, hash, stored, at)`)
+			SELECT k.account, k.method, k.route, k.key, k.hash, k.stored, `+strconv.Itoa(resultVersion)+`, k.at
+			FROM `+b.rows("k", n, col("account", "uuid", account), col("method", "text", method), col("route", "text", route),
+			col("key", "text", name), col("hash", "bytea", hash), col("stored", "bytea", stored), col("at", "bigint", at)))
 	}
-	if len(w.audits) > 0 {
-		n := len(w.audits)
+	if n := len(w.audits); n > 0 {
 		actor, name, target, detail, at := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]int64, n)
 		for i, a := range w.audits {
 			actor[i], name[i], target[i], detail[i], at[i] = string(a.entry.Actor), a.entry.Action, a.entry.Target, string(a.entry.Detail), a.at
 		}
 		b.cte("audits", `INSERT INTO admin_audit (actor, action, target, detail, at)
-			SELECT actor, action, target, detail::jsonb, at
-			FROM unnest(`+b.arg(actor)+`::uuid[], `+b.arg(name)+`::text[], `+b.arg(target)+`::text[], `+
-			b.arg(detail)+`::text[], `+b.arg(at)+`::bigint[]) AS a (actor, action, target, detail, at)`)
+			SELECT a.actor, a.action, a.target, a.detail::jsonb, a.at
+			FROM `+b.rows("a", n, col("actor", "uuid", actor), col("action", "text", name), col("target", "text", target),
+			col("detail", "text", detail), col("at", "bigint", at)))
 	}
 	t.deadlineNote(&b)
 	t.held = heldWrites{}
@@ -230,29 +224,30 @@ func checkHeldWrite(_ pgconn.CommandTag, err error) error {
 	return err
 }
 
-// gameRowsSQL is the select list of games rows from arrays, in the columns' order.
-func gameRowsSQL(b *setStatement, games []tournament.Game) string {
+// gameRows is the FROM item u of games rows: the columns an update changes, or with all (a new
+// game's).
+func gameRows(b *setStatement, games []tournament.Game, all bool) string {
 	n := len(games)
-	id, lobby, number, config, ruleset, stage := make([]string, n), make([]string, n), make([]int32, n), make([]tournament.Config, n), make([]string, n), make([]string, n)
-	round, started, deadline, extensions := make([]int32, n), make([]int64, n), make([]int64, n), make([]int32, n)
+	id, stage, round, started, deadline, extensions := make([]string, n), make([]string, n), make([]int32, n), make([]int64, n), make([]int64, n), make([]int32, n)
 	joined, players, active, committed, revealed := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
-	escrow, winner, payout, reason, created, ended := make([]int64, n), make([]string, n), make([]int64, n), make([]string, n), make([]int64, n), make([]int64, n)
+	escrow, winner, payout, reason, ended := make([]int64, n), make([]string, n), make([]int64, n), make([]string, n), make([]int64, n)
+	lobby, number, config, ruleset, created := make([]string, n), make([]int32, n), make([]tournament.Config, n), make([]string, n), make([]int64, n)
 	for i, g := range games {
-		id[i], lobby[i], number[i], config[i], ruleset[i], stage[i] = string(g.ID), string(g.LobbyID), int32(g.Number), g.Config, g.RulesetHash, string(g.Stage)
-		round[i], started[i], deadline[i], extensions[i] = int32(g.Round), g.StageStartedAt, g.Deadline, int32(g.Extensions)
+		id[i], stage[i], round[i], started[i], deadline[i], extensions[i] = string(g.ID), string(g.Stage), int32(g.Round), g.StageStartedAt, g.Deadline, int32(g.Extensions)
 		joined[i], players[i], active[i], committed[i], revealed[i] = int32(g.Joined), int32(g.Players), int32(g.Active), int32(g.Committed), int32(g.Revealed)
-		escrow[i], winner[i], payout[i], reason[i], created[i], ended[i] = g.Escrow, string(g.Winner), g.Payout, g.StopReason, g.CreatedAt, g.EndedAt
+		escrow[i], winner[i], payout[i], reason[i], ended[i] = g.Escrow, string(g.Winner), g.Payout, g.StopReason, g.EndedAt
+		lobby[i], number[i], config[i], ruleset[i], created[i] = string(g.LobbyID), int32(g.Number), g.Config, g.RulesetHash, g.CreatedAt
 	}
-	return `id, lobby_id, number, config, ruleset_hash, stage, round, stage_started_at, deadline, extensions,
-			joined, players, active, committed, revealed, escrow, nullif(winner, '')::uuid, payout, stop_reason, created_at, ended_at
-		FROM unnest(` + b.arg(id) + `::uuid[], ` + b.arg(lobby) + `::uuid[], ` + b.arg(number) + `::int[], ` + b.arg(config) + `::jsonb[], ` +
-		b.arg(ruleset) + `::text[], ` + b.arg(stage) + `::text[], ` + b.arg(round) + `::int[], ` + b.arg(started) + `::bigint[], ` +
-		b.arg(deadline) + `::bigint[], ` + b.arg(extensions) + `::int[], ` + b.arg(joined) + `::int[], ` + b.arg(players) + `::int[], ` +
-		b.arg(active) + `::int[], ` + b.arg(committed) + `::int[], ` + b.arg(revealed) + `::int[], ` + b.arg(escrow) + `::bigint[], ` +
-		b.arg(winner) + `::text[], ` + b.arg(payout) + `::bigint[], ` + b.arg(reason) + `::text[], ` + b.arg(created) + `::bigint[], ` +
-		b.arg(ended) + `::bigint[])
-			AS r (id, lobby_id, number, config, ruleset_hash, stage, round, stage_started_at, deadline, extensions,
-				joined, players, active, committed, revealed, escrow, winner, payout, stop_reason, created_at, ended_at)`
+	cols := []column{col("id", "uuid", id), col("stage", "text", stage), col("round", "int", round),
+		col("stage_started_at", "bigint", started), col("deadline", "bigint", deadline), col("extensions", "int", extensions),
+		col("joined", "int", joined), col("players", "int", players), col("active", "int", active),
+		col("committed", "int", committed), col("revealed", "int", revealed), col("escrow", "bigint", escrow),
+		col("winner", "text", winner), col("payout", "bigint", payout), col("stop_reason", "text", reason), col("ended_at", "bigint", ended)}
+	if all {
+		cols = append(cols, col("lobby_id", "uuid", lobby), col("number", "int", number), col("config", "jsonb", config),
+			col("ruleset_hash", "text", ruleset), col("created_at", "bigint", created))
+	}
+	return b.rows("u", n, cols...)
 }
 
 // lobbyRows writes the lobbies' changed rows and moved chain heads, each lobby's by one UPDATE
@@ -288,10 +283,9 @@ func (t *pgTx) lobbyRows(b *setStatement) {
 		}
 		b.cte("lobby_rows", `UPDATE lobbies l SET name = u.name, closed = u.closed, config = u.config,
 				next_config = u.next, game_id = nullif(u.game, '')::uuid, games = u.games, last_seq = u.seq, last_hash = u.hash
-			FROM unnest(`+b.arg(id)+`::uuid[], `+b.arg(name)+`::text[], `+b.arg(closed)+`::boolean[], `+
-			b.arg(config)+`::jsonb[], `+b.arg(next)+`::jsonb[], `+b.arg(game)+`::text[], `+b.arg(games)+`::int[], `+
-			b.arg(seq)+`::bigint[], `+b.arg(hash)+`::bytea[])
-				AS u (id, name, closed, config, next, game, games, seq, hash)
+			FROM `+b.rows("u", n, col("id", "uuid", id), col("name", "text", name), col("closed", "boolean", closed),
+			col("config", "jsonb", config), col("next", "jsonb", next), col("game", "text", game), col("games", "int", games),
+			col("seq", "bigint", seq), col("hash", "bytea", hash))+`
 			WHERE l.id = u.id`)
 	}
 	if len(heads) > 0 {
@@ -301,7 +295,7 @@ func (t *pgTx) lobbyRows(b *setStatement) {
 			id[i], seq[i], hash[i] = string(h.LobbyID), h.Seq, h.Hash[:]
 		}
 		b.cte("heads", `UPDATE lobbies l SET last_seq = u.seq, last_hash = u.hash
-			FROM unnest(`+b.arg(id)+`::uuid[], `+b.arg(seq)+`::bigint[], `+b.arg(hash)+`::bytea[]) AS u (id, seq, hash)
+			FROM `+b.rows("u", n, col("id", "uuid", id), col("seq", "bigint", seq), col("hash", "bytea", hash))+`
 			WHERE l.id = u.id`)
 	}
 }
@@ -317,12 +311,17 @@ func postingRows(b *setStatement, postings []tournament.Posting) {
 		toKind[i], toPlayer[i], toEscrow[i] = ledgerSide(p.To)
 		amount[i], kind[i], game[i], at[i] = p.Amount, string(p.Kind), string(p.GameID), p.At
 	}
+	ord := make([]int32, n)
+	for i := range ord {
+		ord[i] = int32(i)
+	}
 	// A volatile nextval makes Postgres evaluate postings once, in order, whoever refers to it.
 	b.cte("postings", `SELECT p.*, nextval('ledger_posting_seq') AS posting
-		FROM unnest(`+b.arg(fromKind)+`::text[], `+b.arg(fromPlayer)+`::text[], `+b.arg(fromEscrow)+`::text[], `+
-		b.arg(toKind)+`::text[], `+b.arg(toPlayer)+`::text[], `+b.arg(toEscrow)+`::text[], `+b.arg(amount)+`::bigint[], `+
-		b.arg(kind)+`::text[], `+b.arg(game)+`::text[], `+b.arg(at)+`::bigint[]) WITH ORDINALITY
-			AS p (from_kind, from_player, from_escrow, to_kind, to_player, to_escrow, amount, kind, game, at, ord)`)
+		FROM `+b.rows("p", n, col("from_kind", "text", fromKind), col("from_player", "text", fromPlayer),
+		col("from_escrow", "text", fromEscrow), col("to_kind", "text", toKind), col("to_player", "text", toPlayer),
+		col("to_escrow", "text", toEscrow), col("amount", "bigint", amount), col("kind", "text", kind),
+		col("game", "text", game), col("at", "bigint", at), col("ord", "int", ord))+`
+		ORDER BY p.ord`)
 	b.cte("entries", `INSERT INTO ledger_entries (posting_id, account_kind, player_id, escrow_id, amount, kind, game_id, at)
 		SELECT p.posting, s.kind, nullif(s.player, '')::uuid, nullif(s.escrow, '')::uuid, s.amount, p.kind, nullif(p.game, '')::uuid, p.at
 		FROM postings p CROSS JOIN LATERAL (VALUES
@@ -338,15 +337,9 @@ func postingRows(b *setStatement, postings []tournament.Posting) {
 
 // setStatement builds the one statement of a transaction's held writes: its CTEs and arguments.
 type setStatement struct {
+	sqlArgs
 	ctes  []string
-	args  []any
 	notes []string
-}
-
-// arg adds an argument and returns its placeholder.
-func (b *setStatement) arg(v any) string {
-	b.args = append(b.args, v)
-	return "$" + strconv.Itoa(len(b.args))
 }
 
 func (b *setStatement) cte(name, sql string) {
@@ -359,18 +352,74 @@ func (b *setStatement) notify(channel, payload string) {
 }
 
 func (b *setStatement) sql() string {
-	var main string
-	if len(b.notes) == 0 {
-		main = "SELECT 1"
-	} else {
-		var channels, payloads []string
-		for i := 0; i < len(b.notes); i += 2 {
-			channels, payloads = append(channels, b.notes[i]), append(payloads, b.notes[i+1])
+	main := "SELECT 1"
+	if n := len(b.notes) / 2; n > 0 {
+		channels, payloads := make([]string, n), make([]string, n)
+		for i := range n {
+			channels[i], payloads[i] = b.notes[2*i], b.notes[2*i+1]
 		}
-		main = `SELECT count(pg_notify(c, p)) FROM unnest(` + b.arg(channels) + `::text[], ` + b.arg(payloads) + `::text[]) AS n (c, p)`
+		main = `SELECT count(pg_notify(n.c, n.p)) FROM ` + b.rows("n", n, col("c", "text", channels), col("p", "text", payloads))
 	}
 	if len(b.ctes) == 0 {
 		return main
 	}
 	return "WITH " + strings.Join(b.ctes, ",\n") + "\n" + main
+}
+
+// sqlArgs collects a statement's arguments and names their placeholders.
+type sqlArgs struct {
+	args []any
+}
+
+// arg adds an argument and returns its placeholder.
+func (a *sqlArgs) arg(v any) string {
+	a.args = append(a.args, v)
+	return "$" + strconv.Itoa(len(a.args))
+}
+
+// column is a column of rows given column by column (see rows).
+type column struct {
+	name, typ string
+	// values is the column's slice, and at(i) its element i.
+	values any
+	at     func(i int) any
+}
+
+// col is a column of rows of SQL type typ.
+func col[T any](name, typ string, values []T) column {
+	return column{name: name, typ: typ, values: values, at: func(i int) any { return values[i] }}
+}
+
+// rows is a FROM item, named alias, of n rows given column by column: one row as a VALUES of
+// scalar parameters, several as unnest of array parameters. One row, a batch of one action, is
+// the common case: its estimate is exact whatever the parameters, so Postgres settles on one
+// generic plan for the statement; unnest's is a guess when planned generically, which makes it
+// plan the statement again on every execution (which a batch of several pays once for all).
+func (a *sqlArgs) rows(alias string, n int, cols ...column) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.name
+	}
+	var b strings.Builder
+	if n == 1 {
+		b.WriteString("(VALUES (")
+		for i, c := range cols {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(a.arg(c.at(0)) + "::" + c.typ)
+		}
+		b.WriteString("))")
+	} else {
+		b.WriteString("unnest(")
+		for i, c := range cols {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(a.arg(c.values) + "::" + c.typ + "[]")
+		}
+		b.WriteString(")")
+	}
+	b.WriteString(" AS " + alias + " (" + strings.Join(names, ", ") + ")")
+	return b.String()
 }
