@@ -133,6 +133,8 @@ type bigResult struct {
 	cpu       cpuSample
 	costRatio float64
 	classes   []statementClass
+	// profile is rpsd's CPU profile during the big lobby (its top).
+	profile []string
 }
 
 func run(ctx context.Context, o options) (err error) {
@@ -301,9 +303,23 @@ func run(ctx context.Context, o options) (err error) {
 	bigCtx, cancelBig := context.WithTimeout(ctx, max(left, time.Minute))
 	rep.big.clients = o.bigClients
 	bigStart := time.Now()
+	bigProfiled := make(chan []string, 1)
+	go func() {
+		keep := ""
+		if o.profileOut != "" {
+			keep = o.profileOut + ".big"
+		}
+		select {
+		case <-time.After(10 * time.Second): // into the registrations, at full load
+			bigProfiled <- cpuProfile(bigCtx, server.debugAddr, rpsd, work, 15*time.Second, keep)
+		case <-bigCtx.Done():
+			bigProfiled <- nil
+		}
+	}()
 	before = meter.sample()
 	rep.big = playBig(bigCtx, server.url, admin, bigAccounts, o.bigClients, rep.big)
 	bigCPU := meter.sample().since(before)
+	rep.big.profile = <-bigProfiled
 	cancelBig()
 	rep.notes = append(rep.notes, logNote(ctx, dbURL, "the big lobby", bigStart))
 	if n := time.Duration(rep.big.stats.Actions.Count); n > 0 && rep.tpcbCPU > 0 {

@@ -200,6 +200,15 @@ func (r *report) markdown() string {
 	p("```")
 	p("")
 
+	p("## 8. CPU profile of rpsd during the big lobby (15 s into its registrations, `go tool pprof -top`)")
+	p("")
+	p("```")
+	for _, l := range r.big.profile {
+		p("%s", l)
+	}
+	p("```")
+	p("")
+
 	p("%s", findings)
 	p("## Where the database time goes (pg_stat_statements during the mixed load)")
 	p("")
