@@ -133,18 +133,30 @@ func idempotencyKey(ctx context.Context, caller tournament.AccountID, key *strin
 	if rc := chi.RouteContext(ctx); rc != nil {
 		route, method = rc.RoutePattern(), rc.RouteMethod
 	}
-	canonical := []byte("null")
-	if body != nil {
-		var err error
-		if canonical, err = tournament.Canonical(body); err != nil {
-			return nil, fmt.Errorf("canonical body: %w", err)
-		}
+	canonical, err := canonicalBody(body)
+	if err != nil {
+		return nil, fmt.Errorf("canonical body: %w", err)
 	}
 	// The path parameters are part of the request: the same key on another lobby is another request.
 	h := blake2b.Sum256(append([]byte(requestInfoOf(ctx).path+"\n"), canonical...))
 	return &store.IdempotencyKey{
 		AccountID: caller, Method: method, Route: route, Key: *key, RequestHash: h[:],
 	}, nil
+}
+
+// canonicalBody is the RFC 8785 form of a request body (nil: null), built by hand for the bodies
+// of the actions a game is made of (a test holds them to tournament.Canonical): encoding and
+// then parsing JSON again for every commit and reveal showed in rpsd's profile.
+func canonicalBody(body any) ([]byte, error) {
+	switch b := body.(type) {
+	case nil:
+		return []byte("null"), nil
+	case *CommitRequest:
+		return append(tournament.AppendJSONString([]byte(`{"commitment":`), b.Commitment), '}'), nil
+	case *RevealRequest:
+		return append(tournament.AppendJSONString([]byte(`{"reveal":`), b.Reveal), '}'), nil
+	}
+	return tournament.Canonical(body)
 }
 
 // rawResponse is a response already rendered, fresh or replayed. It implements the generated
