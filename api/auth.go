@@ -14,8 +14,14 @@ import (
 
 // tokenCacheTTL bounds how long a token is trusted without asking the database. A change to an
 // account on any replica (a rotated or revoked token) evicts its tokens at once through the
-// store's account notifications; the TTL only bounds the memory of tokens no longer used.
-const tokenCacheTTL = 30 * time.Second
+// store's account notifications (and every action reads its account's status in its own
+// transaction); the TTL only bounds the memory of tokens no longer used. It is longer than a
+// game's stages, so that a player who acts once a stage is not read from the database each time
+// (at 30 s, every action of the benchmark's big lobby was a round trip of its own).
+const tokenCacheTTL = 5 * time.Minute
+
+// maxCachedTokens bounds the cache: past it, it starts over. It holds a big lobby's players.
+const maxCachedTokens = 250_000
 
 // unknownTokenTTL is how long a token found unknown is answered 401 without asking the database
 // again. Tokens are random: no valid token is ever unknown first.
@@ -65,7 +71,7 @@ func (c *tokenCache) put(key [32]byte, a tournament.Account, known bool, generat
 	if generation != c.generation {
 		return
 	}
-	if c.entries == nil || len(c.entries) > 100_000 {
+	if c.entries == nil || len(c.entries) > maxCachedTokens {
 		// Entries expire quickly; starting over is cheaper than tracking age for eviction.
 		c.entries = map[[32]byte]cachedAccount{}
 	}
