@@ -107,7 +107,7 @@ func (r *report) markdown() string {
 	ba := big.stats.Actions
 	p("| **all actions** | %s | %s | %s | %s |", msf(ba.Latency.P50), msf(ba.Latency.P99), msf(ba.Latency.Max), msf(r.baseline.Actions.Latency.P50))
 	p("")
-	p("Big-lobby throughput %.0f actions/s (%d actions). All of them queue for one lobby's batches (at most 64", ba.PerSec, ba.Count)
+	p("Big-lobby throughput %.0f actions/s (%d actions). All of them queue for one lobby's batches (at most 256", ba.PerSec, ba.Count)
 	p("actions a batch, one transaction each), so their latency is mostly that queue: the per-round times")
 	p("above are the check that an action's cost does not grow with the lobby.")
 	p("")

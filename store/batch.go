@@ -14,8 +14,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// maxBatch bounds the actions of one batch, and so how long a batch holds its lobby's lock.
-const maxBatch = 64
+// maxBatch bounds the actions of one batch, and so how long a batch holds its lobby's lock (a
+// batch of 256 registrations, its writes in one statement, takes a few tens of milliseconds): as
+// many as a big lobby's phones have in flight, so that each batch takes in all that waited.
+const maxBatch = 256
 
 // call is one action on a lobby, with its answer once it has run.
 type call struct {
