@@ -293,164 +293,44 @@ func orDash(s string) string {
 // rpsdPoolSize is the database pool the bench gives rpsd (its default).
 const rpsdPoolSize = 16
 
-// findings is what profiling showed and what was changed because of it; the figures above are
-// this run's own.
-const findings = `## What profiling found, and what changed
+// findings is what profiling showed and what was changed because of it (issue 26); the figures
+// above are this run's own. The findings of earlier rounds are in the history of this file.
+const findings = `## What profiling found, and what changed (issue 26)
 
-### Issue 17, second round: CPU per action and the stage changes
+The write path was rebuilt around one unit of work per lobby (see README, "How it is built"): an
+action is a ` + "`tournament`" + ` operation that ` + "`store.Act`" + ` runs in its lobby's batch; each kind of write is
+one statement for the whole batch; ` + "`api`" + ` renders after COMMIT from the domain result, the same
+code for a fresh answer and a replay. What the measurements showed on the way (the machine was
+shared throughout, its load average between 10 and 27 on 2 cores, so wall-clock figures moved by
+a factor of 3 from run to run; CPU time read from /proc and from the test process moved much
+less, and is what is quoted):
 
-Quick runs of this bench (` + "`--big 3000 --load-time 20s --pgbench-time 8s --baseline-time 8s --profile-out`" + `),
-before on 7c1ad50 (the tree of the run before this one) and after on this branch before its last
-rebase; the machine was shared (load average 0.3 rising to 6.3 during the before run, 8.3 to 6.8
-during the after run), so the throughput and latency figures move with the load; the CPU per
-action, read from /proc, much less.
-
-| | before | after |
-|---|---|---|
-| CPU per mixed action, rpsd + PostgreSQL | 1358 + 1863 = 3220 µs | 817 + 1253 = 2070 µs |
-| PostgreSQL CPU per pgbench TPC-B transaction (same runs) | 471 µs | 404 µs |
-| cost ratio | 6.84 | 5.13 |
-| mixed actions/s | 358 | 571 |
-| stage-change transactions at 100,000 players (close moves / resolve) | 507 / 427 ms | 144 / 204 ms |
-| 3,000-player lobby, first registration to winner | 24 s (registration 9 s) | 22 s (registration 6 s) |
-
-What the profiles showed, and what each change did (one commit each):
-
-- **Long polls read the log three times and the lobby once per poll** (pprof: ` + "`ListEvents`" + ` 22.5% of
-  rpsd; pg_stat_statements: 23,407 event reads for 7,167 actions): a poll read, found nothing,
-  checked the lobby, subscribed, read again, waited, read once more. Now a poll at the head that the
-  notifications report waits without reading, and (next item) is handed the events it was woken
-  for: the event read left the top 12 statements, and ` + "`ListEvents`" + ` is 11.7% of rpsd, half of it the
-  head's ed25519 signature.
-- **Notifications carry the event** ("lobby:seq:event", when it fits in 8,000 bytes): a long poll or
-  a stream is handed the notified events that follow on from its position without a gap, exactly as
-  committed (a test compares them byte for byte with the log, HTML characters in free text
-  included); a gap, a lost listener connection, or a page read without waiting (a verifier's) reads
-  the log.
-- **pgx built a formatted error for every id argument** (pprof: ` + "`pgtype.newEncodeError`" + ` 3.1% and the
-  plan search behind it 3%): a string type such as ` + "`tournament.LobbyID`" + ` was first tried in a uuid's
-  binary format, which has no encoding for it, before pgx fell back to text. The store now passes
-  the core's string types as plain strings, in the helpers every statement goes through.
-- **The request validator matched every request again** against regular expressions of the spec's
-  paths (pprof: gorillamux ` + "`FindRoute`" + ` 4.3 to 5%). It now validates against the operation chi
-  matched (a test checks that every route is an operation of the spec, and every operation a route).
-- **JSON done twice**: sealing an event canonicalized its data, then encoded the envelope with the
-  data and parsed it all again (jcs); signing a head did the same for five fields (pprof:
-  ` + "`tournament.Canonical`" + ` 7.4%, ` + "`jcs.Transform`" + ` most of it). Both objects are now built by hand in RFC 8785
-  form (tests compare them with Canonical over random and tricky strings). At 100,000 players the
-  digest of a sealed stage (one Canonical per value) was most of the stage-change transactions
-  (pprof of BenchmarkStageChange: 0.60 s of 1.1 s in ` + "`Digester.Add`" + `); hand-built too, closing the
-  moves stage went from 650 to 161 ms and resolving a round from 443 to 234 ms in a paired run.
-- **Statements per action**: the idempotency key's DELETE of an expired outcome ran before every
-  keyed insert (one statement per action, almost never deleting anything); the begin read now
-  reports an expired key and the DELETE is sent only then (a test checks that an expired key is
-  replaced).
-- **The big lobby's batches scanned the whole round**: pg_stat_statements during the
-  100,000-player lobby showed the read of the actors' moves at 3.4 ms mean (the previous run:
-  1.1 ms), one backend at 100% CPU. EXPLAIN ANALYZE in that database: with ` + "`account_id = ANY($2)`" + `
-  the planner, its statistics taken when the round was small, bounded the primary key by the game
-  and the round only and filtered 54,000 rows (9 ms). Each actor's registration and move are now
-  looked up by the whole primary key, a lateral subquery per actor that Postgres cannot turn into a
-  join (0.15 ms in the same database, generic plan). Folding the two reads into one join was tried
-  on the way and undone: it scanned the round too (7.9 ms mean).
-- **The end-of-game standings settlement held the lobby's lock** (3.8 s at 100,000 players, inside
-  the 8.2 s stop of the previous run). It now runs after the game-ending transaction commits, in a
-  transaction of its own, after the lobby is handed to its next batch: one statement that claims the
-  game's ` + "`settled`" + ` flag and adds the totals together, so it counts once whoever runs it; a sweep that
-  every replica runs once a minute (and at start) settles what a replica that stopped in between
-  left (migration 0007 indexes the unsettled ended games). A test ends a game without its
-  settling, as a crash would, then runs the sweep and direct settles concurrently: each player is
-  counted once, in every table. The stop itself still splits the escrow in its transaction (4.4 s
-  at 100,000 players: 200,000 ledger entries, of which EXPLAIN ANALYZE gives 1.6 s to the three
-  foreign-key checks per entry and 1.3 s to the five indexes).
-
-Looked at and not changed: the signed head per (lobby, seq) (5.6% of rpsd, but each poll of this
-bench signs a new seq, so a cache would not hit; it would with many followers of one lobby); the
-event statement (0.23 ms mean, the largest: EXPLAIN ANALYZE in isolation 0.09 ms, of which 0.04 ms
-the three foreign-key checks, the chain's own link to the previous event the dearest, by design).
-
-### Issue 17, first round: group commit per lobby (paired runs, before and after)
-
-Both runs with this bench, one after the other on the same shared machine (load average about 9
-on 2 cores), ` + "`--big 3000 --load-time 20s --pgbench-time 8s`" + `: before is main at c6da55a,
-after is this branch with everything below but the read of the actors' rows (then 82fb008, before
-its rebase onto issue 15). A paired run of that last change was lost in the machine's noise (the
-same statements' mean times moved by 30% between runs), so only its round trips are claimed.
-
-| | before | after |
-|---|---|---|
-| mixed actions/s | 296 | 337 |
-| CPU per mixed action, rpsd + PostgreSQL | 1671 + 2127 = 3798 µs | 1272 + 1584 = 2856 µs |
-| 3,000-player lobby, first registration to winner | 60 s (registration 18 s) | 27 s (registration 11 s) |
-| per-action p50, big lobby : 10-player lobby | 1.36 | 1.07 |
-| stage-change transactions at 100,000 players (close moves / resolve) | 646 / 471 ms | 539 / 665 ms (noise: one sample each) |
-
-pg_stat_statements, before: first by total time was the lobby lock (` + "`SELECT ... FROM lobbies ... FOR UPDATE`" + `),
-mean 0.72 ms over 6,665 calls: the time actions spent queueing inside PostgreSQL for their lobby's
-row lock, each holding a backend and a connection while waiting. After: 0.064 ms mean; the actions
-of a lobby wait in rpsd for the batch running on it and then share one lock hold. First now is the
-event statement (insert, chain head update, notify: 0.25 ms mean), then the game header update, the
-bet posting and the idempotency insert, which is the work itself.
-
-pprof of rpsd, before: 21% of its samples in the system calls of round trips, the long polls
-(` + "`ListEvents`" + `) 25%, each poll reading the whole lobby only to check that it exists. After: 20% and 22%.
-
-What changed:
-
-- **Group commit per lobby** (` + "`store/batch.go`" + `): an action on a quiet lobby runs at once; the
-  actions that arrive while it runs wait in rpsd and then run, in arrival order, in one transaction
-  under one lock hold (at most 64), each with its own outcome, events, postings and idempotency
-  record. A refusal commits, as it would alone, so the next actions see exactly what they would
-  have seen; any other failure rolls the batch back and runs every action of it again alone.
-- **Two round trips fewer per transaction**: BEGIN goes with the first statements and COMMIT with
-  the last writes. The idempotency key is now stored by a plain INSERT (after deleting an expired
-  one), so that a concurrent duplicate fails on the unique key and its transaction aborts before
-  the pipelined COMMIT.
-- **The actors' rows with the lock**: a batch reads, in its first round trip, its actors'
-  registrations and current moves (and records their absence), which each action read one round
-  trip at a time. A commit or a reveal alone now takes 2 round trips (BEGIN with the lock, the
-  reads, the instant and the key; then its writes with the key and COMMIT), a registration 3 (its
-  account's balance, locked); each took 6.
-- **A read after held-back writes goes with them** in one round trip.
-- **A long poll reads the lobby only when it found no event** (a log starts with the lobby's
-  creation).
-
-### What stands between these figures and the goals
-
-- **Cost per action** (goal 1.5 TPC-B transactions; about 5 now): rpsd spends about 800 µs per
-  action and PostgreSQL about 1,250 µs, against about 400 µs for a TPC-B transaction. PostgreSQL
-  runs about nine statements per action (BEGIN and the lobby's lock; the game; the actors' rows;
-  the instant, key and account state; the move or registration write; the game header; the event
-  with its chain head and notification; the idempotency key; COMMIT), several with triggers
-  (three foreign-key checks per event, four per ledger posting, the account trigger's jsonb
-  comparison on every balance change), where TPC-B runs five plain ones. rpsd's profile is now
-  spread thin: system calls of the round trips and HTTP (17%), the transaction (32% in all), the
-  signed head (5.6%), request validation (4.5%), GC (4%). It would take, on the database side,
-  fewer and lighter statements (the game read, the actors' rows and the begin read in one
-  statement; the game header with the event; one multi-row insert per batch for events and keys;
-  the events' self-referencing foreign key replaced by the chain check that the hash already
-  gives), and on the rpsd side an HTTP action without a per-request OpenAPI validation on top of
-  the typed decoding. Even then about 2x TPC-B looks like the floor for an HTTP action with its
-  event, ledger posting and idempotency record.
-- **Mixed throughput and p99**: with 40 lobbies and 8 actions in flight two actions rarely meet in
-  one lobby, so batching does little there; bots, rpsd and PostgreSQL share 2 cores, and the
-  load from other work on the machine queues every step (compare the load average above).
-- **100,000 players in one lobby in 3 minutes** needs about 350,000 actions (100,000 registrations,
-  then a commit and a reveal per player and round) in 180 s, near 2,000 actions/s in one lobby: more
-  than this machine serves over all lobbies together (about 1,000 server-CPU-seconds per second
-  would take 2 ms per action on 2 cores, the bots included). The lock is not the bound (a batch
-  holds it for several actions); CPU per action is, as above. The stage changes themselves are no
-  longer: 0.15 to 0.2 s at 100,000 players.
-- **Per-action p50, big lobby : 10-player lobby**: in one lobby with 8 actions in flight an action
-  waits for the batch before it; the cost of an action does not grow with the lobby (the per-round
-  times of section 3 stay flat).
-- **Stage-change lag** is measured under the mixed load, so it includes the CPU queueing of the
-  shared machine; the clock worker's own lag (rps_clock_lag_seconds) is the server-side part.
-
-### Before issue 17
-
-The first runs of this benchmark led to a pool of 16 connections (pgxpool's default was 4), an
-idempotency key written once (not a claim and then the outcome), rows reused within a transaction
-instead of read again, writes held back and sent together, an operation begun in one round trip,
-identical event reads in flight shared, and a clock worker that expires a burst in parallel.
+- **Statements per action.** A batch of one action (the mixed load's common case) now runs BEGIN,
+  the lobby's lock, its game, one read for all its actions (instant and newest heartbeat, stored
+  result, the actor's account, registration and move), one statement for all its writes, COMMIT:
+  6 statements, against about 11 before. A batch of 256 runs the same 6.
+- **Set-based writes and the plan cache.** The first form wrote every kind of row from arrays
+  (` + "`unnest`" + `). Postgres estimates a parameter array at 100 rows in a generic plan and at its real
+  length in a custom one, so it never settled on the generic plan and planned the whole statement
+  again on every execution: in-process, 10-player games through ` + "`Act`" + `, PostgreSQL's CPU per action
+  was 758 µs against 367 µs for the old path (forcing generic plans: 550 µs). A kind with one row
+  now goes as a VALUES of scalar parameters (exact estimates, one generic plan), several as
+  ` + "`unnest`" + `: about 320 µs, some 10-15% under the old path's 367 to 378 µs in the same test.
+- **The big lobby.** In-process (` + "`store`" + ` and ` + "`tournament`" + ` only, no HTTP), 20,000 players
+  with 256 actions in flight, bets and idempotency keys: PostgreSQL 51 to 87 µs and the store's Go 35
+  to 50 µs per action; batches of up to 256 (was 64) took the Go side from about 50 to 35 µs.
+- **Tokens.** pprof of rpsd in the big lobby: ` + "`AccountByToken`" + ` 19% of its CPU. The token cache
+  trusted an entry for 30 s and held 100,000: a player acting once a stage was read from the
+  database on nearly every action. It now trusts one for 5 minutes (changes to an account still
+  evict its tokens at once, and every action reads its account's status) and holds 250,000.
+- **Not per action.** The events every action appends, a batch's notification and the canonical
+  body of a commit or a reveal (its idempotency key's hash) are now built by hand in RFC 8785 form
+  (tests compare each with ` + "`tournament.Canonical`" + `); a lobby's signed head is signed once for every
+  response that shows it within a second; a batch sends one notification per lobby, carrying its
+  events, not one per event.
+- **Where rpsd's CPU goes now** (sections 7 and 8): system calls of the HTTP requests and of the
+  two round trips per batch (16-17%), scheduling and garbage collection; request validation about
+  2%. In the mixed load every action is a request, two round trips, a notification and a long
+  poll's answer: fixed costs per action that batching cannot share when two actions rarely meet
+  in one lobby.
 `
