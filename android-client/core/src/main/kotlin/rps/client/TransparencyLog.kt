@@ -1,0 +1,150 @@
+package rps.client
+
+import org.bouncycastle.crypto.params.Ed25519PublicKeyParameters
+import org.bouncycastle.crypto.signers.Ed25519Signer
+import java.security.MessageDigest
+import java.util.Base64
+
+/**
+ * The client's checks of the server's transparency log (README: "The transparency log"): a C2SP
+ * signed checkpoint and the log's Ed25519 signature on it, the RFC 6962 inclusion proof of a
+ * lobby's event, and the consistency of a newer checkpoint with one kept from before. Pure
+ * functions over data; the vectors of `translog/testdata/vectors.json` pin them to the server's.
+ */
+object TransparencyLog {
+    /** A signed checkpoint: its signed text, origin, tree size, root hash and signature lines. */
+    class Checkpoint(
+        val text: String,
+        val origin: String,
+        val size: Long,
+        val root: ByteArray,
+        val signatures: List<Signature>,
+    )
+
+    /** A signature line: the key's name, its 4-byte key hash, and the signature. */
+    class Signature(val name: String, val keyHash: ByteArray, val signature: ByteArray)
+
+    /** The leaf of a lobby's event: `event <lobbyId> <seq> <hash>` and a line feed. */
+    fun entry(lobbyId: String, seq: Long, hash: String): ByteArray = "event $lobbyId $seq $hash\n".toByteArray(Charsets.UTF_8)
+
+    /** RFC 6962's hash of a leaf: SHA-256 of 0x00 and the entry. */
+    fun recordHash(entry: ByteArray): ByteArray = sha256(byteArrayOf(0), entry)
+
+    private fun nodeHash(left: ByteArray, right: ByteArray) = sha256(byteArrayOf(1), left, right)
+
+    private fun sha256(vararg parts: ByteArray): ByteArray {
+        val md = MessageDigest.getInstance("SHA-256")
+        parts.forEach(md::update)
+        return md.digest()
+    }
+
+    /** Parses a signed checkpoint; throws [IllegalArgumentException] when it is malformed. */
+    fun parse(note: String): Checkpoint {
+        val split = note.indexOf("\n\n")
+        require(split >= 0) { "not a signed note" }
+        val text = note.substring(0, split + 1)
+        val lines = text.split('\n')
+        require(lines.size >= 4) { "malformed checkpoint" }
+        val size = lines[1].toLongOrNull()
+        require(size != null && size >= 0 && size.toString() == lines[1]) { "malformed checkpoint size" }
+        val root = Base64.getDecoder().decode(lines[2])
+        require(root.size == 32) { "malformed checkpoint root" }
+        val sigs = note.substring(split + 2).split('\n').filter { it.isNotEmpty() }.map { line ->
+            val parts = line.split(' ')
+            require(parts.size == 3 && parts[0] == "\u2014") { "malformed signature line: $line" }
+            val raw = Base64.getDecoder().decode(parts[2])
+            require(raw.size > 4) { "malformed signature line: $line" }
+            Signature(parts[1], raw.copyOfRange(0, 4), raw.copyOfRange(4, raw.size))
+        }
+        return Checkpoint(text, lines[0], size, root, sigs)
+    }
+
+    /**
+     * Whether the checkpoint carries a valid Ed25519 signature by one of the log's verifier keys
+     * (`<origin>+<key hash>+<base64 of 0x01 and the key>`, as `GET /v1/log` lists them), named by
+     * the checkpoint's origin.
+     */
+    fun signedBy(c: Checkpoint, verifierKeys: List<String>): Boolean = verifierKeys.any { vkey ->
+        val parts = vkey.split('+')
+        if (parts.size != 3 || parts[0] != c.origin) return@any false
+        val raw = try {
+            Base64.getDecoder().decode(parts[2])
+        } catch (_: IllegalArgumentException) {
+            return@any false
+        }
+        if (raw.size != 33 || raw[0].toInt() != 1) return@any false
+        // A key that is no point of the curve verifies nothing.
+        val key = try {
+            Ed25519PublicKeyParameters(raw, 1)
+        } catch (_: IllegalArgumentException) {
+            return@any false
+        }
+        c.signatures.filter { it.name == c.origin && Crypto.hex(it.keyHash) == parts[1] && it.signature.size == 64 }.any { s ->
+            val verifier = Ed25519Signer()
+            verifier.init(false, key)
+            val msg = c.text.toByteArray(Charsets.UTF_8)
+            verifier.update(msg, 0, msg.size)
+            verifier.verifySignature(s.signature)
+        }
+    }
+
+    /** RFC 9162 (2.1.3.2): whether [proof] proves [leaf] at [index] in the tree of [size] with [root]. */
+    fun verifyInclusion(index: Long, size: Long, leaf: ByteArray, proof: List<ByteArray>, root: ByteArray): Boolean {
+        if (index < 0 || index >= size) return false
+        var fn = index
+        var sn = size - 1
+        var r = leaf
+        for (p in proof) {
+            if (sn == 0L) return false
+            if (fn and 1L == 1L || fn == sn) {
+                r = nodeHash(p, r)
+                while (fn and 1L == 0L && fn != 0L) {
+                    fn = fn shr 1
+                    sn = sn shr 1
+                }
+            } else {
+                r = nodeHash(r, p)
+            }
+            fn = fn shr 1
+            sn = sn shr 1
+        }
+        return sn == 0L && r.contentEquals(root)
+    }
+
+    /**
+     * RFC 9162 (2.1.4.2): whether [proof] shows the tree of [size1] with [root1] is a prefix of the
+     * tree of [size2] with [root2]. False is the proof that the log forked.
+     */
+    fun verifyConsistency(size1: Long, root1: ByteArray, size2: Long, root2: ByteArray, proof: List<ByteArray>): Boolean {
+        if (size1 < 0 || size2 < size1) return false
+        if (size1 == size2) return proof.isEmpty() && root1.contentEquals(root2)
+        if (size1 == 0L) return proof.isEmpty()
+        if (proof.isEmpty()) return false
+        var path = proof
+        if (size1 and (size1 - 1) == 0L) path = listOf(root1) + path
+        var fn = size1 - 1
+        var sn = size2 - 1
+        while (fn and 1L == 1L) {
+            fn = fn shr 1
+            sn = sn shr 1
+        }
+        var fr = path[0]
+        var sr = path[0]
+        for (c in path.drop(1)) {
+            if (sn == 0L) return false
+            if (fn and 1L == 1L || fn == sn) {
+                fr = nodeHash(c, fr)
+                sr = nodeHash(c, sr)
+                while (fn and 1L == 0L && fn != 0L) {
+                    fn = fn shr 1
+                    sn = sn shr 1
+                }
+            } else {
+                sr = nodeHash(sr, c)
+            }
+            fn = fn shr 1
+            sn = sn shr 1
+        }
+        return sn == 0L && fr.contentEquals(root1) && sr.contentEquals(root2)
+    }
+}
