@@ -132,10 +132,10 @@ func TestFullGame(t *testing.T) {
 		if r.Stage != "closed" || r.Present == nil || *r.Present != present || fmt.Sprint(r.Counts) != fmt.Sprint(counts) || len(r.Moves) != len(moves) {
 			t.Fatalf("round %d: %s", n, apitest.JSONOf(r))
 		}
-		// RoundTranscript.survivors is "how many players survived the round".
-		if r.Survivors == nil || *r.Survivors != survivors {
-			t.Errorf("round %d: survivors %v, want %d players (the round_resolved event's survivors is a mask of moves; "+
-				"the transcript's is a count of players)", n, apitest.JSONOf(r.Survivors), survivors)
+		// RoundTranscript.remaining is how many players survived the round (the round_resolved
+		// event's remaining; its survivors is a mask of moves).
+		if r.Remaining == nil || *r.Remaining != survivors {
+			t.Errorf("round %d: remaining %v, want %d players", n, apitest.JSONOf(r.Remaining), survivors)
 		}
 		byID := map[string]string{}
 		for p, rev := range moves {

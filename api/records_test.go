@@ -132,7 +132,7 @@ func TestMyGamesProfilesAndStandings(t *testing.T) {
 			t.Fatalf("game stopped mid-round: %s", apitest.JSONOf(stopped))
 		}
 		if won.LobbyId != la.Id || won.GameId != la.Game.Id || won.Ending != api.GameEndingWon || won.Net != 100 ||
-			won.Winner == nil || won.Winner.Name != "alice" || won.LobbyName != la.Name || won.GameNumber != 1 {
+			won.Winner == nil || won.WinnerName == nil || *won.WinnerName != "alice" || won.LobbyName != la.Name || won.GameNumber != 1 {
 			t.Fatalf("won game: %s", apitest.JSONOf(won))
 		}
 	}
@@ -141,7 +141,7 @@ func TestMyGamesProfilesAndStandings(t *testing.T) {
 		t.Fatalf("carol's games: %s", apitest.JSONOf(games))
 	}
 	if games := myGames(t, e, b, 100); len(games) != 2 || games[0].Ending != api.GameEndingShare || games[0].Net != 25 ||
-		games[1].Ending != api.GameEndingEliminated || *games[1].EliminatedRound != 1 || games[1].Net != -100 || games[1].Winner.Name != "alice" {
+		games[1].Ending != api.GameEndingEliminated || *games[1].EliminatedRound != 1 || games[1].Net != -100 || *games[1].WinnerName != "alice" {
 		t.Fatalf("bob's games: %s", apitest.JSONOf(games))
 	}
 	if games := myGames(t, e, d, 100); len(games) != 1 || games[0].Ending != api.GameEndingRefunded || games[0].Net != 0 {

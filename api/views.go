@@ -156,7 +156,8 @@ func gameRecordView(r store.Record) GameRecord {
 		out.EliminatedRound = &round
 	}
 	if g.Winner != "" {
-		out.Winner = &AccountRef{Id: parseUUID(string(g.Winner)), Name: r.WinnerName}
+		winner, name := parseUUID(string(g.Winner)), r.WinnerName
+		out.Winner, out.WinnerName = &winner, &name
 	}
 	return out
 }
@@ -305,8 +306,8 @@ func roundTranscriptView(g tournament.Game, round int, result *tournament.RoundR
 		out.Stage = RoundStageReveal
 	}
 	if result != nil {
-		present, survivors := int32(result.Present), int32(result.Remaining)
-		out.Present, out.Survivors = &present, &survivors
+		present, remaining := int32(result.Present), int32(result.Remaining)
+		out.Present, out.Remaining = &present, &remaining
 		for _, c := range result.Counts {
 			out.Counts = append(out.Counts, int32(c))
 		}

@@ -659,19 +659,6 @@ type AccountProfile struct {
 	Role Role `json:"role"`
 }
 
-// AccountRef An account by id and name.
-type AccountRef struct {
-	// Id The account's id.
-	//
-	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
-	Id openapi_types.UUID `json:"id"`
-
-	// Name The account's name.
-	//
-	// Example: alice
-	Name string `json:"name"`
-}
-
 // AccountStatus `active`, or `disabled` by an admin (its requests are refused; its money stays).
 //
 // Example: active
@@ -1529,7 +1516,7 @@ type GamePostingPage struct {
 
 // GameRecord One game of a player and how it went for them.
 //
-// Example: {"eliminatedRound":null,"endedAt":"2025-01-01T12:03:00.000Z","ending":"won","gameId":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","gameNumber":3,"lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","lobbyName":"Friday night","net":300,"registeredAt":"2025-01-01T12:00:00.000Z","stage":"finished","stake":100,"winner":{"id":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","name":"alice"}}
+// Example: {"eliminatedRound":null,"endedAt":"2025-01-01T12:03:00.000Z","ending":"won","gameId":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","gameNumber":3,"lobbyId":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","lobbyName":"Friday night","net":300,"registeredAt":"2025-01-01T12:00:00.000Z","stage":"finished","stake":100,"winner":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","winnerName":"alice"}
 type GameRecord struct {
 	// EliminatedRound The round the player went out in, for `eliminated`; null otherwise.
 	EliminatedRound *int32 `json:"eliminatedRound"`
@@ -1592,8 +1579,15 @@ type GameRecord struct {
 	// Example: 100
 	Stake int64 `json:"stake"`
 
-	// Winner The winner of a finished game (null otherwise).
-	Winner *AccountRef `json:"winner"`
+	// Winner The winner's account id, for a finished game (null otherwise), as in `GameSummary`.
+	//
+	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	Winner *openapi_types.UUID `json:"winner"`
+
+	// WinnerName The winner's name, for a finished game (null otherwise).
+	//
+	// Example: alice
+	WinnerName *string `json:"winnerName"`
 }
 
 // GameRecordPage A page of a player's games, newest registration first.
@@ -3147,7 +3141,7 @@ type RoundStartedEventType string
 // RoundTranscript A round's result and a page of its players' moves (the players in the round when it
 // started, in registration order).
 //
-// Example: {"counts":[2,0,2,0,0],"moves":[{"accountId":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","commitment":"cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae","committed":true,"move":0,"reveal":"0pass12","revealed":true}],"next":null,"present":5,"round":1,"stage":"closed","survivors":2}
+// Example: {"counts":[2,0,2,0,0],"moves":[{"accountId":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","commitment":"cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae","committed":true,"move":0,"reveal":"0pass12","revealed":true}],"next":null,"present":5,"remaining":2,"round":1,"stage":"closed"}
 type RoundTranscript struct {
 	// Counts Revealed players per move, indexed by move (one entry per weapon of the ruleset);
 	// empty until the round has been resolved.
@@ -3169,6 +3163,14 @@ type RoundTranscript struct {
 	// Example: 5
 	Present *int32 `json:"present"`
 
+	// Remaining How many players survived the round, the players still in the game after it (its
+	// `round_resolved` event's `remaining`); null until it has been resolved. (Called
+	// `survivors` before; `survivors` in events is the mask of the surviving weapons.)
+	//
+	//
+	// Example: 2
+	Remaining *int32 `json:"remaining"`
+
 	// Round The round number.
 	//
 	// Example: 1
@@ -3181,11 +3183,6 @@ type RoundTranscript struct {
 	//
 	// Example: closed
 	Stage RoundStage `json:"stage"`
-
-	// Survivors How many players survived the round; null until it has been resolved.
-	//
-	// Example: 2
-	Survivors *int32 `json:"survivors"`
 }
 
 // Ruleset A ruleset with its weapons and every placement of every weapon.

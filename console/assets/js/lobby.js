@@ -116,7 +116,7 @@ function renderRound(t, players, ruleset, { open }) {
   const revealed = inRound.filter((m) => m.revealed);
   const eliminated = players.filter((p) => p.eliminatedInRound === t.round);
   const heading = t.stage === 'closed'
-    ? `Round ${t.round}: ${t.survivors == null ? 'closed' : `${t.survivors} of ${revealed.length} revealed survived`}`
+    ? `Round ${t.round}: ${t.remaining == null ? 'closed' : `${t.remaining} of ${revealed.length} revealed survived`}`
     : `Round ${t.round}: ${t.stage === 'moves' ? 'committing' : 'revealing'}`;
   const counts = t.stage === 'closed' && t.counts.length
     ? el('p', { class: 'muted', text: t.counts.map((n, m) => (n ? `${weaponName(ruleset, m)} ×${n}` : null)).filter(Boolean).join(' · ') })
@@ -288,7 +288,7 @@ function describe(e) {
     case 'move_committed': return `${who(d.player)} committed (${d.committed})`;
     case 'moves_closed': return `round ${d.round}: moves closed, ${d.committed} committed`;
     case 'move_revealed': return `${who(d.player)} revealed (${d.revealed})`;
-    case 'round_resolved': return `round ${d.round} resolved: ${d.survivors} survived`;
+    case 'round_resolved': return `round ${d.round} resolved: ${d.remaining} still in`;
     case 'stage_extended': return `${d.stage} extended: nobody acted`;
     case 'game_finished': return `${who(d.winner)} won ${formatAmount(d.amount)}`;
     case 'game_stopped': return `game stopped: ${d.reason}`;

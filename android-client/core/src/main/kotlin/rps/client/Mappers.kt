@@ -122,7 +122,7 @@ object Mappers {
         ending = GameEnding.fromWire(g.ending.value),
         eliminatedRound = g.eliminatedRound,
         net = g.net,
-        winnerName = g.winner?.name,
+        winnerName = g.winnerName,
     )
 
     private val rfc3339 = Regex("""(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(\.\d+)?([Zz]|([+-])(\d\d):(\d\d))""")
