@@ -20,7 +20,7 @@ generator_sha256=871e0155287a87b579ff31096b2d45b1f95a115edfe631411ec6cff4848d0f0
 jar=.tools/openapi-generator-cli-$generator_version.jar
 if ! echo "$generator_sha256  $jar" | sha256sum -c --status 2>/dev/null; then
   mkdir -p .tools
-  mvn -B --no-transfer-progress -q dependency:copy \
+  mvn -B --no-transfer-progress -q org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
     -Dartifact="org.openapitools:openapi-generator-cli:$generator_version" -DoutputDirectory=.tools
   echo "$generator_sha256  $jar" | sha256sum -c --status || { echo "test-generated-clients: $jar: unexpected checksum" >&2; exit 1; }
 fi
