@@ -149,3 +149,27 @@ func readJSON(t *testing.T, path string, v any) {
 		t.Fatalf("%s: %v", path, err)
 	}
 }
+
+// TestResponsesDeclareTheirHeaders: every response declares the X-Request-Id the middleware sends
+// with it, and the success of every operation that takes an Idempotency-Key declares
+// Idempotent-Replayed, so that generated clients expose them (the Go server is generated without
+// them: see oapi-codegen-overlay.yaml).
+func TestResponsesDeclareTheirHeaders(t *testing.T) {
+	spec := contract(t)
+	for path, item := range spec.Paths.Map() {
+		for method, op := range item.Operations() {
+			idempotent := false
+			for _, p := range op.Parameters {
+				idempotent = idempotent || p.Value.Name == "Idempotency-Key"
+			}
+			for status, r := range op.Responses.Map() {
+				if r.Value.Headers["X-Request-Id"] == nil {
+					t.Errorf("%s %s %s: no X-Request-Id header declared", method, path, status)
+				}
+				if idempotent && strings.HasPrefix(status, "2") && r.Value.Headers["Idempotent-Replayed"] == nil {
+					t.Errorf("%s %s %s: no Idempotent-Replayed header declared", method, path, status)
+				}
+			}
+		}
+	}
+}
