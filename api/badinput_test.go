@@ -120,6 +120,13 @@ func TestBadInput(t *testing.T) {
 		badCase{op: "POST /v1/accounts", name: "null name", body: `{"name":null}`, status: 400, code: "validation_failed"},
 		badCase{op: "POST /v1/accounts", name: "NUL in name", body: `{"name":"a\u0000b"}`, status: 400, code: "validation_failed", field: "name"},
 		badCase{op: "POST /v1/accounts", name: "control character in name", body: `{"name":"a\u001bb"}`, status: 400, code: "validation_failed", field: "name"},
+		// Issue 21: names that show as nothing, or as another name.
+		badCase{op: "POST /v1/accounts", name: "Hangul filler", body: `{"name":"\u3164"}`, status: 400, code: "validation_failed", field: "name"},
+		badCase{op: "POST /v1/accounts", name: "zero-width space", body: `{"name":"\u200b"}`, status: 400, code: "validation_failed", field: "name"},
+		badCase{op: "POST /v1/accounts", name: "braille blanks", body: `{"name":"\u2800\u2800"}`, status: 400, code: "validation_failed", field: "name"},
+		badCase{op: "POST /v1/accounts", name: "right-to-left override", body: `{"name":"ad\u202emin"}`, status: 400, code: "validation_failed", field: "name"},
+		badCase{op: "POST /v1/accounts", name: "bidi isolates", body: `{"name":"alice\u2066\u2069"}`, status: 400, code: "validation_failed", field: "name"},
+		badCase{op: "POST /v1/accounts", name: "mixed scripts", body: `{"name":"\u0430lice"}`, status: 400, code: "validation_failed", field: "name"},
 		badCase{op: "POST /v1/accounts", name: "text/plain", body: `{"name":"x"}`, hdr: []string{"Content-Type", "text/plain"}, status: 400, code: "validation_failed"},
 	)
 	add(authCases("GET /v1/me", nil)...)
@@ -212,6 +219,8 @@ func TestBadInput(t *testing.T) {
 		"missing name":          {`{"config":{"betSize":1,"playersCountLimit":2}}`, "name"},
 		"empty name":            {`{"name":"","config":{"betSize":1,"playersCountLimit":2}}`, "name"},
 		"NUL in name":           {`{"name":"a\u0000b","config":{"betSize":1,"playersCountLimit":2}}`, "name"},
+		"invisible name":        {`{"name":"\u3164\u200b","config":{"betSize":1,"playersCountLimit":2}}`, "name"},
+		"bidi override in name": {`{"name":"lob\u202eby","config":{"betSize":1,"playersCountLimit":2}}`, "name"},
 		"config extra field":    {`{"name":"x","config":{"betSize":1,"playersCountLimit":2,"bonus":true}}`, ""},
 		"config missing bet":    {`{"name":"x","config":{"playersCountLimit":2}}`, ""},
 		"limit 1":               {`{"name":"x","config":{"betSize":1,"playersCountLimit":1}}`, ""},
@@ -252,6 +261,8 @@ func TestBadInput(t *testing.T) {
 	add(
 		badCase{op: stopOp, name: "empty reason", token: "admin", body: `{"reason":""}`, status: 400, code: "validation_failed", field: "reason"},
 		badCase{op: stopOp, name: "NUL in reason", token: "admin", body: `{"reason":"a\u0000b"}`, status: 400, code: "validation_failed", field: "reason"},
+		badCase{op: stopOp, name: "invisible reason", token: "admin", body: `{"reason":"\u2800\u200b"}`, status: 400, code: "validation_failed", field: "reason"},
+		badCase{op: stopOp, name: "bidi override in reason", token: "admin", body: `{"reason":"refund\u202e"}`, status: 400, code: "validation_failed", field: "reason"},
 		badCase{op: stopOp, name: "long reason", token: "admin", body: map[string]any{"reason": strings.Repeat("r", 501)}, status: 400, code: "validation_failed", field: "reason"},
 	)
 
@@ -406,6 +417,8 @@ func TestBadInput(t *testing.T) {
 		badCase{op: disableOp, name: "blank reason", token: "admin", body: `{"reason":"   "}`, status: 400, code: "validation_failed", field: "reason"},
 		badCase{op: disableOp, name: "NUL in reason", token: "admin", body: `{"reason":"x\u0000"}`, status: 400, code: "validation_failed", field: "reason"},
 		badCase{op: disableOp, name: "control character in reason", token: "admin", body: `{"reason":"x\u0007"}`, status: 400, code: "validation_failed", field: "reason"},
+		badCase{op: disableOp, name: "invisible reason", token: "admin", body: `{"reason":"\u3164"}`, status: 400, code: "validation_failed", field: "reason"},
+		badCase{op: disableOp, name: "bidi isolate in reason", token: "admin", body: `{"reason":"x\u2067y"}`, status: 400, code: "validation_failed", field: "reason"},
 		badCase{op: disableOp, name: "self", path: "/v1/admin/accounts/ADMIN/disable", token: "admin", body: goodDisable, status: 403, code: "forbidden"},
 	)
 	enableOp := "POST /v1/admin/accounts/{accountId}/enable"

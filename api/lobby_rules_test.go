@@ -174,3 +174,29 @@ func TestRegisterLeaveCyclesBounded(t *testing.T) {
 		t.Errorf("leaves kept %q, recounted from the log %q", kept, recounted)
 	}
 }
+
+// TestAccountNamesAreUnique: players tell opponents apart by name (in the app and the console),
+// so two accounts may not have names that are one under the PRECIS Nickname profile's comparison
+// (case, width, spaces): the second is 409 name_taken, the bootstrap admin's name included. A
+// name is kept in the profile's form.
+func TestAccountNamesAreUnique(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	var created api.AccountCreated
+	e.Do("POST", "/v1/accounts", "", map[string]any{"name": "  Alice  Liddell "}).Want(t, http.StatusCreated).Decode(t, &created)
+	if created.Account.Name != "Alice Liddell" {
+		t.Errorf("stored name %q, want %q", created.Account.Name, "Alice Liddell")
+	}
+	for _, same := range []string{"Alice Liddell", "alice liddell", "ALICE LIDDELL", "ａｌｉｃｅ　ｌｉｄｄｅｌｌ", "alice\u00a0liddell", "Admin"} {
+		e.Do("POST", "/v1/accounts", "", map[string]any{"name": same}).WantProblem(t, http.StatusConflict, "name_taken")
+	}
+	e.Do("POST", "/v1/accounts", "", map[string]any{"name": "ａｌｉｃｅ"}).Want(t, http.StatusCreated).Decode(t, &created)
+	if created.Account.Name != "alice" {
+		t.Errorf("stored name %q, want the profile's form %q", created.Account.Name, "alice")
+	}
+	var page api.AdminAccountPage
+	e.Do("GET", "/v1/admin/accounts?query=alice", e.Admin, nil).Want(t, http.StatusOK).Decode(t, &page)
+	if len(page.Accounts) != 2 {
+		t.Errorf("%d accounts named like alice, want 2: %s", len(page.Accounts), apitest.JSONOf(page))
+	}
+}

@@ -25,6 +25,7 @@ const (
 	ProblemCodeNotInGame           ProblemCode = "not_in_game"
 	ProblemCodeAlreadyRegistered   ProblemCode = "already_registered"
 	ProblemCodeRejoinLimit         ProblemCode = "rejoin_limit"
+	ProblemCodeNameTaken           ProblemCode = "name_taken"
 	ProblemCodeLobbyFull           ProblemCode = "lobby_full"
 	ProblemCodeInsufficientFunds   ProblemCode = "insufficient_funds"
 	ProblemCodeMoneyLimit          ProblemCode = "money_limit"
@@ -66,6 +67,10 @@ var (
 	errUnauthorized    = newProblem(http.StatusUnauthorized, ProblemCodeUnauthorized, "a valid bearer token is required")
 	errAdminOnly       = newProblem(http.StatusForbidden, ProblemCodeForbidden, "only an admin may do this")
 	errAccountDisabled = newProblem(http.StatusForbidden, ProblemCodeAccountDisabled, "an admin disabled this account")
+	// errNameTaken answers a sign-up whose name another account has (compared as the PRECIS
+	// Nickname profile compares: case, width and spaces aside).
+	errNameTaken = &problemError{status: http.StatusConflict, code: ProblemCodeNameTaken, field: "name",
+		detail: "another account has this name (names are compared without regard to case, width or spacing); choose another"}
 	// errUnavailable answers while the database is out of reach (a failover takes seconds).
 	errUnavailable = &problemError{status: http.StatusServiceUnavailable, code: ProblemCodeUnavailable,
 		detail: "the database is unreachable; retry with the same Idempotency-Key", retryAfter: 1}
@@ -98,6 +103,7 @@ var problemTitles = map[ProblemCode]string{
 	ProblemCodeNotInGame:           "Not in game",
 	ProblemCodeAlreadyRegistered:   "Already registered",
 	ProblemCodeRejoinLimit:         "Rejoin limit",
+	ProblemCodeNameTaken:           "Name taken",
 	ProblemCodeLobbyFull:           "Lobby full",
 	ProblemCodeInsufficientFunds:   "Insufficient funds",
 	ProblemCodeMoneyLimit:          "Money limit",
@@ -125,6 +131,9 @@ func asProblem(err error) *problemError {
 	}
 	if errors.Is(err, store.ErrAccountDisabled) {
 		return errAccountDisabled
+	}
+	if errors.Is(err, store.ErrNameTaken) {
+		return errNameTaken
 	}
 	if r, ok := tournament.IsRefusal(err); ok {
 		status, known := refusalStatus[r.Code]

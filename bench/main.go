@@ -562,8 +562,8 @@ func createAccounts(ctx context.Context, dbURL, prefix string, n int, fund int64
 		defer func() { _ = tx.Rollback(ctx) }() // a no-op after the commit
 		_, err = tx.Exec(ctx, `
 			WITH a AS (
-				INSERT INTO accounts (id, name, role, token_hash, balance, created_at)
-				SELECT gen_random_uuid(), $1 || '-' || i, 'player', sha256(convert_to($2 || i, 'UTF8')), $3, $4
+				INSERT INTO accounts (id, name, name_key, role, token_hash, balance, created_at)
+				SELECT gen_random_uuid(), $1 || '-' || i, $1 || '-' || i, 'player', sha256(convert_to($2 || i, 'UTF8')), $3, $4
 				FROM generate_series(1, $5) AS i
 				RETURNING id
 			), p AS MATERIALIZED (SELECT id, nextval('ledger_posting_seq') AS posting FROM a)

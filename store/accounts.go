@@ -6,12 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/commitreveal/rps/tournament"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 const accountColumns = `id::text, name, role, balance, created_at, coalesce(disabled_at, 0)`
@@ -40,11 +42,16 @@ func tokenHash(token string) []byte {
 	return h[:]
 }
 
+// ErrNameTaken refuses an account whose name another account has, under the PRECIS Nickname
+// profile's comparison (tournament.Name): the unique index on accounts.name_key says so.
+var ErrNameTaken = errors.New("the name is taken")
+
 // CreateAccount creates an account with a zero balance and returns it with its bearer token,
-// which is not stored and cannot be shown again. The name follows tournament.Text (trimmed; a
-// blank or too long one is refused with validation_failed).
+// which is not stored and cannot be shown again. The name follows tournament.Name (kept in the
+// PRECIS Nickname profile's form; an invisible, reordering or too long one is refused with
+// validation_failed), and no other account may have it (ErrNameTaken).
 func (s *Store) CreateAccount(ctx context.Context, name string, role tournament.Role) (tournament.Account, string, error) {
-	name, err := tournament.Text("name", name, tournament.MaxAccountNameLength)
+	name, _, err := tournament.Name("name", name, tournament.MaxAccountNameLength)
 	if err != nil {
 		return tournament.Account{}, "", err
 	}
@@ -62,15 +69,22 @@ func (s *Store) CreateAccount(ctx context.Context, name string, role tournament.
 }
 
 // insertAccount stores a new account with a zero balance (tokenHash may be nil: no token) and
-// returns it with its creation time.
+// returns it with its creation time. Its name is keyed by tournament.Name, whose form it has.
 func (t *pgTx) insertAccount(ctx context.Context, a tournament.Account, tokenHash []byte) (tournament.Account, error) {
+	_, key, err := tournament.Name("name", a.Name, tournament.MaxAccountNameLength)
+	if err != nil {
+		return a, err
+	}
 	now, err := t.now(ctx)
 	if err != nil {
 		return a, err
 	}
-	_, err = exec(ctx, t.tx, `INSERT INTO accounts (id, name, role, token_hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		a.ID, a.Name, a.Role, tokenHash, now)
-	if err != nil {
+	_, err = exec(ctx, t.tx, `INSERT INTO accounts (id, name, name_key, role, token_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+		a.ID, a.Name, key, a.Role, tokenHash, now)
+	var pgErr *pgconn.PgError
+	if errors.Is(err, ErrConflict) && errors.As(err, &pgErr) && pgErr.ConstraintName == "accounts_name_key" {
+		return a, fmt.Errorf("insert account %q: %w", a.Name, ErrNameTaken)
+	} else if err != nil {
 		return a, fmt.Errorf("insert account: %w", err)
 	}
 	a.CreatedAt = now

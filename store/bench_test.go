@@ -82,8 +82,8 @@ func seedMovesStage(b *testing.B, s *Store, n int) (tournament.LobbyID, tourname
 	game := v.Game.ID
 	err = s.withTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `WITH accounts AS (
-				INSERT INTO accounts (id, name, role, created_at)
-				SELECT gen_random_uuid(), 'p' || i, 'player', 0 FROM generate_series(1, $2::int) AS i
+				INSERT INTO accounts (id, name, name_key, role, created_at)
+				SELECT id, 'p-' || id, 'p-' || id, 'player', 0 FROM (SELECT gen_random_uuid() AS id FROM generate_series(1, $2::int)) AS a
 				RETURNING id)
 			INSERT INTO game_players (game_id, account_id, ord, registered_at, active)
 			SELECT $1, id, row_number() OVER (), 0, true FROM accounts`, game, n)

@@ -70,7 +70,8 @@ func TestModel(t *testing.T) {
 				funds += 1000 // mostly enough to play, so that games get going
 			}
 			for _, tw := range twins {
-				if err := tw.b.CreateAccount(ctx, a.ID, fmt.Sprint("a", i), role, funds); err != nil {
+				// Names are unique in a store, and every check makes accounts in the same one.
+				if err := tw.b.CreateAccount(ctx, a.ID, fmt.Sprintf("a%d-%d", i, check), role, funds); err != nil {
 					rt.Fatalf("create account on %s: %v", tw.name, err)
 				}
 			}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/commitreveal/rps/engine"
 )
@@ -64,7 +61,9 @@ func (s *Service) createLobby(ctx context.Context, tx Tx, now int64, actor Actor
 	if actor.Role != RoleAdmin {
 		return nil, refuse(CodeForbidden, "only an admin can create a lobby")
 	}
-	name, err := Text("name", name, MaxLobbyNameLength)
+	// Lobbies are told apart by id (an admin names them all): their names follow Name's rule, and
+	// two may share one.
+	name, _, err := Name("name", name, MaxLobbyNameLength)
 	if err != nil {
 		return nil, err
 	}
@@ -362,25 +361,4 @@ func (s *Service) ShiftClock(ctx context.Context, tx Tx, now int64, gap int64) e
 		}
 	}
 	return nil
-}
-
-// Text is the one rule for free-text inputs (names, reasons): it returns s without surrounding
-// white space, or a validation_failed refusal on field when that is empty, not valid UTF-8,
-// holds a control character (Postgres refuses a NUL in text, and none has any business in a
-// name) or is longer than max characters.
-func Text(field, s string, max int) (string, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "", invalid(field, "must not be empty")
-	}
-	if !utf8.ValidString(s) {
-		return "", invalid(field, "must be valid UTF-8")
-	}
-	if strings.ContainsFunc(s, unicode.IsControl) {
-		return "", invalid(field, "must not contain control characters")
-	}
-	if n := utf8.RuneCountInString(s); n > max {
-		return "", invalid(field, fmt.Sprintf("must be at most %d characters, got %d", max, n))
-	}
-	return s, nil
 }

@@ -889,7 +889,14 @@ type ConsistencyProof struct {
 //
 // Example: {"name":"alice"}
 type CreateAccountRequest struct {
-	// Name A display name (1 to 64 characters; not necessarily unique). Surrounding white space is trimmed; a blank name, or one with a control character, is refused.
+	// Name A display name, unique: 1 to 64 characters, kept in the form of the PRECIS Nickname
+	// profile (RFC 8266: NFKC, every space one ASCII space, none around it). Refused with
+	// `400 validation_failed`: a blank name, a control, format or bidi control character
+	// (zero-width space, right-to-left override, isolates), a character that shows as nothing
+	// (Hangul filler, braille blank), what the profile disallows, nothing visible, and letters
+	// of scripts not written together (a Cyrillic "а" among Latin letters). Taken, compared
+	// as the profile compares (case, width and spacing aside): `409 name_taken`.
+	//
 	//
 	// Example: alice
 	Name string `json:"name"`
@@ -910,7 +917,9 @@ type CreateLobbyRequest struct {
 	// Example: {"betSize":100,"moveTimeoutMs":30000,"playersCountLimit":4,"revealTimeoutMs":30000}
 	Config GameConfigInput `json:"config"`
 
-	// Name The lobby's display name. Surrounding white space is trimmed; a blank name, or one with a control character, is refused.
+	// Name The lobby's display name, under the rule of account names (`CreateAccountRequest`) but
+	// for uniqueness: two lobbies may share a name (they are told apart by id).
+	//
 	//
 	// Example: Friday night
 	Name string `json:"name"`
@@ -920,8 +929,7 @@ type CreateLobbyRequest struct {
 //
 // Example: {"reason":"chargeback under review"}
 type DisableAccountRequest struct {
-	// Reason The reason, for the audit log. Surrounding white space is trimmed; a blank reason, or one
-	// with a control character, is refused.
+	// Reason The reason, for the audit log, under the rule of a stop's reason (`StopGameRequest`).
 	//
 	//
 	// Example: chargeback under review
@@ -2413,8 +2421,8 @@ type MoneyTransferRequest struct {
 	// Example: 1000
 	Amount int64 `json:"amount"`
 
-	// Memo An optional note, kept in the audit log. Surrounding white space is trimmed; a blank memo,
-	// or one with a control character, is refused (omit the field instead).
+	// Memo An optional note, kept in the audit log, under the rule of a stop's reason
+	// (`StopGameRequest`); omit the field rather than send a blank memo.
 	//
 	//
 	// Example: deposit 2025-01-01
@@ -2856,7 +2864,7 @@ type Problem struct {
 	// HTTP status (and show `title` and `detail`). The codes of this version, with their status:
 	// `validation_failed` 400; `unauthorized` 401; `forbidden`, `account_disabled` 403;
 	// `not_found` 404; `method_not_allowed` 405 (a known path with another method);
-	// `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `lobby_full`, `insufficient_funds`,
+	// `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `name_taken`, `lobby_full`, `insufficient_funds`,
 	// `money_limit`, `already_committed`, `already_revealed`, `idempotency_conflict`,
 	// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet) 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
 	// `rate_limited` 429; `internal` 500; `unavailable` 503.
@@ -2908,7 +2916,7 @@ type Problem struct {
 // HTTP status (and show `title` and `detail`). The codes of this version, with their status:
 // `validation_failed` 400; `unauthorized` 401; `forbidden`, `account_disabled` 403;
 // `not_found` 404; `method_not_allowed` 405 (a known path with another method);
-// `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `lobby_full`, `insufficient_funds`,
+// `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `name_taken`, `lobby_full`, `insufficient_funds`,
 // `money_limit`, `already_committed`, `already_revealed`, `idempotency_conflict`,
 // `no_match`, `not_logged` (a proof of what no published checkpoint holds yet) 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
 // `rate_limited` 429; `internal` 500; `unavailable` 503.
@@ -3492,7 +3500,10 @@ type Standing struct {
 //
 // Example: {"reason":"maintenance"}
 type StopGameRequest struct {
-	// Reason The reason, recorded in the game and its `game_stopped` event. Surrounding white space is trimmed; a blank reason, or one with a control character, is refused.
+	// Reason The reason, recorded in the game and its `game_stopped` event. Surrounding white space
+	// is trimmed; a blank reason, one with a control, format or bidi control character, or
+	// with a character that shows as nothing, or nothing visible, is refused.
+	//
 	//
 	// Example: maintenance
 	Reason string `json:"reason"`
@@ -4751,7 +4762,10 @@ type ClientInterface interface {
 	//
 	// Anonymous. Creates a player account with a zero balance and returns its bearer token,
 	// the only time the token is ever shown. Limited per client IP. Not idempotent: this operation
-	// takes no `Idempotency-Key` (a retry creates another account).
+	// takes no `Idempotency-Key` (a retry creates another account, or finds the name taken).
+	// The name follows the PRECIS Nickname profile (RFC 8266, see `CreateAccountRequest`); a
+	// name another account has, compared as that profile compares (case, width and spacing
+	// aside), is `409 name_taken` naming `name`: players tell each other apart by name.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4762,7 +4776,10 @@ type ClientInterface interface {
 	//
 	// Anonymous. Creates a player account with a zero balance and returns its bearer token,
 	// the only time the token is ever shown. Limited per client IP. Not idempotent: this operation
-	// takes no `Idempotency-Key` (a retry creates another account).
+	// takes no `Idempotency-Key` (a retry creates another account, or finds the name taken).
+	// The name follows the PRECIS Nickname profile (RFC 8266, see `CreateAccountRequest`); a
+	// name another account has, compared as that profile compares (case, width and spacing
+	// aside), is `409 name_taken` naming `name`: players tell each other apart by name.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5462,7 +5479,10 @@ func (c *Client) GetReadiness(ctx context.Context, reqEditors ...RequestEditorFn
 //
 // Anonymous. Creates a player account with a zero balance and returns its bearer token,
 // the only time the token is ever shown. Limited per client IP. Not idempotent: this operation
-// takes no `Idempotency-Key` (a retry creates another account).
+// takes no `Idempotency-Key` (a retry creates another account, or finds the name taken).
+// The name follows the PRECIS Nickname profile (RFC 8266, see `CreateAccountRequest`); a
+// name another account has, compared as that profile compares (case, width and spacing
+// aside), is `409 name_taken` naming `name`: players tell each other apart by name.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5483,7 +5503,10 @@ func (c *Client) CreateAccountWithBody(ctx context.Context, contentType string, 
 //
 // Anonymous. Creates a player account with a zero balance and returns its bearer token,
 // the only time the token is ever shown. Limited per client IP. Not idempotent: this operation
-// takes no `Idempotency-Key` (a retry creates another account).
+// takes no `Idempotency-Key` (a retry creates another account, or finds the name taken).
+// The name follows the PRECIS Nickname profile (RFC 8266, see `CreateAccountRequest`); a
+// name another account has, compared as that profile compares (case, width and spacing
+// aside), is `409 name_taken` naming `name`: players tell each other apart by name.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9273,7 +9296,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Anonymous. Creates a player account with a zero balance and returns its bearer token,
 	// the only time the token is ever shown. Limited per client IP. Not idempotent: this operation
-	// takes no `Idempotency-Key` (a retry creates another account).
+	// takes no `Idempotency-Key` (a retry creates another account, or finds the name taken).
+	// The name follows the PRECIS Nickname profile (RFC 8266, see `CreateAccountRequest`); a
+	// name another account has, compared as that profile compares (case, width and spacing
+	// aside), is `409 name_taken` naming `name`: players tell each other apart by name.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9284,7 +9310,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Anonymous. Creates a player account with a zero balance and returns its bearer token,
 	// the only time the token is ever shown. Limited per client IP. Not idempotent: this operation
-	// takes no `Idempotency-Key` (a retry creates another account).
+	// takes no `Idempotency-Key` (a retry creates another account, or finds the name taken).
+	// The name follows the PRECIS Nickname profile (RFC 8266, see `CreateAccountRequest`); a
+	// name another account has, compared as that profile compares (case, width and spacing
+	// aside), is `409 name_taken` naming `name`: players tell each other apart by name.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10215,6 +10244,12 @@ type CreateAccountResponse400Headers struct {
 	XRequestId *string
 }
 
+// CreateAccountResponse409Headers the declared response headers of an HTTP 409 response for CreateAccount
+type CreateAccountResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
 // CreateAccountResponse413Headers the declared response headers of an HTTP 413 response for CreateAccount
 type CreateAccountResponse413Headers struct {
 	XRequestId *string
@@ -10244,6 +10279,8 @@ type CreateAccountResponse struct {
 	JSON201 *AccountCreated
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -10256,6 +10293,8 @@ type CreateAccountResponse struct {
 	Headers201 *CreateAccountResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *CreateAccountResponse400Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateAccountResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateAccountResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -10274,6 +10313,11 @@ func (r CreateAccountResponse) GetJSON201() *AccountCreated {
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
 func (r CreateAccountResponse) GetApplicationproblemJSON400() *BadRequest {
 	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateAccountResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -16755,7 +16799,10 @@ func (c *ClientWithResponses) GetReadinessWithResponse(ctx context.Context, reqE
 //
 // Anonymous. Creates a player account with a zero balance and returns its bearer token,
 // the only time the token is ever shown. Limited per client IP. Not idempotent: this operation
-// takes no `Idempotency-Key` (a retry creates another account).
+// takes no `Idempotency-Key` (a retry creates another account, or finds the name taken).
+// The name follows the PRECIS Nickname profile (RFC 8266, see `CreateAccountRequest`); a
+// name another account has, compared as that profile compares (case, width and spacing
+// aside), is `409 name_taken` naming `name`: players tell each other apart by name.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16772,7 +16819,10 @@ func (c *ClientWithResponses) CreateAccountWithBodyWithResponse(ctx context.Cont
 //
 // Anonymous. Creates a player account with a zero balance and returns its bearer token,
 // the only time the token is ever shown. Limited per client IP. Not idempotent: this operation
-// takes no `Idempotency-Key` (a retry creates another account).
+// takes no `Idempotency-Key` (a retry creates another account, or finds the name taken).
+// The name follows the PRECIS Nickname profile (RFC 8266, see `CreateAccountRequest`); a
+// name another account has, compared as that profile compares (case, width and spacing
+// aside), is `409 name_taken` naming `name`: players tell each other apart by name.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18032,6 +18082,13 @@ func ParseCreateAccountResponse(rsp *http.Response) (*CreateAccountResponse, err
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18083,6 +18140,23 @@ func ParseCreateAccountResponse(rsp *http.Response) (*CreateAccountResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateAccountResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateAccountResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {

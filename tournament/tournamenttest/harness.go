@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync/atomic"
 
 	"github.com/commitreveal/rps/engine"
@@ -101,6 +102,8 @@ func newHarness(t TB, b Backend) *harness {
 func (h *harness) newAccount(name string, role tournament.Role, balance int64) tournament.Actor {
 	h.t.Helper()
 	id := newAccountID()
+	// Names are unique in a store: the property tests make many harnesses on one backend.
+	name += "-" + strings.TrimLeft(string(id[len(id)-12:]), "0")
 	if err := h.b.CreateAccount(h.ctx, id, name, role, balance); err != nil {
 		h.t.Fatalf("create account %s: %v", name, err)
 	}

@@ -2,6 +2,8 @@ package bot
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -258,9 +260,14 @@ func standings(ctx context.Context, c *Client, out io.Writer, g GameResult, name
 	return nil
 }
 
-// CreateAccounts signs up n player accounts named prefix-1 ... prefix-n, each credited fund by the
-// admin (when fund > 0), using the pool's concurrency. progress, if not nil, is told of each one.
+// CreateAccounts signs up n player accounts named prefix-RUN-1 ... prefix-RUN-n, each credited
+// fund by the admin (when fund > 0), using the pool's concurrency. RUN is random, since a server
+// takes a name once and the bots of an earlier run may have theirs. progress, if not nil, is told
+// of each one.
 func CreateAccounts(ctx context.Context, c *Client, pool *Pool, admin string, n int, prefix string, fund int64, progress func(done int)) ([]Account, error) {
+	var run [3]byte
+	_, _ = rand.Read(run[:]) // crypto/rand.Read never fails
+	prefix += "-" + hex.EncodeToString(run[:])
 	accounts := make([]Account, n)
 	var (
 		wg       sync.WaitGroup

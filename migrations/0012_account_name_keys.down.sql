@@ -1,0 +1,2 @@
+DROP INDEX accounts_name_key;
+ALTER TABLE accounts DROP COLUMN name_key;
