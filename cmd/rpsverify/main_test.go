@@ -27,8 +27,6 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 type server struct {
 	*apitest.Env
 	t *testing.T
-	// signedUp counts the players signed up.
-	signedUp int
 }
 
 func newServer(t *testing.T) *server {
@@ -51,11 +49,9 @@ func (s *server) do(method, path, token string, body any, want int) map[string]a
 
 type player = apitest.Player
 
-// player signs up a funded player; names are unique on a server.
 func (s *server) player(funds int64) player {
 	s.t.Helper()
-	s.signedUp++
-	return s.NewPlayer(fmt.Sprintf("p%d", s.signedUp), funds)
+	return s.NewPlayer("p", funds)
 }
 
 func (s *server) players(n int) []player {

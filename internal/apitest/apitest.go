@@ -335,12 +335,24 @@ type Player struct {
 	Token string
 }
 
-// NewPlayer creates a player account and, when funds > 0, has the admin credit it.
+// NewPlayer creates a player account named name, or name-2, name-3, ... when the server has an
+// account of that name already (names are unique), and, when funds > 0, has the admin credit it.
 func (e *Env) NewPlayer(name string, funds int64) Player {
 	e.t.Helper()
 	var created api.AccountCreated
-	e.Do("POST", "/v1/accounts", "", map[string]any{"name": name}).Want(e.t, http.StatusCreated).Decode(e.t, &created)
-	p := Player{ID: created.Account.Id.String(), Name: name, Token: created.Token}
+	for n := 1; ; n++ {
+		tried := name
+		if n > 1 {
+			tried = fmt.Sprintf("%s-%d", name, n)
+		}
+		r := e.Do("POST", "/v1/accounts", "", map[string]any{"name": tried})
+		if r.Status == http.StatusConflict && r.Problem(e.t).Code == api.ProblemCodeNameTaken {
+			continue
+		}
+		r.Want(e.t, http.StatusCreated).Decode(e.t, &created)
+		break
+	}
+	p := Player{ID: created.Account.Id.String(), Name: created.Account.Name, Token: created.Token}
 	if funds > 0 {
 		e.Do("POST", "/v1/admin/accounts/"+p.ID+"/credits", e.Admin, map[string]any{"amount": funds}).Want(e.t, http.StatusOK)
 	}
