@@ -12,6 +12,7 @@ enum class ErrorCode(val wire: String, val playerMessage: String) {
     NOT_IN_GAME("not_in_game", "You are not playing in this round."),
     ALREADY_REGISTERED("already_registered", "You are already registered in this game."),
     REJOIN_LIMIT("rejoin_limit", "You left this game too often to join it again. Wait for the next one."),
+    NAME_TAKEN("name_taken", "Another player has this name. Choose another one."),
     LOBBY_FULL("lobby_full", "This game is full. Wait for the next one."),
     INSUFFICIENT_FUNDS("insufficient_funds", "Your balance is too low for this bet."),
     MONEY_LIMIT("money_limit", "The server holds as much money as it can; this deposit was refused."),
