@@ -13,6 +13,9 @@ const base = process.env.RPS_BASE_URL;
 const adminToken = process.env.RPS_ADMIN_TOKEN;
 const shots = process.env.RPS_SCREENSHOTS ?? 'console/test/output';
 const HOSTILE = '<img src=x onerror=alert(1)>';
+// Account names are unique (the standings' test has a player named HOSTILE): another one for
+// the hostile names' test.
+const HOSTILE_PLAYER = '<img src=y onerror=alert(2)>';
 const DESKTOP = { width: 1280, height: 860 };
 const PHONE = { width: 390, height: 844 };
 const WAIT = { timeout: 15000 };
@@ -444,14 +447,14 @@ test('a lobby with a long history opens at its last events and pages its past ga
 
 test('hostile names render as text', async (t) => {
   const lobby = await createLobby(HOSTILE, { playersCountLimit: 3 });
-  const mallory = await newPlayer(HOSTILE);
+  const mallory = await newPlayer(HOSTILE_PLAYER);
   await register(lobby, mallory);
 
   const list = await open(t, '/');
   await waitText(list, 'table.lobbies .lobby-name', HOSTILE);
   const lobbyPage = await open(t, `/lobbies/${lobby.id}`);
   await waitText(lobbyPage, 'h1 .lobby-name', HOSTILE);
-  await waitText(lobbyPage, '#now .player', HOSTILE);
+  await waitText(lobbyPage, '#now .player', HOSTILE_PLAYER);
   await lobbyPage.getByRole('button', { name: 'Verify the whole log' }).click();
   await waitText(lobbyPage, '.verify-result.ok', 'Verified through event');
   const admin = await open(t, '/admin');
@@ -461,7 +464,7 @@ test('hostile names render as text', async (t) => {
   await waitText(admin, '#manage .lobby-name', HOSTILE);
   await admin.locator('#find-account').getByLabel('Name or account id').fill('<img');
   await admin.getByRole('button', { name: 'Search' }).click();
-  await waitText(admin, `#results .found[data-account="${mallory.id}"] .player-name`, HOSTILE);
+  await waitText(admin, `#results .found[data-account="${mallory.id}"] .player-name`, HOSTILE_PLAYER);
   await waitText(admin, '#audit tbody tr', HOSTILE);
   for (const page of [list, lobbyPage, admin]) {
     assert.equal(await page.locator('img').count(), 0, 'no element was made from a name');
