@@ -2,7 +2,6 @@ package clock_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -28,20 +27,10 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // clockSQL is the database's clock in Unix milliseconds, as the store reads it.
 const clockSQL = `floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
 
-// fastService allows stage timeouts of a few milliseconds, for tests on the real clock.
-func fastService() *tournament.Service {
-	return tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: 1, NewID: tournamenttest.NewID})
-}
-
-// fastConfig is a two-player game with timeouts of ms that stops after one empty extension.
-func fastConfig(ms int64) tournament.Config {
-	c := tournament.DefaultConfig()
-	c.BetSize = 10
-	c.PlayersCountLimit = 2
-	c.EntryTimeoutMs, c.MoveTimeoutMs, c.RevealTimeoutMs = ms, ms, ms
-	c.MaxExtensions = 1
-	return c
-}
+var (
+	fastService = tournamenttest.FastService
+	fastConfig  = tournamenttest.FastConfig
+)
 
 // openPool opens a pool on url, closed when the test ends.
 func openPool(t *testing.T, url string) *pgxpool.Pool {
@@ -429,17 +418,9 @@ func TestWorkersShiftOnceAfterAnOutage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var gaps []int64
-		var types []tournament.EventType
-		for _, e := range events {
-			types = append(types, e.Type)
-			if e.Type == tournament.EventClockShifted {
-				var d tournament.ClockShiftedData
-				if err := json.Unmarshal(e.Data, &d); err != nil {
-					t.Fatal(err)
-				}
-				gaps = append(gaps, d.GapMs)
-			}
+		gaps, types, err := tournamenttest.ClockShifts(events)
+		if err != nil {
+			t.Fatal(err)
 		}
 		return gaps, types
 	}

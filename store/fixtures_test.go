@@ -8,25 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/tournament"
 	"github.com/commitreveal/rps/tournament/tournamenttest"
 )
 
 // fastService allows stage timeouts of a few milliseconds, for tests on the real clock.
-func fastService() *tournament.Service {
-	return tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: 1, NewID: tournamenttest.NewID})
-}
+var fastService = tournamenttest.FastService
 
 // fastConfig is a two-player game with timeouts of ms that stops after one empty extension.
-func fastConfig(ms int64) tournament.Config {
-	c := tournament.DefaultConfig()
-	c.BetSize = 10
-	c.PlayersCountLimit = 2
-	c.EntryTimeoutMs, c.MoveTimeoutMs, c.RevealTimeoutMs = ms, ms, ms
-	c.MaxExtensions = 1
-	return c
-}
+var fastConfig = tournamenttest.FastConfig
 
 // openPool opens a pool on url, closed when the test ends.
 func openPool(t *testing.T, url string) *pgxpool.Pool {

@@ -2,13 +2,13 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/internal/pgtest"
 	"github.com/commitreveal/rps/tournament"
+	"github.com/commitreveal/rps/tournament/tournamenttest"
 )
 
 // outageFixture is two replicas (stores with pools of their own) on one database with an outage
@@ -79,17 +79,9 @@ func shifts(t *testing.T, s *Store, lobby tournament.LobbyID) ([]int64, []tourna
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gaps []int64
-	var types []tournament.EventType
-	for _, e := range events {
-		types = append(types, e.Type)
-		if e.Type == tournament.EventClockShifted {
-			var d tournament.ClockShiftedData
-			if err := json.Unmarshal(e.Data, &d); err != nil {
-				t.Fatal(err)
-			}
-			gaps = append(gaps, d.GapMs)
-		}
+	gaps, types, err := tournamenttest.ClockShifts(events)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return gaps, types
 }
