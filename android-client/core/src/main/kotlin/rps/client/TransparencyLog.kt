@@ -89,7 +89,13 @@ object TransparencyLog {
     }
 
     /** RFC 9162 (2.1.3.2): whether [proof] proves [leaf] at [index] in the tree of [size] with [root]. */
-    fun verifyInclusion(index: Long, size: Long, leaf: ByteArray, proof: List<ByteArray>, root: ByteArray): Boolean {
+    fun verifyInclusion(
+        index: Long,
+        size: Long,
+        leaf: ByteArray,
+        proof: List<ByteArray>,
+        root: ByteArray,
+    ): Boolean {
         if (index < 0 || index >= size) return false
         var fn = index
         var sn = size - 1
@@ -115,7 +121,13 @@ object TransparencyLog {
      * RFC 9162 (2.1.4.2): whether [proof] shows the tree of [size1] with [root1] is a prefix of the
      * tree of [size2] with [root2]. False is the proof that the log forked.
      */
-    fun verifyConsistency(size1: Long, root1: ByteArray, size2: Long, root2: ByteArray, proof: List<ByteArray>): Boolean {
+    fun verifyConsistency(
+        size1: Long,
+        root1: ByteArray,
+        size2: Long,
+        root2: ByteArray,
+        proof: List<ByteArray>,
+    ): Boolean {
         if (size1 < 0 || size2 < size1) return false
         if (size1 == size2) return proof.isEmpty() && root1.contentEquals(root2)
         if (size1 == 0L) return proof.isEmpty()
