@@ -142,7 +142,7 @@ func playAndCheck(t *testing.T, setup string, cluster *Cluster, nemesis *Nemesis
 		t.Fatal(err)
 	}
 	checking := time.Now()
-	res := Check(run, CheckOptions{MinTimeoutMs: 200, OutDir: dir, Timeout: 5 * time.Minute,
+	res := Check(run, CheckOptions{MinTimeoutMs: 200, OutDir: dir, Timeout: 5*time.Minute + play,
 		Outages: nemesis.Outages(), OutageThreshold: nemesis.threshold, DatabaseOutageRule: true, Ledger: ledger})
 	report := Report{Setup: setup, Seed: seed, Play: play, Result: res, Faults: nemesis.Counts(), FailedReads: run.failedReads.Load(),
 		Took: time.Since(began), Played: played, Checked: time.Since(checking)}
