@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,7 +19,8 @@ import (
 //	RPSD_FAULTS=1                 run them, bounded (make test-faults, part of make test)
 //	RPSD_FAULTS_DURATION=20m      play this long instead (implies RPSD_FAULTS=1)
 //	RPSD_FAULTS_SEED=12345        the seed of the workload's and the nemesis's choices
-//	RPSD_FAULTS_OUT=dir           where replica logs and visualizations go (kept on failure)
+//	RPSD_FAULTS_OUT=dir           where replica logs and visualizations go, a folder per run
+//	                              (kept; without it, a temporary folder kept only on failure)
 
 // bounded is the play time of the runs in make test: the whole of make test-faults stays under
 // three minutes on two cores.
@@ -53,7 +55,9 @@ func faultSettings(t *testing.T) (time.Duration, uint64) {
 func outDir(t *testing.T, seed uint64) string {
 	t.Helper()
 	dir := os.Getenv("RPSD_FAULTS_OUT")
-	if dir == "" {
+	if dir != "" {
+		dir = filepath.Join(dir, t.Name()) // the runs go side by side
+	} else {
 		var err error
 		if dir, err = os.MkdirTemp("", fmt.Sprintf("rpsd-faults-%d-", seed)); err != nil {
 			t.Fatal(err)
