@@ -349,6 +349,7 @@ type lobbyJSON struct {
 	Config     tournament.Config  `json:"config"`
 	NextConfig *tournament.Config `json:"nextConfig"`
 	ServerTime int64              `json:"serverTime"`
+	Head       *EventRef          `json:"head"`
 	Game       *struct {
 		ID             tournament.GameID `json:"id"`
 		Number         int               `json:"number"`
@@ -384,7 +385,7 @@ func decodeLobby(raw []byte) (View, int64, error) {
 		return View{}, 0, errors.New("decode lobby: no game")
 	}
 	g := l.Game
-	v := View{Closed: l.Closed, Config: l.Config, NextConfig: l.NextConfig, Game: GameView{
+	v := View{Closed: l.Closed, Config: l.Config, NextConfig: l.NextConfig, Head: l.Head, Game: GameView{
 		ID: g.ID, Number: g.Number, Stage: g.Stage, Round: g.Round, Extensions: g.Extensions, Players: g.Players,
 		Remaining: g.Remaining, Committed: g.Committed, Revealed: g.Revealed, Pot: g.Pot, RulesetHash: g.RulesetHash,
 	}}

@@ -122,10 +122,10 @@ type Output struct {
 	Events []EventRef
 }
 
-// EventRef is an event as a read returned it: its place and its hash.
+// EventRef is an event as a read returned it, or a log's head: its place and its hash.
 type EventRef struct {
-	Seq  int64
-	Hash string
+	Seq  int64  `json:"seq"`
+	Hash string `json:"hash"`
 }
 
 // View is what a lobby read or an action's answer shows of a lobby, as the caller sees it.
@@ -134,6 +134,8 @@ type View struct {
 	Config     tournament.Config
 	NextConfig *tournament.Config
 	Game       GameView
+	// Head is the log's head a lobby read shows with the state (nil in an action's answer).
+	Head *EventRef
 }
 
 // GameView is a view's current game.
@@ -524,6 +526,12 @@ func (m *lobbyModel) read(st *modelState, in Input, out Output) ([]*modelState, 
 			if d := m.view(c, in.Actor, true).diff(*out.View); d != "" {
 				reasons = append(reasons, d)
 				continue
+			}
+			if h := out.View.Head; h != nil {
+				if seq := head(c.store, m.spec.ID); h.Seq != seq || seq > 0 && h.Hash != m.spec.Log[seq-1].Hash {
+					reasons = append(reasons, fmt.Sprintf("head %d %s with a log at %d", h.Seq, short(h.Hash), seq))
+					continue
+				}
 			}
 		case KindReadBalance:
 			if b, _ := c.store.Balance(ctx, in.Actor); b != out.Balance {

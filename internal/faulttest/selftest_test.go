@@ -114,6 +114,17 @@ func TestCheckerOnAQuietRun(t *testing.T) {
 			}
 			return ops, false
 		}},
+		{"a read whose head is not its state's", "linearizable", func(ops []*Op) ([]*Op, bool) {
+			for _, op := range ops {
+				if op.Input.Kind == KindReadLobby && op.Answered && op.Output.View.Head != nil && op.Output.View.Head.Seq > 3 {
+					v := *op.Output.View
+					v.Head = &EventRef{Seq: v.Head.Seq - 1, Hash: v.Head.Hash}
+					op.Output.View = &v
+					return ops, true
+				}
+			}
+			return ops, false
+		}},
 		{"an acknowledged credit lost", "money is conserved", func(ops []*Op) ([]*Op, bool) {
 			for _, op := range ops {
 				if op.Input.Kind == KindCredit && op.Output.Outcome == OutcomeOK {
