@@ -114,7 +114,7 @@ func TestFaultsFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nemesis := NewNemesis(cluster, seed, map[string]int{FaultKill: 1, FaultPause: 1}, threshold, t.Logf)
+	nemesis := NewNemesis(cluster, seed, map[string]int{FaultKill: 1, FaultPause: 1}, threshold, namedLogf(t))
 	nemesis.Schedule(play/3, func() (Outage, error) { return killPrimary(formationDir, databaseURL) })
 	playAndCheck(t, "2 replicas on a pg_auto_failover formation (monitor, primary, synchronous secondary), the primary killed once", cluster, nemesis, seed, play, began, dir)
 }

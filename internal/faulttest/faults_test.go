@@ -112,7 +112,7 @@ func TestFaults(t *testing.T) {
 	nemesis := NewNemesis(cluster, seed, map[string]int{
 		FaultKill: 3, FaultPause: 3, FaultLatency: 3, FaultReset: 2, FaultStall: 2, FaultPartition: 3,
 		FaultKillAll: 1, FaultPartitionAll: 1,
-	}, threshold, t.Logf)
+	}, threshold, namedLogf(t))
 	playAndCheck(t, "3 replicas on one PostgreSQL, each through its own Toxiproxy proxy", cluster, nemesis, seed, play, began, dir)
 }
 
@@ -204,4 +204,9 @@ func (r Report) String() string {
 	fmt.Fprintf(&b, "  played       %d games, %d events, %d clock shifts (outage rule)\n", res.Games, res.Events, res.Shifts)
 	fmt.Fprintf(&b, "  anomalies    %d\n", len(res.Anomalies))
 	return b.String()
+}
+
+// namedLogf logs under the test's name: the two runs go side by side.
+func namedLogf(t *testing.T) func(format string, args ...any) {
+	return func(format string, args ...any) { t.Logf(t.Name()+": "+format, args...) }
 }
