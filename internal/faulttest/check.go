@@ -231,14 +231,26 @@ func resolve(r *Run, ops []*Op, res *Resolution) []Anomaly {
 		i := slices.IndexFunc(r.Logs[op.Lobby], func(e LogEvent) bool {
 			return !claimed[op.Lobby][e.Seq] && e.atMs >= in.FromMs && eventOf(op, e)
 		})
-		if i < 0 {
+		switch {
+		case actedType(in.Kind) != "":
+			// Which of a player's like events is this action's, the model decides; the count
+			// of those the log may show is a first guess.
+			op.Output = Output{Outcome: OutcomeUnknown}
+			if i >= 0 {
+				claimed[op.Lobby][r.Logs[op.Lobby][i].Seq] = true
+				res.Logged++
+			} else {
+				res.Absent++
+			}
+		case i >= 0:
+			// A stop's reason, a config and a close are the operation's own.
+			e := r.Logs[op.Lobby][i]
+			claimed[op.Lobby][e.Seq] = true
+			op.Output = Output{Outcome: OutcomeLogged, At: e.atMs}
+			res.Logged++
+		default:
 			res.Absent++
-			continue
 		}
-		e := r.Logs[op.Lobby][i]
-		claimed[op.Lobby][e.Seq] = true
-		op.Output = Output{Outcome: OutcomeLogged, At: e.atMs}
-		res.Logged++
 	}
 	return anomalies
 }
@@ -517,10 +529,15 @@ func lobbySpec(r *Run, l *lobbyRun) (LobbySpec, error) {
 		return spec, fmt.Errorf("lobby_created: %w", err)
 	}
 	spec.Name, spec.Config, spec.CreatedAt = created.Name, created.Config, log[0].atMs
+	spec.Acted = map[string][]int64{}
 	for _, e := range log {
 		spec.Log = append(spec.Log, EventRef{Seq: e.Seq, Hash: e.Hash})
-		if e.Type == string(tournament.EventGameOpened) {
+		switch typ := tournament.EventType(e.Type); typ {
+		case tournament.EventGameOpened:
 			spec.GameIDs = append(spec.GameIDs, e.game())
+		case tournament.EventPlayerRegistered, tournament.EventPlayerLeft, tournament.EventMoveCommitted, tournament.EventMoveRevealed:
+			key := actedKey(typ, tournament.AccountID(e.str("player")))
+			spec.Acted[key] = append(spec.Acted[key], e.atMs)
 		}
 	}
 	return spec, nil
@@ -566,7 +583,7 @@ func porcupineHistory(ops []*Op, log []LogEvent) []porcupine.Operation {
 		end = max(end, op.Return)
 	}
 	for _, op := range ops {
-		if !op.Answered && op.Output.Outcome != OutcomeLogged {
+		if !op.Answered && op.Output.Outcome != OutcomeLogged && op.Output.Outcome != OutcomeUnknown {
 			continue
 		}
 		ret := op.Return

@@ -141,7 +141,7 @@ func (c *Client) act(in Input, method, path string, body any, want int) Output {
 		}
 		if !a.definite {
 			op.Ambiguous++
-			if c.rng.IntN(abandonOneIn) == 0 {
+			if c.run.soft.Err() == nil && c.rng.IntN(abandonOneIn) == 0 {
 				// The app was closed with the request in flight: the outcome stays unknown to the
 				// client (the check finds it in the log), which goes on with something else.
 				op.Return = nowNanos()

@@ -29,6 +29,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 
@@ -104,6 +105,10 @@ const (
 	OutcomeRefused Outcome = "refused"
 	// OutcomeLogged: never answered, but its event is in the log, at Output.At.
 	OutcomeLogged Outcome = "logged"
+	// OutcomeUnknown: never answered, and the log cannot say which of a player's like actions it
+	// was: the model tries it as not done (or refused), and as done at each instant the log
+	// shows an action of its kind by its player within unknownWithin of its call.
+	OutcomeUnknown Outcome = "unknown"
 )
 
 // Output is what an operation returned.
@@ -215,7 +220,34 @@ type LobbySpec struct {
 	Players   []tournament.AccountID
 	GameIDs   []tournament.GameID
 	Log       []EventRef
+	// Acted lists the instants of the log's events of each player's registrations, leaves,
+	// commits and reveals, by actedKey, for the actions whose answer was lost.
+	Acted map[string][]int64
 }
+
+// actedKey names a player's events of one type in LobbySpec.Acted.
+func actedKey(typ tournament.EventType, player tournament.AccountID) string {
+	return string(typ) + "/" + string(player)
+}
+
+// actedType is the event an accepted register, leave, commit or reveal writes ("" for others).
+func actedType(k Kind) tournament.EventType {
+	switch k {
+	case KindRegister:
+		return tournament.EventPlayerRegistered
+	case KindLeave:
+		return tournament.EventPlayerLeft
+	case KindCommit:
+		return tournament.EventMoveCommitted
+	case KindReveal:
+		return tournament.EventMoveRevealed
+	}
+	return ""
+}
+
+// unknownWithin bounds when a request whose answer was lost took effect, if it did: attempts
+// time out after a second and a replica is stopped for at most a few seconds.
+const unknownWithin = time.Minute
 
 // lobbyModel is the specification of one lobby.
 type lobbyModel struct {
@@ -626,6 +658,9 @@ func (m *lobbyModel) shift(st *modelState, in Input, out Output) ([]*modelState,
 // every instant of its window where the outcome could differ.
 func (m *lobbyModel) action(st *modelState, in Input, out Output) ([]*modelState, string) {
 	lo := max(st.last, in.FromMs)
+	if out.Outcome == OutcomeUnknown {
+		return m.unknownAction(st, in, lo)
+	}
 	var instants []int64
 	if out.At != 0 {
 		switch {
@@ -663,6 +698,27 @@ func (m *lobbyModel) action(st *modelState, in Input, out Output) ([]*modelState
 			}
 			next = append(next, after)
 		default:
+			next = append(next, after)
+		}
+	}
+	return next, strings.Join(reasons, "; ")
+}
+
+// unknownAction steps an action whose answer was lost: not done (no effect beyond the
+// deadlines the clock worker may apply anyway), or done at an instant of the log's events of its
+// kind by its player.
+func (m *lobbyModel) unknownAction(st *modelState, in Input, lo int64) ([]*modelState, string) {
+	next := []*modelState{st}
+	var reasons []string
+	for _, at := range m.spec.Acted[actedKey(actedType(in.Kind), in.Actor)] {
+		if at < lo || at > in.FromMs+unknownWithin.Milliseconds() {
+			continue
+		}
+		after, refusal, _, why := m.act(st, in, at)
+		switch {
+		case after == nil:
+			reasons = append(reasons, why)
+		case refusal == nil:
 			next = append(next, after)
 		}
 	}

@@ -3,6 +3,7 @@ package faulttest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"net/http"
@@ -68,7 +69,14 @@ type lobbyRun struct {
 	rng      *mrand.Rand
 	configs  int
 	stops    int
+	// ctx ends the lobby's play; finished tells that it was closed and its last game ended.
+	ctx      context.Context
+	finished bool
 }
+
+// lobbyLife is how long a lobby is played before it is closed and another takes its place: a
+// long run plays many lobbies, whose histories each stay short enough to check.
+const lobbyLife = 90 * time.Second
 
 // LedgerEntry is one of a player's ledger entries as GET /v1/me/ledger shows it.
 type LedgerEntry struct {
@@ -140,22 +148,41 @@ func (r *Run) Play(hard context.Context) error {
 		return fmt.Errorf("read the admin: %w", err)
 	}
 	r.admin = me.ID
+	var wg sync.WaitGroup
+	errs := make([]error, r.Lobbies)
 	for i := range r.Lobbies {
-		l, err := r.setupLobby(hard, i)
+		wg.Go(func() { errs[i] = r.playSlot(i) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// playSlot plays lobby after lobby in one of the run's slots until the play ends; the last one
+// is left for Finish.
+func (r *Run) playSlot(slot int) error {
+	for generation := 0; r.soft.Err() == nil; generation++ {
+		l, err := r.setupLobby(r.hard, slot, generation)
 		if err != nil {
 			return err
 		}
+		r.mu.Lock()
 		r.lobbies = append(r.lobbies, l)
-	}
-	var wg sync.WaitGroup
-	for _, l := range r.lobbies {
+		r.mu.Unlock()
+		var cancel context.CancelFunc
+		l.ctx, cancel = context.WithTimeout(r.soft, lobbyLife)
+		var wg sync.WaitGroup
 		for _, p := range l.players {
 			wg.Go(func() { r.playPlayer(l, p) })
 		}
 		wg.Go(func() { r.playAdmin(l) })
 		wg.Go(func() { r.follow(l) })
+		wg.Wait()
+		cancel()
+		if r.soft.Err() != nil {
+			return nil
+		}
+		r.finishLobby(l)
 	}
-	wg.Wait()
 	return nil
 }
 
@@ -164,7 +191,9 @@ func (r *Run) Play(hard context.Context) error {
 func (r *Run) Finish() error {
 	var wg sync.WaitGroup
 	for _, l := range r.lobbies {
-		wg.Go(func() { r.finishLobby(l) })
+		if !l.finished {
+			wg.Go(func() { r.finishLobby(l) })
+		}
 	}
 	wg.Wait()
 	for _, l := range r.lobbies {
@@ -234,11 +263,9 @@ func lobbyConfig(rng *mrand.Rand, minTimeoutMs int64, unique int) tournament.Con
 	return c
 }
 
-func (r *Run) setupLobby(ctx context.Context, i int) (*lobbyRun, error) {
-	r.mu.Lock()
-	rng := mrand.New(mrand.NewPCG(r.Seed, uint64(100+i)))
-	r.mu.Unlock()
-	l := &lobbyRun{name: fmt.Sprintf("faults %d", i), rng: rng}
+func (r *Run) setupLobby(ctx context.Context, i, generation int) (*lobbyRun, error) {
+	rng := mrand.New(mrand.NewPCG(r.Seed, uint64(100+i+1000*generation)))
+	l := &lobbyRun{name: fmt.Sprintf("faults %d.%d", i, generation), rng: rng}
 	l.config = lobbyConfig(rng, r.MinTimeoutMs, 0)
 	admin := r.newClient("", r.admin, r.AdminToken)
 	var created struct {
@@ -259,7 +286,7 @@ func (r *Run) setupLobby(ctx context.Context, i int) (*lobbyRun, error) {
 			Token string `json:"token"`
 		}
 		signup := r.newClient("", "", "")
-		if err := r.setupCall(ctx, signup, http.MethodPost, "/v1/accounts", map[string]string{"name": fmt.Sprintf("faults-%d-%d", i, j)}, http.StatusCreated, &acct); err != nil {
+		if err := r.setupCall(ctx, signup, http.MethodPost, "/v1/accounts", map[string]string{"name": fmt.Sprintf("faults-%d-%d-%d", i, generation, j)}, http.StatusCreated, &acct); err != nil {
 			return nil, fmt.Errorf("sign up: %w", err)
 		}
 		p := r.newClient(l.id, acct.Account.ID, acct.Token)
@@ -275,11 +302,11 @@ func (r *Run) setupLobby(ctx context.Context, i int) (*lobbyRun, error) {
 func (r *Run) playPlayer(l *lobbyRun, c *Client) {
 	secrets := map[string]string{} // reveal strings by commitment
 	skipped := map[string]bool{}   // the rounds this player lets pass
-	for r.soft.Err() == nil {
-		sleepCtx(r.soft, time.Duration(20+c.rng.IntN(100))*time.Millisecond)
+	for l.ctx.Err() == nil {
+		sleepCtx(l.ctx, time.Duration(20+c.rng.IntN(100))*time.Millisecond)
 		v, ok := c.readLobby()
 		if !ok {
-			sleepCtx(r.soft, 100*time.Millisecond)
+			sleepCtx(l.ctx, 100*time.Millisecond)
 			continue
 		}
 		g := v.Game
@@ -351,9 +378,9 @@ func (r *Run) strayAction(c *Client, v View) {
 // game's config, stops games, reads the lobby.
 func (r *Run) playAdmin(l *lobbyRun) {
 	c := l.admin
-	for r.soft.Err() == nil {
-		sleepCtx(r.soft, time.Duration(300+c.rng.IntN(900))*time.Millisecond)
-		if r.soft.Err() != nil {
+	for l.ctx.Err() == nil {
+		sleepCtx(l.ctx, time.Duration(300+c.rng.IntN(900))*time.Millisecond)
+		if l.ctx.Err() != nil {
 			return
 		}
 		p := l.players[c.rng.IntN(len(l.players))]
@@ -378,8 +405,8 @@ func (r *Run) playAdmin(l *lobbyRun) {
 func (r *Run) follow(l *lobbyRun) {
 	c := l.follower
 	var cursor int64
-	for r.soft.Err() == nil {
-		sleepCtx(r.soft, time.Duration(100+c.rng.IntN(300))*time.Millisecond)
+	for l.ctx.Err() == nil {
+		sleepCtx(l.ctx, time.Duration(100+c.rng.IntN(300))*time.Millisecond)
 		after := cursor
 		if c.rng.IntN(20) == 0 {
 			after = c.rng.Int64N(cursor + 1)
@@ -397,6 +424,7 @@ const endWait = 60 * time.Second
 // finishLobby closes the lobby, waits for its last game to end (nobody acts any more: it ends
 // by its deadlines), and reads the final balances and lobby.
 func (r *Run) finishLobby(l *lobbyRun) {
+	defer func() { l.finished = true }()
 	l.admin.closeLobby()
 	ended := false
 	for deadline := time.Now().Add(endWait); time.Now().Before(deadline) && r.hard.Err() == nil; {
