@@ -382,18 +382,14 @@ func checkMoney(r *Run, ops []*Op, report LedgerReport) []Anomaly {
 	if net != report.PlayerBalances {
 		bad("the credits less the debits done come to %d, the players hold %d", net, report.PlayerBalances)
 	}
-	final := map[tournament.AccountID]int64{}
-	for _, op := range ops {
-		if op.Input.Kind == KindReadBalance && op.Answered {
-			final[op.Input.Actor] = op.Output.Balance // the last read is the final one
-		}
-	}
 	for account, entries := range r.Ledgers {
 		var sum int64
 		for _, e := range entries {
 			sum += e.Amount
 		}
-		if b, ok := final[account]; !ok || b != sum {
+		if b, ok := r.Balances[account]; !ok {
+			bad("player %s: no final balance could be read", account)
+		} else if b != sum {
 			bad("player %s: balance %d, ledger entries sum to %d", account, b, sum)
 		}
 	}

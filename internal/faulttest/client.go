@@ -280,8 +280,9 @@ func (c *Client) readLobby() (View, bool) {
 	return *out.View, true
 }
 
-func (c *Client) readBalance() {
-	c.read(Input{Kind: KindReadBalance, Actor: c.account}, "/v1/me")
+func (c *Client) readBalance() (int64, bool) {
+	out, _, ok := c.read(Input{Kind: KindReadBalance, Actor: c.account}, "/v1/me")
+	return out.Balance, ok
 }
 
 // readEvents reads a page of the lobby's log after seq after.

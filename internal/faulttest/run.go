@@ -50,6 +50,8 @@ type Run struct {
 	Logs map[tournament.LobbyID][]LogEvent
 	// Ledgers holds each player's ledger entries, read at the end.
 	Ledgers map[tournament.AccountID][]LedgerEntry
+	// Balances holds each player's balance, read once its lobby's last game had ended.
+	Balances map[tournament.AccountID]int64
 	// Audit holds the admin audit log's entries of credits and debits, by the memo that marks
 	// each operation (a replayed retry writes none; an executed request one).
 	Audit map[string][]AuditEntry
@@ -105,7 +107,7 @@ func NewRun(o Options) *Run {
 	}
 	return &Run{Options: o, history: &History{}, rng: mrand.New(mrand.NewPCG(o.Seed, 1)),
 		Logs: map[tournament.LobbyID][]LogEvent{}, Ledgers: map[tournament.AccountID][]LedgerEntry{},
-		Audit: map[string][]AuditEntry{}}
+		Audit: map[string][]AuditEntry{}, Balances: map[tournament.AccountID]int64{}}
 }
 
 // History is what the run recorded.
@@ -425,7 +427,9 @@ const endWait = 60 * time.Second
 // by its deadlines), and reads the final balances and lobby.
 func (r *Run) finishLobby(l *lobbyRun) {
 	defer func() { l.finished = true }()
-	l.admin.closeLobby()
+	// A close given up (faults go on while a lobby is replaced) is sent again.
+	for attempt := 0; attempt < 20 && l.admin.closeLobby().Outcome == ""; attempt++ {
+	}
 	ended := false
 	for deadline := time.Now().Add(endWait); time.Now().Before(deadline) && r.hard.Err() == nil; {
 		if v, ok := l.admin.readLobby(); ok && v.Closed && !v.Game.Stage.Open() {
@@ -439,9 +443,23 @@ func (r *Run) finishLobby(l *lobbyRun) {
 		r.Unended = append(r.Unended, l.id)
 		r.mu.Unlock()
 	}
+	// The final reads, through faults still going on: each is retried until it is answered.
 	for _, p := range l.players {
-		p.readBalance()
-		p.readLobby()
+		for attempt := 0; attempt < 100 && r.hard.Err() == nil; attempt++ {
+			if balance, ok := p.readBalance(); ok {
+				r.mu.Lock()
+				r.Balances[p.account] = balance
+				r.mu.Unlock()
+				break
+			}
+			sleepCtx(r.hard, 100*time.Millisecond)
+		}
+		for attempt := 0; attempt < 100 && r.hard.Err() == nil; attempt++ {
+			if _, ok := p.readLobby(); ok {
+				break
+			}
+			sleepCtx(r.hard, 100*time.Millisecond)
+		}
 	}
 }
 

@@ -45,7 +45,7 @@ func doctored(r *Run, edit func(ops []*Op) ([]*Op, bool)) (*Run, bool) {
 	slices.SortFunc(ops, func(a, b *Op) int { return int(a.Call - b.Call) })
 	ops, ok := edit(ops)
 	c := &Run{Options: r.Options, history: &History{ops: ops}, admin: r.admin, lobbies: r.lobbies,
-		Logs: r.Logs, Ledgers: r.Ledgers, Audit: r.Audit, Unended: r.Unended}
+		Logs: r.Logs, Ledgers: r.Ledgers, Audit: r.Audit, Balances: r.Balances, Unended: r.Unended}
 	return c, ok
 }
 
