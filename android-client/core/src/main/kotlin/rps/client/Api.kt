@@ -9,6 +9,9 @@ interface PlayerApi {
     suspend fun register(lobbyId: String, idempotencyKey: String): LobbyView
     suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String): LobbyView
     suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String): LobbyView
+
+    /** Leaves the current game during registration; the bet is refunded. */
+    suspend fun leave(lobbyId: String, idempotencyKey: String): LobbyView
     suspend fun getGame(gameId: String): GameResult
 
     /** The public keys the server signs heads with, newest first. */

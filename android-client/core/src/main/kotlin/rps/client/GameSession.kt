@@ -15,158 +15,78 @@ import kotlinx.coroutines.flow.collectLatest
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.sync.Mutex
 import kotlinx.coroutines.sync.withLock
-import kotlinx.coroutines.withContext
 import java.security.SecureRandom
 import java.util.UUID
 import kotlin.coroutines.coroutineContext
 
-/** A deadline in the server's clock and the same instant on this device's clock. */
-data class Deadline(val serverMs: Long, val localMs: Long) {
-    fun remainingMs(localNowMs: Long): Long = maxOf(0L, localMs - localNowMs)
-}
-
-/** How a round ended. Masks have bit m for move m. */
-data class RoundOutcome(
-    val round: Int,
-    val present: Int,
-    val survivors: Int,
-    val counts: List<Long>,
-    /** Players still in the game after the round. */
-    val remaining: Int,
-    val yourMove: Int?,
-) {
-    val youSurvived: Boolean? get() = yourMove?.let { survivors and (1 shl it) != 0 }
-}
-
-/** What the player sees. */
-sealed interface GameUiState {
-    data object Connecting : GameUiState
-
-    /** Not registered in the lobby's current game; [join] pays the bet. */
-    data class NotJoined(val lobby: LobbyView) : GameUiState
-    data class WaitingForPlayers(val players: Int, val limit: Int, val pot: Long, override val deadline: Deadline?) : GameUiState
-    data class YourMove(
-        val round: Int,
-        override val deadline: Deadline?,
-        val committed: Int,
-        val remaining: Int,
-        val pot: Long,
-        val lastRound: RoundOutcome?,
-    ) : GameUiState
-    data class WaitingForOthers(
-        val round: Int,
-        override val deadline: Deadline?,
-        val committed: Int,
-        val remaining: Int,
-        val pot: Long,
-        val move: Int?,
-    ) : GameUiState
-
-    /** The reveal stage: ours is sent automatically ([sent] once the server has it). */
-    data class Revealing(
-        val round: Int,
-        override val deadline: Deadline?,
-        val revealed: Int,
-        val committed: Int,
-        val pot: Long,
-        val move: Int?,
-        val sent: Boolean,
-    ) : GameUiState
-    data class RoundResult(val outcome: RoundOutcome) : GameUiState
-    data class Won(val amount: Long, val round: Int) : GameUiState
-    data class Lost(val round: Int, val lastRound: RoundOutcome?) : GameUiState
-    data class Stopped(val reason: String, val share: Long?) : GameUiState
-
-    /** [fatal]: the session has stopped (a broken chain, a revoked token); otherwise the next update replaces it. */
-    data class Error(val error: RpsException, val fatal: Boolean, val previous: GameUiState?) : GameUiState {
-        val message: String get() = error.playerMessage
-    }
-
-    val isFinal: Boolean get() = this is Won || this is Lost || this is Stopped || (this is Error && fatal)
-
-    /** The deadline of the stage shown, if it has one. */
-    val deadline: Deadline? get() = null
-
-    /** Whether [other] is the same screen (the same state of the same round), whatever its figures. */
-    fun sameScreen(other: GameUiState): Boolean = this::class == other::class && roundShown == other.roundShown
-
-    private val roundShown: Int
-        get() = when (this) {
-            is YourMove -> round
-            is WaitingForOthers -> round
-            is Revealing -> round
-            else -> 0
-        }
-}
-
-data class RetryPolicy(val maxAttempts: Int = 8, val initialDelayMs: Long = 100, val maxDelayMs: Long = 2_000)
-
 /**
- * One player's session in one lobby: joins the current game, follows the lobby's events (checking
- * the hash chain of every event as it arrives, and the signature of every head the server sends,
- * keeping the newest as a receipt with the [checkpoints]), commits the chosen weapon (after
- * writing it to the [vault]) and reveals it by itself as soon as the reveal stage opens. A new
- * session over the same vault picks up where a killed one stopped.
+ * One player's session in one lobby. It ties three parts together: the [VerifiedLog] (every event
+ * and signed head checked as it arrives), the [MoveProtocol] (commit from the vault, reveal by
+ * itself as soon as the reveal stage opens) and [uiStateOf] (what the player sees). It keeps the
+ * [SessionSnapshot] those read, updated by lobby reads and by events. A new session over the same
+ * vault picks up where a killed one stopped.
  */
 class GameSession(
     val lobbyId: String,
     private val api: PlayerApi,
     private val feed: EventFeed,
-    private val vault: Vault,
+    vault: Vault,
     private val scope: CoroutineScope,
     private val clock: Clock = Clock.SYSTEM,
-    private val random: SecureRandom = SecureRandom(),
+    random: SecureRandom = SecureRandom(),
     private val retry: RetryPolicy = RetryPolicy(),
-    private val io: CoroutineDispatcher = Dispatchers.IO,
-    private val checkpoints: ChainCheckpoints? = null,
+    io: CoroutineDispatcher = Dispatchers.IO,
+    checkpoints: ChainCheckpoints? = null,
 ) {
     private val _state = MutableStateFlow<GameUiState>(GameUiState.Connecting)
     val state: StateFlow<GameUiState> = _state.asStateFlow()
 
+    private val log = VerifiedLog(lobbyId, checkpoints, HeadSignatures { retry.run { api.signingKeys() } }, io)
+    private val protocol = MoveProtocol(lobbyId, api, vault, random, retry, io)
+
+    /** Guards everything below and every change of [_state]. */
     private val lock = Mutex()
-    private var verifier = ChainVerifier()
-    private val signatures = HeadSignatures { retrying { api.signingKeys() } }
+    private var snap = SessionSnapshot()
+    private var me: AccountInfo? = null
+    private var saved: VaultEntry? = null
+    private var joinKey: String? = null
+    private var commitInFlight = false
+    private val revealsStarted = HashSet<String>()
+    private var endingLookup = false
+
     private val refreshes = Channel<Unit>(Channel.CONFLATED)
     private var job: Job? = null
 
-    private var me: AccountInfo? = null
-    private var snapshot: LobbyView? = null
+    /** server clock minus local clock, from the last lobby read. */
+    val clockOffsetMs: Long get() = snap.clockOffsetMs
 
-    /** server clock minus local clock, from the last snapshot. */
-    @Volatile var clockOffsetMs: Long = 0
-        private set
-    private var joinedGameId: String? = null
-    private var joinKey: String? = null
-    private var entry: VaultEntry? = null
-    private var lastOutcome: RoundOutcome? = null
-    private var final: GameUiState? = null
-    private var fatal: GameUiState.Error? = null
-    private val moves = HashMap<Int, Int>()
-    private var commitInFlight = false
-    private val revealsStarted = HashSet<String>()
-    private var finalLookup = false
-
-    /** The last event verified, for diagnostics. */
-    val verifiedSeq: Long get() = verifier.lastSeq
+    /** The last event verified. */
+    val verifiedSeq: Long get() = log.lastSeq
 
     /** The newest signed head verified on the log (also saved with the checkpoint). */
-    val receipt: SignedHead? get() = verifier.head
+    val receipt: SignedHead? get() = log.receipt
+
+    /** What has been verified of the lobby's history, for the status line. */
+    val trust: StateFlow<TrustStatus> get() = log.status
+
+    /** The player's account as the session read it at start. */
+    val account: AccountInfo? get() = me
 
     /** Starts the session: reads the account, the lobby and the vault, then follows the events. */
     fun start(): Job {
         job?.let { return it }
         val j = scope.launch {
             try {
-                me = retrying { api.me() }
-                withContext(io) { checkpoints?.load(lobbyId) }?.let { verifier = ChainVerifier(it.seq, it.hash, it.head) }
-                entry = withContext(io) { vault.load(lobbyId) }
-                entry?.let { moves[it.round] = it.move }
+                me = retry.run { api.me() }
+                log.resume()
+                protocol.saved()?.let { e -> lock.withLock { saved = e } }
+                lock.withLock { saved?.let { snap = snap.copy(moves = snap.moves + (it.round to it.move)) } }
                 refreshNow()
                 launch { for (x in refreshes) runCatchingRps { refreshNow() } }
                 launch { refreshWhenDeadlinesPass() }
-                feed.follow(lobbyId, verifier.lastSeq).collect {
+                feed.follow(lobbyId, log.lastSeq).collect {
                     when (it) {
-                        is ChainEvent -> onEvent(it)
+                        is ChainEvent -> if (log.accept(it)) onEvent(it)
                         is SignedHead -> onHead(it)
                     }
                 }
@@ -174,7 +94,7 @@ class GameSession(
                 throw e
             } catch (e: RpsException) {
                 lock.withLock {
-                    fatal = GameUiState.Error(e, true, _state.value)
+                    snap = snap.copy(fatal = GameUiState.Error(e, true, _state.value))
                     publish()
                 }
                 coroutineContext.cancelChildren()
@@ -207,7 +127,7 @@ class GameSession(
     suspend fun join(): Boolean {
         val key = lock.withLock { joinKey ?: UUID.randomUUID().toString().also { joinKey = it } }
         return try {
-            apply(timed { retrying { api.register(lobbyId, key) } })
+            apply(timed { retry.run { api.register(lobbyId, key) } })
             true
         } catch (e: RpsException.Problem) {
             lock.withLock { joinKey = null }
@@ -225,41 +145,53 @@ class GameSession(
     }
 
     /**
+     * Leaves the game during registration; the bet comes back. The session ends with
+     * [GameUiState.Left]. Failures show as a non-fatal [GameUiState.Error].
+     */
+    suspend fun leave(): Boolean {
+        val bet = lock.withLock { snap.lobby?.config?.betSize ?: 0 }
+        return try {
+            val key = UUID.randomUUID().toString()
+            val l = retry.run { api.leave(lobbyId, key) }
+            lock.withLock {
+                snap = snap.copy(lobby = l, ending = GameUiState.Left(bet))
+                publish()
+            }
+            true
+        } catch (e: RpsException) {
+            showError(e)
+            runCatchingRps { refreshNow() }
+            false
+        }
+    }
+
+    /**
      * Commits [move]: a fresh random password is written to the vault first, then the commitment
      * is sent (retried with the same Idempotency-Key). A second tap while one is being sent does
      * nothing. A tap the server would refuse, judged on the last state seen, is refused here the
      * same way, through [state] like every refusal, so an update already on its way cannot hide it.
      */
     suspend fun commit(move: Int): Boolean {
-        val e = lock.withLock {
+        val game = lock.withLock {
             if (commitInFlight) return false
-            val g = snapshot?.game
-            commitRefusal(g)?.let { return@withLock it }
-            commitInFlight = true
-            VaultEntry(
-                lobbyId,
-                g!!.id,
-                g.round,
-                move,
-                Commitments.newPassword(random),
-                UUID.randomUUID().toString(),
-                UUID.randomUUID().toString(),
-            )
+            val g = snap.lobby?.game
+            val refusal = commitRefusal(g)
+            if (refusal == null) commitInFlight = true
+            refusal ?: g!!
         }
-        if (e is ErrorCode) {
-            showError(RpsException.Problem(e, 409, "refused by the client before sending"))
+        if (game is ErrorCode) {
+            showError(RpsException.Problem(game, 409, "refused by the client before sending"))
             return false
         }
-        e as VaultEntry
-        try {
-            withContext(io) { vault.save(e) }
+        val e = try {
+            protocol.choose(game as GameView, move)
         } catch (ex: Exception) {
             lock.withLock { commitInFlight = false }
             throw ex
         }
         lock.withLock {
-            entry = e
-            moves[e.round] = e.move
+            saved = e
+            snap = snap.copy(moves = snap.moves + (e.round to e.move))
         }
         return sendCommit(e)
     }
@@ -268,8 +200,8 @@ class GameSession(
     private fun commitRefusal(g: GameView?): ErrorCode? {
         val you = g?.you
         return when {
-            joinedGameId == null -> ErrorCode.NOT_IN_GAME
-            g == null || g.id != joinedGameId || g.stage != Stage.MOVES -> ErrorCode.WRONG_STAGE
+            snap.joinedGameId == null -> ErrorCode.NOT_IN_GAME
+            g == null || g.id != snap.joinedGameId || g.stage != Stage.MOVES -> ErrorCode.WRONG_STAGE
             you == null || !you.inGame -> ErrorCode.NOT_IN_GAME
             you.committed -> ErrorCode.ALREADY_COMMITTED
             else -> null
@@ -279,7 +211,7 @@ class GameSession(
     private suspend fun sendCommit(e: VaultEntry): Boolean {
         lock.withLock { commitInFlight = true }
         try {
-            apply(timed { retrying { api.commit(lobbyId, e.commitment, e.commitKey) } })
+            apply(timed { protocol.commit(e) })
             return true
         } catch (p: RpsException.Problem) {
             if (p.code == ErrorCode.ALREADY_COMMITTED || p.code == ErrorCode.WRONG_STAGE) runCatchingRps { refreshNow() }
@@ -295,13 +227,13 @@ class GameSession(
 
     private suspend fun sendReveal(e: VaultEntry) {
         try {
-            val l = timed { retrying { api.reveal(lobbyId, e.reveal, e.revealKey) } }
-            clearVault(e)
+            val l = timed { protocol.reveal(e) }
+            forget(e)
             apply(l)
         } catch (p: RpsException.Problem) {
             when (p.code) {
                 ErrorCode.ALREADY_REVEALED -> {
-                    clearVault(e)
+                    forget(e)
                     runCatchingRps { refreshNow() }
                 }
                 ErrorCode.WRONG_STAGE -> runCatchingRps { refreshNow() }
@@ -314,13 +246,13 @@ class GameSession(
         }
     }
 
-    private suspend fun clearVault(e: VaultEntry) {
-        withContext(io) { vault.clear(lobbyId) }
-        lock.withLock { if (entry == e) entry = null }
+    private suspend fun forget(e: VaultEntry) {
+        protocol.forget(e)
+        lock.withLock { if (saved == e) saved = null }
     }
 
     private suspend fun refreshNow() {
-        apply(timed { retrying { api.getLobby(lobbyId) } })
+        apply(timed { retry.run { api.getLobby(lobbyId) } })
     }
 
     private suspend fun <T> timed(block: suspend () -> T): Pair<T, Long> {
@@ -329,93 +261,87 @@ class GameSession(
         return v to (t0 + clock.nowMs()) / 2
     }
 
-    /** Applies a lobby snapshot read at local time [at] (the middle of its request). */
+    /** Applies a lobby read at local time [at] (the middle of its request). */
     private suspend fun apply(read: Pair<LobbyView, Long>) {
         val (l, at) = read
         lock.withLock {
-            val prev = snapshot
+            val prev = snap.lobby
             if (prev != null && l.serverTime < prev.serverTime) return
-            snapshot = l
-            clockOffsetMs = l.serverTime - at
             val g = l.game
-            if (g != null && g.you?.registered == true && joinedGameId == null) joinedGameId = g.id
-            if (g != null && g.id == joinedGameId) g.you?.move?.let { moves[g.round] = it }
+            var s = snap.copy(lobby = l, clockOffsetMs = l.serverTime - at)
+            if (g != null && g.you?.registered == true && s.joinedGameId == null) s = s.copy(joinedGameId = g.id)
+            if (g != null && g.id == s.joinedGameId) g.you?.move?.let { s = s.copy(moves = s.moves + (g.round to it)) }
+            snap = s
             publish()
-            sideEffects()
+            startProtocolStep()
         }
     }
 
-    /** Starts whatever the snapshot calls for: resume a commit, reveal, forget stale entries. Holds [lock]. */
-    private fun sideEffects() {
-        val g = snapshot?.game ?: return
-        if (g.id != joinedGameId) return
-        val you = g.you ?: return
-        val e = entry
-        if (e != null && (e.gameId != g.id || e.round < g.round || (e.round == g.round && you.revealed))) {
-            entry = null
-            scope.launch(io) { if (vault.load(lobbyId) == e) vault.clear(lobbyId) }
-            return
-        }
-        when (g.stage) {
-            Stage.MOVES -> if (you.inGame && !you.committed && e != null && e.isFor(g.id, g.round) && !commitInFlight) {
+    /** Starts whatever the lobby calls for: resume a commit, reveal, forget a stale move. Holds [lock]. */
+    private fun startProtocolStep() {
+        val g = snap.lobby?.game ?: return
+        if (g.id != snap.joinedGameId) return
+        when (val step = ProtocolStep.of(g, saved)) {
+            ProtocolStep.Nothing -> {}
+            is ProtocolStep.Forget -> {
+                saved = null
+                scope.launch { protocol.forget(step.entry) }
+            }
+            is ProtocolStep.ResumeCommit -> if (!commitInFlight) {
                 commitInFlight = true
-                scope.launch { sendCommit(e) }
+                scope.launch { sendCommit(step.entry) }
             }
-            Stage.REVEAL -> if (you.committed && !you.revealed && revealsStarted.add("${g.id}/${g.round}")) {
-                if (e == null || !e.isFor(g.id, g.round) || (you.commitment != null && you.commitment != e.commitment)) {
-                    _state.value = GameUiState.Error(RpsException.VaultMissing(g.round), false, _state.value)
-                } else {
-                    scope.launch { sendReveal(e) }
-                }
+            is ProtocolStep.Reveal -> if (revealsStarted.add("${g.id}/${g.round}")) scope.launch { sendReveal(step.entry) }
+            is ProtocolStep.VaultLost -> if (revealsStarted.add("${g.id}/${g.round}")) {
+                snap = snap.copy(vaultLost = RpsException.VaultMissing(step.round))
+                publish()
             }
-            else -> {}
         }
     }
 
+    /** Folds a verified event into the snapshot; reads the lobby again when the event's effects are not all in it. */
     private suspend fun onEvent(e: ChainEvent) {
         var refresh = false
-        var shown = false // a round's result is on screen until the next update
         lock.withLock {
-            if (e.seq <= verifier.lastSeq) return
-            try {
-                verifier.accept(e)
-            } catch (b: ChainBrokenException) {
-                throw RpsException.ChainBroken(b)
-            }
-            saveCheckpoint()
-            val mine = joinedGameId != null && e.gameId == joinedGameId
-            val g = snapshot?.game
-            val current = g != null && e.gameId == g.id
+            val s = snap
+            val joined = s.joinedGameId
+            val mine = joined != null && e.gameId == joined
+            val g = s.lobby?.game?.takeIf { it.id == e.gameId }
             when (val d = e.typed) {
-                is EventData.MoveCommitted -> if (current && d.round == g!!.round) patch(g.copy(committed = d.committed))
-                is EventData.MoveRevealed -> if (current && d.round == g!!.round) patch(g.copy(revealed = d.revealed))
-                is EventData.PlayerRegistered -> if (current) {
-                    patch(g!!.copy(players = d.players, pot = d.pot, deadlineMs = d.deadline))
+                is EventData.MoveCommitted -> if (g != null && d.round == g.round) patch(g.copy(committed = d.committed))
+                is EventData.MoveRevealed -> if (g != null && d.round == g.round) patch(g.copy(revealed = d.revealed))
+                is EventData.PlayerRegistered -> if (g != null) {
+                    patch(g.copy(players = d.players, pot = d.pot, deadlineMs = d.deadline))
                     refresh = d.player == me?.id
                 } else {
                     refresh = true
                 }
-                is EventData.PlayerLeft -> if (current) patch(g!!.copy(players = d.players, pot = d.pot)) else refresh = true
+                is EventData.PlayerLeft -> if (g != null) patch(g.copy(players = d.players, pot = d.pot)) else refresh = true
                 is EventData.RoundResolved -> {
-                    if (mine) {
-                        val o = RoundOutcome(d.round, d.present, d.survivors, d.counts, d.remaining, moves[d.round])
-                        lastOutcome = o
+                    // Once the player is out, the rounds the others play on are not theirs to show.
+                    if (mine && s.lastOutcome?.youSurvived != false) {
+                        val o = RoundOutcome(d.round, d.present, d.survivors, d.counts, d.remaining, s.moves[d.round])
+                        snap = snap.copy(lastOutcome = o)
                         // A response may already have shown a later round: then that state shows
                         // the outcome as its last round instead of going back to it.
-                        val later = g != null && g.id == e.gameId && g.round > d.round
-                        if (fatal == null && final == null && !later) {
-                            _state.value = GameUiState.RoundResult(o)
-                            shown = true
+                        val later = g != null && g.round > d.round
+                        if (snap.fatal == null && snap.ending == null && !later) {
+                            _state.value = GameUiState.RoundResult(o) // on screen until the next update
+                            refreshes.trySend(Unit)
+                            return
                         }
                     }
                     refresh = true
                 }
                 is EventData.GameFinished -> {
-                    if (mine) final = if (d.winner == me?.id) GameUiState.Won(d.amount, d.round) else GameUiState.Lost(d.round, lastOutcome)
+                    if (mine) {
+                        val ending = if (d.winner == me?.id) GameUiState.Won(d.amount, d.round) else lost(d.round)
+                        snap = snap.copy(ending = ending)
+                    }
                     refresh = true
                 }
                 is EventData.GameStopped -> {
-                    if (mine) final = GameUiState.Stopped(d.reason, d.share)
+                    if (mine) snap = snap.copy(ending = GameUiState.Stopped(d.reason, d.share))
                     refresh = true
                 }
                 // The lobby's state after these (and after types this client does not know) is read again.
@@ -424,135 +350,81 @@ class GameSession(
                 is EventData.Unknown,
                 -> refresh = true
             }
-            if (!shown) publish()
+            publish()
         }
         if (refresh) refreshes.trySend(Unit)
     }
 
-    /**
-     * Keeps [h] as the receipt when its signature verifies and it names the last verified event.
-     * A bad signature or an unknown key stops the session ([RpsException.BadHead]), as does a
-     * validly signed head that contradicts the log; when the keys cannot be read the head is
-     * dropped, unchecked, with a non-fatal error.
-     */
+    /** A head whose keys cannot be read is dropped, unchecked, with a non-fatal error; a bad one stops the session. */
     private suspend fun onHead(h: SignedHead) {
-        if (h.lobbyId != lobbyId) throw RpsException.BadHead(h, "it names lobby ${h.lobbyId}")
         try {
-            signatures.check(h)
+            log.acceptHead(h)
         } catch (e: RpsException.BadHead) {
+            throw e
+        } catch (e: RpsException.ChainBroken) {
             throw e
         } catch (e: RpsException) {
             showError(e)
-            return
-        }
-        lock.withLock {
-            val kept = try {
-                verifier.acceptHead(h)
-            } catch (b: ChainBrokenException) {
-                throw RpsException.ChainBroken(b)
-            }
-            if (kept) saveCheckpoint()
         }
     }
 
     /** Holds [lock]. */
-    private suspend fun saveCheckpoint() {
-        checkpoints?.let { c -> withContext(io) { c.save(lobbyId, verifier.checkpoint) } }
-    }
-
     private fun patch(g: GameView) {
-        snapshot = snapshot?.copy(game = g)
+        snap = snap.copy(lobby = snap.lobby?.copy(game = g))
     }
 
-    /** Holds [lock]. */
+    /** Shows what the snapshot calls for. Holds [lock]. */
     private fun publish() {
-        val next = derive() ?: return
-        val shown = _state.value
-        // A refusal stays shown over the screen it happened on, which goes on updating beneath it,
-        // until the screen changes: an update already on its way must not erase the message.
-        _state.value = if (shown is GameUiState.Error && !shown.fatal && shown.previous?.sameScreen(next) == true) {
-            shown.copy(previous = next)
-        } else {
-            next
+        val next = uiStateOf(snap)
+        if (next == null) {
+            snap.joinedGameId?.let(::lookUpEnding)
+            return // keep what is shown until the ending is known
         }
-    }
-
-    private fun derive(): GameUiState? {
-        fatal?.let { return it }
-        final?.let { return it }
-        val l = snapshot ?: return GameUiState.Connecting
-        val joined = joinedGameId ?: return GameUiState.NotJoined(l)
-        val g = l.game
-        if (g == null || g.id != joined || !g.stage.isOpen) {
-            lookUpFinal(joined)
-            return null // keep what is shown until the result is known
-        }
-        val you = g.you ?: return GameUiState.NotJoined(l)
-        val outRound = lastOutcome?.takeIf { it.youSurvived == false }?.round ?: g.round
-        val deadline = g.deadlineMs?.let { Deadline(it, it - clockOffsetMs) }
-        return when (g.stage) {
-            Stage.REGISTRATION -> GameUiState.WaitingForPlayers(g.players, l.config.playersCountLimit, g.pot, deadline)
-            Stage.MOVES -> when {
-                !you.inGame -> GameUiState.Lost(outRound, lastOutcome)
-                you.committed -> GameUiState.WaitingForOthers(g.round, deadline, g.committed, g.remaining, g.pot, moves[g.round])
-                else -> GameUiState.YourMove(g.round, deadline, g.committed, g.remaining, g.pot, lastOutcome)
-            }
-            Stage.REVEAL -> when {
-                !you.inGame || !you.committed -> GameUiState.Lost(outRound, lastOutcome)
-                else -> {
-                    val s = GameUiState.Revealing(
-                        g.round,
-                        deadline,
-                        g.revealed,
-                        g.committed,
-                        g.pot,
-                        moves[g.round] ?: you.move,
-                        you.revealed,
-                    )
-                    // Keep a "saved move lost" error visible rather than hiding it behind the reveal screen.
-                    val cur = _state.value
-                    if (cur is GameUiState.Error && cur.error is RpsException.VaultMissing && !you.revealed) cur else s
-                }
-            }
-            else -> null
-        }
+        _state.value = keepRefusal(_state.value, next)
     }
 
     /** The joined game ended without its final event being seen yet: ask for its summary. Holds [lock]. */
-    private fun lookUpFinal(gameId: String) {
-        if (finalLookup || final != null) return
-        finalLookup = true
+    private fun lookUpEnding(gameId: String) {
+        if (endingLookup || snap.ending != null) return
+        endingLookup = true
         scope.launch {
             try {
-                val r = retrying { api.getGame(gameId) }
+                val r = retry.run { api.getGame(gameId) }
                 lock.withLock {
-                    if (final == null && !r.stage.isOpen) {
-                        final = when {
+                    if (snap.ending == null && !r.stage.isOpen) {
+                        val ending = when {
                             r.stage == Stage.FINISHED && r.winner == me?.id -> GameUiState.Won(r.payout, r.round)
-                            r.stage == Stage.FINISHED -> GameUiState.Lost(r.round, lastOutcome)
+                            r.stage == Stage.FINISHED -> lost(r.round)
                             else -> GameUiState.Stopped(r.stopReason ?: "stopped", null)
                         }
+                        snap = snap.copy(ending = ending)
                     }
-                    finalLookup = false
+                    endingLookup = false
                     publish()
                 }
             } catch (e: RpsException) {
-                lock.withLock { finalLookup = false }
+                lock.withLock { endingLookup = false }
                 showError(e)
             }
         }
     }
 
+    /** Lost: in the round the player went out in, or [lastRound] (the game's) when they were in it to the end. Holds [lock]. */
+    private fun lost(lastRound: Int): GameUiState.Lost {
+        val o = snap.lastOutcome
+        return GameUiState.Lost(o?.takeIf { it.youSurvived == false }?.round ?: lastRound, o)
+    }
+
     private suspend fun showError(e: RpsException) {
+        val fatalNow = e is RpsException.Problem && e.code == ErrorCode.UNAUTHORIZED
         lock.withLock {
-            if (fatal != null || final != null) return
-            val fatalNow = e is RpsException.Problem && e.code == ErrorCode.UNAUTHORIZED
+            if (snap.fatal != null || snap.ending != null) return
             val shown = _state.value
             val err = GameUiState.Error(e, fatalNow, if (shown is GameUiState.Error && !shown.fatal) shown.previous else shown)
-            if (fatalNow) fatal = err
+            if (fatalNow) snap = snap.copy(fatal = err)
             _state.value = err
         }
-        if (e is RpsException.Problem && e.code == ErrorCode.UNAUTHORIZED) job?.cancel()
+        if (fatalNow) job?.cancel()
     }
 
     private suspend fun runCatchingRps(block: suspend () -> Unit) {
@@ -566,22 +438,5 @@ class GameSession(
     companion object {
         /** How long after a deadline the lobby is read again when no event has come. */
         const val DEADLINE_GRACE_MS = 1_000L
-    }
-
-    /** Retries network errors, 5xx and 429 with backoff; the caller reuses its Idempotency-Key. */
-    private suspend fun <T> retrying(block: suspend () -> T): T {
-        var wait = retry.initialDelayMs
-        var attempt = 1
-        while (true) {
-            try {
-                return block()
-            } catch (e: RpsException) {
-                if (!e.retryable || attempt >= retry.maxAttempts) throw e
-                val ra = (e as? RpsException.Problem)?.retryAfterSeconds
-                delay(if (ra != null) ra * 1000L else wait)
-                wait = minOf(wait * 2, retry.maxDelayMs)
-                attempt++
-            }
-        }
     }
 }

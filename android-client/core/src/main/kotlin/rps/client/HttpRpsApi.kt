@@ -21,6 +21,7 @@ import rps.client.generated.models.GameConfigInput
 import rps.client.generated.models.MoneyTransferRequest
 import rps.client.generated.models.Resolution
 import rps.client.generated.models.RevealRequest
+import rps.client.generated.models.StopGameRequest
 import java.io.IOException
 import java.util.UUID
 import java.util.concurrent.TimeUnit
@@ -69,7 +70,7 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
     override suspend fun getRuleset(id: String) = call { Mappers.ruleset(rulesets.getRuleset(id)) }
     override suspend fun myGames(after: String?) = call { Mappers.myGames(accounts.listMyGames(after = after, limit = PAGE)) }
 
-    suspend fun leave(lobbyId: String, idempotencyKey: String = UUID.randomUUID().toString()) =
+    override suspend fun leave(lobbyId: String, idempotencyKey: String) =
         call { Mappers.lobby(play.leaveLobby(UUID.fromString(lobbyId), idempotencyKey)) }
 
     // Admin operations (used by tests and operator tools; the app never calls them).
@@ -84,18 +85,23 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
         timeoutMs: Long,
         resolution: String = "classic",
         maxRounds: Int = 0,
+        moveTimeoutMs: Long = timeoutMs,
+        startWhenFull: Boolean = true,
     ) = call {
         val cfg = GameConfigInput(
             betSize = betSize,
             playersCountLimit = players,
             entryTimeoutMs = timeoutMs,
-            moveTimeoutMs = timeoutMs,
+            moveTimeoutMs = moveTimeoutMs,
             revealTimeoutMs = timeoutMs,
             resolution = Resolution.decode(resolution),
             maxRounds = maxRounds,
+            startWhenFull = startWhenFull,
         )
         Mappers.lobby(lobbies.createLobby(CreateLobbyRequest(name, cfg), UUID.randomUUID().toString()))
     }
+    suspend fun adminStop(lobbyId: String, reason: String) =
+        call { Mappers.lobby(lobbies.stopGame(UUID.fromString(lobbyId), StopGameRequest(reason), UUID.randomUUID().toString())) }
 
     /** Runs a blocking generated call off the caller's thread and types its failures. */
     suspend fun <T> call(block: () -> T): T = runInterruptible(Dispatchers.IO) {

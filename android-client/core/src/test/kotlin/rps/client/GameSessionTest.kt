@@ -3,7 +3,6 @@ package rps.client
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.ExperimentalCoroutinesApi
 import kotlinx.coroutines.async
-import kotlinx.coroutines.flow.first
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.test.TestScope
 import kotlinx.coroutines.test.UnconfinedTestDispatcher
@@ -14,12 +13,17 @@ import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertNotNull
 import org.junit.jupiter.api.Assertions.assertNull
+import org.junit.jupiter.api.Assertions.assertSame
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.io.TempDir
 import java.io.File
 import kotlin.reflect.KClass
 
+/**
+ * The session against [RecordedServer]s: what a real rpsd answered in each scenario, replayed. The
+ * test plays "me" through the session and moves the recording on for the other players.
+ */
 @OptIn(ExperimentalCoroutinesApi::class)
 class GameSessionTest {
     @TempDir
@@ -27,22 +31,29 @@ class GameSessionTest {
 
     private fun vault() = FileVault(File(dir, "vault"), AesGcmSealer(JceKeyStoreKeys(File(dir, "k.p12"), "pw".toCharArray())::key))
 
-    private class Run(val server: FakeServer, val session: GameSession, val history: MutableList<GameUiState>) {
-        inline fun <reified T : GameUiState> last(): T = history.last() as T
+    private class Run(val server: RecordedServer, val session: GameSession, val history: MutableList<GameUiState>) {
+        inline fun <reified T : GameUiState> last(): T = history.last().let { it as? T ?: throw AssertionError("showing $it") }
         fun saw(k: KClass<out GameUiState>) = history.any { k.isInstance(it) }
     }
 
     private fun TestScope.session(
-        server: FakeServer,
+        server: RecordedServer,
         vault: Vault = vault(),
         scope: CoroutineScope = backgroundScope,
         checkpoints: ChainCheckpoints? = null,
     ): Run {
         val io = UnconfinedTestDispatcher(testScheduler)
-        val s =
-            GameSession(server.lobbyId, server, server, vault, scope, clock = {
-                testScheduler.currentTime
-            }, io = io, checkpoints = checkpoints)
+        val s = GameSession(
+            server.lobbyId,
+            server,
+            server,
+            vault,
+            scope,
+            clock = { testScheduler.currentTime },
+            random = server.random,
+            io = io,
+            checkpoints = checkpoints,
+        )
         val history = mutableListOf<GameUiState>()
         backgroundScope.launch(UnconfinedTestDispatcher(testScheduler)) { s.state.collect { history += it } }
         s.start()
@@ -50,13 +61,19 @@ class GameSessionTest {
         return Run(server, s, history)
     }
 
-    private fun TestScope.server() = FakeServer(now = { testScheduler.currentTime })
+    private fun TestScope.toMoves(run: Run) {
+        backgroundScope.launch { run.session.join() }
+        runCurrent()
+        run.server.to("started")
+        runCurrent()
+        run.last<GameUiState.YourMove>()
+    }
 
     @Test
     fun `a whole game - join, wait, commit, auto reveal, round result, next round, win`() = runTest {
-        val srv = server()
+        val srv = RecordedServer("win")
         val run = session(srv)
-        assertTrue(run.history.last() is GameUiState.NotJoined)
+        run.last<GameUiState.NotJoined>()
 
         assertTrue(run.session.join())
         runCurrent()
@@ -65,58 +82,56 @@ class GameSessionTest {
         assertEquals(3, waiting.limit)
         assertEquals(100, waiting.pot)
 
-        srv.othersJoin(2)
+        srv.to("started")
         runCurrent()
         val move = run.last<GameUiState.YourMove>()
         assertEquals(1, move.round)
-        // The server's clock is 5 s ahead: the local deadline is corrected by that offset.
-        assertEquals(srv.deadlineMs!! - srv.skewMs, move.deadline!!.localMs)
-        assertEquals(srv.skewMs, run.session.clockOffsetMs)
+        assertEquals(3, move.remaining)
+        // The deadline is the server's, moved to this device's clock by the offset the lobby read showed.
+        val deadlineMs = srv.lobby().game!!.deadlineMs!!
+        assertEquals(deadlineMs - run.session.clockOffsetMs, move.deadline!!.localMs)
+        assertEquals(deadlineMs, move.deadline!!.serverMs)
 
         val v = vault()
         val vaultAtCommit = mutableListOf<Int?>()
         srv.onCommit = { vaultAtCommit += v.load(srv.lobbyId)?.move }
-        assertTrue(run.session.commit(2))
+        assertTrue(run.session.commit(0))
         runCurrent()
-        assertEquals(listOf<Int?>(2), vaultAtCommit, "the vault is written before the commitment is sent")
+        assertEquals(listOf<Int?>(0), vaultAtCommit, "the vault is written before the commitment is sent")
         val w = run.last<GameUiState.WaitingForOthers>()
-        assertEquals(2, w.move)
-        assertEquals(1, w.committed)
+        assertEquals(listOf(0, 1), listOf(w.move, w.committed))
 
-        srv.othersCommit()
+        srv.to("reveal")
         runCurrent()
         // The reveal stage opened; the session revealed on its own and cleared the vault.
-        assertEquals(2, srv.you.move)
-        assertTrue(srv.calls.any { it.startsWith("reveal ") })
+        assertEquals("revealed", srv.moment.name)
         assertNull(v.load(srv.lobbyId))
         val rev = run.last<GameUiState.Revealing>()
         assertTrue(rev.sent)
-        assertEquals(2, rev.move)
+        assertEquals(0, rev.move)
 
-        srv.othersReveal()
-        runCurrent()
-        srv.resolve(survivors = 2, meSurvives = true, present = 0b111, survivorsMask = 0b111)
+        srv.to("round2")
         runCurrent()
         val result = run.history.filterIsInstance<GameUiState.RoundResult>().single().outcome
         assertEquals(1, result.round)
         assertEquals(2, result.remaining)
         assertEquals(true, result.youSurvived)
+        assertEquals(listOf(2L, 0L, 1L, 0L, 0L), result.counts, "two Rocks and a Scissors")
         val round2 = run.last<GameUiState.YourMove>()
         assertEquals(2, round2.round)
         assertEquals(result, round2.lastRound)
 
-        run.session.commit(0)
+        assertTrue(run.session.commit(0))
         runCurrent()
-        srv.othersCommit()
+        srv.to("reveal2")
         runCurrent()
-        srv.othersReveal()
-        runCurrent()
-        srv.resolve(survivors = 1, meSurvives = true, present = 0b101, survivorsMask = 0b001)
+        assertEquals("revealed2", srv.moment.name)
+        srv.to("won")
         runCurrent()
         val won = run.last<GameUiState.Won>()
         assertEquals(300, won.amount)
         assertTrue(won.isFinal)
-        assertEquals(srv.events.size.toLong(), run.session.verifiedSeq)
+        assertEquals(srv.events.last().seq, run.session.verifiedSeq)
         for (k in listOf(
             GameUiState.NotJoined::class,
             GameUiState.WaitingForPlayers::class,
@@ -130,32 +145,29 @@ class GameSessionTest {
         }
     }
 
-    private suspend fun TestScope.toMoves(run: Run) {
-        run.session.join()
-        run.server.othersJoin(2)
-        runCurrent()
-        assertTrue(run.history.last() is GameUiState.YourMove)
-    }
-
     @Test
     fun `eliminated players see Lost, and the winner's event keeps it lost`() = runTest {
-        val run = session(server())
+        val srv = RecordedServer("eliminated")
+        val run = session(srv)
         toMoves(run)
-        run.session.commit(1)
-        run.server.othersCommit()
+        assertTrue(run.session.commit(0))
+        srv.to("reveal")
         runCurrent()
-        run.server.othersReveal()
-        run.server.resolve(survivors = 2, meSurvives = false, present = 0b110, survivorsMask = 0b100)
+        srv.to("out")
         runCurrent()
         assertEquals(false, run.history.filterIsInstance<GameUiState.RoundResult>().single().outcome.youSurvived)
+        assertEquals(1, run.last<GameUiState.Lost>().round)
+        srv.to("over")
+        runCurrent()
         assertEquals(1, run.last<GameUiState.Lost>().round)
     }
 
     @Test
     fun `a stopped game shows the reason and the share`() = runTest {
-        val run = session(server())
+        val srv = RecordedServer("stopped")
+        val run = session(srv)
         toMoves(run)
-        run.server.stop("maintenance")
+        srv.to("stopped")
         runCurrent()
         val s = run.last<GameUiState.Stopped>()
         assertEquals("maintenance", s.reason)
@@ -163,71 +175,77 @@ class GameSessionTest {
     }
 
     @Test
-    fun `a new session after the game ended offers the next game`() = runTest {
-        val srv = server()
+    fun `a new session after the game ended offers the next game, and leaving it refunds the bet`() = runTest {
+        val srv = RecordedServer("stopped")
         val run = session(srv)
         toMoves(run)
         run.session.stop()
-        srv.stop("admin")
+        srv.to("stopped")
         val again = session(srv)
-        assertTrue(again.history.last() is GameUiState.NotJoined)
+        val open = again.last<GameUiState.NotJoined>()
+        assertEquals(2, open.lobby.game!!.number)
+        assertTrue(again.session.join())
+        runCurrent()
+        again.last<GameUiState.WaitingForPlayers>()
+        assertTrue(again.session.leave())
+        runCurrent()
+        assertEquals(100, again.last<GameUiState.Left>().refund)
+        assertEquals(srv.moment.me.balance, srv.recording.moments[srv.recording.moment("stopped")].me.balance)
     }
 
     @Test
     fun `network errors are retried with the same idempotency key`() = runTest {
-        val srv = server()
+        val srv = RecordedServer("win")
         val run = session(srv)
         toMoves(run)
         srv.failures["commit"] = 2
         srv.applyThenFail = true // the first attempt lands but its response is lost
-        assertTrue(run.session.commit(3))
+        assertTrue(run.session.commit(0))
         runCurrent()
         val keys = srv.calls.filter { it.startsWith("commit ") }
         assertEquals(3, keys.size)
         assertEquals(1, keys.toSet().size, "every retry reuses the key")
-        assertTrue(run.history.last() is GameUiState.WaitingForOthers)
-        assertEquals(1, srv.committed)
+        run.last<GameUiState.WaitingForOthers>()
+        assertEquals("committed", srv.moment.name)
 
         srv.failures["reveal"] = 1
         srv.applyThenFail = false
-        srv.othersCommit()
+        srv.to("reveal")
         advanceTimeBy(1_000)
         runCurrent()
         val rk = srv.calls.filter { it.startsWith("reveal ") }
         assertEquals(2, rk.size)
         assertEquals(1, rk.toSet().size)
-        assertTrue(srv.you.revealed)
+        assertEquals("revealed", srv.moment.name)
     }
 
     @Test
     fun `a session killed after committing is replaced by one that reveals from the vault`() = runTest {
-        val srv = server()
-        val v = vault()
-        val first = session(srv, v)
+        val srv = RecordedServer("win")
+        val first = session(srv, vault())
         toMoves(first)
-        first.session.commit(4)
+        assertTrue(first.session.commit(0))
         runCurrent()
         first.session.stop()
 
-        srv.othersCommit() // the reveal stage opens while no session runs
+        srv.to("reveal") // the reveal stage opens while no session runs
         val second = session(srv, vault()) // a new process: new session, new vault object over the same files
         runCurrent()
-        assertTrue(srv.you.revealed)
-        assertEquals(4, srv.you.move)
+        assertEquals("revealed", srv.moment.name)
         assertNull(vault().load(srv.lobbyId))
         assertTrue(second.last<GameUiState.Revealing>().sent)
     }
 
     @Test
     fun `a crash between the vault write and the commit is resumed with the same key`() = runTest {
-        val srv = server()
+        val srv = RecordedServer("win")
         val v = vault()
         val first = session(srv, v)
         toMoves(first)
         srv.failures["commit"] = 100 // the network is down: every attempt fails
-        assertFalse(first.session.commit(1))
+        assertFalse(first.session.commit(0))
         runCurrent()
-        assertTrue(first.history.last() is GameUiState.Error)
+        first.last<GameUiState.Error>()
         val saved = v.load(srv.lobbyId)
         assertNotNull(saved)
         first.session.stop()
@@ -235,35 +253,35 @@ class GameSessionTest {
         srv.failures.clear()
         val second = session(srv, vault())
         runCurrent()
-        assertTrue(srv.you.committed)
-        assertEquals(saved!!.commitment, srv.myCommitment)
+        assertEquals("committed", srv.moment.name)
+        assertEquals(saved!!.commitment, srv.moment.commitment)
         assertEquals("commit ${saved.commitKey}", srv.calls.last { it.startsWith("commit") })
-        assertTrue(second.history.last() is GameUiState.WaitingForOthers)
+        second.last<GameUiState.WaitingForOthers>()
     }
 
     @Test
     fun `a broken chain stops the session with a visible error`() = runTest {
-        val srv = server()
+        val srv = RecordedServer("win")
         val run = session(srv)
         run.session.join()
         runCurrent()
-        srv.tamperNext = true
-        srv.othersJoin(1)
+        srv.tamperEvent[srv.events.size + 1L] = RecordedServer.INJECT
+        srv.to("started")
         runCurrent()
         val e = run.last<GameUiState.Error>()
         assertTrue(e.fatal)
         assertTrue(e.error is RpsException.ChainBroken)
         assertTrue(e.message.contains("failed verification"))
-        srv.othersJoin(1)
+        srv.to("reveal")
         runCurrent()
-        assertTrue(run.history.last() === e, "nothing after a broken chain is believed")
+        assertSame(e, run.history.last(), "nothing after a broken chain is believed")
     }
 
     @Test
     fun `refusals become readable, non-fatal errors`() = runTest {
-        val srv = server()
+        val srv = RecordedServer("win")
         val run = session(srv)
-        srv.problemFor["register"] = RpsException.Problem(ErrorCode.INSUFFICIENT_FUNDS, 409, "balance 0")
+        srv.problemFor["register"] = srv.problem("insufficient_funds")
         assertFalse(run.session.join())
         runCurrent()
         val e = run.last<GameUiState.Error>()
@@ -271,39 +289,44 @@ class GameSessionTest {
         assertEquals("Your balance is too low for this bet.", e.message)
         assertTrue(e.previous is GameUiState.NotJoined)
 
-        srv.problemFor["register"] = RpsException.Problem(ErrorCode.LOBBY_FULL, 409, null)
+        srv.problemFor["register"] = srv.problem("lobby_full")
         assertFalse(run.session.join())
         assertEquals(ErrorCode.LOBBY_FULL, (run.last<GameUiState.Error>().error as RpsException.Problem).code)
 
         assertTrue(run.session.join())
         runCurrent()
-        assertTrue(run.history.last() is GameUiState.WaitingForPlayers)
+        run.last<GameUiState.WaitingForPlayers>()
         // Joining twice is harmless.
+        srv.problemFor["register"] = srv.problem("already_registered")
         assertTrue(run.session.join())
     }
 
     @Test
     fun `a commit that is too late shows wrong_stage and follows the server`() = runTest {
-        val srv = server()
+        val srv = RecordedServer("late")
         val run = session(srv)
         toMoves(run)
-        srv.problemFor["commit"] = RpsException.Problem(ErrorCode.WRONG_STAGE, 409, null)
-        assertFalse(run.session.commit(0))
+        srv.feedPaused.value = true
+        srv.to("moves-closed") // the moves closed without us; the session has not heard yet
+        assertFalse(run.session.commit(1))
         runCurrent()
-        assertEquals("Too late: the game has already moved on.", run.last<GameUiState.Error>().message)
+        assertEquals("late-commit", srv.moment.name)
+        val e = run.last<GameUiState.Error>()
+        assertEquals("Too late: the game has already moved on.", e.message)
+        assertEquals(1, (e.previous as GameUiState.Lost).round)
     }
 
     @Test
     fun `a second tap while sending does nothing, and a tap the server would refuse is refused through the state`() = runTest {
-        val srv = server()
+        val srv = RecordedServer("win")
         val run = session(srv)
         assertFalse(run.session.commit(1), "not joined")
         runCurrent()
         assertEquals("You are not playing in this round.", run.last<GameUiState.Error>().message)
         toMoves(run)
 
-        srv.failures["commit"] = 1 // the first commitment's answer is lost: it waits to be retried
-        val first = async { run.session.commit(1) }
+        srv.failures["commit"] = 1 // the first commitment's request is lost: it waits to be retried
+        val first = async { run.session.commit(0) }
         runCurrent()
         assertFalse(run.session.commit(2), "a second tap while the first is being sent")
         assertTrue(first.await())
@@ -320,26 +343,26 @@ class GameSessionTest {
 
     @Test
     fun `a refusal stays over its screen, which goes on updating, until the screen changes`() = runTest {
-        val srv = server()
+        val srv = RecordedServer("eliminated")
         val run = session(srv)
-        srv.problemFor["register"] = RpsException.Problem(ErrorCode.INSUFFICIENT_FUNDS, 402, null)
+        srv.problemFor["register"] = srv.problem("insufficient_funds")
         assertFalse(run.session.join())
         runCurrent()
-        srv.othersJoin(1) // someone else registers: the same screen, with new figures
+        srv.to("bo-joined") // someone else registers: the same screen, with new figures
         runCurrent()
         val e = run.last<GameUiState.Error>()
         assertEquals("Your balance is too low for this bet.", e.message)
         assertEquals(1, (e.previous as GameUiState.NotJoined).lobby.game!!.players)
         assertTrue(run.session.join())
         runCurrent()
-        assertTrue(run.history.last() is GameUiState.WaitingForPlayers, "a new screen clears the refusal")
+        run.last<GameUiState.WaitingForPlayers>()
     }
 
     @Test
     fun `an unauthorized token is fatal`() = runTest {
-        val srv = server()
+        val srv = RecordedServer("win")
         val run = session(srv)
-        srv.problemFor["register"] = RpsException.Problem(ErrorCode.UNAUTHORIZED, 401, null)
+        srv.problemFor["register"] = srv.problem("unauthorized")
         run.session.join()
         runCurrent()
         val e = run.last<GameUiState.Error>()
@@ -349,20 +372,20 @@ class GameSessionTest {
 
     @Test
     fun `a lost vault is reported when the reveal stage opens`() = runTest {
-        val srv = server()
+        val srv = RecordedServer("win")
         val v = vault()
         val run = session(srv, v)
         toMoves(run)
-        run.session.commit(2)
+        assertTrue(run.session.commit(0))
         runCurrent()
         run.session.stop()
         v.clear(srv.lobbyId) // e.g. the app's data was wiped
-        srv.othersCommit()
+        srv.to("reveal")
         val again = session(srv, v)
         runCurrent()
         val e = again.last<GameUiState.Error>()
         assertTrue(e.error is RpsException.VaultMissing)
-        assertFalse(srv.you.revealed)
+        assertEquals("reveal", srv.moment.name, "nothing was revealed")
     }
 
     @Test
@@ -390,39 +413,47 @@ class GameSessionTest {
         val codes = Regex("`([a-z_]+)`").findAll(problemCode.substringAfter("with their status:")).map { it.groupValues[1] }.toList()
         assertTrue(codes.size >= 20, "codes read from openapi.yaml: $codes")
         for (c in codes) assertEquals(c, ErrorCode.fromWire(c).wire)
+        // The real server's refusals, as recorded.
+        val win = Recording.load("win")
+        for (code in listOf("insufficient_funds", "lobby_full", "already_registered", "already_committed", "wrong_stage", "unauthorized")) {
+            assertEquals(code, win.problem(code).code.wire)
+        }
     }
 
     @Test
     fun `a deadline extended without an event is picked up once the old one has passed`() = runTest {
-        val srv = server()
+        val srv = RecordedServer("extended")
         val run = session(srv)
         run.session.join()
+        srv.to("extended")
         runCurrent()
         val first = run.last<GameUiState.WaitingForPlayers>().deadline!!
-        srv.deadlineMs = srv.deadlineMs!! + 7_000 // the server extends the stage and writes no event
+        srv.to("extended-again") // the server extends the stage again and writes no event
+        runCurrent()
+        assertEquals(first, run.last<GameUiState.WaitingForPlayers>().deadline)
 
         advanceTimeBy(first.remainingMs(testScheduler.currentTime) + GameSession.DEADLINE_GRACE_MS + 1)
         runCurrent()
         val next = run.last<GameUiState.WaitingForPlayers>().deadline!!
-        assertEquals(first.serverMs + 7_000, next.serverMs)
+        assertEquals(srv.lobby().game!!.deadlineMs, next.serverMs)
+        assertTrue(next.serverMs > first.serverMs)
         assertTrue(next.remainingMs(testScheduler.currentTime) > 0, "the countdown runs again")
     }
 
     @Test
     fun `verification resumes from the stored checkpoint and a history rewritten before it breaks there`() = runTest {
         val checkpoints = FileChainCheckpoints(File(dir, "chain"))
-        val srv = server()
+        val srv = RecordedServer("eliminated")
         val run = session(srv, checkpoints = checkpoints)
-        run.session.join()
-        srv.othersJoin(1)
+        srv.to("bo-joined")
         runCurrent()
         val last = srv.events.last()
-        assertEquals(ChainCheckpoint(last.seq, last.hash, srv.head(last.seq)), checkpoints.load(srv.lobbyId))
+        assertEquals(ChainCheckpoint(last.seq, last.hash, srv.head()), checkpoints.load(srv.lobbyId))
         run.session.stop()
 
         // The same log, resumed from the checkpoint: the next events link to it.
         val resumed = session(srv, checkpoints = checkpoints)
-        srv.othersJoin(1)
+        srv.to("joined")
         runCurrent()
         assertEquals(srv.events.last().seq, resumed.session.verifiedSeq)
         assertFalse(resumed.saw(GameUiState.Error::class))
@@ -431,7 +462,7 @@ class GameSessionTest {
         // The server now serves another history up to the checkpoint: the next event does not link.
         checkpoints.save(srv.lobbyId, ChainCheckpoint(srv.events.last().seq, "ab".repeat(32)))
         val forged = session(srv, checkpoints = checkpoints)
-        srv.changeNextConfig()
+        srv.to("started")
         runCurrent()
         val err = forged.last<GameUiState.Error>()
         assertTrue(err.fatal)
@@ -441,38 +472,40 @@ class GameSessionTest {
     @Test
     fun `signed heads are checked against the server's keys and the newest is kept with the checkpoint`() = runTest {
         val checkpoints = FileChainCheckpoints(File(dir, "chain"))
-        val srv = server()
+        val srv = RecordedServer("eliminated")
         val run = session(srv, checkpoints = checkpoints)
-        run.session.join()
-        runCurrent()
-        srv.othersJoin(2)
+        srv.to("bo-joined")
         runCurrent()
         val last = srv.events.last()
-        assertEquals(srv.head(last.seq), run.session.receipt)
-        assertEquals(ChainCheckpoint(last.seq, last.hash, srv.head(last.seq)), checkpoints.load(srv.lobbyId))
+        assertEquals(srv.head(), run.session.receipt)
+        assertEquals(ChainCheckpoint(last.seq, last.hash, srv.head()), checkpoints.load(srv.lobbyId))
         assertEquals(1, srv.keyFetches, "the keys are fetched once and kept")
+        assertEquals(
+            TrustStatus(listOf(TrustCheck.ChainVerified(last.seq), TrustCheck.HeadSigned(srv.head().keyId, last.seq))),
+            run.session.trust.value,
+        )
         run.session.stop()
 
         // A new process resumes with the receipt, and keeps newer ones.
         val resumed = session(srv, checkpoints = checkpoints)
-        assertEquals(srv.head(last.seq), resumed.session.receipt)
-        srv.othersCommit()
+        assertEquals(srv.head(), resumed.session.receipt)
+        srv.to("started")
         runCurrent()
-        assertEquals(srv.head(srv.events.last().seq), checkpoints.load(srv.lobbyId)!!.head)
+        assertEquals(srv.head(), checkpoints.load(srv.lobbyId)!!.head)
         assertFalse(resumed.saw(GameUiState.Error::class))
     }
 
     @Test
     fun `a head with a bad signature is a tampering warning and is not kept`() = runTest {
         val checkpoints = FileChainCheckpoints(File(dir, "chain"))
-        val srv = server()
+        val srv = RecordedServer("eliminated")
         val run = session(srv, checkpoints = checkpoints)
-        run.session.join()
+        srv.to("bo-joined")
         runCurrent()
         val good = checkpoints.load(srv.lobbyId)!!.head!!
         srv.tamperHead =
             { h -> h.copy(signature = h.signature.take(10) + (if (h.signature[10] == '0') '1' else '0') + h.signature.drop(11)) }
-        srv.othersJoin(1)
+        srv.to("joined")
         runCurrent()
         val err = run.last<GameUiState.Error>()
         assertTrue(err.fatal)
@@ -483,13 +516,13 @@ class GameSessionTest {
 
     @Test
     fun `a head signed with an unknown key makes the session fetch the keys again, then warns`() = runTest {
-        val srv = server()
+        val srv = RecordedServer("eliminated")
         val run = session(srv)
-        run.session.join()
+        srv.to("bo-joined")
         runCurrent()
         assertEquals(1, srv.keyFetches)
         srv.tamperHead = { h -> h.copy(keyId = "00112233aabbccdd") }
-        srv.othersJoin(1)
+        srv.to("joined")
         runCurrent()
         assertEquals(2, srv.keyFetches, "an unknown key id is looked up again (the server may have rotated its key)")
         val err = run.last<GameUiState.Error>()
@@ -498,12 +531,13 @@ class GameSessionTest {
 
     @Test
     fun `a validly signed head that contradicts the verified log is proof of a fork`() = runTest {
-        val srv = server()
+        val srv = RecordedServer("eliminated")
+        srv.publishForger = true
         val run = session(srv)
-        run.session.join()
+        srv.to("bo-joined")
         runCurrent()
-        srv.tamperHead = { h -> srv.signed(h.copy(hash = "ab".repeat(32))) }
-        srv.othersJoin(1)
+        srv.tamperHead = { h -> srv.forged(h.copy(hash = "ab".repeat(32))) }
+        srv.to("joined")
         runCurrent()
         val err = run.last<GameUiState.Error>()
         assertTrue(err.fatal && err.error is RpsException.ChainBroken, "got $err")
@@ -511,18 +545,15 @@ class GameSessionTest {
 
     @Test
     fun `a round's result arriving after the next round is shown does not take the screen back`() = runTest {
-        val srv = server()
+        val srv = RecordedServer("win")
         val run = session(srv)
-        run.session.join()
-        srv.othersJoin(2)
-        runCurrent()
+        toMoves(run)
         assertTrue(run.session.commit(0))
-        srv.othersCommit()
+        srv.to("reveal")
         runCurrent()
         assertTrue(run.last<GameUiState.Revealing>().sent)
         srv.feedPaused.value = true
-        srv.othersReveal()
-        srv.resolve(survivors = 2, meSurvives = true, present = 0b111, survivorsMask = 0b001)
+        srv.to("round2")
         // The lobby, read again once the reveal deadline passed, already shows round 2.
         advanceTimeBy(
             run.last<GameUiState.Revealing>().deadline!!.remainingMs(testScheduler.currentTime) + GameSession.DEADLINE_GRACE_MS + 1,
