@@ -141,6 +141,7 @@ class LobbyActivity : Activity() {
             is GameUiState.Won -> "You won! ${shown.amount} is yours."
             is GameUiState.Lost -> "You are out (round ${shown.round})."
             is GameUiState.Stopped -> "The game was stopped: ${shown.reason}" + (shown.share?.let { ". Your share: $it" } ?: ".")
+            is GameUiState.Left -> "You left the game; your bet of ${shown.refund} is back."
             is GameUiState.Error -> "Stopped."
         }
         pot.text = potOf(shown)?.let { "Pot: $it" } ?: pot.text

@@ -19,6 +19,7 @@ import rps.client.PlayerApi
 import rps.client.Vault
 import java.io.File
 import java.security.GeneralSecurityException
+import java.security.SecureRandom
 import javax.crypto.SecretKey
 
 /** What the screens talk to: one server, as one account. */
@@ -40,6 +41,9 @@ open class RpsApp : Application() {
     val scope: CoroutineScope = MainScope()
 
     open val clock: Clock get() = Clock.SYSTEM
+
+    /** Where the passwords of commitments come from. */
+    open val random: SecureRandom get() = SecureRandom()
 
     open fun connect(serverUrl: String, token: String?): Backend = HttpRpsApi(serverUrl, token).let { Backend(it, it, HttpEventFeed(it)) }
 
@@ -82,7 +86,7 @@ open class RpsApp : Application() {
         sessions[lobbyId]?.takeIf { !it.state.value.isFinal }?.let { return it }
         sessions.remove(lobbyId)?.stop()
         val b = backend()
-        return GameSession(lobbyId, b.player, b.feed, vault, scope, clock = clock, checkpoints = checkpoints)
+        return GameSession(lobbyId, b.player, b.feed, vault, scope, clock = clock, random = random, checkpoints = checkpoints)
             .also {
                 sessions[lobbyId] = it
                 it.start()

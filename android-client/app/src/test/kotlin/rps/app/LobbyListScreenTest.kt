@@ -31,7 +31,7 @@ class LobbyListScreenTest {
 
     @Test
     fun `open lobbies come first with bet, players, stage and countdown, closed ones are hidden`() {
-        val base = Fakes.server.lobby()
+        val base = Fakes.server.lobby().copy(serverTime = TestRpsApp.NOW)
         val game = base.game!!
         Fakes.directory.lobbies = listOf(
             base.copy(
@@ -62,7 +62,7 @@ class LobbyListScreenTest {
 
     @Test
     fun `the countdown ticks in the server's clock`() {
-        val base = Fakes.server.lobby()
+        val base = Fakes.server.lobby().copy(serverTime = TestRpsApp.NOW)
         // The server's clock runs 5 s ahead of the device's.
         Fakes.directory.lobbies =
             listOf(base.copy(serverTime = TestRpsApp.NOW + 5_000, game = base.game!!.copy(deadlineMs = TestRpsApp.NOW + 35_000)))
@@ -87,7 +87,7 @@ class LobbyListScreenTest {
 
     @Test
     fun `lobbies past the first 100 are reached with More lobbies`() {
-        val base = Fakes.server.lobby()
+        val base = Fakes.server.lobby().copy(serverTime = TestRpsApp.NOW)
         Fakes.directory.lobbies = (1..130).map { base.copy(id = "l$it", name = "Lobby %03d".format(it)) }
         val a = Robolectric.buildActivity(LobbyListActivity::class.java).setup().get()
         Screens.settle("the first page") { a.list.childCount == 100 }

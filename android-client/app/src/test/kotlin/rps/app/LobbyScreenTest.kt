@@ -16,18 +16,15 @@ import org.robolectric.RuntimeEnvironment
 import org.robolectric.android.controller.ActivityController
 import org.robolectric.annotation.GraphicsMode
 import rps.client.ChainCheckpoint
-import rps.client.ErrorCode
-import rps.client.FakeServer
+import rps.client.RecordedServer
 import rps.client.FileChainCheckpoints
 import rps.client.GameUiState
-import rps.client.RpsException
-import rps.client.Stage
 
 @RunWith(RobolectricTestRunner::class)
 @GraphicsMode(GraphicsMode.Mode.NATIVE)
 class LobbyScreenTest {
     private val app get() = RuntimeEnvironment.getApplication() as RpsApp
-    private val srv: FakeServer get() = Fakes.server
+    private val srv: RecordedServer get() = Fakes.server
 
     @Before
     fun signedIn() {
@@ -57,14 +54,14 @@ class LobbyScreenTest {
     private fun joinAndStart(a: LobbyActivity) {
         a.join.performClick()
         a.shows("registration", "Waiting for players: 1 of 3")
-        srv.othersJoin(2)
+        srv.to("started")
         a.shows("the first round", "Round 1: draw your weapon (0 of 3 have chosen)")
     }
 
     private fun commitRock(a: LobbyActivity, round: Int) {
         drawRock(a)
         a.commit.performClick()
-        a.shows("the commitment", "Round $round: you play Rock. Waiting for the others (1 of ${srv.remaining})")
+        a.shows("the commitment", "Round $round: you play Rock. Waiting for the others (1 of ${srv.lobby().game!!.remaining})")
     }
 
     @Test
@@ -78,7 +75,7 @@ class LobbyScreenTest {
         a.join.performClick()
         a.shows("registration", "Waiting for players: 1 of 3")
         assertEquals("Pot: 100", a.pot.text.toString())
-        assertEquals("10 s", a.countdown.text.toString())
+        assertEquals("30 s", a.countdown.text.toString())
         assertEquals(View.GONE, a.join.visibility)
         Screens.shoot(a, "lobby_waiting_for_players")
     }
@@ -104,31 +101,29 @@ class LobbyScreenTest {
         assertNotNull("the move is in the vault before the reveal", app.vault.load(srv.lobbyId))
         Screens.shoot(a, "lobby_committed")
 
-        srv.othersCommit()
+        srv.to("reveal")
         a.shows("the automatic reveal", "Round 1: Rock revealed, waiting for the others")
-        assertEquals(0, srv.you.move)
+        assertEquals("revealed", srv.moment.name)
         assertNull("the vault is cleared once the reveal is accepted", app.vault.load(srv.lobbyId))
         Screens.shoot(a, "lobby_revealed")
 
-        srv.othersReveal()
-        srv.resolve(survivors = 2, meSurvives = true, present = 0b111, survivorsMask = 0b001)
+        srv.to("round2")
         a.shows("the second round", "Round 2: draw your weapon (0 of 2 have chosen)")
         assertEquals(
-            "Round 1: Rock x1, Paper x1, Scissors x1. Surviving weapons: Rock. 2 players left. You go on.",
+            "Round 1: Rock x2, Scissors x1. Surviving weapons: Rock. 2 players left. You go on.",
             a.result.text.toString(),
         )
         Screens.shoot(a, "lobby_round_result")
 
         commitRock(a, 2)
-        srv.othersCommit()
-        Screens.settle("the second reveal") { srv.you.revealed }
-        srv.othersReveal()
-        srv.resolve(survivors = 1, meSurvives = true, present = 0b11, survivorsMask = 0b001)
+        srv.to("reveal2")
+        Screens.settle("the second reveal") { srv.moment.name == "revealed2" }
+        srv.to("won")
         a.shows("the win", "You won! 300 is yours.")
         // 1000, less the bet of 100, plus the pot of 300: read again from the server once the game is over.
         Screens.settle("the balance after the win") { a.balance.text.toString() == "Balance: 1200" }
         assertEquals(
-            "Round 2: Rock x1, Paper x1, Scissors x1. Surviving weapons: Rock. 1 player left. You are the last one standing.",
+            "Round 2: Rock x1, Scissors x1. Surviving weapons: Rock. 1 player left. You are the last one standing.",
             a.result.text.toString(),
         )
         Screens.matchesGolden(a, "lobby_won")
@@ -136,13 +131,17 @@ class LobbyScreenTest {
 
     @Test
     fun `elimination`() {
+        Fakes.reset("eliminated")
         val a = open().get()
-        joinAndStart(a)
+        srv.to("bo-joined")
+        a.join.performClick()
+        a.shows("registration", "Waiting for players: 2 of 3")
+        srv.to("started")
+        a.shows("the first round", "Round 1: draw your weapon (0 of 3 have chosen)")
         commitRock(a, 1)
-        srv.othersCommit()
-        Screens.settle("the reveal") { srv.you.revealed }
-        srv.othersReveal()
-        srv.resolve(survivors = 2, meSurvives = false, present = 0b111, survivorsMask = 0b010)
+        srv.to("reveal")
+        Screens.settle("the reveal") { srv.moment.name == "revealed" }
+        srv.to("out")
         a.shows("the elimination", "You are out (round 1).")
         assertTrue(a.result.text.endsWith("You are out."))
         Screens.shoot(a, "lobby_eliminated")
@@ -151,22 +150,31 @@ class LobbyScreenTest {
     @Test
     fun `refusals are messages above a screen that still works`() {
         val a = open().get()
-        srv.problemFor["register"] = RpsException.Problem(ErrorCode.INSUFFICIENT_FUNDS, 402, null)
+        srv.problemFor["register"] = srv.problem("insufficient_funds")
         a.join.performClick()
         Screens.settle("the refusal") { a.notice.text.isNotEmpty() }
         assertEquals("Your balance is too low for this bet.", a.notice.text.toString())
         assertEquals("the join button stays", View.VISIBLE, a.join.visibility)
         Screens.shoot(a, "lobby_insufficient_funds")
 
-        srv.problemFor["register"] = RpsException.Problem(ErrorCode.LOBBY_FULL, 409, null)
+        srv.problemFor["register"] = srv.problem("lobby_full")
         a.join.performClick()
         Screens.settle("the refusal") { a.notice.text.toString() == "This game is full. Wait for the next one." }
         Screens.shoot(a, "lobby_full")
 
         joinAndStart(a)
         assertEquals("a successful step clears the message", "", a.notice.text.toString())
-        drawRock(a)
-        srv.stage = Stage.REVEAL // the moves closed before the commitment arrived
+    }
+
+    @Test
+    fun `a commitment too late is refused and the screen follows the server`() {
+        Fakes.reset("late")
+        val a = open().get()
+        joinAndStart(a)
+        for (r in 0..1) for (c in 0..2) Screens.tap(a.grid, r, c) // Paper: three tiles by two
+        assertEquals("Your weapon: Paper", a.weaponName.text.toString())
+        srv.feedPaused.value = true
+        srv.to("moves-closed") // the moves closed before the commitment arrived
         a.commit.performClick()
         Screens.settle("the refusal") { a.notice.text.toString() == "Too late: the game has already moved on." }
         a.shows("the late player out", "You are out (round 1).")
@@ -198,8 +206,8 @@ class LobbyScreenTest {
         assertTrue(a !== b)
         assertSame("the session survives rotation without restarting", session, b.session)
         b.shows("the same state after rotation", "Round 1: you play Rock. Waiting for the others (1 of 3)")
-        srv.othersCommit()
-        Screens.settle("the reveal") { srv.you.revealed }
+        srv.to("reveal")
+        Screens.settle("the reveal") { srv.moment.name == "revealed" }
     }
 
     @Test
@@ -222,9 +230,8 @@ class LobbyScreenTest {
         joinAndStart(c.get())
         commitRock(c.get(), 1)
         c.pause().stop().destroy()
-        srv.othersCommit()
-        Screens.settle("the reveal with no screen") { srv.you.revealed }
-        assertEquals(0, srv.you.move)
+        srv.to("reveal")
+        Screens.settle("the reveal with no screen") { srv.moment.name == "revealed" }
     }
 
     @Test
@@ -235,9 +242,8 @@ class LobbyScreenTest {
         c.pause().stop().destroy()
         app.forgetSessions() // all a killed process had in memory
         app.resumePendingMoves() // what the next process does at start
-        srv.othersCommit()
-        Screens.settle("the reveal from the vault") { srv.you.revealed }
-        assertEquals(0, srv.you.move)
+        srv.to("reveal")
+        Screens.settle("the reveal from the vault") { srv.moment.name == "revealed" }
         Screens.settle("the vault to be cleared") { app.vault.load(srv.lobbyId) == null }
     }
 
@@ -247,22 +253,21 @@ class LobbyScreenTest {
         joinAndStart(c.get())
         val last = srv.events.last()
         Screens.settle("the receipt") { app.checkpoints.load(srv.lobbyId)?.head?.seq == last.seq }
-        assertEquals(srv.head(last.seq), app.checkpoints.load(srv.lobbyId)!!.head)
+        assertEquals(srv.head(), app.checkpoints.load(srv.lobbyId)!!.head)
         c.pause().stop().destroy()
         app.forgetSessions() // all a killed process had in memory
 
         // What the next process reads from private storage, and the session it starts from it.
         val stored = FileChainCheckpoints(java.io.File(app.filesDir, "chain")).load(srv.lobbyId)!!
-        assertEquals(ChainCheckpoint(last.seq, last.hash, srv.head(last.seq)), stored)
+        assertEquals(ChainCheckpoint(last.seq, last.hash, srv.head()), stored)
         val a = open().get()
-        assertEquals(srv.head(last.seq), a.session.receipt)
+        assertEquals(srv.head(), a.session.receipt)
     }
 
     @Test
     fun `a head with a bad signature is a tampering warning`() {
-        val a = open().get()
         srv.tamperHead = { h -> h.copy(at = "2020-01-01T00:00:00.000Z") } // its signature no longer covers it
-        a.join.performClick()
+        val a = open().get()
         Screens.settle("the warning") { a.notice.text.isNotEmpty() }
         assertEquals("The server's signature on the lobby's history did not verify. Do not trust this server.", a.notice.text.toString())
         a.shows("the stopped session", "Stopped.")

@@ -8,13 +8,13 @@ import kotlinx.serialization.json.jsonPrimitive
 import rps.client.AccountInfo
 import rps.client.Clock
 import rps.client.DirectoryApi
-import rps.client.FakeServer
 import rps.client.LobbyList
 import rps.client.LobbyView
 import rps.client.MyGame
 import rps.client.MyGamesPage
 import rps.client.NewAccount
 import rps.client.Placement
+import rps.client.RecordedServer
 import rps.client.RulesetInfo
 import rps.client.TestFiles
 import rps.client.Weapon
@@ -22,9 +22,10 @@ import javax.crypto.spec.SecretKeySpec
 
 /**
  * The app under Robolectric: addresses starting with [FAKE_URL] reach the [Fakes] of the running
- * test (core's FakeServer for the lobby, [FakeDirectory] for the rest); any other address is a real
- * server over HTTP. The Keystore key is a fixed test key; the clock stands still at [now], which
- * starts each test at [NOW] and moves only when a test moves it.
+ * test (core's RecordedServer, a real rpsd's recorded answers, for the lobby; [FakeDirectory] for
+ * the rest); any other address is a real server over HTTP. The Keystore key is a fixed test key;
+ * the password of a commitment is the recorded one; the clock stands still at [now], which starts
+ * each test at [NOW] and moves only when a test moves it.
  */
 class TestRpsApp : RpsApp() {
     override val clock: Clock get() = Clock { now }
@@ -33,6 +34,8 @@ class TestRpsApp : RpsApp() {
         if (serverUrl.startsWith(FAKE_URL)) Backend(Fakes.server, Fakes.directory, Fakes.server) else super.connect(serverUrl, token)
 
     override fun secretKey() = SecretKeySpec(ByteArray(32) { it.toByte() }, "AES")
+
+    override val random get() = Fakes.server.random
 
     companion object {
         const val FAKE_URL = "http://fake.test"
@@ -44,23 +47,20 @@ class TestRpsApp : RpsApp() {
     }
 }
 
-/** The fakes of the running test; [reset] before each. */
+/** The fakes of the running test; [reset] before each, with the recording to replay. */
 object Fakes {
-    lateinit var server: FakeServer
+    lateinit var server: RecordedServer
     lateinit var directory: FakeDirectory
 
-    fun reset() {
+    fun reset(recording: String = "win") {
         TestRpsApp.now = TestRpsApp.NOW
-        server = FakeServer(now = { TestRpsApp.now }).apply {
-            skewMs = 0
-            lobbyName = "Friday night RPSLS"
-        }
+        server = RecordedServer(recording)
         directory = FakeDirectory(server)
     }
 }
 
 /** Accounts, pages of lobbies and of my games (at most 100 each, like the server) and the real rulesets. */
-class FakeDirectory(private val server: FakeServer) : DirectoryApi {
+class FakeDirectory(private val server: RecordedServer) : DirectoryApi {
     /** The lobbies listed; by default only the fake server's. */
     var lobbies: List<LobbyView>? = null
 
