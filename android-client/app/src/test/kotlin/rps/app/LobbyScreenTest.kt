@@ -16,9 +16,9 @@ import org.robolectric.RuntimeEnvironment
 import org.robolectric.android.controller.ActivityController
 import org.robolectric.annotation.GraphicsMode
 import rps.client.ChainCheckpoint
-import rps.client.RecordedServer
 import rps.client.FileChainCheckpoints
 import rps.client.GameUiState
+import rps.client.RecordedServer
 
 @RunWith(RobolectricTestRunner::class)
 @GraphicsMode(GraphicsMode.Mode.NATIVE)

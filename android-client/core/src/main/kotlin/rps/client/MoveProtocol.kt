@@ -29,7 +29,13 @@ sealed interface ProtocolStep {
                 return Forget(saved)
             }
             return when (g.stage) {
-                Stage.MOVES -> if (you.inGame && !you.committed && saved != null && saved.isFor(g.id, g.round)) ResumeCommit(saved) else Nothing
+                Stage.MOVES -> if (you.inGame && !you.committed && saved != null &&
+                    saved.isFor(g.id, g.round)
+                ) {
+                    ResumeCommit(saved)
+                } else {
+                    Nothing
+                }
                 Stage.REVEAL -> when {
                     !you.committed || you.revealed -> Nothing
                     saved == null || !saved.isFor(g.id, g.round) || (you.commitment != null && you.commitment != saved.commitment) ->

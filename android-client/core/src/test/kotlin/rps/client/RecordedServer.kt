@@ -110,7 +110,7 @@ class RecordedServer(val recording: Recording) :
     /** Moves to the next moment recorded for the player's [op] and answers as the server did. */
     private fun own(op: String, check: (Recording.Moment) -> Unit = {}): LobbyView {
         val next = recording.moments.withIndex().drop(at + 1).firstOrNull { it.value.op == op }
-            ?: throw AssertionError("${recording}: no $op after ${moment.name}; the test took a step the recording does not have")
+            ?: throw AssertionError("$recording: no $op after ${moment.name}; the test took a step the recording does not have")
         check(next.value)
         position.value = next.index
         next.value.refusal?.let { throw it }

@@ -14,8 +14,8 @@ import rps.client.generated.models.Account
 import rps.client.generated.models.Event
 import rps.client.generated.models.GameSummary
 import rps.client.generated.models.Lobby
-import rps.client.generated.models.SignedHead as SignedHeadDto
 import rps.client.generated.models.SigningKeyList
+import rps.client.generated.models.SignedHead as SignedHeadDto
 
 /**
  * What a real rpsd answered while scripted players played one scenario (recorded by
