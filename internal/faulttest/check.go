@@ -268,7 +268,7 @@ func checkLog(lobby tournament.LobbyID, log []LogEvent) []Anomaly {
 			bad("every event chain verifies", "event %d is at position %d", e.Seq, i+1)
 			return anomalies
 		}
-		le := tournament.LoggedEvent{Seq: e.Seq, Type: tournament.EventType(e.Type), LobbyID: tournament.LobbyID(e.LobbyID),
+		le := tournament.LoggedEvent{Seq: e.Seq, Type: tournament.EventType(e.Type), LobbyID: tournament.LobbyID(e.LobbyId.String()),
 			GameID: e.game(), At: e.atMs, Data: e.Data}
 		h, err := tournament.ChainHash(withPrev(le, prev))
 		if err != nil || e.PrevHash != prev && !(e.Seq == 1 && e.PrevHash == "") || fmt.Sprintf("%x", h) != e.Hash {

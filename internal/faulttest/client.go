@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/commitreveal/rps/internal/apiclient"
 	"github.com/commitreveal/rps/tournament"
 )
 
@@ -409,37 +410,29 @@ func decodeLobby(raw []byte) (View, int64, error) {
 	return v, l.ServerTime, nil
 }
 
-// LogEvent is an event as the API serves it.
+// LogEvent is an event as the API serves it, with its instant and data decoded.
 type LogEvent struct {
-	Seq      int64           `json:"seq"`
-	Type     string          `json:"type"`
-	LobbyID  string          `json:"lobbyId"`
-	GameID   *string         `json:"gameId"`
-	At       string          `json:"at"`
-	Data     json.RawMessage `json:"data"`
-	PrevHash string          `json:"prevHash"`
-	Hash     string          `json:"hash"`
-	atMs     int64           // At parsed
-	fields   map[string]any  // Data decoded
+	apiclient.Event
+	atMs   int64          // At parsed
+	fields map[string]any // Data decoded
 }
 
 // game is the event's game id ("" for a lobby-level event).
 func (e LogEvent) game() tournament.GameID {
-	if e.GameID == nil {
+	if e.GameId == nil {
 		return ""
 	}
-	return tournament.GameID(*e.GameID)
+	return tournament.GameID(e.GameId.String())
 }
 
 func decodeEvents(raw []byte) ([]LogEvent, error) {
-	var page struct {
-		Events []LogEvent `json:"events"`
-	}
+	var page apiclient.EventPage
 	if err := json.Unmarshal(raw, &page); err != nil {
 		return nil, fmt.Errorf("decode events: %w", err)
 	}
-	for i := range page.Events {
-		e := &page.Events[i]
+	events := make([]LogEvent, len(page.Events))
+	for i, served := range page.Events {
+		e := LogEvent{Event: served}
 		t, err := time.Parse(time.RFC3339Nano, e.At)
 		if err != nil {
 			return nil, fmt.Errorf("event %d at %q: %w", e.Seq, e.At, err)
@@ -448,8 +441,9 @@ func decodeEvents(raw []byte) ([]LogEvent, error) {
 		if err := json.Unmarshal(e.Data, &e.fields); err != nil {
 			return nil, fmt.Errorf("event %d data: %w", e.Seq, err)
 		}
+		events[i] = e
 	}
-	return page.Events, nil
+	return events, nil
 }
 
 // str is a string field of the event's data.

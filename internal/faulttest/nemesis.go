@@ -215,37 +215,45 @@ func (n *Nemesis) inject(kind string) {
 		n.fail(r.Mend())
 		what = fmt.Sprintf("%s cut off the database for %v", r.Name, d.Round(time.Millisecond))
 	case FaultKillAll:
-		for _, r := range replicas {
-			r.Kill()
-		}
-		d := n.threshold + n.between(500*time.Millisecond, 2*time.Second)
-		time.Sleep(d)
-		end := time.Now()
-		var wg sync.WaitGroup
-		for _, r := range replicas {
-			wg.Go(func() { n.fail(r.Start()) })
-		}
-		wg.Wait()
-		n.mu.Lock()
-		n.outages = append(n.outages, Outage{Kind: kind, Start: start, End: end})
-		n.mu.Unlock()
+		d := n.outage(kind, start, func() {
+			for _, r := range replicas {
+				r.Kill()
+			}
+		}, func() {
+			var wg sync.WaitGroup
+			for _, r := range replicas {
+				wg.Go(func() { n.fail(r.Start()) })
+			}
+			wg.Wait()
+		})
 		what = fmt.Sprintf("every replica killed for %v", d.Round(time.Millisecond))
 	case FaultPartitionAll:
-		for _, r := range replicas {
-			r.Cut()
-		}
-		d := n.threshold + n.between(500*time.Millisecond, 2*time.Second)
-		time.Sleep(d)
-		end := time.Now()
-		for _, r := range replicas {
-			n.fail(r.Mend())
-		}
-		n.mu.Lock()
-		n.outages = append(n.outages, Outage{Kind: kind, Start: start, End: end})
-		n.mu.Unlock()
+		d := n.outage(kind, start, func() {
+			for _, r := range replicas {
+				r.Cut()
+			}
+		}, func() {
+			for _, r := range replicas {
+				n.fail(r.Mend())
+			}
+		})
 		what = fmt.Sprintf("every replica cut off the database for %v", d.Round(time.Millisecond))
 	}
 	n.logf("nemesis %s: %s", start.Format("15:04:05.000"), what)
+}
+
+// outage makes a total outage longer than the threshold: down takes every replica out, up
+// brings them back; the outage is recorded from start until up begins. It returns its length.
+func (n *Nemesis) outage(kind string, start time.Time, down, up func()) time.Duration {
+	down()
+	d := n.threshold + n.between(500*time.Millisecond, 2*time.Second)
+	time.Sleep(d)
+	end := time.Now()
+	up()
+	n.mu.Lock()
+	n.outages = append(n.outages, Outage{Kind: kind, Start: start, End: end})
+	n.mu.Unlock()
+	return d
 }
 
 // describeCounts renders fault counts sorted by kind.
