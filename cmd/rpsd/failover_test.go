@@ -17,34 +17,24 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/blake2b"
-)
 
-// formationScript is scripts/ha/formation.sh.
-var formationScript = filepath.Join("..", "..", "scripts", "ha", "formation.sh")
+	"github.com/commitreveal/rps/internal/ha"
+)
 
 // formation runs formation.sh with args and returns its standard output.
 func formation(t *testing.T, args ...string) string {
 	t.Helper()
-	script, err := filepath.Abs(formationScript)
+	out, err := ha.Formation(args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("formation.sh %v: %v\n%s%s", args, err, stdout.String(), stderr.String())
-	}
-	return strings.TrimSpace(stdout.String())
+	return out
 }
 
 // haAvailable tells whether pg_auto_failover is installed; make test and make test-ha install
@@ -252,14 +242,10 @@ func TestFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := filepath.Abs(formationScript)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The formation is stopped (every process by PID) and its folder removed at the end of the
 	// test, and by a watchdog if this process dies first.
 	t.Cleanup(func() { formation(t, "down", dir) })
-	if err := runAtExit(`bash "$1" down "$2"`, script, dir); err != nil {
+	if err := ha.DownAtExit(dir); err != nil {
 		t.Fatal(err)
 	}
 	databaseURL := formation(t, "up", dir)

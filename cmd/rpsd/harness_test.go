@@ -25,6 +25,7 @@ import (
 
 	"golang.org/x/crypto/blake2b"
 
+	"github.com/commitreveal/rps/internal/ha"
 	"github.com/commitreveal/rps/internal/pgcluster"
 	"github.com/commitreveal/rps/internal/pgtest"
 )
@@ -58,32 +59,9 @@ func TestMain(m *testing.M) {
 	pgtest.Main(m)
 }
 
-// exitPipes keeps the watchdogs' pipes open for the life of the process.
-var exitPipes []*os.File
-
 // removeAtExit removes dir once this process has exited.
 func removeAtExit(dir string) error {
-	return runAtExit(`rm -rf "$1"`, dir)
-}
-
-// runAtExit runs the shell script with args once this process has exited, whatever the way it
-// goes: a shell blocks reading a pipe whose only writer is this process.
-func runAtExit(script string, args ...string) error {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	cmd := exec.Command("/bin/sh", append([]string{"-c", "read -r _; " + script, "rpsd-e2e-cleanup"}, args...)...)
-	cmd.Stdin = r
-	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		w.Close()
-		return err
-	}
-	exitPipes = append(exitPipes, w)
-	return cmd.Process.Release()
+	return ha.RunAtExit(`rm -rf "$1"`, dir)
 }
 
 // settingNames are the environment variables rpsd reads; a child gets only the ones a test sets.

@@ -1,74 +1,17 @@
 package faulttest
 
 import (
-	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/commitreveal/rps/internal/ha"
 )
-
-// formationScript is scripts/ha/formation.sh.
-var formationScript = filepath.Join("..", "..", "scripts", "ha", "formation.sh")
-
-// formation runs formation.sh with args and returns its standard output.
-func formation(args ...string) (string, error) {
-	script, err := filepath.Abs(formationScript)
-	if err != nil {
-		return "", err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", &formationError{args: args, err: err, out: stdout.String() + stderr.String()}
-	}
-	return strings.TrimSpace(stdout.String()), nil
-}
-
-type formationError struct {
-	args []string
-	err  error
-	out  string
-}
-
-func (e *formationError) Error() string {
-	return "formation.sh " + strings.Join(e.args, " ") + ": " + e.err.Error() + "\n" + e.out
-}
-
-// exitPipes keeps the watchdogs' pipes open for the life of the process.
-var exitPipes []*os.File
-
-// downAtExit takes the formation in dir down once this process has exited, whatever the way it
-// goes: a shell blocks reading a pipe whose only writer is this process.
-func downAtExit(dir string) error {
-	script, err := filepath.Abs(formationScript)
-	if err != nil {
-		return err
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	cmd := exec.Command("/bin/sh", "-c", `read -r _; bash "$1" down "$2"`, "faulttest-formation-down", script, dir)
-	cmd.Stdin, cmd.Dir = r, "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		w.Close()
-		return err
-	}
-	exitPipes = append(exitPipes, w)
-	return cmd.Process.Release()
-}
 
 // TestFaultsFailover runs two replicas on a pg_auto_failover formation (a monitor, a primary and
 // a synchronous secondary) while the nemesis kills and pauses replicas, and kills the primary
@@ -92,14 +35,14 @@ func TestFaultsFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if _, err := formation("down", formationDir); err != nil {
+		if _, err := ha.Formation("down", formationDir); err != nil {
 			t.Error(err)
 		}
 	})
-	if err := downAtExit(formationDir); err != nil {
+	if err := ha.DownAtExit(formationDir); err != nil {
 		t.Fatal(err)
 	}
-	databaseURL, err := formation("up", formationDir)
+	databaseURL, err := ha.Formation("up", formationDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,12 +69,12 @@ const boundedFailover = 30 * time.Second
 // killPrimary SIGKILLs the formation's primary and returns the outage: from the kill until the
 // database takes a write again.
 func killPrimary(dir, databaseURL string) (Outage, error) {
-	primary, err := formation("primary", dir)
+	primary, err := ha.Formation("primary", dir)
 	if err != nil {
 		return Outage{}, err
 	}
 	start := time.Now()
-	if _, err := formation("kill", dir, primary); err != nil {
+	if _, err := ha.Formation("kill", dir, primary); err != nil {
 		return Outage{}, err
 	}
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -139,7 +82,7 @@ func killPrimary(dir, databaseURL string) (Outage, error) {
 			return Outage{Kind: FaultPrimary, Start: start, End: time.Now()}, nil
 		}
 	}
-	return Outage{}, &formationError{args: []string{"kill", dir, primary}, err: context.DeadlineExceeded, out: "no primary took writes 2 minutes after the kill"}
+	return Outage{}, fmt.Errorf("no primary took writes 2 minutes after %s was killed", primary)
 }
 
 // writable tells whether the database takes a write now.
