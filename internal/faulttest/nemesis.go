@@ -215,7 +215,7 @@ func (n *Nemesis) inject(kind string) {
 		n.fail(r.Mend())
 		what = fmt.Sprintf("%s cut off the database for %v", r.Name, d.Round(time.Millisecond))
 	case FaultKillAll:
-		d := n.outage(kind, start, func() {
+		d := n.outage(kind, func() {
 			for _, r := range replicas {
 				r.Kill()
 			}
@@ -228,7 +228,7 @@ func (n *Nemesis) inject(kind string) {
 		})
 		what = fmt.Sprintf("every replica killed for %v", d.Round(time.Millisecond))
 	case FaultPartitionAll:
-		d := n.outage(kind, start, func() {
+		d := n.outage(kind, func() {
 			for _, r := range replicas {
 				r.Cut()
 			}
@@ -243,9 +243,12 @@ func (n *Nemesis) inject(kind string) {
 }
 
 // outage makes a total outage longer than the threshold: down takes every replica out, up
-// brings them back; the outage is recorded from start until up begins. It returns its length.
-func (n *Nemesis) outage(kind string, start time.Time, down, up func()) time.Duration {
+// brings them back; the outage is recorded from the moment the last replica was out (killing
+// three replicas one after the other takes a while on a busy machine) until up begins. It
+// returns its length.
+func (n *Nemesis) outage(kind string, down, up func()) time.Duration {
 	down()
+	start := time.Now()
 	d := n.threshold + n.between(500*time.Millisecond, 2*time.Second)
 	time.Sleep(d)
 	end := time.Now()
