@@ -263,10 +263,9 @@ class GameSession(
 
     /** Applies a lobby read at local time [at] (the middle of its request). */
     private suspend fun apply(read: Pair<LobbyView, Long>) {
-        val (l, at) = read
+        val (fresh, at) = read
         lock.withLock {
-            val prev = snap.lobby
-            if (prev != null && l.serverTime < prev.serverTime) return
+            val l = newerLobby(snap.lobby, fresh) ?: return
             val g = l.game
             var s = snap.copy(lobby = l, clockOffsetMs = l.serverTime - at)
             if (g != null && g.you?.registered == true && s.joinedGameId == null) s = s.copy(joinedGameId = g.id)

@@ -76,3 +76,30 @@ fun uiStateOf(s: SessionSnapshot): GameUiState? {
  */
 fun keepRefusal(shown: GameUiState, next: GameUiState): GameUiState =
     if (shown is GameUiState.Error && !shown.fatal && shown.previous?.sameScreen(next) == true) shown.copy(previous = next) else next
+
+/**
+ * The lobby to keep when [read] arrives after [shown]; null when [read] is behind it. A read's
+ * `serverTime` is when its transaction began: one that began while a change was being committed
+ * (this player's own commitment, answered a moment earlier) is later by the clock yet misses the
+ * change. A game's progress never goes back, so a read of an earlier game, round or stage is
+ * dropped, and one of the same stage keeps what was already known of it (who committed or
+ * revealed, and how many).
+ */
+fun newerLobby(shown: LobbyView?, read: LobbyView): LobbyView? {
+    if (shown != null && read.serverTime < shown.serverTime) return null
+    val p = shown?.game ?: return read
+    val g = read.game ?: return read
+    val progress = compareValuesBy(g, p, { it.number }, { it.round }, { it.stage.ordinal })
+    if (progress < 0) return null
+    if (progress > 0 || g.id != p.id) return read
+    val you = g.you?.let { y ->
+        val was = p.you ?: return@let y
+        y.copy(
+            committed = y.committed || was.committed,
+            revealed = y.revealed || was.revealed,
+            commitment = y.commitment ?: was.commitment,
+            move = y.move ?: was.move,
+        )
+    }
+    return read.copy(game = g.copy(committed = maxOf(g.committed, p.committed), revealed = maxOf(g.revealed, p.revealed), you = you))
+}
