@@ -310,6 +310,24 @@ test('an admin runs a lobby and moves money, and sees refusals at their fields',
   assert.equal(await balance(carol), 300);
   await waitText(page, `#results .found[data-account="${carol.id}"]`, 'Balance 300');
 
+  // A new sign-in token, shown once with a QR code for the app: the code holds this server's
+  // address and the token, its drawing is that text's QR code, the new token works and the old
+  // one no longer does.
+  await page.locator('#issue-token').getByRole('button', { name: 'Issue a new token' }).click();
+  await waitText(page, '#issue-token .form-ok', 'carol-the-tester has a new token');
+  const issuedToken = (await page.locator('#issue-token code.token').textContent()).trim();
+  const qr = page.locator('#issue-token svg.qr');
+  const signIn = await qr.getAttribute('data-text');
+  assert.equal(signIn, `rps://sign-in?server=${encodeURIComponent(new URL(base).origin)}&token=${encodeURIComponent(issuedToken)}`);
+  const { qrMatrix } = await import('../assets/js/qr.js');
+  let modules = '';
+  qrMatrix(signIn).forEach((row, r) => row.forEach((dark, c) => { if (dark) modules += `M${c + 4} ${r + 4}h1v1h-1z`; }));
+  assert.equal(await qr.locator('path').getAttribute('d'), modules, 'the drawing is the QR code of the sign-in text');
+  assert.equal((await fetch(`${base}/v1/me`, { headers: { Authorization: `Bearer ${carol.token}` } })).status, 401);
+  carol.token = issuedToken;
+  assert.equal(await balance(carol), 300, 'the issued token signs in');
+  await shot(page, 'admin-token-desktop');
+
   // Disabling: the status shows, the player's next action is refused, the money stays; enabling
   // lets the player act again.
   const status = page.locator('#account-status');
@@ -331,7 +349,7 @@ test('an admin runs a lobby and moves money, and sees refusals at their fields',
   // The audit log lists what this admin did, newest first.
   await waitText(page, '#audit tbody tr:first-child .action', 'enable account');
   const actions = await page.locator('#audit tbody .action').allTextContents();
-  for (const a of ['enable account', 'disable account', 'debit', 'credit', 'close lobby', 'stop game', 'next config', 'create lobby']) {
+  for (const a of ['enable account', 'disable account', 'new token', 'debit', 'credit', 'close lobby', 'stop game', 'next config', 'create lobby']) {
     assert.ok(actions.includes(a), `the audit log shows ${a}: ${actions}`);
   }
   assert.ok(actions.indexOf('enable account') < actions.indexOf('disable account'), 'newest first');

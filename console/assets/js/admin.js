@@ -4,6 +4,7 @@
 // changes or the server has answered, so a double click or a retry is one action. Refusals show next to the field the problem names.
 import { adminToken, allPages, api, ApiError, newIdempotencyKey } from './api.js';
 import { clearProblems, el, endingText, formatAmount, formatSigned, formatTime, replace, showProblem, stageBadge } from './dom.js';
+import { qrSvg, signInCode } from './qr.js';
 
 const SEARCH_PAGE = 20;
 const AUDIT_PAGE = 25;
@@ -304,12 +305,32 @@ function accountsSection(changed) {
       return acct.status === 'disabled' ? `${acct.name} is disabled.` : `${acct.name} is active.`;
     },
   });
-  const panel = el('section', { id: 'chosen', class: 'card', hidden: true }, el('h2', { text: 'Chosen account' }), current, transfer, status);
+  // A new token for a player who lost theirs, shown once with a QR code the Android app scans to
+  // sign in (this server's address and the token).
+  const issued = el('div', { class: 'issued-token' });
+  const token = actionForm({
+    id: 'issue-token', title: 'Sign-in token',
+    fields: el('p', { class: 'muted', text: 'Issue a new token when a player lost theirs or it leaked: every token they had stops working at once.' }),
+    buttons: el('button', { type: 'submit', class: 'danger', text: 'Issue a new token' }),
+    send: (key) => api(`/admin/accounts/${chosen.id}/token`, { method: 'POST', admin: true, idempotencyKey: key }),
+    done: (r) => {
+      const code = signInCode(location.origin, r.token);
+      replace(issued,
+        qrSvg(code, `QR code to sign in as ${chosen.name}`),
+        el('div', {},
+          el('p', { text: `Show this to ${chosen.name}: in the app, “Scan a QR code”, or paste the token. It is shown only once.` }),
+          el('code', { class: 'token', text: r.token })));
+      return `${chosen.name} has a new token.`;
+    },
+  });
+  token.append(issued);
+  const panel = el('section', { id: 'chosen', class: 'card', hidden: true }, el('h2', { text: 'Chosen account' }), current, transfer, status, token);
 
   function choose(found) {
     chosen = found.account;
     showChosen();
-    for (const form of [transfer, status]) {
+    replace(issued);
+    for (const form of [transfer, status, token]) {
       form.reset();
       clearProblems(form);
       form.querySelector('.form-ok').textContent = '';
@@ -324,13 +345,14 @@ function accountsSection(changed) {
 const auditText = {
   credit: 'credit', debit: 'debit', create_lobby: 'create lobby', set_next_config: 'next config',
   close_lobby: 'close lobby', stop: 'stop game', disable_account: 'disable account', enable_account: 'enable account',
+  issue_token: 'new token',
 };
 
 // targetLink shows an audit entry's target by its name once read (ids until then), linking to the
 // account's profile or the lobby's page. Names are read once per target.
 const targetNames = new Map();
 function targetLink(action, id) {
-  const account = ['credit', 'debit', 'disable_account', 'enable_account'].includes(action);
+  const account = ['credit', 'debit', 'disable_account', 'enable_account', 'issue_token'].includes(action);
   const path = `/${account ? 'accounts' : 'lobbies'}/${encodeURIComponent(id)}`;
   const link = el('a', { href: path, class: 'id', title: id, text: id.slice(0, 8) });
   if (!targetNames.has(path)) targetNames.set(path, api(path).then((r) => r.name, () => null));
