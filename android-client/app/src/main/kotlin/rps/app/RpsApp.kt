@@ -2,7 +2,6 @@ package rps.app
 
 import android.app.Application
 import android.content.Context
-import android.util.Base64
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.MainScope
 import rps.client.AesGcmSealer
@@ -18,24 +17,29 @@ import rps.client.HttpRpsApi
 import rps.client.PlayerApi
 import rps.client.Vault
 import java.io.File
-import java.security.GeneralSecurityException
 import java.security.SecureRandom
 import javax.crypto.SecretKey
 
-/** What the screens talk to: one server, as one account. */
+/** What the screens talk to: one server, as one account (or anonymously). */
 class Backend(val player: PlayerApi, val directory: DirectoryApi, val feed: EventFeed)
 
 /**
- * App-wide state. The server URL lives in private preferences; the account's token too, sealed
- * like the vault's passwords with a key that never leaves the Android Keystore. Game sessions live
- * here rather than in a screen, so a committed move is revealed even when its screen is closed or
- * rotated; after the process was killed, [onCreate] resumes the lobbies the vault still has a
- * move for. Tests replace [connect], [clock] and [secretKey].
+ * App-wide state: the accounts signed in on this device ([accounts]; tokens sealed with a key
+ * that never leaves the Android Keystore), each with its own vault and chain checkpoints in its own
+ * folder, and the game sessions, keyed by account and lobby. Sessions live here rather than in a
+ * screen, so a committed move is revealed even when its screen is closed or another account is in
+ * use, always with its own account's token; after the process was killed, [onCreate] resumes every
+ * lobby any account's vault still has a move for. Tests replace [connect], [clock], [random] and
+ * [secretKey].
  */
 open class RpsApp : Application() {
     private val prefs by lazy { getSharedPreferences("rps", Context.MODE_PRIVATE) }
     private val sealer by lazy { AesGcmSealer(::secretKey) }
     private val sessions = HashMap<String, GameSession>()
+    private val vaults = HashMap<String, Vault>()
+    private val chains = HashMap<String, ChainCheckpoints>()
+
+    val accounts: AccountStore by lazy { AccountStore(prefs, sealer) }
 
     /** Sessions outlive screens: this scope is never cancelled. */
     val scope: CoroutineScope = MainScope()
@@ -49,51 +53,74 @@ open class RpsApp : Application() {
 
     protected open fun secretKey(): SecretKey = AndroidKeystoreKeys.key()
 
-    var serverUrl: String
-        get() = prefs.getString(PREF_SERVER, DEFAULT_SERVER) ?: DEFAULT_SERVER
-        set(v) {
-            if (v.trim() != serverUrl) forgetSessions()
-            prefs.edit().putString(PREF_SERVER, v.trim()).apply()
-        }
+    val account: StoredAccount? get() = accounts.current
 
-    /** The bearer token, or null when there is none or it can no longer be opened (a reset Keystore). */
-    var token: String?
-        get() = prefs.getString(PREF_TOKEN, null)?.let { sealed ->
-            try {
-                String(sealer.open(Base64.decode(sealed, Base64.NO_WRAP)), Charsets.UTF_8)
-            } catch (e: GeneralSecurityException) {
-                null
-            } catch (e: IllegalArgumentException) {
-                null
-            }
-        }
-        set(v) {
-            forgetSessions()
-            val sealed = v?.let { Base64.encodeToString(sealer.seal(it.toByteArray(Charsets.UTF_8)), Base64.NO_WRAP) }
-            prefs.edit().putString(PREF_TOKEN, sealed).commit()
-        }
+    /** The server of the account in use, or the last one typed in. */
+    val serverUrl: String get() = account?.server ?: accounts.lastServer
 
-    fun backend(): Backend = connect(serverUrl, token)
+    /** The account in use, or anonymous requests to the last server when none is. */
+    fun backend(): Backend = account?.let(::backendOf) ?: connect(accounts.lastServer, null)
 
-    /** Passwords between commit and reveal: private storage, sealed with the Keystore key. */
-    val vault: Vault by lazy { FileVault(File(filesDir, "vault"), sealer) }
+    fun backendOf(a: StoredAccount): Backend = connect(a.server, accounts.token(a))
 
-    /** The last verified event of each lobby's log. */
-    val checkpoints: ChainCheckpoints by lazy { FileChainCheckpoints(File(filesDir, "chain")) }
+    /** Passwords between commit and reveal, per account: private storage, sealed with the Keystore key. */
+    fun vaultOf(a: StoredAccount): Vault = vaults.getOrPut(a.id) { FileVault(File(filesDir, a.folder + "/vault"), sealer) }
 
-    /** The lobby's running session; a new one once the previous game is over for this player. */
-    fun session(lobbyId: String): GameSession {
-        sessions[lobbyId]?.takeIf { !it.state.value.isFinal }?.let { return it }
-        sessions.remove(lobbyId)?.stop()
-        val b = backend()
-        return GameSession(lobbyId, b.player, b.feed, vault, scope, clock = clock, random = random, checkpoints = checkpoints)
+    /** The last verified event of each lobby's log, per account. */
+    fun checkpointsOf(a: StoredAccount): ChainCheckpoints =
+        chains.getOrPut(a.id) { FileChainCheckpoints(File(filesDir, a.folder + "/chain")) }
+
+    val vault: Vault get() = vaultOf(account ?: error("no account"))
+    val checkpoints: ChainCheckpoints get() = checkpointsOf(account ?: error("no account"))
+
+    /** The lobby's running session for the account in use; a new one once the previous game is over for this player. */
+    fun session(lobbyId: String): GameSession = session(account ?: error("no account"), lobbyId)
+
+    private fun session(a: StoredAccount, lobbyId: String): GameSession {
+        val key = "${a.id}/$lobbyId"
+        sessions[key]?.takeIf { !it.state.value.isFinal }?.let { return it }
+        sessions.remove(key)?.stop()
+        val b = backendOf(a)
+        return GameSession(lobbyId, b.player, b.feed, vaultOf(a), scope, clock = clock, random = random, checkpoints = checkpointsOf(a))
             .also {
-                sessions[lobbyId] = it
+                sessions[key] = it
                 it.start()
             }
     }
 
-    /** Drops every session (a new account or server; in tests, what a killed process loses). */
+    /** The lobbies in which [a] has a move waiting to be revealed. */
+    fun pendingMoves(a: StoredAccount): List<String> = vaultOf(a).pendingLobbies()
+
+    /** Signs in as a new account (or again as a known one) and makes it the one in use. */
+    fun signIn(id: String, name: String, server: String, token: String): StoredAccount {
+        accounts.all().firstOrNull { it.id == id }?.let(::forgetSessions)
+        return accounts.add(id, name, server, token)
+    }
+
+    /** Makes [a] the account in use; the other accounts' sessions go on with their own tokens. */
+    fun switchTo(a: StoredAccount) = accounts.switchTo(a.id)
+
+    /** Keeps [a]'s new token; its sessions start again with it. */
+    fun replaceToken(a: StoredAccount, token: String) {
+        accounts.replaceToken(a.id, token)
+        forgetSessions(a)
+        accounts.all().firstOrNull { it.id == a.id }?.let { fresh -> pendingMoves(fresh).forEach { session(fresh, it) } }
+    }
+
+    /** Forgets [a] on this device: its token, its sessions and its files (a move waiting in its vault is given up). */
+    fun signOut(a: StoredAccount) {
+        forgetSessions(a)
+        vaults.remove(a.id)
+        chains.remove(a.id)
+        File(filesDir, a.folder).deleteRecursively()
+        accounts.remove(a.id)
+    }
+
+    private fun forgetSessions(a: StoredAccount) {
+        sessions.keys.filter { it.startsWith("${a.id}/") }.forEach { sessions.remove(it)?.stop() }
+    }
+
+    /** Drops every session (in tests, what a killed process loses). */
     internal fun forgetSessions() {
         sessions.values.forEach { it.stop() }
         sessions.clear()
@@ -101,18 +128,37 @@ open class RpsApp : Application() {
 
     override fun onCreate() {
         super.onCreate()
+        migrateSingleAccount()
         resumePendingMoves()
     }
 
-    /** A move committed before the process was killed is revealed without waiting for its screen. */
+    /**
+     * Versions before several accounts kept one token and one vault: they become an account (its
+     * id is not known offline; its name is read again when the account screen shows it) with its
+     * files moved into its folder, so a move waiting in the old vault is still revealed.
+     */
+    private fun migrateSingleAccount() {
+        val sealed = prefs.getString(LEGACY_TOKEN, null) ?: return
+        val server = prefs.getString(LEGACY_SERVER, null) ?: ""
+        val a = StoredAccount(LEGACY_ID, "", server, sealed)
+        accounts.token(a)?.let { token ->
+            val dir = File(filesDir, a.folder).apply { mkdirs() }
+            for (f in listOf("vault", "chain")) File(filesDir, f).takeIf { it.exists() }?.renameTo(File(dir, f))
+            accounts.add(a.id, a.name, a.server, token)
+        }
+        prefs.edit().remove(LEGACY_TOKEN).remove(LEGACY_SERVER).commit()
+    }
+
+    /** A move committed before the process was killed is revealed, by its own account, without waiting for its screen. */
     internal fun resumePendingMoves() {
-        if (token != null) vault.pendingLobbies().forEach(::session)
+        for (a in accounts.all()) if (accounts.token(a) != null) pendingMoves(a).forEach { session(a, it) }
     }
 
     companion object {
-        /** The emulator's address of the development machine running `make run`. */
-        const val DEFAULT_SERVER = "http://10.0.2.2:8080"
-        private const val PREF_SERVER = "server"
-        private const val PREF_TOKEN = "token_sealed"
+        /** An example of a server address, shown as the field's hint. */
+        const val EXAMPLE_SERVER = "http://192.168.1.20:8080"
+        private const val LEGACY_TOKEN = "token_sealed"
+        private const val LEGACY_SERVER = "server"
+        private const val LEGACY_ID = "this-device"
     }
 }

@@ -23,8 +23,7 @@ class LobbyListScreenTest {
     @Before
     fun signedIn() {
         Fakes.reset()
-        app.serverUrl = TestRpsApp.FAKE_URL
-        app.token = "t"
+        app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t")
     }
 
     private fun rows(a: LobbyListActivity) = (0 until a.list.childCount).map { (a.list.getChildAt(it) as Button).text.toString() }
@@ -100,7 +99,7 @@ class LobbyListScreenTest {
 
     @Test
     fun `an unreachable server is a message`() {
-        app.serverUrl = "http://127.0.0.1:1"
+        app.signIn(Fakes.server.meId, "Ada", "http://127.0.0.1:1", "t")
         val a = Robolectric.buildActivity(LobbyListActivity::class.java).setup().get()
         Screens.settle("the failure") { a.status.text.isNotEmpty() }
         assertEquals("Could not reach the server. Check its address and your connection.", a.status.text.toString())

@@ -29,8 +29,7 @@ class LobbyScreenTest {
     @Before
     fun signedIn() {
         Fakes.reset()
-        app.serverUrl = TestRpsApp.FAKE_URL
-        app.token = "t"
+        app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t")
     }
 
     private fun open(): ActivityController<LobbyActivity> {
@@ -182,7 +181,7 @@ class LobbyScreenTest {
 
     @Test
     fun `an unreachable server is a message`() {
-        app.serverUrl = "http://127.0.0.1:1"
+        app.signIn(Fakes.server.meId, "Ada", "http://127.0.0.1:1", "t")
         val c = Robolectric.buildActivity(
             LobbyActivity::class.java,
             Intent(app, LobbyActivity::class.java).putExtra(LobbyActivity.EXTRA_LOBBY, srv.lobbyId),

@@ -14,6 +14,7 @@ import rps.client.MyGame
 import rps.client.MyGamesPage
 import rps.client.NewAccount
 import rps.client.Placement
+import rps.client.PlayerApi
 import rps.client.RecordedServer
 import rps.client.RulesetInfo
 import rps.client.TestFiles
@@ -30,8 +31,11 @@ import javax.crypto.spec.SecretKeySpec
 class TestRpsApp : RpsApp() {
     override val clock: Clock get() = Clock { now }
 
-    override fun connect(serverUrl: String, token: String?): Backend =
-        if (serverUrl.startsWith(FAKE_URL)) Backend(Fakes.server, Fakes.directory, Fakes.server) else super.connect(serverUrl, token)
+    override fun connect(serverUrl: String, token: String?): Backend = if (serverUrl.startsWith(FAKE_URL)) {
+        Backend(AsToken(token, Fakes.server), Fakes.directory, Fakes.server)
+    } else {
+        super.connect(serverUrl, token)
+    }
 
     override fun secretKey() = SecretKeySpec(ByteArray(32) { it.toByte() }, "AES")
 
@@ -52,10 +56,33 @@ object Fakes {
     lateinit var server: RecordedServer
     lateinit var directory: FakeDirectory
 
+    /** The accounts other than the recording's player, by token. */
+    val others = HashMap<String, AccountInfo>()
+
+    /** The token of every commit and reveal sent, in order. */
+    val movesSentWith = mutableListOf<String?>()
+
     fun reset(recording: String = "win") {
         TestRpsApp.now = TestRpsApp.NOW
         server = RecordedServer(recording)
         directory = FakeDirectory(server)
+        others.clear()
+        movesSentWith.clear()
+    }
+}
+
+/** The recorded server as seen with [token]: another account's token is another player; moves note the token they carry. */
+class AsToken(private val token: String?, private val server: RecordedServer) : PlayerApi by server {
+    override suspend fun me() = Fakes.others[token] ?: server.me()
+
+    override suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String): LobbyView {
+        Fakes.movesSentWith += token
+        return server.commit(lobbyId, commitment, idempotencyKey)
+    }
+
+    override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String): LobbyView {
+        Fakes.movesSentWith += token
+        return server.reveal(lobbyId, reveal, idempotencyKey)
     }
 }
 
@@ -67,7 +94,17 @@ class FakeDirectory(private val server: RecordedServer) : DirectoryApi {
     /** My games, newest first. */
     var games: List<MyGame> = emptyList()
 
+    /** What `GET /readyz` says. */
+    var ready = true
+
+    /** Tokens handed out by [rotateToken]. */
+    var rotations = 0
+
+    override suspend fun isReady() = ready
+
     override suspend fun createAccount(name: String) = NewAccount(AccountInfo(server.meId, name, "player", 0), "secret-token-of-$name")
+
+    override suspend fun rotateToken(idempotencyKey: String) = "rotated-token-${++rotations}"
 
     override suspend fun listLobbies(after: String?): LobbyList {
         val (items, next) = page(lobbies ?: listOf(server.lobby()), after)

@@ -29,7 +29,13 @@ interface EventFeed {
 
 /** Reading lobbies and rulesets and managing the account (for the app's screens). */
 interface DirectoryApi {
+    /** Whether the server answers `GET /readyz` with 200 (false for 503: up, but its database is not); network errors throw. */
+    suspend fun isReady(): Boolean
+
     suspend fun createAccount(name: String): NewAccount
+
+    /** A new token for the caller (`POST /v1/me/token`); the old one stops working once the new one is used. */
+    suspend fun rotateToken(idempotencyKey: String): String
     suspend fun listLobbies(after: String? = null): LobbyList
     suspend fun getRuleset(id: String): RulesetInfo
 

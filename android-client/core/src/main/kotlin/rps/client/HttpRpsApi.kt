@@ -65,6 +65,15 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
     override suspend fun getGame(gameId: String) = call { Mappers.gameResult(games.getGame(UUID.fromString(gameId))) }
     override suspend fun signingKeys() = call { Mappers.signingKeys(operations.listSigningKeys()) }
 
+    override suspend fun isReady(): Boolean = try {
+        call { operations.getReadiness() }
+        true
+    } catch (e: RpsException.Problem) {
+        if (e.status == 503) false else throw e
+    }
+
+    override suspend fun rotateToken(idempotencyKey: String) = call { accounts.rotateToken(idempotencyKey).token }
+
     override suspend fun createAccount(name: String) = call { Mappers.newAccount(accounts.createAccount(CreateAccountRequest(name))) }
     override suspend fun listLobbies(after: String?) = call { Mappers.lobbies(lobbies.listLobbies(after = after, limit = PAGE)) }
     override suspend fun getRuleset(id: String) = call { Mappers.ruleset(rulesets.getRuleset(id)) }

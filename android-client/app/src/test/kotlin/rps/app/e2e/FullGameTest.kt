@@ -66,9 +66,11 @@ class FullGameTest {
         // Sign up on the first screen.
         val account = Robolectric.buildActivity(AccountActivity::class.java).setup().get()
         account.server.setText(server.baseUrl)
+        account.checkServer.performClick()
+        Screens.settle("the server check", 30_000) { account.create.isShown }
         account.name.setText("ui-player")
         account.create.performClick()
-        Screens.settle("the account", 30_000) { account.lobbies.isEnabled }
+        Screens.settle("the account", 30_000) { account.lobbies.isShown }
         val me = app.backend().player.me()
         admin.adminCredit(me.id, 1000)
 

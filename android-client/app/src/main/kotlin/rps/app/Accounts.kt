@@ -1,0 +1,89 @@
+package rps.app
+
+import android.content.SharedPreferences
+import android.util.Base64
+import org.json.JSONArray
+import org.json.JSONObject
+import rps.client.Sealer
+import java.security.GeneralSecurityException
+
+/** An account this device can play as: on [server], with its token sealed by the Keystore key. */
+data class StoredAccount(val id: String, val name: String, val server: String, val sealedToken: String) {
+    /** The folder of its private files (vault, checkpoints): one per account, so nothing crosses over. */
+    val folder: String get() = "accounts/" + id.filter { it.isLetterOrDigit() || it == '-' }
+}
+
+/**
+ * The accounts signed in on this device and which one is in use, in private preferences. Tokens
+ * are stored sealed ([Sealer], the Keystore key) and opened only to make requests.
+ */
+class AccountStore(private val prefs: SharedPreferences, private val sealer: Sealer) {
+    fun all(): List<StoredAccount> {
+        val a = JSONArray(prefs.getString(KEY_ACCOUNTS, "[]"))
+        return (0 until a.length()).map { i ->
+            val o = a.getJSONObject(i)
+            StoredAccount(o.getString("id"), o.getString("name"), o.getString("server"), o.getString("token"))
+        }
+    }
+
+    val current: StoredAccount? get() = prefs.getString(KEY_CURRENT, null)?.let { id -> all().firstOrNull { it.id == id } }
+
+    /** The last server address used, to propose on the first screen. */
+    val lastServer: String get() = prefs.getString(KEY_LAST_SERVER, "") ?: ""
+
+    fun rememberServer(url: String) {
+        prefs.edit().putString(KEY_LAST_SERVER, url).commit()
+    }
+
+    /** Adds (or replaces, for the same id on the same server) an account and makes it current. */
+    fun add(id: String, name: String, server: String, token: String): StoredAccount {
+        val acc = StoredAccount(id, name, server, seal(token))
+        save(all().filterNot { it.id == acc.id } + acc, acc.id)
+        rememberServer(server)
+        return acc
+    }
+
+    fun replaceToken(id: String, token: String) {
+        save(all().map { if (it.id == id) it.copy(sealedToken = seal(token)) else it }, prefs.getString(KEY_CURRENT, null))
+    }
+
+    fun rename(id: String, name: String) {
+        save(all().map { if (it.id == id) it.copy(name = name) else it }, prefs.getString(KEY_CURRENT, null))
+    }
+
+    fun switchTo(id: String) {
+        require(all().any { it.id == id }) { "no account $id" }
+        prefs.edit().putString(KEY_CURRENT, id).commit()
+    }
+
+    /** Forgets the account; no account is current afterwards if it was. */
+    fun remove(id: String) {
+        val cur = prefs.getString(KEY_CURRENT, null)
+        save(all().filterNot { it.id == id }, cur.takeIf { it != id })
+    }
+
+    /** The account's token, or null when it can no longer be opened (a reset Keystore). */
+    fun token(a: StoredAccount): String? = try {
+        String(sealer.open(Base64.decode(a.sealedToken, Base64.NO_WRAP)), Charsets.UTF_8)
+    } catch (e: GeneralSecurityException) {
+        null
+    } catch (e: IllegalArgumentException) {
+        null
+    }
+
+    private fun seal(token: String) = Base64.encodeToString(sealer.seal(token.toByteArray(Charsets.UTF_8)), Base64.NO_WRAP)
+
+    private fun save(accounts: List<StoredAccount>, current: String?) {
+        val a = JSONArray()
+        for (x in accounts) {
+            a.put(JSONObject().put("id", x.id).put("name", x.name).put("server", x.server).put("token", x.sealedToken))
+        }
+        prefs.edit().putString(KEY_ACCOUNTS, a.toString()).putString(KEY_CURRENT, current).commit()
+    }
+
+    private companion object {
+        const val KEY_ACCOUNTS = "accounts"
+        const val KEY_CURRENT = "current_account"
+        const val KEY_LAST_SERVER = "last_server"
+    }
+}
