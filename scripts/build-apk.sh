@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds android-client/app/target/rps.apk without an Android SDK and checks it:
 #   Maven compiles the app and copies its runtime jars, D8 (com.android.tools:r8) and the SDK 34
-#   framework jar into app/target/apk/; aapt links the manifest against the framework's
-#   resources.arsc; D8 turns the jars into dex (min API 23); the jars' Java resources
+#   framework jar into app/target/apk/, and links the manifest and resources with aapt against
+#   the framework's resources.arsc (app/target/resources.ap_, the APK's base); D8 turns the jars into dex (min API 23); the jars' Java resources
 #   (META-INF/services - coroutines' Android dispatcher is found through ServiceLoader - okhttp's
 #   public suffix list...) are added; zipalign, then apksigner with a debug key generated on first
 #   use ($RPS_APK_KEYSTORE, default ~/.android/debug.keystore, never in the repository).
@@ -28,8 +28,9 @@ mkdir -p "$work/dex" "$work/res"
 app_jar=$(ls "$target"/app-*.jar | grep -v -- '-tests.jar' | head -n 1)
 libs=("$app_jar" "$work"/libs/*.jar)
 
-# 1. The manifest, linked against the framework's resources.
-aapt package -f -M "$app/src/main/AndroidManifest.xml" -I "$framework" -F "$work/unsigned.apk"
+# 1. The manifest and the resources, as the Maven build linked them against the framework's
+#    resources (target/resources.ap_: its ids are the ones compiled into the app's R class).
+cp "$target/resources.ap_" "$work/unsigned.apk"
 
 # 2. Dex, desugared for API 23. The framework jar has android.* only: java.* comes from this JDK.
 java_home=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")

@@ -19,5 +19,7 @@ else
   echo "test-android: no rpsd to test against (no cmd/rpsd with go, no RPS_E2E_SERVER_CMD): end-to-end tests skipped"
 fi
 
+# aapt links the app's resources during the Maven build.
+bash scripts/ensure-android-tools.sh
 mvn -B --no-transfer-progress -f android-client/pom.xml "${profiles[@]}" verify
 bash scripts/build-apk.sh --no-maven

@@ -45,42 +45,44 @@ class AccountActivity : Activity() {
     internal val server by lazy {
         EditText(this).apply {
             inputType = InputType.TYPE_CLASS_TEXT or InputType.TYPE_TEXT_VARIATION_URI
-            hint = RpsApp.EXAMPLE_SERVER
+            setHint(R.string.server_example)
             setSingleLine()
         }
     }
     internal val name by lazy {
         EditText(this).apply {
-            hint = "Your player name"
+            setHint(R.string.player_name_hint)
             inputType = InputType.TYPE_CLASS_TEXT or InputType.TYPE_TEXT_FLAG_CAP_WORDS
             setSingleLine()
         }
     }
     internal val token by lazy {
         EditText(this).apply {
-            hint = "Paste your token or sign-in code"
+            setHint(R.string.token_hint)
             inputType = InputType.TYPE_CLASS_TEXT or InputType.TYPE_TEXT_VARIATION_VISIBLE_PASSWORD
             setSingleLine()
         }
     }
     internal val status by lazy { notice() }
-    internal val serverState by lazy { text(14f) }
-    internal val account by lazy { text(22f, bold = true) }
-    internal val info by lazy { text() }
+    internal val serverState by lazy { text(Type.LABEL, muted = true) }
+    internal val account by lazy { text(Type.TITLE) }
+    internal val info by lazy { text(Type.BODY, muted = true) }
 
-    internal val checkServer by lazy { button("Continue") { check(server.text.toString()) } }
-    internal val changeServer by lazy { button("Change server") { showServerStep() } }
-    internal val create by lazy { button("Create account") { createAccount() } }
-    internal val signIn by lazy { button("Sign in") { signInWith(token.text.toString()) } }
-    internal val scan by lazy { button("Scan a QR code") { pick(Intent(MediaStore.ACTION_IMAGE_CAPTURE), REQUEST_CAMERA) } }
-    internal val choosePicture by lazy {
-        button("Choose a picture of the code") { pick(Intent(Intent.ACTION_GET_CONTENT).setType("image/*"), REQUEST_PICTURE) }
+    internal val checkServer by lazy { button(R.string.server_continue) { check(server.text.toString()) } }
+    internal val changeServer by lazy { button(R.string.server_change, primary = false) { showServerStep() } }
+    internal val create by lazy { button(R.string.create_account) { createAccount() } }
+    internal val signIn by lazy { button(R.string.sign_in) { signInWith(token.text.toString()) } }
+    internal val scan by lazy {
+        button(R.string.scan_qr, primary = false) { pick(Intent(MediaStore.ACTION_IMAGE_CAPTURE), REQUEST_CAMERA) }
     }
-    internal val lobbies by lazy { button("Lobbies") { startActivity(Intent(this, LobbyListActivity::class.java)) } }
-    internal val myGames by lazy { button("My games") { startActivity(Intent(this, MyGamesActivity::class.java)) } }
-    internal val rotate by lazy { button("Get a new token") { rotateToken() } }
-    internal val switch by lazy { button("Switch account") { chooseAccount() } }
-    internal val signOut by lazy { button("Sign out") { confirmSignOut() } }
+    internal val choosePicture by lazy {
+        button(R.string.choose_picture, primary = false) { pick(Intent(Intent.ACTION_GET_CONTENT).setType("image/*"), REQUEST_PICTURE) }
+    }
+    internal val lobbies by lazy { button(R.string.lobbies) { startActivity(Intent(this, LobbyListActivity::class.java)) } }
+    internal val myGames by lazy { button(R.string.my_games, primary = false) { startActivity(Intent(this, MyGamesActivity::class.java)) } }
+    internal val rotate by lazy { button(R.string.new_token, primary = false) { rotateToken() } }
+    internal val switch by lazy { button(R.string.switch_account, primary = false) { chooseAccount() } }
+    internal val signOut by lazy { button(R.string.sign_out, primary = false) { confirmSignOut() } }
 
     private val serverStep by lazy { column().apply { setPadding(0, 0, 0, 0) } }
     private val accountStep by lazy { column().apply { setPadding(0, 0, 0, 0) } }
@@ -91,16 +93,29 @@ class AccountActivity : Activity() {
 
     override fun onCreate(savedInstanceState: Bundle?) {
         super.onCreate(savedInstanceState)
-        title = "Rock Paper Scissors Lizard Spock"
-        serverStep.add(text(14f).apply { text = "Server address" }).add(server).add(checkServer)
+        title = getString(R.string.app_title)
+        serverStep.add(text(Type.LABEL, muted = true).apply { setText(R.string.server_address) }).add(server).add(checkServer)
         accountStep.add(serverState).add(changeServer)
-            .add(text(18f, bold = true).apply { text = "New here?" }).add(name).add(create)
-            .add(text(18f, bold = true).apply { text = "Have a token?" }).add(token).add(signIn).add(scan).add(choosePicture)
+            .add(text(Type.HEADING).apply { setText(R.string.new_here) }).add(name).add(create)
+            .add(text(Type.HEADING).apply { setText(R.string.have_token) }).add(token).add(signIn).add(scan).add(choosePicture)
         signedIn.add(account).add(info).add(lobbies).add(myGames).add(rotate).add(switch).add(signOut)
-        setContentView(ScrollView(this).apply { addView(column().add(status).add(signedIn).add(serverStep).add(accountStep)) })
+        val heading = text(Type.DISPLAY).apply { setText(R.string.app_title) }
+        setContentView(ScrollView(this).apply { addView(column().add(heading).add(status).add(signedIn).add(serverStep).add(accountStep)) })
         status.showStatus(null)
         server.setText(app.accounts.lastServer)
-        if (app.account != null) showAccount() else showServerStep()
+        adding = savedInstanceState?.getBoolean(STATE_ADDING) ?: false
+        val checked = savedInstanceState?.getString(STATE_SERVER)
+        when {
+            checked != null -> showAccountStep(checked)
+            app.account != null && !adding -> showAccount()
+            else -> showServerStep()
+        }
+    }
+
+    override fun onSaveInstanceState(outState: Bundle) {
+        super.onSaveInstanceState(outState)
+        checkedServer?.let { outState.putString(STATE_SERVER, it) }
+        outState.putBoolean(STATE_ADDING, adding)
     }
 
     private fun showServerStep() {
@@ -112,7 +127,7 @@ class AccountActivity : Activity() {
 
     private fun showAccountStep(url: String) {
         checkedServer = url
-        serverState.text = "Server $url is ready."
+        serverState.text = getString(R.string.server_ready, url)
         signedIn.visibility = View.GONE
         serverStep.visibility = View.GONE
         accountStep.visibility = View.VISIBLE
@@ -124,15 +139,15 @@ class AccountActivity : Activity() {
         serverStep.visibility = View.GONE
         accountStep.visibility = View.GONE
         signedIn.visibility = View.VISIBLE
-        account.text = a.name.ifEmpty { "Your account" }
-        info.text = "On ${a.server}"
-        switch.text = if (app.accounts.all().size > 1) "Switch account" else "Add another account"
+        account.text = a.name.ifEmpty { getString(R.string.your_account) }
+        info.text = getString(R.string.on_server, a.server)
+        switch.setText(if (app.accounts.all().size > 1) R.string.switch_account else R.string.add_account)
         scope.launch {
             try {
                 val me = app.backendOf(a).player.me()
                 if (me.name != a.name) app.accounts.rename(a.id, me.name)
                 account.text = me.name
-                info.text = "Balance: ${me.balance}\nOn ${a.server}"
+                info.text = getString(R.string.balance_on_server, me.balance, a.server)
                 status.showStatus(null)
             } catch (e: RpsException) {
                 status.showStatus(accountFailure(e), failure = true)
@@ -143,8 +158,8 @@ class AccountActivity : Activity() {
     /** Checks [typed] with `GET /readyz` before offering to create an account or sign in there. */
     private fun check(typed: String) {
         val url = typed.trim().trimEnd('/')
-        serverAddressProblem(url)?.let { return status.showStatus(it, failure = true) }
-        status.showStatus("Checking $url...")
+        if (!isServerAddress(url)) return status.showStatus(getString(R.string.server_bad_address), failure = true)
+        status.showStatus(getString(R.string.server_checking, url))
         checkServer.isEnabled = false
         scope.launch {
             try {
@@ -153,15 +168,12 @@ class AccountActivity : Activity() {
                     status.showStatus(null)
                     showAccountStep(url)
                 } else {
-                    status.showStatus(
-                        "$url answers but is not ready (its database is not reachable). Try again in a moment.",
-                        failure = true,
-                    )
+                    status.showStatus(getString(R.string.server_not_ready, url), failure = true)
                 }
             } catch (e: RpsException.Network) {
-                status.showStatus("Could not reach $url. Check the address and that the server is running.", failure = true)
+                status.showStatus(getString(R.string.server_unreachable, url), failure = true)
             } catch (e: RpsException) {
-                status.showStatus("$url does not look like a game server (${e.message}).", failure = true)
+                status.showStatus(getString(R.string.server_not_rps, url), failure = true)
             } finally {
                 checkServer.isEnabled = true
             }
@@ -171,18 +183,18 @@ class AccountActivity : Activity() {
     private fun createAccount() {
         val url = checkedServer ?: return showServerStep()
         val wanted = name.text.toString().trim()
-        if (wanted.isEmpty()) return status.showStatus("Choose a player name first.", failure = true)
+        if (wanted.isEmpty()) return status.showStatus(getString(R.string.name_first), failure = true)
         create.isEnabled = false
         scope.launch {
             try {
                 val created = app.connect(url, null).directory.createAccount(wanted)
                 app.signIn(created.account.id, created.account.name, url, created.token)
-                status.showStatus("Account created. Ask the operator to credit it before you join a game.")
+                status.showStatus(getString(R.string.account_created))
                 showAccount()
             } catch (e: RpsException.Problem) {
                 status.showStatus(
                     if (e.field == "name") {
-                        "That name cannot be used. Use letters, digits and spaces (no invisible characters)."
+                        getString(R.string.name_refused)
                     } else {
                         describeFailure(e)
                     },
@@ -198,14 +210,14 @@ class AccountActivity : Activity() {
 
     /** Signs in with a pasted or scanned token or sign-in code (whose server, if it names one, is used). */
     private fun signInWith(text: String) {
-        val code = SignInCode.parse(text) ?: return status.showStatus("That is not a token or a sign-in code.", failure = true)
+        val code = SignInCode.parse(text) ?: return status.showStatus(getString(R.string.not_a_token), failure = true)
         val url = code.server?.trimEnd('/') ?: checkedServer ?: return showServerStep()
         signIn.isEnabled = false
         scope.launch {
             try {
                 val me = app.connect(url, code.token).player.me()
                 app.signIn(me.id, me.name, url, code.token)
-                status.showStatus("Signed in as ${me.name}.")
+                status.showStatus(getString(R.string.signed_in_as, me.name))
                 token.setText("")
                 showAccount()
             } catch (e: RpsException.Problem) {
@@ -213,7 +225,7 @@ class AccountActivity : Activity() {
                     if (e.code ==
                         ErrorCode.UNAUTHORIZED
                     ) {
-                        "$url does not accept that token (it may have been replaced)."
+                        getString(R.string.token_refused, url)
                     } else {
                         describeFailure(e)
                     },
@@ -231,7 +243,7 @@ class AccountActivity : Activity() {
         try {
             startActivityForResult(intent, request)
         } catch (e: ActivityNotFoundException) {
-            status.showStatus("No app on this phone can take or choose a picture. Paste the token instead.", failure = true)
+            status.showStatus(getString(R.string.no_picture_app), failure = true)
         }
     }
 
@@ -249,7 +261,7 @@ class AccountActivity : Activity() {
                     ?.let { QrCodes.decode(it, picture.width, picture.height) }
             }
             if (text == null) {
-                status.showStatus("No QR code found in that picture. Try again closer, or paste the token.", failure = true)
+                status.showStatus(getString(R.string.no_qr_found), failure = true)
             } else {
                 token.setText(text)
                 signInWith(text)
@@ -274,7 +286,7 @@ class AccountActivity : Activity() {
             try {
                 val fresh = app.backendOf(a).directory.rotateToken(UUID.randomUUID().toString())
                 app.replaceToken(a, fresh)
-                status.showStatus("This phone now uses a new token; the old one stops working.")
+                status.showStatus(getString(R.string.new_token_done))
             } catch (e: RpsException) {
                 status.showStatus(accountFailure(e), failure = true)
             } finally {
@@ -288,34 +300,28 @@ class AccountActivity : Activity() {
         val current = app.account
         val others = app.accounts.all().filter { it.id != current?.id }
         if (others.isEmpty()) return startAdding()
-        val labels = others.map { "${it.name} (${it.server})" } + "Add another account"
+        val labels = others.map { getString(R.string.account_on_server, it.name, it.server) } + getString(R.string.add_account)
         dialog = AlertDialog.Builder(this)
-            .setTitle("Switch account")
+            .setTitle(R.string.switch_account)
             .setItems(labels.toTypedArray()) { _, i -> if (i == others.size) startAdding() else confirmSwitch(others[i]) }
-            .setNegativeButton("Cancel", null)
+            .setNegativeButton(R.string.cancel, null)
             .show()
     }
 
     private fun confirmSwitch(to: StoredAccount) {
         val from = app.account
         val pending = from?.let { app.pendingMoves(it).size } ?: 0
-        val message = "Play as ${to.name} on ${to.server}?" +
-            if (pending >
-                0
-            ) {
-                " ${from!!.name}'s move waiting in $pending ${games(pending)} is still revealed, with ${from.name}'s token."
-            } else {
-                ""
-            }
+        val message = getString(R.string.switch_to_message, to.name, to.server) +
+            if (pending > 0) " " + resources.getQuantityString(R.plurals.switch_pending, pending, from!!.name, pending) else ""
         dialog = AlertDialog.Builder(this)
-            .setTitle("Switch to ${to.name}?")
+            .setTitle(getString(R.string.switch_to_title, to.name))
             .setMessage(message)
-            .setPositiveButton("Switch") { _, _ ->
+            .setPositiveButton(R.string.switch_confirm) { _, _ ->
                 app.switchTo(to)
                 status.showStatus(null)
                 showAccount()
             }
-            .setNegativeButton("Cancel", null)
+            .setNegativeButton(R.string.cancel, null)
             .show()
     }
 
@@ -328,25 +334,23 @@ class AccountActivity : Activity() {
     private fun confirmSignOut() {
         val a = app.account ?: return
         val pending = app.pendingMoves(a).size
-        val message = "This phone forgets ${a.name}'s token. To play as ${a.name} again you need a token from the operator." +
-            if (pending > 0) " Your move waiting in $pending ${games(pending)} will not be revealed: you will be out of it." else ""
+        val message = getString(R.string.sign_out_message, a.name) +
+            if (pending > 0) " " + resources.getQuantityString(R.plurals.sign_out_pending, pending, pending) else ""
         dialog = AlertDialog.Builder(this)
-            .setTitle("Sign out of ${a.name}?")
+            .setTitle(getString(R.string.sign_out_title, a.name))
             .setMessage(message)
-            .setPositiveButton("Sign out") { _, _ ->
+            .setPositiveButton(R.string.sign_out) { _, _ ->
                 app.signOut(a)
                 app.accounts.all().firstOrNull()?.let(app::switchTo)
-                status.showStatus("Signed out of ${a.name}.")
+                status.showStatus(getString(R.string.signed_out, a.name))
                 if (app.account != null) showAccount() else showServerStep()
             }
-            .setNegativeButton("Cancel", null)
+            .setNegativeButton(R.string.cancel, null)
             .show()
     }
 
-    private fun games(n: Int) = if (n == 1) "game" else "games"
-
     private fun accountFailure(e: RpsException): String = if (e is RpsException.Problem && e.code == ErrorCode.UNAUTHORIZED) {
-        "The server no longer accepts this phone's token. Sign out, then sign in with a new token from the operator."
+        getString(R.string.token_no_longer_valid)
     } else {
         describeFailure(e)
     }
@@ -369,5 +373,7 @@ class AccountActivity : Activity() {
         const val REQUEST_CAMERA = 1
         const val REQUEST_PICTURE = 2
         private const val MAX_PICTURE_PX = 1600
+        private const val STATE_SERVER = "checkedServer"
+        private const val STATE_ADDING = "adding"
     }
 }

@@ -2,10 +2,15 @@ package rps.app
 
 import android.content.Context
 import android.graphics.Canvas
-import android.graphics.Color
 import android.graphics.Paint
+import android.graphics.Rect
+import android.os.Bundle
 import android.view.MotionEvent
 import android.view.View
+import android.view.accessibility.AccessibilityEvent
+import android.view.accessibility.AccessibilityNodeInfo
+import android.view.accessibility.AccessibilityNodeProvider
+import android.widget.Button
 import rps.client.Grid
 import rps.client.GridAnalysis
 import rps.client.WeaponGrid
@@ -35,11 +40,11 @@ class GridView(context: Context) : View(context) {
     var enabledForInput = true
     var onChange: ((GridAnalysis) -> Unit)? = null
 
-    private val filled = Paint().apply { color = Color.rgb(33, 99, 200) }
-    private val open = Paint().apply { color = Color.rgb(225, 235, 250) }
-    private val grey = Paint().apply { color = Color.rgb(200, 200, 200) }
+    private val filled = Paint().apply { color = context.resources.getColor(R.color.tile_drawn, context.theme) }
+    private val open = Paint().apply { color = context.resources.getColor(R.color.tile_open, context.theme) }
+    private val grey = Paint().apply { color = context.resources.getColor(R.color.tile_closed, context.theme) }
     private val line = Paint().apply {
-        color = Color.WHITE
+        color = context.resources.getColor(R.color.background, context.theme)
         strokeWidth = 4f
     }
 
@@ -73,11 +78,68 @@ class GridView(context: Context) : View(context) {
         val cell = width / Grid.SIZE.toFloat()
         val r = (event.y / cell).toInt().coerceIn(0, Grid.SIZE - 1)
         val c = (event.x / cell).toInt().coerceIn(0, Grid.SIZE - 1)
-        val a = analysis ?: return true
-        if (!Grid.has(grid, r, c) && !a.isValidTile(r, c)) return true // impossible tile
+        toggle(r, c)
+        return true
+    }
+
+    /** Draws or erases tile ([r], [c]); false for a tile no weapon can use. */
+    private fun toggle(r: Int, c: Int): Boolean {
+        val a = analysis ?: return false
+        if (!Grid.has(grid, r, c) && !a.isValidTile(r, c)) return false
         grid = Grid.toggle(grid, r, c)
         analysis?.let { onChange?.invoke(it) }
+        sendAccessibilityEvent(AccessibilityEvent.TYPE_VIEW_CLICKED)
         return true
+    }
+
+    /** What TalkBack says of tile ([r], [c]): where it is, and whether it is drawn or still possible. */
+    fun describeTile(r: Int, c: Int): String {
+        val res = when {
+            Grid.has(grid, r, c) -> R.string.tile_drawn
+            analysis?.isValidTile(r, c) == false -> R.string.tile_closed
+            else -> R.string.tile_open
+        }
+        return context.getString(res, r + 1, c + 1)
+    }
+
+    /** Each tile is a virtual view of its own for TalkBack: it says what it is and can be clicked. */
+    override fun getAccessibilityNodeProvider(): AccessibilityNodeProvider = tiles
+
+    private val tiles = object : AccessibilityNodeProvider() {
+        override fun createAccessibilityNodeInfo(virtualViewId: Int): AccessibilityNodeInfo? {
+            if (virtualViewId == View.NO_ID) {
+                return AccessibilityNodeInfo.obtain(this@GridView).apply {
+                    onInitializeAccessibilityNodeInfo(this)
+                    for (i in 0 until Grid.SIZE * Grid.SIZE) addChild(this@GridView, i)
+                }
+            }
+            if (virtualViewId !in 0 until Grid.SIZE * Grid.SIZE) return null
+            val r = virtualViewId / Grid.SIZE
+            val c = virtualViewId % Grid.SIZE
+            val cell = width / Grid.SIZE
+            val local = Rect(c * cell, r * cell, (c + 1) * cell, (r + 1) * cell)
+            val loc = IntArray(2).also(::getLocationOnScreen)
+            return AccessibilityNodeInfo.obtain(this@GridView, virtualViewId).apply {
+                setParent(this@GridView)
+                packageName = context.packageName
+                className = Button::class.java.name
+                contentDescription = describeTile(r, c)
+                setBoundsInParent(local)
+                setBoundsInScreen(Rect(local).apply { offset(loc[0], loc[1]) })
+                isVisibleToUser = isShown
+                isEnabled = enabledForInput
+                isCheckable = true
+                isChecked = Grid.has(grid, r, c)
+                isClickable = enabledForInput
+                if (enabledForInput) addAction(AccessibilityNodeInfo.AccessibilityAction.ACTION_CLICK)
+            }
+        }
+
+        override fun performAction(virtualViewId: Int, action: Int, arguments: Bundle?): Boolean {
+            if (virtualViewId == View.NO_ID) return performAccessibilityAction(action, arguments)
+            if (action != AccessibilityNodeInfo.ACTION_CLICK || !enabledForInput) return false
+            return toggle(virtualViewId / Grid.SIZE, virtualViewId % Grid.SIZE)
+        }
     }
 
     companion object {

@@ -31,18 +31,18 @@ class LobbyActivity : Activity() {
     /** Why the lobby or its ruleset could not be read (kept across state updates). */
     private var loadFailure = ""
 
-    internal val heading by lazy { text(20f, bold = true) }
-    internal val balance by lazy { text() }
-    internal val stateText by lazy { text(18f) }
-    internal val countdown by lazy { text(28f, bold = true) }
-    internal val pot by lazy { text(18f) }
+    internal val heading by lazy { text(Type.TITLE) }
+    internal val balance by lazy { text(Type.BODY, muted = true) }
+    internal val stateText by lazy { text(Type.HEADING) }
+    internal val countdown by lazy { text(Type.DISPLAY) }
+    internal val pot by lazy { text(Type.BODY) }
     internal val notice by lazy { notice() }
-    internal val result by lazy { text() }
-    internal val weaponName by lazy { text(18f, bold = true) }
+    internal val result by lazy { text(Type.BODY) }
+    internal val weaponName by lazy { text(Type.HEADING) }
     internal val grid by lazy { GridView(this) }
-    internal val join by lazy { button("Join (pay the bet)") { scope.launch { session.join() } } }
+    internal val join by lazy { button(R.string.join) { scope.launch { session.join() } } }
     internal val commit by lazy {
-        button("Play this weapon") {
+        button(R.string.play_weapon) {
             val move = grid.analysis?.matchedMove ?: return@button
             scope.launch { session.commit(move) }
         }
@@ -76,7 +76,7 @@ class LobbyActivity : Activity() {
                 val b = app.backend()
                 val lobby = b.player.getLobby(lobbyId)
                 title = lobby.name
-                heading.text = "${lobby.name} - bet ${lobby.config.betSize}"
+                heading.text = getString(R.string.lobby_heading, lobby.name, lobby.config.betSize)
                 ruleset = b.directory.getRuleset(lobby.config.ruleset).also { grid.weapons = it.grid }
                 showWeapon()
                 render(session.state.value)
@@ -108,18 +108,19 @@ class LobbyActivity : Activity() {
         val a = grid.analysis ?: return
         val m = a.matchedMove
         weaponName.text = when {
-            grid.grid == 0 -> "Tap tiles to draw your weapon."
-            m != null -> "Your weapon: ${name(m)}"
-            a.candidates == 0 -> "No weapon looks like that."
-            else -> "Could become: " + a.candidateMoves.joinToString { name(it) }
+            grid.grid == 0 -> getString(R.string.draw_hint)
+            m != null -> getString(R.string.your_weapon, name(m))
+            a.candidates == 0 -> getString(R.string.no_weapon)
+            else -> getString(R.string.could_become, a.candidateMoves.joinToString(getString(R.string.list_separator)) { name(it) })
         }
         commit.isEnabled = m != null && session.state.value is GameUiState.YourMove
+        grid.contentDescription = getString(R.string.grid_description, weaponName.text)
     }
 
     internal fun render(s: GameUiState) {
         // A refusal keeps the screen of the state it happened in, with the message above it.
         val shown = if (s is GameUiState.Error && !s.fatal) s.previous ?: s else s
-        notice.text = (s as? GameUiState.Error)?.message ?: loadFailure
+        notice.text = (s as? GameUiState.Error)?.let { message(it.error) } ?: loadFailure
         join.visibility = if (shown is GameUiState.NotJoined) View.VISIBLE else View.GONE
         val moving = shown is GameUiState.YourMove
         grid.enabledForInput = moving
@@ -128,23 +129,24 @@ class LobbyActivity : Activity() {
         commit.visibility = if (moving) View.VISIBLE else View.GONE
         commit.isEnabled = moving && grid.analysis?.matchedMove != null
         stateText.text = when (shown) {
-            GameUiState.Connecting -> "Connecting..."
-            is GameUiState.NotJoined -> "A game is open. Join it?"
-            is GameUiState.WaitingForPlayers -> "Waiting for players: ${shown.players} of ${shown.limit}"
-            is GameUiState.YourMove -> "Round ${shown.round}: draw your weapon (${shown.committed} of ${shown.remaining} have chosen)"
+            GameUiState.Connecting -> getString(R.string.state_connecting)
+            is GameUiState.NotJoined -> getString(R.string.state_open)
+            is GameUiState.WaitingForPlayers -> getString(R.string.state_waiting_players, shown.players, shown.limit)
+            is GameUiState.YourMove -> getString(R.string.state_your_move, shown.round, shown.committed, shown.remaining)
             is GameUiState.WaitingForOthers ->
-                "Round ${shown.round}: you play ${name(shown.move)}. Waiting for the others (${shown.committed} of ${shown.remaining})"
+                getString(R.string.state_waiting_others, shown.round, name(shown.move), shown.committed, shown.remaining)
             is GameUiState.Revealing ->
-                "Round ${shown.round}: " +
-                    if (shown.sent) "${name(shown.move)} revealed, waiting for the others" else "revealing ${name(shown.move)}..."
-            is GameUiState.RoundResult -> "Round ${shown.outcome.round} is over."
-            is GameUiState.Won -> "You won! ${shown.amount} is yours."
-            is GameUiState.Lost -> "You are out (round ${shown.round})."
-            is GameUiState.Stopped -> "The game was stopped: ${shown.reason}" + (shown.share?.let { ". Your share: $it" } ?: ".")
-            is GameUiState.Left -> "You left the game; your bet of ${shown.refund} is back."
-            is GameUiState.Error -> "Stopped."
+                getString(if (shown.sent) R.string.state_revealed else R.string.state_revealing, shown.round, name(shown.move))
+            is GameUiState.RoundResult -> getString(R.string.state_round_over, shown.outcome.round)
+            is GameUiState.Won -> getString(R.string.state_won, shown.amount)
+            is GameUiState.Lost -> getString(R.string.state_lost, shown.round)
+            is GameUiState.Stopped ->
+                shown.share?.let { getString(R.string.state_stopped_share, shown.reason, it) }
+                    ?: getString(R.string.state_stopped, shown.reason)
+            is GameUiState.Left -> getString(R.string.state_left, shown.refund)
+            is GameUiState.Error -> getString(R.string.state_session_stopped)
         }
-        pot.text = potOf(shown)?.let { "Pot: $it" } ?: pot.text
+        pot.text = potOf(shown)?.let { getString(R.string.pot, it) } ?: pot.text
         val outcome = when (shown) {
             is GameUiState.RoundResult -> shown.outcome
             is GameUiState.YourMove -> shown.lastRound
@@ -170,28 +172,39 @@ class LobbyActivity : Activity() {
     }
 
     private fun describe(o: RoundOutcome): String {
-        val played = o.counts.mapIndexedNotNull { m, n -> if (n > 0) "${name(m)} x$n" else null }.joinToString()
-        val survivors = (0..9).filter { o.survivors and (1 shl it) != 0 }.joinToString { name(it) }
+        val sep = getString(R.string.list_separator)
+        val played = o.counts.mapIndexedNotNull { m, n ->
+            if (n >
+                0
+            ) {
+                getString(R.string.weapon_count, name(m), n)
+            } else {
+                null
+            }
+        }.joinToString(sep)
+        val survivors = (0..9).filter { o.survivors and (1 shl it) != 0 }.joinToString(sep) { name(it) }
+        val left = resources.getQuantityString(R.plurals.players_left, o.remaining, o.remaining)
         val you = when (o.youSurvived) {
-            true -> if (o.remaining == 1) "You are the last one standing." else "You go on."
-            false -> "You are out."
+            true -> " " + getString(if (o.remaining == 1) R.string.you_last_standing else R.string.you_go_on)
+            false -> " " + getString(R.string.you_are_out)
             null -> ""
         }
-        val left = "${o.remaining} ${if (o.remaining == 1) "player" else "players"} left"
-        return "Round ${o.round}: $played. Surviving weapons: ${survivors.ifEmpty { "none" }}. $left. $you".trim()
+        return getString(R.string.round_summary, o.round, played, survivors.ifEmpty { getString(R.string.none) }, left) + you
     }
 
-    private fun name(m: Int?): String = m?.let { ruleset?.weaponName(it) ?: "move $it" } ?: "?"
+    private fun name(m: Int?): String =
+        m?.let { ruleset?.weapons?.firstOrNull { w -> w.move == it }?.name ?: getString(R.string.unknown_move, it) }
+            ?: getString(R.string.unknown_weapon)
 
     private fun showCountdown(s: GameUiState) {
-        countdown.text = s.deadline?.let { "%d s".format((it.remainingMs(app.clock.nowMs()) + 999) / 1000) } ?: ""
+        countdown.text = s.deadline?.let { getString(R.string.countdown, (it.remainingMs(app.clock.nowMs()) + 999) / 1000) } ?: ""
         countdown.visibility = if (countdown.text.isEmpty()) View.GONE else View.VISIBLE
     }
 
     private fun refreshBalance() {
         scope.launch {
             try {
-                balance.text = "Balance: ${app.backend().player.me().balance}"
+                balance.text = getString(R.string.balance, app.backend().player.me().balance)
             } catch (e: RpsException) {
                 balance.text = describeFailure(e)
             }

@@ -26,10 +26,10 @@ class LobbyListActivity : Activity() {
     private val scope = MainScope()
     private val app get() = application as RpsApp
     internal lateinit var list: LinearLayout
-    internal val balance by lazy { text(18f, bold = true) }
+    internal val balance by lazy { text(Type.HEADING) }
     internal val status by lazy { notice() }
-    internal val more by lazy { button("More lobbies") { load(next) } }
-    internal val myGames by lazy { button("My games") { startActivity(Intent(this, MyGamesActivity::class.java)) } }
+    internal val more by lazy { button(R.string.more_lobbies, primary = false) { load(next) } }
+    internal val myGames by lazy { button(R.string.my_games, primary = false) { startActivity(Intent(this, MyGamesActivity::class.java)) } }
     private var next: String? = null
 
     /** The rows shown, with what their countdown is computed from. */
@@ -47,18 +47,24 @@ class LobbyListActivity : Activity() {
 
     override fun onCreate(savedInstanceState: Bundle?) {
         super.onCreate(savedInstanceState)
-        title = "Lobbies"
+        title = getString(R.string.lobbies)
         list = column().apply { setPadding(0, 0, 0, 0) }
         more.visibility = View.GONE
         status.visibility = View.GONE
         val content = column().apply { setPadding(0, 0, 0, 0) }.add(list).add(more)
         setContentView(
             column()
+                .add(text(Type.TITLE).apply { setText(R.string.lobbies) })
                 .add(balance)
                 .add(
                     LinearLayout(this).apply {
                         orientation = LinearLayout.HORIZONTAL
-                        addView(button("Refresh") { load(null) }, LinearLayout.LayoutParams(0, ViewGroup.LayoutParams.WRAP_CONTENT, 1f))
+                        addView(
+                            button(R.string.refresh, primary = false) {
+                                load(null)
+                            },
+                            LinearLayout.LayoutParams(0, ViewGroup.LayoutParams.WRAP_CONTENT, 1f),
+                        )
                         addView(myGames, LinearLayout.LayoutParams(0, ViewGroup.LayoutParams.WRAP_CONTENT, 1f))
                     },
                 )
@@ -83,7 +89,7 @@ class LobbyListActivity : Activity() {
         scope.launch {
             try {
                 val b = app.backend()
-                if (after == null) balance.text = "Balance: ${b.player.me().balance}"
+                if (after == null) balance.text = getString(R.string.balance, b.player.me().balance)
                 val page = b.directory.listLobbies(after)
                 val loadedAt = app.clock.nowMs()
                 if (after == null) {
@@ -94,7 +100,7 @@ class LobbyListActivity : Activity() {
                 for (l in shown) list.add(row(l, l.serverTime - loadedAt))
                 next = page.next
                 more.visibility = if (page.next != null) View.VISIBLE else View.GONE
-                status.showStatus(if (after == null && shown.isEmpty()) "No open lobbies yet." else null)
+                status.showStatus(if (after == null && shown.isEmpty()) getString(R.string.no_lobbies) else null)
             } catch (e: RpsException) {
                 status.showStatus(describeFailure(e), failure = true)
             }
@@ -119,16 +125,16 @@ class LobbyListActivity : Activity() {
         val l = r.lobby
         val g = l.game
         val stage = when (g?.stage) {
-            Stage.REGISTRATION -> "taking players"
-            Stage.MOVES -> "round ${g.round}: moves"
-            Stage.REVEAL -> "round ${g.round}: reveals"
-            else -> "waiting for a game"
+            Stage.REGISTRATION -> getString(R.string.stage_taking_players)
+            Stage.MOVES -> getString(R.string.stage_moves, g.round)
+            Stage.REVEAL -> getString(R.string.stage_reveals, g.round)
+            else -> getString(R.string.stage_waiting)
         }
         // The deadline is in the server's clock: now on the server is this device's now plus the
         // difference seen when the page was loaded. Rounded up, as on the lobby screen.
         val leftMs = g?.deadlineMs?.let { it - (app.clock.nowMs() + r.serverAheadMs) }
-        val left = leftMs?.takeIf { it > 0 }?.let { " - ${(it + 999) / 1000} s left" } ?: ""
-        return "${l.name}\nBet ${l.config.betSize} - ${g?.players ?: 0}/${l.config.playersCountLimit} players\n$stage$left"
+        val line = leftMs?.takeIf { it > 0 }?.let { getString(R.string.seconds_left, stage, (it + 999) / 1000) } ?: stage
+        return getString(R.string.lobby_row, l.name, l.config.betSize, g?.players ?: 0, l.config.playersCountLimit, line)
     }
 
     override fun onDestroy() {

@@ -155,8 +155,6 @@ open class RpsApp : Application() {
     }
 
     companion object {
-        /** An example of a server address, shown as the field's hint. */
-        const val EXAMPLE_SERVER = "http://192.168.1.20:8080"
         private const val LEGACY_TOKEN = "token_sealed"
         private const val LEGACY_SERVER = "server"
         private const val LEGACY_ID = "this-device"

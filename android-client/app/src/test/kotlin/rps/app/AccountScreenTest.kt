@@ -30,7 +30,9 @@ class AccountScreenTest {
     @Before
     fun reset() = Fakes.reset()
 
-    private fun open(): AccountActivity = Robolectric.buildActivity(AccountActivity::class.java).setup().get()
+    private fun controller() = Robolectric.buildActivity(AccountActivity::class.java).setup()
+
+    private fun open(): AccountActivity = controller().get()
 
     /** Types the fake server's address and continues: the server is checked, then the account choices show. */
     private fun toAccountStep(a: AccountActivity) {
@@ -45,12 +47,13 @@ class AccountScreenTest {
 
     @Test
     fun `first start asks for the server, with no address proposed`() {
-        val a = open()
+        val c = controller()
+        val a = c.get()
         assertEquals("", a.server.text.toString())
-        assertEquals(RpsApp.EXAMPLE_SERVER, a.server.hint.toString())
+        assertEquals("http://192.168.1.20:8080", a.server.hint.toString())
         assertTrue(a.checkServer.isShown)
         assertTrue(!a.create.isShown && !a.lobbies.isShown)
-        Screens.matchesGolden(a, "account_first_start")
+        Screens.matchesGoldens(c, "account_first_start")
     }
 
     @Test
@@ -62,6 +65,7 @@ class AccountScreenTest {
         a.server.setText("http://127.0.0.1:1")
         a.checkServer.performClick()
         Screens.settle("the failure") { a.status.text.startsWith("Could not reach") }
+        Accessibility.check(a, "account_unreachable")
         assertEquals("Could not reach http://127.0.0.1:1. Check the address and that the server is running.", a.status.text.toString())
         assertTrue(!a.create.isShown)
         assertNull(app.account)
@@ -80,10 +84,12 @@ class AccountScreenTest {
 
     @Test
     fun `create an account on a checked server, and the address is proposed next time`() {
-        val a = open()
+        val c = controller()
+        var a = c.get()
         toAccountStep(a)
         assertEquals("Server http://fake.test is ready.", a.serverState.text.toString())
-        Screens.matchesGolden(a, "account_server_ready")
+        a = Screens.matchesGoldens(c, "account_server_ready")
+        assertTrue("the checked server survives a change of theme", a.create.isShown)
         a.name.setText("Ada")
         a.create.performClick()
         a.signedInAs("Ada")
@@ -91,7 +97,7 @@ class AccountScreenTest {
         assertEquals(TestRpsApp.FAKE_URL, app.account!!.server)
         assertEquals("Balance: 1000\nOn http://fake.test", a.info.text.toString())
         assertTrue(a.lobbies.isShown && a.myGames.isShown && a.signOut.isShown)
-        Screens.matchesGolden(a, "account_signed_in")
+        a = Screens.matchesGoldens(c, "account_signed_in")
         assertEquals(TestRpsApp.FAKE_URL, app.accounts.lastServer)
     }
 

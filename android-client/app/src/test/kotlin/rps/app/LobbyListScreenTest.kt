@@ -43,7 +43,8 @@ class LobbyListScreenTest {
             base.copy(id = "l3", game = game.copy(players = 1, deadlineMs = TestRpsApp.NOW + 30_000)),
             base.copy(id = "l4", name = "Quiet corner", game = null),
         )
-        val a = Robolectric.buildActivity(LobbyListActivity::class.java).setup().get()
+        val c = Robolectric.buildActivity(LobbyListActivity::class.java).setup()
+        val a = c.get()
         Screens.settle("the lobbies") { a.list.childCount > 0 }
         assertEquals(
             listOf(
@@ -56,7 +57,7 @@ class LobbyListScreenTest {
         assertEquals("Balance: 1000", a.balance.text.toString())
         assertEquals("My games", a.myGames.text.toString())
         assertEquals(View.GONE, a.more.visibility)
-        Screens.matchesGolden(a, "lobby_list")
+        Screens.matchesGoldens(c, "lobby_list")
     }
 
     @Test

@@ -81,7 +81,8 @@ class LobbyScreenTest {
 
     @Test
     fun `a whole game on the screen - draw, commit, automatic reveal, round result, next round, win`() {
-        val a = open().get()
+        val c = open()
+        var a = c.get()
         joinAndStart(a)
         assertEquals("Tap tiles to draw your weapon.", a.weaponName.text.toString())
         assertTrue("nothing to play yet", !a.commit.isEnabled)
@@ -93,7 +94,8 @@ class LobbyScreenTest {
         val greyed = (0 until 5).sumOf { r -> (0 until 5).count { c -> !analysis.isValidTile(r, c) } }
         assertTrue("tiles no weapon can use are greyed out", greyed > 0)
         assertEquals("the grid is square", a.grid.width, a.grid.height)
-        Screens.matchesGolden(a, "lobby_your_move")
+        a = Screens.matchesGoldens(c, "lobby_your_move")
+        assertEquals("the drawing survives the change of theme", "Your weapon: Rock", a.weaponName.text.toString())
 
         a.commit.performClick()
         a.shows("the commitment", "Round 1: you play Rock. Waiting for the others (1 of 3)")
@@ -124,7 +126,7 @@ class LobbyScreenTest {
             "Round 2: Rock x1, Scissors x1. Surviving weapons: Rock. 1 player left. You are the last one standing.",
             a.result.text.toString(),
         )
-        Screens.matchesGolden(a, "lobby_won")
+        Screens.matchesGoldens(c, "lobby_won")
     }
 
     @Test

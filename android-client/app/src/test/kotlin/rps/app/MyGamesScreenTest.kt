@@ -72,7 +72,8 @@ class MyGamesScreenTest {
             game(4, GameEnding.REFUNDED, 0),
             game(5, GameEnding.SHARE, -34),
         )
-        val a = Robolectric.buildActivity(MyGamesActivity::class.java).setup().get()
+        val c = Robolectric.buildActivity(MyGamesActivity::class.java).setup()
+        val a = c.get()
         Screens.settle("my games") { a.list.childCount == 5 }
         assertEquals(
             listOf(
@@ -86,7 +87,7 @@ class MyGamesScreenTest {
         )
         assertEquals(View.GONE, a.more.visibility)
         assertEquals(View.GONE, a.status.visibility)
-        Screens.matchesGolden(a, "my_games")
+        Screens.matchesGoldens(c, "my_games")
     }
 
     @Test

@@ -9,7 +9,9 @@ import android.os.Looper
 import android.view.MotionEvent
 import android.view.View
 import org.junit.Assert.fail
+import org.robolectric.RuntimeEnvironment
 import org.robolectric.Shadows.shadowOf
+import org.robolectric.android.controller.ActivityController
 import java.io.File
 import kotlin.math.abs
 
@@ -80,6 +82,35 @@ object Screens {
         if (share > MAX_DIFFERENT) {
             fail("$name differs from its golden in %.2f%% of the pixels (see target/screenshots/$name.png)".format(share * 100))
         }
+    }
+
+    /**
+     * The screen of [c] against its goldens in the light theme, the dark theme and at font scale
+     * 1.3 ([name], [name]_dark, [name]_large), each checked for accessibility too. The activity is
+     * recreated for each (as for a change of the phone's settings) and left in the light theme at
+     * font scale 1; returns the activity shown then.
+     */
+    fun <A : Activity> matchesGoldens(c: ActivityController<A>, name: String): A {
+        try {
+            for ((variant, qualifiers, scale) in listOf(
+                Triple("", "-notnight", 1f),
+                Triple("_dark", "+night", 1f),
+                Triple("_large", "-notnight", 1.3f),
+            )) {
+                RuntimeEnvironment.setQualifiers(qualifiers)
+                RuntimeEnvironment.setFontScale(scale)
+                if (variant != "") c.recreate()
+                settle()
+                matchesGolden(c.get(), name + variant)
+                Accessibility.check(c.get(), name + variant)
+            }
+        } finally {
+            RuntimeEnvironment.setQualifiers("-notnight")
+            RuntimeEnvironment.setFontScale(1f)
+            c.recreate()
+            settle()
+        }
+        return c.get()
     }
 
     /** A finger lifted on tile ([row], [col]) of the grid (0,0 = top left). */

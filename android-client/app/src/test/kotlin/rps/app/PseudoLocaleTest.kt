@@ -1,0 +1,96 @@
+package rps.app
+
+import android.app.Activity
+import android.view.View
+import android.view.ViewGroup
+import android.widget.TextView
+import org.junit.Assert.assertEquals
+import org.junit.Assert.fail
+import org.junit.Before
+import org.junit.Test
+import org.junit.runner.RunWith
+import org.robolectric.Robolectric
+import org.robolectric.RobolectricTestRunner
+import org.robolectric.RuntimeEnvironment
+import org.robolectric.annotation.Config
+import org.robolectric.annotation.GraphicsMode
+
+/**
+ * Every screen under the pseudo-locale en-XA (each string of strings.xml accented and in brackets,
+ * written by app/pseudo-locale.py): a text without brackets that is not data from the server (a
+ * name, an address, a number) was written in the code instead of strings.xml.
+ */
+@RunWith(RobolectricTestRunner::class)
+@GraphicsMode(GraphicsMode.Mode.NATIVE)
+@Config(qualifiers = "en-rXA")
+class PseudoLocaleTest {
+    private val app get() = RuntimeEnvironment.getApplication() as RpsApp
+
+    /** What the server or the player wrote, shown as it is. */
+    private val data = listOf("Friday night RPSLS", "Ada", "http://fake.test", "Rock", "Paper", "Scissors", "Lizard", "Spock")
+
+    @Before
+    fun reset() = Fakes.reset()
+
+    private fun hardCoded(a: Activity): List<String> {
+        val found = mutableListOf<String>()
+        fun walk(v: View) {
+            if (v is TextView && v.isShown) {
+                for (t in listOf(v.text?.toString().orEmpty(), if (v.text.isNullOrEmpty()) v.hint?.toString().orEmpty() else "")) {
+                    if (t.isEmpty() || t.contains('[')) continue
+                    val rest = data.fold(t) { acc, d -> acc.replace(d, "") }
+                    if (rest.any { it.isLetter() }) found += t
+                }
+            }
+            if (v is ViewGroup) for (i in 0 until v.childCount) walk(v.getChildAt(i))
+        }
+        walk(a.window.decorView)
+        return found
+    }
+
+    private fun assertNoHardCodedText(a: Activity, screen: String) {
+        Screens.settle()
+        val found = hardCoded(a)
+        if (found.isNotEmpty()) fail("$screen shows text that is not in strings.xml: $found")
+    }
+
+    @Test
+    fun `the pseudo-locale is in force`() {
+        assertEquals("[Çöñtîñüé]", app.getString(R.string.server_continue))
+    }
+
+    @Test
+    fun `no screen shows hard-coded text`() {
+        val first = Robolectric.buildActivity(AccountActivity::class.java).setup().get()
+        assertNoHardCodedText(first, "the first screen")
+        first.server.setText(TestRpsApp.FAKE_URL)
+        first.checkServer.performClick()
+        Screens.settle("the account step") { first.create.isShown }
+        assertNoHardCodedText(first, "the account step")
+
+        app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t")
+        val account = Robolectric.buildActivity(AccountActivity::class.java).setup().get()
+        Screens.settle("the account") { account.info.text.contains("1000") }
+        assertNoHardCodedText(account, "the account")
+
+        val list = Robolectric.buildActivity(LobbyListActivity::class.java).setup().get()
+        Screens.settle("the lobbies") { list.list.childCount > 0 }
+        assertNoHardCodedText(list, "the lobbies")
+
+        val games = Robolectric.buildActivity(MyGamesActivity::class.java).setup().get()
+        Screens.settle("my games") { games.status.isShown }
+        assertNoHardCodedText(games, "my games")
+
+        val lobby = Robolectric.buildActivity(
+            LobbyActivity::class.java,
+            android.content.Intent(app, LobbyActivity::class.java).putExtra(LobbyActivity.EXTRA_LOBBY, Fakes.server.lobbyId),
+        ).setup().get()
+        Screens.settle("the lobby") { lobby.grid.weapons != null && lobby.join.isShown }
+        assertNoHardCodedText(lobby, "the lobby")
+        lobby.join.performClick()
+        Fakes.server.to("started")
+        Screens.settle("the round") { lobby.grid.isShown }
+        for ((r, c) in listOf(0 to 0, 0 to 1)) Screens.tap(lobby.grid, r, c)
+        assertNoHardCodedText(lobby, "the round")
+    }
+}
