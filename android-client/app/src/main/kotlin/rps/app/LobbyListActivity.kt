@@ -114,7 +114,7 @@ class LobbyListActivity : Activity() {
     }
 
     private fun row(l: LobbyView, serverAheadMs: Long): Button {
-        val b = button("") {
+        val b = plainButton(primary = false) {
             startActivity(Intent(this, LobbyActivity::class.java).putExtra(LobbyActivity.EXTRA_LOBBY, l.id))
         }.apply { gravity = android.view.Gravity.START or android.view.Gravity.CENTER_VERTICAL }
         rows += Row(l, serverAheadMs, b).also { b.text = describe(it) }

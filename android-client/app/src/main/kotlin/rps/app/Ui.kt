@@ -62,10 +62,13 @@ internal fun TextView.showStatus(message: String?, failure: Boolean = false) {
     visibility = if (message == null) View.GONE else View.VISIBLE
 }
 
-/** A button at least 48dp high: filled in the primary colour, or outlined ([primary] false). */
-internal fun Activity.button(label: Int, primary: Boolean = true, onClick: () -> Unit): Button = Button(this, null, 0, 0).apply {
-    setText(label)
-    isAllCaps = false
+/** A button at least 48dp high labelled [label]: filled in the primary colour, or outlined ([primary] false). */
+internal fun Activity.button(label: Int, primary: Boolean = true, onClick: () -> Unit): Button =
+    plainButton(primary, onClick).apply { setText(label) }
+
+/** A button at least 48dp high whose text the caller sets. */
+internal fun Activity.plainButton(primary: Boolean = true, onClick: () -> Unit): Button = Button(this, null, 0, 0).apply {
+    setAllCaps(false)
     setTextSize(TypedValue.COMPLEX_UNIT_PX, resources.getDimension(R.dimen.text_body))
     setTypeface(typeface, Typeface.BOLD)
     minHeight = px(R.dimen.touch_target)
@@ -73,25 +76,19 @@ internal fun Activity.button(label: Int, primary: Boolean = true, onClick: () ->
     gravity = Gravity.CENTER
     val h = dp(16)
     setPadding(h, dp(10), h, dp(10))
-    val shape = GradientDrawable().apply {
-        cornerRadius = resources.getDimension(R.dimen.corner)
-        if (primary) {
-            color = ColorStateList(
-                arrayOf(intArrayOf(-android.R.attr.state_enabled), intArrayOf()),
-                intArrayOf(color(R.color.disabled), color(R.color.primary)),
-            )
-        } else {
-            setColor(color(R.color.surface))
-            setStroke(dp(1), color(R.color.outline))
-        }
+    val enabled = intArrayOf(android.R.attr.state_enabled)
+    val disabled = intArrayOf(-android.R.attr.state_enabled)
+    val shape = GradientDrawable()
+    shape.setCornerRadius(resources.getDimension(R.dimen.corner))
+    if (primary) {
+        shape.setColor(ColorStateList(arrayOf(disabled, enabled), intArrayOf(color(R.color.disabled), color(R.color.primary))))
+    } else {
+        shape.setColor(color(R.color.surface))
+        shape.setStroke(dp(1), color(R.color.outline))
     }
     background = RippleDrawable(ColorStateList.valueOf(color(R.color.primary_pressed)), shape, null)
-    setTextColor(
-        ColorStateList(
-            arrayOf(intArrayOf(-android.R.attr.state_enabled), intArrayOf()),
-            intArrayOf(color(R.color.on_disabled), color(if (primary) R.color.on_primary else R.color.primary)),
-        ),
-    )
+    val textColor = color(if (primary) R.color.on_primary else R.color.primary)
+    setTextColor(ColorStateList(arrayOf(disabled, enabled), intArrayOf(color(R.color.on_disabled), textColor)))
     stateListAnimator = null
     setOnClickListener { onClick() }
 }
@@ -135,6 +132,7 @@ private fun errorText(code: ErrorCode): Int = when (code) {
     ErrorCode.WRONG_STAGE -> R.string.error_wrong_stage
     ErrorCode.NOT_IN_GAME -> R.string.error_not_in_game
     ErrorCode.ALREADY_REGISTERED -> R.string.error_already_registered
+    ErrorCode.REJOIN_LIMIT -> R.string.error_rejoin_limit
     ErrorCode.LOBBY_FULL -> R.string.error_lobby_full
     ErrorCode.INSUFFICIENT_FUNDS -> R.string.error_insufficient_funds
     ErrorCode.MONEY_LIMIT -> R.string.error_money_limit
@@ -150,6 +148,7 @@ private fun errorText(code: ErrorCode): Int = when (code) {
     ErrorCode.ACCOUNT_DISABLED -> R.string.error_account_disabled
     ErrorCode.NO_MATCH -> R.string.error_no_match
     ErrorCode.UNAVAILABLE -> R.string.error_unavailable
+    ErrorCode.NOT_LOGGED -> R.string.error_not_logged
     ErrorCode.UNKNOWN -> R.string.error_unknown
 }
 

@@ -79,12 +79,15 @@ object Accessibility {
 
     private fun colorOf(v: View): Int? = when (val d = v.background) {
         is ColorDrawable -> d.color.takeIf { Color.alpha(it) == 255 }
-        is RippleDrawable -> (d.getDrawable(0) as? GradientDrawable)?.color?.getColorForState(v.drawableState, 0)?.takeIf {
-            Color.alpha(it) ==
-                255
-        }
-        is GradientDrawable -> d.color?.getColorForState(v.drawableState, 0)?.takeIf { Color.alpha(it) == 255 }
+        is RippleDrawable -> fill(d.getDrawable(0), v)
+        is GradientDrawable -> fill(d, v)
         else -> null
+    }
+
+    /** A shape's fill for the view's state (GradientDrawable.getColor is API 24: the app compiles against 23, the tests run on 34). */
+    private fun fill(d: android.graphics.drawable.Drawable?, v: View): Int? {
+        val list = d?.javaClass?.getMethod("getColor")?.invoke(d) as? android.content.res.ColorStateList ?: return null
+        return list.getColorForState(v.drawableState, list.defaultColor).takeIf { Color.alpha(it) == 255 }
     }
 
     fun contrast(a: Int, b: Int): Double {

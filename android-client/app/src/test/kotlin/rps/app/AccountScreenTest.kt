@@ -177,6 +177,7 @@ class AccountScreenTest {
         a.signedInAs("Ada")
         a.switch.performClick()
         shadowOf(a.dialog).clickOnItem(0) // Bo
+        Screens.settle()
         val confirm = a.dialog!!
         assertEquals(
             "Play as Bo on http://fake.test? Ada's move waiting in 1 game is still revealed, with Ada's token.",
@@ -184,11 +185,14 @@ class AccountScreenTest {
         )
         Screens.shoot(a, "account_switch_confirm")
         confirm.getButton(AlertDialog.BUTTON_NEGATIVE).performClick()
+        Screens.settle()
         assertEquals("Ada", app.account!!.name)
 
         a.switch.performClick()
         shadowOf(a.dialog).clickOnItem(0)
+        Screens.settle()
         a.dialog!!.getButton(AlertDialog.BUTTON_POSITIVE).performClick()
+        Screens.settle()
         a.signedInAs("Bo")
         assertEquals("Bo's vault is his own", emptyList<String>(), app.pendingMoves(app.account!!))
 
@@ -212,6 +216,7 @@ class AccountScreenTest {
             shadowOf(confirm).message.toString(),
         )
         confirm.getButton(AlertDialog.BUTTON_POSITIVE).performClick()
+        Screens.settle()
         assertNull(app.account)
         assertTrue(app.accounts.all().isEmpty())
         assertTrue(!java.io.File(app.filesDir, ada.folder).exists())

@@ -258,7 +258,7 @@ class LobbyScreenTest {
         app.forgetSessions() // all a killed process had in memory
 
         // What the next process reads from private storage, and the session it starts from it.
-        val stored = FileChainCheckpoints(java.io.File(app.filesDir, "chain")).load(srv.lobbyId)!!
+        val stored = FileChainCheckpoints(java.io.File(app.filesDir, app.account!!.folder + "/chain")).load(srv.lobbyId)!!
         assertEquals(ChainCheckpoint(last.seq, last.hash, srv.head()), stored)
         val a = open().get()
         assertEquals(srv.head(), a.session.receipt)

@@ -108,7 +108,7 @@ class MyGamesScreenTest {
         Screens.settle("the empty state") { a.status.text.isNotEmpty() }
         assertEquals("No games yet. Join a lobby to play your first.", a.status.text.toString())
         assertEquals(0, a.list.childCount)
-        assertEquals("the empty state is not painted as an error", TEXT_DARK, a.status.currentTextColor)
+        assertEquals("the empty state is not painted as an error", a.getColor(R.color.text), a.status.currentTextColor)
         Screens.shoot(a, "my_games_empty")
     }
 
@@ -118,7 +118,7 @@ class MyGamesScreenTest {
         val a = Robolectric.buildActivity(MyGamesActivity::class.java).setup().get()
         Screens.settle("the failure") { a.status.text.isNotEmpty() }
         assertEquals("Could not reach the server. Check its address and your connection.", a.status.text.toString())
-        assertEquals(NOTICE_RED, a.status.currentTextColor)
+        assertEquals(a.getColor(R.color.error), a.status.currentTextColor)
         Screens.shoot(a, "my_games_unreachable")
     }
 }
