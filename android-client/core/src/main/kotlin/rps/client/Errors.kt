@@ -29,7 +29,6 @@ enum class ErrorCode(val wire: String, val playerMessage: String) {
     NO_MATCH("no_match", "No open game with this bet right now. Try again in a moment."),
     NOT_LOGGED("not_logged", "The transparency log has not published this yet. Try again in a moment."),
     UNAVAILABLE("unavailable", "The server is switching to its standby database. Retrying..."),
-    NOT_LOGGED("not_logged", "The server's transparency log does not hold that yet. Try again in a moment."),
     UNKNOWN("unknown", "Something went wrong on the server."),
     ;
 
