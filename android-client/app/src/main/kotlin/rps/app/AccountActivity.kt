@@ -44,6 +44,7 @@ class AccountActivity : Activity() {
 
     internal val server by lazy {
         EditText(this).apply {
+            minHeight = px(R.dimen.touch_target)
             inputType = InputType.TYPE_CLASS_TEXT or InputType.TYPE_TEXT_VARIATION_URI
             setHint(R.string.server_example)
             setSingleLine()
@@ -51,6 +52,7 @@ class AccountActivity : Activity() {
     }
     internal val name by lazy {
         EditText(this).apply {
+            minHeight = px(R.dimen.touch_target)
             setHint(R.string.player_name_hint)
             inputType = InputType.TYPE_CLASS_TEXT or InputType.TYPE_TEXT_FLAG_CAP_WORDS
             setSingleLine()
@@ -58,6 +60,7 @@ class AccountActivity : Activity() {
     }
     internal val token by lazy {
         EditText(this).apply {
+            minHeight = px(R.dimen.touch_target)
             setHint(R.string.token_hint)
             inputType = InputType.TYPE_CLASS_TEXT or InputType.TYPE_TEXT_VARIATION_VISIBLE_PASSWORD
             setSingleLine()

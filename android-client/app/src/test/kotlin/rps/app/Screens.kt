@@ -93,9 +93,9 @@ object Screens {
     fun <A : Activity> matchesGoldens(c: ActivityController<A>, name: String): A {
         try {
             for ((variant, qualifiers, scale) in listOf(
-                Triple("", "-notnight", 1f),
+                Triple("", "+notnight", 1f),
                 Triple("_dark", "+night", 1f),
-                Triple("_large", "-notnight", 1.3f),
+                Triple("_large", "+notnight", 1.3f),
             )) {
                 RuntimeEnvironment.setQualifiers(qualifiers)
                 RuntimeEnvironment.setFontScale(scale)
@@ -105,7 +105,7 @@ object Screens {
                 Accessibility.check(c.get(), name + variant)
             }
         } finally {
-            RuntimeEnvironment.setQualifiers("-notnight")
+            RuntimeEnvironment.setQualifiers("+notnight")
             RuntimeEnvironment.setFontScale(1f)
             c.recreate()
             settle()
