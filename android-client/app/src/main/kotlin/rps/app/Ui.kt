@@ -133,6 +133,7 @@ private fun errorText(code: ErrorCode): Int = when (code) {
     ErrorCode.NOT_IN_GAME -> R.string.error_not_in_game
     ErrorCode.ALREADY_REGISTERED -> R.string.error_already_registered
     ErrorCode.REJOIN_LIMIT -> R.string.error_rejoin_limit
+    ErrorCode.NAME_TAKEN -> R.string.error_name_taken
     ErrorCode.LOBBY_FULL -> R.string.error_lobby_full
     ErrorCode.INSUFFICIENT_FUNDS -> R.string.error_insufficient_funds
     ErrorCode.MONEY_LIMIT -> R.string.error_money_limit
