@@ -44,26 +44,26 @@ class AccountActivity : Activity() {
 
     internal val server by lazy {
         EditText(this).apply {
-            minHeight = px(R.dimen.touch_target)
             inputType = InputType.TYPE_CLASS_TEXT or InputType.TYPE_TEXT_VARIATION_URI
             setHint(R.string.server_example)
             setSingleLine()
+            minHeight = px(R.dimen.touch_target) // after setSingleLine, which sets a height in lines
         }
     }
     internal val name by lazy {
         EditText(this).apply {
-            minHeight = px(R.dimen.touch_target)
             setHint(R.string.player_name_hint)
             inputType = InputType.TYPE_CLASS_TEXT or InputType.TYPE_TEXT_FLAG_CAP_WORDS
             setSingleLine()
+            minHeight = px(R.dimen.touch_target) // after setSingleLine, which sets a height in lines
         }
     }
     internal val token by lazy {
         EditText(this).apply {
-            minHeight = px(R.dimen.touch_target)
             setHint(R.string.token_hint)
             inputType = InputType.TYPE_CLASS_TEXT or InputType.TYPE_TEXT_VARIATION_VISIBLE_PASSWORD
             setSingleLine()
+            minHeight = px(R.dimen.touch_target) // after setSingleLine, which sets a height in lines
         }
     }
     internal val status by lazy { notice() }

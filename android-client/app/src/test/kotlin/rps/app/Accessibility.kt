@@ -27,7 +27,8 @@ object Accessibility {
         val spoken = HashMap<String, Int>()
         walk(activity.window.decorView) { v ->
             if (!v.isShown || v.width == 0 || v.height == 0) return@walk
-            val speech = (v.contentDescription ?: (v as? TextView)?.text)?.toString()?.trim().orEmpty()
+            val text = (v as? TextView)?.let { t -> t.text?.takeIf { it.isNotEmpty() } ?: t.hint }
+            val speech = (v.contentDescription ?: text)?.toString()?.trim().orEmpty()
             if (v.isClickable && v.isEnabled) {
                 val w = v.width / density
                 val h = v.height / density
