@@ -61,7 +61,8 @@ class AccountActivity : Activity() {
     internal val token by lazy {
         EditText(this).apply {
             setHint(R.string.token_hint)
-            inputType = InputType.TYPE_CLASS_TEXT or InputType.TYPE_TEXT_VARIATION_VISIBLE_PASSWORD
+            // Not VISIBLE_PASSWORD: that variation sets a monospace face, which cut the hint off.
+            inputType = InputType.TYPE_CLASS_TEXT or InputType.TYPE_TEXT_FLAG_NO_SUGGESTIONS
             setSingleLine()
             minHeight = px(R.dimen.touch_target) // after setSingleLine, which sets a height in lines
         }
@@ -139,6 +140,7 @@ class AccountActivity : Activity() {
     private fun showAccount() {
         val a = app.account ?: return showServerStep()
         adding = false
+        checkedServer = null
         serverStep.visibility = View.GONE
         accountStep.visibility = View.GONE
         signedIn.visibility = View.VISIBLE

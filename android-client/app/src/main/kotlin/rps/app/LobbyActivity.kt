@@ -58,7 +58,8 @@ class LobbyActivity : Activity() {
     override fun onCreate(savedInstanceState: Bundle?) {
         super.onCreate(savedInstanceState)
         val lobbyId = intent.getStringExtra(EXTRA_LOBBY) ?: return finish()
-        session = app.session(lobbyId)
+        // Recreated (a new theme, a rotation): the same session, even when its game is over.
+        session = app.session(lobbyId, keepEnded = savedInstanceState != null)
         grid.onChange = { showWeapon() }
         // Scrolls on small screens, so the result and the buttons are never cut off.
         setContentView(
@@ -146,11 +147,14 @@ class LobbyActivity : Activity() {
             is GameUiState.Left -> getString(R.string.state_left, shown.refund)
             is GameUiState.Error -> getString(R.string.state_session_stopped)
         }
-        pot.text = potOf(shown)?.let { getString(R.string.pot, it) } ?: pot.text
+        // The pot of a game that is over has been paid out: no longer shown.
+        pot.text = potOf(shown)?.let { getString(R.string.pot, it) } ?: ""
+        pot.visibility = if (pot.text.isEmpty()) View.GONE else View.VISIBLE
         val outcome = when (shown) {
             is GameUiState.RoundResult -> shown.outcome
             is GameUiState.YourMove -> shown.lastRound
             is GameUiState.Lost -> shown.lastRound
+            is GameUiState.Won -> shown.lastRound
             else -> null
         }
         if (outcome != null) result.text = describe(outcome)

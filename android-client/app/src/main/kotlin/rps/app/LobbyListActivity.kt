@@ -63,7 +63,7 @@ class LobbyListActivity : Activity() {
                             button(R.string.refresh, primary = false) {
                                 load(null)
                             },
-                            LinearLayout.LayoutParams(0, ViewGroup.LayoutParams.WRAP_CONTENT, 1f),
+                            LinearLayout.LayoutParams(0, ViewGroup.LayoutParams.WRAP_CONTENT, 1f).apply { marginEnd = dp(8) },
                         )
                         addView(myGames, LinearLayout.LayoutParams(0, ViewGroup.LayoutParams.WRAP_CONTENT, 1f))
                     },

@@ -73,12 +73,16 @@ open class RpsApp : Application() {
     val vault: Vault get() = vaultOf(account ?: error("no account"))
     val checkpoints: ChainCheckpoints get() = checkpointsOf(account ?: error("no account"))
 
-    /** The lobby's running session for the account in use; a new one once the previous game is over for this player. */
-    fun session(lobbyId: String): GameSession = session(account ?: error("no account"), lobbyId)
+    /**
+     * The lobby's session for the account in use. A session whose game is over for this player is
+     * kept while its ending is on screen ([keepEnded], e.g. after a change of theme) and replaced by
+     * a new one when the player comes to the lobby again or asks for the next game.
+     */
+    fun session(lobbyId: String, keepEnded: Boolean = false): GameSession = session(account ?: error("no account"), lobbyId, keepEnded)
 
-    private fun session(a: StoredAccount, lobbyId: String): GameSession {
+    private fun session(a: StoredAccount, lobbyId: String, keepEnded: Boolean = false): GameSession {
         val key = "${a.id}/$lobbyId"
-        sessions[key]?.takeIf { !it.state.value.isFinal }?.let { return it }
+        sessions[key]?.takeIf { keepEnded || !it.state.value.isFinal }?.let { return it }
         sessions.remove(key)?.stop()
         val b = backendOf(a)
         return GameSession(lobbyId, b.player, b.feed, vaultOf(a), scope, clock = clock, random = random, checkpoints = checkpointsOf(a))

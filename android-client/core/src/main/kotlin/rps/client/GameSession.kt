@@ -334,7 +334,7 @@ class GameSession(
                 }
                 is EventData.GameFinished -> {
                     if (mine) {
-                        val ending = if (d.winner == me?.id) GameUiState.Won(d.amount, d.round) else lost(d.round)
+                        val ending = if (d.winner == me?.id) GameUiState.Won(d.amount, d.round, snap.lastOutcome) else lost(d.round)
                         snap = snap.copy(ending = ending)
                     }
                     refresh = true
@@ -392,7 +392,7 @@ class GameSession(
                 lock.withLock {
                     if (snap.ending == null && !r.stage.isOpen) {
                         val ending = when {
-                            r.stage == Stage.FINISHED && r.winner == me?.id -> GameUiState.Won(r.payout, r.round)
+                            r.stage == Stage.FINISHED && r.winner == me?.id -> GameUiState.Won(r.payout, r.round, snap.lastOutcome)
                             r.stage == Stage.FINISHED -> lost(r.round)
                             else -> GameUiState.Stopped(r.stopReason ?: "stopped", null)
                         }

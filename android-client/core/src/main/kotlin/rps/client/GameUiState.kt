@@ -53,7 +53,9 @@ sealed interface GameUiState {
         val sent: Boolean,
     ) : GameUiState
     data class RoundResult(val outcome: RoundOutcome) : GameUiState
-    data class Won(val amount: Long, val round: Int) : GameUiState
+
+    /** The player won [amount] in [round]; [lastRound] is the last round resolved (none when the others ran out of time). */
+    data class Won(val amount: Long, val round: Int, val lastRound: RoundOutcome?) : GameUiState
     data class Lost(val round: Int, val lastRound: RoundOutcome?) : GameUiState
 
     /** The game was stopped; [share] is the player's part of the escrow when the stop event said so. */
