@@ -6,10 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/commitreveal/rps/tournament"
 	"github.com/jackc/pgx/v5"
@@ -203,21 +205,17 @@ func (s *Store) NotifiedEvents(ctx context.Context, lobby tournament.LobbyID, af
 // in order. The slice may be shared with concurrent callers and must not be modified.
 //
 // A new event wakes every follower of its lobby at once, and they all ask for the events after
-// the same seq: identical reads in flight are made once and shared (events never change), so
-// the database's work per event does not grow with the number of followers. A read is shared
-// only by callers that saw the same number of wake-ups, so a follower woken by a newer event
-// never gets the result of a read that began before that event was committed.
+// the same seq: identical reads are made once for all the callers that asked before it began (see
+// eventReads), so the database's work per event does not grow with the number of followers, and
+// no caller gets a read that began before it asked, which could miss an event committed in
+// between (a notification of it may come later, or not at all while the listener is away).
 func (s *Store) Events(ctx context.Context, lobby tournament.LobbyID, after int64, limit int) ([]tournament.LoggedEvent, error) {
 	if !validID(string(lobby)) {
 		return nil, nil
 	}
 	// Followers asking for different page sizes share a read of the larger page.
-	read := sharedEventPage
-	if limit > read {
-		read = limit
-	}
-	key := fmt.Sprintf("%s/%d/%d/%d", lobby, after, read, s.notify.generation(lobby))
-	shared, err, _ := s.eventReads.Do(key, func() (any, error) {
+	read := max(limit, sharedEventPage)
+	events, err := s.eventReads.do(eventPage{lobby, after, read}, func() ([]tournament.LoggedEvent, error) {
 		// Detached from the first caller's context, whose cancellation must not fail the others.
 		return collect(context.WithoutCancel(ctx), s.pool, scanEvent, `SELECT seq, type, lobby_id::text,
 				coalesce(game_id::text, ''), at, data::text, prev_hash, hash
@@ -226,8 +224,72 @@ func (s *Store) Events(ctx context.Context, lobby tournament.LobbyID, after int6
 	if err != nil {
 		return nil, err
 	}
-	events := shared.([]tournament.LoggedEvent)
 	return events[:min(limit, len(events))], nil
+}
+
+// eventPage names a read of a lobby's log: the events after a seq, up to a page size.
+type eventPage struct {
+	lobby tournament.LobbyID
+	after int64
+	limit int
+}
+
+// eventReads shares identical reads of the log among the callers that asked for one before it
+// began. A caller that finds a read of its page running waits for it to end and then shares the
+// next one with whoever came meanwhile: it never gets a read that began before it asked (a fault
+// run caught the former sharing, keyed by the notifications heard so far, answering a follower
+// with a page read more than a second before its request, across a pause of the replica, while the
+// notifications of the newer events waited unread). At most two reads of a page are made at
+// once: the running one and the next.
+type eventReads struct {
+	mu      sync.Mutex
+	running map[eventPage]*sharedRead
+	next    map[eventPage]*sharedRead
+}
+
+// sharedRead is one read of a page, for every caller it answers.
+type sharedRead struct {
+	done   chan struct{}
+	events []tournament.LoggedEvent
+	err    error
+}
+
+// errReadAbandoned answers the callers of a read whose function panicked.
+var errReadAbandoned = errors.New("the shared read of the log did not finish")
+
+// do returns the result of read for page, made at some moment after do was called, and shared.
+func (g *eventReads) do(page eventPage, read func() ([]tournament.LoggedEvent, error)) ([]tournament.LoggedEvent, error) {
+	g.mu.Lock()
+	if r := g.next[page]; r != nil {
+		g.mu.Unlock()
+		<-r.done
+		return r.events, r.err
+	}
+	r := &sharedRead{done: make(chan struct{}), err: errReadAbandoned}
+	if running := g.running[page]; running != nil {
+		// It may have begun before this call: the next read begins once it ends.
+		if g.next == nil {
+			g.next = map[eventPage]*sharedRead{}
+		}
+		g.next[page] = r
+		g.mu.Unlock()
+		<-running.done
+		g.mu.Lock()
+		delete(g.next, page)
+	}
+	if g.running == nil {
+		g.running = map[eventPage]*sharedRead{}
+	}
+	g.running[page] = r
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		delete(g.running, page)
+		g.mu.Unlock()
+		close(r.done)
+	}()
+	r.events, r.err = read()
+	return r.events, r.err
 }
 
 // sharedEventPage is the smallest page a read of the log asks the database for.

@@ -25,14 +25,6 @@ type notifier struct {
 	// accountWatchers are told of every changed account; "" means any account may have changed.
 	accountWatchers []func(tournament.AccountID)
 	started         bool
-	// wakeStamps hold, for the lobbies kept (see wake), the stamp of each one's last wake-up
-	// from wakeClock, which counts every wake-up; every other lobby's generation is wakeFloor, at
-	// least every stamp dropped. So a lobby's generation grows at each of its wake-ups and never
-	// goes back, and a read of the log keyed by it is never shared with a read that began before a
-	// wake-up (see Events).
-	wakeStamps map[tournament.LobbyID]uint64
-	wakeClock  uint64
-	wakeFloor  uint64
 	// heads are the highest seq notified of each lobby kept since the listener last
 	// (re)connected: a follower further on has nothing to read.
 	heads map[tournament.LobbyID]int64
@@ -49,7 +41,7 @@ const maxRecentEvents = 64
 // make room, and its followers read the log.
 const maxRecentLobbies = 4096
 
-// maxKnownLobbies bounds the heads and wake stamps remembered; past it an arbitrary lobby's are
+// maxKnownLobbies bounds the heads remembered; past it an arbitrary lobby's are
 // forgotten to make room (which costs reads, not correctness).
 const maxKnownLobbies = 100_000
 
@@ -63,16 +55,6 @@ func (s *Store) MayHaveEventsAfter(lobby tournament.LobbyID, seq int64) bool {
 	defer n.mu.Unlock()
 	head, known := n.heads[lobby]
 	return !known || head > seq
-}
-
-// generation is a number that grows at each wake-up of the lobby and never goes back.
-func (n *notifier) generation(lobby tournament.LobbyID) uint64 {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if stamp, ok := n.wakeStamps[lobby]; ok {
-		return stamp
-	}
-	return n.wakeFloor
 }
 
 // Subscribe returns a channel that receives a value whenever the lobby's log may have grown, and
@@ -196,17 +178,15 @@ func evictOne[V any](m map[tournament.LobbyID]V, limit int) (V, bool) {
 // may have been missed.
 //
 // Any login can NOTIFY, with lobby ids of its choosing: what the listener keeps of a lobby (its
-// head, recent events and wake stamp) comes only from events under the note key, or for lobbies
+// head and recent events) comes only from events under the note key, or for lobbies
 // followed here, and is bounded. A notification of any other lobby keeps nothing: it only makes
 // what was known of the lobby unknown, so its next follower reads the log.
 func (n *notifier) wake(lobby tournament.LobbyID, seq int64, events []tournament.LoggedEvent, all bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.wakeClock++
 	if all {
-		// Notifications may have been missed: no head is known any more, no event follows those
-		// kept, and every read of the log begun before is stale.
-		n.wakeFloor, n.wakeStamps = n.wakeClock, nil
+		// Notifications may have been missed: no head is known any more, and no event follows
+		// those kept.
 		n.heads, n.recent = nil, nil
 		for _, chans := range n.followers {
 			signal(chans)
@@ -227,25 +207,13 @@ func (n *notifier) wake(lobby tournament.LobbyID, seq int64, events []tournament
 	if seq > n.heads[lobby] {
 		n.heads[lobby] = seq
 	}
-	if n.wakeStamps == nil {
-		n.wakeStamps = map[tournament.LobbyID]uint64{}
-	}
-	if _, known := n.wakeStamps[lobby]; !known {
-		if stamp, evicted := evictOne(n.wakeStamps, maxKnownLobbies); evicted {
-			n.wakeFloor = max(n.wakeFloor, stamp)
-		}
-	}
-	n.wakeStamps[lobby] = n.wakeClock
 	signal(n.followers[lobby])
 }
 
-// forget drops what is known of a lobby: its head and recent events, and its wake stamp (its
-// generation moves on, to the newest stamp).
+// forget drops what is known of a lobby: its head and recent events.
 func (n *notifier) forget(lobby tournament.LobbyID) {
 	delete(n.heads, lobby)
 	delete(n.recent, lobby)
-	delete(n.wakeStamps, lobby)
-	n.wakeFloor = n.wakeClock
 }
 
 func signal(chans map[chan struct{}]struct{}) {

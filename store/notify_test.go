@@ -152,27 +152,19 @@ func TestEventNotes(t *testing.T) {
 }
 
 // TestRecentEventsAreBounded: the notified events kept for followers stay within maxRecentEvents
-// a lobby and maxRecentLobbies lobbies, and the heads and wake stamps within maxKnownLobbies,
-// however many lobbies have news; a lobby's generation never goes back when it is forgotten.
+// a lobby and maxRecentLobbies lobbies, and the heads within maxKnownLobbies, however many lobbies
+// have news.
 func TestRecentEventsAreBounded(t *testing.T) {
 	t.Parallel()
 	var n notifier
-	first := tournament.LobbyID("lobby-0")
-	var firstGen uint64
 	for i := range maxKnownLobbies + 100 {
 		lobby := tournament.LobbyID(fmt.Sprint("lobby-", i))
 		for seq := int64(1); seq <= 3; seq++ {
 			n.wake(lobby, seq, []tournament.LoggedEvent{{Seq: seq, LobbyID: lobby}}, false)
 		}
-		if i == 0 {
-			firstGen = n.generation(first)
-		}
 	}
-	if gen := n.generation(first); gen < firstGen {
-		t.Errorf("a lobby's generation went back from %d to %d", firstGen, gen)
-	}
-	if len(n.heads) > maxKnownLobbies || len(n.wakeStamps) > maxKnownLobbies {
-		t.Errorf("%d heads and %d wake stamps kept, want at most %d", len(n.heads), len(n.wakeStamps), maxKnownLobbies)
+	if len(n.heads) > maxKnownLobbies {
+		t.Errorf("%d heads kept, want at most %d", len(n.heads), maxKnownLobbies)
 	}
 	busy := tournament.LobbyID("busy")
 	for seq := int64(1); seq <= maxRecentEvents+10; seq++ {
@@ -243,7 +235,7 @@ func TestForgedNotificationsKeepNothing(t *testing.T) {
 func (n *notifier) lobbiesKept() int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return max(len(n.wakeStamps), len(n.heads), len(n.recent), len(n.followers))
+	return max(len(n.heads), len(n.recent), len(n.followers))
 }
 
 // TestNoteKeyFollowsRotation: the listener derives the note key from the current signing key, and

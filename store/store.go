@@ -52,8 +52,8 @@ type Store struct {
 	outage time.Duration
 	// batches groups the actions in flight on each lobby (see runCall).
 	batches batcher
-	// eventReads shares identical event reads in flight.
-	eventReads singleflight.Group
+	// eventReads shares identical reads of the log among the callers that asked before they began.
+	eventReads eventReads
 	// recovery shares a recovery from an outage among the transactions that found it (see
 	// recoverOutage).
 	recovery singleflight.Group
