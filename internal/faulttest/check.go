@@ -611,7 +611,9 @@ func porcupineHistory(ops []*Op, log []LogEvent) []porcupine.Operation {
 }
 
 // diagnose explains a failed check: the longest prefix of the history the model could take, the
-// state it left, and for each operation that could come next, why the model cannot take it.
+// state it left, and for each operation that could come next, why the model cannot take it there
+// nor at the earliest place the real-time order allows it (right after the prefix's last
+// operation that returned before its call): an operation left behind is often wrong there.
 func (m *lobbyModel) diagnose(init *modelState, history []porcupine.Operation, info porcupine.LinearizationInfo) string {
 	var longest []porcupine.Operation
 	for _, partition := range info.PartialLinearizationsOperations() {
@@ -622,6 +624,8 @@ func (m *lobbyModel) diagnose(init *modelState, history []porcupine.Operation, i
 		}
 	}
 	states := []*modelState{init}
+	// statesAfter[k] are the states after the prefix's first k operations.
+	statesAfter := [][]*modelState{states}
 	done := map[int]bool{}
 	for _, op := range longest {
 		done[op.Metadata.(int)] = true
@@ -631,6 +635,18 @@ func (m *lobbyModel) diagnose(init *modelState, history []porcupine.Operation, i
 			next = append(next, n...)
 		}
 		states = next
+		statesAfter = append(statesAfter, states)
+	}
+	whyNot := func(states []*modelState, op porcupine.Operation) string {
+		var why []string
+		for _, s := range states {
+			next, w := m.step(s, op.Input.(Input), op.Output.(Output))
+			if len(next) > 0 {
+				return "the model can take it there (what comes after it then fails)"
+			}
+			why = append(why, w)
+		}
+		return strings.Join(why, " | ")
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "not linearizable: the model takes %d of %d operations", len(longest), len(history))
@@ -651,12 +667,21 @@ func (m *lobbyModel) diagnose(init *modelState, history []porcupine.Operation, i
 		if done[op.Metadata.(int)] || op.Call > minReturn {
 			continue
 		}
-		var why []string
-		for _, s := range states {
-			_, w := m.step(s, op.Input.(Input), op.Output.(Output))
-			why = append(why, w)
+		fmt.Fprintf(&b, "\n      next? [%s] %s\n            %s", span(op), describeOp(op.Input.(Input), op.Output.(Output)), whyNot(states, op))
+		earliest := 0
+		for k, prior := range longest {
+			if prior.Return < op.Call {
+				earliest = k + 1
+			}
 		}
-		fmt.Fprintf(&b, "\n      next? [%s] %s\n            %s", span(op), describeOp(op.Input.(Input), op.Output.(Output)), strings.Join(why, " | "))
+		if earliest < len(longest) {
+			after := "at the start"
+			if earliest > 0 {
+				prior := longest[earliest-1]
+				after = fmt.Sprintf("after [%s] %s", span(prior), describeOp(prior.Input.(Input), prior.Output.(Output)))
+			}
+			fmt.Fprintf(&b, "\n            at its earliest place, %s: %s", after, whyNot(statesAfter[earliest], op))
+		}
 	}
 	return b.String()
 }

@@ -787,7 +787,7 @@ func describeOp(in Input, out Output) string {
 	case KindStop:
 		fmt.Fprintf(&b, " %q", in.Reason)
 	case KindReadEvents:
-		fmt.Fprintf(&b, " after %d", in.After)
+		fmt.Fprintf(&b, " after %d limit %d", in.After, in.Limit)
 	case KindShift:
 		fmt.Fprintf(&b, " by %d ms", in.GapMs)
 	}
