@@ -454,7 +454,9 @@ func checkOutages(r *Run, o CheckOptions) []Anomaly {
 					break
 				}
 			}
-			if !openDeadlineAt(log, out.Start.UnixMilli()) {
+			// The lobby's state when the writes stopped, a moment after the nemesis began (the
+			// kill lands then): a deadline applied in that moment needs no shift.
+			if !openDeadlineAt(log, from) {
 				continue
 			}
 			shifted := slices.ContainsFunc(log, func(e LogEvent) bool {

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/commitreveal/rps/internal/apiclient"
 	"github.com/commitreveal/rps/internal/apitest"
 	"github.com/commitreveal/rps/internal/pgtest"
+	"github.com/commitreveal/rps/tournament"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -190,5 +192,38 @@ func TestCheckerOnAQuietRun(t *testing.T) {
 				t.Errorf("no %q anomaly found", c.check)
 			}
 		})
+	}
+}
+
+// TestOutageCheckStartsWhenWritesStop: a lobby's deadline applied in the moment between the
+// nemesis's start of an outage and the kill landing (the formation's kill script takes that long
+// to start on a busy machine) left no deadline to shift, and the check must not ask for a
+// shift (a bounded run took it for a missing one); a deadline still open when the writes stopped
+// does need one.
+func TestOutageCheckStartsWhenWritesStop(t *testing.T) {
+	start := time.UnixMilli(1_800_000_000_000)
+	outage := Outage{Kind: FaultPrimary, Start: start, End: start.Add(9 * time.Second)}
+	at := func(d time.Duration) int64 { return start.Add(d).UnixMilli() }
+	event := func(seq int64, typ tournament.EventType, atMs int64, fields map[string]any) LogEvent {
+		return LogEvent{Event: apiclient.Event{Seq: seq, Type: string(typ)}, atMs: atMs, fields: fields}
+	}
+	registered := func(deadline int64) LogEvent {
+		return event(3, tournament.EventPlayerRegistered, at(-time.Second), map[string]any{"deadline": float64(deadline)})
+	}
+	applied := tournament.LobbyID("applied-as-the-kill-landed")
+	open := tournament.LobbyID("open-when-the-writes-stopped")
+	r := &Run{lobbies: []*lobbyRun{{id: applied}, {id: open}}, Logs: map[tournament.LobbyID][]LogEvent{
+		applied: {registered(at(100 * time.Millisecond)),
+			event(4, tournament.EventGameStopped, at(101*time.Millisecond), nil)},
+		open: {registered(at(5 * time.Second))},
+	}}
+	anomalies := checkOutages(r, CheckOptions{Outages: []Outage{outage}, OutageThreshold: 1500 * time.Millisecond, DatabaseOutageRule: true})
+	var flagged []tournament.LobbyID
+	for _, a := range anomalies {
+		t.Logf("anomaly: %s", a)
+		flagged = append(flagged, a.Lobby)
+	}
+	if !slices.Equal(flagged, []tournament.LobbyID{open}) {
+		t.Errorf("lobbies flagged %v, want only %s", flagged, open)
 	}
 }
