@@ -16,6 +16,18 @@ interface PlayerApi {
 
     /** The public keys the server signs heads with, newest first. */
     suspend fun signingKeys(): List<SigningKeyInfo>
+
+    /** The transparency log's origin, keys, witnesses and latest checkpoint (`GET /v1/log`). */
+    suspend fun logInfo(): LogInfo
+
+    /**
+     * The inclusion proof of event [seq] of the lobby in the log's latest published checkpoint;
+     * `409 not_logged` while no published checkpoint holds it yet.
+     */
+    suspend fun logInclusion(lobbyId: String, seq: Long): LogInclusion
+
+    /** The consistency proof from the log's tree of [from] leaves to the one of [to] leaves. */
+    suspend fun logConsistency(from: Long, to: Long): LogConsistency
 }
 
 /**

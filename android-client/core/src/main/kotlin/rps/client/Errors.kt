@@ -76,6 +76,40 @@ sealed class RpsException(message: String, cause: Throwable? = null) : Exception
         override val playerMessage: String get() = "The server's signature on the lobby's history did not verify. Do not trust this server."
     }
 
+    /**
+     * The server's transparency log contradicts itself or what this device kept: a checkpoint not
+     * signed by a key this device trusts, one smaller than or forked from the checkpoint kept
+     * ([kept]), or a proof that fails. [kept] and [shown] are the two signed checkpoints and
+     * [proof] the failing proof's hashes: together the evidence, as `rpsverify` prints it.
+     */
+    class LogMisbehavior(
+        val kind: Kind,
+        val reason: String,
+        val kept: String?,
+        val shown: String,
+        val proof: List<String> = emptyList(),
+    ) : RpsException("transparency log misbehavior: $reason") {
+        enum class Kind(val playerMessage: String) {
+            UNTRUSTED_KEY("The server's transparency log is signed by a key this device does not trust. Do not trust this server."),
+            ROLLED_BACK("The server's transparency log went back to an older state than it showed this device. Do not trust this server."),
+            FORKED("The server's transparency log contradicts what it showed this device before. Do not trust this server."),
+            BAD_PROOF("The server could not prove that the lobby's history is in its transparency log. Do not trust this server."),
+        }
+
+        override val playerMessage: String get() = kind.playerMessage
+
+        /** The evidence in plain text, as Go's checksum database client and `rpsverify` print it. */
+        val evidence: String
+            get() = buildString {
+                append("SECURITY ERROR\ntransparency log: misbehavior detected!\n").append(reason).append("\n\n")
+                kept?.let { append("kept checkpoint:\n").append(indent(it)).append('\n') }
+                append("new checkpoint:\n").append(indent(shown)).append('\n')
+                if (proof.isNotEmpty()) append("proof of misbehavior (the proof that fails):\n").append(indent(proof.joinToString("\n"))).append('\n')
+            }
+
+        private fun indent(s: String) = "\t" + s.trimEnd('\n').replace("\n", "\n\t")
+    }
+
     /** The saved password for a committed move is missing, so the move cannot be revealed. */
     class VaultMissing(val round: Int) : RpsException("no vault entry for round $round") {
         override val playerMessage: String get() = "Your saved move for round $round was lost, so it cannot be revealed."

@@ -37,6 +37,8 @@ class GameSession(
     private val retry: RetryPolicy = RetryPolicy(),
     io: CoroutineDispatcher = Dispatchers.IO,
     checkpoints: ChainCheckpoints? = null,
+    /** The server's transparency log, shared by the server's sessions; null: not checked. */
+    private val logAuditor: LogAuditor? = null,
 ) {
     private val _state = MutableStateFlow<GameUiState>(GameUiState.Connecting)
     val state: StateFlow<GameUiState> = _state.asStateFlow()
@@ -84,6 +86,7 @@ class GameSession(
                 refreshNow()
                 launch { for (x in refreshes) runCatchingRps { refreshNow() } }
                 launch { refreshWhenDeadlinesPass() }
+                logAuditor?.let { launch { proveHeadsInLog(it) } }
                 feed.follow(lobbyId, log.lastSeq).collect {
                     when (it) {
                         is ChainEvent -> if (log.accept(it)) onEvent(it)
@@ -93,15 +96,53 @@ class GameSession(
             } catch (e: CancellationException) {
                 throw e
             } catch (e: RpsException) {
-                lock.withLock {
-                    snap = snap.copy(fatal = GameUiState.Error(e, true, _state.value))
-                    publish()
-                }
+                showFatal(e)
                 coroutineContext.cancelChildren()
             }
         }
         job = j
         return j
+    }
+
+    /** Stops believing the server: [e] stays on screen, over everything else. */
+    private suspend fun showFatal(e: RpsException) {
+        lock.withLock {
+            snap = snap.copy(fatal = GameUiState.Error(e, true, _state.value))
+            publish()
+        }
+    }
+
+    /**
+     * Proves each new signed head in the server's transparency log, [LOG_LAG_MS] after it came (the
+     * log runs about a second behind play), again every [LOG_RETRY_MS] while the log does not hold
+     * it yet, and after a network failure with a backoff up to [LOG_MAX_BACKOFF_MS], quietly: the
+     * game does not wait for the log. A log that contradicts itself or this device stops the
+     * session like a forged head.
+     */
+    private suspend fun proveHeadsInLog(auditor: LogAuditor) {
+        var backoff = LOG_RETRY_MS
+        while (true) {
+            log.awaitUnprovenHead()
+            delay(LOG_LAG_MS)
+            while (true) {
+                val progress = try {
+                    log.proveInLog(auditor).also { backoff = LOG_RETRY_MS }
+                } catch (e: RpsException.LogMisbehavior) {
+                    showFatal(e)
+                    job?.cancel()
+                    return
+                } catch (e: RpsException) {
+                    backoff = minOf(backoff * 2, LOG_MAX_BACKOFF_MS)
+                    delay(backoff)
+                    continue
+                }
+                when (progress) {
+                    LogProgress.PROVEN -> break
+                    LogProgress.PENDING -> delay(LOG_RETRY_MS)
+                    LogProgress.NO_LOG -> return
+                }
+            }
+        }
     }
 
     fun stop() {
@@ -437,5 +478,14 @@ class GameSession(
     companion object {
         /** How long after a deadline the lobby is read again when no event has come. */
         const val DEADLINE_GRACE_MS = 1_000L
+
+        /** How long after a head is kept its proof is first asked for: the log integrates about once a second. */
+        const val LOG_LAG_MS = 1_500L
+
+        /** How often a head the log does not hold yet is asked about again. */
+        const val LOG_RETRY_MS = 1_000L
+
+        /** The longest wait between two attempts when the log cannot be reached. */
+        const val LOG_MAX_BACKOFF_MS = 30_000L
     }
 }

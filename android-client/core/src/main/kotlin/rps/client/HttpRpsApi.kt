@@ -9,6 +9,7 @@ import rps.client.generated.apis.AdminApi
 import rps.client.generated.apis.EventsApi
 import rps.client.generated.apis.GamesApi
 import rps.client.generated.apis.LobbiesApi
+import rps.client.generated.apis.LogApi
 import rps.client.generated.apis.OperationsApi
 import rps.client.generated.apis.PlayApi
 import rps.client.generated.apis.RulesetsApi
@@ -52,6 +53,7 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
     private val rulesets = RulesetsApi(base, http)
     private val admin = AdminApi(base, http)
     private val operations = OperationsApi(base, http)
+    private val log = LogApi(base, http)
     internal val events = EventsApi(base, http)
 
     override suspend fun me() = call { Mappers.account(accounts.getMe()) }
@@ -64,6 +66,10 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
         call { Mappers.lobby(play.revealMove(UUID.fromString(lobbyId), RevealRequest(reveal), idempotencyKey)) }
     override suspend fun getGame(gameId: String) = call { Mappers.gameResult(games.getGame(UUID.fromString(gameId))) }
     override suspend fun signingKeys() = call { Mappers.signingKeys(operations.listSigningKeys()) }
+    override suspend fun logInfo() = call { Mappers.logInfo(log.getLog()) }
+    override suspend fun logInclusion(lobbyId: String, seq: Long) =
+        call { Mappers.logInclusion(log.getInclusionProof(UUID.fromString(lobbyId), seq)) }
+    override suspend fun logConsistency(from: Long, to: Long) = call { Mappers.logConsistency(log.getConsistencyProof(from, to)) }
 
     override suspend fun isReady(): Boolean = try {
         call { operations.getReadiness() }

@@ -28,6 +28,7 @@ import rps.client.generated.models.RoundResolvedData
 import rps.client.generated.models.RoundStartedData
 import rps.client.generated.models.StageExtendedData
 import rps.client.generated.models.Account as AccountDto
+import rps.client.generated.models.ConsistencyProof as ConsistencyProofDto
 import rps.client.generated.models.AccountCreated as AccountCreatedDto
 import rps.client.generated.models.CallerStatus as CallerStatusDto
 import rps.client.generated.models.Event as EventDto
@@ -39,6 +40,8 @@ import rps.client.generated.models.GameSummary as GameSummaryDto
 import rps.client.generated.models.LedgerReport as LedgerReportDto
 import rps.client.generated.models.Lobby as LobbyDto
 import rps.client.generated.models.LobbyPage as LobbyPageDto
+import rps.client.generated.models.LogInfo as LogInfoDto
+import rps.client.generated.models.LogProof as LogProofDto
 import rps.client.generated.models.Ruleset as RulesetDto
 import rps.client.generated.models.SignedHead as SignedHeadDto
 import rps.client.generated.models.SigningKeyList as SigningKeyListDto
@@ -235,6 +238,18 @@ object Mappers {
     }
 
     fun signingKeys(l: SigningKeyListDto) = l.propertyKeys.map { SigningKeyInfo(it.keyId, it.publicKey, it.validFrom, it.validUntil) }
+
+    fun logInfo(l: LogInfoDto) = LogInfo(
+        origin = l.origin,
+        keys = l.verifierKeys.map { LogKeyInfo(it.keyId, it.verifierKey, epochMs(it.validFrom), it.validUntil?.let(::epochMs)) },
+        witnesses = l.witnesses.map { LogWitnessInfo(it.name, it.verifierKey) },
+        checkpoint = l.checkpoint,
+    )
+
+    fun logInclusion(p: LogProofDto) =
+        LogInclusion(p.lobbyId.toString(), p.seq, p.hash, p.leafIndex, p.treeSize, p.proof, p.checkpoint, p.receipt)
+
+    fun logConsistency(p: ConsistencyProofDto) = LogConsistency(p.from, p.to, p.fromRoot, p.toRoot, p.proof)
 
     fun head(h: SignedHeadDto) = SignedHead(h.lobbyId.toString(), h.seq, h.hash, h.at, h.keyId, h.signature)
 

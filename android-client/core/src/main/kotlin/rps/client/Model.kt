@@ -217,3 +217,31 @@ sealed interface EventData {
      */
     data class Unknown(val type: String, val reason: String) : EventData
 }
+
+/** One of the log's note verifier keys (`GET /v1/log`); [validUntilMs] is null for the current one. */
+data class LogKeyInfo(val keyId: String, val verifierKey: String, val validFromMs: Long, val validUntilMs: Long?)
+
+/** A witness the log asks to cosign its checkpoints, by its cosignature verifier key. */
+data class LogWitnessInfo(val name: String, val verifierKey: String)
+
+/** The server's transparency log (`GET /v1/log`): its origin, keys, witnesses and latest checkpoint. */
+data class LogInfo(val origin: String, val keys: List<LogKeyInfo>, val witnesses: List<LogWitnessInfo>, val checkpoint: String)
+
+/**
+ * The proof that event [seq] of a lobby, with chain hash [hash], is leaf [leafIndex] of the log's
+ * tree of [treeSize] leaves, whose signed checkpoint is [checkpoint]; [receipt] is the same as a
+ * C2SP `tlog-proof`. Hashes in standard base64, as served.
+ */
+data class LogInclusion(
+    val lobbyId: String,
+    val seq: Long,
+    val hash: String,
+    val leafIndex: Long,
+    val treeSize: Long,
+    val proof: List<String>,
+    val checkpoint: String,
+    val receipt: String,
+)
+
+/** The consistency proof from the log's tree of [from] leaves to the one of [to] leaves. */
+data class LogConsistency(val from: Long, val to: Long, val fromRoot: String, val toRoot: String, val proof: List<String>)

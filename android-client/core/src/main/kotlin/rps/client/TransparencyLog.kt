@@ -64,27 +64,71 @@ object TransparencyLog {
      * (`<origin>+<key hash>+<base64 of 0x01 and the key>`, as `GET /v1/log` lists them), named by
      * the checkpoint's origin.
      */
-    fun signedBy(c: Checkpoint, verifierKeys: List<String>): Boolean = verifierKeys.any { vkey ->
-        val parts = vkey.split('+')
-        if (parts.size != 3 || parts[0] != c.origin) return@any false
-        val raw = try {
-            Base64.getDecoder().decode(parts[2])
-        } catch (_: IllegalArgumentException) {
-            return@any false
+    fun signedBy(c: Checkpoint, verifierKeys: List<String>): Boolean = signerOf(c, verifierKeys) != null
+
+    /** The first of [verifierKeys] whose signature on the checkpoint verifies, or null. */
+    fun signerOf(c: Checkpoint, verifierKeys: List<String>): String? = verifierKeys.firstOrNull { vkey ->
+        val key = NoteKey.parse(vkey, ALG_ED25519) ?: return@firstOrNull false
+        key.name == c.origin && c.signatures.any { s -> key.matches(s) && key.verify(c.text.toByteArray(Charsets.UTF_8), s.signature) }
+    }
+
+    /**
+     * The names of the witnesses among [witnessKeys] (C2SP tlog-cosignature verifier keys,
+     * `<name>+<key hash>+<base64 of 0x04 and the key>`) whose Ed25519 cosignature on the checkpoint
+     * verifies: signed over `cosignature/v1`, `time <seconds>` and the checkpoint's text. Each
+     * witness counts once; lines of other keys are ignored.
+     */
+    fun cosigners(c: Checkpoint, witnessKeys: List<String>): List<String> = witnessKeys.mapNotNull { vkey ->
+        val key = NoteKey.parse(vkey, ALG_COSIGNATURE) ?: return@mapNotNull null
+        val ok = c.signatures.any { s ->
+            if (!key.matches(s) || s.signature.size != 8 + 64) return@any false
+            val time = java.nio.ByteBuffer.wrap(s.signature, 0, 8).long
+            if (time < 0) return@any false
+            val msg = "cosignature/v1\ntime $time\n${c.text}".toByteArray(Charsets.UTF_8)
+            key.verify(msg, s.signature.copyOfRange(8, s.signature.size))
         }
-        if (raw.size != 33 || raw[0].toInt() != 1) return@any false
-        // A key that is no point of the curve verifies nothing.
-        val key = try {
-            Ed25519PublicKeyParameters(raw, 1)
-        } catch (_: IllegalArgumentException) {
-            return@any false
-        }
-        c.signatures.filter { it.name == c.origin && Crypto.hex(it.keyHash) == parts[1] && it.signature.size == 64 }.any { s ->
+        key.name.takeIf { ok }
+    }.distinct()
+
+    private const val ALG_ED25519: Byte = 1
+    private const val ALG_COSIGNATURE: Byte = 4
+
+    /**
+     * A signed-note verifier key of one algorithm: its name, its key hash (the first 4 bytes of
+     * SHA-256 of the name, a line feed, the algorithm byte and the key, checked here) and the
+     * Ed25519 public key.
+     */
+    private class NoteKey(val name: String, val hash: ByteArray, val key: Ed25519PublicKeyParameters) {
+        fun matches(s: Signature) = s.name == name && s.keyHash.contentEquals(hash)
+
+        fun verify(msg: ByteArray, signature: ByteArray): Boolean {
+            if (signature.size != 64) return false
             val verifier = Ed25519Signer()
             verifier.init(false, key)
-            val msg = c.text.toByteArray(Charsets.UTF_8)
             verifier.update(msg, 0, msg.size)
-            verifier.verifySignature(s.signature)
+            return verifier.verifySignature(signature)
+        }
+
+        companion object {
+            fun parse(vkey: String, alg: Byte): NoteKey? {
+                val parts = vkey.split('+')
+                if (parts.size != 3 || parts[0].isEmpty()) return null
+                val raw = try {
+                    Base64.getDecoder().decode(parts[2])
+                } catch (_: IllegalArgumentException) {
+                    return null
+                }
+                if (raw.size != 33 || raw[0] != alg) return null
+                val hash = sha256(parts[0].toByteArray(Charsets.UTF_8), byteArrayOf('\n'.code.toByte()), raw).copyOf(4)
+                if (Crypto.hex(hash) != parts[1]) return null
+                // A key that is no point of the curve verifies nothing.
+                val key = try {
+                    Ed25519PublicKeyParameters(raw, 1)
+                } catch (_: IllegalArgumentException) {
+                    return null
+                }
+                return NoteKey(parts[0], hash, key)
+            }
         }
     }
 

@@ -4,12 +4,12 @@ import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.flow.MutableStateFlow
 import kotlinx.coroutines.flow.StateFlow
 import kotlinx.coroutines.flow.asStateFlow
+import kotlinx.coroutines.flow.first
 import kotlinx.coroutines.withContext
 
 /**
  * One thing this device has checked about a lobby's history; the status line shows one clause per
- * check. New kinds of proof (a transparency log's inclusion and consistency proofs) are new
- * variants, shown after these.
+ * check: the chain, the signed head, and where the server's transparency log stands on it.
  */
 sealed interface TrustCheck {
     /** Events 1 to [upTo] link into one hash chain (checked here, or by an earlier session up to its checkpoint). */
@@ -17,6 +17,33 @@ sealed interface TrustCheck {
 
     /** The newest head naming the verified log is signed by the server's key [keyId]. */
     data class HeadSigned(val keyId: String, val seq: Long) : TrustCheck
+
+    /**
+     * Event [seq] (the head shown, or an earlier one while a newer head waits for the log) is leaf
+     * [leafIndex] of the log's checkpoint of [treeSize] leaves, signed by the log's trusted key,
+     * cosigned by [cosigners] and consistent with the checkpoint this device kept before
+     * ([consistentWith] leaves, null on first contact). Through the chain it vouches for events 1 to [seq].
+     */
+    data class InLog(val seq: Long, val leafIndex: Long, val treeSize: Long, val cosigners: List<String>, val consistentWith: Long?) :
+        TrustCheck
+
+    /** The head [seq] is not in a published checkpoint yet (the log runs about a second behind play); asked again shortly. */
+    data class NotInLogYet(val seq: Long) : TrustCheck
+
+    /** The checkpoint holding event [seq] has [cosigners], fewer than the [quorum] the witness policy asks for; asked again. */
+    data class NotCosigned(val seq: Long, val treeSize: Long, val cosigners: List<String>, val quorum: Int) : TrustCheck
+}
+
+/** Where the proof of the shown head in the transparency log stands after one attempt. */
+enum class LogProgress {
+    /** Proven, or nothing new to prove. */
+    PROVEN,
+
+    /** Not in the log yet, or not cosigned enough yet: ask again later. */
+    PENDING,
+
+    /** The server keeps no log: nothing to ask. */
+    NO_LOG,
 }
 
 /** Every check that holds, in the order they are shown. Failures are not here: they stop the session. */
@@ -25,8 +52,9 @@ data class TrustStatus(val checks: List<TrustCheck> = emptyList())
 /**
  * A lobby's event log as this device has verified it: every event's link and hash as it arrives,
  * and every signed head against the server's published keys. Resumes from the stored checkpoint and
- * keeps it (with the newest signed head, the receipt) after each step. Used by one coroutine at a
- * time (the session's feed).
+ * keeps it (with the newest signed head, the receipt) after each step. The session's feed verifies
+ * events and heads; a second coroutine proves the heads in the server's transparency log
+ * ([proveInLog]).
  */
 class VerifiedLog(
     private val lobbyId: String,
@@ -36,6 +64,15 @@ class VerifiedLog(
 ) {
     @Volatile private var verifier = ChainVerifier()
     private val _status = MutableStateFlow(TrustStatus())
+
+    /** The seq of the newest signed head kept. */
+    private val headSeq = MutableStateFlow(0L)
+
+    /** The newest proof of a head in the transparency log, and the head waiting for one (the log's loop alone writes these). */
+    @Volatile private var inLog: TrustCheck.InLog? = null
+
+    @Volatile private var logPending: TrustCheck? = null
+    private var proving: SignedHead? = null
 
     /** What has been checked so far. */
     val status: StateFlow<TrustStatus> = _status.asStateFlow()
@@ -84,17 +121,60 @@ class VerifiedLog(
         if (kept) save()
     }
 
+    /** Suspends until a signed head newer than the last one proven in the transparency log is kept. */
+    suspend fun awaitUnprovenHead() {
+        headSeq.first { it > (inLog?.seq ?: 0L) }
+    }
+
+    /**
+     * Asks [auditor] to prove the newest signed head in the server's transparency log. A head the
+     * log does not hold yet stays the one asked about until it is proven, so a busy lobby's newest
+     * head, always younger than the log, does not keep the proof away. Throws
+     * [RpsException.LogMisbehavior] when the log contradicts itself or this device, and the
+     * request's error when the server cannot be asked.
+     */
+    suspend fun proveInLog(auditor: LogAuditor): LogProgress {
+        val head = proving ?: verifier.head?.takeIf { it.seq > (inLog?.seq ?: 0L) } ?: return LogProgress.PROVEN
+        proving = head
+        val progress = when (val o = auditor.prove(lobbyId, head.seq, head.hash)) {
+            is LogOutcome.Included -> {
+                inLog = TrustCheck.InLog(o.seq, o.leafIndex, o.treeSize, o.cosigners, o.consistentWith)
+                logPending = null
+                proving = null
+                LogProgress.PROVEN
+            }
+            is LogOutcome.NotLogged -> {
+                logPending = TrustCheck.NotInLogYet(o.seq)
+                LogProgress.PENDING
+            }
+            is LogOutcome.NotCosigned -> {
+                logPending = TrustCheck.NotCosigned(o.seq, o.treeSize, o.cosigners, o.quorum)
+                LogProgress.PENDING
+            }
+            LogOutcome.NoLog -> {
+                proving = null
+                LogProgress.NO_LOG
+            }
+        }
+        publish()
+        return progress
+    }
+
     private suspend fun save() {
         checkpoints?.let { c -> withContext(io) { c.save(lobbyId, verifier.checkpoint) } }
         publish()
     }
 
+    /** Synchronized, with every field read inside, so the feed's and the log's updates never overwrite each other with stale values. */
+    @Synchronized
     private fun publish() {
         val v = verifier
+        v.head?.let { headSeq.value = it.seq }
         _status.value = TrustStatus(
             listOfNotNull(
                 TrustCheck.ChainVerified(v.lastSeq).takeIf { v.lastSeq > 0 },
                 v.head?.let { TrustCheck.HeadSigned(it.keyId, it.seq) },
+                inLog ?: logPending,
             ),
         )
     }

@@ -21,7 +21,10 @@ import java.util.Base64
  *
  * What it adds is transport trouble, set by the test: lost requests or answers ([failures],
  * [applyThenFail]), refusals ([problemFor]), late events ([feedPaused]), a changed event or head
- * ([tamperEvent], [tamperHead]), and a second signing key the server publishes ([forger]).
+ * ([tamperEvent], [tamperHead]), and a second signing key the server publishes ([forger]). Of the
+ * transparency log it serves the answers recorded at the current moment, and adds what a test
+ * sets: witnesses' cosignatures ([witnesses]), checkpoints signed by another key ([logSigner],
+ * listed as [logKeys] says), a changed proof ([tamperInclusion]).
  */
 class RecordedServer(val recording: Recording) :
     PlayerApi,
@@ -174,6 +177,56 @@ class RecordedServer(val recording: Recording) :
             last = m.eventCount.toLong()
             if (m.head.seq == last) emit(head())
         }
+    }
+
+    /** Witnesses that cosign every checkpoint served (and are listed by [logInfo]), but those in [witnessesDown]. */
+    val witnesses = mutableListOf<NoteSigner>()
+    val witnessesDown = mutableSetOf<String>()
+
+    /** When set, checkpoints are served signed by this key instead of the server's. */
+    var logSigner: NoteSigner? = null
+
+    /** The log keys [logInfo] lists: the recorded ones unless a test changes them. */
+    var logKeys: List<LogKeyInfo> = recording.log?.keys.orEmpty()
+
+    /** When set, changes each inclusion proof served. */
+    var tamperInclusion: ((LogInclusion) -> LogInclusion)? = null
+
+    /** The log requests, as "inclusion seq" and "consistency from to", in order. */
+    val logCalls = mutableListOf<String>()
+
+    /** A key with the log's name that [logKeys] can list and [logSigner] sign with: a server signing what it would not. */
+    val logForger: NoteSigner by lazy { NoteSigner(recording.log!!.origin, NoteSigner.ED25519, 7) }
+
+    override suspend fun logInfo(): LogInfo {
+        logCalls += "info"
+        val l = recording.log ?: throw problem("not_found")
+        return l.copy(keys = logKeys, witnesses = witnesses.map { LogWitnessInfo(it.name, it.verifierKey) })
+    }
+
+    /** The proof recorded at the current moment for its head; the refusal recorded there (`not_logged`) if there is one. */
+    override suspend fun logInclusion(lobbyId: String, seq: Long): LogInclusion {
+        logCalls += "inclusion $seq"
+        val m = moment
+        m.inclusionRefusal?.let { throw it }
+        val p = m.inclusion ?: throw AssertionError("$m recorded no inclusion proof")
+        if (p.seq != seq) throw AssertionError("$m recorded the inclusion of event ${p.seq}, the session asked for $seq")
+        val served = p.copy(checkpoint = served(p.checkpoint))
+        return tamperInclusion?.invoke(served) ?: served
+    }
+
+    override suspend fun logConsistency(from: Long, to: Long): LogConsistency {
+        logCalls += "consistency $from $to"
+        return recording.consistency.firstOrNull { it.from == from && it.to == to }
+            ?: throw AssertionError("$recording has no consistency proof from $from to $to")
+    }
+
+    /** [checkpoint] as served now: re-signed by [logSigner] if set, cosigned by the [witnesses] that are up. */
+    fun served(checkpoint: String): String {
+        val text = checkpoint.substring(0, checkpoint.indexOf("\n\n") + 1)
+        val logLines = logSigner?.let { listOf(it.sign(text)) } ?: checkpoint.substring(text.length + 1).lines().filter { it.isNotEmpty() }
+        val cosignatures = witnesses.filter { it.name !in witnessesDown }.map { it.sign(text, time = 1_735_732_890) }
+        return text + "\n" + (logLines + cosignatures).joinToString("") { it + "\n" }
     }
 
     companion object {

@@ -11,10 +11,13 @@ import kotlinx.serialization.json.jsonObject
 import kotlinx.serialization.json.jsonPrimitive
 import rps.client.generated.infrastructure.Serializer
 import rps.client.generated.models.Account
+import rps.client.generated.models.ConsistencyProof
 import rps.client.generated.models.Event
 import rps.client.generated.models.GameSummary
 import rps.client.generated.models.Lobby
+import rps.client.generated.models.LogProof
 import rps.client.generated.models.SigningKeyList
+import rps.client.generated.models.LogInfo as LogInfoDto
 import rps.client.generated.models.SignedHead as SignedHeadDto
 
 /**
@@ -36,6 +39,13 @@ class Recording private constructor(val name: String, private val root: JsonObje
     val games: Map<String, GameResult> = root["games"]?.jsonObject.orEmpty()
         .mapValues { Mappers.gameResult(decode(GameSummary.serializer(), it.value)) }
 
+    /** `GET /v1/log` as recorded at the end, or null for a recording without the transparency log. */
+    val log: LogInfo? = root["log"]?.let { Mappers.logInfo(decode(LogInfoDto.serializer(), it)) }
+
+    /** The consistency proofs recorded between the checkpoints of the moments' inclusion proofs. */
+    val consistency: List<LogConsistency> = root["consistency"]?.jsonArray.orEmpty()
+        .map { Mappers.logConsistency(decode(ConsistencyProof.serializer(), it)) }
+
     /** The server's refusals, recorded by code: `{status, body}`. */
     private val problems: JsonObject = root["problems"]?.jsonObject ?: JsonObject(emptyMap())
 
@@ -43,8 +53,7 @@ class Recording private constructor(val name: String, private val root: JsonObje
 
     /** The server's own answer refusing a request with [code], as recorded. */
     fun problem(code: String): RpsException.Problem {
-        val p = problems[code]?.jsonObject ?: error("no recorded $code problem in $this")
-        return Mappers.problem(p["status"]!!.jsonPrimitive.int, p.str("body"))
+        return problemOf(problems[code]?.jsonObject ?: error("no recorded $code problem in $this"))
     }
 
     override fun toString() = "recording $name"
@@ -67,9 +76,11 @@ class Recording private constructor(val name: String, private val root: JsonObje
 
         /** The answer to [op]: the lobby, or a refusal. */
         val response: LobbyView? = o["response"]?.let { Mappers.lobby(decode(Lobby.serializer(), it)) }
-        val refusal: RpsException.Problem? = o["refusal"]?.jsonObject?.let {
-            Mappers.problem(it["status"]!!.jsonPrimitive.int, it.str("body"))
-        }
+        val refusal: RpsException.Problem? = o["refusal"]?.jsonObject?.let(::problemOf)
+
+        /** What the log answered about [head] at this moment: its inclusion proof, or a refusal (`not_logged`). */
+        val inclusion: LogInclusion? = o["inclusion"]?.jsonObject?.get("answer")?.let { Mappers.logInclusion(decode(LogProof.serializer(), it)) }
+        val inclusionRefusal: RpsException.Problem? = o["inclusion"]?.jsonObject?.get("refusal")?.jsonObject?.let(::problemOf)
 
         override fun toString() = "moment $name of ${this@Recording}"
     }
@@ -82,6 +93,8 @@ class Recording private constructor(val name: String, private val root: JsonObje
         }
 
         private fun <T> decode(s: KSerializer<T>, e: JsonElement): T = json.decodeFromJsonElement(s, e)
+
+        private fun problemOf(o: JsonObject) = Mappers.problem(o["status"]!!.jsonPrimitive.int, o.str("body"))
 
         private fun JsonObject.str(key: String) = this[key]?.jsonPrimitive?.content ?: error("recording: no $key")
 

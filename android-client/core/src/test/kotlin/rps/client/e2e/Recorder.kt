@@ -35,16 +35,22 @@ import java.io.File
  *     mvn -B -f android-client/pom.xml -pl core -Pe2e -Drps.record=true -Dtest=Recorder test
  *
  * then review the diff and rerun the tests (screen goldens change with the recorded times and ids:
- * `-Drps.updateGoldens=true`). Re-record after a change of the contract.
+ * `-Drps.updateGoldens=true`). Re-record after a change of the contract. `-Drps.record=logged`
+ * (a comma-separated list of scenarios) plays every scenario but writes only those named.
  */
 @Tag("e2e")
 class Recorder {
     private val out = File(TestFiles.repoRoot, "android-client/core/src/test/resources/recordings")
     private val pretty = Json { prettyPrint = true }
 
+    /** The scenarios to write; null: all. */
+    private var selected: Set<String>? = null
+
     @Test
     fun record() {
-        assumeTrue(System.getProperty("rps.record") == "true") { "recording only with -Drps.record=true" }
+        val asked = System.getProperty("rps.record")
+        assumeTrue(!asked.isNullOrBlank()) { "recording only with -Drps.record=true (or the scenarios to write)" }
+        selected = if (asked == "true") null else asked.split(',').map { it.trim() }.toSet()
         assumeTrue(RpsdServer.unavailableReason() == null) { "no rpsd: ${RpsdServer.unavailableReason()}" }
         out.mkdirs()
         RpsdServer.start().use { server -> runBlocking { Session(server).recordAll() } }
@@ -81,11 +87,15 @@ class Recorder {
         }
 
         fun get(path: String): JsonElement {
+            val (status, body) = fetch(path)
+            check(status in 200..299) { "GET $path: $status $body" }
+            return Json.parseToJsonElement(body)
+        }
+
+        /** GET [path]: the status and the body. */
+        fun fetch(path: String): Pair<Int, String> {
             val req = Request.Builder().url(server.baseUrl + path).apply { token?.let { header("Authorization", "Bearer $it") } }.build()
-            api.http.newCall(req).execute().use { r ->
-                check(r.isSuccessful) { "GET $path: ${r.code} ${r.body?.string()}" }
-                return Json.parseToJsonElement(r.body!!.string())
-            }
+            api.http.newCall(req).execute().use { r -> return r.code to r.body!!.string() }
         }
     }
 
@@ -112,29 +122,68 @@ class Recorder {
             stopped()
             late()
             extended()
+            logged()
             // Written at the end, each with every refusal recorded on the way.
-            for (t in tapes) t.write()
+            for (t in tapes) if (selected?.contains(t.scenario) != false) t.write()
         }
 
         val tapes = mutableListOf<Tape>()
 
-        /** One scenario's tape: the moments "me" (Ada) saw. */
-        inner class Tape(val scenario: String, val lobbyId: String) {
+        /**
+         * One scenario's tape: the moments "me" (Ada) saw. With [log], each moment also holds the
+         * transparency log's answer about its head (`GET /v1/log/inclusion`: the proof, or
+         * `not_logged`), and the tape the log's description and the consistency proofs between
+         * the checkpoints of those answers.
+         */
+        inner class Tape(val scenario: String, val lobbyId: String, val log: Boolean = false) {
             val moments = mutableListOf<JsonObject>()
             val games = LinkedHashMap<String, JsonElement>()
+            private val consistency = mutableListOf<JsonElement>()
+            private val checkpointSizes = mutableListOf<Long>()
 
             fun mark(name: String, op: String? = null, extra: Map<String, JsonElement> = emptyMap()) {
                 val page = ada.get("/v1/lobbies/$lobbyId/events?after=0&limit=1000").jsonObject
+                val head = page["head"]!!
                 moments += JsonObject(
                     linkedMapOf(
                         "name" to JsonPrimitive(name),
                         "op" to (op?.let(::JsonPrimitive) ?: JsonNull),
                         "events" to JsonPrimitive(page["events"]!!.jsonArray.size),
-                        "head" to page["head"]!!,
+                        "head" to head,
                         "lobby" to ada.get("/v1/lobbies/$lobbyId"),
                         "me" to ada.get("/v1/me"),
-                    ) + extra,
+                    ) + extra + (if (log) mapOf("inclusion" to inclusion(head.jsonObject["seq"]!!.jsonPrimitive.long)) else emptyMap()),
                 )
+            }
+
+            /** The log's answer about event [seq] now: `{seq, answer}` or `{seq, refusal}`. */
+            private fun inclusion(seq: Long): JsonObject {
+                val (status, body) = ada.fetch("/v1/log/inclusion?lobbyId=$lobbyId&seq=$seq")
+                return buildJsonObject {
+                    put("seq", seq)
+                    if (status == 200) {
+                        val answer = Json.parseToJsonElement(body)
+                        put("answer", answer)
+                        proveConsistency(answer.jsonObject["treeSize"]!!.jsonPrimitive.long)
+                    } else {
+                        put("refusal", buildJsonObject { put("status", status); put("body", body) })
+                    }
+                }
+            }
+
+            /** Records the consistency proofs from every checkpoint seen before to the one of [size] leaves. */
+            private fun proveConsistency(size: Long) {
+                for (from in checkpointSizes.filter { it < size }) {
+                    consistency += ada.get("/v1/log/consistency?from=$from&to=$size")
+                }
+                if (size !in checkpointSizes) checkpointSizes += size
+            }
+
+            /** Marks [name] once the log holds the newest event (the log runs about a second behind). */
+            suspend fun markLogged(name: String) {
+                val seq = ada.get("/v1/lobbies/$lobbyId/events?after=0&limit=1000").jsonObject["head"]!!.jsonObject["seq"]!!.jsonPrimitive.long
+                waitUntil("event $seq in the log") { ada.fetch("/v1/log/inclusion?lobbyId=$lobbyId&seq=$seq").first == 200 }
+                mark(name)
             }
 
             /** Ada's own step: its answer (or refusal) goes with the moment. */
@@ -195,7 +244,7 @@ class Recorder {
                         "moments" to JsonArray(moments),
                         "games" to JsonObject(games),
                         "problems" to JsonObject(problems),
-                    ),
+                    ) + (if (log) mapOf("log" to ada.get("/v1/log"), "consistency" to JsonArray(consistency)) else emptyMap()),
                 )
                 File(out, "$scenario.json").writeText(pretty.encodeToString(JsonElement.serializer(), root) + "\n")
             }
@@ -314,6 +363,23 @@ class Recorder {
             bo.api.register(full, "rec-full-bo")
             cy.api.register(full, "rec-full-cy")
             problems["lobby_full"] = ada.refusal { ada.api.register(full, "rec-full-ada") }
+            save()
+        }
+
+        /**
+         * The transparency log: Ada opens a lobby's page before the log holds its first events (the
+         * log says `not_logged`), then once it does; she joins (not logged, then logged, in a larger
+         * checkpoint), and Bo and Cy join and start the game (a third checkpoint).
+         */
+        suspend fun logged() = Tape("logged", lobby("Audited table"), log = true).run {
+            mark("open")
+            markLogged("open-logged")
+            own("joined", "register") { ada.api.register(lobbyId, "rec-log-join") }
+            markLogged("joined-logged")
+            bo.api.register(lobbyId, "rec-log-bo")
+            cy.api.register(lobbyId, "rec-log-cy")
+            markLogged("started-logged")
+            check(moments.first()["inclusion"]!!.jsonObject["refusal"] != null) { "the log held the new lobby at once: no not_logged recorded" }
             save()
         }
 
