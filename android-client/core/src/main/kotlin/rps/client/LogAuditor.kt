@@ -10,16 +10,16 @@ import java.util.Base64
 
 /**
  * What this device trusts and keeps of one server's transparency log: the log's [origin], the
- * note verifier [keys] it trusts, and the newest [checkpoint] it verified (a signed note), which
- * every later checkpoint must extend.
+ * note verifier [keys] it trusts, the witnesses ([witnesses], C2SP cosignature verifier keys) the
+ * server named, and the newest [checkpoint] it verified (a signed note), which every later
+ * checkpoint must extend.
  *
- * Trust on first use: at first contact the device trusts the keys `GET /v1/log` lists then. A key
- * listed later is trusted only when the server lists it as the rotation of a trusted key (that key
- * retired, and this one the next to start signing); any other new key, or a new origin, is not, and
- * a checkpoint it signs is a tampering notice. A declared rotation cannot hide a fork: the new
- * key's checkpoints must still be consistent with the kept one.
+ * Trust on first use, pinned: at first contact the device trusts the log's current keys and the
+ * witnesses `GET /v1/log` lists then, and nothing else later. A checkpoint signed by any other key
+ * (a new origin, a key the server started listing since) is a tampering notice: a phone cannot
+ * tell an operator's key rotation from an impostor's key, so it says so rather than guess.
  */
-data class LogTrust(val origin: String, val keys: List<String>, val checkpoint: String? = null)
+data class LogTrust(val origin: String, val keys: List<String>, val witnesses: List<String> = emptyList(), val checkpoint: String? = null)
 
 /** Where [LogTrust]s are kept, per server. */
 interface LogTrusts {
@@ -28,9 +28,10 @@ interface LogTrusts {
 }
 
 /**
- * One small file per server (named by a hash of its address) in [dir], the folder of the chain
- * checkpoints, replaced atomically: a line "origin <origin>", a line "key <verifier key>" per
- * trusted key, and once one was verified, "checkpoint <base64 of the signed checkpoint>".
+ * One small file per server (named by a hash of its address) in [dir], replaced atomically: a line
+ * "origin <origin>", a line "key <verifier key>" per trusted key, "witness <verifier key>" per
+ * witness, and once one was verified, "checkpoint <base64 of the signed checkpoint>". The app
+ * gives each account a [dir] of its own, so trust is per server and account.
  */
 class FileLogTrusts(private val dir: File) : LogTrusts {
     init {
@@ -46,12 +47,14 @@ class FileLogTrusts(private val dir: File) : LogTrusts {
         if (!f.exists()) return null
         var origin: String? = null
         val keys = mutableListOf<String>()
+        val witnesses = mutableListOf<String>()
         var checkpoint: String? = null
         for (line in f.readLines()) {
             val (tag, value) = line.split(' ', limit = 2).takeIf { it.size == 2 } ?: continue
             when (tag) {
                 "origin" -> origin = value
                 "key" -> keys += value
+                "witness" -> witnesses += value
                 "checkpoint" -> checkpoint = try {
                     String(Base64.getDecoder().decode(value), Charsets.UTF_8)
                 } catch (_: IllegalArgumentException) {
@@ -60,7 +63,7 @@ class FileLogTrusts(private val dir: File) : LogTrusts {
             }
         }
         // A file this device cannot read back costs the protection of what it kept: start afresh.
-        return if (origin == null || keys.isEmpty()) null else LogTrust(origin, keys, checkpoint)
+        return if (origin == null || keys.isEmpty()) null else LogTrust(origin, keys, witnesses, checkpoint)
     }
 
     @Synchronized
@@ -68,6 +71,7 @@ class FileLogTrusts(private val dir: File) : LogTrusts {
         val text = buildString {
             append("origin ${trust.origin}\n")
             trust.keys.forEach { append("key $it\n") }
+            trust.witnesses.forEach { append("witness $it\n") }
             trust.checkpoint?.let { append("checkpoint ${Base64.getEncoder().encodeToString(it.toByteArray(Charsets.UTF_8))}\n") }
         }
         FileVault.writeDurably(fileOf(server)) { it.write(text.toByteArray(Charsets.UTF_8)) }
@@ -76,26 +80,39 @@ class FileLogTrusts(private val dir: File) : LogTrusts {
 
 /**
  * Which witnesses' cosignatures a checkpoint needs: at least [quorum] of [witnesses] (C2SP
- * cosignature verifier keys). [witnesses] null: those `GET /v1/log` lists, whose cosignatures are
- * counted but, with the default quorum 0, not required (the app's default; a player who knows
- * witnesses of their own configures them with a quorum).
+ * cosignature verifier keys). [witnesses] null: those the server named at first contact (pinned
+ * in [LogTrust]); [quorum] null: one of them when there are any, so that a split view needs a
+ * witness's collusion, and none otherwise. A player who knows witnesses of their own configures
+ * them with a quorum.
  */
-data class WitnessPolicy(val witnesses: List<String>? = null, val quorum: Int = 0) {
+data class WitnessPolicy(val witnesses: List<String>? = null, val quorum: Int? = null) {
     init {
-        require(quorum >= 0) { "a negative quorum" }
-        require(witnesses == null || quorum <= witnesses.size) { "a quorum of $quorum out of ${witnesses?.size} witnesses" }
+        require(quorum == null || quorum >= 0) { "a negative quorum" }
+        require(witnesses == null || quorum == null || quorum <= witnesses.size) { "a quorum of $quorum out of ${witnesses?.size} witnesses" }
+    }
+
+    /** The witnesses and quorum that apply when the server named [pinned] at first contact. */
+    fun resolve(pinned: List<String>): Pair<List<String>, Int> {
+        val ws = witnesses ?: pinned
+        return ws to (quorum ?: if (ws.isEmpty()) 0 else 1)
     }
 }
 
 /** What the log says about one event of a lobby. */
 sealed interface LogOutcome {
     /**
-     * Event [seq] is leaf [leafIndex] of the checkpoint of [treeSize] leaves, signed by a trusted
-     * key, cosigned by [cosigners], consistent with the checkpoint kept before ([consistentWith]
-     * leaves; null when none was kept), and now kept itself if it is newer.
+     * Event [seq] is leaf [leafIndex] of the checkpoint of [treeSize] leaves, signed by the trusted
+     * key [keyId], cosigned by [cosigners], consistent with the checkpoint kept before
+     * ([consistentWith] leaves; null when none was kept), and now kept itself if it is newer.
      */
-    data class Included(val seq: Long, val leafIndex: Long, val treeSize: Long, val cosigners: List<String>, val consistentWith: Long?) :
-        LogOutcome
+    data class Included(
+        val seq: Long,
+        val leafIndex: Long,
+        val treeSize: Long,
+        val keyId: String,
+        val cosigners: List<String>,
+        val consistentWith: Long?,
+    ) : LogOutcome
 
     /** No published checkpoint holds event [seq] yet: the log runs about a second behind play. */
     data class NotLogged(val seq: Long) : LogOutcome
@@ -108,9 +125,9 @@ sealed interface LogOutcome {
 }
 
 /**
- * Checks one server's transparency log for every session of that server (one instance per server,
- * shared, so the kept checkpoint only grows): the inclusion of a lobby's event in the latest
- * published checkpoint, that checkpoint's signature by a trusted key and its witnesses'
+ * Checks one server's transparency log for every session of that server and account (one instance
+ * each, shared, so the kept checkpoint only grows): the inclusion of a lobby's event in the latest
+ * published checkpoint, that checkpoint's signature by the pinned key and its witnesses'
  * cosignatures under [policy], and its consistency with the checkpoint kept from before (C2SP
  * signed notes, RFC 6962 proofs, with [TransparencyLog]). Requests and checks run one at a time,
  * so an answer in flight never meets a kept checkpoint newer than itself.
@@ -149,14 +166,16 @@ class LogAuditor(
             throw e
         }
         val c = parse(p.checkpoint)
-        val t = trustedSigner(c, p.checkpoint, trust ?: firstContact(log))
+        val t = trust ?: firstContact(log)
+        val signer = trustedSigner(c, p.checkpoint, t)
         val consistentWith = extendsKept(c, p.checkpoint, t)
-        val cosigners = TransparencyLog.cosigners(c, policy.witnesses ?: (info ?: log).witnesses.map { it.verifierKey })
-        if (cosigners.size < policy.quorum) return@withLock LogOutcome.NotCosigned(seq, c.size, cosigners, policy.quorum)
+        val (witnesses, quorum) = policy.resolve(t.witnesses)
+        val cosigners = TransparencyLog.cosigners(c, witnesses)
+        if (cosigners.size < quorum) return@withLock LogOutcome.NotCosigned(seq, c.size, cosigners, quorum)
         checkInclusion(lobbyId, seq, hash, p, c, t.checkpoint)
         val kept = t.checkpoint?.let(::parse)
         if (kept == null || c.size > kept.size) keep(t.copy(checkpoint = p.checkpoint))
-        LogOutcome.Included(seq, p.leafIndex, c.size, cosigners, consistentWith)
+        LogOutcome.Included(seq, p.leafIndex, c.size, keyIdOf(signer, log), cosigners, consistentWith)
     }
 
     /** `GET /v1/log`, or null when the server keeps no log. */
@@ -167,8 +186,12 @@ class LogAuditor(
         null
     }
 
-    private suspend fun firstContact(log: LogInfo): LogTrust =
-        LogTrust(log.origin, log.keys.map { it.verifierKey }.filter { it.startsWith(log.origin + "+") }).also { keep(it) }
+    /** Pins the log's current keys and the witnesses the server names now. */
+    private suspend fun firstContact(log: LogInfo): LogTrust = LogTrust(
+        log.origin,
+        log.keys.filter { it.validUntilMs == null && it.verifierKey.startsWith(log.origin + "+") }.map { it.verifierKey },
+        log.witnesses.map { it.verifierKey },
+    ).also { keep(it) }
 
     private suspend fun keep(t: LogTrust) {
         trust = t
@@ -181,23 +204,20 @@ class LogAuditor(
         throw RpsException.Unexpected("a malformed checkpoint: ${e.message}", e)
     }
 
-    /**
-     * The trust under which [c] is signed by a trusted key: [t], or [t] with the rotations the
-     * server declared since (the log's keys are read again, as a rotation would change them).
-     */
-    private suspend fun trustedSigner(c: TransparencyLog.Checkpoint, signed: String, t: LogTrust): LogTrust {
-        if (c.origin == t.origin && TransparencyLog.signerOf(c, t.keys) != null) return t
-        val rotated = withRotations(t, readInfo()?.keys.orEmpty())
-        if (rotated != t) keep(rotated)
-        if (c.origin == rotated.origin && TransparencyLog.signerOf(c, rotated.keys) != null) return rotated
+    /** The pinned verifier key of [t] whose signature on [c] verifies; none is misbehavior. */
+    private fun trustedSigner(c: TransparencyLog.Checkpoint, signed: String, t: LogTrust): String {
+        if (c.origin == t.origin) TransparencyLog.signerOf(c, t.keys)?.let { return it }
         val signers = c.signatures.joinToString { "${it.name} (key hash ${Crypto.hex(it.keyHash)})" }
         throw RpsException.LogMisbehavior(
             RpsException.LogMisbehavior.Kind.UNTRUSTED_KEY,
-            "the checkpoint of ${c.origin} is signed by $signers; this device trusts ${rotated.origin}'s keys ${rotated.keys}",
-            rotated.checkpoint,
+            "the checkpoint of ${c.origin} is signed by $signers; this device trusts ${t.origin}'s keys ${t.keys}",
+            t.checkpoint,
             signed,
         )
     }
+
+    /** The server's id of the log key [vkey] (`GET /v1/log`), or its note key hash when not listed. */
+    private fun keyIdOf(vkey: String, log: LogInfo): String = log.keys.firstOrNull { it.verifierKey == vkey }?.keyId ?: vkey.split('+')[1]
 
     /**
      * The number of leaves of the kept checkpoint [c] extends (null when none is kept): a smaller
@@ -259,26 +279,5 @@ class LogAuditor(
         hashes.map { Base64.getDecoder().decode(it) }.takeIf { l -> l.all { it.size == 32 } }
     } catch (_: IllegalArgumentException) {
         null
-    }
-
-    companion object {
-        /**
-         * [t] with the keys [listed] declares as rotations of trusted ones: a key is trusted when a
-         * trusted key of the same origin is listed as retired and this key is the first to start
-         * signing from then on. Repeated, so a chain of rotations is followed.
-         */
-        fun withRotations(t: LogTrust, listed: List<LogKeyInfo>): LogTrust {
-            val same = listed.filter { it.verifierKey.startsWith(t.origin + "+") }
-            val trusted = LinkedHashSet(t.keys)
-            while (true) {
-                val next = same.filter { it.verifierKey in trusted }.mapNotNull { old ->
-                    val retired = old.validUntilMs ?: return@mapNotNull null
-                    same.filter { it.validFromMs >= retired && it.verifierKey != old.verifierKey }.minByOrNull { it.validFromMs }
-                }.map { it.verifierKey }.filter { it !in trusted }
-                if (next.isEmpty()) break
-                trusted += next
-            }
-            return if (trusted.size == t.keys.size) t else t.copy(keys = trusted.toList())
-        }
     }
 }

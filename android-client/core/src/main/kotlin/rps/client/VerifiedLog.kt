@@ -20,12 +20,18 @@ sealed interface TrustCheck {
 
     /**
      * Event [seq] (the head shown, or an earlier one while a newer head waits for the log) is leaf
-     * [leafIndex] of the log's checkpoint of [treeSize] leaves, signed by the log's trusted key,
-     * cosigned by [cosigners] and consistent with the checkpoint this device kept before
+     * [leafIndex] of the log's checkpoint of [treeSize] leaves, signed by the log's pinned key
+     * [keyId], cosigned by [cosigners] and consistent with the checkpoint this device kept before
      * ([consistentWith] leaves, null on first contact). Through the chain it vouches for events 1 to [seq].
      */
-    data class InLog(val seq: Long, val leafIndex: Long, val treeSize: Long, val cosigners: List<String>, val consistentWith: Long?) :
-        TrustCheck
+    data class InLog(
+        val seq: Long,
+        val leafIndex: Long,
+        val treeSize: Long,
+        val keyId: String,
+        val cosigners: List<String>,
+        val consistentWith: Long?,
+    ) : TrustCheck
 
     /** The head [seq] is not in a published checkpoint yet (the log runs about a second behind play); asked again shortly. */
     data class NotInLogYet(val seq: Long) : TrustCheck
@@ -138,7 +144,7 @@ class VerifiedLog(
         proving = head
         val progress = when (val o = auditor.prove(lobbyId, head.seq, head.hash)) {
             is LogOutcome.Included -> {
-                inLog = TrustCheck.InLog(o.seq, o.leafIndex, o.treeSize, o.cosigners, o.consistentWith)
+                inLog = TrustCheck.InLog(o.seq, o.leafIndex, o.treeSize, o.keyId, o.cosigners, o.consistentWith)
                 logPending = null
                 proving = null
                 LogProgress.PROVEN

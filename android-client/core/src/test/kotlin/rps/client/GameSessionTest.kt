@@ -41,6 +41,7 @@ class GameSessionTest {
         vault: Vault = vault(),
         scope: CoroutineScope = backgroundScope,
         checkpoints: ChainCheckpoints? = null,
+        logAuditor: LogAuditor? = null,
     ): Run {
         val io = UnconfinedTestDispatcher(testScheduler)
         val s = GameSession(
@@ -53,6 +54,7 @@ class GameSessionTest {
             random = server.random,
             io = io,
             checkpoints = checkpoints,
+            logAuditor = logAuditor,
         )
         val history = mutableListOf<GameUiState>()
         backgroundScope.launch(UnconfinedTestDispatcher(testScheduler)) { s.state.collect { history += it } }
@@ -567,5 +569,99 @@ class GameSessionTest {
         val move = run.last<GameUiState.YourMove>()
         assertEquals(2, move.round)
         assertEquals(1, move.lastRound!!.round)
+    }
+
+    private fun TestScope.auditor(srv: RecordedServer) =
+        LogAuditor("http://rpsd.test", srv, FileLogTrusts(File(dir, "log")), io = UnconfinedTestDispatcher(testScheduler))
+
+    /** Lets the session's log loop run its next attempt: the first after a head came, or a retry. */
+    private fun TestScope.nextLogAttempt() {
+        advanceTimeBy(GameSession.LOG_LAG_MS + 1)
+        runCurrent()
+    }
+
+    @Test
+    fun `each signed head is proven in the transparency log once it holds it, quietly until then`() = runTest {
+        val srv = RecordedServer("logged")
+        val run = session(srv, logAuditor = auditor(srv))
+        val keyId = srv.recording.log!!.keys.single().keyId
+        nextLogAttempt()
+        assertEquals(TrustCheck.NotInLogYet(2), run.session.trust.value.checks.last())
+        assertEquals(listOf("info", "inclusion 2"), srv.logCalls)
+
+        srv.to("open-logged")
+        nextLogAttempt()
+        assertEquals(TrustCheck.InLog(2, 70, 75, keyId, emptyList(), null), run.session.trust.value.checks.last())
+
+        assertTrue(run.session.join())
+        runCurrent()
+        nextLogAttempt()
+        assertEquals(TrustCheck.NotInLogYet(3), run.session.trust.value.checks.last())
+        srv.to("joined-logged")
+        nextLogAttempt()
+        srv.to("started-logged")
+        runCurrent()
+        nextLogAttempt()
+        assertEquals(
+            TrustStatus(
+                listOf(
+                    TrustCheck.ChainVerified(6),
+                    TrustCheck.HeadSigned(srv.head().keyId, 6),
+                    TrustCheck.InLog(6, 78, 79, keyId, emptyList(), 76),
+                ),
+            ),
+            run.session.trust.value,
+        )
+        assertEquals(listOf("consistency 75 76", "consistency 76 79"), srv.logCalls.filter { it.startsWith("consistency") })
+        assertFalse(run.saw(GameUiState.Error::class), "${run.history}")
+        run.last<GameUiState.YourMove>()
+    }
+
+    @Test
+    fun `a log that cannot be reached is asked again later, without a warning`() = runTest {
+        val srv = RecordedServer("logged")
+        srv.to("open-logged")
+        val failing = object : PlayerApi by srv {
+            var down = true
+            override suspend fun logInclusion(lobbyId: String, seq: Long): LogInclusion {
+                if (down) throw RpsException.Network(java.io.IOException("connection reset"))
+                return srv.logInclusion(lobbyId, seq)
+            }
+        }
+        val run = session(srv, logAuditor = LogAuditor("http://rpsd.test", failing, null, io = UnconfinedTestDispatcher(testScheduler)))
+        nextLogAttempt()
+        assertEquals(TrustCheck.HeadSigned(srv.head().keyId, 2), run.session.trust.value.checks.last())
+        failing.down = false
+        advanceTimeBy(GameSession.LOG_MAX_BACKOFF_MS)
+        runCurrent()
+        assertEquals(70L, (run.session.trust.value.checks.last() as TrustCheck.InLog).leafIndex)
+        assertFalse(run.saw(GameUiState.Error::class), "${run.history}")
+    }
+
+    @Test
+    fun `a log that contradicts what this device kept stops the session with the tampering notice`() = runTest {
+        val srv = RecordedServer("logged")
+        val run = session(srv, logAuditor = auditor(srv))
+        srv.to("open-logged")
+        nextLogAttempt()
+        assertTrue(run.session.join())
+        runCurrent()
+        srv.to("joined-logged")
+        nextLogAttempt()
+        assertEquals(76L, (run.session.trust.value.checks.last() as TrustCheck.InLog).treeSize)
+        // The log now shows this device an older tree than the one it kept: a rollback.
+        val rolledBack = srv.recording.moments[srv.recording.moment("open-logged")].inclusion!!
+        srv.tamperInclusion = { rolledBack.copy(seq = it.seq) }
+        srv.to("started-logged")
+        runCurrent()
+        nextLogAttempt()
+        val err = run.last<GameUiState.Error>()
+        assertTrue(err.fatal)
+        val e = err.error as RpsException.LogMisbehavior
+        assertEquals(RpsException.LogMisbehavior.Kind.ROLLED_BACK, e.kind)
+        assertEquals(
+            "The server's transparency log went back to an older state than it showed this device. Do not trust this server.",
+            err.message,
+        )
     }
 }

@@ -71,4 +71,27 @@ class TransparencyLogTest {
         assertTrue(TransparencyLog.verifyConsistency(big.size, big.root, big.size, big.root, emptyList()))
         assertFalse(TransparencyLog.verifyConsistency(big.size, big.root, small.size, small.root, emptyList()))
     }
+
+    @Test
+    fun `a witness's cosignature made by torchwood verifies under its key, and only there`() {
+        val witness = vectors["witnessKey"]!!.jsonPrimitive.content
+        val signed = vectors["cosignedCheckpoint"]!!.jsonPrimitive.content
+        val c = TransparencyLog.parse(signed)
+        assertTrue(TransparencyLog.signedBy(c, listOf(vkey)), "the log's own signature is still there")
+        assertEquals(listOf("witness.example/w1"), TransparencyLog.cosigners(c, listOf(witness, witness)))
+        // The log's key is no witness's, and a witness key is no log key.
+        assertEquals(emptyList<String>(), TransparencyLog.cosigners(c, listOf(vkey)))
+        assertFalse(TransparencyLog.signedBy(c, listOf(witness)))
+        // A cosignature over another checkpoint, or with another time, does not verify.
+        val other = TransparencyLog.parse(signed.replaceFirst("\n7\n", "\n8\n"))
+        assertEquals(emptyList<String>(), TransparencyLog.cosigners(other, listOf(witness)))
+        val line = signed.lines().single { it.startsWith("\u2014 witness.example/w1 ") }
+        val raw = Base64.getDecoder().decode(line.substringAfterLast(' '))
+        raw[4 + 7] = (raw[4 + 7].toInt() xor 1).toByte()
+        val retimed = TransparencyLog.parse(signed.replace(line, "\u2014 witness.example/w1 " + Base64.getEncoder().encodeToString(raw)))
+        assertEquals(emptyList<String>(), TransparencyLog.cosigners(retimed, listOf(witness)))
+        // A key whose hash does not match its name and key verifies nothing.
+        val misnamed = witness.replaceFirst("witness.example/w1+", "witness.example/w2+")
+        assertEquals(emptyList<String>(), TransparencyLog.cosigners(c, listOf(misnamed)))
+    }
 }
