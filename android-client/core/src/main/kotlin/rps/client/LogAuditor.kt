@@ -159,6 +159,7 @@ class LogAuditor(
             loaded = true
         }
         val log = info ?: readInfo() ?: return@withLock if (trust?.checkpoint != null) LogOutcome.NotLogged(seq) else LogOutcome.NoLog
+        val t = trust ?: firstContact(log)
         val p = try {
             api.logInclusion(lobbyId, seq)
         } catch (e: RpsException.Problem) {
@@ -166,7 +167,6 @@ class LogAuditor(
             throw e
         }
         val c = parse(p.checkpoint)
-        val t = trust ?: firstContact(log)
         val signer = trustedSigner(c, p.checkpoint, t)
         val consistentWith = extendsKept(c, p.checkpoint, t)
         val (witnesses, quorum) = policy.resolve(t.witnesses)

@@ -111,7 +111,7 @@ object TransparencyLog {
 
         companion object {
             fun parse(vkey: String, alg: Byte): NoteKey? {
-                val parts = vkey.split('+')
+                val parts = vkey.split('+', limit = 3)
                 if (parts.size != 3 || parts[0].isEmpty()) return null
                 val raw = try {
                     Base64.getDecoder().decode(parts[2])

@@ -596,7 +596,9 @@ class GameSessionTest {
         assertTrue(run.session.join())
         runCurrent()
         nextLogAttempt()
-        assertEquals(TrustCheck.NotInLogYet(3), run.session.trust.value.checks.last())
+        // Head 3 is not in the log yet: the line goes on showing the last proof, of event 2.
+        assertEquals("inclusion 3", srv.logCalls.last())
+        assertEquals(TrustCheck.InLog(2, 70, 75, keyId, emptyList(), null), run.session.trust.value.checks.last())
         srv.to("joined-logged")
         nextLogAttempt()
         srv.to("started-logged")

@@ -135,7 +135,7 @@ class LogAuditorTest {
     }
 
     @Test
-    fun `the log key is pinned at first contact: a checkpoint signed by another key fails, even one the server lists`() = runTest {
+    fun `the log key is pinned at first contact, and a checkpoint signed by another key fails, even one the server lists`() = runTest {
         val srv = RecordedServer("logged")
         val a = auditor(srv)
         a.proveAt(srv, "open-logged")
