@@ -23,6 +23,7 @@ import rps.client.ChainEvent
 import rps.client.ChainVerifier
 import rps.client.EventData
 import rps.client.FileChainCheckpoints
+import rps.client.FileLogTrusts
 import rps.client.FileVault
 import rps.client.GameEnding
 import rps.client.GameSession
@@ -31,7 +32,10 @@ import rps.client.HeadSignatures
 import rps.client.HttpEventFeed
 import rps.client.HttpRpsApi
 import rps.client.JceKeyStoreKeys
+import rps.client.LogAuditor
 import rps.client.Stage
+import rps.client.TransparencyLog
+import rps.client.TrustCheck
 import java.io.File
 import java.util.UUID
 
@@ -65,9 +69,14 @@ class EndToEndTest {
         fun vault() = FileVault(vaultDir, AesGcmSealer(JceKeyStoreKeys(File(dir, "keys-$name.p12"), name.toCharArray())::key))
         fun api() = HttpRpsApi(server.baseUrl, token)
         val checkpoints = FileChainCheckpoints(File(dir, "chain-$name"))
+        val logTrusts = FileLogTrusts(File(dir, "log-$name"))
+
+        /** The player's device checks the server's transparency log once for all its sessions. */
+        val auditor by lazy { LogAuditor(server.baseUrl, api(), logTrusts) }
         fun session(lobbyId: String): GameSession {
             val api = api()
-            return GameSession(lobbyId, api, HttpEventFeed(api), vault(), scope, checkpoints = checkpoints).also { it.start() }
+            return GameSession(lobbyId, api, HttpEventFeed(api), vault(), scope, checkpoints = checkpoints, logAuditor = auditor)
+                .also { it.start() }
         }
     }
 
@@ -177,6 +186,27 @@ class EndToEndTest {
         assertFalse(HeadSignatures.verify(key, receipt.copy(signature = rps.client.Crypto.hex(sig))), "a flipped signature bit")
         assertFalse(HeadSignatures.verify(key, receipt.copy(seq = receipt.seq - 1)), "another seq")
         assertFalse(HeadSignatures.verify(key, receipt.copy(hash = log.first().hash)), "another hash")
+
+        // Each device proved the game's events in the transparency log (the log runs about a second
+        // behind play): through the chain, the proof of the game's last event covers all before it.
+        val logInfo = admin.logInfo()
+        val finished = log.single { it.typed is EventData.GameFinished }.seq
+        for ((p, s) in players.zip(sessions)) {
+            val inLog = try {
+                withTimeout(30_000) { s.trust.first { t -> t.checks.any { it is TrustCheck.InLog && it.seq >= finished } } }
+            } catch (e: kotlinx.coroutines.TimeoutCancellationException) {
+                throw AssertionError("${p.name}'s game was never proven in the log: ${s.trust.value}\n${server.log.readText().takeLast(3000)}")
+            }.checks.filterIsInstance<TrustCheck.InLog>().single()
+            assertEquals(logInfo.keys.single { it.validUntilMs == null }.keyId, inLog.keyId)
+            assertTrue(inLog.leafIndex < inLog.treeSize, "$inLog")
+            val trust = p.logTrusts.load(server.baseUrl)!!
+            assertEquals(logInfo.origin, trust.origin)
+            val kept = TransparencyLog.parse(trust.checkpoint!!)
+            assertTrue(kept.size >= inLog.treeSize && TransparencyLog.signedBy(kept, trust.keys), "${p.name} kept ${trust.checkpoint}")
+            // The event keeps its leaf as the log grows.
+            assertEquals(inLog.leafIndex, admin.logInclusion(lobby.id, inLog.seq).leafIndex)
+        }
+        assertFalse(sessions.any { s -> s.state.value is GameUiState.Error }, "${sessions.map { it.state.value }}")
         sessions.forEach { it.stop() }
     }
 
