@@ -118,6 +118,14 @@ internal fun Context.message(e: RpsException): String = when (e) {
     is RpsException.BadHead -> getString(R.string.error_bad_head)
     is RpsException.VaultMissing -> getString(R.string.error_vault_missing, e.round)
     is RpsException.Unexpected -> getString(R.string.error_unexpected)
+    is RpsException.LogMisbehavior -> getString(
+        when (e.kind) {
+            RpsException.LogMisbehavior.Kind.UNTRUSTED_KEY -> R.string.error_log_untrusted_key
+            RpsException.LogMisbehavior.Kind.ROLLED_BACK -> R.string.error_log_rolled_back
+            RpsException.LogMisbehavior.Kind.FORKED -> R.string.error_log_forked
+            RpsException.LogMisbehavior.Kind.BAD_PROOF -> R.string.error_log_bad_proof
+        },
+    )
 }
 
 /** A one-off call from a screen failed (nothing retries it, unlike the game session's calls). */
