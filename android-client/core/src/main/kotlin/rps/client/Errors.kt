@@ -104,7 +104,11 @@ sealed class RpsException(message: String, cause: Throwable? = null) : Exception
                 append("SECURITY ERROR\ntransparency log: misbehavior detected!\n").append(reason).append("\n\n")
                 kept?.let { append("kept checkpoint:\n").append(indent(it)).append('\n') }
                 append("new checkpoint:\n").append(indent(shown)).append('\n')
-                if (proof.isNotEmpty()) append("proof of misbehavior (the proof that fails):\n").append(indent(proof.joinToString("\n"))).append('\n')
+                if (proof.isNotEmpty()) {
+                    append(
+                        "proof of misbehavior (the proof that fails):\n",
+                    ).append(indent(proof.joinToString("\n"))).append('\n')
+                }
             }
 
         private fun indent(s: String) = "\t" + s.trimEnd('\n').replace("\n", "\n\t")

@@ -88,7 +88,9 @@ class FileLogTrusts(private val dir: File) : LogTrusts {
 data class WitnessPolicy(val witnesses: List<String>? = null, val quorum: Int? = null) {
     init {
         require(quorum == null || quorum >= 0) { "a negative quorum" }
-        require(witnesses == null || quorum == null || quorum <= witnesses.size) { "a quorum of $quorum out of ${witnesses?.size} witnesses" }
+        require(witnesses == null || quorum == null || quorum <= witnesses.size) {
+            "a quorum of $quorum out of ${witnesses?.size} witnesses"
+        }
     }
 
     /** The witnesses and quorum that apply when the server named [pinned] at first contact. */
@@ -263,7 +265,13 @@ class LogAuditor(
     ) {
         val proof = decode(p.proof)
         fun proves(h: String) = proof != null &&
-            TransparencyLog.verifyInclusion(p.leafIndex, c.size, TransparencyLog.recordHash(TransparencyLog.entry(lobbyId, seq, h)), proof, c.root)
+            TransparencyLog.verifyInclusion(
+                p.leafIndex,
+                c.size,
+                TransparencyLog.recordHash(TransparencyLog.entry(lobbyId, seq, h)),
+                proof,
+                c.root,
+            )
         if (p.lobbyId == lobbyId && p.seq == seq && p.treeSize == c.size && proves(hash)) return
         val (kind, reason) = if (p.lobbyId == lobbyId && p.seq == seq && p.hash != hash && p.treeSize == c.size && proves(p.hash)) {
             RpsException.LogMisbehavior.Kind.FORKED to

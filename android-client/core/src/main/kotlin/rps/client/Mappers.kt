@@ -28,9 +28,9 @@ import rps.client.generated.models.RoundResolvedData
 import rps.client.generated.models.RoundStartedData
 import rps.client.generated.models.StageExtendedData
 import rps.client.generated.models.Account as AccountDto
-import rps.client.generated.models.ConsistencyProof as ConsistencyProofDto
 import rps.client.generated.models.AccountCreated as AccountCreatedDto
 import rps.client.generated.models.CallerStatus as CallerStatusDto
+import rps.client.generated.models.ConsistencyProof as ConsistencyProofDto
 import rps.client.generated.models.Event as EventDto
 import rps.client.generated.models.GameConfig as GameConfigDto
 import rps.client.generated.models.GameRecord as GameRecordDto

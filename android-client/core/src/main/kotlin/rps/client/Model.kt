@@ -244,4 +244,10 @@ data class LogInclusion(
 )
 
 /** The consistency proof from the log's tree of [from] leaves to the one of [to] leaves. */
-data class LogConsistency(val from: Long, val to: Long, val fromRoot: String, val toRoot: String, val proof: List<String>)
+data class LogConsistency(
+    val from: Long,
+    val to: Long,
+    val fromRoot: String,
+    val toRoot: String,
+    val proof: List<String>,
+)

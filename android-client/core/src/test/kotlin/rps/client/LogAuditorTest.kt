@@ -85,7 +85,9 @@ class LogAuditorTest {
         srv.logSigner = srv.logForger
         val text = "${srv.recording.log!!.origin}\n$size\n${Base64.getEncoder().encodeToString(root)}\n"
         val kept = text + "\n" + srv.logForger.sign(text) + "\n"
-        return trusts().also { it.save("http://rpsd.test", LogTrust(srv.recording.log!!.origin, listOf(srv.logForger.verifierKey), checkpoint = kept)) }
+        return trusts().also {
+            it.save("http://rpsd.test", LogTrust(srv.recording.log!!.origin, listOf(srv.logForger.verifierKey), checkpoint = kept))
+        }
     }
 
     @Test

@@ -52,9 +52,7 @@ class Recording private constructor(val name: String, private val root: JsonObje
     fun moment(name: String): Int = moments.indexOfFirst { it.name == name }.also { require(it >= 0) { "no moment $name in $this" } }
 
     /** The server's own answer refusing a request with [code], as recorded. */
-    fun problem(code: String): RpsException.Problem {
-        return problemOf(problems[code]?.jsonObject ?: error("no recorded $code problem in $this"))
-    }
+    fun problem(code: String): RpsException.Problem = problemOf(problems[code]?.jsonObject ?: error("no recorded $code problem in $this"))
 
     override fun toString() = "recording $name"
 
@@ -79,7 +77,9 @@ class Recording private constructor(val name: String, private val root: JsonObje
         val refusal: RpsException.Problem? = o["refusal"]?.jsonObject?.let(::problemOf)
 
         /** What the log answered about [head] at this moment: its inclusion proof, or a refusal (`not_logged`). */
-        val inclusion: LogInclusion? = o["inclusion"]?.jsonObject?.get("answer")?.let { Mappers.logInclusion(decode(LogProof.serializer(), it)) }
+        val inclusion: LogInclusion? = o["inclusion"]?.jsonObject?.get("answer")?.let {
+            Mappers.logInclusion(decode(LogProof.serializer(), it))
+        }
         val inclusionRefusal: RpsException.Problem? = o["inclusion"]?.jsonObject?.get("refusal")?.jsonObject?.let(::problemOf)
 
         override fun toString() = "moment $name of ${this@Recording}"

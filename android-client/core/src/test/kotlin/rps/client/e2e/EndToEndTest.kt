@@ -195,7 +195,9 @@ class EndToEndTest {
             val inLog = try {
                 withTimeout(30_000) { s.trust.first { t -> t.checks.any { it is TrustCheck.InLog && it.seq >= finished } } }
             } catch (e: kotlinx.coroutines.TimeoutCancellationException) {
-                throw AssertionError("${p.name}'s game was never proven in the log: ${s.trust.value}\n${server.log.readText().takeLast(3000)}")
+                throw AssertionError(
+                    "${p.name}'s game was never proven in the log: ${s.trust.value}\n${server.log.readText().takeLast(3000)}",
+                )
             }.checks.filterIsInstance<TrustCheck.InLog>().single()
             assertEquals(logInfo.keys.single { it.validUntilMs == null }.keyId, inLog.keyId)
             assertTrue(inLog.leafIndex < inLog.treeSize, "$inLog")

@@ -166,7 +166,13 @@ class Recorder {
                         put("answer", answer)
                         proveConsistency(answer.jsonObject["treeSize"]!!.jsonPrimitive.long)
                     } else {
-                        put("refusal", buildJsonObject { put("status", status); put("body", body) })
+                        put(
+                            "refusal",
+                            buildJsonObject {
+                                put("status", status)
+                                put("body", body)
+                            },
+                        )
                     }
                 }
             }
@@ -181,7 +187,9 @@ class Recorder {
 
             /** Marks [name] once the log holds the newest event (the log runs about a second behind). */
             suspend fun markLogged(name: String) {
-                val seq = ada.get("/v1/lobbies/$lobbyId/events?after=0&limit=1000").jsonObject["head"]!!.jsonObject["seq"]!!.jsonPrimitive.long
+                val seq = ada.get(
+                    "/v1/lobbies/$lobbyId/events?after=0&limit=1000",
+                ).jsonObject["head"]!!.jsonObject["seq"]!!.jsonPrimitive.long
                 waitUntil("event $seq in the log") { ada.fetch("/v1/log/inclusion?lobbyId=$lobbyId&seq=$seq").first == 200 }
                 mark(name)
             }
@@ -379,7 +387,9 @@ class Recorder {
             bo.api.register(lobbyId, "rec-log-bo")
             cy.api.register(lobbyId, "rec-log-cy")
             markLogged("started-logged")
-            check(moments.first()["inclusion"]!!.jsonObject["refusal"] != null) { "the log held the new lobby at once: no not_logged recorded" }
+            check(moments.first()["inclusion"]!!.jsonObject["refusal"] != null) {
+                "the log held the new lobby at once: no not_logged recorded"
+            }
             save()
         }
 
