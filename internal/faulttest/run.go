@@ -1,6 +1,7 @@
 package faulttest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,6 +120,34 @@ func (r *Run) countFailedRead() { r.failedReads.Add(1) }
 
 // setupCall sends a request that is not part of the history (setup), retrying it through
 // faults until it gets status want, and decodes the answer into out.
+// setupError is a set-up call's last answer when it was not the one wanted.
+type setupError struct {
+	method, path string
+	status       int
+	body         []byte
+}
+
+func (e *setupError) Error() string {
+	return fmt.Sprintf("%s %s: status %d %s", e.method, e.path, e.status, e.body)
+}
+
+// signUp creates a player account named after base. Creating an account takes no
+// Idempotency-Key (its token is shown once): when an attempt's answer is lost, the account it
+// created is out of reach and a retry finds the name taken, so the next try takes a new name.
+func (r *Run) signUp(ctx context.Context, base string, out any) error {
+	for try := 0; ; try++ {
+		name := base
+		if try > 0 {
+			name = fmt.Sprintf("%s-%d", base, try)
+		}
+		err := r.setupCall(ctx, r.newClient("", "", ""), http.MethodPost, "/v1/accounts", map[string]string{"name": name}, http.StatusCreated, out)
+		var se *setupError
+		if err == nil || try >= 10 || !errors.As(err, &se) || se.status != http.StatusConflict || !bytes.Contains(se.body, []byte(`"name_taken"`)) {
+			return err
+		}
+	}
+}
+
 func (r *Run) setupCall(ctx context.Context, c *Client, method, path string, body any, want int, out any) error {
 	key := newKey()
 	for attempt := 1; ; attempt++ {
@@ -130,7 +159,7 @@ func (r *Run) setupCall(ctx context.Context, c *Client, method, path string, bod
 			return json.Unmarshal(a.body, out)
 		}
 		if a.definite || ctx.Err() != nil || attempt > 200 {
-			return fmt.Errorf("%s %s: status %d %s", method, path, a.status, a.body)
+			return &setupError{method: method, path: path, status: a.status, body: a.body}
 		}
 		sleepCtx(ctx, 100*time.Millisecond)
 	}
@@ -287,8 +316,7 @@ func (r *Run) setupLobby(ctx context.Context, i, generation int) (*lobbyRun, err
 			} `json:"account"`
 			Token string `json:"token"`
 		}
-		signup := r.newClient("", "", "")
-		if err := r.setupCall(ctx, signup, http.MethodPost, "/v1/accounts", map[string]string{"name": fmt.Sprintf("faults-%d-%d-%d", i, generation, j)}, http.StatusCreated, &acct); err != nil {
+		if err := r.signUp(ctx, fmt.Sprintf("faults-%d-%d-%d", i, generation, j), &acct); err != nil {
 			return nil, fmt.Errorf("sign up: %w", err)
 		}
 		p := r.newClient(l.id, acct.Account.ID, acct.Token)
