@@ -9,7 +9,7 @@
 #   then apksigner with a debug key generated on first use ($RPS_APK_KEYSTORE, default
 #   ~/.android/debug.keystore, never in the repository).
 # Then `apksigner verify` must pass; `aapt dump badging` must show the launcher activity, min SDK
-# 23 and the INTERNET permission alone; the dex must define every class the manifest and the
+# 23 and exactly the permissions below; the dex must define every class the manifest and the
 # service files name (R8 dropping one is the classic failure of a shrunk APK); and the APK must
 # weigh at most 2.5 MB. Prints its size (`make apk`).
 # --no-maven: reuse what a `mvn verify` of android-client just left in app/target (make test).
@@ -100,8 +100,15 @@ badging=$(aapt dump badging "$apk")
 fail() { echo "build-apk: $1" >&2; exit 1; }
 grep -q "^launchable-activity: name='rps.app.AccountActivity'" <<<"$badging" || fail "no launcher activity rps.app.AccountActivity"$'\n'"$badging"
 grep -q "^sdkVersion:'23'" <<<"$badging" || fail "min SDK is not 23"$'\n'"$badging"
+# INTERNET for the server; the game service (rps.app.GameService) runs in the foreground
+# (FOREGROUND_SERVICE, and FOREGROUND_SERVICE_SPECIAL_USE for its type on Android 14+) and posts
+# notifications (POST_NOTIFICATIONS, asked at run time on Android 13+). Nothing else.
+expected="uses-permission: name='android.permission.FOREGROUND_SERVICE'
+uses-permission: name='android.permission.FOREGROUND_SERVICE_SPECIAL_USE'
+uses-permission: name='android.permission.INTERNET'
+uses-permission: name='android.permission.POST_NOTIFICATIONS'"
 permissions=$(grep "^uses-permission:" <<<"$badging" | LC_ALL=C sort -u)
-[ "$permissions" = "uses-permission: name='android.permission.INTERNET'" ] || fail "permissions other than INTERNET alone:"$'\n'"$permissions"
+[ "$permissions" = "$expected" ] || fail "the permissions are not INTERNET and the game service's:"$'\n'"$permissions"
 
 # Every class the manifest names (application, activities, services...) and every service file's
 # interface and implementations must be defined in the dex, under those very names.
@@ -110,11 +117,13 @@ named=$(manifest_classes "$apk")
 services=$(cd "$work/res/META-INF/services" && for f in *; do echo "$f"; grep -v '^[[:space:]]*\(#.*\)\?$' "$f"; done)
 missing=$(LC_ALL=C comm -23 <(printf '%s\n%s\n' "$named" "$services" | LC_ALL=C sort -u) <(echo "$defined"))
 [ -z "$missing" ] || fail "R8 dropped or renamed classes the manifest or a service file names:"$'\n'"$missing"
-grep -qx rps.app.AccountActivity <<<"$named" || fail "the manifest does not name rps.app.AccountActivity"
+for c in rps.app.AccountActivity rps.app.GameService; do
+  grep -qx "$c" <<<"$named" || fail "the manifest does not name $c"
+done
 
 size=$(stat -c %s "$apk")
 limit=$((2500 * 1000))
 [ "$size" -le "$limit" ] || fail "$apk is $size bytes, more than the 2.5 MB allowed"
 echo "build-apk: $apk: $size bytes ($(awk -v b="$size" 'BEGIN { printf "%.2f", b / 1000000 }') MB, at most 2.5) signed, verified;" \
-  "launcher rps.app.AccountActivity, min SDK 23, INTERNET only; the dex defines the" \
+  "launcher rps.app.AccountActivity, min SDK 23, INTERNET and the game service's permissions; the dex defines the" \
   "$(wc -l <<<"$named") classes the manifest names and the service files' $(wc -l <<<"$services")"

@@ -41,6 +41,9 @@ open class RpsApp : Application() {
 
     val accounts: AccountStore by lazy { AccountStore(prefs, sealer) }
 
+    /** The games the player is in, kept going by [GameService] while every screen is gone. */
+    val runningGames: RunningGames by lazy { RunningGames(this) }
+
     /** Sessions outlive screens: this scope is never cancelled. */
     val scope: CoroutineScope = MainScope()
 
@@ -89,6 +92,7 @@ open class RpsApp : Application() {
             .also {
                 sessions[key] = it
                 it.start()
+                runningGames.follow(key, lobbyId, it)
             }
     }
 
@@ -121,17 +125,22 @@ open class RpsApp : Application() {
     }
 
     private fun forgetSessions(a: StoredAccount) {
-        sessions.keys.filter { it.startsWith("${a.id}/") }.forEach { sessions.remove(it)?.stop() }
+        sessions.keys.filter { it.startsWith("${a.id}/") }.forEach {
+            sessions.remove(it)?.stop()
+            runningGames.forget(it)
+        }
     }
 
     /** Drops every session (in tests, what a killed process loses). */
     internal fun forgetSessions() {
         sessions.values.forEach { it.stop() }
         sessions.clear()
+        runningGames.forgetAll()
     }
 
     override fun onCreate() {
         super.onCreate()
+        registerActivityLifecycleCallbacks(runningGames)
         migrateSingleAccount()
         resumePendingMoves()
     }

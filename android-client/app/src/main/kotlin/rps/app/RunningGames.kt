@@ -1,0 +1,109 @@
+package rps.app
+
+import android.Manifest
+import android.app.Activity
+import android.app.Application
+import android.content.Intent
+import android.content.pm.PackageManager
+import android.os.Build
+import android.os.Bundle
+import android.util.Log
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.flow.MutableStateFlow
+import kotlinx.coroutines.flow.StateFlow
+import kotlinx.coroutines.flow.asStateFlow
+import kotlinx.coroutines.launch
+import rps.client.GameSession
+
+/**
+ * The games the player is in, whatever screen is open: [RpsApp] hands every session it creates to
+ * [follow]. While at least one of them is in a running game ([StageAlerts.inRunningGame]),
+ * [GameService] runs in the foreground and keeps the process, so the app-wide sessions go on
+ * revealing by themselves with every activity gone; the service stops itself when [running] is
+ * empty. The first time a game starts on Android 13+, the screen in front asks for the permission
+ * to post notifications.
+ */
+class RunningGames(private val app: RpsApp) : Application.ActivityLifecycleCallbacks {
+    /** A followed session: [key] is RpsApp's (account and lobby). */
+    class Game(val key: String, val lobbyId: String, val session: GameSession)
+
+    private val followed = HashMap<String, Pair<Game, Job>>()
+    private val _running = MutableStateFlow<List<Game>>(emptyList())
+
+    /** The followed sessions in a running game, in the order they were followed. */
+    val running: StateFlow<List<Game>> = _running.asStateFlow()
+
+    /** The activity in front, if any. */
+    private var resumed: Activity? = null
+    private var permissionAsked = false
+
+    /** Follows [session] (replacing the one [key] had); all on the main thread. */
+    fun follow(key: String, lobbyId: String, session: GameSession) {
+        forget(key)
+        val game = Game(key, lobbyId, session)
+        val job = app.scope.launch { session.state.collect { update() } }
+        followed[key] = game to job
+    }
+
+    /** Stops following [key]'s session (it was stopped: a sign-out, a new token). */
+    fun forget(key: String) {
+        followed.remove(key)?.second?.cancel()
+        update()
+    }
+
+    fun forgetAll() {
+        followed.keys.toList().forEach(::forget)
+    }
+
+    /** Whether the screen of [lobbyId] is the one in front (then the player needs no notification). */
+    fun onScreen(lobbyId: String): Boolean = (resumed as? LobbyActivity)?.intent?.getStringExtra(LobbyActivity.EXTRA_LOBBY) == lobbyId
+
+    private fun update() {
+        val now = followed.values.map { it.first }.filter { StageAlerts.inRunningGame(it.session.state.value) }
+        val was = _running.value
+        if (now.map { it.key } != was.map { it.key } || now.zip(was).any { (a, b) -> a.session !== b.session }) _running.value = now
+        if (now.isNotEmpty() && was.isEmpty()) {
+            startService()
+            resumed?.let(::askToNotify)
+        }
+    }
+
+    private fun startService() {
+        val intent = Intent(app, GameService::class.java)
+        try {
+            if (Build.VERSION.SDK_INT >= Build.VERSION_CODES.O) app.startForegroundService(intent) else app.startService(intent)
+        } catch (e: IllegalStateException) {
+            // Android 12+ refuses a foreground service started from the background (a session
+            // resumed while no screen is open): the sessions still run while the process lives.
+            Log.w(TAG, "game service not started", e)
+        }
+    }
+
+    /** Android 13+: notifications need the player's permission, asked once per process, from a screen. */
+    private fun askToNotify(a: Activity) {
+        if (Build.VERSION.SDK_INT < Build.VERSION_CODES.TIRAMISU || permissionAsked) return
+        if (a.checkSelfPermission(Manifest.permission.POST_NOTIFICATIONS) == PackageManager.PERMISSION_GRANTED) return
+        permissionAsked = true
+        a.requestPermissions(arrayOf(Manifest.permission.POST_NOTIFICATIONS), REQUEST_NOTIFICATIONS)
+    }
+
+    override fun onActivityResumed(activity: Activity) {
+        resumed = activity
+        if (_running.value.isNotEmpty()) askToNotify(activity)
+    }
+
+    override fun onActivityPaused(activity: Activity) {
+        if (resumed === activity) resumed = null
+    }
+
+    override fun onActivityCreated(activity: Activity, savedInstanceState: Bundle?) {}
+    override fun onActivityStarted(activity: Activity) {}
+    override fun onActivityStopped(activity: Activity) {}
+    override fun onActivitySaveInstanceState(activity: Activity, outState: Bundle) {}
+    override fun onActivityDestroyed(activity: Activity) {}
+
+    companion object {
+        private const val TAG = "RunningGames"
+        const val REQUEST_NOTIFICATIONS = 7301
+    }
+}

@@ -1,0 +1,159 @@
+package rps.app
+
+import android.Manifest
+import android.app.Notification
+import android.content.Intent
+import android.os.Looper
+import kotlinx.coroutines.launch
+import org.junit.Assert.assertEquals
+import org.junit.Assert.assertNotNull
+import org.junit.Assert.assertNull
+import org.junit.Assert.assertTrue
+import org.junit.Before
+import org.junit.Test
+import org.junit.runner.RunWith
+import org.robolectric.Robolectric
+import org.robolectric.RobolectricTestRunner
+import org.robolectric.RuntimeEnvironment
+import org.robolectric.Shadows.shadowOf
+import rps.client.GameSession
+import rps.client.GameUiState
+import rps.client.RecordedServer
+import java.time.Duration
+
+/**
+ * The game service against the recorded rpsd answers, with no screen open unless a test opens
+ * one: it runs in the foreground while the player is in a game, the session it keeps reveals by
+ * itself, the player is told when a round needs their weapon and 10 s before its deadline, the
+ * notification opens the game, and the service stops once the player is out.
+ */
+@RunWith(RobolectricTestRunner::class)
+class GameServiceTest {
+    private val app get() = RuntimeEnvironment.getApplication() as RpsApp
+    private val srv: RecordedServer get() = Fakes.server
+
+    @Before
+    fun signedIn() {
+        Fakes.reset()
+        app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t")
+    }
+
+    private fun GameSession.shows(what: String, pred: (GameUiState) -> Boolean) =
+        Screens.settle("$what (the session shows ${state.value})") { pred(state.value) }
+
+    /** Joins the recorded lobby with no screen open, as a session resumed in the background would play. */
+    private fun joined(): GameSession {
+        val s = app.session(srv.lobbyId)
+        s.shows("the open game") { it is GameUiState.NotJoined }
+        assertNull("no service before the player is in a game", shadowOf(app).peekNextStartedService())
+        app.scope.launch { s.join() }
+        s.shows("registration") { it is GameUiState.WaitingForPlayers }
+        return s
+    }
+
+    private fun startedService() = GameNotifications.startedService(app)
+    private fun ongoingText() = GameNotifications.ongoingText(app)
+    private fun alertText(): String? = GameNotifications.alert(app)?.let { with(GameNotifications) { it.text } }
+
+    private fun commitRock(s: GameSession) {
+        val rock = Rulesets.byId.getValue(srv.lobby().config.ruleset).weapons.single { it.name == "Rock" }.move
+        app.scope.launch { s.commit(rock) }
+        s.shows("the commitment") { it is GameUiState.WaitingForOthers }
+    }
+
+    @Test
+    fun `runs while the player is in the game, tells them of each round and its deadline, reveals alone, stops when the game is over`() {
+        val s = joined()
+        val service = startedService()
+        val shadow = shadowOf(service.get())
+        assertEquals(GameService.ONGOING_ID, shadow.lastForegroundNotificationId)
+        assertTrue("the notification is ongoing", shadow.lastForegroundNotification.flags and Notification.FLAG_ONGOING_EVENT != 0)
+        Screens.settle("the ongoing notification") { ongoingText() == "Waiting for players: 1 of 3" }
+        assertNull("nothing to do yet", alertText())
+
+        srv.to("started")
+        Screens.settle("the alert of round 1") { alertText() != null }
+        assertEquals("Round 1 has started: draw your weapon within 30 s.", alertText())
+        Screens.settle("the ongoing notification of round 1") { ongoingText() == "Round 1: your move" }
+        // Tapping it opens the game's screen (above the lobby list).
+        val tap = shadowOf(GameNotifications.alert(app)!!.contentIntent)
+        assertTrue(tap.isActivityIntent)
+        val opened = tap.savedIntents.last()
+        assertEquals(LobbyActivity::class.java.name, opened.component?.className)
+        assertEquals(srv.lobbyId, opened.getStringExtra(LobbyActivity.EXTRA_LOBBY))
+
+        // 10 s before the deadline, on the app's clock.
+        val deadline = (s.state.value as GameUiState.YourMove).deadline!!
+        val warnAt = deadline.localMs - 10_000
+        TestRpsApp.now = warnAt - 1
+        shadowOf(Looper.getMainLooper()).idleFor(Duration.ofMillis(warnAt - 1 - TestRpsApp.NOW))
+        assertEquals("not before", "Round 1 has started: draw your weapon within 30 s.", alertText())
+        TestRpsApp.now = warnAt
+        shadowOf(Looper.getMainLooper()).idleFor(Duration.ofMillis(1))
+        Screens.settle("the deadline's alert") { alertText() == "Round 1: 10 s left to draw your weapon!" }
+
+        commitRock(s)
+        Screens.settle("the alert gone once the weapon is chosen") { alertText() == null }
+
+        // The reveal is sent by the session the service keeps, with no screen open.
+        srv.to("reveal")
+        Screens.settle("the reveal") { srv.moment.name == "revealed" }
+        srv.to("round2")
+        Screens.settle("the alert of round 2") { alertText() == "Round 2 has started: draw your weapon within 30 s." }
+        commitRock(s)
+        srv.to("reveal2")
+        Screens.settle("the second reveal") { srv.moment.name == "revealed2" }
+        assertTrue("still running", !shadow.isStoppedBySelf)
+
+        srv.to("won")
+        s.shows("the win") { it is GameUiState.Won }
+        Screens.settle("the service stopped") { shadow.isStoppedBySelf }
+        assertNull(alertText())
+        service.destroy()
+    }
+
+    @Test
+    fun `stops when the player is out`() {
+        Fakes.reset("eliminated")
+        srv.to("bo-joined")
+        val s = joined()
+        val shadow = shadowOf(startedService().get())
+        srv.to("started")
+        s.shows("the first round") { it is GameUiState.YourMove }
+        commitRock(s)
+        srv.to("reveal")
+        Screens.settle("the reveal") { srv.moment.name == "revealed" }
+        assertTrue(!shadow.isStoppedBySelf)
+        srv.to("out")
+        s.shows("the elimination") { it is GameUiState.Lost }
+        Screens.settle("the service stopped") { shadow.isStoppedBySelf }
+    }
+
+    @Test
+    fun `no alert while the game is on screen, which asks for the permission to notify`() {
+        val c = Robolectric.buildActivity(
+            LobbyActivity::class.java,
+            Intent(app, LobbyActivity::class.java).putExtra(LobbyActivity.EXTRA_LOBBY, srv.lobbyId),
+        ).setup()
+        val a = c.get()
+        Screens.settle("the lobby") { a.session.state.value is GameUiState.NotJoined }
+        a.join.performClick()
+        Screens.settle("registration") { a.session.state.value is GameUiState.WaitingForPlayers }
+        val asked = shadowOf(a).lastRequestedPermission
+        assertNotNull("Android 13+: the permission to notify is asked when the game starts", asked)
+        assertEquals(listOf(Manifest.permission.POST_NOTIFICATIONS), asked.requestedPermissions.toList())
+        startedService()
+
+        srv.to("started")
+        Screens.settle("the first round") { a.session.state.value is GameUiState.YourMove }
+        Screens.settle("the ongoing notification") { ongoingText() == "Round 1: your move" }
+        assertNull("the player is looking at the game", alertText())
+
+        // Once the screen is gone, the deadline's alert comes.
+        c.pause().stop().destroy()
+        val deadline = (a.session.state.value as GameUiState.YourMove).deadline!!
+        TestRpsApp.now = deadline.localMs - 10_000
+        shadowOf(Looper.getMainLooper()).idleFor(Duration.ofMillis(TestRpsApp.now - TestRpsApp.NOW))
+        Screens.settle("the deadline's alert") { alertText() == "Round 1: 10 s left to draw your weapon!" }
+    }
+}
