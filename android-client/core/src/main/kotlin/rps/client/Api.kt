@@ -48,11 +48,37 @@ interface DirectoryApi {
 
     /** A new token for the caller (`POST /v1/me/token`); the old one stops working once the new one is used. */
     suspend fun rotateToken(idempotencyKey: String): String
-    suspend fun listLobbies(after: String? = null): LobbyList
+    /** A page of lobbies matching [filter], joinable ones first ([after] is the previous page's `next`). */
+    suspend fun listLobbies(after: String? = null, filter: LobbyFilter = LobbyFilter()): LobbyList
+
+    suspend fun listRulesets(): List<RulesetSummary>
+
+    /**
+     * Registers the caller in the joinable game with bet [betSize] (and [ruleset], when given)
+     * closest to starting (`POST /v1/matchmaking`); `no_match` when there is none.
+     */
+    suspend fun quickJoin(betSize: Long, ruleset: String?, idempotencyKey: String): LobbyView
     suspend fun getRuleset(id: String): RulesetInfo
 
     /** The caller's games, newest first, a page at a time ([after] is the previous page's `next`). */
     suspend fun myGames(after: String? = null): MyGamesPage
+}
+
+/** What happened: standings, profiles, games' transcripts, the caller's ledger (public reads, but the ledger). */
+interface HistoryApi {
+    suspend fun standings(by: StandingsOrder, period: StandingsPeriod, after: String? = null): StandingsPage
+    suspend fun profile(accountId: String): Profile
+
+    /** An account's games, newest first, as `GET /v1/me/games` shows the caller's. */
+    suspend fun accountGames(accountId: String, after: String? = null): MyGamesPage
+    suspend fun game(gameId: String): GameResult
+    suspend fun gamePlayers(gameId: String, after: String? = null): GamePlayersPage
+
+    /** Round [round] of a game with a page of its moves ([after] the previous page's `next`). */
+    suspend fun round(gameId: String, round: Int, after: String? = null): RoundTranscript
+
+    /** The caller's ledger entries, oldest first. */
+    suspend fun myLedger(after: String? = null): LedgerPage
 }
 
 /** The local clock, injectable for tests. */

@@ -19,6 +19,7 @@ import rps.client.generated.models.CommitRequest
 import rps.client.generated.models.CreateAccountRequest
 import rps.client.generated.models.CreateLobbyRequest
 import rps.client.generated.models.GameConfigInput
+import rps.client.generated.models.MatchmakingRequest
 import rps.client.generated.models.MoneyTransferRequest
 import rps.client.generated.models.Resolution
 import rps.client.generated.models.RevealRequest
@@ -34,7 +35,8 @@ import java.util.concurrent.TimeUnit
  */
 class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpClient = defaultHttpClient()) :
     PlayerApi,
-    DirectoryApi {
+    DirectoryApi,
+    HistoryApi {
     val http: OkHttpClient = baseClient.newBuilder().apply {
         if (token != null) {
             addInterceptor(
@@ -81,12 +83,39 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
     override suspend fun rotateToken(idempotencyKey: String) = call { accounts.rotateToken(idempotencyKey).token }
 
     override suspend fun createAccount(name: String) = call { Mappers.newAccount(accounts.createAccount(CreateAccountRequest(name))) }
-    override suspend fun listLobbies(after: String?) = call { Mappers.lobbies(lobbies.listLobbies(after = after, limit = PAGE)) }
+    override suspend fun listLobbies(after: String?, filter: LobbyFilter) = call {
+        Mappers.lobbies(
+            lobbies.listLobbies(minBet = filter.minBet, maxBet = filter.maxBet, ruleset = filter.ruleset, after = after, limit = PAGE),
+        )
+    }
+    override suspend fun listRulesets() = call { Mappers.rulesets(rulesets.listRulesets()) }
+    override suspend fun quickJoin(betSize: Long, ruleset: String?, idempotencyKey: String) =
+        call { Mappers.lobby(play.quickJoin(MatchmakingRequest(betSize, ruleset), idempotencyKey)) }
     override suspend fun getRuleset(id: String) = call { Mappers.ruleset(rulesets.getRuleset(id)) }
     override suspend fun myGames(after: String?) = call { Mappers.myGames(accounts.listMyGames(after = after, limit = PAGE)) }
 
     override suspend fun leave(lobbyId: String, idempotencyKey: String) =
         call { Mappers.lobby(play.leaveLobby(UUID.fromString(lobbyId), idempotencyKey)) }
+
+    override suspend fun standings(by: StandingsOrder, period: StandingsPeriod, after: String?) = call {
+        Mappers.standings(
+            accounts.getLeaderboard(
+                AccountsApi.ByGetLeaderboard.entries.first { it.value == by.wire },
+                AccountsApi.PeriodGetLeaderboard.entries.first { it.value == period.wire },
+                after,
+                PAGE,
+            ),
+        )
+    }
+    override suspend fun profile(accountId: String) = call { Mappers.profile(accounts.getAccountProfile(UUID.fromString(accountId))) }
+    override suspend fun accountGames(accountId: String, after: String?) =
+        call { Mappers.myGames(accounts.listAccountGames(UUID.fromString(accountId), after, PAGE)) }
+    override suspend fun game(gameId: String) = getGame(gameId)
+    override suspend fun gamePlayers(gameId: String, after: String?) =
+        call { Mappers.gamePlayers(games.listGamePlayers(UUID.fromString(gameId), after, PAGE)) }
+    override suspend fun round(gameId: String, round: Int, after: String?) =
+        call { Mappers.round(games.getRound(UUID.fromString(gameId), round, after, PAGE)) }
+    override suspend fun myLedger(after: String?) = call { Mappers.ledgerPage(accounts.listMyLedger(after, PAGE)) }
 
     // Admin operations (used by tests and operator tools; the app never calls them).
     suspend fun adminLedger() = call { Mappers.ledger(admin.getAdminLedger()) }
@@ -102,6 +131,7 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
         maxRounds: Int = 0,
         moveTimeoutMs: Long = timeoutMs,
         startWhenFull: Boolean = true,
+        ruleset: String = "rpsls",
     ) = call {
         val cfg = GameConfigInput(
             betSize = betSize,
@@ -112,9 +142,11 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
             resolution = Resolution.decode(resolution),
             maxRounds = maxRounds,
             startWhenFull = startWhenFull,
+            ruleset = ruleset,
         )
         Mappers.lobby(lobbies.createLobby(CreateLobbyRequest(name, cfg), UUID.randomUUID().toString()))
     }
+    suspend fun adminClose(lobbyId: String) = call { Mappers.lobby(lobbies.closeLobby(UUID.fromString(lobbyId), UUID.randomUUID().toString())) }
     suspend fun adminStop(lobbyId: String, reason: String) =
         call { Mappers.lobby(lobbies.stopGame(UUID.fromString(lobbyId), StopGameRequest(reason), UUID.randomUUID().toString())) }
 

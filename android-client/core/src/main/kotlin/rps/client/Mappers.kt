@@ -28,21 +28,27 @@ import rps.client.generated.models.RoundResolvedData
 import rps.client.generated.models.RoundStartedData
 import rps.client.generated.models.StageExtendedData
 import rps.client.generated.models.Account as AccountDto
+import rps.client.generated.models.AccountProfile as AccountProfileDto
 import rps.client.generated.models.AccountCreated as AccountCreatedDto
 import rps.client.generated.models.CallerStatus as CallerStatusDto
 import rps.client.generated.models.ConsistencyProof as ConsistencyProofDto
 import rps.client.generated.models.Event as EventDto
 import rps.client.generated.models.GameConfig as GameConfigDto
 import rps.client.generated.models.GameRecord as GameRecordDto
+import rps.client.generated.models.GamePlayerPage as GamePlayerPageDto
 import rps.client.generated.models.GameRecordPage as GameRecordPageDto
 import rps.client.generated.models.GameState as GameStateDto
 import rps.client.generated.models.GameSummary as GameSummaryDto
+import rps.client.generated.models.Leaderboard as LeaderboardDto
+import rps.client.generated.models.LedgerPage as LedgerPageDto
 import rps.client.generated.models.LedgerReport as LedgerReportDto
 import rps.client.generated.models.Lobby as LobbyDto
 import rps.client.generated.models.LobbyPage as LobbyPageDto
 import rps.client.generated.models.LogInfo as LogInfoDto
 import rps.client.generated.models.LogProof as LogProofDto
+import rps.client.generated.models.RoundTranscript as RoundTranscriptDto
 import rps.client.generated.models.Ruleset as RulesetDto
+import rps.client.generated.models.RulesetList as RulesetListDto
 import rps.client.generated.models.SignedHead as SignedHeadDto
 import rps.client.generated.models.SigningKeyList as SigningKeyListDto
 
@@ -111,6 +117,12 @@ object Mappers {
         winner = g.winner?.toString(),
         payout = g.payout,
         stopReason = g.stopReason,
+        lobbyId = g.lobbyId.toString(),
+        number = g.number,
+        config = config(g.config),
+        players = g.players,
+        startedAtMs = epochMs(g.startedAt),
+        endedAtMs = g.endedAt?.let(::epochMs),
     )
 
     fun myGame(g: GameRecordDto) = MyGame(
@@ -147,6 +159,42 @@ object Mappers {
     }
 
     fun myGames(p: GameRecordPageDto) = MyGamesPage(p.games.map(::myGame), p.next)
+
+    fun rulesets(l: RulesetListDto) = l.rulesets.map { RulesetSummary(it.id, it.name, it.weapons) }
+
+    fun standings(l: LeaderboardDto) = StandingsPage(
+        l.standings.map { Standing(it.position, it.accountId.toString(), it.name, it.games, it.wins, it.net) },
+        l.next,
+    )
+
+    fun profile(p: AccountProfileDto) = Profile(
+        id = p.id.toString(),
+        name = p.name,
+        gamesPlayed = p.gamesPlayed,
+        gamesWon = p.gamesWon,
+        net = p.net,
+        memberSinceMs = epochMs(p.memberSince),
+        balance = p.balance,
+    )
+
+    fun gamePlayers(p: GamePlayerPageDto) = GamePlayersPage(
+        p.players.map { GamePlayer(it.accountId.toString(), it.name, it.order, PlayerStatus.fromWire(it.status.value), it.eliminatedInRound) },
+        p.next,
+    )
+
+    fun round(r: RoundTranscriptDto) = RoundTranscript(
+        round = r.round,
+        stage = RoundStage.fromWire(r.stage.value),
+        remaining = r.remaining,
+        counts = r.counts,
+        moves = r.moves.map { RoundMove(it.accountId.toString(), it.committed, it.revealed, it.move) },
+        next = r.next,
+    )
+
+    fun ledgerPage(p: LedgerPageDto) = LedgerPage(
+        p.propertyEntries.map { LedgerEntry(it.id, epochMs(it.at), it.amount, LedgerKind.fromWire(it.kind.value), it.gameId?.toString(), it.memo) },
+        p.next,
+    )
 
     fun ledger(r: LedgerReportDto) = LedgerTotals(r.treasury, r.playerBalances, r.escrows, r.entriesSum, r.ok)
 

@@ -108,6 +108,15 @@ data class GameResult(
     val winner: String?,
     val payout: Long,
     val stopReason: String?,
+    val lobbyId: String,
+    /** The game's position in its lobby (1, 2, ...). */
+    val number: Int,
+    val config: GameConfig,
+    /** Players registered (eliminated ones included, those who left not). */
+    val players: Int,
+    /** When the game opened and ended, Unix milliseconds ([endedAtMs] null while it is open). */
+    val startedAtMs: Long,
+    val endedAtMs: Long?,
 )
 
 /** How a game ended for the player (`playing` while it is open). */
@@ -251,3 +260,114 @@ data class LogConsistency(
     val toRoot: String,
     val proof: List<String>,
 )
+
+// ---------------------------------------------------------------- finding a game, and history
+
+/** The lobby list's filters (the query of `GET /v1/lobbies`); null is "any". */
+data class LobbyFilter(val minBet: Long? = null, val maxBet: Long? = null, val ruleset: String? = null) {
+    constructor(bets: BetBand, ruleset: String?) : this(bets.min, bets.max, ruleset)
+}
+
+/** The ranges of bets a player filters the lobbies by, [min] to [max] included (null: no bound). */
+enum class BetBand(val min: Long?, val max: Long?) {
+    ANY(null, null),
+    UP_TO_10(null, 10),
+    UP_TO_100(11, 100),
+    UP_TO_1000(101, 1000),
+    OVER_1000(1001, null),
+}
+
+/** A ruleset in `GET /v1/rulesets`. */
+data class RulesetSummary(val id: String, val name: String, val weapons: Int)
+
+/** What ranks the standings (`by`). */
+enum class StandingsOrder(val wire: String) {
+    WINS("wins"),
+    NET("net"),
+}
+
+/** The span of games the standings count (`period`). */
+enum class StandingsPeriod(val wire: String) {
+    ALL("all"),
+    DAYS_30("30d"),
+    DAYS_7("7d"),
+}
+
+/** An account's place in the standings. */
+data class Standing(val position: Int, val accountId: String, val name: String, val games: Int, val wins: Int, val net: Long)
+
+data class StandingsPage(val standings: List<Standing>, val next: String?)
+
+/** An account as anyone sees it; [balance] only for the account itself. */
+data class Profile(
+    val id: String,
+    val name: String,
+    val gamesPlayed: Int,
+    val gamesWon: Int,
+    val net: Long,
+    val memberSinceMs: Long,
+    val balance: Long?,
+)
+
+enum class PlayerStatus(val wire: String) {
+    ACTIVE("active"),
+    ELIMINATED("eliminated"),
+    WINNER("winner"),
+    ;
+
+    companion object {
+        fun fromWire(s: String): PlayerStatus = entries.firstOrNull { it.wire == s } ?: error("unknown player status $s")
+    }
+}
+
+/** A player's registration in a game. */
+data class GamePlayer(val accountId: String, val name: String, val order: Int, val status: PlayerStatus, val eliminatedInRound: Int?)
+
+data class GamePlayersPage(val players: List<GamePlayer>, val next: String?)
+
+/** Where a round is: its moves sealed, its reveals sealed, or over with everything public. */
+enum class RoundStage(val wire: String) {
+    MOVES("moves"),
+    REVEAL("reveal"),
+    CLOSED("closed"),
+    ;
+
+    companion object {
+        fun fromWire(s: String): RoundStage = entries.firstOrNull { it.wire == s } ?: error("unknown round stage $s")
+    }
+}
+
+/** One player's part in a round; [move] is null until the round has closed (or when they did not reveal). */
+data class RoundMove(val accountId: String, val committed: Boolean, val revealed: Boolean, val move: Int?)
+
+/** A round's result and a page of its moves. */
+data class RoundTranscript(
+    val round: Int,
+    val stage: RoundStage,
+    /** How many players survived the round; null until it was resolved. */
+    val remaining: Int?,
+    /** Revealed players per move, indexed by move; empty until the round was resolved. */
+    val counts: List<Int>,
+    val moves: List<RoundMove>,
+    val next: String?,
+)
+
+/** Why money moved. */
+enum class LedgerKind(val wire: String) {
+    CREDIT("credit"),
+    DEBIT("debit"),
+    BET("bet"),
+    REFUND("refund"),
+    PAYOUT("payout"),
+    SPLIT("split"),
+    ;
+
+    companion object {
+        fun fromWire(s: String): LedgerKind = entries.firstOrNull { it.wire == s } ?: error("unknown ledger entry kind $s")
+    }
+}
+
+/** One entry of the caller's ledger; [amount] is positive when the balance grew. */
+data class LedgerEntry(val id: String, val atMs: Long, val amount: Long, val kind: LedgerKind, val gameId: String?, val memo: String?)
+
+data class LedgerPage(val entries: List<LedgerEntry>, val next: String?)
