@@ -12,6 +12,7 @@ import rps.client.EventFeed
 import rps.client.FileChainCheckpoints
 import rps.client.FileVault
 import rps.client.GameSession
+import rps.client.HistoryApi
 import rps.client.HttpEventFeed
 import rps.client.HttpRpsApi
 import rps.client.PlayerApi
@@ -21,7 +22,7 @@ import java.security.SecureRandom
 import javax.crypto.SecretKey
 
 /** What the screens talk to: one server, as one account (or anonymously). */
-class Backend(val player: PlayerApi, val directory: DirectoryApi, val feed: EventFeed)
+class Backend(val player: PlayerApi, val directory: DirectoryApi, val feed: EventFeed, val history: HistoryApi)
 
 /**
  * App-wide state: the accounts signed in on this device ([accounts]; tokens sealed with a key
@@ -52,7 +53,9 @@ open class RpsApp : Application() {
     /** Where the passwords of commitments come from. */
     open val random: SecureRandom get() = SecureRandom()
 
-    open fun connect(serverUrl: String, token: String?): Backend = HttpRpsApi(serverUrl, token).let { Backend(it, it, HttpEventFeed(it)) }
+    open fun connect(serverUrl: String, token: String?): Backend = HttpRpsApi(serverUrl, token).let {
+        Backend(it, it, HttpEventFeed(it), it)
+    }
 
     protected open fun secretKey(): SecretKey = AndroidKeystoreKeys.key()
 

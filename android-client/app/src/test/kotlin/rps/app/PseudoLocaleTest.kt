@@ -27,7 +27,8 @@ class PseudoLocaleTest {
     private val app get() = RuntimeEnvironment.getApplication() as RpsApp
 
     /** What the server or the player wrote, shown as it is. */
-    private val data = listOf("Friday night RPSLS", "Ada", "http://fake.test", "Rock", "Paper", "Scissors", "Lizard", "Spock")
+    private val data = listOf("Friday night RPSLS", "Ada", "http://fake.test", "Rock", "Paper", "Scissors", "Lizard", "Spock") +
+        rps.client.RecordedHttp("lobbies").names.sortedByDescending { it.length }
 
     @Before
     fun reset() = Fakes.reset()

@@ -88,9 +88,10 @@ object Screens {
      * The screen of [c] against its goldens in the light theme, the dark theme and at font scale
      * 1.3 ([name], [name]_dark, [name]_large), each checked for accessibility too. The activity is
      * recreated for each (as for a change of the phone's settings) and left in the light theme at
-     * font scale 1; returns the activity shown then.
+     * font scale 1; returns the activity shown then. Each recreated screen is photographed once
+     * [ready] says it shows what it reads from the server.
      */
-    fun <A : Activity> matchesGoldens(c: ActivityController<A>, name: String): A {
+    fun <A : Activity> matchesGoldens(c: ActivityController<A>, name: String, ready: (A) -> Boolean = { true }): A {
         try {
             for ((variant, qualifiers, scale) in listOf(
                 Triple("", "+notnight", 1f),
@@ -100,7 +101,7 @@ object Screens {
                 RuntimeEnvironment.setQualifiers(qualifiers)
                 RuntimeEnvironment.setFontScale(scale)
                 if (variant != "") c.recreate()
-                settle()
+                settle("$name$variant to be ready") { ready(c.get()) }
                 matchesGolden(c.get(), name + variant)
                 Accessibility.check(c.get(), name + variant)
             }

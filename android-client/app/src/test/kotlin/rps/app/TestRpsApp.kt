@@ -8,6 +8,7 @@ import kotlinx.serialization.json.jsonPrimitive
 import rps.client.AccountInfo
 import rps.client.Clock
 import rps.client.DirectoryApi
+import rps.client.LobbyFilter
 import rps.client.LobbyList
 import rps.client.LobbyView
 import rps.client.MyGame
@@ -15,6 +16,7 @@ import rps.client.MyGamesPage
 import rps.client.NewAccount
 import rps.client.Placement
 import rps.client.PlayerApi
+import rps.client.RecordedHttp
 import rps.client.RecordedServer
 import rps.client.RulesetInfo
 import rps.client.TestFiles
@@ -32,7 +34,7 @@ class TestRpsApp : RpsApp() {
     override val clock: Clock get() = Clock { now }
 
     override fun connect(serverUrl: String, token: String?): Backend = if (serverUrl.startsWith(FAKE_URL)) {
-        Backend(AsToken(token, Fakes.server), Fakes.directory, Fakes.server)
+        Backend(AsToken(token, Fakes.server), Fakes.directory, Fakes.server, Fakes.recorded.api("ada"))
     } else {
         super.connect(serverUrl, token)
     }
@@ -56,6 +58,9 @@ object Fakes {
     lateinit var server: RecordedServer
     lateinit var directory: FakeDirectory
 
+    /** A real rpsd's answers to the lobby list, matchmaking and history (core's RecordedHttp), as Ada. */
+    lateinit var recorded: RecordedHttp
+
     /** The accounts other than the recording's player, by token. */
     val others = HashMap<String, AccountInfo>()
 
@@ -65,7 +70,8 @@ object Fakes {
     fun reset(recording: String = "win") {
         TestRpsApp.now = TestRpsApp.NOW
         server = RecordedServer(recording)
-        directory = FakeDirectory(server)
+        recorded = RecordedHttp("lobbies")
+        directory = FakeDirectory(server, recorded.api("ada"))
         others.clear()
         movesSentWith.clear()
     }
@@ -86,13 +92,17 @@ class AsToken(private val token: String?, private val server: RecordedServer) : 
     }
 }
 
-/** Accounts, pages of lobbies and of my games (at most 100 each, like the server) and the real rulesets. */
-class FakeDirectory(private val server: RecordedServer) : DirectoryApi {
-    /** The lobbies listed; by default only the fake server's. */
+/**
+ * Accounts and the real rulesets; the lobby list, matchmaking and my games as a real rpsd answered
+ * them ([recorded]), unless a test pages through [lobbies] or [games] of its own (at most 100 a
+ * page, like the server).
+ */
+class FakeDirectory(private val server: RecordedServer, private val recorded: DirectoryApi) : DirectoryApi {
+    /** The lobbies listed (filters aside) instead of the recorded ones. */
     var lobbies: List<LobbyView>? = null
 
-    /** My games, newest first. */
-    var games: List<MyGame> = emptyList()
+    /** My games, newest first, instead of the recorded ones. */
+    var games: List<MyGame>? = null
 
     /** What `GET /readyz` says. */
     var ready = true
@@ -106,13 +116,20 @@ class FakeDirectory(private val server: RecordedServer) : DirectoryApi {
 
     override suspend fun rotateToken(idempotencyKey: String) = "rotated-token-${++rotations}"
 
-    override suspend fun listLobbies(after: String?): LobbyList {
-        val (items, next) = page(lobbies ?: listOf(server.lobby()), after)
+    override suspend fun listLobbies(after: String?, filter: LobbyFilter): LobbyList {
+        val own = lobbies ?: return recorded.listLobbies(after, filter)
+        val (items, next) = page(own, after)
         return LobbyList(items, next)
     }
 
+    override suspend fun listRulesets() = recorded.listRulesets()
+
+    override suspend fun quickJoin(betSize: Long, ruleset: String?, idempotencyKey: String) =
+        recorded.quickJoin(betSize, ruleset, idempotencyKey)
+
     override suspend fun myGames(after: String?): MyGamesPage {
-        val (items, next) = page(games, after)
+        val own = games ?: return recorded.myGames(after)
+        val (items, next) = page(own, after)
         return MyGamesPage(items, next)
     }
 

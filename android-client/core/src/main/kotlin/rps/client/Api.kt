@@ -48,6 +48,7 @@ interface DirectoryApi {
 
     /** A new token for the caller (`POST /v1/me/token`); the old one stops working once the new one is used. */
     suspend fun rotateToken(idempotencyKey: String): String
+
     /** A page of lobbies matching [filter], joinable ones first ([after] is the previous page's `next`). */
     suspend fun listLobbies(after: String? = null, filter: LobbyFilter = LobbyFilter()): LobbyList
 

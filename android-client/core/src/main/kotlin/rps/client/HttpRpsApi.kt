@@ -146,7 +146,8 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
         )
         Mappers.lobby(lobbies.createLobby(CreateLobbyRequest(name, cfg), UUID.randomUUID().toString()))
     }
-    suspend fun adminClose(lobbyId: String) = call { Mappers.lobby(lobbies.closeLobby(UUID.fromString(lobbyId), UUID.randomUUID().toString())) }
+    suspend fun adminClose(lobbyId: String) =
+        call { Mappers.lobby(lobbies.closeLobby(UUID.fromString(lobbyId), UUID.randomUUID().toString())) }
     suspend fun adminStop(lobbyId: String, reason: String) =
         call { Mappers.lobby(lobbies.stopGame(UUID.fromString(lobbyId), StopGameRequest(reason), UUID.randomUUID().toString())) }
 

@@ -28,14 +28,14 @@ import rps.client.generated.models.RoundResolvedData
 import rps.client.generated.models.RoundStartedData
 import rps.client.generated.models.StageExtendedData
 import rps.client.generated.models.Account as AccountDto
-import rps.client.generated.models.AccountProfile as AccountProfileDto
 import rps.client.generated.models.AccountCreated as AccountCreatedDto
+import rps.client.generated.models.AccountProfile as AccountProfileDto
 import rps.client.generated.models.CallerStatus as CallerStatusDto
 import rps.client.generated.models.ConsistencyProof as ConsistencyProofDto
 import rps.client.generated.models.Event as EventDto
 import rps.client.generated.models.GameConfig as GameConfigDto
-import rps.client.generated.models.GameRecord as GameRecordDto
 import rps.client.generated.models.GamePlayerPage as GamePlayerPageDto
+import rps.client.generated.models.GameRecord as GameRecordDto
 import rps.client.generated.models.GameRecordPage as GameRecordPageDto
 import rps.client.generated.models.GameState as GameStateDto
 import rps.client.generated.models.GameSummary as GameSummaryDto
@@ -178,7 +178,9 @@ object Mappers {
     )
 
     fun gamePlayers(p: GamePlayerPageDto) = GamePlayersPage(
-        p.players.map { GamePlayer(it.accountId.toString(), it.name, it.order, PlayerStatus.fromWire(it.status.value), it.eliminatedInRound) },
+        p.players.map {
+            GamePlayer(it.accountId.toString(), it.name, it.order, PlayerStatus.fromWire(it.status.value), it.eliminatedInRound)
+        },
         p.next,
     )
 
@@ -192,7 +194,9 @@ object Mappers {
     )
 
     fun ledgerPage(p: LedgerPageDto) = LedgerPage(
-        p.propertyEntries.map { LedgerEntry(it.id, epochMs(it.at), it.amount, LedgerKind.fromWire(it.kind.value), it.gameId?.toString(), it.memo) },
+        p.propertyEntries.map {
+            LedgerEntry(it.id, epochMs(it.at), it.amount, LedgerKind.fromWire(it.kind.value), it.gameId?.toString(), it.memo)
+        },
         p.next,
     )
 

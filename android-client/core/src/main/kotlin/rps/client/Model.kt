@@ -294,7 +294,14 @@ enum class StandingsPeriod(val wire: String) {
 }
 
 /** An account's place in the standings. */
-data class Standing(val position: Int, val accountId: String, val name: String, val games: Int, val wins: Int, val net: Long)
+data class Standing(
+    val position: Int,
+    val accountId: String,
+    val name: String,
+    val games: Int,
+    val wins: Int,
+    val net: Long,
+)
 
 data class StandingsPage(val standings: List<Standing>, val next: String?)
 
@@ -321,7 +328,13 @@ enum class PlayerStatus(val wire: String) {
 }
 
 /** A player's registration in a game. */
-data class GamePlayer(val accountId: String, val name: String, val order: Int, val status: PlayerStatus, val eliminatedInRound: Int?)
+data class GamePlayer(
+    val accountId: String,
+    val name: String,
+    val order: Int,
+    val status: PlayerStatus,
+    val eliminatedInRound: Int?,
+)
 
 data class GamePlayersPage(val players: List<GamePlayer>, val next: String?)
 
@@ -368,6 +381,13 @@ enum class LedgerKind(val wire: String) {
 }
 
 /** One entry of the caller's ledger; [amount] is positive when the balance grew. */
-data class LedgerEntry(val id: String, val atMs: Long, val amount: Long, val kind: LedgerKind, val gameId: String?, val memo: String?)
+data class LedgerEntry(
+    val id: String,
+    val atMs: Long,
+    val amount: Long,
+    val kind: LedgerKind,
+    val gameId: String?,
+    val memo: String?,
+)
 
 data class LedgerPage(val entries: List<LedgerEntry>, val next: String?)

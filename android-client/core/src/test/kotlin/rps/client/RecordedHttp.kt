@@ -37,7 +37,13 @@ class RecordedHttp(val name: String) {
     val ids: Map<String, String> = root["ids"]!!.jsonObject.mapValues { it.value.jsonPrimitive.content }
     val moments: List<String> = root["moments"]!!.jsonArray.map { it.jsonPrimitive.content }
 
-    private class Exchange(val moment: Int, val who: String, val request: String, val status: Int, val body: String)
+    private class Exchange(
+        val moment: Int,
+        val who: String,
+        val request: String,
+        val status: Int,
+        val body: String,
+    )
 
     private val exchanges = root["exchanges"]!!.jsonArray.map {
         val o = it.jsonObject
@@ -49,6 +55,22 @@ class RecordedHttp(val name: String) {
             o["status"]!!.jsonPrimitive.int,
             if (answer is JsonPrimitive && answer.isString) answer.content else answer.toString(),
         )
+    }
+
+    /** The names the server sent (of lobbies, rulesets, weapons, players): data, not the app's text. */
+    val names: Set<String> by lazy {
+        val found = HashSet<String>()
+        fun walk(e: JsonElement) {
+            when (e) {
+                is JsonObject -> e.forEach { (k, v) ->
+                    if (k in NAME_KEYS && v is JsonPrimitive && v.isString) found += v.content else walk(v)
+                }
+                is kotlinx.serialization.json.JsonArray -> e.forEach(::walk)
+                else -> {}
+            }
+        }
+        root["exchanges"]!!.jsonArray.forEach { walk(it.jsonObject["response"]!!) }
+        found
     }
 
     @Volatile private var at = 0
@@ -87,6 +109,7 @@ class RecordedHttp(val name: String) {
     companion object {
         const val BASE_URL = "http://recorded.test"
         private const val BODY = "body:"
+        private val NAME_KEYS = setOf("name", "lobbyName", "winnerName")
 
         /** What identifies a request: method, path, query as sent and, for a body, the body. */
         fun key(req: Request): String {

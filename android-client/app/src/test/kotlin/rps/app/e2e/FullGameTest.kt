@@ -1,7 +1,6 @@
 package rps.app.e2e
 
 import android.content.Intent
-import android.widget.Button
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.SupervisorJob
@@ -79,8 +78,8 @@ class FullGameTest {
         val list = Robolectric.buildActivity(LobbyListActivity::class.java, shadowOf(account).nextStartedActivity).setup().get()
         Screens.settle("the lobby list", 30_000) { list.list.childCount > 0 }
         assertEquals("Balance: 1000", list.balance.text.toString())
-        val row = (0 until list.list.childCount).map { list.list.getChildAt(it) as Button }
-            .single { it.text.startsWith("Played through the UI") }
+        val row = (0 until list.list.childCount).map { list.list.getChildAt(it) }
+            .single { it.contentDescription.startsWith("Played through the UI") }
         row.performClick()
         val started: Intent = shadowOf(list).nextStartedActivity
         val a = Robolectric.buildActivity(LobbyActivity::class.java, started).setup().get()
