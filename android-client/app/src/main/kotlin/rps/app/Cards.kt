@@ -129,3 +129,29 @@ internal class FillBar(context: Context) : View(context) {
         }
     }
 }
+
+/** Two views side by side, sharing the width. */
+internal fun Activity.pair(start: View, end: View): LinearLayout = LinearLayout(this).apply {
+    orientation = LinearLayout.HORIZONTAL
+    addView(start, LinearLayout.LayoutParams(0, ViewGroup.LayoutParams.WRAP_CONTENT, 1f).apply { marginEnd = dp(8) })
+    addView(end, LinearLayout.LayoutParams(0, ViewGroup.LayoutParams.WRAP_CONTENT, 1f))
+}
+
+/** Adds [card] to a list of cards, a little apart from the others. */
+internal fun LinearLayout.addCard(card: View) {
+    add(card)
+    (card.layoutParams as LinearLayout.LayoutParams).setMargins(0, context.dp(4), 0, context.dp(4))
+}
+
+/** Every text shown inside [v], in order. */
+internal fun textsOf(v: View): List<String> = when (v) {
+    is TextView -> listOfNotNull(v.text?.toString()?.takeIf { it.isNotEmpty() && v.visibility == View.VISIBLE })
+    is ViewGroup -> (0 until v.childCount).flatMap { textsOf(v.getChildAt(it)) }
+    else -> emptyList()
+}
+
+/** A clickable card says what it shows, as one: TalkBack reads it in one go, as it is one touch target. */
+internal fun <V : ViewGroup> V.spoken(): V {
+    contentDescription = textsOf(this).joinToString(". ")
+    return this
+}

@@ -197,11 +197,7 @@ class LobbyListActivity : Activity() {
     /** Adds [lobbies] (with how far the server's clock was ahead) below the cards shown. */
     private fun show(lobbies: List<Pair<LobbyView, Long>>, nextPage: String?) {
         // The server sends those taking players first; a stable sort keeps that within what was read.
-        for ((l, ahead) in lobbies.filter { !it.first.closed }.sortedBy { !isJoinable(it.first) }) {
-            val c = lobbyCard(l, ahead)
-            list.add(c)
-            (c.layoutParams as LinearLayout.LayoutParams).setMargins(0, dp(4), 0, dp(4))
-        }
+        for ((l, ahead) in lobbies.filter { !it.first.closed }.sortedBy { !isJoinable(it.first) }) list.addCard(lobbyCard(l, ahead))
         next = nextPage
         more.visibility = if (nextPage != null) View.VISIBLE else View.GONE
         val empty = if (filter == LobbyFilter()) R.string.no_lobbies else R.string.no_lobbies_filtered

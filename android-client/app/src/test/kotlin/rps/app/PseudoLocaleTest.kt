@@ -79,7 +79,7 @@ class PseudoLocaleTest {
         assertNoHardCodedText(list, "the lobbies")
 
         val games = Robolectric.buildActivity(MyGamesActivity::class.java).setup().get()
-        Screens.settle("my games") { games.status.isShown }
+        Screens.settle("my games") { games.list.childCount > 0 }
         assertNoHardCodedText(games, "my games")
 
         val lobby = Robolectric.buildActivity(
@@ -93,5 +93,37 @@ class PseudoLocaleTest {
         Screens.settle("the round") { lobby.grid.isShown }
         for ((r, c) in listOf(0 to 0, 0 to 1)) Screens.tap(lobby.grid, r, c)
         assertNoHardCodedText(lobby, "the round")
+    }
+
+    // The history screens (lobbies engineer's block).
+    @Test
+    fun `no history screen shows hard-coded text`() {
+        app.signIn(Fakes.recorded.accounts.getValue("ada"), "Ada", TestRpsApp.FAKE_URL, "t")
+        val standings = Robolectric.buildActivity(StandingsActivity::class.java).setup().get()
+        Screens.settle("the standings") { standings.standings.loaded }
+        assertNoHardCodedText(standings, "the standings")
+
+        val profile = Robolectric.buildActivity(
+            ProfileActivity::class.java,
+            ProfileActivity.intent(app, Fakes.recorded.accounts.getValue("ada")),
+        )
+            .setup().get()
+        Screens.settle("the profile") { profile.loaded }
+        assertNoHardCodedText(profile, "the profile")
+
+        val ledger = Robolectric.buildActivity(LedgerActivity::class.java).setup().get()
+        Screens.settle("the ledger") { ledger.entries.loaded }
+        assertNoHardCodedText(ledger, "the ledger")
+
+        val won = kotlinx.coroutines.runBlocking { Fakes.recorded.api("ada").myGames() }.games.first {
+            it.ending ==
+                rps.client.GameEnding.WON
+        }
+        val transcript = Robolectric.buildActivity(
+            TranscriptActivity::class.java,
+            TranscriptActivity.intent(app, won.gameId, null),
+        ).setup().get()
+        Screens.settle("the transcript") { transcript.loaded }
+        assertNoHardCodedText(transcript, "the transcript")
     }
 }
