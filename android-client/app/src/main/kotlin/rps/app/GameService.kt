@@ -45,13 +45,21 @@ class GameService : Service() {
         startForeground(ONGOING_ID, ongoing(app.runningGames.running.value))
         scope.launch {
             app.runningGames.running.collectLatest { games ->
-                // Every change of a running game's state, until the set of games changes.
-                if (games.isEmpty()) show(games) else combine(games.map { it.session.state }) { it }.collect { show(games) }
+                // Every change of a running game's state, until the set of games changes; with
+                // none, whether a resumed session may still turn out to be in one.
+                if (games.isEmpty()) {
+                    app.runningGames.connecting.collect { show(games) }
+                } else {
+                    combine(games.map { it.session.state }) { it }.collect { show(games) }
+                }
             }
         }
     }
 
-    /** Restarted by the system after it killed the process: RpsApp resumed the moves waiting in the vaults. */
+    /**
+     * Restarted by the system after it killed the process: RpsApp resumed the moves waiting in the
+     * vaults, and the service stays while those sessions connect ([RunningGames.connecting]).
+     */
     override fun onStartCommand(intent: Intent?, flags: Int, startId: Int): Int = START_STICKY
 
     override fun onBind(intent: Intent?): IBinder? = null
@@ -59,6 +67,7 @@ class GameService : Service() {
     private fun show(games: List<RunningGames.Game>) {
         handler.removeCallbacks(recheck)
         if (games.isEmpty()) {
+            if (app.runningGames.connecting.value) return
             posted.forEach(notifications::cancel)
             stopForegroundRemovingNotification()
             stopSelf()

@@ -14,6 +14,7 @@ import kotlinx.coroutines.flow.StateFlow
 import kotlinx.coroutines.flow.asStateFlow
 import kotlinx.coroutines.launch
 import rps.client.GameSession
+import rps.client.GameUiState
 
 /**
  * The games the player is in, whatever screen is open: [RpsApp] hands every session it creates to
@@ -33,16 +34,24 @@ class RunningGames(private val app: RpsApp) : Application.ActivityLifecycleCallb
     /** The followed sessions in a running game, in the order they were followed. */
     val running: StateFlow<List<Game>> = _running.asStateFlow()
 
+    private val _connecting = MutableStateFlow(false)
+
+    /**
+     * Whether a followed session does not know yet whether the player is in its game: after the
+     * system restarted the killed process, RpsApp resumes the moves waiting in the vaults, and the
+     * service waits for those sessions before it decides to stop.
+     */
+    val connecting: StateFlow<Boolean> = _connecting.asStateFlow()
+
     /** The activity in front, if any. */
     private var resumed: Activity? = null
     private var permissionAsked = false
 
     /** Follows [session] (replacing the one [key] had); all on the main thread. */
     fun follow(key: String, lobbyId: String, session: GameSession) {
-        forget(key)
-        val game = Game(key, lobbyId, session)
-        val job = app.scope.launch { session.state.collect { update() } }
-        followed[key] = game to job
+        followed.remove(key)?.second?.cancel()
+        followed[key] = Game(key, lobbyId, session) to app.scope.launch { session.state.collect { update() } }
+        update()
     }
 
     /** Stops following [key]'s session (it was stopped: a sign-out, a new token). */
@@ -62,6 +71,7 @@ class RunningGames(private val app: RpsApp) : Application.ActivityLifecycleCallb
         val now = followed.values.map { it.first }.filter { StageAlerts.inRunningGame(it.session.state.value) }
         val was = _running.value
         if (now.map { it.key } != was.map { it.key } || now.zip(was).any { (a, b) -> a.session !== b.session }) _running.value = now
+        _connecting.value = followed.values.any { it.first.session.state.value is GameUiState.Connecting }
         if (now.isNotEmpty() && was.isEmpty()) {
             startService()
             resumed?.let(::askToNotify)

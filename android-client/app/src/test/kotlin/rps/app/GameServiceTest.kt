@@ -113,6 +113,31 @@ class GameServiceTest {
     }
 
     @Test
+    fun `restarted by the system after the process was killed, waits for the resumed sessions and reveals`() {
+        val s = joined()
+        startedService().destroy()
+        srv.to("started")
+        s.shows("the first round") { it is GameUiState.YourMove }
+        commitRock(s)
+
+        // The process is killed; the system restarts it for the sticky service: the application
+        // resumes the move waiting in the vault before the service is created.
+        app.forgetSessions()
+        shadowOf(app).clearStartedServices()
+        app.resumePendingMoves()
+        val resumed = app.session(srv.lobbyId)
+        assertTrue("still connecting", resumed.state.value is GameUiState.Connecting)
+        val shadow = shadowOf(Robolectric.buildService(GameService::class.java).create().get())
+        resumed.shows("the resumed game") { it is GameUiState.WaitingForOthers }
+        Screens.settle("the ongoing notification") { ongoingText() == "Round 1: waiting for the others" }
+        assertTrue("the service did not stop while the session connected", !shadow.isStoppedBySelf)
+
+        srv.to("reveal")
+        Screens.settle("the reveal") { srv.moment.name == "revealed" }
+        assertTrue(!shadow.isStoppedBySelf)
+    }
+
+    @Test
     fun `stops when the player is out`() {
         Fakes.reset("eliminated")
         srv.to("bo-joined")
