@@ -308,7 +308,9 @@ class GameSession(
         lock.withLock {
             val l = newerLobby(snap.lobby, fresh) ?: return
             val g = l.game
-            var s = snap.copy(lobby = l, clockOffsetMs = l.serverTime - at)
+            // The clock's offset comes from this read only when its own serverTime is the one kept.
+            val offset = if (l.serverTime == fresh.serverTime) fresh.serverTime - at else snap.clockOffsetMs
+            var s = snap.copy(lobby = l, clockOffsetMs = offset)
             if (g != null && g.you?.registered == true && s.joinedGameId == null) s = s.copy(joinedGameId = g.id)
             if (g != null && g.id == s.joinedGameId) g.you?.move?.let { s = s.copy(moves = s.moves + (g.round to it)) }
             snap = s

@@ -78,22 +78,26 @@ fun keepRefusal(shown: GameUiState, next: GameUiState): GameUiState =
     if (shown is GameUiState.Error && !shown.fatal && shown.previous?.sameScreen(next) == true) shown.copy(previous = next) else next
 
 /**
- * The lobby to keep when [read] arrives after [shown]; null when [read] is behind it. A read's
- * `serverTime` is when its transaction began: one that began while a change was being committed
- * (this player's own commitment, answered a moment earlier) is later by the clock yet misses the
- * change. A game's progress never goes back, so a read of an earlier game, round or stage is
- * dropped, and one of the same stage keeps what was already known of it (who committed or
- * revealed, and how many).
+ * The lobby to keep when [read] arrives after [shown]; null when [read] adds nothing. A read's
+ * `serverTime` is when its transaction began, so it orders reads badly around a change being
+ * committed: a read that began while this player's commitment was being committed is later by the
+ * clock yet misses it, and the commitment's own answer, coming back after that read, is older by
+ * the clock yet holds it. A game's progress never goes back: a read of an earlier game, round or
+ * stage is dropped, a read further on is taken, and of two reads of the same stage the later one
+ * by the clock is kept with what either knew of that stage (who committed or revealed, and how
+ * many).
  */
 fun newerLobby(shown: LobbyView?, read: LobbyView): LobbyView? {
-    if (shown != null && read.serverTime < shown.serverTime) return null
-    val p = shown?.game ?: return read
-    val g = read.game ?: return read
+    if (shown == null) return read
+    val p = shown.game
+    val g = read.game
+    if (p == null || g == null) return read.takeIf { it.serverTime >= shown.serverTime }
     val progress = compareValuesBy(g, p, { it.number }, { it.round }, { it.stage.ordinal })
     if (progress < 0) return null
     if (progress > 0 || g.id != p.id) return read
-    val you = g.you?.let { y ->
-        val was = p.you ?: return@let y
+    val (base, other) = if (read.serverTime >= shown.serverTime) g to p else p to g
+    val you = base.you?.let { y ->
+        val was = other.you ?: return@let y
         y.copy(
             committed = y.committed || was.committed,
             revealed = y.revealed || was.revealed,
@@ -101,5 +105,7 @@ fun newerLobby(shown: LobbyView?, read: LobbyView): LobbyView? {
             move = y.move ?: was.move,
         )
     }
-    return read.copy(game = g.copy(committed = maxOf(g.committed, p.committed), revealed = maxOf(g.revealed, p.revealed), you = you))
+    val merged = base.copy(committed = maxOf(g.committed, p.committed), revealed = maxOf(g.revealed, p.revealed), you = you)
+    val lobby = if (base === g) read else shown
+    return if (base === p && merged == p) null else lobby.copy(game = merged)
 }

@@ -38,12 +38,23 @@ class NewerLobbyTest {
     }
 
     @Test
+    fun `the commitment's answer, older by the clock than a read that missed it, still counts`() {
+        val stale = lobby(1_002, committed = 0)
+        val answer = lobby(1_001, committed = 1, you = you.copy(committed = true, commitment = "ab"))
+        val kept = newerLobby(stale, answer)!!
+        assertEquals(true, kept.game!!.you!!.committed)
+        assertEquals(1, kept.game!!.committed)
+        assertEquals(1_002, kept.serverTime)
+        assertNull(newerLobby(kept, lobby(1_000, committed = 0)), "an older read that adds nothing is dropped")
+    }
+
+    @Test
     fun `a read of an earlier stage, round or game is dropped, an older clock too`() {
         val reveal = lobby(1_000, stage = Stage.REVEAL)
         assertNull(newerLobby(reveal, lobby(1_001, stage = Stage.MOVES)))
         assertNull(newerLobby(lobby(1_000, round = 2), lobby(1_001, round = 1, stage = Stage.REVEAL)))
         assertNull(newerLobby(lobby(1_000, number = 2, stage = Stage.REGISTRATION), lobby(1_001, number = 1, stage = Stage.FINISHED)))
-        assertNull(newerLobby(reveal, lobby(999, stage = Stage.REVEAL)))
+        assertNull(newerLobby(reveal, lobby(999, stage = Stage.REVEAL)), "an older read of the same stage that adds nothing")
     }
 
     @Test
