@@ -16,8 +16,10 @@ import rps.client.GridAnalysis
 import rps.client.WeaponGrid
 
 /**
- * The 5x5 weapon grid: tap a tile to draw or erase it. Tiles that no weapon could use any more are
- * greyed out and refuse taps; [onChange] gets the analysis (the matched weapon, if any) after each tap.
+ * The 5x5 weapon grid: tap a tile to draw or erase it. While the player may draw, the tiles a
+ * weapon could still use are lit (outlined in the primary colour); those no weapon could use any
+ * more are greyed out and refuse taps. [onChange] gets the analysis (the matched weapon, if any)
+ * after each tap.
  */
 class GridView(context: Context) : View(context) {
     var weapons: WeaponGrid? = null
@@ -38,11 +40,20 @@ class GridView(context: Context) : View(context) {
     var analysis: GridAnalysis? = null
         private set
     var enabledForInput = true
+        set(v) {
+            if (field != v) invalidate()
+            field = v
+        }
     var onChange: ((GridAnalysis) -> Unit)? = null
 
     private val filled = Paint().apply { color = context.resources.getColor(R.color.tile_drawn, context.theme) }
     private val open = Paint().apply { color = context.resources.getColor(R.color.tile_open, context.theme) }
     private val grey = Paint().apply { color = context.resources.getColor(R.color.tile_closed, context.theme) }
+    private val lit = Paint().apply {
+        color = context.resources.getColor(R.color.primary, context.theme)
+        style = Paint.Style.STROKE
+        strokeWidth = 2 * context.resources.displayMetrics.density
+    }
     private val line = Paint().apply {
         color = context.resources.getColor(R.color.background, context.theme)
         strokeWidth = 4f
@@ -65,6 +76,10 @@ class GridView(context: Context) : View(context) {
                     else -> open
                 }
                 canvas.drawRect(c * cell, r * cell, (c + 1) * cell, (r + 1) * cell, paint)
+                if (paint === open && enabledForInput) {
+                    val inset = line.strokeWidth / 2 + lit.strokeWidth / 2
+                    canvas.drawRect(c * cell + inset, r * cell + inset, (c + 1) * cell - inset, (r + 1) * cell - inset, lit)
+                }
             }
         }
         for (i in 0..Grid.SIZE) {

@@ -1,10 +1,14 @@
 package rps.app
 
 import android.app.Activity
+import android.content.Intent
 import android.os.Bundle
 import android.os.Handler
 import android.os.Looper
+import android.util.TypedValue
 import android.view.View
+import android.widget.ScrollView
+import android.widget.TextView
 import kotlinx.coroutines.MainScope
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.launch
@@ -13,16 +17,21 @@ import rps.client.GameUiState
 import rps.client.RoundOutcome
 import rps.client.RpsException
 import rps.client.RulesetInfo
+import rps.client.Weapon
 
 /**
- * One lobby: join, draw a weapon on the grid, commit it; the session (owned by [RpsApp], so it
- * outlives this screen) reveals by itself. Shows the countdown to the stage's deadline, the pot,
- * the round results, the winner and the balance; refusals show in red above the controls.
+ * One lobby's game: join (or leave while it takes players), draw a weapon on the grid tile by tile
+ * or pick it in the legend, commit it; the session (owned by [RpsApp], so it outlives this screen)
+ * reveals by itself. Shows the stage's countdown with what it counts down to, how many are still in
+ * and have chosen or revealed, the pot, every round played so far, and once the game is over how it
+ * ended, with the next game of the lobby or the way back to the lobbies. Refusals show in red above
+ * the controls.
  */
 class LobbyActivity : Activity() {
     private val scope = MainScope()
     private val app get() = application as RpsApp
     internal lateinit var session: GameSession
+    private lateinit var lobbyId: String
     private var ruleset: RulesetInfo? = null
 
     /** The round the grid is drawn for: a new round starts from an empty grid. */
@@ -31,20 +40,42 @@ class LobbyActivity : Activity() {
     /** Why the lobby or its ruleset could not be read (kept across state updates). */
     private var loadFailure = ""
 
+    /** The rounds the session saw resolved, oldest first. */
+    private var rounds: List<RoundOutcome> = emptyList()
+
+    internal val scroll by lazy { ScrollView(this) }
     internal val heading by lazy { text(Type.TITLE) }
     internal val balance by lazy { text(Type.BODY, muted = true) }
     internal val stateText by lazy { text(Type.HEADING) }
-    internal val countdown by lazy { text(Type.DISPLAY) }
+    internal val countdown by lazy { text(Type.TITLE) }
+    internal val progress by lazy { text(Type.BODY) }
     internal val pot by lazy { text(Type.BODY) }
     internal val notice by lazy { notice() }
-    internal val result by lazy { text(Type.BODY) }
     internal val weaponName by lazy { text(Type.HEADING) }
     internal val grid by lazy { GridView(this) }
+    internal val legend by lazy { LegendView(this) }
+    internal val roundsTitle by lazy { text(Type.HEADING).apply { setText(R.string.rounds_title) } }
+    internal val roundList by lazy { text(Type.BODY) }
     internal val join by lazy { button(R.string.join) { scope.launch { session.join() } } }
+    internal val leave by lazy { button(R.string.leave, primary = false) { scope.launch { session.leave() } } }
     internal val commit by lazy {
         button(R.string.play_weapon) {
             val move = grid.analysis?.matchedMove ?: return@button
             scope.launch { session.commit(move) }
+        }
+    }
+    internal val nextGame by lazy {
+        button(R.string.next_game) {
+            startActivity(Intent(this, LobbyActivity::class.java).putExtra(EXTRA_LOBBY, lobbyId))
+            finish()
+        }
+    }
+    internal val back by lazy {
+        button(R.string.back_to_lobbies, primary = false) {
+            startActivity(
+                Intent(this, LobbyListActivity::class.java).addFlags(Intent.FLAG_ACTIVITY_CLEAR_TOP or Intent.FLAG_ACTIVITY_SINGLE_TOP),
+            )
+            finish()
         }
     }
     private val ticker = Handler(Looper.getMainLooper())
@@ -57,19 +88,18 @@ class LobbyActivity : Activity() {
 
     override fun onCreate(savedInstanceState: Bundle?) {
         super.onCreate(savedInstanceState)
-        val lobbyId = intent.getStringExtra(EXTRA_LOBBY) ?: return finish()
+        lobbyId = intent.getStringExtra(EXTRA_LOBBY) ?: return finish()
         // Recreated (a new theme, a rotation): the same session, even when its game is over.
         session = app.session(lobbyId, keepEnded = savedInstanceState != null)
         grid.onChange = { showWeapon() }
+        legend.onPick = ::pick
         // Scrolls on small screens, so the result and the buttons are never cut off.
-        setContentView(
-            android.widget.ScrollView(this).apply {
-                addView(
-                    column().add(heading).add(balance).add(stateText).add(countdown).add(pot).add(result).add(notice).add(join)
-                        .addCentered(grid).add(weaponName).add(commit),
-                )
-            },
+        scroll.addView(
+            column().add(heading).add(balance).add(stateText).add(countdown).add(progress).add(pot).add(notice)
+                .add(join).add(leave).add(nextGame).add(back)
+                .addCentered(grid).add(weaponName).add(commit).add(legend).add(roundsTitle).add(roundList),
         )
+        setContentView(scroll)
         // Half-drawn weapons survive rotation; the session itself never restarts.
         savedInstanceState?.getInt(STATE_GRID)?.let { grid.pendingGrid = it }
         scope.launch {
@@ -78,16 +108,25 @@ class LobbyActivity : Activity() {
                 val lobby = b.player.getLobby(lobbyId)
                 title = lobby.name
                 heading.text = getString(R.string.lobby_heading, lobby.name, lobby.config.betSize)
-                ruleset = b.directory.getRuleset(lobby.config.ruleset).also { grid.weapons = it.grid }
+                ruleset = b.directory.getRuleset(lobby.config.ruleset).also {
+                    grid.weapons = it.grid
+                    legend.show(it)
+                }
                 showWeapon()
                 render(session.state.value)
             } catch (e: RpsException) {
                 loadFailure = describeFailure(e)
-                notice.text = loadFailure
+                render(session.state.value)
             }
         }
         refreshBalance()
         scope.launch { session.state.collect(::render) }
+        scope.launch {
+            session.rounds.collect {
+                rounds = it
+                render(session.state.value)
+            }
+        }
     }
 
     override fun onSaveInstanceState(outState: Bundle) {
@@ -103,6 +142,14 @@ class LobbyActivity : Activity() {
     override fun onPause() {
         ticker.removeCallbacks(tick)
         super.onPause()
+    }
+
+    /** The player picked [w] in the legend: the grid shows it, ready to be played. */
+    private fun pick(w: Weapon) {
+        val p = grid.weapons?.centered(w.move) ?: return
+        grid.grid = p.tiles
+        showWeapon()
+        scroll.post { scroll.smoothScrollTo(0, grid.top) }
     }
 
     private fun showWeapon() {
@@ -121,21 +168,28 @@ class LobbyActivity : Activity() {
     internal fun render(s: GameUiState) {
         // A refusal keeps the screen of the state it happened in, with the message above it.
         val shown = if (s is GameUiState.Error && !s.fatal) s.previous ?: s else s
-        notice.text = (s as? GameUiState.Error)?.let { message(it.error) } ?: loadFailure
-        join.visibility = if (shown is GameUiState.NotJoined) View.VISIBLE else View.GONE
+        show(notice, (s as? GameUiState.Error)?.let { message(it.error) } ?: loadFailure)
+        val over = shown is GameUiState.Won || shown is GameUiState.Lost || shown is GameUiState.Stopped || shown is GameUiState.Left
+        visible(join, shown is GameUiState.NotJoined)
+        visible(leave, shown is GameUiState.WaitingForPlayers)
+        visible(nextGame, over)
+        visible(back, over)
         val moving = shown is GameUiState.YourMove
         grid.enabledForInput = moving
-        grid.visibility = if (moving || shown is GameUiState.WaitingForOthers || shown is GameUiState.Revealing) View.VISIBLE else View.GONE
-        weaponName.visibility = grid.visibility
-        commit.visibility = if (moving) View.VISIBLE else View.GONE
+        legend.picking = moving
+        visible(grid, moving || shown is GameUiState.WaitingForOthers || shown is GameUiState.Revealing)
+        visible(weaponName, grid.visibility == View.VISIBLE)
+        visible(commit, moving)
         commit.isEnabled = moving && grid.analysis?.matchedMove != null
+        val playing = shown !is GameUiState.Connecting && shown !is GameUiState.Error && !over
+        visible(legend, playing && ruleset != null)
+        stateText.setTextSize(TypedValue.COMPLEX_UNIT_PX, resources.getDimension(if (over) R.dimen.text_title else R.dimen.text_heading))
         stateText.text = when (shown) {
             GameUiState.Connecting -> getString(R.string.state_connecting)
             is GameUiState.NotJoined -> getString(R.string.state_open)
             is GameUiState.WaitingForPlayers -> getString(R.string.state_waiting_players, shown.players, shown.limit)
-            is GameUiState.YourMove -> getString(R.string.state_your_move, shown.round, shown.committed, shown.remaining)
-            is GameUiState.WaitingForOthers ->
-                getString(R.string.state_waiting_others, shown.round, name(shown.move), shown.committed, shown.remaining)
+            is GameUiState.YourMove -> getString(R.string.state_your_move, shown.round)
+            is GameUiState.WaitingForOthers -> getString(R.string.state_waiting_others, shown.round, name(shown.move))
             is GameUiState.Revealing ->
                 getString(if (shown.sent) R.string.state_revealed else R.string.state_revealing, shown.round, name(shown.move))
             is GameUiState.RoundResult -> getString(R.string.state_round_over, shown.outcome.round)
@@ -147,17 +201,18 @@ class LobbyActivity : Activity() {
             is GameUiState.Left -> getString(R.string.state_left, shown.refund)
             is GameUiState.Error -> getString(R.string.state_session_stopped)
         }
+        show(
+            progress,
+            when (shown) {
+                is GameUiState.YourMove -> getString(R.string.progress_moves, shown.remaining, shown.committed)
+                is GameUiState.WaitingForOthers -> getString(R.string.progress_moves, shown.remaining, shown.committed)
+                is GameUiState.Revealing -> getString(R.string.progress_reveals, shown.committed, shown.revealed)
+                else -> ""
+            },
+        )
         // The pot of a game that is over has been paid out: no longer shown.
-        pot.text = potOf(shown)?.let { getString(R.string.pot, it) } ?: ""
-        pot.visibility = if (pot.text.isEmpty()) View.GONE else View.VISIBLE
-        val outcome = when (shown) {
-            is GameUiState.RoundResult -> shown.outcome
-            is GameUiState.YourMove -> shown.lastRound
-            is GameUiState.Lost -> shown.lastRound
-            is GameUiState.Won -> shown.lastRound
-            else -> null
-        }
-        if (outcome != null) result.text = describe(outcome)
+        show(pot, potOf(shown)?.let { getString(R.string.pot, it) } ?: "")
+        showRounds(shown)
         if (shown is GameUiState.YourMove && shown.round != drawingRound) {
             if (drawingRound != 0) grid.grid = 0
             drawingRound = shown.round
@@ -165,6 +220,20 @@ class LobbyActivity : Activity() {
         }
         if (shown.isFinal || shown is GameUiState.RoundResult) refreshBalance()
         showCountdown(shown)
+    }
+
+    /** Every round seen so far, oldest first: those the session saw resolved and the one the state carries. */
+    private fun showRounds(shown: GameUiState) {
+        val carried = when (shown) {
+            is GameUiState.RoundResult -> shown.outcome
+            is GameUiState.YourMove -> shown.lastRound
+            is GameUiState.Lost -> shown.lastRound
+            is GameUiState.Won -> shown.lastRound
+            else -> null
+        }
+        val all = (rounds + listOfNotNull(carried)).distinctBy { it.round }.sortedBy { it.round }
+        show(roundList, all.joinToString("\n\n") { describe(it) })
+        visible(roundsTitle, all.isNotEmpty())
     }
 
     private fun potOf(s: GameUiState): Long? = when (s) {
@@ -177,15 +246,7 @@ class LobbyActivity : Activity() {
 
     private fun describe(o: RoundOutcome): String {
         val sep = getString(R.string.list_separator)
-        val played = o.counts.mapIndexedNotNull { m, n ->
-            if (n >
-                0
-            ) {
-                getString(R.string.weapon_count, name(m), n)
-            } else {
-                null
-            }
-        }.joinToString(sep)
+        val played = o.counts.mapIndexedNotNull { m, n -> if (n > 0) getString(R.string.weapon_count, name(m), n) else null }.joinToString(sep)
         val survivors = (0..9).filter { o.survivors and (1 shl it) != 0 }.joinToString(sep) { name(it) }
         val left = resources.getQuantityString(R.plurals.players_left, o.remaining, o.remaining)
         val you = when (o.youSurvived) {
@@ -200,9 +261,18 @@ class LobbyActivity : Activity() {
         m?.let { ruleset?.weapons?.firstOrNull { w -> w.move == it }?.name ?: getString(R.string.unknown_move, it) }
             ?: getString(R.string.unknown_weapon)
 
+    /** The stage's deadline, labelled with what it closes. */
     private fun showCountdown(s: GameUiState) {
-        countdown.text = s.deadline?.let { getString(R.string.countdown, (it.remainingMs(app.clock.nowMs()) + 999) / 1000) } ?: ""
-        countdown.visibility = if (countdown.text.isEmpty()) View.GONE else View.VISIBLE
+        val shown = if (s is GameUiState.Error && !s.fatal) s.previous ?: s else s
+        val label = when (shown) {
+            is GameUiState.WaitingForPlayers -> R.string.countdown_registration
+            is GameUiState.YourMove -> R.string.countdown_choose
+            is GameUiState.WaitingForOthers -> R.string.countdown_moves_close
+            is GameUiState.Revealing -> R.string.countdown_reveals_close
+            else -> null
+        }
+        val d = shown.deadline
+        show(countdown, if (label != null && d != null) getString(label, (d.remainingMs(app.clock.nowMs()) + 999) / 1000) else "")
     }
 
     private fun refreshBalance() {
@@ -224,4 +294,14 @@ class LobbyActivity : Activity() {
         const val EXTRA_LOBBY = "lobbyId"
         private const val STATE_GRID = "grid"
     }
+}
+
+/** Shows [text] in [v], or hides [v] when there is none (an empty line would still take room). */
+private fun show(v: TextView, text: String) {
+    v.text = text
+    visible(v, text.isNotEmpty())
+}
+
+private fun visible(v: View, shown: Boolean) {
+    v.visibility = if (shown) View.VISIBLE else View.GONE
 }

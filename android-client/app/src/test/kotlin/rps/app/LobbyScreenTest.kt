@@ -1,6 +1,7 @@
 package rps.app
 
 import android.content.Intent
+import android.os.Looper
 import android.view.View
 import org.junit.Assert.assertEquals
 import org.junit.Assert.assertNotNull
@@ -13,12 +14,14 @@ import org.junit.runner.RunWith
 import org.robolectric.Robolectric
 import org.robolectric.RobolectricTestRunner
 import org.robolectric.RuntimeEnvironment
+import org.robolectric.Shadows.shadowOf
 import org.robolectric.android.controller.ActivityController
 import org.robolectric.annotation.GraphicsMode
 import rps.client.ChainCheckpoint
 import rps.client.FileChainCheckpoints
 import rps.client.GameUiState
 import rps.client.RecordedServer
+import java.time.Duration
 
 @RunWith(RobolectricTestRunner::class)
 @GraphicsMode(GraphicsMode.Mode.NATIVE)
@@ -32,11 +35,9 @@ class LobbyScreenTest {
         app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t")
     }
 
-    private fun open(): ActivityController<LobbyActivity> {
-        val c = Robolectric.buildActivity(
-            LobbyActivity::class.java,
-            Intent(app, LobbyActivity::class.java).putExtra(LobbyActivity.EXTRA_LOBBY, srv.lobbyId),
-        ).setup()
+    private fun open(intent: Intent = Intent(app, LobbyActivity::class.java).putExtra(LobbyActivity.EXTRA_LOBBY, srv.lobbyId)):
+        ActivityController<LobbyActivity> {
+        val c = Robolectric.buildActivity(LobbyActivity::class.java, intent).setup()
         val a = c.get()
         Screens.settle("the lobby") { a.grid.weapons != null && a.session.state.value !is GameUiState.Connecting }
         return c
@@ -44,6 +45,12 @@ class LobbyScreenTest {
 
     private fun LobbyActivity.shows(what: String, text: String) =
         Screens.settle("$what (showing '${stateText.text}')") { stateText.text.toString() == text }
+
+    private fun LobbyActivity.progressShows(text: String) =
+        Screens.settle("'$text' (showing '${progress.text}')") { progress.isShown && progress.text.toString() == text }
+
+    private fun LobbyActivity.roundsShow(text: String) =
+        Screens.settle("the rounds '$text' (showing '${roundList.text}')") { roundList.isShown && roundList.text.toString() == text }
 
     /** Rock is a 2x2 square: drawn in the top left corner. */
     private fun drawRock(a: LobbyActivity) {
@@ -54,38 +61,59 @@ class LobbyScreenTest {
         a.join.performClick()
         a.shows("registration", "Waiting for players: 1 of 3")
         srv.to("started")
-        a.shows("the first round", "Round 1: draw your weapon (0 of 3 have chosen)")
+        a.shows("the first round", "Round 1: draw your weapon")
     }
 
     private fun commitRock(a: LobbyActivity, round: Int) {
         drawRock(a)
         a.commit.performClick()
-        a.shows("the commitment", "Round $round: you play Rock. Waiting for the others (1 of ${srv.lobby().game!!.remaining})")
+        a.shows("the commitment", "Round $round: you play Rock. Waiting for the others")
+        val remaining = srv.lobby().game!!.remaining
+        a.progressShows("Still in: $remaining · Chosen: 1 of $remaining")
+    }
+
+    /** The next screen [a] opened, as an intent, and whether [a] closed itself. */
+    private fun opened(a: LobbyActivity): Intent {
+        val next = shadowOf(a).nextStartedActivity
+        assertNotNull("a screen was opened", next)
+        assertTrue("the ended game's screen closes", a.isFinishing)
+        return next
     }
 
     @Test
-    fun `join, then wait for players with the pot and the countdown`() {
-        val a = open().get()
+    fun `join, wait for players with the pot, a labelled countdown and a way out`() {
+        val c = open()
+        var a = c.get()
         a.shows("the open game", "A game is open. Join it?")
         assertEquals(View.VISIBLE, a.join.visibility)
         assertEquals(View.GONE, a.grid.visibility)
+        assertEquals(View.GONE, a.leave.visibility)
+        assertTrue("the weapons are shown before joining", a.legend.isShown)
         Screens.shoot(a, "lobby_not_joined")
 
         a.join.performClick()
         a.shows("registration", "Waiting for players: 1 of 3")
-        assertEquals("Pot: 100", a.pot.text.toString())
-        assertEquals("30 s", a.countdown.text.toString())
+        Screens.settle("the pot") { a.pot.text.toString() == "Pot: 100" }
+        assertEquals("Registration closes in 30 s", a.countdown.text.toString())
         assertEquals(View.GONE, a.join.visibility)
-        Screens.shoot(a, "lobby_waiting_for_players")
+        assertTrue("Leave is offered during registration", a.leave.isShown)
+        a = Screens.matchesGoldens(c, "lobby_waiting_for_players")
+
+        TestRpsApp.now += 12_400
+        shadowOf(Looper.getMainLooper()).idleFor(Duration.ofMillis(300)) // the countdown ticks every 250 ms
+        Screens.settle("the countdown to move on") { a.countdown.text.toString() == "Registration closes in 18 s" }
     }
 
     @Test
-    fun `a whole game on the screen - draw, commit, automatic reveal, round result, next round, win`() {
+    fun `a whole game on the screen - draw, commit, automatic reveal, rounds, win, next game`() {
         val c = open()
         var a = c.get()
         joinAndStart(a)
+        a.progressShows("Still in: 3 · Chosen: 0 of 3")
+        assertTrue(a.countdown.text.toString(), a.countdown.text.matches(Regex("Time to choose: \\d+ s")))
         assertEquals("Tap tiles to draw your weapon.", a.weaponName.text.toString())
         assertTrue("nothing to play yet", !a.commit.isEnabled)
+        assertEquals(View.GONE, a.leave.visibility)
 
         drawRock(a)
         assertEquals("Your weapon: Rock", a.weaponName.text.toString())
@@ -98,21 +126,28 @@ class LobbyScreenTest {
         assertEquals("the drawing survives the change of theme", "Your weapon: Rock", a.weaponName.text.toString())
 
         a.commit.performClick()
-        a.shows("the commitment", "Round 1: you play Rock. Waiting for the others (1 of 3)")
+        a.shows("the commitment", "Round 1: you play Rock. Waiting for the others")
+        a.progressShows("Still in: 3 · Chosen: 1 of 3")
+        assertTrue(a.countdown.text.toString(), a.countdown.text.matches(Regex("Moves close in \\d+ s")))
         assertNotNull("the move is in the vault before the reveal", app.vault.load(srv.lobbyId))
+        assertTrue("the legend no longer picks", !a.legend.entries.getValue(1).isClickable)
         Screens.shoot(a, "lobby_committed")
 
         srv.to("reveal")
         a.shows("the automatic reveal", "Round 1: Rock revealed, waiting for the others")
+        a.progressShows("Still in: 3 · Revealed: 1 of 3")
         assertEquals("revealed", srv.moment.name)
         assertNull("the vault is cleared once the reveal is accepted", app.vault.load(srv.lobbyId))
         Screens.shoot(a, "lobby_revealed")
 
         srv.to("round2")
-        a.shows("the second round", "Round 2: draw your weapon (0 of 2 have chosen)")
+        a.shows("the second round", "Round 2: draw your weapon")
+        a.progressShows("Still in: 2 · Chosen: 0 of 2")
         // The round's summary comes with its event, which may arrive just after the read of round 2.
-        val summary = "Round 1: Rock x2, Scissors x1. Surviving weapons: Rock. 2 players left. You go on."
-        Screens.settle("the round's summary") { a.result.text.toString() == summary }
+        val round1 = "Round 1: Rock x2, Scissors x1. Surviving weapons: Rock. 2 players left. You go on."
+        a.roundsShow(round1)
+        assertTrue(a.roundsTitle.isShown)
+        assertEquals("a new round starts from an empty grid", 0, a.grid.grid)
         Screens.shoot(a, "lobby_round_result")
 
         commitRock(a, 2)
@@ -122,29 +157,95 @@ class LobbyScreenTest {
         a.shows("the win", "You won! 300 is yours.")
         // 1000, less the bet of 100, plus the pot of 300: read again from the server once the game is over.
         Screens.settle("the balance after the win") { a.balance.text.toString() == "Balance: 1200" }
-        assertEquals(
-            "Round 2: Rock x1, Scissors x1. Surviving weapons: Rock. 1 player left. You are the last one standing.",
-            a.result.text.toString(),
+        a.roundsShow(
+            "$round1\n\nRound 2: Rock x1, Scissors x1. Surviving weapons: Rock. 1 player left. You are the last one standing.",
         )
-        Screens.matchesGoldens(c, "lobby_won")
+        for (gone in listOf(a.pot, a.countdown, a.progress, a.grid, a.legend, a.commit, a.join, a.leave)) {
+            assertEquals("nothing of the game in play is left on the result screen", View.GONE, gone.visibility)
+        }
+        a = Screens.matchesGoldens(c, "lobby_won")
+
+        a.nextGame.performClick()
+        val next = open(opened(a)).get()
+        next.shows("the lobby's next game", "A game is open. Join it?")
+        assertTrue("a new session for the next game", next.session !== a.session)
+        assertEquals(View.GONE, next.roundList.visibility)
     }
 
     @Test
-    fun `elimination`() {
+    fun `the legend shows every weapon of the ruleset and picks one for the grid`() {
+        val c = open()
+        var a = c.get()
+        joinAndStart(a)
+        assertEquals("Weapons of Rock Paper Scissors Lizard Spock", a.legend.title.text.toString())
+        assertTrue("the legend says it can be tapped", a.legend.hint.isShown)
+        assertEquals(listOf(0, 1, 2, 3, 4), a.legend.entries.keys.toList())
+        assertEquals(
+            "Lizard. Beats Paper, Spock. Any way round: as shown or turned.",
+            a.legend.entries.getValue(3).contentDescription.toString(),
+        )
+        assertEquals("Rock. Beats Scissors, Lizard. Only as shown, never turned.", a.legend.entries.getValue(0).contentDescription.toString())
+
+        a.legend.entries.getValue(4).performClick() // Spock
+        assertEquals("Your weapon: Spock", a.weaponName.text.toString())
+        assertTrue(a.commit.isEnabled)
+        // Erasing a tile of the picked weapon leaves a drawing that is no weapon yet.
+        Screens.tap(a.grid, 3, 1)
+        assertTrue(a.weaponName.text.startsWith("Could become") || a.weaponName.text.toString() == "No weapon looks like that.")
+        a.legend.entries.getValue(1).performClick() // Paper
+        assertEquals("Your weapon: Paper", a.weaponName.text.toString())
+        a = Screens.matchesGoldens(c, "lobby_legend", prepare = { it.scroll.scrollTo(0, it.legend.top) })
+        assertEquals("the pick survives the change of theme", "Your weapon: Paper", a.weaponName.text.toString())
+    }
+
+    @Test
+    fun `elimination is a result screen with the round the player went out in`() {
         Fakes.reset("eliminated")
-        val a = open().get()
+        val c = open()
+        var a = c.get()
         srv.to("bo-joined")
         a.join.performClick()
         a.shows("registration", "Waiting for players: 2 of 3")
         srv.to("started")
-        a.shows("the first round", "Round 1: draw your weapon (0 of 3 have chosen)")
+        a.shows("the first round", "Round 1: draw your weapon")
         commitRock(a, 1)
         srv.to("reveal")
         Screens.settle("the reveal") { srv.moment.name == "revealed" }
         srv.to("out")
-        a.shows("the elimination", "You are out (round 1).")
-        assertTrue(a.result.text.endsWith("You are out."))
-        Screens.shoot(a, "lobby_eliminated")
+        a.shows("the elimination", "You were eliminated in round 1.")
+        Screens.settle("the round that put the player out") { a.roundList.text.endsWith("You are out.") }
+        assertTrue(a.nextGame.isShown && a.back.isShown)
+        a = Screens.matchesGoldens(c, "lobby_eliminated")
+
+        a.back.performClick()
+        val back = opened(a)
+        assertEquals(LobbyListActivity::class.java.name, back.component?.className)
+        assertTrue("back to the lobby list already open", back.flags and Intent.FLAG_ACTIVITY_CLEAR_TOP != 0)
+    }
+
+    @Test
+    fun `a stopped game shows the share, then the next game can be joined and left`() {
+        Fakes.reset("stopped")
+        val c = open()
+        var a = c.get()
+        joinAndStart(a)
+        srv.to("stopped")
+        a.shows("the stop", "The game was stopped: maintenance. Your share: 100")
+        assertEquals(View.GONE, a.pot.visibility)
+        a = Screens.matchesGoldens(c, "lobby_stopped")
+
+        a.nextGame.performClick()
+        val nc = open(opened(a))
+        val next = nc.get()
+        next.shows("the next game", "A game is open. Join it?")
+        next.join.performClick()
+        next.shows("registration", "Waiting for players: 1 of 3")
+        next.leave.performClick()
+        next.shows("the refund", "You left the game; your bet of 100 is back.")
+        assertEquals("left", srv.moment.name)
+        assertTrue(next.nextGame.isShown && next.back.isShown)
+        assertEquals(View.GONE, next.roundList.visibility)
+        Screens.matchesGoldens(nc, "lobby_left")
     }
 
     @Test
@@ -177,7 +278,7 @@ class LobbyScreenTest {
         srv.to("moves-closed") // the moves closed before the commitment arrived
         a.commit.performClick()
         Screens.settle("the refusal") { a.notice.text.toString() == "Too late: the game has already moved on." }
-        a.shows("the late player out", "You are out (round 1).")
+        a.shows("the late player out", "You were eliminated in round 1.")
         Screens.shoot(a, "lobby_wrong_stage")
     }
 
@@ -205,7 +306,7 @@ class LobbyScreenTest {
         val b = c.get()
         assertTrue(a !== b)
         assertSame("the session survives rotation without restarting", session, b.session)
-        b.shows("the same state after rotation", "Round 1: you play Rock. Waiting for the others (1 of 3)")
+        b.shows("the same state after rotation", "Round 1: you play Rock. Waiting for the others")
         srv.to("reveal")
         Screens.settle("the reveal") { srv.moment.name == "revealed" }
     }

@@ -89,9 +89,15 @@ object Screens {
      * 1.3 ([name], [name]_dark, [name]_large), each checked for accessibility too. The activity is
      * recreated for each (as for a change of the phone's settings) and left in the light theme at
      * font scale 1; returns the activity shown then. Each recreated screen is photographed once
-     * [ready] says it shows what it reads from the server.
+     * [ready] says it shows what it reads from the server, after [prepare] (to scroll to the part
+     * the golden shows).
      */
-    fun <A : Activity> matchesGoldens(c: ActivityController<A>, name: String, ready: (A) -> Boolean = { true }): A {
+    fun <A : Activity> matchesGoldens(
+        c: ActivityController<A>,
+        name: String,
+        ready: (A) -> Boolean = { true },
+        prepare: (A) -> Unit = {},
+    ): A {
         try {
             for ((variant, qualifiers, scale) in listOf(
                 Triple("", "+notnight", 1f),
@@ -102,6 +108,7 @@ object Screens {
                 RuntimeEnvironment.setFontScale(scale)
                 if (variant != "") c.recreate()
                 settle("$name$variant to be ready") { ready(c.get()) }
+                prepare(c.get())
                 matchesGolden(c.get(), name + variant)
                 Accessibility.check(c.get(), name + variant)
             }

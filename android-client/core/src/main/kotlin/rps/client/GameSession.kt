@@ -43,6 +43,11 @@ class GameSession(
     private val _state = MutableStateFlow<GameUiState>(GameUiState.Connecting)
     val state: StateFlow<GameUiState> = _state.asStateFlow()
 
+    private val _rounds = MutableStateFlow<List<RoundOutcome>>(emptyList())
+
+    /** The rounds of the player's game resolved while they were in it (those this session saw), oldest first. */
+    val rounds: StateFlow<List<RoundOutcome>> = _rounds.asStateFlow()
+
     private val log = VerifiedLog(lobbyId, checkpoints, HeadSignatures { retry.run { api.signingKeys() } }, io)
     private val protocol = MoveProtocol(lobbyId, api, vault, random, retry, io)
 
@@ -363,7 +368,8 @@ class GameSession(
                     // Once the player is out, the rounds the others play on are not theirs to show.
                     if (mine && s.lastOutcome?.youSurvived != false) {
                         val o = RoundOutcome(d.round, d.present, d.survivors, d.counts, d.remaining, s.moves[d.round])
-                        snap = snap.copy(lastOutcome = o)
+                        snap = snap.copy(lastOutcome = o, rounds = snap.rounds.filter { it.round < o.round } + o)
+                        _rounds.value = snap.rounds
                         // A response may already have shown a later round: then that state shows
                         // the outcome as its last round instead of going back to it.
                         val later = g != null && g.round > d.round

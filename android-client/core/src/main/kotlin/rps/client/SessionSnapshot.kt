@@ -12,6 +12,8 @@ data class SessionSnapshot(
     val joinedGameId: String? = null,
     /** The last round of the joined game that was resolved. */
     val lastOutcome: RoundOutcome? = null,
+    /** Every round of the joined game resolved while the player was in it, oldest first. */
+    val rounds: List<RoundOutcome> = emptyList(),
     /** How the joined game ended for the player, once known (Won, Lost, Stopped, Left). */
     val ending: GameUiState? = null,
     /** The error that stopped the session for good. */

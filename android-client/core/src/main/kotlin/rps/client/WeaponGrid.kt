@@ -60,6 +60,28 @@ class WeaponGrid(val placements: List<Placement>) {
         return GridAnalysis(grid, matches, candidates, valid and grid.inv())
     }
 
+    /** The placement of [move] to fill the grid with when the player picks it: its first way round, nearest the middle. */
+    fun centered(move: Int): Placement? {
+        val mine = placements.filter { it.move == move }
+        val first = mine.minOfOrNull { it.rotation } ?: return null
+        return mine.filter { it.rotation == first }.minByOrNull { offCentre(it.tiles) }
+    }
+
+    /** How far the middle of [tiles] is from the grid's middle, squared (in tiles, times the count squared). */
+    private fun offCentre(tiles: Int): Int {
+        var rows = 0
+        var cols = 0
+        val n = Integer.bitCount(tiles)
+        for (b in 0 until Grid.SIZE * Grid.SIZE) {
+            if (tiles and (1 shl b) == 0) continue
+            rows += b / Grid.SIZE
+            cols += b % Grid.SIZE
+        }
+        val dr = 2 * rows - (Grid.SIZE - 1) * n
+        val dc = 2 * cols - (Grid.SIZE - 1) * n
+        return dr * dr + dc * dc
+    }
+
     companion object {
         /** Placements of every weapon from its layout, as the engine derives them. */
         fun fromLayouts(weapons: List<Weapon>): WeaponGrid =
@@ -75,6 +97,8 @@ object Layouts {
             for (r in 0 until h) for (c in 0 until w) out[c][h - 1 - r] = cells[r][c]
             return Shape(w, h, out)
         }
+
+        fun rows(): List<String> = (0 until h).map { r -> String(CharArray(w) { c -> if (cells[r][c]) 'X' else ' ' }) }
 
         fun mask(): Int {
             var g = 0
@@ -104,6 +128,18 @@ object Layouts {
         val cells = Array(Grid.SIZE) { BooleanArray(Grid.SIZE) }
         for (r in top..bottom) for (c in left..right) if (c < rows[r].length) cells[r - top][c - left] = rows[r][c] == 'X'
         return Shape(bottom - top + 1, right - left + 1, cells)
+    }
+
+    /** The distinct ways [layout] may be drawn (itself alone without [rotations]), as rows of `X` and spaces. */
+    fun shapes(layout: List<String>, rotations: Boolean): List<List<String>> {
+        val out = LinkedHashMap<Int, List<String>>()
+        var cur = parse(layout)
+        for (rot in 0 until if (rotations) 4 else 1) {
+            if (rot > 0) cur = cur.rotate()
+            val shape = cur
+            out.getOrPut(shape.mask()) { shape.rows() }
+        }
+        return out.values.toList()
     }
 
     fun placements(move: Int, layout: List<String>, rotations: Boolean): List<Placement> {

@@ -132,6 +132,8 @@ class GameSessionTest {
         runCurrent()
         val won = run.last<GameUiState.Won>()
         assertEquals(300, won.amount)
+        assertEquals(listOf(1, 2), run.session.rounds.value.map { it.round }, "every round of the game, in order")
+        assertEquals(won.lastRound, run.session.rounds.value.last())
         assertTrue(won.isFinal)
         assertEquals(srv.events.last().seq, run.session.verifiedSeq)
         for (k in listOf(
@@ -162,6 +164,7 @@ class GameSessionTest {
         srv.to("over")
         runCurrent()
         assertEquals(1, run.last<GameUiState.Lost>().round)
+        assertEquals(listOf(1), run.session.rounds.value.map { it.round }, "the rounds played on without the player are not theirs")
     }
 
     @Test

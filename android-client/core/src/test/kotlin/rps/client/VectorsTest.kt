@@ -94,6 +94,31 @@ class VectorsTest {
         }
     }
 
+    @TestFactory
+    fun `a weapon picked in the legend fills the grid with that weapon alone`(): List<DynamicTest> = rulesets().flatMap { rs ->
+        val grid = WeaponGrid(rs["placements"]!!.jsonArray.map { placement(it.jsonObject) })
+        weapons(rs).map { w ->
+            DynamicTest.dynamicTest("${rs["id"]!!.jsonPrimitive.content} ${w.name}") {
+                val a = grid.analyze(grid.centered(w.move)!!.tiles)
+                assertEquals(listOf(w.move), a.matches.map { it.move }.distinct())
+                // The legend draws one shape for each distinct way the weapon may be drawn.
+                val ways = grid.placements.filter { it.move == w.move }.map { it.rotation }.distinct()
+                assertEquals(ways.size, Layouts.shapes(w.layout, w.rotations).size)
+            }
+        }
+    }
+
+    @Test
+    fun `the legend's shapes are the layout and its distinct turns`() {
+        assertEquals(listOf(listOf("XX", "XX")), Layouts.shapes(listOf("XX", "XX"), rotations = true))
+        assertEquals(listOf(listOf(" XX", "XX "), listOf("X ", "XX", " X")), Layouts.shapes(listOf(" XX", "XX "), rotations = true))
+        assertEquals(listOf(listOf("X X", "X X", "XXX")), Layouts.shapes(listOf("X X", "X X", "XXX"), rotations = false))
+        // The middle of the grid for a 3x3 weapon: rows and columns 1 to 3.
+        val spock = WeaponGrid.fromLayouts(listOf(Weapon(4, "Spock", listOf("X X", "X X", "XXX"), false, emptyList())))
+        val tiles = spock.centered(4)!!.tiles
+        assertEquals(listOf(1, 3, 1, 3, 1, 2, 3), (0 until 5).flatMap { r -> (0 until 5).filter { c -> Grid.has(tiles, r, c) } })
+    }
+
     @Test
     fun `grid coordinates follow the engine's bit numbering`() {
         assertEquals(1, Grid.bit(4, 4)) // bottom-right
