@@ -49,8 +49,10 @@ class LegendView(private val activity: Activity) : LinearLayout(activity) {
         title.text = activity.getString(R.string.legend_title, ruleset.name)
         addView(title)
         addView(hint)
+        // The shapes take the room of the widest, so the names line up.
+        val shapesWidth = ruleset.weapons.maxOf { ShapesView.widthOf(activity, Layouts.shapes(it.layout, it.rotations)) }
         for (w in ruleset.weapons.sortedBy { it.move }) {
-            val entry = entry(w, ruleset)
+            val entry = entry(w, ruleset, shapesWidth)
             entries[w.move] = entry
             addView(
                 entry,
@@ -62,20 +64,23 @@ class LegendView(private val activity: Activity) : LinearLayout(activity) {
         picking = picking
     }
 
-    private fun entry(w: Weapon, ruleset: RulesetInfo): View {
+    private fun entry(w: Weapon, ruleset: RulesetInfo, shapesWidth: Int): View {
         val shapes = Layouts.shapes(w.layout, w.rotations)
         val beats = w.beats.joinToString(activity.getString(R.string.list_separator)) { ruleset.weaponName(it) }
         val turns = activity.getString(
             when {
                 !w.rotations -> R.string.legend_as_shown
                 shapes.size == 1 -> R.string.legend_any_way_same
-                else -> R.string.legend_any_way,
+                else -> R.string.legend_any_way
             },
         )
         val name = activity.text(Type.HEADING).apply { text = w.name }
-        val beatsLine = activity.text(Type.LABEL, muted = true).apply {
-            text = if (beats.isEmpty()) activity.getString(R.string.legend_beats_nothing) else activity.getString(R.string.legend_beats, beats)
+        val beatsText = if (beats.isEmpty()) {
+            activity.getString(R.string.legend_beats_nothing)
+        } else {
+            activity.getString(R.string.legend_beats, beats)
         }
+        val beatsLine = activity.text(Type.LABEL, muted = true).apply { text = beatsText }
         val turnsLine = activity.text(Type.LABEL, muted = true).apply { text = turns }
         val words = LinearLayout(activity).apply {
             orientation = VERTICAL
@@ -85,7 +90,7 @@ class LegendView(private val activity: Activity) : LinearLayout(activity) {
         }
         return LinearLayout(activity).apply {
             orientation = HORIZONTAL
-            gravity = Gravity.CENTER_VERTICAL
+            setGravity(Gravity.CENTER_VERTICAL)
             minimumHeight = context.px(R.dimen.touch_target)
             val pad = context.dp(8)
             setPadding(pad, pad, pad, pad)
@@ -95,13 +100,13 @@ class LegendView(private val activity: Activity) : LinearLayout(activity) {
                 setStroke(context.dp(1), context.color(R.color.outline))
             }
             background = RippleDrawable(ColorStateList.valueOf(context.color(R.color.primary_pressed)), shape, null)
-            addView(ShapesView(activity, shapes), LayoutParams(ViewGroup.LayoutParams.WRAP_CONTENT, ViewGroup.LayoutParams.WRAP_CONTENT))
+            addView(ShapesView(activity, shapes), LayoutParams(shapesWidth, ViewGroup.LayoutParams.WRAP_CONTENT))
             addView(
                 words,
                 LayoutParams(0, ViewGroup.LayoutParams.WRAP_CONTENT, 1f).apply { marginStart = context.dp(12) },
             )
             // TalkBack reads the entry as one: its name, what it beats, how it may be turned.
-            contentDescription = activity.getString(R.string.legend_entry_description, w.name, beatsLine.text, turns)
+            contentDescription = activity.getString(R.string.legend_entry_description, w.name, beatsText, turns)
             setOnClickListener { if (picking) onPick?.invoke(w) }
         }
     }
@@ -110,7 +115,7 @@ class LegendView(private val activity: Activity) : LinearLayout(activity) {
     private class ShapesView(activity: Activity, private val shapes: List<List<String>>) : View(activity) {
         private val cell = activity.dp(CELL_DP).toFloat()
         private val gap = activity.dp(1).toFloat()
-        private val apart = activity.dp(10).toFloat()
+        private val apart = activity.dp(APART_DP).toFloat()
         private val drawn = Paint().apply { color = activity.color(R.color.tile_drawn) }
         private val empty = Paint().apply { color = activity.color(R.color.tile_closed) }
 
@@ -119,9 +124,11 @@ class LegendView(private val activity: Activity) : LinearLayout(activity) {
         }
 
         override fun onMeasure(widthMeasureSpec: Int, heightMeasureSpec: Int) {
-            val w = shapes.sumOf { it.maxOf { row -> row.length } } * cell + apart * (shapes.size - 1)
             val h = shapes.maxOf { it.size } * cell
-            setMeasuredDimension(w.toInt() + 1, maxOf(h.toInt() + 1, context.dp(MIN_HEIGHT_DP)))
+            setMeasuredDimension(
+                resolveSize(widthOf(context, shapes), widthMeasureSpec),
+                maxOf(h.toInt() + 1, context.dp(MIN_HEIGHT_DP)),
+            )
         }
 
         override fun onDraw(canvas: Canvas) {
@@ -141,7 +148,12 @@ class LegendView(private val activity: Activity) : LinearLayout(activity) {
 
         companion object {
             const val CELL_DP = 11
+            const val APART_DP = 10
             const val MIN_HEIGHT_DP = 40
+
+            /** The width [shapes] take side by side. */
+            fun widthOf(context: android.content.Context, shapes: List<List<String>>): Int =
+                context.dp(CELL_DP) * shapes.sumOf { s -> s.maxOf { it.length } } + context.dp(APART_DP) * (shapes.size - 1) + 1
         }
     }
 }

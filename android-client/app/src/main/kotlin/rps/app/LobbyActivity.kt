@@ -246,7 +246,8 @@ class LobbyActivity : Activity() {
 
     private fun describe(o: RoundOutcome): String {
         val sep = getString(R.string.list_separator)
-        val played = o.counts.mapIndexedNotNull { m, n -> if (n > 0) getString(R.string.weapon_count, name(m), n) else null }.joinToString(sep)
+        val played = o.counts.withIndex().filter { it.value > 0 }
+            .joinToString(sep) { getString(R.string.weapon_count, name(it.index), it.value) }
         val survivors = (0..9).filter { o.survivors and (1 shl it) != 0 }.joinToString(sep) { name(it) }
         val left = resources.getQuantityString(R.plurals.players_left, o.remaining, o.remaining)
         val you = when (o.youSurvived) {

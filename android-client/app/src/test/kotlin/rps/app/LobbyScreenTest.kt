@@ -35,8 +35,9 @@ class LobbyScreenTest {
         app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t")
     }
 
-    private fun open(intent: Intent = Intent(app, LobbyActivity::class.java).putExtra(LobbyActivity.EXTRA_LOBBY, srv.lobbyId)):
-        ActivityController<LobbyActivity> {
+    private fun open(
+        intent: Intent = Intent(app, LobbyActivity::class.java).putExtra(LobbyActivity.EXTRA_LOBBY, srv.lobbyId),
+    ): ActivityController<LobbyActivity> {
         val c = Robolectric.buildActivity(LobbyActivity::class.java, intent).setup()
         val a = c.get()
         Screens.settle("the lobby") { a.grid.weapons != null && a.session.state.value !is GameUiState.Connecting }
@@ -184,7 +185,10 @@ class LobbyScreenTest {
             "Lizard. Beats Paper, Spock. Any way round: as shown or turned.",
             a.legend.entries.getValue(3).contentDescription.toString(),
         )
-        assertEquals("Rock. Beats Scissors, Lizard. Only as shown, never turned.", a.legend.entries.getValue(0).contentDescription.toString())
+        assertEquals(
+            "Rock. Beats Scissors, Lizard. Only as shown, never turned.",
+            a.legend.entries.getValue(0).contentDescription.toString(),
+        )
 
         a.legend.entries.getValue(4).performClick() // Spock
         assertEquals("Your weapon: Spock", a.weaponName.text.toString())
