@@ -173,7 +173,8 @@ class LobbyActivity : Activity() {
         visible(join, shown is GameUiState.NotJoined)
         visible(leave, shown is GameUiState.WaitingForPlayers)
         visible(nextGame, over)
-        visible(back, over)
+        // A session stopped for good (a forged history, a revoked token) can only be left.
+        visible(back, over || (shown is GameUiState.Error && shown.fatal))
         val moving = shown is GameUiState.YourMove
         grid.enabledForInput = moving
         legend.picking = moving

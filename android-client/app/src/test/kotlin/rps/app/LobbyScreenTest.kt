@@ -376,6 +376,7 @@ class LobbyScreenTest {
         Screens.settle("the warning") { a.notice.text.isNotEmpty() }
         assertEquals("The server's signature on the lobby's history did not verify. Do not trust this server.", a.notice.text.toString())
         a.shows("the stopped session", "Stopped.")
+        assertTrue("a session stopped for good can only be left", a.back.isShown && !a.nextGame.isShown)
         assertNull("the forged head is not stored", app.checkpoints.load(srv.lobbyId)?.head)
         Screens.shoot(a, "lobby_bad_signature")
     }

@@ -89,6 +89,8 @@ class PseudoLocaleTest {
         Screens.settle("the lobby") { lobby.grid.weapons != null && lobby.join.isShown }
         assertNoHardCodedText(lobby, "the lobby")
         lobby.join.performClick()
+        Screens.settle("registration") { lobby.leave.isShown }
+        assertNoHardCodedText(lobby, "registration")
         Fakes.server.to("started")
         Screens.settle("the round") { lobby.grid.isShown }
         for ((r, c) in listOf(0 to 0, 0 to 1)) Screens.tap(lobby.grid, r, c)
