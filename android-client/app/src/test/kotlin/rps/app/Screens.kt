@@ -89,14 +89,14 @@ object Screens {
      * 1.3 ([name], [name]_dark, [name]_large), each checked for accessibility too. The activity is
      * recreated for each (as for a change of the phone's settings) and left in the light theme at
      * font scale 1; returns the activity shown then. Each recreated screen is photographed once
-     * [ready] says it shows what it reads from the server, after [prepare] (to scroll to the part
-     * the golden shows).
+     * [ready] (the trailing lambda) says it shows what it reads from the server, after [prepare]
+     * (to scroll to the part the golden shows).
      */
     fun <A : Activity> matchesGoldens(
         c: ActivityController<A>,
         name: String,
-        ready: (A) -> Boolean = { true },
         prepare: (A) -> Unit = {},
+        ready: (A) -> Boolean = { true },
     ): A {
         try {
             for ((variant, qualifiers, scale) in listOf(
