@@ -56,6 +56,9 @@ class LobbyActivity : Activity() {
     internal val legend by lazy { LegendView(this) }
     internal val roundsTitle by lazy { text(Type.HEADING).apply { setText(R.string.rounds_title) } }
     internal val roundList by lazy { text(Type.BODY) }
+
+    /** The quiet line saying what this device verified of the lobby's history (failures are the [notice]). */
+    internal val verification by lazy { text(Type.LABEL, muted = true) }
     internal val join by lazy { button(R.string.join) { scope.launch { session.join() } } }
     internal val leave by lazy { button(R.string.leave, primary = false) { scope.launch { session.leave() } } }
     internal val commit by lazy {
@@ -97,7 +100,7 @@ class LobbyActivity : Activity() {
         scroll.addView(
             column().add(heading).add(balance).add(stateText).add(countdown).add(progress).add(pot).add(notice)
                 .add(join).add(leave).add(nextGame).add(back)
-                .addCentered(grid).add(weaponName).add(commit).add(legend).add(roundsTitle).add(roundList),
+                .addCentered(grid).add(weaponName).add(commit).add(verification).add(legend).add(roundsTitle).add(roundList),
         )
         setContentView(scroll)
         // Half-drawn weapons survive rotation; the session itself never restarts.
@@ -125,6 +128,13 @@ class LobbyActivity : Activity() {
             session.rounds.collect {
                 rounds = it
                 render(session.state.value)
+            }
+        }
+        scope.launch {
+            session.trust.collect { t ->
+                val line = trustLine(t)
+                verification.text = line ?: ""
+                verification.visibility = if (line == null) View.GONE else View.VISIBLE
             }
         }
     }

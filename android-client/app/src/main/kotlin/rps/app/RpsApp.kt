@@ -10,11 +10,13 @@ import rps.client.Clock
 import rps.client.DirectoryApi
 import rps.client.EventFeed
 import rps.client.FileChainCheckpoints
+import rps.client.FileLogTrusts
 import rps.client.FileVault
 import rps.client.GameSession
 import rps.client.HistoryApi
 import rps.client.HttpEventFeed
 import rps.client.HttpRpsApi
+import rps.client.LogAuditor
 import rps.client.PlayerApi
 import rps.client.Vault
 import java.io.File
@@ -39,6 +41,7 @@ open class RpsApp : Application() {
     private val sessions = HashMap<String, GameSession>()
     private val vaults = HashMap<String, Vault>()
     private val chains = HashMap<String, ChainCheckpoints>()
+    private val auditors = HashMap<String, LogAuditor>()
 
     val accounts: AccountStore by lazy { AccountStore(prefs, sealer) }
 
@@ -76,6 +79,13 @@ open class RpsApp : Application() {
     fun checkpointsOf(a: StoredAccount): ChainCheckpoints =
         chains.getOrPut(a.id) { FileChainCheckpoints(File(filesDir, a.folder + "/chain")) }
 
+    /**
+     * The server's transparency log as [a] checks it, shared by its sessions: the log key pinned on
+     * first use and the last checkpoint kept, in the account's folder (per server and account).
+     */
+    private fun logAuditorOf(a: StoredAccount, b: Backend): LogAuditor =
+        auditors.getOrPut(a.id) { LogAuditor(a.server, b.player, FileLogTrusts(File(filesDir, a.folder + "/log"))) }
+
     val vault: Vault get() = vaultOf(account ?: error("no account"))
     val checkpoints: ChainCheckpoints get() = checkpointsOf(account ?: error("no account"))
 
@@ -91,7 +101,7 @@ open class RpsApp : Application() {
         sessions[key]?.takeIf { keepEnded || !it.state.value.isFinal }?.let { return it }
         sessions.remove(key)?.stop()
         val b = backendOf(a)
-        return GameSession(lobbyId, b.player, b.feed, vaultOf(a), scope, clock = clock, random = random, checkpoints = checkpointsOf(a))
+        return GameSession(lobbyId, b.player, b.feed, vaultOf(a), scope, clock = clock, random = random, checkpoints = checkpointsOf(a), logAuditor = logAuditorOf(a, b))
             .also {
                 sessions[key] = it
                 it.start()
@@ -115,6 +125,7 @@ open class RpsApp : Application() {
     fun replaceToken(a: StoredAccount, token: String) {
         accounts.replaceToken(a.id, token)
         forgetSessions(a)
+        auditors.remove(a.id)
         accounts.all().firstOrNull { it.id == a.id }?.let { fresh -> pendingMoves(fresh).forEach { session(fresh, it) } }
     }
 
@@ -123,6 +134,7 @@ open class RpsApp : Application() {
         forgetSessions(a)
         vaults.remove(a.id)
         chains.remove(a.id)
+        auditors.remove(a.id)
         File(filesDir, a.folder).deleteRecursively()
         accounts.remove(a.id)
     }
