@@ -101,7 +101,13 @@ open class RpsApp : Application() {
         sessions[key]?.takeIf { keepEnded || !it.state.value.isFinal }?.let { return it }
         sessions.remove(key)?.stop()
         val b = backendOf(a)
-        return GameSession(lobbyId, b.player, b.feed, vaultOf(a), scope, clock = clock, random = random, checkpoints = checkpointsOf(a), logAuditor = logAuditorOf(a, b))
+        return GameSession(
+            lobbyId, b.player, b.feed,
+            vaultOf(
+                a,
+            ),
+            scope, clock = clock, random = random, checkpoints = checkpointsOf(a), logAuditor = logAuditorOf(a, b),
+        )
             .also {
                 sessions[key] = it
                 it.start()

@@ -15,14 +15,26 @@ internal fun Context.trustLine(s: TrustStatus): String? {
     val n = chain.upTo
     val signed = s.checks.filterIsInstance<TrustCheck.HeadSigned>().firstOrNull()
     val verified = signed?.let { getString(R.string.trust_signed, n, it.keyId) } ?: getString(R.string.trust_verified, n)
-    return when (val log = s.checks.firstOrNull { it is TrustCheck.InLog || it is TrustCheck.NotInLogYet || it is TrustCheck.NotCosigned }) {
+    return when (
+        val log = s.checks.firstOrNull {
+            it is TrustCheck.InLog || it is TrustCheck.NotInLogYet || it is TrustCheck.NotCosigned
+        }
+    ) {
         is TrustCheck.InLog -> {
             val line = if (log.seq >= n) {
                 getString(R.string.trust_in_log, n, log.treeSize, log.keyId)
             } else {
                 getString(R.string.trust_partly_in_log, n, log.seq, log.treeSize, log.keyId)
             }
-            if (log.cosigners.isEmpty()) line else getString(R.string.trust_cosigned, line, log.cosigners.joinToString(getString(R.string.list_separator)))
+            if (log.cosigners.isEmpty()) {
+                line
+            } else {
+                getString(
+                    R.string.trust_cosigned,
+                    line,
+                    log.cosigners.joinToString(getString(R.string.list_separator)),
+                )
+            }
         }
         is TrustCheck.NotInLogYet -> getString(R.string.trust_not_in_log_yet, verified)
         is TrustCheck.NotCosigned -> getString(R.string.trust_not_cosigned, verified)

@@ -57,7 +57,11 @@ class LobbyTrustTest {
         while (true) {
             Screens.settle()
             if (done()) return
-            if (System.nanoTime() > until) throw AssertionError("timed out waiting for $what; the line says '${verification.text}', the notice '${notice.text}'")
+            if (System.nanoTime() >
+                until
+            ) {
+                throw AssertionError("timed out waiting for $what; the line says '${verification.text}', the notice '${notice.text}'")
+            }
             shadowOf(Looper.getMainLooper()).idleFor(Duration.ofMillis(100))
             Thread.sleep(5)
         }
