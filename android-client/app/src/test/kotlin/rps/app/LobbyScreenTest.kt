@@ -53,6 +53,11 @@ class LobbyScreenTest {
     private fun LobbyActivity.roundsShow(text: String) =
         Screens.settle("the rounds '$text' (showing '${roundList.text}')") { roundList.isShown && roundList.text.toString() == text }
 
+    /** The verification line has caught up with the events served: it comes a moment after the state (files written off the main thread). */
+    private fun LobbyActivity.verified() = Screens.settle("the verification line of event ${srv.events.last().seq}") {
+        verification.text.startsWith("Events 1–${srv.events.last().seq} verified, signed by key ")
+    }
+
     /** Rock is a 2x2 square: drawn in the top left corner. */
     private fun drawRock(a: LobbyActivity) {
         for ((r, c) in listOf(0 to 0, 0 to 1, 1 to 0, 1 to 1)) Screens.tap(a.grid, r, c)
@@ -123,6 +128,7 @@ class LobbyScreenTest {
         val greyed = (0 until 5).sumOf { r -> (0 until 5).count { c -> !analysis.isValidTile(r, c) } }
         assertTrue("tiles no weapon can use are greyed out", greyed > 0)
         assertEquals("the grid is square", a.grid.width, a.grid.height)
+        a.verified()
         a = Screens.matchesGoldens(c, "lobby_your_move")
         assertEquals("the drawing survives the change of theme", "Your weapon: Rock", a.weaponName.text.toString())
 
@@ -164,6 +170,7 @@ class LobbyScreenTest {
         for (gone in listOf(a.pot, a.countdown, a.progress, a.grid, a.legend, a.commit, a.join, a.leave)) {
             assertEquals("nothing of the game in play is left on the result screen", View.GONE, gone.visibility)
         }
+        a.verified()
         a = Screens.matchesGoldens(c, "lobby_won")
 
         a.nextGame.performClick()
