@@ -103,6 +103,7 @@ class LobbyScreenTest {
         assertEquals("Registration closes in 30 s", a.countdown.text.toString())
         assertEquals(View.GONE, a.join.visibility)
         assertTrue("Leave is offered during registration", a.leave.isShown)
+        c.get().verified()
         a = Screens.matchesGoldens(c, "lobby_waiting_for_players")
 
         TestRpsApp.now += 12_400
@@ -205,6 +206,7 @@ class LobbyScreenTest {
         assertTrue(a.weaponName.text.startsWith("Could become") || a.weaponName.text.toString() == "No weapon looks like that.")
         a.legend.entries.getValue(1).performClick() // Paper
         assertEquals("Your weapon: Paper", a.weaponName.text.toString())
+        c.get().verified()
         a = Screens.matchesGoldens(c, "lobby_legend", prepare = { it.scroll.scrollTo(0, it.legend.top) })
         assertEquals("the pick survives the change of theme", "Your weapon: Paper", a.weaponName.text.toString())
     }
@@ -226,6 +228,7 @@ class LobbyScreenTest {
         a.shows("the elimination", "You were eliminated in round 1.")
         Screens.settle("the round that put the player out") { a.roundList.text.endsWith("You are out.") }
         assertTrue(a.nextGame.isShown && a.back.isShown)
+        c.get().verified()
         a = Screens.matchesGoldens(c, "lobby_eliminated")
 
         a.back.performClick()
@@ -243,6 +246,7 @@ class LobbyScreenTest {
         srv.to("stopped")
         a.shows("the stop", "The game was stopped: maintenance. Your share: 100")
         assertEquals(View.GONE, a.pot.visibility)
+        c.get().verified()
         a = Screens.matchesGoldens(c, "lobby_stopped")
 
         a.nextGame.performClick()
@@ -256,6 +260,7 @@ class LobbyScreenTest {
         assertEquals("left", srv.moment.name)
         assertTrue(next.nextGame.isShown && next.back.isShown)
         assertEquals(View.GONE, next.roundList.visibility)
+        nc.get().verified()
         Screens.matchesGoldens(nc, "lobby_left")
     }
 
