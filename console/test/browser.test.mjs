@@ -186,14 +186,19 @@ test('the lobby page shows the log\'s checkpoint and proves the lobby is in it, 
   assert.ok(finishedLobby, 'needs the lobby played by the first test');
   const page = await open(t, `/lobbies/${finishedLobby.id}`);
   // The log runs about a second behind; Check again until this lobby's last event is in it.
+  // Each check is judged once it has finished (a click starts a new one, showing 'Checking…').
   const log = await call('GET', `/v1/lobbies/${finishedLobby.id}/events?limit=1000`);
   const last = log.events.at(-1).seq;
-  for (let i = 0; i < 20; i++) {
-    const text = await page.locator('#log .log-result').textContent();
-    if (text.includes(`Event #${last} of this lobby`)) break;
+  const result = page.locator('#log .log-result');
+  let text = '';
+  for (const until = Date.now() + 15_000; ; ) {
+    await page.waitForFunction(() => document.querySelector('#log .log-result')?.textContent !== 'Checking…', null, WAIT);
+    text = await result.textContent();
+    if (text.includes(`Event #${last} of this lobby`) || Date.now() > until) break;
     await page.waitForTimeout(250);
     await page.getByRole('button', { name: 'Check again' }).click();
   }
+  assert.match(text, new RegExp(`Event #${last} of this lobby`), `the log's check of event #${last}`);
   await waitText(page, '#log .log-result.ok', `Event #${last} of this lobby`);
   await waitText(page, '#log .log-result.ok', 'inclusion proof verified in this browser');
   await waitText(page, '#log .log-checkpoint', 'Checkpoint');

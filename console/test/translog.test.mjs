@@ -1,8 +1,8 @@
 // The console's transparency-log checks against trees built here from RFC 6962's definition.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { leafEntry, recordHash, verifyInclusion, parseCheckpoint } from '../assets/js/translog.js';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
+import { leafEntry, recordHash, verifyInclusion, parseCheckpoint, verifySignature } from '../assets/js/translog.js';
 
 const h = (...parts) => new Uint8Array(createHash('sha256').update(Buffer.concat(parts.map((p) => Buffer.from(p)))).digest());
 const leafHash = (i) => h([0], `leaf ${i}`);
@@ -49,4 +49,24 @@ test('a signed checkpoint parses into its text, fields and signatures', () => {
   assert.equal(c.text, `rps.example.com/log\n5\n${Buffer.alloc(32, 7).toString('base64')}\n`);
   assert.deepEqual(c.signatures.map((s) => s.name), ['rps.example.com/log', 'w.example/1']);
   assert.throws(() => parseCheckpoint('no signatures'));
+});
+
+test('a checkpoint signed by a key whose base64 holds a \'+\' verifies (and not with another key)', async () => {
+  const name = 'rps.example.com/log';
+  const text = `${name}\n3\n${Buffer.alloc(32, 7).toString('base64')}\n`;
+  // Keys until one's verifier key has a '+' in its base64 (about one in two).
+  const keyOf = () => {
+    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+    const raw = Buffer.concat([Buffer.from([1]), publicKey.export({ format: 'der', type: 'spki' }).subarray(-32)]);
+    const hash = createHash('sha256').update(Buffer.concat([Buffer.from(`${name}\n`), raw])).digest().subarray(0, 4);
+    return { privateKey, hash, vkey: `${name}+${hash.toString('hex')}+${raw.toString('base64')}` };
+  };
+  let k = keyOf();
+  while (k.vkey.split('+').length < 4) k = keyOf();
+  const sig = Buffer.concat([k.hash, sign(null, Buffer.from(text), k.privateKey)]);
+  const checkpoint = parseCheckpoint(`${text}\n\u2014 ${name} ${sig.toString('base64')}\n`);
+  assert.equal(await verifySignature(checkpoint, [k.vkey]), true);
+  let other = keyOf();
+  other = { ...other, vkey: `${name}+${k.hash.toString('hex')}+${other.vkey.split('+').slice(2).join('+')}` };
+  assert.equal(await verifySignature(checkpoint, [other.vkey]), false);
 });

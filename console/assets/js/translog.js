@@ -84,8 +84,9 @@ export function parseCheckpoint(note) {
 // has no Ed25519.
 export async function verifySignature(checkpoint, verifierKeys) {
   for (const vkey of verifierKeys) {
-    const [name, hash, key] = vkey.split('+');
-    const raw = fromBase64(key);
+    // The name and the hash never hold a '+'; the key's base64 may.
+    const [name, hash] = vkey.split('+', 2);
+    const raw = fromBase64(vkey.slice(name.length + hash.length + 2));
     if (name !== checkpoint.origin || raw[0] !== 1) continue;
     const sig = checkpoint.signatures.find((s) => s.name === name && Array.from(s.keyHash, (b) => b.toString(16).padStart(2, '0')).join('') === hash);
     if (!sig) continue;
