@@ -18,8 +18,8 @@ import (
 
 // Timing.
 const (
-	// housekeepingInterval is how often a worker purges expired idempotency keys and settles
-	// what other replicas left unsettled.
+	// housekeepingInterval is how often a worker prunes what the retention policy no longer
+	// keeps (store.Prune) and settles what other replicas left unsettled.
 	housekeepingInterval = time.Minute
 	// idleWait bounds a sleep with no deadline in sight: a lost notification (a dropped
 	// connection) then costs at most this long.
@@ -209,16 +209,16 @@ func (w *Worker) heartbeat(ctx context.Context) {
 	}
 }
 
-// housekeeping, when it starts and then every housekeepingInterval until ctx is cancelled, purges
-// expired idempotency keys and settles the ended games left unsettled (by a replica that stopped
+// housekeeping, when it starts and then every housekeepingInterval until ctx is cancelled, prunes
+// old checkpoints and expired idempotency keys (store.Prune) and settles the ended games left unsettled (by a replica that stopped
 // between a game's end and its settling, which at 100,000 players takes seconds). Any replica
 // may do either.
 func (w *Worker) housekeeping(ctx context.Context) {
 	tick := time.NewTicker(housekeepingInterval)
 	defer tick.Stop()
 	for {
-		if err := w.store.PurgeIdempotencyKeys(ctx); err != nil && ctx.Err() == nil {
-			w.log.Error("purge idempotency keys failed", "err", err)
+		if _, err := w.store.Prune(ctx); err != nil && ctx.Err() == nil {
+			w.log.Error("pruning failed", "err", err)
 		}
 		if err := w.store.SettleEnded(ctx); err != nil && ctx.Err() == nil {
 			w.log.Error("settling ended games failed", "err", err)

@@ -1,10 +1,9 @@
 package store
 
 // Idempotency keys: queueCallReads reads the result stored under a key, storeResult stores one, and
-// PurgeIdempotencyKeys forgets the expired ones.
+// Prune (retention.go) forgets the expired ones.
 
 import (
-	"context"
 	"errors"
 	"time"
 
@@ -46,16 +45,4 @@ func (t *pgTx) storeResult(key *IdempotencyKey, request RequestRef, r tournament
 	}
 	t.held.results = append(t.held.results, resultRow{key: key, stored: stored, at: now})
 	return nil
-}
-
-// PurgeIdempotencyKeys deletes the keys older than IdempotencyTTL.
-func (s *Store) PurgeIdempotencyKeys(ctx context.Context) error {
-	return s.run(ctx, func(t *pgTx) error {
-		now, err := t.now(ctx)
-		if err != nil {
-			return err
-		}
-		_, err = exec(ctx, t.tx, `DELETE FROM idempotency_keys WHERE created_at < $1`, now-IdempotencyTTL.Milliseconds())
-		return err
-	})
 }
