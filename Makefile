@@ -69,8 +69,11 @@ test-generated-clients: postgres
 generate:
 	$(GO) generate ./...
 
-# Serve the API on :8080 with a private PostgreSQL cluster under ./.rpsd (see README).
+# Serve the API on :8080 with a private PostgreSQL cluster under ./.rpsd (see README); PostgreSQL's
+# binaries (and pgBackRest when RPSD_BACKUP_REPO asks for backups) are installed when missing.
 run:
+	bash scripts/ensure-postgres.sh
+	$(if $(RPSD_BACKUP_REPO),bash scripts/ensure-pgbackrest.sh)
 	$(GO) run ./cmd/rpsd
 
 # Benchmark against a private PostgreSQL and rpsd built from this tree; writes bench/RESULTS.md

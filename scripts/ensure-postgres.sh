@@ -1,8 +1,9 @@
 #!/bin/sh
 # Makes sure the PostgreSQL server binaries (initdb, pg_ctl, postgres) are
 # installed, for the Go tests that start throwaway clusters from them
-# (internal/pgtest). Silent when they are; installs the Debian/Ubuntu
-# package when running as root; otherwise says what to install and fails.
+# (internal/pgtest) and for the private cluster of `make run`. Silent when they
+# are; installs the Debian/Ubuntu package when running as root (or through
+# sudo when it needs no password); otherwise says what to install and fails.
 set -eu
 
 # Same search as pgcluster.FindBinaries: PATH, then /usr/lib/postgresql/*/bin.
@@ -28,8 +29,14 @@ if found && user_ok; then
 	exit 0
 fi
 
-if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-	echo "ensure-postgres: the tests need the PostgreSQL server binaries (initdb, pg_ctl, postgres)" >&2
+# As root apt-get runs as is; otherwise through sudo, when sudo asks no password.
+sudo=
+if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+	sudo=sudo
+fi
+
+if { [ "$(id -u)" -ne 0 ] && [ -z "$sudo" ]; } || ! command -v apt-get >/dev/null 2>&1; then
+	echo "ensure-postgres: rpsd and the tests need the PostgreSQL server binaries (initdb, pg_ctl, postgres)" >&2
 	echo "on PATH or in /usr/lib/postgresql/<version>/bin. Install them, e.g.:" >&2
 	echo "  sudo apt-get install postgresql     (Debian/Ubuntu)" >&2
 	echo "  brew install postgresql             (macOS)" >&2
@@ -37,14 +44,13 @@ if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
 fi
 
 echo "ensure-postgres: installing PostgreSQL with apt-get" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q >&2
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
 # The package's post-install script creates and may start a default
 # cluster; the tests never use it, so it is stopped again if one came up.
-apt-get install -y -q --no-install-recommends postgresql >&2
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql >&2
 if command -v pg_ctlcluster >/dev/null 2>&1 && command -v pg_lsclusters >/dev/null 2>&1; then
 	pg_lsclusters -h 2>/dev/null | while read -r version name _; do
-		pg_ctlcluster "$version" "$name" stop 2>/dev/null || true
+		$sudo pg_ctlcluster "$version" "$name" stop 2>/dev/null || true
 	done
 fi
 
