@@ -21,3 +21,6 @@ func ProblemCodes() []ProblemCode {
 	}
 	return codes
 }
+
+// ParseJSONBody is the request validator's body decoder.
+func ParseJSONBody(data []byte) (any, error) { return parseJSONBody(data) }

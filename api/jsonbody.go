@@ -27,6 +27,12 @@ func init() {
 	openapi3filter.RegisterBodyDecoder("application/json", decodeJSONBody)
 }
 
+// maxBodyDepth bounds how deeply a body's arrays and objects nest. The contract's deepest body
+// nest a few levels (an object in an object in the body); the bound keeps the work and memory of
+// a hostile body (60 KB of '[' then ']') small and linear, and refuses it with a 400 naming where
+// it went too deep.
+const maxBodyDepth = 32
+
 // bodyError is a body refused by decodeJSONBody; field is the member's path ("config.ruleset"),
 // or "body" for the body as a whole.
 type bodyError struct {
@@ -48,7 +54,7 @@ func decodeJSONBody(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ open
 func parseJSONBody(data []byte) (any, error) {
 	p := &bodyParser{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
 	p.dec.UseNumber()
-	v, err := p.value(nil)
+	v, err := p.value()
 	if err != nil {
 		return nil, err
 	}
@@ -61,10 +67,41 @@ func parseJSONBody(data []byte) (any, error) {
 type bodyParser struct {
 	data []byte
 	dec  *json.Decoder
+	// path is where the parser is: one step per open array or object, updated in place, and
+	// spelled out as a field name only when an error names it.
+	path []pathStep
 }
 
-// value reads the value at path.
-func (p *bodyParser) value(path []string) (any, error) {
+// pathStep is one step of a body's path: a member's name, or an element's index in an array.
+type pathStep struct {
+	name  string
+	index int
+	inArr bool
+}
+
+// refuse is the error for the value at the parser's path.
+func (p *bodyParser) refuse(detail string) error {
+	return &bodyError{field: p.fieldName(), detail: detail}
+}
+
+// fieldName spells the parser's path as problems name fields ("config.ruleset", "items.0").
+func (p *bodyParser) fieldName() string {
+	if len(p.path) == 0 {
+		return "body"
+	}
+	steps := make([]string, len(p.path))
+	for i, s := range p.path {
+		if s.inArr {
+			steps[i] = strconv.Itoa(s.index)
+		} else {
+			steps[i] = s.name
+		}
+	}
+	return strings.Join(steps, ".")
+}
+
+// value reads the value at the parser's path.
+func (p *bodyParser) value() (any, error) {
 	start := p.dec.InputOffset()
 	tok, err := p.dec.Token()
 	if err != nil {
@@ -72,22 +109,27 @@ func (p *bodyParser) value(path []string) (any, error) {
 	}
 	switch t := tok.(type) {
 	case string:
-		return t, p.checkString(path, t, start)
+		return t, p.checkString(t, start)
 	case json.Delim:
+		if t != '[' && t != '{' {
+			return nil, p.refuse(fmt.Sprintf("unexpected %q", t))
+		}
+		if len(p.path) >= maxBodyDepth {
+			return nil, p.refuse(fmt.Sprintf("nests arrays and objects more than %d deep", maxBodyDepth))
+		}
 		if t == '[' {
-			return p.array(path)
+			return p.array()
 		}
-		if t == '{' {
-			return p.object(path)
-		}
-		return nil, &bodyError{field: fieldName(path), detail: fmt.Sprintf("unexpected %q", t)}
+		return p.object()
 	default:
 		return t, nil // json.Number, bool or nil
 	}
 }
 
-func (p *bodyParser) object(path []string) (any, error) {
+func (p *bodyParser) object() (any, error) {
 	obj := map[string]any{}
+	p.path = append(p.path, pathStep{})
+	step := len(p.path) - 1 // an index: a deeper value may move p.path
 	for p.dec.More() {
 		start := p.dec.InputOffset()
 		tok, err := p.dec.Token()
@@ -95,27 +137,30 @@ func (p *bodyParser) object(path []string) (any, error) {
 			return nil, p.syntaxError(err)
 		}
 		name, _ := tok.(string) // More and Token guarantee a member name here
-		member := append(path[:len(path):len(path)], name)
-		if err := p.checkString(member, name, start); err != nil {
+		p.path[step].name = name
+		if err := p.checkString(name, start); err != nil {
 			return nil, err
 		}
 		if _, dup := obj[name]; dup {
-			return nil, &bodyError{field: fieldName(member), detail: "appears twice in its object"}
+			return nil, p.refuse("appears twice in its object")
 		}
-		if obj[name], err = p.value(member); err != nil {
+		if obj[name], err = p.value(); err != nil {
 			return nil, err
 		}
 	}
 	if _, err := p.dec.Token(); err != nil { // the closing brace
 		return nil, p.syntaxError(err)
 	}
+	p.path = p.path[:len(p.path)-1]
 	return obj, nil
 }
 
-func (p *bodyParser) array(path []string) (any, error) {
+func (p *bodyParser) array() (any, error) {
 	arr := []any{}
-	for i := 0; p.dec.More(); i++ {
-		v, err := p.value(append(path[:len(path):len(path)], strconv.Itoa(i)))
+	p.path = append(p.path, pathStep{inArr: true})
+	step := len(p.path) - 1 // an index: a deeper value may move p.path
+	for ; p.dec.More(); p.path[step].index++ {
+		v, err := p.value()
 		if err != nil {
 			return nil, err
 		}
@@ -124,20 +169,21 @@ func (p *bodyParser) array(path []string) (any, error) {
 	if _, err := p.dec.Token(); err != nil { // the closing bracket
 		return nil, p.syntaxError(err)
 	}
+	p.path = p.path[:len(p.path)-1]
 	return arr, nil
 }
 
 // checkString checks a string the decoder read from data[start:] (with the separators before it)
 // up to its current offset: s is what it decoded.
-func (p *bodyParser) checkString(path []string, s string, start int64) error {
+func (p *bodyParser) checkString(s string, start int64) error {
 	raw := p.data[start:p.dec.InputOffset()]
 	switch {
 	case !utf8.Valid(raw):
-		return &bodyError{field: fieldName(path), detail: "must be valid UTF-8"}
+		return p.refuse("must be valid UTF-8")
 	case hasLoneSurrogate(raw):
-		return &bodyError{field: fieldName(path), detail: "must not contain a lone surrogate escape such as \\ud800: it names no character"}
+		return p.refuse("must not contain a lone surrogate escape such as \\ud800: it names no character")
 	case strings.IndexByte(s, 0) >= 0:
-		return &bodyError{field: fieldName(path), detail: "must not contain U+0000"}
+		return p.refuse("must not contain U+0000")
 	}
 	return nil
 }
@@ -147,13 +193,6 @@ func (p *bodyParser) syntaxError(err error) error {
 		return &bodyError{field: "body", detail: "the body ends before its JSON value does"}
 	}
 	return &bodyError{field: "body", detail: "malformed JSON: " + err.Error()}
-}
-
-func fieldName(path []string) string {
-	if len(path) == 0 {
-		return "body"
-	}
-	return strings.Join(path, ".")
 }
 
 // hasLoneSurrogate reports whether JSON text the decoder accepted holds a \u escape of a UTF-16
