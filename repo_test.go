@@ -144,3 +144,36 @@ func TestReadmeSections(t *testing.T) {
 		}
 	}
 }
+
+// TestTranslogStaysPure: the transparency log's package and any package under it compute, they do
+// not store or talk: none reaches the store or a database driver, even indirectly, and none
+// imports an HTTP or network package itself (the worker that integrates, signs and asks the
+// witnesses is logpublish, beside the API). torchwood, which translog uses for its formats, has an
+// HTTP client of its own, so indirect net/http is not judged.
+func TestTranslogStaysPure(t *testing.T) {
+	goList := func(args ...string) []string {
+		t.Helper()
+		out, err := exec.Command("go", append([]string{"list"}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("go list %v: %v", args, err)
+		}
+		return strings.Split(strings.TrimSpace(string(out)), "\n")
+	}
+	stored := func(path string) bool {
+		return path == "github.com/commitreveal/rps/store" || strings.HasPrefix(path, "github.com/commitreveal/rps/store/") ||
+			strings.HasPrefix(path, "github.com/jackc/") || path == "database/sql"
+	}
+	for _, dep := range goList("-deps", "./translog/...") {
+		if stored(dep) {
+			t.Errorf("translog reaches %s: storing the log belongs to store, running it to logpublish", dep)
+		}
+	}
+	for _, line := range goList("-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./translog/...") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		for imp := range strings.FieldsSeq(imports) {
+			if imp == "net" || strings.HasPrefix(imp, "net/") {
+				t.Errorf("%s imports %s: talking to witnesses and serving the log belong to logpublish and api", pkg, imp)
+			}
+		}
+	}
+}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/commitreveal/rps/api"
 	"github.com/commitreveal/rps/internal/apitest"
-	"github.com/commitreveal/rps/translog/sequencer"
+	"github.com/commitreveal/rps/logpublish"
 )
 
 // This file checks the transparency log from the outside, with the ecosystem's libraries alone
@@ -30,7 +30,7 @@ const testOrigin = "rps.test/log"
 // verifier key GET /v1/log gives.
 func logEnv(t *testing.T) (*apitest.Env, torchwood.Policy) {
 	t.Helper()
-	e := apitest.Start(t, apitest.WithLog(sequencer.Config{Origin: testOrigin}))
+	e := apitest.Start(t, apitest.WithLog(logpublish.Config{Origin: testOrigin}))
 	var info api.LogInfo
 	e.Do("GET", "/v1/log", "", nil).Want(t, http.StatusOK).Decode(t, &info)
 	if info.Origin != testOrigin || len(info.VerifierKeys) != 1 || info.Tiles != "/log/" {

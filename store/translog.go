@@ -13,7 +13,7 @@ import (
 
 // This file is the SQL of the transparency log (package translog): reading what is not in the
 // tree yet, appending a batch, and the reads that serve checkpoints, tiles, entries and proofs.
-// The integration itself runs in translog/sequencer, between PendingLog and AppendLog: no code
+// The integration itself runs in logpublish, between PendingLog and AppendLog: no code
 // of another package runs inside these transactions.
 
 // LogState is the log as stored: its origin, its tree, and the transaction id below which every

@@ -3,7 +3,7 @@
 // signed-note, tlog-tiles, tlog-witness, tlog-cosignature, tlog-proof), so that any of its tools
 // can audit the operator. It is pure: leaves, tiles, tree growth, checkpoints, cosignatures and
 // proofs are computed here from values passed in; storing them (package store), running the
-// integration and talking to witnesses (package translog/sequencer) happen elsewhere.
+// integration and talking to witnesses (package logpublish) happen elsewhere.
 //
 // Each event is a leaf. A leaf is the text line
 //

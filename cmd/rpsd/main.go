@@ -35,11 +35,11 @@ import (
 	"github.com/commitreveal/rps/clock"
 	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/internal/pgcluster"
+	"github.com/commitreveal/rps/logpublish"
 	"github.com/commitreveal/rps/migrations"
 	"github.com/commitreveal/rps/store"
 	"github.com/commitreveal/rps/tournament"
 	"github.com/commitreveal/rps/translog"
-	"github.com/commitreveal/rps/translog/sequencer"
 )
 
 // settings are read from the environment; --help lists them.
@@ -60,7 +60,7 @@ type settings struct {
 	maxWaits     int
 	streamWrite  time.Duration
 	logOrigin    string
-	witnesses    []sequencer.Witness
+	witnesses    []logpublish.Witness
 	logPeriod    time.Duration
 }
 
@@ -178,7 +178,7 @@ func loadSettings() (settings, error) {
 	}
 	s.streamWrite = time.Duration(streamWrite) * time.Millisecond
 	s.logOrigin = env("RPSD_LOG_ORIGIN")
-	if s.witnesses, err = sequencer.ParseWitnesses(env("RPSD_LOG_WITNESSES")); err != nil {
+	if s.witnesses, err = logpublish.ParseWitnesses(env("RPSD_LOG_WITNESSES")); err != nil {
 		return s, fmt.Errorf("RPSD_LOG_WITNESSES: %w", err)
 	}
 	period, err := strconv.ParseInt(env("RPSD_LOG_PERIOD_MS"), 10, 64)
@@ -351,7 +351,7 @@ func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metr
 		return err
 	}
 	log.Info("signing chain heads", "keyId", key.ID)
-	logSeq, err := sequencer.New(ctx, sequencer.Config{
+	logSeq, err := logpublish.New(ctx, logpublish.Config{
 		Store: st, Origin: cfg.logOrigin, Witnesses: cfg.witnesses, Period: cfg.logPeriod,
 		Logger: log, Registerer: metrics.Registry,
 	})

@@ -7,9 +7,9 @@ import (
 
 	"github.com/commitreveal/rps/internal/apitest"
 	"github.com/commitreveal/rps/internal/witnesstest"
+	"github.com/commitreveal/rps/logpublish"
 	"github.com/commitreveal/rps/tournament"
 	"github.com/commitreveal/rps/translog"
-	"github.com/commitreveal/rps/translog/sequencer"
 )
 
 const logOrigin = "rps.test/log"
@@ -19,15 +19,15 @@ const logOrigin = "rps.test/log"
 func newLogServer(t *testing.T) (*server, []*witnesstest.Witness) {
 	t.Helper()
 	ws := []*witnesstest.Witness{witnesstest.Start(t, "witness.test/w1"), witnesstest.Start(t, "witness.test/w2")}
-	var cfg []sequencer.Witness
+	var cfg []logpublish.Witness
 	for _, w := range ws {
-		sw, err := sequencer.NewWitness(w.URL, w.VerifierKey)
+		sw, err := logpublish.NewWitness(w.URL, w.VerifierKey)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg = append(cfg, sw)
 	}
-	s := &server{Env: apitest.Start(t, apitest.WithClock(), apitest.WithLog(sequencer.Config{Origin: logOrigin, Witnesses: cfg, WitnessTimeout: 2 * time.Second})), t: t}
+	s := &server{Env: apitest.Start(t, apitest.WithClock(), apitest.WithLog(logpublish.Config{Origin: logOrigin, Witnesses: cfg, WitnessTimeout: 2 * time.Second})), t: t}
 	key, err := s.Store.CurrentSigningKey(t.Context())
 	if err != nil {
 		t.Fatal(err)

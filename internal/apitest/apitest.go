@@ -42,9 +42,9 @@ import (
 	"github.com/commitreveal/rps/clock"
 	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/internal/pgtest"
+	"github.com/commitreveal/rps/logpublish"
 	"github.com/commitreveal/rps/store"
 	"github.com/commitreveal/rps/tournament"
-	"github.com/commitreveal/rps/translog/sequencer"
 )
 
 // options of Start.
@@ -54,7 +54,7 @@ type options struct {
 	config       func(*api.Config)
 	wrap         func(http.Handler) http.Handler
 	listener     func(net.Listener) net.Listener
-	log          *sequencer.Config
+	log          *logpublish.Config
 }
 
 // An Option adjusts Start.
@@ -63,9 +63,9 @@ type Option func(*options)
 // WithClock runs the store's clock worker, so deadlines pass by themselves.
 func WithClock() Option { return func(o *options) { o.clock = true } }
 
-// WithLog runs the transparency log's sequencer (translog/sequencer) with cfg (its Store is
+// WithLog runs the transparency log's sequencer (logpublish) with cfg (its Store is
 // filled in; its Period defaults to 50 ms here), and lists its witnesses in GET /v1/log.
-func WithLog(cfg sequencer.Config) Option {
+func WithLog(cfg logpublish.Config) Option {
 	return func(o *options) { o.log = &cfg }
 }
 
@@ -126,7 +126,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 		if o.log.Period == 0 {
 			o.log.Period = 50 * time.Millisecond
 		}
-		seq, err := sequencer.New(t.Context(), *o.log)
+		seq, err := logpublish.New(t.Context(), *o.log)
 		if err != nil {
 			t.Fatalf("log sequencer: %v", err)
 		}

@@ -9,7 +9,7 @@
 //
 //	w := witnesstest.Start(t, "witness.test/w1")
 //	w.AddLog(t, origin, logVerifierKey)
-//	sequencer.NewWitness(w.URL, w.VerifierKey)
+//	logpublish.NewWitness(w.URL, w.VerifierKey)
 package witnesstest
 
 import (

@@ -1,4 +1,4 @@
-package sequencer_test
+package logpublish_test
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 
 	"github.com/commitreveal/rps/internal/apitest"
 	"github.com/commitreveal/rps/internal/pgtest"
+	"github.com/commitreveal/rps/logpublish"
 	"github.com/commitreveal/rps/translog"
-	"github.com/commitreveal/rps/translog/sequencer"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -24,7 +24,7 @@ const origin = "rps.test/log"
 
 // setup starts the API over a fresh database, with lobbies that hold some events, and returns it
 // with a sequencer of the log.
-func setup(t *testing.T) (*apitest.Env, *sequencer.Sequencer) {
+func setup(t *testing.T) (*apitest.Env, *logpublish.Sequencer) {
 	t.Helper()
 	e := apitest.Start(t)
 	for range 3 {
@@ -33,7 +33,7 @@ func setup(t *testing.T) (*apitest.Env, *sequencer.Sequencer) {
 			e.Register(l.Id.String(), e.NewPlayer(fmt.Sprint("p", i), 100))
 		}
 	}
-	seq, err := sequencer.New(t.Context(), sequencer.Config{Store: e.Store, Origin: origin})
+	seq, err := logpublish.New(t.Context(), logpublish.Config{Store: e.Store, Origin: origin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestIntegrationLogsEveryEventOnceInChainOrder(t *testing.T) {
 		t.Fatalf("consistency %d -> %d: %v", first.N, second.N, err)
 	}
 	// The origin is the log's: another one is refused.
-	if _, err := sequencer.New(ctx, sequencer.Config{Store: e.Store, Origin: "other.example/log"}); err == nil {
+	if _, err := logpublish.New(ctx, logpublish.Config{Store: e.Store, Origin: "other.example/log"}); err == nil {
 		t.Fatal("a sequencer started with another origin")
 	}
 }
@@ -152,9 +152,9 @@ func TestIntegrationLogsEveryEventOnceInChainOrder(t *testing.T) {
 // events are written; every event ends up in the log once.
 func TestReplicasIntegrateEachEventOnce(t *testing.T) {
 	e, first := setup(t)
-	seqs := []*sequencer.Sequencer{first}
+	seqs := []*logpublish.Sequencer{first}
 	for range 2 {
-		s, err := sequencer.New(t.Context(), sequencer.Config{Store: e.Store, Origin: origin})
+		s, err := logpublish.New(t.Context(), logpublish.Config{Store: e.Store, Origin: origin})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,11 +1,12 @@
-// Package sequencer runs the transparency log (package translog) on a store: it integrates the
+// Package logpublish is the transparency log's worker beside the API, as clock is the deadlines':
+// it runs the log (package translog, which stays pure) on a store: it integrates the
 // committed events into the Merkle tree in batches, about once a second, signs each new tree's
 // checkpoint with the server's current key, and has the configured witnesses cosign it (C2SP
 // tlog-witness) before publishing it. Every replica runs one; the store's compare-and-swap on the
 // tree size lets one batch win when two race, so the log is safe across replicas and restarts,
 // and a crash mid-integration leaves nothing half-written (a batch is one transaction). Nothing
 // here is on the path of play: a slow database or a witness that refuses only delays the log.
-package sequencer
+package logpublish
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package sequencer_test
+package logpublish_test
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 
 	"github.com/commitreveal/rps/internal/apitest"
 	"github.com/commitreveal/rps/internal/witnesstest"
+	"github.com/commitreveal/rps/logpublish"
 	"github.com/commitreveal/rps/translog"
-	"github.com/commitreveal/rps/translog/sequencer"
 )
 
 // witnessed starts two real witnesses (litewitness) and the API with its log asking them, and
@@ -26,15 +26,15 @@ func witnessed(t *testing.T) (*apitest.Env, []*witnesstest.Witness, note.Verifie
 func witnessedWith(t testing.TB, period time.Duration) (*apitest.Env, []*witnesstest.Witness, note.Verifier) {
 	t.Helper()
 	ws := []*witnesstest.Witness{witnesstest.Start(t, "witness.test/w1"), witnesstest.Start(t, "witness.test/w2")}
-	var cfg []sequencer.Witness
+	var cfg []logpublish.Witness
 	for _, w := range ws {
-		sw, err := sequencer.NewWitness(w.URL, w.VerifierKey)
+		sw, err := logpublish.NewWitness(w.URL, w.VerifierKey)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg = append(cfg, sw)
 	}
-	e := apitest.Start(t, apitest.WithClock(), apitest.WithLog(sequencer.Config{Origin: origin, Witnesses: cfg, WitnessTimeout: 2 * time.Second, Period: period}))
+	e := apitest.Start(t, apitest.WithClock(), apitest.WithLog(logpublish.Config{Origin: origin, Witnesses: cfg, WitnessTimeout: 2 * time.Second, Period: period}))
 	key, err := e.Store.CurrentSigningKey(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package sequencer_test
+package logpublish_test
 
 import (
 	"github.com/commitreveal/rps/store"

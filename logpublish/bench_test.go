@@ -1,4 +1,4 @@
-package sequencer_test
+package logpublish_test
 
 import (
 	"io"
@@ -12,7 +12,7 @@ import (
 // BenchmarkLogUnderMixedLoad runs the mixed load of make bench (smaller: 20 lobbies of 10 for
 // 20 s) against the API in process, with the log integrating every second and two real
 // witnesses cosigning, and reports how far the log ran behind commit and how long a witness
-// round took (go test -run - -bench LogUnderMixedLoad -benchtime 1x ./translog/sequencer/).
+// round took (go test -run - -bench LogUnderMixedLoad -benchtime 1x ./logpublish/).
 func BenchmarkLogUnderMixedLoad(b *testing.B) {
 	for range b.N {
 		e, _, _ := witnessedWith(b, time.Second)
