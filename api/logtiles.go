@@ -4,11 +4,13 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"filippo.io/torchwood"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/commitreveal/rps/translog"
 )
@@ -44,7 +46,7 @@ func (s *Server) serveLog(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tile, err := torchwood.ParseTilePath(path)
-	if err != nil || tile.H != translog.TileHeight {
+	if err != nil || tile.H != translog.TileHeight || !tileInRange(tile) {
 		s.writeProblem(w, r, newProblem(http.StatusNotFound, ProblemCodeNotFound, "no such log resource"))
 		return
 	}
@@ -77,6 +79,15 @@ func (s *Server) serveLog(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(data)
 }
 
+// tileInRange reports whether every entry a tile covers has an int64 index (as the log's do):
+// entry tiles and level-0 hash tiles cover 2^8 entries each, level-L ones 2^(8(L+1)). It is
+// checked before any shift, which would otherwise wrap a huge index onto tile 0 (issue 29), and
+// bounds the level the store keeps as a smallint.
+func tileInRange(t tlog.Tile) bool {
+	bits := translog.TileHeight * (max(t.L, 0) + 1)
+	return bits < 63 && t.N >= 0 && t.N <= math.MaxInt64>>bits
+}
+
 var errNoTile = newProblem(http.StatusNotFound, ProblemCodeNotFound, "the log has no such tile (yet)")
 
 // hashTile is the first w hashes of tile n of a level, when the log has that many.
@@ -92,7 +103,8 @@ func (s *Server) hashTile(r *http.Request, level int, n int64, w int) ([]byte, e
 	return tiles[key][:w*32], nil
 }
 
-// entryBundle is the bundle of the w entries of data tile n, when the log has that many.
+// entryBundle is the bundle of the w entries of data tile n (in range: see tileInRange), when the
+// log has that many.
 func (s *Server) entryBundle(r *http.Request, n int64, w int) ([]byte, error) {
 	start := n << translog.TileHeight
 	leaves, err := s.store.LogEntries(r.Context(), start, start+int64(w))

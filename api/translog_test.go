@@ -242,7 +242,11 @@ func TestTilesAreServedAsC2SPSays(t *testing.T) {
 		t.Fatalf("entries: %d %v", resp.StatusCode, resp.Header)
 	}
 	_ = bundle
-	for _, path := range []string{"/log/tile/0/000", "/log/tile/0/001.p/1", fmt.Sprintf("/log/tile/0/000.p/%d", c.N+1), "/log/tile/entries/000", "/log/tile/9/x", "/log/tile/0/0000", "/log/nothing"} {
+	for _, path := range []string{"/log/tile/0/000", "/log/tile/0/001.p/1", fmt.Sprintf("/log/tile/0/000.p/%d", c.N+1), "/log/tile/entries/000", "/log/tile/9/x", "/log/tile/0/0000", "/log/nothing",
+		// Indexes whose entries lie past int64 (issue 29: the first one answered tile 0), and a
+		// level the store's smallint would have wrapped onto level 0.
+		"/log/tile/entries/x072/x057/x594/x037/x927/936.p/1", "/log/tile/0/x072/x057/x594/x037/x927/936.p/1",
+		"/log/tile/entries/x036/x028/x797/x018/x963/968.p/1", "/log/tile/6/001.p/1", "/log/tile/65536/000.p/1"} {
 		if resp, _ := get(path); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("%s: %d, want 404", path, resp.StatusCode)
 		}
