@@ -49,7 +49,7 @@ func (s *Store) Audit(ctx context.Context, before int64, limit int) ([]AuditEntr
 		e.Detail = detail
 		return e, err
 	}, `SELECT id, actor::text, action, target, detail::text, at FROM admin_audit
-		WHERE $1 = 0 OR id < $1 ORDER BY id DESC LIMIT $2`, before, limit)
+		WHERE $1::bigint = 0 OR id < $1 ORDER BY id DESC LIMIT $2`, before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)
 	}
