@@ -35,6 +35,7 @@ import (
 	"github.com/commitreveal/rps/clock"
 	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/internal/pgcluster"
+	"github.com/commitreveal/rps/internal/publishedlog"
 	"github.com/commitreveal/rps/logpublish"
 	"github.com/commitreveal/rps/migrations"
 	"github.com/commitreveal/rps/store"
@@ -62,6 +63,9 @@ type settings struct {
 	logOrigin    string
 	witnesses    []logpublish.Witness
 	logPeriod    time.Duration
+	backup       pgcluster.Backup
+	backupPeriod time.Duration
+	markFile     string
 }
 
 var settingDocs = []struct{ name, def, doc string }{
@@ -84,6 +88,10 @@ var settingDocs = []struct{ name, def, doc string }{
 	{"RPSD_LOG_ORIGIN", "", "origin of the transparency log, a schema-less URL such as rps.example.com/log (where /log/ is served); fixed when the log is created; unset: rps.invalid/<key id> for a new log"},
 	{"RPSD_LOG_WITNESSES", "", "witnesses that cosign the log's checkpoints: comma-separated entries of a URL and its verifier key separated by a space"},
 	{"RPSD_LOG_PERIOD_MS", "1000", "time between two integrations of new events into the transparency log"},
+	{"RPSD_LOG_MARK_FILE", "", "file that keeps the newest checkpoint this server published, outside the database (rpsd refuses a database whose log is behind it); unset: published-checkpoint in RPSD_DATA_DIR with the private cluster, none with DATABASE_URL"},
+	{"RPSD_BACKUP_REPO", "", "private cluster only: pgBackRest repository (a folder, best on another disk) receiving every WAL segment and the backups; unset: no backups"},
+	{"RPSD_BACKUP_SYNC", "0", "1: every commit is streamed into RPSD_BACKUP_REPO (pg_receivewal --synchronous) before it is acknowledged, so losing the database's disks loses nothing acknowledged"},
+	{"RPSD_BACKUP_PERIOD_MS", "86400000", "time between two backups of the private cluster (incremental; full when the newest full one is a week old)"},
 }
 
 // minAdminTokenLength is the shortest RPSD_ADMIN_TOKEN accepted: the admin can move any money.
@@ -94,7 +102,7 @@ const minOutageThresholdMs = 1000
 
 func usage() {
 	out := flag.CommandLine.Output()
-	fmt.Fprintf(out, "usage: rpsd [serve | migrate | admin token | key rotate | healthcheck]\n\nsettings (environment variables):\n")
+	fmt.Fprintf(out, "usage: rpsd [serve | migrate | admin token | key rotate | healthcheck | restore [time]]\n\nsettings (environment variables):\n")
 	for _, s := range settingDocs {
 		def := s.def
 		if def == "" {
@@ -186,6 +194,19 @@ func loadSettings() (settings, error) {
 		return s, fmt.Errorf("RPSD_LOG_PERIOD_MS must be a number of milliseconds between 10 and 60000")
 	}
 	s.logPeriod = time.Duration(period) * time.Millisecond
+	s.markFile = env("RPSD_LOG_MARK_FILE")
+	if s.markFile == "" && s.databaseURL == "" {
+		s.markFile = publishedlog.DefaultPath(s.dataDir)
+	}
+	s.backup = pgcluster.Backup{Repo: env("RPSD_BACKUP_REPO"), Sync: env("RPSD_BACKUP_SYNC") == "1"}
+	if s.backup.Sync && s.backup.Repo == "" {
+		return s, fmt.Errorf("RPSD_BACKUP_SYNC=1 streams the WAL into RPSD_BACKUP_REPO: set it too")
+	}
+	backupPeriod, err := strconv.ParseInt(env("RPSD_BACKUP_PERIOD_MS"), 10, 64)
+	if err != nil || backupPeriod < 1000 {
+		return s, fmt.Errorf("RPSD_BACKUP_PERIOD_MS must be a number of milliseconds, at least 1000")
+	}
+	s.backupPeriod = time.Duration(backupPeriod) * time.Millisecond
 	return s, nil
 }
 
@@ -208,6 +229,8 @@ func run(args []string, log *slog.Logger) error {
 	case command == "key" && len(args) == 2 && args[1] == "rotate":
 	case command == "healthcheck" && len(args) == 1:
 		return healthcheck(ctx, cfg.addr)
+	case command == "restore" && len(args) <= 2:
+		return restore(ctx, cfg, args[1:], log)
 	default:
 		usage()
 		return fmt.Errorf("unknown command %q", args)
@@ -241,6 +264,9 @@ func run(args []string, log *slog.Logger) error {
 				}
 			}()
 		}
+	}
+	if cluster != nil && command == "serve" && cfg.backup.Repo != "" {
+		go cluster.BackUpEvery(ctx, cfg.backupPeriod)
 	}
 	if err := migrations.Up(ctx, databaseURL); err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -298,7 +324,7 @@ func database(ctx context.Context, cfg settings, log *slog.Logger) (string, *pgc
 	if err != nil {
 		return "", nil, fmt.Errorf("data dir: %w", err)
 	}
-	cluster, err := pgcluster.Start(ctx, pgcluster.Options{Dir: dir, Logger: log})
+	cluster, err := pgcluster.Start(ctx, pgcluster.Options{Dir: dir, Logger: log, Backup: cfg.backup})
 	if err != nil {
 		return "", nil, fmt.Errorf("private cluster in %s: %w", dir, err)
 	}
@@ -310,6 +336,27 @@ func database(ctx context.Context, cfg settings, log *slog.Logger) (string, *pgc
 	}
 	log.Info("private cluster", "dir", dir, "port", cluster.Port(), "reused", !cluster.Started())
 	return url, cluster, nil
+}
+
+// restore rebuilds the private cluster's data folder from RPSD_BACKUP_REPO (README, "Backups and
+// restores"): to the end of the WAL, or to the last commit at or before the RFC 3339 time given.
+func restore(ctx context.Context, cfg settings, args []string, log *slog.Logger) error {
+	if cfg.databaseURL != "" || cfg.backup.Repo == "" {
+		return errors.New("rpsd restore restores the private cluster: unset DATABASE_URL and set RPSD_BACKUP_REPO (the formation's: README, \"Backups and restores\")")
+	}
+	var target pgcluster.RestoreTarget
+	if len(args) == 1 {
+		t, err := time.Parse(time.RFC3339Nano, args[0])
+		if err != nil {
+			return fmt.Errorf("restore to %q: want an RFC 3339 time such as 2026-11-27T14:05:00Z", args[0])
+		}
+		target.Time = t
+	}
+	dir, err := filepath.Abs(cfg.dataDir)
+	if err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	return pgcluster.Restore(ctx, pgcluster.Options{Dir: dir, Logger: log, Backup: cfg.backup}, target)
 }
 
 // serveInternal serves h on addr, a listener meant for operators only (none when addr is empty),
@@ -328,6 +375,13 @@ func serveInternal(addr, name string, h http.Handler, log *slog.Logger) (closeIt
 }
 
 func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metrics, log *slog.Logger) error {
+	// Before anything is written: a log behind what was published is never served.
+	if cfg.markFile != "" {
+		if err := publishedlog.Check(ctx, st, cfg.markFile); err != nil {
+			return err
+		}
+		go publishedlog.Keep(ctx, st, cfg.markFile, time.Second, log)
+	}
 	if _, err := st.Recover(ctx); err != nil {
 		return fmt.Errorf("recover after outage: %w", err)
 	}

@@ -75,6 +75,8 @@ type Options struct {
 	Settings map[string]string
 	// Logger receives one line per lifecycle step; nil discards them.
 	Logger *slog.Logger
+	// Backup configures backups with pgBackRest (backup.go); its zero value takes none.
+	Backup Backup
 }
 
 // Cluster is a PostgreSQL cluster in a directory of its own.
@@ -87,6 +89,8 @@ type Cluster struct {
 	owner   *user.User // the postgres OS user when running as root, else nil
 	// password is the postgres role's, for connections over TCP.
 	password string
+	// backup is Options.Backup, its repository made absolute.
+	backup Backup
 }
 
 // FindBinaries returns the directory holding initdb, pg_ctl and postgres:
@@ -192,6 +196,14 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 			return nil, fmt.Errorf("postmaster already running on %s with port %d, not %d", c.dataDir(), port, opts.Port)
 		}
 		c.log.Info("reusing running postgres", "dir", dir, "port", port)
+		if opts.Backup.Repo != "" {
+			if err := c.writeBackrestConf(opts.Backup); err != nil {
+				return nil, err
+			}
+		}
+		if err := c.startBackups(ctx); err != nil {
+			return nil, err
+		}
 		return c, c.setPassword(ctx)
 	}
 
@@ -212,7 +224,14 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 			return nil, err
 		}
 		c.port = port
-		err = c.start(ctx, opts.Settings)
+		settings := c.backupSettings(opts.Backup)
+		if opts.Backup.Repo != "" {
+			if err := c.writeBackrestConf(opts.Backup); err != nil {
+				return nil, err
+			}
+		}
+		maps.Copy(settings, opts.Settings)
+		err = c.start(ctx, settings)
 		if err == nil {
 			break
 		}
@@ -226,6 +245,9 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	c.started = true
 	c.log.Info("started postgres", "dir", dir, "port", c.port)
+	if err := c.startBackups(ctx); err != nil {
+		return nil, err
+	}
 	return c, c.setPassword(ctx)
 }
 
@@ -511,6 +533,7 @@ func (c *Cluster) Stop() error {
 	if _, err := c.run(ctx, filepath.Join(c.bin, "pg_ctl"), "stop", "-D", c.dataDir(), "-m", "fast", "-w"); err != nil {
 		return fmt.Errorf("stop postgres: %w", err)
 	}
+	c.stopReceiver()
 	c.log.Info("stopped postgres", "dir", c.dir)
 	return nil
 }
@@ -779,6 +802,7 @@ func (c *Cluster) start(ctx context.Context, settings map[string]string) error {
 	// The socket's folder admits the owner only, so it may trust; TCP needs the password.
 	hba := "# Written by pgcluster on every start; edits are lost.\n" +
 		"local all all trust\n" +
+		"local replication all trust\n" +
 		"host all all 127.0.0.1/32 scram-sha-256\n" +
 		"host all all ::1/128 scram-sha-256\n"
 	hbaPath := filepath.Join(c.dataDir(), hbaFile)
@@ -898,6 +922,7 @@ func (c *Cluster) StopAtExit(removeDir bool) error {
 data=$1 rmdir=$2
 shift 2
 [ -f "$data/postmaster.pid" ] && "$@" >/dev/null 2>&1
+receiver=$(cat "$data/../pg_receivewal.pid" 2>/dev/null) && grep -q pg_receivewal "/proc/$receiver/cmdline" 2>/dev/null && kill "$receiver"
 [ -n "$rmdir" ] && rm -rf "$rmdir"
 exit 0`
 	stop := c.command(filepath.Join(c.bin, "pg_ctl"), "stop", "-D", c.dataDir(), "-m", "fast", "-w")

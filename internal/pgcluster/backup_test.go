@@ -1,0 +1,92 @@
+package pgcluster
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// backupRepo returns a fresh repository folder the postgres OS user can enter, skipping the test
+// without pgBackRest (make test-restore installs it; RPSD_TEST_BACKUP=1 fails instead).
+func backupRepo(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("pgbackrest"); err != nil {
+		if os.Getenv("RPSD_TEST_BACKUP") != "" {
+			t.Fatal("pgbackrest is missing: run scripts/ensure-pgbackrest.sh")
+		}
+		t.Skip("pgBackRest is not installed (make test-restore installs it)")
+	}
+	dir, err := os.MkdirTemp("", "pgcluster-repo-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, "repo")
+}
+
+// TestSyncBackupLosesNothing: with synchronous streaming, every commit acknowledged after the
+// last backup, the newest of them in a WAL segment neither complete nor archived, is there after
+// the postmaster was killed, its data directory deleted and the cluster restored; the restored
+// cluster takes writes again (streamed anew on its new timeline).
+func TestSyncBackupLosesNothing(t *testing.T) {
+	t.Parallel()
+	dir, repo := clusterDir(t), backupRepo(t)
+	ctx := t.Context()
+	opts := Options{Dir: dir, Backup: Backup{Repo: repo, Sync: true}}
+	c, err := Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.stopReceiver() })
+	url := c.URL("postgres")
+	exec1(t, url, `CREATE TABLE acked (n int PRIMARY KEY)`)
+	if label, err := c.Backup(ctx, true); err != nil || label == "" {
+		t.Fatalf("full backup: %q %v", label, err)
+	}
+	const acked = 200
+	for n := range acked {
+		exec1(t, url, `INSERT INTO acked VALUES (`+strconv.Itoa(n)+`)`)
+	}
+	if err := syscall.Kill(postmasterPID(t, c), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the postmaster's children notice and exit
+	if err := os.RemoveAll(c.dataDir()); err != nil {
+		t.Fatal(err)
+	}
+	if err := Restore(ctx, opts, RestoreTarget{}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = Start(ctx, opts); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	if got := query(t, c.URL("postgres"), `SELECT count(*) FROM acked`); got != strconv.Itoa(acked) {
+		t.Fatalf("%s acknowledged rows after the restore, want %d", got, acked)
+	}
+	exec1(t, c.URL("postgres"), `INSERT INTO acked VALUES (-1)`)
+}
+
+func exec1(t *testing.T, url, sql string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}

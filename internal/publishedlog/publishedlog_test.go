@@ -1,0 +1,92 @@
+package publishedlog
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/commitreveal/rps/internal/pgtest"
+	"github.com/commitreveal/rps/store"
+	"github.com/commitreveal/rps/tournament"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// TestRefusesLogBehindPublished: a database whose log is behind the checkpoint recorded in the
+// file (a restore to before it), or holds another tree of that size (a fork), is refused with the
+// sizes and the file named; one at or past it is served; no file, nothing refused. Keep records
+// the newest published checkpoint, durably.
+func TestRefusesLogBehindPublished(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.New(t)
+	st := store.New(pool, store.Options{Service: tournament.NewService(tournament.Options{})})
+	path := filepath.Join(t.TempDir(), "published-checkpoint")
+	if err := Check(ctx, st, path); err != nil {
+		t.Fatalf("no file yet: %v", err)
+	}
+	if err := Write(path, Mark{Size: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(ctx, st, path); err == nil || !strings.Contains(err.Error(), "holds 0 entries") {
+		t.Fatalf("a database without a log, after a checkpoint of 1 was published: %v, want a refusal", err)
+	}
+	root := [32]byte{7}
+	if _, err := pool.Exec(ctx, `INSERT INTO log_state (origin, size, root, updated_at) VALUES ('o', 41, $1, 0)`, root[:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(path, Mark{Size: 42, Root: [32]byte{1}}); err != nil {
+		t.Fatal(err)
+	}
+	err := Check(ctx, st, path)
+	if err == nil || !strings.Contains(err.Error(), "holds 41 entries") || !strings.Contains(err.Error(), "checkpoint of 42 entries") ||
+		!strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "Backups and restores") {
+		t.Fatalf("a log one entry behind: %v, want a refusal naming both sizes, the file and the remedy", err)
+	}
+	if err := Write(path, Mark{Size: 41, Root: [32]byte{1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(ctx, st, path); err == nil || !strings.Contains(err.Error(), "fork") {
+		t.Fatalf("another tree of the published size: %v, want a refusal", err)
+	}
+	for _, m := range []Mark{{Size: 41, Root: root}, {Size: 40, Root: [32]byte{1}}} {
+		if err := Write(path, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := Check(ctx, st, path); err != nil {
+			t.Fatalf("a log at or past the published checkpoint (%d): %v", m.Size, err)
+		}
+	}
+	if err := os.WriteFile(path, []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(ctx, st, path); err == nil {
+		t.Fatal("a file that holds no checkpoint: no error")
+	}
+
+	// Keep records the newest published checkpoint.
+	if _, err := pool.Exec(ctx, `INSERT INTO log_checkpoints (size, root, note, created_at, published_at) VALUES
+		(41, $1, 'n', 0, 0), (45, $1, 'unpublished', 0, NULL)`, root[:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	kctx, cancel := context.WithCancel(ctx)
+	kept := make(chan struct{})
+	go func() { Keep(kctx, st, path, 10*time.Millisecond, slog.New(slog.DiscardHandler)); close(kept) }()
+	for {
+		if m, ok, err := Read(path); err != nil || ok {
+			cancel()
+			<-kept
+			if err != nil || m != (Mark{Size: 41, Root: root}) {
+				t.Fatalf("kept %+v (%v), want the published checkpoint of 41", m, err)
+			}
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
