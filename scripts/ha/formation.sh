@@ -9,7 +9,12 @@
 #   formation.sh primary DIR         prints the name of the node that is primary now (node1, node2)
 #   formation.sh kill DIR NODE       SIGKILLs a node: its pg_autoctl and its postgres, at once
 #   formation.sh down DIR            stops every process started in DIR, by PID, and removes DIR
+#   formation.sh backup DIR [TYPE]   with RPSD_BACKUP_REPO set at `up`: a pgBackRest backup (full,
+#                                    incr: the default) from whichever node is primary
 #
+# With RPSD_BACKUP_REPO=FOLDER at `up`, every node archives its WAL there with pgBackRest while it
+# is primary (archive_mode on, set in each node's postgresql.conf before it first starts), the
+# stanza "rps" names both nodes (DIR/pgbackrest.conf) and a first full backup is taken.
 # Loopback only: trust authentication and no TLS between the nodes, never for a real deployment.
 set -euo pipefail
 
@@ -115,6 +120,7 @@ up() {
 		autoctl create postgres --pgdata "$DIR/node$node" --pgport "$port" --hostname 127.0.0.1 --listen 127.0.0.1 \
 			--name "node$node" --dbname "$DB" --monitor "$monitor" --auth trust --no-ssl
 		autoctl config set --pgdata "$DIR/node$node" timeout.network_partition_timeout 3
+		archive_settings "$DIR/node$node"
 		run "node$node"
 		if [ "$node" -eq 1 ]; then
 			wait_for 120 "node1 as primary" sql "$p0" pg_auto_failover \
@@ -126,7 +132,50 @@ up() {
 	# number_sync_standbys 0 with one standby: commits wait for it while it is healthy (ANY 1).
 	sync=$(psql -X -q -A -t -h 127.0.0.1 -p "$p1" -U postgres -d "$DB" -c "SHOW synchronous_standby_names")
 	[ -n "$sync" ] || { echo "formation: the primary has no synchronous standby" >&2; exit 1; }
+	if [ -n "${RPSD_BACKUP_REPO:-}" ]; then
+		backrest_conf "$p1" "$p2"
+		backrest stanza-create
+		backrest backup --type=full
+	fi
 	echo "postgres://postgres@127.0.0.1:$p1,127.0.0.1:$p2/$DB?target_session_attrs=read-write&sslmode=disable"
+}
+
+# archive_settings PGDATA: with RPSD_BACKUP_REPO, the node archives every WAL segment with
+# pgBackRest while it is primary (archive_mode on: a standby archives nothing).
+archive_settings() {
+	[ -n "${RPSD_BACKUP_REPO:-}" ] || return 0
+	grep -q '^# rps backups' "$1/postgresql.conf" && return 0
+	as_postgres sh -c 'printf "%s\n" "# rps backups" "archive_mode = on" "$2" >>"$1/postgresql.conf"' conf "$1" \
+		"archive_command = 'pgbackrest --config=$DIR/pgbackrest.conf --stanza=rps archive-push %p'"
+}
+
+# backrest_conf PORT1 PORT2 writes DIR/pgbackrest.conf: the repository and both nodes, of which
+# pgBackRest backs up the primary.
+backrest_conf() {
+	mkdir -p "$RPSD_BACKUP_REPO" "$DIR/pgbackrest"
+	if [ "$(id -u)" -eq 0 ]; then chown postgres: "$RPSD_BACKUP_REPO" "$DIR/pgbackrest"; fi
+	cat >"$DIR/pgbackrest.conf" <<-CONF
+		[global]
+		repo1-path=$(cd "$RPSD_BACKUP_REPO" && pwd)
+		repo1-retention-full=2
+		log-path=$DIR/pgbackrest
+		lock-path=$DIR/pgbackrest
+		log-level-console=warn
+		start-fast=y
+		compress-type=lz4
+
+		[rps]
+		pg1-path=$DIR/node1
+		pg1-port=$1
+		pg1-socket-path=/var/run/postgresql
+		pg2-path=$DIR/node2
+		pg2-port=$2
+		pg2-socket-path=/var/run/postgresql
+	CONF
+}
+
+backrest() {
+	as_postgres pgbackrest --config="$DIR/pgbackrest.conf" --stanza=rps "$@"
 }
 
 primary() {
@@ -169,7 +218,7 @@ down() {
 
 cmd=${1:-}
 DIR=${2:-}
-[ -n "$cmd" ] && [ -n "$DIR" ] || { sed -n 2,14p "$0" >&2; exit 2; }
+[ -n "$cmd" ] && [ -n "$DIR" ] || { sed -n 2,20p "$0" >&2; exit 2; }
 case "$cmd" in
 up)
 	bash "$HERE/ensure-auto-failover.sh"
@@ -183,9 +232,10 @@ as-postgres)
 	exec $exec_as env PATH="$PATH" HOME="$DIR" XDG_CONFIG_HOME="$DIR/config" XDG_DATA_HOME="$DIR/share" "$@"
 	;;
 kill) kill_node "${3:?node name}" ;;
+backup) backrest backup --type="${3:-incr}" ;;
 down) down ;;
 *)
-	sed -n 2,14p "$0" >&2
+	sed -n 2,20p "$0" >&2
 	exit 2
 	;;
 esac
