@@ -290,8 +290,10 @@ func TestMoveTimeoutTwoOfThreeReveal(t *testing.T) {
 	t.Parallel()
 	e := apitest.Start(t, apitest.WithClock())
 	p1, p2, p3 := e.NewPlayer("p1", 100), e.NewPlayer("p2", 100), e.NewPlayer("p3", 100)
-	// A reveal window long enough to reveal in: that stage ends when both have revealed.
-	l := timedLobby(e, 3, "revealTimeoutMs", 10_000)
+	// A reveal window long enough to reveal in: that stage ends when both have revealed. The
+	// third registration starts the game, however long the first two took (with the short entry
+	// window, a loaded machine started it with the first two and refused the third).
+	l := timedLobby(e, 3, "revealTimeoutMs", 10_000, "entryTimeoutMs", 10_000, "startWhenFull", true)
 	lobby, game := l.Id.String(), l.Game.Id.String()
 	for _, p := range []apitest.Player{p1, p2, p3} {
 		e.Register(lobby, p).Want(t, http.StatusCreated)
