@@ -174,6 +174,10 @@ func (h *handlers) GetLog(ctx context.Context, _ GetLogRequestObject) (GetLogRes
 			return nil, err
 		}
 		key := LogKey{KeyId: k.ID, VerifierKey: vkey, ValidFrom: millisToTime(k.CreatedAt), ValidUntil: optionalTime(k.RetiredAt)}
+		if k.Rotation != nil {
+			rotation := string(k.Rotation)
+			key.Rotation = &rotation
+		}
 		out.VerifierKeys = append(out.VerifierKeys, key)
 	}
 	for _, w := range h.s.witnesses {

@@ -11,8 +11,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/crypto/blake2b"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/commitreveal/rps/tournament"
+	"github.com/commitreveal/rps/translog"
 )
 
 // SigningKey is one of the server's Ed25519 keys that sign chain heads. Private is set only for
@@ -24,6 +26,9 @@ type SigningKey struct {
 	CreatedAt int64
 	// RetiredAt is when a newer key replaced this one; 0 for the current key.
 	RetiredAt int64
+	// Rotation is the hand-over to this key signed by the key it replaced (translog.Rotation);
+	// nil for the first key and a key made before the log existed.
+	Rotation []byte
 }
 
 // KeyID names a public key: the first 16 hex characters of its blake2b-256.
@@ -39,7 +44,11 @@ func (s *Store) CurrentSigningKey(ctx context.Context) (SigningKey, error) {
 	k, err := s.currentKey(ctx)
 	if errors.Is(err, tournament.ErrNotFound) {
 		err = s.withTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-			return insertKey(ctx, tx)
+			pub, priv, err := ed25519.GenerateKey(rand.Reader)
+			if err != nil {
+				return fmt.Errorf("generate key: %w", err)
+			}
+			return insertKey(ctx, tx, pub, priv, nil)
 		})
 		if err != nil && !errors.Is(err, ErrConflict) {
 			return SigningKey{}, fmt.Errorf("create signing key: %w", err)
@@ -77,13 +86,24 @@ func (s *Store) loadNoteKey(ctx context.Context, q querier) error {
 }
 
 // RotateSigningKey retires the current key and makes a new one current, in one transaction; the
-// old public key stays published.
+// old public key stays published. When the deployment keeps a transparency log, the old key signs
+// the hand-over (translog.Rotation, with the log's tree as it is at the rotation: the log is
+// locked against appends meanwhile), kept with the new key, so that clients that pinned the old
+// key follow the rotation and trust no other new key.
 func (s *Store) RotateSigningKey(ctx context.Context) (SigningKey, error) {
 	err := s.withTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		pub, priv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			return fmt.Errorf("generate key: %w", err)
+		}
+		rotation, err := signRotation(ctx, tx, pub)
+		if err != nil {
+			return err
+		}
 		if _, err := exec(ctx, tx, `UPDATE signing_keys SET retired_at = `+clockSQL+` WHERE retired_at IS NULL`); err != nil {
 			return err
 		}
-		return insertKey(ctx, tx)
+		return insertKey(ctx, tx, pub, priv, rotation)
 	})
 	if err != nil {
 		return SigningKey{}, fmt.Errorf("rotate signing key: %w", err)
@@ -91,26 +111,59 @@ func (s *Store) RotateSigningKey(ctx context.Context) (SigningKey, error) {
 	return s.currentKey(ctx)
 }
 
-func insertKey(ctx context.Context, tx pgx.Tx) error {
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		return fmt.Errorf("generate key: %w", err)
+// signRotation has the current key sign the log's hand-over to the key next; nil when there is
+// no log (or no key) yet: nothing was signed with the old key that a client would have pinned.
+func signRotation(ctx context.Context, tx pgx.Tx, next ed25519.PublicKey) (rotation []byte, err error) {
+	var seed []byte
+	err = queryRow(ctx, tx, `SELECT seed FROM signing_keys WHERE retired_at IS NULL FOR UPDATE`).Scan(&seed)
+	if errors.Is(err, tournament.ErrNotFound) {
+		return nil, nil
 	}
-	_, err = exec(ctx, tx, `WITH key AS (INSERT INTO signing_keys (id, public_key, seed, created_at)
-			VALUES ($1, $2, $3, `+clockSQL+`))
-		SELECT pg_notify($4, $1)`, KeyID(pub), []byte(pub), priv.Seed(), KeysChannel)
+	if err != nil {
+		return nil, fmt.Errorf("read the current key: %w", err)
+	}
+	st, err := scanLogState(queryRow(ctx, tx, logStateSQL+` FOR SHARE`))
+	if errors.Is(err, tournament.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the log: %w", err)
+	}
+	old := ed25519.NewKeyFromSeed(seed)
+	signer, err := translog.NewSigner(st.Origin, old)
+	if err != nil {
+		return nil, err
+	}
+	r := translog.Rotation{Origin: st.Origin, Tree: tlog.Tree{N: st.Size, Hash: st.Root}}
+	if r.Old, err = translog.VerifierKey(st.Origin, old.Public().(ed25519.PublicKey)); err != nil {
+		return nil, err
+	}
+	if r.New, err = translog.VerifierKey(st.Origin, next); err != nil {
+		return nil, err
+	}
+	return translog.SignRotation(r, signer)
+}
+
+func insertKey(ctx context.Context, tx pgx.Tx, pub ed25519.PublicKey, priv ed25519.PrivateKey, rotation []byte) error {
+	_, err := exec(ctx, tx, `WITH key AS (INSERT INTO signing_keys (id, public_key, seed, created_at, rotation)
+			VALUES ($1, $2, $3, `+clockSQL+`, $5))
+		SELECT pg_notify($4, $1)`, KeyID(pub), []byte(pub), priv.Seed(), KeysChannel, nullString(string(rotation)))
 	return err
 }
 
 func (s *Store) currentKey(ctx context.Context) (SigningKey, error) {
 	var k SigningKey
 	var pub, seed []byte
-	err := queryRow(ctx, s.pool, `SELECT id, public_key, seed, created_at FROM signing_keys
-		WHERE retired_at IS NULL`).Scan(&k.ID, &pub, &seed, &k.CreatedAt)
+	var rotation *string
+	err := queryRow(ctx, s.pool, `SELECT id, public_key, seed, created_at, rotation FROM signing_keys
+		WHERE retired_at IS NULL`).Scan(&k.ID, &pub, &seed, &k.CreatedAt, &rotation)
 	if err != nil {
 		return SigningKey{}, err
 	}
 	k.Public, k.Private = ed25519.PublicKey(pub), ed25519.NewKeyFromSeed(seed)
+	if rotation != nil {
+		k.Rotation = []byte(*rotation)
+	}
 	return k, nil
 }
 
@@ -119,10 +172,14 @@ func (s *Store) SigningKeys(ctx context.Context) ([]SigningKey, error) {
 	return collect(ctx, s.pool, func(r pgx.CollectableRow) (SigningKey, error) {
 		var k SigningKey
 		var pub []byte
-		err := r.Scan(&k.ID, &pub, &k.CreatedAt, &k.RetiredAt)
+		var rotation *string
+		err := r.Scan(&k.ID, &pub, &k.CreatedAt, &k.RetiredAt, &rotation)
 		k.Public = pub
+		if rotation != nil {
+			k.Rotation = []byte(*rotation)
+		}
 		return k, err
-	}, `SELECT id, public_key, created_at, coalesce(retired_at, 0) FROM signing_keys ORDER BY created_at DESC, id`)
+	}, `SELECT id, public_key, created_at, coalesce(retired_at, 0), rotation FROM signing_keys ORDER BY created_at DESC, id`)
 }
 
 // Head returns the head of a lobby's log: its last seq and hash (0 and zero bytes when empty).

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/commitreveal/rps/translog"
 )
 
 // TestKeyRotate: the server makes its signing key on the first start and never prints it;
@@ -30,6 +32,15 @@ func TestKeyRotate(t *testing.T) {
 		t.Fatalf("keys after the first start: %+v", keys)
 	}
 	first := keys.Keys[0].KeyID
+	var log struct {
+		Origin       string `json:"origin"`
+		VerifierKeys []struct {
+			VerifierKey string  `json:"verifierKey"`
+			Rotation    *string `json:"rotation"`
+		} `json:"verifierKeys"`
+	}
+	s.must(http.StatusOK, "GET", "/v1/log", "", nil, &log)
+	pinned := log.VerifierKeys[0].VerifierKey
 
 	rotate := exec.Command(rpsdBin, "key", "rotate")
 	rotate.Env = childEnv(env)
@@ -41,6 +52,16 @@ func TestKeyRotate(t *testing.T) {
 	s.must(http.StatusOK, "GET", "/v1/keys", "", nil, &keys)
 	if len(keys.Keys) != 2 || keys.Keys[0].ValidUntil != nil || keys.Keys[1].KeyID != first || keys.Keys[1].ValidUntil == nil {
 		t.Fatalf("keys after a rotation: %+v", keys)
+	}
+
+	// The old log key handed the log over to the new one, which a client that pinned it follows.
+	s.must(http.StatusOK, "GET", "/v1/log", "", nil, &log)
+	if len(log.VerifierKeys) != 2 || log.VerifierKeys[0].Rotation == nil || !strings.Contains(string(out), *log.VerifierKeys[0].Rotation) {
+		t.Fatalf("no key rotation statement in GET /v1/log or the command's output: %+v\n%s", log.VerifierKeys, out)
+	}
+	trusted := translog.FollowRotations(log.Origin, []string{pinned}, [][]byte{[]byte(*log.VerifierKeys[0].Rotation)})
+	if len(trusted) != 2 || trusted[1] != log.VerifierKeys[0].VerifierKey {
+		t.Fatalf("a client that pinned %s follows the rotation to %v", pinned, trusted)
 	}
 
 	lobby := s.createLobby("signed", map[string]any{"betSize": 1, "playersCountLimit": 2})

@@ -3,7 +3,8 @@
 //	rpsd [serve]       migrate, then serve the API and run the clock (the default)
 //	rpsd migrate       apply the database migrations and exit
 //	rpsd admin token   print a fresh token for the bootstrap admin, revoking the old one
-//	rpsd key rotate    retire the key that signs chain heads and make a new one (old ones stay published)
+//	rpsd key rotate    retire the key that signs chain heads and checkpoints and make a new one (old ones stay
+//	                   published), the old key signing the log's hand-over to it
 //	rpsd healthcheck   exit 0 when the server at RPSD_ADDR is ready (for container health checks)
 //
 // Without DATABASE_URL it runs a private PostgreSQL cluster from the machine's binaries under
@@ -308,7 +309,12 @@ func run(args []string, log *slog.Logger) error {
 			if err != nil {
 				return err
 			}
-			fmt.Printf("transparency log verifier key: %s\nadd it to the log's witnesses (witnessctl add-key -origin %s -key %s)\n", vkey, logState.Origin, vkey)
+			fmt.Printf("transparency log verifier key: %s\n", vkey)
+			if k.Rotation != nil {
+				// Clients that pinned the old key follow the statement; witnesses are told by their operators.
+				fmt.Printf("the old key signed the hand-over (GET /v1/log lists it with the new key):\n%s", k.Rotation)
+			}
+			fmt.Printf("add the new key to the log's witnesses (witnessctl add-key -origin %s -key %s): until then they cosign nothing\n", logState.Origin, vkey)
 		}
 		return nil
 	}

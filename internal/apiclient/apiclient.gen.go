@@ -2280,7 +2280,7 @@ type LogInfo struct {
 	// Example: 1500
 	TreeSize int64 `json:"treeSize"`
 
-	// VerifierKeys The log's note verifier keys, newest first.
+	// VerifierKeys The log's note verifier keys, newest first, each with the rotation that handed the log over to it.
 	VerifierKeys []LogKey `json:"verifierKeys"`
 
 	// Witnesses The witnesses the log asks to cosign.
@@ -2293,6 +2293,23 @@ type LogKey struct {
 	//
 	// Example: 3f2a1b0c9d8e7f60
 	KeyId string `json:"keyId"`
+
+	// Rotation The hand-over of the log to this key, signed by the key it replaced: a C2SP signed note
+	// whose text is `<origin> key rotation`, the log's tree size and base64 root hash at the
+	// rotation, the old key's and this key's verifier keys, one per line, signed by the old key
+	// under the origin. Absent for the log's first key. A client that pinned a key trusts a
+	// newer one only through an unbroken chain of these, each signed by a key it trusts
+	// already (README: "Key rotation").
+	//
+	//
+	// Example: rps.example.com/log key rotation
+	// 1500
+	// sFodV/vSp5O8n9a8QpW6PRY97tfOSW5bsc2Xl/EQi08=
+	// rps.example.com/log+d2b4c6e8+AQk3qv0kgC4kbJCKUGyVhGTYbIq7xWBlJzQ6YYRCRblU
+	// rps.example.com/log+0b8c6efc+AS5f+eTGxxfpm0M4U/dBG+zGdnVCXpJixwsOjBAq3i7U
+	//
+	// — rps.example.com/log 0rTG6E...
+	Rotation *string `json:"rotation,omitempty"`
 
 	// ValidFrom When the key began to sign.
 	//

@@ -1,0 +1,1 @@
+ALTER TABLE signing_keys DROP COLUMN rotation;
