@@ -14,8 +14,8 @@ import (
 	"github.com/commitreveal/rps/api"
 	"github.com/commitreveal/rps/internal/apitest"
 	"github.com/commitreveal/rps/internal/witnesstest"
+	"github.com/commitreveal/rps/logpublish"
 	"github.com/commitreveal/rps/translog"
-	"github.com/commitreveal/rps/translog/sequencer"
 )
 
 // rotationPolicy asks for the log's signature by key and the cosignatures of every witness.
@@ -61,15 +61,15 @@ func cosignedBy(t *testing.T, e *apitest.Env, p torchwood.Policy, after int64) t
 // witnesses once they know it, and consistent with the last one the old key signed.
 func TestKeyRotationKeepsTheLogVerifiable(t *testing.T) {
 	ws := []*witnesstest.Witness{witnesstest.Start(t, "witness.test/w1"), witnesstest.Start(t, "witness.test/w2")}
-	var cfg []sequencer.Witness
+	var cfg []logpublish.Witness
 	for _, w := range ws {
-		sw, err := sequencer.NewWitness(w.URL, w.VerifierKey)
+		sw, err := logpublish.NewWitness(w.URL, w.VerifierKey)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg = append(cfg, sw)
 	}
-	e := apitest.Start(t, apitest.WithLog(sequencer.Config{Origin: testOrigin, Witnesses: cfg, WitnessTimeout: 2 * time.Second}))
+	e := apitest.Start(t, apitest.WithLog(logpublish.Config{Origin: testOrigin, Witnesses: cfg, WitnessTimeout: 2 * time.Second}))
 	var info api.LogInfo
 	e.Do("GET", "/v1/log", "", nil).Want(t, http.StatusOK).Decode(t, &info)
 	old := info.VerifierKeys[0].VerifierKey
