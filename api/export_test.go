@@ -24,3 +24,6 @@ func ProblemCodes() []ProblemCode {
 
 // ParseJSONBody is the request validator's body decoder.
 func ParseJSONBody(data []byte) (any, error) { return parseJSONBody(data) }
+
+// AdminOperations are the operation ids only an admin may call.
+func AdminOperations() map[string]bool { return adminOperations }

@@ -28,7 +28,7 @@ func newSpecRoutes(spec *openapi3.T) specRoutes {
 }
 
 // validateRequests checks each request against its operation in the spec (parameters, body)
-// before the handler runs; a request that fails gets a problem naming the offending field. It runs
+// before the handler runs, once the caller may call it at all (adminOperations); a request that fails gets a problem naming the offending field. It runs
 // after chi routed the request, and takes the operation and the path parameters from chi's match:
 // the validator of oapi-codegen's middleware matched every request again against regular
 // expressions of the spec's paths (5% of rpsd's CPU under the mixed load).
@@ -46,6 +46,12 @@ func (s *Server) validateRequests(spec *openapi3.T) func(http.Handler) http.Hand
 				// Every route of the validated group is an operation of the spec (a test checks it).
 				s.writeProblem(w, r, newProblem(http.StatusNotFound, ProblemCodeNotFound, "no such route"))
 				return
+			}
+			if adminOperations[route.Operation.OperationID] {
+				if _, err := requireAdmin(r.Context()); err != nil {
+					s.writeProblem(w, r, err)
+					return
+				}
 			}
 			params := make(map[string]string, len(rc.URLParams.Keys))
 			for i, key := range rc.URLParams.Keys {
