@@ -77,6 +77,20 @@ func (s *statusRecorder) Flush() {
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
+// answerBegun reports whether the answer's status has been sent (as far as observe saw).
+func answerBegun(w http.ResponseWriter) bool {
+	for {
+		switch t := w.(type) {
+		case *statusRecorder:
+			return t.status != 0
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return false
+		}
+	}
+}
+
 // observe logs every request and records it in the metrics, by route pattern (never by raw path,
 // which would grow the metric without bound), and turns a panic into a logged 500.
 func (s *Server) observe(next http.Handler) http.Handler {

@@ -181,6 +181,12 @@ func renderProblem(p *problemError, ref store.RequestRef) []byte {
 // writeProblem is the one place that shapes an error response, for every layer: handlers, the
 // request validator, the strict server, authentication, limits and panics.
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
+	if answerBegun(w) {
+		// The answer failed midway: its client stopped taking its bytes past the write deadline
+		// (see HTTPLimits.WriteTimeout), or went away. Its status is sent; nothing more can be.
+		s.log.InfoContext(r.Context(), "answer not taken; client disconnected", "err", err, "requestId", requestID(r.Context()))
+		return
+	}
 	p := asProblem(err)
 	if p.status >= 500 && r.Context().Err() != nil {
 		// The client hung up (a long poll it gave up on): not a server error, and nobody reads

@@ -15,8 +15,12 @@ import (
 // HTTPLimits bound what one client can hold of the server's connections.
 type HTTPLimits struct {
 	// ReadHeaderTimeout and ReadTimeout bound reading a request's headers and the whole request.
-	// Long polls and event streams are writes, which no timeout cuts.
 	ReadHeaderTimeout, ReadTimeout time.Duration
+	// WriteTimeout bounds every answer, from the end of its request's headers: a client that
+	// pipelines requests and never reads their answers is disconnected once the socket's buffers
+	// are full and a write waits past it. Event streams and long polls, which wait longer than
+	// it, give each of their writes a deadline of its own instead (Config.StreamWriteTimeout).
+	WriteTimeout time.Duration
 	// IdleTimeout closes a kept-alive connection that sends no next request.
 	IdleTimeout time.Duration
 	// MaxHeaderBytes caps a request's headers (431 past it).
@@ -28,11 +32,12 @@ type HTTPLimits struct {
 }
 
 // DefaultHTTPLimits are rpsd's limits: a request body is at most MaxBodyBytes, so 30 seconds to
-// read a whole request is generous.
+// read a whole request is generous; the largest answer (the 200 KB spec) takes a minute only on a
+// link of 30 kbit/s.
 func DefaultHTTPLimits() HTTPLimits {
 	return HTTPLimits{
-		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
-		MaxHeaderBytes: 16 << 10, MaxConnsPerAddress: 64,
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: time.Minute,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10, MaxConnsPerAddress: 64,
 	}
 }
 
@@ -40,7 +45,7 @@ func DefaultHTTPLimits() HTTPLimits {
 func NewHTTPServer(h http.Handler, limits HTTPLimits) *http.Server {
 	return &http.Server{
 		Handler: h, ReadHeaderTimeout: limits.ReadHeaderTimeout, ReadTimeout: limits.ReadTimeout,
-		IdleTimeout: limits.IdleTimeout, MaxHeaderBytes: limits.MaxHeaderBytes,
+		WriteTimeout: limits.WriteTimeout, IdleTimeout: limits.IdleTimeout, MaxHeaderBytes: limits.MaxHeaderBytes,
 	}
 }
 

@@ -5,10 +5,13 @@ import (
 	"github.com/commitreveal/rps/internal/apitest"
 
 	"bufio"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +171,63 @@ func TestIPv6ClientsKeyedBySlash64(t *testing.T) {
 	from("::ffff:203.0.113.1").Want(t, http.StatusOK)
 	checkLimited(t, from("203.0.113.1"))
 	from("203.0.113.2").Want(t, http.StatusOK) // the next IPv4 address
+}
+
+// TestUnreadAnswersAreCutOff: a client that pipelines GETs and never reads their answers is
+// disconnected once a write waits past the write timeout (issue 29: 90 such GETs held a handler
+// and megabytes of socket buffer for as long as the client liked).
+func TestUnreadAnswersAreCutOff(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	limits := api.DefaultHTTPLimits()
+	limits.WriteTimeout = 300 * time.Millisecond
+	addr := serveLimited(t, e, limits)
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close() }()
+	// Keep asking for the 200 KB spec without reading: the server's writes fill the socket's
+	// buffers and then wait. Once the server gives up and closes the connection, a write of ours
+	// fails (the peer resets it).
+	start := time.Now()
+	for time.Since(start) < 10*time.Second {
+		_ = conn.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+		_, err := io.WriteString(conn, "GET /openapi.yaml HTTP/1.1\r\nHost: x\r\n\r\n")
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Logf("the connection was closed after %v: %v", time.Since(start).Round(time.Millisecond), err)
+			return
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			time.Sleep(50 * time.Millisecond) // our own buffers are full too: the server is stuck
+		}
+	}
+	t.Fatal("a connection whose answers are never read is still open after 10 s")
+}
+
+// TestWaitsOutliveTheWriteTimeout: an event stream and a long poll, which wait longer than the
+// server-wide write timeout, still deliver: each of their writes has a deadline of its own.
+func TestWaitsOutliveTheWriteTimeout(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	limits := api.DefaultHTTPLimits()
+	limits.WriteTimeout = 200 * time.Millisecond
+	limited := e.For(t)
+	limited.URL = "http://" + serveLimited(t, e, limits)
+	limited.Client = &http.Client{}
+	l := e.CreateLobby(map[string]any{"betSize": 1, "playersCountLimit": 5})
+	lobby := l.Id.String()
+	var page api.EventPage
+	e.Do("GET", "/v1/lobbies/"+lobby+"/events", "", nil).Want(t, http.StatusOK).Decode(t, &page)
+	stream := limited.OpenStream(lobby, "", "")
+	if stream.Status != http.StatusOK {
+		t.Fatalf("stream: %d %s", stream.Status, stream.Raw())
+	}
+	stream.Until(t, page.Next, 5*time.Second)
+	time.Sleep(2 * limits.WriteTimeout) // past the deadline the server set when it read the request
+	e.Register(lobby, e.NewPlayer("p", 10)).Want(t, http.StatusCreated)
+	stream.Until(t, page.Next+1, 5*time.Second)
+
+	// A long poll that waits a second, five times the write timeout, for nothing.
+	limited.Do("GET", fmt.Sprintf("/v1/lobbies/%s/events?wait=1&after=%d", lobby, page.Next+1), "", nil).Want(t, http.StatusOK)
 }
