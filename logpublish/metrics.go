@@ -28,7 +28,7 @@ func newMetrics(reg prometheus.Registerer) metrics {
 		}),
 		round: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "rps_log_witness_round_seconds",
-			Help:    "Time to gather the witnesses' cosignatures of a checkpoint and publish it.",
+			Help:    "Time from a checkpoint's signing to its publication: with the first witness's cosignature, or without when no witness was left asking.",
 			Buckets: prometheus.ExponentialBuckets(.001, 2, 14),
 		}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{

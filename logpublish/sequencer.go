@@ -1,8 +1,8 @@
 // Package logpublish is the transparency log's worker beside the API, as clock is the deadlines':
-// it runs the log (package translog, which stays pure) on a store: it integrates the
-// committed events into the Merkle tree in batches, about once a second, signs each new tree's
-// checkpoint with the server's current key, and has the configured witnesses cosign it (C2SP
-// tlog-witness) before publishing it. Every replica runs one; the store's compare-and-swap on the
+// it runs the log (package translog, which stays pure) on a store. It integrates the committed
+// events into the Merkle tree in batches, about once a second, signs each new tree's checkpoint
+// with the server's current key, and publishes it as the configured witnesses cosign it (C2SP
+// tlog-witness; see cosigning.go). Every replica runs one; the store's compare-and-swap on the
 // tree size lets one batch win when two race, so the log is safe across replicas and restarts,
 // and a crash mid-integration leaves nothing half-written (a batch is one transaction). Nothing
 // here is on the path of play: a slow database or a witness that refuses only delays the log.
@@ -52,7 +52,7 @@ type Config struct {
 	Witnesses []Witness
 	// Period is the time between two integrations (DefaultPeriod if zero).
 	Period time.Duration
-	// WitnessTimeout bounds one witness's answer (5 s if zero).
+	// WitnessTimeout bounds one request to a witness, its answer included (5 s if zero).
 	WitnessTimeout time.Duration
 	Logger         *slog.Logger
 	// Registerer receives the log's metrics (none if nil).
@@ -69,12 +69,13 @@ type Sequencer struct {
 	metrics   metrics
 	client    witnessClient
 
-	keyMu    sync.Mutex
-	key      store.SigningKey
-	signer   note.Signer
-	keyRead  time.Time
-	signed   chan int64 // sizes of the checkpoints this replica signed, for the witness rounds
-	cosigned map[string]int64
+	keyMu   sync.Mutex
+	key     store.SigningKey
+	signer  note.Signer
+	keyRead time.Time
+	// cosigning hands each checkpoint this replica signs to the witnesses' workers and publishes
+	// it (see cosigning.go).
+	cosigning *cosigning
 }
 
 // New checks the configuration and creates the log when it does not exist yet. A configured
@@ -86,7 +87,7 @@ func New(ctx context.Context, cfg Config) (*Sequencer, error) {
 	s := &Sequencer{
 		st: cfg.Store, witnesses: cfg.Witnesses, period: cfg.Period, log: cfg.Logger,
 		metrics: newMetrics(cfg.Registerer), client: newWitnessClient(cfg.WitnessTimeout),
-		signed: make(chan int64, 1), cosigned: map[string]int64{},
+		cosigning: newCosigning(cfg.Witnesses),
 	}
 	if s.period <= 0 {
 		s.period = DefaultPeriod
@@ -145,15 +146,11 @@ func (s *Sequencer) create(ctx context.Context, origin string) (store.LogState, 
 // Origin is the log's origin.
 func (s *Sequencer) Origin() string { return s.origin }
 
-// Run integrates every period and runs the witness rounds until ctx ends.
+// Run integrates every period and runs the witnesses' workers until ctx ends.
 func (s *Sequencer) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	if len(s.witnesses) > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.runWitnesses(ctx)
-		}()
+		wg.Go(func() { s.runWitnesses(ctx) })
 	}
 	defer wg.Wait()
 	tick := time.NewTicker(s.period)
@@ -241,10 +238,9 @@ func (s *Sequencer) Integrate(ctx context.Context) (int, error) {
 	}
 	s.metrics.size.Set(float64(a.Growth.Tree.N))
 	s.metrics.integration.Observe(time.Since(started).Seconds())
-	select {
-	case s.signed <- a.Growth.Tree.N:
-	default:
-		// A round is pending already; it will take the newest checkpoint.
+	if !a.Published {
+		// The witnesses' workers take it from here (see cosigning.go).
+		s.offer(ctx, store.LogCheckpoint{Size: a.Growth.Tree.N, Root: a.Growth.Tree.Hash, Note: a.Checkpoint, CreatedAt: at}, nil)
 	}
 	return len(batch.Leaves), nil
 }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"filippo.io/torchwood"
@@ -75,101 +74,51 @@ func NewWitness(rawURL, vkey string) (Witness, error) {
 	return Witness{URL: strings.TrimSuffix(rawURL, "/") + "/", VerifierKey: vkey, verifier: v}, nil
 }
 
+// The bounds of what a witness, a third party, can make rpsd do.
+const (
+	// defaultWitnessTimeout bounds one request to a witness, its answer's body included.
+	defaultWitnessTimeout = 5 * time.Second
+	// maxWitnessAnswer bounds the body of a witness's answer read: a cosignature answer is a few
+	// lines of about 100 bytes, a 409's is one number. A longer answer is a failure of the
+	// witness, not read to its end.
+	maxWitnessAnswer = 4 << 10
+	// maxWitnessHeader bounds its answer's header.
+	maxWitnessHeader = 16 << 10
+)
+
+// errRedirected is a witness answering with a redirect, which is never followed: the log posts
+// its checkpoints to the witnesses the operator named, and nowhere a witness points to.
+var errRedirected = errors.New("witness answered with a redirect, which is not followed")
+
 type witnessClient struct{ http *http.Client }
 
 func newWitnessClient(timeout time.Duration) witnessClient {
 	if timeout <= 0 {
-		timeout = 5 * time.Second
+		timeout = defaultWitnessTimeout
 	}
-	return witnessClient{http: &http.Client{Timeout: timeout}}
+	return witnessClient{http: &http.Client{
+		Timeout: timeout,
+		Transport: &http.Transport{
+			Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true, IdleConnTimeout: 90 * time.Second,
+			MaxResponseHeaderBytes: maxWitnessHeader,
+		},
+		// The redirect itself comes back as the answer, which addCheckpoint refuses.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
 }
 
 // errRefused is a witness's refusal (not a failure to reach it).
 var errRefused = errors.New("witness refused the checkpoint")
 
-// runWitnesses has the witnesses cosign each checkpoint this replica signs, and those another
-// replica signed but did not publish (it stopped), and asks the witnesses missing from the
-// newest checkpoint again from time to time.
-func (s *Sequencer) runWitnesses(ctx context.Context) {
-	retry := time.NewTicker(max(s.period, time.Second) * 5)
-	defer retry.Stop()
-	var lastRetry time.Time
-	for {
-		var mine int64 = -1
-		select {
-		case <-ctx.Done():
-			return
-		case mine = <-s.signed:
-		case <-retry.C:
-		}
-		c, err := s.st.NewestCheckpoint(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("witness round: read the newest checkpoint", "err", err)
-			}
-			continue
-		}
-		var ask []Witness
-		switch {
-		case c.PublishedAt == 0 && (c.Size == mine || time.Since(time.UnixMilli(c.CreatedAt)) > orphanAfter):
-			ask = s.witnesses
-		case c.PublishedAt != 0 && time.Since(lastRetry) > retryWitnessesEvery:
-			for _, w := range s.witnesses {
-				if !bytes.Contains(c.Cosignatures, []byte("— "+w.Name()+" ")) {
-					ask = append(ask, w)
-				}
-			}
-			lastRetry = time.Now()
-		}
-		if len(ask) > 0 {
-			s.witnessRound(ctx, c, ask)
-		}
-	}
-}
-
-// witnessRound asks the witnesses to cosign checkpoint c, all at once, and publishes it with
-// the cosignatures gathered (and those it had), whatever the witnesses answered.
-func (s *Sequencer) witnessRound(ctx context.Context, c store.LogCheckpoint, ask []Witness) {
-	started := time.Now()
+// cosign submits checkpoint c to witness w, with the consistency proof from the size it last
+// cosigned as far as the log knows; a witness that answers 409 with another size is asked once
+// more from that size.
+func (s *Sequencer) cosign(ctx context.Context, w Witness, c store.LogCheckpoint) ([]byte, error) {
 	known, err := s.st.WitnessSizes(ctx)
 	if err != nil {
-		s.log.Warn("witness round: read the witnesses' sizes", "err", err)
-		return
+		return nil, fmt.Errorf("read the witnesses' sizes: %w", err)
 	}
-	cosigs := make([][]byte, len(ask))
-	var wg sync.WaitGroup
-	for i, w := range ask {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lines, err := s.cosign(ctx, w, c, known[w.Name()])
-			if err != nil {
-				reason := "unreachable"
-				if errors.Is(err, errRefused) {
-					reason = "refused"
-				}
-				s.metrics.refusals.WithLabelValues(w.Name(), reason).Inc()
-				s.log.Warn("witness did not cosign the checkpoint", "witness", w.Name(), "size", c.Size, "err", err)
-				return
-			}
-			cosigs[i] = lines
-		}()
-	}
-	wg.Wait()
-	all := append([]byte(nil), c.Cosignatures...)
-	for _, lines := range cosigs {
-		all = append(all, lines...)
-	}
-	if err := s.st.PublishCheckpoint(ctx, c.Size, all); err != nil {
-		s.log.Warn("publish checkpoint", "size", c.Size, "err", err)
-		return
-	}
-	s.metrics.round.Observe(time.Since(started).Seconds())
-}
-
-// cosign submits checkpoint c to witness w, which last cosigned size old as far as the log
-// knows; a witness that answers 409 with another size is asked once more from that size.
-func (s *Sequencer) cosign(ctx context.Context, w Witness, c store.LogCheckpoint, old int64) ([]byte, error) {
+	old := known[w.Name()]
 	for attempt := 0; ; attempt++ {
 		if old > c.Size {
 			return nil, fmt.Errorf("%w: it cosigned size %d, past this checkpoint's %d: the log was rolled back or forked", errRefused, old, c.Size)
@@ -224,6 +173,9 @@ func (s *Sequencer) prove(ctx context.Context, c store.LogCheckpoint, old int64)
 	return tlog.ProveTree(c.Size, old, tlog.TileHashReader(tlog.Tree{N: c.Size, Hash: c.Root}, tiles))
 }
 
+// addCheckpoint posts body to witness w's add-checkpoint and returns its answer's status and body.
+// It follows no redirect and reads at most maxWitnessAnswer bytes, all within the client's
+// timeout; a redirect or a longer answer is an error.
 func (c witnessClient) addCheckpoint(ctx context.Context, w Witness, body []byte) (int, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL+"add-checkpoint", bytes.NewReader(body))
 	if err != nil {
@@ -233,10 +185,16 @@ func (c witnessClient) addCheckpoint(ctx context.Context, w Witness, body []byte
 	if err != nil {
 		return 0, nil, fmt.Errorf("add-checkpoint: %w", err)
 	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return 0, nil, fmt.Errorf("add-checkpoint: %w (status %d, to %q)", errRedirected, resp.StatusCode, resp.Header.Get("Location"))
+	}
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxWitnessAnswer+1))
 	if err != nil {
 		return 0, nil, fmt.Errorf("add-checkpoint: %w", err)
+	}
+	if len(answer) > maxWitnessAnswer {
+		return 0, nil, fmt.Errorf("add-checkpoint: status %d with an answer longer than %d bytes, not read further", resp.StatusCode, maxWitnessAnswer)
 	}
 	return resp.StatusCode, answer, nil
 }
