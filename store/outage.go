@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/commitreveal/rps/tournament"
 )
@@ -25,6 +27,10 @@ import (
 // anything; runTx then applies the rule (Recover) and runs it again. So the shift comes first
 // whichever transaction the database serves first after an outage: an action, a clock worker's
 // expiry or a heartbeat.
+//
+// A beat goes through a connection of its own (heartbeatConn), never the requests' pool: with
+// every connection of that pool busy, a beat waiting for one would age past the threshold and a
+// saturated pool would look like an outage to every replica, shifting every deadline.
 
 // errOutage: at the instant a transaction read, the newest heartbeat of any replica was older
 // than the outage threshold, so the clock must shift before any expiry is applied.
@@ -60,27 +66,31 @@ func (s *Store) checkBeat(now int64, newest *int64) error {
 // older than the outage threshold, every open deadline moves later by the gap (with one
 // clock_shifted event per lobby), after the deadlines that had passed while a replica was still
 // alive are applied as of then. It runs at start-up, before RunClock, at every heartbeat, and for
-// any transaction that found the gap. Finding the gap, it takes recoveryLock and reads the newest
-// beat again under it, and records its beat in the same transaction, so replicas recovering
-// together shift only once. It returns the gap it shifted by (0 if none).
+// any transaction that found the gap. The beat alone, the common case, runs on the heartbeat's own
+// connection. Finding the gap, it takes recoveryLock in a transaction of the pool and reads the
+// newest beat again under it, and records its beat in the same transaction, so replicas
+// recovering together shift only once. It returns the gap it shifted by (0 if none).
 func (s *Store) Recover(ctx context.Context) (int64, error) {
+	if beat, err := s.beatAlone(ctx); err != nil || beat {
+		return 0, err
+	}
 	var gap int64
 	err := s.run(ctx, func(t *pgTx) error {
 		gap = 0
-		last, now, err := t.newestBeat(ctx)
+		last, now, err := s.newestBeat(ctx, t.tx)
 		if err != nil {
 			return err
 		}
 		if last == nil || now-*last <= s.outage.Milliseconds() {
-			// A new database (nothing ran before, nothing to shift), or no outage.
-			return t.beat(ctx, s.replica, now)
+			// No gap any more: another replica recovered meanwhile.
+			return s.beat(ctx, t.tx, now)
 		}
 		if _, err := exec(ctx, t.tx, `SELECT pg_advisory_xact_lock($1)`, recoveryLock); err != nil {
 			return fmt.Errorf("lock the recovery: %w", err)
 		}
 		// Read under the lock, so a replica that waited for another's recovery sees that
 		// replica's beat as recent.
-		if last, now, err = t.newestBeat(ctx); err != nil {
+		if last, now, err = s.newestBeat(ctx, t.tx); err != nil {
 			return err
 		}
 		if now-*last > s.outage.Milliseconds() {
@@ -94,7 +104,7 @@ func (s *Store) Recover(ctx context.Context) (int64, error) {
 				return fmt.Errorf("shift clock by %d ms: %w", gap, err)
 			}
 		}
-		return t.beat(ctx, s.replica, now)
+		return s.beat(ctx, t.tx, now)
 	})
 	if err != nil {
 		return 0, err
@@ -105,16 +115,74 @@ func (s *Store) Recover(ctx context.Context) (int64, error) {
 	return gap, nil
 }
 
-// newestBeat reads the newest heartbeat of any replica (nil when none ever beat) and the
+// beatAlone records the replica's beat on the heartbeat's own connection, unless the newest beat
+// of any replica (nil: none yet, a new database) is older than the outage threshold: then it
+// writes nothing and returns false, and Recover applies the rule.
+func (s *Store) beatAlone(ctx context.Context) (bool, error) {
+	pool, err := s.heartbeat.pool(s.pool)
+	if err != nil {
+		return false, err
+	}
+	beat := false
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		last, now, err := s.newestBeat(ctx, tx)
+		if err != nil || (last != nil && now-*last > s.outage.Milliseconds()) {
+			return err
+		}
+		beat = true
+		return s.beat(ctx, tx, now)
+	})
+	if err != nil {
+		return false, mapErr(err)
+	}
+	return beat, nil
+}
+
+// heartbeatConn is the heartbeat's pool of one connection, opened on the first beat with the
+// store pool's settings and closed with the store.
+type heartbeatConn struct {
+	mu     sync.Mutex
+	p      *pgxpool.Pool
+	closed bool
+}
+
+func (h *heartbeatConn) pool(like *pgxpool.Pool) (*pgxpool.Pool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, errors.New("heartbeat: the store is closed")
+	}
+	if h.p == nil {
+		cfg := like.Config()
+		cfg.MaxConns, cfg.MinConns, cfg.MinIdleConns = 1, 0, 0
+		p, err := pgxpool.NewWithConfig(context.Background(), cfg)
+		if err != nil {
+			return nil, fmt.Errorf("heartbeat: open its connection: %w", err)
+		}
+		h.p = p
+	}
+	return h.p, nil
+}
+
+func (h *heartbeatConn) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	if h.p != nil {
+		h.p.Close()
+	}
+}
+
+// newestBeat reads, on q, the newest heartbeat of any replica (nil when none ever beat) and the
 // database's clock, without the check pgTx.now makes (which is Recover's own).
-func (t *pgTx) newestBeat(ctx context.Context) (*int64, int64, error) {
+func (s *Store) newestBeat(ctx context.Context, q querier) (*int64, int64, error) {
 	var newest *int64
 	var now int64
-	if err := queryRow(ctx, t.tx, `SELECT `+clockSQL+`, `+newestBeatSQL).Scan(&now, &newest); err != nil {
+	if err := queryRow(ctx, q, `SELECT `+clockSQL+`, `+newestBeatSQL).Scan(&now, &newest); err != nil {
 		return nil, 0, fmt.Errorf("read heartbeat: %w", err)
 	}
-	if t.s.nowFn != nil {
-		now = t.s.nowFn()
+	if s.nowFn != nil {
+		now = s.nowFn()
 	}
 	return newest, now, nil
 }
@@ -135,15 +203,15 @@ func (s *Store) recoverOutage(ctx context.Context) error {
 	}
 }
 
-// beat records now as the replica's last sign of life, in its own row (the beat never moves
-// back), and forgets the beats of replicas long gone.
-func (t *pgTx) beat(ctx context.Context, replica string, now int64) error {
-	_, err := exec(ctx, t.tx, `INSERT INTO heartbeats (replica, beat_at) VALUES ($1, $2)
-		ON CONFLICT (replica) DO UPDATE SET beat_at = greatest(heartbeats.beat_at, excluded.beat_at)`, replica, now)
+// beat records, on q, now as the replica's last sign of life, in its own row (the beat never
+// moves back), and forgets the beats of replicas long gone.
+func (s *Store) beat(ctx context.Context, q querier, now int64) error {
+	_, err := exec(ctx, q, `INSERT INTO heartbeats (replica, beat_at) VALUES ($1, $2)
+		ON CONFLICT (replica) DO UPDATE SET beat_at = greatest(heartbeats.beat_at, excluded.beat_at)`, s.replica, now)
 	if err != nil {
 		return fmt.Errorf("heartbeat: %w", err)
 	}
-	if _, err := exec(ctx, t.tx, `DELETE FROM heartbeats WHERE beat_at < $1`, now-beatRetention.Milliseconds()); err != nil {
+	if _, err := exec(ctx, q, `DELETE FROM heartbeats WHERE beat_at < $1`, now-beatRetention.Milliseconds()); err != nil {
 		return fmt.Errorf("forget old heartbeats: %w", err)
 	}
 	return nil

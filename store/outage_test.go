@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/internal/pgtest"
 	"github.com/commitreveal/rps/tournament"
@@ -209,5 +211,47 @@ func TestReplicaStoppedMidBeatIsNoOutage(t *testing.T) {
 	}
 	if gaps, types := shifts(t, f.replicas[1], lobby); len(gaps) != 0 {
 		t.Errorf("clock_shifted gaps %v after one replica stopped mid-beat, want none; events %v", gaps, types)
+	}
+}
+
+// TestTheHeartbeatDoesNotWaitForThePool: with every connection of the store's pool held, as by
+// requests that saturate it, a beat is still recorded at once: the heartbeat has a connection of
+// its own, so a busy pool does not age the beats into an outage. (Through the pool, the beat
+// waited for a free connection until its context ended.)
+func TestTheHeartbeatDoesNotWaitForThePool(t *testing.T) {
+	cfg, err := pgxpool.ParseConfig(pgtest.NewURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 2
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	s := New(pool, Options{Service: fastService()})
+	t.Cleanup(s.Close)
+	var held []*pgxpool.Conn
+	for range cfg.MaxConns {
+		c, err := pool.Acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	defer func() {
+		for _, c := range held {
+			c.Release()
+		}
+	}()
+	// Not a timing: the bound only ends a beat that waits for the pool, which never frees.
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if _, err := s.Recover(ctx); err != nil {
+		t.Fatalf("a beat with the pool exhausted: %v", err)
+	}
+	var beats int
+	if err := held[0].QueryRow(ctx, `SELECT count(*) FROM heartbeats WHERE replica = $1`, s.replica).Scan(&beats); err != nil || beats != 1 {
+		t.Fatalf("%d beats of the replica (%v)", beats, err)
 	}
 }

@@ -65,6 +65,8 @@ type Store struct {
 	noteKey    atomic.Pointer[[32]byte]
 	listenCtx  context.Context
 	stopListen context.CancelFunc
+	// heartbeat is the heartbeat's own connection (see outage.go).
+	heartbeat heartbeatConn
 }
 
 // New returns a Store over pool.
@@ -84,8 +86,12 @@ func New(pool *pgxpool.Pool, opts Options) *Store {
 	}
 }
 
-// Close stops the store's event listener (the pool is the caller's to close).
-func (s *Store) Close() { s.stopListen() }
+// Close stops the store's event listener and closes the heartbeat's connection (the pool is the
+// caller's to close).
+func (s *Store) Close() {
+	s.stopListen()
+	s.heartbeat.close()
+}
 
 // failureWait is the pause before a lost listening connection is opened again.
 const failureWait = time.Second
