@@ -418,6 +418,9 @@ func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metr
 	if err != nil {
 		return fmt.Errorf("transparency log: %w", err)
 	}
+	if err := logSeq.CheckWitnesses(ctx); err != nil {
+		return err
+	}
 	log.Info("transparency log", "origin", logSeq.Origin(), "witnesses", len(cfg.witnesses))
 	var witnesses []api.WitnessConfig
 	for _, w := range cfg.witnesses {

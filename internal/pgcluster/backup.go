@@ -392,6 +392,11 @@ func Restore(ctx context.Context, opts Options, target RestoreTarget) error {
 	if _, err := c.backrest(ctx, "restore", args...); err != nil {
 		return fmt.Errorf("pgBackRest restore: %w", err)
 	}
+	// The receiver's slot, as the backup copied it, describes the stream set aside below, and may
+	// point past where this recovery ends: the next start makes a new one.
+	if err := os.RemoveAll(filepath.Join(c.dataDir(), "pg_replslot", receiverName)); err != nil {
+		return fmt.Errorf("drop the receiver's old slot: %w", err)
+	}
 	stream := filepath.Join(c.backup.Repo, streamSubdir)
 	if target.Time.IsZero() {
 		if err := c.copyStream(stream); err != nil {

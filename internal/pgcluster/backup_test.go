@@ -13,15 +13,15 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// backupRepo returns a fresh repository folder the postgres OS user can enter, skipping the test
-// without pgBackRest (make test-restore installs it; RPSD_TEST_BACKUP=1 fails instead).
+// backupRepo returns a fresh repository folder the postgres OS user can enter. The backup tests
+// are make test-restore's (RPSD_TEST_RESTORE=1), which installs pgBackRest.
 func backupRepo(t *testing.T) string {
 	t.Helper()
+	if os.Getenv("RPSD_TEST_RESTORE") == "" {
+		t.Skip("the backup tests are make test-restore (RPSD_TEST_RESTORE=1)")
+	}
 	if _, err := exec.LookPath("pgbackrest"); err != nil {
-		if os.Getenv("RPSD_TEST_BACKUP") != "" {
-			t.Fatal("pgbackrest is missing: run scripts/ensure-pgbackrest.sh")
-		}
-		t.Skip("pgBackRest is not installed (make test-restore installs it)")
+		t.Fatal("pgbackrest is missing: run scripts/ensure-pgbackrest.sh")
 	}
 	dir, err := os.MkdirTemp("", "pgcluster-repo-")
 	if err != nil {
