@@ -266,9 +266,6 @@ func run(args []string, log *slog.Logger) error {
 			}()
 		}
 	}
-	if cluster != nil && command == "serve" && cfg.backup.Repo != "" {
-		go cluster.BackUpEvery(ctx, cfg.backupPeriod)
-	}
 	if err := migrations.Up(ctx, databaseURL); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
@@ -317,6 +314,15 @@ func run(args []string, log *slog.Logger) error {
 			fmt.Printf("add the new key to the log's witnesses (witnessctl add-key -origin %s -key %s): until then they cosign nothing\n", logState.Origin, vkey)
 		}
 		return nil
+	}
+	// Before anything is written or backed up: a log behind what was published is never served.
+	if cfg.markFile != "" {
+		if err := publishedlog.Check(ctx, st, cfg.markFile); err != nil {
+			return err
+		}
+	}
+	if cluster != nil && cfg.backup.Repo != "" {
+		go cluster.BackUpEvery(ctx, cfg.backupPeriod)
 	}
 	return serve(ctx, cfg, st, metrics, log)
 }
@@ -381,11 +387,7 @@ func serveInternal(addr, name string, h http.Handler, log *slog.Logger) (closeIt
 }
 
 func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metrics, log *slog.Logger) error {
-	// Before anything is written: a log behind what was published is never served.
 	if cfg.markFile != "" {
-		if err := publishedlog.Check(ctx, st, cfg.markFile); err != nil {
-			return err
-		}
 		go publishedlog.Keep(ctx, st, cfg.markFile, time.Second, log)
 	}
 	if _, err := st.Recover(ctx); err != nil {

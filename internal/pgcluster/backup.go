@@ -143,6 +143,12 @@ func (c *Cluster) startReceiver(ctx context.Context) error {
 	if err := c.mkdirOwned(stream); err != nil {
 		return err
 	}
+	// A restored cluster accepts connections once consistent, and replays on: streamed before its
+	// promotion, the receiver would follow the old timeline and then ask the new one for WAL it
+	// never writes. Writes wait for the promotion anyway.
+	if err := c.waitPromoted(ctx); err != nil {
+		return err
+	}
 	conninfo := fmt.Sprintf("host=%s port=%d user=%s application_name=%s", filepath.Join(c.dir, socketSubdir), c.port, osUser, receiverName)
 	receivewal := filepath.Join(c.bin, "pg_receivewal")
 	if _, err := c.run(ctx, receivewal, "--create-slot", "--if-not-exists", "--slot="+receiverName, "--dbname="+conninfo); err != nil {
@@ -190,6 +196,27 @@ func (c *Cluster) startReceiver(ctx context.Context) error {
 				receiverWait, sync, err, filepath.Join(c.dir, receiverLog), tail(filepath.Join(c.dir, receiverLog), 5))
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitPromoted waits until the server is out of recovery (at once when it never was in it).
+func (c *Cluster) waitPromoted(ctx context.Context) error {
+	for {
+		conn, err := c.socketConn(ctx, "postgres")
+		if err != nil {
+			return err
+		}
+		var recovering bool
+		err = conn.QueryRow(ctx, `SELECT pg_is_in_recovery()`).Scan(&recovering)
+		_ = conn.Close(ctx)
+		if err != nil || !recovering {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for the end of the recovery: %w", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 
@@ -391,11 +418,6 @@ func Restore(ctx context.Context, opts Options, target RestoreTarget) error {
 	start := time.Now()
 	if _, err := c.backrest(ctx, "restore", args...); err != nil {
 		return fmt.Errorf("pgBackRest restore: %w", err)
-	}
-	// The receiver's slot, as the backup copied it, describes the stream set aside below, and may
-	// point past where this recovery ends: the next start makes a new one.
-	if err := os.RemoveAll(filepath.Join(c.dataDir(), "pg_replslot", receiverName)); err != nil {
-		return fmt.Errorf("drop the receiver's old slot: %w", err)
 	}
 	stream := filepath.Join(c.backup.Repo, streamSubdir)
 	if target.Time.IsZero() {

@@ -246,6 +246,8 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	c.started = true
 	c.log.Info("started postgres", "dir", dir, "port", c.port)
 	if err := c.startBackups(ctx); err != nil {
+		// Nothing is left running that no one would stop.
+		_ = c.Stop()
 		return nil, err
 	}
 	return c, c.setPassword(ctx)

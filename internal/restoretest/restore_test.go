@@ -70,8 +70,8 @@ func TestRestoreDrill(t *testing.T) {
 		"RPSD_ACCOUNT_RATE": "0", "RPSD_IP_RATE": "0", "RPSD_SIGNUP_RATE": "0", "RPSD_MAX_CONNS_PER_ADDR": "0",
 		"RPSD_OUTAGE_THRESHOLD_MS": strconv.FormatInt(threshold.Milliseconds(), 10), "RPSD_DB_MAX_CONNS": "8",
 		"RPSD_DATA_DIR": dataDir, "RPSD_BACKUP_REPO": repo, "RPSD_BACKUP_SYNC": "1",
-		"RPSD_BACKUP_PERIOD_MS": strconv.FormatInt(backupEvery.Milliseconds(), 10),
-		"RPSD_LOG_ORIGIN": origin, "RPSD_LOG_WITNESSES": strings.Join(witnessEnv, ","), "RPSD_LOG_PERIOD_MS": "250",
+		"RPSD_BACKUP_PERIOD_MS": strconv.FormatInt(backupEvery.Milliseconds(), 10), "RPSD_LOG_ORIGIN": origin,
+		"RPSD_LOG_WITNESSES": strings.Join(witnessEnv, ","), "RPSD_LOG_PERIOD_MS": "250",
 	}
 	cluster, err := faulttest.StartCluster(faulttest.ClusterOptions{Bin: bin, Replicas: 1, Env: env, Dir: out})
 	t.Cleanup(func() { stopPrivateCluster(t, dataDir, repo) })
@@ -212,6 +212,13 @@ func sharedDir(t *testing.T) string {
 // stopPrivateCluster stops what a killed rpsd left running: the postmaster and the WAL receiver.
 func stopPrivateCluster(t *testing.T, dataDir, repo string) {
 	if _, err := os.Stat(filepath.Join(dataDir, "data", "postmaster.pid")); err != nil {
+		// No postmaster: a receiver alone is stopped by its pid.
+		if b, err := os.ReadFile(filepath.Join(dataDir, "pg_receivewal.pid")); err == nil {
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.Contains(string(cmdline), "pg_receivewal") {
+				_ = syscall.Kill(pid, syscall.SIGTERM)
+			}
+		}
 		return
 	}
 	c, err := pgcluster.Start(context.Background(), pgcluster.Options{Dir: dataDir, Backup: pgcluster.Backup{Repo: repo, Sync: true}})
