@@ -266,7 +266,31 @@ func (c *Cluster) Backup(ctx context.Context, full bool) (string, error) {
 	if err != nil || len(info.Backups) == 0 {
 		return "", fmt.Errorf("the backup taken is not in the repository: %w", err)
 	}
-	return info.Backups[len(info.Backups)-1].Label, nil
+	newest := info.Backups[len(info.Backups)-1]
+	if err := c.pruneStream(newest.WALStart); err != nil {
+		return "", err
+	}
+	return newest.Label, nil
+}
+
+// pruneStream deletes the streamed segments older than the one a backup starts with: a restore
+// begins at that backup, or an older one whose segments the archive holds as well.
+func (c *Cluster) pruneStream(walStart string) error {
+	entries, err := os.ReadDir(filepath.Join(c.backup.Repo, streamSubdir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("read the WAL stream: %w", err)
+	}
+	for _, e := range entries {
+		// Only complete segments of the backup's timeline or an older one; names sort as WAL does.
+		if name := e.Name(); len(name) == segmentNameLen && len(walStart) == segmentNameLen && name < walStart {
+			if err := os.Remove(filepath.Join(c.backup.Repo, streamSubdir, name)); err != nil {
+				return fmt.Errorf("prune the WAL stream: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // BackupInfo is what the repository holds, as `pgbackrest info` tells.
@@ -284,6 +308,8 @@ type BackupSet struct {
 	Start, Stop time.Time
 	// Size is the database's size, RepoSize what the backup takes in the repository (bytes).
 	Size, RepoSize int64
+	// WALStart is the WAL segment the backup starts at.
+	WALStart string
 }
 
 // BackupInfo reads the repository's content.
@@ -301,8 +327,11 @@ func (c *Cluster) BackupInfo(ctx context.Context) (BackupInfo, error) {
 			Max string `json:"max"`
 		} `json:"archive"`
 		Backup []struct {
-			Label     string `json:"label"`
-			Type      string `json:"type"`
+			Label   string `json:"label"`
+			Type    string `json:"type"`
+			Archive struct {
+				Start string `json:"start"`
+			} `json:"archive"`
 			Timestamp struct {
 				Start int64 `json:"start"`
 				Stop  int64 `json:"stop"`
@@ -325,7 +354,7 @@ func (c *Cluster) BackupInfo(ctx context.Context) (BackupInfo, error) {
 	}
 	for _, b := range s.Backup {
 		info.Backups = append(info.Backups, BackupSet{Label: b.Label, Type: b.Type, Start: time.Unix(b.Timestamp.Start, 0),
-			Stop: time.Unix(b.Timestamp.Stop, 0), Size: b.Info.Size, RepoSize: b.Info.Repository.Delta})
+			Stop: time.Unix(b.Timestamp.Stop, 0), Size: b.Info.Size, RepoSize: b.Info.Repository.Delta, WALStart: b.Archive.Start})
 	}
 	return info, nil
 }
