@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/commitreveal/rps/tournament"
 )
@@ -14,9 +15,9 @@ var ErrBehindWitness = errors.New("the database's log is behind a checkpoint a w
 
 // CheckWitnesses asks every witness, at start, which size of the log it holds, by offering it the
 // database's newest checkpoint (a witness at that size cosigns it again, one behind is proven up
-// to it). It returns ErrBehindWitness, naming the witness and both sizes, when one holds more;
-// a witness that cannot be reached is only logged, so that a witness's outage never stops the
-// service.
+// to it). It returns ErrBehindWitness, naming the witnesses and the sizes, when most of them hold
+// more than the database's log; a witness that cannot be reached, or a minority that claims more,
+// is only logged, so that neither a witness's outage nor a lying witness stops the service.
 func (s *Sequencer) CheckWitnesses(ctx context.Context) error {
 	c, err := s.st.NewestCheckpoint(ctx)
 	if errors.Is(err, tournament.ErrNotFound) {
@@ -25,7 +26,7 @@ func (s *Sequencer) CheckWitnesses(ctx context.Context) error {
 		return fmt.Errorf("read the newest checkpoint: %w", err)
 	}
 	for _, w := range s.witnesses {
-		if _, err := s.cosign(ctx, w, c, c.Size); err != nil && !errors.Is(err, errRefused) {
+		if _, err := s.cosign(ctx, w, c); err != nil && !errors.Is(err, errRefused) {
 			s.log.Warn("witness unreachable at start: its size is not checked", "witness", w.Name(), "err", err)
 		}
 	}
@@ -34,20 +35,25 @@ func (s *Sequencer) CheckWitnesses(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Another replica may have grown the log meanwhile: only the log as it is now counts.
+	st, err := s.st.LogState(ctx)
+	if err != nil {
+		return err
+	}
+	var ahead []string
 	for _, w := range s.witnesses {
-		if size := sizes[w.Name()]; size > c.Size {
-			// Another replica may have grown the log meanwhile: only the log as it is now counts.
-			st, err := s.st.LogState(ctx)
-			if err != nil {
-				return err
-			}
-			if size > st.Size {
-				return fmt.Errorf("refusing to serve: %w: witness %s holds a cosigned checkpoint of %d entries, the database's log %d, so "+
-					"serving it would show a log that went back %d entries. Restore the database to the end of its WAL (README, "+
-					"\"Backups and restores\"), or point DATABASE_URL at the database this log was served from", ErrBehindWitness,
-					w.Name(), size, st.Size, size-st.Size)
-			}
+		if size := sizes[w.Name()]; size > st.Size {
+			ahead = append(ahead, fmt.Sprintf("witness %s holds a cosigned checkpoint of %d entries", w.Name(), size))
 		}
+	}
+	// Witnesses are not trusted: one alone claiming a longer log is only logged, so that it cannot
+	// stop the service; when most of them hold more, the log was rolled back.
+	if len(ahead) > 0 && 2*len(ahead) <= len(s.witnesses) {
+		s.log.Warn("a minority of the witnesses claim a longer log than the database's", "claims", strings.Join(ahead, "; "), "size", st.Size)
+	} else if len(ahead) > 0 {
+		return fmt.Errorf("refusing to serve: %w: %s, the database's log %d, so serving it would show a log that went "+
+			"backwards. Restore the database to the end of its WAL (README, \"Backups and restores\"), or point DATABASE_URL at "+
+			"the database this log was served from", ErrBehindWitness, strings.Join(ahead, "; "), st.Size)
 	}
 	return nil
 }
