@@ -415,6 +415,13 @@ func Restore(ctx context.Context, opts Options, target RestoreTarget) error {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
+	// The machine may be new: only the repository survived.
+	if err := checkPrivate(dir, true); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create cluster dir: %w", err)
+	}
 	if os.Geteuid() == 0 {
 		if err := c.prepareForPostgresUser(ctx); err != nil {
 			return err

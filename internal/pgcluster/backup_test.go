@@ -36,8 +36,9 @@ func backupRepo(t *testing.T) string {
 
 // TestSyncBackupLosesNothing: with synchronous streaming, every commit acknowledged after the
 // last backup, the newest of them in a WAL segment neither complete nor archived, is there after
-// the postmaster was killed, its data directory deleted and the cluster restored; the restored
-// cluster takes writes again (streamed anew on its new timeline).
+// the postmaster was killed, the cluster's whole folder deleted (only the repository survives)
+// and the cluster restored; the restored cluster takes writes again (streamed anew on its new
+// timeline).
 func TestSyncBackupLosesNothing(t *testing.T) {
 	t.Parallel()
 	dir, repo := clusterDir(t), backupRepo(t)
@@ -78,7 +79,9 @@ func TestSyncBackupLosesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond) // the postmaster's children notice and exit
-	if err := os.RemoveAll(c.dataDir()); err != nil {
+	// The machine is lost: its receiver with it, and the whole folder (passwords, port, settings).
+	c.stopReceiver()
+	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
 	if err := Restore(ctx, opts, RestoreTarget{}); err != nil {
