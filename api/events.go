@@ -14,7 +14,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/commitreveal/rps/store"
 	"github.com/commitreveal/rps/tournament"
+	"github.com/commitreveal/rps/translog"
 )
 
 // Event pages.
@@ -44,7 +46,7 @@ func (h *handlers) ListEvents(ctx context.Context, req ListEventsRequestObject) 
 	if req.Params.Wait != nil {
 		wait = time.Duration(*req.Params.Wait) * time.Second
 	}
-	events, err := h.s.eventsAfter(ctx, lobby, after, limit, wait)
+	events, readTo, err := h.s.eventsAfter(ctx, lobby, after, limit, wait)
 	if errors.Is(err, errTooManyWaits) {
 		return nil, rateLimited(int(heartbeatEvery.Seconds()))
 	}
@@ -56,11 +58,12 @@ func (h *handlers) ListEvents(ctx context.Context, req ListEventsRequestObject) 
 		page.Events = append(page.Events, eventView(e))
 		page.Next = e.Seq
 	}
-	var last *tournament.LoggedEvent
 	if len(events) > 0 {
-		last = &events[len(events)-1]
+		page.Head, err = h.s.currentHead(ctx, lobby, &events[len(events)-1])
+	} else {
+		page.Head, err = h.s.signer.head(ctx, lobby, readTo.seq, readTo.hash)
 	}
-	if page.Head, err = h.s.currentHead(ctx, lobby, last); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	withProof := req.Params.LogProof != nil && *req.Params.LogProof
@@ -128,7 +131,8 @@ func waitingClient(ctx context.Context) string {
 }
 
 // eventsAfter reads the events after a sequence number, waiting up to wait for the first one
-// when there is none yet (a long poll, counted against the caller's budget of waits). An unknown
+// when there is none yet (a long poll, counted against the caller's budget of waits). When it
+// finds none, it returns the log's position it read up to instead (see readToHead). An unknown
 // lobby is not_found. A lobby's log begins with its creation, so a read that found events needs
 // no other check that the lobby exists (the profile of a long-polling load showed that check on
 // every poll). A long poll that the notifications say is at the lobby's head (the usual case: a
@@ -136,27 +140,27 @@ func waitingClient(ctx context.Context) string {
 // notification names an existing lobby, and the one for the next event wakes it. The profile
 // showed three reads of the log and one of the lobby per poll before). A long poll is handed the
 // events the notifications brought (see store.NotifiedEvents), so a poll at the head reads
-// nothing at all.
-func (s *Server) eventsAfter(ctx context.Context, lobby tournament.LobbyID, after int64, limit int, wait time.Duration) ([]tournament.LoggedEvent, error) {
-	read := s.store.Events
-	if wait > 0 {
-		read = s.store.NotifiedEvents
-	}
-	if wait <= 0 || s.store.MayHaveEventsAfter(lobby, after) {
-		events, err := read(ctx, lobby, after, limit)
+// nothing until it ends.
+func (s *Server) eventsAfter(ctx context.Context, lobby tournament.LobbyID, after int64, limit int, wait time.Duration) ([]tournament.LoggedEvent, logPosition, error) {
+	if wait <= 0 {
+		events, err := s.store.Events(ctx, lobby, after, limit)
 		if err != nil || len(events) > 0 {
-			return events, err
+			return events, logPosition{}, err
+		}
+		return s.readToHead(ctx, lobby, after, limit)
+	}
+	if s.store.MayHaveEventsAfter(lobby, after) {
+		events, err := s.store.NotifiedEvents(ctx, lobby, after, limit)
+		if err != nil || len(events) > 0 {
+			return events, logPosition{}, err
 		}
 		if _, _, err := s.store.Head(ctx, lobby); err != nil {
-			return nil, readErr(err, "lobby")
-		}
-		if wait <= 0 {
-			return nil, nil
+			return nil, logPosition{}, readErr(err, "lobby")
 		}
 	}
 	client := waitingClient(ctx)
 	if !s.streams.acquire(client) {
-		return nil, errTooManyWaits
+		return nil, logPosition{}, errTooManyWaits
 	}
 	defer s.streams.release(client)
 	woken, cancel := s.store.Subscribe(lobby)
@@ -168,9 +172,9 @@ func (s *Server) eventsAfter(ctx context.Context, lobby tournament.LobbyID, afte
 		// A notification after the subscription wakes this poll, so a head known now that is not
 		// past ours means there is nothing to read yet.
 		if s.store.MayHaveEventsAfter(lobby, after) {
-			events, err := read(ctx, lobby, after, limit)
+			events, err := s.store.NotifiedEvents(ctx, lobby, after, limit)
 			if err != nil || len(events) > 0 {
-				return events, err
+				return events, logPosition{}, err
 			}
 		}
 		// Wait for news of an event after ours: a wake-up for an event this poll is already past
@@ -180,14 +184,39 @@ func (s *Server) eventsAfter(ctx context.Context, lobby tournament.LobbyID, afte
 			case <-woken:
 				news = s.store.MayHaveEventsAfter(lobby, after)
 			case <-timeout.C:
-				return nil, nil
+				return s.readToHead(ctx, lobby, after, limit)
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return nil, logPosition{}, ctx.Err()
 			case <-s.shutdown:
-				return nil, nil
+				return s.readToHead(ctx, lobby, after, limit)
 			}
 		}
 	}
+}
+
+// logPosition is how far a read of a lobby's log went: the seq and hash of the last event it
+// saw (0 for an empty log).
+type logPosition struct {
+	seq  int64
+	hash [32]byte
+}
+
+// readToHead ends a read that found no event after `after`, or a long poll that waited for one in
+// vain: it reads the lobby's head and, when the head is past after, the log after it (a long
+// poll's notifications can lag behind the log, and an event can land in between). So an answer
+// without events names the head it read, at or before after: nothing new up to there.
+func (s *Server) readToHead(ctx context.Context, lobby tournament.LobbyID, after int64, limit int) ([]tournament.LoggedEvent, logPosition, error) {
+	seq, hash, err := s.store.Head(ctx, lobby)
+	if err != nil {
+		return nil, logPosition{}, readErr(err, "lobby")
+	}
+	if seq > after {
+		events, err := s.store.Events(ctx, lobby, after, limit)
+		if err != nil || len(events) > 0 {
+			return events, logPosition{}, err
+		}
+	}
+	return nil, logPosition{seq: seq, hash: hash}, nil
 }
 
 // StreamEvents is served by streamEvents, mounted by hand in routes; this method only satisfies
@@ -237,15 +266,19 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 
 	heartbeat := time.NewTicker(heartbeatEvery)
 	defer heartbeat.Stop()
+	// The stream catches up (with the log's leaves) until a batch is not full; past it, it sends
+	// events as they commit, before the log has them.
+	catchingUp := true
 	for news := true; ; {
 		if news {
 			var full, ok bool
-			if after, full, ok = s.sendEvents(ctx, out, lobby, after); !ok {
+			if after, full, ok = s.sendEvents(ctx, out, lobby, after, catchingUp); !ok {
 				return
 			}
 			if full {
 				continue
 			}
+			catchingUp = false
 		}
 		select {
 		case <-woken:
@@ -335,16 +368,24 @@ func (s *Server) writeHead(ctx context.Context, out *streamOutput, lobby tournam
 
 // sendEvents writes the events after a seq to an event stream, one page of them followed by the
 // signed head, and returns the new position, whether the page was full (more may follow) and
-// whether the stream goes on.
-func (s *Server) sendEvents(ctx context.Context, out *streamOutput, lobby tournament.LobbyID, after int64) (int64, bool, bool) {
+// whether the stream goes on. With leaves (a stream catching up on events already in the log),
+// each event the log has carries its leafIndex, as in a page read without waiting; events sent as
+// they commit come before the log has them, and looking would cost every follower a read per event.
+func (s *Server) sendEvents(ctx context.Context, out *streamOutput, lobby tournament.LobbyID, after int64, leaves bool) (int64, bool, bool) {
 	events, err := s.store.NotifiedEvents(ctx, lobby, after, maxEventPage)
+	var ranges []translog.Range
+	if err == nil && leaves && len(events) > 0 {
+		ranges, err = s.store.LogRanges(ctx, lobby, events[0].Seq, events[len(events)-1].Seq)
+	}
 	if err != nil {
 		// The status is already sent; ending the stream lets the client resume.
 		s.log.WarnContext(ctx, "event stream read failed", "lobby", lobby, "err", err)
 		return after, false, false
 	}
 	for _, e := range events {
-		data, err := json.Marshal(eventView(e))
+		view := eventView(e)
+		setLeaf(&view, ranges)
+		data, err := json.Marshal(view)
 		if err != nil {
 			s.log.ErrorContext(ctx, "event stream encode failed", "lobby", lobby, "seq", e.Seq, "err", err)
 			return after, false, false
@@ -360,12 +401,20 @@ func (s *Server) sendEvents(ctx context.Context, out *streamOutput, lobby tourna
 	return after, len(events) == maxEventPage, true
 }
 
+// setLeaf gives an event's view its leaf in the transparency log when ranges (the lobby's log
+// ranges around it) hold the event.
+func setLeaf(view *Event, ranges []translog.Range) {
+	if index, ok := store.LeafOf(ranges, view.Seq); ok {
+		view.LeafIndex = &index
+	}
+}
+
 // sendSnapshot writes the events after a seq up to the log's head, each page followed by its
 // head, and the current head when there was no event to send: the whole of a follow=false stream.
 func (s *Server) sendSnapshot(ctx context.Context, out *streamOutput, lobby tournament.LobbyID, after int64) {
 	sent := false
 	for {
-		next, full, ok := s.sendEvents(ctx, out, lobby, after)
+		next, full, ok := s.sendEvents(ctx, out, lobby, after, true)
 		if !ok {
 			return
 		}

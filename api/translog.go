@@ -226,9 +226,7 @@ func (s *Server) pageLog(ctx context.Context, lobby tournament.LobbyID, page *Ev
 	}
 	if !waited {
 		for i := range page.Events {
-			if index, ok := store.LeafOf(ranges, page.Events[i].Seq); ok {
-				page.Events[i].LeafIndex = &index
-			}
+			setLeaf(&page.Events[i], ranges)
 		}
 	}
 	index, ok := store.LeafOf(ranges, last.Seq)

@@ -271,3 +271,34 @@ func TestTilesAreServedAsC2SPSays(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamEventsCarryTheirLeaves: an event the log has carries the same leafIndex in a page
+// and in a stream catching up on it (issue 29: only the page's copy had it), with follow=false
+// and with a followed stream.
+func TestStreamEventsCarryTheirLeaves(t *testing.T) {
+	e, policy := logEnv(t)
+	l := e.CreateLobby(map[string]any{"betSize": 1, "playersCountLimit": 20})
+	lobby := l.Id.String()
+	for j := range 3 {
+		e.Register(lobby, e.NewPlayer(fmt.Sprint("p", j), 10)).Want(t, http.StatusCreated)
+	}
+	waitForLog(t, e, policy)
+	var page api.EventPage
+	e.Do("GET", "/v1/lobbies/"+lobby+"/events", "", nil).Want(t, http.StatusOK).Decode(t, &page)
+	for _, query := range []string{"follow=false", ""} {
+		stream := e.OpenStream(lobby, "", query)
+		streamed := apitest.DecodeSSE(t, stream.Until(t, page.Next, 5*time.Second))
+		stream.Close()
+		if len(streamed) != len(page.Events) {
+			t.Fatalf("%q: %d events streamed, %d in the page", query, len(streamed), len(page.Events))
+		}
+		for i, ev := range page.Events {
+			if ev.LeafIndex == nil {
+				t.Fatalf("the page's event %d has no leafIndex", ev.Seq)
+			}
+			if got := streamed[i].LeafIndex; got == nil || *got != *ev.LeafIndex {
+				t.Errorf("%q: event %d streamed with leafIndex %v, the page has %d", query, ev.Seq, apitest.JSONOf(got), *ev.LeafIndex)
+			}
+		}
+	}
+}

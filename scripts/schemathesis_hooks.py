@@ -1,17 +1,15 @@
-"""Schemathesis hooks for scripts/test-schemathesis.sh (loaded through schemathesis.toml).
+"""Schemathesis hooks for the second run of scripts/test-schemathesis.sh (SCHEMATHESIS_HOOKS).
 
-openapi.yaml is an OpenAPI 3.0.3 document, which has no keyword for the schema of each message of
-an event stream nor for the JSON inside a string. It states them as extensions named after the
-keywords of later versions: `x-itemSchema` on a media type (OpenAPI 3.2's `itemSchema`) and
-`x-contentMediaType` / `x-contentSchema` in a schema (JSON Schema's `contentMediaType` /
-`contentSchema`, OpenAPI 3.1). Schemathesis reads a 3.0 document's `text/event-stream` schema as
-the schema of each message and knows the content keywords, so the hook below gives it the
-extensions under those names: it then checks every message of the stream, and the `Event` or
-`SignedHead` each one's data holds.
-
-The one YAML response, `GET /openapi.yaml`, is declared as bytes (`type: string, format:
-binary`, which generated clients hand over as they are); schemathesis would parse it into a
-mapping first, so YAML bodies are given to it as the text they are.
+The contract holds for schemathesis without them (the first run, as a third party runs it). They
+only make it check more: openapi.yaml is an OpenAPI 3.0.3 document, which has no keyword for the
+schema of each message of an event stream nor for the JSON inside a string. It states them as
+extensions named after the keywords of later versions: `x-itemSchema` on a media type (OpenAPI
+3.2's `itemSchema`) and `x-contentMediaType` / `x-contentSchema` in a schema (JSON Schema's
+`contentMediaType` / `contentSchema`, OpenAPI 3.1). Schemathesis reads a 3.0 document's
+`text/event-stream` schema as the schema of each message (the contract's states no type, so that
+any message passes) and knows the content keywords, so the hook below gives it the extensions
+under those names: it then checks every message of the stream, and the `Event` or `SignedHead`
+each one's data holds.
 """
 
 import schemathesis
@@ -38,10 +36,3 @@ def _promote(node):
     elif isinstance(node, list):
         for value in node:
             _promote(value)
-
-
-# Every YAML media type schemathesis knows (a lookup matches the whole family, in the order of
-# registration), so that this one replaces its YAML parser for each.
-@schemathesis.deserializer("text/yaml", "text/x-yaml", "application/x-yaml", "text/vnd.yaml", "application/yaml")
-def yaml_as_text(context, response):
-    return response.content.decode("utf-8")

@@ -805,9 +805,12 @@ type ClockShiftedEvent struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -1031,9 +1034,12 @@ type Event struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -1090,9 +1096,12 @@ type EventEnvelope struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -1151,7 +1160,9 @@ type EventPage struct {
 	LogProof *LogProof `json:"logProof,omitempty"`
 
 	// Next The `after` of the next request: the `seq` of the last event returned, or the request's
-	// `after` when none was.
+	// `after` when none was. A page without events (a long poll that waited in vain too)
+	// says how far the server read the log: its `head` is the log's last event when read,
+	// at or before `next`, with nothing after `next` up to it.
 	//
 	//
 	// Example: 7
@@ -1336,9 +1347,12 @@ type GameFinishedEvent struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -1402,9 +1416,12 @@ type GameOpenedEvent struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -1743,9 +1760,12 @@ type GameStoppedEvent struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -2147,9 +2167,12 @@ type LobbyClosedEvent struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -2210,9 +2233,12 @@ type LobbyCreatedEvent struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -2480,9 +2506,12 @@ type MoveCommittedEvent struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -2544,9 +2573,12 @@ type MoveRevealedEvent struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -2616,9 +2648,12 @@ type MovesClosedEvent struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -2676,9 +2711,12 @@ type NextConfigChangedEvent struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -2764,9 +2802,12 @@ type PlayerLeftEvent struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -2834,9 +2875,12 @@ type PlayerRegisteredEvent struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -3062,9 +3106,12 @@ type RoundResolvedEvent struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -3133,9 +3180,12 @@ type RoundStartedEvent struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -3450,9 +3500,12 @@ type StageExtendedEvent struct {
 	// Example: a32a2cef1dee80252a260e5c83bc85e6c5ff27db49dfb4e3f975d59c13266d83
 	Hash string `json:"hash"`
 
-	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present in
-	// pages read without waiting when the log had the event; absent from long polls and
-	// streams, which deliver events as they commit, about a second before the log has them.
+	// LeafIndex The event's leaf in the transparency log (`GET /v1/log`), once logged: present
+	// wherever the server sends an event the log already had, the same in a page read
+	// without waiting and in a stream catching up (the events from `after` or
+	// `Last-Event-ID` to the head, and all of a `follow=false` stream); absent from events
+	// delivered as they commit (long polls, a followed stream once caught up), about a
+	// second before the log has them: read the page, or `GET /v1/log/inclusion`, for those.
 	//
 	//
 	// Example: 1042
@@ -10118,7 +10171,7 @@ type GetOpenApiSpecResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// YAML200 the response for an HTTP 200 `application/yaml` response
-	YAML200 *openapi_types.File
+	YAML200 *interface{}
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -10132,7 +10185,7 @@ type GetOpenApiSpecResponse struct {
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
-func (r GetOpenApiSpecResponse) GetYAML200() *openapi_types.File {
+func (r GetOpenApiSpecResponse) GetYAML200() *interface{} {
 	return r.YAML200
 }
 
@@ -17933,7 +17986,7 @@ func ParseGetOpenApiSpecResponse(rsp *http.Response) (*GetOpenApiSpecResponse, e
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
-		var dest openapi_types.File
+		var dest interface{}
 		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
