@@ -17,15 +17,7 @@ func TestRefusesLogBehindItsWitnesses(t *testing.T) {
 	e, ws, log := witnessed(t)
 	play(t, e, 3)
 	c := waitCosigned(t, e, policy(log, 2, ws))
-	var cfg []logpublish.Witness
-	for _, w := range ws {
-		sw, err := logpublish.NewWitness(w.URL, w.VerifierKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg = append(cfg, sw)
-	}
-	starting, err := logpublish.New(t.Context(), logpublish.Config{Store: e.Store, Origin: origin, Witnesses: cfg, WitnessTimeout: 2 * time.Second})
+	starting, err := logpublish.New(t.Context(), logpublish.Config{Store: e.Store, Origin: origin, Witnesses: witnessConfigs(t, ws), WitnessTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,13 +29,8 @@ if found && user_ok; then
 	exit 0
 fi
 
-# As root apt-get runs as is; otherwise through sudo, when sudo asks no password.
-sudo=
-if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-	sudo=sudo
-fi
-
-if { [ "$(id -u)" -ne 0 ] && [ -z "$sudo" ]; } || ! command -v apt-get >/dev/null 2>&1; then
+. "$(dirname "$0")/lib/apt.sh"
+if ! can_apt; then
 	echo "ensure-postgres: rpsd and the tests need the PostgreSQL server binaries (initdb, pg_ctl, postgres)" >&2
 	echo "on PATH or in /usr/lib/postgresql/<version>/bin. Install them, e.g.:" >&2
 	echo "  sudo apt-get install postgresql     (Debian/Ubuntu)" >&2
@@ -44,13 +39,13 @@ if { [ "$(id -u)" -ne 0 ] && [ -z "$sudo" ]; } || ! command -v apt-get >/dev/nul
 fi
 
 echo "ensure-postgres: installing PostgreSQL with apt-get" >&2
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
+apt_get update
 # The package's post-install script creates and may start a default
 # cluster; the tests never use it, so it is stopped again if one came up.
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql >&2
+apt_get install -y --no-install-recommends postgresql
 if command -v pg_ctlcluster >/dev/null 2>&1 && command -v pg_lsclusters >/dev/null 2>&1; then
 	pg_lsclusters -h 2>/dev/null | while read -r version name _; do
-		$sudo pg_ctlcluster "$version" "$name" stop 2>/dev/null || true
+		$as_root pg_ctlcluster "$version" "$name" stop 2>/dev/null || true
 	done
 fi
 
