@@ -41,10 +41,7 @@ func (s *Server) publishedCheckpoint(ctx context.Context) (store.LogCheckpoint, 
 
 // logHashes serves the stored tiles of the tree of checkpoint c, each checked against its root.
 func (s *Server) logHashes(ctx context.Context, c store.LogCheckpoint) tlog.HashReader {
-	tiles := translog.TileReader{Read: func(keys []translog.TileKey) (map[translog.TileKey][]byte, error) {
-		return s.store.LogTiles(ctx, keys)
-	}}
-	return tlog.TileHashReader(tlog.Tree{N: c.Size, Hash: c.Root}, tiles)
+	return s.store.LogHashes(ctx, tlog.Tree{N: c.Size, Hash: c.Root})
 }
 
 func base64Hashes[T ~[]tlog.Hash](hashes T) []LogHash {

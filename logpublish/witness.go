@@ -167,10 +167,7 @@ func (s *Sequencer) cosign(ctx context.Context, w Witness, c store.LogCheckpoint
 // prove is the consistency proof of checkpoint c from size old, from the stored tiles
 // (authenticated against c's root on the way).
 func (s *Sequencer) prove(ctx context.Context, c store.LogCheckpoint, old int64) (tlog.TreeProof, error) {
-	tiles := translog.TileReader{Read: func(keys []translog.TileKey) (map[translog.TileKey][]byte, error) {
-		return s.st.LogTiles(ctx, keys)
-	}}
-	return tlog.ProveTree(c.Size, old, tlog.TileHashReader(tlog.Tree{N: c.Size, Hash: c.Root}, tiles))
+	return tlog.ProveTree(c.Size, old, s.st.LogHashes(ctx, tlog.Tree{N: c.Size, Hash: c.Root}))
 }
 
 // addCheckpoint posts body to witness w's add-checkpoint and returns its answer's status and body.

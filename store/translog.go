@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/commitreveal/rps/tournament"
 	"github.com/commitreveal/rps/translog"
@@ -157,6 +158,14 @@ func (s *Store) readTiles(ctx context.Context, q querier, keys []translog.TileKe
 		return nil, fmt.Errorf("read log tiles: %w", err)
 	}
 	return tiles, nil
+}
+
+// LogHashes reads the hashes of tree from the stored tiles, each checked against its root on the
+// way (for proofs: tlog.ProveTree, tlog.ProveRecord, tlog.TreeHash).
+func (s *Store) LogHashes(ctx context.Context, tree tlog.Tree) tlog.HashReader {
+	return tlog.TileHashReader(tree, translog.TileReader{Read: func(keys []translog.TileKey) (map[translog.TileKey][]byte, error) {
+		return s.LogTiles(ctx, keys)
+	}})
 }
 
 // LogTiles reads stored tiles by key (for serving tiles and proving); missing ones are absent.

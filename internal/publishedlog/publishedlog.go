@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/mod/sumdb/tlog"
+
 	"github.com/commitreveal/rps/store"
 	"github.com/commitreveal/rps/tournament"
 )
@@ -77,8 +79,9 @@ func Write(path string, m Mark) error {
 	return nil
 }
 
-// Check refuses a database whose log is behind the mark in the file at path, or holds another
-// tree of the mark's size; nothing is refused before the first mark.
+// Check refuses a database whose log is behind the mark in the file at path, or does not extend
+// the mark's tree (another root at its size, or a larger tree without it); nothing is refused
+// before the first mark.
 func Check(ctx context.Context, st *store.Store, path string) error {
 	mark, ok, err := Read(path)
 	if err != nil || !ok {
@@ -102,6 +105,16 @@ func Check(ctx context.Context, st *store.Store, path string) error {
 	case state.Size == mark.Size && state.Root != mark.Root:
 		return fmt.Errorf("refusing to serve: the database's transparency log of %d entries has root %x, but the checkpoint this server "+
 			"published at that size (recorded in %s) has root %x: serving it would fork the log. %s", state.Size, state.Root, path, mark.Root, remedy)
+	case state.Size > mark.Size && mark.Size > 0:
+		// Ahead is not enough: the log must extend the published tree, as a witness checks.
+		proof, err := tlog.ProveTree(state.Size, mark.Size, st.LogHashes(ctx, tlog.Tree{N: state.Size, Hash: state.Root}))
+		if err != nil {
+			return fmt.Errorf("read the log to compare it with %s: %w", path, err)
+		}
+		if err := tlog.CheckTree(proof, state.Size, state.Root, mark.Size, mark.Root); err != nil {
+			return fmt.Errorf("refusing to serve: the database's transparency log of %d entries does not extend the checkpoint of %d "+
+				"entries this server published (recorded in %s, root %x): serving it would fork the log. %s", state.Size, mark.Size, path, mark.Root, remedy)
+		}
 	}
 	return nil
 }

@@ -9,16 +9,19 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/mod/sumdb/tlog"
+
 	"github.com/commitreveal/rps/internal/pgtest"
 	"github.com/commitreveal/rps/store"
 	"github.com/commitreveal/rps/tournament"
+	"github.com/commitreveal/rps/translog"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // TestRefusesLogBehindPublished: a database whose log is behind the checkpoint recorded in the
 // file (a restore to before it), or holds another tree of that size (a fork), is refused with the
-// sizes and the file named; one at or past it is served; no file, nothing refused. Keep records
+// sizes and the file named; one at it is served; no file, nothing refused. Keep records
 // the newest published checkpoint, durably.
 func TestRefusesLogBehindPublished(t *testing.T) {
 	ctx := context.Background()
@@ -52,13 +55,12 @@ func TestRefusesLogBehindPublished(t *testing.T) {
 	if err := Check(ctx, st, path); err == nil || !strings.Contains(err.Error(), "fork") {
 		t.Fatalf("another tree of the published size: %v, want a refusal", err)
 	}
-	for _, m := range []Mark{{Size: 41, Root: root}, {Size: 40, Root: [32]byte{1}}} {
-		if err := Write(path, m); err != nil {
-			t.Fatal(err)
-		}
-		if err := Check(ctx, st, path); err != nil {
-			t.Fatalf("a log at or past the published checkpoint (%d): %v", m.Size, err)
-		}
+	// A log past the mark: TestRefusesLogAheadButForked (it needs the tiles to prove it).
+	if err := Write(path, Mark{Size: 41, Root: root}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(ctx, st, path); err != nil {
+		t.Fatalf("a log at the published checkpoint: %v", err)
 	}
 	if err := os.WriteFile(path, []byte("garbage"), 0o644); err != nil {
 		t.Fatal(err)
@@ -88,5 +90,53 @@ func TestRefusesLogBehindPublished(t *testing.T) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRefusesLogAheadButForked: a database whose log is past the published checkpoint is served
+// only when that checkpoint is a prefix of it (another database, or a restore that went on from
+// before the mark on another server, may be ahead and still not hold what was published); the
+// consistency proof comes from the stored tiles, as a witness's would.
+func TestRefusesLogAheadButForked(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.New(t)
+	st := store.New(pool, store.Options{Service: tournament.NewService(tournament.Options{})})
+	path := filepath.Join(t.TempDir(), "published-checkpoint")
+
+	leaves := make([]tlog.Hash, 5)
+	for i := range leaves {
+		leaves[i] = tlog.RecordHash([]byte{byte(i)})
+	}
+	grown, err := translog.Append(0, nil, leaves)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tile := range grown.Tiles {
+		if _, err := pool.Exec(ctx, `INSERT INTO log_tiles (level, n, hashes) VALUES ($1, $2, $3)`, tile.Level, tile.N, tile.Hashes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO log_state (origin, size, root, updated_at) VALUES ('o', 5, $1, 0)`, grown.Tree.Hash[:]); err != nil {
+		t.Fatal(err)
+	}
+	prefix, err := translog.Append(0, nil, leaves[:3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	forked, err := translog.Append(0, nil, []tlog.Hash{leaves[0], leaves[1], tlog.RecordHash([]byte("another"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(path, Mark{Size: 3, Root: forked.Tree.Hash}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(ctx, st, path); err == nil || !strings.Contains(err.Error(), "fork") || !strings.Contains(err.Error(), path) {
+		t.Fatalf("a log of 5 that does not extend the published checkpoint of 3: %v, want a refusal", err)
+	}
+	if err := Write(path, Mark{Size: 3, Root: prefix.Tree.Hash}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(ctx, st, path); err != nil {
+		t.Fatalf("a log of 5 that extends the published checkpoint of 3: %v", err)
 	}
 }
