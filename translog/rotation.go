@@ -103,25 +103,44 @@ func OpenRotation(origin string, signed []byte) (Rotation, error) {
 	return r, nil
 }
 
+// ErrRotationFork: a trusted key signed two different hand-overs (to two keys, or of two trees).
+// A key hands the log over once; a second statement is made by whoever else holds it (a thief of
+// a retired key handing the log to a key of their own), and both statements are the evidence.
+var ErrRotationFork = errors.New("key rotation: a trusted key handed the log over twice")
+
 // FollowRotations returns trusted (note verifier keys of the log origin) with every key that an
 // unbroken chain of statements hands the log over to: a statement counts only when it is signed
 // by a key trusted already, in whatever order they come. Statements that do not verify are
-// ignored: anybody can make those, and they prove nothing.
-func FollowRotations(origin string, trusted []string, statements [][]byte) []string {
+// ignored: anybody can make those, and they prove nothing. A trusted key with two different
+// statements is misbehaviour (ErrRotationFork, naming both): neither is followed.
+func FollowRotations(origin string, trusted []string, statements [][]byte) ([]string, error) {
 	out := slices.Clone(trusted)
-	var rotations []Rotation
+	handOver := map[string]Rotation{} // by old key: the one statement it signed
+	var forks [][2]Rotation           // two different statements of one old key
 	for _, s := range statements {
-		if r, err := OpenRotation(origin, s); err == nil {
-			rotations = append(rotations, r)
+		r, err := OpenRotation(origin, s)
+		if err != nil {
+			continue
 		}
+		if prev, ok := handOver[r.Old]; ok && prev != r {
+			forks = append(forks, [2]Rotation{prev, r})
+			continue
+		}
+		handOver[r.Old] = r
 	}
 	for grown := true; grown; {
 		grown = false
-		for _, r := range rotations {
-			if slices.Contains(out, r.Old) && !slices.Contains(out, r.New) {
+		for _, key := range out {
+			if r, ok := handOver[key]; ok && !slices.Contains(out, r.New) {
 				out, grown = append(out, r.New), true
 			}
 		}
 	}
-	return out
+	for _, f := range forks {
+		if slices.Contains(out, f[0].Old) {
+			return trusted, fmt.Errorf("%w: %s handed it to %s at size %d and to %s at size %d",
+				ErrRotationFork, f[0].Old, f[0].New, f[0].Tree.N, f[1].New, f[1].Tree.N)
+		}
+	}
+	return out, nil
 }

@@ -3,6 +3,8 @@ package translog
 import (
 	"crypto/ed25519"
 	"crypto/sha256"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,21 +106,38 @@ func TestFollowRotations(t *testing.T) {
 	r23 := rotate(t, s2, Rotation{Origin: origin, Tree: tree, Old: k2, New: k3})
 	// A statement by a key nobody trusts hands over nothing, even naming a trusted key as old.
 	rx := rotate(t, sx, Rotation{Origin: origin, Tree: tree, Old: kx, New: k3})
+	// A retired key handing the log over again (its thief, to a key of their own, at a tree
+	// behind what the new key signed since) is a fork of the hand-over: neither is followed.
+	r1x := rotate(t, s1, Rotation{Origin: origin, Tree: tlog.Tree{N: 2}, Old: k1, New: kx})
+	r12again := rotate(t, s1, Rotation{Origin: origin, Tree: tlog.Tree{N: 4}, Old: k1, New: k2})
 	for _, c := range []struct {
 		name       string
 		trusted    []string
 		statements [][]byte
 		want       []string
 	}{
+		{"the same statement twice", []string{k1}, [][]byte{r12, r12}, []string{k1, k2}},
+		{"an untrusted key's fork", []string{k2}, [][]byte{r12, r1x, r23}, []string{k2, k3}},
 		{"a chain, newest first", []string{k1}, [][]byte{r23, r12}, []string{k1, k2, k3}},
 		{"from the middle", []string{k2}, [][]byte{r12, r23}, []string{k2, k3}},
 		{"a broken chain", []string{k1}, [][]byte{r23}, []string{k1}},
 		{"an untrusted signer", []string{k1}, [][]byte{rx}, []string{k1}},
 		{"another log's statement", []string{k1}, [][]byte{[]byte(strings.Replace(string(r12), origin+" key", "rps.other/log key", 1))}, []string{k1}},
 	} {
-		got := FollowRotations(origin, c.trusted, c.statements)
-		if strings.Join(got, " ") != strings.Join(c.want, " ") {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		got, err := FollowRotations(origin, c.trusted, c.statements)
+		if err != nil || strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%s: %v (%v), want %v", c.name, got, err, c.want)
+		}
+	}
+	for name, statements := range map[string][][]byte{
+		"to another key":          {r12, r23, r1x},
+		"to another key, first":   {r1x, r12},
+		"of another tree":         {r12, r12again},
+		"a key the chain reached": {r12, r23, rotate(t, s2, Rotation{Origin: origin, Tree: tree, Old: k2, New: kx})},
+	} {
+		got, err := FollowRotations(origin, []string{k1}, statements)
+		if !errors.Is(err, ErrRotationFork) || !slices.Equal(got, []string{k1}) {
+			t.Errorf("a trusted key's second hand-over, %s: %v (%v), want ErrRotationFork and the pinned key only", name, got, err)
 		}
 	}
 }

@@ -59,9 +59,9 @@ func TestKeyRotate(t *testing.T) {
 	if len(log.VerifierKeys) != 2 || log.VerifierKeys[0].Rotation == nil || !strings.Contains(string(out), *log.VerifierKeys[0].Rotation) {
 		t.Fatalf("no key rotation statement in GET /v1/log or the command's output: %+v\n%s", log.VerifierKeys, out)
 	}
-	trusted := translog.FollowRotations(log.Origin, []string{pinned}, [][]byte{[]byte(*log.VerifierKeys[0].Rotation)})
-	if len(trusted) != 2 || trusted[1] != log.VerifierKeys[0].VerifierKey {
-		t.Fatalf("a client that pinned %s follows the rotation to %v", pinned, trusted)
+	trusted, err := translog.FollowRotations(log.Origin, []string{pinned}, [][]byte{[]byte(*log.VerifierKeys[0].Rotation)})
+	if err != nil || len(trusted) != 2 || trusted[1] != log.VerifierKeys[0].VerifierKey {
+		t.Fatalf("a client that pinned %s follows the rotation to %v (%v)", pinned, trusted, err)
 	}
 
 	lobby := s.createLobby("signed", map[string]any{"betSize": 1, "playersCountLimit": 2})
