@@ -27,10 +27,10 @@ func init() {
 	openapi3filter.RegisterBodyDecoder("application/json", decodeJSONBody)
 }
 
-// maxBodyDepth bounds how deeply a body's arrays and objects nest. The contract's deepest body
-// nest a few levels (an object in an object in the body); the bound keeps the work and memory of
-// a hostile body (60 KB of '[' then ']') small and linear, and refuses it with a 400 naming where
-// it went too deep.
+// maxBodyDepth bounds how deeply a body's arrays and objects nest. The contract's bodies nest a
+// few levels (an object in an object in the body); the bound keeps the work and memory of a
+// hostile body (60 KB of '[' then ']') small and linear, and refuses it with a 400 naming where it
+// went too deep.
 const maxBodyDepth = 32
 
 // bodyError is a body refused by decodeJSONBody; field is the member's path ("config.ruleset"),
