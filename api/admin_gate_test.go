@@ -47,11 +47,7 @@ func TestAdminRoutesRefuseBeforeValidation(t *testing.T) {
 	q := e.NewPlayer("q", 1000)
 	// r is the account the admin's requests reach (a new token, disabled).
 	r := e.NewPlayer("r", 1000)
-	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 3})
-	values := map[string]string{
-		"accountId": r.ID, "lobbyId": l.Id.String(), "gameId": l.Game.Id.String(), "rulesetId": "rpsls", "round": "1", "seq": "1",
-		"rulesetHash": strings.Repeat("a", 64),
-	}
+	values := fixtureLobby(e, r.ID)
 	var admin int
 	for _, op := range specOperations(t, values) {
 		if !op.adminOnly {

@@ -38,11 +38,7 @@ func TestLargestCursors(t *testing.T) {
 	t.Parallel()
 	e := apitest.Start(t)
 	p := e.NewPlayer("p", 1000)
-	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 3})
-	values := map[string]string{
-		"accountId": p.ID, "lobbyId": l.Id.String(), "gameId": l.Game.Id.String(), "rulesetId": "rpsls", "round": "1", "seq": "1",
-		"rulesetHash": strings.Repeat("a", 64),
-	}
+	values := fixtureLobby(e, p.ID)
 	spec, err := api.GetSwagger()
 	if err != nil {
 		t.Fatal(err)

@@ -60,6 +60,17 @@ func (s stringInput) field() string {
 	return s.name
 }
 
+// fixtureLobby creates the lobby the spec's operations are called on, and returns the values of
+// every path parameter: the account's id, the lobby's and its game's, and ones that exist for the
+// rest.
+func fixtureLobby(e *apitest.Env, account string) map[string]string {
+	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 3})
+	return map[string]string{
+		"accountId": account, "lobbyId": l.Id.String(), "gameId": l.Game.Id.String(), "rulesetId": "rpsls", "round": "1", "seq": "1",
+		"rulesetHash": strings.Repeat("a", 64),
+	}
+}
+
 // specOperations walks openapi.yaml: every operation, with every string parameter and every
 // string field of its body (nested objects included), so an operation or a field added to the
 // spec is covered by the tests below without a change to them.
@@ -175,12 +186,7 @@ func TestHostileStrings(t *testing.T) {
 	t.Parallel()
 	e := apitest.Start(t)
 	p := e.NewPlayer("p", 1000)
-	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 3})
-	lobby, game := l.Id.String(), l.Game.Id.String()
-	values := map[string]string{
-		"accountId": p.ID, "lobbyId": lobby, "gameId": game, "rulesetId": "rpsls", "round": "1", "seq": "1",
-		"rulesetHash": strings.Repeat("a", 64),
-	}
+	values := fixtureLobby(e, p.ID)
 	ops := specOperations(t, values)
 	var cases int
 	for _, op := range ops {
@@ -279,11 +285,7 @@ func TestBodyIsOneJSONValue(t *testing.T) {
 	t.Parallel()
 	e := apitest.Start(t)
 	p := e.NewPlayer("p", 1000)
-	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 3})
-	values := map[string]string{
-		"accountId": p.ID, "lobbyId": l.Id.String(), "gameId": l.Game.Id.String(), "rulesetId": "rpsls", "round": "1", "seq": "1",
-		"rulesetHash": strings.Repeat("a", 64),
-	}
+	values := fixtureLobby(e, p.ID)
 	var withBody int
 	for _, op := range specOperations(t, values) {
 		if op.body == nil {
