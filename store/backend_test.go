@@ -46,8 +46,12 @@ func (b backend) Lobby(ctx context.Context, id tournament.LobbyID) (tournament.L
 	return v.Lobby, err
 }
 
+// Game reads the header as the core sees it, its salt included (which no read of the API loads).
 func (b backend) Game(ctx context.Context, id tournament.GameID) (tournament.Game, error) {
-	return b.s.Game(ctx, id)
+	var salt []byte
+	g, err := scanGame(queryRow(ctx, b.s.pool, `SELECT `+gameColumns+`, moves_salt FROM games WHERE id = $1`, id), &salt)
+	copy(g.Salt[:], salt)
+	return g, err
 }
 
 func (b backend) Players(ctx context.Context, game tournament.GameID) ([]tournament.Player, error) {
@@ -69,7 +73,7 @@ func (b backend) Ledger(ctx context.Context) (tournament.LedgerReport, error) {
 // newService is the suite's service: its ids and minimum timeout.
 func newService() *tournament.Service {
 	return tournament.NewService(tournament.Options{
-		Rules: engine.Builtin(), MinTimeoutMs: tournamenttest.Timeout, NewID: tournamenttest.NewID,
+		Rules: engine.Builtin(), MinTimeoutMs: tournamenttest.Timeout, NewID: tournamenttest.NewID, NewSalt: tournamenttest.NewSalt,
 	})
 }
 

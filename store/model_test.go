@@ -29,7 +29,7 @@ func newTwin(name string, b tournamenttest.Backend, check int64) twin {
 	var n int64
 	newID := func() string { n++; return fmt.Sprintf("00000000-0000-4000-a%03d-%012d", check%1000, n) }
 	return twin{name, b, tournament.NewService(tournament.Options{
-		Rules: engine.Builtin(), MinTimeoutMs: tournamenttest.Timeout, NewID: newID,
+		Rules: engine.Builtin(), MinTimeoutMs: tournamenttest.Timeout, NewID: newID, NewSalt: tournamenttest.NewSalt,
 	})}
 }
 

@@ -137,12 +137,15 @@ func (t *pgTx) queueLock(b *pgx.Batch, id tournament.LobbyID) *lockRead {
 			read.lobby, read.foundLobby = l, err == nil
 			return err
 		})
-	queue(b, `SELECT `+gameColumns+` FROM games WHERE id = (SELECT game_id FROM lobbies WHERE id = $1)`, id).
+	// The salt is read here only, for the core: no read of the API's even loads it.
+	queue(b, `SELECT `+gameColumns+`, moves_salt FROM games WHERE id = (SELECT game_id FROM lobbies WHERE id = $1)`, id).
 		QueryRow(func(r pgx.Row) error {
-			g, err := scanGame(row{r})
+			var salt []byte
+			g, err := scanGame(row{r}, &salt)
 			if errors.Is(err, tournament.ErrNotFound) {
 				return nil
 			}
+			copy(g.Salt[:], salt)
 			read.game = g
 			return err
 		})

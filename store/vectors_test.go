@@ -35,7 +35,9 @@ type vectorEvent struct {
 
 type vectorDigest struct {
 	Values []vectorValue `json:"values"`
-	Digest string        `json:"digest"`
+	// Salt is the salt of a salted digest (moves_closed's), absent for an unsalted one.
+	Salt   string `json:"salt,omitempty"`
+	Digest string `json:"digest"`
 }
 
 type vectorValue struct {
@@ -63,7 +65,7 @@ func TestEventVectors(t *testing.T) {
 		{Type: tournament.EventGameStopped, LobbyID: lobby, GameID: game, At: at + 2, Data: &tournament.GameStoppedData{Reason: "tab\there, emoji 🎲", Stage: tournament.StageRegistration, Amount: 100, Players: 1, Share: 100}},
 	}
 	var got eventVectors
-	got.Comment = "Events sealed by tournament.Seal: hash = blake2b-256(prevHash || canonical), canonical = RFC 8785 JSON of {seq,type,lobbyId,gameId,at,data}. Digests: blake2b-256 of the canonical JSON array of {player,value} sorted bytewise by player."
+	got.Comment = "Events sealed by tournament.Seal: hash = blake2b-256(prevHash || canonical), canonical = RFC 8785 JSON of {seq,type,lobbyId,gameId,at,data}. Digests: blake2b-256 of the canonical JSON array of {player,value} sorted bytewise by player; salted (moves_closed's): blake2b-256(salt || array), salt the 32 bytes whose hex is given."
 	var prev tournament.LoggedEvent
 	for _, e := range log {
 		le, err := tournament.Seal(prev, e)
@@ -86,13 +88,27 @@ func TestEventVectors(t *testing.T) {
 		got.Events = append(got.Events, v)
 		prev = le
 	}
-	for _, values := range [][]vectorValue{
-		{},
-		{{bob, "b34c1092cdce02200b7eaa684af4563d0644b46aa2ac115dec287bd62ca268de"}, {alice, "cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae"}},
-		{{bob, "4pass12"}, {alice, "0pass12"}},
+	commitments := []vectorValue{{bob, "b34c1092cdce02200b7eaa684af4563d0644b46aa2ac115dec287bd62ca268de"}, {alice, "cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae"}}
+	const salt = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	for _, c := range []struct {
+		values []vectorValue
+		salt   string
+	}{
+		{values: []vectorValue{}},
+		{values: commitments},
+		{values: []vectorValue{{bob, "4pass12"}, {alice, "0pass12"}}},
+		{values: commitments, salt: salt},
+		{values: []vectorValue{}, salt: salt},
 	} {
 		d := tournament.NewDigester()
-		sorted := append([]vectorValue(nil), values...)
+		if c.salt != "" {
+			s, err := tournament.ParseSalt(c.salt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d = tournament.NewSaltedDigester(s)
+		}
+		sorted := append([]vectorValue(nil), c.values...)
 		if len(sorted) == 2 && sorted[0].Player > sorted[1].Player {
 			sorted[0], sorted[1] = sorted[1], sorted[0]
 		}
@@ -102,7 +118,7 @@ func TestEventVectors(t *testing.T) {
 			}
 		}
 		sum, _ := d.Sum()
-		got.Digests = append(got.Digests, vectorDigest{Values: sorted, Digest: sum})
+		got.Digests = append(got.Digests, vectorDigest{Values: sorted, Salt: c.salt, Digest: sum})
 	}
 
 	out, err := json.MarshalIndent(got, "", "  ")

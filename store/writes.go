@@ -133,7 +133,8 @@ func (t *pgTx) writeHeld() error {
 		b.cte("games", `UPDATE games g SET stage = u.stage, round = u.round, stage_started_at = u.stage_started_at,
 				deadline = u.deadline, extensions = u.extensions, joined = u.joined, players = u.players,
 				active = u.active, committed = u.committed, revealed = u.revealed, escrow = u.escrow,
-				winner = nullif(u.winner, '')::uuid, payout = u.payout, stop_reason = u.stop_reason, ended_at = u.ended_at
+				winner = nullif(u.winner, '')::uuid, payout = u.payout, stop_reason = u.stop_reason, ended_at = u.ended_at,
+				moves_salt = u.moves_salt
 			FROM `+gameRows(&b, games, false)+`
 			WHERE g.id = u.id`)
 	}
@@ -243,6 +244,16 @@ func gameRows(b *setStatement, games []tournament.Game, all bool) string {
 		col("joined", "int", joined), col("players", "int", players), col("active", "int", active),
 		col("committed", "int", committed), col("revealed", "int", revealed), col("escrow", "bigint", escrow),
 		col("winner", "text", winner), col("payout", "bigint", payout), col("stop_reason", "text", reason), col("ended_at", "bigint", ended)}
+	if !all {
+		// A new game has no salt; a game's salt is written until its event reveals it, then NULL.
+		salt := make([][]byte, n)
+		for i, g := range games {
+			if !g.Salt.IsZero() {
+				salt[i] = g.Salt[:]
+			}
+		}
+		cols = append(cols, col("moves_salt", "bytea", salt))
+	}
 	if all {
 		cols = append(cols, col("lobby_id", "uuid", lobby), col("number", "int", number), col("config", "jsonb", config),
 			col("ruleset_hash", "text", ruleset), col("created_at", "bigint", created))

@@ -133,6 +133,14 @@ func (o *canonicalObject) str(k, v string) *canonicalObject {
 	return o
 }
 
+// optStr writes a string member that is left out when empty (omitempty).
+func (o *canonicalObject) optStr(k, v string) *canonicalObject {
+	if v == "" {
+		return o
+	}
+	return o.str(k, v)
+}
+
 func (o *canonicalObject) end() ([]byte, bool) {
 	return append(o.b, '}'), o.ok
 }
@@ -168,7 +176,8 @@ func (d *StageExtendedData) appendCanonical(b []byte) ([]byte, bool) {
 }
 
 func (d *GameFinishedData) appendCanonical(b []byte) ([]byte, bool) {
-	return newCanonicalObject(b).int("amount", d.Amount).int("round", int64(d.Round)).str("winner", string(d.Winner)).end()
+	return newCanonicalObject(b).int("amount", d.Amount).int("round", int64(d.Round)).optStr("salt", d.Salt).
+		str("winner", string(d.Winner)).end()
 }
 
 // canonicalDataOf is the RFC 8785 form of event data: built by hand for the types that can,

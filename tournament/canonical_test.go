@@ -99,15 +99,22 @@ func TestSignedMessageIsCanonical(t *testing.T) {
 }
 
 // TestDigesterMatchesCanonical: the digest is blake2b-256 of the canonical JSON array of
-// {player, value}, as Canonical writes it.
+// {player, value}, as Canonical writes it; the salted one, of the salt's 32 bytes followed by it.
 func TestDigesterMatchesCanonical(t *testing.T) {
 	type elem struct {
 		Player AccountID `json:"player"`
 		Value  string    `json:"value"`
 	}
 	strs := append(trickyStrings, randomStrings()[:300]...)
-	for _, n := range []int{0, 1, 2, len(strs)} {
-		d := NewDigester()
+	salt := Salt(blake2b.Sum256([]byte("salt")))
+	for _, c := range []struct {
+		n      int
+		salted bool
+	}{{0, false}, {1, false}, {2, false}, {len(strs), false}, {0, true}, {2, true}, {len(strs), true}} {
+		n, d, prefix := c.n, NewDigester(), []byte(nil)
+		if c.salted {
+			d, prefix = NewSaltedDigester(salt), salt[:]
+		}
 		var elems []elem
 		for i := range n {
 			e := elem{AccountID(strs[i]), strs[len(strs)-1-i]}
@@ -123,10 +130,10 @@ func TestDigesterMatchesCanonical(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := blake2b.Sum256(canonical)
+		want := blake2b.Sum256(append(prefix, canonical...))
 		got, count := d.Sum()
 		if got != hex.EncodeToString(want[:]) || count != n {
-			t.Fatalf("%d values: digest %s (%d), want %x", n, got, count, want)
+			t.Fatalf("%d values (salted %v): digest %s (%d), want %x", n, c.salted, got, count, want)
 		}
 	}
 }
@@ -148,6 +155,7 @@ func TestEventDataIsCanonical(t *testing.T) {
 			&MoveRevealedData{Player: AccountID(s), Round: i(), Revealed: i()},
 			&StageExtendedData{Stage: Stage(s), Round: i(), Deadline: n()},
 			&GameFinishedData{Winner: AccountID(s), Amount: n(), Round: i()},
+			&GameFinishedData{Winner: AccountID(s), Amount: n(), Round: i(), Salt: s},
 			&GameFinishedData{Winner: AccountID(s), Amount: maxExactInteger + int64(k) + 1},
 		} {
 			want, err := Canonical(d)

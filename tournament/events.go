@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"strings"
 	"time"
 
 	"github.com/gowebpki/jcs"
@@ -95,8 +96,9 @@ type MoveCommittedData struct {
 	Committed int       `json:"committed"`
 }
 
-// MovesClosedData is the data of moves_closed: the round's commitments become public; Digest lets
-// anyone check the transcript's commitments against the log.
+// MovesClosedData is the data of moves_closed. The round's commitments stay sealed until the round
+// is over; Digest, salted (see NewSaltedDigester) with a salt revealed then, binds them meanwhile
+// and lets anyone check the transcript's commitments against the log afterwards.
 type MovesClosedData struct {
 	Round      int    `json:"round"`
 	Committed  int    `json:"committed"`
@@ -112,7 +114,8 @@ type MoveRevealedData struct {
 	Revealed int       `json:"revealed"`
 }
 
-// RoundResolvedData is the data of round_resolved: the round's reveals become public.
+// RoundResolvedData is the data of round_resolved: the round's commitments and reveals become
+// public, and Salt, the salt of its moves_closed digest, with them.
 type RoundResolvedData struct {
 	Round      int     `json:"round"`
 	Resolution string  `json:"resolution"`
@@ -123,6 +126,8 @@ type RoundResolvedData struct {
 	Survivors  int     `json:"survivors"`
 	Remaining  int     `json:"remaining"`
 	Digest     string  `json:"digest"`
+	// Salt is empty only for a round whose moves closed before digests were salted.
+	Salt string `json:"salt,omitempty"`
 }
 
 // StageExtendedData is the data of stage_extended, written for a stage's first extension only.
@@ -132,15 +137,20 @@ type StageExtendedData struct {
 	Deadline int64 `json:"deadline"`
 }
 
-// GameFinishedData is the data of game_finished.
+// GameFinishedData is the data of game_finished. Salt is set when the game ends with its round's
+// commitments still sealed (the last committer wins when moves close): the salt of that round's
+// moves_closed digest, revealed as the commitments become public.
 type GameFinishedData struct {
 	Winner AccountID `json:"winner"`
 	Amount int64     `json:"amount"`
 	Round  int       `json:"round"`
+	Salt   string    `json:"salt,omitempty"`
 }
 
 // GameStoppedData is the data of game_stopped: the escrow split among Players, Share each and one
-// unit more to the first Remainder in registration order.
+// unit more to the first Remainder in registration order. Salt is set when the game stops in a
+// reveal stage: the salt of the round's moves_closed digest, revealed as its commitments become
+// public.
 type GameStoppedData struct {
 	Reason    string `json:"reason"`
 	Stage     Stage  `json:"stage"`
@@ -149,6 +159,7 @@ type GameStoppedData struct {
 	Players   int    `json:"players"`
 	Share     int64  `json:"share"`
 	Remainder int    `json:"remainder"`
+	Salt      string `json:"salt,omitempty"`
 }
 
 // NextConfigChangedData is the data of next_config_changed.
@@ -263,8 +274,8 @@ func chainHashOf(prev [32]byte, envelope []byte) [32]byte {
 }
 
 // Digester computes a stage's digest: blake2b-256 of the canonical JSON array of
-// {"player": id, "value": v}, fed one element at a time (in bytewise order of id) so that a stage
-// of any size is hashed in constant memory.
+// {"player": id, "value": v}, salted or not, fed one element at a time (in bytewise order of id) so
+// that a stage of any size is hashed in constant memory.
 type Digester struct {
 	h     hash.Hash
 	count int
@@ -273,11 +284,48 @@ type Digester struct {
 	elem []byte
 }
 
-// NewDigester starts an empty digest.
+// NewDigester starts an unsalted digest, for values published with it (a round's reveals, in
+// round_resolved): blake2b-256(array).
 func NewDigester() *Digester {
+	return newDigester(nil)
+}
+
+// NewSaltedDigester starts a digest salted with s, for values that stay sealed after it is
+// published (a round's commitments, in moves_closed): blake2b-256(s || array), unkeyed, over the
+// salt's 32 bytes followed by the array. Unsalted, such a digest would be an offline oracle: whoever
+// knows every other commitment of the round could test guesses of a player's move and password
+// against it. The salt is revealed with the commitments, so that anyone can check it then.
+func NewSaltedDigester(s Salt) *Digester {
+	return newDigester(s[:])
+}
+
+func newDigester(prefix []byte) *Digester {
 	h, _ := blake2b.New256(nil)
+	h.Write(prefix)
 	h.Write([]byte{'['})
 	return &Digester{h: h}
+}
+
+// Salt is the 32 random bytes a salted digest starts with (see NewSaltedDigester); the zero
+// Salt is none.
+type Salt [32]byte
+
+// IsZero reports whether s is the zero Salt (none).
+func (s Salt) IsZero() bool { return s == Salt{} }
+
+// String renders the salt as events carry it: 64 lower-case hex characters.
+func (s Salt) String() string { return hex.EncodeToString(s[:]) }
+
+// ParseSalt reads a salt as events carry it.
+func ParseSalt(text string) (Salt, error) {
+	var s Salt
+	if len(text) != 2*len(s) || strings.ToLower(text) != text {
+		return s, fmt.Errorf("salt %q: not %d lower-case hex characters", text, 2*len(s))
+	}
+	if _, err := hex.Decode(s[:], []byte(text)); err != nil {
+		return s, fmt.Errorf("salt %q: %w", text, err)
+	}
+	return s, nil
 }
 
 // Add appends one player's sealed value: the element is Canonical's form of {player, value},

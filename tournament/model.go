@@ -146,7 +146,12 @@ type Game struct {
 	Committed int
 	Revealed  int
 	// Escrow holds the bets; it is zero once the game has finished or stopped.
-	Escrow     int64
+	Escrow int64
+	// Salt salts the digest that moves_closed published of the current round's commitments, and is
+	// as sealed as they are: shown to nobody, and revealed (then zeroed) by the event that makes
+	// them public (round_resolved, or game_finished/game_stopped when the game ends first). Zero
+	// when no digest waits for its salt.
+	Salt       Salt
 	Winner     AccountID
 	Payout     int64
 	StopReason string
@@ -285,8 +290,8 @@ func (r LedgerReport) OK() bool {
 // shown to everyone: once the round has been resolved or the game has ended. Until then each
 // player sees only their own. A commitment stays sealed through the reveal stage too: a player
 // with a weak password could otherwise be brute-forced (only the digit and the password to
-// guess) while the others still decide whether to reveal. The moves_closed event's digest binds
-// the commitments meanwhile.
+// guess) while the others still decide whether to reveal. The moves_closed event's digest, salted
+// with Game.Salt, binds the commitments meanwhile without letting anyone test a guess of them.
 func SealedPublic(g Game, round int) bool {
 	return round < g.Round || !g.Stage.Open()
 }

@@ -17,6 +17,10 @@ type Options struct {
 	// NewID returns a fresh unique id for a lobby or a game. It is injected, like the time, so
 	// that the core stays deterministic.
 	NewID func() string
+	// NewSalt returns a fresh random salt for the digest of a game's round's commitments. It is
+	// injected too: rpsd draws it from crypto/rand (store.NewSalt), tests make it up from the game
+	// and round, and a replay of a history gives the salts its log revealed.
+	NewSalt func(game GameID, round int) Salt
 }
 
 // Service runs the game's rules. It holds no state of its own: every operation reads and writes
@@ -25,6 +29,7 @@ type Service struct {
 	rules        *engine.Registry
 	minTimeoutMs int64
 	newID        func() string
+	newSalt      func(GameID, int) Salt
 }
 
 // NewService returns a Service.
@@ -32,7 +37,7 @@ func NewService(o Options) *Service {
 	if o.MinTimeoutMs == 0 {
 		o.MinTimeoutMs = DefaultMinTimeoutMs
 	}
-	return &Service{rules: o.Rules, minTimeoutMs: o.MinTimeoutMs, newID: o.NewID}
+	return &Service{rules: o.Rules, minTimeoutMs: o.MinTimeoutMs, newID: o.NewID, newSalt: o.NewSalt}
 }
 
 // MaxLeavesPerGame bounds how often an account may leave one game: each register/leave cycle

@@ -228,9 +228,10 @@ func (o *op) startRound(t int64, r int) error {
 	return o.emit(t, g.ID, &RoundStartedData{Round: r, Players: g.Active, Deadline: g.Deadline})
 }
 
-// closeMoves ends the moves stage at t: the players who did not commit are out, the commitments
-// become public (the event carries their digest), and the reveal stage opens, unless a single
-// committer is left, who wins.
+// closeMoves ends the moves stage at t: the players who did not commit are out, and the event
+// carries the digest of the commitments, salted with a fresh salt that the game keeps, sealed like
+// them, until they become public. The reveal stage opens, unless a single committer is left, who
+// wins.
 func (o *op) closeMoves(t int64) error {
 	g := &o.game
 	eliminated := g.Active - g.Committed
@@ -240,7 +241,12 @@ func (o *op) closeMoves(t int64) error {
 		}
 		g.Active = g.Committed
 	}
-	digest, err := o.digest(SealedCommitments)
+	g.Salt = o.s.newSalt(g.ID, g.Round)
+	if g.Salt.IsZero() {
+		return fmt.Errorf("close moves of game %s round %d: the salt source gave the zero salt", g.ID, g.Round)
+	}
+	o.gameDirty = true
+	digest, err := o.digest(NewSaltedDigester(g.Salt), SealedCommitments)
 	if err != nil {
 		return err
 	}
@@ -256,6 +262,20 @@ func (o *op) closeMoves(t int64) error {
 	o.openWindow(t)
 	closed.Deadline = g.Deadline
 	return o.emit(t, g.ID, closed)
+}
+
+// revealSalt returns the salt of the current round's moves_closed digest in hex, for the event
+// that makes the round's commitments public, and forgets it; "" when no digest waits for its salt
+// (the round was resolved, or moves never closed).
+func (o *op) revealSalt() string {
+	g := &o.game
+	if g.Salt.IsZero() {
+		return ""
+	}
+	salt := g.Salt.String()
+	g.Salt = Salt{}
+	o.gameDirty = true
+	return salt
 }
 
 // resolve ends a round at t among the players who revealed: the engine names the surviving
@@ -282,7 +302,8 @@ func (o *op) resolve(t int64) error {
 		}
 		g.Active = int(survivors)
 	}
-	digest, err := o.digest(SealedReveals)
+	// The reveals are published with their digest: it needs no salt.
+	digest, err := o.digest(NewDigester(), SealedReveals)
 	if err != nil {
 		return err
 	}
@@ -290,7 +311,7 @@ func (o *op) resolve(t int64) error {
 	resolved := &RoundResolvedData{
 		Round: g.Round, Resolution: string(g.Config.Resolution), Revealed: g.Revealed,
 		Present: int(out.Present), Counts: counts[:span], Survivors: int(out.Survivors),
-		Remaining: g.Active, Digest: digest,
+		Remaining: g.Active, Digest: digest, Salt: o.revealSalt(),
 	}
 	if g.Config.Resolution == engine.Weighted {
 		resolved.Scores = out.Scores[:span]
@@ -316,8 +337,7 @@ func (o *op) eliminate(keep Keep) error {
 	return nil
 }
 
-func (o *op) digest(kind Sealed) (string, error) {
-	d := NewDigester()
+func (o *op) digest(d *Digester, kind Sealed) (string, error) {
 	err := o.tx.SealedValues(o.ctx, o.game.ID, o.game.Round, kind, d.Add)
 	if err != nil {
 		return "", fmt.Errorf("digest %s: %w", kind, err)
@@ -339,10 +359,11 @@ func (o *op) finishWithLastPlayer(t int64) error {
 	}
 	g.Escrow = 0
 	g.Winner, g.Payout = winner, amount
+	salt := o.revealSalt()
 	if err := o.end(t, StageFinished); err != nil {
 		return err
 	}
-	if err := o.emit(t, g.ID, &GameFinishedData{Winner: winner, Amount: amount, Round: g.Round}); err != nil {
+	if err := o.emit(t, g.ID, &GameFinishedData{Winner: winner, Amount: amount, Round: g.Round, Salt: salt}); err != nil {
 		return err
 	}
 	return o.next(t)
@@ -350,9 +371,10 @@ func (o *op) finishWithLastPlayer(t int64) error {
 
 // stop ends the game at t and splits its escrow among the players still in (every registered
 // player during registration): equal shares, the remainder one unit each in registration order.
+// Stopped in a reveal stage, the round's commitments become public, and its salt with them.
 func (o *op) stop(t int64, reason string) error {
 	g := &o.game
-	data := &GameStoppedData{Reason: reason, Stage: g.Stage, Round: g.Round, Amount: g.Escrow, Players: g.Active}
+	data := &GameStoppedData{Reason: reason, Stage: g.Stage, Round: g.Round, Amount: g.Escrow, Players: g.Active, Salt: o.revealSalt()}
 	if g.Escrow > 0 {
 		data.Share = g.Escrow / int64(g.Active)
 		data.Remainder = int(g.Escrow % int64(g.Active))

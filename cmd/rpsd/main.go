@@ -280,7 +280,7 @@ func run(args []string, log *slog.Logger) error {
 	}
 	defer pool.Close()
 	metrics := api.NewMetrics(pool)
-	service := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: cfg.minTimeoutMs, NewID: uuid.NewString})
+	service := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: cfg.minTimeoutMs, NewID: uuid.NewString, NewSalt: store.NewSalt})
 	st := store.New(pool, store.Options{Service: service, Logger: log, OutageThreshold: cfg.outage})
 	defer st.Close()
 

@@ -113,7 +113,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	}
 	pool := pgtest.New(t)
 	metrics := api.NewMetrics(pool)
-	svc := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: o.minTimeoutMs, NewID: uuid.NewString})
+	svc := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: o.minTimeoutMs, NewID: uuid.NewString, NewSalt: store.NewSalt})
 	st := store.New(pool, store.Options{Service: svc})
 	t.Cleanup(st.Close)
 	admin, _, err := st.EnsureAdmin(t.Context(), "")

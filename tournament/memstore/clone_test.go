@@ -20,7 +20,7 @@ func TestClone(t *testing.T) {
 	ctx := context.Background()
 	// Game ids from a counter each store's run resets, so that the runs' logs can agree.
 	ids := 0
-	svc := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: tournamenttest.Timeout, NewID: func() string {
+	svc := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: tournamenttest.Timeout, NewSalt: tournamenttest.NewSalt, NewID: func() string {
 		ids++
 		return fmt.Sprintf("00000000-0000-4000-9000-%012d", ids)
 	}})
@@ -131,7 +131,7 @@ func TestCloneCopiesEveryField(t *testing.T) {
 // so it refuses a rejoin past the limit as the original does.
 func TestCloneKeepsLeaves(t *testing.T) {
 	ctx := context.Background()
-	svc := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: tournamenttest.Timeout, NewID: tournamenttest.NewID})
+	svc := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: tournamenttest.Timeout, NewID: tournamenttest.NewID, NewSalt: tournamenttest.NewSalt})
 	s := memstore.New()
 	admin := tournament.Actor{ID: tournament.AccountID(tournamenttest.NewID()), Role: tournament.RoleAdmin}
 	a := tournament.Actor{ID: tournament.AccountID(tournamenttest.NewID()), Role: tournament.RolePlayer}

@@ -24,7 +24,7 @@ func bigGame(t *testing.T, n int, res engine.Resolution, seed uint64, maxRounds 
 	t.Helper()
 	ctx := context.Background()
 	s := memstore.New()
-	svc := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: tournamenttest.Timeout, NewID: tournamenttest.NewID})
+	svc := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: tournamenttest.Timeout, NewID: tournamenttest.NewID, NewSalt: tournamenttest.NewSalt})
 	now := tournamenttest.Start
 	const funds = 100
 	admin := tournament.Actor{ID: tournament.AccountID(tournamenttest.NewID()), Role: tournament.RoleAdmin}

@@ -11,7 +11,7 @@ import (
 // FastService is a service that allows stage timeouts of a few milliseconds, for tests of a
 // store and its clock on the real clock.
 func FastService() *tournament.Service {
-	return tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: 1, NewID: NewID})
+	return tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: 1, NewID: NewID, NewSalt: NewSalt})
 }
 
 // FastConfig is a two-player game with a bet of 10 and timeouts of ms that stops after one empty

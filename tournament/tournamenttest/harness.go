@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"golang.org/x/crypto/blake2b"
+
 	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/tournament"
 )
@@ -54,6 +56,12 @@ var idSeq atomic.Int64
 // NewID returns a fresh id in UUID form for lobbies and games.
 func NewID() string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", idSeq.Add(1)) }
 
+// NewSalt is the suite's salt source: made up from the game and round (never zero), so that
+// every implementation run on the same operations writes the same log.
+func NewSalt(game tournament.GameID, round int) tournament.Salt {
+	return blake2b.Sum256(fmt.Appendf(nil, "test salt of game %s round %d", game, round))
+}
+
 func newAccountID() tournament.AccountID {
 	return tournament.AccountID(fmt.Sprintf("00000000-0000-4000-9000-%012d", idSeq.Add(1)))
 }
@@ -86,7 +94,7 @@ func newHarness(t TB, b Backend) *harness {
 		t:       t,
 		ctx:     context.Background(),
 		b:       b,
-		svc:     tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: Timeout, NewID: NewID}),
+		svc:     tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: Timeout, NewID: NewID, NewSalt: NewSalt}),
 		now:     Start,
 		secrets: map[tournament.AccountID]string{},
 	}

@@ -181,7 +181,7 @@ var ourScenarios = []scenario{
 		h.wantEvents(closed, []tournament.EventType{tournament.EventMoveCommitted, tournament.EventMovesClosed}, nil)
 		var mc tournament.MovesClosedData
 		h.ok(decode(closed[1], &mc))
-		d := tournament.NewDigester()
+		d := tournament.NewSaltedDigester(h.game().Salt)
 		for _, m := range h.moves(1) {
 			h.ok(d.Add(m.AccountID, m.Commitment.String()))
 		}
@@ -208,6 +208,78 @@ var ourScenarios = []scenario{
 		h.lastEvent(tournament.EventRoundResolved, &rr)
 		if rr.Revealed != 4 || rr.Present != 0b1111 || rr.Survivors != 0b1111 || len(rr.Counts) != 5 {
 			h.t.Errorf("round_resolved %+v", rr)
+		}
+	}},
+	{"DigestSaltRevealedWithTheCommitments", func(h *harness) {
+		// sealedSalt checks, once moves closed, that the header keeps a salt and moves_closed's
+		// digest is the salted one (not the unsalted oracle), and returns the salt.
+		sealedSalt := func(round int) tournament.Salt {
+			h.t.Helper()
+			g := h.game()
+			var mc tournament.MovesClosedData
+			h.lastEvent(tournament.EventMovesClosed, &mc)
+			salted, unsalted := tournament.NewSaltedDigester(g.Salt), tournament.NewDigester()
+			for _, m := range h.moves(round) {
+				h.ok(salted.Add(m.AccountID, m.Commitment.String()))
+				h.ok(unsalted.Add(m.AccountID, m.Commitment.String()))
+			}
+			sum, _ := salted.Sum()
+			plain, _ := unsalted.Sum()
+			if g.Salt.IsZero() || mc.Digest != sum || mc.Digest == plain {
+				h.t.Fatalf("round %d: salt %s, moves_closed digest %s, salted %s, unsalted %s", round, g.Salt, mc.Digest, sum, plain)
+			}
+			if h.eventsContain(g.Salt.String()) {
+				h.t.Fatalf("round %d: the salt is in the log while the commitments are sealed", round)
+			}
+			return g.Salt
+		}
+		// A resolved round: round_resolved reveals the salt, and the header forgets it.
+		gearStart(h)
+		h.round([]int{1, 2, 3, 4}, Rock, Paper, Scissors, Scissors) // everyone replays
+		h.move(1, Rock)
+		h.move(2, Paper)
+		h.move(3, Scissors)
+		h.move(4, Scissors)
+		salt1 := sealedSalt(2)
+		h.reveal(1, 2, 3, 4)
+		var rr tournament.RoundResolvedData
+		h.lastEvent(tournament.EventRoundResolved, &rr)
+		if rr.Round != 2 || rr.Salt != salt1.String() || !h.game().Salt.IsZero() {
+			h.t.Errorf("round_resolved of round %d reveals salt %q, want %s; header keeps %s", rr.Round, rr.Salt, salt1, h.game().Salt)
+		}
+		// Stopped in the reveal stage: game_stopped reveals the salt of round 3.
+		h.round([]int{1, 2, 3, 4}, Rock, Paper, Scissors, Scissors)
+		h.move(1, Rock)
+		h.move(2, Paper)
+		h.passDeadline() // 3 and 4 are out; 1 and 2 go on to reveal
+		salt3 := sealedSalt(4)
+		if salt3 == salt1 {
+			h.t.Errorf("rounds 2 and 4 share the salt %s", salt3)
+		}
+		h.stop()
+		var st tournament.GameStoppedData
+		h.lastEvent(tournament.EventGameStopped, &st)
+		if st.Stage != tournament.StageReveal || st.Salt != salt3.String() {
+			h.t.Errorf("game_stopped in %s reveals salt %q, want %s", st.Stage, st.Salt, salt3)
+		}
+		// The last committer wins when moves close: game_finished reveals the salt.
+		h.register(5, 6)
+		h.passDeadline()
+		h.move(5, Rock)
+		h.passDeadline()
+		var f tournament.GameFinishedData
+		h.lastEvent(tournament.EventGameFinished, &f)
+		if f.Winner != h.p[5].ID || f.Salt == "" || h.countEvents(tournament.EventMovesClosed) != 5 {
+			h.t.Errorf("game_finished %+v after %d moves_closed: the winner by default reveals the salt", f, h.countEvents(tournament.EventMovesClosed))
+		}
+		// A stop outside a reveal stage reveals no salt: none waits.
+		h.register(5, 6)
+		h.passDeadline()
+		h.stop()
+		st = tournament.GameStoppedData{}
+		h.lastEvent(tournament.EventGameStopped, &st)
+		if st.Stage != tournament.StageMoves || st.Salt != "" {
+			h.t.Errorf("game_stopped in %s reveals salt %q", st.Stage, st.Salt)
 		}
 	}},
 	{"PayoutIsTheEscrowNothingRollsOver", func(h *harness) {

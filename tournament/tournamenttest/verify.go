@@ -256,6 +256,10 @@ func (v *verifier) game(g tournament.Game, es []tournament.LoggedEvent, strs map
 	default:
 		v.t.Errorf("%s: unknown stage %q", name, g.Stage)
 	}
+	// A salt waits in the header only while its round's commitments are sealed: its reveal stage.
+	if (g.Stage == tournament.StageReveal) == g.Salt.IsZero() {
+		v.t.Errorf("%s: %s stage with salt %s", name, g.Stage, g.Salt)
+	}
 	if g.Stage.Open() {
 		if g.Escrow != g.Config.BetSize*int64(g.Players) {
 			v.t.Errorf("%s: escrow %d, want %d bets of %d", name, g.Escrow, g.Players, g.Config.BetSize)
@@ -316,7 +320,10 @@ func (v *verifier) round(name string, g tournament.Game, r int, moves []tourname
 				continue
 			}
 			closedAt = min(closedAt, e.Seq)
-			dg := tournament.NewDigester()
+			salt, revealedAt := v.salt(name, g, r, es)
+			// The salt is as sealed as the commitments: in no event before the one revealing it.
+			v.sealed(name, r, "salt", salt.String(), revealedAt, strs)
+			dg := tournament.NewSaltedDigester(salt)
 			for _, m := range moves {
 				v.must(dg.Add(m.AccountID, m.Commitment.String()), "digest")
 			}
@@ -370,6 +377,40 @@ func (v *verifier) round(name string, g tournament.Game, r int, moves []tourname
 			v.sealed(name, r, "reveal", m.Reveal, resolvedAt, strs)
 		}
 	}
+}
+
+// salt returns the salt of round r's moves_closed digest and the event that revealed it: the
+// round's round_resolved, or the game's game_finished or game_stopped when the round ended the
+// game unresolved; while the round's reveal stage is open, the header's (and no event).
+func (v *verifier) salt(name string, g tournament.Game, r int, es []tournament.LoggedEvent) (tournament.Salt, int64) {
+	v.t.Helper()
+	for _, e := range es {
+		if e.GameID != g.ID {
+			continue
+		}
+		var d struct {
+			Round int    `json:"round"`
+			Salt  string `json:"salt"`
+		}
+		switch e.Type {
+		case tournament.EventRoundResolved, tournament.EventGameFinished, tournament.EventGameStopped:
+			v.must(decode(e, &d), "decode")
+		default:
+			continue
+		}
+		if d.Round != r || (d.Salt == "" && e.Type != tournament.EventRoundResolved) {
+			continue
+		}
+		salt, err := tournament.ParseSalt(d.Salt)
+		if err != nil {
+			v.t.Errorf("%s round %d: %s (event %d) reveals no salt of the moves_closed digest: %v", name, r, e.Type, e.Seq, err)
+		}
+		return salt, e.Seq
+	}
+	if g.Stage != tournament.StageReveal || g.Round != r || g.Salt.IsZero() {
+		v.t.Errorf("%s round %d: moves closed, the round is over (%s, round %d), and no event revealed the salt", name, r, g.Stage, g.Round)
+	}
+	return g.Salt, 1 << 62
 }
 
 // stringIndex maps every string value in the events' data to the first event that carries it.

@@ -1,0 +1,2 @@
+DROP INDEX events_game_ended;
+ALTER TABLE games DROP COLUMN moves_salt;
