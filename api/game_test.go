@@ -160,12 +160,15 @@ func TestFullGame(t *testing.T) {
 	// The log: a verifiable chain whose digests match the transcript.
 	evs := e.AllEvents(lobby)
 	apitest.VerifyChain(t, evs, 1, "")
-	digests := map[string]string{}
+	digests, salts := map[string]string{}, map[string]string{}
 	for _, ev := range evs {
 		data := apitest.EventData(t, ev)
 		switch ev.Type {
 		case "moves_closed", "round_resolved":
 			digests[fmt.Sprintf("%s/%v", ev.Type, data["round"])] = fmt.Sprint(data["digest"])
+			if ev.Type == "round_resolved" {
+				salts[fmt.Sprint(data["round"])] = fmt.Sprint(data["salt"])
+			}
 		case "game_finished":
 			if data["winner"] != a.ID || data["amount"] != float64(4*bet) {
 				t.Errorf("game_finished: %s", ev.Data)
@@ -173,7 +176,12 @@ func TestFullGame(t *testing.T) {
 		}
 	}
 	for n, moves := range map[int]map[apitest.Player]string{1: round1, 2: round2} {
-		commits, reveals := digestOf(moves, apitest.CommitmentOf), digestOf(moves, func(s string) string { return s })
+		salt, err := tournament.ParseSalt(salts[fmt.Sprint(n)])
+		if err != nil {
+			t.Errorf("round %d: round_resolved reveals no salt: %v", n, err)
+		}
+		commits := digestOf(tournament.NewSaltedDigester(salt), moves, apitest.CommitmentOf)
+		reveals := digestOf(tournament.NewDigester(), moves, func(s string) string { return s })
 		if got := digests[fmt.Sprintf("moves_closed/%d", n)]; got != commits {
 			t.Errorf("round %d: moves_closed digest %s, transcript gives %s", n, got, commits)
 		}
@@ -200,8 +208,8 @@ func TestFullGame(t *testing.T) {
 	}
 }
 
-// digestOf computes a stage's digest as DESIGN defines it, from the transcript's values.
-func digestOf(moves map[apitest.Player]string, value func(string) string) string {
+// digestOf computes a stage's digest with d as DESIGN defines it, from the transcript's values.
+func digestOf(d *tournament.Digester, moves map[apitest.Player]string, value func(string) string) string {
 	ids := make([]string, 0, len(moves))
 	byID := map[string]string{}
 	for p, rev := range moves {
@@ -209,7 +217,6 @@ func digestOf(moves map[apitest.Player]string, value func(string) string) string
 		byID[p.ID] = value(rev)
 	}
 	sort.Strings(ids)
-	d := tournament.NewDigester()
 	for _, id := range ids {
 		_ = d.Add(tournament.AccountID(id), byID[id])
 	}

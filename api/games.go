@@ -87,5 +87,16 @@ func (h *handlers) GetRound(ctx context.Context, req GetRoundRequestObject) (Get
 	if err != nil {
 		return nil, err
 	}
-	return GetRound200JSONResponse(roundTranscriptView(g, round, result, players, limit)), nil
+	// The salt of the round's moves_closed digest, as the event that made the commitments public
+	// revealed it: round_resolved's, or the end event's for the last round of a game that ended
+	// before the round resolved.
+	var salt string
+	if result != nil {
+		salt = result.Salt
+	} else if round == g.Round && !g.Stage.Open() {
+		if salt, err = h.s.store.EndSalt(ctx, g.ID); err != nil {
+			return nil, err
+		}
+	}
+	return GetRound200JSONResponse(roundTranscriptView(g, round, result, salt, players, limit)), nil
 }

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -207,7 +208,12 @@ func TestSealing(t *testing.T) {
 		t.Fatalf("round 1 after every reveal: %s", apitest.JSONOf(rnd))
 	}
 	want := map[string]string{a.ID: revA, b.ID: revB, c.ID: revC}
-	d := tournament.NewDigester()
+	resolved, _ := e.WaitEvent(lobby, 0, 5*time.Second, apitest.OfType("round_resolved"))
+	salt, err := tournament.ParseSalt(fmt.Sprint(apitest.EventData(t, resolved)["salt"]))
+	if err != nil || rnd.Salt == nil || *rnd.Salt != salt.String() {
+		t.Fatalf("the round is over: round_resolved's salt %v (%v), the transcript's %v", apitest.EventData(t, resolved)["salt"], err, rnd.Salt)
+	}
+	d := tournament.NewSaltedDigester(salt)
 	slices.SortFunc(rnd.Moves, func(x, y api.RoundMove) int { return strings.Compare(x.AccountId.String(), y.AccountId.String()) })
 	for _, m := range rnd.Moves {
 		rev := want[m.AccountId.String()]
@@ -218,7 +224,8 @@ func TestSealing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The commitments served now are the ones moves_closed bound while they were sealed.
+	// The commitments served now are the ones moves_closed bound while they were sealed, with the
+	// salt revealed now.
 	closed, _ := e.WaitEvent(lobby, 0, 5*time.Second, apitest.OfType("moves_closed"))
 	if sum, _ := d.Sum(); apitest.EventData(t, closed)["digest"] != sum {
 		t.Errorf("moves_closed digest %v, the transcript's commitments hash to %s", apitest.EventData(t, closed)["digest"], sum)

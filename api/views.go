@@ -295,10 +295,14 @@ func ledgerEntryView(e store.LedgerEntry) LedgerEntry {
 	return out
 }
 
-// roundTranscriptView is a round's transcript: its stage, its result once resolved, and a page
-// of its players' moves (players holds up to limit+1, the extra one telling that a next page exists).
-func roundTranscriptView(g tournament.Game, round int, result *tournament.RoundResolvedData, players []store.RoundPlayer, limit int) RoundTranscript {
+// roundTranscriptView is a round's transcript: its stage, its result once resolved, the salt of
+// its commitments' digest once revealed ("": not), and a page of its players' moves (players holds
+// up to limit+1, the extra one telling that a next page exists).
+func roundTranscriptView(g tournament.Game, round int, result *tournament.RoundResolvedData, salt string, players []store.RoundPlayer, limit int) RoundTranscript {
 	out := RoundTranscript{Round: int32(round), Stage: RoundStageClosed, Counts: []int32{}, Moves: []RoundMove{}}
+	if salt != "" {
+		out.Salt = &salt
+	}
 	switch {
 	case round == g.Round && g.Stage == tournament.StageMoves:
 		out.Stage = RoundStageMoves

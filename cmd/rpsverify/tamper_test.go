@@ -108,6 +108,33 @@ func TestVerifierNamesTampering(t *testing.T) {
 				_ = json.Unmarshal(es[i].Data, &d)
 				d.Digest = "00" + d.Digest[2:]
 				es[i].Data, _ = tournament.Canonical(d)
+				// Checked when round_resolved reveals the salt.
+				seq = es[seqOf(es, tournament.EventRoundResolved, 2)].Seq
+				return es
+			})
+			return Failure{Seq: seq, Game: game, Round: 2, Item: "commitments digest"}
+		}},
+		{"a revealed salt changed and the chain re-hashed", func(lobby, game string, ps []player) Failure {
+			var seq int64
+			s.rewriteLog(lobby, func(es []tournament.LoggedEvent) []tournament.LoggedEvent {
+				i := seqOf(es, tournament.EventRoundResolved, 1)
+				var d tournament.RoundResolvedData
+				_ = json.Unmarshal(es[i].Data, &d)
+				d.Salt = strings.Repeat("5a", 32)
+				es[i].Data, _ = tournament.Canonical(d)
+				seq = es[i].Seq
+				return es
+			})
+			return Failure{Seq: seq, Game: game, Round: 1, Item: "commitments digest"}
+		}},
+		{"a revealed salt dropped and the chain re-hashed", func(lobby, game string, ps []player) Failure {
+			var seq int64
+			s.rewriteLog(lobby, func(es []tournament.LoggedEvent) []tournament.LoggedEvent {
+				i := seqOf(es, tournament.EventRoundResolved, 2)
+				var d tournament.RoundResolvedData
+				_ = json.Unmarshal(es[i].Data, &d)
+				d.Salt = "" // as in a log older than salts: the digest would be unsalted
+				es[i].Data, _ = tournament.Canonical(d)
 				seq = es[i].Seq
 				return es
 			})

@@ -124,8 +124,9 @@ type gameState struct {
 	// roundPlayers are the players the current round started with.
 	roundPlayers map[string]bool
 	transcript   *apiclient.RoundTranscript
-	// sealedDigest is the digest of the current round's moves_closed while its commitments were
-	// still sealed (they stay so until the round resolves or the game ends), to check then.
+	// sealedDigest is the digest of the current round's moves_closed, to check once the event
+	// that makes the commitments public (round_resolved, game_finished or game_stopped) reveals
+	// the salt it was made with.
 	sealedDigest string
 	winner       string
 	payout       int64
@@ -667,17 +668,11 @@ func (r *lobbyRun) movesClosed(e tournament.LoggedEvent) error {
 	if int(d.Eliminated) != missing {
 		return r.fail("eliminated", missing, int(d.Eliminated))
 	}
-	t, err := r.transcriptOf()
-	if err != nil {
+	if _, err := r.transcriptOf(); err != nil {
 		return err
 	}
-	if t.Stage == apiclient.RoundStageReveal {
-		// The round is still open: its commitments stay sealed until it resolves or the game
-		// ends, and the digest is checked then.
-		g.sealedDigest = d.Digest
-	} else if err := r.checkCommitments(t, d.Digest); err != nil {
-		return err
-	}
+	// The digest is salted with a salt revealed with the commitments: checked then.
+	g.sealedDigest = d.Digest
 	for _, p := range g.players {
 		if p.active && !g.committed[p.id] {
 			p.active, p.outRound = false, g.round
@@ -688,9 +683,13 @@ func (r *lobbyRun) movesClosed(e tournament.LoggedEvent) error {
 	return nil
 }
 
-// checkCommitments checks the commitments of a round's transcript against its moves_closed digest.
-func (r *lobbyRun) checkCommitments(t *apiclient.RoundTranscript, digest string) error {
+// checkCommitments checks the commitments of a round's transcript against its moves_closed
+// digest: blake2b-256(salt || array), or blake2b-256(array) for logs older than salts (salt nil).
+func (r *lobbyRun) checkCommitments(t *apiclient.RoundTranscript, digest string, salt *tournament.Salt) error {
 	dg := tournament.NewDigester()
+	if salt != nil {
+		dg = tournament.NewSaltedDigester(*salt)
+	}
 	for _, m := range t.Moves {
 		if !m.Committed {
 			continue
@@ -703,25 +702,52 @@ func (r *lobbyRun) checkCommitments(t *apiclient.RoundTranscript, digest string)
 		}
 	}
 	if sum, _ := dg.Sum(); sum != digest {
-		return r.fail("commitments digest", sum+" (from the transcript)", digest)
+		return r.fail("commitments digest", sum+" (from the transcript and the salt)", digest)
 	}
 	return nil
 }
 
-// checkSealedCommitments checks the digest of a moves_closed read while its round's commitments
-// were sealed, now that the round is over (resolved, or its game ended) and they are public.
-func (r *lobbyRun) checkSealedCommitments() error {
+// checkSealedCommitments checks the digest of the round's moves_closed now that an event made
+// its commitments public and revealed, as salt (nil: none), the salt the digest was made with:
+// every round_resolved does; game_finished or game_stopped does when the game ends before the
+// round resolves, and no other. Only logs older than salts have a round_resolved without one.
+func (r *lobbyRun) checkSealedCommitments(salt *string) error {
 	g := r.game
 	if g.sealedDigest == "" {
+		if salt != nil {
+			return r.fail("salt", "none (no moves_closed digest waits for one)", *salt)
+		}
 		return nil
 	}
 	digest := g.sealedDigest
-	g.sealedDigest, g.transcript = "", nil // the transcript read then showed no commitments
+	g.sealedDigest = ""
+	var s *tournament.Salt
+	if salt != nil {
+		parsed, err := tournament.ParseSalt(*salt)
+		if err != nil {
+			return r.fail("salt", "64 lower-case hex characters", *salt)
+		}
+		s = &parsed
+	}
+	if g.transcript != nil && g.transcript.Stage != apiclient.RoundStageClosed {
+		g.transcript = nil // read while the commitments were sealed: read again
+	}
 	t, err := r.transcriptOf()
 	if err != nil {
 		return err
 	}
-	return r.checkCommitments(t, digest)
+	if saltText(t.Salt) != saltText(salt) {
+		return r.fail("the transcript's salt", saltText(salt), saltText(t.Salt))
+	}
+	return r.checkCommitments(t, digest, s)
+}
+
+// saltText renders an optional salt for a comparison or a failure.
+func saltText(salt *string) string {
+	if salt == nil {
+		return "none"
+	}
+	return *salt
 }
 
 func (r *lobbyRun) revealed(e tournament.LoggedEvent) error {
@@ -763,7 +789,7 @@ func (r *lobbyRun) resolved(e tournament.LoggedEvent) error {
 	if d.Resolution != g.config.Resolution {
 		return r.fail("resolution", g.config.Resolution, d.Resolution)
 	}
-	if err := r.checkSealedCommitments(); err != nil {
+	if err := r.checkSealedCommitments(d.Salt); err != nil {
 		return err
 	}
 	t, err := r.transcriptOf()
@@ -856,7 +882,7 @@ func (r *lobbyRun) finished(e tournament.LoggedEvent) error {
 	if d.Amount != g.pot || int(d.Round) != g.round {
 		return r.fail("game_finished", fmt.Sprintf("%d paid in round %d", g.pot, g.round), fmt.Sprintf("%d paid in round %d", d.Amount, int(d.Round)))
 	}
-	if err := r.checkSealedCommitments(); err != nil {
+	if err := r.checkSealedCommitments(d.Salt); err != nil {
 		return err
 	}
 	g.winner, g.payout = active[0].id, d.Amount
@@ -886,7 +912,7 @@ func (r *lobbyRun) stopped(e tournament.LoggedEvent) error {
 	if d.Reason == tournament.ReasonMaxRounds && (g.config.MaxRounds == 0 || g.round < int(g.config.MaxRounds)) {
 		return r.fail("stop reason", fmt.Sprintf("no max_rounds stop before round %d", g.config.MaxRounds), d.Reason)
 	}
-	if err := r.checkSealedCommitments(); err != nil {
+	if err := r.checkSealedCommitments(d.Salt); err != nil {
 		return err
 	}
 	if d.Amount > 0 {

@@ -949,7 +949,8 @@ type DisableAccountRequest struct {
 // they do not know (still hashing them into the chain). `data` carries masks, counts, ids and
 // digests, never a sealed value and never a list that grows with the lobby:
 // `move_committed` and `move_revealed` name who acted, not what; `moves_closed` and
-// `round_resolved` carry the count and digest of the stage's sealed values;
+// `round_resolved` carry the count and digest of the stage's sealed values (the salt of
+// `moves_closed`'s digest comes with the commitments, see below);
 // `round_resolved` also carries the present and surviving weapons as masks and the counts
 // per move; `stage_extended` is written only for the first extension of a stage;
 // `clock_shifted` tells that every open deadline moved by the length of a server outage.
@@ -989,11 +990,27 @@ type DisableAccountRequest struct {
 // event shows the escaping (a tab is `\t`, an emoji stays raw UTF-8).
 //
 // **Digest of sealed values.** When a stage closes, its event (`moves_closed`,
-// `round_resolved`) carries `digest`: `blake2b-256` of the UTF-8 bytes of the canonical JSON
+// `round_resolved`) carries `digest` over the UTF-8 bytes of `array`, the canonical JSON
 // array of `{"player": <account id>, "value": <v>}` (v: the commitment in lower-case hex, or
-// the reveal string) over the players who acted in that stage, sorted bytewise by id; an
-// empty stage hashes `[]`. Compare it with the round's transcript once the round has closed
-// (commitments too stay sealed until then). Worked example: the
+// the reveal string) over the players who acted in that stage, sorted bytewise by id (an
+// empty stage is `[]`):
+//
+//   - `round_resolved` (reveals, public from that event on): `digest = blake2b-256(array)`.
+//   - `moves_closed` (commitments, which stay sealed through the reveal stage): `digest =
+//     blake2b-256(salt || array)`, unkeyed BLAKE2b with a 32-byte digest over the 32 bytes of
+//     `salt` followed by `array`. `salt` is 32 random bytes drawn for the round, shown to
+//     nobody (admins included) until the commitments become public: then the event that makes
+//     them public carries it as `salt` (64 lower-case hex characters), and so does the round's
+//     transcript (`RoundTranscript.salt`). That event is the round's `round_resolved`, or,
+//     when the game ends before the round resolves, its `game_finished` (the last committer
+//     wins when moves close) or `game_stopped` (stopped in the reveal stage). Unsalted, the
+//     digest would let anyone who knows the other commitments of the round test guesses of a
+//     player's move and password offline while the reveal stage is open. Logs written before
+//     digests were salted have a `round_resolved` without `salt`: their `moves_closed` digest
+//     is `blake2b-256(array)`.
+//
+// Compare them with the round's transcript once the round has closed (commitments too stay
+// sealed until then). Worked example (`store/testdata/events.json`, `digests`): the
 // commitments of players `0c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e` (`"1pass12"`) and
 // `2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20` (`"0pass12"`) give the array
 //
@@ -1001,8 +1018,11 @@ type DisableAccountRequest struct {
 // [{"player":"0c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e","value":"b34c1092cdce02200b7eaa684af4563d0644b46aa2ac115dec287bd62ca268de"},{"player":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","value":"cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae"}]
 // ```
 //
-// whose digest is `b7b1efaa9da861cac7f05ddf3d883406a3f8d783fabd1a3726b18f42c6585220`; their
-// reveals, `[{"player":"0c1d...4d5e","value":"4pass12"},{"player":"2b9c...3e20","value":"0pass12"}]`
+// which with the salt `000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f`
+// (the bytes 0 to 31) digests to
+// `0d48a0ecd81f9d46fc53b0533b54124a1317da1f2f147ce123e3176e7c620474`
+// (`b7b1efaa9da861cac7f05ddf3d883406a3f8d783fabd1a3726b18f42c6585220` unsalted, as older logs
+// have it); their reveals, `[{"player":"0c1d...4d5e","value":"4pass12"},{"player":"2b9c...3e20","value":"0pass12"}]`
 // in full, digest to `ec1e0430673930a854e29499425475fc65155a3b8d50459ad040569304432e8a`,
 // and `[]` to `c2c013c86a9c92e22f966f3d8617768f8b7a44c902adcc097bfa1e098afb4e1f`.
 type Event struct {
@@ -1320,6 +1340,10 @@ type GameFinishedData struct {
 
 	// Round The last round.
 	Round int32 `json:"round"`
+
+	// Salt Present when the last committer wins as moves close: the salt of that round's
+	// `moves_closed` digest, revealed with the commitments (the round never resolves).
+	Salt *string `json:"salt,omitempty"`
 
 	// Winner The winner.
 	Winner openapi_types.UUID `json:"winner"`
@@ -1726,6 +1750,10 @@ type GameStoppedData struct {
 
 	// Round The round.
 	Round int32 `json:"round"`
+
+	// Salt Present when the game stopped in a reveal stage: the salt of that round's
+	// `moves_closed` digest, revealed with the commitments (the round never resolves).
+	Salt *string `json:"salt,omitempty"`
 
 	// Share Each player's share.
 	Share int64 `json:"share"`
@@ -2606,8 +2634,9 @@ type MoveRevealedEvent struct {
 // MoveRevealedEventType The event type.
 type MoveRevealedEventType string
 
-// MovesClosedData The moves stage closed: the count and digest of its commitments, which stay sealed until
-// the round is over and are then public in the transcript.
+// MovesClosedData The moves stage closed: the count and salted digest of its commitments, which stay sealed
+// until the round is over and are then public in the transcript, with the salt (see `Event`,
+// "Digest of sealed values").
 type MovesClosedData struct {
 	// Committed Players who committed.
 	Committed int32 `json:"committed"`
@@ -2615,7 +2644,7 @@ type MovesClosedData struct {
 	// Deadline The reveal deadline (Unix ms); 0 when the game ended.
 	Deadline int64 `json:"deadline"`
 
-	// Digest Digest of the commitments.
+	// Digest `blake2b-256(salt || array)` of the commitments; the salt is revealed with them.
 	Digest string `json:"digest"`
 
 	// Eliminated Players out for not committing.
@@ -2634,8 +2663,9 @@ type MovesClosedEvent struct {
 	// Example: 2025-01-01T12:00:00.001Z
 	At string `json:"at"`
 
-	// Data The moves stage closed: the count and digest of its commitments, which stay sealed until
-	// the round is over and are then public in the transcript.
+	// Data The moves stage closed: the count and salted digest of its commitments, which stay sealed
+	// until the round is over and are then public in the transcript, with the salt (see `Event`,
+	// "Digest of sealed values").
 	Data MovesClosedData `json:"data"`
 
 	// GameId The game the event belongs to; null for lobby-level events.
@@ -3048,12 +3078,12 @@ type RoundMove struct {
 	Revealed bool `json:"revealed"`
 }
 
-// RoundResolvedData The round was resolved; its reveals are public, with their count and digest.
+// RoundResolvedData The round was resolved; its commitments and reveals are public, with the reveals' count and digest and the salt of the commitments' digest.
 type RoundResolvedData struct {
 	// Counts Revealed players per move, up to the highest move of the ruleset.
 	Counts []int64 `json:"counts"`
 
-	// Digest Digest of the reveals.
+	// Digest `blake2b-256(array)` of the reveals.
 	Digest string `json:"digest"`
 
 	// Present Mask of the weapons revealed (bit m = move m).
@@ -3077,6 +3107,11 @@ type RoundResolvedData struct {
 	// Round The round.
 	Round int32 `json:"round"`
 
+	// Salt The salt of the round's `moves_closed` digest, revealed with the commitments. Absent
+	// only in logs written before digests were salted, whose `moves_closed` digest is
+	// unsalted.
+	Salt *string `json:"salt,omitempty"`
+
 	// Scores For `weighted`, each move's players beaten minus players beating it; absent for `classic`.
 	Scores *[]int64 `json:"scores,omitempty"`
 
@@ -3093,7 +3128,7 @@ type RoundResolvedEvent struct {
 	// Example: 2025-01-01T12:00:00.001Z
 	At string `json:"at"`
 
-	// Data The round was resolved; its reveals are public, with their count and digest.
+	// Data The round was resolved; its commitments and reveals are public, with the reveals' count and digest and the salt of the commitments' digest.
 	Data RoundResolvedData `json:"data"`
 
 	// GameId The game the event belongs to; null for lobby-level events.
@@ -3216,7 +3251,7 @@ type RoundStartedEventType string
 // RoundTranscript A round's result and a page of its players' moves (the players in the round when it
 // started, in registration order).
 //
-// Example: {"counts":[2,0,2,0,0],"moves":[{"accountId":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","commitment":"cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae","committed":true,"move":0,"reveal":"0pass12","revealed":true}],"next":null,"present":5,"remaining":2,"round":1,"stage":"closed"}
+// Example: {"counts":[2,0,2,0,0],"moves":[{"accountId":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","commitment":"cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae","committed":true,"move":0,"reveal":"0pass12","revealed":true}],"next":null,"present":5,"remaining":2,"round":1,"salt":"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f","stage":"closed"}
 type RoundTranscript struct {
 	// Counts Revealed players per move, indexed by move (one entry per weapon of the ruleset);
 	// empty until the round has been resolved.
@@ -3250,6 +3285,15 @@ type RoundTranscript struct {
 	//
 	// Example: 1
 	Round int32 `json:"round"`
+
+	// Salt The salt of the round's `moves_closed` digest (see `Event`, "Digest of sealed values"),
+	// as the event that made the commitments public revealed it; null while they are sealed,
+	// for a round whose moves never closed, and for rounds of logs written before digests
+	// were salted.
+	//
+	//
+	// Example: 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
+	Salt *string `json:"salt"`
 
 	// Stage Where a round is: `moves` (commitments sealed), `reveal` (commitments and reveals sealed;
 	// who committed and who revealed public), `closed` (over: resolved, won by default, or
@@ -5112,7 +5156,7 @@ type ClientInterface interface {
 	// `moves` (`409 wrong_stage`), only players still in the round (`409 not_in_game`), once each
 	// (`409 already_committed`). Two players may commit the same hash. The commitment is sealed:
 	// only the caller sees it (in `game.you.commitment`) until the round resolves or the game
-	// ends (`moves_closed` carries the digest of the round's commitments meanwhile). When every
+	// ends (`moves_closed` carries the salted digest of the round's commitments meanwhile). When every
 	// player of the round has committed, the reveal stage starts at once.
 	//
 	// Write the password to durable storage **before** sending the commitment, and send it with
@@ -5129,7 +5173,7 @@ type ClientInterface interface {
 	// `moves` (`409 wrong_stage`), only players still in the round (`409 not_in_game`), once each
 	// (`409 already_committed`). Two players may commit the same hash. The commitment is sealed:
 	// only the caller sees it (in `game.you.commitment`) until the round resolves or the game
-	// ends (`moves_closed` carries the digest of the round's commitments meanwhile). When every
+	// ends (`moves_closed` carries the salted digest of the round's commitments meanwhile). When every
 	// player of the round has committed, the reveal stage starts at once.
 	//
 	// Write the password to durable storage **before** sending the commitment, and send it with
@@ -6089,7 +6133,7 @@ func (c *Client) CloseLobby(ctx context.Context, lobbyId LobbyId, params *CloseL
 // `moves` (`409 wrong_stage`), only players still in the round (`409 not_in_game`), once each
 // (`409 already_committed`). Two players may commit the same hash. The commitment is sealed:
 // only the caller sees it (in `game.you.commitment`) until the round resolves or the game
-// ends (`moves_closed` carries the digest of the round's commitments meanwhile). When every
+// ends (`moves_closed` carries the salted digest of the round's commitments meanwhile). When every
 // player of the round has committed, the reveal stage starts at once.
 //
 // Write the password to durable storage **before** sending the commitment, and send it with
@@ -6116,7 +6160,7 @@ func (c *Client) CommitMoveWithBody(ctx context.Context, lobbyId LobbyId, params
 // `moves` (`409 wrong_stage`), only players still in the round (`409 not_in_game`), once each
 // (`409 already_committed`). Two players may commit the same hash. The commitment is sealed:
 // only the caller sees it (in `game.you.commitment`) until the round resolves or the game
-// ends (`moves_closed` carries the digest of the round's commitments meanwhile). When every
+// ends (`moves_closed` carries the salted digest of the round's commitments meanwhile). When every
 // player of the round has committed, the reveal stage starts at once.
 //
 // Write the password to durable storage **before** sending the commitment, and send it with
@@ -9678,7 +9722,7 @@ type ClientWithResponsesInterface interface {
 	// `moves` (`409 wrong_stage`), only players still in the round (`409 not_in_game`), once each
 	// (`409 already_committed`). Two players may commit the same hash. The commitment is sealed:
 	// only the caller sees it (in `game.you.commitment`) until the round resolves or the game
-	// ends (`moves_closed` carries the digest of the round's commitments meanwhile). When every
+	// ends (`moves_closed` carries the salted digest of the round's commitments meanwhile). When every
 	// player of the round has committed, the reveal stage starts at once.
 	//
 	// Write the password to durable storage **before** sending the commitment, and send it with
@@ -9695,7 +9739,7 @@ type ClientWithResponsesInterface interface {
 	// `moves` (`409 wrong_stage`), only players still in the round (`409 not_in_game`), once each
 	// (`409 already_committed`). Two players may commit the same hash. The commitment is sealed:
 	// only the caller sees it (in `game.you.commitment`) until the round resolves or the game
-	// ends (`moves_closed` carries the digest of the round's commitments meanwhile). When every
+	// ends (`moves_closed` carries the salted digest of the round's commitments meanwhile). When every
 	// player of the round has committed, the reveal stage starts at once.
 	//
 	// Write the password to durable storage **before** sending the commitment, and send it with
@@ -17337,7 +17381,7 @@ func (c *ClientWithResponses) CloseLobbyWithResponse(ctx context.Context, lobbyI
 // `moves` (`409 wrong_stage`), only players still in the round (`409 not_in_game`), once each
 // (`409 already_committed`). Two players may commit the same hash. The commitment is sealed:
 // only the caller sees it (in `game.you.commitment`) until the round resolves or the game
-// ends (`moves_closed` carries the digest of the round's commitments meanwhile). When every
+// ends (`moves_closed` carries the salted digest of the round's commitments meanwhile). When every
 // player of the round has committed, the reveal stage starts at once.
 //
 // Write the password to durable storage **before** sending the commitment, and send it with
@@ -17360,7 +17404,7 @@ func (c *ClientWithResponses) CommitMoveWithBodyWithResponse(ctx context.Context
 // `moves` (`409 wrong_stage`), only players still in the round (`409 not_in_game`), once each
 // (`409 already_committed`). Two players may commit the same hash. The commitment is sealed:
 // only the caller sees it (in `game.you.commitment`) until the round resolves or the game
-// ends (`moves_closed` carries the digest of the round's commitments meanwhile). When every
+// ends (`moves_closed` carries the salted digest of the round's commitments meanwhile). When every
 // player of the round has committed, the reveal stage starts at once.
 //
 // Write the password to durable storage **before** sending the commitment, and send it with
