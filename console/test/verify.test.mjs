@@ -22,10 +22,15 @@ test('events: canonical text and chained hashes match the vectors', () => {
   }
 });
 
-test('digests of sealed values match the vectors', () => {
+test('digests of sealed values match the vectors, salted or not', () => {
+  assert.ok(storeVectors.digests.some((d) => d.salt), 'the vectors have a salted digest');
   for (const d of storeVectors.digests) {
-    assert.equal(sealedDigest(d.values ?? []), d.digest);
-    assert.equal(sealedDigest([...(d.values ?? [])].reverse()), d.digest, 'order of input does not matter');
+    assert.equal(sealedDigest(d.values ?? [], d.salt), d.digest);
+    assert.equal(sealedDigest([...(d.values ?? [])].reverse(), d.salt), d.digest, 'order of input does not matter');
+    if (d.salt) {
+      assert.notEqual(sealedDigest(d.values ?? []), d.digest, 'the salt is part of the digest');
+      assert.notEqual(sealedDigest(d.values ?? [], '5a'.repeat(32)), d.digest, 'another salt gives another digest');
+    }
   }
 });
 
@@ -68,11 +73,13 @@ test('verifyLog checks stage digests and reveals against the round transcript', 
       return e;
     });
   };
+  const salt = '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f';
+  const commitments = moves.map((m) => ({ player: m.accountId, value: m.commitment }));
+  const resolved = { round: 1, resolution: 'classic', revealed: 2, present: 5, counts: [1, 0, 1, 0, 0], survivors: 1, remaining: 1,
+    digest: sealedDigest(moves.map((m) => ({ player: m.accountId, value: m.reveal }))) };
   const log = chain([
-    ['moves_closed', { round: 1, committed: 2, eliminated: 0, deadline: 0,
-      digest: sealedDigest(moves.map((m) => ({ player: m.accountId, value: m.commitment }))) }],
-    ['round_resolved', { round: 1, resolution: 'classic', revealed: 2, present: 5, counts: [1, 0, 1, 0, 0], survivors: 1, remaining: 1,
-      digest: sealedDigest(moves.map((m) => ({ player: m.accountId, value: m.reveal }))) }],
+    ['moves_closed', { round: 1, committed: 2, eliminated: 0, deadline: 0, digest: sealedDigest(commitments, salt) }],
+    ['round_resolved', { ...resolved, salt }],
   ]);
   const transcript = (list) => async (g, round) => {
     assert.deepEqual([g, round], [gameId, 1]);
@@ -82,8 +89,28 @@ test('verifyLog checks stage digests and reveals against the round transcript', 
 
   const otherCommitment = moves.map((m, i) => (i ? { ...m, commitment: commitmentOf('2other') } : m));
   const r1 = await verifyLog(each(log), transcript(otherCommitment));
-  assert.deepEqual([r1.seq, r1.through], [1, 0]);
-  assert.match(r1.reason, /commitments in the transcript do not match/);
+  assert.deepEqual([r1.seq, r1.through], [2, 1]);
+  assert.match(r1.reason, /commitments in the transcript and the salt do not match the digest of moves_closed \(event 1\)/);
+
+  // The salt round_resolved reveals is the one moves_closed's digest was made with: another one,
+  // none, or one that is not hex fails there.
+  for (const [wrong, why] of [[{ ...resolved, salt: '5a'.repeat(32) }, /do not match the digest/], [resolved, /do not match the digest/],
+    [{ ...resolved, salt: salt.toUpperCase() }, /salt is not 64 lower-case hex/]]) {
+    const r = await verifyLog(each(chain([['moves_closed', log[0].data], ['round_resolved', wrong]])), transcript(moves));
+    assert.deepEqual([r.ok, r.seq, r.through], [false, 2, 1], JSON.stringify(wrong.salt));
+    assert.match(r.reason, why);
+  }
+  // A log older than salts: an unsalted digest and a round_resolved without salt verify.
+  const legacy = chain([['moves_closed', { ...log[0].data, digest: sealedDigest(commitments) }], ['round_resolved', resolved]]);
+  assert.deepEqual(await verifyLog(each(legacy), transcript(moves)), { ok: true, through: 2 });
+  // A game ending before its round resolves reveals the salt in game_finished or game_stopped.
+  for (const [type, data] of [['game_finished', { winner: moves[0].accountId, amount: 20, round: 1, salt }],
+    ['game_stopped', { reason: 'test', stage: 'reveal', round: 1, amount: 20, players: 2, share: 10, remainder: 0, salt }]]) {
+    const ended = chain([['moves_closed', log[0].data], [type, data]]);
+    assert.deepEqual(await verifyLog(each(ended), transcript(moves)), { ok: true, through: 2 }, type);
+    const forged = chain([['moves_closed', log[0].data], [type, { ...data, salt: '5a'.repeat(32) }]]);
+    assert.match((await verifyLog(each(forged), transcript(moves))).reason, /do not match the digest of moves_closed/, type);
+  }
 
   const forgedReveal = moves.map((m, i) => (i ? { ...m, reveal: '3pass12', move: 3 } : m));
   const r2 = await verifyLog(each(log), transcript(forgedReveal));
@@ -93,20 +120,12 @@ test('verifyLog checks stage digests and reveals against the round transcript', 
   const missing = moves.slice(0, 1);
   assert.match((await verifyLog(each(log), transcript(missing))).reason, /1 commitments, the event says 2/);
 
-  // While the reveal stage is open the commitments stay sealed: moves_closed is checked once the
-  // round resolves (or its game ends), and a log that ends before verifies with the round named.
+  // While the reveal stage is open the commitments stay sealed and the salt unknown: moves_closed
+  // is checked once the round resolves (or its game ends), and a log that ends before verifies
+  // with the round named, without reading the transcript.
+  assert.deepEqual(await verifyLog(each(log.slice(0, 1)), noRounds), { ok: true, through: 1, sealed: [{ gameId, round: 1 }] });
   const sealed = moves.map((m) => ({ ...m, commitment: null, revealed: false, reveal: null, move: null }));
-  assert.deepEqual(await verifyLog(each(log.slice(0, 1)), transcript(sealed)),
-    { ok: true, through: 1, sealed: [{ gameId, round: 1 }] });
-  let reads = 0;
-  const resolvesLater = async (g, round) => (reads++ ? moves : sealed);
-  assert.deepEqual(await verifyLog(each(log), resolvesLater), { ok: true, through: 2 });
   const stillSealed = await verifyLog(each(log), transcript(sealed));
   assert.deepEqual([stillSealed.ok, stillSealed.seq, stillSealed.through], [false, 2, 1]);
   assert.match(stillSealed.reason, /commitment of .* is not public/);
-  reads = 0;
-  const forgedLater = async (g, round) => (reads++ ? otherCommitment : sealed);
-  const r3 = await verifyLog(each(log), forgedLater);
-  assert.deepEqual([r3.seq, r3.through], [2, 1]);
-  assert.match(r3.reason, /commitments in the transcript do not match the digest of moves_closed \(event 1\)/);
 });

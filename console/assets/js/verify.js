@@ -42,10 +42,18 @@ export function eventHash(prevHash, e) {
 }
 
 // The digest of a stage's sealed values: blake2b-256 of the canonical array of {player, value},
-// sorted bytewise by player id (ids are ASCII, so code-unit order is byte order).
-export function sealedDigest(values) {
+// sorted bytewise by player id (ids are ASCII, so code-unit order is byte order). With a salt (64
+// hex characters: moves_closed's digest of the commitments), blake2b-256(salt || array): the salt
+// is revealed with the commitments, by the event that makes them public.
+export function sealedDigest(values, salt) {
   const sorted = [...values].sort((a, b) => (a.player < b.player ? -1 : a.player > b.player ? 1 : 0));
-  return blake256(utf8.encode(canonicalize(sorted.map(({ player, value }) => ({ player, value })))));
+  const array = utf8.encode(canonicalize(sorted.map(({ player, value }) => ({ player, value }))));
+  if (salt == null) return blake256(array);
+  const prefix = fromHex(salt);
+  const input = new Uint8Array(prefix.length + array.length);
+  input.set(prefix);
+  input.set(array, prefix.length);
+  return blake256(input);
 }
 
 class Failure extends Error {
@@ -55,10 +63,11 @@ class Failure extends Error {
   }
 }
 
-// Checks a moves_closed event against its round's public transcript; at is the event being
-// verified when the check had to wait for the commitments to become public.
-function checkCommitments(e, moves, at = e.seq) {
+// Checks a moves_closed event against its round's public transcript and the salt revealed with the
+// commitments by event at (undefined in logs older than salts: the digest is then unsalted).
+function checkCommitments(e, moves, at, salt) {
   const { round } = e.data;
+  if (salt != null && !/^[0-9a-f]{64}$/.test(salt)) throw new Failure(at, `round ${round}: the salt is not 64 lower-case hex characters`);
   const committed = moves.filter((m) => m.committed);
   for (const m of committed) {
     if (m.commitment == null) throw new Failure(at, `round ${round}: the commitment of ${m.accountId} is not public`);
@@ -66,10 +75,9 @@ function checkCommitments(e, moves, at = e.seq) {
   if (committed.length !== e.data.committed) {
     throw new Failure(at, `round ${round}: the transcript has ${committed.length} commitments, the event says ${e.data.committed}`);
   }
-  const digest = sealedDigest(committed.map((m) => ({ player: m.accountId, value: m.commitment })));
+  const digest = sealedDigest(committed.map((m) => ({ player: m.accountId, value: m.commitment })), salt);
   if (digest !== e.data.digest) {
-    const which = at === e.seq ? "the event's digest" : `the digest of moves_closed (event ${e.seq})`;
-    throw new Failure(at, `round ${round}: the commitments in the transcript do not match ${which}`);
+    throw new Failure(at, `round ${round}: the commitments in the transcript and the salt do not match the digest of moves_closed (event ${e.seq})`);
   }
 }
 
@@ -97,7 +105,8 @@ function checkReveals(e, moves) {
 // verifyLog checks a whole log. events: an async iterable of events in order; roundMoves(gameId,
 // round): every move of a round's transcript. Returns {ok: true, through: N} or
 // {ok: false, seq, reason, through: the last good event}. A round's commitments stay sealed until
-// it resolves (or its game ends): its moves_closed is checked then, and a log that ends before
+// it resolves (or its game ends), and its moves_closed digest is salted with a salt revealed then
+// (by round_resolved, game_finished or game_stopped): it is checked then, and a log that ends before
 // verifies with sealed: [{gameId, round}] naming the rounds whose commitments are not checked yet.
 export async function verifyLog(events, roundMoves) {
   let prevHash = ZERO_HASH;
@@ -107,7 +116,7 @@ export async function verifyLog(events, roundMoves) {
     for (const [key, closed] of sealed) {
       if (closed.gameId !== e.gameId || (round != null && closed.data.round !== round)) continue;
       sealed.delete(key);
-      checkCommitments(closed, await roundMoves(closed.gameId, closed.data.round), e.seq);
+      checkCommitments(closed, await roundMoves(closed.gameId, closed.data.round), e.seq, e.data.salt);
     }
   };
   try {
@@ -122,9 +131,7 @@ export async function verifyLog(events, roundMoves) {
       }
       if (hash !== e.hash) throw new Failure(e.seq, 'its hash does not match its content');
       if (e.type === 'moves_closed') {
-        const moves = await roundMoves(e.gameId, e.data.round);
-        if (moves.some((m) => m.committed && m.commitment == null)) sealed.set(`${e.gameId}/${e.data.round}`, e);
-        else checkCommitments(e, moves);
+        sealed.set(`${e.gameId}/${e.data.round}`, e);
       } else if (e.type === 'round_resolved') {
         await checkSealed(e, e.data.round);
         checkReveals(e, await roundMoves(e.gameId, e.data.round));
