@@ -538,11 +538,21 @@ func lobbySpec(r *Run, l *lobbyRun) (LobbySpec, error) {
 	}
 	spec.Name, spec.Config, spec.CreatedAt = created.Name, created.Config, log[0].atMs
 	spec.Acted = map[string][]int64{}
+	spec.Salts = map[RoundRef]tournament.Salt{}
 	for _, e := range log {
 		spec.Log = append(spec.Log, EventRef{Seq: e.Seq, Hash: e.Hash})
 		switch typ := tournament.EventType(e.Type); typ {
 		case tournament.EventGameOpened:
 			spec.GameIDs = append(spec.GameIDs, e.game())
+		case tournament.EventRoundResolved, tournament.EventGameFinished, tournament.EventGameStopped:
+			if e.str("salt") == "" {
+				break
+			}
+			salt, err := tournament.ParseSalt(e.str("salt"))
+			if err != nil {
+				return spec, fmt.Errorf("event %d: %w", e.Seq, err)
+			}
+			spec.Salts[RoundRef{e.game(), int(e.num("round"))}] = salt
 		case tournament.EventPlayerRegistered, tournament.EventPlayerLeft, tournament.EventMoveCommitted, tournament.EventMoveRevealed:
 			key := actedKey(typ, tournament.AccountID(e.str("player")))
 			spec.Acted[key] = append(spec.Acted[key], e.atMs)

@@ -20,10 +20,12 @@ package faulttest
 //
 // What the server logged is the ground truth the model's log is held to: every event the model
 // writes must be the server's event of that sequence number, hash for hash. The model's game
-// ids are the log's (ids are not semantics), so the hashes can agree at all.
+// ids are the log's (ids are not semantics), and so are the salts of its moves_closed digests
+// (randomness, revealed by the log once each round is over), so the hashes can agree at all.
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -219,10 +221,31 @@ type LobbySpec struct {
 	Admin     tournament.AccountID
 	Players   []tournament.AccountID
 	GameIDs   []tournament.GameID
-	Log       []EventRef
+	// Salts are the salts of the rounds' moves_closed digests, as the events that made their
+	// commitments public revealed them.
+	Salts map[RoundRef]tournament.Salt
+	Log   []EventRef
 	// Acted lists the instants of the log's events of each player's registrations, leaves,
 	// commits and reveals, by actedKey, for the actions whose answer was lost.
 	Acted map[string][]int64
+}
+
+// RoundRef names a round of a game.
+type RoundRef struct {
+	Game  tournament.GameID
+	Round int
+}
+
+// unrevealedSalt is the model's salt for a round whose salt the log never revealed (its game did
+// not end): its moves_closed then differs from the server's, which logged says.
+var unrevealedSalt = tournament.Salt{'u', 'n', 'r', 'e', 'v', 'e', 'a', 'l', 'e', 'd'}
+
+// newSalt is a salt source that gives each round the salt the log revealed for it.
+func (m *lobbyModel) newSalt(game tournament.GameID, round int) tournament.Salt {
+	if s, ok := m.spec.Salts[RoundRef{game, round}]; ok {
+		return s
+	}
+	return unrevealedSalt
 }
 
 // actedKey names a player's events of one type in LobbySpec.Acted.
@@ -286,7 +309,7 @@ func (m *lobbyModel) initial() (*modelState, error) {
 	if len(m.spec.GameIDs) > 0 {
 		ids = append(ids, string(m.spec.GameIDs[0]))
 	}
-	svc := tournament.NewService(tournament.Options{Rules: m.rules, MinTimeoutMs: m.minTimeoutMs, NewID: func() string {
+	svc := tournament.NewService(tournament.Options{Rules: m.rules, MinTimeoutMs: m.minTimeoutMs, NewSalt: m.newSalt, NewID: func() string {
 		id := ids[0]
 		ids = ids[1:]
 		return id
@@ -310,7 +333,7 @@ func (m *lobbyModel) initial() (*modelState, error) {
 func (m *lobbyModel) service(s *memstore.Store) *tournament.Service {
 	l, _ := s.Lobby(ctx, m.spec.ID)
 	opened := l.Games
-	return tournament.NewService(tournament.Options{Rules: m.rules, MinTimeoutMs: m.minTimeoutMs, NewID: func() string {
+	return tournament.NewService(tournament.Options{Rules: m.rules, MinTimeoutMs: m.minTimeoutMs, NewSalt: m.newSalt, NewID: func() string {
 		opened++
 		if opened <= len(m.spec.GameIDs) {
 			return string(m.spec.GameIDs[opened-1])
@@ -341,8 +364,15 @@ func (m *lobbyModel) logged(st *modelState, from int64) string {
 				e.Seq, e.Type, tournament.FormatTime(e.At), len(m.spec.Log))
 		}
 		if got := fmt.Sprintf("%x", e.Hash); got != m.spec.Log[e.Seq-1].Hash {
-			return fmt.Sprintf("event %d: the model logs %s at %s %s, the server's log differs", e.Seq, e.Type,
-				tournament.FormatTime(e.At), e.Data)
+			why := ""
+			var closed tournament.MovesClosedData
+			if e.Type == tournament.EventMovesClosed && json.Unmarshal(e.Data, &closed) == nil {
+				if _, ok := m.spec.Salts[RoundRef{e.GameID, closed.Round}]; !ok {
+					why = " (the log never revealed the salt of this round's digest: its game did not end)"
+				}
+			}
+			return fmt.Sprintf("event %d: the model logs %s at %s %s, the server's log differs%s", e.Seq, e.Type,
+				tournament.FormatTime(e.At), e.Data, why)
 		}
 	}
 	return ""
