@@ -1,5 +1,8 @@
 package rps.client
 
+import kotlinx.serialization.json.JsonArray
+import kotlinx.serialization.json.JsonObject
+import kotlinx.serialization.json.JsonPrimitive
 import org.bouncycastle.crypto.digests.Blake2bDigest
 import java.security.SecureRandom
 import java.util.Base64
@@ -37,6 +40,43 @@ object Crypto {
     fun base64Url(bytes: ByteArray): String = Base64.getUrlEncoder().withoutPadding().encodeToString(bytes)
 
     private const val HEX = "0123456789abcdef"
+}
+
+/**
+ * The digest of a stage's sealed values, as `moves_closed` and `round_resolved` carry it: blake2b-256
+ * of the RFC 8785 array of `{"player": id, "value": v}` sorted bytewise by player id. `moves_closed`'s
+ * (the commitments, still sealed when it is published) is salted, `blake2b-256(salt || array)`,
+ * with the 32 bytes whose hex the event that makes the commitments public reveals (`round_resolved`,
+ * or `game_finished`/`game_stopped` when the game ends before the round resolves); a null salt is
+ * the unsalted form (the reveals' digest, and commitments in logs older than salts).
+ */
+object SealedDigests {
+    /** The digest of [values] (player id to value), salted with [salt] (64 lower-case hex) unless null. */
+    fun digest(values: Map<String, String>, salt: String?): String {
+        val array = JsonArray(
+            values.entries.sortedWith { a, b -> compareBytes(a.key.toByteArray(), b.key.toByteArray()) }.map { (player, value) ->
+                JsonObject(mapOf("player" to JsonPrimitive(player), "value" to JsonPrimitive(value)))
+            },
+        )
+        val bytes = CanonicalJson.encodeToBytes(array)
+        if (salt == null) return Crypto.hex(Crypto.blake2b256(bytes))
+        require(SALT.matches(salt)) { "a salt is 64 lower-case hex characters, got \"$salt\"" }
+        return Crypto.hex(Crypto.blake2b256(Crypto.unhex(salt), bytes))
+    }
+
+    /** Whether [digest] is the digest of [values] with [salt]; false for a malformed salt. */
+    fun matches(digest: String, values: Map<String, String>, salt: String?): Boolean =
+        (salt == null || SALT.matches(salt)) && digest(values, salt) == digest
+
+    private fun compareBytes(a: ByteArray, b: ByteArray): Int {
+        for (i in 0 until minOf(a.size, b.size)) {
+            val c = (a[i].toInt() and 0xff) - (b[i].toInt() and 0xff)
+            if (c != 0) return c
+        }
+        return a.size - b.size
+    }
+
+    private val SALT = Regex("[0-9a-f]{64}")
 }
 
 /**

@@ -247,13 +247,14 @@ object Mappers {
                 "round_resolved" -> read(RoundResolvedData.serializer()).let {
                     EventData.RoundResolved(
                         it.round, it.resolution.value, it.revealed, it.present, it.counts, it.scores, it.survivors, it.remaining, it.digest,
+                        it.salt,
                     )
                 }
                 "stage_extended" -> read(StageExtendedData.serializer()).let {
                     EventData.StageExtended(Stage.fromWire(it.stage.value), it.round, it.deadline)
                 }
                 "game_finished" -> read(GameFinishedData.serializer()).let {
-                    EventData.GameFinished(it.winner.toString(), it.amount, it.round)
+                    EventData.GameFinished(it.winner.toString(), it.amount, it.round, it.salt)
                 }
                 "game_stopped" -> read(GameStoppedData.serializer()).let {
                     EventData.GameStopped(
@@ -264,6 +265,7 @@ object Mappers {
                         it.players,
                         it.share,
                         it.remainder,
+                        it.salt,
                     )
                 }
                 "next_config_changed" -> read(NextConfigChangedData.serializer()).let { EventData.NextConfigChanged(config(it.config)) }

@@ -203,9 +203,15 @@ sealed interface EventData {
         val survivors: Int,
         val remaining: Int,
         val digest: String,
+        /** The salt of the round's `moves_closed` digest (see [SealedDigests]); null only in logs older than salts. */
+        val salt: String? = null,
     ) : EventData
     data class StageExtended(val stage: Stage, val round: Int, val deadline: Long) : EventData
-    data class GameFinished(val winner: String, val amount: Long, val round: Int) : EventData
+
+    /** [salt]: set when the last committer won as moves closed, the salt of that round's `moves_closed` digest. */
+    data class GameFinished(val winner: String, val amount: Long, val round: Int, val salt: String? = null) : EventData
+
+    /** [salt]: set when the game stopped in a reveal stage, the salt of that round's `moves_closed` digest. */
     data class GameStopped(
         val reason: String,
         val stage: Stage,
@@ -214,6 +220,7 @@ sealed interface EventData {
         val players: Int,
         val share: Long,
         val remainder: Int,
+        val salt: String? = null,
     ) : EventData
     data class NextConfigChanged(val config: GameConfig) : EventData
     data object LobbyClosed : EventData

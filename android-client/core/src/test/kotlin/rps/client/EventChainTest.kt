@@ -68,19 +68,47 @@ class EventChainTest {
             val c = (o.jsonObject["canonical"] as? JsonPrimitive)?.content ?: continue
             assertEquals(c, EventChain.canonical(evs[i]), "canonical form of event ${evs[i].seq}")
         }
-        // Stage digests: {"values": [{"player", "value"}] or null, "digest"}, sorted bytewise by player here.
-        val digests = (root as? JsonObject)?.get("digests")?.jsonArray ?: JsonArray(emptyList())
+        // Stage digests: {"values": [{"player", "value"}] or null, "salt" (moves_closed's) or absent, "digest"}.
+        val digests = storeDigests(root)
+        assertTrue(digests.any { it.salt != null }, "the vectors have a salted digest")
         for (d in digests) {
-            val o = d.jsonObject
-            val values = ((o["values"] ?: o["items"]) as? JsonArray ?: JsonArray(emptyList()))
-                .sortedBy {
-                    it.jsonObject["player"]!!.jsonPrimitive.content.toByteArray().joinToString(",") { b ->
-                        "%03d".format(b.toInt() and 0xff)
-                    }
-                }
-            assertEquals(o["digest"]!!.jsonPrimitive.content, Crypto.hex(Crypto.blake2b256(CanonicalJson.encodeToBytes(JsonArray(values)))))
+            assertEquals(d.digest, SealedDigests.digest(d.values, d.salt))
+            assertTrue(SealedDigests.matches(d.digest, d.values, d.salt))
         }
         assertTrue(evs.isNotEmpty())
+    }
+
+    private data class DigestVector(val values: Map<String, String>, val salt: String?, val digest: String)
+
+    private fun storeDigests(root: JsonElement): List<DigestVector> =
+        ((root as? JsonObject)?.get("digests")?.jsonArray ?: JsonArray(emptyList())).map { d ->
+            val o = d.jsonObject
+            val values = (o["values"] as? JsonArray ?: JsonArray(emptyList())).associate {
+                it.jsonObject["player"]!!.jsonPrimitive.content to it.jsonObject["value"]!!.jsonPrimitive.content
+            }
+            DigestVector(values, (o["salt"] as? JsonPrimitive)?.content, o["digest"]!!.jsonPrimitive.content)
+        }
+
+    @Test
+    fun `a salted digest checks only with its salt and its values`() {
+        val d = storeDigests(TestFiles.json(TestFiles.repoFile("store/testdata/events.json"))).first { it.salt != null }
+        val salt = d.salt!!
+        assertFalse(SealedDigests.matches(d.digest, d.values, null), "without the salt")
+        assertFalse(SealedDigests.matches(d.digest, d.values, "5a".repeat(32)), "with another salt")
+        assertFalse(SealedDigests.matches(d.digest, d.values, salt.uppercase()), "with a malformed salt")
+        val other = d.values.mapValues { (_, v) -> v.replaceRange(0, 2, "00") }
+        assertFalse(SealedDigests.matches(d.digest, other, salt), "with other commitments")
+        assertFalse(SealedDigests.matches("00" + d.digest.drop(2), d.values, salt), "another digest")
+        // The revealing events carry the salt through the typed variants.
+        val resolved = Json.parseToJsonElement(
+            """{"round":1,"resolution":"classic","revealed":2,"present":1,"counts":[2],"survivors":1,"remaining":2,""" +
+                """"digest":"${d.digest}","salt":"$salt"}""",
+        ).jsonObject
+        assertEquals(salt, (Mappers.eventData("round_resolved", resolved) as EventData.RoundResolved).salt)
+        val finished = Json.parseToJsonElement(
+            """{"winner":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","amount":200,"round":1,"salt":"$salt"}""",
+        ).jsonObject
+        assertEquals(salt, (Mappers.eventData("game_finished", finished) as EventData.GameFinished).salt)
     }
 
     private val storeVectors by lazy { events(TestFiles.json(TestFiles.repoFile("store/testdata/events.json"))) }
@@ -208,9 +236,6 @@ class EventChainTest {
 
     @Test
     fun `the empty digest is blake2b of brackets`() {
-        assertEquals(
-            Crypto.hex(Crypto.blake2b256("[]".toByteArray())),
-            Crypto.hex(Crypto.blake2b256(CanonicalJson.encodeToBytes(JsonArray(emptyList())))),
-        )
+        assertEquals(Crypto.hex(Crypto.blake2b256("[]".toByteArray())), SealedDigests.digest(emptyMap(), null))
     }
 }
