@@ -87,7 +87,7 @@ type longPollAnswer struct {
 func (a longPollAnswer) VisitListEventsResponse(w http.ResponseWriter) error {
 	out := streamOutput{rc: http.NewResponseController(w), timeout: a.s.streamWriteTimeout}
 	out.extendDeadline()
-	if err := ListEvents200JSONResponse(a.page).VisitListEventsResponse(w); err != nil {
+	if err := ListEvents200JSONResponse(a.page).VisitListEventsResponse(pacedWriter{w, &out}); err != nil {
 		// The status is sent; the connection is closed, and the client polls again.
 		a.s.log.InfoContext(a.ctx, "long poll answer not taken; client disconnected", "err", err, "requestId", requestID(a.ctx))
 	}
@@ -313,6 +313,35 @@ type streamOutput struct {
 func (o *streamOutput) extendDeadline() {
 	_ = o.rc.SetWriteDeadline(time.Now().Add(o.timeout))
 }
+
+// pacedChunk is how much of an answer is written under one stream write timeout. A long poll's
+// page holds up to 1,000 events (about 500 KB), far more than a slow link carries in one timeout
+// (10 s by default): written at once, it was cut midway for any client slower than about
+// 400 kbit/s, which then asked for the same page again, forever. In chunks, a client that takes
+// 16 KB per timeout (1.6 KB/s by default) gets the whole page, and one that stops reading is
+// still disconnected one timeout later.
+const pacedChunk = 16 << 10
+
+// pacedWriter writes an answer in pacedChunk pieces, each under a deadline of its own.
+type pacedWriter struct {
+	http.ResponseWriter
+	out *streamOutput
+}
+
+func (p pacedWriter) Write(b []byte) (int, error) {
+	written := 0
+	for written < len(b) {
+		p.out.extendDeadline()
+		n, err := p.ResponseWriter.Write(b[written:min(len(b), written+pacedChunk)])
+		written += n
+		if err != nil {
+			return written, err
+		}
+	}
+	return written, nil
+}
+
+func (p pacedWriter) Unwrap() http.ResponseWriter { return p.ResponseWriter }
 
 // write writes text; false means the stream must end (the error is logged).
 func (o *streamOutput) write(ctx context.Context, s *Server, text string) bool {
