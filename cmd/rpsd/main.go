@@ -6,6 +6,8 @@
 //	rpsd key rotate    retire the key that signs chain heads and checkpoints and make a new one (old ones stay
 //	                   published), the old key signing the log's hand-over to it
 //	rpsd healthcheck   exit 0 when the server at RPSD_ADDR is ready (for container health checks)
+//	rpsd restore [T]   rebuild the private cluster from RPSD_BACKUP_REPO: to the end of the WAL, or to the
+//	                   RFC 3339 time T (README, "Backups and restores")
 //
 // Without DATABASE_URL it runs a private PostgreSQL cluster from the machine's binaries under
 // RPSD_DATA_DIR. Run `rpsd --help` for every setting.
