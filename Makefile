@@ -47,7 +47,7 @@ test-faults: postgres
 # restore to before the newest published checkpoint is refused. Bounded (under 3 minutes).
 test-restore: postgres
 	bash scripts/ensure-pgbackrest.sh
-	RPSD_TEST_RESTORE=1 $(GO) test -count=1 -v -timeout 10m -run 'TestRestoreDrill|TestSyncBackupLosesNothing' \
+	RPSD_TEST_RESTORE=1 $(GO) test -count=1 -v -timeout 10m -run 'TestRestoreDrill|TestSyncBackupLosesNothing|TestArchivedCommitsAreRestored' \
 		./internal/restoretest/ ./internal/pgcluster/
 
 # The Kotlin client: generated from openapi.yaml, unit tests, the app's screens driven and

@@ -119,6 +119,13 @@ func (c *Cluster) startBackups(ctx context.Context) error {
 	if c.backup.Repo == "" {
 		return nil
 	}
+	// A restored cluster accepts connections once consistent, and replays on until it is
+	// promoted: pgBackRest finds no primary before, and a receiver streaming before would follow
+	// the old timeline and then ask the new one for WAL it never writes. Writes wait for the
+	// promotion anyway.
+	if err := c.waitPromoted(ctx); err != nil {
+		return err
+	}
 	if c.backup.Sync {
 		if err := c.startReceiver(ctx); err != nil {
 			return err
@@ -141,12 +148,6 @@ func (c *Cluster) backrest(ctx context.Context, command string, args ...string) 
 func (c *Cluster) startReceiver(ctx context.Context) error {
 	stream := filepath.Join(c.backup.Repo, streamSubdir)
 	if err := c.mkdirOwned(stream); err != nil {
-		return err
-	}
-	// A restored cluster accepts connections once consistent, and replays on: streamed before its
-	// promotion, the receiver would follow the old timeline and then ask the new one for WAL it
-	// never writes. Writes wait for the promotion anyway.
-	if err := c.waitPromoted(ctx); err != nil {
 		return err
 	}
 	conninfo := fmt.Sprintf("host=%s port=%d user=%s application_name=%s", filepath.Join(c.dir, socketSubdir), c.port, osUser, receiverName)
