@@ -29,8 +29,20 @@ const guard = 20 * time.Second
 // sizes it was asked about on asked.
 type fakeWitness struct {
 	name, vkey string
+	signer     note.Signer
 	srv        *httptest.Server
 	asked      chan int64
+}
+
+// cosign answers as an honest witness: the cosignature of the checkpoint's text.
+func (f *fakeWitness) cosign(w http.ResponseWriter, text []byte) {
+	signed, err := note.Sign(&note.Note{Text: string(text)}, f.signer)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	_, sigs, _ := bytes.Cut(signed, []byte("\n\n"))
+	_, _ = w.Write(sigs)
 }
 
 func startFake(t *testing.T, name string, answer func(w http.ResponseWriter, r *http.Request, size int64, text []byte)) *fakeWitness {
@@ -44,7 +56,7 @@ func startFake(t *testing.T, name string, answer func(w http.ResponseWriter, r *
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.vkey = signer.Verifier().String()
+	f.vkey, f.signer = signer.Verifier().String(), signer
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		// The request: "old N", the proof's lines, a blank line, then the signed checkpoint,
@@ -59,13 +71,7 @@ func startFake(t *testing.T, name string, answer func(w http.ResponseWriter, r *
 			answer(w, r, size, text)
 			return
 		}
-		signed, err := note.Sign(&note.Note{Text: string(text)}, signer)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		_, sigs, _ := bytes.Cut(signed, []byte("\n\n"))
-		_, _ = w.Write(sigs)
+		f.cosign(w, text)
 	}))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -240,5 +246,36 @@ func TestAWitnessCannotMakeTheLogReadWithoutEnd(t *testing.T) {
 	case <-hungUp:
 	case <-time.After(guard):
 		t.Fatal("the log's client kept the endless answer open")
+	}
+}
+
+// TestAWitnessIsAskedAgainAfterClaimingALongerLog: a witness that once answered 409 with a size
+// past the log's (a lie, a bug, another log of the same origin) is asked again with the next
+// checkpoint, and cosigns it once it answers right. (The claimed size was stored and every later
+// round refused the witness without asking it: one bad answer lost its cosignatures for good,
+// and made every start refuse the database when it was the only witness.)
+func TestAWitnessIsAskedAgainAfterClaimingALongerLog(t *testing.T) {
+	var lied atomic.Bool
+	var liar *fakeWitness
+	liar = startFake(t, "witness.test/liar-once", func(w http.ResponseWriter, _ *http.Request, _ int64, text []byte) {
+		if lied.CompareAndSwap(false, true) {
+			w.Header().Set("Content-Type", "text/x.tlog.size")
+			w.WriteHeader(http.StatusConflict)
+			_, _ = w.Write([]byte("1000000\n"))
+			return
+		}
+		liar.cosign(w, text)
+	})
+	e, seq := runWith(t, liar)
+	liar.waitAsked(t, newestSize(t, e))
+	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 5})
+	e.Register(l.Id.String(), e.NewPlayer("after-the-lie", 100))
+	if n, err := seq.Integrate(t.Context()); err != nil || n == 0 {
+		t.Fatalf("integrate: %d, %v", n, err)
+	}
+	newest := newestSize(t, e)
+	liar.waitAsked(t, newest)
+	if cosigs := waitPublished(t, e, newest); !bytes.Contains(cosigs, []byte("— "+liar.name+" ")) {
+		t.Fatalf("checkpoint %d published with the cosignatures\n%s", newest, cosigs)
 	}
 }

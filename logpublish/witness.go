@@ -111,14 +111,20 @@ func newWitnessClient(timeout time.Duration) witnessClient {
 var errRefused = errors.New("witness refused the checkpoint")
 
 // cosign submits checkpoint c to witness w, with the consistency proof from the size it last
-// cosigned as far as the log knows; a witness that answers 409 with another size is asked once
-// more from that size.
+// cosigned as far as the log knows (c's own size when that is past c); a witness that answers 409
+// with another size is asked once more from that size.
 func (s *Sequencer) cosign(ctx context.Context, w Witness, c store.LogCheckpoint) ([]byte, error) {
 	known, err := s.st.WitnessSizes(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the witnesses' sizes: %w", err)
 	}
 	old := known[w.Name()]
+	if old > c.Size {
+		// A size past the log's is what the witness said once (a rollback, or a lie or a bug of
+		// its own): ask it again rather than refuse it for good, offering c as it is; a witness
+		// still past it says so again (409), and is refused below.
+		old = c.Size
+	}
 	for attempt := 0; ; attempt++ {
 		if old > c.Size {
 			return nil, fmt.Errorf("%w: it cosigned size %d, past this checkpoint's %d: the log was rolled back or forked", errRefused, old, c.Size)
