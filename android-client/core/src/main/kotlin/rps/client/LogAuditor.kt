@@ -10,14 +10,18 @@ import java.util.Base64
 
 /**
  * What this device trusts and keeps of one server's transparency log: the log's [origin], the
- * note verifier [keys] it trusts, the witnesses ([witnesses], C2SP cosignature verifier keys) the
- * server named, and the newest [checkpoint] it verified (a signed note), which every later
- * checkpoint must extend.
+ * note verifier [keys] it trusts, the witnesses ([witnesses], C2SP cosignature verifier keys) it
+ * pinned, and the newest [checkpoint] it verified (a signed note), which every later checkpoint
+ * must extend.
  *
- * Trust on first use, pinned: at first contact the device trusts the log's current keys and the
- * witnesses `GET /v1/log` lists then, and nothing else later. A checkpoint signed by any other key
- * (a new origin, a key the server started listing since) is a tampering notice: a phone cannot
- * tell an operator's key rotation from an impostor's key, so it says so rather than guess.
+ * Trust on first use, pinned: at first contact the device trusts the log's current key and the
+ * witnesses `GET /v1/log` lists then. A later key is trusted only through the log's key rotation
+ * statements (README: "Key rotation"), an unbroken chain of them signed by a key trusted already,
+ * and only once a checkpoint it signed passed every check; a checkpoint signed by any other key
+ * (a new origin, a key the server lists without such a chain) is a tampering notice. The pinned
+ * witnesses never change once there are some: a server that named none at first contact has the
+ * first witnesses it names pinned then (which only adds a requirement), and witnesses named later
+ * are counted as cosigners in addition to, never instead of, the pinned ones ([WitnessPolicy]).
  */
 data class LogTrust(val origin: String, val keys: List<String>, val witnesses: List<String> = emptyList(), val checkpoint: String? = null)
 
@@ -80,10 +84,11 @@ class FileLogTrusts(private val dir: File) : LogTrusts {
 
 /**
  * Which witnesses' cosignatures a checkpoint needs: at least [quorum] of [witnesses] (C2SP
- * cosignature verifier keys). [witnesses] null: those the server named at first contact (pinned
- * in [LogTrust]); [quorum] null: one of them when there are any, so that a split view needs a
- * witness's collusion, and none otherwise. A player who knows witnesses of their own configures
- * them with a quorum.
+ * cosignature verifier keys). [witnesses] null: those pinned in [LogTrust] (the first the server
+ * named); [quorum] null: one of them when there are any, so that a split view needs a witness's
+ * collusion, and none otherwise. A player who knows witnesses of their own configures them with a
+ * quorum. Witnesses the server names beyond these are reported as cosigners when they cosign,
+ * but never count towards the quorum: the server could name witnesses of its own.
  */
 data class WitnessPolicy(val witnesses: List<String>? = null, val quorum: Int? = null) {
     init {
@@ -104,8 +109,9 @@ data class WitnessPolicy(val witnesses: List<String>? = null, val quorum: Int? =
 sealed interface LogOutcome {
     /**
      * Event [seq] is leaf [leafIndex] of the checkpoint of [treeSize] leaves, signed by the trusted
-     * key [keyId], cosigned by [cosigners], consistent with the checkpoint kept before
-     * ([consistentWith] leaves; null when none was kept), and now kept itself if it is newer.
+     * key [keyId], cosigned by [cosigners] (the policy's that cosigned, then the other witnesses
+     * the server names that did), consistent with the checkpoint kept before ([consistentWith]
+     * leaves; null when none was kept), and now kept itself if it is newer.
      */
     data class Included(
         val seq: Long,
@@ -119,7 +125,7 @@ sealed interface LogOutcome {
     /** No published checkpoint holds event [seq] yet: the log runs about a second behind play. */
     data class NotLogged(val seq: Long) : LogOutcome
 
-    /** The checkpoint of [treeSize] leaves is cosigned by [cosigners] only, fewer than the policy's [quorum]; not kept. */
+    /** The checkpoint of [treeSize] leaves is cosigned by [cosigners] of the policy's witnesses only, fewer than its [quorum]; not kept. */
     data class NotCosigned(val seq: Long, val treeSize: Long, val cosigners: List<String>, val quorum: Int) : LogOutcome
 
     /** The server keeps no transparency log (an older server) and this device never kept a checkpoint of it. */
@@ -160,8 +166,8 @@ class LogAuditor(
             trust = withContext(io) { trusts?.load(server) }
             loaded = true
         }
-        val log = info ?: readInfo() ?: return@withLock if (trust?.checkpoint != null) LogOutcome.NotLogged(seq) else LogOutcome.NoLog
-        val t = trust ?: firstContact(log)
+        var log = info ?: readInfo() ?: return@withLock if (trust?.checkpoint != null) LogOutcome.NotLogged(seq) else LogOutcome.NoLog
+        val first = trust ?: firstContact(log)
         val p = try {
             api.logInclusion(lobbyId, seq)
         } catch (e: RpsException.Problem) {
@@ -169,15 +175,44 @@ class LogAuditor(
             throw e
         }
         val c = parse(p.checkpoint)
-        val signer = trustedSigner(c, p.checkpoint, t)
+        if (hasNews(c, first, log)) log = readInfo() ?: log
+        val t = pinWitnesses(first, log)
+        val (signer, keys) = trustedSigner(c, p.checkpoint, t, log)
         val consistentWith = extendsKept(c, p.checkpoint, t)
         val (witnesses, quorum) = policy.resolve(t.witnesses)
-        val cosigners = TransparencyLog.cosigners(c, witnesses)
-        if (cosigners.size < quorum) return@withLock LogOutcome.NotCosigned(seq, c.size, cosigners, quorum)
+        val required = TransparencyLog.cosigners(c, witnesses)
+        if (required.size < quorum) return@withLock LogOutcome.NotCosigned(seq, c.size, required, quorum)
         checkInclusion(lobbyId, seq, hash, p, c, t.checkpoint)
+        val others = TransparencyLog.cosigners(c, log.witnesses.map { it.verifierKey } - witnesses.toSet())
         val kept = t.checkpoint?.let(::parse)
-        if (kept == null || c.size > kept.size) keep(t.copy(checkpoint = p.checkpoint))
-        LogOutcome.Included(seq, p.leafIndex, c.size, keyIdOf(signer, log), cosigners, consistentWith)
+        val next = t.copy(keys = keys, checkpoint = if (kept == null || c.size > kept.size) p.checkpoint else t.checkpoint)
+        if (next != t) keep(next)
+        LogOutcome.Included(seq, p.leafIndex, c.size, keyIdOf(signer, log), required + others, consistentWith)
+    }
+
+    /** The signature lines (name and key hash) already asked about with a fresh `GET /v1/log`. */
+    private val askedAbout = mutableSetOf<String>()
+
+    /**
+     * Whether [c] carries what the `GET /v1/log` this device read does not explain, once for each
+     * such line: a signature by a key [t] does not trust (a rotation since?) or by a witness it
+     * was not told of (one added since?).
+     */
+    private fun hasNews(c: TransparencyLog.Checkpoint, t: LogTrust, log: LogInfo): Boolean {
+        val known = (t.witnesses + log.witnesses.map { it.verifierKey }).map { it.substringBefore('+') }.toSet()
+        val untrusted = TransparencyLog.signerOf(c, t.keys) == null
+        val news = c.signatures.filter { (it.name == c.origin && untrusted) || (it.name != c.origin && it.name !in known) }
+            .map { "${it.name}+${Crypto.hex(it.keyHash)}" }
+        return askedAbout.addAll(news)
+    }
+
+    /**
+     * [t] with the witnesses the server names pinned when it had named none before: a first
+     * requirement, never a weaker one. Pinned witnesses are never replaced.
+     */
+    private suspend fun pinWitnesses(t: LogTrust, log: LogInfo): LogTrust {
+        if (t.witnesses.isNotEmpty() || log.witnesses.isEmpty()) return t
+        return t.copy(witnesses = log.witnesses.map { it.verifierKey }).also { keep(it) }
     }
 
     /** `GET /v1/log`, or null when the server keeps no log. */
@@ -206,13 +241,22 @@ class LogAuditor(
         throw RpsException.Unexpected("a malformed checkpoint: ${e.message}", e)
     }
 
-    /** The pinned verifier key of [t] whose signature on [c] verifies; none is misbehavior. */
-    private fun trustedSigner(c: TransparencyLog.Checkpoint, signed: String, t: LogTrust): String {
-        if (c.origin == t.origin) TransparencyLog.signerOf(c, t.keys)?.let { return it }
+    /**
+     * The verifier key whose signature on [c] verifies, among those [t] trusts and those the log's
+     * key rotations (in [log]) hand it over to from them, and the keys to trust if [c] passes: [t]'s
+     * and the chain up to that key. None is misbehavior.
+     */
+    private fun trustedSigner(c: TransparencyLog.Checkpoint, signed: String, t: LogTrust, log: LogInfo): Pair<String, List<String>> {
+        if (c.origin == t.origin) {
+            TransparencyLog.signerOf(c, t.keys)?.let { return it to t.keys }
+            val followed = TransparencyLog.followRotations(t.origin, t.keys, log.keys.mapNotNull { it.rotation })
+            TransparencyLog.signerOf(c, followed)?.let { return it to followed.take(followed.indexOf(it) + 1) }
+        }
         val signers = c.signatures.joinToString { "${it.name} (key hash ${Crypto.hex(it.keyHash)})" }
         throw RpsException.LogMisbehavior(
             RpsException.LogMisbehavior.Kind.UNTRUSTED_KEY,
-            "the checkpoint of ${c.origin} is signed by $signers; this device trusts ${t.origin}'s keys ${t.keys}",
+            "the checkpoint of ${c.origin} is signed by $signers; this device trusts ${t.origin}'s keys ${t.keys}, " +
+                "and no chain of key rotations they signed leads to another",
             t.checkpoint,
             signed,
         )

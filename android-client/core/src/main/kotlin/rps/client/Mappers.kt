@@ -295,7 +295,9 @@ object Mappers {
 
     fun logInfo(l: LogInfoDto) = LogInfo(
         origin = l.origin,
-        keys = l.verifierKeys.map { LogKeyInfo(it.keyId, it.verifierKey, epochMs(it.validFrom), it.validUntil?.let(::epochMs)) },
+        keys = l.verifierKeys.map {
+            LogKeyInfo(it.keyId, it.verifierKey, epochMs(it.validFrom), it.validUntil?.let(::epochMs), it.rotation)
+        },
         witnesses = l.witnesses.map { LogWitnessInfo(it.name, it.verifierKey) },
         checkpoint = l.checkpoint,
     )

@@ -234,8 +234,17 @@ sealed interface EventData {
     data class Unknown(val type: String, val reason: String) : EventData
 }
 
-/** One of the log's note verifier keys (`GET /v1/log`); [validUntilMs] is null for the current one. */
-data class LogKeyInfo(val keyId: String, val verifierKey: String, val validFromMs: Long, val validUntilMs: Long?)
+/**
+ * One of the log's note verifier keys (`GET /v1/log`); [validUntilMs] is null for the current one;
+ * [rotation] is the hand-over to it signed by the key it replaced (null for the first key).
+ */
+data class LogKeyInfo(
+    val keyId: String,
+    val verifierKey: String,
+    val validFromMs: Long,
+    val validUntilMs: Long?,
+    val rotation: String? = null,
+)
 
 /** A witness the log asks to cosign its checkpoints, by its cosignature verifier key. */
 data class LogWitnessInfo(val name: String, val verifierKey: String)

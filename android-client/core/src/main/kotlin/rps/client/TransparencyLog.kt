@@ -49,14 +49,68 @@ object TransparencyLog {
         require(size != null && size >= 0 && size.toString() == lines[1]) { "malformed checkpoint size" }
         val root = Base64.getDecoder().decode(lines[2])
         require(root.size == 32) { "malformed checkpoint root" }
-        val sigs = note.substring(split + 2).split('\n').filter { it.isNotEmpty() }.map { line ->
-            val parts = line.split(' ')
-            require(parts.size == 3 && parts[0] == "\u2014") { "malformed signature line: $line" }
-            val raw = Base64.getDecoder().decode(parts[2])
-            require(raw.size > 4) { "malformed signature line: $line" }
-            Signature(parts[1], raw.copyOfRange(0, 4), raw.copyOfRange(4, raw.size))
+        return Checkpoint(text, lines[0], size, root, signatureLines(note.substring(split + 2)))
+    }
+
+    /** The signature lines of a signed note (what follows its blank line); throws [IllegalArgumentException] on a malformed one. */
+    private fun signatureLines(lines: String): List<Signature> = lines.split('\n').filter { it.isNotEmpty() }.map { line ->
+        val parts = line.split(' ')
+        require(parts.size == 3 && parts[0] == "\u2014") { "malformed signature line: $line" }
+        val raw = Base64.getDecoder().decode(parts[2])
+        require(raw.size > 4) { "malformed signature line: $line" }
+        Signature(parts[1], raw.copyOfRange(0, 4), raw.copyOfRange(4, raw.size))
+    }
+
+    /**
+     * A key rotation statement (README: "Key rotation"): the log [origin]'s tree of [size] leaves
+     * with [root] when its key [oldKey] handed it over to [newKey] (note verifier keys).
+     */
+    class Rotation(
+        val origin: String,
+        val size: Long,
+        val root: ByteArray,
+        val oldKey: String,
+        val newKey: String,
+    )
+
+    /**
+     * Reads a key rotation statement of the log [origin] (a signed note: `<origin> key rotation`,
+     * the tree size, the base64 root, the old and the new verifier key, one per line) and checks
+     * its signature by the old key it names; null when it is malformed or that signature fails.
+     * Whether the old key is one to trust is [followRotations]'s question.
+     */
+    fun rotation(origin: String, note: String): Rotation? {
+        val split = note.indexOf("\n\n")
+        if (split < 0) return null
+        val text = note.substring(0, split + 1)
+        val lines = text.removeSuffix("\n").split('\n')
+        if (lines.size != 5 || lines[0] != "$origin key rotation") return null
+        val size = lines[1].toLongOrNull()?.takeIf { it >= 0 && it.toString() == lines[1] } ?: return null
+        val (root, sigs) = try {
+            Base64.getDecoder().decode(lines[2]) to signatureLines(note.substring(split + 2))
+        } catch (_: IllegalArgumentException) {
+            return null
         }
-        return Checkpoint(text, lines[0], size, root, sigs)
+        val old = NoteKey.parse(lines[3], ALG_ED25519)
+        val new = NoteKey.parse(lines[4], ALG_ED25519)
+        if (root.size != 32 || old == null || new == null || old.name != origin || new.name != origin || lines[3] == lines[4]) return null
+        val signed = sigs.any { old.matches(it) && old.verify(text.toByteArray(Charsets.UTF_8), it.signature) }
+        return if (signed) Rotation(origin, size, root, lines[3], lines[4]) else null
+    }
+
+    /**
+     * [trusted] (verifier keys of the log [origin]) and every key an unbroken chain of
+     * [statements] hands the log over to: a statement counts only when it is signed by a key
+     * trusted already, in whatever order they come. Statements that do not verify prove nothing
+     * and are ignored.
+     */
+    fun followRotations(origin: String, trusted: List<String>, statements: List<String>): List<String> {
+        val rotations = statements.mapNotNull { rotation(origin, it) }
+        val out = trusted.toMutableList()
+        do {
+            val next = rotations.firstOrNull { it.oldKey in out && it.newKey !in out }?.also { out += it.newKey }
+        } while (next != null)
+        return out
     }
 
     /**

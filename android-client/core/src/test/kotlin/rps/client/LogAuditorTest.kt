@@ -166,12 +166,13 @@ class LogAuditorTest {
         srv.witnessesDown += w2.name
         assertEquals(LogOutcome.NotCosigned(6, 79, emptyList(), 1), a.proveAt(srv, "started-logged"))
         assertEquals(76L, TransparencyLog.parse(a.trusted!!.checkpoint!!).size)
-        // A witness the server names later is not one this device pinned.
+        // A witness the server names later counts in addition to the pinned ones, never instead of them.
         val w3 = NoteSigner("witness.test/w3", NoteSigner.COSIGNATURE, 13)
         srv.witnesses += w3
         assertEquals(LogOutcome.NotCosigned(6, 79, emptyList(), 1), a.proveAt(srv, "started-logged"))
         srv.witnessesDown.clear()
-        assertEquals(listOf(w1.name, w2.name), (a.proveAt(srv, "started-logged") as LogOutcome.Included).cosigners)
+        assertEquals(listOf(w1.name, w2.name, w3.name), (a.proveAt(srv, "started-logged") as LogOutcome.Included).cosigners)
+        assertEquals(listOf(w1.verifierKey, w2.verifierKey), a.trusted!!.witnesses, "the pinned witnesses stay as they were")
 
         // A player's own policy: both of two witnesses of their choosing.
         val s = RecordedServer("logged").also { it.witnesses += w1 }
@@ -187,5 +188,99 @@ class LogAuditorTest {
         val kept = RecordedServer("logged")
         auditor(kept).proveAt(kept, "open-logged")
         assertEquals(LogOutcome.NotLogged(1), auditor(srv).prove(srv.lobbyId, 1, "00"))
+    }
+
+    @Test
+    fun `a device pinned to a server without witnesses requires the first ones it names, and only adds later ones`() = runTest {
+        val srv = RecordedServer("logged")
+        val a = auditor(srv)
+        assertEquals(emptyList<String>(), (a.proveAt(srv, "open-logged") as LogOutcome.Included).cosigners)
+        // The operator adds a witness: its cosignature shows the device there is one to ask for.
+        val w1 = NoteSigner("witness.test/w1", NoteSigner.COSIGNATURE, 11)
+        srv.witnesses += w1
+        assertEquals(listOf(w1.name), (a.proveAt(srv, "joined-logged") as LogOutcome.Included).cosigners)
+        assertEquals(listOf(w1.verifierKey), trusts().load("http://rpsd.test")!!.witnesses, "pinned, as at a first contact")
+        // From then on a checkpoint it did not cosign is not enough, in this process or the next,
+        // and a witness the operator names instead of it does not stand in for it.
+        srv.witnessesDown += w1.name
+        assertEquals(LogOutcome.NotCosigned(6, 79, emptyList(), 1), a.proveAt(srv, "started-logged"))
+        srv.witnesses += NoteSigner("witness.test/own", NoteSigner.COSIGNATURE, 14)
+        srv.witnesses -= w1
+        assertEquals(LogOutcome.NotCosigned(6, 79, emptyList(), 1), auditor(srv).proveAt(srv, "started-logged"))
+    }
+
+    /** The server's log key is [old] from the start (a key this test can sign with), with witness [w]. */
+    private fun rotatable(srv: RecordedServer, old: NoteSigner, w: NoteSigner) {
+        srv.logKeys = listOf(LogKeyInfo("old", old.verifierKey, 1, null))
+        srv.logSigner = old
+        srv.witnesses += w
+    }
+
+    /** The hand-over of the log from [from] to [to] at the tree of the moment [at], signed by [signer]. */
+    private fun rotation(
+        srv: RecordedServer,
+        at: String,
+        from: NoteSigner,
+        to: NoteSigner,
+        signer: NoteSigner = from,
+    ): String {
+        val c = TransparencyLog.parse(srv.recording.moments[srv.recording.moment(at)].inclusion!!.checkpoint)
+        val text = "${c.origin} key rotation\n${c.size}\n${Base64.getEncoder().encodeToString(
+            c.root,
+        )}\n${from.verifierKey}\n${to.verifierKey}\n"
+        return text + "\n" + signer.sign(text) + "\n"
+    }
+
+    /** The server rotated to [to] with [statement]: it lists both keys and signs with [to]. */
+    private fun rotated(srv: RecordedServer, old: NoteSigner, to: NoteSigner, statement: String) {
+        srv.logKeys = listOf(LogKeyInfo("new", to.verifierKey, 2, null, statement), LogKeyInfo("old", old.verifierKey, 1, 2))
+        srv.logSigner = to
+    }
+
+    @Test
+    fun `a pinned device follows the log's key rotation once its witnesses cosign under the new key`() = runTest {
+        val srv = RecordedServer("logged")
+        val old = srv.logForger
+        val new = NoteSigner(srv.recording.log!!.origin, NoteSigner.ED25519, 8)
+        val w1 = NoteSigner("witness.test/w1", NoteSigner.COSIGNATURE, 11)
+        rotatable(srv, old, w1)
+        val a = auditor(srv)
+        assertEquals(LogOutcome.Included(2, 70, 75, "old", listOf(w1.name), null), a.proveAt(srv, "open-logged"))
+
+        rotated(srv, old, new, rotation(srv, "open-logged", old, new))
+        // The witness does not know the new key yet: not cosigned, asked again quietly, nothing trusted yet.
+        srv.witnessesDown += w1.name
+        assertEquals(LogOutcome.NotCosigned(3, 76, emptyList(), 1), a.proveAt(srv, "joined-logged"))
+        assertEquals(listOf(old.verifierKey), a.trusted!!.keys)
+        srv.witnessesDown.clear()
+        assertEquals(LogOutcome.Included(3, 75, 76, "new", listOf(w1.name), 75), a.proveAt(srv, "joined-logged"))
+        assertEquals(listOf(old.verifierKey, new.verifierKey), trusts().load("http://rpsd.test")!!.keys)
+
+        // A new process goes on under the new key; a replica that still signs with the old one passes too.
+        assertEquals(LogOutcome.Included(6, 78, 79, "new", listOf(w1.name), 76), auditor(srv).proveAt(srv, "started-logged"))
+        srv.logSigner = old
+        assertEquals("old", (a.proveAt(srv, "started-logged") as LogOutcome.Included).keyId)
+    }
+
+    @Test
+    fun `a new key no chain of rotations from the pinned one leads to is still misbehavior`() = runTest {
+        val srv = RecordedServer("logged")
+        val old = srv.logForger
+        val new = NoteSigner(srv.recording.log!!.origin, NoteSigner.ED25519, 8)
+        val intruder = NoteSigner(srv.recording.log!!.origin, NoteSigner.ED25519, 9)
+        val w1 = NoteSigner("witness.test/w1", NoteSigner.COSIGNATURE, 11)
+        rotatable(srv, old, w1)
+        auditor(srv).proveAt(srv, "open-logged")
+        for (statement in listOf(
+            rotation(srv, "open-logged", old, new, signer = new), // the new key vouching for itself
+            rotation(srv, "open-logged", intruder, new, signer = intruder), // a key this device never trusted
+            rotation(srv, "open-logged", old, intruder), // a hand-over to another key than the one signing
+            rotation(srv, "open-logged", old, new).replaceFirst("\n75\n", "\n74\n"), // changed after signing
+        )) {
+            rotated(srv, old, new, statement)
+            val e = misbehavior(RpsException.LogMisbehavior.Kind.UNTRUSTED_KEY) { auditor(srv).proveAt(srv, "joined-logged") }
+            assertTrue(e.reason.contains("no chain of key rotations"), e.reason)
+            assertEquals(listOf(old.verifierKey), trusts().load("http://rpsd.test")!!.keys)
+        }
     }
 }

@@ -94,4 +94,35 @@ class TransparencyLogTest {
         val misnamed = witness.replaceFirst("witness.example/w1+", "witness.example/w2+")
         assertEquals(emptyList<String>(), TransparencyLog.cosigners(c, listOf(misnamed)))
     }
+
+    @Test
+    fun `a key rotation signed by the old key hands the log over to the new one, and nothing else does`() {
+        val statement = vectors["rotation"]!!.jsonPrimitive.content
+        val rotated = vectors["rotatedKey"]!!.jsonPrimitive.content
+        val r = TransparencyLog.rotation("rps.example.com/log", statement)!!
+        assertEquals(vkey, r.oldKey)
+        assertEquals(rotated, r.newKey)
+        assertEquals(7L, r.size)
+        assertArrayEquals(checkpoints.last().root, r.root)
+        assertEquals(listOf(vkey, rotated), TransparencyLog.followRotations("rps.example.com/log", listOf(vkey), listOf(statement)))
+        // The new key signs the same tree, and the witness cosigns it (torchwood's cosignature).
+        val after = TransparencyLog.parse(vectors["rotatedCheckpoint"]!!.jsonPrimitive.content)
+        assertFalse(TransparencyLog.signedBy(after, listOf(vkey)))
+        assertTrue(TransparencyLog.signedBy(after, listOf(rotated)))
+        assertEquals(listOf("witness.example/w1"), TransparencyLog.cosigners(after, listOf(vectors["witnessKey"]!!.jsonPrimitive.content)))
+
+        // A statement changed, of another log, signed by the new key, or a checkpoint is none.
+        assertEquals(null, TransparencyLog.rotation("rps.example.com/log", statement.replaceFirst("\n7\n", "\n8\n")))
+        assertEquals(null, TransparencyLog.rotation("rps.other/log", statement))
+        val k1 = NoteSigner("rps.example.com/log", NoteSigner.ED25519, 1)
+        val k2 = NoteSigner("rps.example.com/log", NoteSigner.ED25519, 2)
+        val text = "rps.example.com/log key rotation\n7\n${Base64.getEncoder().encodeToString(
+            r.root,
+        )}\n${k1.verifierKey}\n${k2.verifierKey}\n"
+        assertEquals(k2.verifierKey, TransparencyLog.rotation("rps.example.com/log", text + "\n" + k1.sign(text) + "\n")?.newKey)
+        assertEquals(null, TransparencyLog.rotation("rps.example.com/log", text + "\n" + k2.sign(text) + "\n"))
+        assertEquals(null, TransparencyLog.rotation("rps.example.com/log", vectors["checkpoints"]!!.jsonArray[1].jsonPrimitive.content))
+        // A key trusted by no chain gains nothing from it.
+        assertEquals(listOf(rotated), TransparencyLog.followRotations("rps.example.com/log", listOf(rotated), listOf(statement)))
+    }
 }
