@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	server := fs.String("server", "", "base URL of the rpsd server (required), such as http://127.0.0.1:8080")
 	var lobbies, logKeys, witnesses stringList
 	fs.Var(&lobbies, "lobby", "a lobby to verify (repeatable; default: every lobby)")
-	fs.Var(&logKeys, "log-key", "a trusted note verifier key of the transparency log (repeatable; default: the keys GET /v1/log lists)")
+	fs.Var(&logKeys, "log-key", "a trusted note verifier key of the transparency log, followed through the key rotations it signs (repeatable; default: the keys GET /v1/log lists)")
 	fs.Var(&witnesses, "witness", "a trusted witness's cosignature verifier key (repeatable)")
 	quorum := fs.Int("witness-quorum", 0, "how many of the --witness keys must have cosigned the log's checkpoint (default: all of them)")
 	maxLag := fs.Duration("max-log-lag", 2*time.Minute, "how old an event may be and still be missing from the log's checkpoint")

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/commitreveal/rps/internal/apiclient"
+	"github.com/commitreveal/rps/translog"
 )
 
 // This file checks the transparency log (README: "The transparency log") with the ecosystem's
@@ -97,6 +98,16 @@ func newLogChecker(ctx context.Context, c *client, server string, opts logOption
 		for _, k := range info.VerifierKeys {
 			keys = append(keys, k.VerifierKey)
 		}
+	} else {
+		// Keys given are followed through the log's key rotations, each signed by a key trusted
+		// already (README: "Key rotation"), and through nothing else.
+		var rotations [][]byte
+		for _, k := range info.VerifierKeys {
+			if k.Rotation != nil {
+				rotations = append(rotations, []byte(*k.Rotation))
+			}
+		}
+		keys = translog.FollowRotations(info.Origin, keys, rotations)
 	}
 	var logPolicies []torchwood.Policy
 	for _, k := range keys {
