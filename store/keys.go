@@ -27,7 +27,7 @@ type SigningKey struct {
 	// RetiredAt is when a newer key replaced this one; 0 for the current key.
 	RetiredAt int64
 	// Rotation is the hand-over to this key signed by the key it replaced (translog.Rotation);
-	// nil for the first key and a key made before the log existed.
+	// nil for the first key, and for a key made before the log existed until SignPastRotations.
 	Rotation []byte
 }
 
@@ -112,7 +112,7 @@ func (s *Store) RotateSigningKey(ctx context.Context) (SigningKey, error) {
 }
 
 // signRotation has the current key sign the log's hand-over to the key next; nil when there is
-// no log (or no key) yet: nothing was signed with the old key that a client would have pinned.
+// no log (or no key) yet (SignPastRotations signs it once there is a log).
 func signRotation(ctx context.Context, tx pgx.Tx, next ed25519.PublicKey) (rotation []byte, err error) {
 	var seed []byte
 	err = queryRow(ctx, tx, `SELECT seed FROM signing_keys WHERE retired_at IS NULL FOR UPDATE`).Scan(&seed)
@@ -129,16 +129,73 @@ func signRotation(ctx context.Context, tx pgx.Tx, next ed25519.PublicKey) (rotat
 	if err != nil {
 		return nil, fmt.Errorf("read the log: %w", err)
 	}
-	old := ed25519.NewKeyFromSeed(seed)
-	signer, err := translog.NewSigner(st.Origin, old)
+	r := translog.Rotation{Origin: st.Origin, Tree: tlog.Tree{N: st.Size, Hash: st.Root}}
+	return rotationStatement(r, ed25519.NewKeyFromSeed(seed), next)
+}
+
+// SignPastRotations has each retired key sign the hand-over to the key that replaced it where a
+// rotation made before such statements existed left none, so that clients that pinned the retired
+// key follow that rotation too. The tree is the newest checkpoint made by the time of the rotation
+// (the empty tree when there was none). It returns how many it signed; none without a log.
+func (s *Store) SignPastRotations(ctx context.Context) (int, error) {
+	st, err := s.LogState(ctx)
+	if errors.Is(err, tournament.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the log: %w", err)
+	}
+	type past struct {
+		id        string
+		pub, seed []byte
+		size      int64
+		root      []byte
+	}
+	missing, err := collect(ctx, s.pool, func(r pgx.CollectableRow) (past, error) {
+		var p past
+		err := r.Scan(&p.id, &p.pub, &p.seed, &p.size, &p.root)
+		return p, err
+	}, `SELECT k.id, k.public_key, prev.seed, coalesce(c.size, 0), c.root
+		FROM signing_keys k
+		CROSS JOIN LATERAL (SELECT seed FROM signing_keys p WHERE p.retired_at <= k.created_at AND p.id <> k.id
+			ORDER BY p.retired_at DESC, p.created_at DESC LIMIT 1) prev
+		LEFT JOIN LATERAL (SELECT size, root FROM log_checkpoints WHERE created_at <= k.created_at ORDER BY size DESC LIMIT 1) c ON true
+		WHERE k.rotation IS NULL`)
+	if err != nil {
+		return 0, fmt.Errorf("read past rotations: %w", err)
+	}
+	for _, p := range missing {
+		r := translog.Rotation{Origin: st.Origin, Tree: tlog.Tree{N: p.size}}
+		if p.root == nil {
+			r.Tree.Hash, err = tlog.TreeHash(0, nil)
+		} else {
+			copy(r.Tree.Hash[:], p.root)
+		}
+		if err != nil {
+			return 0, err
+		}
+		statement, err := rotationStatement(r, ed25519.NewKeyFromSeed(p.seed), p.pub)
+		if err != nil {
+			return 0, err
+		}
+		// Ed25519 signs deterministically: two replicas starting at once write the same statement.
+		if _, err := exec(ctx, s.pool, `UPDATE signing_keys SET rotation = $2 WHERE id = $1 AND rotation IS NULL`, p.id, string(statement)); err != nil {
+			return 0, fmt.Errorf("sign the rotation to %s: %w", p.id, err)
+		}
+	}
+	return len(missing), nil
+}
+
+// rotationStatement completes r with the keys' verifier keys and has old sign it.
+func rotationStatement(r translog.Rotation, old ed25519.PrivateKey, next ed25519.PublicKey) ([]byte, error) {
+	signer, err := translog.NewSigner(r.Origin, old)
 	if err != nil {
 		return nil, err
 	}
-	r := translog.Rotation{Origin: st.Origin, Tree: tlog.Tree{N: st.Size, Hash: st.Root}}
-	if r.Old, err = translog.VerifierKey(st.Origin, old.Public().(ed25519.PublicKey)); err != nil {
+	if r.Old, err = translog.VerifierKey(r.Origin, old.Public().(ed25519.PublicKey)); err != nil {
 		return nil, err
 	}
-	if r.New, err = translog.VerifierKey(st.Origin, next); err != nil {
+	if r.New, err = translog.VerifierKey(r.Origin, next); err != nil {
 		return nil, err
 	}
 	return translog.SignRotation(r, signer)

@@ -426,6 +426,12 @@ func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metr
 		return err
 	}
 	log.Info("transparency log", "origin", logSeq.Origin(), "witnesses", len(cfg.witnesses))
+	// Key rotations made before their hand-over was signed get it now (README: "Key rotation").
+	if n, err := st.SignPastRotations(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		log.Info("signed the log's hand-over of past key rotations", "count", n)
+	}
 	var witnesses []api.WitnessConfig
 	for _, w := range cfg.witnesses {
 		witnesses = append(witnesses, api.WitnessConfig{Name: w.Name(), VerifierKey: w.VerifierKey, URL: w.URL})
