@@ -26,6 +26,7 @@ import (
 
 	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/internal/apiclient"
+	"github.com/commitreveal/rps/translog"
 )
 
 // Exit statuses.
@@ -117,6 +118,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		var nerr *networkError
 		if errors.As(err, &nerr) {
 			return exitNetwork
+		}
+		if errors.Is(err, translog.ErrRotationFork) {
+			return exitFailed
 		}
 		return exitUsage
 	}

@@ -107,7 +107,10 @@ func newLogChecker(ctx context.Context, c *client, server string, opts logOption
 				rotations = append(rotations, []byte(*k.Rotation))
 			}
 		}
-		keys = translog.FollowRotations(info.Origin, keys, rotations)
+		if keys, err = translog.FollowRotations(info.Origin, keys, rotations); err != nil {
+			// A trusted key that handed the log over twice: the two statements are the evidence.
+			return nil, err
+		}
 	}
 	var logPolicies []torchwood.Policy
 	for _, k := range keys {
