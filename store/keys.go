@@ -92,6 +92,13 @@ func (s *Store) loadNoteKey(ctx context.Context, q querier) error {
 // key follow the rotation and trust no other new key.
 func (s *Store) RotateSigningKey(ctx context.Context) (SigningKey, error) {
 	err := s.withTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		// One rotation at a time (two `rpsd key rotate` at once): the second, waiting on the
+		// first's lock of the current key, would find none current once it committed, sign no
+		// hand-over and retire the first's new key. Behind this lock it reads the key the first made
+		// (a statement's snapshot is taken once the lock is held) and hands over from that.
+		if _, err := exec(ctx, tx, `LOCK TABLE signing_keys IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+			return fmt.Errorf("lock the signing keys: %w", err)
+		}
 		pub, priv, err := ed25519.GenerateKey(rand.Reader)
 		if err != nil {
 			return fmt.Errorf("generate key: %w", err)
