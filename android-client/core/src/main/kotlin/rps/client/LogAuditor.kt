@@ -250,7 +250,17 @@ class LogAuditor(
         if (c.origin == t.origin) {
             TransparencyLog.signerOf(c, t.keys)?.let { return it to t.keys }
             val followed = TransparencyLog.followRotations(t.origin, t.keys, log.keys.mapNotNull { it.rotation })
-            TransparencyLog.signerOf(c, followed)?.let { return it to followed.take(followed.indexOf(it) + 1) }
+            followed.fork?.let { (a, b) ->
+                throw RpsException.LogMisbehavior(
+                    RpsException.LogMisbehavior.Kind.UNTRUSTED_KEY,
+                    "a log key this device trusts handed the log over twice (the two statements are the proof)",
+                    t.checkpoint,
+                    signed,
+                    listOf(a, b),
+                )
+            }
+            val keys = followed.keys
+            TransparencyLog.signerOf(c, keys)?.let { return it to keys.take(keys.indexOf(it) + 1) }
         }
         val signers = c.signatures.joinToString { "${it.name} (key hash ${Crypto.hex(it.keyHash)})" }
         throw RpsException.LogMisbehavior(

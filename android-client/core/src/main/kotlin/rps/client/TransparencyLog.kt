@@ -99,18 +99,37 @@ object TransparencyLog {
     }
 
     /**
+     * What [followRotations] found: the [keys] to trust, or, when a key trusted there handed the
+     * log over twice, that [fork] (its two statements) and the keys trusted before only.
+     */
+    class Followed(val keys: List<String>, val fork: Pair<String, String>? = null)
+
+    /**
      * [trusted] (verifier keys of the log [origin]) and every key an unbroken chain of
      * [statements] hands the log over to: a statement counts only when it is signed by a key
      * trusted already, in whatever order they come. Statements that do not verify prove nothing
-     * and are ignored.
+     * and are ignored. A key hands the log over once: a trusted key with two different statements
+     * (another new key or another tree: whoever else holds it, such as a thief of a retired key)
+     * is a [Followed.fork], and neither is followed (as Go's `translog.FollowRotations`).
      */
-    fun followRotations(origin: String, trusted: List<String>, statements: List<String>): List<String> {
-        val rotations = statements.mapNotNull { rotation(origin, it) }
+    fun followRotations(origin: String, trusted: List<String>, statements: List<String>): Followed {
+        val handOver = LinkedHashMap<String, Pair<Rotation, String>>()
+        val forks = mutableListOf<Triple<String, String, String>>() // the old key and its two statements
+        for (s in statements) {
+            val r = rotation(origin, s) ?: continue
+            val prev = handOver[r.oldKey]
+            if (prev == null) {
+                handOver[r.oldKey] = r to s
+            } else if (prev.first.newKey != r.newKey || prev.first.size != r.size || !prev.first.root.contentEquals(r.root)) {
+                forks += Triple(r.oldKey, prev.second, s)
+            }
+        }
         val out = trusted.toMutableList()
         do {
-            val next = rotations.firstOrNull { it.oldKey in out && it.newKey !in out }?.also { out += it.newKey }
+            val next = out.firstNotNullOfOrNull { k -> handOver[k]?.first?.newKey?.takeIf { it !in out } }?.also { out += it }
         } while (next != null)
-        return out
+        val fork = forks.firstOrNull { it.first in out }
+        return if (fork != null) Followed(trusted, fork.second to fork.third) else Followed(out)
     }
 
     /**

@@ -282,5 +282,17 @@ class LogAuditorTest {
             assertTrue(e.reason.contains("no chain of key rotations"), e.reason)
             assertEquals(listOf(old.verifierKey), trusts().load("http://rpsd.test")!!.keys)
         }
+        // The pinned key handed the log over twice (a thief of it signing a second hand-over): neither is followed.
+        val toNew = rotation(srv, "open-logged", old, new)
+        val toIntruder = rotation(srv, "open-logged", old, intruder)
+        srv.logKeys = listOf(
+            LogKeyInfo("intruder", intruder.verifierKey, 3, null, toIntruder),
+            LogKeyInfo("new", new.verifierKey, 2, 3, toNew),
+            LogKeyInfo("old", old.verifierKey, 1, 2),
+        )
+        val e = misbehavior(RpsException.LogMisbehavior.Kind.UNTRUSTED_KEY) { auditor(srv).proveAt(srv, "joined-logged") }
+        assertTrue(e.reason.contains("handed the log over twice"), e.reason)
+        assertEquals(listOf(toIntruder, toNew), e.proof)
+        assertEquals(listOf(old.verifierKey), trusts().load("http://rpsd.test")!!.keys)
     }
 }

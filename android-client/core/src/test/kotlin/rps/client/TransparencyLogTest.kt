@@ -104,7 +104,7 @@ class TransparencyLogTest {
         assertEquals(rotated, r.newKey)
         assertEquals(7L, r.size)
         assertArrayEquals(checkpoints.last().root, r.root)
-        assertEquals(listOf(vkey, rotated), TransparencyLog.followRotations("rps.example.com/log", listOf(vkey), listOf(statement)))
+        assertEquals(listOf(vkey, rotated), TransparencyLog.followRotations("rps.example.com/log", listOf(vkey), listOf(statement)).keys)
         // The new key signs the same tree, and the witness cosigns it (torchwood's cosignature).
         val after = TransparencyLog.parse(vectors["rotatedCheckpoint"]!!.jsonPrimitive.content)
         assertFalse(TransparencyLog.signedBy(after, listOf(vkey)))
@@ -123,6 +123,6 @@ class TransparencyLogTest {
         assertEquals(null, TransparencyLog.rotation("rps.example.com/log", text + "\n" + k2.sign(text) + "\n"))
         assertEquals(null, TransparencyLog.rotation("rps.example.com/log", vectors["checkpoints"]!!.jsonArray[1].jsonPrimitive.content))
         // A key trusted by no chain gains nothing from it.
-        assertEquals(listOf(rotated), TransparencyLog.followRotations("rps.example.com/log", listOf(rotated), listOf(statement)))
+        assertEquals(listOf(rotated), TransparencyLog.followRotations("rps.example.com/log", listOf(rotated), listOf(statement)).keys)
     }
 }
