@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/commitreveal/rps/tournament"
 )
@@ -25,11 +26,17 @@ func (s *Sequencer) CheckWitnesses(ctx context.Context) error {
 	} else if err != nil {
 		return fmt.Errorf("read the newest checkpoint: %w", err)
 	}
+	// All at once: asked one after the other, each hanging witness added its timeout (5 s, twice
+	// after a 409) to every start, a failover's included.
+	var wg sync.WaitGroup
 	for _, w := range s.witnesses {
-		if _, err := s.cosign(ctx, w, c); err != nil && !errors.Is(err, errRefused) {
-			s.log.Warn("witness unreachable at start: its size is not checked", "witness", w.Name(), "err", err)
-		}
+		wg.Go(func() {
+			if _, err := s.cosign(ctx, w, c); err != nil && !errors.Is(err, errRefused) {
+				s.log.Warn("witness unreachable at start: its size is not checked", "witness", w.Name(), "err", err)
+			}
+		})
 	}
+	wg.Wait()
 	// cosign records the size each witness says it holds.
 	sizes, err := s.st.WitnessSizes(ctx)
 	if err != nil {
