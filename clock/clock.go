@@ -72,7 +72,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { w.heartbeat(ctx) })
-	wg.Go(func() { w.housekeeping(ctx) })
+	wg.Go(func() { w.every(ctx, "settling ended games", w.store.SettleEnded) })
+	wg.Go(func() {
+		w.every(ctx, "pruning", func(ctx context.Context) error { _, err := w.store.Prune(ctx); return err })
+	})
 	for ctx.Err() == nil {
 		err := w.loop(ctx)
 		if ctx.Err() != nil {
@@ -209,19 +212,18 @@ func (w *Worker) heartbeat(ctx context.Context) {
 	}
 }
 
-// housekeeping, when it starts and then every housekeepingInterval until ctx is cancelled, prunes
-// old checkpoints and expired idempotency keys (store.Prune) and settles the ended games left unsettled (by a replica that stopped
-// between a game's end and its settling, which at 100,000 players takes seconds). Any replica
-// may do either.
-func (w *Worker) housekeeping(ctx context.Context) {
+// every runs job when it starts and then every housekeepingInterval until ctx is cancelled. The
+// housekeeping jobs each run on their own: settling the ended games left unsettled (by a replica
+// that stopped between a game's end and its settling, which at 100,000 players takes seconds),
+// and pruning old checkpoints and expired idempotency keys (store.Prune), whose first pass after
+// an upgrade works through months of checkpoints and must not hold the players' standings back
+// meanwhile. Any replica may do either.
+func (w *Worker) every(ctx context.Context, what string, job func(context.Context) error) {
 	tick := time.NewTicker(housekeepingInterval)
 	defer tick.Stop()
 	for {
-		if _, err := w.store.Prune(ctx); err != nil && ctx.Err() == nil {
-			w.log.Error("pruning failed", "err", err)
-		}
-		if err := w.store.SettleEnded(ctx); err != nil && ctx.Err() == nil {
-			w.log.Error("settling ended games failed", "err", err)
+		if err := job(ctx); err != nil && ctx.Err() == nil {
+			w.log.Error(what+" failed", "err", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -444,3 +444,50 @@ func TestWorkersShiftOnceAfterAnOutage(t *testing.T) {
 		}
 	}
 }
+
+// TestSettlingDoesNotWaitForPruning: while pruning is held up (here by a lock on the checkpoints; in
+// production by the first pass after an upgrade through months of them), a game left unsettled is
+// settled all the same. (Both ran one after the other in one loop: settling waited for pruning.)
+func TestSettlingDoesNotWaitForPruning(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.New(t)
+	s := newStore(t, pool, store.Options{})
+	adm := admin(t, s)
+	lobby := createLobby(t, s, adm, fastConfig(60_000))
+	for _, name := range []string{"p1", "p2"} {
+		if err := register(s, player(t, s, adm, name, 100), lobby); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := act(s, adm, tournament.Stop{LobbyID: lobby, Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	// As a replica that stopped between the game's end and its settling leaves it.
+	if _, err := pool.Exec(ctx, `UPDATE games SET settled = false WHERE stage = 'stopped'`); err != nil {
+		t.Fatal(err)
+	}
+	hold, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = hold.Rollback(ctx) }()
+	if _, err := hold.Exec(ctx, `LOCK TABLE log_checkpoints IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = clock.New(s, clock.Options{}).Run(wctx) }()
+	defer func() { _ = hold.Rollback(ctx); cancel(); <-done }()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var settled bool
+		if err := pool.QueryRow(ctx, `SELECT settled FROM games WHERE stage = 'stopped'`).Scan(&settled); err != nil {
+			t.Fatal(err)
+		}
+		if settled {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the ended game was not settled while pruning waited")
+		}
+	}
+}
