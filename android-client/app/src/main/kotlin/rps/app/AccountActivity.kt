@@ -84,6 +84,10 @@ class AccountActivity : Activity() {
     }
     internal val lobbies by lazy { button(R.string.lobbies) { startActivity(Intent(this, LobbyListActivity::class.java)) } }
     internal val myGames by lazy { button(R.string.my_games, primary = false) { startActivity(Intent(this, MyGamesActivity::class.java)) } }
+
+    /** After a refusal of the permission to notify: says what the player misses, and offers it. */
+    internal val notifyOff by lazy { text(Type.BODY, muted = true).apply { setText(R.string.notify_off) } }
+    internal val allowNotify by lazy { button(R.string.notify_turn_on, primary = false) { app.notifyPermission.offer(this) } }
     internal val rotate by lazy { button(R.string.new_token, primary = false) { rotateToken() } }
     internal val switch by lazy { button(R.string.switch_account, primary = false) { chooseAccount() } }
     internal val signOut by lazy { button(R.string.sign_out, primary = false) { confirmSignOut() } }
@@ -102,7 +106,7 @@ class AccountActivity : Activity() {
         accountStep.add(serverState).add(changeServer)
             .add(text(Type.HEADING).apply { setText(R.string.new_here) }).add(name).add(create)
             .add(text(Type.HEADING).apply { setText(R.string.have_token) }).add(token).add(signIn).add(scan).add(choosePicture)
-        signedIn.add(account).add(info).add(lobbies).add(myGames).add(rotate).add(switch).add(signOut)
+        signedIn.add(account).add(info).add(lobbies).add(myGames).add(notifyOff).add(allowNotify).add(rotate).add(switch).add(signOut)
         val heading = text(Type.DISPLAY).apply { setText(R.string.app_title) }
         setContentView(ScrollView(this).apply { addView(column().add(heading).add(status).add(signedIn).add(serverStep).add(accountStep)) })
         status.showStatus(null)
@@ -120,6 +124,21 @@ class AccountActivity : Activity() {
         super.onSaveInstanceState(outState)
         checkedServer?.let { outState.putString(STATE_SERVER, it) }
         outState.putBoolean(STATE_ADDING, adding)
+    }
+
+    override fun onResume() {
+        super.onResume()
+        showNotifyOffer() // the player may have turned notifications on in the settings meanwhile
+    }
+
+    override fun onRequestPermissionsResult(requestCode: Int, permissions: Array<out String>, grantResults: IntArray) {
+        if (requestCode == NotifyPermission.REQUEST) showNotifyOffer()
+    }
+
+    private fun showNotifyOffer() {
+        val off = app.notifyPermission.refused(this)
+        notifyOff.visibility = if (off) View.VISIBLE else View.GONE
+        allowNotify.visibility = notifyOff.visibility
     }
 
     private fun showServerStep() {

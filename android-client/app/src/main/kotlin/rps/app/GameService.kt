@@ -83,7 +83,7 @@ class GameService : Service() {
             // Once the player moved, or the stage is over, its alert is stale.
             if (StageAlerts.movePending(state) == null && posted.remove(id)) notifications.cancel(id)
             val alert = alerts.getOrPut(g.session) { StageAlerts() }.due(state, now)
-            if (alert != null && !app.runningGames.onScreen(g.lobbyId)) {
+            if (alert != null && !app.runningGames.onScreen(g)) {
                 notifications.notify(id, alertOf(g, alert))
                 posted += id
             }
@@ -98,20 +98,32 @@ class GameService : Service() {
         super.onDestroy()
     }
 
+    /**
+     * One game: its lobby's name over its stage. Several: how many over each one's lobby and stage,
+     * one a line when the notification is expanded.
+     */
     private fun ongoing(games: List<RunningGames.Game>): Notification {
-        val text = when (games.size) {
-            0 -> getString(R.string.game_service_title) // (until the service stops)
-            1 -> describe(games.single().session.state.value)
-            else -> resources.getQuantityString(R.plurals.game_service_games, games.size, games.size)
+        val single = games.singleOrNull()
+        val b = builder(CHANNEL_ONGOING)
+        if (single != null) {
+            b.setContentTitle(lobbyOf(single)).setContentText(describe(single.session.state.value))
+        } else {
+            val lines = games.map { getString(R.string.game_service_game_line, lobbyOf(it), describe(it.session.state.value)) }
+            val title = if (games.isEmpty()) {
+                getString(R.string.game_service_title) // (until the service stops)
+            } else {
+                resources.getQuantityString(R.plurals.game_service_games, games.size, games.size)
+            }
+            b.setContentTitle(title).setContentText(lines.joinToString(getString(R.string.list_separator)))
+            if (lines.isNotEmpty()) b.setStyle(Notification.InboxStyle().also { s -> lines.forEach(s::addLine) })
         }
-        return builder(CHANNEL_ONGOING)
-            .setContentTitle(getString(R.string.game_service_title))
-            .setContentText(text)
-            .setOngoing(true)
+        return b.setOngoing(true)
             .setOnlyAlertOnce(true)
-            .setContentIntent(games.singleOrNull()?.let { openGame(it.lobbyId) } ?: openLobbies())
+            .setContentIntent(single?.let(::openGame) ?: openLobbies())
             .build()
     }
+
+    private fun lobbyOf(g: RunningGames.Game): String = g.session.lobbyName ?: getString(R.string.game_service_title)
 
     private fun alertOf(g: RunningGames.Game, a: StageAlert): Notification {
         val text = when (a) {
@@ -119,13 +131,16 @@ class GameService : Service() {
                 ?: getString(R.string.game_alert_move_opened, a.round)
             is StageAlert.DeadlineNear -> getString(R.string.game_alert_deadline_near, a.round, a.secondsLeft)
         }
-        return builder(CHANNEL_ALERTS, urgent = true)
-            .setContentTitle(getString(R.string.game_alert_title))
+        val b = builder(CHANNEL_ALERTS, urgent = true)
+            .setContentTitle(getString(R.string.game_alert_title_lobby, lobbyOf(g)))
             .setContentText(text)
             .setAutoCancel(true)
             .setCategory(Notification.CATEGORY_REMINDER)
-            .setContentIntent(openGame(g.lobbyId))
-            .build()
+            .setContentIntent(openGame(g))
+        // With several accounts on the phone, the alert says whose game it is (the tap opens it as that account).
+        val accounts = app.accounts.all()
+        if (accounts.size > 1) accounts.firstOrNull { it.id == g.accountId }?.name?.takeIf { it.isNotEmpty() }?.let(b::setSubText)
+        return b.build()
     }
 
     private fun describe(s: GameUiState): String {
@@ -156,11 +171,14 @@ class GameService : Service() {
         return b.setSmallIcon(R.drawable.ic_notification)
     }
 
-    /** The game's screen, above the lobby list (so Back goes there). */
-    private fun openGame(lobbyId: String): PendingIntent = TaskStackBuilder.create(this)
+    /**
+     * The game's screen as the account that plays it, above the lobby list (so Back goes there); one
+     * pending intent per account and lobby, so two accounts' games never share one.
+     */
+    private fun openGame(g: RunningGames.Game): PendingIntent = TaskStackBuilder.create(this)
         .addNextIntent(Intent(this, LobbyListActivity::class.java))
-        .addNextIntent(Intent(this, LobbyActivity::class.java).putExtra(LobbyActivity.EXTRA_LOBBY, lobbyId))
-        .getPendingIntent(lobbyId.hashCode(), PendingIntent.FLAG_UPDATE_CURRENT or PendingIntent.FLAG_IMMUTABLE)!!
+        .addNextIntent(LobbyActivity.intent(this, g.lobbyId, g.accountId))
+        .getPendingIntent(g.key.hashCode(), PendingIntent.FLAG_UPDATE_CURRENT or PendingIntent.FLAG_IMMUTABLE)!!
 
     private fun openLobbies(): PendingIntent =
         PendingIntent.getActivity(this, 0, Intent(this, LobbyListActivity::class.java), PendingIntent.FLAG_IMMUTABLE)

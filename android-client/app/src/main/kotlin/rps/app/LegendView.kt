@@ -117,7 +117,10 @@ class LegendView(private val activity: Activity) : LinearLayout(activity) {
         private val gap = activity.dp(1).toFloat()
         private val apart = activity.dp(APART_DP).toFloat()
         private val drawn = Paint().apply { color = activity.color(R.color.tile_drawn) }
-        private val empty = Paint().apply { color = activity.color(R.color.tile_closed) }
+
+        // The cards' outline colour: the empty cells stand out from the card in both themes (at
+        // least 1.5:1; the grid's tile_closed is meant to fade, and in the dark theme it vanished).
+        private val empty = Paint().apply { color = activity.color(R.color.outline) }
 
         init {
             importantForAccessibility = IMPORTANT_FOR_ACCESSIBILITY_NO

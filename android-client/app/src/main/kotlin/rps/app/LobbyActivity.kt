@@ -45,6 +45,9 @@ class LobbyActivity : Activity() {
 
     internal val scroll by lazy { ScrollView(this) }
     internal val heading by lazy { text(Type.TITLE) }
+
+    /** Says which account the screen switched to, when it was opened for another signed-in account's game. */
+    internal val accountNote by lazy { text(Type.BODY).apply { visibility = View.GONE } }
     internal val balance by lazy { text(Type.BODY, muted = true) }
     internal val stateText by lazy { text(Type.HEADING) }
     internal val countdown by lazy { text(Type.TITLE) }
@@ -92,13 +95,17 @@ class LobbyActivity : Activity() {
     override fun onCreate(savedInstanceState: Bundle?) {
         super.onCreate(savedInstanceState)
         lobbyId = intent.getStringExtra(EXTRA_LOBBY) ?: return finish()
+        // A notification of another signed-in account's game: the game is played as that account.
+        val switchedTo = app.switchForGame(intent.getStringExtra(EXTRA_ACCOUNT))?.name
+            ?: savedInstanceState?.getString(STATE_SWITCHED)
+        switchedTo?.let { show(accountNote, getString(R.string.switched_account, it)) }
         // Recreated (a new theme, a rotation): the same session, even when its game is over.
         session = app.session(lobbyId, keepEnded = savedInstanceState != null)
         grid.onChange = { showWeapon() }
         legend.onPick = ::pick
         // Scrolls on small screens, so the result and the buttons are never cut off.
         scroll.addView(
-            column().add(heading).add(balance).add(stateText).add(countdown).add(progress).add(pot).add(notice)
+            column().add(heading).add(accountNote).add(balance).add(stateText).add(countdown).add(progress).add(pot).add(notice)
                 .add(join).add(leave).add(nextGame).add(back)
                 .addCentered(grid).add(weaponName).add(commit).add(verification).add(legend).add(roundsTitle).add(roundList),
         )
@@ -142,6 +149,7 @@ class LobbyActivity : Activity() {
     override fun onSaveInstanceState(outState: Bundle) {
         super.onSaveInstanceState(outState)
         outState.putInt(STATE_GRID, grid.grid)
+        if (accountNote.isShown) outState.putString(STATE_SWITCHED, app.account?.name)
     }
 
     override fun onResume() {
@@ -302,9 +310,20 @@ class LobbyActivity : Activity() {
         super.onDestroy()
     }
 
+    /** Whether this screen shows [s] (its lobby, as its account). */
+    fun shows(s: GameSession): Boolean = ::session.isInitialized && session === s
+
     companion object {
         const val EXTRA_LOBBY = "lobbyId"
+
+        /** The account the game is played as, when it may not be the one in use (a notification's). */
+        const val EXTRA_ACCOUNT = "accountId"
         private const val STATE_GRID = "grid"
+        private const val STATE_SWITCHED = "switchedTo"
+
+        /** The screen of [lobbyId]'s game, played as [accountId] (switched to if it is not the one in use). */
+        fun intent(context: android.content.Context, lobbyId: String, accountId: String): Intent =
+            Intent(context, LobbyActivity::class.java).putExtra(EXTRA_LOBBY, lobbyId).putExtra(EXTRA_ACCOUNT, accountId)
     }
 }
 

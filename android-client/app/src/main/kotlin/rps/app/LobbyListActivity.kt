@@ -5,7 +5,9 @@ import android.content.Intent
 import android.os.Bundle
 import android.os.Handler
 import android.os.Looper
+import android.view.Gravity
 import android.view.View
+import android.view.ViewGroup
 import android.widget.LinearLayout
 import android.widget.ScrollView
 import android.widget.TextView
@@ -37,6 +39,18 @@ class LobbyListActivity : Activity() {
     internal val status by lazy { notice() }
     internal val more by lazy { button(R.string.more_lobbies, primary = false) { loadMore() } }
     internal val myGames by lazy { button(R.string.my_games, primary = false) { startActivity(Intent(this, MyGamesActivity::class.java)) } }
+
+    /**
+     * Shows or hides the filters' options, which take two rows: hidden, it says which filters are
+     * chosen (if any), so the first lobby stays near the top of the screen, even with large text.
+     */
+    internal val filtersToggle by lazy {
+        plainButton(primary = false) {
+            filtersShown = !filtersShown
+            showFilters()
+        }
+    }
+    private var filtersShown = false
 
     /** The filters' options, rebuilt when one is chosen (and when the rulesets arrive). */
     internal val betFilters by lazy { LinearLayout(this).apply { orientation = LinearLayout.VERTICAL } }
@@ -97,23 +111,32 @@ class LobbyListActivity : Activity() {
             bets = BetBand.valueOf(s.getString(STATE_BETS, BetBand.ANY.name))
             ruleset = s.getString(STATE_RULESET)
             joinBet = s.getLong(STATE_JOIN_BET, -1).takeIf { it >= 0 }
+            filtersShown = s.getBoolean(STATE_FILTERS_SHOWN)
         }
         title = getString(R.string.lobbies)
         list = column().apply { setPadding(0, 0, 0, 0) }
         more.visibility = View.GONE
         status.visibility = View.GONE
         joinStatus.visibility = View.GONE
+        // A compact header (the title beside the balance, quick join's bets beside its name, the
+        // filters folded beside My games): the first lobby is in the top third even at font scale 1.3.
         val quickJoin = card()
-            .add(text(Type.HEADING).apply { setText(R.string.quick_join) })
-            .add(joinBets)
+            .add(
+                LinearLayout(this).apply {
+                    orientation = LinearLayout.HORIZONTAL
+                    setGravity(Gravity.CENTER_VERTICAL)
+                    addView(text(Type.HEADING).apply { setText(R.string.quick_join) })
+                    addView(joinBets, LinearLayout.LayoutParams(0, ViewGroup.LayoutParams.WRAP_CONTENT, 1f).apply { marginStart = dp(12) })
+                },
+            )
             .add(joinNothing)
             .add(joinButton)
             .add(joinStatus)
         val content = column()
-            .add(text(Type.TITLE).apply { setText(R.string.lobbies) })
-            .add(spread(balance, myGames))
+            .add(spread(text(Type.TITLE).apply { setText(R.string.lobbies) }, balance))
             .add(quickJoin)
-            .add(betFilters)
+            .add(spread(filtersToggle, myGames).apply { setPadding(0, dp(8), 0, 0) })
+            .add(betFilters.apply { setPadding(0, dp(8), 0, 0) })
             .add(rulesetFilters.apply { setPadding(0, dp(8), 0, 0) })
             .add(status)
             .add(list)
@@ -128,6 +151,7 @@ class LobbyListActivity : Activity() {
         outState.putString(STATE_BETS, bets.name)
         outState.putString(STATE_RULESET, ruleset)
         joinBet?.let { outState.putLong(STATE_JOIN_BET, it) }
+        outState.putBoolean(STATE_FILTERS_SHOWN, filtersShown)
     }
 
     override fun onResume() {
@@ -259,6 +283,17 @@ class LobbyListActivity : Activity() {
         if (seconds >= 60) getString(R.string.time_min_sec, seconds / 60, seconds % 60) else getString(R.string.time_sec, seconds)
 
     private fun showFilters() {
+        val chosen = listOfNotNull(
+            betLabel(bets).takeIf { bets != BetBand.ANY },
+            ruleset?.let { id -> rulesets.firstOrNull { it.id == id }?.name ?: id },
+        )
+        filtersToggle.text = when {
+            filtersShown -> getString(R.string.filters_hide)
+            chosen.isEmpty() -> getString(R.string.filters)
+            else -> getString(R.string.filters_chosen, chosen.joinToString(getString(R.string.list_separator)))
+        }
+        betFilters.visibility = if (filtersShown) View.VISIBLE else View.GONE
+        rulesetFilters.visibility = betFilters.visibility
         betFilters.removeAllViews()
         betFilters.addView(
             choiceRow(
@@ -364,6 +399,7 @@ class LobbyListActivity : Activity() {
         private const val STATE_BETS = "bets"
         private const val STATE_RULESET = "ruleset"
         private const val STATE_JOIN_BET = "joinBet"
+        private const val STATE_FILTERS_SHOWN = "filtersShown"
 
         /** Whether a player could join [l]'s game now (as the server's `open` filter says). */
         fun isJoinable(l: LobbyView): Boolean =

@@ -18,6 +18,7 @@ import rps.client.HttpEventFeed
 import rps.client.HttpRpsApi
 import rps.client.LogAuditor
 import rps.client.PlayerApi
+import rps.client.TranscriptRounds
 import rps.client.Vault
 import java.io.File
 import java.security.SecureRandom
@@ -44,6 +45,9 @@ open class RpsApp : Application() {
     private val auditors = HashMap<String, LogAuditor>()
 
     val accounts: AccountStore by lazy { AccountStore(prefs, sealer) }
+
+    /** Android 13+'s permission to notify: asked once, remembered across processes. */
+    val notifyPermission: NotifyPermission by lazy { NotifyPermission(prefs) }
 
     /** The games the player is in, kept going by [GameService] while every screen is gone. */
     val runningGames: RunningGames by lazy { RunningGames(this) }
@@ -107,11 +111,12 @@ open class RpsApp : Application() {
                 a,
             ),
             scope, clock = clock, random = random, checkpoints = checkpointsOf(a), logAuditor = logAuditorOf(a, b),
+            pastRounds = TranscriptRounds(b.history, b.directory),
         )
             .also {
                 sessions[key] = it
                 it.start()
-                runningGames.follow(key, lobbyId, it)
+                runningGames.follow(key, a.id, lobbyId, it)
             }
     }
 
@@ -126,6 +131,17 @@ open class RpsApp : Application() {
 
     /** Makes [a] the account in use; the other accounts' sessions go on with their own tokens. */
     fun switchTo(a: StoredAccount) = accounts.switchTo(a.id)
+
+    /**
+     * A game of account [id] is to be shown (a notification was tapped): that account becomes the
+     * one in use when it is signed in here and is not already. Returns it when it was switched to.
+     */
+    fun switchForGame(id: String?): StoredAccount? {
+        val a = accounts.all().firstOrNull { it.id == id } ?: return null
+        if (account?.id == a.id) return null
+        switchTo(a)
+        return a
+    }
 
     /** Keeps [a]'s new token; its sessions start again with it. */
     fun replaceToken(a: StoredAccount, token: String) {

@@ -1,10 +1,8 @@
 package rps.app
 
-import android.Manifest
 import android.app.Activity
 import android.app.Application
 import android.content.Intent
-import android.content.pm.PackageManager
 import android.os.Build
 import android.os.Bundle
 import android.util.Log
@@ -22,11 +20,12 @@ import rps.client.GameUiState
  * [GameService] runs in the foreground and keeps the process, so the app-wide sessions go on
  * revealing by themselves with every activity gone; the service stops itself when [running] is
  * empty. The first time a game starts on Android 13+, the screen in front asks for the permission
- * to post notifications.
+ * to post notifications (once, ever: [NotifyPermission]).
  */
-class RunningGames(private val app: RpsApp) : Application.ActivityLifecycleCallbacks {
-    /** A followed session: [key] is RpsApp's (account and lobby). */
-    class Game(val key: String, val lobbyId: String, val session: GameSession)
+class RunningGames(private val app: RpsApp, private val notifyPermission: NotifyPermission = app.notifyPermission) :
+    Application.ActivityLifecycleCallbacks {
+    /** A followed session: [key] is RpsApp's (account and lobby); [accountId] the account it plays as. */
+    class Game(val key: String, val accountId: String, val lobbyId: String, val session: GameSession)
 
     private val followed = HashMap<String, Pair<Game, Job>>()
     private val _running = MutableStateFlow<List<Game>>(emptyList())
@@ -45,12 +44,11 @@ class RunningGames(private val app: RpsApp) : Application.ActivityLifecycleCallb
 
     /** The activity in front, if any. */
     private var resumed: Activity? = null
-    private var permissionAsked = false
 
     /** Follows [session] (replacing the one [key] had); all on the main thread. */
-    fun follow(key: String, lobbyId: String, session: GameSession) {
+    fun follow(key: String, accountId: String, lobbyId: String, session: GameSession) {
         followed.remove(key)?.second?.cancel()
-        followed[key] = Game(key, lobbyId, session) to app.scope.launch { session.state.collect { update() } }
+        followed[key] = Game(key, accountId, lobbyId, session) to app.scope.launch { session.state.collect { update() } }
         update()
     }
 
@@ -64,8 +62,8 @@ class RunningGames(private val app: RpsApp) : Application.ActivityLifecycleCallb
         followed.keys.toList().forEach(::forget)
     }
 
-    /** Whether the screen of [lobbyId] is the one in front (then the player needs no notification). */
-    fun onScreen(lobbyId: String): Boolean = (resumed as? LobbyActivity)?.intent?.getStringExtra(LobbyActivity.EXTRA_LOBBY) == lobbyId
+    /** Whether [g]'s screen (its lobby, as its account) is the one in front: then the player needs no notification. */
+    fun onScreen(g: Game): Boolean = (resumed as? LobbyActivity)?.shows(g.session) == true
 
     private fun update() {
         val now = followed.values.map { it.first }.filter { StageAlerts.inRunningGame(it.session.state.value) }
@@ -89,13 +87,8 @@ class RunningGames(private val app: RpsApp) : Application.ActivityLifecycleCallb
         }
     }
 
-    /** Android 13+: notifications need the player's permission, asked once per process, from a screen. */
-    private fun askToNotify(a: Activity) {
-        if (Build.VERSION.SDK_INT < Build.VERSION_CODES.TIRAMISU || permissionAsked) return
-        if (a.checkSelfPermission(Manifest.permission.POST_NOTIFICATIONS) == PackageManager.PERMISSION_GRANTED) return
-        permissionAsked = true
-        a.requestPermissions(arrayOf(Manifest.permission.POST_NOTIFICATIONS), REQUEST_NOTIFICATIONS)
-    }
+    /** Android 13+: notifications need the player's permission, asked once ever, from a screen ([NotifyPermission]). */
+    private fun askToNotify(a: Activity) = notifyPermission.askOnce(a)
 
     override fun onActivityResumed(activity: Activity) {
         resumed = activity
@@ -114,6 +107,5 @@ class RunningGames(private val app: RpsApp) : Application.ActivityLifecycleCallb
 
     companion object {
         private const val TAG = "RunningGames"
-        const val REQUEST_NOTIFICATIONS = 7301
     }
 }

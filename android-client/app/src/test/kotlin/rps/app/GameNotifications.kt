@@ -24,6 +24,10 @@ object GameNotifications {
     /** The text of the ongoing notification (one while the service runs). */
     fun ongoingText(app: RpsApp): String? = shown(app, GameService.CHANNEL_ONGOING).singleOrNull()?.text
 
+    /** The title of the ongoing notification (app-fixes). */
+    fun ongoingTitle(app: RpsApp): String? =
+        shown(app, GameService.CHANNEL_ONGOING).singleOrNull()?.extras?.getCharSequence(Notification.EXTRA_TITLE)?.toString()
+
     /** The alert on show, if any (one a game). */
     fun alert(app: RpsApp): Notification? = shown(app, GameService.CHANNEL_ALERTS).singleOrNull()
 }

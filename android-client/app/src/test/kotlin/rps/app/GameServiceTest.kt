@@ -2,12 +2,15 @@ package rps.app
 
 import android.Manifest
 import android.app.Notification
+import android.content.Context
 import android.content.Intent
 import android.os.Looper
+import android.provider.Settings
 import kotlinx.coroutines.launch
 import org.junit.Assert.assertEquals
 import org.junit.Assert.assertNotNull
 import org.junit.Assert.assertNull
+import org.junit.Assert.assertSame
 import org.junit.Assert.assertTrue
 import org.junit.Before
 import org.junit.Test
@@ -16,6 +19,8 @@ import org.robolectric.Robolectric
 import org.robolectric.RobolectricTestRunner
 import org.robolectric.RuntimeEnvironment
 import org.robolectric.Shadows.shadowOf
+import org.robolectric.annotation.GraphicsMode
+import rps.client.AccountInfo
 import rps.client.GameSession
 import rps.client.GameUiState
 import rps.client.RecordedServer
@@ -28,6 +33,7 @@ import java.time.Duration
  * notification opens the game, and the service stops once the player is out.
  */
 @RunWith(RobolectricTestRunner::class)
+@GraphicsMode(GraphicsMode.Mode.NATIVE)
 class GameServiceTest {
     private val app get() = RuntimeEnvironment.getApplication() as RpsApp
     private val srv: RecordedServer get() = Fakes.server
@@ -180,5 +186,87 @@ class GameServiceTest {
         TestRpsApp.now = deadline.localMs - 10_000
         shadowOf(Looper.getMainLooper()).idleFor(Duration.ofMillis(TestRpsApp.now - TestRpsApp.NOW))
         Screens.settle("the deadline's alert") { alertText() == "Round 1: 10 s left to draw your weapon!" }
+    }
+
+    @Test
+    fun `the ongoing notification names the lobby over the stage`() {
+        joined()
+        startedService()
+        val lobby = srv.lobby().name
+        Screens.settle("the lobby named (showing '${GameNotifications.ongoingTitle(app)}')") {
+            GameNotifications.ongoingTitle(app) == lobby && ongoingText() == "Waiting for players: 1 of 3"
+        }
+        srv.to("started")
+        Screens.settle("round 1 in the lobby") { GameNotifications.ongoingTitle(app) == lobby && ongoingText() == "Round 1: your move" }
+        assertEquals("Your move in $lobby", GameNotifications.alert(app)!!.extras.getCharSequence(Notification.EXTRA_TITLE).toString())
+    }
+
+    @Test
+    fun `an alert for another signed-in account's game opens that game as that account`() {
+        val adas = joined()
+        startedService()
+        // Bo signs in on the same phone and is the account in use when Ada's round starts.
+        Fakes.others["bo-token"] = AccountInfo("0b0b0b0b-0000-4000-8000-000000000b0b", "Bo", "player", 1000)
+        app.signIn("0b0b0b0b-0000-4000-8000-000000000b0b", "Bo", TestRpsApp.FAKE_URL, "bo-token")
+        assertEquals("Bo", app.account!!.name)
+        srv.to("started")
+        Screens.settle("Ada's alert") { alertText() != null }
+        val alert = GameNotifications.alert(app)!!
+        assertEquals("the alert says whose game it is", "Ada", alert.extras.getCharSequence(Notification.EXTRA_SUB_TEXT).toString())
+
+        val opened = shadowOf(alert.contentIntent).savedIntents.last()
+        val c = Robolectric.buildActivity(LobbyActivity::class.java, opened).setup()
+        val a = c.get()
+        assertEquals("the game is opened as Ada", srv.meId, app.account!!.id)
+        assertSame("Ada's own session, which the service kept", adas, a.session)
+        Screens.settle("Ada's round on screen") { a.stateText.text.toString() == "Round 1: draw your weapon" && a.grid.weapons != null }
+        assertEquals("Now playing as Ada, whose game this is.", a.accountNote.text.toString())
+        assertTrue(a.accountNote.isShown)
+        Screens.shoot(a, "lobby_switched_account")
+    }
+
+    @Test
+    fun `the permission to notify is asked once, not again after a refusal when the app starts again, and offered on the account screen`() {
+        val c = Robolectric.buildActivity(
+            LobbyActivity::class.java,
+            Intent(app, LobbyActivity::class.java).putExtra(LobbyActivity.EXTRA_LOBBY, srv.lobbyId),
+        ).setup()
+        val a = c.get()
+        Screens.settle("the lobby") { a.session.state.value is GameUiState.NotJoined }
+        a.join.performClick()
+        Screens.settle("registration") { a.session.state.value is GameUiState.WaitingForPlayers }
+        assertNotNull("asked when the game starts", shadowOf(a).lastRequestedPermission)
+        // The player refuses (Robolectric grants nothing unless told) and the process is killed.
+        c.pause().stop().destroy()
+        app.forgetSessions()
+
+        // The next process: what it has is the app's preferences; a new RunningGames (with its own
+        // NotifyPermission) follows the resumed game, and the game's screen is opened again.
+        val prefs = app.getSharedPreferences("rps", Context.MODE_PRIVATE)
+        val restarted = RunningGames(app, NotifyPermission(prefs)).also(app::registerActivityLifecycleCallbacks)
+        val s = app.session(srv.lobbyId)
+        restarted.follow("${srv.meId}/${srv.lobbyId}", srv.meId, srv.lobbyId, s)
+        Screens.settle("the resumed game") { s.state.value is GameUiState.WaitingForPlayers }
+        val again = Robolectric.buildActivity(
+            LobbyActivity::class.java,
+            Intent(app, LobbyActivity::class.java).putExtra(LobbyActivity.EXTRA_LOBBY, srv.lobbyId),
+        ).setup().get()
+        Screens.settle("the game on screen") { again.stateText.text.startsWith("Waiting for players") }
+        assertNull("not asked again after the refusal", shadowOf(again).lastRequestedPermission)
+        app.unregisterActivityLifecycleCallbacks(restarted)
+
+        // The account screen says notifications are off and leads to the app's notification settings.
+        val account = Robolectric.buildActivity(AccountActivity::class.java).setup().get()
+        assertTrue(account.notifyOff.isShown && account.allowNotify.isShown)
+        Screens.shoot(account, "account_notifications_off")
+        account.allowNotify.performClick()
+        val settings = shadowOf(account).nextStartedActivity
+        assertEquals(Settings.ACTION_APP_NOTIFICATION_SETTINGS, settings.action)
+        assertEquals(app.packageName, settings.getStringExtra(Settings.EXTRA_APP_PACKAGE))
+
+        // Once granted, the offer is gone.
+        shadowOf(app).grantPermissions(Manifest.permission.POST_NOTIFICATIONS)
+        val later = Robolectric.buildActivity(AccountActivity::class.java).setup().get()
+        assertTrue(!later.notifyOff.isShown && !later.allowNotify.isShown)
     }
 }

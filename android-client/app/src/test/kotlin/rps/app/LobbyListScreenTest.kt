@@ -4,6 +4,7 @@ import android.os.Looper
 import android.view.View
 import android.view.ViewGroup
 import android.widget.Button
+import android.widget.TextView
 import kotlinx.coroutines.runBlocking
 import org.junit.Assert.assertEquals
 import org.junit.Assert.assertTrue
@@ -73,6 +74,25 @@ class LobbyListScreenTest {
     }
 
     @Test
+    fun `at font scale 1,3 the header is compact - the first lobby starts in the top third of the screen`() {
+        RuntimeEnvironment.setFontScale(1.3f)
+        try {
+            val a = Robolectric.buildActivity(LobbyListActivity::class.java).setup().get()
+            shown(a)
+            Screens.settle("the list") { a.loaded }
+            Screens.shoot(a, "lobby_list_header_large") // lays the window out as on a phone
+            val top = IntArray(2).also { a.list.getChildAt(0).getLocationInWindow(it) }[1]
+            val height = a.resources.displayMetrics.heightPixels
+            assertTrue("the first card starts at $top px of $height", top <= height / 3)
+            // Everything the header showed is still there, the filters folded (none chosen).
+            for (v in listOf(a.balance, a.myGames, a.joinButton, a.filtersToggle)) assertTrue("${(v as TextView).text} shown", v.isShown)
+            assertEquals("Filters", a.filtersToggle.text.toString())
+        } finally {
+            RuntimeEnvironment.setFontScale(1f)
+        }
+    }
+
+    @Test
     fun `the countdown ticks in the server's clock`() {
         val a = Robolectric.buildActivity(LobbyListActivity::class.java).setup().get()
         shown(a)
@@ -92,6 +112,9 @@ class LobbyListScreenTest {
         val a = c.get()
         shown(a)
         fun names() = cards(a).map { it.substringBefore(':') }
+        assertEquals("Filters", a.filtersToggle.text.toString())
+        a.filtersToggle.performClick()
+        assertEquals("Hide filters", a.filtersToggle.text.toString())
         button(a, "11 to 100").performClick()
         shown(a, "the bets from 11 to 100") { it.size == 4 }
         assertEquals("ada GET /v1/lobbies?minBet=11&maxBet=100&limit=100", lobbyRequests().last())
@@ -114,6 +137,9 @@ class LobbyListScreenTest {
         assertEquals(0, again.list.childCount)
         assertEquals(View.GONE, again.joinButton.visibility)
         assertEquals("No game is taking players with these filters right now.", again.joinNothing.text.toString())
+        // Folded, the filters say which are chosen.
+        again.filtersToggle.performClick()
+        assertEquals("Filters: Up to 10, Rock Paper Scissors Lizard Spock", again.filtersToggle.text.toString())
     }
 
     @Test

@@ -1,8 +1,11 @@
 package rps.app
 
 import android.content.Intent
+import android.graphics.Bitmap
+import android.graphics.Canvas
 import android.os.Looper
 import android.view.View
+import android.view.ViewGroup
 import org.junit.Assert.assertEquals
 import org.junit.Assert.assertNotNull
 import org.junit.Assert.assertNull
@@ -212,6 +215,37 @@ class LobbyScreenTest {
     }
 
     @Test
+    fun `the legend's empty cells stand out from the card, and its drawn cells from them, in both themes`() {
+        val c = open()
+        try {
+            for (night in listOf(false, true)) {
+                RuntimeEnvironment.setQualifiers(if (night) "+night" else "+notnight")
+                c.recreate()
+                val a = c.get()
+                Screens.settle("the legend") { a.legend.entries.size == 5 }
+                Screens.shoot(a, "lobby_legend_cells" + if (night) "_dark" else "")
+                // Scissors: an X in a 3x3 box, so both drawn and empty cells.
+                val shapes = (a.legend.entries.getValue(2) as ViewGroup).getChildAt(0)
+                val surface = a.resources.getColor(R.color.surface, a.theme)
+                val bmp = Bitmap.createBitmap(shapes.width, shapes.height, Bitmap.Config.ARGB_8888)
+                Canvas(bmp).apply { drawColor(surface) }.also(shapes::draw)
+                val colors = (0 until bmp.height).flatMap { y -> (0 until bmp.width).map { x -> bmp.getPixel(x, y) } }.toSet() - surface
+                val drawn = a.resources.getColor(R.color.tile_drawn, a.theme)
+                assertTrue("drawn cells are drawn", drawn in colors)
+                val empty = colors - drawn
+                assertEquals("one colour for the empty cells: $empty", 1, empty.size)
+                val theme = if (night) "dark" else "light"
+                val cellOnCard = Accessibility.contrast(empty.single(), surface)
+                assertTrue("$theme: empty cells %.2f:1 against the card".format(cellOnCard), cellOnCard >= 1.5)
+                val drawnOnEmpty = Accessibility.contrast(drawn, empty.single())
+                assertTrue("$theme: drawn cells %.2f:1 against the empty ones".format(drawnOnEmpty), drawnOnEmpty >= 3)
+            }
+        } finally {
+            RuntimeEnvironment.setQualifiers("+notnight")
+        }
+    }
+
+    @Test
     fun `elimination is a result screen with the round the player went out in`() {
         Fakes.reset("eliminated")
         val c = open()
@@ -362,6 +396,28 @@ class LobbyScreenTest {
         srv.to("reveal")
         Screens.settle("the reveal from the vault") { srv.moment.name == "revealed" }
         Screens.settle("the vault to be cleared") { app.vault.load(srv.lobbyId) == null }
+    }
+
+    @Test
+    fun `after process death the rounds before the kept checkpoint are listed again, from the game's transcript`() {
+        val c = open()
+        joinAndStart(c.get())
+        commitRock(c.get(), 1)
+        srv.to("reveal")
+        Screens.settle("the reveal") { srv.moment.name == "revealed" }
+        srv.to("round2")
+        val round1 = "Round 1: Rock x2, Scissors x1. Surviving weapons: Rock. 2 players left. You go on."
+        c.get().roundsShow(round1)
+        val last = srv.events.last().seq
+        Screens.settle("the checkpoint past round 1") { app.checkpoints.load(srv.lobbyId)?.seq == last }
+        c.pause().stop().destroy()
+        app.forgetSessions() // all a killed process had in memory: the next session verifies from the checkpoint
+
+        val a = open().get()
+        a.shows("the second round", "Round 2: draw your weapon")
+        a.roundsShow(round1)
+        a.scroll.scrollTo(0, a.roundsTitle.top)
+        Screens.shoot(a, "lobby_rounds_restored")
     }
 
     @Test

@@ -8,6 +8,8 @@ import kotlinx.serialization.json.jsonPrimitive
 import rps.client.AccountInfo
 import rps.client.Clock
 import rps.client.DirectoryApi
+import rps.client.EventData
+import rps.client.HistoryApi
 import rps.client.LobbyFilter
 import rps.client.LobbyList
 import rps.client.LobbyView
@@ -18,6 +20,9 @@ import rps.client.Placement
 import rps.client.PlayerApi
 import rps.client.RecordedHttp
 import rps.client.RecordedServer
+import rps.client.RoundMove
+import rps.client.RoundStage
+import rps.client.RoundTranscript
 import rps.client.RulesetInfo
 import rps.client.TestFiles
 import rps.client.Weapon
@@ -34,7 +39,7 @@ class TestRpsApp : RpsApp() {
     override val clock: Clock get() = Clock { now }
 
     override fun connect(serverUrl: String, token: String?): Backend = if (serverUrl.startsWith(FAKE_URL)) {
-        Backend(AsToken(token, Fakes.server), Fakes.directory, Fakes.server, Fakes.recorded.api("ada"))
+        Backend(AsToken(token, Fakes.server), Fakes.directory, Fakes.server, Fakes.history)
     } else {
         super.connect(serverUrl, token)
     }
@@ -61,6 +66,9 @@ object Fakes {
     /** A real rpsd's answers to the lobby list, matchmaking and history (core's RecordedHttp), as Ada. */
     lateinit var recorded: RecordedHttp
 
+    /** History: the recorded game's transcript, from its recording; the rest as [recorded] (app-fixes). */
+    lateinit var history: HistoryApi
+
     /** The accounts other than the recording's player, by token. */
     val others = HashMap<String, AccountInfo>()
 
@@ -72,6 +80,7 @@ object Fakes {
         server = RecordedServer(recording)
         recorded = RecordedHttp("lobbies")
         directory = FakeDirectory(server, recorded.api("ada"))
+        history = RecordedGameHistory(server, recorded.api("ada"))
         others.clear()
         movesSentWith.clear()
     }
@@ -175,5 +184,28 @@ object Rulesets {
                 },
             )
         }
+    }
+}
+
+// app-fixes: the transcript of the recorded game, for a session resumed from a checkpoint.
+
+/**
+ * The recorded game's history as the server would answer it at the recording's current moment:
+ * the game's summary, and each round the events served so far resolved, with its counts and the
+ * player's own move (the others' are left out); any other game as [rest] answers.
+ */
+class RecordedGameHistory(private val server: RecordedServer, private val rest: HistoryApi) : HistoryApi by rest {
+    override suspend fun game(gameId: String) = server.recording.games[gameId] ?: rest.game(gameId)
+
+    override suspend fun round(gameId: String, round: Int, after: String?): RoundTranscript {
+        if (gameId !in server.recording.games) return rest.round(gameId, round, after)
+        val resolved = server.events.filter { it.gameId == gameId }.map { it.typed }
+            .filterIsInstance<EventData.RoundResolved>().firstOrNull { it.round == round }
+            ?: throw server.problem("not_found")
+        val mine = server.recording.moments.firstNotNullOfOrNull { m ->
+            m.lobby.game?.takeIf { it.id == gameId && it.round == round }?.you?.move
+        }
+        val moves = listOf(RoundMove(server.meId, committed = true, revealed = mine != null, move = mine))
+        return RoundTranscript(round, RoundStage.CLOSED, resolved.remaining, resolved.counts.map { it.toInt() }, moves, null)
     }
 }

@@ -39,6 +39,8 @@ class GameSession(
     checkpoints: ChainCheckpoints? = null,
     /** The server's transparency log, shared by the server's sessions; null: not checked. */
     private val logAuditor: LogAuditor? = null,
+    /** The rounds resolved before a kept checkpoint, for a session resumed from one; null: not looked up. */
+    private val pastRounds: PastRounds? = null,
 ) {
     private val _state = MutableStateFlow<GameUiState>(GameUiState.Connecting)
     val state: StateFlow<GameUiState> = _state.asStateFlow()
@@ -53,7 +55,8 @@ class GameSession(
 
     /** Guards everything below and every change of [_state]. */
     private val lock = Mutex()
-    private var snap = SessionSnapshot()
+
+    @Volatile private var snap = SessionSnapshot()
     private var me: AccountInfo? = null
     private var saved: VaultEntry? = null
     private var joinKey: String? = null
@@ -79,6 +82,9 @@ class GameSession(
     /** The player's account as the session read it at start. */
     val account: AccountInfo? get() = me
 
+    /** The lobby's name, once the lobby has been read (for the notifications, which have no screen to show it). */
+    val lobbyName: String? get() = snap.lobby?.name
+
     /** Starts the session: reads the account, the lobby and the vault, then follows the events. */
     fun start(): Job {
         job?.let { return it }
@@ -86,12 +92,14 @@ class GameSession(
             try {
                 me = retry.run { api.me() }
                 log.resume()
+                val resumed = log.lastSeq > 0
                 protocol.saved()?.let { e -> lock.withLock { saved = e } }
                 lock.withLock { saved?.let { snap = snap.copy(moves = snap.moves + (it.round to it.move)) } }
                 refreshNow()
                 launch { for (x in refreshes) runCatchingRps { refreshNow() } }
                 launch { refreshWhenDeadlinesPass() }
                 logAuditor?.let { launch { proveHeadsInLog(it) } }
+                if (resumed) pastRounds?.let { launch { restoreRounds(it) } }
                 feed.follow(lobbyId, log.lastSeq).collect {
                     when (it) {
                         is ChainEvent -> if (log.accept(it)) onEvent(it)
@@ -152,6 +160,35 @@ class GameSession(
 
     fun stop() {
         job?.cancel()
+    }
+
+    /**
+     * A session resumed from a kept checkpoint does not read the events before it again: the rounds
+     * of the joined game they resolved come from [source] (the game's transcript); a round an event
+     * after the checkpoint resolved keeps the event's account. Rounds after the one the player went
+     * out in are not theirs to show. Quietly left out when the transcript cannot be read: the
+     * game goes on without them.
+     */
+    private suspend fun restoreRounds(source: PastRounds) {
+        val (gameId, upTo) = lock.withLock {
+            val g = snap.lobby?.game?.takeIf { it.id == snap.joinedGameId && it.stage.isOpen } ?: return
+            g.id to g.round - 1
+        }
+        val accountId = me?.id ?: return
+        val past = try {
+            retry.run { source.of(gameId, 1..upTo, accountId) }
+        } catch (e: RpsException) {
+            return
+        }
+        lock.withLock {
+            if (snap.joinedGameId != gameId || past.isEmpty()) return
+            val all = (snap.rounds + past).distinctBy { it.round }.sortedBy { it.round }
+            val out = all.indexOfFirst { it.youSurvived == false }
+            val rounds = if (out >= 0) all.take(out + 1) else all
+            snap = snap.copy(rounds = rounds, lastOutcome = snap.lastOutcome ?: rounds.last())
+            _rounds.value = rounds
+            publish()
+        }
     }
 
     /**

@@ -128,7 +128,8 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
         players: Int,
         timeoutMs: Long,
         resolution: String = "classic",
-        maxRounds: Int = 0,
+        /** Null leaves it out: the server's default applies (0 would mean unlimited). */
+        maxRounds: Int? = null,
         moveTimeoutMs: Long = timeoutMs,
         startWhenFull: Boolean = true,
         ruleset: String = "rpsls",
