@@ -93,10 +93,11 @@ def verify_head(head: dict, keys: dict, events):
     check(events[head["seq"] - 1]["hash"] == head["hash"], f"head {head['seq']} is not on the chain")
 
 
-def digest(values) -> str:
-    """The digest of a stage's sealed values: the canonical array of {player, value} by player."""
+def digest(values, salt: bytes = b"") -> str:
+    """The digest of a stage's sealed values: the canonical array of {player, value} by player,
+    after the round's salt for the commitments (revealed with the round, never before it)."""
     elems = sorted(({"player": p, "value": v} for p, v in values), key=lambda x: x["player"].encode())
-    return blake2b256(canonical(elems)).hex()
+    return blake2b256(salt + canonical(elems)).hex()
 
 
 def sse_messages(lines):
@@ -228,7 +229,9 @@ def main():
     transcript = expect(get_round.sync(started.game.id, 1, client=anon), RoundTranscript, "round 1")
     by_type = {e["type"]: e for e in events}
     closed, resolved = by_type["moves_closed"], by_type["round_resolved"]
-    check(closed["data"]["digest"] == digest((str(m.account_id), m.commitment) for m in transcript.moves), "the commitments' digest")
+    salt = resolved["data"]["salt"]
+    check("salt" not in closed["data"] and transcript.salt == salt, "the salt is revealed with the round, in its transcript too")
+    check(closed["data"]["digest"] == digest(((str(m.account_id), m.commitment) for m in transcript.moves), bytes.fromhex(salt)), "the commitments' digest")
     check(resolved["data"]["digest"] == digest((str(m.account_id), m.reveal) for m in transcript.moves), "the reveals' digest")
     typed = expect(get_event.sync(lobby.id, closed["seq"], client=anon), MovesClosedEvent, "moves_closed, typed")
     check(typed.data.digest == closed["data"]["digest"] and typed.data.committed == 2, "typed moves_closed")

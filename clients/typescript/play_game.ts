@@ -66,11 +66,14 @@ function verifyHead(head: Json, keys: Map<string, string>, events: Json[]): void
   check(events[seq - 1].hash === h, `head ${seq} is not on the chain`);
 }
 
-/** The digest of a stage's sealed values: the canonical array of {player, value} by player. */
-function digest(values: [string, string][]): string {
+/**
+ * The digest of a stage's sealed values: the canonical array of {player, value} by player, after
+ * the round's salt for the commitments (revealed with the round, never before it).
+ */
+function digest(values: [string, string][], salt: Uint8Array = new Uint8Array()): string {
   const elems = values.map(([player, value]) => ({ player, value }))
     .sort((a, b) => (a.player < b.player ? -1 : a.player > b.player ? 1 : 0));
-  return hex(hash(canonical(elems)));
+  return hex(hash(new Uint8Array([...salt, ...canonical(elems)])));
 }
 
 interface Message { id?: string; event: string; data: string }
@@ -234,7 +237,10 @@ async function main(): Promise<void> {
   const transcript = await games.getRound({ gameId: game.id, round: 1 });
   const closed = events.find((e) => e.type === 'moves_closed')!;
   const resolved = events.find((e) => e.type === 'round_resolved')!;
-  check(closed.data.digest === digest(transcript.moves.map((m) => [m.accountId, m.commitment!])), 'the commitments\' digest');
+  const salt: string = resolved.data.salt;
+  check(closed.data.salt === undefined && transcript.salt === salt, 'the salt is revealed with the round, in its transcript too');
+  check(closed.data.digest === digest(transcript.moves.map((m) => [m.accountId, m.commitment!]), hexToBytes(salt)),
+    'the commitments\' digest');
   check(resolved.data.digest === digest(transcript.moves.map((m) => [m.accountId, m.reveal!])), 'the reveals\' digest');
   const typedClosed = await eventsApi.getEvent({ lobbyId: lobby.id, seq: closed.seq });
   check(typedClosed.type === 'moves_closed' && (typedClosed as MovesClosedEvent).data.digest === closed.data.digest, 'typed moves_closed');
