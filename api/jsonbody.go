@@ -121,8 +121,15 @@ func (p *bodyParser) value() (any, error) {
 			return p.array()
 		}
 		return p.object()
+	case json.Number:
+		// The validator reads every number as a float64: one past its range (a 60,000-digit bet,
+		// 1e400) is refused here with words a client can act on, not the library's conversion error.
+		if _, err := t.Float64(); err != nil {
+			return nil, p.refuse("is a number too large to be represented")
+		}
+		return t, nil
 	default:
-		return t, nil // json.Number, bool or nil
+		return t, nil // bool or nil
 	}
 }
 

@@ -80,3 +80,17 @@ func TestHostileDeepBody(t *testing.T) {
 		})
 	}
 }
+
+// TestNumberOutOfRange: a number no float64 holds is refused naming its field and why (it was
+// "cannot convert json.Number to float64", the validator's words).
+func TestNumberOutOfRange(t *testing.T) {
+	for _, n := range []string{"1e400", "-1e400", strings.Repeat("9", 400)} {
+		_, err := api.ParseJSONBody([]byte(`{"config":{"betSize":` + n + `}}`))
+		if err == nil || !strings.HasPrefix(err.Error(), "config.betSize") || !strings.Contains(err.Error(), "too large") {
+			t.Errorf("%.20s: %v, want config.betSize refused as too large", n, err)
+		}
+	}
+	if _, err := api.ParseJSONBody([]byte(`{"amount":1e300,"small":1e-400}`)); err != nil {
+		t.Errorf("numbers a float64 holds (or rounds to zero) are refused: %v", err)
+	}
+}
