@@ -61,14 +61,7 @@ func cosignedBy(t *testing.T, e *apitest.Env, p torchwood.Policy, after int64) t
 // witnesses once they know it, and consistent with the last one the old key signed.
 func TestKeyRotationKeepsTheLogVerifiable(t *testing.T) {
 	ws := []*witnesstest.Witness{witnesstest.Start(t, "witness.test/w1"), witnesstest.Start(t, "witness.test/w2")}
-	var cfg []logpublish.Witness
-	for _, w := range ws {
-		sw, err := logpublish.NewWitness(w.URL, w.VerifierKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg = append(cfg, sw)
-	}
+	cfg := witnesstest.Configs(t, ws...)
 	e := apitest.Start(t, apitest.WithLog(logpublish.Config{Origin: testOrigin, Witnesses: cfg, WitnessTimeout: 2 * time.Second}))
 	var info api.LogInfo
 	e.Do("GET", "/v1/log", "", nil).Want(t, http.StatusOK).Decode(t, &info)

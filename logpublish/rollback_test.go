@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/commitreveal/rps/internal/witnesstest"
 	"github.com/commitreveal/rps/logpublish"
 )
 
@@ -21,7 +22,7 @@ func TestRefusesLogBehindItsWitnesses(t *testing.T) {
 	e, ws, log := witnessed(t)
 	play(t, e, 3)
 	c := waitCosigned(t, e, policy(log, 2, ws))
-	starting, err := logpublish.New(t.Context(), logpublish.Config{Store: e.Store, Origin: origin, Witnesses: witnessConfigs(t, ws), WitnessTimeout: 2 * time.Second})
+	starting, err := logpublish.New(t.Context(), logpublish.Config{Store: e.Store, Origin: origin, Witnesses: witnesstest.Configs(t, ws...), WitnessTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func witnessed(t *testing.T) (*apitest.Env, []*witnesstest.Witness, note.Verifie
 func witnessedWith(t testing.TB, period time.Duration) (*apitest.Env, []*witnesstest.Witness, note.Verifier) {
 	t.Helper()
 	ws := []*witnesstest.Witness{witnesstest.Start(t, "witness.test/w1"), witnesstest.Start(t, "witness.test/w2")}
-	e := apitest.Start(t, apitest.WithClock(), apitest.WithLog(logpublish.Config{Origin: origin, Witnesses: witnessConfigs(t, ws), WitnessTimeout: 2 * time.Second, Period: period}))
+	e := apitest.Start(t, apitest.WithClock(), apitest.WithLog(logpublish.Config{Origin: origin, Witnesses: witnesstest.Configs(t, ws...), WitnessTimeout: 2 * time.Second, Period: period}))
 	key, err := e.Store.CurrentSigningKey(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -37,20 +37,6 @@ func witnessedWith(t testing.TB, period time.Duration) (*apitest.Env, []*witness
 	}
 	v, _ := note.NewVerifier(vkey)
 	return e, ws, v
-}
-
-// witnessConfigs are the sequencer's configuration of the witnesses.
-func witnessConfigs(t testing.TB, ws []*witnesstest.Witness) []logpublish.Witness {
-	t.Helper()
-	var cfg []logpublish.Witness
-	for _, w := range ws {
-		sw, err := logpublish.NewWitness(w.URL, w.VerifierKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg = append(cfg, sw)
-	}
-	return cfg
 }
 
 // policy asks for the log's signature and k of the witnesses' cosignatures.

@@ -19,14 +19,7 @@ const logOrigin = "rps.test/log"
 func newLogServer(t *testing.T) (*server, []*witnesstest.Witness) {
 	t.Helper()
 	ws := []*witnesstest.Witness{witnesstest.Start(t, "witness.test/w1"), witnesstest.Start(t, "witness.test/w2")}
-	var cfg []logpublish.Witness
-	for _, w := range ws {
-		sw, err := logpublish.NewWitness(w.URL, w.VerifierKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg = append(cfg, sw)
-	}
+	cfg := witnesstest.Configs(t, ws...)
 	s := &server{Env: apitest.Start(t, apitest.WithClock(), apitest.WithLog(logpublish.Config{Origin: logOrigin, Witnesses: cfg, WitnessTimeout: 2 * time.Second})), t: t}
 	key, err := s.Store.CurrentSigningKey(t.Context())
 	if err != nil {

@@ -32,6 +32,8 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/commitreveal/rps/logpublish"
 )
 
 // Witness is a litewitness running for a test.
@@ -273,4 +275,18 @@ func freeAddr(t testing.TB) string {
 	}
 	defer func() { _ = l.Close() }()
 	return l.Addr().String()
+}
+
+// Configs are the witnesses ws as the log's sequencer asks them (logpublish.Config.Witnesses).
+func Configs(t testing.TB, ws ...*Witness) []logpublish.Witness {
+	t.Helper()
+	var cfg []logpublish.Witness
+	for _, w := range ws {
+		sw, err := logpublish.NewWitness(w.URL, w.VerifierKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg = append(cfg, sw)
+	}
+	return cfg
 }
