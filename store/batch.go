@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/commitreveal/rps/tournament"
 	"github.com/jackc/pgx/v5"
@@ -193,6 +194,8 @@ func (s *Store) runBatch(lobby tournament.LobbyID, calls []*call) (split bool, e
 		return t.runCalls(ctx, lobby, calls)
 	})
 	if err == nil {
+		s.writes.transactions.Add(1)
+		s.writes.actions.Add(uint64(len(calls)))
 		return false, ended
 	}
 	if len(calls) > 1 {
@@ -200,6 +203,22 @@ func (s *Store) runBatch(lobby tournament.LobbyID, calls []*call) (split bool, e
 	}
 	calls[0].answer, calls[0].err = Answer{}, err
 	return false, nil
+}
+
+// writeCounts counts the transactions that committed actions and the actions they carried (a
+// refused action included), so that operators see how well actions share transactions.
+type writeCounts struct {
+	transactions, actions atomic.Uint64
+}
+
+// WriteStats are the totals of writeCounts since the store started.
+type WriteStats struct {
+	Transactions, Actions uint64
+}
+
+// WriteStats returns how many transactions committed actions and how many actions they carried.
+func (s *Store) WriteStats() WriteStats {
+	return WriteStats{Transactions: s.writes.transactions.Load(), Actions: s.writes.actions.Load()}
 }
 
 // keyScope is an idempotency key without its request hash: the key's identity.

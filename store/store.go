@@ -52,6 +52,8 @@ type Store struct {
 	outage time.Duration
 	// batches groups the actions in flight on each lobby (see runCall).
 	batches batcher
+	// writes counts the committed transactions of actions and the actions they carried.
+	writes writeCounts
 	// eventReads shares identical reads of the log among the callers that asked before they began.
 	eventReads eventReads
 	// recovery shares a recovery from an outage among the transactions that found it (see
