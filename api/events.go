@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,12 +47,31 @@ func (h *handlers) ListEvents(ctx context.Context, req ListEventsRequestObject) 
 	if req.Params.Wait != nil {
 		wait = time.Duration(*req.Params.Wait) * time.Second
 	}
+	withProof := req.Params.LogProof != nil && *req.Params.LogProof
+	var shared *lobbyFanOut
+	if wait > 0 {
+		var unfollow func()
+		shared, unfollow = h.s.fanOut.follow(lobby)
+		defer unfollow()
+	}
 	events, readTo, err := h.s.eventsAfter(ctx, lobby, after, limit, wait)
 	if errors.Is(err, errTooManyWaits) {
 		return nil, rateLimited(int(heartbeatEvery.Seconds()))
 	}
 	if err != nil {
 		return nil, err
+	}
+	if wait > 0 && !withProof && len(events) > 0 {
+		// The followers woken by an event share its page.
+		head, err := h.s.currentHead(ctx, lobby, &events[len(events)-1])
+		if err != nil {
+			return nil, err
+		}
+		body, err := shared.pollPage(after, events, head)
+		if err != nil {
+			return nil, err
+		}
+		return longPollAnswer{body: body, s: h.s, ctx: ctx}, nil
 	}
 	page := EventPage{Events: make([]Event, 0, len(events)), Next: after}
 	for _, e := range events {
@@ -66,28 +86,34 @@ func (h *handlers) ListEvents(ctx context.Context, req ListEventsRequestObject) 
 	if err != nil {
 		return nil, err
 	}
-	withProof := req.Params.LogProof != nil && *req.Params.LogProof
 	if err := h.s.pageLog(ctx, lobby, &page, events, wait > 0, withProof); err != nil {
 		return nil, err
 	}
 	if wait > 0 {
-		return longPollAnswer{page: page, s: h.s, ctx: ctx}, nil
+		// As the generated response encodes it.
+		var body bytes.Buffer
+		if err := json.NewEncoder(&body).Encode(page); err != nil {
+			return nil, fmt.Errorf("encode page: %w", err)
+		}
+		return longPollAnswer{body: body.Bytes(), s: h.s, ctx: ctx}, nil
 	}
 	return ListEvents200JSONResponse(page), nil
 }
 
-// longPollAnswer is a long poll's page, written under the stream write timeout: a client that
-// holds a long poll and does not read its answer is disconnected, like a stalled event stream.
+// longPollAnswer is a long poll's page (its JSON), written under the stream write timeout: a
+// client that holds a long poll and does not read its answer is disconnected, like a stalled
+// event stream.
 type longPollAnswer struct {
-	page EventPage
+	body []byte
 	s    *Server
 	ctx  context.Context
 }
 
 func (a longPollAnswer) VisitListEventsResponse(w http.ResponseWriter) error {
-	out := streamOutput{rc: http.NewResponseController(w), timeout: a.s.streamWriteTimeout}
-	out.extendDeadline()
-	if err := ListEvents200JSONResponse(a.page).VisitListEventsResponse(pacedWriter{w, &out}); err != nil {
+	out := streamOutput{w: w, rc: http.NewResponseController(w), timeout: a.s.streamWriteTimeout}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	if _, err := (pacedWriter{w, &out}).Write(a.body); err != nil {
 		// The status is sent; the connection is closed, and the client polls again.
 		a.s.log.InfoContext(a.ctx, "long poll answer not taken; client disconnected", "err", err, "requestId", requestID(a.ctx))
 	}
@@ -251,6 +277,8 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 
 	woken, cancel := s.store.Subscribe(lobby)
 	defer cancel()
+	shared, unfollow := s.fanOut.follow(lobby)
+	defer unfollow()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
@@ -272,7 +300,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 	for news := true; ; {
 		if news {
 			var full, ok bool
-			if after, full, ok = s.sendEvents(ctx, out, lobby, after, catchingUp); !ok {
+			if after, full, ok = s.sendEvents(ctx, out, shared, lobby, after, catchingUp); !ok {
 				return
 			}
 			if full {
@@ -353,6 +381,16 @@ func (o *streamOutput) write(ctx context.Context, s *Server, text string) bool {
 	return true
 }
 
+// writeBytes writes b in pacedChunk pieces, each under a deadline of its own; false means the
+// stream must end.
+func (o *streamOutput) writeBytes(ctx context.Context, s *Server, b []byte) bool {
+	if _, err := (pacedWriter{o.w, o}).Write(b); err != nil {
+		s.streamFailed(ctx, err)
+		return false
+	}
+	return true
+}
+
 // flush sends what was written; false means the stream must end.
 func (o *streamOutput) flush(ctx context.Context, s *Server) bool {
 	o.extendDeadline()
@@ -378,29 +416,37 @@ func (s *Server) streamFailed(ctx context.Context, err error) {
 	s.log.DebugContext(ctx, "event stream write failed", "err", err, "requestId", requestID(ctx))
 }
 
-// writeHead sends the stream's signed head after a batch of events; false ends the stream.
-func (s *Server) writeHead(ctx context.Context, out *streamOutput, lobby tournament.LobbyID, last *tournament.LoggedEvent) bool {
-	head, err := s.currentHead(ctx, lobby, last)
+// writeHead sends the lobby's signed head as stored now, for a snapshot that had no event to send;
+// false ends the stream.
+func (s *Server) writeHead(ctx context.Context, out *streamOutput, lobby tournament.LobbyID) bool {
+	head, err := s.currentHead(ctx, lobby, nil)
 	if err != nil {
-		if ctx.Err() == nil {
-			// A client that hangs up meanwhile is no error of the server's.
-			s.log.ErrorContext(ctx, "event stream head failed", "lobby", lobby, "err", err)
-		}
+		s.headFailed(ctx, lobby, err)
 		return false
 	}
 	data, err := json.Marshal(head)
 	if err != nil {
 		return false
 	}
-	return out.write(ctx, s, "event: head\ndata: "+string(data)+"\n\n")
+	return out.writeBytes(ctx, s, headFrame(data))
+}
+
+// headFailed logs a head a stream could not sign.
+func (s *Server) headFailed(ctx context.Context, lobby tournament.LobbyID, err error) {
+	if ctx.Err() == nil {
+		// A client that hangs up meanwhile is no error of the server's.
+		s.log.ErrorContext(ctx, "event stream head failed", "lobby", lobby, "err", err)
+	}
 }
 
 // sendEvents writes the events after a seq to an event stream, one page of them followed by the
 // signed head, and returns the new position, whether the page was full (more may follow) and
 // whether the stream goes on. With leaves (a stream catching up on events already in the log),
-// each event the log has carries its leafIndex, as in a page read without waiting; events sent as
-// they commit come before the log has them, and looking would cost every follower a read per event.
-func (s *Server) sendEvents(ctx context.Context, out *streamOutput, lobby tournament.LobbyID, after int64, leaves bool) (int64, bool, bool) {
+// each event the log has carries its leafIndex, as in a page read without waiting, and the
+// stream's bytes are its own; events sent as they commit come before the log has them (looking
+// would cost every follower a read per event), and their bytes are shared by every stream of the
+// lobby at the same position (see fanOut).
+func (s *Server) sendEvents(ctx context.Context, out *streamOutput, shared *lobbyFanOut, lobby tournament.LobbyID, after int64, leaves bool) (int64, bool, bool) {
 	events, err := s.store.NotifiedEvents(ctx, lobby, after, maxEventPage)
 	var ranges []translog.Range
 	if err == nil && leaves && len(events) > 0 {
@@ -411,23 +457,31 @@ func (s *Server) sendEvents(ctx context.Context, out *streamOutput, lobby tourna
 		s.log.WarnContext(ctx, "event stream read failed", "lobby", lobby, "err", err)
 		return after, false, false
 	}
-	for _, e := range events {
-		view := eventView(e)
-		setLeaf(&view, ranges)
-		data, err := json.Marshal(view)
-		if err != nil {
-			s.log.ErrorContext(ctx, "event stream encode failed", "lobby", lobby, "seq", e.Seq, "err", err)
-			return after, false, false
-		}
-		if !out.write(ctx, s, fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, data)) {
-			return after, false, false
-		}
-		after = e.Seq
+	if len(events) == 0 {
+		return after, false, true
 	}
-	if len(events) > 0 && (!s.writeHead(ctx, out, lobby, &events[len(events)-1]) || !out.flush(ctx, s)) {
+	last := events[len(events)-1].Seq
+	head, err := s.currentHead(ctx, lobby, &events[len(events)-1])
+	if err != nil {
+		s.headFailed(ctx, lobby, err)
 		return after, false, false
 	}
-	return after, len(events) == maxEventPage, true
+	var batch []byte
+	if leaves {
+		batch, err = encodeBatch(batchKey{after: after, last: last, head: head}, events, func(e *tournament.LoggedEvent) (encodedEvent, error) {
+			return encodeEvent(e, ranges)
+		})
+	} else {
+		batch, err = shared.streamBatch(after, events, head)
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "event stream encode failed", "lobby", lobby, "after", after, "err", err)
+		return after, false, false
+	}
+	if !out.writeBytes(ctx, s, batch) || !out.flush(ctx, s) {
+		return after, false, false
+	}
+	return last, len(events) == maxEventPage, true
 }
 
 // setLeaf gives an event's view its leaf in the transparency log when ranges (the lobby's log
@@ -443,7 +497,8 @@ func setLeaf(view *Event, ranges []translog.Range) {
 func (s *Server) sendSnapshot(ctx context.Context, out *streamOutput, lobby tournament.LobbyID, after int64) {
 	sent := false
 	for {
-		next, full, ok := s.sendEvents(ctx, out, lobby, after, true)
+		// With leaves, the stream's bytes are its own: it shares nothing.
+		next, full, ok := s.sendEvents(ctx, out, nil, lobby, after, true)
 		if !ok {
 			return
 		}
@@ -453,7 +508,7 @@ func (s *Server) sendSnapshot(ctx context.Context, out *streamOutput, lobby tour
 			break
 		}
 	}
-	if !sent && s.writeHead(ctx, out, lobby, nil) {
+	if !sent && s.writeHead(ctx, out, lobby) {
 		out.flush(ctx, s)
 	}
 }

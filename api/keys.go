@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"github.com/commitreveal/rps/store"
 	"github.com/commitreveal/rps/tournament"
@@ -26,6 +30,10 @@ type signer struct {
 	// event, all show the head it made, which is signed once for them all (an Ed25519 signature
 	// per response was a fifth of the long polls' CPU).
 	signed map[tournament.LobbyID]signedHead
+	// signing makes one signature of a head for all who ask for it at once.
+	signing singleflight.Group
+	// signatures counts the heads signed (for the tests).
+	signatures atomic.Int64
 }
 
 // signedHead is a head as signed, and when.
@@ -58,18 +66,45 @@ func (s *signer) current(ctx context.Context) (store.SigningKey, error) {
 }
 
 // head signs the head of a lobby's log at seq with hash, or returns the signature made for the
-// same head within signedHeadReuse under the current key.
+// same head within signedHeadReuse under the current key. The followers woken by an event all ask
+// for its head at once: one of them signs it, and the others wait for that signature (each signed
+// one of its own before, when it found none kept yet).
 func (s *signer) head(ctx context.Context, lobby tournament.LobbyID, seq int64, hash [32]byte) (SignedHead, error) {
 	k, err := s.current(ctx)
 	if err != nil {
 		return SignedHead{}, err
 	}
+	if kept, ok := s.reusable(lobby, seq, hash, k.ID); ok {
+		return kept, nil
+	}
+	signed, err, _ := s.signing.Do(string(lobby)+"/"+strconv.FormatInt(seq, 10)+"/"+string(hash[:]), func() (any, error) {
+		// A head signed since this caller looked is as good.
+		if kept, ok := s.reusable(lobby, seq, hash, k.ID); ok {
+			return kept, nil
+		}
+		return s.sign(lobby, seq, hash, k)
+	})
+	if err != nil {
+		return SignedHead{}, err
+	}
+	return signed.(SignedHead), nil
+}
+
+// reusable is the head kept for a lobby, if it is at seq with hash, signed by key keyID within
+// signedHeadReuse.
+func (s *signer) reusable(lobby tournament.LobbyID, seq int64, hash [32]byte, keyID string) (SignedHead, bool) {
 	s.mu.Lock()
 	kept, ok := s.signed[lobby]
 	s.mu.Unlock()
-	if ok && kept.seq == seq && kept.hash == hash && kept.head.KeyId == k.ID && time.Since(kept.at) < signedHeadReuse {
-		return kept.head, nil
+	if ok && kept.seq == seq && kept.hash == hash && kept.head.KeyId == keyID && time.Since(kept.at) < signedHeadReuse {
+		return kept.head, true
 	}
+	return SignedHead{}, false
+}
+
+// sign signs the head of a lobby's log at seq with hash now, with key k, and keeps it.
+func (s *signer) sign(lobby tournament.LobbyID, seq int64, hash [32]byte, k store.SigningKey) (SignedHead, error) {
+	s.signatures.Add(1)
 	now := time.Now()
 	h := tournament.Head{LobbyID: lobby, Seq: seq, Hash: hash, At: now.UnixMilli(), KeyID: k.ID}
 	sig, err := h.Sign(k.Private)
@@ -81,6 +116,7 @@ func (s *signer) head(ctx context.Context, lobby tournament.LobbyID, seq int64, 
 		At: tournament.FormatTime(h.At), KeyId: k.ID, Signature: hex.EncodeToString(sig),
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.signed == nil {
 		s.signed = make(map[tournament.LobbyID]signedHead)
 	}
@@ -93,7 +129,6 @@ func (s *signer) head(ctx context.Context, lobby tournament.LobbyID, seq int64, 
 	if old, kept := s.signed[lobby]; !kept || old.seq <= seq {
 		s.signed[lobby] = signedHead{head: signed, seq: seq, hash: hash, at: now}
 	}
-	s.mu.Unlock()
 	return signed, nil
 }
 

@@ -36,8 +36,12 @@ func TestLongPollAnswerIsPaced(t *testing.T) {
 		page.Events[i] = Event{At: "2025-01-01T12:00:00.001Z", Type: "move_committed", Hash: strings.Repeat("a", 64), PrevHash: strings.Repeat("b", 64),
 			Data: json.RawMessage(`{"commitment":"` + strings.Repeat("c", 64) + `","player":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","round":1}`)}
 	}
+	body, err := json.Marshal(page)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rec := &deadlineRecorder{header: http.Header{}}
-	answer := longPollAnswer{page: page, s: &Server{streamWriteTimeout: time.Second}, ctx: context.Background()}
+	answer := longPollAnswer{body: body, s: &Server{streamWriteTimeout: time.Second}, ctx: context.Background()}
 	if err := answer.VisitListEventsResponse(rec); err != nil {
 		t.Fatal(err)
 	}

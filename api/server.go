@@ -69,6 +69,9 @@ type Server struct {
 	shutdown     chan struct{}
 	shutdownOnce sync.Once
 	handler      http.Handler
+
+	// fanOut shares the bytes sent to the followers of a lobby.
+	fanOut fanOut
 }
 
 // The generated interface is implemented by handlers; this fails to compile when they drift.

@@ -6,6 +6,7 @@ import (
 	"github.com/commitreveal/rps/tournament"
 
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"sync"
@@ -196,5 +197,72 @@ func TestUnknownTokensAreCheap(t *testing.T) {
 	// started, drops every cached token once (a change may have been missed before it listened).
 	if queries := e2.Pool.Stat().AcquireCount() - before; queries > 2 {
 		t.Errorf("one bogus token sent 20 times cost %d database acquisitions", queries)
+	}
+}
+
+// TestFollowersShareOneSignedHead: an event that wakes a lobby's streams and long polls at once
+// has its head signed once for all of them (each follower that found no head signed yet signed
+// its own), and every follower gets that same head.
+func TestFollowersShareOneSignedHead(t *testing.T) {
+	t.Parallel()
+	const streams, polls, actions = 8, 8, 24
+	e := apitest.Start(t, apitest.WithConfig(func(c *api.Config) { c.MaxStreamsPerClient = 2 * (streams + polls) }))
+	p := e.NewPlayer("p", 0)
+	lobby := e.CreateLobby(map[string]any{"betSize": 0, "playersCountLimit": 4}).Id.String()
+	head := e.Events(lobby, 0).Next
+
+	followers := make([]*apitest.Stream, streams)
+	for i := range followers {
+		followers[i] = e.OpenStream(lobby, p.Token, fmt.Sprintf("after=%d", head))
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	pages := make(chan api.EventPage, polls*actions)
+	for range polls {
+		wg.Go(func() {
+			for after := head; ctx.Err() == nil; {
+				r, err := e.Request(ctx, "GET", fmt.Sprintf("/v1/lobbies/%s/events?after=%d&wait=20", lobby, after), p.Token, nil)
+				var page api.EventPage
+				if err != nil || r.Status != http.StatusOK || json.Unmarshal(r.Body, &page) != nil {
+					return
+				}
+				pages <- page
+				after = page.Next
+			}
+		})
+	}
+	waitUntil(t, "every follower waits", func() bool { return api.OpenWaits(e.Server, p.ID) == streams+polls })
+
+	signedBefore := api.HeadsSigned(e.Server)
+	for i := range actions {
+		e.Do("PUT", "/v1/lobbies/"+lobby+"/next-config", e.Admin, map[string]any{"betSize": i, "playersCountLimit": 4}).Want(t, http.StatusOK)
+		head++
+		var heads []api.SignedHead
+		for _, s := range followers {
+			s.Until(t, head, 5*time.Second)
+			waitUntil(t, "the stream's head", func() bool { return len(s.Heads()) > i })
+			heads = append(heads, s.Heads()[i])
+		}
+		for range polls {
+			select {
+			case page := <-pages:
+				if page.Next != head {
+					t.Fatalf("a long poll got %+v, want the event %d alone", page.Events, head)
+				}
+				heads = append(heads, page.Head)
+			case <-time.After(5 * time.Second):
+				t.Fatal("a long poll was not answered")
+			}
+		}
+		for _, h := range heads {
+			if h != heads[0] || h.Seq != head {
+				t.Fatalf("the followers of event %d got the heads %+v and %+v", head, heads[0], h)
+			}
+		}
+	}
+	if signed := api.HeadsSigned(e.Server) - signedBefore; signed != actions {
+		t.Errorf("%d events woke %d followers each and cost %d signatures, want one each", actions, streams+polls, signed)
 	}
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -116,6 +115,10 @@ func (n *notifier) accountChanged(id tournament.AccountID) {
 
 // recentAfter returns up to limit events after seq from those the notifications brought, if
 // they hold the one right after seq: consecutive events of the log, each exactly as committed.
+// The slice is shared, not copied (every follower of a lobby asks for the same events when one
+// commits), and must not be modified: a run only grows past its end (which the slice returned
+// does not reach, its capacity clipped to its length) or is replaced, so what it holds is never
+// written again.
 func (n *notifier) recentAfter(lobby tournament.LobbyID, seq int64, limit int) []tournament.LoggedEvent {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -124,7 +127,8 @@ func (n *notifier) recentAfter(lobby tournament.LobbyID, seq int64, limit int) [
 		return nil
 	}
 	from := int(seq - run[0].Seq + 1)
-	return slices.Clone(run[from:min(len(run), from+limit)])
+	to := min(len(run), from+limit)
+	return run[from:to:to]
 }
 
 // keep adds notified events to their lobby's recent events: after them if they are the next
