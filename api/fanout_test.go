@@ -42,8 +42,12 @@ func vectorEvents(t *testing.T, shift int64) []tournament.LoggedEvent {
 		}
 		e := tournament.LoggedEvent{Seq: v.Seq + shift, Type: tournament.EventType(v.Type), LobbyID: tournament.LobbyID(v.LobbyID),
 			GameID: tournament.GameID(v.GameID), At: at.UnixMilli(), Data: v.Data}
-		hex.Decode(e.PrevHash[:], []byte(v.PrevHash))
-		hex.Decode(e.Hash[:], []byte(v.Hash))
+		if _, err := hex.Decode(e.PrevHash[:], []byte(v.PrevHash)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := hex.Decode(e.Hash[:], []byte(v.Hash)); err != nil {
+			t.Fatal(err)
+		}
 		out = append(out, e)
 	}
 	return out
