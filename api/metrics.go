@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/commitreveal/rps/store"
 )
 
 // Metrics are the server's Prometheus collectors, in a registry of their own so that several
@@ -81,6 +83,34 @@ func (m *Metrics) observeAction(action string, err error) {
 func (m *Metrics) ObserveExpiry(lag time.Duration) {
 	m.stageChanges.Inc()
 	m.clockLag.Observe(lag.Seconds())
+}
+
+// ExportWrites exports, read from stats at every scrape, how many transactions committed actions
+// and how many actions they carried: their ratio is how well actions share transactions (the
+// group commit's batch size), which the benchmark reports.
+func (m *Metrics) ExportWrites(stats func() store.WriteStats) {
+	m.Registry.MustRegister(writesCollector{
+		stats:        stats,
+		transactions: prometheus.NewDesc("rps_write_transactions_total", "Committed transactions that carried game actions.", nil, nil),
+		actions:      prometheus.NewDesc("rps_write_actions_total", "Game actions carried by committed transactions, refusals included.", nil, nil),
+	})
+}
+
+// writesCollector exports store.WriteStats as two counters.
+type writesCollector struct {
+	stats                 func() store.WriteStats
+	transactions, actions *prometheus.Desc
+}
+
+func (c writesCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.transactions
+	ch <- c.actions
+}
+
+func (c writesCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.stats()
+	ch <- prometheus.MustNewConstMetric(c.transactions, prometheus.CounterValue, float64(s.Transactions))
+	ch <- prometheus.MustNewConstMetric(c.actions, prometheus.CounterValue, float64(s.Actions))
 }
 
 // poolCollector exports the database pool's statistics.

@@ -285,6 +285,7 @@ func run(args []string, log *slog.Logger) error {
 	service := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: cfg.minTimeoutMs, NewID: uuid.NewString, NewSalt: store.NewSalt})
 	st := store.New(pool, store.Options{Service: service, Logger: log, OutageThreshold: cfg.outage})
 	defer st.Close()
+	metrics.ExportWrites(st.WriteStats)
 
 	if command == "admin" {
 		token, err := st.RotateAdminToken(ctx)
