@@ -2,7 +2,7 @@
 // any third-party client would.
 //
 //	rpsbot play --server URL --admin-token T [--lobby ID] --bots N --strategy random|smart|script --seed S [--script FILE]
-//	rpsbot load --server URL --admin-token T --lobbies L --players P --duration D --concurrency C
+//	rpsbot load --server URL --admin-token T --lobbies L --players P --duration D --concurrency C [--follow lobby|poll|stream]
 //
 // play creates and funds N bot accounts, registers them in the lobby's next game (in a new lobby
 // when --lobby is omitted), plays the game to its end and prints a line per round and the final
@@ -29,7 +29,7 @@ import (
 
 const usage = `usage:
   rpsbot play --server URL --admin-token T [--lobby ID] --bots N --strategy random|smart|script --seed S [--script FILE]
-  rpsbot load --server URL --admin-token T --lobbies L --players P --duration D --concurrency C
+  rpsbot load --server URL --admin-token T --lobbies L --players P --duration D --concurrency C [--follow lobby|poll|stream]
 
 Run "rpsbot play -h" or "rpsbot load -h" for every flag.
 `
@@ -151,11 +151,16 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&cfg.Grace, "grace", 5*time.Second, "how long games still running at the end may go on before they are stopped")
 	fs.DurationVar(&cfg.Progress, "progress", 5*time.Second, "interval of the progress lines (0: none)")
 	timeout := fs.Duration("timeout", 200*time.Millisecond, "stage timeouts of the lobbies (at least the server's RPSD_MIN_TIMEOUT_MS)")
+	follow := fs.String("follow", string(bot.FollowLobby), "how the bots follow their lobby: lobby (one long poll per lobby), poll (each bot long-polls, as a generated client does) or stream (each bot holds an event stream, as the Android app does); poll and stream hold a request open per bot, which the server's RPSD_MAX_CONNS_PER_ADDR and RPSD_MAX_WAITS_PER_CLIENT bound")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := c.check(); err != nil {
 		return err
+	}
+	var err error
+	if cfg.Follow, err = bot.ParseFollow(*follow); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if c.game.Resolution == "" {
 		// Classic resolution rarely ends a 10-player RPSLS round (four or five weapons present means
@@ -173,8 +178,8 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if _, err := strategy.New(c.strategy, 0, nil); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	fmt.Fprintf(stdout, "load: %d lobbies x %d players for %s, concurrency %d, against %s\n",
-		cfg.Lobbies, cfg.Players, cfg.Duration, cfg.Concurrency, cfg.Server)
+	fmt.Fprintf(stdout, "load: %d lobbies x %d players for %s, concurrency %d, following by %s, against %s\n",
+		cfg.Lobbies, cfg.Players, cfg.Duration, cfg.Concurrency, cfg.Follow, cfg.Server)
 	report, err := bot.Load(ctx, cfg)
 	report.Print(stdout)
 	return err

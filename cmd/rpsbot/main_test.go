@@ -19,6 +19,7 @@ func TestRunRefusesBadCommandLines(t *testing.T) {
 		{[]string{"play", "--admin-token", "t", "--strategy", "script"}, 2, "--script FILE"},
 		{[]string{"play", "--admin-token", "t", "--strategy", "psychic"}, 2, "unknown strategy"},
 		{[]string{"load", "--admin-token", "t", "--server", "http://10.1.2.3:8080"}, 1, "loopback"},
+		{[]string{"load", "--admin-token", "t", "--follow", "telepathy"}, 2, "lobby, poll or stream"},
 		{[]string{"help"}, 0, "rpsbot load"},
 	} {
 		t.Setenv("RPSD_ADMIN_TOKEN", "")

@@ -202,13 +202,23 @@ func TestPlayInterruptedInRegistrationRefunds(t *testing.T) {
 	}
 }
 
+// A load run plays and winds down whichever way its bots follow their lobbies: by one long poll
+// per lobby, by every bot's own long polls, or by every bot's own event stream.
 func TestLoadRunsAndWindsDown(t *testing.T) {
+	for _, follow := range []Follow{FollowLobby, FollowPoll, FollowStream} {
+		t.Run(string(follow), func(t *testing.T) { testLoadRunsAndWindsDown(t, follow) })
+	}
+}
+
+func testLoadRunsAndWindsDown(t *testing.T, follow Follow) {
 	e := start(t)
 	var out bytes.Buffer
+	const nLobbies, nPlayers = 3, 4
 	rep, err := Load(context.Background(), LoadConfig{
-		Server: e.URL, AdminToken: e.Admin, Lobbies: 3, Players: 4, Duration: 700 * time.Millisecond,
+		Server: e.URL, AdminToken: e.Admin, Lobbies: nLobbies, Players: nPlayers, Duration: 700 * time.Millisecond,
 		Concurrency: 4, Game: GameSettings{Bet: 10, TimeoutMs: 40, Resolution: "weighted", MaxRounds: 10},
-		Strategy: "smart", Seed: 1, Skip: 0.25, Grace: 200 * time.Millisecond, Progress: 300 * time.Millisecond, Out: &out,
+		Strategy: "smart", Seed: 1, Skip: 0.25, Grace: 200 * time.Millisecond, Progress: 300 * time.Millisecond,
+		Follow: follow, Out: &out,
 	})
 	if err != nil {
 		t.Fatalf("Load: %v\n%s", err, out.String())
@@ -216,6 +226,18 @@ func TestLoadRunsAndWindsDown(t *testing.T) {
 	rep.Print(&out)
 	if rep.Actions.Count == 0 || rep.Op(OpCommit).Count == 0 || rep.Op(OpReveal).Count == 0 {
 		t.Errorf("no actions measured:\n%s", out.String())
+	}
+	// Following by stream, every bot opened a stream of its own (and nothing polled but each
+	// runner's read of the log before it follows it); by poll, every bot polled.
+	switch streams, polls := rep.Op(OpStream).Count, rep.Op(OpEvents).Count; follow {
+	case FollowStream:
+		if streams < nLobbies*nPlayers || polls > nLobbies {
+			t.Errorf("%d streams opened and %d polls, want at least %d streams and no long poll:\n%s", streams, polls, nLobbies*nPlayers, out.String())
+		}
+	case FollowPoll:
+		if streams != 0 || polls < nLobbies*nPlayers {
+			t.Errorf("%d streams opened and %d polls, want no stream and at least %d polls:\n%s", streams, polls, nLobbies*nPlayers, out.String())
+		}
 	}
 	if rep.Lag.Count == 0 {
 		t.Errorf("skipped commits should have let stages expire and be measured:\n%s", out.String())

@@ -22,6 +22,9 @@ type LoadConfig struct {
 	Seed               uint64
 	// Skip is the probability that a bot skips a round's commit (see RunnerOptions.Skip).
 	Skip float64
+	// Follow is how the bots follow their lobby (FollowLobby if empty): with FollowPoll or
+	// FollowStream every bot holds a request of its own open, Lobbies x Players in all.
+	Follow Follow
 	// Grace is how long a game still running at the end may go on before it is stopped.
 	Grace time.Duration
 	// Progress is the interval of the progress lines (none if zero).
@@ -75,7 +78,11 @@ func Load(ctx context.Context, cfg LoadConfig) (Report, error) {
 		cfg.Logf = func(format string, args ...any) { fmt.Fprintf(cfg.Out, "warning: "+format+"\n", args...) }
 	}
 	stats := NewStats()
-	client, err := NewClient(cfg.Server, ClientOptions{Stats: stats, Conns: cfg.Concurrency + cfg.Lobbies})
+	waiting := cfg.Lobbies // the requests held open to follow the lobbies
+	if cfg.Follow == FollowPoll || cfg.Follow == FollowStream {
+		waiting *= cfg.Players
+	}
+	client, err := NewClient(cfg.Server, ClientOptions{Stats: stats, Conns: cfg.Concurrency + waiting})
 	if err != nil {
 		return Report{}, err
 	}
@@ -143,7 +150,7 @@ func Load(ctx context.Context, cfg LoadConfig) (Report, error) {
 		}
 		runner := NewRunner(RunnerOptions{
 			Client: client, Pool: pool, Lobby: id, Seats: seats, Skip: cfg.Skip, Seed: cfg.Seed + uint64(i),
-			Admin: cfg.AdminToken, StopOnQuit: true, Grace: cfg.Grace, Wait: 5 * time.Second, Logf: cfg.Logf,
+			Admin: cfg.AdminToken, StopOnQuit: true, Grace: cfg.Grace, Follow: cfg.Follow, Wait: 5 * time.Second, Logf: cfg.Logf,
 		})
 		wg.Go(func() {
 			if err := runner.Run(hard, quit); err != nil {

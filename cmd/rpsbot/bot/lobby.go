@@ -89,6 +89,8 @@ type RunnerOptions struct {
 	Admin      string
 	StopOnQuit bool
 	Grace      time.Duration
+	// Follow is how the bots learn what happens in the lobby (FollowLobby if empty).
+	Follow Follow
 	// Wait is the long-poll wait for events (default 10s).
 	Wait    time.Duration
 	OnRound func(RoundResult)
@@ -97,9 +99,10 @@ type RunnerOptions struct {
 	Logf func(format string, args ...any)
 }
 
-// Runner drives a lobby's bots game after game. It follows the lobby's event log by long poll and
-// acts on what it reads: register in a new game, commit when a moves stage opens, reveal when the
-// reveal stage opens. It never reads the lobby's state to find out whether a stage has expired
+// Runner drives a lobby's bots game after game. It follows the lobby's event log (by one long
+// poll, or through every bot's own long polls or event stream: see Follow) and acts on what it
+// reads: register in a new game, commit when a moves stage opens, reveal when the reveal stage
+// opens. It never reads the lobby's state to find out whether a stage has expired
 // (a read applies due expiries itself), so the server's clock worker alone ends stages that the
 // bots let run out, and the time it takes is the stage-change lag.
 type Runner struct {
@@ -108,6 +111,9 @@ type Runner struct {
 	bySeat map[string]*Seat
 	kick   chan struct{}
 	wg     sync.WaitGroup // actions in flight
+	// feed carries what the followers read to Run; failed a follower's error that ends the run.
+	feed   chan delivery
+	failed chan error
 
 	mu          sync.Mutex
 	pending     int   // seats with an action in flight
@@ -144,8 +150,11 @@ func NewRunner(o RunnerOptions) *Runner {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
+	if o.Follow == "" {
+		o.Follow = FollowLobby
+	}
 	r := &Runner{o: o, rng: mrand.New(mrand.NewPCG(o.Seed, 0x5851f42d4c957f2d)), bySeat: map[string]*Seat{},
-		kick: make(chan struct{}, 1)}
+		kick: make(chan struct{}, 1), feed: make(chan delivery, 64), failed: make(chan error, len(o.Seats)+1)}
 	for _, s := range o.Seats {
 		r.bySeat[s.ID] = s
 	}
@@ -163,7 +172,7 @@ func (r *Runner) Run(ctx, quit context.Context) error {
 	}
 	// Catch up with the log without acting on the past, then follow it live.
 	for {
-		page, err := r.o.Client.Events(ctx, r.pollToken(), r.o.Lobby, r.next, 0, 1000)
+		page, err := r.o.Client.Events(ctx, r.pollToken(r.next), r.o.Lobby, r.next, 0, 1000)
 		if err != nil {
 			return fmt.Errorf("lobby %s: %w", r.o.Lobby, err)
 		}
@@ -177,6 +186,8 @@ func (r *Runner) Run(ctx, quit context.Context) error {
 			break
 		}
 	}
+	stopFollowing := r.follow(ctx)
+	defer stopFollowing()
 	for {
 		r.mu.Lock()
 		if !r.quitting && quit.Err() != nil {
@@ -208,10 +219,11 @@ func (r *Runner) Run(ctx, quit context.Context) error {
 			}
 		}
 		if quitting {
-			// Short polls while winding down, so that the grace period and the leaving are timely.
+			// Look again every second while winding down, so that the grace period and the
+			// leaving are timely.
 			wait = time.Second
 		}
-		if err := r.poll(ctx, quit, quitting, wait); err != nil {
+		if err := r.await(ctx, quit, quitting, wait); err != nil {
 			return err
 		}
 	}
@@ -221,7 +233,7 @@ func (r *Runner) Run(ctx, quit context.Context) error {
 // on the server's clock even when the bots run elsewhere.
 func (r *Runner) syncClock(ctx context.Context) error {
 	before := time.Now()
-	l, err := r.o.Client.Lobby(ctx, r.pollToken(), r.o.Lobby)
+	l, err := r.o.Client.Lobby(ctx, r.pollToken(r.next), r.o.Lobby)
 	if err != nil {
 		return fmt.Errorf("lobby %s: %w", r.o.Lobby, err)
 	}
@@ -233,54 +245,44 @@ func (r *Runner) syncClock(ctx context.Context) error {
 
 // pollToken spreads the event polls over the lobby's bots: polls sent with a token count
 // against that account's rate limit instead of the shared address's.
-func (r *Runner) pollToken() string {
+func (r *Runner) pollToken(after int64) string {
 	if len(r.o.Seats) == 0 {
 		return ""
 	}
-	return r.o.Seats[int(r.next)%len(r.o.Seats)].Token
+	return r.o.Seats[int(after)%len(r.o.Seats)].Token
 }
 
-// poll waits for the next events and applies them. The wait ends early when an action finishes
-// without an event to show for it (a refusal) or, once, when quit ends.
-func (r *Runner) poll(ctx, quit context.Context, quitting bool, wait time.Duration) error {
-	pctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		var quitC <-chan struct{}
-		if !quitting {
-			quitC = quit.Done()
-		}
-		select {
-		case <-r.kick:
-			cancel()
-		case <-quitC:
-			cancel()
-		case <-done:
-		}
-	}()
-	r.mu.Lock()
-	after, token := r.next, r.pollToken()
-	r.mu.Unlock()
-	sent := time.Now().UnixMilli() + r.offsetMs
-	page, err := r.o.Client.Events(pctx, token, r.o.Lobby, after, wait, 1000)
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("lobby %s: %w", r.o.Lobby, ctx.Err())
-		}
-		if pctx.Err() != nil {
-			return nil // woken on purpose
-		}
-		return fmt.Errorf("lobby %s: %w", r.o.Lobby, err)
+// await waits up to wait for news and applies it: the events the followers read, an action that
+// finished without an event to show for it (a refusal), or, once, quit ending.
+func (r *Runner) await(ctx, quit context.Context, quitting bool, wait time.Duration) error {
+	var quitC <-chan struct{}
+	if !quitting {
+		quitC = quit.Done()
 	}
-	seen := time.Now().UnixMilli() + r.offsetMs
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, e := range page.Events {
-		r.apply(e, true, sent, seen)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case d := <-r.feed:
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.take(d)
+		// Take what else has arrived before planning again.
+		for range cap(r.feed) {
+			select {
+			case d := <-r.feed:
+				r.take(d)
+			default:
+				return nil
+			}
+		}
+	case err := <-r.failed:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("lobby %s: %w", r.o.Lobby, ctx.Err())
+	case <-r.kick:
+	case <-quitC:
+	case <-t.C:
 	}
-	r.next = page.Next
 	return nil
 }
 

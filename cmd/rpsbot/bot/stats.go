@@ -19,6 +19,7 @@ const (
 	OpReveal   = "reveal"
 	OpLeave    = "leave"
 	OpEvents   = "events"
+	OpStream   = "stream" // an event stream's connection: its latency is the time to the response's head
 	OpLobby    = "lobby"
 	OpAccount  = "account"
 	OpCredit   = "credit"
