@@ -97,48 +97,68 @@ func procStat(pid int) (stat, error) {
 	return stat{ppid: int(n(4)), own: n(14) + n(15), children: n(16) + n(17)}, nil
 }
 
-// cpuProfile takes a CPU profile of rpsd for d through its debug listener and returns the top of
-// `go tool pprof -top`; keep, if not empty, is where to copy the profile.
-func cpuProfile(ctx context.Context, debugAddr, rpsd, dir string, d time.Duration, keep string) []string {
+// profileResult is a CPU profile of rpsd: the top of `go tool pprof -top`, and its samples split
+// by part of rpsd's work (see cpuSplitRule); splitErr says why there is no split.
+type profileResult struct {
+	top      []string
+	split    cpuSplit
+	splitErr string
+}
+
+// cpuProfile takes a CPU profile of rpsd for d through its debug listener and reads it with go
+// tool pprof; keep, if not empty, is where to copy the profile.
+func cpuProfile(ctx context.Context, debugAddr, rpsd, dir string, d time.Duration, keep string) profileResult {
+	failed := func(err error) profileResult {
+		return profileResult{top: []string{"profile: " + err.Error()}, splitErr: "profile: " + err.Error()}
+	}
 	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", debugAddr, int(d.Seconds()))
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return []string{"profile: " + err.Error()}
+		return failed(err)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return []string{"profile: " + err.Error()}
+		return failed(err)
 	}
 	defer resp.Body.Close()
 	path := filepath.Join(dir, "rpsd.cpu.pprof")
 	f, err := os.Create(path)
 	if err != nil {
-		return []string{"profile: " + err.Error()}
+		return failed(err)
 	}
 	_, err = io.Copy(f, resp.Body)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return []string{"profile: " + err.Error()}
+		return failed(err)
 	}
 	if keep != "" {
 		if b, err := os.ReadFile(path); err == nil {
 			_ = os.WriteFile(keep, b, 0o644) // a convenience: the report has the top already
 		}
 	}
+	var res profileResult
 	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount=25", rpsd, path).CombinedOutput()
 	if err != nil {
-		return []string{"go tool pprof: " + err.Error() + ": " + lastLines(string(out), 5)}
-	}
-	var lines []string
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if strings.HasPrefix(l, "File:") || strings.HasPrefix(l, "Build ID:") || strings.HasPrefix(l, "Type:") || strings.HasPrefix(l, "Time:") {
-			continue
+		res.top = []string{"go tool pprof: " + err.Error() + ": " + lastLines(string(out), 5)}
+	} else {
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if strings.HasPrefix(l, "File:") || strings.HasPrefix(l, "Build ID:") || strings.HasPrefix(l, "Type:") || strings.HasPrefix(l, "Time:") {
+				continue
+			}
+			res.top = append(res.top, l)
 		}
-		lines = append(lines, l)
 	}
-	return lines
+	traces, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-traces", rpsd, path).Output()
+	if err != nil {
+		res.splitErr = "go tool pprof -traces: " + err.Error()
+		return res
+	}
+	if res.split, err = splitTraces(string(traces)); err != nil {
+		res.splitErr = err.Error()
+	}
+	return res
 }
 
 // loadAverage is /proc/loadavg's three load averages.

@@ -6,13 +6,16 @@
 // then measures, in one run: (1) pgbench TPC-B-like, -N and -S with the same client count, the
 // baseline of "one transaction per request" on this machine; (2) mixed register/commit/reveal
 // load over many lobbies, played through the HTTP API by the bots of cmd/rpsbot, as a ratio to
-// pgbench's TPC-B tps, with 8 actions in flight as pgbench keeps 8 clients; (3) one big lobby
-// with weighted resolution, played with 256 actions in flight over as many connections, its
-// phases and latency; (4) the stage-change lag under load; (5) the engine's Go benchmarks; and,
-// for the mixed load and the big lobby, the server's CPU per action (rpsd and PostgreSQL apart)
-// against PostgreSQL's per TPC-B transaction, and where PostgreSQL's time went by class of
-// statement (pg_stat_statements per action). It reports and never fails on a missed goal. Every
-// process it starts is stopped by PID at the end, on failure too.
+// pgbench's TPC-B tps, with 8 actions in flight as pgbench keeps 8 clients, twice: its players
+// following their lobbies by event stream as the Android app does (the headline), then
+// long-polling as generated clients do; (3) one big lobby with weighted resolution, played with
+// 256 actions in flight over as many connections, its phases and latency; (4) the stage-change
+// lag under load; (5) the engine's Go benchmarks; and, for the mixed load and the big lobby, the
+// server's CPU per action (rpsd and PostgreSQL apart) against PostgreSQL's per TPC-B
+// transaction, rpsd's split by part of its work (from its CPU profile), where PostgreSQL's time
+// went by class of statement (pg_stat_statements per action), the statements and the actions
+// per transaction (rpsd's /metrics, scraped before and after each run). It reports and never
+// fails on a missed goal. Every process it starts is stopped by PID at the end, on failure too.
 package main
 
 import (
@@ -63,7 +66,7 @@ func main() {
 	flag.IntVar(&o.clients, "clients", 8, "pgbench clients = the bots' actions in flight in the mixed load")
 	flag.IntVar(&o.bigClients, "big-clients", 256, "the bots' actions in flight in the big lobby, each on a connection of its own (a big lobby's many phones)")
 	flag.DurationVar(&o.pgbenchTime, "pgbench-time", 20*time.Second, "duration of the pgbench TPC-B run (the -N and -S runs take half as long)")
-	flag.DurationVar(&o.loadTime, "load-time", 30*time.Second, "duration of the mixed load")
+	flag.DurationVar(&o.loadTime, "load-time", 20*time.Second, "duration of each of the two runs of the mixed load (streams, then long polls)")
 	flag.IntVar(&o.lobbies, "lobbies", 40, "lobbies of the mixed load")
 	flag.IntVar(&o.players, "players", 10, "players per lobby of the mixed load")
 	flag.Int64Var(&o.timeoutMs, "timeout-ms", 2000, "stage timeouts of the mixed load: long enough for every bot to act, so stages end by deadline only when a bot skips (RPSD_MIN_TIMEOUT_MS is 100)")
@@ -83,31 +86,46 @@ func main() {
 
 // report collects the figures written to RESULTS.md.
 type report struct {
-	started    time.Time
-	machine    []string
-	fsync      string
-	pgbench    []pgbenchResult
-	mixed      bot.Report
-	mixedErr   error
-	ratio      float64
-	baseline   bot.Report
-	big        bigResult
-	statements []string
-	profile    []string
-	clockLag   string
+	started time.Time
+	machine []string
+	fsync   string
+	pgbench []pgbenchResult
+	// mixed is the mixed load with the players following their lobbies by event stream, as the
+	// Android app does (the headline); polled the same load with every player long-polling, as a
+	// generated client does.
+	mixed, polled mixedResult
+	baseline      bot.Report
+	big           bigResult
 	// load is the load average when the run began and ended.
 	load [2]string
-	// tpcbCPU is PostgreSQL's CPU time per pgbench TPC-B transaction; mixedCPU is rpsd's and
-	// PostgreSQL's per action of the mixed load; costRatio is their ratio.
+	// tpcbCPU is PostgreSQL's CPU time per pgbench TPC-B transaction.
 	tpcbCPU                   time.Duration
-	mixedCPU                  cpuSample
-	perAction                 cpuSample
-	costRatio                 float64
 	engine, stageChange       []string
 	notes                     []string
 	clients, lobbies, players int
-	// classes is where PostgreSQL's time went during the mixed load, per class of statement.
-	classes []statementClass
+}
+
+// mixedResult is one run of the mixed load.
+type mixedResult struct {
+	follow bot.Follow
+	stats  bot.Report
+	err    error
+	// ratio is the actions per second to pgbench's TPC-B tps.
+	ratio float64
+	// cpu is rpsd's and PostgreSQL's CPU time over the run, perAction per action; costRatio is
+	// perAction's sum to a TPC-B transaction's.
+	cpu, perAction cpuSample
+	costRatio      float64
+	// statements are the statements that took the most database time; classes where PostgreSQL's
+	// time went, per action.
+	statements []string
+	classes    []statementClass
+	// profile is rpsd's CPU profile over the middle of the run: its top, and its split.
+	profile profileResult
+	// writes are the transactions that committed actions and the actions they carried.
+	writes   writeFigures
+	clockLag string
+	notes    []string
 }
 
 type pgbenchResult struct {
@@ -133,8 +151,10 @@ type bigResult struct {
 	cpu       cpuSample
 	costRatio float64
 	classes   []statementClass
-	// profile is rpsd's CPU profile during the big lobby (its top).
-	profile []string
+	// profile is rpsd's CPU profile during the big lobby; writes the transactions that committed
+	// its actions and the actions they carried.
+	profile profileResult
+	writes  writeFigures
 }
 
 func run(ctx context.Context, o options) (err error) {
@@ -232,52 +252,22 @@ func run(ctx context.Context, o options) (err error) {
 	dbURL := cluster.URL("rps")
 	meter.rpsd = server.cmd.Process.Pid
 
-	// (2) and (4): mixed load over many lobbies.
-	step(fmt.Sprintf("mixed load: %d lobbies x %d players for %s", o.lobbies, o.players, o.loadTime))
-	accounts, err := createAccounts(ctx, dbURL, "mixed", o.lobbies*o.players, 1_000_000_000)
-	if err != nil {
+	// (2) and (4): the mixed load over many lobbies, its players following their lobbies by event
+	// stream, then the same load with them long-polling.
+	mix := mixedEnv{o: o, server: server, meter: meter, dbURL: dbURL, admin: admin, rpsd: rpsd, work: work,
+		tpcb: rep.pgbench[0].tps, tpcbCPU: rep.tpcbCPU, step: step}
+	if rep.mixed, err = mix.run(ctx, bot.FollowStream, "streamer", o.profileOut); err != nil {
 		return err
 	}
-	if err := resetStatements(ctx, dbURL); err != nil {
+	rep.notes = append(rep.notes, rep.mixed.notes...)
+	polledProfile := ""
+	if o.profileOut != "" {
+		polledProfile = o.profileOut + ".poll"
+	}
+	if rep.polled, err = mix.run(ctx, bot.FollowPoll, "poller", polledProfile); err != nil {
 		return err
 	}
-	// A CPU profile of rpsd over the middle of the load.
-	profiled := make(chan []string, 1)
-	go func() {
-		lead := o.loadTime / 4
-		select {
-		case <-time.After(lead):
-			profiled <- cpuProfile(ctx, server.debugAddr, rpsd, work, o.loadTime/2, o.profileOut)
-		case <-ctx.Done():
-			profiled <- nil
-		}
-	}()
-	before, mixedStart := meter.sample(), time.Now()
-	rep.mixed, rep.mixedErr = bot.Load(ctx, bot.LoadConfig{
-		Server: server.url, AdminToken: admin, Lobbies: o.lobbies, Players: o.players, Duration: o.loadTime,
-		Concurrency: o.clients, Strategy: "random", Seed: 1, Skip: 0.02, Grace: 3 * time.Second, Progress: 10 * time.Second,
-		Game:     bot.GameSettings{Bet: 10, TimeoutMs: o.timeoutMs, Resolution: "weighted", MaxRounds: 20},
-		Accounts: accounts, Out: os.Stdout,
-	})
-	rep.mixedCPU = meter.sample().since(before)
-	rep.notes = append(rep.notes, logNote(ctx, dbURL, "the mixed load", mixedStart))
-	rep.profile = <-profiled
-	rep.clockLag = clockLag(server.metricsURL)
-	if tpcb := rep.pgbench[0].tps; tpcb > 0 {
-		rep.ratio = rep.mixed.Actions.PerSec / tpcb
-	}
-	if n := time.Duration(rep.mixed.Actions.Count); n > 0 && rep.tpcbCPU > 0 {
-		rep.perAction = cpuSample{pg: rep.mixedCPU.pg / n, rpsd: rep.mixedCPU.rpsd / n}
-		rep.costRatio = float64(rep.perAction.pg+rep.perAction.rpsd) / float64(rep.tpcbCPU)
-	}
-	rep.statements, err = topStatements(ctx, dbURL, "total_exec_time")
-	if err != nil {
-		rep.notes = append(rep.notes, "pg_stat_statements: "+err.Error())
-	}
-	rep.classes, err = statementClasses(ctx, dbURL, rep.mixed.Actions.Count)
-	if err != nil {
-		rep.notes = append(rep.notes, "pg_stat_statements by class: "+err.Error())
-	}
+	rep.notes = append(rep.notes, rep.polled.notes...)
 
 	// (3) the 10-player baseline, then the big lobby, sized to what is left of the budget.
 	step("10-player latency baseline")
@@ -291,7 +281,7 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	engineReserve := 75 * time.Second
 	left := time.Until(deadline) - engineReserve - 30*time.Second
-	rep.big.size, rep.big.sizing = bigSize(o.big, rep.mixed.Actions.PerSec, left)
+	rep.big.size, rep.big.sizing = bigSize(o.big, rep.mixed.stats.Actions.PerSec, left)
 	step(fmt.Sprintf("big lobby: %d players (%s)", rep.big.size, rep.big.sizing))
 	bigAccounts, err := createAccounts(ctx, dbURL, "big", rep.big.size, 1_000_000)
 	if err != nil {
@@ -303,7 +293,7 @@ func run(ctx context.Context, o options) (err error) {
 	bigCtx, cancelBig := context.WithTimeout(ctx, max(left, time.Minute))
 	rep.big.clients = o.bigClients
 	bigStart := time.Now()
-	bigProfiled := make(chan []string, 1)
+	bigProfiled := make(chan profileResult, 1)
 	go func() {
 		keep := ""
 		if o.profileOut != "" {
@@ -313,12 +303,14 @@ func run(ctx context.Context, o options) (err error) {
 		case <-time.After(10 * time.Second): // into the registrations, at full load
 			bigProfiled <- cpuProfile(bigCtx, server.debugAddr, rpsd, work, 15*time.Second, keep)
 		case <-bigCtx.Done():
-			bigProfiled <- nil
+			bigProfiled <- profileResult{}
 		}
 	}()
-	before = meter.sample()
+	metricsBefore, metricsErr := scrapeMetrics(server.metricsURL)
+	before := meter.sample()
 	rep.big = playBig(bigCtx, server.url, admin, bigAccounts, o.bigClients, rep.big)
 	bigCPU := meter.sample().since(before)
+	rep.big.writes = writesOf(metricsSince(server.metricsURL, metricsBefore, metricsErr))
 	rep.big.profile = <-bigProfiled
 	cancelBig()
 	rep.notes = append(rep.notes, logNote(ctx, dbURL, "the big lobby", bigStart))
@@ -819,41 +811,4 @@ func goBenchmarks(ctx context.Context, args ...string) []string {
 		lines = append(lines, "go test -bench failed: "+err.Error()+": "+lastLines(string(out), 5))
 	}
 	return lines
-}
-
-var bucketRE = regexp.MustCompile(`^rps_clock_lag_seconds_bucket\{le="([^"]+)"\} ([0-9.e+]+)$`)
-
-// clockLag reads the server's own histogram of clock-worker lag (deadline to the expiry's
-// transaction) from /metrics and returns the bucket bounds holding its p50 and p99.
-func clockLag(server string) string {
-	resp, err := http.Get(server + "/metrics")
-	if err != nil {
-		return "metrics unavailable: " + err.Error()
-	}
-	defer resp.Body.Close()
-	type bucket struct {
-		le    string
-		count float64
-	}
-	var buckets []bucket
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if m := bucketRE.FindStringSubmatch(sc.Text()); m != nil {
-			n, _ := strconv.ParseFloat(m[2], 64)
-			buckets = append(buckets, bucket{m[1], n})
-		}
-	}
-	if len(buckets) == 0 || buckets[len(buckets)-1].count == 0 {
-		return "no expiries in rps_clock_lag_seconds"
-	}
-	total := buckets[len(buckets)-1].count
-	at := func(q float64) string {
-		for _, b := range buckets {
-			if b.count >= q*total {
-				return "<= " + b.le + " s"
-			}
-		}
-		return "?"
-	}
-	return fmt.Sprintf("%.0f expiries; p50 %s, p99 %s", total, at(0.5), at(0.99))
 }

@@ -37,6 +37,13 @@ func (r *report) markdown() string {
 	p("a pool of %d connections (`RPSD_DB_MAX_CONNS`), its rate limits and its cap of connections per address off. The bots (cmd/rpsbot/bot) play through the HTTP API", rpsdPoolSize)
 	p("only, on the same 2 cores as the server and the database, with %d actions in flight in the mixed load (as", r.clients)
 	p("pgbench keeps %d clients) and %d in the big lobby, each on an HTTP connection of its own.", r.clients, r.big.clients)
+	p("In the mixed load every player follows its lobby as the Android app does: it holds an event stream of the lobby")
+	p("(`GET /v1/lobbies/{id}/events/stream`, resumed with `Last-Event-ID` when it ends), so every event goes out once")
+	p("per player. A second run of the same load has every player long-poll the lobby's events itself")
+	p("(`GET /v1/lobbies/{id}/events?wait=`), as a generated client does: a generated client reads a response to its")
+	p("end, so it cannot hold a stream, and each player's client follows the lobby on its own. The bots of a lobby")
+	p("act on whichever of their streams or polls brings an event first. The big lobby and the 10-player baseline")
+	p("follow their lobby by one long poll, shared by its bots (100,000 phones' streams do not fit on this machine).")
 	p("Player accounts are created and funded directly in the database: the figures measure play, not sign-up.")
 	p("Load average (/proc/loadavg, 1/5/15 min) when the run began: %s; when it ended: %s. The machine is", r.load[0], r.load[1])
 	p("shared: other work running at the same time lowers every figure below except the cost ratio.")
@@ -52,30 +59,17 @@ func (r *report) markdown() string {
 	}
 	p("")
 
-	m := r.mixed
 	p("## 2. Mixed register/commit/reveal load (%d lobbies x %d players, weighted, random bots)", r.lobbies, r.players)
 	p("")
-	if r.mixedErr != nil {
-		p("The run reported: `%v`.", r.mixedErr)
-		p("")
-	}
-	p("| | actions/s | p50 ms | p90 ms | p99 ms | max ms |")
-	p("|---|---|---|---|---|---|")
-	for _, op := range []string{bot.OpRegister, bot.OpCommit, bot.OpReveal, bot.OpLeave} {
-		o := m.Op(op)
-		if o.Count > 0 {
-			p("| %s | %.0f | %s | %s | %s | %s |", op, o.PerSec, msf(o.Latency.P50), msf(o.Latency.P90), msf(o.Latency.P99), msf(o.Latency.Max))
-		}
-	}
-	a := m.Actions
-	p("| **all actions** | **%.0f** | %s | %s | %s | %s |", a.PerSec, msf(a.Latency.P50), msf(a.Latency.P90), msf(a.Latency.P99), msf(a.Latency.Max))
+	p("### Players following their lobby by event stream, as the Android app does (the headline)")
 	p("")
-	p("- over %s; %d actions; games: %s", m.Elapsed.Round(time.Millisecond), a.Count, counts(m.Games))
-	p("- refusals and errors by code: %s (`wrong_stage` is expected: 2%% of the bots skip a commit so", counts(m.ErrorsByCode))
-	p("  that stages also end by deadline, and an action that loses the race against an expiry is refused)")
-	p("- 5xx responses: %d; ledger check through the API: %s", m.Server5xx, ledger(m))
-	p("- **ratio actions/s : pgbench TPC-B tps = %.2f** (goal >= 0.5: %s); p99 %s ms (goal < 20 ms: %s)",
-		r.ratio, goal(r.ratio >= 0.5), msf(a.Latency.P99), goal(a.Latency.P99 < 20*time.Millisecond))
+	r.mixed.table(p)
+	r.mixed.figures(p, r.tpcbCPU)
+	p("")
+	p("### The same load, players long-polling, as generated clients do")
+	p("")
+	r.polled.table(p)
+	r.polled.figures(p, r.tpcbCPU)
 	p("")
 
 	big := r.big
@@ -107,9 +101,9 @@ func (r *report) markdown() string {
 	ba := big.stats.Actions
 	p("| **all actions** | %s | %s | %s | %s |", msf(ba.Latency.P50), msf(ba.Latency.P99), msf(ba.Latency.Max), msf(r.baseline.Actions.Latency.P50))
 	p("")
-	p("Big-lobby throughput %.0f actions/s (%d actions). All of them queue for one lobby's batches (at most 256", ba.PerSec, ba.Count)
-	p("actions a batch, one transaction each), so their latency is mostly that queue: the per-round times")
-	p("above are the check that an action's cost does not grow with the lobby.")
+	p("Big-lobby throughput %.0f actions/s (%d actions), **%s actions per transaction**. All of them queue for one", ba.PerSec, ba.Count, big.writes)
+	p("lobby's batches, so their latency is mostly that queue: the per-round times above are the check that an")
+	p("action's cost does not grow with the lobby.")
 	p("")
 	p("CPU per action in the big lobby: rpsd %s µs + PostgreSQL %s µs = %s µs, **%.2f** TPC-B transactions (goal <= 0.5: %s).",
 		usf(big.cpu.rpsd), usf(big.cpu.pg), usf(big.cpu.rpsd+big.cpu.pg), big.costRatio, goal(big.costRatio > 0 && big.costRatio <= 0.5))
@@ -119,7 +113,6 @@ func (r *report) markdown() string {
 	classTable(p, big.classes)
 	p("")
 
-	lag := m.Lag
 	p("The big lobby's statements with the longest single call (pg_stat_statements over the big lobby")
 	p("alone). The set-based statements of a stage change (eliminating, counting, sealing, splitting)")
 	p("run inside the action that completes the stage, so their longest calls, and the longest action")
@@ -148,18 +141,19 @@ func (r *report) markdown() string {
 
 	p("## 4. Stage-change lag under the mixed load")
 	p("")
-	p("Measured by the bots as the time from a stage's deadline to the moment a client long-polling the")
-	p("lobby's events receives the event that applies the expiry (server clock, corrected by `serverTime`).")
-	p("The event's own `at` is the deadline itself by design (a stage opened by an expiry starts at the")
-	p("deadline), so the lag is only visible on arrival. Only expiries the clock worker applied while a poll")
-	p("was already waiting count. This includes the notification and HTTP delivery, so it bounds the clock")
-	p("worker's own lag (which rpsd exports as `rps_clock_lag_seconds`) from above.")
+	p("Measured by the bots as the time from a stage's deadline to the moment a player's client following the")
+	p("lobby (its event stream; in the second run, its long poll) receives the event that applies the expiry")
+	p("(server clock, corrected by `serverTime`). The event's own `at` is the deadline itself by design (a stage")
+	p("opened by an expiry starts at the deadline), so the lag is only visible on arrival. Only expiries the clock")
+	p("worker applied while the stream or poll was already open count. This includes the notification and HTTP")
+	p("delivery, so it bounds the clock worker's own lag (which rpsd exports as `rps_clock_lag_seconds`) from above.")
 	p("")
-	p("n=%d, p50 %s ms, p90 %s ms, p99 **%s ms**, max %s ms (goal p99 < 50 ms: %s).", lag.Count, msf(lag.P50), msf(lag.P90),
-		msf(lag.P99), msf(lag.Max), goal(lag.Count > 0 && lag.P99 < 50*time.Millisecond))
-	p("")
-	p("The server's own view, `rps_clock_lag_seconds` (deadline to the expiry's transaction, all expiries")
-	p("of the run so far, histogram buckets): %s.", r.clockLag)
+	for _, m := range []mixedResult{r.mixed, r.polled} {
+		lag := m.stats.Lag
+		p("- players following by %s: n=%d, p50 %s ms, p90 %s ms, p99 **%s ms**, max %s ms (goal p99 < 50 ms: %s); the server's", m.follow, lag.Count,
+			msf(lag.P50), msf(lag.P90), msf(lag.P99), msf(lag.Max), goal(lag.Count > 0 && lag.P99 < 50*time.Millisecond))
+		p("  own view, `rps_clock_lag_seconds` over the run (deadline to the expiry's transaction, histogram buckets): %s.", m.clockLag)
+	}
 	p("")
 
 	p("## 5. Engine benchmarks (`go test -run '^$' -bench . -benchtime 300ms -benchmem ./engine`)")
@@ -177,24 +171,42 @@ func (r *report) markdown() string {
 	p("it reaped; the bots and pgbench's client are not counted):")
 	p("")
 	p("- pgbench TPC-B: PostgreSQL %s µs per transaction", usf(r.tpcbCPU))
-	p("- mixed load: rpsd %s µs + PostgreSQL %s µs = %s µs per action (%d actions; rpsd %s, PostgreSQL %s in all)",
-		usf(r.perAction.rpsd), usf(r.perAction.pg), usf(r.perAction.rpsd+r.perAction.pg), r.mixed.Actions.Count,
-		r.mixedCPU.rpsd.Round(time.Millisecond), r.mixedCPU.pg.Round(time.Millisecond))
-	p("- **cost ratio %.2f** (goal <= 1.5: %s). The mixed load's figure includes everything the server does", r.costRatio, goal(r.costRatio > 0 && r.costRatio <= 1.5))
-	p("  for it: the bots' event long-polls and lobby reads, the clock worker's expiries, TLS-free HTTP.")
+	for _, m := range []mixedResult{r.mixed, r.polled} {
+		p("- mixed load, players following by %s: rpsd %s µs + PostgreSQL %s µs = %s µs per action (%d actions; rpsd %s, PostgreSQL %s in all);",
+			m.follow, usf(m.perAction.rpsd), usf(m.perAction.pg), usf(m.perAction.rpsd+m.perAction.pg), m.stats.Actions.Count,
+			m.cpu.rpsd.Round(time.Millisecond), m.cpu.pg.Round(time.Millisecond))
+		p("  **cost ratio %.2f** (goal <= 1.5: %s)", m.costRatio, goal(m.costRatio > 0 && m.costRatio <= 1.5))
+	}
 	p("- big lobby: rpsd %s µs + PostgreSQL %s µs = %s µs per action (%d actions); **cost ratio %.2f** (goal <= 0.5: %s)",
 		usf(r.big.cpu.rpsd), usf(r.big.cpu.pg), usf(r.big.cpu.rpsd+r.big.cpu.pg), r.big.stats.Actions.Count, r.big.costRatio,
 		goal(r.big.costRatio > 0 && r.big.costRatio <= 0.5))
 	p("")
-	p("Where PostgreSQL's time went in the mixed load, per action (pg_stat_statements; execution time only:")
-	p("parsing, planning, the protocol and the commit's WAL flush are in the CPU figure above, not here):")
+	p("The mixed load's figures include everything the server does for it: the players' event streams or long")
+	p("polls, their lobby reads, the clock worker's expiries, TLS-free HTTP.")
 	p("")
-	classTable(p, r.classes)
+	p("rpsd's CPU per action by part of its work, in µs (its CPU per action above, shared out as the samples of")
+	p("its CPU profile over the middle of each run; %s):", "the big lobby's over 15 s of its registrations")
 	p("")
-	p("## 7. CPU profile of rpsd during the mixed load (`go tool pprof -top`)")
+	p("| part | mixed, streams | mixed, long polls | big lobby |")
+	p("|---|---|---|---|")
+	for _, part := range cpuParts {
+		p("| %s | %s | %s | %s |", part, r.mixed.part(part), r.polled.part(part), partCell(r.big.profile, part, r.big.cpu.rpsd))
+	}
+	p("")
+	p("%s", cpuSplitRule)
+	p("")
+	for _, m := range []mixedResult{r.mixed, r.polled} {
+		p("Where PostgreSQL's time went in the mixed load, players following by %s, per action (pg_stat_statements;", m.follow)
+		p("execution time only: parsing, planning, the protocol and the commit's WAL flush are in the CPU figure above,")
+		p("not here):")
+		p("")
+		classTable(p, m.classes)
+		p("")
+	}
+	p("## 7. CPU profile of rpsd during the mixed load, players following by stream (`go tool pprof -top`)")
 	p("")
 	p("```")
-	for _, l := range r.profile {
+	for _, l := range r.mixed.profile.top {
 		p("%s", l)
 	}
 	p("```")
@@ -203,18 +215,18 @@ func (r *report) markdown() string {
 	p("## 8. CPU profile of rpsd during the big lobby (15 s into its registrations, `go tool pprof -top`)")
 	p("")
 	p("```")
-	for _, l := range r.big.profile {
+	for _, l := range r.big.profile.top {
 		p("%s", l)
 	}
 	p("```")
 	p("")
 
 	p("%s", findings)
-	p("## Where the database time goes (pg_stat_statements during the mixed load)")
+	p("## Where the database time goes (pg_stat_statements during the mixed load, players following by stream)")
 	p("")
 	p("| calls | total ms | mean ms | statement |")
 	p("|---|---|---|---|")
-	for _, s := range r.statements {
+	for _, s := range r.mixed.statements {
 		p("%s", s)
 	}
 	p("")
@@ -226,28 +238,111 @@ func (r *report) markdown() string {
 
 func usf(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d.Nanoseconds())/1000) }
 
-// goals is the issue's table (issue 26): every figure next to its goal, with the figures the
-// issue measured on main before its changes (make bench on a fresh clone, 2026-11-24).
+// goals is the issue's table (issue 30): every figure next to its goal, with the figures the
+// issue measured on main before its changes (make bench on a fresh clone of 19665d5, whose
+// mixed load followed each lobby by one long poll), then the figures the issue asked to see.
 func (r *report) goals(p func(string, ...any)) {
-	a := r.mixed.Actions
+	m := r.mixed
+	a := m.stats.Actions
 	big := r.big
 	bigFigure := fmt.Sprintf("%d players; registration %s; %s after %s", big.size, big.register.Round(time.Second),
 		orDash(big.outcome), big.total.Round(time.Second))
-	bigMet := big.size >= 100_000 && big.outcome == "finished" && big.total < 2*time.Minute
-	lag := r.mixed.Lag
+	bigMet := big.size >= 100_000 && big.outcome == "finished" && big.total < time.Minute
+	lag := m.stats.Lag
 	p("## Goals")
 	p("")
-	p("| measure | before (issue 26: main, 2026-11-24) | this run | goal | |")
-	p("|---|---|---|---|---|")
-	p("| server CPU per action, mixed load : PostgreSQL CPU per pgbench TPC-B transaction | 5.33 (756 + 1,538 µs : 430 µs) | %.2f (%s + %s µs : %s µs) | <= 1.5 | %s |",
-		r.costRatio, usf(r.perAction.rpsd), usf(r.perAction.pg), usf(r.tpcbCPU), goal(r.costRatio > 0 && r.costRatio <= 1.5))
-	p("| server CPU per action in the big lobby (%d in flight) : the same | not measured | %.2f (%s + %s µs) | <= 0.5 | %s |",
-		big.clients, big.costRatio, usf(big.cpu.rpsd), usf(big.cpu.pg), goal(big.costRatio > 0 && big.costRatio <= 0.5))
-	p("| 100,000-player weighted game, first registration to winner | no winner after 5m24s (registration alone 3m03s) | %s | < 2 min | %s |", bigFigure, goal(bigMet))
-	p("| mixed actions/s : pgbench TPC-B tps | 651 : 3,401 = 0.19 | %.0f : %.0f = %.2f | >= 0.5 | %s |", a.PerSec, r.pgbench[0].tps, r.ratio, goal(r.ratio >= 0.5))
-	p("| mixed p99 | 45 ms | %s ms | < 20 ms | %s |", msf(a.Latency.P99), goal(a.Count > 0 && a.Latency.P99 < 20*time.Millisecond))
-	p("| stage-change lag p99 | 83 ms | %s ms | < 50 ms | %s |", msf(lag.P99), goal(lag.Count > 0 && lag.P99 < 50*time.Millisecond))
+	p("The mixed load's figures are the headline run's, its players following their lobbies by event stream.")
 	p("")
+	p("| measure | before (issue 30: main at 19665d5) | this run | goal | |")
+	p("|---|---|---|---|---|")
+	p("| server CPU per action, mixed load : PostgreSQL CPU per pgbench TPC-B transaction | 4.98 (846 + 1,318 µs : 434 µs) | %.2f (%s + %s µs : %s µs) | <= 1.5 | %s |",
+		m.costRatio, usf(m.perAction.rpsd), usf(m.perAction.pg), usf(r.tpcbCPU), goal(m.costRatio > 0 && m.costRatio <= 1.5))
+	p("| the same, big lobby (%d in flight) | 0.84 (175 + 192 µs) | %.2f (%s + %s µs) | <= 0.5 | %s |",
+		big.clients, big.costRatio, usf(big.cpu.rpsd), usf(big.cpu.pg), goal(big.costRatio > 0 && big.costRatio <= 0.5))
+	p("| 100,000-player weighted game, first registration to winner | 1m40s (registration 40 s) | %s | < 1 min | %s |", bigFigure, goal(bigMet))
+	p("| mixed actions/s : pgbench TPC-B tps | 655 : 3,244 = 0.20 | %.0f : %.0f = %.2f | >= 0.5 | %s |", a.PerSec, r.pgbench[0].tps, m.ratio, goal(m.ratio >= 0.5))
+	p("| mixed p99 | 47.5 ms | %s ms | < 20 ms | %s |", msf(a.Latency.P99), goal(a.Count > 0 && a.Latency.P99 < 20*time.Millisecond))
+	p("| stage-change lag p99 | 135 ms | %s ms | < 50 ms | %s |", msf(lag.P99), goal(lag.Count > 0 && lag.P99 < 50*time.Millisecond))
+	p("| actions per transaction, mixed load / big lobby (`rps_write_actions_total` / `rps_write_transactions_total`) | about 1 / not measured (a batch per lobby) | %s / %s | | |",
+		m.writes.ratio(), big.writes.ratio())
+	p("| statements per action, mixed load (pg_stat_statements calls / actions) | 4.8 | %s | | |", statementsPerAction(m.classes))
+	p("| rpsd CPU per action, mixed load: HTTP and JSON / decision / database round trips / fan-out / rest (section 6) | not measured | %s µs | | |", m.parts())
+	pm := r.polled
+	p("| the mixed load with players long-polling: actions/s : tps, p99, cost ratio | (one long poll per lobby) 0.20, 47.5 ms, 4.98 | %.2f, %s ms, %.2f | | |",
+		pm.ratio, msf(pm.stats.Actions.Latency.P99), pm.costRatio)
+	p("")
+}
+
+// table renders a mixed run's throughput and latency by action.
+func (m mixedResult) table(p func(string, ...any)) {
+	if m.err != nil {
+		p("The run reported: `%v`.", m.err)
+		p("")
+	}
+	p("| | actions/s | p50 ms | p90 ms | p99 ms | max ms |")
+	p("|---|---|---|---|---|---|")
+	for _, op := range []string{bot.OpRegister, bot.OpCommit, bot.OpReveal, bot.OpLeave} {
+		o := m.stats.Op(op)
+		if o.Count > 0 {
+			p("| %s | %.0f | %s | %s | %s | %s |", op, o.PerSec, msf(o.Latency.P50), msf(o.Latency.P90), msf(o.Latency.P99), msf(o.Latency.Max))
+		}
+	}
+	a := m.stats.Actions
+	p("| **all actions** | **%.0f** | %s | %s | %s | %s |", a.PerSec, msf(a.Latency.P50), msf(a.Latency.P90), msf(a.Latency.P99), msf(a.Latency.Max))
+	p("")
+}
+
+// figures renders a mixed run's headline lines.
+func (m mixedResult) figures(p func(string, ...any), tpcbCPU time.Duration) {
+	a := m.stats.Actions
+	p("- over %s; %d actions; games: %s; event streams opened %d, long polls %d", m.stats.Elapsed.Round(time.Millisecond), a.Count,
+		counts(m.stats.Games), m.stats.Op(bot.OpStream).Count, m.stats.Op(bot.OpEvents).Count)
+	p("- refusals and errors by code: %s (`wrong_stage` is expected: 2%% of the bots skip a commit so", counts(m.stats.ErrorsByCode))
+	p("  that stages also end by deadline, and an action that loses the race against an expiry is refused)")
+	p("- 5xx responses: %d; ledger check through the API: %s", m.stats.Server5xx, ledger(m.stats))
+	p("- **ratio actions/s : pgbench TPC-B tps = %.2f** (goal >= 0.5: %s); p99 %s ms (goal < 20 ms: %s)",
+		m.ratio, goal(m.ratio >= 0.5), msf(a.Latency.P99), goal(a.Latency.P99 < 20*time.Millisecond))
+	p("- **cost ratio %.2f**: rpsd %s µs + PostgreSQL %s µs per action : %s µs per TPC-B transaction (goal <= 1.5: %s)",
+		m.costRatio, usf(m.perAction.rpsd), usf(m.perAction.pg), usf(tpcbCPU), goal(m.costRatio > 0 && m.costRatio <= 1.5))
+	p("- **actions per transaction: %s**", m.writes)
+	p("- **statements per action: %s** (every statement pg_stat_statements counted over the run, the clients' reads,", statementsPerAction(m.classes))
+	p("  the clock worker and BEGIN/COMMIT included, per action; by class in section 6)")
+	p("- **rpsd's CPU per action by part** (HTTP and JSON / the decision / database round trips / fan-out / the rest): %s µs", m.parts())
+}
+
+// parts is rpsd's CPU per action in each part of its work, in the order of cpuParts.
+func (m mixedResult) parts() string {
+	if m.profile.splitErr != "" || m.profile.split.total == 0 {
+		return "unknown (" + orDash(m.profile.splitErr) + ")"
+	}
+	var out []string
+	for _, part := range cpuParts {
+		out = append(out, usf(m.profile.split.perAction(part, m.perAction.rpsd)))
+	}
+	return strings.Join(out, " / ")
+}
+
+// part is one cell of the table of rpsd's CPU by part.
+func (m mixedResult) part(part string) string { return partCell(m.profile, part, m.perAction.rpsd) }
+
+// partCell is rpsd's CPU per action in one part, and its share, or why it is unknown.
+func partCell(pr profileResult, part string, rpsd time.Duration) string {
+	if pr.splitErr != "" || pr.split.total == 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%s (%.0f%%)", usf(pr.split.perAction(part, rpsd)), 100*float64(pr.split.byPart[part])/float64(pr.split.total))
+}
+
+// statementsPerAction is every statement's calls per action, summed over the classes.
+func statementsPerAction(classes []statementClass) string {
+	if len(classes) == 0 {
+		return "unknown"
+	}
+	var calls float64
+	for _, c := range classes {
+		calls += c.calls
+	}
+	return fmt.Sprintf("%.2f", calls)
 }
 
 // classTable renders where PostgreSQL's time went, per action, by class of statement.
