@@ -322,10 +322,11 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		rep.notes = append(rep.notes, "pg_stat_statements of the big lobby: "+err.Error())
 	}
-	rep.big.classes, err = statementClasses(ctx, dbURL, rep.big.stats.Actions.Count)
+	bigClasses, err := statementClasses(ctx, dbURL)
 	if err != nil {
 		rep.notes = append(rep.notes, "pg_stat_statements of the big lobby by class: "+err.Error())
 	}
+	rep.big.classes = perAction(bigClasses, rep.big.stats.Actions.Count)
 
 	// (5) the engine's benchmarks, and the stage-change transactions of a 100,000-player round.
 	step("engine benchmarks")
@@ -626,19 +627,28 @@ func topStatements(ctx context.Context, dbURL, column string) ([]string, error) 
 	return out, err
 }
 
-// statementClass is PostgreSQL's work of one class of statement, per action of a load.
+// statementClass is PostgreSQL's work of one class of statement, in all or per action of a load.
 type statementClass struct {
 	name string
 	// calls and micros are the calls and the execution time (pg_stat_statements' total_exec_time,
-	// without parsing, planning, the protocol or the commit's WAL flush) per action.
+	// without parsing, planning, the protocol or the commit's WAL flush).
 	calls, micros float64
 }
 
-// statementClasses is pg_stat_statements since the last reset, by class of statement, per action.
-func statementClasses(ctx context.Context, dbURL string, actions int) ([]statementClass, error) {
+// perAction divides the classes' work by the actions of the load (none if there were none).
+func perAction(classes []statementClass, actions int) []statementClass {
 	if actions == 0 {
-		return nil, nil
+		return nil
 	}
+	out := make([]statementClass, len(classes))
+	for i, c := range classes {
+		out[i] = statementClass{name: c.name, calls: c.calls / float64(actions), micros: c.micros / float64(actions)}
+	}
+	return out
+}
+
+// statementClasses is pg_stat_statements since the last reset, by class of statement.
+func statementClasses(ctx context.Context, dbURL string) ([]statementClass, error) {
 	byName := map[string]*statementClass{}
 	err := withConn(ctx, dbURL, func(c *pgx.Conn) error {
 		rows, err := c.Query(ctx, `SELECT regexp_replace(query, '\s+', ' ', 'g'), calls, total_exec_time
@@ -658,8 +668,8 @@ func statementClasses(ctx context.Context, dbURL string, actions int) ([]stateme
 			if byName[name] == nil {
 				byName[name] = &statementClass{name: name}
 			}
-			byName[name].calls += float64(calls) / float64(actions)
-			byName[name].micros += total * 1000 / float64(actions)
+			byName[name].calls += float64(calls)
+			byName[name].micros += total * 1000
 		}
 		return rows.Err()
 	})

@@ -101,7 +101,7 @@ func (r *report) markdown() string {
 	ba := big.stats.Actions
 	p("| **all actions** | %s | %s | %s | %s |", msf(ba.Latency.P50), msf(ba.Latency.P99), msf(ba.Latency.Max), msf(r.baseline.Actions.Latency.P50))
 	p("")
-	p("Big-lobby throughput %.0f actions/s (%d actions), **%s actions per transaction**. All of them queue for one", ba.PerSec, ba.Count, big.writes)
+	p("Big-lobby throughput %.0f actions/s (%d actions); **actions per transaction: %s**. All of them queue for one", ba.PerSec, ba.Count, big.writes)
 	p("lobby's batches, so their latency is mostly that queue: the per-round times above are the check that an")
 	p("action's cost does not grow with the lobby.")
 	p("")

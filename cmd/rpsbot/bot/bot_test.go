@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -214,11 +215,13 @@ func testLoadRunsAndWindsDown(t *testing.T, follow Follow) {
 	e := start(t)
 	var out bytes.Buffer
 	const nLobbies, nPlayers = 3, 4
+	// The measured window opens once, before the play, and closes once.
+	var window []bool
 	rep, err := Load(context.Background(), LoadConfig{
 		Server: e.URL, AdminToken: e.Admin, Lobbies: nLobbies, Players: nPlayers, Duration: 700 * time.Millisecond,
 		Concurrency: 4, Game: GameSettings{Bet: 10, TimeoutMs: 40, Resolution: "weighted", MaxRounds: 10},
 		Strategy: "smart", Seed: 1, Skip: 0.25, Grace: 200 * time.Millisecond, Progress: 300 * time.Millisecond,
-		Follow: follow, Out: &out,
+		Follow: follow, Window: func(begins bool) { window = append(window, begins) }, Out: &out,
 	})
 	if err != nil {
 		t.Fatalf("Load: %v\n%s", err, out.String())
@@ -226,6 +229,9 @@ func testLoadRunsAndWindsDown(t *testing.T, follow Follow) {
 	rep.Print(&out)
 	if rep.Actions.Count == 0 || rep.Op(OpCommit).Count == 0 || rep.Op(OpReveal).Count == 0 {
 		t.Errorf("no actions measured:\n%s", out.String())
+	}
+	if fmt.Sprint(window) != "[true false]" {
+		t.Errorf("measured window %v, want it opened and closed once: [true false]", window)
 	}
 	// Following by stream, every bot opened a stream of its own (and nothing polled but each
 	// runner's read of the log before it follows it); by poll, every bot polled.

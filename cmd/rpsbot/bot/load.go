@@ -38,6 +38,10 @@ type LoadConfig struct {
 	Out         io.Writer
 	// Logf reports unexpected refusals and failures (to Out if nil).
 	Logf func(format string, args ...any)
+	// Window, if set, is called just before the measured play begins (true) and as it ends
+	// (false), so that the caller can measure the server (its CPU, its statements) over the
+	// very window whose actions the report counts, without the set-up and the wind-down.
+	Window func(begins bool)
 }
 
 // ErrFailed is returned by Load when the server answered with a 5xx or its ledger check failed.
@@ -126,12 +130,22 @@ func Load(ctx context.Context, cfg LoadConfig) (Report, error) {
 		lobbies[i] = l.Id.String()
 	}
 
+	if cfg.Window != nil {
+		cfg.Window(true)
+	}
 	stats.Reset()
 	quit, stop := context.WithTimeout(ctx, cfg.Duration)
 	defer stop()
 	var measured Report
 	var measuredOnce sync.Once
-	takeMeasure := func() { measuredOnce.Do(func() { measured = stats.Report() }) }
+	takeMeasure := func() {
+		measuredOnce.Do(func() {
+			measured = stats.Report()
+			if cfg.Window != nil {
+				cfg.Window(false)
+			}
+		})
+	}
 	context.AfterFunc(quit, takeMeasure)
 	progressDone := make(chan struct{})
 	var progressWG sync.WaitGroup
