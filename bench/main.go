@@ -112,8 +112,8 @@ type mixedResult struct {
 	err    error
 	// ratio is the actions per second to pgbench's TPC-B tps.
 	ratio float64
-	// cpu is rpsd's and PostgreSQL's CPU time over the run, perAction per action; costRatio is
-	// perAction's sum to a TPC-B transaction's.
+	// cpu is rpsd's and PostgreSQL's CPU time over the measured window, perAction per action;
+	// costRatio is perAction's sum to a TPC-B transaction's.
 	cpu, perAction cpuSample
 	costRatio      float64
 	// statements are the statements that took the most database time; classes where PostgreSQL's

@@ -152,7 +152,7 @@ func (r *report) markdown() string {
 		lag := m.stats.Lag
 		p("- players following by %s: n=%d, p50 %s ms, p90 %s ms, p99 **%s ms**, max %s ms (goal p99 < 50 ms: %s); the server's", m.follow, lag.Count,
 			msf(lag.P50), msf(lag.P90), msf(lag.P99), msf(lag.Max), goal(lag.Count > 0 && lag.P99 < 50*time.Millisecond))
-		p("  own view, `rps_clock_lag_seconds` over the run (deadline to the expiry's transaction, histogram buckets): %s.", m.clockLag)
+		p("  own view, `rps_clock_lag_seconds` over the measured window (deadline to the expiry's transaction, histogram buckets): %s.", m.clockLag)
 	}
 	p("")
 
@@ -168,7 +168,8 @@ func (r *report) markdown() string {
 	p("## 6. Server cost per action")
 	p("")
 	p("CPU time from /proc (user + system; PostgreSQL is its postmaster, its live children and the children")
-	p("it reaped; the bots and pgbench's client are not counted):")
+	p("it reaped; the bots and pgbench's client are not counted), in the mixed load over the window whose actions")
+	p("the bots count (the lobbies' creation and the wind-down after it left out):")
 	p("")
 	p("- pgbench TPC-B: PostgreSQL %s µs per transaction", usf(r.tpcbCPU))
 	for _, m := range []mixedResult{r.mixed, r.polled} {
@@ -305,7 +306,7 @@ func (m mixedResult) figures(p func(string, ...any), tpcbCPU time.Duration) {
 	p("- **cost ratio %.2f**: rpsd %s µs + PostgreSQL %s µs per action : %s µs per TPC-B transaction (goal <= 1.5: %s)",
 		m.costRatio, usf(m.perAction.rpsd), usf(m.perAction.pg), usf(tpcbCPU), goal(m.costRatio > 0 && m.costRatio <= 1.5))
 	p("- **actions per transaction: %s**", m.writes)
-	p("- **statements per action: %s** (every statement pg_stat_statements counted over the run, the clients' reads,", statementsPerAction(m.classes))
+	p("- **statements per action: %s** (every statement pg_stat_statements counted over the measured window, the clients' reads,", statementsPerAction(m.classes))
 	p("  the clock worker and BEGIN/COMMIT included, per action; by class in section 6)")
 	p("- **rpsd's CPU per action by part** (HTTP and JSON / the decision / database round trips / fan-out / the rest): %s µs", m.parts())
 }
