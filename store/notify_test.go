@@ -178,6 +178,36 @@ func TestRecentEventsAreBounded(t *testing.T) {
 	}
 }
 
+// TestRecentEventsAreSharedNotCopied: every follower of a lobby woken by an event asks for the
+// events after the same seq; they get the kept events themselves, without a copy each, and what
+// one was given stays as it was however the lobby's run moves on.
+func TestRecentEventsAreSharedNotCopied(t *testing.T) {
+	// Not parallel: AllocsPerRun counts the whole process's allocations.
+	var n notifier
+	const lobby = tournament.LobbyID("lobby")
+	event := func(seq int64) tournament.LoggedEvent {
+		return tournament.LoggedEvent{Seq: seq, LobbyID: lobby, Data: []byte(fmt.Sprint(`{"n":`, seq, `}`))}
+	}
+	for seq := int64(1); seq <= 10; seq++ {
+		n.wake(lobby, seq, []tournament.LoggedEvent{event(seq)}, false)
+	}
+	if copies := testing.AllocsPerRun(100, func() { n.recentAfter(lobby, 5, 100) }); copies != 0 {
+		t.Errorf("a follower's read of the kept events allocated %v times, want none", copies)
+	}
+	given := n.recentAfter(lobby, 5, 3)
+	for seq := int64(11); seq <= 3*maxRecentEvents; seq++ {
+		n.wake(lobby, seq, []tournament.LoggedEvent{event(seq)}, false)
+	}
+	for i, e := range given {
+		if want := event(int64(6 + i)); !reflect.DeepEqual(e, want) {
+			t.Fatalf("the events given out changed as the run moved on: %+v, want %+v", e, want)
+		}
+	}
+	if grown := append(given, event(99)); &grown[0] == &n.recent[lobby][0] || len(n.recent[lobby]) != maxRecentEvents {
+		t.Fatal("the events given out can be appended to in place")
+	}
+}
+
 // TestForgedNotificationsKeepNothing: any login may NOTIFY the events channel with lobby ids of
 // its choosing (the attack sent 600,000 and rpsd's memory grew with them). A notification of a
 // lobby nobody here follows, without an event under the note key, leaves nothing behind in the
