@@ -20,12 +20,14 @@ var cpuParts = []string{partHTTP, partDecision, partDB, partFanOut, partRest}
 
 const module = `^github\.com/commitreveal/rps/`
 
-// fanOutFrames are the functions of the fan-out: the event streams, the long polls, the signed
-// heads and the notifications that wake them (LISTEN and the store's cache of notified events).
+// fanOutFrames are the functions of the fan-out: the event streams, the long polls, their shared
+// encodings (api/fanout.go), the signed heads and the notifications that wake them (LISTEN and
+// the store's cache of notified events). Keep them in step with those files' names.
 // A sample with one of them anywhere on its stack is fan-out, whatever it spends its time on.
 var fanOutFrames = regexp.MustCompile(module + `(` +
-	`api\.\(\*Server\)\.(streamEvents|sendEvents|sendSnapshot|writeHead|eventsAfter|readToHead)|` +
-	`api\.\(\*handlers\)\.ListEvents|api\.longPollAnswer\.|api\.\(\*streamOutput\)\.|api\.\(\*signer\)\.head|` +
+	`api\.\(\*Server\)\.(streamEvents|sendEvents|sendSnapshot|writeHead|headFailed|eventsAfter|readToHead|currentHead)|` +
+	`api\.\(\*handlers\)\.ListEvents|api\.longPollAnswer\.|api\.\(\*streamOutput\)\.|api\.pacedWriter\.|` +
+	`api\.\(\*(fanOut|lobbyFanOut)\)\.|api\.(encodeBatch|encodeEvent|headFrame)|api\.\(\*signer\)\.(head|reusable|sign)|` +
 	`store\.\(\*Store\)\.(Subscribe|NotifiedEvents|MayHaveEventsAfter|listen)|store\.\(\*notifier\)\.)`)
 
 // partFrames name the other parts by the package of a frame. Frames of any other package

@@ -44,6 +44,10 @@ Duration: 30s, Total samples = 1.27s (4.2%)
              runtime.gcDrain
              runtime.gcBgMarkWorker
 -----------+-------------------------------------------------------
+       2ms   encoding/json.Marshal
+             github.com/commitreveal/rps/api.encodeEvent
+             github.com/commitreveal/rps/api.(*lobbyFanOut).pollPage
+-----------+-------------------------------------------------------
        1ms   github.com/commitreveal/rps/store.(*notifier).wake
              github.com/commitreveal/rps/store.(*Store).listenOnce
 `
@@ -53,7 +57,7 @@ Duration: 30s, Total samples = 1.27s (4.2%)
 	}
 	want := map[string]time.Duration{
 		partHTTP:     10 * time.Millisecond,
-		partFanOut:   1221 * time.Millisecond,
+		partFanOut:   1223 * time.Millisecond,
 		partDecision: 30 * time.Millisecond,
 		partDB:       40 * time.Millisecond,
 		partRest:     50 * time.Millisecond,
@@ -63,11 +67,11 @@ Duration: 30s, Total samples = 1.27s (4.2%)
 			t.Errorf("%s: %s, want %s", p, s.byPart[p], want[p])
 		}
 	}
-	if s.total != 1351*time.Millisecond {
-		t.Errorf("total %s, want 1.351s", s.total)
+	if s.total != 1353*time.Millisecond {
+		t.Errorf("total %s, want 1.353s", s.total)
 	}
-	if got := s.perAction(partRest, 1351*time.Microsecond); got != 50*time.Microsecond {
-		t.Errorf("the rest of 1351 µs per action: %s, want 50µs", got)
+	if got := s.perAction(partRest, 1353*time.Microsecond); got != 50*time.Microsecond {
+		t.Errorf("the rest of 1353 µs per action: %s, want 50µs", got)
 	}
 }
 
