@@ -73,7 +73,7 @@ func main() {
 	flag.IntVar(&o.big, "big", 100_000, "players of the big lobby (0: the largest that fits the budget)")
 	flag.DurationVar(&o.budget, "budget", 9*time.Minute, "the whole run's time budget (within make bench's 10 minutes, with the compilation before it)")
 	flag.DurationVar(&o.baselineTime, "baseline-time", 12*time.Second, "duration of the 10-player latency baseline")
-	flag.StringVar(&o.profileOut, "profile-out", "", "also keep rpsd's CPU profile of the mixed load in this file, for go tool pprof")
+	flag.StringVar(&o.profileOut, "profile-out", "", "also keep rpsd's CPU profiles, for go tool pprof: the mixed load's with streams in this file, with long polls in FILE.poll, the big lobby's in FILE.big")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
