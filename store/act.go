@@ -95,11 +95,11 @@ func (a *Audit) detail(r tournament.Result) ([]byte, error) {
 // either way it is replayed. A key used with another request is ErrIdempotencyConflict. An error
 // stores nothing, so the request can be retried.
 func (s *Store) Act(ctx context.Context, a Action) (Answer, error) {
-	c := &call{ctx: ctx, actor: a.Actor, key: a.Key, request: a.Request, audit: a.Audit,
+	c := &call{ctx: ctx, lobby: a.Op.Lobby(), actor: a.Actor, key: a.Key, request: a.Request, audit: a.Audit,
 		apply: func(t *pgTx, now int64) (tournament.Result, error) {
 			return a.Op.Apply(ctx, s.service, t, now, a.Actor)
 		}}
-	s.runCall(a.Op.Lobby(), c)
+	s.runCall(c)
 	return c.answer, c.err
 }
 
@@ -109,7 +109,7 @@ func (s *Store) Act(ctx context.Context, a Action) (Answer, error) {
 // for another request is ErrIdempotencyConflict.
 func (s *Store) Replay(ctx context.Context, actor tournament.AccountID, key *IdempotencyKey) (Answer, bool, error) {
 	var b pgx.Batch
-	read := queueCallReads(&b, "", []callKey{{actor: actor, key: key}}, s.fixedNow())
+	read := queueCallReads(&b, []callKey{{actor: actor, key: key}}, s.fixedNow())
 	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return Answer{}, false, mapErr(err)
 	}
@@ -130,6 +130,6 @@ func (s *Store) fixedNow() *int64 {
 func (s *Store) actKeyed(ctx context.Context, actor tournament.AccountID, key *IdempotencyKey, request RequestRef, audit *Audit,
 	apply func(t *pgTx, now int64) (tournament.Result, error)) (Answer, error) {
 	c := &call{ctx: ctx, actor: tournament.Actor{ID: actor}, key: key, request: request, audit: audit, apply: apply}
-	s.runCall("", c)
+	s.runCall(c)
 	return c.answer, c.err
 }

@@ -1,13 +1,17 @@
 package store
 
-// Group commit: the actions in flight for one lobby in this process run in one transaction, under
-// one hold of the lobby's row lock, instead of queueing on that lock one transaction each.
+// Group commit: the actions in flight in this process, of whatever lobbies, run together in one
+// transaction, as PostgreSQL's WAL writer commits many transactions with one flush: one
+// committer per partition of the lobbies runs one transaction at a time, and the actions that
+// arrive while it runs go into its next one.
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -15,14 +19,21 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// maxBatch bounds the actions of one batch, and so how long a batch holds its lobby's lock (a
+// maxBatch bounds the actions of one transaction, and so how long it holds its lobbies' locks (a
 // batch of 256 registrations, its writes in one statement, takes a few tens of milliseconds): as
 // many as a big lobby's phones have in flight, so that each batch takes in all that waited.
 const maxBatch = 256
 
-// call is one action on a lobby, with its answer once it has run.
+// DefaultCommitters is the number of committers when Options gives none. One committer makes
+// the largest transactions: with 8 actions in flight, about 4 share each transaction.
+const DefaultCommitters = 1
+
+// call is one action, with its answer once it has run.
 type call struct {
-	ctx     context.Context
+	ctx context.Context
+	// lobby is the lobby the action acts on ("": none, or one it finds itself, such as a quick
+	// join's), locked with the others of its batch before any action runs.
+	lobby   tournament.LobbyID
 	actor   tournament.Actor
 	key     *IdempotencyKey
 	request RequestRef
@@ -51,46 +62,66 @@ type turn struct {
 	alone bool
 }
 
-// batcher queues the actions that arrive for a lobby while a batch of its actions is running.
-type batcher struct {
-	mu sync.Mutex
-	// waiting holds, for each lobby with a batch running, the calls that arrived since, in order.
-	waiting map[tournament.LobbyID][]*call
+// committers queue the actions that arrive while a transaction of actions is running. A lobby
+// belongs to one committer, chosen by a hash of its id, so its actions keep their order; with one
+// committer (the default) every action of the process shares its transactions, with several a
+// transaction that holds its locks long (a stage change in a lobby of 100,000) holds back only
+// its own committer's lobbies, and lobbies stay grouped as they would be on one shard.
+type committers struct {
+	mu     sync.Mutex
+	seed   maphash.Seed
+	queues []commitQueue
 }
 
-// runCall runs c on lobby and sets its outcome. A call for a lobby with no batch running goes at
-// once, alone; the calls that arrive while it runs wait, and run together, in arrival order, in
-// the batch that follows, led by the first of them. A refusal commits (see tournament.Error), so a
-// refused action has, in a batch, exactly the effects it would have had alone, and the actions
-// after it see what they would have seen. An action that fails otherwise rolls the batch back;
-// then every action of the batch runs again in a transaction of its own, so the others succeed
-// without it. Across replicas, the lobby's row lock still serializes the transactions.
-func (s *Store) runCall(lobby tournament.LobbyID, c *call) {
-	if !validID(string(lobby)) {
-		s.runAlone(lobby, c)
-		return
+// commitQueue is one committer: whether it is running a transaction, and the calls waiting for
+// the next one, in arrival order.
+type commitQueue struct {
+	running bool
+	waiting []*call
+}
+
+func newCommitters(n int) committers {
+	if n <= 0 {
+		n = DefaultCommitters
 	}
-	b := &s.batches
-	b.mu.Lock()
-	if b.waiting == nil {
-		b.waiting = make(map[tournament.LobbyID][]*call)
+	return committers{seed: maphash.MakeSeed(), queues: make([]commitQueue, n)}
+}
+
+// queueOf is the committer of a lobby's actions.
+func (cs *committers) queueOf(lobby tournament.LobbyID) *commitQueue {
+	if len(cs.queues) == 1 {
+		return &cs.queues[0]
 	}
-	waiting, running := b.waiting[lobby]
-	if !running {
-		b.waiting[lobby] = nil
-		b.mu.Unlock()
-		s.lead(lobby, []*call{c})
+	return &cs.queues[maphash.String(cs.seed, string(lobby))%uint64(len(cs.queues))]
+}
+
+// runCall runs c and sets its outcome. When its committer is idle, the call runs at once, alone;
+// the calls that arrive while a transaction runs wait, and run together, in arrival order, in
+// the committer's next transaction, led by the first of them. A refusal commits (see
+// tournament.Error), so a refused action has, in a batch, exactly the effects it would have had
+// alone, and the actions after it see what they would have seen. An action that fails otherwise
+// rolls the batch back; then every action of the batch runs again in a transaction of its own,
+// so the others succeed without it. Across replicas, each lobby's row lock serializes the
+// transactions.
+func (s *Store) runCall(c *call) {
+	cs := &s.commit
+	cs.mu.Lock()
+	q := cs.queueOf(c.lobby)
+	if !q.running {
+		q.running = true
+		cs.mu.Unlock()
+		s.lead(q, []*call{c})
 		return
 	}
 	c.turn = make(chan turn, 1)
-	b.waiting[lobby] = append(waiting, c)
-	b.mu.Unlock()
+	q.waiting = append(q.waiting, c)
+	cs.mu.Unlock()
 
 	var next turn
 	select {
 	case next = <-c.turn:
 	case <-c.ctx.Done():
-		if b.withdraw(lobby, c) {
+		if cs.withdraw(q, c) {
 			c.err = c.ctx.Err()
 			return
 		}
@@ -98,22 +129,22 @@ func (s *Store) runCall(lobby tournament.LobbyID, c *call) {
 	}
 	switch {
 	case next.lead != nil:
-		s.lead(lobby, next.lead)
+		s.lead(q, next.lead)
 	case next.alone:
-		s.runAlone(lobby, c)
+		s.runAlone(c)
 	default:
 		s.settleGames(c.ctx, c.ended)
 	}
 }
 
-// lead runs a batch, hands the lobby to the calls that arrived meanwhile, then tells the batch's
-// other calls their outcome (or to run alone). After the handover, so that the lobby's next batch
-// need not wait, it settles the games its own action ended and any the batch ended outside every
-// action; each other call settles the games its action ended.
-func (s *Store) lead(lobby tournament.LobbyID, batch []*call) {
-	split, ended := s.runAndHandOver(lobby, batch)
+// lead runs a batch, hands the committer to the calls that arrived meanwhile, then tells the
+// batch's other calls their outcome (or to run alone). After the handover, so that the next
+// batch need not wait, it settles the games its own action ended and any the batch ended outside
+// every action; each other call settles the games its action ended.
+func (s *Store) lead(q *commitQueue, batch []*call) {
+	split, ended := s.commitAndHandOver(q, batch)
 	if split {
-		s.runAlone(lobby, batch[0])
+		s.runAlone(batch[0])
 		return
 	}
 	others := make(map[tournament.GameID]bool)
@@ -131,21 +162,20 @@ func (s *Store) lead(lobby tournament.LobbyID, batch []*call) {
 	s.settleGames(batch[0].ctx, mine)
 }
 
-// runAndHandOver runs a batch and hands over, also when the batch panics (an action panics
-// unrecovered when it runs alone): no call is left waiting on the lobby.
-func (s *Store) runAndHandOver(lobby tournament.LobbyID, batch []*call) (split bool, ended []tournament.GameID) {
-	split = true // if runBatch panics, the other calls run alone
+// commitAndHandOver commits a batch and hands the committer over, also when the batch panics (an
+// action panics unrecovered when it runs alone): no call is left waiting.
+func (s *Store) commitAndHandOver(q *commitQueue, batch []*call) (split bool, ended []tournament.GameID) {
+	split = true // if commitBatch panics, the other calls run alone
 	defer func() {
-		b := &s.batches
-		b.mu.Lock()
-		next := b.waiting[lobby]
-		if len(next) == 0 {
-			delete(b.waiting, lobby)
-		} else {
-			next = next[:min(len(next), maxBatch)]
-			b.waiting[lobby] = b.waiting[lobby][len(next):]
+		cs := &s.commit
+		cs.mu.Lock()
+		next := q.waiting[:min(len(q.waiting), maxBatch)]
+		q.waiting = q.waiting[len(next):]
+		if len(q.waiting) == 0 {
+			q.waiting = nil // let go of the backing array of a burst
 		}
-		b.mu.Unlock()
+		q.running = len(next) > 0
+		cs.mu.Unlock()
 		if len(next) > 0 {
 			next[0].turn <- turn{lead: next}
 		}
@@ -153,45 +183,42 @@ func (s *Store) runAndHandOver(lobby tournament.LobbyID, batch []*call) (split b
 			c.turn <- turn{alone: split}
 		}
 	}()
-	return s.runBatch(lobby, batch)
+	return s.commitBatch(batch)
 }
 
-// runAlone runs a call in a transaction of its own (a call of a batch that failed as a whole, or
-// one on no valid lobby), then settles the games it ended; a call that panicked in a batch panics
-// again, in its caller's goroutine.
-func (s *Store) runAlone(lobby tournament.LobbyID, c *call) {
+// runAlone runs a call in a transaction of its own (a call of a batch that failed as a whole),
+// then settles the games it ended; a call that panicked in a batch panics again, in its caller's
+// goroutine.
+func (s *Store) runAlone(c *call) {
 	if c.panicked != nil {
 		panic(c.panicked)
 	}
-	_, ended := s.runBatch(lobby, []*call{c})
+	_, ended := s.commitBatch([]*call{c})
 	s.settleGames(c.ctx, ended)
 }
 
-// withdraw takes a waiting call out of its lobby's queue, unless a batch took it already.
-func (b *batcher) withdraw(lobby tournament.LobbyID, c *call) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	waiting := b.waiting[lobby]
-	for i, w := range waiting {
-		if w == c {
-			b.waiting[lobby] = append(waiting[:i:i], waiting[i+1:]...)
-			return true
-		}
+// withdraw takes a waiting call out of its committer's queue, unless a batch took it already.
+func (cs *committers) withdraw(q *commitQueue, c *call) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if i := slices.Index(q.waiting, c); i >= 0 {
+		q.waiting = slices.Delete(q.waiting, i, i+1)
+		return true
 	}
 	return false
 }
 
-// runBatch runs calls in one transaction, in order, and sets their outcomes; it returns the games
-// the transaction ended, for the caller to settle. It reports split when a batch of several failed
-// as a whole: their outcomes are not set, and each must run alone.
-func (s *Store) runBatch(lobby tournament.LobbyID, calls []*call) (split bool, ended []tournament.GameID) {
+// commitBatch runs calls in one transaction, in order, and sets their outcomes; it returns the
+// games the transaction ended, for the caller to settle. It reports split when a batch of several
+// failed as a whole: their outcomes are not set, and each must run alone.
+func (s *Store) commitBatch(calls []*call) (split bool, ended []tournament.GameID) {
 	ctx := calls[0].ctx
 	if len(calls) > 1 {
 		// The leader's cancellation must not fail the others' actions.
 		ctx = context.WithoutCancel(ctx)
 	}
 	ended, err := s.runTx(ctx, func(t *pgTx) error {
-		return t.runCalls(ctx, lobby, calls)
+		return t.applyCalls(ctx, calls)
 	})
 	if err == nil {
 		s.writes.transactions.Add(1)
@@ -231,22 +258,39 @@ func (k *IdempotencyKey) scope() keyScope {
 	return keyScope{k.AccountID, k.Method, k.Route, k.Key}
 }
 
-// runCalls runs calls in the transaction t: it begins them all in one round trip (the lobby's
-// lock, its game, and each call's instant, stored result and actor's rows), then runs each in
-// turn. It fails only when a call failed otherwise than by a refusal.
-func (t *pgTx) runCalls(ctx context.Context, lobby tournament.LobbyID, calls []*call) error {
-	var b pgx.Batch
-	var lock *lockRead
-	if validID(string(lobby)) {
-		lock = t.queueLock(&b, lobby)
-	} else {
-		lobby = ""
+// applyCalls runs calls in the transaction t: it begins them all in one round trip (each of
+// their lobbies' locks, in id order, then the lobbies' games, and each call's instant, stored
+// result and actor's rows), then runs each in turn. It fails only when a call failed otherwise
+// than by a refusal.
+func (t *pgTx) applyCalls(ctx context.Context, calls []*call) error {
+	lobbies := make([]tournament.LobbyID, 0, len(calls))
+	for _, c := range calls {
+		if validID(string(c.lobby)) {
+			lobbies = append(lobbies, c.lobby)
+		}
 	}
+	// One order for every transaction, so that two replicas' batches never wait for each other's
+	// locks in a cycle.
+	slices.Sort(lobbies)
+	lobbies = slices.Compact(lobbies)
+	var b pgx.Batch
+	// The batch's statements are the same SQL whatever the batch (arrays, not lists of values), so
+	// one generic plan serves them all; left to choose, PostgreSQL plans again on every execution
+	// statements over arrays, whose length it cannot know in a generic plan.
+	queue(&b, `SET LOCAL plan_cache_mode = force_generic_plan`)
+	locks := make([]*lockRead, len(lobbies))
+	for i, id := range lobbies {
+		locks[i] = queueLobbyLock(&b, id)
+	}
+	games := queueGamesOf(&b, lobbies)
 	keys := make([]callKey, len(calls))
 	for i, c := range calls {
 		keys[i] = callKey{actor: c.actor.ID, key: c.key}
+		if validID(string(c.lobby)) {
+			keys[i].lobby = c.lobby
+		}
 	}
-	begins := queueCallReads(&b, lobby, keys, t.s.fixedNow())
+	begins := queueCallReads(&b, keys, t.s.fixedNow())
 	if err := t.tx.send(ctx, &b); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -257,15 +301,13 @@ func (t *pgTx) runCalls(ctx context.Context, lobby tournament.LobbyID, calls []*
 			}
 		}
 	}
-	var game tournament.Game
-	if lock != nil && lock.foundLobby {
-		if _, _, err := t.holdLock(lock); err != nil {
-			return err
+	for _, lock := range locks {
+		if lock.foundLobby {
+			t.holdLock(lock, games[lock.lobby.ID])
 		}
-		game = lock.game
 	}
 	for i, c := range calls {
-		begins[i].hold(t, c.actor.ID, game)
+		begins[i].hold(t, c.actor.ID, games[keys[i].lobby])
 	}
 	// stored holds the calls of this batch whose result is stored under their key, for a
 	// duplicate later in the batch to replay.

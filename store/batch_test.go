@@ -15,19 +15,18 @@ import (
 	"github.com/commitreveal/rps/tournament/tournamenttest"
 )
 
-// queued is the number of calls waiting for the lobby's running batch.
-func (b *batcher) queued(lobby tournament.LobbyID) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.waiting[lobby])
+// queued is the number of calls waiting for the running transaction of the lobby's committer.
+func (cs *committers) queued(lobby tournament.LobbyID) int {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return len(cs.queueOf(lobby).waiting)
 }
 
-// running reports whether a batch is running on the lobby.
-func (b *batcher) running(lobby tournament.LobbyID) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	_, ok := b.waiting[lobby]
-	return ok
+// running reports whether the lobby's committer is running a transaction.
+func (cs *committers) running(lobby tournament.LobbyID) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.queueOf(lobby).running
 }
 
 // runAsBatch makes the calls one batch, in the order given: it holds the lobby with an action that
@@ -51,7 +50,7 @@ func runAsBatch(t *testing.T, s *Store, lobby tournament.LobbyID, calls ...func(
 	<-held
 	for i, c := range calls {
 		wg.Go(c)
-		for s.batches.queued(lobby) < i+1 {
+		for s.commit.queued(lobby) < i+1 {
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -401,13 +400,13 @@ func TestLonePanicFreesLobby(t *testing.T) {
 			panic("bug")
 		})
 	})
-	for !s.batches.running(lobby) {
+	for !s.commit.running(lobby) {
 		time.Sleep(time.Millisecond)
 	}
 	errs := make([]error, 2)
 	for i, p := range []tournament.Actor{p1, p2} {
 		wg.Go(func() { errs[i] = register(s, p, lobby) })
-		for s.batches.queued(lobby) < i+1 {
+		for s.commit.queued(lobby) < i+1 {
 			time.Sleep(time.Millisecond)
 		}
 	}

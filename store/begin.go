@@ -34,27 +34,31 @@ type callRead struct {
 	leaves int
 }
 
-// callKey is a call's actor and key, as queueCallReads reads them.
+// callKey is a call's actor, key and lobby, as queueCallReads reads them.
 type callKey struct {
 	actor tournament.AccountID
 	key   *IdempotencyKey
+	// lobby is the lobby the call acts on ("": none), locked by its batch before this read.
+	lobby tournament.LobbyID
 }
 
-// queueCallReads queues the statement that begins calls on lobby ("" or no such lobby: no
-// registration or move is read): one row each, in order. Queued after the lobby's lock and the
-// read of its game, it sees what the lock's last holder committed, so an instant never goes back
-// in a lobby's log and a duplicate that held the lock is seen. The instant is the database's,
+// queueCallReads queues the statement that begins calls: one row each, in order, with the
+// actor's registration and move in the current game of the call's lobby ("" or no such lobby:
+// none is read). Queued after the lobbies' locks, it sees what the locks' last holders committed,
+// so an instant never goes back in a lobby's log and a duplicate that held the lock is seen. The instant is the database's,
 // unless now is set, which decides too whether a stored result has expired.
 //
 // The actor's registration and move are looked up by their whole primary key (a lateral subquery
 // per call, which Postgres cannot turn into a join): with "account_id = ANY(...)", a round that
 // grew since the table's statistics were taken was scanned whole (9 ms a batch at 100,000
 // players, EXPLAIN ANALYZE in the bench's big lobby).
-func queueCallReads(b *pgx.Batch, lobby tournament.LobbyID, calls []callKey, now *int64) []*callRead {
+func queueCallReads(b *pgx.Batch, calls []callKey, now *int64) []*callRead {
 	n := len(calls)
 	actors, keyAccounts, methods, routes, names, ords := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]int32, n)
+	lobbies := make([]string, n)
 	for i, c := range calls {
 		ords[i] = int32(i)
+		lobbies[i] = string(c.lobby)
 		if validID(string(c.actor)) {
 			actors[i] = string(c.actor)
 		}
@@ -68,9 +72,9 @@ func queueCallReads(b *pgx.Batch, lobby tournament.LobbyID, calls []callKey, now
 		reads[i] = &callRead{}
 	}
 	var a sqlArgs
-	lobbyArg, nowArg, ttlArg := a.arg(nullID(lobby)), a.arg(now), a.arg(IdempotencyTTL.Milliseconds())
+	nowArg, ttlArg := a.arg(now), a.arg(IdempotencyTTL.Milliseconds())
 	from := a.rows("c", n, col("actor", "text", actors), col("key_account", "text", keyAccounts), col("method", "text", methods),
-		col("route", "text", routes), col("key", "text", names), col("ord", "int", ords))
+		col("route", "text", routes), col("key", "text", names), col("lobby", "text", lobbies), col("ord", "int", ords))
 	queue(b, `SELECT `+clockSQL+`, `+newestBeatSQL+`,
 			k.request_hash, k.status, k.response, k.result_version,
 			coalesce(k.created_at < coalesce(`+nowArg+`::bigint, `+clockSQL+`) - `+ttlArg+`::bigint, false),
@@ -80,17 +84,17 @@ func queueCallReads(b *pgx.Batch, lobby tournament.LobbyID, calls []callKey, now
 			coalesce(p.eliminated_round, 0),
 			`+moveFields+`,
 			coalesce((SELECT gl.leaves FROM game_leaves gl
-				WHERE gl.game_id = (SELECT game_id FROM lobbies WHERE id = `+lobbyArg+`::uuid) AND gl.account_id = a.id), 0)
+				WHERE gl.game_id = (SELECT game_id FROM lobbies WHERE id = nullif(c.lobby, '')::uuid) AND gl.account_id = a.id), 0)
 		FROM `+from+`
 		LEFT JOIN accounts a ON a.id = nullif(c.actor, '')::uuid
 		LEFT JOIN idempotency_keys k ON k.account_id = nullif(c.key_account, '')::uuid
 			AND k.method = c.method AND k.route = c.route AND k.key = c.key
 		LEFT JOIN LATERAL (SELECT * FROM game_players p
-			WHERE p.game_id = (SELECT game_id FROM lobbies WHERE id = `+lobbyArg+`::uuid) AND p.account_id = a.id LIMIT 1) AS p ON true
+			WHERE p.game_id = (SELECT game_id FROM lobbies WHERE id = nullif(c.lobby, '')::uuid) AND p.account_id = a.id LIMIT 1) AS p ON true
 		-- The game and its round as scalar subqueries: a join with games scanned the whole round.
 		LEFT JOIN LATERAL (SELECT * FROM round_moves m
-			WHERE m.game_id = (SELECT game_id FROM lobbies WHERE id = `+lobbyArg+`::uuid)
-				AND m.round = (SELECT g.round FROM games g JOIN lobbies l ON g.id = l.game_id WHERE l.id = `+lobbyArg+`::uuid)
+			WHERE m.game_id = (SELECT game_id FROM lobbies WHERE id = nullif(c.lobby, '')::uuid)
+				AND m.round = (SELECT g.round FROM games g JOIN lobbies l ON g.id = l.game_id WHERE l.id = nullif(c.lobby, '')::uuid)
 				AND m.account_id = a.id LIMIT 1) AS rm ON true
 		ORDER BY c.ord`, a.args...).
 		Query(func(rows pgx.Rows) error {

@@ -33,6 +33,9 @@ type Options struct {
 	// without any replica's heartbeat shifts every open deadline by the gap. Zero means
 	// DefaultOutageThreshold.
 	OutageThreshold time.Duration
+	// Committers is how many transactions of actions may run at once, each for its own share of
+	// the lobbies (see runCall). Zero means DefaultCommitters.
+	Committers int
 }
 
 // DefaultOutageThreshold is the outage threshold when Options gives none.
@@ -50,8 +53,8 @@ type Store struct {
 	rulesets sync.Map
 	// outage is the outage rule's threshold.
 	outage time.Duration
-	// batches groups the actions in flight on each lobby (see runCall).
-	batches batcher
+	// commit groups the actions in flight into transactions (see runCall).
+	commit committers
 	// writes counts the committed transactions of actions and the actions they carried.
 	writes writeCounts
 	// eventReads shares identical reads of the log among the callers that asked before they began.
@@ -84,7 +87,7 @@ func New(pool *pgxpool.Pool, opts Options) *Store {
 	listenCtx, stopListen := context.WithCancel(context.Background())
 	return &Store{
 		pool: pool, service: opts.Service, nowFn: opts.Now, log: log, replica: fmt.Sprintf("%016x", rand.Uint64()),
-		outage: outage, listenCtx: listenCtx, stopListen: stopListen,
+		outage: outage, listenCtx: listenCtx, stopListen: stopListen, commit: newCommitters(opts.Committers),
 	}
 }
 

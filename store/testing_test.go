@@ -62,14 +62,14 @@ func (s *Store) Run(ctx context.Context, fn func(tx tournament.Tx, now int64) er
 // LockLobby to report. Like the API's operations, it runs in a batch with the others in flight
 // on the lobby (see runCall).
 func (s *Store) RunLobby(ctx context.Context, lobby tournament.LobbyID, fn func(tx tournament.Tx, now int64) error) error {
-	c := &call{ctx: ctx, apply: func(t *pgTx, now int64) (tournament.Result, error) {
+	c := &call{ctx: ctx, lobby: lobby, apply: func(t *pgTx, now int64) (tournament.Result, error) {
 		err := fn(t, now)
 		if refusal, ok := tournament.IsRefusal(err); ok {
 			return tournament.Result{Refusal: refusal, At: now}, nil // a refusal commits
 		}
 		return tournament.Result{At: now}, err
 	}}
-	s.runCall(lobby, c)
+	s.runCall(c)
 	if c.err == nil && c.answer.Result.Refusal != nil {
 		return c.answer.Result.Refusal
 	}

@@ -106,25 +106,27 @@ func (t *pgTx) LockLobby(ctx context.Context, id tournament.LobbyID) (tournament
 		return tournament.Lobby{}, tournament.Game{}, tournament.ErrNotFound
 	}
 	var b pgx.Batch
-	read := t.queueLock(&b, id)
+	read := queueLobbyLock(&b, id)
+	games := queueGamesOf(&b, []tournament.LobbyID{id})
 	if err := t.tx.send(ctx, &b); err != nil {
 		return tournament.Lobby{}, tournament.Game{}, err
 	}
-	return t.holdLock(read)
+	if !read.foundLobby {
+		return tournament.Lobby{}, tournament.Game{}, tournament.ErrNotFound
+	}
+	return t.holdLock(read, games[id])
 }
 
-// lockRead receives what queueLock's statements read.
+// lockRead receives what queueLobbyLock's statement read.
 type lockRead struct {
 	lobby      tournament.Lobby
-	game       tournament.Game
 	head       tournament.LoggedEvent
 	foundLobby bool
 }
 
-// queueLock queues the statements that lock a lobby and read its game. Statements of a batch run
-// one after another, so the game is read, by a statement of its own, after the lock was granted:
-// under READ COMMITTED it sees the game row that the lock's previous holder committed.
-func (t *pgTx) queueLock(b *pgx.Batch, id tournament.LobbyID) *lockRead {
+// queueLobbyLock queues the statement that locks a lobby's row and reads it. It names one lobby:
+// once lobbies are sharded, a lock of several at once would span shards.
+func queueLobbyLock(b *pgx.Batch, id tournament.LobbyID) *lockRead {
 	read := &lockRead{}
 	queue(b, `SELECT `+lobbyColumns+`, last_seq, last_hash FROM lobbies WHERE id = $1 FOR UPDATE`, id).
 		QueryRow(func(r pgx.Row) error {
@@ -137,31 +139,49 @@ func (t *pgTx) queueLock(b *pgx.Batch, id tournament.LobbyID) *lockRead {
 			read.lobby, read.foundLobby = l, err == nil
 			return err
 		})
-	// The salt is read here only, for the core: no read of the API's even loads it.
-	queue(b, `SELECT `+gameColumns+`, moves_salt FROM games WHERE id = (SELECT game_id FROM lobbies WHERE id = $1)`, id).
-		QueryRow(func(r pgx.Row) error {
-			var salt []byte
-			g, err := scanGame(row{r}, &salt)
-			if errors.Is(err, tournament.ErrNotFound) {
-				return nil
-			}
-			copy(g.Salt[:], salt)
-			read.game = g
-			return err
-		})
 	return read
 }
 
-// holdLock records a lobby locked by queueLock's statements as held by this transaction.
-func (t *pgTx) holdLock(read *lockRead) (tournament.Lobby, tournament.Game, error) {
-	if !read.foundLobby {
-		return tournament.Lobby{}, tournament.Game{}, tournament.ErrNotFound
+// queueGamesOf queues the statement that reads the current games of lobbies, by lobby. Queued
+// after the lobbies' locks, it runs once they are granted: under READ COMMITTED it sees the game
+// rows that the locks' previous holders committed.
+func queueGamesOf(b *pgx.Batch, lobbies []tournament.LobbyID) map[tournament.LobbyID]tournament.Game {
+	games := make(map[tournament.LobbyID]tournament.Game, len(lobbies))
+	if len(lobbies) == 0 {
+		return games
 	}
-	l, g := read.lobby, read.game
+	ids := make([]string, len(lobbies))
+	for i, id := range lobbies {
+		ids[i] = string(id)
+	}
+	// The salt is read here only, for the core: no read of the API's even loads it.
+	queue(b, `SELECT `+gameColumns+`, moves_salt FROM games
+		WHERE id IN (SELECT game_id FROM lobbies WHERE id = ANY($1::uuid[]))`, ids).
+		Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var salt []byte
+				g, err := scanGame(rows, &salt)
+				if err != nil {
+					return err
+				}
+				copy(g.Salt[:], salt)
+				games[g.LobbyID] = g
+			}
+			return rows.Err()
+		})
+	return games
+}
+
+// holdLock records a lobby locked by queueLobbyLock's statement, and its game g, as held by this
+// transaction.
+func (t *pgTx) holdLock(read *lockRead, g tournament.Game) (tournament.Lobby, tournament.Game, error) {
+	l := read.lobby
 	t.heads[l.ID] = read.head
-	t.deadlines[g.ID] = g.Deadline
 	t.locked[l.ID] = l.Clone()
-	t.games[g.ID] = g
+	if g.ID != "" {
+		t.deadlines[g.ID] = g.Deadline
+		t.games[g.ID] = g
+	}
 	return l, g, nil
 }
 

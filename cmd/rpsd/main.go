@@ -55,6 +55,7 @@ type settings struct {
 	dataDir      string
 	outage       time.Duration
 	maxConns     int32
+	committers   int
 	accountRate  float64
 	ipRate       float64
 	signupRate   float64
@@ -79,6 +80,7 @@ var settingDocs = []struct{ name, def, doc string }{
 	{"RPSD_DATA_DIR", "./.rpsd", "folder of the private PostgreSQL cluster"},
 	{"RPSD_OUTAGE_THRESHOLD_MS", "5000", "a gap without any replica's heartbeat longer than this (every replica down, or the database out of every replica's reach) shifts every open deadline by the gap; at least 1000"},
 	{"RPSD_DB_MAX_CONNS", "16", "database connections in the pool (a pool_max_conns in DATABASE_URL wins)"},
+	{"RPSD_COMMITTERS", strconv.Itoa(store.DefaultCommitters), "transactions of players' and admins' actions that may run at once, each for its own share of the lobbies; the actions that arrive meanwhile share the next one (fewer: more actions per transaction, less database work per action; more: a long stage change holds back fewer lobbies); at most RPSD_DB_MAX_CONNS - 1"},
 	{"RPSD_ACCOUNT_RATE", "50", "requests per second an account may make on average, bursts of twice that (0: no limit)"},
 	{"RPSD_IP_RATE", "20", "requests per second an address may make without a valid token (0: no limit)"},
 	{"RPSD_SIGNUP_RATE", "0.5", "accounts per second an address may create, bursts of 10 (0: no limit)"},
@@ -161,6 +163,11 @@ func loadSettings() (settings, error) {
 		return s, fmt.Errorf("RPSD_DB_MAX_CONNS must be a number of connections, at least 2")
 	}
 	s.maxConns = int32(maxConns)
+	committers, err := strconv.Atoi(env("RPSD_COMMITTERS"))
+	if err != nil || committers < 1 || committers >= int(maxConns) {
+		return s, fmt.Errorf("RPSD_COMMITTERS must be a number of transactions, from 1 to RPSD_DB_MAX_CONNS - 1 (%d)", maxConns-1)
+	}
+	s.committers = committers
 	for _, r := range []struct {
 		name string
 		dest *float64
@@ -283,7 +290,7 @@ func run(args []string, log *slog.Logger) error {
 	defer pool.Close()
 	metrics := api.NewMetrics(pool)
 	service := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: cfg.minTimeoutMs, NewID: uuid.NewString, NewSalt: store.NewSalt})
-	st := store.New(pool, store.Options{Service: service, Logger: log, OutageThreshold: cfg.outage})
+	st := store.New(pool, store.Options{Service: service, Logger: log, OutageThreshold: cfg.outage, Committers: cfg.committers})
 	defer st.Close()
 	metrics.ExportWrites(st.WriteStats)
 
