@@ -1,7 +1,7 @@
 // Package clock is the clock worker: it applies deadlines as they pass, so that stages advance
 // on time without waiting for the next action. It applies each through the store's one entry
-// point for an action (store.Act with a tournament.Expire), exactly as an action would, in the
-// lobby's batch; every action also applies the deadlines due before it, so correctness never
+// point for an action (store.Act with a tournament.Expire), exactly as an action would, in a
+// transaction with the actions in flight; every action also applies the deadlines due before it, so correctness never
 // depends on the worker being on time. It also keeps the replica's heartbeat (the outage rule,
 // see store.Recover) and the housekeeping.
 package clock

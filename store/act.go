@@ -1,6 +1,6 @@
 package store
 
-// The one entry point of an action: Act runs a tournament.Operation in its lobby's batch (see
+// The one entry point of an action: Act runs a tournament.Operation with its committer (see
 // batch.go), keeps its result under the request's idempotency key, and returns that result for
 // the caller to render after the commit.
 
@@ -83,7 +83,7 @@ func (a *Audit) detail(r tournament.Result) ([]byte, error) {
 }
 
 // Act runs an action's operation, at one instant of the database's clock, in one transaction
-// (shared with the other actions in flight on its lobby, see runCall) after locking its lobby,
+// (shared with the other actions in flight, see runCall) after locking its lobby,
 // so that a lobby's actions run one at a time and its log never goes back in time. A disabled
 // actor is refused with ErrAccountDisabled before the operation runs.
 //

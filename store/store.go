@@ -1,7 +1,7 @@
-// Package store keeps the tournament in PostgreSQL: it runs each action's operation (Act) in its
-// lobby's batch, one transaction at one instant of the database's clock, implements tournament.Tx
-// over pgx with set-based writes, keeps the double-entry ledger, the hash-chained event log and
-// the idempotency keys, and answers the reads. It is the only package that speaks SQL.
+// Package store keeps the tournament in PostgreSQL: it runs each action's operation (Act) in a
+// transaction shared with the other actions in flight (a group commit), at one instant of the
+// database's clock, implements tournament.Tx over pgx with set-based writes, keeps the
+// double-entry ledger, the hash-chained event log and the idempotency keys, and answers the reads. It is the only package that speaks SQL.
 package store
 
 import (
