@@ -31,6 +31,12 @@ func (h *handlers) CommitMove(ctx context.Context, req CommitMoveRequestObject) 
 }
 
 func (h *handlers) RevealMove(ctx context.Context, req RevealMoveRequestObject) (RevealMoveResponseObject, error) {
+	// The one check of the reveal's size that a request meets: refused here, before it costs a
+	// transaction, and in bytes (the spec's maxLength counts characters, and the server is
+	// generated without it: see oapi-codegen-overlay.yaml).
+	if err := engine.CheckRevealSize(req.Body.Reveal); err != nil {
+		return nil, validationProblem("reveal", err.Error())
+	}
 	id := tournament.LobbyID(req.LobbyId.String())
 	return h.lobbyAction(ctx, "reveal", req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAccount,
 		tournament.Reveal{LobbyID: id, Reveal: req.Body.Reveal})
