@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/commitreveal/rps/api"
 	"github.com/commitreveal/rps/internal/apitest"
 )
 
@@ -43,4 +44,53 @@ func deref(s *string) string {
 		return "<nil>"
 	}
 	return *s
+}
+
+// TestCallerViewOneRule: an action's answer shows the caller's own status (game.you) as a read
+// of the lobby right after it does, for a player, a player the action eliminated, a player who
+// left (a stranger to the game), an admin, and the player whose reveal ended a closed lobby's
+// last game (the answer showed its status in the ended game, which a read never shows).
+func TestCallerViewOneRule(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	a, b, c, d, s := e.NewPlayer("a", 100), e.NewPlayer("b", 100), e.NewPlayer("c", 100), e.NewPlayer("d", 100), e.NewPlayer("s", 100)
+	lobby := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 4}).Id.String()
+	agree := func(name, token string, answer apitest.Response) {
+		t.Helper()
+		var acted api.Lobby
+		answer.Want(t, http.StatusOK).Decode(t, &acted)
+		read := e.Lobby(lobby, token)
+		if acted.Game.Id != read.Game.Id || acted.Game.Stage != read.Game.Stage {
+			t.Fatalf("%s: the answer shows game %s in %s, the read game %s in %s", name, acted.Game.Id, acted.Game.Stage, read.Game.Id, read.Game.Stage)
+		}
+		if got, want := apitest.JSONOf(acted.Game.You), apitest.JSONOf(read.Game.You); got != want {
+			t.Errorf("%s: the answer shows you %s, a read of the lobby %s", name, got, want)
+		}
+	}
+	for _, p := range []apitest.Player{a, b, s} {
+		e.Register(lobby, p).Want(t, http.StatusCreated)
+	}
+	agree("a player who left", s.Token, e.Do("DELETE", "/v1/lobbies/"+lobby+"/players/me", s.Token, nil))
+	e.Register(lobby, c).Want(t, http.StatusCreated)
+	e.Register(lobby, d).Want(t, http.StatusCreated)
+	agree("an admin", e.Admin, e.Do("POST", "/v1/lobbies/"+lobby+"/close", e.Admin, nil))
+	if you := e.Lobby(lobby, "").Game.You; you != nil {
+		t.Errorf("an anonymous read shows you %+v", *you)
+	}
+
+	// Round 1: rock, rock, scissors, scissors; carol's reveal resolves it and puts her out.
+	round1 := map[apitest.Player]string{a: "0a-1", b: "0b-1", c: "2c-1", d: "2d-1"}
+	for _, p := range []apitest.Player{a, b, c, d} {
+		agree("a player committing", p.Token, e.Commit(lobby, p, round1[p]))
+	}
+	for _, p := range []apitest.Player{a, b, d} {
+		agree("a player revealing", p.Token, e.Reveal(lobby, p, round1[p]))
+	}
+	agree("a player eliminated by its own reveal", c.Token, e.Reveal(lobby, c, round1[c]))
+
+	// Round 2: paper beats rock; alice's reveal ends the closed lobby's last game.
+	e.Commit(lobby, a, "1a-2").Want(t, http.StatusOK)
+	e.Commit(lobby, b, "0b-2").Want(t, http.StatusOK)
+	e.Reveal(lobby, b, "0b-2").Want(t, http.StatusOK)
+	agree("the winner, whose reveal ended the closed lobby's last game", a.Token, e.Reveal(lobby, a, "1a-2"))
 }

@@ -58,7 +58,7 @@ func (h *handlers) ListLobbies(ctx context.Context, req ListLobbiesRequestObject
 	views, page.Next = nextPage(views, limit, func(v store.LobbyView) string { return v.Cursor().String() })
 	page.Lobbies = []Lobby{}
 	for _, v := range views {
-		page.Lobbies = append(page.Lobbies, lobbyView(v.Lobby, v.Game, yourState(v, who), v.Now))
+		page.Lobbies = append(page.Lobbies, lobbyView(v.Lobby, v.Game, who, v.Caller, v.Now))
 	}
 	return ListLobbies200JSONResponse(page), nil
 }
@@ -72,7 +72,7 @@ func (h *handlers) GetLobby(ctx context.Context, req GetLobbyRequestObject) (Get
 	if err != nil {
 		return nil, readErr(err, "lobby")
 	}
-	view := lobbyView(v.Lobby, v.Game, yourState(v, who), v.Now)
+	view := lobbyView(v.Lobby, v.Game, who, v.Caller, v.Now)
 	// The head of the log as of the state shown.
 	head, err := h.s.currentHead(ctx, v.Lobby.ID, &tournament.LoggedEvent{Seq: v.HeadSeq, Hash: v.HeadHash})
 	if err != nil {
@@ -92,15 +92,6 @@ func playerID(who tournament.Account) tournament.AccountID {
 		return ""
 	}
 	return who.ID
-}
-
-// yourState is a player's own part in a read lobby's game while it is open (nil for anyone
-// else), read with the lobby.
-func yourState(v store.LobbyView, who tournament.Account) *callerState {
-	if who.ID == "" || who.Role != tournament.RolePlayer || !v.Game.Stage.Open() {
-		return nil
-	}
-	return &callerState{player: v.Caller.Player, move: v.Caller.Move}
 }
 
 // callerCheck is the check of a lobby action's caller: admin actions are refused to players

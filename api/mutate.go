@@ -197,14 +197,11 @@ func (r rawResponse) VisitDisableAccountResponse(w http.ResponseWriter) error { 
 func (r rawResponse) VisitQuickJoinResponse(w http.ResponseWriter) error      { return r.visit(w) }
 func (r rawResponse) VisitIssueTokenResponse(w http.ResponseWriter) error     { return r.visit(w) }
 
-// lobbyResult renders the lobby after a lobby action, as the caller sees it.
+// lobbyResult renders the lobby after a lobby action, as the caller sees it (as a read of the
+// lobby would show it then).
 func lobbyResult(who tournament.Account) func(tournament.Result) any {
 	return func(r tournament.Result) any {
-		var you *callerState
-		if who.Role == tournament.RolePlayer {
-			you = &callerState{player: r.Player, move: r.Move}
-		}
-		return lobbyView(r.Lobby, r.Game, you, r.At)
+		return lobbyView(r.Lobby, r.Game, who, store.Caller{Player: r.Player, Move: r.Move}, r.At)
 	}
 }
 

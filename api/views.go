@@ -14,13 +14,7 @@ import (
 
 // This file is the one place that shapes responses: it maps domain values to the generated API
 // types, and handlers only read, call and return what these functions build. Sealing is applied
-// here: a sealed value reaches a response only through the caller's own status (you).
-
-// callerState is what a caller knows of their own part in the current game.
-type callerState struct {
-	player *tournament.Player
-	move   *tournament.RoundMove
-}
+// here: a sealed value reaches a response only through the caller's own status (yourStatus).
 
 func parseUUID(s string) uuid.UUID {
 	id, _ := uuid.Parse(s)
@@ -78,7 +72,9 @@ func configInput(in GameConfigInput) tournament.Config {
 	return c
 }
 
-func lobbyView(l tournament.Lobby, g tournament.Game, you *callerState, now int64) Lobby {
+// lobbyView shows a lobby and its game to who, whose own rows in the game are yours (read with
+// the lobby, or returned by the action that answers with it).
+func lobbyView(l tournament.Lobby, g tournament.Game, who tournament.Account, yours store.Caller, now int64) Lobby {
 	out := Lobby{
 		Id: parseUUID(string(l.ID)), Name: l.Name, Closed: l.Closed, Config: configView(l.Config),
 		CreatedAt: millisToTime(l.CreatedAt), ServerTime: now,
@@ -89,13 +85,14 @@ func lobbyView(l tournament.Lobby, g tournament.Game, you *callerState, now int6
 	}
 	// A closed lobby whose last game has ended shows that game.
 	if g.ID != "" {
-		state := gameState(g, you)
+		state := gameState(g)
+		state.You = yourStatus(who, g, yours)
 		out.Game = &state
 	}
 	return out
 }
 
-func gameState(g tournament.Game, you *callerState) GameState {
+func gameState(g tournament.Game) GameState {
 	s := GameState{
 		Id: parseUUID(string(g.ID)), Number: int32(g.Number), Stage: Stage(g.Stage), Round: int32(g.Round),
 		StageStartedAt: optionalTime(g.StageStartedAt), Deadline: optionalTime(g.Deadline),
@@ -106,21 +103,25 @@ func gameState(g tournament.Game, you *callerState) GameState {
 		d := g.Deadline
 		s.DeadlineMs = &d
 	}
-	if you != nil {
-		s.You = callerView(g, you)
-	}
 	return s
 }
 
-// callerView is the caller's own status, the one place a sealed value is shown: to its owner.
-func callerView(g tournament.Game, you *callerState) *CallerStatus {
+// yourStatus is the one rule of the caller's own status in a lobby's game, for a read of the lobby
+// and an action's answer alike, and the one place a sealed value is shown: to its owner. A player
+// sees its part in the game while the game is open (all false when not registered in it); anyone
+// else (anonymous callers, admins) sees none, and nobody does once the game has ended (the store
+// reads a player's rows with a lobby only while its game is open).
+func yourStatus(who tournament.Account, g tournament.Game, yours store.Caller) *CallerStatus {
+	if who.Role != tournament.RolePlayer || !g.Stage.Open() {
+		return nil
+	}
 	c := &CallerStatus{}
-	if you.player == nil {
+	if yours.Player == nil {
 		return c
 	}
 	c.Registered = true
-	c.InGame = you.player.Active
-	if m := you.move; m != nil && m.Round == g.Round {
+	c.InGame = yours.Player.Active
+	if m := yours.Move; m != nil && m.Round == g.Round {
 		c.Committed = true
 		hex := m.Commitment.String()
 		c.Commitment = &hex
