@@ -94,20 +94,6 @@ func playerID(who tournament.Account) tournament.AccountID {
 	return who.ID
 }
 
-// callerCheck is the check of a lobby action's caller: admin actions are refused to players
-// before anything runs; play actions leave the refusal of admins to the core.
-type callerCheck func(ctx context.Context) (tournament.Account, error)
-
-// lobbyAction runs an operation on a lobby and answers with the lobby after it.
-func (h *handlers) lobbyAction(ctx context.Context, name string, key *string, body any, status int, check callerCheck,
-	op tournament.Operation) (rawResponse, error) {
-	who, err := check(ctx)
-	if err != nil {
-		return rawResponse{}, err
-	}
-	return h.act(ctx, action{name: name, caller: who, key: key, body: body, op: op, status: status, view: lobbyResult(who)})
-}
-
 func (h *handlers) SetNextConfig(ctx context.Context, req SetNextConfigRequestObject) (SetNextConfigResponseObject, error) {
 	id := tournament.LobbyID(req.LobbyId.String())
 	return h.lobbyAction(ctx, "set_next_config", req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAdmin,

@@ -55,6 +55,20 @@ func (h *handlers) act(ctx context.Context, a action) (rawResponse, error) {
 	return h.respond(a, answer, err)
 }
 
+// callerCheck is the check of a lobby action's caller: admin actions are refused to players
+// before anything runs; play actions leave the refusal of admins to the core.
+type callerCheck func(ctx context.Context) (tournament.Account, error)
+
+// lobbyAction runs an operation on a lobby and answers with the lobby after it.
+func (h *handlers) lobbyAction(ctx context.Context, name string, key *string, body any, status int, check callerCheck,
+	op tournament.Operation) (rawResponse, error) {
+	who, err := check(ctx)
+	if err != nil {
+		return rawResponse{}, err
+	}
+	return h.act(ctx, action{name: name, caller: who, key: key, body: body, op: op, status: status, view: lobbyResult(who)})
+}
+
 // respond renders the answer to an action after its commit, and counts it.
 func (h *handlers) respond(a action, answer store.Answer, err error) (rawResponse, error) {
 	switch {
