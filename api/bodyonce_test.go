@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/go-chi/chi/v5"
@@ -21,13 +22,7 @@ import (
 // once), into the same typed body as decoding the bytes again did before, so that an idempotency
 // key's request hash is byte for byte the one a key stored by an older rpsd holds.
 func TestBodyParsedOnce(t *testing.T) {
-	spec, err := GetSwagger()
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec.Servers = nil
-	s := &Server{log: slog.New(slog.DiscardHandler)}
-	validate := s.validateRequests(spec)
+	spec, validate := validator(t)
 	lobby, account := "/v1/lobbies/7d2c1b0a-9f8e-4d6c-9b4a-3f2e1d0c9b8a", "/v1/admin/accounts/7d2c1b0a-9f8e-4d6c-9b4a-3f2e1d0c9b8a"
 	type body struct {
 		method, path, json string
@@ -118,6 +113,17 @@ func TestBodyParsedOnce(t *testing.T) {
 	}
 }
 
+// validator is the server's spec and its request validator, as NewServer sets them up.
+func validator(tb testing.TB) (*openapi3.T, func(http.Handler) http.Handler) {
+	spec, err := GetSwagger()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	spec.Servers = nil
+	s := &Server{log: slog.New(slog.DiscardHandler)}
+	return spec, s.validateRequests(spec)
+}
+
 // errRefused stands for a request the validator refused before the handler.
 var errRefused = &bodyError{field: "body", detail: "refused by the validator"}
 
@@ -168,15 +174,10 @@ func matchRoute(routes specRoutes, method, path string) (string, map[string]stri
 // the validator (with its one parse of the body), the strict server's binding and the
 // idempotency key's request hash.
 func BenchmarkRevealDecode(b *testing.B) {
-	spec, err := GetSwagger()
-	if err != nil {
-		b.Fatal(err)
-	}
-	spec.Servers = nil
-	s := &Server{log: slog.New(slog.DiscardHandler)}
+	_, validate := validator(b)
 	r := chi.NewRouter()
 	r.Group(func(r chi.Router) {
-		r.Use(s.validateRequests(spec))
+		r.Use(validate)
 		r.Post("/v1/lobbies/{lobbyId}/reveals", func(w http.ResponseWriter, req *http.Request) {
 			var body RevealRequest
 			if err := runtime.BindJSONBody(req, &body); err != nil {
