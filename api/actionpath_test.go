@@ -36,6 +36,11 @@ func TestRevealSizeCheckedOnce(t *testing.T) {
 			t.Errorf("%s: the refused reveal reached the store: write stats %+v -> %+v", name, before, after)
 		}
 	}
+	// The spec's pattern for a reveal refuses U+0000, as the body decoder does in every string:
+	// the server is generated without the pattern, and the decoder refuses it.
+	if prob := e.Reveal(lobby, p, "0p\x00pw").WantProblem(t, http.StatusBadRequest, "validation_failed"); deref(prob.Field) != "reveal" {
+		t.Errorf("a reveal holding U+0000 refused naming %s", deref(prob.Field))
+	}
 	e.Reveal(lobby, p, "0p-pw").Want(t, http.StatusOK)
 }
 
@@ -93,4 +98,33 @@ func TestCallerViewOneRule(t *testing.T) {
 	e.Commit(lobby, b, "0b-2").Want(t, http.StatusOK)
 	e.Reveal(lobby, b, "0b-2").Want(t, http.StatusOK)
 	agree("the winner, whose reveal ended the closed lobby's last game", a.Token, e.Reveal(lobby, a, "1a-2"))
+}
+
+// TestCommitmentFormCheckedOnce: a commitment not of 64 lower-case hex characters is refused by
+// one check, engine.ParseCommitment's, which says what is wrong (before, the validator's pattern
+// refused it first, quoting its regular expression).
+func TestCommitmentFormCheckedOnce(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	p, q := e.NewPlayer("p", 100), e.NewPlayer("q", 100)
+	lobby := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 2}).Id.String()
+	e.Register(lobby, p).Want(t, http.StatusCreated)
+	e.Register(lobby, q).Want(t, http.StatusCreated)
+	good := apitest.CommitmentOf("0p-pw")
+	for name, c := range map[string]string{
+		"63 hex digits":  good[:63],
+		"upper-case hex": strings.ToUpper(good),
+		"non-hex":        "zz" + good[2:],
+	} {
+		before := e.Store.WriteStats()
+		prob := e.Do("POST", "/v1/lobbies/"+lobby+"/commitments", p.Token, map[string]any{"commitment": c}).
+			WantProblem(t, http.StatusBadRequest, "validation_failed")
+		if prob.Field == nil || *prob.Field != "commitment" || prob.Detail == nil || !strings.Contains(*prob.Detail, "64 lower-case hex characters") {
+			t.Errorf("%s: field %v, detail %v; want the commitment named and refused as not 64 lower-case hex characters", name, deref(prob.Field), deref(prob.Detail))
+		}
+		if after := e.Store.WriteStats(); after != before {
+			t.Errorf("%s: the refused commitment reached the store: write stats %+v -> %+v", name, before, after)
+		}
+	}
+	e.Do("POST", "/v1/lobbies/"+lobby+"/commitments", p.Token, map[string]any{"commitment": good}).Want(t, http.StatusOK)
 }
