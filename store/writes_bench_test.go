@@ -1,0 +1,337 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/commitreveal/rps/engine"
+	"github.com/commitreveal/rps/internal/pgcluster"
+	"github.com/commitreveal/rps/migrations"
+	"github.com/commitreveal/rps/tournament"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// BenchmarkHeldWrites measures what PostgreSQL spends per action on transactions of 1, 4 and 32
+// mixed actions (registrations, commits and reveals of 10-player lobbies, each with its
+// idempotency record; every 30th action of a lobby ends a game), each action on its own lobby,
+// as a committer's batch takes them: backend CPU per action (pg-µs/action, from
+// /proc/<pid>/schedstat of the store's connections) and, from pg_stat_statements, the held-writes
+// statement's planning and execution time per action (writes-µs/action) and its calls per
+// action. The tables are of a realistic size (a 100,000-player round, 100,000 events and
+// idempotency records) so that a plan scanning one would show. Plans are forced generic, as on the
+// committer's connection (-plan=auto, the default mode, is the sub-benchmark plan=auto).
+//
+// The cluster is its own, with pg_stat_statements loaded: go test -run '^$' -bench HeldWrites
+// -benchtime 2000x ./store (b.N counts actions).
+func BenchmarkHeldWrites(b *testing.B) {
+	c := statsCluster(b)
+	for _, mode := range []string{"force_generic_plan", "auto"} {
+		b.Run("plan="+strings.TrimPrefix(strings.TrimSuffix(mode, "_plan"), "force_"), func(b *testing.B) {
+			w := newMixedWorld(b, c, mode, 32)
+			for _, size := range []int{1, 4, 32} {
+				b.Run(fmt.Sprint("batch=", size), func(b *testing.B) { w.bench(b, size) })
+			}
+		})
+	}
+}
+
+// statsCluster starts a cluster of the benchmark's own, with pg_stat_statements, stopped when it
+// ends.
+func statsCluster(b *testing.B) *pgcluster.Cluster {
+	b.Helper()
+	if _, err := pgcluster.FindBinaries(); err != nil {
+		b.Skip(err)
+	}
+	dir, err := os.MkdirTemp("", "heldwrites-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := pgcluster.Start(ctx, pgcluster.Options{Dir: filepath.Join(dir, "pg"), Settings: map[string]string{
+		"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off",
+		"shared_preload_libraries":          "pg_stat_statements",
+		"pg_stat_statements.track_planning": "on",
+		"pg_stat_statements.max":            "1000",
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := c.StopAtExit(true); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Stop() })
+	return c
+}
+
+// mixedWorld is a store over a database of its own with lobbies of 10 players, each lobby's
+// actions cycling through its games: 10 registrations (the last starts round 1), 10 commits, 10
+// reveals (the last resolves the round: player 1's rock beats the others' scissors, and wins).
+type mixedWorld struct {
+	s       *Store
+	url     string
+	lobbies []tournament.LobbyID
+	players [][]tournament.Actor
+	step    []int
+	next    int // the lobby of the next action
+	keys    int
+	// backends are the pids of the store's connections.
+	mu       sync.Mutex
+	backends []uint32
+}
+
+const mixedPlayers = 10
+
+func newMixedWorld(b *testing.B, c *pgcluster.Cluster, planMode string, lobbies int) *mixedWorld {
+	b.Helper()
+	ctx := context.Background()
+	name := "mixed_" + strings.ReplaceAll(planMode, "_", "")
+	if err := c.CreateDatabase(ctx, name, ""); err != nil {
+		b.Fatal(err)
+	}
+	url := c.URL(name)
+	if err := migrations.Up(ctx, url); err != nil {
+		b.Fatal(err)
+	}
+	if err := execURL(ctx, url, `CREATE EXTENSION pg_stat_statements`); err != nil {
+		b.Fatal(err)
+	}
+	w := &mixedWorld{url: url}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = planMode
+	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.backends = append(w.backends, conn.PgConn().PID())
+		return nil
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	w.s = New(pool, Options{Service: fastService(), Now: func() int64 { return time.Now().UnixMilli() }})
+
+	adm := tournament.Actor{Role: tournament.RoleAdmin}
+	game := tournament.DefaultConfig()
+	game.PlayersCountLimit, game.StartWhenFull, game.BetSize = mixedPlayers, true, 10
+	game.EntryTimeoutMs, game.MoveTimeoutMs, game.RevealTimeoutMs = tournament.MaxTimeoutMs, tournament.MaxTimeoutMs, tournament.MaxTimeoutMs
+	for l := range lobbies {
+		var lobby tournament.LobbyID
+		err := w.s.Run(ctx, func(tx tournament.Tx, now int64) (err error) {
+			lobby, err = w.s.service.CreateLobby(ctx, tx, now, adm, "mixed", game)
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var actors []tournament.Actor
+		for p := range mixedPlayers {
+			a, _, err := w.s.CreateAccount(ctx, fmt.Sprintf("mixed-%d-%d", l, p), tournament.RolePlayer)
+			if err != nil {
+				b.Fatal(err)
+			}
+			err = w.s.Run(ctx, func(tx tournament.Tx, now int64) error {
+				_, err := w.s.service.Credit(ctx, tx, now, adm, a.ID, 1_000_000_000)
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			actors = append(actors, tournament.Actor{ID: a.ID, Role: a.Role})
+		}
+		w.lobbies, w.players = append(w.lobbies, lobby), append(w.players, actors)
+	}
+	w.step = make([]int, lobbies)
+	// Tables of a realistic size, so that a plan scanning one would show: 100,000 accounts, each
+	// in one of 10,000 past games of 10 with a commitment, and with an idempotency record; and a
+	// lobby of 100,000 events.
+	seed := []string{
+		`INSERT INTO accounts (id, name, name_key, role, created_at)
+			SELECT gen_random_uuid(), 'filler-' || s, 'filler-' || s, 'player', 0 FROM generate_series(1, 100000) AS s`,
+		`INSERT INTO games (id, lobby_id, number, config, ruleset_hash, stage, round, stage_started_at, deadline, extensions,
+				joined, players, active, committed, revealed, escrow, payout, stop_reason, created_at, ended_at, settled)
+			SELECT gen_random_uuid(), g.lobby_id, g.number + s, g.config, g.ruleset_hash, 'stopped', 0, 0, 0, 0, 10, 10, 10, 10, 0,
+				0, 0, 'filler', 0, 0, true
+			FROM games g, generate_series(1, 10000) AS s WHERE g.lobby_id = $1`,
+		`INSERT INTO game_players (game_id, account_id, ord, registered_at, active)
+			SELECT g.id, a.id, a.n % 10 + 1, 0, true
+			FROM (SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM accounts WHERE name LIKE 'filler-%') AS a
+			JOIN (SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM games WHERE stop_reason = 'filler') AS g ON g.n = a.n / 10`,
+		`INSERT INTO round_moves (game_id, round, account_id, commitment, committed_at)
+			SELECT p.game_id, 1, p.account_id, sha256(p.account_id::text::bytea), 0
+			FROM game_players p JOIN games g ON g.id = p.game_id WHERE g.stop_reason = 'filler'`,
+		`INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, response, result_version, created_at)
+			SELECT id, 'POST', '/v1/lobbies/{id}/commit', 'k', sha256(id::text::bytea), '{}', 2, 0
+			FROM accounts WHERE name LIKE 'filler-%'`,
+		`WITH l AS (SELECT id, last_seq, last_hash FROM lobbies WHERE id = $1),
+			e AS (INSERT INTO events (lobby_id, seq, type, at, data, prev_hash, hash)
+				SELECT l.id, l.last_seq + s, 'filler', 0, '{}',
+					CASE WHEN s = 1 THEN l.last_hash ELSE sha256((l.id::text || (l.last_seq + s - 1))::bytea) END,
+					sha256((l.id::text || (l.last_seq + s))::bytea)
+				FROM l, generate_series(1, 100000) AS s)
+		UPDATE lobbies SET last_seq = l.last_seq + 100000, last_hash = sha256((l.id::text || (l.last_seq + 100000))::bytea)
+			FROM l WHERE lobbies.id = l.id`,
+	}
+	var filler tournament.LobbyID
+	err = w.s.Run(ctx, func(tx tournament.Tx, now int64) (err error) {
+		filler, err = w.s.service.CreateLobby(ctx, tx, now, adm, "filler", game)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, sql := range seed {
+		var args []any
+		if strings.Contains(sql, "$1") {
+			args = append(args, filler)
+		}
+		if _, err := pool.Exec(ctx, sql, args...); err != nil {
+			b.Fatalf("%s: %v", sql[:40], err)
+		}
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE`); err != nil {
+		b.Fatal(err)
+	}
+	return w
+}
+
+// mixedAction is an action of the benchmark with its idempotency key.
+type mixedAction struct {
+	actor tournament.Actor
+	op    tournament.Operation
+	key   *IdempotencyKey
+}
+
+// action returns the next action on the next lobby.
+func (w *mixedWorld) action() mixedAction {
+	l := w.next
+	w.next = (w.next + 1) % len(w.lobbies)
+	i := w.step[l] % (3 * mixedPlayers)
+	w.step[l]++
+	p := i % mixedPlayers
+	actor, lobby := w.players[l][p], w.lobbies[l]
+	reveal := "2scissors-" + strconv.Itoa(p)
+	if p == 0 {
+		reveal = "0rock"
+	}
+	var op tournament.Operation
+	route := "/v1/lobbies/{id}/"
+	switch i / mixedPlayers {
+	case 0:
+		op, route = tournament.Register{LobbyID: lobby}, route+"register"
+	case 1:
+		op, route = tournament.Commit{LobbyID: lobby, Commitment: engine.Commit(reveal)}, route+"commit"
+	default:
+		op, route = tournament.Reveal{LobbyID: lobby, Reveal: reveal}, route+"reveal"
+	}
+	w.keys++
+	hash := sha256.Sum256([]byte(strconv.Itoa(w.keys)))
+	key := &IdempotencyKey{AccountID: actor.ID, Method: "POST", Route: route, Key: "bench-" + strconv.Itoa(w.keys), RequestHash: hash[:]}
+	return mixedAction{actor: actor, op: op, key: key}
+}
+
+// bench runs b.N actions in transactions of size actions each.
+func (w *mixedWorld) bench(b *testing.B, size int) {
+	ctx := context.Background()
+	if _, err := w.s.pool.Exec(ctx, `SELECT pg_stat_statements_reset()`); err != nil {
+		b.Fatal(err)
+	}
+	var cpu time.Duration
+	actions := 0
+	b.ResetTimer()
+	for actions < b.N {
+		before := w.backendCPU(b)
+		ended, err := w.runBatch(ctx, size)
+		cpu += w.backendCPU(b) - before
+		if err != nil {
+			b.Fatal(err)
+		}
+		actions += size
+		b.StopTimer()
+		w.s.settleGames(ctx, ended)
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(cpu.Microseconds())/float64(actions), "pg-µs/action")
+	var calls int64
+	var plan, exec float64
+	err := w.s.pool.QueryRow(ctx, `SELECT coalesce(sum(calls), 0), coalesce(sum(total_plan_time), 0), coalesce(sum(total_exec_time), 0)
+		FROM pg_stat_statements WHERE query ~ '^WITH (new_games|games|lobby_rows|heads|players|moves|reveals|postings|events|results|audits) AS'
+			AND dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&calls, &plan, &exec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(1000*(plan+exec)/float64(actions), "writes-µs/action")
+	b.ReportMetric(1000*plan/float64(actions), "writes-plan-µs/action")
+	b.ReportMetric(float64(calls)/float64(actions), "writes-calls/action")
+}
+
+// runBatch runs the next size actions in one transaction, and returns the games they ended.
+func (w *mixedWorld) runBatch(ctx context.Context, size int) ([]tournament.GameID, error) {
+	batch := make([]mixedAction, size)
+	for i := range batch {
+		batch[i] = w.action()
+	}
+	return w.s.runTx(ctx, func(t *pgTx) error {
+		now := w.s.nowFn()
+		for _, a := range batch {
+			r, err := a.op.Apply(ctx, w.s.service, t, now, a.actor)
+			if err != nil {
+				return err
+			}
+			if r.Refusal != nil {
+				return fmt.Errorf("%T refused: %w", a.op, r.Refusal)
+			}
+			if err := t.storeResult(a.key, RequestRef{}, r, now, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// backendCPU is the CPU time the store's connections' backends have used.
+func execURL(ctx context.Context, url, sql string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+func (w *mixedWorld) backendCPU(b *testing.B) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var total time.Duration
+	for _, pid := range w.backends {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+		if err != nil {
+			continue // a connection closed
+		}
+		ns, err := strconv.ParseInt(strings.Fields(string(data))[0], 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += time.Duration(ns)
+	}
+	return total
+}
