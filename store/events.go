@@ -168,7 +168,7 @@ func (t *pgTx) eventRows(b *setStatement) error {
 	// data is json, not jsonb: the exact bytes the hash covers.
 	b.cte("events", `INSERT INTO events (lobby_id, seq, type, game_id, at, data, prev_hash, hash)
 		SELECT e.lobby, e.seq, e.type, nullif(e.game, '')::uuid, e.at, e.data::json, e.prev, e.hash
-		FROM `+b.rows("e", n, col("lobby", "uuid", lobby), col("seq", "bigint", seq), col("type", "text", typ),
+		FROM `+b.arrays("e", col("lobby", "uuid", lobby), col("seq", "bigint", seq), col("type", "text", typ),
 		col("game", "text", game), col("at", "bigint", at), col("data", "text", data), col("prev", "bytea", prev),
 		col("hash", "bytea", hash)))
 	key := t.s.noteKey.Load()

@@ -9,6 +9,12 @@ package store
 // (a set effect, a read of a whole round) and at the commit, so a batch of actions that changes
 // no stage costs the statements of one action.
 //
+// The statement's text is the same whatever the batch holds: every CTE is always there, over
+// unnest of array parameters, empty when there is no row of its kind. So it is prepared and
+// planned once per connection, and a connection with plan_cache_mode = force_generic_plan (the
+// committer's) never plans it again. Its generic plan guesses a few rows per array, so each
+// UPDATE finds its rows by primary key (checked on tables of 100,000 rows, writes_test.go).
+//
 // Foreign keys are checked at the end of the statement, so a row may refer to another written by
 // the same statement (a move to its registration, an event to the one before it).
 
@@ -106,7 +112,9 @@ func (w *heldWrites) pendingMove(m tournament.RoundMove) bool {
 }
 
 // writeHeld queues the statement that writes the held rows (sent with the next statement that
-// needs an answer, or with the COMMIT), and forgets them.
+// needs an answer, or with the COMMIT), and forgets them. Its text is the same for every batch:
+// every kind of row has its CTE, over arrays (empty when the batch has none of that kind), so
+// that the connection plans it once (see heldWritesSQL).
 func (t *pgTx) writeHeld() error {
 	w := &t.held
 	if w.empty() {
@@ -115,91 +123,76 @@ func (t *pgTx) writeHeld() error {
 	var b setStatement
 	// Games first: registrations, moves, postings and events refer to them. A new game's
 	// ruleset was saved by a statement before this one.
-	if len(w.newGames) > 0 {
-		b.cte("new_games", `INSERT INTO games (id, lobby_id, number, config, ruleset_hash, stage, round,
-				stage_started_at, deadline, extensions, joined, players, active, committed, revealed, escrow,
-				winner, payout, stop_reason, created_at, ended_at)
-			SELECT id, lobby_id, number, config, ruleset_hash, stage, round, stage_started_at, deadline, extensions,
-				joined, players, active, committed, revealed, escrow, nullif(winner, '')::uuid, payout, stop_reason,
-				created_at, ended_at
-			FROM `+gameRows(&b, w.newGames, true))
+	b.cte("new_games", `INSERT INTO games (id, lobby_id, number, config, ruleset_hash, stage, round,
+			stage_started_at, deadline, extensions, joined, players, active, committed, revealed, escrow,
+			winner, payout, stop_reason, created_at, ended_at)
+		SELECT id, lobby_id, number, config, ruleset_hash, stage, round, stage_started_at, deadline, extensions,
+			joined, players, active, committed, revealed, escrow, nullif(winner, '')::uuid, payout, stop_reason,
+			created_at, ended_at
+		FROM `+gameRows(&b, w.newGames, true))
+	games := make([]tournament.Game, 0, len(w.games))
+	for _, g := range w.games {
+		games = append(games, g)
 	}
-	if len(w.games) > 0 {
-		games := make([]tournament.Game, 0, len(w.games))
-		for _, g := range w.games {
-			games = append(games, g)
-		}
-		slices.SortFunc(games, func(a, b tournament.Game) int { return strings.Compare(string(a.ID), string(b.ID)) })
-		b.cte("games", `UPDATE games g SET stage = u.stage, round = u.round, stage_started_at = u.stage_started_at,
-				deadline = u.deadline, extensions = u.extensions, joined = u.joined, players = u.players,
-				active = u.active, committed = u.committed, revealed = u.revealed, escrow = u.escrow,
-				winner = nullif(u.winner, '')::uuid, payout = u.payout, stop_reason = u.stop_reason, ended_at = u.ended_at,
-				moves_salt = u.moves_salt
-			FROM `+gameRows(&b, games, false)+`
-			WHERE g.id = u.id`)
+	slices.SortFunc(games, func(a, b tournament.Game) int { return strings.Compare(string(a.ID), string(b.ID)) })
+	b.cte("games", `UPDATE games g SET stage = u.stage, round = u.round, stage_started_at = u.stage_started_at,
+			deadline = u.deadline, extensions = u.extensions, joined = u.joined, players = u.players,
+			active = u.active, committed = u.committed, revealed = u.revealed, escrow = u.escrow,
+			winner = nullif(u.winner, '')::uuid, payout = u.payout, stop_reason = u.stop_reason, ended_at = u.ended_at,
+			moves_salt = u.moves_salt
+		FROM `+gameRows(&b, games, false)+`
+		WHERE g.id = u.id`)
+	t.lobbyRows(&b)
+	n := len(w.players)
+	game, account, ord, at := make([]string, n), make([]string, n), make([]int32, n), make([]int64, n)
+	for i, p := range w.players {
+		game[i], account[i], ord[i], at[i] = string(p.GameID), string(p.AccountID), int32(p.Order), p.RegisteredAt
 	}
-	if len(w.lobbies) > 0 {
-		t.lobbyRows(&b)
+	b.cte("players", `INSERT INTO game_players (game_id, account_id, ord, registered_at, active, eliminated_round)
+		SELECT p.game, p.account, p.ord, p.at, true, 0
+		FROM `+b.arrays("p", col("game", "uuid", game), col("account", "uuid", account), col("ord", "int", ord), col("at", "bigint", at)))
+	n = len(w.moves)
+	game, round, account, commitment, at := make([]string, n), make([]int32, n), make([]string, n), make([][]byte, n), make([]int64, n)
+	for i, m := range w.moves {
+		game[i], round[i], account[i], commitment[i], at[i] = string(m.GameID), int32(m.Round), string(m.AccountID), m.Commitment[:], m.CommittedAt
 	}
-	if n := len(w.players); n > 0 {
-		game, account, ord, at := make([]string, n), make([]string, n), make([]int32, n), make([]int64, n)
-		for i, p := range w.players {
-			game[i], account[i], ord[i], at[i] = string(p.GameID), string(p.AccountID), int32(p.Order), p.RegisteredAt
-		}
-		b.cte("players", `INSERT INTO game_players (game_id, account_id, ord, registered_at, active, eliminated_round)
-			SELECT p.game, p.account, p.ord, p.at, true, 0
-			FROM `+b.rows("p", n, col("game", "uuid", game), col("account", "uuid", account), col("ord", "int", ord), col("at", "bigint", at)))
+	b.cte("moves", `INSERT INTO round_moves (game_id, round, account_id, commitment, committed_at)
+		SELECT m.game, m.round, m.account, m.commitment, m.at
+		FROM `+b.arrays("m", col("game", "uuid", game), col("round", "int", round), col("account", "uuid", account),
+		col("commitment", "bytea", commitment), col("at", "bigint", at)))
+	n = len(w.reveals)
+	game, round, account, reveal, move, at := make([]string, n), make([]int32, n), make([]string, n), make([][]byte, n), make([]int16, n), make([]int64, n)
+	for i, m := range w.reveals {
+		game[i], round[i], account[i], reveal[i], move[i], at[i] = string(m.GameID), int32(m.Round), string(m.AccountID), []byte(m.Reveal), int16(m.Move), m.RevealedAt
 	}
-	if n := len(w.moves); n > 0 {
-		game, round, account, commitment, at := make([]string, n), make([]int32, n), make([]string, n), make([][]byte, n), make([]int64, n)
-		for i, m := range w.moves {
-			game[i], round[i], account[i], commitment[i], at[i] = string(m.GameID), int32(m.Round), string(m.AccountID), m.Commitment[:], m.CommittedAt
-		}
-		b.cte("moves", `INSERT INTO round_moves (game_id, round, account_id, commitment, committed_at)
-			SELECT m.game, m.round, m.account, m.commitment, m.at
-			FROM `+b.rows("m", n, col("game", "uuid", game), col("round", "int", round), col("account", "uuid", account),
-			col("commitment", "bytea", commitment), col("at", "bigint", at)))
+	// Each row by its whole primary key (a round has up to 100,000).
+	b.cte("reveals", `UPDATE round_moves m SET revealed = true, reveal = u.reveal, move = u.move, revealed_at = u.at
+		FROM `+b.arrays("u", col("game", "uuid", game), col("round", "int", round), col("account", "uuid", account),
+		col("reveal", "bytea", reveal), col("move", "smallint", move), col("at", "bigint", at))+`
+		WHERE m.game_id = u.game AND m.round = u.round AND m.account_id = u.account`)
+	postingRows(&b, w.postings)
+	if err := t.eventRows(&b); err != nil {
+		return err
 	}
-	if n := len(w.reveals); n > 0 {
-		game, round, account, reveal, move, at := make([]string, n), make([]int32, n), make([]string, n), make([][]byte, n), make([]int16, n), make([]int64, n)
-		for i, m := range w.reveals {
-			game[i], round[i], account[i], reveal[i], move[i], at[i] = string(m.GameID), int32(m.Round), string(m.AccountID), []byte(m.Reveal), int16(m.Move), m.RevealedAt
-		}
-		// Each row by its whole primary key (a round has up to 100,000).
-		b.cte("reveals", `UPDATE round_moves m SET revealed = true, reveal = u.reveal, move = u.move, revealed_at = u.at
-			FROM `+b.rows("u", n, col("game", "uuid", game), col("round", "int", round), col("account", "uuid", account),
-			col("reveal", "bytea", reveal), col("move", "smallint", move), col("at", "bigint", at))+`
-			WHERE m.game_id = u.game AND m.round = u.round AND m.account_id = u.account`)
+	n = len(w.results)
+	account, method, route, name, hash, stored, at := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([][]byte, n), make([][]byte, n), make([]int64, n)
+	for i, r := range w.results {
+		k := r.key
+		account[i], method[i], route[i], name[i], hash[i], stored[i], at[i] = string(k.AccountID), k.Method, k.Route, k.Key, k.RequestHash, r.stored, r.at
 	}
-	if len(w.postings) > 0 {
-		postingRows(&b, w.postings)
+	b.cte("results", `INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, response, result_version, created_at)
+		SELECT k.account, k.method, k.route, k.key, k.hash, k.stored, `+strconv.Itoa(resultVersion)+`, k.at
+		FROM `+b.arrays("k", col("account", "uuid", account), col("method", "text", method), col("route", "text", route),
+		col("key", "text", name), col("hash", "bytea", hash), col("stored", "bytea", stored), col("at", "bigint", at)))
+	n = len(w.audits)
+	actor, action, target, detail, at := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]int64, n)
+	for i, a := range w.audits {
+		actor[i], action[i], target[i], detail[i], at[i] = string(a.entry.Actor), a.entry.Action, a.entry.Target, string(a.entry.Detail), a.at
 	}
-	if len(w.events) > 0 {
-		if err := t.eventRows(&b); err != nil {
-			return err
-		}
-	}
-	if n := len(w.results); n > 0 {
-		account, method, route, name, hash, stored, at := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([][]byte, n), make([][]byte, n), make([]int64, n)
-		for i, r := range w.results {
-			k := r.key
-			account[i], method[i], route[i], name[i], hash[i], stored[i], at[i] = string(k.AccountID), k.Method, k.Route, k.Key, k.RequestHash, r.stored, r.at
-		}
-		b.cte("results", `INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, response, result_version, created_at)
-			SELECT k.account, k.method, k.route, k.key, k.hash, k.stored, `+strconv.Itoa(resultVersion)+`, k.at
-			FROM `+b.rows("k", n, col("account", "uuid", account), col("method", "text", method), col("route", "text", route),
-			col("key", "text", name), col("hash", "bytea", hash), col("stored", "bytea", stored), col("at", "bigint", at)))
-	}
-	if n := len(w.audits); n > 0 {
-		actor, name, target, detail, at := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]int64, n)
-		for i, a := range w.audits {
-			actor[i], name[i], target[i], detail[i], at[i] = string(a.entry.Actor), a.entry.Action, a.entry.Target, string(a.entry.Detail), a.at
-		}
-		b.cte("audits", `INSERT INTO admin_audit (actor, action, target, detail, at)
-			SELECT a.actor, a.action, a.target, a.detail::jsonb, a.at
-			FROM `+b.rows("a", n, col("actor", "uuid", actor), col("action", "text", name), col("target", "text", target),
-			col("detail", "text", detail), col("at", "bigint", at)))
-	}
+	b.cte("audits", `INSERT INTO admin_audit (actor, action, target, detail, at)
+		SELECT a.actor, a.action, a.target, a.detail::jsonb, a.at
+		FROM `+b.arrays("a", col("actor", "uuid", actor), col("action", "text", action), col("target", "text", target),
+		col("detail", "text", detail), col("at", "bigint", at)))
 	t.deadlineNote(&b)
 	t.held = heldWrites{}
 	t.tx.laterChecked(checkHeldWrite, b.sql(), b.args...)
@@ -258,7 +251,7 @@ func gameRows(b *setStatement, games []tournament.Game, all bool) string {
 		cols = append(cols, col("lobby_id", "uuid", lobby), col("number", "int", number), col("config", "jsonb", config),
 			col("ruleset_hash", "text", ruleset), col("created_at", "bigint", created))
 	}
-	return b.rows("u", n, cols...)
+	return b.arrays("u", cols...)
 }
 
 // lobbyRows writes the lobbies' changed rows and moved chain heads, each lobby's by one UPDATE
@@ -281,34 +274,30 @@ func (t *pgTx) lobbyRows(b *setStatement) {
 			heads = append(heads, head)
 		}
 	}
-	if len(rows) > 0 {
-		n := len(rows)
-		id, name, closed, config, next, game, games := make([]string, n), make([]string, n), make([]bool, n), make([]tournament.Config, n), make([]*tournament.Config, n), make([]string, n), make([]int32, n)
-		seq, hash := make([]int64, n), make([][]byte, n)
-		for i, l := range rows {
-			id[i], name[i], closed[i], config[i], next[i], game[i], games[i] = string(l.ID), l.Name, l.Closed, l.Config, l.NextConfig, string(l.GameID), int32(l.Games)
-			seq[i], hash[i] = rowHeads[i].Seq, rowHeads[i].Hash[:]
-			if seq[i] == 0 {
-				hash[i] = nil
-			}
+	n := len(rows)
+	id, name, closed, config, next, game, games := make([]string, n), make([]string, n), make([]bool, n), make([]tournament.Config, n), make([]*tournament.Config, n), make([]string, n), make([]int32, n)
+	seq, hash := make([]int64, n), make([][]byte, n)
+	for i, l := range rows {
+		id[i], name[i], closed[i], config[i], next[i], game[i], games[i] = string(l.ID), l.Name, l.Closed, l.Config, l.NextConfig, string(l.GameID), int32(l.Games)
+		seq[i], hash[i] = rowHeads[i].Seq, rowHeads[i].Hash[:]
+		if seq[i] == 0 {
+			hash[i] = nil
 		}
-		b.cte("lobby_rows", `UPDATE lobbies l SET name = u.name, closed = u.closed, config = u.config,
-				next_config = u.next, game_id = nullif(u.game, '')::uuid, games = u.games, last_seq = u.seq, last_hash = u.hash
-			FROM `+b.rows("u", n, col("id", "uuid", id), col("name", "text", name), col("closed", "boolean", closed),
-			col("config", "jsonb", config), col("next", "jsonb", next), col("game", "text", game), col("games", "int", games),
-			col("seq", "bigint", seq), col("hash", "bytea", hash))+`
-			WHERE l.id = u.id`)
 	}
-	if len(heads) > 0 {
-		n := len(heads)
-		id, seq, hash := make([]string, n), make([]int64, n), make([][]byte, n)
-		for i, h := range heads {
-			id[i], seq[i], hash[i] = string(h.LobbyID), h.Seq, h.Hash[:]
-		}
-		b.cte("heads", `UPDATE lobbies l SET last_seq = u.seq, last_hash = u.hash
-			FROM `+b.rows("u", n, col("id", "uuid", id), col("seq", "bigint", seq), col("hash", "bytea", hash))+`
-			WHERE l.id = u.id`)
+	b.cte("lobby_rows", `UPDATE lobbies l SET name = u.name, closed = u.closed, config = u.config,
+			next_config = u.next, game_id = nullif(u.game, '')::uuid, games = u.games, last_seq = u.seq, last_hash = u.hash
+		FROM `+b.arrays("u", col("id", "uuid", id), col("name", "text", name), col("closed", "boolean", closed),
+		col("config", "jsonb", config), col("next", "jsonb", next), col("game", "text", game), col("games", "int", games),
+		col("seq", "bigint", seq), col("hash", "bytea", hash))+`
+		WHERE l.id = u.id`)
+	n = len(heads)
+	id, seq, hash = make([]string, n), make([]int64, n), make([][]byte, n)
+	for i, h := range heads {
+		id[i], seq[i], hash[i] = string(h.LobbyID), h.Seq, h.Hash[:]
 	}
+	b.cte("heads", `UPDATE lobbies l SET last_seq = u.seq, last_hash = u.hash
+		FROM `+b.arrays("u", col("id", "uuid", id), col("seq", "bigint", seq), col("hash", "bytea", hash))+`
+		WHERE l.id = u.id`)
 }
 
 // postingRows writes postings, each as its two ledger entries (in order: the entries' ids order
@@ -328,7 +317,7 @@ func postingRows(b *setStatement, postings []tournament.Posting) {
 	}
 	// A volatile nextval makes Postgres evaluate postings once, in order, whoever refers to it.
 	b.cte("postings", `SELECT p.*, nextval('ledger_posting_seq') AS posting
-		FROM `+b.rows("p", n, col("from_kind", "text", fromKind), col("from_player", "text", fromPlayer),
+		FROM `+b.arrays("p", col("from_kind", "text", fromKind), col("from_player", "text", fromPlayer),
 		col("from_escrow", "text", fromEscrow), col("to_kind", "text", toKind), col("to_player", "text", toPlayer),
 		col("to_escrow", "text", toEscrow), col("amount", "bigint", amount), col("kind", "text", kind),
 		col("game", "text", game), col("at", "bigint", at), col("ord", "int", ord))+`
@@ -363,18 +352,13 @@ func (b *setStatement) notify(channel, payload string) {
 }
 
 func (b *setStatement) sql() string {
-	main := "SELECT 1"
-	if n := len(b.notes) / 2; n > 0 {
-		channels, payloads := make([]string, n), make([]string, n)
-		for i := range n {
-			channels[i], payloads[i] = b.notes[2*i], b.notes[2*i+1]
-		}
-		main = `SELECT count(pg_notify(n.c, n.p)) FROM ` + b.rows("n", n, col("c", "text", channels), col("p", "text", payloads))
+	n := len(b.notes) / 2
+	channels, payloads := make([]string, n), make([]string, n)
+	for i := range n {
+		channels[i], payloads[i] = b.notes[2*i], b.notes[2*i+1]
 	}
-	if len(b.ctes) == 0 {
-		return main
-	}
-	return "WITH " + strings.Join(b.ctes, ",\n") + "\n" + main
+	return "WITH " + strings.Join(b.ctes, ",\n") + "\nSELECT count(pg_notify(n.c, n.p)) FROM " +
+		b.arrays("n", col("c", "text", channels), col("p", "text", payloads))
 }
 
 // sqlArgs collects a statement's arguments and names their placeholders.
@@ -386,6 +370,16 @@ type sqlArgs struct {
 func (a *sqlArgs) arg(v any) string {
 	a.args = append(a.args, v)
 	return "$" + strconv.Itoa(len(a.args))
+}
+
+// arrays is a FROM item, named alias, of rows given column by column, as unnest of array
+// parameters: its text does not depend on the number of rows (none included).
+func (a *sqlArgs) arrays(alias string, cols ...column) string {
+	args, names := make([]string, len(cols)), make([]string, len(cols))
+	for i, c := range cols {
+		args[i], names[i] = a.arg(c.values)+"::"+c.typ+"[]", c.name
+	}
+	return "unnest(" + strings.Join(args, ", ") + ") AS " + alias + " (" + strings.Join(names, ", ") + ")"
 }
 
 // column is a column of rows given column by column (see rows).
@@ -402,10 +396,11 @@ func col[T any](name, typ string, values []T) column {
 }
 
 // rows is a FROM item, named alias, of n rows given column by column: one row as a VALUES of
-// scalar parameters, several as unnest of array parameters. One row, a batch of one action, is
-// the common case: its estimate is exact whatever the parameters, so Postgres settles on one
-// generic plan for the statement; unnest's is a guess when planned generically, which makes it
-// plan the statement again on every execution (which a batch of several pays once for all).
+// scalar parameters, several as unnest of array parameters (the held writes use arrays, whatever
+// their number of rows). One row is the common case: its estimate is exact whatever the
+// parameters, so Postgres settles on one generic plan for the statement; unnest's is a guess when
+// planned generically, which makes it plan the statement again on every execution in the default
+// plan_cache_mode (which a batch of several pays once for all).
 func (a *sqlArgs) rows(alias string, n int, cols ...column) string {
 	names := make([]string, len(cols))
 	for i, c := range cols {

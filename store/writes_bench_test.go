@@ -159,56 +159,7 @@ func newMixedWorld(b *testing.B, c *pgcluster.Cluster, planMode string, lobbies 
 		w.lobbies, w.players = append(w.lobbies, lobby), append(w.players, actors)
 	}
 	w.step = make([]int, lobbies)
-	// Tables of a realistic size, so that a plan scanning one would show: 100,000 accounts, each
-	// in one of 10,000 past games of 10 with a commitment, and with an idempotency record; and a
-	// lobby of 100,000 events.
-	seed := []string{
-		`INSERT INTO accounts (id, name, name_key, role, created_at)
-			SELECT gen_random_uuid(), 'filler-' || s, 'filler-' || s, 'player', 0 FROM generate_series(1, 100000) AS s`,
-		`INSERT INTO games (id, lobby_id, number, config, ruleset_hash, stage, round, stage_started_at, deadline, extensions,
-				joined, players, active, committed, revealed, escrow, payout, stop_reason, created_at, ended_at, settled)
-			SELECT gen_random_uuid(), g.lobby_id, g.number + s, g.config, g.ruleset_hash, 'stopped', 0, 0, 0, 0, 10, 10, 10, 10, 0,
-				0, 0, 'filler', 0, 0, true
-			FROM games g, generate_series(1, 10000) AS s WHERE g.lobby_id = $1`,
-		`INSERT INTO game_players (game_id, account_id, ord, registered_at, active)
-			SELECT g.id, a.id, a.n % 10 + 1, 0, true
-			FROM (SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM accounts WHERE name LIKE 'filler-%') AS a
-			JOIN (SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM games WHERE stop_reason = 'filler') AS g ON g.n = a.n / 10`,
-		`INSERT INTO round_moves (game_id, round, account_id, commitment, committed_at)
-			SELECT p.game_id, 1, p.account_id, sha256(p.account_id::text::bytea), 0
-			FROM game_players p JOIN games g ON g.id = p.game_id WHERE g.stop_reason = 'filler'`,
-		`INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, response, result_version, created_at)
-			SELECT id, 'POST', '/v1/lobbies/{id}/commit', 'k', sha256(id::text::bytea), '{}', 2, 0
-			FROM accounts WHERE name LIKE 'filler-%'`,
-		`WITH l AS (SELECT id, last_seq, last_hash FROM lobbies WHERE id = $1),
-			e AS (INSERT INTO events (lobby_id, seq, type, at, data, prev_hash, hash)
-				SELECT l.id, l.last_seq + s, 'filler', 0, '{}',
-					CASE WHEN s = 1 THEN l.last_hash ELSE sha256((l.id::text || (l.last_seq + s - 1))::bytea) END,
-					sha256((l.id::text || (l.last_seq + s))::bytea)
-				FROM l, generate_series(1, 100000) AS s)
-		UPDATE lobbies SET last_seq = l.last_seq + 100000, last_hash = sha256((l.id::text || (l.last_seq + 100000))::bytea)
-			FROM l WHERE lobbies.id = l.id`,
-	}
-	var filler tournament.LobbyID
-	err = w.s.Run(ctx, func(tx tournament.Tx, now int64) (err error) {
-		filler, err = w.s.service.CreateLobby(ctx, tx, now, adm, "filler", game)
-		return err
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, sql := range seed {
-		var args []any
-		if strings.Contains(sql, "$1") {
-			args = append(args, filler)
-		}
-		if _, err := pool.Exec(ctx, sql, args...); err != nil {
-			b.Fatalf("%s: %v", sql[:40], err)
-		}
-	}
-	if _, err := pool.Exec(ctx, `ANALYZE`); err != nil {
-		b.Fatal(err)
-	}
+	seedRealisticTables(b, w.s, 100_000)
 	return w
 }
 

@@ -1,0 +1,173 @@
+package store
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/commitreveal/rps/internal/pgtest"
+	"github.com/commitreveal/rps/tournament"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// heldSamples are transactions' held rows of every kind, alone and together, with one row or
+// several.
+func heldSamples() []heldWrites {
+	id := func() string { return uuid.NewString() }
+	lobby, game, account := tournament.LobbyID(id()), tournament.GameID(id()), tournament.AccountID(id())
+	g := tournament.Game{ID: game, LobbyID: lobby, Number: 1, Config: tournament.DefaultConfig(), Stage: tournament.StageMoves, Round: 1}
+	l := tournament.Lobby{ID: lobby, Name: "l", Config: tournament.DefaultConfig(), GameID: game}
+	move := tournament.RoundMove{GameID: game, Round: 1, AccountID: account}
+	event := tournament.LoggedEvent{Seq: 2, LobbyID: lobby, GameID: game, Type: "move_committed", Data: []byte(`{}`)}
+	result := resultRow{key: &IdempotencyKey{AccountID: account, Method: "POST", Route: "/r", Key: "k", RequestHash: make([]byte, 32)}, stored: []byte(`{}`)}
+	posting := tournament.Posting{From: tournament.PlayerAccount(account), To: tournament.EscrowAccount(game), Amount: 1, Kind: tournament.PostingBet, GameID: game}
+	commit := heldWrites{games: map[tournament.GameID]tournament.Game{game: g}, lobbies: map[tournament.LobbyID]*lobbyWrite{lobby: {moved: true}},
+		moves: []tournament.RoundMove{move}, events: []tournament.LoggedEvent{event}, results: []resultRow{result}}
+	reveals := heldWrites{reveals: []tournament.RoundMove{move, move, move}, events: []tournament.LoggedEvent{event, event}}
+	register := heldWrites{players: []tournament.Player{{GameID: game, AccountID: account, Order: 1, Active: true}},
+		postings: []tournament.Posting{posting, posting}, balances: map[tournament.AccountID]bool{account: true}}
+	admin := heldWrites{newGames: []tournament.Game{g}, lobbies: map[tournament.LobbyID]*lobbyWrite{lobby: {row: &l}},
+		audits: []auditRow{{entry: AuditEntry{Actor: account, Action: "stop", Detail: []byte(`{}`)}}}}
+	return []heldWrites{commit, reveals, register, admin}
+}
+
+// heldStatement is the statement writeHeld queues for held rows w, and its arguments.
+func heldStatement(t *testing.T, s *Store, w heldWrites) (string, []any) {
+	t.Helper()
+	tx := s.newTx(&txConn{})
+	tx.held = w
+	if err := tx.writeHeld(); err != nil {
+		t.Fatal(err)
+	}
+	queued := tx.tx.pending.QueuedQueries
+	if len(queued) != 1 {
+		t.Fatalf("writeHeld queued %d statements, want 1", len(queued))
+	}
+	return queued[0].SQL, queued[0].Arguments
+}
+
+// TestHeldWritesOneText checks that the statement of the held writes has one text whatever the
+// transaction holds, so that a connection prepares and plans it once (it had one text per set of
+// kinds of rows, and another for one row of a kind than for several).
+func TestHeldWritesOneText(t *testing.T) {
+	s := New(nil, Options{})
+	var first string
+	for i, w := range heldSamples() {
+		sql, _ := heldStatement(t, s, w)
+		if i == 0 {
+			first = sql
+		} else if sql != first {
+			t.Fatalf("held rows %d are written by another statement:\n%s\nthan held rows 0:\n%s", i, sql, first)
+		}
+	}
+}
+
+// TestHeldWritesGenericPlan checks the generic plan of the held writes, as the committer's
+// connection uses it, on tables of 100,000 rows: no table of that size is read whole (a generic
+// plan guesses the rows of each unnest, and a guess too high would make a join scan the table).
+func TestHeldWritesGenericPlan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds tables of 100,000 rows")
+	}
+	ctx := context.Background()
+	s := New(pgtest.New(t), Options{Service: fastService()})
+	seedRealisticTables(t, s, 100_000)
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	sql, args := heldStatement(t, s, heldSamples()[0])
+	// EXPLAIN EXECUTE takes the parameters as literals: each in its type's text format.
+	held, err := conn.Conn().Prepare(ctx, "held", sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	literals := make([]string, len(args))
+	for i, arg := range args {
+		text, err := conn.Conn().TypeMap().Encode(held.ParamOIDs[i], pgtype.TextFormatCode, arg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		literals[i] = "NULL"
+		if text != nil {
+			literals[i] = "'" + strings.ReplaceAll(string(text), "'", "''") + "'"
+		}
+	}
+	rows, err := conn.Query(ctx, `EXPLAIN EXECUTE held(`+strings.Join(literals, ", ")+`)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(line + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if scan := regexp.MustCompile(`Seq Scan on (accounts|games|game_players|round_moves|events|idempotency_keys)\b`).FindString(plan.String()); scan != "" {
+		t.Errorf("the generic plan of the held writes has a %s:\n%s", scan, plan.String())
+	}
+}
+
+// seedRealisticTables gives the tables the size a service reaches: n accounts, each in one of n/10
+// past games of 10 with a commitment and with an idempotency record, and a lobby of n events.
+func seedRealisticTables(tb testing.TB, s *Store, n int) {
+	tb.Helper()
+	ctx := context.Background()
+	var filler tournament.LobbyID
+	err := s.Run(ctx, func(tx tournament.Tx, now int64) (err error) {
+		filler, err = s.service.CreateLobby(ctx, tx, now, tournament.Actor{Role: tournament.RoleAdmin}, "filler", tournament.DefaultConfig())
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	seed := []string{
+		`INSERT INTO accounts (id, name, name_key, role, created_at)
+			SELECT gen_random_uuid(), 'filler-' || s, 'filler-' || s, 'player', 0 FROM generate_series(1, {n}) AS s`,
+		`INSERT INTO games (id, lobby_id, number, config, ruleset_hash, stage, round, stage_started_at, deadline, extensions,
+				joined, players, active, committed, revealed, escrow, payout, stop_reason, created_at, ended_at, settled)
+			SELECT gen_random_uuid(), g.lobby_id, g.number + s, g.config, g.ruleset_hash, 'stopped', 0, 0, 0, 0, 10, 10, 10, 10, 0,
+				0, 0, 'filler', 0, 0, true
+			FROM games g, generate_series(1, {n} / 10) AS s WHERE g.lobby_id = $1`,
+		`INSERT INTO game_players (game_id, account_id, ord, registered_at, active)
+			SELECT g.id, a.id, a.n % 10 + 1, 0, true
+			FROM (SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM accounts WHERE name LIKE 'filler-%') AS a
+			JOIN (SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM games WHERE stop_reason = 'filler') AS g ON g.n = a.n / 10`,
+		`INSERT INTO round_moves (game_id, round, account_id, commitment, committed_at)
+			SELECT p.game_id, 1, p.account_id, sha256(p.account_id::text::bytea), 0
+			FROM game_players p JOIN games g ON g.id = p.game_id WHERE g.stop_reason = 'filler'`,
+		`INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, response, result_version, created_at)
+			SELECT id, 'POST', '/v1/lobbies/{id}/commit', 'k', sha256(id::text::bytea), '{}', 2, 0
+			FROM accounts WHERE name LIKE 'filler-%'`,
+		`WITH l AS (SELECT id, last_seq, last_hash FROM lobbies WHERE id = $1),
+			e AS (INSERT INTO events (lobby_id, seq, type, at, data, prev_hash, hash)
+				SELECT l.id, l.last_seq + s, 'filler', 0, '{}',
+					CASE WHEN s = 1 THEN l.last_hash ELSE sha256((l.id::text || (l.last_seq + s - 1))::bytea) END,
+					sha256((l.id::text || (l.last_seq + s))::bytea)
+				FROM l, generate_series(1, {n}) AS s)
+		UPDATE lobbies SET last_seq = l.last_seq + {n}, last_hash = sha256((l.id::text || (l.last_seq + {n}))::bytea)
+			FROM l WHERE lobbies.id = l.id`,
+		`ANALYZE`,
+	}
+	for _, sql := range seed {
+		var args []any
+		if strings.Contains(sql, "$1") {
+			args = append(args, filler)
+		}
+		if _, err := s.pool.Exec(ctx, strings.ReplaceAll(sql, "{n}", strconv.Itoa(n)), args...); err != nil {
+			tb.Fatalf("%s: %v", sql[:40], err)
+		}
+	}
+}
