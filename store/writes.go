@@ -111,25 +111,33 @@ func (w *heldWrites) pendingMove(m tournament.RoundMove) bool {
 	})
 }
 
-// writeHeld queues the statement that writes the held rows (sent with the next statement that
-// needs an answer, or with the COMMIT), and forgets them. Its text is the same for every batch:
-// every kind of row has its CTE, over arrays (empty when the batch has none of that kind), so
-// that the connection plans it once (see heldWritesSQL).
+// writeHeld queues the statements that write the held rows (sent with the next statement that
+// needs an answer, or with the COMMIT), and forgets them. Each statement's text is the same
+// for every batch, so that a connection plans it once (see heldWritesSQL): the main one, always,
+// with a CTE for every kind of row an action writes, over arrays (empty when the batch has none
+// of that kind); before it, new games, and after it, admins' audit entries, each by a statement
+// of its own, only when there are some (a CTE with no row still costs its tables' and indexes'
+// opening, about 20 µs each here: a new game comes once a game, an audit entry with an admin's
+// action).
 func (t *pgTx) writeHeld() error {
 	w := &t.held
 	if w.empty() {
 		return nil
 	}
-	var b setStatement
 	// Games first: registrations, moves, postings and events refer to them. A new game's
 	// ruleset was saved by a statement before this one.
-	b.cte("new_games", `INSERT INTO games (id, lobby_id, number, config, ruleset_hash, stage, round,
-			stage_started_at, deadline, extensions, joined, players, active, committed, revealed, escrow,
-			winner, payout, stop_reason, created_at, ended_at)
-		SELECT id, lobby_id, number, config, ruleset_hash, stage, round, stage_started_at, deadline, extensions,
-			joined, players, active, committed, revealed, escrow, nullif(winner, '')::uuid, payout, stop_reason,
-			created_at, ended_at
-		FROM `+gameRows(&b, w.newGames, true))
+	if len(w.newGames) > 0 {
+		var b setStatement
+		b.cte("new_games", `INSERT INTO games (id, lobby_id, number, config, ruleset_hash, stage, round,
+				stage_started_at, deadline, extensions, joined, players, active, committed, revealed, escrow,
+				winner, payout, stop_reason, created_at, ended_at)
+			SELECT id, lobby_id, number, config, ruleset_hash, stage, round, stage_started_at, deadline, extensions,
+				joined, players, active, committed, revealed, escrow, nullif(winner, '')::uuid, payout, stop_reason,
+				created_at, ended_at
+			FROM `+gameRows(&b, w.newGames, true))
+		t.tx.laterChecked(checkHeldWrite, b.sql(), b.args...)
+	}
+	var b setStatement
 	games := make([]tournament.Game, 0, len(w.games))
 	for _, g := range w.games {
 		games = append(games, g)
@@ -184,18 +192,21 @@ func (t *pgTx) writeHeld() error {
 		SELECT k.account, k.method, k.route, k.key, k.hash, k.stored, `+strconv.Itoa(resultVersion)+`, k.at
 		FROM `+b.arrays("k", col("account", "uuid", account), col("method", "text", method), col("route", "text", route),
 		col("key", "text", name), col("hash", "bytea", hash), col("stored", "bytea", stored), col("at", "bigint", at)))
-	n = len(w.audits)
-	actor, action, target, detail, at := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]int64, n)
-	for i, a := range w.audits {
-		actor[i], action[i], target[i], detail[i], at[i] = string(a.entry.Actor), a.entry.Action, a.entry.Target, string(a.entry.Detail), a.at
-	}
-	b.cte("audits", `INSERT INTO admin_audit (actor, action, target, detail, at)
-		SELECT a.actor, a.action, a.target, a.detail::jsonb, a.at
-		FROM `+b.arrays("a", col("actor", "uuid", actor), col("action", "text", action), col("target", "text", target),
-		col("detail", "text", detail), col("at", "bigint", at)))
 	t.deadlineNote(&b)
-	t.held = heldWrites{}
 	t.tx.laterChecked(checkHeldWrite, b.sql(), b.args...)
+	if n := len(w.audits); n > 0 {
+		var b setStatement
+		actor, action, target, detail, at := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]int64, n)
+		for i, a := range w.audits {
+			actor[i], action[i], target[i], detail[i], at[i] = string(a.entry.Actor), a.entry.Action, a.entry.Target, string(a.entry.Detail), a.at
+		}
+		b.cte("audits", `INSERT INTO admin_audit (actor, action, target, detail, at)
+			SELECT a.actor, a.action, a.target, a.detail::jsonb, a.at
+			FROM `+b.arrays("a", col("actor", "uuid", actor), col("action", "text", action), col("target", "text", target),
+			col("detail", "text", detail), col("at", "bigint", at)))
+		t.tx.laterChecked(checkHeldWrite, b.sql(), b.args...)
+	}
+	t.held = heldWrites{}
 	return nil
 }
 
@@ -254,49 +265,38 @@ func gameRows(b *setStatement, games []tournament.Game, all bool) string {
 	return b.arrays("u", cols...)
 }
 
-// lobbyRows writes the lobbies' changed rows and moved chain heads, each lobby's by one UPDATE
-// (two of one row in a statement would not both take effect).
+// lobbyRows writes the lobbies' changed rows and moved chain heads, each lobby's by one row of
+// one UPDATE (two of one row in a statement would not both take effect): a lobby whose row
+// changed gets all its columns (whole), one whose chain head only moved its head.
 func (t *pgTx) lobbyRows(b *setStatement) {
 	ids := make([]tournament.LobbyID, 0, len(t.held.lobbies))
 	for id := range t.held.lobbies {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	var rows []tournament.Lobby
-	var rowHeads, heads []tournament.LoggedEvent
-	for _, id := range ids {
-		switch l := t.held.lobbies[id]; {
-		case l.row != nil:
-			rows, rowHeads = append(rows, *l.row), append(rowHeads, t.heads[id])
-		case l.moved:
-			head := t.heads[id]
-			head.LobbyID = id
-			heads = append(heads, head)
-		}
-	}
-	n := len(rows)
-	id, name, closed, config, next, game, games := make([]string, n), make([]string, n), make([]bool, n), make([]tournament.Config, n), make([]*tournament.Config, n), make([]string, n), make([]int32, n)
+	n := len(ids)
+	id, whole, name, closed, config, next, game, games := make([]string, n), make([]bool, n), make([]string, n), make([]bool, n), make([]*tournament.Config, n), make([]*tournament.Config, n), make([]string, n), make([]int32, n)
 	seq, hash := make([]int64, n), make([][]byte, n)
-	for i, l := range rows {
-		id[i], name[i], closed[i], config[i], next[i], game[i], games[i] = string(l.ID), l.Name, l.Closed, l.Config, l.NextConfig, string(l.GameID), int32(l.Games)
-		seq[i], hash[i] = rowHeads[i].Seq, rowHeads[i].Hash[:]
-		if seq[i] == 0 {
+	for i, lobby := range ids {
+		head := t.heads[lobby]
+		id[i], seq[i], hash[i] = string(lobby), head.Seq, head.Hash[:]
+		if head.Seq == 0 {
 			hash[i] = nil
 		}
+		if l := t.held.lobbies[lobby].row; l != nil {
+			whole[i], name[i], closed[i], config[i], next[i], game[i], games[i] = true, l.Name, l.Closed, &l.Config, l.NextConfig, string(l.GameID), int32(l.Games)
+		}
 	}
-	b.cte("lobby_rows", `UPDATE lobbies l SET name = u.name, closed = u.closed, config = u.config,
-			next_config = u.next, game_id = nullif(u.game, '')::uuid, games = u.games, last_seq = u.seq, last_hash = u.hash
-		FROM `+b.arrays("u", col("id", "uuid", id), col("name", "text", name), col("closed", "boolean", closed),
-		col("config", "jsonb", config), col("next", "jsonb", next), col("game", "text", game), col("games", "int", games),
-		col("seq", "bigint", seq), col("hash", "bytea", hash))+`
-		WHERE l.id = u.id`)
-	n = len(heads)
-	id, seq, hash = make([]string, n), make([]int64, n), make([][]byte, n)
-	for i, h := range heads {
-		id[i], seq[i], hash[i] = string(h.LobbyID), h.Seq, h.Hash[:]
-	}
-	b.cte("heads", `UPDATE lobbies l SET last_seq = u.seq, last_hash = u.hash
-		FROM `+b.arrays("u", col("id", "uuid", id), col("seq", "bigint", seq), col("hash", "bytea", hash))+`
+	b.cte("lobby_rows", `UPDATE lobbies l SET name = CASE WHEN u.whole THEN u.name ELSE l.name END,
+			closed = CASE WHEN u.whole THEN u.closed ELSE l.closed END,
+			config = CASE WHEN u.whole THEN u.config ELSE l.config END,
+			next_config = CASE WHEN u.whole THEN u.next ELSE l.next_config END,
+			game_id = CASE WHEN u.whole THEN nullif(u.game, '')::uuid ELSE l.game_id END,
+			games = CASE WHEN u.whole THEN u.games ELSE l.games END,
+			last_seq = u.seq, last_hash = u.hash
+		FROM `+b.arrays("u", col("id", "uuid", id), col("whole", "boolean", whole), col("name", "text", name),
+		col("closed", "boolean", closed), col("config", "jsonb", config), col("next", "jsonb", next), col("game", "text", game),
+		col("games", "int", games), col("seq", "bigint", seq), col("hash", "bytea", hash))+`
 		WHERE l.id = u.id`)
 }
 

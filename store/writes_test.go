@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/commitreveal/rps/internal/pgtest"
 	"github.com/commitreveal/rps/tournament"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -34,34 +36,46 @@ func heldSamples() []heldWrites {
 	return []heldWrites{commit, reveals, register, admin}
 }
 
-// heldStatement is the statement writeHeld queues for held rows w, and its arguments.
-func heldStatement(t *testing.T, s *Store, w heldWrites) (string, []any) {
+// heldStatements are the statements writeHeld queues for held rows w.
+func heldStatements(t *testing.T, s *Store, w heldWrites) []*pgx.QueuedQuery {
 	t.Helper()
 	tx := s.newTx(&txConn{})
 	tx.held = w
 	if err := tx.writeHeld(); err != nil {
 		t.Fatal(err)
 	}
-	queued := tx.tx.pending.QueuedQueries
-	if len(queued) != 1 {
-		t.Fatalf("writeHeld queued %d statements, want 1", len(queued))
-	}
-	return queued[0].SQL, queued[0].Arguments
+	return tx.tx.pending.QueuedQueries
 }
 
-// TestHeldWritesOneText checks that the statement of the held writes has one text whatever the
-// transaction holds, so that a connection prepares and plans it once (it had one text per set of
-// kinds of rows, and another for one row of a kind than for several).
+// statementName names a statement of the held writes by its first CTE.
+func statementName(sql string) string {
+	name, _, _ := strings.Cut(strings.TrimPrefix(sql, "WITH "), " ")
+	return name
+}
+
+// TestHeldWritesOneText checks that each statement of the held writes has one text whatever the
+// transaction holds, so that a connection prepares and plans it once (the statement had one text
+// per set of kinds of rows, and another for one row of a kind than for several), and that the
+// main one, whose first CTE writes games, writes every batch.
 func TestHeldWritesOneText(t *testing.T) {
 	s := New(nil, Options{})
-	var first string
+	texts := map[string]string{}
 	for i, w := range heldSamples() {
-		sql, _ := heldStatement(t, s, w)
-		if i == 0 {
-			first = sql
-		} else if sql != first {
-			t.Fatalf("held rows %d are written by another statement:\n%s\nthan held rows 0:\n%s", i, sql, first)
+		queued := heldStatements(t, s, w)
+		if !slices.ContainsFunc(queued, func(q *pgx.QueuedQuery) bool { return statementName(q.SQL) == "games" }) {
+			t.Errorf("held rows %d are written without the main statement", i)
 		}
+		for _, q := range queued {
+			name := statementName(q.SQL)
+			if first, seen := texts[name]; !seen {
+				texts[name] = q.SQL
+			} else if q.SQL != first {
+				t.Fatalf("held rows %d are written by another statement %s:\n%s\nthan before:\n%s", i, name, q.SQL, first)
+			}
+		}
+	}
+	if len(texts) != 3 {
+		t.Errorf("the held writes have %d statements, want 3 (new games, the main one, audits)", len(texts))
 	}
 }
 
@@ -83,15 +97,30 @@ func TestHeldWritesGenericPlan(t *testing.T) {
 	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
 		t.Fatal(err)
 	}
-	sql, args := heldStatement(t, s, heldSamples()[0])
+	var statements []*pgx.QueuedQuery
+	for _, w := range heldSamples() {
+		statements = append(statements, heldStatements(t, s, w)...)
+	}
+	for i, q := range statements {
+		plan := explainGeneric(t, conn.Conn(), "held"+strconv.Itoa(i), q.SQL, q.Arguments)
+		if scan := regexp.MustCompile(`Seq Scan on (accounts|games|game_players|round_moves|events|idempotency_keys)\b`).FindString(plan); scan != "" {
+			t.Errorf("the generic plan of the held writes' statement %s has a %s:\n%s", statementName(q.SQL), scan, plan)
+		}
+	}
+}
+
+// explainGeneric is the generic plan of sql with args, prepared on conn as name.
+func explainGeneric(t *testing.T, conn *pgx.Conn, name, sql string, args []any) string {
+	t.Helper()
+	ctx := context.Background()
 	// EXPLAIN EXECUTE takes the parameters as literals: each in its type's text format.
-	held, err := conn.Conn().Prepare(ctx, "held", sql)
+	held, err := conn.Prepare(ctx, name, sql)
 	if err != nil {
 		t.Fatal(err)
 	}
 	literals := make([]string, len(args))
 	for i, arg := range args {
-		text, err := conn.Conn().TypeMap().Encode(held.ParamOIDs[i], pgtype.TextFormatCode, arg, nil)
+		text, err := conn.TypeMap().Encode(held.ParamOIDs[i], pgtype.TextFormatCode, arg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +129,7 @@ func TestHeldWritesGenericPlan(t *testing.T) {
 			literals[i] = "'" + strings.ReplaceAll(string(text), "'", "''") + "'"
 		}
 	}
-	rows, err := conn.Query(ctx, `EXPLAIN EXECUTE held(`+strings.Join(literals, ", ")+`)`)
+	rows, err := conn.Query(ctx, `EXPLAIN EXECUTE `+name+`(`+strings.Join(literals, ", ")+`)`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,9 +144,7 @@ func TestHeldWritesGenericPlan(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if scan := regexp.MustCompile(`Seq Scan on (accounts|games|game_players|round_moves|events|idempotency_keys)\b`).FindString(plan.String()); scan != "" {
-		t.Errorf("the generic plan of the held writes has a %s:\n%s", scan, plan.String())
-	}
+	return plan.String()
 }
 
 // seedRealisticTables gives the tables the size a service reaches: n accounts, each in one of n/10
