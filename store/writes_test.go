@@ -198,3 +198,64 @@ func seedRealisticTables(tb testing.TB, s *Store, n int) {
 		}
 	}
 }
+
+// TestAccountNotifyNamesEveryColumn pins the condition of the accounts trigger (migration 0015)
+// to the table: it compares every column but the balance, so that any change to an account but
+// its balance notifies AccountsChannel (a column added later must be added to it), while a
+// balance change, which every bet and payout of the held writes makes, costs no conversion of
+// the rows (the condition compared them as jsonb).
+func TestAccountNotifyNamesEveryColumn(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.New(t)
+	var condition string
+	err := pool.QueryRow(ctx, `SELECT pg_get_triggerdef(oid) FROM pg_trigger
+		WHERE tgrelid = 'accounts'::regclass AND tgname = 'accounts_changed'`).Scan(&condition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	columns, err := collect(ctx, pool, pgx.RowTo[string], `SELECT column_name::text FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = 'accounts' ORDER BY ordinal_position`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(condition, "to_jsonb") {
+		t.Errorf("the accounts trigger converts the rows to jsonb: %s", condition)
+	}
+	for _, c := range columns {
+		named := strings.Contains(condition, "old."+c+" IS DISTINCT FROM new."+c+")")
+		if named != (c != "balance") {
+			t.Errorf("the accounts trigger names column %s: %v, want %v: %s", c, named, c != "balance", condition)
+		}
+	}
+}
+
+// TestBalanceChangeNotifiesNothing checks that a balance change notifies no replica to forget
+// the account's tokens, and that another change does: of a balance change of one account and the
+// disabling of another, committed in that order, the first notification is the disabling's.
+func TestBalanceChangeNotifiesNothing(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewURL(t)
+	s := New(openPool(t, url), Options{Service: fastService()})
+	paid, disabled := player(t, s, "paid", 10), player(t, s, "disabled", 0)
+	listener, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = listener.Close(ctx) }()
+	if _, err := listener.Exec(ctx, `LISTEN `+AccountsChannel); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE accounts SET balance = balance + 1 WHERE id = $1`, paid.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE accounts SET disabled_at = 1 WHERE id = $1`, disabled.ID); err != nil {
+		t.Fatal(err)
+	}
+	n, err := listener.WaitForNotification(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Payload != string(disabled.ID) {
+		t.Errorf("first notification names account %s, want %s (the disabled one; %s's balance changed)", n.Payload, disabled.ID, paid.ID)
+	}
+}
