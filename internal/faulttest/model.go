@@ -406,9 +406,9 @@ func (m *lobbyModel) seal(st *modelState) {
 	st.key = b.String()
 }
 
-// view is the lobby as actor sees it in st: in the answer to an action, or in a read, which
-// shows a player's own status in an open game only.
-func (m *lobbyModel) view(st *modelState, actor tournament.AccountID, read bool) View {
+// view is the lobby as actor sees it in st, in the answer to an action as in a read: a player's
+// own status shows in an open game only (api's yourStatus).
+func (m *lobbyModel) view(st *modelState, actor tournament.AccountID) View {
 	s := st.store
 	l, _ := s.Lobby(ctx, m.spec.ID)
 	g, _ := s.Game(ctx, l.GameID)
@@ -420,7 +420,7 @@ func (m *lobbyModel) view(st *modelState, actor tournament.AccountID, read bool)
 	if actor == "" || actor == m.spec.Admin {
 		return v
 	}
-	if read && !g.Stage.Open() {
+	if !g.Stage.Open() {
 		return v
 	}
 	you := &You{Move: -1}
@@ -585,7 +585,7 @@ func (m *lobbyModel) read(st *modelState, in Input, out Output) ([]*modelState, 
 	for _, c := range candidates {
 		switch in.Kind {
 		case KindReadLobby:
-			if d := m.view(c, in.Actor, true).diff(*out.View); d != "" {
+			if d := m.view(c, in.Actor).diff(*out.View); d != "" {
 				reasons = append(reasons, d)
 				continue
 			}
@@ -722,7 +722,7 @@ func (m *lobbyModel) action(st *modelState, in Input, out Output) ([]*modelState
 		case !outcomeMatches(refusal, out):
 			reasons = append(reasons, fmt.Sprintf("at %d answered %s, the model %s", now, describeOutput(out), describeRefusal(refusal)))
 		case out.Outcome == OutcomeOK && out.View != nil:
-			if d := m.view(after, in.Actor, false).diff(*out.View); d != "" {
+			if d := m.view(after, in.Actor).diff(*out.View); d != "" {
 				reasons = append(reasons, fmt.Sprintf("at %d the answer shows %s", now, d))
 				continue
 			}
@@ -839,7 +839,7 @@ func describeOp(in Input, out Output) string {
 }
 
 func (m *lobbyModel) describeState(st *modelState) string {
-	v := m.view(st, "", true)
+	v := m.view(st, "")
 	g := v.Game
 	var b strings.Builder
 	fmt.Fprintf(&b, "game %d %s round %d, %d players, %d in, %d committed, %d revealed, pot %d, deadline %d, last instant %d, log at %d; balances",
