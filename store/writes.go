@@ -1,22 +1,23 @@
 package store
 
 // Set-based writes: the rows a transaction's operations write are held in memory (the pgTx's
-// caches show them to its own reads) and written together, one statement for all of them, each
-// kind of row by one of its data-modifying CTEs over arrays: every event of the batch in one
+// caches show them to its own reads) and written together, by a few statements sent in one round
+// trip, each kind of row by one data-modifying CTE over arrays: every event of the batch in one
 // insert (their chain hashes computed in Go), every move, registration, ledger posting,
 // idempotency record and audit row likewise, each game and lobby row once, and one
 // notification per lobby. They are written when a statement needs them in the database first
 // (a set effect, a read of a whole round) and at the commit, so a batch of actions that changes
 // no stage costs the statements of one action.
 //
-// The statement's text is the same whatever the batch holds: every CTE is always there, over
-// unnest of array parameters, empty when there is no row of its kind. So it is prepared and
-// planned once per connection, and a connection with plan_cache_mode = force_generic_plan (the
-// committer's) never plans it again. Its generic plan guesses a few rows per array, so each
+// Each statement's text is the same whatever the batch holds: its CTEs are always there, over
+// unnest of array parameters, empty when there is no row of their kind (see writeHeld). So each
+// is prepared and planned once per connection, and under plan_cache_mode = force_generic_plan
+// (the committer's) never planned again. Their generic plans guess a few rows per array, so each
 // UPDATE finds its rows by primary key (checked on tables of 100,000 rows, writes_test.go).
 //
-// Foreign keys are checked at the end of the statement, so a row may refer to another written by
-// the same statement (a move to its registration, an event to the one before it).
+// Foreign keys are checked at the end of each statement, so a row may refer to another written by
+// the same statement or an earlier one (a move to its registration, an event to the one before
+// it).
 
 import (
 	"errors"
@@ -112,21 +113,21 @@ func (w *heldWrites) pendingMove(m tournament.RoundMove) bool {
 }
 
 // writeHeld queues the statements that write the held rows (sent with the next statement that
-// needs an answer, or with the COMMIT), and forgets them. Each statement's text is the same
-// for every batch, so that a connection plans it once (see heldWritesSQL): the main one, always,
-// with a CTE for every kind of row an action writes, over arrays (empty when the batch has none
-// of that kind); before it, new games, and after it, admins' audit entries, each by a statement
-// of its own, only when there are some (a CTE with no row still costs its tables' and indexes'
-// opening, about 20 µs each here: a new game comes once a game, an audit entry with an admin's
-// action).
+// needs an answer, or with the COMMIT), and forgets them. Each statement's text is the same for
+// every batch, so that a connection plans it once: every kind of row it writes has its CTE, over
+// arrays, empty when the batch has no row of that kind. A CTE with no row still costs the opening
+// of its table and indexes (about 20 µs each here, 100 µs for the registrations and postings), so
+// the kinds of rows that many batches lack have statements of their own, sent only when they
+// have rows, in the order of their references: new games (once a game); registrations and
+// postings (a third of the mixed load's actions); the rows of every action (games, lobbies,
+// moves, events, results; and the notifications); admins' audit entries.
 func (t *pgTx) writeHeld() error {
 	w := &t.held
 	if w.empty() {
 		return nil
 	}
-	// Games first: registrations, moves, postings and events refer to them. A new game's
-	// ruleset was saved by a statement before this one.
 	if len(w.newGames) > 0 {
+		// A new game's ruleset was saved by a statement before this one.
 		var b setStatement
 		b.cte("new_games", `INSERT INTO games (id, lobby_id, number, config, ruleset_hash, stage, round,
 				stage_started_at, deadline, extensions, joined, players, active, committed, revealed, escrow,
@@ -137,6 +138,28 @@ func (t *pgTx) writeHeld() error {
 			FROM `+gameRows(&b, w.newGames, true))
 		t.tx.laterChecked(checkHeldWrite, b.sql(), b.args...)
 	}
+	if len(w.players) > 0 || len(w.postings) > 0 {
+		var b setStatement
+		playerRows(&b, w.players)
+		postingRows(&b, w.postings)
+		t.tx.laterChecked(checkHeldWrite, b.sql(), b.args...)
+	}
+	if err := t.writeActionRows(); err != nil {
+		return err
+	}
+	if len(w.audits) > 0 {
+		var b setStatement
+		auditRows(&b, w.audits)
+		t.tx.laterChecked(checkHeldWrite, b.sql(), b.args...)
+	}
+	t.held = heldWrites{}
+	return nil
+}
+
+// writeActionRows queues the statement of the rows that every action writes (and the
+// notifications), when there are some.
+func (t *pgTx) writeActionRows() error {
+	w := &t.held
 	var b setStatement
 	games := make([]tournament.Game, 0, len(w.games))
 	for _, g := range w.games {
@@ -151,15 +174,7 @@ func (t *pgTx) writeHeld() error {
 		FROM `+gameRows(&b, games, false)+`
 		WHERE g.id = u.id`)
 	t.lobbyRows(&b)
-	n := len(w.players)
-	game, account, ord, at := make([]string, n), make([]string, n), make([]int32, n), make([]int64, n)
-	for i, p := range w.players {
-		game[i], account[i], ord[i], at[i] = string(p.GameID), string(p.AccountID), int32(p.Order), p.RegisteredAt
-	}
-	b.cte("players", `INSERT INTO game_players (game_id, account_id, ord, registered_at, active, eliminated_round)
-		SELECT p.game, p.account, p.ord, p.at, true, 0
-		FROM `+b.arrays("p", col("game", "uuid", game), col("account", "uuid", account), col("ord", "int", ord), col("at", "bigint", at)))
-	n = len(w.moves)
+	n := len(w.moves)
 	game, round, account, commitment, at := make([]string, n), make([]int32, n), make([]string, n), make([][]byte, n), make([]int64, n)
 	for i, m := range w.moves {
 		game[i], round[i], account[i], commitment[i], at[i] = string(m.GameID), int32(m.Round), string(m.AccountID), m.Commitment[:], m.CommittedAt
@@ -178,7 +193,6 @@ func (t *pgTx) writeHeld() error {
 		FROM `+b.arrays("u", col("game", "uuid", game), col("round", "int", round), col("account", "uuid", account),
 		col("reveal", "bytea", reveal), col("move", "smallint", move), col("at", "bigint", at))+`
 		WHERE m.game_id = u.game AND m.round = u.round AND m.account_id = u.account`)
-	postingRows(&b, w.postings)
 	if err := t.eventRows(&b); err != nil {
 		return err
 	}
@@ -193,21 +207,35 @@ func (t *pgTx) writeHeld() error {
 		FROM `+b.arrays("k", col("account", "uuid", account), col("method", "text", method), col("route", "text", route),
 		col("key", "text", name), col("hash", "bytea", hash), col("stored", "bytea", stored), col("at", "bigint", at)))
 	t.deadlineNote(&b)
-	t.tx.laterChecked(checkHeldWrite, b.sql(), b.args...)
-	if n := len(w.audits); n > 0 {
-		var b setStatement
-		actor, action, target, detail, at := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]int64, n)
-		for i, a := range w.audits {
-			actor[i], action[i], target[i], detail[i], at[i] = string(a.entry.Actor), a.entry.Action, a.entry.Target, string(a.entry.Detail), a.at
-		}
-		b.cte("audits", `INSERT INTO admin_audit (actor, action, target, detail, at)
-			SELECT a.actor, a.action, a.target, a.detail::jsonb, a.at
-			FROM `+b.arrays("a", col("actor", "uuid", actor), col("action", "text", action), col("target", "text", target),
-			col("detail", "text", detail), col("at", "bigint", at)))
+	if len(w.games)+len(w.lobbies)+len(w.moves)+len(w.reveals)+len(w.events)+len(w.results)+len(b.notes) > 0 {
 		t.tx.laterChecked(checkHeldWrite, b.sql(), b.args...)
 	}
-	t.held = heldWrites{}
 	return nil
+}
+
+// playerRows writes registrations.
+func playerRows(b *setStatement, players []tournament.Player) {
+	n := len(players)
+	game, account, ord, at := make([]string, n), make([]string, n), make([]int32, n), make([]int64, n)
+	for i, p := range players {
+		game[i], account[i], ord[i], at[i] = string(p.GameID), string(p.AccountID), int32(p.Order), p.RegisteredAt
+	}
+	b.cte("players", `INSERT INTO game_players (game_id, account_id, ord, registered_at, active, eliminated_round)
+		SELECT p.game, p.account, p.ord, p.at, true, 0
+		FROM `+b.arrays("p", col("game", "uuid", game), col("account", "uuid", account), col("ord", "int", ord), col("at", "bigint", at)))
+}
+
+// auditRows writes entries of the admins' audit log.
+func auditRows(b *setStatement, audits []auditRow) {
+	n := len(audits)
+	actor, action, target, detail, at := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]int64, n)
+	for i, a := range audits {
+		actor[i], action[i], target[i], detail[i], at[i] = string(a.entry.Actor), a.entry.Action, a.entry.Target, string(a.entry.Detail), a.at
+	}
+	b.cte("audits", `INSERT INTO admin_audit (actor, action, target, detail, at)
+		SELECT a.actor, a.action, a.target, a.detail::jsonb, a.at
+		FROM `+b.arrays("a", col("actor", "uuid", actor), col("action", "text", action), col("target", "text", target),
+		col("detail", "text", detail), col("at", "bigint", at)))
 }
 
 // checkHeldWrite turns the failures of held writes that lost a race into a retry of the
