@@ -177,11 +177,3 @@ func collect[T any](ctx context.Context, q querier, fn pgx.RowToFunc[T], sql str
 func validID(s string) bool {
 	return len(s) == 36 && uuid.Validate(s) == nil
 }
-
-// nullID is an optional id as a query argument: NULL when empty.
-func nullID[T ~string](id T) any {
-	if id == "" {
-		return nil
-	}
-	return string(id)
-}

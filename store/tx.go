@@ -114,7 +114,8 @@ func (t *pgTx) LockLobby(ctx context.Context, id tournament.LobbyID) (tournament
 	if !read.foundLobby {
 		return tournament.Lobby{}, tournament.Game{}, tournament.ErrNotFound
 	}
-	return t.holdLock(read, games[id])
+	l, g := t.holdLock(read, games[id])
+	return l, g, nil
 }
 
 // lockRead receives what queueLobbyLock's statement read.
@@ -174,7 +175,7 @@ func queueGamesOf(b *pgx.Batch, lobbies []tournament.LobbyID) map[tournament.Lob
 
 // holdLock records a lobby locked by queueLobbyLock's statement, and its game g, as held by this
 // transaction.
-func (t *pgTx) holdLock(read *lockRead, g tournament.Game) (tournament.Lobby, tournament.Game, error) {
+func (t *pgTx) holdLock(read *lockRead, g tournament.Game) (tournament.Lobby, tournament.Game) {
 	l := read.lobby
 	t.heads[l.ID] = read.head
 	t.locked[l.ID] = l.Clone()
@@ -182,7 +183,7 @@ func (t *pgTx) holdLock(read *lockRead, g tournament.Game) (tournament.Lobby, to
 		t.deadlines[g.ID] = g.Deadline
 		t.games[g.ID] = g
 	}
-	return l, g, nil
+	return l, g
 }
 
 func (t *pgTx) InsertLobby(ctx context.Context, l tournament.Lobby) error {
