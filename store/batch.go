@@ -277,7 +277,8 @@ func (t *pgTx) applyCalls(ctx context.Context, calls []*call) error {
 	// The batch's statements are the same SQL whatever the batch (arrays, not lists of values), so
 	// one generic plan serves them all; left to choose, PostgreSQL plans again on every execution
 	// statements over arrays, whose length it cannot know in a generic plan.
-	queue(&b, `SET LOCAL plan_cache_mode = force_generic_plan`)
+	queue(&b, forceGenericPlans)
+	t.genericPlans = true
 	locks := make([]*lockRead, len(lobbies))
 	for i, id := range lobbies {
 		locks[i] = queueLobbyLock(&b, id)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 
@@ -100,5 +101,40 @@ func TestCommittersKeepEachLobbysOrder(t *testing.T) {
 				t.Fatalf("lobby %s: event %d is seq %d or does not chain to the one before", lobby, i, e.Seq)
 			}
 		}
+	}
+}
+
+// TestWholeRoundStatementsPlanForTheirGame checks the plan modes of a committer's transaction:
+// generic plans for its fixed statements, PostgreSQL's own choice inside withCustomPlans (the
+// statements over a whole round or game), and generic plans again after it.
+func TestWholeRoundStatementsPlanForTheirGame(t *testing.T) {
+	t.Parallel()
+	s, _, lobby := batchLobby(t, nil, 60_000)
+	ctx := context.Background()
+	mode := func(tx *pgTx) string {
+		var m string
+		if err := queryRow(ctx, tx.tx, `SELECT current_setting('plan_cache_mode')`).Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	var modes []string
+	err := s.RunLobby(ctx, lobby, func(tx tournament.Tx, _ int64) error {
+		pt := tx.(*pgTx)
+		modes = append(modes, mode(pt))
+		if err := pt.withCustomPlans(func() error {
+			modes = append(modes, mode(pt))
+			return nil
+		}); err != nil {
+			return err
+		}
+		modes = append(modes, mode(pt))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"force_generic_plan", "auto", "force_generic_plan"}; !slices.Equal(modes, want) {
+		t.Errorf("plan modes %v, want %v", modes, want)
 	}
 }

@@ -56,21 +56,23 @@ func (t *pgTx) SplitEscrow(ctx context.Context, game tournament.GameID, share in
 		return err
 	}
 	clear(t.accounts) // the split changes balances this transaction may hold
-	// shares holds a volatile nextval, so Postgres evaluates it once, not per reference.
-	t.tx.later(`WITH shares AS (
-			SELECT account_id, nextval('ledger_posting_seq') AS posting,
-				$2::bigint + CASE WHEN row_number() OVER (ORDER BY ord) <= $3 THEN 1 ELSE 0 END AS amount
-			FROM game_players WHERE game_id = $1 AND active),
-		paid AS (SELECT * FROM shares WHERE amount > 0),
-		entries AS (
-			INSERT INTO ledger_entries (posting_id, account_kind, player_id, escrow_id, amount, kind, game_id, at)
-			SELECT paid.posting, side.kind, side.player, side.escrow, side.amount, $5, $1, $4
-			FROM paid, LATERAL (VALUES
-				('escrow', NULL::uuid, $1::uuid, -paid.amount),
-				('player', paid.account_id, NULL::uuid, paid.amount)) AS side (kind, player, escrow, amount))
-		UPDATE accounts a SET balance = a.balance + paid.amount FROM paid WHERE a.id = paid.account_id`,
-		game, share, remainder, at, kind)
-	return nil
+	return t.withCustomPlans(func() error {
+		// shares holds a volatile nextval, so Postgres evaluates it once, not per reference.
+		t.tx.later(`WITH shares AS (
+				SELECT account_id, nextval('ledger_posting_seq') AS posting,
+					$2::bigint + CASE WHEN row_number() OVER (ORDER BY ord) <= $3 THEN 1 ELSE 0 END AS amount
+				FROM game_players WHERE game_id = $1 AND active),
+			paid AS (SELECT * FROM shares WHERE amount > 0),
+			entries AS (
+				INSERT INTO ledger_entries (posting_id, account_kind, player_id, escrow_id, amount, kind, game_id, at)
+				SELECT paid.posting, side.kind, side.player, side.escrow, side.amount, $5, $1, $4
+				FROM paid, LATERAL (VALUES
+					('escrow', NULL::uuid, $1::uuid, -paid.amount),
+					('player', paid.account_id, NULL::uuid, paid.amount)) AS side (kind, player, escrow, amount))
+			UPDATE accounts a SET balance = a.balance + paid.amount FROM paid WHERE a.id = paid.account_id`,
+			game, share, remainder, at, kind)
+		return nil
+	})
 }
 
 // LedgerEntry is one entry of a player's balance: positive amounts came in, negative went out.

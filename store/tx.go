@@ -40,6 +40,28 @@ type pgTx struct {
 	ended []tournament.GameID
 	// held are the rows written and not yet sent (see writeHeld).
 	held heldWrites
+	// genericPlans reports that the transaction forces generic plans (a committer's does), which
+	// the statements over a whole round or game set aside (see withCustomPlans).
+	genericPlans bool
+}
+
+// forceGenericPlans makes PostgreSQL plan each prepared statement once for the rest of the
+// transaction (see applyCalls).
+const forceGenericPlans = `SET LOCAL plan_cache_mode = force_generic_plan`
+
+// withCustomPlans queues, with queue, statements over a whole round or game (a stage change's
+// set effects) under PostgreSQL's own choice of plan, then forces generic plans again. A generic
+// plan cannot know the game's size: where one game of 100,000 players dominates the tables, the
+// generic plans of these statements read game_players and round_moves whole (20-87 ms each,
+// EXPLAIN ANALYZE), where a plan for the game's own id uses its index.
+func (t *pgTx) withCustomPlans(queue func() error) error {
+	if !t.genericPlans {
+		return queue()
+	}
+	t.tx.later(`SET LOCAL plan_cache_mode TO DEFAULT`)
+	err := queue()
+	t.tx.later(forceGenericPlans)
+	return err
 }
 
 type playerKey struct {
@@ -479,17 +501,19 @@ func (t *pgTx) Eliminate(ctx context.Context, game tournament.GameID, round int,
 		return err
 	}
 	clear(t.players) // the set effect changes rows this transaction may hold
-	switch keep.Kind {
-	case tournament.KeepCommitted:
-		t.tx.later(eliminateSQL+`)`, game, round)
-	case tournament.KeepRevealed:
-		t.tx.later(eliminateSQL+` AND m.revealed)`, game, round)
-	case tournament.KeepMoves:
-		t.tx.later(eliminateSQL+` AND m.revealed AND (1 << m.move) & $3 <> 0)`, game, round, int32(keep.Moves))
-	default:
-		return fmt.Errorf("eliminate: unknown keep kind %q", keep.Kind)
-	}
-	return nil
+	return t.withCustomPlans(func() error {
+		switch keep.Kind {
+		case tournament.KeepCommitted:
+			t.tx.later(eliminateSQL+`)`, game, round)
+		case tournament.KeepRevealed:
+			t.tx.later(eliminateSQL+` AND m.revealed)`, game, round)
+		case tournament.KeepMoves:
+			t.tx.later(eliminateSQL+` AND m.revealed AND (1 << m.move) & $3 <> 0)`, game, round, int32(keep.Moves))
+		default:
+			return fmt.Errorf("eliminate: unknown keep kind %q", keep.Kind)
+		}
+		return nil
+	})
 }
 
 func (t *pgTx) FirstActive(ctx context.Context, game tournament.GameID) (tournament.AccountID, error) {
@@ -497,8 +521,10 @@ func (t *pgTx) FirstActive(ctx context.Context, game tournament.GameID) (tournam
 		return "", err
 	}
 	var id tournament.AccountID
-	err := queryRow(ctx, t.tx, `SELECT account_id::text FROM game_players
-		WHERE game_id = $1 AND active ORDER BY ord LIMIT 1`, game).Scan(&id)
+	err := t.withCustomPlans(func() error {
+		return queryRow(ctx, t.tx, `SELECT account_id::text FROM game_players
+			WHERE game_id = $1 AND active ORDER BY ord LIMIT 1`, game).Scan(&id)
+	})
 	return id, err
 }
 
@@ -507,19 +533,22 @@ func (t *pgTx) RevealCounts(ctx context.Context, game tournament.GameID, round i
 	if err := t.writeHeld(); err != nil {
 		return counts, err
 	}
-	rows, err := t.tx.Query(ctx, `SELECT move, count(*) FROM round_moves
-		WHERE game_id = $1 AND round = $2 AND revealed GROUP BY move`, game, round)
-	if err != nil {
-		return counts, mapErr(err)
-	}
-	var move int16
-	var n int64
-	_, err = pgx.ForEachRow(rows, []any{&move, &n}, func() error {
-		if move < 0 || int(move) >= len(counts) {
-			return fmt.Errorf("round %d: move %d out of range", round, move)
+	err := t.withCustomPlans(func() error {
+		rows, err := t.tx.Query(ctx, `SELECT move, count(*) FROM round_moves
+			WHERE game_id = $1 AND round = $2 AND revealed GROUP BY move`, game, round)
+		if err != nil {
+			return err
 		}
-		counts[move] = n
-		return nil
+		var move int16
+		var n int64
+		_, err = pgx.ForEachRow(rows, []any{&move, &n}, func() error {
+			if move < 0 || int(move) >= len(counts) {
+				return fmt.Errorf("round %d: move %d out of range", round, move)
+			}
+			counts[move] = n
+			return nil
+		})
+		return err
 	})
 	return counts, mapErr(err)
 }
@@ -542,16 +571,18 @@ func (t *pgTx) SealedValues(ctx context.Context, game tournament.GameID, round i
 	if err := t.writeHeld(); err != nil {
 		return err
 	}
-	rows, err := t.tx.Query(ctx, sql, game, round)
-	if err != nil {
-		return mapErr(err)
-	}
-	var player tournament.AccountID
-	var value []byte
-	_, err = pgx.ForEachRow(rows, []any{&player, &value}, func() error {
-		return fn(player, string(value))
-	})
-	return mapErr(err)
+	return mapErr(t.withCustomPlans(func() error {
+		rows, err := t.tx.Query(ctx, sql, game, round)
+		if err != nil {
+			return err
+		}
+		var player tournament.AccountID
+		var value []byte
+		_, err = pgx.ForEachRow(rows, []any{&player, &value}, func() error {
+			return fn(player, string(value))
+		})
+		return err
+	}))
 }
 
 // ShiftDeadlines locks the lobbies with an open deadline first, in id order, so that it takes
