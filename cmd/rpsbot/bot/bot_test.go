@@ -218,8 +218,11 @@ func testLoadRunsAndWindsDown(t *testing.T, follow Follow) {
 	// The measured window opens once, before the play, and closes once.
 	var window []bool
 	rep, err := Load(context.Background(), LoadConfig{
-		Server: e.URL, AdminToken: e.Admin, Lobbies: nLobbies, Players: nPlayers, Duration: 700 * time.Millisecond,
-		Concurrency: 4, Game: GameSettings{Bet: 10, TimeoutMs: 40, Resolution: "weighted", MaxRounds: 10},
+		Server: e.URL, AdminToken: e.Admin, Lobbies: nLobbies, Players: nPlayers, Duration: 2500 * time.Millisecond,
+		// Stages long enough for a round to be played on a loaded machine (an action can take 200
+		// ms there; with 40 ms stages no reveal came in time), short enough for skipped commits to
+		// let several expire within the run.
+		Concurrency: 4, Game: GameSettings{Bet: 10, TimeoutMs: 300, Resolution: "weighted", MaxRounds: 10},
 		Strategy: "smart", Seed: 1, Skip: 0.25, Grace: 200 * time.Millisecond, Progress: 300 * time.Millisecond,
 		Follow: follow, Window: func(begins bool) { window = append(window, begins) }, Out: &out,
 	})
