@@ -693,7 +693,7 @@ var statementClassOrder = []struct {
 }{
 	{"BEGIN, COMMIT (and the batch's plan mode)", regexp.MustCompile(`^(BEGIN|COMMIT|ROLLBACK|SET LOCAL plan_cache_mode)`)},
 	{"a batch's lobby lock", regexp.MustCompile(`FROM lobbies WHERE id = \$1 FOR UPDATE`)},
-	{"a batch's game read", regexp.MustCompile(`(?s)^SELECT id::text, lobby_id::text, number, config.* FROM games\s+WHERE id IN \(SELECT game_id FROM lobbies WHERE id = ANY`)},
+	{"a batch's game read", regexp.MustCompile(`(?s)^SELECT id::text, lobby_id::text, number, config.* FROM unnest\(\$1::uuid\[\]\) AS x \(lobby\)`)},
 	{"a batch's call reads (instant, stored result, actor's account, registration, move)", regexp.MustCompile(`AS c \(actor, key_account`)},
 	{"a batch's held writes (events, moves, registrations, postings, game and lobby rows, results, audit; notifications)", regexp.MustCompile(`^WITH (new_games|games|lobby_rows|heads|players|moves|reveals|postings|events|results|audits) AS`)},
 	{"a batch's stage changes (eliminate, count, seal, split, winner)", regexp.MustCompile(`^(UPDATE game_players p SET active = false|SELECT move, count|SELECT account_id::text, (encode|reveal)|WITH shares AS|SELECT account_id::text FROM game_players WHERE game_id = \$1 AND active ORDER BY ord)`)},

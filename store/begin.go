@@ -86,9 +86,12 @@ func queueCallReads(b *pgx.Batch, calls []callKey, now *int64) []*callRead {
 			coalesce((SELECT gl.leaves FROM game_leaves gl
 				WHERE gl.game_id = (SELECT game_id FROM lobbies WHERE id = nullif(c.lobby, '')::uuid) AND gl.account_id = a.id), 0)
 		FROM `+from+`
-		LEFT JOIN accounts a ON a.id = nullif(c.actor, '')::uuid
-		LEFT JOIN idempotency_keys k ON k.account_id = nullif(c.key_account, '')::uuid
-			AND k.method = c.method AND k.route = c.route AND k.key = c.key
+		-- Every row looked up by its key in a lateral subquery, never joined: the committer plans
+		-- this statement once, generically, guessing 100 calls, and a join planned for 100 read
+		-- the accounts and the stored results whole (1.3 ms a batch in the mixed load).
+		LEFT JOIN LATERAL (SELECT * FROM accounts WHERE id = nullif(c.actor, '')::uuid LIMIT 1) AS a ON true
+		LEFT JOIN LATERAL (SELECT * FROM idempotency_keys WHERE account_id = nullif(c.key_account, '')::uuid
+			AND method = c.method AND route = c.route AND key = c.key LIMIT 1) AS k ON true
 		LEFT JOIN LATERAL (SELECT * FROM game_players p
 			WHERE p.game_id = (SELECT game_id FROM lobbies WHERE id = nullif(c.lobby, '')::uuid) AND p.account_id = a.id LIMIT 1) AS p ON true
 		-- The game and its round as scalar subqueries: a join with games scanned the whole round.

@@ -177,9 +177,11 @@ func queueGamesOf(b *pgx.Batch, lobbies []tournament.LobbyID) map[tournament.Lob
 	for i, id := range lobbies {
 		ids[i] = string(id)
 	}
-	// The salt is read here only, for the core: no read of the API's even loads it.
-	queue(b, `SELECT `+gameColumns+`, moves_salt FROM games
-		WHERE id IN (SELECT game_id FROM lobbies WHERE id = ANY($1::uuid[]))`, ids).
+	// The salt is read here only, for the core: no read of the API's even loads it. Each game is
+	// looked up by its key in a lateral subquery: planned once, generically, for a guess of 100
+	// lobbies, a join read the games whole.
+	queue(b, `SELECT `+gameColumns+`, moves_salt FROM unnest($1::uuid[]) AS x (lobby)
+		CROSS JOIN LATERAL (SELECT * FROM games WHERE id = (SELECT game_id FROM lobbies WHERE id = x.lobby) LIMIT 1) AS g`, ids).
 		Query(func(rows pgx.Rows) error {
 			for rows.Next() {
 				var salt []byte
