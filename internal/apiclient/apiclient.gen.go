@@ -1730,7 +1730,8 @@ type GameState struct {
 	// Example: 2025-01-01T12:01:00.000Z
 	StageStartedAt *time.Time `json:"stageStartedAt"`
 
-	// You The caller's own status; null for anonymous callers and admins.
+	// You The caller's own status while the game is open; null for anonymous callers and admins,
+	// and for everyone once the game has ended (a closed lobby's last game).
 	You *CallerStatus `json:"you"`
 }
 
