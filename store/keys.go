@@ -5,12 +5,10 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"golang.org/x/crypto/blake2b"
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/commitreveal/rps/tournament"
@@ -31,11 +29,8 @@ type SigningKey struct {
 	Rotation []byte
 }
 
-// KeyID names a public key: the first 16 hex characters of its blake2b-256.
-func KeyID(pub ed25519.PublicKey) string {
-	sum := blake2b.Sum256(pub)
-	return hex.EncodeToString(sum[:8])
-}
+// KeyID names a public key (tournament.KeyID: a player's keys are named by the same rule).
+func KeyID(pub ed25519.PublicKey) string { return tournament.KeyID(pub) }
 
 // CurrentSigningKey returns the key that signs now, generating the first one if there is none.
 // Two replicas starting at once cannot both create one: the partial unique index admits a single

@@ -1,0 +1,255 @@
+package tournament
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gowebpki/jcs"
+)
+
+var updateSigned = flag.Bool("update", false, "rewrite testdata/signed_actions.json")
+
+// signedVectorSeed is RFC 8032's first test key: any implementation can check the public key.
+const signedVectorSeed = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"
+
+type signedVector struct {
+	Action    ActionName      `json:"action"`
+	Message   string          `json:"message"`
+	Fields    json.RawMessage `json:"fields"`
+	Signature string          `json:"signature"`
+}
+
+type signedVectors struct {
+	Comment    string         `json:"comment"`
+	Seed       string         `json:"seed"`
+	PublicKey  string         `json:"publicKey"`
+	KeyID      string         `json:"keyId"`
+	Vectors    []signedVector `json:"vectors"`
+	SealedHash struct {
+		Signature string `json:"signature"`
+		Sealed    string `json:"sealed"`
+	} `json:"sealedSignature"`
+}
+
+func vectorMessages(keyID string) []ActionMessage {
+	const (
+		origin = "rps.example.com/log"
+		player = AccountID("6f1c2a9e-3b7d-4c5e-8f10-2a3b4c5d6e7f")
+		lobby  = LobbyID("0b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b")
+		game   = GameID("7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a")
+		at     = int64(1795000000123)
+	)
+	base := ActionMessage{Origin: origin, Player: player, KeyID: keyID, SignedAt: at}
+	with := func(f func(m *ActionMessage)) ActionMessage {
+		m := base
+		f(&m)
+		return m
+	}
+	return []ActionMessage{
+		with(func(m *ActionMessage) {
+			m.Action, m.Player = ActionSignUp, ""
+			m.Payload = ActionPayload{Name: "Ålice \"A\"", PublicKey: "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"}
+		}),
+		with(func(m *ActionMessage) {
+			m.Action, m.IdempotencyKey = ActionAddKey, "add-key-1"
+			m.Payload = ActionPayload{PublicKey: "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c"}
+		}),
+		with(func(m *ActionMessage) {
+			m.Action, m.IdempotencyKey = ActionRetireKey, "retire-1"
+			m.Payload = ActionPayload{KeyID: "0123456789abcdef"}
+		}),
+		with(func(m *ActionMessage) {
+			m.Action, m.LobbyID, m.GameID, m.IdempotencyKey = ActionRegister, lobby, game, "register-1"
+			m.Payload = ActionPayload{Bet: 100}
+		}),
+		with(func(m *ActionMessage) {
+			m.Action, m.LobbyID, m.GameID, m.IdempotencyKey = ActionLeave, lobby, game, "leave-1"
+		}),
+		with(func(m *ActionMessage) {
+			m.Action, m.LobbyID, m.GameID, m.Round, m.IdempotencyKey = ActionCommit, lobby, game, 1, "commit-1"
+			m.Payload = ActionPayload{Commitment: "cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae"}
+		}),
+		with(func(m *ActionMessage) {
+			m.Action, m.LobbyID, m.GameID, m.Round, m.IdempotencyKey = ActionReveal, lobby, game, 1, "reveal-1"
+			m.Payload = ActionPayload{Reveal: "0pass12 \u2028\"\\"}
+		}),
+		with(func(m *ActionMessage) {
+			m.Action, m.IdempotencyKey = ActionQuickJoin, "join-1"
+			m.Payload = ActionPayload{BetSize: 100, Ruleset: "rpsls"}
+		}),
+		with(func(m *ActionMessage) {
+			m.Action, m.IdempotencyKey = ActionQuickJoin, "join-2"
+			m.Payload = ActionPayload{BetSize: 250}
+		}),
+	}
+}
+
+// messageFields is the message as the JSON object its bytes hold, built with encoding/json: the
+// hand-built Bytes must be its RFC 8785 form.
+func messageFields(t *testing.T, m ActionMessage) []byte {
+	t.Helper()
+	nullable := func(s string) any {
+		if s == "" {
+			return nil
+		}
+		return s
+	}
+	var payload map[string]any
+	switch m.Action {
+	case ActionSignUp:
+		payload = map[string]any{"name": m.Payload.Name, "publicKey": m.Payload.PublicKey}
+	case ActionAddKey:
+		payload = map[string]any{"publicKey": m.Payload.PublicKey}
+	case ActionRetireKey:
+		payload = map[string]any{"keyId": m.Payload.KeyID}
+	case ActionRegister:
+		payload = map[string]any{"bet": m.Payload.Bet}
+	case ActionLeave:
+		payload = map[string]any{}
+	case ActionCommit:
+		payload = map[string]any{"commitment": m.Payload.Commitment}
+	case ActionReveal:
+		payload = map[string]any{"reveal": m.Payload.Reveal}
+	case ActionQuickJoin:
+		payload = map[string]any{"betSize": m.Payload.BetSize, "ruleset": nullable(m.Payload.Ruleset)}
+	}
+	var round any
+	if m.Round != 0 {
+		round = m.Round
+	}
+	raw, err := json.Marshal(map[string]any{
+		"action": m.Action, "gameId": nullable(string(m.GameID)), "idempotencyKey": nullable(m.IdempotencyKey),
+		"keyId": m.KeyID, "lobbyId": nullable(string(m.LobbyID)), "origin": m.Origin, "payload": payload,
+		"player": nullable(string(m.Player)), "round": round, "signedAt": m.SignedAt,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := jcs.Transform(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestSignedActionVectors pins the signed message of every action to RFC 8785 (built with
+// encoding/json and jcs) and to testdata/signed_actions.json, which the other languages' clients
+// check themselves against.
+func TestSignedActionVectors(t *testing.T) {
+	seed, _ := hex.DecodeString(signedVectorSeed)
+	key := ed25519.NewKeyFromSeed(seed)
+	pub := key.Public().(ed25519.PublicKey)
+	v := signedVectors{
+		Comment: "Players' signed actions: message = UTF-8 of \"rps-action-v1\\n\" + RFC 8785 JSON of fields; " +
+			"signature = Ed25519(seed's key, message); keyId = first 16 hex of blake2b-256(publicKey). " +
+			"sealedSignature = blake2b-256 of the 64 signature bytes. Generated by tournament's TestSignedActionVectors.",
+		Seed: signedVectorSeed, PublicKey: hex.EncodeToString(pub), KeyID: KeyID(pub),
+	}
+	for _, m := range vectorMessages(v.KeyID) {
+		msg, err := m.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fields := messageFields(t, m)
+		if want := append([]byte(actionDomain), fields...); !bytes.Equal(msg, want) {
+			t.Fatalf("%s: Bytes\n%s\nRFC 8785\n%s", m.Action, msg, want)
+		}
+		sig, err := m.Sign(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m.Verify(pub, sig) {
+			t.Fatalf("%s: own signature does not verify", m.Action)
+		}
+		v.Vectors = append(v.Vectors, signedVector{Action: m.Action, Message: string(msg), Fields: fields, Signature: hex.EncodeToString(sig)})
+	}
+	sealed := SealSignature(mustHex(t, v.Vectors[5].Signature))
+	v.SealedHash.Signature, v.SealedHash.Sealed = v.Vectors[5].Signature, hex.EncodeToString(sealed[:])
+
+	got, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", "signed_actions.json")
+	if *updateSigned {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./tournament -run TestSignedActionVectors -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s is stale: the signed message changed (run with -update only if that is intended)", path)
+	}
+}
+
+func mustHex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestSignatureBindsEveryMember: a signature of one message verifies for no message that differs
+// in any member (another lobby, game, round, payload, idempotency key, player, origin, instant or
+// action).
+func TestSignatureBindsEveryMember(t *testing.T) {
+	seed, _ := hex.DecodeString(signedVectorSeed)
+	key := ed25519.NewKeyFromSeed(seed)
+	pub := key.Public().(ed25519.PublicKey)
+	m := vectorMessages(KeyID(pub))[5] // commit
+	sig, err := m.Sign(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := map[string]func(m *ActionMessage){
+		"lobby": func(m *ActionMessage) { m.LobbyID = "1b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b" },
+		"game":  func(m *ActionMessage) { m.GameID = "8d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a" },
+		"round": func(m *ActionMessage) { m.Round = 2 },
+		"payload": func(m *ActionMessage) {
+			m.Payload.Commitment = "9ce58f3df7e4b407e7d421d2e310e69613ff26164c27d446f76ce0060ce93380"
+		},
+		"key":        func(m *ActionMessage) { m.IdempotencyKey = "commit-2" },
+		"player":     func(m *ActionMessage) { m.Player = "7f1c2a9e-3b7d-4c5e-8f10-2a3b4c5d6e7f" },
+		"origin":     func(m *ActionMessage) { m.Origin = "rps.other.example/log" },
+		"signedAt":   func(m *ActionMessage) { m.SignedAt++ },
+		"action":     func(m *ActionMessage) { m.Action = ActionReveal; m.Payload.Reveal = m.Payload.Commitment },
+		"signer key": func(m *ActionMessage) { m.KeyID = "0000000000000000" },
+	}
+	for name, change := range changes {
+		other := m
+		change(&other)
+		if other.Verify(pub, sig) {
+			t.Errorf("a commit's signature verifies with another %s", name)
+		}
+	}
+	if !m.Verify(pub, sig) {
+		t.Fatal("the signature does not verify its own message")
+	}
+}
+
+func TestCheckSignedAt(t *testing.T) {
+	const now = int64(1795000000000)
+	for _, c := range []struct {
+		at int64
+		ok bool
+	}{
+		{now, true}, {now - SignatureMaxAge, true}, {now - SignatureMaxAge - 1, false},
+		{now + SignatureMaxSkew, true}, {now + SignatureMaxSkew + 1, false},
+	} {
+		if err := CheckSignedAt(c.at, now); (err == nil) != c.ok {
+			t.Errorf("signed %d ms from now: err %v", c.at-now, err)
+		}
+	}
+}
