@@ -42,6 +42,33 @@ func (e AccountStatus) Valid() bool {
 	}
 }
 
+// Defines values for ActionAuthAction.
+const (
+	ActionAuthActionCommit    ActionAuthAction = "commit"
+	ActionAuthActionLeave     ActionAuthAction = "leave"
+	ActionAuthActionQuickJoin ActionAuthAction = "quick_join"
+	ActionAuthActionRegister  ActionAuthAction = "register"
+	ActionAuthActionReveal    ActionAuthAction = "reveal"
+)
+
+// Valid indicates whether the value is a known member of the ActionAuthAction enum.
+func (e ActionAuthAction) Valid() bool {
+	switch e {
+	case ActionAuthActionCommit:
+		return true
+	case ActionAuthActionLeave:
+		return true
+	case ActionAuthActionQuickJoin:
+		return true
+	case ActionAuthActionRegister:
+		return true
+	case ActionAuthActionReveal:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ClockShiftedEventType.
 const (
 	ClockShifted ClockShiftedEventType = "clock_shifted"
@@ -666,6 +693,64 @@ type AccountProfile struct {
 //
 // Example: active
 type AccountStatus string
+
+// ActionAuth The player's signature of the action this event records, inside what the event's hash
+// covers (absent for an action made unsigned, which only a server with
+// `RPSD_PLAYER_KEYS=optional` accepts, from an account that has no key). To check it,
+// rebuild the signed message (`SignedAction`) from the log: `action` and the members here;
+// `player` from the event's data; `lobbyId` and `gameId` from the event (null for a
+// `quick_join`); `round` from the data of a commit or reveal; the payload: `register`
+// `{"bet"}` and `quick_join` `{"betSize", "ruleset"}` with the game's `betSize` (its
+// `game_opened` config) and `ruleset` here (null when absent), `leave` `{}`, and `commit`
+// and `reveal` from the round's transcript once the round is public; `origin` from
+// `GET /v1/log`. Then check the signature with the key `keyId` names, which the player's key
+// log (`GET /v1/accounts/{accountId}/keys`) must show active at the event.
+type ActionAuth struct {
+	// Action The signed action (`quick_join` for a registration made by a quick join).
+	//
+	// Example: register
+	Action ActionAuthAction `json:"action"`
+
+	// IdempotencyKey The request's `Idempotency-Key`, which the message binds.
+	//
+	// Example: 3f1c2b7e-0d4a-4b8e-9a61-5c7d2e8f9b10
+	IdempotencyKey string `json:"idempotencyKey"`
+
+	// KeyId The id of the player's key that signed.
+	//
+	// Example: 7849ac3049680be1
+	KeyId string `json:"keyId"`
+
+	// Ruleset The ruleset a quick join asked for, when it named one.
+	//
+	// Example: rpsls
+	Ruleset *string `json:"ruleset,omitempty"`
+
+	// SealedSignature For a commit or a reveal: blake2b-256 of the 64 signature bytes, in lower-case hex. The
+	// signature of a sealed value would let anyone test guesses of that value against the
+	// player's public key, as the value itself would; its hash binds it in the log, and the
+	// round's transcript shows the signature (`commitSignature`, `revealSignature`) once the
+	// round is public.
+	//
+	//
+	// Example: 9f0b6c3c2a4f5e6d7c8b9a0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445
+	SealedSignature *string `json:"sealedSignature,omitempty"`
+
+	// Signature The signature, for an action whose payload is public (register, leave, quick_join).
+	//
+	// Example: 47ba02d10c16119083820d21cb85e9186f982650c6808966bb7070c6a80abba84ecbccd771e5a5f7888765833a45948beb1d52427175b78561f3dc6c249d4800
+	Signature *string `json:"signature,omitempty"`
+
+	// SignedAt When the player signed, in Unix milliseconds of its clock.
+	//
+	// Example: 1795000000123
+	SignedAt int64 `json:"signedAt"`
+}
+
+// ActionAuthAction The signed action (`quick_join` for a registration made by a quick join).
+//
+// Example: register
+type ActionAuthAction string
 
 // AdminAccount An account as an admin finds it.
 type AdminAccount struct {
@@ -2506,6 +2591,19 @@ type MoneyTransferRequest struct {
 
 // MoveCommittedData A player committed (who, never what).
 type MoveCommittedData struct {
+	// Auth The player's signature of the action this event records, inside what the event's hash
+	// covers (absent for an action made unsigned, which only a server with
+	// `RPSD_PLAYER_KEYS=optional` accepts, from an account that has no key). To check it,
+	// rebuild the signed message (`SignedAction`) from the log: `action` and the members here;
+	// `player` from the event's data; `lobbyId` and `gameId` from the event (null for a
+	// `quick_join`); `round` from the data of a commit or reveal; the payload: `register`
+	// `{"bet"}` and `quick_join` `{"betSize", "ruleset"}` with the game's `betSize` (its
+	// `game_opened` config) and `ruleset` here (null when absent), `leave` `{}`, and `commit`
+	// and `reveal` from the round's transcript once the round is public; `origin` from
+	// `GET /v1/log`. Then check the signature with the key `keyId` names, which the player's key
+	// log (`GET /v1/accounts/{accountId}/keys`) must show active at the event.
+	Auth *ActionAuth `json:"auth,omitempty"`
+
 	// Committed Commitments in the round now.
 	Committed int32 `json:"committed"`
 
@@ -2573,6 +2671,19 @@ type MoveCommittedEventType string
 
 // MoveRevealedData A player revealed (who, never what).
 type MoveRevealedData struct {
+	// Auth The player's signature of the action this event records, inside what the event's hash
+	// covers (absent for an action made unsigned, which only a server with
+	// `RPSD_PLAYER_KEYS=optional` accepts, from an account that has no key). To check it,
+	// rebuild the signed message (`SignedAction`) from the log: `action` and the members here;
+	// `player` from the event's data; `lobbyId` and `gameId` from the event (null for a
+	// `quick_join`); `round` from the data of a commit or reveal; the payload: `register`
+	// `{"bet"}` and `quick_join` `{"betSize", "ruleset"}` with the game's `betSize` (its
+	// `game_opened` config) and `ruleset` here (null when absent), `leave` `{}`, and `commit`
+	// and `reveal` from the round's transcript once the round is public; `origin` from
+	// `GET /v1/log`. Then check the signature with the key `keyId` names, which the player's key
+	// log (`GET /v1/accounts/{accountId}/keys`) must show active at the event.
+	Auth *ActionAuth `json:"auth,omitempty"`
+
 	// Player The player.
 	Player openapi_types.UUID `json:"player"`
 
@@ -2804,6 +2915,19 @@ type Placement struct {
 
 // PlayerLeftData A player left during registration; the bet was refunded.
 type PlayerLeftData struct {
+	// Auth The player's signature of the action this event records, inside what the event's hash
+	// covers (absent for an action made unsigned, which only a server with
+	// `RPSD_PLAYER_KEYS=optional` accepts, from an account that has no key). To check it,
+	// rebuild the signed message (`SignedAction`) from the log: `action` and the members here;
+	// `player` from the event's data; `lobbyId` and `gameId` from the event (null for a
+	// `quick_join`); `round` from the data of a commit or reveal; the payload: `register`
+	// `{"bet"}` and `quick_join` `{"betSize", "ruleset"}` with the game's `betSize` (its
+	// `game_opened` config) and `ruleset` here (null when absent), `leave` `{}`, and `commit`
+	// and `reveal` from the round's transcript once the round is public; `origin` from
+	// `GET /v1/log`. Then check the signature with the key `keyId` names, which the player's key
+	// log (`GET /v1/accounts/{accountId}/keys`) must show active at the event.
+	Auth *ActionAuth `json:"auth,omitempty"`
+
 	// Player The player.
 	Player openapi_types.UUID `json:"player"`
 
@@ -2871,6 +2995,19 @@ type PlayerLeftEventType string
 
 // PlayerRegisteredData A player registered and paid the bet.
 type PlayerRegisteredData struct {
+	// Auth The player's signature of the action this event records, inside what the event's hash
+	// covers (absent for an action made unsigned, which only a server with
+	// `RPSD_PLAYER_KEYS=optional` accepts, from an account that has no key). To check it,
+	// rebuild the signed message (`SignedAction`) from the log: `action` and the members here;
+	// `player` from the event's data; `lobbyId` and `gameId` from the event (null for a
+	// `quick_join`); `round` from the data of a commit or reveal; the payload: `register`
+	// `{"bet"}` and `quick_join` `{"betSize", "ruleset"}` with the game's `betSize` (its
+	// `game_opened` config) and `ruleset` here (null when absent), `leave` `{}`, and `commit`
+	// and `reveal` from the round's transcript once the round is public; `origin` from
+	// `GET /v1/log`. Then check the signature with the key `keyId` names, which the player's key
+	// log (`GET /v1/accounts/{accountId}/keys`) must show active at the event.
+	Auth *ActionAuth `json:"auth,omitempty"`
+
 	// Deadline The registration deadline (Unix ms).
 	Deadline int64 `json:"deadline"`
 
@@ -2957,11 +3094,12 @@ type Problem struct {
 	// Code The stable, machine-readable error code. **An open set**: later versions add codes (as
 	// they add event types), so a client must accept a code it does not know and then act on the
 	// HTTP status (and show `title` and `detail`). The codes of this version, with their status:
-	// `validation_failed` 400; `unauthorized` 401; `forbidden`, `account_disabled` 403;
+	// `validation_failed` 400; `unauthorized`, `signature_required`, `bad_signature`,
+	// `signature_expired` 401; `forbidden`, `account_disabled`, `key_required` 403;
 	// `not_found` 404; `method_not_allowed` 405 (a known path with another method);
 	// `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `name_taken`, `lobby_full`, `insufficient_funds`,
 	// `money_limit`, `already_committed`, `already_revealed`, `idempotency_conflict`,
-	// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet) 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
+	// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet), `stale_signature` 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
 	// `rate_limited` 429; `internal` 500; `unavailable` 503.
 	//
 	//
@@ -3009,11 +3147,12 @@ type Problem struct {
 // ProblemCode The stable, machine-readable error code. **An open set**: later versions add codes (as
 // they add event types), so a client must accept a code it does not know and then act on the
 // HTTP status (and show `title` and `detail`). The codes of this version, with their status:
-// `validation_failed` 400; `unauthorized` 401; `forbidden`, `account_disabled` 403;
+// `validation_failed` 400; `unauthorized`, `signature_required`, `bad_signature`,
+// `signature_expired` 401; `forbidden`, `account_disabled`, `key_required` 403;
 // `not_found` 404; `method_not_allowed` 405 (a known path with another method);
 // `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `name_taken`, `lobby_full`, `insufficient_funds`,
 // `money_limit`, `already_committed`, `already_revealed`, `idempotency_conflict`,
-// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet) 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
+// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet), `stale_signature` 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
 // `rate_limited` 429; `internal` 500; `unavailable` 503.
 //
 // Example: lobby_full
@@ -3054,6 +3193,11 @@ type RoundMove struct {
 	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
 	AccountId openapi_types.UUID `json:"accountId"`
 
+	// CommitSignature The player's signature of its commitment (`SignedAction`, action `commit`); null until
+	// the round has closed (its `move_committed` event binds it by `auth.sealedSignature`
+	// meanwhile), and for a commitment made unsigned.
+	CommitSignature *string `json:"commitSignature,omitempty"`
+
 	// Commitment The commitment (lower-case hex); null until the round has closed (through its reveal
 	// stage too; the `moves_closed` digest binds it meanwhile).
 	//
@@ -3075,6 +3219,9 @@ type RoundMove struct {
 	//
 	// Example: 0pass12
 	Reveal *string `json:"reveal"`
+
+	// RevealSignature The player's signature of its reveal, as `commitSignature` is of its commitment.
+	RevealSignature *string `json:"revealSignature,omitempty"`
 
 	// Revealed The player revealed in this round (public at once).
 	//
@@ -3732,6 +3879,21 @@ type OrderAfter = string
 // Round defines model for Round.
 type Round = int32
 
+// RpsGameId defines model for RpsGameId.
+type RpsGameId = openapi_types.UUID
+
+// RpsKeyId defines model for RpsKeyId.
+type RpsKeyId = string
+
+// RpsRound defines model for RpsRound.
+type RpsRound = int32
+
+// RpsSignature defines model for RpsSignature.
+type RpsSignature = string
+
+// RpsSignedAt defines model for RpsSignedAt.
+type RpsSignedAt = int64
+
 // RulesetHash defines model for RulesetHash.
 type RulesetHash = string
 
@@ -4012,6 +4174,31 @@ type CommitMoveParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, and for every player when the server
+	// requires keys (the default).
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
+
+	// RpsGameId The game the signed message names (`gameId`): the lobby's current `game.id` as the client
+	// read it. A game that is no longer the lobby's current one is `409 stale_signature`: read
+	// the lobby again and sign for its current game.
+	RpsGameId *RpsGameId `json:"Rps-Game-Id,omitempty"`
+
+	// RpsRound The round the signed message names (`round`) for a commit or a reveal: the current game's
+	// `round` as the client read it; another is `409 stale_signature`.
+	RpsRound *RpsRound `json:"Rps-Round,omitempty"`
 }
 
 // ListEventsParams defines parameters for ListEvents.
@@ -4078,6 +4265,27 @@ type RegisterPlayerParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, and for every player when the server
+	// requires keys (the default).
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
+
+	// RpsGameId The game the signed message names (`gameId`): the lobby's current `game.id` as the client
+	// read it. A game that is no longer the lobby's current one is `409 stale_signature`: read
+	// the lobby again and sign for its current game.
+	RpsGameId *RpsGameId `json:"Rps-Game-Id,omitempty"`
 }
 
 // LeaveLobbyParams defines parameters for LeaveLobby.
@@ -4090,6 +4298,27 @@ type LeaveLobbyParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, and for every player when the server
+	// requires keys (the default).
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
+
+	// RpsGameId The game the signed message names (`gameId`): the lobby's current `game.id` as the client
+	// read it. A game that is no longer the lobby's current one is `409 stale_signature`: read
+	// the lobby again and sign for its current game.
+	RpsGameId *RpsGameId `json:"Rps-Game-Id,omitempty"`
 }
 
 // RevealMoveParams defines parameters for RevealMove.
@@ -4102,6 +4331,31 @@ type RevealMoveParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, and for every player when the server
+	// requires keys (the default).
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
+
+	// RpsGameId The game the signed message names (`gameId`): the lobby's current `game.id` as the client
+	// read it. A game that is no longer the lobby's current one is `409 stale_signature`: read
+	// the lobby again and sign for its current game.
+	RpsGameId *RpsGameId `json:"Rps-Game-Id,omitempty"`
+
+	// RpsRound The round the signed message names (`round`) for a commit or a reveal: the current game's
+	// `round` as the client read it; another is `409 stale_signature`.
+	RpsRound *RpsRound `json:"Rps-Round,omitempty"`
 }
 
 // StopGameParams defines parameters for StopGame.
@@ -4144,6 +4398,22 @@ type QuickJoinParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, and for every player when the server
+	// requires keys (the default).
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // ListMyGamesParams defines parameters for ListMyGames.
@@ -6284,6 +6554,101 @@ func (siw *ServerInterfaceWrapper) CommitMove(w http.ResponseWriter, r *http.Req
 
 	}
 
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
+
+	}
+
+	// ------------- Optional header parameter "Rps-Game-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Game-Id")]; found {
+		var RpsGameId RpsGameId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Game-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Game-Id", valueList[0], &RpsGameId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Game-Id", Err: err})
+			return
+		}
+
+		params.RpsGameId = &RpsGameId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Round" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Round")]; found {
+		var RpsRound RpsRound
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Round", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Round", valueList[0], &RpsRound, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Round", Err: err})
+			return
+		}
+
+		params.RpsRound = &RpsRound
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CommitMove(w, r, lobbyId, params)
 	}))
@@ -6631,6 +6996,82 @@ func (siw *ServerInterfaceWrapper) RegisterPlayer(w http.ResponseWriter, r *http
 
 	}
 
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
+
+	}
+
+	// ------------- Optional header parameter "Rps-Game-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Game-Id")]; found {
+		var RpsGameId RpsGameId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Game-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Game-Id", valueList[0], &RpsGameId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Game-Id", Err: err})
+			return
+		}
+
+		params.RpsGameId = &RpsGameId
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.RegisterPlayer(w, r, lobbyId, params)
 	}))
@@ -6681,6 +7122,82 @@ func (siw *ServerInterfaceWrapper) LeaveLobby(w http.ResponseWriter, r *http.Req
 
 	}
 
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
+
+	}
+
+	// ------------- Optional header parameter "Rps-Game-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Game-Id")]; found {
+		var RpsGameId RpsGameId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Game-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Game-Id", valueList[0], &RpsGameId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Game-Id", Err: err})
+			return
+		}
+
+		params.RpsGameId = &RpsGameId
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.LeaveLobby(w, r, lobbyId, params)
 	}))
@@ -6728,6 +7245,101 @@ func (siw *ServerInterfaceWrapper) RevealMove(w http.ResponseWriter, r *http.Req
 		}
 
 		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
+
+	}
+
+	// ------------- Optional header parameter "Rps-Game-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Game-Id")]; found {
+		var RpsGameId RpsGameId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Game-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Game-Id", valueList[0], &RpsGameId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Game-Id", Err: err})
+			return
+		}
+
+		params.RpsGameId = &RpsGameId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Round" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Round")]; found {
+		var RpsRound RpsRound
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Round", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Round", valueList[0], &RpsRound, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Round", Err: err})
+			return
+		}
+
+		params.RpsRound = &RpsRound
 
 	}
 
@@ -6925,6 +7537,63 @@ func (siw *ServerInterfaceWrapper) QuickJoin(w http.ResponseWriter, r *http.Requ
 		}
 
 		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
 
 	}
 
@@ -14969,637 +15638,664 @@ func (sh *strictHandler) AnalyzeGrid(w http.ResponseWriter, r *http.Request, rul
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L0LkttGtii4lRxOR4iUURTAP1nRMaOWZbf8VUty292GbiEBJEh0gZkUEiwWrdbEW8RbyCxl1vBWMpHn",
-	"ZOJHgGRVSbb6xrsRt60igPycPHn+n/edQKw3gjOeyc7ifWdDU7pmGUvhr6dBILY8explLFV/h0wGabzJ",
-	"YsE7i86PG/puy0iwTaVIFyRbMeJxdpt5RETw1yZlN7HYSrKhS9YnP67jjMQZiUQKj6M4lRk+c3nH6sRq",
-	"0Hdblu47VofTNessOhSmtjoyWLE1xRVmGUvVq//1q30xpxfR04uv3r6ffbgo/zm6y5/O4MOfOlYn22/U",
-	"lDJLY77sfPhgmf2/CA83/2bFCMXHjySJw37H6rBbut4kaoyBPw+mbEQvhtHEuRiFA3oxD2x2MaNj3wmn",
-	"0ZANbLPjDc1WpQ3nU1qdlL3bxikLO4ss3bIyECKRrmnWWXS221i9+XsC5fmNQpYWnHjFsm3KCYN3yC7O",
-	"VsST7J1HlimjGVMHTznJVrEkXdsCNAhZRLdJZpFYkigVa/hRZjTNev2zsUIP0lnYVgGcmGeTUcfqrGMe",
-	"r7dreKj3E/OMLVla2tB38TrOms85oemSyYzw7dpnqcJuvb9MkBQ23LbQBAZtXKhj15Y6HKil0ltcqmOr",
-	"5/nKncaVfyWSROwOF+0pfPFItwTe3oIA1AC6Pg2uE7G0SAQDwG+JWJIkvmF94kU0kcxbEMZDfRgpo2v8",
-	"3uXqF73/7UaBQH/9SJIVoyGh8BXN4K9HkqyZlHTJSJeSKOZxxojkdCNXIrPIbhUHK0JJkMSMZ2psmpGU",
-	"0VASSlImN4JLpuaIMwnLCSgnW8l67RQDt9QMc7xGGpC+EAmjHAD5NV2ztlu+pGvWcMXnbBZOg4l/Maaj",
-	"6GLEhuHFLBj4Fw61I/Os+YovcbLP9X6/CNl6IzLGg/23bH8Ik+/pNcPjydI9kTRiffI6EBsWqoPqagJm",
-	"kTXLViK0SCq2GesBWlyzTUYGI7IS21T2yVOiIKBuljp3l6eMBiuGOKeARLpyGwRMSiJSmDDaSpoQuVU4",
-	"I4k3suckEb6/v4q2SeL1FAWRmUhZiJRHIc0125OYI9ZKNWaWUi5poDajBgHEiiIWZPIy3xR8nX+hhlCr",
-	"90W4JynbJHQv9b1Qc7lcZjTbyuId9bnYZoQSyQLBQz2BGj8QPNimKeMZCbebJA5oxsiOqlVU2SLloQII",
-	"ThZnl9XlwAIpCeMoYjAYzBtrmMTFCV4FgkdJHGRen/ydJnFI1cZdHtE42aZMku7ItvFwJEtvWEpYmopU",
-	"ku749rZHaMoIF5neaZ/8JBmhJEqZXJGU8lCsyQ1NtnhScCjU5T/99OLLHtmwlChaxUMWEoQ3XtriCg0j",
-	"Jxj4U3ZhhyN6MfJn7GJOJ87FOJiGAzaL5r6Tc0lFTIDm60tUwtILhabl27Omt98xvsxWncVgPAYqav52",
-	"qnfp/7j4f95+0XwNvqMyA87QRBdeA8z35PXr55p2SbJbMU5SdeCcBVnMl1okAvanJaKEygyJp3qTxTcK",
-	"qG9yEqtOXG7X6noBrY4zpKZw4zbqi5DxgBFxowm5B+95BGggyYW3EnWsw01t6wL2dfHiy04jzTmTbX4H",
-	"I/uCpuHnKiBe/F+K4r1971jO7MNV9a+PSEevfnUu5m9xcNuatdDV71i4ZOnnCqqu/e/KLpzph17LPu4i",
-	"KMUZW39SOWl8hpj0nfD9mMnPV41x3n465Gw5RMU22yQe4KkNIs+YOpEdOOxiFo78i1EwHl/M6Wh4MYic",
-	"0GZTfxI4TrPIk+jpPleZ5/u9kgDlf9Ll/PQ48mMa/ufQq1kbuXoltrwFz1P1SBMri4DYGvMlKqFOBfWd",
-	"RqyG78/D6ZxuHadUr7YJkyz7K5WrwyU/JSk+fiSVHJkpKWJF5Yp0E7Fj6UVAJSMrdkv8hF6zgX8xGE+Q",
-	"BkulNwkeBzRRJ7DuVe/1NBwEjm/TeTRj03ASjP0RHUYD5oR2MPdndBpN2DgcBUN/oCgAm4ezYOpP6DhS",
-	"as8gaL7zaWkvx2B0eM/fvp+MWnBSA6iNchUAikOrUBTSjfQs+E8iPaVMqH9OvSoU4OnRrZwgYOWN0Ivf",
-	"FGLq/15dKBSdDFs29Zq9azhtbUV5JMlGyBj0lZjDYRr6rFT2rmORgUWGFun3+9VzHTbuRbJ3Z6NsVQxs",
-	"RtmfaZM08J3gS7IRSbJAuThbsZQpBYULLf+ihKsFWIusRIKKn1EJjW0hlmRN+V6rUtLlioQIDlYBnxG6",
-	"2YCK0Sd21d5BKJc7lkpCMyJ4cITOKPXrLGNSVfIY2idF5J/jbPWdWL5MhYgaTjiRRi4iXqJf89AoFvMg",
-	"2Up15hv1q6WOHhWITAFns/WTWCpdOVix4HojYqVxI+l1OWc7lusZciV2HA0ysUQMIl2KOERuYrZbaAMO",
-	"4pT+NhHLJQtxCKW3Kkq9cDlgX67DWHi2+O4Rk4zZWzOQwdrUYJX5oLAULUBgjP4LDV8hbqi/NAFU/6Qb",
-	"VKRjwZ9sUuEnbP3Fv6QC8fviMqgvQjXBTa4FXyklmKk7HbKMxkln0VlvZaawymfZjjFOxrZtgwo2sUcz",
-	"W/0fWSsaEcUsCTsLtYooXvbX4oa9iddMbLPvpb5dTAKV6tjON18O/zZ4PfvH9NvR95Mf5i/tV4M347/P",
-	"flHgAMtBZzFSUmwWZ0CICj2d5CvU0NmmfJFu5EJvc3G4mQ9lGP8pZVFn0fk/nxRG/if4VD55iUMgoGvm",
-	"w4NhvUXlboaCSbALrGkWrPCSqgNJaZCR7pom6tawkHzz+scfLLJLFTFQO5CWy9exlIrLipSw2yylBGAp",
-	"LUJJ8aGi3lSbFsQ2U5idUr5kvT7x4H2PKNxCM4yIIsbDmC9dDs9qFEdwuPsfrM4zbQt5EP4UBqcy4uQm",
-	"K5qkjIZ7xZjJiGwSumfpPVFiXqAEiOtET9qCC6WFfQwkeEqM6agwh2lTqFoiA5scL9uayDXbL4gHx30l",
-	"M7pkiulykV3F/Ep96lku9zSArlK2jGXGUhYCa2b/EjG/Aj0QvqJrdpXRa8bVXyUjn0W8mMttFMVBzHh2",
-	"FW15CMzdjBuI9TrOMjVsZbYbRhOcq9E8BlIBF1eA0d4lEakFwio1BBg2gqTOc3k3t4KrD7OUMSLj3zSH",
-	"yxSZpY1EmuxZ1uuTH0S2UpcgWCmsDjV+fiVSPw5Dxh+EoFE+Sgk/abiOOYiBankKLe+Hk8MCJ78qzdOC",
-	"ksVSPgpZyofT5CigScLSR5KkImFkTfcA+1BLDV2qrx+8p6BNOQE4ELFhKYDTIpS7HH/M0r16KRPwWe+S",
-	"eNqUfRXGkvpIBfMhzG/Vhegv9Hm+4EoepMnzNBXpg8401iPd59DGZd5illSx9rYfYD7vRzk/MxrCccvZ",
-	"7YYFGauanvvkBUgqWgJBF2K+ae9SSZBmIEloylwOIg7aUQ2HUsjgMzDnxywk3apF36tZj72ePrEfRPaV",
-	"0RfvfViKUERaNcwvIBeojgApu9/dGxXH+INQqjRO0XJ0xSo+ytnlw3kLYvaSu3pgUxawB0tr1SI1ylhf",
-	"LeAl3SeChm+E+I6mS/Yg+G5wrKtMiCuwOJbhbBDAF2HMAD8IMBX0Tk3G4+GE+PuM3Y8nOyX6p7dEMiGI",
-	"WUbLWRyu+KOcycGwNTENnELsNmAslGQyIt/Gf4HDeM3SmzhgP3F6Q+NEkbEHnce2NE5NJAppRn0qgS9u",
-	"0b+nXrts9LMdunTuQetKB6S3Sarrazmi8ksf5XBKA+pjyYGhuTDQJ/R4pvFylREuduAlp3GCHh5BqBK2",
-	"eOjvUXlz+SYVy5RJaRFtSduk8Zqm8DxlEDYR82VJxNhRacSM/Bv8Gx8ZcQk9js0e0AN6SQrP5EJ/ofX5",
-	"V+qPi6foltI6uyaub4T4nvK9VuLkg3AupRm70he7ev2LtQzM/Pe66oOS+P1GCDRCpGbtrXhUWdhHQaTy",
-	"iAqT6msxQTOxJJm4Zlwd8ouXpKvO2rwrNowbewB4GqXLlVqbGDONVBzwVQl46uwLN44GpJJrKyesT/Yn",
-	"TrfZSqTxbyx8KCkpBiqLrwRUUuIzmsLFUPsEjNdmrHsxVKc44Z+qE7cTieKtj0Ul8hGRs8LeLIx4wH0a",
-	"282WX3Oxg/NN2Y24ZmEfgb9JRcCkfDAhR1qwVmrVOpagCZUPoWZWRk6j1KrCHsDebWmCJCYf6363b1Cc",
-	"zbN8KFJaVssRNe3h46jDeq9wGgUFp0HANhkLF8RrmNoj3TiTaKXXqmFZX3B58Q1GeGiNRYmvcBeXNFaS",
-	"chYnOlaOhknMWQ/U1ZjDrbhaixumZ0K/ihJwXI4WEi6Iem5OTKvwWjZrUUVzgJWjQBtN1FoEBBsZ+Bl0",
-	"cItPE8oDVrFHv+/oX010WwAxgeHTrLPoDOzB+MJ2LmznjTNY2PbCtvu2bf9TIaBWtdR7fJskVicOz4+x",
-	"NM6kJA4U+1eqopIhAc4ljOvQIItvgPdvUqUfZjGaHfM1N/kb5IbxUC3ObNjYaeVaHbHMyJbHGen6LAPi",
-	"qQYQOyWTJduQhVV7PQLlTmEYFRjWF/izNoPlhwT8Ht+vhau2Az9fTkgzdpHFa3bowqgeUeMymvVms7Cu",
-	"OlayW8UJIzHQOjwNgE/jCtQHSO8qMX3FiuJPFbNbd1MfzIwI1zR3GEuFd2C6JMv4RsElwxOJBa+uxuDr",
-	"wfCIwMfp2CuhpViN3Mff1vf7Nb6MdnfjHfq1A5uEPem5rfxKlLEvn+xtvmbh/4sFWaeIo36Gbzd5Njnb",
-	"JXuDnAdUpcz2Le3REDzZo9QjDgkNLUhWfn8/X4ID++osOsN3g4vp7hcn/Wdqf7Oc/OI7P0yu3838XyY3",
-	"ztZeD/ffrP/hrEe73ybPD+lUactnHHZp2uO3pAz6PnmdiZRBOCJeU86UnoIHAryqisR32VCTY7SMh2Z/",
-	"Zt1H8OxlKqI4YccZliSU7wVHu6FkaldWETaaMrlNMomRdpJlmSJZinfKPvE0SnkQb8oylwMuGq+D5u7q",
-	"YZnGxZlkSYROsjtwGP3QyiMnquPhNUD6CeZq3BNLZI14Gm7SQjhLHAV2+VKha2PgYwkUKK2EpJuyaAtx",
-	"nmjUR9uqbGNzA+tIXITduqSfRQOyQtgO2dWo5+jOM/xx7GLNlJL1Om7EgN+RhbezrQIG6p0z2RRnjaIA",
-	"zSrbWSohmgbXqMOqi1e5a2Qd860kO1CAlLidVWYfjJvkpcPDPZ9lnuZ95dtRQkzccPU0C0Z5hFa9zll0",
-	"TTNE9uCBJujlHgji7wtZqouUSpsBaMowRJ6FlwDKteBsT2RG9xJvIFfo/6thPAWfU+srHal5fHCmT9Ws",
-	"Z2kDslhkFIPhAE7uoRzrzqTp8yc8jffkB5YRusYLL3gTE7rXNWAB4xks/NRF12EmCMouzchayIwMe5aJ",
-	"DwE9E6J5M7Y+KWGqOV+xQKRgNVnT2xf41TBfJk1Tuj/C809cu/LWGi9bCXNf0mWTaAAhLkpL1pNKS901",
-	"ENUzRYWR/jdi8HFwSlS9Yx0KeS7MKpftQx1QauO3LVHYGJRpFH71Hu6tu6FSQk6BNHFXPSAvID0IXmQo",
-	"mIWe0LKaT0t29OIaD2IbxtlznqUNiUU/cqZphk4XaYA3vtq069ynuyBekLIQ4whC5uM/kGlegadK/S1Z",
-	"dqVWeYUhPPBKImT+hss9mYkNjIFk8krvD0MFGK/8Vk9tqX3TRE1pkIm0BXMACruVUJBgn0jwoMdNBhB/",
-	"lAlxrbOXPrbFQFsV33doGEJ0I01elg4bEa4hwhPZndJMRLgnXeMa9no68ZDleYM6UmUrSdfDf3i9mp6Y",
-	"FgFlKaNgGO0EK5ouGUglSqgFY2vMdmV9emDbHxqQu02IZArfQYQkXQGB0xbZ8vjdltUCcZ1pE6gytZ7s",
-	"KI1RKIkRfYAw6jJ3Hz1ClYQLzopYWBP55zMw+qEoWVvGUOdfXcx9x27PyzpODQDpqMJ8RHTL3N58QzkS",
-	"tBKKU6QaMFW9SCCbtc6bqsRDnULcxvr0w3uS6oKo/UcQagOJI3T6GeiwbcLpm3LMi9L9NwktbJ+KO/fJ",
-	"j2ifydVhtBQwhimX6iMJEVllu7mHXikPDNo1kvq+5J5Qt9SfTUajwWQ+VP+dTBxnELL5bDoZz8Z0GtmT",
-	"WTANbBpEwYhSNrH9oTOgIxYN5tNoNKJgvDKuTwO1mH8NShD+pRZh7D9FsJp5agLKdPzqgTmmvNiT4Cte",
-	"RuzDEIpaWL8SvtT5+yxCI4z+rCoMfgzA1LHp/Aj9ClDbtw3RkYXnWeON8R3A7iubas7bLg7syEyQEhwn",
-	"SRk5SRd8VUm8jvkh+WubDPHh5FkaxECvS3GcB6eHL8q6laYaZD6v6g+nrTdlTD0OluJNhE0sNXDUFVQH",
-	"pICUsCg7DzzFhThx7jmATh57W2R4lZqVdpxjRBkPS0trpHSJCK5fr+IoY+GXNKPtIoleTnVzz29Yqv3r",
-	"xjkHJx8q7QHoNGQeg2Jh4tzENtN0u0ozlnTzfQu1xU8gDWAdJ0lsIis6dy93UYYdzngKLJAuDHBJkh+j",
-	"zuLX4+wQXn/Ob1giNqzzwXpf22aooXxsjINTyRlrI/eGyAb1vGznCNQYVxIHKW2yhSvCUwtXdwiRt1ZL",
-	"fg6w7/2Ggf5QzOeVjMmeGtODt9Bljx7tUjbDHRDuaYVbCEIB3fqfklXeibl5pTCB7jaLZt0wXsYZ+YIo",
-	"qWYn0rDX85RkMxmRWt6akryV/JpK0h0OMEzPcvmWX7M9C8lfvnv67fOBb4ofDAcX6g0Sxksms94l2W42",
-	"EOyL4WbaFGah0OvZtx7ZpCyKb0ks++Q5wmpRjmLw3I6t1ugM3I5nmCvJhMu9h4LQM6UTIOAGKye43ABk",
-	"oUjDSqQZ5DUFlBOfkeWWScnCoiROAfS6svkRWP7xq1E670ZaIbhUJJgH+5ZUJ3VJX331jEzmkwEJitcx",
-	"uL7YIwTSiwhj6T31s2cqzFQfZUJfMJf7IluRVIhMqqMGPpaIJbCabMXWVu5FPJI71eSWKZ62JbsfScWS",
-	"8ZJjTB0JBP5xkG3Y13/1A7F+koily52xbbtcfiXCvz+5eb0Z/zjjczr72+bnyctX/5hPs+jH1z+PfRkM",
-	"fkmePP9bbM/+7HKX/6//8T9Jw3Bk9WLw5Te7fh83dyCpKei2MJtEqb15UkPNiHqPIAU11SshTpp6vxNL",
-	"SBdFgtOGSIf402XrTaY9cBprYklsyDF6t6WJBITpna3QldZR1+Yy0bwopXu2wmx8D5hl4k4Qq91YOFxY",
-	"bQn6+aAGvFYZyRtvNtgHtBXyvvyKs52JazL5EVVuVfGYHzCbZsfU00o0hbGnLIgDYd6jEi+xsOyQljbV",
-	"KRiN++Wr589evCY/xMG1GgSCa6M4YaSraNVsMJksyA9fffvMAuV1T+RGabmKRj99/ezFC/zbAgMLoaiz",
-	"xVmvT14h69H0yRvZNmnKqKPETyi/1hugmEEnEnD1rinYdPw4jM3vxZZc3v2NpeJiF4fZyqwCQogvMnGh",
-	"RHZwGaRxqCRGKYBS9WAKMwSGscmV2AHV5BgE5vLuXylfbhMSxUpet4ifUvUvXGnPQlcchh0jqMJY0iQR",
-	"O2mZQchNLGM/YUh4E6Z0R+lyRbrh/FCx2KVKOuckE0uWrVhKupQ826dKtg2I2/n//l+3Q+haccvvaBZz",
-	"M06vT95QiAJRl4FC+SUk9PmK9ANJukoUUFxCQQkqHG1oAHlAMg5Zb4HFkkqZZnW+apybpXpCk9GxckL/",
-	"5bq3tn3hurdO5Lq300j9cx69fayeyJaH7V/96SRjhrvRfnEhbfAh11bbFLVhFU3lpqQAhhou6y7h9zop",
-	"FiIbWPY6/o3pIi46GfKZogC6iMwodzx3vkrjUN1mhcZNEqcZ85Sf6Rm8+YJvttlxt7bJeK7TkVBHP6fb",
-	"pOwP0gmnXa+JJno94m8zzE1HSsSZlAuS7QTMEzOJcSYrmioxENxK3WzF9uC2zUQSErqhKRSVik0udYGJ",
-	"FeBUENLR9W8+K4y0zHk1oeaX6Bp5EFP5ebWvBsPIIrCwWyb3uXX40PJ/2txfRUHzRWPdCXhWCtIpjNIN",
-	"CEVkJjaPpP6KdL3Xmdigj1Rj04GE37LICiqMPzNU0ABrwoE/wKIAY9zFlEC6kjEM5oUhFKkoXlf6po7H",
-	"h8x2YkoHxEsOtfIq54ek76piqvqo1ogfuXYzIYIZ2obVMS4ET/YWRKFfBCsaK80EcLNuoWC3NMiSPdZF",
-	"JDsqXa4+YmFfl7HTDu1yzREo9Id8AobjgizpRvaVZvL48RsFm8ePSddTO/AU08Vkbu158iziKRZyJTaM",
-	"458HsCr9qGQb8M2CtHUF6U74wlrcsHLuN/4ir8CpW7xRzgPHMVImRXKj08Uha/2K3WLZwnxxUcxBxct/",
-	"UBd4g3+XnMhXOoa+SFk3s7u8Zh3qk8ePn3K0G0qWPX68AH0yJTcslRA8R8NQ10xALVJXGQQ0QxzDx1Da",
-	"ck9CAWLVNeSQocVbHR1kNK/YmsRc69GAAL2+OfKApilyJ3ktdREkaZE4lJgQhtYVJd2BA4carw3WZlAr",
-	"Mw+SWBfyJMtUiZV5ChmAYuHy+hmR3NdTHAtyxtzzbaGsuKLZZe1AcXX1M4TtaLdTHkGMWzBCPxzxI1nZ",
-	"h8TSMZIm6jW90nwqkBFgiEBA0I/ZWGEWkRaEkPosEbveZcO6aCJFDmtdH0syvUC5TW/iG0jWY3QDh68P",
-	"pCR6qXNxubpsanGXpI6rigcaoRqCQqultuA9KCijORBdsssDtCQZSxKJp8jub9l2uacuPhqOPQh1l4TR",
-	"YAUo+yinNxDwB8SVdL2vn79x+ZMb54kWmJ6811XjPjzBcsNP3kv27oOHc0FdD5PSJnqa3ChdGDG8//gx",
-	"8SDv5s/leljdTcpu4K1//7soitXzFqTZyujyqpmxKL1pDJRq/54Z1QPDpVLO9EN1CEg6nZ6utgwAVJA3",
-	"s+uSPz+9+epiVowJlU2A3BPvvduhmduxiAsMAf+FZYTx3xpS+Idk79yO5XIXuIbb+aArQSOwTHHa0prh",
-	"HipYeT0lN4HyO52NS0XDvnn94w8Lcs320uVSKJqrkSBOYd3OhAQiZJDtApog2a3ijGnVFFmcJEwGdAPR",
-	"CRgunTIYGGiay7ue21GU03U961DnlZD4/9c333+Hw8R8aREBmmPJbEwlSekOQdmziDanSB2h3eWCRCmG",
-	"IUD4N6yhp4n6C0V9TBw1APQiYTcs0cWuc5pIPJp5aGpkLjd7A6QM+0RB1OSdV6zbffJUEfc4ikF8UxLK",
-	"NjPXAhA1t4LChKDXmiKx2pCoFdtYl2TBM4NnOU2CKAJTOKw4Y7gfP4v0moVEiyUQFSNS9iRjMlNopa9Z",
-	"/19ScI2T2SpOw8LPgcXHlr1FeZku9zzP5e814i2GlkG8hXso+CjMLNB14Z5VVBLQuYTyC/es8tswl7o4",
-	"C7clYMn5pxka79XivVkyfnRGqBVMItIQPnEs8700fwk1v9LScBpNSdVv0+F4OhzMJrZtOx/wsTkvnH1k",
-	"z+dDOp2NhqE/GbBR4ITDaDYfz5gTjXxnYtvzcDAZOHNm+2zkD4aD8Xg+G1OHMjphA0UN+v3+B31AIMuR",
-	"EtkhXUVC1WosMpjOkfT0ygd6BuxKgGvbWyN87gbfFph+sO6HE/fBvzOxu4B2TlVrHGjFbi9Cpshltzjj",
-	"fr9fHFuvxpzIn13u0eGADgIWOSFjM3swHtDBxGbjYDb0g9mYTYJxFA2moT+ah5E/YsNoPh2H43ngDAeT",
-	"STgbelggJYoTxYAjsU2zlcuLGnEolhjaSrqUZNSHkuKum3lKCCVsLf4VY0B5icxq1vtlLmVVJCvFhzED",
-	"EGUOAkKVoqaZ1ISlWxPVD8WnXi46eciGvYIP19imB5Z6Tb6qDMzl8AzeKt9z4m5texjktoQQ/maKlcIe",
-	"ildu8IliqDeLmgioOGeV4ltE6HYJ2sGIvKJXrF2jdSHvotmCZggri+S8NmO7WDK0DpEu5S5HlwfCVJ3S",
-	"r2+93kIdxcWBZkO6OtbEQm9VYFgNNUUCBVeamRZxqugKMOspBnJRF8G7FQEYezko7DAYkK1SsV2uSAUE",
-	"dMnKc7mcVKYDGfzf/yZ6Wouc5f1tFMvU0J4azytLXgZD+uZZLNVHupo9fhumdMdzAVqH7+hCikINywVG",
-	"n+qyWlCtMWRhr5SqXYIN8RW7Zxr4C4wnLyQyOIc1vVa6HEFtTR+TwXodCojr7R5znPdQW5QCc/Lz5T/C",
-	"sVPK0WpAuh4Uxn2T/9KH0XuKSuRoEVdGONSYiUgV3ypS3yCAiPFQmjin/HOiv9I3v6ZXo4AKIY1GP0xh",
-	"YAVdGB0wD4kHJr9X9HCl8sK/jN2vgm598hNXu1P6JAhtxKDNTmwT8FGYxDl1E5UOrSsLonxZOklT9wC2",
-	"hDkS4KeHJ1SNjHf6kcT4L3UYxs1PRBSBFoWJzvVlQq3CDeN98p1YFrocArJYsyQ7JTjjfsiKqkkOb3wu",
-	"5cOpLrSoXru/OKAaWhGQ5kvv8mcodiJi5nKmwYkSSgkelA8cYvxgpgqhgKIkikq4XJOJ/M7wXp/cTUbV",
-	"ZER6KJKW6ynAiRgC69mBEw7YMLoY0bHi8pPwYsam0cXcdujAHwajcMw8olQQJw8B6WkbwzlSCn5rl75V",
-	"Si/aghUsc6nq16qEec66QPownMjt+MNR4NjzQRAGzB4MbNufMkonsxGNRuPJMLQno5E/mlA6oIHjjEMW",
-	"DGZTP5wMAjqYzEKlEFr3FHOLRTw05MTtfHibS0rIOUolh5KMeEpytAf20B7ZY3tiT+2ZPbep7duBHdrM",
-	"jhzbcZyBM3RGztiZOFNn5swd6vhO4IQOcyJTpBEpuk0yQYZOL79EENZjh6MZtVkQzpxoHo4mUTAe+vZ4",
-	"OPTHI2cwos7QmYbUiQaRM5oGzBkM2dCZTtg0mAzs0XSk5vD8qe+wiNJ5SGcTJ6DBNLLHYRgNw9lsOLIn",
-	"dBjNwulsGFE/dOhwOpj4ziwaDQIFq4FCnW1OnajUwReJWILx9YaROOtd6vubs3GvAY36/X4DtowMSjYd",
-	"er/fbzjbHIs/vPVcHnOoO2oZkpkJ4rHAYfZoaE+mw/nQprPxiA3mo/l8NBiPpuMomIyd8ZgO/Vk4tkfj",
-	"OQ3VIU7mQ3s0Gg7YjCoZD8TjX99CfI8XDALbGQazCZ0H8wEbDKL5ZKIgOHGm08ksmvlTOhoFc3tAwyCw",
-	"51M/og6z5zOqZF0nOgwWp+05/s4/jWEdPACotNR1FlRZ0ImCqftnZ96Yoq/wrci0pmLaPp3dOWoFReA7",
-	"D5X7O1befeHsDg5GDVV7fqAS2rGg4ngp1e/QF5I3YTsef9uUElSqko7JJNIqezHQe7EgIUtin6U0Ywnk",
-	"z4JVE2xP2sS2YimI2yiMUZejvZ1cM7YB+euGpT7N4nUuFa5yUyPpfi0WxFMsqf+K7r7HfmfeJflWZEnM",
-	"Fy73ruFft33J0pgm8W9Y8AO++EYK/iMswrskL/fZSnCQGt7sN+w17HQBnZ6CjDzRq+0Vdnfs5CSJ+gi9",
-	"VjQMWYjOhD55URhY/T0+xyLgFfss2AH0axslR+83zHJ5Xj7/eyU1PANW/iXYbcGqWZElen3ytAJQpQei",
-	"aawww1ku10HcEqPhLWSOaFbDDyXpokMhN9TBsRzaJGOJJbJjiQfeOyABv9/VrnrnrM7txVJc6B9raJF7",
-	"P3N3ZnOWPFrfUQw3aoDPZBzqBBr0p6E9EozpC/i5kohT7hMAogzY72J+bV4o47BkjHiIEL2mcMjWdME4",
-	"IyvwM6qLRtF8PBwO5+SnN89IFq+ZzOh6g+zdXM1slTKWHzGBCGHwoaQ3pYgeDLoCLMJ7ucuvNOlKYUoF",
-	"mVfwDnORQb36VAmeeQrigUf9CGuopbvkDVPevh8U/3hj/rE4+Mevfd2VZPjhn405MssT3QZLuqHPEsGX",
-	"Sly5PGacvldrwnqG6MmaSqvGtiTeGe6VQ+NIDeGqcVcPZ3l3SVlKGI1e8JDdHokIULeI0chcHNB6lFbE",
-	"gz224fC+fv6GoPdqCdl6ShnCGsYL4+xTki5LmTFVaJ+ZBH2Z8twagL04i0LyqLViJU4sLK60RfXU5UbP",
-	"29E4wxLXIb6je3YGNAvACbzdlJxAumak6R4nUpd7lcZwedT1iqnp1ag0SdDV56Ex5c/YJVRP1Lsk1AeH",
-	"JoyMs7hc8d0bSDHCK73XyjTpFpUnLUIL+4xeNkAvoNvlKiPbTc8i1IeGikpnhI6KJfNCOdh7AWBB2xoY",
-	"0BSjKp3Mk7yvhmeCdYRkNdrg2KPBncN1k5MNtchOzYXLFUkoi1t+ry5bJ/O7CyGuaUl5fyaD3thJaDIC",
-	"72XVcVlL/X64RHiX2ymbmuOU7+XZ3XFyo8iSbuRBq5y79r0pB+tgT52iyVne4ZVmZWlaU9DWgKiTlSny",
-	"velbrAQ5bC+pJJqGlOcb1lid4nmtPTOatxkxzXioDLCjxtkR8xjQ1RAvrwjIqY9fQ37EX9WbcJOKhjnn",
-	"hYflLXYO46J+hi2aIf8MfZEbO+zkfcswOuSgyU1s2udQl7dlkBxN9s6JbSnbW5cfONUoNNumvFS9OS+B",
-	"4HIzaJ7or0QkJYoDyhh819jSpUW9XyNPxdrpcKNkwEyInsulEshXYkciWuFTOWVNxBKFTU8drmesxNgC",
-	"urRw3RCVhkrbx3B2pNrYKc4y8WIYNa7rR2MTOWz+FNcznaYPy3bU10GfksbNpttYxBE3XUddQlVHQ2tZ",
-	"VQMJKbticCjAY0Mazf/rMajV8GgI3yu6CC2UsmJDgOdzE7uDJXPW9BZs99JE/1a6D5nvmqKtoaOSSLZ6",
-	"K0FCpYyDPEP2cBBdJrbUHQ1C7pTc/9U2SVBSPCyZavbVWNCOZRjzoFNCNlBG3ESn6QKpgufpyeCMrJRT",
-	"PaiaemdmXQf1QfeyPLIJ71tR1I7sYh6KHeThSqsI2cAgq8qbXZopmRGC4pgSXBSCPIKaZmppFjaX8vem",
-	"Y9klMXWWpiSEml1V5NdHcrhVkyue96hq2nINjRo1Oc0FbEsnlUpdarpwUaDL8HYTp0wS9EAWHdpA10Pp",
-	"U52hzMRGB8lgZ6RSUTD1DJ0vfWKTNaNcki03jRq6FIb5mtG0DoThnQtslW7LyU0vtYiNBuliZ+DQwAb0",
-	"RW/vXcy5KTCAvifMMUmAbDXsSrv9lOYbiCTZKgabeygCysEHCM3w4VriarDQvhLHFEHpHYiq9t0BUiUX",
-	"7bgPtxTxQDtwehX073887GwgVk20A26HgZg+LizALU+XYTMLcfQqcigNmusoFITyROXA4s0PDZT0BHz1",
-	"9fpEcM3pdxM04zCncPha4cKN89qekG7Q3CjzUFSv8oaDAn3qsXYOOoocSIE9+MvToq+hrtaqf6u3EExn",
-	"1KOocX7DkZow7YAd1K/I4aEWgK0gSh0CdapbJkbHxQ5MX7prxhbAsBBLpG5Sb6hun3gaDtpueAALTxeR",
-	"RMBdohHS5egGF7paS1cXIupp4Qa70yt5UDMy0s0QUpJMdMtEK0cx3YTVIgXcIAoZSB4UZiuD0CNwvMSr",
-	"ANJTCp2Xw9Ijjm33+kT3TWThAlv+uHzQ7+Ntv9TRx7iuvL1jIbgVfJl0x7hmRbqZNHLeNoWkiR1LtVu4",
-	"3BGSdDXLvsxBrPnKn4mtgW1+vyUHYNfRRX8mg/8aDy8c7xK5pgEZhPyz21hmffK81DJRH9a/oIfWgfW7",
-	"KlzWiP7wuIxYI2Hw9mcp5RkiOBrbw/F8PhlMh1N7NB/fRwDU7Ug1wa1u6VWbCEi6WvA32JOJXHy7Lxkv",
-	"Gx5OF/xpEOz0Tob1XTwTXLJgm8U3TAtvIMrpumdHZT4Q2IriXjb5cyHZWGCw1wKbjm4qR7aZMy5niwRZ",
-	"0fEXrWNawrmjvHcWfMryn4aN03DGKOQdCHiomBqRsOBUh1IfBFjqKSxFlCwSQ+y5kuoiGqemRSjIMQgJ",
-	"7AAldYc61HsnhVS4EgK6pdJMR6hZBIhStqJcjYzOHsf+r7ku1orpgdAweRXD+kyrD1go2pqNlwFyuSvy",
-	"qMvN1NeMbbT0CfZjGDcn1KT7SgTXFnlJN/pgXwexlCKV2nMFbL4HmOLyAlXAzn27SeIgztTu4kCvI2EZ",
-	"mnALvEC2o9fziEAPjWYsOS0Gn4Enh2LxMYrwfbtc/MfThP/m4vRxSn0gT//x51ERw/XqczG6TTCnucyU",
-	"KPKJsavGl6EfSR05KTjTpW+MU2kV123c+YRHyxkcqf3XTTfy3+lGTv8NI/X+dKYOoDfcFL5xtkrQIPK3",
-	"gP0+KkCbMP4cjOCHl+evYmfuCyTfmU7BMPACBeuYLz1daFC90rOItxNcnZcQ1yUpqGe53CtqEXqku4OI",
-	"7C1ElCNoSs+BS3k9aJmMTRdKwa/hNgUaXrZDobVbyWOBWq9Pg2v1NVQiKH2aR99pgc0UTbSAhS8FOt+g",
-	"fIFWGvXyNSnWNdf0zjtWZwcKUbFwUJVwxUpRUiNV687jBwcIpc7hKx0nfI/6fLlPfQV1wJCnW2RDY2Qy",
-	"u5VIzF4aCk6vm2vdgweN7sU2u3MFPquTmg6zTTWlZKkQ4h0NO5ImDUt9qRNN8xjtapQ1hlhTWQ6wXpBS",
-	"Niyy5zyIvDGE2CqKOjYlxyKNQlQ2Ug8Gg5tIkzv4A/EEm8GHz/qnvaM12qDHtMx5mzNqowsGH/+AMgYH",
-	"1+EehRErsfe/Q2HEeg59e2FEtbsfIZToHlddG0CwkgCQ5JrlXs9qLCRFVZtMLRcc4DrJMW9d/NA6NOAT",
-	"hDaa7eE+NR92rhLdgwTodbe7/eubLVv/ugfSxRN/f6HefPK+NPAHDNc5/87WK8QgOPIaMdVVt105xIo/",
-	"6MKVUPK+1w2x8ve6bHk1jeNX7aUOf2wIOTBZLJUrBL6dhopPOnXuxR26pBWCwQv+ChkiltqutU8rYjWL",
-	"gOHm/m3DvAPByZ6OpfU2cnaz+SIl8NO0YGgAQmN1Icw2KoSzkoSowwK1rbIY8DjxOEtraS+dlQOoXDvr",
-	"zMZQ+kDfH7OwwTsmeKff7/cuCUUbC2DkmsZgjVgKXQYCmmyCudFUss4DYgobwQl4HCulfbS7pj6T4u0T",
-	"nTKGd+yUcV4Tx+I6t/RxLHC+aGlV3qA5mXzCJvRso8448+n4JcPutM0h5lX60hLG9Bl0UCiFfrdfiHu2",
-	"jyhR4g8nGiKZRRzp3HCACK2txRaHlfEvy6qmtzBaqHeACd4l8VBq9hbQoyr381f1wbyZWEUR1PL2mW3H",
-	"YEdCZo2q+I+cKekJvIRlt47GNO1pgABWfUp30/J0Gy4ofGMdeDBQ7/cZ1vFR0AIBEk2Xu1iyu4SqNBKh",
-	"Y2H3OyqJL7AR+EclOW2NbDSgoZXNpflLFztBG1U7/W2MqT3c73XMT8YLamT4Vr36oUjiaL+YYMMAlb/r",
-	"swzyhxXs1C+fgrE3dcKBfVlFG9hc06RHrjHu83yyqg/EgiTC9k44nwc91Ys9imkPoaiaYpwkqWYdJ2iq",
-	"7l/XSIBQ74xyEgPUYCV2cEkhKB5DN9c1ublm1jMiMBgMm4TcYanNFtO2SW03u2t2oXr/B62YDu+RIggf",
-	"/NBQulW3NBxC+OAJkd0ui+wKyTu5VQJ+ujZE0xh9zr2g+P4PR+tKHwD/rqI3ZhCUGaYWxivU/0DoPC14",
-	"5+ffKnOWTM+HvdOV8tc7yhGGp9q1nby9LLeMn7qH2oZ+TtoT9DMtFRSIJaEZ8Z7cOE/AufnkPQ7xoZ4w",
-	"dM+Ep8bErB9OW2vQglHJNygrK/1TDuw7Zo/oWXOb0MdPFSld5mOVkg+1vNrNv2MXYH2lqk2Ac/TG3r+6",
-	"ZOM1W8BtM3UhSjIYvId1duBFLZTt1AW19R/oebDqY5YqcRhnE1TgqMUg2Of2V/0k+qJ9d31xebLd8etM",
-	"56JqKtsWw1Na8AaI3oNjr0/b7yuGF0ufoGEMpoFXhc72oHKCUlQUxXm9Xa9puvc+imh3khKWWc3RPWF9",
-	"8XN202xJuVuPvyIZqbjcpcSkEqUzGHNgDzBsyCBJTvWtA95p+vDmjpQSVI4LVKeF29zYBDwg7/JYMRy0",
-	"CLrL9l7HGC1zb+my6Gb8+bd7RCicEG9fZzRrPAhD/E2bNhPLj7IGF7tFXjQ4LxMLVY9EBoohlrK6rFaF",
-	"czndbBhNsRSourh7sc1TMlmcErHjB2E+78vdBQdWKcG/TjUHJapp3vpe5oUA5gOM4mClwDkb1d5zZQnj",
-	"1HFKlqGRLgowQtl3TWMOQtKo3B3Pzh3ATs1f05mGg8DxbTqPZmwaToKxP6LDaMCc0A7m/oxOowkbh6Ng",
-	"6A8U42fzcBZM/QkdR2qZg6AkR4OX1vz9GstkN8ngTglQe7H97NtstrQia+w3+azkgV7TkJ1uOHj3BvEF",
-	"CrbyezMdRlOa5JmuVz0aj3wB0qQOUcaSP9VvIH1c55/HJgYxjaGgwkaRhzjrkx9QG8D3UoZ3lENXRx3z",
-	"WQ0OEanLgR8V1dKOV0oYPFh3KF/IA9ukeQgVdn/i8W2l36FFMmHq4Obpq+kNS9/Ea1Zl+LWrfiClnKGG",
-	"HcmXqoTS5u8Z2l49cilIRKvGsLtn7cTHlYM4JF1TmaakQemozd9Pg7qjr/tAfxo2qFB399y02upfajt9",
-	"vfepUUALuQZD6kxhRwsLBYAdEforcVELUB/d+UQ3IjsKJ63eQEF/HcIlyYol4SUWGM/L7eXhTRhoVl3W",
-	"PST0Eudqg9+B4+CBsGhvHovxnOcS8LvfqyPBWJVpSNfW4XXkILqOkxbl3/l9AzjOS9/6CFLGneo33FUd",
-	"rcgr53HVR9IE/OqOIKViObSqKXABHmN1Xf4lYs5Cl+9Zhqan8hilNg+Hub2neKTzYB6pZTHK92eEuVSa",
-	"tX+w3hvvm5rlbetkrTElBy2t0SHcYiwpg5oLvl+LrdSfY10vrJGrK/6BDeeGpVBstYWCkS41hUPzWh5U",
-	"txrTkC8X2Hpc3X6T84UfaLpaa62hW0meq4gpFVnAKnlhC1LZ0nEayXz1XuPptitiEJD7kFDXHa1mp0Cp",
-	"beQmEESxyMN/IWYC2+yZbEDPKkIq1lBjR5RugZdHX3jneu+PeVfLq7pHJO1JPq/4NWxVAeE+8XRHen4B",
-	"XuddvLDU0JreXrFSnuIT/Anzx0E+PbjpOUCP72Ipsuq53Gc3J/wcny7mGNCyVKKZVlLMPut4Y4xUPyyh",
-	"UyQ3PpKIY/dA4Lswx+buaoc0LfcsF2QK91DGtRPU5w+KsyzTvvsGWmos+70iLYtOYMdDLbVR+kg9GV3z",
-	"XeKLZ/bU/E8uGtPq5h6XxKe72OTu7MQuG/Egm0MrTAcWvcJoN/iERruq87vNZFd1m4vNK82j0IR2N0/5",
-	"h48R336muzr3eYjUsAItO6JgCZ63Y1L1+MFS9UkjyqcxipxRGzCHUlHw89O4ej8TA42+bUci7jBDS5iy",
-	"H5ylyNbLCVu9S2Kb0OcDPHuwHeQuVqTP1HK0IBXLUYsKZ5UMSlDNVytiLu/CKYgtSFyYvAfXV8nrdSXY",
-	"/piJcEa9F2kpJ450bRJHxfJRtgOoVrXzh9n0P44NBgIM/2ONMCftL+VUKzCeVFRBny3piRik+wQ2FMzu",
-	"fUtD6AP9F2hGg6oGPlUovpLXtwDdJOshU4KiBYqu6CeI7GdGA5wd3VDN3jhOwj5RBEOTvaQIHjierHWo",
-	"fBQ6B9o98oAATfErp1jGtEKMaFVNUDA+v0hqNV7gdw8RMBL/f5MYgTQOn3Ka7GUsW0K6qO6btUzjEGL3",
-	"eAhl7bD7VV2hoTyEak2ys/jVtpy3Vkd9p3WVLFjBg7dW54YmcfgmTtTf88mhwFoap7nGxQ3TDW0l9OBK",
-	"aMCgX5ui4mi8w4unVo1+DZokYidrZXDztevV5nhQR0To+4T3ptmgYspJzE8xojraIIAaUTWFdHZdIp+q",
-	"c/qtRj6Gx5YyHI7Ho9HQOV1MUZ9MS6w9glYS9m5LEyO9weK6FPy2CcuY7nJc1LsUHFw7G2gHEGD801nX",
-	"7KWZsQlaZcRpWm6mHpnma3t99L5uoIGC05brhslZdXsNqGO5vAguxB2b4MN83yIl8XojpIz9hMFlifmy",
-	"LkbNJw8/qPrlToGqm8OzypemAqe2i/8KKw7fOR97Q9Ms2ZfIQo0I6Bt/cKnbET2KE+gsCGcHFR0G4ws/",
-	"zqBd9oKof3mp2F1FqVhf+SLLxPrxmHxBApHgb2m8XGUe6ao3bSjPBBIyvHkBD2FwC4YajNChLjYXSso8",
-	"qxjpw0+q6RT+ymiStYijKZNbNJ1SsoL3sIYXDWMOBexWLLiuQT5PkRXXh0YA7KTTLmTpGjMQWpLBRPtK",
-	"lWwuaiXtQ5pRn0p1oaDeFfClo6mOtagQca1rXOP+9maDe4t4W05vaAy8zqslXmm7oLjuWJ3Sa9XEM3ha",
-	"XYrVub1QH1/c0JSjgPCrPgJ0M/2ovin/8FN59IPy8LitpnP9jtGQpb6gTaklhVCjY4GAGUmL+EcEGn/f",
-	"wp5Tyq+RPGn5U5ZhtIu51GGc1aos+HtDZPfnkEPE0li0UAq5oUC6UYqDDWuOaFIToULn0FakcRrWkhHh",
-	"WRN+4hG0TGke309ofK0/P5my5O87+d7Lizoivn3HwiVLwa7LUkWW981bwJprMg6LMj88S/dFchm50DFG",
-	"jMptCheRVu0OZRib19RP8LAKZv1bA6Rxvc/V3M0pV7CsPN7KeKsT+CxXsLCxld4MJaHY+gm7wE/1fuo1",
-	"2Y238gKs5PSEdTqoALTYz12zscDK7dijgckUXHR8CKhes7VA0+6Hc/2q2E2hVJs8h85NzHbkQtv3bpgh",
-	"2ZL4NKE8UHILqxbXvXDOzH2gx2wFa8HZHlNoH2bgPUCToIbQR7tEHF6Bc5KSsGuLNqnpVgflaXX0vhL1",
-	"gpSFCpxK8QmZH2ey9/s0ZmqTlszdVdKo2NB3W2Ypmfbdtp5joFHvYOBzsnFLV9Vk5CLWHnOaqzfwUiLQ",
-	"FB0BkFkkjgjl+/79LBfQcCX3gOqk2wqWtFPHYguNkk8JixfEw2V7pJtTwkxof3DPIh7sxSNdnTujNCH9",
-	"nnrqs8xzeelhvSCuNmTmVd480tWv5LOolxNGb6A8dgodn8SGxLxa/U0NgaaXyhCFUR1qwW2SOGuYQrcV",
-	"VAPXyrzh7iFIxof/+roWdqTNQLm1Rw1dJfr4agvFf8FvaBrTxq41P68YcCdd6EO/aHhAhbhrPgDdOBpE",
-	"JCR38nulEKlTj5t0xJKHPyeQUEJV/Y4JmAgvUHZ1Vtl2bUpIMRz3jFrlVgejG57DcPKfLBWNLXugnciB",
-	"D61m9I8lGPPPmlYv8fV2/UY0z/o0SQws9cuwxUygx0A3OTGiATTj29AYhD+xAT7DzIe9s5bExQ9sSRV3",
-	"+guC/HBNP4j6qcQS3Ga7c3debwtTB4PVjCFNq2s6u3YKc8p22STL6NWdyulnbWhs+EB8X1tmWRT7g2yZ",
-	"JYlx/83mn89eTL5/89T+ntt3ZhKsOMvjovIrthFpy8bQBanPR27XaxaS7aYUAZITJ618s7rho0A5sArg",
-	"3ZXaTRlXaGAzscK9NtANfHB4s3XN1MPrpYMxxHVe8RUul36u1jSB3hJGkl9cjJuqwZd31KgbIWWkhwSl",
-	"axdxYr4Q17k42uufci825GwYSB5ZAxKtKtnsgo8UyBbjqDOeE0jfkKdRObzT96rE8PQpHKw83WpRHRde",
-	"cL6cvZ0kq/UzPQmdPLJNn0UVFpMzgVEgTaMBVj8tZlloSoEoavAFBS8UOVhYFk84A/aPsnbNOAdoesYq",
-	"61FhhcZaA1qBXOX71akcOZxgI1ERvr9vTa+0SnUpZR6yW864rHtP4OLndtf/jtFhQcroGRFQS514/b8z",
-	"Q/93Zmh8l9C/ltI1t9mzw8s0aLpMzuCM2zS4y2Wa1S7TjqlllRIK7n+biizJohv6vLGtiyEtzdYc6MbD",
-	"BeFsZ4K6IVkGm2SUE3MEGOlq/EnTqwYN6B5xhyUK0Wp60p13qST67Y8ck2LIz3mJOkWi/cfJ0inSYzKm",
-	"E2QW9UMAyVo7IktJNaYbsUmsISsqXQ4xGBY6RTEj0svrNkOCgwl37ulMY8jf31WhvaJSoUhRDLCSrVOG",
-	"Qd4d9rww83Kf2HZ46EakEl6GBtZmgZAwTTMMEEoZDS9NZ06sHfL8jcuxUbTvx0w+ea/jYD54VqW7dRJL",
-	"beXLbayUy50uABmsKF8yqRvCxuHxmjr1mNOPV9JnebcGujro8wSm6WAajIRva4ZuBJiE0ejyFGiLLLAC",
-	"e6junK7bY5M3us13uuXStAInmBLucp+tYh7qZrQa6n9cD2H1nmc6NOs28Hm/4P7xsroGyO1VdU/XWyrz",
-	"r/OJUk5UP0ruINZXz5V+NKPHSUK2kllEskpXOswR3GySGDL/eEiChNGUhb2crri8UnxEcZU8clxTnmKi",
-	"a8Y2kni4CK+FABVMpMwYG7Ui0x4OSi60ERJLYflBtYKmegTIde+ul8Slur2aRZeC8krnXuaLmj9Vdtmq",
-	"nTyDUe+Zd1jiszDMwnCAowJCKSGucTF/QBpSHRT3SEMCWOiMtd8hDak83dE0JNwaIsfDjxnHKabjUBdI",
-	"8URIFEXU/EgNFM6uTHei84C+Pjhw+0XArf1hyFc6oftjHw7y+6Efznca/06ZwLWAYEF2vuI8mE4BSGVp",
-	"30sqtpsT5nA9TDvW3N8cDpac/4igXgOEY8ZusWzOc3hKXv/16cVgPKlkOXzP0usELHcMWB7EntA0JD6V",
-	"bDKqCivyKxH+/cnN6834xxmf09nfNj9PXr76x3yaRT++/nnsy2DwS/Lk+d9ie/bnWj7D04t/0ovf7Iv5",
-	"F0/evh8NP/y5MavhO7F8wSPRZl2sSaXmtEO2ScR+rQTLQ+q0YsH1RsRt+epa0coFOlJ8YBmNA0QYof/o",
-	"qqN9kojlk+JN77AvW1//1Q/EWr3tcmds2y6/Cwhd7vL/9T/+J2kYjqxeDL78ZtfvozjU0JMhXsa87bIo",
-	"bQrfsEqVAKDQm/Z1FnuTJ7fWNH/WHqW7odlKaWlRfGuQ8Nng9UuSJWJ5gWGgKZNimwZQVKsEZYt46vmT",
-	"fr9fhzgcSONCUsbam9rK+DeWZ6gXMynhMGW1Uu/jeySc3bA0jmKWfsv28thhcJExYl4m12xfy3LQdDJP",
-	"jU9Fhmk5sPAVhTSuTOtU4gZDELA+wpkkcPkta6SBuzjjTMq2w8wf57NTeS2xppe6MHdZwc841slgOY3b",
-	"NeiWl2qVr30JBwxettBNBYLG0DQTr2k0B3VAGKt8cHDm3UQ0iErXrDVp9JrpsB6tXEPXJjVPrejpMBpQ",
-	"x7eDeThj02hiNxag0NjRPJPClgvAkWKpGEESw85ysqeTWNWm4gwbxwZKD6B4X/VbCgIuR9tTphhhLImH",
-	"7a/xoLBtNgxjFqaVbcR9dTp4ERWdRbZDUiF0Nh5WFna5+RY/FUmoQYZNv3Dpj2T9EgnOyIalQNvqG9Nj",
-	"uBxrqsFPsOI+eaptQyatDBaKVPKa7fvkKQmSGGQ1df82MQc2AXvM0i3YklyuLnBKsCxOoqZMxXa5Umry",
-	"lvupuGacBCsam3QEpUnDLS9WSQ3wcVCX0wRipEn31fOnX37/fEHczrcluLqdgzpGTbyjfBT340sNo34R",
-	"DvxRMGGzL57+7Xr47sa+Xj4bXfvfPPv2p6/3f199/eYf/ot309uf/5J889vfJv/4x6tnr/zkp+ahbH8W",
-	"TFgUfPH09Tj6gr35+vY22qzt70c/PQn/8vUXv30d8r8/+2XzTXy7kz/+6y9P3w3j6U/HuKWdvvl68ryV",
-	"W0LCxFepWB+xOyugQRKkuiuGtH1EuzOs4SeeNYfpM66IDSAUnJ6+jCTOStWayrq4QtN7Z9WXCGszDSkR",
-	"gItDEthtuP9f4E/qsbrWlR/1nVd3EX4+Q5y6H7ad1CeRQFcBUEaPyjG1cJHc7noogZdULZ3UWLGstplf",
-	"G5QhRqMXPGS3R/TIR/mgIbst2hAua/W+G7u4nKhxw94dn9eT7F2Vb03v2Cannm/B3nWs0q7bQG8sxA1S",
-	"J5hzgVxTcwyxbIP4ojiTrocvI6pqI7fmafibZO/wbxdxPSgQ3NN9ikC0jhgLLcB+xSwkefXVMzKZTwZE",
-	"0r3sIV/Lf2swRKvFuxwWRTPi5dDwil0wkFU8I/B4Vt4TU+oY8lyPKSSkYmwQeomXsoDFm8wzwdFSF4jW",
-	"jN8DSR2W5WGmOLvNUkpCmlHziVpcb4Et5+NMl4qDKaGZUhRhVekljbnMSjy2QkfUN3uxTY2USTYiiYM9",
-	"1kXVqOVyFIpFGqx2QoQK+/6uBtkDMni9PjHX7pEsQZUmUpAbsQ1WTFo5b84KC5TLQfwADm0VVe406vgs",
-	"EilTIjaWn7qTznl4At1DmapXSPu5YPtIHx/NtimTn5vOuWotr2DAj+IOwLVL88sHT2skf8SccBjY/iSa",
-	"0QEbh9Ng7jt0GI3ZNJwHtj+go2jCZqEdOP6QjqMpm4dOMPTHdBrNmR3esZrCnenpw4no0RIy+YSfrkPI",
-	"pp1W1mhPKfFEAQA8sX4S8yXZbkzouZLX4YDjJLyLzgemqga1U5Oglvuj6BGSxTaq5PXLf0ZxUs+PCAZy",
-	"0xfp8knx3v9947gcSdk/f/ln4vO/LQHXkYGqQ3Y5/NAotJrL1no9fgeueb65gz3Q2nGaZRcVJ5B5r7C8",
-	"RHHTKno5YmNNbzdI0MLtjb2gwdJpGEazUaJu4SLdwgClv+w19Fg70hAEvkHDgO4KslvFwQr+jY0VeJl0",
-	"gzxQo996EINWT3ZOExJt0+TUGuTWX8dSX18WxVVa1Vll2UYunjypz9e5jx5QzFreXZmJn9rkF2M68afB",
-	"LPziL38NvhPf0q99fmPfstnLzTD+/s38xehvf3XEu2g9mvw8uHkynP395qdX/zjXMVSV4xXwmnAJArHX",
-	"9Drmy/vlxf+cR9dkAtwcteDOagxnPcLrIGArf72th48olUxqmvE+XXzyVTUmpOtaSA0Tky7lOmBIYOzf",
-	"ofYGYWxrevsd48ts1VlMRrAa86dTYdbddCP/nW7k9N/wZe90/3EDr8azFZzt3yjxPmLpPasecFPBTFEQ",
-	"TG7LRJ7fhtyRHg+wLpI7HQwxhHy6TsggpYYU1oPOh3v0MtWClFzTJGEyw5KyXZopfi0z4vTq2NGIHnkV",
-	"E9ueOvP5YDyajuz53DnFc5pzA59yIjYIYZBnLXLNNvlS6VZBMRFLixTWN4VlqBvLTGzy6k4u73qvM7HB",
-	"Lj1wgl7vErBNey9YEpKUQipZtqKcSAZal59Qfg2JiXWrWAPcKwgK4aGtGPrrf7nurW1fuO6tE7nu7TRS",
-	"/5xHbx+rJ7LlYftXpzFc40Azgt+wZybs9h5BAKYzPMljd0l3txKWrsW2W9Gs1+T0P6tJiz5tXbgXM8nv",
-	"WhrvZC/Y/jni7kevlNzYx7lUN6uA0MlT+wPiEg6x5h6BCWtxw66a9vmpIhOqEx4NTVAbfKUDyh9yK/Ky",
-	"1Gdcio+FqidbZ3yEa/W734d8V23XwZzWH3QbKshy38vQsMlPehfMfCevgnxQLCCWXMPeRyYaMK+aAGY6",
-	"SRPFObCYex5EUHACoxDJjO514ziXb3kWJyVMjiX6rsFmmjJsxKKLaJcNtbA6q7CPQZ35rmSMeIANnuVy",
-	"t/NlvpZqozrjIzuboZWL9uev3ePKtXcWw5pPUD4/77jXxeBTCRVxd4dtgu9Rmx5Pp6EYk5/QazbwLwbj",
-	"SReA+e9/EzDF9LzcXFCc5WUB9Fge1u2Hlth3Mb4VhXbbYS+26I3lIjNnoKv4fWZ075D9VzaYH0IJHdoI",
-	"ovzDQmbrFOOe5FD+fiGzlZ4Sx4jhD3lc9TPI6riXcGAC3U154DxW/ZH8iGGyNRgdCXI92NQfgDPNgL0H",
-	"5ihgXuFmrzDz5vdAoIZZj+JRUaiyMWIor7guIogAyQO2QL3FcpmQ5rVXlE0Hho5vx001FTFr0i7H9dh5",
-	"hN18fmAwwPcbzXVm3lpF0+Pd1s6ubtoed/QsEcH1LpaMvNvSFPIGtimXeZaI9iJocHTtfn/Yu8yBpmt6",
-	"JkJckyS+ZoS6HG0dGF6jZAVtezpewbxWz/FktdbTpUbL5WejOEmgxiyhWC/Uj7M1lddYmrKpiKXLa1Us",
-	"D0qHzu9YkPK0XR6wo3RWx2LikPt+x6LsISoUlHNv6LR3aUrZ66QbrEb/ydSquxT/v6epQhxvitUw6kmp",
-	"rU2tqpblPn54fwA3qGHOPdgAbvBKIc/vQP5Ls50i+3uWvsox5WGmhRzfoL02tMfAG3F4CU4pD6VS/Ycq",
-	"xD10BWj91mSBqLeHq/cM/WPMe/+9LjcC/7D2/lGVoY6af9itr92O+9/9UomI340CFHMepwNYIO3c2oI+",
-	"q5YO1M1ujlUDXOQuJWCgkEVEXV7vu/cRSgOaeVwOwmllBkzybOqUqo/q4WUCX6bCT9i60YP06qtnZD4a",
-	"T8kGXyJYyLpPvECErAhQy6ifMIusabCKObtIGQ0h0wwdSJfEU7N6UBzc26Z8kW7kQg+5wJg9NZ6O2VOv",
-	"x1mCw1MiVyLNyGq7pty0ciuMIiGrSWxK0QvB1Z0Kvrwy3TRMAe5OuVMPplsttX3N0rW3C1ArchKzJDQl",
-	"U2IuMyzx1Sln3p8TEfSk3OEUXGhQzNZ2vvly+LfB69k/pt+Ovp/8MH9pvxq8Gf999kunqN09sudKSMzg",
-	"EH9W2yJmW/ow6yAt772hIVl4snGNxoln6tUPVmv58qd4LMV5s9tNQnmuaUFegAgwJrrmkb3rSRzgrT6a",
-	"+pq+EinxIEoYvryKaJyw0EODqYgi7D+hnZagK4QCvG6QFxVzfWF9Ee5JV26DFaEKa7VZoVJ5RucWggUC",
-	"mvcgVr7bsnRv4XgihXoZLCUbmtI1y1ha94WWagCdU5g2x8HDw/jp1QslxjMAto5IrxyAbuOJCAgLrKdx",
-	"3R+tG9woOZ43i0zwGJJuLAwHNW50k+aTiKXMA2i9Xy608/niRehpqFZXf/Q2nV0aXy3ur2/evDRNmtV9",
-	"yZE5ZXIjuKxVb7Ob1MQmfTZLGg8OSJxVv0w1YmdIcM6s83030oRSCl4j90d04XRtem6Ux7fIaTJdXcMx",
-	"EnSm7IDgyQ/GQkrVKGqVyFNb3fhmhsTSVKTIN8jjxxAjwcCO+PjxAnJRU3LDUig8RWgYwpuSdCl2tdjD",
-	"b4XMJHsWkQLqAEE20norM0KDgG0y6FISQve3UDDs63DNxc7gMyc0MIYnl5fxDSp2yJXY5WxQ/eAhDfZ6",
-	"WLsF12WwUi+5cMnEqR5t4fIGYkhGtn0JfR622Uqk8W/4m3NJvEikfhyGjHsW8XTV96swlgp68NLw0uUe",
-	"F9lVJEBwGtmjS+KtWbYS4ZX6HXr94Ltj0qWwa47UEJZHOZbEx096argSsqhp1Sgxv1LMAVaBSVdV0dBL",
-	"2b9EzK+g4xh8RNfsKqPXuHLMoY+2SaL+irncRlEcqEO6iqBztAWNkDnbFyOYecoO7tLkuafPi0O23oiM",
-	"8WAPJsskDsDn5XFxBS1hzCaw5o6noJBnEexWNCNcNGY8Y/1JsmdZj4zs+SWIk4mg4VUmxFVC0yXzyMgZ",
-	"Xir5y3CNq3Us81ljDqd9pfiUR0aDgQJvSjOG24RjGaiBFVlKOU08Mja4UPT8GNvDOpcqAFrzLtGL397+",
-	"iqnlV42hNFbnVakEm7qtEd0mWaW0YfUG/1Vdk8InqVtNh0rqxC880v2aUcUi0q265kvGWUqTWLKwtyAx",
-	"mnxNISo0uhKf0Uy6HJMIEAOrb1iYJqjUDVMNU27Tm/iGWUUTlKLV/m4lct+by9Ud7xPP1JfzFrmVmchA",
-	"pIWtEsaNM1wOKRocmUdgaVUPIbUMiEMmNhdqEEWocUz5qL5EXTga+j5hjc8sZvUS4zm48zJ4Ff2geN5w",
-	"gmqj9wvfQ3oMqy9CnGrNWN/r8ATFxDdUSmdwKLeaNw68p2G8jDPyBVEf7kSqrii7pUGW7JV8p/N98vy8",
-	"/N70yYvMJJX6+4wZZUZdnUfS5U9fP3vxgsDgffJUN9Zy7MEI3gbi+9Obry5mKFTpDj7YBgbfuIRW9RjC",
-	"pgSWlLlcPw9WNKVBxlLFQRRVFNuM/PSFbdt2/eIZeNTj4Y6zVA2sJub5SjQJIVr/9gCxdKe/S+KBn83D",
-	"MmGmyIeRyPI6/eqHNd0Dj1OfH5oSOlYHRqoiXP7sEN/U3f++0Y8C3h0T6rmhaaa734PzmLwuhxqAY0K3",
-	"g8ziRIcy1ONCkceBOnZmP8hPXrWz8DjVb0U5OkkXoqxFqxbbaTfpVTpmfpSWmA19RAoYNXd8Nc9JV8kL",
-	"6UVAJSMrdtu7LJ9ZEZ2yykthqRuH+WLYJlUBxOWoQGZCoF+j6pI2kTF+zEOgv2tGOfTuPcjY/ggHWtfi",
-	"7hKNcSQQpjjAEiWNdfk03c9Xh+vQDArlndcioN1hmQeXqFdOnsu9XZktWm/ZtdlC/CuLRCDebZmlm3VS",
-	"924PDCydTL6aBx9MPQY5v9nV6JaK/SBfYg4yfbzNnGDLw1daurpnaBruDh2IONBlPfYM+EOqQycVSUZQ",
-	"lALI9MNHpYA2fV/z9FmaZA2hUI/0e03hHtvGlicmzDAXoDZKFRFKyCuy6VbxcqVmBzd9tR11Jbnujj6d",
-	"epLdWfFgtTgwDaq7xnhpUfdwru+pvDZja+GyFHMLfSDJnxEQ69594r2K0txtriHsE/owN1ZaUTGOmTZL",
-	"ysjRK12OOjRvfQ7xblZH3YW2xMzilsDoj2QzH7QOwwbL18oUYHE5qkQcTXG7VNEcbpKvcShJdixlOgDV",
-	"0kWQm5lvLF2+5fimjgG9S8d10KNaDL654qVruKAQn19ypVAxrtWt8o/QZCe7zIsRq7GMknn8qp++3qia",
-	"iSavaPnW4Wsl5e5jhUCW7kSFMRhaYBkiWV5q+cbmFOok8/gDfJ2HzOsejk4A1ZXhXL+Dl7M64VEXJ2zw",
-	"ddZY3fFnpU2WbCQLfeM80i0zXgy8RjenOv7a4zJfxlcvoZJUSbpUr5QpoObdakhzubvihqWLnP1bZCc4",
-	"8fdE23ksIlIlnIM/8xLtJ9lKobseqmqkMM0UcumlCGEtWyp0ud5mxVH3YLhXbEg51F5sGG8KiDoeC4Ij",
-	"fJQgkJNRFeVElM84GLvwEh2NoCgf3h9FUcq4c2+CInGQ342e6PlOk5M3efpGk0PIiAy6/TWWzjFlZEt2",
-	"0Ucax7sVm2Y5J0r3QQWlPAW5oBYqgbFLvQbnPYrtvw4s21L/b7+1NE1QKPAfbqx5a2raYjxBLpSPK3Ly",
-	"oNy1BoW9jm3bjj2wh/bIHtsTe2rP7LlNbd8O7NBmduTYjuMMnKEzcsbOxJk6M2fuUMd3Aid0mBOV2tVo",
-	"4vnhI2hMUJkDS+WBhtAVeR9h9ZI2gFcVqN6ly9l6k+0bNXSfMV4Y/KvYUcGJXDA7vJkYV62m3TTI8KiU",
-	"q+Xeg2DWRTyNmcf7D5prBS+fXZylMIF+lMrIIjKX9hM0Db+XclkhGHVNs92I4/JjODI+ZnVy7MHw7oan",
-	"Vv31r2JH1pTv676YsFiwVfHtHCi6OrwrzqCMl8vr4mFRmiZfhlcFTZw1XBvSfUYTcEt5uWDvaa3tkpR/",
-	"izVDkbnz46hi0qsCe3Di/pwB3RMCSFOOhHNsVucTKczV9EZyLLvRcjmVRWEt9OitacjqWrZJrSxuRJY3",
-	"4YgTeH0P9jKcwXI5Nh0yLFYp2ninMSsaV4wl59Sb8J7EEvCt2rvLS+r7ge/p4VznIaZwaZSfc6S2JWsV",
-	"P00USqH4lnXcQglWaGLlGkhrhfdXbZVanuZ1WnIxzFA9aHNs+kDqfJW8NSS+VPNLrT5anzpo4pZuZNGj",
-	"7ZUIrslLqnj06yCWEhX/fGUoa51Ke3prdfTu4HVwaCsm/RbMBjFILR2rgzlF6jh++aVjqf95W5KZSgsq",
-	"JcUY9ezD2wMppb3IXSB4psBarq5vzqPuYqq6AD4CjO+C1m0NrPRiG1pYmRI+h92JGmtiHYRlHrY9asAA",
-	"8l38G01D8nqDh9EU45/jR3Mz7QK3u3kCHhgZ9Ln26jhv5A2TdXeWZFSk/jXVSzco2Z5/Jy0jsJ495c/w",
-	"4cnK6OWWQrremllPBXxHqMqXItgar+mdDBcG1WNdXo1yweOAQmXitS7azVlR21y/L5/4+wu11ifvSw0y",
-	"P3gY0KCkrX2GsaTwD5pznrKTIg8EL1C4chu7VGfnKhGnmMXr9Yn6r3ZsYGQlRt6CPylgMRiUuMgU22MX",
-	"jAcConfz2GIAH5QEfPz4WWXL/cePSbl0VhQn7JH5gnjv3U4cuh3FytWB4b/0YbmdD8aOjL+4XL2PEUTw",
-	"IhI1/LdCpPpAOSFTQ5EuTRISxTdQxBoiPjRXiLl2MSll2HK5B1N45ahMbblu/oJ4iU43yNIYmmbn0ctb",
-	"DHP2xa1W3l2OOZPAmvAOpmJHNjQMjRdAbmjAZDHG7SP1epitLtV5fPP6xx/wPSi/L0VqDIRcuHy3ijMG",
-	"A1jaDwudoOmmqLU7m87GEAxpEXYLMZIgGv30xcAezGAg+OccZB4jrUDwtetu1Ts6EhL/mntQw/Rr8UgS",
-	"wAulcKZqEVAE4ZJwQeQqhiwKgwNKVGZxtkLLg8t/Fuk1C00pW9L1GF/GnD3JmMxCmtEnNyzIRCr7/5KC",
-	"ez2MIffSjfSK64aIPxw4GPSjhvU8z+UawRauot5uxzLosXCbiC+8kKPf4tcC3Ra/up3irbdWgXzqyS+/",
-	"wJfqP+oR4uLC7diHM8IvJcTULNaqToVvHk5j5qlP5FQngl0dzISRKtWJ9JsHMxGcifxCcEZSn3FQnbEC",
-	"wcPtvf2gz8P0SDigW97c9udONGTj4WQ2DGb+YDqms4BORqE999lwOJ9O5pFvz2dje+SHw6kzGI2DcDya",
-	"zUcjZ0hH3oEV61yJq0l+yjekuMQR4QmEqxPik1UaFt6pDYljlgctNfKF1VZH1edYDIrvVEclalTyC1Fj",
-	"k/LYg2LsEgzOkPnuJTB9anGpafzzhI8KDT/fHlSVD+4hkZjVHUgf1XaOitb1X9Hd90xKnUDUPPddJRQt",
-	"8mG4XiEoVLl257AYJ83aDH1Q3bVmXzKxtQ1wLiyJlUvWYkp8WpRraGmGdyh9mmtQH+tFJolc0Q2zSCY2",
-	"wHh1X6ES41ZiW4Vxd1Oxg/15vyDrQwbdq+2lRBpatvIjVMDY5Q1nYJX9asnFccP21vT2BY44brZ9tnvA",
-	"MHAWxDaoq6SbVir5oRZ/dag9vf3T+Ze3Ulaj+eIea9EjG32rEB0Or7BQQ0uSbqV0Rg9TlsKU7nSjp1Mt",
-	"uQ+KplKwOiQmY1MXhtCXtVjgEWXhu7gpfAh1MSOglIKTr7nYycMbZjSBo0QWlaY7aGl6ia8xiekkocoX",
-	"cWS7ZqwjhhfTZiOW2Se3pyTH+Xtdn86Zw/gTGTUuMWpbKU4iDetY+TlaOaBYy1Yy3XUrr73U1y95n6MZ",
-	"5CiTL3xPpWCec70TJTv24E7ti2u2hqYrVOr0frwrs26BAd2Y17n9Gk3ZUCG/aFumW+WLJShWgKKe+l9P",
-	"Vxt0OVq7c5VytxIJFoTHWEuokmxmhO4p0Fw+5uSZuhxRHNCMkTel5jCPJMlYupa9hctBkDDOLePGyLRU",
-	"AH4XumRQ5Mn0V7dQ+MDOPzcx20FSPyfoj4ShIOMGe6EU36E/W+FRn3zL2AaDRBkNJdmLLeiry/iG8QXJ",
-	"doJABlayL/fLl7rBSyjAmJHEjIDxi+mWHBAVW3TIAWPNhqU0EylJ2S4VmRJjlIR0XTQa1GaP16bue//x",
-	"Y+LlVeBzm8zzcDAeO3NS1IfvgjZuDwcW2ai/9Rs9q9RyzuUeNGOC4642xLPyhmmo8qJajLkw6uV0Iy90",
-	"byq194sbx8NGcEnMmcsjxkLStW/tp9hzh+eNd8BAUMiDYHDQyIaIjHYYqg0v0OYH/gUr1ZYZ3SAI/pDs",
-	"HRpgYAjg6pD3LWsGpHLCkMvhKoSXaOaIdY9Hbe7QdhcuSGHwaLIlLIq4St2U0MA8b2QHfU/RwEC6kgUp",
-	"U/ubhxPHd+Yhi6JwTCe2T2ejEY1G8wELBkEwGo1G82A8mU/94WAyd+ZTe+jTwB46AYV+hJ6l3Uou98Lp",
-	"mM5ntjMb+I5N/Wk4HvkRC4fBfDKyp0NqM+ZMB9EwpHQyGA7GNLIHDp3Moqk9HTsO9SC7VeOBy73pbDSn",
-	"wdAezScz22eOp5smwaUtNTNUSCAzkZYMKXg90Y5CILlNIWechpCRV+71mhGvsZfb2P6nh28hWg8cu2Zx",
-	"OcQ7sMIodFm4nbZBwW6AqLRwO3Q4oIOARU7I2MwejAd0MLHZOJgN/WA2ZpNgHEWDaeiP5mHkj9gwmk/H",
-	"4XgeOMPBZBLOhjCaRseF26lDDB7nKLpwz+omAx8BKi+GhTWjy0XR1kp3aSSMh6W+RfmNd7k3VvjBaGjP",
-	"x9P5cD5l82A+8u0gGrHJfDgOhuPxgFF75k8ZjQahP52PRtPQmcwdn/pTFjj2nM4mMzako6E/8Uc0oo7t",
-	"+HQ6Zc7IYRMaBuEk8odOGITOcD4KIjqzZ+NpNJ04U99mcAljSVA8fCTNRbk8pE+YJBAyRehjHsssDxKs",
-	"pTplR9oFAk7uaM7PgOYNh8M5+enNM4us4ySJJQsED2v6VCuiNOgp70cfLvAfg+Ifb8w/Fgf/+LX/Fv85",
-	"/PDPP92thZMRAMuMuDsZkd9YKiTY53M+lohlbUsPxeo7in5H2qzGOaFQ56IU3YMeJfU709gv6ljzpk/Y",
-	"tOm8HkKka584keHde/6Z29E8/2R0Af6ZQ2YPwftlPaEGmT+YLrSgljOYfTjdlqGlxxFV6rRpJVkArk0s",
-	"jnlz5+GnPAenjtQo9RdGefleLYYXpZ7fzkQdSSkfWI1fslCb6YYDPN9iIS7vmpxm47+A5sENXLoe1nHO",
-	"DcOJWhsPmfU0AOgQ4Uj3TWmVWiw9EItcfiAXmXQSlI7Ul3nVhEV5ENAtqr6cWEkFhdLj1WOXOg8Vju5I",
-	"E/93i9sz2r4WSHenpq/FJW42iFX02wJTaz3eG++ybL3K50dylmjMKSsYzNi4xeY8kKem6jWEOEHr0CLG",
-	"2rPyrBDwm5ocECjXu2H8kniRkq9WukQJ1qhTQpPLNzQOe/iZTt3wSNeUiFWqKNSX68FYUcxpUs3iqNXu",
-	"OkjqMPNCcBYMX03wMB8coDDA4fltBiX475Xggakd7HajYI6yMhcYcxBAOhjV+axMz4LaI9Im+A1auwme",
-	"7Ht3TQ3hbPdxEkNOxk127YPihPfJNDwnAK859s7E3JkYvKOJH5VT/QMyPw6x6h6pH7DjK4M1v0PuR3XC",
-	"o8kfrzMKbqVGIUcnVWC6ZMDyMmz6mwaPwYkiE8WAn6q6BBi6Dyd/zbIsYaG2g0PYdR5nvmFpLKrLcQZ3",
-	"DiVud0IVmz40M9MkDho5Mm8KI/2BZaax3A79pS3rH4yb+sg1lc5t64j+xhRQL6oVUH6tqGDXMYKaz2R2",
-	"SbJY6+VgAcOcj6KGSO+BEdq7uMmg/jUc43EYjB7YJsmAxqrUV9B2dUQzvTw8rWbyVWmOd+fmlWh01S0t",
-	"MrGRFTFrWUen9x0sq6r4JFUb41AQsqFgEr7VXDNDPbO0r6i4JZiVoHvie+qvq5z/A/npk9fbNDVeajCC",
-	"olva5Qpf0Jt9mTf/M/NAxSyo/gYurVQk0NN7TTMlTPhxGJvfC10IM0fNV+ZXbY5diZ0kFOrqrWK+xAwW",
-	"/De5iWUM5f9iLGsvDyPby4CrusE/s86D+hCb0O6NuGb8lQ6bbJINo5TJVbInsZRbdWMZTaH88TWrB5vD",
-	"b51F5+/+bD3Y/O3W/i4dZ//4bf7/s/e13W3b2J9fBcfzIlKGkiU/Wz7zwpOmaf6TtNk4szm7ZbaESEji",
-	"mAJUArKiZvLd9+DeCxCUKEt26jTT8YuZxhRBgni4uI+/34/p4T+y0x9G/Rf/OrriJ+/F2dt576U6eFMc",
-	"r683esgmxSd8fQQTiFoUOeLX8GHv0petZy10rXEQ7RnpVY4Gogn7O8WKRoxLVwMywB2CuMZaFCI1hIUM",
-	"OoWrmMSTuMueB9z1EGKikLwWMtOMEBqthCVGfoiMabYQRQEgtXSZXt7GIo/kxfN3sQwxWz+RR+QzOdz3",
-	"P2nxq0/mhV2IfeDwR5e9UxDWqspVNDKkzPjYUfsjuB6Ati1nQkcsE4BsCfmxSlrrAyI1gKWbVOOZsBYZ",
-	"jMlTukBjg7VOOHQQraPvmbhcYAyKARcZtKfmQVJwl9kXAUYnpGhYwQBoX8pAYBBrmWazXI4HLB9LhXRm",
-	"U5QDWW6nGTihFGDf061QBlmo9PoXPclHUOPZrDACn8oV3oOLBw+LX7xhcwu/0Pd0T60h1prf1uwnuKPW",
-	"yNlOt7S6wltcM4RxpBLQjbTww+Ey5L7yzUrBzbZ2eI9ruEJRuQsbZq1pVUC7nTkwbKi3fOMav1fUyHu0",
-	"K9eSe0ZImrGVmWOlUYC2vyO8v3vACorFLoAZ9aauXn2HwnjXcMXa2cWwwqbVsbH8EXNnQCZ/jvaUFDvY",
-	"e+urzNp82zi9ws2z7f7mYd6tVTWv2+5fH9RtLRp2yS5Nast8lwb1/bTTd9SX1bYmjati+xzW5eYuLWrC",
-	"b1uDDZt6W7M1abmtwfrZASnPVVLteu5mVUjPQxyyGsM9Vd9Fh79n/d0dknGxEhV0uRBxt7tSwX94W8Lt",
-	"Ci3aF1ChNUCt5eaWbFWq2A0wX3/P1NVNacG15NWm/OABC1OAW6O8KAT5ZTEXOGKckGmP3a2xrC5VcaVV",
-	"LIVvNGsYJz9ivW73/CKIk0GwCdc/TkquQb9GeN7fj0Lv200yDnbWPbKNKbkYt4H3b/jc46qnEe3xdVsJ",
-	"wt/pvMzN8sqKMi8RSlFezk1D3kJySfDy8OwB+ztagMgkACaZoxJgYMuSg2nGf50L1jo4PmEll5masmFu",
-	"dMT++fZVR/ORYEZ8NG0yIWNpLUe7C5w3CrRUhJjxhadoX0BOUuaS3MgCAxPU4UTTNgFRjZQ5tsfV3E6M",
-	"me19/gw8HCPV4IA0/FpkzC6IDqSVdlxaaQfTSjuQVsqMmpd2Dqy9Vc7RXFnwJeNMT3lp0BfCU8MWal5k",
-	"sQS4c/a9PWrhe55oVtp3zOAd2qWuzko1Lvk0sv8wKlUFuxYz2jyuhLMNIsOapUOuBdMzAdACBM3P+Gwm",
-	"ZNaxoxLBmHTAGBOO9qBQY/TAcAlo4ymX7EaU+WgJWXDv7Cod5VWYl8Jt7oMwbPtCVfE4g3YcVAnPfQDG",
-	"3vUPZYpcOm4FXopYVrboqFRTlhtnWTtOk7wyprPQmCbQAy6XbMJlVtitN5ca+vyXv7C3qqBO8LmZCGny",
-	"FMYZcst2XcWO3sCtYPitYR0710cqMK+Uy1h6V6pmZGVBaio9g6TERbhuYTFrWr4wU0gNUSIfp1koVtqv",
-	"GkCWKHv6FM2Mp08H/g3DJUve/HSFqZ3UA51ceK42yH4EH2jEXCZvgBnXxeeC39I+9laQ8AtYXODiBKhw",
-	"QKywXWKt3K73eZExLRzWBaxPzKt8Dm4GSIa1m1rzJeL52KekvChgEVxKJZdTNdfVnZq1EievBuznD0nb",
-	"+QG4XK7OqueTYT9V7WE61QzduCsLA4OCGRVEPdEO7S6W/qUuC5rSjUvBMw07c5QXwQD5MAvL5USUEFSV",
-	"egE07O6jUuBa1bE0SkUMRc6Q8ESQhpUAt8ifhCnX4GfD+RrNtfCrCbZvrhkgXtrf5xI4OkgIJEe9PqtR",
-	"g7hdcjlF9Hroej4V9rK/BqlGcI56LDDkiNWGzSVA3EhzcnRBBM2aXQsxA2a2q/w3wT46lJxn9nmvgJMD",
-	"O5RLdvD/jg87faYVFS6Dv4nkQknp1WLqknjtPsinQhs+nWHHwtw/X51snx3LIBGQzUqR5jpXsstAq8ck",
-	"eDyDU16WeYDrB85njOAGqYTVrJJ4i4H8xA4WLEd70fYtWSGOsVI0VWUpUsQghQp+ayc8sRrdyOr7NAdv",
-	"nGTPJdIGwSS4NWZ3oJXKAbgQ0a10WT1XAAemni/AOijJWMvlDdCFWLrkgTYAe2GM2d3dmEVgD0JCwUGu",
-	"PSvP1nIJqkyCbizfIfWeQ7iJKgI+J3xqwMhzMzprrXI/tNsJax0eYGZwFCQixXIiPoLmHKHorcCUA7RH",
-	"HXlATFPRVqwzTHTZc5fnXT0nlknssN/ivYS1rBrQhtqIOvJPLJMvBaKze/JZI5QngbXj/D59ivLUiudV",
-	"LC3yF2nvpoVFY+VHG6CHYgnYQ4GfXhG1EPD54My0cskS2CxdiFMt1dyubRTvRjmiFdzaER4AGgM7Hnvq",
-	"ogaKZJSyE7J0J4GD+l+dL9hABsl0IH3D7qHxXGjNeCwXgl/76UJlAUlbrGoCnXJwXJlI8wxOYuiqcUhx",
-	"XfZ+ohA1PkRDjWUF1+STiQjUHamZUE9KC6Xt2gEvOS6w1ipL/ircVzuWTszgglkBQ6eYQg1wCg+iBkh0",
-	"gnRyUTf7V9D3BeWcLdlQpGoqKlxX+75qgzgOHueLXwYA7mHM0Eo648ElrRWLtEZeBzOQyEegU17tIq1t",
-	"qDKvM4iPJNLK6sel7YIr0bDzCAcADABrBTHICk8t14x4qNBa5pK97NhWsZxiXTNmhJ8enR+2B1i8AmUd",
-	"hX28npelGlvZjxAWjHgAWRLvxfE8O+v14r0E7p8KKPiyynzGzCJPRTeWPyoSHVRwBJ8A+pxnAYxAgZmo",
-	"InO8L+xSEjCuKLRArsyjXo810HcF+CDIY9hK7CsSn6LnMFQ4lly1I6cA53BgphOBhGYYXKbZeF6WqoRy",
-	"CopW2b8j3Dx47sI2hrAqb+AGbSVAJ48K0j5d/SuUfEQU+ollQtxtSduvTOBqW6dqQ4rRkO6Mg/LmKdsi",
-	"JKOH/RZLsCMGjNdZ3GCUeWaXtKgfuVYxtYJzA03bEJmgfnj37g2gmJq5voV5DZTsfzsGt3/TTf+O5b87",
-	"nQ78z/5sZ/PfTeSUrIWaF0xm0mZ0d9/eXSdpo18O7S9bqNpaXuF21wKFsWKA8W87ss8MiN3o8rG93ETv",
-	"Vqd2g8dmTQxvFyy5tG0SqMp1lXlm8kTTDdp34dy+64vJ4FgLGO9hfuBMs0eKGhkBebX2RoC/tIKpXSeO",
-	"s2OGXXf2mDu87U3tnXjl2O9MK8cqVjnW+nWep9f4CSPER1Twie1thHOuNMsvcpA8QDSHY9+HJdVAN9dy",
-	"wrm0awdJiQ07OWL/yP/uGh8c2MY7UdJRA5jpOi8d7YG3wpTLziUCk+Ltx7hvKso6utUzjCaA9uN+16wQ",
-	"/NpKfmp9SPuoIrhreheqct4xkms2lyArkUpSdMddls1BIeTMblx7Jlpj2ZTLoObKLrjkZTWVnX+IJXw2",
-	"yNjgh0rQTucGmQgqM5cAkhrMc+KXBBG8/h40Y2PZ6tu1fnB8XKca06maVShRLXpoRBsxAheMwBMTPEcH",
-	"R2yi5iWJPjU3oCuAj9mfz6CD4aGSeX3AKu96nqZWHUPQSmuDWt3NnaR2t9d2k7VI0UGHlpnLiHfGJOxk",
-	"q2LwFIHl0M4Vo5FIjY4IrrppOuxT7K9wKo4FyiDApC+p0nmuqxtAMHhSNs7IOMT3WDMqVdLlZmVzPPAE",
-	"W3DbGXf+gtPaqls4RKidI7OavY0GEkfVd5HOwywfAYUvaT6tVE1n3GXchUAAVlus1cra+9sAaWQHt1Gc",
-	"dNn/9qcPLGKot2sd9XpW9VvxffnfwXmKbidQCjRrHX/82HYZFzRvpJELVMWHAuYiDylG3Kd22WUsZxOr",
-	"ainQj3jGpDALVV47z5AdKqdO/eUvtRpwK8gCLeWmhqWJhjCof3DaF4KDFLTvshrLyfnJAXstyutCYMW5",
-	"tWczMSvUcuoqxGFsMYjg4WVM0IGOlaQiVXqpjdV7nh1cvWkP3MvI8YnFzgl2D52FrvATzWa8psWvtb+h",
-	"EpX8iSOFZy3OvC/2vHA1jRVxqGatxBRq3KkuJbGk26Qy6MGjv4ew1KTQWmicQ25Ysl+o8X7QPPTg2Tti",
-	"ibeYvBD72NdX2FH660f86+fujC68xwsfqPygai2kXRd6ezsYWYZfBuh1SWT3js4zYeVDrr1fud2titQL",
-	"NU4CFAAs5ldlPs5lhEXdkOLvhuDCJT7ZqzBFsbzJxUJDTT8acK68D1eTtY7QxsDzlrKxCjV+Yw/dv5ly",
-	"LhKrdYKQzmVazEEXhSMZIwyOzr2cadYh861D5m0VHIBNh6nDpGjuDfb63V63B/kSMyH5LN8b7B12e10q",
-	"0pxAVGZ/InhhJr/Zf48boWrBxajZQa9XoQ3bDoLEBudgeZPLceBa7e7BK/GAAgT+F8L8AO9BshnIQ4TX",
-	"H/R6iCgP4CWQDxtYBv+irFQ0Cbbl5tMbIOjSkLxc9ZgX+Y2AbPej/uGmp/pu7r9BVeedUq+solOLb+0N",
-	"fv4Q7WkHN7P3Kr8RdrHYieNjQD6r/Mx7H2zTfZqN7pJPi43Dbrv800zIyzcvvfM4dOovuGbDeV4YsLoi",
-	"tgK+qdn/uXz9KpyTWL7wIRE0bLQ94RBLCmhKW0FSIjjPE5RsAzbMJS+XQFVrH+s7FGEWHRwpvuaLjCZF",
-	"2X9UU7i2HuDjZvnVTKR3WxRu2KpFsTpyuQ56SEMxoI80CsI66KZAlR08FV320qAX12q9RG2ulRUe3IBD",
-	"XBWowMx4qQU+1EORatbC7piJ0LlusxGwRwa5hcBxAU0z0svAdDVK4fj4SDSO9aZV7JYE7GP/lV+wlqO9",
-	"o4Pz7e3eKfWayyW5YfSte+BdKG5v2whg2OwqeajyMdS6vc4dgGZP8zEpxnaj22Vjpa7V7D0zcyxbCE5r",
-	"hZmezA1o1JlayHZ9wzQt27eCZznt8D9AktnXg38VxMAXzftx7/ArdPhHhYGXJWv5qatZS37CNJvmWrsM",
-	"/ZV5uXXBhXOycbEFlpH9mpnSjUvOzT7DxEFdhRacoU/K92+iVGzICw5JBaC2QyYGCtQwgx0NFHSM51M8",
-	"PzG+lmtYteg677JXaOCCokli9OWbLrND6FV0iIvnQfQylhhAkarByGs5Myd1X1P3WsBQV7JKguXEr4WE",
-	"KIu7gtol3vLm7fNnL6/Yj3l6Db9RlJKQgg5OTiIIziY4fJf4GhIbSfuC8VhKrBxZc59A6BgNGE705u7p",
-	"9INmrZRrESHWsE9uyuU4ltzqeu3IGzWhs4a8oODASQYVg7ooCkpOx74ASfRwiYk7Dfu/9lF7mDcjtPm7",
-	"ypa/21ZqGjjcWFWWDvE5r8if/u/WB3o75c5uOovc1LkiICoXsSIJZeHtIunvPPOfZ5vscAo9I+P06x93",
-	"Vlzu8E0vybEEDvJAyN7e6gp1939WfqdbxR1Oy5pgCoSfF3Rrom//ky9e+3zLwQsJO62VRAaX4ACn5EoV",
-	"Y0QE23peGIoB6bDEMpatWqklHMBKRtaYpxLGC/DJBMRfFAIOcciHwjBfW+48lMSV3ybIeUxvsPoxZa90",
-	"WUJyGpDO1uKUVXWi0aIYbTj4aU+8QYkEJhQFaPTGTPTqFrelXmZQsPtgmsNKL2/fuU+0E7D337X97U3+",
-	"GcQlsNEOe+J7F7LAFkfbW/yoDKS9/ZcIBy8O6nXZGG+d+VV6N5Gw78ulNwgGrx69I/ctOC7cBqpCLRDN",
-	"hHh0hjiGgt8Ij6IRbnMCc4mgkAwdWD4vDinKwIbzPpupwE4mVNkJ+TyNG3kAiHGOQxS9ddMwFl+QYlqF",
-	"o3VUZSBYDTGXY91owL7KtZMIL6j0997yINp68+slvATCD7vcD4rkwwoarGJOVZm9QVCHz9Gt1HbVEoXZ",
-	"u7/AeZQEO6oJNbng6tNvEQfZNJc1E6lZBECc2J6eXUZrWBP2Ug75H8mvc1EuE7As8Dro+0FphLsllqDN",
-	"d3KphdS5yW8Esf5WtpY9zel2sJYAJE2VxMLdBic84AzYdYbmy0TIWObZLQJlQIwtDgSDtIOIAjyR12PA",
-	"z8sBZgpXbYMkuBK8TCduKNblwCYQDQA1Jp8ZDA4WLcA3tKSiXI/2GjzEXrSX2yfBoFSw0u7PavcGtRf9",
-	"Xq+pOH1DVfmusutbEkewLJ3ys1UguVX+ras9/02yq14g8vOHzzVh9n0uMz9toRyz875JiNU0m7QUWX6r",
-	"7yeQbFANyRI0TBJMbApz1J3CgcrCEy9CWMssFCtENhYlo+BVFMtr2/sEe5C0u+wtuYpCnQUT0sCDDvd1",
-	"2WWBSZiQJWIFHSbBg4SMZeh6comz2vCl9nVemAsdUUlWCal+lHi9KTs6lpQ7F+ZMshkU/0CsFukjeWll",
-	"tP/oGYfSiQHj1HdsCRUp4E4C5/dQLBWmCIJ/Jsx92eBryXJT+VoeUL0K3GYAvfbhYTw7r+0XQ3h6JMo7",
-	"eXZ+d/twq0tndTH+2ezDR2/TvUUxbszK/dTKBGAjte8lljMx/GKpvCaFSTp7aX2bVIYOWKF86ZtjYskY",
-	"3EtizK1iOqBMmfU0vsrjZMVdN5a3C3d4XZO8+87+8Cju/mBxh9PzKO0epR1JO9iWgbCzRmNW8gUv7inv",
-	"MMN6N4H3vZVwUi0YAqM5Mk4B2yFa8avQHsb8WwIzowTJ5Kh3yNbyvrvspdGkXZLmiLcIYAXHLFcnE3MN",
-	"eZ4RGwoDZXuoc0LGu8u8zEtXA4qeeO6KOcj1z5fM6pHAVAI1XVhXQ2UGVJ6JmeiQsSiVcRnpmAy5qKzn",
-	"FnxTldje7rLv4FbMuvWJ7L7WG5A6dCwJ+s0q4XVAOz63x1qhxlUWIkKqNUprfP6fSV7XP+mbFtiRn99H",
-	"Uf0oqr2oJlFRBSTuJaGF3FVAQy1BWHyGYREncqCgKKX6kary77l0UkoCkPSNqIr6SUqx7UKqSSjBk/9A",
-	"mfQHywQczEeJ8CgRnETADdGkDsCevJd48Nil29W3F/lNmEDWWkwUKxQUwlhdiXAXfJwEc8JcRRIwLOA1",
-	"iorE0qEyOJOXTXhGOMALVQIasxcza5IDOlYpOS0OvBlW9kC2RQLYr7/AK5KIGbssjDWLsR0NxRPskfYF",
-	"HYQYC2gioJMl7QGbawACmOmMXotPtSpswIjC3t9eChXZifNlM1W2B7zSSVWZYZ3OLYUsDZLypX0EIAn9",
-	"ecRkHeR3Uxa8c5X4xfUoLx/lpZOXL3FnVYsDyalo1WwVl1a27BQ4xnoskkgofmq1gUFKSYg40aIYToRu",
-	"Gh3FEou4HJBXxKT4aBxuTATQCtYcBRHpjAYHHCW8HkayrV3xItQL8oJCPMyoxQJFo1S7TgxzS8y5y96X",
-	"uTEQm95cpogWPeF2Ub0i5sVR3hxm8+ZYmbvAJ6Io3JilArNyVyn3Cpyl31SE137HjrkmXkl+jO/+h0ie",
-	"d05D0U+q6dsmcNCjv5PEuZpPdUAsnKn5sBAdIe1uosCA3elQ1Ygp/Lm84WXOpdEDxovCxQ2Ynk+ZUbH8",
-	"TZQqcmmpa7FYJn6de2yg+dQBsrjgA0RVUYULHGwu2GCVMl/Q4iCToCiCMmIJnolelWsoRtiUt5oBRwGM",
-	"1ANuT3zDWzFT5UZLjQa6hJu6jxvtj9hoOE/MKGOXJ5xufqFv3m/gwN3/ZP9ze+J4LT+U8izp5ZjfhCX/",
-	"AMyiSga4zo3loi8Qd/Rup9YL6N/DJz5e0XBuWOegrNBXPyY6Pnyio4ero0vVMsa0xw3LeJ9SfXdZzqCx",
-	"KilWUpwrEIsVDjVH/72uD8bSKYSX7ggAv4AYGQcaUnsQ6XqFfSsyzOUl1EEsuPa1EO0LR0ePTPtJQC9A",
-	"dDxE4ANhlg2qol3ab2hM7rv1tuuKP9mR+dZSmfGzd1MvabXR6nnc4F9vg8/84txxg1MK/8473Kko1HBl",
-	"xlHfipgqsltNPrfFKc/YblZMiLPbMCeoVfgJ92/kMuywoLHIw/vV3EQ+IhlLV/NFkBuYC9NlP4H6iSfP",
-	"hGs8WCOqRTWaTXM5x2JTKoeY8TyDaOwt2qOXCW4YH04ofHv2ZvDhdxMLNFiPcuHB5cI7nxzrVcudRQPg",
-	"Ver9T/DfnTTaS8S4fOLKHBEhdqPDZ5NGAN4lEmRPEIC1y65CoM4oBOmsYGbtlofbI4Be5wRIX0fgjCXg",
-	"kAJuKGs5vNAIqBGHS4c9HdiSgEZUvY8SQdYRVR0iqOMPboQ8ZSHiKS8W9lFoBHRZctQ7YgFoIHoWETbU",
-	"e/gmyNPnHIGbMBiIKfahhNFb2lr/eaoM9PydL2fbZKDgqCMMmhNhOeQC3TyWZn0VhcaJkqr0cLPkcuTi",
-	"u2kwDTz7AWyQ3WAeE4znEmAAsSxrxZVNGO/gCsO1AuCMgJHP4bH2ORqzcBPPwZ4QenRSMbEnrBWywscy",
-	"oIVvd9k/AGerdGm3pbCrMCMIVts912EC3nBEKNc+bQ28dnbQNykxFa/6g8K2rLDLbwrBVbTy3cfz27N7",
-	"OGcRjiEMzxY4lwIQLIeKl9mXQBm4IsaSy2uRNWAXREBsvKrux3I9xJMMl39b5FIn8DBtT9yxYyaGdE1Z",
-	"wzuwt0thEoAc8dcRL0ZWLS/snuA5DAuQK49VnVPZwSlSJWSu0b1HTDa0MRKkRP4bL4qE0Sejhzn82AuW",
-	"HPYywuE7zehOf0ATLAuy3SvCPyy4NuywZ5WKU+BNyPhSR8yoDDJD02KeAQ0nuRxLgYihyGhCzjLogqZN",
-	"XwqexRLFgU455dKjabZBJXgVrIUtJZjvIdII8xMk0AJoXVNh5bBeVUka1N7AUT07UvdG5uewqHJdEugZ",
-	"B6o2HFlKvd3UD5y+DX3hRRF0Bf867Nm7T7MN3dlqkPkB/ZYUnHCet1pkAS/9YxzwG0GreBfOy60F6cQP",
-	"dF/RPnD6AqVZgb+FbPRkqeaJZ8fRAdp5uxvLV0RMhFlZIbk6A6hqoX1orjCiBPBPGQHWNqSbKSm0tb0q",
-	"249wEkfzomi7cwT7U6r5bKs/iVUeY8x3ACGMdAw6ltWLS0oGGwp7VmjFhsIshJDA8TQDLpcpX7KhFbhw",
-	"NU8F0aEDL1pRbNKgaEy2ydafrEVabB6/nBh/cuKW2STs4MearNvKEtokZBPAVx2goez5piqumHmRIUS6",
-	"VAvWqvd0xXrnAKHuJvGCJcCm554Nhy9wheAANn2TmglZ+6R1Ir7G4SQ9ABfzUCBOACCqaISu3zSI01z+",
-	"XZjaK0O+w5Ojvds5Du/Wn6mi7rCWXU5DUagFS7APSXtjH/nHh+sj5czMZQbVXbl2lKgs33jM0h2bkBRO",
-	"jrZz/n/46/1gFWiPfVPHrRU3292ftLUej9lv5pi1MttNS3DKuisfPkc75C9XEJh47ABu7kwQxiXSrYKw",
-	"RFQXTLtLuuwn8gjiBSSe0YhTSanPpLlq1gKwyBd8KpBQ+aWczakal1oTijchpQO5V4sEOPxpzaV8KoAT",
-	"taIQCgxLEh/R7QxykeO2czKifUdenZEqGQG1uKHoTtWNeIede62T9mZISdhnd/ZofqXCsKCLfxAeJQ7P",
-	"Bn+KFAtan95hFSzNlXP8m892fkxe/gJcAoTFLGgzrQu9umWx/4loFj5/sY3h0+rJ2Eg8xR3Q5+g6nxIw",
-	"aFZkIpGDoobQSeRLXYOojIv9tLvsu4pWshQO4ZqYimPppR5wQjJixeRDNTes3+uxKdBUzDgALV84XF2W",
-	"OLJKoqYNCSgh29GKaU7sdI4VFJ8K/G1cjsUmz8y9RNsrnJld1KD3uZm8IkKFr6ANbUxuBGrDRxzN/1iV",
-	"6YUwNU0HmFUDk/BOEmUfQrC7lYn9qOAMGwcweZRaRp2pwHioO1YmCZlpR9UKCEyxrBmsyCGk5IX3sUKx",
-	"/apdi1xKjqxL+SxmB7drn0p4u60VfF4gLKRQMx3AYFF7oH2K6AiZtbvsGdFcuia+dqNe8roCpX4B0xBU",
-	"dQAKFbIvjkXJhoIekMWyBTVgISlcs8ZlX//gUulrVn5tl0tUCvNYLv+oL1X6kl0R91KX9oP8lM0iDlMq",
-	"nSl5J15mzyVD8g6i5V0Grp1cxtKRTjfs+Agdcg7i3wu9iqMWG4VkkW0iehY8nTgxss7F2O6ydwvlnwys",
-	"8vBjVc014XriuD+97pa7dJpBLL2zkMjYtQDcEyRHdjpjt2qctDeTMQeVcbEEMvcV2mAWUgQTx2/FD+yf",
-	"+ETXWJWngkvQR9td9n4ipKs9Jps7bFlPAIrWibLpNHM1ybGM5fsyN0Qh5TiXjWLZvAQPtjaqtA2fPkUW",
-	"2qdPgafemdpVPyNimoNzmlBummgOKxxDztISGPFKWPOAQo1biY6pkSpHIifaUVxxTacHdOG1uhFf/fR4",
-	"AMsePuYPgnrZeGo9cyvqolkJ8ovg8TR7PM38aYaimIOZHJxmVmzddpQho9+uFU2uvoJ4AJ2t/CsjZkZY",
-	"pUmFSh35yEhCjMMoP6cIfhDLZMHtVWreozATcp9i2cZSGCdZsSI512wCHkerArOZKgp3SFizAFmvKEGj",
-	"9C9AalINQpcyUTjRa7VmSut8WJD/TCr6OquzK2lyOXcOXvi6v1llPNkUJ3yOw/mAohHfsHOQBG+nUMkO",
-	"zgS+431fzekAH7A9BINz9pi7+eBJa28Fx4Rl3J71MmWSJlvlzb42peDTu4qdQo0Z1+wKnHOdK/t+XN+s",
-	"lRjx0eDTO/jwJGL/fPd956w9IH84OAgdg6k/TkFHg4oQlUsUNZIKThIk/iKW0hbiY0Lgph0FbKfIrxzL",
-	"QPREbFTMoWqZdL8o0GMJcBrwVfmCLz0KPqao6sncaKB980KS+oEhd+q1/URwggTfQh83nzkEWGR0hSRS",
-	"rJjhBv4aMB7LUS6tLqoln+mJMqCePn36HqBsckPKa/fpU3bpX2BlfWKle/KKa9OBwe+8/C5hrcUkTyeM",
-	"S3Z19dx9oYbuDZexREISDxVbWmksRQqYE6pkotAi+AwUtAmD0DTzUoe1ehELJmGAxHJY0V6ocRsXCxJ7",
-	"s0UuiYjJ3gSPoi98LbTmYwGf9ryaxVzDATLFX9ENneRZUo3sE40DQL/BtSRYVvZ3s5wJd0PGDcfmyXO8",
-	"l+M7gKBYjRB/vEWQ4wAYGcuAnLd57yTkZoLlAqZibtoD+2lJksQyzwarhMnUPXfddtH9YLvor08Ebqem",
-	"broG9JZY4qLAAi9u0kklhFkLnfrhFsKlGzE0a1aXcJtBKo+r4bRrlnKeYem2kiv46wfBsyQKY4+QeonT",
-	"pwXR+VXrPvh1AawY0n7VgttVx7XVlXCuKwpzCTNeDSaN2wQSMlfHqurUTgP2CoIWXtzg8AwSCGNYnV4A",
-	"1ILnRK/xMoMLC3JSoTOlGQpuEkYJUBiIQJdl/9jrOhhVcX5F2GOZoiRTjGFkQC0IOxEIKF1V3axUH3P7",
-	"ZAKsskIKcE7VTMguu7rOZ6jF4YZ6pqSeT5Hk1W6qf2qxIglanA1LtdAQmsHNcKXmZWqXhLqeGDPraC0i",
-	"9mZpJko+0bFM7MWPFI6hh5Wws7vdbhsxVOkgAvJ3GPoh/nfAUlUUIjXVFD/RPgyPgphLIlOxDZxGmFph",
-	"HW7uLns2Een1mrBnvCzzG6EHWM6UzEpx8wPXk8RxmtsLuZrrSnBM7M+R96zj3yAJp7M50A9DKgAKivYF",
-	"JvXHEt5s1x/tCW7mpaB7g12B5G/XQsyQyBIrGWCRlyIV+cx02VsxFdOhoCIEFOXkzgh2ylLNHVe0tUA9",
-	"8Wy1TlhWqpnd5cQGHwFiEnDSxxK90e2okvG00msHxpqISlhLlU7DXv2tPQgFRin03O6MMh9PTCzx2Mip",
-	"SBR2MRvzGfo5PHwaRApW+J+R8gFGiBwhRhFKSTaIZcqBfyLkGm2SabbRWJjm83cSCAeroMD8Ew8yLCOI",
-	"It4I2kigpsO5ZA8yAInAj3aU62Tw6JAitRVARfEsK4UmrvqhgrjFIJbJ0cE5s5+OfBMiSxixUaAtdkUv",
-	"EY5AsFEdiahiyjFcw3GFCZclMNCO7erPck0TDynyUJa7AKfXhGtmrTGEV2aAcQNBDDPhspazYh8Lc40N",
-	"Kb+Ftfo9L9yqYr72IFhrtQFNPnZyI6ZXYEkkrFWRRx/YHRn8hueBZOKjERIY6GFj5JoddnueZrpNuzuW",
-	"xBKuRqHKQM+wkgomuGRLEDmwOJNPeRbhAomAxPlzcmEVKas4Jh87ZCq9FlnO31kVAqW9/8F9A6QOw/CB",
-	"7oCX7cc0PiCWSb39wCklVVQenqNGcPah8IFTFCpKQwkDL03sgm40fnEJfXPm7/ewVXfKJuRkve8GoLJm",
-	"btiLFVHVwEkryg5csmPeH/XSvuicZUfDzlF6fNw550eHnYNRP+uJ0+FJ2u/HEvW3Q695EI5Fhbrh1JBP",
-	"8Z4VkHuDwyiGXMt4bxDvrd++F8V7pEDCHTt1wzbCQmFocy7OstP0ZNg55kejzpE4zDpn6cGw0+e9kfsN",
-	"2nAD9x/0Do47vX6n13/XPxj0eoNer9vr9f8v3GO7H+8NPsV7Luci3hv0Tw+PTw8Pzk56vV4/ivfAeWSv",
-	"R+6b8MHD8/RUHPHO4eik3znKDnjnPO2Jzhk/Hvaz09GhOOjBSyhI4Z6gbL/6vd5n+wcd1fjAo975+SE/",
-	"PTs6zIYnB+Io7WeHo7Pz4zPRHx0N+ye93nl2cHLQPxe9oTgaHhweHB+fnx3zPhf8RBzAyybuafzwgB+k",
-	"YtTPhDjrHRwf8IOTnjhOzw6H6dmxOEmPR6OD02x4dJ6NhkficHR+epwdn6f9w4OTk+zsMN77bFdAg9L5",
-	"6Z6TWC2R37GTWyb6uIcTfS1cd0/Pjs55etg7Oj856w0Fdc0pM/hFKRengme98+PT88PzU3Genh8Ne+no",
-	"SJycHx6nh8fHB4L3zoango8OsuHp+dHRadY/Oe8P+fBUpP3eOT87OROH/OhweDI84iPe7/WH/PRU9I/6",
-	"4oRnaXYyGh72szTrH54fpSN+1js7Ph2dnvRPhz1BQx9o17FcqTVaq16CDQ4nhxUGqJMZPLdRMD7RLGjW",
-	"7rKXYFUbZCu3m3YQS7KIgrOJGaUKPFOtDF53bDA6fkSOtN0BslssQRtuka6jSg3ZVVaHRM0TTWLqM+jR",
-	"XKN6606xFj7dTITOdZuw2FAPkoIODnsWDJWZdNnKGVvVlITPtAfG52gvvBWcgnL506iZJBB1UaedqnHX",
-	"nimlHVlDNTF2YzRPjD/GGqyy7lpmuu3W6uG5N1h3WAb3Xe3uuARXGnxMc1/rfoP13n2O9vJsS1OryMP4",
-	"BJn4/c75h597nfMNFIdBmOtn+wLXxwiHtaqYU8N/iRQ9wk2pFSuWekROHL7qErjT9NWM/T92Dquu3DaR",
-	"l4j0QMpRUIhoLzSUHzbP6SVQelasTm4/ou/sYkW1dLFt7+ECV5UaoU8Mtw+JFgd4dfsq2LIAPkRrdSZV",
-	"F329oZeIG/Tg7qYsHfLhwAMenfgP7sRHtbjuxmdFfiNY6+rqefs+Hv1PWvy6MzIivrTugqh8/LCCILuu",
-	"Ht2JWCbSgpcCbGoey8Ru9Ix8qy1wq4AcZVoUIqVUhspWq5yy7U14LNgl54dcw2Nh4dHE4Qi3NrftEHmv",
-	"c81uRFmZkOA4MSVPKRGmvLE6PCdqS8iaaeX4G6TqVGYYItOgrT2c54UXDcEr9HU+24Ro90KgPfOQ1tiV",
-	"+PWBQd39BN8qOR5FxoOLDCvvyX1hl312JxlxJ1p9JwkIfCJEZcFNHmYlRywfMS6XkfO8wn1tKiOOZSP9",
-	"NWeTXBuFPLagZzvfIQKN+/BCmO6wiXXGlQcv70eEf4fd9k0iRxIW7G4YcbWpfdy0XwFoqTbimzGW1res",
-	"FB9NB3POIcd1fmsWP2u9ELx8otkz8P//KD6aqqix3WVXgk5jV9VYXw+Q4G67ZPfmaF4UsaQbc0n2q6Ki",
-	"SgzjsDsUU0augBH0hliCIzOtivqACJASh4pcZOjnTgthNY0oiICE9fEES6496MBFAAaDQRAIQdfJroM6",
-	"vcR+M/bT6iummVvf/Ojv+hPkW65MzTeTcfmuKc0Si7oeUywfUyxdiiXuaoyvkryC5HHanXcoIAiQt7cW",
-	"DzSw7L0l/35YV1mrmXpSV5Iq7Ex0DwyFYS1XpE1V4Ukb7QuAzK3zSNfgf+3bgf9FRxijdkjguY4l+O2J",
-	"KzosS0BMjJXaq3bEVkhMWQs5MBiRn9phakdQhV5VJFTBjSTCN5XiXyqXxKWPeVo0JoAqDhYTDMMhhBK1",
-	"e9SAwuvuifuF4DeCpcu0gERSxy9jD4yxUg6TDx5lzx8dEvUMeXrtsl1jSW+6aD7l4LCBojclRZu+Au76",
-	"xR5+7rsa2La7sXyPSbeGl+b9RMjvsQFmyAbVaZDhMcoLIuEIq+uweKEf1CWsnTxuhb1xzEd/YKHYV6ij",
-	"f+vXVHPO/X9UCf3jkfDVjgS3bpzw3VAvuy0Jn46D/anAk6AQRmwpKHtlRZVe10uJQiEJV2xCRaUgQhgd",
-	"AF0SqzUxjSu+JkcqPOULtlY5FijHdAgRR2ElpBtNZtv5/44S1FdiZNZlij1ocjl+FCWPoqQiJrK6xxcI",
-	"EcJJ37Eg9S2hqlcVZdY8xtgQS1aLUhNffGoli22ZNNabr1SfLiYqeDgikN2jBtWhqqPb/uAgKIH7ZZpr",
-	"ACVMXHK5ZkGJLcvy0cj2xEXVMK0PEUL8QwY+SdYV4/tEWByyKV8yUy6Jc7XK5HcZLCBLDw6ASqrIs1+s",
-	"qh10CF2Xw6URjs2GS3Z59ezlS4YDTRnNWLxV51OIJeExddkllVL1ewdH8DTAMoEah7BUFaL0wI1zQ4Aq",
-	"VcFqrl39bMa4ieVm9c+2/ZNUeeLHfGtVnm9pejYpnPbXx/Ph3ufDwS4DQHnOKKz/pAoqlKPfuSxUGzXb",
-	"Bb3F+32vjJq94FNrzVIOiFyybC6Y+DjLy2WXvZSrSqnHWEGxhCgrF8AP6wAOIEDtWR6RGohPFYVnXPn+",
-	"GthBqzp0EN21fYG4CXR2RQ0PcU1KwK4lGg9qjXEpRCHPBCXHYm+giktJEcu5zA1mPTUyn3TZj3TIlJDB",
-	"rYAC/J+yEDr0DedO24488kssQbNH5EEHUuMYkUJsmG6D48Ur6Ph4DGhjajngLTSm8uJU/glEv/uUb034",
-	"Nzmc7ZZjLanKKS+KAMwv8Bqt+M8ej4dH88EJervSb7MeGpzS490D8uMnmqkyH1vZWlWouaQ8iMlPRHoN",
-	"JbSV9ixBbOHvUhkRy2ux1G1USO0FdiPKfJSLEuguKNEHGBmg9ORaLFfD/zx4ERwJmHw4XKJj+1os/QC4",
-	"YtMF12zKM0HvXeRGCq0dlUOq7CNWP8HXacWy4Ma+H+g5oKI36ECLu5QeK5cTO6b71c8JIgiM8vG8dFW/",
-	"Gssyqk54OV4fCvt6ugkvgAHDmYaqOSjSMuVcG0BWrxKDYomoBowXSm5GJBw/KBOyGr+UI7VZ7Dm3x2MU",
-	"/w48MUCUNOOlPTFrGzKC9REF6xpKxXDVVouxJgrGNTGwnyqpcw2H8a4i4e33z9jJ+Yk1xX1bNiuVGlUJ",
-	"rKYUsP11/ptgyQjIkSiiFP4Uy8SohLVcVTcVJG7cdZBy/JvdzrB3hspMWKlUIHewcSybWgOyclXAhlQs",
-	"XAIHQRnubaJCp3JYq/ERuDJIBQBKVsoMWG7lGxvxvEBgEUilHKnyWmRdBl8GBWnNXwVDQzjL6A8p1Hgs",
-	"mkusXgjzrBpthN7YwkcAZYTwZTDi9nWbgN/t/OytKke/Iy49QRWHXfFzvn3KNwLoG/UF4PkP6RFem6pN",
-	"dFj2x/trco8a045C9E2JuxCg0GAJus064cjXyGalGOUf0bqzq7G0ht1tghPInXSOy2IXsekbkExxqc1V",
-	"KjRaBQkZ4omP6q9sjlhWu8PT4/JQ4HtpCDnGJMLsVz47uHrDElOocQeuJq5C3ArnayFmWPEDT2JqNAIH",
-	"J1sVUJVh6dEzKMTPm3WlpTCxbLkxL+fSAShzqullQzHJZQbWfMRmxVzX9bUnaKpDua+xSuJElaZYbpCU",
-	"L91I7ywnXT0NARk3ixual90E5XyeZyt1Ob3OOe+MLjvff/h09rkT/nl0lz/7B583cGzsUCfUSDgjfr2n",
-	"8O9/ZblaoU49iDx9NFm/hgCWldTwaUvjTZIW4jtTfm3X+K7Brc35UZ4tClwq6zRVDFmqEFJzKIynzUgA",
-	"14YlFI9JIPMcuK/aHhIeXHcaJKkDeiFIF7RiZwVPhTUqxYigplCE8rLIBUByBm5DF10KbiSmLBRR7IVH",
-	"iPHRd/CeUtwM6vgxA0oppkbGPkQh4RNGslpJLXWqHQFuhL7OZzOXBqsVnI3kgwySiiDvFdKJEGcGi1iQ",
-	"ecs+EyL/71azkggIinL1FfoPkjc/XW3CPCLfblJxwMOBFkskvobJ8OkNmhcaYou1pDKo7IG8ss15VW13",
-	"XMYSzss1IFWony1yOaZQm1QuD9jogTsdf6FQJGS7aaPKgH0JvR8DgBuxx9eUL9koB0CNamjVTEgwC2Qq",
-	"GsG7/9c8T6//R+XyWyVLeV1t1m+NLOVPleT1eOzc11P6PyD/AuImjlKcDYXZGCHDzKxGFd+dPCRkCP/a",
-	"ZRm49FDvznfuScqx7TYpr6/FQzroiPF3kwK12vXuI0XZH7FMm6biVr7QqdhSZreyUK06Q//CqKAUFOgc",
-	"r+oVVTYfGHgyY1kOdJCQyCaiWJKXvnbWb+PzHGC01O8Mgrmz/9SGX4uITdQihqgqwPl6VHzsVCuhUr2k",
-	"poHYIzRiyULJJGKJsJqN5AB5BdsebMgIQsEYcCZL1pGAUP5kXS1M9ISXIqG4r1EziiX4+anYqx1cBlT/",
-	"SFF6ipIcbP5xKbS2putCY/x8AZqj+3r6BbnAm23bV7k2r+9Za0jtvrUSwrciVWW2WwWhH/IvLCF8FGck",
-	"zu4tk1YrChslEpKW3/PsVAtJrOdMSFPmQkc7cwWj7aHngMDFiwL3rucpo+cx8evc2gxB0cvmPfcKv+XO",
-	"WRHQ7NsiEbc92oHWtDb2j3vtP1J1qE/itv0K/H3bvSx+v77Uei5cMRM0xj2sigys+2shZpotVGkNwiBz",
-	"lmqf7IENWzmWc8h5UsBDwvo9Ns0lwKJSSVVIZFIqQ3CcwLBNIe8F18hrkimk02KFSq8xL8BDZM4Na0Fz",
-	"QS4Q71WwPYYPaF/QC+SY7gFQgNRlDIxLDlLiskIXrfsmGpwHvkvhuwdo52NA1L4Z/DdIxoLOA6sMsbEw",
-	"mvwW1WN/Scm4S5h2eAWkSJgFdDkV+Y3V10yXXXr2msVE4RhhngW+letrrGRDrbDyxsCFfbdO9j/Rv15m",
-	"n3GdNPOLvYVPfAcL6XdxUjwUtIjt4Vt6+m3kqvCtF3VYX7t2KxY2u771o8vgz1vmhbu2pn8aWuCbxSk5",
-	"infCPXkO+9HRswfwu9dSLXRkVRzkbF9XTN661zzgXqF32Ndt2inua7v/3VEOIB4vqylxy8NfWlse+8Nl",
-	"Z8L1ZP8TXfmB68nOSFopl0rmKS/suTn19GS0kPCApCUA9Gz2xE2CFyWsxX2pSe2HdoQlK4D1uDSiOoFr",
-	"JHZDlS3bHvccXtHSQsQyoUXzHaEnV7R20FPEkl5AoowjDm+7jeDwrZybjgMGT4n6exZLdKprw5eaTUQp",
-	"IsYLrZjDArdKRUHNstw0FyG+EG7r/H1pP/jOh9XbarAe9qRaGcjNjju3FFzJ0CPAzkNv9xcO+f0jT/2+",
-	"D5ctrliMAu0mDpwYuJ2X2wuBS/fWJ5otBLefwVpQRwa1ZUCXISJW8KWam4gNBTe6HXDcgmo7RUg7wB4u",
-	"l/QcRuwPxx+P2bjMsyAEV70ylC2377L77q/d8Li/eHdtOdce99JX2Uvcjfed98q+XaK3lCy5HRMB4FsH",
-	"i5dWyJfbXfY9wEDOeGmKJctKvpB+/Q9cSSjuFyR9goiv0IxIfCjHnPZhboCuGeuShiJVdic6/7DJC2dS",
-	"ToFfBW9CPEngLwBffJlTdtowN1Our+0Rf3Bs/9IDeIY1aBcRS1Uxn0qgKBjmhiWlWvwyKtX0l6EyRk2f",
-	"HrO/xjJVBV4E8gxkB7V399z5jTd34Gd4egS/H4U/YvKCvXzQw8C2UTNqYj8Ofjkis3YGt3fZ1SQfoUnN",
-	"9ITPBEuQ5QP/v58gPA0AVEtBH4PJC8hjEN59nMBNpVqw+axJ6FxKXix/Ey9Kyr/6EqnzAChYZZ79QQVJ",
-	"9tUwODrXmwQep999HXKZZ4/S7+Gh+nDNMk5SZ4yLt0kIrpiun6NG6xXsR90Mr17ONBGIlWhGeAw9Tuxc",
-	"doMlU35tD0CZuFSf1sSY2WB/v1ApLyZKm8FZ76zXvmBaGPS03fAyt9+qCVoTSOGAEZ/YgkDVABjPyzcv",
-	"rdhBXT7Zv+kTFjA3VNpA7qV5WewN9j7BGhafB/v7n+ybPw8+zVRpPu9Fe/6ddlImXvzDF0HOJnV2r2m5",
-	"O84ZZu+gkiVPpAPr3r6m/kT70bc/zLZhreTtm6vvfrn87ru3yQWzjULaGng2flT96XaM154OfFhIzQL/",
-	"1InLl+Xs3aurjhElBDqBybBUH5c1HHJ8IrSDBfTBL6wNHl7nzYjQz6EjFx7xVRZ52RCf6VYZpd4f0pCV",
-	"Wgqu5+WyYkoIajfgeU80YCmUOXeVGAQNBkHTdvgae7XhHe/xCHaKr47CgztQbEnVRf3WdQKUZFaKgnKB",
-	"/Nv8Llx/4StMXYtobOoYte7B0FvSmktVaNYKyncjTB+MMMLcrScd56LppS6lKZfjyIHKRK6UGU5byIy7",
-	"Ebywf7VcpfTqKEKyS3P68EyUHYrMWx2/k054LkVWYeKCcwqjbqwFFkJAzKtKhBUHmPqrq+fBOwk1eP2t",
-	"lw5wDsPgWPoEv7MOI4EZ+aJv+EJ7fISLD2OT64/+QfDCTCLiqxLEBRxsW3yjzsfSjpcvxQPoEgfkHbyn",
-	"WsAbRm+1bAsHAq2sOpnyoFZCCVKwKunCKkViD6uKCCBPf7UAS2OJplMvxVQL4MuH1E4sVnQit1DjfWRr",
-	"ti2eHVy9iSUUBmBj3Dokhf1aHO99/vD5/wcAAP//",
+	"7L0LkttGtii4lRzOjRApgxTAP1nhmFHLsi1bttUque1uQ11IAEkSXWAmhQSLRas18RbxFjJLmTW8lUzk",
+	"OZn4ESBZVZKtvvFuxG2rCCA/J0+e/+d9KxDrjeCMp7I1f9/a0ISuWcoS+OtpEIgtT58uUpaov0MmgyTa",
+	"pJHgrXnrpw19t2Uk2CZSJHOSrhjxOLtNPSIW8NcmYTeR2EqyoUvWIz+to5REKVmIBB4vokSm+MzlLasV",
+	"qUHfbVmyb1ktTtesNW9RmNpqyWDF1hRXmKYsUa/+8ze7O6PdxdPu12/fTz90i38O7/Kn0//wXy2rle43",
+	"akqZJhFftj58sMz+X4SHm3+zYoTi40eSRGGvZbXYLV1vYjVG358FEzak3cFi7HSHYZ92Z4HNulM68p1w",
+	"shiwvm12vKHpqrDhbEqrlbB32yhhYWueJltWBMJCJGuatuat7TZSb/6RQHl+o5ClASdes3SbcMLgHbKL",
+	"0hXxJHvnkWXCaMrUwVNO0lUkSdu2AA1CtqDbOLVIJMkiEWv4UaY0STu9s7FCD9Ka21YOnIin42HLaq0j",
+	"Hq23a3io9xPxlC1ZUtjQy2gdpfXnHNNkyWRK+Hbts0Rht95fKkgCG25aaAyD1i7UsStLHfTVUuktLtWx",
+	"1fNs5U7tyr8WcSx2h4v2FL54pF0Ab2dOAGoAXZ8G17FYWmQBA8BvsViSOLphPeItaCyZNyeMh/owEkbX",
+	"+L3L1S96/9uNAoH++pEkK0ZDQuErmsJfjyRZMynpkpE2JYuIRykjktONXInUIrtVFKwIJUEcMZ6qsWlK",
+	"EkZDSShJmNwILpmaI0olLCegnGwl6zRTDNxSPczxGmlA+kLEjHIA5Dd0zZpu+ZKuWc0Vn7FpOAnGfndE",
+	"h4vukA3C7jTo+12H2gvzrP6KL3Gyz/V+vwjZeiNSxoP992x/CJMf6DXD40mTPZF0wXrkMhAbFqqDamsC",
+	"ZpE1S1citEgitinrAFpcs01K+kOyEttE9shToiCgbpY6d5cnjAYrhjingETachsETEoiEphwsZU0JnKr",
+	"cEYSb2jPSCx8f3+12Max11EURKYiYSFSHoU012xPIo5YK9WYaUK5pIHajBoEEGuxYEEqL7JNwdfZF2oI",
+	"tXpfhHuSsE1M91LfCzWXy2VK063M31Gfi21KKJEsEDzUE6jxA8GDbZIwnpJwu4mjgKaM7KhaRZktUh4q",
+	"gOBkUXpRXg4skJIwWiwYDAbzRhomUX6CV4HgizgKUq9H/kbjKKRq4y5f0CjeJkyS9tC28XAkS25YQliS",
+	"iESS9uj2tkNowggXqd5pj/wsGaFkkTC5IgnloViTGxpv8aTgUKjLf/75xVcdsmEJUbSKhywkCG+8tPkV",
+	"GiycoO9PWNcOh7Q79KesO6NjpzsKJmGfTRcz38m4pCImQPP1JSpgaVehafH2rOntS8aX6ao1749GQEXN",
+	"3075Lv0f3f/n7Rf11+AllSlwhjq6cAkw35PLy+eadkmyWzFOEnXgnAVpxJdaJAL2pyWimMoUiad6k0U3",
+	"CqhvMhKrTlxu1+p6Aa2OUqSmcOM26ouQ8YARcaMJuQfveQRoIMmEtwJ1rMJNbasL++q++KpVS3POZJsv",
+	"YWRf0CT8XAXE7v+lKN7b947lTD9clf/6iHT06jenO3uLg9vWtIGuvmThkiWfK6ja9r9Lu3AmHzoN+7iL",
+	"oBSlbP1J5aTRGWLSS+H7EZOfrxrjvP10yNlwiIptNkk8wFNrRJ4RdRZ24LDuNBz63WEwGnVndDjo9hdO",
+	"aLOJPw4cp17kifV0n6vM88NeSYDyP+lyfnoc+SkJ/3Po1bSJXL0WW96A54l6pImVRUBsjfgSlVCnhPpO",
+	"LVbD9+fhdEa3jlOq1xt5ShVBQTBachZmqpVajyRtDzULrzPXOhleYyNwwuNeFHpKTlMvGK1LKVwkSpVA",
+	"rmegqRImuSCx4Esta1SHE5xlEqdMacyu1Kpouk2U7qjGRKkbviN0SSOOcma05IAHSug1g8HSKuLhJBwH",
+	"Ix+MKH3WHYZO0J36Nu3OFlNmnjWJOa83sqsg2QWi00xkavBlI79njaQxCjMEj+meJY9QwwCI6UNRD41e",
+	"0/au1VjevID0zpis2C0JVjShQcoS6XKxIH5Mr1nf7/ZHYzPDoN/19ykjz8P+aOTMyGbrx1Gg5uv0yC9g",
+	"WlHbvIRpu09TD8Cb/YYn4fIIV4ZHjoL4nEjGiIdfPoWfvOxqaqSyCEyuflX/6JHXGstJ26hHLhfpiiU4",
+	"5WOP4CHIDnxEubGPaWuAUg7U4i1YpnqF3YDUCoBE8RlwG/QQhZUwHwBYlm0ZB5gyHc5oMLCHs/HU9plz",
+	"DCu+Z/sqUhxymrfvnXEDVXy9kSdJypErCi94GkQkEGtFGLV6e8NojJhSvBaPpMv1Z+WLS/S9vSBUH0TT",
+	"dazAyzkCnteapj2IhmXoVw8kg9DZAg3GI3Y+klXgtcuo2rGI05+SWOxY0g2oZOpCuTy/UVX86C+m1GGj",
+	"wA4H/pCOZ5MpU5JMPxz6Yzpl9sIJBuHIn9AZsxf9YBiO/Sm1mbMYBKNw4s8e+v0xfMxhdRIl+9NmnNQA",
+	"qhHMfzEXS180hK1FIk5+5tEtWUdxHKGhQqLILonYcRLEIrgmbU/qkT31RY7ZLten0+mRp0HANikLkXX2",
+	"B2jgIT5biIQVLvUjSdJoDQa9EVlHfJsWVF2LsFgyl3tD28lR44rdbhTVOcDhyWxkw/85/cEJ8AJ1PKHr",
+	"Gn1iZtsTZzbrj4aToT2bOSfV4NfbmEmWfkvl6hD2T0mCjxXfFDxVt3ZF5Yq0y8hbJf/AGikXPAporGjF",
+	"utOr8MZ+4Pg2LfJCxSad0A5m/pROFmM2CofBwO8roZ3Nwmkw8cd0tBiyQdgP6sX0pLCXY2JNHXaOh03I",
+	"iYM2cdQcQFFo5ba9ZCM9C/4TS08RSPXPiVeGAjw9upUTOkdxI7T7u5Il9X+vukqqHA8aNnXJ3tWctnZ8",
+	"PJJkI2QEJsaIw2Ea4SkWS9J2LNK3yMAivV6vfK6D2r1I9u5sKbNsuamn0L/QOgX+peBLshFxPM94ccK0",
+	"GIgmK7yp2uZkkZWIy9KOcQdEkqwp32vrp3S5YnZKXEwF8Rmhmw1YBXvELrN1QrncsUQSqqTL4IhqsKNN",
+	"5oKjxoKBffI6K7nqpVi+SoRY1JxwLI0pg3ixfs1DP1bEg3gr1Zlv1K+WIZcxTRVwQHqTKxaSYMWC642I",
+	"eGppxudyznYsMw3KlaK/RgoHDCJtqgXpm4jtyvK9/jYWyyULcYgLQkG5mivxTxbMjhaeLb57xIti9lYP",
+	"ZHAQ1ThSPigsRacN+I//QsPXiBvqL00A1T/pBm3fkeBPNonwY7b+4l9Sgfh9fhnUF6Ga4CYzXF8taBQz",
+	"dadDltIobs1b661MFVb5LN0xxoniCiBhju3hFBgEWSsasYhYHLbmahWLaNlbixv2JlozsU1/kPp2MQlU",
+	"qmU73301+Gv/cvr3yffDH8Y/zl7Zr/tvRn+b/qrAAcb+1nxoKwSKUiBEuWmdZCvU0NkmfJ5s5Fxvc364",
+	"mQ9FGP9Xwhateev/fJL75Z/gU/nkFQ6BgK54/A6G1TqHuZuhYBJM+WuaBiu8pOpAlMRE2msaq1vDQvLd",
+	"5U8/WmSXKGKgdiAtl68jKZVirET22zShBGApLUJJ/qGi3lR7A8Q2VZidUA7igQfve1oGVqsSiwXjYcSX",
+	"LodnFYojONz9D1brmXZfPAh/ch9REXEyLxONlSC9Bw1lqKWke6LELEcJsLARPWkDLhQW9jGQ4Ckx3p7c",
+	"g6W9l2qJjKBaVnAPKd1qTjw47iuZ0iVTTJeL9CriV+pTz3K5pwF0lbBlJFOmpDHFmtm/RMSvwHQLX9E1",
+	"u0rpNePqr4JfziJexOV2sYgCpbZcLbY8BOZuxkUtKFXDlmZT+hDOVevRAqmAiyvAaO+CiMTSapUmwLAR",
+	"JHWey9uZ41p9mCZMSbK/aw6XKjJLa4k02bO00yM/inSlLkGwUlgdavz8WiR+FIaMPwhBF9koBfyk4Tri",
+	"IAaq5Sm0vB9ODnKc/LowTwNK5kv5KGQpG06To4DGMegBiYgZWdM9wD7UUkObGiVFvaegTTkBOBCxYQmA",
+	"0yKUuxx/TJO9eikV8Fnngnja5HAVRpL6SAWzIcxv5YXoL/R5vuBKHqTx8yQRyYPONNIj3efQRkXeYpZU",
+	"ctA2H2A270c5PzMawnHL2e2GBUrTKy6mR16ApKIlEIz6yTbtXSgJ0gwkCU2Yy0HEQden4VAKGXwGHvio",
+	"aGVCr7dXcfh6HX1iP4r0a2OPufdhKUKx0JaP7AJygeoIkLL73b1hfow/ipSYKRqOLl/FRzm7bDhvTsxe",
+	"sugM2JQF7MHSViuRGGWspxbwiu5jQcM3QrykyZI9CL4bHOsqFeIKnIRFOBsE8EUYMcAPAkwFA0rGo9Fg",
+	"DCbI+/Fkp0D/9JZIKgQxy2g4i8MVf5QzORi2IqZBHAe7DRgLJRkPyffRX+AwLllyEwXsZ05vaBQrMvag",
+	"89gWxqmIRCFNqU8l8MUthuSo1y5qQ2MOozDuQesKB6S3Scrrazii4ksf5XAKA+pjyYChuTDQJwxSSqLl",
+	"KiVc7CCwjUYxBmUIQpWwxUN/j8qbyzeJWCZMSotoC/smidY0gecJg0jHiC8LIsaOSiNmZN/g3/jIiEsY",
+	"JFQftHRAL0keTDTXX2h9/rX6o/sUI0m0zq6J6xshfqB8r5U4+SCcS2jKrvTFLl//fC19M/+9rnq/IH6/",
+	"EQKNEIlZeyMelRb2URCpOKLCpOpaTJxrJEkqrhlXh/ziFWmrszbvig3jxh4AwUHS5UqtjY2ZRioO+LoA",
+	"PHX2eeSFsehGvHzC+mR/5nSbrkQS/c7Ch5KSfKCi+EpAJSU+owlcDLVPwHhtxroXQ3XyE/65PHEzkcjf",
+	"+lhUIhsROSvszUIvDu7T2G62/JqLHZxvwm7ENQt7CPxNIgIm5YMJOdKCtVKr1pEETah4CDVeRVSrcnsA",
+	"e7elMZKYbKz73b5+fjbPsqFIYVkNR1S3h4+jDuu9wmnkFJxqb8WceDVTe6QdpRKt9Fo1LOoLLs+/uSi6",
+	"VZT4CncRHN1bnkaxDm+nYRxx1gF1NeJwK67W4obpmdArrAQcl6OFhAuinpsT0yq8ls0aVNEMYMXEjVoT",
+	"tfHKKmJSdMH7NKY8YCV79PuW/tUEpAcQxg9+plbf7o+6ttO1nTdOf27bc9vu2bb9D4WAWtVS7/FtHFut",
+	"KDw/LcLEf8RRoNi/UhWVDAlwLmBciwZpdAO8f5Mo/TCN0OyYrbnO3yA3jIdqcWbDmVtrrY5YpmTLo5S0",
+	"fZYC8VQDiJ2SyeJtyMKyvR6BcqfIyRIMG3115pCA3+P7lQyTZuBnywlpyrpptGaHLozyEdUuo15vNgtr",
+	"q2Mlu1UUMxIBrcPTAPjUrkB9gPSuFIafryj6VGk2J4I+DMLVzR1GUuEdmC7JMrpRcEnxRCLBy6sx+How",
+	"PCLwcTr2WmgpViP38bf1/b7El9HubrxDv7Vgk7AnPbeVXYki9mWTvc3WLPx/sSBt5alPz/DtOs8mZ7t4",
+	"b5DzgKoU2b6lPRqCx3uUesQhoaE5ycru7+dLcGBfrXlr8K7fnex+dZJ/JPZ3y/GvvvPj+Prd1P91fONs",
+	"7fVg/9367856uPt9/PyQThW2fMZhF6Y9fkuKoO+Ry1QkDKJE8JpypvQUPBDgVWUkvsuG6hyjRTw0+zPr",
+	"PoJnrxKxiGJ2nGFJQvlecLQbSsYgaCDL9EiY3MapxOB4ydJUkSzFO2WPeBqlPEgRYanLARezmCPk7uph",
+	"kcZFqWTxAp1kd+Aw+qGVRVSVx8NrgPQTA6VgTyyWFeJpuEkD4SxwFNjlK4WutbkKBVCgtBKSdsIWW0jN",
+	"QKM+2lZlE5vrW0fCgOzGJf0iapAVIm3JrkI9h3ee4c9jF2umlKzLqBYD/kAW3sy2chiod85kU5zVigI0",
+	"LW1nqYRoGlyjDqsuXumuQViPJDtQgJS4nZZm74/q5KXDwz2fZZ7mfcXbUUBM3HD5NHNGeYRWXWYsuqIZ",
+	"InvwQBP0Mg8E8fe5LNVGSqXNADRhmNXGwgsA5VpwticypXuJN5Ar9P/NMJ6cz6n1FY7UPD44U4yYe7pN",
+	"ITiJhiFEpdD4VYGcaW/+IRZlIa4NgXrIy7N0JpGE0iIRl1HIEAEyj9sjVKiU8nTDEkna1JfqqyxQFIZb",
+	"05CRLTcBapgcCtSSGn+DovYu916/uvzq6tXLp39//vrq++d/v/xSbHBfntbupIX4WReFyoWOoX0j0M2n",
+	"+IjLE+Zvo7g2eLMaf5jnKcdiOSce1SG0VMd+IkpJsmIJu3C5h4D08s8MUEKa0gvtLH0R6gBeHcVdebvI",
+	"MVzuvdtGwfXVv0TEvc4FMfGh2SdqYHVYxRBT1Ia10op26DnxjFPXc7n33m35LHVbH/RKCpMQ/fAy+p25",
+	"LYu4JsIK3q66mz39Jqq4Loc9XYkN4+pCYAgGZh16ehgPgJWpFUrOBhTpWMSLGVXasvf+g4fBw1pv99Ai",
+	"5uHGCrsHaDySmOsJSA0SZ/5McXoMp74gnkiipdqh+tzl3jfP35AnN86TWCw98FBxjSUGMfAmZFu+Znui",
+	"w7wxwsFgbjVK3OUQ/ZVNoBFTPnmfJf1/eHLN9tLrEIhqUUKaVqtI8TbVSSSIgg0qL2KzvmXt0rEudOxx",
+	"LgTgNVREi8CLRL1YokYGZVpWC45GaRVwIGA3UmfRslr5JGVaVfi4RgM8nnpccBcqJKuauIuAN1fXj3go",
+	"e/dJOz1Y3fVD0gJ6pwLWzw9Ct8zVOxpQWTo+QuU1g6B7HQAWpYCrIYTa1MZUHkwqIRrjSGj3140h7TVm",
+	"yPGwcJfAuwcBc+WwWLh+Li+xH8UK1EJ0qNFObOOQxGq/KEdDsN1yy6RkEiejqX4X1B3INmcuzw4qT6uw",
+	"THw9vq7FdZgB2TMYBQGjQJnihgVYhvK7vIb0qGssK9SjrUlYnqhhGTqW/9TJqJYeNydb1Qj32cL2x8Eg",
+	"6NPhYsTG4SSY+jNqLxzWDwfB0B9B1Pp0MhvTkT8MBmGfOQvbdpx+fzAYDkcNCFgf1Gu15PEA/+yxVeHw",
+	"u5WQGfPJd6PUEaQKFgGKYpGcfFQin4cTn9r90LEDZ+w4M3s6mPbtsO8E/nTEZs50vJhN++ORHYyn9nQ2",
+	"Hvv+xJ7YwZhOber7dDpkgR8E4WTisBEdLSbT6XQyHk0HAzoczYZTn/lOOOoP+xNnMvIn09HYWQzCYBz0",
+	"h7NwOLXtpqtaH5yPoPp4gfkQlN87Egh/UrY+0NFhNQe015C7wgZqRWIl1Z5lbZa5ELzQN6jXerhF5M6q",
+	"7+ev2NbqYT8qCrdGhVLwOiPHvdQsFjCewsJPKZI6jBlB2aYpWQuZkkHHMvHH4MeABO+UrU9aMNWcr0Fn",
+	"AI2a3r7ArwbZMmmS0P0Rm9IJta64tVOY+4ou60xPEEINPEdLapYSi7hOwuTavlCLwcfBqRlTpLNjz4VZ",
+	"6bJ9qAJKbfy2QSbAPF3De9V7uLf2hkrgZVSauP4OqK8ghgueF60wCz1hxa8/LdnSi6s9iG0Ypc95mtQI",
+	"fD9xpmmGriByJ7k3ixmcEy9IWIhxqiHz8R9olLkC5Uv9LVl6pVZ5hfoJvBILmb3hck+mYgNjoBp+pfeH",
+	"oaiMl36rsujKN3W8ggapSBowB6CwWwkFCfaJDFv0uEsKdX4hrnVBm4/tkdJe6yY7BSLcMY0AoqfaJvTQ",
+	"62QKuclK0JHQW0naHv7D61T8EEmesJAwCo73VrCiyZKB1WvLQwaqdMR2RX9N37Y/1CB3k5GSKXwHEyVp",
+	"C8ilt8iWR++2rCLuOJM6UKVqPelRGqNQUqdeQ8Cm0vwePULpnwvO8lwrk1niM3Aqo6mysoyB1o26Sjk6",
+	"W2eqs81RhfmI6FYufegNZUjQSChOkWrAVPUiyuVV3lQmHuoUoibWpx/ek1TnRO0/glAbSByh08/AR9Jk",
+	"/HxTjKkWO66krdy3Dun95Cf0/2XuFvREMSaznFOt2hXiMoyNBwImKiT1fSH8Rd1SfzoeDvvj2UD9dzx2",
+	"nH7IZiDdj+hkYY+nwSSwabAIhpSyse0PnD4dskV/NlkMhzQ3Y6R5kl3EvwEjO/6lFmH8i3kyhHlqEha0",
+	"RfXA3Vdc7Enw5S8j9qH+V0kbVcKXOn+daBul+rOKweMjAKaKTXdRFgtAbd42WGbzyEaNNyY2BXZf2lR9",
+	"Kb/8wI7MBFXiojguIidpQyxUHK0jfkj+miZDfDh5lgYxMKonP86D08MXZdULWE5inJX1h9PewSKmHgdL",
+	"/ibCJpIaOOoKouk8JTFbpOeBJ78QJ849A9DJY2/KPCxTs8KOM4wo4mFhabWUTinZl6tokbLwK5rSO7pO",
+	"nkNZC4jfNMFfcPKh0h6ATkMxOmPMAr+G2KaabpdpxpJufmigtvgJmAuKloJaF/KJpNci7HDGU2CBCnIA",
+	"lzj+adGa/3acHcLrz/kNi8WGtT5Y7yvbDDWUj41xcCoZY63l3uAzUc+Llmswn1xJHKSwyQauCE8tXN0h",
+	"RN5aDfnfwL73Gwb6Qz6fVwhW8NSYHryFIaEYMVnIlr0Dwj0tcQtBKKBb71OyyjsxN69g/21v08W0HUbL",
+	"KCVfECXV7EQSdjpQ22Q8rBiAC1VySHvQ14Zil2/5NduzkPzl5dPvn/d9Uw/TVMwJoyWTaeeCbDcbSCbD",
+	"dAbtarVQ6PXsW49sEraIbkkke+Q5wmpejJL13Jat1uj03ZZnmCtJhcu9h4LQM9U0IaAbi2m63ABkrkjD",
+	"SiRYZimgnPhMW7XD3M+VA72qbH4Eln/8ahTOu5ZWCC4VCebBviGVXl3S118/I+PZuE+C/HVM3sz3CIma",
+	"YoG5mp762TNFh8uPUqEvmMt9ka5IIkQq0aKPuWnAatIVW1tZlNqR3Pw6J1v+tKn+4ZFUf+OF4yEJRJ1T",
+	"KNnInv6rF4j1k1gsXe6MbNvl8msR/u3JzeVm9NOUz+j0r5tfxq9e/302SRc/Xf4y8mXQ/zV+8vyvkT39",
+	"0uUu/1//43+SmuHI6kX/q+92vR5u7kBSU9BtYDaxUnuzpNmKEfUeQbBqqtdCnDT1vhRLKEeCBKcJkQ7x",
+	"p83Wm1RHeGmsiSSxIYf93ZbGEhCmc7ZCV1hHVZtLRf2ilO7ZCLPRPWCWijtBrHJj4XBhtQXoZ4Ma8FpF",
+	"JK+92WAf0FbI+/IrznbG62Hyb8vcqhSRecBs6gOfnpaidY09ZU4cSCMcFniJhZWotbSpTsFo3K9eP3/2",
+	"4pL8GAXXahBI3lpEMSNtRaum/fF4Tn78+vtnli5eJjdKy1U0+unlsxcv8G8LDCyEap9d2umR18h6TPzK",
+	"0LZJXcUGSvyY8mu9AYoVGkQMbrQ1BZuOH4WR+T3fksvbv7NEdHdRmK7MKiBFrZuKrhLZwWWQRKGSGKUA",
+	"StWBKcwQ2lsNzkoU9VdQoKH9LeXLbUwWkZLXLeInVP0LV9qx8kgfA6owkjSOxU5aZhByE8nIjxkS3pil",
+	"Wdk7PD9ULHaJks45ScWSQTmzNiXP9omSbQPitv6//9dtEbpW3PIlTSNuxun0yBsKUcbqMlCoyK39uGZF",
+	"+oEkbSUKKC6hoATFCDc0gDxzGYWsM8fyaYVKBlW+aoLnCiWmx8NjFab/6bq3tt113Vtn4bq3k4X652zx",
+	"9rF6IhseNn/1XycZM9yN5osLZSkecm21TVEbVtFUbryTmMqyrIYcvtdFVyByFgODdF1fXWzjmaIAuq7w",
+	"MAtsbH2dRKG6zQqN6yROM+YpP9MzePMF32zT42GTpqJOlY6EOrsu2cZFf1BW1K+OJnod4m9TrH2ElIgz",
+	"Keck3QmYJ2IS45hXNFFiILiV2umK7SEsMBVxSOiGJlBnPAoPah6WgFNCSEeXRP6sMNIy51WHml+ha+RB",
+	"TOWX1b4cbC3zxJV2kdxn1uFDy/9pc38ZBc0X9XFK6lkhCDw3StcgFJGp2DyS+ivS9i5TsUEfqcamAwm/",
+	"YZElVBh9ZqigAVaHA3+CRQHGuIspgbQl0/UMYQhFKvLXlb6p8z2hchIxpamiJYf2CaXzQ9J3VTJVfVRr",
+	"xE9cu5kQwQxtw+prXcHjvQUBTd1gRSOlmQBuVi0U7JYGabzHVhlkR6XL1Ucs7OnOBtqhXaxpB70fkE/A",
+	"cFyQJd3IntJMHj9+o2Dz+DFpe2oHnmK6WCxIe548i5TCRS3iHcCq8KOSbcA3C9LWFaTT4wtrccOKtYXw",
+	"F3kFTt38jWKdIRwjYVLEN7ocEVRFumK32MkiW9wi4qDiZT+oC7zBvwtO5Cudo5mXRDKzu7xiHeqRx4+f",
+	"crQbSpY+fjwHfTIhNyyRkJxBw1DX5EItUjeeADRDHMPHUHd5T0IBYtU11ChAi7c6OqiYs2JrEnGtRwMC",
+	"dHrmyAOaJMid5LXUdbGlRaJQYsEBtK4o6Q4cOJWAPLUy8yCOdG8XskyUWJnFzAIo5i6vnhHJfD35sSBn",
+	"zDzfFsqKK5peVA4UV1c9Q9iOdjtlGWq4BSP0wxE/kqV96IrDksbqNb3SbCqQEWCIQEDQj9lYbhaRFqQo",
+	"+SwWu85FzbpoLEUGa10yHYLiQS7dJjfRDRSDYHQDh68PpCB6qXNxubpsanEXpIqrigcaoRrC6MvV1+E9",
+	"KFioORBdQrR6GS1JyuJY4imy+1u2Xe6pi4+GYw9SKSVhNFgByj7K6A0klABxxUhpl2MsNghMT97rSPkP",
+	"T7AD1ZP3kr374OFcUDfOlEwQHU1ulC6MGN57/Jh4EML5ZTEitb1J2A289e9/50VXO96c1FsZXV42M+bd",
+	"WIyBUu3fM6N6YLhUypl+qA4BSafT0Q24AIAK8mZ2XVLy5zdfd6f5mFA5D8g9ROPTFAPxFeDwX5g5gP/W",
+	"kMI/JHvntiyXu8A1IGS/UA7N9CsqrBnuoYKV11FyEyi/k+moUJT2u8uffpxDbW6XS6ForkaCKIF1O2MS",
+	"CMjniIBWCLJbRSnTqimyOEmYDOgGohMwHS9hMDDQNJe3PbelKKfretahziuhsNS3b354icNEfGkRLIRd",
+	"MBtTSRK6Q1B2LKLNKVJnALa5IIsEwxAgvRDW0LHyLIws6wIA2o3ZDYt1/7OMJhKPpqY4t8vN3gApwx5R",
+	"EDV1jSrhzU8VcY8WEYhvSkKBishwLQBRyykgoNeavkHakKgV20iX/MMzg2cZTYIoApNxkp8x3I9fRHLN",
+	"QqLFEoiKEQl7kjKZKrTS16z3Lym4xsl0FSVh7ufA4rZL3XJAL9Plnue5/L1GvPnAMog3dw8FH4WZObrO",
+	"3bP6jAA6F1B+7p7VkQ3mUhdn7jYELDn/MEPjvZq/N0vGj84ItYJJRBLCJ45lvpfmL6HmV1oaTqMpqfpt",
+	"MhhNBv3p2LZt5wM+NueFsw/t2WxAJ9PhIPTHfTYMnHCwmM5GU+Yshr4ztu1Z2B/3nRmzfTb0+4P+aDSb",
+	"jqhDGR2zvqIGvV7vgz4gkOVIgeyQtiKhajUW6U9mSHo6xQM9A3YFwDXtrRY+d4NvA0w/WPfDifvg35nY",
+	"nUM7o6oVDrRit92QKXLZzs+41+vlx9apMCfypcs9OujTfsAWTsjY1O6P+rQ/ttkomA78YDpi42C0WPQn",
+	"oT+chQt/yAaL2WQUjmaBM+iPx+F0gOlNZBHFigEvxDZJVy7PaxCjWGJoK2lTklIfmgy4bgqpWIStxb8i",
+	"TFgskFnNer/KpKySZKX4MFaYQJmDgFClqGlqsgnbFVH9UHzqZKKTh2zYy/lwhW16YKnX5KvMwFwOz+Ct",
+	"4j0n7ta2B0FmSwjhb6ZYKewhf+UGnyiGejOviICHCS0WEbqDpnYwIq/o5GvXaJ3Lu2i2oCnCyiIZr03Z",
+	"LpIMrUOkTbnL0eWBMFWn9NtbrzNXR9E90GxIW8eaWCYFQ7MaaopQC640My3ilNEVYNZRDKRbFcHbJQEY",
+	"07EUdhgMSFeJ2C5XpAQCumTFuVxOStOBDP7vfxM9rUXO8v7WimVqaE+N5xUlL4MhPfMskuoj3eAQvw0T",
+	"uuOZAK3Dd3ShbqGG5QKjT3XZVqgGHrKwUygFVIAN8RW7Zxr4c4wnzyUyOIc1vVa6HEFtTR+TwXodCojr",
+	"bR9znHdQW5QCaz4V8iNh7DxPqe1B84832S89GL2jqESGFlFphEONmYhE8a28tAIEEDEeltpBoGdEf6Vv",
+	"fkWvRgEVQhqNfpjAwAq6MDpgHhIPLK5U0sOVygv/Mna/Err1yM9c7U7pkyC0EYM2Bwll6iYqHVpXrkb5",
+	"snCSpq4Wdn6pZJ9RNXKWagbxX+owjJufiMUCtCgspFNdJtTC3jDeIy/FMtflEJD5miXZKcEZ90NWVE1y",
+	"eOMzKR9Oda5F9cr9xQHV0IqA1F96lz9DsRMRM5MzT2fdQowfzFQiFFD0TlEJl2sykd0Z3umRu8momoxI",
+	"3QWrWK8LTsQQWM8OnLDPBovukI4Ulx+H3SmbLLoz26F9fxAMwxHziFJBnCwEpKNtDOdIKfitXfhWKb1o",
+	"C1awzKSq38oS5jnrAunDcCK35Q+GgWPP+kEYMLvft21/wigdT4d0MRyNB6E9Hg794ZjSPg0cZxSyoD+d",
+	"+OG4H9D+eBoqhdC6p5ibL+KhISdu68PbTFJCzlEoaRmnxFOSo923B/bQHtlje2JP7ZlNbd8O7NBm9sKx",
+	"HcfpOwNn6IycsTNxps7MoY7vBE7oMGdhioAjRbdJKsjA6WSXCMJ67HA4pTYLwqmzmIXD8SIYDXx7NBj4",
+	"o6HTH1Jn4ExC6iz6C2c4CZjTH7CBMxmzSTDu28PJUM3h+RPfYQtKZyGdjp2ABpOFPQrDxSCcTgdDe0wH",
+	"i2k4mQ4W1A8dOpj0x74zXQz7gYJVX6HONqNOVOrgi1gswfh6w0iUdi70/c3YuFeDRr1erwZbhgYl6w69",
+	"1+vVnG2GxR/eei6PONS1twzJTAXxWOAweziwx5PBbGDT6WjI+rPhbDbsj4aT0SIYj5zRiA78aTiyh6MZ",
+	"DdUhjmcDezgc9NmUKhkPxOPf3kJ8jxf0A9sZBNMxnQWzPuv3F7PxWEFw7Ewm4+li6k/ocBjM7D4Ng8Ce",
+	"TfwFdZg9m1Il6zqLw2Bx2lxDyvmHMayDBwCVlqrOgioLOlGwNNTZmTemqQB8K1KtqZhO4Gc3E19Bk6HW",
+	"Q+X+lpU15Dy7qadRQ9WeH6iEtizoaFNI9Tv0hWR9+Y/H39alBBW68GAyibSKXgz0XsxJyOLIZwlNWQz1",
+	"WcCqCbYnbWJbsQTEbRTGqMt117VrxjYgf92wxKdptM6kwlVmaiTtb8SceIol9V7T3Q9YjMC7IN+LNI74",
+	"3OXeNfzrtidZEtE4+h0LysEX30nBf4JFeBfk1T5dCeyc+Ga/YZew0zk0/w5S8kSvtpPb3bG5tyTqI/Ra",
+	"0TBkIToTeuRFbmD19/gcm8yU7LNgB9CvbZQcvd8wy+VZe6YflNTwDFj5V2C3BatmSZbo9MjTEkCVHoim",
+	"sdwMZ7lcB3FLjIa3kDmiWQ0/lKSNDoXMUAfHcmiTjCQWsIgkHnjngAT8cVe77J2zWrfdpejqHytokXk/",
+	"M3dmfRUmtL6jGG7UAJ/JKNQJNOhPQ3skGNPn8HMpEafYhwpEGbDfRfzavFDEYWgSiQjRqa050pQuGKVk",
+	"BX5GddEomo8Hg8GM/PzmGXSAkyldb5C9m6uZrhLGsiMmECEMPpTkphDRg0FXgEV4L3fZlSZtKUwpSvMK",
+	"3mEuUuiHlCjBM0tBPPCoH2ENlXSXrIfu2/f9/B9vzD/mB//4racb1Q4+/KM2R2Z5TtdXPHqfxYIvlbhy",
+	"ccw4XfY2n8lgqhmiJ2t2rmrb3nlnuFcOjSMVhCvHXT2c5d0lZSlmdPGCh+z2SESAukWMLszFAa1HaUU8",
+	"2JNyoZ9YLCFbTylD2CNjbpx9StJlCTOmCu0zk6AvU55ZAxhe2KxREWqtWOkdG9cobRF77ho9b0ejFFuo",
+	"hPgOlhEnAU0DcAJvNwUnkK5JrnMLwUzlvaQy7cJxdF98lUVdr5iaXo1K4xhdfR4aU76EwBxPT9S5IKbK",
+	"lxoZZ3G54rs3kGKEV3pvKsa088rmFqG5fUYvG6AX0O1ylZLtpmMR6qtdUqUzBoKHRfNCMdgbWxHroldL",
+	"hsXZCifzJOvb5plgHSGrvYgde9i/c7hufLLHuq6HAssVcSgLJZ7u03j9ZH53LsTVLSlr2V0s2Qa2pd9Z",
+	"IsqOy0rq98MlwjtVn6lrvli8l2d3X8yMIku6kQetGO/aV7EYrIM9G/O+95rA6/zn7CA0BW0MiDpZmSLb",
+	"m77FSpCDMwKJpiblGV47HPI5fo5ORMneoXmbEdPskcoAO7adHTGPAV018fKKgJz6GOvtfavehJuUN2Q8",
+	"Lzwsa+F4GBeFnbPNkF8qxlbfwTEr6YXRIQdNFCPTnpG6vCmD5Giyd0ZsC9neuvyAbqmPJ7nIs7tNscV0",
+	"m/BCd5CsBILLzaBZor8SkZQoDihj8F1jS5vm/SSMPBVpp8ONkgFTIToul0ogX4kdWdASn8ooK5RBBBlU",
+	"Ha5nrMSxWJYAh4tSXyltH8PZkWpDzJRJkDNR47o/CTzSzUWjaqbT5GHZjvo66FPSuFl3G/M44rrrqMse",
+	"6mhoLatqICFlVwwOBXhseKj5fzUGtRweDeF7eZfKuVJWbAjwfG5id7Bkzpregu1emujfUndL811dtDV0",
+	"7BTxVm8liKmUUZBlyB4OktWeyyrFQcidkvu/3sYxSoqHJfnNvmoLJrMUYx50SsgG2tSY6DRdgF/wLD0Z",
+	"nJGlcv0HVfnvzKyroD7ojptFNuF9K9RL3EU8FDvIwzVlR/Mgq9KbbZoqmdGUoMuaYuulWdi81N+bjrgX",
+	"xNRZmpAQasKWkV8fSXM366wHat2WK2hUq8lpLmBbOqlU5oVEtYsCXYbQpFsS9EDmHYBB10PpU52hTMVG",
+	"B8lg581CUTD1DJ0vPWKTNaNcki03jcDaFIb5htGkCoTBnQtsFW7LyU0vtYhtKkuanYFDQxKmA21AFFWY",
+	"wE2BAfQ9YY5JDGSrZlfa7ac030DE8VYx2MxDEVAOPkBCib6WuBps5KTEMUVQOgeiqn13gJTJRTPuwy1F",
+	"PNAOnE4J/XsfDztriFUd7YDbYSCmj0uXAD5dhs0sxNGryKDUr6+jkBPKE5Wp8zc/1FDSE/DV1+sTwfVo",
+	"7dC8jqmpIpq5cKOsdjykG5xbNLTMGw4K9KnH2jnoKHIgheCGf5pp0ddQVWvVv9VbCKYz6lFUOL/hSHWY",
+	"dsAOqlfk8FBzwJYQpQqBKtUtEqPjYgemL901YwtgmIsloI4X6pH3CpWawW54AAtPFylHwF2gEdLl6AYX",
+	"ulpLWxci6mjhJqXX2iapGRlppwgpSca6JbeVoZhu8m+RHG4QhQwkDwqzFUHoEThe4pUA6SmFzstg6RHH",
+	"tjs9ovtys3COLSVd3u/18LZf6OhjXFfWPjwX3HK+TNojXLMi3UwaOW+bQNLEjiXaLVzsOE7ammVfZCDW",
+	"fOVLYmtgm99vyQHYdXTRl6T/z9Gg63gXugqsBhmE/LPbSKY98rzQklsf1r+gR+uB9bssXFaI/uC4jFgh",
+	"YfD2ZynlGSI4HNmD0Ww27k8GE3s4G91HANTt7jXBLW/pdZMISNpa8DfYk4pMfLsvGS8aHk4X/KkR7PRO",
+	"BtVdPBNcsmALJcZReANRTtc9OyrzgcCWF/eyyZe5ZGOBwV4LbDq6qRjZZs64mC0SpKAq5W4KI+HcUd47",
+	"Cz5F+U/Dxqk5YxTyDgQ8VEzzYuOGUx1KfRBgqaewFFGySASx50qqW9AoMS3oQY5BSGCHUak7IKPeO86l",
+	"wpUQ0I2fpjpCzSJAlNIV5WpkdPY49j9nulgrpgcqoVWuIlifaSUHC0Vbs/EyQC53SR41pbIleD619An2",
+	"Yxg3I9Sk/VoE1xZ5RTf6YC+DSEqRSO25AjbfAUxxeY4qYOe+3cRREKVqd1Gg1xGzFE24OV4g29HreUSg",
+	"R1s9lpwWg8/Ak0Ox+BhF+KFZLv7zacJ/c3H6OKU+kKf//PMoieF69ZkY3SSY00xmihX5xNhV48vQj6SO",
+	"nBSc6dI3xqm0iqo27mzCo+UMjtT+aycb+e9kIyf/hpE6/3WmDqA3XBe+cbZKUCPyN4D9PipAkzD+HIzg",
+	"h5fnW7Ez9wWS73RjDRx4joJ1xJeeLjSoXulYxNsJrs5LiOuCFNSxXO7ltQg90t5BRPYWIsoRNIXnwKW8",
+	"DjQQwKZeheDXcJsADS/aodDareSxQK3Xp8G1+hoqERQ+zaLvTH16XTTRAha+FOh8g/IFWmnUy9ekWNdc",
+	"0ztvWa0dKET5wkFVwhUrRUmNVO4Vgh8cIJQ6h691nPA96vNlPvUV1AFDnm6RDY2QyexWIjZ7qSk4va6v",
+	"df8Gu+qIbXrnCnxWC860qaaULBRCvKNhR9K4ZqmvdKJpFqNdjrLGEGsqiwHWc1LIhkX2nAWR14YQW3lR",
+	"x7rkWKRRiMpG6sFgcBNpcgd/IJ5gPfjwWe+0d7RCG/SYljlvc0ZNdMHg459QxuDgOtyjMGIp9v4PKIxY",
+	"zaFvLoyodvcThBLd46prAwhWEgCSXLHc61mNhSSvapOq5YIDXCc5avZ6SBDuWocGfILQpr053Kfiw85U",
+	"onuQAL3uZrd/dbNF61/7QLp44u+76s0n7wsDf8BwnfPvbLVCDIIjqxFTXnXTlUOs+JMuXAEl73vdECv/",
+	"qMuWVdM4ftVe6fDHmpADk8VSukLg26mp+JS1NDs/kjIXDF7w18gQsdR2pT1vHquZBwzX9wceZB0ITvYM",
+	"L6z3/bFWiHlK4KdpwVADhNrqQphtlAtnBQlRhwVqW2U+4HHicZbW0lw6KwNQsXbWmY1H9YG+P2Zhg3dM",
+	"8E6v1+tcEIo2FsDINY3AGrEUugwENHEHc6OpZJ0FxOQ2ghPwOFZK+5yGTvnbJzplDO7YKeO8JuH5dW7o",
+	"E57jfN4ytbhBczLZhHXo2USdcebT8UuG3WmbQ8TL9KUhjOkz6KBQCP1uvhD3bB9RoMQfTjREMos40rnh",
+	"ABEaW9fODyvjXxRVTW9utFDvABO8C+Kh1OzNoUdV5ucv64NZs9qSIqjl7TPb2sKOhExrVfGfOFPSE3gJ",
+	"i24djWna0wABrPqU7qbl6TZcUPjGOvBgoN7vM6zjo6AFAiSaLneRZHcJVaklQsfC7ndUEl+I649Ocpoa",
+	"2WhAQyubC/OXLnaCNqpm+lsbU3u43+uIn4wX1MjwvXr1Q57E0XwxwYYBKn/bZynkDyvYqV8+BWOv64QD",
+	"+8rWWtA06ZFrjPs8n6zqA7EgibC5E87nQU/1Yo9i2kMoqqYYJ0mqWccJmqr719USINQ7FxmJAWqwEju4",
+	"pKb1dbpi64rcXDHrGREYDIZ1Qu6g0GaLaduktpvdNbtQvf+jVkwH90gRhA9+rCndqlsaDiB88ITIbhdF",
+	"doXkrcwqAT9dG6JpjD7nXlB8/8ejdaUPgH9X0RszCIoMUwvjJep/IHSeFryz82+UOQumZ9NEO4qZDlJW",
+	"yl/nKEcYnGrXdvL2sswyfuoeahv6OWlP0C+/UFAgkoSmxHty4zwB5+aT9zjEh2rC0D0TnmoTs348ba1B",
+	"C0Yp36CorPROObDvmD2iZ81sQh8/VaRwmY9VSj7U8io3/2Dg2u6mv2Q1xPFKLUUKbok8mhawYR3xrTQl",
+	"G6/ZHG6bqQtRkMHgPayzAy9qoWynLqidtTxfQA2XypiFShzG2QQVOCoxCPa5/VU/ib5o311fRHnhaMpF",
+	"qnNRNZVtiuEpLHgDRO/Bsden7fclw4tuKk0MYzANvEp0tgOVE5SioijO5Xa9psne+yii3UlKWGQ1R/eE",
+	"9cXP2U29JeVuPf7yZKT8chcSkwqUzmDMgT3AsCGDJBnVtw54p+nDmzlSClA5LlCdFm4zYxPwgKzLY8lw",
+	"0CDoLpt7HWO0zL2ly7yb8eff7hGhcEK8vUxpWnsQhvibNm0mlh9lDS5286xocFYmFqoeiRQUQyxldVGu",
+	"CudyutkwmmApUHVx92KbpWSyKCFixw/CfN4Xuwv2rUKCf5Vq9gtU07z1g8wKAcz6GMXBCoFzNqq958oS",
+	"xqnjFCxDQ10UYIiy75pGHISkYbE7np05gJ2Kv6Y1CfuB49t0tpiySTgORv6QDhZ95oR2MPOndLIYs1E4",
+	"DAZ+XzF+NgunwcQf09FCLbMfFORo8NKavy+xTHadDO4UALUX28++zWZDK7LafpPPCh7oNQ3Z6YaDd28Q",
+	"n6NgI78302E0pUmeaXvlo/HIFyBN6hBlLPlT/gbSx3X+eWRiEJMICipsFHmI0h75EbUBfC9heEc5dHXU",
+	"MZ/l4BCRuBz4UV4t7XilhP6DdYfihTywTZqHUGH3Zx7dlvodWiQVpg5ulr6a3LDkTbRmZYZfueoHUsoZ",
+	"atiRfKlSKG32nqHt5SOXgixo2Rh296yd6LhyEIWkbSrTFDQoHbX5x2lQd/R1H+hPgxoV6u6em0Zb/Stt",
+	"p6/2PjUKaC7XYEidKexoYaEAsCNCfyUuKgHqwzuf6EakR+Gk1Rso6K9DuCRZsTi8wALjWbm9LLwJA83K",
+	"y7qHhF7gXE3wO3AcPBAWzc1jMZ7zXAJ+93t1JBirNA1p2zq8jhxE13HSoPw7f2wAx3npWx9ByrhT/Ya7",
+	"qqMleeU8rvpImoBf3RGkUCyHljUFLsBjrK7Lv0TEWejyPUvR9FQco9Dm4TC39xSPdB7MI7UsRvn+jDCX",
+	"UrP2D9Z7431Ts7xtnKwxpuSgpTU6hBuMJUVQc8H3a7GV+nOs64U1cnXFP7Dh3LAEiq02UDDSpqZwaFbL",
+	"g+pWYxryxQJbj8vbr3O+8ANNV2utFXQryHMlMaUkC1gFL2xOKhs6TiOZL99rPN1mRQwCch8S6rqj5ewU",
+	"KLWN3ASCKOZZ+C/ETGCbPZMN6Fl5SMUaauyIwi3wsugL71zv/THvanFV94ikPcnnFb+GrSog3Cee7kjP",
+	"L8DrrIsXlhpa09srVshTfII/Yf44yKcHNz0D6PFdLEVaPpf77OaEn+PTxRwDWhZKNNNSitlnHW+MkeqH",
+	"JXTy5MZHEnHsHgh8F+ZY313tkKZlnuWcTOEeirh2gvr8SXGWRdp330BLjWV/VKRl3gnseKilNkofqSej",
+	"a75LfPHMnpr/yUVjGt3co4L4dBeb3J2d2EUjHmRzaIXpwKKXG+36n9BoV3Z+N5nsym5zsXmteRSa0O7m",
+	"Kf/wMeLbz3RXZz4PkRhWoGVHFCzB83ZMqh49WKo+aUT5NEaRM2oDZlDKC35+GlfvZ2Kg0bftSMQdZmgJ",
+	"U/aDswTZejFhq3NBbBP6fIBnD7aD3MWK9JlajuakZDlqUOGsgkEJqvlqRczlbTgFsQWJC5P34Poqeb2q",
+	"BNsfMxHOqPciKeTEkbZNokW+fJTtAKpl7fxhNv2PY4OBAMP/WCPMSftLMdUKjCclVdBnS3oiBuk+gQ05",
+	"s3vf0BD6QP8FmlGjqoFPFYqvZPUtQDdJO8iUoGiBoiv6CSL7mdEAZ0c3lLM3jpOwTxTBUGcvyYMHjidr",
+	"HSofuc6Bdo8sIEBT/NIpFjEtFyMaVRMUjM8vklqOF/jDQwSMxP/fJEYgicKnnMZ7GcmGkC6q+2YtkyiE",
+	"2D0eQlk77H5VVWgoD6Fak2zNf7Mt563VUt9pXSUNVvDgrdW6oXEUvoli9fdsfCiwFsapr3Fxw3RDWwk9",
+	"uGIaMOjXpqg4Gu/w4qlVo1+DxrHYyUoZ3GzterUZHlQREfo+4b2pN6iYchKzU4yoijYIoFpUTSCdXZfI",
+	"p+qcfq+Qj8GxpQwGo9FwOHBOF1PUJ9MQa4+glYS929LYSG+wuDYFv23MUqa7HOf1LgUH184G2gEEGP90",
+	"1jV7ZWasg1YRceqWm6pHpvnaXh+9rxtooOC05bphclreXg3qWC7Pgwtxxyb4MNu3SEi03ggpIz9mcFki",
+	"vqyKUbPxww+qerkToOrm8KzipSnBqeniv8aKw3fOx97QJI33BbJQIQL6xh9c6mZEX0QxdBaEs4OKDv1R",
+	"149SaJc9J+pfXiJ2V4tErK98kaZi/XhEviCBiPG3JFquUo+01Zs2lGcCCRne7MJDGNyCofpDdKiLTVdJ",
+	"mWcVI334SdWdwreMxmmDOJowuUXTKSUreA9reNEw4lDAbsWC6wrksxRZcX1oBMBOOs1Clq4xA6ElKUy0",
+	"L1XJ5qJS0j6kKfWpVBcK6l0BXzqa6liJChHXusY17m9vNri3iLfl9IZGwOu8SuKVtguK65bVKrxWTjyD",
+	"p+WlWK3brvq4e0MTjgLCb/oI0M30k/qm+MPPxdEPysPjturO9SWjIUt8QetSS3KhRscCATOSFvGPCDT+",
+	"voE9J5RfI3nS8qcswmgXcanDOMtVWfD3msjuzyGHiCWRaKAUckOBdKMUBxvWHNGkJkKFzoGtSOMkrCQj",
+	"wrM6/MQjaJjSPL6f0HipPz+ZsuTvW9nei4s6Ir69ZOGSJWDXZYkiy/v6LWDNNRmFeZkfnib7PLmMdHWM",
+	"EaNym8BFpGW7QxHG5jX1Ezwsg1n/VgNpXO9zNXd9yhUsK4u3Mt7qGD7LFCxsbKU3Q0kotn7Muvip3k+1",
+	"JrvxVnbBSk5PWKeDEkDz/dw1Gwus3I497JtMwXnLh4DqNVsLNO1+ONevit0UCrXJM+jcRGxHutq+d8MM",
+	"yZbEpzHlgZJbWLm4btc5M/eBHrMVrAVne0yhfZiB9wBNggpCH+0ScXgFzklKwq4t2qSmWx0Up9XR+0rU",
+	"CxIWKnAqxSdkfpTKzh/TmKlJWjJ3V0mjYkPfbZmlZNp322qOgUa9g4HPycYtXFWTkYtYe8xprt7AS4lA",
+	"U3QEQGaRaEEo3/fuZ7mAhiuZB1Qn3ZawpJk65luolXwKWDwnHi7bI+2MEqZC+4M7FvFgLx5p69wZpQnp",
+	"99RTn6WeywsPqwVxtSEzq/LmkbZ+JZtFvRwzegPlsRPo+CQ2JOLl6m9qCDS9lIbIjepQC24TR2nNFLqt",
+	"oBq4UuYNdw9BMj7819e1sBfaDJRZe9TQZaKPrzZQ/Bf8hiYRre1a88uKAXfShT70i4YHlIi75gPQjaNG",
+	"REJyJ39QCpE69ahORyx4+DMCCSVU1e+YgInwAmVXZ5Vt16aEFMNxz6hVbrUwuuE5DCf/wRJR27IH2okc",
+	"+NAqRv9IgjH/rGn1Ei+36zeiftancWxgqV+GLaYCPQa6yYkRDaAZ34ZGIPyJDfAZZj7snLUkLn5kS6q4",
+	"018Q5Idr+lFUTyWS4DbbnbvzaluYKhisegypW13d2TVTmFO2yzpZRq/uVE4/a0Jjwwei+9oyi6LYn2TL",
+	"LEiM++82/3j2YvzDm6f2D9y+M5Ng+VkeF5Vfs41IGjaGLkh9PnK7XrOQbDeFCJCMOGnlm1UNHznKgVUA",
+	"767UbsqoRAPriRXutYZu4IPDm61rph5eLx2MIa6ziq9wufRztaYx9JYwkvy8O6qrBl/cUa1uhJSRHhKU",
+	"tp3HiflCXGfiaKd3yr1Yk7NhIHlkDUi0ymSzDT5SIFuMo854TiB9TZ5G6fBO36sCw9OncLDyZKtFdVx4",
+	"zvky9naSrFbP9CR0ssg2fRZlWIzPBEaONLUGWP00n2WuKQWiqMEXFLxQ5GBhUTzhDNg/ytoV4xyg6Rmr",
+	"rEaF5RprBWg5chXvV6t05HCCtURF+P6+Mb3SKtSllFnIbjHjsuo9gYuf2V3/O0aHBQmjZ0RALXXi9f/O",
+	"DP3fmaHRXUL/GkrX3KbPDi9Tv+4yOf0zblP/LpdpWrlMO6aWVUgouP9tyrMk827os9q2Loa01FtzoBsP",
+	"F4SznQnqhmQZbJJRTMwRYKSr8CdNr2o0oHvEHRYoRKPpSXfepZLotz9yTIohP+cl6uSJ9h8nSydPj0mZ",
+	"TpCZVw8BJGvtiCwk1ZhuxCaxhqyodDnEYFjoFMWMSC+r2wwJDibcuaMzjSF/f1eG9opKhSJ5McBStk4R",
+	"Bll32PPCzIt9YpvhoRuRSngZGlibBULCNE0xQChhNLwwnTmxdsjzNy7HRtG+HzH55L2Og/ngWaXu1nEk",
+	"tZUvs7FSLne6AGSwonzJpG4IG4XHa+pUY04/Xkmf5d0a6OqgzxOYpoNpMBK+qRm6EWBiRhcXp0CbZ4Hl",
+	"2EN153TdHpu80W2+ky2XphU4wZRwl/tsFfFQN6PVUP/zegir9zzToVm3gc/6BfeOl9U1QG6uqnu63lKR",
+	"f51PlDKi+lFyB7G+eqb0oxk9imOylcwikpW60mGO4GYTR5D5x0MSxIwmLOxkdMXlpeIjiqtkkeOa8uQT",
+	"XTO2kcTDRXgNBChnIkXGWKsVmfZwUHKhiZBYCssPqhXU1SNArnt3vSQq1O3VLLoQlFc49yJf1PyptMtG",
+	"7eQZjHrPvMMCn4Vh5oYDHBUQCglxtYv5E9KQqqC4RxoSwEJnrP0BaUjF6Y6mIeHWEDkefsw4Tj4dh7pA",
+	"iidCoiii5kdqoHB2ZboTnQf09cGBmy8Cbu1PQ77CCd0f+3CQPw79cL7T+HfKBK4FBAuy8xXnwXQKQCpL",
+	"+14Ssd2cMIfrYZqx5v7mcLDk/EcE9RogHDN2i2V9nsNTcvnt025/NC5lOfzAkusYLHcMWB7EntAkJD6V",
+	"bDwsCyvyaxH+7cnN5Wb005TP6PSvm1/Gr17/fTZJFz9d/jLyZdD/NX7y/K+RPf2yks/wtPsP2v3d7s6+",
+	"ePL2/XDw4cvarIaXYvmCL0STdbEilZrTDtkmFvu1EiwPqdOKBdcbETXlq2tFKxPoSP6BZTQOEGGE/qOt",
+	"jvZJLJZP8je9w75sPf1XLxBr9bbLnZFtu/wuIHS5y//X//ifpGY4snrR/+q7Xa+H4lBNT4ZoGfGmy6K0",
+	"KXzDKlQCgEJv2teZ702e3Frd/GlzlO6GpiulpS2iW4OEz/qXr0gai2UXw0ATJsU2CaCoVgHKFvHU8ye9",
+	"Xq8KcTiQ2oUkjDU3tZXR7yzLUM9nUsJhwiql3kf3SDi7YUm0iFjyPdvLY4fBRcqIeZlcs30ly0HTySw1",
+	"PhEppuXAwlcU0rhSrVOJGwxBwPoIZ5LA5feslgbuopQzKZsOM3uczU7ltcSaXurC3GUFv+BYJ4PlNG5X",
+	"oFtcqlW89gUcMHjZQDcVCGpD00y8ptEc1AFhrPLBwZl3Y1EjKl2zxqTRa6bDerRyDV2b1DyVoqeDRZ86",
+	"vh3MwimbLMZ2bQEKjR31Myls6QKO5EvFCJIIdpaRPZ3EqjYVpdg4NlB6AMX7qt9SEHA52p5SxQgjSTxs",
+	"f40HhW2zYRizMK1sI+6r08GLqOgssh2SCKGz8bCysMvNt/ipiEMNMmz6hUt/JKuXSHBGNiwB2lbdmB7D",
+	"5VhTDX6CFffIU20bMmllsFCkktds3yNPSRBHIKup+7eJOLAJ2GOabMGW5HJ1gROCZXFiNWUitsuVUpO3",
+	"3E/ENeMkWNHIpCMoTRpueb5KaoCPg7qcxhAjTdqvnz/96ofnc+K2vi/A1W0d1DGq4x3Fo7gfX6oZ9Yuw",
+	"7w+DMZt+8fSv14N3N/b18tnw2v/u2fc/f7P/2+qbN3/3X7yb3P7yl/i73/86/vvfXz977cc/1w9l+9Ng",
+	"zBbBF08vR4sv2Jtvbm8Xm7X9w/DnJ+Ffvvni929C/rdnv26+i2538qd//eXpu0E0+fkYt7STN9+Mnzdy",
+	"S0iY+DoR6yN2ZwU0SIJUd8WQto9od4Y1/MzT+jB9xhWxAYSC09OXkURpoVpTURdXaHrvrPoCYa2nIQUC",
+	"0D0kge2a+/8F/qQeq2td+lHfeXUX4eczxKn7YdtJfRIJdBkARfQoHVMDF8nsrocSeEHV0kmNJctqk/m1",
+	"RhlidPGCh+z2iB75KBs0ZLd5G8Jlpd53bReXEzVu2Lvj83qSvSvzrckd2+RU8y3Yu5ZV2HUT6I2FuEbq",
+	"BHMukGtqjiGSTRCf52fS9vBlRFVt5NY8DX+T7B3+7SKuBzmCe7pPEYjWC8ZCC7BfMQtJXn/9jIxn4z6R",
+	"dC87yNey32oM0WrxLodF0ZR4GTS8fBcMZBXPCDyelfXElDqGPNNjcgkpHxuEXuIlLGDRJvVMcLTUBaI1",
+	"4/dAUodleZgpzm7ThJKQptR8ohbXmWPL+SjVpeJgSmimtFhgVekljbhMCzy2REfUN3uxTYyUSTYijoI9",
+	"1kXVqOVyFIpFEqx2QoQK+/6mBtkDMnidHjHX7pEsQJXGUpAbsQ1WTFoZb05zC5TLQfwADm3lVe406vhs",
+	"IRKmRGwsP3UnnfPwBNqHMlUnl/YzwfaRPj6abhMmPzedc9VYXsGAH8UdgGubZpcPnlZI/pA54SCw/fFi",
+	"SvtsFE6Cme/QwWLEJuEssP0+HS7GbBrageMP6GgxYbPQCQb+iE4WM2aHd6ymcGd6+nAierSETDbhp+sQ",
+	"smmmlRXaU0g8UQAAT6wfR3xJthsTeq7kdTjgKA7vovOBqapG7dQkqOH+KHqEZLGJKnm94p+LKK7mRwR9",
+	"uemJZPkkf+//vnFcjqTsH7/+I/b5X5eA68hA1SG7HH6oFVrNZWu8Hn8A1zzf3MEeaO04zbLzihPIvFdY",
+	"XiK/aSW9HLGxorcbJGjg9sZeUGPpNAyj3ihRtXCRdm6A0l92anqsHWkIAt+gYUB3BdmtomAF/8bGCrxI",
+	"ukEeqNBvPYhBqyc7pw6Jtkl8ag1y668jqa8vW0RlWtVapelGzp88qc7Xuo8ekM9a3F2RiZ/a5BcjOvYn",
+	"wTT84i/fBi/F9/Qbn9/Yt2z6ajOIfngzezH867eOeLdYD8e/9G+eDKZ/u/n59d/PdQyV5XgFvDpcgkDs",
+	"Nb2O+PJ+efG/ZNE1qQA3RyW4sxzDWY3wOgjYyl5v6uEjCiWT6ma8TxefbFW1Cem6FlLNxKRNuQ4YEhj7",
+	"d6i9QRjbmt6+ZHyZrlrz8RBWY/50Ssy6nWzkv5ONnPwbvuyc7j9u4FV7toKz/Rsl3i9Ycs+qB9xUMFMU",
+	"BJPbUpHltyF3pMcDrPPkTgdDDCGfrhUySKkhufWg9eEevUy1ICXXNI6ZTLGkbJumil/LlDidKnbUokdW",
+	"xcS2J85s1h8NJ0N7NnNO8Zz63MCnnIgNQhjkWYtcs022VLpVUIzF0iK59U1hGerGMhWbrLqTy9veZSo2",
+	"2KUHTtDrXAC2ae8Fi0OSUEglS1eUE8lA6/Jjyq8hMbFqFauBewlBITy0EUN/+6fr3tp213VvnYXr3k4W",
+	"6p+zxdvH6olseNj81WkM1zhQj+A37JkJu71HEIDpDE+y2F3S3q2EpWux7VY0rWGGdIu1K46Jd08DNcVT",
+	"9eYH69y2Lho/dKlfzD2/azG9k91je+cIyB+9tnJt5+dCpa0cQifP+U+IZDjEs3uEMqzFDbuq2+enimUo",
+	"T3g0mEFt8LUOQX/IPcoKWX+Sa/SxkPtke46PcBH/8BuU7arpApnz/ZPuTwm97nt9ajb5SW+Pme/k5ZEP",
+	"ijfEsm7YX8lEHGaVGcAUKGmsuBMWjM8CFXLeYZQumdK9bk7n8i1Po7iAyZFE/zjYZROGzV50oe6iMRhW",
+	"Z+U2OKhl35aMEQ+wwbNc7ra+ytZSboZn/HBndzYrNgbIXrvHlWvuXoZ1paBEf9bVr40BrhKq7u4OWxHf",
+	"o/49nk5NwSc/ptes73f7o3EbgPnvfxMw93S8zCSRn+VFDvRIHvYGgLbbdzHw5cV8m2Evtujx5SI1Z6Ar",
+	"BX5mdO9QYChtMDuEAjo0EUT5p4XlVinGPcmh/OPCckt9K44Rwx+z2O1nkDlyL3HCBNObEsRZPPwj+RFD",
+	"cSswOhJIe7CpPwFn6gF7D8xRwLzCzV5hds8fgUA1sx7Fo7wYZm1UUlbVXSwgyiQLCgMVGktyQirZXlE2",
+	"HXw6uh3V1W3EzEy7GDtkZ1F8s9mBUQLfrzUJmnkrVVOPd3Q7u4Jqc2zTs1gE17tIMvJuSxPITdgmXGaZ",
+	"KNpTocHRtnu9QeciA5quGxoLcU3i6JoR6nK0p2AIj5IVtH3reJX0Ss3IkxVhT5czLZa4XURxDHVsCcWa",
+	"pH6Urqm8xvKXdYUyXV6plHlQnnR2x6KXp23/gB2FszoWd4fc9yVbpA9RuqBkfE03vwtTLl8n9mDF+89I",
+	"EbtLS4J7mkPE8VZdNaOelPOaFLFysfDjx/0n8I8Krt2DceAGrxS6/QEMozDbKUaxZ8nrDFMeZr7I8A2a",
+	"fkPTDrxDH+PanFJQCi0HDtWUe+gj0MKuzspRbXNX7X365xgd/3uRAwT+YQ+Bo2pJFZn/NDpRuU/3pxaF",
+	"Uhd/GM3I5zxOObDQ27k1En1WLoGom/Ycq2o4z1xjwKQhG4q6vNo/8COUODTzuBwE4NIMmKxa1/FVH9XD",
+	"yx2+SoQfs3WtJ+z118/IbDiakA2+RLAgd494gQhZHmiXUj9mFlnTYBVx1k0YDSFjDh1hF8RTs3pQ5Nzb",
+	"JnyebORcDznH2EM1no49VK9HaYzDUyJXIknJarum3LSkyw0vIatIhUqZDMFlnwi+vDJdQUwh8Vax4xCm",
+	"jS21Dc/SNcRzUCtyErE4NKVfIi5TLFXWKlYQOCey6UmxUyu4AqEor+1899Xgr/3L6d8n3w9/GP84e2W/",
+	"7r8Z/W36ayuvQT60Z0oQTeEQf1HbImZb+jCrIC3uvaaxWniyAY/GiWfq1Q9WYxn2p3gs+Xmz201MeabN",
+	"QX6DCDC2u+JZvutJHOCtPprqmr4WCfEg2hm+vFrQKGahh0ZZsVhgHw3tfAV9JBTgPYT8rojrC+uLcE/a",
+	"chusCFVYq00XpQo6OkcSrBzQhAix8t2WJXsLxxMJ1P1gCdnQhK5ZypKqT7dQy+icArsZDh4exs+vXyhV",
+	"gQGwdWR96QB0O1JEQFhgNR3t/mhd46rJ8LxeZILHkDxkYVirCQcw6UqxWMosENj7taud6N0XoaehWl79",
+	"0dt0dol/tbhv37x5ZZpNq/uSIXPC5EZwWalCZ9eponU6cxrXHhyQOKt6mSrEzpDgjFln+66lCYVUwlru",
+	"j+jC6dr0DimOb5HTZLq8hmMk6EzZAcGTHYyFlKpW1CqQp6b69/UMiSWJSJBvkMePIdaDga3y8eM55NQm",
+	"5IYlUECL0DCENyVpU+zOsYffcplJdiwiBdQzgqyq9VamhAYB26TQbSWELnahYNif4pqLncFnTmhgjFsu",
+	"L+IbVB6RK7HL2KD6wUMa7HWwBg2uy2ClXnLu9okSPdrc5TXEkAxt+wL6VWzTlUii30Ha8rJIuCtzOupX",
+	"n4ZX2RPPcnnhPXa7gdfI0HYuiLcQiR+FIePqO136/iqMpAI9jHXN9vnYZGgPLlzucZFeLQRIYUN7eEG8",
+	"NUtXIrxSv0MDJHx3RNoUQMiRtMJeKcc+AfhJRw1XwDw1pRol4leK08CqMBOtLGd6CfuXiPgVtGGDj+ia",
+	"XaX0GneChQUW2zhWf0VcbheLKFAnfrWAdtoWdIfmbJ+PYOYp+vALk2euSS8K2XojUsaDPdhY4ygAJ53H",
+	"xRX0yTGbwEJEnoJCllqxW9GUcFGbBo5FOcmepSB2pjRmhXMkQ3t2AeJqLGh4lQpxFdNkqR44gwsl3xmu",
+	"dLWOZLaQiAM2XSk+6JFhv68gntCU4c7hpPpqYEX2Ek5jj4wMruW9UUb2oMoFcxhXPGS0+/vb3zAF/6o2",
+	"5MhqvS6UqlPUYEG3cVoqAVmmEN+qa5j7VXVL7lBJtfiFR9rfMKpYULJVZGTJOEtoHEkWduYkQrO1KdiF",
+	"hmPiM5pKl2OyBSJl+Q0L0ymVOmOqhsptchPdMCtvFoPJGmr43Upk/kOXKxrSI56pw+fNM0s5kYFIcnsr",
+	"jBuluBySN4Iyj8BarB5CCh4Qn1RsumoQxQhwTPmoukRdYBv6Y2Et1DRi1VLsGbizcoEl/SN/XnOCaqP3",
+	"C3NEeg+rz0PBKk1r3+sQCyUkbKiUTv9QLjZvHHiAw2gZpeQLoj7ciUTdWnZLgzTeK/lR50VleYzZvemR",
+	"F6lJvvX3KTPKkro6j6TLn14+e/GCwOA98lQ3IHPs/hDeBuL+85uvu1MU2nSnI2yXg29cQEt/DPVTAlHC",
+	"XK6fByua0CBlieJQilCKbUp+/sK2bbt68Qw8qnGDx1m2BlYdc34t6oQcrd97gFi6I+IF8cBX6GE5NVMM",
+	"xUh8WT8D9cOa7oGHqs8PTRUtqwUjlREue3aIb+ru/1DrCwIPlQmJ3dAEQj81teiRy2K4BDhXdNvMNIp1",
+	"OEY1fhbZIKh7Z/bN/OTVTXOvWfVWFCOsdMHOiuU0306zybDUWfSjtA6t6bei9nRp+NmJ1eQx/gfhN6Tt",
+	"YTVHtPd6lhLMlP6qWaDXuSicMTZpQ9axymqMYTZhNWjPpNxFPESSvCeeErh6GHOTrd1z+ZpRDh2RO5j5",
+	"mLXrM4tc05CRLcc8u/oOsHVhJU5/Wh9XUkSx+sbCOXyUBJZ0AyoZWbHbEjhIPTRMWiJ241X45HLU71Mh",
+	"0LVVjkowwVEZrHKAHKjLD78P50CuKSDnSCxUjnEFRhTpKn26bbSO2KIp1GM8rxNFs886iy9Sr5w8l3t7",
+	"sxuMEkXvdgPvLC0SgXi3ZRYI00nTCE50b5KAn4OP2qtQF7BEHlCO3kMvYXMwawGVMvA9GJOqsfkZJS9H",
+	"ZJXsUdkSszPW+FjP+bc8fK2l6XuGU+Lu0OmNA11U4yWBQiY63FexYARFIehRP3xUCMLUBCZLK6dxWhO+",
+	"90i/VxeitK1tBWRCYzOBeaO0UaGE+jzLdBUtV2p2CC0pt2kvJZ3e0UdYTT49K4axEruoQXXXuESt2hzO",
+	"9QOV12ZsrUwUIsuhPyr5EgGx7twnRjEvWd/kasT+uQ9ziyYllfKYqbygfB690sVIWfPW5xCjabXUXWhK",
+	"WM5vCYz+SNYzbusw1LV4rUxhIpejCszRtLtLFM3hpigBDiXJjiVMB01bujh4vbQQSZdvOb6p45bvgMKo",
+	"Nzc4EDJFW9c2QqUtu+RKgWZcq9fFH6H5VHqRFelWYxmjwvGrfvp6oyou6rzsxVuHrxWU+Y8Vtlu4EyXG",
+	"YGiBZYhkcanFG5tRqJPM40/wnR8yr3s4zgFUV4Zz/QFe8/KER13msMHLtLbq6S8rdedym9hc3ziPtIuM",
+	"FxUXdJur4688LvJlfPUCKqwVxGH1SpECat6thjSXuy1uWDLP2L9FdoIr3Unb9SwiEqVNgH/8Au1l6Uqh",
+	"ux6qbJQyTUYy6SUPuy5apnQZ63pDge5Ncq/opGJ6iNgwXhfEdzy2CEf4KEFFJ6N0islTn3ECQe51PBqR",
+	"Uzy8P4uiFHHn3gRF4iB/GD3R850mJ2+ylKM6B6MRGXRbeCwpZcorF+zgjzSOt0s27GIen+4PDFaEBOSC",
+	"SugNxsJ1aoJBUGz/rW/Zlvp/+62laYJCgf9w49xbU+sZ41MyoXxUkpP7xW5OKOy1bNt27L49sIf2yB7b",
+	"E3tqz2xq+3ZghzazF47tOE7fGThDZ+SMnYkzdWYOdXwncEKHOYtCGydNPD98BI0JKtZgCUnQENoi66+t",
+	"XtIOj7IC1blwOVtv0n2tScFnjOcOnjJ2lHAiE8wObybmAqhpNzUyPCrlarn3IJhVEU9j5vG+nOZawctn",
+	"Fy3KTd4fpWK4WJhL+wma6d9LuSwRjKqm2Wx1cvkxHBkdM5M5dn9wd0tZo/76rdiRNeX7qu8tzBdslXx5",
+	"B4quDheMUjBIu7wqHuYlm7JllM3b6tPDa0Paz2gMbkgvE+w9rbVdkOJvkWYoMnN2HVVMOmVg90/cnzOg",
+	"e0IAqcvrcY7N6nwihbmckkuOZeRaLqcyLziHHlzwB1S0bJMOnN+INGtOE8Xw+h7sZTiD5XJ0MxgWqxRt",
+	"vNOY+48rzh0S8J7E1giN2rvLC+r7ga/x4VznIbZ7aZSfc6S2JWsUP01UU674FnXcXAlWaGJlGkhj54PX",
+	"TRWMnmb1izIxzFA9aP9t+qPqHKusZSq+VPFDrj5a/0ZobphsZN678LUIrskrqnj0ZRBJiYp/tjKUtU6l",
+	"6r21Wnp38DoEMCgm/RbMBhFILS2rhXlw6jh+/bVlqf95W5CZCgsqJHIZ9ezD2wMppbn4YyB4qsBa7Dph",
+	"zqPqEyv7LD4CjO+C1k2N3fRia1q7mdJWh127amvFHYT5HrYDq8EA8jL6nSYhudzgYdTljGT4Ud9kPsft",
+	"dpY0CkYGfa6dKs4becNkip4lGeXpqnV9BAxKNueMSssIrGdP+Qt8eLJjQLHVlq5DaNZTAt8RqvKVCLbG",
+	"zXsnw4VB9UiXHaRc8CigULF7rYvZc5bX/Nfvyyf+vqvW+uR9oXHsBw8DWJS0tU8xNhn+QTPOU3RSZIkF",
+	"OQqXbmOb6oxyJeLks3idHlH/1Y4NjNTFSG7wJwUsAoMSF6lie6zLeCAgGjyLVQfwQanMx4+flbbce/yY",
+	"FEvKLaKYPTJfEO+924pCt6VYuTow/Jc+LLf1wdiR8ReXq/cxYgxeRKKG/1aIVB0oI2RqKNKmcUwW0Q0U",
+	"d4cIH80VIq5dTEoZtlzuwRReMcpXW67rvyBerNNX0iSCZvJZNPwWw+Z9cauVd5djni+wJryDidiRDQ1D",
+	"4wWQGxowmY9x+0i9HqarC3Ue313+9CO+B20ppEiMgZALl+9WUcpgAEs7jqFDOt3kNaink+kIgmstwm4h",
+	"5hZEo5+/6Nv9KQwE/5yBzGOkFQjmd92tekdH1uJfMw9q+34jHkkCeKEUzkQtAgp3XBAuiFxFkJVjcECJ",
+	"yixKV2h5cPkvIrlmoSnxTNoe48uIsycpk2lIU/rkhgWpSGTvX1Jwr4M5CV6ykV5+3RDxB30Hg7zUsJ7n",
+	"uVwj2NxV1NttWQY95m4d8YUXMvSb/5aj2/w3t5W/9dbKkU89+fVX+FL9Rz1CXJy7LftwRvilgJiaxVrl",
+	"qfDNw2nMPNWJnPJEsKuDmTAyqTyRfvNgJoIzkV8JzkiqM/bLM5YgeLi9tx/0eZjeIQd0y5vZ/sxZDNho",
+	"MJ4Ogqnfn4zoNKDjYWjPfDYYzCbj2cK3Z9ORPfTDwcTpD0dBOBpOZ8OhM6BD78CKda7EVSc/ZRtSXOKI",
+	"8ATC1QnxySoMC+9UhsQxi4MWGlzDasuj6nPMB8V3yqMSNSr5laixSXHsfj52AQZnyHz3Epg+tbhUN/55",
+	"wkeJhp9vDyrLB/eQSMzqDqSPcptTRet6r+nuByalTkirn/uuEooW+TA8MxcUyly7dViklqZNhj6oelyx",
+	"L5lY6ho455bE0iVrMCU+zUuMNDSJPJQ+zTWojvUilUSu6IZZJBUbYLy631aBcSuxrcS424nYwf68X5H1",
+	"IYPuVPZSIA0NW/kJqrbsskZMsMpeuRTpqGZ7a3r7Akcc1ds+mz1gGCgNYhvUAtPNXJX8UAkYO9Se3v7X",
+	"+Ze3VAqm/uIea10la32rkA0Ar7BQQ0uSdqncSwdT4MKE7nQDtFOt6g+KCVOwOsQmA1gXM9GXNV/gEWXh",
+	"ZVQXPoS6mBFQCsHo11zs5OENM5rAUSKLStMdtDS9xEtMijtJqLJFHNmuGeuI4cW0n4lk+sntKfFx/l7V",
+	"pzPmMPpERo0LjNJXipNIwipWfo5WDgje3Eqmu9Fl9cJ6+iXvczSDHGXyue+pEMxzrneiYMfu36mtd8XW",
+	"UHeFMGb+W0bDE93KdWsY6FK+zuzXaMqGzhF5Oz/soAwdW3RiDfHU/3q6QqbL0dqdqZS7lYixUQLGWkL1",
+	"cDMjdBVaMQrI8ExdjkUU0JSRN4WmSY8kSVmylp25y0GQMM4t48ZItVQAfhe6ZFCYTKamqz58gx2xbiK2",
+	"gyIRnKA/EoaCDCvsEZR/h/5shUc98j1jGwwSZTSUZC+2oK8uoxvG5yTdCQIZd/He7Avfw8ZHoQBjRhwx",
+	"AsYvplvVQFRs3jkKjDUbltBUJCRhu0SkSoxREtJ13oBTmz2yqOfe48eFnNDMJvM87I9GzqwQQN0Gbdwe",
+	"9C2yUX/rNzpWoRWjyz1oUgbHXW4UaWWNBFHlRbUYc5/Uy8lGdnXPNrX37s3/z97bd7dtY/njbwXH8zsn",
+	"UpaS9Whb8pk/PGmbyU7aZuPM9uwO8yshEpI4pgCVoKyombz378G9FyAoUZbs1Gmm6z9mGlMECeLh4j5+",
+	"Pt0ICRKzVIpQToVIWKPzoXOFXFTSEVKBg6DUB8HhQIsNFzL6YTg5XoD+Cv4FPSXPDBFnwR9a/IIOGHgE",
+	"nOqAI6C3HEh+gVgoYSskl+jmSIn7lNwd5HeRipUOjzpfwrjMqySyTjvmjuAR+IDRwcAaWsS5MN83Ss66",
+	"k+4oEdNpMuRnnQm/GAz4dDDqibgXx4PBYDCKh2ej80m/dzbqjs47/QmPO/1uzIGnMwoorBTKKDkf8tFF",
+	"p3vRm3Q7fHKeDAeTqUj68ehs0Dnv844Q3fPetJ9wftbr94Z82ul1+dnF9LxzPux2eQTV0rQOQhmdXwxG",
+	"PO53BqOzi85EdCMiE4NN65F8mkWgC5V7jhTcnuhHYVDMaBZnmidQgelzIBcsquU4HHb+N8K7cFn3up0t",
+	"j8vuugMvjFku4/Bk30PBb4BLaRye8H6P92Ix7SZCXHR6wx7vnXXEML7oT+KLoTiLh9Np7zyZDEbJdDIQ",
+	"/enofJgMR3G33zs7Sy768DRajuPwZHvE4Ge3RMfhUSxL0AiW8rhfejMaUpV0b8ReyoRMPD4vt+NDGQ3N",
+	"+hA86YyG56P+6FyM4tFg0omnA3E26g/j/nDYE7xzMTkXfNpLJuejweA86Z6NuhM+ORdxtzPiF2cXos8H",
+	"/cnZZMCnvNvpTvj5uegOuuKMJ3FyNp30u0mcdPujQTzlF52L4fn0/Kx7PukI2ISpZqgePtN2o1zuyics",
+	"EkiEEfSpTHXhkgS3StuKO2g0YU2uuTvPQOb1+/0R+/u7FwFbpFmWahErmWzZU3sXSo2d8nHwqYX/6JX/",
+	"eGf/Md75xz/a7/Gf/U//+//dj9rMKoD+Qdw4G7BfRa401p/ZcyxTs61P+txVfU/V7w764dQJCjMvxtDd",
+	"4e7Z3jO1PGp3kZo9IpnZcdxarNE5MCP9+3Nh3l0mdTZoQXxm97CH5H3fTtgamd9ZLpzcqwbrOO4vbsxp",
+	"S7FaDtw+tTiV9YzcV9INJ2VqeLzbqC8/iHp77HHhd8/MlHj13+b5nofavq7fw/ktOxLKhq1ht/ELINWu",
+	"OaW30zqO2WH4or2EXLY/NQO0u+BY453XS1JLd9SiUO7oRbacBLUj09IBZ4z9h4BtUY3lpEYrKI2eaDt3",
+	"6eRzlaN7ysQn6ucj6JDLRXcvMuRyE9c7xCr2bblSdQCfqwvci7V7We/dysdncnoy5pAXDN5Y+4n1dSBX",
+	"FqkdUpyAUrfMsY4CVxUCcVNbAwIQ00shL1k0NfrVnFBqEPPQKE2hXPI0aWIzKt2IWMPCGhtTFPAKm/Cs",
+	"aSp5Vq3i2MKC2ynqsO+F5Cx4fLXAwzbYWcIwDt9+KIA24kEFHljaQUBIqCtLhTkHMZSDcapnFfQWtB5R",
+	"NsE1oDxUMts071saIsX6tykMOZg32ejsgF0+pNLwmAS8+tw7m3Nnc/DuLPyozOrvUPmxu6oeUPoBX/yz",
+	"XTVfoPaj+sI7iz+uCw5hpVolh4oqsFwyFg7Wj9rURAwOgIqUD3wsNBFwdO++/FoURSYS8oND2rXLM1+K",
+	"PFXV7nR7904l3h+EKj96183MszSuPZFlXRrpD6KwhItrjJfu6X9vWMevWAfFjLl4e3EL7KSnmuVc3hgp",
+	"2OhaRW0idHHJipTscvCAYc1HiRnT/MwM7XVa51B/CdN49xgMPpPayw5NUMFXIL86LjPqHs5WvfiqkEbe",
+	"m9QVna5Ew1Kopa6oWbPt5fTxBGF6zTnJzYdJABitAcjCu+pBPsxvAcWKyl2CVQkyQTFi/vrZnf8gftrs",
+	"epXnNkoNTlAMS4fSrBeMZl86Ukz7HkBIAwBACGnlKgOu+wUvjDIxSZPUXi9tIawcta3sVXLHztVaMw44",
+	"jfNUzrCCBf/NblOdApxkilQMejez3R+4ahj8K2PkpEmsW3bv1I2Qbyltsk43nOZCz7MNS7VemR0reA5w",
+	"2jdiO9kcrp2MT/57crHoLf/rQ+d1Piz+59fRD3H/b8n5X6fdl/8cXPOzn8TF21Xnleq9yYa7640esk/x",
+	"8V8fwASiFkWO+B284fv05eBZC12rHURzRjqVo4YcxfxOsaIp49LWgIxxhyBOthaZiAvC1gadwlZM4knc",
+	"ZhiTtwUhgoIMOTDIakaIn0bCzngqdYGRMc3WIssA9Jgu08sJdSp6+e27UPoYwB/JI/KJHO6nH7X4xSXz",
+	"wi7EPnD4o83eKQhrleUqGll9lnwmaO8hmCKA9G2WQgcsEYCUCvmxShrrAyI1gM0cleMZsQYZjNFzukBj",
+	"g7VOOHQQraPvmdtcYAyKAX8etKfmXlJwm5kXAeYrpGgYwQDobqqAwCDWMi2XqZyNWTqTCin4FigHktRM",
+	"M/CYKeBSoFuhDDJT8c3Pep5OocazXmEEDqBrvAcXDx4WPzvD5g5OrO/onkpDrDW/q9mPcEelkbWd7mh1",
+	"jbfYZgjbSSWge5q9Nvf4fG2uWS54cagd3mMbbhGxHsP5WmlaFtAeZrv0G+oD37jDSRfUcnUdyw9mn+HT",
+	"thzkhtlq5LE3HEkXYR+whWJxDGBGtamtVz+iMN423LJ2jjGssGl5bGx+wNwZkMmfghMlxRH23u4qMzbf",
+	"IR46f/Mcur9+mI9rVc7roft3B/VQi5pdckyTyjI/pkF1Px31HdVldahJ7ao4PIdVuXlMi4rwO9Rgz6Y+",
+	"1GxHWh5qsHt2QMpzmVS7m7tZFtJzH4fMU+Bc9V3Q/y3r7+6RjIuVqKDL+QjL7a0K/v5dCbdbVH6fQd9X",
+	"A7WWFndkq1LFrofx+1umru5LC64kr9blB4+ZnwLcmKZZJsgvi7nAAeOERDy0t4ayvFTGlbaxFL7SrGGc",
+	"/IB12u3RpRcng2ATrn+clFSDfo1wzL8d7ePXm2Ts7awHZBtTcjFuA+ffcLnHZU8D2uO7thKEv+NVnhab",
+	"ayPKnETIRX5F/GxbOIZXRFcAzx6zv6AFiMwUYJJZagoGtiw5mJb8l5Vgjd7wjOVcJmrBJmmhA/b3t69b",
+	"mk8FK8SHokkmZCiN5Wh2gfVGgZaKEDOu8BTtC8hJSmySG1lgYIJaXHDaJiCqkYLJ9Lic23lRLE8+fQJe",
+	"l6mqcUAW/EYkzCyIFqSVtmxaaQvTSluQVsoKtcrNHBh7K1+hubLmG8aZXvC8QF8Ijwu2VqssCSXA27Pv",
+	"zFEL3/NMs9y8Ywnv0DZ1dZmrWc4XgflHoWKVsRuxpM1jSzibIDKMWTrhWjC9FAAtQOwMjC+XQiYtMyoB",
+	"jEkLjDFhaTQyNUMPDJeALh9zyW5Fnk43kAX3zqzSaVqGeSncZj8Iw7YvVRmPK9COgyrhlQvAmLv+poos",
+	"lZarg+cilKUtOs3VgqWFtawtR05aGtOJb0wT6AGXGzbnMsnM1ltJDX3+05/YW5VRJ/iqmAtZpDGMM+SW",
+	"HbuKLcOFXcHwW806tq6PWGBeKZehdK5UzcjKgtRUegZJiUt/3cJi1rR8YaaQaiRHDtlirVhuvmoMWaLs",
+	"+XM0M54/H7s3TDYsevPjNaZ2Ug90dOm4/yD7EXygAbOZvB5mXBufC35L89g7QeEvYXGBixOg4QGxwnSJ",
+	"NVKz3ldZwrSwWBewPjGv8ltwM0AyrNnUmm8Qz8c8JeZZBovgSiq5WaiVLu/UrBFZeTVm/3gfNa0fgMvN",
+	"9qw6fiL2Y9keplMt0Y27tTAwKJhQQdQzbdHuQulearOgKd04FzzRsDOnaeYNkAuzsFTORQ5BVanXImfc",
+	"fVQM/MA6lIVSAUORMyE8EaQOJsAt8idhyjX42XC+pist3GqC7ZtqBoiX5veVBJoWEgLRoNNlFaoZu0uu",
+	"FshWAF1PF8Jcdtcg1QjOUYcFhrzGumArCRA3sjgbXBKpuGY3QiyB6e86/VWwDxYl54V53mugZcEOpZL1",
+	"/v9hv9VlWlHhMvibSC7klF4tFjaJ1+yDdCF0wRdL7Jif++eqk82zQ+klArJlLuJUp0q2GWj1mASPZ3DM",
+	"8zz1cP3A+YwRXC+VsJxVEm8h8N+YwYLlaC6avkVbRERGisYqz0WMGKRQwW/shGdGo5safZ/m4I2V7KlE",
+	"GiqYBLvGzA40UtkDFyLGnTar5grgwFTzBVgLJRlr2LwBuhBKmzzQBGAvjDHbu2uzCMxBSCg4yN1o5NlO",
+	"LkGZSdAO5TukcrQIN0FJ6GiFTwUYeVVMLxrbXB/NZsQa/R5mBgdeIlIo5+IDaM4Bit4STNlDe9SBA8Qs",
+	"SpqSXUaRNvvW5nmXzwllFFrst/AkYg2jBjShNqKK/BPK6HOB6MyefFEL5Uno8ji/z5+jPDXieRtLi/xF",
+	"2rlpYdEY+dEE6KFQAvaQ56dXRFUFlE44M41Usgg2SxviVBu1MmsbxXuhLLEObu0ADwCNgR2HPXVZAUUq",
+	"lDITsrEngeUm2J4v2EAF8ilB+obZQ7OV0JrxUK4Fv3HThcoCkvQY1QQ6ZeG4EhGnCZzE0NXCIsW12U9z",
+	"hTD3PhpqKEu4JpdMRKDuSPWFelKcKW3WDnjJcYE1qshSwQ4abDOUVszggtkCQ6eYQgVwCg+iGkh0gnSy",
+	"UTfzl9f3NeWcbdhExGohSlxX875yg1jOJeuL33gA7n7M0Ei6woFLGisWma2cDlZAIh+BTjm1i7S2iUqc",
+	"ziA+kEjLyx83pgu2RMPMIxwAMACs4cUgSzy1VDOiIkNrmUv2qmVahXKBdc2YEX4+GPWbYyxegbKOzDxe",
+	"r/JczYzsRwgLRrySLApPwnCVXHQ64UkE9y8EFHwZZT5hxTqNRTuUPygSHVRwBJ8A+pxjlQxAgZmrLLE8",
+	"P+xKEjCuyLRA7tVBp8Nq6OA8fBDkxWxE5hWRS9GzGCocS66agVWAUzgw47lAgjwMLtNsfJvnKodyCopW",
+	"mb8D3Dx47sI2hrAqr+GabUR8ucxIQTqlq/8BJR8BhX5CGREXYNR0KxO4/3ap/5Cy1qfP46C8OQrAgGXp",
+	"De23UIIdMWa8ygoIo8wTs6RF9cg1iqkRnHto/ybI/PXXd+/eAIppsdJ3MPmBkv0vywj4L7rpX6H8V6vV",
+	"gv+Zn81s/quO7JQ1UPOCyYyajO7umrsrmpj9pW9+uZu9jzWcwm2veQpjyfjj3jYwz/S4/ejy0FyuY/ir",
+	"svvBY5M6kr9LFl2ZNhFU5drKvGL+TNMN2nVhZN712XyArJGJaYHzA2eaOVLUtBCQV2tuBPhLI5iaVe5A",
+	"M2bYdWuP2cPb3NQ8ilqQ/cbMgqwkFmSNX1ZpfIOfMEV8RAWf2DzEOWhLs9wiB8mzEW76u7CkaugFG1Y4",
+	"52btIMl1wc4G7G/pX2zjXs80PoqCkBrATFd5CGkPvBVFvmldITAp3j7EfVNSFNKtjrE2ArQf+7tmmeA3",
+	"RvJT6z7to5LQsO5dqMo5x0iq2UqCrERqUtGetVmyAoWQM7NxzZlojOUi33g1V2bBRa/KqWz9TWzgs0HG",
+	"ej+UgnaxKpCJoDRzCSCpxjwnvlIQwbvvQTM2lI2uWeu94bBKLadjtSxRohr00IA2YgAuGIEnJniOegM2",
+	"V6ucRJ9aFaArgI/Znc+gg+Ghkjh9wCjvehXHRh1D0EpjgxrdzZ6kZrdXdpOxSNFBh5aZzYi3xiTsZKNi",
+	"EN8XRztXTKciLnRAcNV102GeYn6FU3EmUAYBJn1Olc4rXd4AgsGR8HFGxiG+x5hRsZI2NytZ4YEn2Jqb",
+	"ztjzF5zWRt3CIULtHJn0zG00kDiqrot0HibpFCihSfNpxGqx5DbjzgcCMNpipVbW3N8ESCMzuLXipM3+",
+	"250+sIih3q4x6HSM6rfl+3K/g/MU3U6gFGjWGH740LQZFzRvpJELVMUnAuYi9SlG7Ke22VUol3OjainQ",
+	"j3jCpCjWKr+xniEzVFad+tOfKjXgRpB5WsptBUsTDWFQ/+C0zwQHKWjeZTSWs9FZj30v8ptMYMW5sWcT",
+	"sczUZmErxGFsMYjg4GUKrwMtI0lFrPRGF0bvedG7ftMc25eR4xOLnSPsHjoLbeEnms14TYtfKn9DJSr5",
+	"E6cKz1qceVfseWlrGkvuWM0aUZGpWau8FIXEPmdmCD149PcElpoUWguNc8gLFp1manbqNfc9eOaOUOIt",
+	"RZqJU+zra+wo/fUD/vWP9pIu/IQX3lP5QdlaSLMu9OF2MLIMvwzQ66LA7B2dJsLIh1Q7v3KzXRapZ2oW",
+	"eSgAWMyv8nSWygCLuiHF3w7BpU18MldhikJ5m4q1hpp+NOBseR+uJmMdoY2B5y1lY2Vq9sYcun8u8pWI",
+	"jNYJQjqVcbYCXRSOZIwwELX4Sb7UrEXmW4vM2zI4AJsOU4dJ0TwZn3TbnXYH8iWWQvJlejI+6bc7bSrS",
+	"nENU5nQueFbMfzX/ntVC1YKLUbNep1OiDZsOgsQG52B+m8qZ51ptn8Ar8YACBP6XovgrvAfJZiAPEV7f",
+	"63QQUR7ASyAf1rMM/klZqWgSHMrNpzdA0KUmebnsMc/SWwHZ7oNuf99TXTdP36Cq806p10bRqcS3Tsb/",
+	"eB+caAs3c/I6vRVmsZiJ4zNAPiv9zCfvTdNTmo32hi+yvcNuuvzjUsirN6+c89h36q+5ZpNVmhVgdQVs",
+	"C3xTs/+5+v61PyehfOlCImjYaHPCIZYU0NI2vKREcJ5HKNnGbJJKnm+Amtg81nUowCw6OFJczRcZTYqy",
+	"/6imcGc9wMct0+uliO+3KOywlYtie+RS7fWQhmJMH1koCOugmwJVdvBUtNmrAr24RuslqnytjPDgBTjE",
+	"VYYKzJLnWuBDHRSpZg3sTjEXOtVNNgW6Sy+3EDguoGlCehmYroVSOD4uEo1jvW8V2yUB+9h95Wes5eBk",
+	"0BsdbvdOqe+53JAbRt+5B9754vaujQCGzbGShyoffa3b6dweaPYinZFibDa6WTZG6hrN3jFxh7KB4LRG",
+	"mOn5qgCNOlFr2axumLpl+1bwJKUd/jtIMvN68K+CGPiseR92+l+gwz8oDLxsWMNNXcVachOm2SLV2mbo",
+	"b83LnQvOn5O9i82zjMzXLJWuXXJ29hkmDuoytGANfVK+fxW5YhOecUgqALUdMjFQoPoZ7GigoGM8XeD5",
+	"ifG1VMOqRdd5m71GAxcUTRKjr960mRlCp6JDXDz1opehxACKVDVGXsOaObH9mqrXAoa6lFUSLCd+IyRE",
+	"WewV1C7xljdvv33x6pr9kMY38BtFKQkpqHd2FkBwNsLhu8LXkNiImpeMh1Ji5ciO+wRCx2jAcKKzt0+n",
+	"HzRrxFyLALGGXXJTKmeh5EbXawbOqPGdNeQFBQdONC4Z80WWUXI69gVIwScbTNyp2f+VjzrBvBmhi7+o",
+	"ZPObbaW6gcONVWbpEH/3lvzp/mZ9oLdT7uy+s8hOnS0ConIRI5JQFt4tkv7CE/d5pskRp9ALMk6//HFn",
+	"xOUR3/SKHEvgIPeE7N2trlF3/3vpd7pT3OG07AgmT/g5Qbcj+k4/uuK1T3ccvJCw09hKZLAJDnBKblUx",
+	"BkS0rFdZQTEg7ZdYhrJRKbWEA1jJwBjzVMJ4CT4Zj/iLQsA+DvlEFMzVllsPZSjJPc1LPjHQjyl7pc0i",
+	"ktOAdLYTpyyrEwstsumeg5/2xBuUSGBCUYBG781EL2+xW+pVAgW7j6Y5bPXy7p37TFsB+/Bd2z3c5O9e",
+	"XAIbHbEnvrMhC2wxONziB1VA2tv/EeHgxEG1LhvjrUu3Su8nEk5dufQeweDUo3fkvgXHhd1AZagFopkQ",
+	"j04Qx1DwW+FQNPxtTmAuARSSoQPL5cUhRRkSt1ufzUJgJyOq7IR8ntqNPAbEOMshit66hR+Lz0gxLcPR",
+	"OigzEIyGmMqZrjVgX6faSoSXVPr7YHkQHLz5+w28BMIPx9wPiuTjChqsYo5VnrxBUIdPwZ3UduUShdl7",
+	"uMB5kgRHqgkVuWDr0+8QB8kilRUTqV4EQJzYnJ5tRmtYE/ZSCvkf0S8rkW8isCzwOuj7XmmEvSWUoM23",
+	"UqmF1GmR3gpi/S1tLXOa0+1gLQFImsqJhbsJTnjAGTDrDM2XuZChTJM7BMqYGFssCAZpBwEFeAKnx4Cf",
+	"lwPMFK7aGklwLXgez+1Q7MqBfSAaAGpMPjMYHCxagG9oSEW5Hs0deIiT4CQ1T4JBKWGl7Z/l7vVqL7qd",
+	"Tl1x+p6q8mNl19ckjmBZWuXnoECyq/xrV3v+L8muaoHIP95/qgiz71KZuGnz5ZiZ931CrKLZxLlI0jt9",
+	"P55kg2pIFqFhEmFik5+jbhUOVBaeORHCGsVasUwkM5EzCl4FobwxvY+wB1Gzzd6Sq8jXWTAhDTzocF+b",
+	"XWWYhAlZIkbQYRI8SMhQ+q4nmzirC77Rrs4Lc6EDKsnKIdWPEq/3ZUeHknLn/JxJtoTiH4jVIn0kz42M",
+	"dh+95FA6MWac+o4toSIF3Eng/J6IjcIUQfDP+Lkve3wtSVqUvpZHVK88txlAr71/HM/O9+aLITw9Ffm9",
+	"PDu/uX140KWzvRj/aPbhk7fpwaIYN2bpfmokArCRmg8Sy4mYfLZU3pHCJJ2dtL5LKkMHjFC+cs0xsWQG",
+	"7iUx40YxHVOmzG4aX+lxMuKuHcq7hTu8rk7efWN+eBJ3v7O4w+l5knZP0o6kHWxLT9gZozHJ+ZpnD5R3",
+	"mGF9nMD7zkg4qdYMgdEsGaeA7RBs+VVoD2P+LYGZUYJkNOj02U7ed5u9KjRpl6Q54i0CWMExy9XKxFRD",
+	"nmfAJqKAsj3UOSHj3WZeprmtAUVPPLfFHOT65xtm9EhgKoGaLqyroTIDKs/ETHTIWJSqsBnpmAy5Lq3n",
+	"BnxTmdjebLNv4FbMunWJ7K7WG5A6dCgJ+s0o4VVAO74yx1qmZmUWIkKq1UprfP4fSV5XP+mrFtiBm98n",
+	"Uf0kqp2oJlFRBiQeJKGFPFZAQy2BX3yGYRErcqCgKKb6kbLy71tppZQEIOlbURb1k5Rih4VUnVCCJ/+O",
+	"Mul3lgk4mE8S4UkiWImAG6JOHYA9+SDx4LBLD6tvL9NbP4GssZ4rlikohDG6EuEuuDgJ5oTZiiRgWMBr",
+	"FBUJpUVlsCYvm/OEcIDXKgc0ZidmdiQHdKxUchoceDOM7IFsiwiwX3+GV0QBK8yyKIxZjO1oKJ5hj7Qr",
+	"6CDEWEATAZ0sao7ZSgMQwFIn9Fp8qlFhPUYU9tPdpVCBmThXNlNme8ArrVSVCdbp3FHIUiMpX5lHAJLQ",
+	"H0dMVkF+92XBW1eJW1xP8vJJXlp5+Qp3Vrk4kJyKVs1BcWlky1GBY6zHIomE4qdSG+illPiIEw2K4QTo",
+	"ptFBKLGIywJ5BUyKD4XFjQkAWsGYoyAirdFggaOE08NItjVLXoRqQZ5XiIcZtVigWCjVrBLD3BFzbrOf",
+	"8rQoIDa9v0wRLXrC7aJ6RcyLo7w5zOZNsTJ3jU9EUbg3SwVm5b5S7jU4S7+qCK/5jiNzTZyS/BTf/TeR",
+	"PO+shqKfldN3SOCgR/8oiXO9WmiPWDhRq0kmWkKa3USBAbPToaoRU/hTecvzlMtCjxnPMhs3YHq1YIUK",
+	"5a8iV4FNS92JxTLxy8phA60WFpDFBh8gqooqnOdgs8EGo5S5ghYLmQRFEZQRS/BM9KpUQzHCvrzVBDgK",
+	"YKQecXviG96Kpcr3Wmo00Dnc1H7aaL/HRsN5YoUqzPKE080t9P37DRy4px/Nf+5OHK/kh1KeJb0c85uw",
+	"5B+AWVTOANe5tlz0JeKO3u/Uegn9e/zEx2sazj3rHJQV+uqnRMfHT3R0cHV0qVzGmPa4ZxmfUqrvMcsZ",
+	"NFYlxVaKcwliscWhZum/d/XBUFqF8MoeAeAXENPCgoZUHkS6XmbeigxzaQ51EGuuXS1E89LS0SPTfuTR",
+	"CxAdDxH4QJhlj6polvYbGpOHbr3DuuKPZmS+tlRm/Ozj1EtabbR6njb4l9vgS7c4j9zglMJ/9A63Kgo1",
+	"3Jpx1LcCprLkTpPPbnHKMzabFRPizDZMCWoVfsL9G9gMOyxozFL/frUqAheRDKWt+SLIDcyFabMfQf3E",
+	"k2fONR6sAdWiFpotUrnCYlMqh1jyNIFo7B3ao5MJdhgfTyh8ffam9+H3Ews0WE9y4dHlwjuXHOtUy6NF",
+	"A+BV6tOP8N+jNNorxLh8ZsscESF2r8Nnn0YA3iUSZM8QgLXNrn2gzsAH6SxhZs2Wh9sDgF7nBEhfReAM",
+	"JeCQAm4oa1i80ACoEScbiz3t2ZKARlS+jxJBdhFVLSKo5Q+uhTxlPuIpz9bmUWgEtFk06AyYBxqInkWE",
+	"DXUevjny9FlH4D4MBmKKfSxh9Ja21r+fKgM9f+fK2fYZKDjqCINmRVgKuUC3T6VZX0ShsaKkLD3cL7ks",
+	"ufhxGkwNz74HG2Q2mMME46kEGEAsy9pyZRPGO7jCcK0AOCNg5HN4rHmOxizcyHGwR4QeHZVM7BFr+Kzw",
+	"ofRo4Ztt9jfA2cpt2m0uzCpMCILVdM92mIA3LBHKjUtbA6+dGfR9SkzJq/6osC1b7PL7QnAlrXz76fze",
+	"ZtvXOIYwPAfgXDJAsJwoniefA2VgixhzLm9EUoNdEACx8ba6H8rdEE802fx5nUodwcO0OXFnlpkY0jVl",
+	"Be/A3C5FEQHkiLuOeDGybHlp9gRPYViAXHmmqpzKFk6RKiFTje49YrKhjREhJfKfeZZFjD4ZPcz+x16y",
+	"qN9JCIfvPKE73QFNsCzIdq8I/zDjumD9jlEqzoE3IeEbHbBCJZAZGmerBGg4yeWYC0QMRUYTcpZBFzRt",
+	"+lzwJJQoDnTMKZceTbM9KsFrby0cKMH8CSKNMD9eAi2A1tUVVk6qVZWkQZ2MLdWzJXWvZX72iyp3JYFe",
+	"cqBqw5Gl1Nt9/cDp29MXnmVeV/CvfsfcfZ7s6c5Bg8wN6Nek4PjzfNAi83jpn+KAXwlaxTt/Xu4sSCd+",
+	"oIeK9rHVFyjNCvwtZKNHG7WKHDuO9tDOm+1QviZiIszK8snVGUBVC+1Cc1khcgD/lAFgbUO6mZJCG9ur",
+	"tP0IJ3G6yrKmPUewP7laLQ/6k1jpMcZ8BxDCSMegQ1m+OKdksIkwZ4VWbCKKtRASOJ6WwOWy4Bs2MQIX",
+	"rqaxIDp04EXLsn0aFI3JIdn6o7FIs/3jlxLjT0rcMvuEHfxYkXUHWULrhGwE+KpjNJQd31TJFbPKEoRI",
+	"l2rNGtWeblnvHCDU7SResgjY9Oyz4fAFrhAcwLpvUkshK5+0S8RXO5ykB+BingjECQBEFY3Q9fsGcZHK",
+	"v4ii8kqf7/BscHI3x+H9+rNQ1B3WMMtpIjK1ZhH2IWru7SP/8Hh9pJyZlUyguivVlhKVpXuPWbpjH5LC",
+	"2eAw5//7/3gYrALtsa/quDXi5rD7k7bW0zH71RyzRmbbafFOWXvl/afgiPzlEgITjx3AzV0KwrhEulUQ",
+	"lojqgml3UZv9SB5BvIDEMxpxKin1mTRXzRoAFvmSLwQSKr+SyxVV41JrQvEmpHQg92qQAIc/jbmULgRw",
+	"opYUQp5hSeIjuJtBLrDcdlZGNO/JqzNVOSOgFjsU7YW6Fe+wc9/rqLkfUhL22b09ml+oMMzr4u+ER4nD",
+	"s8efIsWa1qdzWHlLc+sc/+qznZ+Slz8DlwBhMTPaTLtCr2pZnH4kmoVPn21juLR6MjYiR3EH9Dm6yqcE",
+	"DJolmUhgoaghdBK4UlcvKmNjP802+6aklcyFRbgmpuJQOqkHnJCMWDH5RK0K1u102AJoKpYcgJYvLa4u",
+	"iyxZJVHT+gSUkO1oxDQndjrLCopPBf42Lmdin2fmQaLtNc7MMWrQT2kxf02ECl9AG9qb3AjUhk84mv+2",
+	"KtNLUVQ0HWBW9UzCe0mUUwjBHlcm9oOCM2zmweRRahl1pgTjoe4YmSRkoi1VKyAwhbJisCKHkJKXzscK",
+	"xfbbdi1yKVmyLuWymC3crnkq4e02tvB5gbCQQs10AINF7YD2KaIjZNJssxdEc2mbuNqNasnrFpT6JUyD",
+	"V9UBKFTIvjgTOZsIekASygbUgPmkcPUal3n9o0ulL1n5dVguUSnMU7n8k75U6ktmRTxIXTr18lP2izhM",
+	"qbSm5L14mR2XDMk7iJa3Gbh2UhlKSzpds+MDdMhZiH8n9EqOWmzkk0U2iehZ8HhuxcguF2Ozzd6tlXsy",
+	"sMrDj2U115zrueX+dLpbatNpxqF0zkIiY9cCcE+QHNnqjO2ycdTcT8bsVcaFEsjct2iDmU8RTBy/JT+w",
+	"e+IzXWFVXgguQR9tttlPcyFt7THZ3H7LagJQsEuUTaeZrUkOZSh/ytOCKKQs53KhWLLKwYOtC5Wbhs+f",
+	"Iwvt8+fAU29N7bKfATHNwTlNKDd1NIcljiFncQ6MeDmseUChxq1Ex9RU5VOREu0orri60wO68L26FV/y",
+	"9DgiZ2mp/yaOfPrbpb6GlIqr4h6382KViyPvv0eu1VJTutVjeS9gwn4nOJu9J/MLu2su6xU9t9CfTuyn",
+	"E9ud2HjccHAFeCe2Ec13HdfIWnhs1ZatISGuQ+sP+IUR+ySs0qhE3g5c9CciVmU8IxYI8BDKaM3NVWre",
+	"oVAa8rtiacpGFPb0wKrrVLM5eFWNms+WKsvsQWhMH2T2oiSU3L0A6Vc1HCyUbcOJQqyxVFqnk4x8hFLR",
+	"1xm7RMkilSvrxIav+7MxOKJ9sdBvcTgfUfzjG44OBOHtFA46wmHCj7zvizlW4AMOh5lwzp7yUx89Me+t",
+	"4JiUjduzWopN0uSgvDnVRS744r5iJ1MzxjW7Bgdk69q8H9c3a0SF+FDg01v48Chgf3/3XeuiOSafPzhB",
+	"LUurO05BD4WqF5VKFDWSimoiJDcjJtYGYoBCcKoZeIyuyCEdSk/0BGyaraAym/TbwNPVCVQbMGT5mm8c",
+	"0j+m4er5qtBAbeeEJPUD0wqo1+YTwdHjfQt93GppUW6RtRYSZbEqiBfw15jxUE5TafRtLflSz1UBKvjz",
+	"5z8BXE9akILefv6cXbkXGFkfGekevea6aMHgt159E7HGep7Gc8Ylu77+1n6hhu5NNqFE0hUHh5sbaSxF",
+	"DLgaKmci08L7DBS0EYPwO3NShzU6AfMmYYzkeVi1n6lZExcLkpezdSqJbMrcBI+iL/xeaM1nAj7t23IW",
+	"Uw0HyAJ/RVd7lCZRObLPNA4A/QbXIm9Zmd+LzVLYGxJecGwefYv3cnwHkDCrKWKsNwhWHUAxQ+kRENfv",
+	"nYhcabBcwBxOi+bYfFoURaFMk/E2KTR1z143XbQ/mC6663OB26mum7YBvSWUuCiwiI0X8bwUwqyBgQt/",
+	"C+HSDRiabttLuMkgXcnWqZo1S3ndsHQbEZokfxU8iQI/vgrppTh9WhBlYbnuvV/XwPwhzVetuVl1XBtd",
+	"Cee6pGmXMOPlYNK4zSHpdHusyk4dNWCvITDjxA0OzziCUI3R6QXASTje9wr3NLjpIO8WOpMXE8GLiFGS",
+	"FwZb0C3bHTpdByNH1ncKeyxRlEiLcZoE6BNhJwLJpq0cXObqQ2qeTKBcRkgBlqtaCtlm1zfpErU43FAv",
+	"lNSrBRLZmk31dy22JEGDs0mu1hrCT7gZrtUqj82SUDfzoli2tBYBe7Mp5ko+06GMzMUPFHKih+Wws9vt",
+	"dhNxYukgAoJ7GPoJ/nfMYpVlIi7KKX6mXaoBCmIuiTDGNLAaYWyEtb+52+zFXMQ3O8Ke8TxPb4UeY8lW",
+	"tMzF7V+5nkeWt91cSNVKl4Jjbn4OXPQA/wZJuFiugGIZ0h1QUDQvsXAhlPBms/5oT4ClTfd6uwIJ7m6E",
+	"WCJZJ1ZrwCLPRSzSZdFmb8VCLCaCCi1QlJPLxtspG7WyfNjGAnXkuuU6YUmulmaXE+N9AKhQwLsfSvS4",
+	"N4NSxtNKrxwYOyIqYg2VWw17+7fm2BcYudArszPydDYvQonHRkqFsLCL2Ywv0ZfjIOIgGrLFcY20FjBC",
+	"5OwpFCGxJONQxhw4Nnw+1TqZZhrNRFF//s494WAUFJh/4nqGZQSR0ltBGwnUdDiXzEEGQBj40ZZWngwe",
+	"7dPANjw4LJ4kudDExz9REJsZhzIa9EbMfDpyaogkYsS4gbbYNb1EWJLEWnUkoKowy+INxxUmlebAsjsz",
+	"qz9JNU08lAFA6fEaHHtzrpmxxhBCmgGODwRqijmXlbwc81iYa2xIOTys0e044VYWLDbH3lqrDGj0oZUW",
+	"YnENlkTEGiVBds/sSO83PA8kEx8KIYFlHzZGqlm/3XFU2k3a3aEkJnQ19VUGeoaRVDDBOduAyIHFGX1M",
+	"kwAXSABE1Z+iS6NIGcUx+tAiU+l7kaT8nVEhUNq7H+w3QHo0DB/oDnjZfEztA0IZVduPrVJSZh7Ac9QU",
+	"zj4UPnCKQtWsL2HgpZFZ0LXGLy6hr878/Q626lEZk5ys9+NAYnbMDXOxJOMaW2lFGZAbNuTdaSfuitZF",
+	"Mpi0BvFw2BrxQb/Vm3aTjjifnMXdbihRf+s7zYOwOkpkEauGfAxPjIA8GfeDEPJJw5NxeLJ7+0kQnpAC",
+	"CXcc1Q3TCIuhoc1IXCTn8dmkNeSDaWsg+knrIu5NWl3emdrfoA0v4P5epzdsdbqtTvddtzfudMadTrvT",
+	"6f4v3GO6H56MP4YnNq8kPBl3z/vD837v4qzT6XSD8AScR+Z6YL8JHzwZxediwFv96Vm3NUh6vDWKO6J1",
+	"wYeTbnI+7YteB15CgRj7BGX61e10Ppk/6KjGBw46o1Gfn18M+snkrCcGcTfpTy9GwwvRnQ4m3bNOZ5T0",
+	"znrdkehMxGDS6/eGw9HFkHe54GeiBy+b26fxfo/3YjHtJkJcdHrDHu+ddcQwvuhP4ouhOIuH02nvPJkM",
+	"Rsl0MhD96eh8mAxHcbffOztLLvrhySezAmqUzo8PnMRyifyGnTww0cMOTvSNsN09vxiMeNzvDEZnF52J",
+	"oK5ZZQa/KObiXPCkMxqej/qjczGKR4NJJ54OxNmoP4z7w2FP8M7F5FzwaS+ZnI8Gg/OkezbqTvjkXMTd",
+	"zohfnF2IPh/0J2eTAZ/ybqc74efnojvoijOexMnZdNLvJnHS7Y8G8ZRfdC6G59Pzs+75pCNo6D3tOpRb",
+	"9VQ7FVqwweHkMMIAdbICz20UjM8085o12+wVWNUFMrKbTTsOJVlE3tnECqUyPFONDN51bDA6fkSK1OQe",
+	"el0oQRtukK6jcg0ZZEaHRM0TTWLqM+jRXKN6a0+xBj69mAud6ibhzaEeJAUdHOYsmKhi3mZbZ2xZN+M/",
+	"0xwYn4IT/1ZwCsrNj9N6IkTURa12qmZtc6bkZmQLqvsxG6N+YtwxVmOVtXey7023tg/Pk/Guw9K77/p4",
+	"xyW40uBj6vta9Rvs9u5TcJImB5oaRR7Gx6s26LZG7//RaY320Dh6Ya5/mBfYPgY4rGVVoJr8U8ToEa5L",
+	"H9my1ANy4vBtl8C9pq9i7P++c1h25a6JvEI0C1KOvGJLc6GmxLJ+Tq+AtrRkrrL7EX1nl1uqpY3fOw8X",
+	"uKrUFH1iuH1ItFhQr7tXwYEF8D7YqaUpu+hqKp1E3KMHt/dlIpEPBx7w5MR/dCc+qsVVNz7L0lvBGtfX",
+	"3zYf4tH/qMUvR6M/4kurLojSxw8rCDIIq9GdgCUiznguwKbmoYzMRk/It9oAtwrIUaZFJmJK1yhttdIp",
+	"29yHOYNdsn7IHcwZ5h9NHI5wY3ObDpH3OtXsVuSlCQmOkyLnMSX75LdGh+dE3wmZQY0Uf4N0pNIMQ/Qd",
+	"tLUnqzRzosF7hb5Jl/tQ+14KtGce0xq7Fr88MnC9m+A7JceTyHh0kWHkPbkvzLJP7iUjELXmntE+Atjw",
+	"kWdwk/uZ1wFLp4zLTWA9r3Bfk0qlQ1lL8c3ZPNWFQq5e0LOt7xDB1F14wU932MesY0ugNw8j+7/Hbvsq",
+	"0TEJ7/Y4HLzK1D5t2i8AJlUZ8f04UrtbVooPRQvz6iGPd3VnpQJrvBQ8f6bZC/D//yA+FGXhZrPNrgWd",
+	"xrZys7oeIInfdMnszekqy0JJN6aS7FdFhaMYxmH3KBgNbJEm6A2hBEdmXBYuAtkhJQ5lqUjQzx1nwmga",
+	"gRcB8TEACHpdO2CFSw/wBoMgEIKuEnp7tYiR+Wbsp9FXao/wa1H84O764hUJv32+5dbUfDUZl+/q0iyx",
+	"cO0pxfIpxdKmWOKuxvgqyStIkKfdeY8iCQ9d/GCBRA2T4Fvy7/u1o5W6sGdVJanEB0X3wEQUrGEL0any",
+	"PWqifQGwwFWu7ArEsXk7cNzoAGPUFu081aEEvz3xYfulF4j7sVVf1gzYFlErayDPByOCVzNMzQAq7cuq",
+	"izK4EQX4plz8U6XyZ8owbXhjAsjpYDHBMPQhlKjto8YUXrdPPM0EvxUs3sQZJJJaDh1zYMyUsriD8Chz",
+	"/mifjGjC4xub7RpKetNl/SkHhw0U9ikpmvQVcNfP5vCz31XDKN4O5U+YdFvwvPhpLuR32AAzZL0KPMjw",
+	"mKYZEY34FYRYoNH1ai92Th67wt5YdqencoYD5Qzvfw+Mg7duL9TXCvxbwRs8HWVf7Ciz68YeGntqmQ8V",
+	"D9AxdroQeIJlohAHiv1eGxGrd/VporeI/BUbUcEviD5GB1ebjoPK8YIrviL/SqzrS7ZT1ecp9XR4En9k",
+	"ebjUmvqm81+8PPiPIxG/gCr/WkyLXVloDvZUzp5E4JMILMmujK73GcKPsPePLHJ+S0j9ZQVfIRKGsTgW",
+	"bRc6R66g2UhE0zKqxTDYqmhez5X3cES1e0Bds0XqxzBJr+eVHP68SDUAXUY2mV8zr2ybJel0anpio5iY",
+	"RomoM+4hY5eUbAEeXOIxDtmCb1iRb4jHt6ycsBlDcAb0ekBPlqXJz8a08TqEruLJphCWIYlLdnX94tUr",
+	"hgNNGeRYLFfl6AglYXy12RWVrnU7vQE8DfBxoKbEL3+GrAjgW7olkJ6yCDrVtiY7YbwI5X5127R9qhz+",
+	"t6kcxgn72iqH39IS3GcMmF+fzsAHn4G9YwaAcufxQPqDGg8A43DvUmNdqOUxqEculnBdqKXZ802XVyQ3",
+	"LFkJJj4s03zTZq/ktsHgsIlQ9CI60SXwKltgEEh6cOyoSKnFF4pCfhb2YgckpFEerIiK3LxEvBE6n4Oa",
+	"h9gmOWA+E/0NtcZYJ6L3J4ISrrE3UBmopAjlSqYFZtLVMga12Q90kOZQFaCAOv/vMhPajzek1hIKHGJS",
+	"KMHqQsROC+5kmcR8TKV2jTPPGU/4eEySwHIFwCmpTQ/HqfwDBDHsp3xtwr8uiGG2HGtIlS94lnkgmJ4n",
+	"cssn+3Q8PJlIVtCblX6XhVQT6Jgdn+Qxe6aZytOZka1l1aNN9IQ8j7mIb6Asu7QQJIgt/F2qQoTyRmx0",
+	"E5Vuc4HdijydpiIHmhhKHgMmEyhnuhGb7ZQS7r0IjgRMaJ1sMFhyIzZuAGwB85prtuCJoPeu00IKrS0F",
+	"SqzMI7Y/wdX+hTLjhXk/0NpAlbjXgQa3aWJGLkdmTE/LnyNEpZims1VuK8k1lvqUnXByvDoU5vV0E14A",
+	"I40zDZWYUPhX5CtdACNBmWwWSkTKYDxTcj+S5+xRGcTV7JWcqv1iz7p2njJD7sGvBARjS56bE7OyIQNY",
+	"H4G3rqH8EFdtuRgromBWEQOnsZI61XAYHysS3n73gp2NznrMa8uWuVLTMim6yAVsf53+Klg0BVIxilL6",
+	"P4UyKlTEGhYpgIpc9+46SGP/1Wxn2DsTVcxZrpQnd7BxKOtaAyJ5WRSJFEZcAndH7u9t+KctEDbfZUHJ",
+	"QSoAwLhSxZilRr6xKU8zBKuB9Nypym9E0mbwZVDkWP9VMDSET44+n0zNZqK+bO+lKF6Uo41wLgd4PKA0",
+	"Fb4MRty8bh9hgpmfk23l6DfkcyCIb78rbs4PT/le4olCfQbpxGN6vXemah+NnPnx4Zrck8Z0pBB9k+Mu",
+	"BAhBWIJ2s8458pyyZS6m6Qe07sxqzI1hd5fgBFI0neKyOEZsugYkU2y6fJlej1ZBRIZ45DJFtjZHKMvd",
+	"4WiluS/wnTSEvHUSYeYrX/Su37CoyNSsBVcjizpghPONEEusIoMnMTWdghOXbQuo0rB0iCyUNsLrdaWN",
+	"KELZsGOer6QFHudUJ84mYp7KBKz5gC2zla7qa8/QVIcS8sIoiXOVF9lmj6R8ZUf6aDlpa7QIALxe3NC8",
+	"HCcoV6s02ar16rRGvDW9an33/uPFp5b/5+A+f3Z7n/Zw0xxRe1ZL1CR+eaDw735huVoimT2KPH0yWb+E",
+	"AJal1HCpcLN9khZiWAt+Y9b4sQG8/Tl3jmUNXCq79G4M2d0QinYiCkc3EwFWEoso5hRBNQNwxjUdlQK4",
+	"7jRIUgseRDBBaMUuMx4LY1SKKcGXoQjleZYKgLL13IY2gubdSAxzKKLYS4c65DIjwHtKsUHAhsCsOqWY",
+	"mhbmIQqJ0jBa14gq6XjNALBI9E26XNrUaq3gbCQfpJeoBrnUkKKG2EVYGIWMdeaZkJXxbjvTjcDFqP5D",
+	"of8gevPj9T4cLfLtRkFpKWtASkbCeJgMl3qieaYhflpJVIRqMchV3J+r17THZSjhvNwBIIaa7CyVMwon",
+	"SmVzyws9tqfjzxRuhQxKXajcYy1D78cYIGzM8bXgGzZNAaSlHFq1FBLMAhmLWtD7/1ql8c1/qlR+NsnQ",
+	"VxRQfCTn7/el3Pja+I7+ULmATyfgQ522/wmi2ONe43igsIko9gbrMIGv1tqwhyDJO4Kwt0kdNvvZRRas",
+	"p5RSyNt1evT34jF9hUTavU+X2+56+4ll8PdYpnVTcSfl70IcqCLdWqhGs6J/YYBSCoq5zrZVnDLpE2xN",
+	"mbAkBUZXyBsUQSgpYFBROw5R8o4xcOt2BqE4mn/qgt+IgM3VOoQAL6BVO2IL7FQjokrUqKIMmdM8YNFa",
+	"yShgkTBKluSA6AbbHszZAKLSGPsmo9ry+FCabVVDjfSc5yKiEHShlhTWcPNTEtBbNBgobpMidyxDKbgf",
+	"ZrnQ2ljRa42h/DUosfbr6Rek8683s1+nuvj+gaW01O5rq5B9K2KVJ8cVyLoh/8wK2SdxRuLswTJpu2C2",
+	"ViJlIpmJ/IFnp1pLhg9gQhZ5KnRwNN03mkF6BQBzPMtw7zqqQXoeE7+sjPni1XTt33Ov8VvunaABzb4q",
+	"YmLo0RHMxJWxf9pr/5aqQ3USD+1XoOA87PBx+/WV1itha/WgMe5hlSXgaLgRYqnZWuXGIPQSlam0zxzY",
+	"sJVDuYL0KwVUQqzbYYtUAuovVQz6XES5KghtFkjyKfq+5hqpiRKFjHgsU/ENpig4BNhVwRrQXJA3xjk4",
+	"TI/hA5qX9AI5o3sA8yK2yQuznIOUuCrBc6tukho/huuS/+4xuhwwNmveDK4k5FNCP4ZRhthMFJpcKOVj",
+	"f47JuIuYtnAcpEgUa+hyLNJbo68VbXblCKjWc4VjhCkf+Faub7BQE7XC0jEEF07tOjn9SP96lXzCdVJP",
+	"EfgWPvEdLKTfhJT5sZBzTA/f0tPv4keGb72solabtVsSKZr1rZ9cBn/cakDctRX9s6AFvl+cks/6KFif",
+	"b2E/UgsfXfpGqrUOjIqTJu1axeStfc0j7hV6h3ndvp1iv7b9fzvgYobIjYW3PNylneVxOtm05lzPTz/S",
+	"lb9yPT8aKC7mUsk05pk5NxeOYZAWEh6QtASAYdGcuJH3oog1uKvsqfzQDLBCCKBMN4UoT+AKD+VEJZum",
+	"g/WHVzS0EKGMaNF8Q+DgJTMl9BSh0teQs2O5/5t2I1j4Nuum4wAxlaP+noQS/fu64BvN5iIXAeOZVsxC",
+	"3RulIqNmSVrU16q+FHbr/GVjPvjeh9XbcrAe96TaGsj9jju7FGyF1hN+1GNv95eW2OADj92+95ctrlgM",
+	"SB0nDqwYuJta3wmBK/vWZ5qtBTefwRpQtgelfMAGIwKW8Y1aFQGbCF7opkdTDartAhEbAVo739BzGJGb",
+	"DD8M2SxPEy8aWL7Sly1377KH7q/HrpS23bv7XHvaS19kL3E73vfeK6dmid5RPWV3TAB4hi2so9riT2+2",
+	"2XeAcrrkeZFtWJLztXTrf2wrcHG/IKcZBJ+FZsRRRenutA/TAhjXsURqImJldqL1DxdpZk3KBdAH4U0I",
+	"lwr0HOCLz1NKlJukxYLrG3PE94bmLz2GZxiDdh2wWGWrhQQGjklasChX65+nuVr8PFFFoRbPh+w/Qhmr",
+	"DC8CNwwS/Jq7O/b8xptb8DM8PYDfB/6PmEdhLvc6GGMv1JKamI+DXwZk1i7h9ja7nqdTNKmZnvOlYBGS",
+	"2OD/dyNEXwL8dSnoYzCPAmk6/LuHEdyUqzVbLeuEzpXk2eZX8TKnVLDPkTqPAPKWp8nvVBtlXg2Do1O9",
+	"T+Bx+t2Vfedp8iT9Hh+JEtcs4yR1Zrh464Tglun6Kai1XsF+1PXsAflSEz9ejmaEg4jkRD5nNli04Dfm",
+	"AJSRzTpqzItiOT49zVTMs7nSxfiic9FpXjItCvS03fI8Nd+qCTkWOA8V0DAgGRaoGoBSe/XmlRE7qMtH",
+	"p7ddgrrmBVVZkHtplWcn45OPsIbFp/Hp6Ufz5k/jj0uVF59OghP3TjMpcyf+4YsgfZQ6e1K33C2lEjN3",
+	"UPWU44mCdW9eU32i+ei7H2basEb09s31Nz9fffPN2+iSmUY+KxM8Gz+q+nQzxjtPB7o3ZB6Cf+rIpu5y",
+	"9u71dasQOQQ6gagzVx82FZh9fCK0gwX03i2sPR5e680I0M+hAxsecQUfaV4Tn2mXya3OH1KTIJsLrlf5",
+	"piQC8cpI4HnPNEBX5Cm3RSGEfAdB06b/GnO15h0/4RFsFV8d+Ae3p9iSqov6re0EKMksFxnlArm3uV24",
+	"+8LXmEUX0NhUIZjtg6G3pDXnKtOs4VUSB5jJGGCEuV3Nf05F3UttSlMqZ4HF8AlsVTWctpCkdyt4Zv5q",
+	"2KLt7VGEZJf6TOalyFsUmTc6fiue81SKpIR8BucURt1YAywEj3da5YiaDywM19ffeu8kUOzdt15ZPEUM",
+	"g2MVFvzOWowEZuDqz+ELzfHhLz6MTe4++q+CZ8U8IDo2QVTX3rbFN+p0Js14uapAQIqxOPXee8oFvGf0",
+	"tivIcCDQyqpyhY8r1ZwgBcvqMiyYJHK8sp4BSga2a8E0Vota9VIstMiMagVZplg3aUVupmanSEZuWrzo",
+	"Xb8JJdQoYGPcOiSF3VqcnXx6/+n/BQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

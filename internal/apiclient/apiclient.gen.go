@@ -39,6 +39,33 @@ func (e AccountStatus) Valid() bool {
 	}
 }
 
+// Defines values for ActionAuthAction.
+const (
+	ActionAuthActionCommit    ActionAuthAction = "commit"
+	ActionAuthActionLeave     ActionAuthAction = "leave"
+	ActionAuthActionQuickJoin ActionAuthAction = "quick_join"
+	ActionAuthActionRegister  ActionAuthAction = "register"
+	ActionAuthActionReveal    ActionAuthAction = "reveal"
+)
+
+// Valid indicates whether the value is a known member of the ActionAuthAction enum.
+func (e ActionAuthAction) Valid() bool {
+	switch e {
+	case ActionAuthActionCommit:
+		return true
+	case ActionAuthActionLeave:
+		return true
+	case ActionAuthActionQuickJoin:
+		return true
+	case ActionAuthActionRegister:
+		return true
+	case ActionAuthActionReveal:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ClockShiftedEventType.
 const (
 	ClockShifted ClockShiftedEventType = "clock_shifted"
@@ -483,6 +510,42 @@ func (e RoundStartedEventType) Valid() bool {
 	}
 }
 
+// Defines values for SignedActionAction.
+const (
+	SignedActionActionAddKey    SignedActionAction = "add_key"
+	SignedActionActionCommit    SignedActionAction = "commit"
+	SignedActionActionLeave     SignedActionAction = "leave"
+	SignedActionActionQuickJoin SignedActionAction = "quick_join"
+	SignedActionActionRegister  SignedActionAction = "register"
+	SignedActionActionRetireKey SignedActionAction = "retire_key"
+	SignedActionActionReveal    SignedActionAction = "reveal"
+	SignedActionActionSignUp    SignedActionAction = "sign_up"
+)
+
+// Valid indicates whether the value is a known member of the SignedActionAction enum.
+func (e SignedActionAction) Valid() bool {
+	switch e {
+	case SignedActionActionAddKey:
+		return true
+	case SignedActionActionCommit:
+		return true
+	case SignedActionActionLeave:
+		return true
+	case SignedActionActionQuickJoin:
+		return true
+	case SignedActionActionRegister:
+		return true
+	case SignedActionActionRetireKey:
+		return true
+	case SignedActionActionReveal:
+		return true
+	case SignedActionActionSignUp:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Stage.
 const (
 	StageFinished     Stage = "finished"
@@ -663,6 +726,64 @@ type AccountProfile struct {
 //
 // Example: active
 type AccountStatus string
+
+// ActionAuth The player's signature of the action this event records, inside what the event's hash
+// covers (absent for an action made unsigned, which only a server with
+// `RPSD_PLAYER_KEYS=optional` accepts, from an account that has no key). To check it,
+// rebuild the signed message (`SignedAction`) from the log: `action` and the members here;
+// `player` from the event's data; `lobbyId` and `gameId` from the event (null for a
+// `quick_join`); `round` from the data of a commit or reveal; the payload: `register`
+// `{"bet"}` and `quick_join` `{"betSize", "ruleset"}` with the game's `betSize` (its
+// `game_opened` config) and `ruleset` here (null when absent), `leave` `{}`, and `commit`
+// and `reveal` from the round's transcript once the round is public; `origin` from
+// `GET /v1/log`. Then check the signature with the key `keyId` names, which the player's key
+// log (`GET /v1/accounts/{accountId}/keys`) must show active at the event.
+type ActionAuth struct {
+	// Action The signed action (`quick_join` for a registration made by a quick join).
+	//
+	// Example: register
+	Action ActionAuthAction `json:"action"`
+
+	// IdempotencyKey The request's `Idempotency-Key`, which the message binds.
+	//
+	// Example: 3f1c2b7e-0d4a-4b8e-9a61-5c7d2e8f9b10
+	IdempotencyKey string `json:"idempotencyKey"`
+
+	// KeyId The id of the player's key that signed.
+	//
+	// Example: 7849ac3049680be1
+	KeyId string `json:"keyId"`
+
+	// Ruleset The ruleset a quick join asked for, when it named one.
+	//
+	// Example: rpsls
+	Ruleset *string `json:"ruleset,omitempty"`
+
+	// SealedSignature For a commit or a reveal: blake2b-256 of the 64 signature bytes, in lower-case hex. The
+	// signature of a sealed value would let anyone test guesses of that value against the
+	// player's public key, as the value itself would; its hash binds it in the log, and the
+	// round's transcript shows the signature (`commitSignature`, `revealSignature`) once the
+	// round is public.
+	//
+	//
+	// Example: 9f0b6c3c2a4f5e6d7c8b9a0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445
+	SealedSignature *string `json:"sealedSignature,omitempty"`
+
+	// Signature The signature, for an action whose payload is public (register, leave, quick_join).
+	//
+	// Example: 47ba02d10c16119083820d21cb85e9186f982650c6808966bb7070c6a80abba84ecbccd771e5a5f7888765833a45948beb1d52427175b78561f3dc6c249d4800
+	Signature *string `json:"signature,omitempty"`
+
+	// SignedAt When the player signed, in Unix milliseconds of its clock.
+	//
+	// Example: 1795000000123
+	SignedAt int64 `json:"signedAt"`
+}
+
+// ActionAuthAction The signed action (`quick_join` for a registration made by a quick join).
+//
+// Example: register
+type ActionAuthAction string
 
 // AdminAccount An account as an admin finds it.
 type AdminAccount struct {
@@ -2503,6 +2624,19 @@ type MoneyTransferRequest struct {
 
 // MoveCommittedData A player committed (who, never what).
 type MoveCommittedData struct {
+	// Auth The player's signature of the action this event records, inside what the event's hash
+	// covers (absent for an action made unsigned, which only a server with
+	// `RPSD_PLAYER_KEYS=optional` accepts, from an account that has no key). To check it,
+	// rebuild the signed message (`SignedAction`) from the log: `action` and the members here;
+	// `player` from the event's data; `lobbyId` and `gameId` from the event (null for a
+	// `quick_join`); `round` from the data of a commit or reveal; the payload: `register`
+	// `{"bet"}` and `quick_join` `{"betSize", "ruleset"}` with the game's `betSize` (its
+	// `game_opened` config) and `ruleset` here (null when absent), `leave` `{}`, and `commit`
+	// and `reveal` from the round's transcript once the round is public; `origin` from
+	// `GET /v1/log`. Then check the signature with the key `keyId` names, which the player's key
+	// log (`GET /v1/accounts/{accountId}/keys`) must show active at the event.
+	Auth *ActionAuth `json:"auth,omitempty"`
+
 	// Committed Commitments in the round now.
 	Committed int32 `json:"committed"`
 
@@ -2570,6 +2704,19 @@ type MoveCommittedEventType string
 
 // MoveRevealedData A player revealed (who, never what).
 type MoveRevealedData struct {
+	// Auth The player's signature of the action this event records, inside what the event's hash
+	// covers (absent for an action made unsigned, which only a server with
+	// `RPSD_PLAYER_KEYS=optional` accepts, from an account that has no key). To check it,
+	// rebuild the signed message (`SignedAction`) from the log: `action` and the members here;
+	// `player` from the event's data; `lobbyId` and `gameId` from the event (null for a
+	// `quick_join`); `round` from the data of a commit or reveal; the payload: `register`
+	// `{"bet"}` and `quick_join` `{"betSize", "ruleset"}` with the game's `betSize` (its
+	// `game_opened` config) and `ruleset` here (null when absent), `leave` `{}`, and `commit`
+	// and `reveal` from the round's transcript once the round is public; `origin` from
+	// `GET /v1/log`. Then check the signature with the key `keyId` names, which the player's key
+	// log (`GET /v1/accounts/{accountId}/keys`) must show active at the event.
+	Auth *ActionAuth `json:"auth,omitempty"`
+
 	// Player The player.
 	Player openapi_types.UUID `json:"player"`
 
@@ -2801,6 +2948,19 @@ type Placement struct {
 
 // PlayerLeftData A player left during registration; the bet was refunded.
 type PlayerLeftData struct {
+	// Auth The player's signature of the action this event records, inside what the event's hash
+	// covers (absent for an action made unsigned, which only a server with
+	// `RPSD_PLAYER_KEYS=optional` accepts, from an account that has no key). To check it,
+	// rebuild the signed message (`SignedAction`) from the log: `action` and the members here;
+	// `player` from the event's data; `lobbyId` and `gameId` from the event (null for a
+	// `quick_join`); `round` from the data of a commit or reveal; the payload: `register`
+	// `{"bet"}` and `quick_join` `{"betSize", "ruleset"}` with the game's `betSize` (its
+	// `game_opened` config) and `ruleset` here (null when absent), `leave` `{}`, and `commit`
+	// and `reveal` from the round's transcript once the round is public; `origin` from
+	// `GET /v1/log`. Then check the signature with the key `keyId` names, which the player's key
+	// log (`GET /v1/accounts/{accountId}/keys`) must show active at the event.
+	Auth *ActionAuth `json:"auth,omitempty"`
+
 	// Player The player.
 	Player openapi_types.UUID `json:"player"`
 
@@ -2868,6 +3028,19 @@ type PlayerLeftEventType string
 
 // PlayerRegisteredData A player registered and paid the bet.
 type PlayerRegisteredData struct {
+	// Auth The player's signature of the action this event records, inside what the event's hash
+	// covers (absent for an action made unsigned, which only a server with
+	// `RPSD_PLAYER_KEYS=optional` accepts, from an account that has no key). To check it,
+	// rebuild the signed message (`SignedAction`) from the log: `action` and the members here;
+	// `player` from the event's data; `lobbyId` and `gameId` from the event (null for a
+	// `quick_join`); `round` from the data of a commit or reveal; the payload: `register`
+	// `{"bet"}` and `quick_join` `{"betSize", "ruleset"}` with the game's `betSize` (its
+	// `game_opened` config) and `ruleset` here (null when absent), `leave` `{}`, and `commit`
+	// and `reveal` from the round's transcript once the round is public; `origin` from
+	// `GET /v1/log`. Then check the signature with the key `keyId` names, which the player's key
+	// log (`GET /v1/accounts/{accountId}/keys`) must show active at the event.
+	Auth *ActionAuth `json:"auth,omitempty"`
+
 	// Deadline The registration deadline (Unix ms).
 	Deadline int64 `json:"deadline"`
 
@@ -2954,11 +3127,12 @@ type Problem struct {
 	// Code The stable, machine-readable error code. **An open set**: later versions add codes (as
 	// they add event types), so a client must accept a code it does not know and then act on the
 	// HTTP status (and show `title` and `detail`). The codes of this version, with their status:
-	// `validation_failed` 400; `unauthorized` 401; `forbidden`, `account_disabled` 403;
+	// `validation_failed` 400; `unauthorized`, `signature_required`, `bad_signature`,
+	// `signature_expired` 401; `forbidden`, `account_disabled`, `key_required` 403;
 	// `not_found` 404; `method_not_allowed` 405 (a known path with another method);
 	// `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `name_taken`, `lobby_full`, `insufficient_funds`,
 	// `money_limit`, `already_committed`, `already_revealed`, `idempotency_conflict`,
-	// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet) 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
+	// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet), `stale_signature` 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
 	// `rate_limited` 429; `internal` 500; `unavailable` 503.
 	//
 	//
@@ -3006,11 +3180,12 @@ type Problem struct {
 // ProblemCode The stable, machine-readable error code. **An open set**: later versions add codes (as
 // they add event types), so a client must accept a code it does not know and then act on the
 // HTTP status (and show `title` and `detail`). The codes of this version, with their status:
-// `validation_failed` 400; `unauthorized` 401; `forbidden`, `account_disabled` 403;
+// `validation_failed` 400; `unauthorized`, `signature_required`, `bad_signature`,
+// `signature_expired` 401; `forbidden`, `account_disabled`, `key_required` 403;
 // `not_found` 404; `method_not_allowed` 405 (a known path with another method);
 // `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `name_taken`, `lobby_full`, `insufficient_funds`,
 // `money_limit`, `already_committed`, `already_revealed`, `idempotency_conflict`,
-// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet) 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
+// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet), `stale_signature` 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
 // `rate_limited` 429; `internal` 500; `unavailable` 503.
 //
 // Example: lobby_full
@@ -3051,6 +3226,11 @@ type RoundMove struct {
 	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
 	AccountId openapi_types.UUID `json:"accountId"`
 
+	// CommitSignature The player's signature of its commitment (`SignedAction`, action `commit`); null until
+	// the round has closed (its `move_committed` event binds it by `auth.sealedSignature`
+	// meanwhile), and for a commitment made unsigned.
+	CommitSignature *string `json:"commitSignature,omitempty"`
+
 	// Commitment The commitment (lower-case hex); null until the round has closed (through its reveal
 	// stage too; the `moves_closed` digest binds it meanwhile).
 	//
@@ -3072,6 +3252,9 @@ type RoundMove struct {
 	//
 	// Example: 0pass12
 	Reveal *string `json:"reveal"`
+
+	// RevealSignature The player's signature of its reveal, as `commitSignature` is of its commitment.
+	RevealSignature *string `json:"revealSignature,omitempty"`
 
 	// Revealed The player revealed in this round (public at once).
 	//
@@ -3412,6 +3595,54 @@ type RulesetSummary struct {
 	Weapons int32 `json:"weapons"`
 }
 
+// SignedAction What a player's key signs for an action (documentation of the message: no operation sends
+// this object). The signature covers the UTF-8 bytes of `rps-action-v1`, one line feed, and
+// the RFC 8785 canonical JSON of this object, with every member present and `null` where the
+// action has none (keys sorted, no whitespace). The payload holds only its action's members:
+// `sign_up` `{"name", "publicKey"}`, `add_key` `{"publicKey"}`, `retire_key` `{"keyId"}`,
+// `register` `{"bet"}` (the game's `betSize`), `leave` `{}`, `commit` `{"commitment"}`,
+// `reveal` `{"reveal"}` (the exact string), `quick_join` `{"betSize", "ruleset"}` (`ruleset`
+// null when the request names none). `lobbyId` and `gameId` are set for register, leave,
+// commit and reveal, `round` for commit and reveal; `player` is the acting account (null for
+// `sign_up`); `idempotencyKey` the request's `Idempotency-Key` (null for `sign_up`, which takes
+// none; every other signed request must send one). The request carries the signature in
+// `Rps-Signature`, with `Rps-Key-Id`, `Rps-Signed-At`, and `Rps-Game-Id` / `Rps-Round` where
+// the message names a game / round. Worked example (the first key of RFC 8032, seed
+// `9d61b19d...7f60`, public key `d75a9801...511a`, key id `7849ac3049680be1`; every action's
+// vector is in `tournament/testdata/signed_actions.json`): the commit message is
+//
+//	rps-action-v1
+//	{"action":"commit","gameId":"7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a","idempotencyKey":"commit-1","keyId":"7849ac3049680be1","lobbyId":"0b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b","origin":"rps.example.com/log","payload":{"commitment":"cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae"},"player":"6f1c2a9e-3b7d-4c5e-8f10-2a3b4c5d6e7f","round":1,"signedAt":1795000000123}
+//
+// (one line after the first) and its signature is
+// `bd0285421f16022b002947c0cfcf72e455220bfbba95868c27c8f0471393f9fb67bd21ef7aa3b11e4abaf3071454b0c2c97769e82cb444a45f0dc4b4d14e940a`.
+// Refusals, with nothing changed: `401 signature_required` (unsigned, from an account with a
+// key, or any player when the server requires keys and the account has one), `403
+// key_required` (the server requires keys and the account never bound one: `POST
+// /v1/me/keys`), `401 bad_signature` (unknown key, another account's, retired, or a signature
+// that does not verify over the message the server rebuilt, which the problem's `detail`
+// quotes), `401 signature_expired` (`signedAt` out of its window), `409 stale_signature` (the
+// game or round named is not the lobby's current one), `400 validation_failed` naming the
+// header (malformed, only some `Rps-*` headers, or a signed request without an
+// `Idempotency-Key`).
+type SignedAction struct {
+	Action         SignedActionAction  `json:"action"`
+	GameId         *openapi_types.UUID `json:"gameId"`
+	IdempotencyKey *string             `json:"idempotencyKey"`
+	KeyId          string              `json:"keyId"`
+	LobbyId        *openapi_types.UUID `json:"lobbyId"`
+
+	// Origin The transparency log's origin (`GET /v1/log`).
+	Origin   string                 `json:"origin"`
+	Payload  map[string]interface{} `json:"payload"`
+	Player   *openapi_types.UUID    `json:"player"`
+	Round    *int32                 `json:"round"`
+	SignedAt int64                  `json:"signedAt"`
+}
+
+// SignedActionAction defines model for SignedAction.Action.
+type SignedActionAction string
+
 // SignedHead The server's signed statement that event `seq` of the lobby's log has hash `hash`, which
 // commits to the whole log up to it (a signed tree head in Certificate Transparency's terms):
 // in a page of events it names the page's last event, in a lobby view or an empty page the
@@ -3729,6 +3960,21 @@ type OrderAfter = string
 // Round defines model for Round.
 type Round = int32
 
+// RpsGameId defines model for RpsGameId.
+type RpsGameId = openapi_types.UUID
+
+// RpsKeyId defines model for RpsKeyId.
+type RpsKeyId = string
+
+// RpsRound defines model for RpsRound.
+type RpsRound = int32
+
+// RpsSignature defines model for RpsSignature.
+type RpsSignature = string
+
+// RpsSignedAt defines model for RpsSignedAt.
+type RpsSignedAt = int64
+
 // RulesetHash defines model for RulesetHash.
 type RulesetHash = string
 
@@ -4009,6 +4255,31 @@ type CommitMoveParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, and for every player when the server
+	// requires keys (the default).
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
+
+	// RpsGameId The game the signed message names (`gameId`): the lobby's current `game.id` as the client
+	// read it. A game that is no longer the lobby's current one is `409 stale_signature`: read
+	// the lobby again and sign for its current game.
+	RpsGameId *RpsGameId `json:"Rps-Game-Id,omitempty"`
+
+	// RpsRound The round the signed message names (`round`) for a commit or a reveal: the current game's
+	// `round` as the client read it; another is `409 stale_signature`.
+	RpsRound *RpsRound `json:"Rps-Round,omitempty"`
 }
 
 // ListEventsParams defines parameters for ListEvents.
@@ -4075,6 +4346,27 @@ type RegisterPlayerParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, and for every player when the server
+	// requires keys (the default).
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
+
+	// RpsGameId The game the signed message names (`gameId`): the lobby's current `game.id` as the client
+	// read it. A game that is no longer the lobby's current one is `409 stale_signature`: read
+	// the lobby again and sign for its current game.
+	RpsGameId *RpsGameId `json:"Rps-Game-Id,omitempty"`
 }
 
 // LeaveLobbyParams defines parameters for LeaveLobby.
@@ -4087,6 +4379,27 @@ type LeaveLobbyParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, and for every player when the server
+	// requires keys (the default).
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
+
+	// RpsGameId The game the signed message names (`gameId`): the lobby's current `game.id` as the client
+	// read it. A game that is no longer the lobby's current one is `409 stale_signature`: read
+	// the lobby again and sign for its current game.
+	RpsGameId *RpsGameId `json:"Rps-Game-Id,omitempty"`
 }
 
 // RevealMoveParams defines parameters for RevealMove.
@@ -4099,6 +4412,31 @@ type RevealMoveParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, and for every player when the server
+	// requires keys (the default).
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
+
+	// RpsGameId The game the signed message names (`gameId`): the lobby's current `game.id` as the client
+	// read it. A game that is no longer the lobby's current one is `409 stale_signature`: read
+	// the lobby again and sign for its current game.
+	RpsGameId *RpsGameId `json:"Rps-Game-Id,omitempty"`
+
+	// RpsRound The round the signed message names (`round`) for a commit or a reveal: the current game's
+	// `round` as the client read it; another is `409 stale_signature`.
+	RpsRound *RpsRound `json:"Rps-Round,omitempty"`
 }
 
 // StopGameParams defines parameters for StopGame.
@@ -4141,6 +4479,22 @@ type QuickJoinParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, and for every player when the server
+	// requires keys (the default).
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // ListMyGamesParams defines parameters for ListMyGames.
@@ -8200,6 +8554,61 @@ func NewCommitMoveRequestWithBody(server string, lobbyId LobbyId, params *Commit
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
+		}
+
+		if params.RpsGameId != nil {
+			var headerParam4 string
+
+			headerParam4, err = runtime.StyleParamWithOptions("simple", false, "Rps-Game-Id", *params.RpsGameId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Game-Id", headerParam4)
+		}
+
+		if params.RpsRound != nil {
+			var headerParam5 string
+
+			headerParam5, err = runtime.StyleParamWithOptions("simple", false, "Rps-Round", *params.RpsRound, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int32"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Round", headerParam5)
+		}
+
 	}
 
 	return req, nil
@@ -8610,6 +9019,50 @@ func NewRegisterPlayerRequest(server string, lobbyId LobbyId, params *RegisterPl
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
+		}
+
+		if params.RpsGameId != nil {
+			var headerParam4 string
+
+			headerParam4, err = runtime.StyleParamWithOptions("simple", false, "Rps-Game-Id", *params.RpsGameId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Game-Id", headerParam4)
+		}
+
 	}
 
 	return req, nil
@@ -8657,6 +9110,50 @@ func NewLeaveLobbyRequest(server string, lobbyId LobbyId, params *LeaveLobbyPara
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
+		}
+
+		if params.RpsGameId != nil {
+			var headerParam4 string
+
+			headerParam4, err = runtime.StyleParamWithOptions("simple", false, "Rps-Game-Id", *params.RpsGameId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Game-Id", headerParam4)
 		}
 
 	}
@@ -8719,6 +9216,61 @@ func NewRevealMoveRequestWithBody(server string, lobbyId LobbyId, params *Reveal
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
+		}
+
+		if params.RpsGameId != nil {
+			var headerParam4 string
+
+			headerParam4, err = runtime.StyleParamWithOptions("simple", false, "Rps-Game-Id", *params.RpsGameId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Game-Id", headerParam4)
+		}
+
+		if params.RpsRound != nil {
+			var headerParam5 string
+
+			headerParam5, err = runtime.StyleParamWithOptions("simple", false, "Rps-Round", *params.RpsRound, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int32"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Round", headerParam5)
 		}
 
 	}
@@ -8983,6 +9535,39 @@ func NewQuickJoinRequestWithBody(server string, params *QuickJoinParams, content
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
 		}
 
 	}
