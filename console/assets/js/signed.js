@@ -1,0 +1,114 @@
+// Players' signed actions, as the browser checks them: the message a player's key signs (byte for
+// byte what tournament.ActionMessage builds on the server, checked against the vectors in
+// tournament/testdata/signed_actions.json), key ids, sealed signatures, and Ed25519 verification
+// with the browser's WebCrypto, or @noble/curves (vendored, loaded only then) where WebCrypto has
+// no Ed25519.
+import { blake2b } from '../vendor/noble-hashes/blake2.js';
+import canonicalize from '../vendor/canonicalize/canonicalize.js';
+
+const utf8 = new TextEncoder();
+
+// The domain that separates a player's action signature from anything else a key could sign.
+export const ACTION_DOMAIN = 'rps-action-v1\n';
+
+function hex(bytes) {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+// bytesOf decodes lower-case hex of exactly n bytes, or returns null.
+function bytesOf(text, n) {
+  if (typeof text !== 'string' || !new RegExp(`^[0-9a-f]{${2 * n}}$`).test(text)) return null;
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) out[i] = parseInt(text.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+// keyIdOf names a public key (64 hex characters): the first 16 hex characters of its blake2b-256.
+export function keyIdOf(publicKey) {
+  const raw = bytesOf(publicKey, 32);
+  if (!raw) throw new Error(`a public key is 64 lower-case hex characters, not ${JSON.stringify(publicKey)}`);
+  return hex(blake2b(raw, { dkLen: 32 })).slice(0, 16);
+}
+
+// sealSignature is what an event shows of a signature over a sealed value (a commitment or a
+// reveal) until the round is public: blake2b-256 of its 64 bytes, in hex.
+export function sealSignature(signature) {
+  const raw = bytesOf(signature, 64);
+  if (!raw) throw new Error('a signature is 128 lower-case hex characters');
+  return hex(blake2b(raw, { dkLen: 32 }));
+}
+
+// The payload each action signs (spec: "Payload per action").
+export function actionPayload(action, p) {
+  switch (action) {
+    case 'sign_up': return { name: p.name, publicKey: p.publicKey };
+    case 'add_key': return { publicKey: p.publicKey };
+    case 'retire_key': return { keyId: p.keyId };
+    case 'register': return { bet: p.bet };
+    case 'leave': return {};
+    case 'commit': return { commitment: p.commitment };
+    case 'reveal': return { reveal: p.reveal };
+    case 'quick_join': return { betSize: p.betSize, ruleset: p.ruleset ?? null };
+    default: throw new Error(`no signed action is called ${JSON.stringify(action)}`);
+  }
+}
+
+// actionMessage is the text a player's key signs: the domain, then the RFC 8785 JSON of every
+// member, null where the action has none.
+export function actionMessage({ origin, action, player, lobbyId, gameId, round, payload, idempotencyKey, keyId, signedAt }) {
+  if (!Number.isSafeInteger(signedAt)) throw new Error(`signedAt ${signedAt} is not an exact JSON number`);
+  return ACTION_DOMAIN + canonicalize({
+    action,
+    gameId: gameId ?? null,
+    idempotencyKey: idempotencyKey ?? null,
+    keyId,
+    lobbyId: lobbyId ?? null,
+    origin,
+    payload,
+    player: player ?? null,
+    round: round ?? null,
+    signedAt,
+  });
+}
+
+// webCryptoVerify checks with the browser's own Ed25519; it throws NotSupportedError where the
+// browser has none.
+export async function webCryptoVerify(publicKey, message, signature) {
+  const key = await crypto.subtle.importKey('raw', publicKey, { name: 'Ed25519' }, false, ['verify']);
+  return crypto.subtle.verify({ name: 'Ed25519' }, key, signature, message);
+}
+
+// nobleVerify checks with the vendored @noble/curves, strictly as RFC 8032 (and Go) do.
+export async function nobleVerify(publicKey, message, signature) {
+  const { ed25519 } = await import('../vendor/noble-curves/ed25519.js');
+  try {
+    return ed25519.verify(signature, message, publicKey, { zip215: false });
+  } catch {
+    return false; // a key that is not a point
+  }
+}
+
+// The base point's encoding: a valid key for asking WebCrypto whether it has Ed25519 at all.
+const BASE_POINT = bytesOf('5866666666666666666666666666666666666666666666666666666666666666', 32);
+let backend = null;
+
+// ed25519Backend says which implementation this browser verifies with: 'webcrypto' or 'noble'.
+export async function ed25519Backend() {
+  backend ??= crypto.subtle.importKey('raw', BASE_POINT, { name: 'Ed25519' }, false, ['verify'])
+    .then(() => 'webcrypto', () => 'noble');
+  return backend;
+}
+
+// verifySignature reports whether signature (128 hex) is publicKey's (64 hex) over message (text).
+export async function verifySignature(publicKey, message, signature) {
+  const pub = bytesOf(publicKey, 32);
+  const sig = bytesOf(signature, 64);
+  if (!pub || !sig) return false;
+  const msg = utf8.encode(message);
+  if (await ed25519Backend() === 'noble') return nobleVerify(pub, msg, sig);
+  try {
+    return await webCryptoVerify(pub, msg, sig);
+  } catch {
+    return false; // a key WebCrypto refuses to import is no key of anyone's
+  }
+}
