@@ -1,7 +1,8 @@
 // Re-checks a lobby's log with nothing but its public events and transcripts: the hash chain
-// (blake2b-256 over RFC 8785 canonical JSON), every stage digest against the round transcript, and
-// every reveal against its commitment. Pure functions over data, so node's test runner checks them
-// against the same vectors as the Go and Kotlin code.
+// (blake2b-256 over RFC 8785 canonical JSON), every stage digest against the round transcript,
+// every reveal against its commitment, and (with a signature checker, keys.js) every player's
+// signature. Pure functions over data, so node's test runner checks them against the same vectors
+// as the Go and Kotlin code.
 import { blake2b } from '../vendor/noble-hashes/blake2.js';
 import canonicalize from '../vendor/canonicalize/canonicalize.js';
 
@@ -33,8 +34,13 @@ export function canonicalEvent(e) {
 
 // hash = blake2b-256(prevHash || canonical), in lower-case hex.
 export function eventHash(prevHash, e) {
+  return chainHash(prevHash, canonicalEvent(e));
+}
+
+// chainHash links a canonical text to the hash before it, as lobby events and key events are.
+export function chainHash(prevHash, canonical) {
   const prev = fromHex(prevHash);
-  const body = utf8.encode(canonicalEvent(e));
+  const body = utf8.encode(canonical);
   const input = new Uint8Array(prev.length + body.length);
   input.set(prev);
   input.set(body, prev.length);
@@ -56,7 +62,8 @@ export function sealedDigest(values, salt) {
   return blake256(input);
 }
 
-class Failure extends Error {
+// Failure names the event a check fails at and why.
+export class Failure extends Error {
   constructor(seq, reason) {
     super(reason);
     this.seq = seq;
@@ -103,12 +110,15 @@ function checkReveals(e, moves) {
 }
 
 // verifyLog checks a whole log. events: an async iterable of events in order; roundMoves(gameId,
-// round): every move of a round's transcript. Returns {ok: true, through: N} or
-// {ok: false, seq, reason, through: the last good event}. A round's commitments stay sealed until
-// it resolves (or its game ends), and its moves_closed digest is salted with a salt revealed then
-// (by round_resolved, game_finished or game_stopped): it is checked then, and a log that ends before
-// verifies with sealed: [{gameId, round}] naming the rounds whose commitments are not checked yet.
-export async function verifyLog(events, roundMoves) {
+// round): every move of a round's transcript; signatures (optional): a checker of players'
+// signatures (keys.js signatureChecker), which sees every event once its hash checks out.
+// Returns {ok: true, through: N} or {ok: false, seq, reason, through: the last good event before
+// seq}, with the checker's summary as signatures when there is one. A round's commitments stay
+// sealed until it resolves (or its game ends), and its moves_closed digest is salted with a salt
+// revealed then (by round_resolved, game_finished or game_stopped): it is checked then, and a log
+// that ends before verifies with sealed: [{gameId, round}] naming the rounds whose commitments
+// are not checked yet.
+export async function verifyLog(events, roundMoves, signatures = null) {
   let prevHash = ZERO_HASH;
   let through = 0;
   const sealed = new Map(); // `${gameId}/${round}` -> its moves_closed, waiting for the commitments
@@ -138,13 +148,18 @@ export async function verifyLog(events, roundMoves) {
       } else if (e.type === 'game_finished' || e.type === 'game_stopped') {
         await checkSealed(e, null);
       }
+      await signatures?.event(e);
       prevHash = e.hash;
       through = e.seq;
     }
   } catch (err) {
-    if (err instanceof Failure) return { ok: false, seq: err.seq, reason: err.message, through };
+    // A signature over a sealed value fails when its round is public, after the action's event.
+    const failed = { ok: false, seq: err.seq, reason: err.message, through: Math.min(through, err.seq - 1) };
+    if (err instanceof Failure) return signatures ? { ...failed, signatures: await signatures.summary() } : failed;
     throw err;
   }
-  if (sealed.size === 0) return { ok: true, through };
-  return { ok: true, through, sealed: [...sealed.values()].map((e) => ({ gameId: e.gameId, round: e.data.round })) };
+  const result = sealed.size === 0
+    ? { ok: true, through }
+    : { ok: true, through, sealed: [...sealed.values()].map((e) => ({ gameId: e.gameId, round: e.data.round })) };
+  return signatures ? { ...result, signatures: await signatures.summary() } : result;
 }

@@ -1,0 +1,243 @@
+// Who signed what: a player's key log (one hash chain per account: keys added, retired, and
+// recovered by the operator) and the check of every player's signed action in a lobby's log
+// against the key the player had at that point of it (spec-31, "Signed actions in the lobby log").
+// Pure functions over data, checked by node's test runner.
+import canonicalize from '../vendor/canonicalize/canonicalize.js';
+import { actionMessage, actionPayload, keyIdOf, sealSignature, verifySignature } from './signed.js';
+import { chainHash, Failure, ZERO_HASH } from './verify.js';
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+// KeyLogFailure names the key event an account's key log fails at and why.
+export class KeyLogFailure extends Error {
+  constructor(seq, reason) {
+    super(reason);
+    this.seq = seq;
+  }
+}
+
+// keyEventHash: blake2b-256(prevHash || RFC 8785 of {accountId, at, data, seq, type}).
+export function keyEventHash(prevHash, e) {
+  return chainHash(prevHash, canonicalize({ accountId: e.accountId, at: e.at, data: e.data, seq: e.seq, type: e.type }));
+}
+
+// verifyKeyLog checks an account's key log (its KeyEvents from seq 1, in order) and returns the
+// keys it gives the account, {keys: Map keyId -> {keyId, publicKey, addedSeq, addedAt, retiredSeq,
+// retiredAt, recovery}} (instants in Unix ms), and its recoveries by the operator, [{seq, at,
+// keyId, retired, admin, reason}]. A key added is signed by a key the account had (its first key
+// by itself); a key retired by an active key; a recovery carries no player's signature: it is the
+// operator's word, reported as such. Throws KeyLogFailure.
+export async function verifyKeyLog(accountId, events, origin) {
+  const keys = new Map();
+  const recoveries = [];
+  const activeKey = (seq, keyId, role) => {
+    const k = keys.get(keyId);
+    if (!k) throw new KeyLogFailure(seq, `its ${role} ${keyId} is not a key of this account`);
+    if (k.retiredSeq != null) throw new KeyLogFailure(seq, `its ${role} ${keyId} was retired by key event ${k.retiredSeq}`);
+    return k;
+  };
+  const newKey = (seq, d) => {
+    if (!HEX64.test(d.publicKey ?? '') || keyIdOf(d.publicKey) !== d.keyId) {
+      throw new KeyLogFailure(seq, `key ${d.keyId} is not the id of the public key ${d.publicKey}`);
+    }
+    if (keys.has(d.keyId)) throw new KeyLogFailure(seq, `key ${d.keyId} is added a second time`);
+  };
+  const checkSignature = async (seq, action, d, payload, signerKey) => {
+    const message = actionMessage({
+      origin, action, player: action === 'sign_up' ? null : accountId, payload,
+      idempotencyKey: action === 'sign_up' ? null : d.idempotencyKey, keyId: d.signer, signedAt: d.signedAt,
+    });
+    if (!await verifySignature(signerKey, message, d.signature)) {
+      throw new KeyLogFailure(seq, `its ${action} signature by key ${d.signer} does not verify over ${JSON.stringify(message)}`);
+    }
+  };
+  let prevHash = ZERO_HASH;
+  for (const [i, e] of events.entries()) {
+    if (e.seq !== i + 1) throw new KeyLogFailure(e.seq, `expected key event ${i + 1} next, got ${e.seq}`);
+    if (e.accountId !== accountId) throw new KeyLogFailure(e.seq, `it belongs to account ${e.accountId}`);
+    if (e.prevHash !== prevHash) throw new KeyLogFailure(e.seq, 'its prevHash is not the previous key event\'s hash');
+    let hash;
+    try {
+      hash = keyEventHash(prevHash, e);
+    } catch (err) {
+      throw new KeyLogFailure(e.seq, `it cannot be encoded canonically: ${err.message}`);
+    }
+    if (hash !== e.hash) throw new KeyLogFailure(e.seq, 'its hash does not match its content');
+    const d = e.data ?? {};
+    const at = Date.parse(e.at);
+    switch (e.type) {
+      case 'key_added': {
+        newKey(e.seq, d);
+        let signerKey = d.publicKey;
+        if (d.via === 'sign_up') {
+          if (e.seq !== 1) throw new KeyLogFailure(e.seq, 'a sign-up key comes after the account\'s first key event');
+          if (d.signer !== d.keyId) throw new KeyLogFailure(e.seq, 'a sign-up key is signed by another key');
+        } else if (d.via !== 'add_key') {
+          throw new KeyLogFailure(e.seq, `a key added via ${JSON.stringify(d.via)}`);
+        } else if (keys.size === 0) {
+          if (d.signer !== d.keyId) throw new KeyLogFailure(e.seq, 'the account\'s first key is not signed by itself');
+        } else {
+          signerKey = activeKey(e.seq, d.signer, 'signer').publicKey;
+        }
+        await checkSignature(e.seq, d.via, d, actionPayload(d.via, d), signerKey);
+        keys.set(d.keyId, { keyId: d.keyId, publicKey: d.publicKey, addedSeq: e.seq, addedAt: at, retiredSeq: null, retiredAt: null, recovery: false });
+        break;
+      }
+      case 'key_retired': {
+        const retired = activeKey(e.seq, d.keyId, 'retired key');
+        await checkSignature(e.seq, 'retire_key', d, actionPayload('retire_key', d), activeKey(e.seq, d.signer, 'signer').publicKey);
+        Object.assign(retired, { retiredSeq: e.seq, retiredAt: at });
+        break;
+      }
+      case 'keys_recovered': {
+        newKey(e.seq, d);
+        const active = [...keys.values()].filter((k) => k.retiredSeq == null).map((k) => k.keyId).sort();
+        if (!Array.isArray(d.retired) || [...d.retired].sort().join() !== active.join()) {
+          throw new KeyLogFailure(e.seq, `a recovery retires ${JSON.stringify(d.retired)}, not every active key (${active.join(', ') || 'none'})`);
+        }
+        for (const id of active) Object.assign(keys.get(id), { retiredSeq: e.seq, retiredAt: at });
+        keys.set(d.keyId, { keyId: d.keyId, publicKey: d.publicKey, addedSeq: e.seq, addedAt: at, retiredSeq: null, retiredAt: null, recovery: true });
+        recoveries.push({ seq: e.seq, at: e.at, keyId: d.keyId, retired: active, admin: d.admin, reason: d.reason });
+        break;
+      }
+      default:
+        throw new KeyLogFailure(e.seq, `unknown key event type ${JSON.stringify(e.type)}`);
+    }
+    prevHash = e.hash;
+  }
+  return { keys, recoveries };
+}
+
+// heldAt: the keys an account's key log gives it at instant at (added at or before it, not
+// retired before it).
+export function heldAt(log, at) {
+  return [...log.keys.values()].filter((k) => k.addedAt <= at && (k.retiredAt == null || k.retiredAt >= at));
+}
+
+// The signed actions each event type records.
+const ACTIONS = {
+  player_registered: ['register', 'quick_join'],
+  player_left: ['leave'],
+  move_committed: ['commit'],
+  move_revealed: ['reveal'],
+};
+
+// signatureChecker checks, for verifyLog, every player action in a lobby's log: signed (data.auth)
+// by a key in the player's key log, held at the event, over the message rebuilt from the log
+// (origin: GET /v1/log's), and no (player, action, idempotency key) twice; unsigned only while
+// the player held no key. A commit's or reveal's signature is sealed in the event and checked
+// once its round is public, from the transcript (roundMoves, as verifyLog's). keyLog(accountId)
+// reads an account's key events; each is read and verified once.
+export function signatureChecker({ origin, keyLog, roundMoves }) {
+  const logs = new Map(); // accountId -> Promise of its verified key log
+  const bets = new Map(); // gameId -> betSize, from game_opened
+  const seen = new Map(); // player, action and idempotency key -> the event's seq
+  let pending = []; // sealed commits and reveals, waiting for their round
+  const counts = { signed: 0, unsigned: 0 };
+
+  const keysOf = async (player, seq) => {
+    if (!logs.has(player)) logs.set(player, keyLog(player).then((events) => verifyKeyLog(player, events, origin)));
+    try {
+      return await logs.get(player);
+    } catch (err) {
+      if (err instanceof KeyLogFailure) throw new Failure(seq, `the key log of player ${player} fails at its key event ${err.seq}: ${err.message}`);
+      throw err;
+    }
+  };
+
+  const verify = async (seq, fields, key, signature, what) => {
+    const message = actionMessage(fields);
+    if (!await verifySignature(key.publicKey, message, signature)) {
+      throw new Failure(seq, `${what}: the signature by key ${key.keyId} does not verify over ${JSON.stringify(message)}`);
+    }
+    counts.signed++;
+  };
+
+  const action = async (e) => {
+    const { player, auth } = e.data;
+    const what = `${e.type} of player ${player}`;
+    const log = await keysOf(player, e.seq);
+    const at = Date.parse(e.at);
+    if (auth == null) {
+      const held = heldAt(log, at);
+      if (held.length) throw new Failure(e.seq, `${what}: unsigned, though the player held key ${held[0].keyId} (key event ${held[0].addedSeq})`);
+      counts.unsigned++;
+      return;
+    }
+    if (!ACTIONS[e.type].includes(auth.action)) throw new Failure(e.seq, `${what}: its signature is for the action ${JSON.stringify(auth.action)}`);
+    const once = `${player}\n${auth.action}\n${auth.idempotencyKey}`;
+    if (seen.has(once)) {
+      throw new Failure(e.seq, `${what}: a replay of event ${seen.get(once)} (the same player, action and idempotency key ${JSON.stringify(auth.idempotencyKey)})`);
+    }
+    seen.set(once, e.seq);
+    const key = log.keys.get(auth.keyId);
+    if (!key) throw new Failure(e.seq, `${what}: signed with key ${auth.keyId}, which is not in the player's key log`);
+    if (key.addedAt > at) throw new Failure(e.seq, `${what}: signed with key ${auth.keyId}, added only later (key event ${key.addedSeq})`);
+    if (key.retiredAt != null && key.retiredAt < at) throw new Failure(e.seq, `${what}: signed with key ${auth.keyId}, retired before it (key event ${key.retiredSeq})`);
+    const fields = {
+      origin, action: auth.action, player, lobbyId: e.lobbyId, gameId: e.gameId, round: null,
+      idempotencyKey: auth.idempotencyKey, keyId: auth.keyId, signedAt: auth.signedAt,
+    };
+    const bet = bets.get(e.gameId);
+    switch (auth.action) {
+      case 'register':
+      case 'quick_join':
+        if (bet == null) throw new Failure(e.seq, `${what}: its game ${e.gameId} was not opened in this log`);
+        if (auth.action === 'register') return verify(e.seq, { ...fields, payload: { bet } }, key, auth.signature, what);
+        return verify(e.seq, { ...fields, lobbyId: null, gameId: null, payload: actionPayload('quick_join', { betSize: bet, ruleset: auth.ruleset }) },
+          key, auth.signature, what);
+      case 'leave':
+        return verify(e.seq, { ...fields, payload: {} }, key, auth.signature, what);
+      default: // commit, reveal
+        pending.push({ seq: e.seq, what, player, gameId: e.gameId, round: e.data.round, key, sealed: auth.sealedSignature, fields: { ...fields, round: e.data.round } });
+    }
+  };
+
+  // roundPublic checks the sealed signatures of the rounds now public.
+  const roundPublic = async (isPublic) => {
+    const due = pending.filter(isPublic);
+    pending = pending.filter((p) => !isPublic(p));
+    for (const p of due) {
+      const { action } = p.fields;
+      const move = (await roundMoves(p.gameId, p.round)).find((m) => m.accountId === p.player);
+      const signature = action === 'commit' ? move?.commitSignature : move?.revealSignature;
+      const where = `${p.what} in round ${p.round}`;
+      if (signature == null) throw new Failure(p.seq, `${where}: the round is over and its transcript shows no ${action} signature`);
+      if (!HEX64.test(p.sealed ?? '') || sealSignature(signature) !== p.sealed) {
+        throw new Failure(p.seq, `${where}: the ${action} signature in the transcript is not the one the event sealed`);
+      }
+      const payload = action === 'commit' ? { commitment: move.commitment } : { reveal: move.reveal };
+      await verify(p.seq, { ...p.fields, payload }, p.key, signature, where);
+    }
+  };
+
+  return {
+    async event(e) {
+      switch (e.type) {
+        case 'game_opened':
+          bets.set(e.gameId, e.data.config.betSize);
+          return;
+        case 'round_resolved':
+          return roundPublic((p) => p.gameId === e.gameId && p.round === e.data.round);
+        case 'game_finished':
+        case 'game_stopped':
+          return roundPublic((p) => p.gameId === e.gameId);
+        default:
+          if (ACTIONS[e.type]) return action(e);
+      }
+    },
+    // summary: signed actions checked, unsigned ones (their players held no key), sealed ones
+    // still waiting for their round, and every recovery by the operator in the key logs read.
+    async summary() {
+      const recoveries = [];
+      for (const [accountId, log] of logs) {
+        try {
+          for (const r of (await log).recoveries) recoveries.push({ accountId, ...r });
+        } catch {
+          // A key log that fails is the failure already reported.
+        }
+      }
+      return { ...counts, sealed: pending.length, recoveries };
+    },
+  };
+}

@@ -1,0 +1,295 @@
+// Key logs and the signature checks of "Verify the whole log", over logs built and signed here
+// with the vectors' key (tournament/testdata/signed_actions.json) and others: a signed game
+// verifies; a forged signature, a key not in the player's key log, a retired key, a replay, an
+// unsigned action by a player with a key and a signature moved to another lobby, game or round
+// are each named by event.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { heldAt, keyEventHash, signatureChecker, verifyKeyLog } from '../assets/js/keys.js';
+import { actionMessage, keyIdOf, sealSignature } from '../assets/js/signed.js';
+import { commitmentOf, eventHash, sealedDigest, verifyLog, ZERO_HASH } from '../assets/js/verify.js';
+
+const vectors = JSON.parse(readFileSync(new URL('../../tournament/testdata/signed_actions.json', import.meta.url)));
+const hex = (b) => Buffer.from(b).toString('hex');
+const utf8 = new TextEncoder();
+const ORIGIN = 'rps.example.com/log';
+
+// A player's key: the vectors' seed, or one made from a byte.
+function keyPair(seed) {
+  const secret = typeof seed === 'string' ? Buffer.from(seed, 'hex') : new Uint8Array(32).fill(seed);
+  const publicKey = hex(ed25519.getPublicKey(secret));
+  return { secret, publicKey, keyId: keyIdOf(publicKey) };
+}
+const sign = (key, fields) => hex(ed25519.sign(utf8.encode(actionMessage({ origin: ORIGIN, keyId: key.keyId, ...fields })), key.secret));
+
+const alice = { id: '6f1c2a9e-3b7d-4c5e-8f10-2a3b4c5d6e7f', key: keyPair(vectors.seed) };
+const bob = { id: '0c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e', key: keyPair(2) };
+const carol = { id: '2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20' }; // never had a key
+const phone = keyPair(3); // alice's second device
+const stranger = keyPair(4);
+const recovered = keyPair(5);
+
+const T0 = Date.parse('2026-01-01T12:00:00.000Z');
+const iso = (ms) => new Date(ms).toISOString();
+
+// keyChain links key events (type, data, ms) into an account's key log.
+function keyChain(accountId, list) {
+  let prevHash = ZERO_HASH;
+  return list.map(([type, data, ms], i) => {
+    const e = { seq: i + 1, type, accountId, at: iso(ms), data, prevHash };
+    e.hash = keyEventHash(prevHash, e);
+    prevHash = e.hash;
+    return e;
+  });
+}
+
+const signUp = (key, name, ms, signer = key) => ['key_added', {
+  keyId: key.keyId, publicKey: key.publicKey, via: 'sign_up', signer: signer.keyId, signedAt: ms, name,
+  signature: sign(signer, { action: 'sign_up', payload: { name, publicKey: key.publicKey }, signedAt: ms }), idempotencyKey: null,
+}, ms];
+const addKey = (player, key, signer, ms) => ['key_added', {
+  keyId: key.keyId, publicKey: key.publicKey, via: 'add_key', signer: signer.keyId, signedAt: ms, idempotencyKey: `add-${ms}`,
+  signature: sign(signer, { action: 'add_key', player, payload: { publicKey: key.publicKey }, idempotencyKey: `add-${ms}`, signedAt: ms }),
+}, ms];
+const retireKey = (player, keyId, signer, ms) => ['key_retired', {
+  keyId, signer: signer.keyId, signedAt: ms, idempotencyKey: `retire-${ms}`,
+  signature: sign(signer, { action: 'retire_key', player, payload: { keyId }, idempotencyKey: `retire-${ms}`, signedAt: ms }),
+}, ms];
+const recover = (key, retired, ms) => ['keys_recovered', {
+  keyId: key.keyId, publicKey: key.publicKey, retired, admin: '9a8b7c6d-0000-4000-8000-000000000001', reason: 'lost phone',
+}, ms];
+
+test('a key log: sign-up, a second device, a retirement and a recovery by the operator', async () => {
+  const log = keyChain(alice.id, [
+    signUp(alice.key, 'Ålice "A"', T0),
+    addKey(alice.id, phone, alice.key, T0 + 1000),
+    retireKey(alice.id, alice.key.keyId, phone, T0 + 2000),
+    recover(recovered, [phone.keyId], T0 + 3000),
+  ]);
+  const r = await verifyKeyLog(alice.id, log, ORIGIN);
+  assert.deepEqual([...r.keys.values()].map((k) => [k.keyId, k.addedSeq, k.retiredSeq, k.recovery]), [
+    [alice.key.keyId, 1, 3, false], [phone.keyId, 2, 4, false], [recovered.keyId, 4, null, true]]);
+  assert.deepEqual(r.recoveries.map((x) => [x.seq, x.keyId, x.retired, x.reason]), [[4, recovered.keyId, [phone.keyId], 'lost phone']]);
+  assert.deepEqual(heldAt(r, T0 + 1500).map((k) => k.keyId), [alice.key.keyId, phone.keyId]);
+  assert.deepEqual(heldAt(r, T0 + 2500).map((k) => k.keyId), [phone.keyId]);
+
+  // An account's first key added later is signed by itself.
+  const late = keyChain(carol.id, [addKey(carol.id, stranger, stranger, T0)]);
+  assert.equal((await verifyKeyLog(carol.id, late, ORIGIN)).keys.size, 1);
+});
+
+test('a key log that fails is named by key event', async () => {
+  const fails = async (accountId, list, seq, why) => {
+    await assert.rejects(verifyKeyLog(accountId, keyChain(accountId, list), ORIGIN), (err) => {
+      assert.equal(err.seq, seq, err.message);
+      assert.match(err.message, why);
+      return true;
+    });
+  };
+  const first = signUp(alice.key, 'Alice', T0);
+  await fails(alice.id, [first, addKey(alice.id, phone, stranger, T0 + 1)], 2, /signer .* is not a key of this account/);
+  await fails(alice.id, [first, addKey(alice.id, phone, phone, T0 + 1)], 2, /signer .* is not a key of this account/);
+  await fails(alice.id, [signUp(alice.key, 'Alice', T0, stranger)], 1, /sign-up key is signed by another key/);
+  await fails(carol.id, [addKey(carol.id, phone, stranger, T0)], 1, /first key is not signed by itself/);
+  await fails(alice.id, [first, retireKey(alice.id, alice.key.keyId, alice.key, T0 + 1), retireKey(alice.id, alice.key.keyId, alice.key, T0 + 2)],
+    3, /retired key .* was retired by key event 2/);
+  await fails(alice.id, [first, addKey(alice.id, phone, alice.key, T0 + 1), recover(recovered, [phone.keyId], T0 + 2)], 3, /not every active key/);
+  const forged = addKey(alice.id, phone, alice.key, T0 + 1);
+  forged[1].publicKey = stranger.publicKey;
+  forged[1].keyId = stranger.keyId;
+  await fails(alice.id, [first, forged], 2, /add_key signature by key .* does not verify/);
+  // Another origin's signature is worth nothing here.
+  await assert.rejects(verifyKeyLog(alice.id, keyChain(alice.id, [first]), 'other.example.com/log'), /sign_up signature .* does not verify/);
+
+  const log = keyChain(alice.id, [first, addKey(alice.id, phone, alice.key, T0 + 1)]);
+  log[1].data.idempotencyKey = 'other';
+  await assert.rejects(verifyKeyLog(alice.id, log, ORIGIN), (err) => err.seq === 2 && /hash does not match/.test(err.message));
+  await assert.rejects(verifyKeyLog(bob.id, keyChain(alice.id, [first]), ORIGIN), /belongs to account/);
+});
+
+// ------------------------------------------------------------------ a lobby's signed game
+
+const lobbyId = '0b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b';
+const gameId = '7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a';
+const salt = '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f';
+const BET = 100;
+
+const keyLogs = {
+  [alice.id]: keyChain(alice.id, [signUp(alice.key, 'Alice', T0)]),
+  [bob.id]: keyChain(bob.id, [signUp(bob.key, 'Bob', T0)]),
+  [carol.id]: [],
+};
+
+// A game between alice and bob, every action signed: the events' data and the round's
+// transcript (what the server shows once the round is over).
+function signedGame({ keys = keyLogs } = {}) {
+  const at = T0 + 10_000;
+  const moves = [[alice, '0alicepw'], [bob, '2bobpw']].map(([p, reveal], i) => {
+    const commitment = commitmentOf(reveal);
+    const common = { player: p.id, lobbyId, gameId, round: 1, signedAt: at };
+    return {
+      accountId: p.id, committed: true, revealed: true, commitment, reveal, move: Number(reveal[0]),
+      commitSignature: sign(p.key, { ...common, action: 'commit', payload: { commitment }, idempotencyKey: `c${i}` }),
+      revealSignature: sign(p.key, { ...common, action: 'reveal', payload: { reveal }, idempotencyKey: `r${i}` }),
+    };
+  });
+  const auth = (p, action, idempotencyKey, signature) => ({ action, idempotencyKey, keyId: p.key.keyId, signedAt: at, signature });
+  const sealed = (p, action, idempotencyKey, signature) => ({ action, idempotencyKey, keyId: p.key.keyId, signedAt: at, sealedSignature: sealSignature(signature) });
+  const register = auth(alice, 'register', 'reg-a', sign(alice.key, { action: 'register', player: alice.id, lobbyId, gameId, payload: { bet: BET }, idempotencyKey: 'reg-a', signedAt: at }));
+  const join = { ...auth(bob, 'quick_join', 'join-b', sign(bob.key, { action: 'quick_join', player: bob.id, payload: { betSize: BET, ruleset: 'rpsls' }, idempotencyKey: 'join-b', signedAt: at })), ruleset: 'rpsls' };
+  const data = [
+    ['game_opened', { number: 1, config: { betSize: BET, ruleset: 'rpsls' }, rulesetHash: 'ab'.repeat(32) }],
+    ['player_registered', { player: alice.id, order: 0, players: 1, pot: BET, deadline: 0, auth: register }],
+    ['player_registered', { player: bob.id, order: 1, players: 2, pot: 2 * BET, deadline: 0, auth: join }],
+    ['round_started', { round: 1, players: 2 }],
+    ['move_committed', { player: alice.id, round: 1, committed: 1, auth: sealed(alice, 'commit', 'c0', moves[0].commitSignature) }],
+    ['move_committed', { player: bob.id, round: 1, committed: 2, auth: sealed(bob, 'commit', 'c1', moves[1].commitSignature) }],
+    ['moves_closed', { round: 1, committed: 2, eliminated: 0, deadline: 0,
+      digest: sealedDigest(moves.map((m) => ({ player: m.accountId, value: m.commitment })), salt) }],
+    ['move_revealed', { player: alice.id, round: 1, revealed: 1, auth: sealed(alice, 'reveal', 'r0', moves[0].revealSignature) }],
+    ['move_revealed', { player: bob.id, round: 1, revealed: 2, auth: sealed(bob, 'reveal', 'r1', moves[1].revealSignature) }],
+    ['round_resolved', { round: 1, resolution: 'classic', revealed: 2, present: 5, counts: [1, 0, 1, 0, 0], survivors: 1, remaining: 1, salt,
+      digest: sealedDigest(moves.map((m) => ({ player: m.accountId, value: m.reveal }))) }],
+    ['game_finished', { winner: alice.id, amount: 2 * BET, round: 1, salt }],
+  ];
+  return { data, moves, keys, at };
+}
+
+// chain hashes a lobby's events, each at the game's instant, as a server (or an operator
+// re-hashing the chain after a forgery) would.
+function chain(data, at) {
+  let prevHash = ZERO_HASH;
+  return data.map(([type, d], i) => {
+    const e = { seq: i + 1, type, lobbyId, gameId, at: iso(at), data: d, prevHash };
+    e.hash = eventHash(prevHash, e);
+    prevHash = e.hash;
+    return e;
+  });
+}
+
+async function* each(list) { yield* list; }
+
+async function verifyGame({ data, moves, keys, at }) {
+  const roundMoves = async (g, round) => {
+    assert.deepEqual([g, round], [gameId, 1]);
+    return moves;
+  };
+  const keyLog = async (id) => {
+    assert.ok(id in keys, `key log of ${id}`);
+    return keys[id];
+  };
+  return verifyLog(each(chain(data, at)), roundMoves, signatureChecker({ origin: ORIGIN, keyLog, roundMoves }));
+}
+
+test('a signed game verifies: every action against its player\'s key', async () => {
+  const game = signedGame();
+  assert.deepEqual(await verifyGame(game),
+    { ok: true, through: 11, signatures: { signed: 6, unsigned: 0, sealed: 0, recoveries: [] } });
+  // Before the round is over, the commits' and reveals' signatures are sealed, waiting for it.
+  assert.deepEqual((await verifyGame({ ...game, data: game.data.slice(0, 9) })).signatures,
+    { signed: 2, unsigned: 0, sealed: 4, recoveries: [] });
+});
+
+test('a forged signature is named by its event', async () => {
+  const game = signedGame();
+  // The operator registers bob in his name with a signature of its own key.
+  game.data[2][1].auth.signature = sign(stranger, { action: 'quick_join', player: bob.id, payload: { betSize: BET, ruleset: 'rpsls' }, idempotencyKey: 'join-b', signedAt: game.at });
+  const r = await verifyGame(game);
+  assert.deepEqual([r.ok, r.seq, r.through], [false, 3, 2]);
+  assert.match(r.reason, new RegExp(`player_registered of player ${bob.id}: the signature by key ${bob.key.keyId} does not verify over "rps-action-v1`));
+});
+
+test('a signature moved to another lobby, game, round or payload is refused', async () => {
+  const other = { lobbyId: '00000000-0000-4000-8000-000000000009', gameId: '00000000-0000-4000-8000-000000000008' };
+  for (const [field, value] of Object.entries(other)) {
+    // A register signature made for another lobby or game, put on this game's registration.
+    const game = signedGame();
+    game.data[1][1].auth.signature = sign(alice.key, { action: 'register', player: alice.id, lobbyId, gameId, payload: { bet: BET }, idempotencyKey: 'reg-a', signedAt: game.at, [field]: value });
+    const r = await verifyGame(game);
+    assert.deepEqual([r.ok, r.seq], [false, 2], field);
+    assert.match(r.reason, /does not verify/);
+  }
+  // Another bet: the game's bet is what the message names.
+  const bet = signedGame();
+  bet.data[0][1].config.betSize = BET + 1;
+  assert.deepEqual([(await verifyGame(bet)).seq], [2]);
+
+  // A commit's signature made for round 2 (a valid seal of it in the event): named at the commit,
+  // once round 1 is public.
+  const round = signedGame();
+  const m = round.moves[1];
+  m.commitSignature = sign(bob.key, { action: 'commit', player: bob.id, lobbyId, gameId, round: 2, payload: { commitment: m.commitment }, idempotencyKey: 'c1', signedAt: round.at });
+  round.data[5][1].auth.sealedSignature = sealSignature(m.commitSignature);
+  const r = await verifyGame(round);
+  assert.deepEqual([r.ok, r.seq, r.through], [false, 6, 5]);
+  assert.match(r.reason, /move_committed of player .* in round 1: the signature by key .* does not verify/);
+
+  // A transcript whose signature is not the one the event sealed.
+  const swapped = signedGame();
+  swapped.moves[0].revealSignature = swapped.moves[1].revealSignature;
+  const s = await verifyGame(swapped);
+  assert.equal(s.seq, 8);
+  assert.match(s.reason, /the reveal signature in the transcript is not the one the event sealed/);
+  const hidden = signedGame();
+  hidden.moves[0].commitSignature = null;
+  assert.match((await verifyGame(hidden)).reason, /transcript shows no commit signature/);
+});
+
+test('a key not in the player\'s key log, or retired before the action, is named', async () => {
+  // The operator put a key of its own on alice's account without a key event, and signed with it.
+  const game = signedGame();
+  const auth = game.data[1][1].auth;
+  Object.assign(auth, { keyId: stranger.keyId, signature: sign(stranger, { action: 'register', player: alice.id, lobbyId, gameId, payload: { bet: BET }, idempotencyKey: 'reg-a', signedAt: game.at }) });
+  const r = await verifyGame(game);
+  assert.deepEqual([r.ok, r.seq], [false, 2]);
+  assert.match(r.reason, new RegExp(`signed with key ${stranger.keyId}, which is not in the player's key log`));
+
+  const retired = signedGame({ keys: { ...keyLogs, [alice.id]: keyChain(alice.id, [signUp(alice.key, 'Alice', T0), addKey(alice.id, phone, alice.key, T0 + 1), retireKey(alice.id, alice.key.keyId, phone, T0 + 2)]) } });
+  const r2 = await verifyGame(retired);
+  assert.deepEqual([r2.ok, r2.seq], [false, 2]);
+  assert.match(r2.reason, /retired before it \(key event 3\)/);
+
+  const broken = keyChain(bob.id, [signUp(bob.key, 'Bob', T0)]);
+  broken[0].data.name = 'Rob';
+  const r3 = await verifyGame(signedGame({ keys: { ...keyLogs, [bob.id]: broken } }));
+  assert.deepEqual([r3.seq], [3]);
+  assert.match(r3.reason, /key log of player .* fails at its key event 1: its hash does not match/);
+});
+
+test('a replay of a signed action is named', async () => {
+  const game = signedGame();
+  // alice leaves and comes back: the operator replays her first registration's signature.
+  const leave = { action: 'leave', idempotencyKey: 'leave-a', keyId: alice.key.keyId, signedAt: game.at,
+    signature: sign(alice.key, { action: 'leave', player: alice.id, lobbyId, gameId, payload: {}, idempotencyKey: 'leave-a', signedAt: game.at }) };
+  game.data.splice(2, 0,
+    ['player_left', { player: alice.id, players: 0, pot: 0, auth: leave }],
+    ['player_registered', { ...game.data[1][1], auth: { ...game.data[1][1].auth } }]);
+  const r = await verifyGame(game);
+  assert.deepEqual([r.ok, r.seq, r.through], [false, 4, 3]);
+  assert.match(r.reason, /a replay of event 2 \(the same player, action and idempotency key "reg-a"\)/);
+});
+
+test('an unsigned action is a failure when its player held a key, counted when not', async () => {
+  // The operator writes a registration in alice's name with no signature at all.
+  const game = signedGame();
+  delete game.data[1][1].auth;
+  const r = await verifyGame(game);
+  assert.deepEqual([r.ok, r.seq], [false, 2]);
+  assert.match(r.reason, new RegExp(`player_registered of player ${alice.id}: unsigned, though the player held key ${alice.key.keyId} \\(key event 1\\)`));
+
+  // carol has no key (the server's keys optional): her unsigned registration is counted.
+  const open = signedGame();
+  open.data.splice(3, 0, ['player_registered', { player: carol.id, order: 2, players: 3, pot: 3 * BET, deadline: 0 }]);
+  const r2 = await verifyGame(open);
+  assert.equal(r2.ok, true, r2.reason);
+  assert.deepEqual(r2.signatures, { signed: 6, unsigned: 1, sealed: 0, recoveries: [] });
+});
+
+test('recoveries by the operator are reported with the player\'s actions signed by the new key', async () => {
+  const keys = { ...keyLogs, [alice.id]: keyChain(alice.id, [signUp(recovered, 'Alice', T0 - 5000), recover(alice.key, [recovered.keyId], T0)]) };
+  const r = await verifyGame(signedGame({ keys }));
+  assert.equal(r.ok, true, r.reason);
+  assert.deepEqual(r.signatures.recoveries.map((x) => [x.accountId, x.seq, x.keyId, x.reason]), [[alice.id, 2, alice.key.keyId, 'lost phone']]);
+});
