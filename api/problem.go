@@ -40,6 +40,11 @@ const (
 	ProblemCodeRateLimited         ProblemCode = "rate_limited"
 	ProblemCodeInternal            ProblemCode = "internal"
 	ProblemCodeUnavailable         ProblemCode = "unavailable"
+	ProblemCodeSignatureRequired   ProblemCode = "signature_required"
+	ProblemCodeKeyRequired         ProblemCode = "key_required"
+	ProblemCodeBadSignature        ProblemCode = "bad_signature"
+	ProblemCodeSignatureExpired    ProblemCode = "signature_expired"
+	ProblemCodeStaleSignature      ProblemCode = "stale_signature"
 )
 
 // problemError is an error that becomes an RFC 9457 problem response. Handlers return it (or a
@@ -92,6 +97,11 @@ var refusalStatus = map[tournament.Code]int{
 	tournament.CodeInvalidMove:        http.StatusUnprocessableEntity,
 	tournament.CodeAlreadyRevealed:    http.StatusConflict,
 	tournament.CodeValidationFailed:   http.StatusBadRequest,
+	tournament.CodeSignatureRequired:  http.StatusUnauthorized,
+	tournament.CodeKeyRequired:        http.StatusForbidden,
+	tournament.CodeBadSignature:       http.StatusUnauthorized,
+	tournament.CodeSignatureExpired:   http.StatusUnauthorized,
+	tournament.CodeStaleSignature:     http.StatusConflict,
 }
 
 var problemTitles = map[ProblemCode]string{
@@ -118,6 +128,11 @@ var problemTitles = map[ProblemCode]string{
 	ProblemCodeInternal:            "Internal error",
 	ProblemCodeAccountDisabled:     "Account disabled",
 	ProblemCodeNoMatch:             "No match",
+	ProblemCodeSignatureRequired:   "Signature required",
+	ProblemCodeKeyRequired:         "Key required",
+	ProblemCodeBadSignature:        "Bad signature",
+	ProblemCodeSignatureExpired:    "Signature expired",
+	ProblemCodeStaleSignature:      "Stale signature",
 	ProblemCodeNotLogged:           "Not in the log yet",
 	ProblemCodeUnavailable:         "Service unavailable",
 }

@@ -64,7 +64,9 @@ type Server struct {
 	streamWriteTimeout time.Duration
 	trustedProxies     []netip.Prefix
 	signer             *signer
-	witnesses          []WitnessConfig
+	// signatures checks players' signatures of their actions.
+	signatures *signatures
+	witnesses  []WitnessConfig
 	// shutdown is closed to end every open event stream.
 	shutdown     chan struct{}
 	shutdownOnce sync.Once
@@ -95,6 +97,7 @@ func NewServer(cfg Config) (*Server, error) {
 		streamWriteTimeout: cfg.StreamWriteTimeout,
 		trustedProxies:     cfg.TrustedProxies,
 		signer:             &signer{store: cfg.Store},
+		signatures:         &signatures{store: cfg.Store},
 		witnesses:          cfg.Witnesses,
 		shutdown:           make(chan struct{}),
 	}

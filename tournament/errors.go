@@ -24,7 +24,21 @@ const (
 	CodeInvalidMove        Code = "invalid_move"
 	CodeAlreadyRevealed    Code = "already_revealed"
 	CodeValidationFailed   Code = "validation_failed"
+
+	// Refusals of players' keys (see checkSigner): the request is not the player's own, or
+	// not for this game. None is stored under the request's idempotency key, so that a request
+	// signed again can be retried under it.
+	CodeSignatureRequired Code = "signature_required"
+	CodeKeyRequired       Code = "key_required"
+	CodeBadSignature      Code = "bad_signature"
+	CodeSignatureExpired  Code = "signature_expired"
+	CodeStaleSignature    Code = "stale_signature"
 )
+
+// signatureRefusals are the refusals of players' keys.
+var signatureRefusals = map[Code]bool{
+	CodeSignatureRequired: true, CodeKeyRequired: true, CodeBadSignature: true, CodeSignatureExpired: true, CodeStaleSignature: true,
+}
 
 // Error is a refusal: the operation was not performed. Every other error is a failure of the store.
 //
@@ -53,8 +67,11 @@ func (e *Error) Error() string {
 }
 
 // Replayable reports whether the refusal is stored under the request's idempotency key and
-// replayed to a retry (see Error): every refusal but a failed validation and a tentative one.
-func (e *Error) Replayable() bool { return e.Code != CodeValidationFailed && !e.tentative }
+// replayed to a retry (see Error): every refusal but a failed validation, a refusal of the
+// request's signature and a tentative one.
+func (e *Error) Replayable() bool {
+	return e.Code != CodeValidationFailed && !signatureRefusals[e.Code] && !e.tentative
+}
 
 // Tentative reports whether the refusal only says that this attempt did not fit, for a caller
 // that tries others (a quick join's lobbies, see Join): it is not the request's answer.

@@ -210,3 +210,21 @@ func CheckSignedAt(signedAt, now int64) error {
 	}
 	return nil
 }
+
+// Signed is a player's signature of an action as the core checks and records it. The API has
+// verified the signature over the message for GameID and Round with the key KeyID names, which
+// belongs to the actor; the core checks what only the lobby's state can tell: that they are the
+// lobby's current game and round, and that the key is still active (see checkSigner).
+type Signed struct {
+	Action         ActionName
+	KeyID          string
+	SignedAt       int64
+	IdempotencyKey string
+	Signature      []byte
+	// GameID and Round are the game and round the message names (register, leave: the game;
+	// commit, reveal: both; quick_join: neither).
+	GameID GameID
+	Round  int
+	// Ruleset is the ruleset a quick join asked for ("" none).
+	Ruleset string
+}

@@ -1,0 +1,202 @@
+package api
+
+// Players' signatures of their actions (see SignedAction in the contract): the Rps-* headers
+// parsed, the signing key looked up, the signed message rebuilt from the request and verified,
+// before the action reaches its lobby's committer. What only the lobby's state can tell (that the
+// game and round signed for are the current ones, that the key is still active, that an
+// unsigned action is allowed, and that the signature is fresh at the instant the action runs) is
+// the core's to decide (tournament.Signed).
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	openapi_types "github.com/oapi-codegen/runtime/types"
+
+	"github.com/commitreveal/rps/store"
+	"github.com/commitreveal/rps/tournament"
+)
+
+// signatureHeaders are a request's Rps-* headers as the generated parameters carry them (nil:
+// absent).
+type signatureHeaders struct {
+	KeyID     *string
+	SignedAt  *int64
+	Signature *string
+	GameID    *openapi_types.UUID
+	Round     *int32
+}
+
+// requestSignature is a parsed signature: who signed, when, and for which game and round.
+type requestSignature struct {
+	keyID     string
+	signedAt  int64
+	signature []byte
+	gameID    tournament.GameID
+	round     int
+}
+
+// parse checks the headers' shapes; a request without any of them is unsigned (nil). The
+// contract's patterns are checked by the validator before a handler runs; these checks keep the
+// rule where it is used.
+func (h signatureHeaders) parse() (*requestSignature, error) {
+	if h.KeyID == nil && h.SignedAt == nil && h.Signature == nil {
+		if h.GameID != nil || h.Round != nil {
+			return nil, validationProblem("Rps-Signature", "Rps-Game-Id and Rps-Round name what a signature covers; send them with Rps-Key-Id, Rps-Signed-At and Rps-Signature")
+		}
+		return nil, nil
+	}
+	switch {
+	case h.KeyID == nil:
+		return nil, validationProblem("Rps-Key-Id", "a signed request names its key in Rps-Key-Id")
+	case h.SignedAt == nil:
+		return nil, validationProblem("Rps-Signed-At", "a signed request says when it was signed in Rps-Signed-At (Unix milliseconds)")
+	case h.Signature == nil:
+		return nil, validationProblem("Rps-Signature", "a signed request carries its signature in Rps-Signature")
+	}
+	sig, err := hex.DecodeString(*h.Signature)
+	if err != nil || len(sig) != ed25519.SignatureSize || hex.EncodeToString(sig) != *h.Signature {
+		return nil, validationProblem("Rps-Signature", "the signature is 128 lower-case hex characters (64 bytes)")
+	}
+	if !validKeyID(*h.KeyID) {
+		return nil, validationProblem("Rps-Key-Id", "a key id is 16 lower-case hex characters")
+	}
+	s := &requestSignature{keyID: *h.KeyID, signedAt: *h.SignedAt, signature: sig}
+	if h.GameID != nil {
+		s.gameID = tournament.GameID(h.GameID.String())
+	}
+	if h.Round != nil {
+		s.round = int(*h.Round)
+	}
+	return s, nil
+}
+
+func validKeyID(id string) bool {
+	if len(id) != 16 {
+		return false
+	}
+	for _, c := range id {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// verify checks the signature over m, which holds the request's action, lobby, payload, player
+// and idempotency key: the rest (the origin, the key, the instant, the game and the round) comes
+// from the signature and the server. A signature that does not verify is bad_signature, quoting
+// the message the server rebuilt, so that a client can compare it with its own.
+func (s *signatures) verify(ctx context.Context, sig *requestSignature, m tournament.ActionMessage, key ed25519.PublicKey) (tournament.ActionMessage, error) {
+	origin, err := s.origin(ctx)
+	if err != nil {
+		return m, err
+	}
+	m.Origin, m.KeyID, m.SignedAt, m.GameID, m.Round = origin, sig.keyID, sig.signedAt, sig.gameID, sig.round
+	if !m.Verify(key, sig.signature) {
+		msg, err := m.Bytes()
+		if err != nil {
+			return m, validationProblem("Rps-Signed-At", err.Error())
+		}
+		return m, newProblem(http.StatusUnauthorized, ProblemCodeBadSignature,
+			fmt.Sprintf("the signature does not verify with key %s over the message this request stands for: %q", sig.keyID, msg))
+	}
+	return m, nil
+}
+
+// signedAction verifies a player's signature of a lobby action or a quick join (nil: the request
+// is unsigned, which the core allows or refuses) and returns it as the core records it. m holds
+// the action, lobby, payload and idempotency key.
+func (h *handlers) signedAction(ctx context.Context, caller tournament.Account, headers signatureHeaders, m tournament.ActionMessage) (*tournament.Signed, error) {
+	sig, err := headers.parse()
+	if err != nil || sig == nil {
+		return nil, err
+	}
+	if m.IdempotencyKey == "" {
+		return nil, validationProblem("Idempotency-Key", "a signed action needs an Idempotency-Key: the signature binds it, so that the action cannot be replayed under another")
+	}
+	key, err := h.s.signatures.playerKey(ctx, sig.keyID)
+	if err != nil {
+		return nil, err
+	}
+	if key.AccountID != caller.ID {
+		return nil, newProblem(http.StatusUnauthorized, ProblemCodeBadSignature, fmt.Sprintf("key %s is not a key of this account", sig.keyID))
+	}
+	m.Player = caller.ID
+	if m, err = h.s.signatures.verify(ctx, sig, m, key.PublicKey); err != nil {
+		return nil, err
+	}
+	return &tournament.Signed{Action: m.Action, KeyID: m.KeyID, SignedAt: m.SignedAt, IdempotencyKey: m.IdempotencyKey,
+		Signature: sig.signature, GameID: m.GameID, Round: m.Round, Ruleset: m.Payload.Ruleset}, nil
+}
+
+// signatures holds what checking signatures reads from the store and keeps: the log's origin,
+// which never changes once the log exists, and players' public keys by id, which never change
+// either (whether a key is still active is read with each action's batch: tournament.Tx.Keys).
+type signatures struct {
+	store *store.Store
+
+	mu         sync.Mutex
+	originSeen string
+	keys       map[string]store.PlayerKey
+}
+
+// maxCachedPlayerKeys bounds the players' keys kept in memory: past it, the cache starts over.
+const maxCachedPlayerKeys = 1 << 16
+
+// errNoOrigin answers a signed request before the transparency log exists (rpsd creates it when
+// it starts): its origin is part of every signed message.
+var errNoOrigin = &problemError{status: http.StatusServiceUnavailable, code: ProblemCodeUnavailable, retryAfter: 1,
+	detail: "the server's transparency log does not exist yet, and its origin is part of every signed message; retry shortly"}
+
+func (s *signatures) origin(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	origin := s.originSeen
+	s.mu.Unlock()
+	if origin != "" {
+		return origin, nil
+	}
+	st, err := s.store.LogState(ctx)
+	if errors.Is(err, tournament.ErrNotFound) {
+		return "", errNoOrigin
+	}
+	if err != nil {
+		return "", fmt.Errorf("log origin: %w", err)
+	}
+	s.mu.Lock()
+	s.originSeen = st.Origin
+	s.mu.Unlock()
+	return st.Origin, nil
+}
+
+// playerKey returns the key with id keyID, from memory or the store; an unknown key is
+// bad_signature.
+func (s *signatures) playerKey(ctx context.Context, keyID string) (store.PlayerKey, error) {
+	s.mu.Lock()
+	k, ok := s.keys[keyID]
+	s.mu.Unlock()
+	if ok {
+		return k, nil
+	}
+	k, err := s.store.PlayerKey(ctx, keyID)
+	if errors.Is(err, tournament.ErrNotFound) {
+		return k, newProblem(http.StatusUnauthorized, ProblemCodeBadSignature, fmt.Sprintf("no account has a key with id %s", keyID))
+	}
+	if err != nil {
+		return k, fmt.Errorf("player key %s: %w", keyID, err)
+	}
+	s.mu.Lock()
+	if s.keys == nil || len(s.keys) >= maxCachedPlayerKeys {
+		s.keys = make(map[string]store.PlayerKey)
+	}
+	// Kept whatever its state: the account and the public key of an id never change.
+	k.RetiredAt = 0
+	s.keys[keyID] = k
+	s.mu.Unlock()
+	return k, nil
+}
