@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	openapi_types "github.com/oapi-codegen/runtime/types"
@@ -209,3 +211,39 @@ func (c *client) round(ctx context.Context, game string, round int) (apiclient.R
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// accountKeysPage is GET /v1/accounts/{accountId}/keys.
+type accountKeysPage struct {
+	Keys   []servedKey      `json:"keys"`
+	Events []servedKeyEvent `json:"events"`
+	Head   *struct {
+		Seq int64 `json:"seq"`
+	} `json:"head"`
+}
+
+// accountKeys reads an account's whole key log and its list of keys (none when the server
+// keeps no keys for it).
+func (c *client) accountKeys(ctx context.Context, account string) ([]servedKeyEvent, []servedKey, error) {
+	var events []servedKeyEvent
+	var keys []servedKey
+	for {
+		after := int64(len(events))
+		page, err := get[accountKeysPage](ctx, c, "keys of account "+account, func(ctx context.Context) (*http.Response, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet,
+				fmt.Sprintf("%s/v1/accounts/%s/keys?after=%d", strings.TrimSuffix(c.api.Server, "/"), url.PathEscape(account), after), nil)
+			if err != nil {
+				return nil, err
+			}
+			return c.api.Client.Do(req)
+		})
+		if errors.Is(err, errNotFound) {
+			return nil, nil, nil
+		} else if err != nil {
+			return nil, nil, err
+		}
+		events, keys = append(events, page.Events...), page.Keys
+		if len(page.Events) == 0 || page.Head == nil || page.Head.Seq <= int64(len(events)) {
+			return events, keys, nil
+		}
+	}
+}

@@ -3,9 +3,10 @@
 // anonymous endpoints, and re-derives with the engine the hash chain, every stage digest, every
 // reveal against its commitment, the eliminations at each deadline, each round's survivors, the
 // winners, payouts, refunds and splits to the unit, and that every ended game's escrow is zero.
-// It checks every signed head the server gives out and keeps the newest as receipts.
+// It checks every signed head the server gives out and keeps the newest as receipts, and every
+// player action against the key its player had then, by the player's key log.
 //
-//	rpsverify --server URL [--lobby ID ...] [--json] [--state FILE] [--receipts FILE]
+//	rpsverify --server URL [--lobby ID ...] [--account ID ...] [--require-signatures] [--json] [--state FILE] [--receipts FILE]
 //
 // Exit status: 0 when everything verifies, 1 when anything does not (the first failing item of
 // each lobby is named), 2 on usage or network errors.
@@ -57,14 +58,18 @@ type Report struct {
 	Lobbies []LobbyResult `json:"lobbies"`
 	// Log is the transparency log's check (absent when the server keeps none).
 	Log *LogReport `json:"log,omitempty"`
+	// Accounts are the key logs checked: every player of the lobbies verified, and --account's.
+	Accounts []AccountResult `json:"accounts"`
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("rpsverify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	server := fs.String("server", "", "base URL of the rpsd server (required), such as http://127.0.0.1:8080")
-	var lobbies, logKeys, witnesses stringList
+	var lobbies, accounts, logKeys, witnesses stringList
 	fs.Var(&lobbies, "lobby", "a lobby to verify (repeatable; default: every lobby)")
+	fs.Var(&accounts, "account", "an account whose key log to verify besides those of the lobbies' players (repeatable)")
+	requireSignatures := fs.Bool("require-signatures", false, "fail on an action its player did not sign, even by a player who had no key then (the server's RPSD_PLAYER_KEYS=required)")
 	fs.Var(&logKeys, "log-key", "a trusted note verifier key of the transparency log, followed through the key rotations it signs (repeatable; default: the keys GET /v1/log lists)")
 	fs.Var(&witnesses, "witness", "a trusted witness's cosignature verifier key (repeatable)")
 	quorum := fs.Int("witness-quorum", 0, "how many of the --witness keys must have cosigned the log's checkpoint (default: all of them)")
@@ -74,7 +79,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	receiptsPath := fs.String("receipts", "", "a state file whose receipts (signed heads) to check against the current logs")
 	quiet := fs.Bool("quiet", false, "no progress lines on standard error")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: rpsverify --server URL [--lobby ID ...] [--json] [--state FILE] [--receipts FILE] [--log-key VKEY ...] [--witness VKEY ... [--witness-quorum K]]")
+		fmt.Fprintln(stderr, "usage: rpsverify --server URL [--lobby ID ...] [--account ID ...] [--require-signatures] [--json] [--state FILE] [--receipts FILE] [--log-key VKEY ...] [--witness VKEY ... [--witness-quorum K]]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -108,10 +113,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "rpsverify:", err)
 		return exitNetwork
 	}
-	v := &verifier{c: c, keys: map[string]ed25519.PublicKey{}, rulesets: map[string]*engine.Ruleset{}}
-	if !*quiet {
-		v.progress = stderr
-	}
 	lc, err := newLogChecker(ctx, c, *server, logOptions{logKeys: logKeys, witnesses: witnesses, quorum: *quorum, maxLag: *maxLag})
 	if err != nil {
 		fmt.Fprintln(stderr, "rpsverify:", err)
@@ -123,6 +124,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitFailed
 		}
 		return exitUsage
+	}
+	sigs := &signatures{c: c, require: *requireSignatures, logs: map[string]*keyLog{}, seen: map[replayKey]Failure{}}
+	if lc != nil {
+		sigs.origin = lc.origin
+	}
+	v := &verifier{c: c, keys: map[string]ed25519.PublicKey{}, rulesets: map[string]*engine.Ruleset{}, sigs: sigs}
+	if !*quiet {
+		v.progress = stderr
 	}
 	if len(lobbies) == 0 {
 		if lobbies, err = c.lobbies(ctx); err != nil {
@@ -146,13 +155,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			st.addReceipt(*newest)
 		}
 	}
+	for _, id := range accounts {
+		if _, err := sigs.keyLog(ctx, id); err != nil {
+			fmt.Fprintln(stderr, "rpsverify:", err)
+			return exitNetwork
+		}
+	}
+	report.Accounts = sigs.accounts()
 	// The log last: its checkpoint, read after the events, covers what they showed.
 	if lc != nil {
 		results := make([]*LobbyResult, len(report.Lobbies))
 		for i := range report.Lobbies {
 			results[i] = &report.Lobbies[i]
 		}
-		rep, verified, err := lc.check(ctx, st.LogCheckpoint, results)
+		keyLogs := make([]*AccountResult, len(report.Accounts))
+		for i := range report.Accounts {
+			keyLogs[i] = &report.Accounts[i]
+		}
+		rep, verified, err := lc.check(ctx, st.LogCheckpoint, results, keyLogs)
 		if err != nil {
 			fmt.Fprintln(stderr, "rpsverify:", err)
 			return exitNetwork
@@ -171,6 +191,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if !*asJSON {
 			printResult(stdout, res)
 		}
+	}
+	for _, a := range report.Accounts {
+		report.OK = report.OK && a.OK
+	}
+	if !*asJSON {
+		printAccounts(stdout, report.Accounts)
 	}
 	if report.Log != nil && !*asJSON {
 		printLog(stdout, report.Log, *statePath)
@@ -209,6 +235,7 @@ func printResult(w io.Writer, r LobbyResult) {
 	if r.Failure != nil {
 		fmt.Fprintf(w, "  %s\n", r.Failure)
 	}
+	printSignatures(w, r.Signatures)
 	if f := r.Fork; f != nil {
 		fmt.Fprintf(w, "  FORK: the server signed two heads that cannot lie on one log\n")
 		receipt, _ := json.Marshal(f.Receipt)

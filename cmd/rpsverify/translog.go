@@ -156,9 +156,10 @@ func newLogChecker(ctx context.Context, c *client, server string, opts logOption
 }
 
 // check verifies the current checkpoint against the policy and against saved (the checkpoint
-// saved last time, "" for none), and the inclusion of each lobby's latest logged event. It
+// saved last time, "" for none), and the inclusion of each lobby's latest logged event and each
+// account's latest logged key event. It
 // returns the report and the checkpoint to save (nil when it must not be saved).
-func (lc *logChecker) check(ctx context.Context, saved string, lobbies []*LobbyResult) (*LogReport, []byte, error) {
+func (lc *logChecker) check(ctx context.Context, saved string, lobbies []*LobbyResult, accounts []*AccountResult) (*LogReport, []byte, error) {
 	signed, err := lc.tiles.ReadEndpoint(ctx, "checkpoint")
 	if err != nil {
 		return nil, nil, &networkError{fmt.Errorf("checkpoint: %w", err)}
@@ -191,7 +192,10 @@ func (lc *logChecker) check(ctx context.Context, saved string, lobbies []*LobbyR
 		rep.ConsistentWith = &old.N
 	}
 	for _, res := range lobbies {
-		lc.included(ctx, c, res)
+		lc.includedLobby(ctx, c, res)
+	}
+	for _, res := range accounts {
+		lc.includedAccount(ctx, c, res)
 	}
 	if !rep.OK {
 		return rep, nil, nil
@@ -233,39 +237,61 @@ func (lc *logChecker) consistent(ctx context.Context, saved, signed []byte, c to
 	return nil
 }
 
-// included checks that the log holds the lobby's newest event the checkpoint covers, entry and
-// inclusion proof (torchwood's client checks the proof against the tree), and that no event older
-// than the allowed lag is missing from it.
-func (lc *logChecker) included(ctx context.Context, c torchwood.Checkpoint, res *LobbyResult) {
+// included checks that the log holds the newest of a chain's events (a lobby's log or an
+// account's key log) the checkpoint covers, entry (its leaf's text) and inclusion proof
+// (torchwood's client checks the proof against the tree), and that no event older than the
+// allowed lag is missing from it. at places a failure at an event of the chain.
+func (lc *logChecker) included(ctx context.Context, c torchwood.Checkpoint, logged []loggedEvent, entry func(loggedEvent) string,
+	at func(seq int64) Failure) (*LobbyLog, *Failure) {
 	var newest *loggedEvent
-	for i := range res.logged {
-		e := &res.logged[i]
+	for i := range logged {
+		e := &logged[i]
 		if e.leaf >= 0 && e.leaf < c.N {
 			newest = e
 			continue
 		}
-		if age := time.Since(time.UnixMilli(e.at)); age > lc.opts.maxLag && res.Failure == nil {
-			res.OK = false
-			res.Failure = &Failure{Lobby: res.Lobby, Seq: e.seq, Item: "transparency log",
-				Expected: fmt.Sprintf("the event in the checkpoint of %d leaves (it is %s old)", c.N, age.Round(time.Second)),
-				Found:    "not there"}
-			return
+		if age := time.Since(time.UnixMilli(e.at)); age > lc.opts.maxLag {
+			f := at(e.seq)
+			f.Item, f.Expected, f.Found = "transparency log", fmt.Sprintf("the event in the checkpoint of %d leaves (it is %s old)", c.N, age.Round(time.Second)), "not there"
+			return nil, &f
 		}
 	}
 	if newest == nil {
-		return
+		return nil, nil
 	}
-	want := fmt.Sprintf("event %s %d %s\n", res.Lobby, newest.seq, newest.hash)
-	entry, _, err := lc.client.Entry(ctx, c.Tree, newest.leaf)
-	if err != nil || string(entry) != want {
-		if res.Failure == nil {
-			res.OK = false
-			res.Failure = &Failure{Lobby: res.Lobby, Seq: newest.seq, Item: fmt.Sprintf("leaf %d of the transparency log", newest.leaf),
-				Expected: strings.TrimSpace(want), Found: foundEntry(entry, err)}
-		}
-		return
+	want := entry(*newest)
+	got, _, err := lc.client.Entry(ctx, c.Tree, newest.leaf)
+	if err != nil || string(got) != want {
+		f := at(newest.seq)
+		f.Item, f.Expected, f.Found = fmt.Sprintf("leaf %d of the transparency log", newest.leaf), strings.TrimSpace(want), foundEntry(got, err)
+		return nil, &f
 	}
-	res.Log = &LobbyLog{Seq: newest.seq, LeafIndex: newest.leaf, TreeSize: c.N}
+	return &LobbyLog{Seq: newest.seq, LeafIndex: newest.leaf, TreeSize: c.N}, nil
+}
+
+// includedLobby checks a lobby's newest logged event (leaf "event <lobbyId> <seq> <hash>").
+func (lc *logChecker) includedLobby(ctx context.Context, c torchwood.Checkpoint, res *LobbyResult) {
+	log, f := lc.included(ctx, c, res.logged, func(e loggedEvent) string { return fmt.Sprintf("event %s %d %s\n", res.Lobby, e.seq, e.hash) },
+		func(seq int64) Failure { return Failure{Lobby: res.Lobby, Seq: seq} })
+	switch {
+	case f == nil:
+		res.Log = log
+	case res.Failure == nil:
+		res.OK, res.Failure = false, f
+	}
+}
+
+// includedAccount checks an account's newest logged key event (leaf "key <accountId> <seq>
+// <hash>").
+func (lc *logChecker) includedAccount(ctx context.Context, c torchwood.Checkpoint, res *AccountResult) {
+	log, f := lc.included(ctx, c, res.logged, func(e loggedEvent) string { return fmt.Sprintf("key %s %d %s\n", res.Account, e.seq, e.hash) },
+		func(seq int64) Failure { return Failure{Account: res.Account, Seq: seq} })
+	switch {
+	case f == nil:
+		res.Log = log
+	case res.Failure == nil:
+		res.OK, res.Failure = false, f
+	}
 }
 
 func foundEntry(entry []byte, err error) string {

@@ -26,6 +26,8 @@ type verifier struct {
 	c        *client
 	keys     map[string]ed25519.PublicKey
 	rulesets map[string]*engine.Ruleset
+	// sigs checks the players' signatures and keeps their key logs.
+	sigs *signatures
 	// progress receives a line every progressEvery events (nil: none).
 	progress io.Writer
 }
@@ -48,6 +50,8 @@ type LobbyResult struct {
 	Fork *Fork `json:"fork,omitempty"`
 	// Log is where the transparency log holds the lobby's newest event it covers.
 	Log *LobbyLog `json:"log,omitempty"`
+	// Signatures is the check of its players' signatures.
+	Signatures SignatureReport `json:"signatures"`
 	// logged are the events verified in this run, with their leaves.
 	logged []loggedEvent
 }
@@ -132,6 +136,8 @@ type gameState struct {
 	payout       int64
 	// postings are the postings the log implies, in the order they happened.
 	postings []posting
+	// sealed are the current round's signed commits and reveals, checked once it is over.
+	sealed []pendingSignature
 }
 
 type posting struct {
@@ -167,7 +173,7 @@ func (v *verifier) verifyLobby(ctx context.Context, id string, from *Checkpoint,
 	case err != nil:
 		return res, nil, nil, err
 	default:
-		res.OK = res.Fork == nil
+		res.OK = res.Fork == nil && len(res.Signatures.Failures) == 0
 	}
 	var newest *apiclient.SignedHead
 	if r.newest.KeyId != "" {
@@ -234,6 +240,7 @@ func (r *lobbyRun) run(from *Checkpoint, receipts []apiclient.SignedHead) (*Chec
 	}
 	if r.game != nil && r.game.stage.Open() {
 		r.res.Open++
+		r.res.Signatures.SealedPending += len(r.game.sealed)
 	} else {
 		r.checkpoint = Checkpoint{Seq: r.cur.Seq, Hash: hex.EncodeToString(r.prev[:]), Games: r.games}
 	}
@@ -528,6 +535,9 @@ func (r *lobbyRun) registered(e tournament.LoggedEvent) error {
 	case d.Pot != g.pot+g.config.BetSize:
 		return r.fail("pot", g.pot+g.config.BetSize, d.Pot)
 	}
+	if err := r.action(e, id, 0); err != nil {
+		return err
+	}
 	g.joined++
 	g.count++
 	g.pot = d.Pot
@@ -553,6 +563,9 @@ func (r *lobbyRun) left(e tournament.LoggedEvent) error {
 		return r.fail("players", g.count-1, int(d.Players))
 	case d.Pot != g.pot-g.config.BetSize:
 		return r.fail("pot", g.pot-g.config.BetSize, d.Pot)
+	}
+	if err := r.action(e, p.id, 0); err != nil {
+		return err
 	}
 	p.left, p.active = true, false
 	g.count--
@@ -614,7 +627,7 @@ func (r *lobbyRun) committed(e tournament.LoggedEvent) error {
 		return r.fail("committed", len(g.committed)+1, int(d.Committed))
 	}
 	g.committed[id] = true
-	return nil
+	return r.action(e, id, g.round)
 }
 
 // transcriptOf reads the current round's transcript once and checks that it lists exactly the
@@ -766,7 +779,7 @@ func (r *lobbyRun) revealed(e tournament.LoggedEvent) error {
 		return r.fail("revealed", len(g.revealed)+1, int(d.Revealed))
 	}
 	g.revealed[id] = true
-	return nil
+	return r.action(e, id, g.round)
 }
 
 func (r *lobbyRun) resolved(e tournament.LoggedEvent) error {
@@ -863,7 +876,7 @@ func (r *lobbyRun) resolved(e tournament.LoggedEvent) error {
 	if int(d.Remaining) != remaining {
 		return r.fail("remaining players", remaining, int(d.Remaining))
 	}
-	return nil
+	return r.sealedSignatures()
 }
 
 func (r *lobbyRun) finished(e tournament.LoggedEvent) error {
@@ -883,6 +896,9 @@ func (r *lobbyRun) finished(e tournament.LoggedEvent) error {
 		return r.fail("game_finished", fmt.Sprintf("%d paid in round %d", g.pot, g.round), fmt.Sprintf("%d paid in round %d", d.Amount, int(d.Round)))
 	}
 	if err := r.checkSealedCommitments(d.Salt); err != nil {
+		return err
+	}
+	if err := r.sealedSignatures(); err != nil {
 		return err
 	}
 	g.winner, g.payout = active[0].id, d.Amount
@@ -913,6 +929,9 @@ func (r *lobbyRun) stopped(e tournament.LoggedEvent) error {
 		return r.fail("stop reason", fmt.Sprintf("no max_rounds stop before round %d", g.config.MaxRounds), d.Reason)
 	}
 	if err := r.checkSealedCommitments(d.Salt); err != nil {
+		return err
+	}
+	if err := r.sealedSignatures(); err != nil {
 		return err
 	}
 	if d.Amount > 0 {

@@ -1,0 +1,480 @@
+package main
+
+// Unit tests of the signature checks over hand-built key logs and actions, signed with the key of
+// tournament/testdata/signed_actions.json; forgery_test.go runs them against a real server.
+
+import (
+	"crypto/ed25519"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/commitreveal/rps/tournament"
+)
+
+// vectors is tournament/testdata/signed_actions.json.
+type vectors struct {
+	Seed      string `json:"seed"`
+	PublicKey string `json:"publicKey"`
+	KeyID     string `json:"keyId"`
+	Vectors   []struct {
+		Action tournament.ActionName `json:"action"`
+		Fields struct {
+			GameID         *string `json:"gameId"`
+			IdempotencyKey *string `json:"idempotencyKey"`
+			LobbyID        *string `json:"lobbyId"`
+			Origin         string  `json:"origin"`
+			Payload        struct {
+				Bet        int64   `json:"bet"`
+				BetSize    int64   `json:"betSize"`
+				Ruleset    *string `json:"ruleset"`
+				Commitment string  `json:"commitment"`
+				Reveal     string  `json:"reveal"`
+			} `json:"payload"`
+			Player   *string `json:"player"`
+			Round    *int    `json:"round"`
+			SignedAt int64   `json:"signedAt"`
+		} `json:"fields"`
+		Signature string `json:"signature"`
+	} `json:"vectors"`
+}
+
+func loadVectors(t *testing.T) vectors {
+	t.Helper()
+	data, err := os.ReadFile("../../tournament/testdata/signed_actions.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v vectors
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// TestActionMessagesMatchTheVectors: the message rpsverify rebuilds from a log's action (lobby,
+// game, round, player, auth and the payload the log implies) is the one each vector signed.
+func TestActionMessagesMatchTheVectors(t *testing.T) {
+	v := loadVectors(t)
+	pub, _ := hex.DecodeString(v.PublicKey)
+	key := &keySpan{id: v.KeyID, pub: pub}
+	types := map[tournament.ActionName]tournament.EventType{
+		tournament.ActionRegister: tournament.EventPlayerRegistered, tournament.ActionQuickJoin: tournament.EventPlayerRegistered,
+		tournament.ActionLeave: tournament.EventPlayerLeft, tournament.ActionCommit: tournament.EventMoveCommitted,
+		tournament.ActionReveal: tournament.EventMoveRevealed,
+	}
+	checked := 0
+	for _, vec := range v.Vectors {
+		typ, ok := types[vec.Action]
+		if !ok {
+			continue
+		}
+		f := vec.Fields
+		a := signedAction{lobby: deref(f.LobbyID), game: deref(f.GameID), player: deref(f.Player), round: deref(f.Round), typ: typ,
+			bet: f.Payload.Bet + f.Payload.BetSize,
+			auth: &actionAuth{Action: vec.Action, IdempotencyKey: deref(f.IdempotencyKey), KeyID: v.KeyID, SignedAt: f.SignedAt,
+				Signature: vec.Signature, Ruleset: deref(f.Payload.Ruleset)}}
+		if vec.Action == tournament.ActionQuickJoin {
+			// The event names the lobby the server chose; the message does not.
+			a.lobby, a.game = "0b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b", "7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a"
+		}
+		value := f.Payload.Commitment + f.Payload.Reveal
+		var sig *string
+		if a.sealed() {
+			raw, _ := hex.DecodeString(vec.Signature)
+			sealed := tournament.SealSignature(raw)
+			a.auth.Signature, a.auth.SealedSignature, sig = "", hex.EncodeToString(sealed[:]), &vec.Signature
+		}
+		if failure := checkSignature(f.Origin, key, a, value, sig); failure != nil {
+			t.Errorf("%s: %s", vec.Action, failure)
+		}
+		checked++
+	}
+	if checked != 6 {
+		t.Errorf("checked %d vectors, want 6", checked)
+	}
+}
+
+// keys are test keys: the vectors' and others from fixed seeds.
+func testKey(seed byte) ed25519.PrivateKey {
+	return ed25519.NewKeyFromSeed([]byte(strings.Repeat(string(rune('a'+seed)), 32)))
+}
+
+const (
+	testAccount = "6f1c2a9e-3b7d-4c5e-8f10-2a3b4c5d6e7f"
+	testStart   = int64(1_795_000_000_000)
+)
+
+// keyLogBuilder writes a key log as a server would, signing with the keys given.
+type keyLogBuilder struct {
+	t      *testing.T
+	events []servedKeyEvent
+	prev   [32]byte
+}
+
+func pubHex(k ed25519.PrivateKey) string { return hex.EncodeToString(k.Public().(ed25519.PublicKey)) }
+func idOf(k ed25519.PrivateKey) string   { return tournament.KeyID(k.Public().(ed25519.PublicKey)) }
+
+// at is the instant of the nth key event: a minute apart.
+func keyEventAt(seq int) int64 { return testStart + int64(seq)*60_000 }
+
+func (b *keyLogBuilder) append(typ string, data any) {
+	b.t.Helper()
+	raw, err := tournament.Canonical(data)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	seq := int64(len(b.events) + 1)
+	e := servedKeyEvent{Seq: seq, Type: typ, AccountID: testAccount, At: tournament.FormatTime(keyEventAt(int(seq))), Data: raw,
+		PrevHash: hex.EncodeToString(b.prev[:])}
+	if b.prev, err = keyEventHash(b.prev, e); err != nil {
+		b.t.Fatal(err)
+	}
+	e.Hash = hex.EncodeToString(b.prev[:])
+	b.events = append(b.events, e)
+}
+
+// signKeyChange signs a key change with signer, made a second before its event.
+func (b *keyLogBuilder) signKeyChange(signer ed25519.PrivateKey, m tournament.ActionMessage) keyEventData {
+	b.t.Helper()
+	m.Origin, m.KeyID, m.SignedAt = logOrigin, idOf(signer), keyEventAt(len(b.events)+1)-1000
+	sig, err := m.Sign(signer)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	d := keyEventData{Signer: m.KeyID, SignedAt: m.SignedAt, Signature: hex.EncodeToString(sig)}
+	if m.IdempotencyKey != "" {
+		d.IdempotencyKey = &m.IdempotencyKey
+	}
+	return d
+}
+
+func (b *keyLogBuilder) signUp(k ed25519.PrivateKey, name string) {
+	d := b.signKeyChange(k, tournament.ActionMessage{Action: tournament.ActionSignUp,
+		Payload: tournament.ActionPayload{Name: name, PublicKey: pubHex(k)}})
+	d.KeyID, d.PublicKey, d.Via, d.Name = idOf(k), pubHex(k), "sign_up", &name
+	b.append(keyAdded, keyAddedJSON(d))
+}
+
+func (b *keyLogBuilder) addKey(signer, k ed25519.PrivateKey, idem string) {
+	d := b.signKeyChange(signer, tournament.ActionMessage{Action: tournament.ActionAddKey, Player: testAccount, IdempotencyKey: idem,
+		Payload: tournament.ActionPayload{PublicKey: pubHex(k)}})
+	d.KeyID, d.PublicKey, d.Via = idOf(k), pubHex(k), "add_key"
+	b.append(keyAdded, keyAddedJSON(d))
+}
+
+func (b *keyLogBuilder) retire(signer, k ed25519.PrivateKey, idem string) {
+	d := b.signKeyChange(signer, tournament.ActionMessage{Action: tournament.ActionRetireKey, Player: testAccount, IdempotencyKey: idem,
+		Payload: tournament.ActionPayload{KeyID: idOf(k)}})
+	b.append(keyRetired, map[string]any{"keyId": idOf(k), "signer": d.Signer, "signedAt": d.SignedAt, "signature": d.Signature,
+		"idempotencyKey": d.IdempotencyKey})
+}
+
+func (b *keyLogBuilder) recover(k ed25519.PrivateKey, retired ...ed25519.PrivateKey) {
+	ids := []string{}
+	for _, r := range retired {
+		ids = append(ids, idOf(r))
+	}
+	b.append(keysRecovered, map[string]any{"keyId": idOf(k), "publicKey": pubHex(k), "retired": ids, "admin": "00000000-0000-4000-8000-000000000001",
+		"reason": "lost phone"})
+}
+
+// keyAddedJSON is key_added's data as spec-31 lists it.
+func keyAddedJSON(d keyEventData) map[string]any {
+	m := map[string]any{"keyId": d.KeyID, "publicKey": d.PublicKey, "via": d.Via, "signer": d.Signer, "signedAt": d.SignedAt,
+		"signature": d.Signature, "idempotencyKey": d.IdempotencyKey}
+	if d.Name != nil {
+		m["name"] = *d.Name
+	}
+	return m
+}
+
+// listing is a key as the server lists it (retired 0: active).
+type listing struct {
+	key            ed25519.PrivateKey
+	added, retired int64
+	recovery       bool
+}
+
+// listed is the server's list of keys.
+func listed(ls ...listing) []servedKey {
+	var out []servedKey
+	for _, l := range ls {
+		s := servedKey{KeyID: idOf(l.key), PublicKey: pubHex(l.key), AddedSeq: l.added, Recovery: l.recovery}
+		if l.retired != 0 {
+			s.RetiredSeq = &l.retired
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestKeyLogReplay: a key log of a sign-up, a second device's key, a retirement and a recovery
+// replays; each key is the account's exactly while the log says; the recovery is reported.
+func TestKeyLogReplay(t *testing.T) {
+	a, b2, c := testKey(0), testKey(1), testKey(2)
+	b := &keyLogBuilder{t: t}
+	b.signUp(a, "Ålice \"A\"")
+	b.addKey(a, b2, "add-1")
+	b.retire(b2, a, "retire-1")
+	b.recover(c, b2)
+	keys := listed(listing{a, 1, 3, false}, listing{b2, 2, 4, false}, listing{c, 4, 0, true})
+	l := replayKeyLog(testAccount, logOrigin, b.events, keys)
+	if !l.res.OK || l.res.Events != 4 || l.res.Keys != 3 || len(l.res.Recoveries) != 1 || l.res.Recoveries[0].KeyID != idOf(c) {
+		t.Fatalf("replay: %+v (failure %v)", l.res, l.res.Failure)
+	}
+	for _, c := range []struct {
+		key  ed25519.PrivateKey
+		at   int64
+		want bool
+	}{
+		{a, keyEventAt(1) - 1, false}, {a, keyEventAt(1), true}, {a, keyEventAt(3), true}, {a, keyEventAt(3) + 1, false},
+		{b2, keyEventAt(2) + 1, true}, {b2, keyEventAt(4) + 1, false}, {c, keyEventAt(4) + 1, true},
+	} {
+		if got := l.keyAt(idOf(c.key), c.at) != nil; got != c.want {
+			t.Errorf("key %s at %s: active %t, want %t", idOf(c.key), tournament.FormatTime(c.at), got, c.want)
+		}
+	}
+	if l.hadKeyAt(keyEventAt(1)-1) || !l.hadKeyAt(keyEventAt(5)) {
+		t.Error("hadKeyAt")
+	}
+}
+
+// TestKeyLogFailures: each way a key log can lie is named by its key event.
+func TestKeyLogFailures(t *testing.T) {
+	a, b2, stranger := testKey(0), testKey(1), testKey(3)
+	cases := []struct {
+		name  string
+		build func(b *keyLogBuilder) []servedKey
+		seq   int64
+		item  string
+	}{
+		{"a key added by a stranger's key", func(b *keyLogBuilder) []servedKey {
+			b.signUp(a, "a")
+			b.addKey(stranger, b2, "add-1")
+			return nil
+		}, 2, "signer of key " + idOf(b2)},
+		{"a key added with another key's signature", func(b *keyLogBuilder) []servedKey {
+			b.signUp(a, "a")
+			b.addKey(a, b2, "add-1")
+			var d map[string]any
+			_ = json.Unmarshal(b.events[1].Data, &d)
+			d["publicKey"], d["keyId"] = pubHex(stranger), idOf(stranger)
+			b.events, b.prev = b.events[:1], mustHash(t, b.events[0].Hash)
+			b.append(keyAdded, d)
+			return nil
+		}, 2, "signature of add_key"},
+		{"a key added by a retired key", func(b *keyLogBuilder) []servedKey {
+			b.signUp(a, "a")
+			b.addKey(a, b2, "add-1")
+			b.retire(b2, a, "retire-1")
+			b.addKey(a, stranger, "add-2")
+			return nil
+		}, 4, "signer of key " + idOf(stranger)},
+		{"a first key signed by another", func(b *keyLogBuilder) []servedKey {
+			b.addKey(stranger, a, "add-1")
+			return nil
+		}, 1, "signer of key " + idOf(a)},
+		{"a recovery that keeps a key", func(b *keyLogBuilder) []servedKey {
+			b.signUp(a, "a")
+			b.addKey(a, b2, "add-1")
+			b.recover(stranger, a)
+			return nil
+		}, 3, "keys retired by the recovery"},
+		{"an event's data edited", func(b *keyLogBuilder) []servedKey {
+			b.signUp(a, "a")
+			b.events[0].Data = json.RawMessage(strings.Replace(string(b.events[0].Data), `"name":"a"`, `"name":"b"`, 1))
+			return nil
+		}, 1, "key event hash"},
+		{"a key listed that no key event added", func(b *keyLogBuilder) []servedKey {
+			b.signUp(a, "a")
+			return listed(listing{key: a, added: 1}, listing{key: stranger, added: 1})
+		}, 1, "key " + idOf(stranger)},
+		{"a key of the log not listed", func(b *keyLogBuilder) []servedKey {
+			b.signUp(a, "a")
+			b.addKey(a, b2, "add-1")
+			return listed(listing{key: a, added: 1})
+		}, 2, "key " + idOf(b2)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := &keyLogBuilder{t: t}
+			keys := c.build(b)
+			l := replayKeyLog(testAccount, logOrigin, b.events, keys)
+			f := l.res.Failure
+			if l.res.OK || f == nil || f.Account != testAccount || f.Seq != c.seq || f.Item != c.item {
+				t.Fatalf("failure %v, want key event %d: %s", f, c.seq, c.item)
+			}
+			t.Log(f)
+		})
+	}
+}
+
+func mustHash(t *testing.T, s string) [32]byte {
+	raw, err := hex.DecodeString(s)
+	if err != nil || len(raw) != 32 {
+		t.Fatalf("hash %q", s)
+	}
+	return [32]byte(raw)
+}
+
+// signAction signs an action as the player's device does, a second before its event.
+func signAction(t *testing.T, k ed25519.PrivateKey, a signedAction, value string) signedAction {
+	t.Helper()
+	a.auth.KeyID, a.auth.SignedAt = idOf(k), a.at-1000
+	sig, err := a.message(logOrigin, value).Sign(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.sealed() {
+		sealed := tournament.SealSignature(sig)
+		a.auth.SealedSignature = hex.EncodeToString(sealed[:])
+	}
+	a.auth.Signature = hex.EncodeToString(sig)
+	return a
+}
+
+// check runs both steps of an action's check; sig is the transcript's signature of a sealed one.
+func check(l *keyLog, a signedAction, value string) *Failure {
+	k, f := checkKey(l, a)
+	if f != nil || k == nil {
+		return f
+	}
+	var sig *string
+	if a.sealed() {
+		s := a.auth.Signature
+		sig, a.auth.Signature = &s, ""
+	}
+	return checkSignature(logOrigin, k, a, value, sig)
+}
+
+// TestActionSignatures: an action verifies under the key its player had then, and a signature
+// copied onto another lobby, game, round, payload or idempotency key, made by a retired or a
+// stranger's key, or missing while the player had a key, does not.
+func TestActionSignatures(t *testing.T) {
+	a, b2, stranger := testKey(0), testKey(1), testKey(3)
+	b := &keyLogBuilder{t: t}
+	b.signUp(a, "a")
+	b.addKey(a, b2, "add-1")
+	b.retire(b2, a, "retire-1")
+	l := replayKeyLog(testAccount, logOrigin, b.events, listed(listing{key: a, added: 1, retired: 3}, listing{key: b2, added: 2}))
+	if l.res.Failure != nil {
+		t.Fatal(l.res.Failure)
+	}
+	const commitment = "cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae"
+	register := func() signedAction {
+		return signedAction{lobby: "0b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b", game: "7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a", player: testAccount,
+			seq: 3, at: keyEventAt(2) + 5000, typ: tournament.EventPlayerRegistered, bet: 100,
+			auth: &actionAuth{Action: tournament.ActionRegister, IdempotencyKey: "reg-1"}}
+	}
+	commit := func() signedAction {
+		c := register()
+		c.typ, c.round, c.auth.Action, c.auth.IdempotencyKey = tournament.EventMoveCommitted, 2, tournament.ActionCommit, "commit-1"
+		return c
+	}
+	if f := check(l, signAction(t, a, register(), ""), ""); f != nil {
+		t.Fatalf("a register signed by the player's key: %v", f)
+	}
+	if f := check(l, signAction(t, a, commit(), commitment), commitment); f != nil {
+		t.Fatalf("a commit signed by the player's key: %v", f)
+	}
+	unsigned := register()
+	unsigned.auth = nil
+	if k, f := checkKey(l, unsigned); k != nil || f == nil || f.Item != "signature" {
+		t.Errorf("an unsigned action by a player with a key: %v", f)
+	}
+	unsigned.at = keyEventAt(1) - 1
+	if k, f := checkKey(l, unsigned); k != nil || f != nil {
+		t.Errorf("an unsigned action before the player's first key: %v", f)
+	}
+	cases := []struct {
+		name   string
+		action func() signedAction
+		value  string
+		item   string
+	}{
+		{"another lobby", func() signedAction {
+			x := signAction(t, a, register(), "")
+			x.lobby = "1b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b"
+			return x
+		}, "", "signature"},
+		{"another game", func() signedAction {
+			x := signAction(t, a, register(), "")
+			x.game = "8d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a"
+			return x
+		}, "", "signature"},
+		{"another round", func() signedAction {
+			x := signAction(t, a, commit(), commitment)
+			x.round = 3
+			return x
+		}, commitment, "signature"},
+		{"another payload", func() signedAction { return signAction(t, a, commit(), commitment) }, strings.Repeat("0", 64), "signature"},
+		{"another bet", func() signedAction {
+			x := signAction(t, a, register(), "")
+			x.bet = 1000
+			return x
+		}, "", "signature"},
+		{"another idempotency key", func() signedAction {
+			x := signAction(t, a, register(), "")
+			x.auth.IdempotencyKey = "reg-2"
+			return x
+		}, "", "signature"},
+		{"another action", func() signedAction {
+			x := signAction(t, a, register(), "")
+			x.typ = tournament.EventPlayerLeft
+			return x
+		}, "", "signed action"},
+		{"a stranger's key", func() signedAction { return signAction(t, stranger, register(), "") }, "", "signing key"},
+		{"a key retired before", func() signedAction {
+			x := register()
+			x.at = keyEventAt(3) + 5000
+			return signAction(t, a, x, "")
+		}, "", "signing key"},
+		{"a key not added yet", func() signedAction {
+			x := register()
+			x.at = keyEventAt(2) - 5000
+			return signAction(t, b2, x, "")
+		}, "", "signing key"},
+		{"a signature too old for the event", func() signedAction {
+			x := signAction(t, a, register(), "")
+			x.auth.SignedAt = x.at - tournament.SignatureMaxAge - 1
+			return x
+		}, "", "signedAt"},
+		{"a sealed signature of another signature", func() signedAction {
+			x := signAction(t, a, commit(), commitment)
+			other := signAction(t, a, register(), "")
+			x.auth.Signature = other.auth.Signature
+			return x
+		}, commitment, "sealed signature"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := check(l, c.action(), c.value)
+			if f == nil || f.Item != c.item || f.Lobby == "" || f.Seq != 3 || f.Player != testAccount {
+				t.Fatalf("failure %v, want %s", f, c.item)
+			}
+			t.Log(f)
+		})
+	}
+
+	s := &signatures{seen: map[replayKey]Failure{}}
+	first := signAction(t, a, register(), "")
+	if f := s.replayed(first); f != nil {
+		t.Fatal(f)
+	}
+	again := first
+	again.lobby, again.seq = "1b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b", 9
+	if f := s.replayed(again); f == nil || f.Item != "replay" || f.Seq != 9 || !strings.Contains(f.Found, "event 3") {
+		t.Fatalf("a signed request seen twice: %v", f)
+	}
+}
