@@ -221,7 +221,8 @@ func seedRealisticTables(tb testing.TB, s *Store, n int) {
 // to the table: it compares every column but the balance, so that any change to an account but
 // its balance notifies AccountsChannel (a column added later must be added to it), while a
 // balance change, which every bet and payout of the held writes makes, costs no conversion of
-// the rows (the condition compared them as jsonb).
+// the rows (the condition compared them as jsonb). The key log's length and the count of active
+// keys (0016) are left out too: the write path reads them from the database, not from a cache.
 func TestAccountNotifyNamesEveryColumn(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.New(t)
@@ -239,10 +240,11 @@ func TestAccountNotifyNamesEveryColumn(t *testing.T) {
 	if strings.Contains(condition, "to_jsonb") {
 		t.Errorf("the accounts trigger converts the rows to jsonb: %s", condition)
 	}
+	quiet := map[string]bool{"balance": true, "active_keys": true, "key_seq": true}
 	for _, c := range columns {
 		named := strings.Contains(condition, "old."+c+" IS DISTINCT FROM new."+c+")")
-		if named != (c != "balance") {
-			t.Errorf("the accounts trigger names column %s: %v, want %v: %s", c, named, c != "balance", condition)
+		if named != !quiet[c] {
+			t.Errorf("the accounts trigger names column %s: %v, want %v: %s", c, named, !quiet[c], condition)
 		}
 	}
 }
