@@ -3,6 +3,7 @@ package logpublish_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"sync"
 	"testing"
@@ -16,6 +17,8 @@ import (
 	"github.com/commitreveal/rps/internal/apitest"
 	"github.com/commitreveal/rps/internal/pgtest"
 	"github.com/commitreveal/rps/logpublish"
+	"github.com/commitreveal/rps/store"
+	"github.com/commitreveal/rps/tournament"
 	"github.com/commitreveal/rps/translog"
 )
 
@@ -63,8 +66,25 @@ func allEvents(t *testing.T, e *apitest.Env) []event {
 	return out
 }
 
+// keyEvents are the accounts' key events, as leaves.
+func keyEvents(t *testing.T, e *apitest.Env) []translog.Leaf {
+	t.Helper()
+	rows, _ := e.Pool.Query(t.Context(), `SELECT account_id::text, seq, hash FROM account_key_events ORDER BY account_id, seq`)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (translog.Leaf, error) {
+		var l translog.Leaf
+		var h []byte
+		err := r.Scan(&l.Account, &l.Seq, &h)
+		copy(l.Hash[:], h)
+		return l, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // checkLog checks the stored log against the events, with the standard libraries only: every
-// event is one leaf, each lobby's in chain order; the checkpoint is validly signed by the current
+// event (a lobby's or an account's key event) is one leaf, each chain's in chain order; the checkpoint is validly signed by the current
 // key; the tree the entries make has the checkpoint's root; and it returns the checkpoint.
 func checkLog(t *testing.T, e *apitest.Env) torchwood.Checkpoint {
 	t.Helper()
@@ -87,17 +107,17 @@ func checkLog(t *testing.T, e *apitest.Env) torchwood.Checkpoint {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := allEvents(t, e)
-	if int64(len(leaves)) != cp.N || len(events) != len(leaves) {
-		t.Fatalf("%d leaves in a tree of %d, %d events", len(leaves), cp.N, len(events))
+	events, keys := allEvents(t, e), keyEvents(t, e)
+	if int64(len(leaves)) != cp.N || len(events)+len(keys) != len(leaves) {
+		t.Fatalf("%d leaves in a tree of %d, %d events and %d key events", len(leaves), cp.N, len(events), len(keys))
 	}
 	seen := map[string]int64{}
 	var hashes []tlog.Hash
 	for i, l := range leaves {
-		if l.Seq != seen[l.Lobby]+1 {
-			t.Fatalf("leaf %d is event %d of lobby %s, after its event %d", i, l.Seq, l.Lobby, seen[l.Lobby])
+		if l.Seq != seen[l.Chain()]+1 {
+			t.Fatalf("leaf %d is event %d of %s, after its event %d", i, l.Seq, l.Chain(), seen[l.Chain()])
 		}
-		seen[l.Lobby] = l.Seq
+		seen[l.Chain()] = l.Seq
 		hashes = append(hashes, tlog.RecordHash(l.Entry()))
 	}
 	g, err := translog.Append(0, nil, hashes)
@@ -115,7 +135,68 @@ func checkLog(t *testing.T, e *apitest.Env) torchwood.Checkpoint {
 			t.Fatalf("event %s/%d: leaf %d (%v)", ev.lobby, ev.seq, index, ok)
 		}
 	}
+	for _, k := range keys {
+		ranges, _ := e.Store.KeyLogRanges(ctx, tournament.AccountID(k.Account), k.Seq, k.Seq)
+		index, ok := leafOf(ranges, k.Seq)
+		if !ok || leaves[index] != k {
+			t.Fatalf("key event %s/%d: leaf %d (%v)", k.Account, k.Seq, index, ok)
+		}
+	}
 	return cp
+}
+
+// TestKeyEventsAreLeaves: every key change of an account (a sign-up's key, a key added, one
+// retired) is a leaf "key <account> <seq> <hash>" of the log, in its chain's order among the
+// lobbies' events, and its inclusion proof checks against the signed checkpoint.
+func TestKeyEventsAreLeaves(t *testing.T) {
+	e, seq := setup(t)
+	ctx := t.Context()
+	if _, err := seq.Integrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pub1, priv1, _ := ed25519.GenerateKey(nil)
+	pub2, _, _ := ed25519.GenerateKey(nil)
+	sig := func(idem string) tournament.KeySignature {
+		return tournament.KeySignature{KeyID: tournament.KeyID(pub1), SignedAt: time.Now().UnixMilli(), Signature: ed25519.Sign(priv1, []byte(idem)), IdempotencyKey: idem}
+	}
+	a, _, err := e.Store.CreateAccountWithKey(ctx, "keyed", store.SignedKey{PublicKey: pub1, Signature: sig("")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idem := func(key string) *store.IdempotencyKey {
+		return &store.IdempotencyKey{AccountID: a.ID, Method: "POST", Route: "/keys", Key: key, RequestHash: make([]byte, 32)}
+	}
+	if r, err := e.Store.AddKey(ctx, a.ID, store.SignedKey{PublicKey: pub2, Signature: sig("k2")}, idem("k2"), store.RequestRef{}); err != nil || r.Result.Refusal != nil {
+		t.Fatalf("add a key: %+v, %v", r.Result.Refusal, err)
+	}
+	if n, err := seq.Integrate(ctx); err != nil || n != 2 {
+		t.Fatalf("integrate two key events: %d, %v", n, err)
+	}
+	if r, err := e.Store.RetireKey(ctx, a.ID, tournament.KeyID(pub1), sig("r1"), idem("r1"), store.RequestRef{}); err != nil || r.Result.Refusal != nil {
+		t.Fatalf("retire a key: %+v, %v", r.Result.Refusal, err)
+	}
+	e.Register(e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 5}).Id.String(), e.NewPlayer("late", 100))
+	if n, err := seq.Integrate(ctx); err != nil || n < 3 {
+		t.Fatalf("integrate a key event and a lobby's: %d, %v", n, err)
+	}
+	cp := checkLog(t, e)
+	kl, err := e.Store.KeyLog(ctx, a.ID, 0, 10)
+	if err != nil || len(kl.Events) != 3 {
+		t.Fatalf("key log: %+v, %v", kl, err)
+	}
+	for _, ev := range kl.Events {
+		if !ev.Logged {
+			t.Fatalf("key event %d has no leaf", ev.Seq)
+		}
+		leaf := translog.Leaf{Account: string(a.ID), Seq: ev.Seq, Hash: ev.Hash}
+		proof, err := tlog.ProveRecord(cp.N, ev.LeafIndex, e.Store.LogHashes(ctx, cp.Tree))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tlog.CheckRecord(proof, cp.N, cp.Hash, ev.LeafIndex, leaf.RecordHash()); err != nil {
+			t.Fatalf("key event %d at leaf %d: %v", ev.Seq, ev.LeafIndex, err)
+		}
+	}
 }
 
 func TestIntegrationLogsEveryEventOnceInChainOrder(t *testing.T) {

@@ -72,7 +72,8 @@ type LogPending struct {
 	Horizon int64
 	// Edge are the tree's right-edge tiles (translog.EdgeTiles).
 	Edge []translog.Tile
-	// Logged is the newest logged seq of each lobby with pending events (absent: none).
+	// Logged is the newest logged seq of each chain (translog.Leaf.Chain) with pending events
+	// (absent: none).
 	Logged  map[string]int64
 	Pending []translog.Pending
 	// Complete is false when the limits cut the read: the next batch must look again from the
@@ -81,10 +82,11 @@ type LogPending struct {
 }
 
 // PendingLog reads, in one snapshot, the log's state, its right edge and the committed events not
-// in it yet, at most maxEvents of each of at most maxLobbies lobbies. A lobby has new events when
-// one of its events was written by a transaction between the log's floor and the snapshot's
-// horizon; its events are then read from its newest logged one on, whatever transaction wrote
-// them, so an event held back for a gap is read again.
+// in it yet, at most maxEvents of each of at most maxLobbies lobbies, and likewise of the
+// accounts' key logs. A lobby has new events when one of its events was written by a transaction
+// between the log's floor and the snapshot's horizon; its events are then read from its newest
+// logged one on, whatever transaction wrote them, so an event held back for a gap is read again.
+// An account's key events are found and read the same way.
 func (s *Store) PendingLog(ctx context.Context, maxLobbies, maxEvents int) (LogPending, error) {
 	var p LogPending
 	err := s.withTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
@@ -98,45 +100,79 @@ func (s *Store) PendingLog(ctx context.Context, maxLobbies, maxEvents int) (LogP
 			return err
 		}
 		p.Logged = map[string]int64{}
-		lobbies := map[string]int{}
-		rows, err := tx.Query(ctx, `WITH dirty AS (
-				SELECT DISTINCT lobby_id FROM events
-				WHERE log_xid >= $1::bigint::text::xid8 AND log_xid < $2::bigint::text::xid8 LIMIT $3)
-			SELECT d.lobby_id::text, coalesce(h.seq, 0), e.seq, e.hash, e.at
-			FROM dirty d LEFT JOIN log_heads h ON h.lobby_id = d.lobby_id
-			CROSS JOIN LATERAL (SELECT seq, hash, at FROM events e
-				WHERE e.lobby_id = d.lobby_id AND e.seq > coalesce(h.seq, 0) AND e.log_xid < $2::bigint::text::xid8
-				ORDER BY seq LIMIT $4) e`, p.State.Floor, p.Horizon, maxLobbies, maxEvents)
-		if err != nil {
-			return fmt.Errorf("read pending events: %w", mapErr(err))
-		}
-		for rows.Next() {
-			var e translog.Pending
-			var logged int64
-			var hash []byte
-			if err := rows.Scan(&e.Lobby, &logged, &e.Seq, &hash, &e.At); err != nil {
-				rows.Close()
-				return fmt.Errorf("read pending events: %w", mapErr(err))
+		p.Complete = true
+		for _, c := range pendingChains {
+			complete, err := p.readPending(ctx, tx, c, maxLobbies, maxEvents)
+			if err != nil {
+				return err
 			}
-			copy(e.Hash[:], hash)
-			if logged > 0 {
-				p.Logged[e.Lobby] = logged
-			}
-			lobbies[e.Lobby]++
-			p.Pending = append(p.Pending, e)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("read pending events: %w", mapErr(err))
-		}
-		// A lobby without rows was fully logged already; only a full read may have left some out.
-		p.Complete = len(lobbies) < maxLobbies
-		for _, n := range lobbies {
-			p.Complete = p.Complete && n < maxEvents
+			p.Complete = p.Complete && complete
 		}
 		return nil
 	})
 	return p, err
+}
+
+// chainTables are where one kind of chain whose events are leaves is stored: its events, its
+// runs of leaves, its logged heads and its id column.
+type chainTables struct {
+	events, ranges, heads, id string
+	// key: the accounts' key logs (translog.Leaf.Account), not the lobbies' events.
+	key bool
+}
+
+// The two kinds of chains: the lobbies' events and the accounts' key events.
+var (
+	lobbyChains   = chainTables{events: "events", ranges: "log_ranges", heads: "log_heads", id: "lobby_id"}
+	keyChains     = chainTables{events: "account_key_events", ranges: "log_key_ranges", heads: "log_key_heads", id: "account_id", key: true}
+	pendingChains = []chainTables{lobbyChains, keyChains}
+)
+
+// readPending reads the pending events of one kind of chain into p (see PendingLog), and
+// reports whether the limits left none out.
+func (p *LogPending) readPending(ctx context.Context, tx pgx.Tx, c chainTables, maxChains, maxEvents int) (bool, error) {
+	chains := map[string]int{}
+	rows, err := tx.Query(ctx, `WITH dirty AS (
+			SELECT DISTINCT `+c.id+` AS id FROM `+c.events+`
+			WHERE log_xid >= $1::bigint::text::xid8 AND log_xid < $2::bigint::text::xid8 LIMIT $3)
+		SELECT d.id::text, coalesce(h.seq, 0), e.seq, e.hash, e.at
+		FROM dirty d LEFT JOIN `+c.heads+` h ON h.`+c.id+` = d.id
+		CROSS JOIN LATERAL (SELECT seq, hash, at FROM `+c.events+` e
+			WHERE e.`+c.id+` = d.id AND e.seq > coalesce(h.seq, 0) AND e.log_xid < $2::bigint::text::xid8
+			ORDER BY seq LIMIT $4) e`, p.State.Floor, p.Horizon, maxChains, maxEvents)
+	if err != nil {
+		return false, fmt.Errorf("read pending %s: %w", c.events, mapErr(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e translog.Pending
+		var id string
+		var logged int64
+		var hash []byte
+		if err := rows.Scan(&id, &logged, &e.Seq, &hash, &e.At); err != nil {
+			return false, fmt.Errorf("read pending %s: %w", c.events, mapErr(err))
+		}
+		if c.key {
+			e.Account = id
+		} else {
+			e.Lobby = id
+		}
+		copy(e.Hash[:], hash)
+		if logged > 0 {
+			p.Logged[e.Chain()] = logged
+		}
+		chains[id]++
+		p.Pending = append(p.Pending, e)
+	}
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("read pending %s: %w", c.events, mapErr(err))
+	}
+	// A chain without rows was fully logged already; only a full read may have left some out.
+	complete := len(chains) < maxChains
+	for _, n := range chains {
+		complete = complete && n < maxEvents
+	}
+	return complete, nil
 }
 
 // readTiles reads stored tiles by key; missing ones are absent from the result.
@@ -225,18 +261,9 @@ func (s *Store) AppendLog(ctx context.Context, a LogAppend) (int64, error) {
 		queue(&b, `INSERT INTO log_tiles (level, n, hashes) SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bytea[])
 			ON CONFLICT (level, n) DO UPDATE SET hashes = excluded.hashes
 			WHERE substring(excluded.hashes FOR length(log_tiles.hashes)) = log_tiles.hashes`, levels, ns, hashes)
-		firsts, lobbies, seqs, counts := make([]int64, len(a.Batch.Ranges)), make([]string, len(a.Batch.Ranges)), make([]int64, len(a.Batch.Ranges)), make([]int64, len(a.Batch.Ranges))
-		for i, r := range a.Batch.Ranges {
-			firsts[i], lobbies[i], seqs[i], counts[i] = r.FirstIndex, r.Lobby, r.FirstSeq, r.Count
+		for _, c := range pendingChains {
+			queueRanges(&b, c, a.Batch)
 		}
-		queue(&b, `INSERT INTO log_ranges (first_index, lobby_id, first_seq, count)
-			SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::bigint[], $4::bigint[])`, firsts, lobbies, seqs, counts)
-		headLobbies, headSeqs, headLeaves := make([]string, len(a.Batch.Heads)), make([]int64, len(a.Batch.Heads)), make([]int64, len(a.Batch.Heads))
-		for i, h := range a.Batch.Heads {
-			headLobbies[i], headSeqs[i], headLeaves[i] = h.Lobby, h.Seq, h.LeafIndex
-		}
-		queue(&b, `INSERT INTO log_heads (lobby_id, seq, leaf_index) SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bigint[])
-			ON CONFLICT (lobby_id) DO UPDATE SET seq = excluded.seq, leaf_index = excluded.leaf_index`, headLobbies, headSeqs, headLeaves)
 		queue(&b, `INSERT INTO log_checkpoints (size, root, note, created_at, published_at)
 			VALUES ($1, $2, $3, $4, CASE WHEN $5 THEN $4::bigint END)`,
 			a.Growth.Tree.N, a.Growth.Tree.Hash[:], string(a.Checkpoint), at, a.Published)
@@ -248,6 +275,40 @@ func (s *Store) AppendLog(ctx context.Context, a LogAppend) (int64, error) {
 		return nil
 	})
 	return at, err
+}
+
+// queueRanges queues the inserts of a batch's ranges and heads of the chains of c.
+func queueRanges(b *pgx.Batch, c chainTables, batch translog.Batch) {
+	var firsts, seqs, counts, headSeqs, headLeaves []int64
+	var ids, headIDs []string
+	for _, r := range batch.Ranges {
+		if id := rangeChain(c, r.Lobby, r.Account); id != "" {
+			firsts, ids, seqs, counts = append(firsts, r.FirstIndex), append(ids, id), append(seqs, r.FirstSeq), append(counts, r.Count)
+		}
+	}
+	for _, h := range batch.Heads {
+		if id := rangeChain(c, h.Lobby, h.Account); id != "" {
+			headIDs, headSeqs, headLeaves = append(headIDs, id), append(headSeqs, h.Seq), append(headLeaves, h.LeafIndex)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	queue(b, `INSERT INTO `+c.ranges+` (first_index, `+c.id+`, first_seq, count)
+		SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::bigint[], $4::bigint[])`, firsts, ids, seqs, counts)
+	queue(b, `INSERT INTO `+c.heads+` (`+c.id+`, seq, leaf_index) SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bigint[])
+		ON CONFLICT (`+c.id+`) DO UPDATE SET seq = excluded.seq, leaf_index = excluded.leaf_index`, headIDs, headSeqs, headLeaves)
+}
+
+// rangeChain is the id of a range's or head's chain when it is of the kind of c, or "".
+func rangeChain(c chainTables, lobby, account string) string {
+	if c.key {
+		return account
+	}
+	if account != "" {
+		return ""
+	}
+	return lobby
 }
 
 // LogCheckpoint is a signed checkpoint as stored.
@@ -340,17 +401,33 @@ func (s *Store) SetWitnessSize(ctx context.Context, name string, size int64) err
 func (s *Store) LogEntries(ctx context.Context, start, end int64) ([]translog.Leaf, error) {
 	leaves, err := collect(ctx, s.pool, func(r pgx.CollectableRow) (translog.Leaf, error) {
 		var l translog.Leaf
+		var id string
+		var key bool
 		var hash []byte
-		err := r.Scan(&l.Lobby, &l.Seq, &hash)
+		var index int64
+		err := r.Scan(&id, &key, &l.Seq, &hash, &index)
+		if key {
+			l.Account = id
+		} else {
+			l.Lobby = id
+		}
 		copy(l.Hash[:], hash)
 		return l, err
-	}, `SELECT e.lobby_id::text, e.seq, e.hash
-		FROM log_ranges r
+	}, `WITH first AS (SELECT greatest(
+				(SELECT max(first_index) FROM log_ranges WHERE first_index <= $1),
+				(SELECT max(first_index) FROM log_key_ranges WHERE first_index <= $1), 0) AS index)
+		SELECT e.lobby_id::text, false, e.seq, e.hash, r.first_index
+		FROM first, log_ranges r
 		JOIN events e ON e.lobby_id = r.lobby_id AND e.seq >= r.first_seq + greatest($1 - r.first_index, 0)
 			AND e.seq < r.first_seq + least($2 - r.first_index, r.count)
-		WHERE r.first_index >= coalesce((SELECT max(first_index) FROM log_ranges WHERE first_index <= $1), 0)
-			AND r.first_index < $2
-		ORDER BY r.first_index, e.seq`, start, end)
+		WHERE r.first_index >= first.index AND r.first_index < $2
+		UNION ALL
+		SELECT e.account_id::text, true, e.seq, e.hash, r.first_index
+		FROM first, log_key_ranges r
+		JOIN account_key_events e ON e.account_id = r.account_id AND e.seq >= r.first_seq + greatest($1 - r.first_index, 0)
+			AND e.seq < r.first_seq + least($2 - r.first_index, r.count)
+		WHERE r.first_index >= first.index AND r.first_index < $2
+		ORDER BY 5, 3`, start, end)
 	if err != nil {
 		return nil, fmt.Errorf("log entries %d..%d: %w", start, end, err)
 	}
@@ -360,19 +437,35 @@ func (s *Store) LogEntries(ctx context.Context, start, end int64) ([]translog.Le
 // LogRanges returns the runs of leaves that hold a lobby's events from first to last seq (only
 // the logged ones).
 func (s *Store) LogRanges(ctx context.Context, lobby tournament.LobbyID, first, last int64) ([]translog.Range, error) {
-	if !validID(string(lobby)) {
+	return s.logRanges(ctx, lobbyChains, string(lobby), first, last)
+}
+
+// KeyLogRanges returns the runs of leaves that hold an account's key events from first to last
+// seq (only the logged ones).
+func (s *Store) KeyLogRanges(ctx context.Context, account tournament.AccountID, first, last int64) ([]translog.Range, error) {
+	return s.logRanges(ctx, keyChains, string(account), first, last)
+}
+
+func (s *Store) logRanges(ctx context.Context, c chainTables, id string, first, last int64) ([]translog.Range, error) {
+	if !validID(id) {
 		return nil, nil
 	}
 	ranges, err := collect(ctx, s.pool, func(r pgx.CollectableRow) (translog.Range, error) {
 		var x translog.Range
-		err := r.Scan(&x.FirstIndex, &x.Lobby, &x.FirstSeq, &x.Count)
+		var chain string
+		err := r.Scan(&x.FirstIndex, &chain, &x.FirstSeq, &x.Count)
+		if c.key {
+			x.Account = chain
+		} else {
+			x.Lobby = chain
+		}
 		return x, err
-	}, `SELECT first_index, lobby_id::text, first_seq, count FROM log_ranges
-		WHERE lobby_id = $1 AND first_seq <= $3
-			AND first_seq >= coalesce((SELECT max(first_seq) FROM log_ranges WHERE lobby_id = $1 AND first_seq <= $2), 0)
-		ORDER BY first_seq`, lobby, first, last)
+	}, `SELECT first_index, `+c.id+`::text, first_seq, count FROM `+c.ranges+`
+		WHERE `+c.id+` = $1 AND first_seq <= $3
+			AND first_seq >= coalesce((SELECT max(first_seq) FROM `+c.ranges+` WHERE `+c.id+` = $1 AND first_seq <= $2), 0)
+		ORDER BY first_seq`, id, first, last)
 	if err != nil {
-		return nil, fmt.Errorf("log ranges of lobby %s: %w", lobby, err)
+		return nil, fmt.Errorf("log ranges of %s %s: %w", c.id, id, err)
 	}
 	return ranges, nil
 }
@@ -402,12 +495,21 @@ func (s *Store) LogHead(ctx context.Context, lobby tournament.LobbyID) (translog
 
 // EventHash returns the chain hash of a lobby's event.
 func (s *Store) EventHash(ctx context.Context, lobby tournament.LobbyID, seq int64) ([32]byte, error) {
+	return s.chainHash(ctx, lobbyChains, string(lobby), seq)
+}
+
+// KeyEventHash returns the chain hash of an account's key event.
+func (s *Store) KeyEventHash(ctx context.Context, account tournament.AccountID, seq int64) ([32]byte, error) {
+	return s.chainHash(ctx, keyChains, string(account), seq)
+}
+
+func (s *Store) chainHash(ctx context.Context, c chainTables, id string, seq int64) ([32]byte, error) {
 	var out [32]byte
-	if !validID(string(lobby)) {
+	if !validID(id) {
 		return out, tournament.ErrNotFound
 	}
 	var hash []byte
-	err := queryRow(ctx, s.pool, `SELECT hash FROM events WHERE lobby_id = $1 AND seq = $2`, lobby, seq).Scan(&hash)
+	err := queryRow(ctx, s.pool, `SELECT hash FROM `+c.events+` WHERE `+c.id+` = $1 AND seq = $2`, id, seq).Scan(&hash)
 	copy(out[:], hash)
 	return out, err
 }

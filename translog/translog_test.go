@@ -131,7 +131,7 @@ func pending(lobby string, seqs ...int64) []Pending {
 
 func TestSequenceKeepsEachLobbysChainOrder(t *testing.T) {
 	events := append(pending(lobbyB, 5, 3, 4, 7), pending(lobbyA, 2, 1, 3)...)
-	b := Sequence(10, map[string]int64{lobbyB: 3}, events)
+	b := Sequence(10, map[string]int64{"event " + lobbyB: 3}, events)
 	var got []string
 	for _, l := range b.Leaves {
 		got = append(got, fmt.Sprint(l.Lobby[:1], l.Seq))
@@ -152,13 +152,50 @@ func TestSequenceKeepsEachLobbysChainOrder(t *testing.T) {
 	}
 }
 
+// TestSequenceKeepsKeyLogsApart: an account's key events are a chain of their own, beside a lobby
+// with the same id: each follows its own logged prefix, lobbies first, and its ranges and heads
+// name the account.
+func TestSequenceKeepsKeyLogsApart(t *testing.T) {
+	keys := func(account string, seqs ...int64) []Pending {
+		out := pending(account, seqs...)
+		for i := range out {
+			out[i].Account, out[i].Lobby = account, ""
+		}
+		return out
+	}
+	events := append(append(keys(lobbyA, 2, 3), pending(lobbyA, 1, 2)...), keys(lobbyB, 2)...)
+	b := Sequence(5, map[string]int64{"key " + lobbyA: 1, "event " + lobbyA: 0}, events)
+	var got []string
+	for _, l := range b.Leaves {
+		got = append(got, fmt.Sprint(l.Chain()[:3], l.Seq))
+	}
+	if fmt.Sprint(got) != "[eve1 eve2 key2 key3]" || !b.HeldBack {
+		t.Fatalf("leaves %v, held back %v", got, b.HeldBack)
+	}
+	want := []Range{{FirstIndex: 5, Lobby: lobbyA, FirstSeq: 1, Count: 2}, {FirstIndex: 7, Account: lobbyA, FirstSeq: 2, Count: 2}}
+	if fmt.Sprint(b.Ranges) != fmt.Sprint(want) {
+		t.Fatalf("ranges %v, want %v", b.Ranges, want)
+	}
+	heads := []Head{{Lobby: lobbyA, Seq: 2, LeafIndex: 6}, {Account: lobbyA, Seq: 3, LeafIndex: 8}}
+	if fmt.Sprint(b.Heads) != fmt.Sprint(heads) {
+		t.Fatalf("heads %v, want %v", b.Heads, heads)
+	}
+}
+
 func TestEntryRoundTrip(t *testing.T) {
 	l := pending(lobbyA, 42)[0].Leaf
-	back, err := ParseEntry(l.Entry())
-	if err != nil || back != l {
-		t.Fatalf("round trip: %+v, %v", back, err)
+	key := Leaf{Account: lobbyB, Seq: 3, Hash: l.Hash}
+	if got, want := string(key.Entry()), "key "+lobbyB+" 3 "+fmt.Sprintf("%x", l.Hash)+"\n"; got != want {
+		t.Fatalf("key leaf entry %q, want %q", got, want)
 	}
-	for _, bad := range []string{"", "event x 1 00\n", string(l.Entry()[:len(l.Entry())-1]), "event " + lobbyA + " 01 " + fmt.Sprintf("%x", l.Hash) + "\n",
+	for _, l := range []Leaf{l, key} {
+		back, err := ParseEntry(l.Entry())
+		if err != nil || back != l {
+			t.Fatalf("round trip: %+v, %v", back, err)
+		}
+	}
+	for _, bad := range []string{"", "event x 1 00\n", "key x 1 00\n", "event key " + lobbyA + " 1 " + fmt.Sprintf("%x", l.Hash) + "\n",
+		"keys " + lobbyA + " 1 " + fmt.Sprintf("%x", l.Hash) + "\n", string(l.Entry()[:len(l.Entry())-1]), "event " + lobbyA + " 01 " + fmt.Sprintf("%x", l.Hash) + "\n",
 		"event " + lobbyA + " 0 " + fmt.Sprintf("%x", l.Hash) + "\n", "event " + lobbyA + " 1 " + fmt.Sprintf("%X", l.Hash) + "\n"} {
 		if _, err := ParseEntry([]byte(bad)); err == nil {
 			t.Errorf("accepted %q", bad)
