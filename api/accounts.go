@@ -16,6 +16,12 @@ func (h *handlers) CreateAccount(ctx context.Context, req CreateAccountRequestOb
 	if ok, retry := h.s.signupLimits.allow(requestInfoOf(ctx).ip, time.Now()); !ok {
 		return nil, rateLimited(retry)
 	}
+	if req.Body.PublicKey != nil {
+		return h.signUpWithKey(ctx, req)
+	}
+	if req.Params.RpsKeyId != nil || req.Params.RpsSignedAt != nil || req.Params.RpsSignature != nil {
+		return nil, validationProblem("publicKey", "a signed sign-up binds the key that signs it: send it as publicKey")
+	}
 	acct, token, err := h.s.store.CreateAccount(ctx, req.Body.Name, tournament.RolePlayer)
 	if err != nil {
 		return nil, err

@@ -647,6 +647,62 @@ type AccountCreated struct {
 	Token string `json:"token"`
 }
 
+// AccountKey One of an account's keys, active or retired.
+type AccountKey struct {
+	// AddedAt When it was bound.
+	//
+	// Example: 2026-11-27T20:00:00.000Z
+	AddedAt time.Time `json:"addedAt"`
+
+	// AddedSeq The key event that bound it.
+	//
+	// Example: 1
+	AddedSeq int64 `json:"addedSeq"`
+
+	// KeyId The key's id (first 16 hex characters of blake2b-256 of the key's 32 bytes).
+	//
+	// Example: 7849ac3049680be1
+	KeyId string `json:"keyId"`
+
+	// PublicKey An Ed25519 public key, 32 bytes as 64 lower-case hex characters.
+	//
+	// Example: d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a
+	PublicKey PublicKey `json:"publicKey"`
+
+	// Recovery True for a key the operator bound (`keys_recovered`), not the player by a key it held:
+	// show it as the operator's word.
+	//
+	//
+	// Example: false
+	Recovery bool `json:"recovery"`
+
+	// RetiredAt When it was retired (absent while active).
+	//
+	// Example: 2026-11-28T09:30:00.000Z
+	RetiredAt *time.Time `json:"retiredAt,omitempty"`
+
+	// RetiredSeq The key event that retired it (absent while active).
+	//
+	// Example: 3
+	RetiredSeq *int64 `json:"retiredSeq,omitempty"`
+}
+
+// AccountKeys An account's keys and a page of its key log (`GET /v1/accounts/{accountId}/keys`): keys in
+// the order they were added, events after the page's `after`, and the log's newest event
+// (`head`, absent for an account that never had a key). More events follow when the last
+// one's `seq` is below `head.seq`.
+//
+// Example: {"accountId":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","events":[{"accountId":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","at":"2026-11-27T20:00:00.000Z","data":{"idempotencyKey":null,"keyId":"7849ac3049680be1","name":"alice","publicKey":"d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a","signature":"bd0285421f16022b002947c0cfcf72e455220bfbba95868c27c8f0471393f9fb67bd21ef7aa3b11e4abaf3071454b0c2c97769e82cb444a45f0dc4b4d14e940a","signedAt":1795000000123,"signer":"7849ac3049680be1","via":"sign_up"},"hash":"9d1f2c3b4a5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8","leafIndex":1043,"prevHash":"0000000000000000000000000000000000000000000000000000000000000000","seq":1,"type":"key_added"}],"head":{"hash":"9d1f2c3b4a5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8","seq":1},"keys":[{"addedAt":"2026-11-27T20:00:00.000Z","addedSeq":1,"keyId":"7849ac3049680be1","publicKey":"d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a","recovery":false}]}
+type AccountKeys struct {
+	// AccountId Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	AccountId openapi_types.UUID `json:"accountId"`
+	Events    []KeyEvent         `json:"events"`
+
+	// Head The newest event of an account's key log.
+	Head *KeyLogHead  `json:"head,omitempty"`
+	Keys []AccountKey `json:"keys"`
+}
+
 // AccountProfile An account as anyone may see it, with its results over settled games. `balance` is set
 // only when the caller is the account itself.
 type AccountProfile struct {
@@ -751,6 +807,16 @@ type ActionAuth struct {
 //
 // Example: register
 type ActionAuthAction string
+
+// AddKeyRequest A key to bind to the caller's account.
+//
+// Example: {"publicKey":"d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"}
+type AddKeyRequest struct {
+	// PublicKey An Ed25519 public key, 32 bytes as 64 lower-case hex characters.
+	//
+	// Example: d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a
+	PublicKey PublicKey `json:"publicKey"`
+}
 
 // AdminAccount An account as an admin finds it.
 type AdminAccount struct {
@@ -991,6 +1057,11 @@ type CreateAccountRequest struct {
 	//
 	// Example: alice
 	Name string `json:"name"`
+
+	// PublicKey An Ed25519 public key, 32 bytes as 64 lower-case hex characters.
+	//
+	// Example: d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a
+	PublicKey *PublicKey `json:"publicKey,omitempty"`
 }
 
 // CreateLobbyRequest A new lobby and the config of its first game.
@@ -2054,6 +2125,55 @@ type Health struct {
 // Example: ok
 type HealthStatus string
 
+// KeyEvent An event of an account's key log, a hash chain of the account's own: `hash =
+// blake2b-256(prevHash || RFC 8785 of {accountId, at, data, seq, type})`, `prevHash` 32 zero
+// bytes for seq 1, `at` as lobby events write it. Its leaf in the transparency log is `key
+// <accountId> <seq> <hash>` and a line feed. `data` by `type`:
+// `key_added` `{keyId, publicKey, via: "sign_up"|"add_key", signer, signedAt, signature,
+// idempotencyKey, name?}` (the player's signature of the `sign_up` or `add_key` message,
+// `signer` the key id that signed: the new key itself for an account's first key, `name` the
+// sign-up's name as signed); `key_retired` `{keyId, signer, signedAt, signature,
+// idempotencyKey}`; `keys_recovered` `{keyId, publicKey, retired: [keyId...], admin,
+// reason}`, the operator's recovery, which no key of the player signed.
+type KeyEvent struct {
+	// AccountId Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	AccountId openapi_types.UUID `json:"accountId"`
+
+	// At Example: 2026-11-27T20:00:00.000Z
+	At time.Time `json:"at"`
+
+	// Data The change, by `type` (above), exactly as hashed (keep it verbatim).
+	Data json.RawMessage `json:"data"`
+
+	// Hash Example: 9d1f2c3b4a5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log, once logged.
+	//
+	// Example: 1043
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// PrevHash Example: 0000000000000000000000000000000000000000000000000000000000000000
+	PrevHash string `json:"prevHash"`
+
+	// Seq Example: 1
+	Seq int64 `json:"seq"`
+
+	// Type `key_added`, `key_retired` or `keys_recovered` (an open set).
+	//
+	// Example: key_added
+	Type string `json:"type"`
+}
+
+// KeyLogHead The newest event of an account's key log.
+type KeyLogHead struct {
+	// Hash Example: 9d1f2c3b4a5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8
+	Hash string `json:"hash"`
+
+	// Seq Example: 2
+	Seq int64 `json:"seq"`
+}
+
 // Leaderboard A page of the standings, best first.
 type Leaderboard struct {
 	// By What ranks the accounts.
@@ -2482,13 +2602,19 @@ type LogPosition struct {
 }
 
 // LogProof The proof that an event is in the transparency log: its leaf (`event <lobbyId> <seq>
-// <hash>` and a line feed, hashed as RFC 6962 says), the RFC 6962 inclusion proof of that
+// <hash>` and a line feed, or `key <accountId> <seq> <hash>` and a line feed for an account's
+// key event, with `accountId` instead of `lobbyId`; hashed as RFC 6962 says), the RFC 6962 inclusion proof of that
 // leaf at `leafIndex` in the tree of `treeSize`, and the signed, cosigned checkpoint of that
 // tree. `receipt` is the same as a C2SP `tlog-proof` (its extra data is the leaf): keep it,
 // and check it offline against the log's verifier key and your witness policy (for example
 // with torchwood's `VerifyProof`). An event's inclusion also vouches, through the lobby's
 // hash chain, for every event before it.
 type LogProof struct {
+	// AccountId The key event's account (absent for a lobby's event).
+	//
+	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	AccountId *openapi_types.UUID `json:"accountId,omitempty"`
+
 	// Checkpoint The signed checkpoint (a C2SP signed note) with the witnesses' cosignatures.
 	//
 	// Example: rps.example.com/log
@@ -2508,10 +2634,10 @@ type LogProof struct {
 	// Example: 1042
 	LeafIndex int64 `json:"leafIndex"`
 
-	// LobbyId The event's lobby.
+	// LobbyId The event's lobby (absent for a key event).
 	//
 	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
-	LobbyId openapi_types.UUID `json:"lobbyId"`
+	LobbyId *openapi_types.UUID `json:"lobbyId,omitempty"`
 
 	// Proof The inclusion proof, from the leaf's sibling up to the root's child.
 	Proof []LogHash `json:"proof"`
@@ -3099,7 +3225,7 @@ type Problem struct {
 	// `not_found` 404; `method_not_allowed` 405 (a known path with another method);
 	// `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `name_taken`, `lobby_full`, `insufficient_funds`,
 	// `money_limit`, `already_committed`, `already_revealed`, `idempotency_conflict`,
-	// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet), `stale_signature` 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
+	// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet), `stale_signature`, `key_taken`, `last_key` 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
 	// `rate_limited` 429; `internal` 500; `unavailable` 503.
 	//
 	//
@@ -3152,11 +3278,31 @@ type Problem struct {
 // `not_found` 404; `method_not_allowed` 405 (a known path with another method);
 // `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `name_taken`, `lobby_full`, `insufficient_funds`,
 // `money_limit`, `already_committed`, `already_revealed`, `idempotency_conflict`,
-// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet), `stale_signature` 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
+// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet), `stale_signature`, `key_taken`, `last_key` 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
 // `rate_limited` 429; `internal` 500; `unavailable` 503.
 //
 // Example: lobby_full
 type ProblemCode = string
+
+// PublicKey An Ed25519 public key, 32 bytes as 64 lower-case hex characters.
+//
+// Example: d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a
+type PublicKey = string
+
+// RecoverKeysRequest The key an admin binds for a player who lost every key, and why.
+//
+// Example: {"publicKey":"3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c","reason":"lost phone; identity checked by video call"}
+type RecoverKeysRequest struct {
+	// PublicKey An Ed25519 public key, 32 bytes as 64 lower-case hex characters.
+	//
+	// Example: d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a
+	PublicKey PublicKey `json:"publicKey"`
+
+	// Reason Why, as the key log shows it to everyone (how the player was identified).
+	//
+	// Example: lost phone; identity checked by video call
+	Reason string `json:"reason"`
+}
 
 // Resolution How a round is resolved. `classic` (Gear's rule, generalised): if one present weapon beats
 // every other present weapon, only its players survive, otherwise everyone who revealed
@@ -3969,6 +4115,25 @@ type Unauthorized = Problem
 // Example: {"code":"wrong_stage","detail":"the game is in stage moves, not registration","field":null,"instance":"/v1/lobbies/5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11/players","requestId":"01JD3Q2S8Y7K4M6N9P0R2T5V8X","status":409,"title":"Wrong stage","type":"urn:rps:problem:wrong_stage"}
 type Unprocessable = Problem
 
+// CreateAccountParams defines parameters for CreateAccount.
+type CreateAccountParams struct {
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, and for every player when the server
+	// requires keys (the default).
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
+}
+
 // ListAccountGamesParams defines parameters for ListAccountGames.
 type ListAccountGamesParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
@@ -3976,6 +4141,12 @@ type ListAccountGamesParams struct {
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ListAccountKeysParams defines parameters for ListAccountKeys.
+type ListAccountKeysParams struct {
+	// After The `seq` of the last key event already read (0 or absent for the first page).
+	After *int64 `form:"after,omitempty" json:"after,omitempty"`
 }
 
 // SearchAccountsParams defines parameters for SearchAccounts.
@@ -4028,6 +4199,18 @@ type DisableAccountParams struct {
 
 // EnableAccountParams defines parameters for EnableAccount.
 type EnableAccountParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
+	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
+	// the same transaction as its effects; a retry with the same key and body replays the stored
+	// status and body without a second effect; a concurrent duplicate waits for the first and
+	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
+	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
+	// UUID) per intended action.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RecoverKeysParams defines parameters for RecoverKeys.
+type RecoverKeysParams struct {
 	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
 	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
 	// the same transaction as its effects; a retry with the same key and body replays the stored
@@ -4382,7 +4565,10 @@ type GetConsistencyProofParams struct {
 // GetInclusionProofParams defines parameters for GetInclusionProof.
 type GetInclusionProofParams struct {
 	// LobbyId The event's lobby.
-	LobbyId openapi_types.UUID `form:"lobbyId" json:"lobbyId"`
+	LobbyId *openapi_types.UUID `form:"lobbyId,omitempty" json:"lobbyId,omitempty"`
+
+	// AccountId The key event's account (instead of `lobbyId`).
+	AccountId *openapi_types.UUID `form:"accountId,omitempty" json:"accountId,omitempty"`
 
 	// Seq The event's `seq`.
 	Seq int64 `form:"seq" json:"seq"`
@@ -4425,6 +4611,62 @@ type ListMyGamesParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// AddKeyParams defines parameters for AddKey.
+type AddKeyParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
+	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
+	// the same transaction as its effects; a retry with the same key and body replays the stored
+	// status and body without a second effect; a concurrent duplicate waits for the first and
+	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
+	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
+	// UUID) per intended action.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, and for every player when the server
+	// requires keys (the default).
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
+}
+
+// RetireKeyParams defines parameters for RetireKey.
+type RetireKeyParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
+	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
+	// the same transaction as its effects; a retry with the same key and body replays the stored
+	// status and body without a second effect; a concurrent duplicate waits for the first and
+	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
+	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
+	// UUID) per intended action.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, and for every player when the server
+	// requires keys (the default).
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
+}
+
 // ListMyLedgerParams defines parameters for ListMyLedger.
 type ListMyLedgerParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
@@ -4458,6 +4700,9 @@ type DebitAccountJSONRequestBody = MoneyTransferRequest
 // DisableAccountJSONRequestBody defines body for DisableAccount for application/json ContentType.
 type DisableAccountJSONRequestBody = DisableAccountRequest
 
+// RecoverKeysJSONRequestBody defines body for RecoverKeys for application/json ContentType.
+type RecoverKeysJSONRequestBody = RecoverKeysRequest
+
 // CreateLobbyJSONRequestBody defines body for CreateLobby for application/json ContentType.
 type CreateLobbyJSONRequestBody = CreateLobbyRequest
 
@@ -4475,6 +4720,9 @@ type StopGameJSONRequestBody = StopGameRequest
 
 // QuickJoinJSONRequestBody defines body for QuickJoin for application/json ContentType.
 type QuickJoinJSONRequestBody = MatchmakingRequest
+
+// AddKeyJSONRequestBody defines body for AddKey for application/json ContentType.
+type AddKeyJSONRequestBody = AddKeyRequest
 
 // AnalyzeGridJSONRequestBody defines body for AnalyzeGrid for application/json ContentType.
 type AnalyzeGridJSONRequestBody = GridRequest
@@ -5061,13 +5309,16 @@ type ServerInterface interface {
 	GetReadiness(w http.ResponseWriter, r *http.Request)
 	// CreateAccount Create a player account
 	// (POST /v1/accounts)
-	CreateAccount(w http.ResponseWriter, r *http.Request)
+	CreateAccount(w http.ResponseWriter, r *http.Request, params CreateAccountParams)
 	// GetAccountProfile An account's public profile
 	// (GET /v1/accounts/{accountId})
 	GetAccountProfile(w http.ResponseWriter, r *http.Request, accountId AccountId)
 	// ListAccountGames An account's games
 	// (GET /v1/accounts/{accountId}/games)
 	ListAccountGames(w http.ResponseWriter, r *http.Request, accountId AccountId, params ListAccountGamesParams)
+	// ListAccountKeys An account's keys and key log
+	// (GET /v1/accounts/{accountId}/keys)
+	ListAccountKeys(w http.ResponseWriter, r *http.Request, accountId AccountId, params ListAccountKeysParams)
 	// SearchAccounts Find accounts
 	// (GET /v1/admin/accounts)
 	SearchAccounts(w http.ResponseWriter, r *http.Request, params SearchAccountsParams)
@@ -5083,6 +5334,9 @@ type ServerInterface interface {
 	// EnableAccount Enable a disabled account again
 	// (POST /v1/admin/accounts/{accountId}/enable)
 	EnableAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params EnableAccountParams)
+	// RecoverKeys Recover a player who lost every key
+	// (POST /v1/admin/accounts/{accountId}/keys)
+	RecoverKeys(w http.ResponseWriter, r *http.Request, accountId AccountId, params RecoverKeysParams)
 	// IssueToken Issue a new token for a player
 	// (POST /v1/admin/accounts/{accountId}/token)
 	IssueToken(w http.ResponseWriter, r *http.Request, accountId AccountId, params IssueTokenParams)
@@ -5170,6 +5424,12 @@ type ServerInterface interface {
 	// ListMyGames The caller's games
 	// (GET /v1/me/games)
 	ListMyGames(w http.ResponseWriter, r *http.Request, params ListMyGamesParams)
+	// AddKey Bind a key to the caller's account
+	// (POST /v1/me/keys)
+	AddKey(w http.ResponseWriter, r *http.Request, params AddKeyParams)
+	// RetireKey Retire one of the caller's keys
+	// (DELETE /v1/me/keys/{keyId})
+	RetireKey(w http.ResponseWriter, r *http.Request, keyId string, params RetireKeyParams)
 	// ListMyLedger The caller's ledger entries
 	// (GET /v1/me/ledger)
 	ListMyLedger(w http.ResponseWriter, r *http.Request, params ListMyLedgerParams)
@@ -5214,7 +5474,7 @@ func (_ Unimplemented) GetReadiness(w http.ResponseWriter, r *http.Request) {
 
 // CreateAccount Create a player account
 // (POST /v1/accounts)
-func (_ Unimplemented) CreateAccount(w http.ResponseWriter, r *http.Request) {
+func (_ Unimplemented) CreateAccount(w http.ResponseWriter, r *http.Request, params CreateAccountParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -5227,6 +5487,12 @@ func (_ Unimplemented) GetAccountProfile(w http.ResponseWriter, r *http.Request,
 // ListAccountGames An account's games
 // (GET /v1/accounts/{accountId}/games)
 func (_ Unimplemented) ListAccountGames(w http.ResponseWriter, r *http.Request, accountId AccountId, params ListAccountGamesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListAccountKeys An account's keys and key log
+// (GET /v1/accounts/{accountId}/keys)
+func (_ Unimplemented) ListAccountKeys(w http.ResponseWriter, r *http.Request, accountId AccountId, params ListAccountKeysParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -5257,6 +5523,12 @@ func (_ Unimplemented) DisableAccount(w http.ResponseWriter, r *http.Request, ac
 // EnableAccount Enable a disabled account again
 // (POST /v1/admin/accounts/{accountId}/enable)
 func (_ Unimplemented) EnableAccount(w http.ResponseWriter, r *http.Request, accountId AccountId, params EnableAccountParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RecoverKeys Recover a player who lost every key
+// (POST /v1/admin/accounts/{accountId}/keys)
+func (_ Unimplemented) RecoverKeys(w http.ResponseWriter, r *http.Request, accountId AccountId, params RecoverKeysParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -5434,6 +5706,18 @@ func (_ Unimplemented) ListMyGames(w http.ResponseWriter, r *http.Request, param
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// AddKey Bind a key to the caller's account
+// (POST /v1/me/keys)
+func (_ Unimplemented) AddKey(w http.ResponseWriter, r *http.Request, params AddKeyParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RetireKey Retire one of the caller's keys
+// (DELETE /v1/me/keys/{keyId})
+func (_ Unimplemented) RetireKey(w http.ResponseWriter, r *http.Request, keyId string, params RetireKeyParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ListMyLedger The caller's ledger entries
 // (GET /v1/me/ledger)
 func (_ Unimplemented) ListMyLedger(w http.ResponseWriter, r *http.Request, params ListMyLedgerParams) {
@@ -5524,8 +5808,73 @@ func (siw *ServerInterfaceWrapper) GetReadiness(w http.ResponseWriter, r *http.R
 // CreateAccount operation middleware
 func (siw *ServerInterfaceWrapper) CreateAccount(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateAccountParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CreateAccount(w, r)
+		siw.Handler.CreateAccount(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5607,6 +5956,48 @@ func (siw *ServerInterfaceWrapper) ListAccountGames(w http.ResponseWriter, r *ht
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListAccountGames(w, r, accountId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListAccountKeys operation middleware
+func (siw *ServerInterfaceWrapper) ListAccountKeys(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "accountId" -------------
+	var accountId AccountId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "accountId", chi.URLParam(r, "accountId"), &accountId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "accountId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAccountKeysParams
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", r.URL.Query(), &params.After, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "after", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAccountKeys(w, r, accountId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5866,6 +6257,56 @@ func (siw *ServerInterfaceWrapper) EnableAccount(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.EnableAccount(w, r, accountId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RecoverKeys operation middleware
+func (siw *ServerInterfaceWrapper) RecoverKeys(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "accountId" -------------
+	var accountId AccountId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "accountId", chi.URLParam(r, "accountId"), &accountId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "accountId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RecoverKeysParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RecoverKeys(w, r, accountId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -7473,15 +7914,28 @@ func (siw *ServerInterfaceWrapper) GetInclusionProof(w http.ResponseWriter, r *h
 	// Parameter object where we will unmarshal all parameters from the context
 	var params GetInclusionProofParams
 
-	// ------------- Required query parameter "lobbyId" -------------
+	// ------------- Optional query parameter "lobbyId" -------------
 
-	err = runtime.BindQueryParameterWithOptions("form", true, true, "lobbyId", r.URL.Query(), &params.LobbyId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "lobbyId", r.URL.Query(), &params.LobbyId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
 	if err != nil {
 		var requiredError *runtime.RequiredParameterError
 		if errors.As(err, &requiredError) {
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "lobbyId"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lobbyId", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "accountId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "accountId", r.URL.Query(), &params.AccountId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "accountId"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "accountId", Err: err})
 		}
 		return
 	}
@@ -7659,6 +8113,211 @@ func (siw *ServerInterfaceWrapper) ListMyGames(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListMyGames(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// AddKey operation middleware
+func (siw *ServerInterfaceWrapper) AddKey(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params AddKeyParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AddKey(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RetireKey operation middleware
+func (siw *ServerInterfaceWrapper) RetireKey(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "keyId" -------------
+	var keyId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "keyId", chi.URLParam(r, "keyId"), &keyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "keyId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RetireKeyParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RetireKey(w, r, keyId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -7979,6 +8638,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/accounts/{accountId}/games", wrapper.ListAccountGames)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/accounts/{accountId}/keys", wrapper.ListAccountKeys)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/admin/accounts", wrapper.SearchAccounts)
 	})
 	r.Group(func(r chi.Router) {
@@ -7992,6 +8654,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/enable", wrapper.EnableAccount)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/keys", wrapper.RecoverKeys)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/admin/accounts/{accountId}/token", wrapper.IssueToken)
@@ -8079,6 +8744,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/me/games", wrapper.ListMyGames)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/me/keys", wrapper.AddKey)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/v1/me/keys/{keyId}", wrapper.RetireKey)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/me/ledger", wrapper.ListMyLedger)
@@ -8270,7 +8941,8 @@ func (response GetReadiness503JSONResponse) VisitGetReadinessResponse(w http.Res
 }
 
 type CreateAccountRequestObject struct {
-	Body *CreateAccountJSONRequestBody
+	Params CreateAccountParams
+	Body   *CreateAccountJSONRequestBody
 }
 
 type CreateAccountResponseObject interface {
@@ -8645,6 +9317,125 @@ type ListAccountGames503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response ListAccountGames503ApplicationProblemPlusJSONResponse) VisitListAccountGamesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAccountKeysRequestObject struct {
+	AccountId AccountId `json:"accountId"`
+	Params    ListAccountKeysParams
+}
+
+type ListAccountKeysResponseObject interface {
+	VisitListAccountKeysResponse(w http.ResponseWriter) error
+}
+
+type ListAccountKeys200JSONResponse AccountKeys
+
+func (response ListAccountKeys200JSONResponse) VisitListAccountKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAccountKeys400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListAccountKeys400ApplicationProblemPlusJSONResponse) VisitListAccountKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAccountKeys404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListAccountKeys404ApplicationProblemPlusJSONResponse) VisitListAccountKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAccountKeys413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListAccountKeys413ApplicationProblemPlusJSONResponse) VisitListAccountKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAccountKeys429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListAccountKeys429ApplicationProblemPlusJSONResponse) VisitListAccountKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAccountKeys500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response ListAccountKeys500ApplicationProblemPlusJSONResponse) VisitListAccountKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAccountKeys503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListAccountKeys503ApplicationProblemPlusJSONResponse) VisitListAccountKeysResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -9450,6 +10241,174 @@ type EnableAccount503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response EnableAccount503ApplicationProblemPlusJSONResponse) VisitEnableAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverKeysRequestObject struct {
+	AccountId AccountId `json:"accountId"`
+	Params    RecoverKeysParams
+	Body      *RecoverKeysJSONRequestBody
+}
+
+type RecoverKeysResponseObject interface {
+	VisitRecoverKeysResponse(w http.ResponseWriter) error
+}
+
+type RecoverKeys201JSONResponse AccountKeys
+
+func (response RecoverKeys201JSONResponse) VisitRecoverKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverKeys400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverKeys400ApplicationProblemPlusJSONResponse) VisitRecoverKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverKeys401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverKeys401ApplicationProblemPlusJSONResponse) VisitRecoverKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverKeys403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverKeys403ApplicationProblemPlusJSONResponse) VisitRecoverKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverKeys404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverKeys404ApplicationProblemPlusJSONResponse) VisitRecoverKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverKeys409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverKeys409ApplicationProblemPlusJSONResponse) VisitRecoverKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverKeys413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverKeys413ApplicationProblemPlusJSONResponse) VisitRecoverKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverKeys429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverKeys429ApplicationProblemPlusJSONResponse) VisitRecoverKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverKeys500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverKeys500ApplicationProblemPlusJSONResponse) VisitRecoverKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverKeys503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverKeys503ApplicationProblemPlusJSONResponse) VisitRecoverKeysResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -13451,6 +14410,324 @@ func (response ListMyGames500ApplicationProblemPlusJSONResponse) VisitListMyGame
 	return err
 }
 
+type AddKeyRequestObject struct {
+	Params AddKeyParams
+	Body   *AddKeyJSONRequestBody
+}
+
+type AddKeyResponseObject interface {
+	VisitAddKeyResponse(w http.ResponseWriter) error
+}
+
+type AddKey201JSONResponse AccountKeys
+
+func (response AddKey201JSONResponse) VisitAddKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddKey400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response AddKey400ApplicationProblemPlusJSONResponse) VisitAddKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddKey401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response AddKey401ApplicationProblemPlusJSONResponse) VisitAddKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddKey403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response AddKey403ApplicationProblemPlusJSONResponse) VisitAddKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddKey409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response AddKey409ApplicationProblemPlusJSONResponse) VisitAddKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddKey413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response AddKey413ApplicationProblemPlusJSONResponse) VisitAddKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddKey429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response AddKey429ApplicationProblemPlusJSONResponse) VisitAddKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddKey500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response AddKey500ApplicationProblemPlusJSONResponse) VisitAddKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddKey503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response AddKey503ApplicationProblemPlusJSONResponse) VisitAddKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetireKeyRequestObject struct {
+	KeyId  string `json:"keyId"`
+	Params RetireKeyParams
+}
+
+type RetireKeyResponseObject interface {
+	VisitRetireKeyResponse(w http.ResponseWriter) error
+}
+
+type RetireKey200JSONResponse AccountKeys
+
+func (response RetireKey200JSONResponse) VisitRetireKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetireKey400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RetireKey400ApplicationProblemPlusJSONResponse) VisitRetireKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetireKey401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RetireKey401ApplicationProblemPlusJSONResponse) VisitRetireKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetireKey403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RetireKey403ApplicationProblemPlusJSONResponse) VisitRetireKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetireKey404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RetireKey404ApplicationProblemPlusJSONResponse) VisitRetireKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetireKey409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response RetireKey409ApplicationProblemPlusJSONResponse) VisitRetireKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetireKey413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response RetireKey413ApplicationProblemPlusJSONResponse) VisitRetireKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetireKey429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RetireKey429ApplicationProblemPlusJSONResponse) VisitRetireKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetireKey500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response RetireKey500ApplicationProblemPlusJSONResponse) VisitRetireKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetireKey503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RetireKey503ApplicationProblemPlusJSONResponse) VisitRetireKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMyLedgerRequestObject struct {
 	Params ListMyLedgerParams
 }
@@ -14195,6 +15472,9 @@ type StrictServerInterface interface {
 	// ListAccountGames An account's games
 	// (GET /v1/accounts/{accountId}/games)
 	ListAccountGames(ctx context.Context, request ListAccountGamesRequestObject) (ListAccountGamesResponseObject, error)
+	// ListAccountKeys An account's keys and key log
+	// (GET /v1/accounts/{accountId}/keys)
+	ListAccountKeys(ctx context.Context, request ListAccountKeysRequestObject) (ListAccountKeysResponseObject, error)
 	// SearchAccounts Find accounts
 	// (GET /v1/admin/accounts)
 	SearchAccounts(ctx context.Context, request SearchAccountsRequestObject) (SearchAccountsResponseObject, error)
@@ -14210,6 +15490,9 @@ type StrictServerInterface interface {
 	// EnableAccount Enable a disabled account again
 	// (POST /v1/admin/accounts/{accountId}/enable)
 	EnableAccount(ctx context.Context, request EnableAccountRequestObject) (EnableAccountResponseObject, error)
+	// RecoverKeys Recover a player who lost every key
+	// (POST /v1/admin/accounts/{accountId}/keys)
+	RecoverKeys(ctx context.Context, request RecoverKeysRequestObject) (RecoverKeysResponseObject, error)
 	// IssueToken Issue a new token for a player
 	// (POST /v1/admin/accounts/{accountId}/token)
 	IssueToken(ctx context.Context, request IssueTokenRequestObject) (IssueTokenResponseObject, error)
@@ -14297,6 +15580,12 @@ type StrictServerInterface interface {
 	// ListMyGames The caller's games
 	// (GET /v1/me/games)
 	ListMyGames(ctx context.Context, request ListMyGamesRequestObject) (ListMyGamesResponseObject, error)
+	// AddKey Bind a key to the caller's account
+	// (POST /v1/me/keys)
+	AddKey(ctx context.Context, request AddKeyRequestObject) (AddKeyResponseObject, error)
+	// RetireKey Retire one of the caller's keys
+	// (DELETE /v1/me/keys/{keyId})
+	RetireKey(ctx context.Context, request RetireKeyRequestObject) (RetireKeyResponseObject, error)
 	// ListMyLedger The caller's ledger entries
 	// (GET /v1/me/ledger)
 	ListMyLedger(ctx context.Context, request ListMyLedgerRequestObject) (ListMyLedgerResponseObject, error)
@@ -14429,8 +15718,10 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 }
 
 // CreateAccount operation middleware
-func (sh *strictHandler) CreateAccount(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) CreateAccount(w http.ResponseWriter, r *http.Request, params CreateAccountParams) {
 	var request CreateAccountRequestObject
+
+	request.Params = params
 
 	var body CreateAccountJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -14505,6 +15796,33 @@ func (sh *strictHandler) ListAccountGames(w http.ResponseWriter, r *http.Request
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListAccountGamesResponseObject); ok {
 		if err := validResponse.VisitListAccountGamesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListAccountKeys operation middleware
+func (sh *strictHandler) ListAccountKeys(w http.ResponseWriter, r *http.Request, accountId AccountId, params ListAccountKeysParams) {
+	var request ListAccountKeysRequestObject
+
+	request.AccountId = accountId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAccountKeys(ctx, request.(ListAccountKeysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAccountKeys")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAccountKeysResponseObject); ok {
+		if err := validResponse.VisitListAccountKeysResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -14660,6 +15978,40 @@ func (sh *strictHandler) EnableAccount(w http.ResponseWriter, r *http.Request, a
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(EnableAccountResponseObject); ok {
 		if err := validResponse.VisitEnableAccountResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RecoverKeys operation middleware
+func (sh *strictHandler) RecoverKeys(w http.ResponseWriter, r *http.Request, accountId AccountId, params RecoverKeysParams) {
+	var request RecoverKeysRequestObject
+
+	request.AccountId = accountId
+	request.Params = params
+
+	var body RecoverKeysJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RecoverKeys(ctx, request.(RecoverKeysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RecoverKeys")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RecoverKeysResponseObject); ok {
+		if err := validResponse.VisitRecoverKeysResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -15472,6 +16824,66 @@ func (sh *strictHandler) ListMyGames(w http.ResponseWriter, r *http.Request, par
 	}
 }
 
+// AddKey operation middleware
+func (sh *strictHandler) AddKey(w http.ResponseWriter, r *http.Request, params AddKeyParams) {
+	var request AddKeyRequestObject
+
+	request.Params = params
+
+	var body AddKeyJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AddKey(ctx, request.(AddKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AddKey")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AddKeyResponseObject); ok {
+		if err := validResponse.VisitAddKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RetireKey operation middleware
+func (sh *strictHandler) RetireKey(w http.ResponseWriter, r *http.Request, keyId string, params RetireKeyParams) {
+	var request RetireKeyRequestObject
+
+	request.KeyId = keyId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RetireKey(ctx, request.(RetireKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RetireKey")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RetireKeyResponseObject); ok {
+		if err := validResponse.VisitRetireKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListMyLedger operation middleware
 func (sh *strictHandler) ListMyLedger(w http.ResponseWriter, r *http.Request, params ListMyLedgerParams) {
 	var request ListMyLedgerRequestObject
@@ -15638,665 +17050,719 @@ func (sh *strictHandler) AnalyzeGrid(w http.ResponseWriter, r *http.Request, rul
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L0LkttGtii4lRzOjRApgxTAP1nhmFHLsi1bttUque1uQ11IAEkSXWAmhQSLRas18RbxFjJLmTW8lUzk",
-	"OZn4ESBZVZKtvvFuxG2rCCA/J0+e/+d9KxDrjeCMp7I1f9/a0ISuWcoS+OtpEIgtT58uUpaov0MmgyTa",
-	"pJHgrXnrpw19t2Uk2CZSJHOSrhjxOLtNPSIW8NcmYTeR2EqyoUvWIz+to5REKVmIBB4vokSm+MzlLasV",
-	"qUHfbVmyb1ktTtesNW9RmNpqyWDF1hRXmKYsUa/+8ze7O6PdxdPu12/fTz90i38O7/Kn0//wXy2rle43",
-	"akqZJhFftj58sMz+X4SHm3+zYoTi40eSRGGvZbXYLV1vYjVG358FEzak3cFi7HSHYZ92Z4HNulM68p1w",
-	"shiwvm12vKHpqrDhbEqrlbB32yhhYWueJltWBMJCJGuatuat7TZSb/6RQHl+o5ClASdes3SbcMLgHbKL",
-	"0hXxJHvnkWXCaMrUwVNO0lUkSdu2AA1CtqDbOLVIJMkiEWv4UaY0STu9s7FCD9Ka21YOnIin42HLaq0j",
-	"Hq23a3io9xPxlC1ZUtjQy2gdpfXnHNNkyWRK+Hbts0Rht95fKkgCG25aaAyD1i7UsStLHfTVUuktLtWx",
-	"1fNs5U7tyr8WcSx2h4v2FL54pF0Ab2dOAGoAXZ8G17FYWmQBA8BvsViSOLphPeItaCyZNyeMh/owEkbX",
-	"+L3L1S96/9uNAoH++pEkK0ZDQuErmsJfjyRZMynpkpE2JYuIRykjktONXInUIrtVFKwIJUEcMZ6qsWlK",
-	"EkZDSShJmNwILpmaI0olLCegnGwl6zRTDNxSPczxGmlA+kLEjHIA5Dd0zZpu+ZKuWc0Vn7FpOAnGfndE",
-	"h4vukA3C7jTo+12H2gvzrP6KL3Gyz/V+vwjZeiNSxoP992x/CJMf6DXD40mTPZF0wXrkMhAbFqqDamsC",
-	"ZpE1S1citEgitinrAFpcs01K+kOyEttE9shToiCgbpY6d5cnjAYrhjingETachsETEoiEphwsZU0JnKr",
-	"cEYSb2jPSCx8f3+12Max11EURKYiYSFSHoU012xPIo5YK9WYaUK5pIHajBoEEGuxYEEqL7JNwdfZF2oI",
-	"tXpfhHuSsE1M91LfCzWXy2VK063M31Gfi21KKJEsEDzUE6jxA8GDbZIwnpJwu4mjgKaM7KhaRZktUh4q",
-	"gOBkUXpRXg4skJIwWiwYDAbzRhomUX6CV4HgizgKUq9H/kbjKKRq4y5f0CjeJkyS9tC28XAkS25YQliS",
-	"iESS9uj2tkNowggXqd5pj/wsGaFkkTC5IgnloViTGxpv8aTgUKjLf/75xVcdsmEJUbSKhywkCG+8tPkV",
-	"GiycoO9PWNcOh7Q79KesO6NjpzsKJmGfTRcz38m4pCImQPP1JSpgaVehafH2rOntS8aX6ao1749GQEXN",
-	"3075Lv0f3f/n7Rf11+AllSlwhjq6cAkw35PLy+eadkmyWzFOEnXgnAVpxJdaJAL2pyWimMoUiad6k0U3",
-	"CqhvMhKrTlxu1+p6Aa2OUqSmcOM26ouQ8YARcaMJuQfveQRoIMmEtwJ1rMJNbasL++q++KpVS3POZJsv",
-	"YWRf0CT8XAXE7v+lKN7b947lTD9clf/6iHT06jenO3uLg9vWtIGuvmThkiWfK6ja9r9Lu3AmHzoN+7iL",
-	"oBSlbP1J5aTRGWLSS+H7EZOfrxrjvP10yNlwiIptNkk8wFNrRJ4RdRZ24LDuNBz63WEwGnVndDjo9hdO",
-	"aLOJPw4cp17kifV0n6vM88NeSYDyP+lyfnoc+SkJ/3Po1bSJXL0WW96A54l6pImVRUBsjfgSlVCnhPpO",
-	"LVbD9+fhdEa3jlOq1xt5ShVBQTBachZmqpVajyRtDzULrzPXOhleYyNwwuNeFHpKTlMvGK1LKVwkSpVA",
-	"rmegqRImuSCx4Esta1SHE5xlEqdMacyu1Kpouk2U7qjGRKkbviN0SSOOcma05IAHSug1g8HSKuLhJBwH",
-	"Ix+MKH3WHYZO0J36Nu3OFlNmnjWJOa83sqsg2QWi00xkavBlI79njaQxCjMEj+meJY9QwwCI6UNRD41e",
-	"0/au1VjevID0zpis2C0JVjShQcoS6XKxIH5Mr1nf7/ZHYzPDoN/19ykjz8P+aOTMyGbrx1Gg5uv0yC9g",
-	"WlHbvIRpu09TD8Cb/YYn4fIIV4ZHjoL4nEjGiIdfPoWfvOxqaqSyCEyuflX/6JHXGstJ26hHLhfpiiU4",
-	"5WOP4CHIDnxEubGPaWuAUg7U4i1YpnqF3YDUCoBE8RlwG/QQhZUwHwBYlm0ZB5gyHc5oMLCHs/HU9plz",
-	"DCu+Z/sqUhxymrfvnXEDVXy9kSdJypErCi94GkQkEGtFGLV6e8NojJhSvBaPpMv1Z+WLS/S9vSBUH0TT",
-	"dazAyzkCnteapj2IhmXoVw8kg9DZAg3GI3Y+klXgtcuo2rGI05+SWOxY0g2oZOpCuTy/UVX86C+m1GGj",
-	"wA4H/pCOZ5MpU5JMPxz6Yzpl9sIJBuHIn9AZsxf9YBiO/Sm1mbMYBKNw4s8e+v0xfMxhdRIl+9NmnNQA",
-	"qhHMfzEXS180hK1FIk5+5tEtWUdxHKGhQqLILonYcRLEIrgmbU/qkT31RY7ZLten0+mRp0HANikLkXX2",
-	"B2jgIT5biIQVLvUjSdJoDQa9EVlHfJsWVF2LsFgyl3tD28lR44rdbhTVOcDhyWxkw/85/cEJ8AJ1PKHr",
-	"Gn1iZtsTZzbrj4aToT2bOSfV4NfbmEmWfkvl6hD2T0mCjxXfFDxVt3ZF5Yq0y8hbJf/AGikXPAporGjF",
-	"utOr8MZ+4Pg2LfJCxSad0A5m/pROFmM2CofBwO8roZ3Nwmkw8cd0tBiyQdgP6sX0pLCXY2JNHXaOh03I",
-	"iYM2cdQcQFFo5ba9ZCM9C/4TS08RSPXPiVeGAjw9upUTOkdxI7T7u5Il9X+vukqqHA8aNnXJ3tWctnZ8",
-	"PJJkI2QEJsaIw2Ea4SkWS9J2LNK3yMAivV6vfK6D2r1I9u5sKbNsuamn0L/QOgX+peBLshFxPM94ccK0",
-	"GIgmK7yp2uZkkZWIy9KOcQdEkqwp32vrp3S5YnZKXEwF8Rmhmw1YBXvELrN1QrncsUQSqqTL4IhqsKNN",
-	"5oKjxoKBffI6K7nqpVi+SoRY1JxwLI0pg3ixfs1DP1bEg3gr1Zlv1K+WIZcxTRVwQHqTKxaSYMWC642I",
-	"eGppxudyznYsMw3KlaK/RgoHDCJtqgXpm4jtyvK9/jYWyyULcYgLQkG5mivxTxbMjhaeLb57xIti9lYP",
-	"ZHAQ1ThSPigsRacN+I//QsPXiBvqL00A1T/pBm3fkeBPNonwY7b+4l9Sgfh9fhnUF6Ga4CYzXF8taBQz",
-	"dadDltIobs1b661MFVb5LN0xxoniCiBhju3hFBgEWSsasYhYHLbmahWLaNlbixv2JlozsU1/kPp2MQlU",
-	"qmU73301+Gv/cvr3yffDH8Y/zl7Zr/tvRn+b/qrAAcb+1nxoKwSKUiBEuWmdZCvU0NkmfJ5s5Fxvc364",
-	"mQ9FGP9Xwhateev/fJL75Z/gU/nkFQ6BgK54/A6G1TqHuZuhYBJM+WuaBiu8pOpAlMRE2msaq1vDQvLd",
-	"5U8/WmSXKGKgdiAtl68jKZVirET22zShBGApLUJJ/qGi3lR7A8Q2VZidUA7igQfve1oGVqsSiwXjYcSX",
-	"LodnFYojONz9D1brmXZfPAh/ch9REXEyLxONlSC9Bw1lqKWke6LELEcJsLARPWkDLhQW9jGQ4Ckx3p7c",
-	"g6W9l2qJjKBaVnAPKd1qTjw47iuZ0iVTTJeL9CriV+pTz3K5pwF0lbBlJFOmpDHFmtm/RMSvwHQLX9E1",
-	"u0rpNePqr4JfziJexOV2sYgCpbZcLbY8BOZuxkUtKFXDlmZT+hDOVevRAqmAiyvAaO+CiMTSapUmwLAR",
-	"JHWey9uZ41p9mCZMSbK/aw6XKjJLa4k02bO00yM/inSlLkGwUlgdavz8WiR+FIaMPwhBF9koBfyk4Tri",
-	"IAaq5Sm0vB9ODnKc/LowTwNK5kv5KGQpG06To4DGMegBiYgZWdM9wD7UUkObGiVFvaegTTkBOBCxYQmA",
-	"0yKUuxx/TJO9eikV8Fnngnja5HAVRpL6SAWzIcxv5YXoL/R5vuBKHqTx8yQRyYPONNIj3efQRkXeYpZU",
-	"ctA2H2A270c5PzMawnHL2e2GBUrTKy6mR16ApKIlEIz6yTbtXSgJ0gwkCU2Yy0HEQden4VAKGXwGHvio",
-	"aGVCr7dXcfh6HX1iP4r0a2OPufdhKUKx0JaP7AJygeoIkLL73b1hfow/ipSYKRqOLl/FRzm7bDhvTsxe",
-	"sugM2JQF7MHSViuRGGWspxbwiu5jQcM3QrykyZI9CL4bHOsqFeIKnIRFOBsE8EUYMcAPAkwFA0rGo9Fg",
-	"DCbI+/Fkp0D/9JZIKgQxy2g4i8MVf5QzORi2IqZBHAe7DRgLJRkPyffRX+AwLllyEwXsZ05vaBQrMvag",
-	"89gWxqmIRCFNqU8l8MUthuSo1y5qQ2MOozDuQesKB6S3Scrrazii4ksf5XAKA+pjyYChuTDQJwxSSqLl",
-	"KiVc7CCwjUYxBmUIQpWwxUN/j8qbyzeJWCZMSotoC/smidY0gecJg0jHiC8LIsaOSiNmZN/g3/jIiEsY",
-	"JFQftHRAL0keTDTXX2h9/rX6o/sUI0m0zq6J6xshfqB8r5U4+SCcS2jKrvTFLl//fC19M/+9rnq/IH6/",
-	"EQKNEIlZeyMelRb2URCpOKLCpOpaTJxrJEkqrhlXh/ziFWmrszbvig3jxh4AwUHS5UqtjY2ZRioO+LoA",
-	"PHX2eeSFsehGvHzC+mR/5nSbrkQS/c7Ch5KSfKCi+EpAJSU+owlcDLVPwHhtxroXQ3XyE/65PHEzkcjf",
-	"+lhUIhsROSvszUIvDu7T2G62/JqLHZxvwm7ENQt7CPxNIgIm5YMJOdKCtVKr1pEETah4CDVeRVSrcnsA",
-	"e7elMZKYbKz73b5+fjbPsqFIYVkNR1S3h4+jDuu9wmnkFJxqb8WceDVTe6QdpRKt9Fo1LOoLLs+/uSi6",
-	"VZT4CncRHN1bnkaxDm+nYRxx1gF1NeJwK67W4obpmdArrAQcl6OFhAuinpsT0yq8ls0aVNEMYMXEjVoT",
-	"tfHKKmJSdMH7NKY8YCV79PuW/tUEpAcQxg9+plbf7o+6ttO1nTdOf27bc9vu2bb9D4WAWtVS7/FtHFut",
-	"KDw/LcLEf8RRoNi/UhWVDAlwLmBciwZpdAO8f5Mo/TCN0OyYrbnO3yA3jIdqcWbDmVtrrY5YpmTLo5S0",
-	"fZYC8VQDiJ2SyeJtyMKyvR6BcqfIyRIMG3115pCA3+P7lQyTZuBnywlpyrpptGaHLozyEdUuo15vNgtr",
-	"q2Mlu1UUMxIBrcPTAPjUrkB9gPSuFIafryj6VGk2J4I+DMLVzR1GUuEdmC7JMrpRcEnxRCLBy6sx+How",
-	"PCLwcTr2WmgpViP38bf1/b7El9HubrxDv7Vgk7AnPbeVXYki9mWTvc3WLPx/sSBt5alPz/DtOs8mZ7t4",
-	"b5DzgKoU2b6lPRqCx3uUesQhoaE5ycru7+dLcGBfrXlr8K7fnex+dZJ/JPZ3y/GvvvPj+Prd1P91fONs",
-	"7fVg/9367856uPt9/PyQThW2fMZhF6Y9fkuKoO+Ry1QkDKJE8JpypvQUPBDgVWUkvsuG6hyjRTw0+zPr",
-	"PoJnrxKxiGJ2nGFJQvlecLQbSsYgaCDL9EiY3MapxOB4ydJUkSzFO2WPeBqlPEgRYanLARezmCPk7uph",
-	"kcZFqWTxAp1kd+Aw+qGVRVSVx8NrgPQTA6VgTyyWFeJpuEkD4SxwFNjlK4WutbkKBVCgtBKSdsIWW0jN",
-	"QKM+2lZlE5vrW0fCgOzGJf0iapAVIm3JrkI9h3ee4c9jF2umlKzLqBYD/kAW3sy2chiod85kU5zVigI0",
-	"LW1nqYRoGlyjDqsuXumuQViPJDtQgJS4nZZm74/q5KXDwz2fZZ7mfcXbUUBM3HD5NHNGeYRWXWYsuqIZ",
-	"InvwQBP0Mg8E8fe5LNVGSqXNADRhmNXGwgsA5VpwticypXuJN5Ar9P/NMJ6cz6n1FY7UPD44U4yYe7pN",
-	"ITiJhiFEpdD4VYGcaW/+IRZlIa4NgXrIy7N0JpGE0iIRl1HIEAEyj9sjVKiU8nTDEkna1JfqqyxQFIZb",
-	"05CRLTcBapgcCtSSGn+DovYu916/uvzq6tXLp39//vrq++d/v/xSbHBfntbupIX4WReFyoWOoX0j0M2n",
-	"+IjLE+Zvo7g2eLMaf5jnKcdiOSce1SG0VMd+IkpJsmIJu3C5h4D08s8MUEKa0gvtLH0R6gBeHcVdebvI",
-	"MVzuvdtGwfXVv0TEvc4FMfGh2SdqYHVYxRBT1Ia10op26DnxjFPXc7n33m35LHVbH/RKCpMQ/fAy+p25",
-	"LYu4JsIK3q66mz39Jqq4Loc9XYkN4+pCYAgGZh16ehgPgJWpFUrOBhTpWMSLGVXasvf+g4fBw1pv99Ai",
-	"5uHGCrsHaDySmOsJSA0SZ/5McXoMp74gnkiipdqh+tzl3jfP35AnN86TWCw98FBxjSUGMfAmZFu+Znui",
-	"w7wxwsFgbjVK3OUQ/ZVNoBFTPnmfJf1/eHLN9tLrEIhqUUKaVqtI8TbVSSSIgg0qL2KzvmXt0rEudOxx",
-	"LgTgNVREi8CLRL1YokYGZVpWC45GaRVwIGA3UmfRslr5JGVaVfi4RgM8nnpccBcqJKuauIuAN1fXj3go",
-	"e/dJOz1Y3fVD0gJ6pwLWzw9Ct8zVOxpQWTo+QuU1g6B7HQAWpYCrIYTa1MZUHkwqIRrjSGj3140h7TVm",
-	"yPGwcJfAuwcBc+WwWLh+Li+xH8UK1EJ0qNFObOOQxGq/KEdDsN1yy6RkEiejqX4X1B3INmcuzw4qT6uw",
-	"THw9vq7FdZgB2TMYBQGjQJnihgVYhvK7vIb0qGssK9SjrUlYnqhhGTqW/9TJqJYeNydb1Qj32cL2x8Eg",
-	"6NPhYsTG4SSY+jNqLxzWDwfB0B9B1Pp0MhvTkT8MBmGfOQvbdpx+fzAYDkcNCFgf1Gu15PEA/+yxVeHw",
-	"u5WQGfPJd6PUEaQKFgGKYpGcfFQin4cTn9r90LEDZ+w4M3s6mPbtsO8E/nTEZs50vJhN++ORHYyn9nQ2",
-	"Hvv+xJ7YwZhOber7dDpkgR8E4WTisBEdLSbT6XQyHk0HAzoczYZTn/lOOOoP+xNnMvIn09HYWQzCYBz0",
-	"h7NwOLXtpqtaH5yPoPp4gfkQlN87Egh/UrY+0NFhNQe015C7wgZqRWIl1Z5lbZa5ELzQN6jXerhF5M6q",
-	"7+ev2NbqYT8qCrdGhVLwOiPHvdQsFjCewsJPKZI6jBlB2aYpWQuZkkHHMvHH4MeABO+UrU9aMNWcr0Fn",
-	"AI2a3r7ArwbZMmmS0P0Rm9IJta64tVOY+4ou60xPEEINPEdLapYSi7hOwuTavlCLwcfBqRlTpLNjz4VZ",
-	"6bJ9qAJKbfy2QSbAPF3De9V7uLf2hkrgZVSauP4OqK8ghgueF60wCz1hxa8/LdnSi6s9iG0Ypc95mtQI",
-	"fD9xpmmGriByJ7k3ixmcEy9IWIhxqiHz8R9olLkC5Uv9LVl6pVZ5hfoJvBILmb3hck+mYgNjoBp+pfeH",
-	"oaiMl36rsujKN3W8ggapSBowB6CwWwkFCfaJDFv0uEsKdX4hrnVBm4/tkdJe6yY7BSLcMY0AoqfaJvTQ",
-	"62QKuclK0JHQW0naHv7D61T8EEmesJAwCo73VrCiyZKB1WvLQwaqdMR2RX9N37Y/1CB3k5GSKXwHEyVp",
-	"C8ilt8iWR++2rCLuOJM6UKVqPelRGqNQUqdeQ8Cm0vwePULpnwvO8lwrk1niM3Aqo6mysoyB1o26Sjk6",
-	"W2eqs81RhfmI6FYufegNZUjQSChOkWrAVPUiyuVV3lQmHuoUoibWpx/ek1TnRO0/glAbSByh08/AR9Jk",
-	"/HxTjKkWO66krdy3Dun95Cf0/2XuFvREMSaznFOt2hXiMoyNBwImKiT1fSH8Rd1SfzoeDvvj2UD9dzx2",
-	"nH7IZiDdj+hkYY+nwSSwabAIhpSyse0PnD4dskV/NlkMhzQ3Y6R5kl3EvwEjO/6lFmH8i3kyhHlqEha0",
-	"RfXA3Vdc7Enw5S8j9qH+V0kbVcKXOn+daBul+rOKweMjAKaKTXdRFgtAbd42WGbzyEaNNyY2BXZf2lR9",
-	"Kb/8wI7MBFXiojguIidpQyxUHK0jfkj+miZDfDh5lgYxMKonP86D08MXZdULWE5inJX1h9PewSKmHgdL",
-	"/ibCJpIaOOoKouk8JTFbpOeBJ78QJ849A9DJY2/KPCxTs8KOM4wo4mFhabWUTinZl6tokbLwK5rSO7pO",
-	"nkNZC4jfNMFfcPKh0h6ATkMxOmPMAr+G2KaabpdpxpJufmigtvgJmAuKloJaF/KJpNci7HDGU2CBCnIA",
-	"lzj+adGa/3acHcLrz/kNi8WGtT5Y7yvbDDWUj41xcCoZY63l3uAzUc+Llmswn1xJHKSwyQauCE8tXN0h",
-	"RN5aDfnfwL73Gwb6Qz6fVwhW8NSYHryFIaEYMVnIlr0Dwj0tcQtBKKBb71OyyjsxN69g/21v08W0HUbL",
-	"KCVfECXV7EQSdjpQ22Q8rBiAC1VySHvQ14Zil2/5NduzkPzl5dPvn/d9Uw/TVMwJoyWTaeeCbDcbSCbD",
-	"dAbtarVQ6PXsW49sEraIbkkke+Q5wmpejJL13Jat1uj03ZZnmCtJhcu9h4LQM9U0IaAbi2m63ABkrkjD",
-	"SiRYZimgnPhMW7XD3M+VA72qbH4Eln/8ahTOu5ZWCC4VCebBviGVXl3S118/I+PZuE+C/HVM3sz3CIma",
-	"YoG5mp762TNFh8uPUqEvmMt9ka5IIkQq0aKPuWnAatIVW1tZlNqR3Pw6J1v+tKn+4ZFUf+OF4yEJRJ1T",
-	"KNnInv6rF4j1k1gsXe6MbNvl8msR/u3JzeVm9NOUz+j0r5tfxq9e/302SRc/Xf4y8mXQ/zV+8vyvkT39",
-	"0uUu/1//43+SmuHI6kX/q+92vR5u7kBSU9BtYDaxUnuzpNmKEfUeQbBqqtdCnDT1vhRLKEeCBKcJkQ7x",
-	"p83Wm1RHeGmsiSSxIYf93ZbGEhCmc7ZCV1hHVZtLRf2ilO7ZCLPRPWCWijtBrHJj4XBhtQXoZ4Ma8FpF",
-	"JK+92WAf0FbI+/IrznbG62Hyb8vcqhSRecBs6gOfnpaidY09ZU4cSCMcFniJhZWotbSpTsFo3K9eP3/2",
-	"4pL8GAXXahBI3lpEMSNtRaum/fF4Tn78+vtnli5eJjdKy1U0+unlsxcv8G8LDCyEap9d2umR18h6TPzK",
-	"0LZJXcUGSvyY8mu9AYoVGkQMbrQ1BZuOH4WR+T3fksvbv7NEdHdRmK7MKiBFrZuKrhLZwWWQRKGSGKUA",
-	"StWBKcwQ2lsNzkoU9VdQoKH9LeXLbUwWkZLXLeInVP0LV9qx8kgfA6owkjSOxU5aZhByE8nIjxkS3pil",
-	"Wdk7PD9ULHaJks45ScWSQTmzNiXP9omSbQPitv6//9dtEbpW3PIlTSNuxun0yBsKUcbqMlCoyK39uGZF",
-	"+oEkbSUKKC6hoATFCDc0gDxzGYWsM8fyaYVKBlW+aoLnCiWmx8NjFab/6bq3tt113Vtn4bq3k4X652zx",
-	"9rF6IhseNn/1XycZM9yN5osLZSkecm21TVEbVtFUbryTmMqyrIYcvtdFVyByFgODdF1fXWzjmaIAuq7w",
-	"MAtsbH2dRKG6zQqN6yROM+YpP9MzePMF32zT42GTpqJOlY6EOrsu2cZFf1BW1K+OJnod4m9TrH2ElIgz",
-	"Keck3QmYJ2IS45hXNFFiILiV2umK7SEsMBVxSOiGJlBnPAoPah6WgFNCSEeXRP6sMNIy51WHml+ha+RB",
-	"TOWX1b4cbC3zxJV2kdxn1uFDy/9pc38ZBc0X9XFK6lkhCDw3StcgFJGp2DyS+ivS9i5TsUEfqcamAwm/",
-	"YZElVBh9ZqigAVaHA3+CRQHGuIspgbQl0/UMYQhFKvLXlb6p8z2hchIxpamiJYf2CaXzQ9J3VTJVfVRr",
-	"xE9cu5kQwQxtw+prXcHjvQUBTd1gRSOlmQBuVi0U7JYGabzHVhlkR6XL1Ucs7OnOBtqhXaxpB70fkE/A",
-	"cFyQJd3IntJMHj9+o2Dz+DFpe2oHnmK6WCxIe548i5TCRS3iHcCq8KOSbcA3C9LWFaTT4wtrccOKtYXw",
-	"F3kFTt38jWKdIRwjYVLEN7ocEVRFumK32MkiW9wi4qDiZT+oC7zBvwtO5Cudo5mXRDKzu7xiHeqRx4+f",
-	"crQbSpY+fjwHfTIhNyyRkJxBw1DX5EItUjeeADRDHMPHUHd5T0IBYtU11ChAi7c6OqiYs2JrEnGtRwMC",
-	"dHrmyAOaJMid5LXUdbGlRaJQYsEBtK4o6Q4cOJWAPLUy8yCOdG8XskyUWJnFzAIo5i6vnhHJfD35sSBn",
-	"zDzfFsqKK5peVA4UV1c9Q9iOdjtlGWq4BSP0wxE/kqV96IrDksbqNb3SbCqQEWCIQEDQj9lYbhaRFqQo",
-	"+SwWu85FzbpoLEUGa10yHYLiQS7dJjfRDRSDYHQDh68PpCB6qXNxubpsanEXpIqrigcaoRrC6MvV1+E9",
-	"KFioORBdQrR6GS1JyuJY4imy+1u2Xe6pi4+GYw9SKSVhNFgByj7K6A0klABxxUhpl2MsNghMT97rSPkP",
-	"T7AD1ZP3kr374OFcUDfOlEwQHU1ulC6MGN57/Jh4EML5ZTEitb1J2A289e9/50VXO96c1FsZXV42M+bd",
-	"WIyBUu3fM6N6YLhUypl+qA4BSafT0Q24AIAK8mZ2XVLy5zdfd6f5mFA5D8g9ROPTFAPxFeDwX5g5gP/W",
-	"kMI/JHvntiyXu8A1IGS/UA7N9CsqrBnuoYKV11FyEyi/k+moUJT2u8uffpxDbW6XS6ForkaCKIF1O2MS",
-	"CMjniIBWCLJbRSnTqimyOEmYDOgGohMwHS9hMDDQNJe3PbelKKfretahziuhsNS3b354icNEfGkRLIRd",
-	"MBtTSRK6Q1B2LKLNKVJnALa5IIsEwxAgvRDW0LHyLIws6wIA2o3ZDYt1/7OMJhKPpqY4t8vN3gApwx5R",
-	"EDV1jSrhzU8VcY8WEYhvSkKBishwLQBRyykgoNeavkHakKgV20iX/MMzg2cZTYIoApNxkp8x3I9fRHLN",
-	"QqLFEoiKEQl7kjKZKrTS16z3Lym4xsl0FSVh7ufA4rZL3XJAL9Plnue5/L1GvPnAMog3dw8FH4WZObrO",
-	"3bP6jAA6F1B+7p7VkQ3mUhdn7jYELDn/MEPjvZq/N0vGj84ItYJJRBLCJ45lvpfmL6HmV1oaTqMpqfpt",
-	"MhhNBv3p2LZt5wM+NueFsw/t2WxAJ9PhIPTHfTYMnHCwmM5GU+Yshr4ztu1Z2B/3nRmzfTb0+4P+aDSb",
-	"jqhDGR2zvqIGvV7vgz4gkOVIgeyQtiKhajUW6U9mSHo6xQM9A3YFwDXtrRY+d4NvA0w/WPfDifvg35nY",
-	"nUM7o6oVDrRit92QKXLZzs+41+vlx9apMCfypcs9OujTfsAWTsjY1O6P+rQ/ttkomA78YDpi42C0WPQn",
-	"oT+chQt/yAaL2WQUjmaBM+iPx+F0gOlNZBHFigEvxDZJVy7PaxCjWGJoK2lTklIfmgy4bgqpWIStxb8i",
-	"TFgskFnNer/KpKySZKX4MFaYQJmDgFClqGlqsgnbFVH9UHzqZKKTh2zYy/lwhW16YKnX5KvMwFwOz+Ct",
-	"4j0n7ta2B0FmSwjhb6ZYKewhf+UGnyiGejOviICHCS0WEbqDpnYwIq/o5GvXaJ3Lu2i2oCnCyiIZr03Z",
-	"LpIMrUOkTbnL0eWBMFWn9NtbrzNXR9E90GxIW8eaWCYFQ7MaaopQC640My3ilNEVYNZRDKRbFcHbJQEY",
-	"07EUdhgMSFeJ2C5XpAQCumTFuVxOStOBDP7vfxM9rUXO8v7WimVqaE+N5xUlL4MhPfMskuoj3eAQvw0T",
-	"uuOZAK3Dd3ShbqGG5QKjT3XZVqgGHrKwUygFVIAN8RW7Zxr4c4wnzyUyOIc1vVa6HEFtTR+TwXodCojr",
-	"bR9znHdQW5QCaz4V8iNh7DxPqe1B84832S89GL2jqESGFlFphEONmYhE8a28tAIEEDEeltpBoGdEf6Vv",
-	"fkWvRgEVQhqNfpjAwAq6MDpgHhIPLK5U0sOVygv/Mna/Err1yM9c7U7pkyC0EYM2Bwll6iYqHVpXrkb5",
-	"snCSpq4Wdn6pZJ9RNXKWagbxX+owjJufiMUCtCgspFNdJtTC3jDeIy/FMtflEJD5miXZKcEZ90NWVE1y",
-	"eOMzKR9Oda5F9cr9xQHV0IqA1F96lz9DsRMRM5MzT2fdQowfzFQiFFD0TlEJl2sykd0Z3umRu8momoxI",
-	"3QWrWK8LTsQQWM8OnLDPBovukI4Ulx+H3SmbLLoz26F9fxAMwxHziFJBnCwEpKNtDOdIKfitXfhWKb1o",
-	"C1awzKSq38oS5jnrAunDcCK35Q+GgWPP+kEYMLvft21/wigdT4d0MRyNB6E9Hg794ZjSPg0cZxSyoD+d",
-	"+OG4H9D+eBoqhdC6p5ibL+KhISdu68PbTFJCzlEoaRmnxFOSo923B/bQHtlje2JP7ZlNbd8O7NBm9sKx",
-	"HcfpOwNn6IycsTNxps7MoY7vBE7oMGdhioAjRbdJKsjA6WSXCMJ67HA4pTYLwqmzmIXD8SIYDXx7NBj4",
-	"o6HTH1Jn4ExC6iz6C2c4CZjTH7CBMxmzSTDu28PJUM3h+RPfYQtKZyGdjp2ABpOFPQrDxSCcTgdDe0wH",
-	"i2k4mQ4W1A8dOpj0x74zXQz7gYJVX6HONqNOVOrgi1gswfh6w0iUdi70/c3YuFeDRr1erwZbhgYl6w69",
-	"1+vVnG2GxR/eei6PONS1twzJTAXxWOAweziwx5PBbGDT6WjI+rPhbDbsj4aT0SIYj5zRiA78aTiyh6MZ",
-	"DdUhjmcDezgc9NmUKhkPxOPf3kJ8jxf0A9sZBNMxnQWzPuv3F7PxWEFw7Ewm4+li6k/ocBjM7D4Ng8Ce",
-	"TfwFdZg9m1Il6zqLw2Bx2lxDyvmHMayDBwCVlqrOgioLOlGwNNTZmTemqQB8K1KtqZhO4Gc3E19Bk6HW",
-	"Q+X+lpU15Dy7qadRQ9WeH6iEtizoaFNI9Tv0hWR9+Y/H39alBBW68GAyibSKXgz0XsxJyOLIZwlNWQz1",
-	"WcCqCbYnbWJbsQTEbRTGqMt117VrxjYgf92wxKdptM6kwlVmaiTtb8SceIol9V7T3Q9YjMC7IN+LNI74",
-	"3OXeNfzrtidZEtE4+h0LysEX30nBf4JFeBfk1T5dCeyc+Ga/YZew0zk0/w5S8kSvtpPb3bG5tyTqI/Ra",
-	"0TBkIToTeuRFbmD19/gcm8yU7LNgB9CvbZQcvd8wy+VZe6YflNTwDFj5V2C3BatmSZbo9MjTEkCVHoim",
-	"sdwMZ7lcB3FLjIa3kDmiWQ0/lKSNDoXMUAfHcmiTjCQWsIgkHnjngAT8cVe77J2zWrfdpejqHytokXk/",
-	"M3dmfRUmtL6jGG7UAJ/JKNQJNOhPQ3skGNPn8HMpEafYhwpEGbDfRfzavFDEYWgSiQjRqa050pQuGKVk",
-	"BX5GddEomo8Hg8GM/PzmGXSAkyldb5C9m6uZrhLGsiMmECEMPpTkphDRg0FXgEV4L3fZlSZtKUwpSvMK",
-	"3mEuUuiHlCjBM0tBPPCoH2ENlXSXrIfu2/f9/B9vzD/mB//4racb1Q4+/KM2R2Z5TtdXPHqfxYIvlbhy",
-	"ccw4XfY2n8lgqhmiJ2t2rmrb3nlnuFcOjSMVhCvHXT2c5d0lZSlmdPGCh+z2SESAukWMLszFAa1HaUU8",
-	"2JNyoZ9YLCFbTylD2CNjbpx9StJlCTOmCu0zk6AvU55ZAxhe2KxREWqtWOkdG9cobRF77ho9b0ejFFuo",
-	"hPgOlhEnAU0DcAJvNwUnkK5JrnMLwUzlvaQy7cJxdF98lUVdr5iaXo1K4xhdfR4aU76EwBxPT9S5IKbK",
-	"lxoZZ3G54rs3kGKEV3pvKsa088rmFqG5fUYvG6AX0O1ylZLtpmMR6qtdUqUzBoKHRfNCMdgbWxHroldL",
-	"hsXZCifzJOvb5plgHSGrvYgde9i/c7hufLLHuq6HAssVcSgLJZ7u03j9ZH53LsTVLSlr2V0s2Qa2pd9Z",
-	"IsqOy0rq98MlwjtVn6lrvli8l2d3X8yMIku6kQetGO/aV7EYrIM9G/O+95rA6/zn7CA0BW0MiDpZmSLb",
-	"m77FSpCDMwKJpiblGV47HPI5fo5ORMneoXmbEdPskcoAO7adHTGPAV018fKKgJz6GOvtfavehJuUN2Q8",
-	"Lzwsa+F4GBeFnbPNkF8qxlbfwTEr6YXRIQdNFCPTnpG6vCmD5Giyd0ZsC9neuvyAbqmPJ7nIs7tNscV0",
-	"m/BCd5CsBILLzaBZor8SkZQoDihj8F1jS5vm/SSMPBVpp8ONkgFTIToul0ogX4kdWdASn8ooK5RBBBlU",
-	"Ha5nrMSxWJYAh4tSXyltH8PZkWpDzJRJkDNR47o/CTzSzUWjaqbT5GHZjvo66FPSuFl3G/M44rrrqMse",
-	"6mhoLatqICFlVwwOBXhseKj5fzUGtRweDeF7eZfKuVJWbAjwfG5id7Bkzpregu1emujfUndL811dtDV0",
-	"7BTxVm8liKmUUZBlyB4OktWeyyrFQcidkvu/3sYxSoqHJfnNvmoLJrMUYx50SsgG2tSY6DRdgF/wLD0Z",
-	"nJGlcv0HVfnvzKyroD7ojptFNuF9K9RL3EU8FDvIwzVlR/Mgq9KbbZoqmdGUoMuaYuulWdi81N+bjrgX",
-	"xNRZmpAQasKWkV8fSXM366wHat2WK2hUq8lpLmBbOqlU5oVEtYsCXYbQpFsS9EDmHYBB10PpU52hTMVG",
-	"B8lg581CUTD1DJ0vPWKTNaNcki03jcDaFIb5htGkCoTBnQtsFW7LyU0vtYhtKkuanYFDQxKmA21AFFWY",
-	"wE2BAfQ9YY5JDGSrZlfa7ac030DE8VYx2MxDEVAOPkBCib6WuBps5KTEMUVQOgeiqn13gJTJRTPuwy1F",
-	"PNAOnE4J/XsfDztriFUd7YDbYSCmj0uXAD5dhs0sxNGryKDUr6+jkBPKE5Wp8zc/1FDSE/DV1+sTwfVo",
-	"7dC8jqmpIpq5cKOsdjykG5xbNLTMGw4K9KnH2jnoKHIgheCGf5pp0ddQVWvVv9VbCKYz6lFUOL/hSHWY",
-	"dsAOqlfk8FBzwJYQpQqBKtUtEqPjYgemL901YwtgmIsloI4X6pH3CpWawW54AAtPFylHwF2gEdLl6AYX",
-	"ulpLWxci6mjhJqXX2iapGRlppwgpSca6JbeVoZhu8m+RHG4QhQwkDwqzFUHoEThe4pUA6SmFzstg6RHH",
-	"tjs9ovtys3COLSVd3u/18LZf6OhjXFfWPjwX3HK+TNojXLMi3UwaOW+bQNLEjiXaLVzsOE7ammVfZCDW",
-	"fOVLYmtgm99vyQHYdXTRl6T/z9Gg63gXugqsBhmE/LPbSKY98rzQklsf1r+gR+uB9bssXFaI/uC4jFgh",
-	"YfD2ZynlGSI4HNmD0Ww27k8GE3s4G91HANTt7jXBLW/pdZMISNpa8DfYk4pMfLsvGS8aHk4X/KkR7PRO",
-	"BtVdPBNcsmALJcZReANRTtc9OyrzgcCWF/eyyZe5ZGOBwV4LbDq6qRjZZs64mC0SpKAq5W4KI+HcUd47",
-	"Cz5F+U/Dxqk5YxTyDgQ8VEzzYuOGUx1KfRBgqaewFFGySASx50qqW9AoMS3oQY5BSGCHUak7IKPeO86l",
-	"wpUQ0I2fpjpCzSJAlNIV5WpkdPY49j9nulgrpgcqoVWuIlifaSUHC0Vbs/EyQC53SR41pbIleD619An2",
-	"Yxg3I9Sk/VoE1xZ5RTf6YC+DSEqRSO25AjbfAUxxeY4qYOe+3cRREKVqd1Gg1xGzFE24OV4g29HreUSg",
-	"R1s9lpwWg8/Ak0Ox+BhF+KFZLv7zacJ/c3H6OKU+kKf//PMoieF69ZkY3SSY00xmihX5xNhV48vQj6SO",
-	"nBSc6dI3xqm0iqo27mzCo+UMjtT+aycb+e9kIyf/hpE6/3WmDqA3XBe+cbZKUCPyN4D9PipAkzD+HIzg",
-	"h5fnW7Ez9wWS73RjDRx4joJ1xJeeLjSoXulYxNsJrs5LiOuCFNSxXO7ltQg90t5BRPYWIsoRNIXnwKW8",
-	"DjQQwKZeheDXcJsADS/aodDareSxQK3Xp8G1+hoqERQ+zaLvTH16XTTRAha+FOh8g/IFWmnUy9ekWNdc",
-	"0ztvWa0dKET5wkFVwhUrRUmNVO4Vgh8cIJQ6h691nPA96vNlPvUV1AFDnm6RDY2QyexWIjZ7qSk4va6v",
-	"df8Gu+qIbXrnCnxWC860qaaULBRCvKNhR9K4ZqmvdKJpFqNdjrLGEGsqiwHWc1LIhkX2nAWR14YQW3lR",
-	"x7rkWKRRiMpG6sFgcBNpcgd/IJ5gPfjwWe+0d7RCG/SYljlvc0ZNdMHg459QxuDgOtyjMGIp9v4PKIxY",
-	"zaFvLoyodvcThBLd46prAwhWEgCSXLHc61mNhSSvapOq5YIDXCc5avZ6SBDuWocGfILQpr053Kfiw85U",
-	"onuQAL3uZrd/dbNF61/7QLp44u+76s0n7wsDf8BwnfPvbLVCDIIjqxFTXnXTlUOs+JMuXAEl73vdECv/",
-	"qMuWVdM4ftVe6fDHmpADk8VSukLg26mp+JS1NDs/kjIXDF7w18gQsdR2pT1vHquZBwzX9wceZB0ITvYM",
-	"L6z3/bFWiHlK4KdpwVADhNrqQphtlAtnBQlRhwVqW2U+4HHicZbW0lw6KwNQsXbWmY1H9YG+P2Zhg3dM",
-	"8E6v1+tcEIo2FsDINY3AGrEUugwENHEHc6OpZJ0FxOQ2ghPwOFZK+5yGTvnbJzplDO7YKeO8JuH5dW7o",
-	"E57jfN4ytbhBczLZhHXo2USdcebT8UuG3WmbQ8TL9KUhjOkz6KBQCP1uvhD3bB9RoMQfTjREMos40rnh",
-	"ABEaW9fODyvjXxRVTW9utFDvABO8C+Kh1OzNoUdV5ucv64NZs9qSIqjl7TPb2sKOhExrVfGfOFPSE3gJ",
-	"i24djWna0wABrPqU7qbl6TZcUPjGOvBgoN7vM6zjo6AFAiSaLneRZHcJVaklQsfC7ndUEl+I649Ocpoa",
-	"2WhAQyubC/OXLnaCNqpm+lsbU3u43+uIn4wX1MjwvXr1Q57E0XwxwYYBKn/bZynkDyvYqV8+BWOv64QD",
-	"+8rWWtA06ZFrjPs8n6zqA7EgibC5E87nQU/1Yo9i2kMoqqYYJ0mqWccJmqr719USINQ7FxmJAWqwEju4",
-	"pKb1dbpi64rcXDHrGREYDIZ1Qu6g0GaLaduktpvdNbtQvf+jVkwH90gRhA9+rCndqlsaDiB88ITIbhdF",
-	"doXkrcwqAT9dG6JpjD7nXlB8/8ejdaUPgH9X0RszCIoMUwvjJep/IHSeFryz82+UOQumZ9NEO4qZDlJW",
-	"yl/nKEcYnGrXdvL2sswyfuoeahv6OWlP0C+/UFAgkoSmxHty4zwB5+aT9zjEh2rC0D0TnmoTs348ba1B",
-	"C0Yp36CorPROObDvmD2iZ81sQh8/VaRwmY9VSj7U8io3/2Dg2u6mv2Q1xPFKLUUKbok8mhawYR3xrTQl",
-	"G6/ZHG6bqQtRkMHgPayzAy9qoWynLqidtTxfQA2XypiFShzG2QQVOCoxCPa5/VU/ib5o311fRHnhaMpF",
-	"qnNRNZVtiuEpLHgDRO/Bsden7fclw4tuKk0MYzANvEp0tgOVE5SioijO5Xa9psne+yii3UlKWGQ1R/eE",
-	"9cXP2U29JeVuPf7yZKT8chcSkwqUzmDMgT3AsCGDJBnVtw54p+nDmzlSClA5LlCdFm4zYxPwgKzLY8lw",
-	"0CDoLpt7HWO0zL2ly7yb8eff7hGhcEK8vUxpWnsQhvibNm0mlh9lDS5286xocFYmFqoeiRQUQyxldVGu",
-	"CudyutkwmmApUHVx92KbpWSyKCFixw/CfN4Xuwv2rUKCf5Vq9gtU07z1g8wKAcz6GMXBCoFzNqq958oS",
-	"xqnjFCxDQ10UYIiy75pGHISkYbE7np05gJ2Kv6Y1CfuB49t0tpiySTgORv6QDhZ95oR2MPOndLIYs1E4",
-	"DAZ+XzF+NgunwcQf09FCLbMfFORo8NKavy+xTHadDO4UALUX28++zWZDK7LafpPPCh7oNQ3Z6YaDd28Q",
-	"n6NgI78302E0pUmeaXvlo/HIFyBN6hBlLPlT/gbSx3X+eWRiEJMICipsFHmI0h75EbUBfC9heEc5dHXU",
-	"MZ/l4BCRuBz4UV4t7XilhP6DdYfihTywTZqHUGH3Zx7dlvodWiQVpg5ulr6a3LDkTbRmZYZfueoHUsoZ",
-	"atiRfKlSKG32nqHt5SOXgixo2Rh296yd6LhyEIWkbSrTFDQoHbX5x2lQd/R1H+hPgxoV6u6em0Zb/Stt",
-	"p6/2PjUKaC7XYEidKexoYaEAsCNCfyUuKgHqwzuf6EakR+Gk1Rso6K9DuCRZsTi8wALjWbm9LLwJA83K",
-	"y7qHhF7gXE3wO3AcPBAWzc1jMZ7zXAJ+93t1JBirNA1p2zq8jhxE13HSoPw7f2wAx3npWx9ByrhT/Ya7",
-	"qqMleeU8rvpImoBf3RGkUCyHljUFLsBjrK7Lv0TEWejyPUvR9FQco9Dm4TC39xSPdB7MI7UsRvn+jDCX",
-	"UrP2D9Z7431Ts7xtnKwxpuSgpTU6hBuMJUVQc8H3a7GV+nOs64U1cnXFP7Dh3LAEiq02UDDSpqZwaFbL",
-	"g+pWYxryxQJbj8vbr3O+8ANNV2utFXQryHMlMaUkC1gFL2xOKhs6TiOZL99rPN1mRQwCch8S6rqj5ewU",
-	"KLWN3ASCKOZZ+C/ETGCbPZMN6Fl5SMUaauyIwi3wsugL71zv/THvanFV94ikPcnnFb+GrSog3Cee7kjP",
-	"L8DrrIsXlhpa09srVshTfII/Yf44yKcHNz0D6PFdLEVaPpf77OaEn+PTxRwDWhZKNNNSitlnHW+MkeqH",
-	"JXTy5MZHEnHsHgh8F+ZY313tkKZlnuWcTOEeirh2gvr8SXGWRdp330BLjWV/VKRl3gnseKilNkofqSej",
-	"a75LfPHMnpr/yUVjGt3co4L4dBeb3J2d2EUjHmRzaIXpwKKXG+36n9BoV3Z+N5nsym5zsXmteRSa0O7m",
-	"Kf/wMeLbz3RXZz4PkRhWoGVHFCzB83ZMqh49WKo+aUT5NEaRM2oDZlDKC35+GlfvZ2Kg0bftSMQdZmgJ",
-	"U/aDswTZejFhq3NBbBP6fIBnD7aD3MWK9JlajuakZDlqUOGsgkEJqvlqRczlbTgFsQWJC5P34Poqeb2q",
-	"BNsfMxHOqPciKeTEkbZNokW+fJTtAKpl7fxhNv2PY4OBAMP/WCPMSftLMdUKjCclVdBnS3oiBuk+gQ05",
-	"s3vf0BD6QP8FmlGjqoFPFYqvZPUtQDdJO8iUoGiBoiv6CSL7mdEAZ0c3lLM3jpOwTxTBUGcvyYMHjidr",
-	"HSofuc6Bdo8sIEBT/NIpFjEtFyMaVRMUjM8vklqOF/jDQwSMxP/fJEYgicKnnMZ7GcmGkC6q+2YtkyiE",
-	"2D0eQlk77H5VVWgoD6Fak2zNf7Mt563VUt9pXSUNVvDgrdW6oXEUvoli9fdsfCiwFsapr3Fxw3RDWwk9",
-	"uGIaMOjXpqg4Gu/w4qlVo1+DxrHYyUoZ3GzterUZHlQREfo+4b2pN6iYchKzU4yoijYIoFpUTSCdXZfI",
-	"p+qcfq+Qj8GxpQwGo9FwOHBOF1PUJ9MQa4+glYS929LYSG+wuDYFv23MUqa7HOf1LgUH184G2gEEGP90",
-	"1jV7ZWasg1YRceqWm6pHpvnaXh+9rxtooOC05bphclreXg3qWC7Pgwtxxyb4MNu3SEi03ggpIz9mcFki",
-	"vqyKUbPxww+qerkToOrm8KzipSnBqeniv8aKw3fOx97QJI33BbJQIQL6xh9c6mZEX0QxdBaEs4OKDv1R",
-	"149SaJc9J+pfXiJ2V4tErK98kaZi/XhEviCBiPG3JFquUo+01Zs2lGcCCRne7MJDGNyCofpDdKiLTVdJ",
-	"mWcVI334SdWdwreMxmmDOJowuUXTKSUreA9reNEw4lDAbsWC6wrksxRZcX1oBMBOOs1Clq4xA6ElKUy0",
-	"L1XJ5qJS0j6kKfWpVBcK6l0BXzqa6liJChHXusY17m9vNri3iLfl9IZGwOu8SuKVtguK65bVKrxWTjyD",
-	"p+WlWK3brvq4e0MTjgLCb/oI0M30k/qm+MPPxdEPysPjturO9SWjIUt8QetSS3KhRscCATOSFvGPCDT+",
-	"voE9J5RfI3nS8qcswmgXcanDOMtVWfD3msjuzyGHiCWRaKAUckOBdKMUBxvWHNGkJkKFzoGtSOMkrCQj",
-	"wrM6/MQjaJjSPL6f0HipPz+ZsuTvW9nei4s6Ir69ZOGSJWDXZYkiy/v6LWDNNRmFeZkfnib7PLmMdHWM",
-	"EaNym8BFpGW7QxHG5jX1Ezwsg1n/VgNpXO9zNXd9yhUsK4u3Mt7qGD7LFCxsbKU3Q0kotn7Muvip3k+1",
-	"JrvxVnbBSk5PWKeDEkDz/dw1Gwus3I497JtMwXnLh4DqNVsLNO1+ONevit0UCrXJM+jcRGxHutq+d8MM",
-	"yZbEpzHlgZJbWLm4btc5M/eBHrMVrAVne0yhfZiB9wBNggpCH+0ScXgFzklKwq4t2qSmWx0Up9XR+0rU",
-	"CxIWKnAqxSdkfpTKzh/TmKlJWjJ3V0mjYkPfbZmlZNp322qOgUa9g4HPycYtXFWTkYtYe8xprt7AS4lA",
-	"U3QEQGaRaEEo3/fuZ7mAhiuZB1Qn3ZawpJk65luolXwKWDwnHi7bI+2MEqZC+4M7FvFgLx5p69wZpQnp",
-	"99RTn6WeywsPqwVxtSEzq/LmkbZ+JZtFvRwzegPlsRPo+CQ2JOLl6m9qCDS9lIbIjepQC24TR2nNFLqt",
-	"oBq4UuYNdw9BMj7819e1sBfaDJRZe9TQZaKPrzZQ/Bf8hiYRre1a88uKAXfShT70i4YHlIi75gPQjaNG",
-	"REJyJ39QCpE69ahORyx4+DMCCSVU1e+YgInwAmVXZ5Vt16aEFMNxz6hVbrUwuuE5DCf/wRJR27IH2okc",
-	"+NAqRv9IgjH/rGn1Ei+36zeiftancWxgqV+GLaYCPQa6yYkRDaAZ34ZGIPyJDfAZZj7snLUkLn5kS6q4",
-	"018Q5Idr+lFUTyWS4DbbnbvzaluYKhisegypW13d2TVTmFO2yzpZRq/uVE4/a0Jjwwei+9oyi6LYn2TL",
-	"LEiM++82/3j2YvzDm6f2D9y+M5Ng+VkeF5Vfs41IGjaGLkh9PnK7XrOQbDeFCJCMOGnlm1UNHznKgVUA",
-	"767UbsqoRAPriRXutYZu4IPDm61rph5eLx2MIa6ziq9wufRztaYx9JYwkvy8O6qrBl/cUa1uhJSRHhKU",
-	"tp3HiflCXGfiaKd3yr1Yk7NhIHlkDUi0ymSzDT5SIFuMo854TiB9TZ5G6fBO36sCw9OncLDyZKtFdVx4",
-	"zvky9naSrFbP9CR0ssg2fRZlWIzPBEaONLUGWP00n2WuKQWiqMEXFLxQ5GBhUTzhDNg/ytoV4xyg6Rmr",
-	"rEaF5RprBWg5chXvV6t05HCCtURF+P6+Mb3SKtSllFnIbjHjsuo9gYuf2V3/O0aHBQmjZ0RALXXi9f/O",
-	"DP3fmaHRXUL/GkrX3KbPDi9Tv+4yOf0zblP/LpdpWrlMO6aWVUgouP9tyrMk827os9q2Loa01FtzoBsP",
-	"F4SznQnqhmQZbJJRTMwRYKSr8CdNr2o0oHvEHRYoRKPpSXfepZLotz9yTIohP+cl6uSJ9h8nSydPj0mZ",
-	"TpCZVw8BJGvtiCwk1ZhuxCaxhqyodDnEYFjoFMWMSC+r2wwJDibcuaMzjSF/f1eG9opKhSJ5McBStk4R",
-	"Bll32PPCzIt9YpvhoRuRSngZGlibBULCNE0xQChhNLwwnTmxdsjzNy7HRtG+HzH55L2Og/ngWaXu1nEk",
-	"tZUvs7FSLne6AGSwonzJpG4IG4XHa+pUY04/Xkmf5d0a6OqgzxOYpoNpMBK+qRm6EWBiRhcXp0CbZ4Hl",
-	"2EN153TdHpu80W2+ky2XphU4wZRwl/tsFfFQN6PVUP/zegir9zzToVm3gc/6BfeOl9U1QG6uqnu63lKR",
-	"f51PlDKi+lFyB7G+eqb0oxk9imOylcwikpW60mGO4GYTR5D5x0MSxIwmLOxkdMXlpeIjiqtkkeOa8uQT",
-	"XTO2kcTDRXgNBChnIkXGWKsVmfZwUHKhiZBYCssPqhXU1SNArnt3vSQq1O3VLLoQlFc49yJf1PyptMtG",
-	"7eQZjHrPvMMCn4Vh5oYDHBUQCglxtYv5E9KQqqC4RxoSwEJnrP0BaUjF6Y6mIeHWEDkefsw4Tj4dh7pA",
-	"iidCoiii5kdqoHB2ZboTnQf09cGBmy8Cbu1PQ77CCd0f+3CQPw79cL7T+HfKBK4FBAuy8xXnwXQKQCpL",
-	"+14Ssd2cMIfrYZqx5v7mcLDk/EcE9RogHDN2i2V9nsNTcvnt025/NC5lOfzAkusYLHcMWB7EntAkJD6V",
-	"bDwsCyvyaxH+7cnN5Wb005TP6PSvm1/Gr17/fTZJFz9d/jLyZdD/NX7y/K+RPf2yks/wtPsP2v3d7s6+",
-	"ePL2/XDw4cvarIaXYvmCL0STdbEilZrTDtkmFvu1EiwPqdOKBdcbETXlq2tFKxPoSP6BZTQOEGGE/qOt",
-	"jvZJLJZP8je9w75sPf1XLxBr9bbLnZFtu/wuIHS5y//X//ifpGY4snrR/+q7Xa+H4lBNT4ZoGfGmy6K0",
-	"KXzDKlQCgEJv2teZ702e3Frd/GlzlO6GpiulpS2iW4OEz/qXr0gai2UXw0ATJsU2CaCoVgHKFvHU8ye9",
-	"Xq8KcTiQ2oUkjDU3tZXR7yzLUM9nUsJhwiql3kf3SDi7YUm0iFjyPdvLY4fBRcqIeZlcs30ly0HTySw1",
-	"PhEppuXAwlcU0rhSrVOJGwxBwPoIZ5LA5feslgbuopQzKZsOM3uczU7ltcSaXurC3GUFv+BYJ4PlNG5X",
-	"oFtcqlW89gUcMHjZQDcVCGpD00y8ptEc1AFhrPLBwZl3Y1EjKl2zxqTRa6bDerRyDV2b1DyVoqeDRZ86",
-	"vh3MwimbLMZ2bQEKjR31Myls6QKO5EvFCJIIdpaRPZ3EqjYVpdg4NlB6AMX7qt9SEHA52p5SxQgjSTxs",
-	"f40HhW2zYRizMK1sI+6r08GLqOgssh2SCKGz8bCysMvNt/ipiEMNMmz6hUt/JKuXSHBGNiwB2lbdmB7D",
-	"5VhTDX6CFffIU20bMmllsFCkktds3yNPSRBHIKup+7eJOLAJ2GOabMGW5HJ1gROCZXFiNWUitsuVUpO3",
-	"3E/ENeMkWNHIpCMoTRpueb5KaoCPg7qcxhAjTdqvnz/96ofnc+K2vi/A1W0d1DGq4x3Fo7gfX6oZ9Yuw",
-	"7w+DMZt+8fSv14N3N/b18tnw2v/u2fc/f7P/2+qbN3/3X7yb3P7yl/i73/86/vvfXz977cc/1w9l+9Ng",
-	"zBbBF08vR4sv2Jtvbm8Xm7X9w/DnJ+Ffvvni929C/rdnv26+i2538qd//eXpu0E0+fkYt7STN9+Mnzdy",
-	"S0iY+DoR6yN2ZwU0SIJUd8WQto9od4Y1/MzT+jB9xhWxAYSC09OXkURpoVpTURdXaHrvrPoCYa2nIQUC",
-	"0D0kge2a+/8F/qQeq2td+lHfeXUX4eczxKn7YdtJfRIJdBkARfQoHVMDF8nsrocSeEHV0kmNJctqk/m1",
-	"RhlidPGCh+z2iB75KBs0ZLd5G8Jlpd53bReXEzVu2Lvj83qSvSvzrckd2+RU8y3Yu5ZV2HUT6I2FuEbq",
-	"BHMukGtqjiGSTRCf52fS9vBlRFVt5NY8DX+T7B3+7SKuBzmCe7pPEYjWC8ZCC7BfMQtJXn/9jIxn4z6R",
-	"dC87yNey32oM0WrxLodF0ZR4GTS8fBcMZBXPCDyelfXElDqGPNNjcgkpHxuEXuIlLGDRJvVMcLTUBaI1",
-	"4/dAUodleZgpzm7ThJKQptR8ohbXmWPL+SjVpeJgSmimtFhgVekljbhMCzy2REfUN3uxTYyUSTYijoI9",
-	"1kXVqOVyFIpFEqx2QoQK+/6mBtkDMnidHjHX7pEsQJXGUpAbsQ1WTFoZb05zC5TLQfwADm3lVe406vhs",
-	"IRKmRGwsP3UnnfPwBNqHMlUnl/YzwfaRPj6abhMmPzedc9VYXsGAH8UdgGubZpcPnlZI/pA54SCw/fFi",
-	"SvtsFE6Cme/QwWLEJuEssP0+HS7GbBrageMP6GgxYbPQCQb+iE4WM2aHd6ymcGd6+nAierSETDbhp+sQ",
-	"smmmlRXaU0g8UQAAT6wfR3xJthsTeq7kdTjgKA7vovOBqapG7dQkqOH+KHqEZLGJKnm94p+LKK7mRwR9",
-	"uemJZPkkf+//vnFcjqTsH7/+I/b5X5eA68hA1SG7HH6oFVrNZWu8Hn8A1zzf3MEeaO04zbLzihPIvFdY",
-	"XiK/aSW9HLGxorcbJGjg9sZeUGPpNAyj3ihRtXCRdm6A0l92anqsHWkIAt+gYUB3BdmtomAF/8bGCrxI",
-	"ukEeqNBvPYhBqyc7pw6Jtkl8ag1y668jqa8vW0RlWtVapelGzp88qc7Xuo8ekM9a3F2RiZ/a5BcjOvYn",
-	"wTT84i/fBi/F9/Qbn9/Yt2z6ajOIfngzezH867eOeLdYD8e/9G+eDKZ/u/n59d/PdQyV5XgFvDpcgkDs",
-	"Nb2O+PJ+efG/ZNE1qQA3RyW4sxzDWY3wOgjYyl5v6uEjCiWT6ma8TxefbFW1Cem6FlLNxKRNuQ4YEhj7",
-	"d6i9QRjbmt6+ZHyZrlrz8RBWY/50Ssy6nWzkv5ONnPwbvuyc7j9u4FV7toKz/Rsl3i9Ycs+qB9xUMFMU",
-	"BJPbUpHltyF3pMcDrPPkTgdDDCGfrhUySKkhufWg9eEevUy1ICXXNI6ZTLGkbJumil/LlDidKnbUokdW",
-	"xcS2J85s1h8NJ0N7NnNO8Zz63MCnnIgNQhjkWYtcs022VLpVUIzF0iK59U1hGerGMhWbrLqTy9veZSo2",
-	"2KUHTtDrXAC2ae8Fi0OSUEglS1eUE8lA6/Jjyq8hMbFqFauBewlBITy0EUN/+6fr3tp213VvnYXr3k4W",
-	"6p+zxdvH6olseNj81WkM1zhQj+A37JkJu71HEIDpDE+y2F3S3q2EpWux7VY0rWGGdIu1K46Jd08DNcVT",
-	"9eYH69y2Lho/dKlfzD2/azG9k91je+cIyB+9tnJt5+dCpa0cQifP+U+IZDjEs3uEMqzFDbuq2+enimUo",
-	"T3g0mEFt8LUOQX/IPcoKWX+Sa/SxkPtke46PcBH/8BuU7arpApnz/ZPuTwm97nt9ajb5SW+Pme/k5ZEP",
-	"ijfEsm7YX8lEHGaVGcAUKGmsuBMWjM8CFXLeYZQumdK9bk7n8i1Po7iAyZFE/zjYZROGzV50oe6iMRhW",
-	"Z+U2OKhl35aMEQ+wwbNc7ra+ytZSboZn/HBndzYrNgbIXrvHlWvuXoZ1paBEf9bVr40BrhKq7u4OWxHf",
-	"o/49nk5NwSc/ptes73f7o3EbgPnvfxMw93S8zCSRn+VFDvRIHvYGgLbbdzHw5cV8m2Evtujx5SI1Z6Ar",
-	"BX5mdO9QYChtMDuEAjo0EUT5p4XlVinGPcmh/OPCckt9K44Rwx+z2O1nkDlyL3HCBNObEsRZPPwj+RFD",
-	"cSswOhJIe7CpPwFn6gF7D8xRwLzCzV5hds8fgUA1sx7Fo7wYZm1UUlbVXSwgyiQLCgMVGktyQirZXlE2",
-	"HXw6uh3V1W3EzEy7GDtkZ1F8s9mBUQLfrzUJmnkrVVOPd3Q7u4Jqc2zTs1gE17tIMvJuSxPITdgmXGaZ",
-	"KNpTocHRtnu9QeciA5quGxoLcU3i6JoR6nK0p2AIj5IVtH3reJX0Ss3IkxVhT5czLZa4XURxDHVsCcWa",
-	"pH6Urqm8xvKXdYUyXV6plHlQnnR2x6KXp23/gB2FszoWd4fc9yVbpA9RuqBkfE03vwtTLl8n9mDF+89I",
-	"EbtLS4J7mkPE8VZdNaOelPOaFLFysfDjx/0n8I8Krt2DceAGrxS6/QEMozDbKUaxZ8nrDFMeZr7I8A2a",
-	"fkPTDrxDH+PanFJQCi0HDtWUe+gj0MKuzspRbXNX7X365xgd/3uRAwT+YQ+Bo2pJFZn/NDpRuU/3pxaF",
-	"Uhd/GM3I5zxOObDQ27k1En1WLoGom/Ycq2o4z1xjwKQhG4q6vNo/8COUODTzuBwE4NIMmKxa1/FVH9XD",
-	"yx2+SoQfs3WtJ+z118/IbDiakA2+RLAgd494gQhZHmiXUj9mFlnTYBVx1k0YDSFjDh1hF8RTs3pQ5Nzb",
-	"JnyebORcDznH2EM1no49VK9HaYzDUyJXIknJarum3LSkyw0vIatIhUqZDMFlnwi+vDJdQUwh8Vax4xCm",
-	"jS21Dc/SNcRzUCtyErE4NKVfIi5TLFXWKlYQOCey6UmxUyu4AqEor+1899Xgr/3L6d8n3w9/GP84e2W/",
-	"7r8Z/W36ayuvQT60Z0oQTeEQf1HbImZb+jCrIC3uvaaxWniyAY/GiWfq1Q9WYxn2p3gs+Xmz201MeabN",
-	"QX6DCDC2u+JZvutJHOCtPprqmr4WCfEg2hm+vFrQKGahh0ZZsVhgHw3tfAV9JBTgPYT8rojrC+uLcE/a",
-	"chusCFVYq00XpQo6OkcSrBzQhAix8t2WJXsLxxMJ1P1gCdnQhK5ZypKqT7dQy+icArsZDh4exs+vXyhV",
-	"gQGwdWR96QB0O1JEQFhgNR3t/mhd46rJ8LxeZILHkDxkYVirCQcw6UqxWMosENj7taud6N0XoaehWl79",
-	"0dt0dol/tbhv37x5ZZpNq/uSIXPC5EZwWalCZ9eponU6cxrXHhyQOKt6mSrEzpDgjFln+66lCYVUwlru",
-	"j+jC6dr0DimOb5HTZLq8hmMk6EzZAcGTHYyFlKpW1CqQp6b69/UMiSWJSJBvkMePIdaDga3y8eM55NQm",
-	"5IYlUECL0DCENyVpU+zOsYffcplJdiwiBdQzgqyq9VamhAYB26TQbSWELnahYNif4pqLncFnTmhgjFsu",
-	"L+IbVB6RK7HL2KD6wUMa7HWwBg2uy2ClXnLu9okSPdrc5TXEkAxt+wL6VWzTlUii30Ha8rJIuCtzOupX",
-	"n4ZX2RPPcnnhPXa7gdfI0HYuiLcQiR+FIePqO136/iqMpAI9jHXN9vnYZGgPLlzucZFeLQRIYUN7eEG8",
-	"NUtXIrxSv0MDJHx3RNoUQMiRtMJeKcc+AfhJRw1XwDw1pRol4leK08CqMBOtLGd6CfuXiPgVtGGDj+ia",
-	"XaX0GneChQUW2zhWf0VcbheLKFAnfrWAdtoWdIfmbJ+PYOYp+vALk2euSS8K2XojUsaDPdhY4ygAJ53H",
-	"xRX0yTGbwEJEnoJCllqxW9GUcFGbBo5FOcmepSB2pjRmhXMkQ3t2AeJqLGh4lQpxFdNkqR44gwsl3xmu",
-	"dLWOZLaQiAM2XSk+6JFhv68gntCU4c7hpPpqYEX2Ek5jj4wMruW9UUb2oMoFcxhXPGS0+/vb3zAF/6o2",
-	"5MhqvS6UqlPUYEG3cVoqAVmmEN+qa5j7VXVL7lBJtfiFR9rfMKpYULJVZGTJOEtoHEkWduYkQrO1KdiF",
-	"hmPiM5pKl2OyBSJl+Q0L0ymVOmOqhsptchPdMCtvFoPJGmr43Upk/kOXKxrSI56pw+fNM0s5kYFIcnsr",
-	"jBuluBySN4Iyj8BarB5CCh4Qn1RsumoQxQhwTPmoukRdYBv6Y2Et1DRi1VLsGbizcoEl/SN/XnOCaqP3",
-	"C3NEeg+rz0PBKk1r3+sQCyUkbKiUTv9QLjZvHHiAw2gZpeQLoj7ciUTdWnZLgzTeK/lR50VleYzZvemR",
-	"F6lJvvX3KTPKkro6j6TLn14+e/GCwOA98lQ3IHPs/hDeBuL+85uvu1MU2nSnI2yXg29cQEt/DPVTAlHC",
-	"XK6fByua0CBlieJQilCKbUp+/sK2bbt68Qw8qnGDx1m2BlYdc34t6oQcrd97gFi6I+IF8cBX6GE5NVMM",
-	"xUh8WT8D9cOa7oGHqs8PTRUtqwUjlREue3aIb+ru/1DrCwIPlQmJ3dAEQj81teiRy2K4BDhXdNvMNIp1",
-	"OEY1fhbZIKh7Z/bN/OTVTXOvWfVWFCOsdMHOiuU0306zybDUWfSjtA6t6bei9nRp+NmJ1eQx/gfhN6Tt",
-	"YTVHtPd6lhLMlP6qWaDXuSicMTZpQ9axymqMYTZhNWjPpNxFPESSvCeeErh6GHOTrd1z+ZpRDh2RO5j5",
-	"mLXrM4tc05CRLcc8u/oOsHVhJU5/Wh9XUkSx+sbCOXyUBJZ0AyoZWbHbEjhIPTRMWiJ241X45HLU71Mh",
-	"0LVVjkowwVEZrHKAHKjLD78P50CuKSDnSCxUjnEFRhTpKn26bbSO2KIp1GM8rxNFs886iy9Sr5w8l3t7",
-	"sxuMEkXvdgPvLC0SgXi3ZRYI00nTCE50b5KAn4OP2qtQF7BEHlCO3kMvYXMwawGVMvA9GJOqsfkZJS9H",
-	"ZJXsUdkSszPW+FjP+bc8fK2l6XuGU+Lu0OmNA11U4yWBQiY63FexYARFIehRP3xUCMLUBCZLK6dxWhO+",
-	"90i/VxeitK1tBWRCYzOBeaO0UaGE+jzLdBUtV2p2CC0pt2kvJZ3e0UdYTT49K4axEruoQXXXuESt2hzO",
-	"9QOV12ZsrUwUIsuhPyr5EgGx7twnRjEvWd/kasT+uQ9ziyYllfKYqbygfB690sVIWfPW5xCjabXUXWhK",
-	"WM5vCYz+SNYzbusw1LV4rUxhIpejCszRtLtLFM3hpigBDiXJjiVMB01bujh4vbQQSZdvOb6p45bvgMKo",
-	"Nzc4EDJFW9c2QqUtu+RKgWZcq9fFH6H5VHqRFelWYxmjwvGrfvp6oyou6rzsxVuHrxWU+Y8Vtlu4EyXG",
-	"YGiBZYhkcanFG5tRqJPM40/wnR8yr3s4zgFUV4Zz/QFe8/KER13msMHLtLbq6S8rdedym9hc3ziPtIuM",
-	"FxUXdJur4688LvJlfPUCKqwVxGH1SpECat6thjSXuy1uWDLP2L9FdoIr3Unb9SwiEqVNgH/8Au1l6Uqh",
-	"ux6qbJQyTUYy6SUPuy5apnQZ63pDge5Ncq/opGJ6iNgwXhfEdzy2CEf4KEFFJ6N0islTn3ECQe51PBqR",
-	"Uzy8P4uiFHHn3gRF4iB/GD3R850mJ2+ylKM6B6MRGXRbeCwpZcorF+zgjzSOt0s27GIen+4PDFaEBOSC",
-	"SugNxsJ1aoJBUGz/rW/Zlvp/+62laYJCgf9w49xbU+sZ41MyoXxUkpP7xW5OKOy1bNt27L49sIf2yB7b",
-	"E3tqz2xq+3ZghzazF47tOE7fGThDZ+SMnYkzdWYOdXwncEKHOYtCGydNPD98BI0JKtZgCUnQENoi66+t",
-	"XtIOj7IC1blwOVtv0n2tScFnjOcOnjJ2lHAiE8wObybmAqhpNzUyPCrlarn3IJhVEU9j5vG+nOZawctn",
-	"Fy3KTd4fpWK4WJhL+wma6d9LuSwRjKqm2Wx1cvkxHBkdM5M5dn9wd0tZo/76rdiRNeX7qu8tzBdslXx5",
-	"B4quDheMUjBIu7wqHuYlm7JllM3b6tPDa0Paz2gMbkgvE+w9rbVdkOJvkWYoMnN2HVVMOmVg90/cnzOg",
-	"e0IAqcvrcY7N6nwihbmckkuOZeRaLqcyLziHHlzwB1S0bJMOnN+INGtOE8Xw+h7sZTiD5XJ0MxgWqxRt",
-	"vNOY+48rzh0S8J7E1giN2rvLC+r7ga/x4VznIbZ7aZSfc6S2JWsUP01UU674FnXcXAlWaGJlGkhj54PX",
-	"TRWMnmb1izIxzFA9aP9t+qPqHKusZSq+VPFDrj5a/0ZobphsZN678LUIrskrqnj0ZRBJiYp/tjKUtU6l",
-	"6r21Wnp38DoEMCgm/RbMBhFILS2rhXlw6jh+/bVlqf95W5CZCgsqJHIZ9ezD2wMppbn4YyB4qsBa7Dph",
-	"zqPqEyv7LD4CjO+C1k2N3fRia1q7mdJWh127amvFHYT5HrYDq8EA8jL6nSYhudzgYdTljGT4Ud9kPsft",
-	"dpY0CkYGfa6dKs4becNkip4lGeXpqnV9BAxKNueMSssIrGdP+Qt8eLJjQLHVlq5DaNZTAt8RqvKVCLbG",
-	"zXsnw4VB9UiXHaRc8CigULF7rYvZc5bX/Nfvyyf+vqvW+uR9oXHsBw8DWJS0tU8xNhn+QTPOU3RSZIkF",
-	"OQqXbmOb6oxyJeLks3idHlH/1Y4NjNTFSG7wJwUsAoMSF6lie6zLeCAgGjyLVQfwQanMx4+flbbce/yY",
-	"FEvKLaKYPTJfEO+924pCt6VYuTow/Jc+LLf1wdiR8ReXq/cxYgxeRKKG/1aIVB0oI2RqKNKmcUwW0Q0U",
-	"d4cIH80VIq5dTEoZtlzuwRReMcpXW67rvyBerNNX0iSCZvJZNPwWw+Z9cauVd5djni+wJryDidiRDQ1D",
-	"4wWQGxowmY9x+0i9HqarC3Ue313+9CO+B20ppEiMgZALl+9WUcpgAEs7jqFDOt3kNaink+kIgmstwm4h",
-	"5hZEo5+/6Nv9KQwE/5yBzGOkFQjmd92tekdH1uJfMw9q+34jHkkCeKEUzkQtAgp3XBAuiFxFkJVjcECJ",
-	"yixKV2h5cPkvIrlmoSnxTNoe48uIsycpk2lIU/rkhgWpSGTvX1Jwr4M5CV6ykV5+3RDxB30Hg7zUsJ7n",
-	"uVwj2NxV1NttWQY95m4d8YUXMvSb/5aj2/w3t5W/9dbKkU89+fVX+FL9Rz1CXJy7LftwRvilgJiaxVrl",
-	"qfDNw2nMPNWJnPJEsKuDmTAyqTyRfvNgJoIzkV8JzkiqM/bLM5YgeLi9tx/0eZjeIQd0y5vZ/sxZDNho",
-	"MJ4Ogqnfn4zoNKDjYWjPfDYYzCbj2cK3Z9ORPfTDwcTpD0dBOBpOZ8OhM6BD78CKda7EVSc/ZRtSXOKI",
-	"8ATC1QnxySoMC+9UhsQxi4MWGlzDasuj6nPMB8V3yqMSNSr5laixSXHsfj52AQZnyHz3Epg+tbhUN/55",
-	"wkeJhp9vDyrLB/eQSMzqDqSPcptTRet6r+nuByalTkirn/uuEooW+TA8MxcUyly7dViklqZNhj6oelyx",
-	"L5lY6ho455bE0iVrMCU+zUuMNDSJPJQ+zTWojvUilUSu6IZZJBUbYLy631aBcSuxrcS424nYwf68X5H1",
-	"IYPuVPZSIA0NW/kJqrbsskZMsMpeuRTpqGZ7a3r7Akcc1ds+mz1gGCgNYhvUAtPNXJX8UAkYO9Se3v7X",
-	"+Ze3VAqm/uIea10la32rkA0Ar7BQQ0uSdqncSwdT4MKE7nQDtFOt6g+KCVOwOsQmA1gXM9GXNV/gEWXh",
-	"ZVQXPoS6mBFQCsHo11zs5OENM5rAUSKLStMdtDS9xEtMijtJqLJFHNmuGeuI4cW0n4lk+sntKfFx/l7V",
-	"pzPmMPpERo0LjNJXipNIwipWfo5WDgje3Eqmu9Fl9cJ6+iXvczSDHGXyue+pEMxzrneiYMfu36mtd8XW",
-	"UHeFMGb+W0bDE93KdWsY6FK+zuzXaMqGzhF5Oz/soAwdW3RiDfHU/3q6QqbL0dqdqZS7lYixUQLGWkL1",
-	"cDMjdBVaMQrI8ExdjkUU0JSRN4WmSY8kSVmylp25y0GQMM4t48ZItVQAfhe6ZFCYTKamqz58gx2xbiK2",
-	"gyIRnKA/EoaCDCvsEZR/h/5shUc98j1jGwwSZTSUZC+2oK8uoxvG5yTdCQIZd/He7Avfw8ZHoQBjRhwx",
-	"AsYvplvVQFRs3jkKjDUbltBUJCRhu0SkSoxREtJ13oBTmz2yqOfe48eFnNDMJvM87I9GzqwQQN0Gbdwe",
-	"9C2yUX/rNzpWoRWjyz1oUgbHXW4UaWWNBFHlRbUYc5/Uy8lGdnXPNrX37s3/z97bd7dtY/njbwXH8zsn",
-	"UpaS9Whb8pk/PGmayU7aZuPM9uwO+yshEpI4pgCVoKyombz378G9FyAoUZbs1Gmm6z9mGlMECeLh4j5+",
-	"Pt0ICRKzVIpQToVIWKPzoXOFXFTSEVKBg6DUB8HhQIsNFzL6YTg5XoD+Cv4FPSXPDBFnwR9a/IIOGHgE",
-	"nOqAI6C3HEh+gVgoYSskl+jmSIn7lNwd5HeRipUOjzpfwrjMqySyTjvmjuAR+IDRwcAaWsS5MN83Ss66",
-	"k+4oEdNpMuRnnQm/GAz4dDDqibgXx4PBYDCKh2ej80m/dzbqjs47/QmPO/1uzIGnMwoorBTKKDkf8tFF",
-	"p3vRm3Q7fHKeDAeTqUj68ehs0Dnv844Q3fPetJ9wftbr94Z82ul1+dnF9LxzPux2eQTV0rQOQhmdXwxG",
-	"PO53BqOzi85EdCMiE4NN65F8mkWgC5V7jhTcnuhHYVDMaBZnmidQgelzIBcsquU4HHb+N8K7cFn3up0t",
-	"j8vuugMvjFku4/Bk30PBb4BLaRye8H6P92Ix7SZCXHR6wx7vnXXEML7oT+KLoTiLh9Np7zyZDEbJdDIQ",
-	"/enofJgMR3G33zs7Sy768DRajuPwZHvE4Ge3RMfhUSxL0AiW8rhfejMaUpV0b8ReyoRMPD4vt+NDGQ3N",
-	"+hA86YyG56P+6FyM4tFg0omnA3E26g/j/nDYE7xzMTkXfNpLJuejweA86Z6NuhM+ORdxtzPiF2cXos8H",
-	"/cnZZMCnvNvpTvj5uegOuuKMJ3FyNp30u0mcdPujQTzlF52L4fn0/Kx7PukI2ISpZqgePtN2o1zuyics",
-	"EkiEEfSpTHXhkgS3StuKO2g0YU2uuTvPQOb1+/0R+/v7FwFbpFmWahErmWzZU3sXSo2d8nHwqYX/6JX/",
-	"eG//Md75xz/aP+E/+5/+9/+7H7WZVQD9g7hxNmC/ilxprD+z51imZluf9Lmr+p6q3x30w6kTFGZejKG7",
-	"w92zvWdqedTuIjV7RDKz47i1WKNzYEb69+fCvLtM6mzQgvjM7mEPyfu+nbA1Mr+zXDi5Vw3Wcdxf3JjT",
-	"lmK1HLh9anEq6xm5r6QbTsrU8Hi3UV9+EPX22OPC756ZKfHqv83zPQ+1fV2/h/NbdiSUDVvDbuMXQKpd",
-	"c0pvp3Ucs8PwRXsJuWx/agZod8Gxxnuvl6SW7qhFodzRi2w5CWpHpqUDzhj7DwHbohrLSY1WUBo90Xbu",
-	"0snnKkf3lIlP1M9H0CGXi+5eZMjlJq53iFXs23Kl6gA+Vxe4F2v3st67lY/P5PRkzCEvGLyx9hPr60Cu",
-	"LFI7pDgBpW6ZYx0FrioE4qa2BgQgppdCXrJoavSrOaHUIOahUZpCueRp0sRmVLoRsYaFNTamKOAVNuFZ",
-	"01TyrFrFsYUFt1PUYd8LyVnw+GqBh22ws4RhHF5+KIA24kEFHljaQUBIqCtLhTkHMZSDcapnFfQWtB5R",
-	"NsE1oDxUMts071saIsX6tykMOZg32ejsgF0+pNLwmAS8+tw7m3Nnc/DuLPyozOrvUPmxu6oeUPoBX/yz",
-	"XTVfoPaj+sI7iz+uCw5hpVolh4oqsFwyFg7Wj9rURAwOgIqUD3wsNBFwdO++/FoURSYS8oND2rXLM1+K",
-	"PFXV7nR7904l3h+EKj96183MszSuPZFlXRrp96KwhItrjJfu6X9vWMevWAfFjLl4e3EL7KSnmuVc3hgp",
-	"2OhaRW0idHHJipTscvCAYc1HiRnT/MwM7XVa51B/BdN49xgMPpPayw5NUMFXIL86LjPqHs5WvfiqkEbe",
-	"m9QVna5Ew1Kopa6oWbPt5fTxBGF6zTnJzYdJABitAcjCu+pBPsxvAcWKyl2CVQkyQTFi/vrZnf8gftrs",
-	"epXnNkoNTlAMS4fSrBeMZl86Ukz7HkBIAwBACGnlKgOu+wUvjDIxSZPUXi9tIawcta3sVXLHztVaMw44",
-	"jfNUzrCCBf/NblOdApxkilQMejez3R+4ahj8K2PkpEmsW3bv1Y2Q7yhtsk43nOZCz7MNS7VemR0reA5w",
-	"2jdiO9kcrp2MT/57crHoLf/rQ+dNPiz+59fR93H/b8n5X6fdV/8cXPOzH8XFu1Xnteq9zYa7640esk/x",
-	"8V8fwASiFkWO+B284fv05eBZC12rHURzRjqVo4YcxfxOsaIp49LWgIxxhyBOthaZiAvC1gadwlZM4knc",
-	"ZhiTtwUhgoIMOTDIakaIn0bCzngqdYGRMc3WIssA9Jgu08sJdSp69fJ9KH0M4I/kEflEDvfTj1r84pJ5",
-	"YRdiHzj80WbvFYS1ynIVjaw+Sz4TtPcQTBFA+jZLoQOWCEBKhfxYJY31AZEawGaOyvGMWIMMxug5XaCx",
-	"wVonHDqI1tH3zG0uMAbFgD8P2lNzLym4zcyLAPMVUjSMYAB0N1VAYBBrmZbLVM7GLJ1JhRR8C5QDSWqm",
-	"GXjMFHAp0K1QBpmp+OZnPU+nUONZrzACB9A13oOLBw+Ln51hcwcn1rd0T6Uh1prf1ewHuKPSyNpOd7S6",
-	"xltsM4TtpBLQPc3emHt8vjbXLBe8ONQO77ENt4hYj+F8rTQtC2gPs136DfWBb9zhpAtqubqO5Qezz/Bp",
-	"Ww5yw2w18tgbjqSLsA/YQrE4BjCj2tTWqx9RGG8bblk7xxhW2LQ8NjbfY+4MyORPwYmS4gh7b3eVGZvv",
-	"EA+dv3kO3V8/zMe1Kuf10P27g3qoRc0uOaZJZZkf06C6n476juqyOtSkdlUcnsOq3DymRUX4HWqwZ1Mf",
-	"arYjLQ812D07IOW5TKrdzd0sC+m5j0PmKXCu+i7o/5b1d/dIxsVKVNDlfITl9lYFf/+uhNstKr/PoO+r",
-	"gVpLizuyVali18P4/S1TV/elBVeSV+vyg8fMTwFuTNMsE+SXxVzggHFCIh7aW0NZXirjSttYCl9p1jBO",
-	"fsA67fbo0ouTQbAJ1z9OSqpBv0Y45t+O9vHrTTL2dtYDso0puRi3gfNvuNzjsqcB7fFdWwnC3/EqT4vN",
-	"tRFlTiLkIr8ifrYtHMMroiuAZ4/ZX9ACRGYKMMksNQUDW5YcTEv+y0qwRm94xnIuE7Vgk7TQAfv7uzct",
-	"zaeCFeJD0SQTMpTGcjS7wHqjQEtFiBlXeIr2BeQkJTbJjSwwMEEtLjhtExDVSMFkelzO7bwoliefPgGv",
-	"y1TVOCALfiMSZhZEC9JKWzattIVppS1IK2WFWuVmDoy9la/QXFnzDeNML3heoC+ExwVbq1WWhBLg7dm3",
-	"5qiF73mmWW7esYR3aJu6uszVLOeLwPyjULHK2I1Y0uaxJZxNEBnGLJ1wLZheCoAWIHYGxpdLIZOWGZUA",
-	"xqQFxpiwNBqZmqEHhktAl4+5ZLciT6cbyIJ7b1bpNC3DvBRusx+EYdtXqozHFWjHQZXwygVgzF1/U0WW",
-	"SsvVwXMRytIWneZqwdLCWtaWIyctjenEN6YJ9IDLDZtzmWRm662khj7/6U/sncqoE3xVzIUs0hjGGXLL",
-	"jl3FluHCrmD4rWYdW9dHLDCvlMtQOleqZmRlQWoqPYOkxKW/bmExa1q+MFNINZIjh2yxViw3XzWGLFH2",
-	"/DmaGc+fj90bJhsWvf3hGlM7qQc6unTcf5D9CD7QgNlMXg8zro3PBb+leeydoPCXsLjAxQnQ8IBYYbrE",
-	"GqlZ76ssYVpYrAtYn5hX+RLcDJAMaza15hvE8zFPiXmWwSK4kkpuFmqlyzs1a0RWXo3ZP36KmtYPwOVm",
-	"e1YdPxH7oWwP06mW6MbdWhgYFEyoIOqZtmh3oXQvtVnQlG6cC55o2JnTNPMGyIVZWCrnIoegqtRrkTPu",
-	"PioGfmAdykKpgKHImRCeCFIHE+AW+ZMw5Rr8bDhf05UWbjXB9k01A8RL8/tKAk0LCYFo0OmyCtWM3SVX",
-	"C2QrgK6nC2Euu2uQagTnqMMCQ15jXbCVBIgbWZwNLolUXLMbIZbA9Hed/irYB4uS88I87w3QsmCHUsl6",
-	"//+w3+oyrahwGfxNJBdySq8WC5vEa/ZBuhC64IsldszP/XPVyebZofQSAdkyF3GqUyXbDLR6TILHMzjm",
-	"eZ56uH7gfMYIrpdKWM4qibcQ+G/MYMFyNBdN36ItIiIjRWOV5yJGDFKo4Dd2wjOj0U2Nvk9z8NZK9lQi",
-	"DRVMgl1jZgcaqeyBCxHjTptVcwVwYKr5AqyFkow1bN4AXQilTR5oArAXxpjt3bVZBOYgJBQc5G408mwn",
-	"l6DMJGiH8j1SOVqEm6AkdLTCpwKMvCqmF41tro9mM2KNfg8zgwMvESmUc/EBNOcARW8JpuyhPerAAWIW",
-	"JU3JLqNIm720ed7lc0IZhRb7LTyJWMOoAU2ojagi/4Qy+lwgOrMnX9RCeRK6PM7v8+coT4143sbSIn+R",
-	"dm5aWDRGfjQBeiiUgD3k+ekVUVUBpRPOTCOVLILN0oY41UatzNpG8V4oS6yDWzvAA0BjYMdhT11WQJEK",
-	"pcyEbOxJYLkJtucLNlCBfEqQvmH20GwltGY8lGvBb9x0obKAJD1GNYFOWTiuRMRpAicxdLWwSHFt9uNc",
-	"Icy9j4YayhKuySUTEag7Un2hnhRnSpu1A15yXGCNKrJUsIMG2wylFTO4YLbA0CmmUAGcwoOoBhKdIJ1s",
-	"1M385fV9TTlnGzYRsVqIEtfVvK/cIJZzyfriNx6Aux8zNJKucOCSxopFZiungxWQyEegU07tIq1tohKn",
-	"M4gPJNLy8seN6YIt0TDzCAcADABreDHIEk8t1YyoyNBa5pK9bplWoVxgXTNmhJ8PRv3mGItXoKwjM4/X",
-	"qzxXMyP7EcKCEa8ki8KTMFwlF51OeBLB/QsBBV9GmU9YsU5j0Q7l94pEBxUcwSeAPudYJQNQYOYqSyzP",
-	"D7uSBIwrMi2Qe3XQ6bAaOjgPHwR5MRuReUXkUvQshgrHkqtmYBXgFA7MeC6QIA+DyzQbL/Nc5VBOQdEq",
-	"83eAmwfPXdjGEFblNVyzjYgvlxkpSKd09T+g5COg0E8oI+ICjJpuZQL33y71H1LW+vR5HJQ3RwEYsCy9",
-	"of0WSrAjxoxXWQFhlHlilrSoHrlGMTWCcw/t3wSZv/76/v1bQDEtVvoOJj9Qsv9lGQH/RTf9K5T/arVa",
-	"8D/zs5nNf9WRnbIGal4wmVGT0d1dc3dFE7skphmPtge1UUCnq/DiNMdHEgSyOn5A6kHf9OBulkDWcIq9",
-	"veYppiWzUHOHTtDnyaKrrlwDv6vUp6x9NIeQP7sRGzdKA9NHj5OQLg/N5TpmwiorIXQzqSMnvGTRlWkT",
-	"QTWxrSgs5s803aBdF0bmXZ/NY8gamZgWuK7gLDZHoZoWAvKBzY0A22kEarPKeWjmALvuj5PluW0eRYnI",
-	"fmNGRFYSIrLGL6s0vsFPmCKuo4JPbB7iSrQlZW5zgsTcx5HYoNWDmwTG0OIgOqsHZfxMVHOZlRR2Nruw",
-	"6GuIFhv2mMrN6ka674KdDdjf0r/Yxr2eaXwUGSM1gLVTZWQkafBOFPmmdYUQrXj7ECVISdZItzru3ghw",
-	"j+zvmmWC35gzkFr3SaKU1I5170Kl1rmIUs1WEk4NJGkV7VmbJStQjTkzIsxoB5csN8/wqs/M8Eevy8XR",
-	"+pvYwGfDaeP9UB45i1WBnAylwU9QUTWOCmJuhcNo9z1o0Iey0TW7pzccVkn2dKyWJV5Wgx4a0NYOwBkl",
-	"UHcAH1pvwOZqldMhoFYFaE3gbXeaCiwxPF4TpxkZM0av4tgopgjfaaxxo8VancLIj8r+NLY5uirRRrW1",
-	"AdasBtlglC2S/hwtfjGdirjQAQF3102HeYr5FfSDmUCpBuj8OdV8r3R5A4gaR0fIGZnJ+B5jUMZK2g2U",
-	"rPDoF2zNTWesJgLue6N44hChnYKcguY2GkgcVddF0gySdArk2KQDNmK1WHKbe+hDIhi9uVI1bO5vAriT",
-	"GdxaAdVm/+3OYVjEUHnYGHQ6Rgne8gK638GNjEcWqEeaNYYfPjRt7gnNG9kmAo2SiYC5SH2yFfupbXYV",
-	"yuXcKJ0KNEWeMCmKtcpvrI/MDJVVLP/0p0o1vBGNnr52W0EVRZcAKMKg92SCg1w17zK629norMe+E/lN",
-	"JrD23lj2iVhmarOwtfIwthhOcUA7hdeBlpHNIlZ6owujAb7oXb9tju3LyAWMZd8Rdg/dprYEFh0IeE2L",
-	"Xyp/Q00ueVanCk9vnHlX9npp1YWSRVezRlRkatYqL0Uh8fCZGUJfJv09gaUmhdZC4xzygkWnmZqdes19",
-	"X6a5I5R4S5Fm4hT7+gY7Sn99j3/9o72kCz/ihZ+oEKNsLaRZF/pwOxhZhl8GOH5RYPaOThNh5EOqnYe9",
-	"2S7L9TM1izw8BIQ1UHk6S2WA5e1Q7GCH4NKmgJmrMEWhvE3FWgO6AZqyttARV5OxE9HawhOc8tIyNXtr",
-	"jvE/F/lKREb/BiGdyjhbgVYOhzzGWohk/SRfatYiQ7ZFhn4ZJoFNh0nUpHKfjE+67U67A5kjSyH5Mj0Z",
-	"n/TbnTaVq84hPnU6Fzwr5r+af89qQXvB2apZr9MpcZdNB0Fig5s0v03lzHMyt0/glXhAARfBK1H8Fd6D",
-	"tDuQkQmv73U6iK0PMC6QGezZSP+k/Fw0jg5VKdAbIPxUk8Zd9phn6a2AvP9Bt7/vqa6bp29R1Xmv1Buj",
-	"6FQifSfjf/wUnGgLvHPyJr0VZrGYieMzwIArPe4nP5mmpzQb7Q1fZHuH3XT5h6WQV29fOze6H95Yc80m",
-	"qzQrwP4M2BYMqWb/c/XdG39OQvnKBYfQxNPmhENULSDobXjpmRBGiFCyjdkklTzfAEmzeazrUID5hHCk",
-	"uOo3Mh8V5UFSdeXOeoCPW6bXSxHfb1HYYSsXxfbIpdrrIQ3FmD6yUBDgQocNGgHgs2mz1wX6s0EFNtay",
-	"OaWM8OAFhAZUhgrMkuda4EMdKKtmDexOMRc61U02BeJPL8sS2D6gaUJ6GRjxhVI4Pi4mj2O9bxXbJQH7",
-	"2H3lZ6zl4GTQGx1u916p77jckENK37kH3vvi9q6NAKbSsZKHakB9rdvp3B58+CKdkWJsNrpZNkbqGs3e",
-	"cZKHsoEwvUaY6fmqAI06UWvZrG6YumX7TvAkpR3+O0gy83rwNIMY+Kx5H3b6X6DD3ysMQW1Yw01dxVpy",
-	"E6bZItXa1ipszcudC86fk72LzbOMzNcsla5dcnb2GaZQ6jLIYl0HpHz/KnLFJjzjkF4BajvkpKBA9XP5",
-	"0UDBEEG6wPMTI42phlWLQYQ2e4MGLiiaJEZfv20zM4RORYcMgdSL44YSQ0lS1Rh5DWvmxPZrqn4QGOpS",
-	"VkmwnPiNkBBvsldQu8Rb3r57+eL1Nfs+jW/gN4rXEmZS7+wsgDB1hMN3ha8hsRE1LxkPpcQamh2HDATR",
-	"0YDhROxvn04/aNaIuRYBoi67NK9UzkLJja7XDJxR47t/yB8MLqFo7PhGCpFllKaPfQF69MkGU5hq9n/l",
-	"o04wg0jo4i8q2fxmW6lu4HBjlflKxGS+JX+6v1kf6O2URbzvLLJTZ8uhqHDGiCSUhXeLpL/wxH2eaXLE",
-	"KfSCjNMvf9wZcXnEN70mxxKECjwhe3era9Td/176ne4UdzgtO4LJE35O0O2IvtOProzv0x0HL6QuNbZS",
-	"OmyqB5ySW/WcAVFO61VWUDRM+8WmoWxUik7hAFYyMMY8FXNegk/Go0CjYLiPyD4RBXNV9tbnGUp0oBP4",
-	"PiZ6GP2Y8njaLCI5DZhvOxHbsk6z0CKb7jn4aU+8RYkEJhSFqvTenPzyFrulXidQuvxomsNWL+/euc+0",
-	"FbAP37Xdw03+7kVosNERe+JbG1TBFoPDLb5XBSQA/h8RDk4cVCvUMfK8dKv0fiLh1BWO7xEMTj16T+5b",
-	"cFzYDVQGbyCuC5H5BBEdBb8VDk/E3+YEaxNASR06sFyGIJK1IYW99dksBHYyohpXyGyq3chjwM6zbKro",
-	"rVv4WQkZKaZlYF4HZS6G0RBTOdO1BuybVFuJ8IqKoB8sD4KDN3+3gZdA+OGY+0GRfFxBg/XcscqTtwhv",
-	"8Sm4k+SvXKIwew8XOE+S4Eg1oSIXbKX+HeIgWaSyYiLViwCIZJvTs81oDWtCoUohEyb6ZSXyTQSWBV4H",
-	"fd8rErG3hBK0+VYqtZA6LdJbQfzHpa1lTnO6HawlgItTOfGRN8EJD4gLZp2h+TIXMpRpcodAGRN3jYUD",
-	"Ie0goABP4PQY8PNyANzCVVsjCa4Fz+O5HYpdObAPTgTgnclnBoOD5RvwDQ2pKOuluQOUcRKcpOZJMCgl",
-	"wLb9s9y9XhVKt9OpK9PfU19/rOz6msQRLEur/BwUSHaVf+1qz/8l2VUtlfnHT58qwuzbVCZu2nw5ZuZ9",
-	"nxCraDZxLpL0Tt+PJ9mgLpRFaJhEmOLlZ+tbhcPlGVlHUKNYK5aJZCZyRsGrIJQ3pvcR9iBqttk7chX5",
-	"Ogum5oEHHe5rs6sM01Eh78QIOiwHAAkZSt/1ZFOIdcE32lW8YVZ4QMVpOSQ9Ugr6vjzxUFIWoZ89ypZQ",
-	"BgWxWiTS5LmR0e6jlxyKSMaMU9+xJdTmgDsJnN8TsVGYLAn+GT+bZo+vJUmL0tfyiOqV5zYDELqfHsez",
-	"8535YghPT0V+L8/Ob24fHnTpbC/GP5p9+ORterAoxo1Zup8aiQCUqOaDxHIiJp8tlXekMElnJ63vksrQ",
-	"ASOUr1xzTCyZgXtJzLhRTMeUKbObGFh6nIy4a4fybuEOr6uTd9+YH57E3e8s7nB6nqTdk7QjaQfb0hN2",
-	"xmhMcr7m2QPlHeaAHyfwvjUSTqo1Q4g4S0sqYDsEW34V2sOYf0uwbpQgGQ06fbaTmd5mrwtN2iVpjngL",
-	"ZghjlquViamGPM+ATUQBBYyoc0Luv828THNbDYueeG7LWsj1zzfM6JHA2QLVbVhhRAUXVKiKufKQsShV",
-	"YXPmMRlyXVrPDfimMvW+2WbfwK2YdetS7V3VO2CW6FASCJ5RwqvQfnxljrVMzcosRASXq5XW+Pw/kryu",
-	"ftJXLbADN79PovpJVDtRTaKiDEg8SEILeayAhloCvwwPwyJW5EBpVUwVKWUN5EtppZSEMp5bUcIbkJRi",
-	"h4VUnVCCJ/+OMul3lgk4mE8S4UkiWImAG6JOHYA9+SDx4FBcD6tvr9JbP4GssZ4rlikohDG6EiFQuDgJ",
-	"5oTZiiTgmsBrFBUJpcWnsCYvm/OEEJHXKgdcaidmdiQHdKxUchocGESM7IFsiwhQcH+GV0QBK8yyKIxZ",
-	"jO1oKJ5hj7Qr6CDsXMBVAZ0sao7ZSgMkwlIn9Fp8qlFhPW4Y9uPdpVCBmThXNlNme8ArrVSVCdbp3FHI",
-	"UiMpX5tHAKbSH0dMVuGO92XBW1eJW1xP8vJJXlp5+Rp3Vrk4KuXUB8WlkS1HBY6xHoskEoqfSm2gl1Li",
-	"Y280KIYToJtGB6HEIi4LaRYwKT4UFkEnAJAJY46CiLRGg4XQEk4PI9nWLBkiqgV5XiEeZtRigWKhVLNK",
-	"kXNHzLnNfszTooDY9P4yRbToCcGM6hUxL47y5jCbN8Va3zU+EUXh3iwVmJX7Srk34Cz9qiK85juOzDVx",
-	"SvJTfPffRPK8txqKflZO3yGBgx79oyTO9WqhPYrlRK0mmWgJaXYTBQbMToeqRkzhT+Utz1MuCz1mPMts",
-	"3IDp1YIVKpS/ilwFNi11JxbLxC8rh5K0WlhoGht8gKgqqnCeg80GG4xS5gpaLHgUFEVQRiwBVdGrUg3F",
-	"CPvyVhNga4CResTtiW94J5Yq32up0UDncFP7aaP9HhsN54kVqjDLE043t9D37zdw4J5+NP+5O3G8kh9K",
-	"eZb0csxvwpJ/gKhROQOE69py0VeIwHq/U+sV9O/xEx+vaTj3rHNQVuirnxIdHz/R0QH30aVyGWPa455l",
-	"fEqpvscsZ9BYlRRbKc4liMUWm5wlQt/VB0NpFcIrewSAX0BMCwsaUnkQ6XqZeSty7aU51EGsuXa1EM1L",
-	"S8w/mWyeaRZ5RAtETERURhBm2aMqmqX9lsbkoVvvsK74gxmZry2VGT/7OPWSVhutnqcN/uU2+NItziM3",
-	"OKXwH73DrYpCDbdmHPWtgKksudPks1uc8ozNZsWEOLMNUwKdhZ9w/wY2ww4LGrPUv1+tisBFJENpa74s",
-	"7hfkwrTZD6B+4skz5xoP1oBqUQvNFqlcYbEplUMseZpANPYO7dHJBDuMjycUvj570/vw+4kFGqwnufDo",
-	"cuG9S451quXRogFAz/TpR/jvURrtFQKlPbNljoiVu9fhs08jAO8SCbJnCEXbZtc+ZGngw5WWgLtmy8Pt",
-	"AYDQc4Lmr2KRhhIQWQFBlTUscmoAJJGTjUXh9mxJQCMq30eJILvYshYb1TIp14K/Mh/7lWdr8yg0Atos",
-	"GnQGzIMhRM+ixZ4TpeiSyjkC92EwEGfuYwmjd7S1/v1UGej5e1fOts9AwVFHGDQrwlLIBbp9Ks36IgqN",
-	"FSVl6eF+yWVp1o/TYF4mveGwO/J43H3YILPBHCYYTyXAAGJZ1pYrm9DuwRWGawXAGYEtgMNjzXM0ZuFG",
-	"jo0+IhztqOSkj1jD58cPpUeQ32yzvwHOVm7TbnNhVmFCYLSme7bDBLxhKWFuXNoaeO3MoO9TYkqG+UeF",
-	"bdni2d8XgisJ9ttP57fjObHOIhxDGJ4DcC4ZIFhOFM+Tz4EysEWMOZc3IqnBLgiA4nlb3Q/lbognmmz+",
-	"vE6ljuBh2py4M8vRDOmasoJ3YG6XoogAcsRdR7wYWba8NHuCpzAsQDM9U1V2aQunSJWQqUb3HnH60MaI",
-	"kBz6zzzLIkafjB5m/2MvWdTvJITDd57Qne6AJlgW5P1XhH+YcV2wfscoFefAIJHwjQ5YoRLIDI2zVQKE",
-	"pORyzAUihiK3CznLoAuaNn0ueBJKFAc65pRLj6bZHpXgjbcWDpRg/giRRpgfL4EWQOvqCisn1apK0qBO",
-	"xpb02tLb13Jg+0WVu5JALzmQ1uHIUurtvn7g9O3pC88yryv4V79j7j5P9nTnoEHmBvRrUnD8eT5okXkM",
-	"/U9xwK8EreK9Py93FqQTU9JDRfvY6guUZgX+FrLRo41aRY4nSHt47M12KN8QRRNmZfk08wygqoV2obms",
-	"EDmAf8oA0Lsh3UxJoY3tVdp+hJM4XWVZ054j2J9crZYH/Ums9BhjvgMIYSSm0KEsX5xTMthEmLNCKzYR",
-	"xVoICWxXS2C1WfANmxiBC1fTWBAxPDDEZdk+DYrG5JBs/cFYpNn+8UuJ+ygllp19wg5+rMi6g3ypdUI2",
-	"AnzVMRrKjnmrZM1ZZQmCrku1Zo1qT7esdw6g7HYSL1kEvIL22XD4AmsKDmDdN6mlkJVP2qUkrB1O0gNw",
-	"MU8E4gQAoopGMPx9g7hI5V9EUXmlz/x4Nji5m+3xfv1ZKOoOa5jlNBGZWrMI+xA19/aRf3i8PlLOzEom",
-	"UN2VaksOy9K9xyzdsQ9J4WwA/XHACrWwCv/xMFgF2mNf1XFrxM1h9ydtradj9qs5Zo3MttPinbL2yk+f",
-	"giPyl0sITDx2ADd3KQjjEolnQVgiqgum3UVt9gN5BPECUvBoxKmk1GfSXDURs7ziC4HU0q/lckXVuNSa",
-	"ULwJKR1ozhokwOFPYy6lCwHssCWZkmdYkvgI7ubSCyzLn5URzXsyDE1VzgioxQ5Fe6FuxXvs3Hc6au6H",
-	"lIR9dm+P5hcqDPO6+DvhUeLw7PGnSLGm9ekcVt7S3DrHv/ps56fk5c/AJUBYzIw2067Qq1oWpx+JZuHT",
-	"Z9sYLq2ejI3Ikf0BIY+uMj4Bl2hJJhJYKGoInQSu1NWLytjYT7PNvikJNnNhEa6JszmUTuoBOyYjflA+",
-	"UauCdTsdtgCaiiUHoOVLi6vLIkvbSSS9PhUnZDsaMc2Jp88yBeFTgcmOy5nY55l5kGh7gzNzjBr0Y1rM",
-	"3xChwhfQhvYmNwLJ4xOO5r+tyvRKFBVNBzhmPZPwXhLlFEKwx5WJfa/gDJt5MHmUWkadKcF4SjYuICK1",
-	"pLWAwBTKisGKHEJKXjofKxTbb9u1yKVkybqUy2K2cLvmqYS329jC5wXqRgo10wEMFrUD2qeIjpBJs81e",
-	"EOGnbeJqN6olr1tQ6pcwDV5VB6BQlRxlE0EPSELZgBown2auXuMyr390qfQlK78OyyUqhXkql3/Sl0p9",
-	"yayIB6lLp15+yn4RhymV1pS8F0O145IheQfR8jYD104qQ2npt2t2fIAOOQvx74ReydaLjXz6ySZRXgse",
-	"z60Y2WV3bLbZ+7VyTwZ+ffixrOaacz23LKhOd0ttOs04lM5ZSLT0WgDuCdJEW52xXTaOmvtpqb3KuFAC",
-	"rf0WgTLzyZKJ7bhkSnZPfKYr/NILwSXoo802+3EupK09Jpvbb1lNAAp2KcPpNLM1yaEM5Y95WhCFlGWf",
-	"LhRLVjl4sHWhctPw+XPk433+HBj7rald9jMgpjk4pwnlpo7msMQx5CzOgREvhzUPKNS4leiYmqp8KlIi",
-	"MsUVV3d6QBe+U7fiS54eR+QsLfXfxJFPf7fURIVb3ON24BA98v575FotNaVbPZb3Aibsd4Kz2Xsyv7C7",
-	"5rJe0XML/enEfjqx3YmNxw0HV4B3YhvRfNdxjayFx1Zt2RoS4jq0/oBfGLFPwiqNSuTtwEV/IuJpxjNi",
-	"gQAPoYzW3Fyl5h0KpSG/K5ambERhTw+suk41m4NX1aj5bKmyzB6ExvRBZi9KQsndC5B+VcPBQtk2nCjE",
-	"GkuldTrJyEcoFX2dsUuULFK5sk5s+Lo/G4Mj2hcLfYnD+YjiH99wdCAIb6dw0BEOE37kfV/MsQIfcDjM",
-	"hHP2lJ/66Il57wTHpGzcntVSbJImB+XNqS5ywRf3FTuZmjGu2TU4IFvX5v24vlkjKsSHAp/ewodHAfv7",
-	"+29bF80x+fzBCWpZWt1xCnooVL2oVKKokVRUEyG5GTGxNhADFIJTzcBjdEUO6VB6oidg02wFldmk3wae",
-	"rk6g2oAhy9d845D+MQ1Xz1eFBmo7JySpH5hWQL02nwiOHu9b6ONWS4tyi6y1kCjLLY+7+WvMeCinqTT6",
-	"tpZ8qeeqABX8+fMfAa4nLUhBbz9/zq7cC4ysj4x0j95wXbRg8Fuvv4lYYz1P4znjkl1fv7RfqKF7k00o",
-	"kXTFweHmRhpLEQOuhsqZyLTwPgMFbcQg/M6c1GGNTsC8SRgjeR5W7Wdq1sTFguTlbJ1KIpsyN8Gj6Au/",
-	"E1rzmYBPe1nOYqrhAFngr+hqj9IkKkf2mcYBoN/gWuQtK/N7sVkKe0PCC47No5d4L8d3AAmzmiLGeoNg",
-	"1QEUM5QeAXH93onIlQbLBczhtGiOzadFURTKNBlvk0JT9+x100X7g+miuz4XuJ3qumkb0FtCiYsCi9h4",
-	"Ec9LIcwaGLjwtxAu3YCh6ba9hJsM0pVsnapZs5TXDUu3EaFJ8lfBkyjw46uQXorTpwVRFpbr3vt1Dcwf",
-	"0nzVmptVx7XRlXCuS5p2CTNeDiaN2xySTrfHquzUUQP2BgIzTtzg8IwjCNUYnV4AnITjfa9wT4ObDvJu",
-	"oTN5MRG8iBgleWGwBd2y3aHTdTByZH2nsMcSRYm0GKdJgD4RdiKQbNrKwWWuPqTmyQTKZYQUYLmqpZBt",
-	"dn2TLlGLww31Qkm9WiCRrdlUf9diSxI0OJvkaq0h/ISb4Vqt8tgsCXUzL4plS2sRsLebYq7kMx3KyFz8",
-	"QCEnelgOO7vdbjcRJ5YOIiC4h6Gf4H/HLFZZJuKinOJn2qUaoCDmkghjTAOrEcZGWPubu81ezEV8syPs",
-	"Gc/z9FboMZZsRctc3P6V63lkedvNhVStdCk45ubnwEUP8G+QhIvlCiiWId0BBUXzEgsXQglvNuuP9gRY",
-	"2nSvtyuQ4O5GiCWSdWK1BizyXMQiXRZt9k4sxGIiqNACRTm5bLydslEry4dtLFBHrluuE5bkaml2OTHe",
-	"B4AKBbz7oUSPezMoZTyt9MqBsSOiItZQudWwt39rjn2BkQu9MjsjT2fzIpR4bKRUCAu7mM34En05DiIO",
-	"oiFbHNdIawEjRM6eQhESSzIOZcyBY8PnU62TaabRTBT15+/cEw5GQYH5J65nWEYQKb0VtJFATYdzyRxk",
-	"AISBH21p5cng0T4NbMODw+JJkgtNfPwTBbGZcSijQW/EzKcjp4ZIIkaMG2iLXdNLhCVJrFVHAqoKsyze",
-	"cFxhUmkOLLszs/qTVNPEQxkAlB6vwbE355oZawwhpBng+ECgpphzWcnLMY+FucaGlMPDGt2OE25lwWJz",
-	"7K21yoBGH1ppIRbXYElErFESZPfMjvR+w/NAMvGhEBJY9mFjpJr12x1Hpd2k3R1KYkJXU19loGcYSQUT",
-	"nLMNiBxYnNHHNAlwgQRAVP0pujSKlFEcow8tMpW+E0nK3xsVAqW9+8F+A6RHw/CB7oCXzcfUPiCUUbX9",
-	"2ColZeYBPEdN4exD4QOnKFTN+hIGXhqZBV1r/OIS+urM329hqx6VMcnJej8OJGbH3DAXSzKusZVWlAG5",
-	"YUPenXbirmhdJINJaxAPh60RH/RbvWk36YjzyVnc7YYS9be+0zwIq6NEFrFqyMfwxAjIk3E/CCGfNDwZ",
-	"hye7t58E4QkpkHDHUd0wjbAYGtqMxEVyHp9NWkM+mLYGop+0LuLepNXlnan9DdrwAu7vdXrDVqfb6nTf",
-	"d3vjTmfc6bQ7ne7/wj2m++HJ+GN4YvNKwpNx97w/PO/3Ls46nU43CE/AeWSuB/ab8MGTUXwuBrzVn551",
-	"W4Okx1ujuCNaF3w46Sbn077odeAlFIixT1CmX91O55P5g45qfOCgMxr1+fnFoJ9MznpiEHeT/vRiNLwQ",
-	"3elg0j3rdEZJ76zXHYnORAwmvX5vOBxdDHmXC34mevCyuX0a7/d4LxbTbiLERac37PHeWUcM44v+JL4Y",
-	"irN4OJ32zpPJYJRMJwPRn47Oh8lwFHf7vbOz5KIfnnwyK6BG6fz4wEksl8hv2MkDEz3s4ETfCNvd84vB",
-	"iMf9zmB0dtGZCOqaVWbwi2IuzgVPOqPh+ag/OhejeDSYdOLpQJyN+sO4Pxz2BO9cTM4Fn/aSyfloMDhP",
-	"umej7oRPzkXc7Yz4xdmF6PNBf3I2GfAp73a6E35+LrqDrjjjSZycTSf9bhIn3f5oEE/5RedieD49P+ue",
-	"TzqCht7TrkO5VU+1U6EFGxxODiMMUCcr8NxGwfhMM69Zs81eg1VdICO72bTjUJJF5J1NrFAqwzPVyOBd",
-	"xwaj40ekSE3uodeFErThBuk6KteQQWZ0SNQ80SSmPoMezTWqt/YUa+DTi7nQqW4S3hzqQVLQwWHOgokq",
-	"5m22dcaWdTP+M82B8Sk48W8Fp6Dc/DCtJ0JEXdRqp2rWNmdKbka2oLofszHqJ8YdYzVWWXsn+950a/vw",
-	"PBnvOiy9+66Pd1yCKw0+pr6vVb/Bbu8+BSdpcqCpUeRhfLxqg25r9NM/Oq3RHhpHL8z1D/MC28cAh7Ws",
-	"ClSTf4oYPcJ16SNblnpAThy+7RK41/RVjP3fdw7Lrtw1kVeIZkHKkVdsaS7UlFjWz+kV0JaWzFV2P6Lv",
-	"7HJLtbTxe+fhAleVmqJPDLcPiRYL6nX3KjiwAH4Kdmppyi66mkonEffowe19mUjkw4EHPDnxH92Jj2px",
-	"1Y3PsvRWsMb19cvmQzz6H7X45Wj0R3xp1QVR+vhhBUEGYTW6E7BExBnPBdjUPJSR2egJ+VYb4FYBOcq0",
-	"yERM6RqlrVY6ZZv7MGewS9YPuYM5w/yjicMRbmxu0yHyXqea3Yq8NCHBcVLkPKZkn/zW6PCc6DshM6iR",
-	"4m+QjlSaYYi+g7b2ZJVmTjR4r9A36XIfat8rgfbMY1pj1+KXRwaudxN8p+R4EhmPLjKMvCf3hVn2yb1k",
-	"BKLW3DPaRwAbPvIMbnI/8zpg6ZRxuQms5xXua1KpdChrKb45m6e6UMjVC3q29R0imLoLL/jpDvuYdWwJ",
-	"9OZhZP/32G1fJTom4d0eh4NXmdqnTfsFwKQqI74fR2p3y0rxoWhhXj3k8a7urFRgjVeC5880ewH+/+/F",
-	"h6Is3Gy22bWg09hWblbXAyTxmy6ZvTldZVko6cZUkv2qqHAUwzjsHgWjgS3SBL0hlODIjMvCRSA7pMSh",
-	"LBUJ+rnjTBhNI/AiID4GAEGvawescOkB3mAQBELQVUJvrxYxMt+M/TT6Su0Rfi2K791dX7wi4bfPt9ya",
-	"mq8m4/J9XZolFq49pVg+pVjaFEvc1RhfJXkFCfK0O+9RJOGhix8skKhhEnxH/n2/drRSF/asqiSV+KDo",
-	"HpiIgjVsITpVvkdNtC8AFrjKlV2BODZvB44bHWCM2qKdpzqU4LcnPmy/9AJxP7bqy5oB2yJqZQ3k+WBE",
-	"8GqGqRlApX1ZdVEGN6IA35SLf6pU/kwZpg1vTAA5HSwmGIY+hBK1fdSYwuv2iaeZ4LeCxZs4g0RSy6Fj",
-	"DoyZUhZ3EB5lzh/tkxFNeHxjs11DSW+6rD/l4LCBwj4lRZO+Au762Rx+9rtqGMXbofwRk24Lnhc/zoX8",
-	"FhtghqxXgQcZHtM0I6IRv4IQCzS6Xu3FzsljV9hby+70VM5woJzhp98D4+Cd2wv1tQL/VvAGT0fZFzvK",
-	"7Lqxh8aeWuZDxQN0jJ0uBJ5gmSjEgWK/N0bE6l19mugtIn/FRlTwC6KP0cHVpuOgcrzgiq/IvxLr+pLt",
-	"VPV5Sj0dnsQfWR4utaa+6fwXLw/+40jEL6DKvxHTYlcWmoM9lbMnEfgkAkuyK6PrfYbwI+z9I4uc3xFS",
-	"f1nBV4iEYSyORduFzpEraDYS0bSMajEMtiqa13PlPRxR7R5Q12yR+jFM0ut5JYc/L1INQJeRTebXzCvb",
-	"Zkk6nZqe2CgmplEi6ox7yNglJVuAB5d4jEO24BtW5Bvi8S0rJ2zGEJwBvR7Qk2Vp8rMxbbwOoat4simE",
-	"ZUjikl1dv3j9muFAUwY5FstVOTpCSRhfbXZFpWvdTm8ATwN8HKgp8cufISsC+JZuCaSnLIJOta3JThgv",
-	"Qrlf3TZtnyqH/20qh3HCvrbK4Xe0BPcZA+bXpzPwwWdg75gBoNx5PJD+oMYDwDjcu9RYF2p5DOqRiyVc",
-	"F2pp9nzT5RXJDUtWgokPyzTftNlruW0wOGwiFL2ITnQJvMoWGASSHhw7KlJq8YWikJ+FvdgBCWmUByui",
-	"IjcvEW+Ezueg5iG2SQ6Yz0R/Q60x1ono/YmghGvsDVQGKilCuZJpgZl0tYxBbfY9HaQ5VAUooM7/u8yE",
-	"9uMNqbWEAoeYFEqwuhCx04I7WSYxH1OpXePMc8YTPh6TJLBcAXBKatPDcSr/AEEM+ylfm/CvC2KYLcca",
-	"UuULnmUeCKbnidzyyT4dD08mkhX0ZqXfZSHVBDpmxyd5zJ5ppvJ0ZmRrWfVoEz0hz2Mu4hsoyy4tBAli",
-	"C3+XqhChvBEb3USl21xgtyJPp6nIgSaGkseAyQTKmW7EZjulhHsvgiMBE1onGwyW3IiNGwBbwLzmmi14",
-	"Iui967SQQmtLgRIr84jtT3C1f6HMeGHeD7Q2UCXudaDBbZqYkcuRGdPT8ucIUSmm6WyV20pyjaU+ZSec",
-	"HK8OhXk93YQXwEjjTEMlJhT+FflKF8BIUCabhRKRMhjPlNyP5Dl7VAZxNXstp2q/2LOunafMkHvwKwHB",
-	"2JLn5sSsbMgA1kfgrWsoP8RVWy7GiiiYVcTAaaykTjUcxseKhHffvmBno7Me89qyZa7UtEyKLnIB21+n",
-	"vwoWTYFUjKKU/k+hjAoVsYZFCqAi1727DtLYfzXbGfbORBVzlivlyR1sHMq61oBIXhZFIoURl8Ddkft7",
-	"G/5pC4TNd1lQcpAKADCuVDFmqZFvbMrTDMFqID13qvIbkbQZfBkUOdZ/FQwN4ZOjzydTs5moL9t7JYoX",
-	"5WgjnMsBHg8oTYUvgxE3r9tHmGDm52RbOfoN+RwI4tvvipvzw1O+l3iiUJ9BOvGYXu+dqdpHI2d+fLgm",
-	"96QxHSlE3+a4CwFCEJag3axzjjynbJmLafoBrTuzGnNj2N0lOIEUTae4LI4Rm64ByRSbLl+m16NVEJEh",
-	"HrlMka3NEcpydzhaae4LfCcNIW+dRJj5yhe967csKjI1a8HVyKIOGOF8I8QSq8jgSUxNp+DEZdsCqjQs",
-	"HSILpY3wel1pI4pQNuyY5ytpgcc51YmziZinMgFrPmDLbKWr+tozNNWhhLwwSuJc5UW22SMpX9uRPlpO",
-	"2hotAgCvFzc0L8cJytUqTbZqvTqtEW9Nr1rf/vTx4lPL/3Nwnz+7vU97uGmOqD2rJWoSvzxQ+He/sFwt",
-	"kcweRZ4+maxfQgDLUmq4VLjZPkkLMawFvzFr/NgA3v6cO8eyBi6VXXo3huxuCEU7EYWjm4kAK4lFFHOK",
-	"oJoBOOOajkoBXHcaJKkFDyKYILRilxmPhTEqxZTgy1CE8jxLBUDZem5DG0HzbiSGORRR7JVDHXKZEeA9",
-	"pdggYENgVp1STE0L8xCFRGkYrWtElXS8ZgBYJPomXS5tarVWcDaSD9JLVINcakhRQ+wiLIxCxjrzTMjK",
-	"eL+d6UbgYlT/odB/EL394Xofjhb5dqOgtJQ1ICUjYTxMhks90TzTED+tJCpCtRjkKu7P1Wva4zKUcF7u",
-	"ABBDTXaWyhmFE6WyueWFHtvT8WcKt0IGpS5U7rGWofdjDBA25vha8A2bpgDSUg6tWgoJZoGMRS3o/X+t",
-	"0vjmP1UqP5tk6CsKKD6S8/e7Um58bXxHf6hcwKcT8KFO2/8EUexxr3E8UNhEFHuDdZjAV2tt2EOQ5B1B",
-	"2NukDpv97CIL1lNKKeTtOj36O/GYvkIi7d6ny213vf3EMvh7LNO6qbiT8nchDlSRbi1Uo1nRvzBAKQXF",
-	"XGfbKk6Z9Am2pkxYkgKjK+QNiiCUFDCoqB2HKHnHGLh1O4NQHM0/dcFvRMDmah1CgBfQqh2xBXaqEVEl",
-	"alRRhsxpHrBorWQUsEgYJUtyQHSDbQ/mbABRaYx9k1FteXwozbaqoUZ6znMRUQi6UEsKa7j5KQnoLRoM",
-	"FLdJkTuWoRTcD7NcaG2s6LXGUP4alFj79fQL0vnXm9lvUl1898BSWmr3tVXIvhOxypPjCmTdkH9mheyT",
-	"OCNx9mCZtF0wWyuRMpHMRP7As1OtJcMHMCGLPBU6OJruG80gvQKAOZ5luHcd1SA9j4lfVsZ88Wq69u+5",
-	"N/gt907QgGZfFTEx9OgIZuLK2D/ttX9L1aE6iYf2K1BwHnb4uP36WuuVsLV60Bj3sMoScDTcCLHUbK1y",
-	"YxB6icpU2mcObNjKoVxB+pUCKiHW7bBFKgH1lyoGfS6iXBWENgsk+RR9X3ON1ESJQkY8lqn4BlMUHALs",
-	"qmANaC7IG+McHKbH8AHNS3qBnNE9gHkR2+SFWc5BSlyV4LlVN0mNH8N1yX/3GF0OGJs1bwZXEvIpoR/D",
-	"KENsJgpNLpTysT/HZNxFTFs4DlIkijV0ORbprdHXija7cgRU67nCMcKUD3wr1zdYqIlaYekYggundp2c",
-	"fqR/vU4+4Tqppwh8B5/4HhbSb0LK/FjIOaaH7+jpd/Ejw7deVlGrzdotiRTN+tZPLoM/bjUg7tqK/lnQ",
-	"At8vTslnfRSsz0vYj9TCR5e+kWqtA6PipEm7VjF5Z1/ziHuF3mFet2+n2K9t/98OuJghcmPhLQ93aWd5",
-	"nE42rTnX89OPdOWvXM+PBoqLuVQyjXlmzs2FYxikhYQHJC0BYFg0J27kvShiDe4qeyo/NAOsEAIo000h",
-	"yhO4wkM5Ucmm6WD94RUNLUQoI1o03xA4eMlMCT1FqPQ15OxY7v+m3QgWvs266ThATOWovyehRP++LvhG",
-	"s7nIRcB4phWzUPdGqcioWZIW9bWqr4TdOn/ZmA++92H1rhysxz2ptgZyv+POLgVbofWEH/XY2/2VJTb4",
-	"wGO37/1liysWA1LHiQMrBu6m1ndC4Mq+9Zlma8HNZ7AGlO1BKR+wwYiAZXyjVkXAJoIXuunRVINqu0DE",
-	"RoDWzjf0HEbkJsMPQzbL08SLBpav9GXL3bvsofvrsSulbffuPtee9tIX2Uvcjve998qpWaJ3VE/ZHRMA",
-	"nmEL66i2+NObbfYtoJwueV5kG5bkfC3d+h/bClzcL8hpBsFnoRlxVFG6O+3DtADGdSyRmohYmZ1o/cNF",
-	"mlmTcgH0QXgTwqUCPQf44vOUEuUmabHg+sYc8b2h+UuP4RnGoF0HLFbZaiGBgWOSFizK1frnaa4WP09U",
-	"UajF8yH7j1DGKsOLwA2DBL/m7o49v/HmFvwMTw/g94H/I+ZRmMu9DsbYC7WkJubj4JcBmbVLuL3Nrufp",
-	"FE1qpud8KViEJDb4/90I0ZcAf10K+hjMo0CaDv/uYQQ35WrNVss6oXMlebb5VbzKKRXsc6TOI4C85Wny",
-	"O9VGmVfD4OhU7xN4nH53Zd95mjxJv8dHosQ1yzhJnRku3johuGW6fgpqrVewH3U9e0C+1MSPl6MZ4SAi",
-	"OZHPmQ0WLfiNOQBlZLOOGvOiWI5PTzMV82yudDG+6Fx0mpdMiwI9bbc8T823akKOBc5DBTQMSIYFqgag",
-	"1F69fW3EDury0eltl6CueUFVFuReWuXZyfjkI6xh8Wl8evrRvPnT+ONS5cWnk+DEvdNMytyJf/giSB+l",
-	"zp7ULXdLqcTMHVQ95XiiYN2b11SfaD767oeZNqwRvXt7/c3PV9988y66ZKaRz8oEz8aPqj7djPHO04Hu",
-	"DZmH4J86sqm7nL1/c90qRA6BTiDqzNWHTQVmH58I7WAB/eQW1h4Pr/VmBOjn0IENj7iCjzSvic+0y+RW",
-	"5w+pSZDNBderfFMSgXhlJPC8ZxqgK/KU26IQQr6DoGnTf425WvOOH/EItoqvDvyD21NsSdVF/dZ2ApRk",
-	"louMcoHc29wu3H3hG8yiC2hsqhDM9sHQW9Kac5Vp1vAqiQPMZAwwwtyu5j+nou6lNqUplbPAYvgEtqoa",
-	"TltI0rsVPDN/NWzR9vYoQrJLfSbzUuQtiswbHb8Vz3kqRVJCPoNzCqNurAEWgsc7rXJEzQcWhuvrl947",
-	"CRR7961XFk8Rw+BYhQW/sxYjgRm4+nP4QnN8+IsPY5O7j/6r4FkxD4iOTRDVtbdt8Y06nUkzXq4qEJBi",
-	"LE69955yAe8Zve0KMhwItLKqXOHjSjUnSMGyugwLJokcr6xngJKB7VowjdWiVr0UCy0yo1pBlinWTVqR",
-	"m6nZKZKRmxYvetdvQwk1CtgYtw5JYbcWZyeffvr0/wIAAP//",
+	"7P0JkttG1igKbyV//l+ESBukAHBmheM+tSy7Zcu2WpLb3W3qKySABIkuMJNCglVFy3pxF3EX8pby1nBX",
+	"8iLPycREgGQNHr4vbkd0WEUAOZw8eebhYycQm63gjGeys/jY2dKUbljGUvjrWRCIHc+eRRlL1d8hk0Ea",
+	"b7NY8M6i88OWftgxEuxSKdIFydaMeJzdZh4REfy1Tdl1LHaSbOmKDcgPmzgjcUYikcLjKE5lhs+WvGN1",
+	"YjXohx1L9x2rw+mGdRYdClNbHRms2YbiCrOMperV//zZ7s9pP3rW/+r9x9mnfvnP0V3+dNxP/9GxOtl+",
+	"q6aUWRrzVefTJ8vs/2V4uPl3a0YoPn4iSRwOOlaH3dLNNlFjuP48mLIR7Q+jidMfhS7tzwOb9Wd07Dvh",
+	"NBoy1zY73tJsXdpwPqXVSdmHXZyysLPI0h0rAyES6YZmnUVnt4vVm78nUF5cK2RpwYk3LNulnDB4h9zE",
+	"2Zp4kn3wyCplNGPq4Ckn2TqWpGtbgAYhi+guySwSSxKlYgM/yoymWW9wNlboQToL2yqAE/NsMupYnU3M",
+	"481uAw/1fmKesRVLSxt6FW/irPmcE5qumMwI3218lirs1vvLBElhw20LTWDQxoU6dm2pQ1ctld7iUh1b",
+	"Pc9X7jSu/CuRJOLmcNGewhePdEvg7S0IQA2g69PgKhEri0QwAPyWiBVJ4ms2IF5EE8m8BWE81IeRMrrB",
+	"75dc/aL3v9sqEOivn0iyZjQkFL6iGfz1RJINk5KuGOlSEsU8zhiRnG7lWmQWuVnHwZpQEiQx45kam2Yk",
+	"ZTSUhJKUya3gkqk54kzCcgLKyU6yXjvFwC01wxyvkQakL0TCKAdAfk03rO2Wr+iGNVzxOZuF02Di98d0",
+	"FPVHbBj2Z4Hr9x1qR+ZZ8xVf4WR/1vv9MmSbrcgYD/bfsv0hTL6jVwyPJ0v3RNKIDcjbQGxZqA6qqwmY",
+	"RTYsW4vQIqnYZawHaHHFthlxR2QtdqkckGdEQUDdLHXuS54yGqwZ4pwCEunKXRAwKYlIYcJoJ2lC5E7h",
+	"jCTeyJ6TRPj+/jLaJYnXUxREZiJlIVIehTRXbE9ijlgr1ZhZSrmkgdqMGgQQK4pYkMmLfFPwdf6FGkKt",
+	"3hfhnqRsm9C91PdCzbXkMqPZThbvqM/FLiOUSBYIHuoJ1PiB4MEuTRnPSLjbJnFAM0ZuqFpFlS1SHiqA",
+	"4GRxdlFdDiyQkjCOIgaDwbyxhklcnOBlIHiUxEHmDcjfaRKHVG18ySMaJ7uUSdId2TYejmTpNUsJS1OR",
+	"StId3972CE0Z4SLTOx2QHyUjlEQpk2uSUh6KDbmmyQ5PCg6FLvmPP778ske2LCWKVvGQhQThjZe2uELD",
+	"yAlcf8r6djii/ZE/Y/05nTj9cTANXTaL5r6Tc0lFTIDm60tUwtK+QtPy7dnQ21eMr7J1Z+GOx0BFzd9O",
+	"9S79//r/9/vPm6/BKyoz4AxNdOEtwHxP3r59oWmXJDdrxkmqDpyzIIv5SotEwP60RJRQmSHxVG+y+FoB",
+	"9V1OYtWJy91GXS+g1XGG1BRu3FZ9ETIeMCKuNSH34D2PAA0kufBWoo51uKlt9WFf/Zdfdhppzpls8xWM",
+	"7Auahn9WAbH/PxTFe//RsZzZp8vqX49IRy9/dvrz9zi4bc1a6OorFq5Y+mcFVdf+tbILZ/qp17KPuwhK",
+	"ccY2v6mcND5DTHolfD9m8s+rxjjvfzvkbDlExTbbJB7gqQ0iz5g6kR04rD8LR35/FIzH/TkdDftu5IQ2",
+	"m/qTwHGaRZ5ET/dnlXm+2ysJUP5Xupy/PY78kIb/dejVrI1cvRE73oLnqXqkiZVFQGyN+QqVUKeC+k4j",
+	"VsP35+F0TreOU6o3W3lKFUFBMF5xFuaqlVqPJF0PNQuvt9A6GV5jI3DC40EcekpOUy8YrUspXCTOlECu",
+	"Z6CZEia5IIngKy1r1IcTnOUSp8xowi7Vqmi2S5XuqMZEqRu+I3RFY45yZrzigAdK6DWDwdJq4uE0nARj",
+	"H4woLuuPQifoz3yb9ufRjJlnbWLOm63sK0j2gei0E5kGfNnKb1kraYzDHMETumfpE9QwAGL6UNRDo9d0",
+	"vSs1lrcoIb0zIWt2S4I1TWmQsVQuuYiIn9Ar5vp9dzwxMwzdvr/PGHkRuuOxMyfbnZ/EgZqvNyA/gWlF",
+	"bfMtTNt/lnkA3vw3PIklj3FleOQoiC+IZIx4+OUz+MnLr6ZGKovA5OpX9Y8BeaOxnHSNerTkIluzFKf8",
+	"zCN4CLIHH1Fu7GPaGqCUA7V4C5apXmHXILUCIFF8BtwGPURhJcwHAJZVW8YBpsxGcxoM7dF8MrN95hzD",
+	"im/Zvo4Uh5zm/Udn0kIV32zlSZJy5IrCC54GEQnERhFGrd5eM5ogppSvxRO55Pqz6sUl+t5eEKoPou06",
+	"1uDlHAHPG03THkTDcvRrBpJB6HyBBuMRO5/IOvC6VVTtWcRxZyQRNyztB1QydaGWvLhRdfxwoxl12Diw",
+	"w6E/opP5dMaUJOOGI39CZ8yOnGAYjv0pnTM7coNROPFn1GZONAzG4dSfP/T7Y/hYwOokSrqzdpzUAGoQ",
+	"zH8yF0tfNIStRWJOfuTxLdnESRKjoUKiyC6JuOEkSERwRbqe1CN76osCs5dcn05vQJ4FAdtmLETW6Q7R",
+	"wEN8FomUlS71E0myeAMGvTHZxHyXlVRdi7BEsiX3RrZToMYlu90qqnOAw9P52Ib/Oe7wBHiBOp7QdY0+",
+	"MbftqTOfu+PRdGTP585JNfjNLmGSZX+lcn0I+2ckxceKbwqeqVu7pnJNulXkrZN/YI2UCx4HNFG0YtMb",
+	"1HijGzi+Tcu8ULFJJ7SDuT+j02jCxuEoGPquEtrZPJwFU39Cx9GIDUM3aBbT09Jejok1Tdg5GbUhJw7a",
+	"xlELAMWhVdj20q30LPhPIj1FINU/p14VCvD06FZO6BzljdD+L0qW1P+97CupcjJs2dRb9qHhtLXj44kk",
+	"WyFjMDHGHA7TCE+JWJGuYxHXIkOLDAaD6rkOG/ci2Yezpcyq5aaZQv9EmxT4V4KvyFYkySLnxSnTYiCa",
+	"rPCmapuTRdYiqUo7xh0QS7KhfK+tn3LJFbNT4mImiM8I3W7BKjggdpWtE8rlDUsloUq6DI6oBje0zVxw",
+	"1FgwtE9eZyVXvRKr16kQUcMJJ9KYMoiX6Nc89GPFPEh2Up35Vv1qGXKZ0EwBB6Q3uWYhCdYsuNqKmGeW",
+	"ZnxLztkNy02Dcq3or5HCAYNIl2pB+jpmN1X5Xn+biNWKhTjEBaGgXC2U+CdLZkcLzxbfPeJFMXtrBjI4",
+	"iBocKZ8UlqLTBvzHf6HhG8QN9ZcmgOqfdIu271jwp9tU+AnbfP5vqUD8sbgM6otQTXCdG64vIxonTN3p",
+	"kGU0TjqLzmYnM4VVPstuGONEcQWQMCf2aAYMgmwUjYhiloSdhVpFFK8GG3HN3sUbJnbZd1LfLiaBSnVs",
+	"55svh39z387+Of129N3k+/lr+437bvz32T8UOMDY31mMbIVAcQaEqDCtk3yFGjq7lC/SrVzobS4ON/Op",
+	"DOP/SFnUWXT+/08Lv/xTfCqfvsYhENA1j9/BsFrnMHczFEyCKX9Ds2CNl1QdiJKYSHdDE3VrWEi+efvD",
+	"9xa5SRUxUDuQ1pJvYimVYqxE9tsspQRgKS1CSfGhot5UewPELlOYnVIO4oEH73taBlarElHEeBjz1ZLD",
+	"sxrFERzu/ier81y7Lx6EP4WPqIw4uZeJJkqQ3oOGMtJS0j1RYl6gBFjYiJ60BRdKC3sMJHhGjLen8GBp",
+	"76VaIiOolpXcQ0q3WhAPjvtSZnTFFNPlIruM+aX61LOW3NMAukzZKpYZU9KYYs3s3yLml2C6ha/ohl1m",
+	"9Ipx9VfJL2cRL+ZyF0VxoNSWy2jHQ2DuZlzUgjI1bGU2pQ/hXI0eLZAKuLgEjPYuiEgtrVZpAgwbQVLn",
+	"LXk3d1yrD7OUKUn2F83hMkVmaSORJnuW9Qbke5Gt1SUI1gqrQ42fX4nUj8OQ8QchaJSPUsJPGm5iDmKg",
+	"Wp5Cy/vh5LDAya9K87SgZLGURyFL+XCaHAU0SUAPSEXCyIbuAfahlhq61Cgp6j0FbcoJwIGILUsBnBah",
+	"fMnxxyzdq5cyAZ/1LoinTQ6XYSypj1QwH8L8Vl2I/kKf50uu5EGavEhTkT7oTGM90n0ObVzmLWZJFQdt",
+	"+wHm8z7K+ZnREI47zm63LFCaXnkxA/ISJBUtgWDUT75p70JJkGYgSWjKlhxEHHR9Gg6lkMFn4IGPy1Ym",
+	"9Hp7NYev19Mn9r3IvjL2mHsfliIUkbZ85BeQC1RHgJTd7+6NimP8XmTETNFydMUqHuXs8uG8BTF7yaMz",
+	"YFMWsAdLW61EapSxgVrAa7pPBA3fCfGKpiv2IPhucazLTIhLcBKW4WwQwBdhzAA/CDAVDCiZjMfDCZgg",
+	"78eTnRL901simRDELKPlLA5X/ChncjBsTUyDOA52GzAWSjIZkW/jv8BhvGXpdRywHzm9pnGiyNiDzmNX",
+	"GqcmEoU0oz6VwBd3GJKjXrtoDI05jMK4B60rHZDeJqmur+WIyi89yuGUBtTHkgNDc2GgTxiklMardUa4",
+	"uIHANhonGJQhCFXCFg/9PSpvS75NxSplUlpEW9i3abyhKTxPGUQ6xnxVEjFuqDRiRv4N/o2PjLiEQULN",
+	"QUsH9JIUwUQL/YXW59+oP/rPMJJE6+yauL4T4jvK91qJkw/CuZRm7FJf7Or1L9bimvnvddXdkvj9Tgg0",
+	"QqRm7a14VFnYoyBSeUSFSfW1mDjXWJJMXDGuDvnla9JVZ23eFVvGjT0AgoPkkiu1NjFmGqk44JsS8NTZ",
+	"F5EXxqIb8+oJ65P9kdNdthZp/AsLH0pKioHK4isBlZT4jKZwMdQ+AeO1GeteDNUpTvjH6sTtRKJ467Go",
+	"RD4iclbYm4VeHNynsd3s+BUXN3C+KbsWVywcIPC3qQiYlA8m5EgLNkqt2sQSNKHyITR4FVGtKuwB7MOO",
+	"Jkhi8rHud/vc4mye50OR0rJajqhpD4+jDuu9wmkUFJxqb8WCeA1Te6QbZxKt9Fo1LOsLS158c1F2qyjx",
+	"Fe4iOLp3PIsTHd5OwyTmrAfqaszhVlxuxDXTM6FXWAk4S44WEi6Iem5OTKvwWjZrUUVzgJUTNxpN1MYr",
+	"q4hJ2QXv04TygFXs0R87+lcTkB5AGD/4mTqu7Y77ttO3nXeOu7DthW0PbNv+l0JArWqp9/guSaxOHJ6f",
+	"FmHiP5I4UOxfqYpKhgQ4lzCuQ4Msvgbev02VfpjFaHbM19zkb5BbxkO1OLPh3K21UUcsM7LjcUa6PsuA",
+	"eKoBxI2SyZJdyMKqvR6BcqfIyQoMW3115pCA3+P7tQyTduDnywlpxvpZvGGHLozqETUuo1lvNgvrqmMl",
+	"N+s4YSQGWoenAfBpXIH6AOldJQy/WFH8W6XZnAj6MAjXNHcYS4V3YLokq/hawSXDE4kFr67G4OvB8IjA",
+	"x+nYG6GlWI3cx9/W9/stvox2d+Md+rkDm4Q96bmt/EqUsS+f7H2+ZuH/mwVZp0h9eo5vN3k2ObtJ9gY5",
+	"D6hKme1b2qMheLJHqUccEhpakKz8/v55CQ7sq7PoDD+4/enNP5z0X6n9zWryD9/5fnL1Yeb/Y3Lt7OzN",
+	"cP/N5p/OZnTzy+TFIZ0qbfmMwy5Ne/yWlEE/IG8zkTKIEsFrypnSU/BAgFdVkfguG2pyjJbx0OzPrPsI",
+	"njVmmvzAgQcWkUQYbSUtTWtQrMrUdGoTNeCG4RHiFiNp9cWOHxLWSd9x+u70nWvfh7DCxI3+YXVMV2yv",
+	"pXqQSmABJM7q0YZ3culanav2iLUrhqG8pNsSfkaao8/wu6GLppd6+MFhwNX5QVRWByPZ9Jkfle7yFwG1",
+	"AqVjNyDKu3THtOkfo/GYtheLVEMYAvHkpR6ChV7PykU7LcD5e/15nJE1S8IFWikhCUNWxnwiyY1Iw1pE",
+	"SotTVK0bUPQULurXSJf6UuEH8tYSV23A0dk7e74Y3h1H9VznYqlZGvihT61ueAx73Uane5loICqXccTK",
+	"73LpcpXQ4ThZkceEYE1QgGuhx9xE3ygIQLCG9/WLd+TptfNUfyKffsxzdD89VV97vQWOYvLMRBqiOr4n",
+	"NyxlBBZtmaTJQllX8z2RRUAF1aGDmExZDglY8q63ZjRULyH8m0IskbSvaYiI3BuQ7xTt1/PqXM88zjKh",
+	"MltywWEJkKQUK96h3oG5Buq3Go5/LOUnn81dcf7O4ud7fU2z40Q5pBkoiXEtbRGlAE0YmwhWjemXaFIn",
+	"nI7pfGY7M9d3bOpPw/HIj1g4DOaTkT0dUpsxZ+pGw5DSiTt0xzSyXYdOZtHUno4dhyqZoQiB7Pih7c7G",
+	"I9eJnIntur5tu/PRNLCDKIimLhuNx65r+5Hv0/l4NpkF7jSYRfZo6gznw2ge+ZOpH7oOi6aUDn3HYSPq",
+	"02hoT53ReOTbgRvMp9PJnM3cwB+NRnQ0juwwGPmj0Bmx+cg2y0ESVAucgwdpM4SuY6qoRrzil7utulVr",
+	"CHLrzEMncoOhP6JjNomm9syZu3Toj4JxOGHTaGbPHer6w2AUNj/vWJ2E0eglD9mt0qFGQ8W82TXG0HXs",
+	"B/5PbVcRtoJTXrH9JVzCzqf3FoQJKox5vN3gdMiHNaIb6eMY6haSgnMUUx8ZNQs+Cizr0/s2wRRFisdX",
+	"twxB+NiB9LBTQsC3bA8JiyAA41g0TSnIBOYsT3z/Sqz+qt7Mj+jMqUvS6cHkzcIu8C6YI9/nEf70OhVR",
+	"nLDjdhrFnvaCo7tcMgaxsnmCc8rkLskk5oRKlmVKU1/RDZMD4mlNCki7ZEDuk33BAtCopR6WVfs4kyyJ",
+	"kPLfwbCiH1p5IkF1PNT+0GyAzAv2xBJZsxkYmaHFXlCSemGXr5X01piiWwIFyngh6aYs2kFGMsayYEiB",
+	"bLPuuNaR6He7dUk/iQYdDRLMyE3NaDC68wx/nJVkwzY+S9/GjRjwO1qu2q01BQzUO2daZzhrFMxpVtnO",
+	"SmRQNgNdN+riVe4aRLNLcgN2/4z4rKrRueMmM+Hh4Z5vKTpt8infjhJi4oarp1nYh47Qqre5ZarmEEEl",
+	"wAMHiJcH3oA+ZUyIXaRU2vtFU4bFHFh4AaDcCM72RGZ0rxVNrtD/Z2NvKcw7an2lIzWPD84UE0We7bK1",
+	"NgVAMDZNXpfImdbXDrEoz+xqyU9BE1aexS/SUFok5jIOGSJAHmj2BP0ISw4MV+bKUy68w3AbGjKy4yYv",
+	"A2uiALWkJsxGUfsl9968fvvl5etXz/754s3lty/++fYLscV9edqpIS3Ez6bkKy60UvBOYHSb4iNLnjJ/",
+	"FyeNOUv1tJuiPE8iVgviUZ05ZvQWRClJ1ixlF0vuISC94jMDFCWzX+gYwZehzlvTyYu1t8scY8m9D7s4",
+	"uLr8t4i517sgJi0q/0QNDCajUmYVOoG0rwbDLxbEM7GM3pJ7H5cdn2XLzie9ktIkRD98G//Clh2LLE1i",
+	"Abxdj7L09Jvo2Vly2NOl2DKuLgRGHmOxDU8P4wGwcms641q/61nESxi9ZmoFn7RuqN1VHjqCPdxYafcA",
+	"jScSS5wAUoOhtXimOD0KkxfEE2m8UjtUny95ruYmYuVBYBbXWGIQA29CvmWlIOvsRgzsNZhbT45c8rP1",
+	"aALB3GB10Ra+8m1qkkgQBVs8PYjN+pZ1K8ca6ZS7QgjAawhGIHiRqBcr1MigDKovQHjwQECmVmfRsTrF",
+	"JFVaVfq4wfFxvOJOKUpOIVk9sqMMeHN1/ZiHcnCfaisHq7t6SDbso5oN9Z05mkdUOT5C5RWDXFOd9xBn",
+	"gKshRJg3phIdTCohCPlIRuNXrZmcDVbVyah0l8CyCnki1WwwuH5LXmE/ihWohegI+xuxS0KSqP2iHA05",
+	"Jqsdk5JJnIxm+l2w8kORJbbk+UEV2cSWsW/i61pchxmQPYMvHDAKfAjcsIDcYrXkDaRHXWNZox5dTcKK",
+	"/GTL0LHip15OtfS4BdmqJ3bOI9ufBMPApaNozCbhNJj5c2pHDnPDYTDyx5CsOZvOJ3Tsj4Jh6DInsm3H",
+	"cd3hcDQatyBgcy5bxajTRnDgsVXj8DdrIXPmU+xGqSNIFSwCFMUiBfmomXxHU5/abujYgTNxnLk9G85c",
+	"O3SdwJ+N2dyZTaL5zJ2M7WAys2fzycT3p/bUDiZ0ZlPfp7MRC/wgCKdTh43pOJrOZrPpZDwbDuloPB/N",
+	"fOY74dgduVNnOvans/HEiYZhMAnc0TwczcCocoec1LLB6THyUSEXdXAk//OkbH2grcNqDmivlduf8w00",
+	"isRh+C3bl3Kb7iBiPkMaKeBGmfp5B+HoVavro1qADsw993HH1OBZDNEMrk3Mz4pJkYXOEGmC0+Dau7Pf",
+	"9M6Wgj+/HaBRbf1eMYQN6t+CN9mE7qWVsoDxDBZ+Su/WyY4Iyi7NyEbIjAx7lnFngBMSykCdY39Tc74B",
+	"FQsMEPT2JX41PM8Yd1oLLm/tFOa+pqsmS13uNjKCraWkSK5LtXBtjmnE4OPg1Hw81jV0zoVZ5bI1mEw5",
+	"u20RobCajxFV1Hu4t+6WSqn9oNpZ1QNtH7QWUbiT8oWeiPVpPi3Z0YtrPIhdGGcveJa2xAkgzdB1Bu+k",
+	"JuSZRQviBSkLMZstZD7+A21Yl6Crqr8lyy7VKi9RnYNXEiHzN5bck5nYwhhotbjU+8OENcYrv9Ulmto3",
+	"jQEGQSbSFswBKNyshYIE+43sgPR44BqaSIS40mUvHztuTce2tvFcRLhjChTkWHRNgpLXy+0XJndZ50vu",
+	"JOl6+A+vV2PIacH6U0YhPLcTrGm6YmAk3PGQgeUhZjflqC7Xtj81IHebTZcpfNfRGwIqbllkx+MPu3pA",
+	"gDNtAlWm1pMdpTEKJXWBJkjrUorykyeoLHHBWVGRweSf+wxCT9GyW1vGUKuSfaVLnq1iNpkyKTj7AdGt",
+	"QljTG8qRoJVQnCLVgKnqRVRj6rypSjzUKcRtrE8/vCepLojafwlCbSBxhE4/B0G2zVb8rizqihuupK0i",
+	"AheKgJEfMEow905hvBpjMq9MozXhUvS2MYlBWPVBzEIpsH3RCfzZZDRyJ/Oh+u9k4jhuyOagDI3pNLIn",
+	"s2Aa2DSIghGlbGL7Q8elIxa582k0GtHC6pMVpThi/jX4JPAvtQgTf1CkTJunJq3ZeF/r2FZe7EnwFS8j",
+	"9qG6XCsuo4Qvdf66HE+c6c9q9qFHAEwdm+6iW5eA2r5tMGQX+U8ab0wEe3oQzddc8Ls4sCMzQS3pOEnK",
+	"yEm6kDGRxJuYH5K/tskQH06epUEMjP0vjvPg9PBFWXeaVkudzKv6w2lnahlTj4OleBNhE0sNHHUF0dOQ",
+	"kYRF2XngKS7EiXPPAXTy2Nvqk1SpWWnHOUaU8bC0tEZKl4jg6u06jjIWfqmDkO5gBngBxe8gy8ukiMDJ",
+	"h0p7ADoNJauN7Q/cQGKXabpdpRkruv2uhdriJ2BdKRtWGj3uJ0rjlGGHM54CC4ZtKLgkyQ8RBMYcY4fw",
+	"+gt+zRKxZZ1P1sfaNk2o17ExDk4lZ6yN3BtjHPdbVjb0g7XpUuIgpU22cEV4qgPRDiHy3mqpEgXse79l",
+	"oD8U83ml2A5PjenBW5g4hnlV97U7lbmFIBTQbfBbsso7MTevZC7v7rJo1g3jVZyRz4mSam5EGvZ6UAFx",
+	"MqrZy8vBzF0TsWwt+Y5fsT0LyV9ePfv2heubqvmmrmYYr5jMehdkt91CyQlMetaeaQuFXs++9cg2ZVF8",
+	"S2I5IC8QVotyLp237NhqjY677HiGuZJMLLn3UBB6puY+pH1iyf0lNwBZKNKwFikWYw0oJz7TToCwcAsW",
+	"QK8rm4/A8o9fjdJ5N9IKwaUiwTzYtxTcUpf0zVfPyWQ+cUlQvI4lXoo9QjkXEWFFF0/97BnTavVRJvQF",
+	"W3JfZGuSCpFJdIBgBQtgNdmabaw8l+VIBa8mn2TxtK1K+pGCYMZpyUMSiCYfWrqVA/3XIBCbp4lYLbkz",
+	"tu0ll1+J8O9Pr99uxz/M+JzO/rb9afL6zT/n0yz64e1PY18G7j+Spy/+FtuzL5Z8yf/3//xfpGE4sn7p",
+	"fvnNzWCAmzuQ1BR0W5hNAoHPprROzYh6j1Q5NdUbIU6ael+JFQSPIsFpQ6RD/OmyzTbTAXEaa2JJbKh0",
+	"9WFHEwkI0ztboSuto67NZaJ5UUr3bIXZ+B4wy8SdIFa7sXC4sNoS9PNBDXitMpI33mywD2gr5H35FWc3",
+	"xknU7BaphHAfMJvmOLFnlZw+Y09ZEAeKjYxKvMTCfjVa2lSnYDTu129ePH/5lnwfB1dqECjxEMUJI11F",
+	"q2buZLIg33/17XNLlziWW6XlKhr97O3zly/xbwsMLIRqF2fWG5A3yHpMuM/ItklTXTdK/ITyK70BinXc",
+	"RAJexw0Fm44fh7H5vdjSknd/Yano38RhtjargEIW/Uz0lcgOLoM0DpXEKAVQqh5MYYbQzn3w7aKov4Yy",
+	"bt2/Ur7aJSSKlbxuET+l6l+40p5VBEYZUIWxpEkibqRlBiHXsYz9hCHhTViWF8fG80PF4iZV0jknmVgx",
+	"KHrcpeT5PlWybUCWnf/3/1l2CN0obvmKZjE34/QG5B2FXER1GSj07dFub7Mi/UCSrhIFFJdQUIKS5Vsa",
+	"QDUqGYest8Aiy6V6Z3W+amINS41oJqNjfWj+c7m8te3+cnnrRMvl7TRS/5xH7z9TT2TLw/avHi3pqkYc",
+	"4Ea1X3coefeQy64tkdociwZ24wLG7LVVPa7zoy7oCOHJGH2le4boQn7PFd3QPUtGefRo56s0DhUNUMjf",
+	"JKeaMU95p57Dmy/5dpcdj0011Trr1EenCkH8SsmLlBcMb6KkXo/4uwzrqiL94kzKBcluBMwTM4nB4mua",
+	"KuERnFFdSEhSP2QiCQnd0hR6GMXhQT31CnAqaOzodit/GB43YaRlzqsJNb9Eh8qDWNFP6301ol0WSfHd",
+	"MpPIbcqH/oLTToIqCpovmoPB1LNSpH1hym5AKCIzsX0i9Vek673NxBY9qxqbDvSClkVWUGH8J0MFDbAm",
+	"HPgD7BAwxl0MEKQrma6VDkMoUlG8rrRUXUsGqrISU/Y2XnGR1nUEJH2XFQPXo9owfuDaOYUIZmgbVnbu",
+	"C57sLYga6wdrGit9BnCzbtdgtzTIkj224SM3VC65+oiFA52QqN3g5XrZ0FcO+QQMxwVZ0a0cKH3ms8/e",
+	"Kdh89hnpemoHnmLVWIhU+6s8i1Rici3iHcCq9KOSiMCjCzLaJZTqwhc24pqV65biL/ISXMHFG+UapjhG",
+	"yqRIrnWpU6i4eslusUtevrgo5qAY5j+oC7zFv0uu50td/6Uot2pmX/KaTWlAPvvsGUdro2TZZ58tQAtN",
+	"yTVLJWTA0DDU9X5R99RN7QDNEMfwMWS47kkoQBi7gvpnaCdXRwfVONdsQ2JuApsUAvQG5sgDmqbIneSV",
+	"1D13pEXiUGIxM7TJKJkQ3D61qEe1MvMgiXXfSLJKlTCaByYDKBZLXj8jknuIimNBzpj7yzEnXImqF7UD",
+	"xdXVzxC2o51VefUL3IJRFeCIn8jKPnQ3E0kT9ZpeaT4VyAgwRCAgVMhsrDCmSAvywCBZt3fRsC6aSJHD",
+	"WrdjgswDkGZ36XV8DYXmGN3C4esDKYle6lyWXF02tbgLUsdVxQONKA65CtXOTvAeFEPXHIiuICWgipYk",
+	"Y0ki8RTZ/e3hS+6pi4/mZg/KtEjCaLAGlH2S0xvI2gHiiuHoS44B7yAwPf2o0xE+PcW8vacfJfvwycO5",
+	"oCa1KccmeprcKA0aMXzw2WfEgzjZL8phv12T1kp+/bVo6NDzFqTZNrnkVeNk0enRmDXV/j0zqgfmTqXS",
+	"6YfqEJB0Oj2d8A0AVJA3s+ty9T+++6o/K8aEvHUg95DyQDPMdlCAw39hegb+W0MK/5Dsw7JjLfkSuAbk",
+	"RZRKLZteqKU1wz1UsPJ6Sm4ClXk6G5caXnzz9ofvMad+yaVQNFcjQZzCup0JCQQkzcRAKwS5WccZ0wot",
+	"sjhJmAzoFmIaMOcxZTAw0LQl73rLjqKcy6VnHWrKEorW/vXdd69wmJivLIJNdkrGZipJSm8QlD2LaCOM",
+	"1GmWXS5IlGLwAuRwwhp6VpHqkqe2AED7CbtmiU7Xz2ki8WhmGv8sudkbIGU4IAqipmZqLYb8mSLucRSD",
+	"+KYkFOi2AtcCELWaZwPasOlJqs2PWh2OdTlxPDN4ltMkiD0waT3FGcP9+EmkVywkWiyBWBqRsqcZk5lC",
+	"K33NBv+WgmuczNZxGhbeEWycsdLtzPQyl9zzvCX/qBFvMbQM4i2Wh4KPwswCXRfLs3oYAjqXUH6xPKvb",
+	"M8ylLs5i2RLm5PzLDI33avHRLBk/OiNACyaBAhNLJXKb76X5S6j5lZaG02hKqn6bDsfToTub2LbtfMLH",
+	"5rxw9pE9nw/pdDYahv7EZaPACYfRbD6eMSca+c7EtuehO3GdObN9NvLdoTsez2dj6lBGJ8xV1GAwGHzS",
+	"BwSyHCmRHdJVJFStxiLudK7rypQP9AzYlQDXtrdG+NwNvi0w/WTdDyfug39nYncB7Zyq1jjQmt32Q6bI",
+	"Zbc448FgUBxbr8acyBdL7tGhS92ARU7I2Mx2xy51JzYbB7OhH8zGbBKMo8idhv5oHkb+iA2j+XQcjueB",
+	"M3Qnk3A2xBwyEsWJYsCR2KXZesmL/iYolhjaSrqUZNSHBmbLZQb5boRtxL9jzAotkVnNer/MpayKZKX4",
+	"MFavQ5mDgFClqGlmUja7NVH9UHzq5aKTh2zYK/hwjW16YN/X5KvKwJYcnsFb5XtOljvbHga5LSGEv5li",
+	"pbCH4pVrfKIY6vWiJgIeZg1ZROju/NotibyiV6xdo3Uh76LZgmYIK4vkvDZjN7FkaB0iXcqXHB0lCFN1",
+	"Sj+/93oLdRT9A82GdHWEimXyXDSroabBjeBKM9MiThVdAWY9xUD6dRG8WxGAMedNYYfBgGydit1qTSog",
+	"oCtWnmvJSWU6kMF//ZXoaS1yls+4USxTQ3tqPK8seRkMGZhnMRTV0s3T8dswpTc8F6B10I9uAiTUsFxg",
+	"zKpuCQGdhkIW9kplRkuwIb5i90wDf4FR6IVEBuewoVdKlyOoreljMlivAwhxvd1j7vYeaotSYD3ZUhIq",
+	"jF0kg3U9aCz4Lv9lAKP3FJXI0SKujHCoMRORKr5V1K+AsCPGw0qrOfSn6K/0za/p1SigQiCk0Q9TGFhB",
+	"F0YHzEPigYVbK3q4UnnhX8buV0G3AfmRq90pfRKENmLQ5iBrT91EpUPr+mIoX5ZO0tTsxa6StRQ/qkbO",
+	"8/kgakwdhgkOICKKQIvCUl31ZUKfnS3jA/JKrApdDgFZrFliCSvcD1lTNcnhjc+lfDjVhRbVa/cXB1RD",
+	"KwLSfOmX/DmKnYiYuZx5OrUZIgNhpgqhgILaikosuSYT+Z3hvQG5m4yqyYjUHXbLtYDhRAyB9ezACV02",
+	"jPojOlZcfhL2Z2wa9ed2UUvII0oFcfLAkZ62MZwjpeC3dulbpfSiLVjBMpeqfq5KmOesC6QPw4mWHX84",
+	"Chx77gZhwGzXtW1/yiidzEY0Go0nw9CejEb+aEKpSwPHGYcscGdTP5y4AXUns1AphNY9xdxiEQ8NVFl2",
+	"Pr3PJSXkHKVy+UlGPCU52q49tEf22J7YU3tmz21q+3ZghzazI8d2HMd1hs7IGTsTZ+rMnLlDHd8JnNBh",
+	"TmQaDCFFt0kmyNDp5ZcIgoHscDSjNgvCmRPNw9EkCsZD3x4Ph/545Lgj6gydaUidyI2c0TRgjjtkQ2c6",
+	"YdNg4tqj6UjN4flT32ERpfOQziZOQINpZI/DMBqGs9lwZE/oMJqF09kwon7o0OHUnfjOLBq5gYKVq1Bn",
+	"l1MnKnXIRiJWYHy9ZiTOehf6/uZs3GtAo8Fg0IAtI4OSTYc+GAwazjbH4k/vvSWPOfTMsgzJzATxWOAw",
+	"ezS0J9PhfGjT2XjE3PloPh+549F0HAWTsTMe06E/C8f2aDynoTrEyXxoj0ZDl82okvFAPP75PUQFeYEb",
+	"2M4wmE3oPJi7zHWj+WSiIDhxptPJLJr5UzoaBXPbpWEQ2POpH1GH2fMZVbKuEzWUxWuvT+uUq9QZpaWu",
+	"s6DKgk4ULDt7dr6OaVgG34pMaypaUekszlJTOnltt4fK/R0rb/a/OEvZ6VRqvz1UCTXF2IoEwUNfyCfj",
+	"EToetduUSFTq8IkpKNIqezHQe7EgIUtin6U0YwkUwQGrJtietIltzVIQt1EYo0uuOzpfMbYF+euapT7N",
+	"4k0uFa5zUyPpfi0WxFMsafCG3nyHFR+8C/KtyJKYL5bcu4J/3Q4kS2OaxL9gsWr44hsp+A+wCO+CvN5n",
+	"a4Fd2d/tt+wt7HRBKAnjICNP9Wp7hd19ySO1aaI+Qq8V1LBDZ8KAvCwMrP4en2MDy4p9FuwA+rWtkqP3",
+	"W2Yted769TslNTwHVv4l2G3BqlmRJXoD8qwCUKUHommsMMNZS65DvyXG0FvIHNGshh9K0kWHQm6og2M5",
+	"tEnGEquExBIPvHdAAn6/q131zlmd2/5K9PWPNbTIvZ+5O7O51BVa31EMN2qAz2Qc6rQb9KehPRKM6Qv4",
+	"uZK+U+5xC6IM2O9ifmVeKOMwNKBHhOg1FnY5Ui13DX5GddEomo+Hw+Gc/PjuOXSXlhndbJG9m6uZrVPG",
+	"8iMmEFcMPpT0uhQHhKFagEV4L2/yK026Upgy9+YVvMNcZFA5NlWCZ564eOBRP8Iaakky7z+OPvXxH27x",
+	"j3fmH4uDf/w8eI//HH76V2Pgj+EETf7nlU5T1kfvs0TwlRJXLo4Zp6ve5jMZTD2v9GQ/gHVjS23vDPfK",
+	"oXGkhnDVaK2Hs7y7JDqVSp+2RgSoW8RoZC4OaD1KK+JBvSpxIlaQ46eUIey/tzDOPiXpspQZU4X2mUnQ",
+	"lynPrQEML2zeBBW1VuwihU0xlbaoni650fNuaJxhe8YQ38EWRSSgWQBO4N225ATS/Y50RiKYqbxXVGZ9",
+	"OI7+yy/zWO01U9NDNeYkQVefh8aULyAwx9MT9S7yOshqZJxlyRXfhfLe2l+yN2V5ukXXJIvQwj6jlw3Q",
+	"C+hutc7IbtuzCPXVLqnSGQPBw7J5oRwivgCw5LWcsQJe6WSe5j2hPROsIySrd7K3R+6dg3xzGas11EwX",
+	"nYHliiSUpTpaFew/U0Y7mRVeCHFNS1JPY7GTlbp4YFv6haWi6risJYw/XCK8U4mftpLod+7snhtFVnQr",
+	"71Ai3TmZfIX94A0K5AReZ03nB6EpaGtA1Ml6Fvne9C1WghycEUg0DYnSeV3fg1Q39Tk6ESX7gOZtRvK6",
+	"5zLAbtBnx9k/qB4wFjU09YCTUrP388LD8vbwh3FRP8EWzZBfKMbW3B0+r5uG0SEHDdpj0/qdLnlb3snR",
+	"FPGc2JZyxHXRAnQl6JOMipxwU9Ey26W81HkwL5yw5GbQvDyAEpGUKA4oY/BdY0uXFr3qjDwVa6fDtZIB",
+	"MyF6Sy6VQL4WNySiFT6VU1aoNQkyKFTAN1ZiLJJfWjgsSn2ltH0MgkeqDTFTJq3OxJrr3ofwSHGrTMl3",
+	"Nco8fViOpL4O+pQ0bjbdxiKOuOk66tqSOhpay6oaSEjZFYNDAR6bqWv+X49BrYZHQ/he0QF/oZQVGwI8",
+	"X5jYHSy0s6G3YLuXJvq30jnffNcUba3AIUWy01sJEiplHOR5tYeD5AX+8nJ8EHKn5P6vdkmCkuJhuy+z",
+	"r8aq1CzDmAedSLKFFpgmOk039xI8T2oGZ2SlFdhBx687M+s6qOvrfJVHNuF9KxWlvIl5KG4ge9fUdi2C",
+	"rCpvdmmmZEZT5w8R5AkUJlZLs8jYtm2llocsorskuyCmOtOUhFB4t4r8+kgOt2oyzCf2aGbjS4dbrqFR",
+	"oyanuYBt6VRUWVRr1S4KdBnebuOUSYIeSEjTgwaZoOuh9KnOUGZiq4NksKt/qZSYeobOlwGxyYZRLsmO",
+	"mybDXQrDfM1oWgfC8M5luUq35eSmV1rENuU7zc7AoSEJ04E2IIoqTOCmLAH6njAzJQGy1bAr7fZTmm8g",
+	"kmSnGGzuoQgoBx8goURfS1wNNolV4pgiKL0DUdW+O0Cq5KId9+GWIh5oB06vgv6Dx8POBmLVRDvgdhiI",
+	"6ePSdZZPF28zC3H0Ko61wKkSyhPlv4s3PzVQ0hPw1dfrN4Lr0QKtRbFYU6o1d+HGeYF+SDc4tzJrlTcc",
+	"lPVTj7Vz0FHkQArBDf8006Kvoa7Wqn+rtxBMZ1SxqHF+w5GaMO2AHdSvyOGhFoCtIEodAnWqWyZGx8UO",
+	"TF+6a8YWwLAQS0AdLxV9H5TKYYPd8AAWnq4Ej4C7QCPkkqMbXOgaL11dvqinhZuMXmmbpGZkpJshpCQB",
+	"7AVOaVDMA+zxLFLADaKQgeRBObcyCD0Cx0u8CiA9pdB5OSw94th2b0D+jpmZLFxgu/oldwcDvO0XOvoY",
+	"16VkkBumQxbqfJl0x7hmRbqZNHLeLoWkiRuWardwfu/Uq13Nsi9yEGu+8gWxNbDN77fkAOw6uugL4v7n",
+	"eNh3vAtdaleDDEL+2W0sswF5cZulFAFvyvYr7GHhgfW7KlzWiP7wuIxYI2Hw9p9SyjNEcDS2h+P5fOJO",
+	"h1N7NB/fRwAE3M0JbnVLb9pEQNLVgr/Bnkzk4tt9yXjZ8HC6TFCDYKd3Mqzv4rngkgU7qOOOwhuIcrpa",
+	"2lGZDwS2oiSYTb4oJBsLDPZaYNPRTeXINnPG5WyRIANVqXBTGAnnjvLeWfApy38aNk7DGaOQdyDgoWJa",
+	"VHQ3nOpQ6oMASz2FpYiSRWKIPVdSXUTjVEssCcgxCIlU3RIlYYEyjHrvpJAK10JI0I4zHaFmESBK2Zpy",
+	"NTI6exz7P+e6xCumByqhVa5jWJ9pUw0LRVuz8TJABnhFHjX1yCV4PrX0CfZjGDcn1KT7RgRXFnlNt/pg",
+	"3waxlCKV2nMFbL4HmLLkBaqAnft2m8RBnKndxYFeR8IyNOEWeIFsR6/nCYH+z81YcloMPgNPDsXiYxTh",
+	"u3a5+I+nCf/NxenjlPpAnv7jz6MihuvV52J0m2BOc5kpUeQTY1eNL0M/kjpyUnCmC+YYp9I6rtu48wmP",
+	"FkE4UjGwm27lr+lWTn+FkXr/caYOoDfcFL5xtkrQIPK3gP0+KkCbMP4CjOCHl+ev4sbcF0i+091LcOAF",
+	"CtYxX3m6PKF6pWcR70ZwdV5CXJWkoJ615F5RwdAj3RuIyN5BRDmCpvQcuJTXgy4N2DmtFPwa7lKg4WU7",
+	"FFq7lTwWqPX6NLhSX0MlgtKnefSdaQKgSy1awMJXAp1vUL5AK416+ZoU60pteucdq3MDClGxcFCVcMVK",
+	"UVIjVRuy4AcHCKXO4SsdJ3yPqn65T30N1cOQp1tkS2NkMjdrkZi9NJSp3jRXyH+HrYvELrtz3T6rA2fa",
+	"VolKlson3tGwI2nSsNTXOtG00ma2iLLGEGsqywHWC1LKhtUNh00QeWMIsVWUgmxKjkUahahspB4MBjeR",
+	"JnfwB+IJNoMPnw1Oe0drtEGPaZnzNmfURhcMPv4BZQwOrsM9yilWYu9/h3KK9Rz69nKKanc/QCjRPa66",
+	"NoBgJQEgyTXLvZ7VWEiKqjaZWi44wHWSo2avhwThrnVowCe42/htGKt9SWUfdq4S3YME6HW3u/3rmy1b",
+	"/7oH0sVTf99Xbz79WBr4E4brnH9n6xViEBx5jZjqqtuuHGLFH3ThSih53+uGWPl7Xba8msbxq/Zahz82",
+	"hByYLJbKFQLfTkPFp/v0IM8Fg5f8DTJELNBd6wJexGoWAcPPGmO7h3nfAlPc3/SjPN5O+Ui/ySIl8Ldp",
+	"3NAAhMbqQphtVAhnJQlRhwVqW2Ux4HHicZbW0l46KwdQuXbWmd1d9YF+PGZhw379OnhnMBj0LghFGwtg",
+	"5IbGYI1YCV0GYsdjbW409a/zgJjCRnACHscKcJ/TNat4+0R/jeEd+2vIvHT/KTKF11mX+j/WDtv0pS1v",
+	"0JxMPmETerZRZ5z5dPySYXfa5hDzKn1pCWP6E/RdKIV+t1+IezadKFHiUz3NzSKO9Hs4QITW/sCLw3r6",
+	"F2VV01sYLdQ7wATvgngoNXsL6GyV+/mr+mDeEbiiCGp5+8zewbAjIbNGVfwHzpT0BF7CsltHY5r2NEAA",
+	"qz6lu2l5unkXFL6xDjwYqPf7DOv4KGiBAImmy5tYsruEqjQSoWNh9zdUEl+Iq0cnOW3tbzSgoQHOhflL",
+	"FztBG1U7/W2MqT3c71XMT8YLamT4Vr36qUjiaL+YYMMAlb/rswzyhxXs1C+/BWNv6p8D+8rXWtI06ZFr",
+	"jPs8n6zqA7EgibC9f86fg57qxR7FtIdQVE0xTpJUs44TNFV3vWskQKh3RjmJAWqwFjdwSU1/8WzNNjW5",
+	"uWbWMyIwGAybhNxhqTkX07ZJbTe7a3ahev97rZgO75EiCB9831C6VTdCHEL44AmR3S6L7ArJO7lVAn66",
+	"MkTTGH3OvaD4/vdHq1EfAP+uojdmEJQZphbGK9T/QOg8LXjn598qc5ZMz6ZTeZwwHaSslL/eUY4wPNXk",
+	"7eTtZbll/NQ91Db0c9KeutCloSgoEEtCM+I9vXaegnPz6Ucc4lM9YeieCU+NiVnfn7bWoAWjkm9QVlYG",
+	"pxzYd8we0bPmNqHHTxUpXeZjlZIPtbzazT8YuLEn6k955XG8UiuRgVuiiKYFbNjEfCdNycYrtoDbZupC",
+	"lGQweA/r7MCLWii7URfUzvvKR1DDpTZmqRKHcTZBBY5aDIJ9blfW30RftO+uL6K8cDTlItO5qJrKtsXw",
+	"lBa8BaL34Njr0/b7iuFFd+4mhjGYtl8VOtuDyglKUVEU5+1us6Hp3nsU0e4kJSyzmqN7wvri5+ym2ZJy",
+	"t86ARTJScblLiUklSmcw5sAeYNiQQZKc6lsHvNN0780dKSWoHBeoTgu3ubEJeEDeG7JiOGgRdFftHZIx",
+	"Wube0mXRA/nP3yQSoXBCvH2b0azxIAzxN83dTCw/yhpc3CzyosF5mVioeiQyUAyxlNVFtSrcktPtltEU",
+	"S4Gqi7sXuzwlk8UpETf8IMznY7knoWuVEvzrVNMtUU3z1ncyLwQwdzGKg5UC52xUe8+VJYxTxylZhka6",
+	"KMAIZd8NjTkISaNyTz07dwA7NX9NZxq6gePbdB7N2DScBGN/RIeRy5zQDub+jE6jCRuHo2Dou4rxs3k4",
+	"C6b+hI4jtUw3KMnR4KU1f7/FMtlNMrhTAtRe7P70zTlbGpg1dql8XvJAb2jITrcpvHtb+QIFW/m9mQ6j",
+	"KU3yTNerHo1HPgdpUocoY8mf6jeQPq7zz2MTg5jGUFBhq8hDnA3I96gN4HspwzvKoRekjvmsBoeIdMmB",
+	"HxXV0o5XSnAfrDuUL+SBbdI8hAq7P/L4ttIl0SKZMHVw8/TV9Jql7+INqzL82lU/kFLOUMOO5EtVQmnz",
+	"9wxtrx65FCSiVWPY3bN24uPKQRySrqlMU9KgdNTm76dB3dHXfaA/DRtUqLt7blpt9a+1nb7eMdUooIVc",
+	"gyF1prCjhYUCwI4IXZm4qAWoj+58oluRHYWTVm+goL8O4ZJkzZLwAguM5+X28vAmDDSrLuseEnqJc7XB",
+	"78Bx8EBYtLecxXjOcwn43e/VkWCsyjSka+vwOnIQXcdJi/Lv/L4BHOelbz2ClHGn+g13VUcr8sp5XPWJ",
+	"NAG/uiNIqVgOrWoKXIDHWF2Xf4uYs3DJ9yxD01N5jFKbh8Pc3lM80nkwj9SyGOX7M8JcKi3eP1kfjfdN",
+	"zfK+dbLWmJKDRtjoEG4xlpRBzQXfb8RO6s+xrhfWyNUV/8CGc81SKLbaQsFIl5rCoXktD6pbjWnIlwts",
+	"fVbdfpPzhR9oulprraFbSZ6riCkVWcAqeWELUtnSpxrJfPVe4+m2K2IQkPuQUNcbWs1OgVLbyE0giGKR",
+	"h/9CzAQ25zPZgJ5VhFRsoMaOKN0CL4++8M713h/zrpZXdY9I2pN8XvFr2KoCwn3i6Y70/AK8zrt4Yamh",
+	"Db29ZKU8xaf4E+aPg3x6cNNzgB7fxUpk1XO5z25O+Dl+u5hjQMtSiWZaSTH7U8cbY6T6YQmdIrnxiUQc",
+	"uwcC34U5NndXO6RpuWe5IFO4hzKunaA+f1CcZZn23TfQUmPZ7xVpWXQCOx5qqY3SR+rJ6JrvEl88s6fm",
+	"f+WiMa1u7nFJfLqLTe7OTuyyEQ+yObTCdGDRK4x27m9otKs6v9tMdlW3udi+0TwKTWh385R/eoz49jPd",
+	"1bnPQ6SGFWjZEQVL8Lwdk6rHD5aqTxpRfhujyBm1AXMoFQU/fxtX75/EQKNv25GIO8zQEqbsB2cpsvVy",
+	"wlbvgtgm9PkAzx5sB7mLFelPajlakIrlqEWFs0oGJajmqxWxJe/CKYgdSFyYvAfXV8nrdSXYfsxEOKPe",
+	"i7SUE0e6NomjYvko2wFUq9r5w2z6j2ODgQDD/7JGmJP2l3KqFRhPKqqgz1b0RAzSfQIbCmb3saUh9IH+",
+	"CzSjQVUDnyoUX8nrW4BukvWQKUHRAkVX9BNE9jOjAc6ObqhmbxwnYb9RBEOTvaQIHjierHWofBQ6B9o9",
+	"8oAATfErp1jGtEKMaFVNUDA+v0hqNV7gdw8RMBL/f5MYgTQOn3Ga7GUsW0K6qO6btUrjEGL3eAhl7bD7",
+	"VV2hoTyEak2ys/jZtpz3Vkd9p3WVLFjDg/dW55omcfguTtTf88mhwFoap7nGxTXTDW0l9OBKaMCgX5ui",
+	"4mi8w4unVo1+DZok4kbWyuDma9erzfGgjojQ9wnvTbNBxZSTmJ9iRHW0QQA1omoK6ey6RD5V5/RLjXwM",
+	"jy1lOByPR6Ohc7qYoj6Zllh7BK0k7MOOJkZ6g8V1KfhtE5Yx3eW4qHcpOLh2ttAOIMD4p7Ou2WszYxO0",
+	"yojTtNxMPTLN1/b66H3dQAMFpx3XDZOz6vYaUMda8iK4EHdsgg/zfYuUxJutkDL2EwaXJearuhg1nzz8",
+	"oOqXOwWqbg7PKl+aCpzaLv4brDh853zsLU2zZF8iCzUioG/8waVuR/QoTqCzIJwdVHRwx30/zqBd9oKo",
+	"f3mpuLmMUrG59EWWic1nY/I5CUSCv6Xxap15pKvetKE8E0jI8GYfHsLgFgzljtChLrZ9JWWeVYz04SfV",
+	"dAp/ZTTJWsTRlMkdmk4pWcN7WMOLhjGHAnZrFlzVIJ+nyIqrQyMAdtJpF7J0jRkILclgon2lSjYXtZL2",
+	"Ic2oT6W6UFDvCvjS0VTHWlSIuNI1rnF/e7PBvUW8HafXNAZe59USr7RdUFx1rE7ptWriGTytLsXq3PbV",
+	"x/1rmnIUEH7WR4Buph/UN+UffiyPflAeHrfVdK7fsn1ua223N1JuZMYnklwxaDlhqdMu+rdoIlW8Jm74",
+	"wvSfXfK2Hh15Xx0RkY95iqhFaGYRdWoWkeyDBbbMTz3PKncN143Ol7zodC7ZB+JYeYNsNBzo6uM3aZwx",
+	"CFF6mZ1ophFL4l2x/ZJXGrO+1H1ZdbVEyT5U/lY7xR88ne4HoYgRY+HAmGT9ve6bAz2Z2P4SaL1HvI9X",
+	"bK+2jTbYb9neItcxXZBlR8YrfrnbLju/LhXtu1Tr6lhE/cxS/d/wWYb/otkuZdaSxyHbbEWmNgRjKRz6",
+	"H6YNe+E0MF+Yw/P0ZB74kvRsHtlg5yBryT2c1oO3FR4Yro/LWGih8QafZZIlkXbMlhADHXlXal2eWpin",
+	"61PHK97fbXWgMtRigkF7F3AYlynLFD6XgHUXGHzycBh5mbJAQEuQZrDraRbkZ3g2GAzeW6i/WUuO+tsn",
+	"XcFfkSyaCaxSAIPuTRdaLgAEBeeGkkawzsbeRuV6AI+f5o85nBVNeNJ3nL47fefa99GEwzv3SQPdYk35",
+	"SnE2cwtIl/rimvUaWqaRLtT/KzU+65W8l+c2ujINg0om1dCJ3GDoj+iYTaKpPXPmLh36o2AcTtg0mtnz",
+	"ou9l0/Pfv7VPpZVPLfthNLy7UbHUlaUAi/3A/92vp0qbAfeMtORm11yJplo1qqEoWv3+d00nPslqNtFO",
+	"PtDJ7FrsvaKdeeUiB9B7BW7KeS1YvmX7V2L1V92v5BBZtB3hKFM+tC/84VegftbuY7S6aQXiK0ZDlvqC",
+	"NqXKFkYaHdsMyrW0iH/EQOPvW8wNKeVXsiz0yLLMdxNzqdNSqlXm8PeGTLU/Q040S2PRgn5yS0HKQ6sU",
+	"bFjTI1NqASqOD22F+9OwVlwBnjXJ23gELVOax/czgr3Vn59Mwfb3nXzv5UUdMUe9YuGKpeCnZqlSM/fN",
+	"W8AasjIOi7KFPEv3RbI86Wuqz6jcpaBY0KofpQxj85r6CR5Wwax/a4A0rveFmrs5hRyWlcePm+i7BD7L",
+	"DcbYqFNvhpJQ7PyE9fFTvZ96jxkTfdUHrz894W0PKgAt9nPX7HLw2jv2yDWVDxYdHxLENmwj0FX96dw4",
+	"MewOVeq1kkPnOmY3pK/9ldfMqKCS+DShimmvUlZtFtB3zszlpMd8HxvB2R5LgjzMYX2AJkENoY92vTq8",
+	"AuckWWMXOu0i1K2bytPqbESlNgQpCxU4lToVMj/OZO/3aTTZZv0xdzcOSVds6Ycds8iOxx929ZxJjXoH",
+	"A59TXaR0VU2FEcTaY0GA6g28lAg0RUcAZBaJlaiwH9zPEwNCTB7RpYuIVLCknToWW2i05JSweEE8XLZS",
+	"UQ0lzIRWnHoW8WAvHulqVSoTOcVUT32WeUteelgv8K8ds3nVWo909Sv5LOrlhNFraPeRQgdLsSUxr1az",
+	"VUOgK6kyRBEkALVtt0mcNUyh2ySrgWtla3H3EPTrw3993dsj0m6t3Hulhq4SfXy1heK/5Nc0jWljF76f",
+	"1gy4ky5cpl80PKBC3DUfgO5iDSISkjv5Hc2CtTr1uMnmXYpYzAkklIRXv2NBCYQXGO91lvxuY0piMhz3",
+	"jN4rVgejNV/AcPJfLBWNLQihPdpBTFAtiCGWYGU6a1q9xLe7zTvRPOuzJDGw1C/DFjOBERC6aZsRDaC5",
+	"8JbGIPyJLfAZZj7snbUkLr5nK6q4018Q5Idr+l7UTyWWEAZ0c+7O623u6mCwmjGkaXVNZ9dOYU75Yptk",
+	"Gb26UzWKWBsaGz4Q39c3WxbF/iDfbEli3H+z/dfzl5Pv3j2zv+P2nZkEK87yuKj8hm1F2rIxDKnS5yN3",
+	"mw0LyW5bimjNiZN2JrC6I6dAOTB74N2VOuwqrtDAZmKFe22gG/jg8GbrGvCH10sHl4qrvII9XC79XK1p",
+	"Ar2yjCS/6I+butuUd9SoGyFlpIcEpWsXce++EFe5ONobnAqXashBNZA8sgYkWlWy2YWYLyBbjKPOeE5i",
+	"YEPeaeXwTt+rEsPTp3Cw8nSnRXVceMH5cvZ2kqzWz/QkdHKjuz6LKiwmZwKjQJpGh7J+WsxiDPKIogZf",
+	"UPBCkYOFZfGEM2D/KGvXnI2Apmessh7lXmisNaAVyFW+X53KkcMJNhIV4fv71nIRVqnOtsxTkMoVJOrR",
+	"IHDxcz/yf8do9yBl9IyI7pUuJPN/Kl38n0oX8V1SGVpK8d1mzw8vk9t0mRz3jNvk3uUyzWqX6YapZZUS",
+	"JO9/m4qqDzmqz+aNbeoMaWm25kB3QS7AaaqT1CD5F5t+lRONBRjpavxJ06sGDegeeRQlCtFqekKX+g2V",
+	"RL/9yDG2hvycl3hcFA56nKzjIt03Yzrhd1E/BJCsdWBVKUlY27XyRGGypnLJIabUQh85Vnjw8j4U4JIy",
+	"6Vs9XTkF6hHdVKG9plKhSFHcuJJ9XIZB3u3+vLS5ct/7dnjoxurovSZqBrNAKABDMwx4ThkNL0yncayF",
+	"9uLdkj+9dp6qYWImn37Ucb2fPItQH94Do2oSS23ly22slMsbXdAa3cZSN7iPw+M1Aus5NI9XonB1PmBf",
+	"idVrncRyAtMqTr22eBQjwCSMRhenQFtktRfYQ7X7GOfBPoFq4HTHJaE+thvEEjdL7rN1zEPdXF9DPRGr",
+	"16kQ0d1AAF8c7v8nqJtjhvxCXU8dUQFJK4ruk616pE5fvec9kbhy7QuHcA2MTz/aJsAAub1LwOn6kWX+",
+	"dT5Ryonqo9RCwH4xudKPZvQ4SchOMotIVumyi8FH220SQyUDHpIgYTRlYS+nK0teKaamuEqeCacpTzHR",
+	"FWNbSTxchNdCgAomUmaMjVqRaXcLJaTaCImlsPyg+lJTfSXkunfXS+JSHwLNoktJBqVzL/NFzZ8qu2zV",
+	"Tp7DqPeso1DiszDMwnCAowLCYYhMdTF/QFp1HRT3SKsGWOgM/N8hrbo83dG0atwaIsfDjxnHKabDKDjF",
+	"EyFeDlHzkRpCnV1p90QnJX19cOD2i4Bb+8OQr3RC98c+HOT3Qz+c7zT+nTKBawHBgmpDivNgeigglaV9",
+	"L6nYbU+Yw/Uw7Vhzf3M4WHL+SyQpGSAcM3aLVXPe5jPy9q/P+u54Usna/I6lVwlY7hiwPIg9oWlIfCrZ",
+	"ZFQVVuRXIvz70+u32/EPMz6ns79tf5q8fvPP+TSLfnj709iXgfuP5OmLv8X27ItakNaz/r9o/xe7P//8",
+	"6fuPo+GnLxpDtV6J1UseiTbrYk0qNacdsm0i9hslWB5SpzULrrYibqu/oxWtXKAjxQcmrhfTuIT+o6uO",
+	"9mkiVk+LN73DPrMD/dcgEBv19pI7Y9te8ruAcMmX/H//z/9FGoYj65ful9/cDAYoDjX0mIpXMW+7LEqb",
+	"wjesUmUjiBbXvs5ib/Lk1prmz9qzjrY0WystLYpvDRI+d9++JlkiVn1Ma0mZFLs0gCKhJShbxFPPnw4G",
+	"gzrE4UAaF5Iy1t6kX8a/sLziTjGTEg5TVmtdM75HAv01S+MoZum3bC+PHQYXGSPmZXLF9rWsTU0n81I/",
+	"qcgwzRgWvqaQlp5pnUpcYwgC1ns6kwSuvmWNNPAmzjiTsu0w88f57FReSaxRqi7MXVbwE451MlhO43YN",
+	"uuWlWuVrX8IBg5ctdFOBoDE0zcRrGs1BHRDmXh0cnHm3MRQWAvqbAXnFdFiPVq6hC6Wap1bEfRi51PHt",
+	"YB7O2DSa2I0FtTR2NM+ksKUPOFIsFSNIYolJEZrS6aIcmEmBjfADpQdQvK/6LQWBJUfbU6YYYSyJhwkp",
+	"eFA6R0UNYxamlW3EfXU6eBEVnUW2Q1IhdHUB7JSw5OZbnfmQhBpk2MQUl/5E1i+R4IxsWQq0rb4xPcaS",
+	"Y41Y+AlWPCDPtG3IpMnDQvO0kQF5RoIkBllN3b9tzIFNwB6zdAe2pCVXFzglWOYvUVOmYrdaKzV5x/1U",
+	"XDFeyVxSmjTc8mKV1AAfB11ymkDOF+m+efHsy+9eLMiy820JrsvOQV3GJt5RPor78aWGUT8PXX8UTNjs",
+	"82d/uxp+uLavVs9HV/43z7/98ev939dfv/un//LD9PanvyTf/PK3yT//+eb5Gz/5sXko258FExYFnz97",
+	"O44+Z+++vr2Nthv7u9GPT8O/fP35L1+H/O/P/7H9Jr69kT/8+y/PPgzj6Y/HuKWdvvt68qKVW0IC6Fep",
+	"2ByxOyugQVEHdVcMaXtEuzOs4UeeNacdMq6IDSAUnJ6+jCTOStUny7q4QtN7VwkqEdZmGlIiAP1DEtht",
+	"uP+f40/qcZGnpn/Ud17dRUxfOy1O3Q/bTuqTSKCrACijR+WYWrhIbnc9ntCoNe+yZbXN/NqgDN0pqydk",
+	"t0Vb5VU9g8e9e80+TKhon9eT7EOVb00fI+ei2HUb6I2FuEHqBHMukGtqjiGWbRBfFGfS9fBlRFVt5G7O",
+	"wzTpmkcSMS2TBkQeKbPzILtxydXo2liNBeLzSTwSc5kxGmq7NuzFuzAZb1RCNuxkPnGJpHvZQ16b/9Zg",
+	"HFcAXXIAFM2Il5+QV0CWgfzkGSHMs/K+41LHtee6VSG1FWODIE68lAUs3maeCdiWOkVTCyMeaA+wLA+r",
+	"8bDbLKWQwWs+UYvrLYhO69PleGFKaFgZRdi5Y0UVkEp8v0Lb1Dd7sUuN5Eu2IomDPdae1+i+5CioizRY",
+	"3wgRqhvxdzXIHhDU6w2IIQVPZAmqNJGCXItdsGbSyuWFrLCKLXmR72wVlYQ1OvssEikkGJ9K8GwUP/MF",
+	"5bkWtJCCipoy8Fbvt+kGfUpZP0ST7qEw2ivUpFwjeKJxDFJz5Z9NWV+31tkyR4JyIhx+l+ZUq+koRswJ",
+	"h4HtT6IZddk4nAZz36HDaMym4TywfZeOogmbhXbg+EM6jqZsHjrB0B/TaTRndvibppeG7Pbh3OdoLcF8",
+	"QqzYV8HgHMd7v42DdtvOfWqUs5TKoyADvm0/ifmK7LYmmF9pQHDycRLeRYsG41+DIq8JaMvFUtQUiXob",
+	"TfUG5T+jOKlnnASu3A5EunpavPd/XTtLjoT4X//4V+Lzv63gEqBIok5/yeGHRjXA3MLWe/M7yCHnG5DY",
+	"A+1Hd0o8LV+8in0DcbBm/zBH3yI1GbtLg8XYMLlm407dUki6hSFPf9lr6L17pFEcfKOTibFbnK5mACmf",
+	"MQQolCg5iEE1cq4HMcj09MZpQp1dmpxag9z5m1jqS8uiuEq6Ouss28rF06f1+Tr30aeKWcu7Kwsepzb5",
+	"+ZhO/GkwCz//y1+DV+Jb+rXPr+1bNnu9HcbfvZu/HP3tr474EG1Gk5/c66fD2d+vf3zzz3MdbFV9SAGv",
+	"CZcgoH1Dr2K+ul+9pJ/yKKVMgLuoFiRbjYWtR8odBL7lr7f1dhSlUppNM96nu2O+qsZCRbpGZsPEpEu5",
+	"DrwSGEN5qAVDOOCG3r5ifJWtO4vJCFZj/nQqvLubbuWv6VZOf4Uve/9x8rANvBrPVnC2f6fUpIil96yG",
+	"xU1lW0VBMEkwE3meIPJEejxQvUiSdTBUE/ISOyGD1CRSWGE6n+7R417LVXJDk4TJDFsNdGmmuLTMiNOr",
+	"Y0cjeuTV7Wx76szn7ng0HdnzuXOK0zTnWD7jRGwRwiDeWuSKbfOl0p2CIhTpKKyYCsvQxiAzsc2rfi55",
+	"13ubiS12b4QT9HoXgG3aC8SSkKQUUvKyNeVEMlA2/YTyK0jwrFsXG+BeQVAIs23F0J//c7m8te3+cnnr",
+	"RMvl7TRS/5xH7z9TT2TLw/avTmO4xoFmBL9mz0348j2CKZ6ZHLY8Bpp0b9bC0jV6b9Y0a2CGdIc1zY4J",
+	"dc8CNcUz9eYn69x2fxo/dAsIzOG/a5Fl7NTfVulwX6vu2CYWP3rPjXr7elxmUYG1gNDJc/4DIkIO8ewe",
+	"ISEbcc0um/b5W8WEVCc8GhSiNvhGh/I/5B7lDU5+k2v0WMh9sm3bI1zE3/0G5btqu0DmfP+g+1NBr/te",
+	"n4ZN/qa3x8x38vLIB8VtYrlf7LtpIjfzChdgvpQ0UdwJGwnlAR8F7zBKl8zoXjctXvIdz+KkhMmxxDgD",
+	"MEenDJsA6gYuZaM6rM4qTHLQ46grGSMeYINnLfmy82W+lmqTZOPPPLvjbblhVP7aPa5ce1dbrDcKrZvy",
+	"bs9dDBSW0I2h2vIJ8i/u0RcJT6ehwFi5jiUA89dfCRh5el5uiCjO8qIAeiwPe0ZtBne09xVNHtphL3Zo",
+	"ceMiM2egK0j/yejeocBQ2WB+CCV0aCOI8g8Lb65TjHuSQ/n7hTdX+pkdI4bf5zHwzyED517ihElKMK0p",
+	"8ryCJ/IRQ5prMDoSkHywqT8AZ5oBew/MUcC8xM1eYpbU74FADbMexaOiSHpjdFfe7UdEEK2TB9eBCo2l",
+	"2iElb68omw7iHd+Om+p5Y4arXY7BsvNoyPn8wCiB7zeaBM28tWr6xzv9nl1Zvz1G7HkigqubWDLyYUdT",
+	"yPHYpVzmGT3aP6HB0bUHg2HvIgeariefCHFFkviKEbrkaE/BUCglK2j71vHuObVa4ic7BZwuc19ufRDF",
+	"SQL9DQjFWvV+nG2ovMKy6E0F1Je8VkH9oGz9/I7F0E9b/AE7Smd1LH4Rue8rFmUPUbqglVBDl+cL00ZJ",
+	"J0hhJ6Q/kSJ2l1ZV9zSHiOMtXBtGPSnntSli1SYyx4/7D+AfNVy7B+PADV4qdPsdGEZptlOMYs/SNzmm",
+	"PMx8keOb0pGwmRveoce4NqcUlFIrqkM15R76CLQ2brJy1Nsf13vi/zFGx/9e5ACBf9hb6qhaUkfmP4xO",
+	"1O7T/alFqWTI70YzijmPUw4smHdurUmfVUtJ6maOx6pDLnLXGDBpCCSkS17vK/0IpSLNPEsOAnBlBkz6",
+	"rfYarNSRfHjZyNep8BO2afSEvfnqOZmPxlOyxZcINmoZEC8QISuCAzPqJ8wiGxqsY876KaMhZB6iI+zC",
+	"VP+P5ZJ7u5Qv0q1c6CEXGHKpxtMhl+r1OEtweErkWqQZWe82lJtWxYXhJWQ1qVApkyG47FPBV5emW5xp",
+	"MNMpd6LE9LuVtuFZurdMAWpFTmKWhKaETsxlhiXfOuVKDOfEMz0td/AHVyAUN7adb74c/s19O/vn9NvR",
+	"d5Pv56/tN+678d9n/+gUvWlG9lwJohkc4k9qW8RsSx9mHaTlvTc03A1PNmbUOPFcvfrJam3P8wyPpThv",
+	"drtNKM+1OcgTEQHGyNc8y3c9iQO81UdTX9NXIiUeRI3Dl5cRjRMWemiUFVGE/dW08xX0kVCA9xDy5GKu",
+	"L6wvwj3pyl2wJlRhrTZdVCoR6VxTsHJAc0rEyg876AsC44kU6qewlGxpSjcsY2ndp1uqCXVOoeIcBw8P",
+	"48c3L5WqwADYOkOhcgC6TT0iICywntZ3f7RucNXkeN4sMsFjSMKyMBTXhAOYtK9ErGQevOz9o6+d6P2X",
+	"oaehWl390dt0dusntbi/vnv3muALQGRyZE6Z3Aoua9X87CZVtElnzpLGgwMSZ9UvU43YGRKcM+t83400",
+	"oZSS2cj9EV043ZiecuXxLXKaTFfXcIwEnSk7IHjyg7GQUjWKWiXy1NZHoJkhsTQVKfIN8tlnz4puIJ99",
+	"toDc5JRcsxQKkREahvCmJF2KXdv28FshM8meRaSAulCQnbbZyYzQIGDbDLrwhdDdOBQM+5ZdcXFj8JkT",
+	"Ghjj1pKX8Q0quMi1uMnZoPrBQxrs9bCWD67LYKVecuH2iVM92mLJG4ghGdn2BfQx22Vrkca/YPuUPBLu",
+	"0pyO+tWn4WX+xDM9ofA9drvFZisj27kgXiRSPw5DxtV3Oqz9MoylAn2pQYsem4zs4cWSe1xkl5EAKWxk",
+	"jy6It2HZWoSX6ndojInvjkmXAgg5klbYK+XYbwE/6anhSpinplSjxPxScRpYFWb0VeVML2X/FjG/hPa8",
+	"nu5SdZnRK9wJFmiIdkmi/oq53EVRHKgTv1RilwSggMBZjGDmKfvwS5Pnrkmv1LUKbKxJHICTzuPiEvon",
+	"mk1gQSdPQSFPB7lZ04xw0ZhOj8VNyZ5lIHZmNGHlc8TDKPZIZYbNv0b2/ALk2ETQ8DIT4jKh6Yp5ZOQM",
+	"L5TgZ9jV5SaW+QpjDmh2qRikR0auq44ipRlDkMARumpgRQ9TThOPjA0SFs30xvawzh4L4NdcZ7T/y/uf",
+	"scbBZWMsktV5bbp8NQq3L0J3PHbmxosKqbhDl2BzOSrJZEQU8qX9gEpG1uyWBGua0iBjaS0GNpyO6Xxm",
+	"OzPXd2zqT8PxyI9YOAzmk5E9HVKbMWfqRsOQ0ok7dMc0sl2HTmbR1J6OHYfe0Sn4Bhsafcv28n6RgSYD",
+	"Ja8g5cc8lDpsXys90D5eYKWydI/QUYToZr2v2eC3BZQ7w3BkO9NgyGaj4Ww+pnPXn9qUTkeh40+ZH8yD",
+	"+cwNgshlwWg+mQWBHYTjceS4NBpNJjaWPcWG2x2YfbsWnF2QOGQ8i7O9qQZN/D25jkMmoNr3oZC7LZ/8",
+	"UUk3f/FTMXWDQgm2a5OXmogVUGgIkVbqpAKR4Ix0FdkuNYC7oVIvPYoPAkzvsL9KkN/4MMjvOH8tgJFv",
+	"sYmrvilVzlQQiOguySoVaatQ+aviZkV4AhTevIbeh/oLj3S/ZhS65e0UN14xzlKaxJKFvQWJ0ftj6gei",
+	"/4X4jGZyyRHpkLZX37AwuzvOZF7EWO7S6/iaWUUvzuJEFBobcrvkihUPiGfKgnqL3OFEZCDSwm0B48YZ",
+	"LocUfXbNI3C6qIeQEQw8PBPbvhpEyVM4pnxSX6Ku9w/th7E0cxazemeIHNx59dKKGl88byAMaqP3pwk4",
+	"UimiMhO1u46gVLL2lkrpuIc3z7xxEEgRxqs4I58T9eGNSBXzO2wCmKdV51wGu3diLQBFmo3NQTGaJ3LJ",
+	"n719/vIlgcEH5Jnu7+zY7kgTchGRH9991Z+h7qMbyWL3LnxDCRzmcim9ImVLrp8X9L6HspXYZeTHz23b",
+	"tutsysDjbjdTA6vxNoomXUGbyTxALN1w/oJ4QMU9rO5oajMZxSlvr6J+2NA9iKLq80OLX8fqwEhVhMuf",
+	"HeKbuvvfNbpUwdFrIsu3NIUIak0tBuRtOeoIfJSQVI9BT0iu6mHoRT7luemPv3mx5cL5XL8V5UBFXT/4",
+	"TumhOeRMbmi9yOmjZYDCnt4asfDEair9Y6tRbKTrYXFZdJt4ltJvYsGNwOj1LkpnjD2wkXWs85KHmEhc",
+	"j3012bYgosRQ+dJTessAQ9fytXtLvmGU36zjhPVQVsm7oZtFbmjIyI6X+7LWLS5NgpjjzpolsTKKNdYt",
+	"K8GnKktWwEGaoWEykhVUEJ+WHM1kmRDoIa4G95gYwxxWBUAOrE4Pvw/nQK5NhD0SUlhgXIkRxbpoKAKp",
+	"q0V2mkF52PMa47SHfuRheuqVk+dy76CQFtteOUikhXdWFolAvNsyS4TppIURJ7o3ScDPQVz2atQFDPoH",
+	"lGPw0EvYHhNeQqUcfA/GpHqKS6kBbDmwsWLWzZeYn7HGx2bOv+PhGy1N3zMqGXeHsSM40EU97BgoZKqj",
+	"5hULRlCUYof1wyelWGZNYPKKEjTJGqJgn+j3miL9do2dyUyEeS4wb1kK19EqpWiv49VazQ4RWnpWneFX",
+	"ydi+o6u9nrl9VihwLQRYg+qu4b1atTmc6zsqr8zYWpkoJWj4irSTLxAQm959Qn2LDhptHnuZxUnywOiC",
+	"tKJSHtPDS8rn0StdDjg3b/0ZQp2tjroLbdn+xS2B0Z/IZsZtHUaMl6+VqZO25KgCc/SQ3KSK5nBTjwSH",
+	"kuSGpUznHli6V0GztBDLJd9xfFOH/9+l2zPozS1+uFzR1qXWUGnLL7lSoBnX6nX5R+iFl12QUj2J3Khw",
+	"/Kqfvt6oioumYJXyrcPXSsr8Y0W/l+5EhTEYWmAZIlleavnG5hTqJPP4A0JQDpnXPeJPAFSXhnP9DsEn",
+	"1QmPRp7ABt9mjUWYf1qrO1fYxBb6xnmkW2a8qLhg9Ik6/trjMl/GVy+g4GNJHEZDbEEBNe9WQ5rL3RXX",
+	"LF3k7N8iN4Ir3Unb9SwiUqVNQJjJBdrLsrVCdz1U1Shleh7l0kuRvVC2TOmq+s2GAt0q6V5BfuUsK7Fl",
+	"vCkW9niIHo7wKLF5J4PdyjmIf+I8nMJ5fzSwrXx4fxRFKePOvQmKxEF+N3qi5ztNTt7lmXtNfnojMqRM",
+	"7pJMF6Qz1d5LdvAnGse7FRt2OR1WtysHK0IKckEtgg1DSnsNMVUotv/sWral/m+/tzRNUCjwX9w4996U",
+	"nscwr1woH1fkZLfcXA6FvY5t247t2kN7ZI/tiT21Z/bcprZvB3ZoMztybMdxXGfojJyxM3GmzsyZO9Tx",
+	"ncAJHeZEpa5ymnh+egSNCco9oQ8JNISuyNv9q5e0w6OqQPUulpz9f+y9+3fbNrYv/q9g+dy1IuXQsp62",
+	"Ja9Z3+XJtJmcpm1unN7OPWW+IURCEscUoBKUFTWT//0u7L0BghL1cFKnmR7/MNOYIgkQj439/Hzmi2Jd",
+	"61IYCyHLAE91dVTWhFPMtncmltSYZhc1Ojwa5aa7nyAwN1U8Wpn7aYLttoKbj0b8Kl3evwuBgZrYTft7",
+	"Mxl8qnFZERibluZur1Mo962RwT43Wafd7d3fU7bTfv27WrE5l+vN2FtSdjioxPK2DF3Kuk0LcEiHclM9",
+	"LPHOXDeq7m3z6Pa2YY1nPIMwZOQU+4istivmX0vpQNEu2LXXMGlWB7t7YP8cMboHFJC68rjOvlY7D2Qw",
+	"Vyvb2b7C9iCUFMEnFWHGKR6wYWXbfJByRxSOKyvN4PY1+MuwhSCUGGawR6wxtHFPI4QG9rgMSMB9Gpla",
+	"dlrvofTM961Y4+efOp/ju9fW+DlGa5uKneqnTQ4sDV/fxi2NYLNMAmeB7CRieb0LCOzawYA5NcxKPTMn",
+	"jq6ZShUdgzPetBGHnP1udLLAtZovdEml+lrFt+wVN2f0TZxqjYa/6xnqWocqXt8GJ/R1cDskMJhD+i24",
+	"DVLQWk6CEywnNdPxj3+cBOb/3no6k9chrx7Smmcf325pKbshVWMlCzOsPgmOnY/NmFg1ZvE7jPF9lvUu",
+	"nknqbA3TpEWI2yYRrIVc3MqW32YnrFkB7GX6G88TdrPAyagrvXLrY7PJbzbWdsPVXoOTgea1ubnmrb5h",
+	"C66P0ozKqu86WhO7JHeXXuvAKqxHN/kzPHiQwMRn/iM4T9ufyvDtkSp/U/HShnnv5biwSz0l9E4ulUxj",
+	"DgQCc+LWkKKkIKH79dl4fWr6evbB47H+GGECi9G21gWm+MM/uDt5/CCFq88pl3BlNzY4ATMYFadsJWq2",
+	"mPkvBTYw4R0LIiCeFIsUHEpSFebYE6dCxgqKKlzJBwwf4Mw+ffqs8smtp0+Zj8w4STPxxD7Bog/hSZqE",
+	"J+YoNxOG/6LJCk8+Wj8yXgmluR8zxuBGFGr4b7OQNl/kBJl5FWvwLGOT9A5y+iDDh06FVFKIyRjDQSgj",
+	"aCLyk+XJc13/BIsyqgIr8nQ+L2v4x+bkM68Yq/dkvIcSy+XhaMI9mKsVW/AksVEAveCx0OU73j8xtyfF",
+	"7MrMx3/d/PgD3gcsOVrl1kEoVShXs7QQ8IKAAseaCR3zRQk/f3lxOYAc9YCJ95C6DqrRT//ZbXcv4UXw",
+	"zyHoPFZbgZqYMFyaeyhBHf8aRoCY/Vw90QzWhTE4c9MJwL+5YlIxPUuhuM2uAaMqi7SYoechlD+r/FYk",
+	"Ft2dNSIhp6kUZ4XQRcILfnYn4kLluvVPrWTUxNKeKF/oqNxuuPB73Q4meZnXRlEUSlpgo9BI7/AksMtj",
+	"FNYJX7jBLb/RL+VyG/0SnpR3vQ3KxWd++cc/4EnzH/MTrsVReNLebhGueAuTjtig2hTeud2MbWezoU61",
+	"IfiqrZYwM6naEN251RLDltg/GLbINlvsVlusjOD25739SPNhqYy25FY0bI+HnUlPDHrnl734cty9GPDL",
+	"mJ/3k/ZwLHq94cX5cDJuDy8H7f446V10uv1BnAz6l8N+v9Pj/WjLi3WsxlWnP7kPMqfEHuUJlKsD6lPg",
+	"vRbu2XglvtN/qce3D72tvpXmsXwp3lN9KzNvZf9g5t3Mf3e3fLc3BkfofJ+kMD20ulT3/uOUj4oMP94f",
+	"VNUPPkEjsb3b0j6qrMtG1rVe89X3Qmuq66xv+74aCql8mJ5ZKgrVU/tkG+uZF7scfQAevuFfsrnUNeNc",
+	"ehIrm2yHK/G6ROrZwVm7rX3abbD5rheFZnrGFyJghVrAwUv0f97BbdS2ysHdyNUKvi/6Bx59eEA3N77F",
+	"Ew07PuVHAD9aOV446GVrI9m/5vPm/P0LfOOg3ve5OwKGidKgtgGkHnFLG/1hI2Fs23p6+7+O37wVRKX6",
+	"jbuPSU/XxlahGgBuEQmNlmaNCmpSEytJk5yviI/RNUrL/0A6F65rt2QCiwlEm7Xs4B5j4WValz6EtphV",
+	"ULxk9FupVnp7h1lLYK+QRaPpHlYadfEGa0sPCirXiT2fa9+1x/Fi2bBSXTy4PyXbf75v2tPucBg8kFPj",
+	"CrP0jeGk8mRzVX6NXg5I3lxqQeSYDnavRTdFX6MbZO8hX8aevGSeY6MTnh+7ezC2vsfXULeFMGf+74Lv",
+	"mBZXC0+ES9oIv7nzX6MrG2hXSnZR5I0CHiQqrGGR+f+IgGZDid5uZ1KuZipDvhHMtQQQftsiEIrNBIfF",
+	"8Mxsjkka80KwNx6H2xPNCpHPdXMUSlAkbHDLhjEK0gog7sKnAvD9dGF50+AZ5BC6S8WKIccaxiPhVVBh",
+	"hfRg5XMYzzbrqMW+E2KBSaKCJ5qt1RLs1Wl6J+SIFSvFoD41W9vvwvuQ8yxR4MzIUsHA+SWIAAqyYksi",
+	"O3DWLETOC5WzXKxyVRg1xmhItyUfMLk9XNZz6+lTr7Ta+WRs9WmZQN0Aa7zd6wZsYf6mO5qBxwwbygg4",
+	"E2G6q7y1geM1RZMXzWKsfTI35wt9ShSS5ttP7zoR8rVmqRShBHK7Rvt9+xpp6KTjogMHQakPgsOBFhsu",
+	"ZPTDcHK8AHke/At6Sp4Z4vGDP7T4FR0w8Ao41QGOQ284kPwCsVDCVkiu0M2REhUzuTvI7yIVKx0edb6E",
+	"UZlXSdzBdswd3yzQk6ODgTW0iHNhvm+YnHfGnWEiJpNkwM/bY37Z7/NJf9gVcTeO+/1+fxgPzocX4173",
+	"fNgZXrR7Yx63e52YA21wFFBYKZTR51YLRwA6QOsglNHFZX/I4167Pzy/bI9FJyIewRkRDzqe6gmLdKFy",
+	"z5GC2xP9KAyKGc3iTPMEKjB9SvaCRbWUq4P2f0d4Fy7rbqe94XHZXnfghTHLZRSe7Hop+A1wKY3CE97r",
+	"8m4sJp1EiMt2d9Dl3fO2GMSXvXF8ORDn8WAy6V4k4/4wmYz7ojcZXgySwTDu9Lrn58llD95Gy3EUnmyO",
+	"GPzslugoPIqiDB6CpTzqld6MhlQeWSQJDSETjyXP7fhQRgOzPgRP2sPBxbA3vBDDeNgft+NJX5wPe4O4",
+	"Nxh0BW9fji8En3ST8cWw379IOufDzpiPL0TcaQ/55fml6PF+b3w+7vMJ77Q7Y35xITr9jjjnSZycT8a9",
+	"ThInnd6wH0/4ZftycDG5OO9cjNsCNmGqGaqHT7TdKFfb8gmLBBJhBH0qU124JMGN0rZiD6svrMkVd+cZ",
+	"yLxerzdkP715FrB5mmWpFrGSiW4eQfg7AMLfTTvlQ//jKf6jW/7jjf3HaOsfv7Te4j97H//7f92PMNAq",
+	"gP5B3Djvs99ErrTlCsVzLFPTjU/63FV9T9VvDxt66gSFmRdj6G5RYG3umVp2wn1UgfDjwzABHkdMxxrt",
+	"AzPSuz817/4yqfP+KcRntg97SN737YSNkfmD5cLJvWqwNnRguwyCKoUeN+a0ZXwuB26XWpzK6fHIHW75",
+	"gr68bUzvWfvIY58SbQMqAZ3zDbwP837PQ22b63VxfsuOhLJha9ht/AKgM2pO6c20jmN22GI3oskbrz81",
+	"A7S94FjjjdfLVNerRaHc0otsOQlqR+ZJhz8z8l8CtkU1lpMaraA0eqLN3KUvDaXyyER/BDu7jx9yD272",
+	"chPXO8Qq9m25UnUAn6sL3Iu1e1nv3MrHZ3J6MuaQFwxarP3E+jqQa0t4AClOwKZd5lhHgasKgbiprQEB",
+	"pPaFkFcsmhj9akZgTwgdapSmUC54mjTxMSrdiFjDooMbUxRgP5vwrkkqeVat4tiAVNwq6rDtQnIWvL5a",
+	"4GEf2FrCMA7fvC+AfeWTCjywtIPwxFBXlgpzDmIoB+NUzyqoFbQeUTbBNWAOVTJbN+9bGiLF6vcpDDmY",
+	"N9lob2HGfkql4TEJePW5dzbnzubg7S38qMzqH1D5sb2qPqH0A774nV01X6D2o9rg3uKPm4JDWKlWyaGi",
+	"CiyXjIVDx6RnaiIGB0BFyhc+FJoIOLq3G78RRZGJhPzgkHbt8swXIk9VtTud7r1TiXcHocqP3nYz8yyN",
+	"a09kWZdG+oMoLG/pCuOlO/rfHdTRlNYhmmMu3k7cAjvpqWY5l7dGCjY6VlEbC11csSIluxw8YFjzUWLG",
+	"ND8zQ3uV1jnUn8M07h+D/mcy5NmhCSr4CuRXx2VG3cPZqhdfFe7Ve3Mjo9OV2IwKtdAVNWu6uZw+lMh1",
+	"c24+TAJObw1AVj3IHIJ8mN8CihWVuwSrEmSCYsT89c6d/yB+Wuxmmec2Sg1OUAxLh9KsF4xmXzluWdsO",
+	"IKQBjiaEtHKVBQznzSgT4zRJ7fXSFsLKUfuUvUruWADF4wB3OkvlFCtY8N/sLtUpoLKmyGiitzPb/YE7",
+	"hHn3hxLb7oHRe6NuhXxNaZN1uuEkF3qWrVmq9dLsWMFzQKW/FZvJ5nDtZHTyf8aX8+7if79vv8wHxf/9",
+	"bfhD3Psuufj7pPP8n/0bfv6zuHy9bL9Q3VfZYHu90Ut2KT5+8wFMIGpR5Ijfgu2+T18OnrXQtdpBNGek",
+	"UzlqOIbM7xQrmjAubQ3ICHcIws1rkYm4IIh60ClsxSSexC2GMXlbECIoyJADEbNmBJxrJOyUp1IXGBnT",
+	"bCWyDLDD6TI1TqhT0fNv3oTSh9L+QB6Rj+RwP/ugxa8umRd2IfaBwx8t9kZBWKssV9FIjrXgU0F7D8EU",
+	"AaRvvRA6YIkAwGHIj1XSWB8QqQGI86gcz4g1yGCMntIFGhusdcKhg2gdfc/M5gJjUAxoKOF5etxLCm4x",
+	"0xBAJ0OKhhEMgO6mCggMYi3TYpHK6YilU6mQyXKOciBJzTQDHaACShK6FcogMxXfvtOzdAI1nvUKI1Bp",
+	"3eA9uHjwsHjnDJs91HLf0j2VB7HWfN9jP8IdlYes7bTnqRu8xT6GILdUArrjsZfmHp/20D2WC14ceg7v",
+	"sQ9u8BkfQ51cebQsoD1MGus/qA984xa1Y1BLeXcszZ59h89+dJBiaeMhjwTlSNYV+4INFItjADOqj9p6",
+	"9SMK4+2DG9bOMYYVPloeG+sfMHcGZPLH4ERJcYS9t73KjM13iM7R3zyH7q8f5uOeKuf10P3bg3roiZpd",
+	"cswjlWV+zAPV/XTUd1SX1aFHalfF4Tmsys1jnqgIv0MP7NjUhx7bkpaHHtg+OyDluUyq3c7dLAvpuY9D",
+	"5ilwrvou6P2e9Xf3SMbFSlTQ5XyE5dZGBX9vX8LtBiPmZ7Bg1kCtpcWebFWq2PUwfn/P1NVdacGV5NW6",
+	"/OAR81OAG5M0ywT5ZTEXOGCckIgH9tZQlpc8HPkNLIWvNGsYJz9g7VZreOXFySDYhOsfJyXVoF8jHPPv",
+	"x5769SYZezvrE7KNKbkYt4Hzb7jc47KnAe3xbVsJwt/xMk+L9Y0RZU4i5CK/JprDDRzDa2L9gHeP2F/R",
+	"AkSCFzDJLMMLA1uWHEwL/utSsEZ3cM5yLhM1Z+O00AH76fXLU80nghXifdEkEzKUxnI0u8B6o0BLRYgZ",
+	"V3iK9gXkJCU2yY0sMDBBLS44bRMQ1chkZnpczu2sKBYnHz8CPdJE1TggC34rEmYWxCmklZ7atNJTTCs9",
+	"hbRSVqhlbubA2Fv5Es2VFV8zzvSc5wX6QnhcsJVaZkkoAd6efWuOWvieJ5rlpo0FtKFt6uoiV9OczwPz",
+	"j0LFKmO3YkGbx5ZwNkFkGLN0zLVgeiEAWoBIThhfLIRMTs2oBDAmp2CMCctGk6kpemC4BHT5mEt2J/J0",
+	"soYsuDdmlU7SMsxL4Tb7QRi2fa7KeFyBdhxUCS9dAMbc9Z0qslRayhuei1CWtugkV3OWFtaytlRTaWlM",
+	"J74xTaAHXK7ZjMskM1tvKTX0+T/+g71WGXWCL4uZkEUawzhDbtmxq9gSxdgVDL/VrGPr+ogF5pVyGUrn",
+	"StWMrCxITaV3kJS48tctLGZNyxdmChl7cqRiLlaK5earRpAlyp4+RTPj6dORa2G8ZtGrH28wtZN6oKMr",
+	"R6EJ2Y/gAw2YzeT1MONa+F7wW5rX7gWFvyo5QAAaHhArTJdYIzXrfZklTAuLdQHrE/MqvwE3AyTDmk2t",
+	"+RrxfMxbYp5lsAiupZLruVrq8k7NGpGVVyP2y9uoaf0AXK43Z9XRfLEfy+dhOtUC3bgbCwODggkVRD3R",
+	"Fu0ulK5RmwVN6ca54ImGnTlJM2+AXJiFpXImcgiqSr0SOePuo2Kg2dahLJQKGIqcMeGJIAM3AW6RPwlT",
+	"rsHPhvM1WWrhVhNs31QzQLw0vy8lsB2REIj67Q6rMDbZXXI9R7YC6Ho6F+ayuwapRnCOOiwwpAfXBVtK",
+	"gLiRxXn/irj5NbsVYgGEmTfpb4K9tyg5z8z7XgK7EXYolaz7/w96px2miQAF/U0kF3JKrxZzm8Rr9kE6",
+	"F7rg8wV2zM/9c9XJ5t2h9BIB2SIXcapTJVsMtHpMgsczOOZ5nnq4fuB8xgiul0pYziqJtxBopMxgwXI0",
+	"F03fog0+LyNFY5XnIkYMUqjgN3bCE6PRTYy+T3Pwykr2VCKbG0yCXWNmBxqp7IELEXFVi1VzBXBgqvkC",
+	"7BQlGWvYvAG6EEqbPNAEYC+MMdu7a7MIzEFIKDhIgWrk2VYuQZlJ0ArlG2REtQg3QUkRZIVPBRh5WUwu",
+	"G5tcH81mxBqWWynwEpFCORPvQXMOUPSWYMoe2qMOHCBmUdKUbDOKtNg3Ns+7fE8oo9Biv4UnEWsYNaAJ",
+	"tRFV5J9QRp8LRGf25LNaKE9Cl8f5ffoU5akRz5tYWuQv0s5NC4vGyI8mQA+FErCHPD+9IsY3YEbDmWmk",
+	"kkWwWVoQp1qrpVnbKN4LZYl1cGsHeABoDOw47KmrCihSoZSZkLU9CSw3weZ8wQYqkJYM0jfMHpouhdaM",
+	"h3Il+K2bLlQWkKTHqCbQKQvHlYg4TeAkhq4WFimuxX6eKYS599FQQ1nCNblkIgJ1R8Y81JPiTGmzdsBL",
+	"jgusUUWWCrbQYJuhtGIGF8wGGDrFFCqAU3gQ1UCiE6STjbqZv7y+ryjnbM3GIlZzUeK6mvbKDWI5l6wv",
+	"fu0BuPsxQyPpCgcuaaxYJJhyOlgBiXwEOuXULtLaxipxOoN4TyItL39cmy7YEg0zj3AAwACwhheDLPHU",
+	"Us2I0Q+tZS7Zi1PzVCjnWNeMGeEX/WGvOcLiFSjryMzr9TLP1dTIfoSwYETPyqLwJAyXyWW7HZ5EcP9c",
+	"QMGXUeYTVqzSWLRC+YMi0UEFR/AJyHlmyVkDUGBmKksszw+7lgSMKzItkMK4326zGlZFDx8E6WUbkWki",
+	"cil6FkOFY8lVM7AKcAoHZjwTyDOJwWWajW/yXOVQTkHRKvN3gJsHz13YxhBW5TWUzY2ILxYZKUhndPU/",
+	"oeQjoNBPKCOi1IyabmUCheY2gyYyP/sslByUN8ekGbAsvaX9FkqwI0aMV8k1YZR5Ypa0qB65RjE1gnMH",
+	"e+YYmb/+/ubNK0AxLZZ6DyEmKNn/ssSa/6Kb/hXKf52ensL/zM9mNv9VxxnMGqh5wWRGTUZ3d8zdFU3s",
+	"qkKdB7Q9qI0COl2FF6c5OpJnk9XRbFIPeqYH+8k2WcMp9vaap5iWzELNLVZOnyeLrrpyDfyuUp+y9tEM",
+	"Qv7sVqzdKPVNHz1qT7o8MJfrCD6r5J7QzaSO4/OKRdfmmQiqiW1FYTF7oukG7bowNG19Nh0oa2RiUuC6",
+	"grPYHIVqUgjIBzY3AmynEajNKnWomQPsuj9Oli66eRSzKPudiUVZySvKGr8u0/gWP2GCuI4KPrF5iHLU",
+	"lpS5zQkScwfVKGvQ6sFNAmNocRCd1YMyfiqqucxKimaFqZTAjb20dgJnYDQEzQqXaSMXRZpboVzmgkEN",
+	"qVnMCP5kV0wHNlYN9WnDHoW52UHIzF+w8z77Lv2rfbjbNQ8fRY9KD8D6rHKkksR5LYp8fXqNMLB4+wCl",
+	"VEmfSrc6mu0IsJXs75plgt+ac5ae7pHUKslW69pCxdm5oVLNlhJOJuRTFq1piyVLGFHOjJg0GsgVy807",
+	"vAo3M8XRi3IBnn5nZuNfdKJ5P5TH2nxZIO9D6VQgOKoaZwiRLMOBt90OOg1C2eiYHdodDKpEfjpWixKT",
+	"q0EvDUh8BODwEqifgJ+u22cztczpoFHLAjQz8Og7bQiWMR7hidO+jKmkl3FslF+ECDUWv9GUrd5iZFRF",
+	"Bhj7H92haAfb+gNruoP8MQodnTAcvQpiMhFxoQMCB6+bDuR7TVAHmQqUnMAAkFNd+VKXN4A4c5SHnJEp",
+	"ju0YozVW0m7SZInqhWArbjpjtR0IERjlFocIbSHkLTS30UDiqLoukvaRpBPgsSc9sxGr+YLb/EYfdsHo",
+	"5pXKZHN/EwCkzODWCsEW+z/urIdFDNWNjX67bRTtDU+j+x1c1XgsggqmWWPw/n3T5rfQvJH9I9DwGQuY",
+	"i9QndLGf2mLXoQT6V6ZAG+UJk6JYqfzW+uHMUFnl9T/+o1Jxb8SvpxPeVZBL0e0AyjboVpngILtNW0Y/",
+	"PB+ed9n3Ir/NBNb3L0TOErHI1Hpu6/FhbDFk48B8Cq8Dp0b+i1jptS6Mlvmse/OqObKNkZsZS8sj7B66",
+	"Zm2ZLTop8JoWv1b+hrpf8t5OFGoIOPOutPbKqiQl4bVmjajI1PS0vBSFxPVnZgj9pfT3GJaaFFoLjXPI",
+	"CxadZWp65j3u+0vNHaHEW4o0E2fY15fYUfrrB/zrl9aCLvyMF95SsUf5tJBmXejDz8HIMvwywAqMArN3",
+	"dJoIIx9S7bz4zVYJCZCpaeRhLiB0gsrTaSoDLKGHggo7BFc2zcxchSkK5V0qVhoQFNBctsWUuJqMLYoW",
+	"HWoJlPuWqekroyr8pciXIjI6PgjpVMbZEjR/UCQwnoOE/wAgwk7JWD4lZ0IZioFNh4napNafjE46rXar",
+	"DdkpCyH5Ij0ZnfRa7RaVxM4gBnY2EzwrZr+Zf09rgYHBoatZt90usZ1NB0Figys2v0vl1HNkt06gSTyg",
+	"gO/guSj+Du0gtQ9kfULz3XYb8fsBKgayjz077J+UA4wG2KFKCGoBQlw1qeJlj3mW3gmoLeh3erve6rp5",
+	"9gpVnTdKvTSKTiWaeDL65W1woi24z8nL9E6YxWImjk8BZ6706p+8NY+e0Wy01nye7Rx20+UfF0Jev3rh",
+	"XPV+CGXFNRsv06wAGzdgG1Cnmv3f6+9f+nMSyucuAIVmpDYnHCJ3AQlww0sBhVBFhJJtxMap5PkaiKDN",
+	"a12HAsxZhCPFVdiRiaoo15IqOLfWA3zcIr1ZiPh+i8IOW7koNkcu1V4PaShG9JGFgiAaOoXQ0AC/UIu9",
+	"KNBnDmq2scjNKWWEBy8g/KAyVGAWPNcCX+qAXzVrYHeKmdCpbrIJkIt6mZzAKAKPJqSXgaOgUArHx8X9",
+	"cax3rWK7JGAfu6/8jLUcnPS7w8PPvVHqey7X5PTSe/fAG1/c7tsIYIscK3moztTXup3O7UGUz9MpKcZm",
+	"o5tlY6Su0ewd73koGwgFbISZni0L0KgTtZLN6oapW7avBU9S2uF/gCQzzYM3G8TAZ837oN37Ah3+QWGY",
+	"a80abuoq1pKbMM3mqda2HmJjXvYuOH9Odi42zzIyX7NQunbJ2dlnmKapy0COdU+Q8v2byBUb84xDCgeo",
+	"7ZD3ggLVrxdAAwXDEOkcz0+MZqYaVi0GKlrsJRq4oGiSGH3xqsXMEDoVHbIQUi9WHEoMV0lVY+Q1rJkT",
+	"26+p+lpgqEtZJcFy4rdCQkzLXkHtEm959fqbZy9u2A9pfAu/UUyYcJm65+cBhMIjHL5rbIbERtS8YjyU",
+	"Eut0tpw+EKhHA4ZrkrX0dvpBs0bMtQgQ2dmlkqVyGkpudL1m4Iwa38VEPmdwO0Ujx2lSiCyjUgDsC1Cw",
+	"j9eYJhXKn8H0d4Xd6C60qAHGDgNmDIKBd27NRBhFjOCFvNyIscqlNXCMknwr1jYC5/I/Sr07LVgjer3Q",
+	"p0+tqa5LtnBz27vlIgoYuWEAE5wgvEMZlsXoACHlrCoceYyeB8zR5INO6hmB8K1ymWVXZi4dFoF1zgab",
+	"ns0nGkbD2DpeviHWkNyK9TsodHA1WNeIFaCWMgklOaTcrJVOrCvGrUCAMiueeMAgEOev8RBDoLbf7oRy",
+	"01GMWN/+fJjJa7GfyXr3prk6c5YmXFtTHT4V/PToGnKOl7lAjLG6k6OyHUD/pliK3pk0Xt5y9nqhvwOY",
+	"gV35udV7abqKe9yOKCMf32LmndDFX1Wy/t2OhzphgIdFmeeH+MybZ2rnd+sDtU7Z97v0KzvrtoyQCs7M",
+	"MYvn+/5j9q88cZ9nHjlCs3pGDpcvr8IZFeCIb3pBzlIIsXmKw/6nbtAe/an0pe49wnFatg5b70B3h/fW",
+	"cX72wZW/ftyjTELKX2MjFcqmSIHmt1EHHRBVu15mBUWRtV+kHcpGpVgblEolAyZdEfQV+Bk96kBKIvGZ",
+	"DMaiYA6dwsYKQomBJyKtwAQpY/NR/luLRaR7AFbiVqZDKegKLbLJDmWW9sQrPGXvLZauXdUxCo4H0oY3",
+	"erl/5z7RVmn49F3bOfzIT15kEx86Yk98a4OR+ET/8BM/qAISZ/+HCAcnDqrIDhjIWrhVej+RcOYAF3YI",
+	"Bqfyv6GQBDjj7AYqg56QDwEZLQkioQp+JxwOj7/NCQ4qgFJUdMq6zFokOQS/hPNDzgV2MqLacMgIrN3I",
+	"I8CctCzE6IGe+9k8pE81yoQWHZQ5TMbqSeVU1zplXqbaSoTnBB7wyfLgsOLx/RoagZDaMfeDcfSwggZx",
+	"EGKVJ68QFuZjsJccs1yiMHufLnAeJcGRakJFLliEi3uKA4uMdUgaYNDIaPv+NgR7fcYT1ogIUJiijoAt",
+	"gu5EYCUEoydgEFsXSSiVtARGEV27LqKmUzStAdXAOJB5MYXwqKAc8+fUSpJUGREOdafdJhxaTSlkJTOq",
+	"M/wwskGSCgNNjciYlVGzxSBL3bSPP6Sa4lMIo0zRJjeAR8ekasJh9IXm5S9kIt5HGCHB2MiVkfB3Ahyl",
+	"OE5emObMxUb+P9eTv5iWuuda/PoXykmuYE+jKCW2KLCgXWQRjDhtTdHSeneinScJCVwcDpjrd7mIjRbo",
+	"bFnCZqYGn+hQ0h3rgM05QPpF9sqIYaxHObg8iANab/mMG/WuiGdC23l2S26S8akOJZdrf5YK19k5vxUH",
+	"5Pl3Zs1/njjf1riqiOpcF1737DkEAA2NNkT2x5C0Xwl8w1IGAJ7UvPXXpcjXJTEBrGNb0gTS+15QY19C",
+	"KYWBPaiRulBilZKc9vzjufFlzw03GzT++4+QZJ7Kiue4/tyAJEJjgLUYLQ1NAKApJCFHsLYjcLjidXDG",
+	"+f4yuiWU4OQ8TaUWUqdFeieuSIw5F7QxCOl2cCIDUq/bY004lPBAUhPy6s6EDGWa7NFJR0QbaH13ZGAG",
+	"lPcSOFMYwt8csE5R8akRPjeC5/HMDsW27NmF5AbMGiQiYHCwcha+oSEVJRw3tzDKdogQ+2e5qb0C4E67",
+	"XYeQtAPa6Fh5+TVptLAsrf18UKe1q/xrt5z/J4mxapXyL28/VuTat6lM3LT5cszM+y4hVtGG41wk6d6Q",
+	"mCfZAJKDRejbijC73i+UtDari4XY+FijWCmWiWQqckY5PUEob03vI+yBUURfUwTN17dRpYXEArivxa4z",
+	"rASClF8j6LASEyRkKP2InK3e0gU3Ep+QBbAgLyCtJYd6E9IZdpXohZIKOPzCHbaACnRIYUMOc54bGe0+",
+	"esGhfhfUPOg7qXlQL1rwW1R1x2KtsE4FAiB+IvOOQEKSFp8aSLiXhf6iEhF6sODA9+aLIWtvIvJ7BQd+",
+	"d23uYFRgczH+2VyMjwGLTxbFuDHLCEYjEQDQ2fwksZyI8WdL5S0pTNLZSet9Uhk6YITytXsc822nEKEQ",
+	"U24U0xElEG/XZJRBCyPuWqHcL9yhuTp59zfzw6O4+4PFHU7Po7R7lHYk7WBbesLOGI1Jzlc8+0R5h+V3",
+	"xwm8b42Ek2rFEJ3X+fhgOwQbrnnaw1iWRIi6VDcS9ds9tlUU2GIvCk3aJWmOeAsWZ2HOjpWJqYbyl4CN",
+	"RQHYEahzQtmlLUhJcwtEgsFcbiuKKXrM18zokUCXB8ACWNxNta6EEYJlilDIIVVhyxW3fIUN+Kay6rHZ",
+	"Yn+DW7EYyVU5OsAhgIvToST8YaOEV1GV+dIca5malt5kxPWtldb4/j+TvK5+0lctsAM3v4+i+lFUO1FN",
+	"oqKMaX+ShBbyWAENJZY+AgJG1q3Igar2mIqBS/iJb6SVUpKKTktkKZJS7LCQqhNK8OY/UCb9wTIBB/NR",
+	"IjxKBCsRcEPUqQOwJz9JPNio+hHam4cCAWhomcKgdL6m3OmRC3fY2vONjAss/qDAOmQv+0natVnZSF8E",
+	"mdmYe4wxEim8oOVmlJeKf8oCQYSKsNnPqAbBnxb6RiovSZn6jF2A+qKU6onLkDFbqTyxsHq8BIpBT+FM",
+	"5GBzY8TKIRo1NqPKZUp2KDfy0LUXW3ZEbUabm2R8CrrllizFj3RqXwOzzgFHC1p9B4kPzRb7QYikvrq8",
+	"1FhLEA1ycfYgs/uoFPA6Yf4a+/A7BLS/DvXS+54/NjF6XyTbrT+3N6628/8rMdXH4+bxuCnLs2Ksttwh",
+	"9G+BM/H+R47jbDl85jxP7/xSrobrAZrnhDfpQvNYnWWxQYBZEq9RID6UFo3SZQ7NeEL8RyuVAwuV02yP",
+	"EbAqD4y6i+U9wHnzDpqIAlaYpVE0Www/yA7FE+yRdtAKxJQDKKrgBoiaI7bUAIC40Ak1i2+1xyMxwUIV",
+	"zB5QksDoCg7AosxRhyatIi8TRMzYAylRI89fmFcAgvKfRzOvkhvtqkf3NZPPLDN5lJl/Npn5AndWuTgq",
+	"4GkHxaWRLUflKmGSK0kkFD8VlB4vEd5H2mxQ2kCAkQEdhBLhVCyAecCkeF9YvNwAICWFDlBEWj+VBcwW",
+	"zvQn2dYs+SCr0DgeJA7WtiJUUKFUs0qIuyfNqcV+ztOigHSo3YBBqN4QXjkhB2E1D1X7YF1tisheK3wj",
+	"isKduZgwK/eVci8hPvdVJRWZ7zgyQ975ZR5Tiv5NJM8bq6HoJ+X0HRI4GEQ+SuLcLOe4uwDdkyVqOc7E",
+	"qZBmN1EsGizqmYhvMRc6lXc8T7ks9IjxLLOhaqaXc1aoUP4mchXYYrqt9B8mfl06TOTl3Obe2ng3JPKg",
+	"CufFdGx8O0D3Ar7bQkUDPAHV8REsNTWVaoAF2FVtlwA3I4zUA25PbOG1WKh8p3OQBjqHm1qPG+2P2Gg4",
+	"T6xQhVmecLq5hb57v0HM8OyD+c/+ctdKVRtVh1HjmFKL4HsASKtyBnxWtcBNz5Fv5X6n1nPo38OXa93Q",
+	"cO5Y56Cs0Fc/ptk/fJq9g+mnS+UyxmKtHcv4jAoUjy7LUlJsFGaWcJIb3PGYB1+nD4bSKoTXFc+EmBQW",
+	"vrPyItL1MtMqMuunOVRvr7h2FdzNK3TDgjr8RFuQDaBVtGVDSFwMkf0dqqJZ2q9oTD516x3WFX80I/O1",
+	"FWDiZx+nXtJqo9XzuMG/3AZfuMV55AanwuPjCy9JRaEHN2Yc9a2AqSzZa/LZLU6lLWazYjgESuiIYgZ+",
+	"wv0b2KRuhBbKUv9+tSzKkkobaCmxcCD9ssV+BPUTT54Z13iwBoQKVWg2T+WSyhKxiHvB0wQSgPZoj04m",
+	"2GF8OKHw9dmb3offTyzQYD3KhQeXC29cPYZTLY8WDQBxrs8+wH+P0mivERb9iQVnQWacnQ6fXRoBeJdI",
+	"kD1B4pkWu/EJSgKfnKSk1zFbHm4PgHKOExFflXkklMC/AnwprGF5UgK2UtJ0kji3PFsS64Fde5R7uM0k",
+	"Y5lQkJllB9UL85leeLYyr0IjoMWifrvPPNIB9CxapHlRii6pnCNwFxoiLP2HE0avaWv9+6ky0PM3DoRj",
+	"l4GCo75dGoyr8VFwPbxCY0VJCZiyW3LdDzrCIgV6RAwegK/ZYA6dm6cSUP6wEnjDlU1wCOAKw7UCNAnA",
+	"DYiZFOY9Ggs/kKHl21zNI2LNwis/mX9HrCGXWWZr8EOHTn8r1s0W+86G+bHSIxdmFSZEPWO6ZztMEJiW",
+	"APbWZUqD184M+i4l5iadylROKX3jwXZf2YxpdGcIzk2Mbj2e347V1DqLcAxheA4Aq2YArzFWPE8+B4DN",
+	"1s3nXN6KpAZxLWDjGnU/lNshnmi8/ssqlTqCl2lz4mK2PQC0mR5UUNrM7VIUEYB/uuuI3CrLJ6/MnuAp",
+	"DEuRCs2mChQOr3TdopBA8X2q0b1HDL60MaKFyFOV/IVnWcTok9HD7H/sFYt67YTAOS8SutMd0JTXBdYF",
+	"RfNDCSAcPUDbuAC+yISvdcAKlUAxQpwtE5G02BtyOeYCuTuQyZWcZdAFTZs+FzwJJYoDHXMq30LTbIdK",
+	"8NJbCweq/n+GSCPMj5dNpHfBgYyrhfykQZ2MTsxEnwQnQi7nZoXSn1IUHhO0X8e/LQn0ggPEDo4sVXvs",
+	"6gdO346+8CzzuoJ/9drm7otkR3cOGmRuQL8mBcef54MWmSOKfYwDfjUYe2/8edmLgUK8yJ8q2kdWX6A0",
+	"K/C3kI0erdUycqzA2mNfa7ZC+ZIImTEryyorIKfmBJZkQ3NZIXKg4ZABcHVBhjNgbjV8248YCybLLGva",
+	"cwT7k6vl4qA/iZUeY8x3ACGMNJQ6lGXDOSWDjYU5K7RiY1GshJDAbb0ADts5X7OxEbhwNY3hKQCfKhjP",
+	"sl0aFI3JIdn6o7FIs93jlxLTcUqcuruEHfxYkXV79a4CHTRbQjaCPOURGsqOZ7vkyF1mCVKsSbVijWpP",
+	"N6x3RHK2k3jFognPtHs3HL7AkYoDWPdNaiFk5ZNIKI+VygSXdf2H4SQ9ABfzWCA0DeBAaqS+2zWI81T+",
+	"VRSfgWR1r/7MFXWHNcxyGotMrViEfYh2gm3N+fuH6yPlzCwlorClmuXLTGhhdKZdHaI7doH3nPehPw7L",
+	"pxbJ5z8/DcmH9thXddwacXPY/Ulb6/GY/WqOWSOz7bR4p6y98vZjcET+cklGgccOMNgshPSA6VFYIpAY",
+	"pt1FLfYjeQTxAhLuamSMoNRn0lw10bA+53PxDG5+IRdLAoCgp4lPizjLgNS8QQIc/jTmUjoX5jaPOtkz",
+	"LEl8BPuZ8wPL6W9lRPOefMITlTPCBrND0ZqrO/EGO/e9jpq7Ifphn93bo/mFikW8Lv5BxSI4PDv8KVKs",
+	"aH06h5W3NDfO8a8+2/kxefkzoHAQzD+jzbQt9KqWxdkHIjz8+Nk2hkurJ2MjctT+QL+rq/zOaiUtQzYG",
+	"kYgUCkIngUNX8KIyNvbTbLG/CZ5kqbTk3sg1xcAoEKF0Ui/OVHwL3Usl42O1LFin3WZzIIxccGA4ubIM",
+	"NyxK6K1E2xLhe4zsiiDb0YhpTqz8lhcY3wq89VxOxS7PzCeJtpc4M8eoQT+nxewlURt+AW1oZ3Kj+fER",
+	"/f/fV2V6LoqKpmO2oW8S3kuinEEI9rgysR8UnGFTD5mVUsuoMyX+W8m9zYRMICgNjy040vl6Biuy+Sp5",
+	"5XysgO+yadciq7GlzVYui9mShJi3EktIY4NVxAgWG2qmAxgsakd5RxEdIZNmiz3LlEY4GHzE1W5UURY2",
+	"SM2uYBq8qg4APiwZyceCXpCEsgE1YD6pfL3GZZp/cKn0JSu/DsslKoV5RGh51JdKfcmsiE9Sl868/JTd",
+	"Ig5TKq0pCU9oFo0zfiu649Pu4LyxLCaXjSSdpgX7T9BJVipPms2oZHUleQfR8hYD104qQxlBokLEanZ8",
+	"gA45S7bnhJ7LkKGHpCrepfKdkYz4UIxUylaMED7AO5ffYozSNyvl3jzna9LQymquGdczTH33dLfUptOM",
+	"QumchagLMi0Aaos1UlnqjK3y4ahJ4fSy+5TTo/3KuFCa04A1cFze4V6PHD4E9i8zJnmSAvIsBUhsFoI3",
+	"n2wuuAR9tNliP8+EtLXHZHP7T1YTgAKCpyizhOxpZmuSQxnKn/O0IDJnmnAg7V3m4MHWhcrNg0+fjsVE",
+	"5eLpU6YFxApw1Fw/A+J8h3OagNXqICFK6FzO4hy46XNY88Cdg1uJjqmJyiciRfJ9WnF1pwd04Xt1J77k",
+	"6RF8PWR9R91/j1yrhaZ0q4fyXsCE/UEIajtP5md211zVK3puoT+e2I8ntjux8bjh4ArwTmwjmvcd18jT",
+	"c2zVlq0hIXYf6w/4lRHnDvL8lGQPgYv+RAggTmfEHAEeQhmtuLlKj7ctKapexjMqTVmLItgkpZ2BV9Wo",
+	"+WyhsswehMb0QY5tSkLJXQNaxMocg+ZgoWwbTmTejYXSOh1n5COUir7O2CVKFqlcWic2fN1fjMER7YqF",
+	"foPD+YDiH1s4OhCEt1M46AiHCT/yvi/mWIEPOBxmwjl7zE998MS814JjUjZuz2opNkmTg/LmTBe54PP7",
+	"ip1MTRnX7AYckKc3pn1c36wRFeJ9gW8/xZdHAfvpzbenl80R+fzBCVrhJXOULlD1olKJokZSUU2ENON/",
+	"QZ6sBsJOQ3CqSTkaRC2lgTfBEz0Bm2RLqMwm/TbwdHXicQDYcr7ia0cug2m4erYsNJDMOyFJ/cC0Auq1",
+	"+URw9HjfQh+HNGwlyxokymJVEC/grxHjoZyk0ujbWvKFnqkCVPCnT38GuJ60IAW99fQpu3YNIMGWMUhe",
+	"cl2cwuCfvvhbxBqrWRrPGJfs5uYb+4Uaujdeh5KYyywCe26ksRQx4GqonIlMC+8ziC6OQfidOanDGu2A",
+	"eZMwQhp7rNrP1LSJiwW5ydkqlUSRa26CV9EXfi+05lMBn/ZNOYuphgNkjr+iqz1Kk6gc2ScaB4B+g2uR",
+	"t6zM78V6IewNCS84Ph59g/dybCNLJQgtoPVoWIS9FZCwexxz9XsnIlcaLBcwh9OiOTKfFkVRKNNktEmF",
+	"R92z100X7Q+mi+76TOB2quumfYBaCSUuCixiAyg/J4RZAwMX/hbCpRswNN02l3CTQbqSrVM1a5byumHp",
+	"Noju/e+CJ1Hgx1chvRSnDxnkaSvhO7xfV0A2Jc1XrbhZdVwbXQnnGrqKNXYw4+Vg0rjNIOl0c6zKTh01",
+	"YC8hMOPEDQ7PKIJQjdHpBcBJlER0Jcgjuekg7xY6kxdjwYuIUZIXBlvQLdsZOF0HI0fWdwp7LFGUSItx",
+	"miQzTcNOTJXUrnJwkav3qXkzgXIZIQXw4WohZIvd3KYL1OJwQz1TUi9hTtLCbKqftNiQBA3OxrlaaQg/",
+	"4Wa4Ucs8NktC3c6KYnGqtQjYq3UxU/KJDmVkLr6nkBO9DDkTW61WE6HJ6SAaq2SNQz/G/45YrLJMxEU5",
+	"xU+0SzVAQcwlcZSZB6xGGBth7W/uFns2E/HtlrBnPM/TO6FHWLIVLXJx93euZxEBajJzIVVLXQqOmfk5",
+	"cNED/Bsk4XyxLIRNd0BB0bzCwoVQQstm/dGeQCBPvNfbFU2COhQwMbZaAxZ5LmKRLgBWcy7mY0GFFttc",
+	"iaRvq6WZ/1hobSxQENlodtp1wpJcLcwuZ4lYZMqsTCZFsVL5bSjR494MShlPK71yYGyJqIg1lOUJ/cvm",
+	"b82RLzByoZdmZ+TpdFaEEo+NlAphYRezKV+gL8dBxEE0REijroukwqQEI0TOnkIREksyCmXMgdbJHAtW",
+	"za+TaeahqSjqz9+ZJxyMggLzH8oFzzWcsRwipXeCNhKo6XAuvUEaT0kfTQx31uDRbCHycm+VcFg8SXKh",
+	"dROECqCZgmsx6neHzHw60jiJJGJE8oS22A01Iiy1e606ElBVmMcQGkpMKjUjCftfsyTVNPFQBgClxytw",
+	"7M24ZsYaQ9YCBjg+EKgpZlxW8nLMa2Gu8UHK4WGNTtsJt7JgsTny1lplQKP3p2kh5jdgSUSs8eNCyOtX",
+	"L1iv1TU70vsNzwPJxPtCSA1h/AnOfa/VZomKl0Y8Nx1cLhon5iZPZaB3GEkFE5yzNYgcWJzRhzQJcIEE",
+	"zJwkH6Mro0gZxTF6f0qm0vciSfkbo0KgtHc/2G+A9GgYPtAd8LL5mNoXhDKqPj+ySkmZeQDvURM4+1D4",
+	"wCkKVbO+hIFGkaG3ll0RJuyrM3+/ha16VMYkJ+v9OJCYLXPDXCz5H0dWWlEG5JoNeGfSjjvi9DLpj0/7",
+	"8WBwOuT93ml30kna4mJ8Hnc6oUT9rec0D8LqKJFFrBryITwxAvJk1AtCyCcNT0bhyfbtJ0F4Qgok3HFU",
+	"N8xDWAwNzwzFZXIRn49PB7w/Oe2LXnJ6GXfHpx3entjf4BlewP3ddndw2u6ctjtvOt1Ruz1qt1vtdue/",
+	"4R7T/fBk9CE8sXkl4cmoc9EbXPS6l+ftdrsThCfgPDLXA/tN+OLxML4QfX7am5x3TvtJl58O47Y4veSD",
+	"cSe5mPREtw2NUCDGvkGZfnXa7Y/mDzqq8YX99nDY4xeX/V4yPu+KftxJepPL4eBSdCb9cee83R4m3fNu",
+	"ZyjaY9Efd3vdwWB4OeAdLvi56EJjM/s23uvybiwmnUSIy3Z30OXd87YYxJe9cXw5EOfxYDLpXiTj/jCZ",
+	"jPuiNxleDJLBMO70uufnyWUvPPloVkCN0vnhEyexXCK/YycPTPSgjRN9K2x3Ly77Qx732v3h+WV7LKhr",
+	"VpnBL4q5uBA8aQ8HF8Pe8EIM42F/3I4nfXE+7A3i3mDQFbx9Ob4QfNJNxhfDfv8i6ZwPO2M+vhBxpz3k",
+	"l+eXosf7vfH5uM8nvNPujPnFhej0O+KcJ3FyPhn3OkmcdHrDfjzhl+3LwcXk4rxzMW4LGnpPuw7lRj3V",
+	"VoUWbHA4OYwwQJ2spN9GnEbvsSYArusC0malYmbTjkJJFpF3NrFCqQzPVCODtx0bjI4fkRYzkVtsSLCD",
+	"QwnacIN0HZVryCAzOiRqnmgSU59Bj+Ya1Vt7ijXw7cVM6FQ3CW8O9SAp6OAwZ8FYFbMW2zhjy7oZ/53m",
+	"wPgYnPi3glNQrn+c1HPvoi5qtVM1bZkzJTcjW1Ddj9kY9RPjjrEaq6y1lX1vurV5eJ6Mth2W3n03xzsu",
+	"wZUGH1Pf16rfYLt3H4OTNDnwqFHkYXy8aoPO6fDtL+3T4Q7mYC/M9YtpwPYxwGEtqwLV+J8iLnbQrW9Z",
+	"6gE5cfimS+Be01cx9v/YOSy7sm8irxHNgpQjr9jSXKgpsayf02tio7dkiXY/ou/sakO1tPF75+ECV5Wa",
+	"oE8Mtw+JFgvqtX8VHFgAb4OtWpqyi66m0knEHXpwa1cmEvlw4AWPTvwHd+KjWlx147MsvROscXPzTfNT",
+	"PPoftPj1aPRHYjepuCBKHz+sIMggrEZ3ApaIOOO5AJuahzIyGz0h32oD3CogR5kWmYgpXaO01UqnbHMX",
+	"5gx2yfohtzBnmH80cTjCjc1tOkTe61SzO5GXJiQ4Toqcx5Tsk98BQwwxRkNmUCPF3yAdqTTDEH0Hbe3x",
+	"Ms2caPCa0LfpYhdq33OB9sxDWmM34tcHBq53E7xXcjyKjAcXGUbek/vCLPvkXjICUWvuGe0jgA0feQY3",
+	"uZ95HbB0wrhcB9bzCvc1qVQ6lDW10mZfzVJdKKSHBz3b+g4RTN2FF/x0h11kbrYEev0cPvIBd9tXiY5J",
+	"eLfH4eBVpvZx034BMKnKiO/GkdreslK8L04xrx7yeJd7KxVY47ng+RPNnoH//wfxvigLN5stdiPoNLaV",
+	"m9X1AEn8pktmb06WWRZKujGVZL8qKhzFMA67R8FoYIs0QW8IJTgy47JwMbJMaFQwhX7uOBNG0wi8CIiP",
+	"AUDQ69oBK1x5gDcYBIEQdIv5NONeLWJkvhn7afSV2iP8RhQ/uLu+eEXC759vuTE1X03G5Zu6NEssXHtM",
+	"sXxMsbQplrirMb5K8goS5Gl33qNIwkMXP1ggUUNe+5r8+37taKUu7ElVSSrxQdE9MBYFa9hCdKp8j5po",
+	"XwAsMPFOUBSzAnFsWgeOGx1gjNqinac6lOC3H7Gt0gvE/dioL2sGbIMbnDWQ54MRp7gZpmYAlfZl1UUZ",
+	"3IgCbCkX/1SpfEcZpg1vTAA5HSwmGIYehBK1fdWIwuv2jWeZ4HeCxes4g0RSy6FjDoypUhZ3EF5lzh/t",
+	"kxGNeXxrs11DSS1d1Z9ycNhAYZ+SoklfAXe9M4ef/a5U6uVkksbGBHw3WcpER61Q/oxJtwXPi59nQn6L",
+	"D2CGrFeBBxkekzQjohG/ghALNDpe7UUNqSUOySvL7vRYznCgnOHtH4Fx8NrthfpagX8reIPHo+wLEmDi",
+	"urGHxo5a5kPFA3SMnc0FnmCZKMSBYr+XRsTqbX2a6C0if8VGVPALoo/RwdWi46ByvOCKr8i/Euv6im1V",
+	"9XlKPR2exB9ZHi61pr7p/BcvD/7zSMQvoMq/FJNiWxaagz2VjxzAjyLQI7syut5nCD/C3j+yyPk1IfWX",
+	"FXyFSBjG4li0WegcuYJmIxHNk1EthsFGRfNqpryXI6rdJ9Q1W6R+DJN0u17J4bt5qgHoMrLJ/Jp5Zdss",
+	"SScT0xMbxcQ0SkSdcS8ZuaRkC/DgEo9xyOZ8zYp8TTy+ZeWEzRiCM6DbBXqyLE3eGdPG6xC6isfrQliG",
+	"JC7Z9c2zFy8YDjRlkGOxXJWjI5SE8dVi11S61ml3+/A2wMeBmhK//BmyIoBv6Y5Aesoi6FTbmuyE8SKU",
+	"u9Vt8+xj5fC/TeUwTtjXVjn8mpbgLmPA/Pp4Bn7yGdg9ZgAodx4PpD+p8QAwDvcuNdaFWhyDeuRiCTeF",
+	"Wpg933R5RXLNkqVg4v0izdct9kJuGgwOmwhFL6ITXQGvsgUGgaQHx46KlFp8rijkZ2EvtkBCGuXBiqjI",
+	"zSvEG6HzOah5iX0kB8xnor+hpzHWiej9iaCEa+wNVAYqKUK5lGmBmXS1jEEt9gMdpDlUBSigzv9JZkL7",
+	"8YbUWkKBQ0wKJVhdiNhpwZ0sk5iPqdSqceY54wlfj0kSWK4AOCW16eE4lX+CIIb9lK9N+NcFMcyWYw2p",
+	"8jnPMg8E0/NEbvhkH4+HRxPJCnqz0vdZSDWBjunxSR7TJ5qpPJ0a2VpWPdpET8jzmIn4FsqySwtBgtjC",
+	"36UqRChvxVo3Uek2F9idyNNJKnKgiaHkMWAygXKmW7HeTCnhXkNwJGBC63iNwZJbsXYDYAuYV1yzOU8E",
+	"tbtKCym0thQosTKv2PwEV/sXyowXpn2gtYEqca8DDW7TxIxcjsyYnpU/R4hKMUmny9xWkmss9Sk74eR4",
+	"dShM83QTXgAjjTMNlZhQ+FfkS10AI0GZbBZKRMpgPFNyN5Ln9EEZxNX0hZyo3WLPunYeM0Puwa8EBGML",
+	"npsTs7IhA1gfgbeuofwQV225GCuiYFoRA2exkjrVcBgfKxJef/uMnQ/Pu8x7li1ypSZlUnSRC9j+Ov1N",
+	"sGgCpGIUpfR/CmVUqIg1LFIAFbnu3HWQxv6b2c6wd8aqmLFcKU/u4MOhrHsaEMnLokikMOISuDtyf2/D",
+	"P22BsPkuC0oOUgEAxpUqRiw18o1NeJohWA2k505UfiuSFoMvgyLH+q+CoSF8cvT5ZGo6FfVle89F8awc",
+	"bYRzOcDjAaWp8GUw4qa5XYQJZn5ONpWj35HPgSC+/a64OT885TuJJwr1GaQTD+n13pqqXTRy5sdP1+Qe",
+	"NaYjheirHHchQAjCErSbdcaR55QtcjFJ36N1Z1Zjbgy7fYITSNF0isviGLHpHiCZYtPly/R6tAoiMsSx",
+	"1F5NQLGp3hlKm80Q0T9eJNET0BbMV42AzohZvBIlne+0WKmmS0DZ2HOhLDedY6vm/jnihCykw5NkNIP3",
+	"rHvzikVFpqancDWyYAZG5t8KscDiNHgTU5MJ+IbZptwr7VUH9ELZKLxeBVuLIpQNO5X5Ulo8c07l52ws",
+	"ZqlMwEkQsEW21FU18Al6AKAyvTC650zlRbbeIYBf2Ak8Wvza0i/CFa+XYjTd9aJsuUyTjZKx9umQn06u",
+	"T799++Hy46n/Z/8+f3a6H3dQ3Gx/h1uBT7TLo2mYA1HwxCwtt2R3imq3TL/mz9yq1KultRK/fuJR2fnC",
+	"p1CJ+/Ygp8+jgf8ljitZCkOXODjddS5BxG/Ob80aPzbcuTtD0XHSgQNqmwyPIRceAveOReHIeSJAlmIR",
+	"RegiqP0Ahr2mI54AR6eGA8JCLRGoEtr8i4zHwpjgYkJgb3gy8DxLBQD/ek5WG2/0biQ+PpS87LnDaHJ5",
+	"JOBrpkgqIGlgDqJSTE0K8xKFtHIY22xEleTFZgDILfo2XSxsIrpWoEmQx9ZL64PMc0joQ6QnLCNDfj/z",
+	"TshhebOZF0hQbFQtQ2d49OrHm12oY+QJj4LSr6ABVxrp9WEyXKKO5pmGaHMlrRNq6yCzc3dmY9NqAaEE",
+	"NWALrhkq2LNUTin4KpXNxC/0yB767yg4DfmmulC5x/GGvqIRAP6YU3nO12ySAqRNObRqISQYUTIWtRQB",
+	"/3uZxrf/pVL52ZRMX1H49YFc5d+XcuNrY4f6U2VOPp6An+ri/i8QxR5THccDhY1FsTO0iemOtbaZPQRJ",
+	"3hHgv02BsTqui8NYvzIl3LfqzIPvxUN6VonifJcut9n11iMn4x+xTOumYi9B8lwcqLndWKhGs6J/YThX",
+	"CopQTzdVnDJFFkxombAkBf5byLIUQSgpvFJROw4RGI8wzO12BmFemn/qgt+KgM3UKoRwOGB7OxoQ7FQj",
+	"orrdqKIMmdM8YNFKyShgkTBKluSAfwfbHqz0AGL4mClAvgLLekRJyVUNNdIznouIAvaFWlAQyM1PSddv",
+	"sXOgFFCK3HEypeCsmeZCa6ZnaqUx8WEFSqz9evoFXBRxvffgZaqL7z+x8Jie+9rqiV+LWOXJceXEbsg/",
+	"s574UZyROPtkmbRZXlwrkW7F+mC6bIv9NQVQa8m+SbqDQWdIGwAjt3OeGKPFSxYFkC0jXAMbCKK2jaJ/",
+	"K9aEp8aiW7F+B1gdEWvcpZxFPEne3Yp15DyX9GDp8GwRxi9rRK8X+vRpRODSOmAcoFBD6d5iZBvMHYs+",
+	"hCfY5+/EOjz5GAXMg2u9hgejJglB85479ITRoqZeXDEuS38s2CbIRTMDWDDzwBhGqsx4NcacC17bR1Zw",
+	"K1l9DXSuInSnl3CLqF5pgVY3CiNI7YX5R+bKFvtBCJyZLdvMLwpEu72a4ZuAgdZhY568c8BvxpyHzlnb",
+	"3ZwhlXkIjKWW5mgJA3UcmHAlYCiV0BF4C44CrBP4u8TLhRYShVRyGBa3hYWd8rZ31i6JWGMpcSSxOs+/",
+	"CZLPyuJDs6zMASWp8hBGW4cS0FdLRwCszbRUAU0H8ZNG1g0d46SKTMmpNg+YL6P7MVu71iC9ThJjTj5a",
+	"owdVXRioP8gQJT37OyMCd+jauHIQtvdqWyBpgnhee+kOjybpn0/X/yu6pEDOqaqac6TmbxbL2QfA3/x4",
+	"uDAPECrS3FYz7ziOjKwGZjRAXgcvakIHb5NOWvQohxJOWhLcUXmE4onJIvyl5swkwNCPu89Gdx7aemdo",
+	"A3l/ZJwtE5HsP6XeVDYVYHWUjQCDBzgxRUIYHVCXzXUBvR0xniTu2DG9sglkzmvknUA4JDHHnOZQxmou",
+	"bMYVnmHl2MLxC4eWS3RBGa/MrOciVnciXwPz/eZ5CWnC1amChWI/SpsbN7DO6itQzFjWHiTbkipN7Oqg",
+	"VYozAdCHDgJ5E/XVxr0WvJiVYS+Y9L2Br+3g3dsPnfNd0bd/81PvYb08R5w+tKf+7c+fxyjiF6wHMUvG",
+	"TwdxBxZYfAdOq0wkU5F/okdVrSTDFzAhizwVRoxiiO6Qx4mCY3oJIO08y9Cj46xKeh8Tvy55pn1clN2e",
+	"mJf4LfcucoDHviZPDPbosBemOvaPHph/S4dydRIP7VdwBhxOA3D79YXWS2HxbsiTQDmkIDNuhVhotlL5",
+	"bSqnXrGvte1Tcm+EcgklTAroeFmnzeapBOYcQt3x+XxzVRBjywyYrDGDfcU1KrHOFZCp+BY9Ic4wXxas",
+	"AY8LitG7sLfpMXxA84oakFO6h1RiKgCY5hykxHVJQFMNntdEt12X/LZHGIjGHDvTMrgW0A+E0e2ApQWb",
+	"ikJTYL187buYjquIaQtpSe7lYgVdjkV6JxKWFi127UicVzOFY4RlE9gq17doHmCsoEwXgAtndp2cfXD5",
+	"WB9xndTT7L+GT3wDC+lz/RYPij5revia3r5LcXLL+qrK/GTWrlSW48asb/1otf95lSDctRXtp6AFvluc",
+	"UibTUdC438B+pCd8hqZbqVY6MCpOmrRqFZPXtpkH3CvUhmlu106xX9v6n52GZ4bIjYW3PNylreVxNl6f",
+	"zrienX2gK3/nenY02HrMpZJpzDNzbs4dSz8tJDwgaQkw0wp4DLyGwE9v0TEqPzQDRNkAOpB1IcoTOPJA",
+	"QRpjlaybjhoPmmhoIUIZ0aL5GxFsRS6sCz1FurEV1L0wciw07UawEOg2eYMDTHOO+nsSSsz60gVfazYT",
+	"uQgYz7Rili7OKBUZPZakRT3e03Nht85f1+aD731YvS4H62FPqo2B3J3OYZeCRTl5xGB+6O3+3JIDvuex",
+	"2/f+ssUVi2mKx4kDKwbIv3tICFzbVp9othLcfAZrAPQNwOEAo6oIWMbXalkEbCx4oTEdE3VAUG3nyHoA",
+	"4dR8Te+xodjB+wGb5mni5YiWTfqyZf8u+9T99dBoY7Z7+8+1x730RfYSt+N9771yZpboHgQSu2MC4AQ4",
+	"RSwSC1FFAe1mi30LweUFz4tszZKcr6Rb/yObmID7BXnBISVZaFs3RSXjtA/TAmIECDMyFrEyO9FmDRVp",
+	"Zk3KOVDw4k1IOQIUl5ChladUbDZOiznXt+aI7w7MX3oE7zAG7SpgscqWcwksluO0YFGuVu8muZq/G6ui",
+	"UPOnA/afoYxVhheBXzWCI93c3bbnN958Cj/D2wP4ve//iNn15nK3jYGbQi3oEfNx8EufzNoF3N5iN7N0",
+	"giY10zO+ECxCIlj8/06ECMbAYSYFfQxm1yPVpX/3IIKbcrViy0Vt1FzybP2beJ5TgdDnSJ0HAErP0+QP",
+	"whcxTcPg6HRnrIDT7w46LTeWx6P0e2g2B1yzjJPUmeLirROCG6brx6DWegX7Udcz8OULTRzzOZoRjmaB",
+	"E4G72WDRnN+aA1BGthalMSuKxejsLFMxz2ZKF6PL9mW7ecW0oJyjO56n5ls1sa/EM5sKQ4TSoGoA08v1",
+	"qxdG7KAuH53ddYguiheEVEDupWWenYxOPsAaFh9HZ2cfTMsfRx8WKi8+ngQnrk0zKTMn/uGLoFaSOntS",
+	"t9wtLTEzdxACieNahnVvmqm+0Xz0/peZZ1gjev3q5m/vrv/2t9fRFTMP+czG8G78qOrbzRhvvR0o05G9",
+	"F/6pI1unytmblzenhcgh/dWI2EWu3q8rVHX4RngOFtBbt7B2eHitNyNAP4cObHjEgSakeU18prVVvKnr",
+	"6AVzwfUyX5dkmh4UA7zviQb4xzzlFliB0OMh3t70mzFXa9r4GY9gq/jqwD+4PcWWVF3Ub20nQElmucio",
+	"QsS15nbhdoMvsbYqoLGp0hjZF0NvSWvOVaZZw0PjCrC+LcC841a12DcVdY3aQpdUTgOLgxtYZDI4baF0",
+	"607wzPzVsMBnm6MIJRD19a0LkZ9SvrbR8U/jGU+lSEraJHBOYdSNNcBCcFTmQEEKzHPAZHhz843XJhFL",
+	"bbd6bTkJKHEOkEzgd3bKSGAGDsMNvtAcH/7iw4zV7Vf/XfCsmAVEaS40IXCU2xZb1OlUmvFygXHI7rNc",
+	"b1475QLeMXqbKCw4EGhlVQio9KiCiARSsERoQdAhIpgvMQGgPn4TT0VjqqJVL8Vci8yoVlB7iNhDVuRm",
+	"anoWBTZD9ln35lUooSAfH8atQ1LYrcXpyce3H/9fAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -246,6 +246,7 @@ var adminOperations = map[string]bool{
 	"IssueToken": true, "CreditAccount": true, "DebitAccount": true, "SearchAccounts": true,
 	"DisableAccount": true, "EnableAccount": true, "ListAudit": true, "GetAdminLedger": true,
 	"CreateLobby": true, "SetNextConfig": true, "CloseLobby": true, "StopGame": true,
+	"RecoverKeys": true,
 }
 
 // requireAdmin returns the calling admin: 401 for anonymous callers, 403 for players.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -99,7 +100,8 @@ func TestBadInput(t *testing.T) {
 
 	tokens := map[string]string{"admin": e.Admin, "p": p.Token, "q": q.Token, "r": r.Token,
 		"wrong": "Zm9vYmFyYmF6cXV1eGZvb2JhcmJhenF1dXhmb29iYXI"}
-	fill := strings.NewReplacer("{accountId}", p.ID, "{lobbyId}", lobby, "{gameId}", game, "{rulesetId}", "rpsls", "{round}", "1")
+	fill := strings.NewReplacer("{accountId}", p.ID, "{lobbyId}", lobby, "{gameId}", game, "{rulesetId}", "rpsls", "{round}", "1",
+		"{keyId}", "7849ac3049680be1")
 	L2 := "/v1/lobbies/" + lobby2
 
 	goodConfig := map[string]any{"betSize": 1, "playersCountLimit": 2}
@@ -136,6 +138,46 @@ func TestBadInput(t *testing.T) {
 	add(badCase{op: "POST /v1/me/token", name: "long Idempotency-Key", token: "p", hdr: []string{"Idempotency-Key", strings.Repeat("k", 256)}, status: 400, code: "validation_failed", field: "Idempotency-Key"})
 	add(adminCases("POST /v1/admin/accounts/{accountId}/token", nil)...)
 	add(idCases("POST /v1/admin/accounts/{accountId}/token", "accountId", "admin", nil)...)
+	// ---- player keys (this server keeps no log, whose origin a signature covers: the cases stop
+	// before a signature is verified)
+	{
+		const pub = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"
+		addKey, retire, recover := "POST /v1/me/keys", "DELETE /v1/me/keys/{keyId}", "POST /v1/admin/accounts/{accountId}/keys"
+		good := map[string]any{"publicKey": pub}
+		idem := []string{"Idempotency-Key", "k1"}
+		signed := append([]string{"Rps-Key-Id", "0123456789abcdef", "Rps-Signed-At", "1795000000123", "Rps-Signature", strings.Repeat("ab", 64)}, idem...)
+		add(authCases(addKey, good)...)
+		add(bodyCases(addKey, "p", good, `{"publicKey":5}`)...)
+		add(
+			badCase{op: addKey, name: "short key", token: "p", body: map[string]any{"publicKey": pub[:62]}, hdr: idem, status: 400, code: "validation_failed", field: "publicKey"},
+			badCase{op: addKey, name: "upper-case key", token: "p", body: map[string]any{"publicKey": strings.ToUpper(pub)}, hdr: idem, status: 400, code: "validation_failed", field: "publicKey"},
+			badCase{op: addKey, name: "no Idempotency-Key", token: "p", body: good, status: 400, code: "validation_failed", field: "Idempotency-Key"},
+			badCase{op: addKey, name: "unsigned", token: "p", body: good, hdr: idem, status: 401, code: "signature_required"},
+			badCase{op: addKey, name: "only a key id", token: "p", body: good, hdr: append([]string{"Rps-Key-Id", "0123456789abcdef"}, idem...), status: 400, code: "validation_failed", field: "Rps-Signed-At"},
+			badCase{op: addKey, name: "short signature", token: "p", body: good, hdr: append(slices.Clone(signed[:4]), append([]string{"Rps-Signature", "abcd"}, idem...)...), status: 400, code: "validation_failed", field: "Rps-Signature"},
+			badCase{op: addKey, name: "unknown key id", token: "p", body: good, hdr: signed, status: 401, code: "bad_signature"},
+		)
+		add(authCases(retire, nil)...)
+		add(
+			badCase{op: retire, name: "malformed keyId", path: "/v1/me/keys/XYZ", token: "p", hdr: idem, status: 400, code: "validation_failed", field: "keyId"},
+			badCase{op: retire, name: "no Idempotency-Key", token: "p", status: 400, code: "validation_failed", field: "Idempotency-Key"},
+			badCase{op: retire, name: "unsigned", token: "p", hdr: idem, status: 401, code: "signature_required"},
+			badCase{op: retire, name: "unknown key id", token: "p", hdr: signed, status: 401, code: "bad_signature"},
+		)
+		goodRecovery := map[string]any{"publicKey": pub, "reason": "lost phone"}
+		add(adminCases(recover, goodRecovery)...)
+		add(bodyCases(recover, "admin", goodRecovery, `{"publicKey":5,"reason":"x"}`)...)
+		add(idCases(recover, "accountId", "admin", goodRecovery)...)
+		add(
+			badCase{op: recover, name: "bad key", token: "admin", body: map[string]any{"publicKey": "zz", "reason": "x"}, status: 400, code: "validation_failed", field: "publicKey"},
+			badCase{op: recover, name: "blank reason", token: "admin", body: map[string]any{"publicKey": pub, "reason": "   "}, status: 400, code: "validation_failed", field: "reason"},
+			badCase{op: recover, name: "an admin's account", path: "/v1/admin/accounts/ADMIN/keys", token: "admin", body: goodRecovery, status: 403, code: "forbidden"},
+		)
+		add(idCases("GET /v1/accounts/{accountId}/keys", "accountId", "", nil)...)
+		for _, qs := range []string{"after=-1", "after=x"} {
+			add(badCase{op: "GET /v1/accounts/{accountId}/keys", name: qs, path: "/v1/accounts/" + p.ID + "/keys?" + qs, status: 400, code: "validation_failed", field: "after"})
+		}
+	}
 	add(authCases("GET /v1/me/ledger", nil)...)
 	for _, qs := range []string{"limit=0", "limit=501", "limit=x", "after=-1", "after=abc", "after="} {
 		add(badCase{op: "GET /v1/me/ledger", name: qs, path: "/v1/me/ledger?" + qs, token: "p", status: 400, code: "validation_failed"})

@@ -67,7 +67,7 @@ func fixtureLobby(e *apitest.Env, account string) map[string]string {
 	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 3})
 	return map[string]string{
 		"accountId": account, "lobbyId": l.Id.String(), "gameId": l.Game.Id.String(), "rulesetId": "rpsls", "round": "1", "seq": "1",
-		"rulesetHash": strings.Repeat("a", 64),
+		"rulesetHash": strings.Repeat("a", 64), "keyId": "7849ac3049680be1",
 	}
 }
 

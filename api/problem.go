@@ -26,6 +26,8 @@ const (
 	ProblemCodeAlreadyRegistered   ProblemCode = "already_registered"
 	ProblemCodeRejoinLimit         ProblemCode = "rejoin_limit"
 	ProblemCodeNameTaken           ProblemCode = "name_taken"
+	ProblemCodeKeyTaken            ProblemCode = "key_taken"
+	ProblemCodeLastKey             ProblemCode = "last_key"
 	ProblemCodeLobbyFull           ProblemCode = "lobby_full"
 	ProblemCodeInsufficientFunds   ProblemCode = "insufficient_funds"
 	ProblemCodeMoneyLimit          ProblemCode = "money_limit"
@@ -91,6 +93,8 @@ var refusalStatus = map[tournament.Code]int{
 	tournament.CodeRejoinLimit:        http.StatusConflict,
 	tournament.CodeLobbyFull:          http.StatusConflict,
 	tournament.CodeInsufficientFunds:  http.StatusConflict,
+	tournament.CodeKeyTaken:           http.StatusConflict,
+	tournament.CodeLastKey:            http.StatusConflict,
 	tournament.CodeMoneyLimit:         http.StatusConflict,
 	tournament.CodeAlreadyCommitted:   http.StatusConflict,
 	tournament.CodeCommitmentMismatch: http.StatusUnprocessableEntity,
@@ -114,6 +118,8 @@ var problemTitles = map[ProblemCode]string{
 	ProblemCodeAlreadyRegistered:   "Already registered",
 	ProblemCodeRejoinLimit:         "Rejoin limit",
 	ProblemCodeNameTaken:           "Name taken",
+	ProblemCodeKeyTaken:            "Key taken",
+	ProblemCodeLastKey:             "Last key",
 	ProblemCodeLobbyFull:           "Lobby full",
 	ProblemCodeInsufficientFunds:   "Insufficient funds",
 	ProblemCodeMoneyLimit:          "Money limit",

@@ -65,20 +65,33 @@ func (s *Server) logProof(ctx context.Context, c store.LogCheckpoint, lobby tour
 		}
 		leaf.Hash = h
 	}
+	return s.leafProof(ctx, c, leaf, index)
+}
+
+// leafProof proves leaf (a lobby's event or an account's key event) at leaf index in checkpoint c.
+func (s *Server) leafProof(ctx context.Context, c store.LogCheckpoint, leaf translog.Leaf, index int64) (LogProof, error) {
 	proof, err := tlog.ProveRecord(c.Size, index, s.logHashes(ctx, c))
 	if err != nil {
 		return LogProof{}, fmt.Errorf("prove leaf %d in the tree of %d: %w", index, c.Size, err)
 	}
 	if err := tlog.CheckRecord(proof, c.Size, c.Root, index, leaf.RecordHash()); err != nil {
 		// The event as stored is not the event as logged: the events were changed after.
-		return LogProof{}, fmt.Errorf("lobby %s event %d is not the event logged at leaf %d: %w", lobby, seq, index, err)
+		return LogProof{}, fmt.Errorf("%s event %d is not the event logged at leaf %d: %w", leaf.Chain(), leaf.Seq, index, err)
 	}
 	signed := c.Signed()
-	return LogProof{
-		LobbyId: parseUUID(string(lobby)), Seq: seq, Hash: hex.EncodeToString(leaf.Hash[:]), LeafIndex: index,
+	p := LogProof{
+		Seq: leaf.Seq, Hash: hex.EncodeToString(leaf.Hash[:]), LeafIndex: index,
 		TreeSize: c.Size, Proof: base64Hashes(proof), Checkpoint: string(signed),
 		Receipt: string(translog.Receipt(leaf, index, proof, signed)),
-	}, nil
+	}
+	if leaf.Account != "" {
+		id := parseUUID(leaf.Account)
+		p.AccountId = &id
+	} else {
+		id := parseUUID(leaf.Lobby)
+		p.LobbyId = &id
+	}
+	return p, nil
 }
 
 // eventProof proves event seq of a lobby in the latest published checkpoint, or says why not.
@@ -104,7 +117,16 @@ func (s *Server) eventProof(ctx context.Context, lobby tournament.LobbyID, seq i
 }
 
 func (h *handlers) GetInclusionProof(ctx context.Context, req GetInclusionProofRequestObject) (GetInclusionProofResponseObject, error) {
-	p, err := h.s.eventProof(ctx, tournament.LobbyID(req.Params.LobbyId.String()), req.Params.Seq, nil)
+	var p LogProof
+	var err error
+	switch lobby, account := req.Params.LobbyId, req.Params.AccountId; {
+	case (lobby == nil) == (account == nil):
+		return nil, validationProblem("lobbyId", "name the event by lobbyId (a lobby's event) or by accountId (an account's key event), not both")
+	case account != nil:
+		p, err = h.s.keyEventProof(ctx, tournament.AccountID(account.String()), req.Params.Seq)
+	default:
+		p, err = h.s.eventProof(ctx, tournament.LobbyID(lobby.String()), req.Params.Seq, nil)
+	}
 	if err != nil {
 		return nil, err
 	}

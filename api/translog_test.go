@@ -59,11 +59,12 @@ func checkpoint(t *testing.T, e *apitest.Env, policy torchwood.Policy) torchwood
 	return c
 }
 
-// waitForLog waits until the published checkpoint holds every event of the lobbies.
+// waitForLog waits until the published checkpoint holds every event of the lobbies and every key
+// event of the accounts.
 func waitForLog(t *testing.T, e *apitest.Env, policy torchwood.Policy) torchwood.Checkpoint {
 	t.Helper()
 	var events int64
-	if err := e.Pool.QueryRow(t.Context(), `SELECT count(*) FROM events`).Scan(&events); err != nil {
+	if err := e.Pool.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM account_key_events)`).Scan(&events); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)

@@ -680,6 +680,62 @@ type AccountCreated struct {
 	Token string `json:"token"`
 }
 
+// AccountKey One of an account's keys, active or retired.
+type AccountKey struct {
+	// AddedAt When it was bound.
+	//
+	// Example: 2026-11-27T20:00:00.000Z
+	AddedAt time.Time `json:"addedAt"`
+
+	// AddedSeq The key event that bound it.
+	//
+	// Example: 1
+	AddedSeq int64 `json:"addedSeq"`
+
+	// KeyId The key's id (first 16 hex characters of blake2b-256 of the key's 32 bytes).
+	//
+	// Example: 7849ac3049680be1
+	KeyId string `json:"keyId"`
+
+	// PublicKey An Ed25519 public key, 32 bytes as 64 lower-case hex characters.
+	//
+	// Example: d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a
+	PublicKey PublicKey `json:"publicKey"`
+
+	// Recovery True for a key the operator bound (`keys_recovered`), not the player by a key it held:
+	// show it as the operator's word.
+	//
+	//
+	// Example: false
+	Recovery bool `json:"recovery"`
+
+	// RetiredAt When it was retired (absent while active).
+	//
+	// Example: 2026-11-28T09:30:00.000Z
+	RetiredAt *time.Time `json:"retiredAt,omitempty"`
+
+	// RetiredSeq The key event that retired it (absent while active).
+	//
+	// Example: 3
+	RetiredSeq *int64 `json:"retiredSeq,omitempty"`
+}
+
+// AccountKeys An account's keys and a page of its key log (`GET /v1/accounts/{accountId}/keys`): keys in
+// the order they were added, events after the page's `after`, and the log's newest event
+// (`head`, absent for an account that never had a key). More events follow when the last
+// one's `seq` is below `head.seq`.
+//
+// Example: {"accountId":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","events":[{"accountId":"2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20","at":"2026-11-27T20:00:00.000Z","data":{"idempotencyKey":null,"keyId":"7849ac3049680be1","name":"alice","publicKey":"d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a","signature":"bd0285421f16022b002947c0cfcf72e455220bfbba95868c27c8f0471393f9fb67bd21ef7aa3b11e4abaf3071454b0c2c97769e82cb444a45f0dc4b4d14e940a","signedAt":1795000000123,"signer":"7849ac3049680be1","via":"sign_up"},"hash":"9d1f2c3b4a5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8","leafIndex":1043,"prevHash":"0000000000000000000000000000000000000000000000000000000000000000","seq":1,"type":"key_added"}],"head":{"hash":"9d1f2c3b4a5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8","seq":1},"keys":[{"addedAt":"2026-11-27T20:00:00.000Z","addedSeq":1,"keyId":"7849ac3049680be1","publicKey":"d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a","recovery":false}]}
+type AccountKeys struct {
+	// AccountId Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	AccountId openapi_types.UUID `json:"accountId"`
+	Events    []KeyEvent         `json:"events"`
+
+	// Head The newest event of an account's key log.
+	Head *KeyLogHead  `json:"head,omitempty"`
+	Keys []AccountKey `json:"keys"`
+}
+
 // AccountProfile An account as anyone may see it, with its results over settled games. `balance` is set
 // only when the caller is the account itself.
 type AccountProfile struct {
@@ -784,6 +840,16 @@ type ActionAuth struct {
 //
 // Example: register
 type ActionAuthAction string
+
+// AddKeyRequest A key to bind to the caller's account.
+//
+// Example: {"publicKey":"d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"}
+type AddKeyRequest struct {
+	// PublicKey An Ed25519 public key, 32 bytes as 64 lower-case hex characters.
+	//
+	// Example: d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a
+	PublicKey PublicKey `json:"publicKey"`
+}
 
 // AdminAccount An account as an admin finds it.
 type AdminAccount struct {
@@ -1024,6 +1090,11 @@ type CreateAccountRequest struct {
 	//
 	// Example: alice
 	Name string `json:"name"`
+
+	// PublicKey An Ed25519 public key, 32 bytes as 64 lower-case hex characters.
+	//
+	// Example: d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a
+	PublicKey *PublicKey `json:"publicKey,omitempty"`
 }
 
 // CreateLobbyRequest A new lobby and the config of its first game.
@@ -2087,6 +2158,55 @@ type Health struct {
 // Example: ok
 type HealthStatus string
 
+// KeyEvent An event of an account's key log, a hash chain of the account's own: `hash =
+// blake2b-256(prevHash || RFC 8785 of {accountId, at, data, seq, type})`, `prevHash` 32 zero
+// bytes for seq 1, `at` as lobby events write it. Its leaf in the transparency log is `key
+// <accountId> <seq> <hash>` and a line feed. `data` by `type`:
+// `key_added` `{keyId, publicKey, via: "sign_up"|"add_key", signer, signedAt, signature,
+// idempotencyKey, name?}` (the player's signature of the `sign_up` or `add_key` message,
+// `signer` the key id that signed: the new key itself for an account's first key, `name` the
+// sign-up's name as signed); `key_retired` `{keyId, signer, signedAt, signature,
+// idempotencyKey}`; `keys_recovered` `{keyId, publicKey, retired: [keyId...], admin,
+// reason}`, the operator's recovery, which no key of the player signed.
+type KeyEvent struct {
+	// AccountId Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	AccountId openapi_types.UUID `json:"accountId"`
+
+	// At Example: 2026-11-27T20:00:00.000Z
+	At time.Time `json:"at"`
+
+	// Data The change, by `type` (above), exactly as hashed (keep it verbatim).
+	Data json.RawMessage `json:"data"`
+
+	// Hash Example: 9d1f2c3b4a5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8
+	Hash string `json:"hash"`
+
+	// LeafIndex The event's leaf in the transparency log, once logged.
+	//
+	// Example: 1043
+	LeafIndex *int64 `json:"leafIndex,omitempty"`
+
+	// PrevHash Example: 0000000000000000000000000000000000000000000000000000000000000000
+	PrevHash string `json:"prevHash"`
+
+	// Seq Example: 1
+	Seq int64 `json:"seq"`
+
+	// Type `key_added`, `key_retired` or `keys_recovered` (an open set).
+	//
+	// Example: key_added
+	Type string `json:"type"`
+}
+
+// KeyLogHead The newest event of an account's key log.
+type KeyLogHead struct {
+	// Hash Example: 9d1f2c3b4a5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8
+	Hash string `json:"hash"`
+
+	// Seq Example: 2
+	Seq int64 `json:"seq"`
+}
+
 // Leaderboard A page of the standings, best first.
 type Leaderboard struct {
 	// By What ranks the accounts.
@@ -2515,13 +2635,19 @@ type LogPosition struct {
 }
 
 // LogProof The proof that an event is in the transparency log: its leaf (`event <lobbyId> <seq>
-// <hash>` and a line feed, hashed as RFC 6962 says), the RFC 6962 inclusion proof of that
+// <hash>` and a line feed, or `key <accountId> <seq> <hash>` and a line feed for an account's
+// key event, with `accountId` instead of `lobbyId`; hashed as RFC 6962 says), the RFC 6962 inclusion proof of that
 // leaf at `leafIndex` in the tree of `treeSize`, and the signed, cosigned checkpoint of that
 // tree. `receipt` is the same as a C2SP `tlog-proof` (its extra data is the leaf): keep it,
 // and check it offline against the log's verifier key and your witness policy (for example
 // with torchwood's `VerifyProof`). An event's inclusion also vouches, through the lobby's
 // hash chain, for every event before it.
 type LogProof struct {
+	// AccountId The key event's account (absent for a lobby's event).
+	//
+	// Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
+	AccountId *openapi_types.UUID `json:"accountId,omitempty"`
+
 	// Checkpoint The signed checkpoint (a C2SP signed note) with the witnesses' cosignatures.
 	//
 	// Example: rps.example.com/log
@@ -2541,10 +2667,10 @@ type LogProof struct {
 	// Example: 1042
 	LeafIndex int64 `json:"leafIndex"`
 
-	// LobbyId The event's lobby.
+	// LobbyId The event's lobby (absent for a key event).
 	//
 	// Example: 5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11
-	LobbyId openapi_types.UUID `json:"lobbyId"`
+	LobbyId *openapi_types.UUID `json:"lobbyId,omitempty"`
 
 	// Proof The inclusion proof, from the leaf's sibling up to the root's child.
 	Proof []LogHash `json:"proof"`
@@ -3132,7 +3258,7 @@ type Problem struct {
 	// `not_found` 404; `method_not_allowed` 405 (a known path with another method);
 	// `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `name_taken`, `lobby_full`, `insufficient_funds`,
 	// `money_limit`, `already_committed`, `already_revealed`, `idempotency_conflict`,
-	// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet), `stale_signature` 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
+	// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet), `stale_signature`, `key_taken`, `last_key` 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
 	// `rate_limited` 429; `internal` 500; `unavailable` 503.
 	//
 	//
@@ -3185,11 +3311,31 @@ type Problem struct {
 // `not_found` 404; `method_not_allowed` 405 (a known path with another method);
 // `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `name_taken`, `lobby_full`, `insufficient_funds`,
 // `money_limit`, `already_committed`, `already_revealed`, `idempotency_conflict`,
-// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet), `stale_signature` 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
+// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet), `stale_signature`, `key_taken`, `last_key` 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
 // `rate_limited` 429; `internal` 500; `unavailable` 503.
 //
 // Example: lobby_full
 type ProblemCode = string
+
+// PublicKey An Ed25519 public key, 32 bytes as 64 lower-case hex characters.
+//
+// Example: d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a
+type PublicKey = string
+
+// RecoverKeysRequest The key an admin binds for a player who lost every key, and why.
+//
+// Example: {"publicKey":"3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c","reason":"lost phone; identity checked by video call"}
+type RecoverKeysRequest struct {
+	// PublicKey An Ed25519 public key, 32 bytes as 64 lower-case hex characters.
+	//
+	// Example: d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a
+	PublicKey PublicKey `json:"publicKey"`
+
+	// Reason Why, as the key log shows it to everyone (how the player was identified).
+	//
+	// Example: lost phone; identity checked by video call
+	Reason string `json:"reason"`
+}
 
 // Resolution How a round is resolved. `classic` (Gear's rule, generalised): if one present weapon beats
 // every other present weapon, only its players survive, otherwise everyone who revealed
@@ -4050,6 +4196,25 @@ type Unauthorized = Problem
 // Example: {"code":"wrong_stage","detail":"the game is in stage moves, not registration","field":null,"instance":"/v1/lobbies/5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11/players","requestId":"01JD3Q2S8Y7K4M6N9P0R2T5V8X","status":409,"title":"Wrong stage","type":"urn:rps:problem:wrong_stage"}
 type Unprocessable = Problem
 
+// CreateAccountParams defines parameters for CreateAccount.
+type CreateAccountParams struct {
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, and for every player when the server
+	// requires keys (the default).
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
+}
+
 // ListAccountGamesParams defines parameters for ListAccountGames.
 type ListAccountGamesParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
@@ -4057,6 +4222,12 @@ type ListAccountGamesParams struct {
 
 	// Limit The largest number of items to return.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ListAccountKeysParams defines parameters for ListAccountKeys.
+type ListAccountKeysParams struct {
+	// After The `seq` of the last key event already read (0 or absent for the first page).
+	After *int64 `form:"after,omitempty" json:"after,omitempty"`
 }
 
 // SearchAccountsParams defines parameters for SearchAccounts.
@@ -4109,6 +4280,18 @@ type DisableAccountParams struct {
 
 // EnableAccountParams defines parameters for EnableAccount.
 type EnableAccountParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
+	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
+	// the same transaction as its effects; a retry with the same key and body replays the stored
+	// status and body without a second effect; a concurrent duplicate waits for the first and
+	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
+	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
+	// UUID) per intended action.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RecoverKeysParams defines parameters for RecoverKeys.
+type RecoverKeysParams struct {
 	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
 	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
 	// the same transaction as its effects; a retry with the same key and body replays the stored
@@ -4463,7 +4646,10 @@ type GetConsistencyProofParams struct {
 // GetInclusionProofParams defines parameters for GetInclusionProof.
 type GetInclusionProofParams struct {
 	// LobbyId The event's lobby.
-	LobbyId openapi_types.UUID `form:"lobbyId" json:"lobbyId"`
+	LobbyId *openapi_types.UUID `form:"lobbyId,omitempty" json:"lobbyId,omitempty"`
+
+	// AccountId The key event's account (instead of `lobbyId`).
+	AccountId *openapi_types.UUID `form:"accountId,omitempty" json:"accountId,omitempty"`
 
 	// Seq The event's `seq`.
 	Seq int64 `form:"seq" json:"seq"`
@@ -4506,6 +4692,62 @@ type ListMyGamesParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// AddKeyParams defines parameters for AddKey.
+type AddKeyParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
+	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
+	// the same transaction as its effects; a retry with the same key and body replays the stored
+	// status and body without a second effect; a concurrent duplicate waits for the first and
+	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
+	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
+	// UUID) per intended action.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, and for every player when the server
+	// requires keys (the default).
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
+}
+
+// RetireKeyParams defines parameters for RetireKey.
+type RetireKeyParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (account, method, route) and kept 24 hours. A request that
+	// reached the game (success or a refusal such as `409 lobby_full`) is stored with its key in
+	// the same transaction as its effects; a retry with the same key and body replays the stored
+	// status and body without a second effect; a concurrent duplicate waits for the first and
+	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
+	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
+	// UUID) per intended action.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, and for every player when the server
+	// requires keys (the default).
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
+}
+
 // ListMyLedgerParams defines parameters for ListMyLedger.
 type ListMyLedgerParams struct {
 	// After Opaque cursor: the `next` of the previous page. Omit it for the first page.
@@ -4539,6 +4781,9 @@ type DebitAccountJSONRequestBody = MoneyTransferRequest
 // DisableAccountJSONRequestBody defines body for DisableAccount for application/json ContentType.
 type DisableAccountJSONRequestBody = DisableAccountRequest
 
+// RecoverKeysJSONRequestBody defines body for RecoverKeys for application/json ContentType.
+type RecoverKeysJSONRequestBody = RecoverKeysRequest
+
 // CreateLobbyJSONRequestBody defines body for CreateLobby for application/json ContentType.
 type CreateLobbyJSONRequestBody = CreateLobbyRequest
 
@@ -4556,6 +4801,9 @@ type StopGameJSONRequestBody = StopGameRequest
 
 // QuickJoinJSONRequestBody defines body for QuickJoin for application/json ContentType.
 type QuickJoinJSONRequestBody = MatchmakingRequest
+
+// AddKeyJSONRequestBody defines body for AddKey for application/json ContentType.
+type AddKeyJSONRequestBody = AddKeyRequest
 
 // AnalyzeGridJSONRequestBody defines body for AnalyzeGrid for application/json ContentType.
 type AnalyzeGridJSONRequestBody = GridRequest
@@ -5235,11 +5483,18 @@ type ClientInterface interface {
 	// The name follows the PRECIS Nickname profile (RFC 8266, see `CreateAccountRequest`); a
 	// name another account has, compared as that profile compares (case, width and spacing
 	// aside), is `409 name_taken` naming `name`: players tell each other apart by name.
+	// With `publicKey` (an Ed25519 key made on the player's device), the account is born with that
+	// key: the request is signed by it (`Rps-*` headers, action `sign_up`, payload `{"name",
+	// "publicKey"}` with the name as sent, `player` and `idempotencyKey` null; see
+	// `SignedAction`), and the account's key log starts with its `key_added` event. A key bound
+	// already is `409 key_taken`; a missing or bad signature `401 signature_required` or `401
+	// bad_signature`, and no account is made. Without `publicKey`, the account binds its first
+	// key later with `POST /v1/me/keys`.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/accounts (the `CreateAccount` operationId).
-	CreateAccountWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateAccountWithBody(ctx context.Context, params *CreateAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateAccount Create a player account
 	//
@@ -5249,11 +5504,18 @@ type ClientInterface interface {
 	// The name follows the PRECIS Nickname profile (RFC 8266, see `CreateAccountRequest`); a
 	// name another account has, compared as that profile compares (case, width and spacing
 	// aside), is `409 name_taken` naming `name`: players tell each other apart by name.
+	// With `publicKey` (an Ed25519 key made on the player's device), the account is born with that
+	// key: the request is signed by it (`Rps-*` headers, action `sign_up`, payload `{"name",
+	// "publicKey"}` with the name as sent, `player` and `idempotencyKey` null; see
+	// `SignedAction`), and the account's key log starts with its `key_added` event. A key bound
+	// already is `409 key_taken`; a missing or bad signature `401 signature_required` or `401
+	// bad_signature`, and no account is made. Without `publicKey`, the account binds its first
+	// key later with `POST /v1/me/keys`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/accounts (the `CreateAccount` operationId).
-	CreateAccount(ctx context.Context, body CreateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateAccount(ctx context.Context, params *CreateAccountParams, body CreateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAccountProfile An account's public profile
 	//
@@ -5272,6 +5534,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/accounts/{accountId}/games (the `ListAccountGames` operationId).
 	ListAccountGames(ctx context.Context, accountId AccountId, params *ListAccountGamesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListAccountKeys An account's keys and key log
+	//
+	// Anonymous. Every key the account ever had (`keys`, in the order they were added, retired
+	// ones with `retiredAt`) and its key log (`events`, a hash chain of its own, paged: up to 100
+	// events after `after`), with the log's newest event (`head`). Each key event is a leaf
+	// `key <accountId> <seq> <hash>` of the transparency log (`leafIndex` once logged; prove it
+	// with `GET /v1/log/inclusion?accountId=&seq=`), so the operator shows every reader the same
+	// keys. A key the player did not add itself is a `keys_recovered` event (the operator's
+	// recovery, marked `recovery: true` on the key): a client that watches its own account flags
+	// any key event it did not make.
+	//
+	// Corresponds with GET /v1/accounts/{accountId}/keys (the `ListAccountKeys` operationId).
+	ListAccountKeys(ctx context.Context, accountId AccountId, params *ListAccountKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SearchAccounts Find accounts
 	//
@@ -5363,6 +5639,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/admin/accounts/{accountId}/enable (the `EnableAccount` operationId).
 	EnableAccount(ctx context.Context, accountId AccountId, params *EnableAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecoverKeysWithBody Recover a player who lost every key
+	//
+	// Admin only. For a player who lost every device: every active key of the account is retired
+	// and `publicKey` (made on the player's new device) bound, in one key event `keys_recovered`
+	// that names the admin and the reason and carries no signature of the player. It is the
+	// operator's word, shown as exactly that wherever keys are shown (`recovery: true`), and the
+	// player's devices that watch the key log flag it. Recorded in the admin audit log (action
+	// `recover_keys`). Needs an `Idempotency-Key`. An admin's account is `403`; a key bound
+	// already is `409 key_taken`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/admin/accounts/{accountId}/keys (the `RecoverKeys` operationId).
+	RecoverKeysWithBody(ctx context.Context, accountId AccountId, params *RecoverKeysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecoverKeys Recover a player who lost every key
+	//
+	// Admin only. For a player who lost every device: every active key of the account is retired
+	// and `publicKey` (made on the player's new device) bound, in one key event `keys_recovered`
+	// that names the admin and the reason and carries no signature of the player. It is the
+	// operator's word, shown as exactly that wherever keys are shown (`recovery: true`), and the
+	// player's devices that watch the key log flag it. Recorded in the admin audit log (action
+	// `recover_keys`). Needs an `Idempotency-Key`. An admin's account is `403`; a key bound
+	// already is `409 key_taken`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/admin/accounts/{accountId}/keys (the `RecoverKeys` operationId).
+	RecoverKeys(ctx context.Context, accountId AccountId, params *RecoverKeysParams, body RecoverKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// IssueToken Issue a new token for a player
 	//
@@ -5754,7 +6060,8 @@ type ClientInterface interface {
 
 	// GetInclusionProof Prove that an event is in the log
 	//
-	// Anonymous. The inclusion proof of event `seq` of lobby `lobbyId` in the latest published
+	// Anonymous. The inclusion proof of event `seq` of lobby `lobbyId` (or of key event `seq` of
+	// account `accountId`'s key log: give exactly one of the two) in the latest published
 	// checkpoint, with that checkpoint and the same proof as a C2SP `tlog-proof` receipt to keep
 	// and check offline. `409 not_logged` when the event is not in a published checkpoint yet
 	// (the log runs about a second behind play, plus the witnesses' round): retry shortly.
@@ -5813,6 +6120,52 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/me/games (the `ListMyGames` operationId).
 	ListMyGames(ctx context.Context, params *ListMyGamesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddKeyWithBody Bind a key to the caller's account
+	//
+	// Player. Binds an Ed25519 public key, made on the player's device, to the account: a key
+	// event `key_added` (via `add_key`) in the account's key log. Signed (`Rps-*` headers, action
+	// `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
+	// account that never had a key binds its first one signed by that new key itself (proof that
+	// the player holds it) with only its bearer token. Needs an `Idempotency-Key`. Refusals, with
+	// nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
+	// key than the new one for a first key, or a signature that does not verify),
+	// `401 signature_required` (unsigned), `401 signature_expired`, `409 key_taken` (the key is
+	// bound already, to this account or another: a public key belongs to one account, once).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/me/keys (the `AddKey` operationId).
+	AddKeyWithBody(ctx context.Context, params *AddKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddKey Bind a key to the caller's account
+	//
+	// Player. Binds an Ed25519 public key, made on the player's device, to the account: a key
+	// event `key_added` (via `add_key`) in the account's key log. Signed (`Rps-*` headers, action
+	// `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
+	// account that never had a key binds its first one signed by that new key itself (proof that
+	// the player holds it) with only its bearer token. Needs an `Idempotency-Key`. Refusals, with
+	// nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
+	// key than the new one for a first key, or a signature that does not verify),
+	// `401 signature_required` (unsigned), `401 signature_expired`, `409 key_taken` (the key is
+	// bound already, to this account or another: a public key belongs to one account, once).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/me/keys (the `AddKey` operationId).
+	AddKey(ctx context.Context, params *AddKeyParams, body AddKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetireKey Retire one of the caller's keys
+	//
+	// Player. Retires an active key of the account (a lost or replaced device): a key event
+	// `key_retired`. Signed (action `retire_key`, payload `{"keyId"}`) by an active key of the
+	// account, the retired one included. Needs an `Idempotency-Key`. The account's last active key
+	// is refused with `409 last_key`: add the new key first (after the first key, a key can only
+	// come from a key the account holds, or from the operator's recovery). A key that is not one
+	// of the account's active keys is `404 not_found`.
+	//
+	// Corresponds with DELETE /v1/me/keys/{keyId} (the `RetireKey` operationId).
+	RetireKey(ctx context.Context, keyId string, params *RetireKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListMyLedger The caller's ledger entries
 	//
@@ -5952,12 +6305,19 @@ func (c *Client) GetReadiness(ctx context.Context, reqEditors ...RequestEditorFn
 // The name follows the PRECIS Nickname profile (RFC 8266, see `CreateAccountRequest`); a
 // name another account has, compared as that profile compares (case, width and spacing
 // aside), is `409 name_taken` naming `name`: players tell each other apart by name.
+// With `publicKey` (an Ed25519 key made on the player's device), the account is born with that
+// key: the request is signed by it (`Rps-*` headers, action `sign_up`, payload `{"name",
+// "publicKey"}` with the name as sent, `player` and `idempotencyKey` null; see
+// `SignedAction`), and the account's key log starts with its `key_added` event. A key bound
+// already is `409 key_taken`; a missing or bad signature `401 signature_required` or `401
+// bad_signature`, and no account is made. Without `publicKey`, the account binds its first
+// key later with `POST /v1/me/keys`.
 //
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/accounts (the `CreateAccount` operationId).
-func (c *Client) CreateAccountWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateAccountRequestWithBody(c.Server, contentType, body)
+func (c *Client) CreateAccountWithBody(ctx context.Context, params *CreateAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAccountRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5976,12 +6336,19 @@ func (c *Client) CreateAccountWithBody(ctx context.Context, contentType string, 
 // The name follows the PRECIS Nickname profile (RFC 8266, see `CreateAccountRequest`); a
 // name another account has, compared as that profile compares (case, width and spacing
 // aside), is `409 name_taken` naming `name`: players tell each other apart by name.
+// With `publicKey` (an Ed25519 key made on the player's device), the account is born with that
+// key: the request is signed by it (`Rps-*` headers, action `sign_up`, payload `{"name",
+// "publicKey"}` with the name as sent, `player` and `idempotencyKey` null; see
+// `SignedAction`), and the account's key log starts with its `key_added` event. A key bound
+// already is `409 key_taken`; a missing or bad signature `401 signature_required` or `401
+// bad_signature`, and no account is made. Without `publicKey`, the account binds its first
+// key later with `POST /v1/me/keys`.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/accounts (the `CreateAccount` operationId).
-func (c *Client) CreateAccount(ctx context.Context, body CreateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateAccountRequest(c.Server, body)
+func (c *Client) CreateAccount(ctx context.Context, params *CreateAccountParams, body CreateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAccountRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6020,6 +6387,30 @@ func (c *Client) GetAccountProfile(ctx context.Context, accountId AccountId, req
 // Corresponds with GET /v1/accounts/{accountId}/games (the `ListAccountGames` operationId).
 func (c *Client) ListAccountGames(ctx context.Context, accountId AccountId, params *ListAccountGamesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListAccountGamesRequest(c.Server, accountId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAccountKeys An account's keys and key log
+//
+// Anonymous. Every key the account ever had (`keys`, in the order they were added, retired
+// ones with `retiredAt`) and its key log (`events`, a hash chain of its own, paged: up to 100
+// events after `after`), with the log's newest event (`head`). Each key event is a leaf
+// `key <accountId> <seq> <hash>` of the transparency log (`leafIndex` once logged; prove it
+// with `GET /v1/log/inclusion?accountId=&seq=`), so the operator shows every reader the same
+// keys. A key the player did not add itself is a `keys_recovered` event (the operator's
+// recovery, marked `recovery: true` on the key): a client that watches its own account flags
+// any key event it did not make.
+//
+// Corresponds with GET /v1/accounts/{accountId}/keys (the `ListAccountKeys` operationId).
+func (c *Client) ListAccountKeys(ctx context.Context, accountId AccountId, params *ListAccountKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAccountKeysRequest(c.Server, accountId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6191,6 +6582,56 @@ func (c *Client) DisableAccount(ctx context.Context, accountId AccountId, params
 // Corresponds with POST /v1/admin/accounts/{accountId}/enable (the `EnableAccount` operationId).
 func (c *Client) EnableAccount(ctx context.Context, accountId AccountId, params *EnableAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewEnableAccountRequest(c.Server, accountId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecoverKeysWithBody Recover a player who lost every key
+//
+// Admin only. For a player who lost every device: every active key of the account is retired
+// and `publicKey` (made on the player's new device) bound, in one key event `keys_recovered`
+// that names the admin and the reason and carries no signature of the player. It is the
+// operator's word, shown as exactly that wherever keys are shown (`recovery: true`), and the
+// player's devices that watch the key log flag it. Recorded in the admin audit log (action
+// `recover_keys`). Needs an `Idempotency-Key`. An admin's account is `403`; a key bound
+// already is `409 key_taken`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/admin/accounts/{accountId}/keys (the `RecoverKeys` operationId).
+func (c *Client) RecoverKeysWithBody(ctx context.Context, accountId AccountId, params *RecoverKeysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecoverKeysRequestWithBody(c.Server, accountId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecoverKeys Recover a player who lost every key
+//
+// Admin only. For a player who lost every device: every active key of the account is retired
+// and `publicKey` (made on the player's new device) bound, in one key event `keys_recovered`
+// that names the admin and the reason and carries no signature of the player. It is the
+// operator's word, shown as exactly that wherever keys are shown (`recovery: true`), and the
+// player's devices that watch the key log flag it. Recorded in the admin audit log (action
+// `recover_keys`). Needs an `Idempotency-Key`. An admin's account is `403`; a key bound
+// already is `409 key_taken`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/admin/accounts/{accountId}/keys (the `RecoverKeys` operationId).
+func (c *Client) RecoverKeys(ctx context.Context, accountId AccountId, params *RecoverKeysParams, body RecoverKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecoverKeysRequest(c.Server, accountId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6891,7 +7332,8 @@ func (c *Client) GetConsistencyProof(ctx context.Context, params *GetConsistency
 
 // GetInclusionProof Prove that an event is in the log
 //
-// Anonymous. The inclusion proof of event `seq` of lobby `lobbyId` in the latest published
+// Anonymous. The inclusion proof of event `seq` of lobby `lobbyId` (or of key event `seq` of
+// account `accountId`'s key log: give exactly one of the two) in the latest published
 // checkpoint, with that checkpoint and the same proof as a C2SP `tlog-proof` receipt to keep
 // and check offline. `409 not_logged` when the event is not in a published checkpoint yet
 // (the log runs about a second behind play, plus the witnesses' round): retry shortly.
@@ -6991,6 +7433,82 @@ func (c *Client) GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*htt
 // Corresponds with GET /v1/me/games (the `ListMyGames` operationId).
 func (c *Client) ListMyGames(ctx context.Context, params *ListMyGamesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListMyGamesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddKeyWithBody Bind a key to the caller's account
+//
+// Player. Binds an Ed25519 public key, made on the player's device, to the account: a key
+// event `key_added` (via `add_key`) in the account's key log. Signed (`Rps-*` headers, action
+// `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
+// account that never had a key binds its first one signed by that new key itself (proof that
+// the player holds it) with only its bearer token. Needs an `Idempotency-Key`. Refusals, with
+// nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
+// key than the new one for a first key, or a signature that does not verify),
+// `401 signature_required` (unsigned), `401 signature_expired`, `409 key_taken` (the key is
+// bound already, to this account or another: a public key belongs to one account, once).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/me/keys (the `AddKey` operationId).
+func (c *Client) AddKeyWithBody(ctx context.Context, params *AddKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddKeyRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddKey Bind a key to the caller's account
+//
+// Player. Binds an Ed25519 public key, made on the player's device, to the account: a key
+// event `key_added` (via `add_key`) in the account's key log. Signed (`Rps-*` headers, action
+// `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
+// account that never had a key binds its first one signed by that new key itself (proof that
+// the player holds it) with only its bearer token. Needs an `Idempotency-Key`. Refusals, with
+// nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
+// key than the new one for a first key, or a signature that does not verify),
+// `401 signature_required` (unsigned), `401 signature_expired`, `409 key_taken` (the key is
+// bound already, to this account or another: a public key belongs to one account, once).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/me/keys (the `AddKey` operationId).
+func (c *Client) AddKey(ctx context.Context, params *AddKeyParams, body AddKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddKeyRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetireKey Retire one of the caller's keys
+//
+// Player. Retires an active key of the account (a lost or replaced device): a key event
+// `key_retired`. Signed (action `retire_key`, payload `{"keyId"}`) by an active key of the
+// account, the retired one included. Needs an `Idempotency-Key`. The account's last active key
+// is refused with `409 last_key`: add the new key first (after the first key, a key can only
+// come from a key the account holds, or from the operator's recovery). A key that is not one
+// of the account's active keys is `404 not_found`.
+//
+// Corresponds with DELETE /v1/me/keys/{keyId} (the `RetireKey` operationId).
+func (c *Client) RetireKey(ctx context.Context, keyId string, params *RetireKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetireKeyRequest(c.Server, keyId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7228,18 +7746,18 @@ func NewGetReadinessRequest(server string) (*http.Request, error) {
 }
 
 // NewCreateAccountRequest calls the generic CreateAccount builder with application/json body
-func NewCreateAccountRequest(server string, body CreateAccountJSONRequestBody) (*http.Request, error) {
+func NewCreateAccountRequest(server string, params *CreateAccountParams, body CreateAccountJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateAccountRequestWithBody(server, "application/json", bodyReader)
+	return NewCreateAccountRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewCreateAccountRequestWithBody constructs an http.Request for the CreateAccount method, with any body, and a specified content type
-func NewCreateAccountRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateAccountRequestWithBody(server string, params *CreateAccountParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -7263,6 +7781,43 @@ func NewCreateAccountRequestWithBody(server string, contentType string, body io.
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.RpsKeyId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam0)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam1)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam2)
+		}
+
+	}
 
 	return req, nil
 }
@@ -7351,6 +7906,67 @@ func NewListAccountGamesRequest(server string, accountId AccountId, params *List
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListAccountKeysRequest constructs an http.Request for the ListAccountKeys method
+func NewListAccountKeysRequest(server string, accountId AccountId, params *ListAccountKeysParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "accountId", accountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/accounts/%s/keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7668,6 +8284,68 @@ func NewEnableAccountRequest(server string, accountId AccountId, params *EnableA
 	if err != nil {
 		return nil, err
 	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRecoverKeysRequest calls the generic RecoverKeys builder with application/json body
+func NewRecoverKeysRequest(server string, accountId AccountId, params *RecoverKeysParams, body RecoverKeysJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRecoverKeysRequestWithBody(server, accountId, params, "application/json", bodyReader)
+}
+
+// NewRecoverKeysRequestWithBody constructs an http.Request for the RecoverKeys method, with any body, and a specified content type
+func NewRecoverKeysRequestWithBody(server string, accountId AccountId, params *RecoverKeysParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "accountId", accountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/admin/accounts/%s/keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -9457,12 +10135,28 @@ func NewGetInclusionProofRequest(server string, params *GetInclusionProofParams)
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lobbyId", params.LobbyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
-			return nil, err
-		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
+		if params.LobbyId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lobbyId", *params.LobbyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
 			}
+
+		}
+
+		if params.AccountId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "accountId", *params.AccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
 		}
 
 		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "seq", params.Seq, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
@@ -9663,6 +10357,176 @@ func NewListMyGamesRequest(server string, params *ListMyGamesParams) (*http.Requ
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAddKeyRequest calls the generic AddKey builder with application/json body
+func NewAddKeyRequest(server string, params *AddKeyParams, body AddKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAddKeyRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewAddKeyRequestWithBody constructs an http.Request for the AddKey method, with any body, and a specified content type
+func NewAddKeyRequestWithBody(server string, params *AddKeyParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/me/keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRetireKeyRequest constructs an http.Request for the RetireKey method
+func NewRetireKeyRequest(server string, keyId string, params *RetireKeyParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "keyId", keyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/me/keys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
+		}
+
 	}
 
 	return req, nil
@@ -10000,11 +10864,18 @@ type ClientWithResponsesInterface interface {
 	// The name follows the PRECIS Nickname profile (RFC 8266, see `CreateAccountRequest`); a
 	// name another account has, compared as that profile compares (case, width and spacing
 	// aside), is `409 name_taken` naming `name`: players tell each other apart by name.
+	// With `publicKey` (an Ed25519 key made on the player's device), the account is born with that
+	// key: the request is signed by it (`Rps-*` headers, action `sign_up`, payload `{"name",
+	// "publicKey"}` with the name as sent, `player` and `idempotencyKey` null; see
+	// `SignedAction`), and the account's key log starts with its `key_added` event. A key bound
+	// already is `409 key_taken`; a missing or bad signature `401 signature_required` or `401
+	// bad_signature`, and no account is made. Without `publicKey`, the account binds its first
+	// key later with `POST /v1/me/keys`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/accounts (the `CreateAccount` operationId).
-	CreateAccountWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAccountResponse, error)
+	CreateAccountWithBodyWithResponse(ctx context.Context, params *CreateAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAccountResponse, error)
 
 	// CreateAccountWithResponse Create a player account
 	//
@@ -10014,11 +10885,18 @@ type ClientWithResponsesInterface interface {
 	// The name follows the PRECIS Nickname profile (RFC 8266, see `CreateAccountRequest`); a
 	// name another account has, compared as that profile compares (case, width and spacing
 	// aside), is `409 name_taken` naming `name`: players tell each other apart by name.
+	// With `publicKey` (an Ed25519 key made on the player's device), the account is born with that
+	// key: the request is signed by it (`Rps-*` headers, action `sign_up`, payload `{"name",
+	// "publicKey"}` with the name as sent, `player` and `idempotencyKey` null; see
+	// `SignedAction`), and the account's key log starts with its `key_added` event. A key bound
+	// already is `409 key_taken`; a missing or bad signature `401 signature_required` or `401
+	// bad_signature`, and no account is made. Without `publicKey`, the account binds its first
+	// key later with `POST /v1/me/keys`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/accounts (the `CreateAccount` operationId).
-	CreateAccountWithResponse(ctx context.Context, body CreateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAccountResponse, error)
+	CreateAccountWithResponse(ctx context.Context, params *CreateAccountParams, body CreateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAccountResponse, error)
 
 	// GetAccountProfileWithResponse An account's public profile
 	//
@@ -10041,6 +10919,22 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/accounts/{accountId}/games (the `ListAccountGames` operationId).
 	ListAccountGamesWithResponse(ctx context.Context, accountId AccountId, params *ListAccountGamesParams, reqEditors ...RequestEditorFn) (*ListAccountGamesResponse, error)
+
+	// ListAccountKeysWithResponse An account's keys and key log
+	//
+	// Anonymous. Every key the account ever had (`keys`, in the order they were added, retired
+	// ones with `retiredAt`) and its key log (`events`, a hash chain of its own, paged: up to 100
+	// events after `after`), with the log's newest event (`head`). Each key event is a leaf
+	// `key <accountId> <seq> <hash>` of the transparency log (`leafIndex` once logged; prove it
+	// with `GET /v1/log/inclusion?accountId=&seq=`), so the operator shows every reader the same
+	// keys. A key the player did not add itself is a `keys_recovered` event (the operator's
+	// recovery, marked `recovery: true` on the key): a client that watches its own account flags
+	// any key event it did not make.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/accounts/{accountId}/keys (the `ListAccountKeys` operationId).
+	ListAccountKeysWithResponse(ctx context.Context, accountId AccountId, params *ListAccountKeysParams, reqEditors ...RequestEditorFn) (*ListAccountKeysResponse, error)
 
 	// SearchAccountsWithResponse Find accounts
 	//
@@ -10136,6 +11030,36 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/admin/accounts/{accountId}/enable (the `EnableAccount` operationId).
 	EnableAccountWithResponse(ctx context.Context, accountId AccountId, params *EnableAccountParams, reqEditors ...RequestEditorFn) (*EnableAccountResponse, error)
+
+	// RecoverKeysWithBodyWithResponse Recover a player who lost every key
+	//
+	// Admin only. For a player who lost every device: every active key of the account is retired
+	// and `publicKey` (made on the player's new device) bound, in one key event `keys_recovered`
+	// that names the admin and the reason and carries no signature of the player. It is the
+	// operator's word, shown as exactly that wherever keys are shown (`recovery: true`), and the
+	// player's devices that watch the key log flag it. Recorded in the admin audit log (action
+	// `recover_keys`). Needs an `Idempotency-Key`. An admin's account is `403`; a key bound
+	// already is `409 key_taken`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/admin/accounts/{accountId}/keys (the `RecoverKeys` operationId).
+	RecoverKeysWithBodyWithResponse(ctx context.Context, accountId AccountId, params *RecoverKeysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecoverKeysResponse, error)
+
+	// RecoverKeysWithResponse Recover a player who lost every key
+	//
+	// Admin only. For a player who lost every device: every active key of the account is retired
+	// and `publicKey` (made on the player's new device) bound, in one key event `keys_recovered`
+	// that names the admin and the reason and carries no signature of the player. It is the
+	// operator's word, shown as exactly that wherever keys are shown (`recovery: true`), and the
+	// player's devices that watch the key log flag it. Recorded in the admin audit log (action
+	// `recover_keys`). Needs an `Idempotency-Key`. An admin's account is `403`; a key bound
+	// already is `409 key_taken`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/admin/accounts/{accountId}/keys (the `RecoverKeys` operationId).
+	RecoverKeysWithResponse(ctx context.Context, accountId AccountId, params *RecoverKeysParams, body RecoverKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*RecoverKeysResponse, error)
 
 	// IssueTokenWithResponse Issue a new token for a player
 	//
@@ -10567,7 +11491,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetInclusionProofWithResponse Prove that an event is in the log
 	//
-	// Anonymous. The inclusion proof of event `seq` of lobby `lobbyId` in the latest published
+	// Anonymous. The inclusion proof of event `seq` of lobby `lobbyId` (or of key event `seq` of
+	// account `accountId`'s key log: give exactly one of the two) in the latest published
 	// checkpoint, with that checkpoint and the same proof as a C2SP `tlog-proof` receipt to keep
 	// and check offline. `409 not_logged` when the event is not in a published checkpoint yet
 	// (the log runs about a second behind play, plus the witnesses' round): retry shortly.
@@ -10632,6 +11557,54 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/me/games (the `ListMyGames` operationId).
 	ListMyGamesWithResponse(ctx context.Context, params *ListMyGamesParams, reqEditors ...RequestEditorFn) (*ListMyGamesResponse, error)
+
+	// AddKeyWithBodyWithResponse Bind a key to the caller's account
+	//
+	// Player. Binds an Ed25519 public key, made on the player's device, to the account: a key
+	// event `key_added` (via `add_key`) in the account's key log. Signed (`Rps-*` headers, action
+	// `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
+	// account that never had a key binds its first one signed by that new key itself (proof that
+	// the player holds it) with only its bearer token. Needs an `Idempotency-Key`. Refusals, with
+	// nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
+	// key than the new one for a first key, or a signature that does not verify),
+	// `401 signature_required` (unsigned), `401 signature_expired`, `409 key_taken` (the key is
+	// bound already, to this account or another: a public key belongs to one account, once).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/me/keys (the `AddKey` operationId).
+	AddKeyWithBodyWithResponse(ctx context.Context, params *AddKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddKeyResponse, error)
+
+	// AddKeyWithResponse Bind a key to the caller's account
+	//
+	// Player. Binds an Ed25519 public key, made on the player's device, to the account: a key
+	// event `key_added` (via `add_key`) in the account's key log. Signed (`Rps-*` headers, action
+	// `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
+	// account that never had a key binds its first one signed by that new key itself (proof that
+	// the player holds it) with only its bearer token. Needs an `Idempotency-Key`. Refusals, with
+	// nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
+	// key than the new one for a first key, or a signature that does not verify),
+	// `401 signature_required` (unsigned), `401 signature_expired`, `409 key_taken` (the key is
+	// bound already, to this account or another: a public key belongs to one account, once).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/me/keys (the `AddKey` operationId).
+	AddKeyWithResponse(ctx context.Context, params *AddKeyParams, body AddKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*AddKeyResponse, error)
+
+	// RetireKeyWithResponse Retire one of the caller's keys
+	//
+	// Player. Retires an active key of the account (a lost or replaced device): a key event
+	// `key_retired`. Signed (action `retire_key`, payload `{"keyId"}`) by an active key of the
+	// account, the retired one included. Needs an `Idempotency-Key`. The account's last active key
+	// is refused with `409 last_key`: add the new key first (after the first key, a key can only
+	// come from a key the account holds, or from the operator's recovery). A key that is not one
+	// of the account's active keys is `404 not_found`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/me/keys/{keyId} (the `RetireKey` operationId).
+	RetireKeyWithResponse(ctx context.Context, keyId string, params *RetireKeyParams, reqEditors ...RequestEditorFn) (*RetireKeyResponse, error)
 
 	// ListMyLedgerWithResponse The caller's ledger entries
 	//
@@ -11362,6 +12335,141 @@ func (r ListAccountGamesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListAccountGamesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListAccountKeysResponse200Headers the declared response headers of an HTTP 200 response for ListAccountKeys
+type ListAccountKeysResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListAccountKeysResponse400Headers the declared response headers of an HTTP 400 response for ListAccountKeys
+type ListAccountKeysResponse400Headers struct {
+	XRequestId *string
+}
+
+// ListAccountKeysResponse404Headers the declared response headers of an HTTP 404 response for ListAccountKeys
+type ListAccountKeysResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// ListAccountKeysResponse413Headers the declared response headers of an HTTP 413 response for ListAccountKeys
+type ListAccountKeysResponse413Headers struct {
+	XRequestId *string
+}
+
+// ListAccountKeysResponse429Headers the declared response headers of an HTTP 429 response for ListAccountKeys
+type ListAccountKeysResponse429Headers struct {
+	RetryAfter *int32
+	XRequestId *string
+}
+
+// ListAccountKeysResponse500Headers the declared response headers of an HTTP 500 response for ListAccountKeys
+type ListAccountKeysResponse500Headers struct {
+	XRequestId *string
+}
+
+// ListAccountKeysResponse503Headers the declared response headers of an HTTP 503 response for ListAccountKeys
+type ListAccountKeysResponse503Headers struct {
+	RetryAfter *int32
+	XRequestId *string
+}
+
+type ListAccountKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AccountKeys
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAccountKeysResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListAccountKeysResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListAccountKeysResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListAccountKeysResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListAccountKeysResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListAccountKeysResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListAccountKeysResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAccountKeysResponse) GetJSON200() *AccountKeys {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListAccountKeysResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListAccountKeysResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ListAccountKeysResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListAccountKeysResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListAccountKeysResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListAccountKeysResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAccountKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAccountKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAccountKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAccountKeysResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12231,6 +13339,186 @@ func (r EnableAccountResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r EnableAccountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RecoverKeysResponse201Headers the declared response headers of an HTTP 201 response for RecoverKeys
+type RecoverKeysResponse201Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RecoverKeysResponse400Headers the declared response headers of an HTTP 400 response for RecoverKeys
+type RecoverKeysResponse400Headers struct {
+	XRequestId *string
+}
+
+// RecoverKeysResponse401Headers the declared response headers of an HTTP 401 response for RecoverKeys
+type RecoverKeysResponse401Headers struct {
+	XRequestId *string
+}
+
+// RecoverKeysResponse403Headers the declared response headers of an HTTP 403 response for RecoverKeys
+type RecoverKeysResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RecoverKeysResponse404Headers the declared response headers of an HTTP 404 response for RecoverKeys
+type RecoverKeysResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RecoverKeysResponse409Headers the declared response headers of an HTTP 409 response for RecoverKeys
+type RecoverKeysResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RecoverKeysResponse413Headers the declared response headers of an HTTP 413 response for RecoverKeys
+type RecoverKeysResponse413Headers struct {
+	XRequestId *string
+}
+
+// RecoverKeysResponse429Headers the declared response headers of an HTTP 429 response for RecoverKeys
+type RecoverKeysResponse429Headers struct {
+	RetryAfter *int32
+	XRequestId *string
+}
+
+// RecoverKeysResponse500Headers the declared response headers of an HTTP 500 response for RecoverKeys
+type RecoverKeysResponse500Headers struct {
+	XRequestId *string
+}
+
+// RecoverKeysResponse503Headers the declared response headers of an HTTP 503 response for RecoverKeys
+type RecoverKeysResponse503Headers struct {
+	RetryAfter *int32
+	XRequestId *string
+}
+
+type RecoverKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *AccountKeys
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *RecoverKeysResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RecoverKeysResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RecoverKeysResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RecoverKeysResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RecoverKeysResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RecoverKeysResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RecoverKeysResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RecoverKeysResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RecoverKeysResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RecoverKeysResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r RecoverKeysResponse) GetJSON201() *AccountKeys {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RecoverKeysResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RecoverKeysResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RecoverKeysResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RecoverKeysResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RecoverKeysResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RecoverKeysResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RecoverKeysResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RecoverKeysResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RecoverKeysResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RecoverKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RecoverKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RecoverKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RecoverKeysResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16622,6 +17910,351 @@ func (r ListMyGamesResponse) ContentType() string {
 	return ""
 }
 
+// AddKeyResponse201Headers the declared response headers of an HTTP 201 response for AddKey
+type AddKeyResponse201Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// AddKeyResponse400Headers the declared response headers of an HTTP 400 response for AddKey
+type AddKeyResponse400Headers struct {
+	XRequestId *string
+}
+
+// AddKeyResponse401Headers the declared response headers of an HTTP 401 response for AddKey
+type AddKeyResponse401Headers struct {
+	XRequestId *string
+}
+
+// AddKeyResponse403Headers the declared response headers of an HTTP 403 response for AddKey
+type AddKeyResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// AddKeyResponse409Headers the declared response headers of an HTTP 409 response for AddKey
+type AddKeyResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// AddKeyResponse413Headers the declared response headers of an HTTP 413 response for AddKey
+type AddKeyResponse413Headers struct {
+	XRequestId *string
+}
+
+// AddKeyResponse429Headers the declared response headers of an HTTP 429 response for AddKey
+type AddKeyResponse429Headers struct {
+	RetryAfter *int32
+	XRequestId *string
+}
+
+// AddKeyResponse500Headers the declared response headers of an HTTP 500 response for AddKey
+type AddKeyResponse500Headers struct {
+	XRequestId *string
+}
+
+// AddKeyResponse503Headers the declared response headers of an HTTP 503 response for AddKey
+type AddKeyResponse503Headers struct {
+	RetryAfter *int32
+	XRequestId *string
+}
+
+type AddKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *AccountKeys
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *AddKeyResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AddKeyResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AddKeyResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AddKeyResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AddKeyResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *AddKeyResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AddKeyResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AddKeyResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AddKeyResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AddKeyResponse) GetJSON201() *AccountKeys {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AddKeyResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AddKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AddKeyResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r AddKeyResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r AddKeyResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AddKeyResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r AddKeyResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r AddKeyResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AddKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AddKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AddKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AddKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RetireKeyResponse200Headers the declared response headers of an HTTP 200 response for RetireKey
+type RetireKeyResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RetireKeyResponse400Headers the declared response headers of an HTTP 400 response for RetireKey
+type RetireKeyResponse400Headers struct {
+	XRequestId *string
+}
+
+// RetireKeyResponse401Headers the declared response headers of an HTTP 401 response for RetireKey
+type RetireKeyResponse401Headers struct {
+	XRequestId *string
+}
+
+// RetireKeyResponse403Headers the declared response headers of an HTTP 403 response for RetireKey
+type RetireKeyResponse403Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RetireKeyResponse404Headers the declared response headers of an HTTP 404 response for RetireKey
+type RetireKeyResponse404Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RetireKeyResponse409Headers the declared response headers of an HTTP 409 response for RetireKey
+type RetireKeyResponse409Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// RetireKeyResponse413Headers the declared response headers of an HTTP 413 response for RetireKey
+type RetireKeyResponse413Headers struct {
+	XRequestId *string
+}
+
+// RetireKeyResponse429Headers the declared response headers of an HTTP 429 response for RetireKey
+type RetireKeyResponse429Headers struct {
+	RetryAfter *int32
+	XRequestId *string
+}
+
+// RetireKeyResponse500Headers the declared response headers of an HTTP 500 response for RetireKey
+type RetireKeyResponse500Headers struct {
+	XRequestId *string
+}
+
+// RetireKeyResponse503Headers the declared response headers of an HTTP 503 response for RetireKey
+type RetireKeyResponse503Headers struct {
+	RetryAfter *int32
+	XRequestId *string
+}
+
+type RetireKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AccountKeys
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RetireKeyResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RetireKeyResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RetireKeyResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RetireKeyResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RetireKeyResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RetireKeyResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RetireKeyResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RetireKeyResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RetireKeyResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RetireKeyResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RetireKeyResponse) GetJSON200() *AccountKeys {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RetireKeyResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RetireKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RetireKeyResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RetireKeyResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RetireKeyResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RetireKeyResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RetireKeyResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RetireKeyResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RetireKeyResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RetireKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RetireKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RetireKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RetireKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListMyLedgerResponse200Headers the declared response headers of an HTTP 200 response for ListMyLedger
 type ListMyLedgerResponse200Headers struct {
 	XRequestId *string
@@ -17503,12 +19136,19 @@ func (c *ClientWithResponses) GetReadinessWithResponse(ctx context.Context, reqE
 // The name follows the PRECIS Nickname profile (RFC 8266, see `CreateAccountRequest`); a
 // name another account has, compared as that profile compares (case, width and spacing
 // aside), is `409 name_taken` naming `name`: players tell each other apart by name.
+// With `publicKey` (an Ed25519 key made on the player's device), the account is born with that
+// key: the request is signed by it (`Rps-*` headers, action `sign_up`, payload `{"name",
+// "publicKey"}` with the name as sent, `player` and `idempotencyKey` null; see
+// `SignedAction`), and the account's key log starts with its `key_added` event. A key bound
+// already is `409 key_taken`; a missing or bad signature `401 signature_required` or `401
+// bad_signature`, and no account is made. Without `publicKey`, the account binds its first
+// key later with `POST /v1/me/keys`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/accounts (the `CreateAccount` operationId).
-func (c *ClientWithResponses) CreateAccountWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAccountResponse, error) {
-	rsp, err := c.CreateAccountWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateAccountWithBodyWithResponse(ctx context.Context, params *CreateAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAccountResponse, error) {
+	rsp, err := c.CreateAccountWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17523,12 +19163,19 @@ func (c *ClientWithResponses) CreateAccountWithBodyWithResponse(ctx context.Cont
 // The name follows the PRECIS Nickname profile (RFC 8266, see `CreateAccountRequest`); a
 // name another account has, compared as that profile compares (case, width and spacing
 // aside), is `409 name_taken` naming `name`: players tell each other apart by name.
+// With `publicKey` (an Ed25519 key made on the player's device), the account is born with that
+// key: the request is signed by it (`Rps-*` headers, action `sign_up`, payload `{"name",
+// "publicKey"}` with the name as sent, `player` and `idempotencyKey` null; see
+// `SignedAction`), and the account's key log starts with its `key_added` event. A key bound
+// already is `409 key_taken`; a missing or bad signature `401 signature_required` or `401
+// bad_signature`, and no account is made. Without `publicKey`, the account binds its first
+// key later with `POST /v1/me/keys`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/accounts (the `CreateAccount` operationId).
-func (c *ClientWithResponses) CreateAccountWithResponse(ctx context.Context, body CreateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAccountResponse, error) {
-	rsp, err := c.CreateAccount(ctx, body, reqEditors...)
+func (c *ClientWithResponses) CreateAccountWithResponse(ctx context.Context, params *CreateAccountParams, body CreateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAccountResponse, error) {
+	rsp, err := c.CreateAccount(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17567,6 +19214,28 @@ func (c *ClientWithResponses) ListAccountGamesWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseListAccountGamesResponse(rsp)
+}
+
+// ListAccountKeysWithResponse An account's keys and key log
+//
+// Anonymous. Every key the account ever had (`keys`, in the order they were added, retired
+// ones with `retiredAt`) and its key log (`events`, a hash chain of its own, paged: up to 100
+// events after `after`), with the log's newest event (`head`). Each key event is a leaf
+// `key <accountId> <seq> <hash>` of the transparency log (`leafIndex` once logged; prove it
+// with `GET /v1/log/inclusion?accountId=&seq=`), so the operator shows every reader the same
+// keys. A key the player did not add itself is a `keys_recovered` event (the operator's
+// recovery, marked `recovery: true` on the key): a client that watches its own account flags
+// any key event it did not make.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/accounts/{accountId}/keys (the `ListAccountKeys` operationId).
+func (c *ClientWithResponses) ListAccountKeysWithResponse(ctx context.Context, accountId AccountId, params *ListAccountKeysParams, reqEditors ...RequestEditorFn) (*ListAccountKeysResponse, error) {
+	rsp, err := c.ListAccountKeys(ctx, accountId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAccountKeysResponse(rsp)
 }
 
 // SearchAccountsWithResponse Find accounts
@@ -17710,6 +19379,48 @@ func (c *ClientWithResponses) EnableAccountWithResponse(ctx context.Context, acc
 		return nil, err
 	}
 	return ParseEnableAccountResponse(rsp)
+}
+
+// RecoverKeysWithBodyWithResponse Recover a player who lost every key
+//
+// Admin only. For a player who lost every device: every active key of the account is retired
+// and `publicKey` (made on the player's new device) bound, in one key event `keys_recovered`
+// that names the admin and the reason and carries no signature of the player. It is the
+// operator's word, shown as exactly that wherever keys are shown (`recovery: true`), and the
+// player's devices that watch the key log flag it. Recorded in the admin audit log (action
+// `recover_keys`). Needs an `Idempotency-Key`. An admin's account is `403`; a key bound
+// already is `409 key_taken`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/admin/accounts/{accountId}/keys (the `RecoverKeys` operationId).
+func (c *ClientWithResponses) RecoverKeysWithBodyWithResponse(ctx context.Context, accountId AccountId, params *RecoverKeysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecoverKeysResponse, error) {
+	rsp, err := c.RecoverKeysWithBody(ctx, accountId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecoverKeysResponse(rsp)
+}
+
+// RecoverKeysWithResponse Recover a player who lost every key
+//
+// Admin only. For a player who lost every device: every active key of the account is retired
+// and `publicKey` (made on the player's new device) bound, in one key event `keys_recovered`
+// that names the admin and the reason and carries no signature of the player. It is the
+// operator's word, shown as exactly that wherever keys are shown (`recovery: true`), and the
+// player's devices that watch the key log flag it. Recorded in the admin audit log (action
+// `recover_keys`). Needs an `Idempotency-Key`. An admin's account is `403`; a key bound
+// already is `409 key_taken`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/admin/accounts/{accountId}/keys (the `RecoverKeys` operationId).
+func (c *ClientWithResponses) RecoverKeysWithResponse(ctx context.Context, accountId AccountId, params *RecoverKeysParams, body RecoverKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*RecoverKeysResponse, error) {
+	rsp, err := c.RecoverKeys(ctx, accountId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecoverKeysResponse(rsp)
 }
 
 // IssueTokenWithResponse Issue a new token for a player
@@ -18322,7 +20033,8 @@ func (c *ClientWithResponses) GetConsistencyProofWithResponse(ctx context.Contex
 
 // GetInclusionProofWithResponse Prove that an event is in the log
 //
-// Anonymous. The inclusion proof of event `seq` of lobby `lobbyId` in the latest published
+// Anonymous. The inclusion proof of event `seq` of lobby `lobbyId` (or of key event `seq` of
+// account `accountId`'s key log: give exactly one of the two) in the latest published
 // checkpoint, with that checkpoint and the same proof as a C2SP `tlog-proof` receipt to keep
 // and check offline. `409 not_logged` when the event is not in a published checkpoint yet
 // (the log runs about a second behind play, plus the witnesses' round): retry shortly.
@@ -18416,6 +20128,72 @@ func (c *ClientWithResponses) ListMyGamesWithResponse(ctx context.Context, param
 		return nil, err
 	}
 	return ParseListMyGamesResponse(rsp)
+}
+
+// AddKeyWithBodyWithResponse Bind a key to the caller's account
+//
+// Player. Binds an Ed25519 public key, made on the player's device, to the account: a key
+// event `key_added` (via `add_key`) in the account's key log. Signed (`Rps-*` headers, action
+// `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
+// account that never had a key binds its first one signed by that new key itself (proof that
+// the player holds it) with only its bearer token. Needs an `Idempotency-Key`. Refusals, with
+// nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
+// key than the new one for a first key, or a signature that does not verify),
+// `401 signature_required` (unsigned), `401 signature_expired`, `409 key_taken` (the key is
+// bound already, to this account or another: a public key belongs to one account, once).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/me/keys (the `AddKey` operationId).
+func (c *ClientWithResponses) AddKeyWithBodyWithResponse(ctx context.Context, params *AddKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddKeyResponse, error) {
+	rsp, err := c.AddKeyWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddKeyResponse(rsp)
+}
+
+// AddKeyWithResponse Bind a key to the caller's account
+//
+// Player. Binds an Ed25519 public key, made on the player's device, to the account: a key
+// event `key_added` (via `add_key`) in the account's key log. Signed (`Rps-*` headers, action
+// `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
+// account that never had a key binds its first one signed by that new key itself (proof that
+// the player holds it) with only its bearer token. Needs an `Idempotency-Key`. Refusals, with
+// nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
+// key than the new one for a first key, or a signature that does not verify),
+// `401 signature_required` (unsigned), `401 signature_expired`, `409 key_taken` (the key is
+// bound already, to this account or another: a public key belongs to one account, once).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/me/keys (the `AddKey` operationId).
+func (c *ClientWithResponses) AddKeyWithResponse(ctx context.Context, params *AddKeyParams, body AddKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*AddKeyResponse, error) {
+	rsp, err := c.AddKey(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddKeyResponse(rsp)
+}
+
+// RetireKeyWithResponse Retire one of the caller's keys
+//
+// Player. Retires an active key of the account (a lost or replaced device): a key event
+// `key_retired`. Signed (action `retire_key`, payload `{"keyId"}`) by an active key of the
+// account, the retired one included. Needs an `Idempotency-Key`. The account's last active key
+// is refused with `409 last_key`: add the new key first (after the first key, a key can only
+// come from a key the account holds, or from the operator's recovery). A key that is not one
+// of the account's active keys is `404 not_found`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/me/keys/{keyId} (the `RetireKey` operationId).
+func (c *ClientWithResponses) RetireKeyWithResponse(ctx context.Context, keyId string, params *RetireKeyParams, reqEditors ...RequestEditorFn) (*RetireKeyResponse, error) {
+	rsp, err := c.RetireKey(ctx, keyId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetireKeyResponse(rsp)
 }
 
 // ListMyLedgerWithResponse The caller's ledger entries
@@ -19261,6 +21039,168 @@ func ParseListAccountGamesResponse(rsp *http.Response) (*ListAccountGamesRespons
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListAccountGamesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListAccountKeysResponse parses an HTTP response from a ListAccountKeysWithResponse call
+func ParseListAccountKeysResponse(rsp *http.Response) (*ListAccountKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAccountKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AccountKeys
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAccountKeysResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListAccountKeysResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListAccountKeysResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListAccountKeysResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListAccountKeysResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListAccountKeysResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListAccountKeysResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
@@ -20376,6 +22316,240 @@ func ParseEnableAccountResponse(rsp *http.Response) (*EnableAccountResponse, err
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers EnableAccountResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRecoverKeysResponse parses an HTTP response from a RecoverKeysWithResponse call
+func ParseRecoverKeysResponse(rsp *http.Response) (*RecoverKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RecoverKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest AccountKeys
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers RecoverKeysResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers RecoverKeysResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RecoverKeysResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RecoverKeysResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RecoverKeysResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RecoverKeysResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RecoverKeysResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers RecoverKeysResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RecoverKeysResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RecoverKeysResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
@@ -25829,6 +28003,450 @@ func ParseListMyGamesResponse(rsp *http.Response) (*ListMyGamesResponse, error) 
 			headers.XRequestId = &value
 		}
 		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAddKeyResponse parses an HTTP response from a AddKeyWithResponse call
+func ParseAddKeyResponse(rsp *http.Response) (*AddKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AddKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest AccountKeys
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers AddKeyResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers AddKeyResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers AddKeyResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AddKeyResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers AddKeyResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers AddKeyResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers AddKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AddKeyResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AddKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRetireKeyResponse parses an HTTP response from a RetireKeyWithResponse call
+func ParseRetireKeyResponse(rsp *http.Response) (*RetireKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RetireKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AccountKeys
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RetireKeyResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RetireKeyResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RetireKeyResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RetireKeyResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RetireKeyResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RetireKeyResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RetireKeyResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers RetireKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RetireKeyResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RetireKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

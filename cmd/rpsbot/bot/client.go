@@ -149,7 +149,7 @@ type Account struct {
 // response may leave an unused, empty account behind; no money is involved.
 func (c *Client) CreateAccount(ctx context.Context, name string) (Account, error) {
 	r, err := call(ctx, c, OpAccount, http.StatusCreated, 0, func(ctx context.Context, _ string) (*apiclient.CreateAccountResponse, error) {
-		return c.api.CreateAccountWithResponse(ctx, apiclient.CreateAccountRequest{Name: name})
+		return c.api.CreateAccountWithResponse(ctx, nil, apiclient.CreateAccountRequest{Name: name})
 	})
 	if err != nil {
 		return Account{}, err
