@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	openapi_types "github.com/oapi-codegen/runtime/types"
@@ -212,29 +210,15 @@ func (c *client) round(ctx context.Context, game string, round int) (apiclient.R
 
 func ptr[T any](v T) *T { return &v }
 
-// accountKeysPage is GET /v1/accounts/{accountId}/keys.
-type accountKeysPage struct {
-	Keys   []servedKey      `json:"keys"`
-	Events []servedKeyEvent `json:"events"`
-	Head   *struct {
-		Seq int64 `json:"seq"`
-	} `json:"head"`
-}
-
 // accountKeys reads an account's whole key log and its list of keys (none when the server
-// keeps no keys for it).
-func (c *client) accountKeys(ctx context.Context, account string) ([]servedKeyEvent, []servedKey, error) {
-	var events []servedKeyEvent
-	var keys []servedKey
+// has no key log for it).
+func (c *client) accountKeys(ctx context.Context, account string) ([]apiclient.KeyEvent, []apiclient.AccountKey, error) {
+	var events []apiclient.KeyEvent
+	var keys []apiclient.AccountKey
 	for {
-		after := int64(len(events))
-		page, err := get[accountKeysPage](ctx, c, "keys of account "+account, func(ctx context.Context) (*http.Response, error) {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet,
-				fmt.Sprintf("%s/v1/accounts/%s/keys?after=%d", strings.TrimSuffix(c.api.Server, "/"), url.PathEscape(account), after), nil)
-			if err != nil {
-				return nil, err
-			}
-			return c.api.Client.Do(req)
+		params := &apiclient.ListAccountKeysParams{After: ptr(int64(len(events)))}
+		page, err := get[apiclient.AccountKeys](ctx, c, "keys of account "+account, func(ctx context.Context) (*http.Response, error) {
+			return c.api.ListAccountKeys(ctx, uuidOf(account), params)
 		})
 		if errors.Is(err, errNotFound) {
 			return nil, nil, nil

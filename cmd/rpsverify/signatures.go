@@ -18,17 +18,8 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/crypto/blake2b"
-
 	"github.com/commitreveal/rps/internal/apiclient"
 	"github.com/commitreveal/rps/tournament"
-)
-
-// Key event types (spec: "The key log").
-const (
-	keyAdded      = "key_added"
-	keyRetired    = "key_retired"
-	keysRecovered = "keys_recovered"
 )
 
 // SignatureReport is what a lobby's actions show of their signatures.
@@ -157,47 +148,10 @@ func (l *keyLog) active() []*keySpan {
 	return out
 }
 
-// servedKeyEvent is a key event as GET /v1/accounts/{id}/keys serves it.
-type servedKeyEvent struct {
-	Seq       int64           `json:"seq"`
-	Type      string          `json:"type"`
-	AccountID string          `json:"accountId"`
-	At        string          `json:"at"`
-	Data      json.RawMessage `json:"data"`
-	PrevHash  string          `json:"prevHash"`
-	Hash      string          `json:"hash"`
-	LeafIndex *int64          `json:"leafIndex"`
-}
-
-// servedKey is an AccountKey: the server's list of an account's keys, which must say what the
-// key log says.
-type servedKey struct {
-	KeyID      string `json:"keyId"`
-	PublicKey  string `json:"publicKey"`
-	AddedSeq   int64  `json:"addedSeq"`
-	RetiredSeq *int64 `json:"retiredSeq"`
-	Recovery   bool   `json:"recovery"`
-}
-
-// keyEventData is the data of every key event type, each using some of it.
-type keyEventData struct {
-	KeyID          string   `json:"keyId"`
-	PublicKey      string   `json:"publicKey"`
-	Via            string   `json:"via"`
-	Signer         string   `json:"signer"`
-	SignedAt       int64    `json:"signedAt"`
-	Signature      string   `json:"signature"`
-	IdempotencyKey *string  `json:"idempotencyKey"`
-	Name           *string  `json:"name"`
-	Retired        []string `json:"retired"`
-	Admin          string   `json:"admin"`
-	Reason         string   `json:"reason"`
-}
-
 // replayKeyLog checks an account's key log (the events in order from seq 1) and the server's
 // list of its keys against it. The first event that does not hold ends the replay: the keys
 // added before it stay, and every action signed by a later one is then not the player's.
-func replayKeyLog(account, origin string, events []servedKeyEvent, keys []servedKey) *keyLog {
+func replayKeyLog(account, origin string, events []apiclient.KeyEvent, keys []apiclient.AccountKey) *keyLog {
 	l := &keyLog{res: &AccountResult{Account: account}, keys: map[string]*keySpan{}, origin: origin}
 	for _, e := range events {
 		if f := l.apply(e); f != nil {
@@ -217,21 +171,22 @@ func (l *keyLog) fail(seq int64, item string, expected, found any) *Failure {
 }
 
 // apply checks one key event's place in the account's chain, then what it does.
-func (l *keyLog) apply(e servedKeyEvent) *Failure {
+func (l *keyLog) apply(e apiclient.KeyEvent) *Failure {
 	want := l.seq + 1
 	switch {
 	case e.Seq != want:
 		return l.fail(want, "key event seq", want, e.Seq)
-	case e.AccountID != l.res.Account:
-		return l.fail(e.Seq, "key event accountId", l.res.Account, e.AccountID)
+	case e.AccountId.String() != l.res.Account:
+		return l.fail(e.Seq, "key event accountId", l.res.Account, e.AccountId)
 	case e.PrevHash != hex.EncodeToString(l.prev[:]):
 		return l.fail(e.Seq, "key event prevHash", hex.EncodeToString(l.prev[:]), e.PrevHash)
+	case e.At.Nanosecond()%1e6 != 0:
+		return l.fail(e.Seq, "key event at", "an instant in whole milliseconds", e.At)
 	}
-	at, err := parseTime(e.At)
-	if err != nil || tournament.FormatTime(at) != e.At {
-		return l.fail(e.Seq, "key event at", "an RFC 3339 UTC instant with milliseconds", e.At)
-	}
-	hash, err := keyEventHash(l.prev, e)
+	at := e.At.UnixMilli()
+	ke := tournament.KeyEvent{Seq: e.Seq, Type: tournament.KeyEventType(e.Type), AccountID: tournament.AccountID(l.res.Account), At: at,
+		Data: e.Data, PrevHash: l.prev}
+	hash, err := tournament.KeyEventHash(ke)
 	if err != nil {
 		return l.fail(e.Seq, "key event data", "canonical JSON", err)
 	}
@@ -244,69 +199,81 @@ func (l *keyLog) apply(e servedKeyEvent) *Failure {
 		leaf = *e.LeafIndex
 	}
 	l.res.logged = append(l.res.logged, loggedEvent{seq: e.Seq, leaf: leaf, at: at, hash: e.Hash})
-	var d keyEventData
-	if err := json.Unmarshal(e.Data, &d); err != nil {
-		return l.fail(e.Seq, "data of "+e.Type, "a key event's data", string(e.Data))
-	}
-	switch e.Type {
-	case keyAdded:
-		return l.added(e.Seq, at, d)
-	case keyRetired:
-		return l.retired(e.Seq, at, d)
-	case keysRecovered:
-		return l.recovered(e, at, d)
+	switch ke.Type {
+	case tournament.KeyAdded:
+		return decodeKeyData(l, ke, l.added)
+	case tournament.KeyRetired:
+		return decodeKeyData(l, ke, l.retired)
+	case tournament.KeysRecovered:
+		return decodeKeyData(l, ke, l.recovered)
 	}
 	return l.fail(e.Seq, "key event type", "key_added, key_retired or keys_recovered", e.Type)
 }
 
+// decodeKeyData decodes a key event's data as its type's and applies it.
+func decodeKeyData[T any](l *keyLog, e tournament.KeyEvent, apply func(tournament.KeyEvent, T) *Failure) *Failure {
+	var d T
+	if err := json.Unmarshal(e.Data, &d); err != nil {
+		return l.fail(e.Seq, "data of "+string(e.Type), fmt.Sprintf("%T", d), string(e.Data))
+	}
+	return apply(e, d)
+}
+
 // newKey checks a key the log adds: well formed, named by its id, never added before.
-func (l *keyLog) newKey(seq, at int64, id, public string, recovery bool) (*keySpan, *Failure) {
+func (l *keyLog) newKey(e tournament.KeyEvent, id, public string, recovery bool) (*keySpan, *Failure) {
 	pub, err := hex.DecodeString(public)
 	switch {
 	case err != nil || len(pub) != ed25519.PublicKeySize || hex.EncodeToString(pub) != public:
-		return nil, l.fail(seq, "public key", "64 lower-case hex characters", public)
+		return nil, l.fail(e.Seq, "public key", "64 lower-case hex characters", public)
 	case tournament.KeyID(pub) != id:
-		return nil, l.fail(seq, "key id of "+public, tournament.KeyID(pub), id)
+		return nil, l.fail(e.Seq, "key id of "+public, tournament.KeyID(pub), id)
 	case l.keys[id] != nil:
-		return nil, l.fail(seq, "key "+id, "a key not added before", "added again")
+		return nil, l.fail(e.Seq, "key "+id, "a key not added before", "added again")
 	}
-	return &keySpan{id: id, pub: pub, addedSeq: seq, addedAt: at, recovery: recovery}, nil
+	return &keySpan{id: id, pub: pub, addedSeq: e.Seq, addedAt: e.At, recovery: recovery}, nil
 }
 
-// signed checks a key change's signature: by signer, active now, over the message m.
-func (l *keyLog) signed(seq, at int64, signer *keySpan, m tournament.ActionMessage, d keyEventData) *Failure {
-	if err := tournament.CheckSignedAt(d.SignedAt, at); err != nil {
-		return l.fail(seq, "signedAt of "+string(m.Action), "within the window of the event's instant", err)
+// keySignature is a player's signature of a key change, as its event records it.
+type keySignature struct {
+	signedAt       int64
+	signature      string
+	idempotencyKey *string
+}
+
+// signed checks a key change's signature by signer over the message m.
+func (l *keyLog) signed(e tournament.KeyEvent, signer *keySpan, m tournament.ActionMessage, s keySignature) *Failure {
+	if err := tournament.CheckSignedAt(s.signedAt, e.At); err != nil {
+		return l.fail(e.Seq, "signedAt of "+string(m.Action), "within the window of the event's instant", err)
 	}
-	m.Origin, m.KeyID, m.SignedAt = l.origin, signer.id, d.SignedAt
-	if d.IdempotencyKey != nil {
-		m.IdempotencyKey = *d.IdempotencyKey
+	m.Origin, m.KeyID, m.SignedAt = l.origin, signer.id, s.signedAt
+	if s.idempotencyKey != nil {
+		m.IdempotencyKey = *s.idempotencyKey
 	}
-	sig, err := hex.DecodeString(d.Signature)
+	sig, err := hex.DecodeString(s.signature)
 	if err != nil || !m.Verify(signer.pub, sig) {
 		msg, _ := m.Bytes()
-		return l.fail(seq, "signature of "+string(m.Action), fmt.Sprintf("a signature by key %s of %q", signer.id, msg), d.Signature)
+		return l.fail(e.Seq, "signature of "+string(m.Action), fmt.Sprintf("a signature by key %s of %q", signer.id, msg), s.signature)
 	}
 	return nil
 }
 
-func (l *keyLog) added(seq, at int64, d keyEventData) *Failure {
-	k, f := l.newKey(seq, at, d.KeyID, d.PublicKey, false)
+func (l *keyLog) added(e tournament.KeyEvent, d tournament.KeyAddedData) *Failure {
+	k, f := l.newKey(e, d.KeyID, d.PublicKey, false)
 	if f != nil {
 		return f
 	}
 	m := tournament.ActionMessage{Payload: tournament.ActionPayload{PublicKey: d.PublicKey}}
+	s := keySignature{signedAt: d.SignedAt, signature: d.Signature, idempotencyKey: d.IdempotencyKey}
 	switch d.Via {
-	case string(tournament.ActionSignUp):
-		if seq != 1 || d.Name == nil {
-			return l.fail(seq, "key_added via sign_up", "the first key event, with the name signed", fmt.Sprintf("event %d", seq))
+	case tournament.ViaSignUp:
+		if e.Seq != 1 || d.IdempotencyKey != nil {
+			return l.fail(e.Seq, "key_added via sign_up", "the first key event, without an idempotency key", fmt.Sprintf("event %d", e.Seq))
 		}
-		m.Action, m.Payload.Name = tournament.ActionSignUp, *d.Name
-		d.IdempotencyKey = nil
-	case string(tournament.ActionAddKey):
+		m.Action, m.Payload.Name = tournament.ActionSignUp, d.Name
+	case tournament.ViaAddKey:
 		m.Action, m.Player = tournament.ActionAddKey, tournament.AccountID(l.res.Account)
 	default:
-		return l.fail(seq, "key_added via", "sign_up or add_key", d.Via)
+		return l.fail(e.Seq, "key_added via", "sign_up or add_key", d.Via)
 	}
 	// A key is added by a key the account has, or, for its first key, by itself (proof of
 	// possession): after that only a recovery adds a key without one.
@@ -315,9 +282,9 @@ func (l *keyLog) added(seq, at int64, d keyEventData) *Failure {
 	case len(l.order) == 0 && d.Signer == d.KeyID:
 		signer = k
 	case signer == nil || signer.retiredSeq != 0:
-		return l.fail(seq, "signer of key "+d.KeyID, "an active key of the account", d.Signer)
+		return l.fail(e.Seq, "signer of key "+d.KeyID, "an active key of the account", d.Signer)
 	}
-	if f := l.signed(seq, at, signer, m, d); f != nil {
+	if f := l.signed(e, signer, m, s); f != nil {
 		return f
 	}
 	l.keys[k.id] = k
@@ -325,25 +292,25 @@ func (l *keyLog) added(seq, at int64, d keyEventData) *Failure {
 	return nil
 }
 
-func (l *keyLog) retired(seq, at int64, d keyEventData) *Failure {
+func (l *keyLog) retired(e tournament.KeyEvent, d tournament.KeyRetiredData) *Failure {
 	k, signer := l.keys[d.KeyID], l.keys[d.Signer]
 	switch {
 	case k == nil || k.retiredSeq != 0:
-		return l.fail(seq, "key_retired "+d.KeyID, "an active key of the account", "none")
+		return l.fail(e.Seq, "key_retired "+d.KeyID, "an active key of the account", "none")
 	case signer == nil || signer.retiredSeq != 0:
-		return l.fail(seq, "signer of the retirement of "+d.KeyID, "an active key of the account", d.Signer)
+		return l.fail(e.Seq, "signer of the retirement of "+d.KeyID, "an active key of the account", d.Signer)
 	}
 	m := tournament.ActionMessage{Action: tournament.ActionRetireKey, Player: tournament.AccountID(l.res.Account),
 		Payload: tournament.ActionPayload{KeyID: d.KeyID}}
-	if f := l.signed(seq, at, signer, m, d); f != nil {
+	if f := l.signed(e, signer, m, keySignature{signedAt: d.SignedAt, signature: d.Signature, idempotencyKey: d.IdempotencyKey}); f != nil {
 		return f
 	}
-	k.retiredSeq, k.retiredAt = seq, at
+	k.retiredSeq, k.retiredAt = e.Seq, e.At
 	return nil
 }
 
 // recovered applies a recovery: every active key retired, the operator's key added.
-func (l *keyLog) recovered(e servedKeyEvent, at int64, d keyEventData) *Failure {
+func (l *keyLog) recovered(e tournament.KeyEvent, d tournament.KeysRecoveredData) *Failure {
 	var active []string
 	for _, k := range l.active() {
 		active = append(active, k.id)
@@ -354,16 +321,17 @@ func (l *keyLog) recovered(e servedKeyEvent, at int64, d keyEventData) *Failure 
 	if !slices.Equal(active, retired) {
 		return l.fail(e.Seq, "keys retired by the recovery", fmt.Sprint(active), fmt.Sprint(retired))
 	}
-	k, f := l.newKey(e.Seq, at, d.KeyID, d.PublicKey, true)
+	k, f := l.newKey(e, d.KeyID, d.PublicKey, true)
 	if f != nil {
 		return f
 	}
 	for _, old := range l.active() {
-		old.retiredSeq, old.retiredAt = e.Seq, at
+		old.retiredSeq, old.retiredAt = e.Seq, e.At
 	}
 	l.keys[k.id] = k
 	l.order = append(l.order, k)
-	l.res.Recoveries = append(l.res.Recoveries, Recovery{Seq: e.Seq, At: e.At, KeyID: d.KeyID, Retired: d.Retired, Admin: d.Admin, Reason: d.Reason})
+	l.res.Recoveries = append(l.res.Recoveries, Recovery{Seq: e.Seq, At: tournament.FormatTime(e.At), KeyID: d.KeyID, Retired: d.Retired,
+		Admin: string(d.Admin), Reason: d.Reason})
 	return nil
 }
 
@@ -371,23 +339,24 @@ func (l *keyLog) recovered(e servedKeyEvent, at int64, d keyEventData) *Failure 
 // no key event added is one the operator put there behind the log's back; a key of the log
 // that is not listed is hidden. Keys the log has not reached yet (changed while it was read)
 // are left out.
-func (l *keyLog) compare(served []servedKey) *Failure {
+func (l *keyLog) compare(served []apiclient.AccountKey) *Failure {
 	listed := map[string]bool{}
 	for _, s := range served {
 		if s.AddedSeq > l.seq {
 			continue
 		}
-		listed[s.KeyID] = true
-		k := l.keys[s.KeyID]
+		listed[s.KeyId] = true
+		k := l.keys[s.KeyId]
 		if k == nil || k.addedSeq != s.AddedSeq || hex.EncodeToString(k.pub) != s.PublicKey {
-			return l.fail(s.AddedSeq, "key "+s.KeyID, "a key the key log added", fmt.Sprintf("key %s (public key %s) listed, added at key event %d", s.KeyID, s.PublicKey, s.AddedSeq))
+			return l.fail(s.AddedSeq, "key "+s.KeyId, "a key the key log added",
+				fmt.Sprintf("key %s (public key %s) listed, added at key event %d", s.KeyId, s.PublicKey, s.AddedSeq))
 		}
 		retired := int64(0)
 		if s.RetiredSeq != nil && *s.RetiredSeq <= l.seq {
 			retired = *s.RetiredSeq
 		}
 		if k.retiredSeq != retired || k.recovery != s.Recovery {
-			return l.fail(s.AddedSeq, "key "+s.KeyID, fmt.Sprintf("retired at key event %d, recovery %t", k.retiredSeq, k.recovery),
+			return l.fail(s.AddedSeq, "key "+s.KeyId, fmt.Sprintf("retired at key event %d, recovery %t", k.retiredSeq, k.recovery),
 				fmt.Sprintf("retired at key event %d, recovery %t", retired, s.Recovery))
 		}
 	}
@@ -397,22 +366,6 @@ func (l *keyLog) compare(served []servedKey) *Failure {
 		}
 	}
 	return nil
-}
-
-// keyEventHash is a key event's chain hash: blake2b-256(prevHash || RFC 8785 of {accountId,
-// at, data, seq, type}).
-func keyEventHash(prev [32]byte, e servedKeyEvent) ([32]byte, error) {
-	canonical, err := tournament.Canonical(struct {
-		AccountID string          `json:"accountId"`
-		At        string          `json:"at"`
-		Data      json.RawMessage `json:"data"`
-		Seq       int64           `json:"seq"`
-		Type      string          `json:"type"`
-	}{e.AccountID, e.At, e.Data, e.Seq, e.Type})
-	if err != nil {
-		return [32]byte{}, err
-	}
-	return blake2b.Sum256(append(prev[:], canonical...)), nil
 }
 
 // signedAction is a player's action as a lobby's log shows it.

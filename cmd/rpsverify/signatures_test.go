@@ -10,7 +10,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/commitreveal/rps/internal/apiclient"
 	"github.com/commitreveal/rps/tournament"
 )
 
@@ -115,69 +117,62 @@ const (
 	testStart   = int64(1_795_000_000_000)
 )
 
-// keyLogBuilder writes a key log as a server would, signing with the keys given.
+// keyLogBuilder writes a key log as the server does (tournament.SealKeyEvent), signing with the
+// keys given, and serves it as GET /v1/accounts/{id}/keys does.
 type keyLogBuilder struct {
 	t      *testing.T
-	events []servedKeyEvent
-	prev   [32]byte
+	events []apiclient.KeyEvent
+	prev   tournament.KeyEvent
 }
 
 func pubHex(k ed25519.PrivateKey) string { return hex.EncodeToString(k.Public().(ed25519.PublicKey)) }
 func idOf(k ed25519.PrivateKey) string   { return tournament.KeyID(k.Public().(ed25519.PublicKey)) }
 
-// at is the instant of the nth key event: a minute apart.
+// keyEventAt is the instant of the nth key event: a minute apart.
 func keyEventAt(seq int) int64 { return testStart + int64(seq)*60_000 }
 
-func (b *keyLogBuilder) append(typ string, data any) {
+func (b *keyLogBuilder) append(d tournament.KeyEventData) {
 	b.t.Helper()
-	raw, err := tournament.Canonical(data)
+	e, err := tournament.SealKeyEvent(b.prev, testAccount, keyEventAt(len(b.events)+1), d)
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	seq := int64(len(b.events) + 1)
-	e := servedKeyEvent{Seq: seq, Type: typ, AccountID: testAccount, At: tournament.FormatTime(keyEventAt(int(seq))), Data: raw,
-		PrevHash: hex.EncodeToString(b.prev[:])}
-	if b.prev, err = keyEventHash(b.prev, e); err != nil {
-		b.t.Fatal(err)
-	}
-	e.Hash = hex.EncodeToString(b.prev[:])
-	b.events = append(b.events, e)
+	b.prev = e
+	b.events = append(b.events, apiclient.KeyEvent{Seq: e.Seq, Type: string(e.Type), AccountId: uuidOf(testAccount), At: time.UnixMilli(e.At).UTC(),
+		Data: e.Data, PrevHash: hex.EncodeToString(e.PrevHash[:]), Hash: hex.EncodeToString(e.Hash[:])})
 }
 
-// signKeyChange signs a key change with signer, made a second before its event.
-func (b *keyLogBuilder) signKeyChange(signer ed25519.PrivateKey, m tournament.ActionMessage) keyEventData {
+// signKeyChange signs a key change with signer, a second before its event.
+func (b *keyLogBuilder) signKeyChange(signer ed25519.PrivateKey, m tournament.ActionMessage) tournament.KeySignature {
 	b.t.Helper()
 	m.Origin, m.KeyID, m.SignedAt = logOrigin, idOf(signer), keyEventAt(len(b.events)+1)-1000
 	sig, err := m.Sign(signer)
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	d := keyEventData{Signer: m.KeyID, SignedAt: m.SignedAt, Signature: hex.EncodeToString(sig)}
-	if m.IdempotencyKey != "" {
-		d.IdempotencyKey = &m.IdempotencyKey
-	}
-	return d
+	return tournament.KeySignature{KeyID: m.KeyID, SignedAt: m.SignedAt, Signature: sig, IdempotencyKey: m.IdempotencyKey}
 }
 
 func (b *keyLogBuilder) signUp(k ed25519.PrivateKey, name string) {
-	d := b.signKeyChange(k, tournament.ActionMessage{Action: tournament.ActionSignUp,
+	sig := b.signKeyChange(k, tournament.ActionMessage{Action: tournament.ActionSignUp,
 		Payload: tournament.ActionPayload{Name: name, PublicKey: pubHex(k)}})
-	d.KeyID, d.PublicKey, d.Via, d.Name = idOf(k), pubHex(k), "sign_up", &name
-	b.append(keyAdded, keyAddedJSON(d))
+	b.append(tournament.NewKeyAdded(k.Public().(ed25519.PublicKey), tournament.ViaSignUp, name, sig))
 }
 
-func (b *keyLogBuilder) addKey(signer, k ed25519.PrivateKey, idem string) {
-	d := b.signKeyChange(signer, tournament.ActionMessage{Action: tournament.ActionAddKey, Player: testAccount, IdempotencyKey: idem,
+// addKey adds k signed by signer (the data naming added, k unless given).
+func (b *keyLogBuilder) addKey(signer, k ed25519.PrivateKey, idem string, added ...ed25519.PrivateKey) {
+	sig := b.signKeyChange(signer, tournament.ActionMessage{Action: tournament.ActionAddKey, Player: testAccount, IdempotencyKey: idem,
 		Payload: tournament.ActionPayload{PublicKey: pubHex(k)}})
-	d.KeyID, d.PublicKey, d.Via = idOf(k), pubHex(k), "add_key"
-	b.append(keyAdded, keyAddedJSON(d))
+	if len(added) > 0 {
+		k = added[0]
+	}
+	b.append(tournament.NewKeyAdded(k.Public().(ed25519.PublicKey), tournament.ViaAddKey, "", sig))
 }
 
 func (b *keyLogBuilder) retire(signer, k ed25519.PrivateKey, idem string) {
-	d := b.signKeyChange(signer, tournament.ActionMessage{Action: tournament.ActionRetireKey, Player: testAccount, IdempotencyKey: idem,
+	sig := b.signKeyChange(signer, tournament.ActionMessage{Action: tournament.ActionRetireKey, Player: testAccount, IdempotencyKey: idem,
 		Payload: tournament.ActionPayload{KeyID: idOf(k)}})
-	b.append(keyRetired, map[string]any{"keyId": idOf(k), "signer": d.Signer, "signedAt": d.SignedAt, "signature": d.Signature,
-		"idempotencyKey": d.IdempotencyKey})
+	b.append(tournament.NewKeyRetired(idOf(k), sig))
 }
 
 func (b *keyLogBuilder) recover(k ed25519.PrivateKey, retired ...ed25519.PrivateKey) {
@@ -185,18 +180,8 @@ func (b *keyLogBuilder) recover(k ed25519.PrivateKey, retired ...ed25519.Private
 	for _, r := range retired {
 		ids = append(ids, idOf(r))
 	}
-	b.append(keysRecovered, map[string]any{"keyId": idOf(k), "publicKey": pubHex(k), "retired": ids, "admin": "00000000-0000-4000-8000-000000000001",
-		"reason": "lost phone"})
-}
-
-// keyAddedJSON is key_added's data as spec-31 lists it.
-func keyAddedJSON(d keyEventData) map[string]any {
-	m := map[string]any{"keyId": d.KeyID, "publicKey": d.PublicKey, "via": d.Via, "signer": d.Signer, "signedAt": d.SignedAt,
-		"signature": d.Signature, "idempotencyKey": d.IdempotencyKey}
-	if d.Name != nil {
-		m["name"] = *d.Name
-	}
-	return m
+	b.append(&tournament.KeysRecoveredData{KeyID: idOf(k), PublicKey: pubHex(k), Retired: ids, Admin: "00000000-0000-4000-8000-000000000001",
+		Reason: "lost phone"})
 }
 
 // listing is a key as the server lists it (retired 0: active).
@@ -207,10 +192,10 @@ type listing struct {
 }
 
 // listed is the server's list of keys.
-func listed(ls ...listing) []servedKey {
-	var out []servedKey
+func listed(ls ...listing) []apiclient.AccountKey {
+	var out []apiclient.AccountKey
 	for _, l := range ls {
-		s := servedKey{KeyID: idOf(l.key), PublicKey: pubHex(l.key), AddedSeq: l.added, Recovery: l.recovery}
+		s := apiclient.AccountKey{KeyId: idOf(l.key), PublicKey: pubHex(l.key), AddedSeq: l.added, Recovery: l.recovery}
 		if l.retired != 0 {
 			s.RetiredSeq = &l.retired
 		}
@@ -255,52 +240,47 @@ func TestKeyLogFailures(t *testing.T) {
 	a, b2, stranger := testKey(0), testKey(1), testKey(3)
 	cases := []struct {
 		name  string
-		build func(b *keyLogBuilder) []servedKey
+		build func(b *keyLogBuilder) []apiclient.AccountKey
 		seq   int64
 		item  string
 	}{
-		{"a key added by a stranger's key", func(b *keyLogBuilder) []servedKey {
+		{"a key added by a stranger's key", func(b *keyLogBuilder) []apiclient.AccountKey {
 			b.signUp(a, "a")
 			b.addKey(stranger, b2, "add-1")
 			return nil
 		}, 2, "signer of key " + idOf(b2)},
-		{"a key added with another key's signature", func(b *keyLogBuilder) []servedKey {
+		{"a key added with another key's signature", func(b *keyLogBuilder) []apiclient.AccountKey {
 			b.signUp(a, "a")
-			b.addKey(a, b2, "add-1")
-			var d map[string]any
-			_ = json.Unmarshal(b.events[1].Data, &d)
-			d["publicKey"], d["keyId"] = pubHex(stranger), idOf(stranger)
-			b.events, b.prev = b.events[:1], mustHash(t, b.events[0].Hash)
-			b.append(keyAdded, d)
+			b.addKey(a, b2, "add-1", stranger)
 			return nil
 		}, 2, "signature of add_key"},
-		{"a key added by a retired key", func(b *keyLogBuilder) []servedKey {
+		{"a key added by a retired key", func(b *keyLogBuilder) []apiclient.AccountKey {
 			b.signUp(a, "a")
 			b.addKey(a, b2, "add-1")
 			b.retire(b2, a, "retire-1")
 			b.addKey(a, stranger, "add-2")
 			return nil
 		}, 4, "signer of key " + idOf(stranger)},
-		{"a first key signed by another", func(b *keyLogBuilder) []servedKey {
+		{"a first key signed by another", func(b *keyLogBuilder) []apiclient.AccountKey {
 			b.addKey(stranger, a, "add-1")
 			return nil
 		}, 1, "signer of key " + idOf(a)},
-		{"a recovery that keeps a key", func(b *keyLogBuilder) []servedKey {
+		{"a recovery that keeps a key", func(b *keyLogBuilder) []apiclient.AccountKey {
 			b.signUp(a, "a")
 			b.addKey(a, b2, "add-1")
 			b.recover(stranger, a)
 			return nil
 		}, 3, "keys retired by the recovery"},
-		{"an event's data edited", func(b *keyLogBuilder) []servedKey {
+		{"an event's data edited", func(b *keyLogBuilder) []apiclient.AccountKey {
 			b.signUp(a, "a")
 			b.events[0].Data = json.RawMessage(strings.Replace(string(b.events[0].Data), `"name":"a"`, `"name":"b"`, 1))
 			return nil
 		}, 1, "key event hash"},
-		{"a key listed that no key event added", func(b *keyLogBuilder) []servedKey {
+		{"a key listed that no key event added", func(b *keyLogBuilder) []apiclient.AccountKey {
 			b.signUp(a, "a")
 			return listed(listing{key: a, added: 1}, listing{key: stranger, added: 1})
 		}, 1, "key " + idOf(stranger)},
-		{"a key of the log not listed", func(b *keyLogBuilder) []servedKey {
+		{"a key of the log not listed", func(b *keyLogBuilder) []apiclient.AccountKey {
 			b.signUp(a, "a")
 			b.addKey(a, b2, "add-1")
 			return listed(listing{key: a, added: 1})
@@ -318,14 +298,6 @@ func TestKeyLogFailures(t *testing.T) {
 			t.Log(f)
 		})
 	}
-}
-
-func mustHash(t *testing.T, s string) [32]byte {
-	raw, err := hex.DecodeString(s)
-	if err != nil || len(raw) != 32 {
-		t.Fatalf("hash %q", s)
-	}
-	return [32]byte(raw)
 }
 
 // signAction signs an action as the player's device does, a second before its event.
