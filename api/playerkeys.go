@@ -35,11 +35,13 @@ var errKeySignatureRequired = newProblem(http.StatusUnauthorized, ProblemCodeSig
 	"a key change is signed by a key the account holds (an account's first key by itself): send Rps-Key-Id, Rps-Signed-At and Rps-Signature (see SignedAction)")
 
 // keySignature verifies the signature of a key change: m is its message without the signature's
-// own fields (origin, key, instant). The key that signed is newKey itself when the request names
-// it (a sign-up, or an account's first key, which the store checks is the first), else a key of
-// account. Whether that key may sign (it is active, or the account has none yet) and whether the
-// signature is fresh are the store's to check, at the change's instant under the account's lock.
-func (h *handlers) keySignature(ctx context.Context, account tournament.AccountID, headers signatureHeaders,
+// own fields (origin, key, instant). An unsigned change is refused; a signed one other than a
+// sign-up needs an Idempotency-Key (idem), which its message binds, so that it cannot be replayed
+// under another. The key that signed is newKey itself when the request names it (a sign-up, or an
+// account's first key, which the store checks is the first), else a key of account. Whether that
+// key may sign (it is active, or the account has none yet) and whether the signature is fresh are
+// the store's to check, at the change's instant under the account's lock.
+func (h *handlers) keySignature(ctx context.Context, account tournament.AccountID, headers signatureHeaders, idem *string,
 	m tournament.ActionMessage, newKey ed25519.PublicKey) (tournament.KeySignature, error) {
 	sig, err := headers.parse()
 	switch {
@@ -47,6 +49,11 @@ func (h *handlers) keySignature(ctx context.Context, account tournament.AccountI
 		return tournament.KeySignature{}, err
 	case sig == nil:
 		return tournament.KeySignature{}, errKeySignatureRequired
+	case m.Action != tournament.ActionSignUp && idem == nil:
+		return tournament.KeySignature{}, validationProblem("Idempotency-Key",
+			"a key change needs an Idempotency-Key: the signature binds it, so that the change cannot be replayed under another")
+	case idem != nil:
+		m.IdempotencyKey = *idem
 	}
 	key := newKey
 	if newKey == nil || sig.keyID != tournament.KeyID(newKey) {
@@ -70,17 +77,11 @@ func (h *handlers) keySignature(ctx context.Context, account tournament.AccountI
 	return tournament.KeySignature{KeyID: sig.keyID, SignedAt: sig.signedAt, Signature: sig.signature, IdempotencyKey: m.IdempotencyKey}, nil
 }
 
-// signedKeyChange verifies the signature of a player's key change (see keySignature), whose
-// message binds the request's Idempotency-Key: a key change without one is refused, so that it
-// cannot be replayed under another. It returns the signature and the key scoped to the request.
+// signedKeyChange verifies the signature of a player's key change (keySignature) and returns it
+// with the request's idempotency key scoped to the request.
 func (h *handlers) signedKeyChange(ctx context.Context, who tournament.Account, idem *string, body any, headers signatureHeaders,
 	m tournament.ActionMessage, newKey ed25519.PublicKey) (tournament.KeySignature, *store.IdempotencyKey, error) {
-	if idem == nil {
-		return tournament.KeySignature{}, nil, validationProblem("Idempotency-Key",
-			"a key change needs an Idempotency-Key: the signature binds it, so that the change cannot be replayed under another")
-	}
-	m.IdempotencyKey = *idem
-	sig, err := h.keySignature(ctx, who.ID, headers, m, newKey)
+	sig, err := h.keySignature(ctx, who.ID, headers, idem, m, newKey)
 	if err != nil {
 		return sig, nil, err
 	}
@@ -95,7 +96,7 @@ func (h *handlers) signUpWithKey(ctx context.Context, req CreateAccountRequestOb
 		return nil, err
 	}
 	headers := signatureHeaders{KeyID: req.Params.RpsKeyId, SignedAt: req.Params.RpsSignedAt, Signature: req.Params.RpsSignature}
-	sig, err := h.keySignature(ctx, "", headers, tournament.ActionMessage{Action: tournament.ActionSignUp,
+	sig, err := h.keySignature(ctx, "", headers, nil, tournament.ActionMessage{Action: tournament.ActionSignUp,
 		Payload: tournament.ActionPayload{Name: req.Body.Name, PublicKey: *req.Body.PublicKey}}, pub)
 	if err != nil {
 		return nil, err
