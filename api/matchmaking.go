@@ -33,6 +33,16 @@ func (h *handlers) QuickJoin(ctx context.Context, req QuickJoinRequestObject) (Q
 			return nil, validationProblem("ruleset", "unknown ruleset")
 		}
 	}
+	m := tournament.ActionMessage{Action: tournament.ActionQuickJoin,
+		Payload: tournament.ActionPayload{BetSize: req.Body.BetSize, Ruleset: ruleset}}
+	if k := req.Params.IdempotencyKey; k != nil {
+		m.IdempotencyKey = *k
+	}
+	p := req.Params
+	signed, err := h.signedAction(ctx, who, signatureHeaders{p.RpsKeyId, p.RpsSignedAt, p.RpsSignature, nil, nil}, m)
+	if err != nil {
+		return nil, err
+	}
 	candidates, err := h.s.store.MatchCandidates(ctx, who.ID, req.Body.BetSize, ruleset, matchAttempts)
 	if err != nil {
 		return nil, err
@@ -44,7 +54,8 @@ func (h *handlers) QuickJoin(ctx context.Context, req QuickJoinRequestObject) (Q
 		return nil, err
 	}
 	for _, id := range candidates {
-		answer, err := h.s.store.Act(ctx, store.Action{Actor: actorOf(who), Key: key, Request: requestRef(ctx), Op: tournament.Join{LobbyID: id}})
+		answer, err := h.s.store.Act(ctx, store.Action{Actor: actorOf(who), Key: key, Request: requestRef(ctx),
+			Op: tournament.Join{LobbyID: id, Signed: signed}, SignerKey: signed.KeyIDOrNone()})
 		if r := answer.Result.Refusal; err == nil && r != nil && r.Tentative() {
 			continue // the game filled, started or took the caller in since it was chosen
 		}

@@ -32,6 +32,8 @@ type action struct {
 	// key, and recorded in the audit log.
 	body any
 	op   tournament.Operation
+	// signed is the player's signature of the action (nil: none).
+	signed *tournament.Signed
 	// status is the success status, and view renders the success body from the result.
 	status int
 	view   func(tournament.Result) any
@@ -50,7 +52,7 @@ func (h *handlers) act(ctx context.Context, a action) (rawResponse, error) {
 		return rawResponse{}, err
 	}
 	answer, err := h.s.store.Act(ctx, store.Action{
-		Actor: actorOf(a.caller), Key: key, Request: requestRef(ctx), Op: a.op, Audit: audit,
+		Actor: actorOf(a.caller), Key: key, Request: requestRef(ctx), Op: a.op, Audit: audit, SignerKey: a.signed.KeyIDOrNone(),
 	})
 	return h.respond(a, answer, err)
 }

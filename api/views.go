@@ -241,11 +241,22 @@ func roundMoveView(g tournament.Game, round int, p store.RoundPlayer) RoundMove 
 	}
 	hex := m.Commitment.String()
 	out.Commitment = &hex
+	out.CommitSignature = signatureView(m.CommitSignature)
 	if m.Revealed {
 		reveal, move := m.Reveal, int32(m.Move)
 		out.Reveal, out.Move = &reveal, &move
+		out.RevealSignature = signatureView(m.RevealSignature)
 	}
 	return out
+}
+
+// signatureView shows a player's signature in hex (nil: unsigned).
+func signatureView(sig []byte) *string {
+	if sig == nil {
+		return nil
+	}
+	s := hex.EncodeToString(sig)
+	return &s
 }
 
 func rulesetView(rs *engine.Ruleset) Ruleset {

@@ -24,6 +24,9 @@ type Action struct {
 	Op      tournament.Operation
 	// Audit, when set, is the entry of the admins' audit log written with the operation.
 	Audit *Audit
+	// SignerKey is the id of the player's key that signed the operation ("": unsigned), read
+	// with the batch so that the operation knows whether it is still active (tournament.Tx.Keys).
+	SignerKey string
 }
 
 // RequestRef identifies a request in its answer: its id and its path.
@@ -95,7 +98,7 @@ func (a *Audit) detail(r tournament.Result) ([]byte, error) {
 // either way it is replayed. A key used with another request is ErrIdempotencyConflict. An error
 // stores nothing, so the request can be retried.
 func (s *Store) Act(ctx context.Context, a Action) (Answer, error) {
-	c := &call{ctx: ctx, lobby: a.Op.Lobby(), actor: a.Actor, key: a.Key, request: a.Request, audit: a.Audit,
+	c := &call{ctx: ctx, lobby: a.Op.Lobby(), actor: a.Actor, key: a.Key, request: a.Request, audit: a.Audit, signer: a.SignerKey,
 		apply: func(t *pgTx, now int64) (tournament.Result, error) {
 			return a.Op.Apply(ctx, s.service, t, now, a.Actor)
 		}}

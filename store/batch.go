@@ -38,6 +38,8 @@ type call struct {
 	key     *IdempotencyKey
 	request RequestRef
 	audit   *Audit
+	// signer is the key that signed the action ("": none; see Action.SignerKey).
+	signer string
 	// apply runs the action's operation; it is the store's own code (Act's runs the operation).
 	apply func(t *pgTx, now int64) (tournament.Result, error)
 
@@ -286,7 +288,7 @@ func (t *pgTx) applyCalls(ctx context.Context, calls []*call) error {
 	games := queueGamesOf(&b, lobbies)
 	keys := make([]callKey, len(calls))
 	for i, c := range calls {
-		keys[i] = callKey{actor: c.actor.ID, key: c.key}
+		keys[i] = callKey{actor: c.actor.ID, key: c.key, signer: c.signer}
 		if validID(string(c.lobby)) {
 			keys[i].lobby = c.lobby
 		}
@@ -308,7 +310,7 @@ func (t *pgTx) applyCalls(ctx context.Context, calls []*call) error {
 		}
 	}
 	for i, c := range calls {
-		begins[i].hold(t, c.actor.ID, games[keys[i].lobby])
+		begins[i].hold(t, c.actor.ID, c.signer, games[keys[i].lobby])
 	}
 	// stored holds the calls of this batch whose result is stored under their key, for a
 	// duplicate later in the batch to replay.

@@ -32,6 +32,8 @@ type callRead struct {
 	move      moveRow
 	// leaves counts the actor's leaves of the lobby's current game.
 	leaves int
+	// keys is the state of the actor's keys, the signer's included.
+	keys tournament.KeyState
 }
 
 // callKey is a call's actor, key and lobby, as queueCallReads reads them.
@@ -40,6 +42,8 @@ type callKey struct {
 	key   *IdempotencyKey
 	// lobby is the lobby the call acts on ("": none), locked by its batch before this read.
 	lobby tournament.LobbyID
+	// signer is the key that signed the call ("": none).
+	signer string
 }
 
 // queueCallReads queues the statement that begins calls: one row each, in order, with the
@@ -55,10 +59,10 @@ type callKey struct {
 func queueCallReads(b *pgx.Batch, calls []callKey, now *int64) []*callRead {
 	n := len(calls)
 	actors, keyAccounts, methods, routes, names, ords := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]int32, n)
-	lobbies := make([]string, n)
+	lobbies, signers := make([]string, n), make([]string, n)
 	for i, c := range calls {
 		ords[i] = int32(i)
-		lobbies[i] = string(c.lobby)
+		lobbies[i], signers[i] = string(c.lobby), c.signer
 		if validID(string(c.actor)) {
 			actors[i] = string(c.actor)
 		}
@@ -74,7 +78,7 @@ func queueCallReads(b *pgx.Batch, calls []callKey, now *int64) []*callRead {
 	var a sqlArgs
 	nowArg, ttlArg := a.arg(now), a.arg(IdempotencyTTL.Milliseconds())
 	from := a.rows("c", n, col("actor", "text", actors), col("key_account", "text", keyAccounts), col("method", "text", methods),
-		col("route", "text", routes), col("key", "text", names), col("lobby", "text", lobbies), col("ord", "int", ords))
+		col("route", "text", routes), col("key", "text", names), col("lobby", "text", lobbies), col("signer", "text", signers), col("ord", "int", ords))
 	queue(b, `SELECT `+clockSQL+`, `+newestBeatSQL+`,
 			k.request_hash, k.status, k.response, k.result_version,
 			coalesce(k.created_at < coalesce(`+nowArg+`::bigint, `+clockSQL+`) - `+ttlArg+`::bigint, false),
@@ -84,7 +88,9 @@ func queueCallReads(b *pgx.Batch, calls []callKey, now *int64) []*callRead {
 			coalesce(p.eliminated_round, 0),
 			`+moveFields+`,
 			coalesce((SELECT gl.leaves FROM game_leaves gl
-				WHERE gl.game_id = (SELECT game_id FROM lobbies WHERE id = nullif(c.lobby, '')::uuid) AND gl.account_id = a.id), 0)
+				WHERE gl.game_id = (SELECT game_id FROM lobbies WHERE id = nullif(c.lobby, '')::uuid) AND gl.account_id = a.id), 0),
+			coalesce(a.active_keys, 0), coalesce(a.key_seq, 0) > 0,
+			coalesce((SELECT k.retired_seq IS NULL FROM account_keys k WHERE k.key_id = c.signer AND k.account_id = a.id), false)
 		FROM `+from+`
 		-- Every row looked up by its key in a lateral subquery, never joined: the committer plans
 		-- this statement once, generically, guessing 100 calls, and a join planned for 100 read
@@ -108,7 +114,7 @@ func queueCallReads(b *pgx.Batch, calls []callKey, now *int64) []*callRead {
 				dest := append([]any{&r.now, &r.newestBeat, &r.hash, &r.status, &r.stored, &r.version, &r.expired,
 					&r.found, &a.ID, &a.Name, &a.Role, &a.Balance, &a.CreatedAt, &a.DisabledAt,
 					&r.hasPlayer, &p.Order, &p.RegisteredAt, &p.Active, &p.EliminatedRound}, r.move.dest()...)
-				dest = append(dest, &r.leaves)
+				dest = append(dest, &r.leaves, &r.keys.Active, &r.keys.Ever, &r.keys.SignerActive)
 				if err := rows.Scan(dest...); err != nil {
 					return err
 				}
@@ -146,9 +152,10 @@ func (r *callRead) replay(key *IdempotencyKey) (Answer, bool, error) {
 // held by the transaction, so that the actions read none of them again. The account is not
 // locked: a bet that another transaction's spending made too large fails the balance's check
 // when it is written, and the batch runs again (see checkHeldWrite).
-func (r *callRead) hold(t *pgTx, actor tournament.AccountID, g tournament.Game) {
+func (r *callRead) hold(t *pgTx, actor tournament.AccountID, signer string, g tournament.Game) {
 	if r.found {
 		t.accounts[r.account.ID] = r.account
+		t.keys[signerKey{actor, signer}] = r.keys
 	}
 	if g.ID == "" || !validID(string(actor)) {
 		return

@@ -36,6 +36,8 @@ type pgTx struct {
 	leaves map[playerKey]int
 	// accounts are the accounts this transaction has locked, as they are now.
 	accounts map[tournament.AccountID]tournament.Account
+	// keys are the actors' key states as their batch read them, by account and signing key.
+	keys map[signerKey]tournament.KeyState
 	// ended are the games this transaction ended, to settle once it has committed.
 	ended []tournament.GameID
 	// held are the rows written and not yet sent (see writeHeld).
@@ -86,6 +88,7 @@ func (s *Store) newTx(c *txConn) *pgTx {
 		moves:     make(map[moveKey]tournament.RoundMove),
 		leaves:    make(map[playerKey]int),
 		accounts:  make(map[tournament.AccountID]tournament.Account),
+		keys:      make(map[signerKey]tournament.KeyState),
 	}
 }
 
@@ -413,7 +416,8 @@ func (t *pgTx) CountLeave(ctx context.Context, game tournament.GameID, account t
 // moveFields are the columns of a round_moves row aliased rm that moveRow receives, after its
 // key. NULLs (an unrevealed move, or no row at all through a LEFT JOIN) read as zero values.
 const moveFields = `rm.account_id IS NOT NULL, rm.commitment, coalesce(rm.committed_at, 0),
-	coalesce(rm.revealed, false), coalesce(rm.reveal, ''), coalesce(rm.move, 0), coalesce(rm.revealed_at, 0)`
+	coalesce(rm.revealed, false), coalesce(rm.reveal, ''), coalesce(rm.move, 0), coalesce(rm.revealed_at, 0),
+	rm.commit_signature, rm.reveal_signature`
 
 // moveColumns read a whole round_moves row aliased rm, key first.
 const moveColumns = `rm.game_id::text, rm.round, rm.account_id::text, ` + moveFields
@@ -427,7 +431,8 @@ type moveRow struct {
 }
 
 func (r *moveRow) dest() []any {
-	return []any{&r.found, &r.commitment, &r.m.CommittedAt, &r.m.Revealed, &r.reveal, &r.m.Move, &r.m.RevealedAt}
+	return []any{&r.found, &r.commitment, &r.m.CommittedAt, &r.m.Revealed, &r.reveal, &r.m.Move, &r.m.RevealedAt,
+		&r.m.CommitSignature, &r.m.RevealSignature}
 }
 
 func (r *moveRow) move() (tournament.RoundMove, bool) {

@@ -176,22 +176,27 @@ func (t *pgTx) writeActionRows() error {
 	t.lobbyRows(&b)
 	n := len(w.moves)
 	game, round, account, commitment, at := make([]string, n), make([]int32, n), make([]string, n), make([][]byte, n), make([]int64, n)
+	signature := make([][]byte, n)
 	for i, m := range w.moves {
 		game[i], round[i], account[i], commitment[i], at[i] = string(m.GameID), int32(m.Round), string(m.AccountID), m.Commitment[:], m.CommittedAt
+		signature[i] = m.CommitSignature
 	}
-	b.cte("moves", `INSERT INTO round_moves (game_id, round, account_id, commitment, committed_at)
-		SELECT m.game, m.round, m.account, m.commitment, m.at
+	b.cte("moves", `INSERT INTO round_moves (game_id, round, account_id, commitment, committed_at, commit_signature)
+		SELECT m.game, m.round, m.account, m.commitment, m.at, m.signature
 		FROM `+b.arrays("m", col("game", "uuid", game), col("round", "int", round), col("account", "uuid", account),
-		col("commitment", "bytea", commitment), col("at", "bigint", at)))
+		col("commitment", "bytea", commitment), col("at", "bigint", at), col("signature", "bytea", signature)))
 	n = len(w.reveals)
 	game, round, account, reveal, move, at := make([]string, n), make([]int32, n), make([]string, n), make([][]byte, n), make([]int16, n), make([]int64, n)
+	signature = make([][]byte, n)
 	for i, m := range w.reveals {
 		game[i], round[i], account[i], reveal[i], move[i], at[i] = string(m.GameID), int32(m.Round), string(m.AccountID), []byte(m.Reveal), int16(m.Move), m.RevealedAt
+		signature[i] = m.RevealSignature
 	}
 	// Each row by its whole primary key (a round has up to 100,000).
-	b.cte("reveals", `UPDATE round_moves m SET revealed = true, reveal = u.reveal, move = u.move, revealed_at = u.at
+	b.cte("reveals", `UPDATE round_moves m SET revealed = true, reveal = u.reveal, move = u.move, revealed_at = u.at,
+			reveal_signature = u.signature
 		FROM `+b.arrays("u", col("game", "uuid", game), col("round", "int", round), col("account", "uuid", account),
-		col("reveal", "bytea", reveal), col("move", "smallint", move), col("at", "bigint", at))+`
+		col("reveal", "bytea", reveal), col("move", "smallint", move), col("at", "bigint", at), col("signature", "bytea", signature))+`
 		WHERE m.game_id = u.game AND m.round = u.round AND m.account_id = u.account`)
 	if err := t.eventRows(&b); err != nil {
 		return err

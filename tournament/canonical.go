@@ -133,6 +133,18 @@ func (o *canonicalObject) str(k, v string) *canonicalObject {
 	return o
 }
 
+// optAuth writes the auth member of an action's event, left out when the action was unsigned.
+func (o *canonicalObject) optAuth(a *ActionAuth) *canonicalObject {
+	if a == nil {
+		return o
+	}
+	o.key("auth")
+	var ok bool
+	o.b, ok = a.appendCanonical(o.b)
+	o.ok = o.ok && ok
+	return o
+}
+
 // optStr writes a string member that is left out when empty (omitempty).
 func (o *canonicalObject) optStr(k, v string) *canonicalObject {
 	if v == "" {
@@ -146,12 +158,12 @@ func (o *canonicalObject) end() ([]byte, bool) {
 }
 
 func (d *PlayerRegisteredData) appendCanonical(b []byte) ([]byte, bool) {
-	return newCanonicalObject(b).int("deadline", d.Deadline).int("order", int64(d.Order)).str("player", string(d.Player)).
+	return newCanonicalObject(b).optAuth(d.Auth).int("deadline", d.Deadline).int("order", int64(d.Order)).str("player", string(d.Player)).
 		int("players", int64(d.Players)).int("pot", d.Pot).end()
 }
 
 func (d *PlayerLeftData) appendCanonical(b []byte) ([]byte, bool) {
-	return newCanonicalObject(b).str("player", string(d.Player)).int("players", int64(d.Players)).int("pot", d.Pot).end()
+	return newCanonicalObject(b).optAuth(d.Auth).str("player", string(d.Player)).int("players", int64(d.Players)).int("pot", d.Pot).end()
 }
 
 func (d *RoundStartedData) appendCanonical(b []byte) ([]byte, bool) {
@@ -159,7 +171,7 @@ func (d *RoundStartedData) appendCanonical(b []byte) ([]byte, bool) {
 }
 
 func (d *MoveCommittedData) appendCanonical(b []byte) ([]byte, bool) {
-	return newCanonicalObject(b).int("committed", int64(d.Committed)).str("player", string(d.Player)).int("round", int64(d.Round)).end()
+	return newCanonicalObject(b).optAuth(d.Auth).int("committed", int64(d.Committed)).str("player", string(d.Player)).int("round", int64(d.Round)).end()
 }
 
 func (d *MovesClosedData) appendCanonical(b []byte) ([]byte, bool) {
@@ -168,7 +180,7 @@ func (d *MovesClosedData) appendCanonical(b []byte) ([]byte, bool) {
 }
 
 func (d *MoveRevealedData) appendCanonical(b []byte) ([]byte, bool) {
-	return newCanonicalObject(b).str("player", string(d.Player)).int("revealed", int64(d.Revealed)).int("round", int64(d.Round)).end()
+	return newCanonicalObject(b).optAuth(d.Auth).str("player", string(d.Player)).int("revealed", int64(d.Revealed)).int("round", int64(d.Round)).end()
 }
 
 func (d *StageExtendedData) appendCanonical(b []byte) ([]byte, bool) {

@@ -157,6 +157,10 @@ func TestEventDataIsCanonical(t *testing.T) {
 			&GameFinishedData{Winner: AccountID(s), Amount: n(), Round: i()},
 			&GameFinishedData{Winner: AccountID(s), Amount: n(), Round: i(), Salt: s},
 			&GameFinishedData{Winner: AccountID(s), Amount: maxExactInteger + int64(k) + 1},
+			&PlayerRegisteredData{Player: AccountID(s), Order: i(), Auth: &ActionAuth{Action: ActionQuickJoin, IdempotencyKey: s, KeyID: s, Ruleset: s, Signature: s, SignedAt: n()}},
+			&PlayerLeftData{Player: AccountID(s), Auth: &ActionAuth{Action: ActionLeave, IdempotencyKey: s, KeyID: s, Signature: s, SignedAt: n()}},
+			&MoveCommittedData{Player: AccountID(s), Round: i(), Auth: &ActionAuth{Action: ActionCommit, IdempotencyKey: s, KeyID: s, SealedSignature: s, SignedAt: n()}},
+			&MoveRevealedData{Player: AccountID(s), Round: i(), Auth: &ActionAuth{Action: ActionReveal, IdempotencyKey: s, KeyID: s, SealedSignature: s, SignedAt: n()}},
 		} {
 			want, err := Canonical(d)
 			if err != nil {

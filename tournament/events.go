@@ -68,18 +68,20 @@ type GameOpenedData struct {
 
 // PlayerRegisteredData is the data of player_registered.
 type PlayerRegisteredData struct {
-	Player   AccountID `json:"player"`
-	Order    int       `json:"order"`
-	Players  int       `json:"players"`
-	Pot      int64     `json:"pot"`
-	Deadline int64     `json:"deadline"`
+	Auth     *ActionAuth `json:"auth,omitempty"`
+	Player   AccountID   `json:"player"`
+	Order    int         `json:"order"`
+	Players  int         `json:"players"`
+	Pot      int64       `json:"pot"`
+	Deadline int64       `json:"deadline"`
 }
 
 // PlayerLeftData is the data of player_left.
 type PlayerLeftData struct {
-	Player  AccountID `json:"player"`
-	Players int       `json:"players"`
-	Pot     int64     `json:"pot"`
+	Auth    *ActionAuth `json:"auth,omitempty"`
+	Player  AccountID   `json:"player"`
+	Players int         `json:"players"`
+	Pot     int64       `json:"pot"`
 }
 
 // RoundStartedData is the data of round_started: a moves stage opens.
@@ -91,9 +93,10 @@ type RoundStartedData struct {
 
 // MoveCommittedData is the data of move_committed. It names who committed, never what.
 type MoveCommittedData struct {
-	Player    AccountID `json:"player"`
-	Round     int       `json:"round"`
-	Committed int       `json:"committed"`
+	Auth      *ActionAuth `json:"auth,omitempty"`
+	Player    AccountID   `json:"player"`
+	Round     int         `json:"round"`
+	Committed int         `json:"committed"`
 }
 
 // MovesClosedData is the data of moves_closed. The round's commitments stay sealed until the round
@@ -109,9 +112,10 @@ type MovesClosedData struct {
 
 // MoveRevealedData is the data of move_revealed. It names who revealed, never what.
 type MoveRevealedData struct {
-	Player   AccountID `json:"player"`
-	Round    int       `json:"round"`
-	Revealed int       `json:"revealed"`
+	Auth     *ActionAuth `json:"auth,omitempty"`
+	Player   AccountID   `json:"player"`
+	Round    int         `json:"round"`
+	Revealed int         `json:"revealed"`
 }
 
 // RoundResolvedData is the data of round_resolved: the round's commitments and reveals become

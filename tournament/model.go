@@ -183,6 +183,10 @@ type RoundMove struct {
 	Reveal      string
 	Move        engine.Move
 	RevealedAt  int64
+	// CommitSignature and RevealSignature are the player's signatures of the commit and the
+	// reveal (nil: unsigned), public with the round's moves.
+	CommitSignature []byte
+	RevealSignature []byte
 }
 
 // KeepKind says which of a round's active players an elimination keeps.

@@ -87,19 +87,26 @@ func (o *op) result(actor Actor, now int64) (Result, error) {
 	return r, nil
 }
 
-// Register joins the lobby's current game (see Service.Register).
-type Register struct{ LobbyID LobbyID }
+// Register joins the lobby's current game (see Service.Register). Signed is the player's
+// signature (nil: unsigned; see checkSigner), as are those of the operations below.
+type Register struct {
+	LobbyID LobbyID
+	Signed  *Signed
+}
 
 func (a Register) Lobby() LobbyID { return a.LobbyID }
 
 func (a Register) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor Actor) (Result, error) {
-	return s.lobbyResult(ctx, tx, now, actor, a.LobbyID, func(o *op) error { return o.register(now, actor) })
+	return s.lobbyResult(ctx, tx, now, actor, a.LobbyID, func(o *op) error { return o.register(now, actor, a.Signed) })
 }
 
 // Join is a registration made on the player's behalf by a quick join, which tries lobbies in
 // turn: a game that is no longer joinable (started, full, joined already, or left too often) is a tentative
 // refusal, which a quick join passes over and which is not kept under its idempotency key.
-type Join struct{ LobbyID LobbyID }
+type Join struct {
+	LobbyID LobbyID
+	Signed  *Signed
+}
 
 func (a Join) Lobby() LobbyID { return a.LobbyID }
 
@@ -118,30 +125,35 @@ func (a Join) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor Act
 var notJoinable = map[Code]bool{CodeWrongStage: true, CodeLobbyFull: true, CodeAlreadyRegistered: true, CodeRejoinLimit: true}
 
 // Leave withdraws from the lobby's game during registration (see Service.Leave).
-type Leave struct{ LobbyID LobbyID }
+type Leave struct {
+	LobbyID LobbyID
+	Signed  *Signed
+}
 
 func (a Leave) Lobby() LobbyID { return a.LobbyID }
 
 func (a Leave) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor Actor) (Result, error) {
-	return s.lobbyResult(ctx, tx, now, actor, a.LobbyID, func(o *op) error { return o.leave(now, actor) })
+	return s.lobbyResult(ctx, tx, now, actor, a.LobbyID, func(o *op) error { return o.leave(now, actor, a.Signed) })
 }
 
 // Commit records a commitment in the current round (see Service.Commit).
 type Commit struct {
 	LobbyID    LobbyID
 	Commitment engine.Commitment
+	Signed     *Signed
 }
 
 func (a Commit) Lobby() LobbyID { return a.LobbyID }
 
 func (a Commit) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor Actor) (Result, error) {
-	return s.lobbyResult(ctx, tx, now, actor, a.LobbyID, func(o *op) error { return o.commit(now, actor, a.Commitment) })
+	return s.lobbyResult(ctx, tx, now, actor, a.LobbyID, func(o *op) error { return o.commit(now, actor, a.Commitment, a.Signed) })
 }
 
 // Reveal opens the actor's commitment (see Service.Reveal).
 type Reveal struct {
 	LobbyID LobbyID
 	Reveal  string
+	Signed  *Signed
 }
 
 func (a Reveal) Lobby() LobbyID { return a.LobbyID }
@@ -150,7 +162,7 @@ func (a Reveal) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor A
 	if err := engine.CheckRevealSize(a.Reveal); err != nil {
 		return refused(now, invalid("reveal", err.Error()))
 	}
-	return s.lobbyResult(ctx, tx, now, actor, a.LobbyID, func(o *op) error { return o.reveal(now, actor, a.Reveal) })
+	return s.lobbyResult(ctx, tx, now, actor, a.LobbyID, func(o *op) error { return o.reveal(now, actor, a.Reveal, a.Signed) })
 }
 
 // Stop ends the lobby's current game (see Service.Stop).

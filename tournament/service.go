@@ -21,6 +21,9 @@ type Options struct {
 	// injected too: rpsd draws it from crypto/rand (store.NewSalt), tests make it up from the game
 	// and round, and a replay of a history gives the salts its log revealed.
 	NewSalt func(game GameID, round int) Salt
+	// RequireKeys refuses every unsigned player action (CodeKeyRequired, CodeSignatureRequired);
+	// without it, an account that has no key may act unsigned (one that has a key never may).
+	RequireKeys bool
 }
 
 // Service runs the game's rules. It holds no state of its own: every operation reads and writes
@@ -30,6 +33,7 @@ type Service struct {
 	minTimeoutMs int64
 	newID        func() string
 	newSalt      func(GameID, int) Salt
+	requireKeys  bool
 }
 
 // NewService returns a Service.
@@ -37,7 +41,7 @@ func NewService(o Options) *Service {
 	if o.MinTimeoutMs == 0 {
 		o.MinTimeoutMs = DefaultMinTimeoutMs
 	}
-	return &Service{rules: o.Rules, minTimeoutMs: o.MinTimeoutMs, newID: o.NewID, newSalt: o.NewSalt}
+	return &Service{rules: o.Rules, minTimeoutMs: o.MinTimeoutMs, newID: o.NewID, newSalt: o.NewSalt, requireKeys: o.RequireKeys}
 }
 
 // MaxLeavesPerGame bounds how often an account may leave one game: each register/leave cycle
@@ -118,11 +122,14 @@ func (o *op) close(now int64, actor Actor) error {
 // Register joins the current game, moving the bet from the player's balance to the game's escrow.
 // With StartWhenFull, the registration that fills the game starts round 1.
 func (s *Service) Register(ctx context.Context, tx Tx, now int64, actor Actor, lobby LobbyID) error {
-	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.register(now, actor) })
+	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.register(now, actor, nil) })
 }
 
-func (o *op) register(now int64, actor Actor) error {
+func (o *op) register(now int64, actor Actor, signed *Signed) error {
 	g := &o.game
+	if err := o.checkSigner(now, actor, signed, false); err != nil {
+		return err
+	}
 	if g.Stage != StageRegistration {
 		return refuse(CodeWrongStage, "registration is closed: the game is in the %s stage", g.Stage)
 	}
@@ -169,7 +176,8 @@ func (o *op) register(now int64, actor Actor) error {
 		o.openWindow(now)
 	}
 	o.gameDirty = true
-	if err := o.emit(now, g.ID, &PlayerRegisteredData{Player: actor.ID, Order: p.Order, Players: g.Players, Pot: g.Escrow, Deadline: g.Deadline}); err != nil {
+	if err := o.emit(now, g.ID, &PlayerRegisteredData{Player: actor.ID, Order: p.Order, Players: g.Players, Pot: g.Escrow, Deadline: g.Deadline,
+		Auth: signed.auth()}); err != nil {
 		return err
 	}
 	if g.Config.StartWhenFull && g.Players == g.Config.PlayersCountLimit {
@@ -180,11 +188,14 @@ func (o *op) register(now int64, actor Actor) error {
 
 // Leave withdraws from the current game during registration and refunds the bet.
 func (s *Service) Leave(ctx context.Context, tx Tx, now int64, actor Actor, lobby LobbyID) error {
-	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.leave(now, actor) })
+	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.leave(now, actor, nil) })
 }
 
-func (o *op) leave(now int64, actor Actor) error {
+func (o *op) leave(now int64, actor Actor, signed *Signed) error {
 	g := &o.game
+	if err := o.checkSigner(now, actor, signed, false); err != nil {
+		return err
+	}
 	if g.Stage != StageRegistration {
 		return refuse(CodeWrongStage, "players can leave only during registration; the game is in the %s stage", g.Stage)
 	}
@@ -213,17 +224,20 @@ func (o *op) leave(now int64, actor Actor) error {
 		g.StageStartedAt, g.Deadline, g.Extensions = 0, 0, 0
 	}
 	o.gameDirty = true
-	return o.emit(now, g.ID, &PlayerLeftData{Player: actor.ID, Players: g.Players, Pot: g.Escrow})
+	return o.emit(now, g.ID, &PlayerLeftData{Player: actor.ID, Players: g.Players, Pot: g.Escrow, Auth: signed.auth()})
 }
 
 // Commit records a player's commitment for the current round. When every player of the round has
 // committed, the reveal stage opens at once.
 func (s *Service) Commit(ctx context.Context, tx Tx, now int64, actor Actor, lobby LobbyID, c engine.Commitment) error {
-	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.commit(now, actor, c) })
+	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.commit(now, actor, c, nil) })
 }
 
-func (o *op) commit(now int64, actor Actor, c engine.Commitment) error {
+func (o *op) commit(now int64, actor Actor, c engine.Commitment, signed *Signed) error {
 	g := &o.game
+	if err := o.checkSigner(now, actor, signed, true); err != nil {
+		return err
+	}
 	if err := o.requirePlaying(StageMoves, actor); err != nil {
 		return err
 	}
@@ -232,13 +246,13 @@ func (o *op) commit(now int64, actor Actor, c engine.Commitment) error {
 	} else if !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("read move: %w", err)
 	}
-	m := RoundMove{GameID: g.ID, Round: g.Round, AccountID: actor.ID, Commitment: c, CommittedAt: now}
+	m := RoundMove{GameID: g.ID, Round: g.Round, AccountID: actor.ID, Commitment: c, CommittedAt: now, CommitSignature: signed.signature()}
 	if err := o.tx.InsertMove(o.ctx, m); err != nil {
 		return fmt.Errorf("insert move: %w", err)
 	}
 	g.Committed++
 	o.gameDirty = true
-	if err := o.emit(now, g.ID, &MoveCommittedData{Player: actor.ID, Round: g.Round, Committed: g.Committed}); err != nil {
+	if err := o.emit(now, g.ID, &MoveCommittedData{Player: actor.ID, Round: g.Round, Committed: g.Committed, Auth: signed.auth()}); err != nil {
 		return err
 	}
 	if g.Committed == g.Active {
@@ -255,11 +269,14 @@ func (s *Service) Reveal(ctx context.Context, tx Tx, now int64, actor Actor, lob
 	if err := engine.CheckRevealSize(reveal); err != nil {
 		return invalid("reveal", err.Error())
 	}
-	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.reveal(now, actor, reveal) })
+	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.reveal(now, actor, reveal, nil) })
 }
 
-func (o *op) reveal(now int64, actor Actor, reveal string) error {
+func (o *op) reveal(now int64, actor Actor, reveal string, signed *Signed) error {
 	g := &o.game
+	if err := o.checkSigner(now, actor, signed, true); err != nil {
+		return err
+	}
 	if err := o.requirePlaying(StageReveal, actor); err != nil {
 		return err
 	}
@@ -283,13 +300,13 @@ func (o *op) reveal(now int64, actor Actor, reveal string) error {
 	if m.Revealed {
 		return refuse(CodeAlreadyRevealed, "already revealed in round %d", g.Round)
 	}
-	m.Revealed, m.Reveal, m.Move, m.RevealedAt = true, reveal, move, now
+	m.Revealed, m.Reveal, m.Move, m.RevealedAt, m.RevealSignature = true, reveal, move, now, signed.signature()
 	if err := o.tx.UpdateMove(o.ctx, m); err != nil {
 		return fmt.Errorf("update move: %w", err)
 	}
 	g.Revealed++
 	o.gameDirty = true
-	if err := o.emit(now, g.ID, &MoveRevealedData{Player: actor.ID, Round: g.Round, Revealed: g.Revealed}); err != nil {
+	if err := o.emit(now, g.ID, &MoveRevealedData{Player: actor.ID, Round: g.Round, Revealed: g.Revealed, Auth: signed.auth()}); err != nil {
 		return err
 	}
 	if g.Revealed == g.Active {

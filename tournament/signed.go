@@ -228,3 +228,11 @@ type Signed struct {
 	// Ruleset is the ruleset a quick join asked for ("" none).
 	Ruleset string
 }
+
+// KeyIDOrNone is the signing key's id, or "" for an unsigned action (nil).
+func (s *Signed) KeyIDOrNone() string {
+	if s == nil {
+		return ""
+	}
+	return s.KeyID
+}

@@ -28,6 +28,9 @@ type Tx interface {
 
 	// Account returns an account with its balance.
 	Account(ctx context.Context, id AccountID) (Account, error)
+	// Keys returns the state of an account's keys, with whether keyID ("": none) is one of its
+	// active ones.
+	Keys(ctx context.Context, account AccountID, keyID string) (KeyState, error)
 	// SaveRuleset records a ruleset under its content hash (a no-op if already recorded).
 	SaveRuleset(ctx context.Context, rs *engine.Ruleset) error
 	// Ruleset returns the ruleset recorded under a content hash.

@@ -52,6 +52,8 @@ type settings struct {
 	addr         string
 	adminToken   string
 	minTimeoutMs int64
+	// requireKeys refuses every unsigned player action (RPSD_PLAYER_KEYS=required).
+	requireKeys bool
 	dataDir      string
 	outage       time.Duration
 	maxConns     int32
@@ -77,6 +79,7 @@ var settingDocs = []struct{ name, def, doc string }{
 	{"RPSD_ADDR", ":8080", "address the HTTP API listens on"},
 	{"RPSD_ADMIN_TOKEN", "", "token of the bootstrap admin when the first start creates it (at least 32 characters); ignored, with a warning, once the admin exists; without it a token is generated and printed once"},
 	{"RPSD_MIN_TIMEOUT_MS", strconv.Itoa(tournament.DefaultMinTimeoutMs), "shortest stage timeout a game config may set (tests lower it)"},
+	{"RPSD_PLAYER_KEYS", "required", "required: every player action (register, leave, commit, reveal, quick join) must be signed by a key of the player's (a money game: an unsigned action is one the operator could have made in the player's name); optional: an account without a key may act unsigned (an account with a key must always sign)"},
 	{"RPSD_DATA_DIR", "./.rpsd", "folder of the private PostgreSQL cluster"},
 	{"RPSD_OUTAGE_THRESHOLD_MS", "5000", "a gap without any replica's heartbeat longer than this (every replica down, or the database out of every replica's reach) shifts every open deadline by the gap; at least 1000"},
 	{"RPSD_DB_MAX_CONNS", "16", "database connections in the pool (a pool_max_conns in DATABASE_URL wins)"},
@@ -148,6 +151,13 @@ func loadSettings() (settings, error) {
 		return s, fmt.Errorf("RPSD_ADMIN_TOKEN must be at least %d characters, got %d", minAdminTokenLength, n)
 	}
 	var err error
+	switch env("RPSD_PLAYER_KEYS") {
+	case "required":
+		s.requireKeys = true
+	case "optional":
+	default:
+		return s, fmt.Errorf("RPSD_PLAYER_KEYS must be required or optional")
+	}
 	if s.minTimeoutMs, err = strconv.ParseInt(env("RPSD_MIN_TIMEOUT_MS"), 10, 64); err != nil || s.minTimeoutMs <= 0 {
 		return s, fmt.Errorf("RPSD_MIN_TIMEOUT_MS must be a positive number of milliseconds")
 	}
@@ -289,7 +299,8 @@ func run(args []string, log *slog.Logger) error {
 	}
 	defer pool.Close()
 	metrics := api.NewMetrics(pool)
-	service := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: cfg.minTimeoutMs, NewID: uuid.NewString, NewSalt: store.NewSalt})
+	service := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: cfg.minTimeoutMs, NewID: uuid.NewString, NewSalt: store.NewSalt,
+		RequireKeys: cfg.requireKeys})
 	st := store.New(pool, store.Options{Service: service, Logger: log, OutageThreshold: cfg.outage, Committers: cfg.committers})
 	defer st.Close()
 	metrics.ExportWrites(st.WriteStats)

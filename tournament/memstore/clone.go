@@ -22,6 +22,7 @@ func (s *Store) Clone(forgetPast bool) *Store {
 		copied := *a
 		c.accounts[id] = &copied
 	}
+	maps.Copy(c.keys, s.keys)
 	for id, l := range s.lobbies {
 		copied := l.Clone()
 		c.lobbies[id] = &copied

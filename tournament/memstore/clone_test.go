@@ -118,7 +118,7 @@ func TestClone(t *testing.T) {
 // TestCloneCopiesEveryField: Clone copies the store's fields one by one; a field added to Store
 // must be added to Clone (and here).
 func TestCloneCopiesEveryField(t *testing.T) {
-	cloned := []string{"mu", "accounts", "lobbies", "games", "players", "leaves", "moves", "rulesets", "events", "entries"}
+	cloned := []string{"mu", "accounts", "lobbies", "games", "players", "leaves", "moves", "rulesets", "events", "entries", "keys"}
 	typ := reflect.TypeOf(memstore.Store{})
 	for i := range typ.NumField() {
 		if name := typ.Field(i).Name; !slices.Contains(cloned, name) {

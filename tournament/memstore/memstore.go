@@ -28,6 +28,14 @@ type Store struct {
 	rulesets map[string]*engine.Ruleset
 	events   map[tournament.LobbyID][]tournament.LoggedEvent
 	entries  []entry
+	// keys are the players' keys by id: their account and whether they are retired.
+	keys map[string]memKey
+}
+
+// memKey is a player's key.
+type memKey struct {
+	account tournament.AccountID
+	retired bool
 }
 
 type playerKey struct {
@@ -58,6 +66,7 @@ func New() *Store {
 		moves:    map[moveKey]*tournament.RoundMove{},
 		rulesets: map[string]*engine.Ruleset{},
 		events:   map[tournament.LobbyID][]tournament.LoggedEvent{},
+		keys:     map[string]memKey{},
 	}
 }
 
@@ -90,6 +99,23 @@ func (s *Store) CreateAccount(ctx context.Context, id tournament.AccountID, name
 		}
 		return tx.Transfer(ctx, tournament.Posting{From: tournament.Treasury, To: tournament.PlayerAccount(id), Amount: balance, Kind: tournament.PostingCredit})
 	})
+}
+
+// AddKey binds a key (by its id) to an account.
+func (s *Store) AddKey(account tournament.AccountID, keyID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keys[keyID] = memKey{account: account}
+}
+
+// RetireKey retires a key.
+func (s *Store) RetireKey(keyID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k, ok := s.keys[keyID]; ok {
+		k.retired = true
+		s.keys[keyID] = k
+	}
 }
 
 // Balance returns an account's balance.

@@ -83,6 +83,21 @@ func (tx *memTx) Account(ctx context.Context, id tournament.AccountID) (tourname
 	return *a, nil
 }
 
+func (tx *memTx) Keys(ctx context.Context, account tournament.AccountID, keyID string) (tournament.KeyState, error) {
+	var st tournament.KeyState
+	for id, k := range tx.s.keys {
+		if k.account != account {
+			continue
+		}
+		st.Ever = true
+		if !k.retired {
+			st.Active++
+			st.SignerActive = st.SignerActive || id == keyID
+		}
+	}
+	return st, nil
+}
+
 func (tx *memTx) SaveRuleset(ctx context.Context, rs *engine.Ruleset) error {
 	h := rs.HashHex()
 	if _, ok := tx.s.rulesets[h]; ok {

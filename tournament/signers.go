@@ -1,0 +1,107 @@
+package tournament
+
+// The rules of players' keys on a player's action (checkSigner), and how its event records the
+// signature (ActionAuth).
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+)
+
+// ActionAuth is how an action's event records its player's signature (see the contract's
+// ActionAuth): the members of the message that the event does not hold otherwise, and the
+// signature, or its hash for a sealed value (SealSignature).
+type ActionAuth struct {
+	Action          ActionName `json:"action"`
+	IdempotencyKey  string     `json:"idempotencyKey"`
+	KeyID           string     `json:"keyId"`
+	Ruleset         string     `json:"ruleset,omitempty"`
+	SealedSignature string     `json:"sealedSignature,omitempty"`
+	Signature       string     `json:"signature,omitempty"`
+	SignedAt        int64      `json:"signedAt"`
+}
+
+// auth is the record of the signature in its action's event (nil: unsigned).
+func (s *Signed) auth() *ActionAuth {
+	if s == nil {
+		return nil
+	}
+	a := &ActionAuth{Action: s.Action, IdempotencyKey: s.IdempotencyKey, KeyID: s.KeyID, Ruleset: s.Ruleset, SignedAt: s.SignedAt}
+	if s.Action == ActionCommit || s.Action == ActionReveal {
+		sealed := SealSignature(s.Signature)
+		a.SealedSignature = hex.EncodeToString(sealed[:])
+	} else {
+		a.Signature = hex.EncodeToString(s.Signature)
+	}
+	return a
+}
+
+// appendCanonical appends the auth object's RFC 8785 form.
+func (a *ActionAuth) appendCanonical(b []byte) ([]byte, bool) {
+	return newCanonicalObject(b).str("action", string(a.Action)).str("idempotencyKey", a.IdempotencyKey).
+		str("keyId", a.KeyID).optStr("ruleset", a.Ruleset).optStr("sealedSignature", a.SealedSignature).
+		optStr("signature", a.Signature).int("signedAt", a.SignedAt).end()
+}
+
+// signature returns the signature bytes a round's move keeps (nil: unsigned).
+func (s *Signed) signature() []byte {
+	if s == nil {
+		return nil
+	}
+	return s.Signature
+}
+
+// checkSigner applies the rules of players' keys to a player's action on the lobby's current
+// game, before any rule of the game: a signature is fresh at the instant the action runs, names the lobby's current game (and round, when
+// withRound), and its key is still one of the actor's; an unsigned action is refused from an
+// account with a key, and from every account when the service requires keys. Admins, who cannot
+// play, are left to the game's own refusal.
+func (o *op) checkSigner(now int64, actor Actor, s *Signed, withRound bool) error {
+	if actor.Role == RoleAdmin {
+		return nil
+	}
+	if s != nil {
+		if err := CheckSignedAt(s.SignedAt, now); err != nil {
+			return refuse(CodeSignatureExpired, "%v", err)
+		}
+	}
+	if s != nil && s.GameID != "" && s.GameID != o.game.ID {
+		return refuse(CodeStaleSignature, "the signature names game %s, but the lobby's current game is %s: read the lobby and sign again", s.GameID, o.game.ID)
+	}
+	if s != nil && withRound && s.Round != o.game.Round {
+		return refuse(CodeStaleSignature, "the signature names round %d, but the game is in round %d: read the lobby and sign again", s.Round, o.game.Round)
+	}
+	return checkKeys(o.ctx, o.tx, o.s.requireKeys, actor.ID, s)
+}
+
+// checkKeys is the rule of an account's keys for an action it signed (s) or not (nil).
+func checkKeys(ctx context.Context, tx Tx, required bool, account AccountID, s *Signed) error {
+	keyID := ""
+	if s != nil {
+		keyID = s.KeyID
+	}
+	keys, err := tx.Keys(ctx, account, keyID)
+	if err != nil {
+		return fmt.Errorf("read keys: %w", err)
+	}
+	switch {
+	case s != nil && !keys.SignerActive:
+		return refuse(CodeBadSignature, "key %s is not an active key of this account (retired, or never its own)", keyID)
+	case s == nil && keys.Active > 0:
+		return refuse(CodeSignatureRequired, "this account has a key, so its actions must be signed: send Rps-Key-Id, Rps-Signed-At and Rps-Signature (see SignedAction in the contract)")
+	case s == nil && required && keys.Ever:
+		return refuse(CodeSignatureRequired, "this server requires every player action to be signed: send Rps-Key-Id, Rps-Signed-At and Rps-Signature (see SignedAction in the contract)")
+	case s == nil && required:
+		return refuse(CodeKeyRequired, "this server requires every player action to be signed, and this account has no key: make an Ed25519 key and bind it with POST /v1/me/keys, then sign each action")
+	}
+	return nil
+}
+
+// KeyState is what the rule of an account's keys reads: how many keys it has active, whether it
+// ever had one, and whether the key that signed is one of the active ones.
+type KeyState struct {
+	Active       int
+	Ever         bool
+	SignerActive bool
+}
