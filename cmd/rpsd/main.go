@@ -53,7 +53,7 @@ type settings struct {
 	adminToken   string
 	minTimeoutMs int64
 	// requireKeys refuses every unsigned player action (RPSD_PLAYER_KEYS=required).
-	requireKeys bool
+	requireKeys  bool
 	dataDir      string
 	outage       time.Duration
 	maxConns     int32
