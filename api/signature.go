@@ -120,6 +120,18 @@ func (h *handlers) signedAction(ctx context.Context, caller tournament.Account, 
 	if m.IdempotencyKey == "" {
 		return nil, validationProblem("Idempotency-Key", "a signed action needs an Idempotency-Key: the signature binds it, so that the action cannot be replayed under another")
 	}
+	if m.LobbyID != "" && sig.gameID == "" {
+		return nil, validationProblem("Rps-Game-Id", "a signed action in a lobby names the game it was signed for in Rps-Game-Id (the lobby's current game.id)")
+	}
+	if (m.Action == tournament.ActionCommit || m.Action == tournament.ActionReveal) && sig.round == 0 {
+		return nil, validationProblem("Rps-Round", "a signed commit or reveal names the round it was signed for in Rps-Round")
+	}
+	if m.Action == tournament.ActionRegister {
+		// The message binds the bet the player agreed to pay: the bet of the game it names.
+		if m.Payload.Bet, err = h.s.signatures.gameBet(ctx, sig.gameID); err != nil {
+			return nil, err
+		}
+	}
 	key, err := h.s.signatures.playerKey(ctx, sig.keyID)
 	if err != nil {
 		return nil, err
@@ -144,10 +156,12 @@ type signatures struct {
 	mu         sync.Mutex
 	originSeen string
 	keys       map[string]store.PlayerKey
+	// bets are games' bets by id: a game's config never changes once it is open.
+	bets map[tournament.GameID]int64
 }
 
-// maxCachedPlayerKeys bounds the players' keys kept in memory: past it, the cache starts over.
-const maxCachedPlayerKeys = 1 << 16
+// maxCachedEntries bounds the players' keys and the games' bets kept in memory: past it, a cache starts over.
+const maxCachedEntries = 1 << 16
 
 // errNoOrigin answers a signed request before the transparency log exists (rpsd creates it when
 // it starts): its origin is part of every signed message.
@@ -191,7 +205,7 @@ func (s *signatures) playerKey(ctx context.Context, keyID string) (store.PlayerK
 		return k, fmt.Errorf("player key %s: %w", keyID, err)
 	}
 	s.mu.Lock()
-	if s.keys == nil || len(s.keys) >= maxCachedPlayerKeys {
+	if s.keys == nil || len(s.keys) >= maxCachedEntries {
 		s.keys = make(map[string]store.PlayerKey)
 	}
 	// Kept whatever its state: the account and the public key of an id never change.
@@ -199,4 +213,29 @@ func (s *signatures) playerKey(ctx context.Context, keyID string) (store.PlayerK
 	s.keys[keyID] = k
 	s.mu.Unlock()
 	return k, nil
+}
+
+// gameBet returns the bet of the game with id game, from memory or the store; no such game is
+// stale_signature (the signature names a game this lobby does not have).
+func (s *signatures) gameBet(ctx context.Context, game tournament.GameID) (int64, error) {
+	s.mu.Lock()
+	bet, ok := s.bets[game]
+	s.mu.Unlock()
+	if ok {
+		return bet, nil
+	}
+	g, err := s.store.Game(ctx, game)
+	if errors.Is(err, tournament.ErrNotFound) {
+		return 0, newProblem(http.StatusConflict, ProblemCodeStaleSignature, fmt.Sprintf("the signature names game %s, which does not exist", game))
+	}
+	if err != nil {
+		return 0, fmt.Errorf("game %s: %w", game, err)
+	}
+	s.mu.Lock()
+	if s.bets == nil || len(s.bets) >= maxCachedEntries {
+		s.bets = make(map[tournament.GameID]int64)
+	}
+	s.bets[game] = g.Config.BetSize
+	s.mu.Unlock()
+	return g.Config.BetSize, nil
 }
