@@ -202,7 +202,10 @@ func TestPlayerKeysOverHTTP(t *testing.T) {
 func TestFirstKeyIsSelfSigned(t *testing.T) {
 	e, _ := logEnv(t)
 	c := keyClient{t: t, e: e}
-	p := e.NewPlayer("keyless", 0)
+	// Made here, not by e.NewPlayer, which may give its players keys.
+	var made api.AccountCreated
+	e.Do("POST", "/v1/accounts", "", map[string]any{"name": "keyless"}).Want(t, http.StatusCreated).Decode(t, &made)
+	p := apitest.Player{ID: made.Account.Id.String(), Name: made.Account.Name, Token: made.Token}
 	k, other := apiclient.NewPlayerKey(), apiclient.NewPlayerKey()
 	var o api.AccountCreated
 	c.signUp("other", other).Want(t, http.StatusCreated).Decode(t, &o)
