@@ -5,7 +5,9 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,16 +44,24 @@ func keyIdem(account tournament.AccountID, route, key string) *IdempotencyKey {
 // keyRefusal is the refusal code of a key change's answer (or of its error).
 func keyRefusal(t *testing.T, a Answer, err error) tournament.Code {
 	t.Helper()
-	if code := refusalCode(err); code != "" {
-		return code
-	}
+	code, err := answerCode(a, err)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Result.Refusal != nil {
-		return a.Result.Refusal.Code
+	return code
+}
+
+// answerCode is the refusal code of a key change's answer, or its error when it failed.
+func answerCode(a Answer, err error) (tournament.Code, error) {
+	switch code := refusalCode(err); {
+	case code != "":
+		return code, nil
+	case err != nil:
+		return "", err
+	case a.Result.Refusal != nil:
+		return a.Result.Refusal.Code, nil
 	}
-	return ""
+	return "", nil
 }
 
 // checkKeyLog checks an account's key log as a verifier would: every hash recomputes, every
@@ -225,5 +235,67 @@ func TestSignUpWithATakenKeyMakesNoAccount(t *testing.T) {
 	var n int
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM accounts WHERE name IN ('second', 'third')`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d refused accounts were made (%v)", n, err)
+	}
+}
+
+// TestConcurrentKeyChangesKeepTheChain: key changes of one account sent at once (its devices)
+// each lock the account, so its key log stays one chain and active_keys the count of its keys;
+// one public key bound by two accounts at once goes to one of them, the other is refused.
+func TestConcurrentKeyChangesKeepTheChain(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, Options{})
+	first := newTestKey(t)
+	a, _, err := s.CreateAccountWithKey(ctx, "many", SignedKey{PublicKey: first.pub, Signature: first.sig("")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := player(t, s, "other", 0)
+	shared := newTestKey(t)
+	const n = 8
+	type outcome struct {
+		code tournament.Code
+		err  error
+	}
+	outcomes := make(chan outcome, n+2)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			k := newTestKey(t)
+			idem := fmt.Sprint("k", i)
+			code, err := answerCode(s.AddKey(ctx, a.ID, SignedKey{PublicKey: k.pub, Signature: first.sig(idem)}, keyIdem(a.ID, "/me/keys", idem), RequestRef{}))
+			outcomes <- outcome{code, err}
+		})
+	}
+	for _, who := range []tournament.AccountID{a.ID, b.ID} {
+		wg.Go(func() {
+			signer := first
+			if who == b.ID {
+				signer = shared // b has no key yet: its first key signs itself
+			}
+			code, err := answerCode(s.AddKey(ctx, who, SignedKey{PublicKey: shared.pub, Signature: signer.sig("shared")}, keyIdem(who, "/me/keys", "shared"), RequestRef{}))
+			outcomes <- outcome{code, err}
+		})
+	}
+	wg.Wait()
+	close(outcomes)
+	taken := 0
+	for o := range outcomes {
+		switch c := o.code; {
+		case o.err != nil:
+			t.Errorf("failed: %v", o.err)
+		case c == "":
+		case c == tournament.CodeKeyTaken:
+			taken++
+		default:
+			t.Errorf("refused: %s", c)
+		}
+	}
+	if taken != 1 {
+		t.Fatalf("the shared key was refused %d times, want once", taken)
+	}
+	kl := checkKeyLog(t, s, a.ID)
+	kb := checkKeyLog(t, s, b.ID)
+	if got := len(kl.Keys) + len(kb.Keys); got != 1+n+1 {
+		t.Fatalf("%d keys bound, want %d", got, n+2)
 	}
 }
