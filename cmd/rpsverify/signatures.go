@@ -33,7 +33,7 @@ type SignatureReport struct {
 	// is not over): the log binds them by hash, checked once the transcript shows them.
 	SealedPending int `json:"sealedPending"`
 	// ByRecoveredKey counts the checked actions signed by a key the operator installed by a
-	// recovery: the player's only on the operator's word.
+	// recovery, or one that such a key added: the player's only on the operator's word.
 	ByRecoveredKey int `json:"byRecoveredKey"`
 	// Failures are the actions not signed by their player, one per event.
 	Failures []Failure `json:"failures,omitempty"`
@@ -99,6 +99,9 @@ type keySpan struct {
 	retiredAt  int64
 	// recovery is set for a key the operator installed.
 	recovery bool
+	// operators is set for a key that is the player's only on the operator's word: installed by a
+	// recovery, or added by such a key (which the operator held).
+	operators bool
 }
 
 // activeAt reports whether the key was the account's at instant at: added at or before it and
@@ -115,6 +118,8 @@ type keyLog struct {
 	order []*keySpan
 	prev  [32]byte
 	seq   int64
+	// at is the newest key event's instant: the next one is not dated before it.
+	at int64
 	// origin is the transparency log's origin the signatures name.
 	origin string
 }
@@ -182,6 +187,10 @@ func (l *keyLog) apply(e apiclient.KeyEvent) *Failure {
 		return l.fail(e.Seq, "key event prevHash", hex.EncodeToString(l.prev[:]), e.PrevHash)
 	case e.At.Nanosecond()%1e6 != 0:
 		return l.fail(e.Seq, "key event at", "an instant in whole milliseconds", e.At)
+	case e.At.UnixMilli() < l.at:
+		// Out of order, a key's span would not be where the log puts it: a recovery made after a
+		// player's actions could be dated before them.
+		return l.fail(e.Seq, "key event at", "at or after key event "+fmt.Sprint(l.seq)+"'s "+tournament.FormatTime(l.at), e.At)
 	}
 	at := e.At.UnixMilli()
 	ke := tournament.KeyEvent{Seq: e.Seq, Type: tournament.KeyEventType(e.Type), AccountID: tournament.AccountID(l.res.Account), At: at,
@@ -193,7 +202,7 @@ func (l *keyLog) apply(e apiclient.KeyEvent) *Failure {
 	if e.Hash != hex.EncodeToString(hash[:]) {
 		return l.fail(e.Seq, "key event hash", hex.EncodeToString(hash[:]), e.Hash)
 	}
-	l.seq, l.prev = e.Seq, hash
+	l.seq, l.prev, l.at = e.Seq, hash, at
 	leaf := int64(-1)
 	if e.LeafIndex != nil {
 		leaf = *e.LeafIndex
@@ -230,7 +239,7 @@ func (l *keyLog) newKey(e tournament.KeyEvent, id, public string, recovery bool)
 	case l.keys[id] != nil:
 		return nil, l.fail(e.Seq, "key "+id, "a key not added before", "added again")
 	}
-	return &keySpan{id: id, pub: pub, addedSeq: e.Seq, addedAt: e.At, recovery: recovery}, nil
+	return &keySpan{id: id, pub: pub, addedSeq: e.Seq, addedAt: e.At, recovery: recovery, operators: recovery}, nil
 }
 
 // keySignature is a player's signature of a key change, as its event records it.
@@ -287,6 +296,7 @@ func (l *keyLog) added(e tournament.KeyEvent, d tournament.KeyAddedData) *Failur
 	if f := l.signed(e, signer, m, s); f != nil {
 		return f
 	}
+	k.operators = signer.operators
 	l.keys[k.id] = k
 	l.order = append(l.order, k)
 	return nil
@@ -377,6 +387,8 @@ type signedAction struct {
 	auth                *actionAuth
 	// bet is the game's bet (register, quick_join).
 	bet int64
+	// ruleset is the game's ruleset, which a quick join that named one must have.
+	ruleset string
 }
 
 // failure names the action's event.
@@ -428,6 +440,9 @@ func checkKey(l *keyLog, a signedAction) (*keySpan, *Failure) {
 	switch {
 	case !slices.Contains(actionsOf[a.typ], a.auth.Action):
 		f = a.fail("signed action", fmt.Sprint(actionsOf[a.typ]), a.auth.Action)
+	case a.auth.Action == tournament.ActionQuickJoin && a.auth.Ruleset != "" && a.auth.Ruleset != a.ruleset:
+		// The server chooses the game, but not its ruleset: the player signed the one it would play.
+		f = a.fail("quick join's ruleset", "a game of the ruleset the player signed, "+a.auth.Ruleset, a.ruleset)
 	case l.keys[a.auth.KeyID] == nil:
 		f = a.fail("signing key", "a key of the player's key log", "key "+a.auth.KeyID)
 	case k == nil:
@@ -487,6 +502,8 @@ type signatures struct {
 	origin  string
 	require bool
 	logs    map[string]*keyLog
+	// owners are the accounts of the keys of the key logs read, by key id.
+	owners map[string]string
 	// seen is where each signed request was first seen, to find a replay.
 	seen map[replayKey]Failure
 }
@@ -501,8 +518,27 @@ func (s *signatures) keyLog(ctx context.Context, account string) (*keyLog, error
 		return nil, err
 	}
 	l := replayKeyLog(account, s.origin, events, keys)
+	s.bindOnce(l)
 	s.logs[account] = l
 	return l, nil
+}
+
+// bindOnce fails a key log that has a key another account's log has too: a key belongs to one
+// account. A sign-up's message names no account (it makes one), so its event verifies in any
+// key log: a copy of it is how the operator would bind a player's key to another account.
+func (s *signatures) bindOnce(l *keyLog) {
+	if s.owners == nil {
+		s.owners = map[string]string{}
+	}
+	for _, k := range l.order {
+		owner, ok := s.owners[k.id]
+		switch {
+		case !ok:
+			s.owners[k.id] = l.res.Account
+		case owner != l.res.Account && l.res.Failure == nil:
+			l.res.Failure, l.res.OK = l.fail(k.addedSeq, "key "+k.id, "a key of this account only", "a key of account "+owner+" too"), false
+		}
+	}
 }
 
 // accounts are the results of the key logs read, in account order.
@@ -549,7 +585,7 @@ func (r *lobbyRun) action(e tournament.LoggedEvent, player string, round int) er
 	}
 	g, sigs, rep := r.game, r.v.sigs, &r.res.Signatures
 	a := signedAction{lobby: r.id, game: g.id, player: player, seq: e.Seq, at: e.At, round: round, typ: e.Type,
-		auth: d.Auth, bet: g.config.BetSize}
+		auth: d.Auth, bet: g.config.BetSize, ruleset: g.config.Ruleset}
 	l, err := sigs.keyLog(r.ctx, player)
 	if err != nil {
 		return err
@@ -581,7 +617,7 @@ func (r *lobbyRun) signature(a signedAction, k *keySpan, value string, sig *stri
 		return
 	}
 	rep.Checked++
-	if k.recovery {
+	if k.operators {
 		rep.ByRecoveredKey++
 	}
 }
