@@ -49,7 +49,7 @@ func (s *Store) CreateAccountWithKey(ctx context.Context, nameSent string, key S
 			return err
 		}
 		if err = key.Signature.CheckFresh(a.CreatedAt); err == nil {
-			err = t.addKey(ctx, keyState{account: a.ID}, a.CreatedAt, key.PublicKey, false,
+			err = t.addKey(ctx, keyState{account: a.ID}, a.CreatedAt, key.PublicKey,
 				tournament.NewKeyAdded(key.PublicKey, tournament.ViaSignUp, nameSent, key.Signature))
 		}
 		if r, ok := tournament.IsRefusal(err); ok {
@@ -82,7 +82,7 @@ func (s *Store) AddKey(ctx context.Context, account tournament.AccountID, key Si
 		if err := tournament.CheckKeySigner(st.seq, st.active, tournament.KeyID(key.PublicKey), key.Signature.KeyID); err != nil {
 			return err
 		}
-		return t.addKey(ctx, st, now, key.PublicKey, false, tournament.NewKeyAdded(key.PublicKey, tournament.ViaAddKey, "", key.Signature))
+		return t.addKey(ctx, st, now, key.PublicKey, tournament.NewKeyAdded(key.PublicKey, tournament.ViaAddKey, "", key.Signature))
 	})
 }
 
@@ -120,6 +120,10 @@ func (s *Store) RecoverKeys(ctx context.Context, admin, account tournament.Accou
 		if st.role != tournament.RolePlayer {
 			return &tournament.Error{Code: tournament.CodeForbidden, Message: "an admin's keys are not recovered through the API"}
 		}
+		// Checked before the retirements: a refusal commits what came before it.
+		if err := t.checkKeyFree(ctx, st.account, key); err != nil {
+			return err
+		}
 		retired := append([]string{}, st.active...)
 		data := &tournament.KeysRecoveredData{KeyID: tournament.KeyID(key), PublicKey: hex.EncodeToString(key),
 			Retired: retired, Admin: admin, Reason: reason}
@@ -130,7 +134,7 @@ func (s *Store) RecoverKeys(ctx context.Context, admin, account tournament.Accou
 			}
 		}
 		st.activeDelta = -len(retired)
-		return t.addKey(ctx, st, now, key, true, data)
+		return t.bindKey(ctx, st, now, key, true, data)
 	})
 }
 
@@ -185,27 +189,41 @@ func (t *pgTx) lockKeys(ctx context.Context, account tournament.AccountID) (keyS
 	return st, nil
 }
 
-// addKey binds pub to the account with the key event data d (key_added or keys_recovered),
-// unless a key with its id or bytes is bound already.
-func (t *pgTx) addKey(ctx context.Context, st keyState, now int64, pub ed25519.PublicKey, recovery bool, d tournament.KeyEventData) error {
+// addKey binds pub to the account with the key event data d (key_added), unless a key with its
+// id or bytes is bound already.
+func (t *pgTx) addKey(ctx context.Context, st keyState, now int64, pub ed25519.PublicKey, d tournament.KeyEventData) error {
+	if err := t.checkKeyFree(ctx, st.account, pub); err != nil {
+		return err
+	}
+	return t.bindKey(ctx, st, now, pub, false, d)
+}
+
+// checkKeyFree refuses a key that is bound already, by its id or its bytes (tournament.CodeKeyTaken).
+// A refusal commits what its transaction did before it: a change checks this before it writes.
+func (t *pgTx) checkKeyFree(ctx context.Context, account tournament.AccountID, pub ed25519.PublicKey) error {
 	keyID := tournament.KeyID(pub)
 	var owner tournament.AccountID
 	err := queryRow(ctx, t.tx, `SELECT account_id::text FROM account_keys WHERE key_id = $1 OR public_key = $2 LIMIT 1`,
 		keyID, []byte(pub)).Scan(&owner)
 	switch {
-	case err == nil && owner == st.account:
+	case err == nil && owner == account:
 		return &tournament.Error{Code: tournament.CodeKeyTaken, Message: fmt.Sprintf("key %s is bound to this account already (a key, once retired, is not bound again)", keyID)}
 	case err == nil:
 		return &tournament.Error{Code: tournament.CodeKeyTaken, Message: fmt.Sprintf("key %s is bound to another account: make a new key pair", keyID)}
 	case !errors.Is(err, tournament.ErrNotFound):
 		return fmt.Errorf("look up key %s: %w", keyID, err)
 	}
+	return nil
+}
+
+// bindKey appends the key event d (key_added or keys_recovered) and binds pub to the account.
+func (t *pgTx) bindKey(ctx context.Context, st keyState, now int64, pub ed25519.PublicKey, recovery bool, d tournament.KeyEventData) error {
 	e, err := t.appendKeyEvent(ctx, st, now, d)
 	if err != nil {
 		return err
 	}
 	return t.updateKeys(ctx, st, e, 1, `INSERT INTO account_keys (key_id, account_id, public_key, added_seq, added_at, recovery)
-		VALUES ($4, $1, $5, $2, $3, $6)`, keyID, []byte(pub), recovery)
+		VALUES ($4, $1, $5, $2, $3, $6)`, tournament.KeyID(pub), []byte(pub), recovery)
 }
 
 // appendKeyEvent seals d as the account's next key event and inserts it.

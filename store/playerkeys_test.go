@@ -299,3 +299,30 @@ func TestConcurrentKeyChangesKeepTheChain(t *testing.T) {
 		t.Fatalf("%d keys bound, want %d", got, n+2)
 	}
 }
+
+// TestRefusedRecoveryChangesNothing: a recovery whose new key is bound already (to another
+// account, or to this one) is refused before anything changes: the account's keys stay active.
+// (The keys were retired before the new key was checked, and a refusal commits.)
+func TestRefusedRecoveryChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, Options{})
+	adm := admin(t, s)
+	mine, theirs := newTestKey(t), newTestKey(t)
+	a, _, err := s.CreateAccountWithKey(ctx, "victim", SignedKey{PublicKey: mine.pub, Signature: mine.sig("")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.CreateAccountWithKey(ctx, "holder", SignedKey{PublicKey: theirs.pub, Signature: theirs.sig("")}); err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range []testKey{theirs, mine} {
+		answer, err := s.RecoverKeys(ctx, adm.ID, a.ID, k.pub, "lost phone", keyIdem(adm.ID, "/admin/keys", fmt.Sprint("rec", i)), RequestRef{}, nil)
+		if code := keyRefusal(t, answer, err); code != tournament.CodeKeyTaken {
+			t.Fatalf("a recovery with a bound key: %q, want key_taken", code)
+		}
+	}
+	kl := checkKeyLog(t, s, a.ID)
+	if len(kl.Events) != 1 || len(kl.Keys) != 1 || kl.Keys[0].RetiredSeq != 0 {
+		t.Fatalf("after refused recoveries: %+v", kl)
+	}
+}
