@@ -77,7 +77,9 @@ func (s *server) signed(p signingPlayer, key apiclient.PlayerKey, method, path s
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	s.Do(method, path, p.Token, body, append(sig.Pairs(), "Idempotency-Key", m.IdempotencyKey)...).Want(s.t, http.StatusOK)
+	if r := s.Do(method, path, p.Token, body, append(sig.Pairs(), "Idempotency-Key", m.IdempotencyKey)...); r.Status/100 != 2 {
+		s.t.Fatalf("%s: status %d: %s", r.Req, r.Status, r.Body)
+	}
 }
 
 // signedGame plays a signed game of two in a new lobby: Rock beats Scissors.
@@ -161,9 +163,9 @@ func TestVerifierNamesAnActionNotSignedByItsPlayer(t *testing.T) {
 					LobbyID: tournament.LobbyID(lobby), GameID: opened.GameID, Payload: tournament.ActionPayload{Bet: 100},
 					IdempotencyKey: uuid.NewString()}
 				sig, _ := operatorKey.Sign(m, time.UnixMilli(opened.At))
-				d := map[string]any{"player": ps[1].ID, "order": 1, "players": 1, "pot": 100, "deadline": 0,
-					"auth": map[string]any{"action": m.Action, "idempotencyKey": m.IdempotencyKey, "keyId": sig.KeyID, "signedAt": sig.SignedAt,
-						"signature": sig.Value}}
+				d := tournament.PlayerRegisteredData{Player: tournament.AccountID(ps[1].ID), Order: 1, Players: 1, Pot: 100,
+					Auth: &tournament.ActionAuth{Action: m.Action, IdempotencyKey: m.IdempotencyKey, KeyID: sig.KeyID, SignedAt: sig.SignedAt,
+						Signature: sig.Value}}
 				data, _ := tournament.Canonical(d)
 				e := tournament.LoggedEvent{Type: tournament.EventPlayerRegistered, LobbyID: opened.LobbyID, GameID: opened.GameID,
 					At: opened.At + 1, Data: data}

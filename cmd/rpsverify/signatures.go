@@ -66,20 +66,6 @@ type Recovery struct {
 	Reason  string   `json:"reason"`
 }
 
-// actionAuth is an action event's data.auth (spec: "Signed actions in the lobby log").
-type actionAuth struct {
-	Action         tournament.ActionName `json:"action"`
-	IdempotencyKey string                `json:"idempotencyKey"`
-	KeyID          string                `json:"keyId"`
-	SignedAt       int64                 `json:"signedAt"`
-	// Signature is the signature itself, or for commits and reveals SealedSignature its
-	// blake2b-256 (tournament.SealSignature) until the round is over.
-	Signature       string `json:"signature"`
-	SealedSignature string `json:"sealedSignature"`
-	// Ruleset is the ruleset a quick_join named ("" for none).
-	Ruleset string `json:"ruleset"`
-}
-
 // actionsOf are the signed actions each action event may carry.
 var actionsOf = map[tournament.EventType][]tournament.ActionName{
 	tournament.EventPlayerRegistered: {tournament.ActionRegister, tournament.ActionQuickJoin},
@@ -384,7 +370,7 @@ type signedAction struct {
 	seq, at             int64
 	round               int
 	typ                 tournament.EventType
-	auth                *actionAuth
+	auth                *tournament.ActionAuth
 	// bet is the game's bet (register, quick_join).
 	bet int64
 	// ruleset is the game's ruleset, which a quick join that named one must have.
@@ -578,7 +564,7 @@ type pendingSignature struct {
 // not signed by its player is named.
 func (r *lobbyRun) action(e tournament.LoggedEvent, player string, round int) error {
 	var d struct {
-		Auth *actionAuth `json:"auth"`
+		Auth *tournament.ActionAuth `json:"auth"`
 	}
 	if err := json.Unmarshal(e.Data, &d); err != nil {
 		return r.fail("auth of "+string(e.Type), "an action's signature", string(e.Data))

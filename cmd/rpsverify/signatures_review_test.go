@@ -55,7 +55,7 @@ func TestReviewQuickJoinMovedToAnotherRuleset(t *testing.T) {
 	}
 	join := signAction(t, a, signedAction{lobby: reviewLobby, game: reviewGame, player: testAccount, seq: 3, at: keyEventAt(1) + 5000,
 		typ: tournament.EventPlayerRegistered, bet: 100,
-		auth: &actionAuth{Action: tournament.ActionQuickJoin, IdempotencyKey: "qj-1", Ruleset: "rpsls"}}, "")
+		auth: &tournament.ActionAuth{Action: tournament.ActionQuickJoin, IdempotencyKey: "qj-1", Ruleset: "rpsls"}}, "")
 
 	fair := reviewRun(l, apiclient.GameConfig{BetSize: 100, Ruleset: "rpsls"})
 	if err := fair.action(actionEvent(t, join), testAccount, 0); err != nil {
@@ -95,7 +95,7 @@ func TestReviewKeyFromARecoveryKeyIsTheOperators(t *testing.T) {
 	}
 	register := signAction(t, second, signedAction{lobby: reviewLobby, game: reviewGame, player: testAccount, seq: 3,
 		at: keyEventAt(4) + 5000, typ: tournament.EventPlayerRegistered, bet: 100,
-		auth: &actionAuth{Action: tournament.ActionRegister, IdempotencyKey: "reg-1"}}, "")
+		auth: &tournament.ActionAuth{Action: tournament.ActionRegister, IdempotencyKey: "reg-1"}}, "")
 	r := reviewRun(l, apiclient.GameConfig{BetSize: 100})
 	if err := r.action(actionEvent(t, register), testAccount, 0); err != nil {
 		t.Fatal(err)

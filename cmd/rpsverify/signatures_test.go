@@ -84,7 +84,7 @@ func TestActionMessagesMatchTheVectors(t *testing.T) {
 		f := vec.Fields
 		a := signedAction{lobby: deref(f.LobbyID), game: deref(f.GameID), player: deref(f.Player), round: deref(f.Round), typ: typ,
 			bet: f.Payload.Bet + f.Payload.BetSize,
-			auth: &actionAuth{Action: vec.Action, IdempotencyKey: deref(f.IdempotencyKey), KeyID: v.KeyID, SignedAt: f.SignedAt,
+			auth: &tournament.ActionAuth{Action: vec.Action, IdempotencyKey: deref(f.IdempotencyKey), KeyID: v.KeyID, SignedAt: f.SignedAt,
 				Signature: vec.Signature, Ruleset: deref(f.Payload.Ruleset)}}
 		if vec.Action == tournament.ActionQuickJoin {
 			// The event names the lobby the server chose; the message does not.
@@ -347,7 +347,7 @@ func TestActionSignatures(t *testing.T) {
 	register := func() signedAction {
 		return signedAction{lobby: "0b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b", game: "7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a", player: testAccount,
 			seq: 3, at: keyEventAt(2) + 5000, typ: tournament.EventPlayerRegistered, bet: 100,
-			auth: &actionAuth{Action: tournament.ActionRegister, IdempotencyKey: "reg-1"}}
+			auth: &tournament.ActionAuth{Action: tournament.ActionRegister, IdempotencyKey: "reg-1"}}
 	}
 	commit := func() signedAction {
 		c := register()
