@@ -2167,7 +2167,9 @@ type HealthStatus string
 // `signer` the key id that signed: the new key itself for an account's first key, `name` the
 // sign-up's name as signed); `key_retired` `{keyId, signer, signedAt, signature,
 // idempotencyKey}`; `keys_recovered` `{keyId, publicKey, retired: [keyId...], admin,
-// reason}`, the operator's recovery, which no key of the player signed.
+// reason}`, the operator's recovery, which no key of the player signed. Vectors (a key log of
+// each type, with envelopes, hashes, leaves and the signed messages):
+// `tournament/testdata/key_log.json`.
 type KeyEvent struct {
 	// AccountId Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
 	AccountId openapi_types.UUID `json:"accountId"`
