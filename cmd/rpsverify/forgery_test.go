@@ -125,9 +125,9 @@ func authOf(t *testing.T, e tournament.LoggedEvent) map[string]any {
 
 // TestVerifierNamesAnActionNotSignedByItsPlayer: two players with keys play a signed game, which
 // verifies with every action checked; then the operator writes an action in a player's name
-// straight into the database (a reveal without its signature; a registration signed by the
-// operator's own key), re-hashes the chain and rebuilds the log: rpsverify names that event, its
-// game, round and player, and exits 1.
+// straight into the database (a reveal without its signature; a reveal's signature in the
+// transcript replaced; a registration signed by the operator's own key), re-hashes the chain and
+// rebuilds the log: rpsverify names that event, its game, round and player, and exits 1.
 func TestVerifierNamesAnActionNotSignedByItsPlayer(t *testing.T) {
 	s := newSigningServer(t)
 	operatorKey := apiclient.NewPlayerKey()
@@ -147,6 +147,14 @@ func TestVerifierNamesAnActionNotSignedByItsPlayer(t *testing.T) {
 				return es
 			})
 			return Failure{Seq: seq, Game: game, Round: 1, Player: ps[1].ID, Item: "signature", Found: "no signature"}
+		}},
+		{"a reveal's signature swapped in the transcript", func(lobby, game string, ps []signingPlayer) Failure {
+			s.exec(`UPDATE round_moves SET reveal_signature = commit_signature WHERE game_id = $1 AND account_id = $2`, game, ps[1].ID)
+			es, err := s.Store.Events(t.Context(), tournament.LobbyID(lobby), 0, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return Failure{Seq: es[seqOf(es, tournament.EventMoveRevealed, 2)].Seq, Game: game, Round: 1, Player: ps[1].ID, Item: "sealed signature"}
 		}},
 		{"a second registration signed by the operator's key", func(lobby, game string, ps []signingPlayer) Failure {
 			var seq int64
@@ -246,7 +254,8 @@ func TestVerifierNamesKeysTheOperatorAdded(t *testing.T) {
 	if a := accounts[ps[0].ID]; a.OK || a.Failure == nil || a.Failure.Item != "key "+sneaked.ID() || a.Failure.Expected != "a key the key log added" {
 		t.Errorf("the key added behind the log's back: %+v", a)
 	}
-	if a := accounts[ps[1].ID]; !a.OK || len(a.Recoveries) != 1 || a.Recoveries[0].KeyID != recovered.ID() || a.Recoveries[0].Reason != "lost phone" {
+	if a := accounts[ps[1].ID]; !a.OK || len(a.Recoveries) != 1 || a.Recoveries[0].KeyID != recovered.ID() || a.Recoveries[0].Reason != "lost phone" ||
+		a.Log == nil || a.Log.Seq != 2 {
 		t.Errorf("the recovery: %+v", a)
 	}
 	var sigs SignatureReport
@@ -266,4 +275,57 @@ func TestVerifierNamesKeysTheOperatorAdded(t *testing.T) {
 		}
 	}
 	t.Logf("%s", text)
+}
+
+// TestVerifierChecksSealedSignaturesOnceTheRoundIsOver: a commit's and a reveal's signatures are
+// sealed in the log (only their hash is there) until the round is over; the verifier counts them
+// as pending meanwhile and checks them against the transcript then. Quick joins (one naming a
+// ruleset, one not) and a leave are signed actions too.
+func TestVerifierChecksSealedSignaturesOnceTheRoundIsOver(t *testing.T) {
+	s := newSigningServer(t)
+	ps := []signingPlayer{s.signUp(1000), s.signUp(1000), s.signUp(1000)}
+	lobby := s.lobby(map[string]any{"betSize": 100, "playersCountLimit": 2, "ruleset": "rpsls", "resolution": "classic"})
+	l := tournament.LobbyID(lobby)
+	for i, ruleset := range []string{"rpsls", ""} {
+		body := map[string]any{"betSize": 100}
+		if ruleset != "" {
+			body["ruleset"] = ruleset
+		}
+		s.signed(ps[i], ps[i].key, "POST", "/v1/matchmaking", body,
+			tournament.ActionMessage{Action: tournament.ActionQuickJoin, Payload: tournament.ActionPayload{BetSize: 100, Ruleset: ruleset}})
+	}
+	summary := func(checked, pending int) {
+		t.Helper()
+		code, out, rep := s.verify("--lobby", lobby, "--require-signatures", "--json")
+		if code != exitOK {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		if got := rep.Lobbies[0].Signatures; got.Checked != checked || got.SealedPending != pending || got.Unsigned != 0 || len(got.Failures) != 0 {
+			t.Fatalf("signatures %+v, want %d checked and %d pending", got, checked, pending)
+		}
+	}
+	moves := []string{"0", "2"}
+	for i := range 2 {
+		c := engine.Commit(revealOf(ps[i].player, moves[i])).String()
+		s.signed(ps[i], ps[i].key, "POST", "/v1/lobbies/"+lobby+"/commitments", map[string]any{"commitment": c},
+			tournament.ActionMessage{Action: tournament.ActionCommit, LobbyID: l, Payload: tournament.ActionPayload{Commitment: c}})
+	}
+	summary(2, 2)
+	reveal := func(i int) {
+		r := revealOf(ps[i].player, moves[i])
+		s.signed(ps[i], ps[i].key, "POST", "/v1/lobbies/"+lobby+"/reveals", map[string]any{"reveal": r},
+			tournament.ActionMessage{Action: tournament.ActionReveal, LobbyID: l, Payload: tournament.ActionPayload{Reveal: r}})
+	}
+	reveal(0)
+	summary(2, 3)
+	reveal(1)
+	s.waitFor(lobby, "game_finished", 1)
+	summary(6, 0)
+
+	// In the next game, a registration and a leave, both signed.
+	s.signed(ps[2], ps[2].key, "POST", "/v1/lobbies/"+lobby+"/players", nil,
+		tournament.ActionMessage{Action: tournament.ActionRegister, LobbyID: l, Payload: tournament.ActionPayload{Bet: 100}})
+	s.signed(ps[2], ps[2].key, "DELETE", "/v1/lobbies/"+lobby+"/players/me", nil,
+		tournament.ActionMessage{Action: tournament.ActionLeave, LobbyID: l})
+	summary(8, 0)
 }
