@@ -55,7 +55,7 @@ func (h *handlers) QuickJoin(ctx context.Context, req QuickJoinRequestObject) (Q
 	}
 	for _, id := range candidates {
 		answer, err := h.s.store.Act(ctx, store.Action{Actor: actorOf(who), Key: key, Request: requestRef(ctx),
-			Op: tournament.Join{LobbyID: id, Signed: signed}, SignerKey: signed.KeyIDOrNone()})
+			Op: tournament.Join{LobbyID: id, BetSize: req.Body.BetSize, Ruleset: ruleset, Signed: signed}, SignerKey: signed.KeyIDOrNone()})
 		if r := answer.Result.Refusal; err == nil && r != nil && r.Tentative() {
 			continue // the game filled, started or took the caller in since it was chosen
 		}

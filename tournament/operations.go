@@ -102,16 +102,27 @@ func (a Register) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor
 
 // Join is a registration made on the player's behalf by a quick join, which tries lobbies in
 // turn: a game that is no longer joinable (started, full, joined already, or left too often) is a tentative
-// refusal, which a quick join passes over and which is not kept under its idempotency key.
+// refusal, which a quick join passes over and which is not kept under its idempotency key. So is
+// a game without the quick join's bet and ruleset: the lobbies were chosen by their games of a
+// moment ago, and a lobby may have opened its next game, of another config, since.
 type Join struct {
 	LobbyID LobbyID
+	// BetSize and Ruleset are what the quick join asked for (and its player signed); Ruleset ""
+	// is any.
+	BetSize int64
+	Ruleset string
 	Signed  *Signed
 }
 
 func (a Join) Lobby() LobbyID { return a.LobbyID }
 
 func (a Join) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor Actor) (Result, error) {
-	r, err := Register(a).Apply(ctx, s, tx, now, actor)
+	r, err := s.lobbyResult(ctx, tx, now, actor, a.LobbyID, func(o *op) error {
+		if c := o.game.Config; c.BetSize != a.BetSize || (a.Ruleset != "" && c.Ruleset != a.Ruleset) {
+			return refuse(CodeWrongStage, "the lobby's game is now one of bet %d and ruleset %s, not the quick join's", c.BetSize, c.Ruleset)
+		}
+		return o.register(now, actor, a.Signed)
+	})
 	if r.Refusal != nil && notJoinable[r.Refusal.Code] {
 		tentative := *r.Refusal
 		tentative.tentative = true

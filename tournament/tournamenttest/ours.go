@@ -839,13 +839,13 @@ var ourScenarios = []scenario{
 		cfg := config()
 		cfg.PlayersCountLimit = 2
 		h.open(cfg)
-		h.ok(h.apply(h.p[1], tournament.Join{LobbyID: h.lobby}))
-		err := h.apply(h.p[1], tournament.Join{LobbyID: h.lobby})
+		h.ok(h.apply(h.p[1], tournament.Join{LobbyID: h.lobby, BetSize: cfg.BetSize}))
+		err := h.apply(h.p[1], tournament.Join{LobbyID: h.lobby, BetSize: cfg.BetSize})
 		if r, ok := tournament.IsRefusal(err); !ok || r.Code != tournament.CodeAlreadyRegistered || !r.Tentative() || r.Replayable() {
 			h.t.Errorf("joining twice: %v, want a tentative already_registered", err)
 		}
 		h.register(2) // full: the game starts
-		err = h.apply(h.p[3], tournament.Join{LobbyID: h.lobby})
+		err = h.apply(h.p[3], tournament.Join{LobbyID: h.lobby, BetSize: cfg.BetSize})
 		if r, ok := tournament.IsRefusal(err); !ok || r.Code != tournament.CodeWrongStage || !r.Tentative() || r.Replayable() {
 			h.t.Errorf("joining a started game: %v, want a tentative wrong_stage", err)
 		}
