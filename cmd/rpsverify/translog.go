@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -192,10 +193,18 @@ func (lc *logChecker) check(ctx context.Context, saved string, lobbies []*LobbyR
 		rep.ConsistentWith = &old.N
 	}
 	for _, res := range lobbies {
-		lc.includedLobby(ctx, c, res)
+		log, f := lc.included(ctx, c, res.logged, translog.Leaf{Lobby: res.Lobby})
+		if f != nil {
+			f.Lobby = res.Lobby
+		}
+		settle(log, f, &res.Log, &res.Failure, &res.OK)
 	}
 	for _, res := range accounts {
-		lc.includedAccount(ctx, c, res)
+		log, f := lc.included(ctx, c, res.logged, translog.Leaf{Account: res.Account})
+		if f != nil {
+			f.Account = res.Account
+		}
+		settle(log, f, &res.Log, &res.Failure, &res.OK)
 	}
 	if !rep.OK {
 		return rep, nil, nil
@@ -238,11 +247,10 @@ func (lc *logChecker) consistent(ctx context.Context, saved, signed []byte, c to
 }
 
 // included checks that the log holds the newest of a chain's events (a lobby's log or an
-// account's key log) the checkpoint covers, entry (its leaf's text) and inclusion proof
+// account's key log: chain's Lobby or Account) the checkpoint covers, entry and inclusion proof
 // (torchwood's client checks the proof against the tree), and that no event older than the
-// allowed lag is missing from it. at places a failure at an event of the chain.
-func (lc *logChecker) included(ctx context.Context, c torchwood.Checkpoint, logged []loggedEvent, entry func(loggedEvent) string,
-	at func(seq int64) Failure) (*LobbyLog, *Failure) {
+// allowed lag is missing from it. A failure names the event by its seq only.
+func (lc *logChecker) included(ctx context.Context, c torchwood.Checkpoint, logged []loggedEvent, chain translog.Leaf) (*LobbyLog, *Failure) {
 	var newest *loggedEvent
 	for i := range logged {
 		e := &logged[i]
@@ -251,46 +259,33 @@ func (lc *logChecker) included(ctx context.Context, c torchwood.Checkpoint, logg
 			continue
 		}
 		if age := time.Since(time.UnixMilli(e.at)); age > lc.opts.maxLag {
-			f := at(e.seq)
-			f.Item, f.Expected, f.Found = "transparency log", fmt.Sprintf("the event in the checkpoint of %d leaves (it is %s old)", c.N, age.Round(time.Second)), "not there"
-			return nil, &f
+			return nil, &Failure{Seq: e.seq, Item: "transparency log",
+				Expected: fmt.Sprintf("the event in the checkpoint of %d leaves (it is %s old)", c.N, age.Round(time.Second)), Found: "not there"}
 		}
 	}
 	if newest == nil {
 		return nil, nil
 	}
-	want := entry(*newest)
+	leaf := chain
+	leaf.Seq = newest.seq
+	// The hash was checked against the chain, as lower-case hex, when the event was verified.
+	hash, _ := hex.DecodeString(newest.hash)
+	copy(leaf.Hash[:], hash)
 	got, _, err := lc.client.Entry(ctx, c.Tree, newest.leaf)
-	if err != nil || string(got) != want {
-		f := at(newest.seq)
-		f.Item, f.Expected, f.Found = fmt.Sprintf("leaf %d of the transparency log", newest.leaf), strings.TrimSpace(want), foundEntry(got, err)
-		return nil, &f
+	if want := leaf.Entry(); err != nil || string(got) != string(want) {
+		return nil, &Failure{Seq: newest.seq, Item: fmt.Sprintf("leaf %d of the transparency log", newest.leaf),
+			Expected: strings.TrimSpace(string(want)), Found: foundEntry(got, err)}
 	}
 	return &LobbyLog{Seq: newest.seq, LeafIndex: newest.leaf, TreeSize: c.N}, nil
 }
 
-// includedLobby checks a lobby's newest logged event (leaf "event <lobbyId> <seq> <hash>").
-func (lc *logChecker) includedLobby(ctx context.Context, c torchwood.Checkpoint, res *LobbyResult) {
-	log, f := lc.included(ctx, c, res.logged, func(e loggedEvent) string { return fmt.Sprintf("event %s %d %s\n", res.Lobby, e.seq, e.hash) },
-		func(seq int64) Failure { return Failure{Lobby: res.Lobby, Seq: seq} })
+// settle keeps where the log holds a chain, or its failure unless it failed before.
+func settle(log *LobbyLog, f *Failure, where **LobbyLog, failure **Failure, ok *bool) {
 	switch {
 	case f == nil:
-		res.Log = log
-	case res.Failure == nil:
-		res.OK, res.Failure = false, f
-	}
-}
-
-// includedAccount checks an account's newest logged key event (leaf "key <accountId> <seq>
-// <hash>").
-func (lc *logChecker) includedAccount(ctx context.Context, c torchwood.Checkpoint, res *AccountResult) {
-	log, f := lc.included(ctx, c, res.logged, func(e loggedEvent) string { return fmt.Sprintf("key %s %d %s\n", res.Account, e.seq, e.hash) },
-		func(seq int64) Failure { return Failure{Account: res.Account, Seq: seq} })
-	switch {
-	case f == nil:
-		res.Log = log
-	case res.Failure == nil:
-		res.OK, res.Failure = false, f
+		*where = log
+	case *failure == nil:
+		*ok, *failure = false, f
 	}
 }
 
