@@ -13,15 +13,20 @@ import (
 
 func (h *handlers) CreditAccount(ctx context.Context, req CreditAccountRequestObject) (CreditAccountResponseObject, error) {
 	id := tournament.AccountID(req.AccountId.String())
-	return h.moveMoney(ctx, "credit", id, req.Params.IdempotencyKey, req.Body, tournament.Credit{Account: id, Amount: req.Body.Amount})
+	p := req.Params
+	return h.moveMoney(ctx, "credit", id, p.IdempotencyKey, adminSignatureOf(p.RpsKeyId, p.RpsSignedAt, p.RpsSignature), req.Body,
+		tournament.Credit{Account: id, Amount: req.Body.Amount})
 }
 
 func (h *handlers) DebitAccount(ctx context.Context, req DebitAccountRequestObject) (DebitAccountResponseObject, error) {
 	id := tournament.AccountID(req.AccountId.String())
-	return h.moveMoney(ctx, "debit", id, req.Params.IdempotencyKey, req.Body, tournament.Debit{Account: id, Amount: req.Body.Amount})
+	p := req.Params
+	return h.moveMoney(ctx, "debit", id, p.IdempotencyKey, adminSignatureOf(p.RpsKeyId, p.RpsSignedAt, p.RpsSignature), req.Body,
+		tournament.Debit{Account: id, Amount: req.Body.Amount})
 }
 
-func (h *handlers) moveMoney(ctx context.Context, name string, id tournament.AccountID, key *string, body *MoneyTransferRequest, op tournament.Operation) (rawResponse, error) {
+func (h *handlers) moveMoney(ctx context.Context, name string, id tournament.AccountID, key *string, sig signatureHeaders, body *MoneyTransferRequest,
+	op tournament.Operation) (rawResponse, error) {
 	who, err := requireAdmin(ctx)
 	if err != nil {
 		return rawResponse{}, err
@@ -32,7 +37,8 @@ func (h *handlers) moveMoney(ctx context.Context, name string, id tournament.Acc
 			return rawResponse{}, err
 		}
 	}
-	return h.act(ctx, action{name: name, caller: who, target: id, key: key, body: body, op: op, status: http.StatusOK, view: accountResult})
+	return h.act(ctx, action{name: name, caller: who, target: id, key: key, body: body, op: op, adminSignature: sig,
+		status: http.StatusOK, view: accountResult})
 }
 
 func (h *handlers) GetAdminLedger(ctx context.Context, _ GetAdminLedgerRequestObject) (GetAdminLedgerResponseObject, error) {
@@ -57,7 +63,13 @@ func (h *handlers) IssueToken(ctx context.Context, req IssueTokenRequestObject) 
 		return nil, err
 	}
 	id := tournament.AccountID(req.AccountId.String())
-	token, answer, err := h.s.store.IssueToken(ctx, admin.ID, id, key, requestRef(ctx))
+	p := req.Params
+	auth, err := h.adminAuth(ctx, action{name: "issue_token", caller: admin, target: id, key: p.IdempotencyKey,
+		adminSignature: adminSignatureOf(p.RpsKeyId, p.RpsSignedAt, p.RpsSignature)})
+	if err != nil {
+		return nil, err
+	}
+	token, answer, err := h.s.store.IssueToken(ctx, admin.ID, id, key, requestRef(ctx), auth)
 	if errors.Is(err, store.ErrIdempotencyConflict) {
 		return nil, errKeyReused
 	}

@@ -52,14 +52,16 @@ func (h *handlers) DisableAccount(ctx context.Context, req DisableAccountRequest
 	if _, err := tournament.Text("reason", req.Body.Reason, tournament.MaxStopReasonLength); err != nil {
 		return nil, err
 	}
-	return h.setDisabled(ctx, "disable_account", req.AccountId.String(), req.Params.IdempotencyKey, req.Body, true)
+	p := req.Params
+	return h.setDisabled(ctx, "disable_account", req.AccountId.String(), p.IdempotencyKey, adminSignatureOf(p.RpsKeyId, p.RpsSignedAt, p.RpsSignature), req.Body, true)
 }
 
 func (h *handlers) EnableAccount(ctx context.Context, req EnableAccountRequestObject) (EnableAccountResponseObject, error) {
-	return h.setDisabled(ctx, "enable_account", req.AccountId.String(), req.Params.IdempotencyKey, nil, false)
+	p := req.Params
+	return h.setDisabled(ctx, "enable_account", req.AccountId.String(), p.IdempotencyKey, adminSignatureOf(p.RpsKeyId, p.RpsSignedAt, p.RpsSignature), nil, false)
 }
 
-func (h *handlers) setDisabled(ctx context.Context, name, id string, key *string, body any, disabled bool) (rawResponse, error) {
+func (h *handlers) setDisabled(ctx context.Context, name, id string, key *string, sig signatureHeaders, body any, disabled bool) (rawResponse, error) {
 	who, err := requireAdmin(ctx)
 	if err != nil {
 		return rawResponse{}, err
@@ -68,12 +70,12 @@ func (h *handlers) setDisabled(ctx context.Context, name, id string, key *string
 	if account == who.ID {
 		return rawResponse{}, newProblem(http.StatusForbidden, ProblemCodeForbidden, "an admin cannot disable or enable its own account")
 	}
-	a := action{name: name, caller: who, target: account, key: key, body: body, status: http.StatusOK, view: accountResult}
+	a := action{name: name, caller: who, target: account, key: key, body: body, adminSignature: sig, status: http.StatusOK, view: accountResult}
 	idem, err := idempotencyKey(ctx, who.ID, key, body)
 	if err != nil {
 		return rawResponse{}, err
 	}
-	audit, err := a.audit()
+	audit, err := h.audit(ctx, a)
 	if err != nil {
 		return rawResponse{}, err
 	}

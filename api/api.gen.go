@@ -4122,8 +4122,8 @@ type CreateAccountParams struct {
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
 	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
 	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
-	// other `Rps-*` headers) for an account that has a key, and for every player when the server
-	// requires keys (the default).
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
 	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
 
 	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
@@ -4173,6 +4173,22 @@ type CreditAccountParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // DebitAccountParams defines parameters for DebitAccount.
@@ -4185,6 +4201,22 @@ type DebitAccountParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // DisableAccountParams defines parameters for DisableAccount.
@@ -4197,6 +4229,22 @@ type DisableAccountParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // EnableAccountParams defines parameters for EnableAccount.
@@ -4209,6 +4257,22 @@ type EnableAccountParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // RecoverKeysParams defines parameters for RecoverKeys.
@@ -4221,6 +4285,22 @@ type RecoverKeysParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // IssueTokenParams defines parameters for IssueToken.
@@ -4233,6 +4313,22 @@ type IssueTokenParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // ListAuditParams defines parameters for ListAudit.
@@ -4327,6 +4423,22 @@ type CreateLobbyParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // GetLobbyParams defines parameters for GetLobby.
@@ -4347,6 +4459,22 @@ type CloseLobbyParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // CommitMoveParams defines parameters for CommitMove.
@@ -4363,8 +4491,8 @@ type CommitMoveParams struct {
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
 	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
 	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
-	// other `Rps-*` headers) for an account that has a key, and for every player when the server
-	// requires keys (the default).
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
 	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
 
 	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
@@ -4438,6 +4566,22 @@ type SetNextConfigParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // RegisterPlayerParams defines parameters for RegisterPlayer.
@@ -4454,8 +4598,8 @@ type RegisterPlayerParams struct {
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
 	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
 	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
-	// other `Rps-*` headers) for an account that has a key, and for every player when the server
-	// requires keys (the default).
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
 	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
 
 	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
@@ -4487,8 +4631,8 @@ type LeaveLobbyParams struct {
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
 	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
 	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
-	// other `Rps-*` headers) for an account that has a key, and for every player when the server
-	// requires keys (the default).
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
 	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
 
 	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
@@ -4520,8 +4664,8 @@ type RevealMoveParams struct {
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
 	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
 	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
-	// other `Rps-*` headers) for an account that has a key, and for every player when the server
-	// requires keys (the default).
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
 	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
 
 	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
@@ -4553,6 +4697,22 @@ type StopGameParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // GetConsistencyProofParams defines parameters for GetConsistencyProof.
@@ -4590,8 +4750,8 @@ type QuickJoinParams struct {
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
 	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
 	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
-	// other `Rps-*` headers) for an account that has a key, and for every player when the server
-	// requires keys (the default).
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
 	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
 
 	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
@@ -4627,8 +4787,8 @@ type AddKeyParams struct {
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
 	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
 	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
-	// other `Rps-*` headers) for an account that has a key, and for every player when the server
-	// requires keys (the default).
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
 	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
 
 	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
@@ -4655,8 +4815,8 @@ type RetireKeyParams struct {
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
 	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
 	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
-	// other `Rps-*` headers) for an account that has a key, and for every player when the server
-	// requires keys (the default).
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
 	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
 
 	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
@@ -6107,6 +6267,63 @@ func (siw *ServerInterfaceWrapper) CreditAccount(w http.ResponseWriter, r *http.
 
 	}
 
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CreditAccount(w, r, accountId, params)
 	}))
@@ -6154,6 +6371,63 @@ func (siw *ServerInterfaceWrapper) DebitAccount(w http.ResponseWriter, r *http.R
 		}
 
 		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
 
 	}
 
@@ -6207,6 +6481,63 @@ func (siw *ServerInterfaceWrapper) DisableAccount(w http.ResponseWriter, r *http
 
 	}
 
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.DisableAccount(w, r, accountId, params)
 	}))
@@ -6254,6 +6585,63 @@ func (siw *ServerInterfaceWrapper) EnableAccount(w http.ResponseWriter, r *http.
 		}
 
 		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
 
 	}
 
@@ -6307,6 +6695,63 @@ func (siw *ServerInterfaceWrapper) RecoverKeys(w http.ResponseWriter, r *http.Re
 
 	}
 
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.RecoverKeys(w, r, accountId, params)
 	}))
@@ -6354,6 +6799,63 @@ func (siw *ServerInterfaceWrapper) IssueToken(w http.ResponseWriter, r *http.Req
 		}
 
 		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
 
 	}
 
@@ -6855,6 +7357,63 @@ func (siw *ServerInterfaceWrapper) CreateLobby(w http.ResponseWriter, r *http.Re
 
 	}
 
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CreateLobby(w, r, params)
 	}))
@@ -6944,6 +7503,63 @@ func (siw *ServerInterfaceWrapper) CloseLobby(w http.ResponseWriter, r *http.Req
 		}
 
 		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
 
 	}
 
@@ -7386,6 +8002,63 @@ func (siw *ServerInterfaceWrapper) SetNextConfig(w http.ResponseWriter, r *http.
 		}
 
 		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
 
 	}
 
@@ -7833,6 +8506,63 @@ func (siw *ServerInterfaceWrapper) StopGame(w http.ResponseWriter, r *http.Reque
 		}
 
 		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	// ------------- Optional header parameter "Rps-Key-Id" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Key-Id")]; found {
+		var RpsKeyId RpsKeyId
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Key-Id", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Key-Id", valueList[0], &RpsKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Key-Id", Err: err})
+			return
+		}
+
+		params.RpsKeyId = &RpsKeyId
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signed-At" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signed-At")]; found {
+		var RpsSignedAt RpsSignedAt
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signed-At", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signed-At", valueList[0], &RpsSignedAt, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signed-At", Err: err})
+			return
+		}
+
+		params.RpsSignedAt = &RpsSignedAt
+
+	}
+
+	// ------------- Optional header parameter "Rps-Signature" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Rps-Signature")]; found {
+		var RpsSignature RpsSignature
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Rps-Signature", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Rps-Signature", valueList[0], &RpsSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Rps-Signature", Err: err})
+			return
+		}
+
+		params.RpsSignature = &RpsSignature
 
 	}
 
@@ -17080,692 +17810,693 @@ var swaggerSpec = []string{
 	"H4woLuuPQifoz3yb9ufRjJlnbWLOm63sK0j2gei0E5kGfNnKb1kraYzDHMETumfpE9QwAGL6UNRDo9d0",
 	"vSs1lrcoIb0zIWt2S4I1TWmQsVQuuYiIn9Ar5vp9dzwxMwzdvr/PGHkRuuOxMyfbnZ/EgZqvNyA/gWlF",
 	"bfMtTNt/lnkA3vw3PIklj3FleOQoiC+IZIx4+OUz+MnLr6ZGKovA5OpX9Y8BeaOxnHSNerTkIluzFKf8",
-	"zCN4CLIHH1Fu7GPaGqCUA7V4C5apXmHXILUCIFF8BtwGPURhJcwHAJZVW8YBpsxGcxoM7dF8MrN95hzD",
-	"im/Zvo4Uh5zm/Udn0kIV32zlSZJy5IrCC54GEQnERhFGrd5eM5ogppSvxRO55Pqz6sUl+t5eEKoPou06",
-	"1uDlHAHPG03THkTDcvRrBpJB6HyBBuMRO5/IOvC6VVTtWcRxZyQRNyztB1QydaGWvLhRdfxwoxl12Diw",
-	"w6E/opP5dMaUJOOGI39CZ8yOnGAYjv0pnTM7coNROPFn1GZONAzG4dSfP/T7Y/hYwOokSrqzdpzUAGoQ",
-	"zH8yF0tfNIStRWJOfuTxLdnESRKjoUKiyC6JuOEkSERwRbqe1CN76osCs5dcn05vQJ4FAdtmLETW6Q7R",
-	"wEN8FomUlS71E0myeAMGvTHZxHyXlVRdi7BEsiX3RrZToMYlu90qqnOAw9P52Ib/Oe7wBHiBOp7QdY0+",
-	"MbftqTOfu+PRdGTP585JNfjNLmGSZX+lcn0I+2ckxceKbwqeqVu7pnJNulXkrZN/YI2UCx4HNFG0YtMb",
-	"1HijGzi+Tcu8ULFJJ7SDuT+j02jCxuEoGPquEtrZPJwFU39Cx9GIDUM3aBbT09Jejok1Tdg5GbUhJw7a",
-	"xlELAMWhVdj20q30LPhPIj1FINU/p14VCvD06FZO6BzljdD+L0qW1P+97CupcjJs2dRb9qHhtLXj44kk",
-	"WyFjMDHGHA7TCE+JWJGuYxHXIkOLDAaD6rkOG/ci2Yezpcyq5aaZQv9EmxT4V4KvyFYkySLnxSnTYiCa",
-	"rPCmapuTRdYiqUo7xh0QS7KhfK+tn3LJFbNT4mImiM8I3W7BKjggdpWtE8rlDUsloUq6DI6oBje0zVxw",
-	"1FgwtE9eZyVXvRKr16kQUcMJJ9KYMoiX6Nc89GPFPEh2Up35Vv1qGXKZ0EwBB6Q3uWYhCdYsuNqKmGeW",
-	"ZnxLztkNy02Dcq3or5HCAYNIl2pB+jpmN1X5Xn+biNWKhTjEBaGgXC2U+CdLZkcLzxbfPeJFMXtrBjI4",
-	"iBocKZ8UlqLTBvzHf6HhG8QN9ZcmgOqfdIu271jwp9tU+AnbfP5vqUD8sbgM6otQTXCdG64vIxonTN3p",
-	"kGU0TjqLzmYnM4VVPstuGONEcQWQMCf2aAYMgmwUjYhiloSdhVpFFK8GG3HN3sUbJnbZd1LfLiaBSnVs",
-	"55svh39z387+Of129N3k+/lr+437bvz32T8UOMDY31mMbIVAcQaEqDCtk3yFGjq7lC/SrVzobS4ON/Op",
-	"DOP/SFnUWXT+/08Lv/xTfCqfvsYhENA1j9/BsFrnMHczFEyCKX9Ds2CNl1QdiJKYSHdDE3VrWEi+efvD",
-	"9xa5SRUxUDuQ1pJvYimVYqxE9tsspQRgKS1CSfGhot5UewPELlOYnVIO4oEH73taBlarElHEeBjz1ZLD",
-	"sxrFERzu/ier81y7Lx6EP4WPqIw4uZeJJkqQ3oOGMtJS0j1RYl6gBFjYiJ60BRdKC3sMJHhGjLen8GBp",
-	"76VaIiOolpXcQ0q3WhAPjvtSZnTFFNPlIruM+aX61LOW3NMAukzZKpYZU9KYYs3s3yLml2C6ha/ohl1m",
-	"9Ipx9VfJL2cRL+ZyF0VxoNSWy2jHQ2DuZlzUgjI1bGU2pQ/hXI0eLZAKuLgEjPYuiEgtrVZpAgwbQVLn",
-	"LXk3d1yrD7OUKUn2F83hMkVmaSORJnuW9Qbke5Gt1SUI1gqrQ42fX4nUj8OQ8QchaJSPUsJPGm5iDmKg",
-	"Wp5Cy/vh5LDAya9K87SgZLGURyFL+XCaHAU0SUAPSEXCyIbuAfahlhq61Cgp6j0FbcoJwIGILUsBnBah",
-	"fMnxxyzdq5cyAZ/1LoinTQ6XYSypj1QwH8L8Vl2I/kKf50uu5EGavEhTkT7oTGM90n0ObVzmLWZJFQdt",
-	"+wHm8z7K+ZnREI47zm63LFCaXnkxA/ISJBUtgWDUT75p70JJkGYgSWjKlhxEHHR9Gg6lkMFn4IGPy1Ym",
-	"9Hp7NYev19Mn9r3IvjL2mHsfliIUkbZ85BeQC1RHgJTd7+6NimP8XmTETNFydMUqHuXs8uG8BTF7yaMz",
-	"YFMWsAdLW61EapSxgVrAa7pPBA3fCfGKpiv2IPhucazLTIhLcBKW4WwQwBdhzAA/CDAVDCiZjMfDCZgg",
-	"78eTnRL901simRDELKPlLA5X/ChncjBsTUyDOA52GzAWSjIZkW/jv8BhvGXpdRywHzm9pnGiyNiDzmNX",
-	"GqcmEoU0oz6VwBd3GJKjXrtoDI05jMK4B60rHZDeJqmur+WIyi89yuGUBtTHkgNDc2GgTxiklMardUa4",
-	"uIHANhonGJQhCFXCFg/9PSpvS75NxSplUlpEW9i3abyhKTxPGUQ6xnxVEjFuqDRiRv4N/o2PjLiEQULN",
-	"QUsH9JIUwUQL/YXW59+oP/rPMJJE6+yauL4T4jvK91qJkw/CuZRm7FJf7Or1L9bimvnvddXdkvj9Tgg0",
-	"QqRm7a14VFnYoyBSeUSFSfW1mDjXWJJMXDGuDvnla9JVZ23eFVvGjT0AgoPkkiu1NjFmGqk44JsS8NTZ",
-	"F5EXxqIb8+oJ65P9kdNdthZp/AsLH0pKioHK4isBlZT4jKZwMdQ+AeO1GeteDNUpTvjH6sTtRKJ467Go",
-	"RD4iclbYm4VeHNynsd3s+BUXN3C+KbsWVywcIPC3qQiYlA8m5EgLNkqt2sQSNKHyITR4FVGtKuwB7MOO",
-	"Jkhi8rHud/vc4mye50OR0rJajqhpD4+jDuu9wmkUFJxqb8WCeA1Te6QbZxKt9Fo1LOsLS158c1F2qyjx",
-	"Fe4iOLp3PIsTHd5OwyTmrAfqaszhVlxuxDXTM6FXWAk4S44WEi6Iem5OTKvwWjZrUUVzgJUTNxpN1MYr",
-	"q4hJ2QXv04TygFXs0R87+lcTkB5AGD/4mTqu7Y77ttO3nXeOu7DthW0PbNv+l0JArWqp9/guSaxOHJ6f",
-	"FmHiP5I4UOxfqYpKhgQ4lzCuQ4Msvgbev02VfpjFaHbM19zkb5BbxkO1OLPh3K21UUcsM7LjcUa6PsuA",
-	"eKoBxI2SyZJdyMKqvR6BcqfIyQoMW3115pCA3+P7tQyTduDnywlpxvpZvGGHLozqETUuo1lvNgvrqmMl",
-	"N+s4YSQGWoenAfBpXIH6AOldJQy/WFH8W6XZnAj6MAjXNHcYS4V3YLokq/hawSXDE4kFr67G4OvB8IjA",
-	"x+nYG6GlWI3cx9/W9/stvox2d+Md+rkDm4Q96bmt/EqUsS+f7H2+ZuH/mwVZp0h9eo5vN3k2ObtJ9gY5",
-	"D6hKme1b2qMheLJHqUccEhpakKz8/v55CQ7sq7PoDD+4/enNP5z0X6n9zWryD9/5fnL1Yeb/Y3Lt7OzN",
-	"cP/N5p/OZnTzy+TFIZ0qbfmMwy5Ne/yWlEE/IG8zkTKIEsFrypnSU/BAgFdVkfguG2pyjJbx0OzPrPsI",
-	"njVmmvzAgQcWkUQYbSUtTWtQrMrUdGoTNeCG4RHiFiNp9cWOHxLWSd9x+u70nWvfh7DCxI3+YXVMV2yv",
-	"pXqQSmABJM7q0YZ3culanav2iLUrhqG8pNsSfkaao8/wu6GLppd6+MFhwNX5QVRWByPZ9Jkfle7yFwG1",
-	"AqVjNyDKu3THtOkfo/GYtheLVEMYAvHkpR6ChV7PykU7LcD5e/15nJE1S8IFWikhCUNWxnwiyY1Iw1pE",
-	"SotTVK0bUPQULurXSJf6UuEH8tYSV23A0dk7e74Y3h1H9VznYqlZGvihT61ueAx73Uane5loICqXccTK",
-	"73LpcpXQ4ThZkceEYE1QgGuhx9xE3ygIQLCG9/WLd+TptfNUfyKffsxzdD89VV97vQWOYvLMRBqiOr4n",
-	"NyxlBBZtmaTJQllX8z2RRUAF1aGDmExZDglY8q63ZjRULyH8m0IskbSvaYiI3BuQ7xTt1/PqXM88zjKh",
-	"MltywWEJkKQUK96h3oG5Buq3Go5/LOUnn81dcf7O4ud7fU2z40Q5pBkoiXEtbRGlAE0YmwhWjemXaFIn",
-	"nI7pfGY7M9d3bOpPw/HIj1g4DOaTkT0dUpsxZ+pGw5DSiTt0xzSyXYdOZtHUno4dhyqZoQiB7Pih7c7G",
-	"I9eJnIntur5tu/PRNLCDKIimLhuNx65r+5Hv0/l4NpkF7jSYRfZo6gznw2ge+ZOpH7oOi6aUDn3HYSPq",
-	"02hoT53ReOTbgRvMp9PJnM3cwB+NRnQ0juwwGPmj0Bmx+cg2y0ESVAucgwdpM4SuY6qoRrzil7utulVr",
-	"CHLrzEMncoOhP6JjNomm9syZu3Toj4JxOGHTaGbPHer6w2AUNj/vWJ2E0eglD9mt0qFGQ8W82TXG0HXs",
-	"B/5PbVcRtoJTXrH9JVzCzqf3FoQJKox5vN3gdMiHNaIb6eMY6haSgnMUUx8ZNQs+Cizr0/s2wRRFisdX",
-	"twxB+NiB9LBTQsC3bA8JiyAA41g0TSnIBOYsT3z/Sqz+qt7Mj+jMqUvS6cHkzcIu8C6YI9/nEf70OhVR",
-	"nLDjdhrFnvaCo7tcMgaxsnmCc8rkLskk5oRKlmVKU1/RDZMD4mlNCki7ZEDuk33BAtCopR6WVfs4kyyJ",
-	"kPLfwbCiH1p5IkF1PNT+0GyAzAv2xBJZsxkYmaHFXlCSemGXr5X01piiWwIFyngh6aYs2kFGMsayYEiB",
-	"bLPuuNaR6He7dUk/iQYdDRLMyE3NaDC68wx/nJVkwzY+S9/GjRjwO1qu2q01BQzUO2daZzhrFMxpVtnO",
-	"SmRQNgNdN+riVe4aRLNLcgN2/4z4rKrRueMmM+Hh4Z5vKTpt8infjhJi4oarp1nYh47Qqre5ZarmEEEl",
-	"wAMHiJcH3oA+ZUyIXaRU2vtFU4bFHFh4AaDcCM72RGZ0rxVNrtD/Z2NvKcw7an2lIzWPD84UE0We7bK1",
-	"NgVAMDZNXpfImdbXDrEoz+xqyU9BE1aexS/SUFok5jIOGSJAHmj2BP0ISw4MV+bKUy68w3AbGjKy4yYv",
-	"A2uiALWkJsxGUfsl9968fvvl5etXz/754s3lty/++fYLscV9edqpIS3Ez6bkKy60UvBOYHSb4iNLnjJ/",
-	"FyeNOUv1tJuiPE8iVgviUZ05ZvQWRClJ1ixlF0vuISC94jMDFCWzX+gYwZehzlvTyYu1t8scY8m9D7s4",
-	"uLr8t4i517sgJi0q/0QNDCajUmYVOoG0rwbDLxbEM7GM3pJ7H5cdn2XLzie9ktIkRD98G//Clh2LLE1i",
-	"Abxdj7L09Jvo2Vly2NOl2DKuLgRGHmOxDU8P4wGwcms641q/61nESxi9ZmoFn7RuqN1VHjqCPdxYafcA",
-	"jScSS5wAUoOhtXimOD0KkxfEE2m8UjtUny95ruYmYuVBYBbXWGIQA29CvmWlIOvsRgzsNZhbT45c8rP1",
-	"aALB3GB10Ra+8m1qkkgQBVs8PYjN+pZ1K8ca6ZS7QgjAawhGIHiRqBcr1MigDKovQHjwQECmVmfRsTrF",
-	"JFVaVfq4wfFxvOJOKUpOIVk9sqMMeHN1/ZiHcnCfaisHq7t6SDbso5oN9Z05mkdUOT5C5RWDXFOd9xBn",
-	"gKshRJg3phIdTCohCPlIRuNXrZmcDVbVyah0l8CyCnki1WwwuH5LXmE/ihWohegI+xuxS0KSqP2iHA05",
-	"Jqsdk5JJnIxm+l2w8kORJbbk+UEV2cSWsW/i61pchxmQPYMvHDAKfAjcsIDcYrXkDaRHXWNZox5dTcKK",
-	"/GTL0LHip15OtfS4BdmqJ3bOI9ufBMPApaNozCbhNJj5c2pHDnPDYTDyx5CsOZvOJ3Tsj4Jh6DInsm3H",
-	"cd3hcDQatyBgcy5bxajTRnDgsVXj8DdrIXPmU+xGqSNIFSwCFMUiBfmomXxHU5/abujYgTNxnLk9G85c",
-	"O3SdwJ+N2dyZTaL5zJ2M7WAys2fzycT3p/bUDiZ0ZlPfp7MRC/wgCKdTh43pOJrOZrPpZDwbDuloPB/N",
-	"fOY74dgduVNnOvans/HEiYZhMAnc0TwczcCocoec1LLB6THyUSEXdXAk//OkbH2grcNqDmivlduf8w00",
-	"isRh+C3bl3Kb7iBiPkMaKeBGmfp5B+HoVavro1qADsw993HH1OBZDNEMrk3Mz4pJkYXOEGmC0+Dau7Pf",
-	"9M6Wgj+/HaBRbf1eMYQN6t+CN9mE7qWVsoDxDBZ+Su/WyY4Iyi7NyEbIjAx7lnFngBMSykCdY39Tc74B",
-	"FQsMEPT2JX41PM8Yd1oLLm/tFOa+pqsmS13uNjKCraWkSK5LtXBtjmnE4OPg1Hw81jV0zoVZ5bI1mEw5",
-	"u20RobCajxFV1Hu4t+6WSqn9oNpZ1QNtH7QWUbiT8oWeiPVpPi3Z0YtrPIhdGGcveJa2xAkgzdB1Bu+k",
-	"JuSZRQviBSkLMZstZD7+A21Yl6Crqr8lyy7VKi9RnYNXEiHzN5bck5nYwhhotbjU+8OENcYrv9Ulmto3",
-	"jQEGQSbSFswBKNyshYIE+43sgPR44BqaSIS40mUvHztuTce2tvFcRLhjChTkWHRNgpLXy+0XJndZ50vu",
-	"JOl6+A+vV2PIacH6U0YhPLcTrGm6YmAk3PGQgeUhZjflqC7Xtj81IHebTZcpfNfRGwIqbllkx+MPu3pA",
-	"gDNtAlWm1pMdpTEKJXWBJkjrUorykyeoLHHBWVGRweSf+wxCT9GyW1vGUKuSfaVLnq1iNpkyKTj7AdGt",
-	"QljTG8qRoJVQnCLVgKnqRVRj6rypSjzUKcRtrE8/vCepLojafwlCbSBxhE4/B0G2zVb8rizqihuupK0i",
-	"AheKgJEfMEow905hvBpjMq9MozXhUvS2MYlBWPVBzEIpsH3RCfzZZDRyJ/Oh+u9k4jhuyOagDI3pNLIn",
-	"s2Aa2DSIghGlbGL7Q8elIxa582k0GtHC6pMVpThi/jX4JPAvtQgTf1CkTJunJq3ZeF/r2FZe7EnwFS8j",
-	"9qG6XCsuo4Qvdf66HE+c6c9q9qFHAEwdm+6iW5eA2r5tMGQX+U8ab0wEe3oQzddc8Ls4sCMzQS3pOEnK",
-	"yEm6kDGRxJuYH5K/tskQH06epUEMjP0vjvPg9PBFWXeaVkudzKv6w2lnahlTj4OleBNhE0sNHHUF0dOQ",
-	"kYRF2XngKS7EiXPPAXTy2Nvqk1SpWWnHOUaU8bC0tEZKl4jg6u06jjIWfqmDkO5gBngBxe8gy8ukiMDJ",
-	"h0p7ADoNJauN7Q/cQGKXabpdpRkruv2uhdriJ2BdKRtWGj3uJ0rjlGGHM54CC4ZtKLgkyQ8RBMYcY4fw",
-	"+gt+zRKxZZ1P1sfaNk2o17ExDk4lZ6yN3BtjHPdbVjb0g7XpUuIgpU22cEV4qgPRDiHy3mqpEgXse79l",
-	"oD8U83ml2A5PjenBW5g4hnlV97U7lbmFIBTQbfBbsso7MTevZC7v7rJo1g3jVZyRz4mSam5EGvZ6UAFx",
-	"MqrZy8vBzF0TsWwt+Y5fsT0LyV9ePfv2heubqvmmrmYYr5jMehdkt91CyQlMetaeaQuFXs++9cg2ZVF8",
-	"S2I5IC8QVotyLp237NhqjY677HiGuZJMLLn3UBB6puY+pH1iyf0lNwBZKNKwFikWYw0oJz7TToCwcAsW",
-	"QK8rm4/A8o9fjdJ5N9IKwaUiwTzYtxTcUpf0zVfPyWQ+cUlQvI4lXoo9QjkXEWFFF0/97BnTavVRJvQF",
-	"W3JfZGuSCpFJdIBgBQtgNdmabaw8l+VIBa8mn2TxtK1K+pGCYMZpyUMSiCYfWrqVA/3XIBCbp4lYLbkz",
-	"tu0ll1+J8O9Pr99uxz/M+JzO/rb9afL6zT/n0yz64e1PY18G7j+Spy/+FtuzL5Z8yf/3//xfpGE4sn7p",
-	"fvnNzWCAmzuQ1BR0W5hNAoHPprROzYh6j1Q5NdUbIU6ael+JFQSPIsFpQ6RD/OmyzTbTAXEaa2JJbKh0",
-	"9WFHEwkI0ztboSuto67NZaJ5UUr3bIXZ+B4wy8SdIFa7sXC4sNoS9PNBDXitMpI33mywD2gr5H35FWc3",
-	"xknU7BaphHAfMJvmOLFnlZw+Y09ZEAeKjYxKvMTCfjVa2lSnYDTu129ePH/5lnwfB1dqECjxEMUJI11F",
-	"q2buZLIg33/17XNLlziWW6XlKhr97O3zly/xbwsMLIRqF2fWG5A3yHpMuM/ItklTXTdK/ITyK70BinXc",
-	"RAJexw0Fm44fh7H5vdjSknd/Yano38RhtjargEIW/Uz0lcgOLoM0DpXEKAVQqh5MYYbQzn3w7aKov4Yy",
-	"bt2/Ur7aJSSKlbxuET+l6l+40p5VBEYZUIWxpEkibqRlBiHXsYz9hCHhTViWF8fG80PF4iZV0jknmVgx",
-	"KHrcpeT5PlWybUCWnf/3/1l2CN0obvmKZjE34/QG5B2FXER1GSj07dFub7Mi/UCSrhIFFJdQUIKS5Vsa",
-	"QDUqGYest8Aiy6V6Z3W+amINS41oJqNjfWj+c7m8te3+cnnrRMvl7TRS/5xH7z9TT2TLw/avHi3pqkYc",
-	"4Ea1X3coefeQy64tkdociwZ24wLG7LVVPa7zoy7oCOHJGH2le4boQn7PFd3QPUtGefRo56s0DhUNUMjf",
-	"JKeaMU95p57Dmy/5dpcdj0011Trr1EenCkH8SsmLlBcMb6KkXo/4uwzrqiL94kzKBcluBMwTM4nB4mua",
-	"KuERnFFdSEhSP2QiCQnd0hR6GMXhQT31CnAqaOzodit/GB43YaRlzqsJNb9Eh8qDWNFP6301ol0WSfHd",
-	"MpPIbcqH/oLTToIqCpovmoPB1LNSpH1hym5AKCIzsX0i9Vek673NxBY9qxqbDvSClkVWUGH8J0MFDbAm",
-	"HPgD7BAwxl0MEKQrma6VDkMoUlG8rrRUXUsGqrISU/Y2XnGR1nUEJH2XFQPXo9owfuDaOYUIZmgbVnbu",
-	"C57sLYga6wdrGit9BnCzbtdgtzTIkj224SM3VC65+oiFA52QqN3g5XrZ0FcO+QQMxwVZ0a0cKH3ms8/e",
-	"Kdh89hnpemoHnmLVWIhU+6s8i1Rici3iHcCq9KOSiMCjCzLaJZTqwhc24pqV65biL/ISXMHFG+UapjhG",
-	"yqRIrnWpU6i4eslusUtevrgo5qAY5j+oC7zFv0uu50td/6Uot2pmX/KaTWlAPvvsGUdro2TZZ58tQAtN",
-	"yTVLJWTA0DDU9X5R99RN7QDNEMfwMWS47kkoQBi7gvpnaCdXRwfVONdsQ2JuApsUAvQG5sgDmqbIneSV",
-	"1D13pEXiUGIxM7TJKJkQ3D61qEe1MvMgiXXfSLJKlTCaByYDKBZLXj8jknuIimNBzpj7yzEnXImqF7UD",
-	"xdXVzxC2o51VefUL3IJRFeCIn8jKPnQ3E0kT9ZpeaT4VyAgwRCAgVMhsrDCmSAvywCBZt3fRsC6aSJHD",
-	"WrdjgswDkGZ36XV8DYXmGN3C4esDKYle6lyWXF02tbgLUsdVxQONKA65CtXOTvAeFEPXHIiuICWgipYk",
-	"Y0ki8RTZ/e3hS+6pi4/mZg/KtEjCaLAGlH2S0xvI2gHiiuHoS44B7yAwPf2o0xE+PcW8vacfJfvwycO5",
-	"oCa1KccmeprcKA0aMXzw2WfEgzjZL8phv12T1kp+/bVo6NDzFqTZNrnkVeNk0enRmDXV/j0zqgfmTqXS",
-	"6YfqEJB0Oj2d8A0AVJA3s+ty9T+++6o/K8aEvHUg95DyQDPMdlCAw39hegb+W0MK/5Dsw7JjLfkSuAbk",
-	"RZRKLZteqKU1wz1UsPJ6Sm4ClXk6G5caXnzz9ofvMad+yaVQNFcjQZzCup0JCQQkzcRAKwS5WccZ0wot",
-	"sjhJmAzoFmIaMOcxZTAw0LQl73rLjqKcy6VnHWrKEorW/vXdd69wmJivLIJNdkrGZipJSm8QlD2LaCOM",
-	"1GmWXS5IlGLwAuRwwhp6VpHqkqe2AED7CbtmiU7Xz2ki8WhmGv8sudkbIGU4IAqipmZqLYb8mSLucRSD",
-	"+KYkFOi2AtcCELWaZwPasOlJqs2PWh2OdTlxPDN4ltMkiD0waT3FGcP9+EmkVywkWiyBWBqRsqcZk5lC",
-	"K33NBv+WgmuczNZxGhbeEWycsdLtzPQyl9zzvCX/qBFvMbQM4i2Wh4KPwswCXRfLs3oYAjqXUH6xPKvb",
-	"M8ylLs5i2RLm5PzLDI33avHRLBk/OiNACyaBAhNLJXKb76X5S6j5lZaG02hKqn6bDsfToTub2LbtfMLH",
-	"5rxw9pE9nw/pdDYahv7EZaPACYfRbD6eMSca+c7EtuehO3GdObN9NvLdoTsez2dj6lBGJ8xV1GAwGHzS",
-	"BwSyHCmRHdJVJFStxiLudK7rypQP9AzYlQDXtrdG+NwNvi0w/WTdDyfug39nYncB7Zyq1jjQmt32Q6bI",
-	"Zbc448FgUBxbr8acyBdL7tGhS92ARU7I2Mx2xy51JzYbB7OhH8zGbBKMo8idhv5oHkb+iA2j+XQcjueB",
-	"M3Qnk3A2xBwyEsWJYsCR2KXZesmL/iYolhjaSrqUZNSHBmbLZQb5boRtxL9jzAotkVnNer/MpayKZKX4",
-	"MFavQ5mDgFClqGlmUja7NVH9UHzq5aKTh2zYK/hwjW16YN/X5KvKwJYcnsFb5XtOljvbHga5LSGEv5li",
-	"pbCH4pVrfKIY6vWiJgIeZg1ZROju/NotibyiV6xdo3Uh76LZgmYIK4vkvDZjN7FkaB0iXcqXHB0lCFN1",
-	"Sj+/93oLdRT9A82GdHWEimXyXDSroabBjeBKM9MiThVdAWY9xUD6dRG8WxGAMedNYYfBgGydit1qTSog",
-	"oCtWnmvJSWU6kMF//ZXoaS1yls+4USxTQ3tqPK8seRkMGZhnMRTV0s3T8dswpTc8F6B10I9uAiTUsFxg",
-	"zKpuCQGdhkIW9kplRkuwIb5i90wDf4FR6IVEBuewoVdKlyOoreljMlivAwhxvd1j7vYeaotSYD3ZUhIq",
-	"jF0kg3U9aCz4Lv9lAKP3FJXI0SKujHCoMRORKr5V1K+AsCPGw0qrOfSn6K/0za/p1SigQiCk0Q9TGFhB",
-	"F0YHzEPigYVbK3q4UnnhX8buV0G3AfmRq90pfRKENmLQ5iBrT91EpUPr+mIoX5ZO0tTsxa6StRQ/qkbO",
-	"8/kgakwdhgkOICKKQIvCUl31ZUKfnS3jA/JKrApdDgFZrFliCSvcD1lTNcnhjc+lfDjVhRbVa/cXB1RD",
-	"KwLSfOmX/DmKnYiYuZx5OrUZIgNhpgqhgILaikosuSYT+Z3hvQG5m4yqyYjUHXbLtYDhRAyB9ezACV02",
-	"jPojOlZcfhL2Z2wa9ed2UUvII0oFcfLAkZ62MZwjpeC3dulbpfSiLVjBMpeqfq5KmOesC6QPw4mWHX84",
-	"Chx77gZhwGzXtW1/yiidzEY0Go0nw9CejEb+aEKpSwPHGYcscGdTP5y4AXUns1AphNY9xdxiEQ8NVFl2",
-	"Pr3PJSXkHKVy+UlGPCU52q49tEf22J7YU3tmz21q+3ZghzazI8d2HMd1hs7IGTsTZ+rMnLlDHd8JnNBh",
-	"TmQaDCFFt0kmyNDp5ZcIgoHscDSjNgvCmRPNw9EkCsZD3x4Ph/545Lgj6gydaUidyI2c0TRgjjtkQ2c6",
-	"YdNg4tqj6UjN4flT32ERpfOQziZOQINpZI/DMBqGs9lwZE/oMJqF09kwon7o0OHUnfjOLBq5gYKVq1Bn",
-	"l1MnKnXIRiJWYHy9ZiTOehf6/uZs3GtAo8Fg0IAtI4OSTYc+GAwazjbH4k/vvSWPOfTMsgzJzATxWOAw",
-	"ezS0J9PhfGjT2XjE3PloPh+549F0HAWTsTMe06E/C8f2aDynoTrEyXxoj0ZDl82okvFAPP75PUQFeYEb",
-	"2M4wmE3oPJi7zHWj+WSiIDhxptPJLJr5UzoaBXPbpWEQ2POpH1GH2fMZVbKuEzWUxWuvT+uUq9QZpaWu",
-	"s6DKgk4ULDt7dr6OaVgG34pMaypaUekszlJTOnltt4fK/R0rb/a/OEvZ6VRqvz1UCTXF2IoEwUNfyCfj",
-	"EToetduUSFTq8IkpKNIqezHQe7EgIUtin6U0YwkUwQGrJtietIltzVIQt1EYo0uuOzpfMbYF+euapT7N",
-	"4k0uFa5zUyPpfi0WxFMsafCG3nyHFR+8C/KtyJKYL5bcu4J/3Q4kS2OaxL9gsWr44hsp+A+wCO+CvN5n",
-	"a4Fd2d/tt+wt7HRBKAnjICNP9Wp7hd19ySO1aaI+Qq8V1LBDZ8KAvCwMrP4en2MDy4p9FuwA+rWtkqP3",
-	"W2Yted769TslNTwHVv4l2G3BqlmRJXoD8qwCUKUHommsMMNZS65DvyXG0FvIHNGshh9K0kWHQm6og2M5",
-	"tEnGEquExBIPvHdAAn6/q131zlmd2/5K9PWPNbTIvZ+5O7O51BVa31EMN2qAz2Qc6rQb9KehPRKM6Qv4",
-	"uZK+U+5xC6IM2O9ifmVeKOMwNKBHhOg1FnY5Ui13DX5GddEomo+Hw+Gc/PjuOXSXlhndbJG9m6uZrVPG",
-	"8iMmEFcMPpT0uhQHhKFagEV4L2/yK026Upgy9+YVvMNcZFA5NlWCZ564eOBRP8Iaakky7z+OPvXxH27x",
-	"j3fmH4uDf/w8eI//HH76V2Pgj+EETf7nlU5T1kfvs0TwlRJXLo4Zp6ve5jMZTD2v9GQ/gHVjS23vDPfK",
-	"oXGkhnDVaK2Hs7y7JDqVSp+2RgSoW8RoZC4OaD1KK+JBvSpxIlaQ46eUIey/tzDOPiXpspQZU4X2mUnQ",
-	"lynPrQEML2zeBBW1VuwihU0xlbaoni650fNuaJxhe8YQ38EWRSSgWQBO4N225ATS/Y50RiKYqbxXVGZ9",
-	"OI7+yy/zWO01U9NDNeYkQVefh8aULyAwx9MT9S7yOshqZJxlyRXfhfLe2l+yN2V5ukXXJIvQwj6jlw3Q",
-	"C+hutc7IbtuzCPXVLqnSGQPBw7J5oRwivgCw5LWcsQJe6WSe5j2hPROsIySrd7K3R+6dg3xzGas11EwX",
-	"nYHliiSUpTpaFew/U0Y7mRVeCHFNS1JPY7GTlbp4YFv6haWi6risJYw/XCK8U4mftpLod+7snhtFVnQr",
-	"71Ai3TmZfIX94A0K5AReZ03nB6EpaGtA1Ml6Fvne9C1WghycEUg0DYnSeV3fg1Q39Tk6ESX7gOZtRvK6",
-	"5zLAbtBnx9k/qB4wFjU09YCTUrP388LD8vbwh3FRP8EWzZBfKMbW3B0+r5uG0SEHDdpj0/qdLnlb3snR",
-	"FPGc2JZyxHXRAnQl6JOMipxwU9Ey26W81HkwL5yw5GbQvDyAEpGUKA4oY/BdY0uXFr3qjDwVa6fDtZIB",
-	"MyF6Sy6VQL4WNySiFT6VU1aoNQkyKFTAN1ZiLJJfWjgsSn2ltH0MgkeqDTFTJq3OxJrr3ofwSHGrTMl3",
-	"Nco8fViOpL4O+pQ0bjbdxiKOuOk66tqSOhpay6oaSEjZFYNDAR6bqWv+X49BrYZHQ/he0QF/oZQVGwI8",
-	"X5jYHSy0s6G3YLuXJvq30jnffNcUba3AIUWy01sJEiplHOR5tYeD5AX+8nJ8EHKn5P6vdkmCkuJhuy+z",
-	"r8aq1CzDmAedSLKFFpgmOk039xI8T2oGZ2SlFdhBx687M+s6qOvrfJVHNuF9KxWlvIl5KG4ge9fUdi2C",
-	"rCpvdmmmZEZT5w8R5AkUJlZLs8jYtm2llocsorskuyCmOtOUhFB4t4r8+kgOt2oyzCf2aGbjS4dbrqFR",
-	"oyanuYBt6VRUWVRr1S4KdBnebuOUSYIeSEjTgwaZoOuh9KnOUGZiq4NksKt/qZSYeobOlwGxyYZRLsmO",
-	"mybDXQrDfM1oWgfC8M5luUq35eSmV1rENuU7zc7AoSEJ04E2IIoqTOCmLAH6njAzJQGy1bAr7fZTmm8g",
-	"kmSnGGzuoQgoBx8goURfS1wNNolV4pgiKL0DUdW+O0Cq5KId9+GWIh5oB06vgv6Dx8POBmLVRDvgdhiI",
-	"6ePSdZZPF28zC3H0Ko61wKkSyhPlv4s3PzVQ0hPw1dfrN4Lr0QKtRbFYU6o1d+HGeYF+SDc4tzJrlTcc",
-	"lPVTj7Vz0FHkQArBDf8006Kvoa7Wqn+rtxBMZ1SxqHF+w5GaMO2AHdSvyOGhFoCtIEodAnWqWyZGx8UO",
-	"TF+6a8YWwLAQS0AdLxV9H5TKYYPd8AAWnq4Ej4C7QCPkkqMbXOgaL11dvqinhZuMXmmbpGZkpJshpCQB",
-	"7AVOaVDMA+zxLFLADaKQgeRBObcyCD0Cx0u8CiA9pdB5OSw94th2b0D+jpmZLFxgu/oldwcDvO0XOvoY",
-	"16VkkBumQxbqfJl0x7hmRbqZNHLeLoWkiRuWardwfu/Uq13Nsi9yEGu+8gWxNbDN77fkAOw6uugL4v7n",
-	"eNh3vAtdaleDDEL+2W0sswF5cZulFAFvyvYr7GHhgfW7KlzWiP7wuIxYI2Hw9p9SyjNEcDS2h+P5fOJO",
-	"h1N7NB/fRwAE3M0JbnVLb9pEQNLVgr/Bnkzk4tt9yXjZ8HC6TFCDYKd3Mqzv4rngkgU7qOOOwhuIcrpa",
-	"2lGZDwS2oiSYTb4oJBsLDPZaYNPRTeXINnPG5WyRIANVqXBTGAnnjvLeWfApy38aNk7DGaOQdyDgoWJa",
-	"VHQ3nOpQ6oMASz2FpYiSRWKIPVdSXUTjVEssCcgxCIlU3RIlYYEyjHrvpJAK10JI0I4zHaFmESBK2Zpy",
-	"NTI6exz7P+e6xCumByqhVa5jWJ9pUw0LRVuz8TJABnhFHjX1yCV4PrX0CfZjGDcn1KT7RgRXFnlNt/pg",
-	"3waxlCKV2nMFbL4HmLLkBaqAnft2m8RBnKndxYFeR8IyNOEWeIFsR6/nCYH+z81YcloMPgNPDsXiYxTh",
-	"u3a5+I+nCf/NxenjlPpAnv7jz6MihuvV52J0m2BOc5kpUeQTY1eNL0M/kjpyUnCmC+YYp9I6rtu48wmP",
-	"FkE4UjGwm27lr+lWTn+FkXr/caYOoDfcFL5xtkrQIPK3gP0+KkCbMP4CjOCHl+ev4sbcF0i+091LcOAF",
-	"CtYxX3m6PKF6pWcR70ZwdV5CXJWkoJ615F5RwdAj3RuIyN5BRDmCpvQcuJTXgy4N2DmtFPwa7lKg4WU7",
-	"FFq7lTwWqPX6NLhSX0MlgtKnefSdaQKgSy1awMJXAp1vUL5AK416+ZoU60pteucdq3MDClGxcFCVcMVK",
-	"UVIjVRuy4AcHCKXO4SsdJ3yPqn65T30N1cOQp1tkS2NkMjdrkZi9NJSp3jRXyH+HrYvELrtz3T6rA2fa",
-	"VolKlson3tGwI2nSsNTXOtG00ma2iLLGEGsqywHWC1LKhtUNh00QeWMIsVWUgmxKjkUahahspB4MBjeR",
-	"JnfwB+IJNoMPnw1Oe0drtEGPaZnzNmfURhcMPv4BZQwOrsM9yilWYu9/h3KK9Rz69nKKanc/QCjRPa66",
-	"NoBgJQEgyTXLvZ7VWEiKqjaZWi44wHWSo2avhwThrnVowCe42/htGKt9SWUfdq4S3YME6HW3u/3rmy1b",
-	"/7oH0sVTf99Xbz79WBr4E4brnH9n6xViEBx5jZjqqtuuHGLFH3ThSih53+uGWPl7Xba8msbxq/Zahz82",
-	"hByYLJbKFQLfTkPFp/v0IM8Fg5f8DTJELNBd6wJexGoWAcPPGmO7h3nfAlPc3/SjPN5O+Ui/ySIl8Ldp",
-	"3NAAhMbqQphtVAhnJQlRhwVqW2Ux4HHicZbW0l46KwdQuXbWmd1d9YF+PGZhw379OnhnMBj0LghFGwtg",
-	"5IbGYI1YCV0GYsdjbW409a/zgJjCRnACHscKcJ/TNat4+0R/jeEd+2vIvHT/KTKF11mX+j/WDtv0pS1v",
-	"0JxMPmETerZRZ5z5dPySYXfa5hDzKn1pCWP6E/RdKIV+t1+IezadKFHiUz3NzSKO9Hs4QITW/sCLw3r6",
-	"F2VV01sYLdQ7wATvgngoNXsL6GyV+/mr+mDeEbiiCGp5+8zewbAjIbNGVfwHzpT0BF7CsltHY5r2NEAA",
-	"qz6lu2l5unkXFL6xDjwYqPf7DOv4KGiBAImmy5tYsruEqjQSoWNh9zdUEl+Iq0cnOW3tbzSgoQHOhflL",
-	"FztBG1U7/W2MqT3c71XMT8YLamT4Vr36qUjiaL+YYMMAlb/rswzyhxXs1C+/BWNv6p8D+8rXWtI06ZFr",
-	"jPs8n6zqA7EgibC9f86fg57qxR7FtIdQVE0xTpJUs44TNFV3vWskQKh3RjmJAWqwFjdwSU1/8WzNNjW5",
-	"uWbWMyIwGAybhNxhqTkX07ZJbTe7a3ahev97rZgO75EiCB9831C6VTdCHEL44AmR3S6L7ArJO7lVAn66",
-	"MkTTGH3OvaD4/vdHq1EfAP+uojdmEJQZphbGK9T/QOg8LXjn598qc5ZMz6ZTeZwwHaSslL/eUY4wPNXk",
-	"7eTtZbll/NQ91Db0c9KeutCloSgoEEtCM+I9vXaegnPz6Ucc4lM9YeieCU+NiVnfn7bWoAWjkm9QVlYG",
-	"pxzYd8we0bPmNqHHTxUpXeZjlZIPtbzazT8YuLEn6k955XG8UiuRgVuiiKYFbNjEfCdNycYrtoDbZupC",
-	"lGQweA/r7MCLWii7URfUzvvKR1DDpTZmqRKHcTZBBY5aDIJ9blfW30RftO+uL6K8cDTlItO5qJrKtsXw",
-	"lBa8BaL34Njr0/b7iuFFd+4mhjGYtl8VOtuDyglKUVEU5+1us6Hp3nsU0e4kJSyzmqN7wvri5+ym2ZJy",
-	"t86ARTJScblLiUklSmcw5sAeYNiQQZKc6lsHvNN0780dKSWoHBeoTgu3ubEJeEDeG7JiOGgRdFftHZIx",
-	"Wube0mXRA/nP3yQSoXBCvH2b0azxIAzxN83dTCw/yhpc3CzyosF5mVioeiQyUAyxlNVFtSrcktPtltEU",
-	"S4Gqi7sXuzwlk8UpETf8IMznY7knoWuVEvzrVNMtUU3z1ncyLwQwdzGKg5UC52xUe8+VJYxTxylZhka6",
-	"KMAIZd8NjTkISaNyTz07dwA7NX9NZxq6gePbdB7N2DScBGN/RIeRy5zQDub+jE6jCRuHo2Dou4rxs3k4",
-	"C6b+hI4jtUw3KMnR4KU1f7/FMtlNMrhTAtRe7P70zTlbGpg1dql8XvJAb2jITrcpvHtb+QIFW/m9mQ6j",
-	"KU3yTNerHo1HPgdpUocoY8mf6jeQPq7zz2MTg5jGUFBhq8hDnA3I96gN4HspwzvKoRekjvmsBoeIdMmB",
-	"HxXV0o5XSnAfrDuUL+SBbdI8hAq7P/L4ttIl0SKZMHVw8/TV9Jql7+INqzL82lU/kFLOUMOO5EtVQmnz",
-	"9wxtrx65FCSiVWPY3bN24uPKQRySrqlMU9KgdNTm76dB3dHXfaA/DRtUqLt7blpt9a+1nb7eMdUooIVc",
-	"gyF1prCjhYUCwI4IXZm4qAWoj+58oluRHYWTVm+goL8O4ZJkzZLwAguM5+X28vAmDDSrLuseEnqJc7XB",
-	"78Bx8EBYtLecxXjOcwn43e/VkWCsyjSka+vwOnIQXcdJi/Lv/L4BHOelbz2ClHGn+g13VUcr8sp5XPWJ",
-	"NAG/uiNIqVgOrWoKXIDHWF2Xf4uYs3DJ9yxD01N5jFKbh8Pc3lM80nkwj9SyGOX7M8JcKi3eP1kfjfdN",
-	"zfK+dbLWmJKDRtjoEG4xlpRBzQXfb8RO6s+xrhfWyNUV/8CGc81SKLbaQsFIl5rCoXktD6pbjWnIlwts",
-	"fVbdfpPzhR9oulprraFbSZ6riCkVWcAqeWELUtnSpxrJfPVe4+m2K2IQkPuQUNcbWs1OgVLbyE0giGKR",
-	"h/9CzAQ25zPZgJ5VhFRsoMaOKN0CL4++8M713h/zrpZXdY9I2pN8XvFr2KoCwn3i6Y70/AK8zrt4Yamh",
-	"Db29ZKU8xaf4E+aPg3x6cNNzgB7fxUpk1XO5z25O+Dl+u5hjQMtSiWZaSTH7U8cbY6T6YQmdIrnxiUQc",
-	"uwcC34U5NndXO6RpuWe5IFO4hzKunaA+f1CcZZn23TfQUmPZ7xVpWXQCOx5qqY3SR+rJ6JrvEl88s6fm",
-	"f+WiMa1u7nFJfLqLTe7OTuyyEQ+yObTCdGDRK4x27m9otKs6v9tMdlW3udi+0TwKTWh385R/eoz49jPd",
-	"1bnPQ6SGFWjZEQVL8Lwdk6rHD5aqTxpRfhujyBm1AXMoFQU/fxtX75/EQKNv25GIO8zQEqbsB2cpsvVy",
-	"wlbvgtgm9PkAzx5sB7mLFelPajlakIrlqEWFs0oGJajmqxWxJe/CKYgdSFyYvAfXV8nrdSXYfsxEOKPe",
-	"i7SUE0e6NomjYvko2wFUq9r5w2z6j2ODgQDD/7JGmJP2l3KqFRhPKqqgz1b0RAzSfQIbCmb3saUh9IH+",
-	"CzSjQVUDnyoUX8nrW4BukvWQKUHRAkVX9BNE9jOjAc6ObqhmbxwnYb9RBEOTvaQIHjierHWofBQ6B9o9",
-	"8oAATfErp1jGtEKMaFVNUDA+v0hqNV7gdw8RMBL/f5MYgTQOn3Ga7GUsW0K6qO6btUrjEGL3eAhl7bD7",
-	"VV2hoTyEak2ys/jZtpz3Vkd9p3WVLFjDg/dW55omcfguTtTf88mhwFoap7nGxTXTDW0l9OBKaMCgX5ui",
-	"4mi8w4unVo1+DZok4kbWyuDma9erzfGgjojQ9wnvTbNBxZSTmJ9iRHW0QQA1omoK6ey6RD5V5/RLjXwM",
-	"jy1lOByPR6Ohc7qYoj6Zllh7BK0k7MOOJkZ6g8V1KfhtE5Yx3eW4qHcpOLh2ttAOIMD4p7Ou2WszYxO0",
-	"yojTtNxMPTLN1/b66H3dQAMFpx3XDZOz6vYaUMda8iK4EHdsgg/zfYuUxJutkDL2EwaXJearuhg1nzz8",
-	"oOqXOwWqbg7PKl+aCpzaLv4brDh853zsLU2zZF8iCzUioG/8waVuR/QoTqCzIJwdVHRwx30/zqBd9oKo",
-	"f3mpuLmMUrG59EWWic1nY/I5CUSCv6Xxap15pKvetKE8E0jI8GYfHsLgFgzljtChLrZ9JWWeVYz04SfV",
-	"dAp/ZTTJWsTRlMkdmk4pWcN7WMOLhjGHAnZrFlzVIJ+nyIqrQyMAdtJpF7J0jRkILclgon2lSjYXtZL2",
-	"Ic2oT6W6UFDvCvjS0VTHWlSIuNI1rnF/e7PBvUW8HafXNAZe59USr7RdUFx1rE7ptWriGTytLsXq3PbV",
-	"x/1rmnIUEH7WR4Buph/UN+UffiyPflAeHrfVdK7fsn1ua223N1JuZMYnklwxaDlhqdMu+rdoIlW8Jm74",
-	"wvSfXfK2Hh15Xx0RkY95iqhFaGYRdWoWkeyDBbbMTz3PKncN143Ol7zodC7ZB+JYeYNsNBzo6uM3aZwx",
-	"CFF6mZ1ophFL4l2x/ZJXGrO+1H1ZdbVEyT5U/lY7xR88ne4HoYgRY+HAmGT9ve6bAz2Z2P4SaL1HvI9X",
-	"bK+2jTbYb9neItcxXZBlR8YrfrnbLju/LhXtu1Tr6lhE/cxS/d/wWYb/otkuZdaSxyHbbEWmNgRjKRz6",
-	"H6YNe+E0MF+Yw/P0ZB74kvRsHtlg5yBryT2c1oO3FR4Yro/LWGih8QafZZIlkXbMlhADHXlXal2eWpin",
-	"61PHK97fbXWgMtRigkF7F3AYlynLFD6XgHUXGHzycBh5mbJAQEuQZrDraRbkZ3g2GAzeW6i/WUuO+tsn",
-	"XcFfkSyaCaxSAIPuTRdaLgAEBeeGkkawzgH5OwsykUI9fH2XoFksVgjdb5k25TPtz5AW9hySlsJaJU2a",
-	"yiE4oDkf2VNYlYkdkAyeFT0rFfgSscKmlY29lcr1CB6/zADmkFY08Unfcfru9J1r30cTD+/cpw10mzXl",
-	"K8VZzS0kXeqLa9ZraNlGulB/sNR4rVfynp7baMs0LCqZdEMncoOhP6JjNomm9syZu3Toj4JxOGHTaGbP",
-	"i76bTc9//9ZClVZCteyL0fDuRs1SV5gCLPYD/3e/ni5tBuQz0qKbXYMlmm7VqJaiqHX60zWdACWr2WQ7",
-	"+UAns3ux94t2JpaLLEDvF7gp57WA+ZbtX4nVX3W/lENk0XaMo0LBoX3jD78C9bN2H6PVTisQXzEastQX",
-	"tClVtzAS6dhqUO6lRfwjBiJ/32LuSCm/kmWhS5ZlzpuYS50WU61yh783ZMr9GXKyWRqLFvSTWwpSJlrF",
-	"YMOaHplSD1DxfGgr3J+GteIO8KxJ3scjaJnSPL6fEe6t/vxkCri/7+R7Ly/qiDnsFQtXLAU/OUuVmrtv",
-	"3gLWsJVxWJRN5Fm6L5L1SV9TfUblLgXFhlb9OGUYm9fUT/CwCmb9WwOkcb0v1NzNKeywrDx+3UT/JfBZ",
-	"brDGRqF6M5SEYucnrI+f6v3Ue9yY6K8+RB3QE97+oALQYj93zW6HqAHHHrmm8sKi40OC2oZtBLrKP50b",
-	"p4bdqUq9XnLoXMfshvS1v/SaGRVYEp8mVDHtVcqqzQr6zpm5pPSY72UjONtjSZKHOcwP0CSoIfTRrluH",
-	"V+CcJG/sgqddlLp1VHlanQ2p1JYgZaECp5K3Q+bHmez9Po0u26xP5u7GIemKLf2wYxbZ8fjDrp6zqVHv",
-	"YOBzqpuUrqqpcIJYeywIUb2BlxKBpugIgMwisRIV9oP7eYJAiMkjynQRkwqWtFPHYguNlqQSFi+Ih8tW",
-	"KrKhhJnQilvPIh7sxSNdrcplIqeY6qnPMm/JSw/rDQa0YzivmuuRrn4ln0W9rPQ7aDeSQgdNsSUxr1bT",
-	"VUOgK6syRBGkALV1t0mcNUyh2zSrgWtlc3H3EHTsw3993Vsk0m613Humhq4SfXy1heK/5Nc0jWljF8Cf",
-	"1gy4ky6cpl80PKBC3DUfgO5mDSISkjv5Hc2CtTr1uMnmXoqYzAkklKRXv2NBC4QXOA90lv5uY0pyMhz3",
-	"jN4vVgejRV/AcPJfLBWNLRChPdtBTFItiCKWYOU6a1q9xLe7zTvRPOuzJDGw1C/DFjOBERi6aZwRDaC5",
-	"8ZbGIPyJLfAZZj7snbUkLr5nK6q4018Q5Idr+l7UTyWWEIZ0c+7O62326mCwmjGkaXVNZ9dOYU75gptk",
-	"Gb26UzWSWBsaGz4Q39c3XBbF/iDfcEli3H+z/dfzl5Pv3j2zv+P2nZkEK87yuKj8hm1F2rIxDOnS5yN3",
-	"mw0LyW5biqjNiZN2ZrC6I6lAOTB74N2VOuwrrtDAZmKFe22gG/jg8GbrGvSH10sHt4qrvII+XC79XK1p",
-	"Ar26jCS/6I+buuuUd9SoGyFlpIcEpWsXcfe+EFe5ONobnArXasiBNZA8sgYkWlWy2YWYMyBbjKPOeE5i",
-	"YkPea+XwTt+rEsPTp3Cw8nSnRXVceMH5cvZ2kqzWz/QkdHKjvz6LKiwmZwKjQJpGh7Z+WsxiHAKIogZf",
-	"UPBCkYOFZfGEM2D/KGvXnJ2Apmessh5lX2isNaAVyFW+X53KkcMJNhIV4fv71nIVVqnOt8xToMoVLOrR",
-	"KHDxcz/2f8do+yBl9IyI8pUuZPN/Km38n0ob8V1SKVpKAd5mzw8vk9t0mRz3jNvk3uUyzWqX6YapZZUS",
-	"NO9/m4qqEzmqz+aNbfIMaWm25kB3Qy7AaauT5CD5GJuOlROdBRjpavxJ06sGDegeeRwlCtFqekKX/g2V",
-	"RL/9yDG+hvycl/hcFC56nKznIt04YzrheFE/BJCsdWBXKUlZ27XyRGWypnLJIabVQh89Vpjw8j4Y4JIy",
-	"6WM9XbkF6iHdVKG9plKhSFFcuZL9XIZB3m3/vLS9ct/9dnjoxu7a2a1mMAuEAjQ0w4DrlNHwwnQ6x1ps",
-	"L94t+dNr56kaJmby6UcdV/zJswj14T0wqiax1Fa+3MZKubzRBbXRbSx1g/04PF6jsJ7D83glElfnA/aV",
-	"WL3WSTQnMK3i1GuLhzECTMJodHEKtEVWfYE9VLuPcR7sU6gGTndcEupju0MssbPkPlvHPNTN/TXUE7F6",
-	"nQoR3Q0E8MXh/n+Cuj1myC/U9dQRHZA0o+g+2apH6vTVe94TiSvXvnAIF8H4+KNtCgyQ27sUnK5fWeZf",
-	"5xOlnKg+Si0G7FeTK/1oRo+ThOwks4hklS6/GPy03SYxVFLgIQkSRlMW9nK6suSVYm6Kq+SZeJryFBNd",
-	"MbaVxMNFeC0EqGAiZcbYqBWZdrtQwqqNkFgKyw+qPzXVd0Kue3e9JC71QdAsupTkUDr3Ml/U/Kmyy1bt",
-	"5DmMes86DiU+C8MsDAc4KiAchshUF/MHpHXXQXGPtG6Aha4A8DukdZenO5rWjVtD5Hj4MeM4xXQYhad4",
-	"IsTrIWo+UkOqsyv9nujkpK8PDtx+EXBrfxjylU7o/tiHg/x+6Ifznca/UyZwLSBYUO1IcR5MTwWksrTv",
-	"JRW77QlzuB6mHWvubw4HS85/iSQpA4Rjxm6xas4bfUbe/vVZ3x1PKlmj37H0KgHLHQOWB7EnNA2JTyWb",
-	"jKrCivxKhH9/ev12O/5hxud09rftT5PXb/45n2bRD29/GvsycP+RPH3xt9iefVEL0nrW/xft/2L3558/",
-	"ff9xNPz0RWOo1iuxeskj0WZdrEml5rRDtk3EfqMEy0PqtGbB1VbEbfV/tKKVC3Sk+MDEFWMamdB/dNXR",
-	"Pk3E6mnxpnfY53ag/xoEYqPeXnJnbNtLfhcQLvmS/+//+b9Iw3Bk/dL98pubwQDFoYYeV/Eq5m2XRWlT",
-	"+IZVqqwE0era11nsTZ7cWtP8WXvW05Zma6WlRfGtQcLn7tvXJEvEqo9pNSmTYpcGUKS0BGWLeOr508Fg",
-	"UIc4HEjjQlLG0OTTKAvGv7C84k8xkxIOU1ZrnTO+RwL/NUvjKGbpt2wvjx0GFxkj5mVyxfa1rFFNJ/NS",
-	"Q6nIMM0ZFr6mkBafaZ1KXGMIAtabOpMErr5ljTTwJs44k7LtMPPH+exUXkmskaouzF1W8BOOdTJYTuN2",
-	"DbrlpVrla1/CAYOXLXRTgaAxNM3EaxrNQR0Q5n4dHJx5tzEUFhIKmgF5xXRYj1auoQummqdWRH4YudTx",
-	"7WAeztg0mtiNBb00djTPpLClDzhSLBUjSGKJSRma0umiIJjJgY34A6UHULyv+i0FgSVH21OmGGEsiYcJ",
-	"MXhQOkdGDWMWppVtxH11OngRFZ1FtkNSIXR1A+zUsOTmW515kYQaZJgKgUt/IuuXSHBGtiwF2lbfmB5j",
-	"ybFGLfwEKx6QZ9o2ZNL0YaF52sqAPCNBEoOspu7fNubAJmCPWboDW9KSqwucEiwzmKgpU7FbrZWavON+",
-	"Kq4Yr2ROKU0abnmxSmqAj4MuOU0g54x037x49uV3LxZk2fm2BNdl56AuZBPvKB/F/fhSw6ifh64/CiZs",
-	"9vmzv10NP1zbV6vnoyv/m+ff/vj1/u/rr9/903/5YXr701+Sb3752+Sf/3zz/I2f/Ng8lO3PggmLgs+f",
-	"vR1Hn7N3X9/eRtuN/d3ox6fhX77+/JevQ/735//YfhPf3sgf/v2XZx+G8fTHY9zSTt99PXnRyi0hAfWr",
-	"VGyO2J0V0KCohLorhrQ9ot0Z1vAjz5rTHhlXxAYQCk5PX0YSZ6Xql2VdXKHpvasUlQhrMw0pEYD+IQns",
-	"Ntz/z/En9bjIk9M/6juv7iKmz50Wp+6HbSf1SSTQVQCU0aNyTC1cJLe7Hk+o1Jp32bLaZn5tUIbulNUT",
-	"stuirfOqnsHj3r1mICZUtM/rSfahyremj5FzUey6DfTGQtwgdYI5F8g1NccQyzaIL4oz6Xr4MqKqNnI3",
-	"54GadNEjiaCWSQMij5RZepBdueRqdG2sxgL1+SQeibnMGA21XRv24l2YjDcqIRt3Mp+4RNK97CGvzX9r",
-	"MI4rgC45AIpmxMtPyCsgy0B+8owQ5lm17EWr0K0Kqa0YGwRx4qUsYPE280zAttQpoloY8UB7gGV5WA2I",
-	"3WYphQxi84laXG9BdFqfLgcMU0LDzCjCziErqoBU4vsV2qa+2YtdaiRfshVJHOyx9r1G9yVHQV2kwfpG",
-	"iFDdiL+rQfaAoF5vQAwpeCJLUKWJFORa7AJI9TTyQlZYxZa8yLe2ikrGGp19FokUEpxPJXg2ip/5gvJc",
-	"C1pIQUVNG3ir99t0oz6lrB+iSfdQGO0ValKuETzROAapwfLPpqyvW+t8mSNBOREOv0tzqtV0FCPmhMPA",
-	"9ifRjLpsHE6Due/QYTRm03Ae2L5LR9GEzUI7cPwhHUdTNg+dYOiP6TSaMzv8TdNLQ3b7cO5ztJZhPiFW",
-	"DKxgcI7jvd/GQbtt5z41yllK5VGQAd+2n8R8RXZbE8yvNCA4+TgJ76JFg/GvQZHXBLTlYilqikS9jaZ6",
-	"g/KfUZzUM04CV24HIl09Ld77v66dJUdC/K9//Cvx+d9WcAlQJFGnv+TwQ6MaYG5h6735HeSQ8w1I7IH2",
-	"ozslnpYvXsW+gThYs3+Yo2+RmozdpcFibJhcs3Gnbikk3cKQp7/sNfT+PdKoDr7RycTYrU5XU4CUzxgC",
-	"FEqUHMSgGjnXgxhkenrjNKHOLk1OrUHu/E0s9aVlUVwlXZ11lm3l4unT+nyd++hTxazl3ZUFj1Ob/HxM",
-	"J/40mIWf/+WvwSvxLf3a59f2LZu93g7j797NX47+9ldHfIg2o8lP7vXT4ezv1z+++ee5DraqPqSA14RL",
-	"ENC+oVcxX92vXtNPeZRSJsBdVAuSrcbC1iPlDgLf8tfbekuKUinPphnv010yX1VjoSRdo7NhYtKlXAde",
-	"CYyhPNSCIRxwQ29fMb7K1p3FZASrMX86Fd7dTbfy13Qrp7/Cl73/OHnYBl6NZys4279TalLE0ntW4+Km",
-	"sq6iIJgkmIk8TxB5Ij0eqF4kyToYqgl5iZ2QQWoSKawwnU/36LGv5Sq5oUnCZIatDro0U1xaZsTp1bGj",
-	"ET3y6nq2PXXmc3c8mo7s+dw5xWmacyyfcSK2CGEQby1yxbb5UulOQRGKdBRWTIVlaGOQmdjmVUeXvOu9",
-	"zcQWu0fCCXq9C8A27QViSUhSCil52ZpyIhkom35C+RUkeNatiw1wryAohNm2YujP/7lc3tp2f7m8daLl",
-	"8nYaqX/Oo/efqSey5WH7V6cxXONAM4Jfs+cmfPkewRTPTA5bHgNNujdrYekawTdrmjUwQ7rDmmrHhLpn",
-	"gZrimXrzk3Vuu0GNH7oFBebw37XIM+yntdLivlZdsk0sfvSeH/X2+bjMogJsAaGT5/wHRIQc4tk9QkI2",
-	"4ppdNu3zt4oJqU54NChEbfCNDuV/yD3KG6z8JtfosZD7ZNu4R7iIv/sNynfVdoHM+f5B96eCXve9Pg2b",
-	"/E1vj5nv5OWRD4rbxHLD2PfTRG7mFS7AfClporgTNjLKAz4K3mGULpnRvW6avOQ7nsVJCZNjiXEGYI5O",
-	"GTYh1A1kykZ1WJ1VmOSgx1JXMkY8wAbPWvJl58t8LdUmzcafeXbH3XLDqvy1e1y59q66WO8UWkfl3aa7",
-	"GCgsoRtEteUU5F/coy8Tnk5DgbFyHU0A5q+/EjDy9LzcEFGc5UUB9Fge9qzaDO5o7yuaTLTDXuzQ4sZF",
-	"Zs5AV7D+k9G9Q4GhssH8EEro0EYQ5R8W3lynGPckh/L3C2+u9FM7Rgy/z2Pgn0MGzr3ECZOUYFpj5HkF",
-	"T+QjhjTXYHQkIPlgU38AzjQD9h6Yo4B5iZu9xCyp3wOBGmY9ikdFkfbG6K6825CIIFonD64DFRpLxUNK",
-	"3l5RNh3EO74dN9UTxwxXuxyDZefRkPP5gVEC3280CZp5a9X8j3caPruyf3uM2PNEBFc3sWTkw46mkOOx",
-	"S7nMM3q0f0KDo2sPBsPeRQ40Xc8+EeKKJPEVI3TJ0Z6CoVBKVtD2rePde2q1zE92KjhdZr/ceiGKkwT6",
-	"KxCKtfL9ONtQeYVl2ZsKuC95rYL7Qdn8+R2LsZ+2+AN2lM7qWPwict9XLMoeonRBK6OGLtMXpo2TTpDC",
-	"Tkx/IkXsLq2y7mkOEcdbyDaMelLOa1PEqk1sjh/3H8A/arh2D8aBG7xU6PY7MIzSbKcYxZ6lb3JMeZj5",
-	"Isc3pSNhMzm8Q49xbU4pKKVWWIdqyj30EWit3GTlqLdfrvfk/2OMjv+9yAEC/7C31VG1pI7MfxidqN2n",
-	"+1OLUsmQ341mFHMepxxYMO/cWpM+q5aS1M0kj1WHXOSuMWDSEEhIl7ze1/oRSkWaeZYcBODKDJj0W+11",
-	"WKkj+fCyka9T4Sds0+gJe/PVczIfjadkiy8RbBQzIF4gQlYEB2bUT5hFNjRYx5z1U0ZDyDxER9iFqf4f",
-	"yyX3dilfpFu50EMuMORSjadDLtXrcZbg8JTItUgzst5tKDetkgvDS8hqUqFSJkNw2aeCry5NtzrT4KZT",
-	"7oSJ6XcrbcOzdG+bAtSKnMQsCU0JnZjLDEu+dcqVGM6JZ3pakJIUXYFQ3Nh2vvly+Df37eyf029H302+",
-	"n7+237jvxn+f/aNT9MYZ2XMliGZwiD+pbRGzLX2YdZCW997Q8Dc82RhS48Rz9eonq7U90DM8luK82e02",
-	"oTzX5iBPRAQYI1/zLN/1JA7wVh9NfU1fiZR4EDUOX15GNE5Y6KFRVkQR9nfTzlfQR0IB3kPIk4u5vrC+",
-	"CPekK3fBmlCFtdp0UalEpHNNwcoBzTERKz/soC8JjCdSqJ/CUrKlKd2wjKV1n26pJtQ5hYpzHDw8jB/f",
-	"vFSqAgNg6wyFygHoNvmIgLDAelrf/dG6wVWT43mzyASPIQnLwlBcEw5g0r4SsSpar3j/6Gsnev9l6Gmo",
-	"Vld/9Dad3XpKLe6v7969JvgCEJkcmVMmt4LLWjU/u0kVbdKZs6Tx4IDEWfXLVCN2hgTnzDrfdyNNKKVk",
-	"NnJ/RBdON6anXXl8i5wm09U1HCNBZ8oOCJ78YCykVI2iVok8tfURaGZILE1FinyDfPbZs6IbyGefLSA3",
-	"OSXXLIVCZISGIbwpSZdi17g9/FbITLJnESmgLhRkp212MiM0CNg2gy6AIXRXDgXDvmlXXNwYfOaEBsa4",
-	"teRlfIMKLnItbnI2qH7wkAZ7Pazlg+syWKmXXLh94lSPtljyBmJIRrZ9AX3UdtlapPEv2D4lj4S7NKej",
-	"fvVpeJk/8UxPKnyP3W6x2crIdi6IF4nUj8OQcfWdDmu/DGOpQF9q0KLHJiN7eLHkHhfZZSRAChvZowvi",
-	"bVi2FuGl+h0ac+K7Y2jfxMUNR9IKe6Uc+y3gJz01XAnz1JRqlJhfKk4Dq8KMvqqc6aXs3yLml9Ae2NNd",
-	"si4zeoU7wQIN0S5J1F8xl7soigN14pdK7JIAFBA4ixHMPGUffmny3DXplbpmgY01iQNw0nlcXEL/RrMJ",
-	"LOjkKSjk6SA3a5oRLhrT6bG4KdmzDMTOjCasfI54GMUeqcyw+djInl+AHJsIGl5mQlwmNF0xj4yc4YUS",
-	"/Ay7utzEMl9hzAHNLhWD9MjIddVRpDRjCBI4QlcNrOhhymnikbFBwqKZ39ge1tljAfya64z2f3n/M9Y4",
-	"uGyMRbI6r02XsUbh9kXojsfO3HhRIRV36BJsbkclmYyIQr60H1DJyJrdkmBNUxpkLK3FwIbTMZ3PbGfm",
-	"+o5N/Wk4HvkRC4fBfDKyp0NqM+ZM3WgYUjpxh+6YRrbr0MksmtrTsePQOzoF32BDo2/ZXt4vMtBkoOQV",
-	"pPyYh1KH7WulB9rXC6xUlu4ROooQ3az3NRv8toByZxiObGcaDNlsNJzNx3Tu+lOb0ukodPwp84N5MJ+5",
-	"QRC5LBjNJ7MgsINwPI4cl0ajycTGsqfY8LsDs2/XgrMLEoeMZ3G2N9Wgib8n13HIBFT7PhRyt+WTPyrp",
-	"5i9+KqZuUCjBdm3yUhOxAgoNIdJKnVQgEpyRriLbpQZ0N1TqpUfxQYDpHfZXCfIbHwb5HeevBTDyLTZx",
-	"1TelypkKAhHdJVmlIm0VKn9V3KwIT4DCm9fQe1F/4ZHu14xCt76d4sYrxllKk1iysLcgMXp/TP1A9L8Q",
-	"n9FMLjkiHdL26hsWZnfHmcyLGMtdeh1fM6voBVqciEJjQ26XXLHiAfFMWVBvkTuciAxEWrgtYNw4w+WQ",
-	"os+veQROF/UQMoKBh2di21eDKHkKx5RP6kvU9f6h/TGWZs5iVu8MkYM7r15aUeOL5w2EQW30/jQBRypF",
-	"VGaidtcRlErW3lIpHffw5pk3DgIpwngVZ+Rzoj68EalifodNAPO06pzLYPdQrAWgSLOxOShG80Qu+bO3",
-	"z1++JDD4gDzT/aUd2x1pQi4i8uO7r/oz1H10I1vs3oVvKIHDXC6lV6RsyfXzgt73ULYSu4z8+Llt23ad",
-	"TRl43O1mamA13kbRpCtoM5kHiKUb3l8QD6i4h9UdTW0mozjl7VXUDxu6B1FUfX5o8etYHRipinD5s0N8",
-	"U3f/u0aXKjh6TWT5lqYQQa2pxYC8LUcdgY8Skuox6AnJVT0MvcinPDf98Tcvtlw4n+u3ohyoqOsH3yk9",
-	"NIecyQ2tFzl9tAxQ2NNbIxaeWE2lf201io10PSwui24Tz1L6TSy4ERi93kXpjLEHN7KOdV7yEBOJ67Gv",
-	"JtsWRJQYKl96Sm8ZYOhavnZvyTeM8pt1nLAeyip5N3azyA0NGdlx3RcWrnDd4tIkiDnurFkSK6NYY92y",
-	"EnyqsmQFHKQZGiYjWUEF8WnJ0UyWCYEe4mpwj4kxzGFVAOTA6vTw+3AO5NpE2CMhhQXGlRhRrIuGIpC6",
-	"WmSnGZSHPa8xTnvoRx6mp145eS73Dgppse2Vg0RaeGdlkQjEuy2zRJhOWhhxonuTBPwcxGWvRl3AoH9A",
-	"OQYPvYTtMeElVMrB92BMqqe4lBrAlgMbK2bdfIn5GWt8bOb8Ox6+0dL0PaOScXcYO4IDXdTDjoFCpjpq",
-	"XrFgBEUpdlg/fFKKZdYEJq8oQZOsIQr2iX6vKdJv19iZzESY5wLzlqVwHa1SivY6Xq3V7BChpWfVGX6V",
-	"jO07utrrmdtnhQLXQoA1qO4a3qtVm8O5vqPyyoytlYlSgoavSDv5AgGx6d0n1LfooNHmsZdZnCQPjC5I",
-	"KyrlMT28pHwevdLlgHPz1p8h1NnqqLvQlu1f3BIY/YlsZtzWYcR4+VqZOmlLjiowRw/JTapoDjf1SHAo",
-	"SW5YynTugaV7FTRLC7Fc8h3HN3X4/126PYPe3OKHyxVtXWoNlbb8kisFmnGtXpd/hF542QUp1ZPIjQrH",
-	"r/rp642quGgKVinfOnytpMw/VvR76U5UGIOhBZYhkuWllm9sTqFOMo8/IATlkHndI/4EQHVpONfvEHxS",
-	"nfBo5Als8G3WWIT5p7W6c4VNbKFvnEe6ZcaLigtGn6jjrz0u82V89QIKPpbEYTTEFhRQ8241pLncXXHN",
-	"0kXO/i1yI7jSnbRdzyIiVdoEhJlcoL0sWyt010NVjVKm51EuvRTZC2XLlK6q32wo0K2S7hXkV86yElvG",
-	"m2Jhj4fo4QiPEpt3MtitnIP4J87DKZz3RwPbyof3R1GUMu7cm6BIHOR3oyd6vtPk5F2eudfkpzciQ8rk",
-	"Lsl0QTpT7b1kB3+icbxbsWGX02F1u3KwIqQgF9Qi2DCktNcQU4Vi+8+uZVvq//Z7S9MEhQL/xY1z703p",
-	"eQzzyoXycUVOdsvN5VDY69i27diuPbRH9tie2FN7Zs9tavt2YIc2syPHdhzHdYbOyBk7k/+PvXf/btvG",
-	"9sX/FSyfu1akHFrW07bkNeu7PJk2k9O0zY3T27mnzDeESEjimAJUgrKiZvK/34W9N0BQoh5O6jTT4x9m",
-	"GlMkAeKxsZ+fT+eic9kZdnhn3Ik7SUd0Jh6rHAnPj7+DxQRwTxhDAguhoRzdv7mJAh5VA6p5FUoxXxTr",
-	"WpfCWAhZBniqq6OyJpxitr0zsaTGNLuo0eHRKDfd/QSBuani0crcTxNstxXcfDTiV+ny/l0IDNTEbtrf",
-	"m8ngU43LisDYtDR3e51CuW+NDPa5yTrtbu/+nrKd9uvf1YrNuVxvxt6SssNBJZa3ZehS1m1agEM6lJvq",
-	"YYl35rpRdW+bR7e3DWs84xmEISOn2EdktV0x/1pKB4p2wa69hkmzOtjdA/vniNE9oIDUlcd19rXaeSCD",
-	"uVrZzvYVtgehpAg+qQgzTvGADSvb5oOUO6JwXFlpBrevwV+GLQShxDCDPWKNoY17GiE0sMdlQALu08jU",
-	"stN6D6Vnvm/FGj//1Pkc3722xs8xWttU7FQ/bXJgafj6Nm5pBJtlEjgLZCcRy+tdQGDXDgbMqWFW6pk5",
-	"cXTNVKroGJzxpo045Ox3o5MFrtV8oUsq1dcqvmWvuDmjb+JUazT8Xc9Q1zpU8fo2OKGvg9shgcEc0m/B",
-	"bZCC1nISnGA5qZmOf/zjJDD/99bTmbwOefWQ1jz7+HZLS9kNqRorWZhh9Ulw7HxsxsSqMYvfYYzvs6x3",
-	"8UxSZ2uYJi1C3DaJYC3k4la2/DY7Yc0KYC/T33iesJsFTkZd6ZVbH5tNfrOxthuu9hqcDDSvzc01b/UN",
-	"W3B9lGZUVn3X0ZrYJbm79FoHVmE9usmf4cGDBCY+8x/Bedr+VIZvj1T5m4qXNsx7L8eFXeopoXdyqWQa",
-	"cyAQmBO3hhQlBQndr8/G61PT17MPHo/1xwgTWIy2tS4wxR/+wd3J4wcpXH1OuYQru7HBCZjBqDhlK1Gz",
-	"xcx/KbCBCe9YEAHxpFik4FCSqjDHnjgVMlZQVOFKPmD4AGf26dNnlU9uPX3KfGTGSZqJJ/YJFn0IT9Ik",
-	"PDFHuZkw/BdNVnjy0fqR8Uoozf2YMQY3olDDf5uFtPkiJ8jMq1iDZxmbpHeQ0wcZPnQqpJJCTMYYDkIZ",
-	"QRORnyxPnuv6J1iUURVYkafzeVnDPzYnn3nFWL0n4z2UWC4PRxPuwVyt2IIniY0C6AWPhS7f8f6JuT0p",
-	"ZldmPv7r5scf8D5gydEqtw5CqUK5mqWFgBcEFDjWTOiYL0r4+cuLywHkqAdMvIfUdVCNfvrPbrt7CS+C",
-	"fw5B57HaCtTEhOHS3EMJ6vjXMALE7OfqiWawLozBmZtOAP7NFZOK6VkKxW12DRhVWaTFDD0PofxZ5bci",
-	"sejurBEJOU2lOCuELhJe8LM7ERcq161/aiWjJpb2RPlCR+V2w4Xf63Ywycu8NoqiUNICG4VGeocngV0e",
-	"o7BO+MINbvmNfimX2+iX8KS8621QLj7zyz/+AU+a/5ifcC2OwpP2dotwxVuYdMQG1abwzu1mbDubDXWq",
-	"DcFXbbWEmUnVhujOrZYYtsT+wbBFttlit9piZQS3P+/tR5oPS2W0JbeiYXs87Ex6YtA7v+zFl+PuxYBf",
-	"xvy8n7SHY9HrDS/Oh5Nxe3g5aPfHSe+i0+0P4mTQvxz2+50e70dbXqxjNa46/cl9kDkl9ihPoFwdUJ8C",
-	"77Vwz8Yr8Z3+Sz2+feht9a00j+VL8Z7qW5l5K/sHM+9m/ru75bu9MThC5/skhemh1aW69x+nfFRk+PH+",
-	"oKp+8Akaie3dlvZRZV02sq71mq++F1pTXWd92/fVUEjlw/TMUlGonton21jPvNjl6APw8A3/ks2lrhnn",
-	"0pNY2WQ7XInXJVLPDs7abe3TboPNd70oNNMzvhABK9QCDl6i//MObqO2VQ7uRq5W8H3RP/DowwO6ufEt",
-	"nmjY8Sk/AvjRyvHCQS9bG8n+NZ835+9f4BsH9b7P3REwTJQGtQ0g9Yhb2ugPGwlj29bT2/91/OatICrV",
-	"b9x9THq6NrYK1QBwi0hotDRrVFCTmlhJmuR8RXyMrlFa/gfSuXBduyUTWEwg2qxlB/cYCy/TuvQhtMWs",
-	"guIlo99KtdLbO8xaAnuFLBpN97DSqIs3WFt6UFC5Tuz5XPuuPY4Xy4aV6uLB/SnZ/vN90552h8PggZwa",
-	"V5ilbwwnlSebq/Jr9HJA8uZSCyLHdLB7Lbop+hrdIHsP+TL25CXzHBud8PzY3YOx9T2+hrothDnzfxd8",
-	"x7S4WngiXNJG+M2d/xpd2UC7UrKLIm8U8CBRYQ2LzP9HBDQbSvR2O5NyNVMZ8o1griWA8NsWgVBsJjgs",
-	"hmdmc0zSmBeCvfE43J5oVoh8rpujUIIiYYNbNoxRkFYAcRc+FYDvpwvLmwbPIIfQXSpWDDnWMB4Jr4IK",
-	"K6QHK5/DeLZZRy32nRALTBIVPNFsrZZgr07TOyFHrFgpBvWp2dp+F96HnGeJAmdGlgoGzi9BBFCQFVsS",
-	"2YGzZiFyXqic5WKVq8KoMUZDui35gMnt4bKeW0+feqXVzidjq0/LBOoGWOPtXjdgC/M33dEMPGbYUEbA",
-	"mQjTXeWtDRyvKZq8aBZj7ZO5OV/oU6KQNN9+eteJkK81S6UIJZDbNdrv29dIQycdFx04CEp9EBwOtNhw",
-	"IaMfhpPjBcjz4F/QU/LMEI8f/KHFr+iAgVfAqQ5wHHrDgeQXiIUStkJyhW6OlKiYyd1BfhepWOnwqPMl",
-	"jMq8SuIOtmPu+GaBnhwdDKyhRZwL833D5Lwz7gwTMZkkA37eHvPLfp9P+sOuiLtx3O/3+8N4cD68GPe6",
-	"58PO8KLdG/O43evEHGiDo4DCSqGMPrdaOALQAVoHoYwuLvtDHvfa/eH5ZXssOhHxCM6IeNDxVE9YpAuV",
-	"e44U3J7oR2FQzGgWZ5onUIHpU7IXLKqlXB20/zvCu3BZdzvtDY/L9roDL4xZLqPwZNdLwW+AS2kUnvBe",
-	"l3djMekkQly2u4Mu7563xSC+7I3jy4E4jweTSfciGfeHyWTcF73J8GKQDIZxp9c9P08ue/A2Wo6j8GRz",
-	"xOBnt0RH4VEUZfAQLOVRr/RmNKTyyCJJaAiZeCx5bseHMhqY9SF40h4OLoa94YUYxsP+uB1P+uJ82BvE",
-	"vcGgK3j7cnwh+KSbjC+G/f5F0jkfdsZ8fCHiTnvIL88vRY/3e+PzcZ9PeKfdGfOLC9Hpd8Q5T+LkfDLu",
-	"dZI46fSG/XjCL9uXg4vJxXnnYtwWsAlTzVA9fKLtRrnalk9YJJAII+hTmerCJQlulLYVe1h9YU2uuDvP",
-	"QOb1er0h++nNs4DN0yxLtYiVTHTzCMLfARD+btopH/ofT/Ef3fIfb+w/Rlv/+KX1Fv/Z+/jf/+t+hIFW",
-	"AfQP4sZ5n/0mcqUtVyieY5mabnzS567qe6p+e9jQUycozLwYQ3eLAmtzz9SyE+6jCoQfH4YJ8DhiOtZo",
-	"H5iR3v2pefeXSZ33TyE+s33YQ/K+bydsjMwfLBdO7lWDtaED22UQVCn0uDGnLeNzOXC71OJUTo9H7nDL",
-	"F/TlbWN6z9pHHvuUaBtQCeicb+B9mPd7HmrbXK+L81t2JJQNW8Nu4xcAnVFzSm+mdRyzwxa7EU3eeP2p",
-	"GaDtBccab7xeprpeLQrlll5ky0lQOzJPOvyZkf8SsC2qsZzUaAWl0RNt5i59aSiVRyb6I9jZffyQe3Cz",
-	"l5u43iFWsW/LlaoD+Fxd4F6s3ct651Y+PpPTkzGHvGDQYu0n1teBXFvCA0hxAjbtMsc6ClxVCMRNbQ0I",
-	"ILUvhLxi0cToVzMCe0LoUKM0hXLB06SJj1HpRsQaFh3cmKIA+9mEd01SybNqFccGpOJWUYdtF5Kz4PXV",
-	"Ag/7wNYShnH45n0B7CufVOCBpR2EJ4a6slSYcxBDORinelZBraD1iLIJrgFzqJLZunnf0hApVr9PYcjB",
-	"vMlGewsz9lMqDY9JwKvPvbM5dzYHb2/hR2VW/4DKj+1V9QmlH/DF7+yq+QK1H9UG9xZ/3BQcwkq1Sg4V",
-	"VWC5ZCwcOiY9UxMxOAAqUr7wodBEwNG93fiNKIpMJOQHh7Rrl2e+EHmqqt3pdO+dSrw7CFV+9LabmWdp",
-	"XHsiy7o00h9EYXlLVxgv3dH/7qCOprQO0Rxz8XbiFthJTzXLubw1UrDRsYraWOjiihUp2eXgAcOajxIz",
-	"pvmZGdqrtM6h/hymcf8Y9D+TIc8OTVDBVyC/Oi4z6h7OVr34qnCv3psbGZ2uxGZUqIWuqFnTzeX0oUSu",
-	"m3PzYRJwemsAsupB5hDkw/wWUKyo3CVYlSATFCPmr3fu/Afx02I3yzy3UWpwgmJYOpRmvWA0+8pxy9p2",
-	"ACENcDQhpJWrLGA4b0aZGKdJaq+XthBWjtqn7FVyxwIoHge401kqp1jBgv9md6lOAZU1RUYTvZ3Z7g/c",
-	"Icy7P5TYdg+M3ht1K+RrSpus0w0nudCzbM1SrZdmxwqeAyr9rdhMNodrJ6OT/zO+nHcX//t9+2U+KP7v",
-	"b8Mf4t53ycXfJ53n/+zf8POfxeXrZfuF6r7KBtvrjV6yS/Hxmw9gAlGLIkf8Fmz3ffpy8KyFrtUOojkj",
-	"ncpRwzFkfqdY0YRxaWtARrhDEG5ei0zEBUHUg05hKybxJG4xjMnbghBBQYYciJg1I+BcI2GnPJW6wMiY",
-	"ZiuRZYAdTpepcUKdip5/8yaUPpT2B/KIfCSH+9kHLX51ybywC7EPHP5osTcKwlpluYpGcqwFnwraewim",
-	"CCB964XQAUsEAA5DfqySxvqASA1AnEfleEasQQZj9JQu0NhgrRMOHUTr6HtmNhcYg2JAQwnP0+NeUnCL",
-	"mYYAOhlSNIxgAHQ3VUBgEGuZFotUTkcsnUqFTJZzlANJaqYZ6AAVUJLQrVAGman49p2epROo8axXGIFK",
-	"6wbvwcWDh8U7Z9jsoZb7lu6pPIi15vse+xHuqDxkbac9T93gLfYxBLmlEtAdj7009/i0h+6xXPDi0HN4",
-	"j31wg8/4GOrkyqNlAe1h0lj/QX3gG7eoHYNayrtjafbsO3z2o4MUSxsPeSQoR7Ku2BdsoFgcA5hRfdTW",
-	"qx9RGG8f3LB2jjGs8NHy2Fj/gLkzIJM/BidKiiPsve1VZmy+Q3SO/uY5dH/9MB/3VDmvh+7fHtRDT9Ts",
-	"kmMeqSzzYx6o7qejvqO6rA49UrsqDs9hVW4e80RF+B16YMemPvTYlrQ89MD22QEpz2VS7XbuZllIz30c",
-	"Mk+Bc9V3Qe/3rL+7RzIuVqKCLucjLLc2Kvh7+xJuNxgxP4MFswZqLS32ZKtSxa6H8ft7pq7uSguuJK/W",
-	"5QePmJ8C3JikWSbIL4u5wAHjhEQ8sLeGsrzk4chvYCl8pVnDOPkBa7dawysvTgbBJlz/OCmpBv0a4Zh/",
-	"P/bUrzfJ2NtZn5BtTMnFuA2cf8PlHpc9DWiPb9tKEP6Ol3larG+MKHMSIRf5NdEcbuAYXhPrB7x7xP6K",
-	"FiASvIBJZhleGNiy5GBa8F+XgjW6g3OWc5moORunhQ7YT69fnmo+EawQ74smmZChNJaj2QXWGwVaKkLM",
-	"uMJTtC8gJymxSW5kgYEJanHBaZuAqEYmM9Pjcm5nRbE4+fgR6JEmqsYBWfBbkTCzIE4hrfTUppWeYlrp",
-	"KaSVskItczMHxt7Kl2iurPiacabnPC/QF8Ljgq3UMktCCfD27Ftz1ML3PNEsN20soA1tU1cXuZrmfB6Y",
-	"fxQqVhm7FQvaPLaEswkiw5ilY64F0wsB0AJEcsL4YiFkcmpGJYAxOQVjTFg2mkxN0QPDJaDLx1yyO5Gn",
-	"kzVkwb0xq3SSlmFeCrfZD8Kw7XNVxuMKtOOgSnjpAjDmru9UkaXSUt7wXISytEUnuZqztLCWtaWaSktj",
-	"OvGNaQI94HLNZlwmmdl6S6mhz//xH+y1yqgTfFnMhCzSGMYZcsuOXcWWKMauYPitZh1b10csMK+Uy1A6",
-	"V6pmZGVBaiq9g6TElb9uYTFrWr4wU8jYkyMVc7FSLDdfNYIsUfb0KZoZT5+OXAvjNYte/XiDqZ3UAx1d",
-	"OQpNyH4EH2jAbCavhxnXwveC39K8di8o/FXJAQLQ8IBYYbrEGqlZ78ssYVpYrAtYn5hX+Q24GSAZ1mxq",
-	"zdeI52PeEvMsg0VwLZVcz9VSl3dq1oisvBqxX95GTesH4HK9OauO5ov9WD4P06kW6MbdWBgYFEyoIOqJ",
-	"tmh3oXSN2ixoSjfOBU807MxJmnkD5MIsLJUzkUNQVeqVyBl3HxUDzbYOZaFUwFDkjAlPBBm4CXCL/EmY",
-	"cg1+NpyvyVILt5pg+6aaAeKl+X0pge2IhEDUb3dYhbHJ7pLrObIVQNfTuTCX3TVINYJz1GGBIT24LthS",
-	"AsSNLM77V8TNr9mtEAsgzLxJfxPsvUXJeWbe9xLYjbBDqWTd/3/QO+0wTQQo6G8iuZBTerWY2yResw/S",
-	"udAFny+wY37un6tONu8OpZcIyBa5iFOdKtlioNVjEjyewTHP89TD9QPnM0ZwvVTCclZJvIVAI2UGC5aj",
-	"uWj6Fm3weRkpGqs8FzFikEIFv7ETnhiNbmL0fZqDV1aypxLZ3GAS7BozO9BIZQ9ciIirWqyaK4ADU80X",
-	"YKcoyVjD5g3QhVDa5IEmAHthjNneXZtFYA5CQsFBClQjz7ZyCcpMglYo3yAjqkW4CUqKICt8KsDIy2Jy",
-	"2djk+mg2I9aw3EqBl4gUypl4D5pzgKK3BFP20B514AAxi5KmZJtRpMW+sXne5XtCGYUW+y08iVjDqAFN",
-	"qI2oIv+EMvpcIDqzJ5/VQnkSujzO79OnKE+NeN7E0iJ/kXZuWlg0Rn40AXoolIA95PnpFTG+ATMazkwj",
-	"lSyCzdKCONVaLc3aRvFeKEusg1s7wANAY2DHYU9dVUCRCqXMhKztSWC5CTbnCzZQgbRkkL5h9tB0KbRm",
-	"PJQrwW/ddKGygCQ9RjWBTlk4rkTEaQInMXS1sEhxLfbzTCHMvY+GGsoSrsklExGoOzLmoZ4UZ0qbtQNe",
-	"clxgjSqyVLCFBtsMpRUzuGA2wNApplABnMKDqAYSnSCdbNTN/OX1fUU5Z2s2FrGaixLX1bRXbhDLuWR9",
-	"8WsPwN2PGRpJVzhwSWPFIsGU08EKSOQj0CmndpHWNlaJ0xnEexJpefnj2nTBlmiYeYQDAAaANbwYZImn",
-	"lmpGjH5oLXPJXpyap0I5x7pmzAi/6A97zREWr0BZR2Zer5d5rqZG9iOEBSN6VhaFJ2G4TC7b7fAkgvvn",
-	"Agq+jDKfsGKVxqIVyh8UiQ4qOIJPQM4zS84agAIzU1lieX7YtSRgXJFpgRTG/Xab1bAqevggSC/biEwT",
-	"kUvRsxgqHEuumoFVgFM4MOOZQJ5JDC7TbHyT5yqHcgqKVpm/A9w8eO7CNoawKq+hbG5EfLHISEE6o6v/",
-	"CSUfAYV+QhkRpWbUdCsTKDS3GTSR+dlnoeSgvDkmzYBl6S3tt1CCHTFivEquCaPME7OkRfXINYqpEZw7",
-	"2DPHyPz19zdvXgGKabHUewgxQcn+lyXW/Bfd9K9Q/uv09BT+Z342s/mvOs5g1kDNCyYzajK6u2Purmhi",
-	"VxXqPKDtQW0U0OkqvDjN0ZE8m6yOZpN60DM92E+2yRpOsbfXPMW0ZBZqbrFy+jxZdNWVa+B3lfqUtY9m",
-	"EPJnt2LtRqlv+uhRe9LlgblcR/BZJfeEbiZ1HJ9XLLo2z0RQTWwrCovZE003aNeFoWnrs+lAWSMTkwLX",
-	"FZzF5ihUk0JAPrC5EWA7jUBtVqlDzRxg1/1xsnTRzaOYRdnvTCzKSl5R1vh1mca3+AkTxHVU8InNQ5Sj",
-	"tqTMbU6QmDuoRlmDVg9uEhhDi4PorB6U8VNRzWVWUjQrTKUEbuyltRM4A6MhaFa4TBu5KNLcCuUyFwxq",
-	"SM1iRvAnu2I6sLFqqE8b9ijMzQ5CZv6CnffZd+lf7cPdrnn4KHpUegDWZ5UjlSTOa1Hk69NrhIHF2wco",
-	"pUr6VLrV0WxHgK1kf9csE/zWnLP0dI+kVkm2WtcWKs7ODZVqtpRwMiGfsmhNWyxZwohyZsSk0UCuWG7e",
-	"4VW4mSmOXpQL8PQ7Mxv/ohPN+6E81ubLAnkfSqcCwVHVOEOIZBkOvO120GkQykbH7NDuYFAl8tOxWpSY",
-	"XA16aUDiIwCHl0D9BPx03T6bqWVOB41aFqCZgUffaUOwjPEIT5z2ZUwlvYxjo/wiRKix+I2mbPUWI6Mq",
-	"MsDY/+gORTvY1h9Y0x3kj1Ho6ITh6FUQk4mICx0QOHjddCDfa4I6yFSg5AQGgJzqype6vAHEmaM85IxM",
-	"cWzHGK2xknaTJktULwRbcdMZq+1AiMAotzhEaAshb6G5jQYSR9V1kbSPJJ0Ajz3pmY1YzRfc5jf6sAtG",
-	"N69UJpv7mwAgZQa3Vgi22P9xZz0sYqhubPTbbaNob3ga3e/gqsZjEVQwzRqD9++bNr+F5o3sH4GGz1jA",
-	"XKQ+oYv91Ba7DiXQvzIF2ihPmBTFSuW31g9nhsoqr//xH5WKeyN+PZ3wroJcim4HULZBt8oEB9lt2jL6",
-	"4fnwvMu+F/ltJrC+fyFylohFptZzW48PY4shGwfmU3gdODXyX8RKr3VhtMxn3ZtXzZFtjNzMWFoeYffQ",
-	"NWvLbNFJgde0+LXyN9T9kvd2olBDwJl3pbVXViUpCa81a0RFpqan5aUoJK4/M0PoL6W/x7DUpNBaaJxD",
-	"XrDoLFPTM+9x319q7ggl3lKkmTjDvr7EjtJfP+Bfv7QWdOFnvPCWij3Kp4U060Iffg5GluGXAVZgFJi9",
-	"o9NEGPmQaufFb7ZKSIBMTSMPcwGhE1SeTlMZYAk9FFTYIbiyaWbmKkxRKO9SsdKAoIDmsi2mxNVkbFG0",
-	"6FBLoNy3TE1fGVXhL0W+FJHR8UFIpzLOlqD5gyKB8Rwk/AcAEXZKxvIpORPKUAxsOkzUJrX+ZHTSabVb",
-	"bchOWQjJF+nJ6KTXareoJHYGMbCzmeBZMfvN/HtaCwwMDl3Nuu12ie1sOggSG1yx+V0qp54ju3UCTeIB",
-	"BXwHz0Xxd2gHqX0g6xOa77bbiN8PUDGQfezZYf+kHGA0wA5VQlALEOKqSRUve8yz9E5AbUG/09v1VtfN",
-	"s1eo6rxR6qVRdCrRxJPRL2+DE23BfU5epnfCLBYzcXwKOHOlV//krXn0jGajtebzbOewmy7/uBDy+tUL",
-	"56r3Qygrrtl4mWYF2LgB24A61ez/Xn//0p+TUD53ASg0I7U54RC5C0iAG14KKIQqIpRsIzZOJc/XQARt",
-	"Xus6FGDOIhwprsKOTFRFuZZUwbm1HuDjFunNQsT3WxR22MpFsTlyqfZ6SEMxoo8sFATR0CmEhgb4hVrs",
-	"RYE+c1CzjUVuTikjPHgB4QeVoQKz4LkW+FIH/KpZA7tTzIROdZNNgFzUy+QERhF4NCG9DBwFhVI4Pi7u",
-	"j2O9axXbJQH72H3lZ6zl4KTfHR5+7o1S33O5JqeX3rsH3vjidt9GAFvkWMlDdaa+1u10bg+ifJ5OSTE2",
-	"G90sGyN1jWbveM9D2UAoYCPM9GxZgEadqJVsVjdM3bJ9LXiS0g7/AySZaR682SAGPmveB+3eF+jwDwrD",
-	"XGvWcFNXsZbchGk2T7W29RAb87J3wflzsnOxeZaR+ZqF0rVLzs4+wzRNXQZyrHuClO/fRK7YmGccUjhA",
-	"bYe8FxSofr0AGigYhkjneH5iNDPVsGoxUNFiL9HABUWTxOiLVy1mhtCp6JCFkHqx4lBiuEqqGiOvYc2c",
-	"2H5N1dcCQ13KKgmWE78VEmJa9gpql3jLq9ffPHtxw35I41v4jWLChMvUPT8PIBQe4fBdYzMkNqLmFeOh",
-	"lFins+X0gUA9GjBck6ylt9MPmjVirkWAyM4ulSyV01Byo+s1A2fU+C4m8jmD2ykaOU6TQmQZlQJgX4CC",
-	"fbzGNKlQ/gymvyvsRnehRQ0wdhgwYxAMvHNrJsIoYgQv5OVGjFUurYFjlORbsbYROJf/UerdacEa0euF",
-	"Pn1qTXVdsoWb294tF1HAyA0DmOAE4R3KsCxGBwgpZ1XhyGP0PGCOJh90Us8IhG+Vyyy7MnPpsAisczbY",
-	"9Gw+0TAaxtbx8g2xhuRWrN9BoYOrwbpGrAC1lEkoySHlZq10Yl0xbgUClFnxxAMGgTh/jYcYArX9dieU",
-	"m45ixPr258NMXov9TNa7N83VmbM04dqa6vCp4KdH15BzvMwFYozVnRyV7QD6N8VS9M6k8fKWs9cL/R3A",
-	"DOzKz63eS9NV3ON2RBn5+BYz74Qu/qqS9e92PNQJAzwsyjw/xGfePFM7v1sfqHXKvt+lX9lZt2WEVHBm",
-	"jlk83/cfs3/lifs888gRmtUzcrh8eRXOqABHfNMLcpZCiM1THPY/dYP26E+lL3XvEY7TsnXYege6O7y3",
-	"jvOzD6789eMeZRJS/hobqVA2RQo0v4066ICo2vUyKyiKrP0i7VA2KsXaoFQqGTDpiqCvwM/oUQdSEonP",
-	"ZDAWBXPoFDZWEEoMPBFpBSZIGZuP8t9aLCLdA7AStzIdSkFXaJFNdiiztCde4Sl7b7F07aqOUXA8kDa8",
-	"0cv9O/eJtkrDp+/azuFHfvIim/jQEXviWxuMxCf6h5/4QRWQOPs/RDg4cVBFdsBA1sKt0vuJhDMHuLBD",
-	"MDiV/w2FJMAZZzdQGfSEfAjIaEkQCVXwO+FwePxtTnBQAZSiolPWZdYiySH4JZwfci6wkxHVhkNGYO1G",
-	"HgHmpGUhRg/03M/mIX2qUSa06KDMYTJWTyqnutYp8zLVViI8J/CAT5YHhxWP79fQCITUjrkfjKOHFTSI",
-	"gxCrPHmFsDAfg73kmOUShdn7dIHzKAmOVBMqcsEiXNxTHFhkrEPSAINGRtv3tyHY6zOesEZEgMIUdQRs",
-	"EXQnAishGD0Bg9i6SEKppCUwiujadRE1naJpDagGxoHMiymERwXlmD+nVpKkyohwqDvtNuHQakohK5lR",
-	"neGHkQ2SVBhoakTGrIyaLQZZ6qZ9/CHVFJ9CGGWKNrkBPDomVRMOoy80L38hE/E+wggJxkaujIS/E+Ao",
-	"xXHywjRnLjby/7me/MW01D3X4te/UE5yBXsaRSmxRYEF7SKLYMRpa4qW1rsT7TxJSODicMBcv8tFbLRA",
-	"Z8sSNjM1+ESHku5YB2zOAdIvsldGDGM9ysHlQRzQestn3Kh3RTwT2s6zW3KTjE91KLlc+7NUuM7O+a04",
-	"IM+/M2v+88T5tsZVRVTnuvC6Z88hAGhotCGyP4ak/UrgG5YyAPCk5q2/LkW+LokJYB3bkiaQ3veCGvsS",
-	"SikM7EGN1IUSq5TktOcfz40ve2642aDx33+EJPNUVjzH9ecGJBEaA6zFaGloAgBNIQk5grUdgcMVr4Mz",
-	"zveX0S2hBCfnaSq1kDot0jtxRWLMuaCNQUi3gxMZkHrdHmvCoYQHkpqQV3cmZCjTZI9OOiLaQOu7IwMz",
-	"oLyXwJnCEP7mgHWKik+N8LkRPI9ndii2Zc8uJDdg1iARAYODlbPwDQ2pKOG4uYVRtkOE2D/LTe0VAHfa",
-	"7TqEpB3QRsfKy69Jo4Vlae3ngzqtXeVfu+X8P0mMVauUf3n7sSLXvk1l4qbNl2Nm3ncJsYo2HOciSfeG",
-	"xDzJBpAcLELfVoTZ9X6hpLVZXSzExscaxUqxTCRTkTPK6QlCeWt6H2EPjCL6miJovr6NKi0kFsB9LXad",
-	"YSUQpPwaQYeVmCAhQ+lH5Gz1li64kfiELIAFeQFpLTnUm5DOsKtEL5RUwOEX7rAFVKBDChtymPPcyGj3",
-	"0QsO9bug5kHfSc2DetGC36KqOxZrhXUqEADxE5l3BBKStPjUQMK9LPQXlYjQgwUHvjdfDFl7E5HfKzjw",
-	"u2tzB6MCm4vxz+ZifAxYfLIoxo1ZRjAaiQCAzuYnieVEjD9bKm9JYZLOTlrvk8rQASOUr93jmG87hQiF",
-	"mHKjmI4ogXi7JqMMWhhx1wrlfuEOzdXJu7+ZHx7F3R8s7nB6HqXdo7QjaQfb0hN2xmhMcr7i2SfKOyy/",
-	"O07gfWsknFQrhui8zscH2yHYcM3THsayJELUpbqRqN/usa2iwBZ7UWjSLklzxFuwOAtzdqxMTDWUvwRs",
-	"LArAjkCdE8oubUFKmlsgEgzmcltRTNFjvmZGjwS6PAAWwOJuqnUljBAsU4RCDqkKW6645StswDeVVY/N",
-	"Fvsb3IrFSK7K0QEOAVycDiXhDxslvIqqzJfmWMvUtPQmI65vrbTG9/+Z5HX1k75qgR24+X0U1Y+i2olq",
-	"EhVlTPuTJLSQxwpoKLH0ERAwsm5FDlS1x1QMXMJPfCOtlJJUdFoiS5GUYoeFVJ1Qgjf/gTLpD5YJOJiP",
-	"EuFRIliJgBuiTh2APflJ4sFG1Y/Q3jwUCEBDyxQGpfM15U6PXLjD1p5vZFxg8QcF1iF72U/Srs3KRvoi",
-	"yMzG3GOMkUjhBS03o7xU/FMWCCJUhM1+RjUI/rTQN1J5ScrUZ+wC1BelVE9chozZSuWJhdXjJVAMegpn",
-	"IgebGyNWDtGosRlVLlOyQ7mRh6692LIjajPa3CTjU9Att2QpfqRT+xqYdQ44WtDqO0h8aLbYD0Ik9dXl",
-	"pcZagmiQi7MHmd1HpYDXCfPX2IffIaD9daiX3vf8sYnR+yLZbv25vXG1nf9fiak+HjePx01ZnhVjteUO",
-	"oX8LnIn3P3IcZ8vhM+d5eueXcjVcD9A8J7xJF5rH6iyLDQLMkniNAvGhtGiULnNoxhPiP1qpHFionGZ7",
-	"jIBVeWDUXSzvAc6bd9BEFLDCLI2i2WL4QXYonmCPtINWIKYcQFEFN0DUHLGlBgDEhU6oWXyrPR6JCRaq",
-	"YPaAkgRGV3AAFmWOOjRpFXmZIGLGHkiJGnn+wrwCEJT/PJp5ldxoVz26r5l8ZpnJo8z8s8nMF7izysVR",
-	"AU87KC6NbDkqVwmTXEkiofipoPR4ifA+0maD0gYCjAzoIJQIp2IBzAMmxfvC4uUGACkpdIAi0vqpLGC2",
-	"cKY/ybZmyQdZhcbxIHGwthWhggqlmlVC3D1pTi32c54WBaRD7QYMQvWG8MoJOQireajaB+tqU0T2WuEb",
-	"URTuzMWEWbmvlHsJ8bmvKqnIfMeRGfLOL/OYUvRvInneWA1FPymn75DAwSDyURLnZjnH3QXonixRy3Em",
-	"ToU0u4li0WBRz0R8i7nQqbzjecploUeMZ5kNVTO9nLNChfI3kavAFtNtpf8w8evSYSIv5zb31sa7IZEH",
-	"VTgvpmPj2wG6F/DdFioa4Amojo9gqampVAMswK5quwS4GWGkHnB7YguvxULlO52DNNA53NR63Gh/xEbD",
-	"eWKFKszyhNPNLfTd+w1ihmcfzH/2l7tWqtqoOowax5RaBN8DQFqVM+CzqgVueo58K/c7tZ5D/x6+XOuG",
-	"hnPHOgdlhb76Mc3+4dPsHUw/XSqXMRZr7VjGZ1SgeHRZlpJiozCzhJPc4I7HPPg6fTCUViG8rngmxKSw",
-	"8J2VF5Gul5lWkVk/zaF6e8W1q+BuXqEbFtThJ9qCbACtoi0bQuJiiOzvUBXN0n5FY/KpW++wrvijGZmv",
-	"rQATP/s49ZJWG62exw3+5Tb4wi3OIzc4FR4fX3hJKgo9uDHjqG8FTGXJXpPPbnEqbTGbFcMhUEJHFDPw",
-	"E+7fwCZ1I7RQlvr3q2VRllTaQEuJhQPply32I6ifePLMuMaDNSBUqEKzeSqXVJaIRdwLniaQALRHe3Qy",
-	"wQ7jwwmFr8/e9D78fmKBButRLjy4XHjj6jGcanm0aACIc332Af57lEZ7jbDoTyw4CzLj7HT47NIIwLtE",
-	"guwJEs+02I1PUBL45CQlvY7Z8nB7AJRznIj4qswjoQT+FeBLYQ3LkxKwlZKmk8S55dmSWA/s2qPcw20m",
-	"GcuEgswsO6hemM/0wrOVeRUaAS0W9dt95pEOoGfRIs2LUnRJ5RyBu9AQYek/nDB6TVvr30+VgZ6/cSAc",
-	"uwwUHPXt0mBcjY+C6+EVGitKSsCU3ZLrftARFinQI2LwAHzNBnPo3DyVgPKHlcAbrmyCQwBXGK4VoEkA",
-	"bkDMpDDv0Vj4gQwt3+ZqHhFrFl75yfw7Yg25zDJbgx86dPpbsW622Hc2zI+VHrkwqzAh6hnTPdthgsC0",
-	"BLC3LlMavHZm0HcpMTfpVKZySukbD7b7ymZMoztDcG5idOvx/HasptZZhGMIw3MAWDUDeI2x4nnyOQBs",
-	"tm4+5/JWJDWIawEb16j7odwO8UTj9V9WqdQRvEybExez7QGgzfSggtJmbpeiiAD8011H5FZZPnll9gRP",
-	"YViKVGg2VaBweKXrFoUEiu9Tje49YvCljREtRJ6q5C88yyJGn4weZv9jr1jUaycEznmR0J3ugKa8LrAu",
-	"KJofSgDh6AHaxgXwRSZ8rQNWqASKEeJsmYikxd6QyzEXyN2BTK7kLIMuaNr0ueBJKFEc6JhT+RaaZjtU",
-	"gpfeWjhQ9f8zRBphfrxsIr0LDmRcLeQnDepkdGIm+iQ4EXI5NyuU/pSi8Jig/Tr+bUmgFxwgdnBkqdpj",
-	"Vz9w+nb0hWeZ1xX8q9c2d18kO7pz0CBzA/o1KTj+PB+0yBxR7GMc8KvB2Hvjz8teDBTiRf5U0T6y+gKl",
-	"WYG/hWz0aK2WkWMF1h77WrMVypdEyIxZWVZZATk1J7AkG5rLCpEDDYcMgKsLMpwBc6vh237EWDBZZlnT",
-	"niPYn1wtFwf9Saz0GGO+AwhhpKHUoSwbzikZbCzMWaEVG4tiJYQEbusFcNjO+ZqNjcCFq2kMTwH4VMF4",
-	"lu3SoGhMDsnWH41Fmu0ev5SYjlPi1N0l7ODHiqzbq3cV6KDZErIR5CmP0FB2PNslR+4yS5BiTaoVa1R7",
-	"umG9I5KzncQrFk14pt274fAFjlQcwLpvUgshK59EQnmsVCa4rOs/DCfpAbiYxwKhaQAHUiP13a5BnKfy",
-	"r6L4DCSre/Vnrqg7rGGW01hkasUi7EO0E2xrzt8/XB8pZ2YpEYUt1SxfZkILozPt6hDdsQu857wP/XFY",
-	"PrVIPv/5aUg+tMe+quPWiJvD7k/aWo/H7FdzzBqZbafFO2XtlbcfgyPyl0syCjx2gMFmIaQHTI/CEoHE",
-	"MO0uarEfySOIF5BwVyNjBKU+k+aqiYb1OZ+LZ3DzC7lYEgAEPU18WsRZBqTmDRLg8Kcxl9K5MLd51Mme",
-	"YUniI9jPnB9YTn8rI5r35BOeqJwRNpgditZc3Yk32LnvddTcDdEP++zeHs0vVCzidfEPKhbB4dnhT5Fi",
-	"RevTOay8pblxjn/12c6PycufAYWDYP4ZbaZtoVe1LM4+EOHhx8+2MVxaPRkbkaP2B/pdXeV3VitpGbIx",
-	"iESkUBA6CRy6gheVsbGfZov9TfAkS6Ul90auKQZGgQilk3pxpuJb6F4qGR+rZcE67TabA2HkggPDyZVl",
-	"uGFRQm8l2pYI32NkVwTZjkZMc2Llt7zA+FbgredyKnZ5Zj5JtL3EmTlGDfo5LWYvidrwC2hDO5MbzY+P",
-	"6P//virTc1FUNB2zDX2T8F4S5QxCsMeVif2g4AybesislFpGnSnx30rubSZkAkFpeGzBkc7XM1iRzVfJ",
-	"K+djBXyXTbsWWY0tbbZyWcyWJMS8lVhCGhusIkaw2FAzHcBgUTvKO4roCJk0W+xZpjTCweAjrnajirKw",
-	"QWp2BdPgVXUA8GHJSD4W9IIklA2oAfNJ5es1LtP8g0ulL1n5dVguUSnMI0LLo75U6ktmRXySunTm5afs",
-	"FnGYUmlNSXhCs2ic8VvRHZ92B+eNZTG5bCTpNC3Yf4JOslJ50mxGJasryTuIlrcYuHZSGcoIEhUiVrPj",
-	"A3TIWbI9J/Rchgw9JFXxLpXvjGTEh2KkUrZihPAB3rn8FmOUvlkp9+Y5X5OGVlZzzbieYeq7p7ulNp1m",
-	"FErnLERdkGkBUFuskcpSZ2yVD0dNCqeX3aecHu1XxoXSnAasgePyDvd65PAhsH+ZMcmTFJBnKUBisxC8",
-	"+WRzwSXoo80W+3kmpK09Jpvbf7KaABQQPEWZJWRPM1uTHMpQ/pynBZE504QDae8yBw+2LlRuHnz6dCwm",
-	"KhdPnzItIFaAo+b6GRDnO5zTBKxWBwlRQudyFufATZ/DmgfuHNxKdExNVD4RKZLv04qrOz2gC9+rO/El",
-	"T4/g6yHrO+r+e+RaLTSlWz2U9wIm7A9CUNt5Mj+zu+aqXtFzC/3xxH48sd2JjccNB1eAd2Ib0bzvuEae",
-	"nmOrtmwNCbH7WH/Ar4w4d5DnpyR7CFz0J0IAcToj5gjwEMpoxc1VerxtSVH1Mp5RacpaFMEmKe0MvKpG",
-	"zWcLlWX2IDSmD3JsUxJK7hrQIlbmGDQHC2XbcCLzbiyU1uk4Ix+hVPR1xi5Rskjl0jqx4ev+YgyOaFcs",
-	"9BsczgcU/9jC0YEgvJ3CQUc4TPiR930xxwp8wOEwE87ZY37qgyfmvRYck7Jxe1ZLsUmaHJQ3Z7rIBZ/f",
-	"V+xkasq4ZjfggDy9Me3j+maNqBDvC3z7Kb48CthPb749vWyOyOcPTtAKL5mjdIGqF5VKFDWSimoipBn/",
-	"C/JkNRB2GoJTTcrRIGopDbwJnugJ2CRbQmU26beBp6sTjwPAlvMVXztyGUzD1bNloYFk3glJ6gemFVCv",
-	"zSeCo8f7Fvo4pGErWdYgURargngBf40YD+UklUbf1pIv9EwVoII/ffozwPWkBSnoradP2bVrAAm2jEHy",
-	"kuviFAb/9MXfItZYzdJ4xrhkNzff2C/U0L3xOpTEXGYR2HMjjaWIAVdD5UxkWnifQXRxDMLvzEkd1mgH",
-	"zJuEEdLYY9V+pqZNXCzITc5WqSSKXHMTvIq+8HuhNZ8K+LRvyllMNRwgc/wVXe1RmkTlyD7ROAD0G1yL",
-	"vGVlfi/WC2FvSHjB8fHoG7yXYxtZKkFoAa1HwyLsrYCE3eOYq987EbnSYLmAOZwWzZH5tCiKQpkmo00q",
-	"POqevW66aH8wXXTXZwK3U1037QPUSihxUWARG0D5OSHMGhi48LcQLt2Aoem2uYSbDNKVbJ2qWbOU1w1L",
-	"t0F0738XPIkCP74K6aU4fcggT1sJ3+H9ugKyKWm+asXNquPa6Eo419BVrLGDGS8Hk8ZtBkmnm2NVduqo",
-	"AXsJgRknbnB4RhGEaoxOLwBOoiSiK0EeyU0HebfQmbwYC15EjJK8MNiCbtnOwOk6GDmyvlPYY4miRFqM",
-	"0ySZaRp2YqqkdpWDi1y9T82bCZTLCCmAD1cLIVvs5jZdoBaHG+qZknoJc5IWZlP9pMWGJGhwNs7VSkP4",
-	"CTfDjVrmsVkS6nZWFItTrUXAXq2LmZJPdCgjc/E9hZzoZciZ2Gq1mghNTgfRWCVrHPox/nfEYpVlIi7K",
-	"KX6iXaoBCmIuiaPMPGA1wtgIa39zt9izmYhvt4Q943me3gk9wpKtaJGLu79zPYsIUJOZC6la6lJwzMzP",
-	"gYse4N8gCeeLZSFsugMKiuYVFi6EElo264/2BAJ54r3ermgS1KGAibHVGrDIcxGLdAGwmnMxHwsqtNjm",
-	"SiR9Wy3N/MdCa2OBgshGs9OuE5bkamF2OUvEIlNmZTIpipXKb0OJHvdmUMp4WumVA2NLREWsoSxP6F82",
-	"f2uOfIGRC700OyNPp7MilHhspFQIC7uYTfkCfTkOIg6iIUIadV0kFSYlGCFy9hSKkFiSUShjDrRO5liw",
-	"an6dTDMPTUVRf/7OPOFgFBSY/1AueK7hjOUQKb0TtJFATYdz6Q3SeEr6aGK4swaPZguRl3urhMPiSZIL",
-	"rZsgVADNFFyLUb87ZObTkcZJJBEjkie0xW6oEWGp3WvVkYCqwjyG0FBiUqkZSdj/miWppomHMgAoPV6B",
-	"Y2/GNTPWGLIWMMDxgUBNMeOykpdjXgtzjQ9SDg9rdNpOuJUFi82Rt9YqAxq9P00LMb8BSyJijR8XQl6/",
-	"esF6ra7Zkd5veB5IJt4XQmoI409w7nutNktUvDTiuengctE4MTd5KgO9w0gqmOCcrUHkwOKMPqRJgAsk",
-	"YOYk+RhdGUXKKI7R+1Mylb4XScrfGBUCpb37wX4DpEfD8IHugJfNx9S+IJRR9fmRVUrKzAN4j5rA2YfC",
-	"B05RqJr1JQw0igy9teyKMGFfnfn7LWzVozImOVnvx4HEbJkb5mLJ/ziy0ooyINdswDuTdtwRp5dJf3za",
-	"jweD0yHv9067k07SFhfj87jTCSXqbz2neRBWR4ksYtWQD+GJEZAno14QQj5peDIKT7ZvPwnCE1Ig4Y6j",
-	"umEewmJoeGYoLpOL+Hx8OuD9yWlf9JLTy7g7Pu3w9sT+Bs/wAu7vtruD03bntN150+mO2u1Ru91qtzv/",
-	"DfeY7ocnow/hic0rCU9GnYve4KLXvTxvt9udIDwB55G5HthvwhePh/GF6PPT3uS8c9pPuvx0GLfF6SUf",
-	"jDvJxaQnum1ohAIx9g3K9KvTbn80f9BRjS/st4fDHr+47PeS8XlX9ONO0ptcDgeXojPpjzvn7fYw6Z53",
-	"O0PRHov+uNvrDgbDywHvcMHPRRcam9m38V6Xd2Mx6SRCXLa7gy7vnrfFIL7sjePLgTiPB5NJ9yIZ94fJ",
-	"ZNwXvcnwYpAMhnGn1z0/Ty574clHswJqlM4PnziJ5RL5HTt5YKIHbZzoW2G7e3HZH/K41+4Pzy/bY0Fd",
-	"s8oMflHMxYXgSXs4uBj2hhdiGA/743Y86YvzYW8Q9waDruDty/GF4JNuMr4Y9vsXSed82Bnz8YWIO+0h",
-	"vzy/FD3e743Px30+4Z12Z8wvLkSn3xHnPImT88m410nipNMb9uMJv2xfDi4mF+edi3Fb0NB72nUoN+qp",
-	"tiq0YIPDyWGEAepkJf024jR6jzUBcF0XkDYrFTObdhRKsoi8s4kVSmV4phoZvO3YYHT8iLSYidxiQ4Id",
-	"HErQhhuk66hcQwaZ0SFR80STmPoMejTXqN7aU6yBby9mQqe6SXhzqAdJQQeHOQvGqpi12MYZW9bN+O80",
-	"B8bH4MS/FZyCcv3jpJ57F3VRq52qacucKbkZ2YLqfszGqJ8Yd4zVWGWtrex7063Nw/NktO2w9O67Od5x",
-	"Ca40+Jj6vlb9Btu9+xicpMmBR40iD+PjVRt0Todvf2mfDncwB3thrl9MA7aPAQ5rWRWoxv8UcbGDbn3L",
-	"Ug/IicM3XQL3mr6Ksf/HzmHZlX0TeY1oFqQcecWW5kJNiWX9nF4TG70lS7T7EX1nVxuqpY3fOw8XuKrU",
-	"BH1iuH1ItFhQr/2r4MACeBts1dKUXXQ1lU4i7tCDW7sykciHAy94dOI/uBMf1eKqG59l6Z1gjZubb5qf",
-	"4tH/oMWvR6M/ErtJxQVR+vhhBUEGYTW6E7BExBnPBdjUPJSR2egJ+VYb4FYBOcq0yERM6RqlrVY6ZZu7",
-	"MGewS9YPuYU5w/yjicMRbmxu0yHyXqea3Ym8NCHBcVLkPKZkn/wOGGKIMRoygxop/gbpSKUZhug7aGuP",
-	"l2nmRIPXhL5NF7tQ+54LtGce0hq7Eb8+MHC9m+C9kuNRZDy4yDDyntwXZtkn95IRiFpzz2gfAWz4yDO4",
-	"yf3M64ClE8blOrCeV7ivSaXSoayplTb7apbqQiE9POjZ1neIYOouvOCnO+wic7Ml0Ovn8JEPuNu+SnRM",
-	"wrs9DgevMrWPm/YLgElVRnw3jtT2lpXifXGKefWQx7vcW6nAGs8Fz59o9gz8/z+I90VZuNlssRtBp7Gt",
-	"3KyuB0jiN10ye3OyzLJQ0o2pJPtVUeEohnHYPQpGA1ukCXpDKMGRGZeFi5FlQqOCKfRzx5kwmkbgRUB8",
-	"DACCXtcOWOHKA7zBIAiEoFvMpxn3ahEj883YT6Ov1B7hN6L4wd31xSsSfv98y42p+WoyLt/UpVli4dpj",
-	"iuVjiqVNscRdjfFVkleQIE+78x5FEh66+MECiRry2tfk3/drRyt1YU+qSlKJD4rugbEoWMMWolPle9RE",
-	"+wJggYl3gqKYFYhj0zpw3OgAY9QW7TzVoQS//YhtlV4g7sdGfVkzYBvc4KyBPB+MOMXNMDUDqLQvqy7K",
-	"4EYUYEu5+KdK5TvKMG14YwLI6WAxwTD0IJSo7atGFF63bzzLBL8TLF7HGSSSWg4dc2BMlbK4g/Aqc/5o",
-	"n4xozONbm+0aSmrpqv6Ug8MGCvuUFE36CrjrnTn87HelUi8nkzQ2JuC7yVImOmqF8mdMui14Xvw8E/Jb",
-	"fAAzZL0KPMjwmKQZEY34FYRYoNHxai9qSC1xSF5ZdqfHcoYD5Qxv/wiMg9duL9TXCvxbwRs8HmVfkAAT",
-	"1409NHbUMh8qHqBj7Gwu8ATLRCEOFPu9NCJWb+vTRG8R+Ss2ooJfEH2MDq4WHQeV4wVXfEX+lVjXV2yr",
-	"qs9T6unwJP7I8nCpNfVN5794efCfRyJ+AVX+pZgU27LQHOypfOQAfhSBHtmV0fU+Q/gR9v6RRc6vCam/",
-	"rOArRMIwFseizULnyBU0G4lonoxqMQw2KppXM+W9HFHtPqGu2SL1Y5ik2/VKDt/NUw1Al5FN5tfMK9tm",
-	"STqZmJ7YKCamUSLqjHvJyCUlW4AHl3iMQzbna1bka+LxLSsnbMYQnAHdLtCTZWnyzpg2XofQVTxeF8Iy",
-	"JHHJrm+evXjBcKApgxyL5aocHaEkjK8Wu6bStU6724e3AT4O1JT45c+QFQF8S3cE0lMWQafa1mQnjBeh",
-	"3K1um2cfK4f/bSqHccK+tsrh17QEdxkD5tfHM/CTz8DuMQNAufN4IP1JjQeAcbh3qbEu1OIY1CMXS7gp",
-	"1MLs+abLK5JrliwFE+8Xab5usRdy02Bw2EQoehGd6Ap4lS0wCCQ9OHZUpNTic0UhPwt7sQUS0igPVkRF",
-	"bl4h3gidz0HNS+wjOWA+E/0NPY2xTkTvTwQlXGNvoDJQSRHKpUwLzKSrZQxqsR/oIM2hKkABdf5PMhPa",
-	"jzek1hIKHGJSKMHqQsROC+5kmcR8TKVWjTPPGU/4ekySwHIFwCmpTQ/HqfwTBDHsp3xtwr8uiGG2HGtI",
-	"lc95lnkgmJ4ncsMn+3g8PJpIVtCblb7PQqoJdEyPT/KYPtFM5enUyNay6tEmekKex0zEt1CWXVoIEsQW",
-	"/i5VIUJ5K9a6iUq3ucDuRJ5OUpEDTQwljwGTCZQz3Yr1ZkoJ9xqCIwETWsdrDJbcirUbAFvAvOKazXki",
-	"qN1VWkihtaVAiZV5xeYnuNq/UGa8MO0DrQ1UiXsdaHCbJmbkcmTG9Kz8OUJUikk6Xea2klxjqU/ZCSfH",
-	"q0Nhmqeb8AIYaZxpqMSEwr8iX+oCGAnKZLNQIlIG45mSu5E8pw/KIK6mL+RE7RZ71rXzmBlyD34lIBhb",
-	"8NycmJUNGcD6CLx1DeWHuGrLxVgRBdOKGDiLldSphsP4WJHw+ttn7Hx43mXes2yRKzUpk6KLXMD21+lv",
-	"gkUTIBWjKKX/UyijQkWsYZECqMh1566DNPbfzHaGvTNWxYzlSnlyBx8OZd3TgEheFkUihRGXwN2R+3sb",
-	"/mkLhM13WVBykAoAMK5UMWKpkW9swtMMwWogPXei8luRtBh8GRQ51n8VDA3hk6PPJ1PTqagv23suimfl",
-	"aCOcywEeDyhNhS+DETfN7SJMMPNzsqkc/Y58DgTx7XfFzfnhKd9JPFGozyCdeEiv99ZU7aKRMz9+uib3",
-	"qDEdKURf5bgLAUIQlqDdrDOOPKdskYtJ+h6tO7Mac2PY7ROcQIqmU1wWx4hN9wDJFJsuX6bXo1UQkSGO",
-	"pfZqAopN9c5Q2myGiP7xIomegLZgvmoEdEbM4pUo6XynxUo1XQLKxp4LZbnpHFs1988RJ2QhHZ4koxm8",
-	"Z92bVywqMjU9hauRBTMwMv9WiAUWp8GbmJpMwDfMNuVeaa86oBfKRuH1KthaFKFs2KnMl9LimXMqP2dj",
-	"MUtlAk6CgC2ypa6qgU/QAwCV6YXRPWcqL7L1DgH8wk7g0eLXln4Rrni9FKPprhdly2WabJSMtU+H/HRy",
-	"ffrt2w+XH0/9P/v3+bPT/biD4mb7O9wKfKJdHk3DHIiCJ2ZpuSW7U1S7Zfo1f+ZWpV4trZX49ROPys4X",
-	"PoVK3LcHOX0eDfwvcVzJUhi6xMHprnMJIn5zfmvW+LHhzt0Zio6TDhxQ22R4DLnwELh3LApHzhMBshSL",
-	"KEIXQe0HMOw1HfEEODo1HBAWaolAldDmX2Q8FsYEFxMCe8OTgedZKgD413Oy2nijdyPx8aHkZc8dRpPL",
-	"IwFfM0VSAUkDcxCVYmpSmJcopJXD2GYjqiQvNgNAbtG36WJhE9G1Ak2CPLZeWh9knkNCHyI9YRkZ8vuZ",
-	"d0IOy5vNvECCYqNqGTrDo1c/3uxCHSNPeBSUfgUNuNJIrw+T4RJ1NM80RJsraZ1QWweZnbszG5tWCwgl",
-	"qAFbcM1QwZ6lckrBV6lsJn6hR/bQf0fBacg31YXKPY439BWNAPDHnMpzvmaTFCBtyqFVCyHBiJKxqKUI",
-	"+N/LNL79L5XKz6Zk+orCrw/kKv++lBtfGzvUnypz8vEE/FQX93+BKPaY6jgeKGwsip2hTUx3rLXN7CFI",
-	"8o4A/20KjNVxXRzG+pUp4b5VZx58Lx7Ss0oU57t0uc2utx45Gf+IZVo3FXsJkufiQM3txkI1mhX9C8O5",
-	"UlCEerqp4pQpsmBCy4QlKfDfQpalCEJJ4ZWK2nGIwHiEYW63Mwjz0vxTF/xWBGymViGEwwHb29GAYKca",
-	"EdXtRhVlyJzmAYtWSkYBi4RRsiQH/DvY9mClBxDDx0wB8hVY1iNKSq5qqJGe8VxEFLAv1IKCQG5+Srp+",
-	"i50DpYBS5I6TKQVnzTQXWjM9UyuNiQ8rUGLt19Mv4KKI670HL1NdfP+Jhcf03NdWT/xaxCpPjisndkP+",
-	"mfXEj+KMxNkny6TN8uJaiXQr1gfTZVvsrymAWkv2TdIdDDpD2gAYuZ3zxBgtXrIogGwZ4RrYQBC1bRT9",
-	"W7EmPDUW3Yr1O8DqiFjjLuUs4kny7lasI+e5pAdLh2eLMH5ZI3q90KdPIwKX1gHjAIUaSvcWI9tg7lj0",
-	"ITzBPn8n1uHJxyhgHlzrNTwYNUkImvfcoSeMFjX14opxWfpjwTZBLpoZwIKZB8YwUmXGqzHmXPDaPrKC",
-	"W8nqa6BzFaE7vYRbRPVKC7S6URhBai/MPzJXttgPQuDMbNlmflEg2u3VDN8EDLQOG/PknQN+M+Y8dM7a",
-	"7uYMqcxDYCy1NEdLGKjjwIQrAUOphI7AW3AUYJ3A3yVeLrSQKKSSw7C4LSzslLe9s3ZJxBpLiSOJ1Xn+",
-	"TZB8VhYfmmVlDihJlYcw2jqUgL5aOgJgbaalCmg6iJ80sm7oGCdVZEpOtXnAfBndj9natQbpdZIYc/LR",
-	"Gj2o6sJA/UGGKOnZ3xkRuEPXxpWDsL1X2wJJE8Tz2kt3eDRJ/3y6/l/RJQVyTlXVnCM1f7NYzj4A/ubH",
-	"w4V5gFCR5raaecdxZGQ1MKMB8jp4URM6eJt00qJHOZRw0pLgjsojFE9MFuEvNWcmAYZ+3H02uvPQ1jtD",
-	"G8j7I+NsmYhk/yn1prKpAKujbAQYPMCJKRLC6IC6bK4L6O2I8SRxx47plU0gc14j7wTCIYk55jSHMlZz",
-	"YTOu8AwrxxaOXzi0XKILynhlZj0XsboT+RqY7zfPS0gTrk4VLBT7UdrcuIF1Vl+BYsay9iDZllRpYlcH",
-	"rVKcCYA+dBDIm6ivNu614MWsDHvBpO8NfG0H795+6Jzvir79m596D+vlOeL0oT31b3/+PEYRv2A9iFky",
-	"fjqIO7DA4jtwWmUimYr8Ez2qaiUZvoAJWeSpMGIUQ3SHPE4UHNNLAGnnWYYeHWdV0vuY+HXJM+3jouz2",
-	"xLzEb7l3kQM89jV5YrBHh70w1bF/9MD8WzqUq5N4aL+CM+BwGoDbry+0XgqLd0OeBMohBZlxK8RCs5XK",
-	"b1M59Yp9rW2fknsjlEsoYVJAx8s6bTZPJTDnEOqOz+ebq4IYW2bAZI0Z7CuuUYl1roBMxbfoCXGG+bJg",
-	"DXhcUIzehb1Nj+EDmlfUgJzSPaQSUwHANOcgJa5LAppq8Lwmuu265Lc9wkA05tiZlsG1gH4gjG4HLC3Y",
-	"VBSaAuvla9/FdFxFTFtIS3IvFyvocizSO5GwtGixa0fivJopHCMsm8BWub5F8wBjBWW6AFw4s+vk7IPL",
-	"x/qI66SeZv81fOIbWEif67d4UPRZ08PX9PZdipNb1ldV5iezdqWyHDdmfetHq/3PqwThrq1oPwUt8N3i",
-	"lDKZjoLG/Qb2Iz3hMzTdSrXSgVFx0qRVq5i8ts084F6hNkxzu3aK/drW/+w0PDNEbiy85eEubS2Ps/H6",
-	"dMb17OwDXfk717OjwdZjLpVMY56Zc3PuWPppIeEBSUuAmVbAY+A1BH56i45R+aEZIMoG0IGsC1GewJEH",
-	"CtIYq2TddNR40ERDCxHKiBbN34hgK3JhXegp0o2toO6FkWOhaTeChUC3yRscYJpz1N+TUGLWly74WrOZ",
-	"yEXAeKYVs3RxRqnI6LEkLerxnp4Lu3X+ujYffO/D6nU5WA97Um0M5O50DrsULMrJIwbzQ2/355Yc8D2P",
-	"3b73ly2uWExTPE4cWDFA/t1DQuDatvpEs5Xg5jNYA6BvAA4HGFVFwDK+VssiYGPBC43pmKgDgmo7R9YD",
-	"CKfma3qPDcUO3g/YNE8TL0e0bNKXLft32afur4dGG7Pd23+uPe6lL7KXuB3ve++VM7NE9yCQ2B0TACfA",
-	"KWKRWIgqCmg3W+xbCC4veF5ka5bkfCXd+h/ZxATcL8gLDinJQtu6KSoZp32YFhAjQJiRsYiV2Yk2a6hI",
-	"M2tSzoGCF29CyhGguIQMrTylYrNxWsy5vjVHfHdg/tIjeIcxaFcBi1W2nEtgsRynBYtytXo3ydX83VgV",
-	"hZo/HbD/DGWsMrwI/KoRHOnm7rY9v/HmU/gZ3h7A733/R8yuN5e7bQzcFGpBj5iPg1/6ZNYu4PYWu5ml",
-	"EzSpmZ7xhWAREsHi/3ciRDAGDjMp6GMwux6pLv27BxHclKsVWy5qo+aSZ+vfxPOcCoQ+R+o8AFB6niZ/",
-	"EL6IaRoGR6c7YwWcfnfQabmxPB6l30OzOeCaZZykzhQXb50Q3DBdPwa11ivYj7qegS9faOKYz9GMcDQL",
-	"nAjczQaL5vzWHIAysrUojVlRLEZnZ5mKeTZTuhhdti/bzSumBeUc3fE8Nd+qiX0lntlUGCKUBlUDmF6u",
-	"X70wYgd1+ejsrkN0UbwgpAJyLy3z7GR08gHWsPg4Ojv7YFr+OPqwUHnx8SQ4cW2aSZk58Q9fBLWS1NmT",
-	"uuVuaYmZuYMQSBzXMqx700z1jeaj97/MPMMa0etXN397d/23v72Orph5yGc2hnfjR1XfbsZ46+1AmY7s",
-	"vfBPHdk6Vc7evLw5LUQO6a9GxC5y9X5doarDN8JzsIDeuoW1w8NrvRkB+jl0YMMjDjQhzWviM62t4k1d",
-	"Ry+YC66X+bok0/SgGOB9TzTAP+Ypt8AKhB4P8fam34y5WtPGz3gEW8VXB/7B7Sm2pOqifms7AUoyy0VG",
-	"FSKuNbcLtxt8ibVVAY1NlcbIvhh6S1pzrjLNGh4aV4D1bQHmHbeqxb6pqGvUFrqkchpYHNzAIpPBaQul",
-	"W3eCZ+avhgU+2xxFKIGor29diPyU8rWNjn8az3gqRVLSJoFzCqNurAEWgqMyBwpSYJ4DJsObm2+8NolY",
-	"arvVa8tJQIlzgGQCv7NTRgIzcBhu8IXm+PAXH2asbr/674JnxSwgSnOhCYGj3LbYok6n0oyXC4xDdp/l",
-	"evPaKRfwjtHbRGHBgUArq0JApUcVRCSQgiVCC4IOEcF8iQkA9fGbeCoaUxWteinmWmRGtYLaQ8QesiI3",
-	"U9OzKLAZss+6N69CCQX5+DBuHZLCbi1OTz6+/fj/AgAA//8=",
+	"zCN4CLIHH1Fu7GPaGqCUA7V4Cx6za5BYAYgoOgNegw6iMBLmkvoF+UR9KKsGDQu2W4xFw03Mcag4I/kI",
+	"8LMe4ADDZqM5DYb2aD6Z2T5zjmHTt2xfR6ZDDvX+ozNpoaZvtvIkKTpyteEFT4OWBGKjCKpWi68ZTRDD",
+	"ytfpiVxy/Vn1whN93y8I1QfYdo1r8HKOgOeNpoUPon052jYDyVyEfIHmpiBWP5F14HWrKN6ziOPOSCJu",
+	"WNoPqGTqIi55cRPr+OFGM+qwcWCHQ39EJ/PpjCkJyA1H/oTOmB05wTAc+1M6Z3bkBqNw4s+ozZxoGIzD",
+	"qT9/6PfH8LGA1UmUdGftOKkB1CDQ/2Qupb6kCFuLxJz8yONbsomTJEYDh0RRXxJxw0mQiOCKdD2pR/bU",
+	"FwVmL7k+nd6APAsCts1YiCzXHaJhiPgsEikrEYQnkmTxBgyBY7KJ+S4rqcgWYYlkS+6NbKdAjUt2u1XU",
+	"6gCHp/OxDf9z3OEJ8AJVPaEjGz1kbttTZz53x6PpyJ7PnZPq85tdwiTL/krl+hD2z0iKjxW/FTxTt3ZN",
+	"5Zp0q8hbZxvAUikXPA5oomjFpjeo8VQ3cHyblnmoYq9OaAdzf0an0YSNw1Ew9F0l7LN5OAum/oSOoxEb",
+	"hm7QLN6npb0cE4easHMyakNOHLSNExcAikOrsAmmW+lZ8J9EeopAqn9OvSoU4OnRrZzQVcobof1flAyq",
+	"/3vZV9LoZNiyqbfsQ8Npa4fJE0m2QsZgmow5HKYRuhKxIl3HIq5FhhYZDAbVcx027kWyD2dLp1WLTzOF",
+	"/ok2Kf6vBF+RrUiSRc7HU6bFRzR14U3VtiqLrEVSlZKMGyGWZEP5XltN5ZIrZqfEzEwQnxG63YI1cUDs",
+	"qiRAKJc3LJWEKqk0OKJS3NA2M8NRI8PQPnmdlTz2Sqxep0JEDSecSGMCIV6iX/PQ/xXzINlJdeZb9atl",
+	"yGVCMwUckPrkmoUkWLPgaitinlma8S05ZzcsNynKtaK/RnoHDCJdqgXw65jdVPUC/W0iVisW4hAXhIJS",
+	"tlBioyyZKy08W3z3iPfF7K0ZyOBYanDAfFJYis4e8Dv/hYZvEDfUX5oAqn/SLdrMY8GfblPhJ2zz+b+l",
+	"AvHH4jKoL0I1wXVu8L6MaJwwdadDltE46Sw6m53MFFb5LLthjBPFFUCinNijGTAIslE0IopZEnYWahVR",
+	"vBpsxDV7F2+Y2GXfSX27mAQq1bGdb74c/s19O/vn9NvRd5Pv56/tN+678d9n/1DgACdBZzGyFQLFGRCi",
+	"wiRP8hVq6OxSvki3cqG3uTjczKcyjP8jZVFn0fn/Py38+U/xqXz6GodAQNc8hQfDal3F3M1QMAkugA3N",
+	"gjVeUnUgSmIi3Q1N1K1hIfnm7Q/fW+QmVcRA7UBaS76JpVQKtRLRb7OUEoCltAglxYeKelPtRRC7TGF2",
+	"SjmIBx6872kZWK1KRBHjYcxXSw7PahRHcLj7n6zOc+32eBD+FL6lMuLk3imaKEF6D5rNyGgq90OJeYES",
+	"YJkjetIWXCgt7DGQ4BkxXqLC86W9nmqJjKA6V3IrKW1qQTw47kuZ0RVTTJeL7DLml+pTz1pyTwPoMmWr",
+	"WGZMSWOKNbN/i5hfgskXvqIbdpnRK8bVXyV/nkW8mMtdFMWBUlsuox0PgbmbcVELytSwldmUPoRzNXrC",
+	"QCrg4hIw2rsgIrW0WqUJMGwESZ235N3c4a0+zFKmJNlfNIfLFJmljUSa7FnWG5DvRbZWlyBYK6wONX5+",
+	"JVI/DkPGH4SgUT5KCT9R4VVioFqeQsv74eSwwMmvSvO0oGSxlEchS/lwmhwFNElAD0hFwsiG7gH2oZYa",
+	"utQoKeo9BW3KtT1AbFkK4LQI5UuOP2bpXr2UCfisd0E8baq4DGNJfaSC+RDmt+pC9Bf6PF9yJQ/S5EWa",
+	"ivRBZxrrke5zaOMybzFLqjh22w8wn/dRzs+MhnDccXa7ZYHS9MqLGZCXIKloCQSjhfJNexdKgjQDSUJT",
+	"tuQg4qDL1HAohQw+A899XLZOobfcqzmKvZ4+se9F9pWxx9z7sBShiLTlI7+AXKA6AqTsfndvVBzj9yIj",
+	"ZoqWoytW8Shnlw/nLYjZSx7VAZuygD1Y2molUqOMDdQCXtN9Imj4TohXNF2xB8F3i2NdZkJcgnOxDGeD",
+	"AL4IYwb4QYCpYCDKZDweTsB0eT+e7JTon94SyYQgZhktZ3G44kc5k4Nha2IaxH+w24CxUJLJiHwb/wUO",
+	"4y1Lr+OA/cjpNY0TRcYedB670jg1kSikGfWpBL64w1Ae9dpFY0jNYfTGPWhd6YD0Nkl1fS1HVH7pUQ6n",
+	"NKA+lhwYmgsDfcLgpjRerTPCxQ0ExNE4wWAOQagStnjo71F5W/JtKlYpk9Ii2jK/TeMNTeF5yiBCMuar",
+	"kohxQ6URM/Jv8G98ZMQlDC5qDnY6oJekCEJa6C+0Pv9G/dF/hhEoWmfXxPWdEN9RvtdKnHwQzqU0Y5f6",
+	"Ylevf7EW18x/r6vulsTvd0KgESI1a2/Fo8rCHgWRyiMqTKqvxcTHxpJk4opxdcgvX5OuOmvzrtgybuwB",
+	"EFQkl1yptYkx00jFAd+UgKfOvojYMBbdmFdPWJ/sj5zusrVI419Y+FBSUgxUFl8JqKTEZzSFi6H2CRiv",
+	"zVj3YqhOccI/ViduJxLFW49FJfIRkbPC3iz04uA+je1mx6+4uIHzTdm1uGLhAIG/TUXApHwwIUdasFFq",
+	"1SaWoAmVD6HBG4lqVWEPYB92NEESk491v9vnFmfzPB+KlJbVckRNe3gcdVjvFU6joOBUeysWxGuY2iPd",
+	"OJNopdeqYVlfWPLim4uyW0WJr3AXwUG+41mc6LB4GiYxZz1QV2MOt+JyI66Zngm9yUrAWXK0kHBB1HNz",
+	"YlqF17JZiyqaA6yc8NFoojbeXEVMyq57nyaUB6xij/7Y0b+aQPYAwv/Bz9RxbXfct52+7bxz3IVtL2x7",
+	"YNv2vxQCalVLvcd3SWJ14vD8dAoTN5LEgWL/SlVUMiTAuYRxHRpk8TXw/m2q9MMsRrNjvuYmf4PcMh6q",
+	"xZkN526tjTpimZEdjzPS9VkGxFMNIG6UTJbsQhZW7fUIlDtFXFZg2OqrM4cE/B7fr2WmtAM/X05IM9bP",
+	"4g07dGFUj6hxGc16s1lYVx0ruVnHCSMx0Do8DYBP4wrUB0jvKuH7xYri3yo950SwiEG4prnDWCq8A9Ml",
+	"WcXXCi4ZnkgseHU1Bl8PhkcEPk7H3ggtxWrkPv62vt9v8WW0uxvv0M8d2CTsSc9t5VeijH35ZO/zNQv/",
+	"3yzIOkXK1HN8u8mzydlNsjfIeUBVymzf0h4NwZM9Sj3ikNDQgmTl9/fPS3BgX51FZ/jB7U9v/uGk/0rt",
+	"b1aTf/jO95OrDzP/H5NrZ2dvhvtvNv90NqObXyYvDulUactnHHZp2uO3pAz6AXmbiZRBlAheU86UnoIH",
+	"AryqisR32VCTY7SMh2Z/Zt1H8KwxQ+UHDjywiEDCKC1paVqDYlWmplObqAE3DI8QtxhJqy92/JCwTvqO",
+	"03en71z7PoQVJm70D6tjumJ7LdWDVAILIHFWj1K8k0vX6ly1R7pdMQwBJt2WsDXSHLWG3w1dNL3Uww8O",
+	"A67OD6KyOhgBp8/8qHSXvwioFSgduwFR3qU7pk3/GMXHtL1YpBrCEMAnL/UQLPR6Vi7aaQHO3+vP44ys",
+	"WRIu0EoJyRuyMuYTSW5EGtYiUlqcomrdgKKncFG/RrrUlwo/kLeWuGoDjs7e2fPF8O44quc6F0vN0sAP",
+	"fWp1w2PY6zY63ctEA1G5jCNWfpdLl6uEDsfJijwmBGuCAlwLPeYm+kZBAII1vK9fvCNPr52n+hP59GOe",
+	"2/vpqfra6y1wFJOfJtIQ1fE9uWEpI7BoyyRbFsq6mu+JLAIqqA4dxCTMckjAkne9NaOhegnh3xSaiaR9",
+	"TUNE5N6AfKdov55X54jmMZoJldmSCw5LgOSmWPEO9Q7MNVC/1XD8Yymv+WzuivN3Fj/f62uaHSfKIc1A",
+	"SYxr6Y4oBWjC2ESwaky/RJM64XRM5zPbmbm+Y1N/Go5HfsTCYTCfjOzpkNqMOVM3GoaUTtyhO6aR7Tp0",
+	"Moum9nTsOFTJDEUIZMcPbXc2HrlO5Exs1/Vt252PpoEdREE0ddloPHZd2498n87Hs8kscKfBLLJHU2c4",
+	"H0bzyJ9M/dB1WDSldOg7DhtRn0ZDe+qMxiPfDtxgPp1O5mzmBv5oNKKjcWSHwcgfhc6IzUe2WQ6SoFrg",
+	"HDxImyF0HVNFNeIVv9xt1a1aQ5BbZx46kRsM/REds0k0tWfO3KVDfxSMwwmbRjN77lDXHwajsPl5x+ok",
+	"jEYvechulQ41Girmza4xhq5jP/B/aruKsBWc8ortL+ESdj69tyBMUGHM4+0Gp0M+rBHdSB/HULeQFJyj",
+	"mPrIqFnwUWBZn963CaYoUjy+umUIwscOpJWdEgK+ZXtIdAQBGMeiaUpBJjBneeL7V2L1V/VmfkRnTl2S",
+	"Tg8mbxZ2gXfBHPk+j/Cn16mI4oQdt9Mo9rQXHN3lkjGIlc0To1Mmd0kmMZdUsixTmvqKbpgcEE9rUkDa",
+	"JQNyn+wLFoBGLfWwrNrHmWRJhJT/DoYV/dDKExCq46H2h2YDZF6wJ5bIms3AyAwt9oKS1Au7fK2kt8bU",
+	"3hIoUMYLSTdl0Q4ymTGWBUMKZJt1x7WORL/brUv6STToaJCYRm5qRoPRnWf446wkG7bxWfo2bsSA39Fy",
+	"1W6tKWCg3jnTOsNZo2BOs8p2ViKDchvoulEXr3LXIJpdkhuw+2fEZ1WNzh03mQkPD/d8S9Fpk0/5dpQQ",
+	"EzdcPc3CPnSEVr3NLVM1hwgqAR44QLw88Ab0KWNC7CKl0t4vmjIsAsHCCwDlRnC2JzKje61ocoX+Pxt7",
+	"S2HeUesrHal5fHCmmCjybJettSkAgrFp8rpEzrS+dohFeUZYS34KmrDy7H+RhtIiMZdxyBAB8kCzJ+hH",
+	"WHJguDJXnnLhHYbb0JCRHTd5GVhLBaglNWE2itovuffm9dsvL1+/evbPF28uv33xz7dfiC3uy9NODWkh",
+	"fjYlbXGhlYJ3AqPbFB9Z8pT5uzhpzFmqp90UZX0SsVoQj+qMM6O3IEpJsmYpu1hyDwHpFZ8ZoCiZ/ULH",
+	"CL4Mdb6bTnqsvV3mGEvufdjFwdXlv0XMvd4FMWlR+SdqYDAZlTKr0AmkfTUYfrEgnoll9Jbc+7js+Cxb",
+	"dj7plZQmIfrh2/gXtuxYZGkSC+DtepSlp99Ez86Sw54uxZZxdSEw8hiLdHh6GA+AlVvTGdf6Xc8iXsLo",
+	"NVMr+KR1Q+2u8tAR7OHGSrsHaDyRWBoFkBoMrcUzxelRmLwgnkjjldqh+nzJczU3ESsPArO4xhKDGHgT",
+	"8i0rBVlnRWJgr8HcelLlkp+tRxMI5gari7bwlW9Tk0SCKNji6UFs1resWznWSKfcFUIAXkMwAsGLRL1Y",
+	"oUYGZVB9AcKDBwIytTqLjtUpJqnSqtLHDY6P45V6SlFyCsnqkR1lwJur68c8lIP7VGk5WN3VQ7JoH9Vs",
+	"qO/M0TyiyvERKq8Y5JZaeUKpwtUQIswbU4kOJpUQhHwko/Gr1kzOBqvqZFS6S2BZhTyRajYYXL8lr7Af",
+	"xQrUQnSE/Y3YJSFJ1H5RjoYck9WOSckkTkYz/S5Y+aE4E1vy/KCKLGTL2DfxdS2uwwzInsEXDhgFPgRu",
+	"WEBusVryBtKjrrGsUY+uJmFFXrNl6FjxUy+nWnrcgmzVEzvnke1PgmHg0lE0ZpNwGsz8ObUjh7nhMBj5",
+	"Y0jWnE3nEzr2R8EwdJkT2bbjuO5wOBqNWxCwOZetYtRpIzjw2Kpx+Ju1kDnzKXaj1BGkChYBimKRgnzU",
+	"TL6jqU9tN3TswJk4ztyeDWeuHbpO4M/GbO7MJtF85k7GdjCZ2bP5ZOL7U3tqBxM6s6nv09mIBX4QhNOp",
+	"w8Z0HE1ns9l0Mp4Nh3Q0no9mPvOdcOyO3KkzHfvT2XjiRMMwmATuaB6OZmBUuUNOatng9Bj5qJCLOjiS",
+	"/3lStj7Q1mE1B7TXyu3P+QYaReIw/JbtS7lNdxAxnyGNFHCjTN29g3D0qtX1US1AB+ae+7hjavAshmgG",
+	"1ybmZ8WkyEJniDTBaXDt3dlvemdLwZ/fDtCotn6vGMIG9W/Bm2xC99JKWcB4Bgs/pXfrZEcEZZdmZCNk",
+	"RoY9y7gzwAkJ5aPOsb+pOd+AigUGCHr7Er8anmeMO60Fl7d2CnNf01WTpS53GxnB1lJSJNclXrg2xzRi",
+	"8HFwaj4e69o758KsctkaTKac3baIUFgFyIgq6j3cW3dLpdR+UO2s6oG2D1qLKNxJ+UJPxPo0n5bs6MU1",
+	"HsQujLMXPEtb4gSQZuj6hHdSE/LMogXxgpSFmM0WMh//gTasS9BV1d+SZZdqlZeozsEriZD5G0vuyUxs",
+	"YQy0Wlzq/WHCGuOV3+oSTe2bxgCDIBNpC+bo2ilCQYL9RnZAejxwDU0kQlzpcpmPHbemY1vbeC4i3DEF",
+	"CnIsuiZByevl9guTu6zzJXeSdD38h9erMeS0YP0poxCe2wnWNF0xMBLueMjA8hCzm3JUl2vbnxqQu82m",
+	"yxS+6+gNAZW6LLLj8YddPSDAmTaBKlPryY7SGIWSurATpHUpRfnJE1SWuOCsqMhg8s99BqGnaNmtLWOo",
+	"Vcm+0iXPVjGbTJkUnP2A6FYhrOkN5UjQSihOkWrAVPUiqjF13lQlHuoU4jbWpx/ek1QXRO2/BKE2kDhC",
+	"p5+DINtmK35XFnXFDVfSVhGBC8XDyA8YJZh7pzBejTGZV6bRmnApetuYxCCs+iBmoRTYvugE/mwyGrmT",
+	"+VD9dzJxHDdkc1CGxnQa2ZNZMA1sGkTBiFI2sf2h49IRi9z5NBqNaGH1yYpSHDH/GnwS+JdahIk/KFKm",
+	"zVOT1my8r3VsKy/2JPiKlxH7UF2uFZdRwpc6f12OJ870ZzX70CMApo5Nd9GtS0Bt3zYYsov8J403JoI9",
+	"PYjmay4UXhzYkZmgBnWcJGXkJF3ImEjiTcwPyV/bZIgPJ8/SIAbG/hfHeXB6+KKsO02rpU7mVf3htDO1",
+	"jKnHwVK8ibCJpQaOuoLoachIwqLsPPAUF+LEuecAOnnsbfVJqtSstOMcI8p4WFpaI6VLRHD1dh1HGQu/",
+	"1EFIdzADvIBid5DlZVJE4ORDpT0AnYZS18b2B24gscs03a7SjBXdftdCbfETsK6UDSuNHvcTpXHKsMMZ",
+	"T4EFwzYUXJLkhwgCY46xQ3j9Bb9midiyzifrY22bJtTr2BgHp5Iz1kbujTGO+y0rG/rB2nQpcZDSJlu4",
+	"IjzVgWiHEHlvtVSJAva93zLQH4r5vFJsh6fG9OAtTBzDvKr72p3K3EIQCug2+C1Z5Z2Ym1cyl3d3WTTr",
+	"hvEqzsjnREk1NyINez2ogDgZ1ezl5WDmrolYtpZ8x6/YnoXkL6+effvC9U21fVOPM4xXTGa9C7LbbqHk",
+	"BCY9a8+0hUKvZ996ZJuyKL4lsRyQFwirRTmXzlt2bLVGx112PMNcSSaW3HsoCD1Tqx/SPrFU/5IbgCwU",
+	"aViLFIu4BpQTn2knQFi4BQug15XNR2D5x69G6bwbaYXgUpFgHuxbCm6pS/rmq+dkMp+4JChexxIvxR6h",
+	"nIuIsKKLp372jGm1+igT+oItuS+yNUmFyCQ6QLCCBbCabM02Vp7LcqSCV5NPsnjaVl39SEEw47TkIQlE",
+	"kw8t3cqB/msQiM3TRKyW3Bnb9pLLr0T496fXb7fjH2Z8Tmd/2/40ef3mn/NpFv3w9qexLwP3H8nTF3+L",
+	"7dkXS77k//t//i/SMBxZv3S//OZmMMDNHUhqCrotzCaBwGdTWqdmRL1Hqpya6o0QJ029r8QKgkeR4LQh",
+	"0iH+dNlmm+mAOI01sSQ2VLr6sKOJBITpna3QldZR1+Yy0bwopXu2wmx8D5hl4k4Qq91YOFxYbQn6+aAG",
+	"vFYZyRtvNtgHtBXyvvyKsxvjJGp2i1RCuA+YTXOc2LNKTp+xpyyIA8VGRiVeYmGfGy1tqlMwGvfrNy+e",
+	"v3xLvo+DKzUIlHiI4oSRrqJVM3cyWZDvv/r2uaVLGsut0nIVjX729vnLl/i3BQYWQrWLM+sNyBtkPSbc",
+	"Z2TbpKmuGyV+QvmV3gDFOm4iAa/jhoJNx4/D2PxebGnJu7+wVPRv4jBbm1VAIYt+JvpKZAeXQRqHSmKU",
+	"AihVD6YwQ2jnPvh2UdRfQxm37l8pX+0SEsVKXreIn1L1L1xpzyoCowyowljSJBE30jKDkOtYxn7CkPAm",
+	"LMuLauP5oWJxkyrpnJNMrBgUPe5S8nyfKtk2IMvO//v/LDuEbhS3fEWzmJtxegPyjkIuoroMFPr9aLe3",
+	"WZF+IElXiQKKSygoQanzLQ2gGpWMQ9ZbYJHlUr2zOl81sYalBjaT0bH+Nf+5XN7adn+5vHWi5fJ2Gql/",
+	"zqP3n6knsuVh+1ePlnRVIw5wo9qvO5S8e8hl15ZIbY5FA7txAWP22qoe1/lRF3SE8GSMvtK9RnQhv+eK",
+	"buheJ6M8erTzVRqHigYo5G+SU82Yp7xTz+HNl3y7y47HpppqnXXqo1OFIH6l5EXKC4Y3UVKvR/xdhnVV",
+	"kX5xJuWCZDcC5omZxGDxNU2V8AjOqC4kJKkfMpGEhG5pCr2PYlMHtMDfCnAqaOzoNi1/GB43YaRlzqsJ",
+	"Nb9Eh8qDWNFP6301ol0WSfHdMpPIbcqH/oLTToIqCpovmoPB1LNSpH1hym5AKCIzsX0i9Vek673NxBY9",
+	"qxqbDvSClkVWUGH8J0MFDbAmHPgD7BAwxl0MEKQrma6VDkMoUlG8rrRUXUsGqrISU/Y2XnGR1nUEJH2X",
+	"FQPXo9owfuDaOYUIZmgbVnbuC57sLYga6wdrGit9BnCzbtdgtzTIkj227yM3VC65+oiFA52QqN3g5XrZ",
+	"0I8O+QQMxwVZ0a0cKH3ms8/eKdh89hnpemoHnmLVWIhU+6s8i1Rici3iHcCq9KOSiMCjCzLaJZTqwhc2",
+	"4pqV65biL/ISXMHFG+UapjhGyqRIrnWpU6i4eslusbtevrgo5qAY5j+oC7zFv0uu50td/6Uot2pmX/Ka",
+	"TWlAPvvsGUdro2TZZ58tQAtNyTVLJWTA0DDU9X5R99TN8ADNEMfwMWS47kkoQBi7gvpnaCdXRwfVONds",
+	"Q2JuApsUAvQG5sgDmqbIneSV1L16pEXiUGIxM7TJKJkQ3D61qEe1MvMgiXW/SbJKlTCaByYDKBZLXj8j",
+	"knuIimNBzpj7yzEnXImqF7UDxdXVzxC2o51VefUL3IJRFeCIn8jKPnQDFEkT9ZpeaT4VyAgwRCAgVMhs",
+	"rDCmSAvywCBZt3fRsC6aSJHDWrdxgswDkGZ36XV8DYXmGN3C4esDKYle6lyWXF02tbgLUsdVxQONKA65",
+	"CtWOUPAeFEPXHIiuICWgipYkY0ki8RTZ/e3hS+6pi4/mZg/KtEjCaLAGlH2S0xvI2gHiiuHoS44B7yAw",
+	"Pf2o0xE+PcW8vacfJfvwycO5oCa1KccmeprcKA0aMXzw2WfEgzjZL8phv12T1kp+/bVo6NDzFqTZNrnk",
+	"VeNk0SHSmDXV/j0zqgfmTqXS6YfqEJB0Oj2d8A0AVJA3s+ty9T+++6o/K8aEvHUg95DyQDPMdlCAw39h",
+	"egb+W0MK/5Dsw7JjLfkSuAbkRZRKLZseqqU1wz1UsPJ6Sm4ClXk6G5caXnzz9ofvMad+yaVQNFcjQZzC",
+	"up0JCQQkzcRAKwS5WccZ0wotsjhJmAzoFmIaMOcxZTAw0LQl73rLjqKcy6VnHWrKEorW/vXdd69wmJiv",
+	"LIJNdkrGZipJSm8QlD2LaCOM1GmWXS5IlGLwAuRwwhp6VpHqkqe2AED7CbtmiU7Xz2ki8WhmGv8sudkb",
+	"IGU4IAqipmZqLYb8mSLucRSD+KYkFOi2AtcCELWaZwPasOllqs2PWh2OdTlxPDN4ltMkiD0waT3FGcP9",
+	"+EmkVywkWiyBWBqRsqcZk5lCK33NBv+WgmuczNZxGhbeEWycsdJt0PQyl9zzvCX/qBFvMbQM4i2Wh4KP",
+	"wswCXRfLs3ofAjqXUH6xPKtLNMylLs5i2RLm5PzLDI33avHRLBk/OiNACyaBAhNLJXKb76X5S6j5lZaG",
+	"02hKqn6bDsfToTub2LbtfMLH5rxw9pE9nw/pdDYahv7EZaPACYfRbD6eMSca+c7EtuehO3GdObN9NvLd",
+	"oTsez2dj6lBGJ8xV1GAwGHzSBwSyHCmRHdJVJFStxiLudK7rypQP9AzYlQDXtrdG+NwNvi0w/WTdDyfu",
+	"g39nYncB7Zyq1jjQmt32Q6bIZbc448FgUBxbr8acyBdL7tGhS92ARU7I2Mx2xy51JzYbB7OhH8zGbBKM",
+	"o8idhv5oHkb+iA2j+XQcjueBM3Qnk3A2xBwyEsWJYsCR2KXZesmL/iYolhjaSrqUZNSHBmbLZQb5boRt",
+	"xL9jzAotkVnNer/MpayKZKX4MFavQ5mDgFClqGlmUja7NVH9UHzq5aKTh2zYK/hwjW16YN/X5KvKwJYc",
+	"nsFb5XtOljvbHga5LSGEv5lipbCH4pVrfKIY6vWiJgIeZg1ZROiu/totibyiV6xdo3Uh76LZgmYIK4vk",
+	"vDZjN7FkaB0iXcqXHB0lCFN1Sj+/93oLdRT9A82GdHWEimXyXDSroabBjeBKM9MiThVdAWY9xUD6dRG8",
+	"WxGAMedNYYfBgGydit1qTSogoCtWnmvJSWU6kMF//ZXoaS1yls+4USxTQ3tqPK8seRkMGZhnMRTV0k3X",
+	"8dswpTc8F6B10I9uAiTUsFxgzKpuCQGdhkIW9kplRkuwIb5i90wDf4FR6IVEBuewoVdKlyOoreljMliv",
+	"Awhxvd1j7nbdvFEKrCdbSkKFsYtksK4HjQXf5b8MYPSeohI5WsSVEQ41ZiJSxbeK+hUQdsR4WGk1h/4U",
+	"/ZW++TW9GgVUCIQ0+mEKAyvowuiAeUg8sHBrRQ9XKi/8y9j9Kug2ID9ytTulT4LQRgzaHGTtqZuodGhd",
+	"Xwzly9JJmpq92FWyluJH1ch5Ph9EjanDMMEBREQRaFFYqqu+TOizs2V8QF6JVaHLISCLNUssYYX7IWuq",
+	"Jjm88bmUD6e60KJ67f7igGpoRUCaL/2SP0exExEzlzNPpzZDZCDMVCEUUFBbUYkl12QivzO8NyB3k1E1",
+	"GZG6M2+5FjCciCGwnh04ocuGUX9Ex4rLT8L+jE2j/twuagl5RKkgTh440tM2hnOkFPzWLn2rlF60BStY",
+	"5lLVz1UJ85x1gfRhONGy4w9HgWPP3SAMmO26tu1PGaWT2YhGo/FkGNqT0cgfTSh1aeA445AF7mzqhxM3",
+	"oO5kFiqF0LqnmFss4qGBKsvOp/e5pISco1QuP8mIpyRH27WH9sge2xN7as/suU1t3w7s0GZ25NiO47jO",
+	"0Bk5Y2fiTJ2ZM3eo4zuBEzrMiUyDIaToNskEGTq9/BJBMJAdjmbUZkE4c6J5OJpEwXjo2+Ph0B+PHHdE",
+	"naEzDakTuZEzmgbMcYds6EwnbBpMXHs0Hak5PH/qOyyidB7S2cQJaDCN7HEYRsNwNhuO7AkdRrNwOhtG",
+	"1A8dOpy6E9+ZRSM3ULByFerscupEpQ7ZSMQKjK/XjMRZ70Lf35yNew1oNBgMGrBlZFCy6dAHg0HD2eZY",
+	"/Om9t+Qxh55ZliGZmSAeCxxmj4b2ZDqcD206G4+YOx/N5yN3PJqOo2AydsZjOvRn4dgejec0VIc4mQ/t",
+	"0WjoshlVMh6Ixz+/h6ggL3AD2xkGswmdB3OXuW40n0wUBCfOdDqZRTN/SkejYG67NAwCez71I+owez6j",
+	"StZ1ooayeO31aZ1ylTqjtNR1FlRZ0ImCZWfPztcxDcvgW5FpTUUrKp3FWWpKJ6/t9lC5v2MZdaezOEvZ",
+	"6VRqvz1UCTXF2IoEwUNfyCfjEToetduUSFTq8IkpKNIqezHQe7EgIUtin6U0YwkUwQGrJtietIltzVIQ",
+	"t1EYo0uuOzpfMbYF+euapT7N4k0uFa5zUyPpfi0WxFMsafCG3nyHFR+8C/KtyJKYL5bcu4J/3Q4kS2Oa",
+	"xL9gsWr44hsp+A+wCO+CvN5na4Hd3N/tt+wt7HRBKAnjICNP9Wp7hd19ySO1aaI+Qq8V1LBDZ8KAvCwM",
+	"rP4en2MDy4p9FuwA+rWtkqP3W2Yted769TslNTwHVv4l2G3BqlmRJXoD8qwCUKUHommsMMNZS65DvyXG",
+	"0FvIHNGshh9K0kWHQm6og2M5tEnGEquExBIPvHdAAn6/q131zlmd2/5K9PWPNbTIvZ+5O7O51BVa31EM",
+	"N2qAz2Qc6rQb9KehPRKM6Qv4uZK+U+5xC6IM2O9ifmVeKOMwNK5HhOg1FnY5Ui13DX5GddEomo+Hw+Gc",
+	"/PjuOXSXlhndbJG9m6uZrVPG8iMmEFcMPpT0uhQHhKFagEV4L2/yK026Upgy9+YVvMNcZFA5NlWCZ564",
+	"eOBRP8Iaakky7z+OPvXxH27xj3fmH4uDf/w8eI//HH76V2Pgj+EETf7nlU5T1kfvs0TwlRJXLo4Zp6ve",
+	"5jMZTD2v9GQ/gHVjS23vDPfKoXGkhnDVaK2Hs7y7JDqVSp+2RgSoW8RoZC4OaD1KK+JBvSpxIlaQ46eU",
+	"Iey/tzDOPiXpspQZU4X2mUnQlynPrQEML2zeBBW1VuwihU0xlbaoni650fNuaJxhe8YQ38EWRSSgWQBO",
+	"4N225ATS/Y50RiKYqbxXVGZ9OI7+yy/zWO01U9NDNeYkQVefh8aULyAwx9MT9S7yOshqZJxlyRXfhfLe",
+	"2l+yN2V5ukXXJIvQwj6jlw3QC+hutc7IbtuzCPXVLqnSGQPBw7J5oRwivgCw5LWcsQJe6WSe5j2hPROs",
+	"IySrd7K3R+6dg3xzGas11EwXnYHliiSUpTpaFew/U0Y7mRVeCHFNS1JPY7GTlbp4YFv6haWi6risJYw/",
+	"XCK8U4mftpLod+7snhtFVnQr71Ai3TmZfIX94A0K5AReZ03nB6EpaGtA1Ml6Fvne9C1WghycEUg0DYnS",
+	"eV3fg1Q39Tk6ESX7gOZtRvK65zLAbtBnx9k/qB4wFjU09YCTUrP388LD8vbwh3FRP8EWzZBfKMbW3B0+",
+	"r5uG0SEHDdpj0/qdLnlb3snRFPGc2JZyxHXRAnQl6JOMipxwU9Ey26W81HkwL5yw5GbQvDyAEpGUKA4o",
+	"Y/BdY0uXFr3qjDwVa6fDtZIBMyF6Sy6VQL4WNySiFT6VU1aoNQkyKFTAN1ZiLJJfWjgsSn2ltH0Mgkeq",
+	"DTFTJq3OxJrr3ofwSHGrTMl3Nco8fViOpL4O+pQ0bjbdxiKOuOk66tqSOhpay6oaSEjZFYNDAR6bqWv+",
+	"X49BrYZHQ/he0QF/oZQVGwI8X5jYHSy0s6G3YLuXJvq30jnffNcUba3AIUWy01sJEiplHOR5tYeD5AX+",
+	"8nJ8EHKn5P6vdkmCkuJhuy+zr8aq1CzDmAedSLKFFpgmOk039xI8T2oGZ2SlFdhBx687M+s6qOvrfJVH",
+	"NuF9KxWlvIl5KG4ge9fUdi2CrCpvdmmmZEZT5w8R5AkUJlZLs8jYtm2llocsorskuyCmOtOUhFB4t4r8",
+	"+kgOt2oyzCf2aGbjS4dbrqFRoyanuYBt6VRUWVRr1S4KdBnebuOUSYIeSEjTgwaZoOuh9KnOUGZiq4Nk",
+	"sKt/qZSYeobOlwGxyYZRLsmOmybDXQrDfM1oWgfC8M5luUq35eSmV1rENuU7zc7AoSEJ04E2IIoqTOCm",
+	"LAH6njAzJQGy1bAr7fZTmm8gkmSnGGzuoQgoBx8goURfS1wNNolV4pgiKL0DUdW+O0Cq5KId9+GWIh5o",
+	"B06vgv6Dx8POBmLVRDvgdhiI6ePSdZZPF28zC3H0Ko61wKkSyhPlv4s3PzVQ0hPw1dfrN4Lr0QKtRbFY",
+	"U6o1d+HGeYF+SDc4tzJrlTcclPVTj7Vz0FHkQArBDf8006Kvoa7Wqn+rtxBMZ1SxqHF+w5GaMO2AHdSv",
+	"yOGhFoCtIEodAnWqWyZGx8UOTF+6a8YWwLAQS0AdLxV9H5TKYYPd8AAWnq4Ej4C7QCPkkqMbXOgaL11d",
+	"vqinhZuMXmmbpGZkpJshpCQB7AVOaVDMA+zxLFLADaKQgeRBObcyCD0Cx0u8CiA9pdB5OSw94th2b0D+",
+	"jpmZLFxgu/oldwcDvO0XOvoY16VkkBumQxbqfJl0x7hmRbqZNHLeLoWkiRuWardwfu/Uq13Nsi9yEGu+",
+	"8gWxNbDN77fkAOw6uugL4v7neNh3vAtdaleDDEL+2W0sswF5cZulFAFvyvYr7GHhgfW7KlzWiP7wuIxY",
+	"I2Hw9p9SyjNEcDS2h+P5fOJOh1N7NB/fRwAE3M0JbnVLb9pEQNLVgr/Bnkzk4tt9yXjZ8HC6TFCDYKd3",
+	"Mqzv4rngkgU7qOOOwhuIcrpa2lGZDwS2oiSYTb4oJBsLDPZaYNPRTeXINnPG5WyRIANVqXBTGAnnjvLe",
+	"WfApy38aNk7DGaOQdyDgoWJaVHQ3nOpQ6oMASz2FpYiSRWKIPVdSXUTjVEssCcgxCIlU3RIlYYEyjHrv",
+	"pJAK10JI0I4zHaFmESBK2ZpyNTI6exz7P+e6xCumByqhVa5jWJ9pUw0LRVuz8TJABnhFHjX1yCV4PrX0",
+	"CfZjGDcn1KT7RgRXFnlNt/pg3waxlCKV2nMFbL4HmLLkBaqAnft2m8RBnKndxYFeR8IyNOEWeIFsR6/n",
+	"CYH+z81YcloMPgNPDsXiYxThu3a5+I+nCf/NxenjlPpAnv7jz6MihuvV52J0m2BOc5kpUeQTY1eNL0M/",
+	"kjpyUnCmC+YYp9I6rtu48wmPFkE4UjGwm27lr+lWTn+FkXr/caYOoDfcFL5xtkrQIPK3gP0+KkCbMP4C",
+	"jOCHl+ev4sbcF0i+091LcOAFCtYxX3m6PKF6pWcR70ZwdV5CXJWkoJ615F5RwdAj3RuIyN5BRDmCpvQc",
+	"uJTXgy4N2DmtFPwa7lKg4WU7FFq7lTwWqPX6NLhSX0MlgtKnefSdaQKgSy1awMJXAp1vUL5AK416+ZoU",
+	"60pteucdq3MDClGxcFCVcMVKUVIjVRuy4AcHCKXO4SsdJ3yPqn65T30N1cOQp1tkS2NkMjdrkZi9NJSp",
+	"3jRXyH+HrYvELrtz3T6rA2faVolKlson3tGwI2nSsNTXOtG00ma2iLLGEGsqywHWC1LKhtUNh00QeWMI",
+	"sVWUgmxKjkUahahspB4MBjeRJnfwB+IJNoMPnw1Oe0drtEGPaZnzNmfURhcMPv4BZQwOrsM9yilWYu9/",
+	"h3KK9Rz69nKKanc/QCjRPa66NoBgJQEgyTXLvZ7VWEiKqjaZWi44wHWSo2avhwThrnVowCe42/htGKt9",
+	"SWUfdq4S3YME6HW3u/3rmy1b/7oH0sVTf99Xbz79WBr4E4brnH9n6xViEBx5jZjqqtuuHGLFH3ThSih5",
+	"3+uGWPl7Xba8msbxq/Zahz82hByYLJbKFQLfTkPFp/v0IM8Fg5f8DTJELNBd6wJexGoWAcPPGmO7h3nf",
+	"AlPc3/SjPN5O+Ui/ySIl8Ldp3NAAhMbqQphtVAhnJQlRhwVqW2Ux4HHicZbW0l46KwdQuXbWmd1d9YF+",
+	"PGZhw379OnhnMBj0LghFGwtg5IbGYI1YCV0GYsdjbW409a/zgJjCRnACHscKcJ/TNat4+0R/jeEd+2vI",
+	"vHT/KTKF11mX+j/WDtv0pS1v0JxMPmETerZRZ5z5dPySYXfa5hDzKn1pCWP6E/RdKIV+t1+IezadKFHi",
+	"Uz3NzSKO9Hs4QITW/sCLw3r6F2VV01sYLdQ7wATvgngoNXsL6GyV+/mr+mDeEbiiCGp5+8zewbAjIbNG",
+	"VfwHzpT0BF7CsltHY5r2NEAAqz6lu2l5unkXFL6xDjwYqPf7DOv4KGiBAImmy5tYsruEqjQSoWNh9zdU",
+	"El+Iq0cnOW3tbzSgoQHOhflLFztBG1U7/W2MqT3c71XMT8YLamT4Vr36qUjiaL+YYMMAlb/rswzyhxXs",
+	"1C+/BWNv6p8D+8rXWtI06ZFrjPs8n6zqA7EgibC9f86fg57qxR7FtIdQVE0xTpJUs44TNFV3vWskQKh3",
+	"RjmJAWqwFjdwSU1/8WzNNjW5uWbWMyIwGAybhNxhqTkX07ZJbTe7a3ahev97rZgO75EiCB9831C6VTdC",
+	"HEL44AmR3S6L7ArJO7lVAn66MkTTGH3OvaD4/vdHq1EfAP+uojdmEJQZphbGK9T/QOg8LXjn598qc5ZM",
+	"z6ZTeZwwHaSslL/eUY4wPNXk7eTtZbll/NQ91Db0c9KeutCloSgoEEtCM+I9vXaegnPz6Ucc4lM9Yeie",
+	"CU+NiVnfn7bWoAWjkm9QVlYGpxzYd8we0bPmNqHHTxUpXeZjlZIPtbzazT8YuLEn6k955XG8UiuRgVui",
+	"iKYFbNjEfCdNycYrtoDbZupClGQweA/r7MCLWii7URfUzvvKR1DDpTZmqRKHcTZBBY5aDIJ9blfW30Rf",
+	"tO+uL6K8cDTlItO5qJrKtsXwlBa8BaL34Njr0/b7iuFFd+4mhjGYtl8VOtuDyglKUVEU5+1us6Hp3nsU",
+	"0e4kJSyzmqN7wvri5+ym2ZJyt86ARTJScblLiUklSmcw5sAeYNiQQZKc6lsHvNN0780dKSWoHBeoTgu3",
+	"ubEJeEDeG7JiOGgRdFftHZIxWube0mXRA/nP3yQSoXBCvH2b0azxIAzxN83dTCw/yhpc3CzyosF5mVio",
+	"eiQyUAyxlNVFtSrcktPtltEUS4Gqi7sXuzwlk8UpETf8IMznY7knoWuVEvzrVNMtUU3z1ncyLwQwdzGK",
+	"g5UC52xUe8+VJYxTxylZhka6KMAIZd8NjTkISaNyTz07dwA7NX9NZxq6gePbdB7N2DScBGN/RIeRy5zQ",
+	"Dub+jE6jCRuHo2Dou4rxs3k4C6b+hI4jtUw3KMnR4KU1f7/FMtlNMrhTAtRe7P70zTlbGpg1dql8XvJA",
+	"b2jITrcpvHtb+QIFW/m9mQ6jKU3yTNerHo1HPgdpUocoY8mf6jeQPq7zz2MTg5jGUFBhq8hDnA3I96gN",
+	"4HspwzvKoRekjvmsBoeIdMmBHxXV0o5XSnAfrDuUL+SBbdI8hAq7P/L4ttIl0SKZMHVw8/TV9Jql7+IN",
+	"qzL82lU/kFLOUMOO5EtVQmnz9wxtrx65FCSiVWPY3bN24uPKQRySrqlMU9KgdNTm76dB3dHXfaA/DRtU",
+	"qLt7blpt9a+1nb7eMdUooIVcgyF1prCjhYUCwI4IXZm4qAWoj+58oluRHYWTVm+goL8O4ZJkzZLwAguM",
+	"5+X28vAmDDSrLuseEnqJc7XB78Bx8EBYtLecxXjOcwn43e/VkWCsyjSka+vwOnIQXcdJi/Lv/L4BHOel",
+	"bz2ClHGn+g13VUcr8sp5XPWJNAG/uiNIqVgOrWoKXIDHWF2Xf4uYs3DJ9yxD01N5jFKbh8Pc3lM80nkw",
+	"j9SyGOX7M8JcKi3eP1kfjfdNzfK+dbLWmJKDRtjoEG4xlpRBzQXfb8RO6s+xrhfWyNUV/8CGc81SKLba",
+	"QsFIl5rCoXktD6pbjWnIlwtsfVbdfpPzhR9oulprraFbSZ6riCkVWcAqeWELUtnSpxrJfPVe4+m2K2IQ",
+	"kPuQUNcbWs1OgVLbyE0giGKRh/9CzAQ25zPZgJ5VhFRsoMaOKN0CL4++8M713h/zrpZXdY9I2pN8XvFr",
+	"2KoCwn3i6Y70/AK8zrt4YamhDb29ZKU8xaf4E+aPg3x6cNNzgB7fxUpk1XO5z25O+Dl+u5hjQMtSiWZa",
+	"STH7U8cbY6T6YQmdIrnxiUQcuwcC34U5NndXO6RpuWe5IFO4hzKunaA+f1CcZZn23TfQUmPZ7xVpWXQC",
+	"Ox5qqY3SR+rJ6JrvEl88s6fmf+WiMa1u7nFJfLqLTe7OTuyyEQ+yObTCdGDRK4x27m9otKs6v9tMdlW3",
+	"udi+0TwKTWh385R/eoz49jPd1bnPQ6SGFWjZEQVL8Lwdk6rHD5aqTxpRfhujyBm1AXMoFQU/fxtX75/E",
+	"QKNv25GIO8zQEqbsB2cpsvVywlbvgtgm9PkAzx5sB7mLFelPajlakIrlqEWFs0oGJajmqxWxJe/CKYgd",
+	"SFyYvAfXV8nrdSXYfsxEOKPei7SUE0e6NomjYvko2wFUq9r5w2z6j2ODgQDD/7JGmJP2l3KqFRhPKqqg",
+	"z1b0RAzSfQIbCmb3saUh9IH+CzSjQVUDnyoUX8nrW4BukvWQKUHRAkVX9BNE9jOjAc6ObqhmbxwnYb9R",
+	"BEOTvaQIHjierHWofBQ6B9o98oAATfErp1jGtEKMaFVNUDA+v0hqNV7gdw8RMBL/f5MYgTQOn3Ga7GUs",
+	"W0K6qO6btUrjEGL3eAhl7bD7VV2hoTyEak2ys/jZtpz3Vkd9p3WVLFjDg/dW55omcfguTtTf88mhwFoa",
+	"p7nGxTXTDW0l9OBKaMCgX5ui4mi8w4unVo1+DZok4kbWyuDma9erzfGgjojQ9wnvTbNBxZSTmJ9iRHW0",
+	"QQA1omoK6ey6RD5V5/RLjXwMjy1lOByPR6Ohc7qYoj6Zllh7BK0k7MOOJkZ6g8V1KfhtE5Yx3eW4qHcp",
+	"OLh2ttAOIMD4p7Ou2WszYxO0yojTtNxMPTLN1/b66H3dQAMFpx3XDZOz6vYaUMda8iK4EHdsgg/zfYuU",
+	"xJutkDL2EwaXJearuhg1nzz8oOqXOwWqbg7PKl+aCpzaLv4brDh853zsLU2zZF8iCzUioG/8waVuR/Qo",
+	"TqCzIJwdVHRwx30/zqBd9oKof3mpuLmMUrG59EWWic1nY/I5CUSCv6Xxap15pKvetKE8E0jI8GYfHsLg",
+	"FgzljtChLrZ9JWWeVYz04SfVdAp/ZTTJWsTRlMkdmk4pWcN7WMOLhjGHAnZrFlzVIJ+nyIqrQyMAdtJp",
+	"F7J0jRkILclgon2lSjYXtZL2Ic2oT6W6UFDvCvjS0VTHWlSIuNI1rnF/e7PBvUW8HafXNAZe59USr7Rd",
+	"UFx1rE7ptWriGTytLsXq3PbVx/1rmnIUEH7WR4Buph/UN+UffiyPflAeHrfVdK7fsn1ua223N1JuZMYn",
+	"klwxaDlhqdMu+rdoIlW8Jm74wvSfXfK2Hh15Xx0RkY95iqhFaGYRdWoWkeyDBbbMTz3PKncN143Ol7zo",
+	"dC7ZB+JYeYNsNBzo6uM3aZwxCFF6mZ1ophFL4l2x/ZJXGrO+1H1ZdbVEyT5U/lY7xR88ne4HoYgRY+HA",
+	"mGT9ve6bAz2Z2P4SaL1HvI9XbK+2jTbYb9neItcxXZBlR8YrfrnbLju/LhXtu1Tr6lhE/cxS/d/wWYb/",
+	"otkuZdaSxyHbbEWmNgRjKRz6H6YNe+E0MF+Yw/P0ZB74kvRsHtlg5yBryT2c1oO3FR4Yro/LWGih8Qaf",
+	"ZZIlkXbMlhADHXlXal2eWpin61PHK97fbXWgMtRigkF7F3AYlynLFD6XgHUXGHzycBh5mbJAQEuQZrDr",
+	"aRbkZ3g2GAzeW6i/WUuO+tsnXcFfkSyaCaxSAIPuTRdaLgAEBeeGkkawzgH5OwsykUI9fH2XoFksVgjd",
+	"b5k25TPtz5AW9hySlsJaJU2ayiE4oDkf2VNYlYkdkAyeFT0rFfgSscKmlY29lcr1CB6/zADmkFY08Unf",
+	"cfru9J1r30cTD+/cpw10mzXlK8VZzS0kXeqLa9ZraNlGulB/sNR4rVfynp7baMs0LCqZdEMncoOhP6Jj",
+	"Nomm9syZu3Toj4JxOGHTaGbPi76bTc9//9ZClVZCteyL0fDuRs1SV5gCLPYD/3e/ni5tBuQz0qKbXYMl",
+	"mm7VqJaiqHX60zWdACWr2WQ7+UAns3ux94t2JpaLLEDvF7gp57WA+ZbtX4nVX3W/lENk0XaMo0LBoX3j",
+	"D78C9bN2H6PVTisQXzEastQXtClVtzAS6dhqUO6lRfwjBiJ/32LuSCm/kmWhS5ZlzpuYS50WU61yh783",
+	"ZMr9GXKyWRqLFvSTWwpSJlrFYMOaHplSD1DxfGgr3J+GteIO8KxJ3scjaJnSPL6fEe6t/vxkCri/7+R7",
+	"Ly/qiDnsFQtXLAU/OUuVmrtv3gLWsJVxWJRN5Fm6L5L1SV9TfUblLgXFhlb9OGUYm9fUT/CwCmb9WwOk",
+	"cb0v1NzNKeywrDx+3UT/JfBZbrDGRqF6M5SEYucnrI+f6v3Ue9yY6K8+RB3QE97+oALQYj93zW6HqAHH",
+	"Hrmm8sKi40OC2oZtBLrKP50bp4bdqUq9XnLoXMfshvS1v/SaGRVYEp8mVDHtVcqqzQr6zpm5pPSY72Uj",
+	"ONtjSZKHOcwP0CSoIfTRrluHV+CcJG/sgqddlLp1VHlanQ2p1JYgZaECp5K3Q+bHmez9Po0u26xP5u7G",
+	"IemKLf2wYxbZ8fjDrp6zqVHvYOBzqpuUrqqpcIJYeywIUb2BlxKBpugIgMwisRIV9oP7eYJAiMkjynQR",
+	"kwqWtFPHYguNlqQSFi+Ih8tWKrKhhJnQilvPIh7sxSNdrcplIqeY6qnPMm/JSw/rDQa0YzivmuuRrn4l",
+	"n0W9rPQ7aDeSQgdNsSUxr1bTVUOgK6syRBGkALV1t0mcNUyh2zSrgWtlc3H3EHTsw3993Vsk0m613Hum",
+	"hq4SfXy1heK/5Nc0jWljF8Cf1gy4ky6cpl80PKBC3DUfgO5mDSISkjv5Hc2CtTr1uMnmXoqYzAkklKRX",
+	"v2NBC4QXOA90lv5uY0pyMhz3jN4vVgejRV/AcPJfLBWNLRChPdtBTFItiCKWYOU6a1q9xLe7zTvRPOuz",
+	"JDGw1C/DFjOBERi6aZwRDaC58ZbGIPyJLfAZZj7snbUkLr5nK6q4018Q5Idr+l7UTyWWEIZ0c+7O6232",
+	"6mCwmjGkaXVNZ9dOYU75gptkGb26UzWSWBsaGz4Q39c3XBbF/iDfcEli3H+z/dfzl5Pv3j2zv+P2nZkE",
+	"K87yuKj8hm1F2rIxDOnS5yN3mw0LyW5biqjNiZN2ZrC6I6lAOTB74N2VOuwrrtDAZmKFe22gG/jg8Gbr",
+	"GvSH10sHt4qrvII+XC79XK1pAr26jCS/6I+buuuUd9SoGyFlpIcEpWsXcfe+EFe5ONobnArXasiBNZA8",
+	"sgYkWlWy2YWYMyBbjKPOeE5iYkPea+XwTt+rEsPTp3Cw8nSnRXVceMH5cvZ2kqzWz/QkdHKjvz6LKiwm",
+	"ZwKjQJpGh7Z+WsxiHAKIogZfUPBCkYOFZfGEM2D/KGvXnJ2Apmessh5lX2isNaAVyFW+X53KkcMJNhIV",
+	"4fv71nIVVqnOt8xToMoVLOrRKHDxcz/2f8do+yBl9IyI8pUuZPN/Km38n0ob8V1SKVpKAd5mzw8vk9t0",
+	"mRz3jNvk3uUyzWqX6YapZZUSNO9/m4qqEzmqz+aNbfIMaWm25kB3Qy7AaauT5CD5GJuOlROdBRjpavxJ",
+	"06sGDegeeRwlCtFqekKX/g2VRL/9yDG+hvycl/hcFC56nKznIt04YzrheFE/BJCsdWBXKUlZ27XyRGWy",
+	"pnLJIabVQh89Vpjw8j4Y4JIy6WM9XbkF6iHdVKG9plKhSFFcuZL9XIZB3m3/vLS9ct/9dnjoxu7a2a1m",
+	"MAuEAjQ0w4DrlNHwwnQ6x1psL94t+dNr56kaJmby6UcdV/zJswj14T0wqiax1Fa+3MZKubzRBbXRbSx1",
+	"g/04PF6jsJ7D83glElfnA/aVWL3WSTQnMK3i1GuLhzECTMJodHEKtEVWfYE9VLuPcR7sU6gGTndcEupj",
+	"u0MssbPkPlvHPNTN/TXUE7F6nQoR3Q0E8MXh/n+Cuj1myC/U9dQRHZA0o+g+2apH6vTVe94TiSvXvnAI",
+	"F8H4+KNtCgyQ27sUnK5fWeZf5xOlnKg+Si0G7FeTK/1oRo+ThOwks4hklS6/GPy03SYxVFLgIQkSRlMW",
+	"9nK6suSVYm6Kq+SZeJryFBNdMbaVxMNFeC0EqGAiZcbYqBWZdrtQwqqNkFgKyw+qPzXVd0Kue3e9JC71",
+	"QdAsupTkUDr3Ml/U/Kmyy1bt5DmMes86DiU+C8MsDAc4KiAchshUF/MHpHXXQXGPtG6Aha4A8DukdZen",
+	"O5rWjVtD5Hj4MeM4xXQYhad4IsTrIWo+UkOqsyv9nujkpK8PDtx+EXBrfxjylU7o/tiHg/x+6Ifznca/",
+	"UyZwLSBYUO1IcR5MTwWksrTvJRW77QlzuB6mHWvubw4HS85/iSQpA4Rjxm6xas4bfUbe/vVZ3x1PKlmj",
+	"37H0KgHLHQOWB7EnNA2JTyWbjKrCivxKhH9/ev12O/5hxud09rftT5PXb/45n2bRD29/GvsycP+RPH3x",
+	"t9iefVEL0nrW/xft/2L3558/ff9xNPz0RWOo1iuxeskj0WZdrEml5rRDtk3EfqMEy0PqtGbB1VbEbfV/",
+	"tKKVC3Sk+MDEFWMamdB/dNXRPk3E6mnxpnfY53ag/xoEYqPeXnJnbNtLfhcQLvmS/+//+b9Iw3Bk/dL9",
+	"8pubwQDFoYYeV/Eq5m2XRWlT+IZVqqwE0era11nsTZ7cWtP8WXvW05Zma6WlRfGtQcLn7tvXJEvEqo9p",
+	"NSmTYpcGUKS0BGWLeOr508FgUIc4HEjjQlLG0OTTKAvGv7C84k8xkxIOU1ZrnTO+RwL/NUvjKGbpt2wv",
+	"jx0GFxkj5mVyxfa1rFFNJ/NSQ6nIMM0ZFr6mkBafaZ1KXGMIAtabOpMErr5ljTTwJs44k7LtMPPH+exU",
+	"XkmskaouzF1W8BOOdTJYTuN2DbrlpVrla1/CAYOXLXRTgaAxNM3EaxrNQR0Q5n4dHJx5tzEUFhIKmgF5",
+	"xXRYj1auoQummqdWRH4YudTx7WAeztg0mtiNBb00djTPpLClDzhSLBUjSGKJSRma0umiIJjJgY34A6UH",
+	"ULyv+i0FgSVH21OmGGEsiYcJMXhQOkdGDWMWppVtxH11OngRFZ1FtkNSIXR1A+zUsOTmW515kYQaZJgK",
+	"gUt/IuuXSHBGtiwF2lbfmB5jybFGLfwEKx6QZ9o2ZNL0YaF52sqAPCNBEoOspu7fNubAJmCPWboDW9KS",
+	"qwucEiwzmKgpU7FbrZWavON+Kq4Yr2ROKU0abnmxSmqAj4MuOU0g54x037x49uV3LxZk2fm2BNdl56Au",
+	"ZBPvKB/F/fhSw6ifh64/CiZs9vmzv10NP1zbV6vnoyv/m+ff/vj1/u/rr9/903/5YXr701+Sb3752+Sf",
+	"/3zz/I2f/Ng8lO3PggmLgs+fvR1Hn7N3X9/eRtuN/d3ox6fhX77+/JevQ/735//YfhPf3sgf/v2XZx+G",
+	"8fTHY9zSTt99PXnRyi0hAfWrVGyO2J0V0KCohLorhrQ9ot0Z1vAjz5rTHhlXxAYQCk5PX0YSZ6Xql2Vd",
+	"XKHpvasUlQhrMw0pEYD+IQnsNtz/z/En9bjIk9M/6juv7iKmz50Wp+6HbSf1SSTQVQCU0aNyTC1cJLe7",
+	"Hk+o1Jp32bLaZn5tUIbulNUTstuirfOqnsHj3r1mICZUtM/rSfahyremj5FzUey6DfTGQtwgdYI5F8g1",
+	"NccQyzaIL4oz6Xr4MqKqNnI354GadNEjiaCWSQMij5RZepBdueRqdG2sxgL1+SQeibnMGA21XRv24l2Y",
+	"jDcqIRt3Mp+4RNK97CGvzX9rMI4rgC45AIpmxMtPyCsgy0B+8owQ5lm17EWr0K0Kqa0YGwRx4qUsYPE2",
+	"80zAttQpoloY8UB7gGV5WA2I3WYphQxi84laXG9BdFqfLgcMU0LDzCjCziErqoBU4vsV2qa+2YtdaiRf",
+	"shVJHOyx9r1G9yVHQV2kwfpGiFDdiL+rQfaAoF5vQAwpeCJLUKWJFORa7AJI9TTyQlZYxZa8yLe2ikrG",
+	"Gp19FokUEpxPJXg2ip/5gvJcC1pIQUVNG3ir99t0oz6lrB+iSfdQGO0ValKuETzROAapwfLPpqyvW+t8",
+	"mSNBOREOv0tzqtV0FCPmhMPA9ifRjLpsHE6Due/QYTRm03Ae2L5LR9GEzUI7cPwhHUdTNg+dYOiP6TSa",
+	"Mzv8TdNLQ3b7cO5ztJZhPiFWDKxgcI7jvd/GQbtt5z41yllK5VGQAd+2n8R8RXZbE8yvNCA4+TgJ76JF",
+	"g/GvQZHXBLTlYilqikS9jaZ6g/KfUZzUM04CV24HIl09Ld77v66dJUdC/K9//Cvx+d9WcAlQJFGnv+Tw",
+	"Q6MaYG5h6735HeSQ8w1I7IH2ozslnpYvXsW+gThYs3+Yo2+RmozdpcFibJhcs3Gnbikk3cKQp7/sNfT+",
+	"PdKoDr7RycTYrU5XU4CUzxgCFEqUHMSgGjnXgxhkenrjNKHOLk1OrUHu/E0s9aVlUVwlXZ11lm3l4unT",
+	"+nyd++hTxazl3ZUFj1Ob/HxMJ/40mIWf/+WvwSvxLf3a59f2LZu93g7j797NX47+9ldHfIg2o8lP7vXT",
+	"4ezv1z+++ee5DraqPqSA14RLENC+oVcxX92vXtNPeZRSJsBdVAuSrcbC1iPlDgLf8tfbekuKUinPphnv",
+	"010yX1VjoSRdo7NhYtKlXAdeCYyhPNSCIRxwQ29fMb7K1p3FZASrMX86Fd7dTbfy13Qrp7/Cl73/OHnY",
+	"Bl6NZys4279TalLE0ntW4+Kmsq6iIJgkmIk8TxB5Ij0eqF4kyToYqgl5iZ2QQWoSKawwnU/36LGv5Sq5",
+	"oUnCZIatDro0U1xaZsTp1bGjET3y6nq2PXXmc3c8mo7s+dw5xWmacyyfcSK2CGEQby1yxbb5UulOQRGK",
+	"dBRWTIVlaGOQmdjmVUeXvOu9zcQWu0fCCXq9C8A27QViSUhSCil52ZpyIhkom35C+RUkeNatiw1wryAo",
+	"hNm2YujP/7lc3tp2f7m8daLl8nYaqX/Oo/efqSey5WH7V6cxXONAM4Jfs+cmfPkewRTPTA5bHgNNujdr",
+	"YekawTdrmjUwQ7rDmmrHhLpngZrimXrzk3Vuu0GNH7oFBebw37XIM+yntdLivlZdsk0sfvSeH/X2+bjM",
+	"ogJsAaGT5/wHRIQc4tk9QkI24ppdNu3zt4oJqU54NChEbfCNDuV/yD3KG6z8JtfosZD7ZNu4R7iIv/sN",
+	"ynfVdoHM+f5B96eCXve9Pg2b/E1vj5nv5OWRD4rbxHLD2PfTRG7mFS7AfClporgTNjLKAz4K3mGULpnR",
+	"vW6avOQ7nsVJCZNjiXEGYI5OGTYh1A1kykZ1WJ1VmOSgx1JXMkY8wAbPWvJl58t8LdUmzcafeXbH3XLD",
+	"qvy1e1y59q66WO8UWkfl3aa7GCgsoRtEteUU5F/coy8Tnk5DgbFyHU0A5q+/EjDy9LzcEFGc5UUB9Fge",
+	"9qzaDO5o7yuaTLTDXuzQ4sZFZs5AV7D+k9G9Q4GhssH8EEro0EYQ5R8W3lynGPckh/L3C2+u9FM7Rgy/",
+	"z2Pgn0MGzr3ECZOUYFpj5HkFT+QjhjTXYHQkIPlgU38AzjQD9h6Yo4B5iZu9xCyp3wOBGmY9ikdFkfbG",
+	"6K6825CIIFonD64DFRpLxUNK3l5RNh3EO74dN9UTxwxXuxyDZefRkPP5gVEC3280CZp5a9X8j3caPruy",
+	"f3uM2PNEBFc3sWTkw46mkOOxS7nMM3q0f0KDo2sPBsPeRQ40Xc8+EeKKJPEVI3TJ0Z6CoVBKVtD2rePd",
+	"e2q1zE92KjhdZr/ceiGKkwT6KxCKtfL9ONtQeYVl2ZsKuC95rYL7Qdn8+R2LsZ+2+AN2lM7qWPwict9X",
+	"LMoeonRBK6OGLtMXpo2TTpDCTkx/IkXsLq2y7mkOEcdbyDaMelLOa1PEqk1sjh/3H8A/arh2D8aBG7xU",
+	"6PY7MIzSbKcYxZ6lb3JMeZj5Isc3pSNhMzm8Q49xbU4pKKVWWIdqyj30EWit3GTlqLdfrvfk/2OMjv+9",
+	"yAEC/7C31VG1pI7MfxidqN2n+1OLUsmQ341mFHMepxxYMO/cWpM+q5aS1M0kj1WHXOSuMWDSEEhIl7ze",
+	"1/oRSkWaeZYcBODKDJj0W+11WKkj+fCyka9T4Sds0+gJe/PVczIfjadkiy8RbBQzIF4gQlYEB2bUT5hF",
+	"NjRYx5z1U0ZDyDxER9iFqf4fyyX3dilfpFu50EMuMORSjadDLtXrcZbg8JTItUgzst5tKDetkgvDS8hq",
+	"UqFSJkNw2aeCry5NtzrT4KZT7oSJ6XcrbcOzdG+bAtSKnMQsCU0JnZjLDEu+dcqVGM6JZ3pakJIUXYFQ",
+	"3Nh2vvly+Df37eyf029H302+n7+237jvxn+f/aNT9MYZ2XMliGZwiD+pbRGzLX2YdZCW997Q8Dc82RhS",
+	"48Rz9eonq7U90DM8luK82e02oTzX5iBPRAQYI1/zLN/1JA7wVh9NfU1fiZR4EDUOX15GNE5Y6KFRVkQR",
+	"9nfTzlfQR0IB3kPIk4u5vrC+CPekK3fBmlCFtdp0UalEpHNNwcoBzTERKz/soC8JjCdSqJ/CUrKlKd2w",
+	"jKV1n26pJtQ5hYpzHDw8jB/fvFSqAgNg6wyFygHoNvmIgLDAelrf/dG6wVWT43mzyASPIQnLwlBcEw5g",
+	"0r4SsSpar3j/6Gsnev9l6GmoVld/9Dad3XpKLe6v7969JvgCEJkcmVMmt4LLWjU/u0kVbdKZs6Tx4IDE",
+	"WfXLVCN2hgTnzDrfdyNNKKVkNnJ/RBdON6anXXl8i5wm09U1HCNBZ8oOCJ78YCykVI2iVok8tfURaGZI",
+	"LE1FinyDfPbZs6IbyGefLSA3OSXXLIVCZISGIbwpSZdi17g9/FbITLJnESmgLhRkp212MiM0CNg2gy6A",
+	"IXRXDgXDvmlXXNwYfOaEBsa4teRlfIMKLnItbnI2qH7wkAZ7Pazlg+syWKmXXLh94lSPtljyBmJIRrZ9",
+	"AX3UdtlapPEv2D4lj4S7NKejfvVpeJk/8UxPKnyP3W6x2crIdi6IF4nUj8OQcfWdDmu/DGOpQF9q0KLH",
+	"JiN7eLHkHhfZZSRAChvZowvibVi2FuGl+h0ac+K7Y2jfxMUNR9IKe6Uc+y3gJz01XAnz1JRqlJhfKk4D",
+	"q8KMvqqc6aXs3yLml9Ae2NNdsi4zeoU7wQIN0S5J1F8xl7soigN14pdK7JIAFBA4ixHMPGUffmny3DXp",
+	"lbpmgY01iQNw0nlcXEL/RrMJLOjkKSjk6SA3a5oRLhrT6bG4KdmzDMTOjCasfI54GMUeqcyw+djInl+A",
+	"HJsIGl5mQlwmNF0xj4yc4YUS/Ay7utzEMl9hzAHNLhWD9MjIddVRpDRjCBI4QlcNrOhhymnikbFBwqKZ",
+	"39ge1tljAfya64z2f3n/M9Y4uGyMRbI6r02XsUbh9kXojsfO3HhRIRV36BJsbkclmYyIQr60H1DJyJrd",
+	"kmBNUxpkLK3FwIbTMZ3PbGfm+o5N/Wk4HvkRC4fBfDKyp0NqM+ZM3WgYUjpxh+6YRrbr0MksmtrTsePQ",
+	"OzoF32BDo2/ZXt4vMtBkoOQVpPyYh1KH7WulB9rXC6xUlu4ROooQ3az3NRv8toByZxiObGcaDNlsNJzN",
+	"x3Tu+lOb0ukodPwp84N5MJ+5QRC5LBjNJ7MgsINwPI4cl0ajycTGsqfY8LsDs2/XgrMLEoeMZ3G2N9Wg",
+	"ib8n13HIBFT7PhRyt+WTPyrp5i9+KqZuUCjBdm3yUhOxAgoNIdJKnVQgEpyRriLbpQZ0N1TqpUfxQYDp",
+	"HfZXCfIbHwb5HeevBTDyLTZx1TelypkKAhHdJVmlIm0VKn9V3KwIT4DCm9fQe1F/4ZHu14xCt76d4sYr",
+	"xllKk1iysLcgMXp/TP1A9L8Qn9FMLjkiHdL26hsWZnfHmcyLGMtdeh1fM6voBVqciEJjQ26XXLHiAfFM",
+	"WVBvkTuciAxEWrgtYNw4w+WQos+veQROF/UQMoKBh2di21eDKHkKx5RP6kvU9f6h/TGWZs5iVu8MkYM7",
+	"r15aUeOL5w2EQW30/jQBRypFVGaidtcRlErW3lIpHffw5pk3DgIpwngVZ+Rzoj68EalifodNAPO06pzL",
+	"YPdQrAWgSLOxOShG80Qu+bO3z1++JDD4gDzT/aUd2x1pQi4i8uO7r/oz1H10I1vs3oVvKIHDXC6lV6Rs",
+	"yfXzgt73ULYSu4z8+Llt23adTRl43O1mamA13kbRpCtoM5kHiKUb3l8QD6i4h9UdTW0mozjl7VXUDxu6",
+	"B1FUfX5o8etYHRipinD5s0N8U3f/u0aXKjh6TWT5lqYQQa2pxYC8LUcdgY8Skuox6AnJVT0MvcinPDf9",
+	"8Tcvtlw4n+u3ohyoqOsH3yk9NIecyQ2tFzl9tAxQ2NNbIxaeWE2lf201io10PSwui24Tz1L6TSy4ERi9",
+	"3kXpjLEHN7KOdV7yEBOJ67GvJtsWRJQYKl96Sm8ZYOhavnZvyTeM8pt1nLAeyip5N3azyA0NGdlx3RcW",
+	"rnDd4tIkiDnurFkSK6NYY92yEnyqsmQFHKQZGiYjWUEF8WnJ0UyWCYEe4mpwj4kxzGFVAOTA6vTw+3AO",
+	"5NpE2CMhhQXGlRhRrIuGIpC6WmSnGZSHPa8xTnvoRx6mp145eS73Dgppse2Vg0RaeGdlkQjEuy2zRJhO",
+	"WhhxonuTBPwcxGWvRl3AoH9AOQYPvYTtMeElVMrB92BMqqe4lBrAlgMbK2bdfIn5GWt8bOb8Ox6+0dL0",
+	"PaOScXcYO4IDXdTDjoFCpjpqXrFgBEUpdlg/fFKKZdYEJq8oQZOsIQr2iX6vKdJv19iZzESY5wLzlqVw",
+	"Ha1SivY6Xq3V7BChpWfVGX6VjO07utrrmdtnhQLXQoA1qO4a3qtVm8O5vqPyyoytlYlSgoavSDv5AgGx",
+	"6d0n1LfooNHmsZdZnCQPjC5IKyrlMT28pHwevdLlgHPz1p8h1NnqqLvQlu1f3BIY/YlsZtzWYcR4+VqZ",
+	"OmlLjiowRw/JTapoDjf1SHAoSW5YynTugaV7FTRLC7Fc8h3HN3X4/126PYPe3OKHyxVtXWoNlbb8kisF",
+	"mnGtXpd/hF542QUp1ZPIjQrHr/rp642quGgKVinfOnytpMw/VvR76U5UGIOhBZYhkuWllm9sTqFOMo8/",
+	"IATlkHndI/4EQHVpONfvEHxSnfBo5Als8G3WWIT5p7W6c4VNbKFvnEe6ZcaLigtGn6jjrz0u82V89QIK",
+	"PpbEYTTEFhRQ8241pLncXXHN0kXO/i1yI7jSnbRdzyIiVdoEhJlcoL0sWyt010NVjVKm51EuvRTZC2XL",
+	"lK6q32wo0K2S7hXkV86yElvGm2Jhj4fo4QiPEpt3MtitnIP4J87DKZz3RwPbyof3R1GUMu7cm6BIHOR3",
+	"oyd6vtPk5F2eudfkpzciQ8rkLsl0QTpT7b1kB3+icbxbsWGX02F1u3KwIqQgF9Qi2DCktNcQU4Vi+8+u",
+	"ZVvq//Z7S9MEhQL/xY1z703peQzzyoXycUVOdsvN5VDY69i27diuPbRH9tie2FN7Zs9tavt2YIc2syPH",
+	"dhzn/2Pv3bvbtrF+4a+C5eesFSlDy7ralrxmvcuTaTN5mrY5cXo65ynzhhAJSRxTgEpQVtRMvvtZ2HsD",
+	"BCXq4iRuMzP+Y6YxRRIgLhv7+vt1O71OvzPonHcuOpedYYd3xp24k3REZ+KxypHw/PgFLCaAe8IYElgI",
+	"DeXo/s1NFPCoGlDNq1CK+aJY17oUxkLIMsBTXR2VNeEUs+2diSU1ptlFjQ6PRrnp7icIzE0Vj1bmfppg",
+	"u63g5qMRv0qX9xchMFATu2m/NJPBpxqXFYGxaWnu9jqFct8aGexzk3Xa3d79PWU77de/qRWbc7nejL0l",
+	"ZYeDSixvy9ClrNu0AId0KDfVwxLvzHWj6t42j25vG9Z4xjMIQ0ZOsY/Iarti/rWUDhTtgl17DZNmdbC7",
+	"B/bPEaN7QAGpK4/r7Gu180AGc7Wyne0rbA9CSRF8UhFmnOIBG1a2zQcpd0ThuLLSDG5fg78MWwhCiWEG",
+	"e8QaQxv3NEJoYI/LgATcp5GpZaf1HkrPfN+KNX7+qfM5vnttjZ9jtLap2Kl+2uTA0vD1bdzSCDbLJHAW",
+	"yE4ilte7gMCuHQyYU8Os1DNz4uiaqVTRMTjjTRtxyNkXo5MFrtV8oUsq1dcqvmWvuDmjb+JUazT8Xc9Q",
+	"1zpU8fo2OKGvg9shgcEc0m/BbZCC1nISnGA5qZmOv//9JDD/99bTmbwOefWQ1jz7+HZLS9kNqRorWZhh",
+	"9Ulw7HxsxsSqMYsvMMb3Wda7eCapszVMkxYhbptEsBZycStbfpudsGYFsJfpbzxP2M0CJ6Ou9Mqtj80m",
+	"v9lY2w1Xew1OBprX5uaat/qGLbg+SjMqq77raE3sktxdeq0Dq7Ae3eTP8OBBAhOf+Y/gPG1/KsO3R6r8",
+	"VcVLG+a9l+PCLvWU0Du5VDKNORAIzIlbQ4qSgoTu12fj9anp69kHj8f6Y4QJLEbbWheY4g//4O7k8YMU",
+	"rj6nXMKV3djgBMxgVJyylajZYua/FNjAhHcsiIB4UixScChJVZhjT5wKGSsoqnAlHzB8gDP79Omzyie3",
+	"nj5lPjLjJM3EE/sEiz6EJ2kSnpij3EwY/osmKzz5aP3IeCWU5n7MGIMbUajhv81C2nyRE2TmVazBs4xN",
+	"0jvI6YMMHzoVUkkhJmMMB6GMoInIT5Ynz3X9EyzKqAqsyNP5vKzhH5uTz7xirN6T8R5KLJeHown3YK5W",
+	"bMGTxEYB9ILHQpfveP/E3J4UsyszH/998+MPeB+w5GiVWwehVKFczdJCwAsCChxrJnTMFyX8/OXF5QBy",
+	"1AMm3kPqOqhGP/2p2+5ewovgn0PQeay2AjUxYbg091CCOv41jAAx+7l6ohmsC2Nw5qYTgH9zxaRiepZC",
+	"cZtdA0ZVFmkxQ89DKH9W+a1ILLo7a0RCTlMpzgqhi4QX/OxOxIXKdesfWsmoiaU9Ub7QUbndcOH3uh1M",
+	"8jKvjaIolLTARqGR3uFJYJfHKKwTvnCDW36jX8rlNvolPCnvehuUi8/88ve/w5PmP+YnXIuj8KS93SJc",
+	"8RYmHbFBtSm8c7sZ285mQ51qQ/BVWy1hZlK1IbpzqyWGLbG/M2yRbbbYrbZYGcHtz3v7kebDUhltya1o",
+	"2B4PO5OeGPTOL3vx5bh7MeCXMT/vJ+3hWPR6w4vz4WTcHl4O2v1x0rvodPuDOBn0L4f9fqfH+9GWF+tY",
+	"jatOf3IfZE6JPcoTKFcH1KfAey3cs/FKfKf/Uo9vH3pbfSvNY/lSvKf6Vmbeyv7OzLuZ/+5u+W5vDI7Q",
+	"+T5JYXpodanu/ccpHxUZfrw/qKoffIJGYnu3pX1UWZeNrGu95qvvhdZU11nf9n01FFL5MD2zVBSqp/bJ",
+	"NtYzL3Y5+gA8fMO/ZHOpa8a59CRWNtkOV+J1idSzg7N2W/u022DzXS8KzfSML0TACrWAg5fo/7yD26ht",
+	"lYO7kasVfF/0dzz68IBubnyLJxp2fMqPAH60crxw0MvWRrJ/zefN+fsX+MZBve9zdwQME6VBbQNIPeKW",
+	"NvrDRsLYtvX09n8dv3kriEr1G3cfk56uja1CNQDcIhIaLc0aFdSkJlaSJjlfER+ja5SW/4F0LlzXbskE",
+	"FhOINmvZwT3Gwsu0Ln0IbTGroHjJ6LdSrfT2DrOWwF4hi0bTPaw06uIN1pYeFFSuE3s+175rj+PFsmGl",
+	"unhwf0q2/3zftKfd4TB4IKfGFWbpG8NJ5cnmqvwavRyQvLnUgsgxHexei26KvkY3yN5Dvow9eck8x0Yn",
+	"PD9292BsfY+voW4LYc783wTfMS2uFp4Il7QRfnPnv0ZXNtCulOyiyBsFPEhUWMMi8/8RAc2GEr3dzqRc",
+	"zVSGfCOYawkg/LZFIBSbCQ6L4ZnZHJM05oVgbzwOtyeaFSKf6+YolKBI2OCWDWMUpBVA3IVPBeD76cLy",
+	"psEzyCF0l4oVQ441jEfCq6DCCunByucwnm3WUYt9J8QCk0QFTzRbqyXYq9P0TsgRK1aKQX1qtrbfhfch",
+	"51miwJmRpYKB80sQARRkxZZEduCsWYicFypnuVjlqjBqjNGQbks+YHJ7uKzn1tOnXmm188nY6tMygboB",
+	"1ni71w3YwvxNdzQDjxk2lBFwJsJ0V3lrA8driiYvmsVY+2Ruzhf6lCgkzbef3nUi5GvNUilCCeR2jfb7",
+	"9jXS0EnHRQcOglIfBIcDLTZcyOiH4eR4AfI8+Bf0lDwzxOMHf2jxKzpg4BVwqgMch95wIPkFYqGErZBc",
+	"oZsjJSpmcneQ30UqVjo86nwJozKvkriD7Zg7vlmgJ0cHA2toEefCfN8wOe+MO8NETCbJgJ+3x/yy3+eT",
+	"/rAr4m4c9/v9/jAenA8vxr3u+bAzvGj3xjxu9zoxB9rgKKCwUiijz60WjgB0gNZBKKOLy/6Qx712f3h+",
+	"2R6LTkQ8gjMiHnQ81RMW6ULlniMFtyf6URgUM5rFmeYJVGD6lOwFi2opVwft/4nwLlzW3U57w+Oyve7A",
+	"C2OWyyg82fVS8BvgUhqFJ7zX5d1YTDqJEJft7qDLu+dtMYgve+P4ciDO48Fk0r1Ixv1hMhn3RW8yvBgk",
+	"g2Hc6XXPz5PLHryNluMoPNkcMfjZLdFReBRFGTwES3nUK70ZDak8skgSGkImHkue2/GhjAZmfQietIeD",
+	"i2FveCGG8bA/bseTvjgf9gZxbzDoCt6+HF8IPukm44thv3+RdM6HnTEfX4i40x7yy/NL0eP93vh83OcT",
+	"3ml3xvziQnT6HXHOkzg5n4x7nSROOr1hP57wy/bl4GJycd65GLcFbMJUM1QPn2i7Ua625RMWCSTCCPpU",
+	"prpwSYIbpW3FHlZfWJMr7s4zkHm9Xm/IfnrzLGDzNMtSLWIlE908gvB3AIS/m3bKh/7HU/xHt/zHG/uP",
+	"0dY/fmm9xX/2Pv7P/7ofYaBVAP2DuHHeZ7+JXGnLFYrnWKamG5/0uav6nqrfHjb01AkKMy/G0N2iwNrc",
+	"M7XshPuoAuHHh2ECPI6YjjXaB2akd39q3v1lUuf9U4jPbB/2kLzv2wkbI/MHy4WTe9VgbejAdhkEVQo9",
+	"bsxpy/hcDtwutTiV0+ORO9zyBX1525jes/aRxz4l2gZUAjrnG3gf5v2eh9o21+vi/JYdCWXD1rDb+AVA",
+	"Z9Sc0ptpHcfssMVuRJM3Xn9qBmh7wbHGG6+Xqa5Xi0K5pRfZchLUjsyTDn9m5L8EbItqLCc1WkFp9ESb",
+	"uUu/N5TKIxP9EezsPn7IPbjZy01c7xCr2LflStUBfK4ucC/W7mW9cysfn8npyZhDXjBosfYT6+tAri3h",
+	"AaQ4AZt2mWMdBa4qBOKmtgYEkNoXQl6xaGL0qxmBPSF0qFGaQrngadLEx6h0I2INiw5uTFGA/WzCuyap",
+	"5Fm1imMDUnGrqMO2C8lZ8PpqgYd9YGsJwzh8874A9pVPKvDA0g7CE0NdWSrMOYihHIxTPaugVtB6RNkE",
+	"14A5VMls3bxvaYgUqy9TGHIwb7LR3sKM/ZRKw2MS8Opz72zOnc3B21v4UZnVP6DyY3tVfULpB3zxO7tq",
+	"fofaj2qDe4s/bgoOYaVaJYeKKrBcMhYOHZOeqYkYHAAVKV/4UGgi4OjebvxGFEUmEvKDQ9q1yzNfiDxV",
+	"1e50uvdOJd4dhCo/etvNzLM0rj2RZV0a6Q+isLylK4yX7uh/d1BHU1qHaI65eDtxC+ykp5rlXN4aKdjo",
+	"WEVtLHRxxYqU7HLwgGHNR4kZ0/zMDO1VWudQfw7TuH8M+p/JkGeHJqjgK5BfHZcZdQ9nq158VbhX782N",
+	"jE5XYjMq1EJX1Kzp5nL6UCLXzbn5MAk4vTUAWfUgcwjyYX4LKFZU7hKsSpAJihHz1zt3/oP4abGbZZ7b",
+	"KDU4QTEsHUqzXjCafeW4ZW07gJAGOJoQ0spVFjCcN6NMjNMktddLWwgrR+1T9iq5YwEUjwPc6SyVU6xg",
+	"wX+zu1SngMqaIqOJ3s5s9wfuEObdH0psuwdG7426FfI1pU3W6YaTXOhZtmap1kuzYwXPAZX+Vmwmm8O1",
+	"k9HJ/xlfzruL//2+/TIfFP/3t+EPce+75OJvk87zf/Rv+PnP4vL1sv1CdV9lg+31Ri/Zpfj4zQcwgahF",
+	"kSN+C7b7Pn05eNZC12oH0ZyRTuWo4Rgyv1OsaMK4tDUgI9whCDevRSbigiDqQaewFZN4ErcYxuRtQYig",
+	"IEMORMyaEXCukbBTnkpdYGRMs5XIMsAOp8vUOKFORc+/eRNKH0r7A3lEPpLD/eyDFr+6ZF7YhdgHDn+0",
+	"2BsFYa2yXEUjOdaCTwXtPQRTBJC+9ULogCUCAIchP1ZJY31ApAYgzqNyPCPWIIMxekoXaGyw1gmHDqJ1",
+	"9D0zmwuMQTGgoYTn6XEvKbjFTEMAnQwpGkYwALqbKiAwiLVMi0UqpyOWTqVCJss5yoEkNdMMdIAKKEno",
+	"ViiDzFR8+07P0gnUeNYrjECldYP34OLBw+KdM2z2UMt9S/dUHsRa832P/Qh3VB6yttOep27wFvsYgtxS",
+	"CeiOx16ae3zaQ/dYLnhx6Dm8xz64wWd8DHVy5dGygPYwaaz/oD7wjVvUjkEt5d2xNHv2HT770UGKpY2H",
+	"PBKUI1lX7As2UCyOAcyoPmrr1Y8ojLcPblg7xxhW+Gh5bKx/wNwZkMkfgxMlxRH23vYqMzbfITpHf/Mc",
+	"ur9+mI97qpzXQ/dvD+qhJ2p2yTGPVJb5MQ9U99NR31FdVoceqV0Vh+ewKjePeaIi/A49sGNTH3psS1oe",
+	"emD77ICU5zKpdjt3syyk5z4OmafAueq7oPcl6+/ukYyLlaigy/kIy62NCv7evoTbDUbMz2DBrIFaS4s9",
+	"2apUseth/H7J1NVdacGV5NW6/OAR81OAG5M0ywT5ZTEXOGCckIgH9tZQlpc8HPkNLIWvNGsYJz9g7VZr",
+	"eOXFySDYhOsfJyXVoF8jHPOXY0/9epOMvZ31CdnGlFyM28D5N1zucdnTgPb4tq0E4e94mafF+saIMicR",
+	"cpFfE83hBo7hNbF+wLtH7C9oASLBC5hkluGFgS1LDqYF/3UpWKM7OGc5l4mas3Fa6ID99PrlqeYTwQrx",
+	"vmiSCRlKYzmaXWC9UaClIsSMKzxF+wJykhKb5EYWGJigFhectgmIamQyMz0u53ZWFIuTjx+BHmmiahyQ",
+	"Bb8VCTML4hTSSk9tWukpppWeQlopK9QyN3Ng7K18iebKiq8ZZ3rO8wJ9ITwu2EotsySUAG/PvjVHLXzP",
+	"E81y08YC2tA2dXWRq2nO54H5R6FilbFbsaDNY0s4myAyjFk65lowvRAALUAkJ4wvFkImp2ZUAhiTUzDG",
+	"hGWjydQUPTBcArp8zCW7E3k6WUMW3BuzSidpGealcJv9IAzbPldlPK5AOw6qhJcuAGPu+k4VWSot5Q3P",
+	"RShLW3SSqzlLC2tZW6qptDSmE9+YJtADLtdsxmWSma23lBr6/F//xV6rjDrBl8VMyCKNYZwht+zYVWyJ",
+	"YuwKht9q1rF1fcQC80q5DKVzpWpGVhakptI7SEpc+esWFrOm5QszhYw9OVIxFyvFcvNVI8gSZU+fopnx",
+	"9OnItTBes+jVjzeY2kk90NGVo9CE7EfwgQbMZvJ6mHEtfC/4Lc1r94LCX5UcIAAND4gVpkuskZr1vswS",
+	"poXFuoD1iXmV34CbAZJhzabWfI14PuYtMc8yWATXUsn1XC11eadmjcjKqxH75W3UtH4ALtebs+povtiP",
+	"5fMwnWqBbtyNhYFBwYQKop5oi3YXSteozYKmdONc8ETDzpykmTdALszCUjkTOQRVpV6JnHH3UTHQbOtQ",
+	"FkoFDEXOmPBEkIGbALfIn4Qp1+Bnw/maLLVwqwm2b6oZIF6a35cS2I5ICET9dodVGJvsLrmeI1sBdD2d",
+	"C3PZXYNUIzhHHRYY0oPrgi0lQNzI4rx/Rdz8mt0KsQDCzJv0N8HeW5ScZ+Z9L4HdCDuUStb9/we90w7T",
+	"RICC/iaSCzmlV4u5TeI1+yCdC13w+QI75uf+uepk8+5QeomAbJGLONWpki0GWj0mweMZHPM8Tz1cP3A+",
+	"YwTXSyUsZ5XEWwg0UmawYDmai6Zv0Qafl5GiscpzESMGKVTwGzvhidHoJkbfpzl4ZSV7KpHNDSbBrjGz",
+	"A41U9sCFiLiqxaq5Ajgw1XwBdoqSjDVs3gBdCKVNHmgCsBfGmO3dtVkE5iAkFBykQDXybCuXoMwkaIXy",
+	"DTKiWoSboKQIssKnAoy8LCaXjU2uj2YzYg3LrRR4iUihnIn3oDkHKHpLMGUP7VEHDhCzKGlKthlFWuwb",
+	"m+ddvieUUWix38KTiDWMGtCE2ogq8k8oo88FojN78lktlCehy+P8Pn2K8tSI500sLfIXaeemhUVj5EcT",
+	"oIdCCdhDnp9eEeMbMKPhzDRSySLYLC2IU63V0qxtFO+FssQ6uLUDPAA0BnYc9tRVBRSpUMpMyNqeBJab",
+	"YHO+YAMVSEsG6RtmD02XQmvGQ7kS/NZNFyoLSNJjVBPolIXjSkScJnASQ1cLixTXYj/PFMLc+2iooSzh",
+	"mlwyEYG6I2Me6klxprRZO+AlxwXWqCJLBVtosM1QWjGDC2YDDJ1iChXAKTyIaiDRCdLJRt3MX17fV5Rz",
+	"tmZjEau5KHFdTXvlBrGcS9YXv/YA3P2YoZF0hQOXNFYsEkw5HayARD4CnXJqF2ltY5U4nUG8J5GWlz+u",
+	"TRdsiYaZRzgAYABYw4tBlnhqqWbE6IfWMpfsxal5KpRzrGvGjPCL/rDXHGHxCpR1ZOb1epnnampkP0JY",
+	"MKJnZVF4EobL5LLdDk8iuH8uoODLKPMJK1ZpLFqh/EGR6KCCI/gE5Dyz5KwBKDAzlSWW54ddSwLGFZkW",
+	"SGHcb7dZDauihw+C9LKNyDQRuRQ9i6HCseSqGVgFOIUDM54J5JnE4DLNxjd5rnIop6Bolfk7wM2D5y5s",
+	"Ywir8hrK5kbEF4uMFKQzuvonKPkIKPQTyogoNaOmW5lAobnNoInMzz4LJQflzTFpBixLb2m/hRLsiBHj",
+	"VXJNGGWemCUtqkeuUUyN4NzBnjlG5q+/vXnzClBMi6XeQ4gJSvY/LbHmP+mmf4byn6enp/A/87OZzX/W",
+	"cQazBmpeMJlRk9HdHXN3RRO7qlDnAW0PaqOATlfhxWmOjuTZZHU0m9SDnunBfrJN1nCKvb3mKaYls1Bz",
+	"i5XT58miq65cA7+r1KesfTSDkD+7FWs3Sn3TR4/aky4PzOU6gs8quSd0M6nj+Lxi0bV5JoJqYltRWMye",
+	"aLpBuy4MTVufTQfKGpmYFLiu4Cw2R6GaFALygc2NANtpBGqzSh1q5gC77o+TpYtuHsUsyr4wsSgreUVZ",
+	"49dlGt/iJ0wQ11HBJzYPUY7akjK3OUFi7qAaZQ1aPbhJYAwtDqKzelDGT0U1l1lJ0awwlRK4sZfWTuAM",
+	"jIagWeEybeSiSHMrlMtcMKghNYsZwZ/siunAxqqhPm3YozA3OwiZ+Qt23mffpX+xD3e75uGj6FHpAVif",
+	"VY5UkjivRZGvT68RBhZvH6CUKulT6VZHsx0BtpL9XbNM8FtzztLTPZJaJdlqXVuoODs3VKrZUsLJhHzK",
+	"ojVtsWQJI8qZEZNGA7liuXmHV+Fmpjh6US7A0+/MbPyTTjTvh/JYmy8L5H0onQoER1XjDCGSZTjwtttB",
+	"p0EoGx2zQ7uDQZXIT8dqUWJyNeilAYmPABxeAvUT8NN1+2ymljkdNGpZgGYGHn2nDcEyxiM8cdqXMZX0",
+	"Mo6N8osQocbiN5qy1VuMjKrIAGP/ozsU7WBbf2BNd5A/RqGjE4ajV0FMJiIudEDg4HXTgXyvCeogU4GS",
+	"ExgAcqorX+ryBhBnjvKQMzLFsR1jtMZK2k2aLFG9EGzFTWestgMhAqPc4hChLYS8heY2GkgcVddF0j6S",
+	"dAI89qRnNmI1X3Cb3+jDLhjdvFKZbO5vAoCUGdxaIdhi/8ed9bCIobqx0W+3jaK94Wl0v4OrGo9FUME0",
+	"awzev2/a/BaaN7J/BBo+YwFzkfqELvZTW+w6lED/yhRoozxhUhQrld9aP5wZKqu8/td/VSrujfj1dMK7",
+	"CnIpuh1A2QbdKhMcZLdpy+iH58PzLvte5LeZwPr+hchZIhaZWs9tPT6MLYZsHJhP4XXg1Mh/ESu91oXR",
+	"Mp91b141R7YxcjNjaXmE3UPXrC2zRScFXtPi18rfUPdL3tuJQg0BZ96V1l5ZlaQkvNasERWZmp6Wl6KQ",
+	"uP7MDKG/lP4ew1KTQmuhcQ55waKzTE3PvMd9f6m5I5R4S5Fm4gz7+hI7Sn/9gH/90lrQhZ/xwlsq9iif",
+	"FtKsC334ORhZhl8GWIFRYPaOThNh5EOqnRe/2SohATI1jTzMBYROUHk6TWWAJfRQUGGH4MqmmZmrMEWh",
+	"vEvFSgOCAprLtpgSV5OxRdGiQy2Bct8yNX1lVIU/F/lSREbHByGdyjhbguYPigTGc5DwHwBE2CkZy6fk",
+	"TChDMbDpMFGb1PqT0Umn1W61ITtlISRfpCejk16r3aKS2BnEwM5mgmfF7Dfz72ktMDA4dDXrttsltrPp",
+	"IEhscMXmd6mceo7s1gk0iQcU8B08F8XfoB2k9oGsT2i+224jfj9AxUD2sWeH/YNygNEAO1QJQS1AiKsm",
+	"VbzsMc/SOwG1Bf1Ob9dbXTfPXqGq80apl0bRqUQTT0a/vA1OtAX3OXmZ3gmzWMzE8SngzJVe/ZO35tEz",
+	"mo3Wms+zncNuuvzjQsjrVy+cq94Poay4ZuNlmhVg4wZsA+pUs/97/f1Lf05C+dwFoNCM1OaEQ+QuIAFu",
+	"eCmgEKqIULKN2DiVPF8DEbR5retQgDmLcKS4CjsyURXlWlIF59Z6gI9bpDcLEd9vUdhhKxfF5sil2ush",
+	"DcWIPrJQEERDpxAaGuAXarEXBfrMQc02Frk5pYzw4AWEH1SGCsyC51rgSx3wq2YN7E4xEzrVTTYBclEv",
+	"kxMYReDRhPQycBQUSuH4uLg/jvWuVWyXBOxj95WfsZaDk353ePi5N0p9z+WanF567x5444vbfRsBbJFj",
+	"JQ/Vmfpat9O5PYjyeTolxdhsdLNsjNQ1mr3jPQ9lA6GAjTDTs2UBGnWiVrJZ3TB1y/a14ElKO/wPkGSm",
+	"efBmgxj4rHkftHu/Q4d/UBjmWrOGm7qKteQmTLN5qrWth9iYl70Lzp+TnYvNs4zM1yyUrl1ydvYZpmnq",
+	"MpBj3ROkfP8mcsXGPOOQwgFqO+S9oED16wXQQMEwRDrH8xOjmamGVYuBihZ7iQYuKJokRl+8ajEzhE5F",
+	"hyyE1IsVhxLDVVLVGHkNa+bE9muqvhYY6lJWSbCc+K2QENOyV1C7xFtevf7m2Ysb9kMa38JvFBMmXKbu",
+	"+XkAofAIh+8amyGxETWvGA+lxDqdLacPBOrRgOGaZC29nX7QrBFzLQJEdnapZKmchpIbXa8ZOKPGdzGR",
+	"zxncTtHIcZoUIsuoFAD7AhTs4zWmSYXyZzD9XWE3ugstaoCxw4AZg2DgnVszEUYRI3ghLzdirHJpDRyj",
+	"JN+KtY3AufyPUu9OC9aIXi/06VNrquuSLdzc9m65iAJGbhjABCcI71CGZTE6QEg5qwpHHqPnAXM0+aCT",
+	"ekYgfKtcZtmVmUuHRWCds8GmZ/OJhtEwto6Xb4g1JLdi/Q4KHVwN1jViBailTEJJDik3a6UT64pxKxCg",
+	"zIonHjAIxPlrPMQQqO23O6HcdBQj1rc/H2byWuxnst69aa7OnKUJ19ZUh08FPz26hpzjZS4QY6zu5Khs",
+	"B9C/KZaidyaNl7ecvV7o7wBmYFd+bvVemq7iHrcjysjHt5h5J3TxF5Wsv9jxUCcM8LAo8/wQn3nzTO18",
+	"sT5Q65R9v0u/srNuywip4Mwcs3i+7z9m/8IT93nmkSM0q2fkcPn9VTijAhzxTS/IWQohNk9x2P/UDdqj",
+	"P5W+1L1HOE7L1mHrHeju8N46zs8+uPLXj3uUSUj5a2ykQtkUKdD8NuqgA6Jq18usoCiy9ou0Q9moFGuD",
+	"UqlkwKQrgr4CP6NHHUhJJD6TwVgUzKFT2FhBKDHwRKQVmCBlbD7Kf2uxiHQPwErcynQoBV2hRTbZoczS",
+	"nniFp+y9xdK1qzpGwfFA2vBGL/fv3CfaKg2fvms7hx/5yYts4kNH7IlvbTASn+gffuIHVUDi7H+IcHDi",
+	"oIrsgIGshVul9xMJZw5wYYdgcCr/GwpJgDPObqAy6An5EJDRkiASquB3wuHw+Nuc4KACKEVFp6zLrEWS",
+	"Q/BLOD/kXGAnI6oNh4zA2o08AsxJy0KMHui5n81D+lSjTGjRQZnDZKyeVE51rVPmZaqtRHhO4AGfLA8O",
+	"Kx7fr6ERCKkdcz8YRw8raBAHIVZ58gphYT4Ge8kxyyUKs/fpAudREhypJlTkgkW4uKc4sMhYh6QBBo2M",
+	"tu9vQ7DXZzxhjYgAhSnqCNgi6E4EVkIwegIGsXWRhFJJS2AU0bXrImo6RdMaUA2MA5kXUwiPCsoxf06t",
+	"JEmVEeFQd9ptwqHVlEJWMqM6ww8jGySpMNDUiIxZGTVbDLLUTfv4Q6opPoUwyhRtcgN4dEyqJhxGX2he",
+	"/kIm4n2EERKMjVwZCX8nwFGK4+SFac5cbOT/cz35s2mpe67Fr3+mnOQK9jSKUmKLAgvaRRbBiNPWFC2t",
+	"dyfaeZKQwMXhgLl+l4vYaIHOliVsZmrwiQ4l3bEO2JwDpF9kr4wYxnqUg8uDOKD1ls+4Ue+KeCa0nWe3",
+	"5CYZn+pQcrn2Z6lwnZ3zW3FAnn9n1vznifNtjauKqM514XXPnkMA0NBoQ2R/DEn7lcA3LGUA4EnNW39d",
+	"inxdEhPAOrYlTSC97wU19nsopTCwBzVSF0qsUpLTnn88N37fc8PNBo3//iMkmaey4jmuPzcgidAYYC1G",
+	"S0MTAGgKScgRrO0IHK54HZxxvr+MbgklODlPU6mF1GmR3okrEmPOBW0MQrodnMiA1Ov2WBMOJTyQ1IS8",
+	"ujMhQ5kme3TSEdEGWt8dGZgB5b0EzhSG8DcHrFNUfGqEz43geTyzQ7Ete3YhuQGzBokIGBysnIVvaEhF",
+	"CcfNLYyyHSLE/lluaq8AuNNu1yEk7YA2OlZefk0aLSxLaz8f1GntKv/aLef/JDFWrVL+5e3Hilz7NpWJ",
+	"mzZfjpl53yXEKtpwnIsk3RsS8yQbQHKwCH1bEWbX+4WS1mZ1sRAbH2sUK8UykUxFziinJwjlrel9hD0w",
+	"iuhriqD5+jaqtJBYAPe12HWGlUCQ8msEHVZigoQMpR+Rs9VbuuBG4hOyABbkBaS15FBvQjrDrhK9UFIB",
+	"h1+4wxZQgQ4pbMhhznMjo91HLzjU74KaB30nNQ/qRQt+i6ruWKwV1qlAAMRPZN4RSEjS4lMDCfey0F9U",
+	"IkJHBhP+peMU35vBhwTCicjvFaf44orlwQDF5r74d/N2PsZOPvlUQBlRBlMaiQCs0OYnnRCJGH/2AbF1",
+	"INBB4Q6OfQcEdMCcD9fucUz9nUKwREy50ZFHlMu8XR5Sxk+M5G2Fcv85A83Vid6/mh8eJe+j5K2ulEfB",
+	"+yh4SfCChPDkrjGlk5yvePaJoheLEo+Tvd8aYSvViiFmsfN8wnYINgIWtIexWItwhqmaJuq3e2yrVLLF",
+	"XhSadG7Sp/EWLFnDTCYrnlMNRUEBG4sCEDVQE4diVFumk+YWngVD3NzWWVNMna+Z0a6BRBDgFrDknSqA",
+	"CTkFizehvEWqwhZxbnlQG/BNZS1os8X+CrdiiZar/XQwTACip0NJqMzGNKliTfOlOWEzNS197Ih2XHtw",
+	"4Psfj44HOTqqo/tVnx2BW2qPp8bjqeFODZJaZdLBJx0WQh57VkANrA9RgakPVvoB7EBM1dolPsg30gpM",
+	"SVXBJfQXCUx2WF7WyUd486N4/ArEE87ro3B6FE5WOOHerFOSQDx8kqSyGRhH6LQeYggg52UKExjyNeXZ",
+	"j1xozOIUbGTnYKEQJWFApruf0F+bwY9UV5DFj3nqGE+Twgtwb2YEUKFYWUyKsCI2Ux6VQ/jTwiRJ5SW0",
+	"U5+xC1CLllLteZlewFYqTywEIy9BhdCrPBM5OEUwuunQrxqbGQhl+n4oN2oWtJeH4Ej9jI47yfgUNO4t",
+	"sY4f6ZThBlYoAOYatPoOkmSaLfaDEEk9EkGpx5eAK+QO70EVwFHlAnXnymvswxdIfnhUujeR08uh/WPz",
+	"+fclYLit4Lbp1XbZSiUV4PHkezz5yqrCGIuEd5w/t0D1ef/Tz1ENHT7+nqd3fgViw/UA/ScEk+oySrCo",
+	"0ELaACEqXqP8kVBaEFWX8DbjCdF2rVQO5GlO3z9G1qs8MEYAVqUBVdM7aCIKWGGWRtFsMfwgOxRPsEfa",
+	"IYIQwROA/4KfJmqO2FIDbudCJ9QsvtWe1ERgDMVbe7B0AqO2ONyVsrQCmrTmjUwQ6GUPEkrN0fLCvAKA",
+	"vx/tlQewV6r0YLsQHXx97TMLtR7F97+b+H6Bm7xcHBX4wYOS24i5o7L9ME2chCNKwgrOlVdK4mPVNijx",
+	"JsAokg5CiYBElgIgYFK8LyzidACgrEIHKK2tI9FCzgvnmyEx2ywZVavgUh6oFFaHI9hWoVSzSim9J1Gw",
+	"xX7O06KAhMLdkFuoaRHiP2FvYT0c1cthZXqK2HgrfCNK5Z3ZzDAr9xW4LyGs/FWl5ZnvOLLGxDnOHpPy",
+	"/kUkzxurLOkn5fQdEjiY+3CUxLlZznF3AT4uS9RynIlTIc1uohQK8DPMRHyL1QSpvON5ymWhR4xnmc2w",
+	"YHo5Z4UK5W8iV4EtR91KoGPi16VDFV/Obfa6TdOAVDjUJr34n03LCNDpgu+2YOsA8EGVsATsTk2lGoA1",
+	"dtWrJsBuCiP1gNsTW3gtFirf6TKlgc7hptbjRvsjNhrOEytUYZYnnG5uoe/ebxBfPvtg/rO/YLxSF0r1",
+	"ldQ4JqUjfCVAOqucASNcLfTZc2Qsut+p9Rz69/AFjzc0nDvWOSgr9NWPhSoPX6jiiC7oUrmMsdxxxzI+",
+	"oxLfowsblRQbpc0lIGsqq6AFUElSpw+G0iqE1xUniZgUFgC38iLS9TLTagLVc2kO+Acrrh0GQvMKndOg",
+	"Dj/RFqYGiElt4R1Sf0MWyA5V0SztVzQmn7r1DuuKP5qR+dpKmPGzj1MvabXR6nnc4L/fBl+4xXnkBqfS",
+	"/eNLl0lFoQc3Zhz1rYCpLNlr8tktTsVhZrNikAiKUImkCX7C/RvYsggE58pS/361LMqiZBt+KtGkIGu4",
+	"xX4E9RNPnhnXeLAGhKtWaDZP5ZIKexEGYcHTBJLF9miPTibYYXw4ofD12Zveh99PLNBgPcqFB5cLb1xF",
+	"k1MtjxYNQBKgzz7Af4/SaK+RWOCJhTdCbqmdDp9dGgF4l0iQPUHqpha78Sl+Ap/epySoMlsebg+AtJET",
+	"lWWVuyeUwGAEjEOsYZmGArZS0nSSWOs8WxIr6l17lKe6zcVkuYSQ22gHWRLzuZJ4tjKvQiOgxaJ+u888",
+	"2g70LFquBlGKLqmcI3AXnigs/YcTRq9pa/3rqTLQ8zcOxmaXgYKjvl1cj6vxUXA9vEJjRUkJObRbct0P",
+	"fMVibXpUJh4EttlgDt+epxJwMrGWfsOVTYAi4ArDtQJEI8Cuifkl5j0a65WQ4+jbXM0j4p3DKz+Zf0es",
+	"IZdZZlEsQsfvcCvWzRb7zmYcYIFSLswqTIi8yXTPdphAZC2F8q3LqgevnRn0XUrMTTqVqZxSUsuD7b6y",
+	"GdPozhCcmxjdejy/HS+wdRbhGMLwHIAmzgCgZqx4nnwOhKFFnsi5vBVJDWZhwMY16n4ot0M80Xj951Uq",
+	"dQQv0+bExcoMgDg0PajgHJrbpSgigM911xH7WJZPXpk9wVMYliIVmk0VKBwe+IPF8QH4ilSje484sGlj",
+	"RAuRpyr5M8+yiNEno4fZ/9grFvXaCcHbXiR0pzugKdsNrAtKLAglwNj0AK/mAhhXE77WAStUAoUrcbZM",
+	"RNJib8jlmAtkv0EuZHKWQRc0bfpc8CSUKA50zKnqEE2zHSrBS28tHMDN+BkijTA/XmKT3gWoM65CYZAG",
+	"dTI6MRN9EpwIuZybFUp/SlF4XOo+Esa2JNALDiBVOLJUGbSrHzh9O/rCs8zrCv7Va5u7L5Id3TlokLkB",
+	"/ZoUHH+eD1pkjmr5MQ741aBUvvHnZS+KEDGLf6poH1l9gTK+wN9CNnq0VsvI8Wprj7+w2QrlS6I0xwQx",
+	"q6yAnJoT3JgNzWWFyIHIRgbAdgd534Ba1/BtP+L8mCyzrGnPEexPrpaLg/4kVnqMMd8BhDASuepQlg3n",
+	"lJc2Fuas0IqNRbESQgI7/AJYoOd8zcZG4MLVNIanAL6tYDzLdmlQNCaHZOuPxiLNdo9fSlzhKbFS7xJ2",
+	"8GNF1u3Vuwp00GwJ2Qiyt0doKDum+pJlepklSFIo1Yo1qj3dsN4RC91O4hWLJjzT7t1w+ALLMA5g3Tep",
+	"BSS+lZ9EQnmsVCa4rOs/DCfpAbiYxwLBnQBJVSN55K5BnKfyL6L4DCy4e/Vnrqg7rGGW01hkasUi7EO0",
+	"E65uzt8/XB8pZ2YpEccw1SxfZkILozPt6hDdsQv+6rwP/XFoWLVYWH/6NCws2mNf1XFrxM1h9ydtrcdj",
+	"9qs5Zo3MttPinbL2ytuPwRGp1CWdCx47wAG1ENKjdkBhiVB8mHYXtdiP5BHEC0hZrZFzhbKwSXPVRGT8",
+	"nM/FM7j5hVwsCbeEniZGOmL9m5uWGyTA4U9jLqVzYW7zyMc9w5LER8CisShu0t8Ee28DSc+MyvGSCHCX",
+	"EmmCSQI078nIPVE5I3Q9OxStuboTb7Bz3+uouZvkAvbZvT2a/3klNN5o/UElNDhTO1w7UqxoqzjfmbdL",
+	"NlSKrz7x+jGP+jPApJCZI6N9vS1/q0bO2QdiL/342eaOy/AnuycCyn8weGYqS3SVrF2tpKW7x3gWMbxB",
+	"FCdwoCBegMiGoZot9lfBkyyVlqkfieMY2CcilE4Ax5mKb6F7qWR8rJYF67TbbA7srwsOdEVXlq6KRQm9",
+	"lTiYInyPEaMRJF6aE4Oj+eBIvvGthaKi+l1Ook+Ssi9xZo6RgT+nxewl8ZT+DorZzjxL8+Mjlce/rvb2",
+	"XBQVpctsQ986vZdEOYNo8HHFcz8oOMOmHswyZblRZ0oExZJInwmZQHwcHltw5Ob2bGek5lbyyrl7AZZo",
+	"08RGinLLga9cQrVl/DFvJcqfxgZFkBEsNupNBzAY946/koJLQibNFnuWKY0oRviIKyOpInJsMBRewTR4",
+	"BSaAYioVy5ScipyNBb0gCWUDKuNWuZLTdyCpdih/pvkHl0r/ofVwh0UkFQg9Ags9qm6l6mZWxCdpbmde",
+	"1s5uaYuJptbAhic0i8YZvxXd8Wl3cN5YFpPLRpJO04L9CdSjlcqTZjMq2aJJ9EIOQYuBwyuVoYwgfSNi",
+	"NcInQDelJfF08tflDdFDUhXvUvnOCGl8KEaKdivRCEvincv6Mab6m5Vyb57zNSmLZY3bjOsZFgR4amRq",
+	"k4xGoXQuVFRLmRYAVscaqSzV11b5cNSkJIOy+5TppP16wVCag4k1cFze4V6PHJYI9i8rRMKSFBCtKWxk",
+	"czO8+WRzwSWoxs0W+3kmpC0OJ0+E/2Q1LSogKJMyd8oerLZoPJSh/DlPCyKJpwkHMvBlDn59XajcPPj0",
+	"6VhMVC6ePmVaQAQFR831EzNLzW8A3QrQhHXwISUkN2dxzvUMeBCwTN5uJToxJyqfCGB1tN9Xe5BBF75X",
+	"d+I/9CA76v57ZKAtNCWhPZQjBSbsDwL+23kyP7O75qpe53QL/fHEfjyx3YmNxw0Hr4R3YhvRvO+4Rv6v",
+	"Y2vZbGUNsYZZ18SvjLi8kD+sJJEJXEwsQmICOiPmiMARymjFzVV6vG3JlvUynlHBzloUwSbZ9Qx8zcbi",
+	"YAuVZfYgNFYYcvdTak7uGtAiVuYYNAcL5SBxqVfmsG4slNbpOCN3pVT0dcZEUrJI5dK69uHr/mxsn2hX",
+	"hPgbHM4HFP/YwtHhMbydgmRH+G74kff9bj4e+IDDwTecs8es3QdPV3wtOKaq4/asFqiTNDkob850kQs+",
+	"v6/YydSUcc1uwBd6emPax/XNGlEh3hf49lN8eRSwn958e3rZHFH4AfyxFb5DRxUFtUAqlShqJJUaRROV",
+	"ZWr1Z+TfayBwO4TsmpS5QpR1GvhYPNETsEm2hHp10m8DT1cnfhjgIOArvnakVZicrGfLQrNEraQTktQP",
+	"TLagXptPBJ+T9y30cUjvWLI3Qvow1krxAv4aMR7KSSqNvq0lX+iZKkAFf/r0Z8BTSgtS0FtPn7Jr1wAS",
+	"9xmD5CXXxSkM/umLv0assZql8YxxyW5uvrFfqKF743UoiRHR0inkRhpLEQPaiMqZyLTwPoNoKBkkJTAn",
+	"dVijHTBvEkaQIkpYBpmaNnGxzJCxcZVKot42N8Gr6Au/F1rzqYBP+6acxVTDATLHX9HrH6VJVI7sE40D",
+	"QL/BtchbVub3Yr0Q9oaEFxwfj77Bezm2kaUShBbQBTUsGuNqxotQetyV9XsnIq8eLBcwh9OiOTKfFkVR",
+	"KNNktEmxSd2z100X7Q+mi+76TOB2quumfYBaCSUuCiztA9hHJ4RZA2Mo/hbCpRswNN02l3CTQRKXrd41",
+	"a5ay3WHpNiI0Sf4meBIFftQZkm5x+jRYfrSV8B3erysgsZPmq1bcrDquja6Ecw1dxcpDmPFyMGncZpCK",
+	"uzlWZaeOGrCXECNy4gaHZxRB1Mjo9AJANkqCyxIQlNx0kI0MncmLseBFxCj1DeM+6CHuDJyug0Es68aF",
+	"PZYoSi/GkFGSmaZhJ6ZKaldPucjV+9S8mVDTjJACAH61ELLFbm7TBWpxuKGeKamXMCdpYTbVT1psSIIG",
+	"Z+NcrTREwnAz3KhlHpsloW5nRbE41VoE7NW6mCn5RIcyMhffU/SLXoZcrK1Wq4ng/nQQjVWyxqEf439H",
+	"LFZZJuKinOIn2iVgoCDmkrgPzQNWI4yNsPY3d4s9m4n4dkvYM57n6Z3QIyxkixa5uPsb17OIwFeZuZCq",
+	"pS4Fx8z8HLhABv4NknC+WBbCJoGgoGheYTlHKKFls/5oTyDoK97r7YomYVEKmBhbwwKLPBexSBcAwToX",
+	"87Gg8pNtDlbSt9XSzH8stDYWKIhsNDvtOmFJrhZml7NELDJlViaTolip/DaU6PxvBqWMp5VeOTC2RFTE",
+	"GsryD/9587fmyBcYudBLszPydDorQonHRkrlwbCL2ZQv0JfjMPwgMCOkUddFUmFogxEiZ0+hCJ8mGYUy",
+	"5kAXZ44Fq+bXyTTz0FQU9efvzBMORkGB+Q/lgucazlgOQds7QRsJ1HQ4l94gPbCkjybmTGvwaLYQebm3",
+	"SpAwniS50LoJQgWQb8G1GPW7Q2Y+HenhRBIxIo9DW+yGGhHApyFkvToSUK2cxzwcSky1NSMJ+1+zJNU0",
+	"8VAcAQXZK3DszbhmxhpD3g8G6EYQMypmXFaylcxrYa7xQcpsYo1O2wm3soyzOfLWWmVAo/enaSHmN2BJ",
+	"RKzx40LI61cvWK/VNTvS+w3PA8nE+0JIDRkFE5z7XqvNEhUvjXhuOmhlNE7MTZ7KQO8wkgomOGdrEDmw",
+	"OKMPaRLgAgmYOUk+RldGkTKKY/T+lEyl70WS8jdGhUBp736w3wBJ4zB8oDvgZfMxtS8IZVR9fmSVkjIJ",
+	"At6jJnD2ofCBUxRqiX0JA40i83ctaytM2Fdn/n4LW/WoPFJO1vtx0Dlb5oa5WPLKjqy0orzQNRvwzqQd",
+	"d8TpZdIfn/bjweB0yPu90+6kk7TFxfg87nRCifpbz2kehGBS4q1YNeRDeGIE5MmoF4SQZRuejMKT7dtP",
+	"gvCEFEi446humIewRByeGYrL5CI+H58OeH9y2he95PQy7o5PO7w9sb/BM7yA+7vt7uC03Tltd950uqN2",
+	"e9Rut9rtzv/APab74cnoQ3hiU1zCk1Hnoje46HUvz9vtdicIT8B5ZK4H9pvwxeNhfCH6/LQ3Oe+c9pMu",
+	"Px3GbXF6yQfjTnIx6YluGxqhQIx9gzL96rTbH80fdFTjC/vt4bDHLy77vWR83hX9uJP0JpfDwaXoTPrj",
+	"znm7PUy6593OULTHoj/u9rqDwfBywDtc8HPRhcZm9m281+XdWEw6iRCX7e6gy7vnbTGIL3vj+HIgzuPB",
+	"ZNK9SMb9YTIZ90VvMrwYJINh3Ol1z8+Ty1548tGsgBql88MnTmK5RL5gJw9M9KCNE30rbHcvLvtDHvfa",
+	"/eH5ZXssqGtWmcEvirm4EDxpDwcXw97wQgzjYX/cjid9cT7sDeLeYNAVvH05vhB80k3GF8N+/yLpnA87",
+	"Yz6+EHGnPeSX55eix/u98fm4zye80+6M+cWF6PQ74pwncXI+Gfc6SZx0esN+POGX7cvBxeTivHMxbgsa",
+	"ek+7DuVGldlW3RpscDg5jDBAnayk9Uf0Su+xJoDz6wKSiaViZtOOQkkWkXc2sUKpDM9UI4O3HRuMjh+R",
+	"FjORW8RMsINDCdpwg3QdlWtIZjM6JGqeaBJTn0GP5hrVW3uKNfDtxUzoVDcJhQ/1ICno4DBnwVgVsxbb",
+	"OGPLaiL/nebA+Bic+LeCU1Cuf5zUc3qjLmq1UzVtmTMlNyNbUDWU2Rj1E+OOsRqrrLVVk2C6tXl4noy2",
+	"HZbefTfHOy7BlQYfU9/Xqt9gu3cfg5M0OfCoUeRhfLwajM7p8O0v7dPhDkZyL8z1i2nA9jHAYS1rJdX4",
+	"HyJGj3Bd+siGpR6QE4dvugTuNX0VY/+PncOyK/sm8hoxPkg58kpQzYWawtP6Ob0GBv6S+dTuR/SdXW2o",
+	"ljZ+7zxc4KpSE/SJ4fYh0WKhzvavggML4G2wVWFUdtFVmjqJuEMPbu3KRCIfDrzg0Yn/4E58VIurbnyW",
+	"pXeCNW5uvml+ikf/gxa/Ho2JSUw4FRdE6eOHFQTJjNXoTsASEWc8F2BT81BGZqMn5FttgFsF5CjTIhMx",
+	"pWuUtlrplG3uQuLBLlk/5BYSD/OPJg5HuLG5TYfIe51qdify0oQEx0mR85iSffI7YBMiJnrIDGqk+Buk",
+	"I5VmGGISoa09XqaZEw1eE/o2XezCMnwu0J55SGvsRvz6wHD+boL3So5HkfHgIsPIe3JfmGWf3EtGIJbP",
+	"PaN9BDvi4/HgJveTwAOWThiX68B6XuG+JhWQh7Kmgtzsq1mqC5WvWaFQz7a+Q4SYd+EFP91hFwehLQxf",
+	"P4ePfMDd9lVihhIK8HHogJWpfdy0vwPEVmXEd6NrbW9ZKd4Xp5jiD3m8y71FE6zxXPD8iWbPwP//g3hf",
+	"lOWszRa7EXQa23rW6nqAegLTJbM3J8ssCyXdmEqyXxWV02IYh92jjDawpaugN4QSHJlxWUMZWdY8qt1C",
+	"P3ecCaNpBF4ExEdGIEB67eAmrjwYIAyCQAi6xV5T7USZy4dRBPPN2E+jr9Qe4Tei+MHd9Z9cHPHlUz83",
+	"VslXk/z5pi7jE8v5HrM9H7M9bbYnChgM9ZLohFx9EhT3qNfw4N8P1mrU0D+/plCDX1FbqZZ7UtXXSgBX",
+	"9FSMRcEaFimAoAmiJpo6gNtMxCAUUK1gUJvWgYRIBxgut3D0qQ4lhBBGbKsKBIFZNqrumgHbIPpnDSRi",
+	"YTGX5gEzTM0AoBDKApAyzhIF2FIu/qFS+Y6SXRvemAC0PRhvMAw9iGpq+6oRRfrtG88ywe8Ei9dxBjmt",
+	"luTInF1TpSwwJLzKHIXaZ4sa8/jWJt6Gklq6qj9w4dyDckclRZO+Au56Z85h+12p1MvJJI2NNfpuspSJ",
+	"jlqh/BnzfwueFz/PhPwWH8BkXa8uEZJNJmlGTDB+XSXWinS8MpAaLlYckleWfuuxsuJAZcXbPwL54bXb",
+	"C/VlC/9SoA+PR9nvSJaK68YeGjsqvA/VMdAxdjYXeIJlohAH6g5fGhGrt1V74h+J/BUbURk0iD5GB1eL",
+	"joPK8YIrviL/SjDyK7ZVYOjZF3R4EtdoebjUeh1M5/+Ti6Y/UyL+Dqr8SzEptmWhOdhT+cgX/SgCPTYy",
+	"o+t9hvAjcoQj661fE5VCWUxYiIRhWJBFmzXXkautNhLRPBnVIjtsFFevZsp7OcIOfkKJtaVSwIhNt+tV",
+	"P76bpxqQSCNbV6CZV0HOknQyMT2xAVXM6EQsHveSkcuPtrAXLgcah2zO16zI18T5XBZx2OQlOAO6XeCP",
+	"y9LknTFtvA6h13q8LoSlsOKSXd88e/GC4UBTMjvW7VVJVEJJIGwtdk1VdJ12tw9vA9QgKG/xK7EhQQMI",
+	"se4Iuqisx061LQ9PGC9CuVvdNs8+FjH/yxQx44R9bUXMr2kJ7jIGzK+PZ+Ann4HdYwaA0vjxQPo3NR4A",
+	"UeLeVc+6UItjsKBcWOOmUAuz55suxUmuWbIUTLxfpPm6xV7ITYPBITah6EXMpisgvrYYJZB/4ehrkfOM",
+	"zxVFHy0CxxZeSaM8WBG2unmF0Cd0Pgc1L7GP5ADKTfxE9DSGXZFeIRGU+429gSJFJUUolzItMKmvltKp",
+	"xX6ggzSHAgV1Z679JDOh/dBHai2hwOFIhRKsLoRUtZBXlurNR5pq1TjznPGEr8d8DaycAMiU2kx1nMrH",
+	"eMqXPIXsqH5t51BdPMXsftaQKp/zLPNQSj2n6IZ7+PGkerTW7JljVvo+Y60m5jI9PvVl+kQzladTI+bL",
+	"WlCb/grZLzMR30KxemmsSJCg+LtUhQjlrVjrJur/5gK7E3k6SUUOlEKUUgesN1DkdSvWm4k23GsITidM",
+	"8x2vMW5zK9ZuAGxZ94prNueJoHZXaSGF1pYuJ1bmFZuf4CoiQ5nxwrQPFEhQO+91oMFt8pw5IiIzpmfl",
+	"zxFidUzS6TK39fUaC6DKTrgjpToUpnm6CS+AvciZhvpUKIcs8qUugL2iTMELJeKHMJ4puRtqdfqgbPNq",
+	"+kJO1G6xZ71Mj/ky9+DiAjK6Bc/N4V3ZkAGsj8Bb11CUiau2XIwVUTCtiIGzWEmdatALjhUJr799xs6H",
+	"513mPcsWuVKTMlW8yAVsf53+Jlg0AQI6Cpj6P4UyKlTEGhY/gUp/d+46SO7/zWxn2DtjVcxYrpQnd/Dh",
+	"UNY9Dej1Zako0l1xCTwvub+34Z+2bNp8lwWwB6kAYPRKFSOWGvnGJjzNEMIHkpYnKr8VSYvBl0HpZ/1X",
+	"wdAQlj26nzI1nYr6YsbnonhWjjaC3BzgfIGCXfgyGHHT3C5yDTM/J5vK0Rfk/iAMdr8rbs4PT/lOkpJC",
+	"fQZByUM64LemahfloPnx0zW5R43pSCH6KsddCMCKsATtZp1x5MRli1xM0vdoaJrVmBsbc5/gBAI9neKy",
+	"OEZsugdIptgigrLoAK2CiHwCCECgJqDYVO8MpU2siOgfL5LoCWgL5qtGQH3FLIqLks6NW6xU0+XCbOy5",
+	"UJabzjGbc/8ccUIWigRIMprBe9a9ecWiIlPTU7gaWYgHI/NvhVhgyR68ianJBNzUbFPulaazg7+hxBhe",
+	"r4KtRRHKhp3KfCkt4Dynonw2FrNUJuCvCNgiW+qqGvgEnRFQr18Y3XOm8iJb7xDAL+wEHi1+bUEcAb/X",
+	"SzGa7npRtlymyUYhXft0yE8n16ffvv1w+fHU/7N/nz873Y876JC2v8OtwCfapfQ0zIEoeGKWlluyO0W1",
+	"W6Zf82du1S/WUqCJXz/xqOz8zqdQiYb3IKfPo4H/exxXshSGLodxuutcguDjnN+aNX5s5HV3sqTjLwQH",
+	"1DZxIkPeRIQzHovCETlFgLfFIgoWRlARA2yMTccMAj5XDQeEBaAiqCm0+RcZj4UxwcWEIPDwZOB5lgqA",
+	"Q/b8vTb06d1I3I0oedlzh1zlUlrA7U1BXcAXwXRIpZiaFOYlCikIMczaiCp5lM0A8Gz0bbpY2PR8rUCT",
+	"IOexl2EI+fiQW4j4V1hch1yQ5p2QTvNmM0WRAOqohojO8OjVjze7sNjIKR8FpV9BA9r2XEmxRvoslzOk",
+	"eaYh8F3JMIWKQ0gy3Z1k2bRaQChBDdgCsYa6/iyVU4oDS2XrEwo9sof+O4qTQ+qrLlTu8QGir2gEMEjm",
+	"VJ7zNZukAPRTDq1aCAlGlIxFLYfD/16m8e1/q1Q+0ncdPCm+L+XG10bf9W+VxPl4An6qi/u/QRR7rIYc",
+	"DxQ2FsXOKCtmXtbaZvYQJHlHNAg2G8fquC4OY/3KlPvfqjMPvhcP6VklOvxdutxm11uP/J1/xDKtm4q9",
+	"ZNpzcaASeWOhGs2K/oWRZSkoWD7dVHHKbF0woWXCkhS4kiHhUwShpPBKRe04RHY9woi72xmEBGr+qQt+",
+	"KwI2U6sQIvOAeO7IUbBTjYiqmaOKMmRO84BFKyWjgEXCKFmSAyogbHuw0gNIJ8CkBfIVWFoqyo+uaqiR",
+	"nvFcRJQ7UKgFBYHc/EgBuQ1LWVhEISiQlCJ3pFkpOGumudCa6ZlaaczBWIESa7+efgEXRVzvPXiZ6uL7",
+	"TyzHpue+tirr1yJWeXJckbUb8s+ssn4UZyTOPlkmbRZd10qkW7E+mLnbYn9JAepbsm+S7mDQGdIGwMjt",
+	"nCfGaPHyVgF6zAjXwAaCqG2j6N+KNaHMsehWrN8BgknEGncpZxFPkne3Yh05zyU9WDo8W4R8zBrR64U+",
+	"fRoR5LYOGAeA2FC6txjZBnPHog/hCfb5O7EOTz5GAfNAbK/hwahJQtC85w49YbSoqRdXjMvSHwu2CTL0",
+	"zAAszTwwhpEqk2+NMeeC1/aRFdxKVl8DnasIaOrl/iLWWVqg1Y3CCLKMYf6RWrTFfhACZ2bLNvPrE9Fu",
+	"ryYbJ2CgddiYJ+8cHJ4x56Fz1nY3Z0hlHgJjqaU5WsLA7QcmXAmjStV8BGmDowDrBP4uUYShhUQh1x+G",
+	"xW2NY6e87Z21SyLWWEocSSwU9G+CPLiyDtIsK3NASSqChNHWoQRM2tIRAGszLVVA00H8pJF1Q8c4qSJT",
+	"cqrNA+bL6H5MHK81SK+TxJiTj9boQVUXBuoPMkRJz/7OiMAdujauHAQzvtoWSJqAr9deusOjSfrvp+v/",
+	"BV1SIOdUVc05UvM3i+XsA6CSfjxcIwi4HWluC6t3HEdGVgNfHODRgxc1oYO3SSctepRDCSctCe6oPELx",
+	"xGQR/lJzZhKM6sfdZ6M7D23pNbSBbEgyzpaJSPafUm8qmwoQTMpGgNcEnJgiIeQSKBHnuoDejhhPEnfs",
+	"mF7ZBDLnNfJOIBySmGN6dShjNRc24wrPsHJs4fiFQ8sluqCMV2bWcxGrO5Gvm8Z82DwvIWO5OlWwUOxH",
+	"aXPjBgJcfTGMGcvag2RbUqWJXR20SnEmABDSAUNvYuHauNeCF7My7AWTvjfwtR28e/uhc74r+vbIjft5",
+	"pw/tqX/58+cxivg7lqaYJeOng7gDCyy+A6dVJpKpyD/Ro6pWkuELmJBFngojRjFEd8jjRMExvQToep5l",
+	"6NFxViW9j4lflzzTPkTLbk/MS/yWe9dbwGNfkycGe3TYC1Md+0cPzL+kQ7k6iYf2KzgDDqcBuP36Quul",
+	"sNA75EmgHFKQGbdCLDRbqfw2lVOv7tja9im5N0K5hGoqBSTFrNNm81QCnxABAPksx7kqiMdmBvzemMG+",
+	"4hqVWOcKyFR8i54QZ5gvC9aAxwXF6F3Y2/QYPqB5RQ3IKd1DKjEVAExzDlLiuqTlqQbPa6Lbrkt+2yMM",
+	"RGOOnWkZXAvoB8LodsDSgk1FoSmwXr72XUzHVcS0Bfok93Kxgi7HIr0TCUuLFrt21NarmcIxwrIJbJXr",
+	"WzQPMFZQpgvAhTO7Ts4+uHysj7hOolqXxWv4xDewkD7Xb/GgmLymh6/p7bsUJ7esr6p8WGbtSmWZf8z6",
+	"1o9W+7+vEoS7tqL9FLTAd4tTymQ6CjD4G9iP9ITPW3Ur1UoHRsVJk1atYvLaNvOAe4XaMM3t2in2a1v/",
+	"2Wl4ZojcWHjLw13aWh5n4/XpjOvZ2Qe68jeuZ0dD0MdcKpnGPDPn5tzq6HYh4QFJS4CZVsBj4DUEfnoL",
+	"1FH5oRkg4AeQpKwLUZ7AkYdP0hirZN10hIHQREMLEcqIFs1fiXYscmFd6CmSsK2g7oWRY6FpN4IFhrfJ",
+	"GxzAq3PU35NQYtaXLvhas5nIRcB4phWzJHpGqcjosSQt6qGnngu7df6yNh9878PqdTlYD3tSbQzk7nQO",
+	"uxQs4MojMvVDb/fnljLxPY/dvveXLa5YTFM8ThxYMUD+3UNC4Nq2+kSzleDmM1gDUHgAmQd4ZkXAMr5W",
+	"yyJgY8ELjemYqAOCajtHLggIp+Zreo8NxQ7eD9g0TxMvR7Rs0pct+3fZp+6vhwY+s93bf6497qXfZS9x",
+	"O9733itnZonuAUOxOyYApoRThEWxaFkU0G622LcQXF7wvMjWLMn5Srr1P7KJCbhfkC0dUpKFtnVTVDJO",
+	"+zAtIEaAiCdjESuzE23WUJFm1qScAzEx3oRELED8CRlaeUrFZuO0mHN9a4747sD8pUfwDmPQrgIWq2w5",
+	"l8DtOU4LFuVq9W6Sq/m7sSoKNX86YH8KZawyvAissxEc6ebutj2/8eZT+BneHsDvff9HzK43l7ttDNwU",
+	"akGPmI+DX/pk1i7g9ha7maUTNKmZnvGFYBHS4+L/dyIEUwZmNynoYzC7HglA/bsHEdyUqxVbLmqj5pJn",
+	"69/E85wKhD5H6jwAZnueJn8QvohpGgZHpztjBZx+dyhuubE8HqXfQ3Nc4JplnKTOFBdvnRDcMF0/BrXW",
+	"K9iPup6XMF9oYt7P0Yxw5BOcaO3NBovm/NYcgDKytSiNWVEsRmdnmYp5NlO6GF22L9vNK6YF5Rzd8Tw1",
+	"36qJkyae2VQYotkGVQP4b65fvTBiB3X56OyuQyRavCCkAnIvLfPsZHTyAdaw+Dg6O/tgWv44+rBQefHx",
+	"JDhxbZpJmTnxD18EtZLU2ZO65W7Jmpm5gxBIHAM1rHvTTPWN5qP3v8w8wxrR61c3f313/de/vo6umHnI",
+	"53uGd+NHVd9uxnjr7UAkj5zG8E8d2TpVzt68vDktRA7pr0bELnL1fl0h8MM3wnOwgN66hbXDw2u9GQH6",
+	"OXRgwyMONCHNa+Izra3iTV1HupgLrpf5uqQY9aAY4H1PNCBR5im3wAoEZA/x9qbfjLla08bPeARbxVcH",
+	"/sHtKbak6qJ+azsBSjLLRUYVIq41twu3G3yJtVUBjU2V3Mm+GHpLWnOuMs0aHjBYgPVtAeYdt6rFvqmo",
+	"a9QWuqRyGlhI3sCCpMFpC6Vbd4Jn5q+GxWDbHEUogaivb12I/JTytY2OfxrPeCpFUpJJgXMKo26sARaC",
+	"I3gHYlbg4wN+x5ubb7w2iW5ru9VrS49AiXOAZAK/s1NGAjNwcHLwheb48BcfZqxuv/pvgmfFLCCid6EJ",
+	"gaPcttiiTqfSjJcLjEN2n2XA89opF/CO0dtEYcGBQCurQsulRxVEJJCCJUILgg4R7X6JCQD18Zt4KhpT",
+	"Fa16KeZaZEa1gtpDxB6yIjdT07MosBmyz7o3r0IJBfn4MG4dksJuLU5PPr79+P8CAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -17,8 +17,9 @@ func (h *handlers) CreateLobby(ctx context.Context, req CreateLobbyRequestObject
 	}
 	return h.act(ctx, action{
 		name: "create_lobby", caller: who, key: req.Params.IdempotencyKey, body: req.Body,
-		op:     tournament.CreateLobby{Name: req.Body.Name, Config: configInput(req.Body.Config)},
-		status: http.StatusCreated, view: lobbyResult(who),
+		adminSignature: adminSignatureOf(req.Params.RpsKeyId, req.Params.RpsSignedAt, req.Params.RpsSignature),
+		op:             tournament.CreateLobby{Name: req.Body.Name, Config: configInput(req.Body.Config)},
+		status:         http.StatusCreated, view: lobbyResult(who),
 		// The config's fields sit under "config" in this request.
 		field: func(f string) string {
 			if f == "name" {
@@ -96,17 +97,21 @@ func playerID(who tournament.Account) tournament.AccountID {
 
 func (h *handlers) SetNextConfig(ctx context.Context, req SetNextConfigRequestObject) (SetNextConfigResponseObject, error) {
 	id := tournament.LobbyID(req.LobbyId.String())
-	return h.lobbyAction(ctx, "set_next_config", req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAdmin,
+	p := req.Params
+	return h.adminLobbyAction(ctx, "set_next_config", p.IdempotencyKey, req.Body, adminSignatureOf(p.RpsKeyId, p.RpsSignedAt, p.RpsSignature),
 		tournament.ChangeNextConfig{LobbyID: id, Config: configInput(*req.Body)})
 }
 
 func (h *handlers) CloseLobby(ctx context.Context, req CloseLobbyRequestObject) (CloseLobbyResponseObject, error) {
 	id := tournament.LobbyID(req.LobbyId.String())
-	return h.lobbyAction(ctx, "close_lobby", req.Params.IdempotencyKey, nil, http.StatusOK, requireAdmin, tournament.CloseLobby{LobbyID: id})
+	p := req.Params
+	return h.adminLobbyAction(ctx, "close_lobby", p.IdempotencyKey, nil, adminSignatureOf(p.RpsKeyId, p.RpsSignedAt, p.RpsSignature),
+		tournament.CloseLobby{LobbyID: id})
 }
 
 func (h *handlers) StopGame(ctx context.Context, req StopGameRequestObject) (StopGameResponseObject, error) {
 	id := tournament.LobbyID(req.LobbyId.String())
-	return h.lobbyAction(ctx, "stop", req.Params.IdempotencyKey, req.Body, http.StatusOK, requireAdmin,
+	p := req.Params
+	return h.adminLobbyAction(ctx, "stop", p.IdempotencyKey, req.Body, adminSignatureOf(p.RpsKeyId, p.RpsSignedAt, p.RpsSignature),
 		tournament.Stop{LobbyID: id, Reason: req.Body.Reason})
 }

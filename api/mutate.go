@@ -34,6 +34,8 @@ type action struct {
 	op   tournament.Operation
 	// signed is the player's signature of the action (nil: none).
 	signed *tournament.Signed
+	// adminSignature is the signature headers of an admin's action (see adminAuth).
+	adminSignature signatureHeaders
 	// status is the success status, and view renders the success body from the result.
 	status int
 	view   func(tournament.Result) any
@@ -47,7 +49,7 @@ func (h *handlers) act(ctx context.Context, a action) (rawResponse, error) {
 	if err != nil {
 		return rawResponse{}, err
 	}
-	audit, err := a.audit()
+	audit, err := h.audit(ctx, a)
 	if err != nil {
 		return rawResponse{}, err
 	}
@@ -57,18 +59,21 @@ func (h *handlers) act(ctx context.Context, a action) (rawResponse, error) {
 	return h.respond(a, answer, err)
 }
 
-// callerCheck is the check of a lobby action's caller: admin actions are refused to players
-// before anything runs; play actions leave the refusal of admins to the core.
-type callerCheck func(ctx context.Context) (tournament.Account, error)
-
-// lobbyAction runs an operation on a lobby and answers with the lobby after it.
-func (h *handlers) lobbyAction(ctx context.Context, name string, key *string, body any, status int, check callerCheck,
+// adminLobbyAction runs an admin's operation on a lobby, signed with sig (see adminAuth), and
+// answers with the lobby after it. A player is refused before anything runs.
+func (h *handlers) adminLobbyAction(ctx context.Context, name string, key *string, body any, sig signatureHeaders,
 	op tournament.Operation) (rawResponse, error) {
-	who, err := check(ctx)
+	who, err := requireAdmin(ctx)
 	if err != nil {
 		return rawResponse{}, err
 	}
-	return h.act(ctx, action{name: name, caller: who, key: key, body: body, op: op, status: status, view: lobbyResult(who)})
+	return h.act(ctx, action{name: name, caller: who, key: key, body: body, op: op, adminSignature: sig,
+		status: http.StatusOK, view: lobbyResult(who)})
+}
+
+// adminSignatureOf is the signature headers of an admin's request.
+func adminSignatureOf(keyID *string, signedAt *int64, signature *string) signatureHeaders {
+	return signatureHeaders{KeyID: keyID, SignedAt: signedAt, Signature: signature}
 }
 
 // respond renders the answer to an action after its commit, and counts it.
@@ -112,9 +117,26 @@ func (a action) refusal(answer store.Answer, refusal *tournament.Error) rawRespo
 	return rawResponse{status: p.status, body: renderProblem(p, answer.Request), replayed: answer.Replayed}
 }
 
-// audit is the audit log's entry for an admin's action: the request and the status of its
-// answer. Players' actions are the game's own log, so they have none.
-func (a action) audit() (*store.Audit, error) {
+// audit is the audit log's entry for an admin's action, with the admin's signature of it (see
+// adminAuth). Players' actions are the game's own log, so they have none.
+func (h *handlers) audit(ctx context.Context, a action) (*store.Audit, error) {
+	entry, err := a.auditEntry()
+	if err != nil || entry == nil {
+		return entry, err
+	}
+	if entry.Auth, err = h.adminAuth(ctx, a); err != nil {
+		return nil, err
+	}
+	if sent, ok := ctx.Value(sentBodyKey{}).([]byte); ok && entry.Auth != nil {
+		// The request as signed, so that the signature can be checked against the entry.
+		entry.Request = sent
+	}
+	return entry, nil
+}
+
+// auditEntry is the audit log's entry for an admin's action: the request and the status of its
+// answer (nil for a player's).
+func (a action) auditEntry() (*store.Audit, error) {
 	if a.caller.Role != tournament.RoleAdmin {
 		return nil, nil
 	}

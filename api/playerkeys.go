@@ -159,12 +159,14 @@ func (h *handlers) RecoverKeys(ctx context.Context, req RecoverKeysRequestObject
 		return nil, err
 	}
 	account := tournament.AccountID(req.AccountId.String())
-	a := action{name: "recover_keys", caller: who, target: account, key: req.Params.IdempotencyKey, body: req.Body, status: http.StatusCreated}
+	p := req.Params
+	a := action{name: "recover_keys", caller: who, target: account, key: p.IdempotencyKey, body: req.Body, status: http.StatusCreated,
+		adminSignature: adminSignatureOf(p.RpsKeyId, p.RpsSignedAt, p.RpsSignature)}
 	idem, err := idempotencyKey(ctx, who.ID, req.Params.IdempotencyKey, req.Body)
 	if err != nil {
 		return nil, err
 	}
-	audit, err := a.audit()
+	audit, err := h.audit(ctx, a)
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,9 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// Witnesses are the transparency log's witnesses, listed by GET /v1/log.
 	Witnesses []WitnessConfig
+	// RequireAdminKeys refuses every unsigned admin action (an admin with a key must sign
+	// whatever this says).
+	RequireAdminKeys bool
 }
 
 // Server is the HTTP API. Handler serves it; Shutdown ends its event streams.
@@ -66,7 +69,9 @@ type Server struct {
 	signer             *signer
 	// signatures checks players' signatures of their actions.
 	signatures *signatures
-	witnesses  []WitnessConfig
+	// requireAdminKeys refuses every unsigned admin action (see adminAuth).
+	requireAdminKeys bool
+	witnesses        []WitnessConfig
 	// shutdown is closed to end every open event stream.
 	shutdown     chan struct{}
 	shutdownOnce sync.Once
@@ -98,6 +103,7 @@ func NewServer(cfg Config) (*Server, error) {
 		trustedProxies:     cfg.TrustedProxies,
 		signer:             &signer{store: cfg.Store},
 		signatures:         &signatures{store: cfg.Store},
+		requireAdminKeys:   cfg.RequireAdminKeys,
 		witnesses:          cfg.Witnesses,
 		shutdown:           make(chan struct{}),
 	}

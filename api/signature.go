@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	openapi_types "github.com/oapi-codegen/runtime/types"
 
@@ -146,6 +147,56 @@ func (h *handlers) signedAction(ctx context.Context, caller tournament.Account, 
 	return &tournament.Signed{Action: m.Action, KeyID: m.KeyID, SignedAt: m.SignedAt, IdempotencyKey: m.IdempotencyKey,
 		Signature: sig.signature, GameID: m.GameID, Round: m.Round, Ruleset: m.Payload.Ruleset}, nil
 }
+
+// adminAuth checks an admin's signature of its action and returns it as the audit log records
+// it (nil: unsigned). The message's payload is the account the action acts on and the request's
+// body in RFC 8785 form; its lobby is the lobby acted on. An admin with a key must sign, and with
+// requireAdminKeys every admin must (tournament.KeyState.Check); the key's state is read for
+// each action (admins' actions are few), so a retired key stops signing at once.
+func (h *handlers) adminAuth(ctx context.Context, a action) (*tournament.ActionAuth, error) {
+	sig, err := a.adminSignature.parse()
+	if err != nil {
+		return nil, err
+	}
+	keyID := ""
+	if sig != nil {
+		keyID = sig.keyID
+	}
+	keys, err := h.s.store.KeyState(ctx, a.caller.ID, keyID)
+	if err != nil {
+		return nil, err
+	}
+	if err := keys.Check(h.s.requireAdminKeys, sig != nil, keyID, "admin"); err != nil || sig == nil {
+		return nil, err
+	}
+	if a.key == nil {
+		return nil, validationProblem("Idempotency-Key", "a signed action needs an Idempotency-Key: the signature binds it, so that the action cannot be replayed under another")
+	}
+	if err := tournament.CheckSignedAt(sig.signedAt, time.Now().UnixMilli()); err != nil {
+		return nil, newProblem(http.StatusUnauthorized, ProblemCodeSignatureExpired, err.Error())
+	}
+	request, _ := ctx.Value(sentBodyKey{}).([]byte)
+	if request == nil {
+		request = []byte("null")
+	}
+	m := tournament.ActionMessage{Action: tournament.ActionName(a.name), Player: a.caller.ID, IdempotencyKey: *a.key,
+		Payload: tournament.ActionPayload{Account: string(a.target), Request: request}}
+	if a.op != nil {
+		m.LobbyID = a.op.Lobby()
+	}
+	key, err := h.s.signatures.playerKey(ctx, sig.keyID)
+	if err != nil {
+		return nil, err
+	}
+	if m, err = h.s.signatures.verify(ctx, sig, m, key.PublicKey); err != nil {
+		return nil, err
+	}
+	return &tournament.ActionAuth{Action: m.Action, IdempotencyKey: m.IdempotencyKey, KeyID: m.KeyID,
+		Signature: hex.EncodeToString(sig.signature), SignedAt: m.SignedAt}, nil
+}
+
+// sentBodyKey keys an admin request's body as sent, in RFC 8785 form, in its context.
+type sentBodyKey struct{}
 
 // signatures holds what checking signatures reads from the store and keeps: the log's origin,
 // which never changes once the log exists, and players' public keys by id, which never change

@@ -7,6 +7,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/go-chi/chi/v5"
+	"github.com/gowebpki/jcs"
 )
 
 // specRoutes are the spec's operations by method and path template ("GET /v1/lobbies/{lobbyId}"),
@@ -69,6 +71,17 @@ func (s *Server) validateRequests(spec *openapi3.T) func(http.Handler) http.Hand
 				if _, err := requireAdmin(r.Context()); err != nil {
 					s.writeProblem(w, r, err)
 					return
+				}
+				if r.ContentLength != 0 && r.Body != nil {
+					// An admin's signature covers its body as sent (see adminAuth): kept, in
+					// RFC 8785 form, before the validator fills in the defaults.
+					sent, err := io.ReadAll(r.Body)
+					// The validator reads the body again, and answers a read that failed (one
+					// too large) as it would have.
+					r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(sent), failedRead{err}))
+					if canonical, err := jcs.Transform(sent); err == nil {
+						r = r.WithContext(context.WithValue(r.Context(), sentBodyKey{}, canonical))
+					}
 				}
 			}
 			params := make(map[string]string, len(rc.URLParams.Keys))
@@ -344,4 +357,14 @@ func hasLoneSurrogate(raw []byte) bool {
 func hex4(b []byte) rune {
 	n, _ := strconv.ParseUint(string(b), 16, 16)
 	return rune(n)
+}
+
+// failedRead ends a body re-read with the error its first read met (nil: EOF).
+type failedRead struct{ err error }
+
+func (f failedRead) Read([]byte) (int, error) {
+	if f.err == nil {
+		return 0, io.EOF
+	}
+	return 0, f.err
 }

@@ -129,7 +129,16 @@ func (s *Store) RotateToken(ctx context.Context, id tournament.AccountID, used s
 // had at once, records it in the admin audit log and returns the token. An unknown account is
 // tournament.ErrNotFound; an admin account is refused (admins' tokens are the operator's to
 // issue). Idempotent like RotateToken.
-func (s *Store) IssueToken(ctx context.Context, admin, id tournament.AccountID, key *IdempotencyKey, request RequestRef) (token string, answer Answer, err error) {
+func (s *Store) IssueToken(ctx context.Context, admin, id tournament.AccountID, key *IdempotencyKey, request RequestRef,
+	auth *tournament.ActionAuth) (token string, answer Answer, err error) {
+	detail := json.RawMessage(`{}`)
+	if auth != nil {
+		if detail, err = json.Marshal(struct {
+			Auth *tournament.ActionAuth `json:"auth"`
+		}{auth}); err != nil {
+			return "", Answer{}, fmt.Errorf("encode audit detail: %w", err)
+		}
+	}
 	return s.replaceToken(ctx, admin, id, key, request, func(t *pgTx, hash []byte, now int64) (*tournament.Error, error) {
 		var role tournament.Role
 		if err := queryRow(ctx, t.tx, `SELECT role FROM accounts WHERE id = $1 FOR UPDATE`, id).Scan(&role); err != nil {
@@ -142,7 +151,7 @@ func (s *Store) IssueToken(ctx context.Context, admin, id tournament.AccountID, 
 			previous_token_expires_at = NULL WHERE id = $1`, id, hash); err != nil {
 			return nil, err
 		}
-		t.queueAuditEntry(AuditEntry{Actor: admin, Action: "issue_token", Target: string(id), Detail: json.RawMessage(`{}`)}, now)
+		t.queueAuditEntry(AuditEntry{Actor: admin, Action: "issue_token", Target: string(id), Detail: detail}, now)
 		return nil, nil
 	})
 }

@@ -63,6 +63,8 @@ type Audit struct {
 	Request json.RawMessage
 	Status  int
 	Refused map[tournament.Code]int
+	// Auth is the admin's signature of the request (nil: unsigned).
+	Auth *tournament.ActionAuth
 }
 
 // detail is the audit entry's detail for a result: the request and the status of its answer.
@@ -76,9 +78,10 @@ func (a *Audit) detail(r tournament.Result) ([]byte, error) {
 		request = json.RawMessage("null")
 	}
 	detail, err := json.Marshal(struct {
-		Request json.RawMessage `json:"request"`
-		Status  int             `json:"status"`
-	}{request, status})
+		Request json.RawMessage        `json:"request"`
+		Status  int                    `json:"status"`
+		Auth    *tournament.ActionAuth `json:"auth,omitempty"`
+	}{request, status, a.Auth})
 	if err != nil {
 		return nil, fmt.Errorf("encode audit detail: %w", err)
 	}

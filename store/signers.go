@@ -36,3 +36,17 @@ func (t *pgTx) Keys(ctx context.Context, account tournament.AccountID, keyID str
 	t.keys[signerKey{account, keyID}] = st
 	return st, nil
 }
+
+// KeyState reads an account's key state, with whether keyID ("": none) is one of its active
+// keys: for the admins' actions, which a key signs too (see tournament.KeyState.Check), checked
+// before they run.
+func (s *Store) KeyState(ctx context.Context, account tournament.AccountID, keyID string) (tournament.KeyState, error) {
+	var st tournament.KeyState
+	if !validID(string(account)) {
+		return st, tournament.ErrNotFound
+	}
+	if err := queryRow(ctx, s.pool, keyStateSQL, account, keyID).Scan(&st.Active, &st.Ever, &st.SignerActive); err != nil {
+		return st, fmt.Errorf("read keys of %s: %w", account, err)
+	}
+	return st, nil
+}

@@ -30,6 +30,13 @@ const (
 	ActionQuickJoin ActionName = "quick_join"
 )
 
+// AdminActions are the admins' actions an admin's key signs (named as the audit log names them):
+// every act of the operator through the API, attributable to the admin key that signed it.
+var AdminActions = map[ActionName]bool{
+	"create_lobby": true, "set_next_config": true, "close_lobby": true, "stop": true, "credit": true, "debit": true,
+	"issue_token": true, "disable_account": true, "enable_account": true, "recover_keys": true,
+}
+
 // actionDomain separates players' signatures from anything else a key could ever sign (a
 // signed head's domain is rps-signed-head-v1).
 const actionDomain = "rps-action-v1\n"
@@ -78,6 +85,8 @@ type ActionMessage struct {
 //	commit      {"commitment"}           64 lower-case hex characters
 //	reveal      {"reveal"}               the exact string revealed
 //	quick_join  {"betSize", "ruleset"}   ruleset null when the request names none
+//	an admin's  {"account", "request"}   the account acted on and the request's body, in RFC 8785
+//	                                     form (each null when the action has none)
 type ActionPayload struct {
 	Name       string
 	PublicKey  string
@@ -87,6 +96,10 @@ type ActionPayload struct {
 	Reveal     string
 	BetSize    int64
 	Ruleset    string
+	// Account and Request are an admin action's: the account it acts on and its request body in
+	// RFC 8785 form (nil: none).
+	Account string
+	Request []byte
 }
 
 // appendPayload appends the payload's object for action a.
@@ -111,7 +124,17 @@ func (p ActionPayload) appendPayload(b []byte, a ActionName) ([]byte, error) {
 		o.key("ruleset")
 		o.b = appendNullableString(o.b, p.Ruleset)
 	default:
-		return nil, fmt.Errorf("signed action %q: no such action", a)
+		if !AdminActions[a] {
+			return nil, fmt.Errorf("signed action %q: no such action", a)
+		}
+		o.key("account")
+		o.b = appendNullableString(o.b, p.Account)
+		o.key("request")
+		if p.Request == nil {
+			o.b = append(o.b, "null"...)
+		} else {
+			o.b = append(o.b, p.Request...)
+		}
 	}
 	out, ok := o.end()
 	if !ok {
@@ -134,7 +157,7 @@ func (m ActionMessage) Bytes() ([]byte, error) {
 	}
 	// Keys in RFC 8785 order: action, gameId, idempotencyKey, keyId, lobbyId, origin, payload,
 	// player, round, signedAt.
-	b := make([]byte, 0, 320+len(m.Payload.Reveal))
+	b := make([]byte, 0, 320+len(m.Payload.Reveal)+len(m.Payload.Request))
 	b = append(b, actionDomain...)
 	b = append(b, `{"action":`...)
 	b = appendCanonicalString(b, string(m.Action))

@@ -75,7 +75,7 @@ func (o *op) checkSigner(now int64, actor Actor, s *Signed, withRound bool) erro
 	return checkKeys(o.ctx, o.tx, o.s.requireKeys, actor.ID, s)
 }
 
-// checkKeys is the rule of an account's keys for an action it signed (s) or not (nil).
+// checkKeys is the rule of an account's keys for a player's action it signed (s) or not (nil).
 func checkKeys(ctx context.Context, tx Tx, required bool, account AccountID, s *Signed) error {
 	keyID := ""
 	if s != nil {
@@ -85,17 +85,7 @@ func checkKeys(ctx context.Context, tx Tx, required bool, account AccountID, s *
 	if err != nil {
 		return fmt.Errorf("read keys: %w", err)
 	}
-	switch {
-	case s != nil && !keys.SignerActive:
-		return refuse(CodeBadSignature, "key %s is not an active key of this account (retired, or never its own)", keyID)
-	case s == nil && keys.Active > 0:
-		return refuse(CodeSignatureRequired, "this account has a key, so its actions must be signed: send Rps-Key-Id, Rps-Signed-At and Rps-Signature (see SignedAction in the contract)")
-	case s == nil && required && keys.Ever:
-		return refuse(CodeSignatureRequired, "this server requires every player action to be signed: send Rps-Key-Id, Rps-Signed-At and Rps-Signature (see SignedAction in the contract)")
-	case s == nil && required:
-		return refuse(CodeKeyRequired, "this server requires every player action to be signed, and this account has no key: make an Ed25519 key and bind it with POST /v1/me/keys, then sign each action")
-	}
-	return nil
+	return keys.Check(required, s != nil, keyID, "player")
 }
 
 // KeyState is what the rule of an account's keys reads: how many keys it has active, whether it
@@ -104,4 +94,22 @@ type KeyState struct {
 	Active       int
 	Ever         bool
 	SignerActive bool
+}
+
+// Check is the rule of an account's keys for one of its actions, signed by keyID or not: a key
+// that signs must be one of the account's active keys; an account with an active key never acts
+// unsigned; and when required, no account does (one that never had a key is told to bind one).
+// role names whose actions the setting governs ("player", "admin").
+func (k KeyState) Check(required, signed bool, keyID, role string) error {
+	switch {
+	case signed && !k.SignerActive:
+		return refuse(CodeBadSignature, "key %s is not an active key of this account (retired, or never its own)", keyID)
+	case !signed && k.Active > 0:
+		return refuse(CodeSignatureRequired, "this account has a key, so its actions must be signed: send Rps-Key-Id, Rps-Signed-At and Rps-Signature (see SignedAction in the contract)")
+	case !signed && required && k.Ever:
+		return refuse(CodeSignatureRequired, "this server requires every %s action to be signed: send Rps-Key-Id, Rps-Signed-At and Rps-Signature (see SignedAction in the contract)", role)
+	case !signed && required:
+		return refuse(CodeKeyRequired, "this server requires every %s action to be signed, and this account has no key: make an Ed25519 key and bind it with POST /v1/me/keys, then sign each action", role)
+	}
+	return nil
 }

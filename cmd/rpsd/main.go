@@ -53,25 +53,27 @@ type settings struct {
 	adminToken   string
 	minTimeoutMs int64
 	// requireKeys refuses every unsigned player action (RPSD_PLAYER_KEYS=required).
-	requireKeys  bool
-	dataDir      string
-	outage       time.Duration
-	maxConns     int32
-	committers   int
-	accountRate  float64
-	ipRate       float64
-	signupRate   float64
-	debugAddr    string
-	metricsAddr  string
-	http         api.HTTPLimits
-	maxWaits     int
-	streamWrite  time.Duration
-	logOrigin    string
-	witnesses    []logpublish.Witness
-	logPeriod    time.Duration
-	backup       pgcluster.Backup
-	backupPeriod time.Duration
-	markFile     string
+	requireKeys bool
+	// requireAdminKeys refuses every unsigned admin action (RPSD_ADMIN_KEYS=required).
+	requireAdminKeys bool
+	dataDir          string
+	outage           time.Duration
+	maxConns         int32
+	committers       int
+	accountRate      float64
+	ipRate           float64
+	signupRate       float64
+	debugAddr        string
+	metricsAddr      string
+	http             api.HTTPLimits
+	maxWaits         int
+	streamWrite      time.Duration
+	logOrigin        string
+	witnesses        []logpublish.Witness
+	logPeriod        time.Duration
+	backup           pgcluster.Backup
+	backupPeriod     time.Duration
+	markFile         string
 }
 
 var settingDocs = []struct{ name, def, doc string }{
@@ -80,6 +82,7 @@ var settingDocs = []struct{ name, def, doc string }{
 	{"RPSD_ADMIN_TOKEN", "", "token of the bootstrap admin when the first start creates it (at least 32 characters); ignored, with a warning, once the admin exists; without it a token is generated and printed once"},
 	{"RPSD_MIN_TIMEOUT_MS", strconv.Itoa(tournament.DefaultMinTimeoutMs), "shortest stage timeout a game config may set (tests lower it)"},
 	{"RPSD_PLAYER_KEYS", "required", "required: every player action (register, leave, commit, reveal, quick join) must be signed by a key of the player's (a money game: an unsigned action is one the operator could have made in the player's name); optional: an account without a key may act unsigned (an account with a key must always sign)"},
+	{"RPSD_ADMIN_KEYS", "optional", "required: every admin action (credits, debits, lobbies, configs, stops, tokens, disabling, key recoveries) must be signed by a key of the admin's, bound with POST /v1/me/keys; optional: an admin without a key may act unsigned (an admin with a key must always sign)"},
 	{"RPSD_DATA_DIR", "./.rpsd", "folder of the private PostgreSQL cluster"},
 	{"RPSD_OUTAGE_THRESHOLD_MS", "5000", "a gap without any replica's heartbeat longer than this (every replica down, or the database out of every replica's reach) shifts every open deadline by the gap; at least 1000"},
 	{"RPSD_DB_MAX_CONNS", "16", "database connections in the pool (a pool_max_conns in DATABASE_URL wins)"},
@@ -157,6 +160,13 @@ func loadSettings() (settings, error) {
 	case "optional":
 	default:
 		return s, fmt.Errorf("RPSD_PLAYER_KEYS must be required or optional")
+	}
+	switch env("RPSD_ADMIN_KEYS") {
+	case "required":
+		s.requireAdminKeys = true
+	case "optional":
+	default:
+		return s, fmt.Errorf("RPSD_ADMIN_KEYS must be required or optional")
 	}
 	if s.minTimeoutMs, err = strconv.ParseInt(env("RPSD_MIN_TIMEOUT_MS"), 10, 64); err != nil || s.minTimeoutMs <= 0 {
 		return s, fmt.Errorf("RPSD_MIN_TIMEOUT_MS must be a positive number of milliseconds")
@@ -462,6 +472,7 @@ func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metr
 		IPLimit:             api.RateLimit{Rate: cfg.ipRate, Burst: max(1, int(2*cfg.ipRate))},
 		AccountLimit:        api.RateLimit{Rate: cfg.signupRate, Burst: 10},
 		MaxStreamsPerClient: cfg.maxWaits, StreamWriteTimeout: cfg.streamWrite, TrustedProxies: cfg.http.TrustedProxies, Witnesses: witnesses,
+		RequireAdminKeys: cfg.requireAdminKeys,
 	})
 	if err != nil {
 		return err

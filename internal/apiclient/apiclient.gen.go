@@ -510,42 +510,6 @@ func (e RoundStartedEventType) Valid() bool {
 	}
 }
 
-// Defines values for SignedActionAction.
-const (
-	SignedActionActionAddKey    SignedActionAction = "add_key"
-	SignedActionActionCommit    SignedActionAction = "commit"
-	SignedActionActionLeave     SignedActionAction = "leave"
-	SignedActionActionQuickJoin SignedActionAction = "quick_join"
-	SignedActionActionRegister  SignedActionAction = "register"
-	SignedActionActionRetireKey SignedActionAction = "retire_key"
-	SignedActionActionReveal    SignedActionAction = "reveal"
-	SignedActionActionSignUp    SignedActionAction = "sign_up"
-)
-
-// Valid indicates whether the value is a known member of the SignedActionAction enum.
-func (e SignedActionAction) Valid() bool {
-	switch e {
-	case SignedActionActionAddKey:
-		return true
-	case SignedActionActionCommit:
-		return true
-	case SignedActionActionLeave:
-		return true
-	case SignedActionActionQuickJoin:
-		return true
-	case SignedActionActionRegister:
-		return true
-	case SignedActionActionRetireKey:
-		return true
-	case SignedActionActionReveal:
-		return true
-	case SignedActionActionSignUp:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for Stage.
 const (
 	StageFinished     Stage = "finished"
@@ -3750,7 +3714,12 @@ type RulesetSummary struct {
 // `sign_up` `{"name", "publicKey"}`, `add_key` `{"publicKey"}`, `retire_key` `{"keyId"}`,
 // `register` `{"bet"}` (the game's `betSize`), `leave` `{}`, `commit` `{"commitment"}`,
 // `reveal` `{"reveal"}` (the exact string), `quick_join` `{"betSize", "ruleset"}` (`ruleset`
-// null when the request names none). `lobbyId` and `gameId` are set for register, leave,
+// null when the request names none). An admin's action (`action` as the audit log names it:
+// `create_lobby`, `set_next_config`, `close_lobby`, `stop`, `credit`, `debit`,
+// `issue_token`, `disable_account`, `enable_account`, `recover_keys`) has the payload
+// `{"account", "request"}`: the account acted on (null for a lobby's action) and the request
+// body exactly as sent, in RFC 8785 form (null without one), with `lobbyId` the lobby acted
+// on; the audit log keeps the signature with the request as signed. `lobbyId` and `gameId` are set for register, leave,
 // commit and reveal, `round` for commit and reveal; `player` is the acting account (null for
 // `sign_up`); `idempotencyKey` the request's `Idempotency-Key` (null for `sign_up`, which takes
 // none; every other signed request must send one). The request carries the signature in
@@ -3774,7 +3743,10 @@ type RulesetSummary struct {
 // header (malformed, only some `Rps-*` headers, or a signed request without an
 // `Idempotency-Key`).
 type SignedAction struct {
-	Action         SignedActionAction  `json:"action"`
+	// Action A player's action, or an admin's (named as the audit log names it).
+	//
+	// Example: commit
+	Action         string              `json:"action"`
 	GameId         *openapi_types.UUID `json:"gameId"`
 	IdempotencyKey *string             `json:"idempotencyKey"`
 	KeyId          string              `json:"keyId"`
@@ -3787,9 +3759,6 @@ type SignedAction struct {
 	Round    *int32                 `json:"round"`
 	SignedAt int64                  `json:"signedAt"`
 }
-
-// SignedActionAction defines model for SignedAction.Action.
-type SignedActionAction string
 
 // SignedHead The server's signed statement that event `seq` of the lobby's log has hash `hash`, which
 // commits to the whole log up to it (a signed tree head in Certificate Transparency's terms):
@@ -4203,8 +4172,8 @@ type CreateAccountParams struct {
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
 	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
 	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
-	// other `Rps-*` headers) for an account that has a key, and for every player when the server
-	// requires keys (the default).
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
 	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
 
 	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
@@ -4254,6 +4223,22 @@ type CreditAccountParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // DebitAccountParams defines parameters for DebitAccount.
@@ -4266,6 +4251,22 @@ type DebitAccountParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // DisableAccountParams defines parameters for DisableAccount.
@@ -4278,6 +4279,22 @@ type DisableAccountParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // EnableAccountParams defines parameters for EnableAccount.
@@ -4290,6 +4307,22 @@ type EnableAccountParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // RecoverKeysParams defines parameters for RecoverKeys.
@@ -4302,6 +4335,22 @@ type RecoverKeysParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // IssueTokenParams defines parameters for IssueToken.
@@ -4314,6 +4363,22 @@ type IssueTokenParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // ListAuditParams defines parameters for ListAudit.
@@ -4408,6 +4473,22 @@ type CreateLobbyParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // GetLobbyParams defines parameters for GetLobby.
@@ -4428,6 +4509,22 @@ type CloseLobbyParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // CommitMoveParams defines parameters for CommitMove.
@@ -4444,8 +4541,8 @@ type CommitMoveParams struct {
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
 	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
 	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
-	// other `Rps-*` headers) for an account that has a key, and for every player when the server
-	// requires keys (the default).
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
 	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
 
 	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
@@ -4519,6 +4616,22 @@ type SetNextConfigParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // RegisterPlayerParams defines parameters for RegisterPlayer.
@@ -4535,8 +4648,8 @@ type RegisterPlayerParams struct {
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
 	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
 	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
-	// other `Rps-*` headers) for an account that has a key, and for every player when the server
-	// requires keys (the default).
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
 	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
 
 	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
@@ -4568,8 +4681,8 @@ type LeaveLobbyParams struct {
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
 	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
 	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
-	// other `Rps-*` headers) for an account that has a key, and for every player when the server
-	// requires keys (the default).
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
 	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
 
 	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
@@ -4601,8 +4714,8 @@ type RevealMoveParams struct {
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
 	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
 	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
-	// other `Rps-*` headers) for an account that has a key, and for every player when the server
-	// requires keys (the default).
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
 	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
 
 	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
@@ -4634,6 +4747,22 @@ type StopGameParams struct {
 	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
 	// UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
+	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
+	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
+	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
+
+	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
+	// message). Accepted from 23 hours before the server's time to 5 minutes after it, else
+	// `401 signature_expired`.
+	RpsSignedAt *RpsSignedAt `json:"Rps-Signed-At,omitempty"`
+
+	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
+	// characters.
+	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
 }
 
 // GetConsistencyProofParams defines parameters for GetConsistencyProof.
@@ -4671,8 +4800,8 @@ type QuickJoinParams struct {
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
 	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
 	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
-	// other `Rps-*` headers) for an account that has a key, and for every player when the server
-	// requires keys (the default).
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
 	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
 
 	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
@@ -4708,8 +4837,8 @@ type AddKeyParams struct {
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
 	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
 	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
-	// other `Rps-*` headers) for an account that has a key, and for every player when the server
-	// requires keys (the default).
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
 	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
 
 	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
@@ -4736,8 +4865,8 @@ type RetireKeyParams struct {
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
 	// of blake2b-256 of the 32-byte Ed25519 public key). With `Rps-Signed-At` and `Rps-Signature`
 	// it signs the action: see `SignedAction` for the message, byte for byte. Required (with the
-	// other `Rps-*` headers) for an account that has a key, and for every player when the server
-	// requires keys (the default).
+	// other `Rps-*` headers) for an account that has a key, for every player when the server
+	// requires players' keys (the default), and for every admin when it requires admins' keys.
 	RpsKeyId *RpsKeyId `json:"Rps-Key-Id,omitempty"`
 
 	// RpsSignedAt When the player signed, in Unix milliseconds of its own clock (`signedAt` in the signed
@@ -8127,6 +8256,39 @@ func NewCreditAccountRequestWithBody(server string, accountId AccountId, params 
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
+		}
+
 	}
 
 	return req, nil
@@ -8187,6 +8349,39 @@ func NewDebitAccountRequestWithBody(server string, accountId AccountId, params *
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
 		}
 
 	}
@@ -8251,6 +8446,39 @@ func NewDisableAccountRequestWithBody(server string, accountId AccountId, params
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
+		}
+
 	}
 
 	return req, nil
@@ -8298,6 +8526,39 @@ func NewEnableAccountRequest(server string, accountId AccountId, params *EnableA
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
 		}
 
 	}
@@ -8362,6 +8623,39 @@ func NewRecoverKeysRequestWithBody(server string, accountId AccountId, params *R
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
+		}
+
 	}
 
 	return req, nil
@@ -8409,6 +8703,39 @@ func NewIssueTokenRequest(server string, accountId AccountId, params *IssueToken
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
 		}
 
 	}
@@ -9062,6 +9389,39 @@ func NewCreateLobbyRequestWithBody(server string, params *CreateLobbyParams, con
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
+		}
+
 	}
 
 	return req, nil
@@ -9170,6 +9530,39 @@ func NewCloseLobbyRequest(server string, lobbyId LobbyId, params *CloseLobbyPara
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
 		}
 
 	}
@@ -9650,6 +10043,39 @@ func NewSetNextConfigRequestWithBody(server string, lobbyId LobbyId, params *Set
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
+		}
+
 	}
 
 	return req, nil
@@ -10013,6 +10439,39 @@ func NewStopGameRequestWithBody(server string, lobbyId LobbyId, params *StopGame
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.RpsKeyId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Rps-Key-Id", *params.RpsKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Key-Id", headerParam1)
+		}
+
+		if params.RpsSignedAt != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signed-At", *params.RpsSignedAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signed-At", headerParam2)
+		}
+
+		if params.RpsSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Rps-Signature", *params.RpsSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Signature", headerParam3)
 		}
 
 	}
