@@ -68,10 +68,10 @@ func TestAdminActionsAreSigned(t *testing.T) {
 	idem := uuid.NewString()
 	signed := admin.headers(t, "credit", "", tournament.ActionPayload{Account: alice.ID, Request: request}, idem, time.Now())
 
-	e.Do("POST", path, e.Admin, credit, "Idempotency-Key", uuid.NewString()).WantProblem(t, http.StatusUnauthorized, string(api.ProblemCodeSignatureRequired))
-	e.Do("POST", "/v1/admin/accounts/"+bob.ID+"/credits", e.Admin, credit, signed...).WantProblem(t, http.StatusUnauthorized, string(api.ProblemCodeBadSignature))
-	e.Do("POST", path, e.Admin, map[string]any{"amount": 5000, "memo": "deposit"}, signed...).WantProblem(t, http.StatusUnauthorized, string(api.ProblemCodeBadSignature))
-	e.Do("POST", path, e.Admin, credit, replace(signed, "Idempotency-Key", uuid.NewString())...).WantProblem(t, http.StatusUnauthorized, string(api.ProblemCodeBadSignature))
+	e.Do("POST", path, e.Admin, credit, "Idempotency-Key", uuid.NewString()).WantProblem(t, http.StatusUnauthorized, api.ProblemCodeSignatureRequired)
+	e.Do("POST", "/v1/admin/accounts/"+bob.ID+"/credits", e.Admin, credit, signed...).WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
+	e.Do("POST", path, e.Admin, map[string]any{"amount": 5000, "memo": "deposit"}, signed...).WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
+	e.Do("POST", path, e.Admin, credit, replace(signed, "Idempotency-Key", uuid.NewString())...).WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
 	if b := e.Balance(alice.Token); b != 0 {
 		t.Fatalf("refused credits moved money: balance %d", b)
 	}
@@ -84,7 +84,7 @@ func TestAdminActionsAreSigned(t *testing.T) {
 	l1, l2 := createLobbySigned(t, e, admin), createLobbySigned(t, e, admin)
 	closeIdem := uuid.NewString()
 	closeOne := admin.headers(t, "close_lobby", l1, tournament.ActionPayload{}, closeIdem, time.Now())
-	e.Do("POST", "/v1/lobbies/"+l2+"/close", e.Admin, nil, closeOne...).WantProblem(t, http.StatusUnauthorized, string(api.ProblemCodeBadSignature))
+	e.Do("POST", "/v1/lobbies/"+l2+"/close", e.Admin, nil, closeOne...).WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
 	e.Do("POST", "/v1/lobbies/"+l1+"/close", e.Admin, nil, closeOne...).Want(t, http.StatusOK)
 
 	// The audit log keeps each signature, which verifies over the message rebuilt from the entry.
@@ -142,5 +142,5 @@ func TestAdminKeysRequired(t *testing.T) {
 	e := apitest.Start(t, apitest.WithLog(logpublish.Config{Origin: testOrigin}), apitest.WithConfig(func(c *api.Config) { c.RequireAdminKeys = true }))
 	p := e.NewPlayer("carol", 0)
 	e.Do("POST", "/v1/admin/accounts/"+p.ID+"/credits", e.Admin, map[string]any{"amount": 5}, "Idempotency-Key", uuid.NewString()).
-		WantProblem(t, http.StatusForbidden, string(api.ProblemCodeKeyRequired))
+		WantProblem(t, http.StatusForbidden, api.ProblemCodeKeyRequired)
 }

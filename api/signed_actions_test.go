@@ -105,13 +105,13 @@ func TestSignedActionsCannotBeMoved(t *testing.T) {
 		{"a key id alone", path, []string{"Idempotency-Key", register.idemKey, "Rps-Key-Id", alice.id}, http.StatusBadRequest, api.ProblemCodeValidationFailed},
 	}
 	for _, r := range refusals {
-		e.Do("POST", r.path, alice.Token, nil, r.headers...).WantProblem(t, r.status, string(r.code))
+		e.Do("POST", r.path, alice.Token, nil, r.headers...).WantProblem(t, r.status, r.code)
 	}
 	// Bob's token with Alice's signature: the key is not his.
-	e.Do("POST", path, bob.Token, nil, signed...).WantProblem(t, http.StatusUnauthorized, string(api.ProblemCodeBadSignature))
+	e.Do("POST", path, bob.Token, nil, signed...).WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
 	expired := signedAction{action: tournament.ActionRegister, lobby: lobby, game: game, payload: tournament.ActionPayload{Bet: 10}, idemKey: uuid.NewString()}
 	e.Do("POST", path, alice.Token, nil, alice.headersAt(t, expired, time.Now().Add(-24*time.Hour))...).
-		WantProblem(t, http.StatusUnauthorized, string(api.ProblemCodeSignatureExpired))
+		WantProblem(t, http.StatusUnauthorized, api.ProblemCodeSignatureExpired)
 	if n := len(e.AllEvents(lobby)); n != before {
 		t.Fatalf("refused requests wrote %d events", n-before)
 	}
@@ -124,7 +124,7 @@ func TestSignedActionsCannotBeMoved(t *testing.T) {
 	e.Do("POST", path, alice.Token, nil, signed...).Want(t, http.StatusCreated)
 	// Signed for a game that is not the lobby's current one: stale_signature.
 	stale := signedAction{action: tournament.ActionRegister, lobby: lobby, game: game2, payload: tournament.ActionPayload{Bet: 10}, idemKey: uuid.NewString()}
-	e.Do("POST", path, bob.Token, nil, bob.headers(t, stale)...).WantProblem(t, http.StatusConflict, string(api.ProblemCodeStaleSignature))
+	e.Do("POST", path, bob.Token, nil, bob.headers(t, stale)...).WantProblem(t, http.StatusConflict, api.ProblemCodeStaleSignature)
 	e.Do("POST", path, bob.Token, nil, bob.headers(t, signedAction{action: tournament.ActionRegister, lobby: lobby, game: game,
 		payload: tournament.ActionPayload{Bet: 10}, idemKey: uuid.NewString()})...).Want(t, http.StatusCreated)
 
@@ -138,9 +138,9 @@ func TestSignedActionsCannotBeMoved(t *testing.T) {
 		h := p.headers(t, c)
 		cpath := "/v1/lobbies/" + lobby + "/commitments"
 		e.Do("POST", cpath, p.Token, map[string]any{"commitment": apitest.CommitmentOf("1other")}, h...).
-			WantProblem(t, http.StatusUnauthorized, string(api.ProblemCodeBadSignature))
+			WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
 		e.Do("POST", cpath, p.Token, map[string]any{"commitment": c.payload.Commitment}, replace(h, "Rps-Round", "2")...).
-			WantProblem(t, http.StatusUnauthorized, string(api.ProblemCodeBadSignature))
+			WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
 		e.Do("POST", cpath, p.Token, map[string]any{"commitment": c.payload.Commitment}, h...).Want(t, http.StatusOK)
 	}
 	sigs := map[string][]byte{}
@@ -161,7 +161,7 @@ func TestSignedActionsCannotBeMoved(t *testing.T) {
 	next := e.Lobby(lobby, "")
 	e.Do("POST", path, alice.Token, nil, alice.headers(t, signedAction{action: tournament.ActionRegister, lobby: lobby,
 		game: next.Game.Id.String(), payload: tournament.ActionPayload{Bet: 10}, idemKey: uuid.NewString()})...).
-		WantProblem(t, http.StatusUnauthorized, string(api.ProblemCodeBadSignature))
+		WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
 
 	// The log records every signature; the transcript shows the sealed ones, each verifying.
 	var transcript api.RoundTranscript
