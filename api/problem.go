@@ -28,6 +28,7 @@ const (
 	ProblemCodeNameTaken           ProblemCode = "name_taken"
 	ProblemCodeKeyTaken            ProblemCode = "key_taken"
 	ProblemCodeLastKey             ProblemCode = "last_key"
+	ProblemCodeKeyLimit            ProblemCode = "key_limit"
 	ProblemCodeLobbyFull           ProblemCode = "lobby_full"
 	ProblemCodeInsufficientFunds   ProblemCode = "insufficient_funds"
 	ProblemCodeMoneyLimit          ProblemCode = "money_limit"
@@ -95,6 +96,7 @@ var refusalStatus = map[tournament.Code]int{
 	tournament.CodeInsufficientFunds:  http.StatusConflict,
 	tournament.CodeKeyTaken:           http.StatusConflict,
 	tournament.CodeLastKey:            http.StatusConflict,
+	tournament.CodeKeyLimit:           http.StatusConflict,
 	tournament.CodeMoneyLimit:         http.StatusConflict,
 	tournament.CodeAlreadyCommitted:   http.StatusConflict,
 	tournament.CodeCommitmentMismatch: http.StatusUnprocessableEntity,
@@ -120,6 +122,7 @@ var problemTitles = map[ProblemCode]string{
 	ProblemCodeNameTaken:           "Name taken",
 	ProblemCodeKeyTaken:            "Key taken",
 	ProblemCodeLastKey:             "Last key",
+	ProblemCodeKeyLimit:            "Key limit",
 	ProblemCodeLobbyFull:           "Lobby full",
 	ProblemCodeInsufficientFunds:   "Insufficient funds",
 	ProblemCodeMoneyLimit:          "Money limit",

@@ -82,6 +82,9 @@ func (s *Store) AddKey(ctx context.Context, account tournament.AccountID, key Si
 		if err := tournament.CheckKeySigner(st.seq, st.active, tournament.KeyID(key.PublicKey), key.Signature.KeyID); err != nil {
 			return err
 		}
+		if err := tournament.CheckKeyCount(st.keys); err != nil {
+			return err
+		}
 		return t.addKey(ctx, st, now, key.PublicKey, tournament.NewKeyAdded(key.PublicKey, tournament.ViaAddKey, "", key.Signature))
 	})
 }
@@ -146,8 +149,9 @@ type keyState struct {
 	// seq and head are the key log's newest event (0: the account never had a key).
 	seq  int64
 	head [32]byte
-	// active are the ids of its active keys.
+	// active are the ids of its active keys; keys counts every key it ever had.
 	active []string
+	keys   int
 	// activeDelta is the change of the active keys made before the event's own (a recovery's
 	// retirements).
 	activeDelta int
@@ -179,9 +183,10 @@ func (t *pgTx) lockKeys(ctx context.Context, account tournament.AccountID) (keyS
 	st := keyState{account: account}
 	var head []byte
 	err := queryRow(ctx, t.tx, `SELECT a.role, a.key_seq, coalesce(e.hash, ''::bytea),
-			array(SELECT key_id FROM account_keys k WHERE k.account_id = a.id AND k.retired_seq IS NULL ORDER BY key_id)
+			array(SELECT key_id FROM account_keys k WHERE k.account_id = a.id AND k.retired_seq IS NULL ORDER BY key_id),
+			(SELECT count(*) FROM account_keys k WHERE k.account_id = a.id)
 		FROM accounts a LEFT JOIN account_key_events e ON e.account_id = a.id AND e.seq = a.key_seq
-		WHERE a.id = $1 FOR UPDATE OF a`, account).Scan(&st.role, &st.seq, &head, &st.active)
+		WHERE a.id = $1 FOR UPDATE OF a`, account).Scan(&st.role, &st.seq, &head, &st.active, &st.keys)
 	if err != nil {
 		return st, fmt.Errorf("lock the keys of account %s: %w", account, err)
 	}

@@ -35,7 +35,14 @@ const (
 	// CodeKeyTaken refuses a public key that is bound already (a key belongs to one account,
 	// once).
 	CodeKeyTaken Code = "key_taken"
+	// CodeKeyLimit refuses a player's key past MaxAccountKeys.
+	CodeKeyLimit Code = "key_limit"
 )
+
+// MaxAccountKeys bounds the keys an account may have over its life, retired ones included: all of
+// them are listed, unpaged, with its key log, and a key costs a player one signed request. A new
+// device a month for five years fits; an account past it has the operator's recovery left.
+const MaxAccountKeys = 64
 
 // How a player's key was added (KeyAddedData.Via).
 const (
@@ -155,6 +162,14 @@ func CheckKeySigner(seq int64, active []string, newKey, signer string) error {
 		}
 	}
 	return refuse(CodeBadSignature, "key %s is not an active key of this account: sign with one of its keys", signer)
+}
+
+// CheckKeyCount refuses a player's key past MaxAccountKeys, for an account that had keys keys.
+func CheckKeyCount(keys int) error {
+	if keys >= MaxAccountKeys {
+		return refuse(CodeKeyLimit, "this account has had %d keys, the most one may: reuse a device's key (a recovery by the operator is still possible)", keys)
+	}
+	return nil
 }
 
 // CheckRetire refuses to retire a key that is not one of the account's active keys, or the

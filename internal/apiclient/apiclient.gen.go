@@ -3224,7 +3224,7 @@ type Problem struct {
 	// `not_found` 404; `method_not_allowed` 405 (a known path with another method);
 	// `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `name_taken`, `lobby_full`, `insufficient_funds`,
 	// `money_limit`, `already_committed`, `already_revealed`, `idempotency_conflict`,
-	// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet), `stale_signature`, `key_taken`, `last_key` 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
+	// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet), `stale_signature`, `key_taken`, `last_key`, `key_limit` 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
 	// `rate_limited` 429; `internal` 500; `unavailable` 503.
 	//
 	//
@@ -3277,7 +3277,7 @@ type Problem struct {
 // `not_found` 404; `method_not_allowed` 405 (a known path with another method);
 // `wrong_stage`, `not_in_game`, `already_registered`, `rejoin_limit`, `name_taken`, `lobby_full`, `insufficient_funds`,
 // `money_limit`, `already_committed`, `already_revealed`, `idempotency_conflict`,
-// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet), `stale_signature`, `key_taken`, `last_key` 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
+// `no_match`, `not_logged` (a proof of what no published checkpoint holds yet), `stale_signature`, `key_taken`, `last_key`, `key_limit` 409; `payload_too_large` 413; `commitment_mismatch`, `invalid_move` 422;
 // `rate_limited` 429; `internal` 500; `unavailable` 503.
 //
 // Example: lobby_full
@@ -6262,7 +6262,8 @@ type ClientInterface interface {
 	// nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
 	// key than the new one for a first key, or a signature that does not verify),
 	// `401 signature_required` (unsigned), `401 signature_expired`, `409 key_taken` (the key is
-	// bound already, to this account or another: a public key belongs to one account, once).
+	// bound already, to this account or another: a public key belongs to one account, once),
+	// `409 key_limit` (the account has had 64 keys, retired ones included, the most one may).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -6279,7 +6280,8 @@ type ClientInterface interface {
 	// nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
 	// key than the new one for a first key, or a signature that does not verify),
 	// `401 signature_required` (unsigned), `401 signature_expired`, `409 key_taken` (the key is
-	// bound already, to this account or another: a public key belongs to one account, once).
+	// bound already, to this account or another: a public key belongs to one account, once),
+	// `409 key_limit` (the account has had 64 keys, retired ones included, the most one may).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7584,7 +7586,8 @@ func (c *Client) ListMyGames(ctx context.Context, params *ListMyGamesParams, req
 // nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
 // key than the new one for a first key, or a signature that does not verify),
 // `401 signature_required` (unsigned), `401 signature_expired`, `409 key_taken` (the key is
-// bound already, to this account or another: a public key belongs to one account, once).
+// bound already, to this account or another: a public key belongs to one account, once),
+// `409 key_limit` (the account has had 64 keys, retired ones included, the most one may).
 //
 // Takes any type of body and a specified content type.
 //
@@ -7611,7 +7614,8 @@ func (c *Client) AddKeyWithBody(ctx context.Context, params *AddKeyParams, conte
 // nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
 // key than the new one for a first key, or a signature that does not verify),
 // `401 signature_required` (unsigned), `401 signature_expired`, `409 key_taken` (the key is
-// bound already, to this account or another: a public key belongs to one account, once).
+// bound already, to this account or another: a public key belongs to one account, once),
+// `409 key_limit` (the account has had 64 keys, retired ones included, the most one may).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12029,7 +12033,8 @@ type ClientWithResponsesInterface interface {
 	// nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
 	// key than the new one for a first key, or a signature that does not verify),
 	// `401 signature_required` (unsigned), `401 signature_expired`, `409 key_taken` (the key is
-	// bound already, to this account or another: a public key belongs to one account, once).
+	// bound already, to this account or another: a public key belongs to one account, once),
+	// `409 key_limit` (the account has had 64 keys, retired ones included, the most one may).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12046,7 +12051,8 @@ type ClientWithResponsesInterface interface {
 	// nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
 	// key than the new one for a first key, or a signature that does not verify),
 	// `401 signature_required` (unsigned), `401 signature_expired`, `409 key_taken` (the key is
-	// bound already, to this account or another: a public key belongs to one account, once).
+	// bound already, to this account or another: a public key belongs to one account, once),
+	// `409 key_limit` (the account has had 64 keys, retired ones included, the most one may).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20601,7 +20607,8 @@ func (c *ClientWithResponses) ListMyGamesWithResponse(ctx context.Context, param
 // nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
 // key than the new one for a first key, or a signature that does not verify),
 // `401 signature_required` (unsigned), `401 signature_expired`, `409 key_taken` (the key is
-// bound already, to this account or another: a public key belongs to one account, once).
+// bound already, to this account or another: a public key belongs to one account, once),
+// `409 key_limit` (the account has had 64 keys, retired ones included, the most one may).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20624,7 +20631,8 @@ func (c *ClientWithResponses) AddKeyWithBodyWithResponse(ctx context.Context, pa
 // nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
 // key than the new one for a first key, or a signature that does not verify),
 // `401 signature_required` (unsigned), `401 signature_expired`, `409 key_taken` (the key is
-// bound already, to this account or another: a public key belongs to one account, once).
+// bound already, to this account or another: a public key belongs to one account, once),
+// `409 key_limit` (the account has had 64 keys, retired ones included, the most one may).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
