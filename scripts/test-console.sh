@@ -20,7 +20,7 @@ if ! command -v chromium >/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
 
-node --test console/test/verify.test.mjs console/test/signed.test.mjs console/test/keys.test.mjs console/test/vendor.test.mjs console/test/translog.test.mjs
+node --test console/test/verify.test.mjs console/test/signed.test.mjs console/test/keys.test.mjs console/test/keys_review.test.mjs console/test/vendor.test.mjs console/test/translog.test.mjs
 
 source scripts/lib/rpsd.sh
 start_rpsd test-console 200

@@ -130,7 +130,7 @@ const ACTIONS = {
 // reads an account's key events; each is read and verified once.
 export function signatureChecker({ origin, keyLog, roundMoves }) {
   const logs = new Map(); // accountId -> Promise of its verified key log
-  const bets = new Map(); // gameId -> betSize, from game_opened
+  const configs = new Map(); // gameId -> its config, from game_opened
   const seen = new Map(); // player, action and idempotency key -> the event's seq
   let pending = []; // sealed commits and reveals, waiting for their round
   const counts = { signed: 0, unsigned: 0 };
@@ -178,12 +178,16 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
       origin, action: auth.action, player, lobbyId: e.lobbyId, gameId: e.gameId, round: null,
       idempotencyKey: auth.idempotencyKey, keyId: auth.keyId, signedAt: auth.signedAt,
     };
-    const bet = bets.get(e.gameId);
+    const bet = configs.get(e.gameId)?.betSize;
     switch (auth.action) {
       case 'register':
       case 'quick_join':
         if (bet == null) throw new Failure(e.seq, `${what}: its game ${e.gameId} was not opened in this log`);
         if (auth.action === 'register') return verify(e.seq, { ...fields, payload: { bet } }, key, auth.signature, what);
+        // The server chooses a quick join's game, but not its ruleset: the player signed the one it would play.
+        if (auth.ruleset != null && auth.ruleset !== configs.get(e.gameId).ruleset) {
+          throw new Failure(e.seq, `${what}: a quick join signed for ruleset ${auth.ruleset}, in a game of ruleset ${configs.get(e.gameId).ruleset}`);
+        }
         return verify(e.seq, { ...fields, lobbyId: null, gameId: null, payload: actionPayload('quick_join', { betSize: bet, ruleset: auth.ruleset }) },
           key, auth.signature, what);
       case 'leave':
@@ -215,7 +219,7 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
     async event(e) {
       switch (e.type) {
         case 'game_opened':
-          bets.set(e.gameId, e.data.config.betSize);
+          configs.set(e.gameId, e.data.config);
           return;
         case 'round_resolved':
           return roundPublic((p) => p.gameId === e.gameId && p.round === e.data.round);
