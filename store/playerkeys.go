@@ -256,6 +256,7 @@ func (t *pgTx) updateKeys(ctx context.Context, st keyState, e tournament.KeyEven
 		st.account, e.Seq, delta+st.activeDelta, st.seq); err != nil {
 		return fmt.Errorf("account %s's key log: %w", st.account, err)
 	}
+	t.forgetKeys(st.account)
 	return nil
 }
 

@@ -37,6 +37,17 @@ func (t *pgTx) Keys(ctx context.Context, account tournament.AccountID, keyID str
 	return st, nil
 }
 
+// forgetKeys drops the key states of account held by the transaction, after a change of its
+// keys: the batch read every call's state before any ran, and an action after the change (in
+// the same batch) must see the keys as the change left them, not sign with a key just retired.
+func (t *pgTx) forgetKeys(account tournament.AccountID) {
+	for k := range t.keys {
+		if k.account == account {
+			delete(t.keys, k)
+		}
+	}
+}
+
 // KeyState reads an account's key state, with whether keyID ("": none) is one of its active
 // keys: for the admins' actions, which a key signs too (see tournament.KeyState.Check), checked
 // before they run.

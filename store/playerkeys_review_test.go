@@ -1,0 +1,55 @@
+package store
+
+import (
+	"context"
+	"crypto/ed25519"
+	"testing"
+	"time"
+
+	"github.com/commitreveal/rps/tournament"
+)
+
+// TestReviewRetireThenActInOneBatch: a player retires a key (a lost phone) and, in the same
+// committer's transaction, an action signed by that key arrives (whoever holds the phone). The
+// batch read every call's key state before any call ran, so the action went on the state from
+// before the retirement and was taken, signed by a key the account no longer had. A key change
+// in a batch must leave the actions after it to read the keys as it left them.
+func TestReviewRetireThenActInOneBatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _, lobby := batchLobby(t, nil, 60_000)
+	p := player(t, s, "phone-lost", 100)
+	lost, kept := newTestKey(t), newTestKey(t)
+	for _, k := range []struct {
+		key, signer testKey
+		idem        string
+	}{{lost, lost, "first"}, {kept, lost, "second"}} {
+		a, err := s.AddKey(ctx, p.ID, SignedKey{PublicKey: k.key.pub, Signature: k.signer.sig(k.idem)}, keyIdem(p.ID, "/me/keys", k.idem), RequestRef{})
+		if code := keyRefusal(t, a, err); code != "" {
+			t.Fatalf("add key %s: %s", k.idem, code)
+		}
+	}
+	game := lobbyGame(t, s, lobby)
+
+	var retired, registered tournament.Code
+	var retireErr, registerErr error
+	runAsBatch(t, s, lobby,
+		func() {
+			retired, retireErr = answerCode(s.RetireKey(ctx, p.ID, lost.id, kept.sig("retire"), keyIdem(p.ID, "/me/keys/"+lost.id, "retire"), RequestRef{}))
+		},
+		func() {
+			signed := &tournament.Signed{Action: tournament.ActionRegister, KeyID: lost.id, SignedAt: time.Now().UnixMilli(), IdempotencyKey: "reg",
+				Signature: ed25519.Sign(lost.priv, []byte("reg")), GameID: game}
+			registered, registerErr = answerCode(s.Act(ctx, Action{Actor: p, Key: keyIdem(p.ID, "/lobbies/players", "reg"),
+				Op: tournament.Register{LobbyID: lobby, Signed: signed}, SignerKey: lost.id}))
+		})
+	if retireErr != nil || retired != "" {
+		t.Fatalf("retire: %s %v", retired, retireErr)
+	}
+	if registerErr != nil || registered != tournament.CodeBadSignature {
+		t.Fatalf("a registration signed by the key just retired, in the same transaction: %q (%v), want bad_signature", registered, registerErr)
+	}
+	if a, err := s.Account(ctx, p.ID); err != nil || a.Balance != 100 {
+		t.Fatalf("balance %d (%v), want 100 untouched", a.Balance, err)
+	}
+}
