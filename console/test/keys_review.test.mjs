@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { keyEventHash, signatureChecker } from '../assets/js/keys.js';
+import { keyEventHash, signatureChecker, verifyKeyLog } from '../assets/js/keys.js';
 import { actionMessage, keyIdOf } from '../assets/js/signed.js';
 import { eventHash, verifyLog, ZERO_HASH } from '../assets/js/verify.js';
 
@@ -25,6 +25,17 @@ function keyLog() {
   } };
   e.hash = keyEventHash(ZERO_HASH, e);
   return [e];
+}
+
+// recovery is a recovery by the operator appended to log at instant ms, retiring every key.
+function recovery(log, ms) {
+  const operator = hex(ed25519.getPublicKey(new Uint8Array(32).fill(9)));
+  const prev = log[log.length - 1];
+  const e = { seq: prev.seq + 1, type: 'keys_recovered', accountId: bob, at: new Date(ms).toISOString(), prevHash: prev.hash, data: {
+    keyId: keyIdOf(operator), publicKey: operator, retired: [key.keyId], admin: '00000000-0000-4000-8000-000000000001', reason: 'lost phone',
+  } };
+  e.hash = keyEventHash(prev.hash, e);
+  return [...log, e];
 }
 
 async function verifyJoin(gameRuleset) {
@@ -51,4 +62,11 @@ test('a quick join moved to a game of another ruleset is named by its event', as
   const r = await verifyJoin('rps');
   assert.deepEqual([r.ok, r.seq], [false, 2]);
   assert.match(r.reason, /quick join .*ruleset/);
+});
+
+test('a key event dated before the one it follows is named', async () => {
+  // In order, the recovery ends the player's key at its instant; dated before the sign-up, it
+  // would make the operator's key the account's from before the player had one.
+  assert.equal((await verifyKeyLog(bob, recovery(keyLog(), T0 + 1), ORIGIN)).recoveries.length, 1);
+  await assert.rejects(verifyKeyLog(bob, recovery(keyLog(), T0 - 1), ORIGIN), (err) => err.seq === 2 && /dated .*, before key event 1/.test(err.message));
 });

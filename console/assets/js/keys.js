@@ -52,6 +52,7 @@ export async function verifyKeyLog(accountId, events, origin) {
     }
   };
   let prevHash = ZERO_HASH;
+  let prevAt = -Infinity;
   for (const [i, e] of events.entries()) {
     if (e.seq !== i + 1) throw new KeyLogFailure(e.seq, `expected key event ${i + 1} next, got ${e.seq}`);
     if (e.accountId !== accountId) throw new KeyLogFailure(e.seq, `it belongs to account ${e.accountId}`);
@@ -65,6 +66,10 @@ export async function verifyKeyLog(accountId, events, origin) {
     if (hash !== e.hash) throw new KeyLogFailure(e.seq, 'its hash does not match its content');
     const d = e.data ?? {};
     const at = Date.parse(e.at);
+    // Out of order, a key's span is not where the log puts it: a recovery made after a player's
+    // actions could be dated before them.
+    if (!(at >= prevAt)) throw new KeyLogFailure(e.seq, `it is dated ${e.at}, before key event ${e.seq - 1}`);
+    prevAt = at;
     switch (e.type) {
       case 'key_added': {
         newKey(e.seq, d);
