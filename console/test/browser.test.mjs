@@ -1,13 +1,17 @@
 // The console in a real browser (Debian's chromium through playwright-core) against a real rpsd
 // that scripts/test-console.sh starts: RPS_BASE_URL, RPS_ADMIN_TOKEN, RPS_SCREENSHOTS.
-// Players act through the API, as bots do; the browser only watches, verifies and administers.
+// Players act through the API, as bots do, each signing its actions with a key of its own;
+// the browser only watches, verifies and administers.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { ed25519 } from '@noble/curves/ed25519.js';
 import { chromium } from 'playwright-core';
-import { commitmentOf } from '../assets/js/verify.js';
+import { actionMessage, keyIdOf } from '../assets/js/signed.js';
+import { commitmentOf, eventHash } from '../assets/js/verify.js';
 
 const base = process.env.RPS_BASE_URL;
 const adminToken = process.env.RPS_ADMIN_TOKEN;
@@ -22,8 +26,8 @@ const WAIT = { timeout: 15000 };
 
 // ---------------------------------------------------------------- the API, as a bot speaks it
 
-async function call(method, path, { token, body, key } = {}) {
-  const headers = {};
+async function call(method, path, { token, body, key, signature } = {}) {
+  const headers = { ...signature };
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (key) headers['Idempotency-Key'] = key;
@@ -33,17 +37,54 @@ async function call(method, path, { token, body, key } = {}) {
   return json;
 }
 
+// ---------------------------------------------------------------- players' keys and signatures
+
+const hex = (bytes) => Buffer.from(bytes).toString('hex');
+let origin; // the transparency log's origin, which every signed message names
+
+// sign returns the Rps-* headers of an action signed by the player's key (spec-31), and the
+// Idempotency-Key the message binds.
+async function sign(key, fields) {
+  origin ??= (await call('GET', '/v1/log')).origin;
+  const signedAt = Date.now();
+  const message = actionMessage({ origin, keyId: key.keyId, signedAt, ...fields });
+  const signature = { 'Rps-Key-Id': key.keyId, 'Rps-Signed-At': String(signedAt), 'Rps-Signature': hex(ed25519.sign(Buffer.from(message), key.secret)) };
+  if (fields.gameId) signature['Rps-Game-Id'] = fields.gameId;
+  if (fields.round) signature['Rps-Round'] = String(fields.round);
+  return { signature, key: fields.idempotencyKey ?? undefined };
+}
+
+// A player signs up with a key made here, as the app makes one on the phone.
 async function newPlayer(name, credit = 1000) {
-  const { account, token } = await call('POST', '/v1/accounts', { body: { name } });
+  const secret = ed25519.utils.randomSecretKey();
+  const key = { secret, publicKey: hex(ed25519.getPublicKey(secret)) };
+  key.keyId = keyIdOf(key.publicKey);
+  const body = { name, publicKey: key.publicKey };
+  const { account, token } = await call('POST', '/v1/accounts', { body, ...await sign(key, { action: 'sign_up', payload: body }) });
   if (credit > 0) await call('POST', `/v1/admin/accounts/${account.id}/credits`, { token: adminToken, body: { amount: credit } });
-  return { id: account.id, name, token };
+  return { id: account.id, name, token, key };
+}
+
+// signedPlay signs a player's action in the lobby's current game (and round, for a move).
+async function signedPlay(lobby, p, action, path, payload, body) {
+  const { game } = await call('GET', `/v1/lobbies/${lobby.id}`);
+  const { config } = await call('GET', `/v1/games/${game.id}`);
+  const fields = {
+    action, player: p.id, lobbyId: lobby.id, gameId: game.id, idempotencyKey: randomUUID(),
+    round: action === 'commit' || action === 'reveal' ? game.round : null,
+    payload: payload ?? { bet: config.betSize },
+  };
+  return call('POST', `/v1/lobbies/${lobby.id}/${path}`, { token: p.token, body, ...await sign(p.key, fields) });
 }
 
 const createLobby = (name, config = {}) =>
   call('POST', '/v1/lobbies', { token: adminToken, body: { name, config: { betSize: 100, playersCountLimit: 2, ...config } } });
-const register = (lobby, p) => call('POST', `/v1/lobbies/${lobby.id}/players`, { token: p.token });
-const commit = (lobby, p, reveal) => call('POST', `/v1/lobbies/${lobby.id}/commitments`, { token: p.token, body: { commitment: commitmentOf(reveal) } });
-const reveal = (lobby, p, text) => call('POST', `/v1/lobbies/${lobby.id}/reveals`, { token: p.token, body: { reveal: text } });
+const register = (lobby, p) => signedPlay(lobby, p, 'register', 'players');
+const commit = (lobby, p, reveal) => {
+  const body = { commitment: commitmentOf(reveal) };
+  return signedPlay(lobby, p, 'commit', 'commitments', body, body);
+};
+const reveal = (lobby, p, text) => signedPlay(lobby, p, 'reveal', 'reveals', { reveal: text }, { reveal: text });
 const balance = async (p) => (await call('GET', '/v1/me', { token: p.token })).balance;
 
 // ---------------------------------------------------------------- the browser
@@ -98,6 +139,7 @@ const shot = (page, name, { fullPage = true } = {}) => page.screenshot({ path: j
 // ---------------------------------------------------------------- the tests
 
 let finishedLobby; // a lobby whose first game was played to its end, for the verifier
+let finishedPlayers; // its players, alice and bob, with their keys
 
 test('a spectator follows a game live to its winner without reloading', async (t) => {
   const lobby = await createLobby('Friday final');
@@ -115,6 +157,9 @@ test('a spectator follows a game live to its winner without reloading', async (t
   await waitText(page, '#now .tally', 'Committed 0 of 2');
   await commit(lobby, alice, '0alice-secret');
   await waitText(page, '#now .tally', 'Committed 1 of 2');
+  // Who signed is public at once; the signature itself stays sealed with the commitment.
+  await waitText(page, '#now .moves .signed', `signed, key ${alice.key.keyId}, sealed until the round is over`);
+  await waitText(page, '#feed .signed', `signed, key ${alice.key.keyId}, sealed until the round is over`);
   await shot(page, 'lobby-live-desktop');
   assert.equal(await page.locator('#now').getByText('alice-secret').count(), 0, 'no sealed value is shown');
   await commit(lobby, bob, '2bob-secret');
@@ -126,6 +171,8 @@ test('a spectator follows a game live to its winner without reloading', async (t
   await waitText(page, '#last .outcome.winner', 'alice');
   await waitText(page, '#last .outcome.winner', 'takes 200');
   await waitText(page, '#last .moves', 'Scissors');
+  for (const p of [alice, bob]) await waitText(page, '#last .moves .signed', `signed, key ${p.key.keyId}`);
+  assert.equal(await page.locator('#last .moves .signed', { hasText: 'sealed' }).count(), 0, 'the round is over: nothing is sealed');
   await waitText(page, '#now h2', 'Game 2');
   await waitText(page, '#past', 'Game 1');
   assert.equal(await page.evaluate(() => window.stillTheSamePage), true, 'the page was not reloaded');
@@ -135,6 +182,7 @@ test('a spectator follows a game live to its winner without reloading', async (t
   await page.locator('#past').getByRole('button', { name: 'Game 1' }).click();
   await waitText(page, '#past .transcript .moves', 'Scissors');
   finishedLobby = lobby;
+  finishedPlayers = { alice, bob };
 
   const phone = await open(t, `/lobbies/${lobby.id}`, { viewport: PHONE });
   await waitText(phone, '#last .outcome.winner', 'alice');
@@ -149,7 +197,9 @@ test('the verifier passes a real log and names the first altered event', async (
 
   const page = await open(t, `/lobbies/${lobby.id}`);
   await page.getByRole('button', { name: 'Verify the whole log' }).click();
-  await waitText(page, '.verify-result.ok', `Verified through event ${last}`);
+  await waitText(page, '.verify-result.ok', `Verified through event ${last}: every hash, stage digest, reveal and signature checks out`);
+  // Two registrations, two commits and two reveals, each against its player's key.
+  await waitText(page, '.verify-result.ok', '6 signed actions checked against their players’ keys.');
   await shot(page, 'verify-ok-desktop');
 
   // The same log with one event's data altered (a player's registration claims a bigger pot).
@@ -180,6 +230,78 @@ test('the verifier passes a real log and names the first altered event', async (
   await fresh.goto(`/lobbies/${lobby.id}`);
   await fresh.getByRole('button', { name: 'Verify the whole log' }).click();
   await waitText(fresh, '.verify-result.bad', `Event ${resolved.seq} fails: round 1: the reveal of`);
+});
+
+// operatorRewrites serves the lobby's log with one event changed by change(event) and the chain
+// hashed again from there, as an operator with the database could rewrite it (the transparency
+// log's check is another section's).
+async function operatorRewrites(page, lobby, seq, change) {
+  await page.route(`**/v1/lobbies/${lobby.id}/events?**`, async (route) => {
+    const response = await route.fetch();
+    const body = await response.json();
+    let prevHash = null;
+    for (const e of body.events) {
+      if (e.seq === seq) change(e);
+      if (e.seq >= seq) {
+        e.prevHash = prevHash ?? e.prevHash;
+        e.hash = eventHash(e.prevHash, e);
+      }
+      prevHash = e.seq >= seq ? e.hash : null;
+    }
+    await route.fulfill({ response, json: body });
+  });
+}
+
+test('the verifier names an action written in a player\'s name without the player\'s key', async (t) => {
+  assert.ok(finishedLobby, 'needs the lobby played by the first test');
+  const lobby = finishedLobby;
+  const { alice } = finishedPlayers;
+  const log = await call('GET', `/v1/lobbies/${lobby.id}/events?limit=1000`);
+  const registered = log.events.find((e) => e.type === 'player_registered' && e.data.player === alice.id);
+  const verify = async (page, text) => {
+    await page.getByRole('button', { name: 'Verify the whole log' }).click();
+    await waitText(page, '.verify-result.bad', text);
+  };
+
+  // alice's registration with its signature taken off: she holds a key, so it is not hers.
+  const unsigned = await open(t, '/');
+  await operatorRewrites(unsigned, lobby, registered.seq, (e) => { delete e.data.auth; });
+  await unsigned.goto(`/lobbies/${lobby.id}`);
+  await verify(unsigned, `Event ${registered.seq} fails: player_registered of player alice: unsigned, though the player held key ${alice.key.keyId}`);
+  await unsigned.locator('#verify').scrollIntoViewIfNeeded();
+  await shot(unsigned, 'verify-forged-desktop');
+
+  // The same registration signed by a key of the operator's own, which alice's key log lacks.
+  const secret = ed25519.utils.randomSecretKey();
+  const operatorKey = { secret, publicKey: hex(ed25519.getPublicKey(secret)) };
+  operatorKey.keyId = keyIdOf(operatorKey.publicKey);
+  const { auth } = registered.data;
+  const { signature } = await sign(operatorKey, {
+    action: 'register', player: alice.id, lobbyId: lobby.id, gameId: registered.gameId, payload: { bet: 100 }, idempotencyKey: auth.idempotencyKey,
+  });
+  const forged = await open(t, '/');
+  await operatorRewrites(forged, lobby, registered.seq, (e) => {
+    Object.assign(e.data.auth, { keyId: operatorKey.keyId, signedAt: Number(signature['Rps-Signed-At']), signature: signature['Rps-Signature'] });
+  });
+  await forged.goto(`/lobbies/${lobby.id}`);
+  await verify(forged, `Event ${registered.seq} fails: player_registered of player alice: signed with key ${operatorKey.keyId}, which is not in the player's key log`);
+});
+
+test('a browser without Ed25519 in WebCrypto checks the signatures with the vendored library', async (t) => {
+  assert.ok(finishedLobby, 'needs the lobby played by the first test');
+  const page = await open(t, '/');
+  const loaded = [];
+  page.on('request', (r) => loaded.push(new URL(r.url()).pathname));
+  await page.addInitScript(() => {
+    const importKey = crypto.subtle.importKey.bind(crypto.subtle);
+    crypto.subtle.importKey = (format, data, algorithm, ...rest) => ((algorithm?.name ?? algorithm) === 'Ed25519'
+      ? Promise.reject(new DOMException('Ed25519 is not supported', 'NotSupportedError'))
+      : importKey(format, data, algorithm, ...rest));
+  });
+  await page.goto(`/lobbies/${finishedLobby.id}`);
+  await page.getByRole('button', { name: 'Verify the whole log' }).click();
+  await waitText(page, '.verify-result.ok', '6 signed actions checked against their players’ keys.');
+  assert.ok(loaded.includes('/assets/vendor/noble-curves/ed25519.js'), 'the vendored Ed25519 was loaded');
 });
 
 test('the lobby page shows the log\'s checkpoint and proves the lobby is in it, in the browser', async (t) => {

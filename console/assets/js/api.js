@@ -67,6 +67,20 @@ export async function* events(lobbyId) {
   }
 }
 
+// keyLog reads an account's keys and its whole key log: {accountId, keys, events (from seq 1),
+// head}, following the log a page at a time up to its head.
+export async function keyLog(accountId) {
+  const path = `/accounts/${encodeURIComponent(accountId)}/keys`;
+  const first = await api(path);
+  const events = [...first.events];
+  while (first.head && events.length && events.at(-1).seq < first.head.seq) {
+    const page = await api(`${path}?after=${events.at(-1).seq}`);
+    if (page.events.length === 0) break;
+    events.push(...page.events);
+  }
+  return { ...first, events };
+}
+
 // A fresh key for one intended action. crypto.randomUUID needs a secure context, which
 // http://<host>:8080 is not; getRandomValues works everywhere.
 export function newIdempotencyKey() {

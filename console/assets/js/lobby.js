@@ -3,9 +3,11 @@
 // button that re-verifies the whole log in the browser. Events only say that something happened;
 // what is shown is read from the public state and transcripts, so it is never built from guesses.
 // The page follows the log from its last few events and reads the past games a page at a time, so
-// a lobby with a long history opens as fast as a new one.
-import { allPages, api, events, serverClock } from './api.js';
+// a lobby with a long history opens as fast as a new one. Each player action says whether its
+// player signed it and with which key, in words; the verifier checks every signature.
+import { allPages, api, events, keyLog, serverClock } from './api.js';
 import { countdown, el, formatAmount, formatClock, formatDuration, formatTime, playerLink, replace, stageBadge } from './dom.js';
+import { signatureChecker } from './keys.js';
 import { checkProof } from './translog.js';
 import { verifyLog } from './verify.js';
 
@@ -13,6 +15,8 @@ const EVENT_TYPES = ['lobby_created', 'game_opened', 'player_registered', 'playe
   'move_committed', 'moves_closed', 'move_revealed', 'round_resolved', 'stage_extended', 'game_finished',
   'game_stopped', 'next_config_changed', 'lobby_closed', 'clock_shifted'];
 const FEED_SIZE = 12;
+// How far back the page reads the log once, to know who signed the moves of the games it shows.
+const SIGNED_BACKLOG = 500;
 const PAST_PAGE = 10;
 
 const lobbyId = decodeURIComponent(location.pathname.split('/')[2] ?? '');
@@ -41,6 +45,10 @@ let pastError = null; // why the first page of past games could not be read
 const expanded = new Map(); // gameId -> transcript node of an opened past game
 let lastSeq = 0;
 let missing = false; // the lobby does not exist: nothing to follow
+// What each player action event says of its signature: `${gameId}/${action}/${round}/${player}`
+// -> its data.auth, or null when the action is unsigned. Filled from every event the page reads.
+const signers = new Map();
+const keyLogs = new Map(); // accountId -> its keys (GET /v1/accounts/{id}/keys), once read
 
 // ---------------------------------------------------------------- reading
 
@@ -86,6 +94,57 @@ function weaponName(ruleset, move) {
   return ruleset.weapons.find((w) => w.move === move)?.name ?? `move ${move}`;
 }
 
+// The signed action an event records, with what names it among a game's actions.
+const ACTION_OF = { player_registered: 'register', player_left: 'leave', move_committed: 'commit', move_revealed: 'reveal' };
+const signerKey = (gameId, action, round, player) => `${gameId}/${action}/${round ?? 0}/${player}`;
+
+function noteSigner(e) {
+  const action = ACTION_OF[e.type];
+  if (action) signers.set(signerKey(e.gameId, action, e.data.round, e.data.player), e.data.auth ?? null);
+}
+
+// keysOf is a player's keys once read (null until then: the page is drawn again when they are).
+function keysOf(player) {
+  if (!keyLogs.has(player)) {
+    keyLogs.set(player, null);
+    // A key log that cannot be read only leaves out whether a key came from a recovery; the
+    // verifier reads it again and says why.
+    keyLog(player).then((log) => log.keys, () => []).then((keys) => {
+      keyLogs.set(player, keys);
+      renderAll();
+    });
+  }
+  return keyLogs.get(player);
+}
+
+// signedWords says, in words, how a player's action was signed. signed: true, false, or undefined
+// when the page cannot tell (the event is older than what it read); keyId: the signing key when
+// known; sealed: the signature stays sealed with the value until the round is over.
+function signedWords(player, { signed, keyId, sealed }) {
+  if (signed === false) return 'unsigned';
+  const recovered = keyId && keysOf(player)?.some((k) => k.keyId === keyId && k.recovery);
+  return [
+    signed ? `signed${keyId ? `, key ${keyId}` : ''}${recovered ? ' (recovered by the operator)' : ''}` : null,
+    sealed ? 'sealed until the round is over' : null,
+  ].filter(Boolean).join(', ');
+}
+
+// moveSigned: how a commit or a reveal of a round was signed. Once the round is public its
+// transcript shows the signature itself; until then only the event's sealed one exists.
+function moveSigned(gameId, t, m, action) {
+  const auth = signers.get(signerKey(gameId, action, t.round, m.accountId));
+  if (t.stage !== 'closed') return signedWords(m.accountId, { signed: auth === undefined ? undefined : auth !== null, keyId: auth?.keyId, sealed: true });
+  const signature = action === 'commit' ? m.commitSignature : m.revealSignature;
+  return signedWords(m.accountId, { signed: signature != null, keyId: auth?.keyId });
+}
+
+// eventSigned: how the action an event records was signed, in words ('' for other events).
+function eventSigned(e) {
+  if (!ACTION_OF[e.type]) return '';
+  const auth = e.data.auth;
+  return signedWords(e.data.player, { signed: auth != null, keyId: auth?.keyId, sealed: auth?.sealedSignature != null });
+}
+
 function configLine(c) {
   return `bet ${formatAmount(c.betSize)} · up to ${c.playersCountLimit} players · ${c.ruleset} (${c.resolution}) · ` +
     `entry ${formatDuration(c.entryTimeoutMs)}, moves ${formatDuration(c.moveTimeoutMs)}, reveal ${formatDuration(c.revealTimeoutMs)}` +
@@ -110,7 +169,7 @@ function statusText(p, round) {
 }
 
 // One round: who committed and revealed (always public), and the moves once the round is closed.
-function renderRound(t, players, ruleset, { open }) {
+function renderRound(gameId, t, players, ruleset, { open }) {
   const inRound = t.moves;
   const committed = inRound.filter((m) => m.committed);
   const revealed = inRound.filter((m) => m.revealed);
@@ -129,8 +188,8 @@ function renderRound(t, players, ruleset, { open }) {
       el('thead', {}, el('tr', {}, ['Player', 'Committed', 'Revealed', 'Move'].map((h) => el('th', { text: h })))),
       el('tbody', {}, inRound.map((m) => el('tr', {},
         el('td', { 'data-label': 'Player', class: 'player-name', text: nameOf(players, m.accountId) }),
-        el('td', { 'data-label': 'Committed', text: m.committed ? '✓' : '–' }),
-        el('td', { 'data-label': 'Revealed', text: m.revealed ? '✓' : '–' }),
+        el('td', { 'data-label': 'Committed' }, m.committed ? ['✓ ', el('span', { class: 'signed', text: moveSigned(gameId, t, m, 'commit') })] : '–'),
+        el('td', { 'data-label': 'Revealed' }, m.revealed ? ['✓ ', el('span', { class: 'signed', text: moveSigned(gameId, t, m, 'reveal') })] : '–'),
         el('td', { 'data-label': 'Move', text: m.move != null ? weaponName(ruleset, m.move) : m.committed ? 'sealed' : '—' }),
       ))),
     ),
@@ -176,7 +235,7 @@ function renderNow() {
     renderOutcome(summary, players),
     el('h3', { text: 'Players' }),
     renderPlayers(players, g.round),
-    [...rounds].reverse().map((t) => renderRound(t, players, ruleset, { open: t.stage !== 'closed' })),
+    [...rounds].reverse().map((t) => renderRound(summary.id, t, players, ruleset, { open: t.stage !== 'closed' })),
   );
 }
 
@@ -190,7 +249,7 @@ function renderLast() {
     el('h2', { text: `Game ${summary.number}: result` }),
     renderOutcome(summary, players),
     renderPlayers(players, summary.round),
-    [...rounds].reverse().map((t) => renderRound(t, players, ruleset, { open: false })));
+    [...rounds].reverse().map((t) => renderRound(summary.id, t, players, ruleset, { open: false })));
 }
 
 // How a game ended, in words.
@@ -262,7 +321,7 @@ async function togglePast(gameId) {
     expanded.set(gameId, el('div', { class: 'transcript' },
       renderOutcome(t.summary, t.players),
       renderPlayers(t.players, t.summary.round),
-      t.rounds.map((r) => renderRound(r, t.players, t.ruleset, { open: false }))));
+      t.rounds.map((r) => renderRound(t.summary.id, r, t.players, t.ruleset, { open: false }))));
   } catch (err) {
     expanded.set(gameId, el('p', { class: 'error', text: `The transcript cannot be read: ${err.message}` }));
   }
@@ -309,25 +368,52 @@ function renderFeed(status = streamStatus) {
       el('span', { class: 'seq', text: `#${e.seq}` }), ' ',
       el('span', { class: 'muted', text: formatClock(e.at) }), ' ',
       el('span', { class: 'what', text: describe(e) }),
+      eventSigned(e) ? [' ', el('span', { class: 'signed', text: `· ${eventSigned(e)}` })] : null,
       ' ', el('code', { class: 'type', text: e.type })))),
   );
 }
 
+// named replaces the account ids of the players on the page with their names.
+function named(text) {
+  for (const g of [current, lastEnded]) {
+    for (const p of g?.players ?? []) text = text.replaceAll(`player ${p.accountId}`, `player ${p.name}`);
+  }
+  return text;
+}
+
+// What the signature checks found, in words.
+function signaturesText(s) {
+  const parts = [`${s.signed} signed action${s.signed === 1 ? '' : 's'} checked against ${s.signed === 1 ? 'its player\u2019s key' : 'their players\u2019 keys'}`];
+  if (s.unsigned) parts.push(`${s.unsigned} unsigned, by players who held no key then`);
+  if (s.sealed) parts.push(`${s.sealed} signature${s.sealed === 1 ? '' : 's'} sealed until ${s.sealed === 1 ? 'its' : 'their'} round is over`);
+  return ` ${parts.join('; ')}.`;
+}
+
 function renderVerify() {
   const result = el('p', { class: 'verify-result', role: 'status' });
+  const recoveries = el('ul', { class: 'recoveries', hidden: true });
   const button = el('button', {
     type: 'button', id: 'verify-button', text: 'Verify the whole log',
     onclick: async () => {
       button.disabled = true;
       result.className = 'verify-result';
       result.textContent = 'Verifying…';
+      recoveries.hidden = true;
       try {
-        const r = await verifyLog(events(lobbyId), async (gameId, round) => (await roundTranscript(gameId, round)).moves);
+        const { origin } = await api('/log');
+        const roundMoves = async (gameId, round) => (await roundTranscript(gameId, round)).moves;
+        const checker = signatureChecker({ origin, keyLog: async (id) => (await keyLog(id)).events, roundMoves });
+        const r = await verifyLog(events(lobbyId), roundMoves, checker);
         result.classList.add(r.ok ? 'ok' : 'bad');
         const sealed = (r.sealed ?? []).map((s) => ` Round ${s.round}’s commitments stay sealed until it resolves: verify again then to check them too.`).join('');
         result.textContent = r.ok
-          ? `✓ Verified through event ${r.through}: every hash, stage digest and reveal checks out.${sealed}`
-          : `✗ Event ${r.seq} fails: ${r.reason}.${r.through ? ` Events 1 to ${r.through} verified.` : ''}`;
+          ? `✓ Verified through event ${r.through}: every hash, stage digest, reveal and signature checks out.${signaturesText(r.signatures)}${sealed}`
+          : named(`✗ Event ${r.seq} fails: ${r.reason}.${r.through ? ` Events 1 to ${r.through} verified.` : ''}`);
+        const found = r.signatures.recoveries;
+        recoveries.hidden = found.length === 0;
+        replace(recoveries, found.map((x) => el('li', { class: 'recovery' },
+          named(`Key ${x.keyId} of player ${x.accountId} was recovered by the operator (key event ${x.seq}, ${formatTime(x.at)}): `),
+          el('q', { text: x.reason ?? '' }), '. Not signed by the player; the keys it had before were retired.')));
       } catch (err) {
         result.classList.add('bad');
         result.textContent = `The log cannot be read: ${err.message}`;
@@ -338,8 +424,8 @@ function renderVerify() {
   });
   replace(parts.verify,
     el('h2', { text: 'Verify' }),
-    el('p', { class: 'muted', text: 'Re-checks, in this browser, the hash chain of every event (blake2b-256 over RFC 8785 JSON), each stage digest against the public transcript and each reveal against its commitment.' }),
-    button, result);
+    el('p', { class: 'muted', text: 'Re-checks, in this browser, the hash chain of every event (blake2b-256 over RFC 8785 JSON), each stage digest against the public transcript, each reveal against its commitment, and each player\u2019s signature (Ed25519) against the key the player\u2019s own key log shows at that point.' }),
+    button, result, recoveries);
 }
 
 // The transparency log: the latest checkpoint, who cosigned it, and whether it holds this
@@ -384,6 +470,15 @@ async function renderLog() {
 
 // ---------------------------------------------------------------- live
 
+function renderAll() {
+  if (!lobby) return;
+  renderHead();
+  renderNow();
+  renderLast();
+  renderPast();
+  renderFeed();
+}
+
 let refreshing = null;
 let again = false;
 
@@ -403,11 +498,7 @@ async function refresh() {
         const last = pastGames.find((g) => g.id !== lobby.game?.id);
         if (last && lastEnded?.summary.id !== last.id) lastEnded = await gameTranscript(last.id);
         document.title = `${lobby.name} · rps`;
-        renderHead();
-        renderNow();
-        renderLast();
-        renderPast();
-        renderFeed();
+        renderAll();
       } catch (err) {
         missing = err.status === 404 || err.status === 400;
         if (missing) {
@@ -425,6 +516,7 @@ async function refresh() {
 async function onEvent(message) {
   const e = JSON.parse(message.data);
   lastSeq = e.seq;
+  noteSigner(e);
   feed.push(e);
   if (feed.length > FEED_SIZE) feed.shift();
   renderFeed('live');
@@ -462,9 +554,27 @@ setInterval(() => {
 }, 250);
 // Start: the first page of past games (the last one ended gets its card), the lobby, then the log
 // from its last few events.
-readPast(null).catch((err) => { pastError = err.message; }).then(refresh).then(() => {
+readPast(null).catch((err) => { pastError = err.message; }).then(refresh).then(async () => {
   if (missing) return;
-  lastSeq = Math.max(0, (lobby?.head?.seq ?? 0) - FEED_SIZE);
+  const head = lobby?.head?.seq ?? 0;
+  lastSeq = Math.max(0, head - FEED_SIZE);
   follow();
   renderLog();
+  await readSigners(Math.max(0, head - SIGNED_BACKLOG), lastSeq);
 });
+
+// readSigners reads the log's events after from through to (the stream brings the later ones)
+// for what they say of their signatures, and draws the page again.
+async function readSigners(from, to) {
+  try {
+    for (let after = from; after < to;) {
+      const page = await api(`/lobbies/${encodeURIComponent(lobbyId)}/events?after=${after}&limit=${Math.min(1000, to - after)}`);
+      if (page.events.length === 0) break;
+      for (const e of page.events) if (e.seq <= to) noteSigner(e);
+      after = page.events.at(-1).seq;
+    }
+  } catch {
+    // Without them the moves say only what their transcripts show; the verifier reads it all.
+  }
+  renderAll();
+}
