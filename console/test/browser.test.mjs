@@ -287,6 +287,38 @@ test('the verifier names an action written in a player\'s name without the playe
   await verify(forged, `Event ${registered.seq} fails: player_registered of player alice: signed with key ${operatorKey.keyId}, which is not in the player's key log`);
 });
 
+test('a key the operator gave in a recovery is said so on the profile, the lobby page and by the verifier', async (t) => {
+  const lobby = await createLobby('After the recovery');
+  const [rita, sam] = await Promise.all([newPlayer('rita'), newPlayer('sam')]);
+  // rita lost her phone: the operator binds a new key to her account, retiring the old one.
+  const secret = ed25519.utils.randomSecretKey();
+  const key = { secret, publicKey: hex(ed25519.getPublicKey(secret)) };
+  key.keyId = keyIdOf(key.publicKey);
+  await call('POST', `/v1/admin/accounts/${rita.id}/keys`, { token: adminToken, key: randomUUID(), body: { publicKey: key.publicKey, reason: 'lost her phone' } });
+  const lost = rita.key.keyId;
+  rita.key = key;
+  await register(lobby, rita);
+  await register(lobby, sam);
+  await commit(lobby, rita, '1rita');
+  await commit(lobby, sam, '0sam');
+  await reveal(lobby, rita, '1rita');
+  await reveal(lobby, sam, '0sam'); // Paper covers Rock
+
+  const profile = await open(t, `/accounts/${rita.id}`);
+  await waitText(profile, '#keys li', `Key ${lost} bound at sign-up, signed by itself.`);
+  await waitText(profile, '#keys li.recovery', `Key ${key.keyId} given by the operator in a recovery, not signed by the player; it retired key ${lost}. Reason: “lost her phone”.`);
+  await waitText(profile, '#keys .key-log-result.ok', 'Key log verified in this browser through key event 2');
+  await shot(profile, 'profile-keys-desktop');
+
+  const page = await open(t, `/lobbies/${lobby.id}`);
+  await waitText(page, '#last .moves .signed', `signed, key ${key.keyId} (recovered by the operator)`);
+  await page.getByRole('button', { name: 'Verify the whole log' }).click();
+  await waitText(page, '.verify-result.ok', '6 signed actions checked');
+  await waitText(page, '#verify .recovery', `Key ${key.keyId} of player rita was recovered by the operator (key event 2,`);
+  await page.locator('#verify').scrollIntoViewIfNeeded();
+  await shot(page, 'verify-recovery-desktop');
+});
+
 test('a browser without Ed25519 in WebCrypto checks the signatures with the vendored library', async (t) => {
   assert.ok(finishedLobby, 'needs the lobby played by the first test');
   const page = await open(t, '/');

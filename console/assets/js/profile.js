@@ -1,8 +1,10 @@
-// An account's public profile: its name, its results over settled games and its games, newest
-// first. Nothing private is shown (the API gives the balance only to the account itself, and the
-// console never signs in players).
-import { api } from './api.js';
+// An account's public profile: its name, its results over settled games, its keys (its key log,
+// verified in the browser, recoveries by the operator said as such) and its games, newest first.
+// Nothing private is shown (the API gives the balance only to the account itself, and the console
+// never signs in players).
+import { api, keyLog } from './api.js';
 import { el, endingText, formatAmount, formatSigned, formatTime, replace } from './dom.js';
+import { KeyLogFailure, verifyKeyLog } from './keys.js';
 
 const accountId = decodeURIComponent(location.pathname.split('/')[2] ?? '');
 const root = document.getElementById('page');
@@ -36,6 +38,50 @@ function gamesSection() {
   return el('section', { id: 'games', class: 'card' }, el('h2', { text: 'Games' }), status, list, more);
 }
 
+// What a key event did, in words.
+function keyEventText(e) {
+  const d = e.data;
+  switch (e.type) {
+    case 'key_added':
+      if (d.via === 'sign_up') return `Key ${d.keyId} bound at sign-up, signed by itself.`;
+      return d.signer === d.keyId ? `Key ${d.keyId} bound, signed by itself (the account's first key).` : `Key ${d.keyId} added, signed by key ${d.signer}.`;
+    case 'key_retired': return `Key ${d.keyId} retired, signed by key ${d.signer}.`;
+    case 'keys_recovered':
+      return `Key ${d.keyId} given by the operator in a recovery, not signed by the player` +
+        `${d.retired.length ? `; it retired key${d.retired.length > 1 ? 's' : ''} ${d.retired.join(', ')}` : ''}. Reason: “${d.reason}”.`;
+    default: return e.type;
+  }
+}
+
+// keysSection shows the account's key log, checked in the browser: its chain and every
+// signature of a key change.
+function keysSection() {
+  const section = el('section', { id: 'keys', class: 'card' }, el('h2', { text: 'Keys' }), el('p', { class: 'muted', text: 'Reading the key log…' }));
+  (async () => {
+    const [log, { origin }] = await Promise.all([keyLog(accountId), api('/log')]);
+    if (log.events.length === 0) {
+      replace(section, el('h2', { text: 'Keys' }), el('p', { class: 'muted', text: 'No key: this player\u2019s actions are unsigned.' }));
+      return;
+    }
+    let verdict;
+    try {
+      await verifyKeyLog(accountId, log.events, origin);
+      verdict = el('p', { class: 'key-log-result ok', text: `✓ Key log verified in this browser through key event ${log.events.length}: its hash chain and the signature of every key change.` });
+    } catch (err) {
+      if (!(err instanceof KeyLogFailure)) throw err;
+      verdict = el('p', { class: 'key-log-result bad', text: `✗ Key event ${err.seq} fails: ${err.message}.` });
+    }
+    const active = log.keys.filter((k) => k.retiredSeq == null).map((k) => k.keyId);
+    replace(section, el('h2', { text: 'Keys' }),
+      el('p', { text: `Active: ${active.join(', ') || 'none'}.` }),
+      el('ol', { class: 'key-events' }, log.events.map((e) => el('li', { class: e.type === 'keys_recovered' ? 'recovery' : null },
+        el('span', { class: 'seq', text: `#${e.seq}` }), ' ', el('span', { text: keyEventText(e) }),
+        el('span', { class: 'muted', text: ` · ${formatTime(e.at)}` })))),
+      verdict);
+  })().catch((err) => replace(section, el('h2', { text: 'Keys' }), el('p', { class: 'error', text: `The key log cannot be read: ${err.message}` })));
+  return section;
+}
+
 async function show() {
   let p;
   try {
@@ -58,6 +104,7 @@ async function show() {
         ['Net', formatSigned(p.net)],
       ].map(([k, v]) => el('div', {}, el('dt', { text: k }), el('dd', { text: v })))),
       el('p', { class: 'muted', text: `Member since ${formatTime(p.memberSince)}. Settled games only.` })),
+    keysSection(),
     gamesSection());
 }
 
