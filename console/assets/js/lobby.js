@@ -138,6 +138,11 @@ function moveSigned(gameId, t, m, action) {
   return signedWords(m.accountId, { signed: signature != null, keyId: auth?.keyId });
 }
 
+// signedNote shows those words; an unsigned action, which the operator could have made, stands out.
+function signedNote(words) {
+  return el('span', { class: `signed${words === 'unsigned' ? ' unsigned' : ''}`, text: words });
+}
+
 // eventSigned: how the action an event records was signed, in words ('' for other events).
 function eventSigned(e) {
   if (!ACTION_OF[e.type]) return '';
@@ -188,8 +193,8 @@ function renderRound(gameId, t, players, ruleset, { open }) {
       el('thead', {}, el('tr', {}, ['Player', 'Committed', 'Revealed', 'Move'].map((h) => el('th', { text: h })))),
       el('tbody', {}, inRound.map((m) => el('tr', {},
         el('td', { 'data-label': 'Player', class: 'player-name', text: nameOf(players, m.accountId) }),
-        el('td', { 'data-label': 'Committed' }, m.committed ? ['✓ ', el('span', { class: 'signed', text: moveSigned(gameId, t, m, 'commit') })] : '–'),
-        el('td', { 'data-label': 'Revealed' }, m.revealed ? ['✓ ', el('span', { class: 'signed', text: moveSigned(gameId, t, m, 'reveal') })] : '–'),
+        el('td', { 'data-label': 'Committed' }, m.committed ? ['✓ ', signedNote(moveSigned(gameId, t, m, 'commit'))] : '–'),
+        el('td', { 'data-label': 'Revealed' }, m.revealed ? ['✓ ', signedNote(moveSigned(gameId, t, m, 'reveal'))] : '–'),
         el('td', { 'data-label': 'Move', text: m.move != null ? weaponName(ruleset, m.move) : m.committed ? 'sealed' : '—' }),
       ))),
     ),
@@ -368,7 +373,7 @@ function renderFeed(status = streamStatus) {
       el('span', { class: 'seq', text: `#${e.seq}` }), ' ',
       el('span', { class: 'muted', text: formatClock(e.at) }), ' ',
       el('span', { class: 'what', text: describe(e) }),
-      eventSigned(e) ? [' ', el('span', { class: 'signed', text: `· ${eventSigned(e)}` })] : null,
+      eventSigned(e) ? [' · ', signedNote(eventSigned(e))] : null,
       ' ', el('code', { class: 'type', text: e.type })))),
   );
 }
