@@ -285,6 +285,19 @@ test('the verifier names an action written in a player\'s name without the playe
   });
   await forged.goto(`/lobbies/${lobby.id}`);
   await verify(forged, `Event ${registered.seq} fails: player_registered of player alice: signed with key ${operatorKey.keyId}, which is not in the player's key log`);
+
+  // That key put on alice's account without a key event: the server lists it, the log lacks it.
+  const listed = await open(t, '/');
+  await listed.route(`**/v1/accounts/${alice.id}/keys**`, async (route) => {
+    const response = await route.fetch();
+    const body = await response.json();
+    body.keys.push({ keyId: operatorKey.keyId, publicKey: operatorKey.publicKey, addedAt: body.keys[0].addedAt, addedSeq: 1, recovery: false });
+    await route.fulfill({ response, json: body });
+  });
+  await listed.goto(`/accounts/${alice.id}`);
+  await waitText(listed, '#keys .key-log-result.bad', `The key log fails: the server lists key ${operatorKey.keyId}, which no key event added`);
+  await listed.goto(`/lobbies/${lobby.id}`);
+  await verify(listed, `fails: player_registered of player alice: the key log of player alice fails: the server lists key ${operatorKey.keyId}`);
 });
 
 test('a key the operator gave in a recovery is said so on the profile, the lobby page and by the verifier', async (t) => {

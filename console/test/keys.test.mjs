@@ -171,6 +171,12 @@ function chain(data, at) {
 
 async function* each(list) { yield* list; }
 
+// listed: the server's list of an account's keys (AccountKey) for a key log.
+async function listed(accountId, events) {
+  const { keys } = await verifyKeyLog(accountId, events, ORIGIN);
+  return [...keys.values()].map(({ keyId, publicKey, addedSeq, retiredSeq, recovery }) => ({ keyId, publicKey, addedSeq, recovery, ...(retiredSeq ? { retiredSeq } : {}) }));
+}
+
 async function verifyGame({ data, moves, keys, at }) {
   const roundMoves = async (g, round) => {
     assert.deepEqual([g, round], [gameId, 1]);
@@ -178,7 +184,7 @@ async function verifyGame({ data, moves, keys, at }) {
   };
   const keyLog = async (id) => {
     assert.ok(id in keys, `key log of ${id}`);
-    return keys[id];
+    return { events: keys[id], keys: await listed(id, keys[id]) };
   };
   return verifyLog(each(chain(data, at)), roundMoves, signatureChecker({ origin: ORIGIN, keyLog, roundMoves }));
 }
@@ -251,11 +257,38 @@ test('a key not in the player\'s key log, or retired before the action, is named
   assert.deepEqual([r2.ok, r2.seq], [false, 2]);
   assert.match(r2.reason, /retired before it \(key event 3\)/);
 
+  // The operator put a key on alice's account without a key event: the server lists it.
+  const hidden = signedGame();
+  const keyLog = async (id) => {
+    const events = keyLogs[id];
+    const keys = await listed(id, events);
+    if (id === alice.id) keys.push({ keyId: stranger.keyId, publicKey: stranger.publicKey, addedSeq: 1, recovery: false });
+    return { events, keys };
+  };
+  const roundMoves = async () => hidden.moves;
+  const r4 = await verifyLog(each(chain(hidden.data, hidden.at)), roundMoves, signatureChecker({ origin: ORIGIN, keyLog, roundMoves }));
+  assert.deepEqual([r4.ok, r4.seq], [false, 2]);
+  assert.match(r4.reason, new RegExp(`the server lists key ${stranger.keyId}, which no key event added`));
+
   const broken = keyChain(bob.id, [signUp(bob.key, 'Bob', T0)]);
   broken[0].data.name = 'Rob';
   const r3 = await verifyGame(signedGame({ keys: { ...keyLogs, [bob.id]: broken } }));
   assert.deepEqual([r3.seq], [3]);
   assert.match(r3.reason, /key log of player .* fails at its key event 1: its hash does not match/);
+});
+
+test('a signature made outside the window of its event is named', async () => {
+  const game = signedGame();
+  const auth = game.data[1][1].auth;
+  const stale = game.at - 23 * 60 * 60 * 1000 - 1;
+  Object.assign(auth, { signedAt: stale, signature: sign(alice.key, { action: 'register', player: alice.id, lobbyId, gameId, payload: { bet: BET }, idempotencyKey: 'reg-a', signedAt: stale }) });
+  const r = await verifyGame(game);
+  assert.deepEqual([r.ok, r.seq], [false, 2]);
+  assert.match(r.reason, /its signature was signed at .*, more than 23 hours before the event/);
+
+  const ahead = signUp(alice.key, 'Alice', T0 + 5 * 60 * 1000 + 1);
+  ahead[2] = T0;
+  await assert.rejects(verifyKeyLog(alice.id, keyChain(alice.id, [ahead]), ORIGIN), /sign_up signature was signed at .*, more than 5 minutes after the event/);
 });
 
 test('a replay of a signed action is named', async () => {

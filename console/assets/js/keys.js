@@ -3,12 +3,13 @@
 // against the key the player had at that point of it (spec-31, "Signed actions in the lobby log").
 // Pure functions over data, checked by node's test runner.
 import canonicalize from '../vendor/canonicalize/canonicalize.js';
-import { actionMessage, actionPayload, keyIdOf, sealSignature, verifySignature } from './signed.js';
+import { actionMessage, actionPayload, keyIdOf, sealSignature, signedAtProblem, verifySignature } from './signed.js';
 import { chainHash, Failure, ZERO_HASH } from './verify.js';
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
-// KeyLogFailure names the key event an account's key log fails at and why.
+// KeyLogFailure names the key event an account's key log fails at (null: the log holds, but the
+// server's list of the account's keys does not match it) and why.
 export class KeyLogFailure extends Error {
   constructor(seq, reason) {
     super(reason);
@@ -26,8 +27,10 @@ export function keyEventHash(prevHash, e) {
 // retiredAt, recovery}} (instants in Unix ms), and its recoveries by the operator, [{seq, at,
 // keyId, retired, admin, reason}]. A key added is signed by a key the account had (its first key
 // by itself); a key retired by an active key; a recovery carries no player's signature: it is the
-// operator's word, reported as such. Throws KeyLogFailure.
-export async function verifyKeyLog(accountId, events, origin) {
+// operator's word, reported as such. listed (optional): the server's list of the account's keys
+// (AccountKey), which must be what the log gives, so that a key put on the account without a key
+// event is named. Throws KeyLogFailure.
+export async function verifyKeyLog(accountId, events, origin, listed = null) {
   const keys = new Map();
   const recoveries = [];
   const activeKey = (seq, keyId, role) => {
@@ -42,7 +45,9 @@ export async function verifyKeyLog(accountId, events, origin) {
     }
     if (keys.has(d.keyId)) throw new KeyLogFailure(seq, `key ${d.keyId} is added a second time`);
   };
-  const checkSignature = async (seq, action, d, payload, signerKey) => {
+  const checkSignature = async (seq, at, action, d, payload, signerKey) => {
+    const late = signedAtProblem(d.signedAt, at);
+    if (late) throw new KeyLogFailure(seq, `its ${action} signature was ${late}`);
     const message = actionMessage({
       origin, action, player: action === 'sign_up' ? null : accountId, payload,
       idempotencyKey: action === 'sign_up' ? null : d.idempotencyKey, keyId: d.signer, signedAt: d.signedAt,
@@ -84,13 +89,13 @@ export async function verifyKeyLog(accountId, events, origin) {
         } else {
           signerKey = activeKey(e.seq, d.signer, 'signer').publicKey;
         }
-        await checkSignature(e.seq, d.via, d, actionPayload(d.via, d), signerKey);
+        await checkSignature(e.seq, at, d.via, d, actionPayload(d.via, d), signerKey);
         keys.set(d.keyId, { keyId: d.keyId, publicKey: d.publicKey, addedSeq: e.seq, addedAt: at, retiredSeq: null, retiredAt: null, recovery: false });
         break;
       }
       case 'key_retired': {
         const retired = activeKey(e.seq, d.keyId, 'retired key');
-        await checkSignature(e.seq, 'retire_key', d, actionPayload('retire_key', d), activeKey(e.seq, d.signer, 'signer').publicKey);
+        await checkSignature(e.seq, at, 'retire_key', d, actionPayload('retire_key', d), activeKey(e.seq, d.signer, 'signer').publicKey);
         Object.assign(retired, { retiredSeq: e.seq, retiredAt: at });
         break;
       }
@@ -110,7 +115,19 @@ export async function verifyKeyLog(accountId, events, origin) {
     }
     prevHash = e.hash;
   }
+  if (listed) compareListed(keys, listed);
   return { keys, recoveries };
+}
+
+// compareListed checks the server's list of an account's keys against the keys its log gives.
+function compareListed(keys, listed) {
+  const state = (k) => `${k.publicKey} ${k.addedSeq} ${k.retiredSeq ?? '-'} ${k.recovery}`;
+  for (const k of listed) {
+    const logged = keys.get(k.keyId);
+    if (!logged) throw new KeyLogFailure(null, `the server lists key ${k.keyId}, which no key event added: the operator put it on the account outside the log`);
+    if (state(logged) !== state(k)) throw new KeyLogFailure(null, `the server lists key ${k.keyId} otherwise than the key log gives it`);
+  }
+  if (listed.length !== keys.size) throw new KeyLogFailure(null, `the server lists ${listed.length} keys, the key log gives ${keys.size}`);
 }
 
 // heldAt: the keys an account's key log gives it at instant at (added at or before it, not
@@ -132,7 +149,8 @@ const ACTIONS = {
 // (origin: GET /v1/log's), and no (player, action, idempotency key) twice; unsigned only while
 // the player held no key. A commit's or reveal's signature is sealed in the event and checked
 // once its round is public, from the transcript (roundMoves, as verifyLog's). keyLog(accountId)
-// reads an account's key events; each is read and verified once.
+// reads an account's key log ({keys, events}, as GET /v1/accounts/{id}/keys with every event);
+// each is read and verified once.
 export function signatureChecker({ origin, keyLog, roundMoves }) {
   const logs = new Map(); // accountId -> Promise of its verified key log
   const configs = new Map(); // gameId -> its config, from game_opened
@@ -141,11 +159,11 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
   const counts = { signed: 0, unsigned: 0 };
 
   const keysOf = async (player, seq) => {
-    if (!logs.has(player)) logs.set(player, keyLog(player).then((events) => verifyKeyLog(player, events, origin)));
+    if (!logs.has(player)) logs.set(player, keyLog(player).then((log) => verifyKeyLog(player, log.events, origin, log.keys)));
     try {
       return await logs.get(player);
     } catch (err) {
-      if (err instanceof KeyLogFailure) throw new Failure(seq, `the key log of player ${player} fails at its key event ${err.seq}: ${err.message}`);
+      if (err instanceof KeyLogFailure) throw new Failure(seq, `the key log of player ${player} fails${err.seq ? ` at its key event ${err.seq}` : ''}: ${err.message}`);
       throw err;
     }
   };
@@ -179,6 +197,8 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
     if (!key) throw new Failure(e.seq, `${what}: signed with key ${auth.keyId}, which is not in the player's key log`);
     if (key.addedAt > at) throw new Failure(e.seq, `${what}: signed with key ${auth.keyId}, added only later (key event ${key.addedSeq})`);
     if (key.retiredAt != null && key.retiredAt < at) throw new Failure(e.seq, `${what}: signed with key ${auth.keyId}, retired before it (key event ${key.retiredSeq})`);
+    const late = signedAtProblem(auth.signedAt, at);
+    if (late) throw new Failure(e.seq, `${what}: its signature was ${late}`);
     const fields = {
       origin, action: auth.action, player, lobbyId: e.lobbyId, gameId: e.gameId, round: null,
       idempotencyKey: auth.idempotencyKey, keyId: auth.keyId, signedAt: auth.signedAt,

@@ -407,7 +407,7 @@ function renderVerify() {
       try {
         const { origin } = await api('/log');
         const roundMoves = async (gameId, round) => (await roundTranscript(gameId, round)).moves;
-        const checker = signatureChecker({ origin, keyLog: async (id) => (await keyLog(id)).events, roundMoves });
+        const checker = signatureChecker({ origin, keyLog, roundMoves });
         const r = await verifyLog(events(lobbyId), roundMoves, checker);
         result.classList.add(r.ok ? 'ok' : 'bad');
         const sealed = (r.sealed ?? []).map((s) => ` Round ${s.round}’s commitments stay sealed until it resolves: verify again then to check them too.`).join('');

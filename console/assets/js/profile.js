@@ -65,11 +65,11 @@ function keysSection() {
     }
     let verdict;
     try {
-      await verifyKeyLog(accountId, log.events, origin);
+      await verifyKeyLog(accountId, log.events, origin, log.keys);
       verdict = el('p', { class: 'key-log-result ok', text: `✓ Key log verified in this browser through key event ${log.events.length}: its hash chain and the signature of every key change.` });
     } catch (err) {
       if (!(err instanceof KeyLogFailure)) throw err;
-      verdict = el('p', { class: 'key-log-result bad', text: `✗ Key event ${err.seq} fails: ${err.message}.` });
+      verdict = el('p', { class: 'key-log-result bad', text: `✗ ${err.seq ? `Key event ${err.seq} fails` : 'The key log fails'}: ${err.message}.` });
     }
     const active = log.keys.filter((k) => k.retiredSeq == null).map((k) => k.keyId);
     replace(section, el('h2', { text: 'Keys' }),

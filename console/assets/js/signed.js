@@ -71,6 +71,19 @@ export function actionMessage({ origin, action, player, lobbyId, gameId, round, 
   });
 }
 
+// A signature is accepted from 23 hours before the server's instant to 5 minutes after it
+// (tournament.CheckSignedAt): signedAtProblem says why signedAt is outside that window around
+// the instant at (Unix ms) of the event that records it, or returns null.
+export const SIGNATURE_MAX_AGE = 23 * 60 * 60 * 1000;
+export const SIGNATURE_MAX_SKEW = 5 * 60 * 1000;
+
+export function signedAtProblem(signedAt, at) {
+  if (!Number.isSafeInteger(signedAt)) return `signedAt ${JSON.stringify(signedAt)} is not an integer of Unix milliseconds`;
+  if (signedAt < at - SIGNATURE_MAX_AGE) return `signed at ${new Date(signedAt).toISOString()}, more than 23 hours before the event`;
+  if (signedAt > at + SIGNATURE_MAX_SKEW) return `signed at ${new Date(signedAt).toISOString()}, more than 5 minutes after the event`;
+  return null;
+}
+
 // webCryptoVerify checks with the browser's own Ed25519; it throws NotSupportedError where the
 // browser has none.
 export async function webCryptoVerify(publicKey, message, signature) {
