@@ -9,9 +9,12 @@ const vectors = JSON.parse(readFileSync(new URL('../../tournament/testdata/signe
 const utf8 = new TextEncoder();
 const bytes = (hex) => Uint8Array.from(hex.match(/../g), (b) => parseInt(b, 16));
 
-test('the vectors cover every action', () => {
-  assert.deepEqual([...new Set(vectors.vectors.map((v) => v.action))].sort(),
-    ['add_key', 'commit', 'leave', 'quick_join', 'register', 'retire_key', 'reveal', 'sign_up']);
+// The players' actions, which the console checks (an admin's are not in its logs' actions).
+const PLAYER_ACTIONS = ['add_key', 'commit', 'leave', 'quick_join', 'register', 'retire_key', 'reveal', 'sign_up'];
+const playerVectors = vectors.vectors.filter((v) => PLAYER_ACTIONS.includes(v.action));
+
+test('the vectors cover every player action', () => {
+  assert.deepEqual([...new Set(playerVectors.map((v) => v.action))].sort(), PLAYER_ACTIONS);
 });
 
 test('key id of the vectors\' key', () => {
@@ -20,7 +23,7 @@ test('key id of the vectors\' key', () => {
 });
 
 test('messages are rebuilt byte for byte from each vector\'s fields', () => {
-  for (const v of vectors.vectors) {
+  for (const v of playerVectors) {
     const f = v.fields;
     // The payload as the console rebuilds it from a log, from the action's inputs only.
     const payload = actionPayload(f.action, f.payload);
@@ -33,7 +36,7 @@ test('messages are rebuilt byte for byte from each vector\'s fields', () => {
 
 test('every vector\'s signature verifies, with WebCrypto and with the vendored library', async () => {
   assert.equal(await ed25519Backend(), 'webcrypto', 'node has Ed25519 in WebCrypto');
-  for (const v of vectors.vectors) {
+  for (const v of playerVectors) {
     const [pub, msg, sig] = [bytes(vectors.publicKey), utf8.encode(v.message), bytes(v.signature)];
     assert.equal(await webCryptoVerify(pub, msg, sig), true, `${v.action}: webcrypto`);
     assert.equal(await nobleVerify(pub, msg, sig), true, `${v.action}: noble`);
