@@ -103,6 +103,13 @@ test('a key log that fails is named by key event', async () => {
   // Another origin's signature is worth nothing here.
   await assert.rejects(verifyKeyLog(alice.id, keyChain(alice.id, [first]), 'other.example.com/log'), /sign_up signature .* does not verify/);
 
+  // An instant is hashed as the log writes it, with three digits of milliseconds, and in order.
+  const trimmed = keyChain(alice.id, [signUp(alice.key, 'Alice', T0 + 160)]);
+  trimmed[0].at = trimmed[0].at.replace('.160Z', '.16Z');
+  trimmed[0].hash = keyEventHash(ZERO_HASH, trimmed[0]);
+  await assert.rejects(verifyKeyLog(alice.id, trimmed, ORIGIN), /its at "2026-01-01T12:00:00.16Z" is not in the log's time format/);
+  await fails(alice.id, [first, addKey(alice.id, phone, alice.key, T0 - 1)], 2, /dated .* before key event 1/);
+
   const log = keyChain(alice.id, [first, addKey(alice.id, phone, alice.key, T0 + 1)]);
   log[1].data.idempotencyKey = 'other';
   await assert.rejects(verifyKeyLog(alice.id, log, ORIGIN), (err) => err.seq === 2 && /hash does not match/.test(err.message));
@@ -205,6 +212,14 @@ test('a forged signature is named by its event', async () => {
   const r = await verifyGame(game);
   assert.deepEqual([r.ok, r.seq, r.through], [false, 3, 2]);
   assert.match(r.reason, new RegExp(`player_registered of player ${bob.id}: the signature by key ${bob.key.keyId} does not verify over "rps-action-v1`));
+});
+
+test('a quick join put in a game of another ruleset than it asked for is named', async () => {
+  const game = signedGame();
+  game.data[0][1].config.ruleset = 'rps';
+  const r = await verifyGame(game);
+  assert.deepEqual([r.ok, r.seq], [false, 3]);
+  assert.match(r.reason, /a quick join that asked for ruleset rpsls, in a game of rps/);
 });
 
 test('a signature moved to another lobby, game, round or payload is refused', async () => {

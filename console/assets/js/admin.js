@@ -345,14 +345,14 @@ function accountsSection(changed) {
 const auditText = {
   credit: 'credit', debit: 'debit', create_lobby: 'create lobby', set_next_config: 'next config',
   close_lobby: 'close lobby', stop: 'stop game', disable_account: 'disable account', enable_account: 'enable account',
-  issue_token: 'new token',
+  issue_token: 'new token', recover_keys: 'key recovery',
 };
 
 // targetLink shows an audit entry's target by its name once read (ids until then), linking to the
 // account's profile or the lobby's page. Names are read once per target.
 const targetNames = new Map();
 function targetLink(action, id) {
-  const account = ['credit', 'debit', 'disable_account', 'enable_account', 'issue_token'].includes(action);
+  const account = ['credit', 'debit', 'disable_account', 'enable_account', 'issue_token', 'recover_keys'].includes(action);
   const path = `/${account ? 'accounts' : 'lobbies'}/${encodeURIComponent(id)}`;
   const link = el('a', { href: path, class: 'id', title: id, text: id.slice(0, 8) });
   if (!targetNames.has(path)) targetNames.set(path, api(path).then((r) => r.name, () => null));

@@ -7,6 +7,9 @@ import { actionMessage, actionPayload, keyIdOf, sealSignature, signedAtProblem, 
 import { chainHash, Failure, ZERO_HASH } from './verify.js';
 
 const HEX64 = /^[0-9a-f]{64}$/;
+// The log's time format (tournament.FormatTime): UTC, always three digits of milliseconds. The
+// hash covers this text, so an instant written otherwise is not the one hashed.
+const LOG_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 // KeyLogFailure names the key event an account's key log fails at (null: the log holds, but the
 // server's list of the account's keys does not match it) and why.
@@ -71,6 +74,9 @@ export async function verifyKeyLog(accountId, events, origin, listed = null) {
     if (hash !== e.hash) throw new KeyLogFailure(e.seq, 'its hash does not match its content');
     const d = e.data ?? {};
     const at = Date.parse(e.at);
+    if (!LOG_TIME.test(e.at) || Number.isNaN(at)) {
+      throw new KeyLogFailure(e.seq, `its at ${JSON.stringify(e.at)} is not in the log's time format (2026-01-02T15:04:05.000Z)`);
+    }
     // Out of order, a key's span is not where the log puts it: a recovery made after a player's
     // actions could be dated before them.
     if (!(at >= prevAt)) throw new KeyLogFailure(e.seq, `it is dated ${e.at}, before key event ${e.seq - 1}`);
@@ -203,17 +209,17 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
       origin, action: auth.action, player, lobbyId: e.lobbyId, gameId: e.gameId, round: null,
       idempotencyKey: auth.idempotencyKey, keyId: auth.keyId, signedAt: auth.signedAt,
     };
-    const bet = configs.get(e.gameId)?.betSize;
+    const config = configs.get(e.gameId);
     switch (auth.action) {
       case 'register':
       case 'quick_join':
-        if (bet == null) throw new Failure(e.seq, `${what}: its game ${e.gameId} was not opened in this log`);
-        if (auth.action === 'register') return verify(e.seq, { ...fields, payload: { bet } }, key, auth.signature, what);
-        // The server chooses a quick join's game, but not its ruleset: the player signed the one it would play.
-        if (auth.ruleset != null && auth.ruleset !== configs.get(e.gameId).ruleset) {
-          throw new Failure(e.seq, `${what}: a quick join signed for ruleset ${auth.ruleset}, in a game of ruleset ${configs.get(e.gameId).ruleset}`);
+        if (config == null) throw new Failure(e.seq, `${what}: its game ${e.gameId} was not opened in this log`);
+        if (auth.action === 'register') return verify(e.seq, { ...fields, payload: { bet: config.betSize } }, key, auth.signature, what);
+        // The player asked for a game of that ruleset: a game of another is not what it signed.
+        if (auth.ruleset != null && auth.ruleset !== config.ruleset) {
+          throw new Failure(e.seq, `${what}: a quick join that asked for ruleset ${auth.ruleset}, in a game of ${config.ruleset}`);
         }
-        return verify(e.seq, { ...fields, lobbyId: null, gameId: null, payload: actionPayload('quick_join', { betSize: bet, ruleset: auth.ruleset }) },
+        return verify(e.seq, { ...fields, lobbyId: null, gameId: null, payload: actionPayload('quick_join', { betSize: config.betSize, ruleset: auth.ruleset }) },
           key, auth.signature, what);
       case 'leave':
         return verify(e.seq, { ...fields, payload: {} }, key, auth.signature, what);
