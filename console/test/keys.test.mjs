@@ -75,6 +75,11 @@ test('a key log: sign-up, a second device, a retirement and a recovery by the op
   assert.deepEqual(heldAt(r, T0 + 1500).map((k) => k.keyId), [alice.key.keyId, phone.keyId]);
   assert.deepEqual(heldAt(r, T0 + 2500).map((k) => k.keyId), [phone.keyId]);
 
+  // A key added by the key a recovery gave is the operator's word too.
+  const after = keyChain(alice.id, [signUp(alice.key, 'Alice', T0), recover(recovered, [alice.key.keyId], T0 + 1), addKey(alice.id, phone, recovered, T0 + 2)]);
+  assert.deepEqual([...(await verifyKeyLog(alice.id, after, ORIGIN)).keys.values()].map((k) => [k.keyId, k.recovery, k.viaRecovery]),
+    [[alice.key.keyId, false, false], [recovered.keyId, true, false], [phone.keyId, false, true]]);
+
   // An account's first key added later is signed by itself.
   const late = keyChain(carol.id, [addKey(carol.id, stranger, stranger, T0)]);
   assert.equal((await verifyKeyLog(carol.id, late, ORIGIN)).keys.size, 1);
@@ -304,6 +309,14 @@ test('a signature made outside the window of its event is named', async () => {
   const ahead = signUp(alice.key, 'Alice', T0 + 5 * 60 * 1000 + 1);
   ahead[2] = T0;
   await assert.rejects(verifyKeyLog(alice.id, keyChain(alice.id, [ahead]), ORIGIN), /sign_up signature was signed at .*, more than 5 minutes after the event/);
+});
+
+test('a key in two accounts\' key logs is named', async () => {
+  // The operator copies alice's sign-up (which names no account) into bob's key log.
+  const copied = keyChain(bob.id, keyLogs[alice.id].map((e) => [e.type, e.data, Date.parse(e.at)]));
+  const r = await verifyGame(signedGame({ keys: { ...keyLogs, [bob.id]: copied } }));
+  assert.deepEqual([r.ok, r.seq], [false, 3]);
+  assert.match(r.reason, new RegExp(`key ${alice.key.keyId} is in the key logs of player ${alice.id} and of player ${bob.id}`));
 });
 
 test('a replay of a signed action is named', async () => {

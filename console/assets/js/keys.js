@@ -27,10 +27,11 @@ export function keyEventHash(prevHash, e) {
 
 // verifyKeyLog checks an account's key log (its KeyEvents from seq 1, in order) and returns the
 // keys it gives the account, {keys: Map keyId -> {keyId, publicKey, addedSeq, addedAt, retiredSeq,
-// retiredAt, recovery}} (instants in Unix ms), and its recoveries by the operator, [{seq, at,
-// keyId, retired, admin, reason}]. A key added is signed by a key the account had (its first key
-// by itself); a key retired by an active key; a recovery carries no player's signature: it is the
-// operator's word, reported as such. listed (optional): the server's list of the account's keys
+// retiredAt, recovery, viaRecovery}} (instants in Unix ms), and its recoveries by the operator,
+// [{seq, at, keyId, retired, admin, reason}]. A key added is signed by a key the account had (its
+// first key by itself); a key retired by an active key; a recovery carries no player's signature:
+// it is the operator's word, reported as such, and so is every key added by a key that came from
+// one (viaRecovery). listed (optional): the server's list of the account's keys
 // (AccountKey), which must be what the log gives, so that a key put on the account without a key
 // event is named. Throws KeyLogFailure.
 export async function verifyKeyLog(accountId, events, origin, listed = null) {
@@ -84,7 +85,7 @@ export async function verifyKeyLog(accountId, events, origin, listed = null) {
     switch (e.type) {
       case 'key_added': {
         newKey(e.seq, d);
-        let signerKey = d.publicKey;
+        let signer = null;
         if (d.via === 'sign_up') {
           if (e.seq !== 1) throw new KeyLogFailure(e.seq, 'a sign-up key comes after the account\'s first key event');
           if (d.signer !== d.keyId) throw new KeyLogFailure(e.seq, 'a sign-up key is signed by another key');
@@ -93,10 +94,13 @@ export async function verifyKeyLog(accountId, events, origin, listed = null) {
         } else if (keys.size === 0) {
           if (d.signer !== d.keyId) throw new KeyLogFailure(e.seq, 'the account\'s first key is not signed by itself');
         } else {
-          signerKey = activeKey(e.seq, d.signer, 'signer').publicKey;
+          signer = activeKey(e.seq, d.signer, 'signer');
         }
-        await checkSignature(e.seq, at, d.via, d, actionPayload(d.via, d), signerKey);
-        keys.set(d.keyId, { keyId: d.keyId, publicKey: d.publicKey, addedSeq: e.seq, addedAt: at, retiredSeq: null, retiredAt: null, recovery: false });
+        await checkSignature(e.seq, at, d.via, d, actionPayload(d.via, d), signer?.publicKey ?? d.publicKey);
+        keys.set(d.keyId, {
+          keyId: d.keyId, publicKey: d.publicKey, addedSeq: e.seq, addedAt: at, retiredSeq: null, retiredAt: null,
+          recovery: false, viaRecovery: Boolean(signer && (signer.recovery || signer.viaRecovery)),
+        });
         break;
       }
       case 'key_retired': {
@@ -112,7 +116,7 @@ export async function verifyKeyLog(accountId, events, origin, listed = null) {
           throw new KeyLogFailure(e.seq, `a recovery retires ${JSON.stringify(d.retired)}, not every active key (${active.join(', ') || 'none'})`);
         }
         for (const id of active) Object.assign(keys.get(id), { retiredSeq: e.seq, retiredAt: at });
-        keys.set(d.keyId, { keyId: d.keyId, publicKey: d.publicKey, addedSeq: e.seq, addedAt: at, retiredSeq: null, retiredAt: null, recovery: true });
+        keys.set(d.keyId, { keyId: d.keyId, publicKey: d.publicKey, addedSeq: e.seq, addedAt: at, retiredSeq: null, retiredAt: null, recovery: true, viaRecovery: false });
         recoveries.push({ seq: e.seq, at: e.at, keyId: d.keyId, retired: active, admin: d.admin, reason: d.reason });
         break;
       }
@@ -159,6 +163,7 @@ const ACTIONS = {
 // each is read and verified once.
 export function signatureChecker({ origin, keyLog, roundMoves }) {
   const logs = new Map(); // accountId -> Promise of its verified key log
+  const owners = new Map(); // keyId -> the account whose key log added it
   const configs = new Map(); // gameId -> its config, from game_opened
   const seen = new Map(); // player, action and idempotency key -> the event's seq
   let pending = []; // sealed commits and reveals, waiting for their round
@@ -167,7 +172,15 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
   const keysOf = async (player, seq) => {
     if (!logs.has(player)) logs.set(player, keyLog(player).then((log) => verifyKeyLog(player, log.events, origin, log.keys)));
     try {
-      return await logs.get(player);
+      const log = await logs.get(player);
+      for (const keyId of log.keys.keys()) {
+        // A key belongs to one account: a sign-up (which names no account) copied into another
+        // account's log would make that account's actions look signed.
+        const owner = owners.get(keyId) ?? player;
+        if (owner !== player) throw new Failure(seq, `key ${keyId} is in the key logs of player ${owner} and of player ${player}`);
+        owners.set(keyId, player);
+      }
+      return log;
     } catch (err) {
       if (err instanceof KeyLogFailure) throw new Failure(seq, `the key log of player ${player} fails${err.seq ? ` at its key event ${err.seq}` : ''}: ${err.message}`);
       throw err;

@@ -7,7 +7,7 @@
 // player signed it and with which key, in words; the verifier checks every signature.
 import { allPages, api, events, keyLog, serverClock } from './api.js';
 import { countdown, el, formatAmount, formatClock, formatDuration, formatTime, playerLink, replace, stageBadge } from './dom.js';
-import { signatureChecker } from './keys.js';
+import { signatureChecker, verifyKeyLog } from './keys.js';
 import { checkProof } from './translog.js';
 import { verifyLog } from './verify.js';
 
@@ -48,7 +48,8 @@ let missing = false; // the lobby does not exist: nothing to follow
 // What each player action event says of its signature: `${gameId}/${action}/${round}/${player}`
 // -> its data.auth, or null when the action is unsigned. Filled from every event the page reads.
 const signers = new Map();
-const keyLogs = new Map(); // accountId -> its keys (GET /v1/accounts/{id}/keys), once read
+const keyLogs = new Map(); // accountId -> its keys, as its verified key log gives them, once read
+let logOrigin = null; // the transparency log's origin, which every signed message names
 
 // ---------------------------------------------------------------- reading
 
@@ -103,16 +104,21 @@ function noteSigner(e) {
   if (action) signers.set(signerKey(e.gameId, action, e.data.round, e.data.player), e.data.auth ?? null);
 }
 
-// keysOf is a player's keys once read (null until then: the page is drawn again when they are).
+// keysOf is a player's keys once read and verified (null until then: the page is drawn again
+// when they are).
 function keysOf(player) {
   if (!keyLogs.has(player)) {
     keyLogs.set(player, null);
-    // A key log that cannot be read only leaves out whether a key came from a recovery; the
-    // verifier reads it again and says why.
-    keyLog(player).then((log) => log.keys, () => []).then((keys) => {
-      keyLogs.set(player, keys);
-      renderAll();
-    });
+    logOrigin ??= api('/log').then((l) => l.origin);
+    // A key log that cannot be read or does not verify only leaves out whether a key came from a
+    // recovery; the verifier reads it again and says why.
+    Promise.all([keyLog(player), logOrigin])
+      .then(([log, origin]) => verifyKeyLog(player, log.events, origin, log.keys))
+      .then((log) => [...log.keys.values()], () => [])
+      .then((keys) => {
+        keyLogs.set(player, keys);
+        renderAll();
+      });
   }
   return keyLogs.get(player);
 }
@@ -122,9 +128,10 @@ function keysOf(player) {
 // known; sealed: the signature stays sealed with the value until the round is over.
 function signedWords(player, { signed, keyId, sealed }) {
   if (signed === false) return 'unsigned';
-  const recovered = keyId && keysOf(player)?.some((k) => k.keyId === keyId && k.recovery);
+  const key = keyId ? keysOf(player)?.find((k) => k.keyId === keyId) : null;
+  const operators = key?.recovery ? ' (recovered by the operator)' : key?.viaRecovery ? ' (added by a key the operator recovered)' : '';
   return [
-    signed ? `signed${keyId ? `, key ${keyId}` : ''}${recovered ? ' (recovered by the operator)' : ''}` : null,
+    signed ? `signed${keyId ? `, key ${keyId}` : ''}${operators}` : null,
     sealed ? 'sealed until the round is over' : null,
   ].filter(Boolean).join(', ');
 }
