@@ -64,8 +64,9 @@ function keysSection() {
       return;
     }
     let verdict;
+    let verified = new Map();
     try {
-      await verifyKeyLog(accountId, log.events, origin, log.keys);
+      verified = (await verifyKeyLog(accountId, log.events, origin, log.keys)).keys;
       verdict = el('p', { class: 'key-log-result ok', text: `✓ Key log verified in this browser through key event ${log.events.length}: its hash chain and the signature of every key change.` });
     } catch (err) {
       if (!(err instanceof KeyLogFailure)) throw err;
@@ -74,9 +75,13 @@ function keysSection() {
     const active = log.keys.filter((k) => k.retiredSeq == null).map((k) => k.keyId);
     replace(section, el('h2', { text: 'Keys' }),
       el('p', { text: `Active: ${active.join(', ') || 'none'}.` }),
-      el('ol', { class: 'key-events' }, log.events.map((e) => el('li', { class: e.type === 'keys_recovered' ? 'recovery' : null },
-        el('span', { class: 'seq', text: `#${e.seq}` }), ' ', el('span', { text: keyEventText(e) }),
-        el('span', { class: 'muted', text: ` · ${formatTime(e.at)}` })))),
+      el('ol', { class: 'key-events' }, log.events.map((e) => {
+        const operators = e.type === 'keys_recovered' || (e.type === 'key_added' && verified.get(e.data.keyId)?.viaRecovery);
+        return el('li', { class: operators ? 'recovery' : null },
+          el('span', { class: 'seq', text: `#${e.seq}` }), ' ',
+          el('span', { text: `${keyEventText(e)}${operators && e.type === 'key_added' ? ' Its signer came from a recovery: the operator\u2019s word, as that recovery is.' : ''}` }),
+          el('span', { class: 'muted', text: ` · ${formatTime(e.at)}` }));
+      })),
       verdict);
   })().catch((err) => replace(section, el('h2', { text: 'Keys' }), el('p', { class: 'error', text: `The key log cannot be read: ${err.message}` })));
   return section;
