@@ -132,7 +132,17 @@ async function open(t, path, { viewport = DESKTOP, expectErrors = [] } = {}) {
   return page;
 }
 
-const waitText = (page, selector, text) => page.locator(selector, { hasText: text }).first().waitFor(WAIT);
+// waitText waits for selector to show text; when it never does, the failure says what it shows
+// (or, with nothing matching the selector, what the page says).
+async function waitText(page, selector, text) {
+  try {
+    await page.locator(selector, { hasText: text }).first().waitFor(WAIT);
+  } catch (err) {
+    const shown = await page.locator(selector).allTextContents().catch(() => []);
+    const said = shown.length ? shown : (await page.locator('#page').innerText().catch(() => '')).slice(0, 3000);
+    throw new Error(`${selector} never showed ${JSON.stringify(text)}; it shows ${JSON.stringify(said)}`, { cause: err });
+  }
+}
 // shot captures the whole page; fullPage false captures what the window shows (for the README).
 const shot = (page, name, { fullPage = true } = {}) => page.screenshot({ path: join(shots, `${name}.png`), fullPage });
 
@@ -259,6 +269,8 @@ test('the verifier names an action written in a player\'s name without the playe
   const log = await call('GET', `/v1/lobbies/${lobby.id}/events?limit=1000`);
   const registered = log.events.find((e) => e.type === 'player_registered' && e.data.player === alice.id);
   const verify = async (page, text) => {
+    // Failures name the players of the games on the page, once it has read them.
+    await waitText(page, '#last .outcome.winner', 'alice');
     await page.getByRole('button', { name: 'Verify the whole log' }).click();
     await waitText(page, '.verify-result.bad', text);
   };
@@ -297,7 +309,7 @@ test('the verifier names an action written in a player\'s name without the playe
   await listed.goto(`/accounts/${alice.id}`);
   await waitText(listed, '#keys .key-log-result.bad', `The key log fails: the server lists key ${operatorKey.keyId}, which no key event added`);
   await listed.goto(`/lobbies/${lobby.id}`);
-  await verify(listed, `fails: player_registered of player alice: the key log of player alice fails: the server lists key ${operatorKey.keyId}`);
+  await verify(listed, `Event ${registered.seq} fails: the key log of player alice fails: the server lists key ${operatorKey.keyId}, which no key event added`);
 });
 
 test('a key the operator gave in a recovery is said so on the profile, the lobby page and by the verifier', async (t) => {
