@@ -54,7 +54,7 @@ async function verifyJoin(gameRuleset) {
   });
   const roundMoves = async () => assert.fail('no round is public');
   async function* each(list) { yield* list; }
-  return verifyLog(each(events), roundMoves, signatureChecker({ origin: ORIGIN, keyLog: async () => keyLog(), roundMoves }));
+  return verifyLog(each(events), roundMoves, signatureChecker({ origin: ORIGIN, keyLog: async () => ({ events: keyLog() }), roundMoves }));
 }
 
 test('a quick join moved to a game of another ruleset is named by its event', async () => {
