@@ -215,7 +215,7 @@ func (h *handlers) accountKeys(ctx context.Context, account tournament.AccountID
 		out.Keys = append(out.Keys, v)
 	}
 	for _, e := range kl.Events {
-		v := KeyEvent{Seq: e.Seq, Type: string(e.Type), AccountId: out.AccountId, At: millisToTime(e.At), Data: e.Data,
+		v := KeyEvent{Seq: e.Seq, Type: string(e.Type), AccountId: out.AccountId, At: tournament.FormatTime(e.At), Data: e.Data,
 			PrevHash: hex.EncodeToString(e.PrevHash[:]), Hash: hex.EncodeToString(e.Hash[:])}
 		if e.Logged {
 			v.LeafIndex = &e.LeafIndex

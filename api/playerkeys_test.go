@@ -71,7 +71,10 @@ func (c keyClient) keys(account string) api.AccountKeys {
 	var prev [32]byte
 	for i, ev := range out.Events {
 		e := tournament.KeyEvent{Seq: ev.Seq, Type: tournament.KeyEventType(ev.Type), AccountID: tournament.AccountID(account),
-			At: ev.At.UnixMilli(), Data: ev.Data, PrevHash: prev}
+			At: parseLogTime(c.t, ev.At), Data: ev.Data, PrevHash: prev}
+		if tournament.FormatTime(e.At) != ev.At {
+			c.t.Fatalf("key event %d of %s: at %q is not in the log's format, as hashed", i+1, account, ev.At)
+		}
 		h, err := tournament.KeyEventHash(e)
 		if err != nil || fmt.Sprintf("%x", h) != ev.Hash || ev.PrevHash != fmt.Sprintf("%x", prev) || ev.Seq != int64(i+1) {
 			c.t.Fatalf("key event %d of %s does not chain: %+v (%v)", i+1, account, ev, err)
@@ -216,4 +219,14 @@ func TestFirstKeyIsSelfSigned(t *testing.T) {
 	}
 	second := apiclient.NewPlayerKey()
 	c.addKey(p.Token, p.ID, second, second, "second-self").WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
+}
+
+// parseLogTime reads an instant in the log's time format.
+func parseLogTime(t *testing.T, s string) int64 {
+	t.Helper()
+	at, err := time.Parse("2006-01-02T15:04:05.000Z07:00", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at.UnixMilli()
 }

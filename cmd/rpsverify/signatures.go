@@ -164,6 +164,7 @@ func (l *keyLog) fail(seq int64, item string, expected, found any) *Failure {
 // apply checks one key event's place in the account's chain, then what it does.
 func (l *keyLog) apply(e apiclient.KeyEvent) *Failure {
 	want := l.seq + 1
+	at, err := parseTime(e.At)
 	switch {
 	case e.Seq != want:
 		return l.fail(want, "key event seq", want, e.Seq)
@@ -171,14 +172,13 @@ func (l *keyLog) apply(e apiclient.KeyEvent) *Failure {
 		return l.fail(e.Seq, "key event accountId", l.res.Account, e.AccountId)
 	case e.PrevHash != hex.EncodeToString(l.prev[:]):
 		return l.fail(e.Seq, "key event prevHash", hex.EncodeToString(l.prev[:]), e.PrevHash)
-	case e.At.Nanosecond()%1e6 != 0:
-		return l.fail(e.Seq, "key event at", "an instant in whole milliseconds", e.At)
-	case e.At.UnixMilli() < l.at:
+	case err != nil || tournament.FormatTime(at) != e.At:
+		return l.fail(e.Seq, "key event at", "an instant in the log's time format, as hashed", e.At)
+	case at < l.at:
 		// Out of order, a key's span would not be where the log puts it: a recovery made after a
 		// player's actions could be dated before them.
 		return l.fail(e.Seq, "key event at", "at or after key event "+fmt.Sprint(l.seq)+"'s "+tournament.FormatTime(l.at), e.At)
 	}
-	at := e.At.UnixMilli()
 	ke := tournament.KeyEvent{Seq: e.Seq, Type: tournament.KeyEventType(e.Type), AccountID: tournament.AccountID(l.res.Account), At: at,
 		Data: e.Data, PrevHash: l.prev}
 	hash, err := tournament.KeyEventHash(ke)

@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/commitreveal/rps/internal/apiclient"
 	"github.com/commitreveal/rps/tournament"
@@ -138,7 +137,7 @@ func TestReviewSignUpCopiedToAnotherAccount(t *testing.T) {
 	b := &keyLogBuilder{t: t}
 	b.signUp(a, "a")
 	const other = "7a2d3b8c-4c5e-4d6f-9a01-3b4c5d6e7f80"
-	e := tournament.KeyEvent{Seq: 1, Type: tournament.KeyAdded, AccountID: other, At: b.events[0].At.UnixMilli(), Data: b.events[0].Data}
+	e := tournament.KeyEvent{Seq: 1, Type: tournament.KeyAdded, AccountID: other, At: mustParseTime(t, b.events[0].At), Data: b.events[0].Data}
 	var err error
 	if e.Hash, err = tournament.KeyEventHash(e); err != nil {
 		t.Fatal(err)
@@ -186,6 +185,6 @@ func TestReviewSignUpCopiedToAnotherAccount(t *testing.T) {
 
 // apiKeyEvent is a key event as GET /v1/accounts/{id}/keys serves it.
 func apiKeyEvent(e tournament.KeyEvent) apiclient.KeyEvent {
-	return apiclient.KeyEvent{Seq: e.Seq, Type: string(e.Type), AccountId: uuidOf(string(e.AccountID)), At: time.UnixMilli(e.At).UTC(),
+	return apiclient.KeyEvent{Seq: e.Seq, Type: string(e.Type), AccountId: uuidOf(string(e.AccountID)), At: tournament.FormatTime(e.At),
 		Data: e.Data, PrevHash: hex.EncodeToString(e.PrevHash[:]), Hash: hex.EncodeToString(e.Hash[:])}
 }

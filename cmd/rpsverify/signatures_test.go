@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/commitreveal/rps/internal/apiclient"
 	"github.com/commitreveal/rps/tournament"
@@ -138,7 +137,7 @@ func (b *keyLogBuilder) append(d tournament.KeyEventData) {
 		b.t.Fatal(err)
 	}
 	b.prev = e
-	b.events = append(b.events, apiclient.KeyEvent{Seq: e.Seq, Type: string(e.Type), AccountId: uuidOf(testAccount), At: time.UnixMilli(e.At).UTC(),
+	b.events = append(b.events, apiclient.KeyEvent{Seq: e.Seq, Type: string(e.Type), AccountId: uuidOf(testAccount), At: tournament.FormatTime(e.At),
 		Data: e.Data, PrevHash: hex.EncodeToString(e.PrevHash[:]), Hash: hex.EncodeToString(e.Hash[:])})
 }
 
@@ -467,4 +466,13 @@ func BenchmarkCheckSignature(b *testing.B) {
 			b.Fatal(f)
 		}
 	}
+}
+
+func mustParseTime(t *testing.T, s string) int64 {
+	t.Helper()
+	at, err := parseTime(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at
 }

@@ -2138,8 +2138,13 @@ type KeyEvent struct {
 	// AccountId Example: 2b9c7e4a-3f61-4d2a-9c0e-8a5b1d7f3e20
 	AccountId openapi_types.UUID `json:"accountId"`
 
-	// At Example: 2026-11-27T20:00:00.000Z
-	At time.Time `json:"at"`
+	// At When the change was made: an RFC 3339 UTC timestamp with exactly three fraction digits,
+	// served as the very string that was hashed (a string, not a parsed date-time, as a lobby
+	// event's `at`).
+	//
+	//
+	// Example: 2026-11-27T20:00:00.000Z
+	At string `json:"at"`
 
 	// Data The change, by `type` (above), exactly as hashed (keep it verbatim).
 	Data json.RawMessage `json:"data"`
