@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -187,4 +188,34 @@ func TestReviewSignUpCopiedToAnotherAccount(t *testing.T) {
 func apiKeyEvent(e tournament.KeyEvent) apiclient.KeyEvent {
 	return apiclient.KeyEvent{Seq: e.Seq, Type: string(e.Type), AccountId: uuidOf(string(e.AccountID)), At: tournament.FormatTime(e.At),
 		Data: e.Data, PrevHash: hex.EncodeToString(e.PrevHash[:]), Hash: hex.EncodeToString(e.Hash[:])}
+}
+
+// TestReviewLobbyEventsGoForward: whether a player had a key when it acted is read from the
+// instants of its lobby's events, which the operator writes. An event dated before the one it
+// follows is how the operator would append, now, an unsigned registration dated before the
+// player bound its key ("no key then"): a lobby's log goes forward in time.
+func TestReviewLobbyEventsGoForward(t *testing.T) {
+	r := &lobbyRun{ctx: context.Background(), id: reviewLobby, res: &LobbyResult{Lobby: reviewLobby}}
+	var prev [32]byte
+	for i, at := range []int64{testStart, testStart + 1000, testStart + 1000, testStart - 60_000} {
+		e := tournament.LoggedEvent{Seq: int64(i + 1), Type: tournament.EventLobbyCreated, LobbyID: reviewLobby, At: at,
+			Data: json.RawMessage(`{}`), PrevHash: prev}
+		hash, err := tournament.ChainHash(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = r.event(apiclient.Event{Seq: e.Seq, Type: string(e.Type), LobbyId: uuidOf(reviewLobby), At: tournament.FormatTime(at),
+			Data: e.Data, PrevHash: hex.EncodeToString(prev[:]), Hash: hex.EncodeToString(hash[:])})
+		prev = hash
+		if i < 3 && err != nil {
+			t.Fatalf("event %d, in time order: %v", e.Seq, err)
+		}
+		if i == 3 {
+			var f *Failure
+			if !errors.As(err, &f) || f.Seq != 4 || f.Item != "at" {
+				t.Fatalf("an event dated before the one it follows: %v", err)
+			}
+			t.Log(f)
+		}
+	}
 }

@@ -91,6 +91,8 @@ type lobbyRun struct {
 	newest apiclient.SignedHead
 	// cur is the event being verified, for failures.
 	cur tournament.LoggedEvent
+	// prevAt is the instant of the event before it (0: none verified in this run).
+	prevAt int64
 }
 
 type wantedHash struct {
@@ -354,6 +356,11 @@ func (r *lobbyRun) event(ev apiclient.Event) error {
 	if err != nil || tournament.FormatTime(at) != ev.At {
 		return r.fail("at", "an RFC 3339 UTC instant with milliseconds", ev.At)
 	}
+	if at < r.prevAt {
+		// Whether a player had a key when it acted is read from these instants: out of order, an
+		// unsigned action appended now could be dated before the player's first key.
+		return r.fail("at", "at or after the previous event's "+tournament.FormatTime(r.prevAt), ev.At)
+	}
 	e.At = at
 	if string(e.LobbyID) != r.id {
 		return r.fail("lobbyId", r.id, e.LobbyID)
@@ -371,7 +378,7 @@ func (r *lobbyRun) event(ev apiclient.Event) error {
 	}
 	e.Hash = hash
 	r.cur = e
-	r.prev = hash
+	r.prev, r.prevAt = hash, at
 	leaf := int64(-1)
 	if ev.LeafIndex != nil {
 		leaf = *ev.LeafIndex
