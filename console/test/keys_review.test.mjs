@@ -70,3 +70,24 @@ test('a key event dated before the one it follows is named', async () => {
   assert.equal((await verifyKeyLog(bob, recovery(keyLog(), T0 + 1), ORIGIN)).recoveries.length, 1);
   await assert.rejects(verifyKeyLog(bob, recovery(keyLog(), T0 - 1), ORIGIN), (err) => err.seq === 2 && /dated .*, before key event 1/.test(err.message));
 });
+
+test('an unsigned action dated before the player\'s key, appended after later events, is named', async () => {
+  // Bob bound his key at T0. The operator appends to the lobby, now, an unsigned registration in
+  // his name, dated before T0: "no key then", unless the log must go forward in time.
+  const events = [
+    ['game_opened', { number: 1, config: { betSize: 100, ruleset: 'rpsls' }, rulesetHash: 'ab'.repeat(32) }, T0 + 10_000],
+    ['player_registered', { player: bob, order: 0, players: 1, pot: 100, deadline: 0 }, T0 - 1],
+  ];
+  let prevHash = ZERO_HASH;
+  const log = events.map(([type, data, ms], i) => {
+    const e = { seq: i + 1, type, lobbyId, gameId, at: new Date(ms).toISOString(), data, prevHash };
+    e.hash = eventHash(prevHash, e);
+    prevHash = e.hash;
+    return e;
+  });
+  async function* each(list) { yield* list; }
+  const roundMoves = async () => assert.fail('no round is public');
+  const r = await verifyLog(each(log), roundMoves, signatureChecker({ origin: ORIGIN, keyLog: async () => keyLog(), roundMoves }));
+  assert.deepEqual([r.ok, r.seq], [false, 2]);
+  assert.match(r.reason, /before event 1/);
+});

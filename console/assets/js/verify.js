@@ -120,6 +120,7 @@ function checkReveals(e, moves) {
 // are not checked yet.
 export async function verifyLog(events, roundMoves, signatures = null) {
   let prevHash = ZERO_HASH;
+  let prevAt = -Infinity;
   let through = 0;
   const sealed = new Map(); // `${gameId}/${round}` -> its moves_closed, waiting for the commitments
   const checkSealed = async (e, round) => {
@@ -140,6 +141,11 @@ export async function verifyLog(events, roundMoves, signatures = null) {
         throw new Failure(e.seq, `it cannot be encoded canonically: ${err.message}`);
       }
       if (hash !== e.hash) throw new Failure(e.seq, 'its hash does not match its content');
+      // Whether a player held a key when it acted is read from these instants: out of order, an
+      // unsigned action appended now could be dated before the player's first key.
+      const at = Date.parse(e.at);
+      if (!(at >= prevAt)) throw new Failure(e.seq, `it is dated ${e.at}, before event ${e.seq - 1}`);
+      prevAt = at;
       if (e.type === 'moves_closed') {
         sealed.set(`${e.gameId}/${e.data.round}`, e);
       } else if (e.type === 'round_resolved') {
