@@ -66,6 +66,11 @@ export async function verifyKeyLog(accountId, events, origin, listed = null) {
     if (e.seq !== i + 1) throw new KeyLogFailure(e.seq, `expected key event ${i + 1} next, got ${e.seq}`);
     if (e.accountId !== accountId) throw new KeyLogFailure(e.seq, `it belongs to account ${e.accountId}`);
     if (e.prevHash !== prevHash) throw new KeyLogFailure(e.seq, 'its prevHash is not the previous key event\'s hash');
+    // The hash covers the instant as the log writes it: another writing of it is not what was hashed.
+    const at = Date.parse(e.at);
+    if (!LOG_TIME.test(e.at) || Number.isNaN(at)) {
+      throw new KeyLogFailure(e.seq, `its at ${JSON.stringify(e.at)} is not in the log's time format (2026-01-02T15:04:05.000Z)`);
+    }
     let hash;
     try {
       hash = keyEventHash(prevHash, e);
@@ -74,10 +79,6 @@ export async function verifyKeyLog(accountId, events, origin, listed = null) {
     }
     if (hash !== e.hash) throw new KeyLogFailure(e.seq, 'its hash does not match its content');
     const d = e.data ?? {};
-    const at = Date.parse(e.at);
-    if (!LOG_TIME.test(e.at) || Number.isNaN(at)) {
-      throw new KeyLogFailure(e.seq, `its at ${JSON.stringify(e.at)} is not in the log's time format (2026-01-02T15:04:05.000Z)`);
-    }
     // Out of order, a key's span is not where the log puts it: a recovery made after a player's
     // actions could be dated before them.
     if (!(at >= prevAt)) throw new KeyLogFailure(e.seq, `it is dated ${e.at}, before key event ${e.seq - 1}`);
