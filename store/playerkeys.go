@@ -146,9 +146,11 @@ func (s *Store) RecoverKeys(ctx context.Context, admin, account tournament.Accou
 type keyState struct {
 	account tournament.AccountID
 	role    tournament.Role
-	// seq and head are the key log's newest event (0: the account never had a key).
-	seq  int64
-	head [32]byte
+	// seq, head and headAt are the key log's newest event, its hash and instant (0: the account
+	// never had a key).
+	seq    int64
+	head   [32]byte
+	headAt int64
 	// active are the ids of its active keys; keys counts every key it ever had.
 	active []string
 	keys   int
@@ -169,6 +171,10 @@ func (s *Store) changeKeys(ctx context.Context, actor, account tournament.Accoun
 		if errors.Is(err, tournament.ErrNotFound) {
 			err = &tournament.Error{Code: tournament.CodeNotFound, Message: fmt.Sprintf("no account %s", account)}
 		} else if err == nil {
+			// The instant was taken before the lock: a change of the account that took the lock
+			// first (on another replica) may be newer. The key log goes forward in time, as
+			// verifiers require.
+			now = max(now, st.headAt)
 			err = change(t, st, now)
 		}
 		if r, ok := tournament.IsRefusal(err); ok {
@@ -182,11 +188,11 @@ func (s *Store) changeKeys(ctx context.Context, actor, account tournament.Accoun
 func (t *pgTx) lockKeys(ctx context.Context, account tournament.AccountID) (keyState, error) {
 	st := keyState{account: account}
 	var head []byte
-	err := queryRow(ctx, t.tx, `SELECT a.role, a.key_seq, coalesce(e.hash, ''::bytea),
+	err := queryRow(ctx, t.tx, `SELECT a.role, a.key_seq, coalesce(e.hash, ''::bytea), coalesce(e.at, 0),
 			array(SELECT key_id FROM account_keys k WHERE k.account_id = a.id AND k.retired_seq IS NULL ORDER BY key_id),
 			(SELECT count(*) FROM account_keys k WHERE k.account_id = a.id)
 		FROM accounts a LEFT JOIN account_key_events e ON e.account_id = a.id AND e.seq = a.key_seq
-		WHERE a.id = $1 FOR UPDATE OF a`, account).Scan(&st.role, &st.seq, &head, &st.active, &st.keys)
+		WHERE a.id = $1 FOR UPDATE OF a`, account).Scan(&st.role, &st.seq, &head, &st.headAt, &st.active, &st.keys)
 	if err != nil {
 		return st, fmt.Errorf("lock the keys of account %s: %w", account, err)
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/ed25519"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,5 +52,40 @@ func TestReviewRetireThenActInOneBatch(t *testing.T) {
 	}
 	if a, err := s.Account(ctx, p.ID); err != nil || a.Balance != 100 {
 		t.Fatalf("balance %d (%v), want 100 untouched", a.Balance, err)
+	}
+}
+
+// TestReviewKeyEventsGoForward: a key change takes its instant when its transaction begins, and
+// the account's lock after; two changes of one account on two replicas (or committers) can then
+// append the later event with the earlier instant. Verifiers read "the key the account had then"
+// from these instants and fail a key log that goes back in time, so the server never writes one.
+func TestReviewKeyEventsGoForward(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var clock atomic.Int64
+	base := time.Now().UnixMilli()
+	clock.Store(base + 10_000)
+	s := newStore(t, Options{Now: clock.Load})
+	p := player(t, s, "two-replicas", 0)
+	first, second := newTestKey(t), newTestKey(t)
+	sig := func(k testKey, idem string) tournament.KeySignature {
+		s := k.sig(idem)
+		s.SignedAt = base
+		return s
+	}
+	// The first change, on the replica whose transaction began later, takes the lock first.
+	a, err := s.AddKey(ctx, p.ID, SignedKey{PublicKey: first.pub, Signature: sig(first, "first")}, keyIdem(p.ID, "/me/keys", "first"), RequestRef{})
+	if code := keyRefusal(t, a, err); code != "" {
+		t.Fatal(code)
+	}
+	// The second began before it, and appends after it.
+	clock.Store(base)
+	a, err = s.AddKey(ctx, p.ID, SignedKey{PublicKey: second.pub, Signature: sig(first, "second")}, keyIdem(p.ID, "/me/keys", "second"), RequestRef{})
+	if code := keyRefusal(t, a, err); code != "" {
+		t.Fatal(code)
+	}
+	kl := checkKeyLog(t, s, p.ID)
+	if len(kl.Events) != 2 || kl.Events[1].At < kl.Events[0].At {
+		t.Fatalf("key events at %s then %s: the log goes back in time", tournament.FormatTime(kl.Events[0].At), tournament.FormatTime(kl.Events[1].At))
 	}
 }
