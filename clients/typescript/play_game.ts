@@ -6,18 +6,22 @@
 //
 //     node play_game.js URL ADMIN_TOKEN DEADLINE_MS
 //
-// Accounts, a lobby, registrations, commitments, reveals, a refusal read as a problem, a stage
-// that expires at its deadline, the event stream followed live with a dropped connection resumed
+// Accounts with their own Ed25519 keys, a lobby, registrations, commitments and reveals each
+// signed by its player (issue 31: the message checked against
+// tournament/testdata/signed_actions.json first, the signatures sent in the operations' Rps-*
+// header parameters), an unsigned action refused, a refusal read as a problem, a stage that
+// expires at its deadline, the event stream followed live with a dropped connection resumed
 // from Last-Event-ID, the hash chain, the stage digests and the signed heads checked with
-// @noble/hashes (blake2b) and @noble/curves (Ed25519), the ruleset fetched by content hash. Test
-// code, not a library.
+// @noble/hashes (blake2b) and @noble/curves (Ed25519, which also signs: the verifier's library,
+// already pinned, rather than node:crypto, whose types this test does without), the ruleset
+// fetched by content hash. Test code, not a library.
 
 import { blake2b } from '@noble/hashes/blake2.js';
 import { bytesToHex, hexToBytes, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import canonicalize from 'canonicalize';
 import {
-  AccountsApi, AdminApi, Configuration, EventsApi, GamesApi, LobbiesApi, OperationsApi, PlayApi,
+  AccountsApi, AdminApi, Configuration, EventsApi, GamesApi, LobbiesApi, LogApi, OperationsApi, PlayApi,
   RulesetsApi, ResponseError, EventToJSON, ProblemFromJSON, SignedHeadToJSON,
   type Lobby, type MovesClosedEvent, type RoundResolvedEvent, type SignedHead, type Problem,
 } from './generated/index.js';
@@ -74,6 +78,63 @@ function digest(values: [string, string][], salt: Uint8Array = new Uint8Array())
   const elems = values.map(([player, value]) => ({ player, value }))
     .sort((a, b) => (a.player < b.player ? -1 : a.player > b.player ? 1 : 0));
   return hex(hash(new Uint8Array([...salt, ...canonical(elems)])));
+}
+
+/** What a player's key signs for an action: the domain line, then the RFC 8785 JSON of every
+ * member (null where the action has none). */
+const actionMessage = (fields: Json): Uint8Array => new Uint8Array([...utf8ToBytes('rps-action-v1\n'), ...canonical(fields)]);
+
+interface Where { player?: string | null; lobby?: string | null; game?: string | null; round?: number | null;
+  idempotencyKey?: string | null; signedAt?: number }
+
+/** A player's Ed25519 key, made here; the server only ever sees its public half. */
+class PlayerKey {
+  readonly publicKey: string;
+  readonly keyId: string;
+  constructor(readonly secretKey: Uint8Array = ed25519.utils.randomSecretKey()) {
+    const pub = ed25519.getPublicKey(secretKey);
+    this.publicKey = hex(pub);
+    this.keyId = hex(hash(pub).slice(0, 8));
+  }
+
+  fields(origin: string, action: string, payload: Json, w: Where = {}): Json {
+    return {
+      action, gameId: w.game ?? null, idempotencyKey: w.idempotencyKey ?? null, keyId: this.keyId, lobbyId: w.lobby ?? null,
+      origin, payload, player: w.player ?? null, round: w.round ?? null, signedAt: w.signedAt ?? Date.now(),
+    };
+  }
+
+  sign(fields: Json): string { return hex(ed25519.sign(actionMessage(fields), this.secretKey)); }
+
+  /** The parameters of a signed operation: its Idempotency-Key (fresh, except for sign_up, which
+   * takes none) and the Rps-* headers. */
+  headers(origin: string, action: string, payload: Json, w: Where = {}) {
+    const f = this.fields(origin, action, payload, { idempotencyKey: action === 'sign_up' ? null : secret(), ...w });
+    return {
+      rpsKeyId: this.keyId, rpsSignedAt: f.signedAt as number, rpsSignature: this.sign(f),
+      ...(f.gameId !== null ? { rpsGameId: f.gameId as string } : {}),
+      ...(f.round !== null ? { rpsRound: f.round as number } : {}),
+      ...(f.idempotencyKey !== null ? { idempotencyKey: f.idempotencyKey as string } : {}),
+    };
+  }
+}
+
+/** The message builder and the key against the vectors every client checks, before playing. */
+async function checkVectors(): Promise<void> {
+  // Read without @types/node: the module's name is not a literal, so its type is `any`.
+  const fsName: string = 'node:fs';
+  const fs = await import(fsName);
+  const vectors = JSON.parse(fs.readFileSync(new URL('../../../../tournament/testdata/signed_actions.json', import.meta.url), 'utf8'));
+  const key = new PlayerKey(hexToBytes(vectors.seed));
+  check(key.publicKey === vectors.publicKey && key.keyId === vectors.keyId, 'the vectors\' key and key id');
+  for (const v of vectors.vectors) {
+    const f = v.fields;
+    const rebuilt = key.fields(f.origin, f.action, f.payload,
+      { player: f.player, lobby: f.lobbyId, game: f.gameId, round: f.round, idempotencyKey: f.idempotencyKey, signedAt: f.signedAt });
+    check(new TextDecoder().decode(actionMessage(rebuilt)) === v.message, `vector ${v.action}: the message`);
+    check(key.sign(rebuilt) === v.signature, `vector ${v.action}: the signature`);
+  }
+  check(hex(hash(hexToBytes(vectors.sealedSignature.signature))) === vectors.sealedSignature.sealed, 'the sealed signature');
 }
 
 interface Message { id?: string; event: string; data: string }
@@ -157,21 +218,72 @@ async function refusal(call: Promise<unknown>): Promise<{ problem: Problem; stat
 
 const config = (token?: string) => new Configuration({ basePath: url, accessToken: token });
 
-async function player(name: string, admin: Configuration) {
-  const created = await new AccountsApi(config()).createAccount({ createAccountRequest: { name } });
+async function player(name: string, admin: Configuration, origin: string) {
+  const key = new PlayerKey();
+  const created = await new AccountsApi(config()).createAccount({
+    createAccountRequest: { name, publicKey: key.publicKey },
+    ...key.headers(origin, 'sign_up', { name, publicKey: key.publicKey }),
+  });
   await new AdminApi(admin).creditAccount({ accountId: created.account.id, moneyTransferRequest: { amount: 1000 } });
   const cfg = config(created.token);
   check((await new AccountsApi(cfg).getMe()).balance === 1000, `${name}'s balance after the credit`);
-  return { id: created.account.id, cfg };
+  const id = created.account.id;
+  const signed = (action: string, payload: Json, lobby: string, game: string, round?: number) =>
+    key.headers(origin, action, payload, { player: id, lobby, game, round });
+  const api = new PlayApi(cfg);
+  return {
+    id, cfg, key,
+    register: (lobbyId: string, game: string, bet: number) =>
+      api.registerPlayer({ lobbyId, ...signed('register', { bet }, lobbyId, game) }),
+    commit: (lobbyId: string, game: string, round: number, commitment: string) =>
+      api.commitMove({ lobbyId, commitRequest: { commitment }, ...signed('commit', { commitment }, lobbyId, game, round) }),
+    reveal: (lobbyId: string, game: string, round: number, reveal: string) =>
+      api.revealMove({ lobbyId, revealRequest: { reveal }, ...signed('reveal', { reveal }, lobbyId, game, round) }),
+  };
+}
+
+type Player = Awaited<ReturnType<typeof player>>;
+
+/** Every registration, commitment and reveal of the game signed by its player's key, over the
+ * message rebuilt from the log and the transcript, as a third party checks it. */
+function verifySignedMoves(events: Json[], moves: Json[], players: Player[], origin: string, bet: number): void {
+  const keys = new Map(players.map((p) => [p.id, hexToBytes(p.key.publicKey)]));
+  const byPlayer = new Map(moves.map((m) => [m.accountId, m]));
+  let signed = 0;
+  for (const e of events) {
+    if (!['player_registered', 'move_committed', 'move_revealed'].includes(e.type)) continue;
+    const { auth, player: who } = e.data;
+    check(auth, `event ${e.seq} (${e.type}) carries its player's signature`);
+    const fields: Json = {
+      action: auth.action, gameId: e.gameId, idempotencyKey: auth.idempotencyKey, keyId: auth.keyId, lobbyId: e.lobbyId, origin,
+      player: who, round: null, signedAt: auth.signedAt,
+    };
+    let signature: string;
+    if (e.type === 'player_registered') {
+      fields.payload = { bet };
+      signature = auth.signature;
+    } else {
+      const m = byPlayer.get(who)!;
+      const commit = e.type === 'move_committed';
+      fields.round = e.data.round;
+      fields.payload = commit ? { commitment: m.commitment } : { reveal: m.reveal };
+      signature = commit ? m.commitSignature : m.revealSignature;
+      check(hex(hash(hexToBytes(signature))) === auth.sealedSignature, `event ${e.seq}: the sealed signature`);
+    }
+    check(ed25519.verify(hexToBytes(signature), actionMessage(fields), keys.get(who)!), `event ${e.seq} (${e.type}): the player's signature`);
+    signed++;
+  }
+  check(signed === 6, `two registrations, commitments and reveals signed (${signed})`);
 }
 
 async function main(): Promise<void> {
+  await checkVectors();
   const anon = config();
   const admin = config(adminToken);
   const keys = new Map((await new OperationsApi(anon).listSigningKeys()).keys.map((k) => [k.keyId, k.publicKey]));
-  const alice = await player('alice (typescript)', admin);
-  const bob = await player('bob (typescript)', admin);
-  const play = (p: { cfg: Configuration }) => new PlayApi(p.cfg);
+  const origin = (await new LogApi(anon).getLog()).origin;
+  const alice = await player('alice (typescript)', admin, origin);
+  const bob = await player('bob (typescript)', admin, origin);
 
   // A lobby: its nullable fields (no next config; an admin is not in the game) read as null.
   const lobby = await new LobbiesApi(admin).createLobby({
@@ -180,28 +292,36 @@ async function main(): Promise<void> {
   check(lobby.nextConfig === null && lobby.game?.you === null && lobby.game?.stage === 'registration', 'a new lobby');
   const followed = follow(lobby.id, 'round_started', 'game_finished');
 
-  await play(alice).registerPlayer({ lobbyId: lobby.id, idempotencyKey: secret() });
-  const started: Lobby = await play(bob).registerPlayer({ lobbyId: lobby.id });
+  // An unsigned action of an account with a key is refused, and the problem says what to do.
+  const unsigned = await refusal(new PlayApi(alice.cfg).registerPlayer({ lobbyId: lobby.id, idempotencyKey: secret() }));
+  check(unsigned.status === 401 && unsigned.problem.code === 'signature_required', `unsigned: ${JSON.stringify(unsigned)}`);
+  // A signature names its game: one made for another game is refused, and changes nothing.
+  const stale = await refusal(alice.register(lobby.id, '00000000-0000-4000-8000-000000000000', 100));
+  check(stale.status === 409 && stale.problem.code === 'stale_signature', `a signature for another game: ${JSON.stringify(stale)}`);
+
+  const gameId = lobby.game!.id;
+  await alice.register(lobby.id, gameId, 100);
+  const started: Lobby = await bob.register(lobby.id, gameId, 100);
   check(started.game?.stage === 'moves' && started.game.round === 1, 'the full game starts round 1');
   const game = started.game!;
 
   // Commit (blake2b-256 of digit + password), each seeing only its own commitment.
   const reveals = new Map([[alice.id, '0' + secret()], [bob.id, '2' + secret()]]); // Rock, Scissors
   const commitments = new Map([...reveals].map(([p, r]) => [p, hex(hash(utf8ToBytes(r)))]));
-  const after = await play(alice).commitMove({ lobbyId: lobby.id, commitRequest: { commitment: commitments.get(alice.id)! } });
+  const after = await alice.commit(lobby.id, gameId, 1, commitments.get(alice.id)!);
   check(after.game?.you?.commitment === commitments.get(alice.id), 'alice sees her own commitment');
 
   // A refusal is a problem: its code, status and request id (also in the X-Request-Id header).
-  const again = await refusal(play(alice).commitMove({ lobbyId: lobby.id, commitRequest: { commitment: commitments.get(alice.id)! } }));
+  const again = await refusal(alice.commit(lobby.id, gameId, 1, commitments.get(alice.id)!));
   check(again.status === 409 && again.problem.code === 'already_committed' && again.problem.status === 409, `refusal ${JSON.stringify(again)}`);
   check(again.requestId !== null && again.requestId === again.problem.requestId, 'the problem\'s requestId is the X-Request-Id header');
 
-  const moved = await play(bob).commitMove({ lobbyId: lobby.id, commitRequest: { commitment: commitments.get(bob.id)! } });
+  const moved = await bob.commit(lobby.id, gameId, 1, commitments.get(bob.id)!);
   check(moved.game?.stage === 'reveal', 'every commitment opens the reveal stage');
-  const wrong = await refusal(play(bob).revealMove({ lobbyId: lobby.id, revealRequest: { reveal: '1' + reveals.get(bob.id)!.slice(1) } }));
+  const wrong = await refusal(bob.reveal(lobby.id, gameId, 1, '1' + reveals.get(bob.id)!.slice(1)));
   check(wrong.problem.code === 'commitment_mismatch' && wrong.status === 422, `wrong reveal: ${JSON.stringify(wrong)}`);
-  await play(alice).revealMove({ lobbyId: lobby.id, revealRequest: { reveal: reveals.get(alice.id)! } });
-  await play(bob).revealMove({ lobbyId: lobby.id, revealRequest: { reveal: reveals.get(bob.id)! } });
+  await alice.reveal(lobby.id, gameId, 1, reveals.get(alice.id)!);
+  await bob.reveal(lobby.id, gameId, 1, reveals.get(bob.id)!);
 
   const games = new GamesApi(anon);
   const summary = await games.getGame({ gameId: game.id });
@@ -242,6 +362,7 @@ async function main(): Promise<void> {
   check(closed.data.digest === digest(transcript.moves.map((m) => [m.accountId, m.commitment!]), hexToBytes(salt)),
     'the commitments\' digest');
   check(resolved.data.digest === digest(transcript.moves.map((m) => [m.accountId, m.reveal!])), 'the reveals\' digest');
+  verifySignedMoves(events, transcript.moves.map((m) => m as Json), [alice, bob], origin, 100);
   const typedClosed = await eventsApi.getEvent({ lobbyId: lobby.id, seq: closed.seq });
   check(typedClosed.type === 'moves_closed' && (typedClosed as MovesClosedEvent).data.digest === closed.data.digest, 'typed moves_closed');
   const typedResolved = await eventsApi.getEvent({ lobbyId: lobby.id, seq: resolved.seq }) as RoundResolvedEvent;
@@ -264,9 +385,9 @@ async function main(): Promise<void> {
   const timed = await new LobbiesApi(admin).createLobby({
     createLobbyRequest: { name: 'typescript deadline', config: { betSize: 10, playersCountLimit: 2, moveTimeoutMs: deadlineMs } },
   });
-  await play(alice).registerPlayer({ lobbyId: timed.id });
-  await play(bob).registerPlayer({ lobbyId: timed.id });
-  await play(alice).commitMove({ lobbyId: timed.id, commitRequest: { commitment: commitments.get(alice.id)! } });
+  await alice.register(timed.id, timed.game!.id, 10);
+  await bob.register(timed.id, timed.game!.id, 10);
+  await alice.commit(timed.id, timed.game!.id, 1, commitments.get(alice.id)!);
   let seen = 0;
   let finished: Json | undefined;
   const until = Date.now() + 30_000;
@@ -282,7 +403,7 @@ async function main(): Promise<void> {
   check(report.ok && report.entriesSum === 0, 'the ledger balances');
   const spec = await new OperationsApi(anon).getOpenApiSpecRaw();
   check(spec.raw.status === 200 && (await spec.raw.text()).startsWith('openapi: 3.0.3'), 'GET /openapi.yaml');
-  console.log(`typescript (openapi-generator typescript-fetch): a game played and verified, ${checks} checks passed`);
+  console.log(`typescript (openapi-generator typescript-fetch): a signed game played and verified, ${checks} checks passed`);
 }
 
 main().catch((err) => {

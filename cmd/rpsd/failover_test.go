@@ -25,6 +25,7 @@ import (
 	"golang.org/x/crypto/blake2b"
 
 	"github.com/commitreveal/rps/internal/ha"
+	"github.com/commitreveal/rps/tournament"
 )
 
 // formation runs formation.sh with args and returns its standard output.
@@ -92,6 +93,9 @@ func (h *haRun) count(class string) {
 
 // lobbyView is the part of a lobby the bots read.
 type lobbyView struct {
+	Config struct {
+		BetSize int64 `json:"betSize"`
+	} `json:"config"`
 	Game struct {
 		ID         string `json:"id"`
 		Stage      string `json:"stage"`
@@ -108,7 +112,7 @@ type lobbyView struct {
 
 // do sends one request and classifies the answer: 2xx, 503 unavailable, a connection error, or
 // another status with its problem code.
-func (b *haBot) do(ctx context.Context, method, path, key string, body any) (class string, status int, raw []byte) {
+func (b *haBot) do(ctx context.Context, method, path, key string, body any, headers ...string) (class string, status int, raw []byte) {
 	var r io.Reader
 	if body != nil {
 		enc, _ := json.Marshal(body)
@@ -124,6 +128,9 @@ func (b *haBot) do(ctx context.Context, method, path, key string, body any) (cla
 	}
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
 	resp, err := client.Do(req)
@@ -147,16 +154,24 @@ func (b *haBot) do(ctx context.Context, method, path, key string, body any) (cla
 	return fmt.Sprintf("%d %s", resp.StatusCode, problem.Code), resp.StatusCode, raw
 }
 
-// act sends an action with a fresh key and retries it with the same key through 503s and
+// act sends an action, signed by the bot's player for the game and round of the state it acted
+// on, with a fresh key and retries it with the same key and signature through 503s and
 // connection errors. It returns the lobby the 2xx answered with, or ok false after a refusal.
-// The action is recorded in game and round, those of the state the bot acted on: the answer shows
-// the lobby after the action, which may be the next round or game already.
-func (b *haBot) act(ctx context.Context, run *haRun, kind, lobby, game string, round int, path string, body any) (lobbyView, bool) {
+// The action is recorded in game and round: the answer shows the lobby after the action, which
+// may be the next round or game already.
+func (b *haBot) act(ctx context.Context, run *haRun, kind tournament.ActionName, lobby, game string, round int, path string,
+	payload tournament.ActionPayload, body any) (lobbyView, bool) {
 	key := fmt.Sprintf("%s-%s-%d", b.name, kind, rand.Uint64())
+	m := tournament.ActionMessage{Action: kind, Player: tournament.AccountID(b.player.ID), LobbyID: tournament.LobbyID(lobby),
+		GameID: tournament.GameID(game), Payload: payload, IdempotencyKey: key}
+	if kind == tournament.ActionCommit || kind == tournament.ActionReveal {
+		m.Round = round
+	}
+	sig := b.server.sign(b.player.Key, m)
 	retried := false
 	for ctx.Err() == nil {
 		sentAt := time.Now()
-		class, _, raw := b.do(ctx, "POST", path, key, body)
+		class, _, raw := b.do(ctx, "POST", path, key, body, sig...)
 		run.count(class)
 		switch class {
 		case answerOK:
@@ -169,7 +184,7 @@ func (b *haBot) act(ctx context.Context, run *haRun, kind, lobby, game string, r
 			}
 			now := time.Now()
 			run.mu.Lock()
-			run.acks = append(run.acks, ack{kind: kind, lobby: lobby, game: game, player: b.player.ID, round: round, at: now})
+			run.acks = append(run.acks, ack{kind: string(kind), lobby: lobby, game: game, player: b.player.ID, round: round, at: now})
 			if !run.killedAt.IsZero() && sentAt.After(run.killedAt) && run.firstBack.IsZero() {
 				run.firstBack = now
 			}
@@ -179,9 +194,10 @@ func (b *haBot) act(ctx context.Context, run *haRun, kind, lobby, game string, r
 			retried = true
 			time.Sleep(100 * time.Millisecond)
 			continue
-		case "409 wrong_stage", "409 not_in_game":
-			// The clock closed the stage (or eliminated the bot) between the bot's read and its
-			// action: a right answer, also for a retry after an outage.
+		case "409 wrong_stage", "409 not_in_game", "409 stale_signature":
+			// The clock closed the stage (or eliminated the bot, or the game or round the bot
+			// signed for ended) between the bot's read and its action: a right answer, also for a
+			// retry after an outage.
 			return lobbyView{}, false
 		}
 		run.mu.Lock()
@@ -217,7 +233,7 @@ func (b *haBot) play(ctx context.Context, run *haRun, lobby string, rng *rand.Ra
 		round := fmt.Sprintf("%s/%d", g.ID, g.Round)
 		switch {
 		case g.Stage == "registration" && !you.Registered:
-			b.act(ctx, run, "register", lobby, g.ID, g.Round, base+"/players", nil)
+			b.act(ctx, run, tournament.ActionRegister, lobby, g.ID, g.Round, base+"/players", tournament.ActionPayload{Bet: l.Config.BetSize}, nil)
 		case g.Stage == "moves" && you.InGame && !you.Committed && b.secret[round] == "":
 			if rng.IntN(5) == 0 {
 				b.secret[round] = "skip"
@@ -226,9 +242,11 @@ func (b *haBot) play(ctx context.Context, run *haRun, lobby string, rng *rand.Ra
 			secret := fmt.Sprintf("%d%s-%d", rng.IntN(5), b.name, rng.Uint64())
 			b.secret[round] = secret
 			sum := blake2b.Sum256([]byte(secret))
-			b.act(ctx, run, "commit", lobby, g.ID, g.Round, base+"/commitments", map[string]any{"commitment": hex.EncodeToString(sum[:])})
+			c := hex.EncodeToString(sum[:])
+			b.act(ctx, run, tournament.ActionCommit, lobby, g.ID, g.Round, base+"/commitments", tournament.ActionPayload{Commitment: c}, map[string]any{"commitment": c})
 		case g.Stage == "reveal" && you.Committed && !you.Revealed && b.secret[round] != "" && b.secret[round] != "skip":
-			b.act(ctx, run, "reveal", lobby, g.ID, g.Round, base+"/reveals", map[string]any{"reveal": b.secret[round]})
+			b.act(ctx, run, tournament.ActionReveal, lobby, g.ID, g.Round, base+"/reveals", tournament.ActionPayload{Reveal: b.secret[round]},
+				map[string]any{"reveal": b.secret[round]})
 		default:
 			time.Sleep(50 * time.Millisecond)
 		}

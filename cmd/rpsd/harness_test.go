@@ -25,9 +25,11 @@ import (
 
 	"golang.org/x/crypto/blake2b"
 
+	"github.com/commitreveal/rps/internal/apiclient"
 	"github.com/commitreveal/rps/internal/ha"
 	"github.com/commitreveal/rps/internal/pgcluster"
 	"github.com/commitreveal/rps/internal/pgtest"
+	"github.com/commitreveal/rps/tournament"
 )
 
 // adminToken is the bootstrap admin's token of every server started with RPSD_ADMIN_TOKEN.
@@ -163,6 +165,8 @@ type server struct {
 	stderr     syncBuffer
 	done       chan struct{}
 	err        error // cmd.Wait's result, once done is closed
+	// origin is the transparency log's origin, which players' signatures name: read once.
+	origin string
 }
 
 // startServer starts `rpsd` with env (RPSD_ADDR and RPSD_METRICS_ADDR are added) and waits until it is ready. The
@@ -393,8 +397,8 @@ type sent struct {
 }
 
 // send sends a JSON request (body if not nil) with a token and an Idempotency-Key when not empty,
-// and fails the test on a transport error.
-func (s *server) send(method, path, token, key string, body any) sent {
+// and headers (name, value pairs), and fails the test on a transport error.
+func (s *server) send(method, path, token, key string, body any, headers ...string) sent {
 	s.t.Helper()
 	var r io.Reader
 	if body != nil {
@@ -417,6 +421,9 @@ func (s *server) send(method, path, token, key string, body any) sent {
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
 	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	client := &http.Client{Timeout: 40 * time.Second}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -438,12 +445,14 @@ func (s *server) must(want int, method, path, token string, body, out any) {
 	}
 }
 
-// player is an account with a token.
+// player is an account, its token and the key it signs its actions with.
 type player struct {
 	ID, Token string
+	Key       apiclient.PlayerKey
 }
 
-// newPlayer signs up name and has the admin credit it with amount.
+// newPlayer signs up name with a key of its own (a signed sign_up) and has the admin credit it
+// with amount.
 func (s *server) newPlayer(name string, amount int64) player {
 	s.t.Helper()
 	var created struct {
@@ -452,11 +461,73 @@ func (s *server) newPlayer(name string, amount int64) player {
 		} `json:"account"`
 		Token string `json:"token"`
 	}
-	s.must(http.StatusCreated, "POST", "/v1/accounts", "", map[string]any{"name": name}, &created)
+	key := apiclient.NewPlayerKey()
+	headers := s.sign(key, tournament.ActionMessage{Action: tournament.ActionSignUp,
+		Payload: tournament.ActionPayload{Name: name, PublicKey: key.PublicKey()}})
+	r := s.send("POST", "/v1/accounts", "", "", map[string]any{"name": name, "publicKey": key.PublicKey()}, headers...)
+	if r.status != http.StatusCreated {
+		s.t.Fatalf("sign up %s: status %d: %s", name, r.status, r.body)
+	}
+	if err := json.Unmarshal(r.body, &created); err != nil {
+		s.t.Fatalf("sign up %s: %v", name, err)
+	}
 	if amount > 0 {
 		s.must(http.StatusOK, "POST", "/v1/admin/accounts/"+created.Account.ID+"/credits", adminToken, map[string]any{"amount": amount}, nil)
 	}
-	return player{ID: created.Account.ID, Token: created.Token}
+	return player{ID: created.Account.ID, Token: created.Token, Key: key}
+}
+
+// sign signs m with key now, on the server's origin, and returns the Rps-* headers.
+func (s *server) sign(key apiclient.PlayerKey, m tournament.ActionMessage) []string {
+	s.t.Helper()
+	if s.origin == "" {
+		var log struct {
+			Origin string `json:"origin"`
+		}
+		s.must(http.StatusOK, "GET", "/v1/log", "", nil, &log)
+		s.origin = log.Origin
+	}
+	m.Origin = s.origin
+	sig, err := key.Sign(m, time.Now())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return sig.Pairs()
+}
+
+// signed returns the Rps-* headers of p's action in the lobby's current game (and round, for a
+// commit or a reveal) under the Idempotency-Key key; the register's payload is the game's bet,
+// read with the game.
+func (s *server) signed(lobby string, p player, key string, action tournament.ActionName, payload tournament.ActionPayload) []string {
+	s.t.Helper()
+	var l struct {
+		Config struct {
+			BetSize int64 `json:"betSize"`
+		} `json:"config"`
+		Game struct {
+			ID    string `json:"id"`
+			Round int    `json:"round"`
+		} `json:"game"`
+	}
+	s.must(http.StatusOK, "GET", "/v1/lobbies/"+lobby, "", nil, &l)
+	m := tournament.ActionMessage{Action: action, Player: tournament.AccountID(p.ID), LobbyID: tournament.LobbyID(lobby),
+		GameID: tournament.GameID(l.Game.ID), Payload: payload, IdempotencyKey: key}
+	switch action {
+	case tournament.ActionRegister:
+		m.Payload.Bet = l.Config.BetSize
+	case tournament.ActionCommit, tournament.ActionReveal:
+		m.Round = l.Game.Round
+	}
+	return s.sign(p.Key, m)
+}
+
+// act sends p's signed action and fails the test unless the status is want.
+func (s *server) act(want int, method, lobby, path string, p player, action tournament.ActionName, payload tournament.ActionPayload, body any) {
+	s.t.Helper()
+	key := apiclient.NewKey()
+	if r := s.send(method, "/v1/lobbies/"+lobby+path, p.Token, key, body, s.signed(lobby, p, key, action, payload)...); r.status != want {
+		s.t.Fatalf("%s %s: status %d, want %d: %s", action, lobby, r.status, want, r.body)
+	}
 }
 
 // balance is the player's balance from GET /v1/me.
@@ -481,18 +552,19 @@ func (s *server) createLobby(name string, config map[string]any) string {
 
 func (s *server) register(lobby string, p player) {
 	s.t.Helper()
-	s.must(http.StatusCreated, "POST", "/v1/lobbies/"+lobby+"/players", p.Token, nil, nil)
+	s.act(http.StatusCreated, "POST", lobby, "/players", p, tournament.ActionRegister, tournament.ActionPayload{}, nil)
 }
 
 func (s *server) commit(lobby string, p player, reveal string) {
 	s.t.Helper()
 	sum := blake2b.Sum256([]byte(reveal))
-	s.must(http.StatusOK, "POST", "/v1/lobbies/"+lobby+"/commitments", p.Token, map[string]any{"commitment": hex.EncodeToString(sum[:])}, nil)
+	c := hex.EncodeToString(sum[:])
+	s.act(http.StatusOK, "POST", lobby, "/commitments", p, tournament.ActionCommit, tournament.ActionPayload{Commitment: c}, map[string]any{"commitment": c})
 }
 
 func (s *server) reveal(lobby string, p player, reveal string) {
 	s.t.Helper()
-	s.must(http.StatusOK, "POST", "/v1/lobbies/"+lobby+"/reveals", p.Token, map[string]any{"reveal": reveal}, nil)
+	s.act(http.StatusOK, "POST", lobby, "/reveals", p, tournament.ActionReveal, tournament.ActionPayload{Reveal: reveal}, map[string]any{"reveal": reveal})
 }
 
 // gameState is the part of a lobby's current game the tests look at.

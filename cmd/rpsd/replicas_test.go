@@ -24,6 +24,7 @@ import (
 	"github.com/commitreveal/rps/cmd/rpsbot/bot"
 	"github.com/commitreveal/rps/internal/apitest"
 	"github.com/commitreveal/rps/internal/pgtest"
+	"github.com/commitreveal/rps/tournament"
 )
 
 // replicaEnv is the environment of replicas sharing databaseURL, with every rate limit off unless
@@ -366,13 +367,15 @@ func retriesReplayOnAnotherReplica(t *testing.T, r []*server) {
 				retry.status, retry.body, retry.header.Get("Idempotent-Replayed"), first.status, first.body)
 		}
 	}
+	// Each retry carries the first attempt's signature, as a client retrying a request does.
 	players := "/v1/lobbies/" + lobby + "/players"
-	first := r[0].send("POST", players, alice.Token, "alice-joins", nil)
+	sig := r[0].signed(lobby, alice, "alice-joins", tournament.ActionRegister, tournament.ActionPayload{})
+	first := r[0].send("POST", players, alice.Token, "alice-joins", nil, sig...)
 	if first.status != http.StatusCreated {
 		t.Fatalf("register: %d %s", first.status, first.body)
 	}
-	replayed(first, r[1].send("POST", players, alice.Token, "alice-joins", nil), "register retried on replica 1")
-	replayed(first, r[2].send("POST", players, alice.Token, "alice-joins", nil), "register retried on replica 2")
+	replayed(first, r[1].send("POST", players, alice.Token, "alice-joins", nil, sig...), "register retried on replica 1")
+	replayed(first, r[2].send("POST", players, alice.Token, "alice-joins", nil, sig...), "register retried on replica 2")
 	for _, s := range r {
 		if b := s.balance(alice); b != 900 {
 			t.Fatalf("alice's balance on %s is %d after one registration of 100, want 900", s.name, b)
@@ -383,13 +386,15 @@ func retriesReplayOnAnotherReplica(t *testing.T, r []*server) {
 	sum := blake2b.Sum256([]byte("0alice-secret"))
 	commit := map[string]any{"commitment": hex.EncodeToString(sum[:])}
 	commitments := "/v1/lobbies/" + lobby + "/commitments"
-	first = r[2].send("POST", commitments, alice.Token, "alice-commits", commit)
+	sig = r[2].signed(lobby, alice, "alice-commits", tournament.ActionCommit, tournament.ActionPayload{Commitment: commit["commitment"].(string)})
+	first = r[2].send("POST", commitments, alice.Token, "alice-commits", commit, sig...)
 	if first.status != http.StatusOK {
 		t.Fatalf("commit: %d %s", first.status, first.body)
 	}
-	replayed(first, r[0].send("POST", commitments, alice.Token, "alice-commits", commit), "commit retried on replica 0")
+	replayed(first, r[0].send("POST", commitments, alice.Token, "alice-commits", commit, sig...), "commit retried on replica 0")
 	other := blake2b.Sum256([]byte("1alice-secret"))
-	if got := r[1].send("POST", commitments, alice.Token, "alice-commits", map[string]any{"commitment": hex.EncodeToString(other[:])}); got.status != http.StatusConflict ||
+	otherSig := r[1].signed(lobby, alice, "alice-commits", tournament.ActionCommit, tournament.ActionPayload{Commitment: hex.EncodeToString(other[:])})
+	if got := r[1].send("POST", commitments, alice.Token, "alice-commits", map[string]any{"commitment": hex.EncodeToString(other[:])}, otherSig...); got.status != http.StatusConflict ||
 		!strings.Contains(string(got.body), `"idempotency_conflict"`) {
 		t.Fatalf("the key reused with another body on replica 1: %d %s, want 409 idempotency_conflict", got.status, got.body)
 	}

@@ -75,6 +75,11 @@ func TestReadmeWalkthrough(t *testing.T) {
 		}
 	}
 	script := readmeScript(t, "walkthrough")
+	// The walk-through signs with rpskey, which README has the reader install.
+	bin := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "rpskey"), "../rpskey").CombinedOutput(); err != nil {
+		t.Fatalf("go build rpskey: %v\n%s", err, out)
+	}
 	s := startServer(t, "rpsd", dbEnv(t, nil))
 
 	path := filepath.Join(t.TempDir(), "walkthrough.sh")
@@ -84,7 +89,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", path)
-	cmd.Env = append(childEnv(nil), "S="+s.URL, "ADMIN="+adminToken)
+	cmd.Env = append(childEnv(map[string]string{"PATH": bin + string(os.PathListSeparator) + os.Getenv("PATH")}), "S="+s.URL, "ADMIN="+adminToken)
 	cmd.Dir = t.TempDir()
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

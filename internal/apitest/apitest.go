@@ -11,6 +11,10 @@
 //	alice := e.NewPlayer("alice", 1000)
 //	l := e.CreateLobby(map[string]any{"bet": 100, "minPlayers": 2})
 //	e.Register(l.Id.String(), alice).Want(t, http.StatusCreated)
+//
+// Players sign their actions as issue 31 asks: NewPlayer makes each one a key and binds it at
+// sign-up, Register, Leave, Commit and Reveal sign what they send, and Signed gives the headers
+// of a signed request that a test builds itself.
 package apitest
 
 import (
@@ -41,6 +45,7 @@ import (
 	"github.com/commitreveal/rps/api"
 	"github.com/commitreveal/rps/clock"
 	"github.com/commitreveal/rps/engine"
+	"github.com/commitreveal/rps/internal/apiclient"
 	"github.com/commitreveal/rps/internal/pgtest"
 	"github.com/commitreveal/rps/logpublish"
 	"github.com/commitreveal/rps/store"
@@ -101,6 +106,15 @@ type Env struct {
 	Client *http.Client
 	// Allow5xx turns off the "never a 5xx" check of Do, for the tests that provoke one.
 	Allow5xx bool
+	// shared is what every copy of the Env (For) shares.
+	shared *envShared
+}
+
+// envShared is what an Env learns once and its copies share.
+type envShared struct {
+	mu sync.Mutex
+	// origin is the transparency log's origin, read on first use.
+	origin string
 }
 
 // Start serves a real api.Server (httptest) over a fresh, migrated database of its own and
@@ -175,7 +189,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 			}
 		})
 	}
-	return &Env{t: t, URL: ts.URL, Pool: pool, Store: st, Server: srv, Metrics: metrics, Admin: admin, Client: ts.Client()}
+	return &Env{t: t, URL: ts.URL, Pool: pool, Store: st, Server: srv, Metrics: metrics, Admin: admin, Client: ts.Client(), shared: &envShared{}}
 }
 
 // For is e reporting to t, for a subtest.
@@ -328,16 +342,32 @@ func CheckResponse(t testing.TB, r Response, allow5xx bool) {
 	}
 }
 
-// Player is a player account and its token.
+// Player is a player account, its token and the key it signs its actions with (issue 31).
 type Player struct {
 	ID    string
 	Name  string
 	Token string
+	// Key is the player's own key, bound at sign-up; the zero key for an unsigned player
+	// (NewUnsignedPlayer).
+	Key apiclient.PlayerKey
 }
 
-// NewPlayer creates a player account named name, or name-2, name-3, ... when the server has an
-// account of that name already (names are unique), and, when funds > 0, has the admin credit it.
+// NewPlayer signs up a player account named name, or name-2, name-3, ... when the server has an
+// account of that name already (names are unique), with a key of its own made here and bound at
+// sign-up (a signed sign_up), and, when funds > 0, has the admin credit it.
 func (e *Env) NewPlayer(name string, funds int64) Player {
+	e.t.Helper()
+	return e.newPlayer(name, funds, apiclient.NewPlayerKey())
+}
+
+// NewUnsignedPlayer signs up a player without a key, as a client older than player keys does;
+// only a server started WithOptionalKeys lets it play.
+func (e *Env) NewUnsignedPlayer(name string, funds int64) Player {
+	e.t.Helper()
+	return e.newPlayer(name, funds, apiclient.PlayerKey{})
+}
+
+func (e *Env) newPlayer(name string, funds int64, key apiclient.PlayerKey) Player {
 	e.t.Helper()
 	var created api.AccountCreated
 	for n := 1; ; n++ {
@@ -345,18 +375,98 @@ func (e *Env) NewPlayer(name string, funds int64) Player {
 		if n > 1 {
 			tried = fmt.Sprintf("%s-%d", name, n)
 		}
-		r := e.Do("POST", "/v1/accounts", "", map[string]any{"name": tried})
+		body := map[string]any{"name": tried}
+		var headers []string
+		if key.Valid() {
+			body["publicKey"] = key.PublicKey()
+			headers = e.sign(key, tournament.ActionMessage{Action: tournament.ActionSignUp,
+				Payload: tournament.ActionPayload{Name: tried, PublicKey: key.PublicKey()}})
+		}
+		r := e.Do("POST", "/v1/accounts", "", body, headers...)
 		if r.Status == http.StatusConflict && r.Problem(e.t).Code == api.ProblemCodeNameTaken {
 			continue
 		}
 		r.Want(e.t, http.StatusCreated).Decode(e.t, &created)
 		break
 	}
-	p := Player{ID: created.Account.Id.String(), Name: created.Account.Name, Token: created.Token}
+	p := Player{ID: created.Account.Id.String(), Name: created.Account.Name, Token: created.Token, Key: key}
 	if funds > 0 {
 		e.Do("POST", "/v1/admin/accounts/"+p.ID+"/credits", e.Admin, map[string]any{"amount": funds}).Want(e.t, http.StatusOK)
 	}
 	return p
+}
+
+// Origin is the transparency log's origin (GET /v1/log), which every signed message names.
+func (e *Env) Origin() string {
+	e.t.Helper()
+	e.shared.mu.Lock()
+	defer e.shared.mu.Unlock()
+	if e.shared.origin == "" {
+		var info api.LogInfo
+		e.Do("GET", "/v1/log", "", nil).Want(e.t, http.StatusOK).Decode(e.t, &info)
+		e.shared.origin = info.Origin
+	}
+	return e.shared.origin
+}
+
+// sign signs m with key now, on this server's origin, and returns the Rps-* headers as name,
+// value pairs.
+func (e *Env) sign(key apiclient.PlayerKey, m tournament.ActionMessage) []string {
+	e.t.Helper()
+	m.Origin = e.Origin()
+	s, err := key.Sign(m, time.Now())
+	if err != nil {
+		e.t.Fatalf("sign %s: %v", m.Action, err)
+	}
+	return s.Pairs()
+}
+
+// Act is a player's action as its signature names it, for Signed: where it plays (Game and
+// Round as the caller read them, or chose them to test a refusal), what it does, and its
+// Idempotency-Key.
+type Act struct {
+	Action  tournament.ActionName
+	Lobby   string
+	Game    string
+	Round   int
+	Payload tournament.ActionPayload
+	// Key is the request's Idempotency-Key; Signed makes a fresh one when it is empty.
+	Key string
+}
+
+// Signed returns the headers of p's signed request for a: the Rps-* headers and the
+// Idempotency-Key the signature covers, as name, value pairs for Do and Request. An unsigned
+// player (NewUnsignedPlayer) gets the Idempotency-Key alone.
+func (e *Env) Signed(p Player, a Act) []string {
+	e.t.Helper()
+	if a.Key == "" {
+		a.Key = apiclient.NewKey()
+	}
+	headers := []string{"Idempotency-Key", a.Key}
+	if !p.Key.Valid() {
+		return headers
+	}
+	return append(headers, e.sign(p.Key, tournament.ActionMessage{Action: a.Action, Player: tournament.AccountID(p.ID),
+		LobbyID: tournament.LobbyID(a.Lobby), GameID: tournament.GameID(a.Game), Round: a.Round, Payload: a.Payload,
+		IdempotencyKey: a.Key})...)
+}
+
+// Current is the Act of action in the lobby's current game and round as p reads them now (the
+// register's payload is the game's bet); the caller adds the payload of a commit or a reveal.
+func (e *Env) Current(lobby string, p Player, action tournament.ActionName) Act {
+	e.t.Helper()
+	l := e.Lobby(lobby, p.Token)
+	a := Act{Action: action, Lobby: lobby}
+	if l.Game != nil {
+		a.Game = l.Game.Id.String()
+		switch action {
+		case tournament.ActionRegister:
+			a.Payload.Bet = l.Config.BetSize
+		case tournament.ActionCommit, tournament.ActionReveal:
+			a.Round = int(l.Game.Round)
+		}
+	}
+	return a
 }
 
 // CreateLobby has the admin create a lobby with cfg (a GameConfigInput as a map).
@@ -394,22 +504,32 @@ func (e *Env) Ledger() api.LedgerReport {
 	return r
 }
 
-// Register registers p in a lobby.
+// Register registers p in the lobby's current game, signed.
 func (e *Env) Register(lobby string, p Player) Response {
 	e.t.Helper()
-	return e.Do("POST", "/v1/lobbies/"+lobby+"/players", p.Token, nil)
+	return e.Do("POST", "/v1/lobbies/"+lobby+"/players", p.Token, nil, e.Signed(p, e.Current(lobby, p, tournament.ActionRegister))...)
 }
 
-// Commit sends p's commitment to reveal.
+// Leave takes p out of the lobby's current game, signed.
+func (e *Env) Leave(lobby string, p Player) Response {
+	e.t.Helper()
+	return e.Do("DELETE", "/v1/lobbies/"+lobby+"/players/me", p.Token, nil, e.Signed(p, e.Current(lobby, p, tournament.ActionLeave))...)
+}
+
+// Commit sends p's commitment to reveal in the lobby's current round, signed.
 func (e *Env) Commit(lobby string, p Player, reveal string) Response {
 	e.t.Helper()
-	return e.Do("POST", "/v1/lobbies/"+lobby+"/commitments", p.Token, map[string]any{"commitment": CommitmentOf(reveal)})
+	a := e.Current(lobby, p, tournament.ActionCommit)
+	a.Payload.Commitment = CommitmentOf(reveal)
+	return e.Do("POST", "/v1/lobbies/"+lobby+"/commitments", p.Token, map[string]any{"commitment": a.Payload.Commitment}, e.Signed(p, a)...)
 }
 
-// Reveal sends p's reveal.
+// Reveal sends p's reveal in the lobby's current round, signed.
 func (e *Env) Reveal(lobby string, p Player, reveal string) Response {
 	e.t.Helper()
-	return e.Do("POST", "/v1/lobbies/"+lobby+"/reveals", p.Token, map[string]any{"reveal": reveal})
+	a := e.Current(lobby, p, tournament.ActionReveal)
+	a.Payload.Reveal = reveal
+	return e.Do("POST", "/v1/lobbies/"+lobby+"/reveals", p.Token, map[string]any{"reveal": reveal}, e.Signed(p, a)...)
 }
 
 // CommitmentOf is the commitment of a reveal string, in lower-case hex.

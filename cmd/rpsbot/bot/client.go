@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	openapi_types "github.com/oapi-codegen/runtime/types"
 
 	"github.com/commitreveal/rps/internal/apiclient"
+	"github.com/commitreveal/rps/tournament"
 )
 
 // Client calls the API with retries and counts every attempt in Stats.
@@ -25,6 +27,11 @@ type Client struct {
 	stats    *Stats
 	attempts int
 	timeout  time.Duration
+
+	// origin is the transparency log's origin, which every signed message names: read once, by
+	// the first signed action, so that signing costs no round trip per action.
+	originMu sync.Mutex
+	origin   string
 }
 
 // ClientOptions configure NewClient.
@@ -63,11 +70,16 @@ func NewClient(server string, o ClientOptions) (*Client, error) {
 // Stats returns the statistics the client records into.
 func (c *Client) Stats() *Stats { return c.stats }
 
-// call runs one operation, retrying as the type's comment says. wait extends the per-attempt
-// timeout for long polls.
+// call runs one operation under a fresh Idempotency-Key, retrying as the type's comment says.
+// wait extends the per-attempt timeout for long polls.
 func call[R apiclient.Response](ctx context.Context, c *Client, op string, want int, wait time.Duration,
 	do func(ctx context.Context, key string) (R, error)) (R, error) {
-	key := apiclient.NewKey()
+	return callWithKey(ctx, c, op, want, wait, apiclient.NewKey(), do)
+}
+
+// callWithKey is call under the given Idempotency-Key (the one a signature covers).
+func callWithKey[R apiclient.Response](ctx context.Context, c *Client, op string, want int, wait time.Duration, key string,
+	do func(ctx context.Context, key string) (R, error)) (R, error) {
 	backoff := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, c.timeout+wait)
@@ -107,6 +119,46 @@ func call[R apiclient.Response](ctx context.Context, c *Client, op string, want 
 	}
 }
 
+// signedCall runs a player's action: it signs m as the account, once, under the Idempotency-Key
+// that every retry carries, and hands do the key and the signature's header editor. An account
+// without a key acts unsigned (a server whose keys are optional takes that).
+func signedCall[R apiclient.Response](ctx context.Context, c *Client, op string, want int, a Account, m tournament.ActionMessage,
+	do func(ctx context.Context, key string, sig apiclient.RequestEditorFn) (R, error)) (R, error) {
+	key := apiclient.NewKey()
+	var sig apiclient.Signature
+	if a.Key.Valid() {
+		origin, err := c.Origin(ctx)
+		if err != nil {
+			var zero R
+			return zero, fmt.Errorf("%s: %w", op, err)
+		}
+		m.Origin, m.Player, m.IdempotencyKey = origin, tournament.AccountID(a.ID), key
+		if sig, err = a.Key.Sign(m, time.Now()); err != nil {
+			var zero R
+			return zero, fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	editor := sig.Editor()
+	return callWithKey(ctx, c, op, want, 0, key, func(ctx context.Context, key string) (R, error) { return do(ctx, key, editor) })
+}
+
+// Origin is the transparency log's origin (GET /v1/log), read once.
+func (c *Client) Origin(ctx context.Context) (string, error) {
+	c.originMu.Lock()
+	defer c.originMu.Unlock()
+	if c.origin != "" {
+		return c.origin, nil
+	}
+	r, err := call(ctx, c, OpRead, http.StatusOK, 0, func(ctx context.Context, _ string) (*apiclient.GetLogResponse, error) {
+		return c.api.GetLogWithResponse(ctx)
+	})
+	if err != nil {
+		return "", fmt.Errorf("the log's origin, which signatures name: %w", err)
+	}
+	c.origin = r.JSON200.Origin
+	return c.origin, nil
+}
+
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -138,23 +190,37 @@ func uuidOf(s string) (openapi_types.UUID, error) {
 
 func idem(key string) *apiclient.IdempotencyKey { return &key }
 
-// Account is a player account the bots act as.
+// Account is a player account the bots act as, with the key it signs its actions with (the zero
+// key: unsigned, for a server whose keys are optional).
 type Account struct {
 	ID    string
 	Name  string
 	Token string
+	Key   apiclient.PlayerKey
 }
 
-// CreateAccount signs up a player. Sign-up takes no Idempotency-Key, so a retry after a lost
-// response may leave an unused, empty account behind; no money is involved.
+// CreateAccount signs up a player with a key made here, bound at sign-up by a signed sign_up.
+// Sign-up takes no Idempotency-Key, so a retry after a lost response may leave an unused, empty
+// account behind; no money is involved.
 func (c *Client) CreateAccount(ctx context.Context, name string) (Account, error) {
+	key := apiclient.NewPlayerKey()
+	origin, err := c.Origin(ctx)
+	if err != nil {
+		return Account{}, err
+	}
+	pub := key.PublicKey()
+	sig, err := key.Sign(tournament.ActionMessage{Origin: origin, Action: tournament.ActionSignUp,
+		Payload: tournament.ActionPayload{Name: name, PublicKey: pub}}, time.Now())
+	if err != nil {
+		return Account{}, err
+	}
 	r, err := call(ctx, c, OpAccount, http.StatusCreated, 0, func(ctx context.Context, _ string) (*apiclient.CreateAccountResponse, error) {
-		return c.api.CreateAccountWithResponse(ctx, nil, apiclient.CreateAccountRequest{Name: name})
+		return c.api.CreateAccountWithResponse(ctx, nil, apiclient.CreateAccountRequest{Name: name, PublicKey: &pub}, sig.Editor())
 	})
 	if err != nil {
 		return Account{}, err
 	}
-	return Account{ID: r.JSON201.Account.Id.String(), Name: name, Token: r.JSON201.Token}, nil
+	return Account{ID: r.JSON201.Account.Id.String(), Name: name, Token: r.JSON201.Token, Key: key}, nil
 }
 
 // Credit moves amount from the treasury to a player (admin).
@@ -198,52 +264,60 @@ func (c *Client) Lobby(ctx context.Context, token, lobby string) (*apiclient.Lob
 	return r.JSON200, nil
 }
 
-// Register registers the token's player in the lobby's current game.
-func (c *Client) Register(ctx context.Context, token, lobby string) error {
+// Register registers the account in the lobby's game (the current one, as the caller last read
+// it), whose bet is bet, signed.
+func (c *Client) Register(ctx context.Context, a Account, lobby, game string, bet int64) error {
 	id, err := uuidOf(lobby)
 	if err != nil {
 		return err
 	}
-	_, err = call(ctx, c, OpRegister, http.StatusCreated, 0, func(ctx context.Context, key string) (*apiclient.RegisterPlayerResponse, error) {
-		return c.api.RegisterPlayerWithResponse(ctx, id, &apiclient.RegisterPlayerParams{IdempotencyKey: idem(key)}, apiclient.Bearer(token))
+	m := tournament.ActionMessage{Action: tournament.ActionRegister, LobbyID: tournament.LobbyID(lobby), GameID: tournament.GameID(game),
+		Payload: tournament.ActionPayload{Bet: bet}}
+	_, err = signedCall(ctx, c, OpRegister, http.StatusCreated, a, m, func(ctx context.Context, key string, sig apiclient.RequestEditorFn) (*apiclient.RegisterPlayerResponse, error) {
+		return c.api.RegisterPlayerWithResponse(ctx, id, &apiclient.RegisterPlayerParams{IdempotencyKey: idem(key)}, apiclient.Bearer(a.Token), sig)
 	})
 	return err
 }
 
-// Leave takes the token's player out of the current game during registration (bet refunded).
-func (c *Client) Leave(ctx context.Context, token, lobby string) error {
+// Leave takes the account out of the lobby's game during registration (bet refunded), signed.
+func (c *Client) Leave(ctx context.Context, a Account, lobby, game string) error {
 	id, err := uuidOf(lobby)
 	if err != nil {
 		return err
 	}
-	_, err = call(ctx, c, OpLeave, http.StatusOK, 0, func(ctx context.Context, key string) (*apiclient.LeaveLobbyResponse, error) {
-		return c.api.LeaveLobbyWithResponse(ctx, id, &apiclient.LeaveLobbyParams{IdempotencyKey: idem(key)}, apiclient.Bearer(token))
+	m := tournament.ActionMessage{Action: tournament.ActionLeave, LobbyID: tournament.LobbyID(lobby), GameID: tournament.GameID(game)}
+	_, err = signedCall(ctx, c, OpLeave, http.StatusOK, a, m, func(ctx context.Context, key string, sig apiclient.RequestEditorFn) (*apiclient.LeaveLobbyResponse, error) {
+		return c.api.LeaveLobbyWithResponse(ctx, id, &apiclient.LeaveLobbyParams{IdempotencyKey: idem(key)}, apiclient.Bearer(a.Token), sig)
 	})
 	return err
 }
 
-// Commit sends a commitment (64 hex characters).
-func (c *Client) Commit(ctx context.Context, token, lobby, commitment string) error {
+// Commit sends a commitment (64 hex characters) in the game's round, signed.
+func (c *Client) Commit(ctx context.Context, a Account, lobby, game string, round int, commitment string) error {
 	id, err := uuidOf(lobby)
 	if err != nil {
 		return err
 	}
-	_, err = call(ctx, c, OpCommit, http.StatusOK, 0, func(ctx context.Context, key string) (*apiclient.CommitMoveResponse, error) {
+	m := tournament.ActionMessage{Action: tournament.ActionCommit, LobbyID: tournament.LobbyID(lobby), GameID: tournament.GameID(game),
+		Round: round, Payload: tournament.ActionPayload{Commitment: commitment}}
+	_, err = signedCall(ctx, c, OpCommit, http.StatusOK, a, m, func(ctx context.Context, key string, sig apiclient.RequestEditorFn) (*apiclient.CommitMoveResponse, error) {
 		return c.api.CommitMoveWithResponse(ctx, id, &apiclient.CommitMoveParams{IdempotencyKey: idem(key)},
-			apiclient.CommitRequest{Commitment: commitment}, apiclient.Bearer(token))
+			apiclient.CommitRequest{Commitment: commitment}, apiclient.Bearer(a.Token), sig)
 	})
 	return err
 }
 
-// Reveal sends the committed string.
-func (c *Client) Reveal(ctx context.Context, token, lobby, reveal string) error {
+// Reveal sends the committed string in the game's round, signed.
+func (c *Client) Reveal(ctx context.Context, a Account, lobby, game string, round int, reveal string) error {
 	id, err := uuidOf(lobby)
 	if err != nil {
 		return err
 	}
-	_, err = call(ctx, c, OpReveal, http.StatusOK, 0, func(ctx context.Context, key string) (*apiclient.RevealMoveResponse, error) {
+	m := tournament.ActionMessage{Action: tournament.ActionReveal, LobbyID: tournament.LobbyID(lobby), GameID: tournament.GameID(game),
+		Round: round, Payload: tournament.ActionPayload{Reveal: reveal}}
+	_, err = signedCall(ctx, c, OpReveal, http.StatusOK, a, m, func(ctx context.Context, key string, sig apiclient.RequestEditorFn) (*apiclient.RevealMoveResponse, error) {
 		return c.api.RevealMoveWithResponse(ctx, id, &apiclient.RevealMoveParams{IdempotencyKey: idem(key)},
-			apiclient.RevealRequest{Reveal: reveal}, apiclient.Bearer(token))
+			apiclient.RevealRequest{Reveal: reveal}, apiclient.Bearer(a.Token), sig)
 	})
 	return err
 }

@@ -121,6 +121,7 @@ type Runner struct {
 	next        int64 // event cursor
 	closed      bool
 	gameID      string
+	bet         int64 // the current game's bet, which a registration signs
 	number      int
 	stage       apiclient.Stage
 	round       int
@@ -473,8 +474,13 @@ func (r *Runner) refused(op string, s *Seat, err error) (code string, retry bool
 	return code, false
 }
 
+// The actions sign the game and round the runner has read when it plans them (no read of the
+// lobby per action); if the game moved on meanwhile, the server answers stale_signature, which
+// the bots take as they take wrong_stage.
+
 func (r *Runner) register(s *Seat) task {
-	return task{seat: s, run: func(ctx context.Context) error { return r.clientOf(s).Register(ctx, s.Token, r.o.Lobby) },
+	game, bet := r.gameID, r.bet
+	return task{seat: s, run: func(ctx context.Context) error { return r.clientOf(s).Register(ctx, s.Account, r.o.Lobby, game, bet) },
 		done: func(err error) {
 			code, retry := r.refused("register", s, err)
 			switch {
@@ -483,7 +489,7 @@ func (r *Runner) register(s *Seat) task {
 				s.registered = true
 			default: // wrong_stage, lobby_full, insufficient_funds, forbidden: not this game
 				s.satOut = true
-				if code != "wrong_stage" && code != "lobby_full" {
+				if code != "wrong_stage" && code != "lobby_full" && code != "stale_signature" {
 					r.o.Logf("%s register: %v", s.Name, err)
 				}
 				r.wake()
@@ -492,7 +498,8 @@ func (r *Runner) register(s *Seat) task {
 }
 
 func (r *Runner) leave(s *Seat) task {
-	return task{seat: s, run: func(ctx context.Context) error { return r.clientOf(s).Leave(ctx, s.Token, r.o.Lobby) },
+	game := r.gameID
+	return task{seat: s, run: func(ctx context.Context) error { return r.clientOf(s).Leave(ctx, s.Account, r.o.Lobby, game) },
 		done: func(err error) {
 			code, retry := r.refused("leave", s, err)
 			switch {
@@ -500,15 +507,17 @@ func (r *Runner) leave(s *Seat) task {
 			case code == "" || code == "not_in_game":
 				s.registered = false
 				r.wake()
-			default: // wrong_stage: the game started meanwhile, so the bot plays it out
+			default: // wrong_stage, stale_signature: the game started meanwhile, so the bot plays it out
 			}
 		}}
 }
 
 func (r *Runner) commit(s *Seat) task {
-	round, move, password := s.round, s.move, s.password
+	game, round, move, password := r.gameID, s.round, s.move, s.password
 	c := engine.CommitMove(move, password).String()
-	return task{seat: s, run: func(ctx context.Context) error { return r.clientOf(s).Commit(ctx, s.Token, r.o.Lobby, c) },
+	return task{seat: s, run: func(ctx context.Context) error {
+		return r.clientOf(s).Commit(ctx, s.Account, r.o.Lobby, game, round, c)
+	},
 		done: func(err error) {
 			if s.round != round {
 				return
@@ -520,9 +529,9 @@ func (r *Runner) commit(s *Seat) task {
 				s.committed = true
 			case code == "not_in_game":
 				s.out = true
-			default: // wrong_stage: the moves stage ended first
+			default: // wrong_stage, stale_signature: the moves stage ended first
 				s.gaveUp = true
-				if code != "wrong_stage" {
+				if code != "wrong_stage" && code != "stale_signature" {
 					r.o.Logf("%s commit: %v", s.Name, err)
 				}
 			}
@@ -530,8 +539,10 @@ func (r *Runner) commit(s *Seat) task {
 }
 
 func (r *Runner) reveal(s *Seat) task {
-	round, reveal := s.round, string(rune(s.move.Digit()))+s.password
-	return task{seat: s, run: func(ctx context.Context) error { return r.clientOf(s).Reveal(ctx, s.Token, r.o.Lobby, reveal) },
+	game, round, reveal := r.gameID, s.round, string(rune(s.move.Digit()))+s.password
+	return task{seat: s, run: func(ctx context.Context) error {
+		return r.clientOf(s).Reveal(ctx, s.Account, r.o.Lobby, game, round, reveal)
+	},
 		done: func(err error) {
 			if s.round != round {
 				return
@@ -543,9 +554,9 @@ func (r *Runner) reveal(s *Seat) task {
 				s.revealed = true
 			case code == "not_in_game":
 				s.out = true
-			default: // wrong_stage: the reveal stage ended first; a mismatch would be a bug
+			default: // wrong_stage, stale_signature: the reveal stage ended first; a mismatch would be a bug
 				s.gaveUp = true
-				if code != "wrong_stage" {
+				if code != "wrong_stage" && code != "stale_signature" {
 					r.o.Logf("%s reveal: %v", s.Name, err)
 				}
 			}
@@ -590,7 +601,7 @@ func (r *Runner) apply(e apiclient.Event, live bool, sent, seen int64) {
 		if e.GameId != nil {
 			r.gameID = e.GameId.String()
 		}
-		r.number = int(d.Number)
+		r.number, r.bet = int(d.Number), d.Config.BetSize
 		setDeadline(0)
 		r.joinedThis, r.firstSend, r.gameStarted = false, time.Time{}, time.Time{}
 		r.rules, _ = engine.Builtin().Get(d.Config.Ruleset)
