@@ -69,7 +69,8 @@ type Option func(*options)
 func WithClock() Option { return func(o *options) { o.clock = true } }
 
 // WithLog runs the transparency log's sequencer (logpublish) with cfg (its Store is
-// filled in; its Period defaults to 50 ms here), and lists its witnesses in GET /v1/log.
+// filled in; its Period defaults to 50 ms here), and lists its witnesses in GET /v1/log. Without
+// it the log exists (players' signatures name its origin) but stays empty.
 func WithLog(cfg logpublish.Config) Option {
 	return func(o *options) { o.log = &cfg }
 }
@@ -156,6 +157,13 @@ func Start(t testing.TB, opts ...Option) *Env {
 				t.Errorf("log sequencer: %v", err)
 			}
 		})
+	}
+	if o.log == nil {
+		// The log exists, as rpsd creates it when it starts: its origin is part of every signed
+		// message. Without WithLog nothing integrates events into it.
+		if _, err := logpublish.New(t.Context(), logpublish.Config{Store: st}); err != nil {
+			t.Fatalf("create the log: %v", err)
+		}
 	}
 	if o.config != nil {
 		o.config(&cfg)
