@@ -30,7 +30,7 @@ const origin = "rps.test/log"
 // with a sequencer of the log.
 func setup(t *testing.T) (*apitest.Env, *logpublish.Sequencer) {
 	t.Helper()
-	e := apitest.Start(t)
+	e := apitest.Start(t, apitest.WithOrigin(origin))
 	for range 3 {
 		l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 5})
 		for i := range 2 {

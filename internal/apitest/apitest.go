@@ -60,6 +60,7 @@ type options struct {
 	wrap         func(http.Handler) http.Handler
 	listener     func(net.Listener) net.Listener
 	log          *logpublish.Config
+	origin       string
 }
 
 // An Option adjusts Start.
@@ -74,6 +75,10 @@ func WithClock() Option { return func(o *options) { o.clock = true } }
 func WithLog(cfg logpublish.Config) Option {
 	return func(o *options) { o.log = &cfg }
 }
+
+// WithOrigin creates the log (without WithLog: not running its sequencer) under origin rather
+// than the default one, for tests that run a sequencer of their own on it.
+func WithOrigin(origin string) Option { return func(o *options) { o.origin = origin } }
 
 // WithMinTimeout sets the tournament's minimum stage timeout (100 ms by default here).
 func WithMinTimeout(ms int64) Option { return func(o *options) { o.minTimeoutMs = ms } }
@@ -161,7 +166,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	if o.log == nil {
 		// The log exists, as rpsd creates it when it starts: its origin is part of every signed
 		// message. Without WithLog nothing integrates events into it.
-		if _, err := logpublish.New(t.Context(), logpublish.Config{Store: st}); err != nil {
+		if _, err := logpublish.New(t.Context(), logpublish.Config{Store: st, Origin: o.origin}); err != nil {
 			t.Fatalf("create the log: %v", err)
 		}
 	}
