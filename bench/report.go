@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -182,6 +183,7 @@ func (r *report) markdown() string {
 	p("- big lobby: rpsd %s µs + PostgreSQL %s µs = %s µs per action (%d actions); **cost ratio %.2f** (goal <= 0.5: %s)",
 		usf(r.big.cpu.rpsd), usf(r.big.cpu.pg), usf(r.big.cpu.rpsd+r.big.cpu.pg), r.big.stats.Actions.Count, r.big.costRatio,
 		goal(r.big.costRatio > 0 && r.big.costRatio <= 0.5))
+	p("- %s", r.verifyLine())
 	p("")
 	p("The mixed load's figures include everything the server does for it: the players' event streams or long")
 	p("polls, their lobby reads, the clock worker's expiries, TLS-free HTTP.")
@@ -432,3 +434,32 @@ quoted, not rates):
   per action; and with every player streaming, the fan-out's writes (a system call per follower
   and event) are a large part of rpsd's CPU.
 `
+
+// verifyLine reports the cost of verifying a player's signature, which every signed action pays
+// once (issue 31), beside rpsd's CPU per action in the mixed load.
+func (r *report) verifyLine() string {
+	per, ok := nsPerOp(r.verify)
+	if !ok {
+		return fmt.Sprintf("verifying a player's signature: not measured (%s)", strings.Join(r.verify, "; "))
+	}
+	line := fmt.Sprintf("verifying a player's signature (every signed action, once: its message rebuilt and Ed25519-verified, "+
+		"tournament's `BenchmarkActionVerify`): **%s µs per action**", usf(per))
+	if rpsd := r.mixed.perAction.rpsd; rpsd > 0 {
+		line += fmt.Sprintf(", %.1f%% of rpsd's %s µs per action in the mixed load", 100*float64(per)/float64(rpsd), usf(rpsd))
+	}
+	return line
+}
+
+// nsPerOp is the ns/op of the first benchmark result among lines.
+func nsPerOp(lines []string) (time.Duration, bool) {
+	for _, l := range lines {
+		f := strings.Fields(l)
+		for i := 1; i < len(f); i++ {
+			if f[i] == "ns/op" {
+				ns, err := strconv.ParseFloat(f[i-1], 64)
+				return time.Duration(ns), err == nil
+			}
+		}
+	}
+	return 0, false
+}
