@@ -29,9 +29,11 @@ type Client struct {
 	lobby   tournament.LobbyID
 	account tournament.AccountID
 	token   string
-	run     *Run
-	rng     *mrand.Rand
-	http    *http.Client
+	// key signs the player's actions (the zero key: the admin, the follower).
+	key  apiclient.PlayerKey
+	run  *Run
+	rng  *mrand.Rand
+	http *http.Client
 }
 
 // attemptTimeout bounds one attempt: a replica that is stopped or cut off from the database is
@@ -62,14 +64,14 @@ type answer struct {
 	definite bool
 }
 
-// send makes one attempt on a random replica.
-func (c *Client) send(ctx context.Context, method, path, key string, body any) answer {
+// send makes one attempt on a random replica; headers are name, value pairs.
+func (c *Client) send(ctx context.Context, method, path, key string, body any, headers ...string) answer {
 	urls := c.run.urls()
-	return c.sendTo(ctx, urls[c.rng.IntN(len(urls))], method, path, key, body)
+	return c.sendTo(ctx, urls[c.rng.IntN(len(urls))], method, path, key, body, headers...)
 }
 
 // sendTo makes one attempt on the replica at base.
-func (c *Client) sendTo(ctx context.Context, base, method, path, key string, body any) answer {
+func (c *Client) sendTo(ctx context.Context, base, method, path, key string, body any, headers ...string) answer {
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -90,6 +92,9 @@ func (c *Client) sendTo(ctx context.Context, base, method, path, key string, bod
 	}
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -122,9 +127,15 @@ func newKey() string {
 
 // act invokes a mutation and records it. It retries until a definite answer or until the run's
 // hard stop, after which the operation stays unanswered (its outcome is resolved from the log).
-func (c *Client) act(in Input, method, path string, body any, want int) Output {
+// A player's lobby action (signed not nil) is signed once, under the operation's Idempotency-Key,
+// for the game and round of in, and every attempt carries that signature.
+func (c *Client) act(in Input, method, path string, body any, want int, signed *tournament.ActionMessage) Output {
 	op := &Op{Lobby: c.lobby, Client: c.id, Input: in, Key: newKey(), Call: nowNanos()}
 	op.Input.FromMs = millis(op.Call)
+	var headers []string
+	if signed != nil {
+		headers = c.sign(*signed, op.Key)
+	}
 	defer c.run.history.add(op)
 	backoff := 50 * time.Millisecond
 	for {
@@ -135,10 +146,10 @@ func (c *Client) act(in Input, method, path string, body any, want int) Output {
 		}
 		var a answer
 		if op.Attempts == 0 && c.rng.IntN(hedgeOneIn) == 0 {
-			a = c.hedge(op, method, path, body)
+			a = c.hedge(op, method, path, body, headers)
 		} else {
 			op.Attempts++
-			a = c.send(c.run.hard, method, path, op.Key, body)
+			a = c.send(c.run.hard, method, path, op.Key, body, headers...)
 		}
 		if !a.definite {
 			op.Ambiguous++
@@ -172,14 +183,14 @@ const hedgeOneIn = 20
 
 // hedge sends the operation's first attempt to two replicas at once and returns an answer that
 // was definite, if any; two definite answers that differ are recorded in op.Mismatch.
-func (c *Client) hedge(op *Op, method, path string, body any) answer {
+func (c *Client) hedge(op *Op, method, path string, body any, headers []string) answer {
 	urls := c.run.urls()
 	i := c.rng.IntN(len(urls))
 	bases := []string{urls[i], urls[(i+1)%len(urls)]}
 	answers := make([]answer, 2)
 	var wg sync.WaitGroup
 	for j, base := range bases {
-		wg.Go(func() { answers[j] = c.sendTo(c.run.hard, base, method, path, op.Key, body) })
+		wg.Go(func() { answers[j] = c.sendTo(c.run.hard, base, method, path, op.Key, body, headers...) })
 	}
 	wg.Wait()
 	op.Attempts += 2
@@ -299,36 +310,54 @@ func (c *Client) readEvents(after int64, limit int) ([]LogEvent, bool) {
 
 func (c *Client) lobbyPath(rest string) string { return "/v1/lobbies/" + string(c.lobby) + rest }
 
-func (c *Client) register() Output {
-	return c.act(Input{Kind: KindRegister, Actor: c.account}, http.MethodPost, c.lobbyPath("/players"), nil, http.StatusCreated)
+// sign signs the player's action m under the Idempotency-Key key, now, on the run's origin, and
+// returns the Rps-* headers.
+func (c *Client) sign(m tournament.ActionMessage, key string) []string {
+	m.Origin, m.Player, m.LobbyID, m.IdempotencyKey = c.run.origin, c.account, c.lobby, key
+	s, err := c.key.Sign(m, time.Now())
+	if err != nil {
+		panic(err) // every message here is well formed
+	}
+	return s.Pairs()
 }
 
-func (c *Client) leave() Output {
-	return c.act(Input{Kind: KindLeave, Actor: c.account}, http.MethodDelete, c.lobbyPath("/players/me"), nil, http.StatusOK)
+// The player's actions, each signed for the game (and round) of the lobby as the player last read
+// it (v): if the game or round moved on meanwhile, the server refuses it as stale_signature.
+
+func (c *Client) register(v View) Output {
+	return c.act(Input{Kind: KindRegister, Actor: c.account, Game: v.Game.ID}, http.MethodPost, c.lobbyPath("/players"), nil, http.StatusCreated,
+		&tournament.ActionMessage{Action: tournament.ActionRegister, GameID: v.Game.ID, Payload: tournament.ActionPayload{Bet: v.Config.BetSize}})
 }
 
-func (c *Client) commit(commitment string) Output {
-	return c.act(Input{Kind: KindCommit, Actor: c.account, Commitment: commitment}, http.MethodPost,
-		c.lobbyPath("/commitments"), map[string]string{"commitment": commitment}, http.StatusOK)
+func (c *Client) leave(v View) Output {
+	return c.act(Input{Kind: KindLeave, Actor: c.account, Game: v.Game.ID}, http.MethodDelete, c.lobbyPath("/players/me"), nil, http.StatusOK,
+		&tournament.ActionMessage{Action: tournament.ActionLeave, GameID: v.Game.ID})
 }
 
-func (c *Client) reveal(reveal string) Output {
-	return c.act(Input{Kind: KindReveal, Actor: c.account, Reveal: reveal}, http.MethodPost,
-		c.lobbyPath("/reveals"), map[string]string{"reveal": reveal}, http.StatusOK)
+func (c *Client) commit(v View, commitment string) Output {
+	return c.act(Input{Kind: KindCommit, Actor: c.account, Commitment: commitment, Game: v.Game.ID, Round: v.Game.Round}, http.MethodPost,
+		c.lobbyPath("/commitments"), map[string]string{"commitment": commitment}, http.StatusOK,
+		&tournament.ActionMessage{Action: tournament.ActionCommit, GameID: v.Game.ID, Round: v.Game.Round, Payload: tournament.ActionPayload{Commitment: commitment}})
+}
+
+func (c *Client) reveal(v View, reveal string) Output {
+	return c.act(Input{Kind: KindReveal, Actor: c.account, Reveal: reveal, Game: v.Game.ID, Round: v.Game.Round}, http.MethodPost,
+		c.lobbyPath("/reveals"), map[string]string{"reveal": reveal}, http.StatusOK,
+		&tournament.ActionMessage{Action: tournament.ActionReveal, GameID: v.Game.ID, Round: v.Game.Round, Payload: tournament.ActionPayload{Reveal: reveal}})
 }
 
 func (c *Client) stop(reason string) Output {
 	return c.act(Input{Kind: KindStop, Actor: c.account, Reason: reason}, http.MethodPost,
-		c.lobbyPath("/stop"), map[string]string{"reason": reason}, http.StatusOK)
+		c.lobbyPath("/stop"), map[string]string{"reason": reason}, http.StatusOK, nil)
 }
 
 func (c *Client) setNextConfig(cfg tournament.Config) Output {
 	return c.act(Input{Kind: KindNextConfig, Actor: c.account, Config: cfg}, http.MethodPut,
-		c.lobbyPath("/next-config"), cfg, http.StatusOK)
+		c.lobbyPath("/next-config"), cfg, http.StatusOK, nil)
 }
 
 func (c *Client) closeLobby() Output {
-	return c.act(Input{Kind: KindClose, Actor: c.account}, http.MethodPost, c.lobbyPath("/close"), nil, http.StatusOK)
+	return c.act(Input{Kind: KindClose, Actor: c.account}, http.MethodPost, c.lobbyPath("/close"), nil, http.StatusOK, nil)
 }
 
 // moveMoney credits or debits a player; the memo carries a mark of the operation, so that an
@@ -342,7 +371,7 @@ func (c *Client) moveMoney(kind Kind, target tournament.AccountID, amount int64)
 	memo := "faulttest " + newKey()
 	in.Reason = memo
 	return c.act(in, http.MethodPost, "/v1/admin/accounts/"+string(target)+"/"+verb,
-		map[string]any{"amount": amount, "memo": memo}, http.StatusOK)
+		map[string]any{"amount": amount, "memo": memo}, http.StatusOK, nil)
 }
 
 // lobbyJSON is the API's Lobby, as far as a View goes.

@@ -87,6 +87,10 @@ type Input struct {
 	Reason     string
 	Config     tournament.Config
 	Amount     int64
+	// Game and Round are the game and round a player's signed action names (register and leave:
+	// the game; commit and reveal: both), as the player read them before acting.
+	Game  tournament.GameID
+	Round int
 	// After and Limit are an events read's cursor and page size.
 	After int64
 	Limit int

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/commitreveal/rps/engine"
+	"github.com/commitreveal/rps/internal/apiclient"
 	"github.com/commitreveal/rps/tournament"
 )
 
@@ -46,7 +47,9 @@ type Run struct {
 
 	failedReads atomic.Int64
 	admin       tournament.AccountID
-	lobbies     []*lobbyRun
+	// origin is the transparency log's origin, which every signed action names.
+	origin  string
+	lobbies []*lobbyRun
 	// Logs holds each lobby's whole log, read when everything had ended.
 	Logs map[tournament.LobbyID][]LogEvent
 	// Ledgers holds each player's ledger entries, read at the end.
@@ -131,16 +134,23 @@ func (e *setupError) Error() string {
 	return fmt.Sprintf("%s %s: status %d %s", e.method, e.path, e.status, e.body)
 }
 
-// signUp creates a player account named after base. Creating an account takes no
-// Idempotency-Key (its token is shown once): when an attempt's answer is lost, the account it
-// created is out of reach and a retry finds the name taken, so the next try takes a new name.
-func (r *Run) signUp(ctx context.Context, base string, out any) error {
+// signUp creates a player account named after base, born with key (a signed sign_up). Creating
+// an account takes no Idempotency-Key (its token is shown once): when an attempt's answer is
+// lost, the account it created is out of reach and a retry finds the name or the key taken, so
+// the next try takes a new name and the caller a new key.
+func (r *Run) signUp(ctx context.Context, base string, key apiclient.PlayerKey, out any) error {
 	for try := 0; ; try++ {
 		name := base
 		if try > 0 {
 			name = fmt.Sprintf("%s-%d", base, try)
 		}
-		err := r.setupCall(ctx, r.newClient("", "", ""), http.MethodPost, "/v1/accounts", map[string]string{"name": name}, http.StatusCreated, out)
+		sig, err := key.Sign(tournament.ActionMessage{Origin: r.origin, Action: tournament.ActionSignUp,
+			Payload: tournament.ActionPayload{Name: name, PublicKey: key.PublicKey()}}, time.Now())
+		if err != nil {
+			return err
+		}
+		err = r.setupCall(ctx, r.newClient("", "", ""), http.MethodPost, "/v1/accounts",
+			map[string]string{"name": name, "publicKey": key.PublicKey()}, http.StatusCreated, out, sig.Pairs()...)
 		var se *setupError
 		if err == nil || try >= 10 || !errors.As(err, &se) || se.status != http.StatusConflict || !bytes.Contains(se.body, []byte(`"name_taken"`)) {
 			return err
@@ -148,10 +158,10 @@ func (r *Run) signUp(ctx context.Context, base string, out any) error {
 	}
 }
 
-func (r *Run) setupCall(ctx context.Context, c *Client, method, path string, body any, want int, out any) error {
+func (r *Run) setupCall(ctx context.Context, c *Client, method, path string, body any, want int, out any, headers ...string) error {
 	key := newKey()
 	for attempt := 1; ; attempt++ {
-		a := c.send(ctx, method, path, key, body)
+		a := c.send(ctx, method, path, key, body, headers...)
 		if a.status == want {
 			if out == nil {
 				return nil
@@ -179,6 +189,13 @@ func (r *Run) Play(hard context.Context) error {
 		return fmt.Errorf("read the admin: %w", err)
 	}
 	r.admin = me.ID
+	var log struct {
+		Origin string `json:"origin"`
+	}
+	if err := r.setupCall(hard, adminClient, http.MethodGet, "/v1/log", nil, http.StatusOK, &log); err != nil {
+		return fmt.Errorf("read the log's origin, which players' signatures name: %w", err)
+	}
+	r.origin = log.Origin
 	var wg sync.WaitGroup
 	errs := make([]error, r.Lobbies)
 	for i := range r.Lobbies {
@@ -316,10 +333,12 @@ func (r *Run) setupLobby(ctx context.Context, i, generation int) (*lobbyRun, err
 			} `json:"account"`
 			Token string `json:"token"`
 		}
-		if err := r.signUp(ctx, fmt.Sprintf("faults-%d-%d-%d", i, generation, j), &acct); err != nil {
+		key := apiclient.NewPlayerKey()
+		if err := r.signUp(ctx, fmt.Sprintf("faults-%d-%d-%d", i, generation, j), key, &acct); err != nil {
 			return nil, fmt.Errorf("sign up: %w", err)
 		}
 		p := r.newClient(l.id, acct.Account.ID, acct.Token)
+		p.key = key
 		l.players = append(l.players, p)
 		admin.moveMoney(KindCredit, p.account, 200+rng.Int64N(200))
 	}
@@ -352,11 +371,11 @@ func (r *Run) playPlayer(l *lobbyRun, c *Client) {
 			c.readBalance()
 		case g.Stage == tournament.StageRegistration && !you.Registered:
 			if c.rng.Float64() < 0.7 {
-				c.register()
+				c.register(v)
 			}
 		case g.Stage == tournament.StageRegistration:
 			if c.rng.Float64() < 0.04 {
-				c.leave()
+				c.leave(v)
 			}
 		case g.Stage == tournament.StageMoves && you.InGame && !you.Committed && !skipped[round]:
 			if c.rng.Float64() < 0.12 {
@@ -374,16 +393,16 @@ func (r *Run) playPlayer(l *lobbyRun, c *Client) {
 			secret := fmt.Sprintf("%d%s", digit, newKey()[:12])
 			commitment := engine.Commit(secret).String()
 			secrets[commitment] = secret
-			c.commit(commitment)
+			c.commit(v, commitment)
 		case g.Stage == tournament.StageReveal && you.Committed && !you.Revealed && !skipped[round]:
 			secret, known := secrets[you.Commitment]
 			switch y := c.rng.Float64(); {
 			case !known || y < 0.08:
 				skipped[round] = true
 			case y < 0.13:
-				c.reveal(secret + "x") // does not match: commitment_mismatch, changes nothing
+				c.reveal(v, secret+"x") // does not match: commitment_mismatch, changes nothing
 			default:
-				c.reveal(secret)
+				c.reveal(v, secret)
 			}
 		}
 	}
@@ -394,13 +413,13 @@ func (r *Run) playPlayer(l *lobbyRun, c *Client) {
 func (r *Run) strayAction(c *Client, v View) {
 	switch c.rng.IntN(4) {
 	case 0:
-		c.register()
+		c.register(v)
 	case 1:
-		c.leave()
+		c.leave(v)
 	case 2:
-		c.commit(engine.Commit(fmt.Sprintf("1%s", newKey()[:8])).String())
+		c.commit(v, engine.Commit(fmt.Sprintf("1%s", newKey()[:8])).String())
 	default:
-		c.reveal("2" + newKey()[:8])
+		c.reveal(v, "2"+newKey()[:8])
 	}
 }
 
