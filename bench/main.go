@@ -273,7 +273,7 @@ func run(ctx context.Context, o options) (err error) {
 
 	// (3) the 10-player baseline, then the big lobby, sized to what is left of the budget.
 	step("10-player latency baseline")
-	small, err := createAccounts(ctx, dbURL, "small", 10, 1_000_000)
+	small, err := createAccounts(ctx, dbURL, server.url, "small", 10, 1_000_000)
 	if err != nil {
 		return err
 	}
@@ -285,7 +285,7 @@ func run(ctx context.Context, o options) (err error) {
 	left := time.Until(deadline) - engineReserve - 30*time.Second
 	rep.big.size, rep.big.sizing = bigSize(o.big, rep.mixed.stats.Actions.PerSec, left)
 	step(fmt.Sprintf("big lobby: %d players (%s)", rep.big.size, rep.big.sizing))
-	bigAccounts, err := createAccounts(ctx, dbURL, "big", rep.big.size, 1_000_000)
+	bigAccounts, err := createAccounts(ctx, dbURL, server.url, "big", rep.big.size, 1_000_000)
 	if err != nil {
 		return err
 	}
@@ -546,8 +546,9 @@ func randomHex(n int) string {
 // createAccounts creates n funded player accounts directly in the database, as the issue allows
 // (the figures measure play, not sign-up, which the server limits to 0.5/s per address): each
 // with a known token (only its sha256 is stored, as the server does) and a credit posting from
-// the treasury, so that the ledger's invariants hold.
-func createAccounts(ctx context.Context, dbURL, prefix string, n int, fund int64) ([]bot.Account, error) {
+// the treasury, so that the ledger's invariants hold. Each account then binds its first key
+// through the API (bindKeys), since a player signs every action.
+func createAccounts(ctx context.Context, dbURL, server, prefix string, n int, fund int64) ([]bot.Account, error) {
 	secret := randomHex(16)
 	var accounts []bot.Account
 	err := withConn(ctx, dbURL, func(c *pgx.Conn) error {
@@ -593,6 +594,46 @@ func createAccounts(ctx context.Context, dbURL, prefix string, n int, fund int64
 	if err != nil {
 		return nil, fmt.Errorf("create %d %s accounts: %w", n, prefix, err)
 	}
+	return bindKeys(ctx, server, accounts)
+}
+
+// bindKeys gives each account its first key, made here and signed by itself (POST /v1/me/keys),
+// 16 at a time: what a player's device does once, before its first action.
+func bindKeys(ctx context.Context, server string, accounts []bot.Account) ([]bot.Account, error) {
+	const conc = 16
+	client, err := bot.NewClient(server, bot.ClientOptions{Conns: conc})
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	next := make(chan int)
+	for range conc {
+		wg.Go(func() {
+			for i := range next {
+				a, err := client.BindKey(ctx, accounts[i])
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("bind a key to %s: %w", accounts[i].Name, err)
+				}
+				accounts[i] = a
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range accounts {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	fmt.Printf("  %d keys bound in %s\n", len(accounts), time.Since(start).Round(time.Millisecond))
 	return accounts, nil
 }
 
