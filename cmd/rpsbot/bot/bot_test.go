@@ -3,6 +3,8 @@ package bot
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,6 +18,7 @@ import (
 	"github.com/commitreveal/rps/api"
 	"github.com/commitreveal/rps/internal/apitest"
 	"github.com/commitreveal/rps/internal/pgtest"
+	"github.com/commitreveal/rps/tournament"
 )
 
 // The bots are tested against the real API (internal/apitest) over a real Postgres.
@@ -144,7 +147,79 @@ func TestPlayFinishesAGame(t *testing.T) {
 			if !l.Closed || gameOpen(l.Game) {
 				t.Errorf("the bots' lobby should be closed with its game over: closed=%v stage=%s", l.Closed, l.Game.Stage)
 			}
+			signedByTheirPlayers(t, e, l.Id.String(), 100)
 		})
+	}
+}
+
+// signedByTheirPlayers checks that every registration, commitment and reveal in the lobby's log
+// carries its player's signature (issue 31): by a key of the player's key log, and, for a
+// registration, verifying over the message rebuilt from the log (a game's bet is bet).
+func signedByTheirPlayers(t *testing.T, e *apitest.Env, lobby string, bet int64) {
+	t.Helper()
+	keys := map[string]map[string]string{} // public keys by key id, by account
+	keysOf := func(account string) map[string]string {
+		if k, ok := keys[account]; ok {
+			return k
+		}
+		var page struct {
+			Keys []struct {
+				KeyID     string `json:"keyId"`
+				PublicKey string `json:"publicKey"`
+			} `json:"keys"`
+		}
+		e.Do("GET", "/v1/accounts/"+account+"/keys", "", nil).Want(t, http.StatusOK).Decode(t, &page)
+		keys[account] = map[string]string{}
+		for _, k := range page.Keys {
+			keys[account][k.KeyID] = k.PublicKey
+		}
+		return keys[account]
+	}
+	actions := map[string]tournament.ActionName{"player_registered": tournament.ActionRegister,
+		"move_committed": tournament.ActionCommit, "move_revealed": tournament.ActionReveal}
+	signed := 0
+	for _, ev := range e.AllEvents(lobby) {
+		action, ok := actions[ev.Type]
+		if !ok {
+			continue
+		}
+		var d struct {
+			Player string `json:"player"`
+			Auth   *struct {
+				Action          tournament.ActionName `json:"action"`
+				IdempotencyKey  string                `json:"idempotencyKey"`
+				KeyID           string                `json:"keyId"`
+				SignedAt        int64                 `json:"signedAt"`
+				Signature       string                `json:"signature"`
+				SealedSignature string                `json:"sealedSignature"`
+			} `json:"auth"`
+		}
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Auth == nil || d.Auth.Action != action {
+			t.Fatalf("event %d (%s) is not signed as %s by its player: %s", ev.Seq, ev.Type, action, ev.Data)
+		}
+		pub, ok := keysOf(d.Player)[d.Auth.KeyID]
+		if !ok {
+			t.Fatalf("event %d (%s): key %s is not in player %s's key log", ev.Seq, ev.Type, d.Auth.KeyID, d.Player)
+		}
+		if action == tournament.ActionRegister {
+			m := tournament.ActionMessage{Origin: e.Origin(), Action: action, Player: tournament.AccountID(d.Player),
+				LobbyID: tournament.LobbyID(lobby), GameID: tournament.GameID(ev.GameId.String()), Payload: tournament.ActionPayload{Bet: bet},
+				IdempotencyKey: d.Auth.IdempotencyKey, KeyID: d.Auth.KeyID, SignedAt: d.Auth.SignedAt}
+			key, _ := hex.DecodeString(pub)
+			sig, _ := hex.DecodeString(d.Auth.Signature)
+			if !m.Verify(key, sig) {
+				t.Fatalf("event %d: the registration's signature does not verify over %+v", ev.Seq, m)
+			}
+		} else if len(d.Auth.SealedSignature) != 64 {
+			t.Fatalf("event %d (%s): no sealed signature: %s", ev.Seq, ev.Type, ev.Data)
+		}
+		signed++
+	}
+	if signed < 4 {
+		t.Errorf("only %d signed actions in the lobby's log", signed)
 	}
 }
 
