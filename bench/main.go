@@ -100,8 +100,8 @@ type report struct {
 	// load is the load average when the run began and ended.
 	load [2]string
 	// tpcbCPU is PostgreSQL's CPU time per pgbench TPC-B transaction.
-	tpcbCPU                   time.Duration
-	engine, stageChange       []string
+	tpcbCPU             time.Duration
+	engine, stageChange []string
 	// verify is tournament's BenchmarkActionVerify: the CPU of checking one player's signature.
 	verify                    []string
 	notes                     []string
