@@ -20,9 +20,10 @@ import (
 )
 
 // PlayerKey is a player's Ed25519 key as the device that made it holds it. The server only ever
-// sees its public half.
+// sees its public half. It is comparable (an array, not a slice), so that what holds one can be
+// a map key.
 type PlayerKey struct {
-	private ed25519.PrivateKey
+	private [ed25519.PrivateKeySize]byte
 	id      string
 }
 
@@ -41,8 +42,10 @@ func PlayerKeyFromSeed(seed []byte) (PlayerKey, error) {
 }
 
 func playerKeyOf(priv ed25519.PrivateKey) PlayerKey {
-	return PlayerKey{private: priv, id: tournament.KeyID(priv.Public().(ed25519.PublicKey))}
+	return PlayerKey{private: [ed25519.PrivateKeySize]byte(priv), id: tournament.KeyID(priv.Public().(ed25519.PublicKey))}
 }
+
+func (k PlayerKey) key() ed25519.PrivateKey { return k.private[:] }
 
 // ReadPlayerKey reads a key file: the seed in hex on one line, as WritePlayerKey writes it.
 func ReadPlayerKey(path string) (PlayerKey, error) {
@@ -68,7 +71,7 @@ func WritePlayerKey(path string, k PlayerKey) error {
 	if err != nil {
 		return fmt.Errorf("player key: %w", err)
 	}
-	_, err = fmt.Fprintln(f, hex.EncodeToString(k.private.Seed()))
+	_, err = fmt.Fprintln(f, hex.EncodeToString(k.key().Seed()))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -79,21 +82,21 @@ func WritePlayerKey(path string, k PlayerKey) error {
 }
 
 // Valid reports whether k holds a key (the zero PlayerKey holds none).
-func (k PlayerKey) Valid() bool { return len(k.private) == ed25519.PrivateKeySize }
+func (k PlayerKey) Valid() bool { return k.id != "" }
 
 // ID is the key's id (tournament.KeyID), sent as Rps-Key-Id.
 func (k PlayerKey) ID() string { return k.id }
 
 // PublicKey is the public key in the 64 lower-case hex characters the API takes.
 func (k PlayerKey) PublicKey() string {
-	return hex.EncodeToString(k.private.Public().(ed25519.PublicKey))
+	return hex.EncodeToString(k.key().Public().(ed25519.PublicKey))
 }
 
 // Sign signs m with k at the instant at (the signer's clock), filling in the message's key id
 // and signedAt.
 func (k PlayerKey) Sign(m tournament.ActionMessage, at time.Time) (Signature, error) {
 	m.KeyID, m.SignedAt = k.id, at.UnixMilli()
-	sig, err := m.Sign(k.private)
+	sig, err := m.Sign(k.key())
 	if err != nil {
 		return Signature{}, fmt.Errorf("sign %s: %w", m.Action, err)
 	}
