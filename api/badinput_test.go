@@ -78,6 +78,17 @@ func idCases(op, param, token string, body any) []badCase {
 	}
 }
 
+// TestNoLogIsNotFound: a server that keeps no transparency log (rpsd always makes one) answers
+// its log's reads 404.
+func TestNoLogIsNotFound(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t, apitest.WithoutLog())
+	lobby := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 2}).Id.String()
+	for _, path := range []string{"/v1/log", "/v1/log/inclusion?seq=1&lobbyId=" + lobby, "/v1/log/consistency?from=0"} {
+		e.Do("GET", path, "", nil).WantProblem(t, http.StatusNotFound, "not_found")
+	}
+}
+
 // TestBadInput sends bad requests to every operation of openapi.yaml and checks each gets its
 // documented status and code as a problem, changes nothing, and is never a 500.
 func TestBadInput(t *testing.T) {
@@ -216,20 +227,19 @@ func TestBadInput(t *testing.T) {
 	add(badCase{op: "GET /v1/rulesets", name: "DELETE", path: "/v1/rulesets", hdr: []string{"X-Method", "DELETE"}, status: 405, code: "method_not_allowed"})
 	add(badCase{op: "GET /v1/keys", name: "POST", path: "/v1/keys", hdr: []string{"X-Method", "POST"}, status: 405, code: "method_not_allowed"})
 
-	// ---- the transparency log (this server keeps none: its reads are 404)
+	// ---- the transparency log (empty: nothing is integrated without its sequencer; a server
+	// without a log is TestNoLogIsNotFound's)
 	inclusion, consistency := "GET /v1/log/inclusion", "GET /v1/log/consistency"
 	add(
 		badCase{op: "GET /v1/log", name: "POST", path: "/v1/log", hdr: []string{"X-Method", "POST"}, status: 405, code: "method_not_allowed"},
-		badCase{op: "GET /v1/log", name: "no log", path: "/v1/log", status: 404, code: "not_found"},
 		badCase{op: inclusion, name: "no lobby", path: "/v1/log/inclusion?seq=1", status: 400, code: "validation_failed", field: "lobbyId"},
 		badCase{op: inclusion, name: "malformed lobby", path: "/v1/log/inclusion?seq=1&lobbyId=x", status: 400, code: "validation_failed", field: "lobbyId"},
 		badCase{op: inclusion, name: "no seq", path: "/v1/log/inclusion?lobbyId=" + lobby, status: 400, code: "validation_failed", field: "seq"},
 		badCase{op: inclusion, name: "seq 0", path: "/v1/log/inclusion?seq=0&lobbyId=" + lobby, status: 400, code: "validation_failed", field: "seq"},
-		badCase{op: inclusion, name: "no log", path: "/v1/log/inclusion?seq=1&lobbyId=" + lobby, status: 404, code: "not_found"},
+		badCase{op: inclusion, name: "not logged yet", path: "/v1/log/inclusion?seq=1&lobbyId=" + lobby, status: 409, code: "not_logged"},
 		badCase{op: consistency, name: "no from", path: "/v1/log/consistency", status: 400, code: "validation_failed", field: "from"},
 		badCase{op: consistency, name: "negative from", path: "/v1/log/consistency?from=-1", status: 400, code: "validation_failed", field: "from"},
 		badCase{op: consistency, name: "malformed to", path: "/v1/log/consistency?from=1&to=x", status: 400, code: "validation_failed", field: "to"},
-		badCase{op: consistency, name: "no log", path: "/v1/log/consistency?from=0", status: 404, code: "not_found"},
 	)
 	byHashOp := "GET /v1/rulesets/by-hash/{rulesetHash}"
 	add(

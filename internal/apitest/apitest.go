@@ -61,6 +61,7 @@ type options struct {
 	listener     func(net.Listener) net.Listener
 	log          *logpublish.Config
 	origin       string
+	noLog        bool
 }
 
 // An Option adjusts Start.
@@ -79,6 +80,10 @@ func WithLog(cfg logpublish.Config) Option {
 // WithOrigin creates the log (without WithLog: not running its sequencer) under origin rather
 // than the default one, for tests that run a sequencer of their own on it.
 func WithOrigin(origin string) Option { return func(o *options) { o.origin = origin } }
+
+// WithoutLog starts a server that keeps no transparency log, which rpsd never is: its log reads
+// are 404, and players cannot sign (their messages name the log's origin).
+func WithoutLog() Option { return func(o *options) { o.noLog = true } }
 
 // WithMinTimeout sets the tournament's minimum stage timeout (100 ms by default here).
 func WithMinTimeout(ms int64) Option { return func(o *options) { o.minTimeoutMs = ms } }
@@ -163,7 +168,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 			}
 		})
 	}
-	if o.log == nil {
+	if o.log == nil && !o.noLog {
 		// The log exists, as rpsd creates it when it starts: its origin is part of every signed
 		// message. Without WithLog nothing integrates events into it.
 		if _, err := logpublish.New(t.Context(), logpublish.Config{Store: st, Origin: o.origin}); err != nil {
