@@ -83,12 +83,14 @@ func waitForLog(t *testing.T, e *apitest.Env, policy torchwood.Policy) torchwood
 func TestTheLogChecksOutWithTheStandardLibraries(t *testing.T) {
 	e, policy := logEnv(t)
 	ctx := t.Context()
-	var lobbies []string
+	var lobbies, players []string
 	for i := range 2 {
 		l := e.CreateLobby(map[string]any{"betSize": 1, "playersCountLimit": 200})
 		lobbies = append(lobbies, l.Id.String())
 		for j := range 130 {
-			e.Register(l.Id.String(), e.NewPlayer(fmt.Sprint("p", i, j), 10)).Want(t, http.StatusCreated)
+			p := e.NewPlayer(fmt.Sprint("p", i, j), 10)
+			players = append(players, p.ID)
+			e.Register(l.Id.String(), p).Want(t, http.StatusCreated)
 		}
 	}
 	first := waitForLog(t, e, policy)
@@ -97,7 +99,8 @@ func TestTheLogChecksOutWithTheStandardLibraries(t *testing.T) {
 	}
 
 	// Every leaf, read with torchwood's client (which checks each tile against the checkpoint),
-	// is one event as the events pages serve it, each lobby's in order.
+	// is one event as the events pages serve it, each lobby's in order, or one key event (each
+	// player's sign-up with its key) as its account's key log serves it.
 	fetcher, err := torchwood.NewTileFetcher(e.URL+"/log/", torchwood.WithHTTPClient(e.Client))
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +122,17 @@ func TestTheLogChecksOutWithTheStandardLibraries(t *testing.T) {
 				t.Fatalf("lobby %s event %d has no leaf index", lobby, ev.Seq)
 			}
 			pageLeaves[string(entry(lobby, ev.Seq, ev.Hash))] = *ev.LeafIndex
+		}
+	}
+	for _, a := range players {
+		var keys api.AccountKeys
+		e.Do("GET", "/v1/accounts/"+a+"/keys", "", nil).Want(t, http.StatusOK).Decode(t, &keys)
+		for _, ev := range keys.Events {
+			if ev.LeafIndex == nil {
+				t.Fatalf("account %s key event %d has no leaf index", a, ev.Seq)
+			}
+			leaf := fmt.Sprintf("key %s %d %s\n", a, ev.Seq, ev.Hash)
+			want[leaf], pageLeaves[leaf] = true, *ev.LeafIndex
 		}
 	}
 	var n int64
