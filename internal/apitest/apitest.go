@@ -62,6 +62,7 @@ type options struct {
 	log          *logpublish.Config
 	origin       string
 	noLog        bool
+	optionalKeys bool
 }
 
 // An Option adjusts Start.
@@ -80,6 +81,10 @@ func WithLog(cfg logpublish.Config) Option {
 // WithOrigin creates the log (without WithLog: not running its sequencer) under origin rather
 // than the default one, for tests that run a sequencer of their own on it.
 func WithOrigin(origin string) Option { return func(o *options) { o.origin = origin } }
+
+// WithOptionalKeys lets accounts without a key act unsigned (RPSD_PLAYER_KEYS=optional), for the
+// tests of unsigned play; by default every player action must be signed, as rpsd's default is.
+func WithOptionalKeys() Option { return func(o *options) { o.optionalKeys = true } }
 
 // WithoutLog starts a server that keeps no transparency log, which rpsd never is: its log reads
 // are 404, and players cannot sign (their messages name the log's origin).
@@ -138,7 +143,8 @@ func Start(t testing.TB, opts ...Option) *Env {
 	}
 	pool := pgtest.New(t)
 	metrics := api.NewMetrics(pool)
-	svc := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: o.minTimeoutMs, NewID: uuid.NewString, NewSalt: store.NewSalt})
+	svc := tournament.NewService(tournament.Options{Rules: engine.Builtin(), MinTimeoutMs: o.minTimeoutMs, NewID: uuid.NewString, NewSalt: store.NewSalt,
+		RequireKeys: !o.optionalKeys})
 	st := store.New(pool, store.Options{Service: svc})
 	t.Cleanup(st.Close)
 	admin, _, err := st.EnsureAdmin(t.Context(), "")
@@ -379,7 +385,7 @@ func (e *Env) NewPlayer(name string, funds int64) Player {
 }
 
 // NewUnsignedPlayer signs up a player without a key, as a client older than player keys does;
-// only a server started WithOptionalKeys lets it play.
+// only a server started WithOptionalKeys lets it play unsigned.
 func (e *Env) NewUnsignedPlayer(name string, funds int64) Player {
 	e.t.Helper()
 	return e.newPlayer(name, funds, apiclient.PlayerKey{})
