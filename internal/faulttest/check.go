@@ -525,9 +525,10 @@ func checkLinearizable(r *Run, ops []*Op, o CheckOptions) ([]Anomaly, []tourname
 // lobbySpec reads what the model needs of a lobby from its log.
 func lobbySpec(r *Run, l *lobbyRun) (LobbySpec, error) {
 	log := r.Logs[l.id]
-	spec := LobbySpec{ID: l.id, Admin: r.admin}
+	spec := LobbySpec{ID: l.id, Admin: r.admin, Keys: map[string]tournament.AccountID{}}
 	for _, p := range l.players {
 		spec.Players = append(spec.Players, p.account)
+		spec.Keys[p.key.ID()] = p.account
 	}
 	if len(log) == 0 || log[0].Type != string(tournament.EventLobbyCreated) {
 		return spec, fmt.Errorf("the log does not start with lobby_created")

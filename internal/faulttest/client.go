@@ -134,7 +134,7 @@ func (c *Client) act(in Input, method, path string, body any, want int, signed *
 	op.Input.FromMs = millis(op.Call)
 	var headers []string
 	if signed != nil {
-		headers = c.sign(*signed, op.Key)
+		headers, op.Input.Signed = c.sign(*signed, op.Key)
 	}
 	defer c.run.history.add(op)
 	backoff := 50 * time.Millisecond
@@ -311,37 +311,42 @@ func (c *Client) readEvents(after int64, limit int) ([]LogEvent, bool) {
 func (c *Client) lobbyPath(rest string) string { return "/v1/lobbies/" + string(c.lobby) + rest }
 
 // sign signs the player's action m under the Idempotency-Key key, now, on the run's origin, and
-// returns the Rps-* headers.
-func (c *Client) sign(m tournament.ActionMessage, key string) []string {
+// returns the Rps-* headers and the signature as the core records it.
+func (c *Client) sign(m tournament.ActionMessage, key string) ([]string, *tournament.Signed) {
 	m.Origin, m.Player, m.LobbyID, m.IdempotencyKey = c.run.origin, c.account, c.lobby, key
 	s, err := c.key.Sign(m, time.Now())
 	if err != nil {
 		panic(err) // every message here is well formed
 	}
-	return s.Pairs()
+	sig, err := hex.DecodeString(s.Value)
+	if err != nil {
+		panic(err) // Sign writes hex
+	}
+	return s.Pairs(), &tournament.Signed{Action: m.Action, KeyID: s.KeyID, SignedAt: s.SignedAt, IdempotencyKey: key,
+		Signature: sig, GameID: m.GameID, Round: m.Round}
 }
 
 // The player's actions, each signed for the game (and round) of the lobby as the player last read
 // it (v): if the game or round moved on meanwhile, the server refuses it as stale_signature.
 
 func (c *Client) register(v View) Output {
-	return c.act(Input{Kind: KindRegister, Actor: c.account, Game: v.Game.ID}, http.MethodPost, c.lobbyPath("/players"), nil, http.StatusCreated,
+	return c.act(Input{Kind: KindRegister, Actor: c.account}, http.MethodPost, c.lobbyPath("/players"), nil, http.StatusCreated,
 		&tournament.ActionMessage{Action: tournament.ActionRegister, GameID: v.Game.ID, Payload: tournament.ActionPayload{Bet: v.Config.BetSize}})
 }
 
 func (c *Client) leave(v View) Output {
-	return c.act(Input{Kind: KindLeave, Actor: c.account, Game: v.Game.ID}, http.MethodDelete, c.lobbyPath("/players/me"), nil, http.StatusOK,
+	return c.act(Input{Kind: KindLeave, Actor: c.account}, http.MethodDelete, c.lobbyPath("/players/me"), nil, http.StatusOK,
 		&tournament.ActionMessage{Action: tournament.ActionLeave, GameID: v.Game.ID})
 }
 
 func (c *Client) commit(v View, commitment string) Output {
-	return c.act(Input{Kind: KindCommit, Actor: c.account, Commitment: commitment, Game: v.Game.ID, Round: v.Game.Round}, http.MethodPost,
+	return c.act(Input{Kind: KindCommit, Actor: c.account, Commitment: commitment}, http.MethodPost,
 		c.lobbyPath("/commitments"), map[string]string{"commitment": commitment}, http.StatusOK,
 		&tournament.ActionMessage{Action: tournament.ActionCommit, GameID: v.Game.ID, Round: v.Game.Round, Payload: tournament.ActionPayload{Commitment: commitment}})
 }
 
 func (c *Client) reveal(v View, reveal string) Output {
-	return c.act(Input{Kind: KindReveal, Actor: c.account, Reveal: reveal, Game: v.Game.ID, Round: v.Game.Round}, http.MethodPost,
+	return c.act(Input{Kind: KindReveal, Actor: c.account, Reveal: reveal}, http.MethodPost,
 		c.lobbyPath("/reveals"), map[string]string{"reveal": reveal}, http.StatusOK,
 		&tournament.ActionMessage{Action: tournament.ActionReveal, GameID: v.Game.ID, Round: v.Game.Round, Payload: tournament.ActionPayload{Reveal: reveal}})
 }

@@ -87,10 +87,9 @@ type Input struct {
 	Reason     string
 	Config     tournament.Config
 	Amount     int64
-	// Game and Round are the game and round a player's signed action names (register and leave:
-	// the game; commit and reveal: both), as the player read them before acting.
-	Game  tournament.GameID
-	Round int
+	// Signed is a player's lobby action's signature, as the server hands it to the core (the game
+	// and round it names are those the player read before acting).
+	Signed *tournament.Signed
 	// After and Limit are an events read's cursor and page size.
 	After int64
 	Limit int
@@ -224,7 +223,9 @@ type LobbySpec struct {
 	CreatedAt int64
 	Admin     tournament.AccountID
 	Players   []tournament.AccountID
-	GameIDs   []tournament.GameID
+	// Keys are the players' keys, by id, each bound at its player's sign-up.
+	Keys    map[string]tournament.AccountID
+	GameIDs []tournament.GameID
 	// Salts are the salts of the rounds' moves_closed digests, as the events that made their
 	// commitments public revealed them.
 	Salts map[RoundRef]tournament.Salt
@@ -309,6 +310,9 @@ func (m *lobbyModel) initial() (*modelState, error) {
 			return nil, err
 		}
 	}
+	for id, p := range m.spec.Keys {
+		s.AddKey(p, id)
+	}
 	ids := []string{string(m.spec.ID)}
 	if len(m.spec.GameIDs) > 0 {
 		ids = append(ids, string(m.spec.GameIDs[0]))
@@ -333,11 +337,12 @@ func (m *lobbyModel) initial() (*modelState, error) {
 	return st, nil
 }
 
-// service is a Service whose new games take the ids the server's log gave them, in order.
+// service is a Service whose new games take the ids the server's log gave them, in order, and
+// which requires players' keys, as the servers under test do by default.
 func (m *lobbyModel) service(s *memstore.Store) *tournament.Service {
 	l, _ := s.Lobby(ctx, m.spec.ID)
 	opened := l.Games
-	return tournament.NewService(tournament.Options{Rules: m.rules, MinTimeoutMs: m.minTimeoutMs, NewSalt: m.newSalt, NewID: func() string {
+	return tournament.NewService(tournament.Options{Rules: m.rules, MinTimeoutMs: m.minTimeoutMs, NewSalt: m.newSalt, RequireKeys: true, NewID: func() string {
 		opened++
 		if opened <= len(m.spec.GameIDs) {
 			return string(m.spec.GameIDs[opened-1])
@@ -534,17 +539,17 @@ func (m *lobbyModel) act(st *modelState, in Input, now int64) (*modelState, *tou
 func operation(in Input, lobby tournament.LobbyID) (tournament.Operation, error) {
 	switch in.Kind {
 	case KindRegister:
-		return tournament.Register{LobbyID: lobby}, nil
+		return tournament.Register{LobbyID: lobby, Signed: in.Signed}, nil
 	case KindLeave:
-		return tournament.Leave{LobbyID: lobby}, nil
+		return tournament.Leave{LobbyID: lobby, Signed: in.Signed}, nil
 	case KindCommit:
 		c, err := engine.ParseCommitment(in.Commitment)
 		if err != nil {
 			return nil, fmt.Errorf("commitment %q: %w", in.Commitment, err)
 		}
-		return tournament.Commit{LobbyID: lobby, Commitment: c}, nil
+		return tournament.Commit{LobbyID: lobby, Commitment: c, Signed: in.Signed}, nil
 	case KindReveal:
-		return tournament.Reveal{LobbyID: lobby, Reveal: in.Reveal}, nil
+		return tournament.Reveal{LobbyID: lobby, Reveal: in.Reveal, Signed: in.Signed}, nil
 	case KindStop:
 		return tournament.Stop{LobbyID: lobby, Reason: in.Reason}, nil
 	case KindNextConfig:
