@@ -10,8 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/commitreveal/rps/api"
 	"github.com/commitreveal/rps/internal/apitest"
+	"github.com/commitreveal/rps/tournament"
 )
 
 // badCase is one bad request and the problem it must get.
@@ -78,6 +81,63 @@ func idCases(op, param, token string, body any) []badCase {
 	}
 }
 
+// signedHeaders signs a player's lobby action or quick join as the player would (the game, and
+// the round of a commit or a reveal, as the lobby reads now: round 1 before it has one), so
+// that the game's own refusals are reached; nil for any other request, or a body or lobby too
+// malformed to sign (the validator refuses those before a signature is looked at).
+func signedHeaders(t *testing.T, e *apitest.Env, p apitest.Player, method, path string, body any) []string {
+	t.Helper()
+	if p.ID == "" {
+		return nil
+	}
+	var payload map[string]any
+	switch b := body.(type) {
+	case map[string]any:
+		payload = b
+	case string:
+		if json.Unmarshal([]byte(b), &payload) != nil {
+			return nil
+		}
+	}
+	str := func(k string) string { s, _ := payload[k].(string); return s }
+	if method == "POST" && path == "/v1/matchmaking" {
+		bet, ok := payload["betSize"].(float64)
+		if !ok {
+			if n, isInt := payload["betSize"].(int); isInt {
+				bet, ok = float64(n), true
+			}
+		}
+		if !ok {
+			return nil
+		}
+		return e.Signed(p, apitest.Act{Action: tournament.ActionQuickJoin, Payload: tournament.ActionPayload{BetSize: int64(bet), Ruleset: str("ruleset")}})
+	}
+	rest, ok := strings.CutPrefix(path, "/v1/lobbies/")
+	if !ok {
+		return nil
+	}
+	lobby, route, _ := strings.Cut(rest, "/")
+	if _, err := uuid.Parse(lobby); err != nil || e.Do("GET", "/v1/lobbies/"+lobby, "", nil).Status != http.StatusOK {
+		return nil
+	}
+	var act apitest.Act
+	switch method + " " + route {
+	case "POST players":
+		act = e.Current(lobby, p, tournament.ActionRegister)
+	case "DELETE players/me":
+		act = e.Current(lobby, p, tournament.ActionLeave)
+	case "POST commitments":
+		act = e.Current(lobby, p, tournament.ActionCommit)
+		act.Payload.Commitment, act.Round = str("commitment"), max(act.Round, 1)
+	case "POST reveals":
+		act = e.Current(lobby, p, tournament.ActionReveal)
+		act.Payload.Reveal, act.Round = str("reveal"), max(act.Round, 1)
+	default:
+		return nil
+	}
+	return e.Signed(p, act)
+}
+
 // TestNoLogIsNotFound: a server that keeps no transparency log (rpsd always makes one) answers
 // its log's reads 404.
 func TestNoLogIsNotFound(t *testing.T) {
@@ -109,6 +169,7 @@ func TestBadInput(t *testing.T) {
 	// Lobby L2 is in registration, empty; r has no money.
 	lobby2 := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 4}).Id.String()
 
+	players := map[string]apitest.Player{"p": p, "q": q, "r": r}
 	tokens := map[string]string{"admin": e.Admin, "p": p.Token, "q": q.Token, "r": r.Token,
 		"wrong": "Zm9vYmFyYmF6cXV1eGZvb2JhcmJhenF1dXhmb29iYXI"}
 	fill := strings.NewReplacer("{accountId}", p.ID, "{lobbyId}", lobby, "{gameId}", game, "{rulesetId}", "rpsls", "{round}", "1",
@@ -358,7 +419,8 @@ func TestBadInput(t *testing.T) {
 	}
 	add(
 		badCase{op: commitOp, name: "reveal stage", token: "p", body: goodCommit, status: 409, code: "wrong_stage"},
-		badCase{op: commitOp, name: "registration", path: L2 + "/commitments", token: "p", body: goodCommit, status: 409, code: "wrong_stage"},
+		// A game in registration has no round yet: a commit signed for round 1 names another round.
+		badCase{op: commitOp, name: "registration", path: L2 + "/commitments", token: "p", body: goodCommit, status: 409, code: "stale_signature"},
 	)
 	revealOp := "POST /v1/lobbies/{lobbyId}/reveals"
 	goodReveal := map[string]any{"reveal": qReveal}
@@ -373,7 +435,7 @@ func TestBadInput(t *testing.T) {
 		badCase{op: revealOp, name: "mismatch", token: "p", body: map[string]any{"reveal": "0p-something-else"}, status: 422, code: "commitment_mismatch"},
 		badCase{op: revealOp, name: "not a player of the game", token: "r", body: goodReveal, status: 409, code: "not_in_game"},
 		badCase{op: revealOp, name: "admin", token: "admin", body: goodReveal, status: 403, code: "forbidden"},
-		badCase{op: revealOp, name: "registration", path: L2 + "/reveals", token: "q", body: goodReveal, status: 409, code: "wrong_stage"},
+		badCase{op: revealOp, name: "registration", path: L2 + "/reveals", token: "q", body: goodReveal, status: 409, code: "stale_signature"},
 	)
 
 	// ---- events
@@ -565,6 +627,7 @@ func TestBadInput(t *testing.T) {
 				}
 				hdr = append(hdr, c.hdr[i], c.hdr[i+1])
 			}
+			hdr = append(hdr, signedHeaders(t, e, players[c.token], method, path, c.body)...)
 			res, err := e.Request(t.Context(), method, path, tokens[c.token], c.body, hdr...)
 			if err != nil {
 				t.Fatal(err)
