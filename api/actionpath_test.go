@@ -75,7 +75,7 @@ func TestCallerViewOneRule(t *testing.T) {
 	for _, p := range []apitest.Player{a, b, s} {
 		e.Register(lobby, p).Want(t, http.StatusCreated)
 	}
-	agree("a player who left", s.Token, e.Do("DELETE", "/v1/lobbies/"+lobby+"/players/me", s.Token, nil))
+	agree("a player who left", s.Token, e.Leave(lobby, s))
 	e.Register(lobby, c).Want(t, http.StatusCreated)
 	e.Register(lobby, d).Want(t, http.StatusCreated)
 	agree("an admin", e.Admin, e.Do("POST", "/v1/lobbies/"+lobby+"/close", e.Admin, nil))
@@ -126,5 +126,5 @@ func TestCommitmentFormCheckedOnce(t *testing.T) {
 			t.Errorf("%s: the refused commitment reached the store: write stats %+v -> %+v", name, before, after)
 		}
 	}
-	e.Do("POST", "/v1/lobbies/"+lobby+"/commitments", p.Token, map[string]any{"commitment": good}).Want(t, http.StatusOK)
+	e.Commit(lobby, p, "0p-pw").Want(t, http.StatusOK)
 }

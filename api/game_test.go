@@ -367,8 +367,11 @@ func TestRevealTimeoutWithOneRevealerWins(t *testing.T) {
 	if b1, b2 := e.Balance(p1.Token), e.Balance(p2.Token); b1 != 110 || b2 != 90 {
 		t.Fatalf("balances %d, %d; want 110, 90", b1, b2)
 	}
-	// Too late for p2.
-	e.Reveal(lobby, p2, "0rock").WantProblem(t, http.StatusConflict, "wrong_stage")
+	// Too late for p2, whose reveal names the game and round that ended.
+	late := apitest.Act{Action: tournament.ActionReveal, Lobby: lobby, Game: l.Game.Id.String(), Round: 1,
+		Payload: tournament.ActionPayload{Reveal: "0rock"}}
+	e.Do("POST", "/v1/lobbies/"+lobby+"/reveals", p2.Token, map[string]any{"reveal": "0rock"}, e.Signed(p2, late)...).
+		WantProblem(t, http.StatusConflict, "stale_signature")
 	if !e.Ledger().Ok {
 		t.Fatal("ledger invariants broken")
 	}

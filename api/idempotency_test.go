@@ -11,6 +11,7 @@ import (
 
 	"github.com/commitreveal/rps/api"
 	"github.com/commitreveal/rps/internal/apitest"
+	"github.com/commitreveal/rps/tournament"
 )
 
 // bets counts a player's bet entries.
@@ -33,11 +34,14 @@ func TestIdempotentRetryChargesOnce(t *testing.T) {
 	p := e.NewPlayer("p", 100)
 	lobby := e.CreateLobby(map[string]any{"betSize": 30, "playersCountLimit": 4}).Id.String()
 	path := "/v1/lobbies/" + lobby + "/players"
-	first := e.Do("POST", path, p.Token, nil, "Idempotency-Key", "reg-1").Want(t, http.StatusCreated)
+	// A retry resends the request as it was, its signature with it.
+	signed := e.Signed(p, apitest.Act{Action: tournament.ActionRegister, Lobby: lobby, Game: e.Lobby(lobby, "").Game.Id.String(),
+		Payload: tournament.ActionPayload{Bet: 30}, Key: "reg-1"})
+	first := e.Do("POST", path, p.Token, nil, signed...).Want(t, http.StatusCreated)
 	if first.Header.Get("Idempotent-Replayed") != "" {
 		t.Fatalf("a first request is not a replay: %v", first.Header)
 	}
-	retry := e.Do("POST", path, p.Token, nil, "Idempotency-Key", "reg-1").Want(t, http.StatusCreated)
+	retry := e.Do("POST", path, p.Token, nil, signed...).Want(t, http.StatusCreated)
 	if !bytes.Equal(first.Body, retry.Body) {
 		t.Fatalf("the retry's body differs:\n%s\n%s", first.Body, retry.Body)
 	}
@@ -51,10 +55,12 @@ func TestIdempotentRetryChargesOnce(t *testing.T) {
 		t.Fatalf("%d bet entries, want 1", n)
 	}
 	// Without the key, the same request is a new one: refused, already registered.
-	e.Do("POST", path, p.Token, nil).WantProblem(t, http.StatusConflict, "already_registered")
+	e.Register(lobby, p).WantProblem(t, http.StatusConflict, "already_registered")
 	// The key is the caller's: another player's identical key is another request.
 	q := e.NewPlayer("q", 100)
-	e.Do("POST", path, q.Token, nil, "Idempotency-Key", "reg-1").Want(t, http.StatusCreated)
+	act := e.Current(lobby, q, tournament.ActionRegister)
+	act.Key = "reg-1"
+	e.Do("POST", path, q.Token, nil, e.Signed(q, act)...).Want(t, http.StatusCreated)
 	if e.Balance(q.Token) != 70 {
 		t.Fatal("q was not charged for its own registration")
 	}
@@ -63,10 +69,12 @@ func TestIdempotentRetryChargesOnce(t *testing.T) {
 	}
 }
 
+// (Unsigned players on a server whose keys are optional: the idempotency layer's rule, which a
+// signature does not change; a signed request's replays are TestSignedActionsCannotBeMoved's.)
 func TestIdempotencyConflict(t *testing.T) {
 	t.Parallel()
-	e := apitest.Start(t)
-	p, q := e.NewPlayer("p", 100), e.NewPlayer("q", 100)
+	e := apitest.Start(t, apitest.WithOptionalKeys())
+	p, q := e.NewUnsignedPlayer("p", 100), e.NewUnsignedPlayer("q", 100)
 	lobby := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 2}).Id.String()
 	e.Register(lobby, p).Want(t, http.StatusCreated)
 	e.Register(lobby, q).Want(t, http.StatusCreated)
@@ -99,10 +107,13 @@ func TestIdempotencyConcurrentDuplicates(t *testing.T) {
 	results := make([]apitest.Response, n)
 	errs := make([]error, n)
 	start := make(chan struct{})
+	act := e.Current(lobby, p, tournament.ActionRegister)
+	act.Key = "concurrent"
+	signed := e.Signed(p, act)
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			results[i], errs[i] = e.Request(context.Background(), "POST", "/v1/lobbies/"+lobby+"/players", p.Token, nil, "Idempotency-Key", "concurrent")
+			results[i], errs[i] = e.Request(context.Background(), "POST", "/v1/lobbies/"+lobby+"/players", p.Token, nil, signed...)
 		})
 	}
 	close(start)
@@ -156,11 +167,14 @@ func TestIdempotentRefusalIsReplayed(t *testing.T) {
 	e.Register(lobby, p).Want(t, http.StatusCreated)
 	e.Register(lobby, q).Want(t, http.StatusCreated)
 	path := "/v1/lobbies/" + lobby + "/players"
-	full := e.Do("POST", path, r.Token, nil, "Idempotency-Key", "join")
+	act := e.Current(lobby, r, tournament.ActionRegister)
+	act.Key = "join"
+	signed := e.Signed(r, act)
+	full := e.Do("POST", path, r.Token, nil, signed...)
 	full.WantProblem(t, http.StatusConflict, "lobby_full")
 	// Room opens up, but the key replays its stored refusal.
-	e.Do("DELETE", "/v1/lobbies/"+lobby+"/players/me", q.Token, nil).Want(t, http.StatusOK)
-	again := e.Do("POST", path, r.Token, nil, "Idempotency-Key", "join")
+	e.Leave(lobby, q).Want(t, http.StatusOK)
+	again := e.Do("POST", path, r.Token, nil, signed...)
 	again.WantProblem(t, http.StatusConflict, "lobby_full")
 	if !bytes.Equal(full.Body, again.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("the refusal was not replayed as it was:\n%s\n%s (%v)", full.Body, again.Body, again.Header)
@@ -169,7 +183,7 @@ func TestIdempotentRefusalIsReplayed(t *testing.T) {
 		t.Fatal("a replayed refusal charged the player")
 	}
 	// A new key is a new request.
-	e.Do("POST", path, r.Token, nil, "Idempotency-Key", "join-2").Want(t, http.StatusCreated)
+	e.Register(lobby, r).Want(t, http.StatusCreated)
 }
 
 // TestValidationFailureNotStored: validation failures are not stored under the key, so the
@@ -185,13 +199,17 @@ func TestValidationFailureNotStored(t *testing.T) {
 	path := "/v1/lobbies/" + lobby + "/commitments"
 	e.Do("POST", path, p.Token, map[string]any{"commitment": "not-hex"}, "Idempotency-Key", "k").WantProblem(t, http.StatusBadRequest, "validation_failed")
 	e.Do("POST", path, p.Token, `{"commitment":`, "Idempotency-Key", "k").WantProblem(t, http.StatusBadRequest, "validation_failed")
-	ok := e.Do("POST", path, p.Token, map[string]any{"commitment": apitest.CommitmentOf("0pass12")}, "Idempotency-Key", "k").Want(t, http.StatusOK)
+	act := e.Current(lobby, p, tournament.ActionCommit)
+	act.Key, act.Payload.Commitment = "k", apitest.CommitmentOf("0pass12")
+	ok := e.Do("POST", path, p.Token, map[string]any{"commitment": act.Payload.Commitment}, e.Signed(p, act)...).Want(t, http.StatusOK)
 	if ok.Header.Get("Idempotent-Replayed") != "" {
 		t.Fatal("the fixed request was replayed")
 	}
 	// An authentication failure is not stored either.
 	e.Do("POST", path, "wrong-token", map[string]any{"commitment": apitest.CommitmentOf("0pass12")}, "Idempotency-Key", "k2").WantProblem(t, http.StatusUnauthorized, "unauthorized")
-	e.Do("POST", path, q.Token, map[string]any{"commitment": apitest.CommitmentOf("2pass12")}, "Idempotency-Key", "k2").Want(t, http.StatusOK)
+	act = e.Current(lobby, q, tournament.ActionCommit)
+	act.Key, act.Payload.Commitment = "k2", apitest.CommitmentOf("2pass12")
+	e.Do("POST", path, q.Token, map[string]any{"commitment": act.Payload.Commitment}, e.Signed(q, act)...).Want(t, http.StatusOK)
 
 	t.Run("core validation", func(t *testing.T) {
 		// The config is valid for the spec, but below the server's minimum timeout (100 ms here):

@@ -139,11 +139,11 @@ func TestRegisterLeaveCyclesBounded(t *testing.T) {
 	lobby := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 3}).Id.String()
 	for range tournament.MaxLeavesPerGame {
 		e.Register(lobby, p).Want(t, http.StatusCreated)
-		e.Do("DELETE", "/v1/lobbies/"+lobby+"/players/me", p.Token, nil).Want(t, http.StatusOK)
+		e.Leave(lobby, p).Want(t, http.StatusOK)
 	}
 	events := e.Events(lobby, 0).Next
 	e.Register(lobby, p).WantProblem(t, http.StatusConflict, "rejoin_limit")
-	e.Do("POST", "/v1/matchmaking", p.Token, map[string]any{"betSize": 10}).WantProblem(t, http.StatusConflict, "no_match")
+	e.QuickJoin(p, 10, "", "").WantProblem(t, http.StatusConflict, "no_match")
 	if after := e.Events(lobby, 0).Next; after != events || e.Balance(p.Token) != 100 {
 		t.Errorf("the refused registration changed something: %d events (was %d), balance %d", after, events, e.Balance(p.Token))
 	}

@@ -273,12 +273,13 @@ func TestLobbyFiltersAndQuickJoin(t *testing.T) {
 	// p joins the game with one place left, which fills and starts it; with the same key, a retry
 	// is the same answer and costs nothing more.
 	var joined api.Lobby
-	first := e.Do("POST", "/v1/matchmaking", p.Token, map[string]any{"betSize": 100}, "Idempotency-Key", "quick-1").Want(t, http.StatusCreated)
+	signed := e.Signed(p, apitest.QuickJoinAct(100, "", "quick-1")) // a retry resends the request as it was
+	first := e.Do("POST", "/v1/matchmaking", p.Token, map[string]any{"betSize": 100}, signed...).Want(t, http.StatusCreated)
 	first.Decode(t, &joined)
 	if joined.Id != almost.Id || joined.Game.Stage != "moves" || joined.Game.You == nil || !joined.Game.You.Registered {
 		t.Fatalf("quick join picked %s: %s", joined.Name, apitest.JSONOf(joined.Game))
 	}
-	retry := e.Do("POST", "/v1/matchmaking", p.Token, map[string]any{"betSize": 100}, "Idempotency-Key", "quick-1").Want(t, http.StatusCreated)
+	retry := e.Do("POST", "/v1/matchmaking", p.Token, map[string]any{"betSize": 100}, signed...).Want(t, http.StatusCreated)
 	if retry.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(retry.Body, first.Body) {
 		t.Fatalf("retry not replayed: %s", retry.Body)
 	}
@@ -286,26 +287,27 @@ func TestLobbyFiltersAndQuickJoin(t *testing.T) {
 		t.Fatalf("p's balance %d after a quick join and its retry, want 900", got)
 	}
 	// q, with the ruleset named, gets the rps game; asking again, q is skipped from its own game.
-	e.Do("POST", "/v1/matchmaking", q.Token, map[string]any{"betSize": 100, "ruleset": "rps"}).Want(t, http.StatusCreated).Decode(t, &joined)
+	e.QuickJoin(q, 100, "rps", "").Want(t, http.StatusCreated).Decode(t, &joined)
 	if joined.Id != threeWay.Id {
 		t.Fatalf("quick join with a ruleset picked %s", joined.Name)
 	}
-	e.Do("POST", "/v1/matchmaking", q.Token, map[string]any{"betSize": 100}).WantProblem(t, http.StatusConflict, "no_match")
-	e.Do("POST", "/v1/matchmaking", q.Token, map[string]any{"betSize": 100, "ruleset": "rpsls"}).WantProblem(t, http.StatusConflict, "no_match")
+	e.QuickJoin(q, 100, "", "").WantProblem(t, http.StatusConflict, "no_match")
+	e.QuickJoin(q, 100, "rpsls", "").WantProblem(t, http.StatusConflict, "no_match")
 	// p joins the other 100 game (the started one is not joinable).
-	e.Do("POST", "/v1/matchmaking", p.Token, map[string]any{"betSize": 100}).Want(t, http.StatusCreated).Decode(t, &joined)
+	e.QuickJoin(p, 100, "", "").Want(t, http.StatusCreated).Decode(t, &joined)
 	if joined.Id != threeWay.Id || joined.Game.Players != 2 {
 		t.Fatalf("second quick join: %s", apitest.JSONOf(joined))
 	}
 	// A retry of a quick join into the only game with that bet (which now leaves the caller out)
 	// is still the first answer.
 	z := e.NewPlayer("z", 100)
-	joinCheap := e.Do("POST", "/v1/matchmaking", z.Token, map[string]any{"betSize": 10}, "Idempotency-Key", "z-1").Want(t, http.StatusCreated)
-	again := e.Do("POST", "/v1/matchmaking", z.Token, map[string]any{"betSize": 10}, "Idempotency-Key", "z-1").Want(t, http.StatusCreated)
+	signed = e.Signed(z, apitest.QuickJoinAct(10, "", "z-1"))
+	joinCheap := e.Do("POST", "/v1/matchmaking", z.Token, map[string]any{"betSize": 10}, signed...).Want(t, http.StatusCreated)
+	again := e.Do("POST", "/v1/matchmaking", z.Token, map[string]any{"betSize": 10}, signed...).Want(t, http.StatusCreated)
 	if again.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(again.Body, joinCheap.Body) || e.Balance(z.Token) != 90 {
 		t.Fatalf("retry of the only game's quick join: %s", again.Body)
 	}
-	e.Do("POST", "/v1/matchmaking", z.Token, map[string]any{"betSize": 10}).WantProblem(t, http.StatusConflict, "no_match")
+	e.QuickJoin(z, 10, "", "").WantProblem(t, http.StatusConflict, "no_match")
 	if r := e.Ledger(); !r.Invariants.EntriesSumToZero || !r.Invariants.BalancesMatchEntries {
 		t.Fatalf("ledger: %s", apitest.JSONOf(r))
 	}
@@ -397,7 +399,7 @@ func TestAdminAccountTools(t *testing.T) {
 		t.Fatalf("enabled account: %s", apitest.JSONOf(enabled))
 	}
 	e.Register(e.Lobby(lobby, "").Id.String(), alice).Want(t, http.StatusCreated)
-	replica.Do("POST", "/v1/matchmaking", bob.Token, map[string]any{"betSize": 100}).Want(t, http.StatusCreated)
+	replica.QuickJoin(bob, 100, "", "").Want(t, http.StatusCreated)
 
 	// The audit log has every admin action, newest first, a refusal too; a player cannot read it.
 	e.Do("POST", "/v1/lobbies/"+lobby+"/close", e.Admin, nil).Want(t, http.StatusOK)
@@ -440,8 +442,9 @@ func TestQuickJoinRace(t *testing.T) {
 	statuses := make([]int, len(players))
 	var wg sync.WaitGroup
 	for i, p := range players {
+		signed := e.Signed(p, apitest.QuickJoinAct(10, "", ""))
 		wg.Go(func() {
-			r, err := e.Request(t.Context(), "POST", "/v1/matchmaking", p.Token, map[string]any{"betSize": 10})
+			r, err := e.Request(t.Context(), "POST", "/v1/matchmaking", p.Token, map[string]any{"betSize": 10}, signed...)
 			if err != nil {
 				t.Error(err)
 				return

@@ -556,6 +556,22 @@ func (e *Env) Reveal(lobby string, p Player, reveal string) Response {
 	return e.Do("POST", "/v1/lobbies/"+lobby+"/reveals", p.Token, map[string]any{"reveal": reveal}, e.Signed(p, a)...)
 }
 
+// QuickJoin has p quick-join a game of betSize (and ruleset, "" for any), signed, under the
+// Idempotency-Key key ("" for a fresh one).
+func (e *Env) QuickJoin(p Player, betSize int64, ruleset, key string) Response {
+	e.t.Helper()
+	body := map[string]any{"betSize": betSize}
+	if ruleset != "" {
+		body["ruleset"] = ruleset
+	}
+	return e.Do("POST", "/v1/matchmaking", p.Token, body, e.Signed(p, QuickJoinAct(betSize, ruleset, key))...)
+}
+
+// QuickJoinAct is the Act of a quick join (see QuickJoin), for Signed.
+func QuickJoinAct(betSize int64, ruleset, key string) Act {
+	return Act{Action: tournament.ActionQuickJoin, Payload: tournament.ActionPayload{BetSize: betSize, Ruleset: ruleset}, Key: key}
+}
+
 // CommitmentOf is the commitment of a reveal string, in lower-case hex.
 func CommitmentOf(reveal string) string { return engine.Commit(reveal).String() }
 
