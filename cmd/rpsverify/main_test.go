@@ -16,7 +16,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/internal/apitest"
 	"github.com/commitreveal/rps/internal/pgtest"
 )
@@ -70,7 +69,7 @@ func (s *server) lobby(cfg map[string]any) string {
 func (s *server) register(lobby string, ps ...player) {
 	s.t.Helper()
 	for _, p := range ps {
-		s.do("POST", "/v1/lobbies/"+lobby+"/players", p.Token, nil, http.StatusOK)
+		s.Register(lobby, p).Want(s.t, http.StatusCreated)
 	}
 }
 
@@ -79,12 +78,12 @@ func revealOf(p player, move string) string { return move + "secret-" + p.ID }
 
 func (s *server) commit(lobby string, p player, move string) {
 	s.t.Helper()
-	s.do("POST", "/v1/lobbies/"+lobby+"/commitments", p.Token, map[string]any{"commitment": engine.Commit(revealOf(p, move)).String()}, http.StatusOK)
+	s.Commit(lobby, p, revealOf(p, move)).Want(s.t, http.StatusOK)
 }
 
 func (s *server) reveal(lobby string, p player, move string) {
 	s.t.Helper()
-	s.do("POST", "/v1/lobbies/"+lobby+"/reveals", p.Token, map[string]any{"reveal": revealOf(p, move)}, http.StatusOK)
+	s.Reveal(lobby, p, revealOf(p, move)).Want(s.t, http.StatusOK)
 }
 
 // round has each player commit and then reveal its move ("" skips the player).
@@ -182,7 +181,7 @@ func (s *server) playMany() []string {
 	ps := s.players(4)
 	a := s.lobby(map[string]any{"betSize": 100, "playersCountLimit": 4})
 	s.register(a, ps[0], ps[1], ps[2])
-	s.do("DELETE", "/v1/lobbies/"+a+"/players/me", ps[2].Token, nil, http.StatusOK)
+	s.Leave(a, ps[2]).Want(s.t, http.StatusOK)
 	s.do("POST", "/v1/lobbies/"+a+"/stop", s.Admin, map[string]any{"reason": "test"}, http.StatusOK)
 	s.register(a, ps...)
 	s.commit(a, ps[0], "1")
