@@ -53,11 +53,12 @@ func policy(log note.Verifier, k int, ws []*witnesstest.Witness) torchwood.Polic
 		torchwood.ThresholdPolicy(k, wp...))
 }
 
-// waitCosigned waits for a published checkpoint that holds every event and satisfies p.
+// waitCosigned waits for a published checkpoint that holds every event (the lobbies' and the
+// accounts' key events: players sign up with keys) and satisfies p.
 func waitCosigned(t *testing.T, e *apitest.Env, p torchwood.Policy) torchwood.Checkpoint {
 	t.Helper()
 	var events int64
-	if err := e.Pool.QueryRow(t.Context(), `SELECT count(*) FROM events`).Scan(&events); err != nil {
+	if err := e.Pool.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM account_key_events)`).Scan(&events); err != nil {
 		t.Fatal(err)
 	}
 	var body []byte
