@@ -198,7 +198,7 @@ func (c *Client) hedge(op *Op, method, path string, body any, headers []string) 
 	a, b := answers[0], answers[1]
 	switch {
 	case a.definite && b.definite:
-		if a.status != b.status || !bytes.Equal(a.body, b.body) {
+		if !sameAnswer(a, b) {
 			op.Mismatch = fmt.Sprintf("%s answered %d %s and %d %s", strings.Join(bases, " and "), a.status, a.body, b.status, b.body)
 		}
 		if b.replayed {
@@ -209,6 +209,29 @@ func (c *Client) hedge(op *Op, method, path string, body any, headers []string) 
 		return b
 	}
 	return a
+}
+
+// sameAnswer reports whether two answers to one request under one key agree: byte for byte, or,
+// for a refusal the server does not keep under the key (tournament.Error.Replayable: a validation
+// failure, a signature refused), the same refusal but for its request id, since a concurrent
+// duplicate is refused anew.
+func sameAnswer(a, b answer) bool {
+	if a.status == b.status && bytes.Equal(a.body, b.body) {
+		return true
+	}
+	code := problemCode(a.body)
+	if a.status != b.status || code != problemCode(b.body) || (&tournament.Error{Code: code}).Replayable() {
+		return false
+	}
+	var pa, pb map[string]any
+	if json.Unmarshal(a.body, &pa) != nil || json.Unmarshal(b.body, &pb) != nil {
+		return false
+	}
+	delete(pa, "requestId")
+	delete(pb, "requestId")
+	ja, _ := json.Marshal(pa)
+	jb, _ := json.Marshal(pb)
+	return bytes.Equal(ja, jb)
 }
 
 // decodeAnswer turns a definite answer into the operation's output.
@@ -327,7 +350,8 @@ func (c *Client) sign(m tournament.ActionMessage, key string) ([]string, *tourna
 }
 
 // The player's actions, each signed for the game (and round) of the lobby as the player last read
-// it (v): if the game or round moved on meanwhile, the server refuses it as stale_signature.
+// it (v): if the game or round moved on meanwhile, the server refuses it as stale_signature. A
+// commit or reveal read before round 1 (a stray one) signs for round 1, which is stale too.
 
 func (c *Client) register(v View) Output {
 	return c.act(Input{Kind: KindRegister, Actor: c.account}, http.MethodPost, c.lobbyPath("/players"), nil, http.StatusCreated,
@@ -342,13 +366,13 @@ func (c *Client) leave(v View) Output {
 func (c *Client) commit(v View, commitment string) Output {
 	return c.act(Input{Kind: KindCommit, Actor: c.account, Commitment: commitment}, http.MethodPost,
 		c.lobbyPath("/commitments"), map[string]string{"commitment": commitment}, http.StatusOK,
-		&tournament.ActionMessage{Action: tournament.ActionCommit, GameID: v.Game.ID, Round: v.Game.Round, Payload: tournament.ActionPayload{Commitment: commitment}})
+		&tournament.ActionMessage{Action: tournament.ActionCommit, GameID: v.Game.ID, Round: max(v.Game.Round, 1), Payload: tournament.ActionPayload{Commitment: commitment}})
 }
 
 func (c *Client) reveal(v View, reveal string) Output {
 	return c.act(Input{Kind: KindReveal, Actor: c.account, Reveal: reveal}, http.MethodPost,
 		c.lobbyPath("/reveals"), map[string]string{"reveal": reveal}, http.StatusOK,
-		&tournament.ActionMessage{Action: tournament.ActionReveal, GameID: v.Game.ID, Round: v.Game.Round, Payload: tournament.ActionPayload{Reveal: reveal}})
+		&tournament.ActionMessage{Action: tournament.ActionReveal, GameID: v.Game.ID, Round: max(v.Game.Round, 1), Payload: tournament.ActionPayload{Reveal: reveal}})
 }
 
 func (c *Client) stop(reason string) Output {
