@@ -275,7 +275,7 @@ func TestMoveTimeoutWithOneMoverWins(t *testing.T) {
 	lobby, game := l.Id.String(), l.Game.Id.String()
 	e.Register(lobby, p1).Want(t, http.StatusCreated)
 	e.Register(lobby, p2).Want(t, http.StatusCreated)
-	e.Commit(lobby, p1, "3lonely").Want(t, http.StatusOK)
+	e.CommitIn(lobby, game, 1, p1, "3lonely").Want(t, http.StatusOK) // (no read first: the stage is short)
 	fin, seen := e.WaitEvent(lobby, 0, 5*time.Second, apitest.OfType("game_finished"))
 	if data := apitest.EventData(t, fin); data["winner"] != p1.ID || data["amount"] != float64(20) {
 		t.Fatalf("game_finished: %s (log %s)", fin.Data, apitest.EventTypes(seen))
@@ -305,8 +305,9 @@ func TestMoveTimeoutTwoOfThreeReveal(t *testing.T) {
 	for _, p := range []apitest.Player{p1, p2, p3} {
 		e.Register(lobby, p).Want(t, http.StatusCreated)
 	}
-	e.Commit(lobby, p1, "0rock-p1").Want(t, http.StatusOK)
-	e.Commit(lobby, p2, "2scissors-p2").Want(t, http.StatusOK)
+	// Signed for round 1 of the game without reading the lobby first: the moves stage is short.
+	e.CommitIn(lobby, game, 1, p1, "0rock-p1").Want(t, http.StatusOK)
+	e.CommitIn(lobby, game, 1, p2, "2scissors-p2").Want(t, http.StatusOK)
 	closed, _ := e.WaitEvent(lobby, 0, 5*time.Second, apitest.OfType("moves_closed"))
 	if data := apitest.EventData(t, closed); data["committed"] != float64(2) || data["eliminated"] != float64(1) {
 		t.Fatalf("moves_closed: %s", closed.Data)
@@ -389,8 +390,8 @@ func TestEmptyMovesStageExtends(t *testing.T) {
 	if data := apitest.EventData(t, ext); data["stage"] != "moves" || data["round"] != float64(1) {
 		t.Fatalf("stage_extended: %s", ext.Data)
 	}
-	// Still playable after the extension.
-	e.Commit(lobby, p1, "1paper").Want(t, http.StatusOK)
+	// Still playable after the extension (no read first: the stage is short).
+	e.CommitIn(lobby, l.Game.Id.String(), 1, p1, "1paper").Want(t, http.StatusOK)
 	fin, _ := e.WaitEvent(lobby, ext.Seq, 5*time.Second, apitest.OfType("game_finished"))
 	if data := apitest.EventData(t, fin); data["winner"] != p1.ID {
 		t.Fatalf("game_finished: %s", fin.Data)

@@ -544,7 +544,14 @@ func (e *Env) Leave(lobby string, p Player) Response {
 func (e *Env) Commit(lobby string, p Player, reveal string) Response {
 	e.t.Helper()
 	a := e.Current(lobby, p, tournament.ActionCommit)
-	a.Payload.Commitment = CommitmentOf(reveal)
+	return e.CommitIn(lobby, a.Game, a.Round, p, reveal)
+}
+
+// CommitIn sends p's commitment to reveal, signed for the game and round given (no read of the
+// lobby first: for a test whose stage is short).
+func (e *Env) CommitIn(lobby, game string, round int, p Player, reveal string) Response {
+	e.t.Helper()
+	a := Act{Action: tournament.ActionCommit, Lobby: lobby, Game: game, Round: round, Payload: tournament.ActionPayload{Commitment: CommitmentOf(reveal)}}
 	return e.Do("POST", "/v1/lobbies/"+lobby+"/commitments", p.Token, map[string]any{"commitment": a.Payload.Commitment}, e.Signed(p, a)...)
 }
 
