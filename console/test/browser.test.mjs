@@ -183,6 +183,8 @@ test('a spectator follows a game live to its winner without reloading', async (t
   await waitText(page, '#last .moves', 'Scissors');
   for (const p of [alice, bob]) await waitText(page, '#last .moves .signed', `signed, key ${p.key.keyId}`);
   assert.equal(await page.locator('#last .moves .signed', { hasText: 'sealed' }).count(), 0, 'the round is over: nothing is sealed');
+  await waitText(page, '#feed', 'game 2 opened');
+  assert.equal(await page.locator('#feed .signed', { hasText: 'sealed' }).count(), 0, 'nor in the event log');
   await waitText(page, '#now h2', 'Game 2');
   await waitText(page, '#past', 'Game 1');
   assert.equal(await page.evaluate(() => window.stillTheSamePage), true, 'the page was not reloaded');

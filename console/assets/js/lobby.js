@@ -150,11 +150,13 @@ function signedNote(words) {
   return el('span', { class: `signed${words === 'unsigned' ? ' unsigned' : ''}`, text: words });
 }
 
-// eventSigned: how the action an event records was signed, in words ('' for other events).
+// eventSigned: how the action an event records was signed, in words ('' for other events). A
+// commit's or reveal's signature is sealed while its round is open in the current game.
 function eventSigned(e) {
   if (!ACTION_OF[e.type]) return '';
   const auth = e.data.auth;
-  return signedWords(e.data.player, { signed: auth != null, keyId: auth?.keyId, sealed: auth?.sealedSignature != null });
+  const open = current?.summary.id === e.gameId && current.rounds.some((t) => t.round === e.data.round && t.stage !== 'closed');
+  return signedWords(e.data.player, { signed: auth != null, keyId: auth?.keyId, sealed: auth?.sealedSignature != null && open });
 }
 
 function configLine(c) {
