@@ -76,7 +76,11 @@ EOF
 
 # openapi-generator: the contract's recommendations, then three generators in one JVM.
 validation=$(java -jar "$jar" validate -i openapi.yaml --recommend 2>&1)
-grep -q '^No validation issues detected\.$' <<<"$validation" || complain "openapi-generator validate" "$validation"
+# Its one known recommendation: SignedAction, the message a player signs, is sent by no operation.
+unexplained=$(grep -v -e '^Validating spec (openapi\.yaml)$' -e '^Warnings: *$' -e $'^\t- Unused model: SignedAction$' \
+  -e '^\[info\] Spec has 1 recommendation(s)\.$' -e '^$' <<<"$validation" || true)
+grep -q '^No validation issues detected\.$' <<<"$validation" || { grep -q 'Unused model: SignedAction' <<<"$validation" && [ -z "$unexplained" ]; } ||
+  complain "openapi-generator validate" "$validation"
 for generator in typescript-fetch python kotlin; do
   printf 'generatorName: %s\ninputSpec: %s\noutputDir: %s\n' "$generator" "$PWD/openapi.yaml" "$PWD/$build/$generator" >"$build/$generator.yaml"
 done
