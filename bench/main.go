@@ -128,7 +128,9 @@ type mixedResult struct {
 	// writes are the transactions that committed actions and the actions they carried.
 	writes   writeFigures
 	clockLag string
-	notes    []string
+	// bindPerKey is the time its accounts took to bind their keys, per account.
+	bindPerKey time.Duration
+	notes      []string
 }
 
 type pgbenchResult struct {
@@ -274,7 +276,7 @@ func run(ctx context.Context, o options) (err error) {
 
 	// (3) the 10-player baseline, then the big lobby, sized to what is left of the budget.
 	step("10-player latency baseline")
-	small, err := createAccounts(ctx, dbURL, server.url, "small", 10, 1_000_000)
+	small, _, err := createAccounts(ctx, dbURL, server.url, "small", 10, 1_000_000)
 	if err != nil {
 		return err
 	}
@@ -284,9 +286,9 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	engineReserve := 75 * time.Second
 	left := time.Until(deadline) - engineReserve - 30*time.Second
-	rep.big.size, rep.big.sizing = bigSize(o.big, rep.mixed.stats.Actions.PerSec, left)
+	rep.big.size, rep.big.sizing = bigSize(o.big, rep.mixed.stats.Actions.PerSec, rep.mixed.bindPerKey, left)
 	step(fmt.Sprintf("big lobby: %d players (%s)", rep.big.size, rep.big.sizing))
-	bigAccounts, err := createAccounts(ctx, dbURL, server.url, "big", rep.big.size, 1_000_000)
+	bigAccounts, _, err := createAccounts(ctx, dbURL, server.url, "big", rep.big.size, 1_000_000)
 	if err != nil {
 		return err
 	}
@@ -549,7 +551,7 @@ func randomHex(n int) string {
 // with a known token (only its sha256 is stored, as the server does) and a credit posting from
 // the treasury, so that the ledger's invariants hold. Each account then binds its first key
 // through the API (bindKeys), since a player signs every action.
-func createAccounts(ctx context.Context, dbURL, server, prefix string, n int, fund int64) ([]bot.Account, error) {
+func createAccounts(ctx context.Context, dbURL, server, prefix string, n int, fund int64) ([]bot.Account, time.Duration, error) {
 	secret := randomHex(16)
 	var accounts []bot.Account
 	err := withConn(ctx, dbURL, func(c *pgx.Conn) error {
@@ -593,18 +595,19 @@ func createAccounts(ctx context.Context, dbURL, server, prefix string, n int, fu
 		return tx.Commit(ctx)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("create %d %s accounts: %w", n, prefix, err)
+		return nil, 0, fmt.Errorf("create %d %s accounts: %w", n, prefix, err)
 	}
 	return bindKeys(ctx, server, accounts)
 }
 
 // bindKeys gives each account its first key, made here and signed by itself (POST /v1/me/keys),
-// 16 at a time: what a player's device does once, before its first action.
-func bindKeys(ctx context.Context, server string, accounts []bot.Account) ([]bot.Account, error) {
+// 16 at a time: what a player's device does once, before its first action. It returns the
+// accounts with their keys and the time it took per key.
+func bindKeys(ctx context.Context, server string, accounts []bot.Account) ([]bot.Account, time.Duration, error) {
 	const conc = 16
 	client, err := bot.NewClient(server, bot.ClientOptions{Conns: conc})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	start := time.Now()
 	var (
@@ -632,10 +635,11 @@ func bindKeys(ctx context.Context, server string, accounts []bot.Account) ([]bot
 	close(next)
 	wg.Wait()
 	if firstErr != nil {
-		return nil, firstErr
+		return nil, 0, firstErr
 	}
-	fmt.Printf("  %d keys bound in %s\n", len(accounts), time.Since(start).Round(time.Millisecond))
-	return accounts, nil
+	took := time.Since(start)
+	fmt.Printf("  %d keys bound in %s\n", len(accounts), took.Round(time.Millisecond))
+	return accounts, took / time.Duration(max(len(accounts), 1)), nil
 }
 
 func resetStatements(ctx context.Context, dbURL string) error {
@@ -792,19 +796,21 @@ func logf(format string, args ...any) { fmt.Printf("warning: "+format+"\n", args
 // then a commit and a reveal per player and round, with about a fifth of the players surviving
 // each weighted round). One lobby runs its actions one at a time under its row lock, which
 // measured at about 0.65 of the mixed load's rate over many lobbies; a further 20% is margin.
-func bigSize(flagSize int, mixedRate float64, left time.Duration) (int, string) {
+// Each player's account binds its key first (bindPerKey each, as the mixed load's did).
+func bigSize(flagSize int, mixedRate float64, bindPerKey, left time.Duration) (int, string) {
 	if flagSize > 0 {
 		return flagSize, "--big (100,000 by default)"
 	}
 	const actionsPerPlayer = 3.5
 	rate := mixedRate * 0.65
-	fits := int(rate * left.Seconds() * 0.8 / actionsPerPlayer)
+	perPlayer := actionsPerPlayer/max(rate, 1) + bindPerKey.Seconds()
+	fits := int(left.Seconds() * 0.8 / perPlayer)
 	if fits >= 100_000 {
 		return 100_000, "the default; it fits the budget"
 	}
 	n := max(fits/1000*1000, 100)
-	return n, fmt.Sprintf("the largest that fits the %s left at an expected %.0f actions/s in one lobby (100,000 would take about %.0f s)",
-		left.Round(time.Second), rate, 100_000*actionsPerPlayer/max(rate, 1))
+	return n, fmt.Sprintf("the largest that fits the %s left at an expected %.0f actions/s in one lobby and %.0f keys bound a second "+
+		"(100,000 would take about %.0f s)", left.Round(time.Second), rate, 1/max(bindPerKey.Seconds(), 1e-6), 100_000*perPlayer)
 }
 
 // playBig plays one weighted game of len(accounts) players and records its phases.

@@ -31,10 +31,11 @@ func (e mixedEnv) run(ctx context.Context, follow bot.Follow, prefix, profileOut
 	o := e.o
 	res := mixedResult{follow: follow}
 	e.step(fmt.Sprintf("mixed load, players following by %s: %d lobbies x %d players for %s", follow, o.lobbies, o.players, o.loadTime))
-	accounts, err := createAccounts(ctx, e.dbURL, e.server.url, prefix, o.lobbies*o.players, 1_000_000_000)
+	accounts, bindPerKey, err := createAccounts(ctx, e.dbURL, e.server.url, prefix, o.lobbies*o.players, 1_000_000_000)
 	if err != nil {
 		return res, err
 	}
+	res.bindPerKey = bindPerKey
 	// A CPU profile of rpsd over the middle of the load.
 	profiled := make(chan profileResult, 1)
 	var before cpuSample

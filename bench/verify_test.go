@@ -20,3 +20,13 @@ func TestVerifyLineReadsTheBenchmark(t *testing.T) {
 		t.Errorf("verifyLine without a result = %q", got)
 	}
 }
+
+// The big lobby's size leaves time for its players to bind their keys: a millisecond per key
+// takes about a sixth of the 100,000 players a 600 s budget holds at 1,000 actions/s.
+func TestBigSizeLeavesTimeToBindKeys(t *testing.T) {
+	without, _ := bigSize(0, 1000, 0, 600*time.Second)
+	with, why := bigSize(0, 1000, time.Millisecond, 600*time.Second)
+	if without != 89_000 || with != 75_000 {
+		t.Errorf("sizes %d without binding keys and %d with (%s), want 89000 and 75000", without, with, why)
+	}
+}
