@@ -199,20 +199,48 @@ func (h *handlers) adminAuth(ctx context.Context, a action) (*tournament.ActionA
 type sentBodyKey struct{}
 
 // signatures holds what checking signatures reads from the store and keeps: the log's origin,
-// which never changes once the log exists, and players' public keys by id, which never change
-// either (whether a key is still active is read with each action's batch: tournament.Tx.Keys).
+// which never changes once the log exists, players' public keys by id, which never change either
+// (whether a key is still active is read with each action's batch: tournament.Tx.Keys), and
+// games' bets by id (a game's config never changes once it is open).
 type signatures struct {
 	store *store.Store
 
 	mu         sync.Mutex
 	originSeen string
-	keys       map[string]store.PlayerKey
-	// bets are games' bets by id: a game's config never changes once it is open.
-	bets map[tournament.GameID]int64
+	keys       immutableCache[string, store.PlayerKey]
+	bets       immutableCache[tournament.GameID, int64]
 }
 
-// maxCachedEntries bounds the players' keys and the games' bets kept in memory: past it, a cache starts over.
+// immutableCache keeps values that never change once they exist, read from the store on a miss.
+// It holds at most maxCachedEntries: past it, it starts over.
+type immutableCache[K comparable, V any] struct {
+	mu     sync.Mutex
+	values map[K]V
+}
+
 const maxCachedEntries = 1 << 16
+
+// get returns the value of key, from memory or from read, which answers a miss (its error is
+// returned as it is, and nothing is kept).
+func (c *immutableCache[K, V]) get(key K, read func() (V, error)) (V, error) {
+	c.mu.Lock()
+	v, ok := c.values[key]
+	c.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err := read()
+	if err != nil {
+		return v, err
+	}
+	c.mu.Lock()
+	if c.values == nil || len(c.values) >= maxCachedEntries {
+		c.values = make(map[K]V)
+	}
+	c.values[key] = v
+	c.mu.Unlock()
+	return v, nil
+}
 
 // errNoOrigin answers a signed request before the transparency log exists (rpsd creates it when
 // it starts): its origin is part of every signed message.
@@ -242,51 +270,31 @@ func (s *signatures) origin(ctx context.Context) (string, error) {
 // playerKey returns the key with id keyID, from memory or the store; an unknown key is
 // bad_signature.
 func (s *signatures) playerKey(ctx context.Context, keyID string) (store.PlayerKey, error) {
-	s.mu.Lock()
-	k, ok := s.keys[keyID]
-	s.mu.Unlock()
-	if ok {
+	return s.keys.get(keyID, func() (store.PlayerKey, error) {
+		k, err := s.store.PlayerKey(ctx, keyID)
+		if errors.Is(err, tournament.ErrNotFound) {
+			return k, newProblem(http.StatusUnauthorized, ProblemCodeBadSignature, fmt.Sprintf("no account has a key with id %s", keyID))
+		}
+		if err != nil {
+			return k, fmt.Errorf("player key %s: %w", keyID, err)
+		}
+		// Kept whatever its state: the account and the public key of an id never change.
+		k.RetiredAt = 0
 		return k, nil
-	}
-	k, err := s.store.PlayerKey(ctx, keyID)
-	if errors.Is(err, tournament.ErrNotFound) {
-		return k, newProblem(http.StatusUnauthorized, ProblemCodeBadSignature, fmt.Sprintf("no account has a key with id %s", keyID))
-	}
-	if err != nil {
-		return k, fmt.Errorf("player key %s: %w", keyID, err)
-	}
-	s.mu.Lock()
-	if s.keys == nil || len(s.keys) >= maxCachedEntries {
-		s.keys = make(map[string]store.PlayerKey)
-	}
-	// Kept whatever its state: the account and the public key of an id never change.
-	k.RetiredAt = 0
-	s.keys[keyID] = k
-	s.mu.Unlock()
-	return k, nil
+	})
 }
 
 // gameBet returns the bet of the game with id game, from memory or the store; no such game is
 // stale_signature (the signature names a game this lobby does not have).
 func (s *signatures) gameBet(ctx context.Context, game tournament.GameID) (int64, error) {
-	s.mu.Lock()
-	bet, ok := s.bets[game]
-	s.mu.Unlock()
-	if ok {
-		return bet, nil
-	}
-	g, err := s.store.Game(ctx, game)
-	if errors.Is(err, tournament.ErrNotFound) {
-		return 0, newProblem(http.StatusConflict, ProblemCodeStaleSignature, fmt.Sprintf("the signature names game %s, which does not exist", game))
-	}
-	if err != nil {
-		return 0, fmt.Errorf("game %s: %w", game, err)
-	}
-	s.mu.Lock()
-	if s.bets == nil || len(s.bets) >= maxCachedEntries {
-		s.bets = make(map[tournament.GameID]int64)
-	}
-	s.bets[game] = g.Config.BetSize
-	s.mu.Unlock()
-	return g.Config.BetSize, nil
+	return s.bets.get(game, func() (int64, error) {
+		g, err := s.store.Game(ctx, game)
+		if errors.Is(err, tournament.ErrNotFound) {
+			return 0, newProblem(http.StatusConflict, ProblemCodeStaleSignature, fmt.Sprintf("the signature names game %s, which does not exist", game))
+		}
+		if err != nil {
+			return 0, fmt.Errorf("game %s: %w", game, err)
+		}
+		return g.Config.BetSize, nil
+	})
 }

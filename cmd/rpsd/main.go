@@ -154,19 +154,11 @@ func loadSettings() (settings, error) {
 		return s, fmt.Errorf("RPSD_ADMIN_TOKEN must be at least %d characters, got %d", minAdminTokenLength, n)
 	}
 	var err error
-	switch env("RPSD_PLAYER_KEYS") {
-	case "required":
-		s.requireKeys = true
-	case "optional":
-	default:
-		return s, fmt.Errorf("RPSD_PLAYER_KEYS must be required or optional")
+	if s.requireKeys, err = required(env, "RPSD_PLAYER_KEYS"); err != nil {
+		return s, err
 	}
-	switch env("RPSD_ADMIN_KEYS") {
-	case "required":
-		s.requireAdminKeys = true
-	case "optional":
-	default:
-		return s, fmt.Errorf("RPSD_ADMIN_KEYS must be required or optional")
+	if s.requireAdminKeys, err = required(env, "RPSD_ADMIN_KEYS"); err != nil {
+		return s, err
 	}
 	if s.minTimeoutMs, err = strconv.ParseInt(env("RPSD_MIN_TIMEOUT_MS"), 10, 64); err != nil || s.minTimeoutMs <= 0 {
 		return s, fmt.Errorf("RPSD_MIN_TIMEOUT_MS must be a positive number of milliseconds")
@@ -582,4 +574,15 @@ func openPool(ctx context.Context, databaseURL string, maxConns int32) (*pgxpool
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	return pool, nil
+}
+
+// required reads a setting that is "required" or "optional".
+func required(env func(string) string, name string) (bool, error) {
+	switch env(name) {
+	case "required":
+		return true, nil
+	case "optional":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s must be required or optional", name)
 }
