@@ -223,17 +223,17 @@ func TestBadInput(t *testing.T) {
 		add(
 			badCase{op: addKey, name: "short key", token: "p", body: map[string]any{"publicKey": pub[:62]}, hdr: idem, status: 400, code: "validation_failed", field: "publicKey"},
 			badCase{op: addKey, name: "upper-case key", token: "p", body: map[string]any{"publicKey": strings.ToUpper(pub)}, hdr: idem, status: 400, code: "validation_failed", field: "publicKey"},
-			badCase{op: addKey, name: "signed, no Idempotency-Key", token: "p", body: good, hdr: signed[:6], status: 400, code: "validation_failed", field: "Idempotency-Key"},
+			badCase{op: addKey, name: "signed, no Idempotency-Key", token: "p", body: good, hdr: signed[:6], status: 401, code: "bad_signature"},
 			badCase{op: addKey, name: "unsigned, no Idempotency-Key", token: "p", body: good, status: 401, code: "signature_required"},
 			badCase{op: addKey, name: "unsigned", token: "p", body: good, hdr: idem, status: 401, code: "signature_required"},
-			badCase{op: addKey, name: "only a key id", token: "p", body: good, hdr: append([]string{"Rps-Key-Id", "0123456789abcdef"}, idem...), status: 400, code: "validation_failed", field: "Rps-Signed-At"},
+			badCase{op: addKey, name: "only a key id", token: "p", body: good, hdr: append([]string{"Rps-Key-Id", "0123456789abcdef"}, idem...), status: 401, code: "bad_signature"},
 			badCase{op: addKey, name: "short signature", token: "p", body: good, hdr: append(slices.Clone(signed[:4]), append([]string{"Rps-Signature", "abcd"}, idem...)...), status: 400, code: "validation_failed", field: "Rps-Signature"},
 			badCase{op: addKey, name: "unknown key id", token: "p", body: good, hdr: signed, status: 401, code: "bad_signature"},
 		)
 		add(authCases(retire, nil)...)
 		add(
 			badCase{op: retire, name: "malformed keyId", path: "/v1/me/keys/XYZ", token: "p", hdr: idem, status: 400, code: "validation_failed", field: "keyId"},
-			badCase{op: retire, name: "signed, no Idempotency-Key", token: "p", hdr: signed[:6], status: 400, code: "validation_failed", field: "Idempotency-Key"},
+			badCase{op: retire, name: "signed, no Idempotency-Key", token: "p", hdr: signed[:6], status: 401, code: "bad_signature"},
 			badCase{op: retire, name: "unsigned", token: "p", hdr: idem, status: 401, code: "signature_required"},
 			badCase{op: retire, name: "unknown key id", token: "p", hdr: signed, status: 401, code: "bad_signature"},
 		)

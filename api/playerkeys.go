@@ -50,7 +50,7 @@ func (h *handlers) keySignature(ctx context.Context, account tournament.AccountI
 	case sig == nil:
 		return tournament.KeySignature{}, errKeySignatureRequired
 	case m.Action != tournament.ActionSignUp && idem == nil:
-		return tournament.KeySignature{}, validationProblem("Idempotency-Key",
+		return tournament.KeySignature{}, incompleteSignature(
 			"a key change needs an Idempotency-Key: the signature binds it, so that the change cannot be replayed under another")
 	case idem != nil:
 		m.IdempotencyKey = *idem

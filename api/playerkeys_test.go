@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,8 +134,8 @@ func TestPlayerKeysOverHTTP(t *testing.T) {
 	e.Do("POST", "/v1/me/keys", alice.Token, map[string]any{"publicKey": recovered.PublicKey()}, h...).
 		WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
 	if p := e.Do("POST", "/v1/me/keys", alice.Token, map[string]any{"publicKey": k3.PublicKey()}, unkeyed...).
-		WantProblem(t, http.StatusBadRequest, api.ProblemCodeValidationFailed); p.Field == nil || *p.Field != "Idempotency-Key" {
-		t.Fatalf("a key change without an Idempotency-Key names %v", p.Field)
+		WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature); p.Detail == nil || !strings.Contains(*p.Detail, "Idempotency-Key") {
+		t.Fatalf("a key change without an Idempotency-Key: %v does not say it lacks one", p.Detail)
 	}
 	for _, bad := range []string{"zz", k3.PublicKey()[:62], k3.PublicKey() + "00", "D" + k3.PublicKey()[1:]} {
 		e.Do("POST", "/v1/me/keys", alice.Token, map[string]any{"publicKey": bad}, h...).WantProblem(t, http.StatusBadRequest, api.ProblemCodeValidationFailed)

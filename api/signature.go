@@ -42,23 +42,30 @@ type requestSignature struct {
 	round     int
 }
 
+// incompleteSignature answers a signature that lacks a part (a header, or the Idempotency-Key it
+// binds): a credential that cannot be checked, so 401 bad_signature, whose detail says what is
+// missing.
+func incompleteSignature(detail string) *problemError {
+	return newProblem(http.StatusUnauthorized, ProblemCodeBadSignature, detail)
+}
+
 // parse checks the headers' shapes; a request without any of them is unsigned (nil). The
 // contract's patterns are checked by the validator before a handler runs; these checks keep the
 // rule where it is used.
 func (h signatureHeaders) parse() (*requestSignature, error) {
 	if h.KeyID == nil && h.SignedAt == nil && h.Signature == nil {
 		if h.GameID != nil || h.Round != nil {
-			return nil, validationProblem("Rps-Signature", "Rps-Game-Id and Rps-Round name what a signature covers; send them with Rps-Key-Id, Rps-Signed-At and Rps-Signature")
+			return nil, incompleteSignature("Rps-Game-Id and Rps-Round name what a signature covers; send them with Rps-Key-Id, Rps-Signed-At and Rps-Signature")
 		}
 		return nil, nil
 	}
 	switch {
 	case h.KeyID == nil:
-		return nil, validationProblem("Rps-Key-Id", "a signed request names its key in Rps-Key-Id")
+		return nil, incompleteSignature("a signed request names its key in Rps-Key-Id")
 	case h.SignedAt == nil:
-		return nil, validationProblem("Rps-Signed-At", "a signed request says when it was signed in Rps-Signed-At (Unix milliseconds)")
+		return nil, incompleteSignature("a signed request says when it was signed in Rps-Signed-At (Unix milliseconds)")
 	case h.Signature == nil:
-		return nil, validationProblem("Rps-Signature", "a signed request carries its signature in Rps-Signature")
+		return nil, incompleteSignature("a signed request carries its signature in Rps-Signature")
 	}
 	sig, err := hex.DecodeString(*h.Signature)
 	if err != nil || len(sig) != ed25519.SignatureSize || hex.EncodeToString(sig) != *h.Signature {
@@ -119,13 +126,13 @@ func (h *handlers) signedAction(ctx context.Context, caller tournament.Account, 
 		return nil, err
 	}
 	if m.IdempotencyKey == "" {
-		return nil, validationProblem("Idempotency-Key", "a signed action needs an Idempotency-Key: the signature binds it, so that the action cannot be replayed under another")
+		return nil, incompleteSignature("a signed action needs an Idempotency-Key: the signature binds it, so that the action cannot be replayed under another")
 	}
 	if m.LobbyID != "" && sig.gameID == "" {
-		return nil, validationProblem("Rps-Game-Id", "a signed action in a lobby names the game it was signed for in Rps-Game-Id (the lobby's current game.id)")
+		return nil, incompleteSignature("a signed action in a lobby names the game it was signed for in Rps-Game-Id (the lobby's current game.id)")
 	}
 	if (m.Action == tournament.ActionCommit || m.Action == tournament.ActionReveal) && sig.round == 0 {
-		return nil, validationProblem("Rps-Round", "a signed commit or reveal names the round it was signed for in Rps-Round")
+		return nil, incompleteSignature("a signed commit or reveal names the round it was signed for in Rps-Round")
 	}
 	if m.Action == tournament.ActionRegister {
 		// The message binds the bet the player agreed to pay: the bet of the game it names.
@@ -170,7 +177,7 @@ func (h *handlers) adminAuth(ctx context.Context, a action) (*tournament.ActionA
 		return nil, err
 	}
 	if a.key == nil {
-		return nil, validationProblem("Idempotency-Key", "a signed action needs an Idempotency-Key: the signature binds it, so that the action cannot be replayed under another")
+		return nil, incompleteSignature("a signed action needs an Idempotency-Key: the signature binds it, so that the action cannot be replayed under another")
 	}
 	if err := tournament.CheckSignedAt(sig.signedAt, time.Now().UnixMilli()); err != nil {
 		return nil, newProblem(http.StatusUnauthorized, ProblemCodeSignatureExpired, err.Error())

@@ -101,8 +101,8 @@ func TestSignedActionsCannotBeMoved(t *testing.T) {
 		{"another idempotency key", path, replace(signed, "Idempotency-Key", uuid.NewString()), http.StatusUnauthorized, api.ProblemCodeBadSignature},
 		{"another instant", path, replace(signed, "Rps-Signed-At", "1"), http.StatusUnauthorized, api.ProblemCodeBadSignature},
 		{"another player's key", path, replace(signed, "Rps-Key-Id", bob.id), http.StatusUnauthorized, api.ProblemCodeBadSignature},
-		{"no idempotency key", path, signed[2:], http.StatusBadRequest, api.ProblemCodeValidationFailed},
-		{"a key id alone", path, []string{"Idempotency-Key", register.idemKey, "Rps-Key-Id", alice.id}, http.StatusBadRequest, api.ProblemCodeValidationFailed},
+		{"no idempotency key", path, signed[2:], http.StatusUnauthorized, api.ProblemCodeBadSignature},
+		{"a key id alone", path, []string{"Idempotency-Key", register.idemKey, "Rps-Key-Id", alice.id}, http.StatusUnauthorized, api.ProblemCodeBadSignature},
 	}
 	for _, r := range refusals {
 		e.Do("POST", r.path, alice.Token, nil, r.headers...).WantProblem(t, r.status, r.code)

@@ -3741,12 +3741,12 @@ type RulesetSummary struct {
 // Refusals, with nothing changed: `401 signature_required` (unsigned, from an account with a
 // key, or any player when the server requires keys and the account has one), `403
 // key_required` (the server requires keys and the account never bound one: `POST
-// /v1/me/keys`), `401 bad_signature` (unknown key, another account's, retired, or a signature
+// /v1/me/keys`), `401 bad_signature` (unknown key, another account's, retired, a signature
 // that does not verify over the message the server rebuilt, which the problem's `detail`
-// quotes), `401 signature_expired` (`signedAt` out of its window), `409 stale_signature` (the
-// game or round named is not the lobby's current one), `400 validation_failed` naming the
-// header (malformed, only some `Rps-*` headers, or a signed request without an
-// `Idempotency-Key`).
+// quotes, or an incomplete one: only some `Rps-*` headers, no `Rps-Game-Id` or `Rps-Round`
+// where the message names them, or no `Idempotency-Key`), `401 signature_expired`
+// (`signedAt` out of its window), `409 stale_signature` (the game or round named is not the
+// lobby's current one), `400 validation_failed` naming a malformed header.
 type SignedAction struct {
 	// Action A player's action, or an admin's (named as the audit log names it).
 	//
@@ -12389,6 +12389,11 @@ type CreateAccountResponse400Headers struct {
 	XRequestId *string
 }
 
+// CreateAccountResponse401Headers the declared response headers of an HTTP 401 response for CreateAccount
+type CreateAccountResponse401Headers struct {
+	XRequestId *string
+}
+
 // CreateAccountResponse409Headers the declared response headers of an HTTP 409 response for CreateAccount
 type CreateAccountResponse409Headers struct {
 	IdempotentReplayed *string
@@ -12424,6 +12429,8 @@ type CreateAccountResponse struct {
 	JSON201 *AccountCreated
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Conflict
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -12438,6 +12445,8 @@ type CreateAccountResponse struct {
 	Headers201 *CreateAccountResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *CreateAccountResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateAccountResponse401Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CreateAccountResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -12458,6 +12467,11 @@ func (r CreateAccountResponse) GetJSON201() *AccountCreated {
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
 func (r CreateAccountResponse) GetApplicationproblemJSON400() *BadRequest {
 	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateAccountResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -21034,6 +21048,13 @@ func ParseCreateAccountResponse(rsp *http.Response) (*CreateAccountResponse, err
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Conflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -21092,6 +21113,16 @@ func ParseCreateAccountResponse(rsp *http.Response) (*CreateAccountResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateAccountResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateAccountResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
