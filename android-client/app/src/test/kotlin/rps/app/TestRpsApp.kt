@@ -6,6 +6,7 @@ import kotlinx.serialization.json.jsonArray
 import kotlinx.serialization.json.jsonObject
 import kotlinx.serialization.json.jsonPrimitive
 import rps.client.AccountInfo
+import rps.client.ActionAuth
 import rps.client.Clock
 import rps.client.DirectoryApi
 import rps.client.EventData
@@ -90,14 +91,14 @@ object Fakes {
 class AsToken(private val token: String?, private val server: RecordedServer) : PlayerApi by server {
     override suspend fun me() = Fakes.others[token] ?: server.me()
 
-    override suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String): LobbyView {
+    override suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String, auth: ActionAuth?): LobbyView {
         Fakes.movesSentWith += token
-        return server.commit(lobbyId, commitment, idempotencyKey)
+        return server.commit(lobbyId, commitment, idempotencyKey, auth)
     }
 
-    override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String): LobbyView {
+    override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String, auth: ActionAuth?): LobbyView {
         Fakes.movesSentWith += token
-        return server.reveal(lobbyId, reveal, idempotencyKey)
+        return server.reveal(lobbyId, reveal, idempotencyKey, auth)
     }
 }
 
@@ -121,7 +122,7 @@ class FakeDirectory(private val server: RecordedServer, private val recorded: Di
 
     override suspend fun isReady() = ready
 
-    override suspend fun createAccount(name: String) = NewAccount(AccountInfo(server.meId, name, "player", 0), "secret-token-of-$name")
+    override suspend fun createAccount(name: String, publicKey: String?, auth: ActionAuth?) = NewAccount(AccountInfo(server.meId, name, "player", 0), "secret-token-of-$name")
 
     override suspend fun rotateToken(idempotencyKey: String) = "rotated-token-${++rotations}"
 
@@ -133,8 +134,8 @@ class FakeDirectory(private val server: RecordedServer, private val recorded: Di
 
     override suspend fun listRulesets() = recorded.listRulesets()
 
-    override suspend fun quickJoin(betSize: Long, ruleset: String?, idempotencyKey: String) =
-        recorded.quickJoin(betSize, ruleset, idempotencyKey)
+    override suspend fun quickJoin(betSize: Long, ruleset: String?, idempotencyKey: String, auth: ActionAuth?) =
+        recorded.quickJoin(betSize, ruleset, idempotencyKey, auth)
 
     override suspend fun myGames(after: String?): MyGamesPage {
         val own = games ?: return recorded.myGames(after)

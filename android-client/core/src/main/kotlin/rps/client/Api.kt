@@ -6,12 +6,14 @@ import kotlinx.coroutines.flow.Flow
 interface PlayerApi {
     suspend fun me(): AccountInfo
     suspend fun getLobby(lobbyId: String): LobbyView
-    suspend fun register(lobbyId: String, idempotencyKey: String): LobbyView
-    suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String): LobbyView
-    suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String): LobbyView
+
+    // A player's actions carry its signature ([auth], the `Rps-*` headers) when the account has a key.
+    suspend fun register(lobbyId: String, idempotencyKey: String, auth: ActionAuth? = null): LobbyView
+    suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String, auth: ActionAuth? = null): LobbyView
+    suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String, auth: ActionAuth? = null): LobbyView
 
     /** Leaves the current game during registration; the bet is refunded. */
-    suspend fun leave(lobbyId: String, idempotencyKey: String): LobbyView
+    suspend fun leave(lobbyId: String, idempotencyKey: String, auth: ActionAuth? = null): LobbyView
     suspend fun getGame(gameId: String): GameResult
 
     /** The public keys the server signs heads with, newest first. */
@@ -44,7 +46,8 @@ interface DirectoryApi {
     /** Whether the server answers `GET /readyz` with 200 (false for 503: up, but its database is not); network errors throw. */
     suspend fun isReady(): Boolean
 
-    suspend fun createAccount(name: String): NewAccount
+    /** A new account; with [publicKey] (and [auth], its `sign_up` signature by that key) born with that key. */
+    suspend fun createAccount(name: String, publicKey: String? = null, auth: ActionAuth? = null): NewAccount
 
     /** A new token for the caller (`POST /v1/me/token`); the old one stops working once the new one is used. */
     suspend fun rotateToken(idempotencyKey: String): String
@@ -58,11 +61,23 @@ interface DirectoryApi {
      * Registers the caller in the joinable game with bet [betSize] (and [ruleset], when given)
      * closest to starting (`POST /v1/matchmaking`); `no_match` when there is none.
      */
-    suspend fun quickJoin(betSize: Long, ruleset: String?, idempotencyKey: String): LobbyView
+    suspend fun quickJoin(betSize: Long, ruleset: String?, idempotencyKey: String, auth: ActionAuth? = null): LobbyView
     suspend fun getRuleset(id: String): RulesetInfo
 
     /** The caller's games, newest first, a page at a time ([after] is the previous page's `next`). */
     suspend fun myGames(after: String? = null): MyGamesPage
+}
+
+/** Players' keys (issue 31): any account's key log, and the caller's own keys. */
+interface KeysApi {
+    /** The account's key log, every event from seq 1, each event's data as received (`GET /v1/accounts/{id}/keys`). */
+    suspend fun keyLog(accountId: String): List<KeyEvent>
+
+    /** Adds [publicKey] to the caller's account, signed (`add_key`) by an active key, or a first key by itself. */
+    suspend fun addKey(publicKey: String, idempotencyKey: String, auth: ActionAuth)
+
+    /** Retires the caller's key [keyId], signed (`retire_key`) by an active key of the account. */
+    suspend fun retireKey(keyId: String, idempotencyKey: String, auth: ActionAuth)
 }
 
 /** What happened: standings, profiles, games' transcripts, the caller's ledger (public reads, but the ledger). */

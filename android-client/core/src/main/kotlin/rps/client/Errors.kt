@@ -29,6 +29,12 @@ enum class ErrorCode(val wire: String, val playerMessage: String) {
     NO_MATCH("no_match", "No open game with this bet right now. Try again in a moment."),
     NOT_LOGGED("not_logged", "The transparency log has not published this yet. Try again in a moment."),
     UNAVAILABLE("unavailable", "The server is switching to its standby database. Retrying..."),
+    SIGNATURE_REQUIRED("signature_required", "This account has a key: every action must be signed. Please update the app."),
+    KEY_REQUIRED("key_required", "This server asks every player for a key. Open your account to make one."),
+    BAD_SIGNATURE("bad_signature", "The server did not accept this device's signature. Its key may have been retired."),
+    SIGNATURE_EXPIRED("signature_expired", "The server refused the signature's time. Check the phone's clock."),
+    STALE_SIGNATURE("stale_signature", "The game moved on while you were signing. Try again."),
+    LAST_KEY("last_key", "This is the account's last key. Add another one before retiring it."),
     UNKNOWN("unknown", "Something went wrong on the server."),
     ;
 
@@ -112,6 +118,28 @@ sealed class RpsException(message: String, cause: Throwable? = null) : Exception
             }
 
         private fun indent(s: String) = "\t" + s.trimEnd('\n').replace("\n", "\n\t")
+    }
+
+    /**
+     * An action in the lobby's log that its player did not sign: unsigned though the player had a
+     * key, signed by a key that was not the player's then, or a signature that does not verify.
+     * The operator (or whoever can write the server's database) wrote it in the player's name.
+     */
+    class UnsignedAction(val event: ChainEvent, val player: String, val reason: String) :
+        RpsException("event ${event.seq} (${event.type} of player $player): $reason") {
+        override val playerMessage: String
+            get() = "A move in this game (event ${event.seq}) was not signed by its player. Do not trust this server."
+
+        /** The event and why, as `rpsverify` prints it. */
+        val evidence: String
+            get() = "event ${event.seq} of lobby ${event.lobbyId} at ${event.at}: ${event.type} ${CanonicalJson.encode(event.data)}\n" +
+                "hash ${event.hash}\nnot signed by player $player: $reason"
+    }
+
+    /** An account's key log does not verify: a key changed without the signature of a key the account had, or a rewritten chain. */
+    class KeyLogBroken(val broken: KeyLogBrokenException) : RpsException("key log: ${broken.message}", broken) {
+        override val playerMessage: String get() = "A player's key history failed verification. Do not trust this server."
+        val evidence: String get() = listOfNotNull(broken.event?.evidence, broken.message).joinToString("\n")
     }
 
     /** The saved password for a committed move is missing, so the move cannot be revealed. */

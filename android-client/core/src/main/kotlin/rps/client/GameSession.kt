@@ -41,6 +41,10 @@ class GameSession(
     private val logAuditor: LogAuditor? = null,
     /** The rounds resolved before a kept checkpoint, for a session resumed from one; null: not looked up. */
     private val pastRounds: PastRounds? = null,
+    /** Signs the player's actions with its key; null: sent unsigned (an account without a key). */
+    private val signer: ActionSigner? = null,
+    /** Checks that every player's action read was signed by its player; null: not checked. */
+    private val signatures: PlayerSignatures? = null,
 ) {
     private val _state = MutableStateFlow<GameUiState>(GameUiState.Connecting)
     val state: StateFlow<GameUiState> = _state.asStateFlow()
@@ -51,7 +55,7 @@ class GameSession(
     val rounds: StateFlow<List<RoundOutcome>> = _rounds.asStateFlow()
 
     private val log = VerifiedLog(lobbyId, checkpoints, HeadSignatures { retry.run { api.signingKeys() } }, io)
-    private val protocol = MoveProtocol(lobbyId, api, vault, random, retry, io)
+    private val protocol = MoveProtocol(lobbyId, api, vault, random, retry, io, signer)
 
     /** Guards everything below and every change of [_state]. */
     private val lock = Mutex()
@@ -65,6 +69,9 @@ class GameSession(
     private var endingLookup = false
 
     private val refreshes = Channel<Unit>(Channel.CONFLATED)
+
+    /** Verified events, in order, for [signatures]. */
+    private val toCheck = Channel<ChainEvent>(Channel.UNLIMITED)
     private var job: Job? = null
 
     /** server clock minus local clock, from the last lobby read. */
@@ -100,9 +107,13 @@ class GameSession(
                 launch { refreshWhenDeadlinesPass() }
                 logAuditor?.let { launch { proveHeadsInLog(it) } }
                 if (resumed) pastRounds?.let { launch { restoreRounds(it) } }
+                signatures?.let { launch { checkSignatures(it) } }
                 feed.follow(lobbyId, log.lastSeq).collect {
                     when (it) {
-                        is ChainEvent -> if (log.accept(it)) onEvent(it)
+                        is ChainEvent -> if (log.accept(it)) {
+                            if (signatures != null) toCheck.trySend(it)
+                            onEvent(it)
+                        }
                         is SignedHead -> onHead(it)
                     }
                 }
@@ -115,6 +126,27 @@ class GameSession(
         }
         job = j
         return j
+    }
+
+    /**
+     * Checks each verified event's signature by its player, in order. An action its player did
+     * not sign, or a key log that does not verify, stops the session as a broken chain does; a
+     * key log or transcript that cannot be read is said, and that event is not checked.
+     */
+    private suspend fun checkSignatures(s: PlayerSignatures) {
+        for (e in toCheck) {
+            try {
+                s.check(e)
+            } catch (x: RpsException.UnsignedAction) {
+                showFatal(x)
+                job?.cancel()
+            } catch (x: RpsException.KeyLogBroken) {
+                showFatal(x)
+                job?.cancel()
+            } catch (x: RpsException) {
+                showError(x)
+            }
+        }
     }
 
     /** Stops believing the server: [e] stays on screen, over everything else. */
@@ -210,7 +242,13 @@ class GameSession(
     suspend fun join(): Boolean {
         val key = lock.withLock { joinKey ?: UUID.randomUUID().toString().also { joinKey = it } }
         return try {
-            apply(timed { retry.run { api.register(lobbyId, key) } })
+            val auth = signer?.let { s ->
+                if (lock.withLock { snap.lobby?.game } == null) refreshNow()
+                val (lobby, game) = lock.withLock { snap.lobby to snap.lobby?.game }
+                // The message names the game the player sees; a newer one on the server is a stale_signature.
+                s.sign(SignedAction.REGISTER, ActionPayloads.register(lobby?.config?.betSize ?: 0), key, lobbyId, game?.id)
+            }
+            apply(timed { retry.run { api.register(lobbyId, key, auth) } })
             true
         } catch (e: RpsException.Problem) {
             lock.withLock { joinKey = null }
@@ -218,6 +256,7 @@ class GameSession(
                 refreshNow()
                 true
             } else {
+                if (e.code == ErrorCode.STALE_SIGNATURE) runCatchingRps { refreshNow() }
                 showError(e)
                 false
             }
@@ -232,10 +271,11 @@ class GameSession(
      * [GameUiState.Left]. Failures show as a non-fatal [GameUiState.Error].
      */
     suspend fun leave(): Boolean {
-        val bet = lock.withLock { snap.lobby?.config?.betSize ?: 0 }
+        val (bet, game) = lock.withLock { (snap.lobby?.config?.betSize ?: 0) to snap.lobby?.game?.id }
         return try {
             val key = UUID.randomUUID().toString()
-            val l = retry.run { api.leave(lobbyId, key) }
+            val auth = signer?.sign(SignedAction.LEAVE, ActionPayloads.leave(), key, lobbyId, game)
+            val l = retry.run { api.leave(lobbyId, key, auth) }
             lock.withLock {
                 snap = snap.copy(lobby = l, ending = GameUiState.Left(bet))
                 publish()

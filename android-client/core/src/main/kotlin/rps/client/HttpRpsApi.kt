@@ -3,7 +3,14 @@ package rps.client
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.runInterruptible
 import okhttp3.Interceptor
+import kotlinx.serialization.json.Json
+import kotlinx.serialization.json.JsonObject
+import kotlinx.serialization.json.JsonPrimitive
+import kotlinx.serialization.json.jsonObject
+import okhttp3.MediaType.Companion.toMediaType
 import okhttp3.OkHttpClient
+import okhttp3.Request
+import okhttp3.RequestBody.Companion.toRequestBody
 import rps.client.generated.apis.AccountsApi
 import rps.client.generated.apis.AdminApi
 import rps.client.generated.apis.EventsApi
@@ -36,7 +43,8 @@ import java.util.concurrent.TimeUnit
 class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpClient = defaultHttpClient()) :
     PlayerApi,
     DirectoryApi,
-    HistoryApi {
+    HistoryApi,
+    KeysApi {
     val http: OkHttpClient = baseClient.newBuilder().apply {
         if (token != null) {
             addInterceptor(
@@ -60,12 +68,12 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
 
     override suspend fun me() = call { Mappers.account(accounts.getMe()) }
     override suspend fun getLobby(lobbyId: String) = call { Mappers.lobby(lobbies.getLobby(UUID.fromString(lobbyId))) }
-    override suspend fun register(lobbyId: String, idempotencyKey: String) =
-        call { Mappers.lobby(play.registerPlayer(UUID.fromString(lobbyId), idempotencyKey)) }
-    override suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String) =
-        call { Mappers.lobby(play.commitMove(UUID.fromString(lobbyId), CommitRequest(commitment), idempotencyKey)) }
-    override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String) =
-        call { Mappers.lobby(play.revealMove(UUID.fromString(lobbyId), RevealRequest(reveal), idempotencyKey)) }
+    override suspend fun register(lobbyId: String, idempotencyKey: String, auth: ActionAuth?) =
+        call { Mappers.lobby(signed(auth).registerPlayer(UUID.fromString(lobbyId), idempotencyKey)) }
+    override suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String, auth: ActionAuth?) =
+        call { Mappers.lobby(signed(auth).commitMove(UUID.fromString(lobbyId), CommitRequest(commitment), idempotencyKey)) }
+    override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String, auth: ActionAuth?) =
+        call { Mappers.lobby(signed(auth).revealMove(UUID.fromString(lobbyId), RevealRequest(reveal), idempotencyKey)) }
     override suspend fun getGame(gameId: String) = call { Mappers.gameResult(games.getGame(UUID.fromString(gameId))) }
     override suspend fun signingKeys() = call { Mappers.signingKeys(operations.listSigningKeys()) }
     override suspend fun logInfo() = call { Mappers.logInfo(log.getLog()) }
@@ -82,20 +90,63 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
 
     override suspend fun rotateToken(idempotencyKey: String) = call { accounts.rotateToken(idempotencyKey).token }
 
-    override suspend fun createAccount(name: String) = call { Mappers.newAccount(accounts.createAccount(CreateAccountRequest(name))) }
+    override suspend fun createAccount(name: String, publicKey: String?, auth: ActionAuth?) =
+        call { Mappers.newAccount(AccountsApi(base, withHeaders(auth)).createAccount(CreateAccountRequest(name))) }
     override suspend fun listLobbies(after: String?, filter: LobbyFilter) = call {
         Mappers.lobbies(
             lobbies.listLobbies(minBet = filter.minBet, maxBet = filter.maxBet, ruleset = filter.ruleset, after = after, limit = PAGE),
         )
     }
     override suspend fun listRulesets() = call { Mappers.rulesets(rulesets.listRulesets()) }
-    override suspend fun quickJoin(betSize: Long, ruleset: String?, idempotencyKey: String) =
-        call { Mappers.lobby(play.quickJoin(MatchmakingRequest(betSize, ruleset), idempotencyKey)) }
+    override suspend fun quickJoin(betSize: Long, ruleset: String?, idempotencyKey: String, auth: ActionAuth?) =
+        call { Mappers.lobby(signed(auth).quickJoin(MatchmakingRequest(betSize, ruleset), idempotencyKey)) }
     override suspend fun getRuleset(id: String) = call { Mappers.ruleset(rulesets.getRuleset(id)) }
     override suspend fun myGames(after: String?) = call { Mappers.myGames(accounts.listMyGames(after = after, limit = PAGE)) }
 
-    override suspend fun leave(lobbyId: String, idempotencyKey: String) =
-        call { Mappers.lobby(play.leaveLobby(UUID.fromString(lobbyId), idempotencyKey)) }
+    override suspend fun leave(lobbyId: String, idempotencyKey: String, auth: ActionAuth?) =
+        call { Mappers.lobby(signed(auth).leaveLobby(UUID.fromString(lobbyId), idempotencyKey)) }
+
+    override suspend fun keyLog(accountId: String): List<KeyEvent> =
+        KeyEvent.listOf(rawJson(Request.Builder().url("$base/v1/accounts/${UUID.fromString(accountId)}/keys").get().build()))
+
+    override suspend fun addKey(publicKey: String, idempotencyKey: String, auth: ActionAuth) {
+        val body = JsonObject(mapOf("publicKey" to JsonPrimitive(publicKey))).toString().toRequestBody(JSON)
+        rawJson(Request.Builder().url("$base/v1/me/keys").post(body).header("Idempotency-Key", idempotencyKey).signedBy(auth).build())
+    }
+
+    override suspend fun retireKey(keyId: String, idempotencyKey: String, auth: ActionAuth) {
+        val url = "$base/v1/me/keys/" + keyId.filter { it.isLetterOrDigit() }
+        rawJson(Request.Builder().url(url).delete().header("Idempotency-Key", idempotencyKey).signedBy(auth).build())
+    }
+
+    /**
+     * The play endpoints with [auth]'s `Rps-*` headers on every request (a client of its own that
+     * shares this one's connections), or the unsigned ones.
+     */
+    private fun signed(auth: ActionAuth?): PlayApi = if (auth == null) play else PlayApi(base, withHeaders(auth))
+
+    private fun withHeaders(auth: ActionAuth?): OkHttpClient = if (auth == null) {
+        http
+    } else {
+        http.newBuilder().addInterceptor(Interceptor { chain -> chain.proceed(chain.request().newBuilder().signedBy(auth).build()) }).build()
+    }
+
+    private fun Request.Builder.signedBy(auth: ActionAuth) = apply { for ((k, v) in auth.headers()) header(k, v) }
+
+    /**
+     * A request the generated client does not cover as this client needs: the key log is read as
+     * raw JSON, since its hashes cover each event's data exactly as served.
+     */
+    private suspend fun rawJson(req: Request): JsonObject = call {
+        http.newCall(req).execute().use { r ->
+            val text = r.body?.string() ?: ""
+            if (!r.isSuccessful) throw RawProblem(Mappers.problem(r.code, text, r.header("Retry-After")?.toIntOrNull()))
+            if (text.isBlank()) JsonObject(emptyMap()) else Json.parseToJsonElement(text).jsonObject
+        }
+    }
+
+    /** Carries a problem out of [call], which would otherwise type it as unexpected. */
+    private class RawProblem(val problem: RpsException) : RuntimeException(problem)
 
     override suspend fun standings(by: StandingsOrder, period: StandingsPeriod, after: String?) = call {
         Mappers.standings(
@@ -156,6 +207,8 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
     suspend fun <T> call(block: () -> T): T = runInterruptible(Dispatchers.IO) {
         try {
             block()
+        } catch (e: RawProblem) {
+            throw e.problem
         } catch (e: ClientException) {
             throw Mappers.problem(e)
         } catch (e: ServerException) {
@@ -172,6 +225,8 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
     companion object {
         /** Items per page of the lists the app shows (the server's maximum). */
         const val PAGE = 100
+
+        private val JSON = "application/json".toMediaType()
 
         init {
             configureSerializer()

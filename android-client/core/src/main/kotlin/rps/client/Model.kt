@@ -367,7 +367,18 @@ enum class RoundStage(val wire: String) {
 }
 
 /** One player's part in a round; [move] is null until the round has closed (or when they did not reveal). */
-data class RoundMove(val accountId: String, val committed: Boolean, val revealed: Boolean, val move: Int?)
+data class RoundMove(
+    val accountId: String,
+    val committed: Boolean,
+    val revealed: Boolean,
+    val move: Int?,
+    /** The commitment and the reveal, null until the round has closed. */
+    val commitment: String? = null,
+    val reveal: String? = null,
+    /** The player's signatures of the commit and the reveal (128 hex), null until the round is public or when unsigned. */
+    val commitSignature: String? = null,
+    val revealSignature: String? = null,
+)
 
 /** A round's result and a page of its moves. */
 data class RoundTranscript(

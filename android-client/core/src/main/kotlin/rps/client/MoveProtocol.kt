@@ -61,6 +61,8 @@ class MoveProtocol(
     private val random: SecureRandom,
     private val retry: RetryPolicy,
     private val io: CoroutineDispatcher,
+    /** Signs the commit and the reveal with the player's key; null: sent unsigned (an account without a key). */
+    private val signer: ActionSigner? = null,
 ) {
     suspend fun saved(): VaultEntry? = withContext(io) { vault.load(lobbyId) }
 
@@ -79,9 +81,16 @@ class MoveProtocol(
         return e
     }
 
-    suspend fun commit(e: VaultEntry): LobbyView = retry.run { api.commit(lobbyId, e.commitment, e.commitKey) }
+    /** Sends [e]'s commitment, signed for its game and round (the signature binds both, so it is never stale). */
+    suspend fun commit(e: VaultEntry): LobbyView {
+        val auth = signer?.sign(SignedAction.COMMIT, ActionPayloads.commit(e.commitment), e.commitKey, lobbyId, e.gameId, e.round)
+        return retry.run { api.commit(lobbyId, e.commitment, e.commitKey, auth) }
+    }
 
-    suspend fun reveal(e: VaultEntry): LobbyView = retry.run { api.reveal(lobbyId, e.reveal, e.revealKey) }
+    suspend fun reveal(e: VaultEntry): LobbyView {
+        val auth = signer?.sign(SignedAction.REVEAL, ActionPayloads.reveal(e.reveal), e.revealKey, lobbyId, e.gameId, e.round)
+        return retry.run { api.reveal(lobbyId, e.reveal, e.revealKey, auth) }
+    }
 
     /** Forgets [e], unless the vault already holds a newer move. */
     suspend fun forget(e: VaultEntry) = withContext(io) { if (vault.load(lobbyId) == e) vault.clear(lobbyId) }

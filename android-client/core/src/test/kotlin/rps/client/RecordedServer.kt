@@ -72,6 +72,9 @@ class RecordedServer(val recording: Recording) :
     /** When set, changes each head served (a forger's or a broken server's head). */
     var tamperHead: ((SignedHead) -> SignedHead)? = null
 
+    /** The player's own actions as sent, each with its signature (null: unsigned). */
+    val authsSent = ArrayList<Pair<String, ActionAuth?>>()
+
     /** Calls of [signingKeys]. */
     var keyFetches = 0
 
@@ -124,10 +127,13 @@ class RecordedServer(val recording: Recording) :
     override suspend fun getLobby(lobbyId: String) = gate("get", null) { lobby() }
     override suspend fun getGame(gameId: String) = recording.games[gameId] ?: throw problem("not_found")
 
-    override suspend fun register(lobbyId: String, idempotencyKey: String) = gate("register", idempotencyKey) { own("register") }
-    override suspend fun leave(lobbyId: String, idempotencyKey: String) = gate("leave", idempotencyKey) { own("leave") }
+    override suspend fun register(lobbyId: String, idempotencyKey: String, auth: ActionAuth?) =
+        gate("register", idempotencyKey) { own("register") }.also { authsSent += "register" to auth }
+    override suspend fun leave(lobbyId: String, idempotencyKey: String, auth: ActionAuth?) =
+        gate("leave", idempotencyKey) { own("leave") }.also { authsSent += "leave" to auth }
 
-    override suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String) = gate("commit", idempotencyKey) {
+    override suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String, auth: ActionAuth?) = gate("commit", idempotencyKey) {
+        authsSent += "commit" to auth
         onCommit?.invoke()
         own("commit") { m ->
             if (m.commitment != commitment) {
@@ -136,7 +142,8 @@ class RecordedServer(val recording: Recording) :
         }
     }
 
-    override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String) = gate("reveal", idempotencyKey) {
+    override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String, auth: ActionAuth?) = gate("reveal", idempotencyKey) {
+        authsSent += "reveal" to auth
         own("reveal") { m -> if (m.refusal == null) check(m.response!!.game!!.you!!.revealed) { "$m: not revealed" } }
     }
 
