@@ -2,25 +2,19 @@ package rps.app
 
 import android.app.Activity
 import android.app.AlertDialog
-import android.content.ActivityNotFoundException
 import android.content.Intent
-import android.graphics.Bitmap
-import android.graphics.BitmapFactory
-import android.net.Uri
 import android.os.Bundle
-import android.provider.MediaStore
 import android.text.InputType
 import android.view.View
 import android.widget.EditText
 import android.widget.LinearLayout
 import android.widget.ScrollView
-import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.MainScope
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.launch
-import kotlinx.coroutines.withContext
+import rps.client.ActionAuth
 import rps.client.ErrorCode
-import rps.client.QrCodes
+import rps.client.KeysUiState
 import rps.client.RpsException
 import rps.client.SignInCode
 import java.util.UUID
@@ -77,11 +71,17 @@ class AccountActivity : Activity() {
     internal val create by lazy { button(R.string.create_account) { createAccount() } }
     internal val signIn by lazy { button(R.string.sign_in) { signInWith(token.text.toString()) } }
     internal val scan by lazy {
-        button(R.string.scan_qr, primary = false) { pick(Intent(MediaStore.ACTION_IMAGE_CAPTURE), REQUEST_CAMERA) }
+        button(R.string.scan_qr, primary = false) { pick(QrPictures.takePhoto(), QrPictures.REQUEST_CAMERA) }
     }
     internal val choosePicture by lazy {
-        button(R.string.choose_picture, primary = false) { pick(Intent(Intent.ACTION_GET_CONTENT).setType("image/*"), REQUEST_PICTURE) }
+        button(R.string.choose_picture, primary = false) { pick(QrPictures.choosePicture(), QrPictures.REQUEST_PICTURE) }
     }
+
+    /** The account's keys on this device and its other phones. */
+    internal val keys by lazy { button(R.string.keys, primary = false) { startActivity(Intent(this, KeysActivity::class.java)) } }
+
+    /** Red when the account's key log shows a key this phone did not add (its KeyWatch). */
+    internal val keyNotice by lazy { notice().apply { visibility = View.GONE } }
     internal val lobbies by lazy { button(R.string.lobbies) { startActivity(Intent(this, LobbyListActivity::class.java)) } }
     internal val myGames by lazy { button(R.string.my_games, primary = false) { startActivity(Intent(this, MyGamesActivity::class.java)) } }
 
@@ -106,7 +106,8 @@ class AccountActivity : Activity() {
         accountStep.add(serverState).add(changeServer)
             .add(text(Type.HEADING).apply { setText(R.string.new_here) }).add(name).add(create)
             .add(text(Type.HEADING).apply { setText(R.string.have_token) }).add(token).add(signIn).add(scan).add(choosePicture)
-        signedIn.add(account).add(info).add(lobbies).add(myGames).add(notifyOff).add(allowNotify).add(rotate).add(switch).add(signOut)
+        signedIn.add(account).add(info).add(keyNotice).add(lobbies).add(myGames).add(keys).add(notifyOff).add(allowNotify).add(rotate)
+            .add(switch).add(signOut)
         val heading = text(Type.DISPLAY).apply { setText(R.string.app_title) }
         setContentView(ScrollView(this).apply { addView(column().add(heading).add(status).add(signedIn).add(serverStep).add(accountStep)) })
         status.showStatus(null)
@@ -177,6 +178,19 @@ class AccountActivity : Activity() {
                 status.showStatus(accountFailure(e), failure = true)
             }
         }
+        watchKeys(a)
+    }
+
+    /** The account's key log, watched for keys this phone did not add: the details are on the keys screen. */
+    private fun watchKeys(a: StoredAccount) {
+        keyNotice.visibility = View.GONE
+        scope.launch {
+            val keys = app.accountKeysOf(a)
+            keys.refresh()
+            val s = keys.state.value
+            val alarming = s is KeysUiState.Broken || (s is KeysUiState.Keys && s.alerts.isNotEmpty())
+            keyNotice.showStatus(if (alarming) getString(R.string.keys_notice_account) else null, failure = true)
+        }
     }
 
     /** Checks [typed] with `GET /readyz` before offering to create an account or sign in there. */
@@ -211,8 +225,12 @@ class AccountActivity : Activity() {
         create.isEnabled = false
         scope.launch {
             try {
-                val created = app.connect(url, null).directory.createAccount(wanted)
-                app.signIn(created.account.id, created.account.name, url, created.token)
+                // The account is born with this phone's key: every action it takes is signed from the first.
+                val b = app.connect(url, null)
+                val (ref, key) = app.deviceKeys.create()
+                val auth = ActionAuth.signUp(key, wanted, app.originOf(url, b), app.clock.nowMs())
+                val created = b.directory.createAccount(wanted, key.publicKeyHex, auth)
+                app.signIn(created.account.id, created.account.name, url, created.token, ref, key.keyId)
                 status.showStatus(getString(R.string.account_created))
                 showAccount()
             } catch (e: RpsException.Problem) {
@@ -264,26 +282,14 @@ class AccountActivity : Activity() {
     }
 
     private fun pick(intent: Intent, request: Int) {
-        try {
-            startActivityForResult(intent, request)
-        } catch (e: ActivityNotFoundException) {
-            status.showStatus(getString(R.string.no_picture_app), failure = true)
-        }
+        if (!QrPictures.pick(this, intent, request)) status.showStatus(getString(R.string.no_picture_app), failure = true)
     }
 
     override fun onActivityResult(requestCode: Int, resultCode: Int, data: Intent?) {
         super.onActivityResult(requestCode, resultCode, data)
         if (resultCode != RESULT_OK || data == null) return
         scope.launch {
-            val text = withContext(Dispatchers.Default) {
-                val picture = when (requestCode) {
-                    REQUEST_CAMERA -> data.extras?.get("data") as? Bitmap
-                    REQUEST_PICTURE -> data.data?.let(::readPicture)
-                    else -> null
-                }
-                picture?.let { b -> IntArray(b.width * b.height).also { b.getPixels(it, 0, b.width, 0, 0, b.width, b.height) } }
-                    ?.let { QrCodes.decode(it, picture.width, picture.height) }
-            }
+            val text = QrPictures.textOf(this@AccountActivity, requestCode, data)
             if (text == null) {
                 status.showStatus(getString(R.string.no_qr_found), failure = true)
             } else {
@@ -291,16 +297,6 @@ class AccountActivity : Activity() {
                 signInWith(text)
             }
         }
-    }
-
-    /** The picture at [uri], scaled down to at most about [MAX_PICTURE_PX] a side (a QR code needs no more). */
-    private fun readPicture(uri: Uri): Bitmap? {
-        val bounds = BitmapFactory.Options().apply { inJustDecodeBounds = true }
-        contentResolver.openInputStream(uri)?.use { BitmapFactory.decodeStream(it, null, bounds) } ?: return null
-        var sample = 1
-        while (maxOf(bounds.outWidth, bounds.outHeight) / sample > MAX_PICTURE_PX) sample *= 2
-        val opts = BitmapFactory.Options().apply { inSampleSize = sample }
-        return contentResolver.openInputStream(uri)?.use { BitmapFactory.decodeStream(it, null, opts) }
     }
 
     private fun rotateToken() {
@@ -394,9 +390,6 @@ class AccountActivity : Activity() {
     }
 
     companion object {
-        const val REQUEST_CAMERA = 1
-        const val REQUEST_PICTURE = 2
-        private const val MAX_PICTURE_PX = 1600
         private const val STATE_SERVER = "checkedServer"
         private const val STATE_ADDING = "adding"
     }

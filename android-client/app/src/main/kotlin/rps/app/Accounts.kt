@@ -7,8 +7,19 @@ import org.json.JSONObject
 import rps.client.Sealer
 import java.security.GeneralSecurityException
 
-/** An account this device can play as: on [server], with its token sealed by the Keystore key. */
-data class StoredAccount(val id: String, val name: String, val server: String, val sealedToken: String) {
+/**
+ * An account this device can play as: on [server], with its token sealed by the Keystore key; its
+ * player key on this device ([keyRef], [DeviceKeys]) and the keys this device added to it
+ * ([knownKeys]: its own and other phones' it vouched for), which its KeyWatch does not report.
+ */
+data class StoredAccount(
+    val id: String,
+    val name: String,
+    val server: String,
+    val sealedToken: String,
+    val keyRef: String? = null,
+    val knownKeys: List<String> = emptyList(),
+) {
     /** The folder of its private files (vault, checkpoints): one per account, so nothing crosses over. */
     val folder: String get() = "accounts/" + id.filter { it.isLetterOrDigit() || it == '-' }
 }
@@ -22,7 +33,15 @@ class AccountStore(private val prefs: SharedPreferences, private val sealer: Sea
         val a = JSONArray(prefs.getString(KEY_ACCOUNTS, "[]"))
         return (0 until a.length()).map { i ->
             val o = a.getJSONObject(i)
-            StoredAccount(o.getString("id"), o.getString("name"), o.getString("server"), o.getString("token"))
+            val known = o.optJSONArray("knownKeys")
+            StoredAccount(
+                o.getString("id"),
+                o.getString("name"),
+                o.getString("server"),
+                o.getString("token"),
+                o.optString("keyRef", "").ifEmpty { null },
+                known?.let { k -> (0 until k.length()).map { k.getString(it) } }.orEmpty(),
+            )
         }
     }
 
@@ -36,8 +55,23 @@ class AccountStore(private val prefs: SharedPreferences, private val sealer: Sea
     }
 
     /** Adds (or replaces, for the same id on the same server) an account and makes it current. */
-    fun add(id: String, name: String, server: String, token: String): StoredAccount {
-        val acc = StoredAccount(id, name, server, seal(token))
+    fun add(
+        id: String,
+        name: String,
+        server: String,
+        token: String,
+        keyRef: String? = null,
+        keyId: String? = null,
+    ): StoredAccount {
+        val before = all().firstOrNull { it.id == id && it.server == server }
+        val acc = StoredAccount(
+            id,
+            name,
+            server,
+            seal(token),
+            keyRef ?: before?.keyRef,
+            (before?.knownKeys.orEmpty() + listOfNotNull(keyId)).distinct(),
+        )
         save(all().filterNot { it.id == acc.id } + acc, acc.id)
         rememberServer(server)
         return acc
@@ -45,6 +79,17 @@ class AccountStore(private val prefs: SharedPreferences, private val sealer: Sea
 
     fun replaceToken(id: String, token: String) {
         save(all().map { if (it.id == id) it.copy(sealedToken = seal(token)) else it }, prefs.getString(KEY_CURRENT, null))
+    }
+
+    /** [a]'s key on this device is now [keyRef] (id [keyId]). */
+    fun setKey(id: String, keyRef: String, keyId: String) =
+        update(id) { it.copy(keyRef = keyRef, knownKeys = (it.knownKeys + keyId).distinct()) }
+
+    /** This device added key [keyId] to the account (another phone's): not news for its KeyWatch. */
+    fun addKnownKey(id: String, keyId: String) = update(id) { it.copy(knownKeys = (it.knownKeys + keyId).distinct()) }
+
+    private fun update(id: String, change: (StoredAccount) -> StoredAccount) {
+        save(all().map { if (it.id == id) change(it) else it }, prefs.getString(KEY_CURRENT, null))
     }
 
     fun rename(id: String, name: String) {
@@ -76,7 +121,10 @@ class AccountStore(private val prefs: SharedPreferences, private val sealer: Sea
     private fun save(accounts: List<StoredAccount>, current: String?) {
         val a = JSONArray()
         for (x in accounts) {
-            a.put(JSONObject().put("id", x.id).put("name", x.name).put("server", x.server).put("token", x.sealedToken))
+            a.put(
+                JSONObject().put("id", x.id).put("name", x.name).put("server", x.server).put("token", x.sealedToken)
+                    .put("keyRef", x.keyRef ?: "").put("knownKeys", JSONArray(x.knownKeys)),
+            )
         }
         prefs.edit().putString(KEY_ACCOUNTS, a.toString()).putString(KEY_CURRENT, current).commit()
     }

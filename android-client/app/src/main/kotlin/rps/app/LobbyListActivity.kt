@@ -15,12 +15,14 @@ import kotlinx.coroutines.Job
 import kotlinx.coroutines.MainScope
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.launch
+import rps.client.ActionPayloads
 import rps.client.BetBand
 import rps.client.ErrorCode
 import rps.client.LobbyFilter
 import rps.client.LobbyView
 import rps.client.RpsException
 import rps.client.RulesetSummary
+import rps.client.SignedAction
 import rps.client.Stage
 import java.util.UUID
 
@@ -364,7 +366,9 @@ class LobbyListActivity : Activity() {
         joinStatus.showStatus(getString(R.string.quick_join_joining, bet))
         scope.launch {
             try {
-                val lobby = app.backend().directory.quickJoin(bet, choice.second, key)
+                val auth = app.account?.let { app.signerOf(it) }
+                    ?.sign(SignedAction.QUICK_JOIN, ActionPayloads.quickJoin(bet, choice.second), key)
+                val lobby = app.backend().directory.quickJoin(bet, choice.second, key, auth)
                 pendingJoin = null
                 joinStatus.showStatus(null)
                 startActivity(Intent(this@LobbyListActivity, LobbyActivity::class.java).putExtra(LobbyActivity.EXTRA_LOBBY, lobby.id))

@@ -4,9 +4,12 @@ import android.app.Application
 import android.content.Context
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.MainScope
+import rps.client.AccountKeys
+import rps.client.ActionSigner
 import rps.client.AesGcmSealer
 import rps.client.ChainCheckpoints
 import rps.client.Clock
+import rps.client.DeviceKeyHolder
 import rps.client.DirectoryApi
 import rps.client.EventFeed
 import rps.client.FileChainCheckpoints
@@ -16,8 +19,13 @@ import rps.client.GameSession
 import rps.client.HistoryApi
 import rps.client.HttpEventFeed
 import rps.client.HttpRpsApi
+import rps.client.KeysApi
 import rps.client.LogAuditor
 import rps.client.PlayerApi
+import rps.client.PlayerKey
+import rps.client.PlayerSignatures
+import rps.client.RetryPolicy
+import rps.client.RoundMove
 import rps.client.TranscriptRounds
 import rps.client.Vault
 import java.io.File
@@ -25,7 +33,13 @@ import java.security.SecureRandom
 import javax.crypto.SecretKey
 
 /** What the screens talk to: one server, as one account (or anonymously). */
-class Backend(val player: PlayerApi, val directory: DirectoryApi, val feed: EventFeed, val history: HistoryApi)
+class Backend(
+    val player: PlayerApi,
+    val directory: DirectoryApi,
+    val feed: EventFeed,
+    val history: HistoryApi,
+    val keys: KeysApi,
+)
 
 /**
  * App-wide state: the accounts signed in on this device ([accounts]; tokens sealed with a key
@@ -61,10 +75,49 @@ open class RpsApp : Application() {
     open val random: SecureRandom get() = SecureRandom()
 
     open fun connect(serverUrl: String, token: String?): Backend = HttpRpsApi(serverUrl, token).let {
-        Backend(it, it, HttpEventFeed(it), it)
+        Backend(it, it, HttpEventFeed(it), it, it)
     }
 
     protected open fun secretKey(): SecretKey = AndroidKeystoreKeys.key()
+
+    /** Whether player keys are made in the Android Keystore (Ed25519 there from Android 13); tests keep them sealed. */
+    protected open val keystorePlayerKeys: Boolean get() = DeviceKeys.keystoreMayHaveEd25519
+
+    /** The accounts' player keys on this device. */
+    val deviceKeys: DeviceKeys by lazy { DeviceKeys(File(filesDir, "keys"), sealer, keystorePlayerKeys) }
+
+    private val origins = HashMap<String, String>()
+
+    /** The transparency log's origin of [server] (what every signature binds), read once. */
+    suspend fun originOf(server: String, b: Backend): String = origins[server] ?: readOrigin(b).also { origins[server] = it }
+
+    protected open suspend fun readOrigin(b: Backend): String = RetryPolicy().run { b.player.logInfo().origin }
+
+    /** [a]'s key on this device, or null when it has none (or it is gone). */
+    fun keyOf(a: StoredAccount): PlayerKey? = a.keyRef?.let(deviceKeys::open)
+
+    /** Signs [a]'s actions with its key on this device; null: they go unsigned. */
+    fun signerOf(a: StoredAccount, b: Backend = backendOf(a)): ActionSigner? =
+        keyOf(a)?.let { ActionSigner(it, a.id, { originOf(a.server, b) }, clock) }
+
+    /** The keys screen's work for [a]: its key log watched, its first key bound, other phones added. */
+    fun accountKeysOf(a: StoredAccount): AccountKeys {
+        val b = backendOf(a)
+        val holder = object : DeviceKeyHolder {
+            private fun stored() = accounts.all().firstOrNull { it.id == a.id } ?: a
+            override fun key() = keyOf(stored())
+            override val inKeystore get() = stored().keyRef?.let(deviceKeys::inKeystore) == true
+            override fun create(): PlayerKey {
+                val (ref, key) = deviceKeys.create()
+                accounts.setKey(a.id, ref, key.keyId)
+                forgetSessions(a) // its sessions sign from now on
+                return key
+            }
+            override fun known() = stored().knownKeys.toSet()
+            override fun addKnown(keyId: String) = accounts.addKnownKey(a.id, keyId)
+        }
+        return AccountKeys(b.keys, a.id, { originOf(a.server, b) }, holder, clock)
+    }
 
     val account: StoredAccount? get() = accounts.current
 
@@ -112,6 +165,13 @@ open class RpsApp : Application() {
             ),
             scope, clock = clock, random = random, checkpoints = checkpointsOf(a), logAuditor = logAuditorOf(a, b),
             pastRounds = TranscriptRounds(b.history, b.directory),
+            signer = signerOf(a, b),
+            signatures = PlayerSignatures(
+                b.keys,
+                { originOf(a.server, b) },
+                { gameId -> b.player.getGame(gameId).config.betSize },
+                { gameId, round -> transcriptMoves(b.history, gameId, round) },
+            ),
         )
             .also {
                 sessions[key] = it
@@ -120,13 +180,32 @@ open class RpsApp : Application() {
             }
     }
 
+    /** Every move of a round, page after page. */
+    private suspend fun transcriptMoves(h: HistoryApi, gameId: String, round: Int): List<RoundMove> {
+        val out = ArrayList<RoundMove>()
+        var after: String? = null
+        do {
+            val page = h.round(gameId, round, after)
+            out += page.moves
+            after = page.next
+        } while (after != null)
+        return out
+    }
+
     /** The lobbies in which [a] has a move waiting to be revealed. */
     fun pendingMoves(a: StoredAccount): List<String> = vaultOf(a).pendingLobbies()
 
     /** Signs in as a new account (or again as a known one) and makes it the one in use. */
-    fun signIn(id: String, name: String, server: String, token: String): StoredAccount {
+    fun signIn(
+        id: String,
+        name: String,
+        server: String,
+        token: String,
+        keyRef: String? = null,
+        keyId: String? = null,
+    ): StoredAccount {
         accounts.all().firstOrNull { it.id == id }?.let(::forgetSessions)
-        return accounts.add(id, name, server, token)
+        return accounts.add(id, name, server, token, keyRef, keyId)
     }
 
     /** Makes [a] the account in use; the other accounts' sessions go on with their own tokens. */

@@ -118,6 +118,8 @@ internal fun Context.message(e: RpsException): String = when (e) {
     is RpsException.BadHead -> getString(R.string.error_bad_head)
     is RpsException.VaultMissing -> getString(R.string.error_vault_missing, e.round)
     is RpsException.Unexpected -> getString(R.string.error_unexpected)
+    is RpsException.UnsignedAction -> getString(R.string.error_unsigned_action, e.event.seq)
+    is RpsException.KeyLogBroken -> getString(R.string.error_key_log_broken)
     is RpsException.LogMisbehavior -> getString(
         when (e.kind) {
             RpsException.LogMisbehavior.Kind.UNTRUSTED_KEY -> R.string.error_log_untrusted_key
@@ -158,6 +160,12 @@ private fun errorText(code: ErrorCode): Int = when (code) {
     ErrorCode.NO_MATCH -> R.string.error_no_match
     ErrorCode.UNAVAILABLE -> R.string.error_unavailable
     ErrorCode.NOT_LOGGED -> R.string.error_not_logged
+    ErrorCode.SIGNATURE_REQUIRED -> R.string.error_signature_required
+    ErrorCode.KEY_REQUIRED -> R.string.error_key_required
+    ErrorCode.BAD_SIGNATURE -> R.string.error_bad_signature
+    ErrorCode.SIGNATURE_EXPIRED -> R.string.error_signature_expired
+    ErrorCode.STALE_SIGNATURE -> R.string.error_stale_signature
+    ErrorCode.LAST_KEY -> R.string.error_last_key
     ErrorCode.UNKNOWN -> R.string.error_unknown
 }
 

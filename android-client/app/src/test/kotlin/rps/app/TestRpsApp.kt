@@ -40,12 +40,18 @@ class TestRpsApp : RpsApp() {
     override val clock: Clock get() = Clock { now }
 
     override fun connect(serverUrl: String, token: String?): Backend = if (serverUrl.startsWith(FAKE_URL)) {
-        Backend(AsToken(token, Fakes.server), Fakes.directory, Fakes.server, Fakes.history)
+        Backend(AsToken(token, Fakes.server), Fakes.directory, Fakes.server, Fakes.history, Fakes.keys)
     } else {
         super.connect(serverUrl, token)
     }
 
     override fun secretKey() = SecretKeySpec(ByteArray(32) { it.toByte() }, "AES")
+
+    /** Robolectric has no Android Keystore: player keys are sealed software keys, as on a phone without Ed25519 in its Keystore. */
+    override val keystorePlayerKeys get() = false
+
+    /** The recordings without a transparency log sign for a log of this name. */
+    override suspend fun readOrigin(b: Backend) = FakeKeys.ORIGIN
 
     override val random get() = Fakes.server.random
 
@@ -70,6 +76,9 @@ object Fakes {
     /** History: the recorded game's transcript, from its recording; the rest as [recorded] (app-fixes). */
     lateinit var history: HistoryApi
 
+    /** Every account's key log, and the keys added through the app. */
+    lateinit var keys: FakeKeys
+
     /** The accounts other than the recording's player, by token. */
     val others = HashMap<String, AccountInfo>()
 
@@ -82,6 +91,7 @@ object Fakes {
         recorded = RecordedHttp("lobbies")
         directory = FakeDirectory(server, recorded.api("ada"))
         history = RecordedGameHistory(server, recorded.api("ada"))
+        keys = FakeKeys(server.meId)
         others.clear()
         movesSentWith.clear()
     }
@@ -122,7 +132,9 @@ class FakeDirectory(private val server: RecordedServer, private val recorded: Di
 
     override suspend fun isReady() = ready
 
-    override suspend fun createAccount(name: String, publicKey: String?, auth: ActionAuth?) = NewAccount(AccountInfo(server.meId, name, "player", 0), "secret-token-of-$name")
+    override suspend fun createAccount(name: String, publicKey: String?, auth: ActionAuth?) = also {
+        if (publicKey != null && auth != null) Fakes.keys.signUp(name, publicKey, auth)
+    }.let { NewAccount(AccountInfo(server.meId, name, "player", 0), "secret-token-of-$name") }
 
     override suspend fun rotateToken(idempotencyKey: String) = "rotated-token-${++rotations}"
 

@@ -2,11 +2,11 @@ package rps.client
 
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.runInterruptible
-import okhttp3.Interceptor
 import kotlinx.serialization.json.Json
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.jsonObject
+import okhttp3.Interceptor
 import okhttp3.MediaType.Companion.toMediaType
 import okhttp3.OkHttpClient
 import okhttp3.Request
@@ -68,12 +68,49 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
 
     override suspend fun me() = call { Mappers.account(accounts.getMe()) }
     override suspend fun getLobby(lobbyId: String) = call { Mappers.lobby(lobbies.getLobby(UUID.fromString(lobbyId))) }
-    override suspend fun register(lobbyId: String, idempotencyKey: String, auth: ActionAuth?) =
-        call { Mappers.lobby(signed(auth).registerPlayer(UUID.fromString(lobbyId), idempotencyKey)) }
-    override suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String, auth: ActionAuth?) =
-        call { Mappers.lobby(signed(auth).commitMove(UUID.fromString(lobbyId), CommitRequest(commitment), idempotencyKey)) }
-    override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String, auth: ActionAuth?) =
-        call { Mappers.lobby(signed(auth).revealMove(UUID.fromString(lobbyId), RevealRequest(reveal), idempotencyKey)) }
+    override suspend fun register(lobbyId: String, idempotencyKey: String, auth: ActionAuth?) = call {
+        val a = auth
+        Mappers.lobby(
+            play.registerPlayer(
+                UUID.fromString(lobbyId),
+                idempotencyKey,
+                a?.keyId,
+                a?.signedAt,
+                a?.signature,
+                a?.gameId?.let(UUID::fromString),
+            ),
+        )
+    }
+    override suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String, auth: ActionAuth?) = call {
+        val a = auth
+        Mappers.lobby(
+            play.commitMove(
+                UUID.fromString(lobbyId),
+                CommitRequest(commitment),
+                idempotencyKey,
+                a?.keyId,
+                a?.signedAt,
+                a?.signature,
+                a?.gameId?.let(UUID::fromString),
+                a?.round,
+            ),
+        )
+    }
+    override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String, auth: ActionAuth?) = call {
+        val a = auth
+        Mappers.lobby(
+            play.revealMove(
+                UUID.fromString(lobbyId),
+                RevealRequest(reveal),
+                idempotencyKey,
+                a?.keyId,
+                a?.signedAt,
+                a?.signature,
+                a?.gameId?.let(UUID::fromString),
+                a?.round,
+            ),
+        )
+    }
     override suspend fun getGame(gameId: String) = call { Mappers.gameResult(games.getGame(UUID.fromString(gameId))) }
     override suspend fun signingKeys() = call { Mappers.signingKeys(operations.listSigningKeys()) }
     override suspend fun logInfo() = call { Mappers.logInfo(log.getLog()) }
@@ -98,13 +135,27 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
         )
     }
     override suspend fun listRulesets() = call { Mappers.rulesets(rulesets.listRulesets()) }
-    override suspend fun quickJoin(betSize: Long, ruleset: String?, idempotencyKey: String, auth: ActionAuth?) =
-        call { Mappers.lobby(signed(auth).quickJoin(MatchmakingRequest(betSize, ruleset), idempotencyKey)) }
+    override suspend fun quickJoin(betSize: Long, ruleset: String?, idempotencyKey: String, auth: ActionAuth?) = call {
+        Mappers.lobby(
+            play.quickJoin(MatchmakingRequest(betSize, ruleset), idempotencyKey, auth?.keyId, auth?.signedAt, auth?.signature),
+        )
+    }
     override suspend fun getRuleset(id: String) = call { Mappers.ruleset(rulesets.getRuleset(id)) }
     override suspend fun myGames(after: String?) = call { Mappers.myGames(accounts.listMyGames(after = after, limit = PAGE)) }
 
-    override suspend fun leave(lobbyId: String, idempotencyKey: String, auth: ActionAuth?) =
-        call { Mappers.lobby(signed(auth).leaveLobby(UUID.fromString(lobbyId), idempotencyKey)) }
+    override suspend fun leave(lobbyId: String, idempotencyKey: String, auth: ActionAuth?) = call {
+        val a = auth
+        Mappers.lobby(
+            play.leaveLobby(
+                UUID.fromString(lobbyId),
+                idempotencyKey,
+                a?.keyId,
+                a?.signedAt,
+                a?.signature,
+                a?.gameId?.let(UUID::fromString),
+            ),
+        )
+    }
 
     override suspend fun keyLog(accountId: String): List<KeyEvent> =
         KeyEvent.listOf(rawJson(Request.Builder().url("$base/v1/accounts/${UUID.fromString(accountId)}/keys").get().build()))
@@ -119,16 +170,15 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
         rawJson(Request.Builder().url(url).delete().header("Idempotency-Key", idempotencyKey).signedBy(auth).build())
     }
 
-    /**
-     * The play endpoints with [auth]'s `Rps-*` headers on every request (a client of its own that
-     * shares this one's connections), or the unsigned ones.
-     */
-    private fun signed(auth: ActionAuth?): PlayApi = if (auth == null) play else PlayApi(base, withHeaders(auth))
-
+    /** This client with [auth]'s `Rps-*` headers on every request (sharing its connections), for calls the contract has no header parameters for yet. */
     private fun withHeaders(auth: ActionAuth?): OkHttpClient = if (auth == null) {
         http
     } else {
-        http.newBuilder().addInterceptor(Interceptor { chain -> chain.proceed(chain.request().newBuilder().signedBy(auth).build()) }).build()
+        http.newBuilder().addInterceptor(
+            Interceptor { chain ->
+                chain.proceed(chain.request().newBuilder().signedBy(auth).build())
+            },
+        ).build()
     }
 
     private fun Request.Builder.signedBy(auth: ActionAuth) = apply { for ((k, v) in auth.headers()) header(k, v) }

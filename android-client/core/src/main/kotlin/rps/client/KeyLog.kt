@@ -52,7 +52,15 @@ data class KeyEvent(
         fun listOf(answer: JsonObject): List<KeyEvent> = answer["events"]!!.jsonArray.map { x ->
             val o = x.jsonObject
             fun s(k: String) = o[k]!!.jsonPrimitive.content
-            KeyEvent(o["seq"]!!.jsonPrimitive.longOrNull!!, s("type"), s("accountId"), s("at"), o["data"]!!.jsonObject, s("prevHash"), s("hash"))
+            KeyEvent(
+                o["seq"]!!.jsonPrimitive.longOrNull!!,
+                s("type"),
+                s("accountId"),
+                s("at"),
+                o["data"]!!.jsonObject,
+                s("prevHash"),
+                s("hash"),
+            )
         }
     }
 }
@@ -144,7 +152,21 @@ data class KeyHistory(val accountId: String, val keys: List<KeyRecord>, val even
                         } else {
                             ActionPayloads.addKey(publicKey)
                         }
-                        checkSignature(e, origin, action, if (action == SignedAction.SIGN_UP) null else accountId, payload, signer, signerKey)
+                        checkSignature(
+                            e,
+                            origin,
+                            action,
+                            if (action ==
+                                SignedAction.SIGN_UP
+                            ) {
+                                null
+                            } else {
+                                accountId
+                            },
+                            payload,
+                            signer,
+                            signerKey,
+                        )
                         keys[keyId] = KeyRecord(keyId, publicKey, e.seq, e.at, via, signer)
                     }
                     KeyEvent.KEY_RETIRED -> {
@@ -160,7 +182,11 @@ data class KeyHistory(val accountId: String, val keys: List<KeyRecord>, val even
                         val retired = (e.data["retired"] as? kotlinx.serialization.json.JsonArray)?.map { it.jsonPrimitive.content }
                             ?: broken("no list of retired keys")
                         val wasActive = keys.values.filter { it.active }.map { it.keyId }.toSet()
-                        if (retired.toSet() != wasActive) broken("retires $retired, but the account's active keys were ${wasActive.sorted()}")
+                        if (retired.toSet() !=
+                            wasActive
+                        ) {
+                            broken("retires $retired, but the account's active keys were ${wasActive.sorted()}")
+                        }
                         for (id in retired) keys[id] = keys.getValue(id).copy(retiredSeq = e.seq, retiredAt = e.at)
                         keys[keyId] = KeyRecord(keyId, publicKey, e.seq, e.at, KeyRecord.VIA_RECOVERY, null)
                     }

@@ -16,8 +16,13 @@ sealed interface KeyAlert {
     }
 
     /** The operator replaced the account's keys (a recovery): [retired] are the keys it retired, [key] the one it added. */
-    data class Recovered(override val event: KeyEvent, val key: KeyRecord, val retired: List<String>, val admin: String?, val reason: String?) :
-        KeyAlert {
+    data class Recovered(
+        override val event: KeyEvent,
+        val key: KeyRecord,
+        val retired: List<String>,
+        val admin: String?,
+        val reason: String?,
+    ) : KeyAlert {
         override val evidence: String get() = event.evidence
     }
 
@@ -71,7 +76,11 @@ class KeyWatch(private val keys: KeysApi, private val accountId: String, private
                 val keyId = e.str("keyId") ?: continue
                 when (e.type) {
                     KeyEvent.KEY_ADDED -> if (keyId !in mine) alerts += KeyAlert.UnknownKey(e, history.key(keyId)!!)
-                    KeyEvent.KEY_RETIRED -> if (keyId in mine && e.str("signer") !in mine) alerts += KeyAlert.KeyRetired(e, keyId, e.str("signer"))
+                    KeyEvent.KEY_RETIRED -> if (keyId in mine &&
+                        e.str("signer") !in mine
+                    ) {
+                        alerts += KeyAlert.KeyRetired(e, keyId, e.str("signer"))
+                    }
                     KeyEvent.KEYS_RECOVERED -> if (keyId == deviceKeyId) {
                         ownRecovery = e
                     } else {

@@ -189,7 +189,18 @@ object Mappers {
         stage = RoundStage.fromWire(r.stage.value),
         remaining = r.remaining,
         counts = r.counts,
-        moves = r.moves.map { RoundMove(it.accountId.toString(), it.committed, it.revealed, it.move, it.commitment, it.reveal) },
+        moves = r.moves.map {
+            RoundMove(
+                it.accountId.toString(),
+                it.committed,
+                it.revealed,
+                it.move,
+                it.commitment,
+                it.reveal,
+                it.commitSignature,
+                it.revealSignature,
+            )
+        },
         next = r.next,
     )
 

@@ -158,7 +158,13 @@ object ActionPayloads {
  * A signed request's `Rps-*` headers: the key, when it signed, the signature, and the game and
  * round the message names (register, leave, commit, reveal), so the server rebuilds the message.
  */
-data class ActionAuth(val keyId: String, val signedAt: Long, val signature: String, val gameId: String?, val round: Int?) {
+data class ActionAuth(
+    val keyId: String,
+    val signedAt: Long,
+    val signature: String,
+    val gameId: String?,
+    val round: Int?,
+) {
     fun headers(): Map<String, String> = buildMap {
         put("Rps-Key-Id", keyId)
         put("Rps-Signed-At", signedAt.toString())
@@ -170,6 +176,19 @@ data class ActionAuth(val keyId: String, val signedAt: Long, val signature: Stri
     companion object {
         /** Signs [m] with [key] and carries what the server needs beside the request to rebuild it. */
         fun of(m: ActionMessage, key: PlayerKey): ActionAuth = ActionAuth(m.keyId, m.signedAt, Crypto.hex(m.sign(key)), m.gameId, m.round)
+
+        /** An account born with [key]: `sign_up` of [name] (exactly as sent) under the log's [origin]. */
+        fun signUp(key: PlayerKey, name: String, origin: String, signedAt: Long): ActionAuth = of(
+            ActionMessage(
+                origin, SignedAction.SIGN_UP, null, null, null, null,
+                ActionPayloads.signUp(
+                    name,
+                    key.publicKeyHex,
+                ),
+                null, key.keyId, signedAt,
+            ),
+            key,
+        )
     }
 }
 
@@ -177,7 +196,12 @@ data class ActionAuth(val keyId: String, val signedAt: Long, val signature: Stri
  * Signs one account's actions with its [key]: the message's origin is the server's log's
  * (read once, by [origin]), its instant the device's [clock].
  */
-class ActionSigner(val key: PlayerKey, private val player: String, private val origin: suspend () -> String, private val clock: Clock = Clock.SYSTEM) {
+class ActionSigner(
+    val key: PlayerKey,
+    private val player: String,
+    private val origin: suspend () -> String,
+    private val clock: Clock = Clock.SYSTEM,
+) {
     @Volatile private var knownOrigin: String? = null
 
     suspend fun sign(

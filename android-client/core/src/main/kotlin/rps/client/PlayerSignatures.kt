@@ -45,7 +45,11 @@ class PlayerSignatures(
         val action = r.action ?: return
         val key = r.idempotencyKey ?: return
         val first = actions.putIfAbsent(Triple(r.player, key, action), r.event.seq)
-        if (first != null) throw RpsException.UnsignedAction(r.event, r.player, "replays the signature of event $first (idempotency key $key)")
+        if (first !=
+            null
+        ) {
+            throw RpsException.UnsignedAction(r.event, r.player, "replays the signature of event $first (idempotency key $key)")
+        }
     }
 
     /** Checks the sealed actions of game [gameId] whose rounds [public] says are public now. */
@@ -56,8 +60,18 @@ class PlayerSignatures(
             val moves = transcript(gameId, round).associateBy { it.accountId }
             for (r in rs) {
                 val m = moves[r.player]
-                val (value, sig) = if (r.kind == SignedAction.COMMIT) m?.commitment to m?.commitSignature else m?.reveal to m?.revealSignature
-                if (value == null) throw RpsException.UnsignedAction(r.event, r.player, "the round's transcript shows no ${r.kind.wire} of the player")
+                val (value, sig) = if (r.kind ==
+                    SignedAction.COMMIT
+                ) {
+                    m?.commitment to m?.commitSignature
+                } else {
+                    m?.reveal to m?.revealSignature
+                }
+                if (value ==
+                    null
+                ) {
+                    throw RpsException.UnsignedAction(r.event, r.player, "the round's transcript shows no ${r.kind.wire} of the player")
+                }
                 fail(r, problem(r, value, sig))
                 sealed -= r
                 verified++

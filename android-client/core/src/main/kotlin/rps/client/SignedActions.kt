@@ -47,10 +47,23 @@ object SignedActions {
      * [value] and [signature] are the commitment or reveal and its signature from the round's
      * transcript (commit, reveal; null while the round is not public: only the seal is checked then).
      */
-    fun problem(r: Recorded, keys: KeyHistory, origin: String, betSize: Long, value: String? = null, signature: String? = null): String? {
+    fun problem(
+        r: Recorded,
+        keys: KeyHistory,
+        origin: String,
+        betSize: Long,
+        value: String? = null,
+        signature: String? = null,
+    ): String? {
         val at = r.event.at
         if (r.auth == null) {
-            return if (keys.hadKeyAt(at)) "unsigned, though the player had key(s) ${keys.keys.filter { it.activeAt(at) }.map { it.keyId }}" else null
+            return if (keys.hadKeyAt(at)) {
+                "unsigned, though the player had key(s) ${keys.keys.filter {
+                    it.activeAt(at)
+                }.map { it.keyId }}"
+            } else {
+                null
+            }
         }
         val action = r.action
         val allowed = if (r.kind == SignedAction.REGISTER) setOf(SignedAction.REGISTER, SignedAction.QUICK_JOIN) else setOf(r.kind)
@@ -71,7 +84,8 @@ object SignedActions {
             SignedAction.REVEAL -> ActionPayloads.reveal(value ?: return sealedProblem(r))
             else -> return "not a lobby action"
         }
-        val m = ActionMessage(origin, action, r.player, lobby, game, r.round.takeIf { r.sealed }, payload, r.idempotencyKey, keyId, signedAt)
+        val m =
+            ActionMessage(origin, action, r.player, lobby, game, r.round.takeIf { r.sealed }, payload, r.idempotencyKey, keyId, signedAt)
         val sig = if (r.sealed) {
             val s = signature ?: return "the transcript shows no signature for the player's ${action.wire} of round ${r.round}"
             if (sealSignature(s) != r.str("sealedSignature")) return "the transcript's signature is not the one the event sealed"
@@ -79,7 +93,15 @@ object SignedActions {
         } else {
             r.str("signature") ?: return "auth without signature"
         }
-        return if (m.verify(key.publicKey, sig)) null else "the signature by key $keyId does not verify over ${String(m.bytes(), Charsets.UTF_8)}"
+        return if (m.verify(
+                key.publicKey,
+                sig,
+            )
+        ) {
+            null
+        } else {
+            "the signature by key $keyId does not verify over ${String(m.bytes(), Charsets.UTF_8)}"
+        }
     }
 
     /** Before the round is public only the seal's form can be checked. */

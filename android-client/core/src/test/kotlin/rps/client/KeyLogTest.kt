@@ -66,7 +66,9 @@ class KeyLogTest {
         assertTrue(h.key(operators.keyId)!!.recovery)
         assertEquals(listOf(3L), h.recoveries.map { it.seq })
         // A recovery that leaves a key in place is not one the spec allows.
-        assertThrows<KeyLogBrokenException> { KeyLogs().signUp(phone).addKey(second, phone).recover(operators, listOf(phone.keyId)).history() }
+        assertThrows<KeyLogBrokenException> {
+            KeyLogs().signUp(phone).addKey(second, phone).recover(operators, listOf(phone.keyId)).history()
+        }
     }
 
     @Test

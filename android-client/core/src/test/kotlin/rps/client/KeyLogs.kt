@@ -20,8 +20,14 @@ class KeyLogs(val accountId: String = "6f1c2a9e-3b7d-4c5e-8f10-2a3b4c5d6e7f", va
         return add(
             "key_added",
             data(
-                "keyId" to key.keyId, "publicKey" to key.publicKeyHex, "via" to "sign_up", "signer" to key.keyId,
-                "signedAt" to m.signedAt, "signature" to Crypto.hex(m.sign(key)), "idempotencyKey" to null, "name" to name,
+                "keyId" to key.keyId,
+                "publicKey" to key.publicKeyHex,
+                "via" to "sign_up",
+                "signer" to key.keyId,
+                "signedAt" to m.signedAt,
+                "signature" to Crypto.hex(m.sign(key)),
+                "idempotencyKey" to null,
+                "name" to name,
             ),
         )
     }
@@ -33,8 +39,13 @@ class KeyLogs(val accountId: String = "6f1c2a9e-3b7d-4c5e-8f10-2a3b4c5d6e7f", va
         return add(
             "key_added",
             data(
-                "keyId" to key.keyId, "publicKey" to key.publicKeyHex, "via" to "add_key", "signer" to signer.keyId,
-                "signedAt" to m.signedAt, "signature" to Crypto.hex(m.sign(signer)), "idempotencyKey" to idem,
+                "keyId" to key.keyId,
+                "publicKey" to key.publicKeyHex,
+                "via" to "add_key",
+                "signer" to signer.keyId,
+                "signedAt" to m.signedAt,
+                "signature" to Crypto.hex(m.sign(signer)),
+                "idempotencyKey" to idem,
             ),
         )
     }
@@ -44,7 +55,13 @@ class KeyLogs(val accountId: String = "6f1c2a9e-3b7d-4c5e-8f10-2a3b4c5d6e7f", va
         val m = message(SignedAction.RETIRE_KEY, accountId, ActionPayloads.retireKey(keyId), idem, signer)
         return add(
             "key_retired",
-            data("keyId" to keyId, "signer" to signer.keyId, "signedAt" to m.signedAt, "signature" to Crypto.hex(m.sign(signer)), "idempotencyKey" to idem),
+            data(
+                "keyId" to keyId,
+                "signer" to signer.keyId,
+                "signedAt" to m.signedAt,
+                "signature" to Crypto.hex(m.sign(signer)),
+                "idempotencyKey" to idem,
+            ),
         )
     }
 
@@ -53,8 +70,11 @@ class KeyLogs(val accountId: String = "6f1c2a9e-3b7d-4c5e-8f10-2a3b4c5d6e7f", va
         "keys_recovered",
         JsonObject(
             mapOf(
-                "keyId" to JsonPrimitive(key.keyId), "publicKey" to JsonPrimitive(key.publicKeyHex),
-                "retired" to JsonArray(retired.map { JsonPrimitive(it) }), "admin" to JsonPrimitive("admin-1"), "reason" to JsonPrimitive(reason),
+                "keyId" to JsonPrimitive(key.keyId),
+                "publicKey" to JsonPrimitive(key.publicKeyHex),
+                "retired" to JsonArray(retired.map { JsonPrimitive(it) }),
+                "admin" to JsonPrimitive("admin-1"),
+                "reason" to JsonPrimitive(reason),
             ),
         ),
     )
@@ -81,8 +101,13 @@ class KeyLogs(val accountId: String = "6f1c2a9e-3b7d-4c5e-8f10-2a3b4c5d6e7f", va
         override suspend fun retireKey(keyId: String, idempotencyKey: String, auth: ActionAuth) = error("read only")
     }
 
-    private fun message(action: SignedAction, player: String?, payload: JsonObject, idem: String?, signer: PlayerKey) =
-        ActionMessage(origin, action, player, null, null, null, payload, idem, signer.keyId, ms + 30_000)
+    private fun message(
+        action: SignedAction,
+        player: String?,
+        payload: JsonObject,
+        idem: String?,
+        signer: PlayerKey,
+    ) = ActionMessage(origin, action, player, null, null, null, payload, idem, signer.keyId, ms + 30_000)
 
     companion object {
         fun key(n: Int): SoftwarePlayerKey = SoftwarePlayerKey(ByteArray(32) { (n * 31 + it).toByte() })

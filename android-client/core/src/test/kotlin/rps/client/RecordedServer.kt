@@ -132,20 +132,22 @@ class RecordedServer(val recording: Recording) :
     override suspend fun leave(lobbyId: String, idempotencyKey: String, auth: ActionAuth?) =
         gate("leave", idempotencyKey) { own("leave") }.also { authsSent += "leave" to auth }
 
-    override suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String, auth: ActionAuth?) = gate("commit", idempotencyKey) {
-        authsSent += "commit" to auth
-        onCommit?.invoke()
-        own("commit") { m ->
-            if (m.commitment != commitment) {
-                throw AssertionError("$m committed ${m.commitment}, the test $commitment: a move other than the recorded one?")
+    override suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String, auth: ActionAuth?) =
+        gate("commit", idempotencyKey) {
+            authsSent += "commit" to auth
+            onCommit?.invoke()
+            own("commit") { m ->
+                if (m.commitment != commitment) {
+                    throw AssertionError("$m committed ${m.commitment}, the test $commitment: a move other than the recorded one?")
+                }
             }
         }
-    }
 
-    override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String, auth: ActionAuth?) = gate("reveal", idempotencyKey) {
-        authsSent += "reveal" to auth
-        own("reveal") { m -> if (m.refusal == null) check(m.response!!.game!!.you!!.revealed) { "$m: not revealed" } }
-    }
+    override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String, auth: ActionAuth?) =
+        gate("reveal", idempotencyKey) {
+            authsSent += "reveal" to auth
+            own("reveal") { m -> if (m.refusal == null) check(m.response!!.game!!.you!!.revealed) { "$m: not revealed" } }
+        }
 
     override suspend fun signingKeys(): List<SigningKeyInfo> {
         keyFetches++

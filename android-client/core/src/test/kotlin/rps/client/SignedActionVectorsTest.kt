@@ -62,7 +62,12 @@ class SignedActionVectorsTest {
 
     @Test
     fun `the headers carry the key, the instant, the signature, the game and the round`() {
-        val m = messageOf(file["vectors"]!!.jsonArray.first { it.jsonObject["action"]!!.jsonPrimitive.content == "commit" }.jsonObject["fields"]!!.jsonObject)
+        val m =
+            messageOf(
+                file["vectors"]!!.jsonArray.first {
+                    it.jsonObject["action"]!!.jsonPrimitive.content == "commit"
+                }.jsonObject["fields"]!!.jsonObject,
+            )
         val h = ActionAuth.of(m, key).headers()
         assertEquals(setOf("Rps-Key-Id", "Rps-Signed-At", "Rps-Signature", "Rps-Game-Id", "Rps-Round"), h.keys)
         assertEquals("1795000000123", h["Rps-Signed-At"])

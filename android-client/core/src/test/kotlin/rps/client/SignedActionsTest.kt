@@ -23,18 +23,33 @@ class SignedActionsTest {
     private val bet = 100L
     private var seq = 0L
 
-    private fun event(type: String, data: Map<String, Any?>, typed: EventData = EventData.Unknown(type, "test"), gameId: String? = game) = ChainEvent(
-        ++seq, type, lobby, gameId, log.now(seq * 1000), KeyLogs.data(*data.toList().toTypedArray()), EventChain.ZERO_HASH, EventChain.ZERO_HASH, typed,
-    )
+    private fun event(type: String, data: Map<String, Any?>, typed: EventData = EventData.Unknown(type, "test"), gameId: String? = game) =
+        ChainEvent(
+            ++seq, type, lobby, gameId,
+            log.now(
+                seq * 1000,
+            ),
+            KeyLogs.data(*data.toList().toTypedArray()), EventChain.ZERO_HASH, EventChain.ZERO_HASH, typed,
+        )
 
-    private fun message(action: SignedAction, payload: JsonObject, idem: String, round: Int? = null, lobbyId: String? = lobby, gameId: String? = game) =
-        ActionMessage(log.origin, action, player, lobbyId, gameId, round, payload, idem, key.keyId, log.nowMs + 1)
+    private fun message(
+        action: SignedAction,
+        payload: JsonObject,
+        idem: String,
+        round: Int? = null,
+        lobbyId: String? = lobby,
+        gameId: String? = game,
+    ) = ActionMessage(log.origin, action, player, lobbyId, gameId, round, payload, idem, key.keyId, log.nowMs + 1)
 
     private fun auth(m: ActionMessage, sealed: Boolean = false, extra: Map<String, Any?> = emptyMap()): JsonObject {
         val sig = Crypto.hex(m.sign(key))
         return KeyLogs.data(
-            "action" to m.action.wire, "idempotencyKey" to m.idempotencyKey, "keyId" to m.keyId, "signedAt" to m.signedAt,
-            (if (sealed) "sealedSignature" to sealSignature(sig) else "signature" to sig), *extra.toList().toTypedArray(),
+            "action" to m.action.wire,
+            "idempotencyKey" to m.idempotencyKey,
+            "keyId" to m.keyId,
+            "signedAt" to m.signedAt,
+            (if (sealed) "sealedSignature" to sealSignature(sig) else "signature" to sig),
+            *extra.toList().toTypedArray(),
         )
     }
 
@@ -58,7 +73,11 @@ class SignedActionsTest {
     fun `a signature copied onto another lobby, game, bet or idempotency key is refused`() {
         val good = message(SignedAction.REGISTER, ActionPayloads.register(bet), "r-1")
         val sig = Crypto.hex(good.sign(key))
-        for (copy in listOf(good.copy(lobbyId = "elsewhere"), good.copy(gameId = "another"), good.copy(payload = ActionPayloads.register(bet + 1)))) {
+        for (copy in listOf(
+            good.copy(lobbyId = "elsewhere"),
+            good.copy(gameId = "another"),
+            good.copy(payload = ActionPayloads.register(bet + 1)),
+        )) {
             // The event is where the copy was put; its auth carries the original signature.
             val e = event(
                 "player_registered",
@@ -79,7 +98,12 @@ class SignedActionsTest {
     @Test
     fun `an unsigned action of a player with a key is flagged, one of a player without a key is not`() {
         assertTrue(problem(registered(null))!!.startsWith("unsigned"))
-        val keyless = SignedActions.problem(SignedActions.recorded(registered(null))!!, KeyHistory(player, emptyList(), emptyList()), log.origin, bet)
+        val keyless = SignedActions.problem(
+            SignedActions.recorded(registered(null))!!,
+            KeyHistory(player, emptyList(), emptyList()),
+            log.origin,
+            bet,
+        )
         assertNull(keyless)
     }
 
@@ -87,7 +111,13 @@ class SignedActionsTest {
     fun `an action signed by a key that is not the player's is flagged`() {
         val other = KeyLogs.key(9)
         val m = message(SignedAction.REGISTER, ActionPayloads.register(bet), "r-1").copy(keyId = other.keyId)
-        val a = KeyLogs.data("action" to "register", "idempotencyKey" to "r-1", "keyId" to other.keyId, "signedAt" to m.signedAt, "signature" to Crypto.hex(m.sign(other)))
+        val a = KeyLogs.data(
+            "action" to "register",
+            "idempotencyKey" to "r-1",
+            "keyId" to other.keyId,
+            "signedAt" to m.signedAt,
+            "signature" to Crypto.hex(m.sign(other)),
+        )
         assertTrue(problem(registered(a))!!.contains("not one of the player's keys"))
     }
 

@@ -1,0 +1,202 @@
+package rps.app
+
+import android.app.Activity
+import android.content.Intent
+import android.os.Bundle
+import android.text.InputType
+import android.view.View
+import android.widget.EditText
+import android.widget.ImageView
+import android.widget.ScrollView
+import kotlinx.coroutines.MainScope
+import kotlinx.coroutines.cancel
+import kotlinx.coroutines.launch
+import rps.client.AccountKeys
+import rps.client.KeyAlert
+import rps.client.KeyLine
+import rps.client.KeysOutcome
+import rps.client.KeysUiState
+
+/**
+ * The account's keys: the key this phone signs with (and where it is kept), every key of the
+ * account from its verified key log (retired ones and the operator's recoveries marked), a red
+ * notice with the evidence for every key event this phone did not make, and adding another phone:
+ * the new phone shows its key as a QR code and as text, this one scans or types it and signs its
+ * addition. What to show is [rps.client.keysUiStateOf] of [AccountKeys]' snapshot; this activity
+ * only draws it and passes taps on (no IO here).
+ */
+class KeysActivity : Activity() {
+    private val scope = MainScope()
+    private val app get() = application as RpsApp
+    private lateinit var keys: AccountKeys
+
+    internal val deviceLine by lazy { text(Type.BODY) }
+    internal val storage by lazy { text(Type.LABEL, muted = true) }
+    internal val alert by lazy { notice() }
+    internal val evidence by lazy { text(Type.LABEL, muted = true).apply { setTextIsSelectable(true) } }
+    internal val recovery by lazy { text(Type.BODY) }
+    internal val outcome by lazy { notice() }
+    internal val keyList by lazy { column().apply { setPadding(0, 0, 0, 0) } }
+    internal val makeKey by lazy { button(R.string.keys_make_key) { scope.launch { keys.makeKey() } } }
+    internal val qr by lazy { ImageView(this).apply { contentDescription = getString(R.string.keys_show_key) } }
+    internal val showKey by lazy { text(Type.BODY) }
+    internal val publicKey by lazy { text(Type.LABEL).apply { setTextIsSelectable(true) } }
+    internal val newKey by lazy {
+        EditText(this).apply {
+            setHint(R.string.keys_new_phone_key_hint)
+            inputType = InputType.TYPE_CLASS_TEXT or InputType.TYPE_TEXT_FLAG_NO_SUGGESTIONS
+            setSingleLine()
+            minHeight = px(R.dimen.touch_target)
+        }
+    }
+    internal val addKey by lazy { button(R.string.keys_add_this_key) { scope.launch { keys.addPhone(newKey.text.toString()) } } }
+    internal val scanKey by lazy {
+        button(R.string.keys_scan_key, primary = false) {
+            if (!QrPictures.pick(
+                    this,
+                    QrPictures.takePhoto(),
+                    QrPictures.REQUEST_CAMERA,
+                )
+            ) {
+                outcome.showStatus(getString(R.string.no_picture_app), true)
+            }
+        }
+    }
+    private val addPhone by lazy {
+        column().apply { setPadding(0, 0, 0, 0) }
+            .add(text(Type.HEADING).apply { setText(R.string.keys_add_phone) })
+            .add(text(Type.BODY, muted = true).apply { setText(R.string.keys_add_phone_help) })
+            .add(newKey).add(addKey).add(scanKey)
+    }
+    private val listHeading by lazy { text(Type.HEADING).apply { setText(R.string.keys_account_keys) } }
+
+    /** The last state drawn (for tests). */
+    internal var shown: KeysUiState? = null
+
+    override fun onCreate(savedInstanceState: Bundle?) {
+        super.onCreate(savedInstanceState)
+        title = getString(R.string.keys)
+        val a = app.account ?: return finish()
+        keys = app.accountKeysOf(a)
+        setContentView(
+            ScrollView(this).apply {
+                addView(
+                    column().add(text(Type.DISPLAY).apply { setText(R.string.keys) })
+                        .add(alert).add(evidence).add(recovery).add(outcome)
+                        .add(deviceLine).add(storage).add(makeKey).add(showKey).addCentered(qr).add(publicKey)
+                        .add(listHeading).add(keyList).add(addPhone),
+                )
+            },
+        )
+        scope.launch { keys.state.collect(::show) }
+        scope.launch { keys.refresh() }
+    }
+
+    private fun show(s: KeysUiState) {
+        shown = s
+        val all = listOf<View>(alert, evidence, recovery, deviceLine, storage, makeKey, showKey, qr, publicKey, listHeading, keyList, addPhone)
+        for (v in all) v.visibility = View.GONE
+        makeKey.isEnabled = !s.busy
+        addKey.isEnabled = !s.busy
+        showOutcome(s.outcome)
+        when (s) {
+            is KeysUiState.Checking -> deviceLine.shown(getString(R.string.keys_checking))
+            is KeysUiState.Unreachable -> outcome.showStatus(describeFailure(s.error), failure = true)
+            is KeysUiState.Broken -> showAlerts(listOf(s.alert))
+            is KeysUiState.NoKey -> {
+                deviceLine.shown(getString(R.string.keys_no_key))
+                makeKey.visibility = View.VISIBLE
+            }
+            is KeysUiState.AwaitingOtherPhone -> {
+                showKey.shown(getString(R.string.keys_show_key))
+                qr.setImageBitmap(QrPictures.draw(s.publicKey, dp(QR_DP)))
+                qr.visibility = View.VISIBLE
+                publicKey.shown(s.publicKey)
+            }
+            is KeysUiState.Keys -> {
+                showAlerts(s.alerts)
+                s.ownRecovery?.let { r ->
+                    recovery.shown(getString(R.string.keys_own_recovery, r.at, r.str("reason") ?: ""))
+                }
+                deviceLine.shown(getString(R.string.keys_this_phone, s.deviceKeyId))
+                storage.shown(getString(if (s.inKeystore) R.string.keys_this_phone_keystore else R.string.keys_this_phone_sealed))
+                listHeading.visibility = View.VISIBLE
+                keyList.removeAllViews()
+                for (line in s.lines) {
+                    keyList.add(
+                        text(Type.BODY, muted = line.kind == KeyLine.Kind.RETIRED).apply {
+                            text = lineText(line)
+                        },
+                    )
+                }
+                keyList.visibility = View.VISIBLE
+                addPhone.visibility = View.VISIBLE
+            }
+        }
+    }
+
+    private fun showAlerts(alerts: List<KeyAlert>) {
+        if (alerts.isEmpty()) return
+        alert.shown(getString(R.string.keys_alert_title) + "\n" + alerts.joinToString("\n") { alertText(it) })
+        evidence.shown(getString(R.string.keys_alert_evidence) + ":\n" + alerts.joinToString("\n") { it.evidence })
+    }
+
+    private fun alertText(a: KeyAlert): String = when (a) {
+        is KeyAlert.UnknownKey -> getString(R.string.keys_alert_unknown, a.key.keyId, a.event.at, a.key.signer ?: "")
+        is KeyAlert.Recovered -> getString(
+            R.string.keys_alert_recovered,
+            a.event.at,
+            a.reason ?: "",
+            a.retired.joinToString(", "),
+            a.key.keyId,
+        )
+        is KeyAlert.KeyRetired -> getString(R.string.keys_alert_retired, a.keyId, a.event.at, a.signer ?: "")
+        is KeyAlert.Broken -> getString(R.string.keys_alert_broken)
+    }
+
+    private fun lineText(l: KeyLine): String = when (l.kind) {
+        KeyLine.Kind.THIS_PHONE -> getString(R.string.keys_key_this_phone, l.keyId, l.at)
+        KeyLine.Kind.ACTIVE -> getString(R.string.keys_key_line, l.keyId, l.at)
+        KeyLine.Kind.RETIRED -> getString(R.string.keys_key_retired, l.keyId, l.at)
+        KeyLine.Kind.RECOVERY -> getString(R.string.keys_key_recovery, l.keyId, l.at)
+    }
+
+    private fun showOutcome(o: KeysOutcome?) = when (o) {
+        null -> outcome.showStatus(null)
+        KeysOutcome.KeyBound -> outcome.showStatus(getString(R.string.keys_made))
+        is KeysOutcome.PhoneAdded -> {
+            newKey.setText("")
+            outcome.showStatus(getString(R.string.keys_added))
+        }
+        KeysOutcome.NotAKey -> outcome.showStatus(getString(R.string.keys_not_a_key), failure = true)
+        is KeysOutcome.Failed -> outcome.showStatus(describeFailure(o.error), failure = true)
+    }
+
+    private fun android.widget.TextView.shown(s: String) {
+        text = s
+        visibility = View.VISIBLE
+    }
+
+    override fun onActivityResult(requestCode: Int, resultCode: Int, data: Intent?) {
+        super.onActivityResult(requestCode, resultCode, data)
+        if (resultCode != RESULT_OK || data == null) return
+        scope.launch {
+            val text = QrPictures.textOf(this@KeysActivity, requestCode, data)
+            if (text == null) {
+                outcome.showStatus(getString(R.string.no_qr_found), failure = true)
+            } else {
+                newKey.setText(text)
+                keys.addPhone(text)
+            }
+        }
+    }
+
+    override fun onDestroy() {
+        scope.cancel()
+        super.onDestroy()
+    }
+
+    private companion object {
+        const val QR_DP = 220
+    }
+}

@@ -1,0 +1,91 @@
+package rps.client
+
+/** What the keys screen knows: this device's key for the account, the last watch of its key log, and the last outcome of an action. */
+data class KeysSnapshot(
+    /** This device's key for the account; null: it has none. */
+    val deviceKey: PlayerKey? = null,
+    /** Whether that key never leaves the Android Keystore (else: sealed by a Keystore key). */
+    val inKeystore: Boolean = false,
+    val report: KeyWatchReport? = null,
+    /** The last read of the key log failed (and no report is kept). */
+    val readFailure: RpsException? = null,
+    /** A request is on its way: the buttons wait. */
+    val busy: Boolean = false,
+    val outcome: KeysOutcome? = null,
+)
+
+/** What the player's last action on the screen did. */
+sealed interface KeysOutcome {
+    data object KeyBound : KeysOutcome
+    data class PhoneAdded(val keyId: String) : KeysOutcome
+    data object NotAKey : KeysOutcome
+    data class Failed(val error: RpsException) : KeysOutcome
+}
+
+/** One line of the account's keys. */
+data class KeyLine(val keyId: String, val at: String, val kind: Kind) {
+    enum class Kind { THIS_PHONE, ACTIVE, RETIRED, RECOVERY }
+}
+
+/** The keys screen, a pure function of [KeysSnapshot] ([keysUiStateOf]), as [GameUiState] is of the game's. */
+sealed interface KeysUiState {
+    val busy: Boolean
+    val outcome: KeysOutcome?
+
+    data class Checking(override val busy: Boolean, override val outcome: KeysOutcome?) : KeysUiState
+
+    data class Unreachable(val error: RpsException, override val busy: Boolean, override val outcome: KeysOutcome?) : KeysUiState
+
+    /** The key log does not verify: only the red notice and its evidence. */
+    data class Broken(val alert: KeyAlert.Broken, override val busy: Boolean, override val outcome: KeysOutcome?) : KeysUiState
+
+    /** This device has no key for the account; [firstKey]: the account has none either, so it binds this one itself. */
+    data class NoKey(val firstKey: Boolean, override val busy: Boolean, override val outcome: KeysOutcome?) : KeysUiState
+
+    /** This device made its key, which the account does not have yet: another phone of the account adds it (the QR code). */
+    data class AwaitingOtherPhone(
+        val keyId: String,
+        val publicKey: String,
+        override val busy: Boolean,
+        override val outcome: KeysOutcome?,
+    ) : KeysUiState
+
+    /** This device signs with [deviceKeyId]; [alerts] are the key events it did not make (the red notice). */
+    data class Keys(
+        val deviceKeyId: String,
+        val inKeystore: Boolean,
+        val lines: List<KeyLine>,
+        val alerts: List<KeyAlert>,
+        /** The operator's recovery that gave this device its key, said plainly. */
+        val ownRecovery: KeyEvent?,
+        override val busy: Boolean,
+        override val outcome: KeysOutcome?,
+    ) : KeysUiState
+}
+
+fun keysUiStateOf(s: KeysSnapshot): KeysUiState {
+    val r = s.report
+    return when {
+        r == null && s.readFailure != null -> KeysUiState.Unreachable(s.readFailure, s.busy, s.outcome)
+        r == null -> KeysUiState.Checking(s.busy, s.outcome)
+        r.history == null -> KeysUiState.Broken(r.alerts.filterIsInstance<KeyAlert.Broken>().first(), s.busy, s.outcome)
+        s.deviceKey == null -> KeysUiState.NoKey(r.history.keys.isEmpty(), s.busy, s.outcome)
+        r.deviceKey == null -> KeysUiState.AwaitingOtherPhone(s.deviceKey.keyId, s.deviceKey.publicKeyHex, s.busy, s.outcome)
+        else -> KeysUiState.Keys(
+            r.deviceKey.keyId,
+            s.inKeystore,
+            r.history.keys.map { k ->
+                when {
+                    !k.active -> KeyLine(k.keyId, k.retiredAt!!, KeyLine.Kind.RETIRED)
+                    k.keyId == r.deviceKey.keyId -> KeyLine(k.keyId, k.addedAt, KeyLine.Kind.THIS_PHONE)
+                    k.recovery -> KeyLine(k.keyId, k.addedAt, KeyLine.Kind.RECOVERY)
+                    else -> KeyLine(k.keyId, k.addedAt, KeyLine.Kind.ACTIVE)
+                }
+            }.sortedBy { it.kind == KeyLine.Kind.RETIRED },
+            r.alerts,
+            r.ownRecovery,
+            s.busy,
+            s.outcome,
+        )
+    }
+}
