@@ -94,7 +94,8 @@ class KeysActivity : Activity() {
 
     private fun show(s: KeysUiState) {
         shown = s
-        val all = listOf<View>(alert, evidence, recovery, deviceLine, storage, makeKey, showKey, qr, publicKey, listHeading, keyList, addPhone)
+        val all =
+            listOf<View>(alert, evidence, recovery, deviceLine, storage, makeKey, showKey, qr, publicKey, listHeading, keyList, addPhone)
         for (v in all) v.visibility = View.GONE
         makeKey.isEnabled = !s.busy
         addKey.isEnabled = !s.busy

@@ -25,9 +25,9 @@ import rps.client.PlayerApi
 import rps.client.PlayerKey
 import rps.client.PlayerSignatures
 import rps.client.RetryPolicy
-import rps.client.RoundMove
 import rps.client.TranscriptRounds
 import rps.client.Vault
+import rps.client.roundMoves
 import java.io.File
 import java.security.SecureRandom
 import javax.crypto.SecretKey
@@ -170,7 +170,7 @@ open class RpsApp : Application() {
                 b.keys,
                 { originOf(a.server, b) },
                 { gameId -> b.player.getGame(gameId).config.betSize },
-                { gameId, round -> transcriptMoves(b.history, gameId, round) },
+                { gameId, round -> b.history.roundMoves(gameId, round) },
             ),
         )
             .also {
@@ -178,18 +178,6 @@ open class RpsApp : Application() {
                 it.start()
                 runningGames.follow(key, a.id, lobbyId, it)
             }
-    }
-
-    /** Every move of a round, page after page. */
-    private suspend fun transcriptMoves(h: HistoryApi, gameId: String, round: Int): List<RoundMove> {
-        val out = ArrayList<RoundMove>()
-        var after: String? = null
-        do {
-            val page = h.round(gameId, round, after)
-            out += page.moves
-            after = page.next
-        } while (after != null)
-        return out
     }
 
     /** The lobbies in which [a] has a move waiting to be revealed. */

@@ -166,6 +166,7 @@ private fun errorText(code: ErrorCode): Int = when (code) {
     ErrorCode.SIGNATURE_EXPIRED -> R.string.error_signature_expired
     ErrorCode.STALE_SIGNATURE -> R.string.error_stale_signature
     ErrorCode.LAST_KEY -> R.string.error_last_key
+    ErrorCode.KEY_TAKEN -> R.string.error_key_taken
     ErrorCode.UNKNOWN -> R.string.error_unknown
 }
 

@@ -95,6 +95,9 @@ class AccountScreenTest {
         a.signedInAs("Ada")
         assertEquals("secret-token-of-Ada", app.accounts.token(app.account!!))
         assertEquals(TestRpsApp.FAKE_URL, app.account!!.server)
+        // Born with this phone's key: the sign-up's signature verifies in the account's key log.
+        val key = app.keyOf(app.account!!)!!
+        assertEquals(listOf(key.keyId), Fakes.keys.of(app.account!!.id).history().active.map { it.keyId })
         assertEquals("Balance: 1000\nOn http://fake.test", a.info.text.toString())
         assertTrue(a.lobbies.isShown && a.myGames.isShown && a.signOut.isShown)
         a = Screens.matchesGoldens(c, "account_signed_in")

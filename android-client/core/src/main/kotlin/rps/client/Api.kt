@@ -97,6 +97,18 @@ interface HistoryApi {
     suspend fun myLedger(after: String? = null): LedgerPage
 }
 
+/** Every move of round [round] of a game, page after page. */
+suspend fun HistoryApi.roundMoves(gameId: String, round: Int): List<RoundMove> {
+    val out = ArrayList<RoundMove>()
+    var after: String? = null
+    do {
+        val page = round(gameId, round, after)
+        out += page.moves
+        after = page.next
+    } while (after != null)
+    return out
+}
+
 /** The local clock, injectable for tests. */
 fun interface Clock {
     fun nowMs(): Long

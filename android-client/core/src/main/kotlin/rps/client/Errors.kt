@@ -35,6 +35,7 @@ enum class ErrorCode(val wire: String, val playerMessage: String) {
     SIGNATURE_EXPIRED("signature_expired", "The server refused the signature's time. Check the phone's clock."),
     STALE_SIGNATURE("stale_signature", "The game moved on while you were signing. Try again."),
     LAST_KEY("last_key", "This is the account's last key. Add another one before retiring it."),
+    KEY_TAKEN("key_taken", "This key is already bound to an account."),
     UNKNOWN("unknown", "Something went wrong on the server."),
     ;
 

@@ -6,6 +6,8 @@ import kotlinx.serialization.json.Json
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.jsonObject
+import kotlinx.serialization.json.jsonPrimitive
+import kotlinx.serialization.json.longOrNull
 import okhttp3.Interceptor
 import okhttp3.MediaType.Companion.toMediaType
 import okhttp3.OkHttpClient
@@ -157,8 +159,18 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
         )
     }
 
-    override suspend fun keyLog(accountId: String): List<KeyEvent> =
-        KeyEvent.listOf(rawJson(Request.Builder().url("$base/v1/accounts/${UUID.fromString(accountId)}/keys").get().build()))
+    /** Every page of the key log (up to 100 events each) until the page's `head`. */
+    override suspend fun keyLog(accountId: String): List<KeyEvent> {
+        val out = ArrayList<KeyEvent>()
+        while (true) {
+            val url = "$base/v1/accounts/${UUID.fromString(accountId)}/keys?after=${out.lastOrNull()?.seq ?: 0}"
+            val page = rawJson(Request.Builder().url(url).get().build())
+            val events = KeyEvent.listOf(page)
+            out += events
+            val head = (page["head"] as? JsonObject)?.get("seq")?.jsonPrimitive?.longOrNull ?: return out
+            if (events.isEmpty() || out.last().seq >= head) return out
+        }
+    }
 
     override suspend fun addKey(publicKey: String, idempotencyKey: String, auth: ActionAuth) {
         val body = JsonObject(mapOf("publicKey" to JsonPrimitive(publicKey))).toString().toRequestBody(JSON)

@@ -42,6 +42,7 @@ class GameSessionTest {
         scope: CoroutineScope = backgroundScope,
         checkpoints: ChainCheckpoints? = null,
         logAuditor: LogAuditor? = null,
+        signer: ActionSigner? = null,
     ): Run {
         val io = UnconfinedTestDispatcher(testScheduler)
         val s = GameSession(
@@ -55,6 +56,7 @@ class GameSessionTest {
             io = io,
             checkpoints = checkpoints,
             logAuditor = logAuditor,
+            signer = signer,
         )
         val history = mutableListOf<GameUiState>()
         backgroundScope.launch(UnconfinedTestDispatcher(testScheduler)) { s.state.collect { history += it } }
@@ -146,6 +148,34 @@ class GameSessionTest {
             GameUiState.Won::class,
         )) {
             assertTrue(run.saw(k), "saw $k")
+        }
+    }
+
+    @Test
+    fun `every action is signed for its lobby, game, round, payload and idempotency key`() = runTest {
+        val srv = RecordedServer("win")
+        val key = SoftwarePlayerKey(ByteArray(32) { 5 })
+        val origin = "rps.test/log"
+        val run = session(srv, signer = ActionSigner(key, srv.meId, { origin }) { testScheduler.currentTime })
+        toMoves(run)
+        assertTrue(run.session.commit(0))
+        runCurrent()
+        srv.to("reveal")
+        runCurrent()
+        val game = srv.lobby().game!!.id
+        val bet = srv.lobby().config.betSize
+        assertEquals(listOf("register", "commit", "reveal"), srv.sent.map { it.action })
+        for (s in srv.sent) {
+            val a = s.auth!!
+            val (action, payload, round) = when (s.action) {
+                "register" -> Triple(SignedAction.REGISTER, ActionPayloads.register(bet), null)
+                "commit" -> Triple(SignedAction.COMMIT, ActionPayloads.commit(s.value!!), 1)
+                else -> Triple(SignedAction.REVEAL, ActionPayloads.reveal(s.value!!), 1)
+            }
+            assertEquals(game, a.gameId, s.action)
+            assertEquals(round, a.round, s.action)
+            val m = ActionMessage(origin, action, srv.meId, srv.lobbyId, game, round, payload, s.idempotencyKey, key.keyId, a.signedAt)
+            assertTrue(m.verify(key.publicKeyHex, a.signature), "${s.action}'s signature over ${String(m.bytes())}")
         }
     }
 

@@ -72,8 +72,10 @@ class RecordedServer(val recording: Recording) :
     /** When set, changes each head served (a forger's or a broken server's head). */
     var tamperHead: ((SignedHead) -> SignedHead)? = null
 
-    /** The player's own actions as sent, each with its signature (null: unsigned). */
-    val authsSent = ArrayList<Pair<String, ActionAuth?>>()
+    /** The player's own actions as sent: the action, its Idempotency-Key, the commitment or reveal, and its signature (null: unsigned). */
+    data class Sent(val action: String, val idempotencyKey: String, val value: String?, val auth: ActionAuth?)
+
+    val sent = ArrayList<Sent>()
 
     /** Calls of [signingKeys]. */
     var keyFetches = 0
@@ -128,13 +130,13 @@ class RecordedServer(val recording: Recording) :
     override suspend fun getGame(gameId: String) = recording.games[gameId] ?: throw problem("not_found")
 
     override suspend fun register(lobbyId: String, idempotencyKey: String, auth: ActionAuth?) =
-        gate("register", idempotencyKey) { own("register") }.also { authsSent += "register" to auth }
+        gate("register", idempotencyKey) { own("register") }.also { sent += Sent("register", idempotencyKey, null, auth) }
     override suspend fun leave(lobbyId: String, idempotencyKey: String, auth: ActionAuth?) =
-        gate("leave", idempotencyKey) { own("leave") }.also { authsSent += "leave" to auth }
+        gate("leave", idempotencyKey) { own("leave") }.also { sent += Sent("leave", idempotencyKey, null, auth) }
 
     override suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String, auth: ActionAuth?) =
         gate("commit", idempotencyKey) {
-            authsSent += "commit" to auth
+            sent += Sent("commit", idempotencyKey, commitment, auth)
             onCommit?.invoke()
             own("commit") { m ->
                 if (m.commitment != commitment) {
@@ -145,7 +147,7 @@ class RecordedServer(val recording: Recording) :
 
     override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String, auth: ActionAuth?) =
         gate("reveal", idempotencyKey) {
-            authsSent += "reveal" to auth
+            sent += Sent("reveal", idempotencyKey, reveal, auth)
             own("reveal") { m -> if (m.refusal == null) check(m.response!!.game!!.you!!.revealed) { "$m: not revealed" } }
         }
 

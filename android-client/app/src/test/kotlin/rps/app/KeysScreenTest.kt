@@ -1,0 +1,128 @@
+package rps.app
+
+import android.view.View
+import org.junit.Assert.assertEquals
+import org.junit.Assert.assertTrue
+import org.junit.Before
+import org.junit.Test
+import org.junit.runner.RunWith
+import org.robolectric.Robolectric
+import org.robolectric.RobolectricTestRunner
+import org.robolectric.RuntimeEnvironment
+import org.robolectric.annotation.GraphicsMode
+import rps.client.KeyAlert
+import rps.client.KeyLogs
+import rps.client.KeysUiState
+import rps.client.PlayerKey
+
+/** The keys screen: this phone's key, the account's keys, other phones added by their code, and the red notice of a key this phone did not add. */
+@RunWith(RobolectricTestRunner::class)
+@GraphicsMode(GraphicsMode.Mode.NATIVE)
+class KeysScreenTest {
+    private val app get() = RuntimeEnvironment.getApplication() as RpsApp
+
+    @Before
+    fun reset() = Fakes.reset()
+
+    /** Signed in as the recording's player, with a key made on this phone at sign-up. */
+    private fun signedUpWithKey(): PlayerKey {
+        val (ref, key) = app.deviceKeys.create()
+        app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "secret-token", ref, key.keyId)
+        Fakes.keys.of(Fakes.server.meId).signUp(key, "Ada")
+        return key
+    }
+
+    private fun controller() = Robolectric.buildActivity(KeysActivity::class.java).setup()
+
+    private inline fun <reified T : KeysUiState> KeysActivity.showing(): T {
+        Screens.settle("the keys screen to show ${T::class.simpleName} (showing $shown)") { shown is T && !shown!!.busy }
+        return shown as T
+    }
+
+    @Test
+    fun `a key the operator put on the account is a red notice with the evidence, on the keys and the account screens`() {
+        val key = signedUpWithKey()
+        val operators = KeyLogs.key(3)
+        // The operator's recovery, which no key of the player signed.
+        Fakes.keys.of(Fakes.server.meId).recover(operators, listOf(key.keyId), reason = "support ticket 42")
+        val c = controller()
+        val s = c.get().showing<KeysUiState.Keys>()
+        val alert = s.alerts.single() as KeyAlert.Recovered
+        assertEquals(operators.keyId, alert.key.keyId)
+        val a = c.get()
+        assertTrue(a.alert.isShown)
+        assertTrue(a.alert.text.toString(), a.alert.text.contains("the operator replaced this account's keys"))
+        assertTrue(a.alert.text.toString(), a.alert.text.contains(operators.keyId))
+        assertTrue(a.evidence.text.toString(), a.evidence.text.contains("keys_recovered") && a.evidence.text.contains("support ticket 42"))
+        Screens.matchesGoldens(c, "keys_operator_key") { it.shown is KeysUiState.Keys }
+
+        val account = Robolectric.buildActivity(AccountActivity::class.java).setup().get()
+        Screens.settle("the account screen's key notice") { account.keyNotice.isShown }
+        assertEquals("A key this phone did not add appeared on your account. Open Keys and phones.", account.keyNotice.text.toString())
+        Screens.shoot(account, "account_key_notice")
+    }
+
+    @Test
+    fun `a key written in the player's name without the player's signature is flagged as a broken key log`() {
+        signedUpWithKey()
+        val forged = KeyLogs.key(4)
+        // What an operator with the database can write: a key "added" and signed by itself.
+        Fakes.keys.of(Fakes.server.meId).addKey(forged, forged)
+        val a = controller().get()
+        a.showing<KeysUiState.Broken>()
+        assertTrue(a.alert.text.toString(), a.alert.text.contains("does not verify"))
+        assertTrue(a.evidence.text.toString(), a.evidence.text.contains(forged.keyId))
+        Screens.shoot(a, "keys_broken")
+    }
+
+    @Test
+    fun `another phone is added by its key, signed by this phone's, and is no news to the watch`() {
+        signedUpWithKey()
+        val c = controller()
+        val a = c.get()
+        a.showing<KeysUiState.Keys>()
+        assertTrue(a.addKey.isShown && !a.alert.isShown)
+        a.newKey.setText("not a key")
+        a.addKey.performClick()
+        Screens.settle("the refusal") { a.outcome.isShown }
+        assertEquals("That is not a phone's key: it is 64 characters 0-9 and a-f.", a.outcome.text.toString())
+
+        val second = KeyLogs.key(2)
+        a.newKey.setText(second.publicKeyHex.uppercase())
+        a.addKey.performClick()
+        Screens.settle("the second phone added") { (a.shown as? KeysUiState.Keys)?.lines?.size == 2 }
+        assertEquals(listOf(second.publicKeyHex), Fakes.keys.added)
+        // Read back and verified: the addition's signature is this phone's key's over the add_key message.
+        val s = a.showing<KeysUiState.Keys>()
+        assertTrue("${s.alerts}", s.alerts.isEmpty())
+        assertEquals("The key of your other phone was added. It can play for this account now.", a.outcome.text.toString())
+        Screens.matchesGoldens(c, "keys_two_phones") { (it.shown as? KeysUiState.Keys)?.lines?.size == 2 }
+    }
+
+    @Test
+    fun `a new phone signed in with a token makes its key and shows it as a QR code for the old one`() {
+        val old = KeyLogs.key(1)
+        Fakes.keys.of(Fakes.server.meId).signUp(old, "Ada")
+        app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "secret-token")
+        val c = controller()
+        val a = c.get()
+        a.showing<KeysUiState.NoKey>()
+        a.makeKey.performClick()
+        val s = a.showing<KeysUiState.AwaitingOtherPhone>()
+        assertEquals(app.keyOf(app.account!!)!!.publicKeyHex, s.publicKey)
+        assertEquals(View.VISIBLE, a.qr.visibility)
+        assertEquals(s.publicKey, a.publicKey.text.toString())
+        Screens.matchesGoldens(c, "keys_new_phone") { it.shown is KeysUiState.AwaitingOtherPhone }
+    }
+
+    @Test
+    fun `an account without any key binds this phone's key itself`() {
+        app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "secret-token")
+        val a = controller().get()
+        assertTrue(a.showing<KeysUiState.NoKey>().firstKey)
+        a.makeKey.performClick()
+        val s = a.showing<KeysUiState.Keys>()
+        assertEquals(app.keyOf(app.account!!)!!.keyId, s.deviceKeyId)
+        assertEquals("This phone's key is bound to the account.", a.outcome.text.toString())
+    }
+}

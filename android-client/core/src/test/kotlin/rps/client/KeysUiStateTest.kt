@@ -1,0 +1,57 @@
+package rps.client
+
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+
+/** The keys screen as a pure function of what the device knows ([keysUiStateOf]). */
+class KeysUiStateTest {
+    private val phone = KeyLogs.key(1)
+    private val other = KeyLogs.key(2)
+
+    private fun report(log: KeyLogs, device: PlayerKey?, known: Set<String> = emptySet()) = KeyWatch.report(
+        log.history(),
+        device?.keyId ?: "",
+        known,
+    )
+
+    @Test
+    fun `before the key log is read the screen checks, and says when the server cannot be reached`() {
+        assertTrue(keysUiStateOf(KeysSnapshot()) is KeysUiState.Checking)
+        val e = RpsException.Network(java.io.IOException("down"))
+        assertEquals(e, (keysUiStateOf(KeysSnapshot(readFailure = e)) as KeysUiState.Unreachable).error)
+    }
+
+    @Test
+    fun `a device without a key binds the account's first key itself, or waits for a phone of the account`() {
+        val none = keysUiStateOf(KeysSnapshot(report = report(KeyLogs(), null)))
+        assertEquals(true, (none as KeysUiState.NoKey).firstKey)
+        val taken = keysUiStateOf(KeysSnapshot(report = report(KeyLogs().signUp(other), null)))
+        assertEquals(false, (taken as KeysUiState.NoKey).firstKey)
+        val waiting = keysUiStateOf(KeysSnapshot(deviceKey = phone, report = report(KeyLogs().signUp(other), phone)))
+        assertEquals(phone.publicKeyHex, (waiting as KeysUiState.AwaitingOtherPhone).publicKey)
+    }
+
+    @Test
+    fun `the account's keys list this phone's, the others' and the operator's, retired ones last, with the alerts`() {
+        val s =
+            keysUiStateOf(
+                KeysSnapshot(deviceKey = phone, report = report(KeyLogs().signUp(phone).addKey(other, phone), phone, setOf(other.keyId))),
+            )
+        s as KeysUiState.Keys
+        assertEquals(listOf(KeyLine.Kind.THIS_PHONE, KeyLine.Kind.ACTIVE), s.lines.map { it.kind })
+        assertTrue(s.alerts.isEmpty())
+        // The operator's recovery retired this phone's key: its key is the account's now, and the notice says so.
+        val recovered = KeyLogs().signUp(phone).recover(KeyLogs.key(3), listOf(phone.keyId))
+        val r = keysUiStateOf(KeysSnapshot(deviceKey = phone, report = report(recovered, phone))) as KeysUiState.Keys
+        assertEquals(listOf(KeyLine.Kind.RECOVERY, KeyLine.Kind.RETIRED), r.lines.map { it.kind })
+        assertTrue(r.alerts.single() is KeyAlert.Recovered)
+    }
+
+    @Test
+    fun `a key log that does not verify is only the red notice`() {
+        val forged = KeyLogs().signUp(phone).addKey(other, other)
+        val r = KeyWatchReport(null, null, listOf(KeyAlert.Broken(KeyLogBrokenException(forged.events[1], "forged"))), null)
+        assertTrue(keysUiStateOf(KeysSnapshot(deviceKey = phone, report = r)) is KeysUiState.Broken)
+    }
+}
