@@ -12,7 +12,6 @@ import android.widget.ScrollView
 import kotlinx.coroutines.MainScope
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.launch
-import rps.client.ActionAuth
 import rps.client.ErrorCode
 import rps.client.KeysUiState
 import rps.client.RpsException
@@ -225,12 +224,7 @@ class AccountActivity : Activity() {
         create.isEnabled = false
         scope.launch {
             try {
-                // The account is born with this phone's key: every action it takes is signed from the first.
-                val b = app.connect(url, null)
-                val (ref, key) = app.deviceKeys.create()
-                val auth = ActionAuth.signUp(key, wanted, app.originOf(url, b), app.clock.nowMs())
-                val created = b.directory.createAccount(wanted, key.publicKeyHex, auth)
-                app.signIn(created.account.id, created.account.name, url, created.token, ref, key.keyId)
+                app.createAccount(url, wanted)
                 status.showStatus(getString(R.string.account_created))
                 showAccount()
             } catch (e: RpsException.Problem) {

@@ -5,6 +5,7 @@ import android.content.Context
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.MainScope
 import rps.client.AccountKeys
+import rps.client.ActionAuth
 import rps.client.ActionSigner
 import rps.client.AesGcmSealer
 import rps.client.ChainCheckpoints
@@ -182,6 +183,18 @@ open class RpsApp : Application() {
 
     /** The lobbies in which [a] has a move waiting to be revealed. */
     fun pendingMoves(a: StoredAccount): List<String> = vaultOf(a).pendingLobbies()
+
+    /**
+     * Creates account [name] on [server], born with a key made on this device (`sign_up` signed by
+     * it, so every action it takes is signed from the first), and signs in as it.
+     */
+    suspend fun createAccount(server: String, name: String): StoredAccount {
+        val b = connect(server, null)
+        val (ref, key) = deviceKeys.create()
+        val auth = ActionAuth.signUp(key, name, originOf(server, b), clock.nowMs())
+        val created = b.directory.createAccount(name, key.publicKeyHex, auth)
+        return signIn(created.account.id, created.account.name, server, created.token, ref, key.keyId)
+    }
 
     /** Signs in as a new account (or again as a known one) and makes it the one in use. */
     fun signIn(

@@ -129,8 +129,9 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
 
     override suspend fun rotateToken(idempotencyKey: String) = call { accounts.rotateToken(idempotencyKey).token }
 
-    override suspend fun createAccount(name: String, publicKey: String?, auth: ActionAuth?) =
-        call { Mappers.newAccount(AccountsApi(base, withHeaders(auth)).createAccount(CreateAccountRequest(name))) }
+    override suspend fun createAccount(name: String, publicKey: String?, auth: ActionAuth?) = call {
+        Mappers.newAccount(accounts.createAccount(CreateAccountRequest(name, publicKey), auth?.keyId, auth?.signedAt, auth?.signature))
+    }
     override suspend fun listLobbies(after: String?, filter: LobbyFilter) = call {
         Mappers.lobbies(
             lobbies.listLobbies(minBet = filter.minBet, maxBet = filter.maxBet, ruleset = filter.ruleset, after = after, limit = PAGE),
@@ -180,17 +181,6 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
     override suspend fun retireKey(keyId: String, idempotencyKey: String, auth: ActionAuth) {
         val url = "$base/v1/me/keys/" + keyId.filter { it.isLetterOrDigit() }
         rawJson(Request.Builder().url(url).delete().header("Idempotency-Key", idempotencyKey).signedBy(auth).build())
-    }
-
-    /** This client with [auth]'s `Rps-*` headers on every request (sharing its connections), for calls the contract has no header parameters for yet. */
-    private fun withHeaders(auth: ActionAuth?): OkHttpClient = if (auth == null) {
-        http
-    } else {
-        http.newBuilder().addInterceptor(
-            Interceptor { chain ->
-                chain.proceed(chain.request().newBuilder().signedBy(auth).build())
-            },
-        ).build()
     }
 
     private fun Request.Builder.signedBy(auth: ActionAuth) = apply { for ((k, v) in auth.headers()) header(k, v) }

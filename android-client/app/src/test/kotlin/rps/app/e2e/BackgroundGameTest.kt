@@ -30,6 +30,7 @@ import rps.client.HttpEventFeed
 import rps.client.HttpRpsApi
 import rps.client.MemoryVault
 import rps.client.e2e.RpsdServer
+import rps.client.e2e.SignedPlayer
 
 /**
  * A game against a real rpsd (run with -Pe2e) that the player leaves: they commit Rock on the
@@ -62,10 +63,10 @@ class BackgroundGameTest {
         // Stages of a minute: every step here is taken well before a deadline.
         val lobby = admin.adminCreateLobby("Played in the background", betSize = 100, players = 3, timeoutMs = 60_000)
         val weapons = admin.getRuleset(lobby.config.ruleset).weapons.associate { it.name to it.move }
-        val accounts = listOf("bg-player", "bot-1", "bot-2").map { name ->
-            HttpRpsApi(server.baseUrl).createAccount(name).also { admin.adminCredit(it.account.id, 1000) }
+        app.createAccount(server.baseUrl, "bg-player").also { admin.adminCredit(it.id, 1000) }
+        val botPlayers = listOf("bot-1", "bot-2").map { name ->
+            SignedPlayer.signUp(server.baseUrl, name).also { admin.adminCredit(it.created.account.id, 1000) }
         }
-        accounts[0].let { app.signIn(it.account.id, it.account.name, server.baseUrl, it.token) }
 
         // The player joins on the game's screen; the service starts with the game.
         val screen = Robolectric.buildActivity(
@@ -80,10 +81,7 @@ class BackgroundGameTest {
         val service = GameNotifications.startedService(app)
         val running = shadowOf(service.get())
 
-        val bots = accounts.drop(1).map { created ->
-            val api = HttpRpsApi(server.baseUrl, created.token)
-            GameSession(lobby.id, api, HttpEventFeed(api), MemoryVault(), opponents).also { it.start() }
-        }
+        val bots = botPlayers.map { it.session(lobby.id, opponents) }
         for (s in bots) {
             s.await { it is GameUiState.NotJoined }
             assertTrue(s.join())

@@ -29,8 +29,10 @@ import rps.client.GameUiState
 import rps.client.HeadSignatures
 import rps.client.HttpEventFeed
 import rps.client.HttpRpsApi
+import rps.client.KeyHistory
 import rps.client.MemoryVault
 import rps.client.e2e.RpsdServer
+import rps.client.e2e.SignedPlayer
 
 /**
  * A whole game played through the screens against a real rpsd (run with -Pe2e): sign-up on the
@@ -72,6 +74,9 @@ class FullGameTest {
         Screens.settle("the account", 30_000) { account.lobbies.isShown }
         val me = app.backend().player.me()
         admin.adminCredit(me.id, 1000)
+        // The account was born with the app's key: the server's key log shows it, signed at sign-up.
+        val keyLog = KeyHistory.verify(me.id, app.backend().player.logInfo().origin, app.backend().keys.keyLog(me.id))
+        assertEquals(listOf(app.keyOf(app.account!!)!!.keyId), keyLog.active.map { it.keyId })
 
         // The lobby list, then the lobby.
         account.lobbies.performClick()
@@ -89,10 +94,9 @@ class FullGameTest {
 
         // Two opponents join; the round starts.
         val others = listOf("bot-1", "bot-2").map { name ->
-            val created = HttpRpsApi(server.baseUrl).createAccount(name)
-            admin.adminCredit(created.account.id, 1000)
-            val api = HttpRpsApi(server.baseUrl, created.token)
-            api to GameSession(lobby.id, api, HttpEventFeed(api), MemoryVault(), opponents).also { it.start() }
+            val bot = SignedPlayer.signUp(server.baseUrl, name)
+            admin.adminCredit(bot.created.account.id, 1000)
+            bot.api to bot.session(lobby.id, opponents)
         }
         val sessions = others.map { it.second }
         for (s in sessions) {

@@ -30,6 +30,7 @@ import rps.client.HttpEventFeed
 import rps.client.HttpRpsApi
 import rps.client.MemoryVault
 import rps.client.e2e.RpsdServer
+import rps.client.e2e.SignedPlayer
 
 /**
  * Quick join against a real rpsd (run with -Pe2e): of two lobbies taking players, the player picks
@@ -64,10 +65,10 @@ class QuickJoinGameTest {
         admin.adminCreateLobby("Small change", betSize = 10, players = 3, timeoutMs = 60_000)
         val lobby = admin.adminCreateLobby("Quick joined", betSize = 100, players = 3, timeoutMs = 60_000)
         val weapons = admin.getRuleset(lobby.config.ruleset).weapons.associate { it.name to it.move }
-        val accounts = listOf("qj-player", "bot-1", "bot-2").map { name ->
-            HttpRpsApi(server.baseUrl).createAccount(name).also { admin.adminCredit(it.account.id, 1000) }
+        app.createAccount(server.baseUrl, "qj-player").also { admin.adminCredit(it.id, 1000) }
+        val botPlayers = listOf("bot-1", "bot-2").map { name ->
+            SignedPlayer.signUp(server.baseUrl, name).also { admin.adminCredit(it.created.account.id, 1000) }
         }
-        accounts[0].let { app.signIn(it.account.id, it.account.name, server.baseUrl, it.token) }
 
         // The lobby list offers the bets of the games taking players; the player picks 100 and joins.
         val list = Robolectric.buildActivity(LobbyListActivity::class.java).setup().get()
@@ -83,10 +84,7 @@ class QuickJoinGameTest {
         Screens.settle("the balance less the bet", 30_000) { a.balance.text.toString() == "Balance: 900" }
 
         // Two opponents join; the round starts.
-        val bots = accounts.drop(1).map { created ->
-            val api = HttpRpsApi(server.baseUrl, created.token)
-            GameSession(lobby.id, api, HttpEventFeed(api), MemoryVault(), opponents).also { it.start() }
-        }
+        val bots = botPlayers.map { it.session(lobby.id, opponents) }
         for (s in bots) {
             s.await { it is GameUiState.NotJoined }
             assertTrue(s.join())

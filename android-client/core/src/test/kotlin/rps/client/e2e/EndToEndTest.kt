@@ -64,7 +64,7 @@ class EndToEndTest {
         if (::server.isInitialized) server.close()
     }
 
-    private inner class Player(val name: String, val token: String, val account: AccountInfo) {
+    private inner class Player(val name: String, val token: String, val account: AccountInfo, val signed: SignedPlayer) {
         val vaultDir = File(dir, "vault-$name")
         fun vault() = FileVault(vaultDir, AesGcmSealer(JceKeyStoreKeys(File(dir, "keys-$name.p12"), name.toCharArray())::key))
         fun api() = HttpRpsApi(server.baseUrl, token)
@@ -75,15 +75,19 @@ class EndToEndTest {
         val auditor by lazy { LogAuditor(server.baseUrl, api(), logTrusts) }
         fun session(lobbyId: String): GameSession {
             val api = api()
-            return GameSession(lobbyId, api, HttpEventFeed(api), vault(), scope, checkpoints = checkpoints, logAuditor = auditor)
+            return GameSession(
+                lobbyId, api, HttpEventFeed(api), vault(), scope, checkpoints = checkpoints, logAuditor = auditor,
+                signer = signed.signer, signatures = signed.signatures(),
+            )
                 .also { it.start() }
         }
     }
 
     private suspend fun player(name: String, credit: Long): Player {
-        val created = HttpRpsApi(server.baseUrl).createAccount(name)
+        val signed = SignedPlayer.signUp(server.baseUrl, name)
+        val created = signed.created
         admin.adminCredit(created.account.id, credit)
-        return Player(name, created.token, created.account)
+        return Player(name, created.token, created.account, signed)
     }
 
     private suspend fun GameSession.await(what: String, ms: Long = 20_000, pred: (GameUiState) -> Boolean): GameUiState = try {

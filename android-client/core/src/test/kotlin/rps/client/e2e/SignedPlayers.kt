@@ -1,8 +1,12 @@
 package rps.client.e2e
 
+import kotlinx.coroutines.CoroutineScope
 import rps.client.ActionAuth
 import rps.client.ActionSigner
+import rps.client.GameSession
+import rps.client.HttpEventFeed
 import rps.client.HttpRpsApi
+import rps.client.MemoryVault
 import rps.client.NewAccount
 import rps.client.PlayerSignatures
 import rps.client.SoftwarePlayerKey
@@ -20,6 +24,10 @@ class SignedPlayer(baseUrl: String, val created: NewAccount, val key: SoftwarePl
 
     /** A checker of the players' signatures in a lobby's log, for one session. */
     fun signatures() = PlayerSignatures(api, origin, { api.getGame(it).config.betSize }) { game, round -> api.roundMoves(game, round) }
+
+    /** A started session in [lobbyId] that signs and checks, with a vault in memory. */
+    fun session(lobbyId: String, scope: CoroutineScope): GameSession =
+        GameSession(lobbyId, api, HttpEventFeed(api), MemoryVault(), scope, signer = signer, signatures = signatures()).also { it.start() }
 
     companion object {
         suspend fun signUp(baseUrl: String, name: String): SignedPlayer {
