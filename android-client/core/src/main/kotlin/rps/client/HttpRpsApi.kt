@@ -117,7 +117,7 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
     override suspend fun signingKeys() = call { Mappers.signingKeys(operations.listSigningKeys()) }
     override suspend fun logInfo() = call { Mappers.logInfo(log.getLog()) }
     override suspend fun logInclusion(lobbyId: String, seq: Long) =
-        call { Mappers.logInclusion(log.getInclusionProof(UUID.fromString(lobbyId), seq)) }
+        call { Mappers.logInclusion(log.getInclusionProof(seq, lobbyId = UUID.fromString(lobbyId))) }
     override suspend fun logConsistency(from: Long, to: Long) = call { Mappers.logConsistency(log.getConsistencyProof(from, to)) }
 
     override suspend fun isReady(): Boolean = try {
