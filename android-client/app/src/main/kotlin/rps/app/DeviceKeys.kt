@@ -11,6 +11,7 @@ import java.security.GeneralSecurityException
 import java.security.KeyPairGenerator
 import java.security.KeyStore
 import java.security.PrivateKey
+import java.security.SecureRandom
 import java.security.Signature
 import java.security.spec.ECGenParameterSpec
 import java.util.UUID
@@ -21,7 +22,13 @@ import java.util.UUID
  * it (`ks:<alias>`); elsewhere the key is a software key whose seed is sealed by the Keystore's
  * AES key ([sealer], as the vault's passwords) in the app's private files (`sealed:<file>`).
  */
-class DeviceKeys(private val dir: File, private val sealer: Sealer, private val useKeystore: Boolean) {
+class DeviceKeys(
+    private val dir: File,
+    private val sealer: Sealer,
+    private val useKeystore: Boolean,
+    /** Where a software key's seed comes from. */
+    private val random: () -> SecureRandom = { SecureRandom() },
+) {
     /** A new key and its reference. */
     fun create(): Pair<String, PlayerKey> {
         if (useKeystore) {
@@ -33,7 +40,7 @@ class DeviceKeys(private val dir: File, private val sealer: Sealer, private val 
             } catch (_: IllegalArgumentException) {
             }
         }
-        val key = SoftwarePlayerKey.generate()
+        val key = SoftwarePlayerKey.generate(random())
         val name = UUID.randomUUID().toString()
         dir.mkdirs()
         val f = File(dir, name)

@@ -33,14 +33,15 @@ class KeysActivity : Activity() {
     internal val deviceLine by lazy { text(Type.BODY) }
     internal val storage by lazy { text(Type.LABEL, muted = true) }
     internal val alert by lazy { notice() }
-    internal val evidence by lazy { text(Type.LABEL, muted = true).apply { setTextIsSelectable(true) } }
+    // Selectable (to copy the evidence or the key), so a touch target like any other.
+    internal val evidence by lazy { text(Type.LABEL, muted = true).apply { selectable() } }
     internal val recovery by lazy { text(Type.BODY) }
     internal val outcome by lazy { notice() }
     internal val keyList by lazy { column().apply { setPadding(0, 0, 0, 0) } }
     internal val makeKey by lazy { button(R.string.keys_make_key) { scope.launch { keys.makeKey() } } }
     internal val qr by lazy { ImageView(this).apply { contentDescription = getString(R.string.keys_show_key) } }
     internal val showKey by lazy { text(Type.BODY) }
-    internal val publicKey by lazy { text(Type.LABEL).apply { setTextIsSelectable(true) } }
+    internal val publicKey by lazy { text(Type.LABEL).apply { selectable() } }
     internal val newKey by lazy {
         EditText(this).apply {
             setHint(R.string.keys_new_phone_key_hint)
@@ -171,6 +172,11 @@ class KeysActivity : Activity() {
         }
         KeysOutcome.NotAKey -> outcome.showStatus(getString(R.string.keys_not_a_key), failure = true)
         is KeysOutcome.Failed -> outcome.showStatus(describeFailure(o.error), failure = true)
+    }
+
+    private fun android.widget.TextView.selectable() {
+        setTextIsSelectable(true)
+        minHeight = px(R.dimen.touch_target)
     }
 
     private fun android.widget.TextView.shown(s: String) {

@@ -85,7 +85,10 @@ open class RpsApp : Application() {
     protected open val keystorePlayerKeys: Boolean get() = DeviceKeys.keystoreMayHaveEd25519
 
     /** The accounts' player keys on this device. */
-    val deviceKeys: DeviceKeys by lazy { DeviceKeys(File(filesDir, "keys"), sealer, keystorePlayerKeys) }
+    val deviceKeys: DeviceKeys by lazy { DeviceKeys(File(filesDir, "keys"), sealer, keystorePlayerKeys, ::keyRandom) }
+
+    /** Where a sealed software key's seed comes from. */
+    protected open fun keyRandom(): SecureRandom = SecureRandom()
 
     private val origins = HashMap<String, String>()
 

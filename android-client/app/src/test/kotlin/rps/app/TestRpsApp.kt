@@ -27,6 +27,7 @@ import rps.client.RoundTranscript
 import rps.client.RulesetInfo
 import rps.client.TestFiles
 import rps.client.Weapon
+import java.security.SecureRandom
 import javax.crypto.spec.SecretKeySpec
 
 /**
@@ -49,6 +50,9 @@ class TestRpsApp : RpsApp() {
 
     /** Robolectric has no Android Keystore: player keys are sealed software keys, as on a phone without Ed25519 in its Keystore. */
     override val keystorePlayerKeys get() = false
+
+    /** The same key each time a test makes one, so the screens that show it keep their goldens. */
+    override fun keyRandom(): SecureRandom = SecureRandom.getInstance("SHA1PRNG").apply { setSeed(31) }
 
     /** The recordings without a transparency log sign for a log of this name. */
     override suspend fun readOrigin(b: Backend) = FakeKeys.ORIGIN
