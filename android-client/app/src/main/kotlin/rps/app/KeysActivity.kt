@@ -33,6 +33,7 @@ class KeysActivity : Activity() {
     internal val deviceLine by lazy { text(Type.BODY) }
     internal val storage by lazy { text(Type.LABEL, muted = true) }
     internal val alert by lazy { notice() }
+
     // Selectable (to copy the evidence or the key), so a touch target like any other.
     internal val evidence by lazy { text(Type.LABEL, muted = true).apply { selectable() } }
     internal val recovery by lazy { text(Type.BODY) }
