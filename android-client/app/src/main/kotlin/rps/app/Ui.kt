@@ -167,6 +167,7 @@ private fun errorText(code: ErrorCode): Int = when (code) {
     ErrorCode.STALE_SIGNATURE -> R.string.error_stale_signature
     ErrorCode.LAST_KEY -> R.string.error_last_key
     ErrorCode.KEY_TAKEN -> R.string.error_key_taken
+    ErrorCode.KEY_LIMIT -> R.string.error_key_limit
     ErrorCode.UNKNOWN -> R.string.error_unknown
 }
 

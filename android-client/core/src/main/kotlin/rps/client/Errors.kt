@@ -36,6 +36,7 @@ enum class ErrorCode(val wire: String, val playerMessage: String) {
     STALE_SIGNATURE("stale_signature", "The game moved on while you were signing. Try again."),
     LAST_KEY("last_key", "This is the account's last key. Add another one before retiring it."),
     KEY_TAKEN("key_taken", "This key is already bound to an account."),
+    KEY_LIMIT("key_limit", "This account has had as many keys as it may. Ask the operator for a recovery."),
     UNKNOWN("unknown", "Something went wrong on the server."),
     ;
 
