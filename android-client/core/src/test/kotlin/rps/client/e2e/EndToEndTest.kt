@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
 import org.junit.jupiter.api.io.TempDir
 import rps.client.AccountInfo
+import rps.client.ActionPayloads
 import rps.client.AesGcmSealer
 import rps.client.ChainEvent
 import rps.client.ChainVerifier
@@ -33,6 +34,7 @@ import rps.client.HttpEventFeed
 import rps.client.HttpRpsApi
 import rps.client.JceKeyStoreKeys
 import rps.client.LogAuditor
+import rps.client.SignedAction
 import rps.client.Stage
 import rps.client.TransparencyLog
 import rps.client.TrustCheck
@@ -264,7 +266,12 @@ class EndToEndTest {
         s.stop()
         val idem = UUID.randomUUID().toString()
         val a = poor.api()
-        val r = runCatching { a.register(lobby.id, idem) }.exceptionOrNull()
+        // Unsigned, from an account with a key: refused before anything else, with a code of its own.
+        val unsigned = runCatching { a.register(lobby.id, idem) }.exceptionOrNull()
+        assertTrue(unsigned is rps.client.RpsException.Problem && unsigned.code == rps.client.ErrorCode.SIGNATURE_REQUIRED, "$unsigned")
+        val game = a.getLobby(lobby.id).game!!.id
+        val auth = poor.signed.signer.sign(SignedAction.REGISTER, ActionPayloads.register(100), idem, lobby.id, game)
+        val r = runCatching { a.register(lobby.id, idem, auth) }.exceptionOrNull()
         assertTrue(r is rps.client.RpsException.Problem && r.code == rps.client.ErrorCode.INSUFFICIENT_FUNDS, "$r")
     }
 }
