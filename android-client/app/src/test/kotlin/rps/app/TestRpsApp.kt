@@ -58,8 +58,8 @@ class TestRpsApp : RpsApp() {
         }
     }
 
-    /** The recordings without a transparency log sign for a log of this name. */
-    override suspend fun readOrigin(b: Backend) = FakeKeys.ORIGIN
+    /** The fake server's recordings without a transparency log sign for a log of this name; a real rpsd's origin is its own. */
+    override suspend fun readOrigin(b: Backend) = if (b.player is AsToken) FakeKeys.ORIGIN else super.readOrigin(b)
 
     override val random get() = Fakes.server.random
 
