@@ -97,12 +97,15 @@ open class RpsApp : Application() {
 
     protected open suspend fun readOrigin(b: Backend): String = RetryPolicy().run { b.player.logInfo().origin }
 
+    /** The clock signatures to [b] are dated by: the server accepts a signature only near its own time. */
+    protected open fun signingClock(b: Backend): Clock = clock
+
     /** [a]'s key on this device, or null when it has none (or it is gone). */
     fun keyOf(a: StoredAccount): PlayerKey? = a.keyRef?.let(deviceKeys::open)
 
     /** Signs [a]'s actions with its key on this device; null: they go unsigned. */
     fun signerOf(a: StoredAccount, b: Backend = backendOf(a)): ActionSigner? =
-        keyOf(a)?.let { ActionSigner(it, a.id, { originOf(a.server, b) }, clock) }
+        keyOf(a)?.let { ActionSigner(it, a.id, { originOf(a.server, b) }, signingClock(b)) }
 
     /** The keys screen's work for [a]: its key log watched, its first key bound, other phones added. */
     fun accountKeysOf(a: StoredAccount): AccountKeys {
@@ -120,7 +123,7 @@ open class RpsApp : Application() {
             override fun known() = stored().knownKeys.toSet()
             override fun addKnown(keyId: String) = accounts.addKnownKey(a.id, keyId)
         }
-        return AccountKeys(b.keys, a.id, { originOf(a.server, b) }, holder, clock)
+        return AccountKeys(b.keys, a.id, { originOf(a.server, b) }, holder, signingClock(b))
     }
 
     val account: StoredAccount? get() = accounts.current
@@ -194,7 +197,7 @@ open class RpsApp : Application() {
     suspend fun createAccount(server: String, name: String): StoredAccount {
         val b = connect(server, null)
         val (ref, key) = deviceKeys.create()
-        val auth = ActionAuth.signUp(key, name, originOf(server, b), clock.nowMs())
+        val auth = ActionAuth.signUp(key, name, originOf(server, b), signingClock(b).nowMs())
         val created = b.directory.createAccount(name, key.publicKeyHex, auth)
         return signIn(created.account.id, created.account.name, server, created.token, ref, key.keyId)
     }

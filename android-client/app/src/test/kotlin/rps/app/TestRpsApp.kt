@@ -61,7 +61,11 @@ class TestRpsApp : RpsApp() {
     /** The fake server's recordings without a transparency log sign for a log of this name; a real rpsd's origin is its own. */
     override suspend fun readOrigin(b: Backend) = if (b.player is AsToken) FakeKeys.ORIGIN else super.readOrigin(b)
 
-    override val random get() = Fakes.server.random
+    /** The recordings' signatures are dated by the test's clock; a real rpsd accepts only signatures made near its time. */
+    override fun signingClock(b: Backend): Clock = if (b.player is AsToken) clock else Clock.SYSTEM
+
+    /** The recording's passwords once a test has set the fakes up; a test of a real rpsd alone (before any) draws its own. */
+    override val random get() = Fakes.recordedRandom ?: super.random
 
     companion object {
         const val FAKE_URL = "http://fake.test"
@@ -76,6 +80,9 @@ class TestRpsApp : RpsApp() {
 /** The fakes of the running test; [reset] before each, with the recording to replay. */
 object Fakes {
     lateinit var server: RecordedServer
+
+    /** The recorded server's randomness, or null before any test set the fakes up. */
+    val recordedRandom get() = if (::server.isInitialized) server.random else null
     lateinit var directory: FakeDirectory
 
     /** A real rpsd's answers to the lobby list, matchmaking and history (core's RecordedHttp), as Ada. */
