@@ -178,7 +178,11 @@ const abandonOneIn = 8
 
 // hedgeOneIn: one action in this many is sent twice at once, with its key, to two replicas, as a
 // client hedging against a slow one would: a concurrent duplicate waits for the first and
-// replays it, so both answers must be the same, byte for byte.
+// replays it, so both answers must be the same, byte for byte; unless one of them is a refusal
+// the server keeps under no key (a validation failure, a signature refused), which changed
+// nothing and is not the request's answer: the other attempt ran on its own, maybe later, in
+// another state (a commit refused as stale_signature before its round began, and then, round 1
+// started, not_in_game).
 const hedgeOneIn = 20
 
 // hedge sends the operation's first attempt to two replicas at once and returns an answer that
@@ -198,6 +202,12 @@ func (c *Client) hedge(op *Op, method, path string, body any, headers []string) 
 	a, b := answers[0], answers[1]
 	switch {
 	case a.definite && b.definite:
+		switch {
+		case unkept(a) && !unkept(b):
+			return b
+		case unkept(b) && !unkept(a):
+			return a
+		}
 		if !sameAnswer(a, b) {
 			op.Mismatch = fmt.Sprintf("%s answered %d %s and %d %s", strings.Join(bases, " and "), a.status, a.body, b.status, b.body)
 		}
@@ -209,6 +219,13 @@ func (c *Client) hedge(op *Op, method, path string, body any, headers []string) 
 		return b
 	}
 	return a
+}
+
+// unkept reports whether an answer is a refusal the server keeps under no key
+// (tournament.Error.Replayable).
+func unkept(a answer) bool {
+	code := problemCode(a.body)
+	return a.status >= 400 && code != "" && !(&tournament.Error{Code: code}).Replayable()
 }
 
 // sameAnswer reports whether two answers to one request under one key agree: byte for byte, or,
