@@ -1,56 +1,31 @@
 package api_test
 
 import (
-	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/commitreveal/rps/api"
+	"github.com/commitreveal/rps/internal/apiclient"
 	"github.com/commitreveal/rps/internal/apitest"
 	"github.com/commitreveal/rps/logpublish"
 	"github.com/commitreveal/rps/tournament"
 )
 
-// adminSigner is the bootstrap admin with a key bound through POST /v1/me/keys (its first key,
-// signed by itself).
-type adminSigner struct {
-	id  tournament.AccountID
-	key ed25519.PrivateKey
-}
-
-func bindAdminKey(t *testing.T, e *apitest.Env) adminSigner {
+// bindAdminKey gives the bootstrap admin a key, bound through POST /v1/me/keys (its first key,
+// signed by itself), and returns the admin as a Player that signs with it.
+func bindAdminKey(t *testing.T, e *apitest.Env) apitest.Player {
 	t.Helper()
 	var me api.Account
 	e.Do("GET", "/v1/me", e.Admin, nil).Want(t, http.StatusOK).Decode(t, &me)
-	_, key, err := ed25519.GenerateKey(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := adminSigner{id: tournament.AccountID(me.Id.String()), key: key}
-	pub := hex.EncodeToString(key.Public().(ed25519.PublicKey))
-	idem := uuid.NewString()
+	admin := apitest.Player{ID: me.Id.String(), Name: me.Name, Token: e.Admin, Key: apiclient.NewPlayerKey()}
+	pub := admin.Key.PublicKey()
 	e.Do("POST", "/v1/me/keys", e.Admin, map[string]any{"publicKey": pub},
-		a.headers(t, tournament.ActionAddKey, "", tournament.ActionPayload{PublicKey: pub}, idem, time.Now())...).Want(t, http.StatusCreated)
-	return a
-}
-
-// headers signs an admin's action and returns the request's headers.
-func (a adminSigner) headers(t *testing.T, action tournament.ActionName, lobby string, payload tournament.ActionPayload, idem string, at time.Time) []string {
-	t.Helper()
-	m := tournament.ActionMessage{Origin: testOrigin, Action: action, Player: a.id, LobbyID: tournament.LobbyID(lobby),
-		Payload: payload, IdempotencyKey: idem, KeyID: tournament.KeyID(a.key.Public().(ed25519.PublicKey)), SignedAt: at.UnixMilli()}
-	sig, err := m.Sign(a.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return []string{"Idempotency-Key", idem, "Rps-Key-Id", m.KeyID, "Rps-Signed-At", strconv.FormatInt(m.SignedAt, 10),
-		"Rps-Signature", hex.EncodeToString(sig)}
+		e.Signed(admin, apitest.Act{Action: tournament.ActionAddKey, Payload: tournament.ActionPayload{PublicKey: pub}})...).Want(t, http.StatusCreated)
+	return admin
 }
 
 // TestAdminActionsAreSigned: an admin with a key signs every admin action; the signature binds
@@ -65,8 +40,7 @@ func TestAdminActionsAreSigned(t *testing.T) {
 	credit := map[string]any{"amount": 500, "memo": "deposit"}
 	request := []byte(`{"amount":500,"memo":"deposit"}`)
 	path := "/v1/admin/accounts/" + alice.ID + "/credits"
-	idem := uuid.NewString()
-	signed := admin.headers(t, "credit", "", tournament.ActionPayload{Account: alice.ID, Request: request}, idem, time.Now())
+	signed := e.Signed(admin, apitest.Act{Action: "credit", Payload: tournament.ActionPayload{Account: alice.ID, Request: request}})
 
 	e.Do("POST", path, e.Admin, credit, "Idempotency-Key", uuid.NewString()).WantProblem(t, http.StatusUnauthorized, api.ProblemCodeSignatureRequired)
 	e.Do("POST", "/v1/admin/accounts/"+bob.ID+"/credits", e.Admin, credit, signed...).WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
@@ -82,8 +56,7 @@ func TestAdminActionsAreSigned(t *testing.T) {
 
 	// A lobby action binds its lobby: closing one lobby with a signature made for another fails.
 	l1, l2 := createLobbySigned(t, e, admin), createLobbySigned(t, e, admin)
-	closeIdem := uuid.NewString()
-	closeOne := admin.headers(t, "close_lobby", l1, tournament.ActionPayload{}, closeIdem, time.Now())
+	closeOne := e.Signed(admin, apitest.Act{Action: "close_lobby", Lobby: l1})
 	e.Do("POST", "/v1/lobbies/"+l2+"/close", e.Admin, nil, closeOne...).WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
 	e.Do("POST", "/v1/lobbies/"+l1+"/close", e.Admin, nil, closeOne...).Want(t, http.StatusOK)
 
@@ -104,7 +77,7 @@ func TestAdminActionsAreSigned(t *testing.T) {
 			t.Errorf("audit entry %s (%s) has no signature", entry.Action, entry.Target)
 			continue
 		}
-		m := tournament.ActionMessage{Origin: testOrigin, Action: d.Auth.Action, Player: admin.id, IdempotencyKey: d.Auth.IdempotencyKey,
+		m := tournament.ActionMessage{Origin: testOrigin, Action: d.Auth.Action, Player: tournament.AccountID(admin.ID), IdempotencyKey: d.Auth.IdempotencyKey,
 			KeyID: d.Auth.KeyID, SignedAt: d.Auth.SignedAt}
 		switch entry.Action {
 		case "credit":
@@ -115,7 +88,7 @@ func TestAdminActionsAreSigned(t *testing.T) {
 			m.LobbyID, m.Payload.Request = tournament.LobbyID(entry.Target), []byte("null")
 		}
 		sig, _ := hex.DecodeString(d.Auth.Signature)
-		if !m.Verify(admin.key.Public().(ed25519.PublicKey), sig) {
+		if !m.Verify(publicKey(t, admin), sig) {
 			t.Errorf("audit entry %s (%s): the signature does not verify", entry.Action, entry.Target)
 		}
 		verified++
@@ -127,12 +100,12 @@ func TestAdminActionsAreSigned(t *testing.T) {
 
 // createLobbySigned has admin create a lobby, signed over the body as sent (RFC 8785), and returns
 // its id.
-func createLobbySigned(t *testing.T, e *apitest.Env, admin adminSigner) string {
+func createLobbySigned(t *testing.T, e *apitest.Env, admin apitest.Player) string {
 	t.Helper()
 	body := []byte(`{"config":{"betSize":10,"playersCountLimit":2},"name":"signed lobby"}`)
 	var l api.Lobby
 	e.Do("POST", "/v1/lobbies", e.Admin, json.RawMessage(body),
-		admin.headers(t, "create_lobby", "", tournament.ActionPayload{Request: body}, uuid.NewString(), time.Now())...).
+		e.Signed(admin, apitest.Act{Action: "create_lobby", Payload: tournament.ActionPayload{Request: body}})...).
 		Want(t, http.StatusCreated).Decode(t, &l)
 	return l.Id.String()
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"testing"
 	"time"
 
@@ -16,46 +15,6 @@ import (
 	"github.com/commitreveal/rps/logpublish"
 	"github.com/commitreveal/rps/tournament"
 )
-
-// signer is a test player with a key bound straight in the database (the key endpoints have
-// their own tests: this one is about the actions).
-type signer struct {
-	apitest.Player
-	key ed25519.PrivateKey
-	id  string
-}
-
-func bindTestKey(t *testing.T, e *apitest.Env, p apitest.Player) signer {
-	t.Helper()
-	_, key, err := ed25519.GenerateKey(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := key.Public().(ed25519.PublicKey)
-	id := tournament.KeyID(pub)
-	if _, err := e.Pool.Exec(t.Context(), `WITH k AS (
-			INSERT INTO account_keys (key_id, account_id, public_key, added_seq, added_at) VALUES ($1, $2, $3, 1, 0))
-		UPDATE accounts SET active_keys = active_keys + 1, key_seq = key_seq + 1 WHERE id = $2`, id, p.ID, []byte(pub)); err != nil {
-		t.Fatal(err)
-	}
-	return signer{Player: p, key: key, id: id}
-}
-
-// signedAction is a request's action as the test signs it.
-type signedAction struct {
-	action  tournament.ActionName
-	lobby   string
-	game    string
-	round   int
-	payload tournament.ActionPayload
-	idemKey string
-}
-
-// headers signs a with s's key now and returns the request's headers.
-func (s signer) headers(t *testing.T, a signedAction) []string {
-	t.Helper()
-	return s.headersAt(t, a, time.Now())
-}
 
 // replace returns headers with the value of name replaced.
 func replace(headers []string, name, value string) []string {
@@ -76,15 +35,14 @@ func replace(headers []string, name, value string) []string {
 // log.
 func TestSignedActionsCannotBeMoved(t *testing.T) {
 	e := apitest.Start(t, apitest.WithLog(logpublish.Config{Origin: testOrigin}))
-	alice := bindTestKey(t, e, e.NewPlayer("alice", 100))
-	bob := bindTestKey(t, e, e.NewPlayer("bob", 100))
+	alice, bob := e.NewPlayer("alice", 100), e.NewPlayer("bob", 100)
 	cfg := map[string]any{"betSize": 10, "playersCountLimit": 2, "entryTimeoutMs": 60000, "moveTimeoutMs": 60000, "revealTimeoutMs": 60000}
 	l1, l2 := e.CreateLobby(cfg), e.CreateLobby(cfg)
 	lobby, game := l1.Id.String(), l1.Game.Id.String()
 	lobby2, game2 := l2.Id.String(), l2.Game.Id.String()
 
-	register := signedAction{action: tournament.ActionRegister, lobby: lobby, game: game, payload: tournament.ActionPayload{Bet: 10}, idemKey: uuid.NewString()}
-	signed := alice.headers(t, register)
+	register := apitest.Act{Action: tournament.ActionRegister, Lobby: lobby, Game: game, Payload: tournament.ActionPayload{Bet: 10}, Key: uuid.NewString()}
+	signed := e.Signed(alice, register)
 	path := "/v1/lobbies/" + lobby + "/players"
 	before := len(e.AllEvents(lobby))
 
@@ -100,17 +58,18 @@ func TestSignedActionsCannotBeMoved(t *testing.T) {
 		{"another game", path, replace(signed, "Rps-Game-Id", game2), http.StatusUnauthorized, api.ProblemCodeBadSignature},
 		{"another idempotency key", path, replace(signed, "Idempotency-Key", uuid.NewString()), http.StatusUnauthorized, api.ProblemCodeBadSignature},
 		{"another instant", path, replace(signed, "Rps-Signed-At", "1"), http.StatusUnauthorized, api.ProblemCodeBadSignature},
-		{"another player's key", path, replace(signed, "Rps-Key-Id", bob.id), http.StatusUnauthorized, api.ProblemCodeBadSignature},
+		{"another player's key", path, replace(signed, "Rps-Key-Id", bob.Key.ID()), http.StatusUnauthorized, api.ProblemCodeBadSignature},
 		{"no idempotency key", path, signed[2:], http.StatusUnauthorized, api.ProblemCodeBadSignature},
-		{"a key id alone", path, []string{"Idempotency-Key", register.idemKey, "Rps-Key-Id", alice.id}, http.StatusUnauthorized, api.ProblemCodeBadSignature},
+		{"a key id alone", path, []string{"Idempotency-Key", register.Key, "Rps-Key-Id", alice.Key.ID()}, http.StatusUnauthorized, api.ProblemCodeBadSignature},
 	}
 	for _, r := range refusals {
 		e.Do("POST", r.path, alice.Token, nil, r.headers...).WantProblem(t, r.status, r.code)
 	}
 	// Bob's token with Alice's signature: the key is not his.
 	e.Do("POST", path, bob.Token, nil, signed...).WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
-	expired := signedAction{action: tournament.ActionRegister, lobby: lobby, game: game, payload: tournament.ActionPayload{Bet: 10}, idemKey: uuid.NewString()}
-	e.Do("POST", path, alice.Token, nil, alice.headersAt(t, expired, time.Now().Add(-24*time.Hour))...).
+	expired := apitest.Act{Action: tournament.ActionRegister, Lobby: lobby, Game: game, Payload: tournament.ActionPayload{Bet: 10}, Key: uuid.NewString(),
+		At: time.Now().Add(-24 * time.Hour)}
+	e.Do("POST", path, alice.Token, nil, e.Signed(alice, expired)...).
 		WantProblem(t, http.StatusUnauthorized, api.ProblemCodeSignatureExpired)
 	if n := len(e.AllEvents(lobby)); n != before {
 		t.Fatalf("refused requests wrote %d events", n-before)
@@ -123,44 +82,44 @@ func TestSignedActionsCannotBeMoved(t *testing.T) {
 	e.Do("POST", path, alice.Token, nil, signed...).Want(t, http.StatusCreated)
 	e.Do("POST", path, alice.Token, nil, signed...).Want(t, http.StatusCreated)
 	// Signed for a game that is not the lobby's current one: stale_signature.
-	stale := signedAction{action: tournament.ActionRegister, lobby: lobby, game: game2, payload: tournament.ActionPayload{Bet: 10}, idemKey: uuid.NewString()}
-	e.Do("POST", path, bob.Token, nil, bob.headers(t, stale)...).WantProblem(t, http.StatusConflict, api.ProblemCodeStaleSignature)
-	e.Do("POST", path, bob.Token, nil, bob.headers(t, signedAction{action: tournament.ActionRegister, lobby: lobby, game: game,
-		payload: tournament.ActionPayload{Bet: 10}, idemKey: uuid.NewString()})...).Want(t, http.StatusCreated)
+	stale := apitest.Act{Action: tournament.ActionRegister, Lobby: lobby, Game: game2, Payload: tournament.ActionPayload{Bet: 10}, Key: uuid.NewString()}
+	e.Do("POST", path, bob.Token, nil, e.Signed(bob, stale)...).WantProblem(t, http.StatusConflict, api.ProblemCodeStaleSignature)
+	e.Do("POST", path, bob.Token, nil, e.Signed(bob, apitest.Act{Action: tournament.ActionRegister, Lobby: lobby, Game: game,
+		Payload: tournament.ActionPayload{Bet: 10}, Key: uuid.NewString()})...).Want(t, http.StatusCreated)
 
 	// Round 1: commits signed for the round, moved onto another round or payload, refused.
 	reveals := map[string]string{alice.ID: "0alice-secret-password", bob.ID: "2bob-secret-password"}
-	commits := map[string]signedAction{}
-	for _, p := range []signer{alice, bob} {
-		c := signedAction{action: tournament.ActionCommit, lobby: lobby, game: game, round: 1,
-			payload: tournament.ActionPayload{Commitment: apitest.CommitmentOf(reveals[p.ID])}, idemKey: uuid.NewString()}
+	commits := map[string]apitest.Act{}
+	for _, p := range []apitest.Player{alice, bob} {
+		c := apitest.Act{Action: tournament.ActionCommit, Lobby: lobby, Game: game, Round: 1,
+			Payload: tournament.ActionPayload{Commitment: apitest.CommitmentOf(reveals[p.ID])}, Key: uuid.NewString()}
 		commits[p.ID] = c
-		h := p.headers(t, c)
+		h := e.Signed(p, c)
 		cpath := "/v1/lobbies/" + lobby + "/commitments"
 		e.Do("POST", cpath, p.Token, map[string]any{"commitment": apitest.CommitmentOf("1other")}, h...).
 			WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
-		e.Do("POST", cpath, p.Token, map[string]any{"commitment": c.payload.Commitment}, replace(h, "Rps-Round", "2")...).
+		e.Do("POST", cpath, p.Token, map[string]any{"commitment": c.Payload.Commitment}, replace(h, "Rps-Round", "2")...).
 			WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
-		e.Do("POST", cpath, p.Token, map[string]any{"commitment": c.payload.Commitment}, h...).Want(t, http.StatusOK)
+		e.Do("POST", cpath, p.Token, map[string]any{"commitment": c.Payload.Commitment}, h...).Want(t, http.StatusOK)
 	}
 	sigs := map[string][]byte{}
-	for _, p := range []signer{alice, bob} {
-		r := signedAction{action: tournament.ActionReveal, lobby: lobby, game: game, round: 1,
-			payload: tournament.ActionPayload{Reveal: reveals[p.ID]}, idemKey: uuid.NewString()}
-		h := p.headers(t, r)
+	for _, p := range []apitest.Player{alice, bob} {
+		r := apitest.Act{Action: tournament.ActionReveal, Lobby: lobby, Game: game, Round: 1,
+			Payload: tournament.ActionPayload{Reveal: reveals[p.ID]}, Key: uuid.NewString()}
+		h := e.Signed(p, r)
 		sig, _ := hex.DecodeString(h[7])
 		sigs[p.ID] = sig
 		e.Do("POST", "/v1/lobbies/"+lobby+"/reveals", p.Token, map[string]any{"reveal": reveals[p.ID]}, h...).Want(t, http.StatusOK)
 	}
 
 	// Retired: Alice's key no longer signs anything.
-	if _, err := e.Pool.Exec(t.Context(), `WITH k AS (UPDATE account_keys SET retired_seq = 2, retired_at = 1 WHERE key_id = $1)
-		UPDATE accounts SET active_keys = 0 WHERE id = $2`, alice.id, alice.ID); err != nil {
+	if _, err := e.Pool.Exec(t.Context(), `WITH k AS (UPDATE account_keys SET retired_seq = added_seq + 1, retired_at = added_at WHERE key_id = $1)
+		UPDATE accounts SET active_keys = 0 WHERE id = $2`, alice.Key.ID(), alice.ID); err != nil {
 		t.Fatal(err)
 	}
 	next := e.Lobby(lobby, "")
-	e.Do("POST", path, alice.Token, nil, alice.headers(t, signedAction{action: tournament.ActionRegister, lobby: lobby,
-		game: next.Game.Id.String(), payload: tournament.ActionPayload{Bet: 10}, idemKey: uuid.NewString()})...).
+	e.Do("POST", path, alice.Token, nil, e.Signed(alice, apitest.Act{Action: tournament.ActionRegister, Lobby: lobby,
+		Game: next.Game.Id.String(), Payload: tournament.ActionPayload{Bet: 10}, Key: uuid.NewString()})...).
 		WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
 
 	// The log records every signature; the transcript shows the sealed ones, each verifying.
@@ -214,7 +173,7 @@ func TestSignedActionsCannotBeMoved(t *testing.T) {
 				t.Errorf("event %d: sealed signature %q does not bind the transcript's", ev.Seq, d.Auth.SealedSignature)
 			}
 		}
-		if !m.Verify(p.key.Public().(ed25519.PublicKey), sig) {
+		if !m.Verify(publicKey(t, p), sig) {
 			t.Errorf("event %d (%s by %s): the signature does not verify over the message rebuilt from the log", ev.Seq, d.Auth.Action, p.Name)
 		}
 		checked++
@@ -224,27 +183,6 @@ func TestSignedActionsCannotBeMoved(t *testing.T) {
 	}
 }
 
-// headersAt signs a with s's key as made at instant at and returns the request's headers.
-func (s signer) headersAt(t *testing.T, a signedAction, at time.Time) []string {
-	t.Helper()
-	m := tournament.ActionMessage{Origin: testOrigin, Action: a.action, Player: tournament.AccountID(s.ID),
-		LobbyID: tournament.LobbyID(a.lobby), GameID: tournament.GameID(a.game), Round: a.round, Payload: a.payload,
-		IdempotencyKey: a.idemKey, KeyID: s.id, SignedAt: at.UnixMilli()}
-	sig, err := m.Sign(s.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := []string{"Idempotency-Key", a.idemKey, "Rps-Key-Id", s.id, "Rps-Signed-At", strconv.FormatInt(m.SignedAt, 10),
-		"Rps-Signature", hex.EncodeToString(sig)}
-	if a.game != "" {
-		h = append(h, "Rps-Game-Id", a.game)
-	}
-	if a.round != 0 {
-		h = append(h, "Rps-Round", strconv.Itoa(a.round))
-	}
-	return h
-}
-
 func mustHex(t *testing.T, s string) []byte {
 	t.Helper()
 	b, err := hex.DecodeString(s)
@@ -252,4 +190,10 @@ func mustHex(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// publicKey is the public half of p's key.
+func publicKey(t *testing.T, p apitest.Player) ed25519.PublicKey {
+	t.Helper()
+	return mustHex(t, p.Key.PublicKey())
 }

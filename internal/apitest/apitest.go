@@ -404,7 +404,7 @@ func (e *Env) newPlayer(name string, funds int64, key apiclient.PlayerKey) Playe
 		if key.Valid() {
 			body["publicKey"] = key.PublicKey()
 			headers = e.sign(key, tournament.ActionMessage{Action: tournament.ActionSignUp,
-				Payload: tournament.ActionPayload{Name: tried, PublicKey: key.PublicKey()}})
+				Payload: tournament.ActionPayload{Name: tried, PublicKey: key.PublicKey()}}, time.Time{})
 		}
 		r := e.Do("POST", "/v1/accounts", "", body, headers...)
 		if r.Status == http.StatusConflict && r.Problem(e.t).Code == api.ProblemCodeNameTaken {
@@ -433,12 +433,15 @@ func (e *Env) Origin() string {
 	return e.shared.origin
 }
 
-// sign signs m with key now, on this server's origin, and returns the Rps-* headers as name,
-// value pairs.
-func (e *Env) sign(key apiclient.PlayerKey, m tournament.ActionMessage) []string {
+// sign signs m with key at the instant at (the zero time: now), on this server's origin, and
+// returns the Rps-* headers as name, value pairs.
+func (e *Env) sign(key apiclient.PlayerKey, m tournament.ActionMessage, at time.Time) []string {
 	e.t.Helper()
 	m.Origin = e.Origin()
-	s, err := key.Sign(m, time.Now())
+	if at.IsZero() {
+		at = time.Now()
+	}
+	s, err := key.Sign(m, at)
 	if err != nil {
 		e.t.Fatalf("sign %s: %v", m.Action, err)
 	}
@@ -456,6 +459,9 @@ type Act struct {
 	Payload tournament.ActionPayload
 	// Key is the request's Idempotency-Key; Signed makes a fresh one when it is empty.
 	Key string
+	// At is the instant the player signs at; the zero time is now (a test of an expired
+	// signature dates it in the past).
+	At time.Time
 }
 
 // Signed returns the headers of p's signed request for a: the Rps-* headers and the
@@ -472,7 +478,7 @@ func (e *Env) Signed(p Player, a Act) []string {
 	}
 	return append(headers, e.sign(p.Key, tournament.ActionMessage{Action: a.Action, Player: tournament.AccountID(p.ID),
 		LobbyID: tournament.LobbyID(a.Lobby), GameID: tournament.GameID(a.Game), Round: a.Round, Payload: a.Payload,
-		IdempotencyKey: a.Key})...)
+		IdempotencyKey: a.Key}, a.At)...)
 }
 
 // Current is the Act of action in the lobby's current game and round as p reads them now (the
