@@ -2,21 +2,15 @@ package tournament
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/gowebpki/jcs"
 )
 
 var updateSigned = flag.Bool("update", false, "rewrite testdata/signed_actions.json")
-
-// signedVectorSeed is RFC 8032's first test key: any implementation can check the public key.
-const signedVectorSeed = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"
 
 type signedVector struct {
 	Action    ActionName      `json:"action"`
@@ -38,14 +32,8 @@ type signedVectors struct {
 }
 
 func vectorMessages(keyID string) []ActionMessage {
-	const (
-		origin = "rps.example.com/log"
-		player = AccountID("6f1c2a9e-3b7d-4c5e-8f10-2a3b4c5d6e7f")
-		lobby  = LobbyID("0b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b")
-		game   = GameID("7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a")
-		at     = int64(1795000000123)
-	)
-	base := ActionMessage{Origin: origin, Player: player, KeyID: keyID, SignedAt: at}
+	const game = GameID("7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a")
+	base := ActionMessage{Origin: vectorOrigin, Player: vectorPlayer, KeyID: keyID, SignedAt: vectorAt}
 	with := func(f func(m *ActionMessage)) ActionMessage {
 		m := base
 		f(&m)
@@ -65,18 +53,18 @@ func vectorMessages(keyID string) []ActionMessage {
 			m.Payload = ActionPayload{KeyID: "0123456789abcdef"}
 		}),
 		with(func(m *ActionMessage) {
-			m.Action, m.LobbyID, m.GameID, m.IdempotencyKey = ActionRegister, lobby, game, "register-1"
+			m.Action, m.LobbyID, m.GameID, m.IdempotencyKey = ActionRegister, vectorLobby, game, "register-1"
 			m.Payload = ActionPayload{Bet: 100}
 		}),
 		with(func(m *ActionMessage) {
-			m.Action, m.LobbyID, m.GameID, m.IdempotencyKey = ActionLeave, lobby, game, "leave-1"
+			m.Action, m.LobbyID, m.GameID, m.IdempotencyKey = ActionLeave, vectorLobby, game, "leave-1"
 		}),
 		with(func(m *ActionMessage) {
-			m.Action, m.LobbyID, m.GameID, m.Round, m.IdempotencyKey = ActionCommit, lobby, game, 1, "commit-1"
+			m.Action, m.LobbyID, m.GameID, m.Round, m.IdempotencyKey = ActionCommit, vectorLobby, game, 1, "commit-1"
 			m.Payload = ActionPayload{Commitment: "cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae"}
 		}),
 		with(func(m *ActionMessage) {
-			m.Action, m.LobbyID, m.GameID, m.Round, m.IdempotencyKey = ActionReveal, lobby, game, 1, "reveal-1"
+			m.Action, m.LobbyID, m.GameID, m.Round, m.IdempotencyKey = ActionReveal, vectorLobby, game, 1, "reveal-1"
 			m.Payload = ActionPayload{Reveal: "0pass12 \u2028\"\\"}
 		}),
 		with(func(m *ActionMessage) {
@@ -150,39 +138,36 @@ func messageFields(t *testing.T, m ActionMessage) []byte {
 // with encoding/json and jcs) and to testdata/signed_actions.json, which the other languages'
 // clients check themselves against; and the admins' actions to testdata/signed_admin_actions.json.
 func TestSignedActionVectors(t *testing.T) {
-	checkSignedVectors(t, "signed_actions.json", vectorMessages, 5)
-	checkSignedVectors(t, "signed_admin_actions.json", adminVectorMessages, -1)
+	checkSignedVectors(t, signedVectorFile("signed_actions.json"), vectorMessages, 5)
+	checkSignedVectors(t, signedVectorFile("signed_admin_actions.json"), adminVectorMessages, -1)
 }
 
 func adminVectorMessages(keyID string) []ActionMessage {
-	const (
-		origin = "rps.example.com/log"
-		admin  = AccountID("1a2b3c4d-5e6f-4a0b-8c1d-2e3f4a5b6c7d")
-		lobby  = LobbyID("0b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b")
-		player = "6f1c2a9e-3b7d-4c5e-8f10-2a3b4c5d6e7f"
-		at     = int64(1795000000123)
-	)
+	const admin = AccountID("1a2b3c4d-5e6f-4a0b-8c1d-2e3f4a5b6c7d")
 	return []ActionMessage{
-		{Origin: origin, Action: "credit", Player: admin, KeyID: keyID, SignedAt: at, IdempotencyKey: "credit-1",
-			Payload: ActionPayload{Account: player, Request: []byte(`{"amount":1000,"memo":"deposit #7"}`)}},
-		{Origin: origin, Action: "create_lobby", Player: admin, KeyID: keyID, SignedAt: at, IdempotencyKey: "lobby-1",
+		{Origin: vectorOrigin, Action: "credit", Player: admin, KeyID: keyID, SignedAt: vectorAt, IdempotencyKey: "credit-1",
+			Payload: ActionPayload{Account: string(vectorPlayer), Request: []byte(`{"amount":1000,"memo":"deposit #7"}`)}},
+		{Origin: vectorOrigin, Action: "create_lobby", Player: admin, KeyID: keyID, SignedAt: vectorAt, IdempotencyKey: "lobby-1",
 			Payload: ActionPayload{Request: []byte(`{"config":{"betSize":100,"playersCountLimit":2},"name":"Friday"}`)}},
-		{Origin: origin, Action: "close_lobby", Player: admin, LobbyID: lobby, KeyID: keyID, SignedAt: at, IdempotencyKey: "close-1"},
+		{Origin: vectorOrigin, Action: "close_lobby", Player: admin, LobbyID: vectorLobby, KeyID: keyID, SignedAt: vectorAt, IdempotencyKey: "close-1"},
 	}
 }
 
-// checkSignedVectors builds the vectors of messages and compares them with testdata/file;
-// sealedFrom is the index of the vector whose signature the file also shows sealed (-1: none).
-func checkSignedVectors(t *testing.T, file string, messages func(keyID string) []ActionMessage, sealedFrom int) {
+// signedVectorFile is a file of signed messages that TestSignedActionVectors generates.
+func signedVectorFile(name string) vectorFile {
+	return vectorFile{name: name, test: "TestSignedActionVectors", flag: "-update", update: updateSigned, changed: "the signed message"}
+}
+
+// checkSignedVectors builds the vectors of messages and compares them with file; sealedFrom is
+// the index of the vector whose signature the file also shows sealed (-1: none).
+func checkSignedVectors(t *testing.T, file vectorFile, messages func(keyID string) []ActionMessage, sealedFrom int) {
 	t.Helper()
-	seed, _ := hex.DecodeString(signedVectorSeed)
-	key := ed25519.NewKeyFromSeed(seed)
-	pub := key.Public().(ed25519.PublicKey)
+	key, pub := seedKey(t, rfc8032Seed1)
 	v := signedVectors{
 		Comment: "Signed actions: message = UTF-8 of \"rps-action-v1\\n\" + RFC 8785 JSON of fields; " +
 			"signature = Ed25519(seed's key, message); keyId = first 16 hex of blake2b-256(publicKey). " +
 			"sealedSignature = blake2b-256 of the 64 signature bytes. Generated by tournament's TestSignedActionVectors.",
-		Seed: signedVectorSeed, PublicKey: hex.EncodeToString(pub), KeyID: KeyID(pub),
+		Seed: rfc8032Seed1, PublicKey: hex.EncodeToString(pub), KeyID: KeyID(pub),
 	}
 	for _, m := range messages(v.KeyID) {
 		msg, err := m.Bytes()
@@ -206,42 +191,14 @@ func checkSignedVectors(t *testing.T, file string, messages func(keyID string) [
 		sealed := SealSignature(mustHex(t, v.Vectors[sealedFrom].Signature))
 		v.SealedHash.Signature, v.SealedHash.Sealed = v.Vectors[sealedFrom].Signature, hex.EncodeToString(sealed[:])
 	}
-	got, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	path := filepath.Join("testdata", file)
-	if *updateSigned {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./tournament -run TestSignedActionVectors -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is stale: the signed message changed (run with -update only if that is intended)", path)
-	}
-}
-
-func mustHex(t *testing.T, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	file.check(t, v)
 }
 
 // TestSignatureBindsEveryMember: a signature of one message verifies for no message that differs
 // in any member (another lobby, game, round, payload, idempotency key, player, origin, instant or
 // action).
 func TestSignatureBindsEveryMember(t *testing.T) {
-	seed, _ := hex.DecodeString(signedVectorSeed)
-	key := ed25519.NewKeyFromSeed(seed)
-	pub := key.Public().(ed25519.PublicKey)
+	key, pub := seedKey(t, rfc8032Seed1)
 	m := vectorMessages(KeyID(pub))[5] // commit
 	sig, err := m.Sign(key)
 	if err != nil {
