@@ -375,6 +375,8 @@ func TestFailover(t *testing.T) {
 	// default; a failover takes 8-11 s here): the first replica to reach the new primary shifted
 	// every open deadline by the gap, once, before any deadline that fell due meanwhile was applied.
 	shiftAt, gap := failoverShift(t, logs, killMs)
+	t.Logf("the last beat before the kill %d ms before it; first action acknowledged after it %d ms after it; the clock shifted %d ms after it",
+		killMs-(shiftAt-gap), backMs-killMs, shiftAt-killMs)
 	// Replicas beat every second; two allow for a loaded machine.
 	if lastBeat := shiftAt - gap; lastBeat > killMs || lastBeat < beforeKill.UnixMilli()-2000 {
 		t.Errorf("clock_shifted at %d by %d ms: the last heartbeat it saw, at %d, is not within 2 s before the kill (%d-%d)",
@@ -451,7 +453,8 @@ func notEliminatedByFailover(t *testing.T, events []chainEvent, killMs, shiftAt 
 	for i, e := range events {
 		at := atMillis(t, e.At)
 		if at >= killMs && at < shiftAt {
-			t.Errorf("lobby %s: %s at %s, between the kill and the clock's shift", e.LobbyId, e.Type, e.At)
+			t.Errorf("lobby %s: %s at %s (%d ms after the kill), between the kill and the clock's shift (%d ms after it)",
+				e.LobbyId, e.Type, e.At, at-killMs, shiftAt-killMs)
 		}
 		if at >= killMs {
 			continue

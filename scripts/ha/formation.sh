@@ -184,12 +184,19 @@ primary() {
 }
 
 kill_node() {
-	# The node's session: pg_autoctl, its keeper and its postgres with every backend.
-	kill -KILL -- "-$(cat "$DIR/$1.pid")"
-	# A postmaster outside the session (it should not be) goes too.
+	# A crash of the whole node: pg_autoctl, its keeper, the postmaster and every one of its
+	# children at once. PostgreSQL puts each child (every backend, the walsender) in a session of
+	# its own, so killing the node's session leaves them running: orphaned backends finish the
+	# statements they were sent, and a commit whose WAL the walsender had already streamed
+	# survives on the standby with an instant after the kill. So the postmaster is stopped first
+	# (it forks no new child), its children are listed, and all go in one kill.
+	pm=""
 	if [ -f "$DIR/$1/postmaster.pid" ]; then
-		kill -KILL "$(head -n 1 "$DIR/$1/postmaster.pid")" 2>/dev/null || true
+		pm=$(head -n 1 "$DIR/$1/postmaster.pid")
+		kill -STOP "$pm" 2>/dev/null || pm=""
 	fi
+	# shellcheck disable=SC2046 # one word per PID
+	kill -KILL -- "-$(cat "$DIR/$1.pid")" ${pm:+"$pm"} $( [ -n "$pm" ] && pgrep -P "$pm" ) 2>/dev/null || true
 }
 
 down() {
