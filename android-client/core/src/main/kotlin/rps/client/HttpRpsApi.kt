@@ -60,7 +60,6 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
     private val base = baseUrl.trimEnd('/')
     private val accounts = AccountsApi(base, http)
     private val lobbies = LobbiesApi(base, http)
-    private val play = PlayApi(base, http)
     private val games = GamesApi(base, http)
     private val rulesets = RulesetsApi(base, http)
     private val admin = AdminApi(base, http)
@@ -70,48 +69,14 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
 
     override suspend fun me() = call { Mappers.account(accounts.getMe()) }
     override suspend fun getLobby(lobbyId: String) = call { Mappers.lobby(lobbies.getLobby(UUID.fromString(lobbyId))) }
-    override suspend fun register(lobbyId: String, idempotencyKey: String, auth: ActionAuth?) = call {
-        val a = auth
-        Mappers.lobby(
-            play.registerPlayer(
-                UUID.fromString(lobbyId),
-                idempotencyKey,
-                a?.keyId,
-                a?.signedAt,
-                a?.signature,
-                a?.gameId?.let(UUID::fromString),
-            ),
-        )
+    override suspend fun register(lobbyId: String, idempotencyKey: String, auth: ActionAuth?) = signed(auth) { http ->
+        Mappers.lobby(PlayApi(base, http).registerPlayer(UUID.fromString(lobbyId), idempotencyKey))
     }
-    override suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String, auth: ActionAuth?) = call {
-        val a = auth
-        Mappers.lobby(
-            play.commitMove(
-                UUID.fromString(lobbyId),
-                CommitRequest(commitment),
-                idempotencyKey,
-                a?.keyId,
-                a?.signedAt,
-                a?.signature,
-                a?.gameId?.let(UUID::fromString),
-                a?.round,
-            ),
-        )
+    override suspend fun commit(lobbyId: String, commitment: String, idempotencyKey: String, auth: ActionAuth?) = signed(auth) { http ->
+        Mappers.lobby(PlayApi(base, http).commitMove(UUID.fromString(lobbyId), CommitRequest(commitment), idempotencyKey))
     }
-    override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String, auth: ActionAuth?) = call {
-        val a = auth
-        Mappers.lobby(
-            play.revealMove(
-                UUID.fromString(lobbyId),
-                RevealRequest(reveal),
-                idempotencyKey,
-                a?.keyId,
-                a?.signedAt,
-                a?.signature,
-                a?.gameId?.let(UUID::fromString),
-                a?.round,
-            ),
-        )
+    override suspend fun reveal(lobbyId: String, reveal: String, idempotencyKey: String, auth: ActionAuth?) = signed(auth) { http ->
+        Mappers.lobby(PlayApi(base, http).revealMove(UUID.fromString(lobbyId), RevealRequest(reveal), idempotencyKey))
     }
     override suspend fun getGame(gameId: String) = call { Mappers.gameResult(games.getGame(UUID.fromString(gameId))) }
     override suspend fun signingKeys() = call { Mappers.signingKeys(operations.listSigningKeys()) }
@@ -129,8 +94,8 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
 
     override suspend fun rotateToken(idempotencyKey: String) = call { accounts.rotateToken(idempotencyKey).token }
 
-    override suspend fun createAccount(name: String, publicKey: String?, auth: ActionAuth?) = call {
-        Mappers.newAccount(accounts.createAccount(CreateAccountRequest(name, publicKey), auth?.keyId, auth?.signedAt, auth?.signature))
+    override suspend fun createAccount(name: String, publicKey: String?, auth: ActionAuth?) = signed(auth) { http ->
+        Mappers.newAccount(AccountsApi(base, http).createAccount(CreateAccountRequest(name, publicKey)))
     }
     override suspend fun listLobbies(after: String?, filter: LobbyFilter) = call {
         Mappers.lobbies(
@@ -138,26 +103,14 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
         )
     }
     override suspend fun listRulesets() = call { Mappers.rulesets(rulesets.listRulesets()) }
-    override suspend fun quickJoin(betSize: Long, ruleset: String?, idempotencyKey: String, auth: ActionAuth?) = call {
-        Mappers.lobby(
-            play.quickJoin(MatchmakingRequest(betSize, ruleset), idempotencyKey, auth?.keyId, auth?.signedAt, auth?.signature),
-        )
+    override suspend fun quickJoin(betSize: Long, ruleset: String?, idempotencyKey: String, auth: ActionAuth?) = signed(auth) { http ->
+        Mappers.lobby(PlayApi(base, http).quickJoin(MatchmakingRequest(betSize, ruleset), idempotencyKey))
     }
     override suspend fun getRuleset(id: String) = call { Mappers.ruleset(rulesets.getRuleset(id)) }
     override suspend fun myGames(after: String?) = call { Mappers.myGames(accounts.listMyGames(after = after, limit = PAGE)) }
 
-    override suspend fun leave(lobbyId: String, idempotencyKey: String, auth: ActionAuth?) = call {
-        val a = auth
-        Mappers.lobby(
-            play.leaveLobby(
-                UUID.fromString(lobbyId),
-                idempotencyKey,
-                a?.keyId,
-                a?.signedAt,
-                a?.signature,
-                a?.gameId?.let(UUID::fromString),
-            ),
-        )
+    override suspend fun leave(lobbyId: String, idempotencyKey: String, auth: ActionAuth?) = signed(auth) { http ->
+        Mappers.lobby(PlayApi(base, http).leaveLobby(UUID.fromString(lobbyId), idempotencyKey))
     }
 
     /** Every page of the key log (up to 100 events each) until the page's `head`. */
@@ -165,7 +118,7 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
         val out = ArrayList<KeyEvent>()
         while (true) {
             val url = "$base/v1/accounts/${UUID.fromString(accountId)}/keys?after=${out.lastOrNull()?.seq ?: 0}"
-            val page = rawJson(Request.Builder().url(url).get().build())
+            val page = call { http.json(Request.Builder().url(url).get().build()) }
             val events = KeyEvent.listOf(page)
             out += events
             val head = (page["head"] as? JsonObject)?.get("seq")?.jsonPrimitive?.longOrNull ?: return out
@@ -175,26 +128,50 @@ class HttpRpsApi(val baseUrl: String, token: String? = null, baseClient: OkHttpC
 
     override suspend fun addKey(publicKey: String, idempotencyKey: String, auth: ActionAuth) {
         val body = JsonObject(mapOf("publicKey" to JsonPrimitive(publicKey))).toString().toRequestBody(JSON)
-        rawJson(Request.Builder().url("$base/v1/me/keys").post(body).header("Idempotency-Key", idempotencyKey).signedBy(auth).build())
+        val req = Request.Builder().url("$base/v1/me/keys").post(body).header("Idempotency-Key", idempotencyKey).build()
+        signed(auth) { http -> http.json(req) }
     }
 
     override suspend fun retireKey(keyId: String, idempotencyKey: String, auth: ActionAuth) {
         val url = "$base/v1/me/keys/" + keyId.filter { it.isLetterOrDigit() }
-        rawJson(Request.Builder().url(url).delete().header("Idempotency-Key", idempotencyKey).signedBy(auth).build())
+        val req = Request.Builder().url(url).delete().header("Idempotency-Key", idempotencyKey).build()
+        signed(auth) { http -> http.json(req) }
     }
 
-    private fun Request.Builder.signedBy(auth: ActionAuth) = apply { for ((k, v) in auth.headers()) header(k, v) }
+    /**
+     * Sends a player's action (see [call]) signed by [auth]: [send] makes its request with the
+     * client it is given, which puts [auth]'s headers on every request before anything else sees
+     * it (the signature, and the game and round the server rebuilds the signed message from).
+     * Unsigned (an account without a key, where the server allows it) without [auth]. Every signed
+     * call goes through here, generated or raw, so the headers go on one way.
+     */
+    private suspend fun <T> signed(auth: ActionAuth?, send: (OkHttpClient) -> T): T = call {
+        if (auth == null) {
+            send(http)
+        } else {
+            val headers = auth.headers()
+            send(
+                http.newBuilder().apply {
+                    interceptors().add(
+                        0,
+                        Interceptor { chain ->
+                            chain.proceed(chain.request().newBuilder().apply { for ((k, v) in headers) header(k, v) }.build())
+                        },
+                    )
+                }.build(),
+            )
+        }
+    }
 
     /**
-     * A request the generated client does not cover as this client needs: the key log is read as
-     * raw JSON, since its hashes cover each event's data exactly as served.
+     * Sends a request the generated client does not cover as this client needs and reads its JSON
+     * answer: the key log is read as raw JSON, since its hashes cover each event's data exactly as
+     * served. Blocking: run it in [call].
      */
-    private suspend fun rawJson(req: Request): JsonObject = call {
-        http.newCall(req).execute().use { r ->
-            val text = r.body?.string() ?: ""
-            if (!r.isSuccessful) throw RawProblem(Mappers.problem(r.code, text, r.header("Retry-After")?.toIntOrNull()))
-            if (text.isBlank()) JsonObject(emptyMap()) else Json.parseToJsonElement(text).jsonObject
-        }
+    private fun OkHttpClient.json(req: Request): JsonObject = newCall(req).execute().use { r ->
+        val text = r.body?.string() ?: ""
+        if (!r.isSuccessful) throw RawProblem(Mappers.problem(r.code, text, r.header("Retry-After")?.toIntOrNull()))
+        if (text.isBlank()) JsonObject(emptyMap()) else Json.parseToJsonElement(text).jsonObject
     }
 
     /** Carries a problem out of [call], which would otherwise type it as unexpected. */

@@ -1,7 +1,5 @@
 package rps.client
 
-import com.sun.net.httpserver.HttpServer
-import kotlinx.coroutines.runBlocking
 import kotlinx.serialization.json.Json
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.JsonPrimitive
@@ -10,32 +8,16 @@ import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Test
-import org.junit.jupiter.api.assertThrows
-import java.net.InetSocketAddress
-import java.util.Collections
 
 /** What `adminCreateLobby` sends, against a tiny local HTTP server that keeps the bodies and refuses them. */
 class AdminCreateLobbyTest {
-    private val bodies = Collections.synchronizedList(mutableListOf<String>())
-    private val server = HttpServer.create(InetSocketAddress("127.0.0.1", 0), 0).apply {
-        createContext("/v1/lobbies") { ex ->
-            bodies += ex.requestBody.readBytes().decodeToString()
-            val problem = """{"type":"about:blank","title":"Forbidden","status":403,"code":"forbidden","detail":"test"}"""
-            ex.responseHeaders.add("Content-Type", "application/problem+json")
-            ex.sendResponseHeaders(403, problem.length.toLong())
-            ex.responseBody.use { it.write(problem.toByteArray()) }
-        }
-        start()
-    }
-    private val api = HttpRpsApi("http://127.0.0.1:${server.address.port}", "admin-token")
+    private val server = RefusingServer("admin-token", 403, "Forbidden", "forbidden")
 
     @AfterEach
-    fun stop() = server.stop(0)
+    fun stop() = server.close()
 
-    private fun configSent(create: suspend HttpRpsApi.() -> Unit): JsonObject {
-        assertThrows<RpsException.Problem> { runBlocking { api.create() } }
-        return Json.parseToJsonElement(bodies.last()).jsonObject["config"]!!.jsonObject
-    }
+    private fun configSent(create: suspend HttpRpsApi.() -> Unit): JsonObject =
+        Json.parseToJsonElement(server.sent(create).body).jsonObject["config"]!!.jsonObject
 
     @Test
     fun `the round limit is left to the server unless the caller sets one`() {
