@@ -13,6 +13,7 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 
 	"github.com/commitreveal/rps/internal/apiclient"
+	"github.com/commitreveal/rps/tournament"
 )
 
 // networkError is a failure to get an answer from the server (as opposed to an answer that does
@@ -31,14 +32,26 @@ type client struct {
 	// attempts bounds the tries of one read (network errors, 5xx); 429s wait as told and do not
 	// count.
 	attempts int
+	// maxKeyEvents bounds the key events read of one account (--max-key-events).
+	maxKeyEvents int
 }
+
+// maxAnswerBytes bounds one answer of the server: the largest the API serves (a page of events,
+// a tile) is a few MiB, and a verifier must not be made to hold whatever a dishonest server
+// streams.
+const maxAnswerBytes = 64 << 20
+
+// defaultMaxKeyEvents is --max-key-events' default. A player adds at most
+// tournament.MaxAccountKeys keys and retires each once; only the operator's recoveries go past
+// that, each one event.
+const defaultMaxKeyEvents = 4096
 
 func newClient(server string) (*client, error) {
 	api, err := apiclient.NewClient(server, apiclient.WithHTTPClient(&http.Client{Timeout: 60 * time.Second}))
 	if err != nil {
 		return nil, &networkError{fmt.Errorf("server %s: %w", server, err)}
 	}
-	return &client{api: api, attempts: 3}, nil
+	return &client{api: api, attempts: 3, maxKeyEvents: defaultMaxKeyEvents}, nil
 }
 
 // get runs a read and decodes its 200 body into a T, retrying network errors and 5xx, and
@@ -56,13 +69,15 @@ func get[T any](ctx context.Context, c *client, what string, call func(context.C
 			try++
 			continue
 		}
-		body, err := io.ReadAll(resp.Body)
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 		resp.Body.Close()
 		switch {
 		case err != nil:
 			last = err
 			try++
 			continue
+		case len(body) > maxAnswerBytes:
+			return out, &networkError{fmt.Errorf("%s: the answer is larger than %d MiB, more than the API ever serves", what, maxAnswerBytes>>20)}
 		case resp.StatusCode == http.StatusOK:
 			if err := json.Unmarshal(body, &out); err != nil {
 				return out, &networkError{fmt.Errorf("%s: decode: %w", what, err)}
@@ -226,6 +241,10 @@ func (c *client) accountKeys(ctx context.Context, account string) ([]apiclient.K
 			return nil, nil, err
 		}
 		events, keys = append(events, page.Events...), page.Keys
+		if len(events) > c.maxKeyEvents {
+			return nil, nil, &networkError{fmt.Errorf("keys of account %s: the key log is longer than %d events (--max-key-events); "+
+				"a player's own keys make at most %d", account, c.maxKeyEvents, 2*tournament.MaxAccountKeys)}
+		}
 		if len(page.Events) == 0 || page.Head == nil || page.Head.Seq <= int64(len(events)) {
 			return events, keys, nil
 		}

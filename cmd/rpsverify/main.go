@@ -78,6 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	statePath := fs.String("state", "", "checkpoint file: resume each lobby from it and save the new checkpoints and receipts to it")
 	receiptsPath := fs.String("receipts", "", "a state file whose receipts (signed heads) to check against the current logs")
 	quiet := fs.Bool("quiet", false, "no progress lines on standard error")
+	maxKeyEvents := fs.Int("max-key-events", defaultMaxKeyEvents, "the longest key log of one account to read: a longer one ends the run (exit 2) rather than being read without end")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: rpsverify --server URL [--lobby ID ...] [--account ID ...] [--require-signatures] [--json] [--state FILE] [--receipts FILE] [--log-key VKEY ...] [--witness VKEY ... [--witness-quorum K]]")
 		fs.PrintDefaults()
@@ -85,7 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if *server == "" || fs.NArg() > 0 {
+	if *server == "" || fs.NArg() > 0 || *maxKeyEvents < 1 {
 		fs.Usage()
 		return exitUsage
 	}
@@ -113,6 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "rpsverify:", err)
 		return exitNetwork
 	}
+	c.maxKeyEvents = *maxKeyEvents
 	lc, err := newLogChecker(ctx, c, *server, logOptions{logKeys: logKeys, witnesses: witnesses, quorum: *quorum, maxLag: *maxLag})
 	if err != nil {
 		fmt.Fprintln(stderr, "rpsverify:", err)

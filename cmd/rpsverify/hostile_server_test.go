@@ -1,0 +1,68 @@
+package main
+
+// A dishonest server can answer whatever it likes; rpsverify must still end, in bounded memory,
+// saying why it could not conclude.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/commitreveal/rps/internal/apiclient"
+)
+
+// TestEndlessKeyLogEnds: a server that answers every page of an account's key log with one more
+// event and a head always further on had rpsverify read it without end.
+func TestEndlessKeyLogEnds(t *testing.T) {
+	pages := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pages++
+		after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
+		page := apiclient.AccountKeys{AccountId: uuidOf(testAccount),
+			Events: []apiclient.KeyEvent{{Seq: after + 1, Type: "key_added", AccountId: uuidOf(testAccount)}},
+			Head:   &apiclient.KeyLogHead{Seq: after + 1_000_000}}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(page)
+	}))
+	defer srv.Close()
+	c, err := newClient(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.maxKeyEvents = 50
+	_, _, err = c.accountKeys(context.Background(), testAccount)
+	var nerr *networkError
+	if !errors.As(err, &nerr) || !strings.Contains(err.Error(), "longer than 50 events") {
+		t.Fatalf("an endless key log: %v, want a network error naming the bound", err)
+	}
+	if pages != 51 {
+		t.Fatalf("read %d pages, want 51 (one past the bound)", pages)
+	}
+}
+
+// TestOversizeAnswerIsRefused: an answer larger than any the API serves is not read whole.
+func TestOversizeAnswerIsRefused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		chunk := []byte(strings.Repeat(" ", 1<<20))
+		_, _ = w.Write([]byte("["))
+		for range maxAnswerBytes>>20 + 1 {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+		_, _ = w.Write([]byte("]"))
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"--server", srv.URL, "--quiet"}, &stdout, &stderr)
+	if code != exitNetwork || !strings.Contains(stderr.String(), "larger than 64 MiB") {
+		t.Fatalf("an oversize answer: exit %d, stderr %q; want %d naming the limit", code, stderr.String(), exitNetwork)
+	}
+}
