@@ -163,7 +163,7 @@ func (s *Store) replaceToken(ctx context.Context, actor, id tournament.AccountID
 	if !validID(string(id)) {
 		return "", Answer{}, tournament.ErrNotFound
 	}
-	answer, err = s.actKeyed(ctx, actor, key, request, nil, func(t *pgTx, now int64) (tournament.Result, error) {
+	answer, err = s.actKeyed(ctx, actor, "", key, request, nil, func(t *pgTx, now int64) (tournament.Result, error) {
 		var hash []byte
 		token, hash = newToken()
 		refusal, err := set(t, hash, now)

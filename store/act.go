@@ -132,10 +132,10 @@ func (s *Store) fixedNow() *int64 {
 }
 
 // actKeyed runs one of the store's own operations on an account (not a lobby), apply, through
-// the same path as Act.
-func (s *Store) actKeyed(ctx context.Context, actor tournament.AccountID, key *IdempotencyKey, request RequestRef, audit *Audit,
+// the same path as Act; keysOf is the account whose keys it changes ("": none).
+func (s *Store) actKeyed(ctx context.Context, actor, keysOf tournament.AccountID, key *IdempotencyKey, request RequestRef, audit *Audit,
 	apply func(t *pgTx, now int64) (tournament.Result, error)) (Answer, error) {
-	c := &call{ctx: ctx, actor: tournament.Actor{ID: actor}, key: key, request: request, audit: audit, apply: apply}
+	c := &call{ctx: ctx, actor: tournament.Actor{ID: actor}, keysOf: keysOf, key: key, request: request, audit: audit, apply: apply}
 	s.runCall(c)
 	return c.answer, c.err
 }

@@ -97,7 +97,7 @@ func (s *Store) SetDisabled(ctx context.Context, actor, id tournament.AccountID,
 	if !validID(string(id)) {
 		return Answer{}, tournament.ErrNotFound
 	}
-	return s.actKeyed(ctx, actor, key, request, audit, func(t *pgTx, now int64) (tournament.Result, error) {
+	return s.actKeyed(ctx, actor, "", key, request, audit, func(t *pgTx, now int64) (tournament.Result, error) {
 		var at any
 		if disabled {
 			at = now

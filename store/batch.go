@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,8 @@ type call struct {
 	audit   *Audit
 	// signer is the key that signed the action ("": none; see Action.SignerKey).
 	signer string
+	// keysOf is the account whose keys the call changes ("": none; see changeKeys).
+	keysOf tournament.AccountID
 	// apply runs the action's operation; it is the store's own code (Act's runs the operation).
 	apply func(t *pgTx, now int64) (tournament.Result, error)
 
@@ -261,8 +264,8 @@ func (k *IdempotencyKey) scope() keyScope {
 }
 
 // applyCalls runs calls in the transaction t: it begins them all in one round trip (each of
-// their lobbies' locks, in id order, then the lobbies' games, and each call's instant, stored
-// result and actor's rows), then runs each in turn. It fails only when a call failed otherwise
+// their lobbies' locks, in id order, then the lobbies' games, their accounts' locks, and each
+// call's instant, stored result and actor's rows), then runs each in turn. It fails only when a call failed otherwise
 // than by a refusal.
 func (t *pgTx) applyCalls(ctx context.Context, calls []*call) error {
 	lobbies := make([]tournament.LobbyID, 0, len(calls))
@@ -286,6 +289,7 @@ func (t *pgTx) applyCalls(ctx context.Context, calls []*call) error {
 		locks[i] = queueLobbyLock(&b, id)
 	}
 	games := queueGamesOf(&b, lobbies)
+	queueAccountLocks(&b, calls)
 	keys := make([]callKey, len(calls))
 	for i, c := range calls {
 		keys[i] = callKey{actor: c.actor.ID, key: c.key, signer: c.signer}
@@ -377,4 +381,42 @@ func (c *call) run(t *pgTx, now int64, batched bool) (result tournament.Result, 
 		}()
 	}
 	return c.apply(t, now)
+}
+
+// queueAccountLocks queues the locks of the accounts of calls, after their lobbies' and before
+// the reads that begin them: the row of every account whose keys a call changes FOR UPDATE, every
+// other actor's FOR KEY SHARE (which a key change's FOR UPDATE waits for, and nothing else does:
+// balances change under FOR NO KEY UPDATE). So an action that finds its signer's key active
+// commits before a change of the account's keys takes its instant, and one that comes after the
+// change reads the key retired: on two replicas, an action could otherwise find a key active that
+// a retirement in flight, dated before it, had retired, and verifiers would fail the log.
+//
+// Without a key change (the common case) one statement locks every actor, in id order; with one,
+// each account has a statement of its own, in id order, so that two transactions never take one
+// account's lock in another order than another's.
+func queueAccountLocks(b *pgx.Batch, calls []*call) {
+	// exclusive tells, of each account, whether a call changes its keys.
+	exclusive := map[string]bool{}
+	for _, c := range calls {
+		if id := string(c.actor.ID); validID(id) && !exclusive[id] {
+			exclusive[id] = false
+		}
+		if id := string(c.keysOf); validID(id) {
+			exclusive[id] = true
+		}
+	}
+	ids := slices.Sorted(maps.Keys(exclusive))
+	if !slices.ContainsFunc(ids, func(id string) bool { return exclusive[id] }) {
+		if len(ids) > 0 {
+			queue(b, `SELECT 1 FROM accounts WHERE id = ANY($1::uuid[]) ORDER BY id FOR KEY SHARE`, ids)
+		}
+		return
+	}
+	for _, id := range ids {
+		if exclusive[id] {
+			queue(b, `SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, id)
+		} else {
+			queue(b, `SELECT 1 FROM accounts WHERE id = $1 FOR KEY SHARE`, id)
+		}
+	}
 }

@@ -166,14 +166,14 @@ func (s *Store) changeKeys(ctx context.Context, actor, account tournament.Accoun
 	if !validID(string(account)) {
 		return Answer{}, tournament.ErrNotFound
 	}
-	return s.actKeyed(ctx, actor, idem, request, audit, func(t *pgTx, now int64) (tournament.Result, error) {
+	return s.actKeyed(ctx, actor, account, idem, request, audit, func(t *pgTx, now int64) (tournament.Result, error) {
 		st, err := t.lockKeys(ctx, account)
 		if errors.Is(err, tournament.ErrNotFound) {
 			err = &tournament.Error{Code: tournament.CodeNotFound, Message: fmt.Sprintf("no account %s", account)}
 		} else if err == nil {
-			// The instant was taken before the lock: a change of the account that took the lock
-			// first (on another replica) may be newer. The key log goes forward in time, as
-			// verifiers require.
+			// The instant was read once the batch held the account's row (queueAccountLocks),
+			// after every change of the account before it; an injected clock may still go back.
+			// The key log goes forward in time, as verifiers require.
 			now = max(now, st.headAt)
 			err = change(t, st, now)
 		}
