@@ -252,7 +252,7 @@ class AccountActivity : Activity() {
         scope.launch {
             try {
                 val me = app.connect(url, code.token).player.me()
-                app.signIn(me.id, me.name, url, code.token)
+                app.signIn(SignIn(me.id, me.name, url, code.token))
                 status.showStatus(getString(R.string.signed_in_as, me.name))
                 token.setText("")
                 showAccount()

@@ -25,6 +25,20 @@ data class StoredAccount(
 }
 
 /**
+ * An account to sign in as on [server] with its [token] (sealed once stored), and its player key
+ * on this device ([keyRef], id [keyId]) when this device made it. Not a data class: its token is
+ * not for a log line.
+ */
+class SignIn(
+    val id: String,
+    val name: String,
+    val server: String,
+    val token: String,
+    val keyRef: String? = null,
+    val keyId: String? = null,
+)
+
+/**
  * The accounts signed in on this device and which one is in use, in private preferences. Tokens
  * are stored sealed ([Sealer], the Keystore key) and opened only to make requests.
  */
@@ -54,26 +68,19 @@ class AccountStore(private val prefs: SharedPreferences, private val sealer: Sea
         prefs.edit().putString(KEY_LAST_SERVER, url).commit()
     }
 
-    /** Adds (or replaces, for the same id on the same server) an account and makes it current. */
-    fun add(
-        id: String,
-        name: String,
-        server: String,
-        token: String,
-        keyRef: String? = null,
-        keyId: String? = null,
-    ): StoredAccount {
-        val before = all().firstOrNull { it.id == id && it.server == server }
+    /** Adds (or replaces, for the same id on the same server) the account of [s] and makes it current. */
+    fun add(s: SignIn): StoredAccount {
+        val before = all().firstOrNull { it.id == s.id && it.server == s.server }
         val acc = StoredAccount(
-            id,
-            name,
-            server,
-            seal(token),
-            keyRef ?: before?.keyRef,
-            (before?.knownKeys.orEmpty() + listOfNotNull(keyId)).distinct(),
+            s.id,
+            s.name,
+            s.server,
+            seal(s.token),
+            s.keyRef ?: before?.keyRef,
+            (before?.knownKeys.orEmpty() + listOfNotNull(s.keyId)).distinct(),
         )
         save(all().filterNot { it.id == acc.id } + acc, acc.id)
-        rememberServer(server)
+        rememberServer(s.server)
         return acc
     }
 

@@ -199,20 +199,13 @@ open class RpsApp : Application() {
         val (ref, key) = deviceKeys.create()
         val auth = ActionAuth.signUp(key, name, originOf(server, b), signingClock(b).nowMs())
         val created = b.directory.createAccount(name, key.publicKeyHex, auth)
-        return signIn(created.account.id, created.account.name, server, created.token, ref, key.keyId)
+        return signIn(SignIn(created.account.id, created.account.name, server, created.token, ref, key.keyId))
     }
 
     /** Signs in as a new account (or again as a known one) and makes it the one in use. */
-    fun signIn(
-        id: String,
-        name: String,
-        server: String,
-        token: String,
-        keyRef: String? = null,
-        keyId: String? = null,
-    ): StoredAccount {
-        accounts.all().firstOrNull { it.id == id }?.let(::forgetSessions)
-        return accounts.add(id, name, server, token, keyRef, keyId)
+    fun signIn(s: SignIn): StoredAccount {
+        accounts.all().firstOrNull { it.id == s.id }?.let(::forgetSessions)
+        return accounts.add(s)
     }
 
     /** Makes [a] the account in use; the other accounts' sessions go on with their own tokens. */
@@ -280,7 +273,7 @@ open class RpsApp : Application() {
         accounts.token(a)?.let { token ->
             val dir = File(filesDir, a.folder).apply { mkdirs() }
             for (f in listOf("vault", "chain")) File(filesDir, f).takeIf { it.exists() }?.renameTo(File(dir, f))
-            accounts.add(a.id, a.name, a.server, token)
+            accounts.add(SignIn(a.id, a.name, a.server, token))
         }
         prefs.edit().remove(LEGACY_TOKEN).remove(LEGACY_SERVER).commit()
     }

@@ -153,7 +153,7 @@ class AccountScreenTest {
 
     @Test
     fun `a new token replaces the old one on this phone`() {
-        app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t")
+        app.signIn(SignIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t"))
         val a = open()
         a.signedInAs("Ada")
         a.rotate.performClick()
@@ -163,9 +163,9 @@ class AccountScreenTest {
 
     @Test
     fun `switching account needs a confirmation, and each account's moves go with its own token`() {
-        app.signIn("b0b0b0b0-0000-4000-8000-000000000000", "Bo", TestRpsApp.FAKE_URL, "bo-token")
+        app.signIn(SignIn("b0b0b0b0-0000-4000-8000-000000000000", "Bo", TestRpsApp.FAKE_URL, "bo-token"))
         Fakes.others["bo-token"] = AccountInfo("b0b0b0b0-0000-4000-8000-000000000000", "Bo", "player", 500)
-        val ada = app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t")
+        val ada = app.signIn(SignIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t"))
 
         // Ada commits in a lobby.
         val session = app.session(Fakes.server.lobbyId)
@@ -209,7 +209,7 @@ class AccountScreenTest {
 
     @Test
     fun `signing out is confirmed, warns of a waiting move, and forgets the token and its files`() {
-        val ada = app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t")
+        val ada = app.signIn(SignIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t"))
         val a = open()
         a.signedInAs("Ada")
         a.signOut.performClick()

@@ -41,7 +41,7 @@ class GameServiceTest {
     @Before
     fun signedIn() {
         Fakes.reset()
-        app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t")
+        app.signIn(SignIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t"))
     }
 
     private fun GameSession.shows(what: String, pred: (GameUiState) -> Boolean) =
@@ -207,7 +207,7 @@ class GameServiceTest {
         startedService()
         // Bo signs in on the same phone and is the account in use when Ada's round starts.
         Fakes.others["bo-token"] = AccountInfo("0b0b0b0b-0000-4000-8000-000000000b0b", "Bo", "player", 1000)
-        app.signIn("0b0b0b0b-0000-4000-8000-000000000b0b", "Bo", TestRpsApp.FAKE_URL, "bo-token")
+        app.signIn(SignIn("0b0b0b0b-0000-4000-8000-000000000b0b", "Bo", TestRpsApp.FAKE_URL, "bo-token"))
         assertEquals("Bo", app.account!!.name)
         srv.to("started")
         Screens.settle("Ada's alert") { alertText() != null }

@@ -30,7 +30,7 @@ class HistoryScreensTest {
     @Before
     fun signedIn() {
         Fakes.reset()
-        app.signIn(ada, "Ada", TestRpsApp.FAKE_URL, "t")
+        app.signIn(SignIn(ada, "Ada", TestRpsApp.FAKE_URL, "t"))
         TimeZone.setDefault(TimeZone.getTimeZone("UTC"))
     }
 

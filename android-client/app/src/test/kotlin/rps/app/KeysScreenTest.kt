@@ -27,7 +27,7 @@ class KeysScreenTest {
     /** Signed in as the recording's player, with a key made on this phone at sign-up. */
     private fun signedUpWithKey(): PlayerKey {
         val (ref, key) = app.deviceKeys.create()
-        app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "secret-token", ref, key.keyId)
+        app.signIn(SignIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "secret-token", ref, key.keyId))
         Fakes.keys.of(Fakes.server.meId).signUp(key, "Ada")
         return key
     }
@@ -103,7 +103,7 @@ class KeysScreenTest {
     fun `a new phone signed in with a token makes its key and shows it as a QR code for the old one`() {
         val old = KeyLogs.key(1)
         Fakes.keys.of(Fakes.server.meId).signUp(old, "Ada")
-        app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "secret-token")
+        app.signIn(SignIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "secret-token"))
         val c = controller()
         val a = c.get()
         a.showing<KeysUiState.NoKey>()
@@ -117,7 +117,7 @@ class KeysScreenTest {
 
     @Test
     fun `an account without any key binds this phone's key itself`() {
-        app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "secret-token")
+        app.signIn(SignIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "secret-token"))
         val a = controller().get()
         assertTrue(a.showing<KeysUiState.NoKey>().firstKey)
         a.makeKey.performClick()

@@ -28,7 +28,7 @@ class LobbyListScreenTest {
     @Before
     fun signedIn() {
         Fakes.reset()
-        app.signIn(recorded.accounts.getValue("ada"), "Ada", TestRpsApp.FAKE_URL, "t")
+        app.signIn(SignIn(recorded.accounts.getValue("ada"), "Ada", TestRpsApp.FAKE_URL, "t"))
         Fakes.others["t"] = runBlocking { recorded.api("ada").me() }
     }
 
@@ -245,7 +245,7 @@ class LobbyListScreenTest {
 
     @Test
     fun `an unreachable server is a message`() {
-        app.signIn(recorded.accounts.getValue("ada"), "Ada", "http://127.0.0.1:1", "t")
+        app.signIn(SignIn(recorded.accounts.getValue("ada"), "Ada", "http://127.0.0.1:1", "t"))
         val a = Robolectric.buildActivity(LobbyListActivity::class.java).setup().get()
         Screens.settle("the failure") { a.status.text.isNotEmpty() }
         assertEquals("Could not reach the server. Check its address and your connection.", a.status.text.toString())

@@ -35,7 +35,7 @@ class LobbyScreenTest {
     @Before
     fun signedIn() {
         Fakes.reset()
-        app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t")
+        app.signIn(SignIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t"))
     }
 
     private fun open(
@@ -334,7 +334,7 @@ class LobbyScreenTest {
 
     @Test
     fun `an unreachable server is a message`() {
-        app.signIn(Fakes.server.meId, "Ada", "http://127.0.0.1:1", "t")
+        app.signIn(SignIn(Fakes.server.meId, "Ada", "http://127.0.0.1:1", "t"))
         val c = Robolectric.buildActivity(
             LobbyActivity::class.java,
             Intent(app, LobbyActivity::class.java).putExtra(LobbyActivity.EXTRA_LOBBY, srv.lobbyId),

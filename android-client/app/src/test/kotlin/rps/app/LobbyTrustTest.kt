@@ -36,7 +36,7 @@ class LobbyTrustTest {
     @Before
     fun signedIn() {
         Fakes.reset("logged")
-        app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t")
+        app.signIn(SignIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t"))
     }
 
     private fun open(): LobbyActivity {

@@ -27,7 +27,7 @@ class MyGamesScreenTest {
     @Before
     fun signedIn() {
         Fakes.reset()
-        app.signIn(recorded.accounts.getValue("ada"), "Ada", TestRpsApp.FAKE_URL, "t")
+        app.signIn(SignIn(recorded.accounts.getValue("ada"), "Ada", TestRpsApp.FAKE_URL, "t"))
         // Times are shown in the device's zone: fix it, so the texts and the golden do not depend on the machine.
         TimeZone.setDefault(TimeZone.getTimeZone("UTC"))
     }
@@ -117,7 +117,7 @@ class MyGamesScreenTest {
 
     @Test
     fun `an unreachable server is a message`() {
-        app.signIn(recorded.accounts.getValue("ada"), "Ada", "http://127.0.0.1:1", "t")
+        app.signIn(SignIn(recorded.accounts.getValue("ada"), "Ada", "http://127.0.0.1:1", "t"))
         val a = Robolectric.buildActivity(MyGamesActivity::class.java).setup().get()
         Screens.settle("the failure") { a.status.text.isNotEmpty() }
         assertEquals("Could not reach the server. Check its address and your connection.", a.status.text.toString())

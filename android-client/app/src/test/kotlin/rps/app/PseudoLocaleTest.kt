@@ -69,7 +69,7 @@ class PseudoLocaleTest {
         Screens.settle("the account step") { first.create.isShown }
         assertNoHardCodedText(first, "the account step")
 
-        app.signIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t")
+        app.signIn(SignIn(Fakes.server.meId, "Ada", TestRpsApp.FAKE_URL, "t"))
         val account = Robolectric.buildActivity(AccountActivity::class.java).setup().get()
         Screens.settle("the account") { account.info.text.contains("1000") }
         assertNoHardCodedText(account, "the account")
@@ -100,7 +100,7 @@ class PseudoLocaleTest {
     // The history screens (lobbies engineer's block).
     @Test
     fun `no history screen shows hard-coded text`() {
-        app.signIn(Fakes.recorded.accounts.getValue("ada"), "Ada", TestRpsApp.FAKE_URL, "t")
+        app.signIn(SignIn(Fakes.recorded.accounts.getValue("ada"), "Ada", TestRpsApp.FAKE_URL, "t"))
         val standings = Robolectric.buildActivity(StandingsActivity::class.java).setup().get()
         Screens.settle("the standings") { standings.standings.loaded }
         assertNoHardCodedText(standings, "the standings")
