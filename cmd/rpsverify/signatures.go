@@ -106,6 +106,9 @@ type keyLog struct {
 	seq   int64
 	// at is the newest key event's instant: the next one is not dated before it.
 	at int64
+	// signedUpAt is the instant of the account's sign-up when its key log begins with it (0: an
+	// account that had no key when it was made).
+	signedUpAt int64
 	// origin is the transparency log's origin the signatures name.
 	origin string
 }
@@ -265,6 +268,7 @@ func (l *keyLog) added(e tournament.KeyEvent, d tournament.KeyAddedData) *Failur
 			return l.fail(e.Seq, "key_added via sign_up", "the first key event, without an idempotency key", fmt.Sprintf("event %d", e.Seq))
 		}
 		m.Action, m.Payload.Name = tournament.ActionSignUp, d.Name
+		l.signedUpAt = e.At
 	case tournament.ViaAddKey:
 		m.Action, m.Player = tournament.ActionAddKey, tournament.AccountID(l.res.Account)
 	default:
@@ -415,8 +419,14 @@ func (a signedAction) sealed() bool {
 // was allowed to take.
 func checkKey(l *keyLog, a signedAction) (*keySpan, *Failure) {
 	if a.auth == nil {
-		if l.hadKeyAt(a.at) {
+		switch {
+		case l.hadKeyAt(a.at):
 			f := a.fail("signature", "the action signed by a key the player had then", "no signature")
+			return nil, &f
+		case l.signedUpAt != 0 && a.at < l.signedUpAt:
+			// An account made with its key has had a key since it was made: an action before it
+			// is one of a lobby dated back by the operator, to pass as a player's with no key then.
+			f := a.fail("signature", "an action after the account's sign-up, at "+tournament.FormatTime(l.signedUpAt)+", signed", "an unsigned action before it")
 			return nil, &f
 		}
 		return nil, nil

@@ -364,9 +364,19 @@ func TestActionSignatures(t *testing.T) {
 	if k, f := checkKey(l, unsigned); k != nil || f == nil || f.Item != "signature" {
 		t.Errorf("an unsigned action by a player with a key: %v", f)
 	}
+	// Before the sign-up that bound the account's first key, the account did not exist: an
+	// unsigned action then is the operator's, in a lobby it dated back.
 	unsigned.at = keyEventAt(1) - 1
-	if k, f := checkKey(l, unsigned); k != nil || f != nil {
-		t.Errorf("an unsigned action before the player's first key: %v", f)
+	if k, f := checkKey(l, unsigned); k != nil || f == nil || f.Item != "signature" {
+		t.Errorf("an unsigned action before the player's sign-up: %v", f)
+	}
+	// An account made before keys were (its first key added later) could act unsigned until then.
+	older := &keyLogBuilder{t: t}
+	older.addKey(a, a, "first")
+	if l := replayKeyLog(testAccount, logOrigin, older.events, listed(listing{key: a, added: 1})); l.res.Failure != nil {
+		t.Fatal(l.res.Failure)
+	} else if k, f := checkKey(l, unsigned); k != nil || f != nil {
+		t.Errorf("an unsigned action before the first key of an account made without one: %v", f)
 	}
 	cases := []struct {
 		name   string

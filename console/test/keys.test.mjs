@@ -346,6 +346,15 @@ test('an unsigned action is a failure when its player held a key, counted when n
   const r2 = await verifyGame(open);
   assert.equal(r2.ok, true, r2.reason);
   assert.deepEqual(r2.signatures, { signed: 6, unsigned: 1, sealed: 0, recoveries: [] });
+
+  // carol signed up with a key after the game: an unsigned action of hers in it is dated before
+  // her account existed (a lobby the operator dated back).
+  const later = keyPair(6);
+  const backdated = signedGame({ keys: { ...keyLogs, [carol.id]: keyChain(carol.id, [signUp(later, 'Carol', T0 + 3_600_000)]) } });
+  backdated.data.splice(3, 0, ['player_registered', { player: carol.id, order: 2, players: 3, pot: 3 * BET, deadline: 0 }]);
+  const r3 = await verifyGame(backdated);
+  assert.deepEqual([r3.ok, r3.seq], [false, 4]);
+  assert.match(r3.reason, new RegExp(`player_registered of player ${carol.id}: unsigned, dated before the player signed up with a key at `));
 });
 
 test('recoveries by the operator are reported with the player\'s actions signed by the new key', async () => {

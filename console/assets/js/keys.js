@@ -62,6 +62,9 @@ export async function verifyKeyLog(accountId, events, origin, listed = null) {
   };
   let prevHash = ZERO_HASH;
   let prevAt = -Infinity;
+  // The instant of the account's sign-up when its key log begins with it (null: an account made
+  // before keys were, its first key added later).
+  let signedUpAt = null;
   for (const [i, e] of events.entries()) {
     if (e.seq !== i + 1) throw new KeyLogFailure(e.seq, `expected key event ${i + 1} next, got ${e.seq}`);
     if (e.accountId !== accountId) throw new KeyLogFailure(e.seq, `it belongs to account ${e.accountId}`);
@@ -89,6 +92,7 @@ export async function verifyKeyLog(accountId, events, origin, listed = null) {
         let signer = null;
         if (d.via === 'sign_up') {
           if (e.seq !== 1) throw new KeyLogFailure(e.seq, 'a sign-up key comes after the account\'s first key event');
+          signedUpAt = at;
           if (d.signer !== d.keyId) throw new KeyLogFailure(e.seq, 'a sign-up key is signed by another key');
         } else if (d.via !== 'add_key') {
           throw new KeyLogFailure(e.seq, `a key added via ${JSON.stringify(d.via)}`);
@@ -127,7 +131,7 @@ export async function verifyKeyLog(accountId, events, origin, listed = null) {
     prevHash = e.hash;
   }
   if (listed) compareListed(keys, listed);
-  return { keys, recoveries };
+  return { keys, recoveries, signedUpAt };
 }
 
 // compareListed checks the server's list of an account's keys against the keys its log gives.
@@ -204,6 +208,11 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
     if (auth == null) {
       const held = heldAt(log, at);
       if (held.length) throw new Failure(e.seq, `${what}: unsigned, though the player held key ${held[0].keyId} (key event ${held[0].addedSeq})`);
+      // An account made with its key has had one since: an action before its sign-up is one of a
+      // lobby the operator dated back, to pass it as a keyless player's.
+      if (log.signedUpAt != null && at < log.signedUpAt) {
+        throw new Failure(e.seq, `${what}: unsigned, dated before the player signed up with a key at ${new Date(log.signedUpAt).toISOString()}`);
+      }
       counts.unsigned++;
       return;
     }

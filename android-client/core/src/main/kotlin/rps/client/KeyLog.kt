@@ -111,6 +111,19 @@ data class KeyHistory(val accountId: String, val keys: List<KeyRecord>, val even
     /** Whether the account had any key at [at]: an action then must be signed. */
     fun hadKeyAt(at: String): Boolean = keys.any { it.activeAt(at) }
 
+    /**
+     * When the account signed up with its first key (null: an account made before keys were,
+     * its first key added later). It has had a key since: an action before it is one the
+     * operator dated back, to pass it as a keyless player's.
+     */
+    val signedUpAt: String? get() = keys.firstOrNull { it.addedSeq == 1L && it.via == "sign_up" }?.addedAt
+
+    /** Whether [at] is before the account's sign-up with a key. */
+    fun beforeSignUp(at: String): Boolean {
+        val signedUp = signedUpAt?.let { instant(it) } ?: return false
+        return instant(at)?.isBefore(signedUp) ?: false
+    }
+
     companion object {
         /**
          * Verifies [events] (the whole log, from seq 1) of [accountId] under the log's [origin]

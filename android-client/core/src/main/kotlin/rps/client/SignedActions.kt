@@ -57,12 +57,12 @@ object SignedActions {
     ): String? {
         val at = r.event.at
         if (r.auth == null) {
-            return if (keys.hadKeyAt(at)) {
-                "unsigned, though the player had key(s) ${keys.keys.filter {
+            return when {
+                keys.hadKeyAt(at) -> "unsigned, though the player had key(s) ${keys.keys.filter {
                     it.activeAt(at)
                 }.map { it.keyId }}"
-            } else {
-                null
+                keys.beforeSignUp(at) -> "unsigned, dated before the player signed up with a key at ${keys.signedUpAt}"
+                else -> null
             }
         }
         val action = r.action

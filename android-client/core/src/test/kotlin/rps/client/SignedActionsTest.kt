@@ -108,6 +108,19 @@ class SignedActionsTest {
     }
 
     @Test
+    fun `an unsigned action dated before the player signed up with a key is flagged`() {
+        // The sign-up is the key log's first event, at log.nowMs; an event before it is in a lobby
+        // the operator dated back.
+        val early = ChainEvent(
+            1, "player_registered", lobby, game, log.now(-60_000),
+            KeyLogs.data("player" to player, "order" to 1), EventChain.ZERO_HASH, EventChain.ZERO_HASH,
+            EventData.Unknown("player_registered", "test"),
+        )
+        val p = SignedActions.problem(SignedActions.recorded(early)!!, log.history(), log.origin, bet)
+        assertTrue(p?.startsWith("unsigned, dated before the player signed up") == true, p)
+    }
+
+    @Test
     fun `an action signed by a key that is not the player's is flagged`() {
         val other = KeyLogs.key(9)
         val m = message(SignedAction.REGISTER, ActionPayloads.register(bet), "r-1").copy(keyId = other.keyId)
