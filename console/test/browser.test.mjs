@@ -108,8 +108,8 @@ after(async () => {
 // open returns a page that records console errors, uncaught exceptions and dialogs; check(t)
 // fails the test on any, except the failed requests the test causes on purpose (Chromium logs
 // every 4xx response and every aborted request as a console error), matched by expectErrors.
-async function open(t, path, { viewport = DESKTOP, expectErrors = [] } = {}) {
-  const context = await browser.newContext({ viewport, baseURL: base });
+async function open(t, path, { viewport = DESKTOP, expectErrors = [], colorScheme = 'light' } = {}) {
+  const context = await browser.newContext({ viewport, baseURL: base, colorScheme });
   const page = await context.newPage();
   const problems = [];
   page.on('console', (m) => {
@@ -550,6 +550,67 @@ test('an admin runs a lobby and moves money, and sees refusals at their fields',
   await phone.reload();
   await waitText(phone, '#ledger .ledger-ok.ok', 'Every invariant holds');
   await shot(phone, 'admin-phone');
+});
+
+// illegible lists the texts of page whose colour stands out from the background behind them by
+// less than WCAG AA's 4.5:1 (3:1 for large text), each with its colours and ratio.
+async function illegible(page) {
+  return page.evaluate(() => {
+    const rgba = (c) => (c.match(/[\d.]+/g) ?? []).map(Number);
+    const lum = ([r, g, b]) => {
+      const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+      return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    const behind = (el) => {
+      for (let e = el; e; e = e.parentElement) {
+        const c = rgba(getComputedStyle(e).backgroundColor);
+        if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c;
+      }
+      return [255, 255, 255];
+    };
+    const out = [];
+    for (const el of document.querySelectorAll('body *')) {
+      const own = [...el.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
+      const style = getComputedStyle(el);
+      if (!own || style.visibility === 'hidden' || el.getClientRects().length === 0 || el.closest('svg')) continue;
+      const [fg, bg] = [rgba(style.color), behind(el)];
+      const [a, b] = [lum(fg), lum(bg)];
+      const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+      const size = parseFloat(style.fontSize);
+      const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+      if (ratio < (large ? 3 : 4.5)) {
+        out.push(`${el.tagName.toLowerCase()}.${el.className} "${el.textContent.trim().slice(0, 30)}": ${style.color} on rgb(${bg.join(', ')}), ${ratio.toFixed(2)}:1`);
+      }
+    }
+    return out;
+  });
+}
+
+test('the console follows the system\'s theme, light or dark, and every text in it is legible', async (t) => {
+  assert.ok(finishedLobby, 'needs the lobby played by the first test');
+  for (const colorScheme of ['light', 'dark']) {
+    const lobby = await open(t, `/lobbies/${finishedLobby.id}`, { colorScheme });
+    await waitText(lobby, '#last .outcome.winner', 'alice');
+    await lobby.getByRole('button', { name: 'Verify the whole log' }).click();
+    await waitText(lobby, '.verify-result.ok', 'Verified through event');
+    const admin = await open(t, '/admin', { colorScheme });
+    await admin.evaluate((token) => sessionStorage.setItem('rps.adminToken', token), adminToken);
+    await admin.reload();
+    await waitText(admin, '#ledger .ledger-ok.ok', 'Every invariant holds');
+    const front = await open(t, '/', { colorScheme, viewport: PHONE });
+    await front.locator('table.lobbies').first().waitFor(WAIT);
+    for (const [name, page] of [['lobby', lobby], ['admin', admin], ['front', front]]) {
+      const background = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+      const dark = background === 'rgb(17, 22, 28)';
+      assert.equal(dark, colorScheme === 'dark', `the ${name} page's background in the ${colorScheme} theme: ${background}`);
+      assert.deepEqual(await illegible(page), [], `texts of the ${name} page hard to read in the ${colorScheme} theme`);
+    }
+    if (colorScheme === 'dark') {
+      await shot(lobby, 'lobby-dark-desktop');
+      await shot(admin, 'admin-dark-desktop');
+      await shot(front, 'front-dark-phone');
+    }
+  }
 });
 
 // duel plays one game of a two-player lobby to its end: winner plays Rock, loser Scissors.
