@@ -176,7 +176,7 @@ open class RpsApp : Application() {
             signatures = PlayerSignatures(
                 b.keys,
                 { originOf(a.server, b) },
-                { gameId -> b.player.getGame(gameId).config.betSize },
+                { gameId -> b.player.getGame(gameId).config },
                 { gameId, round -> b.history.roundMoves(gameId, round) },
             ),
         )

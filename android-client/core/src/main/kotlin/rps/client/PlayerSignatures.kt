@@ -12,13 +12,13 @@ class PlayerSignatures(
     private val keys: KeysApi,
     /** The transparency log's origin, which every signature binds. */
     private val origin: suspend () -> String,
-    /** The bet of game [gameId] (register and quick_join sign it). */
-    private val betSize: suspend (gameId: String) -> Long,
+    /** The config of game [gameId]: its bet (register and quick_join sign it) and ruleset (quick_join signs it). */
+    private val gameConfig: suspend (gameId: String) -> GameConfig,
     /** Every move of a game's round, from its transcript. */
     private val transcript: suspend (gameId: String, round: Int) -> List<RoundMove>,
 ) {
     private val histories = HashMap<String, KeyHistory>()
-    private val bets = HashMap<String, Long>()
+    private val configs = HashMap<String, GameConfig>()
     private val sealed = ArrayList<SignedActions.Recorded>()
     private val actions = HashMap<Triple<String, String, SignedAction>, Long>()
 
@@ -80,13 +80,14 @@ class PlayerSignatures(
     }
 
     private suspend fun problem(r: SignedActions.Recorded, value: String?, signature: String?): String? {
-        val bet = if (r.kind == SignedAction.REGISTER && r.auth != null) betOf(r.event.gameId) else 0L
+        val config = if (r.kind == SignedAction.REGISTER && r.auth != null) configOf(r.event.gameId) else null
+        val bet = config?.betSize ?: 0L
         val o = origin()
         val cached = histories[r.player]
-        val first = cached?.let { SignedActions.problem(r, it, o, bet, value, signature) }
+        val first = cached?.let { SignedActions.problem(r, it, o, bet, value, signature, config?.ruleset) }
         if (cached != null && first == null) return null
         // Not known yet, or the key may be newer than the history kept: read the key log again.
-        return SignedActions.problem(r, history(r.player, o), o, bet, value, signature)
+        return SignedActions.problem(r, history(r.player, o), o, bet, value, signature, config?.ruleset)
     }
 
     private suspend fun history(player: String, origin: String): KeyHistory {
@@ -99,9 +100,9 @@ class PlayerSignatures(
         return h
     }
 
-    private suspend fun betOf(gameId: String?): Long {
-        val g = gameId ?: return 0
-        return bets[g] ?: betSize(g).also { bets[g] = it }
+    private suspend fun configOf(gameId: String?): GameConfig? {
+        val g = gameId ?: return null
+        return configs[g] ?: gameConfig(g).also { configs[g] = it }
     }
 
     private fun fail(r: SignedActions.Recorded, problem: String?) {

@@ -45,7 +45,8 @@ object SignedActions {
      * Why [r] is not its player's signed action, or null when it is. [keys] is the player's key
      * history, [origin] the log's, [betSize] the game's bet (register and quick_join sign it);
      * [value] and [signature] are the commitment or reveal and its signature from the round's
-     * transcript (commit, reveal; null while the round is not public: only the seal is checked then).
+     * transcript (commit, reveal; null while the round is not public: only the seal is checked then);
+     * [ruleset] is the game's (a quick join signs the ruleset it would play; null: not checked).
      */
     fun problem(
         r: Recorded,
@@ -54,6 +55,7 @@ object SignedActions {
         betSize: Long,
         value: String? = null,
         signature: String? = null,
+        ruleset: String? = null,
     ): String? {
         val at = r.event.at
         if (r.auth == null) {
@@ -74,11 +76,16 @@ object SignedActions {
         val signedAt = (r.auth["signedAt"] as? JsonPrimitive)?.longOrNull ?: return "auth without signedAt"
         val eventMs = instant(at)?.toEpochMilli() ?: return "unreadable time $at"
         if (signedAt < eventMs - MAX_AGE_MS || signedAt > eventMs + MAX_SKEW_MS) return "signed at $signedAt, outside the window around $at"
+        val signedRuleset = r.str("ruleset")
+        if (action == SignedAction.QUICK_JOIN && ruleset != null && signedRuleset != null && signedRuleset != ruleset) {
+            // The server chooses the game, not its ruleset: the player signed the one it would play.
+            return "a quick join signed for a game of ruleset $signedRuleset, in a game of ruleset $ruleset"
+        }
         val lobby = r.event.lobbyId.takeIf { action != SignedAction.QUICK_JOIN }
         val game = r.event.gameId.takeIf { action != SignedAction.QUICK_JOIN }
         val payload = when (action!!) {
             SignedAction.REGISTER -> ActionPayloads.register(betSize)
-            SignedAction.QUICK_JOIN -> ActionPayloads.quickJoin(betSize, r.str("ruleset"))
+            SignedAction.QUICK_JOIN -> ActionPayloads.quickJoin(betSize, signedRuleset)
             SignedAction.LEAVE -> ActionPayloads.leave()
             SignedAction.COMMIT -> ActionPayloads.commit(value ?: return sealedProblem(r))
             SignedAction.REVEAL -> ActionPayloads.reveal(value ?: return sealedProblem(r))

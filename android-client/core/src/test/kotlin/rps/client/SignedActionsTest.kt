@@ -21,6 +21,7 @@ class SignedActionsTest {
     private val lobby = "0b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b"
     private val game = "7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a"
     private val bet = 100L
+    private val config = GameConfig(bet, 2, 60_000, 60_000, 60_000, "rpsls", "classic", true, 3, 100)
     private var seq = 0L
 
     private fun event(type: String, data: Map<String, Any?>, typed: EventData = EventData.Unknown(type, "test"), gameId: String? = game) =
@@ -67,6 +68,15 @@ class SignedActionsTest {
     fun `a quick join signed by the player verifies, with its ruleset`() {
         val m = message(SignedAction.QUICK_JOIN, ActionPayloads.quickJoin(bet, "rpsls"), "q-1", lobbyId = null, gameId = null)
         assertNull(problem(registered(auth(m, extra = mapOf("ruleset" to "rpsls")))))
+    }
+
+    @Test
+    fun `a quick join placed in a game of another ruleset than the one it signed is flagged`() {
+        val m = message(SignedAction.QUICK_JOIN, ActionPayloads.quickJoin(bet, "rpsls"), "q-1", lobbyId = null, gameId = null)
+        val e = registered(auth(m, extra = mapOf("ruleset" to "rpsls")))
+        assertNull(SignedActions.problem(SignedActions.recorded(e)!!, log.history(), log.origin, bet, ruleset = "rpsls"))
+        val p = SignedActions.problem(SignedActions.recorded(e)!!, log.history(), log.origin, bet, ruleset = "rps7")
+        assertTrue(p?.contains("ruleset rpsls, in a game of ruleset rps7") == true, p)
     }
 
     @Test
@@ -142,7 +152,7 @@ class SignedActionsTest {
         val committed = event("move_committed", mapOf("player" to player, "round" to 1, "committed" to 1, "auth" to auth(m, sealed = true)))
         var transcripts = 0
         var shown = RoundMove(player, true, true, 0, commitment, "0pass12", commitSignature = sig)
-        val s = PlayerSignatures(log.api(), { log.origin }, { bet }) { _, _ ->
+        val s = PlayerSignatures(log.api(), { log.origin }, { config }) { _, _ ->
             transcripts++
             listOf(shown)
         }
@@ -154,7 +164,7 @@ class SignedActionsTest {
         assertEquals(1, s.verified)
 
         // The same event with another commitment in the transcript: the operator changed the move.
-        val s2 = PlayerSignatures(log.api(), { log.origin }, { bet }) { _, _ -> listOf(shown) }
+        val s2 = PlayerSignatures(log.api(), { log.origin }, { config }) { _, _ -> listOf(shown) }
         shown = shown.copy(commitment = Commitments.commit(1, "pass12"))
         s2.check(committed)
         val e = assertThrows<RpsException.UnsignedAction> { s2.check(event("round_resolved", mapOf("round" to 1), resolved)) }
@@ -165,7 +175,7 @@ class SignedActionsTest {
     @Test
     fun `the same signed action twice is a replay`() = runTest {
         val a = auth(message(SignedAction.REGISTER, ActionPayloads.register(bet), "r-1"))
-        val s = PlayerSignatures(log.api(), { log.origin }, { bet }) { _, _ -> emptyList() }
+        val s = PlayerSignatures(log.api(), { log.origin }, { config }) { _, _ -> emptyList() }
         s.check(registered(a))
         val e = assertThrows<RpsException.UnsignedAction> { s.check(registered(a)) }
         assertTrue(e.reason.contains("replays"), e.reason)

@@ -23,7 +23,7 @@ class SignedPlayer(baseUrl: String, val created: NewAccount, val key: SoftwarePl
     val signer = ActionSigner(key, created.account.id, origin)
 
     /** A checker of the players' signatures in a lobby's log, for one session. */
-    fun signatures() = PlayerSignatures(api, origin, { api.getGame(it).config.betSize }) { game, round -> api.roundMoves(game, round) }
+    fun signatures() = PlayerSignatures(api, origin, { api.getGame(it).config }) { game, round -> api.roundMoves(game, round) }
 
     /** A started session in [lobbyId] that signs and checks, with a vault in memory. */
     fun session(lobbyId: String, scope: CoroutineScope): GameSession =
