@@ -40,8 +40,9 @@ autoctl() {
 }
 
 # run NAME runs `pg_autoctl run` for the node in DIR/NAME in the background, in a session of its
-# own whose leader's PID is recorded in DIR/NAME.pid: the session holds pg_autoctl, its postgres
-# and every backend, so that the node can be killed or stopped as a whole.
+# own whose leader's PID is recorded in DIR/NAME.pid: the session holds pg_autoctl and its
+# postgres, so that the node can be stopped as a whole (postgres puts each of its children in a
+# session of its own: kill_node kills them by the postmaster's PID).
 run() {
 	setsid sh -c 'echo $$ >"$1"; shift; exec "$@"' run "$DIR/$1.pid" bash \
 		"$HERE/formation.sh" as-postgres "$DIR" pg_autoctl run --pgdata "$DIR/$1" >"$DIR/$1.log" 2>&1 </dev/null &
