@@ -20,9 +20,9 @@ import rps.client.KeysUiState
 /**
  * The account's keys: the key this phone signs with (and where it is kept), every key of the
  * account from its verified key log (retired ones and the operator's recoveries marked), a red
- * notice with the evidence for every key event this phone did not make, and adding another phone:
- * the new phone shows its key as a QR code and as text, this one scans or types it and signs its
- * addition. What to show is [rps.client.keysUiStateOf] of [AccountKeys]' snapshot; this activity
+ * notice with the evidence for every key event this phone did not make, adding another phone (the
+ * new phone shows its key as a QR code and as text, this one scans or types it and signs its
+ * addition) and retiring a lost phone's key, after a confirmation, signed by this phone's. What to show is [rps.client.keysUiStateOf] of [AccountKeys]' snapshot; this activity
  * only draws it and passes taps on (no IO here).
  */
 class KeysActivity : Activity() {
@@ -75,6 +75,11 @@ class KeysActivity : Activity() {
     /** The last state drawn (for tests). */
     internal var shown: KeysUiState? = null
 
+    /** The Retire button of each key offered, and the confirmation's button, as last drawn (for tests). */
+    internal val retireButtons = LinkedHashMap<String, android.widget.Button>()
+    internal var confirmRetire: android.widget.Button? = null
+    internal var cancelRetire: android.widget.Button? = null
+
     override fun onCreate(savedInstanceState: Bundle?) {
         super.onCreate(savedInstanceState)
         title = getString(R.string.keys)
@@ -124,18 +129,52 @@ class KeysActivity : Activity() {
                 deviceLine.shown(getString(R.string.keys_this_phone, s.deviceKeyId))
                 storage.shown(getString(if (s.inKeystore) R.string.keys_this_phone_keystore else R.string.keys_this_phone_sealed))
                 listHeading.visibility = View.VISIBLE
-                keyList.removeAllViews()
-                for (line in s.lines) {
-                    keyList.add(
-                        text(Type.BODY, muted = line.kind == KeyLine.Kind.RETIRED).apply {
-                            text = lineText(line)
-                        },
-                    )
-                }
+                drawKeys(s)
                 keyList.visibility = View.VISIBLE
                 addPhone.visibility = View.VISIBLE
             }
         }
+    }
+
+    /** Each key's line; under this phone's, why it is not offered; under another active one, Retire or its confirmation. */
+    private fun drawKeys(s: KeysUiState.Keys) {
+        keyList.removeAllViews()
+        retireButtons.clear()
+        confirmRetire = null
+        cancelRetire = null
+        for (line in s.lines) {
+            keyList.add(text(Type.BODY, muted = line.kind == KeyLine.Kind.RETIRED).apply { text = lineText(line) })
+            when {
+                line.kind == KeyLine.Kind.THIS_PHONE ->
+                    keyList.add(text(Type.LABEL, muted = true).apply { setText(R.string.keys_retire_not_this_phone) })
+                line == s.confirmRetire -> keyList.add(confirmation(line, s.busy))
+                line.retirable -> keyList.add(
+                    button(R.string.keys_retire, primary = false) { scope.launch { keys.askRetire(line.keyId) } }.apply {
+                        contentDescription = getString(R.string.keys_retire_key, line.keyId)
+                        isEnabled = !s.busy && s.confirmRetire == null
+                        retireButtons[line.keyId] = this
+                    },
+                )
+            }
+        }
+    }
+
+    /** What retiring [line]'s key does, said before it is done: it cannot be undone. */
+    private fun confirmation(line: KeyLine, busy: Boolean) = card().apply {
+        add(text(Type.HEADING).apply { text = getString(R.string.keys_retire_title, line.keyId) })
+        add(text(Type.BODY).apply { text = getString(R.string.keys_retire_message, line.keyId, line.at) })
+        add(
+            button(R.string.keys_retire_confirm) { scope.launch { keys.retire() } }.apply {
+                isEnabled = !busy
+                confirmRetire = this
+            },
+        )
+        add(
+            button(R.string.cancel, primary = false) { scope.launch { keys.cancelRetire() } }.apply {
+                isEnabled = !busy
+                cancelRetire = this
+            },
+        )
     }
 
     private fun showAlerts(alerts: List<KeyAlert>) {
@@ -171,6 +210,7 @@ class KeysActivity : Activity() {
             newKey.setText("")
             outcome.showStatus(getString(R.string.keys_added))
         }
+        is KeysOutcome.KeyRetired -> outcome.showStatus(getString(R.string.keys_retired, o.keyId))
         KeysOutcome.NotAKey -> outcome.showStatus(getString(R.string.keys_not_a_key), failure = true)
         is KeysOutcome.Failed -> outcome.showStatus(describeFailure(o.error), failure = true)
     }

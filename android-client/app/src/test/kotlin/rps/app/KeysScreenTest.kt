@@ -10,12 +10,22 @@ import org.robolectric.Robolectric
 import org.robolectric.RobolectricTestRunner
 import org.robolectric.RuntimeEnvironment
 import org.robolectric.annotation.GraphicsMode
+import kotlinx.coroutines.CompletableDeferred
+import rps.client.ActionMessage
+import rps.client.ActionPayloads
+import rps.client.ErrorCode
 import rps.client.KeyAlert
+import rps.client.KeyLine
 import rps.client.KeyLogs
 import rps.client.KeysUiState
 import rps.client.PlayerKey
+import rps.client.RpsException
+import rps.client.SignedAction
 
-/** The keys screen: this phone's key, the account's keys, other phones added by their code, and the red notice of a key this phone did not add. */
+/**
+ * The keys screen: this phone's key, the account's keys, other phones added by their code, a lost
+ * phone's key retired, and the red notice of a key this phone did not add.
+ */
 @RunWith(RobolectricTestRunner::class)
 @GraphicsMode(GraphicsMode.Mode.NATIVE)
 class KeysScreenTest {
@@ -124,5 +134,92 @@ class KeysScreenTest {
         val s = a.showing<KeysUiState.Keys>()
         assertEquals(app.keyOf(app.account!!)!!.keyId, s.deviceKeyId)
         assertEquals("This phone's key is bound to the account.", a.outcome.text.toString())
+    }
+
+    /**
+     * Signed up on this phone, with a second phone this one added (the one to be lost) and a third
+     * it added and retired: the account's keys are this phone's, an active one and a retired one.
+     */
+    private fun withLostPhone(): Triple<PlayerKey, PlayerKey, PlayerKey> {
+        val phone = signedUpWithKey()
+        val lost = KeyLogs.key(2)
+        val old = KeyLogs.key(5)
+        Fakes.keys.of(Fakes.server.meId).addKey(lost, phone).addKey(old, phone).retire(old.keyId, phone)
+        for (k in listOf(lost, old)) app.accounts.addKnownKey(Fakes.server.meId, k.keyId)
+        return Triple(phone, lost, old)
+    }
+
+    private fun KeysActivity.lineOf(keyId: String): KeyLine? = (shown as? KeysUiState.Keys)?.lines?.firstOrNull { it.keyId == keyId }
+
+    @Test
+    fun `a lost phone's key is retired after a confirmation, signed by this phone's key, and shows as retired`() {
+        val (phone, lost, old) = withLostPhone()
+        val c = controller()
+        c.get().showing<KeysUiState.Keys>()
+        // Only the other active key is offered: not this phone's (it signs with it), not the one already retired.
+        assertEquals(setOf(lost.keyId), c.get().retireButtons.keys)
+        assertEquals(KeyLine.Kind.RETIRED, c.get().lineOf(old.keyId)?.kind)
+        Screens.matchesGoldens(c, "keys_retire_offered") { (it.shown as? KeysUiState.Keys)?.busy == false }
+
+        val a = Screens.matchesGoldens(
+            c,
+            "keys_retire_confirm",
+            prepare = { it.retireButtons.getValue(lost.keyId).performClick() },
+        ) { (it.shown as? KeysUiState.Keys)?.busy == false }
+        a.showing<KeysUiState.Keys>()
+        a.retireButtons.getValue(lost.keyId).performClick()
+        Screens.settle("the confirmation") { a.confirmRetire != null }
+        val asked = (a.shown as KeysUiState.Keys).confirmRetire!!
+        assertEquals(lost.keyId, asked.keyId)
+        // Cancelled, nothing is sent; asked again and confirmed, the button waits while the request runs.
+        a.cancelRetire!!.performClick()
+        Screens.settle("the confirmation closed") { a.confirmRetire == null && a.retireButtons.isNotEmpty() }
+        a.retireButtons.getValue(lost.keyId).performClick()
+        Screens.settle("the confirmation") { a.confirmRetire != null }
+        val answer = CompletableDeferred<Unit>()
+        Fakes.keys.holdRetire = answer
+        a.confirmRetire!!.performClick()
+        Screens.settle("the request on its way") { a.shown?.busy == true }
+        assertTrue(!a.confirmRetire!!.isEnabled && !a.cancelRetire!!.isEnabled)
+        // A second tap while it runs sends nothing more.
+        a.confirmRetire!!.performClick()
+        answer.complete(Unit)
+        Screens.settle("the key retired") { a.lineOf(lost.keyId)?.kind == KeyLine.Kind.RETIRED && a.shown?.busy == false }
+
+        val sent = Fakes.keys.retireRequests.single()
+        assertEquals(lost.keyId, sent.keyId)
+        assertEquals(phone.keyId, sent.auth.keyId)
+        val signed = ActionMessage(
+            FakeKeys.ORIGIN, SignedAction.RETIRE_KEY, Fakes.server.meId, null, null, null,
+            ActionPayloads.retireKey(lost.keyId), sent.idempotencyKey, sent.auth.keyId, sent.auth.signedAt,
+        )
+        assertTrue("the retire_key signature verifies with this phone's key", signed.verify(phone.publicKeyHex, sent.auth.signature))
+        // Read back, the key log verifies and this phone's own retirement is no news to the watch.
+        val s = a.showing<KeysUiState.Keys>()
+        assertTrue("${s.alerts}", s.alerts.isEmpty() && !a.alert.isShown)
+        assertTrue(a.retireButtons.isEmpty() && a.confirmRetire == null)
+        assertEquals("Key ${lost.keyId} is retired: the phone that held it can no longer act for this account.", a.outcome.text.toString())
+    }
+
+    @Test
+    fun `a refused retirement says why and leaves the key as it was`() {
+        val (_, lost, _) = withLostPhone()
+        val a = controller().get()
+        for ((refusal, says) in listOf(
+            RpsException.Problem(ErrorCode.LAST_KEY, 409, "last active key") to "The account's last key cannot be retired. Add another phone's key first.",
+            RpsException.Problem(ErrorCode.BAD_SIGNATURE, 401, "no such key") to
+                "The server did not accept this phone's signature. Its key may have been retired: open Keys and phones.",
+        )) {
+            a.showing<KeysUiState.Keys>()
+            a.retireButtons.getValue(lost.keyId).performClick()
+            Screens.settle("the confirmation") { a.confirmRetire != null }
+            Fakes.keys.refuseRetire = refusal
+            a.confirmRetire!!.performClick()
+            Screens.settle("the refusal") { a.outcome.isShown && a.shown?.busy == false }
+            assertEquals(says, a.outcome.text.toString())
+            assertEquals(KeyLine.Kind.ACTIVE, a.lineOf(lost.keyId)?.kind)
+            assertTrue("a refusal closes the confirmation", a.confirmRetire == null && lost.keyId in a.retireButtons)
+        }
+        assertEquals(2, Fakes.keys.retireRequests.map { it.idempotencyKey }.distinct().size)
     }
 }

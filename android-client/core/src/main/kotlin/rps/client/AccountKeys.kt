@@ -5,6 +5,7 @@ import kotlinx.coroutines.flow.StateFlow
 import kotlinx.coroutines.flow.asStateFlow
 import kotlinx.coroutines.sync.Mutex
 import kotlinx.coroutines.sync.withLock
+import kotlinx.serialization.json.JsonObject
 import java.util.UUID
 
 /** Where a device keeps its key for one account, and the keys it added to it (the app: the Keystore and the account's record). */
@@ -26,8 +27,8 @@ interface DeviceKeyHolder {
 
 /**
  * The keys screen's work, outside the screen (as [GameSession] is the game screen's): reads and
- * watches the account's key log ([KeyWatch]), binds this device's first key, and adds another
- * phone's key signed by this device's. [state] is [keysUiStateOf] of what it knows.
+ * watches the account's key log ([KeyWatch]), binds this device's first key, adds another
+ * phone's key and retires a lost one, signed by this device's. [state] is [keysUiStateOf] of what it knows.
  */
 class AccountKeys(
     private val api: KeysApi,
@@ -86,28 +87,61 @@ class AccountKeys(
     }
 
     private suspend fun add(publicKey: String, signer: PlayerKey) {
-        val idem = UUID.randomUUID().toString()
-        val m = ActionMessage(
-            origin(), SignedAction.ADD_KEY, accountId, null, null, null,
-            ActionPayloads.addKey(
-                publicKey,
-            ),
-            idem, signer.keyId, clock.nowMs(),
-        )
-        val auth = ActionAuth.of(m, signer)
+        val (idem, auth) = signed(SignedAction.ADD_KEY, ActionPayloads.addKey(publicKey), signer)
         // Known before it is sent: the watch must never flag the key this device is adding.
         holder.addKnown(HeadSignatures.keyIdOf(Crypto.unhex(publicKey)))
         retry.run { api.addKey(publicKey, idem, auth) }
     }
 
-    private suspend fun act(block: suspend () -> KeysOutcome?) {
+    /** Asks to retire [keyId] (another phone's key): the screen shows what that does until [retire] or [cancelRetire]. */
+    suspend fun askRetire(keyId: String) = update { it.copy(confirmingRetire = keyId, outcome = null) }
+
+    suspend fun cancelRetire() = update { it.copy(confirmingRetire = null) }
+
+    /**
+     * Retires the key the screen is confirming (a lost phone's), signed by this device's key: that
+     * phone can no longer act for the account. Only a line [keysUiStateOf] offers is retired, never
+     * this device's own. A refusal closes the confirmation; a lost connection (after the retries,
+     * with the same Idempotency-Key) leaves it open to try again.
+     */
+    suspend fun retire() {
+        val s = state.value as? KeysUiState.Keys ?: return
+        // A second tap while the first is on its way (the button waits, but a click can be queued).
+        if (s.busy) return
+        val keyId = s.confirmRetire?.keyId ?: return
+        act(keepConfirming = { it.retryable }) {
+            val key = holder.key() ?: throw IllegalStateException("no key on this device")
+            val (idem, auth) = signed(SignedAction.RETIRE_KEY, ActionPayloads.retireKey(keyId), key)
+            retry.run { api.retireKey(keyId, idem, auth) }
+            KeysOutcome.KeyRetired(keyId)
+        }
+    }
+
+    /** A fresh Idempotency-Key and [signer]'s signature over [action] on this account, now. */
+    private suspend fun signed(action: SignedAction, payload: JsonObject, signer: PlayerKey): Pair<String, ActionAuth> {
+        val idem = UUID.randomUUID().toString()
+        val m = ActionMessage(origin(), action, accountId, null, null, null, payload, idem, signer.keyId, clock.nowMs())
+        return idem to ActionAuth.of(m, signer)
+    }
+
+    /** Runs [block] with the buttons waiting, then reads the key log again; [keepConfirming] says which failures leave a confirmation open. */
+    private suspend fun act(keepConfirming: (RpsException) -> Boolean = { false }, block: suspend () -> KeysOutcome?) {
         update { it.copy(busy = true, outcome = null) }
+        var failure: RpsException? = null
         val outcome = try {
             block()
         } catch (e: RpsException) {
+            failure = e
             KeysOutcome.Failed(e)
         }
-        update { it.copy(busy = false, outcome = outcome, deviceKey = holder.key()) }
+        update {
+            it.copy(
+                busy = false,
+                outcome = outcome,
+                deviceKey = holder.key(),
+                confirmingRetire = it.confirmingRetire.takeIf { failure?.let(keepConfirming) == true },
+            )
+        }
         refresh()
     }
 

@@ -12,18 +12,24 @@ data class KeysSnapshot(
     /** A request is on its way: the buttons wait. */
     val busy: Boolean = false,
     val outcome: KeysOutcome? = null,
+    /** The key the player asked to retire, waiting for the confirmation (or being retired). */
+    val confirmingRetire: String? = null,
 )
 
 /** What the player's last action on the screen did. */
 sealed interface KeysOutcome {
     data object KeyBound : KeysOutcome
     data class PhoneAdded(val keyId: String) : KeysOutcome
+    data class KeyRetired(val keyId: String) : KeysOutcome
     data object NotAKey : KeysOutcome
     data class Failed(val error: RpsException) : KeysOutcome
 }
 
-/** One line of the account's keys. */
-data class KeyLine(val keyId: String, val at: String, val kind: Kind) {
+/**
+ * One line of the account's keys; [retirable]: this phone offers to retire it (any active key but
+ * its own, which signs the retirement, and only while its own is active).
+ */
+data class KeyLine(val keyId: String, val at: String, val kind: Kind, val retirable: Boolean = false) {
     enum class Kind { THIS_PHONE, ACTIVE, RETIRED, RECOVERY }
 }
 
@@ -58,6 +64,8 @@ sealed interface KeysUiState {
         val alerts: List<KeyAlert>,
         /** The operator's recovery that gave this device its key, said plainly. */
         val ownRecovery: KeyEvent?,
+        /** The line of the key the player asked to retire, while it waits for the confirmation; only ever a [KeyLine.retirable] one. */
+        val confirmRetire: KeyLine?,
         override val busy: Boolean,
         override val outcome: KeysOutcome?,
     ) : KeysUiState
@@ -71,21 +79,29 @@ fun keysUiStateOf(s: KeysSnapshot): KeysUiState {
         r.history == null -> KeysUiState.Broken(r.alerts.filterIsInstance<KeyAlert.Broken>().first(), s.busy, s.outcome)
         s.deviceKey == null -> KeysUiState.NoKey(r.history.keys.isEmpty(), s.busy, s.outcome)
         r.deviceKey == null -> KeysUiState.AwaitingOtherPhone(s.deviceKey.keyId, s.deviceKey.publicKeyHex, s.busy, s.outcome)
-        else -> KeysUiState.Keys(
-            r.deviceKey.keyId,
-            s.inKeystore,
-            r.history.keys.map { k ->
+        else -> {
+            // Retiring is signed by this phone's key: with its own retired (a recovery) it offers nothing; retiring
+            // its own here would leave it unable to sign.
+            val canSign = r.deviceKey.active
+            val lines = r.history.keys.map { k ->
                 when {
                     !k.active -> KeyLine(k.keyId, k.retiredAt!!, KeyLine.Kind.RETIRED)
                     k.keyId == r.deviceKey.keyId -> KeyLine(k.keyId, k.addedAt, KeyLine.Kind.THIS_PHONE)
-                    k.recovery -> KeyLine(k.keyId, k.addedAt, KeyLine.Kind.RECOVERY)
-                    else -> KeyLine(k.keyId, k.addedAt, KeyLine.Kind.ACTIVE)
+                    k.recovery -> KeyLine(k.keyId, k.addedAt, KeyLine.Kind.RECOVERY, retirable = canSign)
+                    else -> KeyLine(k.keyId, k.addedAt, KeyLine.Kind.ACTIVE, retirable = canSign)
                 }
-            }.sortedBy { it.kind == KeyLine.Kind.RETIRED },
-            r.alerts,
-            r.ownRecovery,
-            s.busy,
-            s.outcome,
-        )
+            }.sortedBy { it.kind == KeyLine.Kind.RETIRED }
+            KeysUiState.Keys(
+                r.deviceKey.keyId,
+                s.inKeystore,
+                lines,
+                r.alerts,
+                r.ownRecovery,
+                // A key retired meanwhile (by another phone, or this request) is no longer confirmed.
+                lines.firstOrNull { it.keyId == s.confirmingRetire && it.retirable },
+                s.busy,
+                s.outcome,
+            )
+        }
     }
 }

@@ -54,4 +54,37 @@ class KeysUiStateTest {
         val r = KeyWatchReport(null, null, listOf(KeyAlert.Broken(KeyLogBrokenException(forged.events[1], "forged"))), null)
         assertTrue(keysUiStateOf(KeysSnapshot(deviceKey = phone, report = r)) is KeysUiState.Broken)
     }
+
+    @Test
+    fun `retiring is offered for the account's other active keys only, and confirmed only for one of them`() {
+        val old = KeyLogs.key(5)
+        val log = KeyLogs().signUp(phone).addKey(other, phone).addKey(old, phone).retire(old.keyId, phone)
+        fun keys(confirming: String?, busy: Boolean = false) = keysUiStateOf(
+            KeysSnapshot(
+                deviceKey = phone,
+                report = report(log, phone, setOf(other.keyId, old.keyId)),
+                busy = busy,
+                confirmingRetire = confirming,
+            ),
+        ) as KeysUiState.Keys
+
+        val s = keys(null)
+        assertEquals(listOf(other.keyId), s.lines.filter { it.retirable }.map { it.keyId })
+        assertEquals(null, s.confirmRetire)
+        val asked = keys(other.keyId, busy = true)
+        assertEquals(KeyLine(other.keyId, log.history().key(other.keyId)!!.addedAt, KeyLine.Kind.ACTIVE, retirable = true), asked.confirmRetire)
+        assertTrue(asked.busy)
+        // Never this phone's own key, nor one already retired (by another phone meanwhile).
+        assertEquals(null, keys(phone.keyId).confirmRetire)
+        assertEquals(null, keys(old.keyId).confirmRetire)
+        // The operator's recovery retired this phone's key: it cannot sign, so it offers to retire nothing.
+        val recovered = KeyLogs().signUp(phone).recover(KeyLogs.key(3), listOf(phone.keyId))
+        val r = keysUiStateOf(KeysSnapshot(deviceKey = phone, report = report(recovered, phone), confirmingRetire = KeyLogs.key(3).keyId))
+        r as KeysUiState.Keys
+        assertTrue(r.lines.none { it.retirable } && r.confirmRetire == null)
+        // An active key the operator put in is offered like any other, to a phone whose key is active.
+        val afterRecovery = KeyLogs().signUp(other).recover(KeyLogs.key(3), listOf(other.keyId)).addKey(phone, KeyLogs.key(3))
+        val mine = keysUiStateOf(KeysSnapshot(deviceKey = phone, report = report(afterRecovery, phone))) as KeysUiState.Keys
+        assertEquals(listOf(KeyLine.Kind.RECOVERY), mine.lines.filter { it.retirable }.map { it.kind })
+    }
 }
