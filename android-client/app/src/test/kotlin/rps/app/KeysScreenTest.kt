@@ -1,6 +1,7 @@
 package rps.app
 
 import android.view.View
+import kotlinx.coroutines.CompletableDeferred
 import org.junit.Assert.assertEquals
 import org.junit.Assert.assertTrue
 import org.junit.Before
@@ -10,7 +11,6 @@ import org.robolectric.Robolectric
 import org.robolectric.RobolectricTestRunner
 import org.robolectric.RuntimeEnvironment
 import org.robolectric.annotation.GraphicsMode
-import kotlinx.coroutines.CompletableDeferred
 import rps.client.ActionMessage
 import rps.client.ActionPayloads
 import rps.client.ErrorCode
@@ -206,7 +206,8 @@ class KeysScreenTest {
         val (_, lost, _) = withLostPhone()
         val a = controller().get()
         for ((refusal, says) in listOf(
-            RpsException.Problem(ErrorCode.LAST_KEY, 409, "last active key") to "The account's last key cannot be retired. Add another phone's key first.",
+            RpsException.Problem(ErrorCode.LAST_KEY, 409, "last active key") to
+                "The account's last key cannot be retired. Add another phone's key first.",
             RpsException.Problem(ErrorCode.BAD_SIGNATURE, 401, "no such key") to
                 "The server did not accept this phone's signature. Its key may have been retired: open Keys and phones.",
         )) {

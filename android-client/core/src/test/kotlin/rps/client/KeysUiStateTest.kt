@@ -72,7 +72,10 @@ class KeysUiStateTest {
         assertEquals(listOf(other.keyId), s.lines.filter { it.retirable }.map { it.keyId })
         assertEquals(null, s.confirmRetire)
         val asked = keys(other.keyId, busy = true)
-        assertEquals(KeyLine(other.keyId, log.history().key(other.keyId)!!.addedAt, KeyLine.Kind.ACTIVE, retirable = true), asked.confirmRetire)
+        assertEquals(
+            KeyLine(other.keyId, log.history().key(other.keyId)!!.addedAt, KeyLine.Kind.ACTIVE, retirable = true),
+            asked.confirmRetire,
+        )
         assertTrue(asked.busy)
         // Never this phone's own key, nor one already retired (by another phone meanwhile).
         assertEquals(null, keys(phone.keyId).confirmRetire)
