@@ -128,6 +128,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	sigs := &signatures{c: c, require: *requireSignatures, logs: map[string]*keyLog{}, seen: map[replayKey]Failure{}}
+	sigs.remember(st.QuickJoins)
 	if lc != nil {
 		sigs.origin = lc.origin
 	}
@@ -204,6 +205,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		printLog(stdout, report.Log, *statePath)
 	}
 	if *statePath != "" {
+		st.QuickJoins = sigs.keptQuickJoins(time.Now())
 		if err := st.save(*statePath); err != nil {
 			fmt.Fprintln(stderr, "rpsverify:", err)
 			return exitUsage

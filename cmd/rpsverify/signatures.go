@@ -9,6 +9,7 @@ package main
 // allowed and reported as exactly that.
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/commitreveal/rps/internal/apiclient"
 	"github.com/commitreveal/rps/tournament"
@@ -502,6 +504,58 @@ type signatures struct {
 	owners map[string]string
 	// seen is where each signed request was first seen, to find a replay.
 	seen map[replayKey]Failure
+	// quickJoins are the quick joins seen, this run's and those the state kept (see
+	// SeenQuickJoin).
+	quickJoins map[replayKey]SeenQuickJoin
+}
+
+// SeenQuickJoin is a quick join kept in the --state file. A quick join's signature names no lobby
+// or game (the server chooses them), so the operator could register the player a second time with
+// it, in another game, as long as the signature is fresh (tournament.CheckSignedAt: 23 hours); a
+// later run that resumes after the first game would not read the first event again. So the state
+// keeps each quick join for quickJoinMemory after its event.
+type SeenQuickJoin struct {
+	Player         string `json:"player"`
+	IdempotencyKey string `json:"idempotencyKey"`
+	Lobby          string `json:"lobby"`
+	Seq            int64  `json:"seq"`
+	At             int64  `json:"at"`
+}
+
+// quickJoinMemory is how long the state keeps a quick join: longer than a signature stays fresh.
+const quickJoinMemory = 48 * time.Hour
+
+// remember adds the quick joins a --state file kept to what the run has seen.
+func (s *signatures) remember(kept []SeenQuickJoin) {
+	for _, q := range kept {
+		k := replayKey{q.Player, tournament.ActionQuickJoin, q.IdempotencyKey}
+		if _, ok := s.seen[k]; !ok {
+			s.seen[k] = Failure{Lobby: q.Lobby, Seq: q.Seq, Player: q.Player}
+			s.keepQuickJoin(k, q)
+		}
+	}
+}
+
+func (s *signatures) keepQuickJoin(k replayKey, q SeenQuickJoin) {
+	if s.quickJoins == nil {
+		s.quickJoins = map[replayKey]SeenQuickJoin{}
+	}
+	s.quickJoins[k] = q
+}
+
+// keptQuickJoins are the quick joins for the state to keep: those of events less than
+// quickJoinMemory before now, in a stable order.
+func (s *signatures) keptQuickJoins(now time.Time) []SeenQuickJoin {
+	out := []SeenQuickJoin{}
+	for _, q := range s.quickJoins {
+		if q.At >= now.Add(-quickJoinMemory).UnixMilli() {
+			out = append(out, q)
+		}
+	}
+	slices.SortFunc(out, func(a, b SeenQuickJoin) int {
+		return cmp.Or(cmp.Compare(a.At, b.At), strings.Compare(a.Player, b.Player), strings.Compare(a.IdempotencyKey, b.IdempotencyKey))
+	})
+	return out
 }
 
 // keyLog reads and replays an account's key log, once per run.
@@ -556,7 +610,13 @@ func (s *signatures) replayed(a signedAction) *Failure {
 	first, ok := s.seen[k]
 	if !ok {
 		s.seen[k] = a.fail("", "", "")
+		if a.auth.Action == tournament.ActionQuickJoin {
+			s.keepQuickJoin(k, SeenQuickJoin{Player: a.player, IdempotencyKey: a.auth.IdempotencyKey, Lobby: a.lobby, Seq: a.seq, At: a.at})
+		}
 		return nil
+	}
+	if first.Lobby == a.lobby && first.Seq == a.seq {
+		return nil // the event a --state file kept, read again in its game
 	}
 	f := a.fail("replay", "one event per signed request", fmt.Sprintf("the %s of lobby %s event %d again (idempotency key %q)",
 		a.auth.Action, first.Lobby, first.Seq, a.auth.IdempotencyKey))

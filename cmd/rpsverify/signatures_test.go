@@ -8,8 +8,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/commitreveal/rps/internal/apiclient"
 	"github.com/commitreveal/rps/tournament"
@@ -457,6 +459,45 @@ func TestActionSignatures(t *testing.T) {
 	again.lobby, again.seq = "1b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b", 9
 	if f := s.replayed(again); f == nil || f.Item != "replay" || f.Seq != 9 || !strings.Contains(f.Found, "event 3") {
 		t.Fatalf("a signed request seen twice: %v", f)
+	}
+}
+
+// TestQuickJoinReplayedAcrossRuns: a quick join's signature names no game, so the operator can
+// register the player again with it in another game while it is fresh. A run that resumed from
+// its --state file after the first game did not read the first event again, and took the second
+// as the player's. The state keeps the quick joins of the last two days.
+func TestQuickJoinReplayedAcrossRuns(t *testing.T) {
+	now := time.Now()
+	join := signedAction{lobby: "0b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b", game: "7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a", player: testAccount,
+		seq: 3, at: now.Add(-time.Hour).UnixMilli(), typ: tournament.EventPlayerRegistered, bet: 100,
+		auth: &tournament.ActionAuth{Action: tournament.ActionQuickJoin, IdempotencyKey: "join-1"}}
+	first := &signatures{seen: map[replayKey]Failure{}}
+	if f := first.replayed(join); f != nil {
+		t.Fatal(f)
+	}
+	// Through the state file, as the next run reads it.
+	path := filepath.Join(t.TempDir(), "state.json")
+	st := &state{Lobbies: map[string]*Checkpoint{}, QuickJoins: first.keptQuickJoins(now)}
+	if err := st.save(path); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := loadState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := &signatures{seen: map[replayKey]Failure{}}
+	next.remember(loaded.QuickJoins)
+	if f := next.replayed(join); f != nil {
+		t.Fatalf("the first quick join, read again in its own game: %v", f)
+	}
+	again := join
+	again.lobby, again.game, again.seq, again.at = "1b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b", "8d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a", 7, now.UnixMilli()
+	if f := next.replayed(again); f == nil || f.Item != "replay" || !strings.Contains(f.Found, "event 3") {
+		t.Fatalf("the quick join replayed in another game, a run later: %v", f)
+	}
+	// Two days on, the signature is long stale (the server refuses it): the state lets it go.
+	if kept := next.keptQuickJoins(now.Add(quickJoinMemory + 2*time.Hour)); len(kept) != 0 {
+		t.Fatalf("kept %v two days on", kept)
 	}
 }
 

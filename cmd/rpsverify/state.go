@@ -21,6 +21,8 @@ type state struct {
 	// LogCheckpoint is the transparency log's signed checkpoint verified last (a C2SP signed
 	// note): the next run checks that the log's new checkpoint is consistent with it.
 	LogCheckpoint string `json:"logCheckpoint,omitempty"`
+	// QuickJoins are the quick joins of the last two days, for the next run's replay check.
+	QuickJoins []SeenQuickJoin `json:"quickJoins,omitempty"`
 }
 
 func loadState(path string) (*state, error) {
