@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 
 	"github.com/commitreveal/rps/store"
@@ -65,6 +67,23 @@ func (e *problemError) Error() string { return e.code + ": " + e.detail }
 
 func newProblem(status int, code ProblemCode, detail string) *problemError {
 	return &problemError{status: status, code: code, detail: detail}
+}
+
+// bodyProblem is the problem of a body the spec accepts but its typed request cannot hold: the
+// spec's integers are JSON numbers, which may be written 1.0 or 1e3, and the typed request keeps
+// them as Go integers, which take only digits. It names the field, as the spec's own checks do.
+func bodyProblem(err error) *problemError {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		want := "a JSON value of Go type " + typeErr.Type.String()
+		switch typeErr.Type.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			want = "a whole number written in digits only (no fraction, no exponent)"
+		}
+		return validationProblem(typeErr.Field, fmt.Sprintf("%s must be %s, not %s", typeErr.Field, want, typeErr.Value))
+	}
+	return validationProblem("body", err.Error())
 }
 
 func validationProblem(field, detail string) *problemError {

@@ -167,7 +167,7 @@ func (s *Server) routes(spec *openapi3.T) http.Handler {
 				s.writeProblem(w, r, errBodyTooLarge)
 				return
 			}
-			s.writeProblem(w, r, validationProblem("body", err.Error()))
+			s.writeProblem(w, r, bodyProblem(err))
 		},
 		ResponseErrorHandlerFunc: s.writeProblem,
 	})
