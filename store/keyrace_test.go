@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/ed25519"
 	"sync"
 	"testing"
 	"time"
@@ -26,17 +25,7 @@ func TestRetireOnAnotherReplicaOrdersWithActions(t *testing.T) {
 	s, _, lobby := batchLobby(t, nil, 60_000)
 	other := New(s.pool, Options{Service: fastService()}) // a second replica
 	t.Cleanup(other.Close)
-	p := player(t, s, "phone-lost", 100)
-	lost, kept := newTestKey(t), newTestKey(t)
-	for _, k := range []struct {
-		key, signer testKey
-		idem        string
-	}{{lost, lost, "first"}, {kept, lost, "second"}} {
-		a, err := s.AddKey(ctx, p.ID, SignedKey{PublicKey: k.key.pub, Signature: k.signer.sig(k.idem)}, keyIdem(p.ID, "/me/keys", k.idem), RequestRef{})
-		if code := keyRefusal(t, a, err); code != "" {
-			t.Fatalf("add key %s: %s", k.idem, code)
-		}
-	}
+	p, lost, kept := phoneLost(t, s)
 	game := lobbyGame(t, s, lobby)
 
 	holder, err := s.pool.Begin(ctx)
@@ -70,12 +59,7 @@ func TestRetireOnAnotherReplicaOrdersWithActions(t *testing.T) {
 	})
 	waiting(1)
 	time.Sleep(20 * time.Millisecond) // the action's instant comes later than any the retirement read
-	wg.Go(func() {
-		signed := &tournament.Signed{Action: tournament.ActionRegister, KeyID: lost.id, SignedAt: time.Now().UnixMilli(), IdempotencyKey: "reg",
-			Signature: ed25519.Sign(lost.priv, []byte("reg")), GameID: game}
-		registered, registerErr = s.Act(ctx, Action{Actor: p, Key: keyIdem(p.ID, "/lobbies/players", "reg"),
-			Op: tournament.Register{LobbyID: lobby, Signed: signed}, SignerKey: lost.id})
-	})
+	wg.Go(func() { registered, registerErr = registerSignedBy(s, p, lost, lobby, game) })
 	waiting(2)
 	if err := holder.Rollback(ctx); err != nil {
 		t.Fatal(err)

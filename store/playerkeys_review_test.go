@@ -19,17 +19,7 @@ func TestReviewRetireThenActInOneBatch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, _, lobby := batchLobby(t, nil, 60_000)
-	p := player(t, s, "phone-lost", 100)
-	lost, kept := newTestKey(t), newTestKey(t)
-	for _, k := range []struct {
-		key, signer testKey
-		idem        string
-	}{{lost, lost, "first"}, {kept, lost, "second"}} {
-		a, err := s.AddKey(ctx, p.ID, SignedKey{PublicKey: k.key.pub, Signature: k.signer.sig(k.idem)}, keyIdem(p.ID, "/me/keys", k.idem), RequestRef{})
-		if code := keyRefusal(t, a, err); code != "" {
-			t.Fatalf("add key %s: %s", k.idem, code)
-		}
-	}
+	p, lost, kept := phoneLost(t, s)
 	game := lobbyGame(t, s, lobby)
 
 	var retired, registered tournament.Code
@@ -39,10 +29,7 @@ func TestReviewRetireThenActInOneBatch(t *testing.T) {
 			retired, retireErr = answerCode(s.RetireKey(ctx, p.ID, lost.id, kept.sig("retire"), keyIdem(p.ID, "/me/keys/"+lost.id, "retire"), RequestRef{}))
 		},
 		func() {
-			signed := &tournament.Signed{Action: tournament.ActionRegister, KeyID: lost.id, SignedAt: time.Now().UnixMilli(), IdempotencyKey: "reg",
-				Signature: ed25519.Sign(lost.priv, []byte("reg")), GameID: game}
-			registered, registerErr = answerCode(s.Act(ctx, Action{Actor: p, Key: keyIdem(p.ID, "/lobbies/players", "reg"),
-				Op: tournament.Register{LobbyID: lobby, Signed: signed}, SignerKey: lost.id}))
+			registered, registerErr = answerCode(registerSignedBy(s, p, lost, lobby, game))
 		})
 	if retireErr != nil || retired != "" {
 		t.Fatalf("retire: %s %v", retired, retireErr)
@@ -88,4 +75,32 @@ func TestReviewKeyEventsGoForward(t *testing.T) {
 	if len(kl.Events) != 2 || kl.Events[1].At < kl.Events[0].At {
 		t.Fatalf("key events at %s then %s: the log goes back in time", tournament.FormatTime(kl.Events[0].At), tournament.FormatTime(kl.Events[1].At))
 	}
+}
+
+// phoneLost is a player with 100 and two keys, lost (its first, on the phone it lost) and kept
+// (added by lost, on the phone it still has).
+func phoneLost(t *testing.T, s *Store) (p tournament.Actor, lost, kept testKey) {
+	t.Helper()
+	p = player(t, s, "phone-lost", 100)
+	lost, kept = newTestKey(t), newTestKey(t)
+	for _, k := range []struct {
+		key, signer testKey
+		idem        string
+	}{{lost, lost, "first"}, {kept, lost, "second"}} {
+		a, err := s.AddKey(context.Background(), p.ID, SignedKey{PublicKey: k.key.pub, Signature: k.signer.sig(k.idem)},
+			keyIdem(p.ID, "/me/keys", k.idem), RequestRef{})
+		if code := keyRefusal(t, a, err); code != "" {
+			t.Fatalf("add key %s: %s", k.idem, code)
+		}
+	}
+	return p, lost, kept
+}
+
+// registerSignedBy registers p in the lobby's game, signed by key k (the store checks the key, not
+// the signature's bytes: the API verifies those).
+func registerSignedBy(s *Store, p tournament.Actor, k testKey, lobby tournament.LobbyID, game tournament.GameID) (Answer, error) {
+	signed := &tournament.Signed{Action: tournament.ActionRegister, KeyID: k.id, SignedAt: time.Now().UnixMilli(), IdempotencyKey: "reg",
+		Signature: ed25519.Sign(k.priv, []byte("reg")), GameID: game}
+	return s.Act(context.Background(), Action{Actor: p, Key: keyIdem(p.ID, "/lobbies/players", "reg"),
+		Op: tournament.Register{LobbyID: lobby, Signed: signed}, SignerKey: k.id})
 }

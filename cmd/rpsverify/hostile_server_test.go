@@ -21,22 +21,15 @@ import (
 // event and a head always further on had rpsverify read it without end.
 func TestEndlessKeyLogEnds(t *testing.T) {
 	pages := 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c := keyLogServer(t, func(r *http.Request) *apiclient.AccountKeys {
 		pages++
 		after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
-		page := apiclient.AccountKeys{AccountId: uuidOf(testAccount),
+		return &apiclient.AccountKeys{AccountId: uuidOf(testAccount),
 			Events: []apiclient.KeyEvent{{Seq: after + 1, Type: "key_added", AccountId: uuidOf(testAccount)}},
 			Head:   &apiclient.KeyLogHead{Seq: after + 1_000_000}}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(page)
-	}))
-	defer srv.Close()
-	c, err := newClient(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	c.maxKeyEvents = 50
-	_, _, err = c.accountKeys(context.Background(), testAccount)
+	_, _, err := c.accountKeys(context.Background(), testAccount)
 	var nerr *networkError
 	if !errors.As(err, &nerr) || !strings.Contains(err.Error(), "longer than 50 events") {
 		t.Fatalf("an endless key log: %v, want a network error naming the bound", err)
@@ -65,4 +58,25 @@ func TestOversizeAnswerIsRefused(t *testing.T) {
 	if code != exitNetwork || !strings.Contains(stderr.String(), "larger than 64 MiB") {
 		t.Fatalf("an oversize answer: exit %d, stderr %q; want %d naming the limit", code, stderr.String(), exitNetwork)
 	}
+}
+
+// keyLogServer is a client of a server that answers every request for a key log with page(r)
+// (nil: 404), as a dishonest server may.
+func keyLogServer(t *testing.T, page func(r *http.Request) *apiclient.AccountKeys) *client {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := page(r)
+		if p == nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(p)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := newClient(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

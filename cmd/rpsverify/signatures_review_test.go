@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -149,23 +148,16 @@ func TestReviewSignUpCopiedToAnotherAccount(t *testing.T) {
 		other: {AccountId: uuidOf(other), Events: []apiclient.KeyEvent{apiKeyEvent(e)}, Keys: listed(listing{key: a, added: 1}),
 			Head: &apiclient.KeyLogHead{Seq: 1, Hash: hex.EncodeToString(e.Hash[:])}},
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c := keyLogServer(t, func(r *http.Request) *apiclient.AccountKeys {
 		page, ok := logs[strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1/accounts/"), "/keys")]
 		if !ok {
-			http.NotFound(w, r)
-			return
+			return nil
 		}
 		if r.URL.Query().Get("after") != "0" {
 			page.Events = nil
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(page)
-	}))
-	defer srv.Close()
-	c, err := newClient(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+		return &page
+	})
 	s := &signatures{c: c, origin: logOrigin, logs: map[string]*keyLog{}, seen: map[replayKey]Failure{}}
 	for _, acct := range []string{testAccount, other} {
 		if _, err := s.keyLog(context.Background(), acct); err != nil {
