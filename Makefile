@@ -86,6 +86,6 @@ run:
 	$(GO) run ./cmd/rpsd
 
 # Benchmark against a private PostgreSQL and rpsd built from this tree; writes bench/RESULTS.md
-# (about 12 minutes). It reports the goals and never fails on a missed one.
+# (about 16 minutes). It reports the goals and never fails on a missed one.
 bench: postgres
 	$(GO) run ./bench

@@ -1,6 +1,6 @@
 // Command bench measures rpsd against its own PostgreSQL and writes bench/RESULTS.md.
 //
-//	go run ./bench [--out bench/RESULTS.md] [--clients 8] [--big-clients 256] [--big 0] [--budget 13m]
+//	go run ./bench [--out bench/RESULTS.md] [--clients 8] [--big-clients 256] [--big 0] [--budget 17m]
 //
 // It starts a private PostgreSQL cluster (internal/pgcluster) and an rpsd built from this tree,
 // then measures, in one run: (1) pgbench TPC-B-like, -N and -S with the same client count, the
@@ -72,7 +72,7 @@ func main() {
 	flag.IntVar(&o.players, "players", 10, "players per lobby of the mixed load")
 	flag.Int64Var(&o.timeoutMs, "timeout-ms", 2000, "stage timeouts of the mixed load: long enough for every bot to act, so stages end by deadline only when a bot skips (RPSD_MIN_TIMEOUT_MS is 100)")
 	flag.IntVar(&o.big, "big", 100_000, "players of the big lobby (0: the largest that fits the budget)")
-	flag.DurationVar(&o.budget, "budget", 13*time.Minute, "the whole run's time budget (the big lobby's 100,000 players bind their keys through the API first: about 3 minutes)")
+	flag.DurationVar(&o.budget, "budget", 17*time.Minute, "the whole run's time budget (the big lobby's 100,000 players bind their keys through the API first: 4-5 minutes)")
 	flag.DurationVar(&o.baselineTime, "baseline-time", 12*time.Second, "duration of the 10-player latency baseline")
 	flag.StringVar(&o.profileOut, "profile-out", "", "also keep rpsd's CPU profiles, for go tool pprof: the mixed load's with streams in this file, with long polls in FILE.poll, the big lobby's in FILE.big")
 	flag.Parse()
