@@ -745,6 +745,7 @@ var statementClassOrder = []struct {
 }{
 	{"BEGIN, COMMIT (and the batch's plan mode)", regexp.MustCompile(`^(BEGIN|COMMIT|ROLLBACK|SET LOCAL plan_cache_mode)`)},
 	{"a batch's lobby lock", regexp.MustCompile(`FROM lobbies WHERE id = \$1 FOR UPDATE`)},
+	{"a batch's account locks (an action's signer against a key change)", regexp.MustCompile(`^SELECT (1|\$2) FROM accounts WHERE id = (ANY\(\$1::uuid\[\]\) ORDER BY id|\$1) FOR (KEY SHARE|UPDATE)$`)},
 	{"a batch's game read", regexp.MustCompile(`(?s)^SELECT id::text, lobby_id::text, number, config.* FROM unnest\(\$1::uuid\[\]\) AS x \(lobby\)`)},
 	{"a batch's call reads (instant, stored result, actor's account, registration, move)", regexp.MustCompile(`AS c \(actor, key_account`)},
 	{"a batch's held writes (events, moves, registrations, postings, game and lobby rows, results, audit; notifications)", regexp.MustCompile(`^WITH (new_games|games|lobby_rows|heads|players|moves|reveals|postings|events|results|audits) AS`)},
