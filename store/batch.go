@@ -385,8 +385,9 @@ func (c *call) run(t *pgTx, now int64, batched bool) (result tournament.Result, 
 
 // queueAccountLocks queues the locks of the accounts of calls, after their lobbies' and before
 // the reads that begin them: the row of every account whose keys a call changes FOR UPDATE, every
-// other actor's FOR KEY SHARE (which a key change's FOR UPDATE waits for, and nothing else does:
-// balances change under FOR NO KEY UPDATE). So an action that finds its signer's key active
+// other actor's FOR KEY SHARE (which a key change's FOR UPDATE waits for, as do a token's or a
+// name's change, whose columns are unique keys; balances change under FOR NO KEY UPDATE, which
+// does not wait). So an action that finds its signer's key active
 // commits before a change of the account's keys takes its instant, and one that comes after the
 // change reads the key retired: on two replicas, an action could otherwise find a key active that
 // a retirement in flight, dated before it, had retired, and verifiers would fail the log.
