@@ -743,7 +743,7 @@ var statementClassOrder = []struct {
 	name string
 	re   *regexp.Regexp
 }{
-	{"BEGIN, COMMIT (and the batch's plan mode)", regexp.MustCompile(`^(BEGIN|COMMIT|ROLLBACK|SET LOCAL plan_cache_mode)`)},
+	{"BEGIN, COMMIT (and the batch's plan mode)", regexp.MustCompile(`^(BEGIN|COMMIT|ROLLBACK|SELECT set_config\()`)},
 	{"a batch's lobby lock", regexp.MustCompile(`FROM lobbies WHERE id = \$1 FOR UPDATE`)},
 	{"a batch's account locks (an action's signer against a key change)", regexp.MustCompile(`^SELECT (1|\$2) FROM accounts WHERE id = (ANY\(\$1::uuid\[\]\) ORDER BY id|\$1) FOR (KEY SHARE|UPDATE)$`)},
 	{"a batch's game read", regexp.MustCompile(`(?s)^SELECT id::text, lobby_id::text, number, config.* FROM unnest\(\$1::uuid\[\]\) AS x \(lobby\)`)},

@@ -77,15 +77,15 @@ func newService() *tournament.Service {
 	})
 }
 
-// newStore returns a store on a fresh database whose ledger invariants are checked when the
-// test ends.
+// newStore returns a store on a fresh database whose ledger invariants and references are
+// checked when the test ends.
 func newStore(t *testing.T, opts Options) *Store {
 	t.Helper()
 	if opts.Service == nil {
 		opts.Service = newService()
 	}
 	s := New(pgtest.New(t), opts)
-	t.Cleanup(func() { checkLedger(t, s) })
+	t.Cleanup(func() { checkLedger(t, s); checkReferences(t, s) })
 	return s
 }
 
