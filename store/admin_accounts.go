@@ -69,7 +69,7 @@ func (s *Store) SearchAccounts(ctx context.Context, query string, after tourname
 				FROM unnest($1::uuid[]) AS a (id) CROSS JOIN LATERAL (
 					SELECT * FROM game_players WHERE account_id = a.id
 					ORDER BY registered_at DESC, game_id DESC LIMIT $2) gp)
-			`+recordSQL, ids, RecentGames)
+			`+recordSQL, uuidArray(ids), RecentGames)
 		if err != nil {
 			return fmt.Errorf("read recent games: %w", err)
 		}

@@ -409,7 +409,7 @@ func queueAccountLocks(b *pgx.Batch, calls []*call) {
 	ids := slices.Sorted(maps.Keys(exclusive))
 	if !slices.ContainsFunc(ids, func(id string) bool { return exclusive[id] }) {
 		if len(ids) > 0 {
-			queue(b, `SELECT 1 FROM accounts WHERE id = ANY($1::uuid[]) ORDER BY id FOR KEY SHARE`, ids)
+			queue(b, `SELECT 1 FROM accounts WHERE id = ANY($1::uuid[]) ORDER BY id FOR KEY SHARE`, uuidArray(ids))
 		}
 		return
 	}

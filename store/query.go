@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // This file holds the query helpers every SQL call goes through, and mapErr, the one place that
@@ -147,6 +148,21 @@ func plainArgs(args []any) []any {
 		}
 	}
 	return args
+}
+
+// uuidArray is ids as a parameter of type uuid[] that pgx sends in binary. It has no binary
+// encoding of a string as a uuid: given strings, it tries, fails with a formatted error, searches
+// its plans again (failures are not cached) and falls back to text, which PostgreSQL parses
+// element by element; a batch's held writes have about ten such arrays. An id that is not a uuid
+// leaves them as given, for PostgreSQL to refuse as it did.
+func uuidArray[T ~string](ids []T) any {
+	out := make([]pgtype.UUID, len(ids))
+	for i, id := range ids {
+		if err := out[i].Scan(string(id)); err != nil {
+			return ids
+		}
+	}
+	return out
 }
 
 // execOne runs a statement that must change exactly one row; none is tournament.ErrNotFound.

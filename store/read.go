@@ -248,7 +248,7 @@ func callersOn(ctx context.Context, q querier, account tournament.AccountID, gam
 		ids[i], rounds[i] = string(g.ID), int32(g.Round)
 	}
 	rows, err := collect(ctx, q, func(r pgx.CollectableRow) (Caller, error) { return scanCaller(r) },
-		callerSQL(`unnest($2::uuid[], $3::int[])`), account, ids, rounds)
+		callerSQL(`unnest($2::uuid[], $3::int[])`), account, uuidArray(ids), rounds)
 	if err != nil {
 		return nil, fmt.Errorf("read callers: %w", err)
 	}

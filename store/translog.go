@@ -295,9 +295,9 @@ func queueRanges(b *pgx.Batch, c chainTables, batch translog.Batch) {
 		return
 	}
 	queue(b, `INSERT INTO `+c.ranges+` (first_index, `+c.id+`, first_seq, count)
-		SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::bigint[], $4::bigint[])`, firsts, ids, seqs, counts)
+		SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::bigint[], $4::bigint[])`, firsts, uuidArray(ids), seqs, counts)
 	queue(b, `INSERT INTO `+c.heads+` (`+c.id+`, seq, leaf_index) SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bigint[])
-		ON CONFLICT (`+c.id+`) DO UPDATE SET seq = excluded.seq, leaf_index = excluded.leaf_index`, headIDs, headSeqs, headLeaves)
+		ON CONFLICT (`+c.id+`) DO UPDATE SET seq = excluded.seq, leaf_index = excluded.leaf_index`, uuidArray(headIDs), headSeqs, headLeaves)
 }
 
 // rangeChain is the id of a range's or head's chain when it is of the kind of c, or "".

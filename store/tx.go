@@ -195,7 +195,7 @@ func queueGamesOf(b *pgx.Batch, lobbies []tournament.LobbyID) map[tournament.Lob
 	// looked up by its key in a lateral subquery: planned once, generically, for a guess of 100
 	// lobbies, a join read the games whole.
 	queue(b, `SELECT `+gameColumns+`, moves_salt FROM unnest($1::uuid[]) AS x (lobby)
-		CROSS JOIN LATERAL (SELECT * FROM games WHERE id = (SELECT game_id FROM lobbies WHERE id = x.lobby) LIMIT 1) AS g`, ids).
+		CROSS JOIN LATERAL (SELECT * FROM games WHERE id = (SELECT game_id FROM lobbies WHERE id = x.lobby) LIMIT 1) AS g`, uuidArray(ids)).
 		Query(func(rows pgx.Rows) error {
 			for rows.Next() {
 				var salt []byte

@@ -410,7 +410,7 @@ func (a *sqlArgs) arg(v any) string {
 func (a *sqlArgs) arrays(alias string, cols ...column) string {
 	args, names := make([]string, len(cols)), make([]string, len(cols))
 	for i, c := range cols {
-		args[i], names[i] = a.arg(c.values)+"::"+c.typ+"[]", c.name
+		args[i], names[i] = a.arg(c.array())+"::"+c.typ+"[]", c.name
 	}
 	return "unnest(" + strings.Join(args, ", ") + ") AS " + alias + " (" + strings.Join(names, ", ") + ")"
 }
@@ -421,6 +421,14 @@ type column struct {
 	// values is the column's slice, and at(i) its element i.
 	values any
 	at     func(i int) any
+}
+
+// array is the column's values as an array parameter.
+func (c column) array() any {
+	if ids, ok := c.values.([]string); ok && c.typ == "uuid" {
+		return uuidArray(ids)
+	}
+	return c.values
 }
 
 // col is a column of rows of SQL type typ.
@@ -455,7 +463,7 @@ func (a *sqlArgs) rows(alias string, n int, cols ...column) string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(a.arg(c.values) + "::" + c.typ + "[]")
+			b.WriteString(a.arg(c.array()) + "::" + c.typ + "[]")
 		}
 		b.WriteString(")")
 	}

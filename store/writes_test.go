@@ -297,3 +297,30 @@ func TestBalanceChangeNotifiesNothing(t *testing.T) {
 		t.Errorf("first notification names account %s, want %s (the disabled one; %s's balance changed)", n.Payload, disabled.ID, paid.ID)
 	}
 }
+
+// TestHeldWritesEncodeInBinary checks that pgx sends every argument of the held writes in binary:
+// an argument it cannot encode so (a string for a uuid) costs a formatted error, a new search of
+// its plans and a text encoding on every statement, and PostgreSQL a parse (see uuidArray).
+func TestHeldWritesEncodeInBinary(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := New(pgtest.New(t), Options{Service: fastService()})
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for _, w := range heldSamples() {
+		for _, q := range heldStatements(t, s, w) {
+			held, err := conn.Conn().Prepare(ctx, "", q.SQL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, arg := range q.Arguments {
+				if _, err := conn.Conn().TypeMap().Encode(held.ParamOIDs[i], pgtype.BinaryFormatCode, arg, nil); err != nil {
+					t.Errorf("statement %s, $%d (%T): %v", statementName(q.SQL), i+1, arg, err)
+				}
+			}
+		}
+	}
+}
