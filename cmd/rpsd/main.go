@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -123,7 +124,15 @@ func usage() {
 	}
 }
 
+// gcPercent is the garbage collector's target when GOGC is not set: the heap may grow to five
+// times what is live between collections, instead of Go's two. In the bench's mixed load the
+// collector and runtime took 177 µs of rpsd's CPU per action at Go's default, 80 at 400.
+const gcPercent = 400
+
 func main() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
+	}
 	flag.Usage = usage
 	flag.Parse()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
