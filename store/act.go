@@ -101,7 +101,9 @@ func (a *Audit) detail(r tournament.Result) ([]byte, error) {
 // either way it is replayed. A key used with another request is ErrIdempotencyConflict. An error
 // stores nothing, so the request can be retried.
 func (s *Store) Act(ctx context.Context, a Action) (Answer, error) {
+	_, expiry := a.Op.(tournament.Expire)
 	c := &call{ctx: ctx, lobby: a.Op.Lobby(), actor: a.Actor, key: a.Key, request: a.Request, audit: a.Audit, signer: a.SignerKey,
+		expiry: expiry,
 		apply: func(t *pgTx, now int64) (tournament.Result, error) {
 			return a.Op.Apply(ctx, s.service, t, now, a.Actor)
 		}}

@@ -15,18 +15,18 @@ import (
 	"github.com/commitreveal/rps/tournament/tournamenttest"
 )
 
-// queued is the number of calls waiting for the running transaction of the lobby's committer.
+// queued is the number of players' calls waiting for the running transaction of the lobby's committer.
 func (cs *committers) queued(lobby tournament.LobbyID) int {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	return len(cs.queueOf(lobby).waiting)
+	return len(cs.queueOf(&call{lobby: lobby}).waiting)
 }
 
 // running reports whether the lobby's committer is running a transaction.
 func (cs *committers) running(lobby tournament.LobbyID) bool {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	return cs.queueOf(lobby).running
+	return cs.queueOf(&call{lobby: lobby}).running
 }
 
 // runAsBatch makes the calls one batch, in the order given: it holds the lobby with an action that
@@ -506,5 +506,53 @@ func TestConcurrentBetsSpendOnce(t *testing.T) {
 		if a, err := s.Account(ctx, spender.ID); err != nil || a.Balance != 0 {
 			t.Fatalf("round %d: the spender's balance %d (%v), want 0", round, a.Balance, err)
 		}
+	}
+}
+
+// TestExpiriesDoNotWaitForPlayersTransactions holds the players' committer with a transaction
+// that waits, and expires another lobby whose deadline has passed: the expiry, in the
+// committer of expiries, commits meanwhile.
+func TestExpiriesDoNotWaitForPlayersTransactions(t *testing.T) {
+	t.Parallel()
+	var clock atomic.Int64
+	s, adm, busy := batchLobby(t, &clock, 1000)
+	due := createLobby(t, s, adm, fastConfig(1000))
+	for _, name := range []string{"p1", "p2"} {
+		if err := register(s, player(t, s, name, 100), due); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	holding, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(release)
+	wg.Go(func() {
+		err := s.RunLobby(ctx, busy, func(tournament.Tx, int64) error {
+			close(holding)
+			<-release
+			return nil
+		})
+		if err != nil {
+			t.Errorf("holding action: %v", err)
+		}
+	})
+	<-holding
+	clock.Store(1_001_500) // past the registration's deadline at 1_001_000
+	expired := make(chan Answer, 1)
+	wg.Go(func() {
+		answer, err := s.Act(ctx, Action{Op: tournament.Expire{LobbyID: due}})
+		if err != nil {
+			t.Errorf("expire: %v", err)
+		}
+		expired <- answer
+	})
+	select {
+	case answer := <-expired:
+		if !answer.Result.Expired || answer.Result.Game.Stage != tournament.StageMoves {
+			t.Errorf("the expiry: %+v, want the registration's deadline applied", answer.Result)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the expiry waited for the players' transaction")
 	}
 }
