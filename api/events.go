@@ -447,7 +447,14 @@ func (s *Server) headFailed(ctx context.Context, lobby tournament.LobbyID, err e
 // would cost every follower a read per event), and their bytes are shared by every stream of the
 // lobby at the same position (see fanOut).
 func (s *Server) sendEvents(ctx context.Context, out *streamOutput, shared *lobbyFanOut, lobby tournament.LobbyID, after int64, leaves bool) (int64, bool, bool) {
-	events, err := s.store.NotifiedEvents(ctx, lobby, after, maxEventPage)
+	// A stream catching up (or a snapshot, which then ends) reads the log itself: the events
+	// notified so far may stop short of one that committed before the request, whose
+	// notification is still on its way (a snapshot then missed it, under load).
+	read := s.store.NotifiedEvents
+	if leaves {
+		read = s.store.Events
+	}
+	events, err := read(ctx, lobby, after, maxEventPage)
 	var ranges []translog.Range
 	if err == nil && leaves && len(events) > 0 {
 		ranges, err = s.store.LogRanges(ctx, lobby, events[0].Seq, events[len(events)-1].Seq)
