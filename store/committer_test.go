@@ -137,4 +137,29 @@ func TestWholeRoundStatementsPlanForTheirGame(t *testing.T) {
 	if want := []string{"force_generic_plan", "auto", "force_generic_plan"}; !slices.Equal(modes, want) {
 		t.Errorf("plan modes %v, want %v", modes, want)
 	}
+
+	// Statements over a round one after the other (a stage change's) set the plans aside once,
+	// and generic plans come back before the next statement of another kind.
+	err = s.RunLobby(ctx, lobby, func(tx tournament.Tx, _ int64) error {
+		pt := tx.(*pgTx)
+		before := pt.tx.pending.Len()
+		for range 3 {
+			if err := pt.withCustomPlans(func() error {
+				pt.tx.later(`SELECT 1`)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		if queued := pt.tx.pending.Len() - before; queued != 4 {
+			t.Errorf("three statements over a round queued %d statements, want 4 (one setting aside)", queued)
+		}
+		if m := mode(pt); m != "force_generic_plan" {
+			t.Errorf("plan mode after them: %s, want force_generic_plan", m)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

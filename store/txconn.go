@@ -17,6 +17,20 @@ type txConn struct {
 	pending pgx.Batch
 	// checks[i], when not nil, judges the outcome of pending statement i.
 	checks []func(pgconn.CommandTag, error) error
+	// restore, when not empty, is a statement to run before the next one: the committer's plan
+	// settings, set aside for statements over a whole round (see pgTx.withCustomPlans) and put
+	// back only when another statement comes, so that a stage change's consecutive statements
+	// over its round share one setting aside.
+	restore string
+}
+
+// restoreSettings queues the statement that puts the settings back, if one is due.
+func (c *txConn) restoreSettings() {
+	if c.restore != "" {
+		queue(&c.pending, c.restore)
+		c.checks = append(c.checks, nil)
+		c.restore = ""
+	}
 }
 
 // conn is what txConn runs statements on: a connection on which it sent BEGIN, or a pgx.Tx.
@@ -35,6 +49,7 @@ func (c *txConn) later(sql string, args ...any) {
 // laterChecked queues a write whose outcome (its command tag and its error, mapped) check turns
 // into the error that fails the flush, if any.
 func (c *txConn) laterChecked(check func(pgconn.CommandTag, error) error, sql string, args ...any) {
+	c.restoreSettings()
 	queue(&c.pending, sql, args...)
 	c.checks = append(c.checks, check)
 }
@@ -48,6 +63,9 @@ func (c *txConn) flush(ctx context.Context) error {
 // receive their results, in one round trip. It returns the first error: a write's, or a
 // callback's (mapped: no row is tournament.ErrNotFound).
 func (c *txConn) send(ctx context.Context, b *pgx.Batch) error {
+	if b != nil && b.Len() > 0 {
+		c.restoreSettings()
+	}
 	n := c.pending.Len()
 	if n == 0 && (b == nil || b.Len() == 0) {
 		return nil
@@ -73,6 +91,7 @@ func (c *txConn) send(ctx context.Context, b *pgx.Batch) error {
 }
 
 func (c *txConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	c.restoreSettings()
 	if err := c.flush(ctx); err != nil {
 		return pgconn.CommandTag{}, err
 	}
@@ -80,6 +99,7 @@ func (c *txConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 }
 
 func (c *txConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	c.restoreSettings()
 	if err := c.flush(ctx); err != nil {
 		return nil, err
 	}
@@ -88,6 +108,7 @@ func (c *txConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 
 // QueryRow sends the query with the writes held back, in the same round trip, when it is scanned.
 func (c *txConn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	c.restoreSettings()
 	if c.pending.Len() == 0 {
 		return c.tx.QueryRow(ctx, sql, plainArgs(args)...)
 	}
