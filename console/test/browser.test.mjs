@@ -358,6 +358,9 @@ test('a browser without Ed25519 in WebCrypto checks the signatures with the vend
       : importKey(format, data, algorithm, ...rest));
   });
   await page.goto(`/lobbies/${finishedLobby.id}`);
+  // Once the page shows the game's signed moves its scripts have run, so the click is heard (a
+  // click before that was lost under CI's load, and no check ever began).
+  await waitText(page, '#last .moves .signed', 'signed, key');
   await page.getByRole('button', { name: 'Verify the whole log' }).click();
   await waitText(page, '.verify-result.ok', '6 signed actions checked against their players’ keys.');
   assert.ok(loaded.includes('/assets/vendor/noble-curves/ed25519.js'), 'the vendored Ed25519 was loaded');
