@@ -94,6 +94,27 @@ type Result struct {
 	Anomalies []Anomaly
 	// Timeouts lists the lobbies whose linearizability check did not finish in time.
 	Timeouts []tournament.LobbyID
+	// Lobbies says what each lobby's linearizability check took.
+	Lobbies []LobbyCheck
+}
+
+// LobbyCheck is what one lobby's linearizability check took: the shape of its history, the
+// model's steps porcupine's search ran, and the time.
+type LobbyCheck struct {
+	Lobby    tournament.LobbyID
+	Shape    historyShape
+	Steps    int64
+	Took     time.Duration
+	TimedOut bool
+}
+
+func (c LobbyCheck) String() string {
+	s := fmt.Sprintf("lobby %s: %v, %d operations (%d open-ended, %d of them bounded; %d lost actions left out), %d model steps",
+		short(string(c.Lobby)), c.Took.Round(time.Millisecond), c.Shape.Ops, c.Shape.Open, c.Shape.Bounded, c.Shape.Dropped, c.Steps)
+	if c.TimedOut {
+		s += ", timed out"
+	}
+	return s
 }
 
 // Check checks a finished run: each lobby's history against the model, and the invariants of
@@ -135,9 +156,14 @@ func Check(r *Run, o CheckOptions) Result {
 	}
 	res.Anomalies = append(res.Anomalies, checkMoney(r, ops, o.Ledger)...)
 	res.Anomalies = append(res.Anomalies, checkOutages(r, o)...)
-	lin, timeouts := checkLinearizable(r, ops, o)
+	lin, lobbies := checkLinearizable(r, ops, o)
 	res.Anomalies = append(res.Anomalies, lin...)
-	res.Timeouts = timeouts
+	res.Lobbies = lobbies
+	for _, c := range lobbies {
+		if c.TimedOut {
+			res.Timeouts = append(res.Timeouts, c.Lobby)
+		}
+	}
 	return res
 }
 
@@ -493,7 +519,7 @@ func openDeadlineAt(log []LogEvent, t int64) bool {
 }
 
 // checkLinearizable checks each lobby's history against the model, in parallel.
-func checkLinearizable(r *Run, ops []*Op, o CheckOptions) ([]Anomaly, []tournament.LobbyID) {
+func checkLinearizable(r *Run, ops []*Op, o CheckOptions) ([]Anomaly, []LobbyCheck) {
 	byLobby := map[tournament.LobbyID][]*Op{}
 	for _, op := range ops {
 		byLobby[op.Lobby] = append(byLobby[op.Lobby], op)
@@ -501,7 +527,7 @@ func checkLinearizable(r *Run, ops []*Op, o CheckOptions) ([]Anomaly, []tourname
 	var (
 		mu        sync.Mutex
 		anomalies []Anomaly
-		timeouts  []tournament.LobbyID
+		checks    []LobbyCheck
 		wg        sync.WaitGroup
 		slots     = make(chan struct{}, 2)
 	)
@@ -509,17 +535,15 @@ func checkLinearizable(r *Run, ops []*Op, o CheckOptions) ([]Anomaly, []tourname
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			a, timedOut := checkLobby(r, l, byLobby[l.id], o)
+			a, c := checkLobby(r, l, byLobby[l.id], o)
 			mu.Lock()
 			defer mu.Unlock()
 			anomalies = append(anomalies, a...)
-			if timedOut {
-				timeouts = append(timeouts, l.id)
-			}
+			checks = append(checks, c)
 		})
 	}
 	wg.Wait()
-	return anomalies, timeouts
+	return anomalies, checks
 }
 
 // lobbySpec reads what the model needs of a lobby from its log.
@@ -564,24 +588,24 @@ func lobbySpec(r *Run, l *lobbyRun) (LobbySpec, error) {
 
 // checkLobby checks one lobby's history; on failure it explains the first operation that
 // cannot be linearized and writes porcupine's visualization.
-func checkLobby(r *Run, l *lobbyRun, ops []*Op, o CheckOptions) ([]Anomaly, bool) {
+func checkLobby(r *Run, l *lobbyRun, ops []*Op, o CheckOptions) ([]Anomaly, LobbyCheck) {
+	began := time.Now()
+	c := LobbyCheck{Lobby: l.id}
 	spec, err := lobbySpec(r, l)
 	if err != nil {
-		return []Anomaly{{Check: "linearizable", Lobby: l.id, Detail: err.Error()}}, false
+		return []Anomaly{{Check: "linearizable", Lobby: l.id, Detail: err.Error()}}, c
 	}
 	m := newLobbyModel(spec, o.MinTimeoutMs)
 	init, err := m.initial()
 	if err != nil {
-		return []Anomaly{{Check: "linearizable", Lobby: l.id, Detail: "the lobby's creation: " + err.Error()}}, false
+		return []Anomaly{{Check: "linearizable", Lobby: l.id, Detail: "the lobby's creation: " + err.Error()}}, c
 	}
-	history := porcupineHistory(ops, r.Logs[l.id])
+	history, shape := porcupineHistory(ops, r.Logs[l.id])
 	model := m.porcupineModel(init)
 	result, info := porcupine.CheckOperationsVerbose(model, history, o.Timeout)
-	switch result {
-	case porcupine.Ok:
-		return nil, false
-	case porcupine.Unknown:
-		return nil, true
+	c.Shape, c.Steps, c.Took, c.TimedOut = shape, m.steps.Load(), time.Since(began), result == porcupine.Unknown
+	if result != porcupine.Illegal {
+		return nil, c
 	}
 	a := Anomaly{Check: "linearizable", Lobby: l.id, Detail: m.diagnose(init, history, info)}
 	if o.OutDir != "" {
@@ -590,16 +614,59 @@ func checkLobby(r *Run, l *lobbyRun, ops []*Op, o CheckOptions) ([]Anomaly, bool
 			a.Visualization = path
 		}
 	}
-	return []Anomaly{a}, false
+	return []Anomaly{a}, c
 }
 
 // porcupineHistory turns a lobby's operations into porcupine's, leaving out those that had no
-// effect and no answer, and adding the log's clock shifts.
-func porcupineHistory(ops []*Op, log []LogEvent) []porcupine.Operation {
+// effect and no answer, and adding the log's clock shifts. It says how many operations it gave an
+// open end and how many of those it could bound.
+//
+// An operation never answered, and a clock shift, took effect at some unknown moment after its
+// call: left open to the end of the history, each can be linearized anywhere after its call, and
+// porcupine's search (its visited set holds every subset of the operations taken with each state
+// reached) multiplies with the number of them pending at once. A 20-minute run has hundreds, and
+// its check ran out of memory. So each one's end is bounded by what the answered operations show,
+// with bounds the model would enforce anyway (every linearization it accepts keeps them), so the
+// verdict is the same and only dead branches of the search are cut:
+//
+//   - An operation that can only take effect at an instant of at most a (a logged action or
+//     shift, at its logged instant; a lost register, leave, commit or reveal, at the latest
+//     instant of its window the log shows such an action of its player) comes before any
+//     acknowledged lobby action whose instant is later than a: the model's lobby clock never goes
+//     back (an action sets it to its instant, and an action or a shift before it is refused).
+//   - An operation that can only write events at positions of at most s in the log (the log's
+//     events it can be, by kind, player, content and instant) comes before any read that saw the
+//     log at s or beyond (a lobby read's head, an events read's last event): the model's log is
+//     the server's, event for event, and only grows, so once it is at s the operation can no
+//     longer write its event. An accepted action writes its event, but for a close of a closed
+//     lobby: that one is the same as a close whose event another close wrote, which is taken
+//     where the event is.
+//
+// A lost register, leave, commit or reveal the log shows no candidate event for in its window can
+// only be "not done", a step that changes nothing: it is left out. Credits and debits never
+// answered write no lobby event and stay open to the end.
+func porcupineHistory(ops []*Op, log []LogEvent) ([]porcupine.Operation, historyShape) {
 	var out []porcupine.Operation
+	var shape historyShape
 	var end int64
 	for _, op := range ops {
 		end = max(end, op.Return)
+	}
+	witnesses := witnessesOf(ops)
+	// bound is the end of an operation called at call that can only take effect at an instant of
+	// at most at and write events at positions of at most seq.
+	bound := func(call, at, seq int64) int64 {
+		ret := max(end, call) + 1
+		for _, w := range witnesses {
+			if w.ret > call && w.ret < ret && (w.at > at || w.seen >= seq) {
+				ret = w.ret
+			}
+		}
+		shape.Open++
+		if ret <= end {
+			shape.Bounded++
+		}
+		return ret
 	}
 	for _, op := range ops {
 		if !op.Answered && op.Output.Outcome != OutcomeLogged && op.Output.Outcome != OutcomeUnknown {
@@ -607,7 +674,18 @@ func porcupineHistory(ops []*Op, log []LogEvent) []porcupine.Operation {
 		}
 		ret := op.Return
 		if !op.Answered {
-			ret = max(end, op.Call) + 1 // took effect at some unknown moment after its call
+			at, seq := candidateEvents(op, log)
+			switch {
+			case op.Output.Outcome == OutcomeUnknown && seq == 0:
+				shape.Dropped++
+				continue
+			case seq == 0:
+				// A credit or a debit: no lobby event, no bound.
+				ret = max(end, op.Call) + 1
+				shape.Open++
+			default:
+				ret = bound(op.Call, at, seq)
+			}
 		}
 		out = append(out, porcupine.Operation{ClientId: op.Client, Input: op.Input, Output: op.Output, Call: op.Call, Return: ret, Metadata: len(out)})
 	}
@@ -617,10 +695,68 @@ func porcupineHistory(ops []*Op, log []LogEvent) []porcupine.Operation {
 		}
 		// The shift took effect when its transaction committed, at some moment after its instant
 		// (reads that began after the instant may not see it yet).
+		call := e.atMs * int64(time.Millisecond)
 		out = append(out, porcupine.Operation{ClientId: 0, Input: Input{Kind: KindShift, GapMs: e.num("gapMs"), FromMs: e.atMs, ToMs: math.MaxInt64},
-			Output: Output{Outcome: OutcomeOK, At: e.atMs}, Call: e.atMs * int64(time.Millisecond), Return: end + 1, Metadata: len(out)})
+			Output: Output{Outcome: OutcomeOK, At: e.atMs}, Call: call, Return: bound(call, e.atMs, e.Seq), Metadata: len(out)})
+	}
+	shape.Ops = len(out)
+	return out, shape
+}
+
+// historyShape counts a lobby's checked operations and those left open-ended.
+type historyShape struct {
+	Ops int
+	// Open counts the operations never answered and the clock shifts; Bounded those of them
+	// whose end an answered operation bounds; Dropped the lost actions left out as "not done".
+	Open, Bounded, Dropped int
+}
+
+// witness is what an answered operation shows had taken effect before it returned: the lobby's
+// clock had reached at (an acknowledged lobby action's instant), or the log had reached seen
+// (0: nothing seen).
+type witness struct {
+	ret, at, seen int64
+}
+
+func witnessesOf(ops []*Op) []witness {
+	var out []witness
+	for _, op := range ops {
+		if !op.Answered || op.Output.Outcome != OutcomeOK {
+			continue
+		}
+		w := witness{ret: op.Return, at: math.MinInt64}
+		switch {
+		case op.Input.Kind.lobbyAction() && op.Output.At != 0:
+			w.at = op.Output.At
+		case op.Input.Kind == KindReadLobby && op.Output.View != nil && op.Output.View.Head != nil:
+			w.seen = op.Output.View.Head.Seq
+		case op.Input.Kind == KindReadEvents && len(op.Output.Events) > 0:
+			w.seen = op.Input.After + int64(len(op.Output.Events))
+		default:
+			continue
+		}
+		out = append(out, w)
 	}
 	return out
+}
+
+// candidateEvents are the latest instant and the last position of the log's events an
+// unanswered lobby action can have written, if it took effect: the event resolve found for a
+// logged one and every like event at its instant; any event of its kind by its player the model
+// may take it as for a lost register, leave, commit or reveal (0, 0: none).
+func candidateEvents(op *Op, log []LogEvent) (at, seq int64) {
+	for _, e := range log {
+		ok := eventOf(op, e)
+		if op.Output.Outcome == OutcomeUnknown {
+			ok = ok && e.atMs >= op.Input.FromMs && e.atMs <= op.Input.FromMs+unknownWithin.Milliseconds()
+		} else {
+			ok = ok && e.atMs == op.Output.At
+		}
+		if ok {
+			at, seq = max(at, e.atMs), max(seq, e.Seq)
+		}
+	}
+	return at, seq
 }
 
 // diagnose explains a failed check: the longest prefix of the history the model could take, the

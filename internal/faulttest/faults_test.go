@@ -1,10 +1,12 @@
 package faulttest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -203,6 +205,16 @@ func (r Report) String() string {
 	fmt.Fprintf(&b, "  duplicates   %d actions sent to two replicas at once with one key, answered alike\n", res.Hedged)
 	fmt.Fprintf(&b, "  played       %d games, %d events, %d clock shifts (outage rule)\n", res.Games, res.Events, res.Shifts)
 	fmt.Fprintf(&b, "  anomalies    %d\n", len(res.Anomalies))
+	// The lobbies whose check took longest: what a long run's checking time and memory go to.
+	slowest := slices.SortedFunc(slices.Values(res.Lobbies), func(a, b LobbyCheck) int { return cmp.Compare(b.Took, a.Took) })
+	var steps int64
+	for _, c := range res.Lobbies {
+		steps += c.Steps
+	}
+	fmt.Fprintf(&b, "  checking     %d lobbies, %d model steps; the slowest:\n", len(res.Lobbies), steps)
+	for _, c := range slowest[:min(3, len(slowest))] {
+		fmt.Fprintf(&b, "               %s\n", c)
+	}
 	return b.String()
 }
 

@@ -31,6 +31,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -282,6 +283,8 @@ type lobbyModel struct {
 	spec         LobbySpec
 	rules        *engine.Registry
 	minTimeoutMs int64
+	// steps counts the steps porcupine's search asked for: the work its check took.
+	steps atomic.Int64
 }
 
 // modelState is the lobby's state after some operations: the reference store (keeping only what
@@ -790,6 +793,7 @@ func (m *lobbyModel) porcupineModel(init *modelState) porcupine.Model {
 	nm := porcupine.NondeterministicModel{
 		Init: func() []any { return []any{init} },
 		Step: func(state, input, output any) []any {
+			m.steps.Add(1)
 			next, _ := m.step(state.(*modelState), input.(Input), output.(Output))
 			out := make([]any, len(next))
 			for i, s := range next {
