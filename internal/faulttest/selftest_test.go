@@ -34,7 +34,7 @@ func quietRun(t *testing.T, seed uint64, play time.Duration) (*Run, CheckOptions
 	if err != nil {
 		t.Fatal(err)
 	}
-	return run, CheckOptions{MinTimeoutMs: 200, OutDir: t.TempDir(), Timeout: 90*time.Second, Ledger: ledger}
+	return run, CheckOptions{MinTimeoutMs: 200, OutDir: t.TempDir(), Timeout: time.Minute, Ledger: ledger}
 }
 
 // doctored is a copy of the run whose history edit has changed.
