@@ -619,32 +619,37 @@ func checkLobby(r *Run, l *lobbyRun, ops []*Op, o CheckOptions) ([]Anomaly, Lobb
 
 // porcupineHistory turns a lobby's operations into porcupine's, leaving out those that had no
 // effect and no answer, and adding the log's clock shifts. It says how many operations it gave an
-// open end and how many of those it could bound.
+// open window and how many of those it could bound.
 //
 // An operation never answered, and a clock shift, took effect at some unknown moment after its
-// call: left open to the end of the history, each can be linearized anywhere after its call, and
-// porcupine's search (its visited set holds every subset of the operations taken with each state
-// reached) multiplies with the number of them pending at once. A 20-minute run has hundreds, and
-// its check ran out of memory. So each one's end is bounded by what the answered operations show,
-// with bounds the model would enforce anyway (every linearization it accepts keeps them), so the
-// verdict is the same and only dead branches of the search are cut:
+// call. Left open from its call to the end of the history, each can be linearized anywhere in
+// between; porcupine's search, whose visited set holds every subset of operations taken with each
+// state reached, multiplies with the number of them pending at once and with the length of their
+// windows. A request whose answer was lost and that ran seconds after its call (a paused or
+// cut-off replica held it) is the worst: the search takes it first, at its call, fails only where
+// its event is due, and backtracks through every operation in between, for each such request (the
+// self-test's history of such requests took 40,000-94,000 model steps a lobby and did not finish
+// in a minute, where 600 now do). A 20-minute run's check ran out of memory. So each window is narrowed to where the operation can have taken effect
+// if it did, which leaves the verdict as it was:
 //
-//   - An operation that can only take effect at an instant of at most a (a logged action or
-//     shift, at its logged instant; a lost register, leave, commit or reveal, at the latest
-//     instant of its window the log shows such an action of its player) comes before any
-//     acknowledged lobby action whose instant is later than a: the model's lobby clock never goes
-//     back (an action sets it to its instant, and an action or a shift before it is refused).
-//   - An operation that can only write events at positions of at most s in the log (the log's
-//     events it can be, by kind, player, content and instant) comes before any read that saw the
-//     log at s or beyond (a lobby read's head, an events read's last event): the model's log is
-//     the server's, event for event, and only grows, so once it is at s the operation can no
-//     longer write its event. An accepted action writes its event, but for a close of a closed
-//     lobby: that one is the same as a close whose event another close wrote, which is taken
-//     where the event is.
+//   - Not before its instant (less a millisecond for the clocks' rounding): an action that took
+//     effect at instant a did so after the server read a from the database's clock, which the
+//     test shares, so whatever returned before then came before it. A lost action's instant is at
+//     least the instant of the event that carries its signature's Idempotency-Key (a logged
+//     one's is its event's). Not done, a lost action changes nothing, so where it is
+//     linearized does not matter.
+//   - Not after an acknowledged lobby action of a later instant than its own latest possible
+//     one: the model's lobby clock never goes back (an action sets it to its instant, and an
+//     action or a shift before it is refused).
+//   - Not after a read that saw the log at or beyond the last position of the events it can have
+//     written (by kind, player, content and instant): the model's log is the server's, event for
+//     event, and only grows, so once it is there the operation can no longer write its event. An
+//     accepted action writes its event, but for a close of a closed lobby, which is the same as a
+//     close whose event another close wrote, taken where the event is.
 //
-// A lost register, leave, commit or reveal the log shows no candidate event for in its window can
-// only be "not done", a step that changes nothing: it is left out. Credits and debits never
-// answered write no lobby event and stay open to the end.
+// A lost register, leave, commit or reveal whose event (the one with its key) the log does not
+// show in its window can only be "not done", a step that changes nothing: it is left out. Credits
+// and debits never answered write no lobby event and stay open to the end.
 func porcupineHistory(ops []*Op, log []LogEvent) ([]porcupine.Operation, historyShape) {
 	var out []porcupine.Operation
 	var shape historyShape
@@ -672,22 +677,23 @@ func porcupineHistory(ops []*Op, log []LogEvent) ([]porcupine.Operation, history
 		if !op.Answered && op.Output.Outcome != OutcomeLogged && op.Output.Outcome != OutcomeUnknown {
 			continue
 		}
-		ret := op.Return
+		call, ret := op.Call, op.Return
 		if !op.Answered {
-			at, seq := candidateEvents(op, log)
+			first, last, seq := candidateEvents(op, log)
 			switch {
 			case op.Output.Outcome == OutcomeUnknown && seq == 0:
 				shape.Dropped++
 				continue
 			case seq == 0:
 				// A credit or a debit: no lobby event, no bound.
-				ret = max(end, op.Call) + 1
+				ret = max(end, call) + 1
 				shape.Open++
 			default:
-				ret = bound(op.Call, at, seq)
+				call = max(call, (first-1)*int64(time.Millisecond))
+				ret = bound(call, last, seq)
 			}
 		}
-		out = append(out, porcupine.Operation{ClientId: op.Client, Input: op.Input, Output: op.Output, Call: op.Call, Return: ret, Metadata: len(out)})
+		out = append(out, porcupine.Operation{ClientId: op.Client, Input: op.Input, Output: op.Output, Call: call, Return: ret, Metadata: len(out)})
 	}
 	for _, e := range log {
 		if e.Type != string(tournament.EventClockShifted) {
@@ -740,23 +746,36 @@ func witnessesOf(ops []*Op) []witness {
 	return out
 }
 
-// candidateEvents are the latest instant and the last position of the log's events an
-// unanswered lobby action can have written, if it took effect: the event resolve found for a
-// logged one and every like event at its instant; any event of its kind by its player the model
-// may take it as for a lost register, leave, commit or reveal (0, 0: none).
-func candidateEvents(op *Op, log []LogEvent) (at, seq int64) {
+// candidateEvents are the first and the latest instant and the last position of the log's events
+// an unanswered lobby action can have written, if it took effect: the event resolve found for a
+// logged one and every like event at its instant; for a lost register, leave, commit or reveal,
+// the event of its kind by its player in its window (as the model's) that carries its signature's
+// Idempotency-Key, which the model's event would carry too (seq 0: none).
+func candidateEvents(op *Op, log []LogEvent) (first, last, seq int64) {
 	for _, e := range log {
 		ok := eventOf(op, e)
 		if op.Output.Outcome == OutcomeUnknown {
-			ok = ok && e.atMs >= op.Input.FromMs && e.atMs <= op.Input.FromMs+unknownWithin.Milliseconds()
+			ok = ok && e.atMs >= op.Input.FromMs && e.atMs <= op.Input.FromMs+unknownWithin.Milliseconds() &&
+				(op.Input.Signed == nil || e.authKey() == op.Input.Signed.IdempotencyKey)
 		} else {
 			ok = ok && e.atMs == op.Output.At
 		}
-		if ok {
-			at, seq = max(at, e.atMs), max(seq, e.Seq)
+		if !ok {
+			continue
 		}
+		if seq == 0 {
+			first = e.atMs
+		}
+		first, last, seq = min(first, e.atMs), max(last, e.atMs), max(seq, e.Seq)
 	}
-	return at, seq
+	return first, last, seq
+}
+
+// authKey is the Idempotency-Key of the signature a player's action event records ("" none).
+func (e LogEvent) authKey() string {
+	auth, _ := e.fields["auth"].(map[string]any)
+	key, _ := auth["idempotencyKey"].(string)
+	return key
 }
 
 // diagnose explains a failed check: the longest prefix of the history the model could take, the
