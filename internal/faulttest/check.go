@@ -628,9 +628,10 @@ func checkLobby(r *Run, l *lobbyRun, ops []*Op, o CheckOptions) ([]Anomaly, Lobb
 // windows. A request whose answer was lost and that ran seconds after its call (a paused or
 // cut-off replica held it) is the worst: the search takes it first, at its call, fails only where
 // its event is due, and backtracks through every operation in between, for each such request (the
-// self-test's history of such requests took 40,000-94,000 model steps a lobby and did not finish
-// in a minute, where 600 now do). A 20-minute run's check ran out of memory. So each window is narrowed to where the operation can have taken effect
-// if it did, which leaves the verdict as it was:
+// self-test's history of such requests took 40,000-160,000 model steps a lobby, and 370 MB, and
+// did not finish in a minute, where 600 steps now do). A 20-minute run's check ran out of memory.
+// So each window is narrowed to where the operation can have taken effect if it did, which leaves
+// the verdict as it was:
 //
 //   - Not before its instant (less a millisecond for the clocks' rounding): an action that took
 //     effect at instant a did so after the server read a from the database's clock, which the
@@ -642,14 +643,15 @@ func checkLobby(r *Run, l *lobbyRun, ops []*Op, o CheckOptions) ([]Anomaly, Lobb
 //     one: the model's lobby clock never goes back (an action sets it to its instant, and an
 //     action or a shift before it is refused).
 //   - Not after a read that saw the log at or beyond the last position of the events it can have
-//     written (by kind, player, content and instant): the model's log is the server's, event for
+//     written (by kind, player, key or content, and instant): the model's log is the server's, event for
 //     event, and only grows, so once it is there the operation can no longer write its event. An
 //     accepted action writes its event, but for a close of a closed lobby, which is the same as a
 //     close whose event another close wrote, taken where the event is.
 //
 // A lost register, leave, commit or reveal whose event (the one with its key) the log does not
 // show in its window can only be "not done", a step that changes nothing: it is left out. Credits
-// and debits never answered write no lobby event and stay open to the end.
+// and debits never answered write no lobby event and stay open to the end, from their audit
+// entries' instants.
 func porcupineHistory(ops []*Op, log []LogEvent) ([]porcupine.Operation, historyShape) {
 	var out []porcupine.Operation
 	var shape historyShape
@@ -685,7 +687,9 @@ func porcupineHistory(ops []*Op, log []LogEvent) ([]porcupine.Operation, history
 				shape.Dropped++
 				continue
 			case seq == 0:
-				// A credit or a debit: no lobby event, no bound.
+				// A credit or a debit: it wrote no lobby event, so it stays open to the end, but
+				// not before the instant of its audit entry, written with it.
+				call = max(call, (op.Output.At-1)*int64(time.Millisecond))
 				ret = max(end, call) + 1
 				shape.Open++
 			default:
