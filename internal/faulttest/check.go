@@ -638,7 +638,10 @@ func checkLobby(r *Run, l *lobbyRun, ops []*Op, o CheckOptions) ([]Anomaly, Lobb
 //     test shares, so whatever returned before then came before it. A lost action's instant is at
 //     least the instant of the event that carries its signature's Idempotency-Key (a logged
 //     one's is its event's). Not done, a lost action changes nothing, so where it is
-//     linearized does not matter.
+//     linearized does not matter. This holds for an acknowledged action too, whose instant its
+//     answer gives: one answered after retries through an outage was called seconds before it
+//     ran, and taken at its call it set the model's clock ahead of everything in between, which
+//     the search then undid one operation at a time.
 //   - Not after an acknowledged lobby action of a later instant than its own latest possible
 //     one: the model's lobby clock never goes back (an action sets it to its instant, and an
 //     action or a shift before it is refused).
@@ -680,6 +683,10 @@ func porcupineHistory(ops []*Op, log []LogEvent) ([]porcupine.Operation, history
 			continue
 		}
 		call, ret := op.Call, op.Return
+		if op.Answered && op.Input.Kind.lobbyAction() && op.Output.Outcome == OutcomeOK && op.Output.At != 0 {
+			// Not before its instant either: a retry can run an action seconds after its call.
+			call = max(call, (op.Output.At-1)*int64(time.Millisecond))
+		}
 		if !op.Answered {
 			first, last, seq := candidateEvents(op, log)
 			switch {
