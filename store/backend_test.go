@@ -85,7 +85,7 @@ func newStore(t *testing.T, opts Options) *Store {
 		opts.Service = newService()
 	}
 	s := New(pgtest.New(t), opts)
-	t.Cleanup(func() { checkLedger(t, s); checkReferences(t, s) })
+	t.Cleanup(func() { checkLedger(t, s); checkReferences(t, s); checkRows(t, s) })
 	return s
 }
 

@@ -29,7 +29,7 @@ func newOutageFixture(t *testing.T, threshold time.Duration) *outageFixture {
 		t.Cleanup(s.Close)
 		f.replicas[i] = s
 	}
-	t.Cleanup(func() { checkLedger(t, f.replicas[0]); checkReferences(t, f.replicas[0]) })
+	t.Cleanup(func() { checkLedger(t, f.replicas[0]); checkReferences(t, f.replicas[0]); checkRows(t, f.replicas[0]) })
 	f.admin = admin(t, f.replicas[0])
 	return f
 }

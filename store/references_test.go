@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"os"
 	"regexp"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/commitreveal/rps/tournament"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // referenceChecks are the references of the rows every action writes, which migration 0018 no
@@ -137,6 +139,92 @@ func TestDanglingReferencesAreFound(t *testing.T) {
 		}
 		if tag.RowsAffected() != 1 || len(found) != 1 || found[c.constraint] != 1 {
 			t.Errorf("%d rows breaking %s: the checks found %v", tag.RowsAffected(), c.constraint, found)
+		}
+	}
+}
+
+// droppedChecksDown is the down of migration 0019: the CHECK constraints that the rows every
+// action writes no longer have PostgreSQL evaluate (it rebuilt them for every statement), added
+// again as they were (TestHotPathDownsRestoreTheSchema, in migrations, holds it to them).
+const droppedChecksDown = "../migrations/0019_hot_path_checks.down.sql"
+
+// brokenCheck adds the checks migration 0019 dropped again, in a transaction it rolls back:
+// adding a CHECK constraint validates every row, so it returns PostgreSQL's error naming a
+// check that a row breaks, or nil. q's rows are checked as q sees them.
+func brokenCheck(ctx context.Context, q pgx.Tx) error {
+	down, err := os.ReadFile(droppedChecksDown)
+	if err != nil {
+		return err
+	}
+	sp, err := q.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = sp.Rollback(ctx) }()
+	if _, err := sp.Exec(ctx, `SET LOCAL lock_timeout = '10s'`); err != nil {
+		return err
+	}
+	_, err = sp.Exec(ctx, string(down), pgx.QueryExecModeSimpleProtocol)
+	return err
+}
+
+// checkRows fails t if a row of s's database breaks a check migration 0019 dropped.
+func checkRows(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Errorf("check rows: %v", err)
+		return
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if err := brokenCheck(ctx, tx); err != nil {
+		t.Errorf("a row breaks a check that migration 0019 dropped (see %s): %v", droppedChecksDown, err)
+	}
+}
+
+// TestBrokenChecksAreFound breaks, in transactions rolled back, a row of a played registration
+// for a few of the checks migration 0019 dropped, and expects brokenCheck to name that check.
+func TestBrokenChecksAreFound(t *testing.T) {
+	t.Parallel()
+	s := newStore(t, Options{})
+	ctx := t.Context()
+	cfg := tournament.DefaultConfig()
+	cfg.BetSize = 10
+	lobby := createLobby(t, s, admin(t, s), cfg)
+	if err := register(s, player(t, s, "checks", 100), lobby); err != nil {
+		t.Fatal(err)
+	}
+	breaks := map[string]string{
+		"games_committed_check":               `UPDATE games SET committed = -1`,
+		"games_stage_check":                   `UPDATE games SET stage = 'paused', escrow = 0, deadline = 0`,
+		"lobbies_check":                       `UPDATE lobbies SET last_hash = NULL`,
+		"game_players_check":                  `UPDATE game_players SET eliminated_round = 1`,
+		"events_check":                        `UPDATE events SET prev_hash = hash WHERE seq = 1`,
+		"idempotency_keys_request_hash_check": `INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, response, result_version, created_at)
+			SELECT id, 'POST', '/v1/x', 'k', '\x00', '\x', 1, 0 FROM accounts LIMIT 1`,
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := brokenCheck(ctx, tx); err != nil {
+		t.Fatalf("before any row is broken: %v", err)
+	}
+	_ = tx.Rollback(ctx)
+	for constraint, sql := range breaks {
+		tx, err := s.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tag, err := tx.Exec(ctx, sql)
+		if err == nil {
+			err = brokenCheck(ctx, tx)
+		}
+		_ = tx.Rollback(ctx)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "23514" || pgErr.ConstraintName != constraint || tag.RowsAffected() == 0 {
+			t.Errorf("%d rows broken for %s: brokenCheck returned %v", tag.RowsAffected(), constraint, err)
 		}
 	}
 }
