@@ -196,11 +196,11 @@ func TestBrokenChecksAreFound(t *testing.T) {
 		t.Fatal(err)
 	}
 	breaks := map[string]string{
-		"games_committed_check":               `UPDATE games SET committed = -1`,
-		"games_stage_check":                   `UPDATE games SET stage = 'paused', escrow = 0, deadline = 0`,
-		"lobbies_check":                       `UPDATE lobbies SET last_hash = NULL`,
-		"game_players_check":                  `UPDATE game_players SET eliminated_round = 1`,
-		"events_check":                        `UPDATE events SET prev_hash = hash WHERE seq = 1`,
+		"games_committed_check": `UPDATE games SET committed = -1`,
+		"games_stage_check":     `UPDATE games SET stage = 'paused', escrow = 0, deadline = 0`,
+		"lobbies_check":         `UPDATE lobbies SET last_hash = NULL`,
+		"game_players_check":    `UPDATE game_players SET eliminated_round = 1`,
+		"events_check":          `UPDATE events SET prev_hash = hash WHERE seq = 1`,
 		"idempotency_keys_request_hash_check": `INSERT INTO idempotency_keys (account_id, method, route, key, request_hash, response, result_version, created_at)
 			SELECT id, 'POST', '/v1/x', 'k', '\x00', '\x', 1, 0 FROM accounts LIMIT 1`,
 	}
