@@ -23,24 +23,18 @@ import (
 // BenchmarkHeldWrites measures what PostgreSQL spends per action on transactions of 1, 4 and 32
 // mixed actions (registrations, commits and reveals of 10-player lobbies, each with its
 // idempotency record; every 30th action of a lobby ends a game), each action on its own lobby,
-// as a committer's batch takes them: backend CPU per action (pg-µs/action, from
+// through the committer's own path (commitBatch): backend CPU per action (pg-µs/action, from
 // /proc/<pid>/schedstat of the store's connections) and, from pg_stat_statements, the held-writes
 // statement's planning and execution time per action (writes-µs/action) and its calls per
 // action. The tables are of a realistic size (a 100,000-player round, 100,000 events and
-// idempotency records) so that a plan scanning one would show. Plans are forced generic, as on the
-// committer's connection (-plan=auto, the default mode, is the sub-benchmark plan=auto).
+// idempotency records) so that a plan scanning one would show.
 //
 // The cluster is its own, with pg_stat_statements loaded: go test -run '^$' -bench HeldWrites
 // -benchtime 2000x ./store (b.N counts actions).
 func BenchmarkHeldWrites(b *testing.B) {
-	c := statsCluster(b)
-	for _, mode := range []string{"force_generic_plan", "auto"} {
-		b.Run("plan="+strings.TrimPrefix(strings.TrimSuffix(mode, "_plan"), "force_"), func(b *testing.B) {
-			w := newMixedWorld(b, c, mode, 32)
-			for _, size := range []int{1, 4, 32} {
-				b.Run(fmt.Sprint("batch=", size), func(b *testing.B) { w.bench(b, size) })
-			}
-		})
+	w := newMixedWorld(b, statsCluster(b), 32)
+	for _, size := range []int{1, 4, 32} {
+		b.Run(fmt.Sprint("batch=", size), func(b *testing.B) { w.bench(b, size) })
 	}
 }
 
@@ -95,10 +89,10 @@ type mixedWorld struct {
 
 const mixedPlayers = 10
 
-func newMixedWorld(b *testing.B, c *pgcluster.Cluster, planMode string, lobbies int) *mixedWorld {
+func newMixedWorld(b *testing.B, c *pgcluster.Cluster, lobbies int) *mixedWorld {
 	b.Helper()
 	ctx := context.Background()
-	name := "mixed_" + strings.ReplaceAll(planMode, "_", "")
+	name := "mixed"
 	if err := c.CreateDatabase(ctx, name, ""); err != nil {
 		b.Fatal(err)
 	}
@@ -114,7 +108,6 @@ func newMixedWorld(b *testing.B, c *pgcluster.Cluster, planMode string, lobbies 
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = planMode
 	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -234,28 +227,31 @@ func (w *mixedWorld) bench(b *testing.B, size int) {
 	b.ReportMetric(float64(calls)/float64(actions), "writes-calls/action")
 }
 
-// runBatch runs the next size actions in one transaction, and returns the games they ended.
+// runBatch runs the next size actions in one transaction, by the committer's own path (the
+// lobbies' locks, their games, the actors' accounts and rows read in one round trip, then each
+// action, the held writes and the COMMIT), and returns the games they ended.
 func (w *mixedWorld) runBatch(ctx context.Context, size int) ([]tournament.GameID, error) {
-	batch := make([]mixedAction, size)
-	for i := range batch {
-		batch[i] = w.action()
+	calls := make([]*call, size)
+	for i := range calls {
+		a := w.action()
+		calls[i] = &call{ctx: ctx, lobby: a.op.Lobby(), actor: a.actor, key: a.key,
+			apply: func(t *pgTx, now int64) (tournament.Result, error) {
+				return a.op.Apply(ctx, w.s.service, t, now, a.actor)
+			}}
 	}
-	return w.s.runTx(ctx, func(t *pgTx) error {
-		now := w.s.nowFn()
-		for _, a := range batch {
-			r, err := a.op.Apply(ctx, w.s.service, t, now, a.actor)
-			if err != nil {
-				return err
-			}
-			if r.Refusal != nil {
-				return fmt.Errorf("%T refused: %w", a.op, r.Refusal)
-			}
-			if err := t.storeResult(a.key, RequestRef{}, r, now, false); err != nil {
-				return err
-			}
+	split, ended := w.s.commitBatch(calls)
+	if split {
+		return nil, fmt.Errorf("a batch of %d failed as a whole", size)
+	}
+	for _, c := range calls {
+		if c.err != nil {
+			return nil, c.err
 		}
-		return nil
-	})
+		if r := c.answer.Result.Refusal; r != nil {
+			return nil, fmt.Errorf("refused: %w", r)
+		}
+	}
+	return ended, nil
 }
 
 // backendCPU is the CPU time the store's connections' backends have used.
