@@ -391,9 +391,10 @@ func (o *streamOutput) writeBytes(ctx context.Context, s *Server, b []byte) bool
 	return true
 }
 
-// flush sends what was written; false means the stream must end.
+// flush sends what was written; false means the stream must end. It follows a write, whose
+// deadline (set just before) it shares: setting a deadline is a call into the runtime's timers
+// on every follower's every event (2.2% of rpsd's CPU in the mixed load, twice per event).
 func (o *streamOutput) flush(ctx context.Context, s *Server) bool {
-	o.extendDeadline()
 	if err := o.rc.Flush(); err != nil {
 		s.streamFailed(ctx, err)
 		return false
