@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 
 	"github.com/commitreveal/rps/engine"
@@ -34,6 +35,13 @@ type pgTx struct {
 	moves   map[moveKey]tournament.RoundMove
 	// leaves holds the acting players' leaves of their games (Leaves), read or counted.
 	leaves map[playerKey]int
+	// newGames are the games this transaction opened, and newRounds the rounds it started: the
+	// database has none of their registrations, leaves or moves but those this transaction holds,
+	// so a read of one it does not hold finds none without asking (a round resolved mid-batch
+	// made the resolving action's answer read its move in the next round, and a game finished
+	// its registration in the next game).
+	newGames  map[tournament.GameID]bool
+	newRounds map[roundKey]bool
 	// accounts are the accounts this transaction has locked, as they are now.
 	accounts map[tournament.AccountID]tournament.Account
 	// keys are the actors' key states as their batch read them, by account and signing key.
@@ -93,6 +101,11 @@ type moveKey struct {
 	account tournament.AccountID
 }
 
+type roundKey struct {
+	game  tournament.GameID
+	round int
+}
+
 func (s *Store) newTx(c *txConn) *pgTx {
 	return &pgTx{
 		s: s, tx: c,
@@ -103,6 +116,8 @@ func (s *Store) newTx(c *txConn) *pgTx {
 		players:   make(map[playerKey]tournament.Player),
 		moves:     make(map[moveKey]tournament.RoundMove),
 		leaves:    make(map[playerKey]int),
+		newGames:  make(map[tournament.GameID]bool),
+		newRounds: make(map[roundKey]bool),
 		accounts:  make(map[tournament.AccountID]tournament.Account),
 		keys:      make(map[signerKey]tournament.KeyState),
 	}
@@ -254,12 +269,18 @@ func (t *pgTx) UpdateLobby(ctx context.Context, l tournament.Lobby) error {
 func (t *pgTx) InsertGame(ctx context.Context, g tournament.Game) error {
 	t.held.holdGame(g, true)
 	t.games[g.ID] = g
+	t.newGames[g.ID] = true
 	return nil
 }
 
 func (t *pgTx) UpdateGame(ctx context.Context, g tournament.Game) error {
-	if old, seen := t.games[g.ID]; !g.Stage.Open() && (!seen || old.Stage.Open()) {
+	old, seen := t.games[g.ID]
+	if !g.Stage.Open() && (!seen || old.Stage.Open()) {
 		t.ended = append(t.ended, g.ID)
+	}
+	if seen && g.Round > old.Round {
+		// A round starts once, under the lobby's lock that this transaction holds.
+		t.newRounds[roundKey{g.ID, g.Round}] = true
 	}
 	t.held.holdGame(g, false)
 	t.games[g.ID] = g
@@ -371,6 +392,9 @@ func (t *pgTx) Player(ctx context.Context, game tournament.GameID, account tourn
 		}
 		return p, nil
 	}
+	if t.newGames[game] {
+		return tournament.Player{}, tournament.ErrNotFound
+	}
 	p, err := scanPlayer(queryRow(ctx, t.tx,
 		`SELECT `+playerColumns+` FROM game_players WHERE game_id = $1 AND account_id = $2`, game, account))
 	if err == nil {
@@ -405,6 +429,9 @@ func (t *pgTx) Leaves(ctx context.Context, game tournament.GameID, account tourn
 	key := playerKey{game, account}
 	if n, ok := t.leaves[key]; ok {
 		return n, nil
+	}
+	if t.newGames[game] {
+		return 0, nil
 	}
 	var n int
 	err := queryRow(ctx, t.tx, `SELECT coalesce((SELECT leaves FROM game_leaves WHERE game_id = $1 AND account_id = $2), 0)`,
@@ -477,6 +504,9 @@ func (t *pgTx) RoundMove(ctx context.Context, game tournament.GameID, round int,
 		}
 		return m, nil
 	}
+	if t.newGames[game] || t.newRounds[roundKey{game, round}] {
+		return tournament.RoundMove{}, tournament.ErrNotFound
+	}
 	m, err := scanMove(queryRow(ctx, t.tx,
 		`SELECT `+moveColumns+` FROM round_moves rm WHERE game_id = $1 AND round = $2 AND account_id = $3`,
 		game, round, account))
@@ -523,7 +553,9 @@ func (t *pgTx) Eliminate(ctx context.Context, game tournament.GameID, round int,
 	if err := t.writeHeld(); err != nil {
 		return err
 	}
-	clear(t.players) // the set effect changes rows this transaction may hold
+	// The set effect changes the registrations of this game that the transaction may hold; the
+	// other lobbies' in the batch stay held.
+	maps.DeleteFunc(t.players, func(k playerKey, _ tournament.Player) bool { return k.game == game })
 	return t.withCustomPlans(func() error {
 		switch keep.Kind {
 		case tournament.KeepCommitted:
