@@ -203,12 +203,15 @@ func (c *Client) hedge(op *Op, method, path string, body any, headers []string) 
 	switch {
 	case a.definite && b.definite:
 		switch {
-		case unkept(a) && !unkept(b):
+		case unkept(a):
+			// Not the request's answer: the other is, or, unkept too, was judged on its own in
+			// the state it found (two stale_signature refusals may name two games, each the
+			// lobby's current one when it ran; a 6-minute run flagged such a pair).
 			return b
-		case unkept(b) && !unkept(a):
+		case unkept(b):
 			return a
 		}
-		if !sameAnswer(a, b) {
+		if a.status != b.status || !bytes.Equal(a.body, b.body) {
 			op.Mismatch = fmt.Sprintf("%s answered %d %s and %d %s", strings.Join(bases, " and "), a.status, a.body, b.status, b.body)
 		}
 		if b.replayed {
@@ -226,29 +229,6 @@ func (c *Client) hedge(op *Op, method, path string, body any, headers []string) 
 func unkept(a answer) bool {
 	code := problemCode(a.body)
 	return a.status >= 400 && code != "" && !(&tournament.Error{Code: code}).Replayable()
-}
-
-// sameAnswer reports whether two answers to one request under one key agree: byte for byte, or,
-// for a refusal the server does not keep under the key (tournament.Error.Replayable: a validation
-// failure, a signature refused), the same refusal but for its request id, since a concurrent
-// duplicate is refused anew.
-func sameAnswer(a, b answer) bool {
-	if a.status == b.status && bytes.Equal(a.body, b.body) {
-		return true
-	}
-	code := problemCode(a.body)
-	if a.status != b.status || code != problemCode(b.body) || (&tournament.Error{Code: code}).Replayable() {
-		return false
-	}
-	var pa, pb map[string]any
-	if json.Unmarshal(a.body, &pa) != nil || json.Unmarshal(b.body, &pb) != nil {
-		return false
-	}
-	delete(pa, "requestId")
-	delete(pb, "requestId")
-	ja, _ := json.Marshal(pa)
-	jb, _ := json.Marshal(pb)
-	return bytes.Equal(ja, jb)
 }
 
 // decodeAnswer turns a definite answer into the operation's output.
