@@ -88,18 +88,26 @@ func TestReferenceChecksAreTheDroppedKeys(t *testing.T) {
 	}
 }
 
+// oneRegistration returns a store with one lobby and one player registered in its game, with a
+// bet: a row of each kind the tests below break.
+func oneRegistration(t *testing.T, name string) (*Store, tournament.LobbyID) {
+	t.Helper()
+	s := newStore(t, Options{})
+	cfg := tournament.DefaultConfig()
+	cfg.BetSize = 10
+	lobby := createLobby(t, s, admin(t, s), cfg)
+	if err := register(s, player(t, s, name, 100), lobby); err != nil {
+		t.Fatal(err)
+	}
+	return s, lobby
+}
+
 // TestDanglingReferencesAreFound breaks, for each check, one row of a played registration (in a
 // transaction rolled back), and expects that check, and only it, to find it.
 func TestDanglingReferencesAreFound(t *testing.T) {
 	t.Parallel()
-	s := newStore(t, Options{})
+	s, lobby := oneRegistration(t, "refs")
 	ctx := t.Context()
-	cfg := tournament.DefaultConfig()
-	cfg.BetSize = 10
-	lobby := createLobby(t, s, admin(t, s), cfg)
-	if err := register(s, player(t, s, "refs", 100), lobby); err != nil {
-		t.Fatal(err)
-	}
 	game := lobbyGame(t, s, lobby)
 	const nobody = `'00000000-0000-4000-8000-000000000001'::uuid`
 	const zero = `decode(repeat('00', 32), 'hex')`
@@ -187,14 +195,8 @@ func checkRows(t *testing.T, s *Store) {
 // for a few of the checks migration 0019 dropped, and expects brokenCheck to name that check.
 func TestBrokenChecksAreFound(t *testing.T) {
 	t.Parallel()
-	s := newStore(t, Options{})
+	s, _ := oneRegistration(t, "checks")
 	ctx := t.Context()
-	cfg := tournament.DefaultConfig()
-	cfg.BetSize = 10
-	lobby := createLobby(t, s, admin(t, s), cfg)
-	if err := register(s, player(t, s, "checks", 100), lobby); err != nil {
-		t.Fatal(err)
-	}
 	breaks := map[string]string{
 		"games_committed_check": `UPDATE games SET committed = -1`,
 		"games_stage_check":     `UPDATE games SET stage = 'paused', escrow = 0, deadline = 0`,
