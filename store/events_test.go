@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/commitreveal/rps/internal/pgtest"
 	"github.com/commitreveal/rps/tournament"
 )
 
@@ -24,17 +22,7 @@ func TestEventReadsBeginAfterTheirCallers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	hold := &holdEventRead{reached: make(chan struct{}), release: make(chan struct{})}
-	cfg, err := pgxpool.ParseConfig(pgtest.NewURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.Tracer = hold
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	s := New(pool, Options{Service: fastService()})
+	s := New(tracedPool(t, hold), Options{Service: fastService()})
 	t.Cleanup(s.Close)
 	lobby := createLobby(t, s, admin(t, s), fastConfig(60_000))
 	p := player(t, s, "p", 100)

@@ -7,10 +7,8 @@ import (
 	"testing"
 
 	"github.com/commitreveal/rps/engine"
-	"github.com/commitreveal/rps/internal/pgtest"
 	"github.com/commitreveal/rps/tournament"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // rowReads counts the statements that read one registration or one move by its key (pgTx's
@@ -66,17 +64,7 @@ func TestStageChangeReadsOnlyWhatItChanged(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	reads := &rowReads{}
-	cfg, err := pgxpool.ParseConfig(pgtest.NewURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.Tracer = reads
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	s := New(pool, Options{Service: newService()})
+	s := New(tracedPool(t, reads), Options{Service: newService()})
 	t.Cleanup(func() { checkLedger(t, s); checkReferences(t, s); checkRows(t, s); s.Close() })
 	adm := admin(t, s)
 	act := func(a tournament.Actor, op tournament.Operation) {
