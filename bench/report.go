@@ -466,6 +466,15 @@ quoted, not rates):
   its round each set the committer's plans aside and back (two statements each, 0.78 per action
   in the mixed load); consecutive ones now share one setting aside, and generic plans come back
   before the next statement of another kind.
+- **A stage change re-reads only what it changed** (` + "`store/tx.go`" + `). A round's elimination dropped
+  every registration the batch held, so each later action of the batch, whatever its lobby, read
+  its player again in a round trip of its own; and the resolving action's answer read its move in
+  the round just started, which cannot exist yet. The elimination now drops its own game's rows
+  only, and a game or round the transaction opened has no rows but those it holds: a batch that
+  resolves a round and then commits in another lobby makes one such read, not three.
+- **One write deadline per follower and event** (` + "`api/events.go`" + `). A stream's write and its flush
+  each set the connection's write deadline (2.2% of rpsd's CPU in the mixed load); the flush now
+  shares the write's.
 - **Tried and left out.** Holding an idle committer back up to a millisecond so that more
   actions share its transaction: the mixed load's transactions carried 3.9 actions either way,
   because almost every action arrives while one is running; what bounds them is how many are
