@@ -102,8 +102,9 @@ type report struct {
 	// tpcbCPU is PostgreSQL's CPU time per pgbench TPC-B transaction.
 	tpcbCPU             time.Duration
 	engine, stageChange []string
-	// verify is tournament's BenchmarkActionVerify: the CPU of checking one player's signature.
-	verify                    []string
+	// crypto is tournament's BenchmarkActionVerify and BenchmarkHeadSign: the CPU of checking one
+	// player's signature, and of signing a lobby's head.
+	crypto                    []string
 	notes                     []string
 	clients, lobbies, players int
 }
@@ -338,8 +339,8 @@ func run(ctx context.Context, o options) (err error) {
 	// (5) the engine's benchmarks, and the stage-change transactions of a 100,000-player round.
 	step("engine benchmarks")
 	rep.engine = goBenchmarks(ctx, "-bench", ".", "-benchtime", "300ms", "-benchmem", "./engine")
-	step("the cost of verifying a player's signature")
-	rep.verify = goBenchmarks(ctx, "-bench", "ActionVerify", "-benchtime", "300ms", "-benchmem", "./tournament")
+	step("the cost of verifying a player's signature and of signing a head")
+	rep.crypto = goBenchmarks(ctx, "-bench", "ActionVerify|HeadSign", "-benchtime", "300ms", "-benchmem", "./tournament")
 	step("stage-change transactions at 100,000 players")
 	rep.stageChange = goBenchmarks(ctx, "-bench", "StageChange", "-benchtime", "1x", "./store")
 
