@@ -313,6 +313,7 @@ func (t *pgTx) applyCalls(ctx context.Context, calls []*call) error {
 		}
 	}
 	begins := queueCallReads(&b, keys, t.s.fixedNow())
+	t.rounds = queueHeldRounds(&b, lobbies, closingCalls(lobbies, calls))
 	if err := t.tx.send(ctx, &b); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -378,6 +379,24 @@ func (t *pgTx) applyCalls(ctx context.Context, calls []*call) error {
 		}
 	}
 	return nil
+}
+
+// closingCalls counts, for each of lobbies, the calls that may close a stage of its game: every
+// call on it, and an expiry as many as any stage could need.
+func closingCalls(lobbies []tournament.LobbyID, calls []*call) []int32 {
+	counts := make([]int32, len(lobbies))
+	for _, c := range calls {
+		i, found := slices.BinarySearch(lobbies, c.lobby)
+		if !found {
+			continue
+		}
+		if c.expiry {
+			counts[i] = heldRoundMax
+		} else if counts[i] < heldRoundMax {
+			counts[i]++
+		}
+	}
+	return counts
 }
 
 // errPanicked fails a batch in which an action panicked.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/tournament"
 )
 
@@ -141,4 +142,78 @@ func TestRulesInSQL(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestEliminateIsKeeps holds eliminateStatement (the elimination in SQL) to tournament.Keep.Keeps
+// (the same rule in Go, by which a batch applies it to the registrations it holds): for each kind
+// of keep, over a round with a player of each kind of move, the same players stay in.
+func TestEliminateIsKeeps(t *testing.T) {
+	t.Parallel()
+	pool := newStore(t, Options{}).pool
+	ctx := context.Background()
+	const game, round = tournament.GameID("00000000-0000-4000-8000-00000000e11e"), 3
+	// The players' moves in the round (moved false: none), by account.
+	moves := map[tournament.AccountID]struct {
+		m     tournament.RoundMove
+		moved bool
+	}{
+		"00000000-0000-4000-8000-0000000000a1": {},
+		"00000000-0000-4000-8000-0000000000a2": {tournament.RoundMove{}, true},
+		"00000000-0000-4000-8000-0000000000a3": {tournament.RoundMove{Revealed: true, Move: 0, Reveal: "0a"}, true},
+		"00000000-0000-4000-8000-0000000000a4": {tournament.RoundMove{Revealed: true, Move: 1, Reveal: "1a"}, true},
+		"00000000-0000-4000-8000-0000000000a5": {tournament.RoundMove{Revealed: true, Move: 2, Reveal: "2a"}, true},
+	}
+	for _, keep := range []tournament.Keep{{Kind: tournament.KeepCommitted}, {Kind: tournament.KeepRevealed},
+		{Kind: tournament.KeepMoves, Moves: engine.MoveSet(1<<0 | 1<<2)}, // moves 0 and 2
+	} {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ord := 0
+		for account, mv := range moves {
+			ord++
+			if _, err := tx.Exec(ctx, `INSERT INTO game_players (game_id, account_id, ord, registered_at, active, eliminated_round)
+				VALUES ($1, $2, $3, 0, true, 0)`, game, account, ord); err != nil {
+				t.Fatal(err)
+			}
+			if !mv.moved {
+				continue
+			}
+			var reveal []byte
+			if mv.m.Revealed {
+				reveal = []byte(mv.m.Reveal)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO round_moves (game_id, round, account_id, commitment, committed_at,
+					revealed, reveal, move, revealed_at)
+				VALUES ($1, $2, $3, decode(repeat('00', 32), 'hex'), 0, $4, $5, CASE WHEN $4 THEN $6::smallint END, CASE WHEN $4 THEN 0 END)`,
+				game, round, account, mv.m.Revealed, reveal, int16(mv.m.Move)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sql, args, err := eliminateStatement(game, round, keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := tx.Query(ctx, `SELECT account_id::text, active FROM game_players WHERE game_id = $1`, game)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var account tournament.AccountID
+		var active bool
+		_, err = pgx.ForEachRow(rows, []any{&account, &active}, func() error {
+			if mv := moves[account]; active != keep.Keeps(mv.m, mv.moved) {
+				t.Errorf("keep %+v: %s (move %+v, moved %v) active %v in SQL, kept %v in Go", keep, account, mv.m, mv.moved,
+					active, keep.Keeps(mv.m, mv.moved))
+			}
+			return nil
+		})
+		_ = tx.Rollback(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }

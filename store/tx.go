@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"strconv"
 
 	"github.com/commitreveal/rps/engine"
@@ -42,6 +41,9 @@ type pgTx struct {
 	// its registration in the next game).
 	newGames  map[tournament.GameID]bool
 	newRounds map[roundKey]bool
+	// rounds are the rounds of small games that the batch may close, read whole with its first
+	// round trip (see rounds.go).
+	rounds map[tournament.GameID]*heldRound
 	// accounts are the accounts this transaction has locked, as they are now.
 	accounts map[tournament.AccountID]tournament.Account
 	// keys are the actors' key states as their batch read them, by account and signing key.
@@ -549,29 +551,41 @@ const eliminateSQL = `UPDATE game_players p SET active = false, eliminated_round
 		SELECT 1 FROM round_moves m
 		WHERE m.game_id = p.game_id AND m.round = $2 AND m.account_id = p.account_id`
 
+// eliminateStatement is the statement of an elimination: tournament.Keep.Keeps in SQL
+// (TestEliminateIsKeeps holds the two together).
+func eliminateStatement(game tournament.GameID, round int, keep tournament.Keep) (string, []any, error) {
+	switch keep.Kind {
+	case tournament.KeepCommitted:
+		return eliminateSQL + `)`, []any{game, round}, nil
+	case tournament.KeepRevealed:
+		return eliminateSQL + ` AND m.revealed)`, []any{game, round}, nil
+	case tournament.KeepMoves:
+		return eliminateSQL + ` AND m.revealed AND (1 << m.move) & $3 <> 0)`, []any{game, round, int32(keep.Moves)}, nil
+	}
+	return "", nil, fmt.Errorf("eliminate: unknown keep kind %q", keep.Kind)
+}
+
 func (t *pgTx) Eliminate(ctx context.Context, game tournament.GameID, round int, keep tournament.Keep) error {
+	sql, args, err := eliminateStatement(game, round, keep)
+	if err != nil {
+		return err
+	}
 	if err := t.writeHeld(); err != nil {
 		return err
 	}
-	// The set effect changes the registrations of this game that the transaction may hold; the
-	// other lobbies' in the batch stay held.
-	maps.DeleteFunc(t.players, func(k playerKey, _ tournament.Player) bool { return k.game == game })
+	// The set effect changes the registrations of this game that the transaction may hold (the
+	// other lobbies' in the batch stay held).
+	t.heldEliminate(game, round, keep)
 	return t.withCustomPlans(func() error {
-		switch keep.Kind {
-		case tournament.KeepCommitted:
-			t.tx.later(eliminateSQL+`)`, game, round)
-		case tournament.KeepRevealed:
-			t.tx.later(eliminateSQL+` AND m.revealed)`, game, round)
-		case tournament.KeepMoves:
-			t.tx.later(eliminateSQL+` AND m.revealed AND (1 << m.move) & $3 <> 0)`, game, round, int32(keep.Moves))
-		default:
-			return fmt.Errorf("eliminate: unknown keep kind %q", keep.Kind)
-		}
+		t.tx.later(sql, args...)
 		return nil
 	})
 }
 
 func (t *pgTx) FirstActive(ctx context.Context, game tournament.GameID) (tournament.AccountID, error) {
+	if id, held, err := t.heldFirstActive(game); held {
+		return id, err
+	}
 	if err := t.writeHeld(); err != nil {
 		return "", err
 	}
@@ -585,6 +599,18 @@ func (t *pgTx) FirstActive(ctx context.Context, game tournament.GameID) (tournam
 
 func (t *pgTx) RevealCounts(ctx context.Context, game tournament.GameID, round int) (engine.Counts, error) {
 	var counts engine.Counts
+	if moves, held := t.roundMoves(game, round); held {
+		for _, m := range moves {
+			if !m.Revealed {
+				continue
+			}
+			if int(m.Move) >= len(counts) {
+				return counts, fmt.Errorf("round %d: move %d out of range", round, m.Move)
+			}
+			counts[m.Move]++
+		}
+		return counts, nil
+	}
 	if err := t.writeHeld(); err != nil {
 		return counts, err
 	}
@@ -622,6 +648,9 @@ func (t *pgTx) SealedValues(ctx context.Context, game tournament.GameID, round i
 			WHERE game_id = $1 AND round = $2 AND revealed ORDER BY account_id`
 	default:
 		return fmt.Errorf("sealed values: unknown kind %q", kind)
+	}
+	if held, err := t.heldSealedValues(game, round, kind, fn); held {
+		return err
 	}
 	if err := t.writeHeld(); err != nil {
 		return err

@@ -209,6 +209,21 @@ type Keep struct {
 	Moves engine.MoveSet
 }
 
+// Keeps reports whether the elimination keeps an active player whose move in the round is m
+// (moved false: the player has none). This is the rule's one statement in Go; store's eliminateSQL
+// says it in SQL, and a test holds the two together.
+func (k Keep) Keeps(m RoundMove, moved bool) bool {
+	switch k.Kind {
+	case KeepCommitted:
+		return moved
+	case KeepRevealed:
+		return moved && m.Revealed
+	case KeepMoves:
+		return moved && m.Revealed && k.Moves.Has(m.Move)
+	}
+	return true
+}
+
 // Sealed names the sealed values of a stage.
 type Sealed string
 

@@ -203,15 +203,10 @@ func (tx *memTx) Eliminate(ctx context.Context, game tournament.GameID, round in
 
 func (tx *memTx) keeps(game tournament.GameID, round int, id tournament.AccountID, keep tournament.Keep) bool {
 	m, ok := tx.s.moves[moveKey{game, round, id}]
-	switch keep.Kind {
-	case tournament.KeepCommitted:
-		return ok
-	case tournament.KeepRevealed:
-		return ok && m.Revealed
-	case tournament.KeepMoves:
-		return ok && m.Revealed && keep.Moves.Has(m.Move)
+	if !ok {
+		return keep.Keeps(tournament.RoundMove{}, false)
 	}
-	return true
+	return keep.Keeps(*m, true)
 }
 
 func (tx *memTx) FirstActive(ctx context.Context, game tournament.GameID) (tournament.AccountID, error) {
