@@ -479,18 +479,23 @@ quoted, not rates):
   actions share its transaction: the mixed load's transactions carried 3.9 actions either way,
   because almost every action arrives while one is running; what bounds them is how many are
   in flight (8) and how many of those are elsewhere (in HTTP, rendering, a bot's turn).
+- **A small game's stage change without a round trip** (` + "`store/rounds.go`" + `). A batch reads whole,
+  with its locks and in the same round trip, the rounds of games of 64 players or fewer that its
+  calls may close; their stage changes count the reveals, seal the values and name the last
+  player from those rows and what the transaction holds. Before, the count and each seal was a
+  round trip of its own in the middle of the batch (about a third of the mixed load's
+  transactions carry a stage change), and every action of the batch waited for them.
 - **Where PostgreSQL's CPU goes now** (` + "`perf`" + ` over the backends during the mixed load). The
-  profile is flat: no function above 4% of PostgreSQL's samples. The largest are hash lookups
-  (catalog and buffer), reading expression trees back from text (` + "`pg_strtok`" + `: each statement
-  rebuilds its tables' CHECK constraints and generated columns), B-tree compares and memory
-  contexts. That is the cost of a statement per table per batch, which more actions per
+  profile is flat. Each statement pays for starting its plan (` + "`ExecutorStart`" + `, 15% of the
+  samples: opening its tables and indexes) and its commit; the rest is B-tree inserts and
+  lookups, hash lookups (catalog and buffers), and the events' chain key (its check is a query
+  per event). That is the cost of a statement per table per batch, which more actions per
   transaction would spread thinner; with 8 in flight a transaction carries about 4.
-- **What is left** (sections 6 and 7): the core still reaches the database through
-  ` + "`tournament.Tx`" + `, so an action that changes a stage (about one in ten in the mixed load) makes
-  its transaction wait for extra round trips (the round's counts, its sealed values), and every
-  action in that transaction waits with it; the held writes remain the largest PostgreSQL cost
-  per action; and with every player streaming, the fan-out's writes (a system call per follower
-  and event) are a large part of rpsd's CPU.
+- **What is left** (sections 6 and 7): the held writes remain the largest PostgreSQL cost per
+  action; with every player streaming, the fan-out's writes (a system call per follower and
+  event) are a large part of rpsd's CPU; and the signatures, a player's verified per action and
+  the lobby's head signed per event, are a floor the server cannot batch away (see the line on
+  signatures above).
 `
 
 // verifyLine reports the cost of verifying a player's signature, which every signed action pays
