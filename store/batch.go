@@ -303,7 +303,8 @@ func (t *pgTx) applyCalls(ctx context.Context, calls []*call) error {
 	for i, id := range lobbies {
 		locks[i] = queueLobbyLock(&b, id)
 	}
-	games := queueGamesOf(&b, lobbies)
+	games, rounds := queueGamesOf(&b, lobbies, closingCalls(lobbies, calls))
+	t.rounds = rounds
 	queueAccountLocks(&b, calls)
 	keys := make([]callKey, len(calls))
 	for i, c := range calls {
@@ -313,7 +314,6 @@ func (t *pgTx) applyCalls(ctx context.Context, calls []*call) error {
 		}
 	}
 	begins := queueCallReads(&b, keys, t.s.fixedNow())
-	t.rounds = queueHeldRounds(&b, lobbies, closingCalls(lobbies, calls))
 	if err := t.tx.send(ctx, &b); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}

@@ -7,10 +7,14 @@ package store
 // carry a stage change). A round of a larger game is counted and sealed by PostgreSQL.
 
 import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 
+	"github.com/commitreveal/rps/engine"
 	"github.com/commitreveal/rps/tournament"
 	"github.com/jackc/pgx/v5"
 )
@@ -35,79 +39,102 @@ type elimination struct {
 	keep  tournament.Keep
 }
 
-// closingGamesSQL is the FROM item g of the current games of lobbies x (with x.calls the batch's
-// calls on each) that the batch may close a stage of: small, in a moves or reveal stage, and
-// short of at most as many commitments or reveals as the batch has calls on the lobby.
-var closingGamesSQL = `unnest($1::uuid[], $2::int[]) AS x (lobby, calls)
-	CROSS JOIN LATERAL (SELECT g.id, g.round FROM games g
-		WHERE g.id = (SELECT game_id FROM lobbies WHERE id = x.lobby)
-			AND ` + stagesSQL("g.stage", []tournament.Stage{tournament.StageMoves, tournament.StageReveal}) + `
-			AND g.active <= ` + strconv.Itoa(heldRoundMax) + `
-			AND CASE WHEN g.stage = '` + string(tournament.StageMoves) + `' THEN g.committed ELSE g.revealed END + x.calls >= g.active
-		LIMIT 1) AS g`
+// closingSQL says that the batch may close a stage of game g, with x.calls calls on its lobby:
+// the game is small, in a moves or reveal stage, and short of at most as many commitments or
+// reveals as the batch has calls on its lobby.
+var closingSQL = stagesSQL("g.stage", []tournament.Stage{tournament.StageMoves, tournament.StageReveal}) + `
+	AND g.active <= ` + strconv.Itoa(heldRoundMax) + `
+	AND CASE WHEN g.stage = '` + string(tournament.StageMoves) + `' THEN g.committed ELSE g.revealed END + x.calls >= g.active`
 
-// queueHeldRounds queues the reads of the rounds that a batch may close: lobbies are the
-// batch's lobbies, calls how many of its calls act on each (an expiry counts as many as it takes
-// to close anything). Queued after the lobbies' locks, they see what the locks' last holders
-// committed.
-func queueHeldRounds(b *pgx.Batch, lobbies []tournament.LobbyID, calls []int32) map[tournament.GameID]*heldRound {
+// queueGamesOf queues the statement that reads the current games of lobbies, by lobby, and, in
+// the same statement, the rounds that a batch may close: calls are its calls on each lobby that
+// may close a stage (nil: none, see closingCalls). Queued after the lobbies' locks, it runs once
+// they are granted: under READ COMMITTED it sees the rows that the locks' last holders committed.
+func queueGamesOf(b *pgx.Batch, lobbies []tournament.LobbyID, calls []int32) (map[tournament.LobbyID]tournament.Game, map[tournament.GameID]*heldRound) {
+	games := make(map[tournament.LobbyID]tournament.Game, len(lobbies))
 	rounds := map[tournament.GameID]*heldRound{}
 	if len(lobbies) == 0 {
-		return rounds
+		return games, rounds
 	}
 	ids := make([]string, len(lobbies))
 	for i, id := range lobbies {
 		ids[i] = string(id)
 	}
-	held := func(game tournament.GameID, round int) *heldRound {
-		h := rounds[game]
-		if h == nil {
-			h = &heldRound{round: round, moves: map[tournament.AccountID]tournament.RoundMove{}}
-			rounds[game] = h
-		}
-		return h
+	// The salt is read here only, for the core: no read of the API's even loads it. Each game is
+	// looked up by its key in a lateral subquery: planned once, generically, for a guess of 100
+	// lobbies, a join read the games whole. A closing round's moves and active players come as
+	// JSON arrays, in this statement rather than statements of their own, which every batch
+	// would pay for (the CASE runs their subqueries only for a closing round).
+	queue(b, `SELECT `+gameColumns+`, moves_salt,
+			CASE WHEN `+closingSQL+` THEN (SELECT coalesce(json_agg(json_build_object('a', m.account_id,
+					'c', encode(m.commitment, 'hex'), 'r', m.revealed, 'v', encode(m.reveal, 'hex'), 'm', m.move)), '[]')
+				FROM round_moves m WHERE m.game_id = g.id AND m.round = g.round) END,
+			CASE WHEN `+closingSQL+` THEN (SELECT coalesce(json_agg(json_build_object('a', p.account_id, 'o', p.ord,
+					't', p.registered_at) ORDER BY p.ord), '[]')
+				FROM game_players p WHERE p.game_id = g.id AND p.active) END
+		FROM unnest($1::uuid[], $2::int[]) AS x (lobby, calls)
+		CROSS JOIN LATERAL (SELECT * FROM games WHERE id = (SELECT game_id FROM lobbies WHERE id = x.lobby) LIMIT 1) AS g`,
+		uuidArray(ids), calls).
+		Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var salt, moves, players []byte
+				g, err := scanGame(rows, &salt, &moves, &players)
+				if err != nil {
+					return err
+				}
+				copy(g.Salt[:], salt)
+				games[g.LobbyID] = g
+				if moves != nil {
+					h, err := decodeHeldRound(g, moves, players)
+					if err != nil {
+						return fmt.Errorf("round %d of game %s: %w", g.Round, g.ID, err)
+					}
+					rounds[g.ID] = h
+				}
+			}
+			return rows.Err()
+		})
+	return games, rounds
+}
+
+// decodeHeldRound decodes a closing round's moves and active players as queueGamesOf reads them.
+func decodeHeldRound(g tournament.Game, moves, players []byte) (*heldRound, error) {
+	var ms []struct {
+		Account    tournament.AccountID `json:"a"`
+		Commitment string               `json:"c"`
+		Revealed   bool                 `json:"r"`
+		Reveal     string               `json:"v"`
+		Move       engine.Move          `json:"m"`
 	}
-	queue(b, `SELECT g.id::text, g.round, coalesce(rm.account_id::text, ''), `+moveFields+`
-		FROM `+closingGamesSQL+`
-		LEFT JOIN LATERAL (SELECT * FROM round_moves m WHERE m.game_id = g.id AND m.round = g.round) AS rm ON true`,
-		uuidArray(ids), calls).
-		Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				var game tournament.GameID
-				var round int
-				var account tournament.AccountID
-				var r moveRow
-				if err := rows.Scan(append([]any{&game, &round, &account}, r.dest()...)...); err != nil {
-					return err
-				}
-				h := held(game, round)
-				if m, found := r.move(); found {
-					m.GameID, m.Round, m.AccountID = game, round, account
-					h.moves[account] = m
-				}
-			}
-			return rows.Err()
-		})
-	queue(b, `SELECT g.id::text, g.round, p.account_id::text, p.ord, p.registered_at
-		FROM `+closingGamesSQL+`
-		JOIN LATERAL (SELECT * FROM game_players p WHERE p.game_id = g.id AND p.active) AS p ON true`,
-		uuidArray(ids), calls).
-		Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				p := tournament.Player{Active: true}
-				var round int
-				if err := rows.Scan(&p.GameID, &round, &p.AccountID, &p.Order, &p.RegisteredAt); err != nil {
-					return err
-				}
-				h := held(p.GameID, round)
-				h.players = append(h.players, p)
-			}
-			for _, h := range rounds {
-				slices.SortFunc(h.players, func(a, b tournament.Player) int { return a.Order - b.Order })
-			}
-			return rows.Err()
-		})
-	return rounds
+	var ps []struct {
+		Account      tournament.AccountID `json:"a"`
+		Order        int                  `json:"o"`
+		RegisteredAt int64                `json:"t"`
+	}
+	if err := json.Unmarshal(moves, &ms); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(players, &ps); err != nil {
+		return nil, err
+	}
+	h := &heldRound{round: g.Round, moves: make(map[tournament.AccountID]tournament.RoundMove, len(ms))}
+	for _, m := range ms {
+		move := tournament.RoundMove{GameID: g.ID, Round: g.Round, AccountID: m.Account, Revealed: m.Revealed, Move: m.Move}
+		if n, err := hex.Decode(move.Commitment[:], []byte(m.Commitment)); err != nil || n != len(move.Commitment) {
+			return nil, fmt.Errorf("commitment of %s: %q", m.Account, m.Commitment)
+		}
+		reveal, err := hex.DecodeString(m.Reveal)
+		if err != nil {
+			return nil, fmt.Errorf("reveal of %s: %w", m.Account, err)
+		}
+		move.Reveal = string(reveal)
+		h.moves[m.Account] = move
+	}
+	for _, p := range ps {
+		h.players = append(h.players, tournament.Player{GameID: g.ID, AccountID: p.Account, Order: p.Order,
+			RegisteredAt: p.RegisteredAt, Active: true})
+	}
+	return h, nil
 }
 
 // roundMoves returns the moves of a game's round as they are now in this transaction, when it

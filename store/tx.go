@@ -165,7 +165,7 @@ func (t *pgTx) LockLobby(ctx context.Context, id tournament.LobbyID) (tournament
 	}
 	var b pgx.Batch
 	read := queueLobbyLock(&b, id)
-	games := queueGamesOf(&b, []tournament.LobbyID{id})
+	games, _ := queueGamesOf(&b, []tournament.LobbyID{id}, nil)
 	if err := t.tx.send(ctx, &b); err != nil {
 		return tournament.Lobby{}, tournament.Game{}, err
 	}
@@ -199,38 +199,6 @@ func queueLobbyLock(b *pgx.Batch, id tournament.LobbyID) *lockRead {
 			return err
 		})
 	return read
-}
-
-// queueGamesOf queues the statement that reads the current games of lobbies, by lobby. Queued
-// after the lobbies' locks, it runs once they are granted: under READ COMMITTED it sees the game
-// rows that the locks' previous holders committed.
-func queueGamesOf(b *pgx.Batch, lobbies []tournament.LobbyID) map[tournament.LobbyID]tournament.Game {
-	games := make(map[tournament.LobbyID]tournament.Game, len(lobbies))
-	if len(lobbies) == 0 {
-		return games
-	}
-	ids := make([]string, len(lobbies))
-	for i, id := range lobbies {
-		ids[i] = string(id)
-	}
-	// The salt is read here only, for the core: no read of the API's even loads it. Each game is
-	// looked up by its key in a lateral subquery: planned once, generically, for a guess of 100
-	// lobbies, a join read the games whole.
-	queue(b, `SELECT `+gameColumns+`, moves_salt FROM unnest($1::uuid[]) AS x (lobby)
-		CROSS JOIN LATERAL (SELECT * FROM games WHERE id = (SELECT game_id FROM lobbies WHERE id = x.lobby) LIMIT 1) AS g`, uuidArray(ids)).
-		Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				var salt []byte
-				g, err := scanGame(rows, &salt)
-				if err != nil {
-					return err
-				}
-				copy(g.Salt[:], salt)
-				games[g.LobbyID] = g
-			}
-			return rows.Err()
-		})
-	return games
 }
 
 // holdLock records a lobby locked by queueLobbyLock's statement, and its game g, as held by this

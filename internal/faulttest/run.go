@@ -134,26 +134,29 @@ func (e *setupError) Error() string {
 	return fmt.Sprintf("%s %s: status %d %s", e.method, e.path, e.status, e.body)
 }
 
-// signUp creates a player account named after base, born with key (a signed sign_up). Creating
-// an account takes no Idempotency-Key (its token is shown once): when an attempt's answer is
-// lost, the account it created is out of reach and a retry finds the name or the key taken, so
-// the next try takes a new name and the caller a new key.
-func (r *Run) signUp(ctx context.Context, base string, key apiclient.PlayerKey, out any) error {
+// signUp creates a player account named after base, born with a key of its own (a signed
+// sign_up), and returns that key. Creating an account takes no Idempotency-Key (its token is
+// shown once): when an attempt's answer is lost, the account it created is out of reach and a
+// retry finds the name or the key taken (a 20-minute run on the formation stopped on key_taken),
+// so each try takes a new name and a new key.
+func (r *Run) signUp(ctx context.Context, base string, out any) (apiclient.PlayerKey, error) {
 	for try := 0; ; try++ {
 		name := base
 		if try > 0 {
 			name = fmt.Sprintf("%s-%d", base, try)
 		}
+		key := apiclient.NewPlayerKey()
 		sig, err := key.Sign(tournament.ActionMessage{Origin: r.origin, Action: tournament.ActionSignUp,
 			Payload: tournament.ActionPayload{Name: name, PublicKey: key.PublicKey()}}, time.Now())
 		if err != nil {
-			return err
+			return key, err
 		}
 		err = r.setupCall(ctx, r.newClient("", "", ""), http.MethodPost, "/v1/accounts",
 			map[string]string{"name": name, "publicKey": key.PublicKey()}, http.StatusCreated, out, sig.Pairs()...)
 		var se *setupError
-		if err == nil || try >= 10 || !errors.As(err, &se) || se.status != http.StatusConflict || !bytes.Contains(se.body, []byte(`"name_taken"`)) {
-			return err
+		if err == nil || try >= 10 || !errors.As(err, &se) || se.status != http.StatusConflict ||
+			!(bytes.Contains(se.body, []byte(`"name_taken"`)) || bytes.Contains(se.body, []byte(`"key_taken"`))) {
+			return key, err
 		}
 	}
 }
@@ -333,8 +336,8 @@ func (r *Run) setupLobby(ctx context.Context, i, generation int) (*lobbyRun, err
 			} `json:"account"`
 			Token string `json:"token"`
 		}
-		key := apiclient.NewPlayerKey()
-		if err := r.signUp(ctx, fmt.Sprintf("faults-%d-%d-%d", i, generation, j), key, &acct); err != nil {
+		key, err := r.signUp(ctx, fmt.Sprintf("faults-%d-%d-%d", i, generation, j), &acct)
+		if err != nil {
 			return nil, fmt.Errorf("sign up: %w", err)
 		}
 		p := r.newClient(l.id, acct.Account.ID, acct.Token)
