@@ -2,6 +2,7 @@ package rps.app
 
 import android.app.Activity
 import android.content.Intent
+import android.graphics.Rect
 import android.os.Bundle
 import android.text.InputType
 import android.view.View
@@ -14,16 +15,19 @@ import kotlinx.coroutines.launch
 import rps.client.AccountKeys
 import rps.client.KeyAlert
 import rps.client.KeyLine
+import rps.client.KeyNotice
 import rps.client.KeysOutcome
 import rps.client.KeysUiState
 
 /**
  * The account's keys: the key this phone signs with (and where it is kept), every key of the
  * account from its verified key log (retired ones and the operator's recoveries marked), a red
- * notice with the evidence for every key event this phone did not make, adding another phone (the
- * new phone shows its key as a QR code and as text, this one scans or types it and signs its
- * addition) and retiring a lost phone's key, after a confirmation, signed by this phone's. What to show is [rps.client.keysUiStateOf] of [AccountKeys]' snapshot; this activity
- * only draws it and passes taps on (no IO here).
+ * notice with the evidence for every key event this phone did not make (said plainly instead, the
+ * evidence kept, once a key it did not add is retired), adding another phone (the new phone shows
+ * its key as a QR code and as text, this one scans or types it and signs its addition) and
+ * retiring a lost phone's key, after a confirmation, signed by this phone's. What to show is
+ * [rps.client.keysUiStateOf] of [AccountKeys]' snapshot; this activity only draws it and passes
+ * taps on (no IO here).
  */
 class KeysActivity : Activity() {
     private val scope = MainScope()
@@ -33,6 +37,9 @@ class KeysActivity : Activity() {
     internal val deviceLine by lazy { text(Type.BODY) }
     internal val storage by lazy { text(Type.LABEL, muted = true) }
     internal val alert by lazy { notice() }
+
+    /** Keys this phone did not add that are retired since: no longer a danger, so in the normal colour. */
+    internal val settled by lazy { text(Type.BODY) }
 
     // Selectable (to copy the evidence or the key), so a touch target like any other.
     internal val evidence by lazy { text(Type.LABEL, muted = true).apply { selectable() } }
@@ -89,7 +96,7 @@ class KeysActivity : Activity() {
             ScrollView(this).apply {
                 addView(
                     column().add(text(Type.DISPLAY).apply { setText(R.string.keys) })
-                        .add(alert).add(evidence).add(recovery).add(outcome)
+                        .add(alert).add(settled).add(evidence).add(recovery).add(outcome)
                         .add(deviceLine).add(storage).add(makeKey).add(showKey).addCentered(qr).add(publicKey)
                         .add(listHeading).add(keyList).add(addPhone),
                 )
@@ -102,7 +109,9 @@ class KeysActivity : Activity() {
     private fun show(s: KeysUiState) {
         shown = s
         val all =
-            listOf<View>(alert, evidence, recovery, deviceLine, storage, makeKey, showKey, qr, publicKey, listHeading, keyList, addPhone)
+            listOf<View>(
+                alert, settled, evidence, recovery, deviceLine, storage, makeKey, showKey, qr, publicKey, listHeading, keyList, addPhone,
+            )
         for (v in all) v.visibility = View.GONE
         makeKey.isEnabled = !s.busy
         addKey.isEnabled = !s.busy
@@ -110,7 +119,7 @@ class KeysActivity : Activity() {
         when (s) {
             is KeysUiState.Checking -> deviceLine.shown(getString(R.string.keys_checking))
             is KeysUiState.Unreachable -> outcome.showStatus(describeFailure(s.error), failure = true)
-            is KeysUiState.Broken -> showAlerts(listOf(s.alert))
+            is KeysUiState.Broken -> showNotices(listOf(KeyNotice.Alarm(s.alert)))
             is KeysUiState.NoKey -> {
                 deviceLine.shown(getString(R.string.keys_no_key))
                 makeKey.visibility = View.VISIBLE
@@ -122,7 +131,7 @@ class KeysActivity : Activity() {
                 publicKey.shown(s.publicKey)
             }
             is KeysUiState.Keys -> {
-                showAlerts(s.alerts)
+                showNotices(s.notices)
                 s.ownRecovery?.let { r ->
                     recovery.shown(getString(R.string.keys_own_recovery, r.at, r.str("reason") ?: ""))
                 }
@@ -159,12 +168,17 @@ class KeysActivity : Activity() {
         }
     }
 
-    /** What retiring [line]'s key does, said before it is done: it cannot be undone. */
+    /**
+     * What retiring [line]'s key does, said before it is done: it cannot be undone. Below a long list or
+     * at a large font the card would open past the bottom of the screen, Cancel out of sight: once
+     * laid out, the page scrolls to show it whole (or its top, when taller than the screen).
+     */
     private fun confirmation(line: KeyLine, busy: Boolean) = card().apply {
+        addOnLayoutChangeListener { v, _, _, _, _, _, _, _, _ -> v.requestRectangleOnScreen(Rect(0, 0, v.width, v.height), true) }
         add(text(Type.HEADING).apply { text = getString(R.string.keys_retire_title, line.keyId) })
         add(text(Type.BODY).apply { text = getString(R.string.keys_retire_message, line.keyId, line.at) })
         add(
-            button(R.string.keys_retire_confirm) { scope.launch { keys.retire() } }.apply {
+            button(R.string.keys_retire_confirm, destructive = true) { scope.launch { keys.retire() } }.apply {
                 isEnabled = !busy
                 confirmRetire = this
             },
@@ -177,10 +191,27 @@ class KeysActivity : Activity() {
         )
     }
 
-    private fun showAlerts(alerts: List<KeyAlert>) {
-        if (alerts.isEmpty()) return
-        alert.shown(getString(R.string.keys_alert_title) + "\n" + alerts.joinToString("\n") { alertText(it) })
-        evidence.shown(getString(R.string.keys_alert_evidence) + ":\n" + alerts.joinToString("\n") { it.evidence })
+    /** The open alarms in red under their title, the settled ones plainly, and the evidence of all. */
+    private fun showNotices(notices: List<KeyNotice>) {
+        if (notices.isEmpty()) return
+        val alarms = notices.filterIsInstance<KeyNotice.Alarm>()
+        if (alarms.isNotEmpty()) {
+            alert.shown(getString(R.string.keys_alert_title) + "\n" + alarms.joinToString("\n") { alertText(it.alert) })
+        }
+        val retired = notices.filterIsInstance<KeyNotice.RetiredUnknownKey>()
+        if (retired.isNotEmpty()) settled.shown(retired.joinToString("\n") { retiredText(it) })
+        evidence.shown(getString(R.string.keys_alert_evidence) + ":\n" + notices.joinToString("\n") { it.alert.evidence })
+    }
+
+    private fun retiredText(n: KeyNotice.RetiredUnknownKey): String {
+        val key = n.alert.key
+        val appeared = getString(R.string.keys_settled_appeared, key.keyId, n.alert.event.at, key.signer ?: "")
+        val retired = when (val by = n.retiredBy) {
+            KeyNotice.RetiredBy.ThisPhone -> getString(R.string.keys_settled_by_this_phone, n.retiredAt)
+            is KeyNotice.RetiredBy.OtherKey -> getString(R.string.keys_settled_by_key, by.keyId, n.retiredAt)
+            KeyNotice.RetiredBy.Operator -> getString(R.string.keys_settled_by_operator, n.retiredAt)
+        }
+        return "$appeared $retired"
     }
 
     private fun alertText(a: KeyAlert): String = when (a) {

@@ -62,12 +62,17 @@ internal fun TextView.showStatus(message: String?, failure: Boolean = false) {
     visibility = if (message == null) View.GONE else View.VISIBLE
 }
 
-/** A button at least 48dp high labelled [label]: filled in the primary colour, or outlined ([primary] false). */
-internal fun Activity.button(label: Int, primary: Boolean = true, onClick: () -> Unit): Button =
-    plainButton(primary, onClick).apply { setText(label) }
+/**
+ * A button at least 48dp high labelled [label]: filled in the primary colour, or outlined ([primary]
+ * false); an action that cannot be undone ([destructive]) is filled in the error colour.
+ */
+internal fun Activity.button(label: Int, primary: Boolean = true, destructive: Boolean = false, onClick: () -> Unit): Button =
+    styledButton(primary, destructive, onClick).apply { setText(label) }
 
 /** A button at least 48dp high whose text the caller sets. */
-internal fun Activity.plainButton(primary: Boolean = true, onClick: () -> Unit): Button = Button(this, null, 0, 0).apply {
+internal fun Activity.plainButton(primary: Boolean = true, onClick: () -> Unit): Button = styledButton(primary, false, onClick)
+
+private fun Activity.styledButton(primary: Boolean, destructive: Boolean, onClick: () -> Unit): Button = Button(this, null, 0, 0).apply {
     setAllCaps(false)
     setTextSize(TypedValue.COMPLEX_UNIT_PX, resources.getDimension(R.dimen.text_body))
     setTypeface(typeface, Typeface.BOLD)
@@ -80,14 +85,22 @@ internal fun Activity.plainButton(primary: Boolean = true, onClick: () -> Unit):
     val disabled = intArrayOf(-android.R.attr.state_enabled)
     val shape = GradientDrawable()
     shape.setCornerRadius(resources.getDimension(R.dimen.corner))
-    if (primary) {
-        shape.setColor(ColorStateList(arrayOf(disabled, enabled), intArrayOf(color(R.color.disabled), color(R.color.primary))))
+    val fill = if (destructive) R.color.error else R.color.primary
+    if (primary || destructive) {
+        shape.setColor(ColorStateList(arrayOf(disabled, enabled), intArrayOf(color(R.color.disabled), color(fill))))
     } else {
         shape.setColor(color(R.color.surface))
         shape.setStroke(dp(1), color(R.color.outline))
     }
-    background = RippleDrawable(ColorStateList.valueOf(color(R.color.primary_pressed)), shape, null)
-    val textColor = color(if (primary) R.color.on_primary else R.color.primary)
+    val pressed = if (destructive) R.color.error_pressed else R.color.primary_pressed
+    background = RippleDrawable(ColorStateList.valueOf(color(pressed)), shape, null)
+    val textColor = color(
+        when {
+            destructive -> R.color.on_error
+            primary -> R.color.on_primary
+            else -> R.color.primary
+        },
+    )
     setTextColor(ColorStateList(arrayOf(disabled, enabled), intArrayOf(color(R.color.on_disabled), textColor)))
     stateListAnimator = null
     setOnClickListener { onClick() }

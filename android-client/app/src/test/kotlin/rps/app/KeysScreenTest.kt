@@ -17,6 +17,7 @@ import rps.client.ErrorCode
 import rps.client.KeyAlert
 import rps.client.KeyLine
 import rps.client.KeyLogs
+import rps.client.KeyNotice
 import rps.client.KeysUiState
 import rps.client.PlayerKey
 import rps.client.RpsException
@@ -222,5 +223,86 @@ class KeysScreenTest {
             assertTrue("a refusal closes the confirmation", a.confirmRetire == null && lost.keyId in a.retireButtons)
         }
         assertEquals(2, Fakes.keys.retireRequests.map { it.idempotencyKey }.distinct().size)
+    }
+
+    @Test
+    fun `a key this phone did not add is a red alarm until this phone retires it, then said plainly with its evidence`() {
+        val (_, lost, _) = withLostPhone()
+        val stranger = KeyLogs.key(6)
+        // Added from the lost phone: signed by a key of the account, but never seen by this phone.
+        Fakes.keys.of(Fakes.server.meId).addKey(stranger, lost)
+        val c = controller()
+        val a = Screens.matchesGoldens(c, "keys_unknown_key") { (it.shown as? KeysUiState.Keys)?.busy == false }
+        a.showing<KeysUiState.Keys>()
+        assertTrue(a.alert.text.toString(), a.alert.isShown && a.alert.text.contains(stranger.keyId))
+        assertTrue(!a.settled.isShown)
+
+        a.retireButtons.getValue(stranger.keyId).performClick()
+        Screens.settle("the confirmation") { a.confirmRetire != null }
+        a.confirmRetire!!.performClick()
+        Screens.settle("the key retired") { a.lineOf(stranger.keyId)?.kind == KeyLine.Kind.RETIRED && a.shown?.busy == false }
+        val n = a.showing<KeysUiState.Keys>().notices.single() as KeyNotice.RetiredUnknownKey
+        assertEquals(KeyNotice.RetiredBy.ThisPhone, n.retiredBy)
+        assertTrue("no open alarm once the key is retired: ${a.alert.text}", !a.alert.isShown)
+        assertEquals(
+            "Key ${stranger.keyId}, which this phone did not add, appeared on your account at ${n.alert.event.at}, signed by key " +
+                "${lost.keyId}. This phone retired it at ${n.retiredAt}: it can no longer play or act for this account.",
+            a.settled.text.toString(),
+        )
+        assertEquals("said plainly, not in the error colour", a.color(R.color.text), a.settled.currentTextColor)
+        // The evidence that it appeared stays.
+        val evidence = a.evidence.text.toString()
+        assertTrue(evidence, a.evidence.isShown && evidence.contains("key_added") && evidence.contains(stranger.keyId))
+        Screens.matchesGoldens(c, "keys_unknown_retired") { (it.shown as? KeysUiState.Keys)?.busy == false }
+    }
+
+    @Test
+    fun `the retire confirmation opens with both its buttons on the screen, at font scale 1 and 1_3`() {
+        val (_, lost, _) = withLostPhone()
+        try {
+            for (scale in listOf(1f, 1.3f)) {
+                RuntimeEnvironment.setFontScale(scale)
+                val a = controller().get()
+                a.showing<KeysUiState.Keys>()
+                a.retireButtons.getValue(lost.keyId).performClick()
+                Screens.settle("the confirmation") { a.confirmRetire != null }
+                // Laid out at the test device's size (360 x 760 dp), as the screenshot draws it.
+                Screens.shoot(a, "keys_retire_confirm_at_$scale")
+                val window = a.window.decorView
+                for (b in listOf(a.confirmRetire!!, a.cancelRetire!!)) {
+                    val at = IntArray(2).also { b.getLocationInWindow(it) }
+                    assertTrue(
+                        "'${b.text}' at font scale $scale is at y ${at[1]}..${at[1] + b.height}, the window 0..${window.height}",
+                        b.isShown && at[1] >= 0 && at[1] + b.height <= window.height,
+                    )
+                }
+            }
+        } finally {
+            RuntimeEnvironment.setFontScale(1f)
+        }
+    }
+
+    @Test
+    fun `retiring a key is shown as destructive, in the error colour, in both themes`() {
+        val (_, lost, _) = withLostPhone()
+        try {
+            for (theme in listOf("notnight", "night")) {
+                RuntimeEnvironment.setQualifiers("+$theme")
+                val a = controller().get()
+                a.showing<KeysUiState.Keys>()
+                a.retireButtons.getValue(lost.keyId).performClick()
+                Screens.settle("the confirmation") { a.confirmRetire != null }
+                val shot = Screens.shoot(a, "keys_retire_destructive_$theme")
+                val b = a.confirmRetire!!
+                val at = IntArray(2).also { b.getLocationInWindow(it) }
+                // Inside the button, clear of its rounded corners and of its label.
+                val fill = shot.getPixel(at[0] + a.dp(14), at[1] + b.height / 2)
+                assertEquals("the fill of '${b.text}' ($theme)", Integer.toHexString(a.color(R.color.error)), Integer.toHexString(fill))
+                assertEquals(a.color(R.color.on_error), b.currentTextColor)
+                assertTrue(Accessibility.contrast(b.currentTextColor, fill) >= 4.5)
+            }
+        } finally {
+            RuntimeEnvironment.setQualifiers("+notnight")
+        }
     }
 }

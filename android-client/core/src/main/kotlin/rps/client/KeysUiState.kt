@@ -56,19 +56,46 @@ sealed interface KeysUiState {
         override val outcome: KeysOutcome?,
     ) : KeysUiState
 
-    /** This device signs with [deviceKeyId]; [alerts] are the key events it did not make (the red notice). */
+    /** This device signs with [deviceKeyId]; [notices] say the key events it did not make, each with its evidence. */
     data class Keys(
         val deviceKeyId: String,
         val inKeystore: Boolean,
         val lines: List<KeyLine>,
-        val alerts: List<KeyAlert>,
+        val notices: List<KeyNotice>,
         /** The operator's recovery that gave this device its key, said plainly. */
         val ownRecovery: KeyEvent?,
         /** The line of the key the player asked to retire, while it waits for the confirmation; only ever a [KeyLine.retirable] one. */
         val confirmRetire: KeyLine?,
         override val busy: Boolean,
         override val outcome: KeysOutcome?,
-    ) : KeysUiState
+    ) : KeysUiState {
+        /** Every key event this device did not make, open or settled: the evidence. */
+        val alerts: List<KeyAlert> get() = notices.map { it.alert }
+    }
+}
+
+/** How the keys screen says one key event this device did not make ([KeyAlert]). */
+sealed interface KeyNotice {
+    val alert: KeyAlert
+
+    /** Still a danger: the red notice. */
+    data class Alarm(override val alert: KeyAlert) : KeyNotice
+
+    /**
+     * A key this device did not add, retired since ([retiredAt], by [retiredBy]): nobody can act
+     * with it any more. The evidence that it appeared stays, said plainly, not as an alarm.
+     */
+    data class RetiredUnknownKey(override val alert: KeyAlert.UnknownKey, val retiredAt: String, val retiredBy: RetiredBy) : KeyNotice
+
+    sealed interface RetiredBy {
+        data object ThisPhone : RetiredBy
+
+        /** Another key of the account signed the retirement. */
+        data class OtherKey(val keyId: String) : RetiredBy
+
+        /** The operator's recovery retired it (the recovery is a notice of its own). */
+        data object Operator : RetiredBy
+    }
 }
 
 fun keysUiStateOf(s: KeysSnapshot): KeysUiState {
@@ -95,7 +122,7 @@ fun keysUiStateOf(s: KeysSnapshot): KeysUiState {
                 r.deviceKey.keyId,
                 s.inKeystore,
                 lines,
-                r.alerts,
+                r.alerts.map { noticeOf(it, r.history, r.deviceKey.keyId) },
                 r.ownRecovery,
                 // A key retired meanwhile (by another phone, or this request) is no longer confirmed.
                 lines.firstOrNull { it.keyId == s.confirmingRetire && it.retirable },
@@ -104,4 +131,19 @@ fun keysUiStateOf(s: KeysSnapshot): KeysUiState {
             )
         }
     }
+}
+
+/** [a] as the screen says it: a key this device did not add is no longer an alarm once the log shows it retired. */
+private fun noticeOf(a: KeyAlert, history: KeyHistory, deviceKeyId: String): KeyNotice {
+    if (a !is KeyAlert.UnknownKey) return KeyNotice.Alarm(a)
+    // The alert's record is the verified history's, as it stands now: retired or not.
+    val retirement = a.key.retiredSeq?.let { seq -> history.events.first { it.seq == seq } } ?: return KeyNotice.Alarm(a)
+    // A verified key_retired always names the key that signed it; a recovery has none.
+    val signer = retirement.str("signer").orEmpty()
+    val by = when {
+        retirement.type == KeyEvent.KEYS_RECOVERED -> KeyNotice.RetiredBy.Operator
+        signer == deviceKeyId -> KeyNotice.RetiredBy.ThisPhone
+        else -> KeyNotice.RetiredBy.OtherKey(signer)
+    }
+    return KeyNotice.RetiredUnknownKey(a, retirement.at, by)
 }

@@ -90,4 +90,41 @@ class KeysUiStateTest {
         val mine = keysUiStateOf(KeysSnapshot(deviceKey = phone, report = report(afterRecovery, phone))) as KeysUiState.Keys
         assertEquals(listOf(KeyLine.Kind.RECOVERY), mine.lines.filter { it.retirable }.map { it.kind })
     }
+
+    @Test
+    fun `a key this phone did not add is a red alarm while it is active, and said plainly once it is retired`() {
+        val stranger = KeyLogs.key(6)
+        val appeared = KeyLogs().signUp(phone).addKey(other, phone).addKey(stranger, other)
+        fun notices(log: KeyLogs) = (
+            keysUiStateOf(KeysSnapshot(deviceKey = phone, report = report(log, phone, setOf(other.keyId))))
+                as KeysUiState.Keys
+            ).notices
+
+        val open = notices(appeared).single() as KeyNotice.Alarm
+        assertEquals(stranger.keyId, (open.alert as KeyAlert.UnknownKey).key.keyId)
+        val added = appeared.events.last()
+
+        // (KeyLogs appends: appeared is now the log with the retirement.)
+        val retired = appeared.retire(stranger.keyId, phone).events.last()
+        val settled = notices(appeared).single() as KeyNotice.RetiredUnknownKey
+        assertEquals(KeyNotice.RetiredBy.ThisPhone, settled.retiredBy)
+        assertEquals(retired.at, settled.retiredAt)
+        // The evidence that it appeared stays: the key_added event.
+        assertEquals(added.evidence, settled.alert.evidence)
+
+        val byOtherPhone = notices(KeyLogs().signUp(phone).addKey(other, phone).addKey(stranger, other).retire(stranger.keyId, other))
+        assertEquals(KeyNotice.RetiredBy.OtherKey(other.keyId), (byOtherPhone.single() as KeyNotice.RetiredUnknownKey).retiredBy)
+
+        // Retired by the operator's recovery, which is an alarm of its own.
+        val rescuer = KeyLogs.key(3)
+        val recovered = KeyLogs().signUp(phone).addKey(other, phone).addKey(stranger, other)
+            .recover(rescuer, listOf(phone.keyId, other.keyId, stranger.keyId))
+        val afterRecovery = keysUiStateOf(KeysSnapshot(deviceKey = phone, report = report(recovered, phone, setOf(other.keyId))))
+        afterRecovery as KeysUiState.Keys
+        assertEquals(
+            listOf(KeyNotice.RetiredBy.Operator),
+            afterRecovery.notices.filterIsInstance<KeyNotice.RetiredUnknownKey>().map { it.retiredBy },
+        )
+        assertTrue(afterRecovery.notices.any { it is KeyNotice.Alarm && it.alert is KeyAlert.Recovered })
+    }
 }
