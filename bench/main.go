@@ -747,7 +747,7 @@ var statementClassOrder = []struct {
 	{"BEGIN, COMMIT (and the batch's plan mode)", regexp.MustCompile(`^(BEGIN|COMMIT|ROLLBACK|SELECT set_config\()`)},
 	{"a batch's lobby lock", regexp.MustCompile(`FROM lobbies WHERE id = \$1 FOR UPDATE`)},
 	{"a batch's account locks (an action's signer against a key change)", regexp.MustCompile(`^SELECT (1|\$2) FROM accounts WHERE id = (ANY\(\$1::uuid\[\]\) ORDER BY id|\$1) FOR (KEY SHARE|UPDATE)$`)},
-	{"a batch's game read", regexp.MustCompile(`(?s)^SELECT id::text, lobby_id::text, number, config.* FROM unnest\(\$1::uuid\[\]\) AS x \(lobby\)`)},
+	{"a batch's game read (with the rounds it may close)", regexp.MustCompile(`(?s)^SELECT id::text, lobby_id::text, number, config.* FROM unnest\(\$1::uuid\[\], \$2::int\[\]\) AS x \(lobby, calls\)`)},
 	{"a batch's call reads (instant, stored result, actor's account, registration, move)", regexp.MustCompile(`AS c \(actor, key_account`)},
 	{"a batch's held writes (events, moves, registrations, postings, game and lobby rows, results, audit; notifications)", regexp.MustCompile(`^WITH (new_games|games|lobby_rows|heads|players|moves|reveals|postings|events|results|audits) AS`)},
 	{"a batch's stage changes (eliminate, count, seal, split, winner)", regexp.MustCompile(`^(UPDATE game_players p SET active = false|SELECT move, count|SELECT account_id::text, (encode|reveal)|WITH shares AS|SELECT account_id::text FROM game_players WHERE game_id = \$1 AND active ORDER BY ord)`)},
