@@ -227,11 +227,8 @@ func (t *pgTx) heldSealedValues(game tournament.GameID, round int, kind tourname
 		return false, nil
 	}
 	for _, id := range slices.Sorted(maps.Keys(moves)) {
-		m := moves[id]
-		value := m.Reveal
-		if kind == tournament.SealedCommitments {
-			value = m.Commitment.String()
-		} else if !m.Revealed {
+		value, ok := moves[id].SealedValue(kind)
+		if !ok {
 			continue
 		}
 		if err := fn(id, value); err != nil {

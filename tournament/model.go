@@ -224,6 +224,15 @@ func (k Keep) Keeps(m RoundMove, moved bool) bool {
 	return true
 }
 
+// SealedValue is the move's value of a kind of sealed values, as a digest takes it: its
+// commitment in lower-case hex, or its reveal string (false: it has none, unrevealed).
+func (m RoundMove) SealedValue(kind Sealed) (string, bool) {
+	if kind == SealedCommitments {
+		return m.Commitment.String(), true
+	}
+	return m.Reveal, m.Revealed
+}
+
 // Sealed names the sealed values of a stage.
 type Sealed string
 

@@ -230,13 +230,8 @@ func (tx *memTx) RevealCounts(ctx context.Context, game tournament.GameID, round
 
 func (tx *memTx) SealedValues(ctx context.Context, game tournament.GameID, round int, kind tournament.Sealed, fn func(tournament.AccountID, string) error) error {
 	for _, m := range tx.s.roundMoves(game, round) {
-		var value string
-		switch {
-		case kind == tournament.SealedCommitments:
-			value = m.Commitment.String()
-		case m.Revealed:
-			value = m.Reveal
-		default:
+		value, ok := m.SealedValue(kind)
+		if !ok {
 			continue
 		}
 		if err := fn(m.AccountID, value); err != nil {
