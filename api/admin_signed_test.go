@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/google/uuid"
@@ -15,19 +16,6 @@ import (
 	"github.com/commitreveal/rps/tournament"
 )
 
-// bindAdminKey gives the bootstrap admin a key, bound through POST /v1/me/keys (its first key,
-// signed by itself), and returns the admin as a Player that signs with it.
-func bindAdminKey(t *testing.T, e *apitest.Env) apitest.Player {
-	t.Helper()
-	var me api.Account
-	e.Do("GET", "/v1/me", e.Admin, nil).Want(t, http.StatusOK).Decode(t, &me)
-	admin := apitest.Player{ID: me.Id.String(), Name: me.Name, Token: e.Admin, Key: apiclient.NewPlayerKey()}
-	pub := admin.Key.PublicKey()
-	e.Do("POST", "/v1/me/keys", e.Admin, map[string]any{"publicKey": pub},
-		e.Signed(admin, apitest.Act{Action: tournament.ActionAddKey, Payload: tournament.ActionPayload{PublicKey: pub}})...).Want(t, http.StatusCreated)
-	return admin
-}
-
 // TestAdminActionsAreSigned: an admin with a key signs every admin action; the signature binds
 // the account or lobby acted on and the request's body, and the audit log keeps it, verifying
 // over the message rebuilt from the entry. With admin keys required, an admin without a key is
@@ -35,7 +23,7 @@ func bindAdminKey(t *testing.T, e *apitest.Env) apitest.Player {
 func TestAdminActionsAreSigned(t *testing.T) {
 	e := apitest.Start(t, apitest.WithLog(logpublish.Config{Origin: testOrigin}))
 	alice, bob := e.NewPlayer("alice", 0), e.NewPlayer("bob", 0)
-	admin := bindAdminKey(t, e)
+	admin := e.BindAdminKey()
 
 	credit := map[string]any{"amount": 500, "memo": "deposit"}
 	request := []byte(`{"amount":500,"memo":"deposit"}`)
@@ -116,4 +104,67 @@ func TestAdminKeysRequired(t *testing.T) {
 	p := e.NewPlayer("carol", 0)
 	e.Do("POST", "/v1/admin/accounts/"+p.ID+"/credits", e.Admin, map[string]any{"amount": 5}, "Idempotency-Key", uuid.NewString()).
 		WantProblem(t, http.StatusForbidden, api.ProblemCodeKeyRequired)
+}
+
+// TestAdminActsRecordTheirSignatureInTheLog: the events an admin's signed action writes (a lobby
+// created, its next config, a stop, the close; a player's keys recovered) record the signature
+// with the admin and the request as signed, inside what the event's hash covers, and it verifies
+// over the message rebuilt from the event alone (tournament.AdminAuth.Message), as rpsverify
+// rebuilds it. The stop the rules make when the lobby closes records none.
+func TestAdminActsRecordTheirSignatureInTheLog(t *testing.T) {
+	e := apitest.Start(t, apitest.WithLog(logpublish.Config{Origin: testOrigin}))
+	player := e.NewPlayer("dora", 0)
+	admin := e.BindAdminKey()
+
+	lobby := createLobbySigned(t, e, admin)
+	next := []byte(`{"betSize":20,"playersCountLimit":3}`)
+	e.Do("PUT", "/v1/lobbies/"+lobby+"/next-config", e.Admin, json.RawMessage(next),
+		e.AdminSigned(admin, tournament.ActionSetNextConfig, lobby, "", next)...).Want(t, http.StatusOK)
+	stop := []byte(`{"reason":"maintenance"}`)
+	e.Do("POST", "/v1/lobbies/"+lobby+"/stop", e.Admin, json.RawMessage(stop),
+		e.AdminSigned(admin, tournament.ActionStop, lobby, "", stop)...).Want(t, http.StatusOK)
+	e.Do("POST", "/v1/lobbies/"+lobby+"/close", e.Admin, nil,
+		e.AdminSigned(admin, tournament.ActionCloseLobby, lobby, "", nil)...).Want(t, http.StatusOK)
+	recovery := []byte(`{"publicKey":"` + apiclient.NewPlayerKey().PublicKey() + `","reason":"lost phone"}`)
+	e.Do("POST", "/v1/admin/accounts/"+player.ID+"/keys", e.Admin, json.RawMessage(recovery),
+		e.AdminSigned(admin, tournament.ActionRecoverKeys, "", player.ID, recovery)...).Want(t, http.StatusCreated)
+
+	verify := func(what string, data []byte, lobby tournament.LobbyID, account tournament.AccountID) tournament.ActionName {
+		t.Helper()
+		var d struct {
+			Auth *tournament.AdminAuth `json:"auth"`
+		}
+		if err := json.Unmarshal(data, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Auth == nil {
+			return ""
+		}
+		sig, _ := hex.DecodeString(d.Auth.Signature)
+		if d.Auth.Admin != tournament.AccountID(admin.ID) || !d.Auth.Message(testOrigin, lobby, account).Verify(publicKey(t, admin), sig) {
+			t.Errorf("%s: the recorded signature does not verify: %s", what, data)
+		}
+		return d.Auth.Action
+	}
+	events, err := e.Store.Events(t.Context(), tournament.LobbyID(lobby), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var signed []string
+	for _, ev := range events {
+		if a := verify(string(ev.Type), ev.Data, tournament.LobbyID(lobby), ""); a != "" {
+			signed = append(signed, string(ev.Type)+":"+string(a))
+		}
+	}
+	want := []string{"lobby_created:create_lobby", "next_config_changed:set_next_config", "game_stopped:stop", "lobby_closed:close_lobby"}
+	if !slices.Equal(signed, want) {
+		t.Errorf("signed admin events %v, want %v (the close's own stop unsigned)", signed, want)
+	}
+	var keys api.AccountKeys
+	e.Do("GET", "/v1/accounts/"+player.ID+"/keys", "", nil).Want(t, http.StatusOK).Decode(t, &keys)
+	last := keys.Events[len(keys.Events)-1]
+	data, _ := json.Marshal(last.Data)
+	if a := verify("keys_recovered", data, "", tournament.AccountID(player.ID)); last.Type != "keys_recovered" || a != tournament.ActionRecoverKeys {
+		t.Errorf("the recovery's key event %s records %q, want recover_keys: %s", last.Type, a, data)
+	}
 }

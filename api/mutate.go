@@ -53,6 +53,10 @@ func (h *handlers) act(ctx context.Context, a action) (rawResponse, error) {
 	if err != nil {
 		return rawResponse{}, err
 	}
+	if op, ok := a.op.(tournament.AdminSignable); ok && audit != nil && audit.Auth != nil {
+		// The action's event records the admin's signature, for anyone reading the log to check.
+		a.op = op.SignedBy(audit.Auth)
+	}
 	answer, err := h.s.store.Act(ctx, store.Action{
 		Actor: actorOf(a.caller), Key: key, Request: requestRef(ctx), Op: a.op, Audit: audit, SignerKey: a.signed.KeyIDOrNone(),
 	})
@@ -127,9 +131,9 @@ func (h *handlers) audit(ctx context.Context, a action) (*store.Audit, error) {
 	if entry.Auth, err = h.adminAuth(ctx, a); err != nil {
 		return nil, err
 	}
-	if sent, ok := ctx.Value(sentBodyKey{}).([]byte); ok && entry.Auth != nil {
+	if entry.Auth != nil {
 		// The request as signed, so that the signature can be checked against the entry.
-		entry.Request = sent
+		entry.Request = entry.Auth.Request
 	}
 	return entry, nil
 }

@@ -155,12 +155,13 @@ func (h *handlers) signedAction(ctx context.Context, caller tournament.Account, 
 		Signature: sig.signature, GameID: m.GameID, Round: m.Round, Ruleset: m.Payload.Ruleset}, nil
 }
 
-// adminAuth checks an admin's signature of its action and returns it as the audit log records
-// it (nil: unsigned). The message's payload is the account the action acts on and the request's
-// body in RFC 8785 form; its lobby is the lobby acted on. An admin with a key must sign, and with
-// requireAdminKeys every admin must (tournament.KeyState.Check); the key's state is read for
-// each action (admins' actions are few), so a retired key stops signing at once.
-func (h *handlers) adminAuth(ctx context.Context, a action) (*tournament.ActionAuth, error) {
+// adminAuth checks an admin's signature of its action and returns it as the action's event and
+// the audit log record it (nil: unsigned). The message (tournament.AdminMessage) names the lobby
+// acted on, and its payload is the account acted on and the request's body in RFC 8785 form. An
+// admin with a key must sign, and with requireAdminKeys every admin must
+// (tournament.KeyState.Check); the key's state is read for each action (admins' actions are
+// few), so a retired key stops signing at once.
+func (h *handlers) adminAuth(ctx context.Context, a action) (*tournament.AdminAuth, error) {
 	sig, err := a.adminSignature.parse()
 	if err != nil {
 		return nil, err
@@ -186,11 +187,12 @@ func (h *handlers) adminAuth(ctx context.Context, a action) (*tournament.ActionA
 	if request == nil {
 		request = []byte("null")
 	}
-	m := tournament.ActionMessage{Action: tournament.ActionName(a.name), Player: a.caller.ID, IdempotencyKey: *a.key,
-		Payload: tournament.ActionPayload{Account: string(a.target), Request: request}}
+	var lobby tournament.LobbyID
 	if a.op != nil {
-		m.LobbyID = a.op.Lobby()
+		lobby = a.op.Lobby()
 	}
+	m := tournament.AdminMessage("", tournament.ActionName(a.name), a.caller.ID, lobby, a.target, request)
+	m.IdempotencyKey = *a.key
 	key, err := h.s.signatures.playerKey(ctx, sig.keyID)
 	if err != nil {
 		return nil, err
@@ -198,8 +200,8 @@ func (h *handlers) adminAuth(ctx context.Context, a action) (*tournament.ActionA
 	if m, err = h.s.signatures.verify(ctx, sig, m, key.PublicKey); err != nil {
 		return nil, err
 	}
-	return &tournament.ActionAuth{Action: m.Action, IdempotencyKey: m.IdempotencyKey, KeyID: m.KeyID,
-		Signature: hex.EncodeToString(sig.signature), SignedAt: m.SignedAt}, nil
+	return &tournament.AdminAuth{Action: m.Action, Admin: a.caller.ID, IdempotencyKey: m.IdempotencyKey, KeyID: m.KeyID,
+		Request: request, Signature: hex.EncodeToString(sig.signature), SignedAt: m.SignedAt}, nil
 }
 
 // sentBodyKey keys an admin request's body as sent, in RFC 8785 form, in its context.

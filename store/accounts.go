@@ -130,12 +130,12 @@ func (s *Store) RotateToken(ctx context.Context, id tournament.AccountID, used s
 // tournament.ErrNotFound; an admin account is refused (admins' tokens are the operator's to
 // issue). Idempotent like RotateToken.
 func (s *Store) IssueToken(ctx context.Context, admin, id tournament.AccountID, key *IdempotencyKey, request RequestRef,
-	auth *tournament.ActionAuth) (token string, answer Answer, err error) {
+	auth *tournament.AdminAuth) (token string, answer Answer, err error) {
 	detail := json.RawMessage(`{}`)
 	if auth != nil {
 		if detail, err = json.Marshal(struct {
 			Auth *tournament.ActionAuth `json:"auth"`
-		}{auth}); err != nil {
+		}{auth.Audited()}); err != nil {
 			return "", Answer{}, fmt.Errorf("encode audit detail: %w", err)
 		}
 	}

@@ -63,8 +63,9 @@ type Audit struct {
 	Request json.RawMessage
 	Status  int
 	Refused map[tournament.Code]int
-	// Auth is the admin's signature of the request (nil: unsigned).
-	Auth *tournament.ActionAuth
+	// Auth is the admin's signature of the request (nil: unsigned); the entry shows it without
+	// the request, which is beside it.
+	Auth *tournament.AdminAuth
 }
 
 // detail is the audit entry's detail for a result: the request and the status of its answer.
@@ -77,11 +78,15 @@ func (a *Audit) detail(r tournament.Result) ([]byte, error) {
 	if request == nil {
 		request = json.RawMessage("null")
 	}
+	var auth *tournament.ActionAuth
+	if a.Auth != nil {
+		auth = a.Auth.Audited()
+	}
 	detail, err := json.Marshal(struct {
 		Request json.RawMessage        `json:"request"`
 		Status  int                    `json:"status"`
 		Auth    *tournament.ActionAuth `json:"auth,omitempty"`
-	}{request, status, a.Auth})
+	}{request, status, auth})
 	if err != nil {
 		return nil, fmt.Errorf("encode audit detail: %w", err)
 	}

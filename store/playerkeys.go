@@ -130,6 +130,9 @@ func (s *Store) RecoverKeys(ctx context.Context, admin, account tournament.Accou
 		retired := append([]string{}, st.active...)
 		data := &tournament.KeysRecoveredData{KeyID: tournament.KeyID(key), PublicKey: hex.EncodeToString(key),
 			Retired: retired, Admin: admin, Reason: reason}
+		if audit != nil {
+			data.Auth = audit.Auth
+		}
 		if len(retired) > 0 {
 			if err := execOne(ctx, t.tx, `UPDATE account_keys SET retired_seq = $2, retired_at = $3
 				WHERE account_id = $1 AND retired_seq IS NULL`, st.account, st.seq+1, now); err != nil {

@@ -1,6 +1,7 @@
 package tournament
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/commitreveal/rps/engine"
@@ -68,6 +69,18 @@ func DefaultConfig() Config {
 		MaxExtensions:     DefaultMaxExtensions,
 		MaxRounds:         DefaultMaxRounds,
 	}
+}
+
+// ConfigOfRequest is the config a request's config object asks for: DefaultConfig's fields, each
+// replaced by the request's member of the same name where it has one that is not null. The API
+// reads its typed body by this rule (a test holds the two together); rpsverify checks with it
+// that an admin's signed request is the config its event shows.
+func ConfigOfRequest(request []byte) (Config, error) {
+	c := DefaultConfig()
+	if err := json.Unmarshal(request, &c); err != nil {
+		return Config{}, fmt.Errorf("config of request: %w", err)
+	}
+	return c, nil
 }
 
 // timeout is the length of a stage's window.

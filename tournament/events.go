@@ -53,10 +53,12 @@ type EventData interface {
 	EventType() EventType
 }
 
-// LobbyCreatedData is the data of lobby_created.
+// LobbyCreatedData is the data of lobby_created. Auth, like that of every event an admin's action
+// writes, is the admin's signature of the action (nil: unsigned).
 type LobbyCreatedData struct {
-	Name   string `json:"name"`
-	Config Config `json:"config"`
+	Auth   *AdminAuth `json:"auth,omitempty"`
+	Name   string     `json:"name"`
+	Config Config     `json:"config"`
 }
 
 // GameOpenedData is the data of game_opened: a new game accepts registrations.
@@ -156,23 +158,28 @@ type GameFinishedData struct {
 // reveal stage: the salt of the round's moves_closed digest, revealed as its commitments become
 // public.
 type GameStoppedData struct {
-	Reason    string `json:"reason"`
-	Stage     Stage  `json:"stage"`
-	Round     int    `json:"round"`
-	Amount    int64  `json:"amount"`
-	Players   int    `json:"players"`
-	Share     int64  `json:"share"`
-	Remainder int    `json:"remainder"`
-	Salt      string `json:"salt,omitempty"`
+	// Auth is set for a stop by an admin's signed request (not for one the rules make).
+	Auth      *AdminAuth `json:"auth,omitempty"`
+	Reason    string     `json:"reason"`
+	Stage     Stage      `json:"stage"`
+	Round     int        `json:"round"`
+	Amount    int64      `json:"amount"`
+	Players   int        `json:"players"`
+	Share     int64      `json:"share"`
+	Remainder int        `json:"remainder"`
+	Salt      string     `json:"salt,omitempty"`
 }
 
 // NextConfigChangedData is the data of next_config_changed.
 type NextConfigChangedData struct {
-	Config Config `json:"config"`
+	Auth   *AdminAuth `json:"auth,omitempty"`
+	Config Config     `json:"config"`
 }
 
 // LobbyClosedData is the data of lobby_closed.
-type LobbyClosedData struct{}
+type LobbyClosedData struct {
+	Auth *AdminAuth `json:"auth,omitempty"`
+}
 
 // ClockShiftedData is the data of clock_shifted: every open deadline moved by GapMs after an
 // outage.
@@ -184,6 +191,8 @@ type ClockShiftedData struct {
 const (
 	ReasonMaxExtensions = "max_extensions"
 	ReasonMaxRounds     = "max_rounds"
+	// ReasonLobbyClosed stops the registration a lobby had open when it closed (every bet refunded).
+	ReasonLobbyClosed = "lobby closed"
 )
 
 // LoggedEvent is an event in a lobby's log.

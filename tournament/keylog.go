@@ -93,13 +93,14 @@ type KeyRetiredData struct {
 }
 
 // KeysRecoveredData is a keys_recovered event's data: the key the operator added, the keys it
-// retired, the admin who did it and why.
+// retired, the admin who did it and why, and the admin's signature of it (nil: unsigned).
 type KeysRecoveredData struct {
-	KeyID     string    `json:"keyId"`
-	PublicKey string    `json:"publicKey"`
-	Retired   []string  `json:"retired"`
-	Admin     AccountID `json:"admin"`
-	Reason    string    `json:"reason"`
+	Auth      *AdminAuth `json:"auth,omitempty"`
+	KeyID     string     `json:"keyId"`
+	PublicKey string     `json:"publicKey"`
+	Retired   []string   `json:"retired"`
+	Admin     AccountID  `json:"admin"`
+	Reason    string     `json:"reason"`
 }
 
 func (*KeyAddedData) KeyEventType() KeyEventType      { return KeyAdded }

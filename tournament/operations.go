@@ -180,33 +180,47 @@ func (a Reveal) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor A
 type Stop struct {
 	LobbyID LobbyID
 	Reason  string
+	// Auth is the admin's signature, recorded in game_stopped (nil: unsigned).
+	Auth *AdminAuth
 }
 
 func (a Stop) Lobby() LobbyID { return a.LobbyID }
 
+func (a Stop) SignedBy(auth *AdminAuth) Operation { a.Auth = auth; return a }
+
 func (a Stop) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor Actor) (Result, error) {
-	return s.lobbyResult(ctx, tx, now, actor, a.LobbyID, func(o *op) error { return o.stopByAdmin(now, actor, a.Reason) })
+	return s.lobbyResult(ctx, tx, now, actor, a.LobbyID, func(o *op) error { return o.stopByAdmin(now, actor, a.Reason, a.Auth) })
 }
 
 // CloseLobby closes the lobby (see Service.CloseLobby).
-type CloseLobby struct{ LobbyID LobbyID }
+type CloseLobby struct {
+	LobbyID LobbyID
+	// Auth is the admin's signature, recorded in lobby_closed (nil: unsigned).
+	Auth *AdminAuth
+}
 
 func (a CloseLobby) Lobby() LobbyID { return a.LobbyID }
 
+func (a CloseLobby) SignedBy(auth *AdminAuth) Operation { a.Auth = auth; return a }
+
 func (a CloseLobby) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor Actor) (Result, error) {
-	return s.lobbyResult(ctx, tx, now, actor, a.LobbyID, func(o *op) error { return o.close(now, actor) })
+	return s.lobbyResult(ctx, tx, now, actor, a.LobbyID, func(o *op) error { return o.close(now, actor, a.Auth) })
 }
 
 // ChangeNextConfig sets the config of the lobby's next game (see Service.ChangeNextConfig).
 type ChangeNextConfig struct {
 	LobbyID LobbyID
 	Config  Config
+	// Auth is the admin's signature, recorded in next_config_changed (nil: unsigned).
+	Auth *AdminAuth
 }
 
 func (a ChangeNextConfig) Lobby() LobbyID { return a.LobbyID }
 
+func (a ChangeNextConfig) SignedBy(auth *AdminAuth) Operation { a.Auth = auth; return a }
+
 func (a ChangeNextConfig) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor Actor) (Result, error) {
-	return s.lobbyResult(ctx, tx, now, actor, a.LobbyID, func(o *op) error { return o.changeNextConfig(now, actor, a.Config) })
+	return s.lobbyResult(ctx, tx, now, actor, a.LobbyID, func(o *op) error { return o.changeNextConfig(now, actor, a.Config, a.Auth) })
 }
 
 // Expire applies the deadlines of the lobby's game that have passed (see Service.Expire): the
@@ -223,12 +237,16 @@ func (a Expire) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor A
 type CreateLobby struct {
 	Name   string
 	Config Config
+	// Auth is the admin's signature, recorded in lobby_created (nil: unsigned).
+	Auth *AdminAuth
 }
 
 func (a CreateLobby) Lobby() LobbyID { return "" }
 
+func (a CreateLobby) SignedBy(auth *AdminAuth) Operation { a.Auth = auth; return a }
+
 func (a CreateLobby) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor Actor) (Result, error) {
-	o, err := s.createLobby(ctx, tx, now, actor, a.Name, a.Config)
+	o, err := s.createLobby(ctx, tx, now, actor, a.Name, a.Config, a.Auth)
 	if err != nil {
 		return refused(now, err)
 	}

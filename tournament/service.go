@@ -59,14 +59,14 @@ const (
 
 // CreateLobby creates a lobby (admins only) and opens its first game.
 func (s *Service) CreateLobby(ctx context.Context, tx Tx, now int64, actor Actor, name string, cfg Config) (LobbyID, error) {
-	o, err := s.createLobby(ctx, tx, now, actor, name, cfg)
+	o, err := s.createLobby(ctx, tx, now, actor, name, cfg, nil)
 	if err != nil {
 		return "", err
 	}
 	return o.lobby.ID, nil
 }
 
-func (s *Service) createLobby(ctx context.Context, tx Tx, now int64, actor Actor, name string, cfg Config) (*op, error) {
+func (s *Service) createLobby(ctx context.Context, tx Tx, now int64, actor Actor, name string, cfg Config, auth *AdminAuth) (*op, error) {
 	if actor.Role != RoleAdmin {
 		return nil, refuse(CodeForbidden, "only an admin can create a lobby")
 	}
@@ -84,7 +84,7 @@ func (s *Service) createLobby(ctx context.Context, tx Tx, now int64, actor Actor
 	if err := tx.InsertLobby(ctx, o.lobby); err != nil {
 		return nil, fmt.Errorf("insert lobby: %w", err)
 	}
-	if err := o.emit(now, "", &LobbyCreatedData{Name: name, Config: cfg}); err != nil {
+	if err := o.emit(now, "", &LobbyCreatedData{Auth: auth, Name: name, Config: cfg}); err != nil {
 		return nil, err
 	}
 	if err := o.openGame(now); err != nil {
@@ -96,10 +96,10 @@ func (s *Service) createLobby(ctx context.Context, tx Tx, now int64, actor Actor
 // CloseLobby stops the lobby from opening a new game after the current one (admins only). A
 // current game that nobody has joined yet is stopped at once, since nobody would ever play it.
 func (s *Service) CloseLobby(ctx context.Context, tx Tx, now int64, actor Actor, lobby LobbyID) error {
-	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.close(now, actor) })
+	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.close(now, actor, nil) })
 }
 
-func (o *op) close(now int64, actor Actor) error {
+func (o *op) close(now int64, actor Actor, auth *AdminAuth) error {
 	if actor.Role != RoleAdmin {
 		return refuse(CodeForbidden, "only an admin can close a lobby")
 	}
@@ -108,13 +108,13 @@ func (o *op) close(now int64, actor Actor) error {
 	}
 	o.lobby.Closed = true
 	o.lobbyDirty = true
-	if err := o.emit(now, "", &LobbyClosedData{}); err != nil {
+	if err := o.emit(now, "", &LobbyClosedData{Auth: auth}); err != nil {
 		return err
 	}
 	// A registration left open would never end (its players could wait forever, newcomers
 	// keep joining): it is stopped now, every bet refunded.
 	if o.game.Stage == StageRegistration {
-		return o.stop(now, "lobby closed")
+		return o.stop(now, ReasonLobbyClosed, nil)
 	}
 	return nil
 }
@@ -318,10 +318,10 @@ func (o *op) reveal(now int64, actor Actor, reveal string, signed *Signed) error
 // ChangeNextConfig sets the config of the lobby's next game (admins only); the last change before
 // the current game ends wins.
 func (s *Service) ChangeNextConfig(ctx context.Context, tx Tx, now int64, actor Actor, lobby LobbyID, cfg Config) error {
-	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.changeNextConfig(now, actor, cfg) })
+	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.changeNextConfig(now, actor, cfg, nil) })
 }
 
-func (o *op) changeNextConfig(now int64, actor Actor, cfg Config) error {
+func (o *op) changeNextConfig(now int64, actor Actor, cfg Config, auth *AdminAuth) error {
 	if actor.Role != RoleAdmin {
 		return refuse(CodeForbidden, "only an admin can change the next game's config")
 	}
@@ -333,16 +333,16 @@ func (o *op) changeNextConfig(now int64, actor Actor, cfg Config) error {
 	}
 	o.lobby.NextConfig = &cfg
 	o.lobbyDirty = true
-	return o.emit(now, "", &NextConfigChangedData{Config: cfg})
+	return o.emit(now, "", &NextConfigChangedData{Auth: auth, Config: cfg})
 }
 
 // Stop ends the current game (admins only): in registration every bet is refunded; later the
 // escrow is split among the players still in, the remainder one unit each in registration order.
 func (s *Service) Stop(ctx context.Context, tx Tx, now int64, actor Actor, lobby LobbyID, reason string) error {
-	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.stopByAdmin(now, actor, reason) })
+	return s.run(ctx, tx, now, lobby, func(o *op) error { return o.stopByAdmin(now, actor, reason, nil) })
 }
 
-func (o *op) stopByAdmin(now int64, actor Actor, reason string) error {
+func (o *op) stopByAdmin(now int64, actor Actor, reason string, auth *AdminAuth) error {
 	if !o.game.Stage.Open() {
 		return refuse(CodeWrongStage, "the lobby is closed and has no game in progress")
 	}
@@ -353,7 +353,7 @@ func (o *op) stopByAdmin(now int64, actor Actor, reason string) error {
 	if err != nil {
 		return err
 	}
-	return o.stop(now, reason)
+	return o.stop(now, reason, auth)
 }
 
 // Expire applies every deadline of the lobby's games that has passed by now, in order, each at

@@ -30,11 +30,20 @@ const (
 	ActionQuickJoin ActionName = "quick_join"
 )
 
+// The admins' actions whose events record their signature (AdminAuth).
+const (
+	ActionCreateLobby   ActionName = "create_lobby"
+	ActionSetNextConfig ActionName = "set_next_config"
+	ActionCloseLobby    ActionName = "close_lobby"
+	ActionStop          ActionName = "stop"
+	ActionRecoverKeys   ActionName = "recover_keys"
+)
+
 // AdminActions are the admins' actions an admin's key signs (named as the audit log names them):
 // every act of the operator through the API, attributable to the admin key that signed it.
 var AdminActions = map[ActionName]bool{
-	"create_lobby": true, "set_next_config": true, "close_lobby": true, "stop": true, "credit": true, "debit": true,
-	"issue_token": true, "disable_account": true, "enable_account": true, "recover_keys": true,
+	ActionCreateLobby: true, ActionSetNextConfig: true, ActionCloseLobby: true, ActionStop: true, "credit": true, "debit": true,
+	"issue_token": true, "disable_account": true, "enable_account": true, ActionRecoverKeys: true,
 }
 
 // actionDomain separates players' signatures from anything else a key could ever sign (a

@@ -6,6 +6,7 @@ package tournament
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 )
 
@@ -20,6 +21,56 @@ type ActionAuth struct {
 	SealedSignature string     `json:"sealedSignature,omitempty"`
 	Signature       string     `json:"signature,omitempty"`
 	SignedAt        int64      `json:"signedAt"`
+}
+
+// AdminAuth is how an admin's signature of its action is recorded (see the contract's
+// AdminAuth): in the event the action wrote, inside what its hash covers (lobby_created,
+// next_config_changed, lobby_closed, game_stopped, keys_recovered), so that anyone can check
+// which admin key made each act of the operator in the log; and in the admins' audit log. It
+// holds every member of the message the event does not: the admin, and the request's body as
+// signed.
+type AdminAuth struct {
+	Action         ActionName `json:"action"`
+	Admin          AccountID  `json:"admin"`
+	IdempotencyKey string     `json:"idempotencyKey"`
+	KeyID          string     `json:"keyId"`
+	// Request is the request's body as the admin sent and signed it, in RFC 8785 form (null
+	// for a request with none).
+	Request   json.RawMessage `json:"request"`
+	Signature string          `json:"signature"`
+	SignedAt  int64           `json:"signedAt"`
+}
+
+// AdminMessage is the message an admin signs for action, taken on lobby (a lobby's creation
+// signs none: it makes the lobby) or account ("": none), with the request's body in RFC 8785
+// form (nil: none). The server checks an admin's request against it, and rpsverify an event's
+// AdminAuth.
+func AdminMessage(origin string, action ActionName, admin AccountID, lobby LobbyID, account AccountID, request []byte) ActionMessage {
+	if action == ActionCreateLobby {
+		lobby = ""
+	}
+	return ActionMessage{Origin: origin, Action: action, Player: admin, LobbyID: lobby,
+		Payload: ActionPayload{Account: string(account), Request: request}}
+}
+
+// Message is the message the admin signed, for the lobby or account the action acted on; its
+// signature is Signature's.
+func (a *AdminAuth) Message(origin string, lobby LobbyID, account AccountID) ActionMessage {
+	m := AdminMessage(origin, a.Action, a.Admin, lobby, account, a.Request)
+	m.IdempotencyKey, m.KeyID, m.SignedAt = a.IdempotencyKey, a.KeyID, a.SignedAt
+	return m
+}
+
+// Audited is what the admins' audit log shows of the signature: the request is beside it there.
+func (a *AdminAuth) Audited() *ActionAuth {
+	return &ActionAuth{Action: a.Action, IdempotencyKey: a.IdempotencyKey, KeyID: a.KeyID, Signature: a.Signature, SignedAt: a.SignedAt}
+}
+
+// AdminSignable is an admin's operation whose event records the admin's signature.
+type AdminSignable interface {
+	Operation
+	// SignedBy is the operation with its admin's signature (nil: unsigned).
+	SignedBy(auth *AdminAuth) Operation
 }
 
 // auth is the record of the signature in its action's event (nil: unsigned).

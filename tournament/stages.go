@@ -198,7 +198,7 @@ func (o *op) extend(t, now int64) error {
 					return err
 				}
 			}
-			return o.stop(t+left*window, ReasonMaxExtensions)
+			return o.stop(t+left*window, ReasonMaxExtensions, nil)
 		}
 	}
 	return o.extendBy(t, n)
@@ -324,7 +324,7 @@ func (o *op) resolve(t int64) error {
 	case g.Active == 1:
 		return o.finishWithLastPlayer(t)
 	case g.Config.MaxRounds > 0 && g.Round >= g.Config.MaxRounds:
-		return o.stop(t, ReasonMaxRounds)
+		return o.stop(t, ReasonMaxRounds, nil)
 	default:
 		return o.startRound(t, g.Round+1)
 	}
@@ -371,10 +371,11 @@ func (o *op) finishWithLastPlayer(t int64) error {
 
 // stop ends the game at t and splits its escrow among the players still in (every registered
 // player during registration): equal shares, the remainder one unit each in registration order.
-// Stopped in a reveal stage, the round's commitments become public, and its salt with them.
-func (o *op) stop(t int64, reason string) error {
+// Stopped in a reveal stage, the round's commitments become public, and its salt with them. auth
+// is the signature of the admin who stopped it (nil: unsigned, or the rules stopped it).
+func (o *op) stop(t int64, reason string, auth *AdminAuth) error {
 	g := &o.game
-	data := &GameStoppedData{Reason: reason, Stage: g.Stage, Round: g.Round, Amount: g.Escrow, Players: g.Active, Salt: o.revealSalt()}
+	data := &GameStoppedData{Auth: auth, Reason: reason, Stage: g.Stage, Round: g.Round, Amount: g.Escrow, Players: g.Active, Salt: o.revealSalt()}
 	if g.Escrow > 0 {
 		data.Share = g.Escrow / int64(g.Active)
 		data.Remainder = int(g.Escrow % int64(g.Active))

@@ -39,6 +39,12 @@ type SignatureReport struct {
 	ByRecoveredKey int `json:"byRecoveredKey"`
 	// Failures are the actions not signed by their player, one per event.
 	Failures []Failure `json:"failures,omitempty"`
+	// AdminChecked counts the admins' acts whose signature verified under a key of their admin
+	// (see adminAct); AdminUnsigned those that record no signature: the operator's word alone.
+	AdminChecked  int `json:"adminChecked"`
+	AdminUnsigned int `json:"adminUnsigned"`
+	// AdminFailures are the admins' acts whose recorded signature does not hold, one per event.
+	AdminFailures []Failure `json:"adminFailures,omitempty"`
 }
 
 // AccountResult is the check of one account's key log.
@@ -66,6 +72,12 @@ type Recovery struct {
 	Retired []string `json:"retired"`
 	Admin   string   `json:"admin"`
 	Reason  string   `json:"reason"`
+	// SignedBy is the admin's key whose signature of the recovery verified ("": unsigned).
+	SignedBy string `json:"signedBy,omitempty"`
+	// auth, at and publicKey are what checkRecoveries checks the signature with.
+	auth      *tournament.AdminAuth
+	at        int64
+	publicKey string
 }
 
 // actionsOf are the signed actions each action event may carry.
@@ -333,7 +345,7 @@ func (l *keyLog) recovered(e tournament.KeyEvent, d tournament.KeysRecoveredData
 	l.keys[k.id] = k
 	l.order = append(l.order, k)
 	l.res.Recoveries = append(l.res.Recoveries, Recovery{Seq: e.Seq, At: tournament.FormatTime(e.At), KeyID: d.KeyID, Retired: d.Retired,
-		Admin: string(d.Admin), Reason: d.Reason})
+		Admin: string(d.Admin), Reason: d.Reason, auth: d.Auth, at: e.At, publicKey: d.PublicKey})
 	return nil
 }
 
@@ -570,6 +582,10 @@ func (s *signatures) keyLog(ctx context.Context, account string) (*keyLog, error
 	l := replayKeyLog(account, s.origin, events, keys)
 	s.bindOnce(l)
 	s.logs[account] = l
+	// Kept before its recoveries are checked: an admin's own key log is read once too.
+	if err := s.checkRecoveries(ctx, l); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 
@@ -717,8 +733,12 @@ func (r *lobbyRun) sealedSignatures() error {
 func printSignatures(w io.Writer, s SignatureReport) {
 	fmt.Fprintf(w, "  signatures: %d actions signed by their players, %d unsigned (no key then), %d sealed (checked once the round is over), %d by a key from a recovery by the operator\n",
 		s.Checked, s.Unsigned, s.SealedPending, s.ByRecoveredKey)
+	fmt.Fprintf(w, "  admins' acts: %d signed by their admin's key, %d unsigned (the operator's word alone)\n", s.AdminChecked, s.AdminUnsigned)
 	for _, f := range s.Failures {
 		fmt.Fprintf(w, "  NOT SIGNED BY THE PLAYER: %s\n", &f)
+	}
+	for _, f := range s.AdminFailures {
+		fmt.Fprintf(w, "  NOT SIGNED BY THE ADMIN: %s\n", &f)
 	}
 }
 
@@ -744,8 +764,12 @@ func printAccounts(w io.Writer, accounts []AccountResult) {
 			fmt.Fprintf(w, "  %s\n", a.Failure)
 		}
 		for _, r := range a.Recoveries {
-			fmt.Fprintf(w, "  account %s key event %d: RECOVERY BY THE OPERATOR at %s (admin %s, reason %q): key %s installed, keys %v retired; actions signed by it are the player's only on the operator's word\n",
-				a.Account, r.Seq, r.At, r.Admin, r.Reason, r.KeyID, r.Retired)
+			signed := "unsigned"
+			if r.SignedBy != "" {
+				signed = "signed by the admin's key " + r.SignedBy
+			}
+			fmt.Fprintf(w, "  account %s key event %d: RECOVERY BY THE OPERATOR at %s (admin %s, %s, reason %q): key %s installed, keys %v retired; actions signed by it are the player's only on the operator's word\n",
+				a.Account, r.Seq, r.At, r.Admin, signed, r.Reason, r.KeyID, r.Retired)
 		}
 	}
 }

@@ -175,7 +175,7 @@ func (v *verifier) verifyLobby(ctx context.Context, id string, from *Checkpoint,
 	case err != nil:
 		return res, nil, nil, err
 	default:
-		res.OK = res.Fork == nil && len(res.Signatures.Failures) == 0
+		res.OK = res.Fork == nil && len(res.Signatures.Failures) == 0 && len(res.Signatures.AdminFailures) == 0
 	}
 	var newest *apiclient.SignedHead
 	if r.newest.KeyId != "" {
@@ -403,6 +403,9 @@ func decode[T any](r *lobbyRun, e tournament.LoggedEvent) (T, error) {
 
 // apply replays an event against the game it belongs to.
 func (r *lobbyRun) apply(e tournament.LoggedEvent) error {
+	if err := r.adminAct(e); err != nil {
+		return err
+	}
 	g := r.game
 	if e.Type == tournament.EventGameOpened {
 		return r.gameOpened(e)

@@ -420,6 +420,37 @@ func (e *Env) newPlayer(name string, funds int64, key apiclient.PlayerKey) Playe
 	return p
 }
 
+// BindAdminKey gives the bootstrap admin a key, bound through POST /v1/me/keys (its first key,
+// signed by itself), and returns the admin as a Player that signs with it. From then on every
+// admin action must be signed (AdminSigned): sign players up and fund them before.
+func (e *Env) BindAdminKey() Player {
+	e.t.Helper()
+	var me api.Account
+	e.Do("GET", "/v1/me", e.Admin, nil).Want(e.t, http.StatusOK).Decode(e.t, &me)
+	admin := Player{ID: me.Id.String(), Name: me.Name, Token: e.Admin, Key: apiclient.NewPlayerKey()}
+	pub := admin.Key.PublicKey()
+	e.Do("POST", "/v1/me/keys", e.Admin, map[string]any{"publicKey": pub},
+		e.Signed(admin, Act{Action: tournament.ActionAddKey, Payload: tournament.ActionPayload{PublicKey: pub}})...).Want(e.t, http.StatusCreated)
+	return admin
+}
+
+// AdminSigned returns the headers of admin's signed request for action on lobby or account
+// ("": none) whose body, as sent, is body (nil: none): the Rps-* headers and a fresh
+// Idempotency-Key, as name, value pairs for Do.
+func (e *Env) AdminSigned(admin Player, action tournament.ActionName, lobby, account string, body []byte) []string {
+	e.t.Helper()
+	var request []byte
+	if body != nil {
+		var err error
+		if request, err = jcs.Transform(body); err != nil {
+			e.t.Fatalf("canonical body: %v", err)
+		}
+	}
+	m := tournament.AdminMessage("", action, tournament.AccountID(admin.ID), tournament.LobbyID(lobby), tournament.AccountID(account), request)
+	m.IdempotencyKey = apiclient.NewKey()
+	return append([]string{"Idempotency-Key", m.IdempotencyKey}, e.sign(admin.Key, m, time.Time{})...)
+}
+
 // Origin is the transparency log's origin (GET /v1/log), which every signed message names.
 func (e *Env) Origin() string {
 	e.t.Helper()

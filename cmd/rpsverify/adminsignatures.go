@@ -1,0 +1,201 @@
+package main
+
+// This file checks the operator's own acts (issue 31: "every act of the operator is attributable
+// too"): an event an admin's action wrote (a lobby created, its next config changed, the lobby
+// closed, a game stopped, a player's keys recovered) records the admin's signature of the request
+// (tournament.AdminAuth), which must verify under a key of that admin's own key log, active when
+// the event happened, over a request that asked for what the event shows. An unsigned act is the
+// operator's word, counted as such (the server's RPSD_ADMIN_KEYS=optional allows it for an admin
+// without a key).
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/commitreveal/rps/tournament"
+)
+
+// adminActionOf is the admin's action each event records the signature of.
+var adminActionOf = map[tournament.EventType]tournament.ActionName{
+	tournament.EventLobbyCreated:      tournament.ActionCreateLobby,
+	tournament.EventNextConfigChanged: tournament.ActionSetNextConfig,
+	tournament.EventLobbyClosed:       tournament.ActionCloseLobby,
+	tournament.EventGameStopped:       tournament.ActionStop,
+}
+
+// rulesStops are the reasons of the stops the rules make, which no admin signs.
+var rulesStops = map[string]bool{tournament.ReasonMaxExtensions: true, tournament.ReasonMaxRounds: true, tournament.ReasonLobbyClosed: true}
+
+// adminEventData is what an admin's event shows of the request it answered.
+type adminEventData struct {
+	Auth   *tournament.AdminAuth `json:"auth"`
+	Name   string                `json:"name"`
+	Config *tournament.Config    `json:"config"`
+	Reason string                `json:"reason"`
+}
+
+// adminAct checks the admin's signature an event records, when the event is an admin's act: a
+// failure is listed by event and the replay goes on.
+func (r *lobbyRun) adminAct(e tournament.LoggedEvent) error {
+	action, ok := adminActionOf[e.Type]
+	if !ok {
+		return nil
+	}
+	var d adminEventData
+	if err := json.Unmarshal(e.Data, &d); err != nil {
+		return r.fail("data of "+string(e.Type), "an admin's act", string(e.Data))
+	}
+	rep := &r.res.Signatures
+	if d.Auth == nil {
+		if e.Type != tournament.EventGameStopped || !rulesStops[d.Reason] {
+			rep.AdminUnsigned++
+		}
+		return nil
+	}
+	fail := func(item string, expected, found any) error {
+		rep.AdminFailures = append(rep.AdminFailures, Failure{Lobby: r.id, Seq: e.Seq, Game: string(e.GameID), Player: string(d.Auth.Admin),
+			Item: "admin's " + item, Expected: fmt.Sprint(expected), Found: fmt.Sprint(found)})
+		return nil
+	}
+	if d.Auth.Action != action {
+		return fail("signed action", action, d.Auth.Action)
+	}
+	if asked, shown, ok := askedFor(d); !ok {
+		return fail("request", "a request for what the event shows, "+shown, asked)
+	}
+	l, err := r.v.sigs.keyLog(r.ctx, string(d.Auth.Admin))
+	if err != nil {
+		return err
+	}
+	if f := r.v.sigs.adminSignature(l, d.Auth, e.At, tournament.LobbyID(r.id), ""); f != "" {
+		return fail("signature", "a signature by a key of admin "+string(d.Auth.Admin)+" active then", f)
+	}
+	a := signedAction{lobby: r.id, game: string(e.GameID), player: string(d.Auth.Admin), seq: e.Seq, at: e.At, typ: e.Type, auth: d.Auth.Audited()}
+	if f := r.v.sigs.replayed(a); f != nil {
+		rep.AdminFailures = append(rep.AdminFailures, *f)
+		return nil
+	}
+	rep.AdminChecked++
+	return nil
+}
+
+// askedFor compares what the signed request asked for with what the event shows: the lobby's
+// name and config, the next config, the stop's reason (each as the server reads a request: a
+// config's omitted members take their defaults, a text is normalized). ok is false, with both
+// sides, when they differ.
+func askedFor(d adminEventData) (asked, shown string, ok bool) {
+	var req struct {
+		Name   string          `json:"name"`
+		Config json.RawMessage `json:"config"`
+		Reason string          `json:"reason"`
+	}
+	request := d.Auth.Request
+	if len(request) == 0 || bytes.Equal(request, []byte("null")) {
+		request = []byte("{}")
+	}
+	if err := json.Unmarshal(request, &req); err != nil {
+		return string(d.Auth.Request), "a JSON object", false
+	}
+	switch d.Auth.Action {
+	case tournament.ActionCreateLobby:
+		name, _, err := tournament.Name("name", req.Name, tournament.MaxLobbyNameLength)
+		if err != nil || name != d.Name {
+			return fmt.Sprintf("name %q", req.Name), fmt.Sprintf("name %q", d.Name), false
+		}
+		return sameConfig(req.Config, d.Config)
+	case tournament.ActionSetNextConfig:
+		// The request's body is the config itself.
+		return sameConfig(d.Auth.Request, d.Config)
+	case tournament.ActionStop:
+		reason, err := tournament.Text("reason", req.Reason, tournament.MaxStopReasonLength)
+		if err != nil || reason != d.Reason {
+			return fmt.Sprintf("reason %q", req.Reason), fmt.Sprintf("reason %q", d.Reason), false
+		}
+	}
+	return "", "", true
+}
+
+// sameConfig compares the config a request asked for with the one its event shows.
+func sameConfig(request json.RawMessage, shown *tournament.Config) (asked, shownText string, ok bool) {
+	c, err := tournament.ConfigOfRequest(request)
+	if err != nil || shown == nil || c != *shown {
+		return fmt.Sprintf("config %s", request), fmt.Sprintf("config %+v", shown), false
+	}
+	return "", "", true
+}
+
+// adminSignature checks an admin's signature of an act at instant at, on lobby or account, under
+// the admin's key log l; it returns what is wrong ("" when it verifies). The message names the
+// admin's account as its player, so a key of another account's log never verifies it.
+func (s *signatures) adminSignature(l *keyLog, auth *tournament.AdminAuth, at int64, lobby tournament.LobbyID, account tournament.AccountID) string {
+	k := l.keyAt(auth.KeyID, at)
+	if k == nil {
+		return fmt.Sprintf("key %s, not an active key of the admin's key log at %s", auth.KeyID, tournament.FormatTime(at))
+	}
+	if err := tournament.CheckSignedAt(auth.SignedAt, at); err != nil {
+		return err.Error()
+	}
+	request, err := tournament.Canonical(auth.Request)
+	if err != nil {
+		return fmt.Sprintf("a request that is not JSON: %v", err)
+	}
+	m := auth.Message(s.origin, lobby, account)
+	m.Payload.Request = request
+	sig, err := hex.DecodeString(auth.Signature)
+	if err != nil || !m.Verify(k.pub, sig) {
+		msg, _ := m.Bytes()
+		return fmt.Sprintf("signature %s does not verify over %q", auth.Signature, msg)
+	}
+	return ""
+}
+
+// checkRecoveries checks the admin's signature of each recovery in an account's key log that
+// records one, against the admin's own key log: one that does not verify fails the key log; one
+// that does names the admin key that made it.
+func (s *signatures) checkRecoveries(ctx context.Context, l *keyLog) error {
+	for i := range l.res.Recoveries {
+		rec := &l.res.Recoveries[i]
+		if rec.auth == nil {
+			continue
+		}
+		admin, err := s.keyLog(ctx, rec.Admin)
+		if err != nil {
+			return err
+		}
+		var wrong string
+		switch {
+		case rec.auth.Action != tournament.ActionRecoverKeys || string(rec.auth.Admin) != rec.Admin:
+			wrong = fmt.Sprintf("the signature of %s by admin %s", rec.auth.Action, rec.auth.Admin)
+		case !recoveryAsked(rec):
+			wrong = fmt.Sprintf("a signed request for another key or reason: %s", rec.auth.Request)
+		default:
+			wrong = s.adminSignature(admin, rec.auth, rec.at, "", tournament.AccountID(l.res.Account))
+		}
+		if wrong != "" {
+			if l.res.Failure == nil {
+				l.res.Failure = l.fail(rec.Seq, "admin's signature of the recovery", "a signature by a key of admin "+rec.Admin+" active then", wrong)
+				l.res.OK = false
+			}
+			continue
+		}
+		rec.SignedBy = rec.auth.KeyID
+	}
+	return nil
+}
+
+// recoveryAsked reports whether a recovery's signed request asked for the key and reason its
+// event shows.
+func recoveryAsked(rec *Recovery) bool {
+	var req struct {
+		PublicKey string `json:"publicKey"`
+		Reason    string `json:"reason"`
+	}
+	if err := json.Unmarshal(rec.auth.Request, &req); err != nil {
+		return false
+	}
+	reason, err := tournament.Text("reason", req.Reason, tournament.MaxStopReasonLength)
+	return err == nil && reason == rec.Reason && req.PublicKey == rec.publicKey
+}
