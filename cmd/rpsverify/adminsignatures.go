@@ -122,7 +122,8 @@ func askedFor(d adminEventData) (asked, shown string, ok bool) {
 func sameConfig(request json.RawMessage, shown *tournament.Config) (asked, shownText string, ok bool) {
 	c, err := tournament.ConfigOfRequest(request)
 	if err != nil || shown == nil || c != *shown {
-		return fmt.Sprintf("config %s", request), fmt.Sprintf("config %+v", shown), false
+		shownJSON, _ := json.Marshal(shown)
+		return fmt.Sprintf("config %s", request), fmt.Sprintf("config %s", shownJSON), false
 	}
 	return "", "", true
 }

@@ -4,6 +4,7 @@ package main
 // tournament/testdata/signed_actions.json; forgery_test.go runs them against a real server.
 
 import (
+	"cmp"
 	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
@@ -121,9 +122,11 @@ const (
 // keyLogBuilder writes a key log as the server does (tournament.SealKeyEvent), signing with the
 // keys given, and serves it as GET /v1/accounts/{id}/keys does.
 type keyLogBuilder struct {
-	t      *testing.T
-	events []apiclient.KeyEvent
-	prev   tournament.KeyEvent
+	t *testing.T
+	// account is the account whose key log it is ("": testAccount).
+	account string
+	events  []apiclient.KeyEvent
+	prev    tournament.KeyEvent
 }
 
 func pubHex(k ed25519.PrivateKey) string { return hex.EncodeToString(k.Public().(ed25519.PublicKey)) }
@@ -134,12 +137,13 @@ func keyEventAt(seq int) int64 { return testStart + int64(seq)*60_000 }
 
 func (b *keyLogBuilder) append(d tournament.KeyEventData) {
 	b.t.Helper()
-	e, err := tournament.SealKeyEvent(b.prev, testAccount, keyEventAt(len(b.events)+1), d)
+	account := cmp.Or(b.account, testAccount)
+	e, err := tournament.SealKeyEvent(b.prev, tournament.AccountID(account), keyEventAt(len(b.events)+1), d)
 	if err != nil {
 		b.t.Fatal(err)
 	}
 	b.prev = e
-	b.events = append(b.events, apiclient.KeyEvent{Seq: e.Seq, Type: string(e.Type), AccountId: uuidOf(testAccount), At: tournament.FormatTime(e.At),
+	b.events = append(b.events, apiclient.KeyEvent{Seq: e.Seq, Type: string(e.Type), AccountId: uuidOf(account), At: tournament.FormatTime(e.At),
 		Data: e.Data, PrevHash: hex.EncodeToString(e.PrevHash[:]), Hash: hex.EncodeToString(e.Hash[:])})
 }
 

@@ -66,6 +66,33 @@ func (e ActionAuthAction) Valid() bool {
 	}
 }
 
+// Defines values for AdminAuthAction.
+const (
+	CloseLobby    AdminAuthAction = "close_lobby"
+	CreateLobby   AdminAuthAction = "create_lobby"
+	RecoverKeys   AdminAuthAction = "recover_keys"
+	SetNextConfig AdminAuthAction = "set_next_config"
+	Stop          AdminAuthAction = "stop"
+)
+
+// Valid indicates whether the value is a known member of the AdminAuthAction enum.
+func (e AdminAuthAction) Valid() bool {
+	switch e {
+	case CloseLobby:
+		return true
+	case CreateLobby:
+		return true
+	case RecoverKeys:
+		return true
+	case SetNextConfig:
+		return true
+	case Stop:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ClockShiftedEventType.
 const (
 	ClockShifted ClockShiftedEventType = "clock_shifted"
@@ -849,6 +876,62 @@ type AdminAccountPage struct {
 	// Next The cursor of the next page (pass it as `after`), or null on the last page.
 	Next *string `json:"next"`
 }
+
+// AdminAuth An admin's signature of the action this event records, inside what the event's hash
+// covers, so that anyone can tell which admin key made each act of the operator in the log:
+// in `lobby_created`, `next_config_changed`, `lobby_closed`, `game_stopped` (an admin's
+// stop) and the key log's `keys_recovered`. Absent for an act made unsigned, which only a
+// server with `RPSD_ADMIN_KEYS=optional` accepts, from an admin without a key: the
+// operator's word alone. To check it, rebuild the signed message (`SignedAction`): `action`,
+// `idempotencyKey`, `keyId` and `signedAt` here; `player` is `admin`; `lobbyId` the event's
+// lobby (null for `create_lobby`, which makes it, and for `recover_keys`); `gameId` and
+// `round` null; `payload` `{"account", "request"}`, `account` the account whose key log
+// holds a `keys_recovered` (null otherwise) and `request` this `request`; `origin` from
+// `GET /v1/log`. Check the signature with the key `keyId` names, which the admin's key log
+// (`GET /v1/accounts/{admin}/keys`) must show active at the event; then check that the
+// request asked for what the event shows (a config's omitted members take their defaults),
+// and that no other event records the same signed request. `rpsverify` does all of this.
+type AdminAuth struct {
+	// Action The admin action, as the audit log names it.
+	//
+	// Example: set_next_config
+	Action AdminAuthAction `json:"action"`
+
+	// Admin The admin's account id.
+	//
+	// Example: 0b7e1c2a-9d3f-4e5a-8b6c-7d8e9f0a1b2c
+	Admin openapi_types.UUID `json:"admin"`
+
+	// IdempotencyKey The request's `Idempotency-Key`, which the message binds.
+	//
+	// Example: 3f1c2b7e-0d4a-4b8e-9a61-5c7d2e8f9b10
+	IdempotencyKey string `json:"idempotencyKey"`
+
+	// KeyId The id of the admin's key that signed.
+	//
+	// Example: 7849ac3049680be1
+	KeyId string `json:"keyId"`
+
+	// Request The request's body as the admin sent and signed it, in RFC 8785 form (null for a request without one).
+	//
+	// Example: {"betSize":20,"playersCountLimit":3}
+	Request *map[string]interface{} `json:"request"`
+
+	// Signature The signature.
+	//
+	// Example: 47ba02d10c16119083820d21cb85e9186f982650c6808966bb7070c6a80abba84ecbccd771e5a5f7888765833a45948beb1d52427175b78561f3dc6c249d4800
+	Signature string `json:"signature"`
+
+	// SignedAt When the admin signed, in Unix milliseconds of its clock.
+	//
+	// Example: 1795000000123
+	SignedAt int64 `json:"signedAt"`
+}
+
+// AdminAuthAction The admin action, as the audit log names it.
+//
+// Example: set_next_config
+type AdminAuthAction string
 
 // AuditEntry One admin action.
 type AuditEntry struct {
@@ -1896,10 +1979,26 @@ type GameStoppedData struct {
 	// Amount The escrow split.
 	Amount int64 `json:"amount"`
 
+	// Auth An admin's signature of the action this event records, inside what the event's hash
+	// covers, so that anyone can tell which admin key made each act of the operator in the log:
+	// in `lobby_created`, `next_config_changed`, `lobby_closed`, `game_stopped` (an admin's
+	// stop) and the key log's `keys_recovered`. Absent for an act made unsigned, which only a
+	// server with `RPSD_ADMIN_KEYS=optional` accepts, from an admin without a key: the
+	// operator's word alone. To check it, rebuild the signed message (`SignedAction`): `action`,
+	// `idempotencyKey`, `keyId` and `signedAt` here; `player` is `admin`; `lobbyId` the event's
+	// lobby (null for `create_lobby`, which makes it, and for `recover_keys`); `gameId` and
+	// `round` null; `payload` `{"account", "request"}`, `account` the account whose key log
+	// holds a `keys_recovered` (null otherwise) and `request` this `request`; `origin` from
+	// `GET /v1/log`. Check the signature with the key `keyId` names, which the admin's key log
+	// (`GET /v1/accounts/{admin}/keys`) must show active at the event; then check that the
+	// request asked for what the event shows (a config's omitted members take their defaults),
+	// and that no other event records the same signed request. `rpsverify` does all of this.
+	Auth *AdminAuth `json:"auth,omitempty"`
+
 	// Players Players who shared it.
 	Players int32 `json:"players"`
 
-	// Reason The admin's reason, or `max_extensions` / `max_rounds`.
+	// Reason The admin's reason (its signature in `auth` when signed), or `max_extensions` / `max_rounds` / `lobby closed`, the stops the rules make, which no admin signs.
 	Reason string `json:"reason"`
 
 	// Remainder Players who got one unit more.
@@ -2131,7 +2230,9 @@ type HealthStatus string
 // `signer` the key id that signed: the new key itself for an account's first key, `name` the
 // sign-up's name as signed); `key_retired` `{keyId, signer, signedAt, signature,
 // idempotencyKey}`; `keys_recovered` `{keyId, publicKey, retired: [keyId...], admin,
-// reason}`, the operator's recovery, which no key of the player signed. Vectors (a key log of
+// reason, auth?}`, the operator's recovery, which no key of the player signed (`auth`, an
+// `AdminAuth`, is the admin's signature of the `recover_keys` request when the admin signed
+// it: its message names the account as `payload.account`). Vectors (a key log of
 // each type, with envelopes, hashes, leaves and the signed messages):
 // `tournament/testdata/key_log.json`.
 type KeyEvent struct {
@@ -2384,7 +2485,23 @@ type Lobby struct {
 }
 
 // LobbyClosedData The lobby was closed: no game starts after the current one.
-type LobbyClosedData = map[string]interface{}
+type LobbyClosedData struct {
+	// Auth An admin's signature of the action this event records, inside what the event's hash
+	// covers, so that anyone can tell which admin key made each act of the operator in the log:
+	// in `lobby_created`, `next_config_changed`, `lobby_closed`, `game_stopped` (an admin's
+	// stop) and the key log's `keys_recovered`. Absent for an act made unsigned, which only a
+	// server with `RPSD_ADMIN_KEYS=optional` accepts, from an admin without a key: the
+	// operator's word alone. To check it, rebuild the signed message (`SignedAction`): `action`,
+	// `idempotencyKey`, `keyId` and `signedAt` here; `player` is `admin`; `lobbyId` the event's
+	// lobby (null for `create_lobby`, which makes it, and for `recover_keys`); `gameId` and
+	// `round` null; `payload` `{"account", "request"}`, `account` the account whose key log
+	// holds a `keys_recovered` (null otherwise) and `request` this `request`; `origin` from
+	// `GET /v1/log`. Check the signature with the key `keyId` names, which the admin's key log
+	// (`GET /v1/accounts/{admin}/keys`) must show active at the event; then check that the
+	// request asked for what the event shows (a config's omitted members take their defaults),
+	// and that no other event records the same signed request. `rpsverify` does all of this.
+	Auth *AdminAuth `json:"auth,omitempty"`
+}
 
 // LobbyClosedEvent An event of type `lobby_closed`, with its `data` typed.
 type LobbyClosedEvent struct {
@@ -2443,6 +2560,22 @@ type LobbyClosedEventType string
 
 // LobbyCreatedData The lobby was created with its name and first config.
 type LobbyCreatedData struct {
+	// Auth An admin's signature of the action this event records, inside what the event's hash
+	// covers, so that anyone can tell which admin key made each act of the operator in the log:
+	// in `lobby_created`, `next_config_changed`, `lobby_closed`, `game_stopped` (an admin's
+	// stop) and the key log's `keys_recovered`. Absent for an act made unsigned, which only a
+	// server with `RPSD_ADMIN_KEYS=optional` accepts, from an admin without a key: the
+	// operator's word alone. To check it, rebuild the signed message (`SignedAction`): `action`,
+	// `idempotencyKey`, `keyId` and `signedAt` here; `player` is `admin`; `lobbyId` the event's
+	// lobby (null for `create_lobby`, which makes it, and for `recover_keys`); `gameId` and
+	// `round` null; `payload` `{"account", "request"}`, `account` the account whose key log
+	// holds a `keys_recovered` (null otherwise) and `request` this `request`; `origin` from
+	// `GET /v1/log`. Check the signature with the key `keyId` names, which the admin's key log
+	// (`GET /v1/accounts/{admin}/keys`) must show active at the event; then check that the
+	// request asked for what the event shows (a config's omitted members take their defaults),
+	// and that no other event records the same signed request. `rpsverify` does all of this.
+	Auth *AdminAuth `json:"auth,omitempty"`
+
 	// Config A game's config as the server holds it (every field present).
 	//
 	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":3,"maxRounds":100,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}
@@ -2958,6 +3091,22 @@ type MovesClosedEventType string
 
 // NextConfigChangedData An admin set the next game's config.
 type NextConfigChangedData struct {
+	// Auth An admin's signature of the action this event records, inside what the event's hash
+	// covers, so that anyone can tell which admin key made each act of the operator in the log:
+	// in `lobby_created`, `next_config_changed`, `lobby_closed`, `game_stopped` (an admin's
+	// stop) and the key log's `keys_recovered`. Absent for an act made unsigned, which only a
+	// server with `RPSD_ADMIN_KEYS=optional` accepts, from an admin without a key: the
+	// operator's word alone. To check it, rebuild the signed message (`SignedAction`): `action`,
+	// `idempotencyKey`, `keyId` and `signedAt` here; `player` is `admin`; `lobbyId` the event's
+	// lobby (null for `create_lobby`, which makes it, and for `recover_keys`); `gameId` and
+	// `round` null; `payload` `{"account", "request"}`, `account` the account whose key log
+	// holds a `keys_recovered` (null otherwise) and `request` this `request`; `origin` from
+	// `GET /v1/log`. Check the signature with the key `keyId` names, which the admin's key log
+	// (`GET /v1/accounts/{admin}/keys`) must show active at the event; then check that the
+	// request asked for what the event shows (a config's omitted members take their defaults),
+	// and that no other event records the same signed request. `rpsverify` does all of this.
+	Auth *AdminAuth `json:"auth,omitempty"`
+
 	// Config A game's config as the server holds it (every field present).
 	//
 	// Example: {"betSize":100,"entryTimeoutMs":60000,"maxExtensions":3,"maxRounds":100,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true}

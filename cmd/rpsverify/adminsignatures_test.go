@@ -1,0 +1,239 @@
+package main
+
+import (
+	"crypto/ed25519"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/commitreveal/rps/internal/apiclient"
+	"github.com/commitreveal/rps/internal/apitest"
+	"github.com/commitreveal/rps/tournament"
+)
+
+// adminLobby has an admin with a key create a lobby, change its next config, stop its game and
+// close it, each signed, and returns the lobby.
+func (s *server) adminLobby(admin apitest.Player) string {
+	s.t.Helper()
+	create := []byte(`{"config":{"betSize":10,"playersCountLimit":2,"ruleset":"rpsls"},"name":"  Signed  lobby "}`)
+	var l struct {
+		ID string `json:"id"`
+	}
+	s.Do("POST", "/v1/lobbies", s.Admin, json.RawMessage(create), s.AdminSigned(admin, tournament.ActionCreateLobby, "", "", create)...).
+		Want(s.t, http.StatusCreated).Decode(s.t, &l)
+	next := []byte(`{"betSize":20,"playersCountLimit":3,"moveTimeoutMs":null}`)
+	s.Do("PUT", "/v1/lobbies/"+l.ID+"/next-config", s.Admin, json.RawMessage(next),
+		s.AdminSigned(admin, tournament.ActionSetNextConfig, l.ID, "", next)...).Want(s.t, http.StatusOK)
+	stop := []byte(`{"reason":"maintenance"}`)
+	s.Do("POST", "/v1/lobbies/"+l.ID+"/stop", s.Admin, json.RawMessage(stop),
+		s.AdminSigned(admin, tournament.ActionStop, l.ID, "", stop)...).Want(s.t, http.StatusOK)
+	s.Do("POST", "/v1/lobbies/"+l.ID+"/close", s.Admin, nil, s.AdminSigned(admin, tournament.ActionCloseLobby, l.ID, "", nil)...).
+		Want(s.t, http.StatusOK)
+	s.waitPublished()
+	return l.ID
+}
+
+// editData rewrites the data of the lobby's first event of type typ.
+func (s *server) editData(lobby string, typ tournament.EventType, edit func(d map[string]any)) int64 {
+	s.t.Helper()
+	var seq int64
+	s.rewriteLog(lobby, func(es []tournament.LoggedEvent) []tournament.LoggedEvent {
+		for i := range es {
+			if es[i].Type == typ {
+				d := authOf(s.t, es[i])
+				edit(d)
+				es[i].Data, _ = tournament.Canonical(d)
+				seq = es[i].Seq
+				return es
+			}
+		}
+		s.t.Fatalf("no %s in lobby %s", typ, lobby)
+		return es
+	})
+	return seq
+}
+
+// TestVerifierChecksTheAdminsSignatures: an admin with a key signs its acts, and rpsverify checks
+// each one the log records against the admin's own key log: a lobby created, its next config,
+// a stop and the close in the lobby's log, a recovery in the player's key log (reported as signed
+// by the admin's key). Then the operator rewrites the log (chain re-hashed, transparency log
+// rebuilt): a config other than the one the admin signed, a signature by a key not the
+// admin's, one admin's signed close copied onto another lobby; rpsverify names each event.
+func TestVerifierChecksTheAdminsSignatures(t *testing.T) {
+	s := newSigningServer(t)
+	p := s.signUp(1)
+	// Made before the admin has a key: the operator's word alone.
+	unsignedLobby := s.lobby(map[string]any{"betSize": 10, "playersCountLimit": 2})
+	admin := s.BindAdminKey()
+	lobby := s.adminLobby(admin)
+	recovery := []byte(`{"publicKey":"` + apiclient.NewPlayerKey().PublicKey() + `","reason":"lost phone"}`)
+	s.Do("POST", "/v1/admin/accounts/"+p.ID+"/keys", s.Admin, json.RawMessage(recovery),
+		s.AdminSigned(admin, tournament.ActionRecoverKeys, "", p.ID, recovery)...).Want(t, http.StatusCreated)
+	s.waitPublished()
+
+	code, out, rep := s.verify("--account", p.ID, "--json")
+	if code != exitOK {
+		t.Fatalf("the admin's signed acts: exit %d\n%s", code, out)
+	}
+	for _, l := range rep.Lobbies {
+		want := SignatureReport{AdminChecked: 4}
+		if l.Lobby == unsignedLobby {
+			want = SignatureReport{AdminUnsigned: 1}
+		}
+		if l.Signatures.AdminChecked != want.AdminChecked || l.Signatures.AdminUnsigned != want.AdminUnsigned || len(l.Signatures.AdminFailures) != 0 {
+			t.Errorf("lobby %s: %+v, want %d admin's acts checked and %d unsigned", l.Lobby, l.Signatures, want.AdminChecked, want.AdminUnsigned)
+		}
+	}
+	var recovered *AccountResult
+	for i, a := range rep.Accounts {
+		if a.Account == p.ID {
+			recovered = &rep.Accounts[i]
+		}
+	}
+	if recovered == nil || !recovered.OK || len(recovered.Recoveries) != 1 || recovered.Recoveries[0].SignedBy != admin.Key.ID() {
+		t.Fatalf("the signed recovery: %+v", recovered)
+	}
+	_, text, _ := s.verify("--account", p.ID)
+	for _, want := range []string{"admins' acts: 4 signed by their admin's key, 0 unsigned", "signed by the admin's key " + admin.Key.ID()} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report lacks %q:\n%s", want, text)
+		}
+	}
+
+	operatorKey := apiclient.NewPlayerKey()
+	cases := []struct {
+		name string
+		// forge rewrites a lobby's log and returns the lobby and event the verifier must name,
+		// with the failure's item.
+		forge func() (lobby string, seq int64, item string)
+	}{
+		{"a next config the admin did not sign", func() (string, int64, string) {
+			seq := s.editData(lobby, tournament.EventNextConfigChanged, func(d map[string]any) {
+				d["config"].(map[string]any)["betSize"] = 1
+			})
+			return lobby, seq, "admin's request"
+		}},
+		{"a stop signed by a key not the admin's", func() (string, int64, string) {
+			lobby := s.adminLobby(admin)
+			seq := s.editData(lobby, tournament.EventGameStopped, func(d map[string]any) {
+				auth := d["auth"].(map[string]any)
+				raw, _ := json.Marshal(auth)
+				var a tournament.AdminAuth
+				_ = json.Unmarshal(raw, &a)
+				sig, err := operatorKey.Sign(a.Message(logOrigin, tournament.LobbyID(lobby), ""), time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				auth["keyId"], auth["signature"] = sig.KeyID, sig.Value
+			})
+			return lobby, seq, "admin's signature"
+		}},
+		{"a signed close copied onto another lobby", func() (string, int64, string) {
+			lobby, other := s.adminLobby(admin), unsignedLobby
+			var closeAuth any
+			var closedAt int64
+			s.rewriteLog(lobby, func(es []tournament.LoggedEvent) []tournament.LoggedEvent {
+				for _, e := range es {
+					if e.Type == tournament.EventLobbyClosed {
+						closeAuth, closedAt = authOf(t, e)["auth"], e.At
+					}
+				}
+				return es
+			})
+			var seq int64
+			s.rewriteLog(other, func(es []tournament.LoggedEvent) []tournament.LoggedEvent {
+				last := es[len(es)-1]
+				data, _ := tournament.Canonical(map[string]any{"auth": closeAuth})
+				seq = last.Seq + 1
+				// At the instant of the close it copies, when the admin's key was active.
+				return append(es, tournament.LoggedEvent{Type: tournament.EventLobbyClosed, LobbyID: last.LobbyID, At: closedAt, Data: data})
+			})
+			return other, seq, "admin's signature"
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			forged, seq, item := c.forge()
+			s.rebuildLog()
+			code, out, rep := s.verify("--lobby", forged, "--json")
+			if code != exitFailed || len(rep.Lobbies) != 1 || rep.Lobbies[0].OK || rep.Log == nil || !rep.Log.OK {
+				t.Fatalf("after the forgery: exit %d, want %d, with the rebuilt log verifying\n%s", code, exitFailed, out)
+			}
+			fs := rep.Lobbies[0].Signatures.AdminFailures
+			if rep.Lobbies[0].Failure != nil || len(fs) != 1 || fs[0].Lobby != forged || fs[0].Seq != seq || fs[0].Item != item ||
+				fs[0].Player != admin.ID {
+				t.Fatalf("admin's failures %+v (lobby failure %v), want one at lobby %s event %d, %q by admin %s", fs, rep.Lobbies[0].Failure, forged, seq, item, admin.ID)
+			}
+			_, text, _ := s.verify("--lobby", forged)
+			if !strings.Contains(text, "NOT SIGNED BY THE ADMIN: lobby "+forged) {
+				t.Errorf("the report does not name the event:\n%s", text)
+			}
+			t.Logf("%s", text)
+		})
+	}
+}
+
+// TestSignedRecoveries: a recovery that records its admin's signature is reported as signed by
+// that admin's key when the signature verifies under the admin's key log, at the recovery's
+// instant, over a request for the key and reason the event shows; otherwise the player's key log
+// fails at the recovery, whatever else is right.
+func TestSignedRecoveries(t *testing.T) {
+	const adminAccount = "00000000-0000-4000-8000-000000000001"
+	adminKey, stranger, lost, given := testKey(10), testKey(11), testKey(12), testKey(13)
+	ab := &keyLogBuilder{t: t, account: adminAccount}
+	ab.signUp(adminKey, "admin")
+	adminLog := replayKeyLog(adminAccount, logOrigin, ab.events, listed(listing{adminKey, 1, 0, false}))
+
+	request := []byte(`{"publicKey":"` + pubHex(given) + `","reason":"lost phone"}`)
+	// sign is the admin's signature of the recovery, by key, over request, edited by edit.
+	sign := func(key ed25519.PrivateKey, request []byte, edit func(*tournament.AdminAuth)) *tournament.AdminAuth {
+		a := &tournament.AdminAuth{Action: tournament.ActionRecoverKeys, Admin: adminAccount, IdempotencyKey: "recover-1", KeyID: idOf(key),
+			Request: request, SignedAt: keyEventAt(2) - 1000}
+		sig, err := a.Message(logOrigin, "", testAccount).Sign(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Signature = hex.EncodeToString(sig)
+		if edit != nil {
+			edit(a)
+		}
+		return a
+	}
+	cases := []struct {
+		name     string
+		auth     *tournament.AdminAuth
+		signedBy string
+	}{
+		{"signed by the admin's key", sign(adminKey, request, nil), idOf(adminKey)},
+		{"unsigned", nil, ""},
+		{"signed by a key not the admin's", sign(stranger, request, nil), ""},
+		{"signed for another reason", sign(adminKey, []byte(`{"publicKey":"`+pubHex(given)+`","reason":"asked nicely"}`), nil), ""},
+		{"signed for another key", sign(adminKey, []byte(`{"publicKey":"`+pubHex(stranger)+`","reason":"lost phone"}`), nil), ""},
+		{"signed by another admin", sign(adminKey, request, func(a *tournament.AdminAuth) { a.Admin = testAccount }), ""},
+		{"signed as another action", sign(adminKey, request, func(a *tournament.AdminAuth) { a.Action = tournament.ActionStop }), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := &keyLogBuilder{t: t}
+			b.signUp(lost, "player")
+			b.append(&tournament.KeysRecoveredData{Auth: c.auth, KeyID: idOf(given), PublicKey: pubHex(given), Retired: []string{idOf(lost)},
+				Admin: adminAccount, Reason: "lost phone"})
+			l := replayKeyLog(testAccount, logOrigin, b.events, listed(listing{lost, 1, 2, false}, listing{given, 2, 0, true}))
+			s := &signatures{origin: logOrigin, logs: map[string]*keyLog{adminAccount: adminLog}}
+			if err := s.checkRecoveries(t.Context(), l); err != nil {
+				t.Fatal(err)
+			}
+			rec := l.res.Recoveries[0]
+			wantOK := c.auth == nil || c.signedBy != ""
+			if l.res.OK != wantOK || rec.SignedBy != c.signedBy {
+				t.Fatalf("ok %t (failure %v), signed by %q; want ok %t, signed by %q", l.res.OK, l.res.Failure, rec.SignedBy, wantOK, c.signedBy)
+			}
+			if !wantOK && (l.res.Failure.Seq != 2 || l.res.Failure.Item != "admin's signature of the recovery") {
+				t.Errorf("failure %+v, want one at the recovery, key event 2", l.res.Failure)
+			}
+		})
+	}
+}
