@@ -153,6 +153,28 @@ func adminVectorMessages(keyID string) []ActionMessage {
 	}
 }
 
+// TestAdminAuthMessage: the message an event's AdminAuth stands for, rebuilt from the event's
+// lobby (or the account whose key log holds it), is the one the admin signed, as the vectors
+// show it: a lobby's creation names no lobby, though its event is in the lobby it made.
+func TestAdminAuthMessage(t *testing.T) {
+	for _, m := range adminVectorMessages("7849ac3049680be1") {
+		a := &AdminAuth{Action: m.Action, Admin: m.Player, IdempotencyKey: m.IdempotencyKey, KeyID: m.KeyID, Request: m.Payload.Request,
+			SignedAt: m.SignedAt}
+		lobby := m.LobbyID
+		if m.Action == ActionCreateLobby {
+			lobby = vectorLobby
+		}
+		want, err := m.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := a.Message(vectorOrigin, lobby, AccountID(m.Payload.Account)).Bytes()
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: %s (%v), want %s", m.Action, got, err, want)
+		}
+	}
+}
+
 // signedVectorFile is a file of signed messages that TestSignedActionVectors generates.
 func signedVectorFile(name string) vectorFile {
 	return vectorFile{name: name, test: "TestSignedActionVectors", flag: "-update", update: updateSigned, changed: "the signed message"}
