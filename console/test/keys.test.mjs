@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { heldAt, keyEventHash, signatureChecker, verifyKeyLog } from '../assets/js/keys.js';
-import { actionMessage, keyIdOf, sealSignature } from '../assets/js/signed.js';
+import { configOfRequest, DEFAULT_CONFIG, lobbyName, requestProblem } from '../assets/js/adminacts.js';
+import { actionMessage, adminMessage, keyIdOf, sealSignature } from '../assets/js/signed.js';
 import { commitmentOf, eventHash, sealedDigest, verifyLog, ZERO_HASH } from '../assets/js/verify.js';
 
 const vectors = JSON.parse(readFileSync(new URL('../../tournament/testdata/signed_actions.json', import.meta.url)));
@@ -204,10 +205,10 @@ async function verifyGame({ data, moves, keys, at }) {
 test('a signed game verifies: every action against its player\'s key', async () => {
   const game = signedGame();
   assert.deepEqual(await verifyGame(game),
-    { ok: true, through: 11, signatures: { signed: 6, unsigned: 0, sealed: 0, recoveries: [] } });
+    { ok: true, through: 11, signatures: { signed: 6, unsigned: 0, sealed: 0, recoveries: [], adminChecked: 0, adminUnsigned: [] } });
   // Before the round is over, the commits' and reveals' signatures are sealed, waiting for it.
   assert.deepEqual((await verifyGame({ ...game, data: game.data.slice(0, 9) })).signatures,
-    { signed: 2, unsigned: 0, sealed: 4, recoveries: [] });
+    { signed: 2, unsigned: 0, sealed: 4, recoveries: [], adminChecked: 0, adminUnsigned: [] });
 });
 
 test('a forged signature is named by its event', async () => {
@@ -345,7 +346,7 @@ test('an unsigned action is a failure when its player held a key, counted when n
   open.data.splice(3, 0, ['player_registered', { player: carol.id, order: 2, players: 3, pot: 3 * BET, deadline: 0 }]);
   const r2 = await verifyGame(open);
   assert.equal(r2.ok, true, r2.reason);
-  assert.deepEqual(r2.signatures, { signed: 6, unsigned: 1, sealed: 0, recoveries: [] });
+  assert.deepEqual(r2.signatures, { signed: 6, unsigned: 1, sealed: 0, recoveries: [], adminChecked: 0, adminUnsigned: [] });
 
   // carol signed up with a key after the game: an unsigned action of hers in it is dated before
   // her account existed (a lobby the operator dated back).
@@ -362,4 +363,131 @@ test('recoveries by the operator are reported with the player\'s actions signed 
   const r = await verifyGame(signedGame({ keys }));
   assert.equal(r.ok, true, r.reason);
   assert.deepEqual(r.signatures.recoveries.map((x) => [x.accountId, x.seq, x.keyId, x.reason]), [[alice.id, 2, alice.key.keyId, 'lost phone']]);
+});
+
+// ------------------------------------------------------------------ the admins' acts
+
+// An admin who bound a key of its own (POST /v1/me/keys: its first key, signed by itself).
+const admin = { id: '9a8b7c6d-0000-4000-8000-000000000001', key: keyPair(7) };
+const adminKeyLog = keyChain(admin.id, [addKey(admin.id, admin.key, admin.key, T0)]);
+const full = (config) => ({ ...DEFAULT_CONFIG, ...config });
+
+// adminAuth is an act's data.auth: the admin's signature of the request, on the lobby.
+function adminAuth(action, request, idempotencyKey, at, { key = admin.key, on = lobbyId } = {}) {
+  const auth = { action, admin: admin.id, idempotencyKey, keyId: key.keyId, request, signedAt: at };
+  auth.signature = hex(ed25519.sign(utf8.encode(adminMessage(ORIGIN, auth, { lobbyId: on })), key.secret));
+  return auth;
+}
+
+// A lobby's admin acts, each signed: created (its name with spaces the server normalizes, its
+// config with members omitted), the next config changed, a game stopped by the admin and one by
+// the rules (no admin's act), then closed.
+function adminLobby() {
+  const at = T0 + 10_000;
+  const stop = { stage: 'entry', round: 0, amount: 0, players: 0, share: 0, remainder: 0 };
+  const data = [
+    ['lobby_created', { auth: adminAuth('create_lobby', { config: { betSize: BET, playersCountLimit: 2 }, name: ' Friday\u00a0 night' }, 'lobby-1', at),
+      name: 'Friday night', config: full({ betSize: BET }) }],
+    ['next_config_changed', { auth: adminAuth('set_next_config', { betSize: 50, playersCountLimit: 4, ruleset: 'rps', maxRounds: null }, 'next-1', at),
+      config: full({ betSize: 50, playersCountLimit: 4, ruleset: 'rps' }) }],
+    ['game_stopped', { auth: adminAuth('stop', { reason: 'a player reported cheating\n' }, 'stop-1', at), reason: 'a player reported cheating', ...stop }],
+    ['game_stopped', { reason: 'max_rounds', ...stop }],
+    ['lobby_closed', { auth: adminAuth('close_lobby', null, 'close-1', at) }],
+  ];
+  return { data, moves: [], keys: { [admin.id]: adminKeyLog }, at };
+}
+
+test('an admin\'s signed acts verify against the admin\'s own key log', async () => {
+  const r = await verifyGame(adminLobby());
+  assert.equal(r.ok, true, r.reason);
+  assert.deepEqual(r.signatures, { signed: 0, unsigned: 0, sealed: 0, recoveries: [], adminChecked: 4, adminUnsigned: [] });
+});
+
+test('an admin\'s act the operator rewrote under a valid signature is named', async () => {
+  const fails = async (lobby, seq, why) => {
+    const r = await verifyGame(lobby);
+    assert.deepEqual([r.ok, r.seq, r.through], [false, seq, seq - 1], r.reason);
+    assert.match(r.reason, why);
+  };
+  const notSigned = (type) => new RegExp(`^${type} of admin ${admin.id}: not signed by the admin: `);
+  // The next game's bet raised after the admin signed another.
+  const bet = adminLobby();
+  bet.data[1][1].config.betSize = 5000;
+  await fails(bet, 2, notSigned('next_config_changed'));
+  await fails(bet, 2, /the signed request asks for the config \{"betSize":50,.*\}, the event shows the config \{"betSize":5000,/);
+  // An omitted member takes its default, not what the operator chose.
+  const unlimited = adminLobby();
+  unlimited.data[1][1].config.maxRounds = 0;
+  await fails(unlimited, 2, /the event shows the config .*"maxRounds":0/);
+  // The request rewritten to match: the signature no longer verifies.
+  const both = adminLobby();
+  both.data[1][1].config.betSize = 5000;
+  both.data[1][1].auth.request.betSize = 5000;
+  await fails(both, 2, new RegExp(`the signature by key ${admin.key.keyId} does not verify over "rps-action-v1\\\\n\\{\\\\"action\\\\":\\\\"set_next_config\\\\"`));
+  const name = adminLobby();
+  name.data[0][1].name = 'Friday night!';
+  await fails(name, 1, /asks for the name " Friday\u00a0 night", the event shows the name "Friday night!"/);
+  const reason = adminLobby();
+  reason.data[2][1].reason = 'maintenance';
+  await fails(reason, 3, /asks for the reason "a player reported cheating\\n", the event shows the reason "maintenance"/);
+  // A close's signature put on a stop.
+  const moved = adminLobby();
+  moved.data[2][1].auth = moved.data[4][1].auth;
+  await fails(moved, 3, /its signature is for the action "close_lobby"/);
+  // One signed stop shown twice.
+  const replay = adminLobby();
+  replay.data[3][1] = { ...replay.data[2][1] };
+  await fails(replay, 4, /a replay of event 3 \(the same admin, action and idempotency key "stop-1"\)/);
+});
+
+test('an admin\'s act signed by a key not in the admin\'s key log is named', async () => {
+  // The operator signs with a key of its own, which no key event gave the admin.
+  const forged = adminLobby();
+  forged.data[1][1].auth = adminAuth('set_next_config', forged.data[1][1].auth.request, 'next-1', forged.at, { key: stranger });
+  let r = await verifyGame(forged);
+  assert.deepEqual([r.ok, r.seq], [false, 2]);
+  assert.match(r.reason, new RegExp(`not signed by the admin: signed with key ${stranger.keyId}, which is not in the admin's key log`));
+  // A player's key (in the player's key log, not the admin's).
+  const players = adminLobby();
+  players.data[0][1].auth = adminAuth('create_lobby', players.data[0][1].auth.request, 'lobby-1', players.at, { key: alice.key });
+  r = await verifyGame(players);
+  assert.deepEqual([r.ok, r.seq], [false, 1]);
+  assert.match(r.reason, /which is not in the admin's key log/);
+  // A key the admin retired before the act.
+  const retired = adminLobby();
+  retired.keys[admin.id] = keyChain(admin.id, [addKey(admin.id, admin.key, admin.key, T0), addKey(admin.id, phone, admin.key, T0 + 1),
+    retireKey(admin.id, admin.key.keyId, phone, T0 + 2)]);
+  r = await verifyGame(retired);
+  assert.deepEqual([r.ok, r.seq], [false, 1]);
+  assert.match(r.reason, /not signed by the admin: signed with key .*, retired before it \(key event 3\)/);
+  // A signature of another lobby's act.
+  const elsewhere = adminLobby();
+  elsewhere.data[4][1].auth = adminAuth('close_lobby', null, 'close-1', elsewhere.at, { on: '00000000-0000-4000-8000-000000000009' });
+  r = await verifyGame(elsewhere);
+  assert.deepEqual([r.ok, r.seq], [false, 5]);
+  assert.match(r.reason, /lobby_closed of admin .*: not signed by the admin: the signature by key .* does not verify/);
+});
+
+test('an admin\'s unsigned act is counted as the operator\'s word, not a failure', async () => {
+  const lobby = adminLobby();
+  delete lobby.data[0][1].auth;
+  delete lobby.data[2][1].auth;
+  const r = await verifyGame(lobby);
+  assert.equal(r.ok, true, r.reason);
+  assert.deepEqual([r.signatures.adminChecked, r.signatures.adminUnsigned], [2, [1, 3]]);
+});
+
+test('a request is read as the server reads it: omitted or null members take their defaults', () => {
+  assert.deepEqual(configOfRequest(null), DEFAULT_CONFIG);
+  assert.deepEqual(configOfRequest({ betSize: 5, playersCountLimit: 3, maxRounds: null }), full({ betSize: 5, playersCountLimit: 3 }));
+  // Go's encoding/json matches a member's name case-insensitively.
+  assert.deepEqual(configOfRequest({ BetSize: 7, playersCountLimit: 2, '\u017ftartWhenFull': false }), full({ betSize: 7, startWhenFull: false }));
+  assert.equal(configOfRequest({ betSize: '5' }), null);
+  assert.equal(configOfRequest({ betSize: 1.5 }), null);
+  assert.equal(configOfRequest([]), null);
+  assert.equal(lobbyName('\u3000Ｆriday  \u2003night '), 'Friday night');
+  assert.equal(requestProblem('stop', { reason: ' maintenance\n\u0085' }, { reason: 'maintenance' }), null);
+  assert.equal(requestProblem('create_lobby', { name: 'Friday' }, { name: 'Friday', config: DEFAULT_CONFIG }),
+    'the signed request asks for the config null, the event shows the config ' + JSON.stringify(DEFAULT_CONFIG));
+  assert.equal(requestProblem('create_lobby', { name: 'Friday', config: null }, { name: 'Friday', config: DEFAULT_CONFIG }), null);
 });

@@ -3,13 +3,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { actionMessage, actionPayload, ed25519Backend, keyIdOf, nobleVerify, sealSignature, verifySignature, webCryptoVerify } from '../assets/js/signed.js';
+import { actionMessage, actionPayload, adminMessage, ed25519Backend, keyIdOf, nobleVerify, sealSignature, verifySignature, webCryptoVerify } from '../assets/js/signed.js';
 
 const vectors = JSON.parse(readFileSync(new URL('../../tournament/testdata/signed_actions.json', import.meta.url)));
+const adminVectors = JSON.parse(readFileSync(new URL('../../tournament/testdata/signed_admin_actions.json', import.meta.url)));
 const utf8 = new TextEncoder();
 const bytes = (hex) => Uint8Array.from(hex.match(/../g), (b) => parseInt(b, 16));
 
-// The players' actions, which the console checks (an admin's are not in its logs' actions).
+// The players' actions, which the console checks (an admin's are in signed_admin_actions.json).
 const PLAYER_ACTIONS = ['add_key', 'commit', 'leave', 'quick_join', 'register', 'retire_key', 'reveal', 'sign_up'];
 const playerVectors = vectors.vectors.filter((v) => PLAYER_ACTIONS.includes(v.action));
 
@@ -75,4 +76,19 @@ test('the sealed signature of the commit vector', () => {
 
 test('signedAt must be an exact JSON number', () => {
   assert.throws(() => actionMessage({ ...vectors.vectors[0].fields, signedAt: 2 ** 53 }), /exact JSON number/);
+});
+
+test('an admin\'s message is rebuilt byte for byte from an event\'s auth, and its signature verifies', async () => {
+  assert.ok(adminVectors.vectors.some((v) => v.action === 'create_lobby') && adminVectors.vectors.some((v) => v.action === 'close_lobby'));
+  for (const v of adminVectors.vectors) {
+    const f = v.fields;
+    // What an event's data.auth holds, and what the event says otherwise: its lobby (the lobby a
+    // creation made, which its message does not name) and a recovery's account.
+    const auth = { action: f.action, admin: f.player, idempotencyKey: f.idempotencyKey, keyId: f.keyId, request: f.payload.request, signedAt: f.signedAt };
+    const lobbyId = f.action === 'create_lobby' ? '0b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b' : f.lobbyId;
+    const message = adminMessage(f.origin, auth, { lobbyId, account: f.payload.account });
+    assert.equal(message, v.message, v.action);
+    assert.equal(await verifySignature(adminVectors.publicKey, message, v.signature), true, v.action);
+    assert.equal(await nobleVerify(bytes(adminVectors.publicKey), utf8.encode(message), bytes(v.signature)), true, `${v.action}: noble`);
+  }
 });

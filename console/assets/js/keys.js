@@ -3,7 +3,8 @@
 // against the key the player had at that point of it (spec-31, "Signed actions in the lobby log").
 // Pure functions over data, checked by node's test runner.
 import canonicalize from '../vendor/canonicalize/canonicalize.js';
-import { actionMessage, actionPayload, keyIdOf, sealSignature, signedAtProblem, verifySignature } from './signed.js';
+import { adminActOf, requestProblem } from './adminacts.js';
+import { actionMessage, actionPayload, adminMessage, keyIdOf, sealSignature, signedAtProblem, verifySignature } from './signed.js';
 import { chainHash, Failure, ZERO_HASH } from './verify.js';
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -151,6 +152,19 @@ export function heldAt(log, at) {
   return [...log.keys.values()].filter((k) => k.addedAt <= at && (k.retiredAt == null || k.retiredAt >= at));
 }
 
+// signingKey is the key of an account's key log that signed auth, checked active at instant at
+// (added at or before it, not retired before it) and auth's signedAt within the window around
+// it; fail(why) is the Failure to throw, role names the account ('player', 'admin').
+function signingKey(log, auth, at, fail, role) {
+  const key = log.keys.get(auth.keyId);
+  if (!key) throw fail(`signed with key ${auth.keyId}, which is not in the ${role}'s key log`);
+  if (key.addedAt > at) throw fail(`signed with key ${auth.keyId}, added only later (key event ${key.addedSeq})`);
+  if (key.retiredAt != null && key.retiredAt < at) throw fail(`signed with key ${auth.keyId}, retired before it (key event ${key.retiredSeq})`);
+  const late = signedAtProblem(auth.signedAt, at);
+  if (late) throw fail(`its signature was ${late}`);
+  return key;
+}
+
 // The signed actions each event type records.
 const ACTIONS = {
   player_registered: ['register', 'quick_join'],
@@ -163,31 +177,35 @@ const ACTIONS = {
 // by a key in the player's key log, held at the event, over the message rebuilt from the log
 // (origin: GET /v1/log's), and no (player, action, idempotency key) twice; unsigned only while
 // the player held no key. A commit's or reveal's signature is sealed in the event and checked
-// once its round is public, from the transcript (roundMoves, as verifyLog's). keyLog(accountId)
-// reads an account's key log ({keys, events}, as GET /v1/accounts/{id}/keys with every event);
-// each is read and verified once.
+// once its round is public, from the transcript (roundMoves, as verifyLog's). Every act of an
+// admin in the log (adminacts.js) is checked the same way against the admin's own key log, and
+// its signed request against what the event shows (as rpsverify does); an unsigned one is the
+// operator's word, counted. keyLog(accountId) reads an account's key log ({keys, events}, as
+// GET /v1/accounts/{id}/keys with every event); each is read and verified once.
 export function signatureChecker({ origin, keyLog, roundMoves }) {
   const logs = new Map(); // accountId -> Promise of its verified key log
-  const owners = new Map(); // keyId -> the account whose key log added it
+  const owners = new Map(); // keyId -> the account whose key log added it, as {id, role}
   const configs = new Map(); // gameId -> its config, from game_opened
   const seen = new Map(); // player, action and idempotency key -> the event's seq
   let pending = []; // sealed commits and reveals, waiting for their round
   const counts = { signed: 0, unsigned: 0 };
+  const admin = { checked: 0, unsigned: [] }; // admin acts signed and checked; the seqs of unsigned ones
 
-  const keysOf = async (player, seq) => {
+  // keysOf reads an account's key log; role ('player', 'admin') names the account in a failure.
+  const keysOf = async (player, seq, role = 'player') => {
     if (!logs.has(player)) logs.set(player, keyLog(player).then((log) => verifyKeyLog(player, log.events, origin, log.keys)));
     try {
       const log = await logs.get(player);
       for (const keyId of log.keys.keys()) {
         // A key belongs to one account: a sign-up (which names no account) copied into another
         // account's log would make that account's actions look signed.
-        const owner = owners.get(keyId) ?? player;
-        if (owner !== player) throw new Failure(seq, `key ${keyId} is in the key logs of player ${owner} and of player ${player}`);
-        owners.set(keyId, player);
+        const owner = owners.get(keyId) ?? { id: player, role };
+        if (owner.id !== player) throw new Failure(seq, `key ${keyId} is in the key logs of ${owner.role} ${owner.id} and of ${role} ${player}`);
+        owners.set(keyId, owner);
       }
       return log;
     } catch (err) {
-      if (err instanceof KeyLogFailure) throw new Failure(seq, `the key log of player ${player} fails${err.seq ? ` at its key event ${err.seq}` : ''}: ${err.message}`);
+      if (err instanceof KeyLogFailure) throw new Failure(seq, `the key log of ${role} ${player} fails${err.seq ? ` at its key event ${err.seq}` : ''}: ${err.message}`);
       throw err;
     }
   };
@@ -222,12 +240,7 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
       throw new Failure(e.seq, `${what}: a replay of event ${seen.get(once)} (the same player, action and idempotency key ${JSON.stringify(auth.idempotencyKey)})`);
     }
     seen.set(once, e.seq);
-    const key = log.keys.get(auth.keyId);
-    if (!key) throw new Failure(e.seq, `${what}: signed with key ${auth.keyId}, which is not in the player's key log`);
-    if (key.addedAt > at) throw new Failure(e.seq, `${what}: signed with key ${auth.keyId}, added only later (key event ${key.addedSeq})`);
-    if (key.retiredAt != null && key.retiredAt < at) throw new Failure(e.seq, `${what}: signed with key ${auth.keyId}, retired before it (key event ${key.retiredSeq})`);
-    const late = signedAtProblem(auth.signedAt, at);
-    if (late) throw new Failure(e.seq, `${what}: its signature was ${late}`);
+    const key = signingKey(log, auth, at, (why) => new Failure(e.seq, `${what}: ${why}`), 'player');
     const fields = {
       origin, action: auth.action, player, lobbyId: e.lobbyId, gameId: e.gameId, round: null,
       idempotencyKey: auth.idempotencyKey, keyId: auth.keyId, signedAt: auth.signedAt,
@@ -251,6 +264,29 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
     }
   };
 
+  // adminAct checks the admin's signature of the act an event records (action: adminActOf's).
+  const adminAct = async (e, action) => {
+    const { auth } = e.data;
+    if (auth == null) {
+      admin.unsigned.push(e.seq);
+      return;
+    }
+    const fail = (why) => new Failure(e.seq, `${e.type} of admin ${auth.admin}: not signed by the admin: ${why}`);
+    if (auth.action !== action) throw fail(`its signature is for the action ${JSON.stringify(auth.action)}`);
+    const asked = requestProblem(action, auth.request ?? null, e.data);
+    if (asked) throw fail(asked);
+    const key = signingKey(await keysOf(auth.admin, e.seq, 'admin'), auth, Date.parse(e.at), fail, 'admin');
+    const message = adminMessage(origin, auth, { lobbyId: e.lobbyId });
+    if (!await verifySignature(key.publicKey, message, auth.signature)) {
+      throw fail(`the signature by key ${key.keyId} does not verify over ${JSON.stringify(message)}`);
+    }
+    // One signed request makes one act: the operator cannot show it twice.
+    const once = `${auth.admin}\n${auth.action}\n${auth.idempotencyKey}`;
+    if (seen.has(once)) throw fail(`a replay of event ${seen.get(once)} (the same admin, action and idempotency key ${JSON.stringify(auth.idempotencyKey)})`);
+    seen.set(once, e.seq);
+    admin.checked++;
+  };
+
   // roundPublic checks the sealed signatures of the rounds now public.
   const roundPublic = async (isPublic) => {
     const due = pending.filter(isPublic);
@@ -271,21 +307,16 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
 
   return {
     async event(e) {
-      switch (e.type) {
-        case 'game_opened':
-          configs.set(e.gameId, e.data.config);
-          return;
-        case 'round_resolved':
-          return roundPublic((p) => p.gameId === e.gameId && p.round === e.data.round);
-        case 'game_finished':
-        case 'game_stopped':
-          return roundPublic((p) => p.gameId === e.gameId);
-        default:
-          if (ACTIONS[e.type]) return action(e);
-      }
+      if (e.type === 'game_opened') configs.set(e.gameId, e.data.config);
+      if (e.type === 'round_resolved') await roundPublic((p) => p.gameId === e.gameId && p.round === e.data.round);
+      if (e.type === 'game_finished' || e.type === 'game_stopped') await roundPublic((p) => p.gameId === e.gameId);
+      if (ACTIONS[e.type]) return action(e);
+      const act = adminActOf(e);
+      if (act) return adminAct(e, act);
     },
     // summary: signed actions checked, unsigned ones (their players held no key), sealed ones
-    // still waiting for their round, and every recovery by the operator in the key logs read.
+    // still waiting for their round, every recovery by the operator in the key logs read, and the
+    // admins' acts: how many were signed and checked, and the events of those unsigned.
     async summary() {
       const recoveries = [];
       for (const [accountId, log] of logs) {
@@ -295,7 +326,7 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
           // A key log that fails is the failure already reported.
         }
       }
-      return { ...counts, sealed: pending.length, recoveries };
+      return { ...counts, sealed: pending.length, recoveries, adminChecked: admin.checked, adminUnsigned: [...admin.unsigned] };
     },
   };
 }

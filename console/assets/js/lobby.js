@@ -4,7 +4,10 @@
 // what is shown is read from the public state and transcripts, so it is never built from guesses.
 // The page follows the log from its last few events and reads the past games a page at a time, so
 // a lobby with a long history opens as fast as a new one. Each player action says whether its
-// player signed it and with which key, in words; the verifier checks every signature.
+// player signed it and with which key, in words, and each act of an admin (the operator) which
+// admin key signed it or that it is the operator's word alone; the verifier checks every
+// signature.
+import { adminActOf } from './adminacts.js';
 import { allPages, api, events, keyLog, serverClock } from './api.js';
 import { countdown, el, formatAmount, formatClock, formatDuration, formatTime, playerLink, replace, stageBadge } from './dom.js';
 import { signatureChecker, verifyKeyLog } from './keys.js';
@@ -146,8 +149,16 @@ function moveSigned(gameId, t, m, action) {
 }
 
 // signedNote shows those words; an unsigned action, which the operator could have made, stands out.
-function signedNote(words) {
-  return el('span', { class: `signed${words === 'unsigned' ? ' unsigned' : ''}`, text: words });
+function signedNote(words, unsigned = words === 'unsigned') {
+  return el('span', { class: `signed${unsigned ? ' unsigned' : ''}`, text: words });
+}
+
+// adminNote: who made the admin's act an event records (null for other events), as the event
+// says; "Verify the whole log" checks the signature against the admin's key log.
+function adminNote(e) {
+  if (!adminActOf(e)) return null;
+  const keyId = e.data.auth?.keyId;
+  return keyId == null ? signedNote('unsigned: the operator\u2019s word', true) : signedNote(`signed by admin key ${keyId}`);
 }
 
 // eventSigned: how the action an event records was signed, in words ('' for other events). A
@@ -383,6 +394,7 @@ function renderFeed(status = streamStatus) {
       el('span', { class: 'muted', text: formatClock(e.at) }), ' ',
       el('span', { class: 'what', text: describe(e) }),
       eventSigned(e) ? [' · ', signedNote(eventSigned(e))] : null,
+      adminNote(e) ? [' · ', adminNote(e)] : null,
       ' ', el('code', { class: 'type', text: e.type })))),
   );
 }
@@ -400,6 +412,11 @@ function signaturesText(s) {
   const parts = [`${s.signed} signed action${s.signed === 1 ? '' : 's'} checked against ${s.signed === 1 ? 'its player\u2019s key' : 'their players\u2019 keys'}`];
   if (s.unsigned) parts.push(`${s.unsigned} unsigned, by players who held no key then`);
   if (s.sealed) parts.push(`${s.sealed} signature${s.sealed === 1 ? '' : 's'} sealed until ${s.sealed === 1 ? 'its' : 'their'} round is over`);
+  parts.push(`${s.adminChecked} admin act${s.adminChecked === 1 ? '' : 's'} checked against ${s.adminChecked === 1 ? 'its admin\u2019s key' : 'their admins\u2019 keys'}`);
+  const unsigned = s.adminUnsigned;
+  if (unsigned.length) {
+    parts.push(`${unsigned.length} admin act${unsigned.length === 1 ? '' : 's'} unsigned, the operator\u2019s word alone (event${unsigned.length === 1 ? '' : 's'} ${unsigned.join(', ')})`);
+  }
   return ` ${parts.join('; ')}.`;
 }
 
@@ -438,7 +455,7 @@ function renderVerify() {
   });
   replace(parts.verify,
     el('h2', { text: 'Verify' }),
-    el('p', { class: 'muted', text: 'Re-checks, in this browser, the hash chain of every event (blake2b-256 over RFC 8785 JSON), each stage digest against the public transcript, each reveal against its commitment, and each player\u2019s signature (Ed25519) against the key the player\u2019s own key log shows at that point.' }),
+    el('p', { class: 'muted', text: 'Re-checks, in this browser, the hash chain of every event (blake2b-256 over RFC 8785 JSON), each stage digest against the public transcript, each reveal against its commitment, and each player\u2019s signature (Ed25519) against the key the player\u2019s own key log shows at that point, and each admin\u2019s signature of the operator\u2019s acts (creating the lobby, changing the next config, stopping a game, closing the lobby) against the admin\u2019s own key log and what the event shows.' }),
     button, result, recoveries);
 }
 

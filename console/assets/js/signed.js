@@ -1,8 +1,8 @@
-// Players' signed actions, as the browser checks them: the message a player's key signs (byte for
-// byte what tournament.ActionMessage builds on the server, checked against the vectors in
-// tournament/testdata/signed_actions.json), key ids, sealed signatures, and Ed25519 verification
-// with the browser's WebCrypto, or @noble/curves (vendored, loaded only then) where WebCrypto has
-// no Ed25519.
+// Players' and admins' signed actions, as the browser checks them: the message a key signs (byte
+// for byte what tournament.ActionMessage builds on the server, checked against the vectors in
+// tournament/testdata/signed_actions.json and signed_admin_actions.json), key ids, sealed
+// signatures, and Ed25519 verification with the browser's WebCrypto, or @noble/curves (vendored,
+// loaded only then) where WebCrypto has no Ed25519.
 import { blake2b } from '../vendor/noble-hashes/blake2.js';
 import canonicalize from '../vendor/canonicalize/canonicalize.js';
 
@@ -68,6 +68,18 @@ export function actionMessage({ origin, action, player, lobbyId, gameId, round, 
     player: player ?? null,
     round: round ?? null,
     signedAt,
+  });
+}
+
+// adminMessage is the text an admin's key signs for the act an event records, from the event's
+// data.auth (tournament.AdminAuth): the player is the admin, the payload {account, request} (the
+// account acted on, null but for a recovery's; the request's body as signed, null for none),
+// taken on lobbyId (null for create_lobby, which makes the lobby, and for recover_keys).
+export function adminMessage(origin, auth, { lobbyId = null, account = null } = {}) {
+  return actionMessage({
+    origin, action: auth.action, player: auth.admin, lobbyId: auth.action === 'create_lobby' ? null : lobbyId,
+    payload: { account: account ?? null, request: auth.request ?? null },
+    idempotencyKey: auth.idempotencyKey, keyId: auth.keyId, signedAt: auth.signedAt,
   });
 }
 

@@ -1,0 +1,126 @@
+// The operator's acts in a lobby's log (issue 31: "every act of the operator is attributable
+// too"): which events an admin's action wrote, and whether the request the admin signed
+// (data.auth.request) asked for what the event shows, read as the server reads a request
+// (rpsverify's askedFor). Pure functions over data, checked by node's test runner; keys.js checks
+// the signatures themselves.
+
+// The action an admin signs for each event type an admin's act writes (rpsverify's adminActionOf).
+const ADMIN_ACTS = {
+  lobby_created: 'create_lobby',
+  next_config_changed: 'set_next_config',
+  lobby_closed: 'close_lobby',
+  game_stopped: 'stop',
+};
+
+// The reasons of the stops the rules make, which no admin signs (tournament.ReasonMaxExtensions,
+// ReasonMaxRounds, ReasonLobbyClosed).
+const RULES_STOPS = new Set(['max_extensions', 'max_rounds', 'lobby closed']);
+
+// adminActOf is the admin action an event records (null: not an admin's act). A stop the rules
+// made carries no signature; one that carries a signature is an admin's, whatever its reason.
+export function adminActOf(e) {
+  const action = ADMIN_ACTS[e.type] ?? null;
+  if (action === 'stop' && e.data?.auth == null && RULES_STOPS.has(e.data?.reason)) return null;
+  return action;
+}
+
+// The config whose members a request's omitted (or null) ones take (tournament.DefaultConfig;
+// the contract's GameConfigInput gives the same defaults), with the JSON type of each member.
+export const DEFAULT_CONFIG = {
+  betSize: 0,
+  playersCountLimit: 2,
+  entryTimeoutMs: 60_000,
+  moveTimeoutMs: 60_000,
+  revealTimeoutMs: 60_000,
+  ruleset: 'rpsls',
+  resolution: 'classic',
+  startWhenFull: true,
+  maxExtensions: 3,
+  maxRounds: 100,
+};
+
+// Go's encoding/json, which reads the request on the server, matches a member to a field by its
+// name or case-insensitively (bytes.EqualFold: K, the Kelvin sign, folds to k and ſ to s), the
+// last such member of the object winning.
+const fold = (name) => name.replace(/\u017f/g, 's').replace(/\u212a/g, 'k').toLowerCase();
+const byCodeUnits = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+
+function isObject(v) {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+// membersOf reads obj as Go decodes it into a struct of fields: {field: value} for each field a
+// member matches, in the order the object's RFC 8785 text has its members. A null member leaves
+// a field as it was, unless keepNull (a json.RawMessage field takes the null).
+function membersOf(obj, fields, keepNull = false) {
+  const out = {};
+  for (const key of Object.keys(obj).sort(byCodeUnits)) {
+    const field = fields.find((f) => fold(f) === fold(key));
+    if (field !== undefined && (keepNull || obj[key] !== null)) out[field] = obj[key];
+  }
+  return out;
+}
+
+const isType = (value, like) => (typeof like === 'number' ? Number.isSafeInteger(value) : typeof value === typeof like);
+
+// configOfRequest is the config a request's config object asks for (tournament.ConfigOfRequest):
+// DEFAULT_CONFIG with each member the request sets. null when the server would refuse it.
+export function configOfRequest(request) {
+  if (request === null) return { ...DEFAULT_CONFIG };
+  if (!isObject(request)) return null;
+  const set = membersOf(request, Object.keys(DEFAULT_CONFIG));
+  for (const [field, value] of Object.entries(set)) if (!isType(value, DEFAULT_CONFIG[field])) return null;
+  return { ...DEFAULT_CONFIG, ...set };
+}
+
+// A lobby's name as the server keeps it (tournament.Name): the PRECIS Nickname profile (RFC 8266:
+// every Unicode space a single U+0020, none at either end, then NFKC, until it no longer changes),
+// then trimmed of white space. The server also refuses some names; one it refused is in no event.
+export function lobbyName(text) {
+  let name = text;
+  for (let prev = null; name !== prev;) {
+    prev = name;
+    name = name.replace(/\p{Zs}+/gu, ' ').replace(/^ | $/g, '').normalize('NFKC');
+  }
+  return trimSpace(name);
+}
+
+// trimSpace is Go's strings.TrimSpace: white space (the Unicode property) off both ends.
+export function trimSpace(text) {
+  return text.replace(/^\p{White_Space}+|\p{White_Space}+$/gu, '');
+}
+
+const sameConfig = (a, b) => isObject(b) && Object.keys(DEFAULT_CONFIG).every((k) => a[k] === b[k]);
+
+// requestProblem says how the request an admin signed (auth.request, RFC 8785 JSON as parsed)
+// asks for something other than what its event shows: the name and config of a lobby created,
+// the next config, the reason of a stop (null when it asks for just that).
+export function requestProblem(action, request, data) {
+  const shown = (what, value) => `${what} ${JSON.stringify(value)}`;
+  const mismatch = (asked, event) => `the signed request asks for ${asked}, the event shows ${event}`;
+  if (request !== null && !isObject(request)) return `the signed request ${JSON.stringify(request)} is not a JSON object`;
+  const req = membersOf(request ?? {}, ['name', 'config', 'reason'], true);
+  switch (action) {
+    case 'create_lobby': {
+      const name = typeof req.name === 'string' ? lobbyName(req.name) : null;
+      if (name !== data.name) return mismatch(shown('the name', req.name ?? null), shown('the name', data.name));
+      // A creation without a config member asks for none (a null one for the defaults).
+      const config = 'config' in req ? configOfRequest(req.config) : null;
+      if (!config || !sameConfig(config, data.config)) return mismatch(shown('the config', req.config ?? null), shown('the config', data.config));
+      return null;
+    }
+    case 'set_next_config': {
+      // The request's body is the config itself.
+      const config = configOfRequest(request);
+      if (!config || !sameConfig(config, data.config)) return mismatch(shown('the config', request), shown('the config', data.config));
+      return null;
+    }
+    case 'stop': {
+      const reason = typeof req.reason === 'string' ? trimSpace(req.reason) : null;
+      if (reason !== data.reason) return mismatch(shown('the reason', req.reason ?? null), shown('the reason', data.reason));
+      return null;
+    }
+    default: // close_lobby asks for nothing but the lobby, which the message names
+      return null;
+  }
+}
