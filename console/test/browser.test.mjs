@@ -10,7 +10,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { chromium } from 'playwright-core';
-import { actionMessage, keyIdOf } from '../assets/js/signed.js';
+import { adminActOf } from '../assets/js/adminacts.js';
+import { actionMessage, adminMessage, keyIdOf } from '../assets/js/signed.js';
 import { commitmentOf, eventHash } from '../assets/js/verify.js';
 
 const base = process.env.RPS_BASE_URL;
@@ -160,6 +161,8 @@ test('a spectator follows a game live to its winner without reloading', async (t
   await page.evaluate(() => { window.stillTheSamePage = true; });
   await waitText(page, '.live', 'live');
   await waitText(page, '#now', 'Nobody has registered yet');
+  // The lobby was created by an admin without a key: the operator's word, said so.
+  await waitText(page, '#feed li .signed.unsigned', 'unsigned: the operator’s word');
 
   await register(lobby, alice);
   await waitText(page, '#now .player', 'alice');
@@ -210,8 +213,9 @@ test('the verifier passes a real log and names the first altered event', async (
   const page = await open(t, `/lobbies/${lobby.id}`);
   await page.getByRole('button', { name: 'Verify the whole log' }).click();
   await waitText(page, '.verify-result.ok', `Verified through event ${last}: every hash, stage digest, reveal and signature checks out`);
-  // Two registrations, two commits and two reveals, each against its player's key.
-  await waitText(page, '.verify-result.ok', '6 signed actions checked against their players’ keys.');
+  // Two registrations, two commits and two reveals, each against its player's key; the lobby
+  // was created by an admin without a key.
+  await waitText(page, '.verify-result.ok', '6 signed actions checked against their players’ keys; 1 admin act unsigned: the operator’s word alone (event 1).');
   await shot(page, 'verify-ok-desktop');
 
   // The same log with one event's data altered (a player's registration claims a bigger pot).
@@ -362,7 +366,7 @@ test('a browser without Ed25519 in WebCrypto checks the signatures with the vend
   // click before that was lost under CI's load, and no check ever began).
   await waitText(page, '#last .moves .signed', 'signed, key');
   await page.getByRole('button', { name: 'Verify the whole log' }).click();
-  await waitText(page, '.verify-result.ok', '6 signed actions checked against their players’ keys.');
+  await waitText(page, '.verify-result.ok', '6 signed actions checked against their players’ keys;');
   assert.ok(loaded.includes('/assets/vendor/noble-curves/ed25519.js'), 'the vendored Ed25519 was loaded');
 });
 
@@ -785,4 +789,43 @@ test('the console is served with a strict Content-Security-Policy and the API ke
   const missing = await fetch(`${base}/v1/nothing-here`);
   assert.equal(missing.status, 404);
   assert.equal((await missing.json()).code, 'not_found');
+});
+
+// Last: once the admin has a key, every admin action must be signed (the tests above act unsigned).
+test('an admin\'s signed acts show as signed by its key on the lobby page, and verify', async (t) => {
+  origin ??= (await call('GET', '/v1/log')).origin;
+  const admin = (await call('GET', '/v1/me', { token: adminToken })).id;
+  const secret = ed25519.utils.randomSecretKey();
+  const key = { secret, publicKey: hex(ed25519.getPublicKey(secret)) };
+  key.keyId = keyIdOf(key.publicKey);
+  // The admin binds its first key, signed by that key itself.
+  const bind = { publicKey: key.publicKey };
+  await call('POST', '/v1/me/keys', { token: adminToken, body: bind, ...await sign(key, { action: 'add_key', player: admin, payload: bind, idempotencyKey: randomUUID() }) });
+  // adminCall signs an admin request over its body as sent (adminMessage: the payload's request).
+  const adminCall = (method, path, action, lobbyId, body) => {
+    const auth = { action, admin, idempotencyKey: randomUUID(), keyId: key.keyId, request: body ?? null, signedAt: Date.now() };
+    const signature = { 'Rps-Key-Id': key.keyId, 'Rps-Signed-At': String(auth.signedAt),
+      'Rps-Signature': hex(ed25519.sign(Buffer.from(adminMessage(origin, auth, { lobbyId })), secret)) };
+    return call(method, path, { token: adminToken, body, key: auth.idempotencyKey, signature });
+  };
+  const lobby = await adminCall('POST', '/v1/lobbies', 'create_lobby', null, { name: 'Signed by its admin', config: { betSize: 100, playersCountLimit: 2 } });
+  await adminCall('PUT', `/v1/lobbies/${lobby.id}/next-config`, 'set_next_config', lobby.id, { betSize: 50, playersCountLimit: 3, ruleset: 'rps' });
+  await adminCall('POST', `/v1/lobbies/${lobby.id}/stop`, 'stop', lobby.id, { reason: 'a test of signed stops' });
+  await adminCall('POST', `/v1/lobbies/${lobby.id}/close`, 'close_lobby', lobby.id);
+  const log = await call('GET', `/v1/lobbies/${lobby.id}/events?limit=1000`);
+  // Closing stops the registration the stop opened: the rules' stop, no admin's act.
+  const acts = log.events.filter(adminActOf);
+  assert.deepEqual(acts.map((e) => [e.type, e.data.auth?.keyId]), [['lobby_created', key.keyId], ['next_config_changed', key.keyId],
+    ['game_stopped', key.keyId], ['lobby_closed', key.keyId]]);
+
+  for (const colorScheme of ['light', 'dark']) {
+    const page = await open(t, `/lobbies/${lobby.id}`, { colorScheme });
+    await waitText(page, '#feed li', `signed by admin key ${key.keyId}`);
+    assert.equal(await page.locator('#feed li', { hasText: `signed by admin key ${key.keyId}` }).count(), 4);
+    await page.getByRole('button', { name: 'Verify the whole log' }).click();
+    await waitText(page, '.verify-result.ok', `Verified through event ${log.events.at(-1).seq}`);
+    await waitText(page, '.verify-result.ok', '4 admin acts checked against their admins’ keys.');
+    assert.deepEqual(await illegible(page), [], `texts of the lobby page hard to read in the ${colorScheme} theme`);
+    await shot(page, `lobby-admin-signed-${colorScheme}`);
+  }
 });

@@ -412,10 +412,11 @@ function signaturesText(s) {
   const parts = [`${s.signed} signed action${s.signed === 1 ? '' : 's'} checked against ${s.signed === 1 ? 'its player\u2019s key' : 'their players\u2019 keys'}`];
   if (s.unsigned) parts.push(`${s.unsigned} unsigned, by players who held no key then`);
   if (s.sealed) parts.push(`${s.sealed} signature${s.sealed === 1 ? '' : 's'} sealed until ${s.sealed === 1 ? 'its' : 'their'} round is over`);
-  parts.push(`${s.adminChecked} admin act${s.adminChecked === 1 ? '' : 's'} checked against ${s.adminChecked === 1 ? 'its admin\u2019s key' : 'their admins\u2019 keys'}`);
+  // The operator's acts: each signed one checked, each unsigned one named.
   const unsigned = s.adminUnsigned;
+  if (s.adminChecked) parts.push(`${s.adminChecked} admin act${s.adminChecked === 1 ? '' : 's'} checked against ${s.adminChecked === 1 ? 'its admin\u2019s key' : 'their admins\u2019 keys'}`);
   if (unsigned.length) {
-    parts.push(`${unsigned.length} admin act${unsigned.length === 1 ? '' : 's'} unsigned, the operator\u2019s word alone (event${unsigned.length === 1 ? '' : 's'} ${unsigned.join(', ')})`);
+    parts.push(`${unsigned.length} admin act${unsigned.length === 1 ? '' : 's'} unsigned: the operator\u2019s word alone (event${unsigned.length === 1 ? '' : 's'} ${unsigned.join(', ')})`);
   }
   return ` ${parts.join('; ')}.`;
 }
