@@ -491,3 +491,25 @@ test('a request is read as the server reads it: omitted or null members take the
     'the signed request asks for the config null, the event shows the config ' + JSON.stringify(DEFAULT_CONFIG));
   assert.equal(requestProblem('create_lobby', { name: 'Friday', config: null }, { name: 'Friday', config: DEFAULT_CONFIG }), null);
 });
+
+test('a recovery signed by an admin\'s key names that key; one the admin did not sign fails the player\'s key log', async () => {
+  // The admin recovers alice's account to the vectors' key, signing the request with signer's key.
+  const signedRecovery = (signer, request = { publicKey: alice.key.publicKey, reason: 'lost phone' }) => {
+    const [type, data, ms] = recover(alice.key, [recovered.keyId], T0);
+    const auth = { action: 'recover_keys', admin: admin.id, idempotencyKey: 'recover-1', keyId: signer.keyId, request, signedAt: ms };
+    auth.signature = hex(ed25519.sign(utf8.encode(adminMessage(ORIGIN, auth, { account: alice.id })), signer.secret));
+    return [type, { ...data, auth }, ms];
+  };
+  const withRecovery = (recovery) => ({ ...keyLogs, [admin.id]: adminKeyLog, [alice.id]: keyChain(alice.id, [signUp(recovered, 'Alice', T0 - 5000), recovery]) });
+  const r = await verifyGame(signedGame({ keys: withRecovery(signedRecovery(admin.key)) }));
+  assert.equal(r.ok, true, r.reason);
+  assert.deepEqual(r.signatures.recoveries.map((x) => [x.accountId, x.seq, x.signedBy]), [[alice.id, 2, admin.key.keyId]]);
+
+  const forged = await verifyGame(signedGame({ keys: withRecovery(signedRecovery(stranger)) }));
+  assert.deepEqual([forged.ok, forged.seq], [false, 2]);
+  assert.match(forged.reason, new RegExp(`the key log of player ${alice.id} fails at its key event 2: its recovery is not signed by admin ${admin.id}: ` +
+    `signed with key ${stranger.keyId}, which is not in the admin's key log`));
+  const otherKey = await verifyGame(signedGame({ keys: withRecovery(signedRecovery(admin.key, { publicKey: phone.publicKey, reason: 'lost phone' })) }));
+  assert.deepEqual([otherKey.ok, otherKey.seq], [false, 2]);
+  assert.match(otherKey.reason, /its recovery is not signed by admin .*: the signed request asks for the key "[0-9a-f]{64}", the event shows the key/);
+});

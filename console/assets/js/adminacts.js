@@ -94,12 +94,13 @@ const sameConfig = (a, b) => isObject(b) && Object.keys(DEFAULT_CONFIG).every((k
 
 // requestProblem says how the request an admin signed (auth.request, RFC 8785 JSON as parsed)
 // asks for something other than what its event shows: the name and config of a lobby created,
-// the next config, the reason of a stop (null when it asks for just that).
+// the next config, the reason of a stop, the key and reason of a recovery (null when it asks for
+// just that).
 export function requestProblem(action, request, data) {
   const shown = (what, value) => `${what} ${JSON.stringify(value)}`;
   const mismatch = (asked, event) => `the signed request asks for ${asked}, the event shows ${event}`;
   if (request !== null && !isObject(request)) return `the signed request ${JSON.stringify(request)} is not a JSON object`;
-  const req = membersOf(request ?? {}, ['name', 'config', 'reason'], true);
+  const req = membersOf(request ?? {}, ['name', 'config', 'reason', 'publicKey'], true);
   switch (action) {
     case 'create_lobby': {
       const name = typeof req.name === 'string' ? lobbyName(req.name) : null;
@@ -115,6 +116,9 @@ export function requestProblem(action, request, data) {
       if (!config || !sameConfig(config, data.config)) return mismatch(shown('the config', request), shown('the config', data.config));
       return null;
     }
+    case 'recover_keys':
+      if (req.publicKey !== data.publicKey) return mismatch(shown('the key', req.publicKey ?? null), shown('the key', data.publicKey));
+    // falls through: a recovery's reason is read as a stop's
     case 'stop': {
       const reason = typeof req.reason === 'string' ? trimSpace(req.reason) : null;
       if (reason !== data.reason) return mismatch(shown('the reason', req.reason ?? null), shown('the reason', data.reason));

@@ -123,7 +123,7 @@ export async function verifyKeyLog(accountId, events, origin, listed = null) {
         }
         for (const id of active) Object.assign(keys.get(id), { retiredSeq: e.seq, retiredAt: at });
         keys.set(d.keyId, { keyId: d.keyId, publicKey: d.publicKey, addedSeq: e.seq, addedAt: at, retiredSeq: null, retiredAt: null, recovery: true, viaRecovery: false });
-        recoveries.push({ seq: e.seq, at: e.at, keyId: d.keyId, retired: active, admin: d.admin, reason: d.reason });
+        recoveries.push({ seq: e.seq, at: e.at, keyId: d.keyId, publicKey: d.publicKey, retired: active, admin: d.admin, reason: d.reason, auth: d.auth ?? null });
         break;
       }
       default:
@@ -184,6 +184,7 @@ const ACTIONS = {
 // GET /v1/accounts/{id}/keys with every event); each is read and verified once.
 export function signatureChecker({ origin, keyLog, roundMoves }) {
   const logs = new Map(); // accountId -> Promise of its verified key log
+  const recoveriesChecked = new Map(); // accountId -> Promise of its recoveries' admin signatures checked
   const owners = new Map(); // keyId -> the account whose key log added it, as {id, role}
   const configs = new Map(); // gameId -> its config, from game_opened
   const seen = new Map(); // player, action and idempotency key -> the event's seq
@@ -191,11 +192,45 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
   const counts = { signed: 0, unsigned: 0 };
   const admin = { checked: 0, unsigned: [] }; // admin acts signed and checked; the seqs of unsigned ones
 
+  // verified is an account's key log, read and verified once.
+  const verified = (accountId) => {
+    if (!logs.has(accountId)) logs.set(accountId, keyLog(accountId).then((log) => verifyKeyLog(accountId, log.events, origin, log.keys)));
+    return logs.get(accountId);
+  };
+
+  // checkRecoveries checks the admin's signature a recovery in an account's key log records
+  // (rpsverify's checkRecoveries) against the admin's own key log, as an admin's act in a lobby
+  // is, and names the key that made it (signedBy); one that does not verify fails the account's
+  // key log. An unsigned recovery stays the operator's word. The admin's own recoveries are
+  // checked when the admin acts in the lobby, not here: two admins may have recovered each other.
+  const checkRecoveries = async (accountId, log) => {
+    for (const r of log.recoveries) {
+      const { auth } = r;
+      if (auth == null) continue;
+      const fail = (why) => new KeyLogFailure(r.seq, `its recovery is not signed by admin ${r.admin}: ${why}`);
+      if (auth.action !== 'recover_keys' || auth.admin !== r.admin) throw fail(`it carries the signature of ${JSON.stringify(auth.action)} by admin ${auth.admin}`);
+      const asked = requestProblem('recover_keys', auth.request ?? null, r);
+      if (asked) throw fail(asked);
+      let adminLog;
+      try {
+        adminLog = await verified(auth.admin);
+      } catch (err) {
+        if (err instanceof KeyLogFailure) throw fail(`the admin's key log fails${err.seq ? ` at its key event ${err.seq}` : ''}: ${err.message}`);
+        throw err;
+      }
+      const key = signingKey(adminLog, auth, Date.parse(r.at), fail, 'admin');
+      const message = adminMessage(origin, auth, { account: accountId });
+      if (!await verifySignature(key.publicKey, message, auth.signature)) throw fail(`the signature by key ${key.keyId} does not verify over ${JSON.stringify(message)}`);
+      r.signedBy = key.keyId;
+    }
+  };
+
   // keysOf reads an account's key log; role ('player', 'admin') names the account in a failure.
   const keysOf = async (player, seq, role = 'player') => {
-    if (!logs.has(player)) logs.set(player, keyLog(player).then((log) => verifyKeyLog(player, log.events, origin, log.keys)));
     try {
-      const log = await logs.get(player);
+      const log = await verified(player);
+      if (!recoveriesChecked.has(player)) recoveriesChecked.set(player, checkRecoveries(player, log));
+      await recoveriesChecked.get(player);
       for (const keyId of log.keys.keys()) {
         // A key belongs to one account: a sign-up (which names no account) copied into another
         // account's log would make that account's actions look signed.
@@ -315,13 +350,17 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
       if (act) return adminAct(e, act);
     },
     // summary: signed actions checked, unsigned ones (their players held no key), sealed ones
-    // still waiting for their round, every recovery by the operator in the key logs read, and the
-    // admins' acts: how many were signed and checked, and the events of those unsigned.
+    // still waiting for their round, every recovery by the operator in the key logs read (with
+    // signedBy, the admin key that signed it, once checked), and the admins' acts: how many were
+    // signed and checked, and the events of those unsigned.
     async summary() {
       const recoveries = [];
-      for (const [accountId, log] of logs) {
+      // The key logs of the accounts that acted in the lobby (an admin's read only for the key
+      // that signed a recovery is not one of them).
+      for (const [accountId, checked] of recoveriesChecked) {
         try {
-          for (const r of (await log).recoveries) recoveries.push({ accountId, ...r });
+          await checked;
+          for (const r of (await logs.get(accountId)).recoveries) recoveries.push({ accountId, ...r });
         } catch {
           // A key log that fails is the failure already reported.
         }

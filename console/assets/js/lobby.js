@@ -445,7 +445,8 @@ function renderVerify() {
         recoveries.hidden = found.length === 0;
         replace(recoveries, found.map((x) => el('li', { class: 'recovery' },
           named(`Key ${x.keyId} of player ${x.accountId} was recovered by the operator (key event ${x.seq}, ${formatTime(x.at)}): `),
-          el('q', { text: x.reason ?? '' }), '. Not signed by the player; the keys it had before were retired.')));
+          el('q', { text: x.reason ?? '' }),
+          `. Not signed by the player; the keys it had before were retired. ${x.signedBy ? `Signed by admin key ${x.signedBy}.` : 'Signed by no admin: the operator\u2019s word alone.'}`)));
       } catch (err) {
         result.classList.add('bad');
         result.textContent = `The log cannot be read: ${err.message}`;
