@@ -195,6 +195,12 @@ const (
 	ReasonLobbyClosed = "lobby closed"
 )
 
+// RulesStop reports whether reason is that of a stop the rules make, which an admin's stop may
+// not give: a game_stopped with one of them is the rules', with no admin's signature.
+func RulesStop(reason string) bool {
+	return reason == ReasonMaxExtensions || reason == ReasonMaxRounds || reason == ReasonLobbyClosed
+}
+
 // LoggedEvent is an event in a lobby's log.
 type LoggedEvent struct {
 	Seq     int64

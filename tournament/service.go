@@ -353,6 +353,10 @@ func (o *op) stopByAdmin(now int64, actor Actor, reason string, auth *AdminAuth)
 	if err != nil {
 		return err
 	}
+	if RulesStop(reason) {
+		// The log tells an admin's stop from the rules' by its reason alone.
+		return invalid("reason", fmt.Sprintf("%q is the reason of a stop the rules make; give the admin's own", reason))
+	}
 	return o.stop(now, reason, auth)
 }
 

@@ -26,9 +26,6 @@ var adminActionOf = map[tournament.EventType]tournament.ActionName{
 	tournament.EventGameStopped:       tournament.ActionStop,
 }
 
-// rulesStops are the reasons of the stops the rules make, which no admin signs.
-var rulesStops = map[string]bool{tournament.ReasonMaxExtensions: true, tournament.ReasonMaxRounds: true, tournament.ReasonLobbyClosed: true}
-
 // adminEventData is what an admin's event shows of the request it answered.
 type adminEventData struct {
 	Auth   *tournament.AdminAuth `json:"auth"`
@@ -49,15 +46,23 @@ func (r *lobbyRun) adminAct(e tournament.LoggedEvent) error {
 		return r.fail("data of "+string(e.Type), "an admin's act", string(e.Data))
 	}
 	rep := &r.res.Signatures
-	if d.Auth == nil {
-		if e.Type != tournament.EventGameStopped || !rulesStops[d.Reason] {
-			rep.AdminUnsigned++
+	fail := func(item string, expected, found any) error {
+		f := Failure{Lobby: r.id, Seq: e.Seq, Game: string(e.GameID), Item: "admin's " + item, Expected: fmt.Sprint(expected), Found: fmt.Sprint(found)}
+		if d.Auth != nil {
+			f.Player = string(d.Auth.Admin)
 		}
+		rep.AdminFailures = append(rep.AdminFailures, f)
 		return nil
 	}
-	fail := func(item string, expected, found any) error {
-		rep.AdminFailures = append(rep.AdminFailures, Failure{Lobby: r.id, Seq: e.Seq, Game: string(e.GameID), Player: string(d.Auth.Admin),
-			Item: "admin's " + item, Expected: fmt.Sprint(expected), Found: fmt.Sprint(found)})
+	if d.Auth == nil {
+		switch {
+		case e.Type == tournament.EventGameStopped && tournament.RulesStop(d.Reason):
+			// The rules' own stop (rulesStop holds it to the rules).
+		case r.v.sigs.requireAdmin:
+			return fail("signature", "a signed act (--require-admin-signatures)", "no signature")
+		default:
+			rep.AdminUnsigned++
+		}
 		return nil
 	}
 	if d.Auth.Action != action {

@@ -237,3 +237,46 @@ func TestSignedRecoveries(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifierTellsAnAdminsStopFromTheRules: a stop whose reason is one the rules give (no
+// admin's may give it) must be where the rules would make it, so that the operator cannot pass
+// an admin's stop off as the rules', with no admin's signature to show: a stop in moves rewritten
+// as max_extensions (players had committed) or as lobby closed (the lobby was not closed) is
+// named. With --require-admin-signatures, an admin's act that records no signature fails.
+func TestVerifierTellsAnAdminsStopFromTheRules(t *testing.T) {
+	s := newServer(t)
+	cases := []struct {
+		reason string
+		// inMoves has the admin stop the game after a commit, not in registration.
+		inMoves bool
+	}{
+		{tournament.ReasonMaxExtensions, true},
+		{tournament.ReasonLobbyClosed, false},
+		{tournament.ReasonMaxRounds, true},
+	}
+	for _, c := range cases {
+		t.Run(c.reason, func(t *testing.T) {
+			ps := s.players(2)
+			lobby := s.lobby(map[string]any{"betSize": 10, "playersCountLimit": 2, "maxExtensions": 2})
+			if c.inMoves {
+				s.register(lobby, ps...) // full: round 1 starts
+				s.commit(lobby, ps[0], "1")
+			} else {
+				s.register(lobby, ps[0])
+			}
+			s.do("POST", "/v1/lobbies/"+lobby+"/stop", s.Admin, map[string]any{"reason": "the admin's own"}, http.StatusOK)
+			if code, out, _ := s.verify("--lobby", lobby); code != exitOK {
+				t.Fatalf("the admin's stop: exit %d\n%s", code, out)
+			}
+			if code, out, _ := s.verify("--lobby", lobby, "--require-admin-signatures"); code != exitFailed ||
+				!strings.Contains(out, "admin's signature: expected a signed act (--require-admin-signatures), found no signature") {
+				t.Fatalf("an unsigned admin's stop with --require-admin-signatures: exit %d\n%s", code, out)
+			}
+			seq := s.editData(lobby, tournament.EventGameStopped, func(d map[string]any) { d["reason"] = c.reason })
+			code, out, rep := s.verify("--lobby", lobby, "--json")
+			if code != exitFailed || rep.Lobbies[0].Failure == nil || rep.Lobbies[0].Failure.Seq != seq || rep.Lobbies[0].Failure.Item != "stop reason" {
+				t.Fatalf("a stop passed off as %s: exit %d, want the stop's event %d named\n%s", c.reason, code, seq, out)
+			}
+		})
+	}
+}

@@ -70,6 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&lobbies, "lobby", "a lobby to verify (repeatable; default: every lobby)")
 	fs.Var(&accounts, "account", "an account whose key log to verify besides those of the lobbies' players (repeatable)")
 	requireSignatures := fs.Bool("require-signatures", false, "fail on an action its player did not sign, even by a player who had no key then (the server's RPSD_PLAYER_KEYS=required)")
+	requireAdminSignatures := fs.Bool("require-admin-signatures", false, "fail on an admin's act in a lobby's log that records no admin's signature (the server's RPSD_ADMIN_KEYS=required)")
 	fs.Var(&logKeys, "log-key", "a trusted note verifier key of the transparency log, followed through the key rotations it signs (repeatable; default: the keys GET /v1/log lists)")
 	fs.Var(&witnesses, "witness", "a trusted witness's cosignature verifier key (repeatable)")
 	quorum := fs.Int("witness-quorum", 0, "how many of the --witness keys must have cosigned the log's checkpoint (default: all of them)")
@@ -127,7 +128,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	sigs := &signatures{c: c, require: *requireSignatures, logs: map[string]*keyLog{}, seen: map[replayKey]Failure{}}
+	sigs := &signatures{c: c, require: *requireSignatures, requireAdmin: *requireAdminSignatures, logs: map[string]*keyLog{}, seen: map[replayKey]Failure{}}
 	sigs.remember(st.QuickJoins)
 	if lc != nil {
 		sigs.origin = lc.origin

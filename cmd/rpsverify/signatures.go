@@ -511,7 +511,9 @@ type signatures struct {
 	// origin is the transparency log's origin ("": the server keeps no log).
 	origin  string
 	require bool
-	logs    map[string]*keyLog
+	// requireAdmin fails an admin's act that records no signature (see adminAct).
+	requireAdmin bool
+	logs         map[string]*keyLog
 	// owners are the accounts of the keys of the key logs read, by key id.
 	owners map[string]string
 	// seen is where each signed request was first seen, to find a replay.

@@ -91,8 +91,10 @@ type lobbyRun struct {
 	newest apiclient.SignedHead
 	// cur is the event being verified, for failures.
 	cur tournament.LoggedEvent
-	// prevAt is the instant of the event before it (0: none verified in this run).
-	prevAt int64
+	// prevAt is the instant of the event before it (0: none verified in this run), prevType its
+	// type.
+	prevAt   int64
+	prevType tournament.EventType
 }
 
 type wantedHash struct {
@@ -122,8 +124,10 @@ type gameState struct {
 	joined  int
 	count   int // registered and not left
 	pot     int64
-	// deadline is the current stage's deadline as the log tells it (0: none).
-	deadline int64
+	// deadline is the current stage's deadline as the log tells it (0: none), firstDeadline the
+	// one it had when it began (extensions move deadline), both moved by clock shifts.
+	deadline      int64
+	firstDeadline int64
 	// committed and revealed are the current round's actors, from the log.
 	committed map[string]bool
 	revealed  map[string]bool
@@ -390,7 +394,9 @@ func (r *lobbyRun) event(ev apiclient.Event) error {
 		}
 	}
 	delete(r.wanted, e.Seq)
-	return r.apply(e)
+	err = r.apply(e)
+	r.prevType = e.Type
+	return err
 }
 
 func decode[T any](r *lobbyRun, e tournament.LoggedEvent) (T, error) {
@@ -418,6 +424,7 @@ func (r *lobbyRun) apply(e tournament.LoggedEvent) error {
 			}
 			if g != nil && g.deadline != 0 && g.stage.Open() {
 				g.deadline += d.GapMs
+				g.firstDeadline += d.GapMs
 			}
 		}
 		return nil
@@ -612,7 +619,7 @@ func (r *lobbyRun) roundStarted(e tournament.LoggedEvent) error {
 	}
 	g.round = int(d.Round)
 	g.stage = tournament.StageMoves
-	g.deadline = d.Deadline
+	g.deadline, g.firstDeadline = d.Deadline, d.Deadline
 	g.committed, g.revealed, g.transcript = map[string]bool{}, map[string]bool{}, nil
 	g.roundPlayers = map[string]bool{}
 	for _, p := range active {
@@ -702,7 +709,7 @@ func (r *lobbyRun) movesClosed(e tournament.LoggedEvent) error {
 		}
 	}
 	g.stage = tournament.StageReveal
-	g.deadline = d.Deadline
+	g.deadline, g.firstDeadline = d.Deadline, d.Deadline
 	return nil
 }
 
@@ -935,8 +942,8 @@ func (r *lobbyRun) stopped(e tournament.LoggedEvent) error {
 	if d.Amount != g.pot || int(d.Players) != len(sharers) {
 		return r.fail("game_stopped", fmt.Sprintf("%d split among %d", g.pot, len(sharers)), fmt.Sprintf("%d split among %d", d.Amount, int(d.Players)))
 	}
-	if d.Reason == tournament.ReasonMaxRounds && (g.config.MaxRounds == 0 || g.round < int(g.config.MaxRounds)) {
-		return r.fail("stop reason", fmt.Sprintf("no max_rounds stop before round %d", g.config.MaxRounds), d.Reason)
+	if err := r.rulesStop(d.Reason); err != nil {
+		return err
 	}
 	if err := r.checkSealedCommitments(d.Salt); err != nil {
 		return err
@@ -966,6 +973,36 @@ func (r *lobbyRun) stopped(e tournament.LoggedEvent) error {
 	g.stage = tournament.StageStopped
 	r.res.Stopped++
 	return r.ended()
+}
+
+// rulesStop checks a stop whose reason is one the rules give (no admin may give it: see
+// tournament.RulesStop) against the rules, so that no admin's stop passes for one: max_rounds
+// after the game's last round, max_extensions once a moves or reveal stage in which nobody acted
+// has expired MaxExtensions times in a row, lobby closed right after the lobby closed during
+// registration.
+func (r *lobbyRun) rulesStop(reason string) error {
+	g := r.game
+	switch reason {
+	case tournament.ReasonMaxRounds:
+		if g.config.MaxRounds == 0 || g.round < int(g.config.MaxRounds) {
+			return r.fail("stop reason", fmt.Sprintf("no max_rounds stop before round %d", g.config.MaxRounds), reason)
+		}
+	case tournament.ReasonMaxExtensions:
+		window, idle := g.config.MoveTimeoutMs, len(g.committed) == 0
+		if g.stage == tournament.StageReveal {
+			window, idle = g.config.RevealTimeoutMs, len(g.revealed) == 0
+		}
+		due := g.firstDeadline + int64(g.config.MaxExtensions)*window
+		if g.config.MaxExtensions == 0 || g.stage == tournament.StageRegistration || !idle || r.cur.At < due {
+			return r.fail("stop reason", fmt.Sprintf("a max_extensions stop of a %s stage nobody acted in, at %s (%d windows after its deadline)",
+				g.stage, tournament.FormatTime(due), g.config.MaxExtensions), fmt.Sprintf("%s at %s", reason, tournament.FormatTime(r.cur.At)))
+		}
+	case tournament.ReasonLobbyClosed:
+		if g.stage != tournament.StageRegistration || r.prevType != tournament.EventLobbyClosed {
+			return r.fail("stop reason", "a lobby closed stop of a registration, right after lobby_closed", fmt.Sprintf("%s in %s after %s", reason, g.stage, r.prevType))
+		}
+	}
+	return nil
 }
 
 // ended compares what the log implies for an ended game with the game's public summary, its

@@ -4119,7 +4119,9 @@ type Standing struct {
 type StopGameRequest struct {
 	// Reason The reason, recorded in the game and its `game_stopped` event. Surrounding white space
 	// is trimmed; a blank reason, one with a control, format or bidi control character, or
-	// with a character that shows as nothing, or nothing visible, is refused.
+	// with a character that shows as nothing, or nothing visible, is refused, and so are the
+	// reasons of the stops the rules make (`max_extensions`, `max_rounds`, `lobby closed`):
+	// the log tells an admin's stop from the rules' by its reason.
 	//
 	//
 	// Example: maintenance

@@ -673,6 +673,9 @@ var ourScenarios = []scenario{
 		h.mustRefuse(tournament.CodeCommitmentMismatch, h.tryReveal(h.p[2], "1"+Password))
 		h.mustRefuse(tournament.CodeAlreadyRevealed, h.tryReveal(h.p[2], "0"+Password))
 		h.mustInvalid("reason", h.tryStop(h.admin, " "))
+		for _, rules := range []string{tournament.ReasonMaxExtensions, tournament.ReasonMaxRounds, tournament.ReasonLobbyClosed, " max_rounds "} {
+			h.mustInvalid("reason", h.tryStop(h.admin, rules))
+		}
 	}},
 	{"Rulesets", func(h *harness) {
 		cfg := config()
