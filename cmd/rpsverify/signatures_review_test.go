@@ -187,7 +187,7 @@ func apiKeyEvent(e tournament.KeyEvent) apiclient.KeyEvent {
 // follows is how the operator would append, now, an unsigned registration dated before the
 // player bound its key ("no key then"): a lobby's log goes forward in time.
 func TestReviewLobbyEventsGoForward(t *testing.T) {
-	r := &lobbyRun{ctx: context.Background(), id: reviewLobby, res: &LobbyResult{Lobby: reviewLobby}}
+	r := &lobbyRun{v: &verifier{sigs: &signatures{}}, ctx: context.Background(), id: reviewLobby, res: &LobbyResult{Lobby: reviewLobby}}
 	var prev [32]byte
 	for i, at := range []int64{testStart, testStart + 1000, testStart + 1000, testStart - 60_000} {
 		e := tournament.LoggedEvent{Seq: int64(i + 1), Type: tournament.EventLobbyCreated, LobbyID: reviewLobby, At: at,
