@@ -513,3 +513,36 @@ test('a recovery signed by an admin\'s key names that key; one the admin did not
   assert.deepEqual([otherKey.ok, otherKey.seq], [false, 2]);
   assert.match(otherKey.reason, /its recovery is not signed by admin .*: the signed request asks for the key "[0-9a-f]{64}", the event shows the key/);
 });
+
+// schemaBlock is the text of a component schema of openapi.yaml (the spec's indentation: four
+// spaces before a schema's name).
+function schemaBlock(spec, name) {
+  const start = spec.indexOf(`\n    ${name}:\n`);
+  assert.ok(start >= 0, `openapi.yaml has the schema ${name}`);
+  const rest = spec.slice(start + name.length + 7);
+  return rest.slice(0, rest.search(/\n {4}\S/));
+}
+
+test('the defaults a request\'s omitted config members take are the contract\'s, member for member', () => {
+  const spec = readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8');
+  const input = schemaBlock(spec, 'GameConfigInput');
+  const scalar = (text) => (/^-?\d+$/.test(text) ? Number(text) : text === 'true' ? true : text === 'false' ? false : text);
+  // Each property (eight spaces in) and its default (ten spaces in), or the default of the schema
+  // it refers to (six spaces in there).
+  const members = [];
+  for (const line of input.split('\n')) {
+    const property = line.match(/^ {8}(\w+):$/);
+    if (property) members.push([property[1], undefined]);
+    const given = line.match(/^ {10}default: (.+)$/) ?? line.match(/^ {10}\$ref: '#\/components\/schemas\/(\w+)'$/);
+    if (!given || !members.length) continue;
+    const value = line.includes('$ref') ? schemaBlock(spec, given[1]).match(/\n {6}default: (.+)/)?.[1] : given[1];
+    if (value !== undefined) members.at(-1)[1] = scalar(value.trim());
+  }
+  assert.deepEqual(members.map(([name]) => name), Object.keys(DEFAULT_CONFIG), 'the config\'s members');
+  for (const [name, value] of members) {
+    // betSize and playersCountLimit are required (no default in the contract): Go's zero value and
+    // tournament.MinPlayers stand for a hostile request that omits them.
+    if (value !== undefined) assert.equal(DEFAULT_CONFIG[name], value, name);
+  }
+  assert.deepEqual(members.filter(([, v]) => v === undefined).map(([n]) => n), ['betSize', 'playersCountLimit']);
+});
