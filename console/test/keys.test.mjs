@@ -170,12 +170,12 @@ function signedGame({ keys = keyLogs } = {}) {
   return { data, moves, keys, at };
 }
 
-// chain hashes a lobby's events, each at the game's instant, as a server (or an operator
-// re-hashing the chain after a forgery) would.
+// chain hashes a lobby's events, each at the game's instant (or its own, a third member), as a
+// server (or an operator re-hashing the chain after a forgery) would.
 function chain(data, at) {
   let prevHash = ZERO_HASH;
-  return data.map(([type, d], i) => {
-    const e = { seq: i + 1, type, lobbyId, gameId, at: iso(at), data: d, prevHash };
+  return data.map(([type, d, ms], i) => {
+    const e = { seq: i + 1, type, lobbyId, gameId, at: iso(ms ?? at), data: d, prevHash };
     e.hash = eventHash(prevHash, e);
     prevHash = e.hash;
     return e;
@@ -380,19 +380,21 @@ function adminAuth(action, request, idempotencyKey, at, { key = admin.key, on = 
 }
 
 // A lobby's admin acts, each signed: created (its name with spaces the server normalizes, its
-// config with members omitted), the next config changed, a game stopped by the admin and one by
-// the rules (no admin's act), then closed.
+// config with members omitted), the next config changed, its first game stopped by the admin,
+// then closed during the next game's registration, which the rules stop (no admin's act).
+const STOPPED = { stage: 'registration', round: 0, amount: 0, players: 0, share: 0, remainder: 0 };
 function adminLobby() {
   const at = T0 + 10_000;
-  const stop = { stage: 'entry', round: 0, amount: 0, players: 0, share: 0, remainder: 0 };
+  const next = full({ betSize: 50, playersCountLimit: 4, ruleset: 'rps' });
   const data = [
     ['lobby_created', { auth: adminAuth('create_lobby', { config: { betSize: BET, playersCountLimit: 2 }, name: ' Friday\u00a0 night' }, 'lobby-1', at),
       name: 'Friday night', config: full({ betSize: BET }) }],
-    ['next_config_changed', { auth: adminAuth('set_next_config', { betSize: 50, playersCountLimit: 4, ruleset: 'rps', maxRounds: null }, 'next-1', at),
-      config: full({ betSize: 50, playersCountLimit: 4, ruleset: 'rps' }) }],
-    ['game_stopped', { auth: adminAuth('stop', { reason: 'a player reported cheating\n' }, 'stop-1', at), reason: 'a player reported cheating', ...stop }],
-    ['game_stopped', { reason: 'max_rounds', ...stop }],
+    ['game_opened', { number: 1, config: full({ betSize: BET }), rulesetHash: 'ab'.repeat(32) }],
+    ['next_config_changed', { auth: adminAuth('set_next_config', { betSize: 50, playersCountLimit: 4, ruleset: 'rps', maxRounds: null }, 'next-1', at), config: next }],
+    ['game_stopped', { auth: adminAuth('stop', { reason: 'a player reported cheating\n' }, 'stop-1', at), reason: 'a player reported cheating', ...STOPPED }],
+    ['game_opened', { number: 2, config: next, rulesetHash: 'cd'.repeat(32) }],
     ['lobby_closed', { auth: adminAuth('close_lobby', null, 'close-1', at) }],
+    ['game_stopped', { reason: 'lobby closed', ...STOPPED }],
   ];
   return { data, moves: [], keys: { [admin.id]: adminKeyLog }, at };
 }
@@ -412,40 +414,40 @@ test('an admin\'s act the operator rewrote under a valid signature is named', as
   const notSigned = (type) => new RegExp(`^${type} of admin ${admin.id}: not signed by the admin: `);
   // The next game's bet raised after the admin signed another.
   const bet = adminLobby();
-  bet.data[1][1].config.betSize = 5000;
-  await fails(bet, 2, notSigned('next_config_changed'));
-  await fails(bet, 2, /the signed request asks for the config \{"betSize":50,.*\}, the event shows the config \{"betSize":5000,/);
+  bet.data[2][1].config = { ...bet.data[2][1].config, betSize: 5000 };
+  await fails(bet, 3, notSigned('next_config_changed'));
+  await fails(bet, 3, /the signed request asks for the config \{"betSize":50,.*\}, the event shows the config \{"betSize":5000,/);
   // An omitted member takes its default, not what the operator chose.
   const unlimited = adminLobby();
-  unlimited.data[1][1].config.maxRounds = 0;
-  await fails(unlimited, 2, /the event shows the config .*"maxRounds":0/);
+  unlimited.data[2][1].config = { ...unlimited.data[2][1].config, maxRounds: 0 };
+  await fails(unlimited, 3, /the event shows the config .*"maxRounds":0/);
   // The request rewritten to match: the signature no longer verifies.
   const both = adminLobby();
-  both.data[1][1].config.betSize = 5000;
-  both.data[1][1].auth.request.betSize = 5000;
-  await fails(both, 2, new RegExp(`the signature by key ${admin.key.keyId} does not verify over "rps-action-v1\\\\n\\{\\\\"action\\\\":\\\\"set_next_config\\\\"`));
+  both.data[2][1].config = { ...both.data[2][1].config, betSize: 5000 };
+  both.data[2][1].auth.request.betSize = 5000;
+  await fails(both, 3, new RegExp(`the signature by key ${admin.key.keyId} does not verify over "rps-action-v1\\\\n\\{\\\\"action\\\\":\\\\"set_next_config\\\\"`));
   const name = adminLobby();
   name.data[0][1].name = 'Friday night!';
   await fails(name, 1, /asks for the name " Friday\u00a0 night", the event shows the name "Friday night!"/);
   const reason = adminLobby();
-  reason.data[2][1].reason = 'maintenance';
-  await fails(reason, 3, /asks for the reason "a player reported cheating\\n", the event shows the reason "maintenance"/);
+  reason.data[3][1].reason = 'maintenance';
+  await fails(reason, 4, /asks for the reason "a player reported cheating\\n", the event shows the reason "maintenance"/);
   // A close's signature put on a stop.
   const moved = adminLobby();
-  moved.data[2][1].auth = moved.data[4][1].auth;
-  await fails(moved, 3, /its signature is for the action "close_lobby"/);
+  moved.data[3][1].auth = moved.data[5][1].auth;
+  await fails(moved, 4, /its signature is for the action "close_lobby"/);
   // One signed stop shown twice.
   const replay = adminLobby();
-  replay.data[3][1] = { ...replay.data[2][1] };
-  await fails(replay, 4, /a replay of event 3 \(the same admin, action and idempotency key "stop-1"\)/);
+  replay.data[6][1] = { ...replay.data[3][1] };
+  await fails(replay, 7, /a replay of event 4 \(the same admin, action and idempotency key "stop-1"\)/);
 });
 
 test('an admin\'s act signed by a key not in the admin\'s key log is named', async () => {
   // The operator signs with a key of its own, which no key event gave the admin.
   const forged = adminLobby();
-  forged.data[1][1].auth = adminAuth('set_next_config', forged.data[1][1].auth.request, 'next-1', forged.at, { key: stranger });
+  forged.data[2][1].auth = adminAuth('set_next_config', forged.data[2][1].auth.request, 'next-1', forged.at, { key: stranger });
   let r = await verifyGame(forged);
-  assert.deepEqual([r.ok, r.seq], [false, 2]);
+  assert.deepEqual([r.ok, r.seq], [false, 3]);
   assert.match(r.reason, new RegExp(`not signed by the admin: signed with key ${stranger.keyId}, which is not in the admin's key log`));
   // A player's key (in the player's key log, not the admin's).
   const players = adminLobby();
@@ -462,19 +464,19 @@ test('an admin\'s act signed by a key not in the admin\'s key log is named', asy
   assert.match(r.reason, /not signed by the admin: signed with key .*, retired before it \(key event 3\)/);
   // A signature of another lobby's act.
   const elsewhere = adminLobby();
-  elsewhere.data[4][1].auth = adminAuth('close_lobby', null, 'close-1', elsewhere.at, { on: '00000000-0000-4000-8000-000000000009' });
+  elsewhere.data[5][1].auth = adminAuth('close_lobby', null, 'close-1', elsewhere.at, { on: '00000000-0000-4000-8000-000000000009' });
   r = await verifyGame(elsewhere);
-  assert.deepEqual([r.ok, r.seq], [false, 5]);
+  assert.deepEqual([r.ok, r.seq], [false, 6]);
   assert.match(r.reason, /lobby_closed of admin .*: not signed by the admin: the signature by key .* does not verify/);
 });
 
 test('an admin\'s unsigned act is counted as the operator\'s word, not a failure', async () => {
   const lobby = adminLobby();
   delete lobby.data[0][1].auth;
-  delete lobby.data[2][1].auth;
+  delete lobby.data[3][1].auth;
   const r = await verifyGame(lobby);
   assert.equal(r.ok, true, r.reason);
-  assert.deepEqual([r.signatures.adminChecked, r.signatures.adminUnsigned], [2, [1, 3]]);
+  assert.deepEqual([r.signatures.adminChecked, r.signatures.adminUnsigned], [2, [1, 4]]);
 });
 
 test('a request is read as the server reads it: omitted or null members take their defaults', () => {
@@ -545,4 +547,38 @@ test('the defaults a request\'s omitted config members take are the contract\'s,
     if (value !== undefined) assert.equal(DEFAULT_CONFIG[name], value, name);
   }
   assert.deepEqual(members.filter(([, v]) => v === undefined).map(([n]) => n), ['betSize', 'playersCountLimit']);
+});
+
+test('a stop that gives a reason of the rules\' must be where the rules stop a game', async () => {
+  // A game whose round 1 nobody commits in: the rules stop it once its moves stage has expired
+  // maxExtensions (2) times, after an outage moved its deadline by 5 seconds.
+  const config = full({ betSize: BET, maxExtensions: 2, moveTimeoutMs: 10_000, maxRounds: 3 });
+  const at = T0 + 10_000;
+  const due = at + 5000 + 2 * 10_000;
+  const idle = (reason, stopAt, ...before) => ({ data: [
+    ['lobby_created', { name: 'Idle', config }],
+    ['game_opened', { number: 1, config, rulesetHash: 'ab'.repeat(32) }],
+    ['player_registered', { player: carol.id, order: 0, players: 1, pot: BET, deadline: 0 }],
+    ['round_started', { round: 1, players: 1, deadline: at }],
+    ['clock_shifted', { gapMs: 5000 }],
+    ...before,
+    ['stage_extended', { stage: 'moves', round: 1, deadline: at + 15_000 }, due - 10_000],
+    ['game_stopped', { ...STOPPED, stage: 'moves', round: 1, amount: BET, players: 1, share: BET, reason }, stopAt],
+  ], moves: [], keys: keyLogs, at });
+  const fine = await verifyGame(idle('max_extensions', due));
+  assert.equal(fine.ok, true, fine.reason);
+  assert.deepEqual([fine.signatures.adminChecked, fine.signatures.adminUnsigned], [0, [1]]);
+
+  const fails = async (lobby, why) => {
+    const r = await verifyGame(lobby);
+    assert.deepEqual([r.ok, r.seq], [false, lobby.data.length], r.reason);
+    assert.match(r.reason, /^game_stopped: its reason "[a-z_ ]+" is the rules', but the rules make no such stop here \(/);
+    assert.match(r.reason, why);
+  };
+  // An admin's unsigned stop given as the rules': before the stage has expired twice, in a stage
+  // a player acted in, in a round before the game's last, or a lobby closed stop without its close.
+  await fails(idle('max_extensions', due - 1), /a max_extensions stop in the moves stage at .*expired 2 times \(at 2026-01-01T12:00:35.000Z\)/);
+  await fails(idle('max_extensions', due, ['move_committed', { player: carol.id, round: 1, committed: 1 }]), /in the moves stage, which 1 player acted in/);
+  await fails(idle('max_rounds', due), /a max_rounds stop in round 1 of a game of at most 3 rounds/);
+  await fails(idle('lobby closed', due), /a lobby closed stop in the moves stage after stage_extended/);
 });

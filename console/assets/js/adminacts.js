@@ -129,3 +129,57 @@ export function requestProblem(action, request, data) {
       return null;
   }
 }
+
+// rulesStops holds the stops that give a reason of the rules' (which no admin's stop may give,
+// and which carry no admin's signature) to the rules, as rpsverify's rulesStop does, so that no
+// admin's unsigned stop passes for the rules': max_rounds once the game has reached its last
+// round, max_extensions once a moves or reveal stage nobody acted in has expired maxExtensions
+// times in a row, "lobby closed" right after the lobby closed during registration. It follows
+// the lobby's current game through the log: follow(e) every event, in order; problem(e) says
+// why a game_stopped is not where the rules put it (null: it is, or it is not the rules').
+export function rulesStops() {
+  let game = null; // {config, round, stage, firstDeadline (the stage's own, moved by clock shifts), acted}
+  let prevType = null;
+  const open = () => game?.stage === 'moves' || game?.stage === 'reveal';
+  return {
+    follow(e) {
+      const d = e.data ?? {};
+      switch (e.type) {
+        case 'game_opened': game = { config: d.config ?? {}, round: 0, stage: 'registration', firstDeadline: 0, acted: 0 }; break;
+        case 'round_started': if (game) Object.assign(game, { round: d.round, stage: 'moves', firstDeadline: d.deadline, acted: 0 }); break;
+        case 'moves_closed': if (game) Object.assign(game, { stage: 'reveal', firstDeadline: d.deadline, acted: 0 }); break;
+        case 'move_committed':
+        case 'move_revealed': if (game) game.acted++; break;
+        case 'clock_shifted': if (open()) game.firstDeadline += d.gapMs; break;
+        case 'game_finished':
+        case 'game_stopped': if (game) game.stage = 'ended'; break;
+        default:
+      }
+      prevType = e.type;
+    },
+    problem(e) {
+      const c = game?.config ?? {};
+      const stage = game?.stage ?? 'no game';
+      switch (e.data?.reason) {
+        case 'max_rounds':
+          if (!c.maxRounds || game.round < c.maxRounds) return `a max_rounds stop in round ${game?.round ?? 0} of a game of at most ${c.maxRounds || 'unlimited'} rounds`;
+          return null;
+        case 'max_extensions': {
+          const window = stage === 'reveal' ? c.revealTimeoutMs : c.moveTimeoutMs;
+          const due = game?.firstDeadline + c.maxExtensions * window;
+          if (!c.maxExtensions || !open() || game.acted > 0 || !(Date.parse(e.at) >= due)) {
+            return `a max_extensions stop in the ${stage} stage${game?.acted ? `, which ${game.acted} player${game.acted === 1 ? '' : 's'} acted in` : ''} at ${e.at}, ` +
+              `where the rules stop only a moves or reveal stage nobody acted in once it has expired ${c.maxExtensions || 'unlimited'} times` +
+              `${Number.isFinite(due) ? ` (at ${new Date(due).toISOString()})` : ''}`;
+          }
+          return null;
+        }
+        case 'lobby closed':
+          if (stage !== 'registration' || prevType !== 'lobby_closed') return `a lobby closed stop in the ${stage} stage after ${prevType}, where the rules make one only in registration, right after lobby_closed`;
+          return null;
+        default:
+          return null;
+      }
+    },
+  };
+}

@@ -3,7 +3,7 @@
 // against the key the player had at that point of it (spec-31, "Signed actions in the lobby log").
 // Pure functions over data, checked by node's test runner.
 import canonicalize from '../vendor/canonicalize/canonicalize.js';
-import { adminActOf, requestProblem } from './adminacts.js';
+import { adminActOf, requestProblem, rulesStops } from './adminacts.js';
 import { actionMessage, actionPayload, adminMessage, keyIdOf, sealSignature, signedAtProblem, verifySignature } from './signed.js';
 import { chainHash, Failure, ZERO_HASH } from './verify.js';
 
@@ -191,6 +191,7 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
   let pending = []; // sealed commits and reveals, waiting for their round
   const counts = { signed: 0, unsigned: 0 };
   const admin = { checked: 0, unsigned: [] }; // admin acts signed and checked; the seqs of unsigned ones
+  const stops = rulesStops();
 
   // verified is an account's key log, read and verified once.
   const verified = (accountId) => {
@@ -342,6 +343,10 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
 
   return {
     async event(e) {
+      // A stop with a reason of the rules' is no admin's act, so it must be where the rules put it.
+      const notTheRules = e.type === 'game_stopped' ? stops.problem(e) : null;
+      stops.follow(e);
+      if (notTheRules) throw new Failure(e.seq, `game_stopped: its reason ${JSON.stringify(e.data.reason)} is the rules', but the rules make no such stop here (${notTheRules}): an admin's stop given as theirs`);
       if (e.type === 'game_opened') configs.set(e.gameId, e.data.config);
       if (e.type === 'round_resolved') await roundPublic((p) => p.gameId === e.gameId && p.round === e.data.round);
       if (e.type === 'game_finished' || e.type === 'game_stopped') await roundPublic((p) => p.gameId === e.gameId);
