@@ -13,7 +13,8 @@ import kotlinx.coroutines.MainScope
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.launch
 import rps.client.ErrorCode
-import rps.client.KeysUiState
+import rps.client.KeysAttention
+import rps.client.attention
 import rps.client.RpsException
 import rps.client.SignInCode
 import java.util.UUID
@@ -79,7 +80,10 @@ class AccountActivity : Activity() {
     /** The account's keys on this device and its other phones. */
     internal val keys by lazy { button(R.string.keys, primary = false) { startActivity(Intent(this, KeysActivity::class.java)) } }
 
-    /** Red when the account's key log shows a key this phone did not add (its KeyWatch). */
+    /**
+     * Red while the account's keys call for the player ([rps.client.attention], the keys screen's rule): a key this
+     * phone did not add still active, or a key log that does not verify; a plain line once every such key is retired.
+     */
     internal val keyNotice by lazy { notice().apply { visibility = View.GONE } }
     internal val lobbies by lazy { button(R.string.lobbies) { startActivity(Intent(this, LobbyListActivity::class.java)) } }
     internal val myGames by lazy { button(R.string.my_games, primary = false) { startActivity(Intent(this, MyGamesActivity::class.java)) } }
@@ -186,9 +190,11 @@ class AccountActivity : Activity() {
         scope.launch {
             val keys = app.accountKeysOf(a)
             keys.refresh()
-            val s = keys.state.value
-            val alarming = s is KeysUiState.Broken || (s is KeysUiState.Keys && s.alerts.isNotEmpty())
-            keyNotice.showStatus(if (alarming) getString(R.string.keys_notice_account) else null, failure = true)
+            when (keys.state.value.attention) {
+                KeysAttention.ALARM -> keyNotice.showStatus(getString(R.string.keys_notice_account), failure = true)
+                KeysAttention.SETTLED -> keyNotice.showStatus(getString(R.string.keys_notice_account_settled))
+                KeysAttention.NONE -> keyNotice.showStatus(null)
+            }
         }
     }
 

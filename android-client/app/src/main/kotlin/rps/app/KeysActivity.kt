@@ -14,6 +14,7 @@ import kotlinx.coroutines.cancel
 import kotlinx.coroutines.launch
 import rps.client.AccountKeys
 import rps.client.KeyAlert
+import rps.client.KeyEvent
 import rps.client.KeyLine
 import rps.client.KeyNotice
 import rps.client.KeysOutcome
@@ -82,6 +83,12 @@ class KeysActivity : Activity() {
     /** The last state drawn (for tests). */
     internal var shown: KeysUiState? = null
 
+    /** The page, scrolled back to its top once a retirement is done: the notices there just changed, the outcome says so. */
+    internal lateinit var page: ScrollView
+
+    /** The outcome last drawn, to scroll for a new one only. */
+    private var drawnOutcome: KeysOutcome? = null
+
     /** The Retire button of each key offered, and the confirmation's button, as last drawn (for tests). */
     internal val retireButtons = LinkedHashMap<String, android.widget.Button>()
     internal var confirmRetire: android.widget.Button? = null
@@ -92,16 +99,15 @@ class KeysActivity : Activity() {
         title = getString(R.string.keys)
         val a = app.account ?: return finish()
         keys = app.accountKeysOf(a)
-        setContentView(
-            ScrollView(this).apply {
-                addView(
-                    column().add(text(Type.DISPLAY).apply { setText(R.string.keys) })
-                        .add(alert).add(settled).add(evidence).add(recovery).add(outcome)
-                        .add(deviceLine).add(storage).add(makeKey).add(showKey).addCentered(qr).add(publicKey)
-                        .add(listHeading).add(keyList).add(addPhone),
-                )
-            },
-        )
+        page = ScrollView(this).apply {
+            addView(
+                column().add(text(Type.DISPLAY).apply { setText(R.string.keys) })
+                    .add(alert).add(settled).add(evidence).add(recovery).add(outcome)
+                    .add(deviceLine).add(storage).add(makeKey).add(showKey).addCentered(qr).add(publicKey)
+                    .add(listHeading).add(keyList).add(addPhone),
+            )
+        }
+        setContentView(page)
         scope.launch { keys.state.collect(::show) }
         scope.launch { keys.refresh() }
     }
@@ -116,6 +122,9 @@ class KeysActivity : Activity() {
         makeKey.isEnabled = !s.busy
         addKey.isEnabled = !s.busy
         showOutcome(s.outcome)
+        // Retiring was confirmed far down the list: the notices and the outcome it changed are at the top.
+        if (s.outcome is KeysOutcome.KeyRetired && s.outcome !== drawnOutcome) page.scrollTo(0, 0)
+        drawnOutcome = s.outcome
         when (s) {
             is KeysUiState.Checking -> deviceLine.shown(getString(R.string.keys_checking))
             is KeysUiState.Unreachable -> outcome.showStatus(describeFailure(s.error), failure = true)
@@ -158,7 +167,8 @@ class KeysActivity : Activity() {
                     keyList.add(text(Type.LABEL, muted = true).apply { setText(R.string.keys_retire_not_this_phone) })
                 line == s.confirmRetire -> keyList.add(confirmation(line, s.busy))
                 line.retirable -> keyList.add(
-                    button(R.string.keys_retire, primary = false) { scope.launch { keys.askRetire(line.keyId) } }.apply {
+                    // The first step of what cannot be undone: red like the confirmation's button, outlined as it asks first.
+                    button(R.string.keys_retire, primary = false, destructive = true) { scope.launch { keys.askRetire(line.keyId) } }.apply {
                         contentDescription = getString(R.string.keys_retire_key, line.keyId)
                         isEnabled = !s.busy && s.confirmRetire == null
                         retireButtons[line.keyId] = this
@@ -200,7 +210,45 @@ class KeysActivity : Activity() {
         }
         val retired = notices.filterIsInstance<KeyNotice.RetiredUnknownKey>()
         if (retired.isNotEmpty()) settled.shown(retired.joinToString("\n") { retiredText(it) })
-        evidence.shown(getString(R.string.keys_alert_evidence) + ":\n" + notices.joinToString("\n") { it.alert.evidence })
+        evidence.shown(getString(R.string.keys_alert_evidence) + ":\n\n" + notices.joinToString("\n\n") { evidenceText(it.alert) })
+    }
+
+    /**
+     * The key event of [a] a field a line ([rps.client.KeyEvent.dataToRead]): what happened and when, which keys, who
+     * signed, the signature and the event's hash, each value exact (and selectable, to copy); a broken log's reason after it.
+     */
+    private fun evidenceText(a: KeyAlert): String {
+        val lines = ArrayList<String>()
+        a.event?.let { e ->
+            lines += getString(R.string.keys_evidence_event, eventName(e.type), e.seq, e.at)
+            for ((field, value) in e.dataToRead) lines += getString(R.string.keys_evidence_field, fieldName(field), value)
+            lines += getString(R.string.keys_evidence_field, getString(R.string.keys_evidence_account), e.accountId)
+            lines += getString(R.string.keys_evidence_field, getString(R.string.keys_evidence_hash), e.hash)
+        }
+        if (a is KeyAlert.Broken) a.broken.message?.let { lines += it }
+        return lines.joinToString("\n")
+    }
+
+    private fun eventName(type: String): String = when (type) {
+        KeyEvent.KEY_ADDED -> getString(R.string.keys_evidence_key_added)
+        KeyEvent.KEY_RETIRED -> getString(R.string.keys_evidence_key_retired)
+        KeyEvent.KEYS_RECOVERED -> getString(R.string.keys_evidence_keys_recovered)
+        else -> type // a newer server's: named as logged
+    }
+
+    private fun fieldName(field: String): String = when (field) {
+        "keyId" -> getString(R.string.keys_evidence_key)
+        "signer" -> getString(R.string.keys_evidence_signer)
+        "signedAt" -> getString(R.string.keys_evidence_signed_at)
+        "via" -> getString(R.string.keys_evidence_via)
+        "admin" -> getString(R.string.keys_evidence_admin)
+        "reason" -> getString(R.string.keys_evidence_reason)
+        "retired" -> getString(R.string.keys_evidence_retired)
+        "name" -> getString(R.string.keys_evidence_name)
+        "publicKey" -> getString(R.string.keys_evidence_public_key)
+        "signature" -> getString(R.string.keys_evidence_signature)
+        "idempotencyKey" -> getString(R.string.keys_evidence_request)
+        else -> field // a field a newer server logs: named as logged
     }
 
     private fun retiredText(n: KeyNotice.RetiredUnknownKey): String {

@@ -64,7 +64,8 @@ internal fun TextView.showStatus(message: String?, failure: Boolean = false) {
 
 /**
  * A button at least 48dp high labelled [label]: filled in the primary colour, or outlined ([primary]
- * false); an action that cannot be undone ([destructive]) is filled in the error colour.
+ * false); an action that cannot be undone ([destructive]) is filled in the error colour, and the
+ * first step towards one (outlined, asking a confirmation next) is outlined and labelled in it.
  */
 internal fun Activity.button(label: Int, primary: Boolean = true, destructive: Boolean = false, onClick: () -> Unit): Button =
     styledButton(primary, destructive, onClick).apply { setText(label) }
@@ -86,18 +87,20 @@ private fun Activity.styledButton(primary: Boolean, destructive: Boolean, onClic
     val shape = GradientDrawable()
     shape.setCornerRadius(resources.getDimension(R.dimen.corner))
     val fill = if (destructive) R.color.error else R.color.primary
-    if (primary || destructive) {
+    if (primary) {
         shape.setColor(ColorStateList(arrayOf(disabled, enabled), intArrayOf(color(R.color.disabled), color(fill))))
     } else {
         shape.setColor(color(R.color.surface))
-        shape.setStroke(dp(1), color(R.color.outline))
+        val stroke = if (destructive) R.color.error else R.color.outline
+        shape.setStroke(dp(1), ColorStateList(arrayOf(disabled, enabled), intArrayOf(color(R.color.outline), color(stroke))))
     }
     val pressed = if (destructive) R.color.error_pressed else R.color.primary_pressed
     background = RippleDrawable(ColorStateList.valueOf(color(pressed)), shape, null)
     val textColor = color(
         when {
-            destructive -> R.color.on_error
+            primary && destructive -> R.color.on_error
             primary -> R.color.on_primary
+            destructive -> R.color.error
             else -> R.color.primary
         },
     )

@@ -64,7 +64,12 @@ class KeysScreenTest {
         assertTrue(a.alert.isShown)
         assertTrue(a.alert.text.toString(), a.alert.text.contains("the operator replaced this account's keys"))
         assertTrue(a.alert.text.toString(), a.alert.text.contains(operators.keyId))
-        assertTrue(a.evidence.text.toString(), a.evidence.text.contains("keys_recovered") && a.evidence.text.contains("support ticket 42"))
+        val evidence = a.evidence.text.lines()
+        assertTrue(
+            a.evidence.text.toString(),
+            evidence.any { it.startsWith("Keys replaced by the operator (recovery), event ") } &&
+                "Reason: support ticket 42" in evidence && "Key: ${operators.keyId}" in evidence,
+        )
         Screens.matchesGoldens(c, "keys_operator_key") { it.shown is KeysUiState.Keys }
 
         val account = Robolectric.buildActivity(AccountActivity::class.java).setup().get()
@@ -244,15 +249,30 @@ class KeysScreenTest {
         val n = a.showing<KeysUiState.Keys>().notices.single() as KeyNotice.RetiredUnknownKey
         assertEquals(KeyNotice.RetiredBy.ThisPhone, n.retiredBy)
         assertTrue("no open alarm once the key is retired: ${a.alert.text}", !a.alert.isShown)
+        // Retired from far down the list, the page is back at its top: the plain notice shows from its start.
+        Screens.shoot(a, "keys_unknown_retired_at_once")
+        val top = IntArray(2).also { a.settled.getLocationInWindow(it) }[1]
+        assertTrue("the settled notice starts at y $top, off the top of the window", a.settled.isShown && top >= 0)
         assertEquals(
             "Key ${stranger.keyId}, which this phone did not add, appeared on your account at ${n.alert.event.at}, signed by key " +
                 "${lost.keyId}. This phone retired it at ${n.retiredAt}: it can no longer play or act for this account.",
             a.settled.text.toString(),
         )
         assertEquals("said plainly, not in the error colour", a.color(R.color.text), a.settled.currentTextColor)
-        // The evidence that it appeared stays.
+        // The evidence that it appeared stays, a field a line, each value exact: no JSON to decipher.
         val evidence = a.evidence.text.toString()
-        assertTrue(evidence, a.evidence.isShown && evidence.contains("key_added") && evidence.contains(stranger.keyId))
+        val added = Fakes.keys.of(Fakes.server.meId).events.single { it.type == "key_added" && it.str("keyId") == stranger.keyId }
+        for (line in listOf(
+            "Key added, event ${added.seq} of the account's key log, at ${added.at}",
+            "Key: ${stranger.keyId}",
+            "Signed by key: ${lost.keyId}",
+            "Public key: ${stranger.publicKeyHex}",
+            "Signature: ${added.str("signature")}",
+            "Event hash: ${added.hash}",
+        )) {
+            assertTrue("'$line' in $evidence", a.evidence.isShown && evidence.lines().contains(line))
+        }
+        assertTrue(evidence, !evidence.contains("{\""))
         Screens.matchesGoldens(c, "keys_unknown_retired") { (it.shown as? KeysUiState.Keys)?.busy == false }
     }
 
@@ -282,6 +302,31 @@ class KeysScreenTest {
         }
     }
 
+    private fun close(a: Int, b: Int) = listOf(16, 8, 0).all { shift -> kotlin.math.abs((a shr shift and 0xff) - (b shr shift and 0xff)) <= 40 }
+
+    @Test
+    fun `the account screen alarms while a key this phone did not add is active, and says it plainly once it is retired`() {
+        val (phone, lost, _) = withLostPhone()
+        val stranger = KeyLogs.key(6)
+        Fakes.keys.of(Fakes.server.meId).addKey(stranger, lost)
+        val alarmed = Robolectric.buildActivity(AccountActivity::class.java).setup().get()
+        Screens.settle("the account screen's key notice") { alarmed.keyNotice.isShown }
+        assertEquals("A key this phone did not add appeared on your account. Open Keys and phones.", alarmed.keyNotice.text.toString())
+        assertEquals(alarmed.color(R.color.error), alarmed.keyNotice.currentTextColor)
+
+        // Retired (by this phone, here written to the log directly): nothing alarming is left, a plain line says where the record is.
+        Fakes.keys.of(Fakes.server.meId).retire(stranger.keyId, phone)
+        val c = Robolectric.buildActivity(AccountActivity::class.java).setup()
+        val settled = c.get()
+        Screens.settle("the account screen's key notice") { settled.keyNotice.isShown }
+        assertEquals(
+            "A key this phone did not add was on your account and is retired now. Its record is in Keys and phones.",
+            settled.keyNotice.text.toString(),
+        )
+        assertEquals("said plainly, not in the error colour", settled.color(R.color.text), settled.keyNotice.currentTextColor)
+        Screens.matchesGoldens(c, "account_key_retired") { it.keyNotice.isShown }
+    }
+
     @Test
     fun `retiring a key is shown as destructive, in the error colour, in both themes`() {
         val (_, lost, _) = withLostPhone()
@@ -300,6 +345,20 @@ class KeysScreenTest {
                 assertEquals("the fill of '${b.text}' ($theme)", Integer.toHexString(a.color(R.color.error)), Integer.toHexString(fill))
                 assertEquals(a.color(R.color.on_error), b.currentTextColor)
                 assertTrue(Accessibility.contrast(b.currentTextColor, fill) >= 4.5)
+                // The first step, Retire, is outlined and labelled in the error colour too, readable on its fill.
+                val cancelled = controller().get()
+                cancelled.showing<KeysUiState.Keys>()
+                val retireShot = Screens.shoot(cancelled, "keys_retire_first_step_$theme")
+                val r = cancelled.retireButtons.getValue(lost.keyId)
+                val rAt = IntArray(2).also { r.getLocationInWindow(it) }
+                val rFill = retireShot.getPixel(rAt[0] + a.dp(14), rAt[1] + r.height / 2)
+                assertEquals("the label of '${r.text}' ($theme)", a.color(R.color.error), r.currentTextColor)
+                assertTrue(Accessibility.contrast(r.currentTextColor, rFill) >= 4.5)
+                val outline = (0 until a.dp(2)).map { dy -> retireShot.getPixel(rAt[0] + r.width / 2, rAt[1] + dy) }
+                assertTrue(
+                    "the outline of '${r.text}' ($theme) is ${outline.map(Integer::toHexString)}, not the error colour",
+                    outline.any { close(it, a.color(R.color.error)) },
+                )
             }
         } finally {
             RuntimeEnvironment.setQualifiers("+notnight")

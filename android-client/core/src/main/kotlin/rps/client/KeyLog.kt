@@ -1,5 +1,7 @@
 package rps.client
 
+import kotlinx.serialization.json.JsonArray
+import kotlinx.serialization.json.JsonElement
 import kotlinx.serialization.json.JsonNull
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.JsonPrimitive
@@ -29,7 +31,34 @@ data class KeyEvent(
     /** The event as rpsverify prints it: the evidence shown with a notice. */
     val evidence: String get() = "key event $seq of account $accountId at $at: $type ${CanonicalJson.encode(data)} (hash $hash)"
 
+    /**
+     * [data] for a player to read, a field a line, in the order a player asks (which key, signed by
+     * which, when, how, then the long hex and the rest by name): each value exact as logged (a
+     * string as it is, a list comma-separated, anything else as JSON); `signedAt`, the signer's
+     * clock in Unix milliseconds, with its time in front. A null field says nothing and is left out.
+     */
+    val dataToRead: List<Pair<String, String>>
+        get() = data.entries.filter { it.value !is JsonNull }
+            .sortedWith(compareBy({ READING_ORDER.indexOf(it.key).let { i -> if (i < 0) READING_ORDER.size else i } }, { it.key }))
+            .map { (k, v) -> k to valueToRead(k, v) }
+
     companion object {
+        /** The fields of [data] a player reads first, in this order ([dataToRead]). */
+        private val READING_ORDER =
+            listOf("keyId", "signer", "signedAt", "via", "admin", "reason", "retired", "name", "publicKey", "signature", "idempotencyKey")
+
+        private fun valueToRead(field: String, v: JsonElement): String = when {
+            v is JsonArray -> v.joinToString(", ") { valueToRead("", it) }
+            v !is JsonPrimitive -> CanonicalJson.encode(v)
+            v.isString -> v.content
+            else -> v.longOrNull?.takeIf { field == "signedAt" }?.let { "${utcTime(it)} (${v.content})" } ?: v.content
+        }
+
+        /** [ms] in the log's time format (`2026-11-18T11:11:40.000Z`); by hand, java.time needs API 26. */
+        private fun utcTime(ms: Long): String = java.text.SimpleDateFormat("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'", java.util.Locale.ROOT)
+            .apply { timeZone = java.util.TimeZone.getTimeZone("UTC") }
+            .format(java.util.Date(ms))
+
         const val KEY_ADDED = "key_added"
         const val KEY_RETIRED = "key_retired"
         const val KEYS_RECOVERED = "keys_recovered"

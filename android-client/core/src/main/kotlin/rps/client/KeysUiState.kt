@@ -147,3 +147,24 @@ private fun noticeOf(a: KeyAlert, history: KeyHistory, deviceKeyId: String): Key
     }
     return KeyNotice.RetiredUnknownKey(a, retirement.at, by)
 }
+
+/** How much the account's keys call for the player, said on the keys screen and, in one line, on the account screen. */
+enum class KeysAttention {
+    /** Nothing this phone did not do (or not read yet). */
+    NONE,
+
+    /** Only keys this phone did not add that are retired since ([KeyNotice.RetiredUnknownKey]): no danger now, the evidence kept. */
+    SETTLED,
+
+    /** The key log does not verify, or a key event this phone did not make is still a danger ([KeyNotice.Alarm]). */
+    ALARM,
+}
+
+/** The one rule both screens alarm by: a notice is an alarm or settled as [keysUiStateOf] decided it. */
+val KeysUiState.attention: KeysAttention
+    get() = when {
+        this is KeysUiState.Broken -> KeysAttention.ALARM
+        this !is KeysUiState.Keys || notices.isEmpty() -> KeysAttention.NONE
+        notices.any { it is KeyNotice.Alarm } -> KeysAttention.ALARM
+        else -> KeysAttention.SETTLED
+    }

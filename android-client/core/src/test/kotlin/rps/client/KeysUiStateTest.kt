@@ -127,4 +127,49 @@ class KeysUiStateTest {
         )
         assertTrue(afterRecovery.notices.any { it is KeyNotice.Alarm && it.alert is KeyAlert.Recovered })
     }
+
+    @Test
+    fun `the account's keys alarm while a key this phone did not add is active, and only settle once every such key is retired`() {
+        val stranger = KeyLogs.key(6)
+        fun attention(log: KeyLogs) =
+            keysUiStateOf(KeysSnapshot(deviceKey = phone, report = report(log, phone, setOf(other.keyId)))).attention
+
+        assertEquals(KeysAttention.NONE, attention(KeyLogs().signUp(phone).addKey(other, phone)))
+        val log = KeyLogs().signUp(phone).addKey(other, phone).addKey(stranger, other)
+        assertEquals(KeysAttention.ALARM, attention(log))
+        assertEquals(KeysAttention.SETTLED, attention(log.retire(stranger.keyId, phone)))
+        // A second one still active keeps the alarm.
+        assertEquals(KeysAttention.ALARM, attention(log.addKey(KeyLogs.key(7), other)))
+        // Retired by the operator's recovery: the recovery itself is the alarm.
+        val recovered = KeyLogs().signUp(phone).addKey(other, phone).addKey(stranger, other)
+            .recover(KeyLogs.key(3), listOf(phone.keyId, other.keyId, stranger.keyId))
+        assertEquals(KeysAttention.ALARM, attention(recovered))
+        val forged = KeyLogs().signUp(phone).addKey(other, other)
+        val broken = KeyWatchReport(null, null, listOf(KeyAlert.Broken(KeyLogBrokenException(forged.events[1], "forged"))), null)
+        assertEquals(KeysAttention.ALARM, keysUiStateOf(KeysSnapshot(deviceKey = phone, report = broken)).attention)
+        assertEquals(KeysAttention.NONE, keysUiStateOf(KeysSnapshot()).attention)
+    }
+
+    @Test
+    fun `a key event's evidence reads a field a line, which key, who signed and when first, each value exact`() {
+        val log = KeyLogs().signUp(phone).addKey(other, phone)
+        val added = log.events.last()
+        assertEquals(
+            listOf(
+                "keyId" to other.keyId,
+                "signer" to phone.keyId,
+                // The signer's clock, Unix milliseconds as signed, read as a time in the log's format.
+                "signedAt" to "2026-11-18T11:08:10.000Z (1795000090000)",
+                "via" to "add_key",
+                "publicKey" to other.publicKeyHex,
+                "signature" to added.str("signature"),
+                "idempotencyKey" to added.str("idempotencyKey"),
+            ),
+            added.dataToRead,
+        )
+        // A null field (a sign-up has no Idempotency-Key) says nothing; a list is comma-separated.
+        assertEquals(null, log.events.first().dataToRead.toMap()["idempotencyKey"])
+        val recovery = KeyLogs().signUp(phone).addKey(other, phone).recover(KeyLogs.key(3), listOf(phone.keyId, other.keyId)).events.last()
+        assertEquals("${phone.keyId}, ${other.keyId}", recovery.dataToRead.toMap()["retired"])
+    }
 }
