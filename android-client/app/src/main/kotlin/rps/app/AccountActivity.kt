@@ -14,9 +14,9 @@ import kotlinx.coroutines.cancel
 import kotlinx.coroutines.launch
 import rps.client.ErrorCode
 import rps.client.KeysAttention
-import rps.client.attention
 import rps.client.RpsException
 import rps.client.SignInCode
+import rps.client.attention
 import java.util.UUID
 
 /**

@@ -166,9 +166,11 @@ class KeysActivity : Activity() {
                 line.kind == KeyLine.Kind.THIS_PHONE ->
                     keyList.add(text(Type.LABEL, muted = true).apply { setText(R.string.keys_retire_not_this_phone) })
                 line == s.confirmRetire -> keyList.add(confirmation(line, s.busy))
+                // The first step of what cannot be undone: red like the confirmation's button, outlined as it asks first.
                 line.retirable -> keyList.add(
-                    // The first step of what cannot be undone: red like the confirmation's button, outlined as it asks first.
-                    button(R.string.keys_retire, primary = false, destructive = true) { scope.launch { keys.askRetire(line.keyId) } }.apply {
+                    button(R.string.keys_retire, primary = false, destructive = true) {
+                        scope.launch { keys.askRetire(line.keyId) }
+                    }.apply {
                         contentDescription = getString(R.string.keys_retire_key, line.keyId)
                         isEnabled = !s.busy && s.confirmRetire == null
                         retireButtons[line.keyId] = this

@@ -302,7 +302,10 @@ class KeysScreenTest {
         }
     }
 
-    private fun close(a: Int, b: Int) = listOf(16, 8, 0).all { shift -> kotlin.math.abs((a shr shift and 0xff) - (b shr shift and 0xff)) <= 40 }
+    /** Whether colours [a] and [b] differ by at most 40 in each channel (the goldens' tolerance). */
+    private fun close(a: Int, b: Int) = listOf(16, 8, 0).all { shift ->
+        kotlin.math.abs((a shr shift and 0xff) - (b shr shift and 0xff)) <= 40
+    }
 
     @Test
     fun `the account screen alarms while a key this phone did not add is active, and says it plainly once it is retired`() {
