@@ -14,17 +14,27 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/commitreveal/rps/tournament"
 )
 
-// adminActionOf is the admin's action each event records the signature of.
-var adminActionOf = map[tournament.EventType]tournament.ActionName{
-	tournament.EventLobbyCreated:      tournament.ActionCreateLobby,
-	tournament.EventNextConfigChanged: tournament.ActionSetNextConfig,
-	tournament.EventLobbyClosed:       tournament.ActionCloseLobby,
-	tournament.EventGameStopped:       tournament.ActionStop,
-}
+// adminActionOf is the admin's action each event records the signature of, and adminDataOf the
+// type of its data.
+var (
+	adminActionOf = map[tournament.EventType]tournament.ActionName{
+		tournament.EventLobbyCreated:      tournament.ActionCreateLobby,
+		tournament.EventNextConfigChanged: tournament.ActionSetNextConfig,
+		tournament.EventLobbyClosed:       tournament.ActionCloseLobby,
+		tournament.EventGameStopped:       tournament.ActionStop,
+	}
+	adminDataOf = map[tournament.EventType]reflect.Type{
+		tournament.EventLobbyCreated:      reflect.TypeFor[tournament.LobbyCreatedData](),
+		tournament.EventNextConfigChanged: reflect.TypeFor[tournament.NextConfigChangedData](),
+		tournament.EventLobbyClosed:       reflect.TypeFor[tournament.LobbyClosedData](),
+		tournament.EventGameStopped:       reflect.TypeFor[tournament.GameStoppedData](),
+	}
+)
 
 // adminEventData is what an admin's event shows of the request it answered.
 type adminEventData struct {
@@ -42,6 +52,9 @@ func (r *lobbyRun) adminAct(e tournament.LoggedEvent) error {
 		return nil
 	}
 	var d adminEventData
+	if err := exactKeys(e.Data, adminDataOf[e.Type]); err != nil {
+		return r.fail("data of "+string(e.Type), "members named exactly as the contract names them", err)
+	}
 	if err := json.Unmarshal(e.Data, &d); err != nil {
 		return r.fail("data of "+string(e.Type), "an admin's act", string(e.Data))
 	}

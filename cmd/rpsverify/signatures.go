@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -225,6 +226,9 @@ func (l *keyLog) apply(e apiclient.KeyEvent) *Failure {
 // decodeKeyData decodes a key event's data as its type's and applies it.
 func decodeKeyData[T any](l *keyLog, e tournament.KeyEvent, apply func(tournament.KeyEvent, T) *Failure) *Failure {
 	var d T
+	if err := exactKeys(e.Data, reflect.TypeFor[T]()); err != nil {
+		return l.fail(e.Seq, "data of "+string(e.Type), "members named exactly as the contract names them", err)
+	}
 	if err := json.Unmarshal(e.Data, &d); err != nil {
 		return l.fail(e.Seq, "data of "+string(e.Type), fmt.Sprintf("%T", d), string(e.Data))
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -401,6 +402,9 @@ func (r *lobbyRun) event(ev apiclient.Event) error {
 
 func decode[T any](r *lobbyRun, e tournament.LoggedEvent) (T, error) {
 	var d T
+	if err := exactKeys(e.Data, reflect.TypeFor[T]()); err != nil {
+		return d, r.fail("data of "+string(e.Type), "members named exactly as the contract names them", err)
+	}
 	if err := json.Unmarshal(e.Data, &d); err != nil {
 		return d, r.fail("data of "+string(e.Type), fmt.Sprintf("%T", d), string(e.Data))
 	}
