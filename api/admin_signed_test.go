@@ -121,8 +121,20 @@ func TestAdminActsRecordTheirSignatureInTheLog(t *testing.T) {
 	e.Do("PUT", "/v1/lobbies/"+lobby+"/next-config", e.Admin, json.RawMessage(next),
 		e.AdminSigned(admin, tournament.ActionSetNextConfig, lobby, "", next)...).Want(t, http.StatusOK)
 	stop := []byte(`{"reason":"maintenance"}`)
+	// A signed stop names the game it stops: one that names none, or another, is refused.
+	unbound := e.Signed(admin, apitest.Act{Action: tournament.ActionStop, Lobby: lobby, Payload: tournament.ActionPayload{Request: stop}})
+	e.Do("POST", "/v1/lobbies/"+lobby+"/stop", e.Admin, json.RawMessage(stop), unbound...).
+		WantProblem(t, http.StatusUnauthorized, api.ProblemCodeBadSignature)
+	stale := e.Signed(admin, apitest.Act{Action: tournament.ActionStop, Lobby: lobby, Game: uuid.NewString(), Payload: tournament.ActionPayload{Request: stop}})
+	e.Do("POST", "/v1/lobbies/"+lobby+"/stop", e.Admin, json.RawMessage(stop), stale...).
+		WantProblem(t, http.StatusConflict, api.ProblemCodeStaleSignature)
 	e.Do("POST", "/v1/lobbies/"+lobby+"/stop", e.Admin, json.RawMessage(stop),
 		e.AdminSigned(admin, tournament.ActionStop, lobby, "", stop)...).Want(t, http.StatusOK)
+	// A close takes no body: a signed one with a body is refused, whatever the body.
+	for _, body := range []string{`[1,2]`, `"x"`, `{}`} {
+		e.Do("POST", "/v1/lobbies/"+lobby+"/close", e.Admin, json.RawMessage(body),
+			e.AdminSigned(admin, tournament.ActionCloseLobby, lobby, "", []byte(body))...).WantProblem(t, http.StatusBadRequest, api.ProblemCodeValidationFailed)
+	}
 	e.Do("POST", "/v1/lobbies/"+lobby+"/close", e.Admin, nil,
 		e.AdminSigned(admin, tournament.ActionCloseLobby, lobby, "", nil)...).Want(t, http.StatusOK)
 	recovery := []byte(`{"publicKey":"` + apiclient.NewPlayerKey().PublicKey() + `","reason":"lost phone"}`)
@@ -143,6 +155,9 @@ func TestAdminActsRecordTheirSignatureInTheLog(t *testing.T) {
 		sig, _ := hex.DecodeString(d.Auth.Signature)
 		if d.Auth.Admin != tournament.AccountID(admin.ID) || !d.Auth.Message(testOrigin, lobby, account).Verify(publicKey(t, admin), sig) {
 			t.Errorf("%s: the recorded signature does not verify: %s", what, data)
+		}
+		if id, err := d.Auth.CreatedLobby(); d.Auth.Action == tournament.ActionCreateLobby && (err != nil || id != lobby) {
+			t.Errorf("the signed creation made lobby %s, not the one its signature derives, %s (%v)", lobby, id, err)
 		}
 		return d.Auth.Action
 	}

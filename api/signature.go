@@ -180,6 +180,10 @@ func (h *handlers) adminAuth(ctx context.Context, a action) (*tournament.AdminAu
 	if a.key == nil {
 		return nil, incompleteSignature("a signed action needs an Idempotency-Key: the signature binds it, so that the action cannot be replayed under another")
 	}
+	action := tournament.ActionName(a.name)
+	if tournament.AdminActionNamesGame(action) && sig.gameID == "" {
+		return nil, incompleteSignature("a signed " + a.name + " names the lobby's current game, so that it cannot stand for another game's: send Rps-Game-Id with the game.id a read of the lobby shows, as the message's gameId")
+	}
 	if err := tournament.CheckSignedAt(sig.signedAt, time.Now().UnixMilli()); err != nil {
 		return nil, newProblem(http.StatusUnauthorized, ProblemCodeSignatureExpired, err.Error())
 	}
@@ -187,11 +191,15 @@ func (h *handlers) adminAuth(ctx context.Context, a action) (*tournament.AdminAu
 	if request == nil {
 		request = []byte("null")
 	}
+	if a.body == nil && string(request) != "null" {
+		// The signature and the log would record a body the operation never reads.
+		return nil, validationProblem("", "this operation takes no request body: send none, and sign null as the payload's request")
+	}
 	var lobby tournament.LobbyID
 	if a.op != nil {
 		lobby = a.op.Lobby()
 	}
-	m := tournament.AdminMessage("", tournament.ActionName(a.name), a.caller.ID, lobby, a.target, request)
+	m := tournament.AdminMessage("", action, a.caller.ID, lobby, a.target, request)
 	m.IdempotencyKey = *a.key
 	key, err := h.s.signatures.playerKey(ctx, sig.keyID)
 	if err != nil {
@@ -200,7 +208,7 @@ func (h *handlers) adminAuth(ctx context.Context, a action) (*tournament.AdminAu
 	if m, err = h.s.signatures.verify(ctx, sig, m, key.PublicKey); err != nil {
 		return nil, err
 	}
-	return &tournament.AdminAuth{Action: m.Action, Admin: a.caller.ID, IdempotencyKey: m.IdempotencyKey, KeyID: m.KeyID,
+	return &tournament.AdminAuth{Action: m.Action, Admin: a.caller.ID, IdempotencyKey: m.IdempotencyKey, GameID: m.GameID, KeyID: m.KeyID,
 		Request: request, Signature: hex.EncodeToString(sig.signature), SignedAt: m.SignedAt}, nil
 }
 

@@ -79,8 +79,15 @@ func (s *Service) createLobby(ctx context.Context, tx Tx, now int64, actor Actor
 	if _, err := validateConfig(cfg, s.rules, s.minTimeoutMs); err != nil {
 		return nil, err
 	}
+	id := LobbyID("")
+	if auth == nil {
+		id = LobbyID(s.newID())
+	} else if id, err = auth.CreatedLobby(); err != nil {
+		// The signature stands for this lobby alone (see CreatedLobby).
+		return nil, fmt.Errorf("lobby of a signed creation: %w", err)
+	}
 	o := &op{s: s, ctx: ctx, tx: tx}
-	o.lobby = Lobby{ID: LobbyID(s.newID()), Name: name, Config: cfg, CreatedAt: now}
+	o.lobby = Lobby{ID: id, Name: name, Config: cfg, CreatedAt: now}
 	if err := tx.InsertLobby(ctx, o.lobby); err != nil {
 		return nil, fmt.Errorf("insert lobby: %w", err)
 	}
@@ -325,6 +332,9 @@ func (o *op) changeNextConfig(now int64, actor Actor, cfg Config, auth *AdminAut
 	if actor.Role != RoleAdmin {
 		return refuse(CodeForbidden, "only an admin can change the next game's config")
 	}
+	if err := o.checkAdminGame(auth); err != nil {
+		return err
+	}
 	if o.lobby.Closed {
 		return refuse(CodeWrongStage, "the lobby is closed: no next game will start")
 	}
@@ -348,6 +358,9 @@ func (o *op) stopByAdmin(now int64, actor Actor, reason string, auth *AdminAuth)
 	}
 	if actor.Role != RoleAdmin {
 		return refuse(CodeForbidden, "only an admin can stop a game")
+	}
+	if err := o.checkAdminGame(auth); err != nil {
+		return err
 	}
 	reason, err := Text("reason", reason, MaxStopReasonLength)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"github.com/google/uuid"
+	"strings"
 	"testing"
 
 	"github.com/gowebpki/jcs"
@@ -264,5 +266,27 @@ func TestCheckSignedAt(t *testing.T) {
 		if err := CheckSignedAt(c.at, now); (err == nil) != c.ok {
 			t.Errorf("signed %d ms from now: err %v", c.at-now, err)
 		}
+	}
+}
+
+// TestCreatedLobby: a signed creation's lobby id is a version 8 UUID of its signature's hash, the
+// same for the same signature (other languages' verifiers can pin this value) and another for
+// another signature.
+func TestCreatedLobby(t *testing.T) {
+	sig := strings.Repeat("01", 64)
+	id, err := (&AdminAuth{Signature: sig}).CreatedLobby()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := uuid.Parse(string(id))
+	if err != nil || u.Version() != 8 || u.Variant() != uuid.RFC4122 || id != "6d529377-b5dc-8297-8d50-545d173aec51" {
+		t.Errorf("lobby %s (%v): version %d, variant %v", id, err, u.Version(), u.Variant())
+	}
+	other, _ := (&AdminAuth{Signature: strings.Repeat("02", 64)}).CreatedLobby()
+	if other == id {
+		t.Error("two signatures, one lobby")
+	}
+	if _, err := (&AdminAuth{Signature: "zz"}).CreatedLobby(); err == nil {
+		t.Error("a signature that is not hex made a lobby id")
 	}
 }

@@ -8,19 +8,25 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+
+	"github.com/google/uuid"
+	"golang.org/x/crypto/blake2b"
 )
 
 // ActionAuth is how an action's event records its player's signature (see the contract's
 // ActionAuth): the members of the message that the event does not hold otherwise, and the
 // signature, or its hash for a sealed value (SealSignature).
 type ActionAuth struct {
-	Action          ActionName `json:"action"`
-	IdempotencyKey  string     `json:"idempotencyKey"`
-	KeyID           string     `json:"keyId"`
-	Ruleset         string     `json:"ruleset,omitempty"`
-	SealedSignature string     `json:"sealedSignature,omitempty"`
-	Signature       string     `json:"signature,omitempty"`
-	SignedAt        int64      `json:"signedAt"`
+	Action ActionName `json:"action"`
+	// GameID is set only in the audit log, for an admin's act whose signature names a game
+	// (AdminActionNamesGame); a player's event names its game itself.
+	GameID          GameID `json:"gameId,omitempty"`
+	IdempotencyKey  string `json:"idempotencyKey"`
+	KeyID           string `json:"keyId"`
+	Ruleset         string `json:"ruleset,omitempty"`
+	SealedSignature string `json:"sealedSignature,omitempty"`
+	Signature       string `json:"signature,omitempty"`
+	SignedAt        int64  `json:"signedAt"`
 }
 
 // AdminAuth is how an admin's signature of its action is recorded (see the contract's
@@ -33,7 +39,10 @@ type AdminAuth struct {
 	Action         ActionName `json:"action"`
 	Admin          AccountID  `json:"admin"`
 	IdempotencyKey string     `json:"idempotencyKey"`
-	KeyID          string     `json:"keyId"`
+	// GameID is the game a stop or a next config names (AdminActionNamesGame): the lobby's
+	// current one when the admin signed, so that the signature cannot stand for another game's.
+	GameID GameID `json:"gameId,omitempty"`
+	KeyID  string `json:"keyId"`
 	// Request is the request's body as the admin sent and signed it, in RFC 8785 form (null
 	// for a request with none).
 	Request   json.RawMessage `json:"request"`
@@ -57,13 +66,47 @@ func AdminMessage(origin string, action ActionName, admin AccountID, lobby Lobby
 // signature is Signature's.
 func (a *AdminAuth) Message(origin string, lobby LobbyID, account AccountID) ActionMessage {
 	m := AdminMessage(origin, a.Action, a.Admin, lobby, account, a.Request)
-	m.IdempotencyKey, m.KeyID, m.SignedAt = a.IdempotencyKey, a.KeyID, a.SignedAt
+	m.IdempotencyKey, m.KeyID, m.SignedAt, m.GameID = a.IdempotencyKey, a.KeyID, a.SignedAt, a.GameID
 	return m
+}
+
+// CreatedLobby is the id of the lobby a signed create_lobby makes, derived from its signature: the
+// message names no lobby (there is none yet when the admin signs), so without this the signature
+// of one lobby's creation would verify on any lobby's lobby_created. It is a UUID of version 8
+// (RFC 9562's custom kind) made of blake2b-256("rps-lobby-v1\n" || the 64 signature bytes).
+func (a *AdminAuth) CreatedLobby() (LobbyID, error) {
+	sig, err := hex.DecodeString(a.Signature)
+	if err != nil {
+		return "", fmt.Errorf("signature: %w", err)
+	}
+	sum := blake2b.Sum256(append([]byte("rps-lobby-v1\n"), sig...))
+	var id uuid.UUID
+	copy(id[:], sum[:16])
+	id[6] = id[6]&0x0f | 0x80 // version 8
+	id[8] = id[8]&0x3f | 0x80 // the RFC 9562 variant
+	return LobbyID(id.String()), nil
+}
+
+// AdminActionNamesGame reports whether an admin's signature of action names the lobby's current
+// game: a stop, and a next config, which the current game's end applies. Their signatures would
+// otherwise hold for any game of the lobby.
+func AdminActionNamesGame(action ActionName) bool {
+	return action == ActionStop || action == ActionSetNextConfig
+}
+
+// checkAdminGame refuses an admin's signed act whose signature names another game than the
+// lobby's current one (it was read before that game ended).
+func (o *op) checkAdminGame(auth *AdminAuth) error {
+	if auth != nil && AdminActionNamesGame(auth.Action) && auth.GameID != o.game.ID {
+		return refuse(CodeStaleSignature, "the signature names game %s, but the lobby's current game is %s: read the lobby and sign again", auth.GameID, o.game.ID)
+	}
+	return nil
 }
 
 // Audited is what the admins' audit log shows of the signature: the request is beside it there.
 func (a *AdminAuth) Audited() *ActionAuth {
-	return &ActionAuth{Action: a.Action, IdempotencyKey: a.IdempotencyKey, KeyID: a.KeyID, Signature: a.Signature, SignedAt: a.SignedAt}
+	return &ActionAuth{Action: a.Action, GameID: a.GameID, IdempotencyKey: a.IdempotencyKey, KeyID: a.KeyID, Signature: a.Signature,
+		SignedAt: a.SignedAt}
 }
 
 // AdminSignable is an admin's operation whose event records the admin's signature.
@@ -90,7 +133,7 @@ func (s *Signed) auth() *ActionAuth {
 
 // appendCanonical appends the auth object's RFC 8785 form.
 func (a *ActionAuth) appendCanonical(b []byte) ([]byte, bool) {
-	return newCanonicalObject(b).str("action", string(a.Action)).str("idempotencyKey", a.IdempotencyKey).
+	return newCanonicalObject(b).str("action", string(a.Action)).optStr("gameId", string(a.GameID)).str("idempotencyKey", a.IdempotencyKey).
 		str("keyId", a.KeyID).optStr("ruleset", a.Ruleset).optStr("sealedSignature", a.SealedSignature).
 		optStr("signature", a.Signature).int("signedAt", a.SignedAt).end()
 }

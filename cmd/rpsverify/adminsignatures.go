@@ -84,6 +84,21 @@ func (r *lobbyRun) adminAct(e tournament.LoggedEvent) error {
 	if asked, shown, ok := askedFor(d); !ok {
 		return fail("request", "a request for what the event shows, "+shown, asked)
 	}
+	// A stop or a next config names the game it was signed for: the one stopped, or the one
+	// whose end applies the config. A create or a close names none.
+	var game tournament.GameID
+	if tournament.AdminActionNamesGame(action) && r.game != nil {
+		game = tournament.GameID(r.game.id)
+	}
+	if action == tournament.ActionCreateLobby {
+		// The message names no lobby: the lobby's id is derived from the signature instead.
+		if id, err := d.Auth.CreatedLobby(); err != nil || string(id) != r.id {
+			return fail("lobby", fmt.Sprintf("the lobby the signed creation makes, %s", id), r.id)
+		}
+	}
+	if d.Auth.GameID != game {
+		return fail("game", fmt.Sprintf("the signature naming game %q, the lobby's current one", game), fmt.Sprintf("game %q", d.Auth.GameID))
+	}
 	l, err := r.v.sigs.keyLog(r.ctx, string(d.Auth.Admin))
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,25 @@ func (s *server) adminLobby(admin apitest.Player) string {
 		s.AdminSigned(admin, tournament.ActionStop, l.ID, "", stop)...).Want(s.t, http.StatusOK)
 	s.Do("POST", "/v1/lobbies/"+l.ID+"/close", s.Admin, nil, s.AdminSigned(admin, tournament.ActionCloseLobby, l.ID, "", nil)...).
 		Want(s.t, http.StatusOK)
+	s.waitPublished()
+	return l.ID
+}
+
+// twoSignedStops has admin create a lobby and stop its first two games, each signed, and returns
+// the lobby.
+func (s *server) twoSignedStops(admin apitest.Player) string {
+	s.t.Helper()
+	create := []byte(`{"config":{"betSize":10,"playersCountLimit":2},"name":"stopped twice"}`)
+	var l struct {
+		ID string `json:"id"`
+	}
+	s.Do("POST", "/v1/lobbies", s.Admin, json.RawMessage(create), s.AdminSigned(admin, tournament.ActionCreateLobby, "", "", create)...).
+		Want(s.t, http.StatusCreated).Decode(s.t, &l)
+	for _, reason := range []string{"first", "second"} {
+		stop := []byte(`{"reason":"` + reason + `"}`)
+		s.Do("POST", "/v1/lobbies/"+l.ID+"/stop", s.Admin, json.RawMessage(stop), s.AdminSigned(admin, tournament.ActionStop, l.ID, "", stop)...).
+			Want(s.t, http.StatusOK)
+	}
 	s.waitPublished()
 	return l.ID
 }
@@ -130,6 +150,37 @@ func TestVerifierChecksTheAdminsSignatures(t *testing.T) {
 				auth["keyId"], auth["signature"] = sig.KeyID, sig.Value
 			})
 			return lobby, seq, "admin's signature"
+		}},
+		{"a signed stop moved to the next game's stop", func() (string, int64, string) {
+			lobby := s.twoSignedStops(admin)
+			var seq int64
+			s.rewriteLog(lobby, func(es []tournament.LoggedEvent) []tournament.LoggedEvent {
+				var stops []int
+				for i, e := range es {
+					if e.Type == tournament.EventGameStopped {
+						stops = append(stops, i)
+					}
+				}
+				first, second := authOf(t, es[stops[0]]), authOf(t, es[stops[1]])
+				second["auth"], second["reason"] = first["auth"], first["reason"]
+				delete(first, "auth")
+				es[stops[0]].Data, _ = tournament.Canonical(first)
+				es[stops[1]].Data, _ = tournament.Canonical(second)
+				seq = es[stops[1]].Seq
+				return es
+			})
+			return lobby, seq, "admin's game"
+		}},
+		{"a signed creation copied onto another lobby", func() (string, int64, string) {
+			// Same name and config: only the lobby's id, derived from the signature, tells them apart.
+			a, b := s.adminLobby(admin), s.adminLobby(admin)
+			var created any
+			s.rewriteLog(a, func(es []tournament.LoggedEvent) []tournament.LoggedEvent {
+				created = authOf(t, es[0])["auth"]
+				return es
+			})
+			seq := s.editData(b, tournament.EventLobbyCreated, func(d map[string]any) { d["auth"] = created })
+			return b, seq, "admin's lobby"
 		}},
 		{"a signed close copied onto another lobby", func() (string, int64, string) {
 			lobby, other := s.adminLobby(admin), unsignedLobby
@@ -278,5 +329,64 @@ func TestVerifierTellsAnAdminsStopFromTheRules(t *testing.T) {
 				t.Fatalf("a stop passed off as %s: exit %d, want the stop's event %d named\n%s", c.reason, code, seq, out)
 			}
 		})
+	}
+}
+
+// TestVerifierReadsMembersExactly: encoding/json matches "reaſon" to a field named reason, so an
+// operator who wrote both {"reason": shown to readers, "reaſon": the admin's signed one} would
+// have passed; a member the contract does not name, at any depth, or one named twice now fails
+// the lobby at that event.
+func TestVerifierReadsMembersExactly(t *testing.T) {
+	s := newSigningServer(t)
+	admin := s.BindAdminKey()
+	for _, c := range []struct {
+		typ  tournament.EventType
+		edit func(d map[string]any)
+	}{
+		{tournament.EventGameStopped, func(d map[string]any) { d["reaſon"], d["reason"] = d["reason"], "cheating players banned" }},
+		{tournament.EventNextConfigChanged, func(d map[string]any) {
+			c := d["config"].(map[string]any)
+			c["betſize"], c["betSize"] = c["betSize"], 1
+		}},
+		{tournament.EventLobbyCreated, func(d map[string]any) { d["Name"] = "another name" }},
+	} {
+		t.Run(string(c.typ), func(t *testing.T) {
+			lobby := s.adminLobby(admin)
+			seq := s.editData(lobby, c.typ, c.edit)
+			code, out, rep := s.verify("--lobby", lobby, "--json")
+			if f := rep.Lobbies[0].Failure; code != exitFailed || f == nil || f.Seq != seq || f.Item != "data of "+string(c.typ) {
+				t.Fatalf("exit %d, want event %d named\n%s", code, seq, out)
+			}
+		})
+	}
+}
+
+// TestExactKeys: members are matched by their exact names, at every depth, once each; values a
+// field leaves open are not looked into.
+func TestExactKeys(t *testing.T) {
+	type inner struct {
+		BetSize int64 `json:"betSize"`
+	}
+	type data struct {
+		Reason string          `json:"reason"`
+		Config *inner          `json:"config"`
+		List   []inner         `json:"list"`
+		Open   json.RawMessage `json:"open"`
+	}
+	for body, want := range map[string]string{
+		`{"reason":"x","config":{"betSize":1},"list":[{"betSize":2}],"open":{"anything":[1]}}`: "",
+		`{"config":null,"list":null}`:            "",
+		`{"Reason":"x"}`:                         `member "Reason"`,
+		`{"reaſon":"x"}`:                         `member "reaſon"`,
+		`{"config":{"betSize":1,"betſize":2}}`:   `member "config.betſize"`,
+		`{"list":[{"betSize":1},{"BETSIZE":2}]}`: `member "list[1].BETSIZE"`,
+		`{"reason":"x","reason":"y"}`:            `member "reason" twice`,
+		`{"reason":"x","extra":1}`:               `member "extra"`,
+		`["reason"]`:                             "an object",
+	} {
+		err := exactKeys([]byte(body), reflect.TypeFor[data]())
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
 	}
 }

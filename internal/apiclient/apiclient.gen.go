@@ -884,8 +884,9 @@ type AdminAccountPage struct {
 // server with `RPSD_ADMIN_KEYS=optional` accepts, from an admin without a key: the
 // operator's word alone. To check it, rebuild the signed message (`SignedAction`): `action`,
 // `idempotencyKey`, `keyId` and `signedAt` here; `player` is `admin`; `lobbyId` the event's
-// lobby (null for `create_lobby`, which makes it, and for `recover_keys`); `gameId` and
-// `round` null; `payload` `{"account", "request"}`, `account` the account whose key log
+// lobby (null for `create_lobby`, which makes it, and for `recover_keys`); `gameId` this
+// `gameId` (a `stop` or `set_next_config` names the lobby's current game, which must be the
+// game the event is in or follows; null for the others); `round` null; `payload` `{"account", "request"}`, `account` the account whose key log
 // holds a `keys_recovered` (null otherwise) and `request` this `request`; `origin` from
 // `GET /v1/log`. Check the signature with the key `keyId` names, which the admin's key log
 // (`GET /v1/accounts/{admin}/keys`) must show active at the event; then check that the
@@ -901,6 +902,11 @@ type AdminAuth struct {
 	//
 	// Example: 0b7e1c2a-9d3f-4e5a-8b6c-7d8e9f0a1b2c
 	Admin openapi_types.UUID `json:"admin"`
+
+	// GameId The game a `stop` or `set_next_config` names (the lobby's current game then); absent for the other actions.
+	//
+	// Example: 5f0c4d2a-8b1e-4c3d-9a7f-6e5d4c3b2a10
+	GameId *openapi_types.UUID `json:"gameId,omitempty"`
 
 	// IdempotencyKey The request's `Idempotency-Key`, which the message binds.
 	//
@@ -1986,8 +1992,9 @@ type GameStoppedData struct {
 	// server with `RPSD_ADMIN_KEYS=optional` accepts, from an admin without a key: the
 	// operator's word alone. To check it, rebuild the signed message (`SignedAction`): `action`,
 	// `idempotencyKey`, `keyId` and `signedAt` here; `player` is `admin`; `lobbyId` the event's
-	// lobby (null for `create_lobby`, which makes it, and for `recover_keys`); `gameId` and
-	// `round` null; `payload` `{"account", "request"}`, `account` the account whose key log
+	// lobby (null for `create_lobby`, which makes it, and for `recover_keys`); `gameId` this
+	// `gameId` (a `stop` or `set_next_config` names the lobby's current game, which must be the
+	// game the event is in or follows; null for the others); `round` null; `payload` `{"account", "request"}`, `account` the account whose key log
 	// holds a `keys_recovered` (null otherwise) and `request` this `request`; `origin` from
 	// `GET /v1/log`. Check the signature with the key `keyId` names, which the admin's key log
 	// (`GET /v1/accounts/{admin}/keys`) must show active at the event; then check that the
@@ -2493,8 +2500,9 @@ type LobbyClosedData struct {
 	// server with `RPSD_ADMIN_KEYS=optional` accepts, from an admin without a key: the
 	// operator's word alone. To check it, rebuild the signed message (`SignedAction`): `action`,
 	// `idempotencyKey`, `keyId` and `signedAt` here; `player` is `admin`; `lobbyId` the event's
-	// lobby (null for `create_lobby`, which makes it, and for `recover_keys`); `gameId` and
-	// `round` null; `payload` `{"account", "request"}`, `account` the account whose key log
+	// lobby (null for `create_lobby`, which makes it, and for `recover_keys`); `gameId` this
+	// `gameId` (a `stop` or `set_next_config` names the lobby's current game, which must be the
+	// game the event is in or follows; null for the others); `round` null; `payload` `{"account", "request"}`, `account` the account whose key log
 	// holds a `keys_recovered` (null otherwise) and `request` this `request`; `origin` from
 	// `GET /v1/log`. Check the signature with the key `keyId` names, which the admin's key log
 	// (`GET /v1/accounts/{admin}/keys`) must show active at the event; then check that the
@@ -2567,8 +2575,9 @@ type LobbyCreatedData struct {
 	// server with `RPSD_ADMIN_KEYS=optional` accepts, from an admin without a key: the
 	// operator's word alone. To check it, rebuild the signed message (`SignedAction`): `action`,
 	// `idempotencyKey`, `keyId` and `signedAt` here; `player` is `admin`; `lobbyId` the event's
-	// lobby (null for `create_lobby`, which makes it, and for `recover_keys`); `gameId` and
-	// `round` null; `payload` `{"account", "request"}`, `account` the account whose key log
+	// lobby (null for `create_lobby`, which makes it, and for `recover_keys`); `gameId` this
+	// `gameId` (a `stop` or `set_next_config` names the lobby's current game, which must be the
+	// game the event is in or follows; null for the others); `round` null; `payload` `{"account", "request"}`, `account` the account whose key log
 	// holds a `keys_recovered` (null otherwise) and `request` this `request`; `origin` from
 	// `GET /v1/log`. Check the signature with the key `keyId` names, which the admin's key log
 	// (`GET /v1/accounts/{admin}/keys`) must show active at the event; then check that the
@@ -3098,8 +3107,9 @@ type NextConfigChangedData struct {
 	// server with `RPSD_ADMIN_KEYS=optional` accepts, from an admin without a key: the
 	// operator's word alone. To check it, rebuild the signed message (`SignedAction`): `action`,
 	// `idempotencyKey`, `keyId` and `signedAt` here; `player` is `admin`; `lobbyId` the event's
-	// lobby (null for `create_lobby`, which makes it, and for `recover_keys`); `gameId` and
-	// `round` null; `payload` `{"account", "request"}`, `account` the account whose key log
+	// lobby (null for `create_lobby`, which makes it, and for `recover_keys`); `gameId` this
+	// `gameId` (a `stop` or `set_next_config` names the lobby's current game, which must be the
+	// game the event is in or follows; null for the others); `round` null; `payload` `{"account", "request"}`, `account` the account whose key log
 	// holds a `keys_recovered` (null otherwise) and `request` this `request`; `origin` from
 	// `GET /v1/log`. Check the signature with the key `keyId` names, which the admin's key log
 	// (`GET /v1/accounts/{admin}/keys`) must show active at the event; then check that the
@@ -4712,7 +4722,9 @@ type CommitMoveParams struct {
 
 	// RpsGameId The game the signed message names (`gameId`): the lobby's current `game.id` as the client
 	// read it. A game that is no longer the lobby's current one is `409 stale_signature`: read
-	// the lobby again and sign for its current game.
+	// the lobby again and sign for its current game. An admin's signed stop or next config names
+	// the lobby's current game too (required with their signature), so that the signature
+	// cannot be shown on another game's event; no other admin action names one.
 	RpsGameId *RpsGameId `json:"Rps-Game-Id,omitempty"`
 
 	// RpsRound The round the signed message names (`round`) for a commit or a reveal: the current game's
@@ -4788,6 +4800,13 @@ type SetNextConfigParams struct {
 	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
 	// characters.
 	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
+
+	// RpsGameId The game the signed message names (`gameId`): the lobby's current `game.id` as the client
+	// read it. A game that is no longer the lobby's current one is `409 stale_signature`: read
+	// the lobby again and sign for its current game. An admin's signed stop or next config names
+	// the lobby's current game too (required with their signature), so that the signature
+	// cannot be shown on another game's event; no other admin action names one.
+	RpsGameId *RpsGameId `json:"Rps-Game-Id,omitempty"`
 }
 
 // RegisterPlayerParams defines parameters for RegisterPlayer.
@@ -4819,7 +4838,9 @@ type RegisterPlayerParams struct {
 
 	// RpsGameId The game the signed message names (`gameId`): the lobby's current `game.id` as the client
 	// read it. A game that is no longer the lobby's current one is `409 stale_signature`: read
-	// the lobby again and sign for its current game.
+	// the lobby again and sign for its current game. An admin's signed stop or next config names
+	// the lobby's current game too (required with their signature), so that the signature
+	// cannot be shown on another game's event; no other admin action names one.
 	RpsGameId *RpsGameId `json:"Rps-Game-Id,omitempty"`
 }
 
@@ -4852,7 +4873,9 @@ type LeaveLobbyParams struct {
 
 	// RpsGameId The game the signed message names (`gameId`): the lobby's current `game.id` as the client
 	// read it. A game that is no longer the lobby's current one is `409 stale_signature`: read
-	// the lobby again and sign for its current game.
+	// the lobby again and sign for its current game. An admin's signed stop or next config names
+	// the lobby's current game too (required with their signature), so that the signature
+	// cannot be shown on another game's event; no other admin action names one.
 	RpsGameId *RpsGameId `json:"Rps-Game-Id,omitempty"`
 }
 
@@ -4885,7 +4908,9 @@ type RevealMoveParams struct {
 
 	// RpsGameId The game the signed message names (`gameId`): the lobby's current `game.id` as the client
 	// read it. A game that is no longer the lobby's current one is `409 stale_signature`: read
-	// the lobby again and sign for its current game.
+	// the lobby again and sign for its current game. An admin's signed stop or next config names
+	// the lobby's current game too (required with their signature), so that the signature
+	// cannot be shown on another game's event; no other admin action names one.
 	RpsGameId *RpsGameId `json:"Rps-Game-Id,omitempty"`
 
 	// RpsRound The round the signed message names (`round`) for a commit or a reveal: the current game's
@@ -4919,6 +4944,13 @@ type StopGameParams struct {
 	// RpsSignature The Ed25519 signature of the action's signed message (`SignedAction`), 128 lower-case hex
 	// characters.
 	RpsSignature *RpsSignature `json:"Rps-Signature,omitempty"`
+
+	// RpsGameId The game the signed message names (`gameId`): the lobby's current `game.id` as the client
+	// read it. A game that is no longer the lobby's current one is `409 stale_signature`: read
+	// the lobby again and sign for its current game. An admin's signed stop or next config names
+	// the lobby's current game too (required with their signature), so that the signature
+	// cannot be shown on another game's event; no other admin action names one.
+	RpsGameId *RpsGameId `json:"Rps-Game-Id,omitempty"`
 }
 
 // GetConsistencyProofParams defines parameters for GetConsistencyProof.
@@ -10236,6 +10268,17 @@ func NewSetNextConfigRequestWithBody(server string, lobbyId LobbyId, params *Set
 			req.Header.Set("Rps-Signature", headerParam3)
 		}
 
+		if params.RpsGameId != nil {
+			var headerParam4 string
+
+			headerParam4, err = runtime.StyleParamWithOptions("simple", false, "Rps-Game-Id", *params.RpsGameId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Game-Id", headerParam4)
+		}
+
 	}
 
 	return req, nil
@@ -10632,6 +10675,17 @@ func NewStopGameRequestWithBody(server string, lobbyId LobbyId, params *StopGame
 			}
 
 			req.Header.Set("Rps-Signature", headerParam3)
+		}
+
+		if params.RpsGameId != nil {
+			var headerParam4 string
+
+			headerParam4, err = runtime.StyleParamWithOptions("simple", false, "Rps-Game-Id", *params.RpsGameId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Rps-Game-Id", headerParam4)
 		}
 
 	}

@@ -435,8 +435,9 @@ func (e *Env) BindAdminKey() Player {
 }
 
 // AdminSigned returns the headers of admin's signed request for action on lobby or account
-// ("": none) whose body, as sent, is body (nil: none): the Rps-* headers and a fresh
-// Idempotency-Key, as name, value pairs for Do.
+// ("": none) whose body, as sent, is body (nil: none): the Rps-* headers (with the lobby's
+// current game, as read now, for a stop or a next config) and a fresh Idempotency-Key, as name,
+// value pairs for Do.
 func (e *Env) AdminSigned(admin Player, action tournament.ActionName, lobby, account string, body []byte) []string {
 	e.t.Helper()
 	var request []byte
@@ -448,6 +449,11 @@ func (e *Env) AdminSigned(admin Player, action tournament.ActionName, lobby, acc
 	}
 	m := tournament.AdminMessage("", action, tournament.AccountID(admin.ID), tournament.LobbyID(lobby), tournament.AccountID(account), request)
 	m.IdempotencyKey = apiclient.NewKey()
+	if tournament.AdminActionNamesGame(action) {
+		if l := e.Lobby(lobby, admin.Token); l.Game != nil {
+			m.GameID = tournament.GameID(l.Game.Id.String())
+		}
+	}
 	return append([]string{"Idempotency-Key", m.IdempotencyKey}, e.sign(admin.Key, m, time.Time{})...)
 }
 
