@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { chromium } from 'playwright-core';
 import { adminActOf } from '../assets/js/adminacts.js';
-import { actionMessage, adminMessage, keyIdOf } from '../assets/js/signed.js';
+import { ADMIN_ACTIONS_NAMING_GAME, actionMessage, adminMessage, keyIdOf } from '../assets/js/signed.js';
 import { commitmentOf, eventHash } from '../assets/js/verify.js';
 
 const base = process.env.RPS_BASE_URL;
@@ -801,11 +801,14 @@ test('an admin\'s signed acts show as signed by its key on the lobby page, and v
   // The admin binds its first key, signed by that key itself.
   const bind = { publicKey: key.publicKey };
   await call('POST', '/v1/me/keys', { token: adminToken, body: bind, ...await sign(key, { action: 'add_key', player: admin, payload: bind, idempotencyKey: randomUUID() }) });
-  // adminCall signs an admin request over its body as sent (adminMessage: the payload's request).
-  const adminCall = (method, path, action, lobbyId, body) => {
+  // adminCall signs an admin request over its body as sent (adminMessage: the payload's request);
+  // a stop's or a next config's names the lobby's current game, as read now.
+  const adminCall = async (method, path, action, lobbyId, body) => {
     const auth = { action, admin, idempotencyKey: randomUUID(), keyId: key.keyId, request: body ?? null, signedAt: Date.now() };
+    if (ADMIN_ACTIONS_NAMING_GAME.has(action)) auth.gameId = (await call('GET', `/v1/lobbies/${lobbyId}`)).game.id;
     const signature = { 'Rps-Key-Id': key.keyId, 'Rps-Signed-At': String(auth.signedAt),
       'Rps-Signature': hex(ed25519.sign(Buffer.from(adminMessage(origin, auth, { lobbyId })), secret)) };
+    if (auth.gameId) signature['Rps-Game-Id'] = auth.gameId;
     return call(method, path, { token: adminToken, body, key: auth.idempotencyKey, signature });
   };
   const lobby = await adminCall('POST', '/v1/lobbies', 'create_lobby', null, { name: 'Signed by its admin', config: { betSize: 100, playersCountLimit: 2 } });

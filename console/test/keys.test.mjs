@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { heldAt, keyEventHash, signatureChecker, verifyKeyLog } from '../assets/js/keys.js';
 import { configOfRequest, DEFAULT_CONFIG, lobbyName, requestProblem } from '../assets/js/adminacts.js';
-import { actionMessage, adminMessage, keyIdOf, sealSignature } from '../assets/js/signed.js';
+import { ADMIN_ACTIONS_NAMING_GAME, actionMessage, adminMessage, createdLobby, keyIdOf, sealSignature } from '../assets/js/signed.js';
 import { commitmentOf, eventHash, sealedDigest, verifyLog, ZERO_HASH } from '../assets/js/verify.js';
 
 const vectors = JSON.parse(readFileSync(new URL('../../tournament/testdata/signed_actions.json', import.meta.url)));
@@ -172,10 +172,10 @@ function signedGame({ keys = keyLogs } = {}) {
 
 // chain hashes a lobby's events, each at the game's instant (or its own, a third member), as a
 // server (or an operator re-hashing the chain after a forgery) would.
-function chain(data, at) {
+function chain(data, at, lobby = lobbyId) {
   let prevHash = ZERO_HASH;
   return data.map(([type, d, ms], i) => {
-    const e = { seq: i + 1, type, lobbyId, gameId, at: iso(ms ?? at), data: d, prevHash };
+    const e = { seq: i + 1, type, lobbyId: lobby, gameId, at: iso(ms ?? at), data: d, prevHash };
     e.hash = eventHash(prevHash, e);
     prevHash = e.hash;
     return e;
@@ -190,7 +190,7 @@ async function listed(accountId, events) {
   return [...keys.values()].map(({ keyId, publicKey, addedSeq, retiredSeq, recovery }) => ({ keyId, publicKey, addedSeq, recovery, ...(retiredSeq ? { retiredSeq } : {}) }));
 }
 
-async function verifyGame({ data, moves, keys, at }) {
+async function verifyGame({ data, moves, keys, at, lobby }) {
   const roundMoves = async (g, round) => {
     assert.deepEqual([g, round], [gameId, 1]);
     return moves;
@@ -199,7 +199,7 @@ async function verifyGame({ data, moves, keys, at }) {
     assert.ok(id in keys, `key log of ${id}`);
     return { events: keys[id], keys: await listed(id, keys[id]) };
   };
-  return verifyLog(each(chain(data, at)), roundMoves, signatureChecker({ origin: ORIGIN, keyLog, roundMoves }));
+  return verifyLog(each(chain(data, at, lobby)), roundMoves, signatureChecker({ origin: ORIGIN, keyLog, roundMoves }));
 }
 
 test('a signed game verifies: every action against its player\'s key', async () => {
@@ -375,6 +375,7 @@ const full = (config) => ({ ...DEFAULT_CONFIG, ...config });
 // adminAuth is an act's data.auth: the admin's signature of the request, on the lobby.
 function adminAuth(action, request, idempotencyKey, at, { key = admin.key, on = lobbyId } = {}) {
   const auth = { action, admin: admin.id, idempotencyKey, keyId: key.keyId, request, signedAt: at };
+  if (ADMIN_ACTIONS_NAMING_GAME.has(action)) auth.gameId = gameId;
   auth.signature = hex(ed25519.sign(utf8.encode(adminMessage(ORIGIN, auth, { lobbyId: on })), key.secret));
   return auth;
 }
@@ -386,17 +387,19 @@ const STOPPED = { stage: 'registration', round: 0, amount: 0, players: 0, share:
 function adminLobby() {
   const at = T0 + 10_000;
   const next = full({ betSize: 50, playersCountLimit: 4, ruleset: 'rps' });
+  // The lobby a signed creation makes has the id its signature derives.
+  const created = adminAuth('create_lobby', { config: { betSize: BET, playersCountLimit: 2 }, name: ' Friday\u00a0 night' }, 'lobby-1', at);
+  const on = createdLobby(created.signature);
   const data = [
-    ['lobby_created', { auth: adminAuth('create_lobby', { config: { betSize: BET, playersCountLimit: 2 }, name: ' Friday\u00a0 night' }, 'lobby-1', at),
-      name: 'Friday night', config: full({ betSize: BET }) }],
+    ['lobby_created', { auth: created, name: 'Friday night', config: full({ betSize: BET }) }],
     ['game_opened', { number: 1, config: full({ betSize: BET }), rulesetHash: 'ab'.repeat(32) }],
-    ['next_config_changed', { auth: adminAuth('set_next_config', { betSize: 50, playersCountLimit: 4, ruleset: 'rps', maxRounds: null }, 'next-1', at), config: next }],
-    ['game_stopped', { auth: adminAuth('stop', { reason: 'a player reported cheating\n' }, 'stop-1', at), reason: 'a player reported cheating', ...STOPPED }],
+    ['next_config_changed', { auth: adminAuth('set_next_config', { betSize: 50, playersCountLimit: 4, ruleset: 'rps', maxRounds: null }, 'next-1', at, { on }), config: next }],
+    ['game_stopped', { auth: adminAuth('stop', { reason: 'a player reported cheating\n' }, 'stop-1', at, { on }), reason: 'a player reported cheating', ...STOPPED }],
     ['game_opened', { number: 2, config: next, rulesetHash: 'cd'.repeat(32) }],
-    ['lobby_closed', { auth: adminAuth('close_lobby', null, 'close-1', at) }],
+    ['lobby_closed', { auth: adminAuth('close_lobby', null, 'close-1', at, { on }) }],
     ['game_stopped', { reason: 'lobby closed', ...STOPPED }],
   ];
-  return { data, moves: [], keys: { [admin.id]: adminKeyLog }, at };
+  return { data, moves: [], keys: { [admin.id]: adminKeyLog }, at, lobby: on };
 }
 
 test('an admin\'s signed acts verify against the admin\'s own key log', async () => {
@@ -440,6 +443,27 @@ test('an admin\'s act the operator rewrote under a valid signature is named', as
   const replay = adminLobby();
   replay.data[6][1] = { ...replay.data[3][1] };
   await fails(replay, 7, /a replay of event 4 \(the same admin, action and idempotency key "stop-1"\)/);
+});
+
+test('an admin\'s signature holds for its own lobby and game only', async () => {
+  // A creation's message names no lobby: its lobby's id is derived from the signature, as the
+  // server derives it (tournament's TestCreatedLobby pins this value).
+  assert.equal(createdLobby('01'.repeat(64)), '6d529377-b5dc-8297-8d50-545d173aec51');
+  assert.equal(createdLobby('zz'), null);
+  // Another lobby's signed creation, same name and config, shown as this one's.
+  const copied = adminLobby();
+  copied.data[0][1].auth = adminAuth('create_lobby', copied.data[0][1].auth.request, 'lobby-2', copied.at);
+  let r = await verifyGame(copied);
+  assert.deepEqual([r.ok, r.seq], [false, 1]);
+  assert.match(r.reason, /lobby_created of admin .*: not signed by the admin: its signature makes lobby .*, not this one/);
+  // A stop signed for another game of the lobby (one that ended before), shown on this one.
+  const moved = adminLobby();
+  const other = { ...adminAuth('stop', { reason: 'a player reported cheating\n' }, 'stop-0', moved.at, { on: moved.lobby }), gameId: '00000000-0000-4000-8000-000000000008' };
+  other.signature = hex(ed25519.sign(utf8.encode(adminMessage(ORIGIN, other, { lobbyId: moved.lobby })), admin.key.secret));
+  moved.data[3][1].auth = other;
+  r = await verifyGame(moved);
+  assert.deepEqual([r.ok, r.seq], [false, 4]);
+  assert.match(r.reason, /game_stopped of admin .*: not signed by the admin: its signature names game 00000000-0000-4000-8000-000000000008, not the lobby's current one/);
 });
 
 test('an admin\'s act signed by a key not in the admin\'s key log is named', async () => {

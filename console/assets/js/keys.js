@@ -4,7 +4,9 @@
 // Pure functions over data, checked by node's test runner.
 import canonicalize from '../vendor/canonicalize/canonicalize.js';
 import { adminActOf, requestProblem, rulesStops } from './adminacts.js';
-import { actionMessage, actionPayload, adminMessage, keyIdOf, sealSignature, signedAtProblem, verifySignature } from './signed.js';
+import {
+  ADMIN_ACTIONS_NAMING_GAME, actionMessage, actionPayload, adminMessage, createdLobby, keyIdOf, sealSignature, signedAtProblem, verifySignature,
+} from './signed.js';
 import { chainHash, Failure, ZERO_HASH } from './verify.js';
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -187,6 +189,7 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
   const recoveriesChecked = new Map(); // accountId -> Promise of its recoveries' admin signatures checked
   const owners = new Map(); // keyId -> the account whose key log added it, as {id, role}
   const configs = new Map(); // gameId -> its config, from game_opened
+  let currentGame = null; // the newest game_opened's
   const seen = new Map(); // player, action and idempotency key -> the event's seq
   let pending = []; // sealed commits and reveals, waiting for their round
   const counts = { signed: 0, unsigned: 0 };
@@ -316,6 +319,13 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
     if (!await verifySignature(key.publicKey, message, auth.signature)) {
       throw fail(`the signature by key ${key.keyId} does not verify over ${JSON.stringify(message)}`);
     }
+    // What the message cannot name is bound otherwise: a creation's lobby id is derived from its
+    // signature, and a stop or a next config names the lobby's current game.
+    if (action === 'create_lobby' && createdLobby(auth.signature) !== e.lobbyId) {
+      throw fail(`its signature makes lobby ${createdLobby(auth.signature)}, not this one`);
+    }
+    const game = ADMIN_ACTIONS_NAMING_GAME.has(action) ? currentGame : null;
+    if ((auth.gameId ?? null) !== game) throw fail(`its signature names game ${auth.gameId ?? 'none'}, not the lobby's current one (${game ?? 'none'})`);
     // One signed request makes one act: the operator cannot show it twice.
     const once = `${auth.admin}\n${auth.action}\n${auth.idempotencyKey}`;
     if (seen.has(once)) throw fail(`a replay of event ${seen.get(once)} (the same admin, action and idempotency key ${JSON.stringify(auth.idempotencyKey)})`);
@@ -347,7 +357,10 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
       const notTheRules = e.type === 'game_stopped' ? stops.problem(e) : null;
       stops.follow(e);
       if (notTheRules) throw new Failure(e.seq, `game_stopped: its reason ${JSON.stringify(e.data.reason)} is the rules', but the rules make no such stop here (${notTheRules}): an admin's stop given as theirs`);
-      if (e.type === 'game_opened') configs.set(e.gameId, e.data.config);
+      if (e.type === 'game_opened') {
+        configs.set(e.gameId, e.data.config);
+        currentGame = e.gameId;
+      }
       if (e.type === 'round_resolved') await roundPublic((p) => p.gameId === e.gameId && p.round === e.data.round);
       if (e.type === 'game_finished' || e.type === 'game_stopped') await roundPublic((p) => p.gameId === e.gameId);
       if (ACTIONS[e.type]) return action(e);

@@ -74,13 +74,31 @@ export function actionMessage({ origin, action, player, lobbyId, gameId, round, 
 // adminMessage is the text an admin's key signs for the act an event records, from the event's
 // data.auth (tournament.AdminAuth): the player is the admin, the payload {account, request} (the
 // account acted on, null but for a recovery's; the request's body as signed, null for none),
-// taken on lobbyId (null for create_lobby, which makes the lobby, and for recover_keys).
+// taken on lobbyId (null for create_lobby, which makes the lobby, and for recover_keys), in the
+// game auth.gameId names (a stop's or a next config's: the lobby's current game; null otherwise).
 export function adminMessage(origin, auth, { lobbyId = null, account = null } = {}) {
   return actionMessage({
     origin, action: auth.action, player: auth.admin, lobbyId: auth.action === 'create_lobby' ? null : lobbyId,
-    payload: { account: account ?? null, request: auth.request ?? null },
+    gameId: auth.gameId ?? null, payload: { account: account ?? null, request: auth.request ?? null },
     idempotencyKey: auth.idempotencyKey, keyId: auth.keyId, signedAt: auth.signedAt,
   });
+}
+
+// ADMIN_ACTIONS_NAMING_GAME are the admin actions whose signature names the lobby's current game
+// (tournament.AdminActionNamesGame).
+export const ADMIN_ACTIONS_NAMING_GAME = new Set(['stop', 'set_next_config']);
+
+// createdLobby is the id of the lobby a signed create_lobby makes (tournament.CreatedLobby): the
+// message names no lobby, so the id is derived from the signature, a version 8 UUID of
+// blake2b-256("rps-lobby-v1\n" || the 64 signature bytes); null for a signature that is not hex.
+export function createdLobby(signature) {
+  const raw = bytesOf(signature, 64);
+  if (!raw) return null;
+  const id = blake2b(new Uint8Array([...utf8.encode('rps-lobby-v1\n'), ...raw]), { dkLen: 32 }).slice(0, 16);
+  id[6] = (id[6] & 0x0f) | 0x80;
+  id[8] = (id[8] & 0x3f) | 0x80;
+  const h = hex(id);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
 // A signature is accepted from 23 hours before the server's instant to 5 minutes after it
