@@ -891,7 +891,12 @@ type AdminAccountPage struct {
 // `GET /v1/log`. Check the signature with the key `keyId` names, which the admin's key log
 // (`GET /v1/accounts/{admin}/keys`) must show active at the event; then check that the
 // request asked for what the event shows (a config's omitted members take their defaults),
-// and that no other event records the same signed request. `rpsverify` does all of this.
+// and that no other event records the same signed request. A `create_lobby`'s message names
+// no lobby (there is none yet when the admin signs), so the lobby it makes has the id its
+// signature derives: the first 16 bytes of blake2b-256 of `rps-lobby-v1`, a line feed and
+// the 64 signature bytes, as a UUID of version 8 (byte 6's high nibble 8, byte 8's two high
+// bits 10); a `lobby_created` in a lobby of another id does not stand for that signature.
+// `rpsverify` does all of this.
 type AdminAuth struct {
 	// Action The admin action, as the audit log names it.
 	//
@@ -1999,7 +2004,12 @@ type GameStoppedData struct {
 	// `GET /v1/log`. Check the signature with the key `keyId` names, which the admin's key log
 	// (`GET /v1/accounts/{admin}/keys`) must show active at the event; then check that the
 	// request asked for what the event shows (a config's omitted members take their defaults),
-	// and that no other event records the same signed request. `rpsverify` does all of this.
+	// and that no other event records the same signed request. A `create_lobby`'s message names
+	// no lobby (there is none yet when the admin signs), so the lobby it makes has the id its
+	// signature derives: the first 16 bytes of blake2b-256 of `rps-lobby-v1`, a line feed and
+	// the 64 signature bytes, as a UUID of version 8 (byte 6's high nibble 8, byte 8's two high
+	// bits 10); a `lobby_created` in a lobby of another id does not stand for that signature.
+	// `rpsverify` does all of this.
 	Auth *AdminAuth `json:"auth,omitempty"`
 
 	// Players Players who shared it.
@@ -2507,7 +2517,12 @@ type LobbyClosedData struct {
 	// `GET /v1/log`. Check the signature with the key `keyId` names, which the admin's key log
 	// (`GET /v1/accounts/{admin}/keys`) must show active at the event; then check that the
 	// request asked for what the event shows (a config's omitted members take their defaults),
-	// and that no other event records the same signed request. `rpsverify` does all of this.
+	// and that no other event records the same signed request. A `create_lobby`'s message names
+	// no lobby (there is none yet when the admin signs), so the lobby it makes has the id its
+	// signature derives: the first 16 bytes of blake2b-256 of `rps-lobby-v1`, a line feed and
+	// the 64 signature bytes, as a UUID of version 8 (byte 6's high nibble 8, byte 8's two high
+	// bits 10); a `lobby_created` in a lobby of another id does not stand for that signature.
+	// `rpsverify` does all of this.
 	Auth *AdminAuth `json:"auth,omitempty"`
 }
 
@@ -2582,7 +2597,12 @@ type LobbyCreatedData struct {
 	// `GET /v1/log`. Check the signature with the key `keyId` names, which the admin's key log
 	// (`GET /v1/accounts/{admin}/keys`) must show active at the event; then check that the
 	// request asked for what the event shows (a config's omitted members take their defaults),
-	// and that no other event records the same signed request. `rpsverify` does all of this.
+	// and that no other event records the same signed request. A `create_lobby`'s message names
+	// no lobby (there is none yet when the admin signs), so the lobby it makes has the id its
+	// signature derives: the first 16 bytes of blake2b-256 of `rps-lobby-v1`, a line feed and
+	// the 64 signature bytes, as a UUID of version 8 (byte 6's high nibble 8, byte 8's two high
+	// bits 10); a `lobby_created` in a lobby of another id does not stand for that signature.
+	// `rpsverify` does all of this.
 	Auth *AdminAuth `json:"auth,omitempty"`
 
 	// Config A game's config as the server holds it (every field present).
@@ -3114,7 +3134,12 @@ type NextConfigChangedData struct {
 	// `GET /v1/log`. Check the signature with the key `keyId` names, which the admin's key log
 	// (`GET /v1/accounts/{admin}/keys`) must show active at the event; then check that the
 	// request asked for what the event shows (a config's omitted members take their defaults),
-	// and that no other event records the same signed request. `rpsverify` does all of this.
+	// and that no other event records the same signed request. A `create_lobby`'s message names
+	// no lobby (there is none yet when the admin signs), so the lobby it makes has the id its
+	// signature derives: the first 16 bytes of blake2b-256 of `rps-lobby-v1`, a line feed and
+	// the 64 signature bytes, as a UUID of version 8 (byte 6's high nibble 8, byte 8's two high
+	// bits 10); a `lobby_created` in a lobby of another id does not stand for that signature.
+	// `rpsverify` does all of this.
 	Auth *AdminAuth `json:"auth,omitempty"`
 
 	// Config A game's config as the server holds it (every field present).
