@@ -9,8 +9,6 @@ import kotlinx.serialization.json.jsonArray
 import kotlinx.serialization.json.jsonObject
 import kotlinx.serialization.json.jsonPrimitive
 import kotlinx.serialization.json.longOrNull
-import java.time.Instant
-import java.time.format.DateTimeParseException
 
 /**
  * One event of an account's key log (`KeyEvent` in the contract): its own hash chain, each event
@@ -112,8 +110,9 @@ data class KeyRecord(
 
     /** Whether the key could sign at [at] (the log's time format): added no later, retired no earlier. */
     fun activeAt(at: String): Boolean {
-        val t = instant(at) ?: return false
-        return instant(addedAt)?.let { !it.isAfter(t) } == true && (retiredAt == null || instant(retiredAt)?.isBefore(t) == false)
+        val t = epochMsOf(at) ?: return false
+        val added = epochMsOf(addedAt) ?: return false
+        return added <= t && (retiredAt == null || (epochMsOf(retiredAt) ?: return false) >= t)
     }
 
     companion object {
@@ -149,8 +148,8 @@ data class KeyHistory(val accountId: String, val keys: List<KeyRecord>, val even
 
     /** Whether [at] is before the account's sign-up with a key. */
     fun beforeSignUp(at: String): Boolean {
-        val signedUp = signedUpAt?.let { instant(it) } ?: return false
-        return instant(at)?.isBefore(signedUp) ?: false
+        val signedUp = signedUpAt?.let { epochMsOf(it) } ?: return false
+        return epochMsOf(at)?.let { it < signedUp } ?: false
     }
 
     companion object {
@@ -265,14 +264,16 @@ data class KeyHistory(val accountId: String, val keys: List<KeyRecord>, val even
                 throw KeyLogBrokenException(e, "the signature by key $signer does not verify over ${String(m.bytes(), Charsets.UTF_8)}")
             }
         }
-
-        internal fun instant(at: String): Instant? = try {
-            Instant.parse(at)
-        } catch (_: DateTimeParseException) {
-            null
-        }
     }
 }
 
-/** `at` in the key log's and the lobby log's time format, for comparisons. */
-internal fun instant(at: String): Instant? = KeyHistory.instant(at)
+/**
+ * `at` in the key log's and the lobby log's time format, in Unix milliseconds for comparisons
+ * (null: not such a time). Not java.time, which needs API 26: the app runs from API 23, where
+ * verifying a key log would fail with NoClassDefFoundError.
+ */
+internal fun epochMsOf(at: String): Long? = try {
+    Mappers.epochMs(at)
+} catch (_: IllegalStateException) {
+    null
+}

@@ -74,7 +74,7 @@ object SignedActions {
         val key = keys.key(keyId) ?: return "signed by key $keyId, which is not one of the player's keys"
         if (!key.activeAt(at)) return "signed by key $keyId, which was not active at $at (added ${key.addedAt}, retired ${key.retiredAt})"
         val signedAt = (r.auth["signedAt"] as? JsonPrimitive)?.longOrNull ?: return "auth without signedAt"
-        val eventMs = instant(at)?.toEpochMilli() ?: return "unreadable time $at"
+        val eventMs = epochMsOf(at) ?: return "unreadable time $at"
         if (signedAt < eventMs - MAX_AGE_MS || signedAt > eventMs + MAX_SKEW_MS) return "signed at $signedAt, outside the window around $at"
         val signedRuleset = r.str("ruleset")
         if (action == SignedAction.QUICK_JOIN && ruleset != null && signedRuleset != null && signedRuleset != ruleset) {
