@@ -1,6 +1,7 @@
 package faulttest
 
 import (
+	"cmp"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -53,8 +54,10 @@ type CheckOptions struct {
 	MinTimeoutMs int64
 	// OutDir receives the visualizations of failing lobbies.
 	OutDir string
-	// Timeout bounds the linearizability check of one lobby.
-	Timeout time.Duration
+	// Timeout bounds the linearizability check of one lobby, and MaxSteps (0: DefaultMaxSteps)
+	// the model steps its search may take.
+	Timeout  time.Duration
+	MaxSteps int64
 	// Outages are the times no replica could reach the database (the outage rule's business).
 	Outages []Outage
 	// OutageThreshold is the servers' RPSD_OUTAGE_THRESHOLD_MS.
@@ -92,7 +95,8 @@ type Result struct {
 	Hedged    int
 	Shifts    int
 	Anomalies []Anomaly
-	// Timeouts lists the lobbies whose linearizability check did not finish in time.
+	// Timeouts lists the lobbies whose linearizability check did not finish in time or within
+	// its step budget: nothing is proven for them.
 	Timeouts []tournament.LobbyID
 	// Lobbies says what each lobby's linearizability check took.
 	Lobbies []LobbyCheck
@@ -106,12 +110,17 @@ type LobbyCheck struct {
 	Steps    int64
 	Took     time.Duration
 	TimedOut bool
+	// OverBudget is set when the search reached CheckOptions.MaxSteps (TimedOut is set too).
+	OverBudget bool
 }
 
 func (c LobbyCheck) String() string {
 	s := fmt.Sprintf("lobby %s: %v, %d operations (%d open-ended, %d of them bounded; %d lost actions left out), %d model steps",
 		short(string(c.Lobby)), c.Took.Round(time.Millisecond), c.Shape.Ops, c.Shape.Open, c.Shape.Bounded, c.Shape.Dropped, c.Steps)
-	if c.TimedOut {
+	switch {
+	case c.OverBudget:
+		s += ", stopped at its step budget"
+	case c.TimedOut:
 		s += ", timed out"
 	}
 	return s
@@ -586,6 +595,13 @@ func lobbySpec(r *Run, l *lobbyRun) (LobbySpec, error) {
 	return spec, nil
 }
 
+// DefaultMaxSteps bounds one lobby's search, and with it the check's memory: each state the
+// search reaches is a reference store of its own, which porcupine keeps (a self-test history of
+// 160,000 steps took 370 MB; a 20-minute run's check once filled the machine's 24 GiB and swap).
+// A lobby's check takes hundreds of steps, a few thousand at most: one past this bound is reported
+// as unchecked, naming the lobby, rather than taking the machine down.
+const DefaultMaxSteps = 500_000
+
 // checkLobby checks one lobby's history; on failure it explains the first operation that
 // cannot be linearized and writes porcupine's visualization.
 func checkLobby(r *Run, l *lobbyRun, ops []*Op, o CheckOptions) ([]Anomaly, LobbyCheck) {
@@ -596,6 +612,7 @@ func checkLobby(r *Run, l *lobbyRun, ops []*Op, o CheckOptions) ([]Anomaly, Lobb
 		return []Anomaly{{Check: "linearizable", Lobby: l.id, Detail: err.Error()}}, c
 	}
 	m := newLobbyModel(spec, o.MinTimeoutMs)
+	m.maxSteps = cmp.Or(o.MaxSteps, DefaultMaxSteps)
 	init, err := m.initial()
 	if err != nil {
 		return []Anomaly{{Check: "linearizable", Lobby: l.id, Detail: "the lobby's creation: " + err.Error()}}, c
@@ -603,8 +620,10 @@ func checkLobby(r *Run, l *lobbyRun, ops []*Op, o CheckOptions) ([]Anomaly, Lobb
 	history, shape := porcupineHistory(ops, r.Logs[l.id])
 	model := m.porcupineModel(init)
 	result, info := porcupine.CheckOperationsVerbose(model, history, o.Timeout)
-	c.Shape, c.Steps, c.Took, c.TimedOut = shape, m.steps.Load(), time.Since(began), result == porcupine.Unknown
-	if result != porcupine.Illegal {
+	c.Shape, c.Steps, c.Took, c.OverBudget = shape, m.steps.Load(), time.Since(began), m.exhausted.Load()
+	c.TimedOut = result == porcupine.Unknown || c.OverBudget
+	if result != porcupine.Illegal || c.OverBudget {
+		// Stopped at its budget, the search failed every step after it: no verdict.
 		return nil, c
 	}
 	a := Anomaly{Check: "linearizable", Lobby: l.id, Detail: m.diagnose(init, history, info)}

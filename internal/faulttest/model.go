@@ -283,8 +283,12 @@ type lobbyModel struct {
 	spec         LobbySpec
 	rules        *engine.Registry
 	minTimeoutMs int64
-	// steps counts the steps porcupine's search asked for: the work its check took.
-	steps atomic.Int64
+	// steps counts the steps porcupine's search asked for: the work its check took. Past
+	// maxSteps (0: no bound) every step fails and exhausted is set: the search then ends at once,
+	// and its verdict means nothing.
+	steps     atomic.Int64
+	maxSteps  int64
+	exhausted atomic.Bool
 }
 
 // modelState is the lobby's state after some operations: the reference store (keeping only what
@@ -793,7 +797,10 @@ func (m *lobbyModel) porcupineModel(init *modelState) porcupine.Model {
 	nm := porcupine.NondeterministicModel{
 		Init: func() []any { return []any{init} },
 		Step: func(state, input, output any) []any {
-			m.steps.Add(1)
+			if n := m.steps.Add(1); m.maxSteps > 0 && n > m.maxSteps {
+				m.exhausted.Store(true)
+				return nil
+			}
 			next, _ := m.step(state.(*modelState), input.(Input), output.(Output))
 			out := make([]any, len(next))
 			for i, s := range next {

@@ -51,6 +51,33 @@ func doctored(r *Run, edit func(ops []*Op) ([]*Op, bool)) (*Run, bool) {
 	return c, ok
 }
 
+// TestCheckerStopsAtItsStepBudget: a lobby whose search needs more steps than the budget is
+// reported as unchecked (nothing proven, the run fails on it), never as an anomaly; past the
+// budget every step fails, so the search makes no new state and its memory stays bounded.
+func TestCheckerStopsAtItsStepBudget(t *testing.T) {
+	run, o := quietRun(t, 11, 4*time.Second)
+	o.MaxSteps = 20
+	res := Check(run, o)
+	if len(res.Anomalies) > 0 {
+		t.Errorf("a search stopped at its budget reported anomalies: %v", res.Anomalies)
+	}
+	over := 0
+	for _, c := range res.Lobbies {
+		if c.OverBudget != (c.Steps > o.MaxSteps) || c.OverBudget != slices.Contains(res.Timeouts, c.Lobby) {
+			t.Errorf("%s: over budget %t, in Timeouts %t", c, c.OverBudget, slices.Contains(res.Timeouts, c.Lobby))
+		}
+		if c.OverBudget {
+			over++
+			if !strings.Contains(c.String(), "stopped at its step budget") {
+				t.Errorf("the report does not say so: %s", c)
+			}
+		}
+	}
+	if over == 0 {
+		t.Fatalf("no lobby's check needed more than %d steps: %v", o.MaxSteps, res.Lobbies)
+	}
+}
+
 func TestCheckerOnAQuietRun(t *testing.T) {
 	run, o := quietRun(t, 7, 8*time.Second)
 	res := Check(run, o)
