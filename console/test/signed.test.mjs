@@ -3,7 +3,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { actionMessage, actionPayload, adminMessage, ed25519Backend, keyIdOf, nobleVerify, sealSignature, verifySignature, webCryptoVerify } from '../assets/js/signed.js';
+import canonicalize from '../assets/vendor/canonicalize/canonicalize.js';
+import { adminAct, adminKey, adminToken } from '../assets/js/api.js';
+import {
+  actionMessage, actionPayload, adminMessage, ed25519Backend, keyIdOf, nobleSigner, nobleVerify, sealSignature, signAdminAction, signerOf,
+  verifySignature, webCryptoSigner, webCryptoVerify,
+} from '../assets/js/signed.js';
 
 const vectors = JSON.parse(readFileSync(new URL('../../tournament/testdata/signed_actions.json', import.meta.url)));
 const adminVectors = JSON.parse(readFileSync(new URL('../../tournament/testdata/signed_admin_actions.json', import.meta.url)));
@@ -91,4 +96,111 @@ test('an admin\'s message is rebuilt byte for byte from an event\'s auth, and it
     assert.equal(await verifySignature(adminVectors.publicKey, message, v.signature), true, v.action);
     assert.equal(await nobleVerify(bytes(adminVectors.publicKey), utf8.encode(message), bytes(v.signature)), true, `${v.action}: noble`);
   }
+});
+
+// ---------------------------------------------------------------- the admin page's signing
+
+test('the admin page\'s signer makes the vectors\' key and signatures, with WebCrypto and with the vendored library', async () => {
+  const seed = bytes(adminVectors.seed);
+  for (const make of [webCryptoSigner, nobleSigner]) {
+    const signer = await make(seed);
+    assert.equal(signer.publicKey, adminVectors.publicKey, make.name);
+    const keyed = { ...signer, keyId: keyIdOf(signer.publicKey) };
+    assert.equal(keyed.keyId, adminVectors.keyId, make.name);
+    for (const v of adminVectors.vectors) {
+      const f = v.fields;
+      const headers = await signAdminAction(keyed, {
+        origin: f.origin, admin: f.player, action: f.action, lobbyId: f.lobbyId, account: f.payload.account, gameId: f.gameId,
+        request: f.payload.request ?? undefined, idempotencyKey: f.idempotencyKey, signedAt: f.signedAt,
+      });
+      // Ed25519 is deterministic: the same signature is the same message, byte for byte.
+      assert.deepEqual(headers, { 'Rps-Key-Id': adminVectors.keyId, 'Rps-Signed-At': String(f.signedAt), 'Rps-Signature': v.signature }, `${make.name} ${v.action}`);
+    }
+  }
+  assert.equal((await signerOf(adminVectors.seed)).keyId, adminVectors.keyId);
+  await assert.rejects(signerOf(adminVectors.seed.slice(2)), /64 hex characters/);
+});
+
+// adminPage stands in for the admin's tab: its sessionStorage and a server that answers the reads
+// adminAct makes (who the admin is, the log's origin, a lobby's current game) and records the rest.
+function adminPage(t, { admin, origin, games = {} }) {
+  const stored = new Map();
+  globalThis.sessionStorage = {
+    getItem: (k) => stored.get(k) ?? null, setItem: (k, v) => stored.set(k, String(v)), removeItem: (k) => stored.delete(k),
+  };
+  t.after(() => { delete globalThis.sessionStorage; });
+  const sent = [];
+  t.mock.method(globalThis, 'fetch', async (url, init) => {
+    const path = url.replace(/^\/v1/, '');
+    let json;
+    if (path === '/me') json = { id: admin };
+    else if (path === '/log') json = { origin };
+    else if (init.method === 'GET' && games[path]) json = { id: path.split('/')[2], game: { id: games[path] } };
+    else {
+      sent.push({ path, ...init });
+      json = {};
+    }
+    return new Response(JSON.stringify(json), { status: 200 });
+  });
+  adminToken.set(`token-of-${admin}`);
+  adminKey.set(adminVectors.seed);
+  return sent;
+}
+
+// reversed is value with every object's members in reverse order.
+const reversed = (value) => (value && typeof value === 'object' && !Array.isArray(value)
+  ? Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversed(v)])) : value);
+
+test('adminAct signs the body it sends, as the vectors sign it, and sends none when the action has none', async (t) => {
+  const f0 = adminVectors.vectors[0].fields;
+  const sent = adminPage(t, { admin: f0.player, origin: f0.origin });
+  const paths = {
+    credit: `/admin/accounts/${f0.payload.account}/credits`, create_lobby: '/lobbies', close_lobby: '/lobbies/0b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b/close',
+  };
+  for (const v of adminVectors.vectors) {
+    const f = v.fields;
+    t.mock.method(Date, 'now', () => f.signedAt);
+    // The body as a form builds it, its members in no particular order.
+    const body = f.payload.request ? reversed(f.payload.request) : undefined;
+    if (body) assert.notEqual(JSON.stringify(body), canonicalize(body), `${v.action}: the form's body is out of order`);
+    await adminAct(paths[v.action], { action: f.action, lobbyId: f.lobbyId, account: f.payload.account, body, idempotencyKey: f.idempotencyKey });
+    const req = sent.at(-1);
+    assert.equal(req.path, paths[v.action]);
+    assert.equal(req.headers['Rps-Signature'], v.signature, v.action);
+    assert.equal(req.headers['Rps-Key-Id'], adminVectors.keyId);
+    assert.equal(req.headers['Idempotency-Key'], f.idempotencyKey);
+    assert.equal(req.headers['Rps-Game-Id'], undefined);
+    if (f.payload.request == null) {
+      assert.equal(req.body, undefined, `${v.action}: no body`);
+      assert.equal(req.headers['Content-Type'], undefined);
+    } else {
+      // The body sent is, byte for byte, the request the message names.
+      assert.equal(req.body, canonicalize(f.payload.request), v.action);
+      assert.ok(v.message.includes(`"request":${req.body}}`), v.action);
+    }
+  }
+});
+
+test('adminAct signs a stop and a next config for the lobby\'s current game, read just before, and names it', async (t) => {
+  const f0 = adminVectors.vectors[0].fields;
+  const lobbyId = '0b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b';
+  const games = { [`/lobbies/${lobbyId}`]: '5c4b3a29-1807-4f6e-9d5c-4b3a29180706' };
+  const sent = adminPage(t, { admin: f0.player, origin: f0.origin, games });
+  t.mock.method(Date, 'now', () => f0.signedAt);
+  for (const [action, method, path, body] of [['stop', 'POST', 'stop', { reason: 'table reset' }], ['set_next_config', 'PUT', 'next-config', { betSize: 50, playersCountLimit: 3 }]]) {
+    await adminAct(`/lobbies/${lobbyId}/${path}`, { method, action, lobbyId, body, idempotencyKey: `${action}-1` });
+    const req = sent.at(-1);
+    assert.equal(req.method, method);
+    assert.equal(req.headers['Rps-Game-Id'], games[`/lobbies/${lobbyId}`], action);
+    const auth = { action, admin: f0.player, gameId: games[`/lobbies/${lobbyId}`], idempotencyKey: `${action}-1`, keyId: adminVectors.keyId, request: body, signedAt: f0.signedAt };
+    assert.equal(await verifySignature(adminVectors.publicKey, adminMessage(f0.origin, auth, { lobbyId }), req.headers['Rps-Signature']), true, action);
+    assert.equal(await verifySignature(adminVectors.publicKey, adminMessage(f0.origin, { ...auth, gameId: null }, { lobbyId }), req.headers['Rps-Signature']), false, `${action}: the game is signed`);
+  }
+});
+
+test('adminAct without a key loaded sends the request unsigned', async (t) => {
+  const sent = adminPage(t, { admin: adminVectors.vectors[0].fields.player, origin: 'rps.example.com/log' });
+  adminKey.clear();
+  await adminAct('/lobbies/x/close', { action: 'close_lobby', lobbyId: 'x', idempotencyKey: 'close-2' });
+  assert.deepEqual(Object.keys(sent.at(-1).headers).filter((h) => h.startsWith('Rps-')), []);
 });

@@ -2,9 +2,11 @@
 // close), find accounts and move money (credit, debit) or disable them, check the ledger and read
 // the audit log. Every form sends an Idempotency-Key that stays the same until the form's content
 // changes or the server has answered, so a double click or a retry is one action. Refusals show next to the field the problem names.
-import { adminToken, allPages, api, ApiError, newIdempotencyKey } from './api.js';
+// With the admin's own key loaded (generated and bound here, or pasted), every action is signed.
+import { adminAct, adminIdentity, adminKey, adminToken, allPages, api, ApiError, newIdempotencyKey } from './api.js';
 import { clearProblems, el, endingText, formatAmount, formatSigned, formatTime, replace, showProblem, stageBadge } from './dom.js';
 import { qrSvg, signInCode } from './qr.js';
+import { newSeed, signAction, signerOf } from './signed.js';
 
 const SEARCH_PAGE = 20;
 const AUDIT_PAGE = 25;
@@ -43,6 +45,7 @@ function actionForm({ id, title, fields, buttons, send, done, fieldFor = {} }) {
       // A refusal that reached the game is stored with the key; a new attempt is a new action.
       if (err.status > 400 && err.status < 500) key = newIdempotencyKey();
       if (!err.field) err.field = fieldFor[err.code] ?? null;
+      if (err.code === 'signature_required') err.message += ' Load your signing key (above) to act.';
       showProblem(form, err);
     } finally {
       for (const b of form.querySelectorAll('button')) b.disabled = false;
@@ -131,8 +134,8 @@ function createLobbyForm(rulesetIds, onCreated) {
     title: 'Create a lobby',
     fields: [input('Name', 'name', { required: true, maxlength: 100 }), configFields('config.', rulesetIds, { betSize: 100, playersCountLimit: 2 })],
     buttons: el('button', { type: 'submit', text: 'Create lobby' }),
-    send: (key, _, form) => api('/lobbies', {
-      method: 'POST', admin: true, idempotencyKey: key,
+    send: (key, _, form) => adminAct('/lobbies', {
+      action: 'create_lobby', idempotencyKey: key,
       body: { name: form.elements.name.value, config: readConfig(form, 'config.') },
     }),
     done: (lobby) => {
@@ -181,7 +184,9 @@ function manageLobby(lobbies, rulesetIds, changed) {
         id: 'next-config', title: 'Next game’s config',
         fields: configFields('', rulesetIds, lobby.nextConfig ?? lobby.config),
         buttons: el('button', { type: 'submit', text: 'Set next config' }),
-        send: (key, _, form) => api(`/lobbies/${lobby.id}/next-config`, { method: 'PUT', admin: true, idempotencyKey: key, body: readConfig(form, '') }),
+        send: (key, _, form) => adminAct(`/lobbies/${lobby.id}/next-config`, {
+          method: 'PUT', action: 'set_next_config', lobbyId: lobby.id, idempotencyKey: key, body: readConfig(form, ''),
+        }),
         done: (l) => { after(l); return 'The next game will use this config.'; },
       }),
       actionForm({
@@ -189,14 +194,16 @@ function manageLobby(lobbies, rulesetIds, changed) {
         fields: [el('p', { class: 'muted', text: 'In registration every bet is refunded; later the pot is split among the players still in.' }),
           input('Reason', 'reason', { required: true, maxlength: 500 })],
         buttons: el('button', { type: 'submit', class: 'danger', text: 'Stop game' }),
-        send: (key, _, form) => api(`/lobbies/${lobby.id}/stop`, { method: 'POST', admin: true, idempotencyKey: key, body: { reason: form.elements.reason.value } }),
+        send: (key, _, form) => adminAct(`/lobbies/${lobby.id}/stop`, {
+          action: 'stop', lobbyId: lobby.id, idempotencyKey: key, body: { reason: form.elements.reason.value },
+        }),
         done: (l) => { after(l); return 'Stopped.'; },
       }),
       actionForm({
         id: 'close-lobby', title: 'Close the lobby',
         fields: el('p', { class: 'muted', text: 'No new game starts after the current one.' }),
         buttons: el('button', { type: 'submit', class: 'danger', text: 'Close lobby', disabled: lobby.closed }),
-        send: (key) => api(`/lobbies/${lobby.id}/close`, { method: 'POST', admin: true, idempotencyKey: key }),
+        send: (key) => adminAct(`/lobbies/${lobby.id}/close`, { action: 'close_lobby', lobbyId: lobby.id, idempotencyKey: key }),
         done: (l) => { after(l); return 'Closed.'; },
       }),
     );
@@ -281,7 +288,7 @@ function accountsSection(changed) {
     send: (key, kind, form) => {
       const body = { amount: Number(form.elements.amount.value) };
       if (form.elements.memo.value) body.memo = form.elements.memo.value;
-      return api(`/admin/accounts/${chosen.id}/${kind}`, { method: 'POST', admin: true, idempotencyKey: key, body });
+      return adminAct(`/admin/accounts/${chosen.id}/${kind}`, { action: kind === 'credits' ? 'credit' : 'debit', account: chosen.id, idempotencyKey: key, body });
     },
     fieldFor: { insufficient_funds: 'amount' },
     done: (acct, kind) => {
@@ -295,8 +302,8 @@ function accountsSection(changed) {
       input('Reason (to disable)', 'reason', { required: true, maxlength: 500 })],
     buttons: [el('button', { type: 'submit', name: 'op', value: 'disable', class: 'danger', text: 'Disable account' }),
       el('button', { type: 'submit', name: 'op', value: 'enable', formnovalidate: true, text: 'Enable account' })],
-    send: (key, op, form) => api(`/admin/accounts/${chosen.id}/${op}`, {
-      method: 'POST', admin: true, idempotencyKey: key,
+    send: (key, op, form) => adminAct(`/admin/accounts/${chosen.id}/${op}`, {
+      action: `${op}_account`, account: chosen.id, idempotencyKey: key,
       body: op === 'disable' ? { reason: form.elements.reason.value } : undefined,
     }),
     fieldFor: { forbidden: 'reason' },
@@ -312,7 +319,7 @@ function accountsSection(changed) {
     id: 'issue-token', title: 'Sign-in token',
     fields: el('p', { class: 'muted', text: 'Issue a new token when a player lost theirs or it leaked: every token they had stops working at once.' }),
     buttons: el('button', { type: 'submit', class: 'danger', text: 'Issue a new token' }),
-    send: (key) => api(`/admin/accounts/${chosen.id}/token`, { method: 'POST', admin: true, idempotencyKey: key }),
+    send: (key) => adminAct(`/admin/accounts/${chosen.id}/token`, { action: 'issue_token', account: chosen.id, idempotencyKey: key }),
     done: (r) => {
       const code = signInCode(location.origin, r.token);
       replace(issued,
@@ -399,6 +406,86 @@ function auditSection() {
   };
 }
 
+// ---------------------------------------------------------------- the admin's signing key
+
+// The admin's own Ed25519 key, with which adminAct signs every action once it is loaded: made
+// here and bound to the admin's account (as its first key, so signed by itself), or an existing
+// one pasted. Like the token it stays in this tab (sessionStorage); only signatures leave it.
+function keySection() {
+  const box = el('section', { id: 'signing-key', class: 'card' });
+  const title = el('h2', { text: 'Signing key' });
+  const safe = 'The key stays in this tab only and is never sent to the server. Keep its seed safe: whoever holds it signs as you.';
+
+  // A retry after a lost response binds the same key: the seed is kept with the form's key.
+  let pending = null;
+  const generate = actionForm({
+    id: 'generate-key', title: 'A new key',
+    fields: el('p', { class: 'muted', text: 'Make a key in this browser and bind it to your account: its first key (a later one is added with a key it has).' }),
+    buttons: el('button', { type: 'submit', text: 'Generate and bind a key' }),
+    send: async (key) => {
+      if (pending?.key !== key) pending = { key, seed: newSeed() };
+      const [signer, { admin, origin }] = await Promise.all([signerOf(pending.seed), adminIdentity()]);
+      const body = { publicKey: signer.publicKey };
+      const signature = await signAction(signer, { origin, action: 'add_key', player: admin, payload: body, idempotencyKey: key, signedAt: Date.now() });
+      await api('/me/keys', { method: 'POST', admin: true, body, idempotencyKey: key, signature });
+      return pending.seed;
+    },
+    done: (seed) => {
+      adminKey.set(seed);
+      render(seed);
+      return '';
+    },
+  });
+  const load = actionForm({
+    id: 'load-key', title: 'A key you have',
+    fields: input('Private key (64 hex: the seed)', 'seed', { type: 'password', required: true, autocomplete: 'off', spellcheck: 'false' }),
+    buttons: el('button', { type: 'submit', text: 'Load key' }),
+    send: async (_, __, form) => {
+      const seed = form.elements.seed.value.trim().toLowerCase();
+      const signer = await signerOf(seed).catch((err) => { throw new ApiError(400, { code: 'validation_failed', field: 'seed', detail: err.message }); });
+      const { admin } = await adminIdentity();
+      const { keys } = await api(`/accounts/${encodeURIComponent(admin)}/keys`);
+      if (!keys.some((k) => k.keyId === signer.keyId && k.retiredSeq == null)) {
+        throw new ApiError(400, { code: 'not_bound', field: 'seed', detail: `Key ${signer.keyId} is not an active key of your account.` });
+      }
+      adminKey.set(seed);
+    },
+    done: () => {
+      render();
+      return '';
+    },
+  });
+
+  // render shows the key in use, and its seed once when it was just made.
+  async function render(newlyMade = null) {
+    const seed = adminKey.get();
+    if (!seed) {
+      replace(box, title,
+        el('p', { class: 'muted', text: 'No key loaded: your actions go unsigned, which the server takes only while your account has no key. Load one and every action on this page is signed by it, so the log shows which key made it.' }),
+        el('div', { class: 'key-forms' }, generate, load));
+      return;
+    }
+    let signer;
+    try {
+      signer = await signerOf(seed);
+    } catch {
+      adminKey.clear();
+      render();
+      return;
+    }
+    replace(box, title,
+      el('p', { class: 'key-in-use' }, 'Every action on this page is signed with key ', el('code', { class: 'key-id', text: signer.keyId }), '.'),
+      newlyMade ? el('div', { class: 'seed-once', role: 'alert' },
+        el('p', {}, el('strong', { text: 'Save this private key now: it is shown only once. ' }),
+          'You need it to sign from another tab or device; if you lose it, only a recovery by the operator gives you a key again.'),
+        el('code', { class: 'seed', text: newlyMade })) : null,
+      el('p', { class: 'muted', text: safe }),
+      el('div', { class: 'buttons' }, el('button', { type: 'button', class: 'small', text: 'Forget the key in this tab', onclick: () => { adminKey.clear(); render(); } })));
+  }
+  render();
+  return box;
+}
+
 // ---------------------------------------------------------------- sign in
 
 function signIn(message) {
@@ -451,7 +538,8 @@ async function start() {
   const manage = manageLobby(lobbies, rulesetIds, changed);
   replace(root,
     el('p', { class: 'signed-in' }, 'Signed in as admin. ',
-      el('button', { type: 'button', class: 'small', onclick: () => { adminToken.clear(); signIn(); }, text: 'Sign out' })),
+      el('button', { type: 'button', class: 'small', onclick: () => { adminToken.clear(); adminKey.clear(); signIn(); }, text: 'Sign out' })),
+    keySection(),
     el('div', { class: 'grid' },
       el('div', {}, ledger.node, accountsSection(changed)),
       el('div', {}, createLobbyForm(rulesetIds, (l) => { manage.add(l); audit.load(); }), manage.node)),

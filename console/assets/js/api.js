@@ -1,14 +1,20 @@
 // The console's only way to the server: the public /v1 API, as any third-party client speaks it.
 // An admin's token lives in sessionStorage (gone with the tab), is sent only as a bearer header,
-// and is never put in a URL, a cookie or a log.
+// and is never put in a URL, a cookie or a log. So does an admin's private key (its seed), which
+// is never sent at all: only the signatures it makes are.
+import canonicalize from '../vendor/canonicalize/canonicalize.js';
+import { ADMIN_ACTIONS_NAMING_GAME, signAdminAction, signerOf } from './signed.js';
 
-const TOKEN_KEY = 'rps.adminToken';
+function tabItem(name) {
+  return {
+    get: () => sessionStorage.getItem(name),
+    set: (value) => sessionStorage.setItem(name, value),
+    clear: () => sessionStorage.removeItem(name),
+  };
+}
 
-export const adminToken = {
-  get: () => sessionStorage.getItem(TOKEN_KEY),
-  set: (token) => sessionStorage.setItem(TOKEN_KEY, token),
-  clear: () => sessionStorage.removeItem(TOKEN_KEY),
-};
+export const adminToken = tabItem('rps.adminToken');
+export const adminKey = tabItem('rps.adminKey');
 
 // A refusal from the server: the problem+json body's code, field and detail.
 export class ApiError extends Error {
@@ -20,15 +26,17 @@ export class ApiError extends Error {
   }
 }
 
-// api calls /v1 + path. admin sends the admin's token; idempotencyKey makes a retry safe.
-export async function api(path, { method = 'GET', body, admin = false, idempotencyKey } = {}) {
-  const headers = { Accept: 'application/json' };
+// api calls /v1 + path. admin sends the admin's token; idempotencyKey makes a retry safe;
+// signature holds the Rps-* headers of a signed request. A body is sent in its RFC 8785 form,
+// the form a signature covers it in.
+export async function api(path, { method = 'GET', body, admin = false, idempotencyKey, signature } = {}) {
+  const headers = { Accept: 'application/json', ...signature };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (admin) headers.Authorization = `Bearer ${adminToken.get() ?? ''}`;
   if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;
   let res;
   try {
-    res = await fetch(`/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
+    res = await fetch(`/v1${path}`, { method, headers, body: body === undefined ? undefined : canonicalize(body), cache: 'no-store' });
   } catch {
     throw new ApiError(0, { code: 'network', detail: 'the server cannot be reached' });
   }
@@ -41,6 +49,37 @@ export async function api(path, { method = 'GET', body, admin = false, idempoten
   }
   if (!res.ok) throw new ApiError(res.status, json ?? { detail: `HTTP ${res.status}` });
   return json;
+}
+
+// adminIdentity is the signed-in admin's account id and the log's origin, which every message it
+// signs names: {admin, origin}, read once per token.
+let identity = null;
+export function adminIdentity() {
+  const token = adminToken.get();
+  if (identity?.token !== token) {
+    identity = {
+      token,
+      read: Promise.all([api('/me', { admin: true }), api('/log')]).then(([me, log]) => ({ admin: me.id, origin: log.origin })),
+    };
+    identity.read.catch(() => { identity = null; });
+  }
+  return identity.read;
+}
+
+// adminAct sends an admin action (action: its name in the audit log) on lobbyId or account, with
+// body (undefined: none) and idempotencyKey. With a key loaded (adminKey) it is signed, over
+// the body as sent and, for a stop or a next config, the lobby's current game read just before
+// (sent as Rps-Game-Id); without one it goes unsigned, which the server takes only from an admin
+// that has no key.
+export async function adminAct(path, { method = 'POST', action, lobbyId = null, account = null, body, idempotencyKey }) {
+  const seed = adminKey.get();
+  if (!seed) return api(path, { method, admin: true, body, idempotencyKey });
+  const [signer, { admin, origin }] = await Promise.all([signerOf(seed), adminIdentity()]);
+  const gameId = ADMIN_ACTIONS_NAMING_GAME.has(action) ? (await api(`/lobbies/${lobbyId}`, { admin: true })).game?.id ?? null : null;
+  const signature = await signAdminAction(signer, {
+    origin, admin, action, lobbyId, account, gameId, request: body, idempotencyKey, signedAt: Date.now(),
+  });
+  return api(path, { method, admin: true, body, idempotencyKey, signature });
 }
 
 // allPages follows a cursor-paged list to its end and returns the items under key.

@@ -2,7 +2,8 @@
 // for byte what tournament.ActionMessage builds on the server, checked against the vectors in
 // tournament/testdata/signed_actions.json and signed_admin_actions.json), key ids, sealed
 // signatures, and Ed25519 verification with the browser's WebCrypto, or @noble/curves (vendored,
-// loaded only then) where WebCrypto has no Ed25519.
+// loaded only then) where WebCrypto has no Ed25519. The admin page also signs with an admin's
+// own key (signerOf, signAction, signAdminAction), with the same two implementations.
 import { blake2b } from '../vendor/noble-hashes/blake2.js';
 import canonicalize from '../vendor/canonicalize/canonicalize.js';
 
@@ -154,4 +155,62 @@ export async function verifySignature(publicKey, message, signature) {
   } catch {
     return false; // a key WebCrypto refuses to import is no key of anyone's
   }
+}
+
+// ---------------------------------------------------------------- signing (the admin page's key)
+
+// newSeed makes a private key: 32 random bytes, the Ed25519 seed, in hex.
+export function newSeed() {
+  return hex(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+// An Ed25519 private key in PKCS #8 is this DER prefix (RFC 8410) and the 32-byte seed: the form
+// WebCrypto imports a private key from.
+const PKCS8_SEED_PREFIX = bytesOf('302e020100300506032b657004220420', 16);
+
+// webCryptoSigner signs with the browser's own Ed25519; it throws NotSupportedError where the
+// browser has none. The public key comes from the key's JWK export (its x).
+export async function webCryptoSigner(seed) {
+  const key = await crypto.subtle.importKey('pkcs8', new Uint8Array([...PKCS8_SEED_PREFIX, ...seed]), { name: 'Ed25519' }, true, ['sign']);
+  const { x } = await crypto.subtle.exportKey('jwk', key);
+  const publicKey = hex(Uint8Array.from(atob(x.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0)));
+  return { publicKey, sign: async (message) => hex(new Uint8Array(await crypto.subtle.sign({ name: 'Ed25519' }, key, utf8.encode(message)))) };
+}
+
+// nobleSigner signs with the vendored @noble/curves.
+export async function nobleSigner(seed) {
+  const { ed25519 } = await import('../vendor/noble-curves/ed25519.js');
+  return { publicKey: hex(ed25519.getPublicKey(seed)), sign: async (message) => hex(ed25519.sign(utf8.encode(message), seed)) };
+}
+
+// signerOf is the signing key of a seed (64 lower-case hex): {publicKey, keyId, sign(message)
+// -> signature hex}, with the implementation this browser verifies with.
+export async function signerOf(seedHex) {
+  const seed = bytesOf(seedHex, 32);
+  if (!seed) throw new Error('a private key is 64 hex characters: its 32-byte seed');
+  const signer = await (await ed25519Backend() === 'noble' ? nobleSigner : webCryptoSigner)(seed);
+  return { ...signer, keyId: keyIdOf(signer.publicKey) };
+}
+
+// signatureHeaders are the Rps-* headers that carry signer's signature of message.
+async function signatureHeaders(signer, message, { signedAt, gameId, round }) {
+  const headers = { 'Rps-Key-Id': signer.keyId, 'Rps-Signed-At': String(signedAt), 'Rps-Signature': await signer.sign(message) };
+  if (gameId) headers['Rps-Game-Id'] = gameId;
+  if (round) headers['Rps-Round'] = String(round);
+  return headers;
+}
+
+// signAction signs an action of the signer's account (actionMessage's fields but keyId) and
+// returns the request's Rps-* headers.
+export async function signAction(signer, fields) {
+  return signatureHeaders(signer, actionMessage({ ...fields, keyId: signer.keyId }), fields);
+}
+
+// signAdminAction signs an admin's request and returns its Rps-* headers: admin is the admin's
+// account id, action the audit log's name of it, lobbyId the lobby acted on, account the account
+// acted on, gameId the lobby's current game for a stop or a next config (null otherwise),
+// request the body exactly as sent (undefined or null for none).
+export async function signAdminAction(signer, { origin, admin, action, lobbyId = null, account = null, gameId = null, request, idempotencyKey, signedAt }) {
+  const auth = { action, admin, gameId, idempotencyKey, keyId: signer.keyId, request: request ?? null, signedAt };
+  return signatureHeaders(signer, adminMessage(origin, auth, { lobbyId, account }), { signedAt, gameId });
 }
