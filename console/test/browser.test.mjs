@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { chromium } from 'playwright-core';
 import { adminActOf } from '../assets/js/adminacts.js';
-import { ADMIN_ACTIONS_NAMING_GAME, actionMessage, adminMessage, keyIdOf } from '../assets/js/signed.js';
+import { actionMessage, keyIdOf } from '../assets/js/signed.js';
 import { commitmentOf, eventHash } from '../assets/js/verify.js';
 
 const base = process.env.RPS_BASE_URL;
@@ -792,43 +792,100 @@ test('the console is served with a strict Content-Security-Policy and the API ke
 });
 
 // Last: once the admin has a key, every admin action must be signed (the tests above act unsigned).
-test('an admin\'s signed acts show as signed by its key on the lobby page, and verify', async (t) => {
-  origin ??= (await call('GET', '/v1/log')).origin;
+test('an admin binds a key on the admin page, whose forms then sign its acts, which the lobby page shows and verifies', async (t) => {
+  const page = await open(t, '/admin', { expectErrors: [/status of 409 /] });
+  await page.evaluate((token) => sessionStorage.setItem('rps.adminToken', token), adminToken);
+  await page.reload();
+  await waitText(page, '#ledger .ledger-ok.ok', 'Every invariant holds');
+  await waitText(page, '#signing-key', 'No key loaded');
+
+  // The admin makes a key in the browser and binds it: its first key, signed by itself. The seed
+  // is shown once, and is the key in use.
+  await page.getByRole('button', { name: 'Generate and bind a key' }).click();
+  await waitText(page, '#signing-key .key-in-use', 'Every action on this page is signed with key');
+  const keyId = (await page.locator('#signing-key code.key-id').textContent()).trim();
+  const seed = (await page.locator('#signing-key .seed-once code.seed').textContent()).trim();
+  assert.match(seed, /^[0-9a-f]{64}$/);
+  assert.equal(keyIdOf(hex(ed25519.getPublicKey(Buffer.from(seed, 'hex')))), keyId, 'the seed shown is the key in use');
   const admin = (await call('GET', '/v1/me', { token: adminToken })).id;
-  const secret = ed25519.utils.randomSecretKey();
-  const key = { secret, publicKey: hex(ed25519.getPublicKey(secret)) };
-  key.keyId = keyIdOf(key.publicKey);
-  // The admin binds its first key, signed by that key itself.
-  const bind = { publicKey: key.publicKey };
-  await call('POST', '/v1/me/keys', { token: adminToken, body: bind, ...await sign(key, { action: 'add_key', player: admin, payload: bind, idempotencyKey: randomUUID() }) });
-  // adminCall signs an admin request over its body as sent (adminMessage: the payload's request);
-  // a stop's or a next config's names the lobby's current game, as read now.
-  const adminCall = async (method, path, action, lobbyId, body) => {
-    const auth = { action, admin, idempotencyKey: randomUUID(), keyId: key.keyId, request: body ?? null, signedAt: Date.now() };
-    if (ADMIN_ACTIONS_NAMING_GAME.has(action)) auth.gameId = (await call('GET', `/v1/lobbies/${lobbyId}`)).game.id;
-    const signature = { 'Rps-Key-Id': key.keyId, 'Rps-Signed-At': String(auth.signedAt),
-      'Rps-Signature': hex(ed25519.sign(Buffer.from(adminMessage(origin, auth, { lobbyId })), secret)) };
-    if (auth.gameId) signature['Rps-Game-Id'] = auth.gameId;
-    return call(method, path, { token: adminToken, body, key: auth.idempotencyKey, signature });
-  };
-  const lobby = await adminCall('POST', '/v1/lobbies', 'create_lobby', null, { name: 'Signed by its admin', config: { betSize: 100, playersCountLimit: 2 } });
-  await adminCall('PUT', `/v1/lobbies/${lobby.id}/next-config`, 'set_next_config', lobby.id, { betSize: 50, playersCountLimit: 3, ruleset: 'rps' });
-  await adminCall('POST', `/v1/lobbies/${lobby.id}/stop`, 'stop', lobby.id, { reason: 'a test of signed stops' });
-  await adminCall('POST', `/v1/lobbies/${lobby.id}/close`, 'close_lobby', lobby.id);
-  const log = await call('GET', `/v1/lobbies/${lobby.id}/events?limit=1000`);
+  const bound = await call('GET', `/v1/accounts/${admin}/keys`);
+  assert.deepEqual(bound.keys.map((k) => k.keyId), [keyId], 'the key is the admin\'s');
+  assert.equal(bound.events[0].data.signer, keyId, 'signed by itself');
+  assert.equal(await page.evaluate(() => document.cookie), '', 'no cookie holds the key');
+  for (const colorScheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme });
+    assert.deepEqual(await illegible(page), [], `texts of the admin page with a key hard to read in the ${colorScheme} theme`);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shot(page, `admin-key-${colorScheme}-desktop`, { fullPage: false });
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+
+  // The page's forms create a lobby, set its next config, stop its game and close it, each signed.
+  const create = page.locator('#create-lobby');
+  await create.getByLabel('Name').fill('Signed by its admin');
+  await create.getByRole('button', { name: 'Create lobby' }).click();
+  await waitText(page, '#create-lobby .form-ok', 'Created “Signed by its admin”');
+  const lobbyId = await page.locator('#manage-lobby').inputValue();
+  const next = page.locator('#next-config');
+  await next.getByLabel('Bet').fill('50');
+  await next.getByLabel('Players limit').fill('3');
+  await next.getByLabel('Ruleset').selectOption('rps');
+  await next.getByRole('button', { name: 'Set next config' }).click();
+  await waitText(page, '#next-config .form-ok', 'The next game will use this config');
+  // A stop signed for a game that is no longer the lobby's current one (as if another admin's act
+  // came between the read and the stop) is refused, and says so at the form; sent again, it is
+  // signed for the current game.
+  const stop = page.locator('#stop-game');
+  await stop.getByLabel('Reason').fill('a test of signed stops');
+  await page.route(`**/v1/lobbies/${lobbyId}`, async (route) => {
+    const response = await route.fetch();
+    const view = await response.json();
+    view.game.id = randomUUID();
+    await route.fulfill({ response, json: view });
+  }, { times: 1 });
+  await stop.getByRole('button', { name: 'Stop game' }).click();
+  await waitText(page, '#stop-game .form-error', 'stale_signature');
+  await stop.getByRole('button', { name: 'Stop game' }).click();
+  await waitText(page, '#stop-game .form-ok', 'Stopped');
+  await page.getByRole('button', { name: 'Close lobby' }).click();
+  await waitText(page, '#close-lobby .form-ok', 'Closed');
+
+  const log = await call('GET', `/v1/lobbies/${lobbyId}/events?limit=1000`);
   // Closing stops the registration the stop opened: the rules' stop, no admin's act.
   const acts = log.events.filter(adminActOf);
-  assert.deepEqual(acts.map((e) => [e.type, e.data.auth?.keyId]), [['lobby_created', key.keyId], ['next_config_changed', key.keyId],
-    ['game_stopped', key.keyId], ['lobby_closed', key.keyId]]);
+  assert.deepEqual(acts.map((e) => [e.type, e.data.auth?.keyId]), [['lobby_created', keyId], ['next_config_changed', keyId],
+    ['game_stopped', keyId], ['lobby_closed', keyId]]);
+  assert.deepEqual(acts[1].data.auth.request, { betSize: 50, entryTimeoutMs: 60000, maxExtensions: 3, maxRounds: 100, moveTimeoutMs: 60000,
+    playersCountLimit: 3, resolution: 'classic', revealTimeoutMs: 60000, ruleset: 'rps', startWhenFull: true }, 'the next config as the form sent it');
+
+  // Another tab, without the key: its unsigned act is refused, saying how to sign; a key that is
+  // not the admin's is refused; the admin's own seed, pasted, signs again.
+  const other = await open(t, '/admin', { expectErrors: [/status of 401 /] });
+  await other.evaluate((token) => sessionStorage.setItem('rps.adminToken', token), adminToken);
+  await other.reload();
+  await waitText(other, '#ledger .ledger-ok.ok', 'Every invariant holds');
+  await other.locator('#create-lobby').getByLabel('Name').fill('Unsigned');
+  await other.locator('#create-lobby').getByRole('button', { name: 'Create lobby' }).click();
+  await waitText(other, '#create-lobby .form-error', 'Load your signing key');
+  const loadKey = other.locator('#load-key');
+  await loadKey.getByLabel('Private key').fill(hex(ed25519.utils.randomSecretKey()));
+  await loadKey.getByRole('button', { name: 'Load key' }).click();
+  await waitText(other, '#load-key .field-error', 'is not an active key of your account');
+  await loadKey.getByLabel('Private key').fill(seed.toUpperCase());
+  await loadKey.getByRole('button', { name: 'Load key' }).click();
+  await waitText(other, '#signing-key .key-in-use', keyId);
+  assert.equal(await other.locator('#signing-key .seed-once').count(), 0, 'a pasted seed is not shown again');
+  await other.locator('#create-lobby').getByRole('button', { name: 'Create lobby' }).click();
+  await waitText(other, '#create-lobby .form-ok', 'Created “Unsigned”');
 
   for (const colorScheme of ['light', 'dark']) {
-    const page = await open(t, `/lobbies/${lobby.id}`, { colorScheme });
-    await waitText(page, '#feed li', `signed by admin key ${key.keyId}`);
-    assert.equal(await page.locator('#feed li', { hasText: `signed by admin key ${key.keyId}` }).count(), 4);
-    await page.getByRole('button', { name: 'Verify the whole log' }).click();
-    await waitText(page, '.verify-result.ok', `Verified through event ${log.events.at(-1).seq}`);
-    await waitText(page, '.verify-result.ok', '4 admin acts checked against their admins’ keys.');
-    assert.deepEqual(await illegible(page), [], `texts of the lobby page hard to read in the ${colorScheme} theme`);
-    await shot(page, `lobby-admin-signed-${colorScheme}`);
+    const lobby = await open(t, `/lobbies/${lobbyId}`, { colorScheme });
+    await waitText(lobby, '#feed li', `signed by admin key ${keyId}`);
+    assert.equal(await lobby.locator('#feed li', { hasText: `signed by admin key ${keyId}` }).count(), 4);
+    await lobby.getByRole('button', { name: 'Verify the whole log' }).click();
+    await waitText(lobby, '.verify-result.ok', `Verified through event ${log.events.at(-1).seq}`);
+    await waitText(lobby, '.verify-result.ok', '4 admin acts checked against their admins’ keys.');
+    assert.deepEqual(await illegible(lobby), [], `texts of the lobby page hard to read in the ${colorScheme} theme`);
+    await shot(lobby, `lobby-admin-signed-${colorScheme}`);
   }
 });

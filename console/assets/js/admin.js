@@ -420,7 +420,7 @@ function keySection() {
   let pending = null;
   const generate = actionForm({
     id: 'generate-key', title: 'A new key',
-    fields: el('p', { class: 'muted', text: 'Make a key in this browser and bind it to your account: its first key (a later one is added with a key it has).' }),
+    fields: el('p', { class: 'muted', text: 'For an account with no key yet: make one in this browser and bind it to your account, signed by itself.' }),
     buttons: el('button', { type: 'submit', text: 'Generate and bind a key' }),
     send: async (key) => {
       if (pending?.key !== key) pending = { key, seed: newSeed() };
@@ -477,7 +477,7 @@ function keySection() {
       el('p', { class: 'key-in-use' }, 'Every action on this page is signed with key ', el('code', { class: 'key-id', text: signer.keyId }), '.'),
       newlyMade ? el('div', { class: 'seed-once', role: 'alert' },
         el('p', {}, el('strong', { text: 'Save this private key now: it is shown only once. ' }),
-          'You need it to sign from another tab or device; if you lose it, only a recovery by the operator gives you a key again.'),
+          'You need it to sign from another tab or device; if you lose it, your account needs a key recovery to sign again.'),
         el('code', { class: 'seed', text: newlyMade })) : null,
       el('p', { class: 'muted', text: safe }),
       el('div', { class: 'buttons' }, el('button', { type: 'button', class: 'small', text: 'Forget the key in this tab', onclick: () => { adminKey.clear(); render(); } })));
