@@ -55,6 +55,9 @@ func (r *lobbyRun) adminAct(e tournament.LoggedEvent) error {
 	if err := exactKeys(e.Data, adminDataOf[e.Type]); err != nil {
 		return r.fail("data of "+string(e.Type), "members named exactly as the contract names them", err)
 	}
+	if emptyGameID(e.Data) {
+		return r.fail("auth.gameId of "+string(e.Type), "a game's id, or no member", `""`)
+	}
 	if err := json.Unmarshal(e.Data, &d); err != nil {
 		return r.fail("data of "+string(e.Type), "an admin's act", string(e.Data))
 	}
@@ -115,6 +118,18 @@ func (r *lobbyRun) adminAct(e tournament.LoggedEvent) error {
 	return nil
 }
 
+// emptyGameID reports whether data's auth has a gameId member that is empty: the message names no
+// game for it here, where a reader that takes the member as it is would name "" (the contract: a
+// UUID, or no member).
+func emptyGameID(data []byte) bool {
+	var d struct {
+		Auth *struct {
+			GameID *string `json:"gameId"`
+		} `json:"auth"`
+	}
+	return json.Unmarshal(data, &d) == nil && d.Auth != nil && d.Auth.GameID != nil && *d.Auth.GameID == ""
+}
+
 // askedFor compares what the signed request asked for with what the event shows: the lobby's
 // name and config, the next config, the stop's reason (each as the server reads a request: a
 // config's omitted members take their defaults, a text is normalized). ok is false, with both
@@ -125,7 +140,11 @@ func askedFor(d adminEventData) (asked, shown string, ok bool) {
 		Config json.RawMessage `json:"config"`
 		Reason string          `json:"reason"`
 	}
-	request := d.Auth.Request
+	// Read as signed: the signature covers the request's RFC 8785 form.
+	request, err := tournament.Canonical(d.Auth.Request)
+	if err != nil {
+		return string(d.Auth.Request), "a JSON request", false
+	}
 	if len(request) == 0 || bytes.Equal(request, []byte("null")) {
 		request = []byte("{}")
 	}
@@ -141,7 +160,7 @@ func askedFor(d adminEventData) (asked, shown string, ok bool) {
 		return sameConfig(req.Config, d.Config)
 	case tournament.ActionSetNextConfig:
 		// The request's body is the config itself.
-		return sameConfig(d.Auth.Request, d.Config)
+		return sameConfig(request, d.Config)
 	case tournament.ActionStop:
 		reason, err := tournament.Text("reason", req.Reason, tournament.MaxStopReasonLength)
 		if err != nil || reason != d.Reason {
@@ -227,7 +246,8 @@ func recoveryAsked(rec *Recovery) bool {
 		PublicKey string `json:"publicKey"`
 		Reason    string `json:"reason"`
 	}
-	if err := json.Unmarshal(rec.auth.Request, &req); err != nil {
+	request, err := tournament.Canonical(rec.auth.Request)
+	if err != nil || json.Unmarshal(request, &req) != nil {
 		return false
 	}
 	reason, err := tournament.Text("reason", req.Reason, tournament.MaxStopReasonLength)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/commitreveal/rps/internal/apiclient"
 	"github.com/commitreveal/rps/internal/apitest"
 	"github.com/commitreveal/rps/tournament"
@@ -131,8 +133,22 @@ func TestVerifierChecksTheAdminsSignatures(t *testing.T) {
 		forge func() (lobby string, seq int64, item string)
 	}{
 		{"a next config the admin did not sign", func() (string, int64, string) {
-			seq := s.editData(lobby, tournament.EventNextConfigChanged, func(d map[string]any) {
-				d["config"].(map[string]any)["betSize"] = 1
+			// The next game opens with it too, as the operator would have it.
+			var seq int64
+			s.rewriteLog(lobby, func(es []tournament.LoggedEvent) []tournament.LoggedEvent {
+				for i := range es {
+					switch {
+					case es[i].Type == tournament.EventNextConfigChanged:
+						seq = es[i].Seq
+					case es[i].Type == tournament.EventGameOpened && seq != 0:
+					default:
+						continue
+					}
+					d := authOf(t, es[i])
+					d["config"].(map[string]any)["betSize"] = 1
+					es[i].Data, _ = tournament.Canonical(d)
+				}
+				return es
 			})
 			return lobby, seq, "admin's request"
 		}},
@@ -349,12 +365,18 @@ func TestVerifierReadsMembersExactly(t *testing.T) {
 			c["betſize"], c["betSize"] = c["betSize"], 1
 		}},
 		{tournament.EventLobbyCreated, func(d map[string]any) { d["Name"] = "another name" }},
+		// An empty gameId is no game here, and a game "" to a reader that takes the member as is.
+		{tournament.EventLobbyClosed, func(d map[string]any) { d["auth"].(map[string]any)["gameId"] = "" }},
 	} {
 		t.Run(string(c.typ), func(t *testing.T) {
 			lobby := s.adminLobby(admin)
 			seq := s.editData(lobby, c.typ, c.edit)
 			code, out, rep := s.verify("--lobby", lobby, "--json")
-			if f := rep.Lobbies[0].Failure; code != exitFailed || f == nil || f.Seq != seq || f.Item != "data of "+string(c.typ) {
+			item := "data of " + string(c.typ)
+			if c.typ == tournament.EventLobbyClosed {
+				item = "auth.gameId of lobby_closed"
+			}
+			if f := rep.Lobbies[0].Failure; code != exitFailed || f == nil || f.Seq != seq || f.Item != item {
 				t.Fatalf("exit %d, want event %d named\n%s", code, seq, out)
 			}
 		})
@@ -383,10 +405,76 @@ func TestExactKeys(t *testing.T) {
 		`{"reason":"x","reason":"y"}`:            `member "reason" twice`,
 		`{"reason":"x","extra":1}`:               `member "extra"`,
 		`["reason"]`:                             "an object",
+		`null`:                                   "an object, not null",
+		`{"config":{"betSize":null}}`:            "",
 	} {
 		err := exactKeys([]byte(body), reflect.TypeFor[data]())
 		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
 			t.Errorf("%s: %v, want %q", body, err, want)
 		}
+	}
+}
+
+// TestVerifierHoldsGamesToTheAdminsConfigs: a game opens with the config the admin's acts gave
+// it (the lobby's own for its first game, the last next config set while the game before it ran,
+// or else that game's), and none opens once the lobby closed, which closes once; an operator who
+// rewrote a game's bet, or appended a game or a close, is named at that event (found by the
+// second review: every signature held, and the games ran on other terms).
+func TestVerifierHoldsGamesToTheAdminsConfigs(t *testing.T) {
+	s := newServer(t)
+	// played is a lobby whose first game stops after a next config of bet 20, whose second game
+	// then opens with it, and which closes in that game's registration.
+	played := func() string {
+		lobby := s.lobby(map[string]any{"betSize": 10, "playersCountLimit": 2})
+		s.do("PUT", "/v1/lobbies/"+lobby+"/next-config", s.Admin, map[string]any{"betSize": 20, "playersCountLimit": 2}, http.StatusOK)
+		s.do("POST", "/v1/lobbies/"+lobby+"/stop", s.Admin, map[string]any{"reason": "test"}, http.StatusOK)
+		s.do("POST", "/v1/lobbies/"+lobby+"/close", s.Admin, nil, http.StatusOK)
+		return lobby
+	}
+	lobby := played()
+	if code, out, _ := s.verify("--lobby", lobby); code != exitOK {
+		t.Fatalf("the lobby as played: exit %d\n%s", code, out)
+	}
+	bet := func(n int, betSize int) func(es []tournament.LoggedEvent) ([]tournament.LoggedEvent, int64) {
+		return func(es []tournament.LoggedEvent) ([]tournament.LoggedEvent, int64) {
+			i := seqOf(es, tournament.EventGameOpened, n)
+			d := authOf(t, es[i])
+			d["config"].(map[string]any)["betSize"] = betSize
+			es[i].Data, _ = tournament.Canonical(d)
+			return es, es[i].Seq
+		}
+	}
+	appended := func(typ tournament.EventType, data string) func(es []tournament.LoggedEvent) ([]tournament.LoggedEvent, int64) {
+		return func(es []tournament.LoggedEvent) ([]tournament.LoggedEvent, int64) {
+			last := es[len(es)-1]
+			e := tournament.LoggedEvent{Type: typ, LobbyID: last.LobbyID, At: last.At, Data: json.RawMessage(data)}
+			if typ == tournament.EventGameOpened {
+				e.GameID = tournament.GameID(uuid.NewString())
+			}
+			return append(es, e), last.Seq + 1
+		}
+	}
+	for _, c := range []struct {
+		name string
+		edit func(es []tournament.LoggedEvent) ([]tournament.LoggedEvent, int64)
+		item string
+	}{
+		{"the first game's bet, not the lobby's", bet(1, 500), "config of game_opened"},
+		{"the second game's bet, not the next config's", bet(2, 10), "config of game_opened"},
+		{"a game opened once the lobby closed", appended(tournament.EventGameOpened, `{"config":{},"number":3,"rulesetHash":"00"}`), "game_opened"},
+		{"the lobby closed twice", appended(tournament.EventLobbyClosed, `{}`), "lobby_closed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lobby := played()
+			var seq int64
+			s.rewriteLog(lobby, func(es []tournament.LoggedEvent) []tournament.LoggedEvent {
+				es, seq = c.edit(es)
+				return es
+			})
+			code, out, rep := s.verify("--lobby", lobby, "--json")
+			if f := rep.Lobbies[0].Failure; code != exitFailed || f == nil || f.Seq != seq || f.Item != c.item {
+				t.Fatalf("exit %d, want event %d named for %q\n%s", code, seq, c.item, out)
+			}
+		})
 	}
 }

@@ -26,6 +26,7 @@ func exactKeys(data []byte, t reflect.Type) error {
 
 // exactValue reads the next value from dec and checks it against t; path names it in errors.
 func exactValue(dec *json.Decoder, t reflect.Type, path string) error {
+	nullable := t.Kind() == reflect.Pointer
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -34,7 +35,7 @@ func exactValue(dec *json.Decoder, t reflect.Type, path string) error {
 		var skip json.RawMessage
 		return dec.Decode(&skip)
 	case t.Kind() == reflect.Struct:
-		return exactObject(dec, t, path)
+		return exactObject(dec, t, path, nullable)
 	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
 		tok, err := dec.Token()
 		if err != nil || tok == nil {
@@ -61,11 +62,17 @@ func decodesItself(t reflect.Type) bool {
 	return p.Implements(reflect.TypeFor[json.Unmarshaler]()) || p.Implements(reflect.TypeFor[encoding.TextUnmarshaler]())
 }
 
-// exactObject reads an object (or null) and checks its members against t's fields.
-func exactObject(dec *json.Decoder, t reflect.Type, path string) error {
+// exactObject reads an object (or null, when nullable) and checks its members against t's fields.
+func exactObject(dec *json.Decoder, t reflect.Type, path string, nullable bool) error {
 	tok, err := dec.Token()
-	if err != nil || tok == nil {
+	if err != nil {
 		return err
+	}
+	if tok == nil {
+		if nullable {
+			return nil
+		}
+		return fmt.Errorf("%s: an object, not null", pathOr(path))
 	}
 	if tok != json.Delim('{') {
 		return fmt.Errorf("%s: an object, not %v", pathOr(path), tok)

@@ -329,6 +329,9 @@ func (l *keyLog) retired(e tournament.KeyEvent, d tournament.KeyRetiredData) *Fa
 
 // recovered applies a recovery: every active key retired, the operator's key added.
 func (l *keyLog) recovered(e tournament.KeyEvent, d tournament.KeysRecoveredData) *Failure {
+	if emptyGameID(e.Data) {
+		return l.fail(e.Seq, "auth.gameId of keys_recovered", "no member", `""`)
+	}
 	var active []string
 	for _, k := range l.active() {
 		active = append(active, k.id)

@@ -191,7 +191,7 @@ func TestReviewLobbyEventsGoForward(t *testing.T) {
 	var prev [32]byte
 	for i, at := range []int64{testStart, testStart + 1000, testStart + 1000, testStart - 60_000} {
 		e := tournament.LoggedEvent{Seq: int64(i + 1), Type: tournament.EventLobbyCreated, LobbyID: reviewLobby, At: at,
-			Data: json.RawMessage(`{}`), PrevHash: prev}
+			Data: json.RawMessage(`{"config":{}}`), PrevHash: prev}
 		hash, err := tournament.ChainHash(e)
 		if err != nil {
 			t.Fatal(err)

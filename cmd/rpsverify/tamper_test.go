@@ -195,7 +195,10 @@ func TestReceiptsProveARewrite(t *testing.T) {
 
 	// The operator rewrites the lobby's history with its own key: the log alone still verifies.
 	s.rewriteLog(lobby, func(es []tournament.LoggedEvent) []tournament.LoggedEvent {
-		es[0].Data, _ = tournament.Canonical(tournament.LobbyCreatedData{Name: "rewritten", Config: tournament.Config{}})
+		var created tournament.LobbyCreatedData
+		_ = json.Unmarshal(es[0].Data, &created)
+		created.Name = "rewritten"
+		es[0].Data, _ = tournament.Canonical(created)
 		return es
 	})
 	if code, out, _ := s.verify("--lobby", lobby); code != exitOK {

@@ -96,6 +96,8 @@ type lobbyRun struct {
 	// type.
 	prevAt   int64
 	prevType tournament.EventType
+	// configs follows what the lobby's admin acts say its games are to be.
+	configs lobbyConfigs
 }
 
 type wantedHash struct {
@@ -414,6 +416,9 @@ func decode[T any](r *lobbyRun, e tournament.LoggedEvent) (T, error) {
 // apply replays an event against the game it belongs to.
 func (r *lobbyRun) apply(e tournament.LoggedEvent) error {
 	if err := r.adminAct(e); err != nil {
+		return err
+	}
+	if err := r.followConfigs(e); err != nil {
 		return err
 	}
 	g := r.game
