@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { canonicalEvent, commitmentOf, eventHash, sealedDigest, verifyLog, ZERO_HASH } from '../assets/js/verify.js';
+import { canonicalEvent, commitmentOf, configChecker, eventHash, sealedDigest, verifyLog, ZERO_HASH } from '../assets/js/verify.js';
 
 const repo = new URL('../../', import.meta.url);
 const events = JSON.parse(readFileSync(new URL('store/testdata/events.json', repo))).events;
@@ -128,4 +128,31 @@ test('verifyLog checks stage digests and reveals against the round transcript', 
   const stillSealed = await verifyLog(each(log), transcript(sealed));
   assert.deepEqual([stillSealed.ok, stillSealed.seq, stillSealed.through], [false, 2, 1]);
   assert.match(stillSealed.reason, /commitment of .* is not public/);
+});
+
+test('a game opens with the config the admin\'s acts gave it, and none once the lobby closed', () => {
+  const check = (...events) => {
+    const next = configChecker();
+    return events.map(([type, data]) => next({ type, data }));
+  };
+  const lobby = ['lobby_created', { name: 'x', config: { betSize: 10, playersCountLimit: 2 } }];
+  const game = (betSize) => ['game_opened', { number: 1, config: { betSize, playersCountLimit: 2, maxRounds: 100 } }];
+  // A member the lobby's config lacks (written before it existed) is not compared.
+  assert.deepEqual(check(lobby, game(10)), [null, null]);
+  assert.match(check(lobby, game(500))[1], /the game opened with betSize 500, not the lobby's config's 10/);
+  const next = ['next_config_changed', { config: { betSize: 20, playersCountLimit: 2 } }];
+  assert.deepEqual(check(lobby, game(10), next, game(20), game(20)), [null, null, null, null, null]);
+  assert.match(check(lobby, game(10), next, game(10))[3], /betSize 10, not the next config set during the previous game's 20/);
+  const closed = ['lobby_closed', {}];
+  assert.match(check(lobby, game(10), closed, game(10))[3], /a game opened once the lobby closed/);
+  assert.match(check(lobby, game(10), closed, closed)[3], /the lobby closed a second time/);
+  assert.match(check(lobby, game(10), closed, next)[3], /a next config set once the lobby closed/);
+  assert.match(check(['lobby_created', { name: 'x', config: null }])[0], /lobby_created has no config/);
+});
+
+test('an event whose data is not an object fails at that event', async () => {
+  const e = { seq: 1, type: 'lobby_closed', lobbyId: '0b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b', gameId: null, at: '2026-11-18T11:11:40.000Z', data: null, prevHash: ZERO_HASH };
+  e.hash = eventHash(ZERO_HASH, e);
+  const r = await verifyLog(each([e]), async () => []);
+  assert.deepEqual([r.ok, r.seq, r.reason], [false, 1, 'its data is not a JSON object']);
 });

@@ -118,7 +118,49 @@ function checkReveals(e, moves) {
 // revealed then (by round_resolved, game_finished or game_stopped): it is checked then, and a log
 // that ends before verifies with sealed: [{gameId, round}] naming the rounds whose commitments
 // are not checked yet.
+// configChecker follows what a lobby's admin acts say its games are to be (rpsverify's
+// lobbyConfigs): the first game opens with the lobby's config, each next one with the next config
+// set while the game before it ran, or else that game's own; no game opens and no next config is
+// set once the lobby closed, which closes once. A member the expected config lacks is not
+// compared (a config written before that member existed). It returns why an event breaks this,
+// or null.
+export function configChecker() {
+  let created = null;
+  let last = null;
+  let pending = null;
+  let closed = false;
+  const differs = (want, got) => Object.keys(want).find((k) => !(k in got) || canonicalize(want[k]) !== canonicalize(got[k]));
+  return (e) => {
+    const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+    if (['lobby_created', 'next_config_changed', 'game_opened'].includes(e.type) && !isObject(e.data.config)) return `${e.type} has no config`;
+    switch (e.type) {
+      case 'lobby_created':
+        created = e.data.config;
+        return null;
+      case 'next_config_changed':
+        if (closed) return 'a next config set once the lobby closed';
+        pending = e.data.config;
+        return null;
+      case 'lobby_closed':
+        if (closed) return 'the lobby closed a second time';
+        closed = true;
+        return null;
+      case 'game_opened': {
+        if (closed) return 'a game opened once the lobby closed';
+        const [want, from] = pending ? [pending, 'the next config set during the previous game'] : last ? [last, 'the previous game\'s config'] : [created, 'the lobby\'s config'];
+        const member = want && differs(want, e.data.config);
+        last = e.data.config;
+        pending = null;
+        return member ? `the game opened with ${member} ${canonicalize(e.data.config[member] ?? null)}, not ${from}'s ${canonicalize(want[member])}` : null;
+      }
+      default:
+        return null;
+    }
+  };
+}
+
 export async function verifyLog(events, roundMoves, signatures = null) {
+  const configs = configChecker();
   let prevHash = ZERO_HASH;
   let prevAt = -Infinity;
   let through = 0;
@@ -146,6 +188,9 @@ export async function verifyLog(events, roundMoves, signatures = null) {
       const at = Date.parse(e.at);
       if (!(at >= prevAt)) throw new Failure(e.seq, `it is dated ${e.at}, before event ${e.seq - 1}`);
       prevAt = at;
+      if (e.data === null || typeof e.data !== 'object' || Array.isArray(e.data)) throw new Failure(e.seq, 'its data is not a JSON object');
+      const terms = configs(e);
+      if (terms) throw new Failure(e.seq, terms);
       if (e.type === 'moves_closed') {
         sealed.set(`${e.gameId}/${e.data.round}`, e);
       } else if (e.type === 'round_resolved') {
