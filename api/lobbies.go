@@ -98,7 +98,7 @@ func playerID(who tournament.Account) tournament.AccountID {
 func (h *handlers) SetNextConfig(ctx context.Context, req SetNextConfigRequestObject) (SetNextConfigResponseObject, error) {
 	id := tournament.LobbyID(req.LobbyId.String())
 	p := req.Params
-	return h.adminLobbyAction(ctx, "set_next_config", p.IdempotencyKey, req.Body, adminGameSignatureOf(p.RpsKeyId, p.RpsSignedAt, p.RpsSignature, p.RpsGameId),
+	return h.adminLobbyAction(ctx, "set_next_config", p.IdempotencyKey, req.Body, signatureHeaders{p.RpsKeyId, p.RpsSignedAt, p.RpsSignature, p.RpsGameId, nil},
 		tournament.ChangeNextConfig{LobbyID: id, Config: configInput(*req.Body)})
 }
 
@@ -112,6 +112,6 @@ func (h *handlers) CloseLobby(ctx context.Context, req CloseLobbyRequestObject) 
 func (h *handlers) StopGame(ctx context.Context, req StopGameRequestObject) (StopGameResponseObject, error) {
 	id := tournament.LobbyID(req.LobbyId.String())
 	p := req.Params
-	return h.adminLobbyAction(ctx, "stop", p.IdempotencyKey, req.Body, adminGameSignatureOf(p.RpsKeyId, p.RpsSignedAt, p.RpsSignature, p.RpsGameId),
+	return h.adminLobbyAction(ctx, "stop", p.IdempotencyKey, req.Body, signatureHeaders{p.RpsKeyId, p.RpsSignedAt, p.RpsSignature, p.RpsGameId, nil},
 		tournament.Stop{LobbyID: id, Reason: req.Body.Reason})
 }

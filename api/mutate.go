@@ -13,7 +13,6 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
-	openapi_types "github.com/oapi-codegen/runtime/types"
 	"golang.org/x/crypto/blake2b"
 
 	"github.com/commitreveal/rps/store"
@@ -79,12 +78,6 @@ func (h *handlers) adminLobbyAction(ctx context.Context, name string, key *strin
 // adminSignatureOf is the signature headers of an admin's request.
 func adminSignatureOf(keyID *string, signedAt *int64, signature *string) signatureHeaders {
 	return signatureHeaders{KeyID: keyID, SignedAt: signedAt, Signature: signature}
-}
-
-// adminGameSignatureOf is the signature headers of an admin's request whose signature names the
-// lobby's current game (tournament.AdminActionNamesGame).
-func adminGameSignatureOf(keyID *string, signedAt *int64, signature *string, game *openapi_types.UUID) signatureHeaders {
-	return signatureHeaders{KeyID: keyID, SignedAt: signedAt, Signature: signature, GameID: game}
 }
 
 // respond renders the answer to an action after its commit, and counts it.

@@ -19,22 +19,17 @@ import (
 	"github.com/commitreveal/rps/tournament"
 )
 
-// adminActionOf is the admin's action each event records the signature of, and adminDataOf the
-// type of its data.
-var (
-	adminActionOf = map[tournament.EventType]tournament.ActionName{
-		tournament.EventLobbyCreated:      tournament.ActionCreateLobby,
-		tournament.EventNextConfigChanged: tournament.ActionSetNextConfig,
-		tournament.EventLobbyClosed:       tournament.ActionCloseLobby,
-		tournament.EventGameStopped:       tournament.ActionStop,
-	}
-	adminDataOf = map[tournament.EventType]reflect.Type{
-		tournament.EventLobbyCreated:      reflect.TypeFor[tournament.LobbyCreatedData](),
-		tournament.EventNextConfigChanged: reflect.TypeFor[tournament.NextConfigChangedData](),
-		tournament.EventLobbyClosed:       reflect.TypeFor[tournament.LobbyClosedData](),
-		tournament.EventGameStopped:       reflect.TypeFor[tournament.GameStoppedData](),
-	}
-)
+// adminEvents are the events an admin's act writes: the action whose signature each records, and
+// the type of its data.
+var adminEvents = map[tournament.EventType]struct {
+	action tournament.ActionName
+	data   reflect.Type
+}{
+	tournament.EventLobbyCreated:      {tournament.ActionCreateLobby, reflect.TypeFor[tournament.LobbyCreatedData]()},
+	tournament.EventNextConfigChanged: {tournament.ActionSetNextConfig, reflect.TypeFor[tournament.NextConfigChangedData]()},
+	tournament.EventLobbyClosed:       {tournament.ActionCloseLobby, reflect.TypeFor[tournament.LobbyClosedData]()},
+	tournament.EventGameStopped:       {tournament.ActionStop, reflect.TypeFor[tournament.GameStoppedData]()},
+}
 
 // adminEventData is what an admin's event shows of the request it answered.
 type adminEventData struct {
@@ -47,12 +42,13 @@ type adminEventData struct {
 // adminAct checks the admin's signature an event records, when the event is an admin's act: a
 // failure is listed by event and the replay goes on.
 func (r *lobbyRun) adminAct(e tournament.LoggedEvent) error {
-	action, ok := adminActionOf[e.Type]
+	event, ok := adminEvents[e.Type]
 	if !ok {
 		return nil
 	}
+	action := event.action
 	var d adminEventData
-	if err := exactKeys(e.Data, adminDataOf[e.Type]); err != nil {
+	if err := exactKeys(e.Data, event.data); err != nil {
 		return r.fail("data of "+string(e.Type), "members named exactly as the contract names them", err)
 	}
 	if emptyGameID(e.Data) {
