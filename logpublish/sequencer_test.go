@@ -265,7 +265,8 @@ func TestReplicasIntegrateEachEventOnce(t *testing.T) {
 	// A replica's transaction cut off by the cancel may still run on the server for a moment,
 	// and events it is older than wait for it (as they must), so one more pass may not take them
 	// all: integrate until every event is in, and give up only on a log that stays behind.
-	want := len(allEvents(t, e))
+	// Every leaf is a lobby's event or an account's key event: wait for both kinds.
+	want := len(allEvents(t, e)) + len(keyEvents(t, e))
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		// That transaction may also grow the log under this pass, which then tries again.
 		if _, err := first.Integrate(t.Context()); err != nil && !errors.Is(err, store.ErrLogMoved) {
