@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { heldAt, keyEventHash, signatureChecker, verifyKeyLog } from '../assets/js/keys.js';
+import { checkRecoveries, heldAt, keyEventHash, KeyLogFailure, signatureChecker, verifyKeyLog } from '../assets/js/keys.js';
 import { configOfRequest, DEFAULT_CONFIG, lobbyName, requestProblem } from '../assets/js/adminacts.js';
 import { ADMIN_ACTIONS_NAMING_GAME, actionMessage, adminMessage, createdLobby, keyIdOf, sealSignature } from '../assets/js/signed.js';
 import { commitmentOf, eventHash, sealedDigest, verifyLog, ZERO_HASH } from '../assets/js/verify.js';
@@ -538,6 +538,29 @@ test('a recovery signed by an admin\'s key names that key; one the admin did not
   const otherKey = await verifyGame(signedGame({ keys: withRecovery(signedRecovery(admin.key, { publicKey: phone.publicKey, reason: 'lost phone' })) }));
   assert.deepEqual([otherKey.ok, otherKey.seq], [false, 2]);
   assert.match(otherKey.reason, /its recovery is not signed by admin .*: the signed request asks for the key "[0-9a-f]{64}", the event shows the key/);
+});
+
+test('checkRecoveries, as the profile calls it on one key log, names the admin key of each signed recovery', async () => {
+  // alice's log: her sign-up, a recovery the operator made unsigned, then one the admin signed.
+  const [type, data] = recover(phone, [recovered.keyId], T0);
+  const unsigned = [type, data, T0];
+  const request = { publicKey: alice.key.publicKey, reason: 'lost phone' };
+  const signedBy = (signer) => {
+    const auth = { action: 'recover_keys', admin: admin.id, idempotencyKey: 'recover-2', keyId: signer.keyId, request, signedAt: T0 + 1 };
+    auth.signature = hex(ed25519.sign(utf8.encode(adminMessage(ORIGIN, auth, { account: alice.id })), signer.secret));
+    return ['keys_recovered', { ...recover(alice.key, [phone.keyId], T0 + 1)[1], auth }, T0 + 1];
+  };
+  const adminLog = async (id) => {
+    assert.equal(id, admin.id);
+    return verifyKeyLog(id, adminKeyLog, ORIGIN);
+  };
+  const log = await verifyKeyLog(alice.id, keyChain(alice.id, [signUp(recovered, 'Alice', T0 - 5000), unsigned, signedBy(admin.key)]), ORIGIN);
+  await checkRecoveries(alice.id, log, ORIGIN, adminLog);
+  assert.deepEqual(log.recoveries.map((r) => [r.seq, r.signedBy]), [[2, undefined], [3, admin.key.keyId]]);
+
+  const forged = await verifyKeyLog(alice.id, keyChain(alice.id, [signUp(recovered, 'Alice', T0 - 5000), unsigned, signedBy(stranger)]), ORIGIN);
+  await assert.rejects(checkRecoveries(alice.id, forged, ORIGIN, adminLog), (err) => err instanceof KeyLogFailure && err.seq === 3 &&
+    err.message === `its recovery is not signed by admin ${admin.id}: signed with key ${stranger.keyId}, which is not in the admin's key log`);
 });
 
 // schemaBlock is the text of a component schema of openapi.yaml (the spec's indentation: four

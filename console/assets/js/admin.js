@@ -1,12 +1,13 @@
 // The admin's page: sign in with the admin token, then run lobbies (create, next config, stop,
-// close), find accounts and move money (credit, debit) or disable them, check the ledger and read
-// the audit log. Every form sends an Idempotency-Key that stays the same until the form's content
+// close), find accounts and move money (credit, debit), disable them, issue a token or recover a
+// player's keys, check the ledger and read the audit log. Every form sends an Idempotency-Key that stays the same until the form's content
 // changes or the server has answered, so a double click or a retry is one action. Refusals show next to the field the problem names.
-// With the admin's own key loaded (generated and bound here, or pasted), every action is signed.
+// With the admin's own key loaded (generated and bound here, or pasted), every action is signed,
+// and the admin's keys are listed, to add another or retire one.
 import { adminAct, adminIdentity, adminKey, adminToken, allPages, api, ApiError, newIdempotencyKey } from './api.js';
 import { clearProblems, el, endingText, formatAmount, formatSigned, formatTime, replace, showProblem, stageBadge } from './dom.js';
 import { qrSvg, signInCode } from './qr.js';
-import { newSeed, signAction, signerOf } from './signed.js';
+import { keyIdOf, newSeed, signAction, signerOf } from './signed.js';
 
 const SEARCH_PAGE = 20;
 const AUDIT_PAGE = 25;
@@ -19,22 +20,44 @@ replace(document.getElementById('page'), el('h1', { text: 'Admin' }), root);
 
 // A form whose submissions carry one Idempotency-Key per intended action. send(key, submitter)
 // performs the request; done(result) shows its outcome; fieldFor names the field a refusal code
-// without a field is about.
-function actionForm({ id, title, fields, buttons, send, done, fieldFor = {} }) {
+// without a field is about. confirm ({text(submitter, form), button(submitter)}, for what cannot be
+// undone) makes a submission first ask, in the form, with text and a danger button that does it;
+// a change to the form withdraws the question.
+function actionForm({ id, title, fields, buttons, send, done, fieldFor = {}, confirm = null }) {
   let key = newIdempotencyKey();
   const note = el('p', { class: 'form-ok', role: 'status' });
+  const asking = el('div', { class: 'confirm', role: 'alert', hidden: true });
+  const withdraw = () => {
+    asking.hidden = true;
+    replace(asking);
+  };
   const form = el('form', { id, class: 'card' },
     el('h2', { text: title }),
     el('p', { class: 'form-error', role: 'alert' }),
     fields,
     el('div', { class: 'buttons' }, buttons),
+    asking,
     note);
-  form.addEventListener('input', () => { key = newIdempotencyKey(); });
+  form.addEventListener('input', () => {
+    key = newIdempotencyKey();
+    withdraw();
+  });
+  form.addEventListener('reset', withdraw);
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const submitter = event.submitter;
     clearProblems(form);
     note.textContent = '';
+    if (confirm && !submitter?.hasAttribute('data-confirmed')) {
+      const value = submitter?.value;
+      replace(asking, el('p', { text: await confirm.text(value, form) }),
+        el('div', { class: 'buttons' },
+          el('button', { type: 'submit', class: 'danger', value, 'data-confirmed': true, text: confirm.button(value) }),
+          el('button', { type: 'button', class: 'small', text: 'Cancel', onclick: withdraw })));
+      asking.hidden = false;
+      return;
+    }
+    withdraw();
     for (const b of form.querySelectorAll('button')) b.disabled = true;
     try {
       const result = await send(key, submitter?.value, form);
@@ -331,13 +354,51 @@ function accountsSection(changed) {
     },
   });
   token.append(issued);
-  const panel = el('section', { id: 'chosen', class: 'card', hidden: true }, el('h2', { text: 'Chosen account' }), current, transfer, status, token);
+
+  // A key recovery for a player who lost every device: every key the player has is retired and
+  // the key made on the new device bound, in one keys_recovered event of the player's public key
+  // log, which the admin's key signs when one is loaded (adminAct).
+  const keyLogLink = el('p', { class: 'key-log-link' });
+  const recovery = actionForm({
+    id: 'recover-keys', title: 'Key recovery',
+    fields: [el('p', { class: 'muted', text: 'For a player who lost every device: the key made on the player’s new device replaces every key the account has.' }),
+      input('New public key (64 hex, from the player’s new device)', 'publicKey',
+        { required: true, pattern: '[0-9a-fA-F]{64}', title: '64 hex characters', autocomplete: 'off', spellcheck: 'false' }),
+      input('Reason (public in the key log: how you knew it was the player)', 'reason', { required: true, maxlength: 500 })],
+    buttons: el('button', { type: 'submit', class: 'danger', text: 'Recover keys' }),
+    confirm: {
+      text: async (_, form) => {
+        const seed = adminKey.get();
+        const by = seed ? `signed by you (key ${(await signerOf(seed)).keyId})` : 'and unsigned: no key of yours is loaded';
+        const name = chosen.name;
+        return `Recover ${name}’s keys? Every key ${name} has now is retired at once: ${name}’s phones stop signing, and only key ` +
+          `${keyIdOf(form.elements.publicKey.value.trim().toLowerCase())} signs for ${name} from now on. ` +
+          `The recovery is public in ${name}’s key log, with your reason, ${by}.`;
+      },
+      button: () => `Recover ${chosen.name}’s keys`,
+    },
+    send: (key, _, form) => adminAct(`/admin/accounts/${chosen.id}/keys`, {
+      action: 'recover_keys', account: chosen.id, idempotencyKey: key,
+      body: { publicKey: form.elements.publicKey.value.trim().toLowerCase(), reason: form.elements.reason.value },
+    }),
+    fieldFor: { key_taken: 'publicKey' },
+    done: ({ keys }) => {
+      const bound = keys.reduce((a, b) => (b.addedSeq > a.addedSeq ? b : a));
+      const retired = keys.filter((k) => k.retiredSeq === bound.addedSeq).map((k) => k.keyId);
+      replace(keyLogLink, el('a', { href: `/accounts/${encodeURIComponent(chosen.id)}`, text: `${chosen.name}’s key log` }), ' shows it to everyone.');
+      changed();
+      return `Recovered: key ${bound.keyId} is ${chosen.name}’s only key now${retired.length ? `; retired ${retired.join(', ')}` : ''}.`;
+    },
+  });
+  recovery.append(keyLogLink);
+  const panel = el('section', { id: 'chosen', class: 'card', hidden: true }, el('h2', { text: 'Chosen account' }), current, transfer, status, token, recovery);
 
   function choose(found) {
     chosen = found.account;
     showChosen();
     replace(issued);
-    for (const form of [transfer, status, token]) {
+    replace(keyLogLink);
+    for (const form of [transfer, status, token, recovery]) {
       form.reset();
       clearProblems(form);
       form.querySelector('.form-ok').textContent = '';
@@ -408,27 +469,118 @@ function auditSection() {
 
 // ---------------------------------------------------------------- the admin's signing key
 
+// seedKeeper gives the seed of the key a form binds: a new one per intended action, the same one
+// for a retry after a lost response (while the form's Idempotency-Key stays), so that the retry
+// binds the key the first attempt may have bound.
+function seedKeeper() {
+  let pending = null;
+  return (key) => {
+    if (pending?.key !== key) pending = { key, seed: newSeed() };
+    return pending.seed;
+  };
+}
+
+// bindKey binds the key of seed to the admin's account (POST /v1/me/keys, action add_key), signed
+// by signer, the key in use, or (null) by the new key itself, as the account's first key is; it
+// returns the new key's id and the account's keys (AccountKeys).
+async function bindKey(seed, idempotencyKey, signer = null) {
+  const [added, { admin, origin }] = await Promise.all([signerOf(seed), adminIdentity()]);
+  const body = { publicKey: added.publicKey };
+  const signature = await signAction(signer ?? added, { origin, action: 'add_key', player: admin, payload: body, idempotencyKey, signedAt: Date.now() });
+  return { keyId: added.keyId, keys: await api('/me/keys', { method: 'POST', admin: true, body, idempotencyKey, signature }) };
+}
+
+// seedOnce shows a private key just made, once, with what it is for.
+function seedOnce(seed, why) {
+  return el('div', { class: 'seed-once', role: 'alert' },
+    el('p', {}, el('strong', { text: 'Save this private key now: it is shown only once. ' }), why),
+    el('code', { class: 'seed', text: seed }));
+}
+
+// The admin's keys, as GET /v1/accounts/{id}/keys lists them, with Retire (DELETE
+// /v1/me/keys/{keyId}, action retire_key, after a confirmation) on each active key but the one in
+// use, and another key made here and bound signed by the key in use (a second device, or a spare
+// kept offline). signer is the key in use.
+function keysOfAccount(signer) {
+  const list = el('ul', { class: 'key-list' }, el('li', { class: 'muted', text: 'Reading your keys…' }));
+  const show = ({ keys }) => replace(list, keys.map((k) => {
+    const inUse = k.keyId === signer.keyId;
+    const retired = k.retiredSeq != null;
+    return el('li', { 'data-key': k.keyId, class: retired ? 'retired' : null },
+      el('code', { class: 'key-id', text: k.keyId }),
+      inUse ? el('span', { class: 'badge in-use', text: 'In use in this tab' }) : null,
+      retired ? el('span', { class: 'badge closed', text: 'Retired' }) : null,
+      k.recovery ? el('span', { class: 'badge recovered', text: 'From a recovery' }) : null,
+      retired || inUse ? null
+        : el('button', { type: 'submit', class: 'small danger', name: 'keyId', value: k.keyId, text: 'Retire', 'aria-label': `Retire key ${k.keyId}` }),
+      el('span', { class: 'muted when', text: retired ? `added ${formatTime(k.addedAt)}, retired ${formatTime(k.retiredAt)}` : `added ${formatTime(k.addedAt)}` }));
+  }));
+  const reload = async () => show(await api(`/accounts/${encodeURIComponent((await adminIdentity()).admin)}/keys`));
+  reload().catch((err) => replace(list, el('li', { class: 'error', text: `Your keys cannot be read: ${err.message}` })));
+
+  const retire = actionForm({
+    id: 'admin-keys', title: 'Your account’s keys',
+    fields: list,
+    buttons: null,
+    confirm: {
+      text: (keyId) => `Retire key ${keyId}? It stops signing for your account at once, on whatever device holds it, and cannot be bound again; ` +
+        `what it signed stays valid. The retirement is public in your key log, signed by key ${signer.keyId}.`,
+      button: (keyId) => `Retire key ${keyId}`,
+    },
+    send: async (key, keyId) => {
+      const { admin, origin } = await adminIdentity();
+      const signature = await signAction(signer, { origin, action: 'retire_key', player: admin, payload: { keyId }, idempotencyKey: key, signedAt: Date.now() });
+      try {
+        return { keyId, keys: await api(`/me/keys/${encodeURIComponent(keyId)}`, { method: 'DELETE', admin: true, idempotencyKey: key, signature }) };
+      } catch (err) {
+        // The list may be stale (a key retired from another tab or device): show the keys as they are.
+        if (err instanceof ApiError && err.status === 404) reload().catch(() => {});
+        throw err;
+      }
+    },
+    done: ({ keyId, keys }) => {
+      show(keys);
+      return `Key ${keyId} is retired.`;
+    },
+  });
+
+  const made = el('div');
+  const seedFor = seedKeeper();
+  const add = actionForm({
+    id: 'add-key', title: 'Another key',
+    fields: [el('p', { class: 'muted', text: 'For a second device, or a spare kept offline: made in this browser and bound to your account, signed by the key in use. This tab keeps signing with the key in use.' }), made],
+    buttons: el('button', { type: 'submit', text: 'Add another key' }),
+    send: async (key) => {
+      const seed = seedFor(key);
+      return { seed, ...await bindKey(seed, key, signer) };
+    },
+    done: ({ seed, keyId, keys }) => {
+      show(keys);
+      replace(made, seedOnce(seed, `It is key ${keyId}: load it on the other device (“A key you have”), or keep it offline to sign again if you lose the key in use.`));
+      return `Key ${keyId} is bound to your account.`;
+    },
+  });
+  return el('div', { class: 'key-forms' }, retire, add);
+}
+
 // The admin's own Ed25519 key, with which adminAct signs every action once it is loaded: made
 // here and bound to the admin's account (as its first key, so signed by itself), or an existing
 // one pasted. Like the token it stays in this tab (sessionStorage); only signatures leave it.
+// With a key loaded, the account's keys are listed, to add another or retire one.
 function keySection() {
   const box = el('section', { id: 'signing-key', class: 'card' });
   const title = el('h2', { text: 'Signing key' });
   const safe = 'The key stays in this tab only and is never sent to the server. Keep its seed safe: whoever holds it signs as you.';
 
-  // A retry after a lost response binds the same key: the seed is kept with the form's key.
-  let pending = null;
+  const seedFor = seedKeeper();
   const generate = actionForm({
     id: 'generate-key', title: 'A new key',
     fields: el('p', { class: 'muted', text: 'For an account with no key yet: make one in this browser and bind it to your account, signed by itself.' }),
     buttons: el('button', { type: 'submit', text: 'Generate and bind a key' }),
     send: async (key) => {
-      if (pending?.key !== key) pending = { key, seed: newSeed() };
-      const [signer, { admin, origin }] = await Promise.all([signerOf(pending.seed), adminIdentity()]);
-      const body = { publicKey: signer.publicKey };
-      const signature = await signAction(signer, { origin, action: 'add_key', player: admin, payload: body, idempotencyKey: key, signedAt: Date.now() });
-      await api('/me/keys', { method: 'POST', admin: true, body, idempotencyKey: key, signature });
-      return pending.seed;
+      const seed = seedFor(key);
+      await bindKey(seed, key);
+      return seed;
     },
     done: (seed) => {
       adminKey.set(seed);
@@ -475,12 +627,10 @@ function keySection() {
     }
     replace(box, title,
       el('p', { class: 'key-in-use' }, 'Every action on this page is signed with key ', el('code', { class: 'key-id', text: signer.keyId }), '.'),
-      newlyMade ? el('div', { class: 'seed-once', role: 'alert' },
-        el('p', {}, el('strong', { text: 'Save this private key now: it is shown only once. ' }),
-          'You need it to sign from another tab or device; if you lose it, your account needs a key recovery to sign again.'),
-        el('code', { class: 'seed', text: newlyMade })) : null,
+      newlyMade ? seedOnce(newlyMade, 'You need it to sign from another tab or device; if you lose it, your account needs a key recovery to sign again.') : null,
       el('p', { class: 'muted', text: safe }),
-      el('div', { class: 'buttons' }, el('button', { type: 'button', class: 'small', text: 'Forget the key in this tab', onclick: () => { adminKey.clear(); render(); } })));
+      el('div', { class: 'buttons' }, el('button', { type: 'button', class: 'small', text: 'Forget the key in this tab', onclick: () => { adminKey.clear(); render(); } })),
+      keysOfAccount(signer));
   }
   render();
   return box;

@@ -167,6 +167,35 @@ function signingKey(log, auth, at, fail, role) {
   return key;
 }
 
+// checkRecoveries checks the admin's signature each recovery in an account's verified key log
+// (verifyKeyLog's result) records (rpsverify's checkRecoveries) against the admin's own key log,
+// as an admin's act in a lobby is, and names the key that made it (recovery.signedBy); one that
+// does not verify fails the account's key log (KeyLogFailure). An unsigned recovery stays the
+// operator's word (no signedBy). adminLog(adminId) is a Promise of the admin's verified key log.
+// The lobby's verifier checks the admin's own recoveries when the admin acts in the lobby, not
+// here: two admins may have recovered each other.
+export async function checkRecoveries(accountId, log, origin, adminLog) {
+  for (const r of log.recoveries) {
+    const { auth } = r;
+    if (auth == null) continue;
+    const fail = (why) => new KeyLogFailure(r.seq, `its recovery is not signed by admin ${r.admin}: ${why}`);
+    if (auth.action !== 'recover_keys' || auth.admin !== r.admin) throw fail(`it carries the signature of ${JSON.stringify(auth.action)} by admin ${auth.admin}`);
+    const asked = requestProblem('recover_keys', auth.request ?? null, r);
+    if (asked) throw fail(asked);
+    let admin;
+    try {
+      admin = await adminLog(auth.admin);
+    } catch (err) {
+      if (err instanceof KeyLogFailure) throw fail(`the admin's key log fails${err.seq ? ` at its key event ${err.seq}` : ''}: ${err.message}`);
+      throw err;
+    }
+    const key = signingKey(admin, auth, Date.parse(r.at), fail, 'admin');
+    const message = adminMessage(origin, auth, { account: accountId });
+    if (!await verifySignature(key.publicKey, message, auth.signature)) throw fail(`the signature by key ${key.keyId} does not verify over ${JSON.stringify(message)}`);
+    r.signedBy = key.keyId;
+  }
+}
+
 // The signed actions each event type records.
 const ACTIONS = {
   player_registered: ['register', 'quick_join'],
@@ -202,38 +231,11 @@ export function signatureChecker({ origin, keyLog, roundMoves }) {
     return logs.get(accountId);
   };
 
-  // checkRecoveries checks the admin's signature a recovery in an account's key log records
-  // (rpsverify's checkRecoveries) against the admin's own key log, as an admin's act in a lobby
-  // is, and names the key that made it (signedBy); one that does not verify fails the account's
-  // key log. An unsigned recovery stays the operator's word. The admin's own recoveries are
-  // checked when the admin acts in the lobby, not here: two admins may have recovered each other.
-  const checkRecoveries = async (accountId, log) => {
-    for (const r of log.recoveries) {
-      const { auth } = r;
-      if (auth == null) continue;
-      const fail = (why) => new KeyLogFailure(r.seq, `its recovery is not signed by admin ${r.admin}: ${why}`);
-      if (auth.action !== 'recover_keys' || auth.admin !== r.admin) throw fail(`it carries the signature of ${JSON.stringify(auth.action)} by admin ${auth.admin}`);
-      const asked = requestProblem('recover_keys', auth.request ?? null, r);
-      if (asked) throw fail(asked);
-      let adminLog;
-      try {
-        adminLog = await verified(auth.admin);
-      } catch (err) {
-        if (err instanceof KeyLogFailure) throw fail(`the admin's key log fails${err.seq ? ` at its key event ${err.seq}` : ''}: ${err.message}`);
-        throw err;
-      }
-      const key = signingKey(adminLog, auth, Date.parse(r.at), fail, 'admin');
-      const message = adminMessage(origin, auth, { account: accountId });
-      if (!await verifySignature(key.publicKey, message, auth.signature)) throw fail(`the signature by key ${key.keyId} does not verify over ${JSON.stringify(message)}`);
-      r.signedBy = key.keyId;
-    }
-  };
-
   // keysOf reads an account's key log; role ('player', 'admin') names the account in a failure.
   const keysOf = async (player, seq, role = 'player') => {
     try {
       const log = await verified(player);
-      if (!recoveriesChecked.has(player)) recoveriesChecked.set(player, checkRecoveries(player, log));
+      if (!recoveriesChecked.has(player)) recoveriesChecked.set(player, checkRecoveries(player, log, origin, verified));
       await recoveriesChecked.get(player);
       for (const keyId of log.keys.keys()) {
         // A key belongs to one account: a sign-up (which names no account) copied into another

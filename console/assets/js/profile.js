@@ -4,7 +4,7 @@
 // never signs in players).
 import { api, keyLog } from './api.js';
 import { el, endingText, formatAmount, formatSigned, formatTime, replace } from './dom.js';
-import { KeyLogFailure, verifyKeyLog } from './keys.js';
+import { checkRecoveries, KeyLogFailure, verifyKeyLog } from './keys.js';
 
 const accountId = decodeURIComponent(location.pathname.split('/')[2] ?? '');
 const root = document.getElementById('page');
@@ -38,8 +38,8 @@ function gamesSection() {
   return el('section', { id: 'games', class: 'card' }, el('h2', { text: 'Games' }), status, list, more);
 }
 
-// What a key event did, in words.
-function keyEventText(e) {
+// What a key event did, in words; signedBy names the admin key that signed a recovery, once checked.
+function keyEventText(e, signedBy) {
   const d = e.data;
   switch (e.type) {
     case 'key_added':
@@ -48,13 +48,15 @@ function keyEventText(e) {
     case 'key_retired': return `Key ${d.keyId} retired, signed by key ${d.signer}.`;
     case 'keys_recovered':
       return `Key ${d.keyId} given by the operator in a recovery, not signed by the player` +
-        `${d.retired.length ? `; it retired key${d.retired.length > 1 ? 's' : ''} ${d.retired.join(', ')}` : ''}. Reason: “${d.reason}”.`;
+        `${d.retired.length ? `; it retired key${d.retired.length > 1 ? 's' : ''} ${d.retired.join(', ')}` : ''}. Reason: “${d.reason}”.` +
+        (signedBy ? ` Signed by admin key ${signedBy}, checked against the admin's key log.`
+          : d.auth ? ` It carries a signature by admin key ${d.auth.keyId}, which does not check.` : ' Signed by no admin: the operator\u2019s word alone.');
     default: return e.type;
   }
 }
 
-// keysSection shows the account's key log, checked in the browser: its chain and every
-// signature of a key change.
+// keysSection shows the account's key log, checked in the browser: its chain, every signature of
+// a key change and the admin's signature of each recovery (against the admin's own key log).
 function keysSection() {
   const section = el('section', { id: 'keys', class: 'card' }, el('h2', { text: 'Keys' }), el('p', { class: 'muted', text: 'Reading the key log…' }));
   (async () => {
@@ -65,8 +67,16 @@ function keysSection() {
     }
     let verdict;
     let verified = new Map();
+    const signedBy = new Map(); // a recovery's seq -> the admin key that signed it
     try {
-      verified = (await verifyKeyLog(accountId, log.events, origin, log.keys)).keys;
+      const checked = await verifyKeyLog(accountId, log.events, origin, log.keys);
+      verified = checked.keys;
+      const adminLog = async (adminId) => {
+        const admin = await keyLog(adminId);
+        return verifyKeyLog(adminId, admin.events, origin, admin.keys);
+      };
+      await checkRecoveries(accountId, checked, origin, adminLog);
+      for (const r of checked.recoveries) if (r.signedBy) signedBy.set(r.seq, r.signedBy);
       verdict = el('p', { class: 'key-log-result ok', text: `✓ Key log verified in this browser through key event ${log.events.length}: its hash chain and the signature of every key change.` });
     } catch (err) {
       if (!(err instanceof KeyLogFailure)) throw err;
@@ -79,7 +89,7 @@ function keysSection() {
         const operators = e.type === 'keys_recovered' || (e.type === 'key_added' && verified.get(e.data.keyId)?.viaRecovery);
         return el('li', { class: operators ? 'recovery' : null },
           el('span', { class: 'seq', text: `#${e.seq}` }), ' ',
-          el('span', { text: `${keyEventText(e)}${operators && e.type === 'key_added' ? ' Its signer came from a recovery: the operator\u2019s word, as that recovery is.' : ''}` }),
+          el('span', { text: `${keyEventText(e, signedBy.get(e.seq))}${operators && e.type === 'key_added' ? ' Its signer came from a recovery: the operator\u2019s word, as that recovery is.' : ''}` }),
           el('span', { class: 'muted', text: ` · ${formatTime(e.at)}` }));
       })),
       verdict);
