@@ -792,6 +792,7 @@ test('the console is served with a strict Content-Security-Policy and the API ke
 });
 
 // Last: once the admin has a key, every admin action must be signed (the tests above act unsigned).
+let adminSeed; // the admin's key, bound by the next test, for the one after it
 test('an admin binds a key on the admin page, whose forms then sign its acts, which the lobby page shows and verifies', async (t) => {
   const page = await open(t, '/admin', { expectErrors: [/status of 409 /] });
   await page.evaluate((token) => sessionStorage.setItem('rps.adminToken', token), adminToken);
@@ -811,6 +812,7 @@ test('an admin binds a key on the admin page, whose forms then sign its acts, wh
   const bound = await call('GET', `/v1/accounts/${admin}/keys`);
   assert.deepEqual(bound.keys.map((k) => k.keyId), [keyId], 'the key is the admin\'s');
   assert.equal(bound.events[0].data.signer, keyId, 'signed by itself');
+  adminSeed = seed;
   assert.equal(await page.evaluate(() => document.cookie), '', 'no cookie holds the key');
   for (const colorScheme of ['light', 'dark']) {
     await page.emulateMedia({ colorScheme });
@@ -888,4 +890,132 @@ test('an admin binds a key on the admin page, whose forms then sign its acts, wh
     assert.deepEqual(await illegible(lobby), [], `texts of the lobby page hard to read in the ${colorScheme} theme`);
     await shot(lobby, `lobby-admin-signed-${colorScheme}`);
   }
+});
+
+// keyOf is the Ed25519 key of a seed (hex), as the browser test's players hold one.
+function keyOf(seed) {
+  const secret = Buffer.from(seed, 'hex');
+  const publicKey = hex(ed25519.getPublicKey(secret));
+  return { seed, secret, publicKey, keyId: keyIdOf(publicKey) };
+}
+
+// After the admin bound a key: its key card adds and retires keys, and the chosen account's key
+// recovery is signed by it.
+test('an admin adds a second key and retires it on the key card, and recovers a player\'s keys signed by its own', async (t) => {
+  assert.ok(adminSeed, 'needs the key the previous test bound');
+  const key = keyOf(adminSeed);
+  const admin = (await call('GET', '/v1/me', { token: adminToken })).id;
+  const keyLogOf = (id) => call('GET', `/v1/accounts/${id}/keys`);
+  const page = await open(t, '/admin', { expectErrors: [/status of (404|409) /] });
+  await page.evaluate(([token, seed]) => {
+    sessionStorage.setItem('rps.adminToken', token);
+    sessionStorage.setItem('rps.adminKey', seed);
+  }, [adminToken, adminSeed]);
+  await page.reload();
+  const keys = page.locator('#admin-keys');
+  await waitText(page, `#admin-keys li[data-key="${key.keyId}"]`, 'In use in this tab');
+  assert.equal(await keys.locator(`li[data-key="${key.keyId}"] button`).count(), 0, 'the key in use cannot be retired here');
+
+  // Another key, made in the browser and bound signed by the key in use; its seed is shown once.
+  await page.getByRole('button', { name: 'Add another key' }).click();
+  await page.locator('#add-key .seed-once code.seed').waitFor(WAIT);
+  const second = keyOf((await page.locator('#add-key .seed-once code.seed').textContent()).trim());
+  await waitText(page, '#add-key .form-ok', `Key ${second.keyId} is bound to your account`);
+  await waitText(page, `#admin-keys li[data-key="${second.keyId}"]`, 'added');
+  const added = (await keyLogOf(admin)).events.at(-1);
+  assert.deepEqual([added.type, added.data.keyId, added.data.via, added.data.signer], ['key_added', second.keyId, 'add_key', key.keyId]);
+  await waitText(page, '#signing-key .key-in-use', key.keyId);
+
+  // Retire it: the page asks first, in the danger's colours; Cancel leaves it; confirmed, it is
+  // retired, signed by the key in use.
+  await keys.getByRole('button', { name: `Retire key ${second.keyId}` }).click();
+  await waitText(page, '#admin-keys .confirm', `Retire key ${second.keyId}? It stops signing for your account at once`);
+  for (const colorScheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme });
+    assert.deepEqual(await illegible(page), [], `texts of the admin's keys hard to read in the ${colorScheme} theme`);
+    await keys.screenshot({ path: join(shots, `admin-keys-confirm-${colorScheme}.png`) });
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  await keys.getByRole('button', { name: 'Cancel' }).click();
+  assert.equal(await keys.locator('.confirm').isHidden(), true);
+  assert.equal((await keyLogOf(admin)).events.at(-1).seq, added.seq, 'cancelled: nothing sent');
+  await keys.getByRole('button', { name: `Retire key ${second.keyId}` }).click();
+  await keys.getByRole('button', { name: `Yes, retire key ${second.keyId}` }).click();
+  await waitText(page, '#admin-keys .form-ok', `Key ${second.keyId} is retired`);
+  await waitText(page, `#admin-keys li.retired[data-key="${second.keyId}"]`, 'Retired');
+  const retired = (await keyLogOf(admin)).events.at(-1);
+  assert.deepEqual([retired.type, retired.data.keyId, retired.data.signer], ['key_retired', second.keyId, key.keyId]);
+
+  // A third key, for the picture README shows: the admin page with a key loaded, as the window
+  // shows it (reloaded: the seed is shown only once).
+  await page.getByRole('button', { name: 'Add another key' }).click();
+  await page.waitForFunction((prev) => document.querySelector('#add-key code.seed')?.textContent !== prev, second.seed);
+  await waitText(page, '#add-key .form-ok', 'is bound to your account');
+  const third = keyOf((await page.locator('#add-key .seed-once code.seed').textContent()).trim());
+  await page.reload();
+  await waitText(page, `#admin-keys li[data-key="${third.keyId}"]`, 'added');
+  await waitText(page, '#ledger .ledger-ok.ok', 'Every invariant holds');
+  for (const colorScheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shot(page, `admin-keys-window-${colorScheme}`, { fullPage: false });
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+
+  // That key retired meanwhile from elsewhere (here through the API, signed by itself): the
+  // page's Retire is refused at the form, and the list shows the key as it is.
+  await call('DELETE', `/v1/me/keys/${third.keyId}`, { token: adminToken, ...await sign(third, { action: 'retire_key', player: admin, payload: { keyId: third.keyId }, idempotencyKey: randomUUID() }) });
+  await keys.getByRole('button', { name: `Retire key ${third.keyId}` }).click();
+  await keys.getByRole('button', { name: `Yes, retire key ${third.keyId}` }).click();
+  await waitText(page, '#admin-keys .form-error', '(not_found)');
+  await waitText(page, `#admin-keys li.retired[data-key="${third.keyId}"]`, 'Retired');
+
+  // A player lost their phone: the admin recovers the account to the key of the new one. A key
+  // bound already is refused at its field; the confirmation says what the recovery does.
+  const quinn = await newPlayer('quinn', 0);
+  const phone = keyOf(hex(ed25519.utils.randomSecretKey()));
+  await page.locator('#find-account').getByLabel('Name or account id').fill(quinn.id);
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByRole('button', { name: 'Choose quinn' }).click();
+  const recovery = page.locator('#recover-keys');
+  await recovery.getByLabel('New public key').fill(quinn.key.publicKey);
+  await recovery.getByLabel('Reason').fill('lost phone; identity checked by video call');
+  await recovery.getByRole('button', { name: 'Recover keys' }).click();
+  await recovery.getByRole('button', { name: 'Yes, recover quinn’s keys' }).click();
+  await waitText(page, '#recover-keys label:has([data-field="publicKey"]) .field-error', 'key_taken');
+  await recovery.getByLabel('New public key').fill(phone.publicKey.toUpperCase());
+  await recovery.getByRole('button', { name: 'Recover keys' }).click();
+  await waitText(page, '#recover-keys .confirm', `Recover quinn’s keys? Every key quinn has now is retired at once: quinn’s phones stop signing, and only key ${phone.keyId} signs for quinn from now on. ` +
+    `The recovery is public in quinn’s key log, with your reason, signed by you (key ${key.keyId}).`);
+  assert.equal(await recovery.evaluate((form) => getComputedStyle(form.querySelector('.confirm button.danger')).backgroundColor), 'rgb(179, 38, 30)', 'the confirming button is a danger button');
+  await recovery.locator('.confirm').scrollIntoViewIfNeeded();
+  await recovery.screenshot({ path: join(shots, 'admin-recovery-confirm-light.png') });
+  await recovery.getByRole('button', { name: 'Yes, recover quinn’s keys' }).click();
+  await waitText(page, '#recover-keys .form-ok', `Recovered: key ${phone.keyId} is quinn’s only key now; retired ${quinn.key.keyId}.`);
+  await waitText(page, '#audit tbody tr:first-child .action', 'key recovery');
+
+  // The player's key log holds the recovery, signed by the admin's key, and the profile says so,
+  // checked in the browser against the admin's own key log.
+  const log = await keyLogOf(quinn.id);
+  const recovered = log.events.at(-1);
+  assert.deepEqual([recovered.type, recovered.data.keyId, recovered.data.retired, recovered.data.admin, recovered.data.reason],
+    ['keys_recovered', phone.keyId, [quinn.key.keyId], admin, 'lost phone; identity checked by video call']);
+  assert.deepEqual([recovered.data.auth.action, recovered.data.auth.keyId, recovered.data.auth.request],
+    ['recover_keys', key.keyId, { publicKey: phone.publicKey, reason: 'lost phone; identity checked by video call' }]);
+  assert.deepEqual(log.keys.filter((k) => k.retiredSeq == null).map((k) => [k.keyId, k.recovery]), [[phone.keyId, true]]);
+  await page.locator('#recover-keys').getByRole('link', { name: 'quinn’s key log' }).click();
+  await page.waitForURL(`**/accounts/${quinn.id}`);
+  await waitText(page, '#keys li.recovery', `Key ${phone.keyId} given by the operator in a recovery, not signed by the player; it retired key ${quinn.key.keyId}. ` +
+    `Reason: “lost phone; identity checked by video call”. Signed by admin key ${key.keyId}, checked against the admin's key log.`);
+  await waitText(page, '#keys .key-log-result.ok', 'Key log verified in this browser through key event 2');
+  await shot(page, 'profile-recovery-signed-desktop');
+
+  const phoneView = await open(t, '/admin', { viewport: PHONE });
+  await phoneView.evaluate(([token, seed]) => {
+    sessionStorage.setItem('rps.adminToken', token);
+    sessionStorage.setItem('rps.adminKey', seed);
+  }, [adminToken, adminSeed]);
+  await phoneView.reload();
+  await waitText(phoneView, `#admin-keys li.retired[data-key="${third.keyId}"]`, 'Retired');
+  await shot(phoneView, 'admin-keys-phone', { fullPage: false });
 });

@@ -375,7 +375,7 @@ function accountsSection(changed) {
           `${keyIdOf(form.elements.publicKey.value.trim().toLowerCase())} signs for ${name} from now on. ` +
           `The recovery is public in ${name}’s key log, with your reason, ${by}.`;
       },
-      button: () => `Recover ${chosen.name}’s keys`,
+      button: () => `Yes, recover ${chosen.name}’s keys`,
     },
     send: (key, _, form) => adminAct(`/admin/accounts/${chosen.id}/keys`, {
       action: 'recover_keys', account: chosen.id, idempotencyKey: key,
@@ -507,7 +507,7 @@ function keysOfAccount(signer) {
     const inUse = k.keyId === signer.keyId;
     const retired = k.retiredSeq != null;
     return el('li', { 'data-key': k.keyId, class: retired ? 'retired' : null },
-      el('code', { class: 'key-id', text: k.keyId }),
+      el('code', { class: 'listed-key', text: k.keyId }),
       inUse ? el('span', { class: 'badge in-use', text: 'In use in this tab' }) : null,
       retired ? el('span', { class: 'badge closed', text: 'Retired' }) : null,
       k.recovery ? el('span', { class: 'badge recovered', text: 'From a recovery' }) : null,
@@ -525,7 +525,7 @@ function keysOfAccount(signer) {
     confirm: {
       text: (keyId) => `Retire key ${keyId}? It stops signing for your account at once, on whatever device holds it, and cannot be bound again; ` +
         `what it signed stays valid. The retirement is public in your key log, signed by key ${signer.keyId}.`,
-      button: (keyId) => `Retire key ${keyId}`,
+      button: (keyId) => `Yes, retire key ${keyId}`,
     },
     send: async (key, keyId) => {
       const { admin, origin } = await adminIdentity();
