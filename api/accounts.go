@@ -85,7 +85,11 @@ func (h *handlers) ListMyLedger(ctx context.Context, req ListMyLedgerRequestObje
 			page.Next = int64CursorOf(entries[limit-1].ID)
 			break
 		}
-		page.Entries = append(page.Entries, ledgerEntryView(e))
+		entry, err := ledgerEntryView(e)
+		if err != nil {
+			return nil, err
+		}
+		page.Entries = append(page.Entries, entry)
 	}
 	return ListMyLedger200JSONResponse(page), nil
 }

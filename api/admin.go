@@ -15,29 +15,35 @@ func (h *handlers) CreditAccount(ctx context.Context, req CreditAccountRequestOb
 	id := tournament.AccountID(req.AccountId.String())
 	p := req.Params
 	return h.moveMoney(ctx, "credit", id, p.IdempotencyKey, adminSignatureOf(p.RpsKeyId, p.RpsSignedAt, p.RpsSignature), req.Body,
-		tournament.Credit{Account: id, Amount: req.Body.Amount})
+		func(note tournament.MoneyNote) tournament.Operation {
+			return tournament.Credit{Account: id, Amount: req.Body.Amount, Note: note}
+		})
 }
 
 func (h *handlers) DebitAccount(ctx context.Context, req DebitAccountRequestObject) (DebitAccountResponseObject, error) {
 	id := tournament.AccountID(req.AccountId.String())
 	p := req.Params
 	return h.moveMoney(ctx, "debit", id, p.IdempotencyKey, adminSignatureOf(p.RpsKeyId, p.RpsSignedAt, p.RpsSignature), req.Body,
-		tournament.Debit{Account: id, Amount: req.Body.Amount})
+		func(note tournament.MoneyNote) tournament.Operation {
+			return tournament.Debit{Account: id, Amount: req.Body.Amount, Note: note}
+		})
 }
 
 func (h *handlers) moveMoney(ctx context.Context, name string, id tournament.AccountID, key *string, sig signatureHeaders, body *MoneyTransferRequest,
-	op tournament.Operation) (rawResponse, error) {
+	op func(tournament.MoneyNote) tournament.Operation) (rawResponse, error) {
 	who, err := requireAdmin(ctx)
 	if err != nil {
 		return rawResponse{}, err
 	}
+	var note tournament.MoneyNote
 	if body.Memo != nil {
-		// The memo is kept in the audit log.
-		if _, err := tournament.Text("memo", *body.Memo, tournament.MaxMemoLength); err != nil {
+		// The player reads the memo in its ledger (the audit log keeps the request as sent); act
+		// adds the admin's signature to the note.
+		if note.Memo, err = tournament.Text("memo", *body.Memo, tournament.MaxMemoLength); err != nil {
 			return rawResponse{}, err
 		}
 	}
-	return h.act(ctx, action{name: name, caller: who, target: id, key: key, body: body, op: op, adminSignature: sig,
+	return h.act(ctx, action{name: name, caller: who, target: id, key: key, body: body, op: op(note), adminSignature: sig,
 		status: http.StatusOK, view: accountResult})
 }
 

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -292,7 +293,7 @@ func movesOf(s engine.MoveSet) []int32 {
 
 func hexOf(b [32]byte) string { return hex.EncodeToString(b[:]) }
 
-func ledgerEntryView(e store.LedgerEntry) LedgerEntry {
+func ledgerEntryView(e store.LedgerEntry) (LedgerEntry, error) {
 	out := LedgerEntry{
 		Id: fmt.Sprint(e.ID), At: millisToTime(e.At), Amount: e.Amount, Kind: LedgerEntryKind(e.Kind),
 		Counterparty: Escrow,
@@ -304,7 +305,31 @@ func ledgerEntryView(e store.LedgerEntry) LedgerEntry {
 		id := parseUUID(string(e.GameID))
 		out.GameId = &id
 	}
-	return out
+	if e.Note.Memo != "" {
+		out.Memo = &e.Note.Memo
+	}
+	if e.Note.Auth != nil {
+		auth, err := adminAuthView(e.Note.Auth)
+		if err != nil {
+			return LedgerEntry{}, fmt.Errorf("ledger entry %d: %w", e.ID, err)
+		}
+		out.Auth = &auth
+	}
+	return out, nil
+}
+
+// adminAuthView is an admin's signature as the contract shows it: the same members, so the JSON
+// the store keeps is read into the contract's type.
+func adminAuthView(a *tournament.AdminAuth) (AdminAuth, error) {
+	var out AdminAuth
+	b, err := json.Marshal(a)
+	if err == nil {
+		err = json.Unmarshal(b, &out)
+	}
+	if err != nil {
+		return AdminAuth{}, fmt.Errorf("an admin's signature: %w", err)
+	}
+	return out, nil
 }
 
 // roundTranscriptView is a round's transcript: its stage, its result once resolved, the salt of

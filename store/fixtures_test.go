@@ -58,7 +58,7 @@ func player(t *testing.T, s *Store, name string, funds int64) tournament.Actor {
 	}
 	if funds > 0 {
 		err := s.Run(ctx, func(tx tournament.Tx, now int64) error {
-			_, err := s.service.Credit(ctx, tx, now, tournament.Actor{Role: tournament.RoleAdmin}, a.ID, funds)
+			_, err := s.service.Credit(ctx, tx, now, tournament.Actor{Role: tournament.RoleAdmin}, a.ID, funds, tournament.MoneyNote{})
 			return err
 		})
 		if err != nil {

@@ -91,7 +91,7 @@ func standingsLobby(t *testing.T, clock *atomic.Int64) (*Store, func(crash bool)
 			t.Fatal(err)
 		}
 		if err := s.Run(ctx, func(tx tournament.Tx, now int64) error {
-			_, err := s.service.Credit(ctx, tx, now, boss, a.ID, 1000)
+			_, err := s.service.Credit(ctx, tx, now, boss, a.ID, 1000, tournament.MoneyNote{})
 			return err
 		}); err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/commitreveal/rps/tournament"
@@ -85,6 +86,9 @@ type LedgerEntry struct {
 	// GameID is the game of a bet, refund, payout or split; empty for a credit or debit.
 	GameID tournament.GameID
 	At     int64
+	// Note is what a credit or debit recorded of the admin's request (zero for a game's
+	// entries, and for credits and debits written before the ledger kept it).
+	Note tournament.MoneyNote
 }
 
 // LedgerEntries returns up to limit entries of a player's balance with an ID greater than after,
@@ -93,8 +97,20 @@ func (s *Store) LedgerEntries(ctx context.Context, id tournament.AccountID, afte
 	if !validID(string(id)) {
 		return nil, nil
 	}
-	return collect(ctx, s.pool, pgx.RowToStructByPos[LedgerEntry], `SELECT id, posting_id, kind, amount,
-			coalesce(game_id::text, ''), at
+	return collect(ctx, s.pool, func(r pgx.CollectableRow) (LedgerEntry, error) {
+		var e LedgerEntry
+		var auth []byte
+		if err := r.Scan(&e.ID, &e.PostingID, &e.Kind, &e.Amount, &e.GameID, &e.At, &e.Note.Memo, &auth); err != nil {
+			return e, err
+		}
+		if auth != nil {
+			e.Note.Auth = new(tournament.AdminAuth)
+			if err := json.Unmarshal(auth, e.Note.Auth); err != nil {
+				return e, fmt.Errorf("ledger entry %d: its admin's signature: %w", e.ID, err)
+			}
+		}
+		return e, nil
+	}, `SELECT id, posting_id, kind, amount, coalesce(game_id::text, ''), at, coalesce(memo, ''), auth
 		FROM ledger_entries WHERE player_id = $1 AND id > $2 ORDER BY id LIMIT $3`, id, after, limit)
 }
 

@@ -22,6 +22,7 @@ package store
 // table for each statement that wrote it). Every store test checks both when it ends.
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -143,7 +144,9 @@ func (t *pgTx) writeHeld() error {
 	if len(w.players) > 0 || len(w.postings) > 0 {
 		var b setStatement
 		playerRows(&b, w.players)
-		postingRows(&b, w.postings)
+		if err := postingRows(&b, w.postings); err != nil {
+			return err
+		}
 		t.tx.laterChecked(checkHeldWrite, b.sql(), b.args...)
 	}
 	if err := t.writeActionRows(); err != nil {
@@ -337,7 +340,7 @@ func (t *pgTx) lobbyRows(b *setStatement) {
 
 // postingRows writes postings, each as its two ledger entries (in order: the entries' ids order
 // a player's ledger), and applies them to the player balances, each balance once.
-func postingRows(b *setStatement, postings []tournament.Posting) {
+func postingRows(b *setStatement, postings []tournament.Posting) error {
 	n := len(postings)
 	fromKind, fromPlayer, fromEscrow, toKind, toPlayer, toEscrow := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	amount, kind, game, at := make([]int64, n), make([]string, n), make([]string, n), make([]int64, n)
@@ -350,15 +353,21 @@ func postingRows(b *setStatement, postings []tournament.Posting) {
 	for i := range ord {
 		ord[i] = int32(i)
 	}
+	memo, auth, err := postingNotes(postings)
+	if err != nil {
+		return err
+	}
 	// A volatile nextval makes Postgres evaluate postings once, in order, whoever refers to it.
 	b.cte("postings", `SELECT p.*, nextval('ledger_posting_seq') AS posting
 		FROM `+b.arrays("p", col("from_kind", "text", fromKind), col("from_player", "text", fromPlayer),
 		col("from_escrow", "text", fromEscrow), col("to_kind", "text", toKind), col("to_player", "text", toPlayer),
 		col("to_escrow", "text", toEscrow), col("amount", "bigint", amount), col("kind", "text", kind),
-		col("game", "text", game), col("at", "bigint", at), col("ord", "int", ord))+`
+		col("game", "text", game), col("at", "bigint", at), col("ord", "int", ord),
+		col("memo", "text", memo), col("auth", "text", auth))+`
 		ORDER BY p.ord`)
-	b.cte("entries", `INSERT INTO ledger_entries (posting_id, account_kind, player_id, escrow_id, amount, kind, game_id, at)
-		SELECT p.posting, s.kind, nullif(s.player, '')::uuid, nullif(s.escrow, '')::uuid, s.amount, p.kind, nullif(p.game, '')::uuid, p.at
+	b.cte("entries", `INSERT INTO ledger_entries (posting_id, account_kind, player_id, escrow_id, amount, kind, game_id, at, memo, auth)
+		SELECT p.posting, s.kind, nullif(s.player, '')::uuid, nullif(s.escrow, '')::uuid, s.amount, p.kind, nullif(p.game, '')::uuid, p.at,
+			nullif(p.memo, ''), nullif(p.auth, '')::jsonb
 		FROM postings p CROSS JOIN LATERAL (VALUES
 			(1, p.from_kind, p.from_player, p.from_escrow, -p.amount),
 			(2, p.to_kind, p.to_player, p.to_escrow, p.amount)) AS s (side, kind, player, escrow, amount)
@@ -368,6 +377,24 @@ func postingRows(b *setStatement, postings []tournament.Posting) {
 				SELECT from_player, -amount FROM postings UNION ALL SELECT to_player, amount FROM postings
 			) AS sides (player, amount) WHERE player <> '' GROUP BY player) AS d
 		WHERE a.id = d.player`)
+	return nil
+}
+
+// postingNotes are the memos and the admins' signatures (JSON) of postings ("": none, as for
+// every posting of a game).
+func postingNotes(postings []tournament.Posting) (memo, auth []string, err error) {
+	memo, auth = make([]string, len(postings)), make([]string, len(postings))
+	for i, p := range postings {
+		memo[i] = p.Note.Memo
+		if p.Note.Auth != nil {
+			b, err := json.Marshal(p.Note.Auth)
+			if err != nil {
+				return nil, nil, fmt.Errorf("encode the signature of a %s: %w", p.Kind, err)
+			}
+			auth[i] = string(b)
+		}
+	}
+	return memo, auth, nil
 }
 
 // setStatement builds the one statement of a transaction's held writes: its CTEs and arguments.

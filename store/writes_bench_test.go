@@ -141,7 +141,7 @@ func newMixedWorld(b *testing.B, c *pgcluster.Cluster, lobbies int) *mixedWorld 
 				b.Fatal(err)
 			}
 			err = w.s.Run(ctx, func(tx tournament.Tx, now int64) error {
-				_, err := w.s.service.Credit(ctx, tx, now, adm, a.ID, 1_000_000_000)
+				_, err := w.s.service.Credit(ctx, tx, now, adm, a.ID, 1_000_000_000, tournament.MoneyNote{})
 				return err
 			})
 			if err != nil {

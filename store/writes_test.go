@@ -31,10 +31,13 @@ func heldSamples() []heldWrites {
 	register := heldWrites{players: []tournament.Player{{GameID: game, AccountID: account, Order: 1, Active: true}},
 		postings: []tournament.Posting{posting, posting}, balances: map[tournament.AccountID]bool{account: true},
 		events: []tournament.LoggedEvent{event}}
+	signed := tournament.Posting{From: tournament.Treasury, To: tournament.PlayerAccount(account), Amount: 1, Kind: tournament.PostingCredit,
+		Note: tournament.MoneyNote{Memo: "m", Auth: &tournament.AdminAuth{Action: "credit", Request: []byte(`{"amount":1}`)}}}
 	credit := heldWrites{postings: []tournament.Posting{posting}}
+	signedCredits := heldWrites{postings: []tournament.Posting{signed, posting}}
 	admin := heldWrites{newGames: []tournament.Game{g}, lobbies: map[tournament.LobbyID]*lobbyWrite{lobby: {row: &l}},
 		audits: []auditRow{{entry: AuditEntry{Actor: account, Action: "stop", Detail: []byte(`{}`)}}}}
-	return []heldWrites{commit, reveals, register, credit, admin}
+	return []heldWrites{commit, reveals, register, credit, admin, signedCredits}
 }
 
 // heldStatements are the statements writeHeld queues for held rows w.

@@ -291,6 +291,17 @@ type Posting struct {
 	Kind   PostingKind
 	GameID GameID
 	At     int64
+	// Note is what a credit's or debit's entries record of the admin's request (zero for the
+	// postings of a game).
+	Note MoneyNote
+}
+
+// MoneyNote is what the ledger entries of a credit or debit record beside the money, so that
+// the player whose balance moved sees why and who signed for it: the admin's memo ("": none)
+// and the admin's signature of the request (nil: unsigned).
+type MoneyNote struct {
+	Memo string
+	Auth *AdminAuth
 }
 
 // LedgerReport sums the whole ledger and checks its invariants.

@@ -6,19 +6,20 @@ import (
 	"fmt"
 )
 
-// Credit moves amount from the treasury to a player's balance (a deposit; admins only) and
-// returns the account after it.
-func (s *Service) Credit(ctx context.Context, tx Tx, now int64, actor Actor, id AccountID, amount int64) (Account, error) {
-	return s.moveMoney(ctx, tx, now, actor, id, amount, PostingCredit)
+// Credit moves amount from the treasury to a player's balance (a deposit; admins only), its
+// ledger entries recording note, and returns the account after it.
+func (s *Service) Credit(ctx context.Context, tx Tx, now int64, actor Actor, id AccountID, amount int64, note MoneyNote) (Account, error) {
+	return s.moveMoney(ctx, tx, now, actor, id, amount, PostingCredit, note)
 }
 
-// Debit moves amount from a player's balance to the treasury (a withdrawal; admins only) and
-// returns the account after it; it refuses an amount beyond the balance.
-func (s *Service) Debit(ctx context.Context, tx Tx, now int64, actor Actor, id AccountID, amount int64) (Account, error) {
-	return s.moveMoney(ctx, tx, now, actor, id, amount, PostingDebit)
+// Debit moves amount from a player's balance to the treasury (a withdrawal; admins only), its
+// ledger entries recording note, and returns the account after it; it refuses an amount beyond
+// the balance.
+func (s *Service) Debit(ctx context.Context, tx Tx, now int64, actor Actor, id AccountID, amount int64, note MoneyNote) (Account, error) {
+	return s.moveMoney(ctx, tx, now, actor, id, amount, PostingDebit, note)
 }
 
-func (s *Service) moveMoney(ctx context.Context, tx Tx, now int64, actor Actor, id AccountID, amount int64, kind PostingKind) (Account, error) {
+func (s *Service) moveMoney(ctx context.Context, tx Tx, now int64, actor Actor, id AccountID, amount int64, kind PostingKind, note MoneyNote) (Account, error) {
 	if actor.Role != RoleAdmin {
 		return Account{}, refuse(CodeForbidden, "only an admin can move money to or from the treasury")
 	}
@@ -34,7 +35,7 @@ func (s *Service) moveMoney(ctx context.Context, tx Tx, now int64, actor Actor, 
 	if acct.Role != RolePlayer {
 		return Account{}, refuse(CodeForbidden, "only player accounts hold money")
 	}
-	p := Posting{From: Treasury, To: PlayerAccount(id), Amount: amount, Kind: kind, At: now}
+	p := Posting{From: Treasury, To: PlayerAccount(id), Amount: amount, Kind: kind, At: now, Note: note}
 	switch kind {
 	case PostingCredit:
 		// Every balance is part of the money in play and a payout cannot be refused, so bounding

@@ -257,25 +257,31 @@ func (a CreateLobby) Apply(ctx context.Context, s *Service, tx Tx, now int64, ac
 type Credit struct {
 	Account AccountID
 	Amount  int64
+	Note    MoneyNote
 }
 
 func (a Credit) Lobby() LobbyID { return "" }
 
 func (a Credit) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor Actor) (Result, error) {
-	return accountResult(s.Credit(ctx, tx, now, actor, a.Account, a.Amount))(now)
+	return accountResult(s.Credit(ctx, tx, now, actor, a.Account, a.Amount, a.Note))(now)
 }
+
+func (a Credit) SignedBy(auth *AdminAuth) Operation { a.Note.Auth = auth; return a }
 
 // Debit moves money from a player to the treasury (see Service.Debit).
 type Debit struct {
 	Account AccountID
 	Amount  int64
+	Note    MoneyNote
 }
 
 func (a Debit) Lobby() LobbyID { return "" }
 
 func (a Debit) Apply(ctx context.Context, s *Service, tx Tx, now int64, actor Actor) (Result, error) {
-	return accountResult(s.Debit(ctx, tx, now, actor, a.Account, a.Amount))(now)
+	return accountResult(s.Debit(ctx, tx, now, actor, a.Account, a.Amount, a.Note))(now)
 }
+
+func (a Debit) SignedBy(auth *AdminAuth) Operation { a.Note.Auth = auth; return a }
 
 func accountResult(a Account, err error) func(now int64) (Result, error) {
 	return func(now int64) (Result, error) {

@@ -109,7 +109,8 @@ func (a *AdminAuth) Audited() *ActionAuth {
 		SignedAt: a.SignedAt}
 }
 
-// AdminSignable is an admin's operation whose event records the admin's signature.
+// AdminSignable is an admin's operation whose event (or, for a credit or debit, ledger entries)
+// records the admin's signature.
 type AdminSignable interface {
 	Operation
 	// SignedBy is the operation with its admin's signature (nil: unsigned).

@@ -68,25 +68,31 @@ func (e ActionAuthAction) Valid() bool {
 
 // Defines values for AdminAuthAction.
 const (
-	CloseLobby    AdminAuthAction = "close_lobby"
-	CreateLobby   AdminAuthAction = "create_lobby"
-	RecoverKeys   AdminAuthAction = "recover_keys"
-	SetNextConfig AdminAuthAction = "set_next_config"
-	Stop          AdminAuthAction = "stop"
+	AdminAuthActionCloseLobby    AdminAuthAction = "close_lobby"
+	AdminAuthActionCreateLobby   AdminAuthAction = "create_lobby"
+	AdminAuthActionCredit        AdminAuthAction = "credit"
+	AdminAuthActionDebit         AdminAuthAction = "debit"
+	AdminAuthActionRecoverKeys   AdminAuthAction = "recover_keys"
+	AdminAuthActionSetNextConfig AdminAuthAction = "set_next_config"
+	AdminAuthActionStop          AdminAuthAction = "stop"
 )
 
 // Valid indicates whether the value is a known member of the AdminAuthAction enum.
 func (e AdminAuthAction) Valid() bool {
 	switch e {
-	case CloseLobby:
+	case AdminAuthActionCloseLobby:
 		return true
-	case CreateLobby:
+	case AdminAuthActionCreateLobby:
 		return true
-	case RecoverKeys:
+	case AdminAuthActionCredit:
 		return true
-	case SetNextConfig:
+	case AdminAuthActionDebit:
 		return true
-	case Stop:
+	case AdminAuthActionRecoverKeys:
+		return true
+	case AdminAuthActionSetNextConfig:
+		return true
+	case AdminAuthActionStop:
 		return true
 	default:
 		return false
@@ -880,7 +886,12 @@ type AdminAccountPage struct {
 // AdminAuth An admin's signature of the action this event records, inside what the event's hash
 // covers, so that anyone can tell which admin key made each act of the operator in the log:
 // in `lobby_created`, `next_config_changed`, `lobby_closed`, `game_stopped` (an admin's
-// stop) and the key log's `keys_recovered`. Absent for an act made unsigned, which only a
+// stop) and the key log's `keys_recovered`. A credit's or debit's ledger entries
+// (`GET /v1/me/ledger`) carry it too, so that the player whose balance moved can tell which
+// admin key asked for it: there `lobbyId` is null, `payload.account` is the player's
+// account, and the request must ask for the entry's amount (no log holds those entries: a
+// signature there attributes the money's movement, it does not prove that nothing else
+// moved). Absent for an act made unsigned, which only a
 // server with `RPSD_ADMIN_KEYS=optional` accepts, from an admin without a key: the
 // operator's word alone. To check it, rebuild the signed message (`SignedAction`): `action`,
 // `idempotencyKey`, `keyId` and `signedAt` here; `player` is `admin`; `lobbyId` the event's
@@ -1993,7 +2004,12 @@ type GameStoppedData struct {
 	// Auth An admin's signature of the action this event records, inside what the event's hash
 	// covers, so that anyone can tell which admin key made each act of the operator in the log:
 	// in `lobby_created`, `next_config_changed`, `lobby_closed`, `game_stopped` (an admin's
-	// stop) and the key log's `keys_recovered`. Absent for an act made unsigned, which only a
+	// stop) and the key log's `keys_recovered`. A credit's or debit's ledger entries
+	// (`GET /v1/me/ledger`) carry it too, so that the player whose balance moved can tell which
+	// admin key asked for it: there `lobbyId` is null, `payload.account` is the player's
+	// account, and the request must ask for the entry's amount (no log holds those entries: a
+	// signature there attributes the money's movement, it does not prove that nothing else
+	// moved). Absent for an act made unsigned, which only a
 	// server with `RPSD_ADMIN_KEYS=optional` accepts, from an admin without a key: the
 	// operator's word alone. To check it, rebuild the signed message (`SignedAction`): `action`,
 	// `idempotencyKey`, `keyId` and `signedAt` here; `player` is `admin`; `lobbyId` the event's
@@ -2344,6 +2360,33 @@ type LedgerEntry struct {
 	// Example: 2025-01-01T12:05:00.000Z
 	At time.Time `json:"at"`
 
+	// Auth An admin's signature of the action this event records, inside what the event's hash
+	// covers, so that anyone can tell which admin key made each act of the operator in the log:
+	// in `lobby_created`, `next_config_changed`, `lobby_closed`, `game_stopped` (an admin's
+	// stop) and the key log's `keys_recovered`. A credit's or debit's ledger entries
+	// (`GET /v1/me/ledger`) carry it too, so that the player whose balance moved can tell which
+	// admin key asked for it: there `lobbyId` is null, `payload.account` is the player's
+	// account, and the request must ask for the entry's amount (no log holds those entries: a
+	// signature there attributes the money's movement, it does not prove that nothing else
+	// moved). Absent for an act made unsigned, which only a
+	// server with `RPSD_ADMIN_KEYS=optional` accepts, from an admin without a key: the
+	// operator's word alone. To check it, rebuild the signed message (`SignedAction`): `action`,
+	// `idempotencyKey`, `keyId` and `signedAt` here; `player` is `admin`; `lobbyId` the event's
+	// lobby (null for `create_lobby`, which makes it, and for `recover_keys`); `gameId` this
+	// `gameId` (a `stop` or `set_next_config` names the lobby's current game, which must be the
+	// game the event is in or follows; null for the others); `round` null; `payload` `{"account", "request"}`, `account` the account whose key log
+	// holds a `keys_recovered` (null otherwise) and `request` this `request`; `origin` from
+	// `GET /v1/log`. Check the signature with the key `keyId` names, which the admin's key log
+	// (`GET /v1/accounts/{admin}/keys`) must show active at the event; then check that the
+	// request asked for what the event shows (a config's omitted members take their defaults),
+	// and that no other event records the same signed request. A `create_lobby`'s message names
+	// no lobby (there is none yet when the admin signs), so the lobby it makes has the id its
+	// signature derives: the first 16 bytes of blake2b-256 of `rps-lobby-v1`, a line feed and
+	// the 64 signature bytes, as a UUID of version 8 (byte 6's high nibble 8, byte 8's two high
+	// bits 10); a `lobby_created` in a lobby of another id does not stand for that signature.
+	// `rpsverify` does all of this.
+	Auth *AdminAuth `json:"auth,omitempty"`
+
 	// Counterparty The other side of the entry's posting - the treasury or a game's escrow.
 	//
 	// Example: escrow
@@ -2367,7 +2410,9 @@ type LedgerEntry struct {
 	// Example: bet
 	Kind LedgerEntryKind `json:"kind"`
 
-	// Memo The admin's memo of a credit or debit, if any.
+	// Memo The admin's memo of a credit or debit (white space around it trimmed), if any. Null for
+	// the entries of games, and for credits and debits made before the ledger recorded memos
+	// (the admins' audit log has those).
 	Memo *string `json:"memo,omitempty"`
 }
 
@@ -2506,7 +2551,12 @@ type LobbyClosedData struct {
 	// Auth An admin's signature of the action this event records, inside what the event's hash
 	// covers, so that anyone can tell which admin key made each act of the operator in the log:
 	// in `lobby_created`, `next_config_changed`, `lobby_closed`, `game_stopped` (an admin's
-	// stop) and the key log's `keys_recovered`. Absent for an act made unsigned, which only a
+	// stop) and the key log's `keys_recovered`. A credit's or debit's ledger entries
+	// (`GET /v1/me/ledger`) carry it too, so that the player whose balance moved can tell which
+	// admin key asked for it: there `lobbyId` is null, `payload.account` is the player's
+	// account, and the request must ask for the entry's amount (no log holds those entries: a
+	// signature there attributes the money's movement, it does not prove that nothing else
+	// moved). Absent for an act made unsigned, which only a
 	// server with `RPSD_ADMIN_KEYS=optional` accepts, from an admin without a key: the
 	// operator's word alone. To check it, rebuild the signed message (`SignedAction`): `action`,
 	// `idempotencyKey`, `keyId` and `signedAt` here; `player` is `admin`; `lobbyId` the event's
@@ -2586,7 +2636,12 @@ type LobbyCreatedData struct {
 	// Auth An admin's signature of the action this event records, inside what the event's hash
 	// covers, so that anyone can tell which admin key made each act of the operator in the log:
 	// in `lobby_created`, `next_config_changed`, `lobby_closed`, `game_stopped` (an admin's
-	// stop) and the key log's `keys_recovered`. Absent for an act made unsigned, which only a
+	// stop) and the key log's `keys_recovered`. A credit's or debit's ledger entries
+	// (`GET /v1/me/ledger`) carry it too, so that the player whose balance moved can tell which
+	// admin key asked for it: there `lobbyId` is null, `payload.account` is the player's
+	// account, and the request must ask for the entry's amount (no log holds those entries: a
+	// signature there attributes the money's movement, it does not prove that nothing else
+	// moved). Absent for an act made unsigned, which only a
 	// server with `RPSD_ADMIN_KEYS=optional` accepts, from an admin without a key: the
 	// operator's word alone. To check it, rebuild the signed message (`SignedAction`): `action`,
 	// `idempotencyKey`, `keyId` and `signedAt` here; `player` is `admin`; `lobbyId` the event's
@@ -2873,8 +2928,9 @@ type MoneyTransferRequest struct {
 	// Example: 1000
 	Amount int64 `json:"amount"`
 
-	// Memo An optional note, kept in the audit log, under the rule of a stop's reason
-	// (`StopGameRequest`); omit the field rather than send a blank memo.
+	// Memo An optional note, shown to the player in its ledger entries (`GET /v1/me/ledger`) and
+	// kept in the audit log, under the rule of a stop's reason (`StopGameRequest`); omit the
+	// field rather than send a blank memo.
 	//
 	//
 	// Example: deposit 2025-01-01
@@ -3123,7 +3179,12 @@ type NextConfigChangedData struct {
 	// Auth An admin's signature of the action this event records, inside what the event's hash
 	// covers, so that anyone can tell which admin key made each act of the operator in the log:
 	// in `lobby_created`, `next_config_changed`, `lobby_closed`, `game_stopped` (an admin's
-	// stop) and the key log's `keys_recovered`. Absent for an act made unsigned, which only a
+	// stop) and the key log's `keys_recovered`. A credit's or debit's ledger entries
+	// (`GET /v1/me/ledger`) carry it too, so that the player whose balance moved can tell which
+	// admin key asked for it: there `lobbyId` is null, `payload.account` is the player's
+	// account, and the request must ask for the entry's amount (no log holds those entries: a
+	// signature there attributes the money's movement, it does not prove that nothing else
+	// moved). Absent for an act made unsigned, which only a
 	// server with `RPSD_ADMIN_KEYS=optional` accepts, from an admin without a key: the
 	// operator's word alone. To check it, rebuild the signed message (`SignedAction`): `action`,
 	// `idempotencyKey`, `keyId` and `signedAt` here; `player` is `admin`; `lobbyId` the event's
@@ -6516,7 +6577,9 @@ type ClientInterface interface {
 	// ListMyLedger The caller's ledger entries
 	//
 	// Player or admin. The caller's own ledger entries, oldest first, paged by an opaque cursor.
-	// The sum of all of a player's entries equals its balance.
+	// The sum of all of a player's entries equals its balance. A credit or debit shows the
+	// admin's memo and, when the admin signed the request, the signature (`auth`), which the
+	// player can check against the admin's public key log.
 	//
 	// Corresponds with GET /v1/me/ledger (the `ListMyLedger` operationId).
 	ListMyLedger(ctx context.Context, params *ListMyLedgerParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7870,7 +7933,9 @@ func (c *Client) RetireKey(ctx context.Context, keyId string, params *RetireKeyP
 // ListMyLedger The caller's ledger entries
 //
 // Player or admin. The caller's own ledger entries, oldest first, paged by an opaque cursor.
-// The sum of all of a player's entries equals its balance.
+// The sum of all of a player's entries equals its balance. A credit or debit shows the
+// admin's memo and, when the admin signed the request, the signature (`auth`), which the
+// player can check against the admin's public key log.
 //
 // Corresponds with GET /v1/me/ledger (the `ListMyLedger` operationId).
 func (c *Client) ListMyLedger(ctx context.Context, params *ListMyLedgerParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12311,7 +12376,9 @@ type ClientWithResponsesInterface interface {
 	// ListMyLedgerWithResponse The caller's ledger entries
 	//
 	// Player or admin. The caller's own ledger entries, oldest first, paged by an opaque cursor.
-	// The sum of all of a player's entries equals its balance.
+	// The sum of all of a player's entries equals its balance. A credit or debit shows the
+	// admin's memo and, when the admin signed the request, the signature (`auth`), which the
+	// player can check against the admin's public key log.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -20917,7 +20984,9 @@ func (c *ClientWithResponses) RetireKeyWithResponse(ctx context.Context, keyId s
 // ListMyLedgerWithResponse The caller's ledger entries
 //
 // Player or admin. The caller's own ledger entries, oldest first, paged by an opaque cursor.
-// The sum of all of a player's entries equals its balance.
+// The sum of all of a player's entries equals its balance. A credit or debit shows the
+// admin's memo and, when the admin signed the request, the signature (`auth`), which the
+// player can check against the admin's public key log.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -762,13 +762,13 @@ var ourScenarios = []scenario{
 	{"Treasury", func(h *harness) {
 		credit := func(a tournament.Actor, id tournament.AccountID, amount int64) error {
 			return h.do(func(tx tournament.Tx) error {
-				_, err := h.svc.Credit(h.ctx, tx, h.now, a, id, amount)
+				_, err := h.svc.Credit(h.ctx, tx, h.now, a, id, amount, tournament.MoneyNote{})
 				return err
 			})
 		}
 		debit := func(a tournament.Actor, id tournament.AccountID, amount int64) error {
 			return h.do(func(tx tournament.Tx) error {
-				_, err := h.svc.Debit(h.ctx, tx, h.now, a, id, amount)
+				_, err := h.svc.Debit(h.ctx, tx, h.now, a, id, amount, tournament.MoneyNote{})
 				return err
 			})
 		}

@@ -112,9 +112,9 @@ func randomOperations(t *testing.T, b Backend) {
 				err = h.do(func(tx tournament.Tx) error {
 					var err error
 					if amount >= 0 {
-						_, err = h.svc.Credit(h.ctx, tx, h.now, actor, who.ID, amount)
+						_, err = h.svc.Credit(h.ctx, tx, h.now, actor, who.ID, amount, tournament.MoneyNote{})
 					} else {
-						_, err = h.svc.Debit(h.ctx, tx, h.now, actor, who.ID, -amount)
+						_, err = h.svc.Debit(h.ctx, tx, h.now, actor, who.ID, -amount, tournament.MoneyNote{})
 					}
 					return err
 				})
