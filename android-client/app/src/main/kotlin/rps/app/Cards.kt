@@ -40,6 +40,9 @@ internal fun Activity.card(onClick: (() -> Unit)? = null): LinearLayout = column
     }
 }
 
+/** A card for an alarm: outlined in the error colour, so it stands apart from the plain text around it. */
+internal fun Activity.alarmCard(): LinearLayout = card().apply { (background as GradientDrawable).setStroke(dp(1), color(R.color.error)) }
+
 /** How a chip reads: an invitation (a game taking players), a state (a game being played), or a quiet one. */
 internal enum class ChipTone(val background: Int, val text: Int) {
     INVITING(R.color.secondary, R.color.on_primary),

@@ -37,7 +37,15 @@ class KeysActivity : Activity() {
 
     internal val deviceLine by lazy { text(Type.BODY) }
     internal val storage by lazy { text(Type.LABEL, muted = true) }
-    internal val alert by lazy { notice() }
+
+    /**
+     * The open alarms: a card outlined in red, its title a heading and each alarm a paragraph under it,
+     * both in the error colour, so the title reads as a title and not as the first line of one long
+     * bold paragraph.
+     */
+    internal val alertTitle by lazy { alarmText(Type.HEADING).apply { setText(R.string.keys_alert_title) } }
+    internal val alert by lazy { alarmText(Type.BODY) }
+    private val alarm by lazy { alarmCard().add(alertTitle).add(alert) }
 
     /** Keys this phone did not add that are retired since: no longer a danger, so in the normal colour. */
     internal val settled by lazy { text(Type.BODY) }
@@ -102,7 +110,7 @@ class KeysActivity : Activity() {
         page = ScrollView(this).apply {
             addView(
                 column().add(text(Type.DISPLAY).apply { setText(R.string.keys) })
-                    .add(alert).add(settled).add(evidence).add(recovery).add(outcome)
+                    .apply { addCard(alarm) }.add(settled).add(evidence).add(recovery).add(outcome)
                     .add(deviceLine).add(storage).add(makeKey).add(showKey).addCentered(qr).add(publicKey)
                     .add(listHeading).add(keyList).add(addPhone),
             )
@@ -116,7 +124,7 @@ class KeysActivity : Activity() {
         shown = s
         val all =
             listOf<View>(
-                alert, settled, evidence, recovery, deviceLine, storage, makeKey, showKey, qr, publicKey, listHeading, keyList, addPhone,
+                alarm, settled, evidence, recovery, deviceLine, storage, makeKey, showKey, qr, publicKey, listHeading, keyList, addPhone,
             )
         for (v in all) v.visibility = View.GONE
         makeKey.isEnabled = !s.busy
@@ -208,7 +216,8 @@ class KeysActivity : Activity() {
         if (notices.isEmpty()) return
         val alarms = notices.filterIsInstance<KeyNotice.Alarm>()
         if (alarms.isNotEmpty()) {
-            alert.shown(getString(R.string.keys_alert_title) + "\n" + alarms.joinToString("\n") { alertText(it.alert) })
+            alert.text = alarms.joinToString("\n\n") { alertText(it.alert) }
+            alarm.visibility = View.VISIBLE
         }
         val retired = notices.filterIsInstance<KeyNotice.RetiredUnknownKey>()
         if (retired.isNotEmpty()) settled.shown(retired.joinToString("\n") { retiredText(it) })
@@ -300,6 +309,8 @@ class KeysActivity : Activity() {
         setTextIsSelectable(true)
         minHeight = px(R.dimen.touch_target)
     }
+
+    private fun alarmText(type: Type) = text(type).apply { setTextColor(color(R.color.error)) }
 
     private fun android.widget.TextView.shown(s: String) {
         text = s

@@ -241,6 +241,7 @@ class KeysScreenTest {
         a.showing<KeysUiState.Keys>()
         assertTrue(a.alert.text.toString(), a.alert.isShown && a.alert.text.contains(stranger.keyId))
         assertTrue(!a.settled.isShown)
+        readsAsTitleAndBody(a)
 
         a.retireButtons.getValue(stranger.keyId).performClick()
         Screens.settle("the confirmation") { a.confirmRetire != null }
@@ -366,5 +367,18 @@ class KeysScreenTest {
         } finally {
             RuntimeEnvironment.setQualifiers("+notnight")
         }
+    }
+
+    /** The alarm's title is a heading of its own and the alarms a red body under it, not one bold paragraph. */
+    private fun readsAsTitleAndBody(a: KeysActivity) {
+        val title = a.getString(R.string.keys_alert_title)
+        assertEquals(title, a.alertTitle.text.toString())
+        assertTrue(a.alertTitle.isShown && a.alertTitle.typeface.isBold)
+        assertEquals(a.resources.getDimension(R.dimen.text_heading), a.alertTitle.textSize)
+        assertTrue("the body does not repeat the title: ${a.alert.text}", !a.alert.text.contains(title))
+        assertTrue("the body is not bold", a.alert.typeface?.isBold != true)
+        assertEquals(a.resources.getDimension(R.dimen.text_body), a.alert.textSize)
+        assertEquals("still red: it is the alarm", a.color(R.color.error), a.alert.currentTextColor)
+        assertTrue("the body starts under the title", a.alert.top >= a.alertTitle.bottom)
     }
 }
