@@ -44,6 +44,36 @@ func TestProblemCodesAreDocumented(t *testing.T) {
 	}
 }
 
+// TestSharedResponsesListTheirCodes: the responses every operation refers to (Conflict for
+// 409, ...) describe their problems by code; each must name every code the introduction's table
+// gives its status, so that a client reading one operation learns all of them.
+func TestSharedResponsesListTheirCodes(t *testing.T) {
+	spec := contract(t)
+	responses := map[string]string{
+		"400": "BadRequest", "401": "Unauthorized", "403": "Forbidden", "404": "NotFound", "409": "Conflict",
+		"413": "PayloadTooLarge", "422": "Unprocessable", "429": "TooManyRequests", "500": "InternalError",
+		"503": "ServiceUnavailable",
+	}
+	row := regexp.MustCompile(`(?m)^\| ([0-9]{3}) \| (.*) \|$`)
+	code := regexp.MustCompile("`([a-z][a-z0-9_]*)`")
+	rows := row.FindAllStringSubmatch(spec.Info.Description, -1)
+	if len(rows) < len(responses) {
+		t.Fatalf("the introduction's table of codes has %d rows", len(rows))
+	}
+	for _, r := range rows {
+		name, shared := responses[r[1]]
+		if !shared {
+			continue // 405 is answered by the router, for no operation of its own
+		}
+		text := *spec.Components.Responses[name].Value.Description
+		for _, c := range code.FindAllStringSubmatch(r[2], -1) {
+			if !strings.Contains(text, "`"+c[1]+"`") {
+				t.Errorf("the %s response (%s) does not name the code %s", name, r[1], c[1])
+			}
+		}
+	}
+}
+
 // TestWorkedExamples recomputes the worked examples of the contract's byte-exact rules (chain
 // hash, stage digest, ruleset canonical form, head signature) from the vector files they quote,
 // and checks that the descriptions and examples quote them exactly.
