@@ -10,6 +10,7 @@ import (
 	"github.com/commitreveal/rps/api"
 	"github.com/commitreveal/rps/internal/apiclient"
 	"github.com/commitreveal/rps/internal/apitest"
+	"github.com/commitreveal/rps/tournament"
 )
 
 // TestAuditActionsAreTheContracts: every action the audit log records is one that
@@ -36,4 +37,37 @@ func TestAuditActionsAreTheContracts(t *testing.T) {
 	if !seen["issue_token"] || !seen["recover_keys"] {
 		t.Errorf("the audit log's actions %v lack issue_token or recover_keys", seen)
 	}
+}
+
+// TestEachOperationSaysWhoMayCall: every operation's description opens with who may call it,
+// in one of the contract's phrases, and the key operations, which admins use for their own keys,
+// say so (they said "Player."): an admin adds a second key and retires the first.
+func TestEachOperationSaysWhoMayCall(t *testing.T) {
+	spec := contract(t)
+	phrases := []string{"Anonymous", "Anyone (authentication optional", "Player only", "Player or admin", "Admin only"}
+	for path, item := range spec.Paths.Map() {
+		for method, op := range item.Operations() {
+			if path == "/healthz" || path == "/readyz" || path == "/openapi.yaml" {
+				continue // probes and the contract itself, which say "Anonymous" at their end
+			}
+			says := false
+			for _, p := range phrases {
+				says = says || strings.HasPrefix(op.Description, p)
+			}
+			if !says {
+				t.Errorf("%s %s (%s) does not open with who may call it: %.40q", method, path, op.OperationID, op.Description)
+			}
+		}
+	}
+
+	e := apitest.Start(t)
+	admin := e.BindAdminKey()
+	second := apiclient.NewPlayerKey()
+	e.Do("POST", "/v1/me/keys", admin.Token, map[string]any{"publicKey": second.PublicKey()},
+		e.Signed(admin, apitest.Act{Action: tournament.ActionAddKey, Payload: tournament.ActionPayload{PublicKey: second.PublicKey()}})...).
+		Want(t, http.StatusCreated)
+	first := admin.Key.ID()
+	e.Do("DELETE", "/v1/me/keys/"+first, admin.Token, nil,
+		e.Signed(admin, apitest.Act{Action: tournament.ActionRetireKey, Payload: tournament.ActionPayload{KeyID: first}})...).
+		Want(t, http.StatusOK)
 }
