@@ -71,3 +71,24 @@ func TestEachOperationSaysWhoMayCall(t *testing.T) {
 		e.Signed(admin, apitest.Act{Action: tournament.ActionRetireKey, Payload: tournament.ActionPayload{KeyID: first}})...).
 		Want(t, http.StatusOK)
 }
+
+// TestSignatureRefusalsAreNotStored: a refusal of the signature, stale_signature (409) too, is
+// not stored under the request's Idempotency-Key, as the contract says: the player reads the
+// lobby, signs again for its current game and retries under the same key, and is registered.
+func TestSignatureRefusalsAreNotStored(t *testing.T) {
+	e := apitest.Start(t)
+	alice := e.NewPlayer("alice", 100)
+	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 3})
+	lobby, old := l.Id.String(), l.Game.Id.String()
+	e.Do("POST", "/v1/lobbies/"+lobby+"/stop", e.Admin, map[string]any{"reason": "next game"}).Want(t, http.StatusOK)
+
+	path, key := "/v1/lobbies/"+lobby+"/players", apiclient.NewKey()
+	stale := apitest.Act{Action: tournament.ActionRegister, Lobby: lobby, Game: old, Payload: tournament.ActionPayload{Bet: 10}, Key: key}
+	e.Do("POST", path, alice.Token, nil, e.Signed(alice, stale)...).WantProblem(t, http.StatusConflict, api.ProblemCodeStaleSignature)
+	current := e.Current(lobby, alice, tournament.ActionRegister)
+	current.Key = key
+	r := e.Do("POST", path, alice.Token, nil, e.Signed(alice, current)...).Want(t, http.StatusCreated)
+	if r.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("the registration signed again was answered as a replay")
+	}
+}
