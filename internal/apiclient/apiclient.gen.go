@@ -958,7 +958,7 @@ type AdminAuthAction string
 // AuditEntry One admin action.
 type AuditEntry struct {
 	// Action The operation: `credit`, `debit`, `create_lobby`, `set_next_config`, `close_lobby`,
-	// `stop`, `disable_account` or `enable_account`.
+	// `stop`, `disable_account`, `enable_account`, `issue_token` or `recover_keys`.
 	//
 	//
 	// Example: disable_account
@@ -4472,8 +4472,9 @@ type CreditAccountParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -4500,8 +4501,9 @@ type DebitAccountParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -4528,8 +4530,9 @@ type DisableAccountParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -4556,8 +4559,9 @@ type EnableAccountParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -4584,8 +4588,9 @@ type RecoverKeysParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -4612,8 +4617,9 @@ type IssueTokenParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -4722,8 +4728,9 @@ type CreateLobbyParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -4758,8 +4765,9 @@ type CloseLobbyParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -4786,8 +4794,9 @@ type CommitMoveParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -4867,8 +4876,9 @@ type SetNextConfigParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -4902,8 +4912,9 @@ type RegisterPlayerParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -4937,8 +4948,9 @@ type LeaveLobbyParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -4972,8 +4984,9 @@ type RevealMoveParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -5011,8 +5024,9 @@ type StopGameParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -5067,8 +5081,9 @@ type QuickJoinParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -5104,8 +5119,9 @@ type AddKeyParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -5132,8 +5148,9 @@ type RetireKeyParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// RpsKeyId The id of the player's key that signed the request (`keyId`: the first 16 hex characters
@@ -5169,8 +5186,9 @@ type RotateTokenParams struct {
 	// the same transaction as its effects; a retry with the same key and body replays the stored
 	// status and body without a second effect; a concurrent duplicate waits for the first and
 	// replays it; the same key with a different body is `409 idempotency_conflict`. Validation
-	// failures (400) and server errors (5xx) are not stored. Use a fresh random value (such as a
-	// UUID) per intended action.
+	// failures (400), authentication failures (401, `403 account_disabled`), the refusals of a
+	// signature (`403 key_required`, `409 stale_signature`) and server errors (5xx) are not
+	// stored. Use a fresh random value (such as a UUID) per intended action.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -6089,7 +6107,8 @@ type ClientInterface interface {
 	// ListAudit The admins' audit log
 	//
 	// Admin only. Every admin action that reached an account or the game (credits, debits,
-	// lobby creation, next configs, closes, stops, disabling and enabling accounts), with its
+	// lobby creation, next configs, closes, stops, disabling and enabling accounts, issued
+	// tokens, key recoveries), with its
 	// request and its outcome (a refusal too), newest first, paged by an opaque cursor. Written
 	// in the same transaction as the action's effects; a replayed retry is not written again.
 	//
@@ -6528,9 +6547,9 @@ type ClientInterface interface {
 
 	// AddKeyWithBody Bind a key to the caller's account
 	//
-	// Player. Binds an Ed25519 public key, made on the player's device, to the account: a key
-	// event `key_added` (via `add_key`) in the account's key log. Signed (`Rps-*` headers, action
-	// `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
+	// Player or admin (an admin binds the keys that sign its own actions so). Binds an Ed25519
+	// public key, made on the player's device, to the account: a key event `key_added` (via
+	// `add_key`) in the account's key log. Signed (`Rps-*` headers, action `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
 	// account that never had a key binds its first one signed by that new key itself (proof that
 	// the player holds it) with only its bearer token. Needs an `Idempotency-Key`. Refusals, with
 	// nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
@@ -6546,9 +6565,9 @@ type ClientInterface interface {
 
 	// AddKey Bind a key to the caller's account
 	//
-	// Player. Binds an Ed25519 public key, made on the player's device, to the account: a key
-	// event `key_added` (via `add_key`) in the account's key log. Signed (`Rps-*` headers, action
-	// `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
+	// Player or admin (an admin binds the keys that sign its own actions so). Binds an Ed25519
+	// public key, made on the player's device, to the account: a key event `key_added` (via
+	// `add_key`) in the account's key log. Signed (`Rps-*` headers, action `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
 	// account that never had a key binds its first one signed by that new key itself (proof that
 	// the player holds it) with only its bearer token. Needs an `Idempotency-Key`. Refusals, with
 	// nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
@@ -6564,7 +6583,7 @@ type ClientInterface interface {
 
 	// RetireKey Retire one of the caller's keys
 	//
-	// Player. Retires an active key of the account (a lost or replaced device): a key event
+	// Player or admin. Retires an active key of the account (a lost or replaced device): a key event
 	// `key_retired`. Signed (action `retire_key`, payload `{"keyId"}`) by an active key of the
 	// account, the retired one included. Needs an `Idempotency-Key`. The account's last active key
 	// is refused with `409 last_key`: add the new key first (after the first key, a key can only
@@ -7075,7 +7094,8 @@ func (c *Client) IssueToken(ctx context.Context, accountId AccountId, params *Is
 // ListAudit The admins' audit log
 //
 // Admin only. Every admin action that reached an account or the game (credits, debits,
-// lobby creation, next configs, closes, stops, disabling and enabling accounts), with its
+// lobby creation, next configs, closes, stops, disabling and enabling accounts, issued
+// tokens, key recoveries), with its
 // request and its outcome (a refusal too), newest first, paged by an opaque cursor. Written
 // in the same transaction as the action's effects; a replayed retry is not written again.
 //
@@ -7854,9 +7874,9 @@ func (c *Client) ListMyGames(ctx context.Context, params *ListMyGamesParams, req
 
 // AddKeyWithBody Bind a key to the caller's account
 //
-// Player. Binds an Ed25519 public key, made on the player's device, to the account: a key
-// event `key_added` (via `add_key`) in the account's key log. Signed (`Rps-*` headers, action
-// `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
+// Player or admin (an admin binds the keys that sign its own actions so). Binds an Ed25519
+// public key, made on the player's device, to the account: a key event `key_added` (via
+// `add_key`) in the account's key log. Signed (`Rps-*` headers, action `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
 // account that never had a key binds its first one signed by that new key itself (proof that
 // the player holds it) with only its bearer token. Needs an `Idempotency-Key`. Refusals, with
 // nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
@@ -7882,9 +7902,9 @@ func (c *Client) AddKeyWithBody(ctx context.Context, params *AddKeyParams, conte
 
 // AddKey Bind a key to the caller's account
 //
-// Player. Binds an Ed25519 public key, made on the player's device, to the account: a key
-// event `key_added` (via `add_key`) in the account's key log. Signed (`Rps-*` headers, action
-// `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
+// Player or admin (an admin binds the keys that sign its own actions so). Binds an Ed25519
+// public key, made on the player's device, to the account: a key event `key_added` (via
+// `add_key`) in the account's key log. Signed (`Rps-*` headers, action `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
 // account that never had a key binds its first one signed by that new key itself (proof that
 // the player holds it) with only its bearer token. Needs an `Idempotency-Key`. Refusals, with
 // nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
@@ -7910,7 +7930,7 @@ func (c *Client) AddKey(ctx context.Context, params *AddKeyParams, body AddKeyJS
 
 // RetireKey Retire one of the caller's keys
 //
-// Player. Retires an active key of the account (a lost or replaced device): a key event
+// Player or admin. Retires an active key of the account (a lost or replaced device): a key event
 // `key_retired`. Signed (action `retire_key`, payload `{"keyId"}`) by an active key of the
 // account, the retired one included. Needs an `Idempotency-Key`. The account's last active key
 // is refused with `409 last_key`: add the new key first (after the first key, a key can only
@@ -11842,7 +11862,8 @@ type ClientWithResponsesInterface interface {
 	// ListAuditWithResponse The admins' audit log
 	//
 	// Admin only. Every admin action that reached an account or the game (credits, debits,
-	// lobby creation, next configs, closes, stops, disabling and enabling accounts), with its
+	// lobby creation, next configs, closes, stops, disabling and enabling accounts, issued
+	// tokens, key recoveries), with its
 	// request and its outcome (a refusal too), newest first, paged by an opaque cursor. Written
 	// in the same transaction as the action's effects; a replayed retry is not written again.
 	//
@@ -12325,9 +12346,9 @@ type ClientWithResponsesInterface interface {
 
 	// AddKeyWithBodyWithResponse Bind a key to the caller's account
 	//
-	// Player. Binds an Ed25519 public key, made on the player's device, to the account: a key
-	// event `key_added` (via `add_key`) in the account's key log. Signed (`Rps-*` headers, action
-	// `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
+	// Player or admin (an admin binds the keys that sign its own actions so). Binds an Ed25519
+	// public key, made on the player's device, to the account: a key event `key_added` (via
+	// `add_key`) in the account's key log. Signed (`Rps-*` headers, action `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
 	// account that never had a key binds its first one signed by that new key itself (proof that
 	// the player holds it) with only its bearer token. Needs an `Idempotency-Key`. Refusals, with
 	// nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
@@ -12343,9 +12364,9 @@ type ClientWithResponsesInterface interface {
 
 	// AddKeyWithResponse Bind a key to the caller's account
 	//
-	// Player. Binds an Ed25519 public key, made on the player's device, to the account: a key
-	// event `key_added` (via `add_key`) in the account's key log. Signed (`Rps-*` headers, action
-	// `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
+	// Player or admin (an admin binds the keys that sign its own actions so). Binds an Ed25519
+	// public key, made on the player's device, to the account: a key event `key_added` (via
+	// `add_key`) in the account's key log. Signed (`Rps-*` headers, action `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
 	// account that never had a key binds its first one signed by that new key itself (proof that
 	// the player holds it) with only its bearer token. Needs an `Idempotency-Key`. Refusals, with
 	// nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
@@ -12361,7 +12382,7 @@ type ClientWithResponsesInterface interface {
 
 	// RetireKeyWithResponse Retire one of the caller's keys
 	//
-	// Player. Retires an active key of the account (a lost or replaced device): a key event
+	// Player or admin. Retires an active key of the account (a lost or replaced device): a key event
 	// `key_retired`. Signed (action `retire_key`, payload `{"keyId"}`) by an active key of the
 	// account, the retired one included. Needs an `Idempotency-Key`. The account's last active key
 	// is refused with `409 last_key`: add the new key first (after the first key, a key can only
@@ -20228,7 +20249,8 @@ func (c *ClientWithResponses) IssueTokenWithResponse(ctx context.Context, accoun
 // ListAuditWithResponse The admins' audit log
 //
 // Admin only. Every admin action that reached an account or the game (credits, debits,
-// lobby creation, next configs, closes, stops, disabling and enabling accounts), with its
+// lobby creation, next configs, closes, stops, disabling and enabling accounts, issued
+// tokens, key recoveries), with its
 // request and its outcome (a refusal too), newest first, paged by an opaque cursor. Written
 // in the same transaction as the action's effects; a replayed retry is not written again.
 //
@@ -20915,9 +20937,9 @@ func (c *ClientWithResponses) ListMyGamesWithResponse(ctx context.Context, param
 
 // AddKeyWithBodyWithResponse Bind a key to the caller's account
 //
-// Player. Binds an Ed25519 public key, made on the player's device, to the account: a key
-// event `key_added` (via `add_key`) in the account's key log. Signed (`Rps-*` headers, action
-// `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
+// Player or admin (an admin binds the keys that sign its own actions so). Binds an Ed25519
+// public key, made on the player's device, to the account: a key event `key_added` (via
+// `add_key`) in the account's key log. Signed (`Rps-*` headers, action `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
 // account that never had a key binds its first one signed by that new key itself (proof that
 // the player holds it) with only its bearer token. Needs an `Idempotency-Key`. Refusals, with
 // nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
@@ -20939,9 +20961,9 @@ func (c *ClientWithResponses) AddKeyWithBodyWithResponse(ctx context.Context, pa
 
 // AddKeyWithResponse Bind a key to the caller's account
 //
-// Player. Binds an Ed25519 public key, made on the player's device, to the account: a key
-// event `key_added` (via `add_key`) in the account's key log. Signed (`Rps-*` headers, action
-// `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
+// Player or admin (an admin binds the keys that sign its own actions so). Binds an Ed25519
+// public key, made on the player's device, to the account: a key event `key_added` (via
+// `add_key`) in the account's key log. Signed (`Rps-*` headers, action `add_key`, payload `{"publicKey"}`, see `SignedAction`) by an active key of the account; an
 // account that never had a key binds its first one signed by that new key itself (proof that
 // the player holds it) with only its bearer token. Needs an `Idempotency-Key`. Refusals, with
 // nothing changed: `401 bad_signature` (a key that is not the account's, retired, another
@@ -20963,7 +20985,7 @@ func (c *ClientWithResponses) AddKeyWithResponse(ctx context.Context, params *Ad
 
 // RetireKeyWithResponse Retire one of the caller's keys
 //
-// Player. Retires an active key of the account (a lost or replaced device): a key event
+// Player or admin. Retires an active key of the account (a lost or replaced device): a key event
 // `key_retired`. Signed (action `retire_key`, payload `{"keyId"}`) by an active key of the
 // account, the retired one included. Needs an `Idempotency-Key`. The account's last active key
 // is refused with `409 last_key`: add the new key first (after the first key, a key can only
