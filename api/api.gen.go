@@ -16,7 +16,6 @@ import (
 	"net/url"
 	"path"
 	"strings"
-	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-chi/chi/v5"
@@ -639,10 +638,10 @@ type Account struct {
 	// CreatedAt When the account was created.
 	//
 	// Example: 2025-01-01T12:00:00.000Z
-	CreatedAt time.Time `json:"createdAt"`
+	CreatedAt Timestamp `json:"createdAt"`
 
 	// DisabledAt When an admin disabled the account (null while it is active).
-	DisabledAt *time.Time `json:"disabledAt,omitempty"`
+	DisabledAt *Timestamp `json:"disabledAt,omitempty"`
 
 	// Id The account's id.
 	//
@@ -685,7 +684,7 @@ type AccountKey struct {
 	// AddedAt When it was bound.
 	//
 	// Example: 2026-11-27T20:00:00.000Z
-	AddedAt time.Time `json:"addedAt"`
+	AddedAt Timestamp `json:"addedAt"`
 
 	// AddedSeq The key event that bound it.
 	//
@@ -712,7 +711,7 @@ type AccountKey struct {
 	// RetiredAt When it was retired (absent while active).
 	//
 	// Example: 2026-11-28T09:30:00.000Z
-	RetiredAt *time.Time `json:"retiredAt,omitempty"`
+	RetiredAt *Timestamp `json:"retiredAt,omitempty"`
 
 	// RetiredSeq The key event that retired it (absent while active).
 	//
@@ -760,7 +759,7 @@ type AccountProfile struct {
 	// MemberSince When the account was created.
 	//
 	// Example: 2025-01-01T12:00:00.000Z
-	MemberSince time.Time `json:"memberSince"`
+	MemberSince Timestamp `json:"memberSince"`
 
 	// Name The account's name.
 	//
@@ -975,7 +974,7 @@ type AuditEntry struct {
 	// At When the action took effect.
 	//
 	// Example: 2025-01-01T12:00:00.000Z
-	At time.Time `json:"at"`
+	At Timestamp `json:"at"`
 
 	// Detail The request's body (`request`) and the response's status (`status`).
 	//
@@ -1762,7 +1761,7 @@ type GamePlayer struct {
 	// RegisteredAt When the player registered.
 	//
 	// Example: 2025-01-01T12:00:30.000Z
-	RegisteredAt time.Time `json:"registeredAt"`
+	RegisteredAt Timestamp `json:"registeredAt"`
 
 	// Status `active`: still in the game; `eliminated`: out in `eliminatedInRound`; `winner`: won the
 	// game.
@@ -1797,7 +1796,7 @@ type GamePosting struct {
 	// At When it was booked.
 	//
 	// Example: 2025-01-01T12:00:30.000Z
-	At time.Time `json:"at"`
+	At Timestamp `json:"at"`
 
 	// Id The posting's id; postings are listed in this order.
 	//
@@ -1837,7 +1836,7 @@ type GameRecord struct {
 	// EndedAt When the game ended (null while it is open).
 	//
 	// Example: 2025-01-01T12:03:00.000Z
-	EndedAt *time.Time `json:"endedAt"`
+	EndedAt *Timestamp `json:"endedAt"`
 
 	// Ending How a game ended for a player: `playing` (not ended), `won` (took the escrow),
 	// `eliminated` (went out in round `eliminatedRound`), `refunded` (stopped during
@@ -1878,7 +1877,7 @@ type GameRecord struct {
 	// RegisteredAt When the player registered.
 	//
 	// Example: 2025-01-01T12:00:00.000Z
-	RegisteredAt time.Time `json:"registeredAt"`
+	RegisteredAt Timestamp `json:"registeredAt"`
 
 	// Stage A game's stage. `registration`, `moves` and `reveal` are open; `finished` (a winner was
 	// paid) and `stopped` (refunded or split) are final.
@@ -1928,7 +1927,7 @@ type GameState struct {
 	//
 	//
 	// Example: 2025-01-01T12:02:00.000Z
-	Deadline *time.Time `json:"deadline"`
+	Deadline *Timestamp `json:"deadline"`
 
 	// DeadlineMs `deadline` as Unix milliseconds, to compare with `serverTime`.
 	//
@@ -1992,7 +1991,7 @@ type GameState struct {
 	//
 	//
 	// Example: 2025-01-01T12:01:00.000Z
-	StageStartedAt *time.Time `json:"stageStartedAt"`
+	StageStartedAt *Timestamp `json:"stageStartedAt"`
 
 	// You The caller's own status while the game is open; null for anonymous callers and admins,
 	// and for everyone once the game has ended (a closed lobby's last game).
@@ -2125,7 +2124,7 @@ type GameSummary struct {
 	// EndedAt When the game finished or stopped; null while open.
 	//
 	// Example: 2025-01-01T12:05:00.000Z
-	EndedAt *time.Time `json:"endedAt"`
+	EndedAt *Timestamp `json:"endedAt"`
 
 	// Id The game's id.
 	//
@@ -2179,7 +2178,7 @@ type GameSummary struct {
 	// StartedAt When the game opened (its registration began).
 	//
 	// Example: 2025-01-01T12:00:00.000Z
-	StartedAt time.Time `json:"startedAt"`
+	StartedAt Timestamp `json:"startedAt"`
 
 	// StopReason Why the game was stopped (the admin's reason, or the limit that stopped it); null
 	// unless stopped.
@@ -2361,7 +2360,7 @@ type LedgerEntry struct {
 	// At When the money moved.
 	//
 	// Example: 2025-01-01T12:05:00.000Z
-	At time.Time `json:"at"`
+	At Timestamp `json:"at"`
 
 	// Auth An admin's signature of the action this event records, inside what the event's hash
 	// covers, so that anyone can tell which admin key made each act of the operator in the log:
@@ -2511,7 +2510,7 @@ type Lobby struct {
 	// CreatedAt When the lobby was created.
 	//
 	// Example: 2025-01-01T12:00:00.000Z
-	CreatedAt time.Time `json:"createdAt"`
+	CreatedAt Timestamp `json:"createdAt"`
 
 	// Game The lobby's latest game: the current one, or for a closed lobby whose last game has
 	// ended, that game (`finished` or `stopped`). Null only when the lobby has no game.
@@ -2801,10 +2800,10 @@ type LogKey struct {
 	// ValidFrom When the key began to sign.
 	//
 	// Example: 2025-01-01T12:00:00.000Z
-	ValidFrom time.Time `json:"validFrom"`
+	ValidFrom Timestamp `json:"validFrom"`
 
 	// ValidUntil When a newer key replaced it; null for the current key.
-	ValidUntil *time.Time `json:"validUntil"`
+	ValidUntil *Timestamp `json:"validUntil"`
 
 	// VerifierKey The C2SP signed-note verifier key (`<origin>+<key hash>+<base64 key>`).
 	//
@@ -4037,10 +4036,10 @@ type SigningKey struct {
 	// ValidFrom When the key began to sign.
 	//
 	// Example: 2025-01-01T12:00:00.000Z
-	ValidFrom time.Time `json:"validFrom"`
+	ValidFrom Timestamp `json:"validFrom"`
 
 	// ValidUntil When a newer key replaced it; null for the current key.
-	ValidUntil *time.Time `json:"validUntil"`
+	ValidUntil *Timestamp `json:"validUntil"`
 }
 
 // SigningKeyList The server's public keys, newest first.
@@ -18627,251 +18626,252 @@ var swaggerSpec = []string{
 	"z6kWGGreWBiYuEyoaeuJtoh8oXQPtZXaVBKdC55o2JmTNPMmyKWCWCpnIofEr9QrkTPuXioGXnAdykKp",
 	"gKHIGRPmCVKGEygYxZOwLBzibPi9Jkst3GqC7ZtqBqic5velBHomEgJRv91hFYopu0uezZFRAYaezoU5",
 	"7I5BORToUYdXhnzmumBLCTA8sjjvXzF0sTW7EWIBDJ/X6e+CfbBIPs/N/V4BixEOKJWs+/8Peqcdpomk",
-	"BeNNJBdyKgEXc1tobPZBOhe64PMFDsyvT3Qd1ObeofSKFdkiF3GqUyVbDKx6LNRHHRzzPE897EEIkGOW",
-	"2St3LL8qibcQeK/MZMFyNAfN2KINAjIjRWOV5yJGnFRAGTB+whNj0U2MvU/f4LWV7KlE+jn4CHaNmR1o",
-	"pLIHgERMWy1WrWfAianWNLBTlGSsYWsb6EAobYFDE8DHMA9uz66tdDCKkJB6kLPVyLOteoey2qEVyrdI",
-	"4WpReIKSxsgKnwp487KYXDY2+UiazYg1LP9T4BVLhXImPoDlHKDoLQGfPURKHTjQzqKkUtlmPWmx72wt",
-	"enmfUEahxacLTyLWMGZAE/o3quhEoYw+FyzP7MnntXCjhICP3/fpU5SnRjxv4n1RvEi7MC0sGiM/mgCP",
-	"FErAR/Li9Ioo6oDKDb9MI5Usgs3SglzaWi3N2kbxXihL/oNbO0AFoDH55PCxrirATYVS5oOsrSaw/Amb",
-	"3ws2UIE8alBiYvbQdCm0ZjyUK8Fv3OdCYwGJhIxpAoOykGGJiNMENDEMtbBodi3260whFL+P2BrKElLK",
-	"FTwR8DxS/KGdFGdKm7UDUXJcYI0q+lWwhVjbDKUVM7hgNgDbKadQAcVCRVQD206wUzYzaP7yxr6iurg1",
-	"G4tYzUWJPWueV24QywtlY/FrD2Tez2saSVc4AEzjxSIJlrPBCig2JGAsZ3aR1TZWibMZxAcSaXn549oM",
-	"wbaRmO8ICgAmgDW8PGmJ+ZZqRhSE6C1zyV6emqtCOcfea6xav+gPe80RNthA60lmbq+Xea6mRvYjzAYj",
-	"PlkWhSdhuEwu2+3wJILz5wKa0owxn7BilcaiFcqfFIkOaoqCV0BeNssmG4ABM1NZYrmI2DNJ4L0i0wI5",
-	"l/vtNquhgfQwTJAPtxGZR0SujNDivHBsC2sG1gBOQWHGM4HEmJgAp6/xXZ6rHFo+KFtl/g5w86DehW0M",
-	"qV9ewzHdiPhikZGBdEZH/wRtKQGlfkIZEQdo1HQrEzg/tyk/karap83kYLw56s+AZekN7bdQgh8xYrzK",
-	"BgqzzBOzpEVV5RrD1AjOHXSflD3+29u3rwFptVjqPQyeYGT/0zKB/pNO+mco/3l6egr/Mz+br/nPOpJj",
-	"1kDLCz5m1GR0dsecXbHErir0fkAthNYoIOhVuHuaoyOJQVkdLyiNoGdGsJ8dlDWcYW+PeYZpyX7U3KIR",
-	"9bm86KhrKcH3Ku0p6x/NoCyB3Yi1m6W+GaPHRUqHB+ZwHSNplY0UhpnUkZJeseiZuSaCjmfb9VjMnmg6",
-	"QbshDM2zPpu/lDUyMSlwXYEuNqpQTQoBNcvmRIAWNQK1WeU6Nd8Ah+7Pk+W3bh5Fhcq+MBMqK4lQWeO3",
-	"ZRrf4CtMEHtSwSs2D3Gk2pIPtzlBYu7gRmUNWj24SWAOLVaj83pQxk9Ftd5aSdGsUKsSALNXek8AEoym",
-	"oOmTrxp7tkhzK5TLejXoczWLGQGqmlWWVtg67tzzAeI/2WXVgd1Xw+HasPoyN9sMUJh4wc777If0L/bi",
-	"btdcfBTPK10Ai7hK9kpi6Y0o8vXpM8SzxdMHKMpKHlg61ZGHRwASZX/XLBP8xihjurpHoq1kja17FlrX",
-	"LlaVaraUoL6QJVq0pi2WLGHaOTOy1JgpVyw39/Ba9cw6iF6Wq/T0B/PJ/klqz/uh1H3zZYEEFmXkgXC1",
-	"aiImRB0NWnH7ORhZCGWjY7ZxdzCoMhLqWC1KcLEG3TQgGRNAVEygEQPBvG6fzdQyJ22klgWYbxD2dyYT",
-	"rHXU84kz0Yw/pZdxbCxkxDoVk6U25rQ1bowgqwiKVNuYKTrLtpHC+vcgpIzVR2qIY+hBTCYiLnRAKOd1",
-	"nwOJaxM0VKYCxStQGeTUIL/U5Qkg8xx3I2fkr+NzjGcbK2l3crJEG0SwFTeDsSYR5BGMBYxThA4TEjCa",
-	"02gicVbdEMlESdIJsPOTMdqI1XzBbaGmjx9hDPhKi7U5vwlIWGZyayVli/0fZxDAIoY2zUa/3TbW+EY4",
-	"0v+9E5i79tiWSqbWYfq+VNHjtajDVRVdHICtOWSbEpVSTaijwR7UrDH48KFpi21ofZAzJtALGwv45ikE",
-	"limsQZ0NpN3N9wy2l4T5lMClyxSYzTxhUhQrld/YgKH5XNbK/o//qMAXGD3hGa+3FRhYjI+AVwBGYCY4",
-	"KBnzLGPIng/Pu+xHkd9kAsESFiJniVhkaj234AbwfTG35EobC28Ap0ZRiVjptS6MOfy8e/26ObIPo3g4",
-	"9ulHODyMIdueZYym4DEtfqv8DU3UFGaeKDRlcPW5PuUrO7sllbhmjajI1PS0PBSFRJxovh4GdunvMSx3",
-	"KbQWGr8vL1h0lqnpmXe5H9g1Z4QSTynSTJzhWF/hQOmvn/Cvf7QWdOBXPPCOOmfKq4U0a0Yfvg5mluGb",
-	"AfBiFJj9q9NEGBmVapduaLZKfIVMTSMPwAJxKFSeTs1SBDwC6E6xU3Bl6+HMUfhEobxNxUoDHAX69bYz",
-	"FVeTcZrR9URzhor0MjV9bWyaPxf5UkTGGQFFkco4W4KLAhYPJp6KtLBoLOyUvPpTinqUOSPYkFj1Tv7H",
-	"yeik02q32lBGsxCSL9KT0Umv1W5Rf/EMknVnM8GzYva7+fe0FmUZIs+addvtEijbDBC0BsSM89tUTr2I",
-	"e+sEHolKEsgjXojib/Ac5EmC8lR4fLfdRjIEwN2BUm7PYfxvKqhGT/FQWwk9AXJxNXX35Yh5lt4KaNTo",
-	"d3q77uqGefYaza23Sr0yxlYl7Xky+se74ERbpKSTV+mtMIvFfDg+BdC+Mv1w8s5cekZfo7Xm82zntJsh",
-	"/7wQ8tnrly6n4Od6Vlyz8TLNCnDGA7aBG6vZ/3324yv/m4TyhcuUob+rjZZFGDRgVG54taqQU4lQso3Y",
-	"OJU8XwOrtrmtG1CAxZWg1ly7IvnSiopCqR12az3Ayy3S64WI77Yo7LSVi2Jz5lLtjZCmYkQvWSjI9mH0",
-	"Cj0iCGC12MsCg/vgDxTrBQQHjPDgBeRJVIZG1ILnWuBNHYquZg0cTjETOtVNNgGmVq/kFOhZ4NKEbEOI",
-	"aBRK4fy4AgWc612r2C4J2MfuLT9jLQcn/e7w8HVvlfqRyzVF5/TePfDWF7f7NgI4TcdKHmra9S1/Z/d7",
-	"eO/zdErGudnoZtkYqWu8C0ciH8oG4iobYaZnywKs+kStZLO6YeqW7RvBk5R2+B8gyczjIewOYuCzvvug",
-	"3fsKA/5JYT5uzRru01U8NvfBNJunWtvmko3vsnfB+d9k52LzvDPzNgula5ec/foM60l1mXGycRRyAH4X",
-	"uWJjnnGoNQHXAQp0UKD6jQ3oJGG+JJ2j/sS0a6ph1WJGpcVeoZMNhiaJ0ZevW8xMoXMToFwi9ZLaocS8",
-	"mlQ1jmbDulqxfZtqUAimupRVErw3fiMkJN/sEbQu8ZTXb757/vKa/ZTGN/AbJa8J5Kp7fh5Azj7C6XuG",
-	"jyGxETWvGA+lxKanregUVBSgE8U1yVq6O/2gWSPmWgQIk+1q3lI5DSU3tl4zcI6VHwuj4DjEx6KRI4gp",
-	"RJZRzwKOBfjsx2us5wrlrxB+cF3yGJyxEAzGFwSaEcLUd/HXRBhDjBwur4hjrHJp/RtjJN+ItU0VukKV",
-	"0u5OC9aI3iz06VMbLtAl9bo57f1yEQWMQkEAsE546KEMy85+wONyThXOPKb5AxbhkMno9hxReFe5zLIr",
-	"8y0dsIONIgebIdgnGmbD+DpeYSQ2uxifEjoyXEPbMwReUEuZhJIiZ+6rldG2K8atQICeNZ54/ioUJNSE",
-	"siGj3G93QrkZ0UbgdP97mI/XYr9SBMH7zNUvZznXtQ0XwKtCQgHDUy74MxcI2FanOSrbAexvSvrondXt",
-	"5Slnbxb6B8Bs2FVIXD2XPldxh9MRsuXTOywRFLr4i0rWX0w91AkDVBZlQSKCXW/q1M4XGwM9ndoEdtlX",
-	"9qvbnkzqjDNqFvX7fjX7F5641zOXdA5f8ouXzMGLjjDHnlOk6OvbfcZuOGIiXlKUFxKInrWx/6prdGJ/",
-	"KYPAe/U+fsstDe1ZAU7jb9kAZx9dA/KnPRYoFDQ2Ngq9bAEYmIsbnegBdZjqZVZQjlz7bfKhbFTa5cES",
-	"VTJg0rWhX0GA1CNvpBIZn0tiLArm8EFsJiSUmFYj2hAs/zKOIlX3tVhEBgugVW7VcZTSsdAim+ywgGkj",
-	"vUbVfGdZ9sz1faO0eSATemOU+7f7E20tja+81Y/YE9/bVCte0T98xU+qgLLgfxPh4MRBFVsD03QLt0rv",
-	"JhLOHOTFDsHg/IS3lEvB7nPaQGVKF6o9oF4nQSxawW+FQ0LytzkBcgXQaIuRXFc3jDSTEMxwwcu5wEFG",
-	"1J0P9Y61G3kEqJ+WBxrD1nO/VomMsEZZrqODskLLuEqpnOraSM6rVFuJ8ILgG+4tDw5bKz+u4SGQCzzm",
-	"fPCoHlbQIBJFrPLkNQLzfAr20pOWSxS+3v0FzqMkONJMqMgFizFyR3FgsckOSQPMNBkXwd+G4OTPeMIa",
-	"EUE6U7oU0F0wBgm8kOApBQwqB0QSSiUthVREx54VlIEzZob1uhqYPDI3ptwjtctjdaBaSZIqI0IC77Tb",
-	"hASsqUCu5KZ13iKmQ0hSYXaqERlfNGq2GNTgm+fjD6mmpBYCWVOKyk3g0YmsmhwavaG5+UuZiA8RplUw",
-	"oXJlJPytgOgqzpOX2zlzCZX/z43kz+ZJ3XMtfvszVVxX0L9RlBJfF7jdLhsJnp+2/mvp8jvRzpOEBC5O",
-	"B3zr97mIjRXoHGBCx6YHPtGhpDPWAZtzAFWM7JERwwSRcoCFkDy0IfYZN+ZdEc+Ett/ZLblJxqc6lFyu",
-	"/a9UuMHO+Y04IM9/MGv+88T5tsVVxbTnuvCGZ/UQwE802lCSMIaWhErGHpYyQCCl5q6/LUW+LqkhYB3b",
-	"hi2Q3ncCe/saRilM7EGL1OUfq6TwtOcf9cbX1Rvua9D871chyTyVlXBzvd6AEknjgLUYLQ1NEKwplFhH",
-	"sLYjiNLicYjg+UE2OiWUEBk9TaUWUqdFeiuuSIy5uLVxCOl0iDwDVrLbY01QSqiQ1IRCwTMhQ5kme2zS",
-	"ERE32oAfOZgBFewEzhWGnDkHtFk0fGqEz7XgeTyzU7Ete3Zh6QG3CYkImBysb4F3aEhF5dTNLZS4HSLE",
-	"/lluaq+9udNu1+E/7QBuOlZefksWLSxL6z8ftGntKv/WPed/JzFW7cH+x7tPFbn2fSoT99l8OWa++y4h",
-	"VrGG41wk6d48mifZAHCERRjbikpMNtsGan1Wl0CxSbVGsVIsE8lU5IwKgYJQ3pjRRzgCY4i+obSbb2+j",
-	"SQvVCHBeiz3LsM8JCpqNoMM+U5CQofTTeLY3TRfcSHzCTcB2w4Cslhy6achm2NWAGEpqT/HbktgC+uuh",
-	"Jg5Z5HluZLR76QWH7mQw82DsZOZBN2zBb9DUHYu1wi4cyJr4Zdo7sg9JWtw3+3AnD/1lJY10ZAbiXzq5",
-	"8aOZfKg6nIj8TsmNL25YHsxqbO6L/2nRzsfcyb21AsqIMpnSSASgtTbvpSESMf5sBbGlEEhROMWxT0HA",
-	"AIx+eOYux3rhKSRLxJQbG3lERdjbzS9l/sRI3lYo9+sZeFyd6P2r+eFR8j5K3upKeRS8j4KXBC9ICE/u",
-	"Glc6yfmKZ/cUvdjzcZzs/d4IW6lWDFGjXeQTtkOwkbCgPYxdZoT0TG1A9V0nLfay0GRzkz2Np2BDHpY/",
-	"WfGcauhmCthYFIAXgpY4tNra/qI0t+AzmOLmtouccup8zYx1DTSOACaBDf3U30y4MNiaCn05UhW2RXUr",
-	"goo9MWWna7PF/gqnYm+Z62x1IFMAEahDSbjYxjWpon3zpdGwmZqWMXYfinpDceD9H1XHg6iO6ux+07oj",
-	"cEvtUWs8ag2nNUhqlUUH91IWQh6rK6B51wfgwNIHK/0AVCGmXvQS/eQ7aQWmpJ7nEtiMBCY7LC/r5CPc",
-	"+VE8fgPiCb/ro3B6FE5WOOHerDOSQDzcS1LZCowjbFoPDwVwATOFBQz5morzRy41ZlEYNqpzsLuIijCg",
-	"PN7vAqgt+0eyMSj9x+J2zKdJ4SW4NysCqLus7EBF0BRbXo/GIfxpQaCk8qrgacw4BGhgS6lpviwvYCuV",
-	"JxZgkpeQSRhVnokcgiKY3XTYXo3NCoSy5j+UG40O2qtDcLSKxsadZHwKFveWWMeXdMZwA9saAFEOnvoe",
-	"imSaLfaTEEk9hEJpx5dwMhQO70HrwFE9BnV65Q2O4QsUPzwa3Zu48OXU/rFNAPsKMNxWcNv0arvXpVIK",
-	"8Kj5HjVf2YoYY2fxDv1zA2Srd9d+jkjpsPp7kd76bYsNNwKMnxAIrKsowU5Ei8UDlLR4jOpHQmkhYl3B",
-	"24wnROC1UjnQ1zl7/xhZr/LAOAHYygZEVO/hEVHACrM0imaL4QvZqXiCI9IOYoToqwDaGOI0UXPElhpQ",
-	"SRc6ocfiXa2mJgpp6PjaAwIUGLPFAcaUrRXwSOveyAQRavZAuNSolpfmFgBr/uivPIC/UiU/2wUD4dtr",
-	"f0R316P4/obF90vc5OXiqIArHpTcRswdVe2HZeIkHFESVgC6vFYSH4m3QYU3AWaRdBBKYkQkgoOASfGh",
-	"sHjaATIl6gCltQ0kWkB94WIzJGYDkqsk8nVAzOSg0lLgZLN1flXULA8tC1vOEUWsUKpZJf3eU0jYYr/m",
-	"aVFAweFuLDG0xIjvgEDFsF+O+umw3T1FZMAV3hGl9s5qZ/hqdxXIryDt/E2V7Zn3OLIHxQXWHov2/kUk",
-	"01trTOkn5ec7JJCwNuIoiXS9nOPuAnRglqjlOBOnQprdRCUWEIeYifgGuw1SecvzlMtCjxjPMluBwfRy",
-	"zgoVyt9FrgLbrrpVYMfEb0uHqb6c2+p2W8YBpXJobXr5QVu2EWBQBu9toeYBNYQ6ZQnWnh6VakDr2NXP",
-	"mgC3K8zUA25PfMIbsVD5zpAqTXQOJ7UeN9ofsdHwO7FCFTxDN79c6Lv3G+Sfzz6a/+xvKK/0jVL/JT0c",
-	"i9YRlxMArVXOgA+vFk/tBfI13U1rvYDxPXxD5DVN5451DsYMvfVjI8vDN7I4mg86VC5jbIfcsYzPqAX4",
-	"6MZHJcVG63OJNJvKKqgBdJrU2YOhtAbhs0oQRUwKi+xbuRHZepl5agLddWkO+Agrrh1GQvMKg9dgLj/R",
-	"FvsGaFltYx6Ss0OVyA5T0Szt1zQn9916h23Fn83MfGstzvjax5mXtNpo9Txu8K+3wRducR65wam1//jW",
-	"ZjJR6MKNL472VsBUlux1+ewWp+Yxs1kxiQRNqkRRBT/h/g1s2wQifmWpf75aFmXTsk1PlRBVUFXcYj+D",
-	"+YmaZ8Y1KtaAwNoKzeapXFLjL8IkLHiaQDHZHuvRyQQ7jQ8nFL49f9N78buJBZqsR7nw4HLhret4cqbl",
-	"0aIBKBL02Uf471EW7TOkVXhi4Y+QWWtnwGeXRQDRJRJkT5C4qsWufYKjwCc3Kum5zJaH0wOgrORE5Fll",
-	"Lgol8DcB3xJrWJ6lgK2UNIMkzj7Pl8SOe/c8qmPdZqKyTErI7LSDKor5TFE8W5lboRPQYlG/3WceaQlG",
-	"Hi1ThShFl1QuULgLpBSW/sMJoze0tf71TBkY+VsHc7PLQcFZ326+x9X4KLge3qCxoqSEJNotue4GzmIB",
-	"PD0iFw9X22wwB5rPUwngm9hrvxHKJsARCIXhWgEGFeAWxfoTcx+N/UzI8PR9ruYRse7hkV/MvyPWkMss",
-	"sygXoSOuuBHrZov9YCsSsIEpF2YVJkRdZYZnB0zItJZA+sZV3UPUzkz6LiPmOp3KVE6p6OXBdl/5GPPQ",
-	"nSk692F061F/O1ZkGyzCOYTpOYB3nAGAzVjxPPkciEOLTJFzeSOSGkzDgI1rzP1Qbqd4ovH6z6tU6ghu",
-	"po3Gxc4NgEA0I6jgIJrTpSgiwOR1xxFQWZZXXpk9wVOYliIVmk0VGBweOITF+QF4i1RjeI8YwGljRAuR",
-	"pyr5M8+yiNErY4TZf9krFvXaCWHmXiR0plPQVA0H3gUVHoQSYG56gGdzAXyzCV/rgBUqgcaWOFsmImmx",
-	"txRyzAXS+iATNAXLYAiaNn0ueBJKFAc65tSViK7ZDpPglbcWDuBq/AqZSPg+XuGT3gW4M65CZZAFdTI6",
-	"MR/6JDgRcjk3K5T+lKLwmOR9pIxtSaAXHECscGapc2jXOPDz7RgLzzJvKPhXr23Ovkh2DOegQ+Ym9Fsy",
-	"cPzvfNAjc0TTj3nAbwbF8q3/XfaiDBGv+n1F+8jaC1QRBvEW8tGjtVpGjlVce+yNzVYoXxGhOxaQWWMF",
-	"5NSc4Mhsai4rRA7sODIArj+oCwdUu4bv+xGRyGSZZU2rR3A8uVouDsaTWBkxxnoIEMJIY6tDWT44p7q1",
-	"sTC6Qis2FsVKCAnc+AvgwJ7zNRsbgQtH0xiuAni3gvEs22VB0Zwckq0/G4802z1/KTGlp8TJvUvYwY8V",
-	"WbfX7iowQLMlZCOo7h6ho+x4+kuO7WWWIEWjVCvWqI50w3tHgHX7Ea9YNOGZdvcG5QscyziBde+kFlAY",
-	"V74SCeWxUpngsm78MJ1kB+BiHgsEfwKkVY3UmbsmcZ7Kv4jiM7Di7jSeuaLhsIZZTmORqRWLcAzRTji7",
-	"Of/wcGOkmpmlRJzDVLN8mQktjM20a0B0xi54rPM+jMehZdViZf3pflhZtMe+KXVrxM3h8CdtrUc1+82o",
-	"WSOz7WfxtKw98u5TcESpdckRg2oHiKUWQnp8ESgsEaoPy/KiFvuZIoJ4AAm7NRK5UJU2Wa6aaJxf8Ll4",
-	"Die/lIsl4ZrQ1URzR1SCc/PkBglw+NO4S+lcmNM86nXPsSTxEbBoLIrr9HfBPthE0nNjcrwi+t+lRJJk",
-	"kgDNO/KRT1TOCH3PTkVrrm7FWxzcjzpq7mbOgH1254jmv1+LjTdbf1CLDX6pHaEdKVa0VVzszNslGybF",
-	"N1+Y/Vhn/RlgU8jckdG+3pa/VSfn7CNRon76bHfHdQCQ3xOZtdcCh2emskRXqerVSlqyf8xnEW0cZHEC",
-	"BxriJYhsGqrZYn8VPMlSSbzcxEbHwD8RoXQCOM5UfAPDSyXjY7UsWKfdZnOglF1w4EC6shxYLErorkTs",
-	"FOF9jBiNoPDSaAyO7oOjOMe7Foqa7ncFie4lZV/hlzlGBv6aFrNXRH76FQyznXWW5sdHqo9/XevthSgq",
-	"RpfZhr53eieJcgbZ4OOa635SoMOmHgwzVbnRYEqERRqOkUlCJpAfh8sWHEnHPd8ZOceVvHLhXoAt2nSx",
-	"kXvdkvsrV1BtGYHMXYkSqLFBIWQEi816kwIG596RYlJyScik2WLPM6UR5QgvcW0mVcSODdrDK/gMXgMK",
-	"oJxKxTIlpyJnY0E3SELZgM65Va7k9D1Iqh3Gn3n8g0ulf9N+ucMikhqIHoGHHk230nQzK+JeltuZV7Wz",
-	"W9pioal1sOEKzaJxxm9Ed3zaHZw3lsXkspGk07RgfwLzaKXypNmMSgpqEr1QQ9BiEPBKZSgjKN+IWI3w",
-	"CTBMaZlBnfx1dUN0kVTF+1S+N0IaL4qR991KNMKaeO+qfoyr/nal3J3nfE3GYtnjNuN6hg0BnhmZ2iKj",
-	"UShdCBXNUqYFgNmxRipL87VVXhw1qcigHD5VOmm/nzCURjGxBs7Le9zrkcMawfFlhUhYkgLiNaWNbG2G",
-	"9z3ZXHAJpnGzxX6dCWmbxykS4V9ZLYsKCOqkrJ2yitU2lYcylL/maUHM8/TBgWF8mUNcXxcqNxc+fToW",
-	"E5WLp0+ZFpBBwVlz48TKUvMbQLsCdGEdvEgJ2c1ZnHM9A54EbKO3W4k05kTlEwFUkfb9ahUZDOFHdSv+",
-	"TRXZUeffoQJtoakI7aECKfDB/iBgwJ2a+bndNVf1Nqdb6I8a+1FjO42N6oZDVMLT2EY071PXyA92bC+b",
-	"7awhVjEbmviNEdcX8ouVJDOBy4lFSFxAOmKOCB2hjFbcHKXL25bBWS/jGTXsrEURbDJozyDWbDwOtlBZ",
-	"ZhWh8cJSDXXBWJqTuwdoESujBo1ioRokLvXKKOvGQmmdjjMKV0pFb2dcJCWLVC5taB/e7s/G94l2ZYi/",
-	"w+l8QPGPTzg6PYanU5LsiNgNP/K8rxbjgRc4nHzDb/ZYtfvg5YpvBMdSddye1QZ1kiYH5c2ZLnLB53cV",
-	"O5maMq7ZNcRCT6/N83F9s0ZUiA8F3v0Ubx4F7Je3359eNkeUfoB4bIUP0VFJQS+QSiWKGkmtRtFEZZla",
-	"/Rn5+RoI7A4puyZVrhClnQa+Fk/0BGySLaFfnezbwLPViT8GOAr4iq8dqRUWJ+vZstAsUSvphCSNA4st",
-	"aNTmFSHm5L0LvRzSP5bsjlA+jL1SvIC/RoyHcpJKY29ryRd6pgowwZ8+/RXwltKCDPTW06fsmXsAEvsZ",
-	"h+QV18UpTP7py79GrLGapfGMccmur7+zb6hheON1KIkx0dIt5EYaSxEXugkgVSLTwnsNoqlkUJTAnNRh",
-	"jXbAvI8wghJRwjLI1LSJi2WGjI6rVBI1tzkJbkVv+KPQmk8FvNp35VdMNSiQOf6KUf8oTaJyZp9onAD6",
-	"DY5F3rIyvxfrhbAnJLzgeHn0HZ7L8RlZKkFoAZ1Qw6I1rma8CKXHbVm/dyKK6sFyAXc4LZoj82pRFIUy",
-	"TUabFJw0PHvcDNH+YIbojs8Ebqe6YdoL6CmhxEWBrX0AC+mEMGtgDsXfQrh0A4au2+YSbjIo4rLdu2bN",
-	"UrU7LN1GhC7J3wRPosDPOkPRLX4+DZ4fbSW8h/frCkjupHmrFTerjmtjK+G3hqFi5yF88XIyad5mUIq7",
-	"OVfloI6asFeQI3LiBqdnFEHWyNj0AkA2SgLMEjCUwnRQjQyDyYux4EXEqPQN8z4YIe4MnK2DSSwbxoU9",
-	"ligqL8aUUZKZR8NOTJXUrp9ykasPqbkzoaoZIQUA/WohZItd36QLtOJwQz1XUi/hm6SF2VS/aLEhCRqc",
-	"jXO10pAJw81wrZZ5bJaEupkVxeJUaxGw1+tipuQTHcrIHPxA2S+6GXK1tlqtJoL/kyIaq2SNUz/G/45Y",
-	"rLJMxEX5iZ9oV4CBgphL4kY0F1iLMDbC2t/cLfZ8JuKbLWHPeJ6nt0KPsJEtWuTi9m9czyICZ2XmQKqW",
-	"uhQcM/Nz4BIZ+DdIwvliWQhbBIKConmF7RyhhCeb9Ud7AkFh8VxvVzQJq1LAh7E9LLDIcxGLdAEQrXMx",
-	"HwtqP9nmaCV7Wy3N94+F1sYDBZGNbqddJyzJ1cLscpaIRabMymRSFCuV34QSg//NoJTxtNIrCmNLREWs",
-	"oSw/8Z83f2uOfIGRC700OyNPp7MilKg2UmoPhl3MpnyBsRyH8QeJGSGNuS6SCoMbzBAFewpF+DTJKJQx",
-	"Bzo5oxasmV8n08xFU1HU69+ZJxyMgQLfP5QLnmvQsRyStreCNhKY6aCX3iJ9sKSXJmZN6/BothB5ubdK",
-	"EDGeJLnQuglCBZBxIbQY9btDZl4d6eNEEjEil0Nf7JoeIoBvQ8h6cySgXjmPmTiUWGprZhL2v2ZJqunD",
-	"Q3MENGSvILA345oZbwx5QRigG0HOqJhxWalWMreFb40XUmUTa3TaTriVbZzNkbfWKhMafThNCzG/Bk8i",
-	"Yo2fF0I+e/2S9VpdsyO931AfSCY+FEJqqCiY4LfvtdosUfHSiOemg15G58Sc5JkMdA8jqeAD52wNIgcW",
-	"Z/QxTQJcIAEzmuRTdGUMKWM4Rh9OyVX6USQpf2tMCJT27gf7DlA0DtMHtgMeNi9Te4NQRtXrR9YoKYsg",
-	"4D5qAroPhQ9oUegl9iUMPBSZwWtZXeGDfXPu7/ewVY+qI+XkvR8HnbPlbpiDJe/syEorqgtdswHvTNpx",
-	"R5xeJv3xaT8eDE6HvN877U46SVtcjM/jTieUaL/1nOVBCCYl3oo1Qz6GJ0ZAnox6QQhVtuHJKDzZPv0k",
-	"CE/IgIQzjhqGuQhbxOGaobhMLuLz8emA9yenfdFLTi/j7vi0w9sT+xtcwws4v9vuDk7bndN2522nO2q3",
-	"R+12q93u/BecY4Yfnow+hie2xCU8GXUueoOLXvfyvN1ud4LwBIJH5nhg3wlvPB7GF6LPT3uT885pP+ny",
-	"02HcFqeXfDDuJBeTnui24SGUiLF3UGZcnXb7k/mDVDXesN8eDnv84rLfS8bnXdGPO0lvcjkcXIrOpD/u",
-	"nLfbw6R73u0MRXss+uNurzsYDC8HvMMFPxddeNjM3o33urwbi0knEeKy3R10efe8LQbxZW8cXw7EeTyY",
-	"TLoXybg/TCbjvuhNhheDZDCMO73u+Xly2QtPPpkVUGN0frznRyyXyBcc5IEPPWjjh74RdrgXl/0hj3vt",
-	"/vD8sj0WNDRrzOAbxVxcCJ60h4OLYW94IYbxsD9ux5O+OB/2BnFvMOgK3r4cXwg+6Sbji2G/f5F0zoed",
-	"MR9fiLjTHvLL80vR4/3e+Hzc5xPeaXfG/OJCdPodcc6TODmfjHudJE46vWE/nvDL9uXgYnJx3rkYtwVN",
-	"vWddh3Kjy2yrbw02OGgOIwzQJitp/xG90rusCeD9uoBiYqmY2bSjUJJH5OkmViiVoU41Mng7sMFI/Yi0",
-	"mIncImaCHxxKsIYbZOuoXEMxm7Eh0fJEl5jGDHY012jeWi3WwLsXM6FT3SQUPrSDpCDFYXTBWBWzFtvQ",
-	"sWU3kX9PozA+BSf+qRAUlOufJ/Wc32iLWutUTVtGp+RmZgvqhjIbo/7DODVW45W1tnoSzLA2lefJaDtg",
-	"6Z13fXzgEkJp8DL1Y63GDbZH9yk4SZMDlxpDHubH68HonA7f/aN9OtzBWO6luf5hHmDHGOC0lr2Savzf",
-	"IsaIcF35yIanHlAQh2+GBO70+SrO/h/7Dcuh7PuQzxDjg4wjrwXVHKhpPK3/ps+Aob9kRrX7EWNnVxum",
-	"pc3fuwgXhKrUBGNiuH1ItFios/2r4MACeBdsdRiVQ3Sdpk4i7rCDW7sqkSiGAzd4DOI/eBAfzeJqGJ9l",
-	"6a1gjevr75r3ieh/1OK3ozExiSmnEoIoY/ywgqCYsZrdCVgi4oznAnxqHsrIbPSEYqsNCKuAHGVaZCKm",
-	"co3SVyuDss1dSDw4JBuH3ELiYb5q4qDCjc9tBkTR61SzW5GXLiQEToqcx1Tsk98C2xAx1UNlUCPF36Ac",
-	"qXTDEJMIfe3xMs2caPAeoW/SxS4swxcC/ZmH9MauxW8PDPfvPvBeyfEoMh5cZBh5T+ELs+yTO8kIxPK5",
-	"Y7aPYEd8PB7c5H4ReMDSCeNyHdjIK5zXpAbyUNZ0kJt9NUt1ofI1KxTa2TZ2iBDzLr3glzvs4ii0jeHr",
-	"F/CSD7jbvknMUEIBPg4dsPJpHzftV4DYqsz4bnSt7S0rxYfiFEv8oY53ubdpgjVeCJ4/0ew5xP9/Eh+K",
-	"sp212WLXgrSx7WetrgfoJzBDMntzssyyUNKJqST/VVE7LaZx2B3aaAPbugp2QyghkBmXPZSRZdWj3i2M",
-	"c8eZMJZG4GVAfGQEAqTXDm7iyoMBwiQIpKBb7A31TpS1fJhFMO+M4zT2Sq0KvxbFT+6sx5rSwzWlD1Qn",
-	"urGkvplK0bd15aHY+/dYGvpYGmpLQ1EaYV6Y5CwU9pNUuUNzh4cVf7Cxo4ZL+g3lJfz220pr3ZOqcVei",
-	"vWJYYywK1rCwAoRjEDXRLwKQZ2IRoexrBbDaPB0Yi3SAuXWLXZ/qUEK+YcS2WkYQxWWjRa8ZAAOp8Rhx",
-	"RUesgawtLObSXGCmqRkAbkLZLVImZaIAn5SL/1apfE+VsQ1vTgAHHzw9mIYepEC1vdWIygLsHc8ywW8F",
-	"i9dxBgWwlhHJKLqpUhZFEm5l9Kb2qafGPL6xVbqhpCdd1WtnUJLQG6mkaNJbwFnvjdK275VKvZxM0ti4",
-	"ru8nS5noqBXKX7FYuOB58etMyO/xAqzs9ZoYoTJlkmZEG+M3YWJjScfrGakhdsUpeW25vB5V5jEq82vD",
-	"RLxxe6G+x+FfCiHiUZV9ReZVXDdWaexoBz/U9EBq7GwuUINlohAHmhRfGRGrt/0AIiuJ/BUbUc80iD5G",
-	"iqtF6qCiXnDFV+RfiVx+xba6ET1nhJQnEZeWyqU2RGEG/+/cYf2ZEvErmPKvxKTYloVGsafykXz6UQR6",
-	"1GXG1vsM4UdMCkc2Z78h3oWy87AQCcMcIos2G7Qj14htJKK5MqqFgdjoxF7NlHdzxCi8Rz+25V3A9E63",
-	"67VKvp+nGmBLI9uEoJnXbs6SdDIxI7HZVyz/ROAed5ORK6a2GBmuYBqnbM7XrMjXRCBddnzYSifQAd0u",
-	"kM1lafLeuDbegDDEPV4XwvJdccmeXT9/+ZLhRFPlOzb5VRlXQkmIbS32jFruOu1uH+4GEEPQC+O3bUM1",
-	"B7Bn3RLOUdm8nWrbS54wXoRyt7ltrn3seP6X6XjGD/atdTy/oSW4yxkwvz7qwHvrwO4xE0A1/6iQ/oc6",
-	"DwA/cecWaV2oxTHAUS4Hcl2ohdnzTVcPJdcsWQomPizSfN1iL+Wmw+DgnVD0IsDTFbBkW0ATKNZwXLdI",
-	"kMbnilKVFq5jC9ykUSpWxLhuXiFOCunnoOYm9pIcELyJzIiuxhwtcjEkggrFcTTQ0aikCOVSpgVWANby",
-	"P7XYT6RIc+hmULfm2C8yE9rPk6TWEwoc6FQowetC/FWLj2V54XxYqlZNMM85T3h7LO7ANgvAV6kta8dP",
-	"+aje/rDki/0E35rSqku+GFHBGlLlc55lHv6pF0HdiCU/qrVH184qKLPS93l2NQma6fFFNdMnmqk8nRqd",
-	"UHaZ2sJaqKuZifgG2uBLz0aCuMXfpSpEKG/EWjfRWTAH2K3I00kqciAromI94NOB9rEbsd4s4eHeg0CV",
-	"YQHxeI1JnhuxdhNgG8ZXXLM5TwQ9d5UWUmhtiXhiZW6x+Qqu1zKUGS/M84FcCbryvQE0uC3LM/okMnN6",
-	"Vv4cIQrIJJ0uc9u5r7G1qhyE0z/VqTCPp5PwADiXnGnofIVGyyJf6gJ4McrivlAiMgnjmZK7QVynD8pj",
-	"r6Yv5UTtFns2JPVYiXMHli+guVvw3Gj6yoYMYH0E3rqGdk9cteVirIiCaUUMnMVK6lSDEXGsSHjz/XN2",
-	"PjzvMu9atsiVmpRF6EUuYPvr9HfBoglQ21F21f8plFGhItawyAzUVLxz10HbwO9mO8PeGatixnKlPLmD",
-	"F4ey7mrAxS+bUJFIi0tgkMn9vQ3/tA3Z5r0sND5IBYC5V6oYsdTINzbhaYbgQFAOPVH5jUhaDN4Mmkrr",
-	"3wqmhlDyMVaVqelU1LdJvhDF83K2ET7nAJsMtALDm8GMm8ftou0w3+dk0zj6gqwihO7uD8V988OffCf9",
-	"SaE+g/rkIaP1W59qF5mh+fH+ltyjxXSkEH2d4y4EyEZYgnazzjiy7bJFLibpB/RKzWrMjUO6T3ACNZ9O",
-	"cVkcIzbdBSRTbHtC2c6AXkFEAQSENlATMGyqZ4bSVmFE9I+XSfQErAXzViMg1WIWH0ZJF/MtVqrpCmc2",
-	"9lwoy03nONO5r0eckIX2A5KMZvKed69fs6jI1PQUjkYWPMLI/BshFtgMCHdiajKBmDbblHuln+2AdaiK",
-	"htebYGtRhLJhP2W+lBbKnlO7PxuLWSoTCG4EbJEtddUMfIKRC0ACKIztOVN5ka13COCX9gMeLX5tqx1B",
-	"ytdLMfrc9aJsuUyTjRa99umQn06enX7/7uPlp1P/z/5d/ux0P+0gWtp+D7cCn2hX/9MwClHwxCwtt2R3",
-	"imq3TL/l19zqjKwlVxO/3VNVdr6yFipx9h5E+zw6+F9DXclSGLqCx+kuvQSZyjm/MWv82DTt7spKx4wI",
-	"AahtSkaGjIwIlDwWhaOIigDJi0WUWYyg1wZ4HpuOcwQCtBoUhIW2IhAr9PkXGY+FccHFhMD1UDPwPEsF",
-	"AC17wWGbJ/VOJFZIlLzshcPEcvUvECOnDDAgl2DtpFJMTQpzE4XkhpiTbUSVostmAEg5+iZdLGzhv1Zg",
-	"SVCk2StHhEp/KEREZC1s20OWSXNPqL15u1nPSNB31J1EOjx6/fP1LpQ3iuBHQRlX0IDjPVdSrJGYyxUY",
-	"aZ5pyJJXylGhlxEqUndXZDatFRBKMAO24LEBMSBL5ZSSxlLZzodCj6zSf09JdaiT1YXKPaZBjBWNAGDJ",
-	"aOU5X7NJChBC5dSqhZDgRMlY1LJD/O9lGt/8p0rlIzHYQU3xYyk3vjVisP9RFZ+PGvC+Ie7/BFHs8SVy",
-	"VChsLIqdKVks06z1zawSJHlHBAu2dMfauC4PY+PK1CjQqnMPfhQPGVklov1dttzm0FuPzKB/xDKt+xR7",
-	"abrn4kCP88ZCNZYV/QvT0FJQZn26aeKUpb3gQsuEJSmwMEN1qAhCSemVitlxiEZ7hOl5tzMIY9T8Uxf8",
-	"RgRsplYhpPEBS93RruCgGhH1SUcVY8ho84BFKyWjgEXCGFmSA94gbHvw0gOoPcAKB4oVWMIrKqauWqiR",
-	"nvFcRFRoUKgFJYHc95ECCiGWsrBYRdB6KUXu6LhSCNZMc6E10zO10liwsQIj1r49/QIhirg+evAq1cWP",
-	"92z0puu+tf7tNyJWeXJc+7ab8s/s334UZyTO7i2TNtu5ayXSjVgfUea7LZHGqe1bgLQl2Okuw6pWAJQL",
-	"eMFaNVvsL3A2l+y7pDsYdIaUs4kx9TvnifF6vCpZQEUz0jmwmSQavPEUvBjpjVi/B2yViDVuUx7KiCfJ",
-	"+xuxjlzoky4sI6YtAmVmjejNQp8+jQgNXAc0ZuZuYmQjfHsWfQxPcMg/iHV48ikKmAev+wyui5okRM1t",
-	"bjGSRpuCBnHFuCzjuTBnyB00Axg3cwHOa1npa5xBl/y2l6zgVPIaGxicRahVr9AYUdjSAr12FGZQ0gzr",
-	"B0lPW+wnIfDLbPl2fjMk+v3VyuYEHLwOG/PkvQPqi1gD38P6/kYHVT5DYDy9NEdPGlgHwQUsAV6pdZDA",
-	"dnAWYJnA3yW+MTwhUchCiGl121DZKU97b/2aiDWWEmcSuxL9k6Dormy6NMvKKDhJHZcw2zqUgJZbBhJg",
-	"aaalCWkGiK80smHsGD+qyJScanOBeTM6H6vUXQ+oeajf5mnvanS/WR/nfcoA0/yZW2nMNCS2MhtqugFu",
-	"lq9rPeVnSWL83Ec3+aANDhP1B3nI5AD8YGTzDicAlyTiN19tCzpNWN9rrw7j0Vf+n+eE/AVjZSBAVdX+",
-	"OtIlMYvl7CMAsX46ptPRedFvQAzpvQrPaAPgygMsfojzJqTZmxVVHkrQ5STaolJHW5WMv9RoZYKQ/bRb",
-	"+zqNazvJnfh00nO/Hnxb2V2A3lI+BDhdIMwqEkJtgY53rgsY7YjxJHGKzYzKlri5uJan43BKYo7V4qGM",
-	"1VzYmjDUkp5iMAoe1KIrxUFhr8znz0WsbkW+bhoHZ1MjQwF29VPBirEvpc2JG+h39b09Zi5rNcq2yEoT",
-	"uzpoueKXADBMB4q9iQNsM3MLXszKxBx89L2pue304ruPnfNd+cFHXuDPU0O0p/7lFdFjnvMrdtqYJeMX",
-	"rDjNBT7pAbWViWQq8nvGfI1/ijdgQhZ5KowYxSTioZgYpe/0EmD7eZZhzMm5rXQ/Jn5b8kz7iDNQkZiL",
-	"JAVtmIhxWlA0CXWUGecTzeZirhiSI9n8Jnrc5AV6NIeozzzGl8jsgKhp4bzhvuQNGpWCNTm2vtHd+Yn2",
-	"fZU9CIY/rl/hrN+50QUu+5aiWjiiwxGt6ip5jGb9Swbnqx/xkGSBwMjRIbEWe6n1UljMI4qqUD0uSLcb",
-	"IRaarVR+k8qp1/Bt4xwphXpCuYQ2NgVU0qzTZvNUAusTIS/5XNS5KohtaAYs7NgNsOIazW0XFslUfINR",
-	"IRekWBasAZcLqndwJQRmxPACzSt6gJzSOWS8U6BvmnPo9X5WkidVCxFqKgXckPxnjzCpj/WK5skQZsGY",
-	"GFYKBCwt2FQUmooUytu+j0mxRkxbOFYK1RcrGHIs0luRsLRosWdOEK5mCucIW1DwqVzfoCODUc6y9AIO",
-	"nNl1cvbR1bZ9wnUS1UZZ3sArvoWF9LmhlgdFTjYjfEN332XibS5rKSpUu7FL036xhV5Dk9EkeojHKMb/",
-	"SFsQRULFCCxo9+yW1VRydhRm9Hew2ekKn7rsRqqVDoyllyatWqvnjX3MA25EeoZ53K5taN+29e9dL2mm",
-	"yM2Ftzzcoa3lcTZen864np19pCN/43p2NAtBzKWSacwzI6vm1lWxCwm1Ly0BZp4CgRPvQZAQsfArlR+a",
-	"AcK4AE/OuhCleo881JnGWCXrpuOMhEcY8RjKiBbNX4l5LnL5dxgp8vCtoEGJUXylaTeC5QawVTYc8Mtz",
-	"dGOSUGJ5ni74WrOZyEXAeKYVszyKRpBndFmSFvWAYi+E3Tp/WZsXvrMmfFNO1sOqwY2J3F13Y5eChdF5",
-	"BCd/6O3+wrJmfuCx2/f+ssUVi/Wkx4kDKwYo3n1ICDyzT32i2Upw8xqsAdhKgLcEVMMiYBlfq2URsLHg",
-	"hca6WTQwwW6eIx0I8Lbla7qPTXkPPgzYNE8Tr5i3fKQvW/bvsvvur4eGs7PD26/XHvfSV9lL3M73nffK",
-	"mVmieyBu7I4JgCzjFMFuLAYaVQ40W+x7yOIveF5ka5bkfCXd+h/ZAhDcL0iYD7XjQtsGN+rtp32YFhDX",
-	"QhybsYiV2Ym2vKtIM+uvzoGbGk9CLh7gfoVSujylrsBxWsy5vjEqvjswf+kR3MN4y6uAxSpbziXQu47T",
-	"gkW5Wr2f5Gr+fqyKQs2fDtifQhmrDA8C8XAEKt2c3bb6G08+hZ/h7gH83vd/xDYIc7jbxhheoRZ0iXk5",
-	"+KVPPvMCTm+x61k6QX+d6RlfCBYhQzL+fydCiGwg95OCXgbbIJAD1j97EMFJuVqx5aK2ikDybP27eJFT",
-	"J9fnSJ0HQOLP0+QPAoIxj4bJ0enOlAmn3x02X248j0fp99A0J7hmGSepM8XFWycEN1zXT0Gt9wr+o66n",
-	"pswXOiEPE90Ixz/Cc+GafKI5vzEKUEa2aagxK4rF6OwsUzHPZkoXo8v2Zbt5xbSg4q5bnqfmXTXREsUz",
-	"W3NETOtgagAF0rPXL43YQVs+OrvtEI8aLwhSgmJXyzw7GZ18hDUsPo3Ozj6aJ38afVyovPh0Epy4Z5qP",
-	"MnPiH94ImlppsCd1y93ydTNzBkHFOBJyWPfmMdU7mpfefzNzDWtEb15f//X9s7/+9U10xcxFPuU33Btf",
-	"qnp3M8dbd4/MUaS1hn/qyDYUc/b21fVpIXKoUzYidpGrD+sKhyPeEa6DBfTOLawd4WMbzQgwzqEDmyVy",
-	"6BZpXpOmam112eo63s1ccL3M12X4zMPMgPs90YAvmqfcImAQPQGUHTT9x5ijNc/4FVWwNXx14Ctuz7Al",
-	"UxftWzsIMJJZLjJq5XFPc7tw+4GvsAkuoLmp8nvZG9t8FvDpqUyzhgf3FmAjYoAF4q1qV3Yq6h5qO5JS",
-	"OQ0s0HJgoe9A20KP3a3gmfmrYZH1NmcRelXqG5EXIj+lwnpj45/GM55KkZR8YhCcwuQja4CH4Dj+gZsX",
-	"KBmB4vP6+jvvmcS4tv3UZ5b0grJ+ADkDv7NTRgIzcCCB8IZGffiLD0uLt2/9N8GzYhYQ17/QBJVSblt8",
-	"ok6n0syXqw+AMkpLgug9p1zAO2ZvEy4HJwK9rAozmx5VoKtACpZQOogOFaAtVII3AJDBJvCNxvJMa16K",
-	"uRaZMa2gSRRBoqzIzdT0LApsJfLz7vXrUAJyAl6MW4eksFuL05NP7z79vwAAAP//",
+	"BeNNJBdyKgEXc1tobPZBOhe64PMFDsyvT3Qd1ObeobTFycUsF4JNcgK8B0WpWcOrZWSLXMSpRr5QIhjc",
+	"UU/bbv9XFIQSlLeSjFNxPt6nxcBlwC4AVPAxz/PUAzaE6DumsL1aynLJkOwMgVTLfAlY6+agefFog93M",
+	"iOhY5bmIEYQVIAyME/LEmIsT40zQB35t1UYqkdsOvrBdwGZ7G5HvoSsRjVeLVYslcNarBRPsFMUka9jC",
+	"CToQSls90QRkM0yy27NryyiMliUYICSENcJyq5iiLKVohfIt8sNaiJ+g5Eiykq2CDL0sJpeNTbKTZjNi",
+	"DUsuFXiVWKGciQ9glgco10s0aQ/uUgcOEbQoeVq2KVVa7Dtb6F7eJ5RRaMHvwpOINYyN0YTmkCr0USij",
+	"z0XiMxv+eS2WKcHr4/d9+hSFtZH9m2BiFIzSLgYMi8YIpyZgL4USwJe8JIAi/jvgicMv00gli2CztCBR",
+	"t1ZLs7ZRdxTKMguh3AhQu2jMbDnwrasKKlShlPkga6tmLDnD5veCDVQgSRvUr5g9NF0KrRkP5UrwG/e5",
+	"0BJBliJj98CgLB5ZIuI0ATUPQy0sVF6L/TpTiPPvw8GGssSrctVUhGqP/IFohMWZ0mbtQAgeF1ijCq0V",
+	"bMHhNkNpxQwumA00eEpYVBC3UMvVYMITppVNO5q/vLGvqOhuzcYiVnNRAtua55UbxJJO2UD/2kOw95Om",
+	"RtIVDl3TuMjIsOUMvAIqGQl1y9l0ZBKOVeIMEvGBRFpe/rg2Q7BqwHxH0C4wAazhJWFLQLlUM+I3RFec",
+	"S/by1FwVyjk2dmNJ/EV/2GuOsHsH+loyc3u9zHM1NbIfMTxKXRKehOEyuWy3w5MIzp8L6HgznkLCilUa",
+	"i1Yof1IkOqjjCl4BSd8sVW0A1tFMZYklOmLPJCEDi0wLJHTut9ushmPSA0hBst1GZB4RuRpFCyJDaq0Z",
+	"WOs6BW0czwSybmJ2nb7Gd3mucugnoVSY+TvAzYNKHbYx5JV5DYF1I+KLRUbW1xkd/RP0vASUVwplRASj",
+	"UdOtTCAU3eYTRR5sn5OTg2XoeEUDlqU3tN9CCU7KiPEq1SjMMk/MkhZVlWusXiM4d3CJUmr6b2/fvgYY",
+	"12Kp99CDggX/T0sz+k866Z+h/Ofp6Sn8z/xsvuY/6xiUWQPNOviYUZPR2R1zdsXMu6pwBwJvEZq6AM9X",
+	"IQZqjo5kHWV1pKM0gp4ZwX7qUdZwXoM95lm9JbVSc4uj1CcKo6OuXwXfq7SnrPM1g5oHdiPWbpb6Zowe",
+	"0SkdHpjDdXSnVapTGGZSx3h6xaJn5poI2qltS2Uxe6LpBO2GMDTP+mxyVNbIxKTAdQW62KhCNSkEFESb",
+	"EwG31AjUZpVI1XwDHLo/T5Y8u3kUzyr7wjSrrGRZZY3flml8g68wQWBLBa/YPETAautJ3OYEibmDeJU1",
+	"aPXgJoE5tECQzqVCGT8V1WJuJUWzwttK6M5eXT+hUzCagqbP7Grs2SLNrVAui+GgidYsZkS/alYpYGHr",
+	"uHPPBwguZZdVB3ZfDUFsw+rL3GwzgHjiBTvvsx/Sv9iLu11z8VEksnQBLOIqkyyJpTeiyNenzxAsF08f",
+	"oCgrSWbpVMdMHgEClf1ds0zwG6OM6eoeibaSkrbuWWhdu0BYqtlSgvpCCmrRmrZYsoRp58zIUmOmXLHc",
+	"3MPrAzTrIHpZrtLTH8wn+yepPe+HUvfNlwWyY5RhDQLtqgnHEC81aMXt52DYIpSNjtnG3cGgSneoY7Uo",
+	"kcsadNOAZEwAITeBRgxECrt9NlPLnLSRWhZgvkFOwZlMsNZRzyfORDP+lF7GsbGQEUhVTJbamNPWuDGC",
+	"rCIoUm0DsuiJ2y4NGzwAIWWsPlJDHOMaYjIRcaEDglCv+xzIipugoTIVKF6BJyGn7vulLk8AmeeIITl5",
+	"6fQc49nGStqdnCzRBhFsxc1grEkESQpjAeMUocOE7I7mNJpInFU3RDJRknQC1P9kjDZiNV9wWwXqg1MY",
+	"A77Sv23ObwLMlpncWknZYv/HGQSwiKEHtNFvt401vhHr9H/vBOauPbalkqkvmb4vlQt5/e9wVUUXB2Br",
+	"DtmmRKU8FuposAc1aww+fGjaSh5aH+SMCfTCxgK+eQpRawprUNsEaXfzPYPtJWE+JRD1YkhmzBMmRbFS",
+	"+Y2NRprPZa3s//iPCjaC0ROe8XpbwZjF+Ah4BWAEZoKDkjHPMobs+fC8y34U+U0mEIlhIXKWiEWm1nOL",
+	"nADfFxNXrm6y8AZwahSViJVe68KYw8+716+bI/swCrYjCECEw8MAtW2IxmgKHtPit8rf0KFNMeyJQlMG",
+	"V59rgr6ys1vylGvWiIpMTU/LQ1FIrIzm62HUmP4ew3KXQmuh8fvygkVnmZqeeZf7UWNzRijxlCLNxBmO",
+	"9RUOlP76Cf/6R2tBB37FA++oLae8WkizZvTh62BmGb4ZoDpGgdm/Ok2EkVGpdrmMZqsEb8jUNPLQMRDk",
+	"QuXp1CxFADuA1hc7BVe22M4chU8UyttUrDRgXaBfb9tecTUZpxldTzRnqAIwU9PXxqb5c5EvRWScEVAU",
+	"qYyzJbgoYPFgVqtICwv1wk7Jqz+lqEeZkIINiSX15H+cjE46rXarDTU6CyH5Ij0ZnfRa7RY1L88gE3g2",
+	"EzwrZr+bf09rIZwhrK1Zt90uUbjNAEFrQEA6v03l1Avnt07gkagkgZnihSj+Bs9BEiaofYXHd9ttZFoA",
+	"UB+oE/ccxv+mam30FA/1rNATINFXU9Rfjphn6a2ALpB+p7frrm6YZ6/R3Hqr1CtjbFVyqiejf7wLTrSF",
+	"YTp5ld4Ks1jMh+NTQAQscxsn78ylZ/Q1Wms+z3ZOuxnyzwshn71+6RIWfiJpxTUbL9OsAGc8YBugtJr9",
+	"32c/vvK/SShfuDQc+rvaaFnEWAO65oZXCAsJmwgl24iNU8nzNVB2m9u6AQVYuQlqzfVCki+tqOKUem23",
+	"1gO83CK9Xoj4bovCTlu5KDZnLtXeCGkqRvSShYJUIkav0COCAFaLvSwwuA/+QLFeQHDACA9eQBJGZWhE",
+	"LXiuBd7UQfRq1sDhFDOhU91kE6CB9epZgfsFLk3INoSIRqEUzo+rfsC53rWK7ZKAfeze8jPWcnDS7w4P",
+	"X/dWqR+5XFN0Tu/dA299cbtvI4DTdKzkoY5g3/J3dr8HJj9Pp2Scm41ulo2Rusa7cAz1oWwgaLMRZnq2",
+	"LMCqT9RKNqsbpm7ZvhE8SWmH/wGSzDwewu4gBj7ruw/ava8w4J8UJvvWrOE+XcVjcx9Ms3mqte1c2fgu",
+	"exec/012LjbPOzNvs1C6dsnZr8+wWFWXGScbRyEH4HeRKzbmGYdCFnAdoPoHBarfNYFOEuZL0jnqT8zp",
+	"phpWLWZUWuwVOtlgaJIYffm6xcwUOjcBajFSL2MeSsyrSVXjaDasqxXbt6kGhWCqS1klwXvjN0JC8s0e",
+	"QesST3n95rvnL6/ZT2l8A79RZpwQtLrn5wEUBEQ4fc/wMSQ2ouYV46GU2FG1FZ2CcgV0orgmWUt3px80",
+	"a8RciwAxuF1BXSqnoeTG1msGzrHyY2EUHIf4WDRy7DOFyDJqiMCxAFn+eI3FYqH8FcIPrgUfgzMW38H4",
+	"gsBhQoD9Lv6aCGOIkcPlVYiMVS6tf2OM5BuxtqlCVwVT2t1pwRrRm4U+fWrDBbrkdTenvV8uooBRKAjQ",
+	"2wlsPZRhCRsAYF/OqcKZxxqCgEU4ZDK6PUcU3lUus+zKfEuHGmGjyMFmCPaJhtkwvo5XdYmdNManhHYP",
+	"1y33DFEd1FImoaTImftqZbTtinErEKAhjieevwrVDjWhbMgo99udUG5GtBGV3f8e5uO12K8UQfA+c/XL",
+	"WUJ3bcMF8KqQUMDwlAv+zAWiwdVpjsp2APubkj56Z+l8ecrZm4X+AQAhdlUpV8+lz1Xc4XTEg/n0DusP",
+	"hS7+opL1F1MPdcIAlUVZ7YhI2ps6tfPFxkBPpx6EXfaV/eq24ZPa7oyaRf2+X83+hSfu9cwlncOX/OIl",
+	"c/CiI8yx5xQp+vp2n7EbjpiIlxTlhQSiZ23sv+oandhfyiDwXr2P33JLQ3tWgNP4WzbA2UfX3fxpjwUK",
+	"1ZKNjSoyW10G5uJGm3tA7at6mRWUI9d+D34oG5VefLBElQyYdD3uVxAg9ZghqUTGJ6oYi4I58BGbCQkl",
+	"ptWIkwRry4yjSKWDLRaRwQJQmFt1HKV0LLTIJjssYNpIr1E131mWPXNN5ShtHsiE3hjl/u3+RFtL4ytv",
+	"9SP2xPc21YpX9A9f8ZMqoOb430Q4OHFQBe7ANN3CrdK7iYQzh6exQzA4P+Et5VKwtZ02UJnShWoPqNdJ",
+	"EOhW8FvhYJb8bU5oXwF08WIk1xUlI4clBDNc8HIucJARtf5DMWXtRh4BpKglmcaw9dyvVSIjrFGW6+ig",
+	"rNAyrlIqp7o2kvMq1VYivCBsiHvLg8PWyo9reAjkAo85HzyqhxU0CHMRqzx5jag/n4K93KflEoWvd3+B",
+	"8ygJjjQTKnLBApjcURxY4LND0gAzTcZF8LchOPkznrBGRHjRlC4F6BiMQQLpJHhKAYPKAZGEUknLTxXR",
+	"sWcFZeCMmWG9rgYmj8yNKfdIvfhYHahWkqTKiGDGO+02wQxrKpAriW+dt4jpEJJUmJ1qRMYXjZotBgX+",
+	"5vn4Q6opqYUo2ZSichN4dCKrJodGb2hu/lIm4kOEaRVMqFwZCX8rILqK8+Tlds5cQuX/cyP5s3lS91yL",
+	"3/5MFdcVaHEUpUQGBm63y0aC56et/1q6/E608yQhgYvTAd/6fS5iYwU6B5igt+mBT3Qo6Yx1wOYcEBsj",
+	"e2TEMEGkHBoiJA9tiH3GjXlXxDOh7Xd2S26S8akOJZdr/ysVbrBzfiMOyPMfzJr/PHG+bXFVAfO5Lrzh",
+	"WT0E2BaNNpQkjKHfoZKxh6UM+EqpuetvS5GvS94JWMe2Gwyk952Q5L6GUQoTe9AidfnHKuM87flHvfF1",
+	"9Yb7GjT/+1VIMk9lJdxcrzegRNI4YC1GS0MTvmsKJdYRrO0IorR4HCJ4fpCNTgklREZPU6mF1GmR3oor",
+	"EmMubm0cQjodIs8AxOz2WBOUEiokNaFQ8EzIUKbJHpt0RKyQNuBHDmZABTuBc4UhZ84ByhYNnxrhcy14",
+	"Hs/sVGzLnl1AfUCcQiICJgfrW+AdGlJROXVzC4Juhwixf5ab2uud7rTbdeBSO1ChjpWX35JFC8vS+s8H",
+	"bVq7yr91z/nfSYxVG7z/8e5TRa59n8rEfTZfjpnvvkuIVazhOBdJujeP5kk2QDNhEca2ohLwzfaYWp/V",
+	"JVBsUq1RrBTLRDIVOaNCoCCUN2b0EY7AGKJvKO3m29to0kI1ApzXYs8y7HOCgmYj6LCJFSRkKP00nu1N",
+	"0wU3Ep9AGbCXMSCrJYduGrIZdnU3ui5Fvy2JLaB5H2rikKKe50ZGu5decGh9BjMPxk5mHrTaFvwGTd2x",
+	"WCvswoGsiV+mvSP7kKTFfbMPd/LQX1bSSEdmIP6lkxs/msmHqsOJyO+U3PjihuXBrMbmvvifFu18zJ3c",
+	"WyugjCiTKY1EABRs814aIhHjz1YQWwqBFIVTHPsUBAzA6Idn7nKsF55CskRMubGRR1SEvd38UuZPjORt",
+	"hXK/noHH1Ynev5ofHiXvo+StrpRHwfsoeEnwgoTw5K5xpZOcr3h2T9GLPR/Hyd7vjbCVasUQktpFPmE7",
+	"BBsJC9rD2GVGMNLUBlTfddJiLwtNNjfZ03gKNuRh+ZMVz6mGbqaAjUUBYCRoiUOrre0vSnOLbIMpbm67",
+	"yCmnztfMWNfAEQlgEtjQT/3NBDqDranQlyNVYVtUtyKo2BNTdro2W+yvcCr2lrnOVodgBfiDOpQEum1c",
+	"kyqUOF8aDZupaRlj93GuNxQH3v9RdTyI6qjO7jetOwK31B61xqPWcFqDpFZZdHAvZSHksboCmnd9AA4s",
+	"fbDSD0AVYupFL9FPvpNWYErqeS5R00hgssPysk4+wp0fxeM3IJ7wuz4Kp0fhZIUT7s06IwnEw70kla3A",
+	"OMKm9fBQAHQwU1jAkK+pOH/kUmMWhWGjOge7i6gIA8rj/S6A2rJ/ZDKD0n8sbsd8mhRegnuzIoC6y8oO",
+	"VARNseX1aBzCnxYESiqvCp7GjEOABraUmubL8gK2Unli0St5CZmEUeWZyCEogtlNh+3V2KxAKGv+Q7nR",
+	"6KC9OgTH2Whs3EnGp2Bxb4l1fElnDDewrQEQ5eCp76FIptliPwmR1EMolHZ8CSdD4fAetA4c1WNQp1fe",
+	"4Bi+QPHDo9G9CTpfTu0f2wSwrwDDbQW3Ta+2e10qpQCPmu9R85WtiDF2Fu/QPzfA5Hp37edYmg6rvxfp",
+	"rd+22HAjwPgJIcy6ihLsRLRYPMB3i8eofiSUFn/WFbzNeELsYCuVAzees/ePkfUqD4wTgK1swHL1Hh4R",
+	"BawwS6Nothi+kJ2KJzgi7SBGiBsLcJMhThM1R2ypAZV0oRN6LN7Vamrip4aOrz0gQIExWxxgTNlaAY+0",
+	"7o1MEKFmD4RLjWp5aW4BmOmP/soD+CtVZrVdMBC+vfZHdHc9iu9vWHy/xE1eLo4KuOJByW3E3FHVflgm",
+	"TsIRJWEFoMtrJfGReBtUeBNgFkkHoSS6RWJPCJgUHwoL1h0gDaMOUFrbQKJF6xcuNkNiNiC5SiJfB0R7",
+	"DiotBcI3W+dXRc3y0LKw5RxRxAqlmlVG8T2FhC32a54WBRQc7sYSQ0uMyBQIVAz75aifDtvdU0QGXOEd",
+	"UWrvrHaGr3ZXgfwK0s7fVNmeeY8je1BcYO2xaO9fRDK9tcaUflJ+vkMCCWsjjpJI18s57i4EvU/UcpyJ",
+	"UyHNbqISC4hDzER8g90GqbzlecploUeMZ5mtwGB6OWeFCuXvIleBbVfdKrBj4relw1Rfzm11uy3jgFI5",
+	"tDa9/KAt2wgwKIP3tlDzgBpCnbIEa0+PSjWgdezqZ02AOBZm6gG3Jz7hjViofGdIlSY6h5Najxvtj9ho",
+	"+J1YoQqeoZtfLvTd+w3yz2cfzX/2N5RX+kap/5IejkXriMsJgNYqZ0C2V4un9gLJoO6mtV7A+B6+IfKa",
+	"pnPHOgdjht76sZHl4RtZHM0HHSqXMbZD7ljGZ9QCfHTjo5Jio/W5RJpNZRXUADpN6uzBUFqD8FkliCIm",
+	"hUX2rdyIbL3MPDWB7ro0B3yEFdcOI6F5hcFrMJefaIt9A5yvtjEPmd+hSmSHqWiW9muak/tuvcO24s9m",
+	"Zr61Fmd87ePMS1pttHoeN/jX2+ALtziP3ODU2n98azOZKHThxhdHeytgKkv2unx2i1PzmNmsmESCJlXi",
+	"v4KfcP8Gtm0CEb+y1D9fLYuyadmmp0qIKqgqbrGfwfxEzTPjGhVrQGBthWbzVC6p8RdhEhY8TaCYbI/1",
+	"6GSCncaHEwrfnr/pvfjdxAJN1qNceHC58NZ1PDnT8mjRABQJ+uwj/Pcoi/YZ0io8sfBHyKy1M+CzyyKA",
+	"6BIJsidIXNVi1z7BUeCTG5X0XGbLw+kB8GFyYgmtMheFEvibgG+JNSzPUsBWSppBEiGg50tix717HtWx",
+	"bjNRWSYlZHbaQRXFfKYonq3MrdAJaLGo3+4zj7QEI4+WqUKUoksqFyjcBVIKS//hhNEb2lr/eqYMjPyt",
+	"g7nZ5aDgrG833+NqfBRcD2/QWFFSQhLtllx3A2exAJ4ekYuHq202mAPN56kE8E3std8IZRPgCITCcK0A",
+	"gwoQl2L9ibmPxn4mZHj6PlfziFj38Mgv5t8Ra8hlllmUi9ARV9yIdbPFfrAVCdjAlAuzChOirjLDswMm",
+	"ZFrLTn3jqu4hamcmfZcRc51OZSqnVPTyYLuvfIx56M4UnfswuvWovx3lsg0W4RzC9BzAO84AwGaseJ58",
+	"DsShRabIubwRSQ2mYcDGNeZ+KLdTPNF4/edVKnUEN9NG42LnBkAgmhFUcBDN6VIUEWDyuuMIqCzLK6/M",
+	"nuApTEuRCs2mCgwODxzC4vwAvEWqMbxH9OK0MaKFyFOV/JlnWcTolTHC7L/sFYt67YQwcy8SOtMpaKqG",
+	"A++CCg9CCTA3PcCzuQAy24SvdcAKlUBjS5wtE5G02FsKOeYCaX2QZpqCZTAETZs+FzwJJYoDHXPqSkTX",
+	"bIdJ8MpbCwdwNX6FTCR8H6/wSe8C3BlXoTLIgjoZnZgPfRKcCLmcmxVKf0pReDT1PlLGtiTQCw4gVjiz",
+	"1Dm0axz4+XaMhWeZNxT8q9c2Z18kO4Zz0CFzE/otGTj+dz7okTkW68c84DeDYvnW/y57UYaItP2+on1k",
+	"7QWqCIN4C/no0VotI0dZrj32xmYrlK+ILR4LyKyxAnJqTnBkNjWXFSIHdhwZANcf1IUDql3D9/2ISGSy",
+	"zLKm1SM4nlwtFwfjSayMGGM9BAhhpLHVoSwfnFPd2lgYXaEVG4tiJYQE4v0FcGDP+ZqNjcCFo2kMVwG8",
+	"W8F4lu2yoGhODsnWn41Hmu2ev5Ro2FPi5N4l7ODHiqzba3cVGKDZErIRVHeP0FG2w/I4tpdZghSNUq1Y",
+	"ozrSDe8dAdbtR7xi0YRn2t0blC9wLOME1r2TWkBhXPlKJJTHSmWCy7rxw3SSHYCLeSwQ/AmQVjVSZ+6a",
+	"xHkq/yKKz8CKu9N45oqGwxpmOY1FplYswjFEO+Hs5vzDw42RamaWEnEOU83yZSa0MDbTrgHRGbvgsc77",
+	"MB6HllWLlfWn+2Fl0R77ptStETeHw5+0tR7V7DejZo3Mtp/F07L2yLtPwRGl1iVHDKodIJZaCOnxRaCw",
+	"RKg+LMuLWuxnigjiASTs1kjkQlXaZLlqonF+wefiOZz8Ui6WhGtCVxPNHVEJzs2TGyTA4U/jLqVzYU7z",
+	"qNc9x5LER8CisSiu098F+2ATSc+NyfGK6H+XEkmSSQI078hHPlE5I/Q9OxWtuboVb3FwP+qouZs5A/bZ",
+	"nSOa/34tNt5s/UEtNvildoR2pFjRVnGxM2+XbJgU33xh9mOd9WeATSFzR0b7elv+Vp2cs49Eifrps90d",
+	"1wFAfk9k1l4LHJ6ZyhJdpapXK2nJ/jGfRbRxkMUJHGiIlyCyaahmi/1V8CRLJfFyExsdA/9EhNIJ4DhT",
+	"8Q0ML5WMj9WyYJ12m82BUnbBgQPpynJgsSihuxKxU4T3MWI0gsJLozE4ug+O4hzvWihqut8VJLqXlH2F",
+	"X+YYGfhrWsxeEfnpVzDMdtZZmh8fqT7+da23F6KoGF1mG/re6Z0kyhlkg49rrvtJgQ6bejDMVOVGgykR",
+	"Fmk4RiYJmUB+HC5bcCQd93xn5BxX8sqFewG2aNPFRu51S+6vXEG1ZQQydyVKoMYGhZARLDbrTQoYnHtH",
+	"iknJJSGTZos9z5RGlCO8xLWZVBE7NmgPr+AzeA0ogHIqFcuUnIqcjQXdIAllAzrnVrmS0/cgqXYYf+bx",
+	"Dy6V/k375Q6LSGogegQeejTdStPNrIh7WW5nXtXObmmLhabWwYYrNIvGGb8R3fFpd3DeWBaTy0aSTtOC",
+	"/QnMo5XKk2YzKimoSfRCDUGLQcArlaGMoHwjYjXCJ8AwpWUGdfLX1Q3RRVIV71P53ghpvChG3ncr0Qhr",
+	"4r2r+jGu+tuVcnee8zUZi2WP24zrGTYEeGZkaouMRqF0IVQ0S5kWAGbHGqkszddWeXHUpCKDcvhU6aT9",
+	"fsJQGsXEGjgv73GvRw5rBMeXFSJhSQqI15Q2srUZ3vdkc8ElmMbNFvt1JqRtHqdIhH9ltSwqIKiTsnbK",
+	"KlbbVB7KUP6apwUxz9MHB4bxZQ5xfV2o3Fz49OlYTFQunj5lWkAGBWfNjRMrS81vAO0K0IV18CIlZDdn",
+	"cc71DHgSsI3ebiXSmBOVTwRQRdr3q1VkMIQf1a34N1VkR51/hwq0haYitIcKpMAH+4OAAXdq5ud211zV",
+	"25xuoT9q7EeN7TQ2qhsOUQlPYxvRvE9dIz/Ysb1strOGWMVsaOI3RlxfyC9WkswELicWIXEB6Yg5InSE",
+	"Mlpxc5Qub1sGZ72MZ9SwsxZFsMmgPYNYs/E42EJlmVWExgtLNdQFY2lO7h6gRayMGjSKhWqQuNQro6wb",
+	"C6V1Os4oXCkVvZ1xkZQsUrm0oX14uz8b3yfalSH+DqfzAcU/PuHo9BieTkmyI2I3/MjzvlqMB17gcPIN",
+	"v9lj1e6Dlyu+ERxL1XF7VhvUSZoclDdnusgFn99V7GRqyrhm1xALPb02z8f1zRpRIT4UePdTvHkUsF/e",
+	"fn962RxR+gHisRU+REclBb1AKpUoaiS1GkUTlWVq9Wfk52sgsDuk7JpUuUKUdhr4WjzRE7BJtoR+dbJv",
+	"A89WJ/4Y4CjgK752pFZYnKxny0KzRK2kE5I0Diy2oFGbV4SYk/cu9HJI/1iyO0L5MPZK8QL+GjEeykkq",
+	"jb2tJV/omSrABH/69FfAW0oLMtBbT5+yZ+4BSOxnHJJXXBenMPmnL/8ascZqlsYzxiW7vv7OvqGG4Y3X",
+	"oSTGREu3kBtpLEVc6CaAVIlMC+81iKaSQVECc1KHNdoB8z7CCEpECcsgU9MmLpYZMjquUknU3OYkuBW9",
+	"4Y9Caz4V8GrflV8x1aBA5vgrRv2jNInKmX2icQLoNzgWecvK/F6sF8KekPCC4+XRd3gux2dkqQShBXRC",
+	"DYvWuJrxIpQet2X93okoqgfLBdzhtGiOzKtFURTKNBltUnDS8OxxM0T7gxmiOz4TuJ3qhmkvoKeEEhcF",
+	"tvYBLKQTwqyBORR/C+HSDRi6bptLuMmgiMt275o1S9XusHQbEbokfxM8iQI/6wxFt/j5NHh+tJXwHt6v",
+	"KyC5k+atVtysOq6NrYTfGoaKnYfwxcvJpHmbQSnu5lyVgzpqwl5BjsiJG5yeUQRZI2PTCwDZKAkwS8BQ",
+	"CtNBNTIMJi/GghcRo9I3zPtghLgzcLYOJrFsGBf2WKKovBhTRklmHg07MVVSu37KRa4+pObOhKpmhBQA",
+	"9KuFkC12fZMu0IrDDfVcSb2Eb5IWZlP9osWGJGhwNs7VSkMmDDfDtVrmsVkS6mZWFItTrUXAXq+LmZJP",
+	"dCgjc/ADZb/oZsjV2mq1mgj+T4porJI1Tv0Y/ztiscoyERflJ36iXQEGCmIuiRvRXGAtwtgIa39zt9jz",
+	"mYhvtoQ943me3go9wka2aJGL279xPYsInJWZA6la6lJwzMzPgUtk4N8gCeeLZSFsEQgKiuYVtnOEEp5s",
+	"1h/tCQSFxXO9XdEkrEoBH8b2sMAiz0Us0gVAtM7FfCyo/WSbo5XsbbU03z8WWhsPFEQ2up12nbAkVwuz",
+	"y1kiFpkyK5NJUaxUfhNKDP43g1LG00qvKIwtERWxhrL8xH/e/K058gVGLvTS7Iw8nc6KUKLaSKk9GHYx",
+	"m/IFxnIcxh8kZoQ05rpIKgxuMEMU7CkU4dMko1DGHOjkjFqwZn6dTDMXTUVRr39nnnAwBgp8/1AueK5B",
+	"x3JI2t4K2khgpoNeeov0wZJempg1rcOj2ULk5d4qQcR4kuRC6yYIFUDGhdBi1O8OmXl1pI8TScSIXA59",
+	"sWt6iAC+DSHrzZGAeuU8ZuJQYqmtmUnY/5olqaYPD80R0JC9gsDejGtmvDHkBWGAbgQ5o2LGZaVaydwW",
+	"vjVeSJVNrNFpO+FWtnE2R95aq0xo9OE0LcT8GjyJiDV+Xgj57PVL1mt1zY70fkN9IJn4UAipoaJggt++",
+	"12qzRMVLI56bDnoZnRNzkmcy0D2MpIIPnLM1iBxYnNHHNAlwgQTMaJJP0ZUxpIzhGH04JVfpR5Gk/K0x",
+	"IVDaux/sO0DROEwf2A542LxM7Q1CGVWvH1mjpCyCgPuoCeg+FD6gRaGX2Jcw8FBkBq9ldYUP9s25v9/D",
+	"Vj2qjpST934cdM6Wu2EOlryzIyutqC50zQa8M2nHHXF6mfTHp/14MDgd8n7vtDvpJG1xMT6PO51Qov3W",
+	"c5YHIZiUeCvWDPkYnhgBeTLqBSFU2YYno/Bk+/STIDwhAxLOOGoY5iJsEYdrhuIyuYjPx6cD3p+c9kUv",
+	"Ob2Mu+PTDm9P7G9wDS/g/G67Ozhtd07bnbed7qjdHrXbrXa7819wjhl+eDL6GJ7YEpfwZNS56A0uet3L",
+	"83a73QnCEwgemeOBfSe88XgYX4g+P+1Nzjun/aTLT4dxW5xe8sG4k1xMeqLbhodQIsbeQZlxddrtT+YP",
+	"UtV4w357OOzxi8t+Lxmfd0U/7iS9yeVwcCk6k/64c95uD5PuebczFO2x6I+7ve5gMLwc8A4X/Fx04WEz",
+	"ezfe6/JuLCadRIjLdnfQ5d3zthjEl71xfDkQ5/FgMuleJOP+MJmM+6I3GV4MksEw7vS65+fJZS88+WRW",
+	"QI3R+fGeH7FcIl9wkAc+9KCNH/pG2OFeXPaHPO61+8Pzy/ZY0NCsMYNvFHNxIXjSHg4uhr3hhRjGw/64",
+	"HU/64nzYG8S9waArePtyfCH4pJuML4b9/kXSOR92xnx8IeJOe8gvzy9Fj/d74/Nxn094p90Z84sL0el3",
+	"xDlP4uR8Mu51kjjp9Ib9eMIv25eDi8nFeedi3BY09Z51HcqNLrOtvjXY4KA5jDBAm6yk/Uf0Su+yJoD3",
+	"6wKKiaViZtOOQkkekaebWKFUhjrVyODtwAYj9SPSYiZyi5gJfnAowRpukK2jcg3FbMaGRMsTXWIaM9jR",
+	"XKN5a7VYA+9ezIROdZNQ+NAOkoIUh9EFY1XMWmxDx5bdRP49jcL4FJz4p0JQUK5/ntRzfqMtaq1TNW0Z",
+	"nZKbmS2oG8psjPoP49RYjVfW2upJMMPaVJ4no+2ApXfe9fGBSwilwcvUj7UaN9ge3afgJE0OXGoMeZgf",
+	"rwejczp894/26XAHY7mX5vqHeYAdY4DTWvZKqvF/ixgjwnXlIxueekBBHL4ZErjT56s4+3/sNyyHsu9D",
+	"PkOMDzKOvBZUc6Cm8bT+mz4Dhv6SGdXuR4ydXW2YljZ/7yJcEKpSE4yJ4fYh0WKhzvavggML4F2w1WFU",
+	"DtF1mjqJuMMObu2qRKIYDtzgMYj/4EF8NIurYXyWpbeCNa6vv2veJ6L/UYvfjsbEJKacSgiijPHDCoJi",
+	"xmp2J2CJiDOeC/CpeSgjs9ETiq02IKwCcpRpkYmYyjVKX60MyjZ3IfHgkGwccguJh/mqiYMKNz63GRBF",
+	"r1PNbkVeupAQOClyHlOxT34LbEPEVA+VQY0Uf4NypNINQ0wi9LXHyzRzosF7hL5JF7uwDF8I9Gce0hu7",
+	"Fr89MNy/+8B7JcejyHhwkWHkPYUvzLJP7iQjEMvnjtk+gh3x8Xhwk/tF4AFLJ4zLdWAjr3BekxrIQ1nT",
+	"QW721SzVhcrXrFBoZ9vYIULMu/SCX+6wi6PQNoavX8BLPuBu+yYxQwkF+Dh0wMqnfdy0XwFiqzLju9G1",
+	"tresFB+KUyzxhzre5d6mCdZ4IXj+RLPnEP//SXwoynbWZotdC9LGtp+1uh6gn8AMyezNyTLLQkknppL8",
+	"V0XttJjGYXdoow1s6yrYDaGEQGZc9lBGllWPercwzh1nwlgagZcB8ZERCJBeO7iJKw8GCJMgkIJusTfU",
+	"O1HW8mEWwbwzjtPYK7Uq/FoUP7mzHmtKD9eUPlCd6MaS+mYqRd/WlYdi799jaehjaagtDUVphHlhkrNQ",
+	"2E9S5Q7NHR5W/MHGjhou6TeUl/DbbyutdU+qxl2J9ophjbEoWMPCChCOQdREvwhAnolFhLKvFcBq83Rg",
+	"LNIB5tYtdn2qQwn5hhHbahlBFJeNFr1mAAykxmPEFR2xBrK2sJhLc4GZpmYAuAllt0iZlIkCfFIu/lul",
+	"8j1Vxja8OQEcfPD0YBp6kALV9lYjKguwdzzLBL8VLF7HGRTAWkYko+imSlkUSbiV0Zvap54a8/jGVumG",
+	"kp50Va+dQUlCb6SSoklvAWe9N0rbvlcq9XIySWPjur6fLGWio1Yof8Vi4YLnxa8zIb/HC7Cy12tihMqU",
+	"SZoRbYzfhImNJR2vZ6SG2BWn5LXl8npUmceozK8NE/HG7YX6Hod/KYSIR1X2FZlXcd1YpbGjHfxQ0wOp",
+	"sbO5QA2WiUIcaFJ8ZUSs3vYDiKwk8ldsRD3TIPoYKa4WqYOKesEVX5F/JXL5FdvqRvScEVKeRFxaKpfa",
+	"EIUZ/L9zh/VnSsSvYMq/EpNiWxYaxZ7KR/LpRxHoUZcZW+8zhB8xKRzZnP2GeBfKzsNCJAxziCzabNCO",
+	"XCO2kYjmyqgWBmKjE3s1U97NEaPwHv3YlncB0zvdrtcq+X6eaoAtjWwTgmZeuzlL0snEjMRmX7H8E4F7",
+	"3E1GrpjaYmS4gmmcsjlfsyJfE4F02fFhK51AB3S7QDaXpcl749p4A8IQ93hdCMt3xSV7dv385UuGE02V",
+	"79jkV2VcCSUhtrXYM2q567S7fbgbQAxBL4zftg3VHMCedUs4R2XzdqptL3nCeBHK3ea2ufax4/lfpuMZ",
+	"P9i31vH8hpbgLmfA/PqoA++tA7vHTADV/KNC+h/qPAD8xJ1bpHWhFscAR7kcyHWhFmbPN109lFyzZCmY",
+	"+LBI83WLvZSbDoODd0LRiwBPV8CSbQFNoFjDcd0iQRqfK0pVWriOLXCTRqlYEeO6eYU4KaSfg5qb2Ety",
+	"QPAmMiO6GnO0yMWQCCoUx9FAR6OSIpRLmRZYAVjL/9RiP5EizaGbQd2aY7/ITGg/T5JaTyhwoFOhBK8L",
+	"8VctPpblhfNhqVo1wTznPOHtsbgD2ywAX6W2rB0/5aN6+8OSL/YTfGtKqy75YkQFa0iVz3mWefinXgR1",
+	"I5b8qNYeXTuroMxK3+fZ1SRopscX1UyfaKbydGp0Qtllagtroa5mJuIbaIMvPRsJ4hZ/l6oQobwRa91E",
+	"Z8EcYLciTyepyIGsiIr1gE8H2sduxHqzhId7DwJVhgXE4zUmeW7E2k2AbRhfcc3mPBH03FVaSKG1JeKJ",
+	"lbnF5iu4XstQZrwwzwdyJejK9wbQ4LYsz+iTyMzpWflzhCggk3S6zG3nvsbWqnIQTv9Up8I8nk7CA+Bc",
+	"cqah8xUaLYt8qQvgxSiL+0KJyCSMZ0ruBnGdPiiPvZq+lBO1W+zZkNRjJc4dWL6A5m7Bc6PpKxsygPUR",
+	"eOsa2j1x1ZaLsSIKphUxcBYrqVMNRsSxIuHN98/Z+fC8y7xr2SJXalIWoRe5gO2v098FiyZAbUfZVf+n",
+	"UEaFiljDIjNQU/HOXQdtA7+b7Qx7Z6yKGcuV8uQOXhzKuqsBF79sQkUiLS6BQSb39zb80zZkm/ey0Pgg",
+	"FQDmXqlixFIj39iEpxmCA0E59ETlNyJpMXgzaCqtfyuYGkLJx1hVpqZTUd8m+UIUz8vZRvicA2wy0AoM",
+	"bwYzbh63i7bDfJ+TTePoC7KKELq7PxT3zQ9/8p30J4X6DOqTh4zWb32qXWSG5sf7W3KPFtORQvR1jrsQ",
+	"IBthCdrNOuPItssWuZikH9ArNasxNw7pPsEJ1Hw6xWVxjNh0F5BMse0JZTsDegURBRAQ2kBNwLCpnhlK",
+	"W4UR0T9eJtETsBbMW42AVItZfBglXcy3WKmmK5zZ2HOhLDed40znvh5xQhbaD0gymsl73r1+zaIiU9NT",
+	"OBpZ8Agj82+EWGAzINyJqckEYtpsU+6VfrYD1qEqGl5vgq1FEcqG/ZT5Ulooe07t/mwsZqlMILgRsEW2",
+	"1FUz8AlGLgAJoDC250zlRbbeIYBf2g94tPi1rXYEKV8vxehz14uy5TJNNlr02qdDfjp5dvr9u4+Xn079",
+	"P/t3+bPT/bSDaGn7PdwKfKJd/U/DKETBE7O03JLdKardMv2WX3OrM7KWXE38dk9V2fnKWqjE2XsQ7fPo",
+	"4H8NdSVLYegKHqe79BJkKuf8xqzxY9O0uysrHTMiBKC2KRkZMjIiUPJYFI4iKgIkLxZRZjGCXhvgeWw6",
+	"zhEI0GpQEBbaikCs0OdfZDwWxgUXEwLXQ83A8ywVALTsBYdtntQ7kVghUfKyFw4Ty9W/QIycMsCAXIK1",
+	"k0oxNSnMTRSSG2JOthFVii6bASDl6Jt0sbCF/1qBJUGRZq8cESr9oRARkbWwbQ9ZJs09ofbm7WY9I0Hf",
+	"UXcS6fDo9c/Xu1DeKIIfBWVcQQOO91xJsUZiLldgpHmmIUteKUeFXkaoSN1dkdm0VkAowQzYgscGxIAs",
+	"lVNKGktlOx8KPbJK/z0l1aFOVhcq95gGMVY0AoAlo5XnfM0mKUAIlVOrFkKCEyVjUcsO8b+XaXzznyqV",
+	"j8RgBzXFj6Xc+NaIwf5HVXw+asD7hrj/E0Sxx5fIUaGwsSh2pmSxTLPWN7NKkOQdESzY0h1r47o8jI0r",
+	"U6NAq849+FE8ZGSViPZ32XKbQ289MoP+Ecu07lPspemeiwM9zhsL1VhW9C9MQ0tBmfXppolTlvaCCy0T",
+	"lqTAwgzVoSIIJaVXKmbHIRrtEabn3c4gjFHzT13wGxGwmVqFkMYHLHVHu4KDakTUJx1VjCGjzQMWrZSM",
+	"AhYJY2RJDniDsO3BSw+g9gArHChWYAmvqJi6aqFGesZzEVGhQaEWlARy30cKKIRYysJiFUHrpRS5o+NK",
+	"IVgzzYXWTM/USmPBxgqMWPv29AuEKOL66MGrVBc/3rPRm6771vq334hY5clx7dtuyj+zf/tRnJE4u7dM",
+	"2mznrpVIN2J9RJnvtkQap7ZvAdKWYKe7DKtaAVAu4AVr1Wyxv8DZXLLvku5g0BlSzibG1O+cJ8br8apk",
+	"ARXNSOfAZpJo8MZT8GKkN2L9HrBVIta4TXkoI54k72/EOnKhT7qwjJi2CJSZNaI3C336NCI0cB3QmJm7",
+	"iZGN8O1Z9DE8wSH/INbhyacoYB687jO4LmqSEDW3ucVIGm0KGsQV47KM58KcIXfQDGDczAU4r2Wlr3EG",
+	"XfLbXrKCU8lrbGBwFqFWvUJjRGFLC/TaUZhBSTOsHyQ9bbGfhMAvs+Xb+c2Q6PdXK5sTcPA6bMyT9w6o",
+	"L2INfA/r+xsdVPkMgfH00hw9aWAdBBewBHil1kEC28FZgGUCf5f4xvCERCELIabVbUNlpzztvfVrItZY",
+	"SpxJ7Er0T4Kiu7Lp0iwro+AkdVzCbOtQAlpuGUiApZmWJqQZIL7SyIaxY/yoIlNyqs0F5s3ofKxSdz2g",
+	"5qF+m6e9q9H9Zn2c9ykDTPNnbqUx05DYymyo6Qa4Wb6u9ZSfJYnxcx/d5IM2OEzUH+QhkwPwg5HNO5wA",
+	"XJKI33y1Leg0YX2vvTqMR1/5f54T8heMlYEAVVX760iXxCyWs48AxPrpmE5H50W/ATGk9yo8ow2AKw+w",
+	"+CHOm5Bmb1ZUeShBl5Noi0odbVUy/lKjlQlC9tNu7es0ru0kd+LTSc/9evBtZXcBekv5EOB0gTCrSAi1",
+	"BTreuS5gtCPGk8QpNjMqW+Lm4lqejsMpiTlWi4cyVnNha8JQS3qKwSh4UIuuFAeFvTKfPxexuhX5umkc",
+	"nE2NDAXY1U8FK8a+lDYnbqDf1ff2mLms1SjbIitN7Oqg5YpfAsAwHSj2Jg6wzcwteDErE3Pw0fem5rbT",
+	"i+8+ds535QcfeYE/Tw3RnvqXV0SPec6v2GljloxfsOI0F/ikB9RWJpKpyO8Z8zX+Kd6ACVnkqTBiFJOI",
+	"h2JilL7TS4Dt51mGMSfnttL9mPhtyTPtI85ARWIukhS0YSLGaUHRJNRRZpxPNJuLuWJIjmTzm+hxkxfo",
+	"0RyiPvMYXyKzA6KmhfOG+5I3aFQK1uTY+kZ35yfa91X2IBj+uH6Fs37nRhe47FuKauGIDke0qqvkMZr1",
+	"Lxmcr37EQ5IFAiNHh8Ra7KXWS2ExjyiqQvW4IN1uhFhotlL5TSqnXsO3jXOkFOoJ5RLa2BRQSbNOm81T",
+	"CaxPhLzkc1HnqiC2oRmwsGM3wIprNLddWCRT8Q1GhVyQYlmwBlwuqN7BlRCYEcMLNK/oAXJK55DxToG+",
+	"ac6h1/tZSZ5ULUSoqRRwQ/KfPcKkPtYrmidDmAVjYlgpELC0YFNRaCpSKG/7PibFGjFt4VgpVF+sYMix",
+	"SG9FwtKixZ45QbiaKZwjbEHBp3J9g44MRjnL0gs4cGbXydlHV9v2CddJVBtleQOv+BYW0ueGWh4UOdmM",
+	"8A3dfZeJt7mspahQ7cYuTfvFFnoNTUaT6CEeoxj/I21BFAkVI7Cg3bNbVlPJ2VGY0d/BZqcrfOqyG6lW",
+	"OjCWXpq0aq2eN/YxD7gR6Rnmcbu2oX3b1r93vaSZIjcX3vJwh7aWx9l4fTrjenb2kY78jevZ0SwEMZdK",
+	"pjHPjKyaW1fFLiTUvrQEmHkKBE68B0FCxMKvVH5oBgjjAjw560KU6j3yUGcaY5Wsm44zEh5hxGMoI1o0",
+	"fyXmucjl32GkyMO3ggYlRvGVpt0IlhvAVtlwwC/P0Y1JQonlebrga81mIhcB45lWzPIoGkGe0WVJWtQD",
+	"ir0Qduv8ZW1e+M6a8E05WQ+rBjcmcnfdjV0KFkbnEZz8obf7C8ua+YHHbt/7yxZXLNaTHicOrBigePch",
+	"IfDMPvWJZivBzWuwBmArAd4SUA2LgGV8rZZFwMaCFxrrZtHABLt5jnQgwNuWr+k+NuU9+DBg0zxNvGLe",
+	"8pG+bNm/y+67vx4azs4Ob79ee9xLX2UvcTvfd94rZ2aJ7oG4sTsmALKMUwS7sRhoVDnQbLHvIYu/4HmR",
+	"rVmS85V0639kC0BwvyBhPtSOC20b3Ki3n/ZhWkBcC3FsxiJWZifa8q4izay/OgduajwJuXiA+xVK6fKU",
+	"ugLHaTHn+sao+O7A/KVHcA/jLa8CFqtsOZdA7zpOCxblavV+kqv5+7EqCjV/OmB/CmWsMjwIxMMRqHRz",
+	"dtvqbzz5FH6Guwfwe9//EdsgzOFuG2N4hVrQJebl4Jc++cwLOL3FrmfpBP11pmd8IViEDMn4/50IIbKB",
+	"3E8Kehlsg0AOWP/sQQQn5WrFlovaKgLJs/Xv4kVOnVyfI3UeAIk/T5M/CAjGPBomR6c7UyacfnfYfLnx",
+	"PB6l30PTnOCaZZykzhQXb50Q3HBdPwW13iv4j7qemjJf6IQ8THQjHP8Iz4Vr8onm/MYoQBnZpqHGrCgW",
+	"o7OzTMU8myldjC7bl+3mFdOCirtueZ6ad9VESxTPbM0RMa2DqQEUSM9evzRiB2356Oy2QzxqvCBICYpd",
+	"LfPsZHTyEdaw+DQ6O/tonvxp9HGh8uLTSXDinmk+ysyJf3gjaGqlwZ7ULXfL183MGQQV40jIYd2bx1Tv",
+	"aF56/83MNawRvXl9/df3z/761zfRFTMX+ZTfcG98qerdzRxv3T0yR5HWGv6pI9tQzNnbV9enhcihTtmI",
+	"2EWuPqwrHI54R7gOFtA7t7B2hI9tNCPAOIcObJbIoVukeU2aqrXVZavreDdzwfUyX5fhMw8zA+73RAO+",
+	"aJ5yi4BB9ARQdtD0H2OO1jzjV1TB1vDVga+4PcOWTF20b+0gwEhmuciolcc9ze3C7Qe+wia4gOamyu9l",
+	"b2zzWcCnpzLNGh7cW4CNiAEWiLeqXdmpqHuo7UhK5TSwQMuBhb4DbQs9dreCZ+avhkXW25xF6FWpb0Re",
+	"iPyUCuuNjX8az3gqRVLyiUFwCpOPrAEeguP4B25eoGQEis/r6++8ZxLj2vZTn1nSC8r6AeQM/M5OGQnM",
+	"wIEEwhsa9eEvPiwt3r713wTPillAXP9CE1RKuW3xiTqdSjNfrj4AyigtCaL3nHIB75i9TbgcnAj0sirM",
+	"bHpUga4CKVhC6SA6VIC2UAneAEAGm8A3GsszrXkp5lpkxrSCJlEEibIiN1PTsyiwlcjPu9evQwnICXgx",
+	"bh2Swm4tTk8+vfv0/wIAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

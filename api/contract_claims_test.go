@@ -92,3 +92,24 @@ func TestSignatureRefusalsAreNotStored(t *testing.T) {
 		t.Errorf("the registration signed again was answered as a replay")
 	}
 }
+
+// TestTimestampsHaveMilliseconds: every date-time the server writes is RFC 3339 in UTC with
+// exactly three fraction digits, as the contract's examples show: time.Time's encoding wrote a
+// time on a whole second without a fraction ("12:00:00Z") and dropped trailing zeros
+// ("12:00:00.5Z"), which a parser set for fractional seconds refuses.
+func TestTimestampsHaveMilliseconds(t *testing.T) {
+	e := apitest.Start(t)
+	alice, bob := e.NewPlayer("alice", 0), e.NewPlayer("bob", 0)
+	for id, ms := range map[string]int64{alice.ID: 1_735_732_800_000, bob.ID: 1_735_732_800_500} {
+		if _, err := e.Pool.Exec(t.Context(), `UPDATE accounts SET created_at = $2 WHERE id = $1`, id, ms); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for token, want := range map[string]string{alice.Token: "2025-01-01T12:00:00.000Z", bob.Token: "2025-01-01T12:00:00.500Z"} {
+		var raw struct{ CreatedAt string }
+		e.Do("GET", "/v1/me", token, nil).Want(t, http.StatusOK).Decode(t, &raw)
+		if raw.CreatedAt != want {
+			t.Errorf("createdAt %q, want %q", raw.CreatedAt, want)
+		}
+	}
+}

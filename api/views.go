@@ -22,9 +22,20 @@ func parseUUID(s string) uuid.UUID {
 	return id
 }
 
-func millisToTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+// Timestamp is the contract's date-time as the server writes it: RFC 3339 in UTC with exactly
+// three fraction digits, as events' `at` (time.Time's own encoding drops trailing zeros, so
+// that a time on a whole second had no fraction, which strict parsers refuse). oapi-codegen.yaml
+// maps every date-time to it.
+type Timestamp struct{ time.Time }
 
-func optionalTime(ms int64) *time.Time {
+// MarshalJSON writes the time in UTC to the millisecond.
+func (t Timestamp) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + tournament.FormatTime(t.UnixMilli()) + `"`), nil
+}
+
+func millisToTime(ms int64) Timestamp { return Timestamp{time.UnixMilli(ms).UTC()} }
+
+func optionalTime(ms int64) *Timestamp {
 	if ms == 0 {
 		return nil
 	}
