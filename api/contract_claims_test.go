@@ -113,3 +113,15 @@ func TestTimestampsHaveMilliseconds(t *testing.T) {
 		}
 	}
 }
+
+// TestACompleteWeaponCanStillGrow: GridAnalysis.validTiles said 0 for a complete drawing, but a
+// weapon that a larger one contains can still grow: rpsls's finished Rock matches Rock and can
+// become Paper.
+func TestACompleteWeaponCanStillGrow(t *testing.T) {
+	e := apitest.Start(t)
+	var a api.GridAnalysis
+	e.Do("POST", "/v1/rulesets/rpsls/grid", "", map[string]any{"grid": 99}).Want(t, http.StatusOK).Decode(t, &a)
+	if len(a.Matches) != 1 || a.Matches[0].Move != 0 || a.ValidTiles == 0 || apitest.JSONOf(a.Candidates) != "[0,1]" {
+		t.Errorf("a finished Rock: %s; want it matched, with Paper still possible", apitest.JSONOf(a))
+	}
+}

@@ -2215,7 +2215,9 @@ type GridAnalysis struct {
 	Matches []Placement `json:"matches"`
 
 	// ValidTiles The tiles that may still be added: the union of the placements containing the grid,
-	// minus the grid (0 for a complete or impossible drawing).
+	// minus the grid (0 for an impossible drawing). A complete weapon may still grow into a
+	// larger one that contains it: in `rpsls`, a finished Rock (`grid` 99) matches Rock and
+	// can still become Paper, so its `validTiles` is not 0.
 	//
 	//
 	// Example: 96
