@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/commitreveal/rps/api"
 	"github.com/commitreveal/rps/internal/apiclient"
@@ -123,5 +124,37 @@ func TestACompleteWeaponCanStillGrow(t *testing.T) {
 	e.Do("POST", "/v1/rulesets/rpsls/grid", "", map[string]any{"grid": 99}).Want(t, http.StatusOK).Decode(t, &a)
 	if len(a.Matches) != 1 || a.Matches[0].Move != 0 || a.ValidTiles == 0 || apitest.JSONOf(a.Candidates) != "[0,1]" {
 		t.Errorf("a finished Rock: %s; want it matched, with Paper still possible", apitest.JSONOf(a))
+	}
+}
+
+// TestMaxExtensionsCountsExtensions: maxExtensions is the most extensions of a stage that
+// expires empty, and the empty expiry after them stops the game (the contract said the stop came
+// after that many expiries, one window early): with 1, the moves stage is extended once, and the
+// stop ends its second window.
+func TestMaxExtensionsCountsExtensions(t *testing.T) {
+	e := apitest.Start(t, apitest.WithClock())
+	p1, p2 := e.NewPlayer("p1", 100), e.NewPlayer("p2", 100)
+	l := timedLobby(e, 2, "maxExtensions", 1)
+	lobby := l.Id.String()
+	e.Register(lobby, p1).Want(t, http.StatusCreated)
+	e.Register(lobby, p2).Want(t, http.StatusCreated)
+	stop, seen := e.WaitEvent(lobby, 0, 5*time.Second, apitest.OfType("game_stopped"))
+	var started, extended int64
+	for _, ev := range seen {
+		data := apitest.EventData(t, ev)
+		switch {
+		case ev.Type == "round_started":
+			started = int64(data["deadline"].(float64)) - stageTimeout
+		case ev.Type == "stage_extended" && data["stage"] == "moves":
+			extended = int64(data["deadline"].(float64))
+		}
+	}
+	at, err := time.Parse(time.RFC3339Nano, stop.At)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if apitest.EventData(t, stop)["reason"] != "max_extensions" || extended != started+2*stageTimeout || at.UnixMilli() != extended {
+		t.Errorf("moves opened at %d, extended to %d, stopped at %d (%s); want one extension and the stop at its end",
+			started, extended, at.UnixMilli(), apitest.EventTypes(seen))
 	}
 }

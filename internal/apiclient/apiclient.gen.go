@@ -1466,8 +1466,9 @@ type GameConfig struct {
 	// Example: 60000
 	EntryTimeoutMs int64 `json:"entryTimeoutMs"`
 
-	// MaxExtensions When > 0, a moves or reveal stage that expires empty this many times in a row stops the
-	// game as an admin stop would. 0 means unlimited (as in Gear).
+	// MaxExtensions When > 0, the most consecutive extensions of a moves or reveal stage that expires
+	// empty: the empty expiry after that many extensions stops the game as an admin stop
+	// would (with 3, the fourth empty expiry in a row). 0 means unlimited (as in Gear).
 	//
 	//
 	// Example: 3
@@ -1534,8 +1535,9 @@ type GameConfigInput struct {
 	// Example: 60000
 	EntryTimeoutMs *int64 `json:"entryTimeoutMs,omitempty"`
 
-	// MaxExtensions Consecutive empty expiries of a moves or reveal stage that stop the game. 0 = unlimited,
-	// as in Gear: then players who register and never act hold the lobby forever.
+	// MaxExtensions The most consecutive extensions of a moves or reveal stage that expires empty; the
+	// empty expiry after that many stops the game (with 3, the fourth). 0 = unlimited, as in
+	// Gear: then players who register and never act hold the lobby forever.
 	//
 	//
 	// Example: 3
