@@ -64,8 +64,9 @@ func (c *tokenCache) currentGeneration() uint64 {
 }
 
 // put caches a token's account read from the database when generation (read before the read)
-// is still current.
-func (c *tokenCache) put(key [32]byte, a tournament.Account, known bool, generation uint64, now time.Time) {
+// is still current, for no longer than graceLeft when it is a token a rotation replaced (> 0):
+// its grace ends with no change to the account that would evict it.
+func (c *tokenCache) put(key [32]byte, a tournament.Account, known bool, generation uint64, now time.Time, graceLeft time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if generation != c.generation {
@@ -78,6 +79,9 @@ func (c *tokenCache) put(key [32]byte, a tournament.Account, known bool, generat
 	ttl := tokenCacheTTL
 	if !known {
 		ttl = unknownTokenTTL
+	}
+	if graceLeft > 0 {
+		ttl = min(ttl, graceLeft)
 	}
 	c.entries[key] = cachedAccount{account: a, known: known, expires: now.Add(ttl)}
 }
@@ -191,18 +195,18 @@ func isProbe(path string) bool { return path == "/healthz" || path == "/readyz" 
 // lookupToken asks the database for a token's account and caches the answer, known or not.
 func (s *Server) lookupToken(ctx context.Context, key [32]byte, token string, now time.Time) (tournament.Account, bool, error) {
 	generation := s.tokens.currentGeneration()
-	account, retired, err := s.store.AccountByToken(ctx, token)
+	account, graceLeft, retired, err := s.store.AccountByToken(ctx, token)
 	if retired {
 		// The token a rotation replaced no longer works: drop it from the cache.
 		s.tokens.forgetAccount(account.ID)
 	}
 	if errors.Is(err, tournament.ErrNotFound) {
-		s.tokens.put(key, account, false, generation, now)
+		s.tokens.put(key, account, false, generation, now, 0)
 		return account, false, nil
 	} else if err != nil {
 		return account, false, err
 	}
-	s.tokens.put(key, account, true, generation, now)
+	s.tokens.put(key, account, true, generation, now, graceLeft)
 	return account, true, nil
 }
 

@@ -1,11 +1,13 @@
 package api_test
 
 import (
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
 	"github.com/commitreveal/rps/api"
 	"github.com/commitreveal/rps/internal/apitest"
-
-	"net/http"
-	"testing"
 )
 
 // TestRotatedTokenHasGrace: a rotation whose answer is lost must not lock the account out: the
@@ -64,4 +66,26 @@ func TestIssueTokenKeyReused(t *testing.T) {
 	e.Do("POST", "/v1/admin/accounts/"+q.ID+"/token", e.Admin, nil, "Idempotency-Key", "once").
 		WantProblem(t, http.StatusConflict, "idempotency_conflict")
 	e.Do("GET", "/v1/me", q.Token, nil).Want(t, http.StatusOK)
+}
+
+// TestGraceEndsForCachedTokens: the token a rotation replaced works for 10 minutes at most, also
+// once a replica has cached it: its grace ends without a change to the account that would evict
+// it, so the cache must keep it no longer than the grace (it kept it its whole 5 minutes). Here
+// the grace is cut to a moment from now, without notifying replicas (no change of the account
+// does when a grace ends), before the old token is used and cached.
+func TestGraceEndsForCachedTokens(t *testing.T) {
+	t.Parallel()
+	e := apitest.Start(t)
+	p := e.NewPlayer("p", 0)
+	e.Do("POST", "/v1/me/token", p.Token, nil).Want(t, http.StatusOK)
+	const graceMs = 500
+	if _, err := e.Pool.Exec(t.Context(), `ALTER TABLE accounts DISABLE TRIGGER accounts_changed;
+		UPDATE accounts SET previous_token_expires_at = floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + `+
+		strconv.Itoa(graceMs)+` WHERE id = '`+p.ID+`';
+		ALTER TABLE accounts ENABLE TRIGGER accounts_changed`); err != nil {
+		t.Fatal(err)
+	}
+	e.Do("GET", "/v1/me", p.Token, nil).Want(t, http.StatusOK) // within the grace, and now cached
+	time.Sleep(graceMs * time.Millisecond)
+	e.Do("GET", "/v1/me", p.Token, nil).WantProblem(t, http.StatusUnauthorized, "unauthorized")
 }

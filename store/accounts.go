@@ -96,22 +96,28 @@ func (t *pgTx) insertAccount(ctx context.Context, a tournament.Account, tokenHas
 const TokenGrace = 10 * time.Minute
 
 // AccountByToken returns the account a bearer token belongs to (its current token, or the one
-// its last rotation replaced, within the grace), or tournament.ErrNotFound. The first use of a new
-// token retires the one it replaced; retired reports it, so that caches drop the account's tokens.
-func (s *Store) AccountByToken(ctx context.Context, token string) (a tournament.Account, retired bool, err error) {
+// its last rotation replaced, within the grace), or tournament.ErrNotFound. graceLeft is how long
+// a replaced token keeps working (at least 1 ms), 0 for the current token: a cache must not keep a
+// replaced token past it, since the grace ends without any change to the row to tell it. The
+// first use of a new token retires the one it replaced; retired reports it, so that caches drop
+// the account's tokens.
+func (s *Store) AccountByToken(ctx context.Context, token string) (a tournament.Account, graceLeft time.Duration, retired bool, err error) {
 	hash := tokenHash(token)
-	a, err = scanAccount(queryRow(ctx, s.pool, `SELECT `+accountColumns+`, token_hash = $1 AND previous_token_hash IS NOT NULL
+	var graceMs int64
+	a, err = scanAccount(queryRow(ctx, s.pool, `SELECT `+accountColumns+`, token_hash = $1 AND previous_token_hash IS NOT NULL,
+			CASE WHEN token_hash = $1 THEN 0 ELSE greatest(previous_token_expires_at - `+clockSQL+`, 1) END
 		FROM accounts WHERE token_hash = $1 OR (previous_token_hash = $1 AND previous_token_expires_at > `+clockSQL+`)`,
-		hash), &retired)
+		hash), &retired, &graceMs)
+	graceLeft = time.Duration(graceMs) * time.Millisecond
 	if err != nil || !retired {
-		return a, false, err
+		return a, graceLeft, false, err
 	}
 	_, err = exec(ctx, s.pool, `UPDATE accounts SET previous_token_hash = NULL, previous_token_expires_at = NULL
 		WHERE id = $1 AND token_hash = $2`, a.ID, hash)
 	if err != nil {
-		return a, false, fmt.Errorf("retire the previous token: %w", err)
+		return a, graceLeft, false, fmt.Errorf("retire the previous token: %w", err)
 	}
-	return a, true, nil
+	return a, graceLeft, true, nil
 }
 
 // RotateToken gives an account a fresh token and returns it. The token the request came with

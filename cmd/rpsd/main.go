@@ -434,7 +434,7 @@ func serve(ctx context.Context, cfg settings, st *store.Store, metrics *api.Metr
 		fmt.Printf("admin token: %s\n", token)
 	}
 	if !created && cfg.adminToken != "" {
-		if a, _, err := st.AccountByToken(ctx, cfg.adminToken); err != nil || a.Role != tournament.RoleAdmin {
+		if a, _, _, err := st.AccountByToken(ctx, cfg.adminToken); err != nil || a.Role != tournament.RoleAdmin {
 			log.Warn("RPSD_ADMIN_TOKEN IS IGNORED: the bootstrap admin exists and its token is another one " +
 				"(rotated since); it only sets the token of a new admin. Run `rpsd admin token` for a new token, " +
 				"and remove RPSD_ADMIN_TOKEN")
