@@ -158,3 +158,27 @@ func TestMaxExtensionsCountsExtensions(t *testing.T) {
 			started, extended, at.UnixMilli(), apitest.EventTypes(seen))
 	}
 }
+
+// TestReplayedProblemNamesTheFirstRequest: a refusal replayed under its Idempotency-Key is the
+// stored answer, body and all: its requestId and instance are those of the request that was
+// performed (in the server's log lines for it), not the retry's X-Request-Id, as Problem.requestId
+// and the X-Request-Id header now say.
+func TestReplayedProblemNamesTheFirstRequest(t *testing.T) {
+	e := apitest.Start(t)
+	poor := e.NewPlayer("poor", 1)
+	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 3})
+	act := e.Current(l.Id.String(), poor, tournament.ActionRegister)
+	act.Key = apiclient.NewKey()
+	path := "/v1/lobbies/" + l.Id.String() + "/players"
+	first := e.Do("POST", path, poor.Token, nil, e.Signed(poor, act)...)
+	retry := e.Do("POST", path, poor.Token, nil, e.Signed(poor, act)...)
+	p, r := first.WantProblem(t, http.StatusConflict, "insufficient_funds"), retry.WantProblem(t, http.StatusConflict, "insufficient_funds")
+	if retry.Header.Get("Idempotent-Replayed") != "true" || string(retry.Body) != string(first.Body) {
+		t.Fatalf("the retry is not the stored answer: %s", retry.Body)
+	}
+	if *p.RequestId != first.Header.Get("X-Request-Id") || *r.RequestId != *p.RequestId ||
+		retry.Header.Get("X-Request-Id") == *r.RequestId {
+		t.Errorf("first %s (header %s), replay %s (header %s)", *p.RequestId, first.Header.Get("X-Request-Id"),
+			*r.RequestId, retry.Header.Get("X-Request-Id"))
+	}
+}

@@ -3502,7 +3502,10 @@ type Problem struct {
 	// Example: /v1/lobbies/5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11/players
 	Instance *string `json:"instance,omitempty"`
 
-	// RequestId The request's id, also in the server's logs and the `X-Request-Id` header.
+	// RequestId The request's id, also in the server's logs and the `X-Request-Id` header. A replayed
+	// answer (`Idempotent-Replayed: true`) is the stored one, so its `requestId` and
+	// `instance` are those of the request that was performed, not the retry's.
+	//
 	//
 	// Example: 01JD3Q2S8Y7K4M6N9P0R2T5V8X
 	RequestId *string `json:"requestId,omitempty"`
