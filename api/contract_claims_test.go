@@ -182,3 +182,22 @@ func TestReplayedProblemNamesTheFirstRequest(t *testing.T) {
 			*r.RequestId, retry.Header.Get("X-Request-Id"))
 	}
 }
+
+// TestAccountsAreFoundInNameOrderCaseAside: an admin's search lists accounts by name in lower
+// case (so "alan" comes before "Bob", which bytewise it would not), as the contract now says.
+func TestAccountsAreFoundInNameOrderCaseAside(t *testing.T) {
+	e := apitest.Start(t)
+	e.NewPlayer("Bob", 0)
+	e.NewPlayer("alan", 0)
+	var page api.AdminAccountPage
+	e.Do("GET", "/v1/admin/accounts", e.Admin, nil).Want(t, http.StatusOK).Decode(t, &page)
+	var names []string
+	for _, a := range page.Accounts {
+		if a.Account.Role == api.Player {
+			names = append(names, a.Account.Name)
+		}
+	}
+	if strings.Join(names, ",") != "alan,Bob" {
+		t.Errorf("players found in the order %v, want alan, Bob", names)
+	}
+}

@@ -874,7 +874,7 @@ type AdminAccount struct {
 	RecentGames []GameRecord `json:"recentGames"`
 }
 
-// AdminAccountPage A page of accounts, by name then id.
+// AdminAccountPage A page of accounts, by name (in lower case, compared bytewise) then id.
 type AdminAccountPage struct {
 	// Accounts The accounts of this page.
 	Accounts []AdminAccount `json:"accounts"`
@@ -5982,8 +5982,9 @@ type ClientInterface interface {
 	// SearchAccounts Find accounts
 	//
 	// Admin only. Accounts whose id is `query`, or whose name starts with `query`
-	// (case-insensitive; every account when `query` is empty or absent), in order of name then
-	// id, paged by an opaque cursor: each with its balance, status, results and latest games.
+	// (case-insensitive; every account when `query` is empty or absent), in order of name (in
+	// lower case, compared bytewise) then id, paged by an opaque cursor: each with its balance,
+	// status, results and latest games.
 	//
 	// Corresponds with GET /v1/admin/accounts (the `SearchAccounts` operationId).
 	SearchAccounts(ctx context.Context, params *SearchAccountsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6859,8 +6860,9 @@ func (c *Client) ListAccountKeys(ctx context.Context, accountId AccountId, param
 // SearchAccounts Find accounts
 //
 // Admin only. Accounts whose id is `query`, or whose name starts with `query`
-// (case-insensitive; every account when `query` is empty or absent), in order of name then
-// id, paged by an opaque cursor: each with its balance, status, results and latest games.
+// (case-insensitive; every account when `query` is empty or absent), in order of name (in
+// lower case, compared bytewise) then id, paged by an opaque cursor: each with its balance,
+// status, results and latest games.
 //
 // Corresponds with GET /v1/admin/accounts (the `SearchAccounts` operationId).
 func (c *Client) SearchAccounts(ctx context.Context, params *SearchAccountsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -11731,8 +11733,9 @@ type ClientWithResponsesInterface interface {
 	// SearchAccountsWithResponse Find accounts
 	//
 	// Admin only. Accounts whose id is `query`, or whose name starts with `query`
-	// (case-insensitive; every account when `query` is empty or absent), in order of name then
-	// id, paged by an opaque cursor: each with its balance, status, results and latest games.
+	// (case-insensitive; every account when `query` is empty or absent), in order of name (in
+	// lower case, compared bytewise) then id, paged by an opaque cursor: each with its balance,
+	// status, results and latest games.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -20052,8 +20055,9 @@ func (c *ClientWithResponses) ListAccountKeysWithResponse(ctx context.Context, a
 // SearchAccountsWithResponse Find accounts
 //
 // Admin only. Accounts whose id is `query`, or whose name starts with `query`
-// (case-insensitive; every account when `query` is empty or absent), in order of name then
-// id, paged by an opaque cursor: each with its balance, status, results and latest games.
+// (case-insensitive; every account when `query` is empty or absent), in order of name (in
+// lower case, compared bytewise) then id, paged by an opaque cursor: each with its balance,
+// status, results and latest games.
 //
 // Returns a wrapper object for the known response body format(s).
 //
