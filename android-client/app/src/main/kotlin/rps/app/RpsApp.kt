@@ -7,6 +7,7 @@ import kotlinx.coroutines.MainScope
 import rps.client.AccountKeys
 import rps.client.ActionAuth
 import rps.client.ActionSigner
+import rps.client.AdminSignatures
 import rps.client.AesGcmSealer
 import rps.client.ChainCheckpoints
 import rps.client.Clock
@@ -20,6 +21,7 @@ import rps.client.GameSession
 import rps.client.HistoryApi
 import rps.client.HttpEventFeed
 import rps.client.HttpRpsApi
+import rps.client.KeyHistories
 import rps.client.KeysApi
 import rps.client.LogAuditor
 import rps.client.PlayerApi
@@ -165,6 +167,8 @@ open class RpsApp : Application() {
         sessions[key]?.takeIf { keepEnded || !it.state.value.isFinal }?.let { return it }
         sessions.remove(key)?.stop()
         val b = backendOf(a)
+        // Players' and admins' key histories, read once for both checks.
+        val histories = KeyHistories(b.keys) { originOf(a.server, b) }
         return GameSession(
             lobbyId, b.player, b.feed,
             vaultOf(
@@ -174,11 +178,11 @@ open class RpsApp : Application() {
             pastRounds = TranscriptRounds(b.history, b.directory),
             signer = signerOf(a, b),
             signatures = PlayerSignatures(
-                b.keys,
-                { originOf(a.server, b) },
+                histories,
                 { gameId -> b.player.getGame(gameId).config },
                 { gameId, round -> b.history.roundMoves(gameId, round) },
             ),
+            adminSignatures = AdminSignatures(histories),
         )
             .also {
                 sessions[key] = it

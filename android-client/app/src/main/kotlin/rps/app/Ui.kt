@@ -134,7 +134,8 @@ internal fun Context.message(e: RpsException): String = when (e) {
     is RpsException.BadHead -> getString(R.string.error_bad_head)
     is RpsException.VaultMissing -> getString(R.string.error_vault_missing, e.round)
     is RpsException.Unexpected -> getString(R.string.error_unexpected)
-    is RpsException.UnsignedAction -> getString(R.string.error_unsigned_action, e.event.seq)
+    is RpsException.UnsignedAction ->
+        getString(if (e.admin) R.string.error_unsigned_admin_act else R.string.error_unsigned_action, e.event.seq)
     is RpsException.KeyLogBroken -> getString(R.string.error_key_log_broken)
     is RpsException.LogMisbehavior -> getString(
         when (e.kind) {

@@ -126,16 +126,23 @@ sealed class RpsException(message: String, cause: Throwable? = null) : Exception
      * An action in the lobby's log that its player did not sign: unsigned though the player had a
      * key, signed by a key that was not the player's then, or a signature that does not verify.
      * The operator (or whoever can write the server's database) wrote it in the player's name.
+     * With [admin], an admin's act ([AdminSignatures]) whose signature does not hold: [player] is
+     * the admin, and the signature not that admin's or the admin's signature of another act,
+     * lobby, game or request.
      */
-    class UnsignedAction(val event: ChainEvent, val player: String, val reason: String) :
-        RpsException("event ${event.seq} (${event.type} of player $player): $reason") {
+    class UnsignedAction(val event: ChainEvent, val player: String, val reason: String, val admin: Boolean = false) :
+        RpsException("event ${event.seq} (${event.type} of ${if (admin) "admin" else "player"} $player): $reason") {
         override val playerMessage: String
-            get() = "A move in this game (event ${event.seq}) was not signed by its player. Do not trust this server."
+            get() = if (admin) {
+                "An admin's act in this lobby (event ${event.seq}) was not signed by that admin. Do not trust this server."
+            } else {
+                "A move in this game (event ${event.seq}) was not signed by its player. Do not trust this server."
+            }
 
         /** The event and why, as `rpsverify` prints it. */
         val evidence: String
             get() = "event ${event.seq} of lobby ${event.lobbyId} at ${event.at}: ${event.type} ${CanonicalJson.encode(event.data)}\n" +
-                "hash ${event.hash}\nnot signed by player $player: $reason"
+                "hash ${event.hash}\nnot signed by ${if (admin) "admin" else "player"} $player: $reason"
     }
 
     /** An account's key log does not verify: a key changed without the signature of a key the account had, or a rewritten chain. */

@@ -45,6 +45,8 @@ class GameSession(
     private val signer: ActionSigner? = null,
     /** Checks that every player's action read was signed by its player; null: not checked. */
     private val signatures: PlayerSignatures? = null,
+    /** Checks that every admin's act read was signed by that admin, and counts the unsigned ones; null: not checked. */
+    private val adminSignatures: AdminSignatures? = null,
 ) {
     private val _state = MutableStateFlow<GameUiState>(GameUiState.Connecting)
     val state: StateFlow<GameUiState> = _state.asStateFlow()
@@ -70,7 +72,7 @@ class GameSession(
 
     private val refreshes = Channel<Unit>(Channel.CONFLATED)
 
-    /** Verified events, in order, for [signatures]. */
+    /** Verified events, in order, for [signatures] and [adminSignatures]. */
     private val toCheck = Channel<ChainEvent>(Channel.UNLIMITED)
     private var job: Job? = null
 
@@ -107,11 +109,11 @@ class GameSession(
                 launch { refreshWhenDeadlinesPass() }
                 logAuditor?.let { launch { proveHeadsInLog(it) } }
                 if (resumed) pastRounds?.let { launch { restoreRounds(it) } }
-                signatures?.let { launch { checkSignatures(it) } }
+                if (signatures != null || adminSignatures != null) launch { checkSignatures() }
                 feed.follow(lobbyId, log.lastSeq).collect {
                     when (it) {
                         is ChainEvent -> if (log.accept(it)) {
-                            if (signatures != null) toCheck.trySend(it)
+                            if (signatures != null || adminSignatures != null) toCheck.trySend(it)
                             onEvent(it)
                         }
                         is SignedHead -> onHead(it)
@@ -129,14 +131,17 @@ class GameSession(
     }
 
     /**
-     * Checks each verified event's signature by its player, in order. An action its player did
-     * not sign, or a key log that does not verify, stops the session as a broken chain does; a
+     * Checks each verified event's signature by its player, and an admin's act's by its admin, in
+     * order. An action its player did not sign, an admin's act whose signature does not hold (an
+     * unsigned one is only counted), or a key log that does not verify, stops the session as a
+     * broken chain does; a
      * key log or transcript that cannot be read is said, and that event is not checked.
      */
-    private suspend fun checkSignatures(s: PlayerSignatures) {
+    private suspend fun checkSignatures() {
         for (e in toCheck) {
             try {
-                s.check(e)
+                signatures?.check(e)
+                adminSignatures?.check(e)
             } catch (x: RpsException.UnsignedAction) {
                 showFatal(x)
                 job?.cancel()

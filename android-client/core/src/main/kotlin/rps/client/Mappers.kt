@@ -3,6 +3,8 @@ package rps.client
 import kotlinx.serialization.KSerializer
 import kotlinx.serialization.SerializationException
 import kotlinx.serialization.json.Json
+import kotlinx.serialization.json.JsonElement
+import kotlinx.serialization.json.JsonNull
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.intOrNull
@@ -13,6 +15,7 @@ import rps.client.generated.infrastructure.Serializer
 import rps.client.generated.infrastructure.ServerError
 import rps.client.generated.infrastructure.ServerException
 import rps.client.generated.models.ClockShiftedData
+import rps.client.generated.models.GameConfigInput
 import rps.client.generated.models.GameFinishedData
 import rps.client.generated.models.GameOpenedData
 import rps.client.generated.models.GameStoppedData
@@ -68,6 +71,34 @@ object Mappers {
         maxExtensions = c.maxExtensions,
         maxRounds = c.maxRounds,
     )
+
+    /**
+     * The config a request's config object asks for (`tournament.ConfigOfRequest`): the contract's
+     * `GameConfigInput`, each member the request omits or sets to null taking its default there;
+     * null when it is not such an object.
+     */
+    fun configOfRequest(request: JsonElement?): GameConfig? {
+        val members = (request as? JsonObject)?.filterValues { it !is JsonNull } ?: return null
+        val c = try {
+            eventDataJson.decodeFromJsonElement(GameConfigInput.serializer(), JsonObject(members))
+        } catch (_: SerializationException) {
+            return null
+        } catch (_: IllegalArgumentException) {
+            return null
+        }
+        return GameConfig(
+            betSize = c.betSize,
+            playersCountLimit = c.playersCountLimit,
+            entryTimeoutMs = c.entryTimeoutMs ?: return null,
+            moveTimeoutMs = c.moveTimeoutMs ?: return null,
+            revealTimeoutMs = c.revealTimeoutMs ?: return null,
+            ruleset = c.ruleset ?: return null,
+            resolution = c.resolution?.value ?: return null,
+            startWhenFull = c.startWhenFull ?: return null,
+            maxExtensions = c.maxExtensions ?: return null,
+            maxRounds = c.maxRounds ?: return null,
+        )
+    }
 
     fun you(y: CallerStatusDto) = YouStatus(y.registered, y.inGame, y.committed, y.revealed, y.commitment, y.move)
 

@@ -59,6 +59,12 @@ enum class SignedAction(val wire: String) {
     COMMIT("commit"),
     REVEAL("reveal"),
     QUICK_JOIN("quick_join"),
+
+    // An admin's acts (AdminSignatures), signed with the admin's own key.
+    CREATE_LOBBY("create_lobby"),
+    SET_NEXT_CONFIG("set_next_config"),
+    CLOSE_LOBBY("close_lobby"),
+    STOP("stop"),
     ;
 
     companion object {
@@ -150,6 +156,10 @@ object ActionPayloads {
     fun reveal(reveal: String) = obj("reveal" to JsonPrimitive(reveal))
     fun quickJoin(betSize: Long, ruleset: String?) =
         obj("betSize" to JsonPrimitive(betSize), "ruleset" to (ruleset?.let { JsonPrimitive(it) } ?: JsonNull))
+
+    /** An admin's act on [account] (null: none) with the request's body [request] (null: none), as `tournament.AdminMessage` builds it. */
+    fun admin(account: String?, request: JsonElement?) =
+        obj("account" to (account?.let { JsonPrimitive(it) } ?: JsonNull), "request" to (request ?: JsonNull))
 
     private fun obj(vararg members: Pair<String, JsonElement>) = JsonObject(mapOf(*members))
 }

@@ -4,20 +4,23 @@ package rps.client
  * Checks, as a session reads them, that the players' actions in a lobby's log were signed by
  * those players ([SignedActions]): register and leave at once; commit and reveal, whose
  * signatures the events only seal, once their round is public and its transcript shows them.
- * Each player's key log is read and verified when first needed, and read again when an action
- * names a key the kept history does not have yet. Not thread-safe: one caller at a time (the
+ * Each player's key history comes from [histories]. Not thread-safe: one caller at a time (the
  * session's checking coroutine).
  */
 class PlayerSignatures(
-    private val keys: KeysApi,
-    /** The transparency log's origin, which every signature binds. */
-    private val origin: suspend () -> String,
+    private val histories: KeyHistories,
     /** The config of game [gameId]: its bet (register and quick_join sign it) and ruleset (quick_join signs it). */
     private val gameConfig: suspend (gameId: String) -> GameConfig,
     /** Every move of a game's round, from its transcript. */
     private val transcript: suspend (gameId: String, round: Int) -> List<RoundMove>,
 ) {
-    private val histories = HashMap<String, KeyHistory>()
+    constructor(
+        keys: KeysApi,
+        origin: suspend () -> String,
+        gameConfig: suspend (gameId: String) -> GameConfig,
+        transcript: suspend (gameId: String, round: Int) -> List<RoundMove>,
+    ) : this(KeyHistories(keys, origin), gameConfig, transcript)
+
     private val configs = HashMap<String, GameConfig>()
     private val sealed = ArrayList<SignedActions.Recorded>()
     private val actions = HashMap<Triple<String, String, SignedAction>, Long>()
@@ -82,22 +85,8 @@ class PlayerSignatures(
     private suspend fun problem(r: SignedActions.Recorded, value: String?, signature: String?): String? {
         val config = if (r.kind == SignedAction.REGISTER && r.auth != null) configOf(r.event.gameId) else null
         val bet = config?.betSize ?: 0L
-        val o = origin()
-        val cached = histories[r.player]
-        val first = cached?.let { SignedActions.problem(r, it, o, bet, value, signature, config?.ruleset) }
-        if (cached != null && first == null) return null
-        // Not known yet, or the key may be newer than the history kept: read the key log again.
-        return SignedActions.problem(r, history(r.player, o), o, bet, value, signature, config?.ruleset)
-    }
-
-    private suspend fun history(player: String, origin: String): KeyHistory {
-        val h = try {
-            KeyHistory.verify(player, origin, keys.keyLog(player))
-        } catch (e: KeyLogBrokenException) {
-            throw RpsException.KeyLogBroken(e)
-        }
-        histories[player] = h
-        return h
+        val o = histories.origin()
+        return histories.problem(r.player) { SignedActions.problem(r, it, o, bet, value, signature, config?.ruleset) }
     }
 
     private suspend fun configOf(gameId: String?): GameConfig? {

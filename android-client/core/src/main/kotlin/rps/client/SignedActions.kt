@@ -74,8 +74,7 @@ object SignedActions {
         val key = keys.key(keyId) ?: return "signed by key $keyId, which is not one of the player's keys"
         if (!key.activeAt(at)) return "signed by key $keyId, which was not active at $at (added ${key.addedAt}, retired ${key.retiredAt})"
         val signedAt = (r.auth["signedAt"] as? JsonPrimitive)?.longOrNull ?: return "auth without signedAt"
-        val eventMs = epochMsOf(at) ?: return "unreadable time $at"
-        if (signedAt < eventMs - MAX_AGE_MS || signedAt > eventMs + MAX_SKEW_MS) return "signed at $signedAt, outside the window around $at"
+        signedAtProblem(signedAt, at)?.let { return it }
         val signedRuleset = r.str("ruleset")
         if (action == SignedAction.QUICK_JOIN && ruleset != null && signedRuleset != null && signedRuleset != ruleset) {
             // The server chooses the game, not its ruleset: the player signed the one it would play.
@@ -108,6 +107,18 @@ object SignedActions {
             null
         } else {
             "the signature by key $keyId does not verify over ${String(m.bytes(), Charsets.UTF_8)}"
+        }
+    }
+
+    /** Why a signature made at [signedAt] cannot stand for an event at [at] (null: it can), as `tournament.CheckSignedAt` says. */
+    fun signedAtProblem(signedAt: Long, at: String): String? {
+        val eventMs = epochMsOf(at) ?: return "unreadable time $at"
+        return if (signedAt < eventMs - MAX_AGE_MS ||
+            signedAt > eventMs + MAX_SKEW_MS
+        ) {
+            "signed at $signedAt, outside the window around $at"
+        } else {
+            null
         }
     }
 

@@ -43,6 +43,7 @@ class GameSessionTest {
         checkpoints: ChainCheckpoints? = null,
         logAuditor: LogAuditor? = null,
         signer: ActionSigner? = null,
+        adminSignatures: AdminSignatures? = null,
     ): Run {
         val io = UnconfinedTestDispatcher(testScheduler)
         val s = GameSession(
@@ -57,6 +58,7 @@ class GameSessionTest {
             checkpoints = checkpoints,
             logAuditor = logAuditor,
             signer = signer,
+            adminSignatures = adminSignatures,
         )
         val history = mutableListOf<GameUiState>()
         backgroundScope.launch(UnconfinedTestDispatcher(testScheduler)) { s.state.collect { history += it } }
@@ -71,6 +73,16 @@ class GameSessionTest {
         run.server.to("started")
         runCurrent()
         run.last<GameUiState.YourMove>()
+    }
+
+    @Test
+    fun `the session checks the admins' acts it reads, an unsigned one counted as the operator's word`() = runTest {
+        val admins = AdminSignatures(KeyHistories(KeyLogs().api()) { "rps.example.com/log" })
+        val run = session(RecordedServer("win"), adminSignatures = admins)
+        run.last<GameUiState.NotJoined>()
+        // The recorded lobby was created by an admin without a key: its lobby_created carries no signature.
+        assertEquals(1, admins.unsigned)
+        assertEquals(0, admins.verified)
     }
 
     @Test
