@@ -201,3 +201,25 @@ func TestAccountsAreFoundInNameOrderCaseAside(t *testing.T) {
 		t.Errorf("players found in the order %v, want alan, Bob", names)
 	}
 }
+
+// TestClosedLobbysConfigAfterItsLastGame: once a closed lobby's last game has ended, the lobby's
+// config is the pending next config (applied as the game ended), not the ended game's, which is
+// in the game's summary, as the Lobby schema now says.
+func TestClosedLobbysConfigAfterItsLastGame(t *testing.T) {
+	e := apitest.Start(t)
+	a, b := e.NewPlayer("a", 100), e.NewPlayer("b", 100)
+	l := e.CreateLobby(map[string]any{"betSize": 10, "playersCountLimit": 2})
+	lobby := l.Id.String()
+	e.Do("PUT", "/v1/lobbies/"+lobby+"/next-config", e.Admin, map[string]any{"betSize": 5, "playersCountLimit": 2}).Want(t, http.StatusOK)
+	e.Register(lobby, a).Want(t, http.StatusCreated)
+	e.Register(lobby, b).Want(t, http.StatusCreated)
+	e.Do("POST", "/v1/lobbies/"+lobby+"/close", e.Admin, nil).Want(t, http.StatusOK)
+	e.Do("POST", "/v1/lobbies/"+lobby+"/stop", e.Admin, map[string]any{"reason": "closing time"}).Want(t, http.StatusOK)
+	after := e.Lobby(lobby, "")
+	var game api.GameSummary
+	e.Do("GET", "/v1/games/"+l.Game.Id.String(), "", nil).Want(t, http.StatusOK).Decode(t, &game)
+	if after.Game.Id != l.Game.Id || after.Config.BetSize != 5 || after.NextConfig != nil || game.Config.BetSize != 10 {
+		t.Errorf("closed lobby after its last game: game %s, config bet %d, next %v; the game's own bet %d",
+			after.Game.Id, after.Config.BetSize, after.NextConfig, game.Config.BetSize)
+	}
+}

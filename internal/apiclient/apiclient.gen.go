@@ -2495,7 +2495,10 @@ type LedgerReport struct {
 	Treasury int64 `json:"treasury"`
 }
 
-// Lobby A lobby, its configs and its current game.
+// Lobby A lobby, its configs and its current game. `config` is the config of the current game,
+// and of the next one unless `nextConfig` is set. Once a closed lobby's last game has ended,
+// `config` is the one a next game would have had (a pending `nextConfig` is applied then
+// too): the ended game's own config is in its summary (`GET /v1/games/{gameId}`).
 //
 // Example: {"closed":false,"config":{"betSize":100,"entryTimeoutMs":60000,"maxExtensions":3,"maxRounds":100,"moveTimeoutMs":60000,"playersCountLimit":4,"resolution":"classic","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true},"createdAt":"2025-01-01T12:00:00.000Z","game":{"committed":2,"deadline":"2025-01-01T12:02:00.000Z","deadlineMs":1735732920000,"extensions":0,"id":"9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b","number":1,"players":4,"pot":400,"remaining":4,"revealed":0,"round":1,"rulesetHash":"7d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f4e3d2c","stage":"moves","stageStartedAt":"2025-01-01T12:01:00.000Z","you":{"commitment":"cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae","committed":true,"inGame":true,"move":null,"registered":true,"revealed":false}},"id":"5a1f0c1e-8d4b-4c55-9a43-2f1d0e7b6c11","name":"Friday night","nextConfig":{"betSize":200,"entryTimeoutMs":120000,"maxExtensions":3,"maxRounds":20,"moveTimeoutMs":60000,"playersCountLimit":8,"resolution":"weighted","revealTimeoutMs":60000,"ruleset":"rpsls","startWhenFull":true},"serverTime":1735732890000}
 type Lobby struct {
