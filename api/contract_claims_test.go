@@ -223,3 +223,21 @@ func TestClosedLobbysConfigAfterItsLastGame(t *testing.T) {
 			after.Game.Id, after.Config.BetSize, after.NextConfig, game.Config.BetSize)
 	}
 }
+
+// TestKeyRecoveryNeedsAnIdempotencyKey: recoverKeys "needs an Idempotency-Key"; an admin acting
+// unsigned (RPSD_ADMIN_KEYS=optional, the default) recovered a player's keys without one.
+func TestKeyRecoveryNeedsAnIdempotencyKey(t *testing.T) {
+	e := apitest.Start(t)
+	alice := e.NewPlayer("alice", 0)
+	path, body := "/v1/admin/accounts/"+alice.ID+"/keys", map[string]any{"publicKey": apiclient.NewPlayerKey().PublicKey(), "reason": "lost phone"}
+	p := e.Do("POST", path, e.Admin, body).WantProblem(t, http.StatusBadRequest, "validation_failed")
+	if p.Field == nil || *p.Field != "Idempotency-Key" {
+		t.Errorf("the refusal names %v, not Idempotency-Key", p.Field)
+	}
+	var keys api.AccountKeys
+	e.Do("GET", "/v1/accounts/"+alice.ID+"/keys", "", nil).Want(t, http.StatusOK).Decode(t, &keys)
+	if len(keys.Keys) != 1 {
+		t.Fatalf("the refused recovery changed the keys: %s", apitest.JSONOf(keys.Keys))
+	}
+	e.Do("POST", path, e.Admin, body, "Idempotency-Key", apiclient.NewKey()).Want(t, http.StatusCreated)
+}

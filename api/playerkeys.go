@@ -170,6 +170,10 @@ func (h *handlers) RecoverKeys(ctx context.Context, req RecoverKeysRequestObject
 	if err != nil {
 		return nil, err
 	}
+	if idem == nil {
+		// (A signed recovery without one is refused by its signature's check, above.)
+		return nil, validationProblem("Idempotency-Key", "a key recovery needs an Idempotency-Key, so that its retry cannot act twice")
+	}
 	answer, err := h.s.store.RecoverKeys(ctx, who.ID, account, pub, reason, idem, requestRef(ctx), audit)
 	return h.keysAnswer(ctx, a, account, answer, err)
 }
