@@ -19,6 +19,8 @@ type signedVector struct {
 	Message   string          `json:"message"`
 	Fields    json.RawMessage `json:"fields"`
 	Signature string          `json:"signature"`
+	// CreatedLobby is the id of the lobby a signed create_lobby makes (AdminAuth.CreatedLobby).
+	CreatedLobby LobbyID `json:"createdLobby,omitempty"`
 }
 
 type signedVectors struct {
@@ -34,7 +36,6 @@ type signedVectors struct {
 }
 
 func vectorMessages(keyID string) []ActionMessage {
-	const game = GameID("7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a")
 	base := ActionMessage{Origin: vectorOrigin, Player: vectorPlayer, KeyID: keyID, SignedAt: vectorAt}
 	with := func(f func(m *ActionMessage)) ActionMessage {
 		m := base
@@ -55,18 +56,18 @@ func vectorMessages(keyID string) []ActionMessage {
 			m.Payload = ActionPayload{KeyID: "0123456789abcdef"}
 		}),
 		with(func(m *ActionMessage) {
-			m.Action, m.LobbyID, m.GameID, m.IdempotencyKey = ActionRegister, vectorLobby, game, "register-1"
+			m.Action, m.LobbyID, m.GameID, m.IdempotencyKey = ActionRegister, vectorLobby, vectorGame, "register-1"
 			m.Payload = ActionPayload{Bet: 100}
 		}),
 		with(func(m *ActionMessage) {
-			m.Action, m.LobbyID, m.GameID, m.IdempotencyKey = ActionLeave, vectorLobby, game, "leave-1"
+			m.Action, m.LobbyID, m.GameID, m.IdempotencyKey = ActionLeave, vectorLobby, vectorGame, "leave-1"
 		}),
 		with(func(m *ActionMessage) {
-			m.Action, m.LobbyID, m.GameID, m.Round, m.IdempotencyKey = ActionCommit, vectorLobby, game, 1, "commit-1"
+			m.Action, m.LobbyID, m.GameID, m.Round, m.IdempotencyKey = ActionCommit, vectorLobby, vectorGame, 1, "commit-1"
 			m.Payload = ActionPayload{Commitment: "cb86442693864466112de9876585a7f068c7c0acfc4aae60b312a4ef297f44ae"}
 		}),
 		with(func(m *ActionMessage) {
-			m.Action, m.LobbyID, m.GameID, m.Round, m.IdempotencyKey = ActionReveal, vectorLobby, game, 1, "reveal-1"
+			m.Action, m.LobbyID, m.GameID, m.Round, m.IdempotencyKey = ActionReveal, vectorLobby, vectorGame, 1, "reveal-1"
 			m.Payload = ActionPayload{Reveal: "0pass12 \u2028\"\\"}
 		}),
 		with(func(m *ActionMessage) {
@@ -152,6 +153,13 @@ func adminVectorMessages(keyID string) []ActionMessage {
 		{Origin: vectorOrigin, Action: "create_lobby", Player: admin, KeyID: keyID, SignedAt: vectorAt, IdempotencyKey: "lobby-1",
 			Payload: ActionPayload{Request: []byte(`{"config":{"betSize":100,"playersCountLimit":2},"name":"Friday"}`)}},
 		{Origin: vectorOrigin, Action: "close_lobby", Player: admin, LobbyID: vectorLobby, KeyID: keyID, SignedAt: vectorAt, IdempotencyKey: "close-1"},
+		{Origin: vectorOrigin, Action: "debit", Player: admin, KeyID: keyID, SignedAt: vectorAt, IdempotencyKey: "debit-1",
+			Payload: ActionPayload{Account: string(vectorPlayer), Request: []byte(`{"amount":250}`)}},
+		// A stop and a next config name the lobby's current game.
+		{Origin: vectorOrigin, Action: "stop", Player: admin, LobbyID: vectorLobby, GameID: vectorGame, KeyID: keyID, SignedAt: vectorAt,
+			IdempotencyKey: "stop-1", Payload: ActionPayload{Request: []byte(`{"reason":"table closed early"}`)}},
+		{Origin: vectorOrigin, Action: "set_next_config", Player: admin, LobbyID: vectorLobby, GameID: vectorGame, KeyID: keyID, SignedAt: vectorAt,
+			IdempotencyKey: "next-1", Payload: ActionPayload{Request: []byte(`{"betSize":50,"playersCountLimit":4,"ruleset":"rps"}`)}},
 	}
 }
 
@@ -160,8 +168,8 @@ func adminVectorMessages(keyID string) []ActionMessage {
 // show it: a lobby's creation names no lobby, though its event is in the lobby it made.
 func TestAdminAuthMessage(t *testing.T) {
 	for _, m := range adminVectorMessages("7849ac3049680be1") {
-		a := &AdminAuth{Action: m.Action, Admin: m.Player, IdempotencyKey: m.IdempotencyKey, KeyID: m.KeyID, Request: m.Payload.Request,
-			SignedAt: m.SignedAt}
+		a := &AdminAuth{Action: m.Action, Admin: m.Player, GameID: m.GameID, IdempotencyKey: m.IdempotencyKey, KeyID: m.KeyID,
+			Request: m.Payload.Request, SignedAt: m.SignedAt}
 		lobby := m.LobbyID
 		if m.Action == ActionCreateLobby {
 			lobby = vectorLobby
@@ -209,7 +217,13 @@ func checkSignedVectors(t *testing.T, file vectorFile, messages func(keyID strin
 		if !m.Verify(pub, sig) {
 			t.Fatalf("%s: own signature does not verify", m.Action)
 		}
-		v.Vectors = append(v.Vectors, signedVector{Action: m.Action, Message: string(msg), Fields: fields, Signature: hex.EncodeToString(sig)})
+		vector := signedVector{Action: m.Action, Message: string(msg), Fields: fields, Signature: hex.EncodeToString(sig)}
+		if m.Action == ActionCreateLobby {
+			if vector.CreatedLobby, err = (&AdminAuth{Signature: vector.Signature}).CreatedLobby(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		v.Vectors = append(v.Vectors, vector)
 	}
 	if sealedFrom >= 0 {
 		sealed := SealSignature(mustHex(t, v.Vectors[sealedFrom].Signature))

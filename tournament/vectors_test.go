@@ -21,11 +21,12 @@ const (
 	rfc8032Seed3 = "c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7"
 )
 
-// The log, player, lobby and instant the vectors' messages name.
+// The log, player, lobby, game and instant the vectors' messages name.
 const (
 	vectorOrigin = "rps.example.com/log"
 	vectorPlayer = AccountID("6f1c2a9e-3b7d-4c5e-8f10-2a3b4c5d6e7f")
 	vectorLobby  = LobbyID("0b8e7c6d-5a4f-4e3d-9c2b-1a0f9e8d7c6b")
+	vectorGame   = GameID("7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a")
 	vectorAt     = int64(1795000000123)
 )
 
