@@ -232,8 +232,8 @@ func TestVerifierNamesKeysTheOperatorAdded(t *testing.T) {
 	s.exec(`UPDATE accounts SET active_keys = active_keys + 1 WHERE id = $1`, ps[0].ID)
 	// By a recovery: the log says so.
 	recovered := apiclient.NewPlayerKey()
-	s.do("POST", "/v1/admin/accounts/"+ps[1].ID+"/keys", s.Admin, map[string]any{"publicKey": recovered.PublicKey(), "reason": "lost phone"},
-		http.StatusOK)
+	s.Do("POST", "/v1/admin/accounts/"+ps[1].ID+"/keys", s.Admin, map[string]any{"publicKey": recovered.PublicKey(), "reason": "lost phone"},
+		"Idempotency-Key", apiclient.NewKey()).Want(t, http.StatusCreated)
 
 	lobby := s.lobby(map[string]any{"betSize": 100, "playersCountLimit": 2})
 	l := tournament.LobbyID(lobby)
