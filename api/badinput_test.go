@@ -240,11 +240,16 @@ func TestBadInput(t *testing.T) {
 		goodRecovery := map[string]any{"publicKey": pub, "reason": "lost phone"}
 		add(adminCases(recover, goodRecovery)...)
 		add(bodyCases(recover, "admin", goodRecovery, `{"publicKey":5,"reason":"x"}`)...)
-		add(idCases(recover, "accountId", "admin", goodRecovery)...)
+		// A recovery needs an Idempotency-Key before anything else is judged of it.
+		add(badCase{op: recover, name: "no Idempotency-Key", token: "admin", body: goodRecovery, status: 400, code: "validation_failed", field: "Idempotency-Key"})
+		for _, c := range idCases(recover, "accountId", "admin", goodRecovery) {
+			c.hdr = []string{"Idempotency-Key", "recover-" + strings.ReplaceAll(c.name, " ", "-")}
+			add(c)
+		}
 		add(
 			badCase{op: recover, name: "bad key", token: "admin", body: map[string]any{"publicKey": "zz", "reason": "x"}, status: 400, code: "validation_failed", field: "publicKey"},
 			badCase{op: recover, name: "blank reason", token: "admin", body: map[string]any{"publicKey": pub, "reason": "   "}, status: 400, code: "validation_failed", field: "reason"},
-			badCase{op: recover, name: "an admin's account", path: "/v1/admin/accounts/ADMIN/keys", token: "admin", body: goodRecovery, status: 403, code: "forbidden"},
+			badCase{op: recover, name: "an admin's account", path: "/v1/admin/accounts/ADMIN/keys", token: "admin", body: goodRecovery, hdr: []string{"Idempotency-Key", "recover-an-admin"}, status: 403, code: "forbidden"},
 		)
 		add(idCases("GET /v1/accounts/{accountId}/keys", "accountId", "", nil)...)
 		for _, qs := range []string{"after=-1", "after=x"} {
