@@ -14,6 +14,7 @@ import rps.client.generated.infrastructure.ClientException
 import rps.client.generated.infrastructure.Serializer
 import rps.client.generated.infrastructure.ServerError
 import rps.client.generated.infrastructure.ServerException
+import rps.client.generated.models.AdminAuth as AdminAuthDto
 import rps.client.generated.models.ClockShiftedData
 import rps.client.generated.models.GameConfigInput
 import rps.client.generated.models.GameFinishedData
@@ -189,6 +190,11 @@ object Mappers {
         return utc + millis - offsetMs
     }
 
+    /** Unix milliseconds as an RFC 3339 time in UTC, the inverse of [epochMs] (for the checks that compare the log's times). */
+    internal fun iso(ms: Long): String = java.text.SimpleDateFormat("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'", java.util.Locale.ROOT)
+        .apply { timeZone = java.util.TimeZone.getTimeZone("UTC") }
+        .format(java.util.Date(ms))
+
     fun myGames(p: GameRecordPageDto) = MyGamesPage(p.games.map(::myGame), p.next)
 
     fun rulesets(l: RulesetListDto) = l.rulesets.map { RulesetSummary(it.id, it.name, it.weapons) }
@@ -237,9 +243,17 @@ object Mappers {
 
     fun ledgerPage(p: LedgerPageDto) = LedgerPage(
         p.propertyEntries.map {
-            LedgerEntry(it.id, epochMs(it.at), it.amount, LedgerKind.fromWire(it.kind.value), it.gameId?.toString(), it.memo)
+            LedgerEntry(
+                it.id, epochMs(it.at), it.amount, LedgerKind.fromWire(it.kind.value), it.gameId?.toString(), it.memo,
+                it.auth?.let(::adminAuth),
+            )
         },
         p.next,
+    )
+
+    fun adminAuth(a: AdminAuthDto) = AdminAuth(
+        a.action.value, a.admin.toString(), a.idempotencyKey, a.keyId, a.request?.let(::JsonObject), a.signature, a.signedAt,
+        a.gameId?.toString(),
     )
 
     fun ledger(r: LedgerReportDto) = LedgerTotals(r.treasury, r.playerBalances, r.escrows, r.entriesSum, r.ok)

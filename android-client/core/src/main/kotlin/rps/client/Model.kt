@@ -1,5 +1,7 @@
 package rps.client
 
+import kotlinx.serialization.json.JsonObject
+
 /**
  * The client's own domain types. Generated DTOs (package rps.client.generated.models) are mapped
  * to these in Mappers.kt and nowhere else, so the UI and the session never see wire types.
@@ -415,6 +417,24 @@ data class LedgerEntry(
     val kind: LedgerKind,
     val gameId: String?,
     val memo: String?,
+    /** The admin's signature of a credit's or debit's request (null: unsigned, or a game's entry); [LedgerSignatures] checks it. */
+    val auth: AdminAuth? = null,
+)
+
+/**
+ * An admin's signature of the request an entry records (`AdminAuth`): what the admin's key
+ * signed, less what the reader rebuilds itself (the origin, the account acted on).
+ */
+data class AdminAuth(
+    val action: String,
+    val admin: String,
+    val idempotencyKey: String,
+    val keyId: String,
+    /** The request's body as sent (null: none). */
+    val request: JsonObject?,
+    val signature: String,
+    val signedAt: Long,
+    val gameId: String?,
 )
 
 data class LedgerPage(val entries: List<LedgerEntry>, val next: String?)

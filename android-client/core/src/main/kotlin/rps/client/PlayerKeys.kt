@@ -65,6 +65,10 @@ enum class SignedAction(val wire: String) {
     SET_NEXT_CONFIG("set_next_config"),
     CLOSE_LOBBY("close_lobby"),
     STOP("stop"),
+
+    // An admin's credit or debit (LedgerSignatures), signed with the admin's own key.
+    CREDIT("credit"),
+    DEBIT("debit"),
     ;
 
     companion object {
