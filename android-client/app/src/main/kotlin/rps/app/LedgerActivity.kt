@@ -4,15 +4,21 @@ import android.app.Activity
 import android.os.Bundle
 import android.view.View
 import android.widget.ScrollView
+import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.MainScope
 import kotlinx.coroutines.cancel
+import kotlinx.coroutines.withContext
+import rps.client.KeyHistories
 import rps.client.LedgerEntry
 import rps.client.LedgerKind
+import rps.client.LedgerSignature
+import rps.client.LedgerSignatures
 
 /**
  * The player's ledger (`GET /v1/me/ledger`), oldest first, a page at a time: why the money moved,
- * the amount (green in, red out), when, the memo of an operator's credit or debit, and the balance
- * after it (the entries add up to the balance). An entry of a game opens its transcript.
+ * the amount (green in, red out), when, the memo of an operator's credit or debit and whether the
+ * admin's signature of it checks against the admin's key log, and the balance after it (the
+ * entries add up to the balance). An entry of a game opens its transcript.
  */
 class LedgerActivity : Activity() {
     private val scope = MainScope()
@@ -20,10 +26,18 @@ class LedgerActivity : Activity() {
 
     /** The sum of the entries shown so far: the balance after the last of them. */
     private var running = 0L
+    /** The admins' signatures, checked against their key logs, each read once for the screen (off the main thread). */
+    private val signatures by lazy {
+        val account = app.account ?: error("no account")
+        val b = app.backendOf(account)
+        LedgerSignatures(KeyHistories(b.keys) { app.originOf(account.server, b) }, account.id)
+    }
+
     internal val entries by lazy {
-        PagedList<LedgerEntry>(this, scope, R.string.more_entries, R.string.no_entries, { after ->
-            app.backend().history.myLedger(after).let { it.entries to it.next }
-        }) { card(it) }
+        PagedList<Pair<LedgerEntry, LedgerSignature?>>(this, scope, R.string.more_entries, R.string.no_entries, { after ->
+            val page = app.backend().history.myLedger(after)
+            withContext(Dispatchers.Default) { page.entries.map { it to signatures.check(it) } } to page.next
+        }) { (entry, signature) -> card(entry, signature) }
     }
 
     override fun onCreate(savedInstanceState: Bundle?) {
@@ -43,7 +57,7 @@ class LedgerActivity : Activity() {
         entries.load()
     }
 
-    private fun card(e: LedgerEntry): View {
+    private fun card(e: LedgerEntry, signature: LedgerSignature?): View {
         running += e.amount
         val open = e.gameId?.let { id -> { startActivity(TranscriptActivity.intent(this, id, null)) } }
         val amount = text(Type.HEADING).apply {
@@ -64,7 +78,17 @@ class LedgerActivity : Activity() {
             .add(spread(text(Type.HEADING).apply { text = getString(kindLabel(e.kind)) }, amount))
             .add(text(Type.LABEL, muted = true).apply { text = getString(R.string.ledger_facts, dateTime(e.atMs), running) })
             .apply { e.memo?.let { m -> add(text(Type.BODY).apply { text = getString(R.string.ledger_memo, m) }) } }
+            .apply { signature?.let { add(signatureLine(it)) } }
             .spoken()
+    }
+
+    private fun signatureLine(s: LedgerSignature) = when (s) {
+        is LedgerSignature.Signed -> text(Type.LABEL, muted = true).apply { text = getString(R.string.ledger_signed, s.keyId) }
+        LedgerSignature.Unsigned -> text(Type.LABEL, muted = true).apply { text = getString(R.string.ledger_unsigned) }
+        is LedgerSignature.Failed -> text(Type.LABEL).apply {
+            text = getString(R.string.ledger_signature_fails, s.problem)
+            setTextColor(color(R.color.error))
+        }
     }
 
     private fun kindLabel(k: LedgerKind) = when (k) {

@@ -49,7 +49,13 @@ class FakeKeys(private val me: String) : KeysApi {
         )
     }
 
-    override suspend fun keyLog(accountId: String): List<KeyEvent> = logs[accountId]?.events?.toList().orEmpty()
+    /** How often each account's key log was read. */
+    val reads = HashMap<String, Int>()
+
+    override suspend fun keyLog(accountId: String): List<KeyEvent> {
+        reads[accountId] = (reads[accountId] ?: 0) + 1
+        return logs[accountId]?.events?.toList().orEmpty()
+    }
 
     override suspend fun addKey(publicKey: String, idempotencyKey: String, auth: ActionAuth) {
         added += publicKey

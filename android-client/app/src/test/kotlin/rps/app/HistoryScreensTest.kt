@@ -164,10 +164,10 @@ class HistoryScreensTest {
         val c = Robolectric.buildActivity(LedgerActivity::class.java).setup()
         val a = c.get()
         Screens.settle("the ledger") { a.entries.loaded }
-        // Each card: kind, amount, then the date and the balance after it.
+        // Each card: kind, amount, then the date and the balance after it; a credit or debit, whether an admin signed it.
         assertEquals(
             listOf(
-                "Credit | +1000 | 1000",
+                "Credit | +1000 | 1000 | No admin signature: the operator's word alone",
                 "Bet | -100 | 900",
                 "Winnings | +300 | 1200",
                 "Bet | -100 | 1100",

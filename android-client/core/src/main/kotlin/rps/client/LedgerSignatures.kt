@@ -26,7 +26,10 @@ sealed interface LedgerSignature {
  * Not thread-safe: one caller at a time (the screen's checking coroutine), as [KeyHistories].
  */
 class LedgerSignatures(private val histories: KeyHistories, private val account: String) {
-    /** What [e]'s signature says; null for a game's entry, which no admin signs and which carries none. */
+    /**
+     * What [e]'s signature says; null for a game's entry, which no admin signs and which carries
+     * none. An admin's key log that does not verify fails the signature; failing to read it throws.
+     */
     suspend fun check(e: LedgerEntry): LedgerSignature? {
         val action = ACTIONS[e.kind]
         val auth = e.auth
@@ -34,7 +37,11 @@ class LedgerSignatures(private val histories: KeyHistories, private val account:
             action == null && auth == null -> null
             action == null -> LedgerSignature.Failed("a ${e.kind.wire} entry carries an admin's signature")
             auth == null -> LedgerSignature.Unsigned
-            else -> problem(e, action, auth)?.let(LedgerSignature::Failed) ?: LedgerSignature.Signed(auth.keyId, auth.admin)
+            else -> try {
+                problem(e, action, auth)?.let(LedgerSignature::Failed) ?: LedgerSignature.Signed(auth.keyId, auth.admin)
+            } catch (broken: RpsException.KeyLogBroken) {
+                LedgerSignature.Failed("admin ${auth.admin}'s key log does not verify (${broken.broken.message})")
+            }
         }
     }
 
