@@ -26,6 +26,7 @@ class LedgerActivity : Activity() {
 
     /** The sum of the entries shown so far: the balance after the last of them. */
     private var running = 0L
+
     /** The admins' signatures, checked against their key logs, each read once for the screen (off the main thread). */
     private val signatures by lazy {
         val account = app.account ?: error("no account")

@@ -60,7 +60,15 @@ class LedgerSignaturesScreenTest {
         val entries = listOf(
             LedgerEntry("1", at, 100, LedgerKind.CREDIT, null, "welcome bonus", null),
             LedgerEntry("2", at + 1000, 500, LedgerKind.CREDIT, null, "prize, table 4", prize),
-            LedgerEntry("3", at + 2000, -200, LedgerKind.DEBIT, null, null, auth(SignedAction.DEBIT, KeyLogs.data("amount" to 200), "debit-1", at)),
+            LedgerEntry(
+                "3",
+                at + 2000,
+                -200,
+                LedgerKind.DEBIT,
+                null,
+                null,
+                auth(SignedAction.DEBIT, KeyLogs.data("amount" to 200), "debit-1", at),
+            ),
             LedgerEntry("4", at + 3000, 5000, LedgerKind.CREDIT, null, "prize, table 4", prize),
             LedgerEntry("5", at + 4000, -10, LedgerKind.BET, "7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a", null, null),
         )

@@ -54,7 +54,9 @@ class LedgerSignatures(private val histories: KeyHistories, private val account:
             val key = keys.key(a.keyId)
             when {
                 key == null -> "signed by key ${a.keyId}, which is not one of admin ${a.admin}'s keys"
-                !key.activeAt(at) -> "signed by key ${a.keyId}, which was not active at $at (added ${key.addedAt}, retired ${key.retiredAt})"
+                !key.activeAt(
+                    at,
+                ) -> "signed by key ${a.keyId}, which was not active at $at (added ${key.addedAt}, retired ${key.retiredAt})"
                 !m.verify(key.publicKey, a.signature) -> "the signature by key ${a.keyId} does not verify for this account's ${e.kind.wire}"
                 else -> SignedActions.signedAtProblem(a.signedAt, at)
             }

@@ -14,7 +14,6 @@ import rps.client.generated.infrastructure.ClientException
 import rps.client.generated.infrastructure.Serializer
 import rps.client.generated.infrastructure.ServerError
 import rps.client.generated.infrastructure.ServerException
-import rps.client.generated.models.AdminAuth as AdminAuthDto
 import rps.client.generated.models.ClockShiftedData
 import rps.client.generated.models.GameConfigInput
 import rps.client.generated.models.GameFinishedData
@@ -34,6 +33,7 @@ import rps.client.generated.models.StageExtendedData
 import rps.client.generated.models.Account as AccountDto
 import rps.client.generated.models.AccountCreated as AccountCreatedDto
 import rps.client.generated.models.AccountProfile as AccountProfileDto
+import rps.client.generated.models.AdminAuth as AdminAuthDto
 import rps.client.generated.models.CallerStatus as CallerStatusDto
 import rps.client.generated.models.ConsistencyProof as ConsistencyProofDto
 import rps.client.generated.models.Event as EventDto
@@ -244,7 +244,12 @@ object Mappers {
     fun ledgerPage(p: LedgerPageDto) = LedgerPage(
         p.propertyEntries.map {
             LedgerEntry(
-                it.id, epochMs(it.at), it.amount, LedgerKind.fromWire(it.kind.value), it.gameId?.toString(), it.memo,
+                it.id,
+                epochMs(it.at),
+                it.amount,
+                LedgerKind.fromWire(it.kind.value),
+                it.gameId?.toString(),
+                it.memo,
                 it.auth?.let(::adminAuth),
             )
         },
@@ -252,7 +257,13 @@ object Mappers {
     )
 
     fun adminAuth(a: AdminAuthDto) = AdminAuth(
-        a.action.value, a.admin.toString(), a.idempotencyKey, a.keyId, a.request?.let(::JsonObject), a.signature, a.signedAt,
+        a.action.value,
+        a.admin.toString(),
+        a.idempotencyKey,
+        a.keyId,
+        a.request?.let(::JsonObject),
+        a.signature,
+        a.signedAt,
         a.gameId?.toString(),
     )
 

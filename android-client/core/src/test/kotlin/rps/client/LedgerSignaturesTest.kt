@@ -29,8 +29,13 @@ class LedgerSignaturesTest {
         return AdminAuth(action.wire, ADMIN, "idem-1", key.keyId, request, Crypto.hex(m.sign(key)), signedAt, null)
     }
 
-    private fun entry(amount: Long, memo: String?, auth: AdminAuth?, kind: LedgerKind = LedgerKind.CREDIT, atMs: Long = at) =
-        LedgerEntry("1", atMs, amount, kind, null, memo, auth)
+    private fun entry(
+        amount: Long,
+        memo: String?,
+        auth: AdminAuth?,
+        kind: LedgerKind = LedgerKind.CREDIT,
+        atMs: Long = at,
+    ) = LedgerEntry("1", atMs, amount, kind, null, memo, auth)
 
     private val prize = KeyLogs.data("amount" to 500, "memo" to "  prize, table 4 ")
 
