@@ -90,6 +90,15 @@ class LedgerSignaturesTest {
         failed(entry(-10, null, auth(prize), LedgerKind.BET), "a bet entry carries")
     }
 
+    @Test
+    fun `a signature by an admin whose key log does not verify fails`() = runTest {
+        val broken = KeyLogs(accountId = ADMIN).signUp(adminKey, name = "operator")
+        broken.events[0] = broken.events[0].copy(hash = "00".repeat(32))
+        val checker = LedgerSignatures(KeyHistories(broken.api()) { admins.origin }, PLAYER)
+        val r = checker.check(entry(500, "prize, table 4", auth(prize)))
+        assertTrue(r is LedgerSignature.Failed && "key log does not verify" in r.problem, "$r")
+    }
+
     private companion object {
         const val ADMIN = "0b7e1c2a-9d3f-4e5a-8b6c-7d8e9f0a1b2c"
         const val PLAYER = "6f1c2a9e-3b7d-4c5e-8f10-2a3b4c5d6e7f"
