@@ -232,7 +232,8 @@ class AdminSignaturesTest {
     fun `the lobby a signed creation makes is derived from its signature as the server derives it`() {
         val create = vectors["vectors"]!!.jsonArray.map { it.jsonObject }.first { it["action"]!!.jsonPrimitive.content == "create_lobby" }
         // tournament.AdminAuth.CreatedLobby of the vector's signature, as the server derives it.
-        assertEquals(create["createdLobby"]!!.jsonPrimitive.content, AdminSignatures.createdLobby(create["signature"]!!.jsonPrimitive.content))
+        val made = AdminSignatures.createdLobby(create["signature"]!!.jsonPrimitive.content)
+        assertEquals(create["createdLobby"]!!.jsonPrimitive.content, made)
     }
 
     companion object {
