@@ -33,6 +33,7 @@ import rps.client.Vault
 import rps.client.roundMoves
 import java.io.File
 import java.security.SecureRandom
+import java.util.concurrent.ConcurrentHashMap
 import javax.crypto.SecretKey
 
 /** What the screens talk to: one server, as one account (or anonymously). */
@@ -92,7 +93,8 @@ open class RpsApp : Application() {
     /** Where a sealed software key's seed comes from. */
     protected open fun keyRandom(): SecureRandom = SecureRandom()
 
-    private val origins = HashMap<String, String>()
+    /** Read from game sessions and the ledger's checks, on whatever threads they run. */
+    private val origins = ConcurrentHashMap<String, String>()
 
     /** The transparency log's origin of [server] (what every signature binds), read once. */
     suspend fun originOf(server: String, b: Backend): String = origins[server] ?: readOrigin(b).also { origins[server] = it }
