@@ -76,16 +76,7 @@ class AdminSignatures(private val histories: KeyHistories) {
         val signedAt = (a["signedAt"] as? JsonPrimitive)?.longOrNull ?: return "auth without signedAt"
         val o = histories.origin()
         val m = AdminMessage.of(o, action, admin, e.lobbyId, null, a["request"], a.str("idempotencyKey"), keyId, signedAt, gameId)
-        return histories.problem(admin) { keys ->
-            val key = keys.key(keyId)
-            val at = e.at
-            when {
-                key == null -> "signed by key $keyId, which is not one of admin $admin's keys"
-                !key.activeAt(at) -> "signed by key $keyId, which was not active at $at (added ${key.addedAt}, retired ${key.retiredAt})"
-                !m.verify(key.publicKey, signature) -> "the signature by key $keyId does not verify over ${m.bytes().decodeToString()}"
-                else -> SignedActions.signedAtProblem(signedAt, at)
-            }
-        }
+        return AdminMessage.problem(histories, m, signature, e.at) { "over ${m.bytes().decodeToString()}" }
     }
 
     /** The game a stop or a next config must name: the one stopped, or the lobby's current one; null: none to check. */
@@ -214,4 +205,30 @@ object AdminMessage {
         keyId,
         signedAt,
     )
+
+    /**
+     * What is wrong with [signature] of admin message [m] for an act at [at] (null: nothing),
+     * under the admin's key log in [histories]: the key must be one of the admin's, active at
+     * [at], verify [m], and [m] be signed within the window around [at]. [unverified] ends the
+     * problem of a signature that does not verify (what it was checked over).
+     */
+    suspend fun problem(
+        histories: KeyHistories,
+        m: ActionMessage,
+        signature: String,
+        at: String,
+        unverified: () -> String,
+    ): String? {
+        val admin = m.player!!
+        val keyId = m.keyId
+        return histories.problem(admin) { keys ->
+            val key = keys.key(keyId)
+            when {
+                key == null -> "signed by key $keyId, which is not one of admin $admin's keys"
+                !key.activeAt(at) -> "signed by key $keyId, which was not active at $at (added ${key.addedAt}, retired ${key.retiredAt})"
+                !m.verify(key.publicKey, signature) -> "the signature by key $keyId does not verify ${unverified()}"
+                else -> SignedActions.signedAtProblem(m.signedAt, at)
+            }
+        }
+    }
 }

@@ -49,13 +49,8 @@ data class KeyEvent(
             v is JsonArray -> v.joinToString(", ") { valueToRead("", it) }
             v !is JsonPrimitive -> CanonicalJson.encode(v)
             v.isString -> v.content
-            else -> v.longOrNull?.takeIf { field == "signedAt" }?.let { "${utcTime(it)} (${v.content})" } ?: v.content
+            else -> v.longOrNull?.takeIf { field == "signedAt" }?.let { "${Mappers.iso(it)} (${v.content})" } ?: v.content
         }
-
-        /** [ms] in the log's time format (`2026-11-18T11:11:40.000Z`); by hand, java.time needs API 26. */
-        private fun utcTime(ms: Long): String = java.text.SimpleDateFormat("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'", java.util.Locale.ROOT)
-            .apply { timeZone = java.util.TimeZone.getTimeZone("UTC") }
-            .format(java.util.Date(ms))
 
         const val KEY_ADDED = "key_added"
         const val KEY_RETIRED = "key_retired"

@@ -48,19 +48,8 @@ class LedgerSignatures(private val histories: KeyHistories, private val account:
     private suspend fun problem(e: LedgerEntry, action: SignedAction, a: AdminAuth): String? {
         if (a.action != action.wire) return "a ${e.kind.wire} signed as \"${a.action}\""
         askedFor(e, a)?.let { return it }
-        val at = Mappers.iso(e.atMs)
         val m = AdminMessage.of(histories.origin(), action, a.admin, null, account, a.request, a.idempotencyKey, a.keyId, a.signedAt, null)
-        return histories.problem(a.admin) { keys ->
-            val key = keys.key(a.keyId)
-            when {
-                key == null -> "signed by key ${a.keyId}, which is not one of admin ${a.admin}'s keys"
-                !key.activeAt(
-                    at,
-                ) -> "signed by key ${a.keyId}, which was not active at $at (added ${key.addedAt}, retired ${key.retiredAt})"
-                !m.verify(key.publicKey, a.signature) -> "the signature by key ${a.keyId} does not verify for this account's ${e.kind.wire}"
-                else -> SignedActions.signedAtProblem(a.signedAt, at)
-            }
-        }
+        return AdminMessage.problem(histories, m, a.signature, Mappers.iso(e.atMs)) { "for this account's ${e.kind.wire}" }
     }
 
     /** Why the signed request did not ask for what [e] shows (null: it did), as the server reads a credit's or debit's body. */

@@ -190,7 +190,10 @@ object Mappers {
         return utc + millis - offsetMs
     }
 
-    /** Unix milliseconds as an RFC 3339 time in UTC, the inverse of [epochMs] (for the checks that compare the log's times). */
+    /**
+     * Unix milliseconds in the log's time format (`2026-11-18T11:11:40.000Z`), the inverse of
+     * [epochMs]; by hand, as java.time needs API 26.
+     */
     internal fun iso(ms: Long): String = java.text.SimpleDateFormat("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'", java.util.Locale.ROOT)
         .apply { timeZone = java.util.TimeZone.getTimeZone("UTC") }
         .format(java.util.Date(ms))
